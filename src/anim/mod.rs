@@ -1,0 +1,65 @@
+//! Animation data and sampling: keyframe samplers with irregular key times
+//! (STEP / LINEAR with shortest-path SLERP / CUBICSPLINE), cached cursors, and the job that
+//! turns (animation, time) into a pose.
+
+mod animate;
+mod sampler;
+
+pub use animate::{AnimateJob, Pose};
+pub use sampler::{Cursor, Interpolation, Sampler};
+
+/// Which node property a channel drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Path {
+    Translation,
+    Rotation,
+    Scale,
+    /// Morph target weights of the node's mesh.
+    Weights,
+}
+
+impl Path {
+    pub fn name(self) -> &'static str {
+        match self {
+            Path::Translation => "translation",
+            Path::Rotation => "rotation",
+            Path::Scale => "scale",
+            Path::Weights => "weights",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Channel {
+    /// Target node (scene node index after building; source index in a raw scene).
+    pub node: usize,
+    pub path: Path,
+    pub sampler: Sampler,
+}
+
+#[derive(Clone, Debug)]
+pub struct Animation {
+    pub name: Option<String>,
+    pub channels: Vec<Channel>,
+}
+
+impl Animation {
+    /// Last key time over all channels (the clip length; glTF clips start at their first key
+    /// but play from 0).
+    pub fn duration_s(&self) -> f32 {
+        self.channels
+            .iter()
+            .filter_map(|c| c.sampler.times_s.last().copied())
+            .fold(0.0, f32::max)
+    }
+    /// Interpolation modes used, for reports.
+    pub fn interpolations(&self) -> Vec<Interpolation> {
+        let mut v: Vec<Interpolation> = Vec::new();
+        for c in &self.channels {
+            if !v.contains(&c.sampler.interpolation) {
+                v.push(c.sampler.interpolation);
+            }
+        }
+        v
+    }
+}

@@ -1,0 +1,212 @@
+//! Keyframe sampler with irregular key times and a cached cursor.
+//!
+//! Method: glTF 2.0 §3.11 animation sampling. STEP holds the previous key; LINEAR lerps
+//! vectors and slerps quaternions along the shorter arc (the sign of the second key is
+//! flipped when the 4D dot product is negative); CUBICSPLINE evaluates the cubic Hermite
+//! spline with in/out tangents scaled by the key interval and normalises quaternion results.
+//! Outside the key range the first/last value is held (clamping).
+//!
+//! Cursor (seed 000 §4): the key interval found for the previous sample is cached, so forward
+//! playback checks one or two intervals and never searches; a seek backwards or far ahead
+//! falls back to a binary search. Cost: O(1) per sample during forward playback, O(log k)
+//! after a seek.
+
+/// Interpolation between keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interpolation {
+    Step,
+    Linear,
+    CubicSpline,
+}
+
+impl Interpolation {
+    pub fn name(self) -> &'static str {
+        match self {
+            Interpolation::Step => "STEP",
+            Interpolation::Linear => "LINEAR",
+            Interpolation::CubicSpline => "CUBICSPLINE",
+        }
+    }
+}
+
+/// Cached key interval of one sampler (see the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cursor {
+    key: usize,
+}
+
+/// Key times and values of one channel.
+#[derive(Clone, Debug)]
+pub struct Sampler {
+    pub interpolation: Interpolation,
+    /// Strictly increasing key times in seconds.
+    pub times_s: Vec<f32>,
+    /// Key values, `components` floats per element. CUBICSPLINE stores three elements per
+    /// key: in-tangent, value, out-tangent (glTF order).
+    pub values: Vec<f32>,
+    /// Floats per element: 3 (translation/scale), 4 (rotation xyzw), target count (weights).
+    pub components: usize,
+    /// Quaternion channel: slerp and normalise instead of lerp.
+    pub is_rotation: bool,
+}
+
+impl Sampler {
+    /// Check the invariants sampling relies on (returns a description of the first broken one).
+    pub fn validate(&self) -> Result<(), String> {
+        if self.times_s.is_empty() {
+            return Err("sampler has no keys".into());
+        }
+        if self.components == 0 {
+            return Err("sampler output has zero components".into());
+        }
+        if let Some(i) = self.times_s.iter().position(|t| !t.is_finite()) {
+            return Err(format!("input time {i} is not finite"));
+        }
+        if let Some(i) = self.times_s.windows(2).position(|w| w[1] <= w[0]) {
+            return Err(format!("input times not strictly increasing at key {} ({} then {})", i + 1, self.times_s[i], self.times_s[i + 1]));
+        }
+        let per_key = if self.interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+        let need = self.times_s.len() * per_key * self.components;
+        if self.values.len() != need {
+            return Err(format!("output has {} floats, {} keys of {} interpolation need {need}", self.values.len(), self.times_s.len(), self.interpolation.name()));
+        }
+        if let Some(i) = self.values.iter().position(|v| !v.is_finite()) {
+            return Err(format!("output value {i} is not finite"));
+        }
+        Ok(())
+    }
+
+    pub fn key_count(&self) -> usize {
+        self.times_s.len()
+    }
+
+    /// Key element `k` (the value, not a tangent).
+    #[inline]
+    fn value(&self, k: usize) -> &[f32] {
+        let c = self.components;
+        match self.interpolation {
+            Interpolation::CubicSpline => &self.values[(3 * k + 1) * c..(3 * k + 2) * c],
+            _ => &self.values[k * c..(k + 1) * c],
+        }
+    }
+    #[inline]
+    fn in_tangent(&self, k: usize) -> &[f32] {
+        let c = self.components;
+        &self.values[3 * k * c..(3 * k + 1) * c]
+    }
+    #[inline]
+    fn out_tangent(&self, k: usize) -> &[f32] {
+        let c = self.components;
+        &self.values[(3 * k + 2) * c..(3 * k + 3) * c]
+    }
+
+    /// Index `k` of the interval `[t_k, t_k+1)` holding `time_s`, using and updating the cursor.
+    /// Requires at least two keys and `t_0 <= time_s < t_last`.
+    #[inline]
+    fn locate(&self, time_s: f32, cursor: &mut Cursor) -> usize {
+        let t = &self.times_s;
+        let last = t.len() - 2;
+        let mut k = cursor.key.min(last);
+        if t[k] <= time_s {
+            // Forward playback: step at most two intervals before searching.
+            for _ in 0..2 {
+                if time_s < t[k + 1] {
+                    cursor.key = k;
+                    return k;
+                }
+                k += 1;
+                if k > last {
+                    break;
+                }
+            }
+        }
+        // Seek: binary search for the last key <= time_s.
+        k = t.partition_point(|&x| x <= time_s).saturating_sub(1).min(last);
+        cursor.key = k;
+        k
+    }
+
+    /// Sample at `time_s` into `out` (`components` floats), clamping outside the key range.
+    pub fn sample(&self, time_s: f32, cursor: &mut Cursor, out: &mut [f32]) {
+        let n = self.times_s.len();
+        let c = self.components;
+        let out = &mut out[..c];
+        if n == 1 || time_s <= self.times_s[0] || !time_s.is_finite() {
+            out.copy_from_slice(self.value(0));
+            if !time_s.is_finite() || time_s <= self.times_s[0] {
+                cursor.key = 0;
+            }
+            return self.finish(out);
+        }
+        if time_s >= self.times_s[n - 1] {
+            out.copy_from_slice(self.value(n - 1));
+            cursor.key = n - 2;
+            return self.finish(out);
+        }
+        let k = self.locate(time_s, cursor);
+        let (t0, t1) = (self.times_s[k], self.times_s[k + 1]);
+        let dt = t1 - t0;
+        let u = ((time_s - t0) / dt).clamp(0.0, 1.0);
+        match self.interpolation {
+            Interpolation::Step => out.copy_from_slice(self.value(k)),
+            Interpolation::Linear => {
+                let (a, b) = (self.value(k), self.value(k + 1));
+                if self.is_rotation {
+                    slerp(a, b, u, out);
+                } else {
+                    for i in 0..c {
+                        out[i] = a[i] + (b[i] - a[i]) * u;
+                    }
+                }
+            }
+            Interpolation::CubicSpline => {
+                let (v0, b0) = (self.value(k), self.out_tangent(k));
+                let (v1, a1) = (self.value(k + 1), self.in_tangent(k + 1));
+                let u2 = u * u;
+                let u3 = u2 * u;
+                let h00 = 2.0 * u3 - 3.0 * u2 + 1.0;
+                let h10 = (u3 - 2.0 * u2 + u) * dt;
+                let h01 = -2.0 * u3 + 3.0 * u2;
+                let h11 = (u3 - u2) * dt;
+                for i in 0..c {
+                    out[i] = h00 * v0[i] + h10 * b0[i] + h01 * v1[i] + h11 * a1[i];
+                }
+            }
+        }
+        self.finish(out)
+    }
+
+    #[inline]
+    fn finish(&self, out: &mut [f32]) {
+        if self.is_rotation {
+            let len = (out[0] * out[0] + out[1] * out[1] + out[2] * out[2] + out[3] * out[3]).sqrt();
+            if len > 0.0 && len.is_finite() {
+                for x in out.iter_mut() {
+                    *x /= len;
+                }
+            } else {
+                out.copy_from_slice(&[0.0, 0.0, 0.0, 1.0]);
+            }
+        }
+    }
+}
+
+/// Shortest-arc spherical interpolation of xyzw quaternions `a` → `b`.
+#[inline]
+pub fn slerp(a: &[f32], b: &[f32], u: f32, out: &mut [f32]) {
+    let mut dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+    let sign = if dot < 0.0 { -1.0 } else { 1.0 };
+    dot *= sign;
+    // Below this angle sin() loses precision; lerp + normalise (in `finish`) is exact enough.
+    const LERP_COS_THRESHOLD: f32 = 0.9995;
+    let (wa, wb) = if dot > LERP_COS_THRESHOLD {
+        (1.0 - u, u)
+    } else {
+        let theta = dot.clamp(-1.0, 1.0).acos();
+        let s = theta.sin();
+        (((1.0 - u) * theta).sin() / s, (u * theta).sin() / s)
+    };
+    for i in 0..4 {
+        out[i] = wa * a[i] + wb * sign * b[i];
+    }
+}

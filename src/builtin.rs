@@ -1,0 +1,156 @@
+//! Built-in rigs generated in code.
+//!
+//! Woodland's arm (seed 001, "Filling the Gaps"): an upper arm and a forearm bone along +X,
+//! a closed tube skin around them with weights blended across the elbow, and an animation
+//! that bends the forearm about +Z from 0° to 120° (the paper's 45/90/120° cases lie on it).
+
+use std::f32::consts::{PI, TAU};
+
+use glam::{Mat4, Quat, Vec3, Vec4};
+
+use crate::anim::{Animation, Channel, Interpolation, Path, Sampler};
+use crate::error::Result;
+use crate::math::Trs;
+use crate::scene::{Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology};
+
+/// Dimensions of the generated arm (metres).
+pub struct ArmParams {
+    pub upper_length_m: f32,
+    pub fore_length_m: f32,
+    pub radius_m: f32,
+    /// Rings along the whole arm and vertices per ring.
+    pub rings: usize,
+    pub ring_vertices: usize,
+    /// Half-width of the weight blend zone around the elbow.
+    pub blend_half_width_m: f32,
+    /// Bend at the end of the animation.
+    pub max_bend_rad: f32,
+    pub duration_s: f32,
+}
+
+impl Default for ArmParams {
+    fn default() -> Self {
+        ArmParams {
+            upper_length_m: 0.30,
+            fore_length_m: 0.28,
+            radius_m: 0.045,
+            rings: 48,
+            ring_vertices: 24,
+            blend_half_width_m: 0.05,
+            max_bend_rad: 120f32.to_radians(),
+            duration_s: 2.0,
+        }
+    }
+}
+
+/// Woodland's arm with the default parameters.
+pub fn woodland_arm() -> Result<Scene> {
+    woodland_arm_with(&ArmParams::default())
+}
+
+pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
+    let total = p.upper_length_m + p.fore_length_m;
+    let mut positions = Vec::new();
+    let mut normals = Vec::new();
+    let mut tangents = Vec::new();
+    let mut joints = Vec::new();
+    let mut weights = Vec::new();
+    let mut push = |pos: Vec3, n: Vec3, t: Vec4, positions: &mut Vec<Vec3>| {
+        // Weight of the forearm: smoothstep across the elbow zone.
+        let s = ((pos.x - (p.upper_length_m - p.blend_half_width_m)) / (2.0 * p.blend_half_width_m)).clamp(0.0, 1.0);
+        let w1 = s * s * (3.0 - 2.0 * s);
+        positions.push(pos);
+        normals.push(n);
+        tangents.push(t);
+        joints.extend_from_slice(&[0, 1, 0, 0]);
+        weights.extend_from_slice(&[1.0 - w1, w1, 0.0, 0.0]);
+    };
+    let rv = p.ring_vertices;
+    for r in 0..p.rings {
+        let x = total * r as f32 / (p.rings - 1) as f32;
+        for k in 0..rv {
+            let a = TAU * k as f32 / rv as f32;
+            let n = Vec3::new(0.0, a.cos(), a.sin());
+            push(Vec3::new(x, 0.0, 0.0) + n * p.radius_m, n, Vec4::new(1.0, 0.0, 0.0, 1.0), &mut positions);
+        }
+    }
+    let mut indices = Vec::new();
+    for r in 0..p.rings as u32 - 1 {
+        for k in 0..rv as u32 {
+            let a = r * rv as u32 + k;
+            let b = r * rv as u32 + (k + 1) % rv as u32;
+            let (c, d) = (a + rv as u32, b + rv as u32);
+            indices.extend_from_slice(&[a, b, d, a, d, c]);
+        }
+    }
+    // End caps: a centre vertex and a ring with axial normals.
+    for (x, dir) in [(0.0f32, -1.0f32), (total, 1.0)] {
+        let centre = positions.len() as u32;
+        let n = Vec3::new(dir, 0.0, 0.0);
+        push(Vec3::new(x, 0.0, 0.0), n, Vec4::new(0.0, 1.0, 0.0, 1.0), &mut positions);
+        for k in 0..rv {
+            let a = TAU * k as f32 / rv as f32;
+            push(Vec3::new(x, a.cos() * p.radius_m, a.sin() * p.radius_m), n, Vec4::new(0.0, 1.0, 0.0, 1.0), &mut positions);
+        }
+        for k in 0..rv as u32 {
+            let (a, b) = (centre + 1 + k, centre + 1 + (k + 1) % rv as u32);
+            if dir > 0.0 { indices.extend_from_slice(&[centre, a, b]) } else { indices.extend_from_slice(&[centre, b, a]) }
+        }
+    }
+    let node = |name: &str, src: usize, parent: Option<usize>, t: Vec3| Node {
+        name: Some(name.into()),
+        source_index: src,
+        parent,
+        rest: Trs { translation: t, ..Trs::IDENTITY },
+        matrix: None,
+        mesh: None,
+        skin: None,
+        morph_weights: None,
+    };
+    let upper = node("upper_arm", 0, None, Vec3::ZERO);
+    let fore = node("forearm", 1, Some(0), Vec3::new(p.upper_length_m, 0.0, 0.0));
+    let mut skinned = node("arm_skin", 2, None, Vec3::ZERO);
+    skinned.mesh = Some(0);
+    skinned.skin = Some(0);
+    let joint_from_bind = vec![Mat4::IDENTITY, Mat4::from_translation(Vec3::new(-p.upper_length_m, 0.0, 0.0))];
+    // Bend keys every 30°: slerp between them is exact rotation about Z.
+    let steps = ((p.max_bend_rad / (PI / 6.0)).ceil() as usize).max(1);
+    let mut times_s = Vec::new();
+    let mut values = Vec::new();
+    for i in 0..=steps {
+        let f = i as f32 / steps as f32;
+        times_s.push(p.duration_s * f);
+        values.extend_from_slice(&Quat::from_rotation_z(p.max_bend_rad * f).to_array());
+    }
+    let bend = Animation {
+        name: Some("bend".into()),
+        channels: vec![Channel {
+            node: 1,
+            path: Path::Rotation,
+            sampler: Sampler { interpolation: Interpolation::Linear, times_s, values, components: 4, is_rotation: true },
+        }],
+    };
+    let raw = RawScene {
+        name: "woodland_arm (built-in)".into(),
+        nodes: vec![upper, fore, skinned],
+        meshes: vec![Mesh {
+            name: Some("arm".into()),
+            primitives: vec![Primitive {
+                positions,
+                normals: Some(normals),
+                tangents: Some(tangents),
+                indices,
+                topology: Topology::Triangles,
+                skin_weights: Some(SkinWeights { width: 4, joints, weights }),
+                morph_targets: Vec::new(),
+                base_color: [0.85, 0.62, 0.50, 1.0],
+            }],
+            default_morph_weights: Vec::new(),
+        }],
+        skins: vec![Skin { name: Some("arm".into()), joints: vec![0, 1], joint_from_bind }],
+        animations: vec![bend],
+        roots: vec![0, 2],
+        report: Default::default(),
+    };
+    SceneBuilder::build(raw)
+}

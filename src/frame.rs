@@ -1,0 +1,156 @@
+//! One frame of the CPU side: animation → pose → `model_from_node` → frame palette, and
+//! CPU skinning of any draw from that state. The GPU path uploads the same palette.
+
+use glam::{Mat4, Vec3, Vec4};
+
+use crate::anim::{AnimateJob, Cursor, Pose};
+use crate::error::{Error, Result};
+use crate::scene::Scene;
+use crate::skeleton::LocalToModelJob;
+use crate::skin::weights::reduce_influences;
+use crate::skin::{MorphJob, PaletteJob, PaletteLayout, ReductionStats, SkinnedVertices, SkinningJob, VertexWeights};
+
+/// Per-frame state reused between frames (no allocation once warm).
+pub struct FrameState {
+    pub layout: PaletteLayout,
+    pub pose: Pose,
+    cursors: Vec<Cursor>,
+    cursor_anim: Option<usize>,
+    pub model_from_node: Vec<Mat4>,
+    /// `model_from_bind` of every skin joint, then one `model_from_node` per rigid draw.
+    pub palette: Vec<Mat4>,
+}
+
+impl FrameState {
+    pub fn new(scene: &Scene) -> FrameState {
+        FrameState {
+            layout: PaletteLayout::new(scene),
+            pose: Pose::rest(scene),
+            cursors: Vec::new(),
+            cursor_anim: None,
+            model_from_node: Vec::with_capacity(scene.nodes.len()),
+            palette: Vec::new(),
+        }
+    }
+
+    /// Sample animation `anim` (None = rest pose) at `time_s` and build the palette.
+    pub fn evaluate(&mut self, scene: &Scene, anim: Option<usize>, time_s: f32) -> Result<()> {
+        let animation = match anim {
+            Some(a) => Some(scene.animations.get(a).ok_or_else(|| Error::Usage(format!("animation {a} does not exist ({} in {})", scene.animations.len(), scene.name)))?),
+            None => None,
+        };
+        if self.cursor_anim != anim {
+            self.cursors.clear();
+            self.cursors.resize(animation.map_or(0, |a| a.channels.len()), Cursor::default());
+            self.cursor_anim = anim;
+        }
+        AnimateJob { scene, animation, time_s, cursors: &mut self.cursors, pose: &mut self.pose }.run()?;
+        LocalToModelJob { scene, pose: &self.pose, model_from_node: &mut self.model_from_node }.run()?;
+        PaletteJob { scene, layout: &self.layout, model_from_node: &self.model_from_node, palette: &mut self.palette }.run()
+    }
+
+    /// The palette slice draw `draw` indexes from joint 0.
+    pub fn draw_palette(&self, scene: &Scene, draw: usize) -> &[Mat4] {
+        let d = &scene.draws[draw];
+        let base = self.layout.draw_base[draw] as usize;
+        let len = d.skin.map_or(1, |s| scene.skins[s].joints.len());
+        &self.palette[base..base + len]
+    }
+
+    pub fn morph_weights(&self, scene: &Scene, draw: usize) -> &[f32] {
+        &self.pose.morph_weights[scene.draws[draw].node]
+    }
+}
+
+/// CPU skinning of every draw, with per-draw vertex-weight arrays prepared once.
+pub struct CpuSkinner {
+    weights: Vec<VertexWeights>,
+    /// Per draw: what `--max-influences` changed (None when not reduced / not skinned).
+    pub reduction: Vec<Option<ReductionStats>>,
+    morphed_p: Vec<Vec3>,
+    morphed_n: Vec<Vec3>,
+    morphed_t: Vec<Vec4>,
+}
+
+impl CpuSkinner {
+    pub fn new(scene: &Scene, max_influences: Option<usize>) -> CpuSkinner {
+        let mut weights = Vec::with_capacity(scene.draws.len());
+        let mut reduction = Vec::with_capacity(scene.draws.len());
+        for d in &scene.draws {
+            let prim = scene.primitive(d);
+            match (d.skin, prim.skin_weights.as_ref()) {
+                (Some(_), Some(w)) => match max_influences {
+                    Some(k) => {
+                        let (r, stats) = reduce_influences(w, k);
+                        weights.push(VertexWeights::from_skin_weights(&r));
+                        reduction.push(Some(stats));
+                    }
+                    None => {
+                        weights.push(VertexWeights::from_skin_weights(w));
+                        reduction.push(None);
+                    }
+                },
+                _ => {
+                    weights.push(VertexWeights::rigid(prim.vertex_count()));
+                    reduction.push(None);
+                }
+            }
+        }
+        CpuSkinner { weights, reduction, morphed_p: Vec::new(), morphed_n: Vec::new(), morphed_t: Vec::new() }
+    }
+
+    /// Morph then skin draw `draw` into `out` (resized as needed).
+    pub fn skin_draw(&mut self, scene: &Scene, frame: &FrameState, draw: usize, out: &mut SkinnedVertices) -> Result<()> {
+        let prim = scene.primitive(&scene.draws[draw]);
+        let n = prim.vertex_count();
+        let has_morph = !prim.morph_targets.is_empty();
+        if has_morph {
+            MorphJob {
+                primitive: prim,
+                weights: frame.morph_weights(scene, draw),
+                out_positions: &mut self.morphed_p,
+                out_normals: prim.normals.as_ref().map(|_| &mut self.morphed_n),
+                out_tangents: prim.tangents.as_ref().map(|_| &mut self.morphed_t),
+            }
+            .run()?;
+        }
+        let (positions, normals, tangents) = if has_morph {
+            (&self.morphed_p[..], prim.normals.as_ref().map(|_| &self.morphed_n[..]), prim.tangents.as_ref().map(|_| &self.morphed_t[..]))
+        } else {
+            (&prim.positions[..], prim.normals.as_deref(), prim.tangents.as_deref())
+        };
+        out.positions.resize(n, Vec3::ZERO);
+        match (&mut out.normals, normals) {
+            (Some(v), Some(_)) => v.resize(n, Vec3::ZERO),
+            (slot, Some(_)) => *slot = Some(vec![Vec3::ZERO; n]),
+            (slot, None) => *slot = None,
+        }
+        match (&mut out.tangents, tangents) {
+            (Some(v), Some(_)) => v.resize(n, Vec4::ZERO),
+            (slot, Some(_)) => *slot = Some(vec![Vec4::ZERO; n]),
+            (slot, None) => *slot = None,
+        }
+        SkinningJob {
+            palette: frame.draw_palette(scene, draw),
+            weights: &self.weights[draw],
+            positions,
+            normals,
+            tangents,
+            out_positions: &mut out.positions,
+            out_normals: out.normals.as_deref_mut(),
+            out_tangents: out.tangents.as_deref_mut(),
+        }
+        .run()
+    }
+
+    /// Skin every draw (index order of `scene.draws`).
+    pub fn skin_all(&mut self, scene: &Scene, frame: &FrameState) -> Result<Vec<SkinnedVertices>> {
+        let mut v = Vec::with_capacity(scene.draws.len());
+        for i in 0..scene.draws.len() {
+            let mut out = SkinnedVertices::default();
+            self.skin_draw(scene, frame, i, &mut out)?;
+            v.push(out);
+        }
+        Ok(v)
+    }
+}

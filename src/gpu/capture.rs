@@ -1,0 +1,131 @@
+//! Capture pipeline: a compute pass that runs the shared WGSL `skin()` over every vertex of
+//! the chosen draws and writes positions/normals/tangents to storage buffers for readback.
+//! Shader: shaders/capture.wgsl (with shaders/skin.wgsl prepended).
+
+use glam::{Vec3, Vec4};
+
+use super::context::GpuContext;
+use super::scene_buffers::GpuScene;
+use super::shaders::{influence_constants, module_with_skin, CAPTURE_WGSL};
+use crate::error::Result;
+use crate::skin::SkinnedVertices;
+
+/// Threads per workgroup; must match `@workgroup_size` in capture.wgsl.
+const WORKGROUP_SIZE: u32 = 64;
+
+pub struct Capture {
+    /// Index 0: 4 influences, 1: 8 influences.
+    pipelines: [wgpu::ComputePipeline; 2],
+    outputs: Vec<wgpu::Buffer>,
+    bind_groups: Vec<wgpu::BindGroup>,
+}
+
+impl Capture {
+    pub fn new(ctx: &GpuContext, gpu: &GpuScene) -> Result<Capture> {
+        let device = &ctx.device;
+        let io_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("capture io"),
+            entries: &[0u32, 1, 2, 3].map(|b| wgpu::BindGroupLayoutEntry {
+                binding: b,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: b != 3 },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            }),
+        });
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("capture"),
+            bind_group_layouts: &[Some(&gpu.frame_layout), Some(&gpu.draw_layout), Some(&io_layout)],
+            immediate_size: 0,
+        });
+        let module = module_with_skin(device, "capture.wgsl", CAPTURE_WGSL);
+        let make = |sets: u32| {
+            let constants = influence_constants(sets);
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("capture"),
+                layout: Some(&layout),
+                module: &module,
+                entry_point: Some("capture"),
+                compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: false },
+                cache: None,
+            })
+        };
+        let pipelines = [make(1), make(2)];
+        let mut outputs = Vec::with_capacity(gpu.draws.len());
+        let mut bind_groups = Vec::with_capacity(gpu.draws.len());
+        for d in &gpu.draws {
+            let out = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("capture output"),
+                size: (d.vertex_count.max(1) as u64) * 48,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            bind_groups.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("capture io"),
+                layout: &io_layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: d.capture_input.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 1, resource: d.joints.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 2, resource: d.weights.as_entire_binding() },
+                    wgpu::BindGroupEntry { binding: 3, resource: out.as_entire_binding() },
+                ],
+            }));
+            outputs.push(out);
+        }
+        ctx.check()?;
+        Ok(Capture { pipelines, outputs, bind_groups })
+    }
+
+    /// Skin `draws` (indices into the scene's draw list) on the GPU with the palette and
+    /// morph weights last written by [`GpuScene::update`], and read the results back.
+    pub fn run(&self, ctx: &GpuContext, gpu: &GpuScene, draws: &[usize]) -> Result<Vec<SkinnedVertices>> {
+        let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("capture") });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("capture"), timestamp_writes: None });
+            pass.set_bind_group(0, &gpu.frame_bind_group, &[]);
+            for &i in draws {
+                let d = &gpu.draws[i];
+                pass.set_pipeline(&self.pipelines[(d.influence_sets.clamp(1, 2) - 1) as usize]);
+                pass.set_bind_group(1, &d.bind_group, &[]);
+                pass.set_bind_group(2, &self.bind_groups[i], &[]);
+                pass.dispatch_workgroups(d.vertex_count.div_ceil(WORKGROUP_SIZE), 1, 1);
+            }
+        }
+        let mut staging = Vec::with_capacity(draws.len());
+        for &i in draws {
+            let size = gpu.draws[i].vertex_count.max(1) as u64 * 48;
+            let s = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("capture staging"),
+                size,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            enc.copy_buffer_to_buffer(&self.outputs[i], 0, &s, 0, size);
+            staging.push(s);
+        }
+        ctx.queue.submit([enc.finish()]);
+        ctx.check()?;
+        let mut result = Vec::with_capacity(draws.len());
+        for (k, &i) in draws.iter().enumerate() {
+            let bytes = ctx.map_read(&staging[k])?;
+            let n = gpu.draws[i].vertex_count as usize;
+            // Copy to f32 (the mapped bytes have no alignment guarantee for Vec4).
+            let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes[..n * 48]);
+            let mut out = SkinnedVertices { positions: Vec::with_capacity(n), normals: None, tangents: None };
+            let mut normals = Vec::with_capacity(n);
+            let mut tangents = Vec::with_capacity(n);
+            for c in floats.chunks_exact(12) {
+                out.positions.push(Vec3::new(c[0], c[1], c[2]));
+                normals.push(Vec3::new(c[4], c[5], c[6]));
+                tangents.push(Vec4::new(c[8], c[9], c[10], c[11]));
+            }
+            out.normals = Some(normals);
+            out.tangents = Some(tangents);
+            result.push(out);
+        }
+        Ok(result)
+    }
+}

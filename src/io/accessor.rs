@@ -1,0 +1,201 @@
+//! Bounds-checked glTF accessor reading (dense and sparse), so that a truncated buffer or an
+//! accessor that runs past its buffer view gives an error naming the accessor, never a panic.
+
+use gltf::accessor::{DataType, Dimensions};
+
+use crate::error::{Error, Result};
+
+/// Accessor contents as f64 (exact for every glTF component type), `components` per element.
+pub struct AccessorData {
+    pub count: usize,
+    pub components: usize,
+    pub values: Vec<f64>,
+    pub data_type: DataType,
+    pub normalized: bool,
+}
+
+fn components(d: Dimensions) -> usize {
+    match d {
+        Dimensions::Scalar => 1,
+        Dimensions::Vec2 => 2,
+        Dimensions::Vec3 => 3,
+        Dimensions::Vec4 => 4,
+        Dimensions::Mat2 => 4,
+        Dimensions::Mat3 => 9,
+        Dimensions::Mat4 => 16,
+    }
+}
+
+fn component_size(t: DataType) -> usize {
+    match t {
+        DataType::I8 | DataType::U8 => 1,
+        DataType::I16 | DataType::U16 => 2,
+        DataType::U32 | DataType::F32 => 4,
+    }
+}
+
+/// Column padding: glTF aligns each matrix column of 1- and 2-byte types to 4 bytes.
+fn column_layout(d: Dimensions, t: DataType) -> Option<(usize, usize, usize)> {
+    let size = component_size(t);
+    match (d, size) {
+        (Dimensions::Mat2, 1) => Some((2, 2, 4)),
+        (Dimensions::Mat3, 1) => Some((3, 3, 4)),
+        (Dimensions::Mat3, 2) => Some((3, 3, 8)),
+        _ => None,
+    }
+}
+
+fn read_component(bytes: &[u8], t: DataType, normalized: bool) -> f64 {
+    let raw = match t {
+        DataType::I8 => bytes[0] as i8 as f64,
+        DataType::U8 => bytes[0] as f64,
+        DataType::I16 => i16::from_le_bytes([bytes[0], bytes[1]]) as f64,
+        DataType::U16 => u16::from_le_bytes([bytes[0], bytes[1]]) as f64,
+        DataType::U32 => u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as f64,
+        DataType::F32 => f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as f64,
+    };
+    if !normalized {
+        return raw;
+    }
+    // glTF 2.0 §3.11 "Animations"/KHR_mesh_quantization normalisation rules.
+    match t {
+        DataType::I8 => (raw / 127.0).max(-1.0),
+        DataType::U8 => raw / 255.0,
+        DataType::I16 => (raw / 32767.0).max(-1.0),
+        DataType::U16 => raw / 65535.0,
+        _ => raw,
+    }
+}
+
+/// The bytes of a buffer view, checked against its buffer.
+fn view_bytes<'b>(view: &gltf::buffer::View, buffers: &'b [gltf::buffer::Data], file: &str) -> Result<&'b [u8]> {
+    let b = view.buffer().index();
+    let data = buffers.get(b).ok_or_else(|| Error::invalid(file, format!("bufferViews[{}].buffer", view.index()), format!("buffer {b} was not loaded")))?;
+    let (start, len) = (view.offset(), view.length());
+    let end = start.checked_add(len).unwrap_or(usize::MAX);
+    data.get(start..end).ok_or_else(|| {
+        Error::invalid(
+            file,
+            format!("bufferViews[{}]", view.index()),
+            format!("byte range {start}..{end} is outside buffer {b} ({} bytes): truncated buffer?", data.len()),
+        )
+    })
+}
+
+/// Read elements `count` of `elem` bytes with `stride` starting at `offset` in `bytes`.
+#[allow(clippy::too_many_arguments)]
+fn read_elements(
+    bytes: &[u8],
+    offset: usize,
+    stride: usize,
+    count: usize,
+    d: Dimensions,
+    t: DataType,
+    normalized: bool,
+    out: &mut Vec<f64>,
+) -> std::result::Result<(), String> {
+    let comps = components(d);
+    let csize = component_size(t);
+    let (cols, rows, col_stride) = column_layout(d, t).unwrap_or((1, comps, comps * csize));
+    let elem = cols * col_stride - (col_stride - rows * csize);
+    if stride < elem {
+        return Err(format!("byteStride {stride} is smaller than the element size {elem}"));
+    }
+    if count > 0 {
+        let end = offset
+            .checked_add(stride.checked_mul(count - 1).ok_or("size overflow")?)
+            .and_then(|x| x.checked_add(elem))
+            .ok_or("size overflow")?;
+        if end > bytes.len() {
+            return Err(format!("needs bytes {offset}..{end} but its buffer view has {} bytes", bytes.len()));
+        }
+    }
+    out.reserve(count * comps);
+    for i in 0..count {
+        let base = offset + i * stride;
+        for c in 0..cols {
+            for r in 0..rows {
+                let at = base + c * col_stride + r * csize;
+                out.push(read_component(&bytes[at..at + csize], t, normalized));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Read a whole accessor, applying sparse substitution. `field` names it in errors.
+pub fn read(acc: &gltf::Accessor, buffers: &[gltf::buffer::Data], file: &str, field: &str) -> Result<AccessorData> {
+    let fld = || format!("{field} (accessors[{}])", acc.index());
+    let count = acc.count();
+    let d = acc.dimensions();
+    let t = acc.data_type();
+    let normalized = acc.normalized();
+    let comps = components(d);
+    if count == 0 {
+        return Err(Error::invalid(file, fld(), "accessor count is 0"));
+    }
+    let mut values = Vec::new();
+    match acc.view() {
+        Some(view) => {
+            let bytes = view_bytes(&view, buffers, file)?;
+            let (cols, rows, col_stride) = column_layout(d, t).unwrap_or((1, comps, comps * component_size(t)));
+            let elem = cols * col_stride - (col_stride - rows * component_size(t));
+            let stride = view.stride().unwrap_or(elem);
+            read_elements(bytes, acc.offset(), stride, count, d, t, normalized, &mut values)
+                .map_err(|m| Error::invalid(file, fld(), format!("accessor out of range: {m}")))?;
+        }
+        None => values.resize(count * comps, 0.0),
+    }
+    if let Some(sparse) = acc.sparse() {
+        let n = sparse.count();
+        let idx = sparse.indices();
+        let ibytes = view_bytes(&idx.view(), buffers, file)?;
+        let it = match idx.index_type() {
+            gltf::accessor::sparse::IndexType::U8 => DataType::U8,
+            gltf::accessor::sparse::IndexType::U16 => DataType::U16,
+            gltf::accessor::sparse::IndexType::U32 => DataType::U32,
+        };
+        let mut indices = Vec::new();
+        read_elements(ibytes, idx.offset(), component_size(it), n, Dimensions::Scalar, it, false, &mut indices)
+            .map_err(|m| Error::invalid(file, format!("{}.sparse.indices", fld()), m))?;
+        let vals = sparse.values();
+        let vbytes = view_bytes(&vals.view(), buffers, file)?;
+        let mut svalues = Vec::new();
+        read_elements(vbytes, vals.offset(), comps * component_size(t), n, d, t, normalized, &mut svalues)
+            .map_err(|m| Error::invalid(file, format!("{}.sparse.values", fld()), m))?;
+        for (k, &i) in indices.iter().enumerate() {
+            let i = i as usize;
+            if i >= count {
+                return Err(Error::invalid(file, format!("{}.sparse.indices[{k}]", fld()), format!("index {i} >= accessor count {count}")));
+            }
+            values[i * comps..(i + 1) * comps].copy_from_slice(&svalues[k * comps..(k + 1) * comps]);
+        }
+    }
+    Ok(AccessorData { count, components: comps, values, data_type: t, normalized })
+}
+
+impl AccessorData {
+    /// Check the element width, naming the accessor when it is wrong.
+    pub fn expect_components(&self, n: usize, file: &str, field: &str) -> Result<()> {
+        if self.components != n {
+            return Err(Error::invalid(file, field, format!("expected {n} components per element, found {}", self.components)));
+        }
+        Ok(())
+    }
+    /// Error on the first NaN/infinite value.
+    pub fn expect_finite(&self, file: &str, field: &str) -> Result<()> {
+        if let Some(i) = self.values.iter().position(|v| !v.is_finite()) {
+            return Err(Error::invalid(file, field, format!("element {} has a NaN or infinite component", i / self.components)));
+        }
+        Ok(())
+    }
+    pub fn to_f32(&self) -> Vec<f32> {
+        self.values.iter().map(|&v| v as f32).collect()
+    }
+    pub fn to_vec3(&self) -> Vec<glam::Vec3> {
+        self.values.chunks_exact(3).map(|c| glam::Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32)).collect()
+    }
+    pub fn to_vec4(&self) -> Vec<glam::Vec4> {
+        self.values.chunks_exact(4).map(|c| glam::Vec4::new(c[0] as f32, c[1] as f32, c[2] as f32, c[3] as f32)).collect()
+    }
+}

@@ -1,0 +1,488 @@
+//! glTF 2.0 importer: skins, node hierarchy, meshes (with JOINTS_n/WEIGHTS_n sets and morph
+//! targets) and animations, into a [`RawScene`] that [`SceneBuilder`] validates.
+//!
+//! glTF rules followed (each has a test in `tests/import.rs`):
+//! - missing inverse bind matrices mean identity; the skinned mesh node's own transform (and
+//!   its parents') is ignored: skinned vertices go through the joint matrices only;
+//! - joints need not be scene roots; several skins per file; several nodes sharing a mesh;
+//! - every JOINTS_n/WEIGHTS_n pair is read (u8/u16 joints; float, unorm8, unorm16 weights);
+//! - node `matrix` or TRS; a node's global transform with a negative determinant flips the
+//!   triangle winding (reported per draw, handled by the renderer and the normal matrix);
+//! - morph targets (POSITION/NORMAL/TANGENT deltas), `node.weights` over `mesh.weights`;
+//! - samplers STEP / LINEAR / CUBICSPLINE; rotation outputs may be normalised integers.
+//!
+//! Documented repairs (all reported in the scene's report, never silent):
+//! - vertex weights whose sum is off 1 by more than the precision of their type
+//!   (1e-3 for float, half a step per weight for unorm) are renormalised;
+//! - vertices whose weights are all zero are bound with weight 1 to their first listed joint;
+//! - joint indices out of range on a zero weight are reset to 0;
+//! - non-unit rotation quaternions (node rotations, LINEAR/STEP keys) are normalised.
+//!   Errors (no repair): NaN/infinite data, negative weights, joint index ≥ joint count with a
+//!   non-zero weight, accessors outside their buffers, missing POSITION.
+
+use std::path::Path;
+
+use glam::{Mat4, Quat, Vec3};
+use gltf::accessor::DataType;
+use gltf::mesh::Mode;
+
+use super::accessor::{self, AccessorData};
+use crate::anim::{Animation, Channel, Interpolation, Path as AnimPath, Sampler};
+use crate::error::{Error, Result};
+use crate::math::Trs;
+use crate::scene::{Mesh, MorphTarget, Node, Primitive, RawScene, Report, Scene, SceneBuilder, Skin, SkinWeights, Topology};
+
+/// Quaternions whose length is off 1 by more than this are reported as repaired
+/// (float32 keys written by exporters are within ~1e-7; below this we still normalise but
+/// the change is below float precision of a rotation matrix).
+const QUAT_REPORT_TOLERANCE: f32 = 1e-6;
+
+/// Import a `.gltf` or `.glb` file.
+pub fn import_file(path: &Path) -> Result<Scene> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    import_slice(&bytes, path)
+}
+
+/// Import from memory; `path` names the file in messages and resolves external buffers.
+pub fn import_slice(bytes: &[u8], path: &Path) -> Result<Scene> {
+    let file = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
+    let gltf_err = |e: gltf::Error| Error::Gltf { path: path.to_path_buf(), message: e.to_string() };
+    let gltf::Gltf { document, blob } = gltf::Gltf::from_slice(bytes).map_err(gltf_err)?;
+    let base = path.parent();
+    let buffers = gltf::import_buffers(&document, base, blob).map_err(|e| match e {
+        gltf::Error::BufferLength { buffer, expected, actual } => Error::invalid(
+            &file,
+            format!("buffers[{buffer}].byteLength"),
+            format!("declares {expected} bytes but only {actual} are present: truncated buffer"),
+        ),
+        other => gltf_err(other),
+    })?;
+    let raw = Importer { file: file.clone(), buffers: &buffers, report: Report::default() }.run(&document)?;
+    SceneBuilder::build(raw)
+}
+
+struct Importer<'a> {
+    file: String,
+    buffers: &'a [gltf::buffer::Data],
+    report: Report,
+}
+
+impl Importer<'_> {
+    fn read(&self, acc: &gltf::Accessor, field: &str) -> Result<AccessorData> {
+        let data = accessor::read(acc, self.buffers, &self.file, field)?;
+        Ok(data)
+    }
+
+    fn run(mut self, doc: &gltf::Document) -> Result<RawScene> {
+        let mut raw = RawScene { name: self.file.clone(), ..Default::default() };
+        // Nodes, with parents from children lists.
+        let mut parent: Vec<Option<usize>> = vec![None; doc.nodes().len()];
+        for node in doc.nodes() {
+            for child in node.children() {
+                if parent[child.index()].is_some() {
+                    return Err(Error::invalid(&self.file, format!("nodes[{}].children", node.index()), format!("node {} has two parents", child.index())));
+                }
+                parent[child.index()] = Some(node.index());
+            }
+        }
+        for node in doc.nodes() {
+            raw.nodes.push(self.node(&node, parent[node.index()])?);
+        }
+        if let Some(scene) = doc.default_scene().or_else(|| doc.scenes().next()) {
+            raw.roots = scene.nodes().map(|n| n.index()).collect();
+        }
+        for mesh in doc.meshes() {
+            raw.meshes.push(self.mesh(&mesh)?);
+        }
+        for skin in doc.skins() {
+            raw.skins.push(self.skin(&skin)?);
+        }
+        for anim in doc.animations() {
+            raw.animations.push(self.animation(&anim, &raw.meshes, &raw.nodes)?);
+        }
+        self.fix_joint_weights(&mut raw, doc)?;
+        raw.report = self.report;
+        Ok(raw)
+    }
+
+    fn node(&mut self, node: &gltf::Node, parent: Option<usize>) -> Result<Node> {
+        let field = format!("nodes[{}]", node.index());
+        let (rest, matrix) = match node.transform() {
+            gltf::scene::Transform::Matrix { matrix } => {
+                let m = Mat4::from_cols_array_2d(&matrix);
+                if !crate::math::mat4_is_finite(&m) {
+                    return Err(Error::invalid(&self.file, format!("{field}.matrix"), "NaN or infinite element"));
+                }
+                (Trs::IDENTITY, Some(m))
+            }
+            gltf::scene::Transform::Decomposed { translation, rotation, scale } => {
+                if translation.iter().chain(&rotation).chain(&scale).any(|v| !v.is_finite()) {
+                    return Err(Error::invalid(&self.file, &field, "NaN or infinite translation/rotation/scale"));
+                }
+                let q = Quat::from_array(rotation);
+                let len = q.length();
+                if len == 0.0 {
+                    return Err(Error::invalid(&self.file, format!("{field}.rotation"), "zero quaternion"));
+                }
+                if (len - 1.0).abs() > QUAT_REPORT_TOLERANCE {
+                    self.report.repair(format!("{field}.rotation"), format!("quaternion length {len} normalised"));
+                }
+                (Trs { translation: Vec3::from(translation), rotation: q / len, scale: Vec3::from(scale) }, None)
+            }
+        };
+        Ok(Node {
+            name: node.name().map(str::to_string),
+            source_index: node.index(),
+            parent,
+            rest,
+            matrix,
+            mesh: node.mesh().map(|m| m.index()),
+            skin: node.skin().map(|s| s.index()),
+            morph_weights: node.weights().map(<[f32]>::to_vec),
+        })
+    }
+
+    fn mesh(&mut self, mesh: &gltf::Mesh) -> Result<Mesh> {
+        let mut primitives = Vec::new();
+        for prim in mesh.primitives() {
+            primitives.push(self.primitive(mesh.index(), &prim)?);
+        }
+        let targets = primitives.iter().map(|p| p.morph_targets.len()).max().unwrap_or(0);
+        let mut default_morph_weights = mesh.weights().map(<[f32]>::to_vec).unwrap_or_default();
+        if !default_morph_weights.is_empty() && default_morph_weights.len() != targets {
+            self.report.warn(format!("meshes[{}].weights", mesh.index()), format!("{} weights for {targets} morph targets", default_morph_weights.len()));
+        }
+        default_morph_weights.resize(targets, 0.0);
+        Ok(Mesh { name: mesh.name().map(str::to_string), primitives, default_morph_weights })
+    }
+
+    fn vec3_attr(&self, acc: &gltf::Accessor, field: &str) -> Result<Vec<Vec3>> {
+        let d = self.read(acc, field)?;
+        d.expect_components(3, &self.file, field)?;
+        d.expect_finite(&self.file, field)?;
+        Ok(d.to_vec3())
+    }
+
+    fn primitive(&mut self, mesh_index: usize, prim: &gltf::Primitive) -> Result<Primitive> {
+        let field = format!("meshes[{mesh_index}].primitives[{}]", prim.index());
+        let pos_acc = prim.get(&gltf::Semantic::Positions).ok_or_else(|| Error::invalid(&self.file, format!("{field}.attributes"), "no POSITION attribute"))?;
+        let positions = self.vec3_attr(&pos_acc, &format!("{field}.attributes.POSITION"))?;
+        let n = positions.len();
+        let check_len = |len: usize, name: &str| -> Result<()> {
+            if len != n {
+                return Err(Error::invalid(&self.file, format!("{field}.attributes.{name}"), format!("{len} elements but POSITION has {n}")));
+            }
+            Ok(())
+        };
+        let normals = match prim.get(&gltf::Semantic::Normals) {
+            Some(a) => {
+                let v = self.vec3_attr(&a, &format!("{field}.attributes.NORMAL"))?;
+                check_len(v.len(), "NORMAL")?;
+                Some(v)
+            }
+            None => None,
+        };
+        let tangents = match prim.get(&gltf::Semantic::Tangents) {
+            Some(a) => {
+                let f = format!("{field}.attributes.TANGENT");
+                let d = self.read(&a, &f)?;
+                d.expect_components(4, &self.file, &f)?;
+                d.expect_finite(&self.file, &f)?;
+                check_len(d.count, "TANGENT")?;
+                Some(d.to_vec4())
+            }
+            None => None,
+        };
+        // Skin weight sets JOINTS_n / WEIGHTS_n.
+        let mut sets: Vec<(AccessorData, AccessorData)> = Vec::new();
+        for set in 0u32.. {
+            let j = prim.get(&gltf::Semantic::Joints(set));
+            let w = prim.get(&gltf::Semantic::Weights(set));
+            match (j, w) {
+                (None, None) => break,
+                (Some(j), Some(w)) => {
+                    let jf = format!("{field}.attributes.JOINTS_{set}");
+                    let wf = format!("{field}.attributes.WEIGHTS_{set}");
+                    let jd = self.read(&j, &jf)?;
+                    let wd = self.read(&w, &wf)?;
+                    jd.expect_components(4, &self.file, &jf)?;
+                    wd.expect_components(4, &self.file, &wf)?;
+                    check_len(jd.count, &format!("JOINTS_{set}"))?;
+                    check_len(wd.count, &format!("WEIGHTS_{set}"))?;
+                    if !matches!(jd.data_type, DataType::U8 | DataType::U16) || jd.normalized {
+                        return Err(Error::invalid(&self.file, jf, "joint indices must be unsigned byte or unsigned short, not normalized"));
+                    }
+                    match (wd.data_type, wd.normalized) {
+                        (DataType::F32, _) | (DataType::U8, true) | (DataType::U16, true) => {}
+                        _ => return Err(Error::invalid(&self.file, wf, "weights must be float, normalized unsigned byte or normalized unsigned short")),
+                    }
+                    wd.expect_finite(&self.file, &wf)?;
+                    sets.push((jd, wd));
+                }
+                _ => return Err(Error::invalid(&self.file, format!("{field}.attributes.JOINTS_{set}"), format!("JOINTS_{set} and WEIGHTS_{set} must come together"))),
+            }
+        }
+        let skin_weights = if sets.is_empty() { None } else { Some(self.weights(&field, n, &sets)?) };
+        // Morph targets.
+        let mut morph_targets = Vec::new();
+        for (ti, target) in prim.morph_targets().enumerate() {
+            let tf = format!("{field}.targets[{ti}]");
+            let read3 = |acc: Option<gltf::Accessor>, name: &str| -> Result<Option<Vec<Vec3>>> {
+                match acc {
+                    Some(a) => {
+                        let v = self.vec3_attr(&a, &format!("{tf}.{name}"))?;
+                        if v.len() != n {
+                            return Err(Error::invalid(&self.file, format!("{tf}.{name}"), format!("{} elements but POSITION has {n}", v.len())));
+                        }
+                        Ok(Some(v))
+                    }
+                    None => Ok(None),
+                }
+            };
+            morph_targets.push(MorphTarget {
+                positions: read3(target.positions(), "POSITION")?,
+                normals: read3(target.normals(), "NORMAL")?,
+                tangents: read3(target.tangents(), "TANGENT")?,
+            });
+        }
+        // Indices and topology.
+        let raw_indices: Vec<u32> = match prim.indices() {
+            Some(a) => {
+                let f = format!("{field}.indices");
+                let d = self.read(&a, &f)?;
+                if !matches!(d.data_type, DataType::U8 | DataType::U16 | DataType::U32) {
+                    return Err(Error::invalid(&self.file, f, "indices must be unsigned integers"));
+                }
+                d.values.iter().map(|&v| v as u32).collect()
+            }
+            None => (0..n as u32).collect(),
+        };
+        if let Some(&bad) = raw_indices.iter().find(|&&i| i as usize >= n) {
+            return Err(Error::invalid(&self.file, format!("{field}.indices"), format!("index {bad} >= vertex count {n}")));
+        }
+        let (topology, indices) = match prim.mode() {
+            Mode::Points => (Topology::Points, raw_indices),
+            Mode::Lines => (Topology::Lines, raw_indices),
+            Mode::LineLoop | Mode::LineStrip => {
+                let mut v = Vec::new();
+                for w in raw_indices.windows(2) {
+                    v.extend_from_slice(w);
+                }
+                if prim.mode() == Mode::LineLoop && raw_indices.len() > 2 {
+                    v.extend_from_slice(&[raw_indices[raw_indices.len() - 1], raw_indices[0]]);
+                }
+                (Topology::Lines, v)
+            }
+            Mode::Triangles => {
+                let whole = raw_indices.len() / 3 * 3;
+                if whole != raw_indices.len() {
+                    self.report.warn(format!("{field}.indices"), format!("{} indices is not a multiple of 3; the last {} dropped", raw_indices.len(), raw_indices.len() - whole));
+                }
+                (Topology::Triangles, raw_indices[..whole].to_vec())
+            }
+            Mode::TriangleStrip => {
+                let mut v = Vec::new();
+                for i in 0..raw_indices.len().saturating_sub(2) {
+                    let (a, b, c) = (raw_indices[i], raw_indices[i + 1], raw_indices[i + 2]);
+                    if i % 2 == 0 { v.extend_from_slice(&[a, b, c]) } else { v.extend_from_slice(&[b, a, c]) }
+                }
+                (Topology::Triangles, v)
+            }
+            Mode::TriangleFan => {
+                let mut v = Vec::new();
+                for i in 1..raw_indices.len().saturating_sub(1) {
+                    v.extend_from_slice(&[raw_indices[0], raw_indices[i], raw_indices[i + 1]]);
+                }
+                (Topology::Triangles, v)
+            }
+        };
+        let base_color = prim.material().pbr_metallic_roughness().base_color_factor();
+        Ok(Primitive { positions, normals, tangents, indices, topology, skin_weights, morph_targets, base_color })
+    }
+
+    /// Merge weight sets into fixed-width arrays and apply the documented repairs.
+    fn weights(&mut self, field: &str, n: usize, sets: &[(AccessorData, AccessorData)]) -> Result<SkinWeights> {
+        let width = sets.len() * 4;
+        let mut joints = vec![0u32; n * width];
+        let mut weights = vec![0f32; n * width];
+        let mut tolerance = vec![0f32; n];
+        for (s, (jd, wd)) in sets.iter().enumerate() {
+            // Half a quantisation step per weight for unorm types (glTF: sum is 1 within the
+            // precision of the type); float weights get 1e-3 as exporters write ~6 digits.
+            let step = match wd.data_type {
+                DataType::U8 => 0.5 / 255.0,
+                DataType::U16 => 0.5 / 65535.0,
+                _ => 0.0,
+            };
+            for v in 0..n {
+                for k in 0..4 {
+                    let w = wd.values[v * 4 + k] as f32;
+                    if w < 0.0 {
+                        return Err(Error::invalid(&self.file, format!("{field}.attributes.WEIGHTS_{s}"), format!("vertex {v} has a negative weight {w}")));
+                    }
+                    joints[v * width + s * 4 + k] = jd.values[v * 4 + k] as u32;
+                    weights[v * width + s * 4 + k] = w;
+                    if w != 0.0 {
+                        tolerance[v] += step;
+                    }
+                }
+            }
+        }
+        let (mut renormalised, mut zero, mut worst) = (0usize, 0usize, 0f32);
+        let mut first_zero = None;
+        for v in 0..n {
+            let ws = &mut weights[v * width..(v + 1) * width];
+            let sum: f32 = ws.iter().sum();
+            if sum == 0.0 {
+                zero += 1;
+                first_zero.get_or_insert(v);
+                ws[0] = 1.0;
+                continue;
+            }
+            let off = (sum - 1.0).abs();
+            if off > tolerance[v].max(1e-3) {
+                renormalised += 1;
+                worst = worst.max(off);
+                for w in ws.iter_mut() {
+                    *w /= sum;
+                }
+            }
+        }
+        if renormalised > 0 {
+            self.report.repair(format!("{field}.attributes.WEIGHTS_0"), format!("{renormalised} of {n} vertices had weights not summing to 1 (worst off by {worst:.3e}); renormalised"));
+        }
+        if zero > 0 {
+            self.report.repair(
+                format!("{field}.attributes.WEIGHTS_0"),
+                format!("{zero} of {n} vertices had all-zero weights (first: vertex {}); bound with weight 1 to their first listed joint", first_zero.unwrap_or(0)),
+            );
+        }
+        Ok(SkinWeights { width, joints, weights })
+    }
+
+    fn skin(&mut self, skin: &gltf::Skin) -> Result<Skin> {
+        let joints: Vec<usize> = skin.joints().map(|j| j.index()).collect();
+        let joint_from_bind = match skin.inverse_bind_matrices() {
+            Some(acc) => {
+                let f = format!("skins[{}].inverseBindMatrices", skin.index());
+                let d = self.read(&acc, &f)?;
+                d.expect_components(16, &self.file, &f)?;
+                if d.count < joints.len() {
+                    return Err(Error::invalid(&self.file, f, format!("{} matrices for {} joints", d.count, joints.len())));
+                }
+                let m: Vec<Mat4> = d.values.chunks_exact(16).take(joints.len()).map(|c| Mat4::from_cols_array(&std::array::from_fn(|i| c[i] as f32))).collect();
+                if let Some(i) = m.iter().position(|m| !crate::math::mat4_is_finite(m)) {
+                    return Err(Error::invalid(&self.file, format!("{f}[{i}]"), "matrix has a NaN or infinite element"));
+                }
+                m
+            }
+            None => vec![Mat4::IDENTITY; joints.len()],
+        };
+        Ok(Skin { name: skin.name().map(str::to_string), joints, joint_from_bind })
+    }
+
+    fn animation(&mut self, anim: &gltf::Animation, meshes: &[Mesh], nodes: &[Node]) -> Result<Animation> {
+        let mut channels = Vec::new();
+        for (ci, ch) in anim.channels().enumerate() {
+            let field = format!("animations[{}].channels[{ci}]", anim.index());
+            let node = ch.target().node().index();
+            let path = match ch.target().property() {
+                gltf::animation::Property::Translation => AnimPath::Translation,
+                gltf::animation::Property::Rotation => AnimPath::Rotation,
+                gltf::animation::Property::Scale => AnimPath::Scale,
+                gltf::animation::Property::MorphTargetWeights => AnimPath::Weights,
+            };
+            if nodes[node].matrix.is_some() {
+                self.report.warn(format!("{field}.target"), format!("node {node} has a matrix and must not be animated; channel ignored"));
+                continue;
+            }
+            let s = ch.sampler();
+            let interpolation = match s.interpolation() {
+                gltf::animation::Interpolation::Step => Interpolation::Step,
+                gltf::animation::Interpolation::Linear => Interpolation::Linear,
+                gltf::animation::Interpolation::CubicSpline => Interpolation::CubicSpline,
+            };
+            let sf = format!("animations[{}].samplers[{}]", anim.index(), s.index());
+            let input = self.read(&s.input(), &format!("{sf}.input"))?;
+            input.expect_components(1, &self.file, &format!("{sf}.input"))?;
+            input.expect_finite(&self.file, &format!("{sf}.input"))?;
+            let output = self.read(&s.output(), &format!("{sf}.output"))?;
+            output.expect_finite(&self.file, &format!("{sf}.output"))?;
+            let components = match path {
+                AnimPath::Translation | AnimPath::Scale => 3,
+                AnimPath::Rotation => 4,
+                AnimPath::Weights => {
+                    let Some(m) = nodes[node].mesh else {
+                        self.report.warn(format!("{field}.target"), format!("weights channel on node {node} without a mesh; ignored"));
+                        continue;
+                    };
+                    let targets = meshes.get(m).map_or(0, |m| m.morph_target_count());
+                    if targets == 0 {
+                        self.report.warn(format!("{field}.target"), format!("weights channel on node {node} whose mesh has no morph targets; ignored"));
+                        continue;
+                    }
+                    targets
+                }
+            };
+            let per_key = if interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+            if path != AnimPath::Weights {
+                output.expect_components(components, &self.file, &format!("{sf}.output"))?;
+            }
+            let mut values = output.to_f32();
+            let need = input.count * per_key * components;
+            if values.len() != need {
+                return Err(Error::invalid(&self.file, format!("{sf}.output"), format!("{} values, {} keys of {} {} need {need}", values.len(), input.count, interpolation.name(), path.name())));
+            }
+            if path == AnimPath::Rotation {
+                let mut worst = 0f32;
+                for (e, q) in values.chunks_exact_mut(4).enumerate() {
+                    let is_tangent = per_key == 3 && e % 3 != 1;
+                    if is_tangent {
+                        continue;
+                    }
+                    let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+                    if len == 0.0 {
+                        return Err(Error::invalid(&self.file, format!("{sf}.output"), format!("key {} is a zero quaternion", e / per_key)));
+                    }
+                    worst = worst.max((len - 1.0).abs());
+                    for x in q.iter_mut() {
+                        *x /= len;
+                    }
+                }
+                if worst > QUAT_REPORT_TOLERANCE {
+                    self.report.repair(format!("{sf}.output"), format!("rotation keys not unit length (worst |q|-1 = {worst:.2e}); normalised"));
+                }
+            }
+            channels.push(Channel {
+                node,
+                path,
+                sampler: Sampler { interpolation, times_s: input.to_f32(), values, components, is_rotation: path == AnimPath::Rotation },
+            });
+        }
+        Ok(Animation { name: anim.name().map(str::to_string), channels })
+    }
+
+    /// Joint indices out of range on zero weights are reset to 0 (reported); a non-zero
+    /// weight on one is an error raised by the scene builder with the vertex named.
+    fn fix_joint_weights(&mut self, raw: &mut RawScene, doc: &gltf::Document) -> Result<()> {
+        for node in doc.nodes() {
+            let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else { continue };
+            let jc = raw.skins[skin.index()].joints.len() as u32;
+            for (pi, prim) in raw.meshes[mesh.index()].primitives.iter_mut().enumerate() {
+                let Some(w) = prim.skin_weights.as_mut() else { continue };
+                let mut reset = 0;
+                for (j, wt) in w.joints.iter_mut().zip(&w.weights) {
+                    if *j >= jc && *wt == 0.0 {
+                        *j = 0;
+                        reset += 1;
+                    }
+                }
+                if reset > 0 {
+                    self.report.repair(format!("meshes[{}].primitives[{pi}].attributes.JOINTS_0", mesh.index()), format!("{reset} joint indices >= joint count {jc} carried zero weight; reset to 0"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+

@@ -1,0 +1,251 @@
+//! `skinview` command line: inspect, render, compare and dump skinned glTF models.
+//! With no MODEL every command uses the built-in rig (Woodland's arm, bending 0→120°).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use skinview::gpu::{GpuContext, RenderSettings};
+use skinview::harness::{self, SkinPath};
+use skinview::{Error, Result, Scene};
+
+#[derive(Parser)]
+#[command(name = "skinview", version, about = "GPU skinning renderer and CPU/GPU skinning comparison for glTF rigs", long_about = "\
+GPU skinning renderer and CPU vs GPU skinning comparison for glTF 2.0 rigs.
+
+Every command takes an optional MODEL (.gltf or .glb). Without one it uses the built-in rig:
+Woodland's arm, two bones with a generated skin, animated to bend 0 -> 120 degrees.
+
+GPU work runs headless through wgpu; on machines without a GPU install Mesa's software
+Vulkan driver (Debian: mesa-vulkan-drivers). WGPU_BACKEND=vulkan|gl picks a backend.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Skins, joints, primitives, vertices, influences, morph targets, animations, repairs.
+    Info(InfoArgs),
+    /// Offscreen lit render to PNG, the camera framing the skinned bounds.
+    Render(RenderArgs),
+    /// CPU vs GPU skinning over N frames of every animation; exit 1 above tolerance.
+    Compare(CompareArgs),
+    /// World-space skinned positions/normals at given times as JSON (the exchange format).
+    Dump(DumpArgs),
+}
+
+#[derive(Args)]
+struct InfoArgs {
+    /// glTF file (.gltf/.glb); omitted = built-in Woodland arm.
+    model: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct RenderArgs {
+    model: Option<PathBuf>,
+    /// Animation index, or "none" for the rest pose. Default: 0 when the model has one.
+    #[arg(long)]
+    anim: Option<String>,
+    /// Time in seconds. Default: the middle of the animation.
+    #[arg(long)]
+    time: Option<f32>,
+    /// Which skinning result to draw: cpu (reference, uploaded) or gpu (vertex shader).
+    #[arg(long, value_enum, default_value = "gpu")]
+    path: SkinPath,
+    /// Image size, WIDTHxHEIGHT.
+    #[arg(long, default_value = "640x480")]
+    size: String,
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    model: Option<PathBuf>,
+    /// Only this animation (index or "none"); default: every animation.
+    #[arg(long)]
+    anim: Option<String>,
+    /// Frames per animation, evenly spaced over its duration, both ends included.
+    #[arg(long, default_value_t = 16)]
+    frames: usize,
+    /// Reduce every vertex to its K largest weights (renormalised) on both paths and report
+    /// what that costs against the full CPU reference.
+    #[arg(long)]
+    max_influences: Option<usize>,
+    /// Also write the full comparison as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct DumpArgs {
+    model: Option<PathBuf>,
+    /// Animation index, or "none" for the rest pose (node weights still apply).
+    /// Default: 0 when the model has an animation.
+    #[arg(long)]
+    anim: Option<String>,
+    /// Times in seconds (repeat the flag for several).
+    #[arg(long = "time", required = true)]
+    times: Vec<f32>,
+    #[arg(long, value_enum, default_value = "cpu")]
+    path: SkinPath,
+    #[arg(long)]
+    max_influences: Option<usize>,
+    #[arg(long)]
+    out: PathBuf,
+}
+
+fn parse_anim(scene: &Scene, arg: Option<&str>) -> Result<Option<usize>> {
+    match arg {
+        None => Ok(if scene.animations.is_empty() { None } else { Some(0) }),
+        Some("none") => Ok(None),
+        Some(s) => {
+            let i: usize = s.parse().map_err(|_| Error::Usage(format!("--anim must be an index or \"none\", not {s:?}")))?;
+            if i >= scene.animations.len() {
+                return Err(Error::Usage(format!("--anim {i}: {} has {} animation(s)", scene.name, scene.animations.len())));
+            }
+            Ok(Some(i))
+        }
+    }
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32)> {
+    let bad = || Error::Usage(format!("--size must look like 640x480, not {s:?}"));
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    Ok((w.trim().parse().map_err(|_| bad())?, h.trim().parse().map_err(|_| bad())?))
+}
+
+fn info(scene: &Scene) {
+    println!("model: {}", scene.name);
+    println!("nodes: {}", scene.nodes.len());
+    println!("skins: {}", scene.skins.len());
+    for (i, s) in scene.skins.iter().enumerate() {
+        println!("  skin {i} {:?}: {} joints", s.name.as_deref().unwrap_or(""), s.joints.len());
+    }
+    println!("draws (node, mesh, primitive): {}", scene.draws.len());
+    for d in &scene.draws {
+        let p = scene.primitive(d);
+        let node = &scene.nodes[d.node];
+        let (sets, infl) = p.skin_weights.as_ref().map_or((0, 0), |w| (w.width / 4, w.max_influences()));
+        println!(
+            "  node {} {:?} mesh {} prim {}: {} vertices, {} indices ({:?}), skin {}, weight sets {sets}, max influences {infl}, morph targets {}, normals {}, tangents {}",
+            node.source_index,
+            node.name.as_deref().unwrap_or(""),
+            d.mesh,
+            d.primitive,
+            p.vertex_count(),
+            p.indices.len(),
+            p.topology,
+            d.skin.map_or("-".into(), |s| s.to_string()),
+            p.morph_targets.len(),
+            if p.normals.is_some() { "yes" } else { "no" },
+            if p.tangents.is_some() { "yes" } else { "no" },
+        );
+    }
+    let vertices: usize = scene.draws.iter().map(|d| scene.primitive(d).vertex_count()).sum();
+    let max_infl = scene.draws.iter().filter(|d| d.skin.is_some()).filter_map(|d| scene.primitive(d).skin_weights.as_ref()).map(|w| w.max_influences()).max().unwrap_or(0);
+    println!("total: {vertices} vertices drawn, {} joints, max influences {max_infl}", scene.joint_count());
+    // Mirrored nodes flip the winding (glTF: negative determinant of the global transform).
+    let mut frame = skinview::frame::FrameState::new(scene);
+    if frame.evaluate(scene, None, 0.0).is_ok() {
+        for d in scene.draws.iter().filter(|d| d.skin.is_none()) {
+            if frame.model_from_node[d.node].determinant() < 0.0 {
+                println!("  node {}: negative determinant, triangle winding flipped", scene.nodes[d.node].source_index);
+            }
+        }
+    }
+    println!("animations: {}", scene.animations.len());
+    for (i, a) in scene.animations.iter().enumerate() {
+        let modes: Vec<&str> = a.interpolations().iter().map(|m| m.name()).collect();
+        println!("  anim {i} {:?}: {:.3} s, {} channels, {}", a.name.as_deref().unwrap_or(""), a.duration_s(), a.channels.len(), modes.join("/"));
+    }
+    println!("repairs and warnings: {}", scene.report.notes.len());
+    for n in &scene.report.notes {
+        println!("  {} {}: {}", if n.repaired { "repaired" } else { "warning" }, n.field, n.message);
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Info(a) => {
+            let scene = harness::load_model(a.model.as_deref())?;
+            info(&scene);
+        }
+        Command::Render(a) => {
+            let scene = harness::load_model(a.model.as_deref())?;
+            let anim = parse_anim(&scene, a.anim.as_deref())?;
+            let time = a.time.unwrap_or_else(|| anim.map_or(0.0, |i| scene.animations[i].duration_s() * 0.5));
+            let (width, height) = parse_size(&a.size)?;
+            let ctx = GpuContext::new_headless()?;
+            let img = harness::render(&ctx, &scene, anim, time, a.path, &RenderSettings { width, height, ..Default::default() })?;
+            img.write_png(&a.out)?;
+            println!("{}: anim {:?} t={time:.3}s path {:?} -> {} ({}x{}) on {}", scene.name, anim, a.path, a.out.display(), width, height, ctx.describe());
+        }
+        Command::Compare(a) => {
+            let scene = harness::load_model(a.model.as_deref())?;
+            let anims: Vec<Option<usize>> = match a.anim.as_deref() {
+                Some(s) => vec![parse_anim(&scene, Some(s))?],
+                None if scene.animations.is_empty() => vec![None],
+                None => (0..scene.animations.len()).map(Some).collect(),
+            };
+            let ctx = GpuContext::new_headless()?;
+            let bar = indicatif::ProgressBar::new(anims.len() as u64).with_message("comparing");
+            let cmp = harness::compare(&ctx, &scene, &anims, a.frames.max(1), a.max_influences, |i, _| bar.set_position(i as u64))?;
+            bar.finish_and_clear();
+            println!("model {}  adapter {}", cmp.model, cmp.adapter);
+            println!("diagonal {:.6}  tolerance {:.1e} x diagonal = {:.3e}", cmp.diagonal, cmp.tolerance_rel, cmp.tolerance_rel * cmp.diagonal);
+            for an in &cmp.anims {
+                println!("anim {:?} {:?}: {} frames", an.anim, an.name.as_deref().unwrap_or(""), an.times.len());
+                for d in &an.draws {
+                    println!(
+                        "  node {} mesh {} prim {} ({} verts): GPU-CPU max {:.3e} ({:.2e} rel) mean {:.3e}, worst vertex {} at t={:.3}s; normals max {:.2e}",
+                        d.node_index, d.mesh_index, d.primitive_index, d.vertex_count, d.max_error, d.max_error / cmp.diagonal.max(f64::MIN_POSITIVE), d.mean_error, d.worst_vertex, d.worst_time_s, d.max_normal_error
+                    );
+                }
+                if let Some(rc) = &an.reduction_cost {
+                    for d in rc {
+                        println!(
+                            "  node {} mesh {} prim {}: reducing to {} influences costs max {:.3e} ({:.2e} rel) mean {:.3e} (worst vertex {})",
+                            d.node_index, d.mesh_index, d.primitive_index, cmp.max_influences.unwrap_or(0), d.max_error, d.max_error / cmp.diagonal.max(f64::MIN_POSITIVE), d.mean_error, d.worst_vertex
+                        );
+                    }
+                }
+            }
+            if let Some(k) = cmp.max_influences {
+                println!("--max-influences {k}: {} vertices lost weight", cmp.vertices_reduced);
+            }
+            if let Some(path) = &a.json {
+                let text = serde_json::to_string_pretty(&cmp).map_err(|e| Error::Output { path: path.clone(), message: e.to_string() })?;
+                std::fs::write(path, text).map_err(|e| Error::Output { path: path.clone(), message: e.to_string() })?;
+            }
+            println!("{}", if cmp.passed { "PASS" } else { "FAIL: GPU differs from the CPU reference above tolerance" });
+            if !cmp.passed {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        Command::Dump(a) => {
+            let scene = harness::load_model(a.model.as_deref())?;
+            let anim = parse_anim(&scene, a.anim.as_deref())?;
+            let ctx = match a.path {
+                SkinPath::Gpu => Some(GpuContext::new_headless()?),
+                SkinPath::Cpu => None,
+            };
+            let dump = harness::dump(&scene, anim, &a.times, a.path, ctx.as_ref(), a.max_influences)?;
+            dump.write(&a.out)?;
+            println!("{}: {} mesh entries x {} times -> {}", scene.name, dump.meshes.len(), dump.times.len(), a.out.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("skinview: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! The core scene: a node hierarchy in depth-first order, meshes, skins and animations.
+//!
+//! Importers (glTF, the built-in rigs) produce a [`RawScene`] in their own node order;
+//! [`SceneBuilder::build`] enforces the invariants once, so every later stage can rely on them:
+//!
+//! 1. every parent index is smaller than its child's index (depth-first order), so
+//!    local→model is one linear pass;
+//! 2. every index (parent, mesh, skin, joint, animation target) is in range;
+//! 3. skin joint lists are non-empty, have one inverse bind matrix each, all finite;
+//! 4. per-vertex attribute arrays of a primitive have the same length and every joint index a
+//!    vertex uses is below its skin's joint count;
+//! 5. animation channels have at least one key, strictly increasing finite times, and the
+//!    value count their interpolation needs.
+//!
+//! Repairs applied by importers are recorded in the scene's [`Report`].
+
+use glam::{Mat4, Vec3, Vec4};
+
+use crate::anim::Animation;
+use crate::error::{Error, Result};
+use crate::math::Trs;
+
+/// One node of the hierarchy.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub name: Option<String>,
+    /// Index of this node in the source file (glTF node index), kept for reports and dumps.
+    pub source_index: usize,
+    /// Parent in this scene's node array (always smaller than this node's index).
+    pub parent: Option<usize>,
+    /// Rest local transform (glTF TRS). Animated by channels.
+    pub rest: Trs,
+    /// A node given as a `matrix` in glTF: used as its local transform instead of `rest`
+    /// (such nodes cannot be animated by the glTF rules).
+    pub matrix: Option<Mat4>,
+    pub mesh: Option<usize>,
+    pub skin: Option<usize>,
+    /// `node.weights`, which override `mesh.weights` as default morph weights.
+    pub morph_weights: Option<Vec<f32>>,
+}
+
+/// Per-vertex joint influences in fixed-width sets of four (glTF JOINTS_n / WEIGHTS_n).
+/// `joints.len() == weights.len() == vertex_count * width`, `width` a multiple of 4.
+/// Joint indices are indices into the skin's joint list.
+#[derive(Clone, Debug, Default)]
+pub struct SkinWeights {
+    pub width: usize,
+    pub joints: Vec<u32>,
+    pub weights: Vec<f32>,
+}
+
+impl SkinWeights {
+    pub fn vertex_count(&self) -> usize {
+        if self.width == 0 { 0 } else { self.weights.len() / self.width }
+    }
+    /// Largest number of non-zero weights on any vertex.
+    pub fn max_influences(&self) -> usize {
+        if self.width == 0 {
+            return 0;
+        }
+        self.weights
+            .chunks_exact(self.width)
+            .map(|w| w.iter().filter(|&&x| x != 0.0).count())
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// A morph target: per-vertex offsets added to the base attributes, scaled by a weight.
+#[derive(Clone, Debug, Default)]
+pub struct MorphTarget {
+    pub positions: Option<Vec<Vec3>>,
+    pub normals: Option<Vec<Vec3>>,
+    pub tangents: Option<Vec<Vec3>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Topology {
+    Points,
+    Lines,
+    Triangles,
+}
+
+#[derive(Clone, Debug)]
+pub struct Primitive {
+    pub positions: Vec<Vec3>,
+    pub normals: Option<Vec<Vec3>>,
+    /// xyz tangent, w handedness (±1).
+    pub tangents: Option<Vec<Vec4>>,
+    /// Index list of the topology below (generated 0..n when the file has none; strips and
+    /// fans are converted to lists on import).
+    pub indices: Vec<u32>,
+    pub topology: Topology,
+    pub skin_weights: Option<SkinWeights>,
+    pub morph_targets: Vec<MorphTarget>,
+    /// Material base colour (linear RGBA) for renders.
+    pub base_color: [f32; 4],
+}
+
+impl Primitive {
+    pub fn vertex_count(&self) -> usize {
+        self.positions.len()
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Mesh {
+    pub name: Option<String>,
+    pub primitives: Vec<Primitive>,
+    /// `mesh.weights`: default morph weights (zeros when absent).
+    pub default_morph_weights: Vec<f32>,
+}
+
+impl Mesh {
+    pub fn morph_target_count(&self) -> usize {
+        self.primitives.iter().map(|p| p.morph_targets.len()).max().unwrap_or(0)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Skin {
+    pub name: Option<String>,
+    /// Scene node index of each joint.
+    pub joints: Vec<usize>,
+    /// `joint_from_bind[j]`: inverse bind matrix (identity when the file has none).
+    pub joint_from_bind: Vec<Mat4>,
+}
+
+/// Kinds of repair/warning an importer reports. Nothing is repaired silently.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Note {
+    /// Field at fault, e.g. `meshes[0].primitives[1].attributes.WEIGHTS_0`.
+    pub field: String,
+    pub message: String,
+    /// True when data was changed (a repair), false for a plain warning.
+    pub repaired: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub notes: Vec<Note>,
+}
+
+impl Report {
+    pub fn repair(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.notes.push(Note { field: field.into(), message: message.into(), repaired: true });
+    }
+    pub fn warn(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.notes.push(Note { field: field.into(), message: message.into(), repaired: false });
+    }
+}
+
+/// Scene as an importer produces it: nodes in any order (parents given by source index).
+#[derive(Clone, Debug, Default)]
+pub struct RawScene {
+    pub name: String,
+    pub nodes: Vec<Node>,
+    pub meshes: Vec<Mesh>,
+    pub skins: Vec<Skin>,
+    pub animations: Vec<Animation>,
+    /// Nodes of the displayed scene (indices into `nodes`); empty = every node.
+    pub roots: Vec<usize>,
+    pub report: Report,
+}
+
+/// One drawn (node, primitive) pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Draw {
+    pub node: usize,
+    pub mesh: usize,
+    pub primitive: usize,
+    pub skin: Option<usize>,
+}
+
+/// A validated scene (see the module documentation for its invariants).
+#[derive(Clone, Debug)]
+pub struct Scene {
+    pub name: String,
+    pub nodes: Vec<Node>,
+    pub meshes: Vec<Mesh>,
+    pub skins: Vec<Skin>,
+    pub animations: Vec<Animation>,
+    /// All (node, primitive) pairs with a mesh, in source node then primitive order.
+    pub draws: Vec<Draw>,
+    pub report: Report,
+}
+
+impl Scene {
+    /// Draws that are deformed: skinned, or whose mesh has morph targets (the `dump` set).
+    pub fn deformed_draws(&self) -> impl Iterator<Item = &Draw> {
+        self.draws.iter().filter(|d| {
+            d.skin.is_some() || !self.meshes[d.mesh].primitives[d.primitive].morph_targets.is_empty()
+        })
+    }
+    pub fn primitive(&self, d: &Draw) -> &Primitive {
+        &self.meshes[d.mesh].primitives[d.primitive]
+    }
+    pub fn joint_count(&self) -> usize {
+        self.skins.iter().map(|s| s.joints.len()).sum()
+    }
+}
+
+pub struct SceneBuilder;
+
+impl SceneBuilder {
+    /// Reorder nodes depth-first (parents before children), remap every index and check
+    /// the invariants listed in the module documentation.
+    pub fn build(raw: RawScene) -> Result<Scene> {
+        let file = raw.name.clone();
+        let n = raw.nodes.len();
+        // Children lists in source order.
+        let mut children = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        for (i, node) in raw.nodes.iter().enumerate() {
+            match node.parent {
+                Some(p) if p < n && p != i => children[p].push(i),
+                Some(p) => {
+                    return Err(Error::invalid(&file, format!("nodes[{i}]"), format!("parent {p} is out of range or itself")));
+                }
+                None => roots.push(i),
+            }
+        }
+        // Depth-first order from the roots; a node never reached is part of a cycle.
+        let mut order = Vec::with_capacity(n);
+        let mut new_index = vec![usize::MAX; n];
+        let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
+        while let Some(i) = stack.pop() {
+            if new_index[i] != usize::MAX {
+                return Err(Error::invalid(&file, format!("nodes[{}]", raw.nodes[i].source_index), "node has two parents"));
+            }
+            new_index[i] = order.len();
+            order.push(i);
+            for &c in children[i].iter().rev() {
+                stack.push(c);
+            }
+        }
+        if order.len() != n {
+            let bad = (0..n).find(|&i| new_index[i] == usize::MAX).unwrap_or(0);
+            return Err(Error::invalid(&file, format!("nodes[{}]", raw.nodes[bad].source_index), "node hierarchy has a cycle"));
+        }
+        let mut nodes = Vec::with_capacity(n);
+        for &old in &order {
+            let mut node = raw.nodes[old].clone();
+            node.parent = node.parent.map(|p| new_index[p]);
+            if let Some(m) = node.mesh {
+                if m >= raw.meshes.len() {
+                    return Err(Error::invalid(&file, format!("nodes[{}].mesh", node.source_index), format!("mesh {m} out of range")));
+                }
+            }
+            if let Some(s) = node.skin {
+                if s >= raw.skins.len() {
+                    return Err(Error::invalid(&file, format!("nodes[{}].skin", node.source_index), format!("skin {s} out of range")));
+                }
+            }
+            nodes.push(node);
+        }
+        let mut skins = raw.skins;
+        for (si, skin) in skins.iter_mut().enumerate() {
+            if skin.joints.is_empty() {
+                return Err(Error::invalid(&file, format!("skins[{si}].joints"), "skin has no joints"));
+            }
+            if skin.joint_from_bind.len() != skin.joints.len() {
+                return Err(Error::invalid(&file, format!("skins[{si}].inverseBindMatrices"), format!("{} matrices for {} joints", skin.joint_from_bind.len(), skin.joints.len())));
+            }
+            for (j, joint) in skin.joints.iter_mut().enumerate() {
+                if *joint >= n {
+                    return Err(Error::invalid(&file, format!("skins[{si}].joints[{j}]"), format!("node {} out of range", joint)));
+                }
+                *joint = new_index[*joint];
+            }
+            for (j, m) in skin.joint_from_bind.iter().enumerate() {
+                if !crate::math::mat4_is_finite(m) {
+                    return Err(Error::invalid(&file, format!("skins[{si}].inverseBindMatrices[{j}]"), "matrix has a NaN or infinite element"));
+                }
+            }
+        }
+        let mut animations = raw.animations;
+        for (ai, anim) in animations.iter_mut().enumerate() {
+            for (ci, ch) in anim.channels.iter_mut().enumerate() {
+                if ch.node >= n {
+                    return Err(Error::invalid(&file, format!("animations[{ai}].channels[{ci}].target.node"), format!("node {} out of range", ch.node)));
+                }
+                ch.node = new_index[ch.node];
+                ch.sampler.validate().map_err(|m| Error::invalid(&file, format!("animations[{ai}].channels[{ci}].sampler"), m))?;
+            }
+        }
+        // Nodes of the displayed scene: descendants of the raw roots (all when none given).
+        let mut shown = vec![raw.roots.is_empty(); n];
+        for &r in &raw.roots {
+            if r < n {
+                shown[new_index[r]] = true;
+            }
+        }
+        for i in 0..n {
+            if let Some(p) = nodes[i].parent {
+                shown[i] |= shown[p];
+            }
+        }
+        // Draw list in source node order, then primitive order.
+        let mut draws = Vec::new();
+        let mut by_source: Vec<usize> = (0..n).collect();
+        by_source.sort_by_key(|&i| nodes[i].source_index);
+        for &i in &by_source {
+            let node = &nodes[i];
+            if !shown[i] {
+                continue;
+            }
+            if let Some(m) = node.mesh {
+                for p in 0..raw.meshes[m].primitives.len() {
+                    draws.push(Draw { node: i, mesh: m, primitive: p, skin: node.skin });
+                }
+            }
+        }
+        // Rule 4: attribute lengths and joint ranges.
+        for d in &draws {
+            let prim = &raw.meshes[d.mesh].primitives[d.primitive];
+            let field = format!("meshes[{}].primitives[{}]", d.mesh, d.primitive);
+            let nv = prim.positions.len();
+            if prim.normals.as_ref().is_some_and(|v| v.len() != nv) || prim.tangents.as_ref().is_some_and(|v| v.len() != nv) {
+                return Err(Error::invalid(&file, field, "NORMAL/TANGENT count differs from POSITION count"));
+            }
+            if let Some(&bad) = prim.indices.iter().find(|&&i| i as usize >= nv) {
+                return Err(Error::invalid(&file, format!("{field}.indices"), format!("index {bad} >= vertex count {nv}")));
+            }
+            for (ti, t) in prim.morph_targets.iter().enumerate() {
+                let bad = [t.positions.as_ref().map(|v| v.len()), t.normals.as_ref().map(|v| v.len()), t.tangents.as_ref().map(|v| v.len())]
+                    .into_iter()
+                    .flatten()
+                    .any(|len| len != nv);
+                if bad {
+                    return Err(Error::invalid(&file, format!("{field}.targets[{ti}]"), "morph target count differs from POSITION count"));
+                }
+            }
+            if d.skin.is_some() && prim.skin_weights.is_none() {
+                return Err(Error::invalid(&file, format!("{field}.attributes"), "node has a skin but the primitive has no JOINTS_0/WEIGHTS_0"));
+            }
+            if let (Some(s), Some(w)) = (d.skin, prim.skin_weights.as_ref()) {
+                if w.vertex_count() != nv {
+                    return Err(Error::invalid(&file, format!("{field}.attributes.JOINTS_0"), "JOINTS/WEIGHTS count differs from POSITION count"));
+                }
+                let jc = skins[s].joints.len() as u32;
+                for (k, (&j, &wt)) in w.joints.iter().zip(&w.weights).enumerate() {
+                    if wt != 0.0 && j >= jc {
+                        return Err(Error::invalid(
+                            &file,
+                            format!("{field}.attributes.JOINTS_{}", (k % w.width) / 4),
+                            format!("vertex {} uses joint {j} but skin {s} has {jc} joints", k / w.width),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(Scene { name: raw.name, nodes, meshes: raw.meshes, skins, animations, draws, report: raw.report })
+    }
+}

@@ -1,0 +1,166 @@
+//! SkinningJob: the CPU reference path of linear blend skinning.
+//!
+//! Method (seed 000 §6, §14; seed 002 §3): for each vertex, blend its joints' palette
+//! matrices by weight into one matrix `M`, then `p' = M p`, `n' = normalize(cof(M3) n)` with
+//! the sign of det(M3) (the cofactor matrix is the inverse-transpose times the determinant,
+//! so this is the inverse-transpose after normalisation, exact under non-uniform scale and
+//! mirroring), `t' = orthogonalize(M3 t, n')` with the handedness `w` kept.
+//! Any number of influences per vertex. Inputs are never written, outputs never read, one
+//! write per vertex; large meshes are split into chunks skinned on all cores (rayon).
+//!
+//! Cost: per influence one 4x4 multiply-add of the blend; per vertex one point transform,
+//! one cofactor (3 cross products) and a normalisation. Limits: weights are used as given
+//! (the importer normalises them); a vertex with no influences is written at the origin.
+
+use glam::{Mat4, Vec3, Vec3A, Vec4};
+use rayon::prelude::*;
+
+use super::weights::VertexWeights;
+use crate::error::{Error, Result};
+
+/// Vertices per parallel task; below `PARALLEL_THRESHOLD` the job stays on the calling
+/// thread because rayon's fork/join overhead (~µs) would exceed the work.
+const CHUNK_VERTICES: usize = 8192;
+const PARALLEL_THRESHOLD: usize = 2 * CHUNK_VERTICES;
+
+/// Skinned output of one draw.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SkinnedVertices {
+    pub positions: Vec<Vec3>,
+    pub normals: Option<Vec<Vec3>>,
+    pub tangents: Option<Vec<Vec4>>,
+}
+
+/// Validation rules:
+/// 1. `weights` has one entry per input position;
+/// 2. every joint index `weights` uses is below `palette.len()`;
+/// 3. each present input/output attribute array has the same length as `positions`, and an
+///    output is given exactly when its input is.
+pub struct SkinningJob<'a> {
+    /// The draw's palette (`model_from_bind`), indexed by the weights' joint indices.
+    pub palette: &'a [Mat4],
+    pub weights: &'a VertexWeights,
+    pub positions: &'a [Vec3],
+    pub normals: Option<&'a [Vec3]>,
+    pub tangents: Option<&'a [Vec4]>,
+    pub out_positions: &'a mut [Vec3],
+    pub out_normals: Option<&'a mut [Vec3]>,
+    pub out_tangents: Option<&'a mut [Vec4]>,
+}
+
+impl SkinningJob<'_> {
+    pub fn validate(&self) -> Result<()> {
+        let n = self.positions.len();
+        if self.weights.vertex_count() != n {
+            return Err(Error::job("SkinningJob", 1, format!("{} weighted vertices for {n} positions", self.weights.vertex_count())));
+        }
+        if !self.weights.influences.is_empty() && self.weights.max_joint as usize >= self.palette.len() {
+            return Err(Error::job("SkinningJob", 2, format!("joint {} used but the palette has {} matrices", self.weights.max_joint, self.palette.len())));
+        }
+        let len_ok = |x: Option<usize>| x.is_none_or(|l| l == n);
+        if self.out_positions.len() != n
+            || !len_ok(self.normals.map(|v| v.len()))
+            || !len_ok(self.tangents.map(|v| v.len()))
+            || !len_ok(self.out_normals.as_ref().map(|v| v.len()))
+            || !len_ok(self.out_tangents.as_ref().map(|v| v.len()))
+            || self.normals.is_some() != self.out_normals.is_some()
+            || self.tangents.is_some() != self.out_tangents.is_some()
+        {
+            return Err(Error::job("SkinningJob", 3, "attribute arrays differ in length or presence"));
+        }
+        Ok(())
+    }
+
+    pub fn run(&mut self) -> Result<()> {
+        self.validate()?;
+        let n = self.positions.len();
+        let kernel = Kernel { palette: self.palette, weights: self.weights, positions: self.positions, normals: self.normals, tangents: self.tangents };
+        let out_p = &mut *self.out_positions;
+        let out_n = self.out_normals.as_deref_mut();
+        let out_t = self.out_tangents.as_deref_mut();
+        if n < PARALLEL_THRESHOLD {
+            kernel.skin_range(0, out_p, out_n, out_t);
+            return Ok(());
+        }
+        // Split every present output into matching chunks and skin them in parallel.
+        let mut tasks: Vec<(usize, &mut [Vec3], Option<&mut [Vec3]>, Option<&mut [Vec4]>)> = Vec::with_capacity(n.div_ceil(CHUNK_VERTICES));
+        let mut n_chunks = out_n.map(|s| s.chunks_mut(CHUNK_VERTICES));
+        let mut t_chunks = out_t.map(|s| s.chunks_mut(CHUNK_VERTICES));
+        for (i, p) in out_p.chunks_mut(CHUNK_VERTICES).enumerate() {
+            let nc = n_chunks.as_mut().and_then(|it| it.next());
+            let tc = t_chunks.as_mut().and_then(|it| it.next());
+            tasks.push((i * CHUNK_VERTICES, p, nc, tc));
+        }
+        tasks.into_par_iter().for_each(|(start, p, nc, tc)| kernel.skin_range(start, p, nc, tc));
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Kernel<'a> {
+    palette: &'a [Mat4],
+    weights: &'a VertexWeights,
+    positions: &'a [Vec3],
+    normals: Option<&'a [Vec3]>,
+    tangents: Option<&'a [Vec4]>,
+}
+
+impl Kernel<'_> {
+    #[inline]
+    fn blend(&self, v: usize) -> Mat4 {
+        let (a, b) = (self.weights.offsets[v] as usize, self.weights.offsets[v + 1] as usize);
+        let mut c0 = Vec4::ZERO;
+        let mut c1 = Vec4::ZERO;
+        let mut c2 = Vec4::ZERO;
+        let mut c3 = Vec4::ZERO;
+        for inf in &self.weights.influences[a..b] {
+            let m = &self.palette[inf.joint as usize];
+            let w = Vec4::splat(inf.weight);
+            c0 += m.x_axis * w;
+            c1 += m.y_axis * w;
+            c2 += m.z_axis * w;
+            c3 += m.w_axis * w;
+        }
+        Mat4::from_cols(c0, c1, c2, c3)
+    }
+
+    fn skin_range(&self, start: usize, out_p: &mut [Vec3], mut out_n: Option<&mut [Vec3]>, mut out_t: Option<&mut [Vec4]>) {
+        for i in 0..out_p.len() {
+            let v = start + i;
+            let m = self.blend(v);
+            let p = self.positions[v];
+            out_p[i] = (m.x_axis * p.x + m.y_axis * p.y + m.z_axis * p.z + m.w_axis).truncate();
+            if out_n.is_none() && out_t.is_none() {
+                continue;
+            }
+            let x = Vec3A::from_vec4(m.x_axis);
+            let y = Vec3A::from_vec4(m.y_axis);
+            let z = Vec3A::from_vec4(m.z_axis);
+            let mut skinned_n = Vec3A::ZERO;
+            if let (Some(on), Some(ns)) = (out_n.as_deref_mut(), self.normals) {
+                // Cofactor columns; multiplying by sign(det) turns cof into the
+                // inverse-transpose up to a positive scale, removed by the normalisation.
+                let c0 = y.cross(z);
+                let c1 = z.cross(x);
+                let c2 = x.cross(y);
+                let det = x.dot(c0);
+                let n = ns[v];
+                let r = c0 * n.x + c1 * n.y + c2 * n.z;
+                let r = if det < 0.0 { -r } else { r };
+                skinned_n = r.normalize_or_zero();
+                on[i] = skinned_n.into();
+            }
+            if let (Some(ot), Some(ts)) = (out_t.as_deref_mut(), self.tangents) {
+                let t = ts[v];
+                let r = x * t.x + y * t.y + z * t.z;
+                let r = if skinned_n != Vec3A::ZERO {
+                    let o = r - skinned_n * skinned_n.dot(r);
+                    o.normalize_or_zero()
+                } else {
+                    r.normalize_or_zero()
+                };
+                ot[i] = r.extend(t.w);
+            }
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! Skinning stages that run on the CPU: the gradient palette, influence reduction and the
+//! vertex-weight array, morph targets, and linear blend skinning (f32 job + f64 reference).
+
+pub mod cpu;
+pub mod morph;
+pub mod palette;
+pub mod reference64;
+pub mod weights;
+
+pub use cpu::{SkinnedVertices, SkinningJob};
+pub use morph::MorphJob;
+pub use palette::{PaletteJob, PaletteLayout};
+pub use weights::{Influence, ReductionStats, VertexWeights};

@@ -1,0 +1,104 @@
+//! The gradient palette (seed 002 §2–3, seed 000 §15): per joint,
+//! `model_from_bind[j] = model_from_joint[j] * joint_from_bind[j]`, the matrix that carries a
+//! bind-pose vertex straight to its posed position. One frame palette holds every skin's
+//! joints back to back, then one slot per unskinned (morph-only or static) draw holding that
+//! node's `model_from_node`, so every draw skins with "joints + weights" (a rigid draw is a
+//! one-joint skin with weight 1: stitching as a subset of skinning, seed 001).
+//!
+//! Cost: one 4x4 multiply per joint. No joint cap: the GPU side stores it in a storage buffer
+//! sized to the frame palette.
+
+use glam::{DMat4, Mat4};
+
+use crate::error::{Error, Result};
+use crate::scene::Scene;
+
+/// Where each skin's and each draw's palette starts in the frame palette.
+#[derive(Clone, Debug)]
+pub struct PaletteLayout {
+    pub skin_base: Vec<u32>,
+    /// Per draw (same order as `Scene::draws`): first palette entry it indexes from.
+    pub draw_base: Vec<u32>,
+    /// Total entries.
+    pub len: usize,
+}
+
+impl PaletteLayout {
+    pub fn new(scene: &Scene) -> PaletteLayout {
+        let mut len = 0usize;
+        let mut skin_base = Vec::with_capacity(scene.skins.len());
+        for s in &scene.skins {
+            skin_base.push(len as u32);
+            len += s.joints.len();
+        }
+        let mut draw_base = Vec::with_capacity(scene.draws.len());
+        for d in &scene.draws {
+            match d.skin {
+                Some(s) => draw_base.push(skin_base[s]),
+                None => {
+                    draw_base.push(len as u32);
+                    len += 1;
+                }
+            }
+        }
+        PaletteLayout { skin_base, draw_base, len }
+    }
+}
+
+/// Builds the frame palette from `model_from_node`.
+///
+/// Validation rules:
+/// 1. `model_from_node` has one matrix per scene node;
+/// 2. `layout` was made for this scene.
+pub struct PaletteJob<'a> {
+    pub scene: &'a Scene,
+    pub layout: &'a PaletteLayout,
+    pub model_from_node: &'a [Mat4],
+    pub palette: &'a mut Vec<Mat4>,
+}
+
+impl PaletteJob<'_> {
+    pub fn validate(&self) -> Result<()> {
+        if self.model_from_node.len() != self.scene.nodes.len() {
+            return Err(Error::job("PaletteJob", 1, "model_from_node does not match the scene's node count"));
+        }
+        if self.layout.draw_base.len() != self.scene.draws.len() || self.layout.skin_base.len() != self.scene.skins.len() {
+            return Err(Error::job("PaletteJob", 2, "layout was made for another scene"));
+        }
+        Ok(())
+    }
+
+    pub fn run(&mut self) -> Result<()> {
+        self.validate()?;
+        let out = &mut *self.palette;
+        out.clear();
+        out.reserve(self.layout.len);
+        for skin in &self.scene.skins {
+            for (&node, joint_from_bind) in skin.joints.iter().zip(&skin.joint_from_bind) {
+                out.push(self.model_from_node[node] * *joint_from_bind);
+            }
+        }
+        for d in &self.scene.draws {
+            if d.skin.is_none() {
+                out.push(self.model_from_node[d.node]);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// f64 mirror of [`PaletteJob`] for one draw: the palette that draw indexes from 0.
+pub fn draw_palette_f64(scene: &Scene, model_from_node: &[DMat4], draw: usize) -> Vec<DMat4> {
+    let d = &scene.draws[draw];
+    match d.skin {
+        Some(s) => {
+            let skin = &scene.skins[s];
+            skin.joints
+                .iter()
+                .zip(&skin.joint_from_bind)
+                .map(|(&n, ibm)| model_from_node[n] * ibm.as_dmat4())
+                .collect()
+        }
+        None => vec![model_from_node[d.node]],
+    }
+}

@@ -1,0 +1,83 @@
+//! The f64 reference: the whole chain (local→model, palette, morph, blend, normals,
+//! tangents) recomputed in double precision straight from the scene's fixed-width weight
+//! sets, sharing no code with the f32 jobs beyond the pose. Tests use it as ground truth.
+
+use glam::{DMat3, DMat4, DVec3, DVec4};
+
+use crate::anim::Pose;
+use crate::math::{dnormal_matrix, dorthogonalize_tangent};
+use crate::scene::{Scene, SkinWeights};
+use crate::skeleton::model_from_node_f64;
+use crate::skin::palette::draw_palette_f64;
+
+#[derive(Clone, Debug, Default)]
+pub struct Skinned64 {
+    pub positions: Vec<DVec3>,
+    pub normals: Option<Vec<DVec3>>,
+    pub tangents: Option<Vec<DVec4>>,
+}
+
+/// Skin draw `draw` of `scene` in `pose`, in f64. `weights` overrides the primitive's weight
+/// sets (e.g. a reduced copy); rigid draws use weight 1 on the node.
+pub fn skin_draw_f64(scene: &Scene, pose: &Pose, draw: usize, weights: Option<&SkinWeights>) -> Skinned64 {
+    let model_from_node = model_from_node_f64(scene, pose);
+    skin_draw_f64_with(scene, pose, &model_from_node, draw, weights)
+}
+
+pub fn skin_draw_f64_with(scene: &Scene, pose: &Pose, model_from_node: &[DMat4], draw: usize, weights: Option<&SkinWeights>) -> Skinned64 {
+    let d = &scene.draws[draw];
+    let prim = scene.primitive(d);
+    let palette = draw_palette_f64(scene, model_from_node, draw);
+    let morph_w = &pose.morph_weights[d.node];
+    let n = prim.vertex_count();
+    let sw = if d.skin.is_some() { weights.or(prim.skin_weights.as_ref()) } else { None };
+    let mut out = Skinned64 {
+        positions: Vec::with_capacity(n),
+        normals: prim.normals.as_ref().map(|_| Vec::with_capacity(n)),
+        tangents: prim.tangents.as_ref().map(|_| Vec::with_capacity(n)),
+    };
+    for v in 0..n {
+        // Morph in f64.
+        let mut p = prim.positions[v].as_dvec3();
+        let mut nrm = prim.normals.as_ref().map(|x| x[v].as_dvec3());
+        let mut tan = prim.tangents.as_ref().map(|x| x[v].as_dvec4());
+        for (t, target) in prim.morph_targets.iter().enumerate() {
+            let w = morph_w.get(t).copied().unwrap_or(0.0) as f64;
+            if let Some(dp) = &target.positions {
+                p += dp[v].as_dvec3() * w;
+            }
+            if let (Some(n), Some(dn)) = (nrm.as_mut(), &target.normals) {
+                *n += dn[v].as_dvec3() * w;
+            }
+            if let (Some(t), Some(dt)) = (tan.as_mut(), &target.tangents) {
+                *t += (dt[v].as_dvec3() * w).extend(0.0);
+            }
+        }
+        // Blend.
+        let mut m = DMat4::ZERO;
+        match sw {
+            Some(sw) => {
+                for k in 0..sw.width {
+                    let w = sw.weights[v * sw.width + k] as f64;
+                    if w != 0.0 {
+                        m += palette[sw.joints[v * sw.width + k] as usize] * w;
+                    }
+                }
+            }
+            None => m = palette[0],
+        }
+        out.positions.push(m.transform_point3(p));
+        let m3 = DMat3::from_mat4(m);
+        let mut skinned_n = DVec3::ZERO;
+        if let (Some(o), Some(n)) = (out.normals.as_mut(), nrm) {
+            skinned_n = dnormal_matrix(&m3).map(|nm| (nm * n).normalize_or_zero()).unwrap_or(DVec3::ZERO);
+            o.push(skinned_n);
+        }
+        if let (Some(o), Some(t)) = (out.tangents.as_mut(), tan) {
+            let r = m3 * t.truncate();
+            let r = if skinned_n != DVec3::ZERO { dorthogonalize_tangent(r, skinned_n) } else { r.normalize_or_zero() };
+            o.push(r.extend(t.w));
+        }
+    }
+    out
+}

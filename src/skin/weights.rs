@@ -1,0 +1,117 @@
+//! Influence reduction and the vertex-weight array (seed 000 §14).
+//!
+//! The vertex-weight array stores each vertex's (joint, weight) pairs contiguously, grouped
+//! by vertex in vertex order (a CSR layout: `offsets[v]..offsets[v+1]`), zero weights dropped.
+//! The skinning loop reads it front to back, never writes it, and writes each output vertex
+//! once.
+//!
+//! Reduction (`--max-influences K`): keep the K largest weights of each vertex and renormalise
+//! them to sum to 1, as engines with a 4-influence limit do; [`ReductionStats`] says how many
+//! vertices lost weight and how much.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::scene::SkinWeights;
+
+/// One (joint, weight) pair of the vertex-weight array.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Influence {
+    pub joint: u32,
+    pub weight: f32,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct VertexWeights {
+    /// `vertex_count + 1` entries; vertex v owns `influences[offsets[v]..offsets[v+1]]`.
+    pub offsets: Vec<u32>,
+    pub influences: Vec<Influence>,
+    /// Largest joint index used (for validation against the palette length).
+    pub max_joint: u32,
+}
+
+/// What a reduction to K influences changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ReductionStats {
+    pub max_influences_before: usize,
+    pub max_influences_after: usize,
+    /// Vertices that had more than K non-zero weights.
+    pub vertices_reduced: usize,
+    /// Largest total weight dropped from one vertex (before renormalisation).
+    pub max_dropped_weight: f32,
+}
+
+impl VertexWeights {
+    pub fn vertex_count(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Every vertex bound to joint 0 with weight 1 (rigid draws).
+    pub fn rigid(vertex_count: usize) -> VertexWeights {
+        VertexWeights {
+            offsets: (0..=vertex_count as u32).collect(),
+            influences: vec![Influence { joint: 0, weight: 1.0 }; vertex_count],
+            max_joint: 0,
+        }
+    }
+
+    /// Build from fixed-width sets, dropping zero weights.
+    pub fn from_skin_weights(w: &SkinWeights) -> VertexWeights {
+        let n = w.vertex_count();
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut influences = Vec::with_capacity(n * 4);
+        let mut max_joint = 0;
+        offsets.push(0);
+        if w.width > 0 {
+            for (js, ws) in w.joints.chunks_exact(w.width).zip(w.weights.chunks_exact(w.width)) {
+                for (&joint, &weight) in js.iter().zip(ws) {
+                    if weight != 0.0 {
+                        influences.push(Influence { joint, weight });
+                        max_joint = max_joint.max(joint);
+                    }
+                }
+                offsets.push(influences.len() as u32);
+            }
+        }
+        VertexWeights { offsets, influences, max_joint }
+    }
+}
+
+/// Keep the `k` largest weights per vertex, renormalised; result has width `ceil(k/4)*4`
+/// (or the input width when that is smaller).
+pub fn reduce_influences(w: &SkinWeights, k: usize) -> (SkinWeights, ReductionStats) {
+    let k = k.max(1);
+    let n = w.vertex_count();
+    let width = (k.div_ceil(4) * 4).min(w.width.max(4));
+    let mut out = SkinWeights { width, joints: vec![0; n * width], weights: vec![0.0; n * width] };
+    let mut stats = ReductionStats { max_influences_before: w.max_influences(), ..Default::default() };
+    let mut pairs: Vec<(u32, f32)> = Vec::with_capacity(w.width);
+    for v in 0..n {
+        pairs.clear();
+        for i in 0..w.width {
+            let weight = w.weights[v * w.width + i];
+            if weight != 0.0 {
+                pairs.push((w.joints[v * w.width + i], weight));
+            }
+        }
+        let kept_count = pairs.len().min(k);
+        if pairs.len() > k {
+            // Stable: equal weights keep file order.
+            pairs.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let dropped: f32 = pairs[k..].iter().map(|p| p.1).sum();
+            stats.vertices_reduced += 1;
+            stats.max_dropped_weight = stats.max_dropped_weight.max(dropped);
+            let kept: f32 = pairs[..k].iter().map(|p| p.1).sum();
+            let scale = if kept > 0.0 { 1.0 / kept } else { 0.0 };
+            for p in &mut pairs[..k] {
+                p.1 *= scale;
+            }
+        }
+        for (i, &(j, wt)) in pairs[..kept_count].iter().enumerate() {
+            out.joints[v * width + i] = j;
+            out.weights[v * width + i] = wt;
+        }
+        stats.max_influences_after = stats.max_influences_after.max(kept_count);
+    }
+    (out, stats)
+}

@@ -1,0 +1,78 @@
+//! Shared test helpers: where the shared test data lives, and the GPU context policy
+//! (in CI a missing adapter is a failure, locally a loud skip).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use skinview::gpu::GpuContext;
+
+/// `../shared` beside the repository, or `$SKINVIEW_SHARED`.
+pub fn shared_dir() -> PathBuf {
+    if let Ok(p) = std::env::var("SKINVIEW_SHARED") {
+        return PathBuf::from(p);
+    }
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    assert!(p.join("models").is_dir(), "test data not found at {} (set SKINVIEW_SHARED)", p.display());
+    p
+}
+
+/// Every shared model and rig file.
+pub fn all_models() -> Vec<PathBuf> {
+    let shared = shared_dir();
+    let mut v = Vec::new();
+    for dir in ["models", "rigs"] {
+        let mut entries: Vec<PathBuf> = walk(&shared.join(dir));
+        entries.retain(|p| p.extension().is_some_and(|e| e == "glb"));
+        entries.sort();
+        v.extend(entries);
+    }
+    assert!(v.len() >= 16, "expected the 11 sample models and 5 rigs, found {}", v.len());
+    v
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+        }
+    }
+    out
+}
+
+/// Find a shared model or rig by file stem.
+pub fn model(stem: &str) -> PathBuf {
+    all_models()
+        .into_iter()
+        .find(|p| p.file_stem().is_some_and(|s| s == stem))
+        .unwrap_or_else(|| panic!("model {stem} not in shared data"))
+}
+
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// The headless GPU context, created once per test binary. `None` (with a message) when no
+/// adapter exists outside CI; in CI that is a test failure.
+pub fn gpu() -> Option<&'static GpuContext> {
+    static CTX: OnceLock<Result<GpuContext, String>> = OnceLock::new();
+    let ctx = CTX.get_or_init(|| {
+        if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+            // lavapipe warns without one; give it a private directory.
+            let dir = std::env::temp_dir().join(format!("skinview-xdg-{}", std::process::id()));
+            let _ = std::fs::create_dir_all(&dir);
+            unsafe { std::env::set_var("XDG_RUNTIME_DIR", &dir) };
+        }
+        GpuContext::new_headless().map_err(|e| e.to_string())
+    });
+    match ctx {
+        Ok(c) => Some(c),
+        Err(e) if in_ci() => panic!("CI=true and no GPU adapter: {e}"),
+        Err(e) => {
+            eprintln!("SKIPPING GPU part: {e}");
+            None
+        }
+    }
+}
