@@ -1,0 +1,120 @@
+//! GPU readback (capture shader calling the shared WGSL `skin()`) against the CPU reference
+//! for every shared model and rig across each animation, the f32 CPU path against the f64
+//! reference, and the `--max-influences` reduction.
+
+mod common;
+
+use skinview::anim::Pose;
+use skinview::frame::{CpuSkinner, FrameState};
+use skinview::harness::{self, CPU_GPU_TOLERANCE_REL};
+use skinview::skin::reference64::skin_draw_f64;
+use skinview::skin::weights::reduce_influences;
+use skinview::skin::SkinnedVertices;
+
+/// Frames per animation in the test (both ends included).
+const FRAMES: usize = 9;
+
+fn anims(scene: &skinview::Scene) -> Vec<Option<usize>> {
+    if scene.animations.is_empty() { vec![None] } else { (0..scene.animations.len()).map(Some).collect() }
+}
+
+#[test]
+fn gpu_matches_cpu_reference_on_every_model_and_animation() {
+    let Some(ctx) = common::gpu() else { return };
+    println!("adapter: {}", ctx.describe());
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    let mut models = common::all_models();
+    models.push("builtin".into());
+    for path in models {
+        let scene = if path.as_os_str() == "builtin" { skinview::builtin::woodland_arm().unwrap() } else { skinview::io::load(&path).unwrap() };
+        let cmp = harness::compare(ctx, &scene, &anims(&scene), FRAMES, None, |_, _| {}).unwrap();
+        let worst = cmp.anims.iter().flat_map(|a| &a.draws).map(|d| d.max_error).fold(0.0, f64::max);
+        let worst_n = cmp.anims.iter().flat_map(|a| &a.draws).map(|d| d.max_normal_error).fold(0.0, f64::max);
+        println!("{:<32} {} anims x {FRAMES} frames: max {:.2e} of diagonal, normals {:.2e}", scene.name, cmp.anims.len(), worst / cmp.diagonal, worst_n);
+        compared += cmp.anims.iter().map(|a| a.draws.len()).sum::<usize>();
+        if !cmp.passed {
+            failures.push(format!("{}: {:.3e} of diagonal > {CPU_GPU_TOLERANCE_REL:e}", scene.name, worst / cmp.diagonal));
+        }
+        // Unit normals agree to f32 precision (degenerate blends may differ: none in these models).
+        if worst_n > 1e-5 {
+            failures.push(format!("{}: normals differ by {worst_n:.3e}", scene.name));
+        }
+    }
+    assert!(compared > 100, "compared only {compared} draw-animations");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn cpu_f32_matches_f64_reference() {
+    let mut models = common::all_models();
+    models.push("builtin".into());
+    for path in models {
+        let scene = if path.as_os_str() == "builtin" { skinview::builtin::woodland_arm().unwrap() } else { skinview::io::load(&path).unwrap() };
+        let mut frame = FrameState::new(&scene);
+        let mut sk = CpuSkinner::new(&scene, None);
+        let mut worst_rel: f64 = 0.0;
+        for anim in anims(&scene) {
+            for t in harness::frame_times(&scene, anim, 5) {
+                frame.evaluate(&scene, anim, t).unwrap();
+                let pose: &Pose = &frame.pose;
+                let mut lo = glam::DVec3::splat(f64::MAX);
+                let mut hi = glam::DVec3::splat(f64::MIN);
+                let mut errs = Vec::new();
+                for i in 0..scene.draws.len() {
+                    let mut out = SkinnedVertices::default();
+                    sk.skin_draw(&scene, &frame, i, &mut out).unwrap();
+                    let r = skin_draw_f64(&scene, pose, i, None);
+                    for (a, b) in out.positions.iter().zip(&r.positions) {
+                        lo = lo.min(*b);
+                        hi = hi.max(*b);
+                        errs.push((a.as_dvec3() - *b).length());
+                    }
+                    if let (Some(na), Some(nb)) = (&out.normals, &r.normals) {
+                        for (a, b) in na.iter().zip(nb) {
+                            let e = (a.as_dvec3() - *b).length();
+                            assert!(e < 1e-5, "{}: normal differs from f64 by {e:.3e}", scene.name);
+                        }
+                    }
+                }
+                let diag = (hi - lo).length();
+                let worst = errs.iter().copied().fold(0.0, f64::max);
+                worst_rel = worst_rel.max(worst / diag);
+            }
+        }
+        println!("{:<32} f32 vs f64: {:.2e} of diagonal", scene.name, worst_rel);
+        assert!(worst_rel < 1e-5, "{}: f32 CPU path differs from the f64 reference by {worst_rel:.3e} of the diagonal", scene.name);
+    }
+}
+
+/// `--max-influences 4` on the 6- and 8-influence rigs: GPU and CPU agree on the reduced
+/// weights, the reduction is reported (vertices changed, non-zero cost), and the reduced
+/// weights are the 4 largest renormalised (checked against a direct computation).
+#[test]
+fn max_influences_reduction_is_applied_on_both_paths_and_costed() {
+    for stem in ["rig_seed4_8inf_morph_ubyte", "rig_seed5_40j_6inf_ushort"] {
+        let scene = skinview::io::load(&common::model(stem)).unwrap();
+        let w = scene.primitive(&scene.draws[0]).skin_weights.clone().unwrap();
+        let (r, stats) = reduce_influences(&w, 4);
+        assert!(stats.max_influences_before > 4 && stats.max_influences_after == 4 && stats.vertices_reduced > 0, "{stem}: {stats:?}");
+        for v in 0..w.vertex_count() {
+            let mut pairs: Vec<(u32, f32)> = (0..w.width).map(|k| (w.joints[v * w.width + k], w.weights[v * w.width + k])).filter(|p| p.1 > 0.0).collect();
+            pairs.sort_by(|a, b| b.1.total_cmp(&a.1));
+            pairs.truncate(4);
+            let sum: f32 = pairs.iter().map(|p| p.1).sum();
+            let got: f32 = r.weights[v * r.width..(v + 1) * r.width].iter().sum();
+            assert!((got - 1.0).abs() < 1e-5, "{stem} vertex {v}: reduced weights sum to {got}");
+            for (j, wt) in pairs {
+                let k = (0..r.width).find(|&k| r.joints[v * r.width + k] == j && r.weights[v * r.width + k] > 0.0).expect("kept joint");
+                assert!((r.weights[v * r.width + k] - wt / sum).abs() < 1e-6);
+            }
+        }
+        let Some(ctx) = common::gpu() else { continue };
+        let cmp = harness::compare(ctx, &scene, &anims(&scene), 5, Some(4), |_, _| {}).unwrap();
+        assert!(cmp.passed, "{stem}: GPU differs from CPU with 4 influences");
+        assert_eq!(cmp.vertices_reduced, stats.vertices_reduced);
+        let cost = cmp.anims.iter().flat_map(|a| a.reduction_cost.as_ref().unwrap()).map(|d| d.max_error).fold(0.0, f64::max);
+        println!("{stem}: reducing to 4 influences moves vertices by up to {:.2e} of the diagonal", cost / cmp.diagonal);
+        assert!(cost > 1e-5 * cmp.diagonal, "{stem}: reduction cost {cost:e} suspiciously small");
+    }
+}
