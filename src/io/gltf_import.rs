@@ -47,7 +47,17 @@ pub fn import_file(path: &Path) -> Result<Scene> {
 pub fn import_slice(bytes: &[u8], path: &Path) -> Result<Scene> {
     let file = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
     let gltf_err = |e: gltf::Error| Error::Gltf { path: path.to_path_buf(), message: e.to_string() };
-    let gltf::Gltf { document, blob } = gltf::Gltf::from_slice(bytes).map_err(gltf_err)?;
+    // gltf 1.4 subtracts the 12-byte header from the GLB's declared total length unchecked
+    // (an overflow panic in debug builds), so such a header is rejected here.
+    if let Some(h) = bytes.get(..12).filter(|h| h.starts_with(b"glTF")) {
+        let declared = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
+        if declared < 12 {
+            return Err(Error::Gltf { path: path.to_path_buf(), message: format!("GLB header declares a total length of {declared} bytes, less than the header itself") });
+        }
+    }
+    let gltf::Gltf { document, blob } = gltf::Gltf::from_slice_without_validation(bytes).map_err(gltf_err)?;
+    check_unvalidated_indices(document.as_json(), &file)?;
+    let document = gltf::Document::from_json(document.into_json()).map_err(gltf_err)?;
     let base = path.parent();
     let buffers = gltf::import_buffers(&document, base, blob).map_err(|e| match e {
         gltf::Error::BufferLength { buffer, expected, actual } => Error::invalid(
@@ -59,6 +69,36 @@ pub fn import_slice(bytes: &[u8], path: &Path) -> Result<Scene> {
     })?;
     let raw = Importer { file: file.clone(), buffers: &buffers, report: Report::default() }.run(&document)?;
     SceneBuilder::build(raw)
+}
+
+/// Indices that gltf 1.4 dereferences without a range check: its validation indexes the
+/// POSITION accessor before checking it, and it never validates animation channel targets
+/// (the accessors `Target::node`/`Target::property` then panic). Checked here, before
+/// `Document::from_json` validates the rest.
+fn check_unvalidated_indices(json: &gltf::json::Root, file: &str) -> Result<()> {
+    use gltf::json::validation::Checked;
+    let (accessors, nodes) = (json.accessors.len(), json.nodes.len());
+    for (mi, mesh) in json.meshes.iter().enumerate() {
+        for (pi, prim) in mesh.primitives.iter().enumerate() {
+            if let Some(i) = prim.attributes.get(&Checked::Valid(gltf::Semantic::Positions))
+                && i.value() >= accessors
+            {
+                return Err(Error::invalid(file, format!("meshes[{mi}].primitives[{pi}].attributes.POSITION"), format!("accessor {} out of range ({accessors} accessors)", i.value())));
+            }
+        }
+    }
+    for (ai, anim) in json.animations.iter().enumerate() {
+        for (ci, ch) in anim.channels.iter().enumerate() {
+            let field = format!("animations[{ai}].channels[{ci}].target");
+            if ch.target.node.value() >= nodes {
+                return Err(Error::invalid(file, format!("{field}.node"), format!("node {} out of range ({nodes} nodes)", ch.target.node.value())));
+            }
+            if matches!(ch.target.path, Checked::Invalid) {
+                return Err(Error::invalid(file, format!("{field}.path"), "not translation, rotation, scale or weights"));
+            }
+        }
+    }
+    Ok(())
 }
 
 struct Importer<'a> {

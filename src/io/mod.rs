@@ -1,8 +1,9 @@
-//! Input and output: the glTF importer, the `dump` exchange format and PNG writing.
+//! Input and output: the glTF importer and exporter, the `dump` exchange format and PNG writing.
 //! Depends on the core modules only.
 
 pub mod accessor;
 pub mod dump;
+pub mod gltf_export;
 pub mod gltf_import;
 pub mod image;
 

@@ -7,6 +7,9 @@ use std::sync::OnceLock;
 
 use skinview::gpu::GpuContext;
 
+/// Binary glTF surgery (split, edit, re-pack, patch accessor elements).
+pub mod glb;
+
 /// `../shared` beside the repository, or `$SKINVIEW_SHARED`.
 pub fn shared_dir() -> PathBuf {
     if let Ok(p) = std::env::var("SKINVIEW_SHARED") {

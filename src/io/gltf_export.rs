@@ -1,0 +1,538 @@
+//! Binary glTF 2.0 (.glb) export of a [`Scene`]: everything the importer reads, so a scene
+//! survives export → import (used by the import tests to build files from code).
+//!
+//! Written: nodes (name, children, TRS or `matrix`, mesh, skin, `weights`) with scene node
+//! indices as glTF node indices and every parentless node a root of the one scene; meshes
+//! (POSITION with min/max, NORMAL, TANGENT, u32 indices, the mode of the topology, one
+//! material per distinct base colour, `width / 4` JOINTS_n/WEIGHTS_n sets, morph targets with
+//! POSITION/NORMAL/TANGENT deltas, `mesh.weights`); skins (joints, optional inverse bind
+//! matrices); animations with one sampler per channel (times, values in the [`Sampler`]
+//! layout, interpolation, target path). Joints are written as u8 or u16 and weights as float
+//! or normalised u8/u16 ([`ExportOptions`]); normalised weights are quantised per vertex with
+//! largest-remainder rounding so that each vertex's integers sum exactly to 255 / 65535.
+//! Each accessor has its own buffer view, aligned to 4 bytes, in one buffer (the BIN chunk).
+//!
+//! Limits: no textures, cameras, lights, extensions or sparse accessors; `source_index` and
+//! the imported file's choice of displayed scene are not kept (every parentless node becomes
+//! a root); strips, fans and loops were converted to lists on import and stay lists. Data
+//! glTF cannot hold is an error, not a silent change: empty attribute or index arrays (glTF
+//! accessors need at least one element), non-finite node transforms or weights, joint
+//! indices too large for the chosen type, negative weights in a normalised type, arrays
+//! whose lengths disagree, primitives of one mesh with different morph target counts and
+//! channels on `matrix` nodes. Float weights are written exactly as stored (not
+//! renormalised); an animation without channels is written with empty channel and sampler
+//! arrays (the schema wants at least one), so animation indices are kept.
+
+use std::path::Path;
+
+use glam::Vec3;
+use serde_json::{Map, Value, json};
+
+use crate::anim::{Interpolation, Path as AnimPath, Sampler};
+use crate::error::{Error, Result};
+use crate::scene::{Mesh, Node, Primitive, Scene, SkinWeights, Topology};
+
+/// Component type of JOINTS_n.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JointType {
+    U8,
+    U16,
+}
+
+/// Component type of WEIGHTS_n.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WeightType {
+    F32,
+    /// Normalised unsigned byte: weight = integer / 255.
+    Unorm8,
+    /// Normalised unsigned short: weight = integer / 65535.
+    Unorm16,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExportOptions {
+    pub joints: JointType,
+    pub weights: WeightType,
+    /// `false` omits the accessor, which glTF defines as identity matrices (the scene's own
+    /// inverse bind matrices are then not written).
+    pub write_inverse_bind_matrices: bool,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions { joints: JointType::U16, weights: WeightType::F32, write_inverse_bind_matrices: true }
+    }
+}
+
+const FLOAT: u32 = 5126;
+const UNSIGNED_BYTE: u32 = 5121;
+const UNSIGNED_SHORT: u32 = 5123;
+const UNSIGNED_INT: u32 = 5125;
+const ARRAY_BUFFER: u32 = 34962;
+const ELEMENT_ARRAY_BUFFER: u32 = 34963;
+
+/// Export `scene` as a binary glTF file in memory.
+pub fn export_glb(scene: &Scene, options: &ExportOptions) -> Result<Vec<u8>> {
+    let mut w = Writer { file: &scene.name, options, bin: Vec::new(), views: Vec::new(), accessors: Vec::new(), materials: Vec::new() };
+    let nodes = scene.nodes.iter().enumerate().map(|(i, n)| w.node(scene, i, n)).collect::<Result<Vec<_>>>()?;
+    let roots: Vec<usize> = scene.nodes.iter().enumerate().filter(|(_, n)| n.parent.is_none()).map(|(i, _)| i).collect();
+    let meshes = scene.meshes.iter().enumerate().map(|(i, m)| w.mesh(i, m)).collect::<Result<Vec<_>>>()?;
+    let skins = (0..scene.skins.len()).map(|i| w.skin(scene, i)).collect::<Result<Vec<_>>>()?;
+    let animations = (0..scene.animations.len()).map(|i| w.animation(scene, i)).collect::<Result<Vec<_>>>()?;
+
+    let mut scene_json = Map::new();
+    scene_json.insert("name".into(), json!(scene.name));
+    if !roots.is_empty() {
+        scene_json.insert("nodes".into(), json!(roots));
+    }
+    let mut root = Map::new();
+    root.insert("asset".into(), json!({ "version": "2.0", "generator": concat!("skinview ", env!("CARGO_PKG_VERSION")) }));
+    root.insert("scene".into(), json!(0));
+    root.insert("scenes".into(), json!([Value::Object(scene_json)]));
+    let mut put = |key: &str, v: Vec<Value>| {
+        if !v.is_empty() {
+            root.insert(key.into(), Value::Array(v));
+        }
+    };
+    put("nodes", nodes);
+    put("meshes", meshes);
+    put("skins", skins);
+    put("animations", animations);
+    put("materials", w.materials.iter().map(|c| json!({ "pbrMetallicRoughness": { "baseColorFactor": c } })).collect());
+    put("accessors", std::mem::take(&mut w.accessors));
+    put("bufferViews", std::mem::take(&mut w.views));
+    if !w.bin.is_empty() {
+        root.insert("buffers".into(), json!([{ "byteLength": w.bin.len() }]));
+    }
+    let json = serde_json::to_vec(&Value::Object(root)).map_err(|e| Error::invalid(&scene.name, "(json)", format!("cannot serialise: {e}")))?;
+    pack_glb(&json, &w.bin).ok_or_else(|| Error::invalid(&scene.name, "(glb)", "file would exceed the 4 GiB GLB limit"))
+}
+
+/// Export `scene` and write it to `path`.
+pub fn write_glb(scene: &Scene, options: &ExportOptions, path: &Path) -> Result<()> {
+    let bytes = export_glb(scene, options)?;
+    std::fs::write(path, bytes).map_err(|e| Error::Output { path: path.to_path_buf(), message: e.to_string() })
+}
+
+/// GLB container: 12-byte header, JSON chunk padded with spaces, BIN chunk (when non-empty)
+/// padded with zeros, every chunk a multiple of 4 bytes. `None` past the u32 size limit.
+fn pack_glb(json: &[u8], bin: &[u8]) -> Option<Vec<u8>> {
+    let pad = |n: usize| n.div_ceil(4) * 4;
+    let (json_len, bin_len) = (pad(json.len()), pad(bin.len()));
+    let total = 12 + 8 + json_len + if bin.is_empty() { 0 } else { 8 + bin_len };
+    let total_u32 = u32::try_from(total).ok()?;
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&total_u32.to_le_bytes());
+    out.extend_from_slice(&(json_len as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(json);
+    out.resize(20 + json_len, b' ');
+    if !bin.is_empty() {
+        out.extend_from_slice(&(bin_len as u32).to_le_bytes());
+        out.extend_from_slice(b"BIN\0");
+        out.extend_from_slice(bin);
+        out.resize(total, 0);
+    }
+    Some(out)
+}
+
+struct Writer<'a> {
+    file: &'a str,
+    options: &'a ExportOptions,
+    bin: Vec<u8>,
+    views: Vec<Value>,
+    accessors: Vec<Value>,
+    /// Distinct base colours; a primitive's material is its colour's index.
+    materials: Vec<[f32; 4]>,
+}
+
+/// One accessor to add: little-endian element bytes and its description.
+struct Acc<'b> {
+    bytes: Vec<u8>,
+    count: usize,
+    component_type: u32,
+    ty: &'b str,
+    normalized: bool,
+    min_max: Option<(Vec<f32>, Vec<f32>)>,
+    target: Option<u32>,
+}
+
+fn f32_bytes(v: impl IntoIterator<Item = f32>) -> Vec<u8> {
+    v.into_iter().flat_map(f32::to_le_bytes).collect()
+}
+
+/// Component-wise min and max of `comps`-wide elements.
+fn min_max(values: &[f32], comps: usize) -> (Vec<f32>, Vec<f32>) {
+    let mut lo = vec![f32::INFINITY; comps];
+    let mut hi = vec![f32::NEG_INFINITY; comps];
+    for e in values.chunks_exact(comps) {
+        for (i, &x) in e.iter().enumerate() {
+            lo[i] = lo[i].min(x);
+            hi[i] = hi[i].max(x);
+        }
+    }
+    (lo, hi)
+}
+
+fn vec3_floats(v: &[Vec3]) -> Vec<f32> {
+    v.iter().flat_map(|p| p.to_array()).collect()
+}
+
+fn all_finite(v: &[f32]) -> bool {
+    v.iter().all(|x| x.is_finite())
+}
+
+impl Writer<'_> {
+    fn err(&self, field: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::invalid(self.file, field, message)
+    }
+
+    /// Append an accessor with its own 4-byte-aligned buffer view; returns its index.
+    fn push(&mut self, field: &str, a: Acc) -> Result<usize> {
+        if a.count == 0 {
+            return Err(self.err(field, "no elements (glTF accessors need at least one)"));
+        }
+        self.bin.resize(self.bin.len().div_ceil(4) * 4, 0);
+        let mut view = json!({ "buffer": 0, "byteOffset": self.bin.len(), "byteLength": a.bytes.len() });
+        if let Some(t) = a.target {
+            view["target"] = json!(t);
+        }
+        self.bin.extend_from_slice(&a.bytes);
+        self.views.push(view);
+        let mut acc = json!({ "bufferView": self.views.len() - 1, "componentType": a.component_type, "count": a.count, "type": a.ty });
+        if a.normalized {
+            acc["normalized"] = json!(true);
+        }
+        if let Some((lo, hi)) = a.min_max {
+            if !all_finite(&lo) || !all_finite(&hi) {
+                return Err(self.err(field, "NaN or infinite value"));
+            }
+            acc["min"] = json!(lo);
+            acc["max"] = json!(hi);
+        }
+        self.accessors.push(acc);
+        Ok(self.accessors.len() - 1)
+    }
+
+    /// Float accessor of `comps`-wide elements (`ty` "SCALAR", "VEC3", ...).
+    fn floats(&mut self, field: &str, values: &[f32], comps: usize, ty: &str, with_min_max: bool, target: Option<u32>) -> Result<usize> {
+        if !all_finite(values) {
+            return Err(self.err(field, "NaN or infinite value"));
+        }
+        if comps == 0 || !values.len().is_multiple_of(comps) {
+            return Err(self.err(field, format!("{} floats is not a whole number of {comps}-component elements", values.len())));
+        }
+        let min_max = with_min_max.then(|| min_max(values, comps));
+        self.push(field, Acc { bytes: f32_bytes(values.iter().copied()), count: values.len() / comps, component_type: FLOAT, ty, normalized: false, min_max, target })
+    }
+
+    fn node(&mut self, scene: &Scene, index: usize, node: &Node) -> Result<Value> {
+        let field = format!("nodes[{index}]");
+        let mut n = Map::new();
+        if let Some(name) = &node.name {
+            n.insert("name".into(), json!(name));
+        }
+        let children: Vec<usize> = scene.nodes.iter().enumerate().filter(|(_, c)| c.parent == Some(index)).map(|(i, _)| i).collect();
+        if !children.is_empty() {
+            n.insert("children".into(), json!(children));
+        }
+        match node.matrix {
+            Some(m) => {
+                let cols = m.to_cols_array();
+                if !all_finite(&cols) {
+                    return Err(self.err(format!("{field}.matrix"), "NaN or infinite element"));
+                }
+                n.insert("matrix".into(), json!(cols));
+            }
+            None => {
+                let (t, r, s) = (node.rest.translation.to_array(), node.rest.rotation.to_array(), node.rest.scale.to_array());
+                if !all_finite(&t) || !all_finite(&r) || !all_finite(&s) {
+                    return Err(self.err(&field, "NaN or infinite translation/rotation/scale"));
+                }
+                if t != [0.0; 3] {
+                    n.insert("translation".into(), json!(t));
+                }
+                if r != [0.0, 0.0, 0.0, 1.0] {
+                    n.insert("rotation".into(), json!(r));
+                }
+                if s != [1.0; 3] {
+                    n.insert("scale".into(), json!(s));
+                }
+            }
+        }
+        if let Some(m) = node.mesh {
+            n.insert("mesh".into(), json!(m));
+        }
+        if let Some(s) = node.skin {
+            n.insert("skin".into(), json!(s));
+        }
+        if let Some(w) = &node.morph_weights {
+            if !all_finite(w) {
+                return Err(self.err(format!("{field}.weights"), "NaN or infinite weight"));
+            }
+            n.insert("weights".into(), json!(w));
+        }
+        Ok(Value::Object(n))
+    }
+
+    fn mesh(&mut self, index: usize, mesh: &Mesh) -> Result<Value> {
+        let mut m = Map::new();
+        if let Some(name) = &mesh.name {
+            m.insert("name".into(), json!(name));
+        }
+        let targets = mesh.morph_target_count();
+        if mesh.primitives.iter().any(|p| p.morph_targets.len() != targets) {
+            return Err(self.err(format!("meshes[{index}].primitives"), "primitives have different numbers of morph targets (glTF needs the same)"));
+        }
+        if !mesh.default_morph_weights.is_empty() && mesh.default_morph_weights.len() != targets {
+            return Err(self.err(format!("meshes[{index}].weights"), format!("{} weights for {targets} morph targets", mesh.default_morph_weights.len())));
+        }
+        let prims = mesh.primitives.iter().enumerate().map(|(pi, p)| self.primitive(&format!("meshes[{index}].primitives[{pi}]"), p)).collect::<Result<Vec<_>>>()?;
+        m.insert("primitives".into(), Value::Array(prims));
+        if !mesh.default_morph_weights.is_empty() {
+            if !all_finite(&mesh.default_morph_weights) {
+                return Err(self.err(format!("meshes[{index}].weights"), "NaN or infinite weight"));
+            }
+            m.insert("weights".into(), json!(mesh.default_morph_weights));
+        }
+        Ok(Value::Object(m))
+    }
+
+    fn primitive(&mut self, field: &str, p: &Primitive) -> Result<Value> {
+        let n = p.vertex_count();
+        let file = self.file;
+        let check = |len: usize, name: &str| -> Result<()> {
+            if len == n { Ok(()) } else { Err(Error::invalid(file, format!("{field}.attributes.{name}"), format!("{len} elements but POSITION has {n}"))) }
+        };
+        let mut attrs = Map::new();
+        let pos = self.floats(&format!("{field}.attributes.POSITION"), &vec3_floats(&p.positions), 3, "VEC3", true, Some(ARRAY_BUFFER))?;
+        attrs.insert("POSITION".into(), json!(pos));
+        if let Some(normals) = &p.normals {
+            check(normals.len(), "NORMAL")?;
+            let a = self.floats(&format!("{field}.attributes.NORMAL"), &vec3_floats(normals), 3, "VEC3", false, Some(ARRAY_BUFFER))?;
+            attrs.insert("NORMAL".into(), json!(a));
+        }
+        if let Some(tangents) = &p.tangents {
+            check(tangents.len(), "TANGENT")?;
+            let v: Vec<f32> = tangents.iter().flat_map(|t| t.to_array()).collect();
+            let a = self.floats(&format!("{field}.attributes.TANGENT"), &v, 4, "VEC4", false, Some(ARRAY_BUFFER))?;
+            attrs.insert("TANGENT".into(), json!(a));
+        }
+        if let Some(sw) = &p.skin_weights {
+            self.skin_weights(field, n, sw, &mut attrs)?;
+        }
+        let mut targets = Vec::with_capacity(p.morph_targets.len());
+        for (ti, t) in p.morph_targets.iter().enumerate() {
+            let tf = format!("{field}.targets[{ti}]");
+            let mut tj = Map::new();
+            for (name, data, min_max) in [("POSITION", &t.positions, true), ("NORMAL", &t.normals, false), ("TANGENT", &t.tangents, false)] {
+                if let Some(d) = data {
+                    if d.len() != n {
+                        return Err(self.err(format!("{tf}.{name}"), format!("{} elements but POSITION has {n}", d.len())));
+                    }
+                    let a = self.floats(&format!("{tf}.{name}"), &vec3_floats(d), 3, "VEC3", min_max, Some(ARRAY_BUFFER))?;
+                    tj.insert(name.into(), json!(a));
+                }
+            }
+            targets.push(Value::Object(tj));
+        }
+        if let Some(&bad) = p.indices.iter().find(|&&i| i as usize >= n) {
+            return Err(self.err(format!("{field}.indices"), format!("index {bad} >= vertex count {n}")));
+        }
+        let ibytes: Vec<u8> = p.indices.iter().flat_map(|i| i.to_le_bytes()).collect();
+        let indices = self.push(
+            &format!("{field}.indices"),
+            Acc { bytes: ibytes, count: p.indices.len(), component_type: UNSIGNED_INT, ty: "SCALAR", normalized: false, min_max: None, target: Some(ELEMENT_ARRAY_BUFFER) },
+        )?;
+        let mode = match p.topology {
+            Topology::Points => 0,
+            Topology::Lines => 1,
+            Topology::Triangles => 4,
+        };
+        if !all_finite(&p.base_color) {
+            return Err(self.err(format!("{field}.material"), "NaN or infinite base colour"));
+        }
+        let material = match self.materials.iter().position(|c| c.map(f32::to_bits) == p.base_color.map(f32::to_bits)) {
+            Some(i) => i,
+            None => {
+                self.materials.push(p.base_color);
+                self.materials.len() - 1
+            }
+        };
+        let mut pj = json!({ "attributes": attrs, "indices": indices, "mode": mode, "material": material });
+        if !targets.is_empty() {
+            pj["targets"] = Value::Array(targets);
+        }
+        Ok(pj)
+    }
+
+    /// JOINTS_n / WEIGHTS_n sets of a primitive.
+    fn skin_weights(&mut self, field: &str, n: usize, sw: &SkinWeights, attrs: &mut Map<String, Value>) -> Result<()> {
+        let width = sw.width;
+        if width == 0 || !width.is_multiple_of(4) || sw.joints.len() != n * width || sw.weights.len() != n * width {
+            return Err(self.err(
+                format!("{field}.attributes.JOINTS_0"),
+                format!("skin weights of width {width} with {} joints and {} weights for {n} vertices", sw.joints.len(), sw.weights.len()),
+            ));
+        }
+        let quantised = match self.options.weights {
+            WeightType::F32 => None,
+            WeightType::Unorm8 => Some(self.quantise(field, sw, 255)?),
+            WeightType::Unorm16 => Some(self.quantise(field, sw, 65535)?),
+        };
+        for set in 0..width / 4 {
+            let elems = |v: usize| v * width + set * 4..v * width + set * 4 + 4;
+            let jf = format!("{field}.attributes.JOINTS_{set}");
+            let (limit, jtype) = match self.options.joints {
+                JointType::U8 => (u8::MAX as u32, UNSIGNED_BYTE),
+                JointType::U16 => (u16::MAX as u32, UNSIGNED_SHORT),
+            };
+            let mut jbytes = Vec::with_capacity(n * 8);
+            for v in 0..n {
+                for &j in &sw.joints[elems(v)] {
+                    if j > limit {
+                        return Err(self.err(&jf, format!("vertex {v}: joint index {j} does not fit the chosen joint type")));
+                    }
+                    match self.options.joints {
+                        JointType::U8 => jbytes.push(j as u8),
+                        JointType::U16 => jbytes.extend_from_slice(&(j as u16).to_le_bytes()),
+                    }
+                }
+            }
+            let ja = self.push(&jf, Acc { bytes: jbytes, count: n, component_type: jtype, ty: "VEC4", normalized: false, min_max: None, target: Some(ARRAY_BUFFER) })?;
+            let wf = format!("{field}.attributes.WEIGHTS_{set}");
+            let wa = match &quantised {
+                None => {
+                    let v: Vec<f32> = (0..n).flat_map(|v| sw.weights[elems(v)].iter().copied()).collect();
+                    self.floats(&wf, &v, 4, "VEC4", false, Some(ARRAY_BUFFER))?
+                }
+                Some(q) => {
+                    let bytes: Vec<u8> = match self.options.weights {
+                        WeightType::Unorm8 => (0..n).flat_map(|v| q[elems(v)].iter().map(|&x| x as u8)).collect(),
+                        _ => (0..n).flat_map(|v| q[elems(v)].iter().flat_map(|&x| (x as u16).to_le_bytes())).collect(),
+                    };
+                    let ct = if self.options.weights == WeightType::Unorm8 { UNSIGNED_BYTE } else { UNSIGNED_SHORT };
+                    self.push(&wf, Acc { bytes, count: n, component_type: ct, ty: "VEC4", normalized: true, min_max: None, target: Some(ARRAY_BUFFER) })?
+                }
+            };
+            attrs.insert(format!("JOINTS_{set}"), json!(ja));
+            attrs.insert(format!("WEIGHTS_{set}"), json!(wa));
+        }
+        Ok(())
+    }
+
+    /// Largest-remainder quantisation of each vertex's weights to integers summing exactly
+    /// to `total` (a vertex whose weights are all zero stays all zero).
+    fn quantise(&self, field: &str, sw: &SkinWeights, total: u32) -> Result<Vec<u32>> {
+        let width = sw.width;
+        let mut out = vec![0u32; sw.weights.len()];
+        let mut order: Vec<usize> = Vec::with_capacity(width);
+        for (v, (ws, qs)) in sw.weights.chunks_exact(width).zip(out.chunks_exact_mut(width)).enumerate() {
+            if let Some(&bad) = ws.iter().find(|w| !w.is_finite() || **w < 0.0) {
+                return Err(self.err(format!("{field}.attributes.WEIGHTS_0"), format!("vertex {v} has weight {bad}, which a normalised type cannot hold")));
+            }
+            let sum: f64 = ws.iter().map(|&w| w as f64).sum();
+            if sum == 0.0 {
+                continue;
+            }
+            let scaled: Vec<f64> = ws.iter().map(|&w| w as f64 / sum * total as f64).collect();
+            let mut assigned: i64 = 0;
+            for (q, s) in qs.iter_mut().zip(&scaled) {
+                *q = (s.floor() as u32).min(total);
+                assigned += *q as i64;
+            }
+            // Hand the missing units to the largest fractional parts (non-zero weights only);
+            // rounding error in `scaled` can leave the sum one unit over, taken from the smallest.
+            order.clear();
+            order.extend((0..width).filter(|&i| ws[i] > 0.0));
+            order.sort_by(|&a, &b| (scaled[b] - scaled[b].floor()).total_cmp(&(scaled[a] - scaled[a].floor())));
+            let mut missing = total as i64 - assigned;
+            let mut k = 0;
+            while missing > 0 && !order.is_empty() {
+                qs[order[k % order.len()]] += 1;
+                missing -= 1;
+                k += 1;
+            }
+            for &i in order.iter().rev() {
+                if missing >= 0 {
+                    break;
+                }
+                if qs[i] > 0 {
+                    qs[i] -= 1;
+                    missing += 1;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn skin(&mut self, scene: &Scene, index: usize) -> Result<Value> {
+        let skin = &scene.skins[index];
+        let field = format!("skins[{index}]");
+        if skin.joints.is_empty() {
+            return Err(self.err(format!("{field}.joints"), "skin has no joints"));
+        }
+        if let Some(&bad) = skin.joints.iter().find(|&&j| j >= scene.nodes.len()) {
+            return Err(self.err(format!("{field}.joints"), format!("node {bad} out of range")));
+        }
+        let mut s = Map::new();
+        if let Some(name) = &skin.name {
+            s.insert("name".into(), json!(name));
+        }
+        s.insert("joints".into(), json!(skin.joints));
+        if self.options.write_inverse_bind_matrices {
+            let f = format!("{field}.inverseBindMatrices");
+            if skin.joint_from_bind.len() != skin.joints.len() {
+                return Err(self.err(&f, format!("{} matrices for {} joints", skin.joint_from_bind.len(), skin.joints.len())));
+            }
+            let v: Vec<f32> = skin.joint_from_bind.iter().flat_map(|m| m.to_cols_array()).collect();
+            let a = self.floats(&f, &v, 16, "MAT4", false, None)?;
+            s.insert("inverseBindMatrices".into(), json!(a));
+        }
+        Ok(Value::Object(s))
+    }
+
+    fn animation(&mut self, scene: &Scene, index: usize) -> Result<Value> {
+        let anim = &scene.animations[index];
+        let mut channels = Vec::with_capacity(anim.channels.len());
+        let mut samplers = Vec::with_capacity(anim.channels.len());
+        for (ci, ch) in anim.channels.iter().enumerate() {
+            let sf = format!("animations[{index}].samplers[{ci}]");
+            if ch.node >= scene.nodes.len() {
+                return Err(self.err(format!("animations[{index}].channels[{ci}].target.node"), format!("node {} out of range", ch.node)));
+            }
+            if scene.nodes[ch.node].matrix.is_some() {
+                return Err(self.err(format!("animations[{index}].channels[{ci}].target.node"), format!("node {} has a matrix, which glTF does not allow to animate", ch.node)));
+            }
+            let s: &Sampler = &ch.sampler;
+            let per_key = if s.interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+            if s.components == 0 || s.values.len() != s.times_s.len() * per_key * s.components {
+                return Err(self.err(
+                    format!("{sf}.output"),
+                    format!("{} values for {} keys of {} with {} components", s.values.len(), s.times_s.len(), s.interpolation.name(), s.components),
+                ));
+            }
+            let input = self.floats(&format!("{sf}.input"), &s.times_s, 1, "SCALAR", true, None)?;
+            let (comps, ty) = match ch.path {
+                AnimPath::Translation | AnimPath::Scale => (3, "VEC3"),
+                AnimPath::Rotation => (4, "VEC4"),
+                AnimPath::Weights => (1, "SCALAR"),
+            };
+            if comps != 1 && s.components != comps {
+                return Err(self.err(format!("{sf}.output"), format!("{} components for a {} channel", s.components, ch.path.name())));
+            }
+            let output = self.floats(&format!("{sf}.output"), &s.values, comps, ty, false, None)?;
+            samplers.push(json!({ "input": input, "output": output, "interpolation": s.interpolation.name() }));
+            channels.push(json!({ "sampler": ci, "target": { "node": ch.node, "path": ch.path.name() } }));
+        }
+        let mut a = Map::new();
+        if let Some(name) = &anim.name {
+            a.insert("name".into(), json!(name));
+        }
+        a.insert("channels".into(), Value::Array(channels));
+        a.insert("samplers".into(), Value::Array(samplers));
+        Ok(Value::Object(a))
+    }
+}

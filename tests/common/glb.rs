@@ -1,0 +1,127 @@
+//! Binary glTF surgery for tests: split a .glb into its JSON and BIN chunks, edit them and
+//! pack them again (written from the GLB chapter of the glTF 2.0 spec, independently of the
+//! crate's exporter), and locate accessor elements in the BIN chunk to overwrite them.
+
+use serde_json::Value;
+
+/// The JSON chunk (parsed) and the BIN chunk (empty when absent) of a .glb.
+pub fn split(glb: &[u8]) -> (Value, Vec<u8>) {
+    let u32_at = |at: usize| u32::from_le_bytes(glb[at..at + 4].try_into().expect("4 bytes")) as usize;
+    assert_eq!(&glb[0..4], b"glTF", "not a GLB");
+    assert_eq!(u32_at(4), 2, "GLB version");
+    assert_eq!(u32_at(8), glb.len(), "GLB header length");
+    let json_len = u32_at(12);
+    assert_eq!(&glb[16..20], b"JSON");
+    let json = serde_json::from_slice(&glb[20..20 + json_len]).expect("JSON chunk");
+    let rest = 20 + json_len;
+    let bin = if rest < glb.len() {
+        let bin_len = u32_at(rest);
+        assert_eq!(&glb[rest + 4..rest + 8], b"BIN\0");
+        glb[rest + 8..rest + 8 + bin_len].to_vec()
+    } else {
+        Vec::new()
+    };
+    (json, bin)
+}
+
+/// Pack raw JSON text and BIN bytes into a .glb (each chunk padded to 4 bytes: JSON with
+/// spaces, BIN with zeros; no BIN chunk when `bin` is empty).
+pub fn pack_raw(json: &[u8], bin: &[u8]) -> Vec<u8> {
+    let pad = |n: usize| n.div_ceil(4) * 4;
+    let mut out = Vec::new();
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes()); // total length, set below
+    out.extend_from_slice(&(pad(json.len()) as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(json);
+    out.resize(20 + pad(json.len()), b' ');
+    if !bin.is_empty() {
+        out.extend_from_slice(&(pad(bin.len()) as u32).to_le_bytes());
+        out.extend_from_slice(b"BIN\0");
+        out.extend_from_slice(bin);
+        out.resize(out.len() + pad(bin.len()) - bin.len(), 0);
+    }
+    let total = out.len() as u32;
+    out[8..12].copy_from_slice(&total.to_le_bytes());
+    out
+}
+
+pub fn pack(json: &Value, bin: &[u8]) -> Vec<u8> {
+    pack_raw(&serde_json::to_vec(json).expect("serialise"), bin)
+}
+
+/// The parsed JSON chunk of a .glb.
+pub fn json_of(glb: &[u8]) -> Value {
+    split(glb).0
+}
+
+/// Copy of `glb` with its JSON edited by `edit`.
+pub fn edit_json(glb: &[u8], edit: impl FnOnce(&mut Value)) -> Vec<u8> {
+    let (mut json, bin) = split(glb);
+    edit(&mut json);
+    pack(&json, &bin)
+}
+
+fn component_size(component_type: u64) -> usize {
+    match component_type {
+        5120 | 5121 => 1,
+        5122 | 5123 => 2,
+        5125 | 5126 => 4,
+        t => panic!("component type {t}"),
+    }
+}
+
+fn components(ty: &str) -> usize {
+    match ty {
+        "SCALAR" => 1,
+        "VEC2" => 2,
+        "VEC3" => 3,
+        "VEC4" | "MAT2" => 4,
+        "MAT3" => 9,
+        "MAT4" => 16,
+        t => panic!("accessor type {t}"),
+    }
+}
+
+/// Byte offset in the BIN chunk of component `component` of element `element` of accessor
+/// `accessor`, and the component size (matrices of 1-/2-byte types are not handled).
+pub fn element_offset(json: &Value, accessor: usize, element: usize, component: usize) -> (usize, usize) {
+    let acc = &json["accessors"][accessor];
+    let view = &json["bufferViews"][acc["bufferView"].as_u64().expect("bufferView") as usize];
+    let size = component_size(acc["componentType"].as_u64().expect("componentType"));
+    let comps = components(acc["type"].as_str().expect("type"));
+    assert!(component < comps && element < acc["count"].as_u64().expect("count") as usize);
+    let stride = view["byteStride"].as_u64().map_or(comps * size, |s| s as usize);
+    let base = view["byteOffset"].as_u64().unwrap_or(0) as usize + acc["byteOffset"].as_u64().unwrap_or(0) as usize;
+    (base + element * stride + component * size, size)
+}
+
+/// Copy of `glb` with one accessor component overwritten by `bytes` (little-endian, the
+/// component's size).
+pub fn patch(glb: &[u8], accessor: usize, element: usize, component: usize, bytes: &[u8]) -> Vec<u8> {
+    let (json, mut bin) = split(glb);
+    let (at, size) = element_offset(&json, accessor, element, component);
+    assert_eq!(bytes.len(), size, "patch size");
+    bin[at..at + size].copy_from_slice(bytes);
+    pack(&json, &bin)
+}
+
+/// Read one accessor component as f64 (unnormalised integers as their value).
+pub fn read_component(glb: &[u8], accessor: usize, element: usize, component: usize) -> f64 {
+    let (json, bin) = split(glb);
+    let (at, size) = element_offset(&json, accessor, element, component);
+    let b = &bin[at..at + size];
+    match json["accessors"][accessor]["componentType"].as_u64() {
+        Some(5121) => b[0] as f64,
+        Some(5123) => u16::from_le_bytes([b[0], b[1]]) as f64,
+        Some(5125) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+        Some(5126) => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+        t => panic!("component type {t:?}"),
+    }
+}
+
+/// Index of an accessor named by a JSON pointer (e.g. `/skins/0/inverseBindMatrices`).
+pub fn accessor_at(json: &Value, pointer: &str) -> usize {
+    json.pointer(pointer).and_then(Value::as_u64).unwrap_or_else(|| panic!("no accessor at {pointer}")) as usize
+}
