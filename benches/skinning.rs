@@ -30,6 +30,8 @@ impl Rng {
 struct Synthetic {
     palette: Vec<Mat4>,
     weights: VertexWeights,
+    /// The same weights in the any-count (CSR) layout.
+    weights_csr: VertexWeights,
     positions: Vec<Vec3>,
     normals: Vec<Vec3>,
 }
@@ -52,7 +54,8 @@ fn synthetic() -> Synthetic {
     }
     let positions = (0..VERTICES).map(|_| Vec3::new(r.next(), r.next(), r.next())).collect();
     let normals = (0..VERTICES).map(|_| Vec3::new(r.next() - 0.5, r.next() - 0.5, 1.0).normalize()).collect();
-    Synthetic { palette, weights: VertexWeights::from_skin_weights(&SkinWeights { width: 4, joints, weights }), positions, normals }
+    let sw = SkinWeights { width: 4, joints, weights };
+    Synthetic { palette, weights: VertexWeights::from_skin_weights(&sw), weights_csr: VertexWeights::csr_from_skin_weights(&sw), positions, normals }
 }
 
 fn cpu_skinning(c: &mut Criterion) {
@@ -63,14 +66,14 @@ fn cpu_skinning(c: &mut Criterion) {
     group.throughput(Throughput::Elements(VERTICES as u64));
     group.sample_size(20);
     let threads = rayon::current_num_threads();
-    for (label, pool_threads) in [("1_thread", 1usize), ("all_threads", threads)] {
+    for (label, pool_threads, weights) in [("fixed4_1_thread", 1usize, &s.weights), ("fixed4_all_threads", threads, &s.weights), ("csr_1_thread", 1, &s.weights_csr)] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(pool_threads).build().unwrap();
         group.bench_function(BenchmarkId::new("positions_normals", label), |b| {
             b.iter(|| {
                 pool.install(|| {
                     SkinningJob {
                         palette: &s.palette,
-                        weights: &s.weights,
+                        weights,
                         positions: &s.positions,
                         normals: Some(&s.normals),
                         tangents: None,
@@ -85,6 +88,26 @@ fn cpu_skinning(c: &mut Criterion) {
             })
         });
     }
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    group.bench_function(BenchmarkId::new("positions_only", "fixed4_1_thread"), |b| {
+        b.iter(|| {
+            pool.install(|| {
+                SkinningJob {
+                    palette: &s.palette,
+                    weights: &s.weights,
+                    positions: &s.positions,
+                    normals: None,
+                    tangents: None,
+                    out_positions: &mut out_p,
+                    out_normals: None,
+                    out_tangents: None,
+                }
+                .run()
+                .unwrap()
+            });
+            black_box(&out_p);
+        })
+    });
     group.finish();
 }
 

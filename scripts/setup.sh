@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Make a fresh Debian/Ubuntu machine ready to build and run skinview headless:
-# Rust toolchain (checked), a Vulkan driver (Mesa lavapipe, installed when missing).
+# Rust toolchain (checked), a Vulkan driver (Mesa lavapipe, installed when missing),
+# Node.js + three.js for the independent-engine tests (installed when missing).
 # Prints exactly what is missing when it cannot install it itself.
 set -euo pipefail
 
@@ -18,13 +19,34 @@ if ! command -v cargo >/dev/null; then
 fi
 
 # Any Vulkan ICD (lavapipe or a real driver) will do.
-if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; then
+have_icd() {
+    local f
+    for f in /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json; do
+        [ -e "$f" ] && return 0
+    done
+    return 1
+}
+if ! have_icd; then
     echo "setup: no Vulkan driver found; installing Mesa's software driver (mesa-vulkan-drivers, lavapipe)" >&2
     if ! need_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
        ! need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mesa-vulkan-drivers; then
         echo "missing: a Vulkan driver. Run as root:  apt-get install mesa-vulkan-drivers" >&2
         exit 1
     fi
+fi
+
+# The independent engine used by the tests (three.js under Node, tools/oracle).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    echo "setup: installing Node.js for the independent-engine tests (nodejs, npm)" >&2
+    if ! need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm; then
+        echo "missing: Node.js. Run as root:  apt-get install nodejs npm" >&2
+        exit 1
+    fi
+fi
+here="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -f "$here/tools/oracle/node_modules/three/package.json" ]; then
+    echo "setup: installing three.js for tools/oracle (npm ci)" >&2
+    npm ci --prefix "$here/tools/oracle" --no-audit --no-fund --loglevel=error >&2
 fi
 
 # lavapipe complains without a private runtime directory.

@@ -33,6 +33,34 @@ enum Command {
     Compare(CompareArgs),
     /// World-space skinned positions/normals at given times as JSON (the exchange format).
     Dump(DumpArgs),
+    /// Write the model (e.g. the built-in rig) as binary glTF, for other tools.
+    Export(ExportArgs),
+}
+
+#[derive(Args)]
+struct ExportArgs {
+    model: Option<PathBuf>,
+    /// Joint index type.
+    #[arg(long, value_enum, default_value = "u16")]
+    joints: JointsArg,
+    /// Weight type.
+    #[arg(long, value_enum, default_value = "f32")]
+    weights: WeightsArg,
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum JointsArg {
+    U8,
+    U16,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum WeightsArg {
+    F32,
+    Unorm8,
+    Unorm16,
 }
 
 #[derive(Args)]
@@ -234,6 +262,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let dump = harness::dump(&scene, anim, &a.times, a.path, ctx.as_ref(), a.max_influences)?;
             dump.write(&a.out)?;
             println!("{}: {} mesh entries x {} times -> {}", scene.name, dump.meshes.len(), dump.times.len(), a.out.display());
+        }
+        Command::Export(a) => {
+            use skinview::io::gltf_export::{write_glb, ExportOptions, JointType, WeightType};
+            let scene = harness::load_model(a.model.as_deref())?;
+            let options = ExportOptions {
+                joints: match a.joints {
+                    JointsArg::U8 => JointType::U8,
+                    JointsArg::U16 => JointType::U16,
+                },
+                weights: match a.weights {
+                    WeightsArg::F32 => WeightType::F32,
+                    WeightsArg::Unorm8 => WeightType::Unorm8,
+                    WeightsArg::Unorm16 => WeightType::Unorm16,
+                },
+                ..Default::default()
+            };
+            write_glb(&scene, &options, &a.out)?;
+            println!("{}: {} nodes, {} skins, {} animations -> {}", scene.name, scene.nodes.len(), scene.skins.len(), scene.animations.len(), a.out.display());
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -15,7 +15,7 @@
 use glam::{Mat4, Vec3, Vec3A, Vec4};
 use rayon::prelude::*;
 
-use super::weights::VertexWeights;
+use super::weights::{Influence, Influences4, VertexWeights, WeightLayout};
 use crate::error::{Error, Result};
 
 /// Vertices per parallel task; below `PARALLEL_THRESHOLD` the job stays on the calling
@@ -54,7 +54,7 @@ impl SkinningJob<'_> {
         if self.weights.vertex_count() != n {
             return Err(Error::job("SkinningJob", 1, format!("{} weighted vertices for {n} positions", self.weights.vertex_count())));
         }
-        if !self.weights.influences.is_empty() && self.weights.max_joint as usize >= self.palette.len() {
+        if !self.weights.is_empty() && self.weights.max_joint as usize >= self.palette.len() {
             return Err(Error::job("SkinningJob", 2, format!("joint {} used but the palette has {} matrices", self.weights.max_joint, self.palette.len())));
         }
         let len_ok = |x: Option<usize>| x.is_none_or(|l| l == n);
@@ -73,14 +73,22 @@ impl SkinningJob<'_> {
 
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
+        match &self.weights.layout {
+            WeightLayout::Fixed4(w) => self.run_with(Fixed4 { palette: self.palette, weights: w }),
+            WeightLayout::Csr { offsets, influences } => self.run_with(Csr { palette: self.palette, offsets, influences }),
+        }
+        Ok(())
+    }
+
+    fn run_with<B: Blend>(&mut self, blend: B) {
         let n = self.positions.len();
-        let kernel = Kernel { palette: self.palette, weights: self.weights, positions: self.positions, normals: self.normals, tangents: self.tangents };
+        let kernel = Kernel { blend, positions: self.positions, normals: self.normals, tangents: self.tangents };
         let out_p = &mut *self.out_positions;
         let out_n = self.out_normals.as_deref_mut();
         let out_t = self.out_tangents.as_deref_mut();
         if n < PARALLEL_THRESHOLD {
             kernel.skin_range(0, out_p, out_n, out_t);
-            return Ok(());
+            return;
         }
         // Split every present output into matching chunks and skin them in parallel.
         let mut tasks: Vec<(usize, &mut [Vec3], Option<&mut [Vec3]>, Option<&mut [Vec4]>)> = Vec::with_capacity(n.div_ceil(CHUNK_VERTICES));
@@ -92,28 +100,54 @@ impl SkinningJob<'_> {
             tasks.push((i * CHUNK_VERTICES, p, nc, tc));
         }
         tasks.into_par_iter().for_each(|(start, p, nc, tc)| kernel.skin_range(start, p, nc, tc));
-        Ok(())
     }
 }
 
-#[derive(Clone, Copy)]
-struct Kernel<'a> {
-    palette: &'a [Mat4],
-    weights: &'a VertexWeights,
-    positions: &'a [Vec3],
-    normals: Option<&'a [Vec3]>,
-    tangents: Option<&'a [Vec4]>,
+/// Blends the palette matrices of vertex `v` by weight.
+trait Blend: Sync {
+    fn blend(&self, v: usize) -> Mat4;
 }
 
-impl Kernel<'_> {
-    #[inline]
+/// Four slots per vertex, unrolled, no branches.
+struct Fixed4<'a> {
+    palette: &'a [Mat4],
+    weights: &'a [Influences4],
+}
+
+impl Blend for Fixed4<'_> {
+    #[inline(always)]
     fn blend(&self, v: usize) -> Mat4 {
-        let (a, b) = (self.weights.offsets[v] as usize, self.weights.offsets[v + 1] as usize);
+        let i = &self.weights[v];
+        let m0 = &self.palette[i.joints[0] as usize];
+        let m1 = &self.palette[i.joints[1] as usize];
+        let m2 = &self.palette[i.joints[2] as usize];
+        let m3 = &self.palette[i.joints[3] as usize];
+        let [w0, w1, w2, w3] = i.weights;
+        Mat4::from_cols(
+            m0.x_axis * w0 + m1.x_axis * w1 + m2.x_axis * w2 + m3.x_axis * w3,
+            m0.y_axis * w0 + m1.y_axis * w1 + m2.y_axis * w2 + m3.y_axis * w3,
+            m0.z_axis * w0 + m1.z_axis * w1 + m2.z_axis * w2 + m3.z_axis * w3,
+            m0.w_axis * w0 + m1.w_axis * w1 + m2.w_axis * w2 + m3.w_axis * w3,
+        )
+    }
+}
+
+/// Any number of influences per vertex.
+struct Csr<'a> {
+    palette: &'a [Mat4],
+    offsets: &'a [u32],
+    influences: &'a [Influence],
+}
+
+impl Blend for Csr<'_> {
+    #[inline(always)]
+    fn blend(&self, v: usize) -> Mat4 {
+        let (a, b) = (self.offsets[v] as usize, self.offsets[v + 1] as usize);
         let mut c0 = Vec4::ZERO;
         let mut c1 = Vec4::ZERO;
         let mut c2 = Vec4::ZERO;
         let mut c3 = Vec4::ZERO;
-        for inf in &self.weights.influences[a..b] {
+        for inf in &self.influences[a..b] {
             let m = &self.palette[inf.joint as usize];
             let w = Vec4::splat(inf.weight);
             c0 += m.x_axis * w;
@@ -123,44 +157,76 @@ impl Kernel<'_> {
         }
         Mat4::from_cols(c0, c1, c2, c3)
     }
+}
 
-    fn skin_range(&self, start: usize, out_p: &mut [Vec3], mut out_n: Option<&mut [Vec3]>, mut out_t: Option<&mut [Vec4]>) {
-        for i in 0..out_p.len() {
-            let v = start + i;
-            let m = self.blend(v);
-            let p = self.positions[v];
-            out_p[i] = (m.x_axis * p.x + m.y_axis * p.y + m.z_axis * p.z + m.w_axis).truncate();
-            if out_n.is_none() && out_t.is_none() {
-                continue;
+struct Kernel<'a, B: Blend> {
+    blend: B,
+    positions: &'a [Vec3],
+    normals: Option<&'a [Vec3]>,
+    tangents: Option<&'a [Vec4]>,
+}
+
+impl<B: Blend> Kernel<'_, B> {
+    fn skin_range(&self, start: usize, out_p: &mut [Vec3], out_n: Option<&mut [Vec3]>, out_t: Option<&mut [Vec4]>) {
+        // One tight loop per attribute combination, so the hot ones carry no per-vertex branches.
+        match (out_n, self.normals, out_t, self.tangents) {
+            (None, _, None, _) => {
+                for (i, op) in out_p.iter_mut().enumerate() {
+                    let v = start + i;
+                    *op = transform_point(&self.blend.blend(v), self.positions[v]);
+                }
             }
-            let x = Vec3A::from_vec4(m.x_axis);
-            let y = Vec3A::from_vec4(m.y_axis);
-            let z = Vec3A::from_vec4(m.z_axis);
-            let mut skinned_n = Vec3A::ZERO;
-            if let (Some(on), Some(ns)) = (out_n.as_deref_mut(), self.normals) {
-                // Cofactor columns; multiplying by sign(det) turns cof into the
-                // inverse-transpose up to a positive scale, removed by the normalisation.
-                let c0 = y.cross(z);
-                let c1 = z.cross(x);
-                let c2 = x.cross(y);
-                let det = x.dot(c0);
-                let n = ns[v];
-                let r = c0 * n.x + c1 * n.y + c2 * n.z;
-                let r = if det < 0.0 { -r } else { r };
-                skinned_n = r.normalize_or_zero();
-                on[i] = skinned_n.into();
+            (Some(on), Some(ns), None, _) => {
+                for (i, (op, onrm)) in out_p.iter_mut().zip(on.iter_mut()).enumerate() {
+                    let v = start + i;
+                    let m = self.blend.blend(v);
+                    *op = transform_point(&m, self.positions[v]);
+                    *onrm = skin_normal(&m, ns[v]).into();
+                }
             }
-            if let (Some(ot), Some(ts)) = (out_t.as_deref_mut(), self.tangents) {
-                let t = ts[v];
-                let r = x * t.x + y * t.y + z * t.z;
-                let r = if skinned_n != Vec3A::ZERO {
-                    let o = r - skinned_n * skinned_n.dot(r);
-                    o.normalize_or_zero()
-                } else {
-                    r.normalize_or_zero()
-                };
-                ot[i] = r.extend(t.w);
+            (on, ns, ot, ts) => {
+                let mut on = on;
+                let mut ot = ot;
+                for i in 0..out_p.len() {
+                    let v = start + i;
+                    let m = self.blend.blend(v);
+                    out_p[i] = transform_point(&m, self.positions[v]);
+                    let mut skinned_n = Vec3A::ZERO;
+                    if let (Some(on), Some(ns)) = (on.as_deref_mut(), ns) {
+                        skinned_n = skin_normal(&m, ns[v]);
+                        on[i] = skinned_n.into();
+                    }
+                    if let (Some(ot), Some(ts)) = (ot.as_deref_mut(), ts) {
+                        let t = ts[v];
+                        let r = Vec3A::from_vec4(m.x_axis) * t.x + Vec3A::from_vec4(m.y_axis) * t.y + Vec3A::from_vec4(m.z_axis) * t.z;
+                        let r = if skinned_n != Vec3A::ZERO { r - skinned_n * skinned_n.dot(r) } else { r };
+                        ot[i] = r.normalize_or_zero().extend(t.w);
+                    }
+                }
             }
         }
     }
+}
+
+#[inline(always)]
+fn transform_point(m: &Mat4, p: Vec3) -> Vec3 {
+    (m.x_axis * p.x + m.y_axis * p.y + m.z_axis * p.z + m.w_axis).truncate()
+}
+
+/// `normalize(sign(det M3) · cof(M3) · n)`: the cofactor matrix is the inverse-transpose
+/// times the determinant, so this is the inverse-transpose normal, exact under non-uniform
+/// scale and mirroring, with one square root and no matrix inverse. A degenerate blend
+/// (singular M3, e.g. the 180° twist of seed 000 §7) gives the zero vector, not NaN.
+#[inline(always)]
+fn skin_normal(m: &Mat4, n: Vec3) -> Vec3A {
+    let x = Vec3A::from_vec4(m.x_axis);
+    let y = Vec3A::from_vec4(m.y_axis);
+    let z = Vec3A::from_vec4(m.z_axis);
+    let c0 = y.cross(z);
+    let c1 = z.cross(x);
+    let c2 = x.cross(y);
+    let det = x.dot(c0);
+    let r = c0 * n.x + c1 * n.y + c2 * n.z;
+    let len2 = r.length_squared();
+    if len2 > 0.0 && len2.is_finite() { r * (1.0f32 / len2.sqrt()).copysign(det) } else { Vec3A::ZERO }
 }

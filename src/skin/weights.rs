@@ -1,9 +1,13 @@
 //! Influence reduction and the vertex-weight array (seed 000 §14).
 //!
 //! The vertex-weight array stores each vertex's (joint, weight) pairs contiguously, grouped
-//! by vertex in vertex order (a CSR layout: `offsets[v]..offsets[v+1]`), zero weights dropped.
-//! The skinning loop reads it front to back, never writes it, and writes each output vertex
-//! once.
+//! by vertex in vertex order, so the skinning loop reads it front to back, never writes it,
+//! and writes each output vertex once. Two layouts:
+//! - [`Influences4`]: exactly four (u16 joint, f32 weight) slots per vertex, zero-padded —
+//!   24 bytes a vertex and a branch-free blend, used when no vertex has more than four
+//!   influences and joint indices fit in u16 (the common game-engine case);
+//! - CSR (`offsets[v]..offsets[v+1]` into `influences`, zero weights dropped) for any number
+//!   of influences.
 //!
 //! Reduction (`--max-influences K`): keep the K largest weights of each vertex and renormalise
 //! them to sum to 1, as engines with a 4-influence limit do; [`ReductionStats`] says how many
@@ -21,11 +25,27 @@ pub struct Influence {
     pub weight: f32,
 }
 
-#[derive(Clone, Debug, Default)]
+/// Four influence slots of one vertex (unused slots have weight 0 and joint 0).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Influences4 {
+    pub weights: [f32; 4],
+    pub joints: [u16; 4],
+}
+
+#[derive(Clone, Debug)]
+pub enum WeightLayout {
+    Fixed4(Vec<Influences4>),
+    Csr {
+        /// `vertex_count + 1` entries; vertex v owns `influences[offsets[v]..offsets[v+1]]`.
+        offsets: Vec<u32>,
+        influences: Vec<Influence>,
+    },
+}
+
+#[derive(Clone, Debug)]
 pub struct VertexWeights {
-    /// `vertex_count + 1` entries; vertex v owns `influences[offsets[v]..offsets[v+1]]`.
-    pub offsets: Vec<u32>,
-    pub influences: Vec<Influence>,
+    pub layout: WeightLayout,
     /// Largest joint index used (for validation against the palette length).
     pub max_joint: u32,
 }
@@ -43,20 +63,47 @@ pub struct ReductionStats {
 
 impl VertexWeights {
     pub fn vertex_count(&self) -> usize {
-        self.offsets.len().saturating_sub(1)
+        match &self.layout {
+            WeightLayout::Fixed4(v) => v.len(),
+            WeightLayout::Csr { offsets, .. } => offsets.len().saturating_sub(1),
+        }
     }
 
     /// Every vertex bound to joint 0 with weight 1 (rigid draws).
     pub fn rigid(vertex_count: usize) -> VertexWeights {
-        VertexWeights {
-            offsets: (0..=vertex_count as u32).collect(),
-            influences: vec![Influence { joint: 0, weight: 1.0 }; vertex_count],
-            max_joint: 0,
-        }
+        let one = Influences4 { weights: [1.0, 0.0, 0.0, 0.0], joints: [0; 4] };
+        VertexWeights { layout: WeightLayout::Fixed4(vec![one; vertex_count]), max_joint: 0 }
     }
 
-    /// Build from fixed-width sets, dropping zero weights.
+    /// Build from fixed-width sets: the four-slot layout when it can hold every vertex,
+    /// otherwise CSR with zero weights dropped.
     pub fn from_skin_weights(w: &SkinWeights) -> VertexWeights {
+        let fits_u16 = w.joints.iter().zip(&w.weights).all(|(&j, &wt)| wt == 0.0 || j <= u16::MAX as u32);
+        if w.max_influences() <= 4 && fits_u16 {
+            let mut out = Vec::with_capacity(w.vertex_count());
+            let mut max_joint = 0;
+            if w.width > 0 {
+                for (js, ws) in w.joints.chunks_exact(w.width).zip(w.weights.chunks_exact(w.width)) {
+                    let mut slot = Influences4::default();
+                    let mut k = 0;
+                    for (&joint, &weight) in js.iter().zip(ws) {
+                        if weight != 0.0 && k < 4 {
+                            slot.joints[k] = joint as u16;
+                            slot.weights[k] = weight;
+                            max_joint = max_joint.max(joint);
+                            k += 1;
+                        }
+                    }
+                    out.push(slot);
+                }
+            }
+            return VertexWeights { layout: WeightLayout::Fixed4(out), max_joint };
+        }
+        Self::csr_from_skin_weights(w)
+    }
+
+    /// CSR layout regardless of the influence count (any number of influences).
+    pub fn csr_from_skin_weights(w: &SkinWeights) -> VertexWeights {
         let n = w.vertex_count();
         let mut offsets = Vec::with_capacity(n + 1);
         let mut influences = Vec::with_capacity(n * 4);
@@ -73,7 +120,15 @@ impl VertexWeights {
                 offsets.push(influences.len() as u32);
             }
         }
-        VertexWeights { offsets, influences, max_joint }
+        VertexWeights { layout: WeightLayout::Csr { offsets, influences }, max_joint }
+    }
+
+    /// True when there are no influences at all (nothing to validate against a palette).
+    pub fn is_empty(&self) -> bool {
+        match &self.layout {
+            WeightLayout::Fixed4(v) => v.is_empty(),
+            WeightLayout::Csr { influences, .. } => influences.is_empty(),
+        }
     }
 }
 
