@@ -12,6 +12,8 @@ pub mod gpu;
 pub mod harness;
 pub mod io;
 pub mod math;
+pub mod rig;
+pub mod rigs;
 pub mod scene;
 pub mod skeleton;
 pub mod skin;

@@ -121,7 +121,7 @@ pub fn generate_rig(o: &RigOptions) -> Result<Scene> {
     let node = |name: String, parent: Option<usize>, rest: Trs| Node { name: Some(name), source_index: 0, parent, rest, matrix: None, mesh: None, skin: None, morph_weights: None };
     let mut nodes = Vec::with_capacity(mesh_node + 1);
     nodes.push(node("armature".into(), None, sk.armature));
-    for (j, joint) in sk.joints.iter().enumerate() {
+    for joint in &sk.joints {
         nodes.push(node(joint.name.clone(), Some(joint.parent.map_or(armature_node, joint_node)), joint.rest));
     }
     nodes.push(node("mesh_parent".into(), None, mesh_parent_rest));
@@ -291,7 +291,7 @@ impl Skeleton {
         let mut chain_base = Vec::new();
         let along = |rng: &mut Rng, len: f64| Vec3::new(rng.range(-0.04, 0.04) as f32, len as f32, rng.range(-0.04, 0.04) as f32);
         // Spine.
-        let mut spine = Vec::with_capacity(spine_len);
+        let mut spine: Vec<usize> = Vec::with_capacity(spine_len);
         for i in 0..spine_len {
             let (translation, rotation) = if i == 0 {
                 (Vec3::new(rng.range(-0.1, 0.1) as f32, rng.range(0.0, 0.1) as f32, rng.range(-0.1, 0.1) as f32), random_rotation(rng, 0.0, 0.3))
@@ -704,7 +704,8 @@ impl<F: Fn(usize) -> usize> Animations<'_, F> {
         }
         let keys = Self::keys(rng);
         ch.push(Self::channel((self.joint_node)(0), Path::Translation, translation_sampler(rng, CubicSpline, keys, sk.joints[0].rest.translation, 0.08)));
-        let j = rng.below(n);
+        // Another joint than the root (one channel per node and path).
+        let j = 1 + rng.below(n - 1);
         let keys = Self::keys(rng);
         ch.push(Self::channel((self.joint_node)(j), Path::Translation, translation_sampler(rng, Step, keys, sk.joints[j].rest.translation, 0.05)));
         let nus = self.o.non_uniform_scale;

@@ -1,0 +1,467 @@
+//! Native rigs in Weber's convention (seed 000 §3.2–3.4) and their text format.
+//!
+//! A bone lies along its local +X axis with a `length_m`; its transform is stored relative to
+//! the **tip** of its parent: `displacement_m` (zero in the common attached case) and a
+//! quaternion `rotation`. Each bone also carries ZYX Euler joint limits relative to its
+//! reference rotation, base/tip cross-section ellipses (for weight tools) and its bone-link
+//! settings. Motions are named tracks per bone with their own irregular key times for
+//! displacement (linear) and rotation (shortest-path slerp).
+//!
+//! The file is JSON (`*.rig.json`), versioned by `"format": "skinview.rig", "version": 1`.
+//! [`WeberRig::to_scene`] converts it to the internal skeleton: node local translation =
+//! `(parent_length, 0, 0) + displacement`, rotation as given, scale 1; tracks become LINEAR
+//! channels with the same keys; the mesh becomes one skinned primitive. [`WeberRig::from_scene`]
+//! inverts it (bone metadata is kept per node in [`BoneMeta`]), so native → internal → native is
+//! lossless up to f32 rounding of `parent_length + displacement` (exact when displacements are
+//! zero, as in attached chains).
+
+pub mod humanoid;
+
+use glam::{Mat4, Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+use crate::anim::{Animation, Channel, Interpolation, Path as AnimPath, Sampler};
+use crate::error::{Error, Result};
+use crate::math::Trs;
+use crate::scene::{Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology};
+
+pub const FORMAT: &str = "skinview.rig";
+pub const VERSION: u32 = 1;
+
+/// Cross-section ellipse of the mesh around a bone end (seed 000 §3.2), in the bone's YZ plane.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Section {
+    /// Semi-axes along the bone's local Y and Z.
+    pub radii_m: [f32; 2],
+    /// Centre offset in the bone's local Y and Z.
+    #[serde(default)]
+    pub offset_m: [f32; 2],
+}
+
+/// ZYX Euler limits relative to the reference rotation, in degrees, `[z, y, x]`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LimitsDeg {
+    pub min: [f32; 3],
+    pub max: [f32; 3],
+}
+
+/// Bone links inserted at this bone's base joint (seed 000 §9).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinkSettings {
+    pub count: usize,
+    /// Total link length; `None` = 0.3 × this bone's length + 1.5 × joint radius.
+    #[serde(default)]
+    pub length_m: Option<f32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Bone {
+    pub name: String,
+    /// Index of the parent bone (earlier in the list), or null for a root.
+    pub parent: Option<usize>,
+    pub length_m: f32,
+    /// Base position relative to the parent's tip, in the parent's frame.
+    #[serde(default)]
+    pub displacement_m: [f32; 3],
+    /// Rotation relative to the parent, xyzw.
+    #[serde(default = "identity_quat")]
+    pub rotation: [f32; 4],
+    #[serde(default)]
+    pub limits_deg: Option<LimitsDeg>,
+    #[serde(default)]
+    pub base_section: Option<Section>,
+    #[serde(default)]
+    pub tip_section: Option<Section>,
+    #[serde(default)]
+    pub links: Option<LinkSettings>,
+}
+
+fn identity_quat() -> [f32; 4] {
+    [0.0, 0.0, 0.0, 1.0]
+}
+
+/// One key of a track.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Key<const N: usize> {
+    pub time_s: f32,
+    #[serde(with = "serde_arrays")]
+    pub value: [f32; N],
+}
+
+mod serde_arrays {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    pub fn serialize<S: Serializer, const N: usize>(v: &[f32; N], s: S) -> Result<S::Ok, S::Error> {
+        v.as_slice().serialize(s)
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>, const N: usize>(d: D) -> Result<[f32; N], D::Error> {
+        let v: Vec<f32> = Vec::deserialize(d)?;
+        v.try_into().map_err(|v: Vec<f32>| serde::de::Error::custom(format!("expected {N} numbers, got {}", v.len())))
+    }
+}
+
+/// Keys of one bone (seed 000 §3.4): each list has its own irregular times; keys that
+/// interpolate exactly may be omitted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Track {
+    pub bone: String,
+    #[serde(default)]
+    pub displacement_keys: Vec<Key<3>>,
+    #[serde(default)]
+    pub rotation_keys: Vec<Key<4>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Motion {
+    pub name: String,
+    #[serde(default)]
+    pub looping: bool,
+    pub tracks: Vec<Track>,
+}
+
+/// Skin of a native rig: triangles with per-vertex (bone, weight) lists.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RigMesh {
+    pub positions: Vec<[f32; 3]>,
+    pub normals: Vec<[f32; 3]>,
+    pub triangles: Vec<[u32; 3]>,
+    /// Per vertex: (bone index, weight) pairs summing to 1.
+    pub weights: Vec<Vec<(u32, f32)>>,
+    #[serde(default = "default_color")]
+    pub color: [f32; 4],
+}
+
+fn default_color() -> [f32; 4] {
+    [0.8, 0.8, 0.8, 1.0]
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WeberRig {
+    pub format: String,
+    pub version: u32,
+    pub name: String,
+    pub bones: Vec<Bone>,
+    #[serde(default)]
+    pub mesh: Option<RigMesh>,
+    #[serde(default)]
+    pub motions: Vec<Motion>,
+}
+
+/// Weber metadata kept per scene node so the conversion can be inverted and later stages
+/// (IK limits, bone links, weight tools) find it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BoneMeta {
+    pub length_m: f32,
+    pub limits_deg: Option<LimitsDeg>,
+    pub base_section: Option<Section>,
+    pub tip_section: Option<Section>,
+    pub links: Option<LinkSettings>,
+}
+
+impl BoneMeta {
+    /// Mean base cross-section radius (the "joint radius" of seed 000 §9), 0 when unknown.
+    pub fn joint_radius_m(&self) -> f32 {
+        self.base_section.map_or(0.0, |s| 0.5 * (s.radii_m[0] + s.radii_m[1]))
+    }
+}
+
+/// A native rig as the internal scene plus its per-node bone metadata (`bones[node]`; the mesh
+/// node has a default entry).
+#[derive(Clone, Debug)]
+pub struct RigScene {
+    pub scene: Scene,
+    pub bones: Vec<BoneMeta>,
+    /// Scene node of each rig bone (rig bone order).
+    pub node_of_bone: Vec<usize>,
+}
+
+impl WeberRig {
+    pub fn new(name: impl Into<String>, bones: Vec<Bone>) -> WeberRig {
+        WeberRig { format: FORMAT.into(), version: VERSION, name: name.into(), bones, mesh: None, motions: Vec::new() }
+    }
+
+    /// Parse a `*.rig.json` text; `file` names it in errors.
+    pub fn from_json(text: &str, file: &str) -> Result<WeberRig> {
+        let rig: WeberRig = serde_json::from_str(text).map_err(|e| Error::invalid(file, format!("line {} column {}", e.line(), e.column()), e.to_string()))?;
+        rig.validate(file)?;
+        Ok(rig)
+    }
+
+    pub fn to_json(&self) -> String {
+        // Serialising plain data cannot fail; fall back to an empty object just in case.
+        serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into())
+    }
+
+    /// Check the rig: format/version, parents before children, finite numbers, unit-ish
+    /// rotations, limits ordered, mesh indices and weights, tracks naming existing bones with
+    /// increasing key times.
+    pub fn validate(&self, file: &str) -> Result<()> {
+        if self.format != FORMAT {
+            return Err(Error::invalid(file, "format", format!("expected \"{FORMAT}\", found {:?}", self.format)));
+        }
+        if self.version != VERSION {
+            return Err(Error::invalid(file, "version", format!("version {} is not supported (this build reads {VERSION})", self.version)));
+        }
+        if self.bones.is_empty() {
+            return Err(Error::invalid(file, "bones", "no bones"));
+        }
+        for (i, b) in self.bones.iter().enumerate() {
+            let f = |s: &str| format!("bones[{i}] ({}).{s}", b.name);
+            if let Some(p) = b.parent {
+                if p >= i {
+                    return Err(Error::invalid(file, f("parent"), format!("parent {p} must come before the bone (index {i})")));
+                }
+            }
+            if !(b.length_m.is_finite() && b.length_m >= 0.0) {
+                return Err(Error::invalid(file, f("length_m"), format!("{} is not a finite non-negative length", b.length_m)));
+            }
+            if b.displacement_m.iter().chain(&b.rotation).any(|v| !v.is_finite()) {
+                return Err(Error::invalid(file, f("displacement_m/rotation"), "NaN or infinite value"));
+            }
+            let len = Quat::from_array(b.rotation).length();
+            if (len - 1.0).abs() > 1e-3 {
+                return Err(Error::invalid(file, f("rotation"), format!("quaternion length {len} is not 1")));
+            }
+            if let Some(l) = &b.limits_deg {
+                if (0..3).any(|k| !(l.min[k] <= l.max[k]) || !l.min[k].is_finite() || !l.max[k].is_finite()) {
+                    return Err(Error::invalid(file, f("limits_deg"), "each min must be <= max and finite"));
+                }
+            }
+        }
+        if let Some(m) = &self.mesh {
+            let n = m.positions.len();
+            if m.normals.len() != n || m.weights.len() != n {
+                return Err(Error::invalid(file, "mesh", format!("{n} positions, {} normals, {} weight lists", m.normals.len(), m.weights.len())));
+            }
+            if let Some((t, _)) = m.triangles.iter().enumerate().find(|(_, t)| t.iter().any(|&i| i as usize >= n)) {
+                return Err(Error::invalid(file, format!("mesh.triangles[{t}]"), format!("index >= vertex count {n}")));
+            }
+            for (v, ws) in m.weights.iter().enumerate() {
+                let sum: f32 = ws.iter().map(|p| p.1).sum();
+                if let Some(&(b, w)) = ws.iter().find(|p| p.0 as usize >= self.bones.len() || !(p.1 >= 0.0)) {
+                    return Err(Error::invalid(file, format!("mesh.weights[{v}]"), format!("bone {b} weight {w}: bone out of range or weight negative/NaN")));
+                }
+                if (sum - 1.0).abs() > 1e-3 {
+                    return Err(Error::invalid(file, format!("mesh.weights[{v}]"), format!("weights sum to {sum}, not 1")));
+                }
+            }
+        }
+        for (mi, m) in self.motions.iter().enumerate() {
+            for (ti, t) in m.tracks.iter().enumerate() {
+                let f = format!("motions[{mi}] ({}).tracks[{ti}]", m.name);
+                if !self.bones.iter().any(|b| b.name == t.bone) {
+                    return Err(Error::invalid(file, format!("{f}.bone"), format!("no bone named {:?}", t.bone)));
+                }
+                let times_ok = |ts: &mut dyn Iterator<Item = f32>| {
+                    let v: Vec<f32> = ts.collect();
+                    v.iter().all(|t| t.is_finite()) && v.windows(2).all(|w| w[1] > w[0])
+                };
+                if !times_ok(&mut t.displacement_keys.iter().map(|k| k.time_s)) || !times_ok(&mut t.rotation_keys.iter().map(|k| k.time_s)) {
+                    return Err(Error::invalid(file, f, "key times must be finite and strictly increasing"));
+                }
+                if t.displacement_keys.iter().flat_map(|k| k.value).chain(t.rotation_keys.iter().flat_map(|k| k.value)).any(|v| !v.is_finite()) {
+                    return Err(Error::invalid(file, format!("motions[{mi}].tracks[{ti}]"), "NaN or infinite key value"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn bone_index(&self, name: &str) -> Option<usize> {
+        self.bones.iter().position(|b| b.name == name)
+    }
+
+    /// Parent-relative translation of bone `i`'s base: `(parent_length, 0, 0) + displacement`.
+    pub fn local_translation(&self, i: usize, displacement: [f32; 3]) -> Vec3 {
+        let parent_len = self.bones[i].parent.map_or(0.0, |p| self.bones[p].length_m);
+        Vec3::new(parent_len + displacement[0], displacement[1], displacement[2])
+    }
+
+    /// Convert to the internal scene (see the module documentation).
+    pub fn to_scene(&self) -> Result<RigScene> {
+        self.validate(&self.name)?;
+        let nb = self.bones.len();
+        let mut nodes = Vec::with_capacity(nb + 1);
+        let mut metas = Vec::with_capacity(nb + 1);
+        for (i, b) in self.bones.iter().enumerate() {
+            let q = Quat::from_array(b.rotation).normalize();
+            nodes.push(Node {
+                name: Some(b.name.clone()),
+                source_index: i,
+                parent: b.parent,
+                rest: Trs { translation: self.local_translation(i, b.displacement_m), rotation: q, scale: Vec3::ONE },
+                matrix: None,
+                mesh: None,
+                skin: None,
+                morph_weights: None,
+            });
+            metas.push(BoneMeta { length_m: b.length_m, limits_deg: b.limits_deg, base_section: b.base_section, tip_section: b.tip_section, links: b.links });
+        }
+        let mut raw = RawScene { name: self.name.clone(), ..Default::default() };
+        if let Some(m) = &self.mesh {
+            // Rest model matrices of the bones give the inverse bind matrices.
+            let mut model = Vec::<Mat4>::with_capacity(nb);
+            for n in nodes.iter() {
+                let local = n.rest.to_mat4();
+                model.push(match n.parent {
+                    Some(p) => model[p] * local,
+                    None => local,
+                });
+            }
+            let max_inf = m.weights.iter().map(|w| w.len()).max().unwrap_or(1).max(1);
+            let width = max_inf.div_ceil(4) * 4;
+            let mut sw = SkinWeights { width, joints: vec![0; m.positions.len() * width], weights: vec![0.0; m.positions.len() * width] };
+            for (v, ws) in m.weights.iter().enumerate() {
+                for (k, &(b, w)) in ws.iter().enumerate() {
+                    sw.joints[v * width + k] = b;
+                    sw.weights[v * width + k] = w;
+                }
+            }
+            raw.meshes.push(Mesh {
+                name: Some(format!("{}_skin", self.name)),
+                primitives: vec![Primitive {
+                    positions: m.positions.iter().map(|p| Vec3::from(*p)).collect(),
+                    normals: Some(m.normals.iter().map(|p| Vec3::from(*p)).collect()),
+                    tangents: None,
+                    indices: m.triangles.iter().flatten().copied().collect(),
+                    topology: Topology::Triangles,
+                    skin_weights: Some(sw),
+                    morph_targets: Vec::new(),
+                    base_color: m.color,
+                }],
+                default_morph_weights: Vec::new(),
+            });
+            raw.skins.push(Skin { name: Some(self.name.clone()), joints: (0..nb).collect(), joint_from_bind: model.iter().map(|m| m.inverse()).collect() });
+            nodes.push(Node {
+                name: Some(format!("{}_skin", self.name)),
+                source_index: nb,
+                parent: None,
+                rest: Trs::IDENTITY,
+                matrix: None,
+                mesh: Some(0),
+                skin: Some(0),
+                morph_weights: None,
+            });
+            metas.push(BoneMeta::default());
+        }
+        for m in &self.motions {
+            let mut channels = Vec::new();
+            for t in &m.tracks {
+                let Some(i) = self.bone_index(&t.bone) else { continue };
+                if !t.displacement_keys.is_empty() {
+                    channels.push(Channel {
+                        node: i,
+                        path: AnimPath::Translation,
+                        sampler: Sampler {
+                            interpolation: Interpolation::Linear,
+                            times_s: t.displacement_keys.iter().map(|k| k.time_s).collect(),
+                            values: t.displacement_keys.iter().flat_map(|k| self.local_translation(i, k.value).to_array()).collect(),
+                            components: 3,
+                            is_rotation: false,
+                        },
+                    });
+                }
+                if !t.rotation_keys.is_empty() {
+                    channels.push(Channel {
+                        node: i,
+                        path: AnimPath::Rotation,
+                        sampler: Sampler {
+                            interpolation: Interpolation::Linear,
+                            times_s: t.rotation_keys.iter().map(|k| k.time_s).collect(),
+                            values: t.rotation_keys.iter().flat_map(|k| Quat::from_array(k.value).normalize().to_array()).collect(),
+                            components: 4,
+                            is_rotation: true,
+                        },
+                    });
+                }
+            }
+            raw.animations.push(Animation { name: Some(m.name.clone()), channels });
+        }
+        raw.nodes = nodes;
+        let scene = SceneBuilder::build(raw)?;
+        // The builder keeps bone order (parents come first already); map by source index.
+        let mut bones = vec![BoneMeta::default(); scene.nodes.len()];
+        let mut node_of_bone = vec![0; nb];
+        for (ni, n) in scene.nodes.iter().enumerate() {
+            if n.source_index < metas.len() {
+                bones[ni] = metas[n.source_index].clone();
+            }
+            if n.source_index < nb {
+                node_of_bone[n.source_index] = ni;
+            }
+        }
+        Ok(RigScene { scene, bones, node_of_bone })
+    }
+
+    /// Inverse of [`WeberRig::to_scene`] for scenes it produced.
+    pub fn from_scene(rs: &RigScene, name: &str, looping: &[bool]) -> Result<WeberRig> {
+        let scene = &rs.scene;
+        let nb = rs.node_of_bone.len();
+        let bone_of_node = |n: usize| rs.node_of_bone.iter().position(|&x| x == n);
+        let mut bones = Vec::with_capacity(nb);
+        for (b, &n) in rs.node_of_bone.iter().enumerate() {
+            let node = &scene.nodes[n];
+            let parent = node.parent.and_then(bone_of_node);
+            let parent_len = parent.map_or(0.0, |p| rs.bones[rs.node_of_bone[p]].length_m);
+            let t = node.rest.translation;
+            let meta = &rs.bones[n];
+            bones.push(Bone {
+                name: node.name.clone().unwrap_or_else(|| format!("bone{b}")),
+                parent,
+                length_m: meta.length_m,
+                displacement_m: [t.x - parent_len, t.y, t.z],
+                rotation: node.rest.rotation.to_array(),
+                limits_deg: meta.limits_deg,
+                base_section: meta.base_section,
+                tip_section: meta.tip_section,
+                links: meta.links,
+            });
+        }
+        let mut rig = WeberRig::new(name, bones);
+        if let Some(d) = scene.draws.iter().find(|d| d.skin.is_some()) {
+            let p = scene.primitive(d);
+            let skin = &scene.skins[d.skin.unwrap_or(0)];
+            let w = p.skin_weights.as_ref().ok_or_else(|| Error::invalid(name, "mesh", "skinned draw without weights"))?;
+            rig.mesh = Some(RigMesh {
+                positions: p.positions.iter().map(|v| v.to_array()).collect(),
+                normals: p.normals.as_ref().map(|n| n.iter().map(|v| v.to_array()).collect()).unwrap_or_else(|| vec![[0.0, 1.0, 0.0]; p.positions.len()]),
+                triangles: p.indices.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect(),
+                weights: (0..p.vertex_count())
+                    .map(|v| {
+                        (0..w.width)
+                            .filter(|&k| w.weights[v * w.width + k] != 0.0)
+                            .filter_map(|k| bone_of_node(skin.joints[w.joints[v * w.width + k] as usize]).map(|b| (b as u32, w.weights[v * w.width + k])))
+                            .collect()
+                    })
+                    .collect(),
+                color: p.base_color,
+            });
+        }
+        for (ai, a) in scene.animations.iter().enumerate() {
+            let mut tracks: Vec<Track> = Vec::new();
+            for ch in &a.channels {
+                let Some(b) = bone_of_node(ch.node) else { continue };
+                let name = rig.bones[b].name.clone();
+                let idx = match tracks.iter().position(|t| t.bone == name) {
+                    Some(i) => i,
+                    None => {
+                        tracks.push(Track { bone: name, displacement_keys: Vec::new(), rotation_keys: Vec::new() });
+                        tracks.len() - 1
+                    }
+                };
+                let s = &ch.sampler;
+                match ch.path {
+                    AnimPath::Translation => {
+                        let parent_len = rig.bones[b].parent.map_or(0.0, |p| rig.bones[p].length_m);
+                        tracks[idx].displacement_keys = s.times_s.iter().zip(s.values.chunks_exact(3)).map(|(&t, v)| Key { time_s: t, value: [v[0] - parent_len, v[1], v[2]] }).collect();
+                    }
+                    AnimPath::Rotation => {
+                        tracks[idx].rotation_keys = s.times_s.iter().zip(s.values.chunks_exact(4)).map(|(&t, v)| Key { time_s: t, value: [v[0], v[1], v[2], v[3]] }).collect();
+                    }
+                    _ => {}
+                }
+            }
+            rig.motions.push(Motion { name: a.name.clone().unwrap_or_else(|| format!("motion{ai}")), looping: looping.get(ai).copied().unwrap_or(false), tracks });
+        }
+        Ok(rig)
+    }
+}
