@@ -80,6 +80,7 @@ fn cpu_skinning(c: &mut Criterion) {
                         out_positions: &mut out_p,
                         out_normals: Some(&mut out_n),
                         out_tangents: None,
+                        normalize_normals: true,
                     }
                     .run()
                     .unwrap()
@@ -101,6 +102,7 @@ fn cpu_skinning(c: &mut Criterion) {
                     out_positions: &mut out_p,
                     out_normals: None,
                     out_tangents: None,
+                        normalize_normals: true,
                 }
                 .run()
                 .unwrap()

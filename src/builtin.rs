@@ -154,3 +154,40 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
     };
     SceneBuilder::build(raw)
 }
+
+/// Woodland's arm as a native Weber rig: the same bones, skin and bend motion, plus the
+/// metadata Weber's stages use (lengths, elbow limits, cross-sections, links at the elbow).
+pub fn woodland_arm_rig() -> Result<crate::rig::WeberRig> {
+    use crate::rig::{BoneMeta, LimitsDeg, LinkSettings, RigScene, Section, WeberRig};
+    let p = ArmParams::default();
+    let scene = woodland_arm_with(&p)?;
+    let section = Some(Section { radii_m: [p.radius_m, p.radius_m], offset_m: [0.0, 0.0] });
+    let mut bones = vec![BoneMeta::default(); scene.nodes.len()];
+    let mut node_of_bone = vec![0; 2];
+    for (i, n) in scene.nodes.iter().enumerate() {
+        match n.name.as_deref() {
+            Some("upper_arm") => {
+                node_of_bone[0] = i;
+                bones[i] = BoneMeta { length_m: p.upper_length_m, limits_deg: Some(LimitsDeg { min: [-90.0, -90.0, -90.0], max: [90.0, 90.0, 90.0] }), base_section: section, tip_section: section, links: None };
+            }
+            Some("forearm") => {
+                node_of_bone[1] = i;
+                // The elbow bends about Z only, up to 150°, with some twist.
+                bones[i] = BoneMeta {
+                    length_m: p.fore_length_m,
+                    limits_deg: Some(LimitsDeg { min: [0.0, -5.0, -90.0], max: [150.0, 5.0, 90.0] }),
+                    base_section: section,
+                    tip_section: section,
+                    links: Some(LinkSettings { count: 2, length_m: None }),
+                };
+            }
+            _ => {}
+        }
+    }
+    WeberRig::from_scene(&RigScene { scene, bones, node_of_bone }, "woodland_arm", &[false])
+}
+
+/// The built-in 18-bone humanoid (see `rig::humanoid`).
+pub fn humanoid() -> Result<Scene> {
+    Ok(crate::rig::humanoid::humanoid().to_scene()?.scene)
+}

@@ -49,6 +49,15 @@ impl FrameState {
         PaletteJob { scene, layout: &self.layout, model_from_node: &self.model_from_node, palette: &mut self.palette }.run()
     }
 
+    /// Local→model and palette from a pose computed elsewhere (layering, IK, links), instead
+    /// of sampling one animation. `pose` replaces this frame's pose.
+    pub fn evaluate_pose(&mut self, scene: &Scene, pose: &Pose) -> Result<()> {
+        self.pose.locals.clone_from(&pose.locals);
+        self.pose.morph_weights.clone_from(&pose.morph_weights);
+        LocalToModelJob { scene, pose: &self.pose, model_from_node: &mut self.model_from_node }.run()?;
+        PaletteJob { scene, layout: &self.layout, model_from_node: &self.model_from_node, palette: &mut self.palette }.run()
+    }
+
     /// The palette slice draw `draw` indexes from joint 0.
     pub fn draw_palette(&self, scene: &Scene, draw: usize) -> &[Mat4] {
         let d = &scene.draws[draw];
@@ -139,6 +148,7 @@ impl CpuSkinner {
             out_positions: &mut out.positions,
             out_normals: out.normals.as_deref_mut(),
             out_tangents: out.tangents.as_deref_mut(),
+            normalize_normals: true,
         }
         .run()
     }

@@ -21,11 +21,29 @@ pub enum SkinPath {
     Gpu,
 }
 
-/// Load `path`, or the built-in Woodland arm when `None`.
+/// Names of the built-in rigs, usable wherever a model path is taken.
+pub const BUILTINS: [&str; 2] = ["builtin:arm", "builtin:humanoid"];
+
+/// Load `path` (`.gltf`/`.glb`, a native `.rig.json`, or `builtin:arm` / `builtin:humanoid`);
+/// `None` is the built-in Woodland arm.
 pub fn load_model(path: Option<&Path>) -> Result<Scene> {
-    match path {
-        Some(p) => crate::io::load(p),
-        None => crate::builtin::woodland_arm(),
+    match path.and_then(|p| p.to_str()) {
+        None if path.is_none() => crate::builtin::woodland_arm(),
+        Some("builtin:arm") => crate::builtin::woodland_arm(),
+        Some("builtin:humanoid") => crate::builtin::humanoid(),
+        Some(s) if s.starts_with("builtin:") => Err(Error::Usage(format!("unknown built-in {s:?}; known: {}", BUILTINS.join(", ")))),
+        _ => crate::io::load(path.unwrap_or(Path::new(""))),
+    }
+}
+
+/// The native rig behind a model argument, when there is one (built-ins and `.json` files).
+pub fn load_native_rig(path: Option<&Path>) -> Result<Option<crate::rig::WeberRig>> {
+    match path.and_then(|p| p.to_str()) {
+        None if path.is_none() => crate::builtin::woodland_arm_rig().map(Some),
+        Some("builtin:arm") => crate::builtin::woodland_arm_rig().map(Some),
+        Some("builtin:humanoid") => Ok(Some(crate::rig::humanoid::humanoid())),
+        Some(s) if s.to_ascii_lowercase().ends_with(".json") => crate::io::load_rig(Path::new(s)).map(Some),
+        _ => Ok(None),
     }
 }
 

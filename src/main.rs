@@ -13,8 +13,9 @@ use skinview::{Error, Result, Scene};
 #[command(name = "skinview", version, about = "GPU skinning renderer and CPU/GPU skinning comparison for glTF rigs", long_about = "\
 GPU skinning renderer and CPU vs GPU skinning comparison for glTF 2.0 rigs.
 
-Every command takes an optional MODEL (.gltf or .glb). Without one it uses the built-in rig:
-Woodland's arm, two bones with a generated skin, animated to bend 0 -> 120 degrees.
+Every command takes an optional MODEL: a .gltf/.glb file, a native Weber rig (.rig.json), or a
+built-in rig (builtin:arm, builtin:humanoid). Without one it uses the built-in rig Woodland's
+arm: two bones with a generated skin, animated to bend 0 -> 120 degrees.
 
 GPU work runs headless through wgpu; on machines without a GPU install Mesa's software
 Vulkan driver (Debian: mesa-vulkan-drivers). WGPU_BACKEND=vulkan|gl picks a backend.")]
@@ -33,7 +34,7 @@ enum Command {
     Compare(CompareArgs),
     /// World-space skinned positions/normals at given times as JSON (the exchange format).
     Dump(DumpArgs),
-    /// Write the model (e.g. the built-in rig) as binary glTF, for other tools.
+    /// Write the model as binary glTF (.glb), or a native rig as .rig.json (by --out extension).
     Export(ExportArgs),
 }
 
@@ -65,7 +66,7 @@ enum WeightsArg {
 
 #[derive(Args)]
 struct InfoArgs {
-    /// glTF file (.gltf/.glb); omitted = built-in Woodland arm.
+    /// .gltf/.glb, .rig.json, or builtin:arm / builtin:humanoid; omitted = built-in Woodland arm.
     model: Option<PathBuf>,
 }
 
@@ -265,6 +266,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Export(a) => {
             use skinview::io::gltf_export::{write_glb, ExportOptions, JointType, WeightType};
+            if a.out.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+                let rig = harness::load_native_rig(a.model.as_deref())?.ok_or_else(|| Error::Usage("native .rig.json export needs a native rig (builtin:arm, builtin:humanoid or a .rig.json)".into()))?;
+                std::fs::write(&a.out, rig.to_json()).map_err(|e| Error::Output { path: a.out.clone(), message: e.to_string() })?;
+                println!("{}: {} bones, {} motions -> {}", rig.name, rig.bones.len(), rig.motions.len(), a.out.display());
+                return Ok(ExitCode::SUCCESS);
+            }
             let scene = harness::load_model(a.model.as_deref())?;
             let options = ExportOptions {
                 joints: match a.joints {

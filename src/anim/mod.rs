@@ -3,9 +3,11 @@
 //! turns (animation, time) into a pose.
 
 mod animate;
+pub mod layer;
 mod sampler;
 
 pub use animate::{AnimateJob, Pose};
+pub use layer::{BoneMask, CrossFade, Layer, LayerJob};
 pub use sampler::{Cursor, Interpolation, Sampler};
 
 /// Which node property a channel drives.

@@ -211,7 +211,8 @@ fn cycle_times(period_s: f32, jitter: f32) -> Vec<f32> {
     fr.iter()
         .enumerate()
         .map(|(i, f)| {
-            let j = if i == 0 || i + 1 == fr.len() { 0.0 } else { jitter * ((i as f32 * 1.7).sin()) * 0.02 };
+            // Shift inner keys by at most 1% of the period: the gaps are >= 7%.
+            let j = if i == 0 || i + 1 == fr.len() { 0.0 } else { 0.01 * (i as f32 * 1.7 + jitter).sin() };
             (f + j) * period_s
         })
         .collect()

@@ -186,9 +186,10 @@ impl WeberRig {
         Ok(rig)
     }
 
+    /// Compact JSON (one line; pretty-print with any JSON tool to read it).
     pub fn to_json(&self) -> String {
         // Serialising plain data cannot fail; fall back to an empty object just in case.
-        serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into())
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".into())
     }
 
     /// Check the rig: format/version, parents before children, finite numbers, unit-ish

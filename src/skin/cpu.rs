@@ -46,6 +46,11 @@ pub struct SkinningJob<'a> {
     pub out_positions: &'a mut [Vec3],
     pub out_normals: Option<&'a mut [Vec3]>,
     pub out_tangents: Option<&'a mut [Vec4]>,
+    /// Normalise skinned normals here (true), or leave `sign(det)·cof(M)·n` unnormalised for
+    /// a separate [`NormalizeJob`] pass (seed 000 §14 times it as its own stage and notes it
+    /// can be skipped at the cost of slight dimming at bent joints). Tangents are always
+    /// orthonormalised against the unit normal.
+    pub normalize_normals: bool,
 }
 
 impl SkinningJob<'_> {
@@ -82,7 +87,7 @@ impl SkinningJob<'_> {
 
     fn run_with<B: Blend>(&mut self, blend: B) {
         let n = self.positions.len();
-        let kernel = Kernel { blend, positions: self.positions, normals: self.normals, tangents: self.tangents };
+        let kernel = Kernel { blend, positions: self.positions, normals: self.normals, tangents: self.tangents, normalize: self.normalize_normals };
         let out_p = &mut *self.out_positions;
         let out_n = self.out_normals.as_deref_mut();
         let out_t = self.out_tangents.as_deref_mut();
@@ -161,6 +166,7 @@ impl Blend for Csr<'_> {
 
 struct Kernel<'a, B: Blend> {
     blend: B,
+    normalize: bool,
     positions: &'a [Vec3],
     normals: Option<&'a [Vec3]>,
     tangents: Option<&'a [Vec4]>,
@@ -181,7 +187,7 @@ impl<B: Blend> Kernel<'_, B> {
                     let v = start + i;
                     let m = self.blend.blend(v);
                     *op = transform_point(&m, self.positions[v]);
-                    *onrm = skin_normal(&m, ns[v]).into();
+                    *onrm = if self.normalize { skin_normal(&m, ns[v]).into() } else { skin_normal_unnormalized(&m, ns[v]).into() };
                 }
             }
             (on, ns, ot, ts) => {
@@ -194,7 +200,7 @@ impl<B: Blend> Kernel<'_, B> {
                     let mut skinned_n = Vec3A::ZERO;
                     if let (Some(on), Some(ns)) = (on.as_deref_mut(), ns) {
                         skinned_n = skin_normal(&m, ns[v]);
-                        on[i] = skinned_n.into();
+                        on[i] = if self.normalize { skinned_n.into() } else { skin_normal_unnormalized(&m, ns[v]).into() };
                     }
                     if let (Some(ot), Some(ts)) = (ot.as_deref_mut(), ts) {
                         let t = ts[v];
@@ -218,6 +224,16 @@ fn transform_point(m: &Mat4, p: Vec3) -> Vec3 {
 /// scale and mirroring, with one square root and no matrix inverse. A degenerate blend
 /// (singular M3, e.g. the 180° twist of seed 000 §7) gives the zero vector, not NaN.
 #[inline(always)]
+fn skin_normal_unnormalized(m: &Mat4, n: Vec3) -> Vec3A {
+    let x = Vec3A::from_vec4(m.x_axis);
+    let y = Vec3A::from_vec4(m.y_axis);
+    let z = Vec3A::from_vec4(m.z_axis);
+    let c0 = y.cross(z);
+    let r = c0 * n.x + z.cross(x) * n.y + x.cross(y) * n.z;
+    if x.dot(c0) < 0.0 { -r } else { r }
+}
+
+#[inline(always)]
 fn skin_normal(m: &Mat4, n: Vec3) -> Vec3A {
     let x = Vec3A::from_vec4(m.x_axis);
     let y = Vec3A::from_vec4(m.y_axis);
@@ -229,4 +245,27 @@ fn skin_normal(m: &Mat4, n: Vec3) -> Vec3A {
     let r = c0 * n.x + c1 * n.y + c2 * n.z;
     let len2 = r.length_squared();
     if len2 > 0.0 && len2.is_finite() { r * (1.0f32 / len2.sqrt()).copysign(det) } else { Vec3A::ZERO }
+}
+
+/// NormalizeJob: renormalise skinned normals in place (zero vectors stay zero), the
+/// "re-normalize the normals" stage of seed 000 §14. Parallel above the same threshold as
+/// skinning.
+pub struct NormalizeJob<'a> {
+    pub normals: &'a mut [Vec3],
+}
+
+impl NormalizeJob<'_> {
+    pub fn run(&mut self) {
+        let f = |c: &mut [Vec3]| {
+            for n in c {
+                let l2 = n.length_squared();
+                *n = if l2 > 0.0 && l2.is_finite() { *n * (1.0 / l2.sqrt()) } else { Vec3::ZERO };
+            }
+        };
+        if self.normals.len() < PARALLEL_THRESHOLD {
+            f(self.normals);
+        } else {
+            self.normals.par_chunks_mut(CHUNK_VERTICES).for_each(f);
+        }
+    }
 }

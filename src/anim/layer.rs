@@ -1,0 +1,174 @@
+//! LayerJob: several sampled motions drawn onto one skeleton through per-bone masks
+//! (seed 000 §4: "a running motion on the lower body and a throwing motion on the upper body").
+//!
+//! Method: per bone, each layer contributes with `layer.weight × mask[bone]`; translations and
+//! scales are averaged by weight, rotations by a normalised weighted sum of quaternions, each
+//! flipped into the first contributor's hemisphere (nlerp; exact for two layers up to the
+//! usual nlerp speed distortion, and order-independent). When a bone's total weight is below
+//! `threshold` the reference pose fills the rest (so bones no motion drives stay at reference,
+//! where IK or code may take them). Cost: O(bones × layers), no allocation.
+//! Masks: [`BoneMask`] builds them from subtrees; [`track_mask`] marks the bones a motion has
+//! tracks for; [`CrossFade`] gives the two weights of a timed cross-fade.
+
+use glam::{Quat, Vec3, Vec4};
+
+use super::Animation;
+use crate::error::{Error, Result};
+use crate::math::Trs;
+use crate::scene::Scene;
+
+/// One layer: a sampled pose, a global weight and an optional per-bone mask (0..1).
+#[derive(Clone, Copy, Debug)]
+pub struct Layer<'a> {
+    pub pose: &'a [Trs],
+    pub weight: f32,
+    pub mask: Option<&'a [f32]>,
+}
+
+/// Validation rules:
+/// 1. every layer pose and the output have as many bones as `reference`;
+/// 2. masks, when given, have one weight per bone;
+/// 3. layer weights, mask weights and `threshold` are finite and non-negative, threshold > 0.
+pub struct LayerJob<'a> {
+    pub reference: &'a [Trs],
+    pub layers: &'a [Layer<'a>],
+    /// Below this total weight the reference pose makes up the difference.
+    pub threshold: f32,
+    pub output: &'a mut [Trs],
+}
+
+/// Default threshold: a bone needs at least this much total layer weight to leave the
+/// reference pose entirely (ozz-animation uses the same kind of threshold, 0.1).
+pub const DEFAULT_THRESHOLD: f32 = 0.1;
+
+impl LayerJob<'_> {
+    pub fn validate(&self) -> Result<()> {
+        let n = self.reference.len();
+        if self.output.len() != n || self.layers.iter().any(|l| l.pose.len() != n) {
+            return Err(Error::job("LayerJob", 1, "layer poses and output must have one transform per bone"));
+        }
+        if self.layers.iter().any(|l| l.mask.is_some_and(|m| m.len() != n)) {
+            return Err(Error::job("LayerJob", 2, "a mask must have one weight per bone"));
+        }
+        let bad = |w: f32| !(w.is_finite() && w >= 0.0);
+        if !(self.threshold > 0.0 && self.threshold.is_finite()) || self.layers.iter().any(|l| bad(l.weight) || l.mask.is_some_and(|m| m.iter().any(|&w| bad(w)))) {
+            return Err(Error::job("LayerJob", 3, "weights must be finite and non-negative, threshold positive"));
+        }
+        Ok(())
+    }
+
+    pub fn run(&mut self) -> Result<()> {
+        self.validate()?;
+        for (b, out) in self.output.iter_mut().enumerate() {
+            let mut acc = Accumulator::default();
+            for l in self.layers {
+                acc.add(&l.pose[b], l.weight * l.mask.map_or(1.0, |m| m[b]));
+            }
+            if acc.total < self.threshold {
+                acc.add(&self.reference[b], self.threshold - acc.total);
+            }
+            *out = acc.finish(&self.reference[b]);
+        }
+        Ok(())
+    }
+}
+
+/// Weighted sums of one bone's contributions.
+#[derive(Default)]
+struct Accumulator {
+    total: f32,
+    translation: Vec3,
+    scale: Vec3,
+    rotation: Vec4,
+    hemisphere: Option<Vec4>,
+}
+
+impl Accumulator {
+    #[inline]
+    fn add(&mut self, x: &Trs, w: f32) {
+        if w <= 0.0 {
+            return;
+        }
+        let q = Vec4::from(x.rotation);
+        let h = *self.hemisphere.get_or_insert(q);
+        self.rotation += if h.dot(q) < 0.0 { -q } else { q } * w;
+        self.translation += x.translation * w;
+        self.scale += x.scale * w;
+        self.total += w;
+    }
+
+    #[inline]
+    fn finish(&self, reference: &Trs) -> Trs {
+        if self.total <= 0.0 {
+            return *reference;
+        }
+        let rot = Quat::from_vec4(self.rotation);
+        let len = rot.length();
+        Trs {
+            translation: self.translation / self.total,
+            rotation: if len > 0.0 { rot / len } else { reference.rotation },
+            scale: self.scale / self.total,
+        }
+    }
+}
+
+/// Per-bone masks from subtrees of the scene.
+pub struct BoneMask;
+
+impl BoneMask {
+    /// 1 on `root` and every descendant, 0 elsewhere.
+    pub fn subtree(scene: &Scene, root: usize) -> Vec<f32> {
+        let mut m = vec![0.0; scene.nodes.len()];
+        if root < m.len() {
+            m[root] = 1.0;
+            // Depth-first order: a descendant always comes after its parent.
+            for i in root + 1..scene.nodes.len() {
+                if let Some(p) = scene.nodes[i].parent {
+                    if m[p] > 0.0 {
+                        m[i] = 1.0;
+                    }
+                }
+            }
+        }
+        m
+    }
+
+    /// `1 - other` (e.g. the lower body as "everything but the upper body").
+    pub fn invert(mask: &[f32]) -> Vec<f32> {
+        mask.iter().map(|w| 1.0 - w).collect()
+    }
+
+    /// Find a node by name.
+    pub fn node(scene: &Scene, name: &str) -> Option<usize> {
+        scene.nodes.iter().position(|n| n.name.as_deref() == Some(name))
+    }
+}
+
+/// 1 on bones `anim` has a track for, 0 on the rest: bones a motion does not drive must not
+/// pull their layer's weight towards its (reference) value.
+pub fn track_mask(scene: &Scene, anim: &Animation) -> Vec<f32> {
+    let mut m = vec![0.0; scene.nodes.len()];
+    for c in &anim.channels {
+        if let Some(x) = m.get_mut(c.node) {
+            *x = 1.0;
+        }
+    }
+    m
+}
+
+/// A cross-fade from motion A to motion B starting at `start_s` over `duration_s`
+/// (smoothstep ramp).
+#[derive(Clone, Copy, Debug)]
+pub struct CrossFade {
+    pub start_s: f32,
+    pub duration_s: f32,
+}
+
+impl CrossFade {
+    /// Weights (A, B) at `time_s`; they always sum to 1.
+    pub fn weights(&self, time_s: f32) -> (f32, f32) {
+        let u = if self.duration_s > 0.0 { ((time_s - self.start_s) / self.duration_s).clamp(0.0, 1.0) } else if time_s >= self.start_s { 1.0 } else { 0.0 };
+        let b = u * u * (3.0 - 2.0 * u);
+        (1.0 - b, b)
+    }
+}
