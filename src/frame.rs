@@ -79,6 +79,8 @@ pub struct CpuSkinner {
     morphed_p: Vec<Vec3>,
     morphed_n: Vec<Vec3>,
     morphed_t: Vec<Vec4>,
+    /// Normalise normals while skinning (default); false leaves it to a `NormalizeJob` pass.
+    pub normalize_normals: bool,
 }
 
 impl CpuSkinner {
@@ -105,7 +107,7 @@ impl CpuSkinner {
                 }
             }
         }
-        CpuSkinner { weights, reduction, morphed_p: Vec::new(), morphed_n: Vec::new(), morphed_t: Vec::new() }
+        CpuSkinner { weights, reduction, morphed_p: Vec::new(), morphed_n: Vec::new(), morphed_t: Vec::new(), normalize_normals: true }
     }
 
     /// Morph then skin draw `draw` into `out` (resized as needed).
@@ -148,7 +150,7 @@ impl CpuSkinner {
             out_positions: &mut out.positions,
             out_normals: out.normals.as_deref_mut(),
             out_tangents: out.tangents.as_deref_mut(),
-            normalize_normals: true,
+            normalize_normals: self.normalize_normals,
         }
         .run()
     }

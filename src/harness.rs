@@ -171,6 +171,17 @@ pub fn static_scene(scene: &Scene, skinned: &[SkinnedVertices]) -> Result<Scene>
     SceneBuilder::build(raw)
 }
 
+/// Render already-skinned draws of `scene` (e.g. a `Character`'s CPU output).
+pub fn render_skinned(ctx: &GpuContext, scene: &Scene, skinned: &[SkinnedVertices], settings: &RenderSettings) -> Result<Rgba8> {
+    let bounds = bounds(skinned).ok_or_else(|| Error::Usage(format!("{}: nothing to render (no finite vertices)", scene.name)))?;
+    let s = static_scene(scene, skinned)?;
+    let mut frame = FrameState::new(&s);
+    frame.evaluate(&s, None, 0.0)?;
+    let mut gpu = GpuScene::new(ctx, &s, &frame, None)?;
+    gpu.update(ctx, &s, &frame);
+    Renderer::new(ctx, &gpu)?.render(ctx, &gpu, bounds, settings)
+}
+
 /// Render `scene` at `time_s` of `anim` on the chosen skinning path.
 pub fn render(ctx: &GpuContext, scene: &Scene, anim: Option<usize>, time_s: f32, path: SkinPath, settings: &RenderSettings) -> Result<Rgba8> {
     let all: Vec<usize> = (0..scene.draws.len()).collect();

@@ -6,11 +6,14 @@
 
 pub mod anim;
 pub mod builtin;
+pub mod character;
 pub mod error;
 pub mod frame;
 pub mod gpu;
 pub mod harness;
+pub mod ik;
 pub mod io;
+pub mod links;
 pub mod math;
 pub mod rig;
 pub mod rigs;

@@ -36,6 +36,22 @@ enum Command {
     Dump(DumpArgs),
     /// Write the model as binary glTF (.glb), or a native rig as .rig.json (by --out extension).
     Export(ExportArgs),
+    /// Per-stage CPU timing (sample, layer, IK, links, palette, skin, normals), medians over
+    /// many frames. No MODEL = the built-in humanoid with layers, IK and bone links.
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    model: Option<PathBuf>,
+    /// Animation to play on a model file (ignored for the built-in humanoid demo).
+    #[arg(long)]
+    anim: Option<String>,
+    #[arg(long, default_value_t = 600)]
+    frames: usize,
+    /// Write {"model","joints","vertices","stages_us":{...},"frame_us"} here.
+    #[arg(long)]
+    json: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -85,6 +101,10 @@ struct RenderArgs {
     /// Image size, WIDTHxHEIGHT.
     #[arg(long, default_value = "640x480")]
     size: String,
+    /// Built-in humanoid only: run the whole CPU animation stage (walk→run cross-fade on the
+    /// lower body, throw on the upper body, left-hand IK, bone links) up to --time and draw it.
+    #[arg(long)]
+    demo: bool,
     #[arg(long)]
     out: PathBuf,
 }
@@ -201,6 +221,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let scene = harness::load_model(a.model.as_deref())?;
             info(&scene);
         }
+        Command::Render(a) if a.demo => {
+            let mut c = skinview::character::Character::humanoid_demo()?;
+            let time = a.time.unwrap_or(1.0);
+            let dt = 1.0 / 60.0;
+            // Play up to `time` so incremental IK and its velocity limit have their history.
+            let steps = (time / dt).floor() as usize;
+            for i in 0..=steps {
+                c.update((i as f32 * dt).min(time), dt)?;
+            }
+            let (width, height) = parse_size(&a.size)?;
+            let ctx = GpuContext::new_headless()?;
+            let img = harness::render_skinned(&ctx, &c.scene, &c.outputs, &RenderSettings { width, height, ..Default::default() })?;
+            img.write_png(&a.out)?;
+            println!("humanoid demo t={time:.3}s: IK reached {} (residual {:?} m) -> {}", c.ik_result.reached, c.ik_result.residual_m, a.out.display());
+        }
         Command::Render(a) => {
             let scene = harness::load_model(a.model.as_deref())?;
             let anim = parse_anim(&scene, a.anim.as_deref())?;
@@ -263,6 +298,36 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let dump = harness::dump(&scene, anim, &a.times, a.path, ctx.as_ref(), a.max_influences)?;
             dump.write(&a.out)?;
             println!("{}: {} mesh entries x {} times -> {}", scene.name, dump.meshes.len(), dump.times.len(), a.out.display());
+        }
+        Command::Bench(a) => {
+            use skinview::character::{bench, Character};
+            let mut character = match a.model.as_deref().and_then(|p| p.to_str()) {
+                None | Some("builtin:humanoid") => Character::humanoid_demo()?,
+                _ => {
+                    let scene = harness::load_model(a.model.as_deref())?;
+                    let anim = parse_anim(&scene, a.anim.as_deref())?;
+                    Character::from_scene(scene, anim)
+                }
+            };
+            let bar = indicatif::ProgressBar::new(a.frames as u64).with_message("frames");
+            let t = bench(&mut character, a.frames.max(1), |i| bar.set_position(i as u64))?;
+            bar.finish_and_clear();
+            let scene = &character.scene;
+            let vertices: usize = scene.draws.iter().map(|d| scene.primitive(d).vertex_count()).sum();
+            println!("model {}  joints {}  vertices {}  layers {}  ik effectors {}  links {}", scene.name, scene.joint_count(), vertices, character.layers.len(), character.ik.as_ref().map_or(0, |i| i.effectors.len()), character.links.as_ref().map_or(0, |l| l.links.len()));
+            println!("median over {} frames, {} thread(s):", a.frames, rayon::current_num_threads());
+            for (name, v) in [("sample motion", t.sample), ("layer", t.layer), ("ik", t.ik), ("bone links", t.links), ("palette (local->model + palette)", t.palette), ("skin", t.skin), ("renormalise normals", t.normals)] {
+                println!("  {name:<34} {v:>10.2} us");
+            }
+            println!("  {:<34} {:>10.2} us", "frame (sum of medians)", t.total());
+            if let Some(path) = &a.json {
+                let v = serde_json::json!({
+                    "model": scene.name, "joints": scene.joint_count(), "vertices": vertices,
+                    "stages_us": { "sample": t.sample, "layer": t.layer, "ik": t.ik, "links": t.links, "palette": t.palette, "skin": t.skin, "normals": t.normals },
+                    "frame_us": t.total(),
+                });
+                std::fs::write(path, serde_json::to_string_pretty(&v).unwrap_or_default()).map_err(|e| Error::Output { path: path.clone(), message: e.to_string() })?;
+            }
         }
         Command::Export(a) => {
             use skinview::io::gltf_export::{write_glb, ExportOptions, JointType, WeightType};

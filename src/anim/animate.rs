@@ -75,7 +75,6 @@ impl AnimateJob<'_> {
         self.pose.reset(self.scene);
         let Some(anim) = self.animation else { return Ok(()) };
         let mut buf = [0.0f32; 4];
-        let mut wbuf: Vec<f32> = Vec::new();
         for (ch, cursor) in anim.channels.iter().zip(self.cursors.iter_mut()) {
             let s = &ch.sampler;
             let local = &mut self.pose.locals[ch.node];
@@ -93,11 +92,11 @@ impl AnimateJob<'_> {
                     local.rotation = Quat::from_xyzw(buf[0], buf[1], buf[2], buf[3]);
                 }
                 Path::Weights => {
-                    wbuf.resize(s.components, 0.0);
-                    s.sample(self.time_s, cursor, &mut wbuf);
+                    // Sampled straight into the pose (no allocation); the importer sized the
+                    // channel to the mesh's target count.
                     let w = &mut self.pose.morph_weights[ch.node];
-                    for (dst, src) in w.iter_mut().zip(&wbuf) {
-                        *dst = *src;
+                    if w.len() >= s.components {
+                        s.sample(self.time_s, cursor, &mut w[..]);
                     }
                 }
             }

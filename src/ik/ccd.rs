@@ -1,0 +1,553 @@
+//! CcdJob: Cyclic Coordinate Descent IK with several weighted effectors, per-bone
+//! participation, reference-based or incremental starts, Euler joint limits and angular
+//! velocity limiting (seed 000 §5, §5.1–§5.4; CCD after Lander 98 / Welman 93).
+//!
+//! Method: one iteration visits every chain joint once, from the chain ends towards the roots
+//! (descending node index: nodes are depth-first, so a child always comes before its parent).
+//! At a joint, every effector whose chain contains it proposes the shortest-arc rotation that
+//! turns (joint → current tip) onto (joint → target). The arc is taken in the joint's
+//! parent-relative frame `F = model_from_parent · T` (the frame its local rotation acts in):
+//! both vectors are mapped by the inverse of the parent's linear part, so with scale in the
+//! chain, non-uniform included, the rotated tip still lands on the model-space ray towards
+//! the target. The proposals are blended by effector weight (normalised weighted quaternion
+//! sum, see below), the angle is scaled by the joint's participation weight, the result is
+//! pre-multiplied onto the local rotation and clamped by the joint's limits
+//! ([`JointLimits`], ZYX, relative to `reference`). The joint's chain descendants'
+//! model matrices are then updated so the next joint sees the new tips. Iterations stop when
+//! every weighted effector is within `tolerance_m` or after `settings.iterations`.
+//!
+//! Blend of several effectors (§5, figure 3): each proposal is a shortest arc, so its `w` is
+//! ≥ 0 and all proposals lie in one hemisphere; the blend is `normalize(Σ wₖ·qₖ)`. For two
+//! effectors it lies on the great arc between the two proposals and moves monotonically
+//! from one to the other as the weights go from (1, 0) to (0, 1). Weights are relative: a
+//! joint in a single weighted chain turns fully whatever that effector's weight; how much a
+//! joint turns is the participation weight's job. Effectors with weight 0 are ignored by the
+//! solve and by `reached` (their residual is still reported).
+//!
+//! Starts (§5.1/§5.2): `ReferenceBased` resets chain joints' rotations to `reference` every
+//! frame (same root and target → bit-identical result every frame); `Incremental` starts from
+//! `previous` (last frame's output) when given, else from `input`. Translations and scales
+//! always come from `input`. Every start rotation is clamped to the joint limits first.
+//! A joint with participation 0 is not part of the solve at all: it keeps its `input` rotation
+//! exactly (no reset, no clamp, no velocity limit) but still moves with its parents.
+//!
+//! Velocity limiting (§5.3): after solving, when `max_angular_velocity_rad_s` is set and
+//! `previous` is given, each solved joint's difference `d = q · q_prev⁻¹` is converted to
+//! angle/axis; an angle above `max · dt` is cut to exactly that and converted back
+//! (`q = axis_angle(axis, max·dt) · q_prev`), then the joint limits are applied again, so the
+//! limits always hold. The cap is exact for joints without limits; for a limited joint the
+//! cut rotation lies between two in-box rotations and the re-clamp only corrects the small
+//! amount by which the Euler box is not convex along that arc. Residuals are measured after
+//! this step, so `reached` describes the returned pose.
+//!
+//! Degenerate cases give defined results: an arm shorter than [`MIN_ARM_M`] (target at the
+//! joint, tip at the joint, zero-length bones) gives that effector no say at that joint; a
+//! parent frame with a singular linear part (zero scale) leaves the joint unturned; an
+//! unreachable target stretches the chain towards it (`reached = false`, residual ≥ the
+//! distance beyond reach); opposite 180° proposals that cancel leave the joint unturned.
+//! NaN or infinite inputs are validate errors. Nothing panics and nothing becomes NaN.
+//!
+//! Cost: per iteration, for each chain joint with `e` effectors through it: one 3x3 inverse,
+//! `e` point transforms and shortest arcs, one clamp (a few `atan2`), and one matrix product
+//! per chain node below it (O(c²) for a chain of c joints; c is small). Setup is O(nodes) (one
+//! local→model pass up to the deepest chain node). No allocation once `IkScratch` and the
+//! output vectors have grown.
+//!
+//! Limits: CCD favours the joints near the tip (they turn first), converges linearly and can
+//! stall when limits block the direct path; Euler boxes are not convex; several effectors
+//! that disagree converge to a weighted compromise, not a least-squares optimum.
+
+use glam::{Mat3, Mat4, Quat, Vec3, Vec4};
+
+use super::limits::{normalize_or_identity, JointLimits};
+use crate::error::{Error, Result};
+use crate::math::Trs;
+use crate::scene::Scene;
+
+/// Arms (joint → tip, joint → target) shorter than this (model units, metres) have no
+/// direction: the effector does not turn that joint.
+pub const MIN_ARM_M: f32 = 1e-6;
+
+/// One end effector: bring a point of `end_node` to `target_model` by rotating the chain
+/// `end_node` and its `chain_length - 1` nearest ancestors.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Effector {
+    pub end_node: usize,
+    /// Joints rotated, counting `end_node` and its ancestors (1 = only `end_node`).
+    pub chain_length: usize,
+    /// Point in `end_node`'s local frame to bring to the target, e.g. `(bone_length, 0, 0)`
+    /// for bones along +X, `Vec3::ZERO` for a glTF joint origin.
+    pub tip_local: Vec3,
+    pub target_model: Vec3,
+    /// Relative weight where chains share joints (≥ 0; 0 = ignored).
+    pub weight: f32,
+}
+
+/// Where the chain joints start each frame (seed 000 §5.1 / §5.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IkMode {
+    /// Start from `reference` every frame.
+    ReferenceBased,
+    /// Start from `previous` (last frame's solution) when given, else from `input`.
+    Incremental,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IkSettings {
+    /// Maximum CCD sweeps (≥ 1).
+    pub iterations: u32,
+    /// An effector is reached when its tip is within this distance (model units).
+    pub tolerance_m: f32,
+    pub mode: IkMode,
+    /// Cap on each solved joint's rotation change from `previous`, per second.
+    pub max_angular_velocity_rad_s: Option<f32>,
+    /// Frame time for the velocity cap (> 0).
+    pub dt_s: f32,
+}
+
+impl Default for IkSettings {
+    fn default() -> Self {
+        IkSettings { iterations: 10, tolerance_m: 1e-3, mode: IkMode::ReferenceBased, max_angular_velocity_rad_s: None, dt_s: 1.0 / 60.0 }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IkResult {
+    /// Every effector with weight > 0 is within `tolerance_m` (true when there are none).
+    pub reached: bool,
+    /// Per effector: distance from its tip to its target in the output pose.
+    pub residual_m: Vec<f32>,
+    /// CCD sweeps run (0 when the start pose already reached every target).
+    pub iterations_used: u32,
+}
+
+/// Reusable buffers for [`CcdJob`]: keep one per solver so frames do not allocate.
+#[derive(Clone, Debug, Default)]
+pub struct IkScratch {
+    /// `model_from_node` for nodes up to the deepest chain node.
+    model: Vec<Mat4>,
+    /// Per node: recomputed in the current subtree update.
+    moved: Vec<bool>,
+    /// Every chain node (any participation), ascending, unique.
+    path: Vec<usize>,
+    /// (joint, effector) for chain joints with participation > 0, joints descending.
+    pairs: Vec<(usize, usize)>,
+}
+
+/// CCD inverse kinematics on one pose.
+///
+/// Validation rules:
+/// 1. `reference` and `input` have one entry per scene node;
+/// 2. `previous`, when given, has one entry per scene node;
+/// 3. `participation` is empty (every weight 1) or has one entry per node, each in [0, 1];
+/// 4. `limits` is empty (no limits) or has one entry per node; given limits are finite with
+///    `min_rad <= max_rad` on every axis;
+/// 5. every effector's `end_node` is a scene node;
+/// 6. every effector's `chain_length` is at least 1 and at most 1 + the number of ancestors
+///    of its `end_node`;
+/// 7. no chain node is a `matrix` node (its local transform is fixed: it cannot rotate);
+/// 8. every effector's `tip_local` and `target_model` are finite, its `weight` finite and ≥ 0;
+/// 9. settings: `iterations >= 1`, `tolerance_m` finite and ≥ 0, `dt_s` finite and > 0,
+///    `max_angular_velocity_rad_s`, when given, finite and ≥ 0;
+/// 10. every `input` local is finite, and the `reference` and `previous` locals of chain
+///     nodes are finite.
+pub struct CcdJob<'a> {
+    pub scene: &'a Scene,
+    /// Reference (rest) locals: limits are relative to their rotations; `ReferenceBased`
+    /// starts chains from them.
+    pub reference: &'a [Trs],
+    /// This frame's FK pose.
+    pub input: &'a [Trs],
+    /// Last frame's solved pose: the `Incremental` start and the velocity-limit base.
+    pub previous: Option<&'a [Trs]>,
+    /// Per node, 0..=1 (empty = all 1): scales the angle a joint turns per step.
+    pub participation: &'a [f32],
+    /// Per node (empty = none): Euler-box limits relative to `reference`.
+    pub limits: &'a [Option<JointLimits>],
+    pub effectors: &'a [Effector],
+    pub settings: IkSettings,
+    /// The solved pose (one entry per node; overwritten).
+    pub output: &'a mut Vec<Trs>,
+    pub result: &'a mut IkResult,
+    pub scratch: &'a mut IkScratch,
+}
+
+const JOB: &str = "CcdJob";
+
+fn trs_is_finite(t: &Trs) -> bool {
+    t.translation.is_finite() && t.rotation.is_finite() && t.scale.is_finite()
+}
+
+impl CcdJob<'_> {
+    pub fn validate(&self) -> Result<()> {
+        let n = self.scene.nodes.len();
+        if self.reference.len() != n || self.input.len() != n {
+            return Err(Error::job(JOB, 1, format!("{} reference and {} input locals for {n} nodes", self.reference.len(), self.input.len())));
+        }
+        if let Some(p) = self.previous {
+            if p.len() != n {
+                return Err(Error::job(JOB, 2, format!("{} previous locals for {n} nodes", p.len())));
+            }
+        }
+        if !self.participation.is_empty() {
+            if self.participation.len() != n {
+                return Err(Error::job(JOB, 3, format!("{} participation weights for {n} nodes", self.participation.len())));
+            }
+            if let Some(i) = self.participation.iter().position(|w| !(0.0..=1.0).contains(w)) {
+                return Err(Error::job(JOB, 3, format!("participation[{i}] = {} is not in [0, 1]", self.participation[i])));
+            }
+        }
+        if !self.limits.is_empty() {
+            if self.limits.len() != n {
+                return Err(Error::job(JOB, 4, format!("{} joint limits for {n} nodes", self.limits.len())));
+            }
+            if let Some(i) = self.limits.iter().position(|l| l.is_some_and(|l| !l.is_valid())) {
+                return Err(Error::job(JOB, 4, format!("limits[{i}] = {:?} are not finite with min <= max", self.limits[i])));
+            }
+        }
+        for (e, eff) in self.effectors.iter().enumerate() {
+            if eff.end_node >= n {
+                return Err(Error::job(JOB, 5, format!("effectors[{e}].end_node {} is not one of {n} nodes", eff.end_node)));
+            }
+            if eff.chain_length == 0 {
+                return Err(Error::job(JOB, 6, format!("effectors[{e}].chain_length is 0")));
+            }
+            let mut k = Some(eff.end_node);
+            for c in 0..eff.chain_length {
+                let Some(node) = k else {
+                    return Err(Error::job(JOB, 6, format!("effectors[{e}].chain_length {} exceeds node {}'s {c} joints up to the root", eff.chain_length, eff.end_node)));
+                };
+                if self.scene.nodes[node].matrix.is_some() {
+                    return Err(Error::job(JOB, 7, format!("effectors[{e}]: chain node {node} is a matrix node and cannot rotate")));
+                }
+                if !trs_is_finite(&self.reference[node]) || self.previous.is_some_and(|p| !trs_is_finite(&p[node])) {
+                    return Err(Error::job(JOB, 10, format!("effectors[{e}]: reference or previous local of chain node {node} is not finite")));
+                }
+                k = self.scene.nodes[node].parent;
+            }
+            if !eff.tip_local.is_finite() || !eff.target_model.is_finite() {
+                return Err(Error::job(JOB, 8, format!("effectors[{e}]: tip {} or target {} is not finite", eff.tip_local, eff.target_model)));
+            }
+            if !eff.weight.is_finite() || eff.weight < 0.0 {
+                return Err(Error::job(JOB, 8, format!("effectors[{e}].weight {} is not finite and >= 0", eff.weight)));
+            }
+        }
+        let s = &self.settings;
+        if s.iterations == 0 {
+            return Err(Error::job(JOB, 9, "iterations is 0"));
+        }
+        if !s.tolerance_m.is_finite() || s.tolerance_m < 0.0 {
+            return Err(Error::job(JOB, 9, format!("tolerance {} is not finite and >= 0", s.tolerance_m)));
+        }
+        if !s.dt_s.is_finite() || s.dt_s <= 0.0 {
+            return Err(Error::job(JOB, 9, format!("dt {} is not finite and > 0", s.dt_s)));
+        }
+        if let Some(v) = s.max_angular_velocity_rad_s {
+            if !v.is_finite() || v < 0.0 {
+                return Err(Error::job(JOB, 9, format!("max angular velocity {v} is not finite and >= 0")));
+            }
+        }
+        if let Some(i) = self.input.iter().position(|t| !trs_is_finite(t)) {
+            return Err(Error::job(JOB, 10, format!("input[{i}] is not finite")));
+        }
+        Ok(())
+    }
+
+    pub fn run(&mut self) -> Result<()> {
+        self.validate()?;
+        let scene = self.scene;
+        let nodes = &scene.nodes;
+        let effectors = self.effectors;
+        let settings = self.settings;
+        let participation = |i: usize| self.participation.get(i).copied().unwrap_or(1.0);
+        let limits = self.limits;
+        let limit_of = |i: usize| limits.get(i).copied().flatten();
+        let reference = self.reference;
+        let previous = self.previous;
+        let out = &mut *self.output;
+        let s = &mut *self.scratch;
+        let result = &mut *self.result;
+
+        out.clear();
+        out.extend_from_slice(self.input);
+
+        // Chain nodes and (joint, effector) pairs, joints descending.
+        s.path.clear();
+        s.pairs.clear();
+        for (e, eff) in effectors.iter().enumerate() {
+            let mut k = eff.end_node;
+            for c in 0..eff.chain_length {
+                s.path.push(k);
+                if participation(k) > 0.0 {
+                    s.pairs.push((k, e));
+                }
+                if c + 1 < eff.chain_length {
+                    k = nodes[k].parent.expect("validated chain length");
+                }
+            }
+        }
+        s.path.sort_unstable();
+        s.path.dedup();
+        s.pairs.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+
+        // Start rotations (§5.1 / §5.2), clamped to the limits.
+        let mut prev_joint = usize::MAX;
+        for &(j, _) in &s.pairs {
+            if j == prev_joint {
+                continue;
+            }
+            prev_joint = j;
+            let start = match (settings.mode, previous) {
+                (IkMode::ReferenceBased, _) => reference[j].rotation,
+                (IkMode::Incremental, Some(p)) => p[j].rotation,
+                (IkMode::Incremental, None) => out[j].rotation,
+            };
+            let mut q = normalize_or_identity(start);
+            if let Some(l) = limit_of(j) {
+                q = l.clamp(reference[j].rotation, q);
+            }
+            out[j].rotation = q;
+        }
+
+        // Model matrices up to the deepest chain node.
+        let top = s.path.last().map_or(0, |&k| k + 1);
+        s.model.clear();
+        for i in 0..top {
+            let local = nodes[i].matrix.unwrap_or_else(|| out[i].to_mat4());
+            let m = match nodes[i].parent {
+                Some(p) => s.model[p] * local,
+                None => local,
+            };
+            s.model.push(m);
+        }
+        s.moved.clear();
+        s.moved.resize(top, false);
+
+        let tolerance = settings.tolerance_m;
+        let mut done = residuals(&s.model, effectors, tolerance, &mut result.residual_m);
+        let mut used = 0u32;
+        while used < settings.iterations && !done {
+            used += 1;
+            let mut g = 0;
+            while g < s.pairs.len() {
+                let j = s.pairs[g].0;
+                let mut h = g;
+                while h < s.pairs.len() && s.pairs[h].0 == j {
+                    h += 1;
+                }
+                let turned = turn_joint(j, &s.pairs[g..h], nodes[j].parent, &s.model, effectors, participation(j));
+                g = h;
+                let Some(delta) = turned else { continue };
+                let mut q = normalize_or_identity(delta * out[j].rotation);
+                if let Some(l) = limit_of(j) {
+                    q = l.clamp(reference[j].rotation, q);
+                }
+                if q == out[j].rotation {
+                    continue;
+                }
+                out[j].rotation = q;
+                update_subtree(j, nodes, out, &s.path, &mut s.model, &mut s.moved);
+            }
+            done = residuals(&s.model, effectors, tolerance, &mut result.residual_m);
+        }
+
+        // Velocity limiting (§5.3).
+        if let (Some(max), Some(prev)) = (settings.max_angular_velocity_rad_s, previous) {
+            let max_angle = max * settings.dt_s;
+            let mut changed = false;
+            let mut prev_joint = usize::MAX;
+            for &(j, _) in &s.pairs {
+                if j == prev_joint {
+                    continue;
+                }
+                prev_joint = j;
+                let qp = normalize_or_identity(prev[j].rotation);
+                if let Some(mut q) = limit_rotation_change(qp, out[j].rotation, max_angle) {
+                    if let Some(l) = limit_of(j) {
+                        q = l.clamp(reference[j].rotation, q);
+                    }
+                    out[j].rotation = q;
+                    changed = true;
+                }
+            }
+            if changed {
+                for &k in &s.path {
+                    let local = out[k].to_mat4();
+                    s.model[k] = match nodes[k].parent {
+                        Some(p) => s.model[p] * local,
+                        None => local,
+                    };
+                }
+                done = residuals(&s.model, effectors, tolerance, &mut result.residual_m);
+            }
+        }
+
+        result.reached = done;
+        result.iterations_used = used;
+        Ok(())
+    }
+}
+
+/// Model-space tip of an effector.
+#[inline]
+fn tip_model(model: &[Mat4], eff: &Effector) -> Vec3 {
+    model[eff.end_node].transform_point3(eff.tip_local)
+}
+
+/// Fill per-effector residuals; true when every weighted effector is within tolerance.
+fn residuals(model: &[Mat4], effectors: &[Effector], tolerance: f32, out: &mut Vec<f32>) -> bool {
+    out.clear();
+    let mut all = true;
+    for eff in effectors {
+        let r = tip_model(model, eff).distance(eff.target_model);
+        out.push(r);
+        if eff.weight > 0.0 && !(r <= tolerance) {
+            all = false;
+        }
+    }
+    all
+}
+
+/// The blended, participation-scaled rotation (in the joint's parent-relative frame) for one
+/// CCD step at joint `j`, or `None` when the joint does not turn.
+fn turn_joint(j: usize, pairs: &[(usize, usize)], parent: Option<usize>, model: &[Mat4], effectors: &[Effector], participation: f32) -> Option<Quat> {
+    let pivot = model[j].w_axis.truncate();
+    // Inverse of the parent's linear part: model-space offsets → parent-relative frame.
+    let parent_from_model = match parent {
+        Some(p) => {
+            let lin = Mat3::from_mat4(model[p]);
+            let det = lin.determinant();
+            if !det.is_finite() || det.abs() < 1e-30 {
+                return None;
+            }
+            lin.inverse()
+        }
+        None => Mat3::IDENTITY,
+    };
+    let mut sum = Vec4::ZERO;
+    for &(_, e) in pairs {
+        let eff = &effectors[e];
+        if eff.weight <= 0.0 {
+            continue;
+        }
+        let to_tip = tip_model(model, eff) - pivot;
+        let to_target = eff.target_model - pivot;
+        if to_tip.length_squared() < MIN_ARM_M * MIN_ARM_M || to_target.length_squared() < MIN_ARM_M * MIN_ARM_M {
+            continue;
+        }
+        let (Some(a), Some(b)) = ((parent_from_model * to_tip).try_normalize(), (parent_from_model * to_target).try_normalize()) else {
+            continue;
+        };
+        sum += Vec4::from(rotation_arc(a, b)) * eff.weight;
+    }
+    let len = sum.length();
+    if !(len > 1e-12) || !len.is_finite() {
+        return None;
+    }
+    let delta = Quat::from_vec4(sum / len);
+    if participation >= 1.0 {
+        return Some(delta);
+    }
+    Some(scale_angle(delta, participation))
+}
+
+/// Shortest-arc rotation taking unit `a` onto unit `b`: `normalize(a × b, 1 + a·b)`.
+/// Unlike `Quat::from_rotation_arc`, which returns identity below ≈7e-4 rad (CCD would stall
+/// at ≈1 mm per metre of arm), it stays exact for small angles. Near 180° (`1 + a·b < 1e-7`)
+/// it turns half a turn about an axis perpendicular to `a` (any one: the arc is ambiguous).
+fn rotation_arc(a: Vec3, b: Vec3) -> Quat {
+    let w = 1.0 + a.dot(b);
+    if w < 1e-7 {
+        return Quat::from_axis_angle(a.any_orthonormal_vector(), std::f32::consts::PI);
+    }
+    let c = a.cross(b);
+    Quat::from_xyzw(c.x, c.y, c.z, w).normalize()
+}
+
+/// The rotation about the same axis by `t` times the angle (shortest way round).
+fn scale_angle(q: Quat, t: f32) -> Quat {
+    let q = if q.w < 0.0 { -q } else { q };
+    let v = q.xyz();
+    let s = v.length();
+    if !(s > 1e-12) {
+        return Quat::IDENTITY;
+    }
+    let angle = 2.0 * s.atan2(q.w);
+    Quat::from_axis_angle(v / s, angle * t)
+}
+
+/// §5.3: the difference `d = q_new · q_prev⁻¹` as angle/axis; when its angle exceeds
+/// `max_angle`, the rotation `axis_angle(axis, max_angle) · q_prev`, else `None`.
+pub fn limit_rotation_change(q_prev: Quat, q_new: Quat, max_angle: f32) -> Option<Quat> {
+    let mut d = normalize_or_identity(q_new) * q_prev.conjugate();
+    if d.w < 0.0 {
+        d = -d;
+    }
+    let v = d.xyz();
+    let s = v.length();
+    let angle = 2.0 * s.atan2(d.w);
+    if !(angle > max_angle) || !(s > 0.0) {
+        return None;
+    }
+    Some(normalize_or_identity(Quat::from_axis_angle(v / s, max_angle) * q_prev))
+}
+
+/// Recompute `model` for `j` and every chain node below it (chain nodes are ancestor paths,
+/// so a chain node's parent is a chain node unless it is a chain root, which `j` is above).
+fn update_subtree(j: usize, nodes: &[crate::scene::Node], out: &[Trs], path: &[usize], model: &mut [Mat4], moved: &mut [bool]) {
+    let local = out[j].to_mat4();
+    model[j] = match nodes[j].parent {
+        Some(p) => model[p] * local,
+        None => local,
+    };
+    let start = path.partition_point(|&k| k <= j);
+    moved[j] = true;
+    for &k in &path[start..] {
+        if let Some(p) = nodes[k].parent {
+            if moved[p] {
+                model[k] = model[p] * out[k].to_mat4();
+                moved[k] = true;
+            }
+        }
+    }
+    moved[j] = false;
+    for &k in &path[start..] {
+        moved[k] = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn velocity_cut_is_exact() {
+        let a = Quat::from_rotation_y(0.3);
+        let b = Quat::from_axis_angle(Vec3::new(1.0, 1.0, 0.0).normalize(), 1.2) * a;
+        let c = limit_rotation_change(a, b, 0.1).unwrap();
+        let d = c * a.conjugate();
+        let angle = 2.0 * d.xyz().length().atan2(d.w.abs());
+        assert!((angle - 0.1).abs() < 1e-5, "{angle}");
+        assert!(limit_rotation_change(a, a, 0.1).is_none());
+    }
+
+    #[test]
+    fn rotation_arc_small_and_opposite() {
+        let a = Vec3::X;
+        for angle in [1e-5f32, 1e-3, 0.5, 3.0] {
+            let b = Vec3::new(angle.cos(), angle.sin(), 0.0);
+            let q = rotation_arc(a, b);
+            assert!((q * a - b).length() < 1e-6, "{angle}");
+        }
+        let q = rotation_arc(a, -a);
+        assert!((q * a + a).length() < 1e-6 && q.is_finite());
+    }
+
+    #[test]
+    fn scale_angle_halves() {
+        let q = Quat::from_rotation_z(1.0);
+        let h = scale_angle(q, 0.5);
+        assert!(h.angle_between(Quat::from_rotation_z(0.5)) < 1e-6);
+        assert_eq!(scale_angle(Quat::IDENTITY, 0.5), Quat::IDENTITY);
+    }
+}

@@ -1,0 +1,300 @@
+//! Joint limits as ZYX Euler boxes relative to the bone's reference rotation (seed 000 §5.4).
+//!
+//! Method: the rotation to limit is first made relative to the reference local rotation,
+//! `q_rel = q_ref⁻¹ · q` (so `q = q_ref · q_rel`: the offset is applied in the bone's own
+//! reference frame). `q_rel` is decomposed into intrinsic ZYX Euler angles,
+//! `q_rel = Rz(z) · Ry(y) · Rx(x)` (glam's `EulerRot::ZYX`, angles stored `[z, y, x]`): Z and Y
+//! are the bending angles, X the twist about the bone. Each angle is clamped to its range and
+//! the clamped angles are recomposed in the same order, `q = q_ref · Rz(z') · Ry(y') · Rx(x')`.
+//!
+//! What "applied in the ZYX order" means here: the order lives in the decomposition and the
+//! recomposition. Y is measured in the frame left by Z and X in the frame left by Z and Y, so
+//! the three limits are not independent (clamping Z changes where the Y and X arcs sit, as in
+//! the seed's figure 4). Clamping Z, then Y, then X on one decomposed triple is what a
+//! sequential "clamp Z, remove it, decompose the rest, clamp Y, ..." gives too, because
+//! re-decomposing `Rz(z')⁻¹ · q_rel` in the same convention returns the same Y and X.
+//!
+//! Details that keep the result defined:
+//! - An Euler triple is not unique: `(z, y, x)` and `(z+π, π−y, x+π)` are the same rotation.
+//!   Both are clamped and the one whose clamped rotation is closer to `q_rel` wins, so a box
+//!   with `|y| > π/2` is honoured and a rotation already inside either triple is left alone
+//!   (returned bit for bit).
+//! - Angles are clamped on the circle: outside its range an angle goes to the bound that is
+//!   nearer going round the circle (a range of 2π or more is free; a range may cross ±π).
+//! - Gimbal lock: when `|sin y| > 1 − 1e-6` (y within ≈0.08° of ±90°), Z and X are coupled
+//!   (only `x − z` or `x + z` is defined). The split is read from elements that stay
+//!   well-conditioned there (no `atan2(0, 0)` noise, no NaN) and chosen deterministically: the
+//!   twist X nearest 0 that keeps both X and Z in range, else the in-range X nearest 0 with Z
+//!   clamped. Inputs are normalised first (a zero or non-finite quaternion reads as identity).
+//!
+//! Cost: two ZYX decompositions, up to two recompositions (a few `atan2`/`sin_cos`), no
+//! allocation. Limits: an Euler box is not a convex region of rotations; near gimbal lock the
+//! choice of split decides which of several nearby in-box rotations is returned.
+
+use std::f32::consts::{PI, TAU};
+
+use glam::Quat;
+
+/// Gimbal-lock threshold on `|sin y|` (see the module documentation).
+const GIMBAL_SIN: f32 = 1.0 - 1e-6;
+
+/// Euler-box limits of one joint, relative to its reference local rotation.
+/// Angles in radians, ZYX order: index 0 is Z, 1 is Y, 2 is X (twist).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointLimits {
+    pub min_rad: [f32; 3],
+    pub max_rad: [f32; 3],
+}
+
+impl JointLimits {
+    /// No restriction on any axis.
+    pub const FREE: JointLimits = JointLimits { min_rad: [-PI; 3], max_rad: [PI; 3] };
+    /// The joint may not move away from its reference rotation.
+    pub const LOCKED: JointLimits = JointLimits { min_rad: [0.0; 3], max_rad: [0.0; 3] };
+
+    pub fn new(min_rad: [f32; 3], max_rad: [f32; 3]) -> JointLimits {
+        JointLimits { min_rad, max_rad }
+    }
+
+    /// Symmetric limits `[-a, a]` per axis (`[z, y, x]`).
+    pub fn symmetric(half_range_rad: [f32; 3]) -> JointLimits {
+        JointLimits { min_rad: half_range_rad.map(|a| -a.abs()), max_rad: half_range_rad.map(f32::abs) }
+    }
+
+    /// Finite bounds with `min <= max` on every axis (what `CcdJob::validate` checks).
+    pub fn is_valid(&self) -> bool {
+        (0..3).all(|i| self.min_rad[i].is_finite() && self.max_rad[i].is_finite() && self.min_rad[i] <= self.max_rad[i])
+    }
+
+    /// Whether ZYX angles `[z, y, x]` lie in the box (circularly, within `tol_rad`).
+    pub fn contains_euler(&self, zyx: [f32; 3], tol_rad: f32) -> bool {
+        (0..3).all(|i| circular_excess(zyx[i], self.min_rad[i], self.max_rad[i]) <= tol_rad)
+    }
+
+    /// Limit a rotation given relative to the reference (`q_rel = q_ref⁻¹ · q`).
+    /// Returns `q_rel` itself when it already lies in the box.
+    pub fn clamp_relative(&self, q_rel: Quat) -> Quat {
+        let q = normalize_or_identity(q_rel);
+        let a = to_euler_zyx(q);
+        // Gimbal lock: pick the split that keeps the twist in range.
+        let locked = gimbal_locked(q);
+        let a = if locked { resplit_gimbal(a, self) } else { a };
+        let b = alternate_triple(a);
+        let ca = self.clamp_angles(a);
+        if ca == a && !locked {
+            return q_rel;
+        }
+        let cb = self.clamp_angles(b);
+        if cb == b && !locked {
+            return q_rel;
+        }
+        let qa = from_euler_zyx(ca);
+        let qb = from_euler_zyx(cb);
+        if q.dot(qb).abs() > q.dot(qa).abs() { qb } else { qa }
+    }
+
+    /// Limit `q` (a local rotation) relative to the reference local rotation `q_ref`:
+    /// `q_ref · clamp(q_ref⁻¹ · q)`. Returns `q` unchanged when it is already in the box.
+    pub fn clamp(&self, q_ref: Quat, q: Quat) -> Quat {
+        let r = normalize_or_identity(q_ref);
+        let q_rel = r.conjugate() * normalize_or_identity(q);
+        let c = self.clamp_relative(q_rel);
+        if c == q_rel { q } else { (r * c).normalize() }
+    }
+
+    fn clamp_angles(&self, a: [f32; 3]) -> [f32; 3] {
+        [
+            clamp_angle(a[0], self.min_rad[0], self.max_rad[0]),
+            clamp_angle(a[1], self.min_rad[1], self.max_rad[1]),
+            clamp_angle(a[2], self.min_rad[2], self.max_rad[2]),
+        ]
+    }
+}
+
+/// Unit quaternion, or identity for a zero / non-finite one.
+#[inline]
+pub(crate) fn normalize_or_identity(q: Quat) -> Quat {
+    let l2 = q.length_squared();
+    if l2.is_finite() && l2 > 1e-30 { q * l2.sqrt().recip() } else { Quat::IDENTITY }
+}
+
+/// `Rz(a[0]) · Ry(a[1]) · Rx(a[2])` (the same rotation as glam's `EulerRot::ZYX`).
+pub fn from_euler_zyx(a: [f32; 3]) -> Quat {
+    (Quat::from_rotation_z(a[0]) * Quat::from_rotation_y(a[1]) * Quat::from_rotation_x(a[2])).normalize()
+}
+
+/// Decompose a rotation into intrinsic ZYX angles `[z, y, x]` with `q = Rz(z)·Ry(y)·Rx(x)`,
+/// `y ∈ [-π/2, π/2]`, `z, x ∈ (-π, π]`. At gimbal lock (`|sin y| > 1 − 1e-6`) X is set to 0
+/// and Z carries the coupled angle. Never NaN for finite input (zero input reads as identity).
+pub fn to_euler_zyx(q: Quat) -> [f32; 3] {
+    let q = normalize_or_identity(q);
+    let (x, y, z, w) = (q.x, q.y, q.z, q.w);
+    // Rotation matrix elements r[row][col] of the unit quaternion.
+    let r20 = 2.0 * (x * z - w * y);
+    let sy = (-r20).clamp(-1.0, 1.0);
+    if sy.abs() > GIMBAL_SIN {
+        let r01 = 2.0 * (x * y - w * z);
+        let r11 = 1.0 - 2.0 * (x * x + z * z);
+        // y = +π/2: R = Rz(z)Ry(π/2)Rx(x) depends on x − z = atan2(r01, r11);
+        // y = −π/2: depends on x + z = atan2(−r01, r11). Take x = 0.
+        if sy > 0.0 {
+            [wrap(-(r01.atan2(r11))), PI / 2.0, 0.0]
+        } else {
+            [wrap((-r01).atan2(r11)), -PI / 2.0, 0.0]
+        }
+    } else {
+        let r21 = 2.0 * (y * z + w * x);
+        let r22 = 1.0 - 2.0 * (x * x + y * y);
+        let r10 = 2.0 * (x * y + w * z);
+        let r00 = 1.0 - 2.0 * (y * y + z * z);
+        [wrap(r10.atan2(r00)), sy.asin(), wrap(r21.atan2(r22))]
+    }
+}
+
+fn gimbal_locked(q: Quat) -> bool {
+    let q = normalize_or_identity(q);
+    (2.0 * (q.x * q.z - q.w * q.y)).abs() > GIMBAL_SIN
+}
+
+/// At gimbal lock `to_euler_zyx` gives x = 0 and z = z0; the same rotation is
+/// `(z0 + x, y, x)` for y = +π/2 (x − z fixed) and `(z0 − x, y, x)` for y = −π/2 (x + z fixed).
+/// Choose the twist x nearest 0 that keeps both x and z in range when such an x exists,
+/// otherwise the in-range twist nearest 0 (z is then clamped as usual).
+fn resplit_gimbal(a: [f32; 3], l: &JointLimits) -> [f32; 3] {
+    let (zlo, zhi, xlo, xhi) = (l.min_rad[0], l.max_rad[0], l.min_rad[2], l.max_rad[2]);
+    let z0 = a[0];
+    // Twists that put z in [zlo, zhi] (before wrapping z).
+    let (lo, hi) = if a[1] > 0.0 { (zlo - z0, zhi - z0) } else { (z0 - zhi, z0 - zlo) };
+    let mut x = clamp_angle(0.0, xlo, xhi);
+    for shift in [0.0, TAU, -TAU] {
+        let (ilo, ihi) = ((lo + shift).max(xlo), (hi + shift).min(xhi));
+        if ilo <= ihi {
+            x = 0.0f32.clamp(ilo, ihi);
+            break;
+        }
+    }
+    let z = if a[1] > 0.0 { z0 + x } else { z0 - x };
+    [wrap(z), a[1], wrap(x)]
+}
+
+/// The other ZYX triple of the same rotation: `(z+π, π−y, x+π)`, wrapped to (-π, π].
+fn alternate_triple(a: [f32; 3]) -> [f32; 3] {
+    [wrap(a[0] + PI), wrap(PI - a[1]), wrap(a[2] + PI)]
+}
+
+/// Wrap an angle to (-π, π].
+#[inline]
+pub(crate) fn wrap(a: f32) -> f32 {
+    if a > -PI && a <= PI {
+        return a;
+    }
+    let r = (a + PI).rem_euclid(TAU) - PI;
+    if r <= -PI { r + TAU } else { r }
+}
+
+/// How far (radians, ≥ 0) the angle `a` lies outside `[lo, hi]` going round the circle.
+pub(crate) fn circular_excess(a: f32, lo: f32, hi: f32) -> f32 {
+    if hi - lo >= TAU {
+        return 0.0;
+    }
+    for c in [a, a + TAU, a - TAU] {
+        if c >= lo && c <= hi {
+            return 0.0;
+        }
+    }
+    wrap(a - lo).abs().min(wrap(a - hi).abs())
+}
+
+/// Clamp an angle to `[lo, hi]` on the circle: unchanged when some `a + 2πk` is inside,
+/// otherwise the bound nearer going round.
+pub(crate) fn clamp_angle(a: f32, lo: f32, hi: f32) -> f32 {
+    if hi - lo >= TAU {
+        return a;
+    }
+    for c in [a, a + TAU, a - TAU] {
+        if c >= lo && c <= hi {
+            return a;
+        }
+    }
+    if wrap(a - lo).abs() <= wrap(a - hi).abs() { lo } else { hi }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::{EulerRot, Vec3};
+
+    /// Robust near 0 (acos of a dot product in f32 is not: ±3e-4 rad at identity).
+    fn angle_between(a: Quat, b: Quat) -> f32 {
+        let d = a.conjugate() * b;
+        2.0 * d.xyz().length().atan2(d.w.abs())
+    }
+
+    #[test]
+    fn euler_matches_glam_zyx() {
+        let cases = [[0.3, -0.7, 1.2], [-2.9, 1.5, 0.1], [3.0, -0.2, -3.0], [0.0, 0.0, 0.0]];
+        for a in cases {
+            let g = Quat::from_euler(EulerRot::ZYX, a[0], a[1], a[2]);
+            let m = from_euler_zyx(a);
+            assert!(angle_between(g, m) < 1e-5, "{a:?}");
+            let back = to_euler_zyx(m);
+            for i in 0..3 {
+                assert!(wrap(back[i] - a[i]).abs() < 1e-4, "{a:?} -> {back:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn gimbal_lock_is_finite_and_exact() {
+        for (z, x) in [(0.4f32, -0.3f32), (-2.0, 2.5), (0.0, 0.0)] {
+            for y in [PI / 2.0, -PI / 2.0, PI / 2.0 - 1e-5] {
+                let q = from_euler_zyx([z, y, x]);
+                let a = to_euler_zyx(q);
+                assert!(a.iter().all(|v| v.is_finite()));
+                assert!(angle_between(from_euler_zyx(a), q) < 2e-3, "{z} {y} {x}: {a:?}");
+                let c = JointLimits::symmetric([0.2, 1.0, 0.1]).clamp_relative(q);
+                assert!(c.is_finite());
+            }
+        }
+    }
+
+    #[test]
+    fn inside_box_is_identity() {
+        let l = JointLimits::symmetric([0.5, 0.5, 0.5]);
+        let q = from_euler_zyx([0.2, -0.3, 0.4]);
+        assert_eq!(l.clamp_relative(q), q);
+        let r = Quat::from_rotation_y(1.0);
+        let qq = r * q;
+        assert_eq!(l.clamp(r, qq), qq);
+    }
+
+    #[test]
+    fn clamps_each_axis() {
+        let l = JointLimits::new([-0.1, -0.2, -0.3], [0.1, 0.2, 0.3]);
+        let c = to_euler_zyx(l.clamp_relative(from_euler_zyx([1.0, -1.0, 0.25])));
+        assert!((c[0] - 0.1).abs() < 1e-5 && (c[1] + 0.2).abs() < 1e-5 && (c[2] - 0.25).abs() < 1e-5, "{c:?}");
+        // Locked: back to the reference.
+        let r = Quat::from_axis_angle(Vec3::new(1.0, 2.0, 3.0).normalize(), 0.7);
+        let c = JointLimits::LOCKED.clamp(r, Quat::from_rotation_x(2.0));
+        assert!(angle_between(c, r) < 1e-5);
+    }
+
+    #[test]
+    fn wide_y_range_uses_alternate_triple() {
+        // y = 2.0 rad is outside the canonical [-π/2, π/2] but the box allows it.
+        let l = JointLimits::new([-0.1, -2.5, -0.1], [0.1, 2.5, 0.1]);
+        let q = from_euler_zyx([0.0, 2.0, 0.0]);
+        assert_eq!(l.clamp_relative(q), q);
+    }
+
+    #[test]
+    fn circular_clamp() {
+        // Range crossing ±π.
+        assert_eq!(clamp_angle(-3.0, 2.5, 3.5), -3.0);
+        // Nearer bound going round: -3.0 is 0.78 from 2.5 but 2.0 from -1.0.
+        assert_eq!(clamp_angle(-3.0, -1.0, 2.5), 2.5);
+        assert_eq!(clamp_angle(0.5, -0.2, 0.2), 0.2);
+        assert_eq!(wrap(3.0 * PI), PI);
+        assert!((wrap(-PI - 0.1) - (PI - 0.1)).abs() < 1e-6);
+    }
+}

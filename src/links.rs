@@ -1,0 +1,628 @@
+//! Bone links (seed 000 §7–§9): extra small bones inserted at a joint so that linear blend
+//! skinning only ever blends between frames a fraction of the joint angle apart.
+//!
+//! # Why
+//! Linear blend skinning averages the transformed positions of a vertex; across a joint rotated
+//! by a large angle the average falls inside the surface: an elbow bent 120° flattens, and the
+//! 50/50 ring of a joint twisted 180° about the bone collapses onto the axis (§7). Blending
+//! works well up to 60–90°, so the joint is split into `N` links, each carrying an even share
+//! of the child's rotation, and the joint's weights are reassigned over
+//! `[parent, link1..linkN, child]` by position along the bone (§9). Two or three links are
+//! "about as good as ten".
+//!
+//! # Method
+//! * **Links are ordinary nodes.** For a [`LinkSpec`] `(parent P, child C, N)`,
+//!   [`insert_links`] adds `N` nodes named `<child>_link<k>` as children of `P`, placed at the
+//!   joint (the child's local translation). Link `k` (`f_k = k/(N+1)`) gets the local rotation
+//!   `slerp(identity, child_local_rotation, f_k)` — shortest arc, see [`rotation_fraction`] —
+//!   and scale 1 (the child's scale is *not* shared out). At rest this is built into the node's
+//!   rest transform; every frame [`LinkPoseJob`] rewrites it from the child's current local
+//!   transform. The existing local→model pass and palette then handle links like any joint:
+//!   `animation → IK → links (LinkPoseJob) → local→model → palette → skinning`.
+//! * **Skins.** Links are appended to every skin that contains both `P` and `C`, so existing
+//!   joint indices do not move. Their inverse bind matrix is derived from the skin's own bind
+//!   pose: `bind_link = bind_P · T(t) · R(slerp(I, r, f_k))` with `(t, r)` the child's bind pose
+//!   relative to the parent (`joint_from_bind_P · inverse(joint_from_bind_C)`). When the skin
+//!   is bound at the node rest pose (the usual case, and Woodland's arm) this is exactly
+//!   `inverse(rest model matrix of the link)`, so the linked scene skins at rest to the same
+//!   positions as the unlinked one.
+//! * **Bone convention (Weber).** Bones point along their local **+X**: the zone below is
+//!   measured along the child's bind-space X axis. Lengths are in mesh (bind space) units,
+//!   metres for our rigs.
+//! * **Weights (by relative X position, §9's preferred method).** The link zone is the slab
+//!   `joint ± L/2` along the child's X axis, `L = total_length_m` or by default
+//!   `0.3·child_length + 1.5·joint_radius` (§9). A vertex's
+//!   `s = clamp((p − joint)·x̂_C / L + 1/2, 0, 1)` runs from 0 at the parent end to 1 at the
+//!   child end. Stations `[P, link1..linkN, C]` sit at `s_k = k/(N+1)`; the amount
+//!   `A = (share of P's weight attributable to C) + w_C` is split between the two stations
+//!   around `s` by linear interpolation. Every vertex with a non-zero weight on `C` takes part
+//!   (`w_P` may be zero); a vertex with no weight on `C` is not touched, so a vertex weighted
+//!   to `P` only keeps it even inside the zone (counted in [`LinkStats::parent_only_in_zone`]:
+//!   when the zone is longer than the authored blend this leaves a step in the link weights
+//!   at the edge of the authored blend). Outside the zone `s` clamps to 0 or 1, so there the
+//!   joint's weight goes wholly to `P` or `C` — the X position replaces the authored
+//!   proportions, as §9 recommends.
+//! * **Forks (§9).** `P`'s weight is split between `P`'s children by each child's original
+//!   weight on the vertex: `share(C) = w_P · w_C / Σ_{children D of P} w_D`. The sum runs over
+//!   *every* child of `P` in the skin that carries weight, linked or not, so the part of `P`
+//!   attributable to an unlinked branch stays on `P`; only `share(C)` is redistributed per
+//!   linked child. All specs with the same parent use the weights as they were before that
+//!   parent was processed. Parents are processed deepest-index first (a chain's elbow before
+//!   its shoulder); ancestors beyond the parent are not considered (§9 notes it gets
+//!   complicated).
+//! * **Normal-derived fade (§9, armpits).** A fraction `φ = normal_fade · |x̂_C · n̂|` of the
+//!   weight that would go to the *link* stations returns to `P` instead. It is applied to the
+//!   link-bound part only (not to the whole amount) so that vertices beyond the zone — e.g. an
+//!   end cap whose normal runs along the bone — are never pulled back to the parent. Vertices
+//!   whose normals are perpendicular to the bone (an elbow ring) are unaffected. No normals:
+//!   no fade.
+//! * **Sums and widths.** Redistribution preserves each vertex's total (computed in f64;
+//!   weights below 1e-9 are dropped). [`LinkStats`] reports the largest `|Σw − 1|` before and
+//!   after, and the new largest influence count: `SkinWeights::width` grows to the next
+//!   multiple of 4 as needed. The GPU path supports up to 8 influences per vertex; a result
+//!   above 8 ([`LinkStats::exceeds_gpu_limit`]) skins on the CPU only, or needs
+//!   `--max-influences 8` (the GPU upload refuses weight sets wider than 8).
+//!
+//! # Cost
+//! Insertion: one pass over the vertices of each affected primitive, `O(specs per parent)`
+//! per vertex. Per frame: [`LinkPoseJob`] costs one quaternion power (atan2, sin, cos) per
+//! link; each link adds one node to local→model and one palette matrix per skin holding it.
+//! Influences: per linked child a vertex ends on at most two adjacent stations, plus the
+//! parent when the fade returns weight to it, so a plain two-bone joint stays at 2 influences
+//! (3 with fade) whatever `N` is; a fork with `m` linked children can reach `1 + 2m` plus the
+//! untouched influences (the fork test reaches 6). Widths grow to the next multiple of 4.
+//!
+//! # Limits
+//! * Links take the child's full local translation (they sit at the joint) and scale 1: the
+//!   child's scale is not shared out.
+//! * Rotation shares use the shortest arc, so a child rotated past 180° from identity flips
+//!   its links to the other side.
+//! * A mesh whose weights change must be drawn with a single skin (joint indices are per skin).
+//! * Only the direct parent of the child is considered for forks.
+
+use glam::{DMat4, DQuat, DVec3, Quat, Vec3};
+
+use crate::error::{Error, Result};
+use crate::math::Trs;
+use crate::scene::{Draw, Node, RawScene, Scene, SceneBuilder, SkinWeights};
+
+/// One joint to link: `N` links between `parent` and its child `child`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpec {
+    /// Scene node index of the parent bone.
+    pub parent: usize,
+    /// Scene node index of the child bone; its parent must be `parent`.
+    pub child: usize,
+    /// Number of links (≥ 1; §9: two or three are about as good as ten).
+    pub count: usize,
+    /// Total length of the link zone along the child's +X; `None` =
+    /// `0.3 · child_length + 1.5 · joint_radius` from [`BoneInfo`].
+    pub total_length_m: Option<f32>,
+    /// Normal-derived fade strength in `[0, 1]` (0 = off).
+    pub normal_fade: f32,
+}
+
+impl LinkSpec {
+    pub const DEFAULT_COUNT: usize = 2;
+    pub const DEFAULT_NORMAL_FADE: f32 = 0.5;
+
+    /// Two links, default length, default fade.
+    pub fn new(parent: usize, child: usize) -> LinkSpec {
+        LinkSpec { parent, child, count: Self::DEFAULT_COUNT, total_length_m: None, normal_fade: Self::DEFAULT_NORMAL_FADE }
+    }
+}
+
+/// Per-node bone dimensions (Weber rigs carry these), indexed by scene node.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BoneInfo {
+    /// Length of the bone along its local +X.
+    pub length_m: Vec<f32>,
+    /// Radius of the body around the node's origin (its joint with its parent).
+    pub joint_radius_m: Vec<f32>,
+}
+
+impl BoneInfo {
+    /// §9's default total link length for the joint at `child`:
+    /// `0.3 · length(child) + 1.5 · joint_radius(child)`; `None` when `child` is out of range.
+    pub fn default_total_length_m(&self, child: usize) -> Option<f32> {
+        Some(0.3 * self.length_m.get(child)? + 1.5 * self.joint_radius_m.get(child)?)
+    }
+}
+
+/// One inserted link node (indices into the linked scene).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    pub node: usize,
+    pub parent: usize,
+    pub child: usize,
+    /// `k / (N + 1)`: the share of the child's rotation this link carries.
+    pub fraction: f32,
+    /// Index of the [`LinkSpec`] it came from.
+    pub spec: usize,
+    /// The child's fixed local transform when the child is a `matrix` node (which animation
+    /// cannot move); `None` = read the child's local from the pose.
+    pub child_fixed: Option<Trs>,
+}
+
+/// What [`LinkPoseJob`] needs every frame, plus the node index map of the new scene.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkRig {
+    pub links: Vec<Link>,
+    /// Node count of the linked scene.
+    pub node_count: usize,
+    /// Old scene node index → linked scene node index.
+    pub old_to_new: Vec<usize>,
+    /// Per spec: the zone length used.
+    pub total_length_m: Vec<f32>,
+}
+
+/// What [`insert_links`] did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkStats {
+    pub links_added: usize,
+    /// Skins that received links.
+    pub skins_changed: usize,
+    /// Primitives whose weights were reassigned.
+    pub primitives_changed: usize,
+    /// Vertices whose weights changed.
+    pub vertices_changed: usize,
+    /// Vertices where `P`'s weight was split between two or more weighted children.
+    pub fork_vertices: usize,
+    /// Vertices where the normal-derived fade returned some weight to the parent.
+    pub faded_vertices: usize,
+    /// Vertices weighted to a linked parent but to none of its linked children that lie
+    /// inside a link zone's slab (left unchanged).
+    pub parent_only_in_zone: usize,
+    /// Largest number of non-zero influences on a vertex of the affected primitives.
+    pub max_influences_before: usize,
+    pub max_influences_after: usize,
+    /// Largest `SkinWeights::width` after reassignment.
+    pub max_width_after: usize,
+    /// Largest `|Σw − 1|` over the vertices of the affected primitives.
+    pub max_sum_deviation_before: f32,
+    pub max_sum_deviation_after: f32,
+    /// `max_influences_after > 8`: beyond what the GPU path supports.
+    pub exceeds_gpu_limit: bool,
+}
+
+/// The GPU path's influence limit per vertex.
+pub const GPU_MAX_INFLUENCES: usize = 8;
+
+/// `q^f` on the shortest arc: the rotation about `q`'s axis by `f` times its angle, with `q`
+/// and `−q` giving the same result (the angle taken in `[0, π]`). Computed in f64 with
+/// `atan2`, so it is exact for small angles too. Zero or non-finite input gives identity.
+pub fn rotation_fraction(q: Quat, f: f32) -> Quat {
+    let mut q = q.as_dquat();
+    let len = q.length();
+    if !(len.is_finite() && len > 0.0) {
+        return Quat::IDENTITY;
+    }
+    q /= len;
+    if q.w < 0.0 {
+        q = -q;
+    }
+    let v = DVec3::new(q.x, q.y, q.z);
+    let s = v.length();
+    if s < 1e-300 {
+        return Quat::IDENTITY;
+    }
+    let h = s.atan2(q.w) * f as f64;
+    let a = v / s * h.sin();
+    DQuat::from_xyzw(a.x, a.y, a.z, h.cos()).as_quat()
+}
+
+fn node_local_rest(node: &Node) -> Trs {
+    match node.matrix {
+        Some(m) => {
+            let (scale, rotation, translation) = m.to_scale_rotation_translation();
+            Trs { translation, rotation, scale }
+        }
+        None => node.rest,
+    }
+}
+
+fn rule(n: u32, msg: impl Into<String>) -> Error {
+    Error::job("insert_links", n, msg)
+}
+
+/// Geometry of one spec within one skin.
+struct SpecGeom {
+    child_joint: u32,
+    /// Skin joint indices of the links, in order.
+    link_joints: Vec<u32>,
+    joint: DVec3,
+    axis: DVec3,
+    length: f64,
+    fade: f64,
+}
+
+/// All specs of one parent within one skin.
+struct Group {
+    parent_joint: u32,
+    /// Every child of the parent (old hierarchy) that is in the skin.
+    children: Vec<u32>,
+    specs: Vec<SpecGeom>,
+}
+
+/// Insert bone links for `specs` (see the module documentation) and reassign the weights of
+/// every primitive skinned with an affected skin. Returns the new scene, the per-frame rig and
+/// what changed. `bones` is indexed by `scene` node and only read for specs without
+/// `total_length_m`.
+///
+/// Validation rules (`Error::Job` named `insert_links`):
+/// 1. every spec's `parent` and `child` are in range and `child`'s parent is `parent`;
+/// 2. `count` is at least 1 (and at most 64);
+/// 3. the zone length (given, or from `bones` at `child`) is finite and positive;
+/// 4. `normal_fade` is finite and in `[0, 1]`;
+/// 5. no child appears in two specs;
+/// 6. a mesh whose weights change is drawn with one skin only.
+pub fn insert_links(scene: &Scene, specs: &[LinkSpec], bones: &BoneInfo) -> Result<(Scene, LinkRig, LinkStats)> {
+    let n_old = scene.nodes.len();
+    let mut lengths = Vec::with_capacity(specs.len());
+    for (i, s) in specs.iter().enumerate() {
+        if s.parent >= n_old || s.child >= n_old || scene.nodes[s.child].parent != Some(s.parent) {
+            return Err(rule(1, format!("specs[{i}]: node {} is not a child of node {} in a scene of {n_old} nodes", s.child, s.parent)));
+        }
+        if s.count == 0 || s.count > 64 {
+            return Err(rule(2, format!("specs[{i}]: link count {} is not in 1..=64", s.count)));
+        }
+        let len = match s.total_length_m {
+            Some(l) => l,
+            None => bones
+                .default_total_length_m(s.child)
+                .ok_or_else(|| rule(3, format!("specs[{i}]: no bone length/joint radius for node {} (BoneInfo has {}/{} entries)", s.child, bones.length_m.len(), bones.joint_radius_m.len())))?,
+        };
+        if !(len.is_finite() && len > 0.0) {
+            return Err(rule(3, format!("specs[{i}]: zone length {len} is not finite and positive")));
+        }
+        if !(s.normal_fade.is_finite() && (0.0..=1.0).contains(&s.normal_fade)) {
+            return Err(rule(4, format!("specs[{i}]: normal_fade {} is not in [0, 1]", s.normal_fade)));
+        }
+        if specs[..i].iter().any(|o| o.child == s.child) {
+            return Err(rule(5, format!("specs[{i}]: node {} is already linked by an earlier spec", s.child)));
+        }
+        lengths.push(len);
+    }
+
+    // Raw nodes: the old nodes at their old indices (parents stay valid raw indices), then the
+    // links. source_index temporarily holds the raw index so the built order can be mapped.
+    let mut raw_nodes: Vec<Node> = scene.nodes.clone();
+    for (i, node) in raw_nodes.iter_mut().enumerate() {
+        node.source_index = i;
+    }
+    // Per spec: raw indices of its links.
+    let mut spec_links: Vec<Vec<usize>> = Vec::with_capacity(specs.len());
+    let mut link_meta: Vec<(usize, f32)> = Vec::new(); // (spec, fraction) per raw link
+    for (si, s) in specs.iter().enumerate() {
+        let child = &scene.nodes[s.child];
+        let child_local = node_local_rest(child);
+        let base = child.name.clone().unwrap_or_else(|| format!("node{}", s.child));
+        let mut v = Vec::with_capacity(s.count);
+        for k in 1..=s.count {
+            let f = k as f32 / (s.count + 1) as f32;
+            let raw = raw_nodes.len();
+            raw_nodes.push(Node {
+                name: Some(format!("{base}_link{k}")),
+                source_index: raw,
+                parent: Some(s.parent),
+                rest: Trs { translation: child_local.translation, rotation: rotation_fraction(child_local.rotation, f), scale: Vec3::ONE },
+                matrix: None,
+                mesh: None,
+                skin: None,
+                morph_weights: None,
+            });
+            link_meta.push((si, f));
+            v.push(raw);
+        }
+        spec_links.push(v);
+    }
+
+    // Children lists of the old hierarchy.
+    let mut children = vec![Vec::new(); n_old];
+    for (i, node) in scene.nodes.iter().enumerate() {
+        if let Some(p) = node.parent {
+            children[p].push(i);
+        }
+    }
+
+    // Skins: append links, and collect per skin the weight groups.
+    let mut skins = scene.skins.clone();
+    let mut skin_groups: Vec<Vec<Group>> = Vec::with_capacity(skins.len());
+    let mut stats = LinkStats { links_added: link_meta.len(), ..Default::default() };
+    for skin in skins.iter_mut() {
+        let joint_of = |node: usize| skin.joints.iter().position(|&j| j == node).map(|p| p as u32);
+        let mut groups: Vec<Group> = Vec::new();
+        let mut new_joints = Vec::new();
+        let mut new_jfb = Vec::new();
+        let old_count = skin.joints.len();
+        for (si, s) in specs.iter().enumerate() {
+            let (Some(jp), Some(jc)) = (joint_of(s.parent), joint_of(s.child)) else { continue };
+            let jfb_p = skin.joint_from_bind[jp as usize].as_dmat4();
+            let bind_p = jfb_p.inverse();
+            let bind_c = skin.joint_from_bind[jc as usize].as_dmat4().inverse();
+            let (_, r, t) = (jfb_p * bind_c).to_scale_rotation_translation();
+            let mut link_joints = Vec::with_capacity(s.count);
+            for k in 1..=s.count {
+                let f = k as f32 / (s.count + 1) as f32;
+                let rf = rotation_fraction(r.as_quat(), f).as_dquat();
+                let bind_link = bind_p * DMat4::from_rotation_translation(rf, t);
+                link_joints.push((old_count + new_joints.len()) as u32);
+                new_joints.push(spec_links[si][k - 1]);
+                new_jfb.push(bind_link.inverse().as_mat4());
+            }
+            let geom = SpecGeom {
+                child_joint: jc,
+                link_joints,
+                joint: bind_c.transform_point3(DVec3::ZERO),
+                axis: bind_c.transform_vector3(DVec3::X).normalize_or_zero(),
+                length: lengths[si] as f64,
+                fade: s.normal_fade as f64,
+            };
+            match groups.iter_mut().find(|g| g.parent_joint == jp) {
+                Some(g) => g.specs.push(geom),
+                None => groups.push(Group {
+                    parent_joint: jp,
+                    children: children[s.parent].iter().filter_map(|&c| joint_of(c)).collect(),
+                    specs: vec![geom],
+                }),
+            }
+        }
+        // Deepest parent (highest node index) first.
+        groups.sort_by_key(|g| std::cmp::Reverse(skin.joints[g.parent_joint as usize]));
+        if !new_joints.is_empty() {
+            stats.skins_changed += 1;
+        }
+        skin.joints.extend(new_joints);
+        skin.joint_from_bind.extend(new_jfb);
+        skin_groups.push(groups);
+    }
+
+    // Weights: each mesh drawn with an affected skin.
+    let mut meshes = scene.meshes.clone();
+    for (mi, mesh) in meshes.iter_mut().enumerate() {
+        let mut used: Vec<usize> = scene.draws.iter().filter(|d| d.mesh == mi).filter_map(|d| d.skin).collect();
+        used.sort_unstable();
+        used.dedup();
+        let affected: Vec<usize> = used.iter().copied().filter(|&s| !skin_groups[s].is_empty()).collect();
+        if affected.is_empty() {
+            continue;
+        }
+        if used.len() > 1 {
+            return Err(rule(6, format!("meshes[{mi}] is drawn with skins {used:?}; bone links need one skin per mesh")));
+        }
+        let groups = &skin_groups[affected[0]];
+        for prim in mesh.primitives.iter_mut() {
+            let Some(w) = prim.skin_weights.as_ref() else { continue };
+            let (new_w, changed) = reassign(w, &prim.positions, prim.normals.as_deref(), groups, &mut stats);
+            stats.max_influences_before = stats.max_influences_before.max(w.max_influences());
+            stats.max_sum_deviation_before = stats.max_sum_deviation_before.max(max_sum_deviation(w));
+            stats.max_influences_after = stats.max_influences_after.max(new_w.max_influences());
+            stats.max_sum_deviation_after = stats.max_sum_deviation_after.max(max_sum_deviation(&new_w));
+            stats.max_width_after = stats.max_width_after.max(new_w.width);
+            if changed > 0 {
+                stats.primitives_changed += 1;
+                stats.vertices_changed += changed;
+            }
+            prim.skin_weights = Some(new_w);
+        }
+    }
+    stats.exceeds_gpu_limit = stats.max_influences_after > GPU_MAX_INFLUENCES;
+
+    // Nodes shown: exactly the old draws (their nodes as roots), so validation covers what it
+    // covered before; the draw list itself is carried over unchanged below.
+    let mut roots: Vec<usize> = scene.draws.iter().map(|d| d.node).collect();
+    roots.sort_unstable();
+    roots.dedup();
+    if roots.is_empty() && n_old < raw_nodes.len() {
+        roots.push(n_old); // a link: shows nothing with a mesh
+    }
+    let raw = RawScene {
+        name: scene.name.clone(),
+        nodes: raw_nodes,
+        meshes,
+        skins,
+        animations: scene.animations.clone(),
+        roots,
+        report: scene.report.clone(),
+    };
+    let mut built = SceneBuilder::build(raw)?;
+    let total = built.nodes.len();
+    let mut raw_to_new = vec![0usize; total];
+    for (i, node) in built.nodes.iter().enumerate() {
+        raw_to_new[node.source_index] = i;
+    }
+    let next_source = scene.nodes.iter().map(|n| n.source_index + 1).max().unwrap_or(0);
+    for node in built.nodes.iter_mut() {
+        let r = node.source_index;
+        node.source_index = if r < n_old { scene.nodes[r].source_index } else { next_source + (r - n_old) };
+    }
+    built.draws = scene.draws.iter().map(|d| Draw { node: raw_to_new[d.node], ..*d }).collect();
+
+    let links = link_meta
+        .iter()
+        .enumerate()
+        .map(|(i, &(si, fraction))| {
+            let child = &scene.nodes[specs[si].child];
+            Link {
+                node: raw_to_new[n_old + i],
+                parent: raw_to_new[specs[si].parent],
+                child: raw_to_new[specs[si].child],
+                fraction,
+                spec: si,
+                child_fixed: child.matrix.map(|_| node_local_rest(child)),
+            }
+        })
+        .collect();
+    let rig = LinkRig { links, node_count: total, old_to_new: raw_to_new[..n_old].to_vec(), total_length_m: lengths };
+    Ok((built, rig, stats))
+}
+
+fn max_sum_deviation(w: &SkinWeights) -> f32 {
+    if w.width == 0 {
+        return 0.0;
+    }
+    w.weights
+        .chunks_exact(w.width)
+        .map(|ws| (ws.iter().map(|&x| x as f64).sum::<f64>() - 1.0).abs())
+        .fold(0.0f64, f64::max) as f32
+}
+
+fn get(entries: &[(u32, f64)], j: u32) -> f64 {
+    entries.iter().find(|e| e.0 == j).map_or(0.0, |e| e.1)
+}
+
+fn add(entries: &mut Vec<(u32, f64)>, j: u32, dw: f64) {
+    match entries.iter_mut().find(|e| e.0 == j) {
+        Some(e) => e.1 += dw,
+        None => entries.push((j, dw)),
+    }
+}
+
+/// Reassign one primitive's weights; returns the new weights and the changed vertex count.
+fn reassign(w: &SkinWeights, positions: &[Vec3], normals: Option<&[Vec3]>, groups: &[Group], stats: &mut LinkStats) -> (SkinWeights, usize) {
+    let n = w.vertex_count();
+    let mut rows: Vec<Option<Vec<(u32, f32)>>> = vec![None; n];
+    let mut entries: Vec<(u32, f64)> = Vec::new();
+    let mut deltas: Vec<(u32, f64)> = Vec::new();
+    let mut dist: Vec<f64> = Vec::new();
+    let mut changed = 0;
+    for v in 0..n {
+        let js = &w.joints[v * w.width..(v + 1) * w.width];
+        let ws = &w.weights[v * w.width..(v + 1) * w.width];
+        entries.clear();
+        for (&j, &x) in js.iter().zip(ws) {
+            if x != 0.0 {
+                add(&mut entries, j, x as f64);
+            }
+        }
+        let p = positions[v].as_dvec3();
+        let normal = normals.map_or(DVec3::ZERO, |ns| ns[v].as_dvec3().normalize_or_zero());
+        let mut vertex_changed = false;
+        let (mut fork, mut faded, mut parent_only) = (false, false, false);
+        for g in groups {
+            let wp = get(&entries, g.parent_joint);
+            let weighted_children = g.children.iter().filter(|&&c| get(&entries, c) > 0.0).count();
+            let denom: f64 = g.children.iter().map(|&c| get(&entries, c).max(0.0)).sum();
+            deltas.clear();
+            let mut any_spec_child = false;
+            for sg in &g.specs {
+                let s_raw = (p - sg.joint).dot(sg.axis) / sg.length + 0.5;
+                let wc = get(&entries, sg.child_joint);
+                if wc <= 0.0 {
+                    if wp > 0.0 && s_raw > 0.0 && s_raw < 1.0 {
+                        parent_only = true;
+                    }
+                    continue;
+                }
+                any_spec_child = true;
+                let share = if wp > 0.0 && denom > 0.0 { wp * wc / denom } else { 0.0 };
+                if share > 0.0 && weighted_children > 1 {
+                    fork = true;
+                }
+                let amount = share + wc;
+                let nl = sg.link_joints.len();
+                let s = s_raw.clamp(0.0, 1.0);
+                let seg = s * (nl + 1) as f64;
+                let i = (seg.floor() as usize).min(nl);
+                let t = seg - i as f64;
+                dist.clear();
+                dist.resize(nl + 2, 0.0);
+                dist[i] += 1.0 - t;
+                dist[i + 1] += t;
+                let link_part: f64 = dist[1..=nl].iter().sum();
+                let phi = sg.fade * sg.axis.dot(normal).abs();
+                if phi > 0.0 && link_part > 0.0 {
+                    faded = true;
+                }
+                deltas.push((g.parent_joint, -share + amount * (dist[0] + phi * link_part)));
+                deltas.push((sg.child_joint, -wc + amount * dist[nl + 1]));
+                for (k, &lj) in sg.link_joints.iter().enumerate() {
+                    deltas.push((lj, amount * (1.0 - phi) * dist[k + 1]));
+                }
+            }
+            if !any_spec_child {
+                continue;
+            }
+            for &(j, dw) in &deltas {
+                if dw != 0.0 {
+                    add(&mut entries, j, dw);
+                    vertex_changed = true;
+                }
+            }
+        }
+        stats.fork_vertices += fork as usize;
+        stats.faded_vertices += faded as usize;
+        stats.parent_only_in_zone += parent_only as usize;
+        if vertex_changed {
+            changed += 1;
+            let mut row: Vec<(u32, f32)> = entries.iter().filter(|e| e.1.abs() > 1e-9).map(|e| (e.0, e.1 as f32)).collect();
+            row.sort_by(|a, b| b.1.total_cmp(&a.1));
+            rows[v] = Some(row);
+        }
+    }
+    let max_row = rows.iter().flatten().map(|r| r.len()).max().unwrap_or(0);
+    let width = w.width.max(max_row.div_ceil(4) * 4);
+    let mut out = SkinWeights { width, joints: vec![0; n * width], weights: vec![0.0; n * width] };
+    for (v, row) in rows.iter().enumerate() {
+        let dst = v * width;
+        match row {
+            Some(row) => {
+                for (k, &(j, x)) in row.iter().enumerate() {
+                    out.joints[dst + k] = j;
+                    out.weights[dst + k] = x;
+                }
+            }
+            None => {
+                out.joints[dst..dst + w.width].copy_from_slice(&w.joints[v * w.width..(v + 1) * w.width]);
+                out.weights[dst..dst + w.width].copy_from_slice(&w.weights[v * w.width..(v + 1) * w.width]);
+            }
+        }
+    }
+    (out, changed)
+}
+
+/// Poses the links from their children's current local transforms: link `k` of a child gets
+/// translation = the child's local translation (the joint point in the parent frame),
+/// rotation = [`rotation_fraction`]`(child rotation, k/(N+1))` (shortest arc), scale 1.
+/// Runs on the pose locals after animation (and IK), before local→model.
+///
+/// Validation rules:
+/// 1. `locals` has one entry per node of the linked scene (`rig.node_count`);
+/// 2. every link's node and child index is in range, and they differ;
+/// 3. every link's fraction is finite and in `(0, 1)`;
+/// 4. every child's local rotation is finite.
+pub struct LinkPoseJob<'a> {
+    pub rig: &'a LinkRig,
+    pub locals: &'a mut [Trs],
+}
+
+impl LinkPoseJob<'_> {
+    pub fn validate(&self) -> Result<()> {
+        let n = self.locals.len();
+        if n != self.rig.node_count {
+            return Err(Error::job("LinkPoseJob", 1, format!("{n} locals for a linked scene of {} nodes", self.rig.node_count)));
+        }
+        for (i, l) in self.rig.links.iter().enumerate() {
+            if l.node >= n || l.child >= n || l.node == l.child {
+                return Err(Error::job("LinkPoseJob", 2, format!("links[{i}]: node {} / child {} out of range or equal ({n} nodes)", l.node, l.child)));
+            }
+            if !(l.fraction.is_finite() && l.fraction > 0.0 && l.fraction < 1.0) {
+                return Err(Error::job("LinkPoseJob", 3, format!("links[{i}]: fraction {} is not in (0, 1)", l.fraction)));
+            }
+            let q = l.child_fixed.unwrap_or(self.locals[l.child]).rotation;
+            if !q.is_finite() {
+                return Err(Error::job("LinkPoseJob", 4, format!("links[{i}]: child {} has a non-finite rotation", l.child)));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn run(&mut self) -> Result<()> {
+        self.validate()?;
+        for l in &self.rig.links {
+            let c = l.child_fixed.unwrap_or(self.locals[l.child]);
+            self.locals[l.node] = Trs { translation: c.translation, rotation: rotation_fraction(c.rotation, l.fraction), scale: Vec3::ONE };
+        }
+        Ok(())
+    }
+}

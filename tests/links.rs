@@ -1,0 +1,347 @@
+//! Bone links (seed 000 §7–§9): weight reassignment, rest equivalence, link poses and the
+//! joint cross-section on Woodland's arm. Every expectation is independent of the code under
+//! test: hand-computed weights, the unlinked scene, analytic rotations, the rest radius.
+
+use std::collections::BTreeMap;
+use std::f32::consts::PI;
+
+use glam::{Mat4, Quat, Vec3};
+use skinview::builtin::{self, ArmParams};
+use skinview::error::Error;
+use skinview::frame::{CpuSkinner, FrameState};
+use skinview::links::{insert_links, BoneInfo, LinkPoseJob, LinkRig, LinkSpec, LinkStats};
+use skinview::math::Trs;
+use skinview::scene::{Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology};
+use skinview::skeleton::LocalToModelJob;
+use skinview::skin::{PaletteJob, SkinnedVertices};
+
+/// Pose `scene` (rest, or animation `anim` at `time_s`), let `edit` change the locals, run the
+/// links, local→model and the palette, and CPU-skin draw 0. Returns the skinned positions and
+/// `model_from_node`.
+fn skin_posed(scene: &Scene, rig: Option<&LinkRig>, anim: Option<usize>, time_s: f32, edit: &dyn Fn(&mut [Trs])) -> (Vec<Vec3>, Vec<Mat4>) {
+    let mut frame = FrameState::new(scene);
+    frame.evaluate(scene, anim, time_s).unwrap();
+    edit(&mut frame.pose.locals);
+    if let Some(rig) = rig {
+        LinkPoseJob { rig, locals: &mut frame.pose.locals }.run().unwrap();
+    }
+    LocalToModelJob { scene, pose: &frame.pose, model_from_node: &mut frame.model_from_node }.run().unwrap();
+    PaletteJob { scene, layout: &frame.layout, model_from_node: &frame.model_from_node, palette: &mut frame.palette }.run().unwrap();
+    let mut skinner = CpuSkinner::new(scene, None);
+    let mut out = SkinnedVertices::default();
+    skinner.skin_draw(scene, &frame, 0, &mut out).unwrap();
+    (out.positions, frame.model_from_node.clone())
+}
+
+fn arm_bones() -> BoneInfo {
+    // upper_arm, forearm, arm_skin (a mesh node).
+    BoneInfo { length_m: vec![0.30, 0.28, 0.0], joint_radius_m: vec![0.045, 0.045, 0.0] }
+}
+
+fn link_arm(count: usize) -> (Scene, LinkRig, LinkStats) {
+    let arm = builtin::woodland_arm().unwrap();
+    let spec = LinkSpec { count, ..LinkSpec::new(0, 1) };
+    insert_links(&arm, &[spec], &arm_bones()).unwrap()
+}
+
+/// Per vertex: joint node name → weight (zero weights left out).
+fn named_weights(scene: &Scene, v: usize) -> BTreeMap<String, f32> {
+    let d = scene.draws[0];
+    let w = scene.primitive(&d).skin_weights.as_ref().unwrap();
+    let skin = &scene.skins[d.skin.unwrap()];
+    let mut m = BTreeMap::new();
+    for k in 0..w.width {
+        let x = w.weights[v * w.width + k];
+        if x != 0.0 {
+            let node = skin.joints[w.joints[v * w.width + k] as usize];
+            *m.entry(scene.nodes[node].name.clone().unwrap()).or_insert(0.0) += x;
+        }
+    }
+    m
+}
+
+fn assert_weights(scene: &Scene, v: usize, expected: &[(&str, f32)]) {
+    let got = named_weights(scene, v);
+    for (name, x) in expected {
+        let g = got.get(*name).copied().unwrap_or(0.0);
+        assert!((g - x).abs() < 1e-5, "vertex {v}: {name} = {g}, expected {x} (all: {got:?})");
+    }
+    for (name, g) in &got {
+        if !expected.iter().any(|(n, _)| n == name) {
+            assert!(g.abs() < 1e-5, "vertex {v}: unexpected {name} = {g} (all: {got:?})");
+        }
+    }
+}
+
+fn max_sum_error(scene: &Scene) -> f32 {
+    let mut worst = 0.0f32;
+    for d in &scene.draws {
+        let Some(w) = scene.primitive(d).skin_weights.as_ref() else { continue };
+        for ws in w.weights.chunks_exact(w.width) {
+            let s: f64 = ws.iter().map(|&x| x as f64).sum();
+            worst = worst.max((s - 1.0).abs() as f32);
+        }
+    }
+    worst
+}
+
+fn max_distance(a: &[Vec3], b: &[Vec3]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(p, q)| p.distance(*q)).fold(0.0, f32::max)
+}
+
+// ---------------------------------------------------------------------------------------
+// A forked rig: hand with two linked children (a along +X, b along +Y) and one unlinked (c).
+
+fn fork_rig() -> Scene {
+    let node = |name: &str, parent: Option<usize>, t: Vec3, r: Quat| Node {
+        name: Some(name.into()),
+        source_index: 0,
+        parent,
+        rest: Trs { translation: t, rotation: r, scale: Vec3::ONE },
+        matrix: None,
+        mesh: None,
+        skin: None,
+        morph_weights: None,
+    };
+    let mut nodes = vec![
+        node("hand", None, Vec3::ZERO, Quat::IDENTITY),
+        node("a", Some(0), Vec3::new(0.1, 0.0, 0.0), Quat::IDENTITY),
+        node("b", Some(0), Vec3::new(0.08, 0.04, 0.0), Quat::from_rotation_z(PI / 2.0)),
+        node("c", Some(0), Vec3::new(0.0, -0.05, 0.0), Quat::from_rotation_z(-PI / 2.0)),
+        node("mesh", None, Vec3::ZERO, Quat::IDENTITY),
+    ];
+    nodes[4].mesh = Some(0);
+    nodes[4].skin = Some(0);
+    for (i, n) in nodes.iter_mut().enumerate() {
+        n.source_index = i;
+    }
+    let rest_model = [
+        Mat4::IDENTITY,
+        Mat4::from_translation(Vec3::new(0.1, 0.0, 0.0)),
+        Mat4::from_rotation_translation(Quat::from_rotation_z(PI / 2.0), Vec3::new(0.08, 0.04, 0.0)),
+        Mat4::from_rotation_translation(Quat::from_rotation_z(-PI / 2.0), Vec3::new(0.0, -0.05, 0.0)),
+    ];
+    // Weights (hand, a, b, c) and positions. Zones: a: x in 0.1 ± 0.02 (s = (x-0.1)/0.04+0.5),
+    // b: y in 0.04 ± 0.02 (s = (y-0.04)/0.04+0.5).
+    let mut positions = vec![
+        Vec3::new(0.1, 0.03, 0.0),  // v0: s_a = 0.5, s_b = 0.25
+        Vec3::new(0.13, 0.0, 0.0),  // v1: s_a = 1 (clamped), s_b = 0 (clamped)
+        Vec3::new(0.1, -0.1, 0.0),  // v2: s_a = 0.5, normal along a's axis (fade)
+        Vec3::new(0.13, -0.1, 0.0), // v3: s_a = 1, unlinked sibling c weighted
+        Vec3::new(0.1, -0.1, 0.0),  // v4: hand only, inside a's zone
+    ];
+    let mut normals = vec![Vec3::Z, Vec3::Z, Vec3::X, Vec3::Z, Vec3::Z];
+    let mut weights: Vec<[f32; 4]> = vec![[0.4, 0.36, 0.24, 0.0], [0.5, 0.1, 0.4, 0.0], [0.5, 0.5, 0.0, 0.0], [0.6, 0.2, 0.0, 0.2], [1.0, 0.0, 0.0, 0.0]];
+    // Many vertices weighted to hand, a and b (and some to c) across both zones.
+    for i in 0..400 {
+        let f = i as f32;
+        positions.push(Vec3::new(0.06 + 0.08 * ((f * 0.37).sin() * 0.5 + 0.5), 0.08 * ((f * 0.73).cos() * 0.5 + 0.5), 0.02 * (f * 0.11).sin()));
+        normals.push(Vec3::new((f * 0.9).sin(), (f * 0.4).cos(), 0.5).normalize());
+        let raw = [1.0 + (f * 0.3).sin(), 1.0 + (f * 0.5).cos(), 1.0 + (f * 0.7).sin(), if i % 3 == 0 { 0.3 } else { 0.0 }];
+        let s: f32 = raw.iter().sum();
+        weights.push(raw.map(|x| x / s));
+    }
+    let n = positions.len();
+    let raw = RawScene {
+        name: "fork".into(),
+        nodes,
+        meshes: vec![Mesh {
+            name: None,
+            primitives: vec![Primitive {
+                positions,
+                normals: Some(normals),
+                tangents: None,
+                indices: (0..n as u32).collect(),
+                topology: Topology::Points,
+                skin_weights: Some(SkinWeights { width: 4, joints: [0u32, 1, 2, 3].repeat(n), weights: weights.concat() }),
+                morph_targets: Vec::new(),
+                base_color: [1.0; 4],
+            }],
+            default_morph_weights: Vec::new(),
+        }],
+        skins: vec![Skin { name: None, joints: vec![0, 1, 2, 3], joint_from_bind: rest_model.iter().map(|m| m.inverse()).collect() }],
+        animations: Vec::new(),
+        roots: Vec::new(),
+        report: Default::default(),
+    };
+    SceneBuilder::build(raw).unwrap()
+}
+
+fn fork_specs() -> Vec<LinkSpec> {
+    vec![
+        LinkSpec { parent: 0, child: 1, count: 2, total_length_m: Some(0.04), normal_fade: 0.5 },
+        LinkSpec { parent: 0, child: 2, count: 3, total_length_m: Some(0.04), normal_fade: 0.5 },
+    ]
+}
+
+#[test]
+fn fork_split_is_proportional_to_child_weights() {
+    let scene = fork_rig();
+    let (linked, rig, stats) = insert_links(&scene, &fork_specs(), &BoneInfo::default()).unwrap();
+    println!("fork stats: {stats:?}");
+    assert_eq!(rig.links.len(), 5);
+    // v0: share_a = 0.4·0.36/0.6 = 0.24 → A_a = 0.6 at s = 0.5 of 2 links: 0.3 / 0.3;
+    //     share_b = 0.4·0.24/0.6 = 0.16 → A_b = 0.4 at s = 0.25 of 3 links: all on b_link1.
+    assert_weights(&linked, 0, &[("a_link1", 0.3), ("a_link2", 0.3), ("b_link1", 0.4)]);
+    // v1: share_a = 0.5·0.1/0.5 = 0.1 → A_a = 0.2 all to a (s = 1);
+    //     share_b = 0.4 → A_b = 0.8 all to hand (s = 0): hand 0.5 − 0.5 + 0.8.
+    assert_weights(&linked, 1, &[("hand", 0.8), ("a", 0.2)]);
+    // v2: A_a = 1.0 at s = 0.5 → 0.5 / 0.5 on the links; normal ∥ a's axis, fade 0.5 → half of
+    //     the link-bound weight back to hand.
+    assert_weights(&linked, 2, &[("hand", 0.5), ("a_link1", 0.25), ("a_link2", 0.25)]);
+    // v3: the unlinked sibling c counts in the split: share_a = 0.6·0.2/0.4 = 0.3, A = 0.5 → a.
+    assert_weights(&linked, 3, &[("hand", 0.3), ("a", 0.5), ("c", 0.2)]);
+    // v4: hand only: untouched even inside a's zone.
+    assert_weights(&linked, 4, &[("hand", 1.0)]);
+    assert!(stats.parent_only_in_zone >= 1);
+    assert!(stats.fork_vertices >= 2);
+    assert!(stats.faded_vertices >= 1);
+
+    let sum = max_sum_error(&linked);
+    println!("fork: max |sum-1| = {sum:e} (stats {:e})", stats.max_sum_deviation_after);
+    assert!(sum <= 1e-6 && stats.max_sum_deviation_after <= 1e-6);
+    let w = linked.primitive(&linked.draws[0]).skin_weights.as_ref().unwrap();
+    assert_eq!(w.width % 4, 0);
+    assert_eq!(w.max_influences(), stats.max_influences_after);
+    assert!(w.width >= stats.max_influences_after);
+}
+
+#[test]
+fn weights_sum_to_one_on_woodlands_arm() {
+    for count in [1, 2, 3] {
+        let (linked, rig, stats) = link_arm(count);
+        println!("arm, {count} links: {stats:?}");
+        assert_eq!(rig.links.len(), count);
+        assert_eq!(linked.nodes[rig.links[0].node].name.as_deref(), Some("forearm_link1"));
+        assert_eq!(linked.nodes.len(), 3 + count);
+        let sum = max_sum_error(&linked);
+        assert!(sum <= 1e-6, "{count} links: max |sum-1| = {sum}");
+        assert!(stats.vertices_changed > 0 && stats.max_influences_after <= 4);
+        // Links get fresh source indices after the old ones.
+        let mut src: Vec<usize> = linked.nodes.iter().map(|n| n.source_index).collect();
+        src.sort_unstable();
+        assert_eq!(src, (0..3 + count).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn rest_pose_skins_as_before() {
+    let arm = builtin::woodland_arm().unwrap();
+    let (base, _) = skin_posed(&arm, None, None, 0.0, &|_| {});
+    for count in [2, 3] {
+        let (linked, rig, _) = link_arm(count);
+        let (p, _) = skin_posed(&linked, Some(&rig), None, 0.0, &|_| {});
+        let d = max_distance(&base, &p);
+        println!("arm rest, {count} links: max distance {d:e}");
+        assert!(d <= 1e-6);
+    }
+    let fork = fork_rig();
+    let (base, _) = skin_posed(&fork, None, None, 0.0, &|_| {});
+    let (linked, rig, _) = insert_links(&fork, &fork_specs(), &BoneInfo::default()).unwrap();
+    let (p, _) = skin_posed(&linked, Some(&rig), None, 0.0, &|_| {});
+    let d = max_distance(&base, &p);
+    println!("fork rest: max distance {d:e}");
+    assert!(d <= 1e-6);
+}
+
+#[test]
+fn links_carry_even_shares_of_the_child_rotation() {
+    for count in [2, 3] {
+        let (linked, rig, _) = link_arm(count);
+        let fore = rig.old_to_new[1];
+        for deg in [30.0f32, 120.0, 170.0] {
+            let theta = deg.to_radians();
+            let (_, model) = skin_posed(&linked, Some(&rig), None, 0.0, &|l| l[fore].rotation = Quat::from_rotation_z(theta));
+            for (k, link) in rig.links.iter().enumerate() {
+                let f = (k + 1) as f32 / (count + 1) as f32;
+                let expected = Mat4::from_rotation_translation(Quat::from_rotation_z(f * theta), Vec3::new(0.30, 0.0, 0.0));
+                let err = (model[link.node] - expected).to_cols_array().iter().fold(0.0f32, |m, x| m.max(x.abs()));
+                assert!(err < 1e-6, "{count} links, θ = {deg}°, link {}: error {err}", k + 1);
+            }
+        }
+    }
+}
+
+/// Mean distance of the skinned ring vertices from their centroid, for the tube ring whose
+/// rest x is nearest the elbow; and the smallest such value over every ring.
+fn cross_section(positions: &[Vec3], p: &ArmParams) -> (f32, f32, f32) {
+    let rv = p.ring_vertices;
+    let ring_radius = |r: usize| {
+        let ring = &positions[r * rv..(r + 1) * rv];
+        let c = ring.iter().copied().sum::<Vec3>() / rv as f32;
+        ring.iter().map(|v| v.distance(c)).sum::<f32>() / rv as f32
+    };
+    let total = p.upper_length_m + p.fore_length_m;
+    let elbow = (0..p.rings).min_by(|&a, &b| {
+        let xa = (total * a as f32 / (p.rings - 1) as f32 - p.upper_length_m).abs();
+        let xb = (total * b as f32 / (p.rings - 1) as f32 - p.upper_length_m).abs();
+        xa.total_cmp(&xb)
+    });
+    let elbow = elbow.unwrap();
+    let min = (0..p.rings).map(ring_radius).fold(f32::INFINITY, f32::min);
+    (total * elbow as f32 / (p.rings - 1) as f32, ring_radius(elbow), min)
+}
+
+#[test]
+fn links_keep_the_elbow_cross_section() {
+    let p = ArmParams::default();
+    let r = p.radius_m;
+    let arm = builtin::woodland_arm().unwrap();
+    let twist = |l: &mut [Trs]| l[1].rotation = Quat::from_rotation_x(PI);
+    let bend = |l: &mut [Trs]| l[1].rotation = Quat::from_rotation_z(120f32.to_radians());
+
+    // Rest: every ring has the rest radius.
+    let (rest, _) = skin_posed(&arm, None, None, 0.0, &|_| {});
+    let (x_ring, rest_elbow, rest_min) = cross_section(&rest, &p);
+    println!("elbow ring at rest x = {x_ring:.4} m: rest radius {rest_elbow:.5} (min over rings {rest_min:.5}), r = {r}");
+    assert!((rest_elbow - r).abs() < 1e-5 && (rest_min - r).abs() < 1e-5);
+
+    // Without links. The 'bend' clip at t = 2 s is the 120° bend: same result as posing by hand.
+    let (bent_anim, _) = skin_posed(&arm, None, Some(0), 2.0, &|_| {});
+    let (bent, _) = skin_posed(&arm, None, None, 0.0, &bend);
+    assert!(max_distance(&bent_anim, &bent) < 1e-5);
+    let (twisted, _) = skin_posed(&arm, None, None, 0.0, &twist);
+    let (_, bend0, bend0_min) = cross_section(&bent, &p);
+    let (_, twist0, twist0_min) = cross_section(&twisted, &p);
+    println!("no links:  bend 120° elbow {:.4} r (min {:.4} r); twist 180° elbow {:.4} r (min {:.4} r)", bend0 / r, bend0_min / r, twist0 / r, twist0_min / r);
+    assert!(twist0 < 0.6 * r, "twist without links: {}", twist0 / r);
+    assert!(bend0 < 0.85 * r, "bend without links: {}", bend0 / r);
+
+    for count in [2usize, 3] {
+        let (linked, rig, _) = link_arm(count);
+        let fore = rig.old_to_new[1];
+        assert_eq!(fore, 1);
+        let (bent_anim, _) = skin_posed(&linked, Some(&rig), Some(0), 2.0, &|_| {});
+        let (bent, _) = skin_posed(&linked, Some(&rig), None, 0.0, &bend);
+        assert!(max_distance(&bent_anim, &bent) < 1e-5);
+        let (twisted, _) = skin_posed(&linked, Some(&rig), None, 0.0, &twist);
+        let (_, b, b_min) = cross_section(&bent, &p);
+        let (_, t, t_min) = cross_section(&twisted, &p);
+        println!("{count} links:   bend 120° elbow {:.4} r (min {:.4} r); twist 180° elbow {:.4} r (min {:.4} r)", b / r, b_min / r, t / r, t_min / r);
+        assert!(t > 0.85 * r, "{count} links, twist: {}", t / r);
+        assert!(b > 0.93 * r, "{count} links, bend: {}", b / r);
+        assert!(t > 4.0 * twist0 && b > bend0);
+    }
+}
+
+#[test]
+fn bad_specs_and_jobs_are_rejected() {
+    let arm = builtin::woodland_arm().unwrap();
+    let rule = |r: Result<(Scene, LinkRig, LinkStats), Error>| match r {
+        Err(Error::Job { rule, .. }) => rule,
+        other => panic!("expected a rule error, got {:?}", other.map(|_| ())),
+    };
+    assert_eq!(rule(insert_links(&arm, &[LinkSpec::new(1, 0)], &arm_bones())), 1);
+    assert_eq!(rule(insert_links(&arm, &[LinkSpec { count: 0, ..LinkSpec::new(0, 1) }], &arm_bones())), 2);
+    assert_eq!(rule(insert_links(&arm, &[LinkSpec::new(0, 1)], &BoneInfo::default())), 3);
+    assert_eq!(rule(insert_links(&arm, &[LinkSpec { normal_fade: 1.5, ..LinkSpec::new(0, 1) }], &arm_bones())), 4);
+    assert_eq!(rule(insert_links(&arm, &[LinkSpec::new(0, 1), LinkSpec::new(0, 1)], &arm_bones())), 5);
+
+    let (linked, rig, _) = link_arm(2);
+    let mut short = vec![Trs::IDENTITY; linked.nodes.len() - 1];
+    match (LinkPoseJob { rig: &rig, locals: &mut short }).run() {
+        Err(Error::Job { job: "LinkPoseJob", rule: 1, .. }) => {}
+        other => panic!("expected LinkPoseJob rule 1, got {other:?}"),
+    }
+}
