@@ -1,8 +1,9 @@
 //! Built-in rigs generated in code.
 //!
 //! Woodland's arm (seed 001, "Filling the Gaps"): an upper arm and a forearm bone along +X,
-//! a closed tube skin around them with weights blended across the elbow, and an animation
-//! that bends the forearm about +Z from 0° to 120° (the paper's 45/90/120° cases lie on it).
+//! a closed tube skin around them with weights blended across the elbow, and two animations:
+//! "bend" turns the forearm about +Z from 0° to 120° (the paper's 45/90/120° cases lie on
+//! it), "twist" turns it 180° about its own axis (seed 000 §7's worst case for blending).
 
 use std::f32::consts::{PI, TAU};
 
@@ -130,6 +131,22 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
             sampler: Sampler { interpolation: Interpolation::Linear, times_s, values, components: 4, is_rotation: true },
         }],
     };
+    // A 180° twist of the forearm about its own axis (seed 000 §7, Figure 9).
+    let twist_steps = 6;
+    let twist = Animation {
+        name: Some("twist".into()),
+        channels: vec![Channel {
+            node: 1,
+            path: Path::Rotation,
+            sampler: Sampler {
+                interpolation: Interpolation::Linear,
+                times_s: (0..=twist_steps).map(|i| p.duration_s * i as f32 / twist_steps as f32).collect(),
+                values: (0..=twist_steps).flat_map(|i| Quat::from_rotation_x(PI * i as f32 / twist_steps as f32).to_array()).collect(),
+                components: 4,
+                is_rotation: true,
+            },
+        }],
+    };
     let raw = RawScene {
         name: "woodland_arm (built-in)".into(),
         nodes: vec![upper, fore, skinned],
@@ -148,7 +165,7 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
             default_morph_weights: Vec::new(),
         }],
         skins: vec![Skin { name: Some("arm".into()), joints: vec![0, 1], joint_from_bind }],
-        animations: vec![bend],
+        animations: vec![bend, twist],
         roots: vec![0, 2],
         report: Default::default(),
     };
@@ -184,7 +201,7 @@ pub fn woodland_arm_rig() -> Result<crate::rig::WeberRig> {
             _ => {}
         }
     }
-    WeberRig::from_scene(&RigScene { scene, bones, node_of_bone }, "woodland_arm", &[false])
+    WeberRig::from_scene(&RigScene { scene, bones, node_of_bone }, "woodland_arm", &[false, false])
 }
 
 /// The built-in 18-bone humanoid (see `rig::humanoid`).

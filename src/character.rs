@@ -122,6 +122,24 @@ impl Character {
         Character::new(scene, layers, None, None)
     }
 
+    /// Play animation `anim` of a native rig, with the bone links its bones ask for when
+    /// `links` is set (no IK).
+    pub fn from_native(rig: &crate::rig::WeberRig, anim: Option<usize>, links: bool) -> Result<Character> {
+        let rs = rig.to_scene()?;
+        let (scene, link_rig) = if links {
+            let (s, l, _) = with_links(&rs)?;
+            (s, Some(l))
+        } else {
+            (rs.scene, None)
+        };
+        let mut c = Character::from_scene(scene, anim);
+        for l in &mut c.layers {
+            l.looping = false;
+        }
+        c.links = link_rig;
+        Ok(c)
+    }
+
     /// The built-in humanoid with every stage in use (see the module documentation).
     pub fn humanoid_demo() -> Result<Character> {
         let rig = crate::rig::humanoid::humanoid();

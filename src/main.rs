@@ -105,6 +105,10 @@ struct RenderArgs {
     /// lower body, throw on the upper body, left-hand IK, bone links) up to --time and draw it.
     #[arg(long)]
     demo: bool,
+    /// Native rigs (builtin:arm, builtin:humanoid, .rig.json): insert the bone links the rig's
+    /// bones ask for (seed 000 §9) and draw the CPU-skinned result.
+    #[arg(long)]
+    links: bool,
     #[arg(long)]
     out: PathBuf,
 }
@@ -235,6 +239,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let img = harness::render_skinned(&ctx, &c.scene, &c.outputs, &RenderSettings { width, height, ..Default::default() })?;
             img.write_png(&a.out)?;
             println!("humanoid demo t={time:.3}s: IK reached {} (residual {:?} m) -> {}", c.ik_result.reached, c.ik_result.residual_m, a.out.display());
+        }
+        Command::Render(a) if a.links => {
+            let rig = harness::load_native_rig(a.model.as_deref())?.ok_or_else(|| Error::Usage("--links needs a native rig (builtin:arm, builtin:humanoid or a .rig.json)".into()))?;
+            let probe = rig.to_scene()?.scene;
+            let anim = parse_anim(&probe, a.anim.as_deref())?;
+            let time = a.time.unwrap_or_else(|| anim.map_or(0.0, |i| probe.animations[i].duration_s() * 0.5));
+            let mut c = skinview::character::Character::from_native(&rig, anim, true)?;
+            c.update(time, 1.0 / 60.0)?;
+            let (width, height) = parse_size(&a.size)?;
+            let ctx = GpuContext::new_headless()?;
+            let img = harness::render_skinned(&ctx, &c.scene, &c.outputs, &RenderSettings { width, height, ..Default::default() })?;
+            img.write_png(&a.out)?;
+            println!("{} with {} bone links: anim {:?} t={time:.3}s -> {}", rig.name, c.links.as_ref().map_or(0, |l| l.links.len()), anim, a.out.display());
         }
         Command::Render(a) => {
             let scene = harness::load_model(a.model.as_deref())?;

@@ -305,3 +305,32 @@ fn rest_pose_is_mesh_node_world_times_position() {
         check_rest(&format!("{} (imported)", case.name), &imported);
     }
 }
+
+/// The built-in rigs exported to glTF open in three.js and skin the same there (issue 3:
+/// "export to glTF so other tools open it"), every animation at start, two mid times and end.
+#[test]
+fn exported_builtin_rigs_match_three_js() {
+    if let Some(why) = oracle_missing() {
+        if common::in_ci() {
+            panic!("CI=true and the three.js oracle cannot run: {why}");
+        }
+        eprintln!("\n!!!!!!!!!! SKIPPING exported_builtin_rigs_match_three_js: {why} !!!!!!!!!!\n");
+        return;
+    }
+    let dir = work_dir();
+    for (name, scene) in [("arm", skinview::builtin::woodland_arm().unwrap()), ("humanoid", skinview::builtin::humanoid().unwrap())] {
+        let glb = dir.join(format!("builtin_{name}.glb"));
+        skinview::io::gltf_export::write_glb(&scene, &ExportOptions::default(), &glb).unwrap();
+        let back = skinview::io::load(&glb).unwrap();
+        for anim in 0..back.animations.len() {
+            let d = back.animations[anim].duration_s();
+            let times = [0.0, d * 0.37, d * 0.71, d];
+            let oracle = oracle_dump(&glb, Some(anim), &times, &dir.join(format!("builtin_{name}_{anim}.json")));
+            let ours = skinview::harness::dump(&back, Some(anim), &times, skinview::harness::SkinPath::Cpu, None, None).unwrap();
+            let e = diff(&oracle, &ours).unwrap();
+            let rel = e.max_position / oracle.diagonal();
+            println!("builtin {name} anim {anim}: {rel:.2e} of diagonal, normals {:.2e}", e.max_normal);
+            assert!(rel <= ORACLE_TOLERANCE_REL && e.max_normal <= NORMAL_TOLERANCE, "builtin {name} anim {anim}: {rel:e} / {:e}", e.max_normal);
+        }
+    }
+}

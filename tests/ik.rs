@@ -4,6 +4,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::f32::consts::{FRAC_PI_2, PI as PI32};
 use std::f64::consts::PI as PI64;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -236,10 +237,10 @@ fn check_unreachable(lengths: &[f32], target: Vec3) {
     // Fully stretched towards the target: joint i at the cumulative length along root→target.
     let dir = target.as_dvec3().normalize();
     let mut along = 0.0;
-    for i in 0..lengths.len() {
+    for (i, &l) in lengths.iter().enumerate() {
         let p = joint_pos64(&scene, &s.output, i);
         assert!(p.distance(dir * along) < 2e-3, "joint {i} at {p}, expected {}", dir * along);
-        along += lengths[i] as f64;
+        along += l as f64;
     }
     assert!(tip.distance(dir * total) < 2e-3);
 }
@@ -274,9 +275,9 @@ fn non_uniform_scale_in_the_chain() {
     assert_finite(&s.output);
     assert!(s.result.reached, "{:?}", s.result);
     assert!(tip64(&scene, &s.output, &eff).distance(target.as_dvec3()) < 1e-4 + 1e-5);
-    for i in 0..3 {
-        assert_eq!(s.output[i].scale, input[i].scale);
-        assert_eq!(s.output[i].translation, input[i].translation);
+    for (o, i) in s.output.iter().zip(&input) {
+        assert_eq!(o.scale, i.scale);
+        assert_eq!(o.translation, i.translation);
     }
 }
 
@@ -407,11 +408,9 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
                     prop_assert!(ex <= 1e-4, "joint {} axis {} angle {} outside [{}, {}] by {}", i, k, a, l.min_rad[k], l.max_rad[k], ex);
                 }
             }
-            if let (Some(p), Some(v)) = (prev, c.velocity) {
-                if limits[i].is_none() {
-                    let step = angle64(p[i].rotation, q);
-                    prop_assert!(step <= (v * st.dt_s) as f64 + 1e-5, "joint {} turned {} > {}", i, step, v * st.dt_s);
-                }
+            if let (Some(p), Some(v), None) = (prev, c.velocity, limits[i]) {
+                let step = angle64(p[i].rotation, q);
+                prop_assert!(step <= (v * st.dt_s) as f64 + 1e-5, "joint {} turned {} > {}", i, step, v * st.dt_s);
             }
         }
         let r = s.result.residual_m[0];
@@ -455,8 +454,8 @@ fn velocity_limit_caps_per_frame_rotation() {
             let eff = weber_effector(&scene, &lengths, target);
             s.solve(&scene, &rest, &rest, Some(&previous), &[], &[], &[eff], st).unwrap();
             assert_finite(&s.output);
-            for j in 0..lengths.len() {
-                let step = angle64(previous[j].rotation, s.output[j].rotation);
+            for (j, (p, o)) in previous.iter().zip(&s.output).enumerate() {
+                let step = angle64(p.rotation, o.rotation);
                 assert!(step <= (max * dt) as f64 + 1e-5, "{mode:?} frame {frame} joint {j}: {step} rad > {}", max * dt);
                 if step > (max * dt) as f64 - 1e-4 {
                     capped += 1;
@@ -538,8 +537,8 @@ fn incremental_follows_a_moving_target_smoothly_and_converges() {
         assert_finite(&s.output);
         assert!(s.result.iterations_used <= 1);
         if frame > 0 {
-            for j in 0..lengths.len() {
-                let step = angle64(previous[j].rotation, s.output[j].rotation);
+            for (j, (p, o)) in previous.iter().zip(&s.output).enumerate() {
+                let step = angle64(p.rotation, o.rotation);
                 assert!(step < 10f64.to_radians(), "frame {frame} joint {j} jumped {step} rad");
             }
         }
@@ -694,6 +693,13 @@ fn no_effectors_copies_the_input() {
     s.solve(&scene, &rest, &input, None, &[], &[], &[], settings(5, 1e-4, IkMode::ReferenceBased)).unwrap();
     assert_eq!(s.output, input);
     assert!(s.result.reached && s.result.residual_m.is_empty() && s.result.iterations_used == 0);
+    // A weight-0 effector is switched off: input kept, residual still reported.
+    let off = Effector { end_node: 1, chain_length: 2, tip_local: Vec3::new(0.4, 0.0, 0.0), target_model: Vec3::new(0.0, 3.0, 0.0), weight: 0.0 };
+    s.solve(&scene, &rest, &input, None, &[], &[], &[off], settings(5, 1e-4, IkMode::ReferenceBased)).unwrap();
+    assert_eq!(s.output, input);
+    assert!(s.result.reached);
+    let expected = tip64(&scene, &input, &off).distance(off.target_model.as_dvec3());
+    assert!((s.result.residual_m[0] as f64 - expected).abs() < 1e-5);
 }
 
 #[test]
@@ -727,12 +733,12 @@ proptest! {
     /// decomposed by glam, lie in the box; clamping again changes nothing (a projection).
     #[test]
     fn clamp_lands_in_box_and_is_idempotent(
-        euler in [-3.14f32..3.14, -1.5707963f32..1.5707963, -3.14f32..3.14],
+        euler in [-PI32..PI32, -FRAC_PI_2..FRAC_PI_2, -PI32..PI32],
         gimbal in prop_oneof![3 => Just(0.0f32), 1 => Just(1.0f32), 1 => Just(-1.0f32)],
         lim in limits_strategy(),
     ) {
-        let y = if gimbal == 0.0 { euler[1] } else { gimbal * std::f32::consts::FRAC_PI_2 };
-        let q = from_euler_zyx([euler[0], y, euler[2]]);
+        let y0 = if gimbal == 0.0 { euler[1] } else { gimbal * FRAC_PI_2 };
+        let q = from_euler_zyx([euler[0], y0, euler[2]]);
         let Some((lo, hi)) = lim else { return Ok(()) };
         let l = JointLimits::new(lo, hi);
         let c = l.clamp_relative(q);
@@ -745,7 +751,7 @@ proptest! {
         let cc = l.clamp_relative(c);
         prop_assert!(angle64(c, cc) < 1e-4, "clamp moved an in-box rotation by {}", angle64(c, cc));
         // Inside the box already: untouched.
-        if l.contains_euler([euler[0], y, euler[2]], 0.0) && gimbal == 0.0 {
+        if l.contains_euler([euler[0], y0, euler[2]], 0.0) && gimbal == 0.0 {
             prop_assert_eq!(l.clamp_relative(q), q);
         }
     }

@@ -21,8 +21,9 @@
 //! effectors it lies on the great arc between the two proposals and moves monotonically
 //! from one to the other as the weights go from (1, 0) to (0, 1). Weights are relative: a
 //! joint in a single weighted chain turns fully whatever that effector's weight; how much a
-//! joint turns is the participation weight's job. Effectors with weight 0 are ignored by the
-//! solve and by `reached` (their residual is still reported).
+//! joint turns is the participation weight's job. An effector with weight 0 is switched off:
+//! it neither resets nor turns any joint (its chain keeps `input` unless another effector
+//! covers it) and `reached` ignores it; its residual is still reported.
 //!
 //! Starts (§5.1/§5.2): `ReferenceBased` resets chain joints' rotations to `reference` every
 //! frame (same root and target → bit-identical result every frame); `Incremental` starts from
@@ -130,7 +131,8 @@ pub struct IkScratch {
     moved: Vec<bool>,
     /// Every chain node (any participation), ascending, unique.
     path: Vec<usize>,
-    /// (joint, effector) for chain joints with participation > 0, joints descending.
+    /// (joint, effector) for weighted effectors' chain joints with participation > 0,
+    /// joints descending.
     pairs: Vec<(usize, usize)>,
 }
 
@@ -184,10 +186,10 @@ impl CcdJob<'_> {
         if self.reference.len() != n || self.input.len() != n {
             return Err(Error::job(JOB, 1, format!("{} reference and {} input locals for {n} nodes", self.reference.len(), self.input.len())));
         }
-        if let Some(p) = self.previous {
-            if p.len() != n {
-                return Err(Error::job(JOB, 2, format!("{} previous locals for {n} nodes", p.len())));
-            }
+        if let Some(p) = self.previous
+            && p.len() != n
+        {
+            return Err(Error::job(JOB, 2, format!("{} previous locals for {n} nodes", p.len())));
         }
         if !self.participation.is_empty() {
             if self.participation.len() != n {
@@ -242,10 +244,10 @@ impl CcdJob<'_> {
         if !s.dt_s.is_finite() || s.dt_s <= 0.0 {
             return Err(Error::job(JOB, 9, format!("dt {} is not finite and > 0", s.dt_s)));
         }
-        if let Some(v) = s.max_angular_velocity_rad_s {
-            if !v.is_finite() || v < 0.0 {
-                return Err(Error::job(JOB, 9, format!("max angular velocity {v} is not finite and >= 0")));
-            }
+        if let Some(v) = s.max_angular_velocity_rad_s
+            && (!v.is_finite() || v < 0.0)
+        {
+            return Err(Error::job(JOB, 9, format!("max angular velocity {v} is not finite and >= 0")));
         }
         if let Some(i) = self.input.iter().position(|t| !trs_is_finite(t)) {
             return Err(Error::job(JOB, 10, format!("input[{i}] is not finite")));
@@ -278,7 +280,7 @@ impl CcdJob<'_> {
             let mut k = eff.end_node;
             for c in 0..eff.chain_length {
                 s.path.push(k);
-                if participation(k) > 0.0 {
+                if eff.weight > 0.0 && participation(k) > 0.0 {
                     s.pairs.push((k, e));
                 }
                 if c + 1 < eff.chain_length {
@@ -401,7 +403,7 @@ fn residuals(model: &[Mat4], effectors: &[Effector], tolerance: f32, out: &mut V
     for eff in effectors {
         let r = tip_model(model, eff).distance(eff.target_model);
         out.push(r);
-        if eff.weight > 0.0 && !(r <= tolerance) {
+        if eff.weight > 0.0 && (r.is_nan() || r > tolerance) {
             all = false;
         }
     }
@@ -441,7 +443,7 @@ fn turn_joint(j: usize, pairs: &[(usize, usize)], parent: Option<usize>, model: 
         sum += Vec4::from(rotation_arc(a, b)) * eff.weight;
     }
     let len = sum.length();
-    if !(len > 1e-12) || !len.is_finite() {
+    if !len.is_finite() || len <= 1e-12 {
         return None;
     }
     let delta = Quat::from_vec4(sum / len);
@@ -469,7 +471,7 @@ fn scale_angle(q: Quat, t: f32) -> Quat {
     let q = if q.w < 0.0 { -q } else { q };
     let v = q.xyz();
     let s = v.length();
-    if !(s > 1e-12) {
+    if s.is_nan() || s <= 1e-12 {
         return Quat::IDENTITY;
     }
     let angle = 2.0 * s.atan2(q.w);
@@ -486,7 +488,7 @@ pub fn limit_rotation_change(q_prev: Quat, q_new: Quat, max_angle: f32) -> Optio
     let v = d.xyz();
     let s = v.length();
     let angle = 2.0 * s.atan2(d.w);
-    if !(angle > max_angle) || !(s > 0.0) {
+    if angle.is_nan() || angle <= max_angle || s <= 0.0 {
         return None;
     }
     Some(normalize_or_identity(Quat::from_axis_angle(v / s, max_angle) * q_prev))
@@ -503,11 +505,11 @@ fn update_subtree(j: usize, nodes: &[crate::scene::Node], out: &[Trs], path: &[u
     let start = path.partition_point(|&k| k <= j);
     moved[j] = true;
     for &k in &path[start..] {
-        if let Some(p) = nodes[k].parent {
-            if moved[p] {
-                model[k] = model[p] * out[k].to_mat4();
-                moved[k] = true;
-            }
+        if let Some(p) = nodes[k].parent
+            && moved[p]
+        {
+            model[k] = model[p] * out[k].to_mat4();
+            moved[k] = true;
         }
     }
     moved[j] = false;

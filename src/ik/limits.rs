@@ -33,7 +33,7 @@
 
 use std::f32::consts::{PI, TAU};
 
-use glam::Quat;
+use glam::{Quat, Vec4};
 
 /// Gimbal-lock threshold on `|sin y|` (see the module documentation).
 const GIMBAL_SIN: f32 = 1.0 - 1e-6;
@@ -90,7 +90,7 @@ impl JointLimits {
         }
         let qa = from_euler_zyx(ca);
         let qb = from_euler_zyx(cb);
-        if q.dot(qb).abs() > q.dot(qa).abs() { qb } else { qa }
+        if chord2(q, qb) < chord2(q, qa) { qb } else { qa }
     }
 
     /// Limit `q` (a local rotation) relative to the reference local rotation `q_ref`:
@@ -109,6 +109,12 @@ impl JointLimits {
             clamp_angle(a[2], self.min_rad[2], self.max_rad[2]),
         ]
     }
+}
+
+/// Squared chordal distance between two rotations (sign-aligned): ≈ (angle/2)², and unlike
+/// `1 − |dot|` it resolves angles far below the f32 resolution of a dot product near 1.
+fn chord2(a: Quat, b: Quat) -> f32 {
+    (Vec4::from(a) - Vec4::from(b)).length_squared().min((Vec4::from(a) + Vec4::from(b)).length_squared())
 }
 
 /// Unit quaternion, or identity for a zero / non-finite one.
