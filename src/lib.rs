@@ -11,6 +11,7 @@ pub mod error;
 pub mod frame;
 pub mod gpu;
 pub mod harness;
+pub mod image;
 pub mod ik;
 pub mod io;
 pub mod links;

@@ -9,7 +9,7 @@ use super::context::GpuContext;
 use super::scene_buffers::{GpuScene, FRAME_UNIFORM_SIZE};
 use super::shaders::{influence_constants, module_with_skin, RENDER_WGSL};
 use crate::error::{Error, Result};
-use crate::io::image::Rgba8;
+use crate::image::Rgba8;
 use crate::scene::Topology;
 
 /// Mirrors `FrameUniform` in shaders/render.wgsl.

@@ -1,17 +1,12 @@
-//! PNG reading/writing and image differences for golden renders.
+//! PNG reading and writing for the core `Rgba8` image (renders, golden images).
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
 
-/// An 8-bit RGBA image.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Rgba8 {
-    pub width: u32,
-    pub height: u32,
-    pub pixels: Vec<u8>,
-}
+pub use crate::image::Rgba8;
 
+// Inherent methods of the core image type, kept here because they do file I/O.
 impl Rgba8 {
     pub fn write_png(&self, path: &Path) -> Result<()> {
         let err = |m: String| Error::Output { path: path.to_path_buf(), message: m };
@@ -40,24 +35,5 @@ impl Rgba8 {
             other => return Err(bad(format!("unsupported colour type {other:?}"))),
         };
         Ok(Rgba8 { width: info.width, height: info.height, pixels })
-    }
-
-    /// Mean absolute channel difference (0–255 scale) and a difference image (|a-b| × 4).
-    pub fn difference(&self, other: &Rgba8) -> Option<(f64, Rgba8)> {
-        if (self.width, self.height) != (other.width, other.height) {
-            return None;
-        }
-        let mut sum = 0u64;
-        let mut pixels = Vec::with_capacity(self.pixels.len());
-        for (a, b) in self.pixels.chunks_exact(4).zip(other.pixels.chunks_exact(4)) {
-            for c in 0..3 {
-                let d = (a[c] as i32 - b[c] as i32).unsigned_abs();
-                sum += d as u64;
-                pixels.push((d * 4).min(255) as u8);
-            }
-            pixels.push(255);
-        }
-        let mean = sum as f64 / (self.width as f64 * self.height as f64 * 3.0);
-        Some((mean, Rgba8 { width: self.width, height: self.height, pixels }))
     }
 }
