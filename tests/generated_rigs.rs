@@ -92,6 +92,19 @@ fn oracle_missing() -> Option<String> {
     None
 }
 
+/// Whether the three.js runner can run; in CI its absence fails the test, locally it is a
+/// loud skip.
+fn oracle_available(test: &str) -> bool {
+    match oracle_missing() {
+        None => true,
+        Some(why) if common::in_ci() => panic!("CI=true and the three.js oracle cannot run: {why}"),
+        Some(why) => {
+            eprintln!("\n!!!!!!!!!! SKIPPING {test}: {why} !!!!!!!!!!\n");
+            false
+        }
+    }
+}
+
 /// Dump of `glb` by the three.js runner.
 fn oracle_dump(glb: &Path, anim: Option<usize>, times: &[f32], out: &Path) -> Dump {
     let mut cmd = Command::new("node");
@@ -136,11 +149,7 @@ fn interpolation_summary(scene: &Scene, anim: usize) -> String {
 
 #[test]
 fn generated_rigs_match_three_js() {
-    if let Some(why) = oracle_missing() {
-        if common::in_ci() {
-            panic!("CI=true and the three.js oracle cannot run: {why}");
-        }
-        eprintln!("\n!!!!!!!!!! SKIPPING generated_rigs_match_three_js: {why} !!!!!!!!!!\n");
+    if !oracle_available("generated_rigs_match_three_js") {
         return;
     }
     let ctx = common::gpu();
@@ -310,11 +319,7 @@ fn rest_pose_is_mesh_node_world_times_position() {
 /// "export to glTF so other tools open it"), every animation at start, two mid times and end.
 #[test]
 fn exported_builtin_rigs_match_three_js() {
-    if let Some(why) = oracle_missing() {
-        if common::in_ci() {
-            panic!("CI=true and the three.js oracle cannot run: {why}");
-        }
-        eprintln!("\n!!!!!!!!!! SKIPPING exported_builtin_rigs_match_three_js: {why} !!!!!!!!!!\n");
+    if !oracle_available("exported_builtin_rigs_match_three_js") {
         return;
     }
     let dir = work_dir();

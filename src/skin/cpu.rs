@@ -235,16 +235,9 @@ fn skin_normal_unnormalized(m: &Mat4, n: Vec3) -> Vec3A {
 
 #[inline(always)]
 fn skin_normal(m: &Mat4, n: Vec3) -> Vec3A {
-    let x = Vec3A::from_vec4(m.x_axis);
-    let y = Vec3A::from_vec4(m.y_axis);
-    let z = Vec3A::from_vec4(m.z_axis);
-    let c0 = y.cross(z);
-    let c1 = z.cross(x);
-    let c2 = x.cross(y);
-    let det = x.dot(c0);
-    let r = c0 * n.x + c1 * n.y + c2 * n.z;
+    let r = skin_normal_unnormalized(m, n);
     let len2 = r.length_squared();
-    if len2 > 0.0 && len2.is_finite() { r * (1.0f32 / len2.sqrt()).copysign(det) } else { Vec3A::ZERO }
+    if len2 > 0.0 && len2.is_finite() { r * (1.0 / len2.sqrt()) } else { Vec3A::ZERO }
 }
 
 /// NormalizeJob: renormalise skinned normals in place (zero vectors stay zero), the
