@@ -19,23 +19,32 @@ fn rotation_sampler(keys: usize, duration_s: f32, phase: f32) -> Sampler {
     Sampler { interpolation: Interpolation::Linear, times_s, values, components: 4, is_rotation: true }
 }
 
-/// Forward playback at 60 Hz over a 10 s clip: the cost per sample stays flat from 10 to
-/// 100 000 keys because the cursor never searches.
+/// Forward playback at 60 Hz, 600 frames from the middle of the clip.
+/// - `keys_at_30_per_s`: clips of growing length at a fixed 30 keys/s (mocap density): the
+///   cursor advances at most one key per frame, so the cost per sample is flat in key count.
+/// - `keys_in_10s_clip`: growing density in a fixed 10 s clip: once keys outnumber frames
+///   (> 600 keys) every frame must skip keys, and the cursor falls back to a binary search
+///   after two steps, so the cost grows with log(keys per frame), not with the key count.
 fn sampling_vs_keys(c: &mut Criterion) {
     let mut group = c.benchmark_group("forward_playback_sample");
     group.throughput(Throughput::Elements(600));
-    for keys in [10usize, 100, 1_000, 10_000, 100_000] {
-        let s = rotation_sampler(keys, 10.0, 0.0);
-        group.bench_with_input(BenchmarkId::new("keys", keys), &s, |b, s| {
-            let mut out = [0.0f32; 4];
-            b.iter(|| {
+    for (label, density) in [("keys_at_30_per_s", true), ("keys_in_10s_clip", false)] {
+        let counts: &[usize] = if density { &[1_000, 10_000, 100_000, 1_000_000] } else { &[10, 100, 1_000, 10_000, 100_000] };
+        for &keys in counts {
+            let duration_s = if density { keys as f32 / 30.0 } else { 10.0 };
+            let s = rotation_sampler(keys, duration_s, 0.0);
+            let start = if density { duration_s * 0.5 - 5.0 } else { 0.0 };
+            group.bench_with_input(BenchmarkId::new(label, keys), &s, |b, s| {
+                let mut out = [0.0f32; 4];
                 let mut cursor = Cursor::default();
-                for f in 0..600 {
-                    s.sample(f as f32 / 60.0, &mut cursor, &mut out);
-                    black_box(&out);
-                }
-            })
-        });
+                b.iter(|| {
+                    for f in 0..600 {
+                        s.sample(start + f as f32 / 60.0, &mut cursor, &mut out);
+                        black_box(&out);
+                    }
+                })
+            });
+        }
     }
     group.finish();
 }
