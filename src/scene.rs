@@ -51,7 +51,7 @@ pub struct SkinWeights {
 
 impl SkinWeights {
     pub fn vertex_count(&self) -> usize {
-        if self.width == 0 { 0 } else { self.weights.len() / self.width }
+        self.weights.len().checked_div(self.width).unwrap_or(0)
     }
     /// Largest number of non-zero weights on any vertex.
     pub fn max_influences(&self) -> usize {
@@ -242,16 +242,14 @@ impl SceneBuilder {
         for &old in &order {
             let mut node = raw.nodes[old].clone();
             node.parent = node.parent.map(|p| new_index[p]);
-            if let Some(m) = node.mesh {
-                if m >= raw.meshes.len() {
+            if let Some(m) = node.mesh
+                && m >= raw.meshes.len() {
                     return Err(Error::invalid(&file, format!("nodes[{}].mesh", node.source_index), format!("mesh {m} out of range")));
                 }
-            }
-            if let Some(s) = node.skin {
-                if s >= raw.skins.len() {
+            if let Some(s) = node.skin
+                && s >= raw.skins.len() {
                     return Err(Error::invalid(&file, format!("nodes[{}].skin", node.source_index), format!("skin {s} out of range")));
                 }
-            }
             nodes.push(node);
         }
         let mut skins = raw.skins;

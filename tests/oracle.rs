@@ -22,6 +22,8 @@ fn oracle_files() -> Vec<std::path::PathBuf> {
     v
 }
 
+// `!(x <= tol)` also catches NaN errors.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn check(path: SkinPath) {
     let ctx = match path {
         SkinPath::Gpu => match common::gpu() {

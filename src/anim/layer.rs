@@ -123,11 +123,10 @@ impl BoneMask {
             m[root] = 1.0;
             // Depth-first order: a descendant always comes after its parent.
             for i in root + 1..scene.nodes.len() {
-                if let Some(p) = scene.nodes[i].parent {
-                    if m[p] > 0.0 {
+                if let Some(p) = scene.nodes[i].parent
+                    && m[p] > 0.0 {
                         m[i] = 1.0;
                     }
-                }
             }
         }
         m

@@ -107,7 +107,7 @@ impl GpuScene {
             entries: &[uniform_entry(0, vs_cs | wgpu::ShaderStages::FRAGMENT), storage_entry(1, vs_cs, true)],
         });
         let palette_bytes = (frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64;
-        let max_binding = ctx.device.limits().max_storage_buffer_binding_size as u64;
+        let max_binding = ctx.device.limits().max_storage_buffer_binding_size;
         if palette_bytes > max_binding {
             return Err(Error::Gpu(format!("palette of {} matrices ({palette_bytes} bytes) exceeds the adapter's storage binding limit {max_binding}", frame.layout.len)));
         }

@@ -72,7 +72,7 @@ fn view_bytes<'b>(view: &gltf::buffer::View, buffers: &'b [gltf::buffer::Data], 
     let b = view.buffer().index();
     let data = buffers.get(b).ok_or_else(|| Error::invalid(file, format!("bufferViews[{}].buffer", view.index()), format!("buffer {b} was not loaded")))?;
     let (start, len) = (view.offset(), view.length());
-    let end = start.checked_add(len).unwrap_or(usize::MAX);
+    let end = start.saturating_add(len);
     data.get(start..end).ok_or_else(|| {
         Error::invalid(
             file,

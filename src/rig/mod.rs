@@ -195,6 +195,8 @@ impl WeberRig {
     /// Check the rig: format/version, parents before children, finite numbers, unit-ish
     /// rotations, limits ordered, mesh indices and weights, tracks naming existing bones with
     /// increasing key times.
+    // `!(a <= b)` forms below are deliberate: they also reject NaN.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn validate(&self, file: &str) -> Result<()> {
         if self.format != FORMAT {
             return Err(Error::invalid(file, "format", format!("expected \"{FORMAT}\", found {:?}", self.format)));
@@ -207,11 +209,10 @@ impl WeberRig {
         }
         for (i, b) in self.bones.iter().enumerate() {
             let f = |s: &str| format!("bones[{i}] ({}).{s}", b.name);
-            if let Some(p) = b.parent {
-                if p >= i {
+            if let Some(p) = b.parent
+                && p >= i {
                     return Err(Error::invalid(file, f("parent"), format!("parent {p} must come before the bone (index {i})")));
                 }
-            }
             if !(b.length_m.is_finite() && b.length_m >= 0.0) {
                 return Err(Error::invalid(file, f("length_m"), format!("{} is not a finite non-negative length", b.length_m)));
             }
@@ -222,11 +223,10 @@ impl WeberRig {
             if (len - 1.0).abs() > 1e-3 {
                 return Err(Error::invalid(file, f("rotation"), format!("quaternion length {len} is not 1")));
             }
-            if let Some(l) = &b.limits_deg {
-                if (0..3).any(|k| !(l.min[k] <= l.max[k]) || !l.min[k].is_finite() || !l.max[k].is_finite()) {
+            if let Some(l) = &b.limits_deg
+                && (0..3).any(|k| !(l.min[k] <= l.max[k]) || !l.min[k].is_finite() || !l.max[k].is_finite()) {
                     return Err(Error::invalid(file, f("limits_deg"), "each min must be <= max and finite"));
                 }
-            }
         }
         if let Some(m) = &self.mesh {
             let n = m.positions.len();

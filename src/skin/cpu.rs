@@ -96,7 +96,7 @@ impl SkinningJob<'_> {
             return;
         }
         // Split every present output into matching chunks and skin them in parallel.
-        let mut tasks: Vec<(usize, &mut [Vec3], Option<&mut [Vec3]>, Option<&mut [Vec4]>)> = Vec::with_capacity(n.div_ceil(CHUNK_VERTICES));
+        let mut tasks: Vec<ChunkTask> = Vec::with_capacity(n.div_ceil(CHUNK_VERTICES));
         let mut n_chunks = out_n.map(|s| s.chunks_mut(CHUNK_VERTICES));
         let mut t_chunks = out_t.map(|s| s.chunks_mut(CHUNK_VERTICES));
         for (i, p) in out_p.chunks_mut(CHUNK_VERTICES).enumerate() {
@@ -107,6 +107,9 @@ impl SkinningJob<'_> {
         tasks.into_par_iter().for_each(|(start, p, nc, tc)| kernel.skin_range(start, p, nc, tc));
     }
 }
+
+/// One parallel task: first vertex, and the matching chunks of each present output.
+type ChunkTask<'a> = (usize, &'a mut [Vec3], Option<&'a mut [Vec3]>, Option<&'a mut [Vec4]>);
 
 /// Blends the palette matrices of vertex `v` by weight.
 trait Blend: Sync {
