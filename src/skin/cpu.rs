@@ -186,11 +186,24 @@ impl<B: Blend> Kernel<'_, B> {
                 }
             }
             (Some(on), Some(ns), None, _) => {
-                for (i, (op, onrm)) in out_p.iter_mut().zip(on.iter_mut()).enumerate() {
+                // Four vertices at a time: blend and transform positions per vertex (AoS SIMD),
+                // then the normals of all four in SoA form, one vertex per lane.
+                let n = out_p.len();
+                let whole = n / 4 * 4;
+                for i in (0..whole).step_by(4) {
+                    let v = start + i;
+                    let m = [self.blend.blend(v), self.blend.blend(v + 1), self.blend.blend(v + 2), self.blend.blend(v + 3)];
+                    for k in 0..4 {
+                        out_p[i + k] = transform_point(&m[k], self.positions[v + k]);
+                    }
+                    let r = skin_normals4(&m, [ns[v], ns[v + 1], ns[v + 2], ns[v + 3]], self.normalize);
+                    on[i..i + 4].copy_from_slice(&r);
+                }
+                for i in whole..n {
                     let v = start + i;
                     let m = self.blend.blend(v);
-                    *op = transform_point(&m, self.positions[v]);
-                    *onrm = if self.normalize { skin_normal(&m, ns[v]).into() } else { skin_normal_unnormalized(&m, ns[v]).into() };
+                    out_p[i] = transform_point(&m, self.positions[v]);
+                    on[i] = if self.normalize { skin_normal(&m, ns[v]).into() } else { skin_normal_unnormalized(&m, ns[v]).into() };
                 }
             }
             (on, ns, ot, ts) => {
@@ -215,6 +228,43 @@ impl<B: Blend> Kernel<'_, B> {
             }
         }
     }
+}
+
+/// [`skin_normal`] (or its unnormalised form) for four vertices at once, lane k = vertex k:
+/// the same operations in the same order per lane, so results match the one-vertex path.
+#[inline(always)]
+fn skin_normals4(m: &[Mat4; 4], n: [Vec3; 4], normalize: bool) -> [Vec3; 4] {
+    // Rows of the transposes: x_axis components of the four blended x columns, etc.
+    let xs = Mat4::from_cols(m[0].x_axis, m[1].x_axis, m[2].x_axis, m[3].x_axis).transpose();
+    let ys = Mat4::from_cols(m[0].y_axis, m[1].y_axis, m[2].y_axis, m[3].y_axis).transpose();
+    let zs = Mat4::from_cols(m[0].z_axis, m[1].z_axis, m[2].z_axis, m[3].z_axis).transpose();
+    let (xx, xy, xz) = (xs.x_axis, xs.y_axis, xs.z_axis);
+    let (yx, yy, yz) = (ys.x_axis, ys.y_axis, ys.z_axis);
+    let (zx, zy, zz) = (zs.x_axis, zs.y_axis, zs.z_axis);
+    // c0 = y × z, c1 = z × x, c2 = x × y (per lane).
+    let (c0x, c0y, c0z) = (yy * zz - yz * zy, yz * zx - yx * zz, yx * zy - yy * zx);
+    let (c1x, c1y, c1z) = (zy * xz - zz * xy, zz * xx - zx * xz, zx * xy - zy * xx);
+    let (c2x, c2y, c2z) = (xy * yz - xz * yy, xz * yx - xx * yz, xx * yy - xy * yx);
+    let det = xx * c0x + xy * c0y + xz * c0z;
+    let nx = Vec4::new(n[0].x, n[1].x, n[2].x, n[3].x);
+    let ny = Vec4::new(n[0].y, n[1].y, n[2].y, n[3].y);
+    let nz = Vec4::new(n[0].z, n[1].z, n[2].z, n[3].z);
+    let mut rx = c0x * nx + c1x * ny + c2x * nz;
+    let mut ry = c0y * nx + c1y * ny + c2y * nz;
+    let mut rz = c0z * nx + c1z * ny + c2z * nz;
+    let flip = det.cmplt(Vec4::ZERO);
+    rx = Vec4::select(flip, -rx, rx);
+    ry = Vec4::select(flip, -ry, ry);
+    rz = Vec4::select(flip, -rz, rz);
+    if normalize {
+        let len2 = rx * rx + ry * ry + rz * rz;
+        let ok = len2.cmpgt(Vec4::ZERO) & len2.is_finite_mask();
+        let inv = Vec4::select(ok, Vec4::ONE / len2.sqrt(), Vec4::ZERO);
+        rx *= inv;
+        ry *= inv;
+        rz *= inv;
+    }
+    [Vec3::new(rx.x, ry.x, rz.x), Vec3::new(rx.y, ry.y, rz.y), Vec3::new(rx.z, ry.z, rz.z), Vec3::new(rx.w, ry.w, rz.w)]
 }
 
 #[inline(always)]
