@@ -1,5 +1,6 @@
 //! `skinview` command line: inspect, render, compare and dump skinned glTF models.
-//! With no MODEL every command uses the built-in rig (Woodland's arm, bending 0→120°).
+//! With no MODEL every command uses the built-in rig Woodland's arm, except `bench`, which
+//! runs the built-in humanoid through every animation stage.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,7 +16,8 @@ GPU skinning renderer and CPU vs GPU skinning comparison for glTF 2.0 rigs.
 
 Every command takes an optional MODEL: a .gltf/.glb file, a native Weber rig (.rig.json), or a
 built-in rig (builtin:arm, builtin:humanoid). Without one it uses the built-in rig Woodland's
-arm: two bones with a generated skin, animated to bend 0 -> 120 degrees.
+arm: two bones with a generated skin, animated to bend 0 -> 120 degrees (`bench` uses the
+built-in humanoid instead).
 
 GPU work runs headless through wgpu; on machines without a GPU install Mesa's software
 Vulkan driver (Debian: mesa-vulkan-drivers). WGPU_BACKEND=vulkan|gl picks a backend.")]

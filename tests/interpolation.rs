@@ -121,9 +121,38 @@ fn cubic_spline_rotations_are_normalised() {
     }
 }
 
-/// Reference sampler: binary search every time, no cursor.
+/// Reference sampler: binary search over all keys every time, no cursor.
 fn sample_fresh(s: &Sampler, t: f32) -> Vec<f32> {
-    sample(s, t)
+    let mut out = vec![0.0; s.components];
+    s.sample_binary_search(t, &mut out);
+    out
+}
+
+/// Looping playback: the cursor crosses the wrap (time jumps from the end back to the start)
+/// every cycle and still equals the binary-search sampler; t and t + duration agree.
+#[test]
+fn looping_playback_across_the_wrap() {
+    let times: Vec<f32> = vec![0.0, 0.05, 0.3, 0.31, 0.9, 1.0];
+    let values: Vec<f32> = (0..times.len() * 3).map(|i| (i as f32 * 0.37).sin()).collect();
+    let s = sampler(Interpolation::Linear, times, values, 3, false);
+    let duration = 1.0f32;
+    let mut cursor = Cursor::default();
+    let mut out = vec![0.0; 3];
+    for frame in 0..600 {
+        let t = (frame as f32 / 60.0 * 1.37).rem_euclid(duration);
+        s.sample(t, &mut cursor, &mut out);
+        assert_eq!(out, sample_fresh(&s, t), "frame {frame} t={t}");
+        // One period later (f32 wrap rounding moves t by an ulp, hence the tolerance).
+        let mut again = vec![0.0; 3];
+        s.sample((t + duration).rem_euclid(duration), &mut Cursor::default(), &mut again);
+        assert!(out.iter().zip(&again).all(|(a, b)| (a - b).abs() < 1e-5), "{out:?} vs {again:?}");
+    }
+    // Reverse play over several loops.
+    for frame in (0..600).rev() {
+        let t = (frame as f32 / 60.0).rem_euclid(duration);
+        s.sample(t, &mut cursor, &mut out);
+        assert_eq!(out, sample_fresh(&s, t), "reverse frame {frame}");
+    }
 }
 
 proptest! {

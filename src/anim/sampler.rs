@@ -6,10 +6,12 @@
 //! spline with in/out tangents scaled by the key interval and normalises quaternion results.
 //! Outside the key range the first/last value is held (clamping).
 //!
-//! Cursor (seed 000 §4): the key interval found for the previous sample is cached, so forward
-//! playback checks one or two intervals and never searches; a seek backwards or far ahead
-//! falls back to a binary search. Cost: O(1) per sample during forward playback, O(log k)
-//! after a seek.
+//! Cursor (seed 000 §4): the key interval found for the previous sample is cached. Forward
+//! playback checks the current and the next interval (no search while keys are sparser than
+//! frames); when more keys were skipped, or time went backwards (reverse play, a loop wrap, a
+//! seek), it gallops from the cursor (steps 1, 2, 4, ...) and binary-searches the bracket.
+//! Cost: O(1) per sample in forward playback, O(log d) when d keys are skipped — never
+//! dependent on the clip's total key count.
 
 /// Interpolation between keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,44 +108,83 @@ impl Sampler {
     fn locate(&self, time_s: f32, cursor: &mut Cursor) -> usize {
         let t = &self.times_s;
         let last = t.len() - 2;
-        let mut k = cursor.key.min(last);
-        if t[k] <= time_s {
-            // Forward playback: step at most two intervals before searching.
-            for _ in 0..2 {
-                if time_s < t[k + 1] {
-                    cursor.key = k;
-                    return k;
-                }
-                k += 1;
-                if k > last {
-                    break;
-                }
+        let k0 = cursor.key.min(last);
+        // The interval [lo, hi) of key indices known to hold the answer.
+        let (lo, hi) = if t[k0] <= time_s {
+            // Forward playback: the current or next interval in the common case.
+            if time_s < t[k0 + 1] {
+                return k0;
             }
-        }
-        // Seek: binary search for the last key <= time_s.
-        k = t.partition_point(|&x| x <= time_s).saturating_sub(1).min(last);
+            if k0 + 1 <= last && time_s < t[k0 + 2] {
+                cursor.key = k0 + 1;
+                return k0 + 1;
+            }
+            // Gallop forward: steps 2, 4, 8, ... until a key beyond time_s.
+            let mut step = 2;
+            let mut a = k0 + 1;
+            loop {
+                let b = (a + step).min(last + 1);
+                if b > last || time_s < t[b] {
+                    break (a, b + 1);
+                }
+                a = b;
+                step *= 2;
+            }
+        } else {
+            // Backward (reverse play, loop wrap, seek back): gallop towards key 0.
+            let mut step = 1;
+            let mut b = k0;
+            loop {
+                let a = b.saturating_sub(step);
+                if a == 0 || t[a] <= time_s {
+                    break (a, b + 1);
+                }
+                b = a;
+                step *= 2;
+            }
+        };
+        // Binary search inside the window for the last key <= time_s.
+        let hi = hi.min(t.len());
+        let k = (lo + t[lo..hi].partition_point(|&x| x <= time_s)).saturating_sub(1).min(last);
         cursor.key = k;
         k
     }
 
     /// Sample at `time_s` into `out` (`components` floats), clamping outside the key range.
     pub fn sample(&self, time_s: f32, cursor: &mut Cursor, out: &mut [f32]) {
+        self.sample_with(time_s, out, Some(cursor))
+    }
+
+    /// The same sample found by a plain binary search over all keys, ignoring any cursor:
+    /// the reference the cursor is tested against, and the right call for one-off seeks.
+    pub fn sample_binary_search(&self, time_s: f32, out: &mut [f32]) {
+        self.sample_with(time_s, out, None)
+    }
+
+    #[inline]
+    fn sample_with(&self, time_s: f32, out: &mut [f32], mut cursor: Option<&mut Cursor>) {
+        let mut set_cursor = |k: usize| {
+            if let Some(c) = cursor.as_deref_mut() {
+                c.key = k;
+            }
+        };
         let n = self.times_s.len();
         let c = self.components;
         let out = &mut out[..c];
         if n == 1 || time_s <= self.times_s[0] || !time_s.is_finite() {
             out.copy_from_slice(self.value(0));
-            if !time_s.is_finite() || time_s <= self.times_s[0] {
-                cursor.key = 0;
-            }
+            set_cursor(0);
             return self.finish(out);
         }
         if time_s >= self.times_s[n - 1] {
             out.copy_from_slice(self.value(n - 1));
-            cursor.key = n - 2;
+            set_cursor(n - 2);
             return self.finish(out);
         }
-        let k = self.locate(time_s, cursor);
+        let k = match cursor {
+            Some(c) => self.locate(time_s, c),
+            None => self.times_s.partition_point(|&x| x <= time_s).saturating_sub(1).min(n - 2),
+        };
         let (t0, t1) = (self.times_s[k], self.times_s[k + 1]);
         let dt = t1 - t0;
         let u = ((time_s - t0) / dt).clamp(0.0, 1.0);
