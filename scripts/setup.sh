@@ -38,7 +38,8 @@ fi
 # The independent engine used by the tests (three.js under Node, tools/oracle).
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     echo "setup: installing Node.js for the independent-engine tests (nodejs, npm)" >&2
-    if ! need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm; then
+    if ! need_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
+       ! need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm; then
         echo "missing: Node.js. Run as root:  apt-get install nodejs npm" >&2
         exit 1
     fi

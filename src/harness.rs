@@ -232,6 +232,12 @@ pub fn errors(scene: &Scene, draws: &[usize], times: &[f32], a: &[Vec<SkinnedVer
         let mut count = 0usize;
         for (ti, &t) in times.iter().enumerate() {
             let (pa, pb) = (&a[ti][k], &b[ti][k]);
+            if pa.positions.len() != pb.positions.len() {
+                // A short or long readback is a failure, not a pass over the common prefix.
+                e.max_error = f64::INFINITY;
+                e.worst_time_s = t;
+                continue;
+            }
             for (v, (x, y)) in pa.positions.iter().zip(&pb.positions).enumerate() {
                 let err = (x.as_dvec3() - y.as_dvec3()).length();
                 let err = if err.is_nan() { f64::INFINITY } else { err };

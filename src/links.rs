@@ -36,20 +36,28 @@
 //!   child end. Stations `[P, link1..linkN, C]` sit at `s_k = k/(N+1)`; the amount
 //!   `A = (share of P's weight attributable to C) + w_C` is split between the two stations
 //!   around `s` by linear interpolation. Every vertex with a non-zero weight on `C` takes part
-//!   (`w_P` may be zero); a vertex with no weight on `C` is not touched, so a vertex weighted
-//!   to `P` only keeps it even inside the zone (counted in [`LinkStats::parent_only_in_zone`]:
-//!   when the zone is longer than the authored blend this leaves a step in the link weights
-//!   at the edge of the authored blend). Outside the zone `s` clamps to 0 or 1, so there the
-//!   joint's weight goes wholly to `P` or `C` — the X position replaces the authored
-//!   proportions, as §9 recommends.
+//!   (`w_P` may be zero, and outside the zone `s` clamps to 0 or 1, so there the joint's
+//!   weight goes wholly to `P` or `C` — the X position replaces the authored proportions, as
+//!   §9 recommends). So does every vertex **inside the zone** weighted to `P` and to none of
+//!   `P`'s children: all of its `P` weight is attributable to this side (`A = w_P`, counted in
+//!   [`LinkStats::parent_only_in_zone`]). Without that, a `P`-only vertex would keep `P` while
+//!   its neighbour with a tiny `w_C = ε` moves wholly onto the link stations — a step at the
+//!   edge of the authored blend whenever the zone is longer than the blend; with it, `A` and
+//!   `s` are continuous there and the rings of a twisted joint follow the step-free blend
+//!   profile. (`P`-only vertices outside the slab are not touched; at `s = 0` nothing moves.)
 //! * **Forks (§9).** `P`'s weight is split between `P`'s children by each child's original
 //!   weight on the vertex: `share(C) = w_P · w_C / Σ_{children D of P} w_D`. The sum runs over
 //!   *every* child of `P` in the skin that carries weight, linked or not, so the part of `P`
 //!   attributable to an unlinked branch stays on `P`; only `share(C)` is redistributed per
-//!   linked child. All specs with the same parent use the weights as they were before that
-//!   parent was processed. Parents are processed deepest-index first (a chain's elbow before
-//!   its shoulder); ancestors beyond the parent are not considered (§9 notes it gets
-//!   complicated).
+//!   linked child. A vertex weighted to `P` alone has no child weights to split by: when `P`
+//!   has more than one child in the skin, a linked child's zone is its slab **within a radial
+//!   limit** of its axis — `2 · joint_radius(C)` from [`BoneInfo`], or the zone length `L`
+//!   when no joint radius is known — and `P` is split evenly between the zones that hold the
+//!   vertex (none: unchanged, counted in [`LinkStats::parent_only_skipped`]). A parent with a
+//!   single child in the skin uses the plain slab. All specs with the same parent use the
+//!   weights as they were before that parent was processed. Parents are processed
+//!   deepest-index first (a chain's elbow before its shoulder); ancestors beyond the parent
+//!   are not considered (§9 notes it gets complicated).
 //! * **Normal-derived fade (§9, armpits).** A fraction `φ = normal_fade · |x̂_C · n̂|` of the
 //!   weight that would go to the *link* stations returns to `P` instead. It is applied to the
 //!   link-bound part only (not to the whole amount) so that vertices beyond the zone — e.g. an
@@ -79,6 +87,11 @@
 //!   its links to the other side.
 //! * A mesh whose weights change must be drawn with a single skin (joint indices are per skin).
 //! * Only the direct parent of the child is considered for forks.
+//! * At a fork, a `P`-only vertex in a child's slab just beyond the radial limit is left
+//!   alone while its neighbour just inside moves: the step the position rule removes along
+//!   the bone remains there, radially, at twice the joint radius (normally off the mesh).
+//! * `P`-only vertices beyond the child end of the slab (`s ≥ 1`) keep `P`: a rig whose
+//!   parent-only region reaches past the zone along the child's axis still has a step there.
 
 use glam::{DMat4, DQuat, DVec3, Quat, Vec3};
 
@@ -98,7 +111,8 @@ pub struct LinkSpec {
     /// Total length of the link zone along the child's +X; `None` =
     /// `0.3 · child_length + 1.5 · joint_radius` from [`BoneInfo`].
     pub total_length_m: Option<f32>,
-    /// Normal-derived fade strength in `[0, 1]` (0 = off).
+    /// Normal-derived fade strength in `[0, 1]` (0 = off; default
+    /// [`LinkSpec::DEFAULT_NORMAL_FADE`]).
     pub normal_fade: f32,
 }
 
@@ -170,9 +184,13 @@ pub struct LinkStats {
     pub fork_vertices: usize,
     /// Vertices where the normal-derived fade returned some weight to the parent.
     pub faded_vertices: usize,
-    /// Vertices weighted to a linked parent but to none of its linked children that lie
-    /// inside a link zone's slab (left unchanged).
+    /// Vertices weighted to a linked parent and to none of its children that lie inside a
+    /// link zone (the slab; at a fork, the slab within the radial limit): their parent weight
+    /// was reassigned by position like the rest of the zone.
     pub parent_only_in_zone: usize,
+    /// Vertices weighted to a linked parent and to none of its children that lie inside a
+    /// fork child's slab but beyond its radial limit, and in no other zone: left unchanged.
+    pub parent_only_skipped: usize,
     /// Largest number of non-zero influences on a vertex of the affected primitives.
     pub max_influences_before: usize,
     pub max_influences_after: usize,
@@ -234,6 +252,10 @@ struct SpecGeom {
     axis: DVec3,
     length: f64,
     fade: f64,
+    /// Largest distance from the child's axis at which a vertex weighted only to the parent
+    /// counts as inside this zone (forks only): twice the child's joint radius, or the zone
+    /// length when the joint radius is unknown.
+    radial_limit: f64,
 }
 
 /// All specs of one parent within one skin.
@@ -246,8 +268,9 @@ struct Group {
 
 /// Insert bone links for `specs` (see the module documentation) and reassign the weights of
 /// every primitive skinned with an affected skin. Returns the new scene, the per-frame rig and
-/// what changed. `bones` is indexed by `scene` node and only read for specs without
-/// `total_length_m`.
+/// what changed. `bones` is indexed by `scene` node; it gives the zone length of specs without
+/// `total_length_m` and, where it has one, the child's joint radius for the radial limit of a
+/// fork's zone (missing entries are fine for specs with a length).
 ///
 /// Validation rules (`Error::Job` named `insert_links`):
 /// 1. every spec's `parent` and `child` are in range and `child`'s parent is `parent`;
@@ -357,6 +380,10 @@ pub fn insert_links(scene: &Scene, specs: &[LinkSpec], bones: &BoneInfo) -> Resu
                 axis: bind_c.transform_vector3(DVec3::X).normalize_or_zero(),
                 length: lengths[si] as f64,
                 fade: s.normal_fade as f64,
+                radial_limit: match bones.joint_radius_m.get(s.child) {
+                    Some(&r) if r.is_finite() && r > 0.0 => 2.0 * r as f64,
+                    _ => lengths[si] as f64,
+                },
             };
             match groups.iter_mut().find(|g| g.parent_joint == jp) {
                 Some(g) => g.specs.push(geom),
@@ -485,6 +512,7 @@ fn reassign(w: &SkinWeights, positions: &[Vec3], normals: Option<&[Vec3]>, group
     let mut entries: Vec<(u32, f64)> = Vec::new();
     let mut deltas: Vec<(u32, f64)> = Vec::new();
     let mut dist: Vec<f64> = Vec::new();
+    let mut zone_s: Vec<(f64, bool)> = Vec::new();
     let mut changed = 0;
     for v in 0..n {
         let js = &w.joints[v * w.width..(v + 1) * w.width];
@@ -498,28 +526,57 @@ fn reassign(w: &SkinWeights, positions: &[Vec3], normals: Option<&[Vec3]>, group
         let p = positions[v].as_dvec3();
         let normal = normals.map_or(DVec3::ZERO, |ns| ns[v].as_dvec3().normalize_or_zero());
         let mut vertex_changed = false;
-        let (mut fork, mut faded, mut parent_only) = (false, false, false);
+        let (mut fork, mut faded) = (false, false);
+        let (mut parent_only_in_zone, mut parent_only_skipped) = (false, false);
         for g in groups {
             let wp = get(&entries, g.parent_joint);
             let weighted_children = g.children.iter().filter(|&&c| get(&entries, c) > 0.0).count();
             let denom: f64 = g.children.iter().map(|&c| get(&entries, c).max(0.0)).sum();
-            deltas.clear();
-            let mut any_spec_child = false;
+            // Weighted to P and to none of P's children: P's weight belongs to the side(s)
+            // whose zone holds the vertex. A parent with a single child (in the skin) has one
+            // side, its zone is the slab; at a fork the zone of each linked child is its slab
+            // within `radial_limit` of its axis, and P is split evenly between the zones that
+            // hold the vertex.
+            let parent_only = wp > 0.0 && denom <= 0.0;
+            let fork_parent = g.children.len() > 1;
+            zone_s.clear();
+            let mut holding = 0usize;
             for sg in &g.specs {
-                let s_raw = (p - sg.joint).dot(sg.axis) / sg.length + 0.5;
-                let wc = get(&entries, sg.child_joint);
-                if wc <= 0.0 {
-                    if wp > 0.0 && s_raw > 0.0 && s_raw < 1.0 {
-                        parent_only = true;
-                    }
-                    continue;
+                let d = p - sg.joint;
+                let along = d.dot(sg.axis);
+                let s_raw = along / sg.length + 0.5;
+                let in_slab = s_raw > 0.0 && s_raw < 1.0;
+                let holds = parent_only && in_slab && (!fork_parent || (d - sg.axis * along).length() <= sg.radial_limit);
+                if parent_only && in_slab && !holds {
+                    parent_only_skipped = true;
                 }
-                any_spec_child = true;
-                let share = if wp > 0.0 && denom > 0.0 { wp * wc / denom } else { 0.0 };
-                if share > 0.0 && weighted_children > 1 {
+                holding += holds as usize;
+                zone_s.push((s_raw, holds));
+            }
+            if holding > 0 {
+                parent_only_in_zone = true;
+            }
+            deltas.clear();
+            let mut any_spec = false;
+            for (sg, &(s_raw, holds)) in g.specs.iter().zip(zone_s.iter()) {
+                let wc = get(&entries, sg.child_joint);
+                // The part of P's weight attributable to this side of the joint.
+                let share = if wc > 0.0 {
+                    if wp > 0.0 && denom > 0.0 {
+                        wp * wc / denom
+                    } else {
+                        0.0
+                    }
+                } else if holds {
+                    wp / holding as f64
+                } else {
+                    continue;
+                };
+                any_spec = true;
+                if share > 0.0 && (weighted_children > 1 || holding > 1) {
                     fork = true;
                 }
-                let amount = share + wc;
+                let amount = share + wc.max(0.0);
                 let nl = sg.link_joints.len();
                 let s = s_raw.clamp(0.0, 1.0);
                 let seg = s * (nl + 1) as f64;
@@ -535,12 +592,12 @@ fn reassign(w: &SkinWeights, positions: &[Vec3], normals: Option<&[Vec3]>, group
                     faded = true;
                 }
                 deltas.push((g.parent_joint, -share + amount * (dist[0] + phi * link_part)));
-                deltas.push((sg.child_joint, -wc + amount * dist[nl + 1]));
+                deltas.push((sg.child_joint, -wc.max(0.0) + amount * dist[nl + 1]));
                 for (k, &lj) in sg.link_joints.iter().enumerate() {
                     deltas.push((lj, amount * (1.0 - phi) * dist[k + 1]));
                 }
             }
-            if !any_spec_child {
+            if !any_spec {
                 continue;
             }
             for &(j, dw) in &deltas {
@@ -552,7 +609,8 @@ fn reassign(w: &SkinWeights, positions: &[Vec3], normals: Option<&[Vec3]>, group
         }
         stats.fork_vertices += fork as usize;
         stats.faded_vertices += faded as usize;
-        stats.parent_only_in_zone += parent_only as usize;
+        stats.parent_only_in_zone += parent_only_in_zone as usize;
+        stats.parent_only_skipped += (parent_only_skipped && !parent_only_in_zone) as usize;
         if vertex_changed {
             changed += 1;
             let mut row: Vec<(u32, f32)> = entries.iter().filter(|e| e.1.abs() > 1e-9).map(|e| (e.0, e.1 as f32)).collect();

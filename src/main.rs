@@ -45,10 +45,13 @@ enum Command {
 
 #[derive(Args)]
 struct BenchArgs {
+    /// Model: .gltf/.glb, native .rig.json, or builtin:arm / builtin:humanoid (default: the
+    /// built-in humanoid with layers, IK and bone links).
     model: Option<PathBuf>,
     /// Animation to play on a model file (ignored for the built-in humanoid demo).
     #[arg(long)]
     anim: Option<String>,
+    /// Frames to time (after 10 warm-up frames); the medians are printed.
     #[arg(long, default_value_t = 600)]
     frames: usize,
     /// Write {"model","joints","vertices","stages_us":{...},"frame_us"} here.
@@ -58,6 +61,7 @@ struct BenchArgs {
 
 #[derive(Args)]
 struct ExportArgs {
+    /// Model: .gltf/.glb, native .rig.json, or builtin:arm / builtin:humanoid (default: the arm).
     model: Option<PathBuf>,
     /// Joint index type.
     #[arg(long, value_enum, default_value = "u16")]
@@ -65,6 +69,7 @@ struct ExportArgs {
     /// Weight type.
     #[arg(long, value_enum, default_value = "f32")]
     weights: WeightsArg,
+    /// Output: FILE.glb (binary glTF), or FILE.rig.json for a native rig.
     #[arg(long)]
     out: PathBuf,
 }
@@ -90,6 +95,7 @@ struct InfoArgs {
 
 #[derive(Args)]
 struct RenderArgs {
+    /// Model: .gltf/.glb, native .rig.json, or builtin:arm / builtin:humanoid (default: the arm).
     model: Option<PathBuf>,
     /// Animation index, or "none" for the rest pose. Default: 0 when the model has one.
     #[arg(long)]
@@ -111,12 +117,14 @@ struct RenderArgs {
     /// bones ask for (seed 000 §9) and draw the CPU-skinned result.
     #[arg(long)]
     links: bool,
+    /// Output PNG.
     #[arg(long)]
     out: PathBuf,
 }
 
 #[derive(Args)]
 struct CompareArgs {
+    /// Model: .gltf/.glb, native .rig.json, or builtin:arm / builtin:humanoid (default: the arm).
     model: Option<PathBuf>,
     /// Only this animation (index or "none"); default: every animation.
     #[arg(long)]
@@ -125,8 +133,8 @@ struct CompareArgs {
     #[arg(long, default_value_t = 16)]
     frames: usize,
     /// Reduce every vertex to its K largest weights (renormalised) on both paths and report
-    /// what that costs against the full CPU reference.
-    #[arg(long)]
+    /// what that costs against the full CPU reference. 1..=64.
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     max_influences: Option<usize>,
     /// Also write the full comparison as JSON.
     #[arg(long)]
@@ -135,6 +143,7 @@ struct CompareArgs {
 
 #[derive(Args)]
 struct DumpArgs {
+    /// Model: .gltf/.glb, native .rig.json, or builtin:arm / builtin:humanoid (default: the arm).
     model: Option<PathBuf>,
     /// Animation index, or "none" for the rest pose (node weights still apply).
     /// Default: 0 when the model has an animation.
@@ -143,10 +152,13 @@ struct DumpArgs {
     /// Times in seconds (repeat the flag for several).
     #[arg(long = "time", required = true)]
     times: Vec<f32>,
+    /// Which skinning to dump: cpu (the reference) or gpu (capture-shader readback).
     #[arg(long, value_enum, default_value = "cpu")]
     path: SkinPath,
-    #[arg(long)]
+    /// Reduce every vertex to its K largest weights (renormalised) first. 1..=64.
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     max_influences: Option<usize>,
+    /// Output JSON file.
     #[arg(long)]
     out: PathBuf,
 }
@@ -228,8 +240,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             info(&scene);
         }
         Command::Render(a) if a.demo => {
+            if !matches!(a.model.as_deref().and_then(|p| p.to_str()), None | Some("builtin:humanoid")) || a.anim.is_some() || a.links {
+                return Err(Error::Usage("--demo runs the built-in humanoid's own set-up: give no MODEL (or builtin:humanoid), no --anim and no --links".into()));
+            }
             let mut c = skinview::character::Character::humanoid_demo()?;
             let time = a.time.unwrap_or(1.0);
+            // The demo plays every frame up to `time` (IK history); keep that bounded.
+            const MAX_DEMO_TIME_S: f32 = 600.0;
+            if !(0.0..=MAX_DEMO_TIME_S).contains(&time) {
+                return Err(Error::Usage(format!("--time {time} must be between 0 and {MAX_DEMO_TIME_S} s with --demo")));
+            }
             let dt = 1.0 / 60.0;
             // Play up to `time` so incremental IK and its velocity limit have their history.
             let steps = (time / dt).floor() as usize;
@@ -350,6 +370,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Export(a) => {
             use skinview::io::gltf_export::{write_glb, ExportOptions, JointType, WeightType};
+            let ext = a.out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+            if !matches!(ext.as_deref(), Some("glb") | Some("json")) {
+                return Err(Error::Usage(format!("--out {}: write FILE.glb (binary glTF) or FILE.rig.json (native rig)", a.out.display())));
+            }
             if a.out.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
                 let rig = harness::load_native_rig(a.model.as_deref())?.ok_or_else(|| Error::Usage("native .rig.json export needs a native rig (builtin:arm, builtin:humanoid or a .rig.json)".into()))?;
                 std::fs::write(&a.out, rig.to_json()).map_err(|e| Error::Output { path: a.out.clone(), message: e.to_string() })?;

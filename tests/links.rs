@@ -129,10 +129,14 @@ fn fork_rig() -> Scene {
         Vec3::new(0.13, 0.0, 0.0),  // v1: s_a = 1 (clamped), s_b = 0 (clamped)
         Vec3::new(0.1, -0.1, 0.0),  // v2: s_a = 0.5, normal along a's axis (fade)
         Vec3::new(0.13, -0.1, 0.0), // v3: s_a = 1, unlinked sibling c weighted
-        Vec3::new(0.1, -0.1, 0.0),  // v4: hand only, inside a's zone
+        Vec3::new(0.1, -0.1, 0.0),  // v4: hand only, in a's slab but 0.1 from a's axis
+        Vec3::new(0.095, 0.0, 0.0), // v5: hand only, s_a = 0.375 on a's axis; outside b's slab
+        Vec3::new(0.09, 0.03, 0.0), // v6: hand only, s_a = 0.25 (0.03 off a's axis), s_b = 0.25 (0.01 off b's)
     ];
-    let mut normals = vec![Vec3::Z, Vec3::Z, Vec3::X, Vec3::Z, Vec3::Z];
-    let mut weights: Vec<[f32; 4]> = vec![[0.4, 0.36, 0.24, 0.0], [0.5, 0.1, 0.4, 0.0], [0.5, 0.5, 0.0, 0.0], [0.6, 0.2, 0.0, 0.2], [1.0, 0.0, 0.0, 0.0]];
+    let mut normals = vec![Vec3::Z; 7];
+    normals[2] = Vec3::X;
+    let mut weights: Vec<[f32; 4]> =
+        vec![[0.4, 0.36, 0.24, 0.0], [0.5, 0.1, 0.4, 0.0], [0.5, 0.5, 0.0, 0.0], [0.6, 0.2, 0.0, 0.2], [1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]];
     // Many vertices weighted to hand, a and b (and some to c) across both zones.
     for i in 0..400 {
         let f = i as f32;
@@ -192,9 +196,18 @@ fn fork_split_is_proportional_to_child_weights() {
     assert_weights(&linked, 2, &[("hand", 0.5), ("a_link1", 0.25), ("a_link2", 0.25)]);
     // v3: the unlinked sibling c counts in the split: share_a = 0.6·0.2/0.4 = 0.3, A = 0.5 → a.
     assert_weights(&linked, 3, &[("hand", 0.3), ("a", 0.5), ("c", 0.2)]);
-    // v4: hand only: untouched even inside a's zone.
+    // Hand-only vertices at a fork (hand has three children): a child's zone is its slab
+    // within 2 × joint radius of its axis; with no joint radius known (BoneInfo empty) the
+    // radial limit is the zone length, 0.04.
+    // v4: in a's slab but 0.1 from a's axis: beyond the limit, untouched.
     assert_weights(&linked, 4, &[("hand", 1.0)]);
-    assert!(stats.parent_only_in_zone >= 1);
+    // v5: in a's zone only: A_a = 1 at s = 0.375 of 2 links (segment 1.125): 0.875 / 0.125.
+    assert_weights(&linked, 5, &[("a_link1", 0.875), ("a_link2", 0.125)]);
+    // v6: in both zones: hand split evenly. A_a = 0.5 at s = 0.25 of 2 links (segment 0.75):
+    //     hand 0.125, a_link1 0.375; A_b = 0.5 at s = 0.25 of 3 links (segment 1): b_link1.
+    assert_weights(&linked, 6, &[("hand", 0.125), ("a_link1", 0.375), ("b_link1", 0.5)]);
+    assert_eq!(stats.parent_only_in_zone, 2, "{stats:?}");
+    assert_eq!(stats.parent_only_skipped, 1, "{stats:?}");
     assert!(stats.fork_vertices >= 2);
     assert!(stats.faded_vertices >= 1);
 

@@ -165,12 +165,20 @@ impl GpuScene {
                     (w, None)
                 }
             };
-            if weights.width > 8 {
-                return Err(Error::Gpu(format!(
-                    "draw {i} ({}) has {} influence slots; the GPU path handles up to 8 (use --max-influences 8)",
-                    scene.name, weights.width
-                )));
-            }
+            // Up to 8 influences per vertex: compact wider sets whose vertices use at most 8
+            // (exact: nothing is dropped), refuse the rest with a clear way out.
+            let weights = if weights.width > 8 {
+                let used = weights.max_influences();
+                if used > 8 {
+                    return Err(Error::Gpu(format!(
+                        "draw {i} ({}) has vertices with {used} influences; the GPU path handles up to 8 (use --max-influences 8)",
+                        scene.name
+                    )));
+                }
+                reduce_influences(&weights, 8).0
+            } else {
+                weights
+            };
             let influence_sets = (weights.width / 4) as u32;
             let normals: Vec<Vec3> = prim.normals.clone().unwrap_or_else(|| vec![Vec3::ZERO; n]);
             let tangents: Vec<Vec4> = prim.tangents.clone().unwrap_or_else(|| vec![Vec4::ZERO; n]);

@@ -284,7 +284,11 @@ impl CcdJob<'_> {
                     s.pairs.push((k, e));
                 }
                 if c + 1 < eff.chain_length {
-                    k = nodes[k].parent.expect("validated chain length");
+                    // validate() rule 6 guarantees the ancestor exists; stop the chain if not.
+                    match nodes[k].parent {
+                        Some(p) => k = p,
+                        None => break,
+                    }
                 }
             }
         }

@@ -144,7 +144,15 @@ pub fn read(acc: &gltf::Accessor, buffers: &[gltf::buffer::Data], file: &str, fi
             read_elements(bytes, acc.offset(), stride, count, d, t, normalized, &mut values)
                 .map_err(|m| Error::invalid(file, fld(), format!("accessor out of range: {m}")))?;
         }
-        None => values.resize(count * comps, 0.0),
+        None => {
+            // No buffer view: all zeros (plus sparse values). Bound the size, since nothing in
+            // the file backs it: 2^26 elements is far beyond any real mesh.
+            const MAX_VIEWLESS_ELEMENTS: usize = 1 << 26;
+            if count > MAX_VIEWLESS_ELEMENTS {
+                return Err(Error::invalid(file, fld(), format!("count {count} without a bufferView exceeds {MAX_VIEWLESS_ELEMENTS}")));
+            }
+            values.resize(count * comps, 0.0)
+        }
     }
     if let Some(sparse) = acc.sparse() {
         let n = sparse.count();
