@@ -201,7 +201,8 @@ pub fn woodland_arm_rig() -> Result<crate::rig::WeberRig> {
             _ => {}
         }
     }
-    WeberRig::from_scene(&RigScene { scene, bones, node_of_bone }, "woodland_arm", &[false, false])
+    let looping = vec![false; scene.animations.len()];
+    WeberRig::from_scene(&RigScene { scene, bones, node_of_bone, looping }, "woodland_arm")
 }
 
 /// The built-in 18-bone humanoid (see `rig::humanoid`).

@@ -133,8 +133,9 @@ impl Character {
             (rs.scene, None)
         };
         let mut c = Character::from_scene(scene, anim);
+        // Each motion loops as the rig says (seed 000 §3.4 motions; `Motion::looping`).
         for l in &mut c.layers {
-            l.looping = false;
+            l.looping = rs.looping.get(l.anim).copied().unwrap_or(false);
         }
         c.links = link_rig;
         Ok(c)
@@ -144,6 +145,7 @@ impl Character {
     pub fn humanoid_demo() -> Result<Character> {
         let rig = crate::rig::humanoid::humanoid();
         let rs = rig.to_scene()?;
+        let looping = rs.looping.clone();
         let (scene, links, bones) = with_links(&rs)?;
         let node = |n: &str| BoneMask::node(&scene, n).ok_or_else(|| Error::Usage(format!("humanoid has no bone {n}")));
         let upper = BoneMask::subtree(&scene, node("spine")?);
@@ -151,9 +153,10 @@ impl Character {
         let masked = |anim: usize, mask: &[f32]| -> Vec<f32> { track_mask(&scene, &scene.animations[anim]).iter().zip(mask).map(|(a, b)| a * b).collect() };
         let fade = CrossFade { start_s: 0.5, duration_s: 0.6 };
         let layers = vec![
-            LayerSpec { anim: 0, mask: masked(0, &vec![1.0; scene.nodes.len()]), weight: 1.0, fade: Some((fade, false)), looping: true },
-            LayerSpec { anim: 1, mask: masked(1, &lower), weight: 1.0, fade: Some((fade, true)), looping: true },
-            LayerSpec { anim: 2, mask: masked(2, &upper), weight: 1.0, fade: None, looping: true },
+            LayerSpec { anim: 0, mask: masked(0, &vec![1.0; scene.nodes.len()]), weight: 1.0, fade: Some((fade, false)), looping: looping[0] },
+            LayerSpec { anim: 1, mask: masked(1, &lower), weight: 1.0, fade: Some((fade, true)), looping: looping[1] },
+            // The throw does not loop: it plays once, then holds its last key.
+            LayerSpec { anim: 2, mask: masked(2, &upper), weight: 1.0, fade: None, looping: looping[2] },
         ];
         let hand = node("l_hand")?;
         let limits = bones.iter().map(|b| b.limits_deg.map(|l| JointLimits::new(l.min.map(f32::to_radians), l.max.map(f32::to_radians)))).collect();

@@ -25,7 +25,7 @@ fn native_round_trips_are_lossless() {
         let back = WeberRig::from_json(&text, "mem.rig.json").unwrap();
         assert_eq!(back, rig, "{}: JSON round trip changed the rig", rig.name);
         let rs = rig.to_scene().unwrap();
-        let again = WeberRig::from_scene(&rs, &rig.name, &rig.motions.iter().map(|m| m.looping).collect::<Vec<_>>()).unwrap();
+        let again = WeberRig::from_scene(&rs, &rig.name).unwrap();
         assert_eq!(again.bones.len(), rig.bones.len());
         for (a, b) in again.bones.iter().zip(&rig.bones) {
             assert_eq!((&a.name, a.parent, a.length_m, a.limits_deg, a.base_section, a.tip_section, a.links), (&b.name, b.parent, b.length_m, b.limits_deg, b.base_section, b.tip_section, b.links));
@@ -40,8 +40,11 @@ fn native_round_trips_are_lossless() {
         assert_eq!(ma.triangles, mb.triangles);
         assert_eq!(ma.weights, mb.weights);
         assert_eq!(again.motions.len(), rig.motions.len());
+        assert_eq!(ma.normals, mb.normals);
+        assert_eq!(ma.color, mb.color);
         for (x, y) in again.motions.iter().zip(&rig.motions) {
             assert_eq!(x.name, y.name);
+            assert_eq!(x.looping, y.looping, "{}: looping flag lost", x.name);
             let keys = |m: &skinview::rig::Motion| m.tracks.iter().map(|t| t.rotation_keys.len() + t.displacement_keys.len()).sum::<usize>();
             assert_eq!(keys(x), keys(y));
         }
@@ -114,7 +117,15 @@ fn bad_native_files_name_the_field() {
         (good.replacen("\"length_m\":0.12", "\"length_m\":-1.0", 1), "length_m"),
         (good.replacen("\"bone\":\"l_thigh\"", "\"bone\":\"tail\"", 1), "no bone named"),
         (good[..good.len() / 2].to_string(), "line"),
+        (good.replacen("\"name\":\"spine\"", "\"name\":\"pelvis\"", 1), "duplicate bone name"),
+        (good.replacen("\"links\":{\"count\":2", "\"links\":{\"count\":0", 1), "links.count"),
+        (good.replacen("\"radii_m\":[0.15,0.11]", "\"radii_m\":[0.0,0.11]", 1), "base_section"),
     ];
+    // A zero quaternion key: rewrite the first rotation key's value.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["motions"][0]["tracks"][0]["rotation_keys"][0]["value"] = serde_json::json!([0.0, 0.0, 0.0, 0.0]);
+    let zero_key = (serde_json::to_string(&v).unwrap(), "zero-length quaternion");
+    let cases: Vec<(String, &str)> = cases.into_iter().chain(std::iter::once(zero_key)).collect();
     for (text, needle) in cases {
         let r = std::panic::catch_unwind(|| WeberRig::from_json(&text, "bad.rig.json"));
         let err = r.expect("no panic").expect_err("must fail").to_string();

@@ -52,6 +52,13 @@ pub struct LinkSettings {
     /// Total link length; `None` = 0.3 × this bone's length + 1.5 × joint radius.
     #[serde(default)]
     pub length_m: Option<f32>,
+    /// Normal-derived fade strength in `[0, 1]` (seed 000 §9, armpits): the fraction
+    /// `normal_fade · |x̂ · n̂|` of the weight bound for the links returns to the parent, `x̂`
+    /// this bone's axis and `n̂` the vertex normal; 0 turns it off. `None` (or absent in the
+    /// JSON) = [`crate::links::LinkSpec::DEFAULT_NORMAL_FADE`]; `None` is not written, so
+    /// rigs without it read and write as before. Checked when the links are inserted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normal_fade: Option<f32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -172,6 +179,8 @@ pub struct RigScene {
     pub bones: Vec<BoneMeta>,
     /// Scene node of each rig bone (rig bone order).
     pub node_of_bone: Vec<usize>,
+    /// Per animation (= per motion): whether it loops.
+    pub looping: Vec<bool>,
 }
 
 impl WeberRig {
@@ -223,6 +232,27 @@ impl WeberRig {
             if (len - 1.0).abs() > 1e-3 {
                 return Err(Error::invalid(file, f("rotation"), format!("quaternion length {len} is not 1")));
             }
+            if self.bones[..i].iter().any(|o| o.name == b.name) {
+                return Err(Error::invalid(file, f("name"), "duplicate bone name (tracks refer to bones by name)"));
+            }
+            for (which, sec) in [("base_section", &b.base_section), ("tip_section", &b.tip_section)] {
+                if let Some(sec) = sec
+                    && (!sec.radii_m.iter().all(|r| r.is_finite() && *r > 0.0) || !sec.offset_m.iter().all(|o| o.is_finite()))
+                {
+                    return Err(Error::invalid(file, f(which), "radii must be finite and positive, offsets finite"));
+                }
+            }
+            if let Some(l) = &b.links {
+                if !(1..=64).contains(&l.count) {
+                    return Err(Error::invalid(file, f("links.count"), format!("{} links; 1..=64 allowed (seed 000 §9: 2–3 are enough)", l.count)));
+                }
+                if l.length_m.is_some_and(|x| !(x.is_finite() && x > 0.0)) {
+                    return Err(Error::invalid(file, f("links.length_m"), "must be finite and positive (or null for the default)"));
+                }
+                if b.parent.is_none() {
+                    return Err(Error::invalid(file, f("links"), "links sit at the joint with the parent; a root bone has none"));
+                }
+            }
             if let Some(l) = &b.limits_deg
                 && (0..3).any(|k| !(l.min[k] <= l.max[k]) || !l.min[k].is_finite() || !l.max[k].is_finite()) {
                     return Err(Error::invalid(file, f("limits_deg"), "each min must be <= max and finite"));
@@ -261,6 +291,9 @@ impl WeberRig {
                 }
                 if t.displacement_keys.iter().flat_map(|k| k.value).chain(t.rotation_keys.iter().flat_map(|k| k.value)).any(|v| !v.is_finite()) {
                     return Err(Error::invalid(file, format!("motions[{mi}].tracks[{ti}]"), "NaN or infinite key value"));
+                }
+                if let Some(k) = t.rotation_keys.iter().position(|k| Quat::from_array(k.value).length() < 1e-6) {
+                    return Err(Error::invalid(file, format!("motions[{mi}].tracks[{ti}].rotation_keys[{k}]"), "zero-length quaternion"));
                 }
             }
         }
@@ -390,11 +423,11 @@ impl WeberRig {
                 node_of_bone[n.source_index] = ni;
             }
         }
-        Ok(RigScene { scene, bones, node_of_bone })
+        Ok(RigScene { scene, bones, node_of_bone, looping: self.motions.iter().map(|m| m.looping).collect() })
     }
 
     /// Inverse of [`WeberRig::to_scene`] for scenes it produced.
-    pub fn from_scene(rs: &RigScene, name: &str, looping: &[bool]) -> Result<WeberRig> {
+    pub fn from_scene(rs: &RigScene, name: &str) -> Result<WeberRig> {
         let scene = &rs.scene;
         let nb = rs.node_of_bone.len();
         let bone_of_node = |n: usize| rs.node_of_bone.iter().position(|&x| x == n);
@@ -461,7 +494,7 @@ impl WeberRig {
                     _ => {}
                 }
             }
-            rig.motions.push(Motion { name: a.name.clone().unwrap_or_else(|| format!("motion{ai}")), looping: looping.get(ai).copied().unwrap_or(false), tracks });
+            rig.motions.push(Motion { name: a.name.clone().unwrap_or_else(|| format!("motion{ai}")), looping: rs.looping.get(ai).copied().unwrap_or(false), tracks });
         }
         Ok(rig)
     }
