@@ -195,7 +195,7 @@ pub fn woodland_arm_rig() -> Result<crate::rig::WeberRig> {
                     limits_deg: Some(LimitsDeg { min: [0.0, -5.0, -90.0], max: [150.0, 5.0, 90.0] }),
                     base_section: section,
                     tip_section: section,
-                    links: Some(LinkSettings { count: 2, length_m: None }),
+                    links: Some(LinkSettings { count: 2, length_m: None, normal_fade: None }),
                 };
             }
             _ => {}

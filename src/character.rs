@@ -285,6 +285,7 @@ pub fn with_links(rs: &RigScene) -> Result<(Scene, LinkRig, Vec<BoneMeta>)> {
             let mut spec = LinkSpec::new(parent, n);
             spec.count = l.count;
             spec.total_length_m = l.length_m;
+            spec.normal_fade = l.normal_fade.unwrap_or(LinkSpec::DEFAULT_NORMAL_FADE);
             Some(spec)
         })
         .collect();

@@ -445,3 +445,41 @@ fn twisted_arm_has_no_steps_along_the_link_zone() {
         assert!(worst_ideal.0 <= 1e-4 * r, "{count} links: ring {} is {:.4} r off the ideal profile", worst_ideal.1, worst_ideal.0 / r);
     }
 }
+
+/// `LinkSettings::normal_fade`: absent/null reads as `None` and is not written back (old rig
+/// files read and write unchanged); a value round-trips, reaches the link specs (weights
+/// change on the humanoid, whose tapered limbs have normals with an axial part inside the
+/// knee and elbow zones) and is range-checked when the links are inserted.
+#[test]
+fn rig_link_settings_carry_the_normal_fade() {
+    use skinview::character::with_links;
+    use skinview::rig::LinkSettings;
+    let old: LinkSettings = serde_json::from_str(r#"{"count":2,"length_m":null}"#).unwrap();
+    assert_eq!(old, LinkSettings { count: 2, length_m: None, normal_fade: None });
+    assert_eq!(serde_json::to_string(&old).unwrap(), r#"{"count":2,"length_m":null}"#);
+    let set: LinkSettings = serde_json::from_str(r#"{"count":3,"length_m":0.1,"normal_fade":0.25}"#).unwrap();
+    assert_eq!(set.normal_fade, Some(0.25));
+    assert_eq!(serde_json::from_str::<LinkSettings>(&serde_json::to_string(&set).unwrap()).unwrap(), set);
+
+    let weights_with = |fade: Option<f32>| {
+        let mut rig = skinview::rig::humanoid::humanoid();
+        for b in rig.bones.iter_mut() {
+            if let Some(l) = b.links.as_mut() {
+                l.normal_fade = fade;
+            }
+        }
+        let rs = rig.to_scene().unwrap();
+        with_links(&rs).map(|(scene, _, _)| {
+            let w = scene.primitive(&scene.draws[0]).skin_weights.clone().unwrap();
+            (w.joints, w.weights)
+        })
+    };
+    let default = weights_with(None).unwrap();
+    assert_eq!(default, weights_with(Some(LinkSpec::DEFAULT_NORMAL_FADE)).unwrap());
+    let off = weights_with(Some(0.0)).unwrap();
+    assert_ne!(default, off, "normal_fade = 0 should change some weights on the humanoid");
+    match weights_with(Some(1.5)) {
+        Err(Error::Job { job: "insert_links", rule: 4, .. }) => {}
+        other => panic!("expected insert_links rule 4, got {:?}", other.map(|_| ())),
+    }
+}

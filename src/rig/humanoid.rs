@@ -89,7 +89,7 @@ pub fn humanoid() -> WeberRig {
     // Bone links at the elbows and knees (seed 000 §9: 2–3 links, default length).
     for name in ["l_forearm", "r_forearm", "l_shin", "r_shin"] {
         if let Some(bone) = b.bones.iter_mut().find(|x| x.name == name) {
-            bone.links = Some(LinkSettings { count: 2, length_m: None });
+            bone.links = Some(LinkSettings { count: 2, length_m: None, normal_fade: None });
         }
     }
     let mesh = skin(&b);
