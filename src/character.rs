@@ -153,7 +153,8 @@ impl Character {
         let masked = |anim: usize, mask: &[f32]| -> Vec<f32> { track_mask(&scene, &scene.animations[anim]).iter().zip(mask).map(|(a, b)| a * b).collect() };
         let fade = CrossFade { start_s: 0.5, duration_s: 0.6 };
         let layers = vec![
-            LayerSpec { anim: 0, mask: masked(0, &vec![1.0; scene.nodes.len()]), weight: 1.0, fade: Some((fade, false)), looping: looping[0] },
+            // Lower body: walk cross-fading into run; upper body: the throw alone.
+            LayerSpec { anim: 0, mask: masked(0, &lower), weight: 1.0, fade: Some((fade, false)), looping: looping[0] },
             LayerSpec { anim: 1, mask: masked(1, &lower), weight: 1.0, fade: Some((fade, true)), looping: looping[1] },
             // The throw does not loop: it plays once, then holds its last key.
             LayerSpec { anim: 2, mask: masked(2, &upper), weight: 1.0, fade: None, looping: looping[2] },

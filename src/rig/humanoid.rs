@@ -292,7 +292,7 @@ fn throw(b: &Builder) -> Motion {
         Track {
             bone: "r_upper_arm".into(),
             displacement_keys: vec![],
-            rotation_keys: keys.iter().map(|&(t, p, _, _)| rot_key(b, r_upper, Quat::from_rotation_x(-p) * Quat::from_rotation_z(0.9), t)).collect(),
+            rotation_keys: keys.iter().map(|&(t, p, _, _)| rot_key(b, r_upper, Quat::from_rotation_x(p) * Quat::from_rotation_z(0.9 - 0.5 * p.max(0.0)), t)).collect(),
         },
         Track {
             bone: "r_forearm".into(),
