@@ -17,7 +17,7 @@ use crate::anim::{AnimateJob, Cursor, Pose};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
 use crate::ik::{CcdJob, Effector, IkMode, IkResult, IkScratch, IkSettings, JointLimits};
-use crate::links::{insert_links, BoneInfo, LinkPoseJob, LinkRig, LinkSpec};
+use crate::links::{insert_links, BoneInfo, LinkPoseJob, LinkRig, LinkSpec, LinkStats};
 use crate::math::Trs;
 use crate::rig::{BoneMeta, RigScene};
 use crate::scene::Scene;
@@ -74,6 +74,8 @@ pub struct Character {
     pub layers: Vec<LayerSpec>,
     pub ik: Option<IkSpec>,
     pub links: Option<LinkRig>,
+    /// What inserting the links changed (weights moved, influences before/after).
+    pub link_stats: Option<LinkStats>,
     pub ik_result: IkResult,
     reference: Vec<Trs>,
     layer_poses: Vec<Pose>,
@@ -103,6 +105,7 @@ impl Character {
             ik_scratch: IkScratch::default(),
             ik_result: IkResult::default(),
             frame: FrameState::new(&scene),
+            link_stats: None,
             outputs: vec![SkinnedVertices::default(); scene.draws.len()],
             skinner,
             pose,
@@ -126,11 +129,11 @@ impl Character {
     /// `links` is set (no IK).
     pub fn from_native(rig: &crate::rig::WeberRig, anim: Option<usize>, links: bool) -> Result<Character> {
         let rs = rig.to_scene()?;
-        let (scene, link_rig) = if links {
-            let (s, l, _) = with_links(&rs)?;
-            (s, Some(l))
+        let (scene, link_rig, stats) = if links {
+            let (s, l, _, st) = with_links(&rs)?;
+            (s, Some(l), Some(st))
         } else {
-            (rs.scene, None)
+            (rs.scene.clone(), None, None)
         };
         let mut c = Character::from_scene(scene, anim);
         // Each motion loops as the rig says (seed 000 §3.4 motions; `Motion::looping`).
@@ -138,6 +141,7 @@ impl Character {
             l.looping = rs.looping.get(l.anim).copied().unwrap_or(false);
         }
         c.links = link_rig;
+        c.link_stats = stats;
         Ok(c)
     }
 
@@ -146,7 +150,7 @@ impl Character {
         let rig = crate::rig::humanoid::humanoid();
         let rs = rig.to_scene()?;
         let looping = rs.looping.clone();
-        let (scene, links, bones) = with_links(&rs)?;
+        let (scene, links, bones, _) = with_links(&rs)?;
         let node = |n: &str| BoneMask::node(&scene, n).ok_or_else(|| Error::Usage(format!("humanoid has no bone {n}")));
         let upper = BoneMask::subtree(&scene, node("spine")?);
         let lower = BoneMask::invert(&upper);
@@ -273,7 +277,7 @@ impl Character {
 }
 
 /// Insert the bone links a native rig asks for (per bone `links`, at the bone's base joint).
-pub fn with_links(rs: &RigScene) -> Result<(Scene, LinkRig, Vec<BoneMeta>)> {
+pub fn with_links(rs: &RigScene) -> Result<(Scene, LinkRig, Vec<BoneMeta>, LinkStats)> {
     let scene = &rs.scene;
     let info = BoneInfo { length_m: rs.bones.iter().map(|b| b.length_m).collect(), joint_radius_m: rs.bones.iter().map(|b| b.joint_radius_m()).collect() };
     let specs: Vec<LinkSpec> = rs
@@ -290,7 +294,7 @@ pub fn with_links(rs: &RigScene) -> Result<(Scene, LinkRig, Vec<BoneMeta>)> {
             Some(spec)
         })
         .collect();
-    let (linked, rig, _stats) = insert_links(scene, &specs, &info)?;
+    let (linked, rig, stats) = insert_links(scene, &specs, &info)?;
     // Carry bone metadata over to the new node numbering (links get defaults).
     let mut bones = vec![BoneMeta::default(); linked.nodes.len()];
     for (old, &new) in rig.old_to_new.iter().enumerate() {
@@ -298,7 +302,7 @@ pub fn with_links(rs: &RigScene) -> Result<(Scene, LinkRig, Vec<BoneMeta>)> {
             *slot = b.clone();
         }
     }
-    Ok((linked, rig, bones))
+    Ok((linked, rig, bones, stats))
 }
 
 /// Run `frames` frames at 60 Hz and return the per-stage medians (µs).

@@ -274,6 +274,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let img = harness::render_skinned(&ctx, &c.scene, &c.outputs, &RenderSettings { width, height, ..Default::default() })?;
             img.write_png(&a.out)?;
             println!("{} with {} bone links: anim {:?} t={time:.3}s -> {}", rig.name, c.links.as_ref().map_or(0, |l| l.links.len()), anim, a.out.display());
+            if let Some(s) = &c.link_stats {
+                println!(
+                    "  links moved weight on {} vertices ({} forks, {} faded); max influences {} -> {}{}",
+                    s.vertices_changed,
+                    s.fork_vertices,
+                    s.faded_vertices,
+                    s.max_influences_before,
+                    s.max_influences_after,
+                    if s.exceeds_gpu_limit { " (more than the GPU path's 8: drawn from the CPU result)" } else { "" }
+                );
+            }
         }
         Command::Render(a) => {
             let scene = harness::load_model(a.model.as_deref())?;
@@ -316,7 +327,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
             if let Some(k) = cmp.max_influences {
-                println!("--max-influences {k}: {} vertices lost weight", cmp.vertices_reduced);
+                let worst = cmp.anims.iter().flat_map(|a| a.reduction_cost.iter().flatten()).map(|d| d.max_error).fold(0.0, f64::max);
+                println!(
+                    "--max-influences {k}: {} vertices lost weight; over the model the reduction moves vertices by up to {:.3e} ({:.2e} of the diagonal)",
+                    cmp.vertices_reduced,
+                    worst,
+                    worst / cmp.diagonal.max(f64::MIN_POSITIVE)
+                );
             }
             if let Some(path) = &a.json {
                 let text = serde_json::to_string_pretty(&cmp).map_err(|e| Error::Output { path: path.clone(), message: e.to_string() })?;

@@ -91,20 +91,6 @@ impl GpuContext {
         Ok(())
     }
 
-    /// Copy `size` bytes of `src` back to the CPU (blocking).
-    pub fn read_buffer(&self, src: &wgpu::Buffer, size: u64) -> Result<Vec<u8>> {
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut enc = self.device.create_command_encoder(&Default::default());
-        enc.copy_buffer_to_buffer(src, 0, &staging, 0, size);
-        self.queue.submit([enc.finish()]);
-        self.map_read(&staging)
-    }
-
     /// Map a MAP_READ buffer and copy its bytes out (blocking).
     pub fn map_read(&self, staging: &wgpu::Buffer) -> Result<Vec<u8>> {
         let (tx, rx) = std::sync::mpsc::channel();
