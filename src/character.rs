@@ -3,10 +3,12 @@
 //! skin → renormalise normals, each stage timed (Weber's table, §14).
 //!
 //! A [`Character`] owns every buffer it needs, so a frame allocates nothing once warm.
-//! [`Character::from_scene`] plays one animation on any model; [`Character::humanoid_demo`]
-//! shows the full stage: run on the lower body cross-fading from walk, a throw on the upper
-//! body, the left hand reaching for a moving target by IK within the joint limits, and bone
-//! links at elbows and knees.
+//! [`Character::from_scene`] plays one animation on any model; [`Character::from_spec`] sets up
+//! a native rig from a [`CharacterSpec`] (layers on bone masks, a cross-fade, IK effectors with
+//! the rig's joint limits, bone links), which the CLI builds from `--layer/--fade/--ik/--links`;
+//! [`Character::humanoid_demo`] is the spec that shows every stage: walk cross-fading into run
+//! on the lower body, a throw on the upper body, the left hand reaching a moving target, links
+//! at elbows and knees.
 
 use std::time::Instant;
 
@@ -22,6 +24,143 @@ use crate::math::Trs;
 use crate::rig::{BoneMeta, RigScene};
 use crate::scene::Scene;
 use crate::skin::{NormalizeJob, SkinnedVertices};
+
+/// Which bones a layer covers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MaskSpec {
+    All,
+    /// A bone and its descendants.
+    Subtree(String),
+    /// Everything but a bone's subtree.
+    Except(String),
+}
+
+/// One layer of a [`CharacterSpec`]: `MOTION[:MASK[:WEIGHT]]` on the command line, MOTION a
+/// name or index, MASK `all`, `BONE` (its subtree) or `!BONE` (all but its subtree).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerArg {
+    pub motion: String,
+    pub mask: MaskSpec,
+    pub weight: f32,
+}
+
+impl std::str::FromStr for LayerArg {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let mut parts = s.split(':');
+        let motion = parts.next().filter(|m| !m.is_empty()).ok_or("layer needs a motion: MOTION[:MASK[:WEIGHT]]")?.to_string();
+        let mask = match parts.next() {
+            None | Some("all") | Some("") => MaskSpec::All,
+            Some(b) => match b.strip_prefix('!') {
+                Some(rest) => MaskSpec::Except(rest.to_string()),
+                None => MaskSpec::Subtree(b.to_string()),
+            },
+        };
+        let weight = match parts.next() {
+            None => 1.0,
+            Some(w) => w.parse::<f32>().ok().filter(|w| w.is_finite() && *w >= 0.0).ok_or(format!("layer weight {w:?} is not a finite number >= 0"))?,
+        };
+        if parts.next().is_some() {
+            return Err(format!("{s:?}: too many ':' (MOTION[:MASK[:WEIGHT]])"));
+        }
+        Ok(LayerArg { motion, mask, weight })
+    }
+}
+
+/// A cross-fade between two layers (by position in the layer list): `FROM:TO:START_S:DURATION_S`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FadeArg {
+    pub from: usize,
+    pub to: usize,
+    pub fade: CrossFade,
+}
+
+impl std::str::FromStr for FadeArg {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let p: Vec<&str> = s.split(':').collect();
+        let bad = || format!("{s:?}: expected FROM_LAYER:TO_LAYER:START_S:DURATION_S");
+        if p.len() != 4 {
+            return Err(bad());
+        }
+        let from = p[0].parse().map_err(|_| bad())?;
+        let to = p[1].parse().map_err(|_| bad())?;
+        let start_s: f32 = p[2].parse().map_err(|_| bad())?;
+        let duration_s: f32 = p[3].parse().map_err(|_| bad())?;
+        if !start_s.is_finite() || !(duration_s.is_finite() && duration_s >= 0.0) {
+            return Err(bad());
+        }
+        Ok(FadeArg { from, to, fade: CrossFade { start_s, duration_s } })
+    }
+}
+
+/// An IK effector: `END_BONE:CHAIN_LENGTH:X,Y,Z[:WEIGHT]`, the end bone's tip reaching the
+/// model-space target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IkArg {
+    pub end_bone: String,
+    pub chain_length: usize,
+    pub target_m: Vec3,
+    pub weight: f32,
+}
+
+impl std::str::FromStr for IkArg {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let p: Vec<&str> = s.split(':').collect();
+        let bad = |why: &str| format!("{s:?}: {why} (END_BONE:CHAIN_LENGTH:X,Y,Z[:WEIGHT])");
+        if p.len() < 3 || p.len() > 4 || p[0].is_empty() {
+            return Err(bad("wrong number of parts"));
+        }
+        let chain_length: usize = p[1].parse().ok().filter(|&n| n >= 1).ok_or_else(|| bad("chain length must be >= 1"))?;
+        let xyz: Vec<f32> = p[2].split(',').map(|v| v.trim().parse::<f32>()).collect::<std::result::Result<_, _>>().map_err(|_| bad("target must be X,Y,Z"))?;
+        if xyz.len() != 3 || xyz.iter().any(|v| !v.is_finite()) {
+            return Err(bad("target must be three finite numbers"));
+        }
+        let weight = match p.get(3) {
+            None => 1.0,
+            Some(w) => w.parse::<f32>().ok().filter(|w| w.is_finite() && *w >= 0.0).ok_or_else(|| bad("weight must be >= 0"))?,
+        };
+        Ok(IkArg { end_bone: p[0].to_string(), chain_length, target_m: Vec3::new(xyz[0], xyz[1], xyz[2]), weight })
+    }
+}
+
+/// How to animate a native rig: layers, an optional cross-fade, IK effectors and bone links.
+#[derive(Clone, Debug)]
+pub struct CharacterSpec {
+    pub layers: Vec<LayerArg>,
+    pub fade: Option<FadeArg>,
+    pub ik: Vec<IkArg>,
+    pub ik_settings: IkSettings,
+    /// Targets orbit (centre, radius, rad/s) instead of staying put (the demo's driver).
+    pub orbit: Option<(Vec3, f32, f32)>,
+    pub links: bool,
+}
+
+impl CharacterSpec {
+    /// Settings for interactive IK: incremental, 8 iterations, 1 mm, a 12 rad/s cap (a brisk
+    /// human arm; lower caps let a twisting torso outrun the hand).
+    pub const IK_SETTINGS: IkSettings = IkSettings { iterations: 8, tolerance_m: 1e-3, mode: IkMode::Incremental, max_angular_velocity_rad_s: Some(12.0), dt_s: 1.0 / 60.0 };
+
+    /// One full-body layer of `motion` and the rig's links.
+    pub fn single(motion: &str) -> CharacterSpec {
+        CharacterSpec { layers: vec![LayerArg { motion: motion.into(), mask: MaskSpec::All, weight: 1.0 }], fade: None, ik: Vec::new(), ik_settings: Self::IK_SETTINGS, orbit: None, links: true }
+    }
+
+    /// The humanoid demo: walk cross-fading into run on the lower body, the throw alone on the
+    /// upper body, the left hand reaching an orbiting target, links at elbows and knees.
+    pub fn humanoid_demo() -> CharacterSpec {
+        let layer = |m: &str, mask: MaskSpec| LayerArg { motion: m.into(), mask, weight: 1.0 };
+        CharacterSpec {
+            layers: vec![layer("walk", MaskSpec::Except("spine".into())), layer("run", MaskSpec::Except("spine".into())), layer("throw", MaskSpec::Subtree("spine".into()))],
+            fade: Some(FadeArg { from: 0, to: 1, fade: CrossFade { start_s: 0.5, duration_s: 0.6 } }),
+            ik: vec![IkArg { end_bone: "l_hand".into(), chain_length: 3, target_m: Vec3::new(0.35, 1.35, 0.35), weight: 1.0 }],
+            ik_settings: Self::IK_SETTINGS,
+            orbit: Some((Vec3::new(0.3, 1.3, 0.3), 0.15, 2.0)),
+            links: true,
+        }
+    }
+}
 
 /// Layers a character blends at once (more are ignored; ozz and game engines use a handful).
 pub const MAX_LAYERS: usize = 8;
@@ -125,54 +264,67 @@ impl Character {
         Character::new(scene, layers, None, None)
     }
 
-    /// Play animation `anim` of a native rig, with the bone links its bones ask for when
-    /// `links` is set (no IK).
-    pub fn from_native(rig: &crate::rig::WeberRig, anim: Option<usize>, links: bool) -> Result<Character> {
-        let rs = rig.to_scene()?;
-        let (scene, link_rig, stats) = if links {
-            let (s, l, _, st) = with_links(&rs)?;
-            (s, Some(l), Some(st))
-        } else {
-            (rs.scene.clone(), None, None)
-        };
-        let mut c = Character::from_scene(scene, anim);
-        // Each motion loops as the rig says (seed 000 §3.4 motions; `Motion::looping`).
-        for l in &mut c.layers {
-            l.looping = rs.looping.get(l.anim).copied().unwrap_or(false);
-        }
-        c.links = link_rig;
-        c.link_stats = stats;
-        Ok(c)
+    /// The built-in humanoid with every stage in use (see the module documentation): the
+    /// [`CharacterSpec::humanoid_demo`] set-up.
+    pub fn humanoid_demo() -> Result<Character> {
+        Character::from_spec(&crate::rig::humanoid::humanoid(), &CharacterSpec::humanoid_demo())
     }
 
-    /// The built-in humanoid with every stage in use (see the module documentation).
-    pub fn humanoid_demo() -> Result<Character> {
-        let rig = crate::rig::humanoid::humanoid();
+    /// Any native rig with layers on bone masks, a cross-fade, IK effectors (joint limits from
+    /// the rig's bones) and its bone links, as `spec` says.
+    pub fn from_spec(rig: &crate::rig::WeberRig, spec: &CharacterSpec) -> Result<Character> {
         let rs = rig.to_scene()?;
-        let looping = rs.looping.clone();
-        let (scene, links, bones, _) = with_links(&rs)?;
-        let node = |n: &str| BoneMask::node(&scene, n).ok_or_else(|| Error::Usage(format!("humanoid has no bone {n}")));
-        let upper = BoneMask::subtree(&scene, node("spine")?);
-        let lower = BoneMask::invert(&upper);
-        let masked = |anim: usize, mask: &[f32]| -> Vec<f32> { track_mask(&scene, &scene.animations[anim]).iter().zip(mask).map(|(a, b)| a * b).collect() };
-        let fade = CrossFade { start_s: 0.5, duration_s: 0.6 };
-        let layers = vec![
-            // Lower body: walk cross-fading into run; upper body: the throw alone.
-            LayerSpec { anim: 0, mask: masked(0, &lower), weight: 1.0, fade: Some((fade, false)), looping: looping[0] },
-            LayerSpec { anim: 1, mask: masked(1, &lower), weight: 1.0, fade: Some((fade, true)), looping: looping[1] },
-            // The throw does not loop: it plays once, then holds its last key.
-            LayerSpec { anim: 2, mask: masked(2, &upper), weight: 1.0, fade: None, looping: looping[2] },
-        ];
-        let hand = node("l_hand")?;
-        let limits = bones.iter().map(|b| b.limits_deg.map(|l| JointLimits::new(l.min.map(f32::to_radians), l.max.map(f32::to_radians)))).collect();
-        let ik = IkSpec {
-            effectors: vec![Effector { end_node: hand, chain_length: 3, tip_local: Vec3::new(bones[hand].length_m, 0.0, 0.0), target_model: Vec3::new(0.35, 1.35, 0.35), weight: 1.0 }],
-            settings: IkSettings { iterations: 8, tolerance_m: 1e-3, mode: IkMode::Incremental, max_angular_velocity_rad_s: Some(12.0), dt_s: 1.0 / 60.0 },
-            participation: vec![1.0; scene.nodes.len()],
-            limits,
-            orbit: Some((Vec3::new(0.3, 1.3, 0.3), 0.15, 2.0)),
+        let (scene, links, bones, stats) = if spec.links {
+            let (s, l, b, st) = with_links(&rs)?;
+            (s, Some(l), b, Some(st))
+        } else {
+            let bones = rs.bones.clone();
+            (rs.scene.clone(), None, bones, None)
         };
-        Ok(Character::new(scene, layers, Some(ik), Some(links)))
+        let bone = |n: &str| BoneMask::node(&scene, n).ok_or_else(|| Error::Usage(format!("{}: no bone named {n:?}", rig.name)));
+        let motion = |m: &str| -> Result<usize> {
+            if let Ok(i) = m.parse::<usize>() {
+                return if i < scene.animations.len() { Ok(i) } else { Err(Error::Usage(format!("{}: motion {i} does not exist ({} motions)", rig.name, scene.animations.len()))) };
+            }
+            scene.animations.iter().position(|a| a.name.as_deref() == Some(m)).ok_or_else(|| Error::Usage(format!("{}: no motion named {m:?}", rig.name)))
+        };
+        let mut layers = Vec::with_capacity(spec.layers.len());
+        for l in &spec.layers {
+            let anim = motion(&l.motion)?;
+            let region = match &l.mask {
+                MaskSpec::All => vec![1.0; scene.nodes.len()],
+                MaskSpec::Subtree(b) => BoneMask::subtree(&scene, bone(b)?),
+                MaskSpec::Except(b) => BoneMask::invert(&BoneMask::subtree(&scene, bone(b)?)),
+            };
+            // Bones the motion has no track for stay out of its layer (reference, IK or code).
+            let mask = track_mask(&scene, &scene.animations[anim]).iter().zip(&region).map(|(a, b)| a * b).collect();
+            layers.push(LayerSpec { anim, mask, weight: l.weight, fade: None, looping: rs.looping.get(anim).copied().unwrap_or(false) });
+        }
+        if let Some(f) = &spec.fade {
+            let n = layers.len();
+            if f.from >= n || f.to >= n || f.from == f.to {
+                return Err(Error::Usage(format!("--fade {}:{}: layers are numbered 0..{n} and must differ", f.from, f.to)));
+            }
+            layers[f.from].fade = Some((f.fade, false));
+            layers[f.to].fade = Some((f.fade, true));
+        }
+        if layers.len() > MAX_LAYERS {
+            return Err(Error::Usage(format!("{} layers; at most {MAX_LAYERS}", layers.len())));
+        }
+        let ik = if spec.ik.is_empty() {
+            None
+        } else {
+            let mut effectors = Vec::with_capacity(spec.ik.len());
+            for e in &spec.ik {
+                let end_node = bone(&e.end_bone)?;
+                effectors.push(Effector { end_node, chain_length: e.chain_length, tip_local: Vec3::new(bones[end_node].length_m, 0.0, 0.0), target_model: e.target_m, weight: e.weight });
+            }
+            let limits = bones.iter().map(|b| b.limits_deg.map(|l| JointLimits::new(l.min.map(f32::to_radians), l.max.map(f32::to_radians)))).collect();
+            Some(IkSpec { effectors, settings: spec.ik_settings, participation: vec![1.0; scene.nodes.len()], limits, orbit: spec.orbit })
+        };
+        let mut c = Character::new(scene, layers, ik, links);
+        c.link_stats = stats;
+        Ok(c)
     }
 
     /// Advance to `time_s` (`dt_s` since the last frame, for IK velocity limits) and skin on

@@ -43,6 +43,57 @@ enum Command {
     Bench(BenchArgs),
 }
 
+/// The CPU animation stage for a native rig (layers, cross-fade, IK); see `skinview::character`.
+#[derive(Args, Clone, Default)]
+struct StageArgs {
+    /// Motion layer MOTION[:MASK[:WEIGHT]] (repeatable): MOTION is a name or index, MASK is `all`,
+    /// BONE (its subtree) or !BONE (all but its subtree). E.g. --layer run:!spine --layer throw:spine
+    #[arg(long = "layer")]
+    layers: Vec<skinview::character::LayerArg>,
+    /// Cross-fade FROM_LAYER:TO_LAYER:START_S:DURATION_S between two --layer entries (0-based).
+    #[arg(long)]
+    fade: Option<skinview::character::FadeArg>,
+    /// IK effector END_BONE:CHAIN_LENGTH:X,Y,Z[:WEIGHT] (repeatable): the end bone's tip reaches
+    /// the model-space target, within the rig's joint limits.
+    #[arg(long = "ik")]
+    ik: Vec<skinview::character::IkArg>,
+}
+
+impl StageArgs {
+    fn is_set(&self) -> bool {
+        !self.layers.is_empty() || self.fade.is_some() || !self.ik.is_empty()
+    }
+
+    /// The spec for a native rig: the given layers, or one full-body layer of `anim`.
+    fn spec(&self, anim: Option<usize>, links: bool) -> skinview::character::CharacterSpec {
+        let mut spec = skinview::character::CharacterSpec::single(&anim.unwrap_or(0).to_string());
+        if !self.layers.is_empty() {
+            spec.layers = self.layers.clone();
+        } else if anim.is_none() {
+            spec.layers.clear();
+        }
+        spec.fade = self.fade;
+        spec.ik = self.ik.clone();
+        spec.links = links;
+        spec
+    }
+}
+
+/// Play a character from t = 0 to `time_s` at 60 Hz (incremental IK needs its history).
+fn play_to(c: &mut skinview::character::Character, time_s: f32) -> Result<()> {
+    const MAX_PLAY_S: f32 = 600.0;
+    if !(0.0..=MAX_PLAY_S).contains(&time_s) {
+        return Err(Error::Usage(format!("--time {time_s} must be between 0 and {MAX_PLAY_S} s when the animation stage runs")));
+    }
+    let dt = 1.0 / 60.0;
+    let steps = (time_s / dt).floor() as usize;
+    for i in 0..=steps {
+        c.update((i as f32 * dt).min(time_s), dt)?;
+    }
+    c.update(time_s, dt)?;
+    Ok(())
+}
+
 #[derive(Args)]
 struct BenchArgs {
     /// Model: .gltf/.glb, native .rig.json, or builtin:arm / builtin:humanoid (default: the
@@ -57,6 +108,11 @@ struct BenchArgs {
     /// Write {"model","joints","vertices","stages_us":{...},"frame_us"} here.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Native rigs: insert the bone links the rig's bones ask for.
+    #[arg(long)]
+    links: bool,
+    #[command(flatten)]
+    stage: StageArgs,
 }
 
 #[derive(Args)]
@@ -117,6 +173,8 @@ struct RenderArgs {
     /// bones ask for (seed 000 §9) and draw the CPU-skinned result.
     #[arg(long)]
     links: bool,
+    #[command(flatten)]
+    stage: StageArgs,
     /// Output PNG.
     #[arg(long)]
     out: PathBuf,
@@ -243,32 +301,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if !matches!(a.model.as_deref().and_then(|p| p.to_str()), None | Some("builtin:humanoid")) || a.anim.is_some() || a.links {
                 return Err(Error::Usage("--demo runs the built-in humanoid's own set-up: give no MODEL (or builtin:humanoid), no --anim and no --links".into()));
             }
+            if a.stage.is_set() {
+                return Err(Error::Usage("--demo has its own layers and IK; drop --layer/--fade/--ik".into()));
+            }
             let mut c = skinview::character::Character::humanoid_demo()?;
             let time = a.time.unwrap_or(1.0);
-            // The demo plays every frame up to `time` (IK history); keep that bounded.
-            const MAX_DEMO_TIME_S: f32 = 600.0;
-            if !(0.0..=MAX_DEMO_TIME_S).contains(&time) {
-                return Err(Error::Usage(format!("--time {time} must be between 0 and {MAX_DEMO_TIME_S} s with --demo")));
-            }
-            let dt = 1.0 / 60.0;
-            // Play up to `time` so incremental IK and its velocity limit have their history.
-            let steps = (time / dt).floor() as usize;
-            for i in 0..=steps {
-                c.update((i as f32 * dt).min(time), dt)?;
-            }
+            play_to(&mut c, time)?;
             let (width, height) = parse_size(&a.size)?;
             let ctx = GpuContext::new_headless()?;
             let img = harness::render_skinned(&ctx, &c.scene, &c.outputs, &RenderSettings { width, height, ..Default::default() })?;
             img.write_png(&a.out)?;
             println!("humanoid demo t={time:.3}s: IK reached {} (residual {:?} m) -> {}", c.ik_result.reached, c.ik_result.residual_m, a.out.display());
         }
-        Command::Render(a) if a.links => {
-            let rig = harness::load_native_rig(a.model.as_deref())?.ok_or_else(|| Error::Usage("--links needs a native rig (builtin:arm, builtin:humanoid or a .rig.json)".into()))?;
+        Command::Render(a) if a.links || a.stage.is_set() => {
+            let rig = harness::load_native_rig(a.model.as_deref())?.ok_or_else(|| Error::Usage("--links/--layer/--fade/--ik need a native rig (builtin:arm, builtin:humanoid or a .rig.json)".into()))?;
             let probe = rig.to_scene()?.scene;
             let anim = parse_anim(&probe, a.anim.as_deref())?;
             let time = a.time.unwrap_or_else(|| anim.map_or(0.0, |i| probe.animations[i].duration_s() * 0.5));
-            let mut c = skinview::character::Character::from_native(&rig, anim, true)?;
-            c.update(time, 1.0 / 60.0)?;
+            let mut c = skinview::character::Character::from_spec(&rig, &a.stage.spec(anim, a.links))?;
+            play_to(&mut c, time)?;
             let (width, height) = parse_size(&a.size)?;
             let ctx = GpuContext::new_headless()?;
             let img = harness::render_skinned(&ctx, &c.scene, &c.outputs, &RenderSettings { width, height, ..Default::default() })?;
@@ -357,9 +408,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Bench(a) => {
             use skinview::character::{bench, Character};
-            let mut character = match a.model.as_deref().and_then(|p| p.to_str()) {
-                None | Some("builtin:humanoid") => Character::humanoid_demo()?,
+            let native = harness::load_native_rig(a.model.as_deref())?;
+            let default_humanoid = matches!(a.model.as_deref().and_then(|p| p.to_str()), None | Some("builtin:humanoid"));
+            let mut character = match native {
+                // No MODEL (or the humanoid) and no stage options: the full demo set-up.
+                _ if default_humanoid && !a.stage.is_set() && a.anim.is_none() => Character::humanoid_demo()?,
+                Some(rig) if a.model.is_some() || default_humanoid => {
+                    let rig = if a.model.is_none() { skinview::rig::humanoid::humanoid() } else { rig };
+                    let probe = rig.to_scene()?.scene;
+                    let anim = parse_anim(&probe, a.anim.as_deref())?;
+                    Character::from_spec(&rig, &a.stage.spec(anim, a.links))?
+                }
                 _ => {
+                    if a.stage.is_set() || a.links {
+                        return Err(Error::Usage("--links/--layer/--fade/--ik need a native rig (builtin:arm, builtin:humanoid or a .rig.json)".into()));
+                    }
                     let scene = harness::load_model(a.model.as_deref())?;
                     let anim = parse_anim(&scene, a.anim.as_deref())?;
                     Character::from_scene(scene, anim)

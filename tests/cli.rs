@@ -178,6 +178,15 @@ fn bench_reports_every_stage_as_json() {
     // The humanoid demo really runs IK and links (a zero would mean a skipped stage).
     assert!(stages["ik"].as_f64().unwrap() > 0.0 && stages["links"].as_f64().unwrap() > 0.0);
     assert!((v["frame_us"].as_f64().unwrap() - sum).abs() < 1e-6 * sum.max(1.0));
+    // Any native rig with command-line layers, a fade, IK and links.
+    let rig = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/humanoid.rig.json");
+    let o = skinview(&["bench", rig.to_str().unwrap(), "--layer", "walk:!spine", "--layer", "run:!spine", "--layer", "throw:spine", "--fade", "0:1:0.1:0.2", "--ik", "r_hand:3:-0.3,1.3,0.3", "--links", "--frames", "10", "--json", json.to_str().unwrap()]);
+    let t = text(&o);
+    assert!(o.status.success() && t.contains("layers 3") && t.contains("ik effectors 1") && t.contains("links 8"), "{t}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v["stages_us"]["ik"].as_f64().unwrap() > 0.0);
+    let o = skinview(&["bench", common::model("Fox").to_str().unwrap(), "--ik", "b:1:0,0,0", "--frames", "2"]);
+    assert_eq!(o.status.code(), Some(2), "stage options on a glTF file must be refused: {}", text(&o));
     // A glTF model: one layer, no IK, still every field.
     let o = skinview(&["bench", common::model("RiggedFigure").to_str().unwrap(), "--frames", "10"]);
     assert!(o.status.success(), "{}", text(&o));

@@ -157,7 +157,7 @@ pub fn track_mask(scene: &Scene, anim: &Animation) -> Vec<f32> {
 
 /// A cross-fade from motion A to motion B starting at `start_s` over `duration_s`
 /// (smoothstep ramp).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CrossFade {
     pub start_s: f32,
     pub duration_s: f32,
