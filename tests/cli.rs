@@ -182,7 +182,7 @@ fn bench_reports_every_stage_as_json() {
     let rig = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/humanoid.rig.json");
     let o = skinview(&["bench", rig.to_str().unwrap(), "--layer", "walk:!spine", "--layer", "run:!spine", "--layer", "throw:spine", "--fade", "0:1:0.1:0.2", "--ik", "r_hand:3:-0.3,1.3,0.3", "--links", "--frames", "10", "--json", json.to_str().unwrap()]);
     let t = text(&o);
-    assert!(o.status.success() && t.contains("layers 3") && t.contains("ik effectors 1") && t.contains("links 8"), "{t}");
+    assert!(o.status.success() && t.contains("layers 3") && t.contains("ik effectors 1") && t.contains("links 12"), "{t}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(v["stages_us"]["ik"].as_f64().unwrap() > 0.0);
     let o = skinview(&["bench", common::model("Fox").to_str().unwrap(), "--ik", "b:1:0,0,0", "--frames", "2"]);

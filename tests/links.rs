@@ -469,7 +469,7 @@ fn rig_link_settings_carry_the_normal_fade() {
             }
         }
         let rs = rig.to_scene().unwrap();
-        with_links(&rs).map(|(scene, _, _)| {
+        with_links(&rs).map(|(scene, _, _, _)| {
             let w = scene.primitive(&scene.draws[0]).skin_weights.clone().unwrap();
             (w.joints, w.weights)
         })

@@ -86,8 +86,10 @@ pub fn humanoid() -> WeberRig {
         let shin = b.add(&format!("{s}_shin"), Some(thigh), b.tip(thigh), -up, fwd, 0.43, ([0.048, 0.048], [0.035, 0.035]), lim([-3.0, -3.0, -150.0], [3.0, 3.0, 3.0]));
         b.add(&format!("{s}_foot"), Some(shin), b.tip(shin), Vec3::new(0.0, -0.35, 1.0), up, 0.19, ([0.04, 0.045], [0.025, 0.045]), lim([-30.0, -15.0, -40.0], [30.0, 15.0, 40.0]));
     }
-    // Bone links at the elbows and knees (seed 000 §9: 2–3 links, default length).
-    for name in ["l_forearm", "r_forearm", "l_shin", "r_shin"] {
+    // Bone links at shoulders, elbows and knees (seed 000 §9: 2–3 links, default length).
+    // Not at the hips: the torso and legs are separate tubes here, and the pelvis fork would
+    // pull the torso's bottom cap apart; that needs one connected skin.
+    for name in ["l_upper_arm", "r_upper_arm", "l_forearm", "r_forearm", "l_shin", "r_shin"] {
         if let Some(bone) = b.bones.iter_mut().find(|x| x.name == name) {
             bone.links = Some(LinkSettings { count: 2, length_m: None, normal_fade: None });
         }
