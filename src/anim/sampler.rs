@@ -11,7 +11,8 @@
 //! frames); when more keys were skipped, or time went backwards (reverse play, a loop wrap, a
 //! seek), it gallops from the cursor (steps 1, 2, 4, ...) and binary-searches the bracket.
 //! Cost: O(1) per sample in forward playback, O(log d) when d keys are skipped — never
-//! dependent on the clip's total key count.
+//! dependent on the clip's total key count. The cursor also caches the slerp angle and 1/sin
+//! of its interval, so rotation samples inside one interval cost two sin() calls.
 
 /// Interpolation between keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,10 +32,65 @@ impl Interpolation {
     }
 }
 
-/// Cached key interval of one sampler (see the module documentation).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Cached key interval of one sampler (see the module documentation), plus the slerp set-up
+/// of that interval (angle, 1/sin, sign), which forward playback reuses until the interval
+/// changes.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cursor {
     key: usize,
+    /// Interval whose slerp set-up is cached (`usize::MAX`: none).
+    slerp_key: usize,
+    slerp: SlerpSetup,
+}
+
+impl Default for Cursor {
+    fn default() -> Self {
+        Cursor { key: 0, slerp_key: usize::MAX, slerp: SlerpSetup::default() }
+    }
+}
+
+/// The trigonometric part of a slerp set-up (angle and 1/sin of it), cached per interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct SlerpSetup {
+    theta: f32,
+    inv_sin: f32,
+}
+
+/// Below this angle between keys sin() loses precision; lerp + normalise (in `finish`) is
+/// exact enough (angle error < 4e-6 rad).
+const LERP_COS_THRESHOLD: f32 = 0.9995;
+
+/// Shortest-arc slerp `a` → `b` at `u`, the trigonometric set-up taken from (and stored in)
+/// `cache` when given. The dot product and the near-parallel lerp path are always evaluated
+/// directly: they are cheaper than the cache bookkeeping.
+#[inline]
+fn slerp_cached(a: &[f32], b: &[f32], u: f32, k: usize, cache: Option<&mut Cursor>, out: &mut [f32]) {
+    let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+    let sign = if dot < 0.0 { -1.0 } else { 1.0 };
+    let dot = dot * sign;
+    let (wa, wb) = if dot > LERP_COS_THRESHOLD {
+        (1.0 - u, u)
+    } else {
+        let fresh = || {
+            let theta = dot.clamp(-1.0, 1.0).acos();
+            SlerpSetup { theta, inv_sin: 1.0 / theta.sin() }
+        };
+        // The fresh and the cached set-up are computed identically: results are bit-equal.
+        let s = match cache {
+            Some(c) if c.slerp_key == k => c.slerp,
+            Some(c) => {
+                c.slerp = fresh();
+                c.slerp_key = k;
+                c.slerp
+            }
+            None => fresh(),
+        };
+        (((1.0 - u) * s.theta).sin() * s.inv_sin, (u * s.theta).sin() * s.inv_sin)
+    };
+    let wb = wb * sign;
+    for i in 0..4 {
+        out[i] = wa * a[i] + wb * b[i];
+    }
 }
 
 /// Key times and values of one channel.
@@ -181,7 +237,7 @@ impl Sampler {
             set_cursor(n - 2);
             return self.finish(out);
         }
-        let k = match cursor {
+        let k = match cursor.as_deref_mut() {
             Some(c) => self.locate(time_s, c),
             None => self.times_s.partition_point(|&x| x <= time_s).saturating_sub(1).min(n - 2),
         };
@@ -193,7 +249,7 @@ impl Sampler {
             Interpolation::Linear => {
                 let (a, b) = (self.value(k), self.value(k + 1));
                 if self.is_rotation {
-                    slerp(a, b, u, out);
+                    slerp_cached(a, b, u, k, cursor.as_deref_mut(), out);
                 } else {
                     for i in 0..c {
                         out[i] = a[i] + (b[i] - a[i]) * u;
@@ -229,25 +285,5 @@ impl Sampler {
                 out.copy_from_slice(&[0.0, 0.0, 0.0, 1.0]);
             }
         }
-    }
-}
-
-/// Shortest-arc spherical interpolation of xyzw quaternions `a` → `b`.
-#[inline]
-pub fn slerp(a: &[f32], b: &[f32], u: f32, out: &mut [f32]) {
-    let mut dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
-    let sign = if dot < 0.0 { -1.0 } else { 1.0 };
-    dot *= sign;
-    // Below this angle sin() loses precision; lerp + normalise (in `finish`) is exact enough.
-    const LERP_COS_THRESHOLD: f32 = 0.9995;
-    let (wa, wb) = if dot > LERP_COS_THRESHOLD {
-        (1.0 - u, u)
-    } else {
-        let theta = dot.clamp(-1.0, 1.0).acos();
-        let s = theta.sin();
-        (((1.0 - u) * theta).sin() / s, (u * theta).sin() / s)
-    };
-    for i in 0..4 {
-        out[i] = wa * a[i] + wb * sign * b[i];
     }
 }
