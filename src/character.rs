@@ -190,7 +190,7 @@ pub struct IkSpec {
     pub orbit: Option<(Vec3, f32, f32)>,
 }
 
-/// Median time of each stage over a run, in microseconds.
+/// Time of each stage in microseconds (one frame's, or medians over a run).
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
 pub struct StageTimes {
     pub sample: f64,
@@ -200,13 +200,11 @@ pub struct StageTimes {
     pub palette: f64,
     pub skin: f64,
     pub normals: f64,
+    /// Whole frame: the sum for one frame; over a run, the median of per-frame sums (not the
+    /// sum of the stage medians).
+    pub frame: f64,
 }
 
-impl StageTimes {
-    pub fn total(&self) -> f64 {
-        self.sample + self.layer + self.ik + self.links + self.palette + self.skin + self.normals
-    }
-}
 
 pub struct Character {
     pub scene: Scene,
@@ -424,6 +422,7 @@ impl Character {
         times.palette = us(t4, t5);
         times.skin = us(t5, t6);
         times.normals = us(t6, t7);
+        times.frame = us(t0, t7);
         Ok(times)
     }
 }
@@ -482,5 +481,6 @@ pub fn bench(character: &mut Character, frames: usize, mut progress: impl FnMut(
         palette: median(&|t| t.palette),
         skin: median(&|t| t.skin),
         normals: median(&|t| t.normals),
+        frame: median(&|t| t.frame),
     })
 }

@@ -438,12 +438,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             for (name, v) in [("sample motion", t.sample), ("layer", t.layer), ("ik", t.ik), ("bone links", t.links), ("palette (local->model + palette)", t.palette), ("skin", t.skin), ("renormalise normals", t.normals)] {
                 println!("  {name:<34} {v:>10.2} us");
             }
-            println!("  {:<34} {:>10.2} us", "frame (sum of medians)", t.total());
+            println!("  {:<34} {:>10.2} us", "frame (median of whole frames)", t.frame);
             if let Some(path) = &a.json {
                 let v = serde_json::json!({
                     "model": scene.name, "joints": scene.joint_count(), "vertices": vertices,
                     "stages_us": { "sample": t.sample, "layer": t.layer, "ik": t.ik, "links": t.links, "palette": t.palette, "skin": t.skin, "normals": t.normals },
-                    "frame_us": t.total(),
+                    "frame_us": t.frame,
                 });
                 std::fs::write(path, serde_json::to_string_pretty(&v).unwrap_or_default()).map_err(|e| Error::Output { path: path.clone(), message: e.to_string() })?;
             }

@@ -177,7 +177,9 @@ fn bench_reports_every_stage_as_json() {
     }
     // The humanoid demo really runs IK and links (a zero would mean a skipped stage).
     assert!(stages["ik"].as_f64().unwrap() > 0.0 && stages["links"].as_f64().unwrap() > 0.0);
-    assert!((v["frame_us"].as_f64().unwrap() - sum).abs() < 1e-6 * sum.max(1.0));
+    // The median frame is near the sum of the stage medians (same frames, different medians).
+    let frame = v["frame_us"].as_f64().unwrap();
+    assert!(frame > 0.0 && frame < 3.0 * sum && frame > sum / 3.0, "frame {frame} vs stage sum {sum}");
     // Any native rig with command-line layers, a fade, IK and links.
     let rig = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/humanoid.rig.json");
     let o = skinview(&["bench", rig.to_str().unwrap(), "--layer", "walk:!spine", "--layer", "run:!spine", "--layer", "throw:spine", "--fade", "0:1:0.1:0.2", "--ik", "r_hand:3:-0.3,1.3,0.3", "--links", "--frames", "10", "--json", json.to_str().unwrap()]);
