@@ -214,6 +214,8 @@ pub struct Character {
     /// What inserting the links changed (weights moved, influences before/after).
     pub link_stats: Option<LinkStats>,
     pub ik_result: IkResult,
+    /// Bones driven by hand: applied after layering, before IK (per node; `None` = not driven).
+    overrides: Vec<Option<Trs>>,
     reference: Vec<Trs>,
     layer_poses: Vec<Pose>,
     cursors: Vec<Vec<Cursor>>,
@@ -237,6 +239,7 @@ impl Character {
             layer_poses: layers.iter().map(|_| pose.clone()).collect(),
             cursors: layers.iter().map(|l| vec![Cursor::default(); scene.animations[l.anim].channels.len()]).collect(),
             layered: reference.clone(),
+            overrides: vec![None; reference.len()],
             ik_out: Vec::with_capacity(reference.len()),
             previous: None,
             ik_scratch: IkScratch::default(),
@@ -325,6 +328,20 @@ impl Character {
         Ok(c)
     }
 
+    /// Drive `node`'s local transform by hand from the next frame on (it replaces the layered
+    /// motion; IK may still rotate it when it is in a chain). `None` hands it back to the motions.
+    pub fn set_override(&mut self, node: usize, local: Option<Trs>) -> Result<()> {
+        let n = self.overrides.len();
+        let slot = self.overrides.get_mut(node).ok_or_else(|| Error::Usage(format!("bone {node} does not exist ({n} nodes)")))?;
+        if let Some(t) = &local {
+            if !(t.translation.is_finite() && t.rotation.is_finite() && t.scale.is_finite()) || t.rotation.length() < 1e-6 {
+                return Err(Error::Usage(format!("override of bone {node} is not a finite transform with a non-zero rotation")));
+            }
+        }
+        *slot = local.map(|t| Trs { rotation: t.rotation.normalize(), ..t });
+        Ok(())
+    }
+
     /// Advance to `time_s` (`dt_s` since the last frame, for IK velocity limits) and skin on
     /// the CPU. Returns this frame's stage times in µs.
     pub fn update(&mut self, time_s: f32, dt_s: f32) -> Result<StageTimes> {
@@ -355,6 +372,12 @@ impl Character {
                 *slot = Layer { pose: &pose.locals, weight: spec.weight * fade, mask: Some(&spec.mask) };
             }
             LayerJob { reference: &self.reference, layers: &layers[..count], threshold: DEFAULT_THRESHOLD, output: &mut self.layered }.run()?;
+        }
+        // Bones driven by hand replace what the motions gave them.
+        for (l, o) in self.layered.iter_mut().zip(&self.overrides) {
+            if let Some(t) = o {
+                *l = *t;
+            }
         }
         // Morph weights come from the first layer's sample (or rest).
         match self.layer_poses.first() {

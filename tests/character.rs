@@ -155,3 +155,28 @@ fn specs_drive_any_native_rig() {
     let bad = CharacterSpec::single("dance");
     assert!(Character::from_spec(&rig, &bad).err().is_some_and(|e| e.to_string().contains("dance")));
 }
+
+/// A bone driven by hand takes exactly the given transform (overriding its motion), its
+/// children follow it, and handing it back restores the motion.
+#[test]
+fn bones_can_be_driven_by_hand() {
+    use skinview::character::{Character, CharacterSpec};
+    let rig = skinview::builtin::woodland_arm_rig().unwrap();
+    let mut c = Character::from_spec(&rig, &CharacterSpec::single("bend")).unwrap();
+    let fore = skinview::anim::BoneMask::node(&c.scene, "forearm").unwrap();
+    let by_hand = skinview::math::Trs { translation: glam::Vec3::new(0.3, 0.0, 0.0), rotation: glam::Quat::from_rotation_y(0.5), scale: glam::Vec3::ONE };
+    c.set_override(fore, Some(by_hand)).unwrap();
+    c.update(1.0, 1.0 / 60.0).unwrap();
+    assert_eq!(c.frame.pose.locals[fore].rotation, by_hand.rotation);
+    // The forearm's tip in model space: 0.3 along X, then 0.28 along the Y-rotated X axis.
+    let tip = c.frame.model_from_node[fore].transform_point3(glam::Vec3::new(0.28, 0.0, 0.0));
+    let expected = glam::Vec3::new(0.3 + 0.28 * 0.5f32.cos(), 0.0, -0.28 * 0.5f32.sin());
+    assert!((tip - expected).length() < 1e-5, "{tip} vs {expected}");
+    c.set_override(fore, None).unwrap();
+    c.update(1.0, 1.0 / 60.0).unwrap();
+    // Back on the bend motion: 60° about Z at t = 1 s.
+    let (axis, angle) = c.frame.pose.locals[fore].rotation.to_axis_angle();
+    assert!((angle - 60f32.to_radians()).abs() < 1e-4 && axis.z > 0.999, "{axis} {angle}");
+    assert!(c.set_override(999, None).is_err());
+    assert!(c.set_override(fore, Some(skinview::math::Trs { rotation: glam::Quat::from_xyzw(0.0, 0.0, 0.0, 0.0), ..by_hand })).is_err());
+}
