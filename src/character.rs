@@ -223,7 +223,6 @@ pub struct Character {
     ik_out: Vec<Trs>,
     previous: Option<Vec<Trs>>,
     ik_scratch: IkScratch,
-    pose: Pose,
     pub frame: FrameState,
     skinner: CpuSkinner,
     pub outputs: Vec<SkinnedVertices>,
@@ -248,7 +247,6 @@ impl Character {
             link_stats: None,
             outputs: vec![SkinnedVertices::default(); scene.draws.len()],
             skinner,
-            pose,
             reference,
             scene,
             layers,
@@ -381,8 +379,8 @@ impl Character {
         }
         // Morph weights come from the first layer's sample (or rest).
         match self.layer_poses.first() {
-            Some(p) => self.pose.morph_weights.clone_from(&p.morph_weights),
-            None => self.pose.reset(scene),
+            Some(p) => self.frame.pose.morph_weights.clone_from(&p.morph_weights),
+            None => self.frame.pose.reset(scene),
         }
         let t2 = Instant::now();
         // 3. CCD IK.
@@ -416,15 +414,15 @@ impl Character {
             }
             locals = &self.ik_out;
         }
-        self.pose.locals.clone_from(locals);
+        self.frame.pose.locals.clone_from(locals);
         let t3 = Instant::now();
         // 4. Bone links follow their parent and child.
         if let Some(rig) = &self.links {
-            LinkPoseJob { rig, locals: &mut self.pose.locals }.run()?;
+            LinkPoseJob { rig, locals: &mut self.frame.pose.locals }.run()?;
         }
         let t4 = Instant::now();
         // 5. local→model and the gradient palette.
-        self.frame.evaluate_pose(scene, &self.pose)?;
+        self.frame.evaluate_current_pose(scene)?;
         let t5 = Instant::now();
         // 6. Skin every draw; 7. renormalise normals.
         for (i, out) in self.outputs.iter_mut().enumerate() {

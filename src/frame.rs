@@ -49,11 +49,9 @@ impl FrameState {
         PaletteJob { scene, layout: &self.layout, model_from_node: &self.model_from_node, palette: &mut self.palette }.run()
     }
 
-    /// Local→model and palette from a pose computed elsewhere (layering, IK, links), instead
-    /// of sampling one animation. `pose` replaces this frame's pose.
-    pub fn evaluate_pose(&mut self, scene: &Scene, pose: &Pose) -> Result<()> {
-        self.pose.locals.clone_from(&pose.locals);
-        self.pose.morph_weights.clone_from(&pose.morph_weights);
+    /// Local→model and palette from `self.pose` as the caller left it (layering, IK and links
+    /// write their result straight into it), instead of sampling one animation.
+    pub fn evaluate_current_pose(&mut self, scene: &Scene) -> Result<()> {
         LocalToModelJob { scene, pose: &self.pose, model_from_node: &mut self.model_from_node }.run()?;
         PaletteJob { scene, layout: &self.layout, model_from_node: &self.model_from_node, palette: &mut self.palette }.run()
     }

@@ -2,7 +2,7 @@
 //! the reference path. Matrices follow the `a_from_b` naming: `model_from_joint` maps joint
 //! space into model space (column vectors, `p_model = model_from_joint * p_joint`).
 
-use glam::{DMat3, DMat4, DQuat, DVec3, Mat3, Mat4, Quat, Vec3};
+use glam::{DMat3, DMat4, DQuat, DVec3, Mat4, Quat, Vec3};
 
 /// Local transform of a node: translation, rotation, scale (applied scale first).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,24 +44,9 @@ impl Trs {
     }
 }
 
-/// Matrix that maps normals under `m`: the inverse-transpose of its upper 3x3.
-/// Computed as cofactor / determinant so it is exact for non-uniform scale and keeps the
-/// sign for mirrored (negative-determinant) matrices. Returns `None` for singular input.
-#[inline]
-pub fn normal_matrix(m: &Mat3) -> Option<Mat3> {
-    let det = m.determinant();
-    if !det.is_finite() || det.abs() < f32::MIN_POSITIVE {
-        return None;
-    }
-    // Cofactor matrix columns: cross products of the other two columns.
-    let c0 = m.y_axis.cross(m.z_axis);
-    let c1 = m.z_axis.cross(m.x_axis);
-    let c2 = m.x_axis.cross(m.y_axis);
-    let inv_det = 1.0 / det;
-    Some(Mat3::from_cols(c0 * inv_det, c1 * inv_det, c2 * inv_det))
-}
-
-/// f64 mirror of [`normal_matrix`].
+/// Matrix that maps normals under `m` (f64): the inverse-transpose of its upper 3x3, as
+/// cofactor / determinant, so it is exact for non-uniform scale and keeps the sign for
+/// mirrored matrices. `None` for singular input.
 pub fn dnormal_matrix(m: &DMat3) -> Option<DMat3> {
     let det = m.determinant();
     if !det.is_finite() || det.abs() < f64::MIN_POSITIVE {
@@ -73,34 +58,15 @@ pub fn dnormal_matrix(m: &DMat3) -> Option<DMat3> {
     Some(DMat3::from_cols(c0 / det, c1 / det, c2 / det))
 }
 
-/// Re-orthogonalise a skinned tangent against the skinned normal (Gram-Schmidt), keeping it
-/// unit length. Falls back to any unit vector perpendicular to `n` when the two are parallel.
-#[inline]
-pub fn orthogonalize_tangent(t: Vec3, n: Vec3) -> Vec3 {
-    let t = t - n * n.dot(t);
-    let len = t.length();
-    if len > 1e-12 { t / len } else { n.any_orthonormal_vector() }
-}
-
+/// Re-orthogonalise a skinned tangent against the skinned normal (Gram-Schmidt), unit length;
+/// any perpendicular unit vector when the two are parallel.
 pub fn dorthogonalize_tangent(t: DVec3, n: DVec3) -> DVec3 {
     let t = t - n * n.dot(t);
     let len = t.length();
     if len > 1e-300 { t / len } else { n.any_orthonormal_vector() }
 }
 
-/// Normalise or return zero for a zero vector (a degenerate normal stays degenerate rather
-/// than becoming NaN).
-#[inline]
-pub fn normalize_or_zero(v: Vec3) -> Vec3 {
-    v.normalize_or_zero()
-}
-
 /// Element-wise finite check for matrices coming from files.
 pub fn mat4_is_finite(m: &Mat4) -> bool {
     m.to_cols_array().iter().all(|x| x.is_finite())
-}
-
-/// Convert an f32 matrix to f64 exactly.
-pub fn to_dmat4(m: &Mat4) -> DMat4 {
-    m.as_dmat4()
 }

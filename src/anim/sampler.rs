@@ -134,10 +134,6 @@ impl Sampler {
         Ok(())
     }
 
-    pub fn key_count(&self) -> usize {
-        self.times_s.len()
-    }
-
     /// Key element `k` (the value, not a tangent).
     #[inline]
     fn value(&self, k: usize) -> &[f32] {
