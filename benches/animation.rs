@@ -4,9 +4,9 @@
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::{Mat4, Quat, Vec3};
-use skinview::anim::layer::{BoneMask, Layer, LayerJob, DEFAULT_THRESHOLD};
+use skinview::anim::layer::{BoneMask, DEFAULT_THRESHOLD, Layer, LayerJob};
 use skinview::anim::{AnimateJob, Animation, Channel, Cursor, Interpolation, Path, Pose, Sampler};
 use skinview::math::Trs;
 use skinview::scene::{Node, RawScene, Scene, SceneBuilder, Skin};
@@ -14,9 +14,20 @@ use skinview::skeleton::LocalToModelJob;
 use skinview::skin::{PaletteJob, PaletteLayout};
 
 fn rotation_sampler(keys: usize, duration_s: f32, phase: f32) -> Sampler {
-    let times_s: Vec<f32> = (0..keys).map(|k| duration_s * k as f32 / (keys - 1) as f32).collect();
-    let values = times_s.iter().flat_map(|&t| Quat::from_rotation_z(0.5 * (t * 3.0 + phase).sin()).to_array()).collect();
-    Sampler { interpolation: Interpolation::Linear, times_s, values, components: 4, is_rotation: true }
+    let times_s: Vec<f32> = (0..keys)
+        .map(|k| duration_s * k as f32 / (keys - 1) as f32)
+        .collect();
+    let values = times_s
+        .iter()
+        .flat_map(|&t| Quat::from_rotation_z(0.5 * (t * 3.0 + phase).sin()).to_array())
+        .collect();
+    Sampler {
+        interpolation: Interpolation::Linear,
+        times_s,
+        values,
+        components: 4,
+        is_rotation: true,
+    }
 }
 
 /// Forward playback at 60 Hz, 600 frames from the middle of the clip.
@@ -29,7 +40,11 @@ fn sampling_vs_keys(c: &mut Criterion) {
     let mut group = c.benchmark_group("forward_playback_sample");
     group.throughput(Throughput::Elements(600));
     for (label, density) in [("keys_at_30_per_s", true), ("keys_in_10s_clip", false)] {
-        let counts: &[usize] = if density { &[1_000, 10_000, 100_000, 1_000_000] } else { &[10, 100, 1_000, 10_000, 100_000] };
+        let counts: &[usize] = if density {
+            &[1_000, 10_000, 100_000, 1_000_000]
+        } else {
+            &[10, 100, 1_000, 10_000, 100_000]
+        };
         for &keys in counts {
             let duration_s = if density { keys as f32 / 30.0 } else { 10.0 };
             let s = rotation_sampler(keys, duration_s, 0.0);
@@ -56,22 +71,58 @@ fn character(joints: usize) -> Scene {
     let mut nodes = Vec::with_capacity(joints);
     for i in 0..joints {
         // Every 8th joint starts a new branch off the spine (joint 8k hangs off 8(k-1)).
-        let parent = if i == 0 { None } else if i % 8 == 0 { Some(i - 8) } else { Some(i - 1) };
-        nodes.push(Node { name: Some(format!("j{i}")), source_index: i, parent, rest: Trs { translation: Vec3::new(0.1, 0.0, 0.0), ..Trs::IDENTITY }, matrix: None, mesh: None, skin: None, morph_weights: None });
+        let parent = if i == 0 {
+            None
+        } else if i % 8 == 0 {
+            Some(i - 8)
+        } else {
+            Some(i - 1)
+        };
+        nodes.push(Node {
+            name: Some(format!("j{i}")),
+            source_index: i,
+            parent,
+            rest: Trs {
+                translation: Vec3::new(0.1, 0.0, 0.0),
+                ..Trs::IDENTITY
+            },
+            matrix: None,
+            mesh: None,
+            skin: None,
+            morph_weights: None,
+        });
     }
     let anims = (0..2)
         .map(|a| Animation {
             name: Some(format!("a{a}")),
             channels: (0..joints)
-                .map(|j| Channel { node: j, path: Path::Rotation, sampler: rotation_sampler(30, 2.0, j as f32 * 0.37 + a as f32) })
-                .chain(std::iter::once(Channel { node: 0, path: Path::Translation, sampler: Sampler { interpolation: Interpolation::Linear, times_s: vec![0.0, 1.0, 2.0], values: vec![0.0, 1.0, 0.0, 0.0, 1.1, 0.0, 0.0, 1.0, 0.0], components: 3, is_rotation: false } }))
+                .map(|j| Channel {
+                    node: j,
+                    path: Path::Rotation,
+                    sampler: rotation_sampler(30, 2.0, j as f32 * 0.37 + a as f32),
+                })
+                .chain(std::iter::once(Channel {
+                    node: 0,
+                    path: Path::Translation,
+                    sampler: Sampler {
+                        interpolation: Interpolation::Linear,
+                        times_s: vec![0.0, 1.0, 2.0],
+                        values: vec![0.0, 1.0, 0.0, 0.0, 1.1, 0.0, 0.0, 1.0, 0.0],
+                        components: 3,
+                        is_rotation: false,
+                    },
+                }))
                 .collect(),
         })
         .collect();
     let raw = RawScene {
         name: format!("synthetic_{joints}"),
         nodes,
-        skins: vec![Skin { name: None, joints: (0..joints).collect(), joint_from_bind: vec![Mat4::IDENTITY; joints] }],
+        skins: vec![Skin {
+            name: None,
+            joints: (0..joints).collect(),
+            joint_from_bind: vec![Mat4::IDENTITY; joints],
+        }],
         animations: anims,
         ..Default::default()
     };
@@ -87,7 +138,10 @@ fn character_pose(c: &mut Criterion) {
         let reference: Vec<Trs> = scene.nodes.iter().map(|n| n.rest).collect();
         let mask = BoneMask::subtree(&scene, 8);
         let mut poses = [Pose::rest(&scene), Pose::rest(&scene)];
-        let mut cursors = [vec![Cursor::default(); scene.animations[0].channels.len()], vec![Cursor::default(); scene.animations[1].channels.len()]];
+        let mut cursors = [
+            vec![Cursor::default(); scene.animations[0].channels.len()],
+            vec![Cursor::default(); scene.animations[1].channels.len()],
+        ];
         let mut layered = reference.clone();
         let mut pose = Pose::rest(&scene);
         let mut model = Vec::with_capacity(joints);
@@ -97,13 +151,52 @@ fn character_pose(c: &mut Criterion) {
             b.iter(|| {
                 t = (t + 1.0 / 60.0) % 2.0;
                 for (a, (p, cur)) in poses.iter_mut().zip(cursors.iter_mut()).enumerate() {
-                    AnimateJob { scene: &scene, animation: Some(&scene.animations[a]), time_s: t, cursors: cur, pose: p }.run().unwrap();
+                    AnimateJob {
+                        scene: &scene,
+                        animation: Some(&scene.animations[a]),
+                        time_s: t,
+                        cursors: cur,
+                        pose: p,
+                    }
+                    .run()
+                    .unwrap();
                 }
-                let layers = [Layer { pose: &poses[0].locals, weight: 1.0, mask: None }, Layer { pose: &poses[1].locals, weight: 1.0, mask: Some(&mask) }];
-                LayerJob { reference: &reference, layers: &layers, threshold: DEFAULT_THRESHOLD, output: &mut layered }.run().unwrap();
+                let layers = [
+                    Layer {
+                        pose: &poses[0].locals,
+                        weight: 1.0,
+                        mask: None,
+                    },
+                    Layer {
+                        pose: &poses[1].locals,
+                        weight: 1.0,
+                        mask: Some(&mask),
+                    },
+                ];
+                LayerJob {
+                    reference: &reference,
+                    layers: &layers,
+                    threshold: DEFAULT_THRESHOLD,
+                    output: &mut layered,
+                }
+                .run()
+                .unwrap();
                 pose.locals.copy_from_slice(&layered);
-                LocalToModelJob { scene: &scene, pose: &pose, model_from_node: &mut model }.run().unwrap();
-                PaletteJob { scene: &scene, layout: &layout, model_from_node: &model, palette: &mut palette }.run().unwrap();
+                LocalToModelJob {
+                    scene: &scene,
+                    pose: &pose,
+                    model_from_node: &mut model,
+                }
+                .run()
+                .unwrap();
+                PaletteJob {
+                    scene: &scene,
+                    layout: &layout,
+                    model_from_node: &model,
+                    palette: &mut palette,
+                }
+                .run()
+                .unwrap();
                 black_box(&palette);
             })
         });

@@ -10,7 +10,7 @@
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use glam::Vec3;
 use skinview::ik::{CcdJob, Effector, IkMode, IkResult, IkScratch, IkSettings, JointLimits};
 use skinview::math::Trs;
@@ -26,20 +26,36 @@ fn chain() -> Scene {
             name: None,
             source_index: i,
             parent: i.checked_sub(1),
-            rest: Trs { translation: if i == 0 { Vec3::ZERO } else { Vec3::new(LENGTHS[i - 1], 0.0, 0.0) }, ..Trs::IDENTITY },
+            rest: Trs {
+                translation: if i == 0 {
+                    Vec3::ZERO
+                } else {
+                    Vec3::new(LENGTHS[i - 1], 0.0, 0.0)
+                },
+                ..Trs::IDENTITY
+            },
             matrix: None,
             mesh: None,
             skin: None,
             morph_weights: None,
         })
         .collect();
-    SceneBuilder::build(RawScene { name: "chain6".into(), nodes, ..Default::default() }).unwrap()
+    SceneBuilder::build(RawScene {
+        name: "chain6".into(),
+        nodes,
+        ..Default::default()
+    })
+    .unwrap()
 }
 
 /// A point on a tilted circle well inside the chain's reach (total length 2.1).
 fn target(frame: usize) -> Vec3 {
     let t = frame as f32 * (std::f32::consts::TAU / FRAMES as f32);
-    Vec3::new(0.8 + 0.4 * t.cos(), 0.9 + 0.4 * t.sin(), 0.3 * (2.0 * t).sin())
+    Vec3::new(
+        0.8 + 0.4 * t.cos(),
+        0.9 + 0.4 * t.sin(),
+        0.3 * (2.0 * t).sin(),
+    )
 }
 
 struct Solver<'a> {
@@ -57,7 +73,13 @@ impl Solver<'_> {
     fn pass(&mut self) -> u64 {
         let mut iterations = 0;
         for frame in 0..FRAMES {
-            let eff = Effector { end_node: 5, chain_length: 6, tip_local: Vec3::new(LENGTHS[5], 0.0, 0.0), target_model: target(frame), weight: 1.0 };
+            let eff = Effector {
+                end_node: 5,
+                chain_length: 6,
+                tip_local: Vec3::new(LENGTHS[5], 0.0, 0.0),
+                target_model: target(frame),
+                weight: 1.0,
+            };
             CcdJob {
                 scene: self.scene,
                 reference: self.rest,
@@ -83,13 +105,31 @@ impl Solver<'_> {
 fn bench(c: &mut Criterion) {
     let scene = chain();
     let rest: Vec<Trs> = scene.nodes.iter().map(|n| n.rest).collect();
-    let limits: Vec<Option<JointLimits>> = vec![Some(JointLimits::symmetric([1.2, 1.0, 0.3])); LENGTHS.len()];
-    let settings = IkSettings { iterations: ITERATIONS, tolerance_m: 0.0, mode: IkMode::ReferenceBased, max_angular_velocity_rad_s: None, dt_s: 1.0 / 60.0 };
+    let limits: Vec<Option<JointLimits>> =
+        vec![Some(JointLimits::symmetric([1.2, 1.0, 0.3])); LENGTHS.len()];
+    let settings = IkSettings {
+        iterations: ITERATIONS,
+        tolerance_m: 0.0,
+        mode: IkMode::ReferenceBased,
+        max_angular_velocity_rad_s: None,
+        dt_s: 1.0 / 60.0,
+    };
     let mut group = c.benchmark_group("ccd_6bone");
     for (name, lim) in [("free", &[][..]), ("zyx_limits", &limits[..])] {
-        let mut solver = Solver { scene: &scene, rest: &rest, limits: lim, settings, output: Vec::new(), result: IkResult::default(), scratch: IkScratch::default() };
+        let mut solver = Solver {
+            scene: &scene,
+            rest: &rest,
+            limits: lim,
+            settings,
+            output: Vec::new(),
+            result: IkResult::default(),
+            scratch: IkScratch::default(),
+        };
         let iterations = solver.pass();
-        eprintln!("ccd_6bone/{name}: {iterations} CCD iterations per {FRAMES} solves ({:.2} per solve)", iterations as f64 / FRAMES as f64);
+        eprintln!(
+            "ccd_6bone/{name}: {iterations} CCD iterations per {FRAMES} solves ({:.2} per solve)",
+            iterations as f64 / FRAMES as f64
+        );
         group.throughput(Throughput::Elements(iterations));
         group.bench_function(name, |b| b.iter(|| solver.pass()));
     }

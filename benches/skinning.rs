@@ -6,12 +6,12 @@
 use std::hint::black_box;
 use std::path::Path;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::{Mat4, Quat, Vec3};
 use skinview::frame::{CpuSkinner, FrameState};
-use skinview::skin::{SkinningJob, VertexWeights};
 use skinview::scene::SkinWeights;
 use skinview::skin::SkinnedVertices;
+use skinview::skin::{SkinningJob, VertexWeights};
 
 const VERTICES: usize = 1_000_000;
 const JOINTS: usize = 64;
@@ -39,7 +39,13 @@ struct Synthetic {
 fn synthetic() -> Synthetic {
     let mut r = Rng(0x9E3779B97F4A7C15);
     let palette = (0..JOINTS)
-        .map(|_| Mat4::from_scale_rotation_translation(Vec3::splat(0.9 + 0.2 * r.next()), Quat::from_rotation_arc(Vec3::Y, Vec3::new(r.next(), 1.0, r.next()).normalize()), Vec3::new(r.next(), r.next(), r.next())))
+        .map(|_| {
+            Mat4::from_scale_rotation_translation(
+                Vec3::splat(0.9 + 0.2 * r.next()),
+                Quat::from_rotation_arc(Vec3::Y, Vec3::new(r.next(), 1.0, r.next()).normalize()),
+                Vec3::new(r.next(), r.next(), r.next()),
+            )
+        })
         .collect();
     let mut joints = Vec::with_capacity(VERTICES * 4);
     let mut weights = Vec::with_capacity(VERTICES * 4);
@@ -52,10 +58,24 @@ fn synthetic() -> Synthetic {
             weights.push(w[k]);
         }
     }
-    let positions = (0..VERTICES).map(|_| Vec3::new(r.next(), r.next(), r.next())).collect();
-    let normals = (0..VERTICES).map(|_| Vec3::new(r.next() - 0.5, r.next() - 0.5, 1.0).normalize()).collect();
-    let sw = SkinWeights { width: 4, joints, weights };
-    Synthetic { palette, weights: VertexWeights::from_skin_weights(&sw), weights_csr: VertexWeights::csr_from_skin_weights(&sw), positions, normals }
+    let positions = (0..VERTICES)
+        .map(|_| Vec3::new(r.next(), r.next(), r.next()))
+        .collect();
+    let normals = (0..VERTICES)
+        .map(|_| Vec3::new(r.next() - 0.5, r.next() - 0.5, 1.0).normalize())
+        .collect();
+    let sw = SkinWeights {
+        width: 4,
+        joints,
+        weights,
+    };
+    Synthetic {
+        palette,
+        weights: VertexWeights::from_skin_weights(&sw),
+        weights_csr: VertexWeights::csr_from_skin_weights(&sw),
+        positions,
+        normals,
+    }
 }
 
 fn cpu_skinning(c: &mut Criterion) {
@@ -66,8 +86,15 @@ fn cpu_skinning(c: &mut Criterion) {
     group.throughput(Throughput::Elements(VERTICES as u64));
     group.sample_size(20);
     let threads = rayon::current_num_threads();
-    for (label, pool_threads, weights) in [("fixed4_1_thread", 1usize, &s.weights), ("fixed4_all_threads", threads, &s.weights), ("csr_1_thread", 1, &s.weights_csr)] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(pool_threads).build().unwrap();
+    for (label, pool_threads, weights) in [
+        ("fixed4_1_thread", 1usize, &s.weights),
+        ("fixed4_all_threads", threads, &s.weights),
+        ("csr_1_thread", 1, &s.weights_csr),
+    ] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(pool_threads)
+            .build()
+            .unwrap();
         group.bench_function(BenchmarkId::new("positions_normals", label), |b| {
             b.iter(|| {
                 pool.install(|| {
@@ -89,7 +116,10 @@ fn cpu_skinning(c: &mut Criterion) {
             })
         });
     }
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
     group.bench_function(BenchmarkId::new("positions_only", "fixed4_1_thread"), |b| {
         b.iter(|| {
             pool.install(|| {
@@ -102,7 +132,7 @@ fn cpu_skinning(c: &mut Criterion) {
                     out_positions: &mut out_p,
                     out_normals: None,
                     out_tangents: None,
-                        normalize_normals: true,
+                    normalize_normals: true,
                 }
                 .run()
                 .unwrap()
@@ -114,7 +144,8 @@ fn cpu_skinning(c: &mut Criterion) {
 }
 
 fn cesiumman_frame(c: &mut Criterion) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/CesiumMan/CesiumMan.glb");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/CesiumMan/CesiumMan.glb");
     let Ok(scene) = skinview::io::load(&path) else {
         eprintln!("skipping cesiumman_frame: {} not found", path.display());
         return;

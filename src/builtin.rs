@@ -12,7 +12,9 @@ use glam::{Mat4, Quat, Vec3, Vec4};
 use crate::anim::{Animation, Channel, Interpolation, Path, Sampler};
 use crate::error::Result;
 use crate::math::Trs;
-use crate::scene::{Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology};
+use crate::scene::{
+    Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology,
+};
 
 /// Dimensions of the generated arm (metres).
 pub struct ArmParams {
@@ -58,7 +60,9 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
     let mut weights = Vec::new();
     let mut push = |pos: Vec3, n: Vec3, t: Vec4, positions: &mut Vec<Vec3>| {
         // Weight of the forearm: smoothstep across the elbow zone.
-        let s = ((pos.x - (p.upper_length_m - p.blend_half_width_m)) / (2.0 * p.blend_half_width_m)).clamp(0.0, 1.0);
+        let s = ((pos.x - (p.upper_length_m - p.blend_half_width_m))
+            / (2.0 * p.blend_half_width_m))
+            .clamp(0.0, 1.0);
         let w1 = s * s * (3.0 - 2.0 * s);
         positions.push(pos);
         normals.push(n);
@@ -72,7 +76,12 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
         for k in 0..rv {
             let a = TAU * k as f32 / rv as f32;
             let n = Vec3::new(0.0, a.cos(), a.sin());
-            push(Vec3::new(x, 0.0, 0.0) + n * p.radius_m, n, Vec4::new(1.0, 0.0, 0.0, 1.0), &mut positions);
+            push(
+                Vec3::new(x, 0.0, 0.0) + n * p.radius_m,
+                n,
+                Vec4::new(1.0, 0.0, 0.0, 1.0),
+                &mut positions,
+            );
         }
     }
     let mut indices = Vec::new();
@@ -88,21 +97,38 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
     for (x, dir) in [(0.0f32, -1.0f32), (total, 1.0)] {
         let centre = positions.len() as u32;
         let n = Vec3::new(dir, 0.0, 0.0);
-        push(Vec3::new(x, 0.0, 0.0), n, Vec4::new(0.0, 1.0, 0.0, 1.0), &mut positions);
+        push(
+            Vec3::new(x, 0.0, 0.0),
+            n,
+            Vec4::new(0.0, 1.0, 0.0, 1.0),
+            &mut positions,
+        );
         for k in 0..rv {
             let a = TAU * k as f32 / rv as f32;
-            push(Vec3::new(x, a.cos() * p.radius_m, a.sin() * p.radius_m), n, Vec4::new(0.0, 1.0, 0.0, 1.0), &mut positions);
+            push(
+                Vec3::new(x, a.cos() * p.radius_m, a.sin() * p.radius_m),
+                n,
+                Vec4::new(0.0, 1.0, 0.0, 1.0),
+                &mut positions,
+            );
         }
         for k in 0..rv as u32 {
             let (a, b) = (centre + 1 + k, centre + 1 + (k + 1) % rv as u32);
-            if dir > 0.0 { indices.extend_from_slice(&[centre, a, b]) } else { indices.extend_from_slice(&[centre, b, a]) }
+            if dir > 0.0 {
+                indices.extend_from_slice(&[centre, a, b])
+            } else {
+                indices.extend_from_slice(&[centre, b, a])
+            }
         }
     }
     let node = |name: &str, src: usize, parent: Option<usize>, t: Vec3| Node {
         name: Some(name.into()),
         source_index: src,
         parent,
-        rest: Trs { translation: t, ..Trs::IDENTITY },
+        rest: Trs {
+            translation: t,
+            ..Trs::IDENTITY
+        },
         matrix: None,
         mesh: None,
         skin: None,
@@ -113,7 +139,10 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
     let mut skinned = node("arm_skin", 2, None, Vec3::ZERO);
     skinned.mesh = Some(0);
     skinned.skin = Some(0);
-    let joint_from_bind = vec![Mat4::IDENTITY, Mat4::from_translation(Vec3::new(-p.upper_length_m, 0.0, 0.0))];
+    let joint_from_bind = vec![
+        Mat4::IDENTITY,
+        Mat4::from_translation(Vec3::new(-p.upper_length_m, 0.0, 0.0)),
+    ];
     // Bend keys every 30°: slerp between them is exact rotation about Z.
     let steps = ((p.max_bend_rad / (PI / 6.0)).ceil() as usize).max(1);
     let mut times_s = Vec::new();
@@ -128,7 +157,13 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
         channels: vec![Channel {
             node: 1,
             path: Path::Rotation,
-            sampler: Sampler { interpolation: Interpolation::Linear, times_s, values, components: 4, is_rotation: true },
+            sampler: Sampler {
+                interpolation: Interpolation::Linear,
+                times_s,
+                values,
+                components: 4,
+                is_rotation: true,
+            },
         }],
     };
     // A 180° twist of the forearm about its own axis (seed 000 §7, Figure 9).
@@ -140,8 +175,14 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
             path: Path::Rotation,
             sampler: Sampler {
                 interpolation: Interpolation::Linear,
-                times_s: (0..=twist_steps).map(|i| p.duration_s * i as f32 / twist_steps as f32).collect(),
-                values: (0..=twist_steps).flat_map(|i| Quat::from_rotation_x(PI * i as f32 / twist_steps as f32).to_array()).collect(),
+                times_s: (0..=twist_steps)
+                    .map(|i| p.duration_s * i as f32 / twist_steps as f32)
+                    .collect(),
+                values: (0..=twist_steps)
+                    .flat_map(|i| {
+                        Quat::from_rotation_x(PI * i as f32 / twist_steps as f32).to_array()
+                    })
+                    .collect(),
                 components: 4,
                 is_rotation: true,
             },
@@ -158,13 +199,21 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
                 tangents: Some(tangents),
                 indices,
                 topology: Topology::Triangles,
-                skin_weights: Some(SkinWeights { width: 4, joints, weights }),
+                skin_weights: Some(SkinWeights {
+                    width: 4,
+                    joints,
+                    weights,
+                }),
                 morph_targets: Vec::new(),
                 base_color: [0.85, 0.62, 0.50, 1.0],
             }],
             default_morph_weights: Vec::new(),
         }],
-        skins: vec![Skin { name: Some("arm".into()), joints: vec![0, 1], joint_from_bind }],
+        skins: vec![Skin {
+            name: Some("arm".into()),
+            joints: vec![0, 1],
+            joint_from_bind,
+        }],
         animations: vec![bend, twist],
         roots: vec![0, 2],
         report: Default::default(),
@@ -178,31 +227,58 @@ pub fn woodland_arm_rig() -> Result<crate::rig::WeberRig> {
     use crate::rig::{BoneMeta, LimitsDeg, LinkSettings, RigScene, Section, WeberRig};
     let p = ArmParams::default();
     let scene = woodland_arm_with(&p)?;
-    let section = Some(Section { radii_m: [p.radius_m, p.radius_m], offset_m: [0.0, 0.0] });
+    let section = Some(Section {
+        radii_m: [p.radius_m, p.radius_m],
+        offset_m: [0.0, 0.0],
+    });
     let mut bones = vec![BoneMeta::default(); scene.nodes.len()];
     let mut node_of_bone = vec![0; 2];
     for (i, n) in scene.nodes.iter().enumerate() {
         match n.name.as_deref() {
             Some("upper_arm") => {
                 node_of_bone[0] = i;
-                bones[i] = BoneMeta { length_m: p.upper_length_m, limits_deg: Some(LimitsDeg { min: [-90.0, -90.0, -90.0], max: [90.0, 90.0, 90.0] }), base_section: section, tip_section: section, links: None };
+                bones[i] = BoneMeta {
+                    length_m: p.upper_length_m,
+                    limits_deg: Some(LimitsDeg {
+                        min: [-90.0, -90.0, -90.0],
+                        max: [90.0, 90.0, 90.0],
+                    }),
+                    base_section: section,
+                    tip_section: section,
+                    links: None,
+                };
             }
             Some("forearm") => {
                 node_of_bone[1] = i;
                 // The elbow bends about Z only, up to 150°, with some twist.
                 bones[i] = BoneMeta {
                     length_m: p.fore_length_m,
-                    limits_deg: Some(LimitsDeg { min: [0.0, -5.0, -90.0], max: [150.0, 5.0, 90.0] }),
+                    limits_deg: Some(LimitsDeg {
+                        min: [0.0, -5.0, -90.0],
+                        max: [150.0, 5.0, 90.0],
+                    }),
                     base_section: section,
                     tip_section: section,
-                    links: Some(LinkSettings { count: 2, length_m: None, normal_fade: None }),
+                    links: Some(LinkSettings {
+                        count: 2,
+                        length_m: None,
+                        normal_fade: None,
+                    }),
                 };
             }
             _ => {}
         }
     }
     let looping = vec![false; scene.animations.len()];
-    WeberRig::from_scene(&RigScene { scene, bones, node_of_bone, looping }, "woodland_arm")
+    WeberRig::from_scene(
+        &RigScene {
+            scene,
+            bones,
+            node_of_bone,
+            looping,
+        },
+        "woodland_arm",
+    )
 }
 
 /// The built-in 18-bone humanoid (see `rig::humanoid`).

@@ -14,12 +14,12 @@ use std::time::Instant;
 
 use glam::Vec3;
 
-use crate::anim::layer::{track_mask, BoneMask, CrossFade, Layer, LayerJob, DEFAULT_THRESHOLD};
+use crate::anim::layer::{BoneMask, CrossFade, DEFAULT_THRESHOLD, Layer, LayerJob, track_mask};
 use crate::anim::{AnimateJob, Cursor, Pose};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
 use crate::ik::{CcdJob, Effector, IkMode, IkResult, IkScratch, IkSettings, JointLimits};
-use crate::links::{insert_links, BoneInfo, LinkPoseJob, LinkRig, LinkSpec, LinkStats};
+use crate::links::{BoneInfo, LinkPoseJob, LinkRig, LinkSpec, LinkStats, insert_links};
 use crate::math::Trs;
 use crate::rig::{BoneMeta, RigScene};
 use crate::scene::Scene;
@@ -48,7 +48,11 @@ impl std::str::FromStr for LayerArg {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         let mut parts = s.split(':');
-        let motion = parts.next().filter(|m| !m.is_empty()).ok_or("layer needs a motion: MOTION[:MASK[:WEIGHT]]")?.to_string();
+        let motion = parts
+            .next()
+            .filter(|m| !m.is_empty())
+            .ok_or("layer needs a motion: MOTION[:MASK[:WEIGHT]]")?
+            .to_string();
         let mask = match parts.next() {
             None | Some("all") | Some("") => MaskSpec::All,
             Some(b) => match b.strip_prefix('!') {
@@ -58,12 +62,20 @@ impl std::str::FromStr for LayerArg {
         };
         let weight = match parts.next() {
             None => 1.0,
-            Some(w) => w.parse::<f32>().ok().filter(|w| w.is_finite() && *w >= 0.0).ok_or(format!("layer weight {w:?} is not a finite number >= 0"))?,
+            Some(w) => w
+                .parse::<f32>()
+                .ok()
+                .filter(|w| w.is_finite() && *w >= 0.0)
+                .ok_or(format!("layer weight {w:?} is not a finite number >= 0"))?,
         };
         if parts.next().is_some() {
             return Err(format!("{s:?}: too many ':' (MOTION[:MASK[:WEIGHT]])"));
         }
-        Ok(LayerArg { motion, mask, weight })
+        Ok(LayerArg {
+            motion,
+            mask,
+            weight,
+        })
     }
 }
 
@@ -90,7 +102,14 @@ impl std::str::FromStr for FadeArg {
         if !start_s.is_finite() || !(duration_s.is_finite() && duration_s >= 0.0) {
             return Err(bad());
         }
-        Ok(FadeArg { from, to, fade: CrossFade { start_s, duration_s } })
+        Ok(FadeArg {
+            from,
+            to,
+            fade: CrossFade {
+                start_s,
+                duration_s,
+            },
+        })
     }
 }
 
@@ -112,16 +131,33 @@ impl std::str::FromStr for IkArg {
         if p.len() < 3 || p.len() > 4 || p[0].is_empty() {
             return Err(bad("wrong number of parts"));
         }
-        let chain_length: usize = p[1].parse().ok().filter(|&n| n >= 1).ok_or_else(|| bad("chain length must be >= 1"))?;
-        let xyz: Vec<f32> = p[2].split(',').map(|v| v.trim().parse::<f32>()).collect::<std::result::Result<_, _>>().map_err(|_| bad("target must be X,Y,Z"))?;
+        let chain_length: usize = p[1]
+            .parse()
+            .ok()
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| bad("chain length must be >= 1"))?;
+        let xyz: Vec<f32> = p[2]
+            .split(',')
+            .map(|v| v.trim().parse::<f32>())
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|_| bad("target must be X,Y,Z"))?;
         if xyz.len() != 3 || xyz.iter().any(|v| !v.is_finite()) {
             return Err(bad("target must be three finite numbers"));
         }
         let weight = match p.get(3) {
             None => 1.0,
-            Some(w) => w.parse::<f32>().ok().filter(|w| w.is_finite() && *w >= 0.0).ok_or_else(|| bad("weight must be >= 0"))?,
+            Some(w) => w
+                .parse::<f32>()
+                .ok()
+                .filter(|w| w.is_finite() && *w >= 0.0)
+                .ok_or_else(|| bad("weight must be >= 0"))?,
         };
-        Ok(IkArg { end_bone: p[0].to_string(), chain_length, target_m: Vec3::new(xyz[0], xyz[1], xyz[2]), weight })
+        Ok(IkArg {
+            end_bone: p[0].to_string(),
+            chain_length,
+            target_m: Vec3::new(xyz[0], xyz[1], xyz[2]),
+            weight,
+        })
     }
 }
 
@@ -140,21 +176,58 @@ pub struct CharacterSpec {
 impl CharacterSpec {
     /// Settings for interactive IK: incremental, 8 iterations, 1 mm, a 12 rad/s cap (a brisk
     /// human arm; lower caps let a twisting torso outrun the hand).
-    pub const IK_SETTINGS: IkSettings = IkSettings { iterations: 8, tolerance_m: 1e-3, mode: IkMode::Incremental, max_angular_velocity_rad_s: Some(12.0), dt_s: 1.0 / 60.0 };
+    pub const IK_SETTINGS: IkSettings = IkSettings {
+        iterations: 8,
+        tolerance_m: 1e-3,
+        mode: IkMode::Incremental,
+        max_angular_velocity_rad_s: Some(12.0),
+        dt_s: 1.0 / 60.0,
+    };
 
     /// One full-body layer of `motion` and the rig's links.
     pub fn single(motion: &str) -> CharacterSpec {
-        CharacterSpec { layers: vec![LayerArg { motion: motion.into(), mask: MaskSpec::All, weight: 1.0 }], fade: None, ik: Vec::new(), ik_settings: Self::IK_SETTINGS, orbit: None, links: true }
+        CharacterSpec {
+            layers: vec![LayerArg {
+                motion: motion.into(),
+                mask: MaskSpec::All,
+                weight: 1.0,
+            }],
+            fade: None,
+            ik: Vec::new(),
+            ik_settings: Self::IK_SETTINGS,
+            orbit: None,
+            links: true,
+        }
     }
 
     /// The humanoid demo: walk cross-fading into run on the lower body, the throw alone on the
     /// upper body, the left hand reaching an orbiting target, links at elbows and knees.
     pub fn humanoid_demo() -> CharacterSpec {
-        let layer = |m: &str, mask: MaskSpec| LayerArg { motion: m.into(), mask, weight: 1.0 };
+        let layer = |m: &str, mask: MaskSpec| LayerArg {
+            motion: m.into(),
+            mask,
+            weight: 1.0,
+        };
         CharacterSpec {
-            layers: vec![layer("walk", MaskSpec::Except("spine".into())), layer("run", MaskSpec::Except("spine".into())), layer("throw", MaskSpec::Subtree("spine".into()))],
-            fade: Some(FadeArg { from: 0, to: 1, fade: CrossFade { start_s: 0.5, duration_s: 0.6 } }),
-            ik: vec![IkArg { end_bone: "l_hand".into(), chain_length: 3, target_m: Vec3::new(0.35, 1.35, 0.35), weight: 1.0 }],
+            layers: vec![
+                layer("walk", MaskSpec::Except("spine".into())),
+                layer("run", MaskSpec::Except("spine".into())),
+                layer("throw", MaskSpec::Subtree("spine".into())),
+            ],
+            fade: Some(FadeArg {
+                from: 0,
+                to: 1,
+                fade: CrossFade {
+                    start_s: 0.5,
+                    duration_s: 0.6,
+                },
+            }),
+            ik: vec![IkArg {
+                end_bone: "l_hand".into(),
+                chain_length: 3,
+                target_m: Vec3::new(0.35, 1.35, 0.35),
+                weight: 1.0,
+            }],
             ik_settings: Self::IK_SETTINGS,
             orbit: Some((Vec3::new(0.3, 1.3, 0.3), 0.15, 2.0)),
             links: true,
@@ -205,7 +278,6 @@ pub struct StageTimes {
     pub frame: f64,
 }
 
-
 pub struct Character {
     pub scene: Scene,
     pub layers: Vec<LayerSpec>,
@@ -229,14 +301,22 @@ pub struct Character {
 }
 
 impl Character {
-    fn new(scene: Scene, layers: Vec<LayerSpec>, ik: Option<IkSpec>, links: Option<LinkRig>) -> Character {
+    fn new(
+        scene: Scene,
+        layers: Vec<LayerSpec>,
+        ik: Option<IkSpec>,
+        links: Option<LinkRig>,
+    ) -> Character {
         let reference: Vec<Trs> = scene.nodes.iter().map(|n| n.rest).collect();
         let pose = Pose::rest(&scene);
         let mut skinner = CpuSkinner::new(&scene, None);
         skinner.normalize_normals = false;
         Character {
             layer_poses: layers.iter().map(|_| pose.clone()).collect(),
-            cursors: layers.iter().map(|l| vec![Cursor::default(); scene.animations[l.anim].channels.len()]).collect(),
+            cursors: layers
+                .iter()
+                .map(|l| vec![Cursor::default(); scene.animations[l.anim].channels.len()])
+                .collect(),
             layered: reference.clone(),
             overrides: vec![None; reference.len()],
             ik_out: Vec::with_capacity(reference.len()),
@@ -258,7 +338,15 @@ impl Character {
     /// Play animation `anim` (looping) on any scene: one full-body layer, no IK, no links.
     pub fn from_scene(scene: Scene, anim: Option<usize>) -> Character {
         let layers = anim
-            .map(|a| vec![LayerSpec { anim: a, mask: track_mask(&scene, &scene.animations[a]), weight: 1.0, fade: None, looping: true }])
+            .map(|a| {
+                vec![LayerSpec {
+                    anim: a,
+                    mask: track_mask(&scene, &scene.animations[a]),
+                    weight: 1.0,
+                    fade: None,
+                    looping: true,
+                }]
+            })
             .unwrap_or_default();
         Character::new(scene, layers, None, None)
     }
@@ -266,7 +354,10 @@ impl Character {
     /// The built-in humanoid with every stage in use (see the module documentation): the
     /// [`CharacterSpec::humanoid_demo`] set-up.
     pub fn humanoid_demo() -> Result<Character> {
-        Character::from_spec(&crate::rig::humanoid::humanoid(), &CharacterSpec::humanoid_demo())
+        Character::from_spec(
+            &crate::rig::humanoid::humanoid(),
+            &CharacterSpec::humanoid_demo(),
+        )
     }
 
     /// Any native rig with layers on bone masks, a cross-fade, IK effectors (joint limits from
@@ -280,12 +371,27 @@ impl Character {
             let bones = rs.bones.clone();
             (rs.scene.clone(), None, bones, None)
         };
-        let bone = |n: &str| BoneMask::node(&scene, n).ok_or_else(|| Error::Usage(format!("{}: no bone named {n:?}", rig.name)));
+        let bone = |n: &str| {
+            BoneMask::node(&scene, n)
+                .ok_or_else(|| Error::Usage(format!("{}: no bone named {n:?}", rig.name)))
+        };
         let motion = |m: &str| -> Result<usize> {
             if let Ok(i) = m.parse::<usize>() {
-                return if i < scene.animations.len() { Ok(i) } else { Err(Error::Usage(format!("{}: motion {i} does not exist ({} motions)", rig.name, scene.animations.len()))) };
+                return if i < scene.animations.len() {
+                    Ok(i)
+                } else {
+                    Err(Error::Usage(format!(
+                        "{}: motion {i} does not exist ({} motions)",
+                        rig.name,
+                        scene.animations.len()
+                    )))
+                };
             }
-            scene.animations.iter().position(|a| a.name.as_deref() == Some(m)).ok_or_else(|| Error::Usage(format!("{}: no motion named {m:?}", rig.name)))
+            scene
+                .animations
+                .iter()
+                .position(|a| a.name.as_deref() == Some(m))
+                .ok_or_else(|| Error::Usage(format!("{}: no motion named {m:?}", rig.name)))
         };
         let mut layers = Vec::with_capacity(spec.layers.len());
         for l in &spec.layers {
@@ -296,19 +402,35 @@ impl Character {
                 MaskSpec::Except(b) => BoneMask::invert(&BoneMask::subtree(&scene, bone(b)?)),
             };
             // Bones the motion has no track for stay out of its layer (reference, IK or code).
-            let mask = track_mask(&scene, &scene.animations[anim]).iter().zip(&region).map(|(a, b)| a * b).collect();
-            layers.push(LayerSpec { anim, mask, weight: l.weight, fade: None, looping: rs.looping.get(anim).copied().unwrap_or(false) });
+            let mask = track_mask(&scene, &scene.animations[anim])
+                .iter()
+                .zip(&region)
+                .map(|(a, b)| a * b)
+                .collect();
+            layers.push(LayerSpec {
+                anim,
+                mask,
+                weight: l.weight,
+                fade: None,
+                looping: rs.looping.get(anim).copied().unwrap_or(false),
+            });
         }
         if let Some(f) = &spec.fade {
             let n = layers.len();
             if f.from >= n || f.to >= n || f.from == f.to {
-                return Err(Error::Usage(format!("--fade {}:{}: layers are numbered 0..{n} and must differ", f.from, f.to)));
+                return Err(Error::Usage(format!(
+                    "--fade {}:{}: layers are numbered 0..{n} and must differ",
+                    f.from, f.to
+                )));
             }
             layers[f.from].fade = Some((f.fade, false));
             layers[f.to].fade = Some((f.fade, true));
         }
         if layers.len() > MAX_LAYERS {
-            return Err(Error::Usage(format!("{} layers; at most {MAX_LAYERS}", layers.len())));
+            return Err(Error::Usage(format!(
+                "{} layers; at most {MAX_LAYERS}",
+                layers.len()
+            )));
         }
         let ik = if spec.ik.is_empty() {
             None
@@ -316,10 +438,29 @@ impl Character {
             let mut effectors = Vec::with_capacity(spec.ik.len());
             for e in &spec.ik {
                 let end_node = bone(&e.end_bone)?;
-                effectors.push(Effector { end_node, chain_length: e.chain_length, tip_local: Vec3::new(bones[end_node].length_m, 0.0, 0.0), target_model: e.target_m, weight: e.weight });
+                effectors.push(Effector {
+                    end_node,
+                    chain_length: e.chain_length,
+                    tip_local: Vec3::new(bones[end_node].length_m, 0.0, 0.0),
+                    target_model: e.target_m,
+                    weight: e.weight,
+                });
             }
-            let limits = bones.iter().map(|b| b.limits_deg.map(|l| JointLimits::new(l.min.map(f32::to_radians), l.max.map(f32::to_radians)))).collect();
-            Some(IkSpec { effectors, settings: spec.ik_settings, participation: vec![1.0; scene.nodes.len()], limits, orbit: spec.orbit })
+            let limits = bones
+                .iter()
+                .map(|b| {
+                    b.limits_deg.map(|l| {
+                        JointLimits::new(l.min.map(f32::to_radians), l.max.map(f32::to_radians))
+                    })
+                })
+                .collect();
+            Some(IkSpec {
+                effectors,
+                settings: spec.ik_settings,
+                participation: vec![1.0; scene.nodes.len()],
+                limits,
+                orbit: spec.orbit,
+            })
         };
         let mut c = Character::new(scene, layers, ik, links);
         c.link_stats = stats;
@@ -330,13 +471,23 @@ impl Character {
     /// motion; IK may still rotate it when it is in a chain). `None` hands it back to the motions.
     pub fn set_override(&mut self, node: usize, local: Option<Trs>) -> Result<()> {
         let n = self.overrides.len();
-        let slot = self.overrides.get_mut(node).ok_or_else(|| Error::Usage(format!("bone {node} does not exist ({n} nodes)")))?;
+        let slot = self
+            .overrides
+            .get_mut(node)
+            .ok_or_else(|| Error::Usage(format!("bone {node} does not exist ({n} nodes)")))?;
         if let Some(t) = &local {
-            if !(t.translation.is_finite() && t.rotation.is_finite() && t.scale.is_finite()) || t.rotation.length() < 1e-6 {
-                return Err(Error::Usage(format!("override of bone {node} is not a finite transform with a non-zero rotation")));
+            if !(t.translation.is_finite() && t.rotation.is_finite() && t.scale.is_finite())
+                || t.rotation.length() < 1e-6
+            {
+                return Err(Error::Usage(format!(
+                    "override of bone {node} is not a finite transform with a non-zero rotation"
+                )));
             }
         }
-        *slot = local.map(|t| Trs { rotation: t.rotation.normalize(), ..t });
+        *slot = local.map(|t| Trs {
+            rotation: t.rotation.normalize(),
+            ..t
+        });
         Ok(())
     }
 
@@ -347,11 +498,27 @@ impl Character {
         let scene = &self.scene;
         // 1. Sample every motion (cursors cached per layer).
         let t0 = Instant::now();
-        for ((spec, pose), cursors) in self.layers.iter().zip(&mut self.layer_poses).zip(&mut self.cursors) {
+        for ((spec, pose), cursors) in self
+            .layers
+            .iter()
+            .zip(&mut self.layer_poses)
+            .zip(&mut self.cursors)
+        {
             let anim = &scene.animations[spec.anim];
             let d = anim.duration_s();
-            let t = if spec.looping && d > 0.0 { time_s.rem_euclid(d) } else { time_s };
-            AnimateJob { scene, animation: Some(anim), time_s: t, cursors, pose }.run()?;
+            let t = if spec.looping && d > 0.0 {
+                time_s.rem_euclid(d)
+            } else {
+                time_s
+            };
+            AnimateJob {
+                scene,
+                animation: Some(anim),
+                time_s: t,
+                cursors,
+                pose,
+            }
+            .run()?;
         }
         let t1 = Instant::now();
         // 2. Layer them through their masks.
@@ -359,17 +526,34 @@ impl Character {
             self.layered.copy_from_slice(&self.reference);
         } else {
             // A fixed array: no allocation per frame.
-            let unused = Layer { pose: &self.reference, weight: 0.0, mask: None };
+            let unused = Layer {
+                pose: &self.reference,
+                weight: 0.0,
+                mask: None,
+            };
             let mut layers = [unused; MAX_LAYERS];
             let count = self.layers.len().min(MAX_LAYERS);
-            for (slot, (spec, pose)) in layers.iter_mut().zip(self.layers.iter().zip(&self.layer_poses)) {
+            for (slot, (spec, pose)) in layers
+                .iter_mut()
+                .zip(self.layers.iter().zip(&self.layer_poses))
+            {
                 let fade = spec.fade.map_or(1.0, |(f, fade_in)| {
                     let (a, b) = f.weights(time_s);
                     if fade_in { b } else { a }
                 });
-                *slot = Layer { pose: &pose.locals, weight: spec.weight * fade, mask: Some(&spec.mask) };
+                *slot = Layer {
+                    pose: &pose.locals,
+                    weight: spec.weight * fade,
+                    mask: Some(&spec.mask),
+                };
             }
-            LayerJob { reference: &self.reference, layers: &layers[..count], threshold: DEFAULT_THRESHOLD, output: &mut self.layered }.run()?;
+            LayerJob {
+                reference: &self.reference,
+                layers: &layers[..count],
+                threshold: DEFAULT_THRESHOLD,
+                output: &mut self.layered,
+            }
+            .run()?;
         }
         // Bones driven by hand replace what the motions gave them.
         for (l, o) in self.layered.iter_mut().zip(&self.overrides) {
@@ -418,7 +602,11 @@ impl Character {
         let t3 = Instant::now();
         // 4. Bone links follow their parent and child.
         if let Some(rig) = &self.links {
-            LinkPoseJob { rig, locals: &mut self.frame.pose.locals }.run()?;
+            LinkPoseJob {
+                rig,
+                locals: &mut self.frame.pose.locals,
+            }
+            .run()?;
         }
         let t4 = Instant::now();
         // 5. local→model and the gradient palette.
@@ -451,7 +639,10 @@ impl Character {
 /// Insert the bone links a native rig asks for (per bone `links`, at the bone's base joint).
 pub fn with_links(rs: &RigScene) -> Result<(Scene, LinkRig, Vec<BoneMeta>, LinkStats)> {
     let scene = &rs.scene;
-    let info = BoneInfo { length_m: rs.bones.iter().map(|b| b.length_m).collect(), joint_radius_m: rs.bones.iter().map(|b| b.joint_radius_m()).collect() };
+    let info = BoneInfo {
+        length_m: rs.bones.iter().map(|b| b.length_m).collect(),
+        joint_radius_m: rs.bones.iter().map(|b| b.joint_radius_m()).collect(),
+    };
     let specs: Vec<LinkSpec> = rs
         .bones
         .iter()
@@ -478,7 +669,11 @@ pub fn with_links(rs: &RigScene) -> Result<(Scene, LinkRig, Vec<BoneMeta>, LinkS
 }
 
 /// Run `frames` frames at 60 Hz and return the per-stage medians (µs).
-pub fn bench(character: &mut Character, frames: usize, mut progress: impl FnMut(usize)) -> Result<StageTimes> {
+pub fn bench(
+    character: &mut Character,
+    frames: usize,
+    mut progress: impl FnMut(usize),
+) -> Result<StageTimes> {
     let dt = 1.0 / 60.0;
     let mut all: Vec<StageTimes> = Vec::with_capacity(frames);
     // Warm-up: buffers reach their final size, caches fill.

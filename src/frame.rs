@@ -8,7 +8,10 @@ use crate::error::{Error, Result};
 use crate::scene::Scene;
 use crate::skeleton::LocalToModelJob;
 use crate::skin::weights::reduce_influences;
-use crate::skin::{MorphJob, PaletteJob, PaletteLayout, ReductionStats, SkinnedVertices, SkinningJob, VertexWeights};
+use crate::skin::{
+    MorphJob, PaletteJob, PaletteLayout, ReductionStats, SkinnedVertices, SkinningJob,
+    VertexWeights,
+};
 
 /// Per-frame state reused between frames (no allocation once warm).
 pub struct FrameState {
@@ -36,24 +39,60 @@ impl FrameState {
     /// Sample animation `anim` (None = rest pose) at `time_s` and build the palette.
     pub fn evaluate(&mut self, scene: &Scene, anim: Option<usize>, time_s: f32) -> Result<()> {
         let animation = match anim {
-            Some(a) => Some(scene.animations.get(a).ok_or_else(|| Error::Usage(format!("animation {a} does not exist ({} in {})", scene.animations.len(), scene.name)))?),
+            Some(a) => Some(scene.animations.get(a).ok_or_else(|| {
+                Error::Usage(format!(
+                    "animation {a} does not exist ({} in {})",
+                    scene.animations.len(),
+                    scene.name
+                ))
+            })?),
             None => None,
         };
         if self.cursor_anim != anim {
             self.cursors.clear();
-            self.cursors.resize(animation.map_or(0, |a| a.channels.len()), Cursor::default());
+            self.cursors
+                .resize(animation.map_or(0, |a| a.channels.len()), Cursor::default());
             self.cursor_anim = anim;
         }
-        AnimateJob { scene, animation, time_s, cursors: &mut self.cursors, pose: &mut self.pose }.run()?;
-        LocalToModelJob { scene, pose: &self.pose, model_from_node: &mut self.model_from_node }.run()?;
-        PaletteJob { scene, layout: &self.layout, model_from_node: &self.model_from_node, palette: &mut self.palette }.run()
+        AnimateJob {
+            scene,
+            animation,
+            time_s,
+            cursors: &mut self.cursors,
+            pose: &mut self.pose,
+        }
+        .run()?;
+        LocalToModelJob {
+            scene,
+            pose: &self.pose,
+            model_from_node: &mut self.model_from_node,
+        }
+        .run()?;
+        PaletteJob {
+            scene,
+            layout: &self.layout,
+            model_from_node: &self.model_from_node,
+            palette: &mut self.palette,
+        }
+        .run()
     }
 
     /// Local→model and palette from `self.pose` as the caller left it (layering, IK and links
     /// write their result straight into it), instead of sampling one animation.
     pub fn evaluate_current_pose(&mut self, scene: &Scene) -> Result<()> {
-        LocalToModelJob { scene, pose: &self.pose, model_from_node: &mut self.model_from_node }.run()?;
-        PaletteJob { scene, layout: &self.layout, model_from_node: &self.model_from_node, palette: &mut self.palette }.run()
+        LocalToModelJob {
+            scene,
+            pose: &self.pose,
+            model_from_node: &mut self.model_from_node,
+        }
+        .run()?;
+        PaletteJob {
+            scene,
+            layout: &self.layout,
+            model_from_node: &self.model_from_node,
+            palette: &mut self.palette,
+        }
+        .run()
     }
 
     /// The palette slice draw `draw` indexes from joint 0.
@@ -105,11 +144,24 @@ impl CpuSkinner {
                 }
             }
         }
-        CpuSkinner { weights, reduction, morphed_p: Vec::new(), morphed_n: Vec::new(), morphed_t: Vec::new(), normalize_normals: true }
+        CpuSkinner {
+            weights,
+            reduction,
+            morphed_p: Vec::new(),
+            morphed_n: Vec::new(),
+            morphed_t: Vec::new(),
+            normalize_normals: true,
+        }
     }
 
     /// Morph then skin draw `draw` into `out` (resized as needed).
-    pub fn skin_draw(&mut self, scene: &Scene, frame: &FrameState, draw: usize, out: &mut SkinnedVertices) -> Result<()> {
+    pub fn skin_draw(
+        &mut self,
+        scene: &Scene,
+        frame: &FrameState,
+        draw: usize,
+        out: &mut SkinnedVertices,
+    ) -> Result<()> {
         let prim = scene.primitive(&scene.draws[draw]);
         let n = prim.vertex_count();
         let has_morph = !prim.morph_targets.is_empty();
@@ -124,9 +176,17 @@ impl CpuSkinner {
             .run()?;
         }
         let (positions, normals, tangents) = if has_morph {
-            (&self.morphed_p[..], prim.normals.as_ref().map(|_| &self.morphed_n[..]), prim.tangents.as_ref().map(|_| &self.morphed_t[..]))
+            (
+                &self.morphed_p[..],
+                prim.normals.as_ref().map(|_| &self.morphed_n[..]),
+                prim.tangents.as_ref().map(|_| &self.morphed_t[..]),
+            )
         } else {
-            (&prim.positions[..], prim.normals.as_deref(), prim.tangents.as_deref())
+            (
+                &prim.positions[..],
+                prim.normals.as_deref(),
+                prim.tangents.as_deref(),
+            )
         };
         out.positions.resize(n, Vec3::ZERO);
         match (&mut out.normals, normals) {

@@ -31,7 +31,10 @@ pub fn load_model(path: Option<&Path>) -> Result<Scene> {
         None if path.is_none() => crate::builtin::woodland_arm(),
         Some("builtin:arm") => crate::builtin::woodland_arm(),
         Some("builtin:humanoid") => crate::builtin::humanoid(),
-        Some(s) if s.starts_with("builtin:") => Err(Error::Usage(format!("unknown built-in {s:?}; known: {}", BUILTINS.join(", ")))),
+        Some(s) if s.starts_with("builtin:") => Err(Error::Usage(format!(
+            "unknown built-in {s:?}; known: {}",
+            BUILTINS.join(", ")
+        ))),
         _ => crate::io::load(path.unwrap_or(Path::new(""))),
     }
 }
@@ -42,22 +45,34 @@ pub fn load_native_rig(path: Option<&Path>) -> Result<Option<crate::rig::WeberRi
         None if path.is_none() => crate::builtin::woodland_arm_rig().map(Some),
         Some("builtin:arm") => crate::builtin::woodland_arm_rig().map(Some),
         Some("builtin:humanoid") => Ok(Some(crate::rig::humanoid::humanoid())),
-        Some(s) if s.to_ascii_lowercase().ends_with(".json") => crate::io::load_rig(Path::new(s)).map(Some),
+        Some(s) if s.to_ascii_lowercase().ends_with(".json") => {
+            crate::io::load_rig(Path::new(s)).map(Some)
+        }
         _ => Ok(None),
     }
 }
 
 /// `count` evenly spaced times over animation `anim` (both ends included); `[0]` for rest.
 pub fn frame_times(scene: &Scene, anim: Option<usize>, count: usize) -> Vec<f32> {
-    let duration = anim.and_then(|a| scene.animations.get(a)).map_or(0.0, |a| a.duration_s());
+    let duration = anim
+        .and_then(|a| scene.animations.get(a))
+        .map_or(0.0, |a| a.duration_s());
     if count <= 1 || duration == 0.0 {
         return vec![0.0];
     }
-    (0..count).map(|i| duration * i as f32 / (count - 1) as f32).collect()
+    (0..count)
+        .map(|i| duration * i as f32 / (count - 1) as f32)
+        .collect()
 }
 
 /// CPU-skinned output of the selected draws at each time: `[time][k]`.
-pub fn skin_cpu(scene: &Scene, anim: Option<usize>, times: &[f32], draws: &[usize], max_influences: Option<usize>) -> Result<Vec<Vec<SkinnedVertices>>> {
+pub fn skin_cpu(
+    scene: &Scene,
+    anim: Option<usize>,
+    times: &[f32],
+    draws: &[usize],
+    max_influences: Option<usize>,
+) -> Result<Vec<Vec<SkinnedVertices>>> {
     let mut frame = FrameState::new(scene);
     let mut skinner = CpuSkinner::new(scene, max_influences);
     let mut out = Vec::with_capacity(times.len());
@@ -82,16 +97,31 @@ pub struct GpuSkinner {
 }
 
 impl GpuSkinner {
-    pub fn new(ctx: &GpuContext, scene: &Scene, max_influences: Option<usize>) -> Result<GpuSkinner> {
+    pub fn new(
+        ctx: &GpuContext,
+        scene: &Scene,
+        max_influences: Option<usize>,
+    ) -> Result<GpuSkinner> {
         let frame = FrameState::new(scene);
         let gpu = GpuScene::new(ctx, scene, &frame, max_influences)?;
         let capture = Capture::new(ctx, &gpu)?;
-        Ok(GpuSkinner { gpu, capture, frame })
+        Ok(GpuSkinner {
+            gpu,
+            capture,
+            frame,
+        })
     }
 
     /// GPU-skinned output of the selected draws at each time: `[time][k]`. Attributes the
     /// primitive lacks are `None`, as on the CPU.
-    pub fn skin(&mut self, ctx: &GpuContext, scene: &Scene, anim: Option<usize>, times: &[f32], draws: &[usize]) -> Result<Vec<Vec<SkinnedVertices>>> {
+    pub fn skin(
+        &mut self,
+        ctx: &GpuContext,
+        scene: &Scene,
+        anim: Option<usize>,
+        times: &[f32],
+        draws: &[usize],
+    ) -> Result<Vec<Vec<SkinnedVertices>>> {
         let mut out = Vec::with_capacity(times.len());
         for &t in times {
             self.frame.evaluate(scene, anim, t)?;
@@ -115,16 +145,31 @@ impl GpuSkinner {
 /// Indices of the deformed draws (the `dump` set).
 pub fn deformed_draw_indices(scene: &Scene) -> Vec<usize> {
     let set: Vec<_> = scene.deformed_draws().copied().collect();
-    scene.draws.iter().enumerate().filter(|(_, d)| set.contains(d)).map(|(i, _)| i).collect()
+    scene
+        .draws
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| set.contains(d))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// Build a `dump` of the deformed draws on the chosen path.
-pub fn dump(scene: &Scene, anim: Option<usize>, times: &[f32], path: SkinPath, ctx: Option<&GpuContext>, max_influences: Option<usize>) -> Result<Dump> {
+pub fn dump(
+    scene: &Scene,
+    anim: Option<usize>,
+    times: &[f32],
+    path: SkinPath,
+    ctx: Option<&GpuContext>,
+    max_influences: Option<usize>,
+) -> Result<Dump> {
     let draws = deformed_draw_indices(scene);
     let frames = match path {
         SkinPath::Cpu => skin_cpu(scene, anim, times, &draws, max_influences)?,
         SkinPath::Gpu => {
-            let ctx = ctx.ok_or_else(|| Error::NoAdapter("GPU path requested without a GPU context".into()))?;
+            let ctx = ctx.ok_or_else(|| {
+                Error::NoAdapter("GPU path requested without a GPU context".into())
+            })?;
             GpuSkinner::new(ctx, scene, max_influences)?.skin(ctx, scene, anim, times, &draws)?
         }
     };
@@ -149,7 +194,10 @@ pub fn bounds(frames: &[SkinnedVertices]) -> Option<(Vec3, Vec3)> {
 /// A static scene holding already-skinned draws (identity transforms, no skins or morphs):
 /// how the CPU path's result is drawn by the same renderer.
 pub fn static_scene(scene: &Scene, skinned: &[SkinnedVertices]) -> Result<Scene> {
-    let mut raw = RawScene { name: format!("{} (CPU skinned)", scene.name), ..Default::default() };
+    let mut raw = RawScene {
+        name: format!("{} (CPU skinned)", scene.name),
+        ..Default::default()
+    };
     for (i, (d, s)) in scene.draws.iter().zip(skinned).enumerate() {
         let src = scene.primitive(d);
         raw.meshes.push(Mesh {
@@ -166,14 +214,33 @@ pub fn static_scene(scene: &Scene, skinned: &[SkinnedVertices]) -> Result<Scene>
             }],
             default_morph_weights: Vec::new(),
         });
-        raw.nodes.push(Node { name: None, source_index: i, parent: None, rest: Trs::IDENTITY, matrix: None, mesh: Some(i), skin: None, morph_weights: None });
+        raw.nodes.push(Node {
+            name: None,
+            source_index: i,
+            parent: None,
+            rest: Trs::IDENTITY,
+            matrix: None,
+            mesh: Some(i),
+            skin: None,
+            morph_weights: None,
+        });
     }
     SceneBuilder::build(raw)
 }
 
 /// Render already-skinned draws of `scene` (e.g. a `Character`'s CPU output).
-pub fn render_skinned(ctx: &GpuContext, scene: &Scene, skinned: &[SkinnedVertices], settings: &RenderSettings) -> Result<Rgba8> {
-    let bounds = bounds(skinned).ok_or_else(|| Error::Usage(format!("{}: nothing to render (no finite vertices)", scene.name)))?;
+pub fn render_skinned(
+    ctx: &GpuContext,
+    scene: &Scene,
+    skinned: &[SkinnedVertices],
+    settings: &RenderSettings,
+) -> Result<Rgba8> {
+    let bounds = bounds(skinned).ok_or_else(|| {
+        Error::Usage(format!(
+            "{}: nothing to render (no finite vertices)",
+            scene.name
+        ))
+    })?;
     let s = static_scene(scene, skinned)?;
     let mut frame = FrameState::new(&s);
     frame.evaluate(&s, None, 0.0)?;
@@ -183,10 +250,24 @@ pub fn render_skinned(ctx: &GpuContext, scene: &Scene, skinned: &[SkinnedVertice
 }
 
 /// Render `scene` at `time_s` of `anim` on the chosen skinning path.
-pub fn render(ctx: &GpuContext, scene: &Scene, anim: Option<usize>, time_s: f32, path: SkinPath, settings: &RenderSettings) -> Result<Rgba8> {
+pub fn render(
+    ctx: &GpuContext,
+    scene: &Scene,
+    anim: Option<usize>,
+    time_s: f32,
+    path: SkinPath,
+    settings: &RenderSettings,
+) -> Result<Rgba8> {
     let all: Vec<usize> = (0..scene.draws.len()).collect();
-    let cpu = skin_cpu(scene, anim, &[time_s], &all, None)?.pop().unwrap_or_default();
-    let bounds = bounds(&cpu).ok_or_else(|| Error::Usage(format!("{}: nothing to render (no finite vertices)", scene.name)))?;
+    let cpu = skin_cpu(scene, anim, &[time_s], &all, None)?
+        .pop()
+        .unwrap_or_default();
+    let bounds = bounds(&cpu).ok_or_else(|| {
+        Error::Usage(format!(
+            "{}: nothing to render (no finite vertices)",
+            scene.name
+        ))
+    })?;
     let (draw_scene, draw_anim, draw_time) = match path {
         SkinPath::Gpu => (None, anim, time_s),
         SkinPath::Cpu => (Some(static_scene(scene, &cpu)?), None, 0.0),
@@ -216,7 +297,13 @@ pub struct DrawErrors {
 }
 
 /// Position/normal differences of `b` against `a` (`[time][k]` layouts for `draws`).
-pub fn errors(scene: &Scene, draws: &[usize], times: &[f32], a: &[Vec<SkinnedVertices>], b: &[Vec<SkinnedVertices>]) -> Vec<DrawErrors> {
+pub fn errors(
+    scene: &Scene,
+    draws: &[usize],
+    times: &[f32],
+    a: &[Vec<SkinnedVertices>],
+    b: &[Vec<SkinnedVertices>],
+) -> Vec<DrawErrors> {
     let mut out = Vec::with_capacity(draws.len());
     for (k, &di) in draws.iter().enumerate() {
         let d = &scene.draws[di];
@@ -252,7 +339,9 @@ pub fn errors(scene: &Scene, draws: &[usize], times: &[f32], a: &[Vec<SkinnedVer
             if let (Some(na), Some(nb)) = (&pa.normals, &pb.normals) {
                 for (x, y) in na.iter().zip(nb) {
                     let err = (x.as_dvec3() - y.as_dvec3()).length();
-                    e.max_normal_error = e.max_normal_error.max(if err.is_nan() { f64::INFINITY } else { err });
+                    e.max_normal_error =
+                        e.max_normal_error
+                            .max(if err.is_nan() { f64::INFINITY } else { err });
                 }
             }
         }
@@ -294,10 +383,23 @@ pub struct Comparison {
 pub const CPU_GPU_TOLERANCE_REL: f64 = 1e-5;
 
 /// Compare CPU and GPU skinning of every draw over `frames` frames of each of `anims`.
-pub fn compare(ctx: &GpuContext, scene: &Scene, anims: &[Option<usize>], frames: usize, max_influences: Option<usize>, mut progress: impl FnMut(usize, usize)) -> Result<Comparison> {
+pub fn compare(
+    ctx: &GpuContext,
+    scene: &Scene,
+    anims: &[Option<usize>],
+    frames: usize,
+    max_influences: Option<usize>,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<Comparison> {
     let draws: Vec<usize> = (0..scene.draws.len()).collect();
     let mut gpu = GpuSkinner::new(ctx, scene, max_influences)?;
-    let vertices_reduced = gpu.gpu.draws.iter().filter_map(|d| d.reduction).map(|r| r.vertices_reduced).sum();
+    let vertices_reduced = gpu
+        .gpu
+        .draws
+        .iter()
+        .filter_map(|d| d.reduction)
+        .map(|r| r.vertices_reduced)
+        .sum();
     let mut result = Vec::new();
     let mut diagonal: f64 = 0.0;
     for (i, &anim) in anims.iter().enumerate() {
@@ -325,7 +427,9 @@ pub fn compare(ctx: &GpuContext, scene: &Scene, anims: &[Option<usize>], frames:
     }
     progress(anims.len(), anims.len());
     let limit = CPU_GPU_TOLERANCE_REL * diagonal.max(f64::MIN_POSITIVE);
-    let passed = result.iter().all(|a| a.draws.iter().all(|d| d.max_error <= limit));
+    let passed = result
+        .iter()
+        .all(|a| a.draws.iter().all(|d| d.max_error <= limit));
     Ok(Comparison {
         model: scene.name.clone(),
         adapter: ctx.describe(),

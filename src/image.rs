@@ -17,7 +17,11 @@ impl Rgba8 {
         }
         let mut sum = 0u64;
         let mut pixels = Vec::with_capacity(self.pixels.len());
-        for (a, b) in self.pixels.chunks_exact(4).zip(other.pixels.chunks_exact(4)) {
+        for (a, b) in self
+            .pixels
+            .chunks_exact(4)
+            .zip(other.pixels.chunks_exact(4))
+        {
             for c in 0..3 {
                 let d = (a[c] as i32 - b[c] as i32).unsigned_abs();
                 sum += d as u64;
@@ -26,6 +30,13 @@ impl Rgba8 {
             pixels.push(255);
         }
         let mean = sum as f64 / (self.width as f64 * self.height as f64 * 3.0);
-        Some((mean, Rgba8 { width: self.width, height: self.height, pixels }))
+        Some((
+            mean,
+            Rgba8 {
+                width: self.width,
+                height: self.height,
+                pixels,
+            },
+        ))
     }
 }

@@ -122,7 +122,13 @@ impl LinkSpec {
 
     /// Two links, default length, default fade.
     pub fn new(parent: usize, child: usize) -> LinkSpec {
-        LinkSpec { parent, child, count: Self::DEFAULT_COUNT, total_length_m: None, normal_fade: Self::DEFAULT_NORMAL_FADE }
+        LinkSpec {
+            parent,
+            child,
+            count: Self::DEFAULT_COUNT,
+            total_length_m: None,
+            normal_fade: Self::DEFAULT_NORMAL_FADE,
+        }
     }
 }
 
@@ -233,7 +239,11 @@ fn node_local_rest(node: &Node) -> Trs {
     match node.matrix {
         Some(m) => {
             let (scale, rotation, translation) = m.to_scale_rotation_translation();
-            Trs { translation, rotation, scale }
+            Trs {
+                translation,
+                rotation,
+                scale,
+            }
         }
         None => node.rest,
     }
@@ -279,15 +289,28 @@ struct Group {
 /// 4. `normal_fade` is finite and in `[0, 1]`;
 /// 5. no child appears in two specs;
 /// 6. a mesh whose weights change is drawn with one skin only.
-pub fn insert_links(scene: &Scene, specs: &[LinkSpec], bones: &BoneInfo) -> Result<(Scene, LinkRig, LinkStats)> {
+pub fn insert_links(
+    scene: &Scene,
+    specs: &[LinkSpec],
+    bones: &BoneInfo,
+) -> Result<(Scene, LinkRig, LinkStats)> {
     let n_old = scene.nodes.len();
     let mut lengths = Vec::with_capacity(specs.len());
     for (i, s) in specs.iter().enumerate() {
         if s.parent >= n_old || s.child >= n_old || scene.nodes[s.child].parent != Some(s.parent) {
-            return Err(rule(1, format!("specs[{i}]: node {} is not a child of node {} in a scene of {n_old} nodes", s.child, s.parent)));
+            return Err(rule(
+                1,
+                format!(
+                    "specs[{i}]: node {} is not a child of node {} in a scene of {n_old} nodes",
+                    s.child, s.parent
+                ),
+            ));
         }
         if s.count == 0 || s.count > 64 {
-            return Err(rule(2, format!("specs[{i}]: link count {} is not in 1..=64", s.count)));
+            return Err(rule(
+                2,
+                format!("specs[{i}]: link count {} is not in 1..=64", s.count),
+            ));
         }
         let len = match s.total_length_m {
             Some(l) => l,
@@ -296,13 +319,25 @@ pub fn insert_links(scene: &Scene, specs: &[LinkSpec], bones: &BoneInfo) -> Resu
                 .ok_or_else(|| rule(3, format!("specs[{i}]: no bone length/joint radius for node {} (BoneInfo has {}/{} entries)", s.child, bones.length_m.len(), bones.joint_radius_m.len())))?,
         };
         if !(len.is_finite() && len > 0.0) {
-            return Err(rule(3, format!("specs[{i}]: zone length {len} is not finite and positive")));
+            return Err(rule(
+                3,
+                format!("specs[{i}]: zone length {len} is not finite and positive"),
+            ));
         }
         if !(s.normal_fade.is_finite() && (0.0..=1.0).contains(&s.normal_fade)) {
-            return Err(rule(4, format!("specs[{i}]: normal_fade {} is not in [0, 1]", s.normal_fade)));
+            return Err(rule(
+                4,
+                format!("specs[{i}]: normal_fade {} is not in [0, 1]", s.normal_fade),
+            ));
         }
         if specs[..i].iter().any(|o| o.child == s.child) {
-            return Err(rule(5, format!("specs[{i}]: node {} is already linked by an earlier spec", s.child)));
+            return Err(rule(
+                5,
+                format!(
+                    "specs[{i}]: node {} is already linked by an earlier spec",
+                    s.child
+                ),
+            ));
         }
         lengths.push(len);
     }
@@ -319,7 +354,10 @@ pub fn insert_links(scene: &Scene, specs: &[LinkSpec], bones: &BoneInfo) -> Resu
     for (si, s) in specs.iter().enumerate() {
         let child = &scene.nodes[s.child];
         let child_local = node_local_rest(child);
-        let base = child.name.clone().unwrap_or_else(|| format!("node{}", s.child));
+        let base = child
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("node{}", s.child));
         let mut v = Vec::with_capacity(s.count);
         for k in 1..=s.count {
             let f = k as f32 / (s.count + 1) as f32;
@@ -328,7 +366,11 @@ pub fn insert_links(scene: &Scene, specs: &[LinkSpec], bones: &BoneInfo) -> Resu
                 name: Some(format!("{base}_link{k}")),
                 source_index: raw,
                 parent: Some(s.parent),
-                rest: Trs { translation: child_local.translation, rotation: rotation_fraction(child_local.rotation, f), scale: Vec3::ONE },
+                rest: Trs {
+                    translation: child_local.translation,
+                    rotation: rotation_fraction(child_local.rotation, f),
+                    scale: Vec3::ONE,
+                },
                 matrix: None,
                 mesh: None,
                 skin: None,
@@ -351,15 +393,25 @@ pub fn insert_links(scene: &Scene, specs: &[LinkSpec], bones: &BoneInfo) -> Resu
     // Skins: append links, and collect per skin the weight groups.
     let mut skins = scene.skins.clone();
     let mut skin_groups: Vec<Vec<Group>> = Vec::with_capacity(skins.len());
-    let mut stats = LinkStats { links_added: link_meta.len(), ..Default::default() };
+    let mut stats = LinkStats {
+        links_added: link_meta.len(),
+        ..Default::default()
+    };
     for skin in skins.iter_mut() {
-        let joint_of = |node: usize| skin.joints.iter().position(|&j| j == node).map(|p| p as u32);
+        let joint_of = |node: usize| {
+            skin.joints
+                .iter()
+                .position(|&j| j == node)
+                .map(|p| p as u32)
+        };
         let mut groups: Vec<Group> = Vec::new();
         let mut new_joints = Vec::new();
         let mut new_jfb = Vec::new();
         let old_count = skin.joints.len();
         for (si, s) in specs.iter().enumerate() {
-            let (Some(jp), Some(jc)) = (joint_of(s.parent), joint_of(s.child)) else { continue };
+            let (Some(jp), Some(jc)) = (joint_of(s.parent), joint_of(s.child)) else {
+                continue;
+            };
             let jfb_p = skin.joint_from_bind[jp as usize].as_dmat4();
             let bind_p = jfb_p.inverse();
             let bind_c = skin.joint_from_bind[jc as usize].as_dmat4().inverse();
@@ -389,7 +441,10 @@ pub fn insert_links(scene: &Scene, specs: &[LinkSpec], bones: &BoneInfo) -> Resu
                 Some(g) => g.specs.push(geom),
                 None => groups.push(Group {
                     parent_joint: jp,
-                    children: children[s.parent].iter().filter_map(|&c| joint_of(c)).collect(),
+                    children: children[s.parent]
+                        .iter()
+                        .filter_map(|&c| joint_of(c))
+                        .collect(),
                     specs: vec![geom],
                 }),
             }
@@ -407,24 +462,48 @@ pub fn insert_links(scene: &Scene, specs: &[LinkSpec], bones: &BoneInfo) -> Resu
     // Weights: each mesh drawn with an affected skin.
     let mut meshes = scene.meshes.clone();
     for (mi, mesh) in meshes.iter_mut().enumerate() {
-        let mut used: Vec<usize> = scene.draws.iter().filter(|d| d.mesh == mi).filter_map(|d| d.skin).collect();
+        let mut used: Vec<usize> = scene
+            .draws
+            .iter()
+            .filter(|d| d.mesh == mi)
+            .filter_map(|d| d.skin)
+            .collect();
         used.sort_unstable();
         used.dedup();
-        let affected: Vec<usize> = used.iter().copied().filter(|&s| !skin_groups[s].is_empty()).collect();
+        let affected: Vec<usize> = used
+            .iter()
+            .copied()
+            .filter(|&s| !skin_groups[s].is_empty())
+            .collect();
         if affected.is_empty() {
             continue;
         }
         if used.len() > 1 {
-            return Err(rule(6, format!("meshes[{mi}] is drawn with skins {used:?}; bone links need one skin per mesh")));
+            return Err(rule(
+                6,
+                format!(
+                    "meshes[{mi}] is drawn with skins {used:?}; bone links need one skin per mesh"
+                ),
+            ));
         }
         let groups = &skin_groups[affected[0]];
         for prim in mesh.primitives.iter_mut() {
-            let Some(w) = prim.skin_weights.as_ref() else { continue };
-            let (new_w, changed) = reassign(w, &prim.positions, prim.normals.as_deref(), groups, &mut stats);
+            let Some(w) = prim.skin_weights.as_ref() else {
+                continue;
+            };
+            let (new_w, changed) = reassign(
+                w,
+                &prim.positions,
+                prim.normals.as_deref(),
+                groups,
+                &mut stats,
+            );
             stats.max_influences_before = stats.max_influences_before.max(w.max_influences());
-            stats.max_sum_deviation_before = stats.max_sum_deviation_before.max(max_sum_deviation(w));
+            stats.max_sum_deviation_before =
+                stats.max_sum_deviation_before.max(max_sum_deviation(w));
             stats.max_influences_after = stats.max_influences_after.max(new_w.max_influences());
-            stats.max_sum_deviation_after = stats.max_sum_deviation_after.max(max_sum_deviation(&new_w));
+            stats.max_sum_deviation_after =
+                stats.max_sum_deviation_after.max(max_sum_deviation(&new_w));
             stats.max_width_after = stats.max_width_after.max(new_w.width);
             if changed > 0 {
                 stats.primitives_changed += 1;
@@ -458,12 +537,28 @@ pub fn insert_links(scene: &Scene, specs: &[LinkSpec], bones: &BoneInfo) -> Resu
     for (i, node) in built.nodes.iter().enumerate() {
         raw_to_new[node.source_index] = i;
     }
-    let next_source = scene.nodes.iter().map(|n| n.source_index + 1).max().unwrap_or(0);
+    let next_source = scene
+        .nodes
+        .iter()
+        .map(|n| n.source_index + 1)
+        .max()
+        .unwrap_or(0);
     for node in built.nodes.iter_mut() {
         let r = node.source_index;
-        node.source_index = if r < n_old { scene.nodes[r].source_index } else { next_source + (r - n_old) };
+        node.source_index = if r < n_old {
+            scene.nodes[r].source_index
+        } else {
+            next_source + (r - n_old)
+        };
     }
-    built.draws = scene.draws.iter().map(|d| Draw { node: raw_to_new[d.node], ..*d }).collect();
+    built.draws = scene
+        .draws
+        .iter()
+        .map(|d| Draw {
+            node: raw_to_new[d.node],
+            ..*d
+        })
+        .collect();
 
     let links = link_meta
         .iter()
@@ -480,7 +575,12 @@ pub fn insert_links(scene: &Scene, specs: &[LinkSpec], bones: &BoneInfo) -> Resu
             }
         })
         .collect();
-    let rig = LinkRig { links, node_count: total, old_to_new: raw_to_new[..n_old].to_vec(), total_length_m: lengths };
+    let rig = LinkRig {
+        links,
+        node_count: total,
+        old_to_new: raw_to_new[..n_old].to_vec(),
+        total_length_m: lengths,
+    };
     Ok((built, rig, stats))
 }
 
@@ -506,7 +606,13 @@ fn add(entries: &mut Vec<(u32, f64)>, j: u32, dw: f64) {
 }
 
 /// Reassign one primitive's weights; returns the new weights and the changed vertex count.
-fn reassign(w: &SkinWeights, positions: &[Vec3], normals: Option<&[Vec3]>, groups: &[Group], stats: &mut LinkStats) -> (SkinWeights, usize) {
+fn reassign(
+    w: &SkinWeights,
+    positions: &[Vec3],
+    normals: Option<&[Vec3]>,
+    groups: &[Group],
+    stats: &mut LinkStats,
+) -> (SkinWeights, usize) {
     let n = w.vertex_count();
     let mut rows: Vec<Option<Vec<(u32, f32)>>> = vec![None; n];
     let mut entries: Vec<(u32, f64)> = Vec::new();
@@ -530,7 +636,11 @@ fn reassign(w: &SkinWeights, positions: &[Vec3], normals: Option<&[Vec3]>, group
         let (mut parent_only_in_zone, mut parent_only_skipped) = (false, false);
         for g in groups {
             let wp = get(&entries, g.parent_joint);
-            let weighted_children = g.children.iter().filter(|&&c| get(&entries, c) > 0.0).count();
+            let weighted_children = g
+                .children
+                .iter()
+                .filter(|&&c| get(&entries, c) > 0.0)
+                .count();
             let denom: f64 = g.children.iter().map(|&c| get(&entries, c).max(0.0)).sum();
             // Weighted to P and to none of P's children: P's weight belongs to the side(s)
             // whose zone holds the vertex. A parent with a single child (in the skin) has one
@@ -546,7 +656,9 @@ fn reassign(w: &SkinWeights, positions: &[Vec3], normals: Option<&[Vec3]>, group
                 let along = d.dot(sg.axis);
                 let s_raw = along / sg.length + 0.5;
                 let in_slab = s_raw > 0.0 && s_raw < 1.0;
-                let holds = parent_only && in_slab && (!fork_parent || (d - sg.axis * along).length() <= sg.radial_limit);
+                let holds = parent_only
+                    && in_slab
+                    && (!fork_parent || (d - sg.axis * along).length() <= sg.radial_limit);
                 if parent_only && in_slab && !holds {
                     parent_only_skipped = true;
                 }
@@ -591,7 +703,10 @@ fn reassign(w: &SkinWeights, positions: &[Vec3], normals: Option<&[Vec3]>, group
                 if phi > 0.0 && link_part > 0.0 {
                     faded = true;
                 }
-                deltas.push((g.parent_joint, -share + amount * (dist[0] + phi * link_part)));
+                deltas.push((
+                    g.parent_joint,
+                    -share + amount * (dist[0] + phi * link_part),
+                ));
                 deltas.push((sg.child_joint, -wc.max(0.0) + amount * dist[nl + 1]));
                 for (k, &lj) in sg.link_joints.iter().enumerate() {
                     deltas.push((lj, amount * (1.0 - phi) * dist[k + 1]));
@@ -613,14 +728,22 @@ fn reassign(w: &SkinWeights, positions: &[Vec3], normals: Option<&[Vec3]>, group
         stats.parent_only_skipped += (parent_only_skipped && !parent_only_in_zone) as usize;
         if vertex_changed {
             changed += 1;
-            let mut row: Vec<(u32, f32)> = entries.iter().filter(|e| e.1.abs() > 1e-9).map(|e| (e.0, e.1 as f32)).collect();
+            let mut row: Vec<(u32, f32)> = entries
+                .iter()
+                .filter(|e| e.1.abs() > 1e-9)
+                .map(|e| (e.0, e.1 as f32))
+                .collect();
             row.sort_by(|a, b| b.1.total_cmp(&a.1));
             rows[v] = Some(row);
         }
     }
     let max_row = rows.iter().flatten().map(|r| r.len()).max().unwrap_or(0);
     let width = w.width.max(max_row.div_ceil(4) * 4);
-    let mut out = SkinWeights { width, joints: vec![0; n * width], weights: vec![0.0; n * width] };
+    let mut out = SkinWeights {
+        width,
+        joints: vec![0; n * width],
+        weights: vec![0.0; n * width],
+    };
     for (v, row) in rows.iter().enumerate() {
         let dst = v * width;
         match row {
@@ -631,8 +754,10 @@ fn reassign(w: &SkinWeights, positions: &[Vec3], normals: Option<&[Vec3]>, group
                 }
             }
             None => {
-                out.joints[dst..dst + w.width].copy_from_slice(&w.joints[v * w.width..(v + 1) * w.width]);
-                out.weights[dst..dst + w.width].copy_from_slice(&w.weights[v * w.width..(v + 1) * w.width]);
+                out.joints[dst..dst + w.width]
+                    .copy_from_slice(&w.joints[v * w.width..(v + 1) * w.width]);
+                out.weights[dst..dst + w.width]
+                    .copy_from_slice(&w.weights[v * w.width..(v + 1) * w.width]);
             }
         }
     }
@@ -658,18 +783,40 @@ impl LinkPoseJob<'_> {
     pub fn validate(&self) -> Result<()> {
         let n = self.locals.len();
         if n != self.rig.node_count {
-            return Err(Error::job("LinkPoseJob", 1, format!("{n} locals for a linked scene of {} nodes", self.rig.node_count)));
+            return Err(Error::job(
+                "LinkPoseJob",
+                1,
+                format!(
+                    "{n} locals for a linked scene of {} nodes",
+                    self.rig.node_count
+                ),
+            ));
         }
         for (i, l) in self.rig.links.iter().enumerate() {
             if l.node >= n || l.child >= n || l.node == l.child {
-                return Err(Error::job("LinkPoseJob", 2, format!("links[{i}]: node {} / child {} out of range or equal ({n} nodes)", l.node, l.child)));
+                return Err(Error::job(
+                    "LinkPoseJob",
+                    2,
+                    format!(
+                        "links[{i}]: node {} / child {} out of range or equal ({n} nodes)",
+                        l.node, l.child
+                    ),
+                ));
             }
             if !(l.fraction.is_finite() && l.fraction > 0.0 && l.fraction < 1.0) {
-                return Err(Error::job("LinkPoseJob", 3, format!("links[{i}]: fraction {} is not in (0, 1)", l.fraction)));
+                return Err(Error::job(
+                    "LinkPoseJob",
+                    3,
+                    format!("links[{i}]: fraction {} is not in (0, 1)", l.fraction),
+                ));
             }
             let q = l.child_fixed.unwrap_or(self.locals[l.child]).rotation;
             if !q.is_finite() {
-                return Err(Error::job("LinkPoseJob", 4, format!("links[{i}]: child {} has a non-finite rotation", l.child)));
+                return Err(Error::job(
+                    "LinkPoseJob",
+                    4,
+                    format!("links[{i}]: child {} has a non-finite rotation", l.child),
+                ));
             }
         }
         Ok(())
@@ -679,7 +826,11 @@ impl LinkPoseJob<'_> {
         self.validate()?;
         for l in &self.rig.links {
             let c = l.child_fixed.unwrap_or(self.locals[l.child]);
-            self.locals[l.node] = Trs { translation: c.translation, rotation: rotation_fraction(c.rotation, l.fraction), scale: Vec3::ONE };
+            self.locals[l.node] = Trs {
+                translation: c.translation,
+                rotation: rotation_fraction(c.rotation, l.fraction),
+                scale: Vec3::ONE,
+            };
         }
         Ok(())
     }

@@ -39,8 +39,16 @@ impl Trs {
             self.rotation.z as f64,
             self.rotation.w as f64,
         );
-        let q = if q.length_squared() > 0.0 { q.normalize() } else { DQuat::IDENTITY };
-        DMat4::from_scale_rotation_translation(self.scale.as_dvec3(), q, self.translation.as_dvec3())
+        let q = if q.length_squared() > 0.0 {
+            q.normalize()
+        } else {
+            DQuat::IDENTITY
+        };
+        DMat4::from_scale_rotation_translation(
+            self.scale.as_dvec3(),
+            q,
+            self.translation.as_dvec3(),
+        )
     }
 }
 
@@ -63,7 +71,11 @@ pub fn dnormal_matrix(m: &DMat3) -> Option<DMat3> {
 pub fn dorthogonalize_tangent(t: DVec3, n: DVec3) -> DVec3 {
     let t = t - n * n.dot(t);
     let len = t.length();
-    if len > 1e-300 { t / len } else { n.any_orthonormal_vector() }
+    if len > 1e-300 {
+        t / len
+    } else {
+        n.any_orthonormal_vector()
+    }
 }
 
 /// Element-wise finite check for matrices coming from files.

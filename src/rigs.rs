@@ -43,7 +43,9 @@ use glam::{DMat3, DMat4, DQuat, DVec3, DVec4, Mat4, Quat, Vec3, Vec4};
 use crate::anim::{Animation, Channel, Interpolation, Path, Sampler};
 use crate::error::{Error, Result};
 use crate::math::Trs;
-use crate::scene::{Mesh, MorphTarget, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology};
+use crate::scene::{
+    Mesh, MorphTarget, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology,
+};
 
 /// Parameters of [`generate_rig`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +65,14 @@ pub struct RigOptions {
 
 impl Default for RigOptions {
     fn default() -> Self {
-        RigOptions { seed: 1, joints: 12, max_influences: 4, morph_targets: 0, verts_per_ring: 16, non_uniform_scale: true }
+        RigOptions {
+            seed: 1,
+            joints: 12,
+            max_influences: 4,
+            morph_targets: 0,
+            verts_per_ring: 16,
+            non_uniform_scale: true,
+        }
     }
 }
 
@@ -87,14 +96,26 @@ pub fn generate_rig(o: &RigOptions) -> Result<Scene> {
     let mesh_node = mesh_parent_node + 1;
 
     let mesh_parent_rest = Trs {
-        translation: Vec3::new(rng.range(-0.6, 0.6) as f32, rng.range(-0.3, 0.3) as f32, rng.range(-0.6, 0.6) as f32),
+        translation: Vec3::new(
+            rng.range(-0.6, 0.6) as f32,
+            rng.range(-0.3, 0.3) as f32,
+            rng.range(-0.6, 0.6) as f32,
+        ),
         rotation: random_rotation(&mut rng, 0.3, 0.8),
         scale: Vec3::splat(rng.range(0.85, 1.2) as f32),
     };
     let mesh_rest = Trs {
-        translation: Vec3::new(rng.range(-0.4, 0.4) as f32, rng.range(-0.4, 0.4) as f32, rng.range(-0.4, 0.4) as f32),
+        translation: Vec3::new(
+            rng.range(-0.4, 0.4) as f32,
+            rng.range(-0.4, 0.4) as f32,
+            rng.range(-0.4, 0.4) as f32,
+        ),
         rotation: random_rotation(&mut rng, 0.3, 1.2),
-        scale: if o.non_uniform_scale { Vec3::new(1.15, 0.9, 1.05) } else { Vec3::splat(0.8) },
+        scale: if o.non_uniform_scale {
+            Vec3::new(1.15, 0.9, 1.05)
+        } else {
+            Vec3::splat(0.8)
+        },
     };
     // B: rest world matrix of the skinned-mesh node.
     let b = mesh_parent_rest.to_dmat4() * mesh_rest.to_dmat4();
@@ -109,8 +130,15 @@ pub fn generate_rig(o: &RigOptions) -> Result<Scene> {
     for (s, &j) in order.iter().enumerate() {
         skin_index_of[j] = s;
     }
-    let joint_from_bind: Vec<Mat4> = order.iter().map(|&j| (sk.world[j].inverse() * b).as_mat4()).collect();
-    let skin = Skin { name: Some("rig".into()), joints: order.iter().map(|&j| joint_node(j)).collect(), joint_from_bind };
+    let joint_from_bind: Vec<Mat4> = order
+        .iter()
+        .map(|&j| (sk.world[j].inverse() * b).as_mat4())
+        .collect();
+    let skin = Skin {
+        name: Some("rig".into()),
+        joints: order.iter().map(|&j| joint_node(j)).collect(),
+        joint_from_bind,
+    };
     let mut primitive = primitive;
     if let Some(w) = primitive.skin_weights.as_mut() {
         for j in w.joints.iter_mut() {
@@ -118,11 +146,24 @@ pub fn generate_rig(o: &RigOptions) -> Result<Scene> {
         }
     }
 
-    let node = |name: String, parent: Option<usize>, rest: Trs| Node { name: Some(name), source_index: 0, parent, rest, matrix: None, mesh: None, skin: None, morph_weights: None };
+    let node = |name: String, parent: Option<usize>, rest: Trs| Node {
+        name: Some(name),
+        source_index: 0,
+        parent,
+        rest,
+        matrix: None,
+        mesh: None,
+        skin: None,
+        morph_weights: None,
+    };
     let mut nodes = Vec::with_capacity(mesh_node + 1);
     nodes.push(node("armature".into(), None, sk.armature));
     for joint in &sk.joints {
-        nodes.push(node(joint.name.clone(), Some(joint.parent.map_or(armature_node, joint_node)), joint.rest));
+        nodes.push(node(
+            joint.name.clone(),
+            Some(joint.parent.map_or(armature_node, joint_node)),
+            joint.rest,
+        ));
     }
     nodes.push(node("mesh_parent".into(), None, mesh_parent_rest));
     let mut skinned = node("skinned_mesh".into(), Some(mesh_parent_node), mesh_rest);
@@ -148,10 +189,19 @@ pub fn generate_rig(o: &RigOptions) -> Result<Scene> {
     let raw = RawScene {
         name: format!(
             "generated rig (seed {}, {} joints, {} influences, {} morph targets, {} verts/ring, non-uniform scale {})",
-            o.seed, o.joints, o.max_influences, o.morph_targets, o.verts_per_ring, o.non_uniform_scale
+            o.seed,
+            o.joints,
+            o.max_influences,
+            o.morph_targets,
+            o.verts_per_ring,
+            o.non_uniform_scale
         ),
         nodes,
-        meshes: vec![Mesh { name: Some("tube".into()), primitives: vec![primitive], default_morph_weights: vec![0.0; targets] }],
+        meshes: vec![Mesh {
+            name: Some("tube".into()),
+            primitives: vec![primitive],
+            default_morph_weights: vec![0.0; targets],
+        }],
         skins: vec![skin],
         animations,
         roots: vec![armature_node, mesh_parent_node],
@@ -166,7 +216,11 @@ pub fn generate_rig(o: &RigOptions) -> Result<Scene> {
 }
 
 fn check_options(o: &RigOptions) -> Result<()> {
-    let bad = |what: &str, range: &str, v: usize| Err(Error::Usage(format!("rig options: {what} must be in {range}, got {v}")));
+    let bad = |what: &str, range: &str, v: usize| {
+        Err(Error::Usage(format!(
+            "rig options: {what} must be in {range}, got {v}"
+        )))
+    };
     if !(2..=64).contains(&o.joints) {
         return bad("joints", "2..=64", o.joints);
     }
@@ -223,7 +277,11 @@ impl Rng {
     }
     fn unit_vector(&mut self) -> DVec3 {
         loop {
-            let v = DVec3::new(self.range(-1.0, 1.0), self.range(-1.0, 1.0), self.range(-1.0, 1.0));
+            let v = DVec3::new(
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+                self.range(-1.0, 1.0),
+            );
             let l = v.length_squared();
             if l > 1e-4 && l <= 1.0 {
                 return v / l.sqrt();
@@ -279,22 +337,43 @@ impl Skeleton {
         } else {
             1 + rng.below(2)
         };
-        let side_total = if sides == 0 { 0 } else { ((n as f64 * rng.range(0.3, 0.45)).round() as usize).clamp(sides, n - 2) };
+        let side_total = if sides == 0 {
+            0
+        } else {
+            ((n as f64 * rng.range(0.3, 0.45)).round() as usize).clamp(sides, n - 2)
+        };
         let spine_len = n - side_total;
         let armature = Trs {
-            translation: Vec3::new(rng.range(-0.3, 0.3) as f32, rng.range(-0.2, 0.2) as f32, rng.range(-0.3, 0.3) as f32),
+            translation: Vec3::new(
+                rng.range(-0.3, 0.3) as f32,
+                rng.range(-0.2, 0.2) as f32,
+                rng.range(-0.3, 0.3) as f32,
+            ),
             rotation: random_rotation(rng, 0.2, 0.6),
             scale: Vec3::splat(rng.range(0.9, 1.2) as f32),
         };
         let mut joints: Vec<Joint> = Vec::with_capacity(n);
         let mut chains = Vec::new();
         let mut chain_base = Vec::new();
-        let along = |rng: &mut Rng, len: f64| Vec3::new(rng.range(-0.04, 0.04) as f32, len as f32, rng.range(-0.04, 0.04) as f32);
+        let along = |rng: &mut Rng, len: f64| {
+            Vec3::new(
+                rng.range(-0.04, 0.04) as f32,
+                len as f32,
+                rng.range(-0.04, 0.04) as f32,
+            )
+        };
         // Spine.
         let mut spine: Vec<usize> = Vec::with_capacity(spine_len);
         for i in 0..spine_len {
             let (translation, rotation) = if i == 0 {
-                (Vec3::new(rng.range(-0.1, 0.1) as f32, rng.range(0.0, 0.1) as f32, rng.range(-0.1, 0.1) as f32), random_rotation(rng, 0.0, 0.3))
+                (
+                    Vec3::new(
+                        rng.range(-0.1, 0.1) as f32,
+                        rng.range(0.0, 0.1) as f32,
+                        rng.range(-0.1, 0.1) as f32,
+                    ),
+                    random_rotation(rng, 0.0, 0.3),
+                )
             } else {
                 let len = rng.range(0.22, 0.38);
                 (along(rng, len), random_rotation(rng, 0.0, 0.35))
@@ -304,7 +383,16 @@ impl Skeleton {
             if let Some(p) = parent {
                 joints[p].next = Some(j);
             }
-            joints.push(Joint { name: format!("spine_{i}"), parent, next: None, rest: Trs { translation, rotation, scale: Vec3::ONE } });
+            joints.push(Joint {
+                name: format!("spine_{i}"),
+                parent,
+                next: None,
+                rest: Trs {
+                    translation,
+                    rotation,
+                    scale: Vec3::ONE,
+                },
+            });
             spine.push(j);
         }
         chains.push(spine.clone());
@@ -312,16 +400,25 @@ impl Skeleton {
         // Side chains, hanging from spine joints 1.. (never the root joint), on opposite sides.
         let mut remaining = side_total;
         for s in 0..sides {
-            let len_chain = if s + 1 == sides { remaining } else { (side_total / 2).max(1) };
+            let len_chain = if s + 1 == sides {
+                remaining
+            } else {
+                (side_total / 2).max(1)
+            };
             remaining -= len_chain;
             let base = spine[1 + rng.below(spine_len - 1)];
             let side = if s == 0 { 1.0 } else { -1.0 };
             let mut chain = Vec::with_capacity(len_chain);
             for i in 0..len_chain {
                 let (translation, rotation) = if i == 0 {
-                    let t = Vec3::new((side * rng.range(0.1, 0.16)) as f32, rng.range(-0.03, 0.06) as f32, rng.range(-0.03, 0.03) as f32);
+                    let t = Vec3::new(
+                        (side * rng.range(0.1, 0.16)) as f32,
+                        rng.range(-0.03, 0.06) as f32,
+                        rng.range(-0.03, 0.03) as f32,
+                    );
                     // Point the chain's +Y sideways.
-                    let r = DQuat::from_rotation_z(-side * rng.range(1.1, 1.5)) * DQuat::from_rotation_x(rng.range(-0.25, 0.25));
+                    let r = DQuat::from_rotation_z(-side * rng.range(1.1, 1.5))
+                        * DQuat::from_rotation_x(rng.range(-0.25, 0.25));
                     (t, r.normalize().as_quat())
                 } else {
                     let len = rng.range(0.2, 0.32);
@@ -332,7 +429,16 @@ impl Skeleton {
                 if i > 0 {
                     joints[parent].next = Some(j);
                 }
-                joints.push(Joint { name: format!("side{s}_{i}"), parent: Some(parent), next: None, rest: Trs { translation, rotation, scale: Vec3::ONE } });
+                joints.push(Joint {
+                    name: format!("side{s}_{i}"),
+                    parent: Some(parent),
+                    next: None,
+                    rest: Trs {
+                        translation,
+                        rotation,
+                        scale: Vec3::ONE,
+                    },
+                });
                 chain.push(j);
             }
             chains.push(chain);
@@ -346,7 +452,11 @@ impl Skeleton {
             rng.shuffle(&mut candidates);
             let count = n.div_ceil(3).min(candidates.len()).max(1);
             for &j in &candidates[..count] {
-                let s = Vec3::new(rng.range(1.1, 1.35) as f32, rng.range(0.75, 0.9) as f32, rng.range(0.9, 1.15) as f32);
+                let s = Vec3::new(
+                    rng.range(1.1, 1.35) as f32,
+                    rng.range(0.75, 0.9) as f32,
+                    rng.range(0.9, 1.15) as f32,
+                );
                 // Permute the axes so the stretch is not always along X.
                 let s = match rng.below(3) {
                     0 => s,
@@ -376,7 +486,14 @@ impl Skeleton {
                 (a, b)
             })
             .collect();
-        Skeleton { armature, joints, chains, chain_base, world, segments }
+        Skeleton {
+            armature,
+            joints,
+            chains,
+            chain_base,
+            world,
+            segments,
+        }
     }
 }
 
@@ -407,7 +524,13 @@ impl Geometry {
     fn build(rng: &mut Rng, o: &RigOptions, sk: &Skeleton) -> Geometry {
         let arm_scale = sk.armature.scale.x as f64;
         let radius = rng.range(0.075, 0.095) * arm_scale;
-        let mut g = Geometry { positions: Vec::new(), normals: Vec::new(), tangents: Vec::new(), indices: Vec::new(), radius };
+        let mut g = Geometry {
+            positions: Vec::new(),
+            normals: Vec::new(),
+            tangents: Vec::new(),
+            indices: Vec::new(),
+            radius,
+        };
         for (c, chain) in sk.chains.iter().enumerate() {
             let mut pts: Vec<DVec3> = Vec::with_capacity(chain.len() + 2);
             if let Some(base) = sk.chain_base[c] {
@@ -427,16 +550,34 @@ impl Geometry {
         // Body rings with a parallel-transported frame.
         let mut rings: Vec<Ring> = Vec::new();
         let first_axis = dirs[0];
-        let helper = if first_axis.x.abs() < 0.9 { DVec3::X } else { DVec3::Y };
+        let helper = if first_axis.x.abs() < 0.9 {
+            DVec3::X
+        } else {
+            DVec3::Y
+        };
         let mut u = (helper - first_axis * first_axis.dot(helper)).normalize();
         for (s, w) in pts.windows(2).enumerate() {
             let last_segment = s + 1 == dirs.len();
-            let count = if last_segment { RINGS_PER_SEGMENT + 1 } else { RINGS_PER_SEGMENT };
+            let count = if last_segment {
+                RINGS_PER_SEGMENT + 1
+            } else {
+                RINGS_PER_SEGMENT
+            };
             for k in 0..count {
                 let f = k as f64 / RINGS_PER_SEGMENT as f64;
-                let axis = if k == 0 && s > 0 { (dirs[s - 1] + dirs[s]).normalize_or(dirs[s]) } else { dirs[s] };
+                let axis = if k == 0 && s > 0 {
+                    (dirs[s - 1] + dirs[s]).normalize_or(dirs[s])
+                } else {
+                    dirs[s]
+                };
                 u = (u - axis * axis.dot(u)).normalize();
-                rings.push(Ring { centre: w[0].lerp(w[1], f), axis, u, radius: r, phi: 0.0 });
+                rings.push(Ring {
+                    centre: w[0].lerp(w[1], f),
+                    axis,
+                    u,
+                    radius: r,
+                    phi: 0.0,
+                });
             }
         }
         // Caps: CAP_RINGS rings of decreasing radius and a pole at each end.
@@ -445,9 +586,18 @@ impl Geometry {
         let (e_c, e_a, e_u) = (end.centre, end.axis, end.u);
         let cap = |c: DVec3, a: DVec3, u: DVec3, sign: f64, k: usize| {
             let phi = sign * std::f64::consts::FRAC_PI_2 * k as f64 / (CAP_RINGS + 1) as f64;
-            Ring { centre: c + a * (r * phi.sin()), axis: a, u, radius: r * phi.cos(), phi }
+            Ring {
+                centre: c + a * (r * phi.sin()),
+                axis: a,
+                u,
+                radius: r * phi.cos(),
+                phi,
+            }
         };
-        let mut all: Vec<Ring> = (1..=CAP_RINGS).rev().map(|k| cap(s_c, s_a, s_u, -1.0, k)).collect();
+        let mut all: Vec<Ring> = (1..=CAP_RINGS)
+            .rev()
+            .map(|k| cap(s_c, s_a, s_u, -1.0, k))
+            .collect();
         all.extend(rings);
         all.extend((1..=CAP_RINGS).map(|k| cap(e_c, e_a, e_u, 1.0, k)));
 
@@ -458,7 +608,8 @@ impl Geometry {
                 let a = TAU * k as f64 / vpr as f64;
                 let radial = ring.u * a.cos() + v * a.sin();
                 self.positions.push(ring.centre + radial * ring.radius);
-                self.normals.push((radial * ring.phi.cos() + ring.axis * ring.phi.sin()).normalize());
+                self.normals
+                    .push((radial * ring.phi.cos() + ring.axis * ring.phi.sin()).normalize());
                 self.tangents.push(v * a.cos() - ring.u * a.sin());
             }
         }
@@ -484,8 +635,10 @@ impl Geometry {
         self.tangents.push(e_u);
         for k in 0..vpr32 {
             let (a, b) = (k, (k + 1) % vpr32);
-            self.indices.extend_from_slice(&[pole_start, first_ring + b, first_ring + a]);
-            self.indices.extend_from_slice(&[pole_end, last_ring + a, last_ring + b]);
+            self.indices
+                .extend_from_slice(&[pole_start, first_ring + b, first_ring + a]);
+            self.indices
+                .extend_from_slice(&[pole_end, last_ring + a, last_ring + b]);
         }
     }
 
@@ -497,9 +650,21 @@ impl Geometry {
         let b3 = DMat3::from_mat4(*b);
         let b3_inv = b3.inverse();
         let b3_t = b3.transpose();
-        let positions: Vec<Vec3> = self.positions.iter().map(|p| b_inv.transform_point3(*p).as_vec3()).collect();
-        let normals: Vec<Vec3> = self.normals.iter().map(|n| (b3_t * *n).normalize().as_vec3()).collect();
-        let tangents: Vec<Vec4> = self.tangents.iter().map(|t| (b3_inv * *t).normalize().as_vec3().extend(1.0)).collect();
+        let positions: Vec<Vec3> = self
+            .positions
+            .iter()
+            .map(|p| b_inv.transform_point3(*p).as_vec3())
+            .collect();
+        let normals: Vec<Vec3> = self
+            .normals
+            .iter()
+            .map(|n| (b3_t * *n).normalize().as_vec3())
+            .collect();
+        let tangents: Vec<Vec4> = self
+            .tangents
+            .iter()
+            .map(|t| (b3_inv * *t).normalize().as_vec3().extend(1.0))
+            .collect();
 
         // Weights: w = 1 / d^4 to each joint's segment, the k largest kept and normalised.
         let k = o.max_influences.min(o.joints);
@@ -510,7 +675,9 @@ impl Geometry {
         let mut cand: Vec<(usize, f64)> = Vec::with_capacity(o.joints);
         for p in &self.positions {
             cand.clear();
-            cand.extend(sk.segments.iter().enumerate().map(|(j, &(a, e))| (j, 1.0 / point_segment_distance(*p, a, e).max(floor).powi(4))));
+            cand.extend(sk.segments.iter().enumerate().map(|(j, &(a, e))| {
+                (j, 1.0 / point_segment_distance(*p, a, e).max(floor).powi(4))
+            }));
             cand.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
             let sum: f64 = cand[..k].iter().map(|c| c.1).sum();
             for i in 0..width {
@@ -527,14 +694,20 @@ impl Geometry {
             }
         }
 
-        let morph_targets = (0..o.morph_targets).map(|t| self.morph_target(rng, t, &b3_inv, &tangents)).collect();
+        let morph_targets = (0..o.morph_targets)
+            .map(|t| self.morph_target(rng, t, &b3_inv, &tangents))
+            .collect();
         Primitive {
             positions,
             normals: Some(normals),
             tangents: Some(tangents),
             indices: self.indices.clone(),
             topology: Topology::Triangles,
-            skin_weights: Some(SkinWeights { width, joints, weights }),
+            skin_weights: Some(SkinWeights {
+                width,
+                joints,
+                weights,
+            }),
             morph_targets,
             base_color: [0.55, 0.70, 0.85, 1.0],
         }
@@ -542,7 +715,13 @@ impl Geometry {
 
     /// Morph target `t`: target 0 is a local bulge (deltas exactly zero outside a ball), the
     /// others smooth fields over the whole mesh. Deltas in mesh space.
-    fn morph_target(&self, rng: &mut Rng, t: usize, b3_inv: &DMat3, tangents: &[Vec4]) -> MorphTarget {
+    fn morph_target(
+        &self,
+        rng: &mut Rng,
+        t: usize,
+        b3_inv: &DMat3,
+        tangents: &[Vec4],
+    ) -> MorphTarget {
         let n = self.positions.len();
         let amp = self.radius * rng.range(0.4, 0.8);
         let mut dp = vec![Vec3::ZERO; n];
@@ -572,14 +751,22 @@ impl Geometry {
                 dn[v] = DVec3::new(0.3 * s2, 0.2 * s1, -0.25 * s1 * s2).as_vec3();
             }
         }
-        MorphTarget { positions: Some(dp), normals: Some(dn), tangents: None }
+        MorphTarget {
+            positions: Some(dp),
+            normals: Some(dn),
+            tangents: None,
+        }
     }
 }
 
 fn point_segment_distance(p: DVec3, a: DVec3, b: DVec3) -> f64 {
     let ab = b - a;
     let len2 = ab.length_squared();
-    let t = if len2 > 0.0 { ((p - a).dot(ab) / len2).clamp(0.0, 1.0) } else { 0.0 };
+    let t = if len2 > 0.0 {
+        ((p - a).dot(ab) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     (p - (a + ab * t)).length()
 }
 
@@ -609,7 +796,14 @@ fn key_times(rng: &mut Rng, keys: usize) -> Vec<f32> {
 
 /// Sampler of vectors (translation, scale, weights): key 0 is `rest`, later keys `key(rng)`;
 /// CUBICSPLINE tangents are random with magnitude up to `tangent`.
-fn vector_sampler(rng: &mut Rng, interpolation: Interpolation, keys: usize, rest: &[f32], tangent: f64, mut key: impl FnMut(&mut Rng) -> Vec<f32>) -> Sampler {
+fn vector_sampler(
+    rng: &mut Rng,
+    interpolation: Interpolation,
+    keys: usize,
+    rest: &[f32],
+    tangent: f64,
+    mut key: impl FnMut(&mut Rng) -> Vec<f32>,
+) -> Sampler {
     let times_s = key_times(rng, keys);
     let c = rest.len();
     let mut values = Vec::with_capacity(keys * c * 3);
@@ -623,62 +817,141 @@ fn vector_sampler(rng: &mut Rng, interpolation: Interpolation, keys: usize, rest
             values.extend_from_slice(&v);
         }
     }
-    Sampler { interpolation, times_s, values, components: c, is_rotation: false }
+    Sampler {
+        interpolation,
+        times_s,
+        values,
+        components: c,
+        is_rotation: false,
+    }
 }
 
 /// Rotation sampler: key 0 is `rest`, later keys `rest · (random rotation up to max_angle)`.
 /// LINEAR and STEP keys get random sign flips (the same rotation; only a shortest-path
 /// slerp interpolates them correctly); CUBICSPLINE keys are kept on one hemisphere (a
 /// flip there would change the curve) and get random non-zero tangents.
-fn rotation_sampler(rng: &mut Rng, interpolation: Interpolation, keys: usize, rest: Quat, max_angle: f64) -> Sampler {
+fn rotation_sampler(
+    rng: &mut Rng,
+    interpolation: Interpolation,
+    keys: usize,
+    rest: Quat,
+    max_angle: f64,
+) -> Sampler {
     let times_s = key_times(rng, keys);
     let rest_d = rest.as_dquat();
     let mut prev = rest_d;
     let mut values = Vec::with_capacity(keys * 12);
     for k in 0..keys {
-        let mut q = if k == 0 { rest_d } else { (rest_d * DQuat::from_axis_angle(rng.unit_vector(), rng.range(-max_angle, max_angle))).normalize() };
+        let mut q = if k == 0 {
+            rest_d
+        } else {
+            (rest_d * DQuat::from_axis_angle(rng.unit_vector(), rng.range(-max_angle, max_angle)))
+                .normalize()
+        };
         match interpolation {
             Interpolation::CubicSpline => {
                 if q.dot(prev) < 0.0 {
                     q = -q;
                 }
                 prev = q;
-                let tangent = |rng: &mut Rng| DVec4::new(rng.range(-0.8, 0.8), rng.range(-0.8, 0.8), rng.range(-0.8, 0.8), rng.range(-0.8, 0.8)).as_vec4().to_array();
+                let tangent = |rng: &mut Rng| {
+                    DVec4::new(
+                        rng.range(-0.8, 0.8),
+                        rng.range(-0.8, 0.8),
+                        rng.range(-0.8, 0.8),
+                        rng.range(-0.8, 0.8),
+                    )
+                    .as_vec4()
+                    .to_array()
+                };
                 values.extend_from_slice(&tangent(rng));
-                values.extend_from_slice(&if k == 0 { rest.to_array() } else { q.as_quat().to_array() });
+                values.extend_from_slice(&if k == 0 {
+                    rest.to_array()
+                } else {
+                    q.as_quat().to_array()
+                });
                 values.extend_from_slice(&tangent(rng));
             }
             _ => {
                 if k > 0 && rng.chance(0.5) {
                     q = -q;
                 }
-                values.extend_from_slice(&if k == 0 { rest.to_array() } else { q.as_quat().to_array() });
+                values.extend_from_slice(&if k == 0 {
+                    rest.to_array()
+                } else {
+                    q.as_quat().to_array()
+                });
             }
         }
     }
-    Sampler { interpolation, times_s, values, components: 4, is_rotation: true }
+    Sampler {
+        interpolation,
+        times_s,
+        values,
+        components: 4,
+        is_rotation: true,
+    }
 }
 
-fn translation_sampler(rng: &mut Rng, interpolation: Interpolation, keys: usize, rest: Vec3, amp: f64) -> Sampler {
+fn translation_sampler(
+    rng: &mut Rng,
+    interpolation: Interpolation,
+    keys: usize,
+    rest: Vec3,
+    amp: f64,
+) -> Sampler {
     vector_sampler(rng, interpolation, keys, &rest.to_array(), amp, |rng| {
-        (rest.as_dvec3() + DVec3::new(rng.range(-amp, amp), rng.range(-amp, amp), rng.range(-amp, amp))).as_vec3().to_array().to_vec()
+        (rest.as_dvec3()
+            + DVec3::new(
+                rng.range(-amp, amp),
+                rng.range(-amp, amp),
+                rng.range(-amp, amp),
+            ))
+        .as_vec3()
+        .to_array()
+        .to_vec()
     })
 }
 
-fn scale_sampler(rng: &mut Rng, interpolation: Interpolation, keys: usize, rest: Vec3, non_uniform: bool) -> Sampler {
+fn scale_sampler(
+    rng: &mut Rng,
+    interpolation: Interpolation,
+    keys: usize,
+    rest: Vec3,
+    non_uniform: bool,
+) -> Sampler {
     vector_sampler(rng, interpolation, keys, &rest.to_array(), 0.5, |rng| {
-        let f = if non_uniform { DVec3::new(rng.range(0.7, 1.35), rng.range(0.7, 1.35), rng.range(0.7, 1.35)) } else { DVec3::splat(rng.range(0.75, 1.3)) };
+        let f = if non_uniform {
+            DVec3::new(
+                rng.range(0.7, 1.35),
+                rng.range(0.7, 1.35),
+                rng.range(0.7, 1.35),
+            )
+        } else {
+            DVec3::splat(rng.range(0.75, 1.3))
+        };
         (rest.as_dvec3() * f).as_vec3().to_array().to_vec()
     })
 }
 
-fn weights_sampler(rng: &mut Rng, interpolation: Interpolation, keys: usize, targets: usize) -> Sampler {
-    vector_sampler(rng, interpolation, keys, &vec![0.0; targets], 1.5, |rng| (0..targets).map(|_| rng.range(0.0, 1.0) as f32).collect())
+fn weights_sampler(
+    rng: &mut Rng,
+    interpolation: Interpolation,
+    keys: usize,
+    targets: usize,
+) -> Sampler {
+    vector_sampler(rng, interpolation, keys, &vec![0.0; targets], 1.5, |rng| {
+        (0..targets).map(|_| rng.range(0.0, 1.0) as f32).collect()
+    })
 }
 
 impl<F: Fn(usize) -> usize> Animations<'_, F> {
     fn channel(node: usize, path: Path, sampler: Sampler) -> Channel {
-        Channel { node, path, sampler }
+        Channel {
+            node,
+            path,
+            sampler,
+        }
     }
 
     fn keys(rng: &mut Rng) -> usize {
@@ -699,31 +972,61 @@ impl<F: Fn(usize) -> usize> Animations<'_, F> {
             if j < 3 || rng.chance(0.8) {
                 let interp = cycle[(j + off) % 4];
                 let keys = Self::keys(rng);
-                ch.push(Self::channel((self.joint_node)(j), Path::Rotation, rotation_sampler(rng, interp, keys, sk.joints[j].rest.rotation, 0.9)));
+                ch.push(Self::channel(
+                    (self.joint_node)(j),
+                    Path::Rotation,
+                    rotation_sampler(rng, interp, keys, sk.joints[j].rest.rotation, 0.9),
+                ));
             }
         }
         let keys = Self::keys(rng);
-        ch.push(Self::channel((self.joint_node)(0), Path::Translation, translation_sampler(rng, CubicSpline, keys, sk.joints[0].rest.translation, 0.08)));
+        ch.push(Self::channel(
+            (self.joint_node)(0),
+            Path::Translation,
+            translation_sampler(rng, CubicSpline, keys, sk.joints[0].rest.translation, 0.08),
+        ));
         // Another joint than the root (one channel per node and path).
         let j = 1 + rng.below(n - 1);
         let keys = Self::keys(rng);
-        ch.push(Self::channel((self.joint_node)(j), Path::Translation, translation_sampler(rng, Step, keys, sk.joints[j].rest.translation, 0.05)));
+        ch.push(Self::channel(
+            (self.joint_node)(j),
+            Path::Translation,
+            translation_sampler(rng, Step, keys, sk.joints[j].rest.translation, 0.05),
+        ));
         let nus = self.o.non_uniform_scale;
         for interp in [Linear, CubicSpline] {
             let j = rng.below(n);
-            if ch.iter().any(|c| c.node == (self.joint_node)(j) && c.path == Path::Scale) {
+            if ch
+                .iter()
+                .any(|c| c.node == (self.joint_node)(j) && c.path == Path::Scale)
+            {
                 continue;
             }
             let keys = Self::keys(rng);
-            ch.push(Self::channel((self.joint_node)(j), Path::Scale, scale_sampler(rng, interp, keys, sk.joints[j].rest.scale, nus)));
+            ch.push(Self::channel(
+                (self.joint_node)(j),
+                Path::Scale,
+                scale_sampler(rng, interp, keys, sk.joints[j].rest.scale, nus),
+            ));
         }
         if self.targets > 0 {
             let keys = Self::keys(rng);
-            ch.push(Self::channel(self.mesh.0, Path::Weights, weights_sampler(rng, Linear, keys, self.targets)));
+            ch.push(Self::channel(
+                self.mesh.0,
+                Path::Weights,
+                weights_sampler(rng, Linear, keys, self.targets),
+            ));
         }
         let keys = Self::keys(rng);
-        ch.push(Self::channel(self.mesh_parent.0, Path::Translation, translation_sampler(rng, Linear, keys, self.mesh_parent.1.translation, 0.5)));
-        Animation { name: Some("sway".into()), channels: ch }
+        ch.push(Self::channel(
+            self.mesh_parent.0,
+            Path::Translation,
+            translation_sampler(rng, Linear, keys, self.mesh_parent.1.translation, 0.5),
+        ));
+        Animation {
+            name: Some("sway".into()),
+            channels: ch,
+        }
     }
 
     /// Animation 1: the armature rotates (LINEAR, sign flips), a subset of joints rotates,
@@ -735,29 +1038,72 @@ impl<F: Fn(usize) -> usize> Animations<'_, F> {
         let n = sk.joints.len();
         let mut ch = Vec::new();
         let keys = Self::keys(rng);
-        ch.push(Self::channel(self.armature.0, Path::Rotation, rotation_sampler(rng, Linear, keys, self.armature.1.rotation, 0.6)));
+        ch.push(Self::channel(
+            self.armature.0,
+            Path::Rotation,
+            rotation_sampler(rng, Linear, keys, self.armature.1.rotation, 0.6),
+        ));
         let cycle = [CubicSpline, Linear, Step, Linear];
         let off = rng.below(4);
         for j in 0..n {
             if j < 2 || rng.chance(0.6) {
                 let keys = Self::keys(rng);
-                ch.push(Self::channel((self.joint_node)(j), Path::Rotation, rotation_sampler(rng, cycle[(j + off) % 4], keys, sk.joints[j].rest.rotation, 0.8)));
+                ch.push(Self::channel(
+                    (self.joint_node)(j),
+                    Path::Rotation,
+                    rotation_sampler(
+                        rng,
+                        cycle[(j + off) % 4],
+                        keys,
+                        sk.joints[j].rest.rotation,
+                        0.8,
+                    ),
+                ));
             }
         }
         let j = rng.below(n);
         let keys = Self::keys(rng);
-        ch.push(Self::channel((self.joint_node)(j), Path::Scale, scale_sampler(rng, Step, keys, sk.joints[j].rest.scale, self.o.non_uniform_scale)));
+        ch.push(Self::channel(
+            (self.joint_node)(j),
+            Path::Scale,
+            scale_sampler(
+                rng,
+                Step,
+                keys,
+                sk.joints[j].rest.scale,
+                self.o.non_uniform_scale,
+            ),
+        ));
         let j = rng.below(n);
         let keys = Self::keys(rng);
-        ch.push(Self::channel((self.joint_node)(j), Path::Translation, translation_sampler(rng, Linear, keys, sk.joints[j].rest.translation, 0.06)));
+        ch.push(Self::channel(
+            (self.joint_node)(j),
+            Path::Translation,
+            translation_sampler(rng, Linear, keys, sk.joints[j].rest.translation, 0.06),
+        ));
         if self.targets > 0 {
             let keys = Self::keys(rng);
-            ch.push(Self::channel(self.mesh.0, Path::Weights, weights_sampler(rng, CubicSpline, keys, self.targets)));
+            ch.push(Self::channel(
+                self.mesh.0,
+                Path::Weights,
+                weights_sampler(rng, CubicSpline, keys, self.targets),
+            ));
         }
         let keys = Self::keys(rng);
-        ch.push(Self::channel(self.mesh_parent.0, Path::Translation, translation_sampler(rng, CubicSpline, keys, self.mesh_parent.1.translation, 0.5)));
+        ch.push(Self::channel(
+            self.mesh_parent.0,
+            Path::Translation,
+            translation_sampler(rng, CubicSpline, keys, self.mesh_parent.1.translation, 0.5),
+        ));
         let keys = Self::keys(rng);
-        ch.push(Self::channel(self.mesh.0, Path::Rotation, rotation_sampler(rng, Step, keys, self.mesh.1.rotation, 1.0)));
-        Animation { name: Some("twist".into()), channels: ch }
+        ch.push(Self::channel(
+            self.mesh.0,
+            Path::Rotation,
+            rotation_sampler(rng, Step, keys, self.mesh.1.rotation, 1.0),
+        ));
+        Animation {
+            name: Some("twist".into()),
+            channels: ch,
+        }
     }
 }

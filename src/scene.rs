@@ -113,7 +113,11 @@ pub struct Mesh {
 
 impl Mesh {
     pub fn morph_target_count(&self) -> usize {
-        self.primitives.iter().map(|p| p.morph_targets.len()).max().unwrap_or(0)
+        self.primitives
+            .iter()
+            .map(|p| p.morph_targets.len())
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -143,10 +147,18 @@ pub struct Report {
 
 impl Report {
     pub fn repair(&mut self, field: impl Into<String>, message: impl Into<String>) {
-        self.notes.push(Note { field: field.into(), message: message.into(), repaired: true });
+        self.notes.push(Note {
+            field: field.into(),
+            message: message.into(),
+            repaired: true,
+        });
     }
     pub fn warn(&mut self, field: impl Into<String>, message: impl Into<String>) {
-        self.notes.push(Note { field: field.into(), message: message.into(), repaired: false });
+        self.notes.push(Note {
+            field: field.into(),
+            message: message.into(),
+            repaired: false,
+        });
     }
 }
 
@@ -189,7 +201,10 @@ impl Scene {
     /// Draws that are deformed: skinned, or whose mesh has morph targets (the `dump` set).
     pub fn deformed_draws(&self) -> impl Iterator<Item = &Draw> {
         self.draws.iter().filter(|d| {
-            d.skin.is_some() || !self.meshes[d.mesh].primitives[d.primitive].morph_targets.is_empty()
+            d.skin.is_some()
+                || !self.meshes[d.mesh].primitives[d.primitive]
+                    .morph_targets
+                    .is_empty()
         })
     }
     pub fn primitive(&self, d: &Draw) -> &Primitive {
@@ -215,7 +230,11 @@ impl SceneBuilder {
             match node.parent {
                 Some(p) if p < n && p != i => children[p].push(i),
                 Some(p) => {
-                    return Err(Error::invalid(&file, format!("nodes[{i}]"), format!("parent {p} is out of range or itself")));
+                    return Err(Error::invalid(
+                        &file,
+                        format!("nodes[{i}]"),
+                        format!("parent {p} is out of range or itself"),
+                    ));
                 }
                 None => roots.push(i),
             }
@@ -226,7 +245,11 @@ impl SceneBuilder {
         let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
         while let Some(i) = stack.pop() {
             if new_index[i] != usize::MAX {
-                return Err(Error::invalid(&file, format!("nodes[{}]", raw.nodes[i].source_index), "node has two parents"));
+                return Err(Error::invalid(
+                    &file,
+                    format!("nodes[{}]", raw.nodes[i].source_index),
+                    "node has two parents",
+                ));
             }
             new_index[i] = order.len();
             order.push(i);
@@ -236,39 +259,73 @@ impl SceneBuilder {
         }
         if order.len() != n {
             let bad = (0..n).find(|&i| new_index[i] == usize::MAX).unwrap_or(0);
-            return Err(Error::invalid(&file, format!("nodes[{}]", raw.nodes[bad].source_index), "node hierarchy has a cycle"));
+            return Err(Error::invalid(
+                &file,
+                format!("nodes[{}]", raw.nodes[bad].source_index),
+                "node hierarchy has a cycle",
+            ));
         }
         let mut nodes = Vec::with_capacity(n);
         for &old in &order {
             let mut node = raw.nodes[old].clone();
             node.parent = node.parent.map(|p| new_index[p]);
             if let Some(m) = node.mesh
-                && m >= raw.meshes.len() {
-                    return Err(Error::invalid(&file, format!("nodes[{}].mesh", node.source_index), format!("mesh {m} out of range")));
-                }
+                && m >= raw.meshes.len()
+            {
+                return Err(Error::invalid(
+                    &file,
+                    format!("nodes[{}].mesh", node.source_index),
+                    format!("mesh {m} out of range"),
+                ));
+            }
             if let Some(s) = node.skin
-                && s >= raw.skins.len() {
-                    return Err(Error::invalid(&file, format!("nodes[{}].skin", node.source_index), format!("skin {s} out of range")));
-                }
+                && s >= raw.skins.len()
+            {
+                return Err(Error::invalid(
+                    &file,
+                    format!("nodes[{}].skin", node.source_index),
+                    format!("skin {s} out of range"),
+                ));
+            }
             nodes.push(node);
         }
         let mut skins = raw.skins;
         for (si, skin) in skins.iter_mut().enumerate() {
             if skin.joints.is_empty() {
-                return Err(Error::invalid(&file, format!("skins[{si}].joints"), "skin has no joints"));
+                return Err(Error::invalid(
+                    &file,
+                    format!("skins[{si}].joints"),
+                    "skin has no joints",
+                ));
             }
             if skin.joint_from_bind.len() != skin.joints.len() {
-                return Err(Error::invalid(&file, format!("skins[{si}].inverseBindMatrices"), format!("{} matrices for {} joints", skin.joint_from_bind.len(), skin.joints.len())));
+                return Err(Error::invalid(
+                    &file,
+                    format!("skins[{si}].inverseBindMatrices"),
+                    format!(
+                        "{} matrices for {} joints",
+                        skin.joint_from_bind.len(),
+                        skin.joints.len()
+                    ),
+                ));
             }
             for (j, joint) in skin.joints.iter_mut().enumerate() {
                 if *joint >= n {
-                    return Err(Error::invalid(&file, format!("skins[{si}].joints[{j}]"), format!("node {} out of range", joint)));
+                    return Err(Error::invalid(
+                        &file,
+                        format!("skins[{si}].joints[{j}]"),
+                        format!("node {} out of range", joint),
+                    ));
                 }
                 *joint = new_index[*joint];
             }
             for (j, m) in skin.joint_from_bind.iter().enumerate() {
                 if !crate::math::mat4_is_finite(m) {
-                    return Err(Error::invalid(&file, format!("skins[{si}].inverseBindMatrices[{j}]"), "matrix has a NaN or infinite element"));
+                    return Err(Error::invalid(
+                        &file,
+                        format!("skins[{si}].inverseBindMatrices[{j}]"),
+                        "matrix has a NaN or infinite element",
+                    ));
                 }
             }
         }
@@ -276,10 +333,16 @@ impl SceneBuilder {
         for (ai, anim) in animations.iter_mut().enumerate() {
             for (ci, ch) in anim.channels.iter_mut().enumerate() {
                 if ch.node >= n {
-                    return Err(Error::invalid(&file, format!("animations[{ai}].channels[{ci}].target.node"), format!("node {} out of range", ch.node)));
+                    return Err(Error::invalid(
+                        &file,
+                        format!("animations[{ai}].channels[{ci}].target.node"),
+                        format!("node {} out of range", ch.node),
+                    ));
                 }
                 ch.node = new_index[ch.node];
-                ch.sampler.validate().map_err(|m| Error::invalid(&file, format!("animations[{ai}].channels[{ci}].sampler"), m))?;
+                ch.sampler.validate().map_err(|m| {
+                    Error::invalid(&file, format!("animations[{ai}].channels[{ci}].sampler"), m)
+                })?;
             }
         }
         // Nodes of the displayed scene: descendants of the raw roots (all when none given).
@@ -305,7 +368,12 @@ impl SceneBuilder {
             }
             if let Some(m) = node.mesh {
                 for p in 0..raw.meshes[m].primitives.len() {
-                    draws.push(Draw { node: i, mesh: m, primitive: p, skin: node.skin });
+                    draws.push(Draw {
+                        node: i,
+                        mesh: m,
+                        primitive: p,
+                        skin: node.skin,
+                    });
                 }
             }
         }
@@ -314,27 +382,53 @@ impl SceneBuilder {
             let prim = &raw.meshes[d.mesh].primitives[d.primitive];
             let field = format!("meshes[{}].primitives[{}]", d.mesh, d.primitive);
             let nv = prim.positions.len();
-            if prim.normals.as_ref().is_some_and(|v| v.len() != nv) || prim.tangents.as_ref().is_some_and(|v| v.len() != nv) {
-                return Err(Error::invalid(&file, field, "NORMAL/TANGENT count differs from POSITION count"));
+            if prim.normals.as_ref().is_some_and(|v| v.len() != nv)
+                || prim.tangents.as_ref().is_some_and(|v| v.len() != nv)
+            {
+                return Err(Error::invalid(
+                    &file,
+                    field,
+                    "NORMAL/TANGENT count differs from POSITION count",
+                ));
             }
             if let Some(&bad) = prim.indices.iter().find(|&&i| i as usize >= nv) {
-                return Err(Error::invalid(&file, format!("{field}.indices"), format!("index {bad} >= vertex count {nv}")));
+                return Err(Error::invalid(
+                    &file,
+                    format!("{field}.indices"),
+                    format!("index {bad} >= vertex count {nv}"),
+                ));
             }
             for (ti, t) in prim.morph_targets.iter().enumerate() {
-                let bad = [t.positions.as_ref().map(|v| v.len()), t.normals.as_ref().map(|v| v.len()), t.tangents.as_ref().map(|v| v.len())]
-                    .into_iter()
-                    .flatten()
-                    .any(|len| len != nv);
+                let bad = [
+                    t.positions.as_ref().map(|v| v.len()),
+                    t.normals.as_ref().map(|v| v.len()),
+                    t.tangents.as_ref().map(|v| v.len()),
+                ]
+                .into_iter()
+                .flatten()
+                .any(|len| len != nv);
                 if bad {
-                    return Err(Error::invalid(&file, format!("{field}.targets[{ti}]"), "morph target count differs from POSITION count"));
+                    return Err(Error::invalid(
+                        &file,
+                        format!("{field}.targets[{ti}]"),
+                        "morph target count differs from POSITION count",
+                    ));
                 }
             }
             if d.skin.is_some() && prim.skin_weights.is_none() {
-                return Err(Error::invalid(&file, format!("{field}.attributes"), "node has a skin but the primitive has no JOINTS_0/WEIGHTS_0"));
+                return Err(Error::invalid(
+                    &file,
+                    format!("{field}.attributes"),
+                    "node has a skin but the primitive has no JOINTS_0/WEIGHTS_0",
+                ));
             }
             if let (Some(s), Some(w)) = (d.skin, prim.skin_weights.as_ref()) {
                 if w.vertex_count() != nv {
-                    return Err(Error::invalid(&file, format!("{field}.attributes.JOINTS_0"), "JOINTS/WEIGHTS count differs from POSITION count"));
+                    return Err(Error::invalid(
+                        &file,
+                        format!("{field}.attributes.JOINTS_0"),
+                        "JOINTS/WEIGHTS count differs from POSITION count",
+                    ));
                 }
                 let jc = skins[s].joints.len() as u32;
                 for (k, (&j, &wt)) in w.joints.iter().zip(&w.weights).enumerate() {
@@ -342,12 +436,23 @@ impl SceneBuilder {
                         return Err(Error::invalid(
                             &file,
                             format!("{field}.attributes.JOINTS_{}", (k % w.width) / 4),
-                            format!("vertex {} uses joint {j} but skin {s} has {jc} joints", k / w.width),
+                            format!(
+                                "vertex {} uses joint {j} but skin {s} has {jc} joints",
+                                k / w.width
+                            ),
                         ));
                     }
                 }
             }
         }
-        Ok(Scene { name: raw.name, nodes, meshes: raw.meshes, skins, animations, draws, report: raw.report })
+        Ok(Scene {
+            name: raw.name,
+            nodes,
+            meshes: raw.meshes,
+            skins,
+            animations,
+            draws,
+            report: raw.report,
+        })
     }
 }

@@ -19,7 +19,11 @@ pub struct LocalToModelJob<'a> {
 impl LocalToModelJob<'_> {
     pub fn validate(&self) -> Result<()> {
         if self.pose.locals.len() != self.scene.nodes.len() {
-            return Err(Error::job("LocalToModelJob", 1, "pose does not match the scene's node count"));
+            return Err(Error::job(
+                "LocalToModelJob",
+                1,
+                "pose does not match the scene's node count",
+            ));
         }
         Ok(())
     }
@@ -44,7 +48,10 @@ impl LocalToModelJob<'_> {
 pub fn model_from_node_f64(scene: &Scene, pose: &Pose) -> Vec<DMat4> {
     let mut out: Vec<DMat4> = Vec::with_capacity(scene.nodes.len());
     for (i, node) in scene.nodes.iter().enumerate() {
-        let local = node.matrix.map(|m| m.as_dmat4()).unwrap_or_else(|| pose.locals[i].to_dmat4());
+        let local = node
+            .matrix
+            .map(|m| m.as_dmat4())
+            .unwrap_or_else(|| pose.locals[i].to_dmat4());
         let m = match node.parent {
             Some(p) => out[p] * local,
             None => local,

@@ -8,18 +8,45 @@ use skinview::anim::{Animation, Channel, Interpolation, Path, Sampler};
 use skinview::frame::{CpuSkinner, FrameState};
 use skinview::harness::GpuSkinner;
 use skinview::math::Trs;
-use skinview::scene::{Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology};
+use skinview::scene::{
+    Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology,
+};
 use skinview::skin::SkinnedVertices;
 
 fn node(name: &str, parent: Option<usize>, rest: Trs) -> Node {
-    Node { name: Some(name.into()), source_index: 0, parent, rest, matrix: None, mesh: None, skin: None, morph_weights: None }
+    Node {
+        name: Some(name.into()),
+        source_index: 0,
+        parent,
+        rest,
+        matrix: None,
+        mesh: None,
+        skin: None,
+        morph_weights: None,
+    }
 }
 
 /// Two bones along +X (parent at origin, child at `(l1,0,0)`), a mesh node with a skin over
 /// both, the given vertices/normals/weights (joint 0 = parent, 1 = child).
-fn two_bone_scene(l1: f32, positions: Vec<Vec3>, normals: Vec<Vec3>, weights: Vec<[f32; 2]>, child_rotation: Quat) -> Scene {
+fn two_bone_scene(
+    l1: f32,
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    weights: Vec<[f32; 2]>,
+    child_rotation: Quat,
+) -> Scene {
     let n = positions.len();
-    let mut nodes = vec![node("parent", None, Trs::IDENTITY), node("child", Some(0), Trs { translation: Vec3::new(l1, 0.0, 0.0), ..Trs::IDENTITY })];
+    let mut nodes = vec![
+        node("parent", None, Trs::IDENTITY),
+        node(
+            "child",
+            Some(0),
+            Trs {
+                translation: Vec3::new(l1, 0.0, 0.0),
+                ..Trs::IDENTITY
+            },
+        ),
+    ];
     let mut mesh_node = node("mesh", None, Trs::IDENTITY);
     mesh_node.mesh = Some(0);
     mesh_node.skin = Some(0);
@@ -38,7 +65,13 @@ fn two_bone_scene(l1: f32, positions: Vec<Vec3>, normals: Vec<Vec3>, weights: Ve
         channels: vec![Channel {
             node: 1,
             path: Path::Rotation,
-            sampler: Sampler { interpolation: Interpolation::Step, times_s: vec![0.0], values: child_rotation.to_array().to_vec(), components: 4, is_rotation: true },
+            sampler: Sampler {
+                interpolation: Interpolation::Step,
+                times_s: vec![0.0],
+                values: child_rotation.to_array().to_vec(),
+                components: 4,
+                is_rotation: true,
+            },
         }],
     };
     let raw = RawScene {
@@ -52,13 +85,24 @@ fn two_bone_scene(l1: f32, positions: Vec<Vec3>, normals: Vec<Vec3>, weights: Ve
                 normals: Some(normals),
                 tangents: None,
                 topology: Topology::Points,
-                skin_weights: Some(SkinWeights { width: 4, joints, weights: w }),
+                skin_weights: Some(SkinWeights {
+                    width: 4,
+                    joints,
+                    weights: w,
+                }),
                 morph_targets: vec![],
                 base_color: [1.0; 4],
             }],
             default_morph_weights: vec![],
         }],
-        skins: vec![Skin { name: None, joints: vec![0, 1], joint_from_bind: vec![Mat4::IDENTITY, Mat4::from_translation(Vec3::new(-l1, 0.0, 0.0))] }],
+        skins: vec![Skin {
+            name: None,
+            joints: vec![0, 1],
+            joint_from_bind: vec![
+                Mat4::IDENTITY,
+                Mat4::from_translation(Vec3::new(-l1, 0.0, 0.0)),
+            ],
+        }],
         animations: vec![anim],
         roots: vec![],
         report: Default::default(),
@@ -78,7 +122,12 @@ fn cpu_skin(scene: &Scene, anim: Option<usize>, t: f32) -> SkinnedVertices {
 fn gpu_skin(scene: &Scene, anim: Option<usize>, t: f32) -> Option<SkinnedVertices> {
     let ctx = common::gpu()?;
     let mut g = GpuSkinner::new(ctx, scene, None).unwrap();
-    Some(g.skin(ctx, scene, anim, &[t], &[0]).unwrap().remove(0).remove(0))
+    Some(
+        g.skin(ctx, scene, anim, &[t], &[0])
+            .unwrap()
+            .remove(0)
+            .remove(0),
+    )
 }
 
 /// Seed 000 §7: a vertex weighted 50/50 at (0,1,0) relative to the child under a 180° twist
@@ -86,14 +135,30 @@ fn gpu_skin(scene: &Scene, anim: Option<usize>, t: f32) -> Option<SkinnedVertice
 #[test]
 fn fifty_fifty_vertex_under_180_twist_collapses_onto_the_bone_axis() {
     let l1 = 1.5;
-    let p = vec![Vec3::new(l1, 1.0, 0.0), Vec3::new(l1, 0.0, 1.0), Vec3::new(l1 + 0.5, 0.0, -1.0)];
+    let p = vec![
+        Vec3::new(l1, 1.0, 0.0),
+        Vec3::new(l1, 0.0, 1.0),
+        Vec3::new(l1 + 0.5, 0.0, -1.0),
+    ];
     let n = vec![Vec3::Y, Vec3::Z, -Vec3::Z];
-    let scene = two_bone_scene(l1, p.clone(), n, vec![[0.5, 0.5]; 3], Quat::from_rotation_x(std::f32::consts::PI));
-    for (label, out) in [("cpu", Some(cpu_skin(&scene, Some(0), 0.0))), ("gpu", gpu_skin(&scene, Some(0), 0.0))] {
+    let scene = two_bone_scene(
+        l1,
+        p.clone(),
+        n,
+        vec![[0.5, 0.5]; 3],
+        Quat::from_rotation_x(std::f32::consts::PI),
+    );
+    for (label, out) in [
+        ("cpu", Some(cpu_skin(&scene, Some(0), 0.0))),
+        ("gpu", gpu_skin(&scene, Some(0), 0.0)),
+    ] {
         let Some(out) = out else { continue };
         for (v, q) in out.positions.iter().enumerate() {
             assert!((q.x - p[v].x).abs() < 1e-6, "{label}: x moved: {q}");
-            assert!(q.y.abs() < 1e-6 && q.z.abs() < 1e-6, "{label}: vertex {v} at {q}, expected on the X axis");
+            assert!(
+                q.y.abs() < 1e-6 && q.z.abs() < 1e-6,
+                "{label}: vertex {v} at {q}, expected on the X axis"
+            );
         }
         // The blended matrix is singular in Y/Z: the normal degenerates rather than turning NaN.
         for nrm in out.normals.as_ref().unwrap() {
@@ -107,21 +172,42 @@ fn fifty_fifty_vertex_under_180_twist_collapses_onto_the_bone_axis() {
 #[test]
 fn one_bone_is_rigid_motion() {
     let l1 = 2.0;
-    let p: Vec<Vec3> = (0..20).map(|i| Vec3::new(l1 + 0.1 * i as f32, (i as f32 * 0.7).sin(), (i as f32 * 1.3).cos())).collect();
-    let n: Vec<Vec3> = p.iter().map(|q| Vec3::new(0.0, q.y, q.z).normalize()).collect();
+    let p: Vec<Vec3> = (0..20)
+        .map(|i| {
+            Vec3::new(
+                l1 + 0.1 * i as f32,
+                (i as f32 * 0.7).sin(),
+                (i as f32 * 1.3).cos(),
+            )
+        })
+        .collect();
+    let n: Vec<Vec3> = p
+        .iter()
+        .map(|q| Vec3::new(0.0, q.y, q.z).normalize())
+        .collect();
     let rot = Quat::from_euler(glam::EulerRot::ZYX, 0.7, -0.4, 1.1);
     let scene = two_bone_scene(l1, p.clone(), n.clone(), vec![[0.0, 1.0]; 20], rot);
     let drot = rot.as_dquat();
-    for (label, out) in [("cpu", Some(cpu_skin(&scene, Some(0), 0.0))), ("gpu", gpu_skin(&scene, Some(0), 0.0))] {
+    for (label, out) in [
+        ("cpu", Some(cpu_skin(&scene, Some(0), 0.0))),
+        ("gpu", gpu_skin(&scene, Some(0), 0.0)),
+    ] {
         let Some(out) = out else { continue };
         for v in 0..p.len() {
             // Child frame: translate by l1 after rotating the bind-relative offset.
-            let expected = DVec3::new(l1 as f64, 0.0, 0.0) + drot * (p[v].as_dvec3() - DVec3::new(l1 as f64, 0.0, 0.0));
+            let expected = DVec3::new(l1 as f64, 0.0, 0.0)
+                + drot * (p[v].as_dvec3() - DVec3::new(l1 as f64, 0.0, 0.0));
             let got = out.positions[v].as_dvec3();
-            assert!((got - expected).length() < 2e-6, "{label} vertex {v}: {got} vs {expected}");
+            assert!(
+                (got - expected).length() < 2e-6,
+                "{label} vertex {v}: {got} vs {expected}"
+            );
             let en = drot * n[v].as_dvec3();
             let gn = out.normals.as_ref().unwrap()[v].as_dvec3();
-            assert!((gn - en).length() < 2e-6, "{label} normal {v}: {gn} vs {en}");
+            assert!(
+                (gn - en).length() < 2e-6,
+                "{label} normal {v}: {gn} vs {en}"
+            );
             // Rigid motion preserves distances to the joint.
             let d0 = (p[v].as_dvec3() - DVec3::new(l1 as f64, 0.0, 0.0)).length();
             let d1 = (got - DVec3::new(l1 as f64, 0.0, 0.0)).length();
@@ -142,10 +228,22 @@ fn bind_pose_reproduces_the_mesh() {
     for (a, b) in out.positions.iter().zip(&prim.positions) {
         assert!((*a - *b).length() < 1e-6, "{a} vs {b}");
     }
-    for (a, b) in out.normals.as_ref().unwrap().iter().zip(prim.normals.as_ref().unwrap()) {
+    for (a, b) in out
+        .normals
+        .as_ref()
+        .unwrap()
+        .iter()
+        .zip(prim.normals.as_ref().unwrap())
+    {
         assert!((*a - b.normalize()).length() < 1e-6);
     }
-    for stem in ["rig_seed1", "rig_seed2", "rig_seed3", "rig_seed4_8inf_morph_ubyte", "rig_seed5_40j_6inf_ushort"] {
+    for stem in [
+        "rig_seed1",
+        "rig_seed2",
+        "rig_seed3",
+        "rig_seed4_8inf_morph_ubyte",
+        "rig_seed5_40j_6inf_ushort",
+    ] {
         let scene = skinview::io::load(&common::model(stem)).unwrap();
         let mut frame = FrameState::new(&scene);
         frame.evaluate(&scene, None, 0.0).unwrap();
@@ -161,7 +259,10 @@ fn bind_pose_reproduces_the_mesh() {
                 // Morph targets are at weight 0 at rest in these rigs unless mesh.weights say otherwise.
                 let mut base = prim.positions[v].as_dvec3();
                 for (t, target) in prim.morph_targets.iter().enumerate() {
-                    let w = frame.pose.morph_weights[d.node].get(t).copied().unwrap_or(0.0) as f64;
+                    let w = frame.pose.morph_weights[d.node]
+                        .get(t)
+                        .copied()
+                        .unwrap_or(0.0) as f64;
                     if let Some(dp) = &target.positions {
                         base += dp[v].as_dvec3() * w;
                     }
@@ -172,7 +273,10 @@ fn bind_pose_reproduces_the_mesh() {
                 hi = hi.max(e);
             }
             let diag = (hi - lo).length();
-            assert!(worst < 1e-5 * diag, "{stem}: rest pose differs from B*POSITION by {worst:.3e} (diag {diag:.3})");
+            assert!(
+                worst < 1e-5 * diag,
+                "{stem}: rest pose differs from B*POSITION by {worst:.3e} (diag {diag:.3})"
+            );
         }
     }
 }
@@ -184,27 +288,54 @@ fn bind_pose_reproduces_the_mesh() {
 fn normals_use_the_inverse_transpose_and_tangents_stay_orthogonal() {
     let l1 = 1.0;
     let n0 = Vec3::new(1.0, 1.0, 0.0).normalize();
-    let scene0 = two_bone_scene(l1, vec![Vec3::new(1.5, 0.0, 0.0)], vec![n0], vec![[0.0, 1.0]], Quat::IDENTITY);
+    let scene0 = two_bone_scene(
+        l1,
+        vec![Vec3::new(1.5, 0.0, 0.0)],
+        vec![n0],
+        vec![[0.0, 1.0]],
+        Quat::IDENTITY,
+    );
     // Scale the child by (2,1,1) with a STEP scale channel.
     let mut scene = scene0.clone();
     scene.animations[0].channels.push(Channel {
         node: 1,
         path: Path::Scale,
-        sampler: Sampler { interpolation: Interpolation::Step, times_s: vec![0.0], values: vec![2.0, 1.0, 1.0], components: 3, is_rotation: false },
+        sampler: Sampler {
+            interpolation: Interpolation::Step,
+            times_s: vec![0.0],
+            values: vec![2.0, 1.0, 1.0],
+            components: 3,
+            is_rotation: false,
+        },
     });
     let t0 = Vec4::new(1.0, -1.0, 0.0, -1.0);
-    scene.meshes[0].primitives[0].tangents = Some(vec![Vec4::new(t0.x, t0.y, t0.z, 0.0).normalize().with_w(-1.0)]);
+    scene.meshes[0].primitives[0].tangents = Some(vec![
+        Vec4::new(t0.x, t0.y, t0.z, 0.0).normalize().with_w(-1.0),
+    ]);
     let expected = Vec3::new(0.5, 1.0, 0.0).normalize();
-    for (label, out) in [("cpu", Some(cpu_skin(&scene, Some(0), 0.0))), ("gpu", gpu_skin(&scene, Some(0), 0.0))] {
+    for (label, out) in [
+        ("cpu", Some(cpu_skin(&scene, Some(0), 0.0))),
+        ("gpu", gpu_skin(&scene, Some(0), 0.0)),
+    ] {
         let Some(out) = out else { continue };
         let n = out.normals.as_ref().unwrap()[0];
-        assert!((n - expected).length() < 1e-6, "{label}: normal {n}, expected {expected}");
+        assert!(
+            (n - expected).length() < 1e-6,
+            "{label}: normal {n}, expected {expected}"
+        );
         let t = out.tangents.as_ref().unwrap()[0];
-        assert!(t.truncate().dot(n).abs() < 1e-6, "{label}: tangent not orthogonal");
+        assert!(
+            t.truncate().dot(n).abs() < 1e-6,
+            "{label}: tangent not orthogonal"
+        );
         assert!((t.truncate().length() - 1.0).abs() < 1e-6);
         assert_eq!(t.w, -1.0, "{label}: handedness lost");
         // Position: child frame scales the offset from the joint along X by 2.
-        assert!((out.positions[0] - Vec3::new(2.0, 0.0, 0.0)).length() < 1e-6, "{label}: {}", out.positions[0]);
+        assert!(
+            (out.positions[0] - Vec3::new(2.0, 0.0, 0.0)).length() < 1e-6,
+            "{label}: {}",
+            out.positions[0]
+        );
     }
 }
 
@@ -212,18 +343,37 @@ fn normals_use_the_inverse_transpose_and_tangents_stay_orthogonal() {
 /// the inverse-transpose of diag(-1,1,1) maps (1,0,0) to (-1,0,0) and (0,1,0) to (0,1,0).
 #[test]
 fn mirrored_bones_keep_outward_normals() {
-    let scene0 = two_bone_scene(1.0, vec![Vec3::new(1.5, 0.0, 0.0), Vec3::new(1.0, 0.5, 0.0)], vec![Vec3::X, Vec3::Y], vec![[0.0, 1.0]; 2], Quat::IDENTITY);
+    let scene0 = two_bone_scene(
+        1.0,
+        vec![Vec3::new(1.5, 0.0, 0.0), Vec3::new(1.0, 0.5, 0.0)],
+        vec![Vec3::X, Vec3::Y],
+        vec![[0.0, 1.0]; 2],
+        Quat::IDENTITY,
+    );
     let mut scene = scene0.clone();
     scene.animations[0].channels.push(Channel {
         node: 1,
         path: Path::Scale,
-        sampler: Sampler { interpolation: Interpolation::Step, times_s: vec![0.0], values: vec![-1.0, 1.0, 1.0], components: 3, is_rotation: false },
+        sampler: Sampler {
+            interpolation: Interpolation::Step,
+            times_s: vec![0.0],
+            values: vec![-1.0, 1.0, 1.0],
+            components: 3,
+            is_rotation: false,
+        },
     });
-    for (label, out) in [("cpu", Some(cpu_skin(&scene, Some(0), 0.0))), ("gpu", gpu_skin(&scene, Some(0), 0.0))] {
+    for (label, out) in [
+        ("cpu", Some(cpu_skin(&scene, Some(0), 0.0))),
+        ("gpu", gpu_skin(&scene, Some(0), 0.0)),
+    ] {
         let Some(out) = out else { continue };
         let n = out.normals.as_ref().unwrap();
         assert!((n[0] - -Vec3::X).length() < 1e-6, "{label}: {}", n[0]);
         assert!((n[1] - Vec3::Y).length() < 1e-6, "{label}: {}", n[1]);
-        assert!((out.positions[0] - Vec3::new(0.5, 0.0, 0.0)).length() < 1e-6, "{label}: {}", out.positions[0]);
+        assert!(
+            (out.positions[0] - Vec3::new(0.5, 0.0, 0.0)).length() < 1e-6,
+            "{label}: {}",
+            out.positions[0]
+        );
     }
 }

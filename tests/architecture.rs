@@ -31,11 +31,59 @@ fn code(path: &Path) -> Vec<(usize, String)> {
 #[test]
 fn layers_import_only_downwards() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let core = ["image.rs", "math.rs", "scene.rs", "anim", "skeleton.rs", "ik", "links.rs", "skin", "frame.rs", "character.rs", "rig", "builtin.rs", "rigs.rs", "error.rs"];
+    let core = [
+        "image.rs",
+        "math.rs",
+        "scene.rs",
+        "anim",
+        "skeleton.rs",
+        "ik",
+        "links.rs",
+        "skin",
+        "frame.rs",
+        "character.rs",
+        "rig",
+        "builtin.rs",
+        "rigs.rs",
+        "error.rs",
+    ];
     let rules: [(&[&str], &[&str]); 3] = [
-        (&core, &["wgpu", "winit", "egui", "gltf::", "use gltf", "crate::gpu", "crate::io", "crate::harness", "crate::viewer"]),
-        (&["io"], &["wgpu", "winit", "egui", "crate::gpu", "crate::harness", "crate::viewer"]),
-        (&["gpu"], &["winit", "egui", "gltf", "crate::io", "crate::harness", "crate::viewer"]),
+        (
+            &core,
+            &[
+                "wgpu",
+                "winit",
+                "egui",
+                "gltf::",
+                "use gltf",
+                "crate::gpu",
+                "crate::io",
+                "crate::harness",
+                "crate::viewer",
+            ],
+        ),
+        (
+            &["io"],
+            &[
+                "wgpu",
+                "winit",
+                "egui",
+                "crate::gpu",
+                "crate::harness",
+                "crate::viewer",
+            ],
+        ),
+        (
+            &["gpu"],
+            &[
+                "winit",
+                "egui",
+                "gltf",
+                "crate::io",
+                "crate::harness",
+                "crate::viewer",
+            ],
+        ),
     ];
     let mut violations = Vec::new();
     for (modules, forbidden) in rules {
@@ -47,12 +95,20 @@ fn layers_import_only_downwards() {
                 for (line, text) in code(&f) {
                     for bad in forbidden {
                         if text.contains(bad) {
-                            violations.push(format!("{}:{line}: `{bad}` in {}", f.display(), text.trim()));
+                            violations.push(format!(
+                                "{}:{line}: `{bad}` in {}",
+                                f.display(),
+                                text.trim()
+                            ));
                         }
                     }
                 }
             }
         }
     }
-    assert!(violations.is_empty(), "imports against ARCHITECTURE.md:\n{}", violations.join("\n"));
+    assert!(
+        violations.is_empty(),
+        "imports against ARCHITECTURE.md:\n{}",
+        violations.join("\n")
+    );
 }

@@ -45,9 +45,16 @@ static GLOBAL: CountingAlloc = CountingAlloc;
 fn a_warm_frame_allocates_nothing() {
     let mut models: Vec<Character> = vec![Character::humanoid_demo().unwrap()];
     let fox = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/Fox/Fox.glb");
-    models.push(Character::from_scene(skinview::io::load(&fox).unwrap(), Some(1)));
-    let morph = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/AnimatedMorphSphere/AnimatedMorphSphere.glb");
-    models.push(Character::from_scene(skinview::io::load(&morph).unwrap(), Some(0)));
+    models.push(Character::from_scene(
+        skinview::io::load(&fox).unwrap(),
+        Some(1),
+    ));
+    let morph = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/models/AnimatedMorphSphere/AnimatedMorphSphere.glb");
+    models.push(Character::from_scene(
+        skinview::io::load(&morph).unwrap(),
+        Some(0),
+    ));
     for c in &mut models {
         let dt = 1.0 / 60.0;
         for i in 0..30 {
@@ -70,7 +77,10 @@ fn a_warm_frame_allocates_nothing() {
 fn humanoid_demo_runs_every_stage() {
     let mut c = Character::humanoid_demo().unwrap();
     assert_eq!(c.layers.len(), 3);
-    assert!(c.links.as_ref().is_some_and(|l| l.links.len() == 12), "2 links at each shoulder, elbow and knee");
+    assert!(
+        c.links.as_ref().is_some_and(|l| l.links.len() == 12),
+        "2 links at each shoulder, elbow and knee"
+    );
     let dt = 1.0 / 60.0;
     let mut reached = 0;
     let mut worst: f32 = 0.0;
@@ -92,7 +102,10 @@ fn humanoid_demo_runs_every_stage() {
             let q_rel = q_ref.inverse() * c.frame.pose.locals[n].rotation;
             let clamped = lim.clamp_relative(q_rel);
             let off = q_rel.angle_between(clamped);
-            assert!(off < 1f32.to_radians(), "frame {i}: {name} is {off} rad outside its limits");
+            assert!(
+                off < 1f32.to_radians(),
+                "frame {i}: {name} is {off} rad outside its limits"
+            );
         }
         for out in &c.outputs {
             assert!(out.positions.iter().all(|p| p.is_finite()));
@@ -103,8 +116,14 @@ fn humanoid_demo_runs_every_stage() {
     }
     // During the throw's wind-up (chest twisted ~34°) the orbit leaves the region the arm's
     // joint limits allow, so some frames legitimately end unreached with a residual.
-    assert!(reached > 180, "IK reached its orbiting target in only {reached}/240 frames");
-    assert!(worst.is_finite() && worst < 0.15, "IK residual reached {worst} m");
+    assert!(
+        reached > 180,
+        "IK reached its orbiting target in only {reached}/240 frames"
+    );
+    assert!(
+        worst.is_finite() && worst < 0.15,
+        "IK residual reached {worst} m"
+    );
 }
 
 /// Command-line specs parse as documented and reject malformed parts with a reason.
@@ -112,20 +131,47 @@ fn humanoid_demo_runs_every_stage() {
 fn stage_specs_parse_and_reject_bad_input() {
     use skinview::character::{FadeArg, IkArg, LayerArg, MaskSpec};
     let l: LayerArg = "run:!spine:0.5".parse().unwrap();
-    assert_eq!((l.motion.as_str(), l.mask.clone(), l.weight), ("run", MaskSpec::Except("spine".into()), 0.5));
+    assert_eq!(
+        (l.motion.as_str(), l.mask.clone(), l.weight),
+        ("run", MaskSpec::Except("spine".into()), 0.5)
+    );
     let l: LayerArg = "2".parse().unwrap();
-    assert_eq!((l.motion.as_str(), l.mask, l.weight), ("2", MaskSpec::All, 1.0));
-    assert_eq!("throw:spine".parse::<LayerArg>().unwrap().mask, MaskSpec::Subtree("spine".into()));
+    assert_eq!(
+        (l.motion.as_str(), l.mask, l.weight),
+        ("2", MaskSpec::All, 1.0)
+    );
+    assert_eq!(
+        "throw:spine".parse::<LayerArg>().unwrap().mask,
+        MaskSpec::Subtree("spine".into())
+    );
     for bad in ["", "run:spine:-1", "run:spine:x", "a:b:1:2"] {
         assert!(bad.parse::<LayerArg>().is_err(), "{bad:?} parsed");
     }
     let ik: IkArg = "l_hand:3:0.1,1.2,-0.3:0.5".parse().unwrap();
-    assert_eq!((ik.end_bone.as_str(), ik.chain_length, ik.target_m, ik.weight), ("l_hand", 3, glam::Vec3::new(0.1, 1.2, -0.3), 0.5));
-    for bad in ["l_hand", "l_hand:0:1,2,3", "l_hand:2:1,2", "l_hand:2:1,2,nan", ":2:1,2,3", "l_hand:2:1,2,3:-1"] {
+    assert_eq!(
+        (
+            ik.end_bone.as_str(),
+            ik.chain_length,
+            ik.target_m,
+            ik.weight
+        ),
+        ("l_hand", 3, glam::Vec3::new(0.1, 1.2, -0.3), 0.5)
+    );
+    for bad in [
+        "l_hand",
+        "l_hand:0:1,2,3",
+        "l_hand:2:1,2",
+        "l_hand:2:1,2,nan",
+        ":2:1,2,3",
+        "l_hand:2:1,2,3:-1",
+    ] {
         assert!(bad.parse::<IkArg>().is_err(), "{bad:?} parsed");
     }
     let f: FadeArg = "0:1:0.5:0.25".parse().unwrap();
-    assert_eq!((f.from, f.to, f.fade.start_s, f.fade.duration_s), (0, 1, 0.5, 0.25));
+    assert_eq!(
+        (f.from, f.to, f.fade.start_s, f.fade.duration_s),
+        (0, 1, 0.5, 0.25)
+    );
     assert!("0:1:0.5".parse::<FadeArg>().is_err() && "0:1:0.5:-1".parse::<FadeArg>().is_err());
 }
 
@@ -140,7 +186,12 @@ fn specs_drive_any_native_rig() {
     spec.layers.clear();
     // Shoulder at the origin, upper arm 0.30 along X, forearm 0.28: (0.3 + 0.28 cos 60°, 0.28 sin 60°).
     let target = glam::Vec3::new(0.30 + 0.14, 0.28 * 0.866_025_4, 0.0);
-    spec.ik = vec![IkArg { end_bone: "forearm".into(), chain_length: 1, target_m: target, weight: 1.0 }];
+    spec.ik = vec![IkArg {
+        end_bone: "forearm".into(),
+        chain_length: 1,
+        target_m: target,
+        weight: 1.0,
+    }];
     let mut c = Character::from_spec(&rig, &spec).unwrap();
     let dt = 1.0 / 60.0;
     for i in 0..60 {
@@ -148,12 +199,19 @@ fn specs_drive_any_native_rig() {
     }
     let fore = skinview::anim::BoneMask::node(&c.scene, "forearm").unwrap();
     let tip = c.frame.model_from_node[fore].transform_point3(glam::Vec3::new(0.28, 0.0, 0.0));
-    assert!((tip - target).length() < 2e-3, "forearm tip at {tip}, target {target}");
+    assert!(
+        (tip - target).length() < 2e-3,
+        "forearm tip at {tip}, target {target}"
+    );
     assert!(c.ik_result.reached);
     spec.ik[0].end_bone = "wing".into();
     assert!(Character::from_spec(&rig, &spec).is_err());
     let bad = CharacterSpec::single("dance");
-    assert!(Character::from_spec(&rig, &bad).err().is_some_and(|e| e.to_string().contains("dance")));
+    assert!(
+        Character::from_spec(&rig, &bad)
+            .err()
+            .is_some_and(|e| e.to_string().contains("dance"))
+    );
 }
 
 /// A bone driven by hand takes exactly the given transform (overriding its motion), its
@@ -164,7 +222,11 @@ fn bones_can_be_driven_by_hand() {
     let rig = skinview::builtin::woodland_arm_rig().unwrap();
     let mut c = Character::from_spec(&rig, &CharacterSpec::single("bend")).unwrap();
     let fore = skinview::anim::BoneMask::node(&c.scene, "forearm").unwrap();
-    let by_hand = skinview::math::Trs { translation: glam::Vec3::new(0.3, 0.0, 0.0), rotation: glam::Quat::from_rotation_y(0.5), scale: glam::Vec3::ONE };
+    let by_hand = skinview::math::Trs {
+        translation: glam::Vec3::new(0.3, 0.0, 0.0),
+        rotation: glam::Quat::from_rotation_y(0.5),
+        scale: glam::Vec3::ONE,
+    };
     c.set_override(fore, Some(by_hand)).unwrap();
     c.update(1.0, 1.0 / 60.0).unwrap();
     assert_eq!(c.frame.pose.locals[fore].rotation, by_hand.rotation);
@@ -176,7 +238,19 @@ fn bones_can_be_driven_by_hand() {
     c.update(1.0, 1.0 / 60.0).unwrap();
     // Back on the bend motion: 60° about Z at t = 1 s.
     let (axis, angle) = c.frame.pose.locals[fore].rotation.to_axis_angle();
-    assert!((angle - 60f32.to_radians()).abs() < 1e-4 && axis.z > 0.999, "{axis} {angle}");
+    assert!(
+        (angle - 60f32.to_radians()).abs() < 1e-4 && axis.z > 0.999,
+        "{axis} {angle}"
+    );
     assert!(c.set_override(999, None).is_err());
-    assert!(c.set_override(fore, Some(skinview::math::Trs { rotation: glam::Quat::from_xyzw(0.0, 0.0, 0.0, 0.0), ..by_hand })).is_err());
+    assert!(
+        c.set_override(
+            fore,
+            Some(skinview::math::Trs {
+                rotation: glam::Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
+                ..by_hand
+            })
+        )
+        .is_err()
+    );
 }

@@ -5,7 +5,7 @@ mod common;
 
 use std::process::Command;
 
-use skinview::io::dump::{diff, Dump};
+use skinview::io::dump::{Dump, diff};
 
 fn skinview(args: &[&str]) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_skinview"));
@@ -19,7 +19,11 @@ fn skinview(args: &[&str]) -> std::process::Output {
 }
 
 fn text(o: &std::process::Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn tmp(name: &str) -> std::path::PathBuf {
@@ -42,10 +46,16 @@ fn help_lists_every_command() {
         .filter_map(|l| l.split_whitespace().next().map(str::to_string))
         .collect();
     for c in ["info", "render", "compare", "dump", "export", "bench"] {
-        assert!(listed.iter().any(|x| x == c), "--help does not list {c}: {listed:?}");
+        assert!(
+            listed.iter().any(|x| x == c),
+            "--help does not list {c}: {listed:?}"
+        );
         let o = skinview(&[c, "--help"]);
         let h = text(&o);
-        assert!(o.status.success() && h.contains("[MODEL]") && h.contains("builtin:humanoid"), "{c} --help:\n{h}");
+        assert!(
+            o.status.success() && h.contains("[MODEL]") && h.contains("builtin:humanoid"),
+            "{c} --help:\n{h}"
+        );
     }
     assert!(t.contains("built-in"), "{t}");
 }
@@ -55,11 +65,20 @@ fn info_reports_skins_animations_and_repairs() {
     let o = skinview(&["info"]);
     assert!(o.status.success(), "{}", text(&o));
     let t = text(&o);
-    assert!(t.contains("2 joints") && t.contains("bend") && t.contains("LINEAR"), "{t}");
+    assert!(
+        t.contains("2 joints") && t.contains("bend") && t.contains("LINEAR"),
+        "{t}"
+    );
     let fox = common::model("Fox");
     let o = skinview(&["info", fox.to_str().unwrap()]);
     let t = text(&o);
-    assert!(o.status.success() && t.contains("24 joints") && t.contains("Survey") && t.contains("1728 vertices"), "{t}");
+    assert!(
+        o.status.success()
+            && t.contains("24 joints")
+            && t.contains("Survey")
+            && t.contains("1728 vertices"),
+        "{t}"
+    );
     // SimpleSkin's rotation keys are not unit length: the repair is reported.
     let o = skinview(&["info", common::model("SimpleSkin").to_str().unwrap()]);
     let t = text(&o);
@@ -74,16 +93,36 @@ fn dump_cpu_and_gpu_agree_and_follow_the_format() {
     let model = common::model("rig_seed4_8inf_morph_ubyte");
     let (c, g) = (tmp("cpu.json"), tmp("gpu.json"));
     for (path, out) in [("cpu", &c), ("gpu", &g)] {
-        let o = skinview(&["dump", model.to_str().unwrap(), "--anim", "1", "--time", "0", "--time", "0.7", "--path", path, "--out", out.to_str().unwrap()]);
+        let o = skinview(&[
+            "dump",
+            model.to_str().unwrap(),
+            "--anim",
+            "1",
+            "--time",
+            "0",
+            "--time",
+            "0.7",
+            "--path",
+            path,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
         assert!(o.status.success(), "{}", text(&o));
     }
     let (dc, dg) = (Dump::read(&c).unwrap(), Dump::read(&g).unwrap());
     assert_eq!(dc.times, vec![0.0, 0.7f32 as f64]);
     assert_eq!(dc.anim, Some(1));
     assert_eq!(dc.meshes.len(), 1);
-    assert_eq!(dc.meshes[0].positions_by_time[0].len(), dc.meshes[0].vertex_count * 3);
+    assert_eq!(
+        dc.meshes[0].positions_by_time[0].len(),
+        dc.meshes[0].vertex_count * 3
+    );
     let d = diff(&dc, &dg).unwrap();
-    assert!(d.max_position < 1e-5 * dc.diagonal(), "CPU/GPU dumps differ by {}", d.max_position);
+    assert!(
+        d.max_position < 1e-5 * dc.diagonal(),
+        "CPU/GPU dumps differ by {}",
+        d.max_position
+    );
     // Normals are unit length.
     for n in dc.meshes[0].normals_by_time.as_ref().unwrap()[1].chunks_exact(3) {
         let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
@@ -101,13 +140,31 @@ fn compare_passes_and_reports_reduction_cost() {
     assert!(text(&o).contains("PASS"));
     let model = common::model("rig_seed5_40j_6inf_ushort");
     let json = tmp("cmp.json");
-    let o = skinview(&["compare", model.to_str().unwrap(), "--frames", "3", "--max-influences", "4", "--json", json.to_str().unwrap()]);
+    let o = skinview(&[
+        "compare",
+        model.to_str().unwrap(),
+        "--frames",
+        "3",
+        "--max-influences",
+        "4",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
-    assert!(t.contains("reducing to 4 influences costs") && t.contains("vertices lost weight"), "{t}");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        t.contains("reducing to 4 influences costs") && t.contains("vertices lost weight"),
+        "{t}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["max_influences"], 4);
-    assert!(v["anims"][0]["reduction_cost"][0]["max_error"].as_f64().unwrap() > 0.0);
+    assert!(
+        v["anims"][0]["reduction_cost"][0]["max_error"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
 }
 
 #[test]
@@ -116,7 +173,17 @@ fn render_writes_a_png_of_the_requested_size() {
         return;
     }
     let out = tmp("arm.png");
-    let o = skinview(&["render", "--size", "200x120", "--time", "1.5", "--path", "cpu", "--out", out.to_str().unwrap()]);
+    let o = skinview(&[
+        "render",
+        "--size",
+        "200x120",
+        "--time",
+        "1.5",
+        "--path",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let img = skinview::io::image::Rgba8::read_png(&out).unwrap();
     assert_eq!((img.width, img.height), (200, 120));
@@ -129,23 +196,53 @@ fn bad_input_gives_a_clear_error_and_exit_code_2() {
     let o = skinview(&["info", bogus.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     let t = text(&o);
-    assert!(t.contains("not_a_model.glb") && t.contains("not a valid glTF"), "{t}");
+    assert!(
+        t.contains("not_a_model.glb") && t.contains("not a valid glTF"),
+        "{t}"
+    );
     let o = skinview(&["info", "/nonexistent/model.glb"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("/nonexistent/model.glb"));
-    let o = skinview(&["dump", "--anim", "7", "--time", "0", "--out", tmp("x.json").to_str().unwrap()]);
+    let o = skinview(&[
+        "dump",
+        "--anim",
+        "7",
+        "--time",
+        "0",
+        "--out",
+        tmp("x.json").to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("--anim 7"), "{}", text(&o));
-    let o = skinview(&["render", "--size", "banana", "--out", tmp("x.png").to_str().unwrap()]);
+    let o = skinview(&[
+        "render",
+        "--size",
+        "banana",
+        "--out",
+        tmp("x.png").to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!text(&o).contains("panicked"));
     // Argument rules: K >= 1, --demo only for the humanoid, export only .glb / .rig.json.
     let o = skinview(&["compare", "--max-influences", "0"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    let o = skinview(&["render", "builtin:arm", "--demo", "--out", tmp("x.png").to_str().unwrap()]);
+    let o = skinview(&[
+        "render",
+        "builtin:arm",
+        "--demo",
+        "--out",
+        tmp("x.png").to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("--demo"), "{}", text(&o));
-    let o = skinview(&["render", "--demo", "--time", "inf", "--out", tmp("x.png").to_str().unwrap()]);
+    let o = skinview(&[
+        "render",
+        "--demo",
+        "--time",
+        "inf",
+        "--out",
+        tmp("x.png").to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let o = skinview(&["export", "--out", tmp("x.gltf").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
@@ -162,16 +259,30 @@ fn bench_reports_every_stage_as_json() {
     let o = skinview(&["bench", "--frames", "20", "--json", json.to_str().unwrap()]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
-    for stage in ["sample motion", "layer", "ik", "bone links", "palette", "skin", "renormalise normals", "frame"] {
+    for stage in [
+        "sample motion",
+        "layer",
+        "ik",
+        "bone links",
+        "palette",
+        "skin",
+        "renormalise normals",
+        "frame",
+    ] {
         assert!(t.contains(stage), "bench output lacks {stage}:\n{t}");
     }
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["model"], "humanoid");
     assert!(v["joints"].as_u64().unwrap() >= 18 && v["vertices"].as_u64().unwrap() > 1000);
     let stages = v["stages_us"].as_object().unwrap();
     let mut sum = 0.0;
-    for k in ["sample", "layer", "ik", "links", "palette", "skin", "normals"] {
-        let x = stages[k].as_f64().unwrap_or_else(|| panic!("stages_us.{k} missing"));
+    for k in [
+        "sample", "layer", "ik", "links", "palette", "skin", "normals",
+    ] {
+        let x = stages[k]
+            .as_f64()
+            .unwrap_or_else(|| panic!("stages_us.{k} missing"));
         assert!(x >= 0.0 && x.is_finite(), "{k}: {x}");
         sum += x;
     }
@@ -179,18 +290,63 @@ fn bench_reports_every_stage_as_json() {
     assert!(stages["ik"].as_f64().unwrap() > 0.0 && stages["links"].as_f64().unwrap() > 0.0);
     // The median frame is near the sum of the stage medians (same frames, different medians).
     let frame = v["frame_us"].as_f64().unwrap();
-    assert!(frame > 0.0 && frame < 3.0 * sum && frame > sum / 3.0, "frame {frame} vs stage sum {sum}");
+    assert!(
+        frame > 0.0 && frame < 3.0 * sum && frame > sum / 3.0,
+        "frame {frame} vs stage sum {sum}"
+    );
     // Any native rig with command-line layers, a fade, IK and links.
     let rig = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/humanoid.rig.json");
-    let o = skinview(&["bench", rig.to_str().unwrap(), "--layer", "walk:!spine", "--layer", "run:!spine", "--layer", "throw:spine", "--fade", "0:1:0.1:0.2", "--ik", "r_hand:3:-0.3,1.3,0.3", "--links", "--frames", "10", "--json", json.to_str().unwrap()]);
+    let o = skinview(&[
+        "bench",
+        rig.to_str().unwrap(),
+        "--layer",
+        "walk:!spine",
+        "--layer",
+        "run:!spine",
+        "--layer",
+        "throw:spine",
+        "--fade",
+        "0:1:0.1:0.2",
+        "--ik",
+        "r_hand:3:-0.3,1.3,0.3",
+        "--links",
+        "--frames",
+        "10",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     let t = text(&o);
-    assert!(o.status.success() && t.contains("layers 3") && t.contains("ik effectors 1") && t.contains("links 12"), "{t}");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        o.status.success()
+            && t.contains("layers 3")
+            && t.contains("ik effectors 1")
+            && t.contains("links 12"),
+        "{t}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(v["stages_us"]["ik"].as_f64().unwrap() > 0.0);
-    let o = skinview(&["bench", common::model("Fox").to_str().unwrap(), "--ik", "b:1:0,0,0", "--frames", "2"]);
-    assert_eq!(o.status.code(), Some(2), "stage options on a glTF file must be refused: {}", text(&o));
+    let o = skinview(&[
+        "bench",
+        common::model("Fox").to_str().unwrap(),
+        "--ik",
+        "b:1:0,0,0",
+        "--frames",
+        "2",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "stage options on a glTF file must be refused: {}",
+        text(&o)
+    );
     // A glTF model: one layer, no IK, still every field.
-    let o = skinview(&["bench", common::model("RiggedFigure").to_str().unwrap(), "--frames", "10"]);
+    let o = skinview(&[
+        "bench",
+        common::model("RiggedFigure").to_str().unwrap(),
+        "--frames",
+        "10",
+    ]);
     assert!(o.status.success(), "{}", text(&o));
 }
 
@@ -202,16 +358,39 @@ fn native_rigs_work_in_every_command() {
     for model in [rig, "builtin:humanoid"] {
         let o = skinview(&["info", model]);
         let t = text(&o);
-        assert!(o.status.success() && t.contains("18 joints") && t.contains("throw"), "{t}");
+        assert!(
+            o.status.success() && t.contains("18 joints") && t.contains("throw"),
+            "{t}"
+        );
         let out = tmp("h.json");
-        let o = skinview(&["dump", model, "--anim", "2", "--time", "0.5", "--out", out.to_str().unwrap()]);
+        let o = skinview(&[
+            "dump",
+            model,
+            "--anim",
+            "2",
+            "--time",
+            "0.5",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
         assert!(o.status.success(), "{}", text(&o));
         assert_eq!(Dump::read(&out).unwrap().meshes.len(), 1);
         if common::gpu().is_some() {
             let o = skinview(&["compare", model, "--frames", "3"]);
-            assert!(o.status.success() && text(&o).contains("PASS"), "{}", text(&o));
+            assert!(
+                o.status.success() && text(&o).contains("PASS"),
+                "{}",
+                text(&o)
+            );
             let png = tmp("h.png");
-            let o = skinview(&["render", model, "--size", "64x64", "--out", png.to_str().unwrap()]);
+            let o = skinview(&[
+                "render",
+                model,
+                "--size",
+                "64x64",
+                "--out",
+                png.to_str().unwrap(),
+            ]);
             assert!(o.status.success(), "{}", text(&o));
         }
     }
@@ -222,20 +401,48 @@ fn native_rigs_work_in_every_command() {
 #[test]
 fn assets_are_regenerable() {
     let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
-    for (model, file) in [("builtin:arm", "woodland_arm.glb"), ("builtin:arm", "woodland_arm.rig.json"), ("builtin:humanoid", "humanoid.glb"), ("builtin:humanoid", "humanoid.rig.json")] {
+    for (model, file) in [
+        ("builtin:arm", "woodland_arm.glb"),
+        ("builtin:arm", "woodland_arm.rig.json"),
+        ("builtin:humanoid", "humanoid.glb"),
+        ("builtin:humanoid", "humanoid.rig.json"),
+    ] {
         let out = tmp(file);
         let o = skinview(&["export", model, "--out", out.to_str().unwrap()]);
         assert!(o.status.success(), "{}", text(&o));
         let fresh = std::fs::read(&out).unwrap();
         let committed = std::fs::read(assets.join(file)).unwrap();
-        assert!(fresh == committed, "assets/{file} is stale: run `cargo run -- export {model} --out assets/{file}`");
+        assert!(
+            fresh == committed,
+            "assets/{file} is stale: run `cargo run -- export {model} --out assets/{file}`"
+        );
     }
     // And the glTF round-trips: the exported arm skins like the built-in scene.
     let a = skinview::builtin::woodland_arm().unwrap();
     let b = skinview::io::load(&assets.join("woodland_arm.glb")).unwrap();
     let times = [0.0, 0.77, 2.0];
-    let da = skinview::harness::dump(&a, Some(0), &times, skinview::harness::SkinPath::Cpu, None, None).unwrap();
-    let db = skinview::harness::dump(&b, Some(0), &times, skinview::harness::SkinPath::Cpu, None, None).unwrap();
+    let da = skinview::harness::dump(
+        &a,
+        Some(0),
+        &times,
+        skinview::harness::SkinPath::Cpu,
+        None,
+        None,
+    )
+    .unwrap();
+    let db = skinview::harness::dump(
+        &b,
+        Some(0),
+        &times,
+        skinview::harness::SkinPath::Cpu,
+        None,
+        None,
+    )
+    .unwrap();
     let d = diff(&da, &db).unwrap();
-    assert!(d.max_position < 1e-6, "round trip moved vertices by {}", d.max_position);
+    assert!(
+        d.max_position < 1e-6,
+        "round trip moved vertices by {}",
+        d.max_position
+    );
 }

@@ -40,8 +40,22 @@ struct Case {
     weights: WeightType,
 }
 
-fn rig(seed: u64, joints: usize, max_influences: usize, morph_targets: usize, verts_per_ring: usize, non_uniform_scale: bool) -> RigOptions {
-    RigOptions { seed, joints, max_influences, morph_targets, verts_per_ring, non_uniform_scale }
+fn rig(
+    seed: u64,
+    joints: usize,
+    max_influences: usize,
+    morph_targets: usize,
+    verts_per_ring: usize,
+    non_uniform_scale: bool,
+) -> RigOptions {
+    RigOptions {
+        seed,
+        joints,
+        max_influences,
+        morph_targets,
+        verts_per_ring,
+        non_uniform_scale,
+    }
 }
 
 /// The rig matrix: influences 1..=8, every weight and joint type, 2–40 joints, morph 0/3,
@@ -50,22 +64,81 @@ fn cases() -> Vec<Case> {
     use JointType::*;
     use WeightType::*;
     vec![
-        Case { name: "i1_j3_f32_u8", rig: rig(101, 3, 1, 0, 8, false), joints: U8, weights: F32 },
-        Case { name: "i2_j5_un8_u16_m3", rig: rig(102, 5, 2, 3, 12, true), joints: U16, weights: Unorm8 },
-        Case { name: "i3_j8_un16_u8", rig: rig(103, 8, 3, 0, 10, true), joints: U8, weights: Unorm16 },
-        Case { name: "i4_j12_f32_u16_m3", rig: rig(104, 12, 4, 3, 16, true), joints: U16, weights: F32 },
-        Case { name: "i5_j17_un16_u16", rig: rig(105, 17, 5, 0, 12, false), joints: U16, weights: Unorm16 },
-        Case { name: "i6_j24_un8_u8_m3", rig: rig(106, 24, 6, 3, 10, true), joints: U8, weights: Unorm8 },
-        Case { name: "i7_j9_f32_u8_m3", rig: rig(107, 9, 7, 3, 7, false), joints: U8, weights: F32 },
-        Case { name: "i8_j40_f32_u8_m3", rig: rig(108, 40, 8, 3, 12, true), joints: U8, weights: F32 },
-        Case { name: "i8_j30_un8_u16", rig: rig(109, 30, 8, 0, 8, false), joints: U16, weights: Unorm8 },
-        Case { name: "i8_j20_un16_u16_m3", rig: rig(110, 20, 8, 3, 6, true), joints: U16, weights: Unorm16 },
-        Case { name: "i4_j2_un16_u8_m3", rig: rig(111, 2, 4, 3, 16, true), joints: U8, weights: Unorm16 },
+        Case {
+            name: "i1_j3_f32_u8",
+            rig: rig(101, 3, 1, 0, 8, false),
+            joints: U8,
+            weights: F32,
+        },
+        Case {
+            name: "i2_j5_un8_u16_m3",
+            rig: rig(102, 5, 2, 3, 12, true),
+            joints: U16,
+            weights: Unorm8,
+        },
+        Case {
+            name: "i3_j8_un16_u8",
+            rig: rig(103, 8, 3, 0, 10, true),
+            joints: U8,
+            weights: Unorm16,
+        },
+        Case {
+            name: "i4_j12_f32_u16_m3",
+            rig: rig(104, 12, 4, 3, 16, true),
+            joints: U16,
+            weights: F32,
+        },
+        Case {
+            name: "i5_j17_un16_u16",
+            rig: rig(105, 17, 5, 0, 12, false),
+            joints: U16,
+            weights: Unorm16,
+        },
+        Case {
+            name: "i6_j24_un8_u8_m3",
+            rig: rig(106, 24, 6, 3, 10, true),
+            joints: U8,
+            weights: Unorm8,
+        },
+        Case {
+            name: "i7_j9_f32_u8_m3",
+            rig: rig(107, 9, 7, 3, 7, false),
+            joints: U8,
+            weights: F32,
+        },
+        Case {
+            name: "i8_j40_f32_u8_m3",
+            rig: rig(108, 40, 8, 3, 12, true),
+            joints: U8,
+            weights: F32,
+        },
+        Case {
+            name: "i8_j30_un8_u16",
+            rig: rig(109, 30, 8, 0, 8, false),
+            joints: U16,
+            weights: Unorm8,
+        },
+        Case {
+            name: "i8_j20_un16_u16_m3",
+            rig: rig(110, 20, 8, 3, 6, true),
+            joints: U16,
+            weights: Unorm16,
+        },
+        Case {
+            name: "i4_j2_un16_u8_m3",
+            rig: rig(111, 2, 4, 3, 16, true),
+            joints: U8,
+            weights: Unorm16,
+        },
     ]
 }
 
 fn export_options(c: &Case) -> ExportOptions {
-    ExportOptions { joints: c.joints, weights: c.weights, write_inverse_bind_matrices: true }
+    ExportOptions {
+        joints: c.joints,
+        weights: c.weights,
+        write_inverse_bind_matrices: true,
+    }
 }
 
 fn work_dir() -> PathBuf {
@@ -82,12 +155,21 @@ fn oracle_script() -> PathBuf {
 fn oracle_missing() -> Option<String> {
     match Command::new("node").arg("--version").output() {
         Ok(o) if o.status.success() => {}
-        Ok(o) => return Some(format!("`node --version` failed: {}", String::from_utf8_lossy(&o.stderr))),
+        Ok(o) => {
+            return Some(format!(
+                "`node --version` failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
         Err(e) => return Some(format!("node not found: {e}")),
     }
-    let three = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/oracle/node_modules/three/package.json");
+    let three =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/oracle/node_modules/three/package.json");
     if !three.is_file() {
-        return Some(format!("{} missing (run `npm ci --prefix tools/oracle`)", three.display()));
+        return Some(format!(
+            "{} missing (run `npm ci --prefix tools/oracle`)",
+            three.display()
+        ));
     }
     None
 }
@@ -108,17 +190,29 @@ fn oracle_available(test: &str) -> bool {
 /// Dump of `glb` by the three.js runner.
 fn oracle_dump(glb: &Path, anim: Option<usize>, times: &[f32], out: &Path) -> Dump {
     let mut cmd = Command::new("node");
-    cmd.arg(oracle_script()).arg(glb).arg("--anim").arg(anim.map_or("none".to_string(), |a| a.to_string()));
+    cmd.arg(oracle_script())
+        .arg(glb)
+        .arg("--anim")
+        .arg(anim.map_or("none".to_string(), |a| a.to_string()));
     for &t in times {
         // The f32 time exactly, as a decimal of its f64 value.
         cmd.arg("--time").arg((t as f64).to_string());
     }
     cmd.arg("--out").arg(out);
     let o = cmd.output().expect("run node");
-    assert!(o.status.success(), "three_dump failed on {} (anim {anim:?}):\n{}", glb.display(), String::from_utf8_lossy(&o.stderr));
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(out).expect("oracle output")).expect("oracle json");
+    assert!(
+        o.status.success(),
+        "three_dump failed on {} (anim {anim:?}):\n{}",
+        glb.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out).expect("oracle output")).expect("oracle json");
     if let Some(w) = json["warnings"].as_array().filter(|w| !w.is_empty()) {
-        println!("  three_dump warnings for {} anim {anim:?}: {w:?}", glb.display());
+        println!(
+            "  three_dump warnings for {} anim {anim:?}: {w:?}",
+            glb.display()
+        );
     }
     Dump::read(out).expect("oracle dump")
 }
@@ -128,7 +222,12 @@ fn oracle_dump(glb: &Path, anim: Option<usize>, times: &[f32], out: &Path) -> Du
 fn sample_times(scene: &Scene, anim: usize) -> Vec<f32> {
     let a = &scene.animations[anim];
     let duration = a.duration_s();
-    let step_keys: Vec<f32> = a.channels.iter().filter(|c| c.sampler.interpolation == Interpolation::Step).flat_map(|c| c.sampler.times_s.iter().copied()).collect();
+    let step_keys: Vec<f32> = a
+        .channels
+        .iter()
+        .filter(|c| c.sampler.interpolation == Interpolation::Step)
+        .flat_map(|c| c.sampler.times_s.iter().copied())
+        .collect();
     let mut times = vec![0.0];
     for f in MID_FRACTIONS {
         let mut t = duration * f;
@@ -143,8 +242,19 @@ fn sample_times(scene: &Scene, anim: usize) -> Vec<f32> {
 
 fn interpolation_summary(scene: &Scene, anim: usize) -> String {
     let a = &scene.animations[anim];
-    let count = |i: Interpolation| a.channels.iter().filter(|c| c.sampler.interpolation == i).count();
-    format!("{}ch L{}/S{}/C{}", a.channels.len(), count(Interpolation::Linear), count(Interpolation::Step), count(Interpolation::CubicSpline))
+    let count = |i: Interpolation| {
+        a.channels
+            .iter()
+            .filter(|c| c.sampler.interpolation == i)
+            .count()
+    };
+    format!(
+        "{}ch L{}/S{}/C{}",
+        a.channels.len(),
+        count(Interpolation::Linear),
+        count(Interpolation::Step),
+        count(Interpolation::CubicSpline)
+    )
 }
 
 #[test]
@@ -156,34 +266,68 @@ fn generated_rigs_match_three_js() {
     let dir = work_dir();
     let mut failures = Vec::new();
     let mut worst = (0.0f64, 0.0f64);
-    println!("tolerances: position {ORACLE_TOLERANCE_REL:.0e} of the oracle diagonal, normal {NORMAL_TOLERANCE:.0e}; GPU: {}", ctx.map_or("none (skipped)".to_string(), |c| c.describe()));
+    println!(
+        "tolerances: position {ORACLE_TOLERANCE_REL:.0e} of the oracle diagonal, normal {NORMAL_TOLERANCE:.0e}; GPU: {}",
+        ctx.map_or("none (skipped)".to_string(), |c| c.describe())
+    );
     println!(
         "{:<20} {:>5} {:>5} {:>4} {:>20} {:>9} {:>10} {:>10} {:>10} {:>10}",
         "rig", "verts", "joint", "infl", "anim", "diag", "cpu pos", "cpu nrm", "gpu pos", "gpu nrm"
     );
     for case in cases() {
-        let scene = generate_rig(&case.rig).unwrap_or_else(|e| panic!("{}: generate: {e}", case.name));
-        let bytes = export_glb(&scene, &export_options(&case)).unwrap_or_else(|e| panic!("{}: export: {e}", case.name));
+        let scene =
+            generate_rig(&case.rig).unwrap_or_else(|e| panic!("{}: generate: {e}", case.name));
+        let bytes = export_glb(&scene, &export_options(&case))
+            .unwrap_or_else(|e| panic!("{}: export: {e}", case.name));
         let path = dir.join(format!("{}.glb", case.name));
         std::fs::write(&path, &bytes).expect("write glb");
-        let imported = harness::load_model(Some(&path)).unwrap_or_else(|e| panic!("{}: import: {e}", case.name));
-        let repairs: Vec<_> = imported.report.notes.iter().filter(|n| n.repaired).collect();
-        assert!(repairs.is_empty(), "{}: the importer repaired a generated file: {repairs:?}", case.name);
-        let infl = imported.meshes[0].primitives[0].skin_weights.as_ref().map_or(0, |w| w.max_influences());
-        let anims: Vec<Option<usize>> = std::iter::once(None).chain((0..imported.animations.len()).map(Some)).collect();
+        let imported = harness::load_model(Some(&path))
+            .unwrap_or_else(|e| panic!("{}: import: {e}", case.name));
+        let repairs: Vec<_> = imported
+            .report
+            .notes
+            .iter()
+            .filter(|n| n.repaired)
+            .collect();
+        assert!(
+            repairs.is_empty(),
+            "{}: the importer repaired a generated file: {repairs:?}",
+            case.name
+        );
+        let infl = imported.meshes[0].primitives[0]
+            .skin_weights
+            .as_ref()
+            .map_or(0, |w| w.max_influences());
+        let anims: Vec<Option<usize>> = std::iter::once(None)
+            .chain((0..imported.animations.len()).map(Some))
+            .collect();
         for anim in anims {
             let (times, label) = match anim {
                 None => (vec![0.0], "rest".to_string()),
-                Some(a) => (sample_times(&imported, a), format!("{a} {}", interpolation_summary(&imported, a))),
+                Some(a) => (
+                    sample_times(&imported, a),
+                    format!("{a} {}", interpolation_summary(&imported, a)),
+                ),
             };
-            let out = dir.join(format!("{}_{}.json", case.name, anim.map_or("rest".to_string(), |a| a.to_string())));
+            let out = dir.join(format!(
+                "{}_{}.json",
+                case.name,
+                anim.map_or("rest".to_string(), |a| a.to_string())
+            ));
             let oracle = oracle_dump(&path, anim, &times, &out);
             let diag = oracle.diagonal();
             let mut cols = Vec::new();
-            let paths: Vec<SkinPath> = if ctx.is_some() { vec![SkinPath::Cpu, SkinPath::Gpu] } else { vec![SkinPath::Cpu] };
+            let paths: Vec<SkinPath> = if ctx.is_some() {
+                vec![SkinPath::Cpu, SkinPath::Gpu]
+            } else {
+                vec![SkinPath::Cpu]
+            };
             for p in paths {
-                let ours = harness::dump(&imported, anim, &times, p, ctx, None).unwrap_or_else(|e| panic!("{}: dump {p:?}: {e}", case.name));
-                let d = diff(&oracle, &ours).unwrap_or_else(|e| panic!("{} anim {anim:?} {p:?}: layout differs: {e}", case.name));
+                let ours = harness::dump(&imported, anim, &times, p, ctx, None)
+                    .unwrap_or_else(|e| panic!("{}: dump {p:?}: {e}", case.name));
+                let d = diff(&oracle, &ours).unwrap_or_else(|e| {
+                    panic!("{} anim {anim:?} {p:?}: layout differs: {e}", case.name)
+                });
                 let rel = d.max_position / diag;
                 worst = (worst.0.max(rel), worst.1.max(d.max_normal));
                 cols.push(format!("{rel:>10.2e} {:>10.2e}", d.max_normal));
@@ -200,21 +344,56 @@ fn generated_rigs_match_three_js() {
             if ctx.is_none() {
                 cols.push(format!("{:>10} {:>10}", "-", "-"));
             }
-            println!("{:<20} {:>5} {:>5} {:>4} {:>20} {:>9.3} {}", case.name, imported.meshes[0].primitives[0].vertex_count(), case.rig.joints, infl, label, diag, cols.join(" "));
+            println!(
+                "{:<20} {:>5} {:>5} {:>4} {:>20} {:>9.3} {}",
+                case.name,
+                imported.meshes[0].primitives[0].vertex_count(),
+                case.rig.joints,
+                infl,
+                label,
+                diag,
+                cols.join(" ")
+            );
         }
     }
-    println!("worst: position {:.2e} of diagonal, normal {:.2e}", worst.0, worst.1);
-    assert!(failures.is_empty(), "generated rigs differ from three.js:\n{}", failures.join("\n"));
+    println!(
+        "worst: position {:.2e} of diagonal, normal {:.2e}",
+        worst.0, worst.1
+    );
+    assert!(
+        failures.is_empty(),
+        "generated rigs differ from three.js:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn generator_is_deterministic() {
     for case in cases() {
-        let a = export_glb(&generate_rig(&case.rig).expect("generate"), &export_options(&case)).expect("export");
-        let b = export_glb(&generate_rig(&case.rig).expect("generate"), &export_options(&case)).expect("export");
-        assert!(a == b, "{}: two exports of the same options differ", case.name);
-        let other = RigOptions { seed: case.rig.seed + 1000, ..case.rig.clone() };
-        let c = export_glb(&generate_rig(&other).expect("generate"), &export_options(&case)).expect("export");
+        let a = export_glb(
+            &generate_rig(&case.rig).expect("generate"),
+            &export_options(&case),
+        )
+        .expect("export");
+        let b = export_glb(
+            &generate_rig(&case.rig).expect("generate"),
+            &export_options(&case),
+        )
+        .expect("export");
+        assert!(
+            a == b,
+            "{}: two exports of the same options differ",
+            case.name
+        );
+        let other = RigOptions {
+            seed: case.rig.seed + 1000,
+            ..case.rig.clone()
+        };
+        let c = export_glb(
+            &generate_rig(&other).expect("generate"),
+            &export_options(&case),
+        )
+        .expect("export");
         assert!(a != c, "{}: another seed gave the same file", case.name);
     }
 }
@@ -224,12 +403,30 @@ fn rejects_out_of_range_options() {
     let ok = RigOptions::default();
     assert!(generate_rig(&ok).is_ok());
     for bad in [
-        RigOptions { joints: 1, ..ok.clone() },
-        RigOptions { joints: 65, ..ok.clone() },
-        RigOptions { max_influences: 0, ..ok.clone() },
-        RigOptions { max_influences: 9, ..ok.clone() },
-        RigOptions { morph_targets: 5, ..ok.clone() },
-        RigOptions { verts_per_ring: 2, ..ok.clone() },
+        RigOptions {
+            joints: 1,
+            ..ok.clone()
+        },
+        RigOptions {
+            joints: 65,
+            ..ok.clone()
+        },
+        RigOptions {
+            max_influences: 0,
+            ..ok.clone()
+        },
+        RigOptions {
+            max_influences: 9,
+            ..ok.clone()
+        },
+        RigOptions {
+            morph_targets: 5,
+            ..ok.clone()
+        },
+        RigOptions {
+            verts_per_ring: 2,
+            ..ok.clone()
+        },
     ] {
         assert!(generate_rig(&bad).is_err(), "{bad:?} accepted");
     }
@@ -243,25 +440,61 @@ fn vertices_use_max_influences() {
     for case in cases() {
         let scene = generate_rig(&case.rig).expect("generate");
         let want = case.rig.max_influences.min(case.rig.joints);
-        let w = scene.meshes[0].primitives[0].skin_weights.as_ref().expect("weights");
-        let min_used = w.weights.chunks_exact(w.width).map(|v| v.iter().filter(|&&x| x != 0.0).count()).min().unwrap_or(0);
-        assert_eq!((w.max_influences(), min_used), (want, want), "{}: influences per vertex (max, min)", case.name);
+        let w = scene.meshes[0].primitives[0]
+            .skin_weights
+            .as_ref()
+            .expect("weights");
+        let min_used = w
+            .weights
+            .chunks_exact(w.width)
+            .map(|v| v.iter().filter(|&&x| x != 0.0).count())
+            .min()
+            .unwrap_or(0);
+        assert_eq!(
+            (w.max_influences(), min_used),
+            (want, want),
+            "{}: influences per vertex (max, min)",
+            case.name
+        );
         for (j, x) in w.joints.iter().zip(&w.weights) {
-            assert!(*x >= 0.0 && (*j as usize) < case.rig.joints, "{}: bad influence ({j}, {x})", case.name);
+            assert!(
+                *x >= 0.0 && (*j as usize) < case.rig.joints,
+                "{}: bad influence ({j}, {x})",
+                case.name
+            );
         }
         for v in w.weights.chunks_exact(w.width) {
             let s: f64 = v.iter().map(|&x| x as f64).sum();
             assert!((s - 1.0).abs() < 1e-6, "{}: weights sum to {s}", case.name);
         }
         let path = dir.join(format!("{}_infl.glb", case.name));
-        std::fs::write(&path, export_glb(&scene, &export_options(&case)).expect("export")).expect("write");
+        std::fs::write(
+            &path,
+            export_glb(&scene, &export_options(&case)).expect("export"),
+        )
+        .expect("write");
         let imported = harness::load_model(Some(&path)).expect("import");
-        let got = imported.meshes[0].primitives[0].skin_weights.as_ref().expect("weights").max_influences();
-        println!("{:<20} {:?}: max influences used {got} (wanted {want})", case.name, case.weights);
+        let got = imported.meshes[0].primitives[0]
+            .skin_weights
+            .as_ref()
+            .expect("weights")
+            .max_influences();
+        println!(
+            "{:<20} {:?}: max influences used {got} (wanted {want})",
+            case.name, case.weights
+        );
         if case.weights == WeightType::Unorm8 {
-            assert!(got >= 1 && got <= want, "{}: {got} influences after unorm8", case.name);
+            assert!(
+                got >= 1 && got <= want,
+                "{}: {got} influences after unorm8",
+                case.name
+            );
         } else {
-            assert_eq!(got, want, "{}: max influences after export/import", case.name);
+            assert_eq!(
+                got, want,
+                "{}: max influences after export/import",
+                case.name
+            );
         }
     }
 }
@@ -270,7 +503,13 @@ fn vertices_use_max_influences() {
 fn rest_world_f64(scene: &Scene, i: usize) -> DMat4 {
     let n = &scene.nodes[i];
     let r = n.rest.rotation.as_dquat().normalize();
-    let local = n.matrix.map(|m| m.as_dmat4()).unwrap_or_else(|| DMat4::from_scale_rotation_translation(n.rest.scale.as_dvec3(), r, n.rest.translation.as_dvec3()));
+    let local = n.matrix.map(|m| m.as_dmat4()).unwrap_or_else(|| {
+        DMat4::from_scale_rotation_translation(
+            n.rest.scale.as_dvec3(),
+            r,
+            n.rest.translation.as_dvec3(),
+        )
+    });
     match n.parent {
         Some(p) => rest_world_f64(scene, p) * local,
         None => local,
@@ -281,9 +520,16 @@ fn check_rest(name: &str, scene: &Scene) {
     let draw = scene.draws[0];
     assert!(draw.skin.is_some(), "{name}: the draw is skinned");
     let b = rest_world_f64(scene, draw.node);
-    assert!(!b.abs_diff_eq(DMat4::IDENTITY, 1e-3), "{name}: the mesh node's world matrix should not be the identity");
+    assert!(
+        !b.abs_diff_eq(DMat4::IDENTITY, 1e-3),
+        "{name}: the mesh node's world matrix should not be the identity"
+    );
     let prim = scene.primitive(&draw);
-    let expected: Vec<DVec3> = prim.positions.iter().map(|p| b.transform_point3(p.as_dvec3())).collect();
+    let expected: Vec<DVec3> = prim
+        .positions
+        .iter()
+        .map(|p| b.transform_point3(p.as_dvec3()))
+        .collect();
     let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
     for p in &expected {
         lo = lo.min(*p);
@@ -296,9 +542,20 @@ fn check_rest(name: &str, scene: &Scene) {
     for anim in runs {
         let dump = harness::dump(scene, anim, &[0.0], SkinPath::Cpu, None, None).expect("dump");
         let got = &dump.meshes[0].positions_by_time[0];
-        let worst = expected.iter().zip(got.chunks_exact(3)).map(|(e, g)| (DVec3::new(g[0] as f64, g[1] as f64, g[2] as f64) - *e).length()).fold(0.0, f64::max);
-        println!("{name:<24} anim {anim:?} t=0: max |skinned - B·POSITION| = {:.2e} of diagonal", worst / diag);
-        assert!(worst <= REST_TOLERANCE_REL * diag, "{name} anim {anim:?}: rest pose is {:.3e} of the diagonal off B · POSITION", worst / diag);
+        let worst = expected
+            .iter()
+            .zip(got.chunks_exact(3))
+            .map(|(e, g)| (DVec3::new(g[0] as f64, g[1] as f64, g[2] as f64) - *e).length())
+            .fold(0.0, f64::max);
+        println!(
+            "{name:<24} anim {anim:?} t=0: max |skinned - B·POSITION| = {:.2e} of diagonal",
+            worst / diag
+        );
+        assert!(
+            worst <= REST_TOLERANCE_REL * diag,
+            "{name} anim {anim:?}: rest pose is {:.3e} of the diagonal off B · POSITION",
+            worst / diag
+        );
     }
 }
 
@@ -309,7 +566,11 @@ fn rest_pose_is_mesh_node_world_times_position() {
         let scene = generate_rig(&case.rig).expect("generate");
         check_rest(case.name, &scene);
         let path = dir.join(format!("{}_rest.glb", case.name));
-        std::fs::write(&path, export_glb(&scene, &export_options(&case)).expect("export")).expect("write");
+        std::fs::write(
+            &path,
+            export_glb(&scene, &export_options(&case)).expect("export"),
+        )
+        .expect("write");
         let imported = harness::load_model(Some(&path)).expect("import");
         check_rest(&format!("{} (imported)", case.name), &imported);
     }
@@ -323,19 +584,42 @@ fn exported_builtin_rigs_match_three_js() {
         return;
     }
     let dir = work_dir();
-    for (name, scene) in [("arm", skinview::builtin::woodland_arm().unwrap()), ("humanoid", skinview::builtin::humanoid().unwrap())] {
+    for (name, scene) in [
+        ("arm", skinview::builtin::woodland_arm().unwrap()),
+        ("humanoid", skinview::builtin::humanoid().unwrap()),
+    ] {
         let glb = dir.join(format!("builtin_{name}.glb"));
         skinview::io::gltf_export::write_glb(&scene, &ExportOptions::default(), &glb).unwrap();
         let back = skinview::io::load(&glb).unwrap();
         for anim in 0..back.animations.len() {
             let d = back.animations[anim].duration_s();
             let times = [0.0, d * 0.37, d * 0.71, d];
-            let oracle = oracle_dump(&glb, Some(anim), &times, &dir.join(format!("builtin_{name}_{anim}.json")));
-            let ours = skinview::harness::dump(&back, Some(anim), &times, skinview::harness::SkinPath::Cpu, None, None).unwrap();
+            let oracle = oracle_dump(
+                &glb,
+                Some(anim),
+                &times,
+                &dir.join(format!("builtin_{name}_{anim}.json")),
+            );
+            let ours = skinview::harness::dump(
+                &back,
+                Some(anim),
+                &times,
+                skinview::harness::SkinPath::Cpu,
+                None,
+                None,
+            )
+            .unwrap();
             let e = diff(&oracle, &ours).unwrap();
             let rel = e.max_position / oracle.diagonal();
-            println!("builtin {name} anim {anim}: {rel:.2e} of diagonal, normals {:.2e}", e.max_normal);
-            assert!(rel <= ORACLE_TOLERANCE_REL && e.max_normal <= NORMAL_TOLERANCE, "builtin {name} anim {anim}: {rel:e} / {:e}", e.max_normal);
+            println!(
+                "builtin {name} anim {anim}: {rel:.2e} of diagonal, normals {:.2e}",
+                e.max_normal
+            );
+            assert!(
+                rel <= ORACLE_TOLERANCE_REL && e.max_normal <= NORMAL_TOLERANCE,
+                "builtin {name} anim {anim}: {rel:e} / {:e}",
+                e.max_normal
+            );
         }
     }
 }

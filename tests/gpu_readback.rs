@@ -7,15 +7,19 @@ mod common;
 use skinview::anim::Pose;
 use skinview::frame::{CpuSkinner, FrameState};
 use skinview::harness::{self, CPU_GPU_TOLERANCE_REL};
+use skinview::skin::SkinnedVertices;
 use skinview::skin::reference64::skin_draw_f64;
 use skinview::skin::weights::reduce_influences;
-use skinview::skin::SkinnedVertices;
 
 /// Frames per animation in the test (both ends included).
 const FRAMES: usize = 9;
 
 fn anims(scene: &skinview::Scene) -> Vec<Option<usize>> {
-    if scene.animations.is_empty() { vec![None] } else { (0..scene.animations.len()).map(Some).collect() }
+    if scene.animations.is_empty() {
+        vec![None]
+    } else {
+        (0..scene.animations.len()).map(Some).collect()
+    }
 }
 
 #[test]
@@ -27,14 +31,38 @@ fn gpu_matches_cpu_reference_on_every_model_and_animation() {
     let mut models = common::all_models();
     models.push("builtin".into());
     for path in models {
-        let scene = if path.as_os_str() == "builtin" { skinview::builtin::woodland_arm().unwrap() } else { skinview::io::load(&path).unwrap() };
+        let scene = if path.as_os_str() == "builtin" {
+            skinview::builtin::woodland_arm().unwrap()
+        } else {
+            skinview::io::load(&path).unwrap()
+        };
         let cmp = harness::compare(ctx, &scene, &anims(&scene), FRAMES, None, |_, _| {}).unwrap();
-        let worst = cmp.anims.iter().flat_map(|a| &a.draws).map(|d| d.max_error).fold(0.0, f64::max);
-        let worst_n = cmp.anims.iter().flat_map(|a| &a.draws).map(|d| d.max_normal_error).fold(0.0, f64::max);
-        println!("{:<32} {} anims x {FRAMES} frames: max {:.2e} of diagonal, normals {:.2e}", scene.name, cmp.anims.len(), worst / cmp.diagonal, worst_n);
+        let worst = cmp
+            .anims
+            .iter()
+            .flat_map(|a| &a.draws)
+            .map(|d| d.max_error)
+            .fold(0.0, f64::max);
+        let worst_n = cmp
+            .anims
+            .iter()
+            .flat_map(|a| &a.draws)
+            .map(|d| d.max_normal_error)
+            .fold(0.0, f64::max);
+        println!(
+            "{:<32} {} anims x {FRAMES} frames: max {:.2e} of diagonal, normals {:.2e}",
+            scene.name,
+            cmp.anims.len(),
+            worst / cmp.diagonal,
+            worst_n
+        );
         compared += cmp.anims.iter().map(|a| a.draws.len()).sum::<usize>();
         if !cmp.passed {
-            failures.push(format!("{}: {:.3e} of diagonal > {CPU_GPU_TOLERANCE_REL:e}", scene.name, worst / cmp.diagonal));
+            failures.push(format!(
+                "{}: {:.3e} of diagonal > {CPU_GPU_TOLERANCE_REL:e}",
+                scene.name,
+                worst / cmp.diagonal
+            ));
         }
         // Unit normals agree to f32 precision (degenerate blends may differ: none in these models).
         if worst_n > 1e-5 {
@@ -50,7 +78,11 @@ fn cpu_f32_matches_f64_reference() {
     let mut models = common::all_models();
     models.push("builtin".into());
     for path in models {
-        let scene = if path.as_os_str() == "builtin" { skinview::builtin::woodland_arm().unwrap() } else { skinview::io::load(&path).unwrap() };
+        let scene = if path.as_os_str() == "builtin" {
+            skinview::builtin::woodland_arm().unwrap()
+        } else {
+            skinview::io::load(&path).unwrap()
+        };
         let mut frame = FrameState::new(&scene);
         let mut sk = CpuSkinner::new(&scene, None);
         let mut worst_rel: f64 = 0.0;
@@ -73,7 +105,11 @@ fn cpu_f32_matches_f64_reference() {
                     if let (Some(na), Some(nb)) = (&out.normals, &r.normals) {
                         for (a, b) in na.iter().zip(nb) {
                             let e = (a.as_dvec3() - *b).length();
-                            assert!(e < 1e-5, "{}: normal differs from f64 by {e:.3e}", scene.name);
+                            assert!(
+                                e < 1e-5,
+                                "{}: normal differs from f64 by {e:.3e}",
+                                scene.name
+                            );
                         }
                     }
                 }
@@ -82,8 +118,15 @@ fn cpu_f32_matches_f64_reference() {
                 worst_rel = worst_rel.max(worst / diag);
             }
         }
-        println!("{:<32} f32 vs f64: {:.2e} of diagonal", scene.name, worst_rel);
-        assert!(worst_rel < 1e-5, "{}: f32 CPU path differs from the f64 reference by {worst_rel:.3e} of the diagonal", scene.name);
+        println!(
+            "{:<32} f32 vs f64: {:.2e} of diagonal",
+            scene.name, worst_rel
+        );
+        assert!(
+            worst_rel < 1e-5,
+            "{}: f32 CPU path differs from the f64 reference by {worst_rel:.3e} of the diagonal",
+            scene.name
+        );
     }
 }
 
@@ -94,18 +137,35 @@ fn cpu_f32_matches_f64_reference() {
 fn max_influences_reduction_is_applied_on_both_paths_and_costed() {
     for stem in ["rig_seed4_8inf_morph_ubyte", "rig_seed5_40j_6inf_ushort"] {
         let scene = skinview::io::load(&common::model(stem)).unwrap();
-        let w = scene.primitive(&scene.draws[0]).skin_weights.clone().unwrap();
+        let w = scene
+            .primitive(&scene.draws[0])
+            .skin_weights
+            .clone()
+            .unwrap();
         let (r, stats) = reduce_influences(&w, 4);
-        assert!(stats.max_influences_before > 4 && stats.max_influences_after == 4 && stats.vertices_reduced > 0, "{stem}: {stats:?}");
+        assert!(
+            stats.max_influences_before > 4
+                && stats.max_influences_after == 4
+                && stats.vertices_reduced > 0,
+            "{stem}: {stats:?}"
+        );
         for v in 0..w.vertex_count() {
-            let mut pairs: Vec<(u32, f32)> = (0..w.width).map(|k| (w.joints[v * w.width + k], w.weights[v * w.width + k])).filter(|p| p.1 > 0.0).collect();
+            let mut pairs: Vec<(u32, f32)> = (0..w.width)
+                .map(|k| (w.joints[v * w.width + k], w.weights[v * w.width + k]))
+                .filter(|p| p.1 > 0.0)
+                .collect();
             pairs.sort_by(|a, b| b.1.total_cmp(&a.1));
             pairs.truncate(4);
             let sum: f32 = pairs.iter().map(|p| p.1).sum();
             let got: f32 = r.weights[v * r.width..(v + 1) * r.width].iter().sum();
-            assert!((got - 1.0).abs() < 1e-5, "{stem} vertex {v}: reduced weights sum to {got}");
+            assert!(
+                (got - 1.0).abs() < 1e-5,
+                "{stem} vertex {v}: reduced weights sum to {got}"
+            );
             for (j, wt) in pairs {
-                let k = (0..r.width).find(|&k| r.joints[v * r.width + k] == j && r.weights[v * r.width + k] > 0.0).expect("kept joint");
+                let k = (0..r.width)
+                    .find(|&k| r.joints[v * r.width + k] == j && r.weights[v * r.width + k] > 0.0)
+                    .expect("kept joint");
                 assert!((r.weights[v * r.width + k] - wt / sum).abs() < 1e-6);
             }
         }
@@ -113,8 +173,19 @@ fn max_influences_reduction_is_applied_on_both_paths_and_costed() {
         let cmp = harness::compare(ctx, &scene, &anims(&scene), 5, Some(4), |_, _| {}).unwrap();
         assert!(cmp.passed, "{stem}: GPU differs from CPU with 4 influences");
         assert_eq!(cmp.vertices_reduced, stats.vertices_reduced);
-        let cost = cmp.anims.iter().flat_map(|a| a.reduction_cost.as_ref().unwrap()).map(|d| d.max_error).fold(0.0, f64::max);
-        println!("{stem}: reducing to 4 influences moves vertices by up to {:.2e} of the diagonal", cost / cmp.diagonal);
-        assert!(cost > 1e-5 * cmp.diagonal, "{stem}: reduction cost {cost:e} suspiciously small");
+        let cost = cmp
+            .anims
+            .iter()
+            .flat_map(|a| a.reduction_cost.as_ref().unwrap())
+            .map(|d| d.max_error)
+            .fold(0.0, f64::max);
+        println!(
+            "{stem}: reducing to 4 influences moves vertices by up to {:.2e} of the diagonal",
+            cost / cmp.diagonal
+        );
+        assert!(
+            cost > 1e-5 * cmp.diagonal,
+            "{stem}: reduction cost {cost:e} suspiciously small"
+        );
     }
 }

@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use glam::{DMat4, DQuat, DVec3, EulerRot, Quat, Vec3};
 use proptest::prelude::*;
 use skinview::error::Error;
-use skinview::ik::{from_euler_zyx, CcdJob, Effector, IkMode, IkResult, IkScratch, IkSettings, JointLimits};
+use skinview::ik::{
+    CcdJob, Effector, IkMode, IkResult, IkScratch, IkSettings, JointLimits, from_euler_zyx,
+};
 use skinview::math::Trs;
 use skinview::scene::{Node, RawScene, Scene, SceneBuilder};
 
@@ -47,7 +49,16 @@ static GLOBAL: CountingAlloc = CountingAlloc;
 // ---------------------------------------------------------------- scenes and f64 FK
 
 fn node(parent: Option<usize>, src: usize, rest: Trs) -> Node {
-    Node { name: Some(format!("j{src}")), source_index: src, parent, rest, matrix: None, mesh: None, skin: None, morph_weights: None }
+    Node {
+        name: Some(format!("j{src}")),
+        source_index: src,
+        parent,
+        rest,
+        matrix: None,
+        mesh: None,
+        skin: None,
+        morph_weights: None,
+    }
 }
 
 /// A chain of joints along +X: joint i+1 sits at `(lengths[i], 0, 0)` in joint i's frame.
@@ -57,14 +68,42 @@ fn chain_scene(lengths: &[f32], rots: &[Quat], hip: bool) -> Scene {
     let mut nodes = Vec::new();
     let off = usize::from(hip);
     if hip {
-        nodes.push(node(None, 0, Trs { translation: Vec3::new(0.1, -0.2, 0.3), ..Trs::IDENTITY }));
+        nodes.push(node(
+            None,
+            0,
+            Trs {
+                translation: Vec3::new(0.1, -0.2, 0.3),
+                ..Trs::IDENTITY
+            },
+        ));
     }
     for i in 0..lengths.len() {
-        let t = if i == 0 { Vec3::ZERO } else { Vec3::new(lengths[i - 1], 0.0, 0.0) };
-        let parent = if i == 0 { hip.then_some(0) } else { Some(off + i - 1) };
-        nodes.push(node(parent, off + i, Trs { translation: t, rotation: rots[i], scale: Vec3::ONE }));
+        let t = if i == 0 {
+            Vec3::ZERO
+        } else {
+            Vec3::new(lengths[i - 1], 0.0, 0.0)
+        };
+        let parent = if i == 0 {
+            hip.then_some(0)
+        } else {
+            Some(off + i - 1)
+        };
+        nodes.push(node(
+            parent,
+            off + i,
+            Trs {
+                translation: t,
+                rotation: rots[i],
+                scale: Vec3::ONE,
+            },
+        ));
     }
-    SceneBuilder::build(RawScene { name: "chain".into(), nodes, ..Default::default() }).unwrap()
+    SceneBuilder::build(RawScene {
+        name: "chain".into(),
+        nodes,
+        ..Default::default()
+    })
+    .unwrap()
 }
 
 fn planar_chain(lengths: &[f32]) -> Scene {
@@ -80,8 +119,16 @@ fn fk64(scene: &Scene, locals: &[Trs]) -> Vec<DMat4> {
     let mut out: Vec<DMat4> = Vec::new();
     for (i, n) in scene.nodes.iter().enumerate() {
         let t = &locals[i];
-        let q = DQuat::from_xyzw(t.rotation.x as f64, t.rotation.y as f64, t.rotation.z as f64, t.rotation.w as f64).normalize();
-        let local = DMat4::from_translation(t.translation.as_dvec3()) * DMat4::from_quat(q) * DMat4::from_scale(t.scale.as_dvec3());
+        let q = DQuat::from_xyzw(
+            t.rotation.x as f64,
+            t.rotation.y as f64,
+            t.rotation.z as f64,
+            t.rotation.w as f64,
+        )
+        .normalize();
+        let local = DMat4::from_translation(t.translation.as_dvec3())
+            * DMat4::from_quat(q)
+            * DMat4::from_scale(t.scale.as_dvec3());
         out.push(match n.parent {
             Some(p) => out[p] * local,
             None => local,
@@ -110,7 +157,13 @@ fn angle64(a: Quat, b: Quat) -> f64 {
 }
 
 fn settings(iterations: u32, tolerance_m: f32, mode: IkMode) -> IkSettings {
-    IkSettings { iterations, tolerance_m, mode, max_angular_velocity_rad_s: None, dt_s: 1.0 / 60.0 }
+    IkSettings {
+        iterations,
+        tolerance_m,
+        mode,
+        max_angular_velocity_rad_s: None,
+        dt_s: 1.0 / 60.0,
+    }
 }
 
 /// A solver with its buffers, as an application would keep one.
@@ -152,19 +205,29 @@ impl Solver {
 
     fn simple(&mut self, scene: &Scene, effectors: &[Effector], settings: IkSettings) {
         let rest = rest_locals(scene);
-        self.solve(scene, &rest, &rest, None, &[], &[], effectors, settings).unwrap();
+        self.solve(scene, &rest, &rest, None, &[], &[], effectors, settings)
+            .unwrap();
     }
 }
 
 fn assert_finite(out: &[Trs]) {
     for (i, t) in out.iter().enumerate() {
-        assert!(t.translation.is_finite() && t.rotation.is_finite() && t.scale.is_finite(), "node {i}: {t:?}");
+        assert!(
+            t.translation.is_finite() && t.rotation.is_finite() && t.scale.is_finite(),
+            "node {i}: {t:?}"
+        );
     }
 }
 
 fn weber_effector(scene: &Scene, lengths: &[f32], target: Vec3) -> Effector {
     let end = scene.nodes.len() - 1;
-    Effector { end_node: end, chain_length: lengths.len(), tip_local: Vec3::new(lengths[lengths.len() - 1], 0.0, 0.0), target_model: target, weight: 1.0 }
+    Effector {
+        end_node: end,
+        chain_length: lengths.len(),
+        tip_local: Vec3::new(lengths[lengths.len() - 1], 0.0, 0.0),
+        target_model: target,
+        weight: 1.0,
+    }
 }
 
 // ---------------------------------------------------------------- planar chains
@@ -179,8 +242,15 @@ fn check_reachable(lengths: &[f32], target: Vec3) {
     assert!(s.result.reached, "{lengths:?} → {target}: {:?}", s.result);
     let tip = tip64(&scene, &s.output, &eff);
     let err = tip.distance(target.as_dvec3());
-    assert!(err <= tol as f64 + 1e-5, "f64 tip {tip} is {err} from {target}");
-    assert!((err - s.result.residual_m[0] as f64).abs() < 1e-5, "reported {} vs f64 {err}", s.result.residual_m[0]);
+    assert!(
+        err <= tol as f64 + 1e-5,
+        "f64 tip {tip} is {err} from {target}"
+    );
+    assert!(
+        (err - s.result.residual_m[0] as f64).abs() < 1e-5,
+        "reported {} vs f64 {err}",
+        s.result.residual_m[0]
+    );
     // A planar chain with a target in its plane stays planar (every arc is about ±Z).
     for i in 0..lengths.len() {
         assert!(joint_pos64(&scene, &s.output, i).z.abs() < 1e-5);
@@ -213,7 +283,13 @@ fn gltf_style_joint_origin_tip_is_reached() {
     let lengths = [0.6, 0.5, 0.4, 0.0];
     let scene = planar_chain(&lengths);
     let target = Vec3::new(0.4, 0.7, 0.5);
-    let eff = Effector { end_node: 3, chain_length: 4, tip_local: Vec3::ZERO, target_model: target, weight: 1.0 };
+    let eff = Effector {
+        end_node: 3,
+        chain_length: 4,
+        tip_local: Vec3::ZERO,
+        target_model: target,
+        weight: 1.0,
+    };
     let mut s = Solver::default();
     s.simple(&scene, &[eff], settings(500, 1e-4, IkMode::ReferenceBased));
     assert!(s.result.reached, "{:?}", s.result);
@@ -231,7 +307,11 @@ fn check_unreachable(lengths: &[f32], target: Vec3) {
     assert!(!s.result.reached);
     let total: f64 = lengths.iter().map(|&l| l as f64).sum();
     let expected = target.as_dvec3().length() - total;
-    assert!((s.result.residual_m[0] as f64 - expected).abs() < 1e-3, "residual {} vs analytic {expected}", s.result.residual_m[0]);
+    assert!(
+        (s.result.residual_m[0] as f64 - expected).abs() < 1e-3,
+        "residual {} vs analytic {expected}",
+        s.result.residual_m[0]
+    );
     let tip = tip64(&scene, &s.output, &eff);
     assert!((tip.distance(target.as_dvec3()) - expected).abs() < 1e-3);
     // Fully stretched towards the target: joint i at the cumulative length along root→target.
@@ -239,7 +319,11 @@ fn check_unreachable(lengths: &[f32], target: Vec3) {
     let mut along = 0.0;
     for (i, &l) in lengths.iter().enumerate() {
         let p = joint_pos64(&scene, &s.output, i);
-        assert!(p.distance(dir * along) < 2e-3, "joint {i} at {p}, expected {}", dir * along);
+        assert!(
+            p.distance(dir * along) < 2e-3,
+            "joint {i} at {p}, expected {}",
+            dir * along
+        );
         along += l as f64;
     }
     assert!(tip.distance(dir * total) < 2e-3);
@@ -266,12 +350,31 @@ fn non_uniform_scale_in_the_chain() {
     posed[0].rotation = Quat::from_euler(EulerRot::ZYX, 0.7, -0.3, 0.2);
     posed[1].rotation = Quat::from_euler(EulerRot::ZYX, -0.5, 0.4, 0.0);
     posed[2].rotation = Quat::from_euler(EulerRot::ZYX, 0.3, 0.2, 0.1);
-    let probe = Effector { end_node: 2, chain_length: 3, tip_local: Vec3::new(0.4, 0.0, 0.0), target_model: Vec3::ZERO, weight: 1.0 };
+    let probe = Effector {
+        end_node: 2,
+        chain_length: 3,
+        tip_local: Vec3::new(0.4, 0.0, 0.0),
+        target_model: Vec3::ZERO,
+        weight: 1.0,
+    };
     let target = tip64(&scene, &posed, &probe).as_vec3();
-    let eff = Effector { target_model: target, ..probe };
+    let eff = Effector {
+        target_model: target,
+        ..probe
+    };
     let mut s = Solver::default();
     let rest = rest_locals(&scene);
-    s.solve(&scene, &rest, &input, None, &[], &[], &[eff], settings(1000, 1e-4, IkMode::Incremental)).unwrap();
+    s.solve(
+        &scene,
+        &rest,
+        &input,
+        None,
+        &[],
+        &[],
+        &[eff],
+        settings(1000, 1e-4, IkMode::Incremental),
+    )
+    .unwrap();
     assert_finite(&s.output);
     assert!(s.result.reached, "{:?}", s.result);
     assert!(tip64(&scene, &s.output, &eff).distance(target.as_dvec3()) < 1e-4 + 1e-5);
@@ -285,14 +388,21 @@ fn non_uniform_scale_in_the_chain() {
 
 fn unit_quat(axis: [f32; 3], angle: f32) -> Quat {
     let a = Vec3::from(axis);
-    let a = if a.length() > 1e-3 { a.normalize() } else { Vec3::Z };
+    let a = if a.length() > 1e-3 {
+        a.normalize()
+    } else {
+        Vec3::Z
+    };
     Quat::from_axis_angle(a, angle)
 }
 
 /// Circular distance (radians) of angle `a` outside `[lo, hi]`.
 fn excess(a: f64, lo: f64, hi: f64) -> f64 {
     let wrap = |x: f64| (x + PI64).rem_euclid(2.0 * PI64) - PI64;
-    if [a, a + 2.0 * PI64, a - 2.0 * PI64].iter().any(|&c| c >= lo && c <= hi) {
+    if [a, a + 2.0 * PI64, a - 2.0 * PI64]
+        .iter()
+        .any(|&c| c >= lo && c <= hi)
+    {
         0.0
     } else {
         wrap(a - lo).abs().min(wrap(a - hi).abs())
@@ -320,7 +430,13 @@ fn axis() -> impl Strategy<Value = [f32; 3]> {
 fn limits_strategy() -> impl Strategy<Value = Option<([f32; 3], [f32; 3])>> {
     // Z and X within [-3, 3], Y within [-1.4, 1.4] (away from gimbal lock, so glam's
     // decomposition in the check is well conditioned); widths from 0 (locked) to wide.
-    let axis_range = |m: f32| (-m..m, prop_oneof![Just(0.0f32), 0.0f32..0.05, 0.0f32..2.0 * m]).prop_map(move |(lo, w)| (lo, (lo + w).min(m)));
+    let axis_range = |m: f32| {
+        (
+            -m..m,
+            prop_oneof![Just(0.0f32), 0.0f32..0.05, 0.0f32..2.0 * m],
+        )
+            .prop_map(move |(lo, w)| (lo, (lo + w).min(m)))
+    };
     prop_oneof![
         1 => Just(None),
         3 => (axis_range(3.0), axis_range(1.4), axis_range(3.0)).prop_map(|(z, y, x)| Some(([z.0, y.0, x.0], [z.1, y.1, x.1]))),
@@ -334,25 +450,41 @@ fn case_strategy() -> impl Strategy<Value = Case> {
             prop::collection::vec((axis(), -3.1f32..3.1), n),
             prop::collection::vec((axis(), -1.0f32..1.0), n),
             prop::collection::vec(limits_strategy(), n),
-            prop::collection::vec(prop_oneof![2 => Just(1.0f32), 1 => Just(0.0f32), 1 => 0.0f32..1.0], n),
+            prop::collection::vec(
+                prop_oneof![2 => Just(1.0f32), 1 => Just(0.0f32), 1 => 0.0f32..1.0],
+                n,
+            ),
             [-3.0f32..3.0, -3.0f32..3.0, -3.0f32..3.0],
             [-3.0f32..3.0, -3.0f32..3.0, -3.0f32..3.0],
             1u32..20,
             any::<bool>(),
             prop_oneof![Just(None), (0.5f32..20.0).prop_map(Some)],
         )
-            .prop_map(|(lengths, rest, perturb, limits, participation, target, target2, iterations, incremental, velocity)| Case {
-                lengths,
-                rest,
-                perturb,
-                limits,
-                participation,
-                target,
-                target2,
-                iterations,
-                incremental,
-                velocity,
-            })
+            .prop_map(
+                |(
+                    lengths,
+                    rest,
+                    perturb,
+                    limits,
+                    participation,
+                    target,
+                    target2,
+                    iterations,
+                    incremental,
+                    velocity,
+                )| Case {
+                    lengths,
+                    rest,
+                    perturb,
+                    limits,
+                    participation,
+                    target,
+                    target2,
+                    iterations,
+                    incremental,
+                    velocity,
+                },
+            )
     })
 }
 
@@ -374,20 +506,62 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
     for i in 0..n {
         limits[i + 1] = c.limits[i].map(|(lo, hi)| JointLimits::new(lo, hi));
     }
-    let eff = Effector { end_node: n, chain_length: n, tip_local: Vec3::new(c.lengths[n - 1], 0.0, 0.0), target_model: Vec3::from(c.target), weight: 1.0 };
-    let mode = if c.incremental { IkMode::Incremental } else { IkMode::ReferenceBased };
-    let st = IkSettings { iterations: c.iterations, tolerance_m: 1e-4, mode, max_angular_velocity_rad_s: c.velocity, dt_s: 1.0 / 30.0 };
+    let eff = Effector {
+        end_node: n,
+        chain_length: n,
+        tip_local: Vec3::new(c.lengths[n - 1], 0.0, 0.0),
+        target_model: Vec3::from(c.target),
+        weight: 1.0,
+    };
+    let mode = if c.incremental {
+        IkMode::Incremental
+    } else {
+        IkMode::ReferenceBased
+    };
+    let st = IkSettings {
+        iterations: c.iterations,
+        tolerance_m: 1e-4,
+        mode,
+        max_angular_velocity_rad_s: c.velocity,
+        dt_s: 1.0 / 30.0,
+    };
 
     // Frame 1, then frame 2 with a moved target, `previous` = frame 1 (incremental start and
     // velocity cap in play).
     let mut s = Solver::default();
-    s.solve(&scene, &reference, &input, None, &participation, &limits, &[eff], st).unwrap();
+    s.solve(
+        &scene,
+        &reference,
+        &input,
+        None,
+        &participation,
+        &limits,
+        &[eff],
+        st,
+    )
+    .unwrap();
     let frame1 = s.output.clone();
-    let eff2 = Effector { target_model: Vec3::from(c.target2), ..eff };
-    s.solve(&scene, &reference, &input, Some(&frame1), &participation, &limits, &[eff2], st).unwrap();
+    let eff2 = Effector {
+        target_model: Vec3::from(c.target2),
+        ..eff
+    };
+    s.solve(
+        &scene,
+        &reference,
+        &input,
+        Some(&frame1),
+        &participation,
+        &limits,
+        &[eff2],
+        st,
+    )
+    .unwrap();
     for (out, e, prev) in [(&frame1, &eff, None), (&s.output, &eff2, Some(&frame1))] {
         for (i, t) in out.iter().enumerate() {
-            prop_assert!(t.rotation.is_finite() && t.translation.is_finite() && t.scale.is_finite(), "node {i} {t:?}");
+            prop_assert!(
+                t.rotation.is_finite() && t.translation.is_finite() && t.scale.is_finite(),
+                "node {i} {t:?}"
+            );
             prop_assert_eq!(t.translation, input[i].translation);
             prop_assert_eq!(t.scale, input[i].scale);
         }
@@ -405,19 +579,39 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
                 let (z, y, x) = rel.to_euler(EulerRot::ZYX);
                 for (k, a) in [z, y, x].into_iter().enumerate() {
                     let ex = excess(a as f64, l.min_rad[k] as f64, l.max_rad[k] as f64);
-                    prop_assert!(ex <= 1e-4, "joint {} axis {} angle {} outside [{}, {}] by {}", i, k, a, l.min_rad[k], l.max_rad[k], ex);
+                    prop_assert!(
+                        ex <= 1e-4,
+                        "joint {} axis {} angle {} outside [{}, {}] by {}",
+                        i,
+                        k,
+                        a,
+                        l.min_rad[k],
+                        l.max_rad[k],
+                        ex
+                    );
                 }
             }
             if let (Some(p), Some(v), None) = (prev, c.velocity, limits[i]) {
                 let step = angle64(p[i].rotation, q);
-                prop_assert!(step <= (v * st.dt_s) as f64 + 1e-5, "joint {} turned {} > {}", i, step, v * st.dt_s);
+                prop_assert!(
+                    step <= (v * st.dt_s) as f64 + 1e-5,
+                    "joint {} turned {} > {}",
+                    i,
+                    step,
+                    v * st.dt_s
+                );
             }
         }
         let r = s.result.residual_m[0];
         prop_assert!(r.is_finite());
         if prev.is_some() {
             let tip = tip64(&scene, out, e);
-            prop_assert!((tip.distance(e.target_model.as_dvec3()) - r as f64).abs() < 1e-4, "reported {} vs f64 {}", r, tip.distance(e.target_model.as_dvec3()));
+            prop_assert!(
+                (tip.distance(e.target_model.as_dvec3()) - r as f64).abs() < 1e-4,
+                "reported {} vs f64 {}",
+                r,
+                tip.distance(e.target_model.as_dvec3())
+            );
             prop_assert_eq!(s.result.reached, r <= 1e-4);
         }
     }
@@ -440,11 +634,22 @@ fn velocity_limit_caps_per_frame_rotation() {
     let lengths = [0.5, 0.4, 0.3];
     let scene = planar_chain(&lengths);
     let rest = rest_locals(&scene);
-    let targets = [Vec3::new(0.2, 0.9, 0.3), Vec3::new(-0.6, -0.5, 0.2), Vec3::new(0.9, 0.1, -0.4), Vec3::new(-0.1, 0.3, 0.8)];
+    let targets = [
+        Vec3::new(0.2, 0.9, 0.3),
+        Vec3::new(-0.6, -0.5, 0.2),
+        Vec3::new(0.9, 0.1, -0.4),
+        Vec3::new(-0.1, 0.3, 0.8),
+    ];
     let max = 6.0; // rad/s
     let dt = 1.0 / 60.0;
     for mode in [IkMode::ReferenceBased, IkMode::Incremental] {
-        let st = IkSettings { iterations: 30, tolerance_m: 1e-4, mode, max_angular_velocity_rad_s: Some(max), dt_s: dt };
+        let st = IkSettings {
+            iterations: 30,
+            tolerance_m: 1e-4,
+            mode,
+            max_angular_velocity_rad_s: Some(max),
+            dt_s: dt,
+        };
         let mut s = Solver::default();
         let mut previous = rest.clone();
         let mut capped = 0;
@@ -452,11 +657,16 @@ fn velocity_limit_caps_per_frame_rotation() {
         for frame in 0..160 {
             let target = targets[(frame / 40) % targets.len()];
             let eff = weber_effector(&scene, &lengths, target);
-            s.solve(&scene, &rest, &rest, Some(&previous), &[], &[], &[eff], st).unwrap();
+            s.solve(&scene, &rest, &rest, Some(&previous), &[], &[], &[eff], st)
+                .unwrap();
             assert_finite(&s.output);
             for (j, (p, o)) in previous.iter().zip(&s.output).enumerate() {
                 let step = angle64(p.rotation, o.rotation);
-                assert!(step <= (max * dt) as f64 + 1e-5, "{mode:?} frame {frame} joint {j}: {step} rad > {}", max * dt);
+                assert!(
+                    step <= (max * dt) as f64 + 1e-5,
+                    "{mode:?} frame {frame} joint {j}: {step} rad > {}",
+                    max * dt
+                );
                 if step > (max * dt) as f64 - 1e-4 {
                     capped += 1;
                 }
@@ -479,23 +689,71 @@ fn two_effectors_blend_shared_joint_between_single_solutions() {
     // Torso (0) with two arms (1, 2); both chains contain the torso.
     let nodes = vec![
         node(None, 0, Trs::IDENTITY),
-        node(Some(0), 1, Trs { translation: Vec3::new(0.3, 1.0, 0.0), rotation: Quat::from_rotation_z(0.2), ..Trs::IDENTITY }),
-        node(Some(0), 2, Trs { translation: Vec3::new(-0.3, 1.0, 0.0), rotation: Quat::from_rotation_z(-0.1), ..Trs::IDENTITY }),
+        node(
+            Some(0),
+            1,
+            Trs {
+                translation: Vec3::new(0.3, 1.0, 0.0),
+                rotation: Quat::from_rotation_z(0.2),
+                ..Trs::IDENTITY
+            },
+        ),
+        node(
+            Some(0),
+            2,
+            Trs {
+                translation: Vec3::new(-0.3, 1.0, 0.0),
+                rotation: Quat::from_rotation_z(-0.1),
+                ..Trs::IDENTITY
+            },
+        ),
     ];
-    let scene = SceneBuilder::build(RawScene { name: "torso".into(), nodes, ..Default::default() }).unwrap();
+    let scene = SceneBuilder::build(RawScene {
+        name: "torso".into(),
+        nodes,
+        ..Default::default()
+    })
+    .unwrap();
     let rest = rest_locals(&scene);
-    let arm = |end: usize, tip: Vec3, target: Vec3, weight: f32| Effector { end_node: end, chain_length: 2, tip_local: tip, target_model: target, weight };
+    let arm = |end: usize, tip: Vec3, target: Vec3, weight: f32| Effector {
+        end_node: end,
+        chain_length: 2,
+        tip_local: tip,
+        target_model: target,
+        weight,
+    };
     let solve = |wa: f32| {
-        let effs = [arm(1, Vec3::new(0.8, 0.0, 0.0), Vec3::new(1.2, 0.2, 0.6), wa), arm(2, Vec3::new(-0.8, 0.0, 0.0), Vec3::new(-0.4, 1.6, -0.5), 1.0 - wa)];
+        let effs = [
+            arm(1, Vec3::new(0.8, 0.0, 0.0), Vec3::new(1.2, 0.2, 0.6), wa),
+            arm(
+                2,
+                Vec3::new(-0.8, 0.0, 0.0),
+                Vec3::new(-0.4, 1.6, -0.5),
+                1.0 - wa,
+            ),
+        ];
         let mut s = Solver::default();
-        s.solve(&scene, &rest, &rest, None, &[], &[], &effs, settings(1, 0.0, IkMode::ReferenceBased)).unwrap();
+        s.solve(
+            &scene,
+            &rest,
+            &rest,
+            None,
+            &[],
+            &[],
+            &effs,
+            settings(1, 0.0, IkMode::ReferenceBased),
+        )
+        .unwrap();
         s.output
     };
     let only_b = solve(0.0);
     let only_a = solve(1.0);
     let (qa, qb) = (only_a[0].rotation, only_b[0].rotation);
     let ab = angle64(qa, qb);
-    assert!(ab > 0.2, "the two single-effector solutions should differ ({ab})");
+    assert!(
+        ab > 0.2,
+        "the two single-effector solutions should differ ({ab})"
+    );
     let mut last = f64::INFINITY;
     for k in 0..=10 {
         let w = k as f32 / 10.0;
@@ -503,7 +761,10 @@ fn two_effectors_blend_shared_joint_between_single_solutions() {
         let q = out[0].rotation;
         let (da, db) = (angle64(q, qa), angle64(q, qb));
         assert!((da + db - ab).abs() < 1e-4, "w {w}: {da} + {db} != {ab}");
-        assert!(da < last || k == 0, "not monotone at w {w}: {da} after {last}");
+        assert!(
+            da < last || k == 0,
+            "not monotone at w {w}: {da} after {last}"
+        );
         last = da;
         // Each arm's own joint (only in its chain) turns as in its single solve, when weighted.
         if w > 0.0 {
@@ -533,13 +794,17 @@ fn incremental_follows_a_moving_target_smoothly_and_converges() {
     let mut residuals = Vec::new();
     for frame in 0..400 {
         let eff = weber_effector(&scene, &lengths, target_at(frame));
-        s.solve(&scene, &rest, &rest, Some(&previous), &[], &[], &[eff], st).unwrap();
+        s.solve(&scene, &rest, &rest, Some(&previous), &[], &[], &[eff], st)
+            .unwrap();
         assert_finite(&s.output);
         assert!(s.result.iterations_used <= 1);
         if frame > 0 {
             for (j, (p, o)) in previous.iter().zip(&s.output).enumerate() {
                 let step = angle64(p.rotation, o.rotation);
-                assert!(step < 10f64.to_radians(), "frame {frame} joint {j} jumped {step} rad");
+                assert!(
+                    step < 10f64.to_radians(),
+                    "frame {frame} joint {j} jumped {step} rad"
+                );
             }
         }
         residuals.push(s.result.residual_m[0]);
@@ -548,7 +813,11 @@ fn incremental_follows_a_moving_target_smoothly_and_converges() {
     // Static target from frame 100 on: one iteration per frame converges over frames.
     assert!(s.result.reached, "final residual {}", residuals[399]);
     assert!(residuals[399] < residuals[100]);
-    let tip = tip64(&scene, &s.output, &weber_effector(&scene, &lengths, target_at(400)));
+    let tip = tip64(
+        &scene,
+        &s.output,
+        &weber_effector(&scene, &lengths, target_at(400)),
+    );
     assert!(tip.distance(target_at(400).as_dvec3()) < 1e-3 + 1e-5);
 }
 
@@ -562,7 +831,17 @@ fn reference_based_is_identical_every_frame_for_a_static_target() {
     let mut first: Option<Vec<Trs>> = None;
     let mut previous = rest.clone();
     for _ in 0..20 {
-        s.solve(&scene, &rest, &rest, Some(&previous), &[], &[], &[eff], settings(3, 1e-4, IkMode::ReferenceBased)).unwrap();
+        s.solve(
+            &scene,
+            &rest,
+            &rest,
+            Some(&previous),
+            &[],
+            &[],
+            &[eff],
+            settings(3, 1e-4, IkMode::ReferenceBased),
+        )
+        .unwrap();
         match &first {
             None => first = Some(s.output.clone()),
             Some(f) => assert_eq!(f, &s.output),
@@ -574,7 +853,17 @@ fn reference_based_is_identical_every_frame_for_a_static_target() {
     let mut previous = rest.clone();
     let mut r = Vec::new();
     for _ in 0..3 {
-        inc.solve(&scene, &rest, &rest, Some(&previous), &[], &[], &[eff], settings(3, 1e-4, IkMode::Incremental)).unwrap();
+        inc.solve(
+            &scene,
+            &rest,
+            &rest,
+            Some(&previous),
+            &[],
+            &[],
+            &[eff],
+            settings(3, 1e-4, IkMode::Incremental),
+        )
+        .unwrap();
         r.push(inc.result.residual_m[0]);
         previous.clone_from(&inc.output);
     }
@@ -585,7 +874,11 @@ fn reference_based_is_identical_every_frame_for_a_static_target() {
 
 #[test]
 fn target_at_the_chain_root() {
-    for lengths in [vec![1.0, 0.8], vec![0.5, 0.5], vec![0.5, 0.4, 0.4, 0.3, 0.3, 0.2]] {
+    for lengths in [
+        vec![1.0, 0.8],
+        vec![0.5, 0.5],
+        vec![0.5, 0.4, 0.4, 0.3, 0.3, 0.2],
+    ] {
         let scene = planar_chain(&lengths);
         let eff = weber_effector(&scene, &lengths, Vec3::ZERO);
         let mut s = Solver::default();
@@ -630,14 +923,28 @@ fn zero_scale_parent_does_not_nan() {
     input[1].scale = Vec3::ZERO;
     let eff = weber_effector(&scene, &lengths, Vec3::new(0.2, 0.5, 0.1));
     let mut s = Solver::default();
-    s.solve(&scene, &rest, &input, None, &[], &[], &[eff], settings(20, 1e-4, IkMode::ReferenceBased)).unwrap();
+    s.solve(
+        &scene,
+        &rest,
+        &input,
+        None,
+        &[],
+        &[],
+        &[eff],
+        settings(20, 1e-4, IkMode::ReferenceBased),
+    )
+    .unwrap();
     assert_finite(&s.output);
     assert!(s.result.residual_m[0].is_finite());
 }
 
 fn rule_of(e: Error) -> u32 {
     match e {
-        Error::Job { job: "CcdJob", rule, .. } => rule,
+        Error::Job {
+            job: "CcdJob",
+            rule,
+            ..
+        } => rule,
         other => panic!("unexpected error {other}"),
     }
 }
@@ -650,37 +957,121 @@ fn invalid_inputs_are_validate_errors() {
     let good = weber_effector(&scene, &lengths, Vec3::new(0.2, 0.5, 0.1));
     let st = settings(10, 1e-4, IkMode::ReferenceBased);
     let mut s = Solver::default();
-    let mut run = |effs: &[Effector], st: IkSettings, input: &[Trs], part: &[f32], lim: &[Option<JointLimits>]| s.solve(&scene, &rest, input, None, part, lim, effs, st);
+    let mut run = |effs: &[Effector],
+                   st: IkSettings,
+                   input: &[Trs],
+                   part: &[f32],
+                   lim: &[Option<JointLimits>]| {
+        s.solve(&scene, &rest, input, None, part, lim, effs, st)
+    };
 
-    let nan_target = Effector { target_model: Vec3::new(f32::NAN, 0.0, 0.0), ..good };
-    assert_eq!(rule_of(run(&[nan_target], st, &rest, &[], &[]).unwrap_err()), 8);
-    let inf_weight = Effector { weight: f32::INFINITY, ..good };
-    assert_eq!(rule_of(run(&[inf_weight], st, &rest, &[], &[]).unwrap_err()), 8);
-    let too_long = Effector { chain_length: 4, ..good };
-    assert_eq!(rule_of(run(&[too_long], st, &rest, &[], &[]).unwrap_err()), 6);
-    let empty = Effector { chain_length: 0, ..good };
+    let nan_target = Effector {
+        target_model: Vec3::new(f32::NAN, 0.0, 0.0),
+        ..good
+    };
+    assert_eq!(
+        rule_of(run(&[nan_target], st, &rest, &[], &[]).unwrap_err()),
+        8
+    );
+    let inf_weight = Effector {
+        weight: f32::INFINITY,
+        ..good
+    };
+    assert_eq!(
+        rule_of(run(&[inf_weight], st, &rest, &[], &[]).unwrap_err()),
+        8
+    );
+    let too_long = Effector {
+        chain_length: 4,
+        ..good
+    };
+    assert_eq!(
+        rule_of(run(&[too_long], st, &rest, &[], &[]).unwrap_err()),
+        6
+    );
+    let empty = Effector {
+        chain_length: 0,
+        ..good
+    };
     assert_eq!(rule_of(run(&[empty], st, &rest, &[], &[]).unwrap_err()), 6);
-    let out_of_range = Effector { end_node: 9, ..good };
-    assert_eq!(rule_of(run(&[out_of_range], st, &rest, &[], &[]).unwrap_err()), 5);
-    assert_eq!(rule_of(run(&[good], settings(0, 1e-4, IkMode::ReferenceBased), &rest, &[], &[]).unwrap_err()), 9);
-    assert_eq!(rule_of(run(&[good], IkSettings { dt_s: 0.0, ..st }, &rest, &[], &[]).unwrap_err()), 9);
-    assert_eq!(rule_of(run(&[good], st, &rest[..2], &[], &[]).unwrap_err()), 1);
-    assert_eq!(rule_of(run(&[good], st, &rest, &[1.0, 2.0, 1.0], &[]).unwrap_err()), 3);
-    let bad_limits = [None, Some(JointLimits::new([0.1, 0.0, 0.0], [-0.1, 0.0, 0.0])), None];
-    assert_eq!(rule_of(run(&[good], st, &rest, &[], &bad_limits).unwrap_err()), 4);
+    let out_of_range = Effector {
+        end_node: 9,
+        ..good
+    };
+    assert_eq!(
+        rule_of(run(&[out_of_range], st, &rest, &[], &[]).unwrap_err()),
+        5
+    );
+    assert_eq!(
+        rule_of(
+            run(
+                &[good],
+                settings(0, 1e-4, IkMode::ReferenceBased),
+                &rest,
+                &[],
+                &[]
+            )
+            .unwrap_err()
+        ),
+        9
+    );
+    assert_eq!(
+        rule_of(run(&[good], IkSettings { dt_s: 0.0, ..st }, &rest, &[], &[]).unwrap_err()),
+        9
+    );
+    assert_eq!(
+        rule_of(run(&[good], st, &rest[..2], &[], &[]).unwrap_err()),
+        1
+    );
+    assert_eq!(
+        rule_of(run(&[good], st, &rest, &[1.0, 2.0, 1.0], &[]).unwrap_err()),
+        3
+    );
+    let bad_limits = [
+        None,
+        Some(JointLimits::new([0.1, 0.0, 0.0], [-0.1, 0.0, 0.0])),
+        None,
+    ];
+    assert_eq!(
+        rule_of(run(&[good], st, &rest, &[], &bad_limits).unwrap_err()),
+        4
+    );
     let mut nan_input = rest.clone();
     nan_input[0].rotation = Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0);
-    assert_eq!(rule_of(run(&[good], st, &nan_input, &[], &[]).unwrap_err()), 10);
+    assert_eq!(
+        rule_of(run(&[good], st, &nan_input, &[], &[]).unwrap_err()),
+        10
+    );
 
     // A matrix node cannot rotate.
     let mut raw_nodes = scene.nodes.clone();
     raw_nodes[1].matrix = Some(glam::Mat4::from_translation(Vec3::new(0.5, 0.0, 0.0)));
-    let mscene = SceneBuilder::build(RawScene { name: "m".into(), nodes: raw_nodes, ..Default::default() }).unwrap();
+    let mscene = SceneBuilder::build(RawScene {
+        name: "m".into(),
+        nodes: raw_nodes,
+        ..Default::default()
+    })
+    .unwrap();
     let mut s2 = Solver::default();
-    let e = s2.solve(&mscene, &rest, &rest, None, &[], &[], &[good], st).unwrap_err();
+    let e = s2
+        .solve(&mscene, &rest, &rest, None, &[], &[], &[good], st)
+        .unwrap_err();
     assert_eq!(rule_of(e), 7);
     // …but a chain that stops below it is fine.
-    s2.solve(&mscene, &rest, &rest, None, &[], &[], &[Effector { chain_length: 1, ..good }], st).unwrap();
+    s2.solve(
+        &mscene,
+        &rest,
+        &rest,
+        None,
+        &[],
+        &[],
+        &[Effector {
+            chain_length: 1,
+            ..good
+        }],
+        st,
+    )
+    .unwrap();
 }
 
 #[test]
@@ -690,12 +1081,38 @@ fn no_effectors_copies_the_input() {
     let mut input = rest_locals(&scene);
     input[1].rotation = Quat::from_rotation_x(0.3);
     let rest = rest_locals(&scene);
-    s.solve(&scene, &rest, &input, None, &[], &[], &[], settings(5, 1e-4, IkMode::ReferenceBased)).unwrap();
+    s.solve(
+        &scene,
+        &rest,
+        &input,
+        None,
+        &[],
+        &[],
+        &[],
+        settings(5, 1e-4, IkMode::ReferenceBased),
+    )
+    .unwrap();
     assert_eq!(s.output, input);
     assert!(s.result.reached && s.result.residual_m.is_empty() && s.result.iterations_used == 0);
     // A weight-0 effector is switched off: input kept, residual still reported.
-    let off = Effector { end_node: 1, chain_length: 2, tip_local: Vec3::new(0.4, 0.0, 0.0), target_model: Vec3::new(0.0, 3.0, 0.0), weight: 0.0 };
-    s.solve(&scene, &rest, &input, None, &[], &[], &[off], settings(5, 1e-4, IkMode::ReferenceBased)).unwrap();
+    let off = Effector {
+        end_node: 1,
+        chain_length: 2,
+        tip_local: Vec3::new(0.4, 0.0, 0.0),
+        target_model: Vec3::new(0.0, 3.0, 0.0),
+        weight: 0.0,
+    };
+    s.solve(
+        &scene,
+        &rest,
+        &input,
+        None,
+        &[],
+        &[],
+        &[off],
+        settings(5, 1e-4, IkMode::ReferenceBased),
+    )
+    .unwrap();
     assert_eq!(s.output, input);
     assert!(s.result.reached);
     let expected = tip64(&scene, &input, &off).distance(off.target_model.as_dvec3());
@@ -709,17 +1126,41 @@ fn warm_solver_does_not_allocate() {
     let rest = rest_locals(&scene);
     let limits = vec![Some(JointLimits::symmetric([1.0, 0.8, 0.2])); lengths.len()];
     let participation = vec![0.8; lengths.len()];
-    let st = IkSettings { iterations: 10, tolerance_m: 1e-4, mode: IkMode::Incremental, max_angular_velocity_rad_s: Some(4.0), dt_s: 1.0 / 60.0 };
+    let st = IkSettings {
+        iterations: 10,
+        tolerance_m: 1e-4,
+        mode: IkMode::Incremental,
+        max_angular_velocity_rad_s: Some(4.0),
+        dt_s: 1.0 / 60.0,
+    };
     let mut s = Solver::default();
     let mut previous = rest.clone();
     for frame in 0..50 {
         let t = frame as f32 * 0.1;
-        let effs = [weber_effector(&scene, &lengths, Vec3::new(0.8 + 0.3 * t.cos(), 0.8 + 0.3 * t.sin(), 0.2))];
+        let effs = [weber_effector(
+            &scene,
+            &lengths,
+            Vec3::new(0.8 + 0.3 * t.cos(), 0.8 + 0.3 * t.sin(), 0.2),
+        )];
         let before = ALLOCATIONS.load(Ordering::Relaxed);
         COUNTING.with(|c| c.set(frame > 0));
-        s.solve(&scene, &rest, &rest, Some(&previous), &participation, &limits, &effs, st).unwrap();
+        s.solve(
+            &scene,
+            &rest,
+            &rest,
+            Some(&previous),
+            &participation,
+            &limits,
+            &effs,
+            st,
+        )
+        .unwrap();
         COUNTING.with(|c| c.set(false));
-        assert_eq!(ALLOCATIONS.load(Ordering::Relaxed), before, "frame {frame} allocated");
+        assert_eq!(
+            ALLOCATIONS.load(Ordering::Relaxed),
+            before,
+            "frame {frame} allocated"
+        );
         previous.copy_from_slice(&s.output);
     }
 }

@@ -5,8 +5,20 @@ use glam::{DQuat, Quat};
 use proptest::prelude::*;
 use skinview::anim::{Cursor, Interpolation, Sampler};
 
-fn sampler(interpolation: Interpolation, times_s: Vec<f32>, values: Vec<f32>, components: usize, is_rotation: bool) -> Sampler {
-    let s = Sampler { interpolation, times_s, values, components, is_rotation };
+fn sampler(
+    interpolation: Interpolation,
+    times_s: Vec<f32>,
+    values: Vec<f32>,
+    components: usize,
+    is_rotation: bool,
+) -> Sampler {
+    let s = Sampler {
+        interpolation,
+        times_s,
+        values,
+        components,
+        is_rotation,
+    };
     s.validate().expect("valid sampler");
     s
 }
@@ -23,9 +35,19 @@ const TIMES: [f32; 5] = [0.0, 0.13, 0.5, 0.51, 2.0];
 #[test]
 fn linear_vectors_between_and_at_irregular_keys() {
     let values: Vec<f32> = (0..15).map(|i| ((i * 7) % 11) as f32 - 3.0).collect();
-    let s = sampler(Interpolation::Linear, TIMES.to_vec(), values.clone(), 3, false);
+    let s = sampler(
+        Interpolation::Linear,
+        TIMES.to_vec(),
+        values.clone(),
+        3,
+        false,
+    );
     for (k, &t) in TIMES.iter().enumerate() {
-        assert_eq!(sample(&s, t), values[k * 3..k * 3 + 3].to_vec(), "at key {k}");
+        assert_eq!(
+            sample(&s, t),
+            values[k * 3..k * 3 + 3].to_vec(),
+            "at key {k}"
+        );
     }
     for t in [0.05f64, 0.2, 0.505, 1.7] {
         let k = TIMES.iter().rposition(|&x| (x as f64) <= t).unwrap();
@@ -33,7 +55,11 @@ fn linear_vectors_between_and_at_irregular_keys() {
         let got = sample(&s, t as f32);
         for c in 0..3 {
             let e = values[k * 3 + c] as f64 * (1.0 - u) + values[(k + 1) * 3 + c] as f64 * u;
-            assert!((got[c] as f64 - e).abs() < 1e-5, "t={t} c={c}: {} vs {e}", got[c]);
+            assert!(
+                (got[c] as f64 - e).abs() < 1e-5,
+                "t={t} c={c}: {} vs {e}",
+                got[c]
+            );
         }
     }
     // Clamping outside the key range.
@@ -44,7 +70,13 @@ fn linear_vectors_between_and_at_irregular_keys() {
 #[test]
 fn step_holds_the_previous_key() {
     let values: Vec<f32> = vec![1.0, 2.0, 3.0, 4.0, 5.0];
-    let s = sampler(Interpolation::Step, TIMES.to_vec(), values.clone(), 1, false);
+    let s = sampler(
+        Interpolation::Step,
+        TIMES.to_vec(),
+        values.clone(),
+        1,
+        false,
+    );
     assert_eq!(sample(&s, 0.129)[0], 1.0);
     assert_eq!(sample(&s, 0.13)[0], 2.0);
     assert_eq!(sample(&s, 0.509)[0], 3.0);
@@ -58,7 +90,13 @@ fn linear_rotation_is_shortest_path_slerp() {
     let b = Quat::from_rotation_y(2.9);
     // Second key stored with its sign flipped: same rotation, the long way round in 4D.
     let bf = -b;
-    let s = sampler(Interpolation::Linear, vec![0.0, 1.0], [a.to_array(), bf.to_array()].concat(), 4, true);
+    let s = sampler(
+        Interpolation::Linear,
+        vec![0.0, 1.0],
+        [a.to_array(), bf.to_array()].concat(),
+        4,
+        true,
+    );
     for u in [0.25f64, 0.5, 0.8] {
         let got = sample(&s, u as f32);
         let q = DQuat::from_xyzw(got[0] as f64, got[1] as f64, got[2] as f64, got[3] as f64);
@@ -83,7 +121,13 @@ fn cubic_spline_matches_hermite_with_tangents_scaled_by_the_interval() {
         // key 2
         1.5, 0.5,   -3.0, 1.0,   7.0, 7.0,
     ];
-    let s = sampler(Interpolation::CubicSpline, times.clone(), values.clone(), 2, false);
+    let s = sampler(
+        Interpolation::CubicSpline,
+        times.clone(),
+        values.clone(),
+        2,
+        false,
+    );
     let v = |k: usize, c: usize| values[(3 * k + 1) * 2 + c] as f64;
     let a = |k: usize, c: usize| values[(3 * k) * 2 + c] as f64;
     let b = |k: usize, c: usize| values[(3 * k + 2) * 2 + c] as f64;
@@ -98,7 +142,11 @@ fn cubic_spline_matches_hermite_with_tangents_scaled_by_the_interval() {
                 + (u.powi(3) - 2.0 * u * u + u) * dt * b(k, c)
                 + (-2.0 * u.powi(3) + 3.0 * u * u) * v(k + 1, c)
                 + (u.powi(3) - u * u) * dt * a(k + 1, c);
-            assert!((got[c] as f64 - e).abs() < 1e-5, "t={t} c={c}: {} vs {e}", got[c]);
+            assert!(
+                (got[c] as f64 - e).abs() < 1e-5,
+                "t={t} c={c}: {} vs {e}",
+                got[c]
+            );
         }
     }
     // Clamped to the first/last value (not a tangent).
@@ -133,7 +181,9 @@ fn sample_fresh(s: &Sampler, t: f32) -> Vec<f32> {
 #[test]
 fn looping_playback_across_the_wrap() {
     let times: Vec<f32> = vec![0.0, 0.05, 0.3, 0.31, 0.9, 1.0];
-    let values: Vec<f32> = (0..times.len() * 3).map(|i| (i as f32 * 0.37).sin()).collect();
+    let values: Vec<f32> = (0..times.len() * 3)
+        .map(|i| (i as f32 * 0.37).sin())
+        .collect();
     let s = sampler(Interpolation::Linear, times, values, 3, false);
     let duration = 1.0f32;
     let mut cursor = Cursor::default();
@@ -144,8 +194,15 @@ fn looping_playback_across_the_wrap() {
         assert_eq!(out, sample_fresh(&s, t), "frame {frame} t={t}");
         // One period later (f32 wrap rounding moves t by an ulp, hence the tolerance).
         let mut again = vec![0.0; 3];
-        s.sample((t + duration).rem_euclid(duration), &mut Cursor::default(), &mut again);
-        assert!(out.iter().zip(&again).all(|(a, b)| (a - b).abs() < 1e-5), "{out:?} vs {again:?}");
+        s.sample(
+            (t + duration).rem_euclid(duration),
+            &mut Cursor::default(),
+            &mut again,
+        );
+        assert!(
+            out.iter().zip(&again).all(|(a, b)| (a - b).abs() < 1e-5),
+            "{out:?} vs {again:?}"
+        );
     }
     // Reverse play over several loops.
     for frame in (0..600).rev() {

@@ -9,24 +9,50 @@ use glam::{Mat4, Quat, Vec3};
 use skinview::builtin::{self, ArmParams};
 use skinview::error::Error;
 use skinview::frame::{CpuSkinner, FrameState};
-use skinview::links::{insert_links, BoneInfo, LinkPoseJob, LinkRig, LinkSpec, LinkStats};
+use skinview::links::{BoneInfo, LinkPoseJob, LinkRig, LinkSpec, LinkStats, insert_links};
 use skinview::math::Trs;
-use skinview::scene::{Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology};
+use skinview::scene::{
+    Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology,
+};
 use skinview::skeleton::LocalToModelJob;
 use skinview::skin::{PaletteJob, SkinnedVertices};
 
 /// Pose `scene` (rest, or animation `anim` at `time_s`), let `edit` change the locals, run the
 /// links, local→model and the palette, and CPU-skin draw 0. Returns the skinned positions and
 /// `model_from_node`.
-fn skin_posed(scene: &Scene, rig: Option<&LinkRig>, anim: Option<usize>, time_s: f32, edit: &dyn Fn(&mut [Trs])) -> (Vec<Vec3>, Vec<Mat4>) {
+fn skin_posed(
+    scene: &Scene,
+    rig: Option<&LinkRig>,
+    anim: Option<usize>,
+    time_s: f32,
+    edit: &dyn Fn(&mut [Trs]),
+) -> (Vec<Vec3>, Vec<Mat4>) {
     let mut frame = FrameState::new(scene);
     frame.evaluate(scene, anim, time_s).unwrap();
     edit(&mut frame.pose.locals);
     if let Some(rig) = rig {
-        LinkPoseJob { rig, locals: &mut frame.pose.locals }.run().unwrap();
+        LinkPoseJob {
+            rig,
+            locals: &mut frame.pose.locals,
+        }
+        .run()
+        .unwrap();
     }
-    LocalToModelJob { scene, pose: &frame.pose, model_from_node: &mut frame.model_from_node }.run().unwrap();
-    PaletteJob { scene, layout: &frame.layout, model_from_node: &frame.model_from_node, palette: &mut frame.palette }.run().unwrap();
+    LocalToModelJob {
+        scene,
+        pose: &frame.pose,
+        model_from_node: &mut frame.model_from_node,
+    }
+    .run()
+    .unwrap();
+    PaletteJob {
+        scene,
+        layout: &frame.layout,
+        model_from_node: &frame.model_from_node,
+        palette: &mut frame.palette,
+    }
+    .run()
+    .unwrap();
     let mut skinner = CpuSkinner::new(scene, None);
     let mut out = SkinnedVertices::default();
     skinner.skin_draw(scene, &frame, 0, &mut out).unwrap();
@@ -35,12 +61,18 @@ fn skin_posed(scene: &Scene, rig: Option<&LinkRig>, anim: Option<usize>, time_s:
 
 fn arm_bones() -> BoneInfo {
     // upper_arm, forearm, arm_skin (a mesh node).
-    BoneInfo { length_m: vec![0.30, 0.28, 0.0], joint_radius_m: vec![0.045, 0.045, 0.0] }
+    BoneInfo {
+        length_m: vec![0.30, 0.28, 0.0],
+        joint_radius_m: vec![0.045, 0.045, 0.0],
+    }
 }
 
 fn link_arm(count: usize) -> (Scene, LinkRig, LinkStats) {
     let arm = builtin::woodland_arm().unwrap();
-    let spec = LinkSpec { count, ..LinkSpec::new(0, 1) };
+    let spec = LinkSpec {
+        count,
+        ..LinkSpec::new(0, 1)
+    };
     insert_links(&arm, &[spec], &arm_bones()).unwrap()
 }
 
@@ -54,7 +86,8 @@ fn named_weights(scene: &Scene, v: usize) -> BTreeMap<String, f32> {
         let x = w.weights[v * w.width + k];
         if x != 0.0 {
             let node = skin.joints[w.joints[v * w.width + k] as usize];
-            *m.entry(scene.nodes[node].name.clone().unwrap()).or_insert(0.0) += x;
+            *m.entry(scene.nodes[node].name.clone().unwrap())
+                .or_insert(0.0) += x;
         }
     }
     m
@@ -64,11 +97,17 @@ fn assert_weights(scene: &Scene, v: usize, expected: &[(&str, f32)]) {
     let got = named_weights(scene, v);
     for (name, x) in expected {
         let g = got.get(*name).copied().unwrap_or(0.0);
-        assert!((g - x).abs() < 1e-5, "vertex {v}: {name} = {g}, expected {x} (all: {got:?})");
+        assert!(
+            (g - x).abs() < 1e-5,
+            "vertex {v}: {name} = {g}, expected {x} (all: {got:?})"
+        );
     }
     for (name, g) in &got {
         if !expected.iter().any(|(n, _)| n == name) {
-            assert!(g.abs() < 1e-5, "vertex {v}: unexpected {name} = {g} (all: {got:?})");
+            assert!(
+                g.abs() < 1e-5,
+                "vertex {v}: unexpected {name} = {g} (all: {got:?})"
+            );
         }
     }
 }
@@ -76,7 +115,9 @@ fn assert_weights(scene: &Scene, v: usize, expected: &[(&str, f32)]) {
 fn max_sum_error(scene: &Scene) -> f32 {
     let mut worst = 0.0f32;
     for d in &scene.draws {
-        let Some(w) = scene.primitive(d).skin_weights.as_ref() else { continue };
+        let Some(w) = scene.primitive(d).skin_weights.as_ref() else {
+            continue;
+        };
         for ws in w.weights.chunks_exact(w.width) {
             let s: f64 = ws.iter().map(|&x| x as f64).sum();
             worst = worst.max((s - 1.0).abs() as f32);
@@ -87,7 +128,10 @@ fn max_sum_error(scene: &Scene) -> f32 {
 
 fn max_distance(a: &[Vec3], b: &[Vec3]) -> f32 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).map(|(p, q)| p.distance(*q)).fold(0.0, f32::max)
+    a.iter()
+        .zip(b)
+        .map(|(p, q)| p.distance(*q))
+        .fold(0.0, f32::max)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -98,7 +142,11 @@ fn fork_rig() -> Scene {
         name: Some(name.into()),
         source_index: 0,
         parent,
-        rest: Trs { translation: t, rotation: r, scale: Vec3::ONE },
+        rest: Trs {
+            translation: t,
+            rotation: r,
+            scale: Vec3::ONE,
+        },
         matrix: None,
         mesh: None,
         skin: None,
@@ -107,8 +155,18 @@ fn fork_rig() -> Scene {
     let mut nodes = vec![
         node("hand", None, Vec3::ZERO, Quat::IDENTITY),
         node("a", Some(0), Vec3::new(0.1, 0.0, 0.0), Quat::IDENTITY),
-        node("b", Some(0), Vec3::new(0.08, 0.04, 0.0), Quat::from_rotation_z(PI / 2.0)),
-        node("c", Some(0), Vec3::new(0.0, -0.05, 0.0), Quat::from_rotation_z(-PI / 2.0)),
+        node(
+            "b",
+            Some(0),
+            Vec3::new(0.08, 0.04, 0.0),
+            Quat::from_rotation_z(PI / 2.0),
+        ),
+        node(
+            "c",
+            Some(0),
+            Vec3::new(0.0, -0.05, 0.0),
+            Quat::from_rotation_z(-PI / 2.0),
+        ),
         node("mesh", None, Vec3::ZERO, Quat::IDENTITY),
     ];
     nodes[4].mesh = Some(0);
@@ -119,8 +177,14 @@ fn fork_rig() -> Scene {
     let rest_model = [
         Mat4::IDENTITY,
         Mat4::from_translation(Vec3::new(0.1, 0.0, 0.0)),
-        Mat4::from_rotation_translation(Quat::from_rotation_z(PI / 2.0), Vec3::new(0.08, 0.04, 0.0)),
-        Mat4::from_rotation_translation(Quat::from_rotation_z(-PI / 2.0), Vec3::new(0.0, -0.05, 0.0)),
+        Mat4::from_rotation_translation(
+            Quat::from_rotation_z(PI / 2.0),
+            Vec3::new(0.08, 0.04, 0.0),
+        ),
+        Mat4::from_rotation_translation(
+            Quat::from_rotation_z(-PI / 2.0),
+            Vec3::new(0.0, -0.05, 0.0),
+        ),
     ];
     // Weights (hand, a, b, c) and positions. Zones: a: x in 0.1 ± 0.02 (s = (x-0.1)/0.04+0.5),
     // b: y in 0.04 ± 0.02 (s = (y-0.04)/0.04+0.5).
@@ -135,14 +199,30 @@ fn fork_rig() -> Scene {
     ];
     let mut normals = vec![Vec3::Z; 7];
     normals[2] = Vec3::X;
-    let mut weights: Vec<[f32; 4]> =
-        vec![[0.4, 0.36, 0.24, 0.0], [0.5, 0.1, 0.4, 0.0], [0.5, 0.5, 0.0, 0.0], [0.6, 0.2, 0.0, 0.2], [1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]];
+    let mut weights: Vec<[f32; 4]> = vec![
+        [0.4, 0.36, 0.24, 0.0],
+        [0.5, 0.1, 0.4, 0.0],
+        [0.5, 0.5, 0.0, 0.0],
+        [0.6, 0.2, 0.0, 0.2],
+        [1.0, 0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0, 0.0],
+    ];
     // Many vertices weighted to hand, a and b (and some to c) across both zones.
     for i in 0..400 {
         let f = i as f32;
-        positions.push(Vec3::new(0.06 + 0.08 * ((f * 0.37).sin() * 0.5 + 0.5), 0.08 * ((f * 0.73).cos() * 0.5 + 0.5), 0.02 * (f * 0.11).sin()));
+        positions.push(Vec3::new(
+            0.06 + 0.08 * ((f * 0.37).sin() * 0.5 + 0.5),
+            0.08 * ((f * 0.73).cos() * 0.5 + 0.5),
+            0.02 * (f * 0.11).sin(),
+        ));
         normals.push(Vec3::new((f * 0.9).sin(), (f * 0.4).cos(), 0.5).normalize());
-        let raw = [1.0 + (f * 0.3).sin(), 1.0 + (f * 0.5).cos(), 1.0 + (f * 0.7).sin(), if i % 3 == 0 { 0.3 } else { 0.0 }];
+        let raw = [
+            1.0 + (f * 0.3).sin(),
+            1.0 + (f * 0.5).cos(),
+            1.0 + (f * 0.7).sin(),
+            if i % 3 == 0 { 0.3 } else { 0.0 },
+        ];
         let s: f32 = raw.iter().sum();
         weights.push(raw.map(|x| x / s));
     }
@@ -158,13 +238,21 @@ fn fork_rig() -> Scene {
                 tangents: None,
                 indices: (0..n as u32).collect(),
                 topology: Topology::Points,
-                skin_weights: Some(SkinWeights { width: 4, joints: [0u32, 1, 2, 3].repeat(n), weights: weights.concat() }),
+                skin_weights: Some(SkinWeights {
+                    width: 4,
+                    joints: [0u32, 1, 2, 3].repeat(n),
+                    weights: weights.concat(),
+                }),
                 morph_targets: Vec::new(),
                 base_color: [1.0; 4],
             }],
             default_morph_weights: Vec::new(),
         }],
-        skins: vec![Skin { name: None, joints: vec![0, 1, 2, 3], joint_from_bind: rest_model.iter().map(|m| m.inverse()).collect() }],
+        skins: vec![Skin {
+            name: None,
+            joints: vec![0, 1, 2, 3],
+            joint_from_bind: rest_model.iter().map(|m| m.inverse()).collect(),
+        }],
         animations: Vec::new(),
         roots: Vec::new(),
         report: Default::default(),
@@ -174,8 +262,20 @@ fn fork_rig() -> Scene {
 
 fn fork_specs() -> Vec<LinkSpec> {
     vec![
-        LinkSpec { parent: 0, child: 1, count: 2, total_length_m: Some(0.04), normal_fade: 0.5 },
-        LinkSpec { parent: 0, child: 2, count: 3, total_length_m: Some(0.04), normal_fade: 0.5 },
+        LinkSpec {
+            parent: 0,
+            child: 1,
+            count: 2,
+            total_length_m: Some(0.04),
+            normal_fade: 0.5,
+        },
+        LinkSpec {
+            parent: 0,
+            child: 2,
+            count: 3,
+            total_length_m: Some(0.04),
+            normal_fade: 0.5,
+        },
     ]
 }
 
@@ -187,13 +287,21 @@ fn fork_split_is_proportional_to_child_weights() {
     assert_eq!(rig.links.len(), 5);
     // v0: share_a = 0.4·0.36/0.6 = 0.24 → A_a = 0.6 at s = 0.5 of 2 links: 0.3 / 0.3;
     //     share_b = 0.4·0.24/0.6 = 0.16 → A_b = 0.4 at s = 0.25 of 3 links: all on b_link1.
-    assert_weights(&linked, 0, &[("a_link1", 0.3), ("a_link2", 0.3), ("b_link1", 0.4)]);
+    assert_weights(
+        &linked,
+        0,
+        &[("a_link1", 0.3), ("a_link2", 0.3), ("b_link1", 0.4)],
+    );
     // v1: share_a = 0.5·0.1/0.5 = 0.1 → A_a = 0.2 all to a (s = 1);
     //     share_b = 0.4 → A_b = 0.8 all to hand (s = 0): hand 0.5 − 0.5 + 0.8.
     assert_weights(&linked, 1, &[("hand", 0.8), ("a", 0.2)]);
     // v2: A_a = 1.0 at s = 0.5 → 0.5 / 0.5 on the links; normal ∥ a's axis, fade 0.5 → half of
     //     the link-bound weight back to hand.
-    assert_weights(&linked, 2, &[("hand", 0.5), ("a_link1", 0.25), ("a_link2", 0.25)]);
+    assert_weights(
+        &linked,
+        2,
+        &[("hand", 0.5), ("a_link1", 0.25), ("a_link2", 0.25)],
+    );
     // v3: the unlinked sibling c counts in the split: share_a = 0.6·0.2/0.4 = 0.3, A = 0.5 → a.
     assert_weights(&linked, 3, &[("hand", 0.3), ("a", 0.5), ("c", 0.2)]);
     // Hand-only vertices at a fork (hand has three children): a child's zone is its slab
@@ -205,16 +313,27 @@ fn fork_split_is_proportional_to_child_weights() {
     assert_weights(&linked, 5, &[("a_link1", 0.875), ("a_link2", 0.125)]);
     // v6: in both zones: hand split evenly. A_a = 0.5 at s = 0.25 of 2 links (segment 0.75):
     //     hand 0.125, a_link1 0.375; A_b = 0.5 at s = 0.25 of 3 links (segment 1): b_link1.
-    assert_weights(&linked, 6, &[("hand", 0.125), ("a_link1", 0.375), ("b_link1", 0.5)]);
+    assert_weights(
+        &linked,
+        6,
+        &[("hand", 0.125), ("a_link1", 0.375), ("b_link1", 0.5)],
+    );
     assert_eq!(stats.parent_only_in_zone, 2, "{stats:?}");
     assert_eq!(stats.parent_only_skipped, 1, "{stats:?}");
     assert!(stats.fork_vertices >= 2);
     assert!(stats.faded_vertices >= 1);
 
     let sum = max_sum_error(&linked);
-    println!("fork: max |sum-1| = {sum:e} (stats {:e})", stats.max_sum_deviation_after);
+    println!(
+        "fork: max |sum-1| = {sum:e} (stats {:e})",
+        stats.max_sum_deviation_after
+    );
     assert!(sum <= 1e-6 && stats.max_sum_deviation_after <= 1e-6);
-    let w = linked.primitive(&linked.draws[0]).skin_weights.as_ref().unwrap();
+    let w = linked
+        .primitive(&linked.draws[0])
+        .skin_weights
+        .as_ref()
+        .unwrap();
     assert_eq!(w.width % 4, 0);
     assert_eq!(w.max_influences(), stats.max_influences_after);
     assert!(w.width >= stats.max_influences_after);
@@ -226,7 +345,10 @@ fn weights_sum_to_one_on_woodlands_arm() {
         let (linked, rig, stats) = link_arm(count);
         println!("arm, {count} links: {stats:?}");
         assert_eq!(rig.links.len(), count);
-        assert_eq!(linked.nodes[rig.links[0].node].name.as_deref(), Some("forearm_link1"));
+        assert_eq!(
+            linked.nodes[rig.links[0].node].name.as_deref(),
+            Some("forearm_link1")
+        );
         assert_eq!(linked.nodes.len(), 3 + count);
         let sum = max_sum_error(&linked);
         assert!(sum <= 1e-6, "{count} links: max |sum-1| = {sum}");
@@ -265,12 +387,24 @@ fn links_carry_even_shares_of_the_child_rotation() {
         let fore = rig.old_to_new[1];
         for deg in [30.0f32, 120.0, 170.0] {
             let theta = deg.to_radians();
-            let (_, model) = skin_posed(&linked, Some(&rig), None, 0.0, &|l| l[fore].rotation = Quat::from_rotation_z(theta));
+            let (_, model) = skin_posed(&linked, Some(&rig), None, 0.0, &|l| {
+                l[fore].rotation = Quat::from_rotation_z(theta)
+            });
             for (k, link) in rig.links.iter().enumerate() {
                 let f = (k + 1) as f32 / (count + 1) as f32;
-                let expected = Mat4::from_rotation_translation(Quat::from_rotation_z(f * theta), Vec3::new(0.30, 0.0, 0.0));
-                let err = (model[link.node] - expected).to_cols_array().iter().fold(0.0f32, |m, x| m.max(x.abs()));
-                assert!(err < 1e-6, "{count} links, θ = {deg}°, link {}: error {err}", k + 1);
+                let expected = Mat4::from_rotation_translation(
+                    Quat::from_rotation_z(f * theta),
+                    Vec3::new(0.30, 0.0, 0.0),
+                );
+                let err = (model[link.node] - expected)
+                    .to_cols_array()
+                    .iter()
+                    .fold(0.0f32, |m, x| m.max(x.abs()));
+                assert!(
+                    err < 1e-6,
+                    "{count} links, θ = {deg}°, link {}: error {err}",
+                    k + 1
+                );
             }
         }
     }
@@ -293,7 +427,11 @@ fn cross_section(positions: &[Vec3], p: &ArmParams) -> (f32, f32, f32) {
     });
     let elbow = elbow.unwrap();
     let min = (0..p.rings).map(ring_radius).fold(f32::INFINITY, f32::min);
-    (total * elbow as f32 / (p.rings - 1) as f32, ring_radius(elbow), min)
+    (
+        total * elbow as f32 / (p.rings - 1) as f32,
+        ring_radius(elbow),
+        min,
+    )
 }
 
 #[test]
@@ -307,7 +445,9 @@ fn links_keep_the_elbow_cross_section() {
     // Rest: every ring has the rest radius.
     let (rest, _) = skin_posed(&arm, None, None, 0.0, &|_| {});
     let (x_ring, rest_elbow, rest_min) = cross_section(&rest, &p);
-    println!("elbow ring at rest x = {x_ring:.4} m: rest radius {rest_elbow:.5} (min over rings {rest_min:.5}), r = {r}");
+    println!(
+        "elbow ring at rest x = {x_ring:.4} m: rest radius {rest_elbow:.5} (min over rings {rest_min:.5}), r = {r}"
+    );
     assert!((rest_elbow - r).abs() < 1e-5 && (rest_min - r).abs() < 1e-5);
 
     // Without links. The 'bend' clip at t = 2 s is the 120° bend: same result as posing by hand.
@@ -317,7 +457,13 @@ fn links_keep_the_elbow_cross_section() {
     let (twisted, _) = skin_posed(&arm, None, None, 0.0, &twist);
     let (_, bend0, bend0_min) = cross_section(&bent, &p);
     let (_, twist0, twist0_min) = cross_section(&twisted, &p);
-    println!("no links:  bend 120° elbow {:.4} r (min {:.4} r); twist 180° elbow {:.4} r (min {:.4} r)", bend0 / r, bend0_min / r, twist0 / r, twist0_min / r);
+    println!(
+        "no links:  bend 120° elbow {:.4} r (min {:.4} r); twist 180° elbow {:.4} r (min {:.4} r)",
+        bend0 / r,
+        bend0_min / r,
+        twist0 / r,
+        twist0_min / r
+    );
     assert!(twist0 < 0.6 * r, "twist without links: {}", twist0 / r);
     assert!(bend0 < 0.85 * r, "bend without links: {}", bend0 / r);
 
@@ -331,7 +477,13 @@ fn links_keep_the_elbow_cross_section() {
         let (twisted, _) = skin_posed(&linked, Some(&rig), None, 0.0, &twist);
         let (_, b, b_min) = cross_section(&bent, &p);
         let (_, t, t_min) = cross_section(&twisted, &p);
-        println!("{count} links:   bend 120° elbow {:.4} r (min {:.4} r); twist 180° elbow {:.4} r (min {:.4} r)", b / r, b_min / r, t / r, t_min / r);
+        println!(
+            "{count} links:   bend 120° elbow {:.4} r (min {:.4} r); twist 180° elbow {:.4} r (min {:.4} r)",
+            b / r,
+            b_min / r,
+            t / r,
+            t_min / r
+        );
         assert!(t > 0.85 * r, "{count} links, twist: {}", t / r);
         assert!(b > 0.93 * r, "{count} links, bend: {}", b / r);
         assert!(t > 4.0 * twist0 && b > bend0);
@@ -345,16 +497,62 @@ fn bad_specs_and_jobs_are_rejected() {
         Err(Error::Job { rule, .. }) => rule,
         other => panic!("expected a rule error, got {:?}", other.map(|_| ())),
     };
-    assert_eq!(rule(insert_links(&arm, &[LinkSpec::new(1, 0)], &arm_bones())), 1);
-    assert_eq!(rule(insert_links(&arm, &[LinkSpec { count: 0, ..LinkSpec::new(0, 1) }], &arm_bones())), 2);
-    assert_eq!(rule(insert_links(&arm, &[LinkSpec::new(0, 1)], &BoneInfo::default())), 3);
-    assert_eq!(rule(insert_links(&arm, &[LinkSpec { normal_fade: 1.5, ..LinkSpec::new(0, 1) }], &arm_bones())), 4);
-    assert_eq!(rule(insert_links(&arm, &[LinkSpec::new(0, 1), LinkSpec::new(0, 1)], &arm_bones())), 5);
+    assert_eq!(
+        rule(insert_links(&arm, &[LinkSpec::new(1, 0)], &arm_bones())),
+        1
+    );
+    assert_eq!(
+        rule(insert_links(
+            &arm,
+            &[LinkSpec {
+                count: 0,
+                ..LinkSpec::new(0, 1)
+            }],
+            &arm_bones()
+        )),
+        2
+    );
+    assert_eq!(
+        rule(insert_links(
+            &arm,
+            &[LinkSpec::new(0, 1)],
+            &BoneInfo::default()
+        )),
+        3
+    );
+    assert_eq!(
+        rule(insert_links(
+            &arm,
+            &[LinkSpec {
+                normal_fade: 1.5,
+                ..LinkSpec::new(0, 1)
+            }],
+            &arm_bones()
+        )),
+        4
+    );
+    assert_eq!(
+        rule(insert_links(
+            &arm,
+            &[LinkSpec::new(0, 1), LinkSpec::new(0, 1)],
+            &arm_bones()
+        )),
+        5
+    );
 
     let (linked, rig, _) = link_arm(2);
     let mut short = vec![Trs::IDENTITY; linked.nodes.len() - 1];
-    match (LinkPoseJob { rig: &rig, locals: &mut short }).run() {
-        Err(Error::Job { job: "LinkPoseJob", rule: 1, .. }) => {}
+    match (LinkPoseJob {
+        rig: &rig,
+        locals: &mut short,
+    })
+    .run()
+    {
+        Err(Error::Job {
+            job: "LinkPoseJob",
+            rule: 1,
+            ..
+        }) => {}
         other => panic!("expected LinkPoseJob rule 1, got {other:?}"),
     }
 }
@@ -430,8 +628,13 @@ fn twisted_arm_has_no_steps_along_the_link_zone() {
                 }
             }
         }
-        let profile: Vec<String> = (14..30).map(|k| format!("{k}:{:.4}", radii[k] as f64 / r)).collect();
-        println!("twist 180°, {count} links: ring radius / r around the elbow: {}", profile.join(" "));
+        let profile: Vec<String> = (14..30)
+            .map(|k| format!("{k}:{:.4}", radii[k] as f64 / r))
+            .collect();
+        println!(
+            "twist 180°, {count} links: ring radius / r around the elbow: {}",
+            profile.join(" ")
+        );
         println!(
             "{count} links: largest change between consecutive rings {:.4} r (rings {}–{}), bound {:.4} r; largest deviation from the ideal profile {:.2e} r (ring {})",
             worst_step.0 / r,
@@ -441,8 +644,20 @@ fn twisted_arm_has_no_steps_along_the_link_zone() {
             worst_ideal.0 / r,
             worst_ideal.1
         );
-        assert!(worst_step.0 <= bound * (1.0 + 1e-3), "{count} links: step {:.4} r between rings {} and {} exceeds {:.4} r", worst_step.0 / r, worst_step.1 - 1, worst_step.1, bound / r);
-        assert!(worst_ideal.0 <= 1e-4 * r, "{count} links: ring {} is {:.4} r off the ideal profile", worst_ideal.1, worst_ideal.0 / r);
+        assert!(
+            worst_step.0 <= bound * (1.0 + 1e-3),
+            "{count} links: step {:.4} r between rings {} and {} exceeds {:.4} r",
+            worst_step.0 / r,
+            worst_step.1 - 1,
+            worst_step.1,
+            bound / r
+        );
+        assert!(
+            worst_ideal.0 <= 1e-4 * r,
+            "{count} links: ring {} is {:.4} r off the ideal profile",
+            worst_ideal.1,
+            worst_ideal.0 / r
+        );
     }
 }
 
@@ -455,11 +670,25 @@ fn rig_link_settings_carry_the_normal_fade() {
     use skinview::character::with_links;
     use skinview::rig::LinkSettings;
     let old: LinkSettings = serde_json::from_str(r#"{"count":2,"length_m":null}"#).unwrap();
-    assert_eq!(old, LinkSettings { count: 2, length_m: None, normal_fade: None });
-    assert_eq!(serde_json::to_string(&old).unwrap(), r#"{"count":2,"length_m":null}"#);
-    let set: LinkSettings = serde_json::from_str(r#"{"count":3,"length_m":0.1,"normal_fade":0.25}"#).unwrap();
+    assert_eq!(
+        old,
+        LinkSettings {
+            count: 2,
+            length_m: None,
+            normal_fade: None
+        }
+    );
+    assert_eq!(
+        serde_json::to_string(&old).unwrap(),
+        r#"{"count":2,"length_m":null}"#
+    );
+    let set: LinkSettings =
+        serde_json::from_str(r#"{"count":3,"length_m":0.1,"normal_fade":0.25}"#).unwrap();
     assert_eq!(set.normal_fade, Some(0.25));
-    assert_eq!(serde_json::from_str::<LinkSettings>(&serde_json::to_string(&set).unwrap()).unwrap(), set);
+    assert_eq!(
+        serde_json::from_str::<LinkSettings>(&serde_json::to_string(&set).unwrap()).unwrap(),
+        set
+    );
 
     let weights_with = |fade: Option<f32>| {
         let mut rig = skinview::rig::humanoid::humanoid();
@@ -470,16 +699,30 @@ fn rig_link_settings_carry_the_normal_fade() {
         }
         let rs = rig.to_scene().unwrap();
         with_links(&rs).map(|(scene, _, _, _)| {
-            let w = scene.primitive(&scene.draws[0]).skin_weights.clone().unwrap();
+            let w = scene
+                .primitive(&scene.draws[0])
+                .skin_weights
+                .clone()
+                .unwrap();
             (w.joints, w.weights)
         })
     };
     let default = weights_with(None).unwrap();
-    assert_eq!(default, weights_with(Some(LinkSpec::DEFAULT_NORMAL_FADE)).unwrap());
+    assert_eq!(
+        default,
+        weights_with(Some(LinkSpec::DEFAULT_NORMAL_FADE)).unwrap()
+    );
     let off = weights_with(Some(0.0)).unwrap();
-    assert_ne!(default, off, "normal_fade = 0 should change some weights on the humanoid");
+    assert_ne!(
+        default, off,
+        "normal_fade = 0 should change some weights on the humanoid"
+    );
     match weights_with(Some(1.5)) {
-        Err(Error::Job { job: "insert_links", rule: 4, .. }) => {}
+        Err(Error::Job {
+            job: "insert_links",
+            rule: 4,
+            ..
+        }) => {}
         other => panic!("expected insert_links rule 4, got {:?}", other.map(|_| ())),
     }
 }

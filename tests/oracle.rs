@@ -8,7 +8,7 @@
 mod common;
 
 use skinview::harness::{self, SkinPath};
-use skinview::io::dump::{diff, Dump};
+use skinview::io::dump::{Dump, diff};
 
 const ORACLE_TOLERANCE_REL: f64 = 5e-6;
 /// Normals are unit vectors computed in f32 by both (measured worst 1.7e-6).
@@ -16,9 +16,18 @@ const NORMAL_TOLERANCE: f64 = 2e-5;
 
 fn oracle_files() -> Vec<std::path::PathBuf> {
     let dir = common::shared_dir().join("oracle_ref");
-    let mut v: Vec<_> = std::fs::read_dir(&dir).expect("oracle_ref").flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect();
+    let mut v: Vec<_> = std::fs::read_dir(&dir)
+        .expect("oracle_ref")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
     v.sort();
-    assert!(v.len() >= 26, "expected the oracle files, found {}", v.len());
+    assert!(
+        v.len() >= 26,
+        "expected the oracle files, found {}",
+        v.len()
+    );
     v
 }
 
@@ -35,19 +44,39 @@ fn check(path: SkinPath) {
     let mut failures = Vec::new();
     for file in oracle_files() {
         let oracle = Dump::read(&file).expect("oracle json");
-        let stem = oracle.model.trim_end_matches(".glb").trim_end_matches(".gltf").to_string();
+        let stem = oracle
+            .model
+            .trim_end_matches(".glb")
+            .trim_end_matches(".gltf")
+            .to_string();
         let scene = harness::load_model(Some(&common::model(&stem))).expect("load");
         let times: Vec<f32> = oracle.times.iter().map(|&t| t as f32).collect();
         let ours = harness::dump(&scene, oracle.anim, &times, path, ctx, None).expect("dump");
-        let d = diff(&oracle, &ours).unwrap_or_else(|e| panic!("{}: layout differs: {e}", file.display()));
+        let d = diff(&oracle, &ours)
+            .unwrap_or_else(|e| panic!("{}: layout differs: {e}", file.display()));
         let diag = oracle.diagonal();
         let rel = d.max_position / diag;
-        println!("{:<40} {:?}: max position error {:.2e} of diagonal, max normal error {:.2e}", file.file_name().unwrap().to_string_lossy(), path, rel, d.max_normal);
+        println!(
+            "{:<40} {:?}: max position error {:.2e} of diagonal, max normal error {:.2e}",
+            file.file_name().unwrap().to_string_lossy(),
+            path,
+            rel,
+            d.max_normal
+        );
         if !(rel <= ORACLE_TOLERANCE_REL) || !(d.max_normal <= NORMAL_TOLERANCE) {
-            failures.push(format!("{}: position {rel:.3e} of diagonal (worst entry/time/vertex {:?}), normal {:.3e}", file.display(), d.worst, d.max_normal));
+            failures.push(format!(
+                "{}: position {rel:.3e} of diagonal (worst entry/time/vertex {:?}), normal {:.3e}",
+                file.display(),
+                d.worst,
+                d.max_normal
+            ));
         }
     }
-    assert!(failures.is_empty(), "differs from the independent engine:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "differs from the independent engine:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]

@@ -4,13 +4,13 @@
 mod common;
 
 use glam::{Quat, Vec3};
-use skinview::anim::layer::{track_mask, BoneMask, CrossFade, Layer, LayerJob, DEFAULT_THRESHOLD};
+use skinview::anim::layer::{BoneMask, CrossFade, DEFAULT_THRESHOLD, Layer, LayerJob, track_mask};
 use skinview::anim::{AnimateJob, Cursor, Pose};
 use skinview::harness::{self, SkinPath};
 use skinview::io::dump::diff;
-use skinview::io::gltf_export::{export_glb, ExportOptions};
+use skinview::io::gltf_export::{ExportOptions, export_glb};
 use skinview::math::Trs;
-use skinview::rig::{humanoid::humanoid, Bone, WeberRig};
+use skinview::rig::{Bone, WeberRig, humanoid::humanoid};
 
 fn rigs() -> Vec<WeberRig> {
     vec![humanoid(), skinview::builtin::woodland_arm_rig().unwrap()]
@@ -28,12 +28,39 @@ fn native_round_trips_are_lossless() {
         let again = WeberRig::from_scene(&rs, &rig.name).unwrap();
         assert_eq!(again.bones.len(), rig.bones.len());
         for (a, b) in again.bones.iter().zip(&rig.bones) {
-            assert_eq!((&a.name, a.parent, a.length_m, a.limits_deg, a.base_section, a.tip_section, a.links), (&b.name, b.parent, b.length_m, b.limits_deg, b.base_section, b.tip_section, b.links));
+            assert_eq!(
+                (
+                    &a.name,
+                    a.parent,
+                    a.length_m,
+                    a.limits_deg,
+                    a.base_section,
+                    a.tip_section,
+                    a.links
+                ),
+                (
+                    &b.name,
+                    b.parent,
+                    b.length_m,
+                    b.limits_deg,
+                    b.base_section,
+                    b.tip_section,
+                    b.links
+                )
+            );
             for k in 0..3 {
-                assert!((a.displacement_m[k] - b.displacement_m[k]).abs() <= 1e-6, "{}: displacement", a.name);
+                assert!(
+                    (a.displacement_m[k] - b.displacement_m[k]).abs() <= 1e-6,
+                    "{}: displacement",
+                    a.name
+                );
             }
             let (qa, qb) = (Quat::from_array(a.rotation), Quat::from_array(b.rotation));
-            assert!((qa - qb).length() < 1e-6 || (qa + qb).length() < 1e-6, "{}: rotation", a.name);
+            assert!(
+                (qa - qb).length() < 1e-6 || (qa + qb).length() < 1e-6,
+                "{}: rotation",
+                a.name
+            );
         }
         let (ma, mb) = (again.mesh.as_ref().unwrap(), rig.mesh.as_ref().unwrap());
         assert_eq!(ma.positions, mb.positions);
@@ -45,7 +72,12 @@ fn native_round_trips_are_lossless() {
         for (x, y) in again.motions.iter().zip(&rig.motions) {
             assert_eq!(x.name, y.name);
             assert_eq!(x.looping, y.looping, "{}: looping flag lost", x.name);
-            let keys = |m: &skinview::rig::Motion| m.tracks.iter().map(|t| t.rotation_keys.len() + t.displacement_keys.len()).sum::<usize>();
+            let keys = |m: &skinview::rig::Motion| {
+                m.tracks
+                    .iter()
+                    .map(|t| t.rotation_keys.len() + t.displacement_keys.len())
+                    .sum::<usize>()
+            };
             assert_eq!(keys(x), keys(y));
         }
     }
@@ -55,11 +87,44 @@ fn native_round_trips_are_lossless() {
 /// the displacement (checked on model-space positions computed by hand along a chain).
 #[test]
 fn bone_bases_sit_at_parent_tips() {
-    let mut rig = WeberRig::new("chain", vec![
-        Bone { name: "a".into(), parent: None, length_m: 1.0, displacement_m: [0.0, 2.0, 0.0], rotation: Quat::from_rotation_z(std::f32::consts::FRAC_PI_2).to_array(), limits_deg: None, base_section: None, tip_section: None, links: None },
-        Bone { name: "b".into(), parent: Some(0), length_m: 0.5, displacement_m: [0.0, 0.0, 0.0], rotation: [0.0, 0.0, 0.0, 1.0], limits_deg: None, base_section: None, tip_section: None, links: None },
-        Bone { name: "c".into(), parent: Some(1), length_m: 0.25, displacement_m: [0.1, 0.0, 0.0], rotation: Quat::from_rotation_z(-std::f32::consts::FRAC_PI_2).to_array(), limits_deg: None, base_section: None, tip_section: None, links: None },
-    ]);
+    let mut rig = WeberRig::new(
+        "chain",
+        vec![
+            Bone {
+                name: "a".into(),
+                parent: None,
+                length_m: 1.0,
+                displacement_m: [0.0, 2.0, 0.0],
+                rotation: Quat::from_rotation_z(std::f32::consts::FRAC_PI_2).to_array(),
+                limits_deg: None,
+                base_section: None,
+                tip_section: None,
+                links: None,
+            },
+            Bone {
+                name: "b".into(),
+                parent: Some(0),
+                length_m: 0.5,
+                displacement_m: [0.0, 0.0, 0.0],
+                rotation: [0.0, 0.0, 0.0, 1.0],
+                limits_deg: None,
+                base_section: None,
+                tip_section: None,
+                links: None,
+            },
+            Bone {
+                name: "c".into(),
+                parent: Some(1),
+                length_m: 0.25,
+                displacement_m: [0.1, 0.0, 0.0],
+                rotation: Quat::from_rotation_z(-std::f32::consts::FRAC_PI_2).to_array(),
+                limits_deg: None,
+                base_section: None,
+                tip_section: None,
+                links: None,
+            },
+        ],
+    );
     rig.format = skinview::rig::FORMAT.into();
     let rs = rig.to_scene().unwrap();
     let mut frame = skinview::frame::FrameState::new(&rs.scene);
@@ -68,9 +133,17 @@ fn bone_bases_sit_at_parent_tips() {
     // a: base (0,2,0), pointing +Y (X rotated 90° about Z), tip (0,3,0).
     assert!((base(0) - Vec3::new(0.0, 2.0, 0.0)).length() < 1e-6);
     // b: at a's tip.
-    assert!((base(1) - Vec3::new(0.0, 3.0, 0.0)).length() < 1e-6, "{}", base(1));
+    assert!(
+        (base(1) - Vec3::new(0.0, 3.0, 0.0)).length() < 1e-6,
+        "{}",
+        base(1)
+    );
     // c: b's tip (0,3.5,0) plus 0.1 along b's X (+Y).
-    assert!((base(2) - Vec3::new(0.0, 3.6, 0.0)).length() < 1e-6, "{}", base(2));
+    assert!(
+        (base(2) - Vec3::new(0.0, 3.6, 0.0)).length() < 1e-6,
+        "{}",
+        base(2)
+    );
 }
 
 /// native rig → glTF export → import skins like the native rig (≤ 1e-5 of the diagonal).
@@ -79,15 +152,27 @@ fn native_to_gltf_round_trip_skins_the_same() {
     for rig in rigs() {
         let rs = rig.to_scene().unwrap();
         let bytes = export_glb(&rs.scene, &ExportOptions::default()).unwrap();
-        let back = skinview::io::gltf_import::import_slice(&bytes, std::path::Path::new("exported.glb")).unwrap();
+        let back =
+            skinview::io::gltf_import::import_slice(&bytes, std::path::Path::new("exported.glb"))
+                .unwrap();
         for anim in 0..rs.scene.animations.len() {
             let d = rs.scene.animations[anim].duration_s();
             let times = [0.0, d * 0.31, d * 0.77, d];
-            let a = harness::dump(&rs.scene, Some(anim), &times, SkinPath::Cpu, None, None).unwrap();
+            let a =
+                harness::dump(&rs.scene, Some(anim), &times, SkinPath::Cpu, None, None).unwrap();
             let b = harness::dump(&back, Some(anim), &times, SkinPath::Cpu, None, None).unwrap();
             let e = diff(&a, &b).unwrap();
-            println!("{} anim {anim}: glTF round trip {:.2e} of diagonal", rig.name, e.max_position / a.diagonal());
-            assert!(e.max_position <= 1e-5 * a.diagonal(), "{} anim {anim}: {:e}", rig.name, e.max_position);
+            println!(
+                "{} anim {anim}: glTF round trip {:.2e} of diagonal",
+                rig.name,
+                e.max_position / a.diagonal()
+            );
+            assert!(
+                e.max_position <= 1e-5 * a.diagonal(),
+                "{} anim {anim}: {:e}",
+                rig.name,
+                e.max_position
+            );
         }
     }
 }
@@ -104,39 +189,78 @@ fn native_files_load_through_io() {
     assert_eq!(scene.animations.len(), 3);
     // The committed asset is what the generator writes today.
     let asset = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/humanoid.rig.json");
-    assert!(std::fs::read_to_string(asset).unwrap() == humanoid().to_json(), "assets/humanoid.rig.json is stale: cargo run -- export builtin:humanoid --out assets/humanoid.rig.json");
+    assert!(
+        std::fs::read_to_string(asset).unwrap() == humanoid().to_json(),
+        "assets/humanoid.rig.json is stale: cargo run -- export builtin:humanoid --out assets/humanoid.rig.json"
+    );
 }
 
 #[test]
 fn bad_native_files_name_the_field() {
     let good = humanoid().to_json();
     let cases: Vec<(String, &str)> = vec![
-        (good.replacen("\"version\":1", "\"version\":7", 1), "version"),
-        (good.replacen("\"format\":\"skinview.rig\"", "\"format\":\"other\"", 1), "format"),
-        (good.replacen("\"parent\":null", "\"parent\":5", 1), "bones[0]"),
-        (good.replacen("\"length_m\":0.12", "\"length_m\":-1.0", 1), "length_m"),
-        (good.replacen("\"bone\":\"l_thigh\"", "\"bone\":\"tail\"", 1), "no bone named"),
+        (
+            good.replacen("\"version\":1", "\"version\":7", 1),
+            "version",
+        ),
+        (
+            good.replacen("\"format\":\"skinview.rig\"", "\"format\":\"other\"", 1),
+            "format",
+        ),
+        (
+            good.replacen("\"parent\":null", "\"parent\":5", 1),
+            "bones[0]",
+        ),
+        (
+            good.replacen("\"length_m\":0.12", "\"length_m\":-1.0", 1),
+            "length_m",
+        ),
+        (
+            good.replacen("\"bone\":\"l_thigh\"", "\"bone\":\"tail\"", 1),
+            "no bone named",
+        ),
         (good[..good.len() / 2].to_string(), "line"),
-        (good.replacen("\"name\":\"spine\"", "\"name\":\"pelvis\"", 1), "duplicate bone name"),
-        (good.replacen("\"links\":{\"count\":2", "\"links\":{\"count\":0", 1), "links.count"),
-        (good.replacen("\"radii_m\":[0.15,0.11]", "\"radii_m\":[0.0,0.11]", 1), "base_section"),
+        (
+            good.replacen("\"name\":\"spine\"", "\"name\":\"pelvis\"", 1),
+            "duplicate bone name",
+        ),
+        (
+            good.replacen("\"links\":{\"count\":2", "\"links\":{\"count\":0", 1),
+            "links.count",
+        ),
+        (
+            good.replacen("\"radii_m\":[0.15,0.11]", "\"radii_m\":[0.0,0.11]", 1),
+            "base_section",
+        ),
     ];
     // A zero quaternion key: rewrite the first rotation key's value.
     let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
-    v["motions"][0]["tracks"][0]["rotation_keys"][0]["value"] = serde_json::json!([0.0, 0.0, 0.0, 0.0]);
+    v["motions"][0]["tracks"][0]["rotation_keys"][0]["value"] =
+        serde_json::json!([0.0, 0.0, 0.0, 0.0]);
     let zero_key = (serde_json::to_string(&v).unwrap(), "zero-length quaternion");
     let cases: Vec<(String, &str)> = cases.into_iter().chain(std::iter::once(zero_key)).collect();
     for (text, needle) in cases {
         let r = std::panic::catch_unwind(|| WeberRig::from_json(&text, "bad.rig.json"));
         let err = r.expect("no panic").expect_err("must fail").to_string();
-        assert!(err.contains("bad.rig.json") && err.contains(needle), "{needle}: {err}");
+        assert!(
+            err.contains("bad.rig.json") && err.contains(needle),
+            "{needle}: {err}"
+        );
     }
 }
 
 fn sample(scene: &skinview::Scene, anim: usize, t: f32) -> Pose {
     let mut pose = Pose::rest(scene);
     let mut cursors = vec![Cursor::default(); scene.animations[anim].channels.len()];
-    AnimateJob { scene, animation: Some(&scene.animations[anim]), time_s: t, cursors: &mut cursors, pose: &mut pose }.run().unwrap();
+    AnimateJob {
+        scene,
+        animation: Some(&scene.animations[anim]),
+        time_s: t,
+        cursors: &mut cursors,
+        pose: &mut pose,
+    }
+    .run()
+    .unwrap();
     pose
 }
 
@@ -150,32 +274,111 @@ fn layered_motions_equal_hand_composed_poses() {
     let throw = sample(&scene, 2, 0.6);
     let upper = BoneMask::subtree(&scene, BoneMask::node(&scene, "spine").unwrap());
     let lower = BoneMask::invert(&upper);
-    let throw_mask: Vec<f32> = upper.iter().zip(track_mask(&scene, &scene.animations[2])).map(|(a, b)| a * b).collect();
+    let throw_mask: Vec<f32> = upper
+        .iter()
+        .zip(track_mask(&scene, &scene.animations[2]))
+        .map(|(a, b)| a * b)
+        .collect();
     let reference: Vec<Trs> = scene.nodes.iter().map(|n| n.rest).collect();
     let mut out = vec![Trs::IDENTITY; scene.nodes.len()];
-    let layers = [Layer { pose: &run.locals, weight: 1.0, mask: Some(&lower) }, Layer { pose: &throw.locals, weight: 1.0, mask: Some(&throw_mask) }];
-    LayerJob { reference: &reference, layers: &layers, threshold: DEFAULT_THRESHOLD, output: &mut out }.run().unwrap();
+    let layers = [
+        Layer {
+            pose: &run.locals,
+            weight: 1.0,
+            mask: Some(&lower),
+        },
+        Layer {
+            pose: &throw.locals,
+            weight: 1.0,
+            mask: Some(&throw_mask),
+        },
+    ];
+    LayerJob {
+        reference: &reference,
+        layers: &layers,
+        threshold: DEFAULT_THRESHOLD,
+        output: &mut out,
+    }
+    .run()
+    .unwrap();
     for (i, n) in scene.nodes.iter().enumerate() {
-        let expected = if lower[i] > 0.0 { run.locals[i] } else if throw_mask[i] > 0.0 { throw.locals[i] } else { reference[i] };
-        let q_ok = (out[i].rotation - expected.rotation).length() < 1e-6 || (out[i].rotation + expected.rotation).length() < 1e-6;
-        assert!(q_ok && (out[i].translation - expected.translation).length() < 1e-6, "{:?}", n.name);
+        let expected = if lower[i] > 0.0 {
+            run.locals[i]
+        } else if throw_mask[i] > 0.0 {
+            throw.locals[i]
+        } else {
+            reference[i]
+        };
+        let q_ok = (out[i].rotation - expected.rotation).length() < 1e-6
+            || (out[i].rotation + expected.rotation).length() < 1e-6;
+        assert!(
+            q_ok && (out[i].translation - expected.translation).length() < 1e-6,
+            "{:?}",
+            n.name
+        );
     }
     // A 50/50 cross-fade between two rotations about one axis is the half-angle rotation.
-    let a = [Trs { rotation: Quat::from_rotation_z(0.2), ..Trs::IDENTITY }];
-    let b = [Trs { rotation: Quat::from_rotation_z(1.0), translation: Vec3::X, ..Trs::IDENTITY }];
-    let (wa, wb) = CrossFade { start_s: 1.0, duration_s: 2.0 }.weights(2.0);
+    let a = [Trs {
+        rotation: Quat::from_rotation_z(0.2),
+        ..Trs::IDENTITY
+    }];
+    let b = [Trs {
+        rotation: Quat::from_rotation_z(1.0),
+        translation: Vec3::X,
+        ..Trs::IDENTITY
+    }];
+    let (wa, wb) = CrossFade {
+        start_s: 1.0,
+        duration_s: 2.0,
+    }
+    .weights(2.0);
     assert!((wa - 0.5).abs() < 1e-6 && (wb - 0.5).abs() < 1e-6);
     let mut o = [Trs::IDENTITY];
-    LayerJob { reference: &[Trs::IDENTITY], layers: &[Layer { pose: &a, weight: wa, mask: None }, Layer { pose: &b, weight: wb, mask: None }], threshold: DEFAULT_THRESHOLD, output: &mut o }.run().unwrap();
+    LayerJob {
+        reference: &[Trs::IDENTITY],
+        layers: &[
+            Layer {
+                pose: &a,
+                weight: wa,
+                mask: None,
+            },
+            Layer {
+                pose: &b,
+                weight: wb,
+                mask: None,
+            },
+        ],
+        threshold: DEFAULT_THRESHOLD,
+        output: &mut o,
+    }
+    .run()
+    .unwrap();
     let (axis, angle) = o[0].rotation.to_axis_angle();
     assert!((angle - 0.6).abs() < 1e-5 && axis.z > 0.999, "{angle}");
     assert!((o[0].translation - Vec3::new(0.5, 0.0, 0.0)).length() < 1e-6);
     // Bones below the threshold fall back to the reference.
     let mut o = [Trs::IDENTITY];
-    LayerJob { reference: &[Trs { translation: Vec3::Y, ..Trs::IDENTITY }], layers: &[Layer { pose: &b, weight: 0.0, mask: None }], threshold: DEFAULT_THRESHOLD, output: &mut o }.run().unwrap();
+    LayerJob {
+        reference: &[Trs {
+            translation: Vec3::Y,
+            ..Trs::IDENTITY
+        }],
+        layers: &[Layer {
+            pose: &b,
+            weight: 0.0,
+            mask: None,
+        }],
+        threshold: DEFAULT_THRESHOLD,
+        output: &mut o,
+    }
+    .run()
+    .unwrap();
     assert_eq!(o[0].translation, Vec3::Y);
     // Cross-fade weights always sum to 1 and are monotone.
-    let f = CrossFade { start_s: 0.3, duration_s: 0.5 };
+    let f = CrossFade {
+        start_s: 0.3,
+        duration_s: 0.5,
+    };
     let mut last = 0.0;
     for i in 0..100 {
         let (x, y) = f.weights(i as f32 * 0.01);

@@ -33,7 +33,10 @@ impl Pose {
             if let Some(m) = node.mesh {
                 let mesh = &scene.meshes[m];
                 let count = mesh.morph_target_count();
-                let src = node.morph_weights.as_deref().unwrap_or(&mesh.default_morph_weights);
+                let src = node
+                    .morph_weights
+                    .as_deref()
+                    .unwrap_or(&mesh.default_morph_weights);
                 w.extend((0..count).map(|i| src.get(i).copied().unwrap_or(0.0)));
             }
         }
@@ -59,13 +62,27 @@ impl AnimateJob<'_> {
     pub fn validate(&self) -> Result<()> {
         let channels = self.animation.map_or(0, |a| a.channels.len());
         if self.cursors.len() != channels {
-            return Err(Error::job("AnimateJob", 1, format!("{} cursors for {channels} channels", self.cursors.len())));
+            return Err(Error::job(
+                "AnimateJob",
+                1,
+                format!("{} cursors for {channels} channels", self.cursors.len()),
+            ));
         }
-        if self.pose.locals.len() != self.scene.nodes.len() || self.pose.morph_weights.len() != self.scene.nodes.len() {
-            return Err(Error::job("AnimateJob", 2, "pose does not match the scene's node count"));
+        if self.pose.locals.len() != self.scene.nodes.len()
+            || self.pose.morph_weights.len() != self.scene.nodes.len()
+        {
+            return Err(Error::job(
+                "AnimateJob",
+                2,
+                "pose does not match the scene's node count",
+            ));
         }
         if !self.time_s.is_finite() {
-            return Err(Error::job("AnimateJob", 3, format!("time {} is not finite", self.time_s)));
+            return Err(Error::job(
+                "AnimateJob",
+                3,
+                format!("time {} is not finite", self.time_s),
+            ));
         }
         Ok(())
     }
@@ -73,7 +90,9 @@ impl AnimateJob<'_> {
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         self.pose.reset(self.scene);
-        let Some(anim) = self.animation else { return Ok(()) };
+        let Some(anim) = self.animation else {
+            return Ok(());
+        };
         let mut buf = [0.0f32; 4];
         for (ch, cursor) in anim.channels.iter().zip(self.cursors.iter_mut()) {
             let s = &ch.sampler;

@@ -45,14 +45,35 @@ impl LayerJob<'_> {
     pub fn validate(&self) -> Result<()> {
         let n = self.reference.len();
         if self.output.len() != n || self.layers.iter().any(|l| l.pose.len() != n) {
-            return Err(Error::job("LayerJob", 1, "layer poses and output must have one transform per bone"));
+            return Err(Error::job(
+                "LayerJob",
+                1,
+                "layer poses and output must have one transform per bone",
+            ));
         }
-        if self.layers.iter().any(|l| l.mask.is_some_and(|m| m.len() != n)) {
-            return Err(Error::job("LayerJob", 2, "a mask must have one weight per bone"));
+        if self
+            .layers
+            .iter()
+            .any(|l| l.mask.is_some_and(|m| m.len() != n))
+        {
+            return Err(Error::job(
+                "LayerJob",
+                2,
+                "a mask must have one weight per bone",
+            ));
         }
         let bad = |w: f32| !(w.is_finite() && w >= 0.0);
-        if !(self.threshold > 0.0 && self.threshold.is_finite()) || self.layers.iter().any(|l| bad(l.weight) || l.mask.is_some_and(|m| m.iter().any(|&w| bad(w)))) {
-            return Err(Error::job("LayerJob", 3, "weights must be finite and non-negative, threshold positive"));
+        if !(self.threshold > 0.0 && self.threshold.is_finite())
+            || self
+                .layers
+                .iter()
+                .any(|l| bad(l.weight) || l.mask.is_some_and(|m| m.iter().any(|&w| bad(w))))
+        {
+            return Err(Error::job(
+                "LayerJob",
+                3,
+                "weights must be finite and non-negative, threshold positive",
+            ));
         }
         Ok(())
     }
@@ -106,7 +127,11 @@ impl Accumulator {
         let len = rot.length();
         Trs {
             translation: self.translation / self.total,
-            rotation: if len > 0.0 { rot / len } else { reference.rotation },
+            rotation: if len > 0.0 {
+                rot / len
+            } else {
+                reference.rotation
+            },
             scale: self.scale / self.total,
         }
     }
@@ -124,9 +149,10 @@ impl BoneMask {
             // Depth-first order: a descendant always comes after its parent.
             for i in root + 1..scene.nodes.len() {
                 if let Some(p) = scene.nodes[i].parent
-                    && m[p] > 0.0 {
-                        m[i] = 1.0;
-                    }
+                    && m[p] > 0.0
+                {
+                    m[i] = 1.0;
+                }
             }
         }
         m
@@ -139,7 +165,10 @@ impl BoneMask {
 
     /// Find a node by name.
     pub fn node(scene: &Scene, name: &str) -> Option<usize> {
-        scene.nodes.iter().position(|n| n.name.as_deref() == Some(name))
+        scene
+            .nodes
+            .iter()
+            .position(|n| n.name.as_deref() == Some(name))
     }
 }
 
@@ -166,7 +195,13 @@ pub struct CrossFade {
 impl CrossFade {
     /// Weights (A, B) at `time_s`; they always sum to 1.
     pub fn weights(&self, time_s: f32) -> (f32, f32) {
-        let u = if self.duration_s > 0.0 { ((time_s - self.start_s) / self.duration_s).clamp(0.0, 1.0) } else if time_s >= self.start_s { 1.0 } else { 0.0 };
+        let u = if self.duration_s > 0.0 {
+            ((time_s - self.start_s) / self.duration_s).clamp(0.0, 1.0)
+        } else if time_s >= self.start_s {
+            1.0
+        } else {
+            0.0
+        };
         let b = u * u * (3.0 - 2.0 * u);
         (1.0 - b, b)
     }

@@ -45,7 +45,11 @@ pub struct Cursor {
 
 impl Default for Cursor {
     fn default() -> Self {
-        Cursor { key: 0, slerp_key: usize::MAX, slerp: SlerpSetup::default() }
+        Cursor {
+            key: 0,
+            slerp_key: usize::MAX,
+            slerp: SlerpSetup::default(),
+        }
     }
 }
 
@@ -64,7 +68,14 @@ const LERP_COS_THRESHOLD: f32 = 0.9995;
 /// `cache` when given. The dot product and the near-parallel lerp path are always evaluated
 /// directly: they are cheaper than the cache bookkeeping.
 #[inline]
-fn slerp_cached(a: &[f32], b: &[f32], u: f32, k: usize, cache: Option<&mut Cursor>, out: &mut [f32]) {
+fn slerp_cached(
+    a: &[f32],
+    b: &[f32],
+    u: f32,
+    k: usize,
+    cache: Option<&mut Cursor>,
+    out: &mut [f32],
+) {
     let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
     let sign = if dot < 0.0 { -1.0 } else { 1.0 };
     let dot = dot * sign;
@@ -73,7 +84,10 @@ fn slerp_cached(a: &[f32], b: &[f32], u: f32, k: usize, cache: Option<&mut Curso
     } else {
         let fresh = || {
             let theta = dot.clamp(-1.0, 1.0).acos();
-            SlerpSetup { theta, inv_sin: 1.0 / theta.sin() }
+            SlerpSetup {
+                theta,
+                inv_sin: 1.0 / theta.sin(),
+            }
         };
         // The fresh and the cached set-up are computed identically: results are bit-equal.
         let s = match cache {
@@ -85,7 +99,10 @@ fn slerp_cached(a: &[f32], b: &[f32], u: f32, k: usize, cache: Option<&mut Curso
             }
             None => fresh(),
         };
-        (((1.0 - u) * s.theta).sin() * s.inv_sin, (u * s.theta).sin() * s.inv_sin)
+        (
+            ((1.0 - u) * s.theta).sin() * s.inv_sin,
+            (u * s.theta).sin() * s.inv_sin,
+        )
     };
     let wb = wb * sign;
     for i in 0..4 {
@@ -121,12 +138,26 @@ impl Sampler {
             return Err(format!("input time {i} is not finite"));
         }
         if let Some(i) = self.times_s.windows(2).position(|w| w[1] <= w[0]) {
-            return Err(format!("input times not strictly increasing at key {} ({} then {})", i + 1, self.times_s[i], self.times_s[i + 1]));
+            return Err(format!(
+                "input times not strictly increasing at key {} ({} then {})",
+                i + 1,
+                self.times_s[i],
+                self.times_s[i + 1]
+            ));
         }
-        let per_key = if self.interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+        let per_key = if self.interpolation == Interpolation::CubicSpline {
+            3
+        } else {
+            1
+        };
         let need = self.times_s.len() * per_key * self.components;
         if self.values.len() != need {
-            return Err(format!("output has {} floats, {} keys of {} interpolation need {need}", self.values.len(), self.times_s.len(), self.interpolation.name()));
+            return Err(format!(
+                "output has {} floats, {} keys of {} interpolation need {need}",
+                self.values.len(),
+                self.times_s.len(),
+                self.interpolation.name()
+            ));
         }
         if let Some(i) = self.values.iter().position(|v| !v.is_finite()) {
             return Err(format!("output value {i} is not finite"));
@@ -197,7 +228,9 @@ impl Sampler {
         };
         // Binary search inside the window for the last key <= time_s.
         let hi = hi.min(t.len());
-        let k = (lo + t[lo..hi].partition_point(|&x| x <= time_s)).saturating_sub(1).min(last);
+        let k = (lo + t[lo..hi].partition_point(|&x| x <= time_s))
+            .saturating_sub(1)
+            .min(last);
         cursor.key = k;
         k
     }
@@ -235,7 +268,11 @@ impl Sampler {
         }
         let k = match cursor.as_deref_mut() {
             Some(c) => self.locate(time_s, c),
-            None => self.times_s.partition_point(|&x| x <= time_s).saturating_sub(1).min(n - 2),
+            None => self
+                .times_s
+                .partition_point(|&x| x <= time_s)
+                .saturating_sub(1)
+                .min(n - 2),
         };
         let (t0, t1) = (self.times_s[k], self.times_s[k + 1]);
         let dt = t1 - t0;
@@ -272,7 +309,8 @@ impl Sampler {
     #[inline]
     fn finish(&self, out: &mut [f32]) {
         if self.is_rotation {
-            let len = (out[0] * out[0] + out[1] * out[1] + out[2] * out[2] + out[3] * out[3]).sqrt();
+            let len =
+                (out[0] * out[0] + out[1] * out[1] + out[2] * out[2] + out[3] * out[3]).sqrt();
             if len > 0.0 && len.is_finite() {
                 for x in out.iter_mut() {
                     *x /= len;

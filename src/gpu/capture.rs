@@ -6,7 +6,7 @@ use glam::{Vec3, Vec4};
 
 use super::context::GpuContext;
 use super::scene_buffers::GpuScene;
-use super::shaders::{influence_constants, module_with_skin, CAPTURE_WGSL};
+use super::shaders::{CAPTURE_WGSL, influence_constants, module_with_skin};
 use crate::error::Result;
 use crate::skin::SkinnedVertices;
 
@@ -38,7 +38,11 @@ impl Capture {
         });
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("capture"),
-            bind_group_layouts: &[Some(&gpu.frame_layout), Some(&gpu.draw_layout), Some(&io_layout)],
+            bind_group_layouts: &[
+                Some(&gpu.frame_layout),
+                Some(&gpu.draw_layout),
+                Some(&io_layout),
+            ],
             immediate_size: 0,
         });
         let module = module_with_skin(device, "capture.wgsl", CAPTURE_WGSL);
@@ -49,7 +53,10 @@ impl Capture {
                 layout: Some(&layout),
                 module: &module,
                 entry_point: Some("capture"),
-                compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: false },
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &constants,
+                    zero_initialize_workgroup_memory: false,
+                },
                 cache: None,
             })
         };
@@ -67,24 +74,52 @@ impl Capture {
                 label: Some("capture io"),
                 layout: &io_layout,
                 entries: &[
-                    wgpu::BindGroupEntry { binding: 0, resource: d.capture_input.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 1, resource: d.joints.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 2, resource: d.weights.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 3, resource: out.as_entire_binding() },
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: d.capture_input.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: d.joints.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 2,
+                        resource: d.weights.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 3,
+                        resource: out.as_entire_binding(),
+                    },
                 ],
             }));
             outputs.push(out);
         }
         ctx.check()?;
-        Ok(Capture { pipelines, outputs, bind_groups })
+        Ok(Capture {
+            pipelines,
+            outputs,
+            bind_groups,
+        })
     }
 
     /// Skin `draws` (indices into the scene's draw list) on the GPU with the palette and
     /// morph weights last written by [`GpuScene::update`], and read the results back.
-    pub fn run(&self, ctx: &GpuContext, gpu: &GpuScene, draws: &[usize]) -> Result<Vec<SkinnedVertices>> {
-        let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("capture") });
+    pub fn run(
+        &self,
+        ctx: &GpuContext,
+        gpu: &GpuScene,
+        draws: &[usize],
+    ) -> Result<Vec<SkinnedVertices>> {
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("capture"),
+            });
         {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("capture"), timestamp_writes: None });
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("capture"),
+                timestamp_writes: None,
+            });
             pass.set_bind_group(0, &gpu.frame_bind_group, &[]);
             for &i in draws {
                 let d = &gpu.draws[i];
@@ -114,7 +149,11 @@ impl Capture {
             let n = gpu.draws[i].vertex_count as usize;
             // Copy to f32 (the mapped bytes have no alignment guarantee for Vec4).
             let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes[..n * 48]);
-            let mut out = SkinnedVertices { positions: Vec::with_capacity(n), normals: None, tangents: None };
+            let mut out = SkinnedVertices {
+                positions: Vec::with_capacity(n),
+                normals: None,
+                tangents: None,
+            };
             let mut normals = Vec::with_capacity(n);
             let mut tangents = Vec::with_capacity(n);
             for c in floats.chunks_exact(12) {

@@ -27,7 +27,8 @@ impl GpuContext {
     }
 
     async fn new_async() -> Result<GpuContext> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapter = match wgpu::util::initialize_adapter_from_env(&instance, None).await {
             Ok(a) => a,
             Err(_) => instance
@@ -43,11 +44,17 @@ impl GpuContext {
         Self::from_adapter(instance, adapter).await
     }
 
-    pub async fn from_adapter(instance: wgpu::Instance, adapter: wgpu::Adapter) -> Result<GpuContext> {
+    pub async fn from_adapter(
+        instance: wgpu::Instance,
+        adapter: wgpu::Adapter,
+    ) -> Result<GpuContext> {
         let info = adapter.get_info();
         let caps = adapter.get_downlevel_capabilities();
         if !caps.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {
-            return Err(Error::NoAdapter(format!("adapter {} has no compute shaders; {NO_ADAPTER_HINT}", info.name)));
+            return Err(Error::NoAdapter(format!(
+                "adapter {} has no compute shaders; {NO_ADAPTER_HINT}",
+                info.name
+            )));
         }
         if !caps.flags.contains(wgpu::DownlevelFlags::VERTEX_STORAGE) {
             return Err(Error::NoAdapter(format!(
@@ -72,21 +79,42 @@ impl GpuContext {
                 v.push(e.to_string());
             }
         }));
-        Ok(GpuContext { instance, adapter, device, queue, info, errors })
+        Ok(GpuContext {
+            instance,
+            adapter,
+            device,
+            queue,
+            info,
+            errors,
+        })
     }
 
     /// One line describing the adapter.
     pub fn describe(&self) -> String {
-        format!("{} ({:?}, {:?}, driver {} {})", self.info.name, self.info.backend, self.info.device_type, self.info.driver, self.info.driver_info)
+        format!(
+            "{} ({:?}, {:?}, driver {} {})",
+            self.info.name,
+            self.info.backend,
+            self.info.device_type,
+            self.info.driver,
+            self.info.driver_info
+        )
     }
 
     /// Return the first validation error wgpu reported since the last call, if any.
     pub fn check(&self) -> Result<()> {
-        let mut v = self.errors.lock().map_err(|_| Error::Gpu("error log poisoned".into()))?;
+        let mut v = self
+            .errors
+            .lock()
+            .map_err(|_| Error::Gpu("error log poisoned".into()))?;
         if let Some(first) = v.first().cloned() {
             let n = v.len();
             v.clear();
-            return Err(Error::Gpu(if n > 1 { format!("{first} (and {} more)", n - 1) } else { first }));
+            return Err(Error::Gpu(if n > 1 {
+                format!("{first} (and {} more)", n - 1)
+            } else {
+                first
+            }));
         }
         Ok(())
     }
@@ -97,11 +125,16 @@ impl GpuContext {
         staging.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = tx.send(r);
         });
-        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::Gpu(format!("poll: {e}")))?;
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Gpu(format!("poll: {e}")))?;
         rx.recv()
             .map_err(|_| Error::Gpu("map callback never ran".into()))?
             .map_err(|e| Error::Gpu(format!("map_async: {e}")))?;
-        let bytes = staging.get_mapped_range(..).map_err(|e| Error::Gpu(format!("get_mapped_range: {e}")))?.to_vec();
+        let bytes = staging
+            .get_mapped_range(..)
+            .map_err(|e| Error::Gpu(format!("get_mapped_range: {e}")))?
+            .to_vec();
         staging.unmap();
         self.check()?;
         Ok(bytes)

@@ -9,8 +9,8 @@ use super::context::GpuContext;
 use crate::error::{Error, Result};
 use crate::frame::FrameState;
 use crate::scene::{Scene, SkinWeights, Topology};
-use crate::skin::weights::reduce_influences;
 use crate::skin::ReductionStats;
+use crate::skin::weights::reduce_influences;
 
 /// Per-draw parameters. Mirrors `DrawParams` in shaders/skin.wgsl (same order and padding).
 #[repr(C)]
@@ -65,11 +65,19 @@ pub struct GpuScene {
 /// Size of the render frame uniform (see render.rs `FrameUniform`).
 pub const FRAME_UNIFORM_SIZE: u64 = 96;
 
-fn storage_entry(binding: u32, visibility: wgpu::ShaderStages, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+fn storage_entry(
+    binding: u32,
+    visibility: wgpu::ShaderStages,
+    read_only: bool,
+) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility,
-        ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Storage { read_only }, has_dynamic_offset: false, min_binding_size: None },
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
         count: None,
     }
 }
@@ -78,38 +86,66 @@ fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGrou
     wgpu::BindGroupLayoutEntry {
         binding,
         visibility,
-        ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: None },
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
         count: None,
     }
 }
 
 /// Buffer with contents, at least 16 bytes (zero-sized bindings are not allowed).
-fn buffer_init(device: &wgpu::Device, label: &str, bytes: &[u8], usage: wgpu::BufferUsages) -> wgpu::Buffer {
+fn buffer_init(
+    device: &wgpu::Device,
+    label: &str,
+    bytes: &[u8],
+    usage: wgpu::BufferUsages,
+) -> wgpu::Buffer {
     let mut data = bytes.to_vec();
     if data.len() < 16 {
         data.resize(16, 0);
     }
-    device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: &data, usage })
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: &data,
+        usage,
+    })
 }
 
 impl GpuScene {
     /// Upload `scene`. `max_influences` reduces skinned draws to the K largest weights
     /// (renormalised), as the CPU path does with the same K.
-    pub fn new(ctx: &GpuContext, scene: &Scene, frame: &FrameState, max_influences: Option<usize>) -> Result<GpuScene> {
+    pub fn new(
+        ctx: &GpuContext,
+        scene: &Scene,
+        frame: &FrameState,
+        max_influences: Option<usize>,
+    ) -> Result<GpuScene> {
         let device = &ctx.device;
         let vs_cs = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::COMPUTE;
         let frame_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("frame"),
-            entries: &[storage_entry(0, vs_cs, true), storage_entry(1, vs_cs, true), uniform_entry(2, wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT)],
+            entries: &[
+                storage_entry(0, vs_cs, true),
+                storage_entry(1, vs_cs, true),
+                uniform_entry(2, wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT),
+            ],
         });
         let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("draw"),
-            entries: &[uniform_entry(0, vs_cs | wgpu::ShaderStages::FRAGMENT), storage_entry(1, vs_cs, true)],
+            entries: &[
+                uniform_entry(0, vs_cs | wgpu::ShaderStages::FRAGMENT),
+                storage_entry(1, vs_cs, true),
+            ],
         });
         let palette_bytes = (frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64;
         let max_binding = ctx.device.limits().max_storage_buffer_binding_size;
         if palette_bytes > max_binding {
-            return Err(Error::Gpu(format!("palette of {} matrices ({palette_bytes} bytes) exceeds the adapter's storage binding limit {max_binding}", frame.layout.len)));
+            return Err(Error::Gpu(format!(
+                "palette of {} matrices ({palette_bytes} bytes) exceeds the adapter's storage binding limit {max_binding}",
+                frame.layout.len
+            )));
         }
         let palette = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("palette"),
@@ -139,9 +175,18 @@ impl GpuScene {
             label: Some("frame"),
             layout: &frame_layout,
             entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: palette.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: morph_weights.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: frame_uniform.as_entire_binding() },
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: palette.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: morph_weights.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: frame_uniform.as_entire_binding(),
+                },
             ],
         });
         let mut draws = Vec::with_capacity(scene.draws.len());
@@ -149,22 +194,27 @@ impl GpuScene {
             let prim = scene.primitive(d);
             let n = prim.vertex_count();
             // Influences: the skin's sets (optionally reduced) or a rigid weight of 1.
-            let (weights, reduction): (SkinWeights, Option<ReductionStats>) = match (d.skin, prim.skin_weights.as_ref()) {
-                (Some(_), Some(w)) => match max_influences {
-                    Some(k) => {
-                        let (r, s) = reduce_influences(w, k);
-                        (r, Some(s))
+            let (weights, reduction): (SkinWeights, Option<ReductionStats>) =
+                match (d.skin, prim.skin_weights.as_ref()) {
+                    (Some(_), Some(w)) => match max_influences {
+                        Some(k) => {
+                            let (r, s) = reduce_influences(w, k);
+                            (r, Some(s))
+                        }
+                        None => (w.clone(), None),
+                    },
+                    _ => {
+                        let mut w = SkinWeights {
+                            width: 4,
+                            joints: vec![0; n * 4],
+                            weights: vec![0.0; n * 4],
+                        };
+                        for v in 0..n {
+                            w.weights[v * 4] = 1.0;
+                        }
+                        (w, None)
                     }
-                    None => (w.clone(), None),
-                },
-                _ => {
-                    let mut w = SkinWeights { width: 4, joints: vec![0; n * 4], weights: vec![0.0; n * 4] };
-                    for v in 0..n {
-                        w.weights[v * 4] = 1.0;
-                    }
-                    (w, None)
-                }
-            };
+                };
             // Up to 8 influences per vertex: compact wider sets whose vertices use at most 8
             // (exact: nothing is dropped), refuse the rest with a clear way out.
             let weights = if weights.width > 8 {
@@ -191,21 +241,52 @@ impl GpuScene {
             let mut deltas: Vec<Vec4> = Vec::with_capacity(3 * n * prim.morph_targets.len());
             for t in &prim.morph_targets {
                 for v in 0..n {
-                    deltas.push(t.positions.as_ref().map_or(Vec4::ZERO, |x| x[v].extend(0.0)));
+                    deltas.push(
+                        t.positions
+                            .as_ref()
+                            .map_or(Vec4::ZERO, |x| x[v].extend(0.0)),
+                    );
                     deltas.push(t.normals.as_ref().map_or(Vec4::ZERO, |x| x[v].extend(0.0)));
                     deltas.push(t.tangents.as_ref().map_or(Vec4::ZERO, |x| x[v].extend(0.0)));
                 }
             }
             let vtx = wgpu::BufferUsages::VERTEX;
             let sto = wgpu::BufferUsages::STORAGE;
-            let positions = buffer_init(device, "positions", bytemuck::cast_slice(&prim.positions), vtx);
+            let positions = buffer_init(
+                device,
+                "positions",
+                bytemuck::cast_slice(&prim.positions),
+                vtx,
+            );
             let normals_buf = buffer_init(device, "normals", bytemuck::cast_slice(&normals), vtx);
-            let tangents_buf = buffer_init(device, "tangents", bytemuck::cast_slice(&tangents), vtx);
-            let joints = buffer_init(device, "joints", bytemuck::cast_slice(&weights.joints), vtx | sto);
-            let weights_buf = buffer_init(device, "weights", bytemuck::cast_slice(&weights.weights), vtx | sto);
-            let indices = buffer_init(device, "indices", bytemuck::cast_slice(&prim.indices), wgpu::BufferUsages::INDEX);
-            let capture_input = buffer_init(device, "capture input", bytemuck::cast_slice(&capture_in), sto);
-            let morph_deltas = buffer_init(device, "morph deltas", bytemuck::cast_slice(&deltas), sto);
+            let tangents_buf =
+                buffer_init(device, "tangents", bytemuck::cast_slice(&tangents), vtx);
+            let joints = buffer_init(
+                device,
+                "joints",
+                bytemuck::cast_slice(&weights.joints),
+                vtx | sto,
+            );
+            let weights_buf = buffer_init(
+                device,
+                "weights",
+                bytemuck::cast_slice(&weights.weights),
+                vtx | sto,
+            );
+            let indices = buffer_init(
+                device,
+                "indices",
+                bytemuck::cast_slice(&prim.indices),
+                wgpu::BufferUsages::INDEX,
+            );
+            let capture_input = buffer_init(
+                device,
+                "capture input",
+                bytemuck::cast_slice(&capture_in),
+                sto,
+            );
+            let morph_deltas =
+                buffer_init(device, "morph deltas", bytemuck::cast_slice(&deltas), sto);
             let params_data = DrawParams {
                 base_color: prim.base_color,
                 palette_base: frame.layout.draw_base[i],
@@ -216,13 +297,24 @@ impl GpuScene {
                 has_tangents: prim.tangents.is_some() as u32,
                 _pad: [0; 2],
             };
-            let params = buffer_init(device, "draw params", bytemuck::bytes_of(&params_data), wgpu::BufferUsages::UNIFORM);
+            let params = buffer_init(
+                device,
+                "draw params",
+                bytemuck::bytes_of(&params_data),
+                wgpu::BufferUsages::UNIFORM,
+            );
             let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("draw"),
                 layout: &draw_layout,
                 entries: &[
-                    wgpu::BindGroupEntry { binding: 0, resource: params.as_entire_binding() },
-                    wgpu::BindGroupEntry { binding: 1, resource: morph_deltas.as_entire_binding() },
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: params.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: morph_deltas.as_entire_binding(),
+                    },
                 ],
             });
             draws.push(GpuDraw {
@@ -260,7 +352,8 @@ impl GpuScene {
     /// Write this frame's palette and morph weights (one upload each).
     pub fn update(&mut self, ctx: &GpuContext, scene: &Scene, frame: &FrameState) {
         if !frame.palette.is_empty() {
-            ctx.queue.write_buffer(&self.palette, 0, bytemuck::cast_slice(&frame.palette));
+            ctx.queue
+                .write_buffer(&self.palette, 0, bytemuck::cast_slice(&frame.palette));
         }
         if !self.morph_weight_scratch.is_empty() {
             for (i, d) in scene.draws.iter().enumerate() {
@@ -271,7 +364,11 @@ impl GpuScene {
                     self.morph_weight_scratch[base + k] = w.get(k).copied().unwrap_or(0.0);
                 }
             }
-            ctx.queue.write_buffer(&self.morph_weights, 0, bytemuck::cast_slice(&self.morph_weight_scratch));
+            ctx.queue.write_buffer(
+                &self.morph_weights,
+                0,
+                bytemuck::cast_slice(&self.morph_weight_scratch),
+            );
         }
     }
 }

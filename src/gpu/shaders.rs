@@ -8,7 +8,10 @@ pub const RENDER_WGSL: &str = include_str!("../../shaders/render.wgsl");
 /// Shader module made of `skin.wgsl` followed by `body`.
 pub fn module_with_skin(device: &wgpu::Device, label: &str, body: &str) -> wgpu::ShaderModule {
     let source = format!("{SKIN_WGSL}\n{body}");
-    device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(source.into()) })
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    })
 }
 
 /// Pipeline-overridable constants selecting the influence-set count (skin.wgsl).

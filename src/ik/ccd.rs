@@ -60,7 +60,7 @@
 
 use glam::{Mat3, Mat4, Quat, Vec3, Vec4};
 
-use super::limits::{normalize_or_identity, JointLimits};
+use super::limits::{JointLimits, normalize_or_identity};
 use crate::error::{Error, Result};
 use crate::math::Trs;
 use crate::scene::Scene;
@@ -108,7 +108,13 @@ pub struct IkSettings {
 
 impl Default for IkSettings {
     fn default() -> Self {
-        IkSettings { iterations: 10, tolerance_m: 1e-3, mode: IkMode::ReferenceBased, max_angular_velocity_rad_s: None, dt_s: 1.0 / 60.0 }
+        IkSettings {
+            iterations: 10,
+            tolerance_m: 1e-3,
+            mode: IkMode::ReferenceBased,
+            max_angular_velocity_rad_s: None,
+            dt_s: 1.0 / 60.0,
+        }
     }
 }
 
@@ -184,54 +190,145 @@ impl CcdJob<'_> {
     pub fn validate(&self) -> Result<()> {
         let n = self.scene.nodes.len();
         if self.reference.len() != n || self.input.len() != n {
-            return Err(Error::job(JOB, 1, format!("{} reference and {} input locals for {n} nodes", self.reference.len(), self.input.len())));
+            return Err(Error::job(
+                JOB,
+                1,
+                format!(
+                    "{} reference and {} input locals for {n} nodes",
+                    self.reference.len(),
+                    self.input.len()
+                ),
+            ));
         }
         if let Some(p) = self.previous
             && p.len() != n
         {
-            return Err(Error::job(JOB, 2, format!("{} previous locals for {n} nodes", p.len())));
+            return Err(Error::job(
+                JOB,
+                2,
+                format!("{} previous locals for {n} nodes", p.len()),
+            ));
         }
         if !self.participation.is_empty() {
             if self.participation.len() != n {
-                return Err(Error::job(JOB, 3, format!("{} participation weights for {n} nodes", self.participation.len())));
+                return Err(Error::job(
+                    JOB,
+                    3,
+                    format!(
+                        "{} participation weights for {n} nodes",
+                        self.participation.len()
+                    ),
+                ));
             }
-            if let Some(i) = self.participation.iter().position(|w| !(0.0..=1.0).contains(w)) {
-                return Err(Error::job(JOB, 3, format!("participation[{i}] = {} is not in [0, 1]", self.participation[i])));
+            if let Some(i) = self
+                .participation
+                .iter()
+                .position(|w| !(0.0..=1.0).contains(w))
+            {
+                return Err(Error::job(
+                    JOB,
+                    3,
+                    format!(
+                        "participation[{i}] = {} is not in [0, 1]",
+                        self.participation[i]
+                    ),
+                ));
             }
         }
         if !self.limits.is_empty() {
             if self.limits.len() != n {
-                return Err(Error::job(JOB, 4, format!("{} joint limits for {n} nodes", self.limits.len())));
+                return Err(Error::job(
+                    JOB,
+                    4,
+                    format!("{} joint limits for {n} nodes", self.limits.len()),
+                ));
             }
-            if let Some(i) = self.limits.iter().position(|l| l.is_some_and(|l| !l.is_valid())) {
-                return Err(Error::job(JOB, 4, format!("limits[{i}] = {:?} are not finite with min <= max", self.limits[i])));
+            if let Some(i) = self
+                .limits
+                .iter()
+                .position(|l| l.is_some_and(|l| !l.is_valid()))
+            {
+                return Err(Error::job(
+                    JOB,
+                    4,
+                    format!(
+                        "limits[{i}] = {:?} are not finite with min <= max",
+                        self.limits[i]
+                    ),
+                ));
             }
         }
         for (e, eff) in self.effectors.iter().enumerate() {
             if eff.end_node >= n {
-                return Err(Error::job(JOB, 5, format!("effectors[{e}].end_node {} is not one of {n} nodes", eff.end_node)));
+                return Err(Error::job(
+                    JOB,
+                    5,
+                    format!(
+                        "effectors[{e}].end_node {} is not one of {n} nodes",
+                        eff.end_node
+                    ),
+                ));
             }
             if eff.chain_length == 0 {
-                return Err(Error::job(JOB, 6, format!("effectors[{e}].chain_length is 0")));
+                return Err(Error::job(
+                    JOB,
+                    6,
+                    format!("effectors[{e}].chain_length is 0"),
+                ));
             }
             let mut k = Some(eff.end_node);
             for c in 0..eff.chain_length {
                 let Some(node) = k else {
-                    return Err(Error::job(JOB, 6, format!("effectors[{e}].chain_length {} exceeds node {}'s {c} joints up to the root", eff.chain_length, eff.end_node)));
+                    return Err(Error::job(
+                        JOB,
+                        6,
+                        format!(
+                            "effectors[{e}].chain_length {} exceeds node {}'s {c} joints up to the root",
+                            eff.chain_length, eff.end_node
+                        ),
+                    ));
                 };
                 if self.scene.nodes[node].matrix.is_some() {
-                    return Err(Error::job(JOB, 7, format!("effectors[{e}]: chain node {node} is a matrix node and cannot rotate")));
+                    return Err(Error::job(
+                        JOB,
+                        7,
+                        format!(
+                            "effectors[{e}]: chain node {node} is a matrix node and cannot rotate"
+                        ),
+                    ));
                 }
-                if !trs_is_finite(&self.reference[node]) || self.previous.is_some_and(|p| !trs_is_finite(&p[node])) {
-                    return Err(Error::job(JOB, 10, format!("effectors[{e}]: reference or previous local of chain node {node} is not finite")));
+                if !trs_is_finite(&self.reference[node])
+                    || self.previous.is_some_and(|p| !trs_is_finite(&p[node]))
+                {
+                    return Err(Error::job(
+                        JOB,
+                        10,
+                        format!(
+                            "effectors[{e}]: reference or previous local of chain node {node} is not finite"
+                        ),
+                    ));
                 }
                 k = self.scene.nodes[node].parent;
             }
             if !eff.tip_local.is_finite() || !eff.target_model.is_finite() {
-                return Err(Error::job(JOB, 8, format!("effectors[{e}]: tip {} or target {} is not finite", eff.tip_local, eff.target_model)));
+                return Err(Error::job(
+                    JOB,
+                    8,
+                    format!(
+                        "effectors[{e}]: tip {} or target {} is not finite",
+                        eff.tip_local, eff.target_model
+                    ),
+                ));
             }
             if !eff.weight.is_finite() || eff.weight < 0.0 {
-                return Err(Error::job(JOB, 8, format!("effectors[{e}].weight {} is not finite and >= 0", eff.weight)));
+                return Err(Error::job(
+                    JOB,
+                    8,
+                    format!(
+                        "effectors[{e}].weight {} is not finite and >= 0",
+                        eff.weight
+                    ),
+                ));
             }
         }
         let s = &self.settings;
@@ -239,15 +336,27 @@ impl CcdJob<'_> {
             return Err(Error::job(JOB, 9, "iterations is 0"));
         }
         if !s.tolerance_m.is_finite() || s.tolerance_m < 0.0 {
-            return Err(Error::job(JOB, 9, format!("tolerance {} is not finite and >= 0", s.tolerance_m)));
+            return Err(Error::job(
+                JOB,
+                9,
+                format!("tolerance {} is not finite and >= 0", s.tolerance_m),
+            ));
         }
         if !s.dt_s.is_finite() || s.dt_s <= 0.0 {
-            return Err(Error::job(JOB, 9, format!("dt {} is not finite and > 0", s.dt_s)));
+            return Err(Error::job(
+                JOB,
+                9,
+                format!("dt {} is not finite and > 0", s.dt_s),
+            ));
         }
         if let Some(v) = s.max_angular_velocity_rad_s
             && (!v.is_finite() || v < 0.0)
         {
-            return Err(Error::job(JOB, 9, format!("max angular velocity {v} is not finite and >= 0")));
+            return Err(Error::job(
+                JOB,
+                9,
+                format!("max angular velocity {v} is not finite and >= 0"),
+            ));
         }
         if let Some(i) = self.input.iter().position(|t| !trs_is_finite(t)) {
             return Err(Error::job(JOB, 10, format!("input[{i}] is not finite")));
@@ -294,7 +403,8 @@ impl CcdJob<'_> {
         }
         s.path.sort_unstable();
         s.path.dedup();
-        s.pairs.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        s.pairs
+            .sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
 
         // Start rotations (§5.1 / §5.2), clamped to the limits.
         let mut prev_joint = usize::MAX;
@@ -341,7 +451,14 @@ impl CcdJob<'_> {
                 while h < s.pairs.len() && s.pairs[h].0 == j {
                     h += 1;
                 }
-                let turned = turn_joint(j, &s.pairs[g..h], nodes[j].parent, &s.model, effectors, participation(j));
+                let turned = turn_joint(
+                    j,
+                    &s.pairs[g..h],
+                    nodes[j].parent,
+                    &s.model,
+                    effectors,
+                    participation(j),
+                );
                 g = h;
                 let Some(delta) = turned else { continue };
                 let mut q = normalize_or_identity(delta * out[j].rotation);
@@ -416,7 +533,14 @@ fn residuals(model: &[Mat4], effectors: &[Effector], tolerance: f32, out: &mut V
 
 /// The blended, participation-scaled rotation (in the joint's parent-relative frame) for one
 /// CCD step at joint `j`, or `None` when the joint does not turn.
-fn turn_joint(j: usize, pairs: &[(usize, usize)], parent: Option<usize>, model: &[Mat4], effectors: &[Effector], participation: f32) -> Option<Quat> {
+fn turn_joint(
+    j: usize,
+    pairs: &[(usize, usize)],
+    parent: Option<usize>,
+    model: &[Mat4],
+    effectors: &[Effector],
+    participation: f32,
+) -> Option<Quat> {
     let pivot = model[j].w_axis.truncate();
     // Inverse of the parent's linear part: model-space offsets → parent-relative frame.
     let parent_from_model = match parent {
@@ -438,10 +562,15 @@ fn turn_joint(j: usize, pairs: &[(usize, usize)], parent: Option<usize>, model: 
         }
         let to_tip = tip_model(model, eff) - pivot;
         let to_target = eff.target_model - pivot;
-        if to_tip.length_squared() < MIN_ARM_M * MIN_ARM_M || to_target.length_squared() < MIN_ARM_M * MIN_ARM_M {
+        if to_tip.length_squared() < MIN_ARM_M * MIN_ARM_M
+            || to_target.length_squared() < MIN_ARM_M * MIN_ARM_M
+        {
             continue;
         }
-        let (Some(a), Some(b)) = ((parent_from_model * to_tip).try_normalize(), (parent_from_model * to_target).try_normalize()) else {
+        let (Some(a), Some(b)) = (
+            (parent_from_model * to_tip).try_normalize(),
+            (parent_from_model * to_target).try_normalize(),
+        ) else {
             continue;
         };
         sum += Vec4::from(rotation_arc(a, b)) * eff.weight;
@@ -495,12 +624,21 @@ pub fn limit_rotation_change(q_prev: Quat, q_new: Quat, max_angle: f32) -> Optio
     if angle.is_nan() || angle <= max_angle || s <= 0.0 {
         return None;
     }
-    Some(normalize_or_identity(Quat::from_axis_angle(v / s, max_angle) * q_prev))
+    Some(normalize_or_identity(
+        Quat::from_axis_angle(v / s, max_angle) * q_prev,
+    ))
 }
 
 /// Recompute `model` for `j` and every chain node below it (chain nodes are ancestor paths,
 /// so a chain node's parent is a chain node unless it is a chain root, which `j` is above).
-fn update_subtree(j: usize, nodes: &[crate::scene::Node], out: &[Trs], path: &[usize], model: &mut [Mat4], moved: &mut [bool]) {
+fn update_subtree(
+    j: usize,
+    nodes: &[crate::scene::Node],
+    out: &[Trs],
+    path: &[usize],
+    model: &mut [Mat4],
+    moved: &mut [bool],
+) {
     let local = out[j].to_mat4();
     model[j] = match nodes[j].parent {
         Some(p) => model[p] * local,

@@ -48,9 +48,15 @@ pub struct JointLimits {
 
 impl JointLimits {
     /// No restriction on any axis.
-    pub const FREE: JointLimits = JointLimits { min_rad: [-PI; 3], max_rad: [PI; 3] };
+    pub const FREE: JointLimits = JointLimits {
+        min_rad: [-PI; 3],
+        max_rad: [PI; 3],
+    };
     /// The joint may not move away from its reference rotation.
-    pub const LOCKED: JointLimits = JointLimits { min_rad: [0.0; 3], max_rad: [0.0; 3] };
+    pub const LOCKED: JointLimits = JointLimits {
+        min_rad: [0.0; 3],
+        max_rad: [0.0; 3],
+    };
 
     pub fn new(min_rad: [f32; 3], max_rad: [f32; 3]) -> JointLimits {
         JointLimits { min_rad, max_rad }
@@ -58,12 +64,19 @@ impl JointLimits {
 
     /// Symmetric limits `[-a, a]` per axis (`[z, y, x]`).
     pub fn symmetric(half_range_rad: [f32; 3]) -> JointLimits {
-        JointLimits { min_rad: half_range_rad.map(|a| -a.abs()), max_rad: half_range_rad.map(f32::abs) }
+        JointLimits {
+            min_rad: half_range_rad.map(|a| -a.abs()),
+            max_rad: half_range_rad.map(f32::abs),
+        }
     }
 
     /// Finite bounds with `min <= max` on every axis (what `CcdJob::validate` checks).
     pub fn is_valid(&self) -> bool {
-        (0..3).all(|i| self.min_rad[i].is_finite() && self.max_rad[i].is_finite() && self.min_rad[i] <= self.max_rad[i])
+        (0..3).all(|i| {
+            self.min_rad[i].is_finite()
+                && self.max_rad[i].is_finite()
+                && self.min_rad[i] <= self.max_rad[i]
+        })
     }
 
     /// Whether ZYX angles `[z, y, x]` lie in the box (circularly, within `tol_rad`).
@@ -90,7 +103,11 @@ impl JointLimits {
         }
         let qa = from_euler_zyx(ca);
         let qb = from_euler_zyx(cb);
-        if chord2(q, qb) < chord2(q, qa) { qb } else { qa }
+        if chord2(q, qb) < chord2(q, qa) {
+            qb
+        } else {
+            qa
+        }
     }
 
     /// Limit `q` (a local rotation) relative to the reference local rotation `q_ref`:
@@ -114,19 +131,26 @@ impl JointLimits {
 /// Squared chordal distance between two rotations (sign-aligned): ≈ (angle/2)², and unlike
 /// `1 − |dot|` it resolves angles far below the f32 resolution of a dot product near 1.
 fn chord2(a: Quat, b: Quat) -> f32 {
-    (Vec4::from(a) - Vec4::from(b)).length_squared().min((Vec4::from(a) + Vec4::from(b)).length_squared())
+    (Vec4::from(a) - Vec4::from(b))
+        .length_squared()
+        .min((Vec4::from(a) + Vec4::from(b)).length_squared())
 }
 
 /// Unit quaternion, or identity for a zero / non-finite one.
 #[inline]
 pub(crate) fn normalize_or_identity(q: Quat) -> Quat {
     let l2 = q.length_squared();
-    if l2.is_finite() && l2 > 1e-30 { q * l2.sqrt().recip() } else { Quat::IDENTITY }
+    if l2.is_finite() && l2 > 1e-30 {
+        q * l2.sqrt().recip()
+    } else {
+        Quat::IDENTITY
+    }
 }
 
 /// `Rz(a[0]) · Ry(a[1]) · Rx(a[2])` (the same rotation as glam's `EulerRot::ZYX`).
 pub fn from_euler_zyx(a: [f32; 3]) -> Quat {
-    (Quat::from_rotation_z(a[0]) * Quat::from_rotation_y(a[1]) * Quat::from_rotation_x(a[2])).normalize()
+    (Quat::from_rotation_z(a[0]) * Quat::from_rotation_y(a[1]) * Quat::from_rotation_x(a[2]))
+        .normalize()
 }
 
 /// Decompose a rotation into intrinsic ZYX angles `[z, y, x]` with `q = Rz(z)·Ry(y)·Rx(x)`,
@@ -170,7 +194,11 @@ fn resplit_gimbal(a: [f32; 3], l: &JointLimits) -> [f32; 3] {
     let (zlo, zhi, xlo, xhi) = (l.min_rad[0], l.max_rad[0], l.min_rad[2], l.max_rad[2]);
     let z0 = a[0];
     // Twists that put z in [zlo, zhi] (before wrapping z).
-    let (lo, hi) = if a[1] > 0.0 { (zlo - z0, zhi - z0) } else { (z0 - zhi, z0 - zlo) };
+    let (lo, hi) = if a[1] > 0.0 {
+        (zlo - z0, zhi - z0)
+    } else {
+        (z0 - zhi, z0 - zlo)
+    };
     let mut x = clamp_angle(0.0, xlo, xhi);
     for shift in [0.0, TAU, -TAU] {
         let (ilo, ihi) = ((lo + shift).max(xlo), (hi + shift).min(xhi));
@@ -222,7 +250,11 @@ pub(crate) fn clamp_angle(a: f32, lo: f32, hi: f32) -> f32 {
             return a;
         }
     }
-    if wrap(a - lo).abs() <= wrap(a - hi).abs() { lo } else { hi }
+    if wrap(a - lo).abs() <= wrap(a - hi).abs() {
+        lo
+    } else {
+        hi
+    }
 }
 
 #[cfg(test)]
@@ -238,7 +270,12 @@ mod tests {
 
     #[test]
     fn euler_matches_glam_zyx() {
-        let cases = [[0.3, -0.7, 1.2], [-2.9, 1.5, 0.1], [3.0, -0.2, -3.0], [0.0, 0.0, 0.0]];
+        let cases = [
+            [0.3, -0.7, 1.2],
+            [-2.9, 1.5, 0.1],
+            [3.0, -0.2, -3.0],
+            [0.0, 0.0, 0.0],
+        ];
         for a in cases {
             let g = Quat::from_euler(EulerRot::ZYX, a[0], a[1], a[2]);
             let m = from_euler_zyx(a);
@@ -257,7 +294,10 @@ mod tests {
                 let q = from_euler_zyx([z, y, x]);
                 let a = to_euler_zyx(q);
                 assert!(a.iter().all(|v| v.is_finite()));
-                assert!(angle_between(from_euler_zyx(a), q) < 2e-3, "{z} {y} {x}: {a:?}");
+                assert!(
+                    angle_between(from_euler_zyx(a), q) < 2e-3,
+                    "{z} {y} {x}: {a:?}"
+                );
                 let c = JointLimits::symmetric([0.2, 1.0, 0.1]).clamp_relative(q);
                 assert!(c.is_finite());
             }
@@ -278,7 +318,10 @@ mod tests {
     fn clamps_each_axis() {
         let l = JointLimits::new([-0.1, -0.2, -0.3], [0.1, 0.2, 0.3]);
         let c = to_euler_zyx(l.clamp_relative(from_euler_zyx([1.0, -1.0, 0.25])));
-        assert!((c[0] - 0.1).abs() < 1e-5 && (c[1] + 0.2).abs() < 1e-5 && (c[2] - 0.25).abs() < 1e-5, "{c:?}");
+        assert!(
+            (c[0] - 0.1).abs() < 1e-5 && (c[1] + 0.2).abs() < 1e-5 && (c[2] - 0.25).abs() < 1e-5,
+            "{c:?}"
+        );
         // Locked: back to the reference.
         let r = Quat::from_axis_angle(Vec3::new(1.0, 2.0, 3.0).normalize(), 0.7);
         let c = JointLimits::LOCKED.clamp(r, Quat::from_rotation_x(2.0));

@@ -68,16 +68,29 @@ fn read_component(bytes: &[u8], t: DataType, normalized: bool) -> f64 {
 }
 
 /// The bytes of a buffer view, checked against its buffer.
-fn view_bytes<'b>(view: &gltf::buffer::View, buffers: &'b [gltf::buffer::Data], file: &str) -> Result<&'b [u8]> {
+fn view_bytes<'b>(
+    view: &gltf::buffer::View,
+    buffers: &'b [gltf::buffer::Data],
+    file: &str,
+) -> Result<&'b [u8]> {
     let b = view.buffer().index();
-    let data = buffers.get(b).ok_or_else(|| Error::invalid(file, format!("bufferViews[{}].buffer", view.index()), format!("buffer {b} was not loaded")))?;
+    let data = buffers.get(b).ok_or_else(|| {
+        Error::invalid(
+            file,
+            format!("bufferViews[{}].buffer", view.index()),
+            format!("buffer {b} was not loaded"),
+        )
+    })?;
     let (start, len) = (view.offset(), view.length());
     let end = start.saturating_add(len);
     data.get(start..end).ok_or_else(|| {
         Error::invalid(
             file,
             format!("bufferViews[{}]", view.index()),
-            format!("byte range {start}..{end} is outside buffer {b} ({} bytes): truncated buffer?", data.len()),
+            format!(
+                "byte range {start}..{end} is outside buffer {b} ({} bytes): truncated buffer?",
+                data.len()
+            ),
         )
     })
 }
@@ -99,7 +112,9 @@ fn read_elements(
     let (cols, rows, col_stride) = column_layout(d, t).unwrap_or((1, comps, comps * csize));
     let elem = cols * col_stride - (col_stride - rows * csize);
     if stride < elem {
-        return Err(format!("byteStride {stride} is smaller than the element size {elem}"));
+        return Err(format!(
+            "byteStride {stride} is smaller than the element size {elem}"
+        ));
     }
     if count > 0 {
         let end = offset
@@ -107,7 +122,10 @@ fn read_elements(
             .and_then(|x| x.checked_add(elem))
             .ok_or("size overflow")?;
         if end > bytes.len() {
-            return Err(format!("needs bytes {offset}..{end} but its buffer view has {} bytes", bytes.len()));
+            return Err(format!(
+                "needs bytes {offset}..{end} but its buffer view has {} bytes",
+                bytes.len()
+            ));
         }
     }
     out.reserve(count * comps);
@@ -124,7 +142,12 @@ fn read_elements(
 }
 
 /// Read a whole accessor, applying sparse substitution. `field` names it in errors.
-pub fn read(acc: &gltf::Accessor, buffers: &[gltf::buffer::Data], file: &str, field: &str) -> Result<AccessorData> {
+pub fn read(
+    acc: &gltf::Accessor,
+    buffers: &[gltf::buffer::Data],
+    file: &str,
+    field: &str,
+) -> Result<AccessorData> {
     let fld = || format!("{field} (accessors[{}])", acc.index());
     let count = acc.count();
     let d = acc.dimensions();
@@ -138,18 +161,32 @@ pub fn read(acc: &gltf::Accessor, buffers: &[gltf::buffer::Data], file: &str, fi
     match acc.view() {
         Some(view) => {
             let bytes = view_bytes(&view, buffers, file)?;
-            let (cols, rows, col_stride) = column_layout(d, t).unwrap_or((1, comps, comps * component_size(t)));
+            let (cols, rows, col_stride) =
+                column_layout(d, t).unwrap_or((1, comps, comps * component_size(t)));
             let elem = cols * col_stride - (col_stride - rows * component_size(t));
             let stride = view.stride().unwrap_or(elem);
-            read_elements(bytes, acc.offset(), stride, count, d, t, normalized, &mut values)
-                .map_err(|m| Error::invalid(file, fld(), format!("accessor out of range: {m}")))?;
+            read_elements(
+                bytes,
+                acc.offset(),
+                stride,
+                count,
+                d,
+                t,
+                normalized,
+                &mut values,
+            )
+            .map_err(|m| Error::invalid(file, fld(), format!("accessor out of range: {m}")))?;
         }
         None => {
             // No buffer view: all zeros (plus sparse values). Bound the size, since nothing in
             // the file backs it: 2^26 elements is far beyond any real mesh.
             const MAX_VIEWLESS_ELEMENTS: usize = 1 << 26;
             if count > MAX_VIEWLESS_ELEMENTS {
-                return Err(Error::invalid(file, fld(), format!("count {count} without a bufferView exceeds {MAX_VIEWLESS_ELEMENTS}")));
+                return Err(Error::invalid(
+                    file,
+                    fld(),
+                    format!("count {count} without a bufferView exceeds {MAX_VIEWLESS_ELEMENTS}"),
+                ));
             }
             values.resize(count * comps, 0.0)
         }
@@ -164,36 +201,79 @@ pub fn read(acc: &gltf::Accessor, buffers: &[gltf::buffer::Data], file: &str, fi
             gltf::accessor::sparse::IndexType::U32 => DataType::U32,
         };
         let mut indices = Vec::new();
-        read_elements(ibytes, idx.offset(), component_size(it), n, Dimensions::Scalar, it, false, &mut indices)
-            .map_err(|m| Error::invalid(file, format!("{}.sparse.indices", fld()), m))?;
+        read_elements(
+            ibytes,
+            idx.offset(),
+            component_size(it),
+            n,
+            Dimensions::Scalar,
+            it,
+            false,
+            &mut indices,
+        )
+        .map_err(|m| Error::invalid(file, format!("{}.sparse.indices", fld()), m))?;
         let vals = sparse.values();
         let vbytes = view_bytes(&vals.view(), buffers, file)?;
         let mut svalues = Vec::new();
-        read_elements(vbytes, vals.offset(), comps * component_size(t), n, d, t, normalized, &mut svalues)
-            .map_err(|m| Error::invalid(file, format!("{}.sparse.values", fld()), m))?;
+        read_elements(
+            vbytes,
+            vals.offset(),
+            comps * component_size(t),
+            n,
+            d,
+            t,
+            normalized,
+            &mut svalues,
+        )
+        .map_err(|m| Error::invalid(file, format!("{}.sparse.values", fld()), m))?;
         for (k, &i) in indices.iter().enumerate() {
             let i = i as usize;
             if i >= count {
-                return Err(Error::invalid(file, format!("{}.sparse.indices[{k}]", fld()), format!("index {i} >= accessor count {count}")));
+                return Err(Error::invalid(
+                    file,
+                    format!("{}.sparse.indices[{k}]", fld()),
+                    format!("index {i} >= accessor count {count}"),
+                ));
             }
-            values[i * comps..(i + 1) * comps].copy_from_slice(&svalues[k * comps..(k + 1) * comps]);
+            values[i * comps..(i + 1) * comps]
+                .copy_from_slice(&svalues[k * comps..(k + 1) * comps]);
         }
     }
-    Ok(AccessorData { count, components: comps, values, data_type: t, normalized })
+    Ok(AccessorData {
+        count,
+        components: comps,
+        values,
+        data_type: t,
+        normalized,
+    })
 }
 
 impl AccessorData {
     /// Check the element width, naming the accessor when it is wrong.
     pub fn expect_components(&self, n: usize, file: &str, field: &str) -> Result<()> {
         if self.components != n {
-            return Err(Error::invalid(file, field, format!("expected {n} components per element, found {}", self.components)));
+            return Err(Error::invalid(
+                file,
+                field,
+                format!(
+                    "expected {n} components per element, found {}",
+                    self.components
+                ),
+            ));
         }
         Ok(())
     }
     /// Error on the first NaN/infinite value.
     pub fn expect_finite(&self, file: &str, field: &str) -> Result<()> {
         if let Some(i) = self.values.iter().position(|v| !v.is_finite()) {
-            return Err(Error::invalid(file, field, format!("element {} has a NaN or infinite component", i / self.components)));
+            return Err(Error::invalid(
+                file,
+                field,
+                format!(
+                    "element {} has a NaN or infinite component",
+                    i / self.components
+                ),
+            ));
         }
         Ok(())
     }
@@ -201,9 +281,15 @@ impl AccessorData {
         self.values.iter().map(|&v| v as f32).collect()
     }
     pub fn to_vec3(&self) -> Vec<glam::Vec3> {
-        self.values.chunks_exact(3).map(|c| glam::Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32)).collect()
+        self.values
+            .chunks_exact(3)
+            .map(|c| glam::Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32))
+            .collect()
     }
     pub fn to_vec4(&self) -> Vec<glam::Vec4> {
-        self.values.chunks_exact(4).map(|c| glam::Vec4::new(c[0] as f32, c[1] as f32, c[2] as f32, c[3] as f32)).collect()
+        self.values
+            .chunks_exact(4)
+            .map(|c| glam::Vec4::new(c[0] as f32, c[1] as f32, c[2] as f32, c[3] as f32))
+            .collect()
     }
 }

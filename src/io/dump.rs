@@ -34,12 +34,18 @@ pub struct DumpMesh {
 impl Dump {
     /// Assemble from `frames[time][k]`, the skinned output of the k-th deformed draw
     /// (`Scene::deformed_draws` order) at `times[time]`.
-    pub fn new(scene: &Scene, anim: Option<usize>, times: &[f32], frames: &[Vec<SkinnedVertices>]) -> Dump {
+    pub fn new(
+        scene: &Scene,
+        anim: Option<usize>,
+        times: &[f32],
+        frames: &[Vec<SkinnedVertices>],
+    ) -> Dump {
         let mut meshes = Vec::new();
         for (k, d) in scene.deformed_draws().enumerate() {
             let node = &scene.nodes[d.node];
             let has_normals = scene.primitive(d).normals.is_some();
-            let flat3 = |v: &[glam::Vec3]| v.iter().flat_map(|p| p.to_array()).collect::<Vec<f32>>();
+            let flat3 =
+                |v: &[glam::Vec3]| v.iter().flat_map(|p| p.to_array()).collect::<Vec<f32>>();
             meshes.push(DumpMesh {
                 node_index: node.source_index,
                 node_name: node.name.clone(),
@@ -47,20 +53,40 @@ impl Dump {
                 primitive_index: d.primitive,
                 vertex_count: scene.primitive(d).vertex_count(),
                 positions_by_time: frames.iter().map(|f| flat3(&f[k].positions)).collect(),
-                normals_by_time: has_normals.then(|| frames.iter().map(|f| f[k].normals.as_deref().map(flat3).unwrap_or_default()).collect()),
+                normals_by_time: has_normals.then(|| {
+                    frames
+                        .iter()
+                        .map(|f| f[k].normals.as_deref().map(flat3).unwrap_or_default())
+                        .collect()
+                }),
             });
         }
-        Dump { model: scene.name.clone(), anim, times: times.iter().map(|&t| t as f64).collect(), meshes }
+        Dump {
+            model: scene.name.clone(),
+            anim,
+            times: times.iter().map(|&t| t as f64).collect(),
+            meshes,
+        }
     }
 
     pub fn read(path: &Path) -> Result<Dump> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
-        serde_json::from_str(&text).map_err(|e| Error::invalid(&path.display().to_string(), "json", e.to_string()))
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        serde_json::from_str(&text)
+            .map_err(|e| Error::invalid(&path.display().to_string(), "json", e.to_string()))
     }
 
     pub fn write(&self, path: &Path) -> Result<()> {
-        let text = serde_json::to_string(self).map_err(|e| Error::Output { path: path.to_path_buf(), message: e.to_string() })?;
-        std::fs::write(path, text).map_err(|e| Error::Output { path: path.to_path_buf(), message: e.to_string() })
+        let text = serde_json::to_string(self).map_err(|e| Error::Output {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        std::fs::write(path, text).map_err(|e| Error::Output {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
     }
 
     /// Bounding-box diagonal of all positions at the first time (the error scale).
@@ -95,22 +121,62 @@ pub struct DumpDiff {
 
 pub fn diff(a: &Dump, b: &Dump) -> std::result::Result<DumpDiff, String> {
     if a.meshes.len() != b.meshes.len() {
-        return Err(format!("{} mesh entries vs {}", a.meshes.len(), b.meshes.len()));
+        return Err(format!(
+            "{} mesh entries vs {}",
+            a.meshes.len(),
+            b.meshes.len()
+        ));
     }
     let mut d = DumpDiff::default();
     for (mi, (ma, mb)) in a.meshes.iter().zip(&b.meshes).enumerate() {
-        if (ma.node_index, ma.mesh_index, ma.primitive_index, ma.vertex_count) != (mb.node_index, mb.mesh_index, mb.primitive_index, mb.vertex_count) {
-            return Err(format!("entry {mi}: node/mesh/primitive/count differ: {:?} vs {:?}", (ma.node_index, ma.mesh_index, ma.primitive_index, ma.vertex_count), (mb.node_index, mb.mesh_index, mb.primitive_index, mb.vertex_count)));
+        if (
+            ma.node_index,
+            ma.mesh_index,
+            ma.primitive_index,
+            ma.vertex_count,
+        ) != (
+            mb.node_index,
+            mb.mesh_index,
+            mb.primitive_index,
+            mb.vertex_count,
+        ) {
+            return Err(format!(
+                "entry {mi}: node/mesh/primitive/count differ: {:?} vs {:?}",
+                (
+                    ma.node_index,
+                    ma.mesh_index,
+                    ma.primitive_index,
+                    ma.vertex_count
+                ),
+                (
+                    mb.node_index,
+                    mb.mesh_index,
+                    mb.primitive_index,
+                    mb.vertex_count
+                )
+            ));
         }
         if ma.positions_by_time.len() != mb.positions_by_time.len() {
             return Err(format!("entry {mi}: time counts differ"));
         }
-        for (ti, (pa, pb)) in ma.positions_by_time.iter().zip(&mb.positions_by_time).enumerate() {
+        for (ti, (pa, pb)) in ma
+            .positions_by_time
+            .iter()
+            .zip(&mb.positions_by_time)
+            .enumerate()
+        {
             if pa.len() != pb.len() {
-                return Err(format!("entry {mi} time {ti}: {} vs {} floats", pa.len(), pb.len()));
+                return Err(format!(
+                    "entry {mi} time {ti}: {} vs {} floats",
+                    pa.len(),
+                    pb.len()
+                ));
             }
             for (v, (x, y)) in pa.chunks_exact(3).zip(pb.chunks_exact(3)).enumerate() {
-                let e = (0..3).map(|i| (x[i] as f64 - y[i] as f64).powi(2)).sum::<f64>().sqrt();
+                let e = (0..3)
+                    .map(|i| (x[i] as f64 - y[i] as f64).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
                 if e > d.max_position || e.is_nan() {
                     d.max_position = if e.is_nan() { f64::INFINITY } else { e };
                     d.worst = (mi, ti, v);
@@ -120,7 +186,10 @@ pub fn diff(a: &Dump, b: &Dump) -> std::result::Result<DumpDiff, String> {
         if let (Some(na), Some(nb)) = (&ma.normals_by_time, &mb.normals_by_time) {
             for (xa, xb) in na.iter().zip(nb) {
                 for (x, y) in xa.chunks_exact(3).zip(xb.chunks_exact(3)) {
-                    let e = (0..3).map(|i| (x[i] as f64 - y[i] as f64).powi(2)).sum::<f64>().sqrt();
+                    let e = (0..3)
+                        .map(|i| (x[i] as f64 - y[i] as f64).powi(2))
+                        .sum::<f64>()
+                        .sqrt();
                     d.max_normal = d.max_normal.max(if e.is_nan() { f64::INFINITY } else { e });
                 }
             }

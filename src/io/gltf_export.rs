@@ -60,7 +60,11 @@ pub struct ExportOptions {
 
 impl Default for ExportOptions {
     fn default() -> Self {
-        ExportOptions { joints: JointType::U16, weights: WeightType::F32, write_inverse_bind_matrices: true }
+        ExportOptions {
+            joints: JointType::U16,
+            weights: WeightType::F32,
+            write_inverse_bind_matrices: true,
+        }
     }
 }
 
@@ -73,12 +77,39 @@ const ELEMENT_ARRAY_BUFFER: u32 = 34963;
 
 /// Export `scene` as a binary glTF file in memory.
 pub fn export_glb(scene: &Scene, options: &ExportOptions) -> Result<Vec<u8>> {
-    let mut w = Writer { file: &scene.name, options, bin: Vec::new(), views: Vec::new(), accessors: Vec::new(), materials: Vec::new() };
-    let nodes = scene.nodes.iter().enumerate().map(|(i, n)| w.node(scene, i, n)).collect::<Result<Vec<_>>>()?;
-    let roots: Vec<usize> = scene.nodes.iter().enumerate().filter(|(_, n)| n.parent.is_none()).map(|(i, _)| i).collect();
-    let meshes = scene.meshes.iter().enumerate().map(|(i, m)| w.mesh(i, m)).collect::<Result<Vec<_>>>()?;
-    let skins = (0..scene.skins.len()).map(|i| w.skin(scene, i)).collect::<Result<Vec<_>>>()?;
-    let animations = (0..scene.animations.len()).map(|i| w.animation(scene, i)).collect::<Result<Vec<_>>>()?;
+    let mut w = Writer {
+        file: &scene.name,
+        options,
+        bin: Vec::new(),
+        views: Vec::new(),
+        accessors: Vec::new(),
+        materials: Vec::new(),
+    };
+    let nodes = scene
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| w.node(scene, i, n))
+        .collect::<Result<Vec<_>>>()?;
+    let roots: Vec<usize> = scene
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.parent.is_none())
+        .map(|(i, _)| i)
+        .collect();
+    let meshes = scene
+        .meshes
+        .iter()
+        .enumerate()
+        .map(|(i, m)| w.mesh(i, m))
+        .collect::<Result<Vec<_>>>()?;
+    let skins = (0..scene.skins.len())
+        .map(|i| w.skin(scene, i))
+        .collect::<Result<Vec<_>>>()?;
+    let animations = (0..scene.animations.len())
+        .map(|i| w.animation(scene, i))
+        .collect::<Result<Vec<_>>>()?;
 
     let mut scene_json = Map::new();
     scene_json.insert("name".into(), json!(scene.name));
@@ -86,7 +117,10 @@ pub fn export_glb(scene: &Scene, options: &ExportOptions) -> Result<Vec<u8>> {
         scene_json.insert("nodes".into(), json!(roots));
     }
     let mut root = Map::new();
-    root.insert("asset".into(), json!({ "version": "2.0", "generator": concat!("skinview ", env!("CARGO_PKG_VERSION")) }));
+    root.insert(
+        "asset".into(),
+        json!({ "version": "2.0", "generator": concat!("skinview ", env!("CARGO_PKG_VERSION")) }),
+    );
     root.insert("scene".into(), json!(0));
     root.insert("scenes".into(), json!([Value::Object(scene_json)]));
     let mut put = |key: &str, v: Vec<Value>| {
@@ -98,20 +132,36 @@ pub fn export_glb(scene: &Scene, options: &ExportOptions) -> Result<Vec<u8>> {
     put("meshes", meshes);
     put("skins", skins);
     put("animations", animations);
-    put("materials", w.materials.iter().map(|c| json!({ "pbrMetallicRoughness": { "baseColorFactor": c } })).collect());
+    put(
+        "materials",
+        w.materials
+            .iter()
+            .map(|c| json!({ "pbrMetallicRoughness": { "baseColorFactor": c } }))
+            .collect(),
+    );
     put("accessors", std::mem::take(&mut w.accessors));
     put("bufferViews", std::mem::take(&mut w.views));
     if !w.bin.is_empty() {
         root.insert("buffers".into(), json!([{ "byteLength": w.bin.len() }]));
     }
-    let json = serde_json::to_vec(&Value::Object(root)).map_err(|e| Error::invalid(&scene.name, "(json)", format!("cannot serialise: {e}")))?;
-    pack_glb(&json, &w.bin).ok_or_else(|| Error::invalid(&scene.name, "(glb)", "file would exceed the 4 GiB GLB limit"))
+    let json = serde_json::to_vec(&Value::Object(root))
+        .map_err(|e| Error::invalid(&scene.name, "(json)", format!("cannot serialise: {e}")))?;
+    pack_glb(&json, &w.bin).ok_or_else(|| {
+        Error::invalid(
+            &scene.name,
+            "(glb)",
+            "file would exceed the 4 GiB GLB limit",
+        )
+    })
 }
 
 /// Export `scene` and write it to `path`.
 pub fn write_glb(scene: &Scene, options: &ExportOptions, path: &Path) -> Result<()> {
     let bytes = export_glb(scene, options)?;
-    std::fs::write(path, bytes).map_err(|e| Error::Output { path: path.to_path_buf(), message: e.to_string() })
+    std::fs::write(path, bytes).map_err(|e| Error::Output {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
 }
 
 /// GLB container: 12-byte header, JSON chunk padded with spaces, BIN chunk (when non-empty)
@@ -195,7 +245,8 @@ impl Writer<'_> {
             return Err(self.err(field, "no elements (glTF accessors need at least one)"));
         }
         self.bin.resize(self.bin.len().div_ceil(4) * 4, 0);
-        let mut view = json!({ "buffer": 0, "byteOffset": self.bin.len(), "byteLength": a.bytes.len() });
+        let mut view =
+            json!({ "buffer": 0, "byteOffset": self.bin.len(), "byteLength": a.bytes.len() });
         if let Some(t) = a.target {
             view["target"] = json!(t);
         }
@@ -217,15 +268,40 @@ impl Writer<'_> {
     }
 
     /// Float accessor of `comps`-wide elements (`ty` "SCALAR", "VEC3", ...).
-    fn floats(&mut self, field: &str, values: &[f32], comps: usize, ty: &str, with_min_max: bool, target: Option<u32>) -> Result<usize> {
+    fn floats(
+        &mut self,
+        field: &str,
+        values: &[f32],
+        comps: usize,
+        ty: &str,
+        with_min_max: bool,
+        target: Option<u32>,
+    ) -> Result<usize> {
         if !all_finite(values) {
             return Err(self.err(field, "NaN or infinite value"));
         }
         if comps == 0 || !values.len().is_multiple_of(comps) {
-            return Err(self.err(field, format!("{} floats is not a whole number of {comps}-component elements", values.len())));
+            return Err(self.err(
+                field,
+                format!(
+                    "{} floats is not a whole number of {comps}-component elements",
+                    values.len()
+                ),
+            ));
         }
         let min_max = with_min_max.then(|| min_max(values, comps));
-        self.push(field, Acc { bytes: f32_bytes(values.iter().copied()), count: values.len() / comps, component_type: FLOAT, ty, normalized: false, min_max, target })
+        self.push(
+            field,
+            Acc {
+                bytes: f32_bytes(values.iter().copied()),
+                count: values.len() / comps,
+                component_type: FLOAT,
+                ty,
+                normalized: false,
+                min_max,
+                target,
+            },
+        )
     }
 
     fn node(&mut self, scene: &Scene, index: usize, node: &Node) -> Result<Value> {
@@ -234,7 +310,13 @@ impl Writer<'_> {
         if let Some(name) = &node.name {
             n.insert("name".into(), json!(name));
         }
-        let children: Vec<usize> = scene.nodes.iter().enumerate().filter(|(_, c)| c.parent == Some(index)).map(|(i, _)| i).collect();
+        let children: Vec<usize> = scene
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.parent == Some(index))
+            .map(|(i, _)| i)
+            .collect();
         if !children.is_empty() {
             n.insert("children".into(), json!(children));
         }
@@ -247,7 +329,11 @@ impl Writer<'_> {
                 n.insert("matrix".into(), json!(cols));
             }
             None => {
-                let (t, r, s) = (node.rest.translation.to_array(), node.rest.rotation.to_array(), node.rest.scale.to_array());
+                let (t, r, s) = (
+                    node.rest.translation.to_array(),
+                    node.rest.rotation.to_array(),
+                    node.rest.scale.to_array(),
+                );
                 if !all_finite(&t) || !all_finite(&r) || !all_finite(&s) {
                     return Err(self.err(&field, "NaN or infinite translation/rotation/scale"));
                 }
@@ -283,13 +369,31 @@ impl Writer<'_> {
             m.insert("name".into(), json!(name));
         }
         let targets = mesh.morph_target_count();
-        if mesh.primitives.iter().any(|p| p.morph_targets.len() != targets) {
-            return Err(self.err(format!("meshes[{index}].primitives"), "primitives have different numbers of morph targets (glTF needs the same)"));
+        if mesh
+            .primitives
+            .iter()
+            .any(|p| p.morph_targets.len() != targets)
+        {
+            return Err(self.err(
+                format!("meshes[{index}].primitives"),
+                "primitives have different numbers of morph targets (glTF needs the same)",
+            ));
         }
         if !mesh.default_morph_weights.is_empty() && mesh.default_morph_weights.len() != targets {
-            return Err(self.err(format!("meshes[{index}].weights"), format!("{} weights for {targets} morph targets", mesh.default_morph_weights.len())));
+            return Err(self.err(
+                format!("meshes[{index}].weights"),
+                format!(
+                    "{} weights for {targets} morph targets",
+                    mesh.default_morph_weights.len()
+                ),
+            ));
         }
-        let prims = mesh.primitives.iter().enumerate().map(|(pi, p)| self.primitive(&format!("meshes[{index}].primitives[{pi}]"), p)).collect::<Result<Vec<_>>>()?;
+        let prims = mesh
+            .primitives
+            .iter()
+            .enumerate()
+            .map(|(pi, p)| self.primitive(&format!("meshes[{index}].primitives[{pi}]"), p))
+            .collect::<Result<Vec<_>>>()?;
         m.insert("primitives".into(), Value::Array(prims));
         if !mesh.default_morph_weights.is_empty() {
             if !all_finite(&mesh.default_morph_weights) {
@@ -304,20 +408,49 @@ impl Writer<'_> {
         let n = p.vertex_count();
         let file = self.file;
         let check = |len: usize, name: &str| -> Result<()> {
-            if len == n { Ok(()) } else { Err(Error::invalid(file, format!("{field}.attributes.{name}"), format!("{len} elements but POSITION has {n}"))) }
+            if len == n {
+                Ok(())
+            } else {
+                Err(Error::invalid(
+                    file,
+                    format!("{field}.attributes.{name}"),
+                    format!("{len} elements but POSITION has {n}"),
+                ))
+            }
         };
         let mut attrs = Map::new();
-        let pos = self.floats(&format!("{field}.attributes.POSITION"), &vec3_floats(&p.positions), 3, "VEC3", true, Some(ARRAY_BUFFER))?;
+        let pos = self.floats(
+            &format!("{field}.attributes.POSITION"),
+            &vec3_floats(&p.positions),
+            3,
+            "VEC3",
+            true,
+            Some(ARRAY_BUFFER),
+        )?;
         attrs.insert("POSITION".into(), json!(pos));
         if let Some(normals) = &p.normals {
             check(normals.len(), "NORMAL")?;
-            let a = self.floats(&format!("{field}.attributes.NORMAL"), &vec3_floats(normals), 3, "VEC3", false, Some(ARRAY_BUFFER))?;
+            let a = self.floats(
+                &format!("{field}.attributes.NORMAL"),
+                &vec3_floats(normals),
+                3,
+                "VEC3",
+                false,
+                Some(ARRAY_BUFFER),
+            )?;
             attrs.insert("NORMAL".into(), json!(a));
         }
         if let Some(tangents) = &p.tangents {
             check(tangents.len(), "TANGENT")?;
             let v: Vec<f32> = tangents.iter().flat_map(|t| t.to_array()).collect();
-            let a = self.floats(&format!("{field}.attributes.TANGENT"), &v, 4, "VEC4", false, Some(ARRAY_BUFFER))?;
+            let a = self.floats(
+                &format!("{field}.attributes.TANGENT"),
+                &v,
+                4,
+                "VEC4",
+                false,
+                Some(ARRAY_BUFFER),
+            )?;
             attrs.insert("TANGENT".into(), json!(a));
         }
         if let Some(sw) = &p.skin_weights {
@@ -327,24 +460,49 @@ impl Writer<'_> {
         for (ti, t) in p.morph_targets.iter().enumerate() {
             let tf = format!("{field}.targets[{ti}]");
             let mut tj = Map::new();
-            for (name, data, min_max) in [("POSITION", &t.positions, true), ("NORMAL", &t.normals, false), ("TANGENT", &t.tangents, false)] {
+            for (name, data, min_max) in [
+                ("POSITION", &t.positions, true),
+                ("NORMAL", &t.normals, false),
+                ("TANGENT", &t.tangents, false),
+            ] {
                 if let Some(d) = data {
                     if d.len() != n {
-                        return Err(self.err(format!("{tf}.{name}"), format!("{} elements but POSITION has {n}", d.len())));
+                        return Err(self.err(
+                            format!("{tf}.{name}"),
+                            format!("{} elements but POSITION has {n}", d.len()),
+                        ));
                     }
-                    let a = self.floats(&format!("{tf}.{name}"), &vec3_floats(d), 3, "VEC3", min_max, Some(ARRAY_BUFFER))?;
+                    let a = self.floats(
+                        &format!("{tf}.{name}"),
+                        &vec3_floats(d),
+                        3,
+                        "VEC3",
+                        min_max,
+                        Some(ARRAY_BUFFER),
+                    )?;
                     tj.insert(name.into(), json!(a));
                 }
             }
             targets.push(Value::Object(tj));
         }
         if let Some(&bad) = p.indices.iter().find(|&&i| i as usize >= n) {
-            return Err(self.err(format!("{field}.indices"), format!("index {bad} >= vertex count {n}")));
+            return Err(self.err(
+                format!("{field}.indices"),
+                format!("index {bad} >= vertex count {n}"),
+            ));
         }
         let ibytes: Vec<u8> = p.indices.iter().flat_map(|i| i.to_le_bytes()).collect();
         let indices = self.push(
             &format!("{field}.indices"),
-            Acc { bytes: ibytes, count: p.indices.len(), component_type: UNSIGNED_INT, ty: "SCALAR", normalized: false, min_max: None, target: Some(ELEMENT_ARRAY_BUFFER) },
+            Acc {
+                bytes: ibytes,
+                count: p.indices.len(),
+                component_type: UNSIGNED_INT,
+                ty: "SCALAR",
+                normalized: false,
+                min_max: None,
+                target: Some(ELEMENT_ARRAY_BUFFER),
+            },
         )?;
         let mode = match p.topology {
             Topology::Points => 0,
@@ -354,14 +512,19 @@ impl Writer<'_> {
         if !all_finite(&p.base_color) {
             return Err(self.err(format!("{field}.material"), "NaN or infinite base colour"));
         }
-        let material = match self.materials.iter().position(|c| c.map(f32::to_bits) == p.base_color.map(f32::to_bits)) {
+        let material = match self
+            .materials
+            .iter()
+            .position(|c| c.map(f32::to_bits) == p.base_color.map(f32::to_bits))
+        {
             Some(i) => i,
             None => {
                 self.materials.push(p.base_color);
                 self.materials.len() - 1
             }
         };
-        let mut pj = json!({ "attributes": attrs, "indices": indices, "mode": mode, "material": material });
+        let mut pj =
+            json!({ "attributes": attrs, "indices": indices, "mode": mode, "material": material });
         if !targets.is_empty() {
             pj["targets"] = Value::Array(targets);
         }
@@ -369,12 +532,26 @@ impl Writer<'_> {
     }
 
     /// JOINTS_n / WEIGHTS_n sets of a primitive.
-    fn skin_weights(&mut self, field: &str, n: usize, sw: &SkinWeights, attrs: &mut Map<String, Value>) -> Result<()> {
+    fn skin_weights(
+        &mut self,
+        field: &str,
+        n: usize,
+        sw: &SkinWeights,
+        attrs: &mut Map<String, Value>,
+    ) -> Result<()> {
         let width = sw.width;
-        if width == 0 || !width.is_multiple_of(4) || sw.joints.len() != n * width || sw.weights.len() != n * width {
+        if width == 0
+            || !width.is_multiple_of(4)
+            || sw.joints.len() != n * width
+            || sw.weights.len() != n * width
+        {
             return Err(self.err(
                 format!("{field}.attributes.JOINTS_0"),
-                format!("skin weights of width {width} with {} joints and {} weights for {n} vertices", sw.joints.len(), sw.weights.len()),
+                format!(
+                    "skin weights of width {width} with {} joints and {} weights for {n} vertices",
+                    sw.joints.len(),
+                    sw.weights.len()
+                ),
             ));
         }
         let quantised = match self.options.weights {
@@ -393,7 +570,12 @@ impl Writer<'_> {
             for v in 0..n {
                 for &j in &sw.joints[elems(v)] {
                     if j > limit {
-                        return Err(self.err(&jf, format!("vertex {v}: joint index {j} does not fit the chosen joint type")));
+                        return Err(self.err(
+                            &jf,
+                            format!(
+                                "vertex {v}: joint index {j} does not fit the chosen joint type"
+                            ),
+                        ));
                     }
                     match self.options.joints {
                         JointType::U8 => jbytes.push(j as u8),
@@ -401,20 +583,54 @@ impl Writer<'_> {
                     }
                 }
             }
-            let ja = self.push(&jf, Acc { bytes: jbytes, count: n, component_type: jtype, ty: "VEC4", normalized: false, min_max: None, target: Some(ARRAY_BUFFER) })?;
+            let ja = self.push(
+                &jf,
+                Acc {
+                    bytes: jbytes,
+                    count: n,
+                    component_type: jtype,
+                    ty: "VEC4",
+                    normalized: false,
+                    min_max: None,
+                    target: Some(ARRAY_BUFFER),
+                },
+            )?;
             let wf = format!("{field}.attributes.WEIGHTS_{set}");
             let wa = match &quantised {
                 None => {
-                    let v: Vec<f32> = (0..n).flat_map(|v| sw.weights[elems(v)].iter().copied()).collect();
+                    let v: Vec<f32> = (0..n)
+                        .flat_map(|v| sw.weights[elems(v)].iter().copied())
+                        .collect();
                     self.floats(&wf, &v, 4, "VEC4", false, Some(ARRAY_BUFFER))?
                 }
                 Some(q) => {
                     let bytes: Vec<u8> = match self.options.weights {
-                        WeightType::Unorm8 => (0..n).flat_map(|v| q[elems(v)].iter().map(|&x| x as u8)).collect(),
-                        _ => (0..n).flat_map(|v| q[elems(v)].iter().flat_map(|&x| (x as u16).to_le_bytes())).collect(),
+                        WeightType::Unorm8 => (0..n)
+                            .flat_map(|v| q[elems(v)].iter().map(|&x| x as u8))
+                            .collect(),
+                        _ => (0..n)
+                            .flat_map(|v| {
+                                q[elems(v)].iter().flat_map(|&x| (x as u16).to_le_bytes())
+                            })
+                            .collect(),
                     };
-                    let ct = if self.options.weights == WeightType::Unorm8 { UNSIGNED_BYTE } else { UNSIGNED_SHORT };
-                    self.push(&wf, Acc { bytes, count: n, component_type: ct, ty: "VEC4", normalized: true, min_max: None, target: Some(ARRAY_BUFFER) })?
+                    let ct = if self.options.weights == WeightType::Unorm8 {
+                        UNSIGNED_BYTE
+                    } else {
+                        UNSIGNED_SHORT
+                    };
+                    self.push(
+                        &wf,
+                        Acc {
+                            bytes,
+                            count: n,
+                            component_type: ct,
+                            ty: "VEC4",
+                            normalized: true,
+                            min_max: None,
+                            target: Some(ARRAY_BUFFER),
+                        },
+                    )?
                 }
             };
             attrs.insert(format!("JOINTS_{set}"), json!(ja));
@@ -429,9 +645,17 @@ impl Writer<'_> {
         let width = sw.width;
         let mut out = vec![0u32; sw.weights.len()];
         let mut order: Vec<usize> = Vec::with_capacity(width);
-        for (v, (ws, qs)) in sw.weights.chunks_exact(width).zip(out.chunks_exact_mut(width)).enumerate() {
+        for (v, (ws, qs)) in sw
+            .weights
+            .chunks_exact(width)
+            .zip(out.chunks_exact_mut(width))
+            .enumerate()
+        {
             if let Some(&bad) = ws.iter().find(|w| !w.is_finite() || **w < 0.0) {
-                return Err(self.err(format!("{field}.attributes.WEIGHTS_0"), format!("vertex {v} has weight {bad}, which a normalised type cannot hold")));
+                return Err(self.err(
+                    format!("{field}.attributes.WEIGHTS_0"),
+                    format!("vertex {v} has weight {bad}, which a normalised type cannot hold"),
+                ));
             }
             let sum: f64 = ws.iter().map(|&w| w as f64).sum();
             if sum == 0.0 {
@@ -447,7 +671,9 @@ impl Writer<'_> {
             // rounding error in `scaled` can leave the sum one unit over, taken from the smallest.
             order.clear();
             order.extend((0..width).filter(|&i| ws[i] > 0.0));
-            order.sort_by(|&a, &b| (scaled[b] - scaled[b].floor()).total_cmp(&(scaled[a] - scaled[a].floor())));
+            order.sort_by(|&a, &b| {
+                (scaled[b] - scaled[b].floor()).total_cmp(&(scaled[a] - scaled[a].floor()))
+            });
             let mut missing = total as i64 - assigned;
             let mut k = 0;
             while missing > 0 && !order.is_empty() {
@@ -475,7 +701,10 @@ impl Writer<'_> {
             return Err(self.err(format!("{field}.joints"), "skin has no joints"));
         }
         if let Some(&bad) = skin.joints.iter().find(|&&j| j >= scene.nodes.len()) {
-            return Err(self.err(format!("{field}.joints"), format!("node {bad} out of range")));
+            return Err(self.err(
+                format!("{field}.joints"),
+                format!("node {bad} out of range"),
+            ));
         }
         let mut s = Map::new();
         if let Some(name) = &skin.name {
@@ -485,9 +714,20 @@ impl Writer<'_> {
         if self.options.write_inverse_bind_matrices {
             let f = format!("{field}.inverseBindMatrices");
             if skin.joint_from_bind.len() != skin.joints.len() {
-                return Err(self.err(&f, format!("{} matrices for {} joints", skin.joint_from_bind.len(), skin.joints.len())));
+                return Err(self.err(
+                    &f,
+                    format!(
+                        "{} matrices for {} joints",
+                        skin.joint_from_bind.len(),
+                        skin.joints.len()
+                    ),
+                ));
             }
-            let v: Vec<f32> = skin.joint_from_bind.iter().flat_map(|m| m.to_cols_array()).collect();
+            let v: Vec<f32> = skin
+                .joint_from_bind
+                .iter()
+                .flat_map(|m| m.to_cols_array())
+                .collect();
             let a = self.floats(&f, &v, 16, "MAT4", false, None)?;
             s.insert("inverseBindMatrices".into(), json!(a));
         }
@@ -501,17 +741,36 @@ impl Writer<'_> {
         for (ci, ch) in anim.channels.iter().enumerate() {
             let sf = format!("animations[{index}].samplers[{ci}]");
             if ch.node >= scene.nodes.len() {
-                return Err(self.err(format!("animations[{index}].channels[{ci}].target.node"), format!("node {} out of range", ch.node)));
+                return Err(self.err(
+                    format!("animations[{index}].channels[{ci}].target.node"),
+                    format!("node {} out of range", ch.node),
+                ));
             }
             if scene.nodes[ch.node].matrix.is_some() {
-                return Err(self.err(format!("animations[{index}].channels[{ci}].target.node"), format!("node {} has a matrix, which glTF does not allow to animate", ch.node)));
+                return Err(self.err(
+                    format!("animations[{index}].channels[{ci}].target.node"),
+                    format!(
+                        "node {} has a matrix, which glTF does not allow to animate",
+                        ch.node
+                    ),
+                ));
             }
             let s: &Sampler = &ch.sampler;
-            let per_key = if s.interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+            let per_key = if s.interpolation == Interpolation::CubicSpline {
+                3
+            } else {
+                1
+            };
             if s.components == 0 || s.values.len() != s.times_s.len() * per_key * s.components {
                 return Err(self.err(
                     format!("{sf}.output"),
-                    format!("{} values for {} keys of {} with {} components", s.values.len(), s.times_s.len(), s.interpolation.name(), s.components),
+                    format!(
+                        "{} values for {} keys of {} with {} components",
+                        s.values.len(),
+                        s.times_s.len(),
+                        s.interpolation.name(),
+                        s.components
+                    ),
                 ));
             }
             let input = self.floats(&format!("{sf}.input"), &s.times_s, 1, "SCALAR", true, None)?;
@@ -521,11 +780,20 @@ impl Writer<'_> {
                 AnimPath::Weights => (1, "SCALAR"),
             };
             if comps != 1 && s.components != comps {
-                return Err(self.err(format!("{sf}.output"), format!("{} components for a {} channel", s.components, ch.path.name())));
+                return Err(self.err(
+                    format!("{sf}.output"),
+                    format!(
+                        "{} components for a {} channel",
+                        s.components,
+                        ch.path.name()
+                    ),
+                ));
             }
             let output = self.floats(&format!("{sf}.output"), &s.values, comps, ty, false, None)?;
             samplers.push(json!({ "input": input, "output": output, "interpolation": s.interpolation.name() }));
-            channels.push(json!({ "sampler": ci, "target": { "node": ch.node, "path": ch.path.name() } }));
+            channels.push(
+                json!({ "sampler": ci, "target": { "node": ch.node, "path": ch.path.name() } }),
+            );
         }
         let mut a = Map::new();
         if let Some(name) = &anim.name {

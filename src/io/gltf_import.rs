@@ -30,7 +30,10 @@ use super::accessor::{self, AccessorData};
 use crate::anim::{Animation, Channel, Interpolation, Path as AnimPath, Sampler};
 use crate::error::{Error, Result};
 use crate::math::Trs;
-use crate::scene::{Mesh, MorphTarget, Node, Primitive, RawScene, Report, Scene, SceneBuilder, Skin, SkinWeights, Topology};
+use crate::scene::{
+    Mesh, MorphTarget, Node, Primitive, RawScene, Report, Scene, SceneBuilder, Skin, SkinWeights,
+    Topology,
+};
 
 /// Quaternions whose length is off 1 by more than this are reported as repaired
 /// (float32 keys written by exporters are within ~1e-7; below this we still normalise but
@@ -39,35 +42,59 @@ const QUAT_REPORT_TOLERANCE: f32 = 1e-6;
 
 /// Import a `.gltf` or `.glb` file.
 pub fn import_file(path: &Path) -> Result<Scene> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     import_slice(&bytes, path)
 }
 
 /// Import from memory; `path` names the file in messages and resolves external buffers.
 pub fn import_slice(bytes: &[u8], path: &Path) -> Result<Scene> {
-    let file = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
-    let gltf_err = |e: gltf::Error| Error::Gltf { path: path.to_path_buf(), message: e.to_string() };
+    let file = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    let gltf_err = |e: gltf::Error| Error::Gltf {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
     // gltf 1.4 subtracts the 12-byte header from the GLB's declared total length unchecked
     // (an overflow panic in debug builds), so such a header is rejected here.
     if let Some(h) = bytes.get(..12).filter(|h| h.starts_with(b"glTF")) {
         let declared = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
         if declared < 12 {
-            return Err(Error::Gltf { path: path.to_path_buf(), message: format!("GLB header declares a total length of {declared} bytes, less than the header itself") });
+            return Err(Error::Gltf {
+                path: path.to_path_buf(),
+                message: format!(
+                    "GLB header declares a total length of {declared} bytes, less than the header itself"
+                ),
+            });
         }
     }
-    let gltf::Gltf { document, blob } = gltf::Gltf::from_slice_without_validation(bytes).map_err(gltf_err)?;
+    let gltf::Gltf { document, blob } =
+        gltf::Gltf::from_slice_without_validation(bytes).map_err(gltf_err)?;
     check_unvalidated_indices(document.as_json(), &file)?;
     let document = gltf::Document::from_json(document.into_json()).map_err(gltf_err)?;
     let base = path.parent();
     let buffers = gltf::import_buffers(&document, base, blob).map_err(|e| match e {
-        gltf::Error::BufferLength { buffer, expected, actual } => Error::invalid(
+        gltf::Error::BufferLength {
+            buffer,
+            expected,
+            actual,
+        } => Error::invalid(
             &file,
             format!("buffers[{buffer}].byteLength"),
             format!("declares {expected} bytes but only {actual} are present: truncated buffer"),
         ),
         other => gltf_err(other),
     })?;
-    let raw = Importer { file: file.clone(), buffers: &buffers, report: Report::default() }.run(&document)?;
+    let raw = Importer {
+        file: file.clone(),
+        buffers: &buffers,
+        report: Report::default(),
+    }
+    .run(&document)?;
     SceneBuilder::build(raw)
 }
 
@@ -80,10 +107,19 @@ fn check_unvalidated_indices(json: &gltf::json::Root, file: &str) -> Result<()> 
     let (accessors, nodes) = (json.accessors.len(), json.nodes.len());
     for (mi, mesh) in json.meshes.iter().enumerate() {
         for (pi, prim) in mesh.primitives.iter().enumerate() {
-            if let Some(i) = prim.attributes.get(&Checked::Valid(gltf::Semantic::Positions))
+            if let Some(i) = prim
+                .attributes
+                .get(&Checked::Valid(gltf::Semantic::Positions))
                 && i.value() >= accessors
             {
-                return Err(Error::invalid(file, format!("meshes[{mi}].primitives[{pi}].attributes.POSITION"), format!("accessor {} out of range ({accessors} accessors)", i.value())));
+                return Err(Error::invalid(
+                    file,
+                    format!("meshes[{mi}].primitives[{pi}].attributes.POSITION"),
+                    format!(
+                        "accessor {} out of range ({accessors} accessors)",
+                        i.value()
+                    ),
+                ));
             }
         }
     }
@@ -91,10 +127,21 @@ fn check_unvalidated_indices(json: &gltf::json::Root, file: &str) -> Result<()> 
         for (ci, ch) in anim.channels.iter().enumerate() {
             let field = format!("animations[{ai}].channels[{ci}].target");
             if ch.target.node.value() >= nodes {
-                return Err(Error::invalid(file, format!("{field}.node"), format!("node {} out of range ({nodes} nodes)", ch.target.node.value())));
+                return Err(Error::invalid(
+                    file,
+                    format!("{field}.node"),
+                    format!(
+                        "node {} out of range ({nodes} nodes)",
+                        ch.target.node.value()
+                    ),
+                ));
             }
             if matches!(ch.target.path, Checked::Invalid) {
-                return Err(Error::invalid(file, format!("{field}.path"), "not translation, rotation, scale or weights"));
+                return Err(Error::invalid(
+                    file,
+                    format!("{field}.path"),
+                    "not translation, rotation, scale or weights",
+                ));
             }
         }
     }
@@ -114,13 +161,20 @@ impl Importer<'_> {
     }
 
     fn run(mut self, doc: &gltf::Document) -> Result<RawScene> {
-        let mut raw = RawScene { name: self.file.clone(), ..Default::default() };
+        let mut raw = RawScene {
+            name: self.file.clone(),
+            ..Default::default()
+        };
         // Nodes, with parents from children lists.
         let mut parent: Vec<Option<usize>> = vec![None; doc.nodes().len()];
         for node in doc.nodes() {
             for child in node.children() {
                 if parent[child.index()].is_some() {
-                    return Err(Error::invalid(&self.file, format!("nodes[{}].children", node.index()), format!("node {} has two parents", child.index())));
+                    return Err(Error::invalid(
+                        &self.file,
+                        format!("nodes[{}].children", node.index()),
+                        format!("node {} has two parents", child.index()),
+                    ));
                 }
                 parent[child.index()] = Some(node.index());
             }
@@ -138,7 +192,8 @@ impl Importer<'_> {
             raw.skins.push(self.skin(&skin)?);
         }
         for anim in doc.animations() {
-            raw.animations.push(self.animation(&anim, &raw.meshes, &raw.nodes)?);
+            raw.animations
+                .push(self.animation(&anim, &raw.meshes, &raw.nodes)?);
         }
         self.fix_joint_weights(&mut raw, doc)?;
         raw.report = self.report;
@@ -151,23 +206,54 @@ impl Importer<'_> {
             gltf::scene::Transform::Matrix { matrix } => {
                 let m = Mat4::from_cols_array_2d(&matrix);
                 if !crate::math::mat4_is_finite(&m) {
-                    return Err(Error::invalid(&self.file, format!("{field}.matrix"), "NaN or infinite element"));
+                    return Err(Error::invalid(
+                        &self.file,
+                        format!("{field}.matrix"),
+                        "NaN or infinite element",
+                    ));
                 }
                 (Trs::IDENTITY, Some(m))
             }
-            gltf::scene::Transform::Decomposed { translation, rotation, scale } => {
-                if translation.iter().chain(&rotation).chain(&scale).any(|v| !v.is_finite()) {
-                    return Err(Error::invalid(&self.file, &field, "NaN or infinite translation/rotation/scale"));
+            gltf::scene::Transform::Decomposed {
+                translation,
+                rotation,
+                scale,
+            } => {
+                if translation
+                    .iter()
+                    .chain(&rotation)
+                    .chain(&scale)
+                    .any(|v| !v.is_finite())
+                {
+                    return Err(Error::invalid(
+                        &self.file,
+                        &field,
+                        "NaN or infinite translation/rotation/scale",
+                    ));
                 }
                 let q = Quat::from_array(rotation);
                 let len = q.length();
                 if len == 0.0 {
-                    return Err(Error::invalid(&self.file, format!("{field}.rotation"), "zero quaternion"));
+                    return Err(Error::invalid(
+                        &self.file,
+                        format!("{field}.rotation"),
+                        "zero quaternion",
+                    ));
                 }
                 if (len - 1.0).abs() > QUAT_REPORT_TOLERANCE {
-                    self.report.repair(format!("{field}.rotation"), format!("quaternion length {len} normalised"));
+                    self.report.repair(
+                        format!("{field}.rotation"),
+                        format!("quaternion length {len} normalised"),
+                    );
                 }
-                (Trs { translation: Vec3::from(translation), rotation: q / len, scale: Vec3::from(scale) }, None)
+                (
+                    Trs {
+                        translation: Vec3::from(translation),
+                        rotation: q / len,
+                        scale: Vec3::from(scale),
+                    },
+                    None,
+                )
             }
         };
         Ok(Node {
@@ -187,13 +273,27 @@ impl Importer<'_> {
         for prim in mesh.primitives() {
             primitives.push(self.primitive(mesh.index(), &prim)?);
         }
-        let targets = primitives.iter().map(|p| p.morph_targets.len()).max().unwrap_or(0);
+        let targets = primitives
+            .iter()
+            .map(|p| p.morph_targets.len())
+            .max()
+            .unwrap_or(0);
         let mut default_morph_weights = mesh.weights().map(<[f32]>::to_vec).unwrap_or_default();
         if !default_morph_weights.is_empty() && default_morph_weights.len() != targets {
-            self.report.warn(format!("meshes[{}].weights", mesh.index()), format!("{} weights for {targets} morph targets", default_morph_weights.len()));
+            self.report.warn(
+                format!("meshes[{}].weights", mesh.index()),
+                format!(
+                    "{} weights for {targets} morph targets",
+                    default_morph_weights.len()
+                ),
+            );
         }
         default_morph_weights.resize(targets, 0.0);
-        Ok(Mesh { name: mesh.name().map(str::to_string), primitives, default_morph_weights })
+        Ok(Mesh {
+            name: mesh.name().map(str::to_string),
+            primitives,
+            default_morph_weights,
+        })
     }
 
     fn vec3_attr(&self, acc: &gltf::Accessor, field: &str) -> Result<Vec<Vec3>> {
@@ -205,12 +305,22 @@ impl Importer<'_> {
 
     fn primitive(&mut self, mesh_index: usize, prim: &gltf::Primitive) -> Result<Primitive> {
         let field = format!("meshes[{mesh_index}].primitives[{}]", prim.index());
-        let pos_acc = prim.get(&gltf::Semantic::Positions).ok_or_else(|| Error::invalid(&self.file, format!("{field}.attributes"), "no POSITION attribute"))?;
+        let pos_acc = prim.get(&gltf::Semantic::Positions).ok_or_else(|| {
+            Error::invalid(
+                &self.file,
+                format!("{field}.attributes"),
+                "no POSITION attribute",
+            )
+        })?;
         let positions = self.vec3_attr(&pos_acc, &format!("{field}.attributes.POSITION"))?;
         let n = positions.len();
         let check_len = |len: usize, name: &str| -> Result<()> {
             if len != n {
-                return Err(Error::invalid(&self.file, format!("{field}.attributes.{name}"), format!("{len} elements but POSITION has {n}")));
+                return Err(Error::invalid(
+                    &self.file,
+                    format!("{field}.attributes.{name}"),
+                    format!("{len} elements but POSITION has {n}"),
+                ));
             }
             Ok(())
         };
@@ -250,19 +360,39 @@ impl Importer<'_> {
                     check_len(jd.count, &format!("JOINTS_{set}"))?;
                     check_len(wd.count, &format!("WEIGHTS_{set}"))?;
                     if !matches!(jd.data_type, DataType::U8 | DataType::U16) || jd.normalized {
-                        return Err(Error::invalid(&self.file, jf, "joint indices must be unsigned byte or unsigned short, not normalized"));
+                        return Err(Error::invalid(
+                            &self.file,
+                            jf,
+                            "joint indices must be unsigned byte or unsigned short, not normalized",
+                        ));
                     }
                     match (wd.data_type, wd.normalized) {
                         (DataType::F32, _) | (DataType::U8, true) | (DataType::U16, true) => {}
-                        _ => return Err(Error::invalid(&self.file, wf, "weights must be float, normalized unsigned byte or normalized unsigned short")),
+                        _ => {
+                            return Err(Error::invalid(
+                                &self.file,
+                                wf,
+                                "weights must be float, normalized unsigned byte or normalized unsigned short",
+                            ));
+                        }
                     }
                     wd.expect_finite(&self.file, &wf)?;
                     sets.push((jd, wd));
                 }
-                _ => return Err(Error::invalid(&self.file, format!("{field}.attributes.JOINTS_{set}"), format!("JOINTS_{set} and WEIGHTS_{set} must come together"))),
+                _ => {
+                    return Err(Error::invalid(
+                        &self.file,
+                        format!("{field}.attributes.JOINTS_{set}"),
+                        format!("JOINTS_{set} and WEIGHTS_{set} must come together"),
+                    ));
+                }
             }
         }
-        let skin_weights = if sets.is_empty() { None } else { Some(self.weights(&field, n, &sets)?) };
+        let skin_weights = if sets.is_empty() {
+            None
+        } else {
+            Some(self.weights(&field, n, &sets)?)
+        };
         // Morph targets.
         let mut morph_targets = Vec::new();
         for (ti, target) in prim.morph_targets().enumerate() {
@@ -272,7 +402,11 @@ impl Importer<'_> {
                     Some(a) => {
                         let v = self.vec3_attr(&a, &format!("{tf}.{name}"))?;
                         if v.len() != n {
-                            return Err(Error::invalid(&self.file, format!("{tf}.{name}"), format!("{} elements but POSITION has {n}", v.len())));
+                            return Err(Error::invalid(
+                                &self.file,
+                                format!("{tf}.{name}"),
+                                format!("{} elements but POSITION has {n}", v.len()),
+                            ));
                         }
                         Ok(Some(v))
                     }
@@ -291,14 +425,22 @@ impl Importer<'_> {
                 let f = format!("{field}.indices");
                 let d = self.read(&a, &f)?;
                 if !matches!(d.data_type, DataType::U8 | DataType::U16 | DataType::U32) {
-                    return Err(Error::invalid(&self.file, f, "indices must be unsigned integers"));
+                    return Err(Error::invalid(
+                        &self.file,
+                        f,
+                        "indices must be unsigned integers",
+                    ));
                 }
                 d.values.iter().map(|&v| v as u32).collect()
             }
             None => (0..n as u32).collect(),
         };
         if let Some(&bad) = raw_indices.iter().find(|&&i| i as usize >= n) {
-            return Err(Error::invalid(&self.file, format!("{field}.indices"), format!("index {bad} >= vertex count {n}")));
+            return Err(Error::invalid(
+                &self.file,
+                format!("{field}.indices"),
+                format!("index {bad} >= vertex count {n}"),
+            ));
         }
         let (topology, indices) = match prim.mode() {
             Mode::Points => (Topology::Points, raw_indices),
@@ -316,7 +458,14 @@ impl Importer<'_> {
             Mode::Triangles => {
                 let whole = raw_indices.len() / 3 * 3;
                 if whole != raw_indices.len() {
-                    self.report.warn(format!("{field}.indices"), format!("{} indices is not a multiple of 3; the last {} dropped", raw_indices.len(), raw_indices.len() - whole));
+                    self.report.warn(
+                        format!("{field}.indices"),
+                        format!(
+                            "{} indices is not a multiple of 3; the last {} dropped",
+                            raw_indices.len(),
+                            raw_indices.len() - whole
+                        ),
+                    );
                 }
                 (Topology::Triangles, raw_indices[..whole].to_vec())
             }
@@ -324,7 +473,11 @@ impl Importer<'_> {
                 let mut v = Vec::new();
                 for i in 0..raw_indices.len().saturating_sub(2) {
                     let (a, b, c) = (raw_indices[i], raw_indices[i + 1], raw_indices[i + 2]);
-                    if i % 2 == 0 { v.extend_from_slice(&[a, b, c]) } else { v.extend_from_slice(&[b, a, c]) }
+                    if i % 2 == 0 {
+                        v.extend_from_slice(&[a, b, c])
+                    } else {
+                        v.extend_from_slice(&[b, a, c])
+                    }
                 }
                 (Topology::Triangles, v)
             }
@@ -337,11 +490,25 @@ impl Importer<'_> {
             }
         };
         let base_color = prim.material().pbr_metallic_roughness().base_color_factor();
-        Ok(Primitive { positions, normals, tangents, indices, topology, skin_weights, morph_targets, base_color })
+        Ok(Primitive {
+            positions,
+            normals,
+            tangents,
+            indices,
+            topology,
+            skin_weights,
+            morph_targets,
+            base_color,
+        })
     }
 
     /// Merge weight sets into fixed-width arrays and apply the documented repairs.
-    fn weights(&mut self, field: &str, n: usize, sets: &[(AccessorData, AccessorData)]) -> Result<SkinWeights> {
+    fn weights(
+        &mut self,
+        field: &str,
+        n: usize,
+        sets: &[(AccessorData, AccessorData)],
+    ) -> Result<SkinWeights> {
         let width = sets.len() * 4;
         let mut joints = vec![0u32; n * width];
         let mut weights = vec![0f32; n * width];
@@ -358,7 +525,11 @@ impl Importer<'_> {
                 for k in 0..4 {
                     let w = wd.values[v * 4 + k] as f32;
                     if w < 0.0 {
-                        return Err(Error::invalid(&self.file, format!("{field}.attributes.WEIGHTS_{s}"), format!("vertex {v} has a negative weight {w}")));
+                        return Err(Error::invalid(
+                            &self.file,
+                            format!("{field}.attributes.WEIGHTS_{s}"),
+                            format!("vertex {v} has a negative weight {w}"),
+                        ));
                     }
                     joints[v * width + s * 4 + k] = jd.values[v * 4 + k] as u32;
                     weights[v * width + s * 4 + k] = w;
@@ -397,7 +568,11 @@ impl Importer<'_> {
                 format!("{zero} of {n} vertices had all-zero weights (first: vertex {}); bound with weight 1 to their first listed joint", first_zero.unwrap_or(0)),
             );
         }
-        Ok(SkinWeights { width, joints, weights })
+        Ok(SkinWeights {
+            width,
+            joints,
+            weights,
+        })
     }
 
     fn skin(&mut self, skin: &gltf::Skin) -> Result<Skin> {
@@ -408,20 +583,42 @@ impl Importer<'_> {
                 let d = self.read(&acc, &f)?;
                 d.expect_components(16, &self.file, &f)?;
                 if d.count < joints.len() {
-                    return Err(Error::invalid(&self.file, f, format!("{} matrices for {} joints", d.count, joints.len())));
+                    return Err(Error::invalid(
+                        &self.file,
+                        f,
+                        format!("{} matrices for {} joints", d.count, joints.len()),
+                    ));
                 }
-                let m: Vec<Mat4> = d.values.chunks_exact(16).take(joints.len()).map(|c| Mat4::from_cols_array(&std::array::from_fn(|i| c[i] as f32))).collect();
+                let m: Vec<Mat4> = d
+                    .values
+                    .chunks_exact(16)
+                    .take(joints.len())
+                    .map(|c| Mat4::from_cols_array(&std::array::from_fn(|i| c[i] as f32)))
+                    .collect();
                 if let Some(i) = m.iter().position(|m| !crate::math::mat4_is_finite(m)) {
-                    return Err(Error::invalid(&self.file, format!("{f}[{i}]"), "matrix has a NaN or infinite element"));
+                    return Err(Error::invalid(
+                        &self.file,
+                        format!("{f}[{i}]"),
+                        "matrix has a NaN or infinite element",
+                    ));
                 }
                 m
             }
             None => vec![Mat4::IDENTITY; joints.len()],
         };
-        Ok(Skin { name: skin.name().map(str::to_string), joints, joint_from_bind })
+        Ok(Skin {
+            name: skin.name().map(str::to_string),
+            joints,
+            joint_from_bind,
+        })
     }
 
-    fn animation(&mut self, anim: &gltf::Animation, meshes: &[Mesh], nodes: &[Node]) -> Result<Animation> {
+    fn animation(
+        &mut self,
+        anim: &gltf::Animation,
+        meshes: &[Mesh],
+        nodes: &[Node],
+    ) -> Result<Animation> {
         let mut channels = Vec::new();
         for (ci, ch) in anim.channels().enumerate() {
             let field = format!("animations[{}].channels[{ci}]", anim.index());
@@ -433,7 +630,10 @@ impl Importer<'_> {
                 gltf::animation::Property::MorphTargetWeights => AnimPath::Weights,
             };
             if nodes[node].matrix.is_some() {
-                self.report.warn(format!("{field}.target"), format!("node {node} has a matrix and must not be animated; channel ignored"));
+                self.report.warn(
+                    format!("{field}.target"),
+                    format!("node {node} has a matrix and must not be animated; channel ignored"),
+                );
                 continue;
             }
             let s = ch.sampler();
@@ -453,7 +653,10 @@ impl Importer<'_> {
                 AnimPath::Rotation => 4,
                 AnimPath::Weights => {
                     let Some(m) = nodes[node].mesh else {
-                        self.report.warn(format!("{field}.target"), format!("weights channel on node {node} without a mesh; ignored"));
+                        self.report.warn(
+                            format!("{field}.target"),
+                            format!("weights channel on node {node} without a mesh; ignored"),
+                        );
                         continue;
                     };
                     let targets = meshes.get(m).map_or(0, |m| m.morph_target_count());
@@ -464,14 +667,28 @@ impl Importer<'_> {
                     targets
                 }
             };
-            let per_key = if interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+            let per_key = if interpolation == Interpolation::CubicSpline {
+                3
+            } else {
+                1
+            };
             if path != AnimPath::Weights {
                 output.expect_components(components, &self.file, &format!("{sf}.output"))?;
             }
             let mut values = output.to_f32();
             let need = input.count * per_key * components;
             if values.len() != need {
-                return Err(Error::invalid(&self.file, format!("{sf}.output"), format!("{} values, {} keys of {} {} need {need}", values.len(), input.count, interpolation.name(), path.name())));
+                return Err(Error::invalid(
+                    &self.file,
+                    format!("{sf}.output"),
+                    format!(
+                        "{} values, {} keys of {} {} need {need}",
+                        values.len(),
+                        input.count,
+                        interpolation.name(),
+                        path.name()
+                    ),
+                ));
             }
             if path == AnimPath::Rotation {
                 let mut worst = 0f32;
@@ -482,7 +699,11 @@ impl Importer<'_> {
                     }
                     let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
                     if len == 0.0 {
-                        return Err(Error::invalid(&self.file, format!("{sf}.output"), format!("key {} is a zero quaternion", e / per_key)));
+                        return Err(Error::invalid(
+                            &self.file,
+                            format!("{sf}.output"),
+                            format!("key {} is a zero quaternion", e / per_key),
+                        ));
                     }
                     worst = worst.max((len - 1.0).abs());
                     for x in q.iter_mut() {
@@ -490,26 +711,44 @@ impl Importer<'_> {
                     }
                 }
                 if worst > QUAT_REPORT_TOLERANCE {
-                    self.report.repair(format!("{sf}.output"), format!("rotation keys not unit length (worst |q|-1 = {worst:.2e}); normalised"));
+                    self.report.repair(
+                        format!("{sf}.output"),
+                        format!(
+                            "rotation keys not unit length (worst |q|-1 = {worst:.2e}); normalised"
+                        ),
+                    );
                 }
             }
             channels.push(Channel {
                 node,
                 path,
-                sampler: Sampler { interpolation, times_s: input.to_f32(), values, components, is_rotation: path == AnimPath::Rotation },
+                sampler: Sampler {
+                    interpolation,
+                    times_s: input.to_f32(),
+                    values,
+                    components,
+                    is_rotation: path == AnimPath::Rotation,
+                },
             });
         }
-        Ok(Animation { name: anim.name().map(str::to_string), channels })
+        Ok(Animation {
+            name: anim.name().map(str::to_string),
+            channels,
+        })
     }
 
     /// Joint indices out of range on zero weights are reset to 0 (reported); a non-zero
     /// weight on one is an error raised by the scene builder with the vertex named.
     fn fix_joint_weights(&mut self, raw: &mut RawScene, doc: &gltf::Document) -> Result<()> {
         for node in doc.nodes() {
-            let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else { continue };
+            let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else {
+                continue;
+            };
             let jc = raw.skins[skin.index()].joints.len() as u32;
             for (pi, prim) in raw.meshes[mesh.index()].primitives.iter_mut().enumerate() {
-                let Some(w) = prim.skin_weights.as_mut() else { continue };
+                let Some(w) = prim.skin_weights.as_mut() else {
+                    continue;
+                };
                 let mut reset = 0;
                 for (j, wt) in w.joints.iter_mut().zip(&w.weights) {
                     if *j >= jc && *wt == 0.0 {
@@ -525,4 +764,3 @@ impl Importer<'_> {
         Ok(())
     }
 }
-

@@ -29,7 +29,17 @@ impl Builder {
 
     /// Add a bone from its model-space base, direction and an "up" hint for its local Y.
     #[allow(clippy::too_many_arguments)]
-    fn add(&mut self, name: &str, parent: Option<usize>, base: Vec3, dir: Vec3, up: Vec3, length_m: f32, radii: ([f32; 2], [f32; 2]), limits: Option<LimitsDeg>) -> usize {
+    fn add(
+        &mut self,
+        name: &str,
+        parent: Option<usize>,
+        base: Vec3,
+        dir: Vec3,
+        up: Vec3,
+        length_m: f32,
+        radii: ([f32; 2], [f32; 2]),
+        limits: Option<LimitsDeg>,
+    ) -> usize {
         let x = dir.normalize();
         let z = x.cross(up).normalize();
         let y = z.cross(x);
@@ -45,11 +55,19 @@ impl Builder {
             name: name.into(),
             parent,
             length_m,
-            displacement_m: displacement.to_array().map(|v| if v.abs() < 1e-6 { 0.0 } else { v }),
+            displacement_m: displacement
+                .to_array()
+                .map(|v| if v.abs() < 1e-6 { 0.0 } else { v }),
             rotation: local_rot.normalize().to_array(),
             limits_deg: limits,
-            base_section: Some(Section { radii_m: radii.0, offset_m: [0.0, 0.0] }),
-            tip_section: Some(Section { radii_m: radii.1, offset_m: [0.0, 0.0] }),
+            base_section: Some(Section {
+                radii_m: radii.0,
+                offset_m: [0.0, 0.0],
+            }),
+            tip_section: Some(Section {
+                radii_m: radii.1,
+                offset_m: [0.0, 0.0],
+            }),
             links: None,
         });
         self.model_rot.push(rot);
@@ -64,47 +82,169 @@ fn lim(min: [f32; 3], max: [f32; 3]) -> Option<LimitsDeg> {
 
 /// The humanoid rig with its skin and motions.
 pub fn humanoid() -> WeberRig {
-    let mut b = Builder { bones: Vec::new(), model_rot: Vec::new(), base: Vec::new() };
+    let mut b = Builder {
+        bones: Vec::new(),
+        model_rot: Vec::new(),
+        base: Vec::new(),
+    };
     let up = Vec3::Y;
     let fwd = Vec3::Z;
-    let pelvis = b.add("pelvis", None, Vec3::new(0.0, 0.95, 0.0), up, fwd, 0.12, ([0.15, 0.11], [0.14, 0.10]), lim([-30.0, -30.0, -30.0], [30.0, 30.0, 30.0]));
-    let spine = b.add("spine", Some(pelvis), b.tip(pelvis), up, fwd, 0.18, ([0.14, 0.10], [0.15, 0.10]), lim([-30.0, -30.0, -35.0], [45.0, 30.0, 35.0]));
-    let chest = b.add("chest", Some(spine), b.tip(spine), up, fwd, 0.24, ([0.16, 0.11], [0.17, 0.10]), lim([-20.0, -20.0, -30.0], [30.0, 20.0, 30.0]));
-    b.add("head", Some(chest), b.tip(chest), up, fwd, 0.26, ([0.05, 0.05], [0.09, 0.10]), lim([-40.0, -40.0, -70.0], [40.0, 40.0, 70.0]));
+    let pelvis = b.add(
+        "pelvis",
+        None,
+        Vec3::new(0.0, 0.95, 0.0),
+        up,
+        fwd,
+        0.12,
+        ([0.15, 0.11], [0.14, 0.10]),
+        lim([-30.0, -30.0, -30.0], [30.0, 30.0, 30.0]),
+    );
+    let spine = b.add(
+        "spine",
+        Some(pelvis),
+        b.tip(pelvis),
+        up,
+        fwd,
+        0.18,
+        ([0.14, 0.10], [0.15, 0.10]),
+        lim([-30.0, -30.0, -35.0], [45.0, 30.0, 35.0]),
+    );
+    let chest = b.add(
+        "chest",
+        Some(spine),
+        b.tip(spine),
+        up,
+        fwd,
+        0.24,
+        ([0.16, 0.11], [0.17, 0.10]),
+        lim([-20.0, -20.0, -30.0], [30.0, 20.0, 30.0]),
+    );
+    b.add(
+        "head",
+        Some(chest),
+        b.tip(chest),
+        up,
+        fwd,
+        0.26,
+        ([0.05, 0.05], [0.09, 0.10]),
+        lim([-40.0, -40.0, -70.0], [40.0, 40.0, 70.0]),
+    );
     let arm = |b: &mut Builder, side: f32, s: &str| {
         let sx = Vec3::new(side, 0.0, 0.0);
         let clav_base = b.tip(chest) + Vec3::new(side * 0.02, -0.05, 0.0);
-        let clav = b.add(&format!("{s}_clavicle"), Some(chest), clav_base, sx, up, 0.15, ([0.06, 0.06], [0.055, 0.055]), lim([-15.0, -20.0, -10.0], [25.0, 20.0, 10.0]));
-        let upper = b.add(&format!("{s}_upper_arm"), Some(clav), b.tip(clav), sx, up, 0.28, ([0.05, 0.05], [0.042, 0.042]), lim([-95.0, -90.0, -80.0], [95.0, 90.0, 80.0]));
-        let fore = b.add(&format!("{s}_forearm"), Some(upper), b.tip(upper), sx, up, 0.26, ([0.04, 0.04], [0.03, 0.032]), lim([-5.0, -150.0, -80.0], [5.0, 150.0, 80.0]));
-        b.add(&format!("{s}_hand"), Some(fore), b.tip(fore), sx, up, 0.16, ([0.03, 0.018], [0.025, 0.012]), lim([-60.0, -30.0, -10.0], [60.0, 30.0, 10.0]));
+        let clav = b.add(
+            &format!("{s}_clavicle"),
+            Some(chest),
+            clav_base,
+            sx,
+            up,
+            0.15,
+            ([0.06, 0.06], [0.055, 0.055]),
+            lim([-15.0, -20.0, -10.0], [25.0, 20.0, 10.0]),
+        );
+        let upper = b.add(
+            &format!("{s}_upper_arm"),
+            Some(clav),
+            b.tip(clav),
+            sx,
+            up,
+            0.28,
+            ([0.05, 0.05], [0.042, 0.042]),
+            lim([-95.0, -90.0, -80.0], [95.0, 90.0, 80.0]),
+        );
+        let fore = b.add(
+            &format!("{s}_forearm"),
+            Some(upper),
+            b.tip(upper),
+            sx,
+            up,
+            0.26,
+            ([0.04, 0.04], [0.03, 0.032]),
+            lim([-5.0, -150.0, -80.0], [5.0, 150.0, 80.0]),
+        );
+        b.add(
+            &format!("{s}_hand"),
+            Some(fore),
+            b.tip(fore),
+            sx,
+            up,
+            0.16,
+            ([0.03, 0.018], [0.025, 0.012]),
+            lim([-60.0, -30.0, -10.0], [60.0, 30.0, 10.0]),
+        );
     };
     arm(&mut b, 1.0, "l");
     arm(&mut b, -1.0, "r");
     for (side, s) in [(1.0f32, "l"), (-1.0, "r")] {
-        let thigh = b.add(&format!("{s}_thigh"), Some(pelvis), Vec3::new(side * 0.095, 0.92, 0.0), -up, fwd, 0.45, ([0.075, 0.075], [0.05, 0.05]), lim([-30.0, -30.0, -40.0], [30.0, 30.0, 40.0]));
-        let shin = b.add(&format!("{s}_shin"), Some(thigh), b.tip(thigh), -up, fwd, 0.43, ([0.048, 0.048], [0.035, 0.035]), lim([-3.0, -3.0, -150.0], [3.0, 3.0, 3.0]));
-        b.add(&format!("{s}_foot"), Some(shin), b.tip(shin), Vec3::new(0.0, -0.35, 1.0), up, 0.19, ([0.04, 0.045], [0.025, 0.045]), lim([-30.0, -15.0, -40.0], [30.0, 15.0, 40.0]));
+        let thigh = b.add(
+            &format!("{s}_thigh"),
+            Some(pelvis),
+            Vec3::new(side * 0.095, 0.92, 0.0),
+            -up,
+            fwd,
+            0.45,
+            ([0.075, 0.075], [0.05, 0.05]),
+            lim([-30.0, -30.0, -40.0], [30.0, 30.0, 40.0]),
+        );
+        let shin = b.add(
+            &format!("{s}_shin"),
+            Some(thigh),
+            b.tip(thigh),
+            -up,
+            fwd,
+            0.43,
+            ([0.048, 0.048], [0.035, 0.035]),
+            lim([-3.0, -3.0, -150.0], [3.0, 3.0, 3.0]),
+        );
+        b.add(
+            &format!("{s}_foot"),
+            Some(shin),
+            b.tip(shin),
+            Vec3::new(0.0, -0.35, 1.0),
+            up,
+            0.19,
+            ([0.04, 0.045], [0.025, 0.045]),
+            lim([-30.0, -15.0, -40.0], [30.0, 15.0, 40.0]),
+        );
     }
     // Bone links at shoulders, elbows and knees (seed 000 §9: 2–3 links, default length).
     // Not at the hips: the torso and legs are separate tubes here, and the pelvis fork would
     // pull the torso's bottom cap apart; that needs one connected skin.
-    for name in ["l_upper_arm", "r_upper_arm", "l_forearm", "r_forearm", "l_shin", "r_shin"] {
+    for name in [
+        "l_upper_arm",
+        "r_upper_arm",
+        "l_forearm",
+        "r_forearm",
+        "l_shin",
+        "r_shin",
+    ] {
         if let Some(bone) = b.bones.iter_mut().find(|x| x.name == name) {
-            bone.links = Some(LinkSettings { count: 2, length_m: None, normal_fade: None });
+            bone.links = Some(LinkSettings {
+                count: 2,
+                length_m: None,
+                normal_fade: None,
+            });
         }
     }
     let mesh = skin(&b);
     let mut rig = WeberRig::new("humanoid", b.bones.clone());
     rig.mesh = Some(mesh);
-    rig.motions = vec![walk(&b, "walk", 1.1, 1.0), walk(&b, "run", 0.72, 1.8), throw(&b)];
+    rig.motions = vec![
+        walk(&b, "walk", 1.1, 1.0),
+        walk(&b, "run", 0.72, 1.8),
+        throw(&b),
+    ];
     rig
 }
 
 /// Point-to-segment distance.
 fn segment_distance(p: Vec3, a: Vec3, b: Vec3) -> f32 {
     let ab = b - a;
-    let t = if ab.length_squared() > 0.0 { ((p - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0) } else { 0.0 };
+    let t = if ab.length_squared() > 0.0 {
+        ((p - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     (p - (a + ab * t)).length()
 }
 
@@ -115,21 +255,44 @@ fn skin(b: &Builder) -> RigMesh {
     let idx = |n: &str| b.bones.iter().position(|x| x.name == n).unwrap_or(0);
     let chains: Vec<Vec<usize>> = vec![
         vec![idx("pelvis"), idx("spine"), idx("chest"), idx("head")],
-        vec![idx("l_clavicle"), idx("l_upper_arm"), idx("l_forearm"), idx("l_hand")],
-        vec![idx("r_clavicle"), idx("r_upper_arm"), idx("r_forearm"), idx("r_hand")],
+        vec![
+            idx("l_clavicle"),
+            idx("l_upper_arm"),
+            idx("l_forearm"),
+            idx("l_hand"),
+        ],
+        vec![
+            idx("r_clavicle"),
+            idx("r_upper_arm"),
+            idx("r_forearm"),
+            idx("r_hand"),
+        ],
         vec![idx("l_thigh"), idx("l_shin"), idx("l_foot")],
         vec![idx("r_thigh"), idx("r_shin"), idx("r_foot")],
     ];
-    let mut m = RigMesh { positions: Vec::new(), normals: Vec::new(), triangles: Vec::new(), weights: Vec::new(), color: [0.78, 0.66, 0.58, 1.0] };
+    let mut m = RigMesh {
+        positions: Vec::new(),
+        normals: Vec::new(),
+        triangles: Vec::new(),
+        weights: Vec::new(),
+        color: [0.78, 0.66, 0.58, 1.0],
+    };
     for chain in &chains {
         let first_ring = m.positions.len();
         let mut rings = 0u32;
         for (ci, &bi) in chain.iter().enumerate() {
             let bone = &b.bones[bi];
-            let (r0, r1) = (bone.base_section.map_or([0.05; 2], |s| s.radii_m), bone.tip_section.map_or([0.05; 2], |s| s.radii_m));
+            let (r0, r1) = (
+                bone.base_section.map_or([0.05; 2], |s| s.radii_m),
+                bone.tip_section.map_or([0.05; 2], |s| s.radii_m),
+            );
             let rot = b.model_rot[bi];
             let last = ci + 1 == chain.len();
-            let count = if last { RINGS_PER_BONE + 1 } else { RINGS_PER_BONE };
+            let count = if last {
+                RINGS_PER_BONE + 1
+            } else {
+                RINGS_PER_BONE
+            };
             for k in 0..count {
                 let f = k as f32 / RINGS_PER_BONE as f32;
                 let centre = b.base[bi] + rot * Vec3::new(bone.length_m * f, 0.0, 0.0);
@@ -138,9 +301,14 @@ fn skin(b: &Builder) -> RigMesh {
                 for j in 0..RING {
                     let a = TAU * j as f32 / RING as f32;
                     let (c, s) = (a.cos(), a.sin());
-                    m.positions.push((centre + rot * Vec3::new(0.0, ry * c, rz * s)).to_array());
+                    m.positions
+                        .push((centre + rot * Vec3::new(0.0, ry * c, rz * s)).to_array());
                     // Ellipse normal: gradient of (y/ry)^2 + (z/rz)^2.
-                    m.normals.push((rot * Vec3::new(0.0, c / ry, s / rz)).normalize().to_array());
+                    m.normals.push(
+                        (rot * Vec3::new(0.0, c / ry, s / rz))
+                            .normalize()
+                            .to_array(),
+                    );
                 }
                 rings += 1;
             }
@@ -155,7 +323,11 @@ fn skin(b: &Builder) -> RigMesh {
         }
         // Caps.
         for (ring, dir) in [(0u32, -1.0f32), (rings - 1, 1.0)] {
-            let bi = if dir < 0.0 { chain[0] } else { chain[chain.len() - 1] };
+            let bi = if dir < 0.0 {
+                chain[0]
+            } else {
+                chain[chain.len() - 1]
+            };
             let centre_i = m.positions.len() as u32;
             let start = first_ring as u32 + ring * RING as u32;
             let mut c = Vec3::ZERO;
@@ -166,7 +338,11 @@ fn skin(b: &Builder) -> RigMesh {
             m.normals.push((b.model_rot[bi] * Vec3::X * dir).to_array());
             for j in 0..RING as u32 {
                 let (a, bb) = (start + j, start + (j + 1) % RING as u32);
-                if dir > 0.0 { m.triangles.push([centre_i, bb, a]) } else { m.triangles.push([centre_i, a, bb]) }
+                if dir > 0.0 {
+                    m.triangles.push([centre_i, bb, a])
+                } else {
+                    m.triangles.push([centre_i, a, bb])
+                }
             }
         }
     }
@@ -183,7 +359,11 @@ fn skin(b: &Builder) -> RigMesh {
         ws.truncate(4);
         let sum: f32 = ws.iter().map(|x| x.1).sum();
         // Drop negligible influences (< 1%) after normalising, then renormalise.
-        let mut kept: Vec<(u32, f32)> = ws.iter().map(|&(i, w)| (i, w / sum)).filter(|x| x.1 >= 0.01).collect();
+        let mut kept: Vec<(u32, f32)> = ws
+            .iter()
+            .map(|&(i, w)| (i, w / sum))
+            .filter(|x| x.1 >= 0.01)
+            .collect();
         let s2: f32 = kept.iter().map(|x| x.1).sum();
         for k in &mut kept {
             k.1 /= s2;
@@ -199,7 +379,10 @@ fn rot_key(b: &Builder, bone: usize, delta_model: Quat, time_s: f32) -> Key<4> {
     let r = b.model_rot[bone];
     let local_delta = r.inverse() * delta_model * r;
     let q = (Quat::from_array(b.bones[bone].rotation) * local_delta).normalize();
-    Key { time_s, value: q.to_array() }
+    Key {
+        time_s,
+        value: q.to_array(),
+    }
 }
 
 fn find(b: &Builder, name: &str) -> usize {
@@ -214,7 +397,11 @@ fn cycle_times(period_s: f32, jitter: f32) -> Vec<f32> {
         .enumerate()
         .map(|(i, f)| {
             // Shift inner keys by at most 1% of the period: the gaps are >= 7%.
-            let j = if i == 0 || i + 1 == fr.len() { 0.0 } else { 0.01 * (i as f32 * 1.7 + jitter).sin() };
+            let j = if i == 0 || i + 1 == fr.len() {
+                0.0
+            } else {
+                0.01 * (i as f32 * 1.7 + jitter).sin()
+            };
             (f + j) * period_s
         })
         .collect()
@@ -232,38 +419,85 @@ fn walk(b: &Builder, name: &str, period_s: f32, amp: f32) -> Motion {
         tracks.push(Track {
             bone: format!("{s}_thigh"),
             displacement_keys: vec![],
-            rotation_keys: times.iter().map(|&t| rot_key(b, find(b, &format!("{s}_thigh")), Quat::from_rotation_x(-swing * phase(t).sin()), t)).collect(),
+            rotation_keys: times
+                .iter()
+                .map(|&t| {
+                    rot_key(
+                        b,
+                        find(b, &format!("{s}_thigh")),
+                        Quat::from_rotation_x(-swing * phase(t).sin()),
+                        t,
+                    )
+                })
+                .collect(),
         });
         // Knee bends (positive about +X) mostly while the leg swings forward.
         tracks.push(Track {
             bone: format!("{s}_shin"),
             displacement_keys: vec![],
-            rotation_keys: cycle_times(period_s, 2.0 + side).iter().map(|&t| {
-                let bend = (0.15 + 0.55 * (0.5 + 0.5 * (phase(t) + 0.9).sin()).powi(2)) * amp * 1.1;
-                rot_key(b, find(b, &format!("{s}_shin")), Quat::from_rotation_x(bend), t)
-            }).collect(),
+            rotation_keys: cycle_times(period_s, 2.0 + side)
+                .iter()
+                .map(|&t| {
+                    let bend =
+                        (0.15 + 0.55 * (0.5 + 0.5 * (phase(t) + 0.9).sin()).powi(2)) * amp * 1.1;
+                    rot_key(
+                        b,
+                        find(b, &format!("{s}_shin")),
+                        Quat::from_rotation_x(bend),
+                        t,
+                    )
+                })
+                .collect(),
         });
         tracks.push(Track {
             bone: format!("{s}_foot"),
             displacement_keys: vec![],
-            rotation_keys: times.iter().map(|&t| rot_key(b, find(b, &format!("{s}_foot")), Quat::from_rotation_x(0.25 * amp * (phase(t) - 0.6).sin()), t)).collect(),
+            rotation_keys: times
+                .iter()
+                .map(|&t| {
+                    rot_key(
+                        b,
+                        find(b, &format!("{s}_foot")),
+                        Quat::from_rotation_x(0.25 * amp * (phase(t) - 0.6).sin()),
+                        t,
+                    )
+                })
+                .collect(),
         });
         // Arms hang (rotated down about Z) and swing opposite to the same-side leg.
         let down = if s == "l" { -1.2 } else { 1.2 };
         tracks.push(Track {
             bone: format!("{s}_upper_arm"),
             displacement_keys: vec![],
-            rotation_keys: cycle_times(period_s, 3.0 + side).iter().map(|&t| {
-                rot_key(b, find(b, &format!("{s}_upper_arm")), Quat::from_rotation_x(0.8 * swing * phase(t).sin()) * Quat::from_rotation_z(down), t)
-            }).collect(),
+            rotation_keys: cycle_times(period_s, 3.0 + side)
+                .iter()
+                .map(|&t| {
+                    rot_key(
+                        b,
+                        find(b, &format!("{s}_upper_arm")),
+                        Quat::from_rotation_x(0.8 * swing * phase(t).sin())
+                            * Quat::from_rotation_z(down),
+                        t,
+                    )
+                })
+                .collect(),
         });
         tracks.push(Track {
             bone: format!("{s}_forearm"),
             displacement_keys: vec![],
-            rotation_keys: times.iter().map(|&t| {
-                let bend = (0.35 + 0.25 * amp * (0.5 - 0.5 * phase(t).sin())) * if s == "l" { -1.0 } else { 1.0 };
-                rot_key(b, find(b, &format!("{s}_forearm")), Quat::from_rotation_y(bend), t)
-            }).collect(),
+            rotation_keys: times
+                .iter()
+                .map(|&t| {
+                    let bend = (0.35 + 0.25 * amp * (0.5 - 0.5 * phase(t).sin()))
+                        * if s == "l" { -1.0 } else { 1.0 };
+                    rot_key(
+                        b,
+                        find(b, &format!("{s}_forearm")),
+                        Quat::from_rotation_y(bend),
+                        t,
+                    )
+                })
+                .collect(),
         });
     }
     // Pelvis bob (twice per cycle) and a forward lean for running.
@@ -271,21 +505,64 @@ fn walk(b: &Builder, name: &str, period_s: f32, amp: f32) -> Motion {
     let base = b.bones[pelvis].displacement_m;
     tracks.push(Track {
         bone: "pelvis".into(),
-        displacement_keys: cycle_times(period_s, 5.0).iter().map(|&t| Key { time_s: t, value: [base[0], base[1] + 0.025 * amp * (2.0 * TAU * t / period_s).cos(), base[2]] }).collect(),
-        rotation_keys: cycle_times(period_s, 6.0).iter().map(|&t| rot_key(b, pelvis, Quat::from_rotation_y(0.08 * amp * (TAU * t / period_s).sin()), t)).collect(),
+        displacement_keys: cycle_times(period_s, 5.0)
+            .iter()
+            .map(|&t| Key {
+                time_s: t,
+                value: [
+                    base[0],
+                    base[1] + 0.025 * amp * (2.0 * TAU * t / period_s).cos(),
+                    base[2],
+                ],
+            })
+            .collect(),
+        rotation_keys: cycle_times(period_s, 6.0)
+            .iter()
+            .map(|&t| {
+                rot_key(
+                    b,
+                    pelvis,
+                    Quat::from_rotation_y(0.08 * amp * (TAU * t / period_s).sin()),
+                    t,
+                )
+            })
+            .collect(),
     });
     tracks.push(Track {
         bone: "spine".into(),
         displacement_keys: vec![],
-        rotation_keys: [0.0, 0.37 * period_s, period_s].iter().map(|&t| rot_key(b, find(b, "spine"), Quat::from_rotation_x(0.06 * (amp - 1.0) * 2.0 + 0.02 * (TAU * t / period_s).cos()), t)).collect(),
+        rotation_keys: [0.0, 0.37 * period_s, period_s]
+            .iter()
+            .map(|&t| {
+                rot_key(
+                    b,
+                    find(b, "spine"),
+                    Quat::from_rotation_x(
+                        0.06 * (amp - 1.0) * 2.0 + 0.02 * (TAU * t / period_s).cos(),
+                    ),
+                    t,
+                )
+            })
+            .collect(),
     });
-    Motion { name: name.into(), looping: true, tracks }
+    Motion {
+        name: name.into(),
+        looping: true,
+        tracks,
+    }
 }
 
 /// Overhand throw with the right arm: wind-up back, chest twist, release forward.
 fn throw(b: &Builder) -> Motion {
     // (time, upper-arm pitch about X, elbow bend, chest twist about Y)
-    let keys: [(f32, f32, f32, f32); 6] = [(0.0, 0.0, 0.3, 0.0), (0.35, 1.2, 1.6, -0.5), (0.55, 1.5, 2.2, -0.6), (0.72, -0.3, 0.9, 0.4), (0.9, -0.9, 0.3, 0.5), (1.3, 0.0, 0.3, 0.0)];
+    let keys: [(f32, f32, f32, f32); 6] = [
+        (0.0, 0.0, 0.3, 0.0),
+        (0.35, 1.2, 1.6, -0.5),
+        (0.55, 1.5, 2.2, -0.6),
+        (0.72, -0.3, 0.9, 0.4),
+        (0.9, -0.9, 0.3, 0.5),
+        (1.3, 0.0, 0.3, 0.0),
+    ];
     let r_upper = find(b, "r_upper_arm");
     let r_fore = find(b, "r_forearm");
     let chest = find(b, "chest");
@@ -294,24 +571,54 @@ fn throw(b: &Builder) -> Motion {
         Track {
             bone: "r_upper_arm".into(),
             displacement_keys: vec![],
-            rotation_keys: keys.iter().map(|&(t, p, _, _)| rot_key(b, r_upper, Quat::from_rotation_x(p) * Quat::from_rotation_z(0.9 - 0.5 * p.max(0.0)), t)).collect(),
+            rotation_keys: keys
+                .iter()
+                .map(|&(t, p, _, _)| {
+                    rot_key(
+                        b,
+                        r_upper,
+                        Quat::from_rotation_x(p) * Quat::from_rotation_z(0.9 - 0.5 * p.max(0.0)),
+                        t,
+                    )
+                })
+                .collect(),
         },
         Track {
             bone: "r_forearm".into(),
             displacement_keys: vec![],
             // Fewer keys: the bend interpolates between these exactly enough.
-            rotation_keys: [keys[0], keys[2], keys[3], keys[5]].iter().map(|&(t, _, e, _)| rot_key(b, r_fore, Quat::from_rotation_z(e), t)).collect(),
+            rotation_keys: [keys[0], keys[2], keys[3], keys[5]]
+                .iter()
+                .map(|&(t, _, e, _)| rot_key(b, r_fore, Quat::from_rotation_z(e), t))
+                .collect(),
         },
         Track {
             bone: "chest".into(),
             displacement_keys: vec![],
-            rotation_keys: keys.iter().map(|&(t, _, _, tw)| rot_key(b, chest, Quat::from_rotation_y(tw), t)).collect(),
+            rotation_keys: keys
+                .iter()
+                .map(|&(t, _, _, tw)| rot_key(b, chest, Quat::from_rotation_y(tw), t))
+                .collect(),
         },
         Track {
             bone: "l_upper_arm".into(),
             displacement_keys: vec![],
-            rotation_keys: [(0.0, 0.0), (0.5, 0.6), (1.0, -0.2), (1.3, 0.0)].iter().map(|&(t, a)| rot_key(b, l_upper, Quat::from_rotation_x(-a) * Quat::from_rotation_z(-0.9), t)).collect(),
+            rotation_keys: [(0.0, 0.0), (0.5, 0.6), (1.0, -0.2), (1.3, 0.0)]
+                .iter()
+                .map(|&(t, a)| {
+                    rot_key(
+                        b,
+                        l_upper,
+                        Quat::from_rotation_x(-a) * Quat::from_rotation_z(-0.9),
+                        t,
+                    )
+                })
+                .collect(),
         },
     ];
-    Motion { name: "throw".into(), looping: false, tracks }
+    Motion {
+        name: "throw".into(),
+        looping: false,
+        tracks,
+    }
 }

@@ -23,7 +23,9 @@ use serde::{Deserialize, Serialize};
 use crate::anim::{Animation, Channel, Interpolation, Path as AnimPath, Sampler};
 use crate::error::{Error, Result};
 use crate::math::Trs;
-use crate::scene::{Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology};
+use crate::scene::{
+    Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology,
+};
 
 pub const FORMAT: &str = "skinview.rig";
 pub const VERSION: u32 = 1;
@@ -100,9 +102,13 @@ mod serde_arrays {
     pub fn serialize<S: Serializer, const N: usize>(v: &[f32; N], s: S) -> Result<S::Ok, S::Error> {
         v.as_slice().serialize(s)
     }
-    pub fn deserialize<'de, D: Deserializer<'de>, const N: usize>(d: D) -> Result<[f32; N], D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>, const N: usize>(
+        d: D,
+    ) -> Result<[f32; N], D::Error> {
         let v: Vec<f32> = Vec::deserialize(d)?;
-        v.try_into().map_err(|v: Vec<f32>| serde::de::Error::custom(format!("expected {N} numbers, got {}", v.len())))
+        v.try_into().map_err(|v: Vec<f32>| {
+            serde::de::Error::custom(format!("expected {N} numbers, got {}", v.len()))
+        })
     }
 }
 
@@ -167,7 +173,8 @@ pub struct BoneMeta {
 impl BoneMeta {
     /// Mean base cross-section radius (the "joint radius" of seed 000 §9), 0 when unknown.
     pub fn joint_radius_m(&self) -> f32 {
-        self.base_section.map_or(0.0, |s| 0.5 * (s.radii_m[0] + s.radii_m[1]))
+        self.base_section
+            .map_or(0.0, |s| 0.5 * (s.radii_m[0] + s.radii_m[1]))
     }
 }
 
@@ -185,12 +192,25 @@ pub struct RigScene {
 
 impl WeberRig {
     pub fn new(name: impl Into<String>, bones: Vec<Bone>) -> WeberRig {
-        WeberRig { format: FORMAT.into(), version: VERSION, name: name.into(), bones, mesh: None, motions: Vec::new() }
+        WeberRig {
+            format: FORMAT.into(),
+            version: VERSION,
+            name: name.into(),
+            bones,
+            mesh: None,
+            motions: Vec::new(),
+        }
     }
 
     /// Parse a `*.rig.json` text; `file` names it in errors.
     pub fn from_json(text: &str, file: &str) -> Result<WeberRig> {
-        let rig: WeberRig = serde_json::from_str(text).map_err(|e| Error::invalid(file, format!("line {} column {}", e.line(), e.column()), e.to_string()))?;
+        let rig: WeberRig = serde_json::from_str(text).map_err(|e| {
+            Error::invalid(
+                file,
+                format!("line {} column {}", e.line(), e.column()),
+                e.to_string(),
+            )
+        })?;
         rig.validate(file)?;
         Ok(rig)
     }
@@ -208,10 +228,21 @@ impl WeberRig {
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn validate(&self, file: &str) -> Result<()> {
         if self.format != FORMAT {
-            return Err(Error::invalid(file, "format", format!("expected \"{FORMAT}\", found {:?}", self.format)));
+            return Err(Error::invalid(
+                file,
+                "format",
+                format!("expected \"{FORMAT}\", found {:?}", self.format),
+            ));
         }
         if self.version != VERSION {
-            return Err(Error::invalid(file, "version", format!("version {} is not supported (this build reads {VERSION})", self.version)));
+            return Err(Error::invalid(
+                file,
+                "version",
+                format!(
+                    "version {} is not supported (this build reads {VERSION})",
+                    self.version
+                ),
+            ));
         }
         if self.bones.is_empty() {
             return Err(Error::invalid(file, "bones", "no bones"));
@@ -219,60 +250,143 @@ impl WeberRig {
         for (i, b) in self.bones.iter().enumerate() {
             let f = |s: &str| format!("bones[{i}] ({}).{s}", b.name);
             if let Some(p) = b.parent
-                && p >= i {
-                    return Err(Error::invalid(file, f("parent"), format!("parent {p} must come before the bone (index {i})")));
-                }
-            if !(b.length_m.is_finite() && b.length_m >= 0.0) {
-                return Err(Error::invalid(file, f("length_m"), format!("{} is not a finite non-negative length", b.length_m)));
+                && p >= i
+            {
+                return Err(Error::invalid(
+                    file,
+                    f("parent"),
+                    format!("parent {p} must come before the bone (index {i})"),
+                ));
             }
-            if b.displacement_m.iter().chain(&b.rotation).any(|v| !v.is_finite()) {
-                return Err(Error::invalid(file, f("displacement_m/rotation"), "NaN or infinite value"));
+            if !(b.length_m.is_finite() && b.length_m >= 0.0) {
+                return Err(Error::invalid(
+                    file,
+                    f("length_m"),
+                    format!("{} is not a finite non-negative length", b.length_m),
+                ));
+            }
+            if b.displacement_m
+                .iter()
+                .chain(&b.rotation)
+                .any(|v| !v.is_finite())
+            {
+                return Err(Error::invalid(
+                    file,
+                    f("displacement_m/rotation"),
+                    "NaN or infinite value",
+                ));
             }
             let len = Quat::from_array(b.rotation).length();
             if (len - 1.0).abs() > 1e-3 {
-                return Err(Error::invalid(file, f("rotation"), format!("quaternion length {len} is not 1")));
+                return Err(Error::invalid(
+                    file,
+                    f("rotation"),
+                    format!("quaternion length {len} is not 1"),
+                ));
             }
             if self.bones[..i].iter().any(|o| o.name == b.name) {
-                return Err(Error::invalid(file, f("name"), "duplicate bone name (tracks refer to bones by name)"));
+                return Err(Error::invalid(
+                    file,
+                    f("name"),
+                    "duplicate bone name (tracks refer to bones by name)",
+                ));
             }
-            for (which, sec) in [("base_section", &b.base_section), ("tip_section", &b.tip_section)] {
+            for (which, sec) in [
+                ("base_section", &b.base_section),
+                ("tip_section", &b.tip_section),
+            ] {
                 if let Some(sec) = sec
-                    && (!sec.radii_m.iter().all(|r| r.is_finite() && *r > 0.0) || !sec.offset_m.iter().all(|o| o.is_finite()))
+                    && (!sec.radii_m.iter().all(|r| r.is_finite() && *r > 0.0)
+                        || !sec.offset_m.iter().all(|o| o.is_finite()))
                 {
-                    return Err(Error::invalid(file, f(which), "radii must be finite and positive, offsets finite"));
+                    return Err(Error::invalid(
+                        file,
+                        f(which),
+                        "radii must be finite and positive, offsets finite",
+                    ));
                 }
             }
             if let Some(l) = &b.links {
                 if !(1..=64).contains(&l.count) {
-                    return Err(Error::invalid(file, f("links.count"), format!("{} links; 1..=64 allowed (seed 000 §9: 2–3 are enough)", l.count)));
+                    return Err(Error::invalid(
+                        file,
+                        f("links.count"),
+                        format!(
+                            "{} links; 1..=64 allowed (seed 000 §9: 2–3 are enough)",
+                            l.count
+                        ),
+                    ));
                 }
                 if l.length_m.is_some_and(|x| !(x.is_finite() && x > 0.0)) {
-                    return Err(Error::invalid(file, f("links.length_m"), "must be finite and positive (or null for the default)"));
+                    return Err(Error::invalid(
+                        file,
+                        f("links.length_m"),
+                        "must be finite and positive (or null for the default)",
+                    ));
                 }
                 if b.parent.is_none() {
-                    return Err(Error::invalid(file, f("links"), "links sit at the joint with the parent; a root bone has none"));
+                    return Err(Error::invalid(
+                        file,
+                        f("links"),
+                        "links sit at the joint with the parent; a root bone has none",
+                    ));
                 }
             }
             if let Some(l) = &b.limits_deg
-                && (0..3).any(|k| !(l.min[k] <= l.max[k]) || !l.min[k].is_finite() || !l.max[k].is_finite()) {
-                    return Err(Error::invalid(file, f("limits_deg"), "each min must be <= max and finite"));
-                }
+                && (0..3).any(|k| {
+                    !(l.min[k] <= l.max[k]) || !l.min[k].is_finite() || !l.max[k].is_finite()
+                })
+            {
+                return Err(Error::invalid(
+                    file,
+                    f("limits_deg"),
+                    "each min must be <= max and finite",
+                ));
+            }
         }
         if let Some(m) = &self.mesh {
             let n = m.positions.len();
             if m.normals.len() != n || m.weights.len() != n {
-                return Err(Error::invalid(file, "mesh", format!("{n} positions, {} normals, {} weight lists", m.normals.len(), m.weights.len())));
+                return Err(Error::invalid(
+                    file,
+                    "mesh",
+                    format!(
+                        "{n} positions, {} normals, {} weight lists",
+                        m.normals.len(),
+                        m.weights.len()
+                    ),
+                ));
             }
-            if let Some((t, _)) = m.triangles.iter().enumerate().find(|(_, t)| t.iter().any(|&i| i as usize >= n)) {
-                return Err(Error::invalid(file, format!("mesh.triangles[{t}]"), format!("index >= vertex count {n}")));
+            if let Some((t, _)) = m
+                .triangles
+                .iter()
+                .enumerate()
+                .find(|(_, t)| t.iter().any(|&i| i as usize >= n))
+            {
+                return Err(Error::invalid(
+                    file,
+                    format!("mesh.triangles[{t}]"),
+                    format!("index >= vertex count {n}"),
+                ));
             }
             for (v, ws) in m.weights.iter().enumerate() {
                 let sum: f32 = ws.iter().map(|p| p.1).sum();
-                if let Some(&(b, w)) = ws.iter().find(|p| p.0 as usize >= self.bones.len() || !(p.1 >= 0.0)) {
-                    return Err(Error::invalid(file, format!("mesh.weights[{v}]"), format!("bone {b} weight {w}: bone out of range or weight negative/NaN")));
+                if let Some(&(b, w)) = ws
+                    .iter()
+                    .find(|p| p.0 as usize >= self.bones.len() || !(p.1 >= 0.0))
+                {
+                    return Err(Error::invalid(
+                        file,
+                        format!("mesh.weights[{v}]"),
+                        format!("bone {b} weight {w}: bone out of range or weight negative/NaN"),
+                    ));
                 }
                 if (sum - 1.0).abs() > 1e-3 {
-                    return Err(Error::invalid(file, format!("mesh.weights[{v}]"), format!("weights sum to {sum}, not 1")));
+                    return Err(Error::invalid(
+                        file,
+                        format!("mesh.weights[{v}]"),
+                        format!("weights sum to {sum}, not 1"),
+                    ));
                 }
             }
         }
@@ -280,20 +394,47 @@ impl WeberRig {
             for (ti, t) in m.tracks.iter().enumerate() {
                 let f = format!("motions[{mi}] ({}).tracks[{ti}]", m.name);
                 if !self.bones.iter().any(|b| b.name == t.bone) {
-                    return Err(Error::invalid(file, format!("{f}.bone"), format!("no bone named {:?}", t.bone)));
+                    return Err(Error::invalid(
+                        file,
+                        format!("{f}.bone"),
+                        format!("no bone named {:?}", t.bone),
+                    ));
                 }
                 let times_ok = |ts: &mut dyn Iterator<Item = f32>| {
                     let v: Vec<f32> = ts.collect();
                     v.iter().all(|t| t.is_finite()) && v.windows(2).all(|w| w[1] > w[0])
                 };
-                if !times_ok(&mut t.displacement_keys.iter().map(|k| k.time_s)) || !times_ok(&mut t.rotation_keys.iter().map(|k| k.time_s)) {
-                    return Err(Error::invalid(file, f, "key times must be finite and strictly increasing"));
+                if !times_ok(&mut t.displacement_keys.iter().map(|k| k.time_s))
+                    || !times_ok(&mut t.rotation_keys.iter().map(|k| k.time_s))
+                {
+                    return Err(Error::invalid(
+                        file,
+                        f,
+                        "key times must be finite and strictly increasing",
+                    ));
                 }
-                if t.displacement_keys.iter().flat_map(|k| k.value).chain(t.rotation_keys.iter().flat_map(|k| k.value)).any(|v| !v.is_finite()) {
-                    return Err(Error::invalid(file, format!("motions[{mi}].tracks[{ti}]"), "NaN or infinite key value"));
+                if t.displacement_keys
+                    .iter()
+                    .flat_map(|k| k.value)
+                    .chain(t.rotation_keys.iter().flat_map(|k| k.value))
+                    .any(|v| !v.is_finite())
+                {
+                    return Err(Error::invalid(
+                        file,
+                        format!("motions[{mi}].tracks[{ti}]"),
+                        "NaN or infinite key value",
+                    ));
                 }
-                if let Some(k) = t.rotation_keys.iter().position(|k| Quat::from_array(k.value).length() < 1e-6) {
-                    return Err(Error::invalid(file, format!("motions[{mi}].tracks[{ti}].rotation_keys[{k}]"), "zero-length quaternion"));
+                if let Some(k) = t
+                    .rotation_keys
+                    .iter()
+                    .position(|k| Quat::from_array(k.value).length() < 1e-6)
+                {
+                    return Err(Error::invalid(
+                        file,
+                        format!("motions[{mi}].tracks[{ti}].rotation_keys[{k}]"),
+                        "zero-length quaternion",
+                    ));
                 }
             }
         }
@@ -307,7 +448,11 @@ impl WeberRig {
     /// Parent-relative translation of bone `i`'s base: `(parent_length, 0, 0) + displacement`.
     pub fn local_translation(&self, i: usize, displacement: [f32; 3]) -> Vec3 {
         let parent_len = self.bones[i].parent.map_or(0.0, |p| self.bones[p].length_m);
-        Vec3::new(parent_len + displacement[0], displacement[1], displacement[2])
+        Vec3::new(
+            parent_len + displacement[0],
+            displacement[1],
+            displacement[2],
+        )
     }
 
     /// Convert to the internal scene (see the module documentation).
@@ -322,15 +467,28 @@ impl WeberRig {
                 name: Some(b.name.clone()),
                 source_index: i,
                 parent: b.parent,
-                rest: Trs { translation: self.local_translation(i, b.displacement_m), rotation: q, scale: Vec3::ONE },
+                rest: Trs {
+                    translation: self.local_translation(i, b.displacement_m),
+                    rotation: q,
+                    scale: Vec3::ONE,
+                },
                 matrix: None,
                 mesh: None,
                 skin: None,
                 morph_weights: None,
             });
-            metas.push(BoneMeta { length_m: b.length_m, limits_deg: b.limits_deg, base_section: b.base_section, tip_section: b.tip_section, links: b.links });
+            metas.push(BoneMeta {
+                length_m: b.length_m,
+                limits_deg: b.limits_deg,
+                base_section: b.base_section,
+                tip_section: b.tip_section,
+                links: b.links,
+            });
         }
-        let mut raw = RawScene { name: self.name.clone(), ..Default::default() };
+        let mut raw = RawScene {
+            name: self.name.clone(),
+            ..Default::default()
+        };
         if let Some(m) = &self.mesh {
             // Rest model matrices of the bones give the inverse bind matrices.
             let mut model = Vec::<Mat4>::with_capacity(nb);
@@ -343,7 +501,11 @@ impl WeberRig {
             }
             let max_inf = m.weights.iter().map(|w| w.len()).max().unwrap_or(1).max(1);
             let width = max_inf.div_ceil(4) * 4;
-            let mut sw = SkinWeights { width, joints: vec![0; m.positions.len() * width], weights: vec![0.0; m.positions.len() * width] };
+            let mut sw = SkinWeights {
+                width,
+                joints: vec![0; m.positions.len() * width],
+                weights: vec![0.0; m.positions.len() * width],
+            };
             for (v, ws) in m.weights.iter().enumerate() {
                 for (k, &(b, w)) in ws.iter().enumerate() {
                     sw.joints[v * width + k] = b;
@@ -364,7 +526,11 @@ impl WeberRig {
                 }],
                 default_morph_weights: Vec::new(),
             });
-            raw.skins.push(Skin { name: Some(self.name.clone()), joints: (0..nb).collect(), joint_from_bind: model.iter().map(|m| m.inverse()).collect() });
+            raw.skins.push(Skin {
+                name: Some(self.name.clone()),
+                joints: (0..nb).collect(),
+                joint_from_bind: model.iter().map(|m| m.inverse()).collect(),
+            });
             nodes.push(Node {
                 name: Some(format!("{}_skin", self.name)),
                 source_index: nb,
@@ -380,7 +546,9 @@ impl WeberRig {
         for m in &self.motions {
             let mut channels = Vec::new();
             for t in &m.tracks {
-                let Some(i) = self.bone_index(&t.bone) else { continue };
+                let Some(i) = self.bone_index(&t.bone) else {
+                    continue;
+                };
                 if !t.displacement_keys.is_empty() {
                     channels.push(Channel {
                         node: i,
@@ -388,7 +556,11 @@ impl WeberRig {
                         sampler: Sampler {
                             interpolation: Interpolation::Linear,
                             times_s: t.displacement_keys.iter().map(|k| k.time_s).collect(),
-                            values: t.displacement_keys.iter().flat_map(|k| self.local_translation(i, k.value).to_array()).collect(),
+                            values: t
+                                .displacement_keys
+                                .iter()
+                                .flat_map(|k| self.local_translation(i, k.value).to_array())
+                                .collect(),
                             components: 3,
                             is_rotation: false,
                         },
@@ -401,14 +573,21 @@ impl WeberRig {
                         sampler: Sampler {
                             interpolation: Interpolation::Linear,
                             times_s: t.rotation_keys.iter().map(|k| k.time_s).collect(),
-                            values: t.rotation_keys.iter().flat_map(|k| Quat::from_array(k.value).normalize().to_array()).collect(),
+                            values: t
+                                .rotation_keys
+                                .iter()
+                                .flat_map(|k| Quat::from_array(k.value).normalize().to_array())
+                                .collect(),
                             components: 4,
                             is_rotation: true,
                         },
                     });
                 }
             }
-            raw.animations.push(Animation { name: Some(m.name.clone()), channels });
+            raw.animations.push(Animation {
+                name: Some(m.name.clone()),
+                channels,
+            });
         }
         raw.nodes = nodes;
         let scene = SceneBuilder::build(raw)?;
@@ -423,7 +602,12 @@ impl WeberRig {
                 node_of_bone[n.source_index] = ni;
             }
         }
-        Ok(RigScene { scene, bones, node_of_bone, looping: self.motions.iter().map(|m| m.looping).collect() })
+        Ok(RigScene {
+            scene,
+            bones,
+            node_of_bone,
+            looping: self.motions.iter().map(|m| m.looping).collect(),
+        })
     }
 
     /// Inverse of [`WeberRig::to_scene`] for scenes it produced.
@@ -454,16 +638,30 @@ impl WeberRig {
         if let Some(d) = scene.draws.iter().find(|d| d.skin.is_some()) {
             let p = scene.primitive(d);
             let skin = &scene.skins[d.skin.unwrap_or(0)];
-            let w = p.skin_weights.as_ref().ok_or_else(|| Error::invalid(name, "mesh", "skinned draw without weights"))?;
+            let w = p
+                .skin_weights
+                .as_ref()
+                .ok_or_else(|| Error::invalid(name, "mesh", "skinned draw without weights"))?;
             rig.mesh = Some(RigMesh {
                 positions: p.positions.iter().map(|v| v.to_array()).collect(),
-                normals: p.normals.as_ref().map(|n| n.iter().map(|v| v.to_array()).collect()).unwrap_or_else(|| vec![[0.0, 1.0, 0.0]; p.positions.len()]),
-                triangles: p.indices.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect(),
+                normals: p
+                    .normals
+                    .as_ref()
+                    .map(|n| n.iter().map(|v| v.to_array()).collect())
+                    .unwrap_or_else(|| vec![[0.0, 1.0, 0.0]; p.positions.len()]),
+                triangles: p
+                    .indices
+                    .chunks_exact(3)
+                    .map(|t| [t[0], t[1], t[2]])
+                    .collect(),
                 weights: (0..p.vertex_count())
                     .map(|v| {
                         (0..w.width)
                             .filter(|&k| w.weights[v * w.width + k] != 0.0)
-                            .filter_map(|k| bone_of_node(skin.joints[w.joints[v * w.width + k] as usize]).map(|b| (b as u32, w.weights[v * w.width + k])))
+                            .filter_map(|k| {
+                                bone_of_node(skin.joints[w.joints[v * w.width + k] as usize])
+                                    .map(|b| (b as u32, w.weights[v * w.width + k]))
+                            })
                             .collect()
                     })
                     .collect(),
@@ -473,12 +671,18 @@ impl WeberRig {
         for (ai, a) in scene.animations.iter().enumerate() {
             let mut tracks: Vec<Track> = Vec::new();
             for ch in &a.channels {
-                let Some(b) = bone_of_node(ch.node) else { continue };
+                let Some(b) = bone_of_node(ch.node) else {
+                    continue;
+                };
                 let name = rig.bones[b].name.clone();
                 let idx = match tracks.iter().position(|t| t.bone == name) {
                     Some(i) => i,
                     None => {
-                        tracks.push(Track { bone: name, displacement_keys: Vec::new(), rotation_keys: Vec::new() });
+                        tracks.push(Track {
+                            bone: name,
+                            displacement_keys: Vec::new(),
+                            rotation_keys: Vec::new(),
+                        });
                         tracks.len() - 1
                     }
                 };
@@ -486,15 +690,35 @@ impl WeberRig {
                 match ch.path {
                     AnimPath::Translation => {
                         let parent_len = rig.bones[b].parent.map_or(0.0, |p| rig.bones[p].length_m);
-                        tracks[idx].displacement_keys = s.times_s.iter().zip(s.values.chunks_exact(3)).map(|(&t, v)| Key { time_s: t, value: [v[0] - parent_len, v[1], v[2]] }).collect();
+                        tracks[idx].displacement_keys = s
+                            .times_s
+                            .iter()
+                            .zip(s.values.chunks_exact(3))
+                            .map(|(&t, v)| Key {
+                                time_s: t,
+                                value: [v[0] - parent_len, v[1], v[2]],
+                            })
+                            .collect();
                     }
                     AnimPath::Rotation => {
-                        tracks[idx].rotation_keys = s.times_s.iter().zip(s.values.chunks_exact(4)).map(|(&t, v)| Key { time_s: t, value: [v[0], v[1], v[2], v[3]] }).collect();
+                        tracks[idx].rotation_keys = s
+                            .times_s
+                            .iter()
+                            .zip(s.values.chunks_exact(4))
+                            .map(|(&t, v)| Key {
+                                time_s: t,
+                                value: [v[0], v[1], v[2], v[3]],
+                            })
+                            .collect();
                     }
                     _ => {}
                 }
             }
-            rig.motions.push(Motion { name: a.name.clone().unwrap_or_else(|| format!("motion{ai}")), looping: rs.looping.get(ai).copied().unwrap_or(false), tracks });
+            rig.motions.push(Motion {
+                name: a.name.clone().unwrap_or_else(|| format!("motion{ai}")),
+                looping: rs.looping.get(ai).copied().unwrap_or(false),
+                tracks,
+            });
         }
         Ok(rig)
     }

@@ -57,10 +57,25 @@ impl SkinningJob<'_> {
     pub fn validate(&self) -> Result<()> {
         let n = self.positions.len();
         if self.weights.vertex_count() != n {
-            return Err(Error::job("SkinningJob", 1, format!("{} weighted vertices for {n} positions", self.weights.vertex_count())));
+            return Err(Error::job(
+                "SkinningJob",
+                1,
+                format!(
+                    "{} weighted vertices for {n} positions",
+                    self.weights.vertex_count()
+                ),
+            ));
         }
         if !self.weights.is_empty() && self.weights.max_joint as usize >= self.palette.len() {
-            return Err(Error::job("SkinningJob", 2, format!("joint {} used but the palette has {} matrices", self.weights.max_joint, self.palette.len())));
+            return Err(Error::job(
+                "SkinningJob",
+                2,
+                format!(
+                    "joint {} used but the palette has {} matrices",
+                    self.weights.max_joint,
+                    self.palette.len()
+                ),
+            ));
         }
         let len_ok = |x: Option<usize>| x.is_none_or(|l| l == n);
         if self.out_positions.len() != n
@@ -71,7 +86,11 @@ impl SkinningJob<'_> {
             || self.normals.is_some() != self.out_normals.is_some()
             || self.tangents.is_some() != self.out_tangents.is_some()
         {
-            return Err(Error::job("SkinningJob", 3, "attribute arrays differ in length or presence"));
+            return Err(Error::job(
+                "SkinningJob",
+                3,
+                "attribute arrays differ in length or presence",
+            ));
         }
         Ok(())
     }
@@ -79,15 +98,31 @@ impl SkinningJob<'_> {
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         match &self.weights.layout {
-            WeightLayout::Fixed4(w) => self.run_with(Fixed4 { palette: self.palette, weights: w }),
-            WeightLayout::Csr { offsets, influences } => self.run_with(Csr { palette: self.palette, offsets, influences }),
+            WeightLayout::Fixed4(w) => self.run_with(Fixed4 {
+                palette: self.palette,
+                weights: w,
+            }),
+            WeightLayout::Csr {
+                offsets,
+                influences,
+            } => self.run_with(Csr {
+                palette: self.palette,
+                offsets,
+                influences,
+            }),
         }
         Ok(())
     }
 
     fn run_with<B: Blend>(&mut self, blend: B) {
         let n = self.positions.len();
-        let kernel = Kernel { blend, positions: self.positions, normals: self.normals, tangents: self.tangents, normalize: self.normalize_normals };
+        let kernel = Kernel {
+            blend,
+            positions: self.positions,
+            normals: self.normals,
+            tangents: self.tangents,
+            normalize: self.normalize_normals,
+        };
         let out_p = &mut *self.out_positions;
         let out_n = self.out_normals.as_deref_mut();
         let out_t = self.out_tangents.as_deref_mut();
@@ -104,12 +139,19 @@ impl SkinningJob<'_> {
             let tc = t_chunks.as_mut().and_then(|it| it.next());
             tasks.push((i * CHUNK_VERTICES, p, nc, tc));
         }
-        tasks.into_par_iter().for_each(|(start, p, nc, tc)| kernel.skin_range(start, p, nc, tc));
+        tasks
+            .into_par_iter()
+            .for_each(|(start, p, nc, tc)| kernel.skin_range(start, p, nc, tc));
     }
 }
 
 /// One parallel task: first vertex, and the matching chunks of each present output.
-type ChunkTask<'a> = (usize, &'a mut [Vec3], Option<&'a mut [Vec3]>, Option<&'a mut [Vec4]>);
+type ChunkTask<'a> = (
+    usize,
+    &'a mut [Vec3],
+    Option<&'a mut [Vec3]>,
+    Option<&'a mut [Vec4]>,
+);
 
 /// Blends the palette matrices of vertex `v` by weight.
 trait Blend: Sync {
@@ -176,7 +218,13 @@ struct Kernel<'a, B: Blend> {
 }
 
 impl<B: Blend> Kernel<'_, B> {
-    fn skin_range(&self, start: usize, out_p: &mut [Vec3], out_n: Option<&mut [Vec3]>, out_t: Option<&mut [Vec4]>) {
+    fn skin_range(
+        &self,
+        start: usize,
+        out_p: &mut [Vec3],
+        out_n: Option<&mut [Vec3]>,
+        out_t: Option<&mut [Vec4]>,
+    ) {
         // One tight loop per attribute combination, so the hot ones carry no per-vertex branches.
         match (out_n, self.normals, out_t, self.tangents) {
             (None, _, None, _) => {
@@ -192,18 +240,28 @@ impl<B: Blend> Kernel<'_, B> {
                 let whole = n / 4 * 4;
                 for i in (0..whole).step_by(4) {
                     let v = start + i;
-                    let m = [self.blend.blend(v), self.blend.blend(v + 1), self.blend.blend(v + 2), self.blend.blend(v + 3)];
+                    let m = [
+                        self.blend.blend(v),
+                        self.blend.blend(v + 1),
+                        self.blend.blend(v + 2),
+                        self.blend.blend(v + 3),
+                    ];
                     for k in 0..4 {
                         out_p[i + k] = transform_point(&m[k], self.positions[v + k]);
                     }
-                    let r = skin_normals4(&m, [ns[v], ns[v + 1], ns[v + 2], ns[v + 3]], self.normalize);
+                    let r =
+                        skin_normals4(&m, [ns[v], ns[v + 1], ns[v + 2], ns[v + 3]], self.normalize);
                     on[i..i + 4].copy_from_slice(&r);
                 }
                 for i in whole..n {
                     let v = start + i;
                     let m = self.blend.blend(v);
                     out_p[i] = transform_point(&m, self.positions[v]);
-                    on[i] = if self.normalize { skin_normal(&m, ns[v]).into() } else { skin_normal_unnormalized(&m, ns[v]).into() };
+                    on[i] = if self.normalize {
+                        skin_normal(&m, ns[v]).into()
+                    } else {
+                        skin_normal_unnormalized(&m, ns[v]).into()
+                    };
                 }
             }
             (on, ns, ot, ts) => {
@@ -216,12 +274,22 @@ impl<B: Blend> Kernel<'_, B> {
                     let mut skinned_n = Vec3A::ZERO;
                     if let (Some(on), Some(ns)) = (on.as_deref_mut(), ns) {
                         skinned_n = skin_normal(&m, ns[v]);
-                        on[i] = if self.normalize { skinned_n.into() } else { skin_normal_unnormalized(&m, ns[v]).into() };
+                        on[i] = if self.normalize {
+                            skinned_n.into()
+                        } else {
+                            skin_normal_unnormalized(&m, ns[v]).into()
+                        };
                     }
                     if let (Some(ot), Some(ts)) = (ot.as_deref_mut(), ts) {
                         let t = ts[v];
-                        let r = Vec3A::from_vec4(m.x_axis) * t.x + Vec3A::from_vec4(m.y_axis) * t.y + Vec3A::from_vec4(m.z_axis) * t.z;
-                        let r = if skinned_n != Vec3A::ZERO { r - skinned_n * skinned_n.dot(r) } else { r };
+                        let r = Vec3A::from_vec4(m.x_axis) * t.x
+                            + Vec3A::from_vec4(m.y_axis) * t.y
+                            + Vec3A::from_vec4(m.z_axis) * t.z;
+                        let r = if skinned_n != Vec3A::ZERO {
+                            r - skinned_n * skinned_n.dot(r)
+                        } else {
+                            r
+                        };
                         ot[i] = r.normalize_or_zero().extend(t.w);
                     }
                 }
@@ -264,7 +332,12 @@ fn skin_normals4(m: &[Mat4; 4], n: [Vec3; 4], normalize: bool) -> [Vec3; 4] {
         ry *= inv;
         rz *= inv;
     }
-    [Vec3::new(rx.x, ry.x, rz.x), Vec3::new(rx.y, ry.y, rz.y), Vec3::new(rx.z, ry.z, rz.z), Vec3::new(rx.w, ry.w, rz.w)]
+    [
+        Vec3::new(rx.x, ry.x, rz.x),
+        Vec3::new(rx.y, ry.y, rz.y),
+        Vec3::new(rx.z, ry.z, rz.z),
+        Vec3::new(rx.w, ry.w, rz.w),
+    ]
 }
 
 #[inline(always)]
@@ -290,7 +363,11 @@ fn skin_normal_unnormalized(m: &Mat4, n: Vec3) -> Vec3A {
 fn skin_normal(m: &Mat4, n: Vec3) -> Vec3A {
     let r = skin_normal_unnormalized(m, n);
     let len2 = r.length_squared();
-    if len2 > 0.0 && len2.is_finite() { r * (1.0 / len2.sqrt()) } else { Vec3A::ZERO }
+    if len2 > 0.0 && len2.is_finite() {
+        r * (1.0 / len2.sqrt())
+    } else {
+        Vec3A::ZERO
+    }
 }
 
 /// NormalizeJob: renormalise skinned normals in place (zero vectors stay zero), the
@@ -305,7 +382,11 @@ impl NormalizeJob<'_> {
         let f = |c: &mut [Vec3]| {
             for n in c {
                 let l2 = n.length_squared();
-                *n = if l2 > 0.0 && l2.is_finite() { *n * (1.0 / l2.sqrt()) } else { Vec3::ZERO };
+                *n = if l2 > 0.0 && l2.is_finite() {
+                    *n * (1.0 / l2.sqrt())
+                } else {
+                    Vec3::ZERO
+                };
             }
         };
         if self.normals.len() < PARALLEL_THRESHOLD {

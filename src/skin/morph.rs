@@ -22,10 +22,20 @@ pub struct MorphJob<'a> {
 impl MorphJob<'_> {
     pub fn validate(&self) -> Result<()> {
         if let Some(i) = self.weights.iter().position(|w| !w.is_finite()) {
-            return Err(Error::job("MorphJob", 1, format!("morph weight {i} is not finite")));
+            return Err(Error::job(
+                "MorphJob",
+                1,
+                format!("morph weight {i} is not finite"),
+            ));
         }
-        if self.primitive.normals.is_some() != self.out_normals.is_some() || self.primitive.tangents.is_some() != self.out_tangents.is_some() {
-            return Err(Error::job("MorphJob", 2, "output attributes do not match the primitive's"));
+        if self.primitive.normals.is_some() != self.out_normals.is_some()
+            || self.primitive.tangents.is_some() != self.out_tangents.is_some()
+        {
+            return Err(Error::job(
+                "MorphJob",
+                2,
+                "output attributes do not match the primitive's",
+            ));
         }
         Ok(())
     }
@@ -57,7 +67,8 @@ impl MorphJob<'_> {
                     *o += *d * w;
                 }
             }
-            if let (Some(o), Some(d)) = (self.out_tangents.as_deref_mut(), target.tangents.as_ref()) {
+            if let (Some(o), Some(d)) = (self.out_tangents.as_deref_mut(), target.tangents.as_ref())
+            {
                 for (o, d) in o.iter_mut().zip(d) {
                     *o += (*d * w).extend(0.0);
                 }

@@ -41,7 +41,11 @@ impl PaletteLayout {
                 }
             }
         }
-        PaletteLayout { skin_base, draw_base, len }
+        PaletteLayout {
+            skin_base,
+            draw_base,
+            len,
+        }
     }
 }
 
@@ -60,10 +64,20 @@ pub struct PaletteJob<'a> {
 impl PaletteJob<'_> {
     pub fn validate(&self) -> Result<()> {
         if self.model_from_node.len() != self.scene.nodes.len() {
-            return Err(Error::job("PaletteJob", 1, "model_from_node does not match the scene's node count"));
+            return Err(Error::job(
+                "PaletteJob",
+                1,
+                "model_from_node does not match the scene's node count",
+            ));
         }
-        if self.layout.draw_base.len() != self.scene.draws.len() || self.layout.skin_base.len() != self.scene.skins.len() {
-            return Err(Error::job("PaletteJob", 2, "layout was made for another scene"));
+        if self.layout.draw_base.len() != self.scene.draws.len()
+            || self.layout.skin_base.len() != self.scene.skins.len()
+        {
+            return Err(Error::job(
+                "PaletteJob",
+                2,
+                "layout was made for another scene",
+            ));
         }
         Ok(())
     }

@@ -19,18 +19,33 @@ pub struct Skinned64 {
 
 /// Skin draw `draw` of `scene` in `pose`, in f64. `weights` overrides the primitive's weight
 /// sets (e.g. a reduced copy); rigid draws use weight 1 on the node.
-pub fn skin_draw_f64(scene: &Scene, pose: &Pose, draw: usize, weights: Option<&SkinWeights>) -> Skinned64 {
+pub fn skin_draw_f64(
+    scene: &Scene,
+    pose: &Pose,
+    draw: usize,
+    weights: Option<&SkinWeights>,
+) -> Skinned64 {
     let model_from_node = model_from_node_f64(scene, pose);
     skin_draw_f64_with(scene, pose, &model_from_node, draw, weights)
 }
 
-pub fn skin_draw_f64_with(scene: &Scene, pose: &Pose, model_from_node: &[DMat4], draw: usize, weights: Option<&SkinWeights>) -> Skinned64 {
+pub fn skin_draw_f64_with(
+    scene: &Scene,
+    pose: &Pose,
+    model_from_node: &[DMat4],
+    draw: usize,
+    weights: Option<&SkinWeights>,
+) -> Skinned64 {
     let d = &scene.draws[draw];
     let prim = scene.primitive(d);
     let palette = draw_palette_f64(scene, model_from_node, draw);
     let morph_w = &pose.morph_weights[d.node];
     let n = prim.vertex_count();
-    let sw = if d.skin.is_some() { weights.or(prim.skin_weights.as_ref()) } else { None };
+    let sw = if d.skin.is_some() {
+        weights.or(prim.skin_weights.as_ref())
+    } else {
+        None
+    };
     let mut out = Skinned64 {
         positions: Vec::with_capacity(n),
         normals: prim.normals.as_ref().map(|_| Vec::with_capacity(n)),
@@ -70,12 +85,18 @@ pub fn skin_draw_f64_with(scene: &Scene, pose: &Pose, model_from_node: &[DMat4],
         let m3 = DMat3::from_mat4(m);
         let mut skinned_n = DVec3::ZERO;
         if let (Some(o), Some(n)) = (out.normals.as_mut(), nrm) {
-            skinned_n = dnormal_matrix(&m3).map(|nm| (nm * n).normalize_or_zero()).unwrap_or(DVec3::ZERO);
+            skinned_n = dnormal_matrix(&m3)
+                .map(|nm| (nm * n).normalize_or_zero())
+                .unwrap_or(DVec3::ZERO);
             o.push(skinned_n);
         }
         if let (Some(o), Some(t)) = (out.tangents.as_mut(), tan) {
             let r = m3 * t.truncate();
-            let r = if skinned_n != DVec3::ZERO { dorthogonalize_tangent(r, skinned_n) } else { r.normalize_or_zero() };
+            let r = if skinned_n != DVec3::ZERO {
+                dorthogonalize_tangent(r, skinned_n)
+            } else {
+                r.normalize_or_zero()
+            };
             o.push(r.extend(t.w));
         }
     }

@@ -71,19 +71,33 @@ impl VertexWeights {
 
     /// Every vertex bound to joint 0 with weight 1 (rigid draws).
     pub fn rigid(vertex_count: usize) -> VertexWeights {
-        let one = Influences4 { weights: [1.0, 0.0, 0.0, 0.0], joints: [0; 4] };
-        VertexWeights { layout: WeightLayout::Fixed4(vec![one; vertex_count]), max_joint: 0 }
+        let one = Influences4 {
+            weights: [1.0, 0.0, 0.0, 0.0],
+            joints: [0; 4],
+        };
+        VertexWeights {
+            layout: WeightLayout::Fixed4(vec![one; vertex_count]),
+            max_joint: 0,
+        }
     }
 
     /// Build from fixed-width sets: the four-slot layout when it can hold every vertex,
     /// otherwise CSR with zero weights dropped.
     pub fn from_skin_weights(w: &SkinWeights) -> VertexWeights {
-        let fits_u16 = w.joints.iter().zip(&w.weights).all(|(&j, &wt)| wt == 0.0 || j <= u16::MAX as u32);
+        let fits_u16 = w
+            .joints
+            .iter()
+            .zip(&w.weights)
+            .all(|(&j, &wt)| wt == 0.0 || j <= u16::MAX as u32);
         if w.max_influences() <= 4 && fits_u16 {
             let mut out = Vec::with_capacity(w.vertex_count());
             let mut max_joint = 0;
             if w.width > 0 {
-                for (js, ws) in w.joints.chunks_exact(w.width).zip(w.weights.chunks_exact(w.width)) {
+                for (js, ws) in w
+                    .joints
+                    .chunks_exact(w.width)
+                    .zip(w.weights.chunks_exact(w.width))
+                {
                     let mut slot = Influences4::default();
                     let mut k = 0;
                     for (&joint, &weight) in js.iter().zip(ws) {
@@ -97,7 +111,10 @@ impl VertexWeights {
                     out.push(slot);
                 }
             }
-            return VertexWeights { layout: WeightLayout::Fixed4(out), max_joint };
+            return VertexWeights {
+                layout: WeightLayout::Fixed4(out),
+                max_joint,
+            };
         }
         Self::csr_from_skin_weights(w)
     }
@@ -110,7 +127,11 @@ impl VertexWeights {
         let mut max_joint = 0;
         offsets.push(0);
         if w.width > 0 {
-            for (js, ws) in w.joints.chunks_exact(w.width).zip(w.weights.chunks_exact(w.width)) {
+            for (js, ws) in w
+                .joints
+                .chunks_exact(w.width)
+                .zip(w.weights.chunks_exact(w.width))
+            {
                 for (&joint, &weight) in js.iter().zip(ws) {
                     if weight != 0.0 {
                         influences.push(Influence { joint, weight });
@@ -120,7 +141,13 @@ impl VertexWeights {
                 offsets.push(influences.len() as u32);
             }
         }
-        VertexWeights { layout: WeightLayout::Csr { offsets, influences }, max_joint }
+        VertexWeights {
+            layout: WeightLayout::Csr {
+                offsets,
+                influences,
+            },
+            max_joint,
+        }
     }
 
     /// True when there are no influences at all (nothing to validate against a palette).
@@ -138,8 +165,15 @@ pub fn reduce_influences(w: &SkinWeights, k: usize) -> (SkinWeights, ReductionSt
     let k = k.max(1);
     let n = w.vertex_count();
     let width = (k.div_ceil(4) * 4).min(w.width.max(4));
-    let mut out = SkinWeights { width, joints: vec![0; n * width], weights: vec![0.0; n * width] };
-    let mut stats = ReductionStats { max_influences_before: w.max_influences(), ..Default::default() };
+    let mut out = SkinWeights {
+        width,
+        joints: vec![0; n * width],
+        weights: vec![0.0; n * width],
+    };
+    let mut stats = ReductionStats {
+        max_influences_before: w.max_influences(),
+        ..Default::default()
+    };
     let mut pairs: Vec<(u32, f32)> = Vec::with_capacity(w.width);
     for v in 0..n {
         pairs.clear();

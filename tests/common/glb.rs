@@ -6,7 +6,8 @@ use serde_json::Value;
 
 /// The JSON chunk (parsed) and the BIN chunk (empty when absent) of a .glb.
 pub fn split(glb: &[u8]) -> (Value, Vec<u8>) {
-    let u32_at = |at: usize| u32::from_le_bytes(glb[at..at + 4].try_into().expect("4 bytes")) as usize;
+    let u32_at =
+        |at: usize| u32::from_le_bytes(glb[at..at + 4].try_into().expect("4 bytes")) as usize;
     assert_eq!(&glb[0..4], b"glTF", "not a GLB");
     assert_eq!(u32_at(4), 2, "GLB version");
     assert_eq!(u32_at(8), glb.len(), "GLB header length");
@@ -86,20 +87,34 @@ fn components(ty: &str) -> usize {
 
 /// Byte offset in the BIN chunk of component `component` of element `element` of accessor
 /// `accessor`, and the component size (matrices of 1-/2-byte types are not handled).
-pub fn element_offset(json: &Value, accessor: usize, element: usize, component: usize) -> (usize, usize) {
+pub fn element_offset(
+    json: &Value,
+    accessor: usize,
+    element: usize,
+    component: usize,
+) -> (usize, usize) {
     let acc = &json["accessors"][accessor];
     let view = &json["bufferViews"][acc["bufferView"].as_u64().expect("bufferView") as usize];
     let size = component_size(acc["componentType"].as_u64().expect("componentType"));
     let comps = components(acc["type"].as_str().expect("type"));
     assert!(component < comps && element < acc["count"].as_u64().expect("count") as usize);
-    let stride = view["byteStride"].as_u64().map_or(comps * size, |s| s as usize);
-    let base = view["byteOffset"].as_u64().unwrap_or(0) as usize + acc["byteOffset"].as_u64().unwrap_or(0) as usize;
+    let stride = view["byteStride"]
+        .as_u64()
+        .map_or(comps * size, |s| s as usize);
+    let base = view["byteOffset"].as_u64().unwrap_or(0) as usize
+        + acc["byteOffset"].as_u64().unwrap_or(0) as usize;
     (base + element * stride + component * size, size)
 }
 
 /// Copy of `glb` with one accessor component overwritten by `bytes` (little-endian, the
 /// component's size).
-pub fn patch(glb: &[u8], accessor: usize, element: usize, component: usize, bytes: &[u8]) -> Vec<u8> {
+pub fn patch(
+    glb: &[u8],
+    accessor: usize,
+    element: usize,
+    component: usize,
+    bytes: &[u8],
+) -> Vec<u8> {
     let (json, mut bin) = split(glb);
     let (at, size) = element_offset(&json, accessor, element, component);
     assert_eq!(bytes.len(), size, "patch size");
@@ -123,5 +138,7 @@ pub fn read_component(glb: &[u8], accessor: usize, element: usize, component: us
 
 /// Index of an accessor named by a JSON pointer (e.g. `/skins/0/inverseBindMatrices`).
 pub fn accessor_at(json: &Value, pointer: &str) -> usize {
-    json.pointer(pointer).and_then(Value::as_u64).unwrap_or_else(|| panic!("no accessor at {pointer}")) as usize
+    json.pointer(pointer)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("no accessor at {pointer}")) as usize
 }

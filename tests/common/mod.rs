@@ -16,7 +16,11 @@ pub fn shared_dir() -> PathBuf {
         return PathBuf::from(p);
     }
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    assert!(p.join("models").is_dir(), "test data not found at {} (set SKINVIEW_SHARED)", p.display());
+    assert!(
+        p.join("models").is_dir(),
+        "test data not found at {} (set SKINVIEW_SHARED)",
+        p.display()
+    );
     p
 }
 
@@ -30,7 +34,11 @@ pub fn all_models() -> Vec<PathBuf> {
         entries.sort();
         v.extend(entries);
     }
-    assert!(v.len() >= 16, "expected the 11 sample models and 5 rigs, found {}", v.len());
+    assert!(
+        v.len() >= 16,
+        "expected the 11 sample models and 5 rigs, found {}",
+        v.len()
+    );
     v
 }
 
@@ -39,7 +47,11 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     if let Ok(rd) = std::fs::read_dir(dir) {
         for e in rd.flatten() {
             let p = e.path();
-            if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+            if p.is_dir() {
+                out.extend(walk(&p))
+            } else {
+                out.push(p)
+            }
         }
     }
     out
