@@ -1,6 +1,12 @@
 //! Animation-stage benchmarks (issue 3): forward-playback sampling cost against key count
 //! (cursors make it flat), and sample + layer + local→model + palette per character for 64 and
 //! 256 joints. `cargo bench --bench animation`; figures go to BENCHMARKS.md.
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    missing_docs
+)] // bench code; criterion_main! makes an undocumented main
 
 use std::hint::black_box;
 

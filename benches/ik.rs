@@ -7,6 +7,12 @@
 //! (counted in a first pass: a solve stops early only when its residual rounds to exactly
 //! 0.0, which a reachable target does in a good share of frames). Read the figure as CCD
 //! iterations per second: 1 Kelem/s = 1 iteration per ms.
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    missing_docs
+)] // bench code; criterion_main! makes an undocumented main
 
 use std::hint::black_box;
 

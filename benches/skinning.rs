@@ -2,6 +2,12 @@
 //!
 //! `cargo bench --bench skinning`. Figures go to BENCHMARKS.md. Anchor (issue 2): ozz-animation's
 //! SkinningJob does about 130 M vertices/s per thread (positions + normals, 4 influences).
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    missing_docs
+)] // bench code; criterion_main! makes an undocumented main
 
 use std::hint::black_box;
 use std::path::Path;
@@ -53,9 +59,9 @@ fn synthetic() -> Synthetic {
         // Neighbouring joints, like a real mesh (keeps the palette in L1 as real data does).
         let base = (v * JOINTS / VERTICES) as u32;
         let w: [f32; 4] = [0.55, 0.25, 0.15, 0.05];
-        for k in 0..4 {
+        for (k, &wk) in w.iter().enumerate() {
             joints.push((base + k as u32 * 3 + (r.next() * 2.0) as u32) % JOINTS as u32);
-            weights.push(w[k]);
+            weights.push(wk);
         }
     }
     let positions = (0..VERTICES)
@@ -144,8 +150,15 @@ fn cpu_skinning(c: &mut Criterion) {
 }
 
 fn cesiumman_frame(c: &mut Criterion) {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/CesiumMan/CesiumMan.glb");
+    // The shared test data: $SKINVIEW_SHARED, ../shared, or tests/data (scripts/setup.sh --tests).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let shared = std::env::var_os("SKINVIEW_SHARED").map(std::path::PathBuf::from);
+    let path = shared
+        .into_iter()
+        .chain([root.join("../shared"), root.join("tests/data")])
+        .map(|d| d.join("models/CesiumMan/CesiumMan.glb"))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| root.join("../shared/models/CesiumMan/CesiumMan.glb"));
     let Ok(scene) = skinview::io::load(&path) else {
         eprintln!("skipping cesiumman_frame: {} not found", path.display());
         return;

@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # Make a fresh Debian/Ubuntu machine ready to build and run skinview headless:
-# Rust toolchain (checked), a Vulkan driver (Mesa lavapipe, installed when missing),
-# Node.js + three.js for the independent-engine tests (installed when missing).
+# Rust toolchain (checked), a Vulkan driver (Mesa lavapipe, installed when missing).
+# With --tests also what the tests need: Node.js + three.js for the independent-engine tests,
+# and the test data (../shared or $SKINVIEW_SHARED when present, otherwise the sample models
+# downloaded and the reference outputs made into tests/data by scripts/fetch-test-data.sh).
 # Prints exactly what is missing when it cannot install it itself.
 set -euo pipefail
+tests=0
+for a in "$@"; do
+    case "$a" in
+        --tests) tests=1 ;;
+        *) echo "usage: scripts/setup.sh [--tests]" >&2; exit 2 ;;
+    esac
+done
 
 need_root() {
     if [ "$(id -u)" = 0 ]; then "$@"
@@ -35,6 +44,12 @@ if ! have_icd; then
     fi
 fi
 
+here="$(cd "$(dirname "$0")/.." && pwd)"
+if [ "$tests" = 0 ]; then
+    echo "setup: ok ($(cargo --version))" >&2
+    exit 0
+fi
+
 # The independent engine used by the tests (three.js under Node, tools/oracle).
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     echo "setup: installing Node.js for the independent-engine tests (nodejs, npm)" >&2
@@ -44,10 +59,22 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
         exit 1
     fi
 fi
-here="$(cd "$(dirname "$0")/.." && pwd)"
 if [ ! -f "$here/tools/oracle/node_modules/three/package.json" ]; then
     echo "setup: installing three.js for tools/oracle (npm ci)" >&2
     npm ci --prefix "$here/tools/oracle" --no-audit --no-fund --loglevel=error >&2
+fi
+
+# Test data: $SKINVIEW_SHARED or ../shared when present, else tests/data made here.
+if [ -n "${SKINVIEW_SHARED:-}" ]; then
+    if [ ! -d "$SKINVIEW_SHARED/models" ]; then
+        echo "missing: test data. SKINVIEW_SHARED=$SKINVIEW_SHARED has no models/ folder" >&2
+        exit 1
+    fi
+elif [ -d "$here/../shared/models" ]; then
+    :
+elif [ ! -f "$here/tests/data/.complete" ]; then
+    echo "setup: no ../shared test data beside this checkout; making tests/data" >&2
+    "$here/scripts/fetch-test-data.sh"
 fi
 
 # lavapipe complains without a private runtime directory.

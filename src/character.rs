@@ -1,14 +1,14 @@
 //! The CPU animation stage end to end for one character, in seed 000's order:
 //! sample motions → layer on bone masks → CCD IK → bone links → local→model + palette →
-//! skin → renormalise normals, each stage timed (Weber's table, §14).
+//! skin → renormalise normals, each stage timed (Weber's table, §14). This is the one frame
+//! driver: the CLI, the tests, the comparison and the viewer all advance a [`Character`].
 //!
 //! A [`Character`] owns every buffer it needs, so a frame allocates nothing once warm.
-//! [`Character::from_scene`] plays one animation on any model; [`Character::from_spec`] sets up
+//! [`Character::from_scene`] plays one animation on any model; [`Character::from_rig`] sets up
 //! a native rig from a [`CharacterSpec`] (layers on bone masks, a cross-fade, IK effectors with
-//! the rig's joint limits, bone links), which the CLI builds from `--layer/--fade/--ik/--links`;
-//! [`Character::humanoid_demo`] is the spec that shows every stage: walk cross-fading into run
-//! on the lower body, a throw on the upper body, the left hand reaching a moving target, links
-//! at elbows and knees.
+//! the rig's joint limits, bone links); [`Character::humanoid_demo`] is the spec that shows
+//! every stage: walk cross-fading into run on the lower body, a throw on the upper body, the
+//! left hand reaching a moving target, links at elbows and knees.
 
 use std::time::Instant;
 
@@ -28,6 +28,7 @@ use crate::skin::{NormalizeJob, SkinnedVertices};
 /// Which bones a layer covers.
 #[derive(Clone, Debug, PartialEq)]
 pub enum MaskSpec {
+    /// Every bone.
     All,
     /// A bone and its descendants.
     Subtree(String),
@@ -35,141 +36,56 @@ pub enum MaskSpec {
     Except(String),
 }
 
-/// One layer of a [`CharacterSpec`]: `MOTION[:MASK[:WEIGHT]]` on the command line, MOTION a
-/// name or index, MASK `all`, `BONE` (its subtree) or `!BONE` (all but its subtree).
+/// One layer of a [`CharacterSpec`]: a motion (by name or index) on a bone mask, with a weight.
 #[derive(Clone, Debug, PartialEq)]
-pub struct LayerArg {
+pub struct LayerDesc {
+    /// Motion name, or its index as text.
     pub motion: String,
+    /// The bones it drives.
     pub mask: MaskSpec,
+    /// Its weight (≥ 0).
     pub weight: f32,
 }
 
-impl std::str::FromStr for LayerArg {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let mut parts = s.split(':');
-        let motion = parts
-            .next()
-            .filter(|m| !m.is_empty())
-            .ok_or("layer needs a motion: MOTION[:MASK[:WEIGHT]]")?
-            .to_string();
-        let mask = match parts.next() {
-            None | Some("all") | Some("") => MaskSpec::All,
-            Some(b) => match b.strip_prefix('!') {
-                Some(rest) => MaskSpec::Except(rest.to_string()),
-                None => MaskSpec::Subtree(b.to_string()),
-            },
-        };
-        let weight = match parts.next() {
-            None => 1.0,
-            Some(w) => w
-                .parse::<f32>()
-                .ok()
-                .filter(|w| w.is_finite() && *w >= 0.0)
-                .ok_or(format!("layer weight {w:?} is not a finite number >= 0"))?,
-        };
-        if parts.next().is_some() {
-            return Err(format!("{s:?}: too many ':' (MOTION[:MASK[:WEIGHT]])"));
-        }
-        Ok(LayerArg {
-            motion,
-            mask,
-            weight,
-        })
-    }
-}
-
-/// A cross-fade between two layers (by position in the layer list): `FROM:TO:START_S:DURATION_S`.
+/// A cross-fade between two layers, by their position in the layer list.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FadeArg {
+pub struct FadeDesc {
+    /// The layer faded out.
     pub from: usize,
+    /// The layer faded in.
     pub to: usize,
+    /// When and how long.
     pub fade: CrossFade,
 }
 
-impl std::str::FromStr for FadeArg {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let p: Vec<&str> = s.split(':').collect();
-        let bad = || format!("{s:?}: expected FROM_LAYER:TO_LAYER:START_S:DURATION_S");
-        if p.len() != 4 {
-            return Err(bad());
-        }
-        let from = p[0].parse().map_err(|_| bad())?;
-        let to = p[1].parse().map_err(|_| bad())?;
-        let start_s: f32 = p[2].parse().map_err(|_| bad())?;
-        let duration_s: f32 = p[3].parse().map_err(|_| bad())?;
-        if !start_s.is_finite() || !(duration_s.is_finite() && duration_s >= 0.0) {
-            return Err(bad());
-        }
-        Ok(FadeArg {
-            from,
-            to,
-            fade: CrossFade {
-                start_s,
-                duration_s,
-            },
-        })
-    }
-}
-
-/// An IK effector: `END_BONE:CHAIN_LENGTH:X,Y,Z[:WEIGHT]`, the end bone's tip reaching the
-/// model-space target.
+/// An IK goal: the tip of `end_bone` reaches `target_m` (model space), moving a chain of
+/// `chain_length` bones ending at it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct IkArg {
+pub struct IkGoal {
+    /// The bone whose tip reaches the target.
     pub end_bone: String,
+    /// Bones in the chain, the end bone included (≥ 1).
     pub chain_length: usize,
+    /// The target in model space (metres).
     pub target_m: Vec3,
+    /// Effector weight (≥ 0) when several effectors share joints.
     pub weight: f32,
-}
-
-impl std::str::FromStr for IkArg {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let p: Vec<&str> = s.split(':').collect();
-        let bad = |why: &str| format!("{s:?}: {why} (END_BONE:CHAIN_LENGTH:X,Y,Z[:WEIGHT])");
-        if p.len() < 3 || p.len() > 4 || p[0].is_empty() {
-            return Err(bad("wrong number of parts"));
-        }
-        let chain_length: usize = p[1]
-            .parse()
-            .ok()
-            .filter(|&n| n >= 1)
-            .ok_or_else(|| bad("chain length must be >= 1"))?;
-        let xyz: Vec<f32> = p[2]
-            .split(',')
-            .map(|v| v.trim().parse::<f32>())
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|_| bad("target must be X,Y,Z"))?;
-        if xyz.len() != 3 || xyz.iter().any(|v| !v.is_finite()) {
-            return Err(bad("target must be three finite numbers"));
-        }
-        let weight = match p.get(3) {
-            None => 1.0,
-            Some(w) => w
-                .parse::<f32>()
-                .ok()
-                .filter(|w| w.is_finite() && *w >= 0.0)
-                .ok_or_else(|| bad("weight must be >= 0"))?,
-        };
-        Ok(IkArg {
-            end_bone: p[0].to_string(),
-            chain_length,
-            target_m: Vec3::new(xyz[0], xyz[1], xyz[2]),
-            weight,
-        })
-    }
 }
 
 /// How to animate a native rig: layers, an optional cross-fade, IK effectors and bone links.
 #[derive(Clone, Debug)]
 pub struct CharacterSpec {
-    pub layers: Vec<LayerArg>,
-    pub fade: Option<FadeArg>,
-    pub ik: Vec<IkArg>,
+    /// Motion layers, blended in order (at most [`MAX_LAYERS`]).
+    pub layers: Vec<LayerDesc>,
+    /// Optional cross-fade between two of the layers.
+    pub fade: Option<FadeDesc>,
+    /// IK goals solved after layering (empty = no IK).
+    pub ik: Vec<IkGoal>,
+    /// Solver settings for the IK goals.
     pub ik_settings: IkSettings,
     /// Targets orbit (centre, radius, rad/s) instead of staying put (the demo's driver).
     pub orbit: Option<(Vec3, f32, f32)>,
+    /// Insert the bone links the rig's bones ask for.
     pub links: bool,
 }
 
@@ -187,7 +103,7 @@ impl CharacterSpec {
     /// One full-body layer of `motion` and the rig's links.
     pub fn single(motion: &str) -> CharacterSpec {
         CharacterSpec {
-            layers: vec![LayerArg {
+            layers: vec![LayerDesc {
                 motion: motion.into(),
                 mask: MaskSpec::All,
                 weight: 1.0,
@@ -203,7 +119,7 @@ impl CharacterSpec {
     /// The humanoid demo: walk cross-fading into run on the lower body, the throw alone on the
     /// upper body, the left hand reaching an orbiting target, links at elbows and knees.
     pub fn humanoid_demo() -> CharacterSpec {
-        let layer = |m: &str, mask: MaskSpec| LayerArg {
+        let layer = |m: &str, mask: MaskSpec| LayerDesc {
             motion: m.into(),
             mask,
             weight: 1.0,
@@ -214,7 +130,7 @@ impl CharacterSpec {
                 layer("run", MaskSpec::Except("spine".into())),
                 layer("throw", MaskSpec::Subtree("spine".into())),
             ],
-            fade: Some(FadeArg {
+            fade: Some(FadeDesc {
                 from: 0,
                 to: 1,
                 fade: CrossFade {
@@ -222,7 +138,7 @@ impl CharacterSpec {
                     duration_s: 0.6,
                 },
             }),
-            ik: vec![IkArg {
+            ik: vec![IkGoal {
                 end_bone: "l_hand".into(),
                 chain_length: 3,
                 target_m: Vec3::new(0.35, 1.35, 0.35),
@@ -235,28 +151,39 @@ impl CharacterSpec {
     }
 }
 
-/// Layers a character blends at once (more are ignored; ozz and game engines use a handful).
+/// Layers a character blends at once (ozz and game engines use a handful; more is refused).
 pub const MAX_LAYERS: usize = 8;
+
+/// Longest time [`Character::play_to`] plays to: ten minutes of 60 Hz frames (36 000 updates)
+/// is already far past any clip; the bound keeps a typo from running for hours.
+pub const MAX_PLAY_S: f32 = 600.0;
 
 /// One motion layer.
 #[derive(Clone, Debug)]
 pub struct LayerSpec {
+    /// Animation played (index into `scene.animations`).
     pub anim: usize,
     /// Per node 0..1 (already multiplied by the motion's track mask).
     pub mask: Vec<f32>,
+    /// Layer weight (≥ 0), before any fade.
     pub weight: f32,
     /// When set, the layer's weight is scaled by the fade's B weight (fade in) or A weight
     /// (fade out).
     pub fade: Option<(CrossFade, bool)>,
+    /// Wrap time at the clip's end instead of holding the last key.
     pub looping: bool,
 }
 
 /// IK set-up: effectors whose targets may move each frame, settings, per-node data.
 #[derive(Clone, Debug)]
 pub struct IkSpec {
+    /// End effectors; their targets may be moved between frames.
     pub effectors: Vec<Effector>,
+    /// Solver settings (`dt_s` is replaced by each frame's time step).
     pub settings: IkSettings,
+    /// Per node (index into `scene.nodes`): participation weight in 0..1.
     pub participation: Vec<f32>,
+    /// Per node: joint limits, radians (`None` = unlimited).
     pub limits: Vec<Option<JointLimits>>,
     /// Target path: `target(time) = centre + radius·(cos ωt, sin ωt·0.5, sin ωt)` per effector
     /// (a demo driver; callers may set `effectors[i].target_model` directly instead).
@@ -266,25 +193,40 @@ pub struct IkSpec {
 /// Time of each stage in microseconds (one frame's, or medians over a run).
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
 pub struct StageTimes {
+    /// Sampling every motion.
     pub sample: f64,
+    /// Layering through the masks.
     pub layer: f64,
+    /// CCD IK.
     pub ik: f64,
+    /// Posing the bone links.
     pub links: f64,
+    /// Local→model and the gradient palette.
     pub palette: f64,
+    /// CPU skinning.
     pub skin: f64,
+    /// Renormalising normals.
     pub normals: f64,
     /// Whole frame: the sum for one frame; over a run, the median of per-frame sums (not the
-    /// sum of the stage medians).
+    /// sum of the stage medians). Not serialised: [`BenchReport`] carries it as `frame_us`.
+    #[serde(skip)]
     pub frame: f64,
 }
 
+/// One animated, skinned character: its scene, motion layers, IK, bone links and every
+/// buffer a frame needs (see the module documentation).
 pub struct Character {
+    /// The scene played (with bone links inserted when the rig has them).
     pub scene: Scene,
+    /// Motion layers, blended in order.
     pub layers: Vec<LayerSpec>,
+    /// IK set-up, if any.
     pub ik: Option<IkSpec>,
+    /// Bone links posed every frame, if any (node indices into `scene`).
     pub links: Option<LinkRig>,
     /// What inserting the links changed (weights moved, influences before/after).
     pub link_stats: Option<LinkStats>,
+    /// Outcome of the last frame's IK solve (default when there is no IK).
     pub ik_result: IkResult,
     /// Bones driven by hand: applied after layering, before IK (per node; `None` = not driven).
     overrides: Vec<Option<Trs>>,
@@ -295,8 +237,14 @@ pub struct Character {
     ik_out: Vec<Trs>,
     previous: Option<Vec<Trs>>,
     ik_scratch: IkScratch,
+    /// The current frame: pose, `model_from_node` and palette.
     pub frame: FrameState,
     skinner: CpuSkinner,
+    max_influences: Option<usize>,
+    /// Skin on the CPU every update (default). Off, `outputs` keep their last contents and a
+    /// frame ends with the palette (what a GPU-only view needs).
+    pub cpu_skinning: bool,
+    /// CPU-skinned vertices of the last frame, one per draw (index into `scene.draws`).
     pub outputs: Vec<SkinnedVertices>,
 }
 
@@ -326,6 +274,8 @@ impl Character {
             frame: FrameState::new(&scene),
             link_stats: None,
             outputs: vec![SkinnedVertices::default(); scene.draws.len()],
+            cpu_skinning: true,
+            max_influences: None,
             skinner,
             reference,
             scene,
@@ -335,71 +285,101 @@ impl Character {
         }
     }
 
-    /// Play animation `anim` (looping) on any scene: one full-body layer, no IK, no links.
-    pub fn from_scene(scene: Scene, anim: Option<usize>) -> Character {
-        let layers = anim
-            .map(|a| {
+    /// Play animation `anim` on any scene: one full-body layer, no IK, no links. `looping`
+    /// wraps time at the clip's end (playback); without it times past the end hold the last
+    /// key (comparisons and dumps sample `t = duration` exactly).
+    pub fn from_scene(scene: Scene, anim: Option<usize>, looping: bool) -> Result<Character> {
+        let mut c = Character::new(scene, Vec::new(), None, None);
+        c.set_clip(anim, looping)?;
+        Ok(c)
+    }
+
+    /// Replace the layers with one full-body layer of `anim` (`None`: rest pose), as
+    /// [`Character::from_scene`] sets up; IK, links and hand-driven bones stay. Set-up time.
+    pub fn set_clip(&mut self, anim: Option<usize>, looping: bool) -> Result<()> {
+        let layers = match anim {
+            None => Vec::new(),
+            Some(a) => {
+                let clip = self
+                    .scene
+                    .animations
+                    .get(a)
+                    .ok_or_else(|| Error::UnknownAnimation {
+                        model: self.scene.name.clone(),
+                        requested: a.to_string(),
+                        count: self.scene.animations.len(),
+                    })?;
                 vec![LayerSpec {
                     anim: a,
-                    mask: track_mask(&scene, &scene.animations[a]),
+                    mask: track_mask(&self.scene, clip),
                     weight: 1.0,
                     fade: None,
-                    looping: true,
+                    looping,
                 }]
-            })
-            .unwrap_or_default();
-        Character::new(scene, layers, None, None)
+            }
+        };
+        self.set_layers(layers)
+    }
+
+    /// Replace the motion layers (at most [`MAX_LAYERS`]); cursors start afresh. Set-up time.
+    pub fn set_layers(&mut self, layers: Vec<LayerSpec>) -> Result<()> {
+        if layers.len() > MAX_LAYERS {
+            return Err(Error::TooManyLayers {
+                count: layers.len(),
+                max: MAX_LAYERS,
+            });
+        }
+        for l in &layers {
+            let count = self.scene.animations.len();
+            if l.anim >= count || l.mask.len() != self.scene.nodes.len() {
+                return Err(Error::UnknownAnimation {
+                    model: self.scene.name.clone(),
+                    requested: l.anim.to_string(),
+                    count,
+                });
+            }
+        }
+        let pose = Pose::rest(&self.scene);
+        self.layer_poses = layers.iter().map(|_| pose.clone()).collect();
+        self.cursors = layers
+            .iter()
+            .map(|l| vec![Cursor::default(); self.scene.animations[l.anim].channels.len()])
+            .collect();
+        self.layers = layers;
+        Ok(())
     }
 
     /// The built-in humanoid with every stage in use (see the module documentation): the
     /// [`CharacterSpec::humanoid_demo`] set-up.
     pub fn humanoid_demo() -> Result<Character> {
-        Character::from_spec(
-            &crate::rig::humanoid::humanoid(),
-            &CharacterSpec::humanoid_demo(),
-        )
+        let rig = crate::builtin::humanoid_rig().to_scene()?;
+        Character::from_rig(&rig, &CharacterSpec::humanoid_demo())
     }
 
     /// Any native rig with layers on bone masks, a cross-fade, IK effectors (joint limits from
     /// the rig's bones) and its bone links, as `spec` says.
-    pub fn from_spec(rig: &crate::rig::WeberRig, spec: &CharacterSpec) -> Result<Character> {
-        let rs = rig.to_scene()?;
+    pub fn from_rig(rs: &RigScene, spec: &CharacterSpec) -> Result<Character> {
         let (scene, links, bones, stats) = if spec.links {
-            let (s, l, b, st) = with_links(&rs)?;
+            let (s, l, b, st) = with_links(rs)?;
             (s, Some(l), b, Some(st))
         } else {
-            let bones = rs.bones.clone();
-            (rs.scene.clone(), None, bones, None)
+            (rs.scene.clone(), None, rs.bones.clone(), None)
         };
-        let bone = |n: &str| {
-            BoneMask::node(&scene, n)
-                .ok_or_else(|| Error::Usage(format!("{}: no bone named {n:?}", rig.name)))
-        };
-        let motion = |m: &str| -> Result<usize> {
-            if let Ok(i) = m.parse::<usize>() {
-                return if i < scene.animations.len() {
-                    Ok(i)
-                } else {
-                    Err(Error::Usage(format!(
-                        "{}: motion {i} does not exist ({} motions)",
-                        rig.name,
-                        scene.animations.len()
-                    )))
-                };
-            }
-            scene
-                .animations
-                .iter()
-                .position(|a| a.name.as_deref() == Some(m))
-                .ok_or_else(|| Error::Usage(format!("{}: no motion named {m:?}", rig.name)))
-        };
+        if spec.layers.len() > MAX_LAYERS {
+            return Err(Error::TooManyLayers {
+                count: spec.layers.len(),
+                max: MAX_LAYERS,
+            });
+        }
         let mut layers = Vec::with_capacity(spec.layers.len());
         for l in &spec.layers {
-            let anim = motion(&l.motion)?;
+            let anim = scene.find_animation(&l.motion)?;
             let region = match &l.mask {
                 MaskSpec::All => vec![1.0; scene.nodes.len()],
-                MaskSpec::Subtree(b) => BoneMask::subtree(&scene, bone(b)?),
-                MaskSpec::Except(b) => BoneMask::invert(&BoneMask::subtree(&scene, bone(b)?)),
+                MaskSpec::Subtree(b) => BoneMask::subtree(&scene, scene.find_node(b)?),
+                MaskSpec::Except(b) => {
+                    BoneMask::invert(&BoneMask::subtree(&scene, scene.find_node(b)?))
+                }
             };
             // Bones the motion has no track for stay out of its layer (reference, IK or code).
             let mask = track_mask(&scene, &scene.animations[anim])
@@ -418,26 +398,21 @@ impl Character {
         if let Some(f) = &spec.fade {
             let n = layers.len();
             if f.from >= n || f.to >= n || f.from == f.to {
-                return Err(Error::Usage(format!(
-                    "--fade {}:{}: layers are numbered 0..{n} and must differ",
-                    f.from, f.to
-                )));
+                return Err(Error::FadeLayers {
+                    from: f.from,
+                    to: f.to,
+                    layers: n,
+                });
             }
             layers[f.from].fade = Some((f.fade, false));
             layers[f.to].fade = Some((f.fade, true));
-        }
-        if layers.len() > MAX_LAYERS {
-            return Err(Error::Usage(format!(
-                "{} layers; at most {MAX_LAYERS}",
-                layers.len()
-            )));
         }
         let ik = if spec.ik.is_empty() {
             None
         } else {
             let mut effectors = Vec::with_capacity(spec.ik.len());
             for e in &spec.ik {
-                let end_node = bone(&e.end_bone)?;
+                let end_node = scene.find_node(&e.end_bone)?;
                 effectors.push(Effector {
                     end_node,
                     chain_length: e.chain_length,
@@ -470,24 +445,59 @@ impl Character {
     /// Drive `node`'s local transform by hand from the next frame on (it replaces the layered
     /// motion; IK may still rotate it when it is in a chain). `None` hands it back to the motions.
     pub fn set_override(&mut self, node: usize, local: Option<Trs>) -> Result<()> {
-        let n = self.overrides.len();
+        let count = self.overrides.len();
         let slot = self
             .overrides
             .get_mut(node)
-            .ok_or_else(|| Error::Usage(format!("bone {node} does not exist ({n} nodes)")))?;
-        if let Some(t) = &local {
-            if !(t.translation.is_finite() && t.rotation.is_finite() && t.scale.is_finite())
-                || t.rotation.length() < 1e-6
-            {
-                return Err(Error::Usage(format!(
-                    "override of bone {node} is not a finite transform with a non-zero rotation"
-                )));
-            }
+            .ok_or(Error::UnknownNode { node, count })?;
+        if let Some(t) = &local
+            && (!(t.translation.is_finite() && t.rotation.is_finite() && t.scale.is_finite())
+                || t.rotation.length() < 1e-6)
+        {
+            return Err(Error::InvalidOverride { node });
         }
         *slot = local.map(|t| Trs {
             rotation: t.rotation.normalize(),
             ..t
         });
+        Ok(())
+    }
+
+    /// Reduce every skinned vertex of the CPU path to its `k` largest weights (renormalised),
+    /// or use them all (`None`); the GPU upload takes the same `k`. Set-up time, not per frame.
+    pub fn set_max_influences(&mut self, k: Option<usize>) {
+        if self.max_influences != k {
+            self.skinner = CpuSkinner::new(&self.scene, k);
+            self.skinner.normalize_normals = false;
+            self.max_influences = k;
+        }
+    }
+
+    /// The influence limit of the CPU path (see [`Character::set_max_influences`]).
+    pub fn max_influences(&self) -> Option<usize> {
+        self.max_influences
+    }
+
+    /// What reducing the influences changed, per draw (`None`: not reduced, or rigid).
+    pub fn reduction(&self) -> &[Option<crate::skin::ReductionStats>] {
+        &self.skinner.reduction
+    }
+
+    /// Play from t = 0 to `time_s` at 60 Hz (incremental IK and velocity limits need the
+    /// history), ending exactly on `time_s`.
+    pub fn play_to(&mut self, time_s: f32) -> Result<()> {
+        if !(0.0..=MAX_PLAY_S).contains(&time_s) {
+            return Err(Error::TimeRange {
+                time_s,
+                max_s: MAX_PLAY_S,
+            });
+        }
+        let dt = 1.0 / 60.0;
+        let steps = (time_s / dt).floor() as usize;
+        for i in 0..=steps {
+            self.update((i as f32 * dt).min(time_s), dt)?;
+        }
+        self.update(time_s, dt)?;
         Ok(())
     }
 
@@ -613,13 +623,17 @@ impl Character {
         self.frame.evaluate_current_pose(scene)?;
         let t5 = Instant::now();
         // 6. Skin every draw; 7. renormalise normals.
-        for (i, out) in self.outputs.iter_mut().enumerate() {
-            self.skinner.skin_draw(scene, &self.frame, i, out)?;
+        if self.cpu_skinning {
+            for (i, out) in self.outputs.iter_mut().enumerate() {
+                self.skinner.skin_draw(scene, &self.frame, i, out)?;
+            }
         }
         let t6 = Instant::now();
-        for out in &mut self.outputs {
-            if let Some(n) = out.normals.as_deref_mut() {
-                NormalizeJob { normals: n }.run();
+        if self.cpu_skinning {
+            for out in &mut self.outputs {
+                if let Some(n) = out.normals.as_deref_mut() {
+                    NormalizeJob { normals: n }.run();
+                }
             }
         }
         let t7 = Instant::now();
@@ -699,4 +713,92 @@ pub fn bench(
         normals: median(&|t| t.normals),
         frame: median(&|t| t.frame),
     })
+}
+
+/// What a benchmark run measured on one character: its JSON form is the bench report
+/// (`{"model","joints","vertices","stages_us":{...},"frame_us"}`), and it prints as the stage
+/// table of Weber's §14.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BenchReport {
+    /// Model name.
+    pub model: String,
+    /// Joints over all skins.
+    pub joints: usize,
+    /// Vertices over all draws.
+    pub vertices: usize,
+    /// Per-stage medians.
+    pub stages_us: StageTimes,
+    /// Median of whole frames.
+    pub frame_us: f64,
+    /// Motion layers blended.
+    #[serde(skip)]
+    pub layers: usize,
+    /// IK effectors.
+    #[serde(skip)]
+    pub ik_effectors: usize,
+    /// Bone links.
+    #[serde(skip)]
+    pub links: usize,
+    /// Frames timed.
+    #[serde(skip)]
+    pub frames: usize,
+    /// Worker threads skinning used.
+    #[serde(skip)]
+    pub threads: usize,
+}
+
+impl BenchReport {
+    /// Time `frames` frames of `character` (see [`fn@bench`]) and describe the result.
+    pub fn measure(
+        character: &mut Character,
+        frames: usize,
+        progress: impl FnMut(usize),
+    ) -> Result<BenchReport> {
+        let t = bench(character, frames.max(1), progress)?;
+        let scene = &character.scene;
+        Ok(BenchReport {
+            model: scene.name.clone(),
+            joints: scene.joint_count(),
+            vertices: scene.vertex_count(),
+            stages_us: t,
+            frame_us: t.frame,
+            layers: character.layers.len(),
+            ik_effectors: character.ik.as_ref().map_or(0, |i| i.effectors.len()),
+            links: character.links.as_ref().map_or(0, |l| l.links.len()),
+            frames: frames.max(1),
+            threads: rayon::current_num_threads(),
+        })
+    }
+}
+
+impl std::fmt::Display for BenchReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "model {}  joints {}  vertices {}  layers {}  ik effectors {}  links {}",
+            self.model, self.joints, self.vertices, self.layers, self.ik_effectors, self.links
+        )?;
+        writeln!(
+            f,
+            "median over {} frames, {} thread(s):",
+            self.frames, self.threads
+        )?;
+        let s = &self.stages_us;
+        for (name, v) in [
+            ("sample motion", s.sample),
+            ("layer", s.layer),
+            ("ik", s.ik),
+            ("bone links", s.links),
+            ("palette (local->model + palette)", s.palette),
+            ("skin", s.skin),
+            ("renormalise normals", s.normals),
+        ] {
+            writeln!(f, "  {name:<34} {v:>10.2} us")?;
+        }
+        write!(
+            f,
+            "  {:<34} {:>10.2} us",
+            "frame (median of whole frames)", self.frame_us
+        )
+    }
 }

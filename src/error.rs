@@ -1,4 +1,6 @@
-//! Errors for every stage. Input problems name the file and the field at fault.
+//! Errors for every stage. Input problems name the file and the field at fault; requests that
+//! cannot be met (an unknown bone, a render too large) are domain variants with the values
+//! involved, which front ends (the CLI, the viewer) turn into messages in their own terms.
 
 use std::path::PathBuf;
 
@@ -6,41 +8,160 @@ use std::path::PathBuf;
 /// with the file and the glTF field (JSON-pointer-like path) that is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// A file could not be read.
     #[error("{path}: cannot read file: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// What the operating system said.
         #[source]
         source: std::io::Error,
     },
+    /// The glTF parser rejected the file.
     #[error("{path}: not a valid glTF file: {message}")]
-    Gltf { path: PathBuf, message: String },
+    Gltf {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message.
+        message: String,
+    },
     /// Structurally valid file whose content breaks a skinning rule.
     #[error("{file}: {field}: {message}")]
     Invalid {
+        /// The file (or data source) at fault.
         file: String,
+        /// The field inside it, JSON-pointer-like.
         field: String,
+        /// What is wrong.
         message: String,
     },
     /// A `*Job::validate()` rule failed (rule number as in the job's documentation).
     #[error("{job} rule {rule}: {message}")]
     Job {
+        /// The job's type name.
         job: &'static str,
+        /// The numbered rule of its documentation.
         rule: u32,
+        /// What broke it.
         message: String,
     },
+    /// A `builtin:` model name that is not one of the built-ins.
+    #[error("unknown built-in {name:?}; known: {known}")]
+    UnknownBuiltin {
+        /// The name asked for.
+        name: String,
+        /// The known names, comma separated.
+        known: String,
+    },
+    /// An animation (motion) asked for by index or name that the model does not have.
+    #[error("{model}: no animation {requested:?} ({count} animation(s))")]
+    UnknownAnimation {
+        /// The model's name.
+        model: String,
+        /// The index or name asked for.
+        requested: String,
+        /// How many animations the model has.
+        count: usize,
+    },
+    /// A bone (node) asked for by name that the model does not have.
+    #[error("{model}: no bone named {bone:?}")]
+    UnknownBone {
+        /// The model's name.
+        model: String,
+        /// The name asked for.
+        bone: String,
+    },
+    /// A node index outside the scene.
+    #[error("node {node} does not exist ({count} nodes)")]
+    UnknownNode {
+        /// The index asked for.
+        node: usize,
+        /// How many nodes the scene has.
+        count: usize,
+    },
+    /// A hand-set bone transform that is not finite or has a zero rotation.
+    #[error("the transform given for node {node} is not finite or has a zero rotation")]
+    InvalidOverride {
+        /// The node.
+        node: usize,
+    },
+    /// A cross-fade between layers that do not exist or are the same layer.
+    #[error("cross-fade {from} -> {to}: layers are numbered 0..{layers} and must differ")]
+    FadeLayers {
+        /// The layer faded out.
+        from: usize,
+        /// The layer faded in.
+        to: usize,
+        /// How many layers there are.
+        layers: usize,
+    },
+    /// More motion layers than a character blends.
+    #[error("{count} layers; a character blends at most {max}")]
+    TooManyLayers {
+        /// Layers asked for.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A time outside what a stage can play to.
+    #[error("time {time_s} s is outside 0..={max_s} s")]
+    TimeRange {
+        /// The time asked for.
+        time_s: f32,
+        /// The largest time allowed.
+        max_s: f32,
+    },
+    /// A render target size the adapter cannot make.
+    #[error("render size {width}x{height}: each side must be between 1 and {max}")]
+    RenderSize {
+        /// Width asked for.
+        width: u32,
+        /// Height asked for.
+        height: u32,
+        /// The adapter's largest texture side.
+        max: u32,
+    },
+    /// Nothing drawable: no draws, or no finite skinned vertex.
+    #[error("{model}: nothing to draw (no finite skinned vertices)")]
+    NothingToRender {
+        /// The model's name.
+        model: String,
+    },
+    /// A draw whose vertices use more influences than the GPU path handles.
+    #[error(
+        "{model}: draw {draw} has vertices with {used} influences; the GPU path handles up to {max}"
+    )]
+    TooManyInfluences {
+        /// The model's name.
+        model: String,
+        /// The draw (index in the scene's draw list).
+        draw: usize,
+        /// Largest influence count of its vertices.
+        used: usize,
+        /// The GPU path's limit.
+        max: usize,
+    },
+    /// No usable GPU adapter.
     #[error("no GPU adapter: {0}")]
     NoAdapter(String),
+    /// The GPU reported an error (validation, out of memory, device lost, mapping).
     #[error("GPU error: {0}")]
     Gpu(String),
-    #[error("{0}")]
-    Usage(String),
+    /// An output file could not be written.
     #[error("{path}: cannot write output: {message}")]
-    Output { path: PathBuf, message: String },
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
 }
 
+/// `Result` with [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
+    /// An [`Error::Invalid`] naming `file` and `field`.
     pub fn invalid(file: &str, field: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Invalid {
             file: file.to_string(),
@@ -48,6 +169,8 @@ impl Error {
             message: message.into(),
         }
     }
+
+    /// An [`Error::Job`] for rule `rule` of `job`.
     pub fn job(job: &'static str, rule: u32, message: impl Into<String>) -> Self {
         Error::Job {
             job,

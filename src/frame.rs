@@ -15,16 +15,21 @@ use crate::skin::{
 
 /// Per-frame state reused between frames (no allocation once warm).
 pub struct FrameState {
+    /// Where each skin and draw starts in `palette`.
     pub layout: PaletteLayout,
+    /// Current pose: local transforms and morph weights per node.
     pub pose: Pose,
     cursors: Vec<Cursor>,
     cursor_anim: Option<usize>,
+    /// Model matrix of every node (index into `scene.nodes`), from `pose`.
     pub model_from_node: Vec<Mat4>,
     /// `model_from_bind` of every skin joint, then one `model_from_node` per rigid draw.
     pub palette: Vec<Mat4>,
 }
 
 impl FrameState {
+    /// State for `scene` at its rest pose; `model_from_node` and `palette` are filled by the
+    /// first evaluation.
     pub fn new(scene: &Scene) -> FrameState {
         FrameState {
             layout: PaletteLayout::new(scene),
@@ -39,13 +44,16 @@ impl FrameState {
     /// Sample animation `anim` (None = rest pose) at `time_s` and build the palette.
     pub fn evaluate(&mut self, scene: &Scene, anim: Option<usize>, time_s: f32) -> Result<()> {
         let animation = match anim {
-            Some(a) => Some(scene.animations.get(a).ok_or_else(|| {
-                Error::Usage(format!(
-                    "animation {a} does not exist ({} in {})",
-                    scene.animations.len(),
-                    scene.name
-                ))
-            })?),
+            Some(a) => Some(
+                scene
+                    .animations
+                    .get(a)
+                    .ok_or_else(|| Error::UnknownAnimation {
+                        model: scene.name.clone(),
+                        requested: a.to_string(),
+                        count: scene.animations.len(),
+                    })?,
+            ),
             None => None,
         };
         if self.cursor_anim != anim {
@@ -103,6 +111,7 @@ impl FrameState {
         &self.palette[base..base + len]
     }
 
+    /// Current morph weights of draw `draw` (index into `scene.draws`): its node's weights.
     pub fn morph_weights(&self, scene: &Scene, draw: usize) -> &[f32] {
         &self.pose.morph_weights[scene.draws[draw].node]
     }
@@ -111,7 +120,7 @@ impl FrameState {
 /// CPU skinning of every draw, with per-draw vertex-weight arrays prepared once.
 pub struct CpuSkinner {
     weights: Vec<VertexWeights>,
-    /// Per draw: what `--max-influences` changed (None when not reduced / not skinned).
+    /// Per draw: what the influence limit changed (None when not reduced / not skinned).
     pub reduction: Vec<Option<ReductionStats>>,
     morphed_p: Vec<Vec3>,
     morphed_n: Vec<Vec3>,
@@ -121,6 +130,8 @@ pub struct CpuSkinner {
 }
 
 impl CpuSkinner {
+    /// Prepare the vertex-weight array of every draw of `scene`; `max_influences` = `Some(k)`
+    /// reduces skinned draws to their `k` largest weights (renormalised), `None` keeps all.
     pub fn new(scene: &Scene, max_influences: Option<usize>) -> CpuSkinner {
         let mut weights = Vec::with_capacity(scene.draws.len());
         let mut reduction = Vec::with_capacity(scene.draws.len());

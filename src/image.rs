@@ -4,8 +4,11 @@
 /// An 8-bit RGBA image.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rgba8 {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// `width * height * 4` bytes: RGBA per pixel, rows top to bottom, no row padding.
     pub pixels: Vec<u8>,
 }
 

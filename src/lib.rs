@@ -1,26 +1,32 @@
 //! skinview: GPU skinning renderer and CPU/GPU comparison harness.
 //!
-//! Stages (one way, every frame): animation sampling → pose → local→model →
-//! gradient palette → skinning (GPU WGSL and CPU reference) → readback and comparison.
-//! See ARCHITECTURE.md for the module layering.
+//! Stages (one way, every frame): animation sampling → layering → IK → bone links →
+//! local→model → gradient palette → skinning (GPU WGSL and CPU reference) → readback and
+//! comparison. See ARCHITECTURE.md for the module layering: core modules (math through
+//! `character`) never import wgpu, winit, egui or gltf; `io` and `gpu` import only the core;
+//! `compare` and `view` sit on `gpu`; the `viewer` (feature `viewer`) on everything.
 
+// Core: plain data and CPU stages.
 pub mod anim;
 pub mod builtin;
+pub mod camera;
 pub mod character;
 pub mod error;
 pub mod frame;
-pub mod gpu;
-pub mod harness;
 pub mod ik;
 pub mod image;
-pub mod io;
 pub mod links;
 pub mod math;
 pub mod rig;
-pub mod rigs;
 pub mod scene;
 pub mod skeleton;
 pub mod skin;
+
+// Files, GPU, and the stages built on them.
+pub mod compare;
+pub mod gpu;
+pub mod io;
+pub mod view;
 
 pub use error::{Error, Result};
 pub use scene::Scene;

@@ -68,8 +68,8 @@
 //!   weights below 1e-9 are dropped). [`LinkStats`] reports the largest `|Σw − 1|` before and
 //!   after, and the new largest influence count: `SkinWeights::width` grows to the next
 //!   multiple of 4 as needed. The GPU path supports up to 8 influences per vertex; a result
-//!   above 8 ([`LinkStats::exceeds_gpu_limit`]) skins on the CPU only, or needs
-//!   `--max-influences 8` (the GPU upload refuses weight sets wider than 8).
+//!   above 8 ([`LinkStats::exceeds_gpu_limit`]) skins on the CPU only, or needs reducing to
+//!   the 8 largest weights first (the GPU upload refuses weight sets wider than 8).
 //!
 //! # Cost
 //! Insertion: one pass over the vertices of each affected primitive, `O(specs per parent)`
@@ -98,6 +98,7 @@ use glam::{DMat4, DQuat, DVec3, Quat, Vec3};
 use crate::error::{Error, Result};
 use crate::math::Trs;
 use crate::scene::{Draw, Node, RawScene, Scene, SceneBuilder, SkinWeights};
+use crate::skin::weights::GPU_MAX_INFLUENCES;
 
 /// One joint to link: `N` links between `parent` and its child `child`.
 #[derive(Clone, Debug, PartialEq)]
@@ -117,7 +118,9 @@ pub struct LinkSpec {
 }
 
 impl LinkSpec {
+    /// Links per joint when not given.
     pub const DEFAULT_COUNT: usize = 2;
+    /// Default normal-derived fade strength.
     pub const DEFAULT_NORMAL_FADE: f32 = 0.5;
 
     /// Two links, default length, default fade.
@@ -152,8 +155,11 @@ impl BoneInfo {
 /// One inserted link node (indices into the linked scene).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Link {
+    /// The link's own node.
     pub node: usize,
+    /// Parent bone `P`; the link node's parent.
     pub parent: usize,
+    /// Child bone `C` whose local rotation the link shares.
     pub child: usize,
     /// `k / (N + 1)`: the share of the child's rotation this link carries.
     pub fraction: f32,
@@ -167,6 +173,7 @@ pub struct Link {
 /// What [`LinkPoseJob`] needs every frame, plus the node index map of the new scene.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkRig {
+    /// Every inserted link, in spec order, then in order of `k`.
     pub links: Vec<Link>,
     /// Node count of the linked scene.
     pub node_count: usize,
@@ -179,6 +186,7 @@ pub struct LinkRig {
 /// What [`insert_links`] did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkStats {
+    /// Link nodes inserted over all specs.
     pub links_added: usize,
     /// Skins that received links.
     pub skins_changed: usize,
@@ -199,18 +207,17 @@ pub struct LinkStats {
     pub parent_only_skipped: usize,
     /// Largest number of non-zero influences on a vertex of the affected primitives.
     pub max_influences_before: usize,
+    /// Largest number of non-zero influences on a vertex after reassignment.
     pub max_influences_after: usize,
     /// Largest `SkinWeights::width` after reassignment.
     pub max_width_after: usize,
     /// Largest `|Σw − 1|` over the vertices of the affected primitives.
     pub max_sum_deviation_before: f32,
+    /// Largest `|Σw − 1|` after reassignment.
     pub max_sum_deviation_after: f32,
     /// `max_influences_after > 8`: beyond what the GPU path supports.
     pub exceeds_gpu_limit: bool,
 }
-
-/// The GPU path's influence limit per vertex.
-pub const GPU_MAX_INFLUENCES: usize = 8;
 
 /// `q^f` on the shortest arc: the rotation about `q`'s axis by `f` times its angle, with `q`
 /// and `−q` giving the same result (the angle taken in `[0, π]`). Computed in f64 with
@@ -775,11 +782,14 @@ fn reassign(
 /// 3. every link's fraction is finite and in `(0, 1)`;
 /// 4. every child's local rotation is finite.
 pub struct LinkPoseJob<'a> {
+    /// Links to pose.
     pub rig: &'a LinkRig,
+    /// Local transforms of the linked scene's nodes (index = node); link entries are overwritten.
     pub locals: &'a mut [Trs],
 }
 
 impl LinkPoseJob<'_> {
+    /// Check the numbered rules above.
     pub fn validate(&self) -> Result<()> {
         let n = self.locals.len();
         if n != self.rig.node_count {
@@ -822,6 +832,7 @@ impl LinkPoseJob<'_> {
         Ok(())
     }
 
+    /// Validate, then write every link's local transform from its child's.
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         for l in &self.rig.links {

@@ -7,8 +7,11 @@ use glam::{DMat3, DMat4, DQuat, DVec3, Mat4, Quat, Vec3};
 /// Local transform of a node: translation, rotation, scale (applied scale first).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Trs {
+    /// Translation in the parent's space (metres for our rigs).
     pub translation: Vec3,
+    /// Rotation (unit quaternion).
     pub rotation: Quat,
+    /// Scale per local axis.
     pub scale: Vec3,
 }
 
@@ -19,6 +22,7 @@ impl Default for Trs {
 }
 
 impl Trs {
+    /// No translation, no rotation, unit scale.
     pub const IDENTITY: Trs = Trs {
         translation: Vec3::ZERO,
         rotation: Quat::IDENTITY,

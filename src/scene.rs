@@ -23,6 +23,7 @@ use crate::math::Trs;
 /// One node of the hierarchy.
 #[derive(Clone, Debug)]
 pub struct Node {
+    /// Node name from the source file, if any.
     pub name: Option<String>,
     /// Index of this node in the source file (glTF node index), kept for reports and dumps.
     pub source_index: usize,
@@ -33,7 +34,9 @@ pub struct Node {
     /// A node given as a `matrix` in glTF: used as its local transform instead of `rest`
     /// (such nodes cannot be animated by the glTF rules).
     pub matrix: Option<Mat4>,
+    /// Mesh drawn at this node (index into `scene.meshes`).
     pub mesh: Option<usize>,
+    /// Skin deforming this node's mesh (index into `scene.skins`).
     pub skin: Option<usize>,
     /// `node.weights`, which override `mesh.weights` as default morph weights.
     pub morph_weights: Option<Vec<f32>>,
@@ -44,12 +47,16 @@ pub struct Node {
 /// Joint indices are indices into the skin's joint list.
 #[derive(Clone, Debug, Default)]
 pub struct SkinWeights {
+    /// Influence slots per vertex (a multiple of 4).
     pub width: usize,
+    /// Joint index per slot, `vertex * width + slot`; indices into the skin's joint list.
     pub joints: Vec<u32>,
+    /// Weight per slot, parallel to `joints` (0 for an unused slot).
     pub weights: Vec<f32>,
 }
 
 impl SkinWeights {
+    /// Number of vertices (`weights.len() / width`, 0 when `width` is 0).
     pub fn vertex_count(&self) -> usize {
         self.weights.len().checked_div(self.width).unwrap_or(0)
     }
@@ -69,49 +76,67 @@ impl SkinWeights {
 /// A morph target: per-vertex offsets added to the base attributes, scaled by a weight.
 #[derive(Clone, Debug, Default)]
 pub struct MorphTarget {
+    /// Position offsets (mesh space), one per vertex.
     pub positions: Option<Vec<Vec3>>,
+    /// Normal offsets, one per vertex.
     pub normals: Option<Vec<Vec3>>,
+    /// Tangent xyz offsets, one per vertex (handedness is not morphed).
     pub tangents: Option<Vec<Vec3>>,
 }
 
+/// How a primitive's index list is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Topology {
+    /// One point per index.
     Points,
+    /// One line segment per pair of indices.
     Lines,
+    /// One triangle per three indices.
     Triangles,
 }
 
+/// One drawable part of a mesh: per-vertex attributes, indices and optional skin weights.
 #[derive(Clone, Debug)]
 pub struct Primitive {
+    /// Bind-pose vertex positions (mesh space).
     pub positions: Vec<Vec3>,
+    /// Bind-pose vertex normals, one per position.
     pub normals: Option<Vec<Vec3>>,
     /// xyz tangent, w handedness (±1).
     pub tangents: Option<Vec<Vec4>>,
     /// Index list of the topology below (generated 0..n when the file has none; strips and
     /// fans are converted to lists on import).
     pub indices: Vec<u32>,
+    /// How `indices` is read.
     pub topology: Topology,
+    /// Joint influences per vertex (present on every skinned draw's primitive).
     pub skin_weights: Option<SkinWeights>,
+    /// Morph targets, blended with the node's or mesh's morph weights.
     pub morph_targets: Vec<MorphTarget>,
     /// Material base colour (linear RGBA) for renders.
     pub base_color: [f32; 4],
 }
 
 impl Primitive {
+    /// Number of vertices (`positions.len()`).
     pub fn vertex_count(&self) -> usize {
         self.positions.len()
     }
 }
 
+/// A mesh: a list of primitives sharing morph weights.
 #[derive(Clone, Debug)]
 pub struct Mesh {
+    /// Mesh name from the source file, if any.
     pub name: Option<String>,
+    /// The mesh's primitives.
     pub primitives: Vec<Primitive>,
     /// `mesh.weights`: default morph weights (zeros when absent).
     pub default_morph_weights: Vec<f32>,
 }
 
 impl Mesh {
+    /// Largest morph target count over the primitives.
     pub fn morph_target_count(&self) -> usize {
         self.primitives
             .iter()
@@ -121,8 +146,10 @@ impl Mesh {
     }
 }
 
+/// A skin: the joints that deform a mesh and their inverse bind matrices.
 #[derive(Clone, Debug)]
 pub struct Skin {
+    /// Skin name from the source file, if any.
     pub name: Option<String>,
     /// Scene node index of each joint.
     pub joints: Vec<usize>,
@@ -135,17 +162,21 @@ pub struct Skin {
 pub struct Note {
     /// Field at fault, e.g. `meshes[0].primitives[1].attributes.WEIGHTS_0`.
     pub field: String,
+    /// What was found and, for a repair, what was done.
     pub message: String,
     /// True when data was changed (a repair), false for a plain warning.
     pub repaired: bool,
 }
 
+/// Repairs and warnings collected while importing a scene.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
+    /// Notes in the order they were reported.
     pub notes: Vec<Note>,
 }
 
 impl Report {
+    /// Record a repair (data was changed) of `field`.
     pub fn repair(&mut self, field: impl Into<String>, message: impl Into<String>) {
         self.notes.push(Note {
             field: field.into(),
@@ -153,6 +184,7 @@ impl Report {
             repaired: true,
         });
     }
+    /// Record a warning about `field` (no data changed).
     pub fn warn(&mut self, field: impl Into<String>, message: impl Into<String>) {
         self.notes.push(Note {
             field: field.into(),
@@ -165,35 +197,51 @@ impl Report {
 /// Scene as an importer produces it: nodes in any order (parents given by source index).
 #[derive(Clone, Debug, Default)]
 pub struct RawScene {
+    /// Model name used in messages (the file name for imported files).
     pub name: String,
+    /// Nodes in importer order; `parent`, `mesh` and `skin` index this scene's arrays.
     pub nodes: Vec<Node>,
+    /// Meshes, indexed by `Node::mesh`.
     pub meshes: Vec<Mesh>,
+    /// Skins, indexed by `Node::skin`; joints index `nodes`.
     pub skins: Vec<Skin>,
+    /// Animations; channel targets index `nodes`.
     pub animations: Vec<Animation>,
     /// Nodes of the displayed scene (indices into `nodes`); empty = every node.
     pub roots: Vec<usize>,
+    /// Repairs and warnings made while importing.
     pub report: Report,
 }
 
 /// One drawn (node, primitive) pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Draw {
+    /// Node drawn (index into `scene.nodes`).
     pub node: usize,
+    /// Mesh of that node (index into `scene.meshes`).
     pub mesh: usize,
+    /// Primitive within the mesh (index into `mesh.primitives`).
     pub primitive: usize,
+    /// Skin of that node (index into `scene.skins`), if skinned.
     pub skin: Option<usize>,
 }
 
 /// A validated scene (see the module documentation for its invariants).
 #[derive(Clone, Debug)]
 pub struct Scene {
+    /// Model name used in messages (the file name for imported files).
     pub name: String,
+    /// Nodes in depth-first order: every parent index is below its child's.
     pub nodes: Vec<Node>,
+    /// Meshes, indexed by `Node::mesh` and `Draw::mesh`.
     pub meshes: Vec<Mesh>,
+    /// Skins, indexed by `Node::skin`; joints are indices into `nodes`.
     pub skins: Vec<Skin>,
+    /// Animations; channel targets are indices into `nodes`.
     pub animations: Vec<Animation>,
     /// All (node, primitive) pairs with a mesh, in source node then primitive order.
     pub draws: Vec<Draw>,
+    /// Repairs and warnings made while importing.
     pub report: Report,
 }
 
@@ -207,14 +255,75 @@ impl Scene {
                     .is_empty()
         })
     }
+    /// Indices (in `draws`) of the deformed draws, the `dump` set.
+    pub fn deformed_draw_indices(&self) -> Vec<usize> {
+        (0..self.draws.len())
+            .filter(|&i| {
+                let d = &self.draws[i];
+                d.skin.is_some() || !self.primitive(d).morph_targets.is_empty()
+            })
+            .collect()
+    }
+
+    /// The primitive a draw draws.
     pub fn primitive(&self, d: &Draw) -> &Primitive {
         &self.meshes[d.mesh].primitives[d.primitive]
     }
+
+    /// Joints over all skins.
     pub fn joint_count(&self) -> usize {
         self.skins.iter().map(|s| s.joints.len()).sum()
     }
+
+    /// Largest number of non-zero weights of any vertex of a skinned draw (0 without skins).
+    pub fn max_influences(&self) -> usize {
+        self.draws
+            .iter()
+            .filter(|d| d.skin.is_some())
+            .filter_map(|d| self.primitive(d).skin_weights.as_ref())
+            .map(|w| w.max_influences())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Vertices over all draws.
+    pub fn vertex_count(&self) -> usize {
+        self.draws
+            .iter()
+            .map(|d| self.primitive(d).vertex_count())
+            .sum()
+    }
+
+    /// An animation by index (`"2"`) or by name (`"walk"`); an index wins over a name that
+    /// is also a number.
+    pub fn find_animation(&self, index_or_name: &str) -> Result<usize> {
+        let found = match index_or_name.parse::<usize>() {
+            Ok(i) => (i < self.animations.len()).then_some(i),
+            Err(_) => self
+                .animations
+                .iter()
+                .position(|a| a.name.as_deref() == Some(index_or_name)),
+        };
+        found.ok_or_else(|| Error::UnknownAnimation {
+            model: self.name.clone(),
+            requested: index_or_name.to_string(),
+            count: self.animations.len(),
+        })
+    }
+
+    /// A node by name (the first one, in depth-first order).
+    pub fn find_node(&self, name: &str) -> Result<usize> {
+        self.nodes
+            .iter()
+            .position(|n| n.name.as_deref() == Some(name))
+            .ok_or_else(|| Error::UnknownBone {
+                model: self.name.clone(),
+                bone: name.to_string(),
+            })
+    }
 }
 
+/// Turns a [`RawScene`] into a validated [`Scene`].
 pub struct SceneBuilder;
 
 impl SceneBuilder {

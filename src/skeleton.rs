@@ -11,12 +11,16 @@ use crate::scene::Scene;
 /// Validation rules:
 /// 1. `pose` and `model_from_node` have one entry per scene node.
 pub struct LocalToModelJob<'a> {
+    /// The scene whose nodes are transformed.
     pub scene: &'a Scene,
+    /// Local transforms per node (index into `scene.nodes`).
     pub pose: &'a Pose,
+    /// Receives `model_from_node` for every node (cleared and refilled).
     pub model_from_node: &'a mut Vec<Mat4>,
 }
 
 impl LocalToModelJob<'_> {
+    /// Check the numbered rules above.
     pub fn validate(&self) -> Result<()> {
         if self.pose.locals.len() != self.scene.nodes.len() {
             return Err(Error::job(
@@ -28,6 +32,8 @@ impl LocalToModelJob<'_> {
         Ok(())
     }
 
+    /// Validate, then compose every node's local transform with its parent's model matrix
+    /// (a `matrix` node uses its fixed matrix).
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         let out = &mut *self.model_from_node;

@@ -1,12 +1,15 @@
 //! Analytic skinning cases: each expectation is computed by hand (or in f64 from first
 //! principles), never taken from our own output.
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 mod common;
 
 use glam::{DVec3, Mat4, Quat, Vec3, Vec4};
 use skinview::anim::{Animation, Channel, Interpolation, Path, Sampler};
+use skinview::compare::run::Source;
+use skinview::compare::sample_frames;
 use skinview::frame::{CpuSkinner, FrameState};
-use skinview::harness::GpuSkinner;
+use skinview::gpu::CapturePath;
 use skinview::math::Trs;
 use skinview::scene::{
     Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology,
@@ -119,15 +122,22 @@ fn cpu_skin(scene: &Scene, anim: Option<usize>, t: f32) -> SkinnedVertices {
     out
 }
 
+/// GPU skinning of draw 0 through the compute capture, after checking that the draw's own
+/// vertex stage (draw-path capture) agrees with it.
 fn gpu_skin(scene: &Scene, anim: Option<usize>, t: f32) -> Option<SkinnedVertices> {
     let ctx = common::gpu()?;
-    let mut g = GpuSkinner::new(ctx, scene, None).unwrap();
-    Some(
-        g.skin(ctx, scene, anim, &[t], &[0])
+    let read = |path| {
+        sample_frames(Some(ctx), scene, anim, &[t], &[0], Source::Gpu(path), None)
             .unwrap()
             .remove(0)
-            .remove(0),
-    )
+            .remove(0)
+    };
+    let (compute, draw) = (read(CapturePath::Compute), read(CapturePath::Draw));
+    for (a, b) in compute.positions.iter().zip(&draw.positions) {
+        assert!((*a - *b).length() < 1e-5, "draw path {b} vs compute {a}");
+    }
+    assert_eq!(compute.positions.len(), draw.positions.len());
+    Some(compute)
 }
 
 /// Seed 000 §7: a vertex weighted 50/50 at (0,1,0) relative to the child under a 180° twist

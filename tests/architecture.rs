@@ -1,6 +1,11 @@
-//! ARCHITECTURE.md's import rules, checked on the source: core modules never import
-//! wgpu/winit/egui/gltf or the io/gpu/harness layers; io and gpu never import each other or
-//! the harness.
+//! ARCHITECTURE.md's rules, checked on the source and the dependency tree:
+//! - each layer imports only the layers below it (core → nothing of ours above; io and gpu →
+//!   core only; compare and view → gpu and core; only the viewer and the CLI see winit, egui
+//!   or clap);
+//! - `src/cli/` is the only place that names a command-line flag;
+//! - without default features the library's dependency tree has no winit, egui or clap (the
+//!   core builds and tests without them: CI runs `cargo test --no-default-features`).
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +19,24 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
             v.push(p);
         }
     }
+    v.sort();
     v
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Files of a module given as `name.rs` or a directory `name/`.
+fn module_files(m: &str) -> Vec<PathBuf> {
+    let p = src().join(m);
+    let files = if p.is_dir() {
+        rust_files(&p)
+    } else {
+        vec![p.with_extension("rs")]
+    };
+    assert!(files.iter().all(|f| f.exists()), "module {m} not found");
+    files
 }
 
 /// Code lines (doc and line comments dropped) of `path`.
@@ -28,79 +50,90 @@ fn code(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
+const CORE: [&str; 14] = [
+    "anim",
+    "builtin",
+    "camera",
+    "character",
+    "error",
+    "frame",
+    "ik",
+    "image",
+    "links",
+    "math",
+    "rig",
+    "scene",
+    "skeleton",
+    "skin",
+];
+const FRONT_ENDS: [&str; 5] = ["winit", "egui", "clap", "crate::viewer", "crate::cli"];
+
 #[test]
 fn layers_import_only_downwards() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let core = [
-        "image.rs",
-        "math.rs",
-        "scene.rs",
-        "anim",
-        "skeleton.rs",
-        "ik",
-        "links.rs",
-        "skin",
-        "frame.rs",
-        "character.rs",
-        "rig",
-        "builtin.rs",
-        "rigs.rs",
-        "error.rs",
-    ];
-    let rules: [(&[&str], &[&str]); 3] = [
-        (
-            &core,
-            &[
-                "wgpu",
-                "winit",
-                "egui",
-                "gltf::",
-                "use gltf",
-                "crate::gpu",
-                "crate::io",
-                "crate::harness",
-                "crate::viewer",
-            ],
-        ),
-        (
-            &["io"],
-            &[
-                "wgpu",
-                "winit",
-                "egui",
-                "crate::gpu",
-                "crate::harness",
-                "crate::viewer",
-            ],
-        ),
-        (
-            &["gpu"],
-            &[
-                "winit",
-                "egui",
-                "gltf",
-                "crate::io",
-                "crate::harness",
-                "crate::viewer",
-            ],
-        ),
-    ];
+    // Every module of the library is in exactly one rule (a new module must be placed).
+    let mut placed: Vec<&str> = CORE.to_vec();
+    placed.extend(["io", "gpu", "compare", "view", "viewer", "lib"]);
+    for e in std::fs::read_dir(src()).unwrap().flatten() {
+        let name = e
+            .file_name()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        if name != "main" && name != "cli" {
+            assert!(
+                placed.contains(&name.as_str()),
+                "src/{name} is in no layer of this test"
+            );
+        }
+    }
+    let above_core = ["crate::gpu", "crate::io", "crate::compare", "crate::view"];
+    let toolkits = ["wgpu", "gltf::", "use gltf"];
+    let mut rules: Vec<(&str, Vec<&str>)> = Vec::new();
+    for m in CORE {
+        rules.push((
+            m,
+            [&above_core[..], &toolkits[..], &FRONT_ENDS[..]].concat(),
+        ));
+    }
+    rules.push((
+        "io",
+        [
+            &["wgpu", "crate::gpu", "crate::compare", "crate::view"][..],
+            &FRONT_ENDS[..],
+        ]
+        .concat(),
+    ));
+    rules.push((
+        "gpu",
+        [
+            &["gltf", "crate::io", "crate::compare", "crate::view"][..],
+            &FRONT_ENDS[..],
+        ]
+        .concat(),
+    ));
+    rules.push((
+        "compare",
+        [&["gltf", "crate::io", "crate::view"][..], &FRONT_ENDS[..]].concat(),
+    ));
+    rules.push((
+        "view",
+        [
+            &["gltf", "crate::io", "crate::compare"][..],
+            &FRONT_ENDS[..],
+        ]
+        .concat(),
+    ));
     let mut violations = Vec::new();
-    for (modules, forbidden) in rules {
-        for m in modules {
-            let p = src.join(m);
-            let files = if p.is_dir() { rust_files(&p) } else { vec![p] };
-            assert!(!files.is_empty(), "{m} not found");
-            for f in files {
-                for (line, text) in code(&f) {
-                    for bad in forbidden {
-                        if text.contains(bad) {
-                            violations.push(format!(
-                                "{}:{line}: `{bad}` in {}",
-                                f.display(),
-                                text.trim()
-                            ));
-                        }
+    for (m, forbidden) in &rules {
+        for f in module_files(m) {
+            for (line, text) in code(&f) {
+                for bad in forbidden {
+                    if text.contains(bad) {
+                        violations.push(format!(
+                            "{}:{line}: `{bad}` in {}",
+                            f.display(),
+                            text.trim()
+                        ));
                     }
                 }
             }
@@ -111,4 +144,100 @@ fn layers_import_only_downwards() {
         "imports against ARCHITECTURE.md:\n{}",
         violations.join("\n")
     );
+}
+
+/// No `--flag` outside `src/cli/` (code, strings and comments alike): the library speaks in
+/// domain terms and the CLI translates.
+#[test]
+fn only_the_cli_names_flags() {
+    let mut found = Vec::new();
+    for f in rust_files(&src()) {
+        if f.starts_with(src().join("cli")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let b = line.as_bytes();
+            for k in 0..b.len().saturating_sub(2) {
+                let before_ok = k == 0 || !(b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'-');
+                if before_ok && b[k] == b'-' && b[k + 1] == b'-' && b[k + 2].is_ascii_lowercase() {
+                    found.push(format!("{}:{}: {}", f.display(), i + 1, line.trim()));
+                    break;
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "flag names outside src/cli/:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The library without default features pulls in no front-end crate.
+#[test]
+fn no_default_features_means_no_front_end_crates() {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "tree",
+            "--offline",
+            "--locked",
+            "--no-default-features",
+            "--edges",
+            "normal",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+            "--package",
+            "skinview",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree");
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && tree.contains("wgpu"),
+        "cargo tree failed:\n{tree}"
+    );
+    let crates: Vec<&str> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    for bad in [
+        "winit",
+        "egui",
+        "egui-wgpu",
+        "egui-winit",
+        "clap",
+        "indicatif",
+    ] {
+        assert!(
+            !crates.contains(&bad),
+            "{bad} is in the no-default-features tree"
+        );
+    }
+    // And with the defaults they are there (the check above can fail).
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "tree",
+            "--offline",
+            "--locked",
+            "--edges",
+            "normal",
+            "--prefix",
+            "none",
+        ])
+        .args(["--format", "{p}", "--package", "skinview"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree");
+    let tree = String::from_utf8_lossy(&out.stdout);
+    for needed in ["winit", "egui", "clap"] {
+        assert!(
+            tree.lines()
+                .any(|l| l.split_whitespace().next() == Some(needed)),
+            "{needed} missing from the default tree"
+        );
+    }
 }

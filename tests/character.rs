@@ -1,10 +1,14 @@
 //! The whole CPU animation stage on one character: no allocation once warm, every stage runs
 //! with sane results. (`skinview bench`'s JSON is checked in tests/cli.rs.)
+#![allow(unsafe_code)] // a counting global allocator
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use skinview::character::Character;
+
+mod common;
 
 /// Counts allocations made on this thread while counting is on (other tests run in
 /// parallel on other threads and must not be counted).
@@ -44,17 +48,10 @@ static GLOBAL: CountingAlloc = CountingAlloc;
 #[test]
 fn a_warm_frame_allocates_nothing() {
     let mut models: Vec<Character> = vec![Character::humanoid_demo().unwrap()];
-    let fox = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/models/Fox/Fox.glb");
-    models.push(Character::from_scene(
-        skinview::io::load(&fox).unwrap(),
-        Some(1),
-    ));
-    let morph = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/models/AnimatedMorphSphere/AnimatedMorphSphere.glb");
-    models.push(Character::from_scene(
-        skinview::io::load(&morph).unwrap(),
-        Some(0),
-    ));
+    let fox = common::model("Fox");
+    models.push(Character::from_scene(skinview::io::load(&fox).unwrap(), Some(1), true).unwrap());
+    let morph = common::model("AnimatedMorphSphere");
+    models.push(Character::from_scene(skinview::io::load(&morph).unwrap(), Some(0), true).unwrap());
     for c in &mut models {
         let dt = 1.0 / 60.0;
         for i in 0..30 {
@@ -94,7 +91,7 @@ fn humanoid_demo_runs_every_stage() {
         // slack for f32 rounding through the velocity limiter and the re-clamp after it.
         let ik = c.ik.as_ref().unwrap();
         for name in ["l_upper_arm", "l_forearm", "l_hand"] {
-            let n = skinview::anim::BoneMask::node(&c.scene, name).unwrap();
+            let n = c.scene.find_node(name).unwrap();
             let lim = ik.limits[n].unwrap();
             let q_ref = c.scene.nodes[n].rest.rotation;
             // A rotation inside the limits is a fixed point of the clamp (this also holds at
@@ -126,78 +123,32 @@ fn humanoid_demo_runs_every_stage() {
     );
 }
 
-/// Command-line specs parse as documented and reject malformed parts with a reason.
-#[test]
-fn stage_specs_parse_and_reject_bad_input() {
-    use skinview::character::{FadeArg, IkArg, LayerArg, MaskSpec};
-    let l: LayerArg = "run:!spine:0.5".parse().unwrap();
-    assert_eq!(
-        (l.motion.as_str(), l.mask.clone(), l.weight),
-        ("run", MaskSpec::Except("spine".into()), 0.5)
-    );
-    let l: LayerArg = "2".parse().unwrap();
-    assert_eq!(
-        (l.motion.as_str(), l.mask, l.weight),
-        ("2", MaskSpec::All, 1.0)
-    );
-    assert_eq!(
-        "throw:spine".parse::<LayerArg>().unwrap().mask,
-        MaskSpec::Subtree("spine".into())
-    );
-    for bad in ["", "run:spine:-1", "run:spine:x", "a:b:1:2"] {
-        assert!(bad.parse::<LayerArg>().is_err(), "{bad:?} parsed");
-    }
-    let ik: IkArg = "l_hand:3:0.1,1.2,-0.3:0.5".parse().unwrap();
-    assert_eq!(
-        (
-            ik.end_bone.as_str(),
-            ik.chain_length,
-            ik.target_m,
-            ik.weight
-        ),
-        ("l_hand", 3, glam::Vec3::new(0.1, 1.2, -0.3), 0.5)
-    );
-    for bad in [
-        "l_hand",
-        "l_hand:0:1,2,3",
-        "l_hand:2:1,2",
-        "l_hand:2:1,2,nan",
-        ":2:1,2,3",
-        "l_hand:2:1,2,3:-1",
-    ] {
-        assert!(bad.parse::<IkArg>().is_err(), "{bad:?} parsed");
-    }
-    let f: FadeArg = "0:1:0.5:0.25".parse().unwrap();
-    assert_eq!(
-        (f.from, f.to, f.fade.start_s, f.fade.duration_s),
-        (0, 1, 0.5, 0.25)
-    );
-    assert!("0:1:0.5".parse::<FadeArg>().is_err() && "0:1:0.5:-1".parse::<FadeArg>().is_err());
-}
-
 /// A spec on Woodland's arm: IK bends the elbow so the forearm's tip reaches a reachable
 /// point (checked on the skinned model-space tip position, independently of the solver's
 /// residual), within the elbow's limits; unknown bones and motions are errors.
 #[test]
 fn specs_drive_any_native_rig() {
-    use skinview::character::{CharacterSpec, IkArg};
-    let rig = skinview::builtin::woodland_arm_rig().unwrap();
+    use skinview::character::{CharacterSpec, IkGoal};
+    let rig = skinview::builtin::woodland_arm_rig()
+        .unwrap()
+        .to_scene()
+        .unwrap();
     let mut spec = CharacterSpec::single("bend");
     spec.layers.clear();
     // Shoulder at the origin, upper arm 0.30 along X, forearm 0.28: (0.3 + 0.28 cos 60°, 0.28 sin 60°).
     let target = glam::Vec3::new(0.30 + 0.14, 0.28 * 0.866_025_4, 0.0);
-    spec.ik = vec![IkArg {
+    spec.ik = vec![IkGoal {
         end_bone: "forearm".into(),
         chain_length: 1,
         target_m: target,
         weight: 1.0,
     }];
-    let mut c = Character::from_spec(&rig, &spec).unwrap();
+    let mut c = Character::from_rig(&rig, &spec).unwrap();
     let dt = 1.0 / 60.0;
     for i in 0..60 {
         c.update(i as f32 * dt, dt).unwrap();
     }
-    let fore = skinview::anim::BoneMask::node(&c.scene, "forearm").unwrap();
+    let fore = c.scene.find_node("forearm").unwrap();
     let tip = c.frame.model_from_node[fore].transform_point3(glam::Vec3::new(0.28, 0.0, 0.0));
     assert!(
         (tip - target).length() < 2e-3,
@@ -205,10 +156,10 @@ fn specs_drive_any_native_rig() {
     );
     assert!(c.ik_result.reached);
     spec.ik[0].end_bone = "wing".into();
-    assert!(Character::from_spec(&rig, &spec).is_err());
+    assert!(Character::from_rig(&rig, &spec).is_err());
     let bad = CharacterSpec::single("dance");
     assert!(
-        Character::from_spec(&rig, &bad)
+        Character::from_rig(&rig, &bad)
             .err()
             .is_some_and(|e| e.to_string().contains("dance"))
     );
@@ -219,9 +170,12 @@ fn specs_drive_any_native_rig() {
 #[test]
 fn bones_can_be_driven_by_hand() {
     use skinview::character::{Character, CharacterSpec};
-    let rig = skinview::builtin::woodland_arm_rig().unwrap();
-    let mut c = Character::from_spec(&rig, &CharacterSpec::single("bend")).unwrap();
-    let fore = skinview::anim::BoneMask::node(&c.scene, "forearm").unwrap();
+    let rig = skinview::builtin::woodland_arm_rig()
+        .unwrap()
+        .to_scene()
+        .unwrap();
+    let mut c = Character::from_rig(&rig, &CharacterSpec::single("bend")).unwrap();
+    let fore = c.scene.find_node("forearm").unwrap();
     let by_hand = skinview::math::Trs {
         translation: glam::Vec3::new(0.3, 0.0, 0.0),
         rotation: glam::Quat::from_rotation_y(0.5),

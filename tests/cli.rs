@@ -1,5 +1,6 @@
 //! The `skinview` binary end to end: help, info, dump (CPU vs GPU), compare exit codes,
 //! render, and clear errors on bad input.
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 mod common;
 
@@ -185,7 +186,7 @@ fn render_writes_a_png_of_the_requested_size() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    let img = skinview::io::image::Rgba8::read_png(&out).unwrap();
+    let img = skinview::io::png::read(&out).unwrap();
     assert_eq!((img.width, img.height), (200, 120));
 }
 
@@ -421,24 +422,8 @@ fn assets_are_regenerable() {
     let a = skinview::builtin::woodland_arm().unwrap();
     let b = skinview::io::load(&assets.join("woodland_arm.glb")).unwrap();
     let times = [0.0, 0.77, 2.0];
-    let da = skinview::harness::dump(
-        &a,
-        Some(0),
-        &times,
-        skinview::harness::SkinPath::Cpu,
-        None,
-        None,
-    )
-    .unwrap();
-    let db = skinview::harness::dump(
-        &b,
-        Some(0),
-        &times,
-        skinview::harness::SkinPath::Cpu,
-        None,
-        None,
-    )
-    .unwrap();
+    let da = common::dump(&a, Some(0), &times, common::Source::Cpu, None, None).unwrap();
+    let db = common::dump(&b, Some(0), &times, common::Source::Cpu, None, None).unwrap();
     let d = diff(&da, &db).unwrap();
     assert!(
         d.max_position < 1e-6,

@@ -12,18 +12,18 @@
 //! Also: the generator is deterministic (same options → identical .glb bytes), every vertex
 //! really uses up to `max_influences` joints, and the rest pose reproduces `B · POSITION`
 //! (B = the skinned-mesh node's rest world matrix, recomputed here in f64 from the nodes' TRS).
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::rigs::{RigOptions, generate_rig};
 use glam::{DMat4, DVec3};
 use skinview::anim::Interpolation;
-use skinview::harness::{self, SkinPath};
 use skinview::io::dump::{Dump, diff};
 use skinview::io::gltf_export::{ExportOptions, JointType, WeightType, export_glb};
-use skinview::rigs::{RigOptions, generate_rig};
 use skinview::scene::Scene;
 
 const ORACLE_TOLERANCE_REL: f64 = 5e-6;
@@ -281,8 +281,8 @@ fn generated_rigs_match_three_js() {
             .unwrap_or_else(|e| panic!("{}: export: {e}", case.name));
         let path = dir.join(format!("{}.glb", case.name));
         std::fs::write(&path, &bytes).expect("write glb");
-        let imported = harness::load_model(Some(&path))
-            .unwrap_or_else(|e| panic!("{}: import: {e}", case.name));
+        let imported =
+            skinview::io::load(&path).unwrap_or_else(|e| panic!("{}: import: {e}", case.name));
         let repairs: Vec<_> = imported
             .report
             .notes
@@ -317,13 +317,13 @@ fn generated_rigs_match_three_js() {
             let oracle = oracle_dump(&path, anim, &times, &out);
             let diag = oracle.diagonal();
             let mut cols = Vec::new();
-            let paths: Vec<SkinPath> = if ctx.is_some() {
-                vec![SkinPath::Cpu, SkinPath::Gpu]
+            let paths: Vec<common::Source> = if ctx.is_some() {
+                vec![common::Source::Cpu, common::GPU]
             } else {
-                vec![SkinPath::Cpu]
+                vec![common::Source::Cpu]
             };
             for p in paths {
-                let ours = harness::dump(&imported, anim, &times, p, ctx, None)
+                let ours = common::dump(&imported, anim, &times, p, ctx, None)
                     .unwrap_or_else(|e| panic!("{}: dump {p:?}: {e}", case.name));
                 let d = diff(&oracle, &ours).unwrap_or_else(|e| {
                     panic!("{} anim {anim:?} {p:?}: layout differs: {e}", case.name)
@@ -473,7 +473,7 @@ fn vertices_use_max_influences() {
             export_glb(&scene, &export_options(&case)).expect("export"),
         )
         .expect("write");
-        let imported = harness::load_model(Some(&path)).expect("import");
+        let imported = skinview::io::load(&path).expect("import");
         let got = imported.meshes[0].primitives[0]
             .skin_weights
             .as_ref()
@@ -540,7 +540,8 @@ fn check_rest(name: &str, scene: &Scene) {
     let mut runs: Vec<Option<usize>> = vec![None];
     runs.extend((0..scene.animations.len()).map(Some));
     for anim in runs {
-        let dump = harness::dump(scene, anim, &[0.0], SkinPath::Cpu, None, None).expect("dump");
+        let dump =
+            common::dump(scene, anim, &[0.0], common::Source::Cpu, None, None).expect("dump");
         let got = &dump.meshes[0].positions_by_time[0];
         let worst = expected
             .iter()
@@ -571,7 +572,7 @@ fn rest_pose_is_mesh_node_world_times_position() {
             export_glb(&scene, &export_options(&case)).expect("export"),
         )
         .expect("write");
-        let imported = harness::load_model(Some(&path)).expect("import");
+        let imported = skinview::io::load(&path).expect("import");
         check_rest(&format!("{} (imported)", case.name), &imported);
     }
 }
@@ -600,15 +601,8 @@ fn exported_builtin_rigs_match_three_js() {
                 &times,
                 &dir.join(format!("builtin_{name}_{anim}.json")),
             );
-            let ours = skinview::harness::dump(
-                &back,
-                Some(anim),
-                &times,
-                skinview::harness::SkinPath::Cpu,
-                None,
-                None,
-            )
-            .unwrap();
+            let ours =
+                common::dump(&back, Some(anim), &times, common::Source::Cpu, None, None).unwrap();
             let e = diff(&oracle, &ours).unwrap();
             let rel = e.max_position / oracle.diagonal();
             println!(

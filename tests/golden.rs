@@ -1,19 +1,22 @@
 //! Golden renders: CesiumMan and Fox mid-animation (and the built-in arm at its 120° end),
 //! rendered through the skinning vertex shader and compared with PNGs that were looked at by
 //! eye when committed. On mismatch `<name>-actual.png` and `<name>-difference.png` are
-//! written next to the golden file. `SKINVIEW_BLESS=1` rewrites the goldens.
+//! written next to the golden file, tagged (PNG tEXt "Adapter") with the adapter that made
+//! them. `SKINVIEW_BLESS=1` rewrites the goldens.
 //!
 //! Thresholds (mean absolute channel difference, 0–255) were set on lavapipe (Mesa 22.3,
 //! llvmpipe LLVM 15, 256-bit): identical renders there give 0; other rasterisers differ in
 //! MSAA coverage and edge pixels by well under 2.
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 mod common;
 
 use std::path::PathBuf;
 
-use skinview::gpu::RenderSettings;
-use skinview::harness::{self, SkinPath};
-use skinview::io::image::Rgba8;
+use skinview::character::Character;
+use skinview::gpu::Skinning;
+use skinview::image::Rgba8;
+use skinview::io::png;
 
 const MEAN_DIFF_THRESHOLD: f64 = 2.0;
 /// The CPU-skinned and GPU-skinned renders differ only by f32 rounding of vertices.
@@ -53,24 +56,64 @@ fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
 
+fn bless() -> bool {
+    std::env::var("SKINVIEW_BLESS").is_ok_and(|v| v == "1")
+}
+
+/// Compare `image` with `dir/<name>.png`; on mismatch write the `-actual` and `-difference`
+/// PNGs beside it, tagged with the adapter. `bless` rewrites the golden instead. Returns a
+/// failure message.
+fn check_golden(
+    dir: &std::path::Path,
+    name: &str,
+    image: &Rgba8,
+    adapter: &str,
+    bless: bool,
+) -> Option<String> {
+    let golden = dir.join(format!("{name}.png"));
+    let tag = [("Adapter", adapter)];
+    if bless || !golden.exists() {
+        png::write_tagged(image, &golden, &tag).unwrap();
+        println!("wrote {}", golden.display());
+        return (!bless).then(|| format!("{name}: no golden image yet; wrote one, look at it"));
+    }
+    let expected = png::read(&golden).unwrap();
+    match image.difference(&expected) {
+        Some((mean, diff)) => {
+            println!("{name}: mean difference {mean:.3} (threshold {MEAN_DIFF_THRESHOLD})");
+            (mean > MEAN_DIFF_THRESHOLD).then(|| {
+                let actual = dir.join(format!("{name}-actual.png"));
+                let difference = dir.join(format!("{name}-difference.png"));
+                png::write_tagged(image, &actual, &tag).unwrap();
+                png::write_tagged(&diff, &difference, &tag).unwrap();
+                format!(
+                    "{name}: mean difference {mean:.3} > {MEAN_DIFF_THRESHOLD} on {adapter}; see \
+                     {} and {}",
+                    actual.display(),
+                    difference.display()
+                )
+            })
+        }
+        None => Some(format!("{name}: golden image has another size")),
+    }
+}
+
 #[test]
 fn renders_match_golden_images() {
     let Some(ctx) = common::gpu() else { return };
-    let bless = std::env::var("SKINVIEW_BLESS").is_ok_and(|v| v == "1");
     let mut failures = Vec::new();
     for case in &CASES {
-        let scene = harness::load_model(case.model.map(common::model).as_deref()).unwrap();
-        let t = scene.animations[case.anim].duration_s() * case.at;
-        let settings = RenderSettings {
-            width: SIZE,
-            height: SIZE,
-            ..Default::default()
+        let scene = match case.model {
+            Some(m) => skinview::io::load(&common::model(m)).unwrap(),
+            None => skinview::builtin::woodland_arm().unwrap(),
         };
-        let gpu =
-            harness::render(ctx, &scene, Some(case.anim), t, SkinPath::Gpu, &settings).unwrap();
-        let cpu =
-            harness::render(ctx, &scene, Some(case.anim), t, SkinPath::Cpu, &settings).unwrap();
+        let t = scene.animations[case.anim].duration_s() * case.at;
+        let mut c = Character::from_scene(scene, Some(case.anim), false).unwrap();
+        c.update(t, 0.0).unwrap();
+        let render = |s| skinview::view::render_character(ctx, &c, s, SIZE, SIZE).unwrap();
+        let (gpu, cpu) = (render(Skinning::Gpu), render(Skinning::Cpu));
         let (cpu_gpu, _) = gpu.difference(&cpu).unwrap();
+        println!("{}: CPU vs GPU render {cpu_gpu:.3}", case.name);
         assert!(
             cpu_gpu <= CPU_GPU_RENDER_THRESHOLD,
             "{}: CPU- and GPU-skinned renders differ by {cpu_gpu:.3}",
@@ -88,35 +131,49 @@ fn renders_match_golden_images() {
             "{}: only {covered} pixels drawn",
             case.name
         );
-        let golden = golden_dir().join(format!("{}.png", case.name));
-        if bless || !golden.exists() {
-            gpu.write_png(&golden).unwrap();
-            println!("wrote {}", golden.display());
-            if !bless {
-                failures.push(format!(
-                    "{}: no golden image yet; wrote one, look at it and commit",
-                    case.name
-                ));
-            }
-            continue;
-        }
-        let expected = Rgba8::read_png(&golden).unwrap();
-        match gpu.difference(&expected) {
-            Some((mean, diff)) => {
-                println!(
-                    "{}: mean difference {mean:.3} (threshold {MEAN_DIFF_THRESHOLD}), CPU vs GPU render {cpu_gpu:.3}",
-                    case.name
-                );
-                if mean > MEAN_DIFF_THRESHOLD {
-                    gpu.write_png(&golden_dir().join(format!("{}-actual.png", case.name)))
-                        .unwrap();
-                    diff.write_png(&golden_dir().join(format!("{}-difference.png", case.name)))
-                        .unwrap();
-                    failures.push(format!("{}: mean difference {mean:.3} > {MEAN_DIFF_THRESHOLD}; see {}-actual.png / -difference.png", case.name, case.name));
-                }
-            }
-            None => failures.push(format!("{}: golden image has another size", case.name)),
-        }
+        failures.extend(check_golden(
+            &golden_dir(),
+            case.name,
+            &gpu,
+            &ctx.describe(),
+            bless(),
+        ));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A mismatch leaves `-actual` and `-difference` images tagged with the adapter.
+#[test]
+fn a_mismatch_writes_tagged_actual_and_difference_images() {
+    let Some(ctx) = common::gpu() else { return };
+    let golden = png::read(&golden_dir().join("woodland_arm_120deg.png")).unwrap();
+    // The golden with a block painted over: far above the threshold.
+    let mut wrong = golden.clone();
+    for y in 0..wrong.height as usize / 2 {
+        for x in 0..wrong.width as usize / 2 {
+            let i = (y * wrong.width as usize + x) * 4;
+            wrong.pixels[i..i + 4].copy_from_slice(&[255, 0, 255, 255]);
+        }
+    }
+    let name = "woodland_arm_120deg";
+    let dir = std::env::temp_dir().join(format!("skinview-golden-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        golden_dir().join(format!("{name}.png")),
+        dir.join(format!("{name}.png")),
+    )
+    .unwrap();
+    let message = check_golden(&dir, name, &wrong, &ctx.describe(), false).expect("a mismatch");
+    assert!(message.contains(&ctx.describe()), "{message}");
+    for suffix in ["actual", "difference"] {
+        let p = dir.join(format!("{name}-{suffix}.png"));
+        let text = png::read_text(&p).unwrap();
+        assert!(
+            text.iter()
+                .any(|(k, v)| k == "Adapter" && *v == ctx.describe()),
+            "{}: {text:?}",
+            p.display()
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,12 +1,14 @@
-//! GPU readback (capture shader calling the shared WGSL `skin()`) against the CPU reference
+//! GPU readback (the compute capture and the draw's own vertex stage, both calling the shared
+//! WGSL `skin()`) against the CPU reference
 //! for every shared model and rig across each animation, the f32 CPU path against the f64
 //! reference, and the `--max-influences` reduction.
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 mod common;
 
 use skinview::anim::Pose;
+use skinview::compare::{CPU_GPU_TOLERANCE_REL, CompareOptions, compare};
 use skinview::frame::{CpuSkinner, FrameState};
-use skinview::harness::{self, CPU_GPU_TOLERANCE_REL};
 use skinview::skin::SkinnedVertices;
 use skinview::skin::reference64::skin_draw_f64;
 use skinview::skin::weights::reduce_influences;
@@ -36,7 +38,11 @@ fn gpu_matches_cpu_reference_on_every_model_and_animation() {
         } else {
             skinview::io::load(&path).unwrap()
         };
-        let cmp = harness::compare(ctx, &scene, &anims(&scene), FRAMES, None, |_, _| {}).unwrap();
+        let options = CompareOptions {
+            frames: FRAMES,
+            ..Default::default()
+        };
+        let cmp = compare(ctx, &scene, &anims(&scene), &options, |_, _| {}).unwrap();
         let worst = cmp
             .anims
             .iter()
@@ -87,7 +93,7 @@ fn cpu_f32_matches_f64_reference() {
         let mut sk = CpuSkinner::new(&scene, None);
         let mut worst_rel: f64 = 0.0;
         for anim in anims(&scene) {
-            for t in harness::frame_times(&scene, anim, 5) {
+            for t in skinview::compare::run::frame_times(&scene, anim, 5) {
                 frame.evaluate(&scene, anim, t).unwrap();
                 let pose: &Pose = &frame.pose;
                 let mut lo = glam::DVec3::splat(f64::MAX);
@@ -170,7 +176,12 @@ fn max_influences_reduction_is_applied_on_both_paths_and_costed() {
             }
         }
         let Some(ctx) = common::gpu() else { continue };
-        let cmp = harness::compare(ctx, &scene, &anims(&scene), 5, Some(4), |_, _| {}).unwrap();
+        let options = CompareOptions {
+            frames: 5,
+            max_influences: Some(4),
+            ..Default::default()
+        };
+        let cmp = compare(ctx, &scene, &anims(&scene), &options, |_, _| {}).unwrap();
         assert!(cmp.passed, "{stem}: GPU differs from CPU with 4 influences");
         assert_eq!(cmp.vertices_reduced, stats.vertices_reduced);
         let cost = cmp
@@ -187,5 +198,63 @@ fn max_influences_reduction_is_applied_on_both_paths_and_costed() {
             cost > 1e-5 * cmp.diagonal,
             "{stem}: reduction cost {cost:e} suspiciously small"
         );
+    }
+}
+
+/// The draw-path capture reads back the real draw's vertex fetch: with position and normal
+/// swapped in the vertex layout (a planted fault), the draw-path comparison fails while the
+/// compute capture, which loads vertices from storage buffers, still passes; with the real
+/// layout both pass.
+#[test]
+fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
+    use skinview::character::Character;
+    use skinview::compare::DrawErrors;
+    use skinview::gpu::{CapturePath, DrawCapture, GpuReadback, VertexLayout};
+    let Some(ctx) = common::gpu() else { return };
+    let swapped = |sets| {
+        let mut l = VertexLayout::skinned(sets);
+        // Slot 0 feeds location 0 (position), slot 1 location 1 (normal): swap them.
+        l.slots[0].attributes[0].shader_location = 1;
+        l.slots[1].attributes[0].shader_location = 0;
+        l
+    };
+    for path in [
+        common::model("CesiumMan"),
+        common::model("rig_seed4_8inf_morph_ubyte"),
+    ] {
+        let scene = skinview::io::load(&path).unwrap();
+        let mut c = Character::from_scene(scene, Some(0), false).unwrap();
+        let t = c.scene.animations[0].duration_s() * 0.4;
+        c.update(t, 0.0).unwrap();
+        let draws: Vec<usize> = (0..c.scene.draws.len()).collect();
+        let (lo, hi) = skinview::skin::bounds(&c.outputs).unwrap();
+        let limit = CPU_GPU_TOLERANCE_REL * (hi - lo).length() as f64;
+        let worst = |capture: DrawCapture, path: CapturePath| {
+            let mut g =
+                GpuReadback::with_draw_capture(ctx, &c.scene, &c.frame, None, capture).unwrap();
+            let out = g.read(ctx, &c.scene, &c.frame, path, &draws).unwrap();
+            draws
+                .iter()
+                .map(|&d| {
+                    let mut e = DrawErrors::new(&c.scene, d);
+                    e.add(t, &c.outputs[d], &out[d]);
+                    e.max_error
+                })
+                .fold(0.0, f64::max)
+        };
+        let faulty = || DrawCapture::with_layouts(ctx, [swapped(1), swapped(2)]).unwrap();
+        let good = worst(DrawCapture::new(ctx).unwrap(), CapturePath::Draw);
+        let caught = worst(faulty(), CapturePath::Draw);
+        let compute = worst(faulty(), CapturePath::Compute);
+        println!(
+            "{}: draw path {good:.2e} (real layout), {caught:.2e} (swapped); compute {compute:.2e}; limit {limit:.2e}",
+            c.scene.name
+        );
+        assert!(good <= limit, "real layout: {good:e} > {limit:e}");
+        assert!(
+            caught > 100.0 * limit,
+            "swapped layout not caught: {caught:e}"
+        );
+        assert!(compute <= limit, "compute capture: {compute:e}");
     }
 }

@@ -1,6 +1,7 @@
 //! The glTF rules the importer claims (src/io/gltf_import.rs), one test each, against
 //! hand-computed or analytic expectations. Test files are built in code (RawScene →
 //! SceneBuilder → export_glb) and, for malformed files, edited at the JSON/BIN level.
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 mod common;
 
@@ -1512,9 +1513,9 @@ fn shared_models_survive_export_and_import() {
             .chain((0..a.animations.len()).map(Some))
             .collect();
         for anim in anims {
-            for t in skinview::harness::frame_times(&a, anim, 3) {
+            for t in skinview::compare::run::frame_times(&a, anim, 3) {
                 let (sa, sb) = (skinned(&a, anim, t), skinned(&b, anim, t));
-                let (lo, hi) = skinview::harness::bounds(&sa).expect("finite vertices");
+                let (lo, hi) = skinview::skin::bounds(&sa).expect("finite vertices");
                 let diag = (hi - lo).length();
                 for (i, d) in a.draws.iter().enumerate() {
                     let j = b

@@ -1,6 +1,7 @@
 //! Bone links (seed 000 §7–§9): weight reassignment, rest equivalence, link poses and the
 //! joint cross-section on Woodland's arm. Every expectation is independent of the code under
 //! test: hand-computed weights, the unlinked scene, analytic rotations, the rest radius.
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 use std::collections::BTreeMap;
 use std::f32::consts::PI;
@@ -691,7 +692,7 @@ fn rig_link_settings_carry_the_normal_fade() {
     );
 
     let weights_with = |fade: Option<f32>| {
-        let mut rig = skinview::rig::humanoid::humanoid();
+        let mut rig = skinview::builtin::humanoid_rig();
         for b in rig.bones.iter_mut() {
             if let Some(l) = b.links.as_mut() {
                 l.normal_fade = fade;

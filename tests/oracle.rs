@@ -1,13 +1,13 @@
-//! `skinview dump` (CPU and GPU paths) against an independent engine: every file in
+//! `skinview dump` (CPU, GPU compute capture, GPU draw path) against an independent engine: every file in
 //! ../shared/oracle_ref (three.js r187 output for the shared models and rigs).
 //! The bound is 1e-4 of the model's bounding-box diagonal. Both engines compute in
 //! f32 from f32 data, so we hold ourselves to 5e-6 (measured on lavapipe, 2026-11-22: worst
 //! 5.5e-7, RiggedFigure; SimpleSkin's oracle times fall on keys, where normalising its
 //! non-unit rotation keys changes nothing).
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 mod common;
 
-use skinview::harness::{self, SkinPath};
 use skinview::io::dump::{Dump, diff};
 
 const ORACLE_TOLERANCE_REL: f64 = 5e-6;
@@ -23,23 +23,29 @@ fn oracle_files() -> Vec<std::path::PathBuf> {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     v.sort();
-    assert!(
-        v.len() >= 26,
-        "expected the oracle files, found {}",
-        v.len()
-    );
+    // Every model and rig has its reference outputs.
+    for m in common::all_models() {
+        let stem = m.file_stem().unwrap().to_string_lossy().to_string();
+        assert!(
+            v.iter().any(|f| f
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{stem}_")))),
+            "no oracle output for {stem} in {}",
+            dir.display()
+        );
+    }
     v
 }
 
 // `!(x <= tol)` also catches NaN errors.
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
-fn check(path: SkinPath) {
+fn check(path: common::Source) {
     let ctx = match path {
-        SkinPath::Gpu => match common::gpu() {
+        common::Source::Gpu(_) => match common::gpu() {
             Some(c) => Some(c),
             None => return,
         },
-        SkinPath::Cpu => None,
+        common::Source::Cpu => None,
     };
     let mut failures = Vec::new();
     for file in oracle_files() {
@@ -49,9 +55,9 @@ fn check(path: SkinPath) {
             .trim_end_matches(".glb")
             .trim_end_matches(".gltf")
             .to_string();
-        let scene = harness::load_model(Some(&common::model(&stem))).expect("load");
+        let scene = skinview::io::load(&common::model(&stem)).expect("load");
         let times: Vec<f32> = oracle.times.iter().map(|&t| t as f32).collect();
-        let ours = harness::dump(&scene, oracle.anim, &times, path, ctx, None).expect("dump");
+        let ours = common::dump(&scene, oracle.anim, &times, path, ctx, None).expect("dump");
         let d = diff(&oracle, &ours)
             .unwrap_or_else(|e| panic!("{}: layout differs: {e}", file.display()));
         let diag = oracle.diagonal();
@@ -81,10 +87,16 @@ fn check(path: SkinPath) {
 
 #[test]
 fn cpu_dump_matches_independent_engine() {
-    check(SkinPath::Cpu);
+    check(common::Source::Cpu);
 }
 
 #[test]
 fn gpu_dump_matches_independent_engine() {
-    check(SkinPath::Gpu);
+    check(common::GPU);
+}
+
+/// The draw's own vertex stage (read back point by point) against the independent engine.
+#[test]
+fn gpu_draw_path_matches_independent_engine() {
+    check(common::Source::Gpu(skinview::gpu::CapturePath::Draw));
 }

@@ -1,16 +1,20 @@
 //! Native Weber rigs: format round trips, conversion to the internal skeleton, glTF export,
 //! validation errors, and layered motions against hand-composed poses.
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 mod common;
 
 use glam::{Quat, Vec3};
 use skinview::anim::layer::{BoneMask, CrossFade, DEFAULT_THRESHOLD, Layer, LayerJob, track_mask};
 use skinview::anim::{AnimateJob, Cursor, Pose};
-use skinview::harness::{self, SkinPath};
 use skinview::io::dump::diff;
 use skinview::io::gltf_export::{ExportOptions, export_glb};
 use skinview::math::Trs;
-use skinview::rig::{Bone, WeberRig, humanoid::humanoid};
+use skinview::rig::{Bone, WeberRig};
+
+fn humanoid() -> WeberRig {
+    skinview::builtin::humanoid_rig()
+}
 
 fn rigs() -> Vec<WeberRig> {
     vec![humanoid(), skinview::builtin::woodland_arm_rig().unwrap()]
@@ -21,8 +25,8 @@ fn rigs() -> Vec<WeberRig> {
 #[test]
 fn native_round_trips_are_lossless() {
     for rig in rigs() {
-        let text = rig.to_json();
-        let back = WeberRig::from_json(&text, "mem.rig.json").unwrap();
+        let text = skinview::io::rig_json::to_string(&rig);
+        let back = skinview::io::rig_json::parse(&text, "mem.rig.json").unwrap();
         assert_eq!(back, rig, "{}: JSON round trip changed the rig", rig.name);
         let rs = rig.to_scene().unwrap();
         let again = WeberRig::from_scene(&rs, &rig.name).unwrap();
@@ -158,9 +162,17 @@ fn native_to_gltf_round_trip_skins_the_same() {
         for anim in 0..rs.scene.animations.len() {
             let d = rs.scene.animations[anim].duration_s();
             let times = [0.0, d * 0.31, d * 0.77, d];
-            let a =
-                harness::dump(&rs.scene, Some(anim), &times, SkinPath::Cpu, None, None).unwrap();
-            let b = harness::dump(&back, Some(anim), &times, SkinPath::Cpu, None, None).unwrap();
+            let a = common::dump(
+                &rs.scene,
+                Some(anim),
+                &times,
+                common::Source::Cpu,
+                None,
+                None,
+            )
+            .unwrap();
+            let b =
+                common::dump(&back, Some(anim), &times, common::Source::Cpu, None, None).unwrap();
             let e = diff(&a, &b).unwrap();
             println!(
                 "{} anim {anim}: glTF round trip {:.2e} of diagonal",
@@ -183,21 +195,21 @@ fn native_files_load_through_io() {
     let dir = std::env::temp_dir().join(format!("skinview-rig-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("h.rig.json");
-    std::fs::write(&p, humanoid().to_json()).unwrap();
+    std::fs::write(&p, skinview::io::rig_json::to_string(&humanoid())).unwrap();
     let scene = skinview::io::load(&p).unwrap();
     assert_eq!(scene.skins[0].joints.len(), 18);
     assert_eq!(scene.animations.len(), 3);
     // The committed asset is what the generator writes today.
     let asset = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/humanoid.rig.json");
     assert!(
-        std::fs::read_to_string(asset).unwrap() == humanoid().to_json(),
+        std::fs::read_to_string(asset).unwrap() == skinview::io::rig_json::to_string(&humanoid()),
         "assets/humanoid.rig.json is stale: cargo run -- export builtin:humanoid --out assets/humanoid.rig.json"
     );
 }
 
 #[test]
 fn bad_native_files_name_the_field() {
-    let good = humanoid().to_json();
+    let good = skinview::io::rig_json::to_string(&humanoid());
     let cases: Vec<(String, &str)> = vec![
         (
             good.replacen("\"version\":1", "\"version\":7", 1),
@@ -240,7 +252,7 @@ fn bad_native_files_name_the_field() {
     let zero_key = (serde_json::to_string(&v).unwrap(), "zero-length quaternion");
     let cases: Vec<(String, &str)> = cases.into_iter().chain(std::iter::once(zero_key)).collect();
     for (text, needle) in cases {
-        let r = std::panic::catch_unwind(|| WeberRig::from_json(&text, "bad.rig.json"));
+        let r = std::panic::catch_unwind(|| skinview::io::rig_json::parse(&text, "bad.rig.json"));
         let err = r.expect("no panic").expect_err("must fail").to_string();
         assert!(
             err.contains("bad.rig.json") && err.contains(needle),
@@ -272,7 +284,7 @@ fn layered_motions_equal_hand_composed_poses() {
     let scene = skinview::builtin::humanoid().unwrap();
     let run = sample(&scene, 1, 0.4);
     let throw = sample(&scene, 2, 0.6);
-    let upper = BoneMask::subtree(&scene, BoneMask::node(&scene, "spine").unwrap());
+    let upper = BoneMask::subtree(&scene, scene.find_node("spine").unwrap());
     let lower = BoneMask::invert(&upper);
     let throw_mask: Vec<f32> = upper
         .iter()

@@ -10,6 +10,7 @@ use crate::scene::Scene;
 /// Local transforms and morph weights of every node of a scene.
 #[derive(Clone, Debug, Default)]
 pub struct Pose {
+    /// Local transform per node (index into `scene.nodes`).
     pub locals: Vec<Trs>,
     /// Per node: current morph weights (empty for nodes without a morphed mesh).
     pub morph_weights: Vec<Vec<f32>>,
@@ -50,15 +51,20 @@ impl Pose {
 /// 2. `pose` was made for this scene (one entry per node);
 /// 3. `time_s` is finite.
 pub struct AnimateJob<'a> {
+    /// The scene the pose belongs to.
     pub scene: &'a Scene,
+    /// Animation to sample; `None` leaves the rest pose.
     pub animation: Option<&'a Animation>,
+    /// Sample time in seconds; outside a channel's key range its first or last value is held.
     pub time_s: f32,
     /// One cursor per channel, kept between calls for cheap forward playback.
     pub cursors: &'a mut [Cursor],
+    /// Receives the rest pose with the animated properties overwritten.
     pub pose: &'a mut Pose,
 }
 
 impl AnimateJob<'_> {
+    /// Check the numbered rules above.
     pub fn validate(&self) -> Result<()> {
         let channels = self.animation.map_or(0, |a| a.channels.len());
         if self.cursors.len() != channels {
@@ -87,6 +93,7 @@ impl AnimateJob<'_> {
         Ok(())
     }
 
+    /// Validate, then reset `pose` to rest and sample every channel into it.
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         self.pose.reset(self.scene);

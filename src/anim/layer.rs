@@ -4,7 +4,8 @@
 //! Method: per bone, each layer contributes with `layer.weight × mask[bone]`; translations and
 //! scales are averaged by weight, rotations by a normalised weighted sum of quaternions, each
 //! flipped into the first contributor's hemisphere (nlerp; exact for two layers up to the
-//! usual nlerp speed distortion, and order-independent). When a bone's total weight is below
+//! usual nlerp speed distortion, and order-independent); a bone with a single contributor takes
+//! it unchanged. When a bone's total weight is below
 //! `threshold` the reference pose fills the rest (so bones no motion drives stay at reference,
 //! where IK or code may take them). Cost: O(bones × layers), no allocation.
 //! Masks: [`BoneMask`] builds them from subtrees; [`track_mask`] marks the bones a motion has
@@ -20,8 +21,11 @@ use crate::scene::Scene;
 /// One layer: a sampled pose, a global weight and an optional per-bone mask (0..1).
 #[derive(Clone, Copy, Debug)]
 pub struct Layer<'a> {
+    /// Local transform per bone (index = scene node).
     pub pose: &'a [Trs],
+    /// Global weight of the layer (≥ 0).
     pub weight: f32,
+    /// Per-bone weight in 0..1 multiplying `weight`; `None` = 1 on every bone.
     pub mask: Option<&'a [f32]>,
 }
 
@@ -30,10 +34,14 @@ pub struct Layer<'a> {
 /// 2. masks, when given, have one weight per bone;
 /// 3. layer weights, mask weights and `threshold` are finite and non-negative, threshold > 0.
 pub struct LayerJob<'a> {
+    /// Reference locals, one per bone: they make up the weight where the layers' total is below
+    /// `threshold`.
     pub reference: &'a [Trs],
+    /// Layers to blend.
     pub layers: &'a [Layer<'a>],
     /// Below this total weight the reference pose makes up the difference.
     pub threshold: f32,
+    /// Receives the blended locals, one per bone.
     pub output: &'a mut [Trs],
 }
 
@@ -42,6 +50,7 @@ pub struct LayerJob<'a> {
 pub const DEFAULT_THRESHOLD: f32 = 0.1;
 
 impl LayerJob<'_> {
+    /// Check the numbered rules above.
     pub fn validate(&self) -> Result<()> {
         let n = self.reference.len();
         if self.output.len() != n || self.layers.iter().any(|l| l.pose.len() != n) {
@@ -78,6 +87,7 @@ impl LayerJob<'_> {
         Ok(())
     }
 
+    /// Validate, then blend the layers bone by bone into `output`.
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         for (b, out) in self.output.iter_mut().enumerate() {
@@ -98,6 +108,11 @@ impl LayerJob<'_> {
 #[derive(Default)]
 struct Accumulator {
     total: f32,
+    /// Contributors so far, and the first one: a bone with one contributor at full weight
+    /// takes its transform unchanged (the average of one sample is itself; its rotation is
+    /// not renormalised, so a clip with slightly non-unit keys plays as sampled).
+    count: u32,
+    first: Trs,
     translation: Vec3,
     scale: Vec3,
     rotation: Vec4,
@@ -110,6 +125,10 @@ impl Accumulator {
         if w <= 0.0 {
             return;
         }
+        if self.count == 0 {
+            self.first = *x;
+        }
+        self.count += 1;
         let q = Vec4::from(x.rotation);
         let h = *self.hemisphere.get_or_insert(q);
         self.rotation += if h.dot(q) < 0.0 { -q } else { q } * w;
@@ -122,6 +141,9 @@ impl Accumulator {
     fn finish(&self, reference: &Trs) -> Trs {
         if self.total <= 0.0 {
             return *reference;
+        }
+        if self.count == 1 {
+            return self.first;
         }
         let rot = Quat::from_vec4(self.rotation);
         let len = rot.length();
@@ -162,14 +184,6 @@ impl BoneMask {
     pub fn invert(mask: &[f32]) -> Vec<f32> {
         mask.iter().map(|w| 1.0 - w).collect()
     }
-
-    /// Find a node by name.
-    pub fn node(scene: &Scene, name: &str) -> Option<usize> {
-        scene
-            .nodes
-            .iter()
-            .position(|n| n.name.as_deref() == Some(name))
-    }
 }
 
 /// 1 on bones `anim` has a track for, 0 on the rest: bones a motion does not drive must not
@@ -188,7 +202,9 @@ pub fn track_mask(scene: &Scene, anim: &Animation) -> Vec<f32> {
 /// (smoothstep ramp).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CrossFade {
+    /// Time the fade starts, in seconds.
     pub start_s: f32,
+    /// Length of the fade in seconds (≤ 0 = an instant switch at `start_s`).
     pub duration_s: f32,
 }
 

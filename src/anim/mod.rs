@@ -13,14 +13,18 @@ pub use sampler::{Cursor, Interpolation, Sampler};
 /// Which node property a channel drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Path {
+    /// The node's local translation.
     Translation,
+    /// The node's local rotation (quaternion).
     Rotation,
+    /// The node's local scale.
     Scale,
     /// Morph target weights of the node's mesh.
     Weights,
 }
 
 impl Path {
+    /// The glTF name of the path (`"translation"`, `"rotation"`, `"scale"`, `"weights"`).
     pub fn name(self) -> &'static str {
         match self {
             Path::Translation => "translation",
@@ -31,17 +35,23 @@ impl Path {
     }
 }
 
+/// One animated property of one node.
 #[derive(Clone, Debug)]
 pub struct Channel {
     /// Target node (scene node index after building; source index in a raw scene).
     pub node: usize,
+    /// Property the channel drives.
     pub path: Path,
+    /// Keyframes of the property.
     pub sampler: Sampler,
 }
 
+/// An animation clip: a set of channels played on a common timeline (seconds).
 #[derive(Clone, Debug)]
 pub struct Animation {
+    /// Clip name from the source file, if any.
     pub name: Option<String>,
+    /// The clip's channels.
     pub channels: Vec<Channel>,
 }
 

@@ -17,12 +17,16 @@
 /// Interpolation between keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Interpolation {
+    /// Hold the previous key's value.
     Step,
+    /// Lerp vectors; slerp quaternions along the shorter arc.
     Linear,
+    /// Cubic Hermite spline with in/out tangents per key.
     CubicSpline,
 }
 
 impl Interpolation {
+    /// The glTF name (`"STEP"`, `"LINEAR"`, `"CUBICSPLINE"`).
     pub fn name(self) -> &'static str {
         match self {
             Interpolation::Step => "STEP",
@@ -113,6 +117,7 @@ fn slerp_cached(
 /// Key times and values of one channel.
 #[derive(Clone, Debug)]
 pub struct Sampler {
+    /// How values between keys are computed.
     pub interpolation: Interpolation,
     /// Strictly increasing key times in seconds.
     pub times_s: Vec<f32>,
@@ -198,7 +203,7 @@ impl Sampler {
             if time_s < t[k0 + 1] {
                 return k0;
             }
-            if k0 + 1 <= last && time_s < t[k0 + 2] {
+            if k0 < last && time_s < t[k0 + 2] {
                 cursor.key = k0 + 1;
                 return k0 + 1;
             }
@@ -282,7 +287,7 @@ impl Sampler {
             Interpolation::Linear => {
                 let (a, b) = (self.value(k), self.value(k + 1));
                 if self.is_rotation {
-                    slerp_cached(a, b, u, k, cursor.as_deref_mut(), out);
+                    slerp_cached(a, b, u, k, cursor, out);
                 } else {
                     for i in 0..c {
                         out[i] = a[i] + (b[i] - a[i]) * u;

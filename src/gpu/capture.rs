@@ -13,6 +13,7 @@ use crate::skin::SkinnedVertices;
 /// Threads per workgroup; must match `@workgroup_size` in capture.wgsl.
 const WORKGROUP_SIZE: u32 = 64;
 
+/// The compute capture of one [`GpuScene`] (its output buffers are sized to the scene).
 pub struct Capture {
     /// Index 0: 4 influences, 1: 8 influences.
     pipelines: [wgpu::ComputePipeline; 2],
@@ -21,6 +22,7 @@ pub struct Capture {
 }
 
 impl Capture {
+    /// Pipelines and per-draw output buffers for `gpu`.
     pub fn new(ctx: &GpuContext, gpu: &GpuScene) -> Result<Capture> {
         let device = &ctx.device;
         let io_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -39,8 +41,8 @@ impl Capture {
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("capture"),
             bind_group_layouts: &[
-                Some(&gpu.frame_layout),
-                Some(&gpu.draw_layout),
+                Some(&ctx.layouts.frame),
+                Some(&ctx.layouts.draw),
                 Some(&io_layout),
             ],
             immediate_size: 0,
@@ -123,7 +125,7 @@ impl Capture {
             pass.set_bind_group(0, &gpu.frame_bind_group, &[]);
             for &i in draws {
                 let d = &gpu.draws[i];
-                pass.set_pipeline(&self.pipelines[(d.influence_sets.clamp(1, 2) - 1) as usize]);
+                pass.set_pipeline(&self.pipelines[super::render::sets_slot(d)]);
                 pass.set_bind_group(1, &d.bind_group, &[]);
                 pass.set_bind_group(2, &self.bind_groups[i], &[]);
                 pass.dispatch_workgroups(d.vertex_count.div_ceil(WORKGROUP_SIZE), 1, 1);

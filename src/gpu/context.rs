@@ -2,15 +2,23 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::layouts::Layouts;
 use crate::error::{Error, Result};
 
-/// A device and queue plus the adapter facts the pipelines need.
+/// A device and queue plus the adapter facts and bind group layouts the pipelines need.
 pub struct GpuContext {
+    /// The wgpu instance (a window's surface is made from it).
     pub instance: wgpu::Instance,
+    /// The adapter the device came from.
     pub adapter: wgpu::Adapter,
+    /// The device.
     pub device: wgpu::Device,
+    /// Its queue.
     pub queue: wgpu::Queue,
+    /// Adapter name, backend, driver.
     pub info: wgpu::AdapterInfo,
+    /// Bind group layouts every pipeline and scene on this device share.
+    pub layouts: Layouts,
     /// Validation errors reported by wgpu since the last [`GpuContext::check`].
     errors: Arc<Mutex<Vec<String>>>,
 }
@@ -44,6 +52,8 @@ impl GpuContext {
         Self::from_adapter(instance, adapter).await
     }
 
+    /// A device on `adapter` with the adapter's own limits (the palette storage buffer is
+    /// sized to the scene), after checking it can run skinning at all.
     pub async fn from_adapter(
         instance: wgpu::Instance,
         adapter: wgpu::Adapter,
@@ -79,12 +89,14 @@ impl GpuContext {
                 v.push(e.to_string());
             }
         }));
+        let layouts = Layouts::new(&device);
         Ok(GpuContext {
             instance,
             adapter,
             device,
             queue,
             info,
+            layouts,
             errors,
         })
     }

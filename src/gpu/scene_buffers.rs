@@ -1,5 +1,7 @@
-//! Scene upload: per-draw vertex, influence, morph and parameter buffers (static), and the
-//! per-frame palette and morph-weight storage buffers.
+//! Scene upload: per-draw vertex, influence, morph and parameter buffers (static), the
+//! per-frame palette and morph-weight storage buffers, and the upload path for CPU-skinned
+//! vertices (one buffer for the whole scene, rewritten per frame when a view shows the CPU
+//! reference).
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3, Vec4};
@@ -9,24 +11,39 @@ use super::context::GpuContext;
 use crate::error::{Error, Result};
 use crate::frame::FrameState;
 use crate::scene::{Scene, SkinWeights, Topology};
-use crate::skin::ReductionStats;
 use crate::skin::weights::reduce_influences;
+use crate::skin::{ReductionStats, SkinnedVertices};
 
-/// Per-draw parameters. Mirrors `DrawParams` in shaders/skin.wgsl (same order and padding).
+pub use crate::skin::weights::GPU_MAX_INFLUENCES;
+
+/// Per-draw parameters. Mirrors `DrawParams` in shaders/skin.wgsl (same order and padding;
+/// the size is checked against the WGSL struct by tests/gpu_layout.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct DrawParams {
+    /// Base colour factor (linear RGBA).
     pub base_color: [f32; 4],
+    /// First palette entry of this draw's skin (or its one rigid matrix).
     pub palette_base: u32,
+    /// Vertices of the draw.
     pub vertex_count: u32,
+    /// Morph targets of the draw's primitive.
     pub morph_target_count: u32,
+    /// First morph weight of this draw in the frame's weight array.
     pub morph_weight_base: u32,
+    /// 1 when the primitive has normals.
     pub has_normals: u32,
+    /// 1 when the primitive has tangents.
     pub has_tangents: u32,
+    /// Padding to 16 bytes.
     pub _pad: [u32; 2],
 }
 
+/// Bytes per vertex of the CPU-skinned upload: position and normal, `vec3<f32>` each.
+pub const CPU_VERTEX_STRIDE: u64 = 24;
+
 /// GPU buffers of one draw.
+#[allow(missing_docs)] // buffer fields are named for what they hold
 pub struct GpuDraw {
     pub vertex_count: u32,
     pub index_count: u32,
@@ -36,7 +53,7 @@ pub struct GpuDraw {
     pub positions: wgpu::Buffer,
     pub normals: wgpu::Buffer,
     pub tangents: wgpu::Buffer,
-    /// `influence_sets` vec4<u32> per vertex; also bound as capture input.
+    /// `influence_sets` `vec4<u32>` per vertex; also bound as capture input.
     pub joints: wgpu::Buffer,
     pub weights: wgpu::Buffer,
     pub indices: wgpu::Buffer,
@@ -46,53 +63,29 @@ pub struct GpuDraw {
     pub morph_deltas: wgpu::Buffer,
     pub bind_group: wgpu::BindGroup,
     pub reduction: Option<ReductionStats>,
+    /// First vertex of this draw in the scene's CPU-skinned upload buffer.
+    pub cpu_first_vertex: u64,
 }
 
 /// A scene on the GPU.
 pub struct GpuScene {
-    pub frame_layout: wgpu::BindGroupLayout,
-    pub draw_layout: wgpu::BindGroupLayout,
+    /// Frame palette (`model_from_bind` per skin joint, one matrix per rigid draw).
     pub palette: wgpu::Buffer,
+    /// Morph weights of every draw for the current frame.
     pub morph_weights: wgpu::Buffer,
-    pub frame_uniform: wgpu::Buffer,
+    /// Group 0 (palette, morph weights).
     pub frame_bind_group: wgpu::BindGroup,
+    /// Per draw buffers, in scene draw order.
     pub draws: Vec<GpuDraw>,
+    /// The influence limit the skin weights were reduced to (None = all kept).
+    pub max_influences: Option<usize>,
     /// Per draw: first morph weight in the frame's weight array.
     morph_weight_base: Vec<u32>,
     morph_weight_scratch: Vec<f32>,
-}
-
-/// Size of the render frame uniform (see render.rs `FrameUniform`).
-pub const FRAME_UNIFORM_SIZE: u64 = 96;
-
-fn storage_entry(
-    binding: u32,
-    visibility: wgpu::ShaderStages,
-    read_only: bool,
-) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
-fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
+    /// CPU-skinned positions and normals of every draw (created on the first upload).
+    cpu_vertices: Option<wgpu::Buffer>,
+    cpu_scratch: Vec<f32>,
+    cpu_vertex_total: u64,
 }
 
 /// Buffer with contents, at least 16 bytes (zero-sized bindings are not allowed).
@@ -123,27 +116,12 @@ impl GpuScene {
         max_influences: Option<usize>,
     ) -> Result<GpuScene> {
         let device = &ctx.device;
-        let vs_cs = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::COMPUTE;
-        let frame_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("frame"),
-            entries: &[
-                storage_entry(0, vs_cs, true),
-                storage_entry(1, vs_cs, true),
-                uniform_entry(2, wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT),
-            ],
-        });
-        let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("draw"),
-            entries: &[
-                uniform_entry(0, vs_cs | wgpu::ShaderStages::FRAGMENT),
-                storage_entry(1, vs_cs, true),
-            ],
-        });
         let palette_bytes = (frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64;
         let max_binding = ctx.device.limits().max_storage_buffer_binding_size;
         if palette_bytes > max_binding {
             return Err(Error::Gpu(format!(
-                "palette of {} matrices ({palette_bytes} bytes) exceeds the adapter's storage binding limit {max_binding}",
+                "palette of {} matrices ({palette_bytes} bytes) exceeds the adapter's storage \
+                 binding limit {max_binding}",
                 frame.layout.len
             )));
         }
@@ -165,15 +143,9 @@ impl GpuScene {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let frame_uniform = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("frame uniform"),
-            size: FRAME_UNIFORM_SIZE,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
         let frame_bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("frame"),
-            layout: &frame_layout,
+            layout: &ctx.layouts.frame,
             entries: &[
                 wgpu::BindGroupEntry {
                     binding: 0,
@@ -183,13 +155,10 @@ impl GpuScene {
                     binding: 1,
                     resource: morph_weights.as_entire_binding(),
                 },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: frame_uniform.as_entire_binding(),
-                },
             ],
         });
         let mut draws = Vec::with_capacity(scene.draws.len());
+        let mut cpu_first_vertex = 0u64;
         for (i, d) in scene.draws.iter().enumerate() {
             let prim = scene.primitive(d);
             let n = prim.vertex_count();
@@ -216,16 +185,18 @@ impl GpuScene {
                     }
                 };
             // Up to 8 influences per vertex: compact wider sets whose vertices use at most 8
-            // (exact: nothing is dropped), refuse the rest with a clear way out.
-            let weights = if weights.width > 8 {
+            // (exact: nothing is dropped), refuse the rest.
+            let weights = if weights.width > GPU_MAX_INFLUENCES {
                 let used = weights.max_influences();
-                if used > 8 {
-                    return Err(Error::Gpu(format!(
-                        "draw {i} ({}) has vertices with {used} influences; the GPU path handles up to 8 (use --max-influences 8)",
-                        scene.name
-                    )));
+                if used > GPU_MAX_INFLUENCES {
+                    return Err(Error::TooManyInfluences {
+                        model: scene.name.clone(),
+                        draw: i,
+                        used,
+                        max: GPU_MAX_INFLUENCES,
+                    });
                 }
-                reduce_influences(&weights, 8).0
+                reduce_influences(&weights, GPU_MAX_INFLUENCES).0
             } else {
                 weights
             };
@@ -305,7 +276,7 @@ impl GpuScene {
             );
             let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("draw"),
-                layout: &draw_layout,
+                layout: &ctx.layouts.draw,
                 entries: &[
                     wgpu::BindGroupEntry {
                         binding: 0,
@@ -333,19 +304,22 @@ impl GpuScene {
                 morph_deltas,
                 bind_group,
                 reduction,
+                cpu_first_vertex,
             });
+            cpu_first_vertex += n as u64;
         }
         ctx.check()?;
         Ok(GpuScene {
-            frame_layout,
-            draw_layout,
             palette,
             morph_weights,
-            frame_uniform,
             frame_bind_group,
             draws,
+            max_influences,
             morph_weight_base,
             morph_weight_scratch: vec![0.0; total_weights as usize],
+            cpu_vertices: None,
+            cpu_scratch: Vec::new(),
+            cpu_vertex_total: cpu_first_vertex,
         })
     }
 
@@ -370,5 +344,47 @@ impl GpuScene {
                 bytemuck::cast_slice(&self.morph_weight_scratch),
             );
         }
+    }
+
+    /// Upload CPU-skinned vertices (one [`SkinnedVertices`] per draw, in draw order) into the
+    /// scene's one CPU vertex buffer, for views that draw the CPU reference. The buffer and its
+    /// staging copy are made on the first call and reused; a draw whose output has the wrong
+    /// length (or none) uploads zeros, so nothing stale is drawn.
+    pub fn upload_skinned(&mut self, ctx: &GpuContext, outputs: &[SkinnedVertices]) {
+        let floats = (self.cpu_vertex_total * CPU_VERTEX_STRIDE / 4) as usize;
+        if floats == 0 {
+            return;
+        }
+        let buffer = self.cpu_vertices.get_or_insert_with(|| {
+            ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("cpu skinned vertices"),
+                size: floats as u64 * 4,
+                usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        });
+        self.cpu_scratch.resize(floats, 0.0);
+        for (i, d) in self.draws.iter().enumerate() {
+            let n = d.vertex_count as usize;
+            let base = d.cpu_first_vertex as usize * 6;
+            let dst = &mut self.cpu_scratch[base..base + 6 * n];
+            match outputs.get(i).filter(|o| o.positions.len() == n) {
+                Some(o) => {
+                    for (v, chunk) in dst.chunks_exact_mut(6).enumerate() {
+                        chunk[..3].copy_from_slice(&o.positions[v].to_array());
+                        let nrm = o.normals.as_ref().and_then(|x| x.get(v)).copied();
+                        chunk[3..].copy_from_slice(&nrm.unwrap_or(Vec3::ZERO).to_array());
+                    }
+                }
+                None => dst.fill(0.0),
+            }
+        }
+        ctx.queue
+            .write_buffer(buffer, 0, bytemuck::cast_slice(&self.cpu_scratch));
+    }
+
+    /// The CPU-skinned vertex buffer, once [`GpuScene::upload_skinned`] has run.
+    pub fn cpu_vertices(&self) -> Option<&wgpu::Buffer> {
+        self.cpu_vertices.as_ref()
     }
 }

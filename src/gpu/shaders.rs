@@ -1,8 +1,12 @@
 //! WGSL sources. `skin.wgsl` is prepended to each pipeline's own shader so the draw and the
 //! capture pipelines compile the same `skin()` function.
 
+/// `skin.wgsl`: the shared `skin()` function, prepended to every pipeline's shader.
 pub const SKIN_WGSL: &str = include_str!("../../shaders/skin.wgsl");
+/// `capture.wgsl`: the compute pipeline that skins vertices into a buffer for readback.
 pub const CAPTURE_WGSL: &str = include_str!("../../shaders/capture.wgsl");
+/// `render.wgsl`: the skinning vertex shaders, the CPU-skinned vertex entry point, the lit
+/// fragment shader and the draw-path capture fragment shader.
 pub const RENDER_WGSL: &str = include_str!("../../shaders/render.wgsl");
 
 /// Shader module made of `skin.wgsl` followed by `body`.

@@ -73,12 +73,14 @@ pub const MIN_ARM_M: f32 = 1e-6;
 /// `end_node` and its `chain_length - 1` nearest ancestors.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Effector {
+    /// Last node of the chain (index into `scene.nodes`); its tip is pulled to the target.
     pub end_node: usize,
     /// Joints rotated, counting `end_node` and its ancestors (1 = only `end_node`).
     pub chain_length: usize,
     /// Point in `end_node`'s local frame to bring to the target, e.g. `(bone_length, 0, 0)`
     /// for bones along +X, `Vec3::ZERO` for a glTF joint origin.
     pub tip_local: Vec3,
+    /// Target position in model space (metres).
     pub target_model: Vec3,
     /// Relative weight where chains share joints (≥ 0; 0 = ignored).
     pub weight: f32,
@@ -93,12 +95,14 @@ pub enum IkMode {
     Incremental,
 }
 
+/// Solver settings of a [`CcdJob`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct IkSettings {
     /// Maximum CCD sweeps (≥ 1).
     pub iterations: u32,
     /// An effector is reached when its tip is within this distance (model units).
     pub tolerance_m: f32,
+    /// Where the chain joints start each frame.
     pub mode: IkMode,
     /// Cap on each solved joint's rotation change from `previous`, per second.
     pub max_angular_velocity_rad_s: Option<f32>,
@@ -118,6 +122,7 @@ impl Default for IkSettings {
     }
 }
 
+/// Outcome of one [`CcdJob`] run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct IkResult {
     /// Every effector with weight > 0 is within `tolerance_m` (true when there are none).
@@ -160,6 +165,7 @@ pub struct IkScratch {
 /// 10. every `input` local is finite, and the `reference` and `previous` locals of chain
 ///     nodes are finite.
 pub struct CcdJob<'a> {
+    /// The scene whose nodes the poses index.
     pub scene: &'a Scene,
     /// Reference (rest) locals: limits are relative to their rotations; `ReferenceBased`
     /// starts chains from them.
@@ -172,11 +178,15 @@ pub struct CcdJob<'a> {
     pub participation: &'a [f32],
     /// Per node (empty = none): Euler-box limits relative to `reference`.
     pub limits: &'a [Option<JointLimits>],
+    /// End effectors to satisfy.
     pub effectors: &'a [Effector],
+    /// Iterations, tolerance, start mode and velocity cap.
     pub settings: IkSettings,
     /// The solved pose (one entry per node; overwritten).
     pub output: &'a mut Vec<Trs>,
+    /// Receives whether the targets were reached, residuals and iterations used.
     pub result: &'a mut IkResult,
+    /// Reusable buffers (see [`IkScratch`]).
     pub scratch: &'a mut IkScratch,
 }
 
@@ -187,6 +197,7 @@ fn trs_is_finite(t: &Trs) -> bool {
 }
 
 impl CcdJob<'_> {
+    /// Check the numbered rules above.
     pub fn validate(&self) -> Result<()> {
         let n = self.scene.nodes.len();
         if self.reference.len() != n || self.input.len() != n {
@@ -364,6 +375,7 @@ impl CcdJob<'_> {
         Ok(())
     }
 
+    /// Validate, then solve: write the solved pose to `output` and the outcome to `result`.
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         let scene = self.scene;

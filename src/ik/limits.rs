@@ -42,7 +42,9 @@ const GIMBAL_SIN: f32 = 1.0 - 1e-6;
 /// Angles in radians, ZYX order: index 0 is Z, 1 is Y, 2 is X (twist).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct JointLimits {
+    /// Lower bound per axis `[z, y, x]`, radians.
     pub min_rad: [f32; 3],
+    /// Upper bound per axis `[z, y, x]`, radians.
     pub max_rad: [f32; 3],
 }
 
@@ -58,6 +60,8 @@ impl JointLimits {
         max_rad: [0.0; 3],
     };
 
+    /// Limits from per-axis bounds `[z, y, x]` in radians, taken as given (see
+    /// [`JointLimits::is_valid`]).
     pub fn new(min_rad: [f32; 3], max_rad: [f32; 3]) -> JointLimits {
         JointLimits { min_rad, max_rad }
     }

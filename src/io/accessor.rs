@@ -7,10 +7,16 @@ use crate::error::{Error, Result};
 
 /// Accessor contents as f64 (exact for every glTF component type), `components` per element.
 pub struct AccessorData {
+    /// Number of elements.
     pub count: usize,
+    /// Components per element (1 for SCALAR, 3 for VEC3, 16 for MAT4, ...).
     pub components: usize,
+    /// `count * components` values, element by element; normalised integers already mapped to
+    /// `[0, 1]` or `[-1, 1]`.
     pub values: Vec<f64>,
+    /// Component type in the file.
     pub data_type: DataType,
+    /// Whether the accessor is `normalized` (its integers are already mapped in `values`).
     pub normalized: bool,
 }
 
@@ -277,15 +283,18 @@ impl AccessorData {
         }
         Ok(())
     }
+    /// All values as f32, in order.
     pub fn to_f32(&self) -> Vec<f32> {
         self.values.iter().map(|&v| v as f32).collect()
     }
+    /// Values as `Vec3`s, three at a time (a trailing remainder is dropped).
     pub fn to_vec3(&self) -> Vec<glam::Vec3> {
         self.values
             .chunks_exact(3)
             .map(|c| glam::Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32))
             .collect()
     }
+    /// Values as `Vec4`s, four at a time (a trailing remainder is dropped).
     pub fn to_vec4(&self) -> Vec<glam::Vec4> {
         self.values
             .chunks_exact(4)

@@ -10,20 +10,31 @@ use crate::error::{Error, Result};
 use crate::scene::Scene;
 use crate::skin::SkinnedVertices;
 
+/// A whole dump: one entry per deformed draw, sampled at every time.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Dump {
+    /// Model name (the scene's name).
     pub model: String,
+    /// Animation played (index into the scene's animations); `None` = rest pose.
     pub anim: Option<usize>,
+    /// Sample times in seconds.
     pub times: Vec<f64>,
+    /// One entry per deformed draw, in `Scene::deformed_draws` order.
     pub meshes: Vec<DumpMesh>,
 }
 
+/// Positions and normals of one deformed (node, primitive) pair over all times.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DumpMesh {
+    /// Node index in the source file (glTF node index).
     pub node_index: usize,
+    /// Node name, if any.
     pub node_name: Option<String>,
+    /// Mesh index (glTF mesh index).
     pub mesh_index: usize,
+    /// Primitive index within the mesh.
     pub primitive_index: usize,
+    /// Vertices of the primitive.
     pub vertex_count: usize,
     /// Per time: x,y,z per vertex.
     pub positions_by_time: Vec<Vec<f32>>,
@@ -69,6 +80,7 @@ impl Dump {
         }
     }
 
+    /// Read a dump from a JSON file.
     pub fn read(path: &Path) -> Result<Dump> {
         let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
             path: path.to_path_buf(),
@@ -78,15 +90,13 @@ impl Dump {
             .map_err(|e| Error::invalid(&path.display().to_string(), "json", e.to_string()))
     }
 
+    /// Write the dump as JSON to `path`.
     pub fn write(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string(self).map_err(|e| Error::Output {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        std::fs::write(path, text).map_err(|e| Error::Output {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
+        super::output::write_file(path, text.as_bytes())
     }
 
     /// Bounding-box diagonal of all positions at the first time (the error scale).
@@ -113,12 +123,16 @@ impl Dump {
 /// Largest position and normal differences between two dumps of the same model and times.
 #[derive(Clone, Debug, Default)]
 pub struct DumpDiff {
+    /// Largest Euclidean position difference (NaN counts as infinite).
     pub max_position: f64,
+    /// Largest Euclidean normal difference (NaN counts as infinite), where both dumps have normals.
     pub max_normal: f64,
     /// (mesh entry, time index, vertex) of the largest position difference.
     pub worst: (usize, usize, usize),
 }
 
+/// Compare two dumps vertex by vertex; `Err` describes the first structural mismatch
+/// (entry count, node/mesh/primitive/vertex count, time count or array length).
 pub fn diff(a: &Dump, b: &Dump) -> std::result::Result<DumpDiff, String> {
     if a.meshes.len() != b.meshes.len() {
         return Err(format!(

@@ -35,13 +35,16 @@ use crate::scene::{Mesh, Node, Primitive, Scene, SkinWeights, Topology};
 /// Component type of JOINTS_n.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JointType {
+    /// Unsigned byte: joint indices up to 255.
     U8,
+    /// Unsigned short: joint indices up to 65535.
     U16,
 }
 
 /// Component type of WEIGHTS_n.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WeightType {
+    /// 32-bit float, written exactly as stored.
     F32,
     /// Normalised unsigned byte: weight = integer / 255.
     Unorm8,
@@ -49,9 +52,12 @@ pub enum WeightType {
     Unorm16,
 }
 
+/// How [`export_glb`] encodes skin data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExportOptions {
+    /// Component type of JOINTS_n.
     pub joints: JointType,
+    /// Component type of WEIGHTS_n.
     pub weights: WeightType,
     /// `false` omits the accessor, which glTF defines as identity matrices (the scene's own
     /// inverse bind matrices are then not written).
@@ -158,10 +164,7 @@ pub fn export_glb(scene: &Scene, options: &ExportOptions) -> Result<Vec<u8>> {
 /// Export `scene` and write it to `path`.
 pub fn write_glb(scene: &Scene, options: &ExportOptions, path: &Path) -> Result<()> {
     let bytes = export_glb(scene, options)?;
-    std::fs::write(path, bytes).map_err(|e| Error::Output {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })
+    super::output::write_file(path, &bytes)
 }
 
 /// GLB container: 12-byte header, JSON chunk padded with spaces, BIN chunk (when non-empty)

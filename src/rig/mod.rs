@@ -7,15 +7,14 @@
 //! settings. Motions are named tracks per bone with their own irregular key times for
 //! displacement (linear) and rotation (shortest-path slerp).
 //!
-//! The file is JSON (`*.rig.json`), versioned by `"format": "skinview.rig", "version": 1`.
+//! The file is JSON (`*.rig.json`, read and written by `crate::io::rig_json`), versioned by
+//! `"format": "skinview.rig", "version": 1`.
 //! [`WeberRig::to_scene`] converts it to the internal skeleton: node local translation =
 //! `(parent_length, 0, 0) + displacement`, rotation as given, scale 1; tracks become LINEAR
 //! channels with the same keys; the mesh becomes one skinned primitive. [`WeberRig::from_scene`]
 //! inverts it (bone metadata is kept per node in [`BoneMeta`]), so native → internal → native is
 //! lossless up to f32 rounding of `parent_length + displacement` (exact when displacements are
 //! zero, as in attached chains).
-
-pub mod humanoid;
 
 use glam::{Mat4, Quat, Vec3};
 use serde::{Deserialize, Serialize};
@@ -27,7 +26,9 @@ use crate::scene::{
     Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology,
 };
 
+/// Value of a rig file's `format` field.
 pub const FORMAT: &str = "skinview.rig";
+/// The rig file version this build reads and writes.
 pub const VERSION: u32 = 1;
 
 /// Cross-section ellipse of the mesh around a bone end (seed 000 §3.2), in the bone's YZ plane.
@@ -43,13 +44,16 @@ pub struct Section {
 /// ZYX Euler limits relative to the reference rotation, in degrees, `[z, y, x]`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LimitsDeg {
+    /// Lower bounds `[z, y, x]`, degrees.
     pub min: [f32; 3],
+    /// Upper bounds `[z, y, x]`, degrees.
     pub max: [f32; 3],
 }
 
 /// Bone links inserted at this bone's base joint (seed 000 §9).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LinkSettings {
+    /// Number of links (1..=64).
     pub count: usize,
     /// Total link length; `None` = 0.3 × this bone's length + 1.5 × joint radius.
     #[serde(default)]
@@ -63,11 +67,14 @@ pub struct LinkSettings {
     pub normal_fade: Option<f32>,
 }
 
+/// One bone of a native rig, lying along its local +X axis.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Bone {
+    /// Unique bone name (tracks refer to bones by name).
     pub name: String,
     /// Index of the parent bone (earlier in the list), or null for a root.
     pub parent: Option<usize>,
+    /// Length along the bone's local +X (finite, ≥ 0).
     pub length_m: f32,
     /// Base position relative to the parent's tip, in the parent's frame.
     #[serde(default)]
@@ -75,12 +82,16 @@ pub struct Bone {
     /// Rotation relative to the parent, xyzw.
     #[serde(default = "identity_quat")]
     pub rotation: [f32; 4],
+    /// Joint limits relative to the reference rotation, if any.
     #[serde(default)]
     pub limits_deg: Option<LimitsDeg>,
+    /// Cross-section at the bone's base, if known.
     #[serde(default)]
     pub base_section: Option<Section>,
+    /// Cross-section at the bone's tip, if known.
     #[serde(default)]
     pub tip_section: Option<Section>,
+    /// Bone links at the joint with the parent, if any (not allowed on a root).
     #[serde(default)]
     pub links: Option<LinkSettings>,
 }
@@ -92,7 +103,10 @@ fn identity_quat() -> [f32; 4] {
 /// One key of a track.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Key<const N: usize> {
+    /// Key time in seconds.
     pub time_s: f32,
+    /// Displacement `[x, y, z]` in metres (`Key<3>`) or rotation quaternion `[x, y, z, w]`
+    /// (`Key<4>`).
     #[serde(with = "serde_arrays")]
     pub value: [f32; N],
 }
@@ -116,29 +130,42 @@ mod serde_arrays {
 /// interpolate exactly may be omitted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Track {
+    /// Name of the bone the keys drive.
     pub bone: String,
+    /// Displacement keys (relative to the parent's tip, like `Bone::displacement_m`),
+    /// interpolated linearly.
     #[serde(default)]
     pub displacement_keys: Vec<Key<3>>,
+    /// Rotation keys (relative to the parent, like `Bone::rotation`), interpolated by
+    /// shortest-path slerp.
     #[serde(default)]
     pub rotation_keys: Vec<Key<4>>,
 }
 
+/// A named motion of a native rig: one track per animated bone.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Motion {
+    /// Motion name.
     pub name: String,
+    /// Whether the motion loops (kept in `RigScene::looping`).
     #[serde(default)]
     pub looping: bool,
+    /// Keys per bone.
     pub tracks: Vec<Track>,
 }
 
 /// Skin of a native rig: triangles with per-vertex (bone, weight) lists.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RigMesh {
+    /// Vertex positions at the rest pose, in model space (metres).
     pub positions: Vec<[f32; 3]>,
+    /// Vertex normals, one per position.
     pub normals: Vec<[f32; 3]>,
+    /// Triangles as triples of vertex indices.
     pub triangles: Vec<[u32; 3]>,
     /// Per vertex: (bone index, weight) pairs summing to 1.
     pub weights: Vec<Vec<(u32, f32)>>,
+    /// Base colour, linear RGBA (light grey when absent).
     #[serde(default = "default_color")]
     pub color: [f32; 4],
 }
@@ -147,14 +174,21 @@ fn default_color() -> [f32; 4] {
     [0.8, 0.8, 0.8, 1.0]
 }
 
+/// A native rig as stored in a `*.rig.json` file: bones, an optional skinned mesh and motions.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WeberRig {
+    /// Must be [`FORMAT`].
     pub format: String,
+    /// Must be [`VERSION`].
     pub version: u32,
+    /// Rig name (also the scene's name).
     pub name: String,
+    /// Bones, parents before children.
     pub bones: Vec<Bone>,
+    /// The skinned mesh, if any.
     #[serde(default)]
     pub mesh: Option<RigMesh>,
+    /// Motions (become the scene's animations, in order).
     #[serde(default)]
     pub motions: Vec<Motion>,
 }
@@ -163,10 +197,15 @@ pub struct WeberRig {
 /// (IK limits, bone links, weight tools) find it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BoneMeta {
+    /// The bone's length along its local +X (0 for non-bone nodes).
     pub length_m: f32,
+    /// The bone's joint limits, degrees.
     pub limits_deg: Option<LimitsDeg>,
+    /// The bone's base cross-section.
     pub base_section: Option<Section>,
+    /// The bone's tip cross-section.
     pub tip_section: Option<Section>,
+    /// The bone's link settings.
     pub links: Option<LinkSettings>,
 }
 
@@ -182,7 +221,9 @@ impl BoneMeta {
 /// node has a default entry).
 #[derive(Clone, Debug)]
 pub struct RigScene {
+    /// The internal scene: one node per bone, plus a mesh node when the rig has a mesh.
     pub scene: Scene,
+    /// Per scene node (index into `scene.nodes`): its bone metadata.
     pub bones: Vec<BoneMeta>,
     /// Scene node of each rig bone (rig bone order).
     pub node_of_bone: Vec<usize>,
@@ -191,6 +232,7 @@ pub struct RigScene {
 }
 
 impl WeberRig {
+    /// A rig with the current format and version, `bones` and no mesh or motions.
     pub fn new(name: impl Into<String>, bones: Vec<Bone>) -> WeberRig {
         WeberRig {
             format: FORMAT.into(),
@@ -200,25 +242,6 @@ impl WeberRig {
             mesh: None,
             motions: Vec::new(),
         }
-    }
-
-    /// Parse a `*.rig.json` text; `file` names it in errors.
-    pub fn from_json(text: &str, file: &str) -> Result<WeberRig> {
-        let rig: WeberRig = serde_json::from_str(text).map_err(|e| {
-            Error::invalid(
-                file,
-                format!("line {} column {}", e.line(), e.column()),
-                e.to_string(),
-            )
-        })?;
-        rig.validate(file)?;
-        Ok(rig)
-    }
-
-    /// Compact JSON (one line; pretty-print with any JSON tool to read it).
-    pub fn to_json(&self) -> String {
-        // Serialising plain data cannot fail; fall back to an empty object just in case.
-        serde_json::to_string(self).unwrap_or_else(|_| "{}".into())
     }
 
     /// Check the rig: format/version, parents before children, finite numbers, unit-ish

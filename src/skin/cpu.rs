@@ -26,9 +26,28 @@ const PARALLEL_THRESHOLD: usize = 2 * CHUNK_VERTICES;
 /// Skinned output of one draw.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SkinnedVertices {
+    /// Skinned positions in model space, one per input vertex.
     pub positions: Vec<Vec3>,
+    /// Skinned normals, present when the draw has normals.
     pub normals: Option<Vec<Vec3>>,
+    /// Skinned tangents (xyz unit, `w` handedness), present when the draw has tangents.
     pub tangents: Option<Vec<Vec4>>,
+}
+
+/// Axis-aligned bounds of skinned positions over several draws (non-finite positions
+/// skipped); `None` when there is no finite position.
+pub fn bounds(frames: &[SkinnedVertices]) -> Option<(Vec3, Vec3)> {
+    let mut lo = Vec3::splat(f32::INFINITY);
+    let mut hi = Vec3::splat(f32::NEG_INFINITY);
+    for f in frames {
+        for p in &f.positions {
+            if p.is_finite() {
+                lo = lo.min(*p);
+                hi = hi.max(*p);
+            }
+        }
+    }
+    (lo.x <= hi.x).then_some((lo, hi))
 }
 
 /// Validation rules:
@@ -39,12 +58,19 @@ pub struct SkinnedVertices {
 pub struct SkinningJob<'a> {
     /// The draw's palette (`model_from_bind`), indexed by the weights' joint indices.
     pub palette: &'a [Mat4],
+    /// Joint influences of each vertex (indices into `palette`).
     pub weights: &'a VertexWeights,
+    /// Input (bind-pose, morphed) positions.
     pub positions: &'a [Vec3],
+    /// Input normals, if any.
     pub normals: Option<&'a [Vec3]>,
+    /// Input tangents (xyz, `w` handedness), if any.
     pub tangents: Option<&'a [Vec4]>,
+    /// Receives the skinned positions; same length as `positions`.
     pub out_positions: &'a mut [Vec3],
+    /// Receives the skinned normals; given exactly when `normals` is.
     pub out_normals: Option<&'a mut [Vec3]>,
+    /// Receives the skinned tangents; given exactly when `tangents` is.
     pub out_tangents: Option<&'a mut [Vec4]>,
     /// Normalise skinned normals here (true), or leave `sign(det)·cof(M)·n` unnormalised for
     /// a separate [`NormalizeJob`] pass (seed 000 §14 times it as its own stage and notes it
@@ -54,6 +80,7 @@ pub struct SkinningJob<'a> {
 }
 
 impl SkinningJob<'_> {
+    /// Check the numbered rules above.
     pub fn validate(&self) -> Result<()> {
         let n = self.positions.len();
         if self.weights.vertex_count() != n {
@@ -95,6 +122,7 @@ impl SkinningJob<'_> {
         Ok(())
     }
 
+    /// Validate, then skin every vertex into the outputs (in parallel for large meshes).
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         match &self.weights.layout {
@@ -374,10 +402,12 @@ fn skin_normal(m: &Mat4, n: Vec3) -> Vec3A {
 /// "re-normalize the normals" stage of seed 000 §14. Parallel above the same threshold as
 /// skinning.
 pub struct NormalizeJob<'a> {
+    /// Normals renormalised in place.
     pub normals: &'a mut [Vec3],
 }
 
 impl NormalizeJob<'_> {
+    /// Scale every normal to unit length; zero or non-finite vectors become zero.
     pub fn run(&mut self) {
         let f = |c: &mut [Vec3]| {
             for n in c {

@@ -12,14 +12,22 @@ use crate::scene::Primitive;
 /// 2. outputs have the primitive's vertex count, and normals/tangents are given exactly when
 ///    the primitive has them.
 pub struct MorphJob<'a> {
+    /// Primitive whose base attributes and morph targets are blended.
     pub primitive: &'a Primitive,
+    /// Weight per morph target, in target order; targets past the end count as 0.
     pub weights: &'a [f32],
+    /// Receives the morphed positions (cleared and refilled).
     pub out_positions: &'a mut Vec<Vec3>,
+    /// Receives the morphed normals (not renormalised); `Some` exactly when the primitive has
+    /// normals.
     pub out_normals: Option<&'a mut Vec<Vec3>>,
+    /// Receives the morphed tangents (xyz morphed, handedness `w` kept); `Some` exactly when the
+    /// primitive has tangents.
     pub out_tangents: Option<&'a mut Vec<Vec4>>,
 }
 
 impl MorphJob<'_> {
+    /// Check the numbered rules above.
     pub fn validate(&self) -> Result<()> {
         if let Some(i) = self.weights.iter().position(|w| !w.is_finite()) {
             return Err(Error::job(
@@ -40,6 +48,7 @@ impl MorphJob<'_> {
         Ok(())
     }
 
+    /// Validate, then write the base attributes plus the weighted target offsets to the outputs.
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         let p = self.primitive;

@@ -16,6 +16,7 @@ use crate::scene::Scene;
 /// Where each skin's and each draw's palette starts in the frame palette.
 #[derive(Clone, Debug)]
 pub struct PaletteLayout {
+    /// Per skin (same order as `Scene::skins`): palette entry of its joint 0.
     pub skin_base: Vec<u32>,
     /// Per draw (same order as `Scene::draws`): first palette entry it indexes from.
     pub draw_base: Vec<u32>,
@@ -24,6 +25,35 @@ pub struct PaletteLayout {
 }
 
 impl PaletteLayout {
+    /// True when this layout is the one [`PaletteLayout::new`] makes for `scene`: the same
+    /// bases for every skin and draw and the same length (checked without allocating).
+    pub fn fits(&self, scene: &Scene) -> bool {
+        if self.skin_base.len() != scene.skins.len() || self.draw_base.len() != scene.draws.len() {
+            return false;
+        }
+        let mut len = 0usize;
+        for (s, &base) in scene.skins.iter().zip(&self.skin_base) {
+            if base as usize != len {
+                return false;
+            }
+            len += s.joints.len();
+        }
+        for (d, &base) in scene.draws.iter().zip(&self.draw_base) {
+            let expected = match d.skin {
+                Some(s) => self.skin_base[s] as usize,
+                None => {
+                    len += 1;
+                    len - 1
+                }
+            };
+            if base as usize != expected {
+                return false;
+            }
+        }
+        len == self.len
+    }
+
+    /// Lay out `scene`: every skin's joints back to back, then one slot per unskinned draw.
     pub fn new(scene: &Scene) -> PaletteLayout {
         let mut len = 0usize;
         let mut skin_base = Vec::with_capacity(scene.skins.len());
@@ -55,13 +85,18 @@ impl PaletteLayout {
 /// 1. `model_from_node` has one matrix per scene node;
 /// 2. `layout` was made for this scene.
 pub struct PaletteJob<'a> {
+    /// The scene whose skins and draws are laid out.
     pub scene: &'a Scene,
+    /// Layout made for this scene by [`PaletteLayout::new`].
     pub layout: &'a PaletteLayout,
+    /// Model matrix of every node (index into `scene.nodes`).
     pub model_from_node: &'a [Mat4],
+    /// Receives the frame palette (`model_from_bind`), `layout.len` entries (cleared and refilled).
     pub palette: &'a mut Vec<Mat4>,
 }
 
 impl PaletteJob<'_> {
+    /// Check the numbered rules above.
     pub fn validate(&self) -> Result<()> {
         if self.model_from_node.len() != self.scene.nodes.len() {
             return Err(Error::job(
@@ -70,9 +105,7 @@ impl PaletteJob<'_> {
                 "model_from_node does not match the scene's node count",
             ));
         }
-        if self.layout.draw_base.len() != self.scene.draws.len()
-            || self.layout.skin_base.len() != self.scene.skins.len()
-        {
+        if !self.layout.fits(self.scene) {
             return Err(Error::job(
                 "PaletteJob",
                 2,
@@ -82,6 +115,8 @@ impl PaletteJob<'_> {
         Ok(())
     }
 
+    /// Validate, then write every skin's `model_from_bind` matrices and every unskinned draw's
+    /// `model_from_node` to `palette`.
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         let out = &mut *self.palette;

@@ -10,10 +10,14 @@ use crate::scene::{Scene, SkinWeights};
 use crate::skeleton::model_from_node_f64;
 use crate::skin::palette::draw_palette_f64;
 
+/// Skinned output of one draw in f64 (the reference for [`crate::skin::SkinnedVertices`]).
 #[derive(Clone, Debug, Default)]
 pub struct Skinned64 {
+    /// Skinned positions in model space.
     pub positions: Vec<DVec3>,
+    /// Skinned unit normals, present when the primitive has normals.
     pub normals: Option<Vec<DVec3>>,
+    /// Skinned tangents (xyz unit, `w` handedness), present when the primitive has tangents.
     pub tangents: Option<Vec<DVec4>>,
 }
 
@@ -29,6 +33,8 @@ pub fn skin_draw_f64(
     skin_draw_f64_with(scene, pose, &model_from_node, draw, weights)
 }
 
+/// [`skin_draw_f64`] with `model_from_node` (from [`model_from_node_f64`]) given, so several
+/// draws of one pose share it.
 pub fn skin_draw_f64_with(
     scene: &Scene,
     pose: &Pose,

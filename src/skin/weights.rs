@@ -9,7 +9,7 @@
 //! - CSR (`offsets[v]..offsets[v+1]` into `influences`, zero weights dropped) for any number
 //!   of influences.
 //!
-//! Reduction (`--max-influences K`): keep the K largest weights of each vertex and renormalise
+//! Reduction to an influence limit K: keep the K largest weights of each vertex and renormalise
 //! them to sum to 1, as engines with a 4-influence limit do; [`ReductionStats`] says how many
 //! vertices lost weight and how much.
 
@@ -17,11 +17,17 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::scene::SkinWeights;
 
+/// Most influences per vertex the GPU path blends (two `vec4` sets: JOINTS_0/1 and
+/// WEIGHTS_0/1); wider sets must be reduced first.
+pub const GPU_MAX_INFLUENCES: usize = 8;
+
 /// One (joint, weight) pair of the vertex-weight array.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Influence {
+    /// Index into the skin's joint list (and the draw's palette).
     pub joint: u32,
+    /// Blend weight (non-zero in the CSR layout).
     pub weight: f32,
 }
 
@@ -29,22 +35,30 @@ pub struct Influence {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Influences4 {
+    /// Weight per slot (0 for an unused slot).
     pub weights: [f32; 4],
+    /// Joint index per slot, into the skin's joint list.
     pub joints: [u16; 4],
 }
 
+/// Storage of a [`VertexWeights`] array.
 #[derive(Clone, Debug)]
 pub enum WeightLayout {
+    /// Four slots per vertex, one entry per vertex.
     Fixed4(Vec<Influences4>),
+    /// Compressed rows: any number of non-zero influences per vertex.
     Csr {
         /// `vertex_count + 1` entries; vertex v owns `influences[offsets[v]..offsets[v+1]]`.
         offsets: Vec<u32>,
+        /// Non-zero influences of all vertices, grouped by vertex in vertex order.
         influences: Vec<Influence>,
     },
 }
 
+/// The vertex-weight array the skinning loop reads (see the module documentation).
 #[derive(Clone, Debug)]
 pub struct VertexWeights {
+    /// Fixed four-slot or CSR storage.
     pub layout: WeightLayout,
     /// Largest joint index used (for validation against the palette length).
     pub max_joint: u32,
@@ -53,7 +67,9 @@ pub struct VertexWeights {
 /// What a reduction to K influences changed.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ReductionStats {
+    /// Most non-zero weights on one vertex before the reduction.
     pub max_influences_before: usize,
+    /// Most non-zero weights on one vertex after the reduction (at most K).
     pub max_influences_after: usize,
     /// Vertices that had more than K non-zero weights.
     pub vertices_reduced: usize,
@@ -62,6 +78,7 @@ pub struct ReductionStats {
 }
 
 impl VertexWeights {
+    /// Number of vertices.
     pub fn vertex_count(&self) -> usize {
         match &self.layout {
             WeightLayout::Fixed4(v) => v.len(),

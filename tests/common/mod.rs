@@ -1,14 +1,39 @@
 //! Shared test helpers: where the shared test data lives, and the GPU context policy
 //! (in CI a missing adapter is a failure, locally a loud skip).
 #![allow(dead_code)]
+#![allow(clippy::print_stdout, clippy::print_stderr)] // test support reports what it skips
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use skinview::gpu::GpuContext;
+use skinview::Scene;
+use skinview::gpu::{CapturePath, GpuContext};
+use skinview::io::dump::Dump;
+
+pub use skinview::compare::run::Source;
+
+/// GPU skinning through the compute capture (what `dump --path gpu` writes by default).
+pub const GPU: Source = Source::Gpu(CapturePath::Compute);
+
+/// The `dump` exchange format of the deformed draws at `times` of `anim`, from `source`.
+pub fn dump(
+    scene: &Scene,
+    anim: Option<usize>,
+    times: &[f32],
+    source: Source,
+    ctx: Option<&GpuContext>,
+    max_influences: Option<usize>,
+) -> skinview::Result<Dump> {
+    let draws = scene.deformed_draw_indices();
+    let frames =
+        skinview::compare::sample_frames(ctx, scene, anim, times, &draws, source, max_influences)?;
+    Ok(Dump::new(scene, anim, times, &frames))
+}
 
 /// Binary glTF surgery (split, edit, re-pack, patch accessor elements).
 pub mod glb;
+/// Deterministic generated rigs (seeded skeleton, tube skin, morph targets, animations).
+pub mod rigs;
 
 /// `../shared` beside the repository, or `$SKINVIEW_SHARED`.
 pub fn shared_dir() -> PathBuf {
@@ -30,7 +55,18 @@ pub fn all_models() -> Vec<PathBuf> {
     let mut v = Vec::new();
     for dir in ["models", "rigs"] {
         let mut entries: Vec<PathBuf> = walk(&shared.join(dir));
-        entries.retain(|p| p.extension().is_some_and(|e| e == "glb"));
+        // .glb files, and .gltf files with no .glb beside them (tests/data keeps the two
+        // embedded samples as they are published).
+        let glbs: Vec<PathBuf> = entries
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "glb"))
+            .cloned()
+            .collect();
+        entries.retain(|p| {
+            p.extension().is_some_and(|e| e == "glb")
+                || (p.extension().is_some_and(|e| e == "gltf")
+                    && !glbs.contains(&p.with_extension("glb")))
+        });
         entries.sort();
         v.extend(entries);
     }
@@ -71,6 +107,7 @@ pub fn in_ci() -> bool {
 
 /// The headless GPU context, created once per test binary. `None` (with a message) when no
 /// adapter exists outside CI; in CI that is a test failure.
+#[allow(unsafe_code)] // set_var before any other thread reads the environment
 pub fn gpu() -> Option<&'static GpuContext> {
     static CTX: OnceLock<Result<GpuContext, String>> = OnceLock::new();
     let ctx = CTX.get_or_init(|| {

@@ -1,4 +1,4 @@
-//! Deterministic generated test rigs: a branching skeleton, a skinned tube mesh around its
+//! Test support: deterministic generated test rigs: a branching skeleton, a skinned tube mesh around its
 //! bones, optional morph targets and two animations, built in code from a seed.
 //!
 //! What: [`generate_rig`] returns a validated [`Scene`] meant to be exported (the exporter
@@ -40,10 +40,10 @@ use std::f64::consts::TAU;
 
 use glam::{DMat3, DMat4, DQuat, DVec3, DVec4, Mat4, Quat, Vec3, Vec4};
 
-use crate::anim::{Animation, Channel, Interpolation, Path, Sampler};
-use crate::error::{Error, Result};
-use crate::math::Trs;
-use crate::scene::{
+use skinview::anim::{Animation, Channel, Interpolation, Path, Sampler};
+use skinview::error::{Error, Result};
+use skinview::math::Trs;
+use skinview::scene::{
     Mesh, MorphTarget, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology,
 };
 
@@ -217,9 +217,11 @@ pub fn generate_rig(o: &RigOptions) -> Result<Scene> {
 
 fn check_options(o: &RigOptions) -> Result<()> {
     let bad = |what: &str, range: &str, v: usize| {
-        Err(Error::Usage(format!(
-            "rig options: {what} must be in {range}, got {v}"
-        )))
+        Err(Error::invalid(
+            "rig options",
+            what,
+            format!("must be in {range}, got {v}"),
+        ))
     };
     if !(2..=64).contains(&o.joints) {
         return bad("joints", "2..=64", o.joints);

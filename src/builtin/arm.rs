@@ -1,5 +1,3 @@
-//! Built-in rigs generated in code.
-//!
 //! Woodland's arm (seed 001, "Filling the Gaps"): an upper arm and a forearm bone along +X,
 //! a closed tube skin around them with weights blended across the elbow, and two animations:
 //! "bend" turns the forearm about +Z from 0° to 120° (the paper's 45/90/120° cases lie on
@@ -18,16 +16,21 @@ use crate::scene::{
 
 /// Dimensions of the generated arm (metres).
 pub struct ArmParams {
+    /// Length of the upper-arm bone along +X.
     pub upper_length_m: f32,
+    /// Length of the forearm bone along +X.
     pub fore_length_m: f32,
+    /// Radius of the tube skin.
     pub radius_m: f32,
     /// Rings along the whole arm and vertices per ring.
     pub rings: usize,
+    /// Vertices per ring.
     pub ring_vertices: usize,
     /// Half-width of the weight blend zone around the elbow.
     pub blend_half_width_m: f32,
     /// Bend at the end of the animation.
     pub max_bend_rad: f32,
+    /// Length of the "bend" and "twist" animations, in seconds.
     pub duration_s: f32,
 }
 
@@ -51,6 +54,7 @@ pub fn woodland_arm() -> Result<Scene> {
     woodland_arm_with(&ArmParams::default())
 }
 
+/// Woodland's arm with the dimensions and animation settings of `p`.
 pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
     let total = p.upper_length_m + p.fore_length_m;
     let mut positions = Vec::new();
@@ -279,9 +283,4 @@ pub fn woodland_arm_rig() -> Result<crate::rig::WeberRig> {
         },
         "woodland_arm",
     )
-}
-
-/// The built-in 18-bone humanoid (see `rig::humanoid`).
-pub fn humanoid() -> Result<Scene> {
-    Ok(crate::rig::humanoid::humanoid().to_scene()?.scene)
 }

@@ -13,7 +13,7 @@ use std::f32::consts::{PI, TAU};
 
 use glam::{Mat3, Quat, Vec3};
 
-use super::{Bone, Key, LimitsDeg, LinkSettings, Motion, RigMesh, Section, Track, WeberRig};
+use crate::rig::{Bone, Key, LimitsDeg, LinkSettings, Motion, RigMesh, Section, Track, WeberRig};
 
 struct Builder {
     bones: Vec<Bone>,
@@ -81,7 +81,7 @@ fn lim(min: [f32; 3], max: [f32; 3]) -> Option<LimitsDeg> {
 }
 
 /// The humanoid rig with its skin and motions.
-pub fn humanoid() -> WeberRig {
+pub fn humanoid_rig() -> WeberRig {
     let mut b = Builder {
         bones: Vec::new(),
         model_rot: Vec::new(),

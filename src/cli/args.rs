@@ -1,0 +1,276 @@
+//! Arguments several commands share, and the parsers of the animation-stage flags. Every
+//! flag name of the program lives in `src/cli/`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use glam::Vec3;
+use skinview::anim::CrossFade;
+use skinview::character::{CharacterSpec, FadeDesc, IkGoal, LayerDesc, MaskSpec};
+use skinview::io::Model;
+
+use super::CliError;
+
+/// Help shared by every MODEL argument.
+pub const MODEL_HELP: &str = "Model: .gltf/.glb, native .rig.json, or builtin:arm / \
+    builtin:humanoid (default: the built-in arm)";
+
+/// Largest influence limit accepted by `--max-influences` (the CPU path takes any number;
+/// real rigs use up to 8, a few tools write 16).
+pub const MAX_INFLUENCES_ARG: u64 = 64;
+
+/// The CPU animation stage for a native rig (layers, cross-fade, IK); see
+/// `skinview::character`.
+#[derive(Args, Clone, Default)]
+pub struct StageArgs {
+    /// Motion layer MOTION[:MASK[:WEIGHT]] (repeatable): MOTION is a name or index, MASK is
+    /// `all`, BONE (its subtree) or !BONE (all but its subtree). E.g. --layer run:!spine
+    /// --layer throw:spine
+    #[arg(long = "layer", value_parser = parse_layer)]
+    pub layers: Vec<LayerDesc>,
+    /// Cross-fade FROM_LAYER:TO_LAYER:START_S:DURATION_S between two --layer entries
+    /// (0-based).
+    #[arg(long, value_parser = parse_fade)]
+    pub fade: Option<FadeDesc>,
+    /// IK effector END_BONE:CHAIN_LENGTH:X,Y,Z[:WEIGHT] (repeatable): the end bone's tip
+    /// reaches the model-space target, within the rig's joint limits.
+    #[arg(long = "ik", value_parser = parse_ik)]
+    pub ik: Vec<IkGoal>,
+}
+
+impl StageArgs {
+    /// Any stage flag given.
+    pub fn is_set(&self) -> bool {
+        !self.layers.is_empty() || self.fade.is_some() || !self.ik.is_empty()
+    }
+
+    /// The spec for a native rig: the given layers, or one full-body layer of `anim`.
+    pub fn spec(&self, anim: Option<usize>, links: bool) -> CharacterSpec {
+        let mut spec = CharacterSpec::single(&anim.unwrap_or(0).to_string());
+        if !self.layers.is_empty() {
+            spec.layers = self.layers.clone();
+        } else if anim.is_none() {
+            spec.layers.clear();
+        }
+        spec.fade = self.fade;
+        spec.ik = self.ik.clone();
+        spec.links = links;
+        spec
+    }
+}
+
+/// `--layer MOTION[:MASK[:WEIGHT]]`.
+pub fn parse_layer(s: &str) -> Result<LayerDesc, String> {
+    let mut parts = s.split(':');
+    let motion = parts
+        .next()
+        .filter(|m| !m.is_empty())
+        .ok_or("layer needs a motion: MOTION[:MASK[:WEIGHT]]")?
+        .to_string();
+    let mask = match parts.next() {
+        None | Some("all") | Some("") => MaskSpec::All,
+        Some(b) => match b.strip_prefix('!') {
+            Some(rest) => MaskSpec::Except(rest.to_string()),
+            None => MaskSpec::Subtree(b.to_string()),
+        },
+    };
+    let weight = match parts.next() {
+        None => 1.0,
+        Some(w) => w
+            .parse::<f32>()
+            .ok()
+            .filter(|w| w.is_finite() && *w >= 0.0)
+            .ok_or(format!("layer weight {w:?} is not a finite number >= 0"))?,
+    };
+    if parts.next().is_some() {
+        return Err(format!("{s:?}: too many ':' (MOTION[:MASK[:WEIGHT]])"));
+    }
+    Ok(LayerDesc {
+        motion,
+        mask,
+        weight,
+    })
+}
+
+/// `--fade FROM:TO:START_S:DURATION_S`.
+pub fn parse_fade(s: &str) -> Result<FadeDesc, String> {
+    let p: Vec<&str> = s.split(':').collect();
+    let bad = || format!("{s:?}: expected FROM_LAYER:TO_LAYER:START_S:DURATION_S");
+    if p.len() != 4 {
+        return Err(bad());
+    }
+    let from = p[0].parse().map_err(|_| bad())?;
+    let to = p[1].parse().map_err(|_| bad())?;
+    let start_s: f32 = p[2].parse().map_err(|_| bad())?;
+    let duration_s: f32 = p[3].parse().map_err(|_| bad())?;
+    if !start_s.is_finite() || !duration_s.is_finite() || duration_s < 0.0 {
+        return Err(bad());
+    }
+    Ok(FadeDesc {
+        from,
+        to,
+        fade: CrossFade {
+            start_s,
+            duration_s,
+        },
+    })
+}
+
+/// `--ik END_BONE:CHAIN_LENGTH:X,Y,Z[:WEIGHT]`.
+pub fn parse_ik(s: &str) -> Result<IkGoal, String> {
+    let p: Vec<&str> = s.split(':').collect();
+    let bad = |why: &str| format!("{s:?}: {why} (END_BONE:CHAIN_LENGTH:X,Y,Z[:WEIGHT])");
+    if p.len() < 3 || p.len() > 4 || p[0].is_empty() {
+        return Err(bad("wrong number of parts"));
+    }
+    let chain_length: usize = p[1]
+        .parse()
+        .ok()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| bad("chain length must be >= 1"))?;
+    let xyz: Vec<f32> = p[2]
+        .split(',')
+        .map(|v| v.trim().parse::<f32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad("target must be X,Y,Z"))?;
+    if xyz.len() != 3 || xyz.iter().any(|v| !v.is_finite()) {
+        return Err(bad("target must be three finite numbers"));
+    }
+    let weight = match p.get(3) {
+        None => 1.0,
+        Some(w) => w
+            .parse::<f32>()
+            .ok()
+            .filter(|w| w.is_finite() && *w >= 0.0)
+            .ok_or_else(|| bad("weight must be >= 0"))?,
+    };
+    Ok(IkGoal {
+        end_bone: p[0].to_string(),
+        chain_length,
+        target_m: Vec3::new(xyz[0], xyz[1], xyz[2]),
+        weight,
+    })
+}
+
+/// `--anim N|NAME|none` (default: animation 0 when the model has one).
+pub fn parse_anim(model: &Model, arg: Option<&str>) -> Result<Option<usize>, CliError> {
+    let scene = &model.scene;
+    match arg {
+        None => Ok(if scene.animations.is_empty() {
+            None
+        } else {
+            Some(0)
+        }),
+        Some("none") => Ok(None),
+        Some(s) => scene.find_animation(s).map(Some).map_err(|_| {
+            CliError::Usage(format!(
+                "--anim {s}: {} has {} animation(s){}; give an index, a name, or \"none\"",
+                scene.name,
+                scene.animations.len(),
+                animation_names(model)
+            ))
+        }),
+    }
+}
+
+fn animation_names(model: &Model) -> String {
+    let names: Vec<String> = model
+        .scene
+        .animations
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("{i} {}", a.name.as_deref().unwrap_or("(unnamed)")))
+        .collect();
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", names.join(", "))
+    }
+}
+
+/// `--size WxH`.
+pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("must look like 640x480, not {s:?}");
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    Ok((
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+/// The model argument of a command.
+#[derive(Args, Clone)]
+pub struct ModelArg {
+    #[doc = "Model: .gltf/.glb, native .rig.json, or builtin:arm / builtin:humanoid"]
+    #[arg(help = MODEL_HELP)]
+    pub model: Option<PathBuf>,
+}
+
+impl ModelArg {
+    /// Load it (the built-in arm when absent).
+    pub fn load(&self) -> Result<Model, CliError> {
+        Ok(skinview::io::model::load(self.model.as_deref())?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Command-line specs parse as documented and reject malformed parts with a reason.
+    #[test]
+    fn stage_specs_parse_and_reject_bad_input() {
+        let l = parse_layer("run:!spine:0.5").unwrap();
+        assert_eq!(
+            (l.motion.as_str(), l.mask.clone(), l.weight),
+            ("run", MaskSpec::Except("spine".into()), 0.5)
+        );
+        let l = parse_layer("2").unwrap();
+        assert_eq!(
+            (l.motion.as_str(), l.mask, l.weight),
+            ("2", MaskSpec::All, 1.0)
+        );
+        assert_eq!(
+            parse_layer("throw:spine").unwrap().mask,
+            MaskSpec::Subtree("spine".into())
+        );
+        for bad in ["", "run:spine:-1", "run:spine:x", "a:b:1:2"] {
+            assert!(parse_layer(bad).is_err(), "{bad:?} parsed");
+        }
+        let ik = parse_ik("l_hand:3:0.1,1.2,-0.3:0.5").unwrap();
+        assert_eq!(
+            (
+                ik.end_bone.as_str(),
+                ik.chain_length,
+                ik.target_m,
+                ik.weight
+            ),
+            ("l_hand", 3, glam::Vec3::new(0.1, 1.2, -0.3), 0.5)
+        );
+        for bad in [
+            "l_hand",
+            "l_hand:0:1,2,3",
+            "l_hand:2:1,2",
+            "l_hand:2:1,2,nan",
+            ":2:1,2,3",
+            "l_hand:2:1,2,3:-1",
+        ] {
+            assert!(parse_ik(bad).is_err(), "{bad:?} parsed");
+        }
+        let f = parse_fade("0:1:0.5:0.25").unwrap();
+        assert_eq!(
+            (f.from, f.to, f.fade.start_s, f.fade.duration_s),
+            (0, 1, 0.5, 0.25)
+        );
+        assert!(parse_fade("0:1:0.5").is_err() && parse_fade("0:1:0.5:-1").is_err());
+    }
+
+    #[test]
+    fn sizes_parse_and_reject_bad_input() {
+        assert_eq!(parse_size("640x480"), Ok((640, 480)));
+        assert_eq!(parse_size("64X32"), Ok((64, 32)));
+        for bad in ["banana", "640", "x480", "-1x2", "1.5x2"] {
+            assert!(parse_size(bad).is_err(), "{bad:?} parsed");
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! `skinview compare`: CPU reference vs GPU skinning (compute capture, the draw's own vertex
+//! stage, or both) over N frames of every animation; exit 1 above tolerance.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use skinview::compare::{CompareOptions, compare};
+use skinview::gpu::CapturePath;
+
+use super::args::{MAX_INFLUENCES_ARG, ModelArg, parse_anim};
+use super::{CliResult, gpu};
+
+/// Most frames per animation (each frame is a GPU round trip per capture path).
+const MAX_FRAMES: u64 = 100_000;
+
+#[derive(Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    model: ModelArg,
+    /// Only this animation (index, name, or "none"); default: every animation.
+    #[arg(long)]
+    anim: Option<String>,
+    /// Frames per animation, evenly spaced over its duration, both ends included.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=MAX_FRAMES))]
+    frames: u64,
+    /// Reduce every vertex to its K largest weights (renormalised) on both paths and report
+    /// what that costs against the full CPU reference. 1..=64.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_INFLUENCES_ARG))]
+    max_influences: Option<u64>,
+    /// GPU code to read back: the compute capture (vertices from storage buffers), the draw's
+    /// own vertex stage (vertex buffers, one point per vertex), or both (and each against the
+    /// other).
+    #[arg(long, value_enum, default_value = "both")]
+    capture: CaptureChoice,
+    /// Also write the full comparison as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// `--capture`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CaptureChoice {
+    /// The compute capture.
+    Compute,
+    /// The draw's vertex stage.
+    Draw,
+    /// Both.
+    Both,
+}
+
+impl CaptureChoice {
+    fn paths(self) -> Vec<CapturePath> {
+        match self {
+            CaptureChoice::Compute => vec![CapturePath::Compute],
+            CaptureChoice::Draw => vec![CapturePath::Draw],
+            CaptureChoice::Both => vec![CapturePath::Compute, CapturePath::Draw],
+        }
+    }
+}
+
+pub fn run(a: CompareArgs) -> CliResult {
+    let model = a.model.load()?;
+    let scene = &model.scene;
+    let anims: Vec<Option<usize>> = match a.anim.as_deref() {
+        Some(s) => vec![parse_anim(&model, Some(s))?],
+        None if scene.animations.is_empty() => vec![None],
+        None => (0..scene.animations.len()).map(Some).collect(),
+    };
+    let ctx = gpu()?;
+    let options = CompareOptions {
+        frames: a.frames as usize,
+        max_influences: a.max_influences.map(|k| k as usize),
+        captures: a.capture.paths(),
+    };
+    let bar = indicatif::ProgressBar::new(anims.len() as u64).with_message("comparing");
+    let cmp = compare(&ctx, scene, &anims, &options, |i, _| {
+        bar.set_position(i as u64)
+    })?;
+    bar.finish_and_clear();
+    println!("{cmp}");
+    if let Some(path) = &a.json {
+        super::write_json(path, &cmp)?;
+    }
+    Ok(if cmp.passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,90 @@
+//! `skinview dump`: world-space skinned positions and normals at given times, as JSON in the
+//! exchange format (README), from the CPU reference or a GPU capture.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use skinview::compare::run::Source;
+use skinview::compare::sample_frames;
+use skinview::gpu::CapturePath;
+use skinview::io::dump::Dump;
+
+use super::args::{MAX_INFLUENCES_ARG, ModelArg, parse_anim};
+use super::{CliResult, gpu};
+
+#[derive(Args)]
+pub struct DumpArgs {
+    #[command(flatten)]
+    model: ModelArg,
+    /// Animation index or name, or "none" for the rest pose (node weights still apply).
+    /// Default: 0 when the model has an animation.
+    #[arg(long)]
+    anim: Option<String>,
+    /// Times in seconds (repeat the flag for several).
+    #[arg(long = "time", required = true)]
+    times: Vec<f32>,
+    /// Which skinning to dump: cpu (the reference) or gpu (readback).
+    #[arg(long, value_enum, default_value = "cpu")]
+    path: PathArg,
+    /// With --path gpu: which GPU code to read back, the compute capture or the draw's own
+    /// vertex stage.
+    #[arg(long, value_enum, default_value = "compute")]
+    capture: CaptureArg,
+    /// Reduce every vertex to its K largest weights (renormalised) first. 1..=64.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_INFLUENCES_ARG))]
+    max_influences: Option<u64>,
+    /// Output JSON file.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `--path`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PathArg {
+    /// The CPU reference.
+    Cpu,
+    /// GPU skinning, read back.
+    Gpu,
+}
+
+/// `--capture` of one path.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CaptureArg {
+    /// The compute capture (vertices from storage buffers).
+    Compute,
+    /// The draw's vertex stage (vertex buffers), one point per vertex.
+    Draw,
+}
+
+impl From<CaptureArg> for CapturePath {
+    fn from(c: CaptureArg) -> Self {
+        match c {
+            CaptureArg::Compute => CapturePath::Compute,
+            CaptureArg::Draw => CapturePath::Draw,
+        }
+    }
+}
+
+pub fn run(a: DumpArgs) -> CliResult {
+    let model = a.model.load()?;
+    let scene = &model.scene;
+    let anim = parse_anim(&model, a.anim.as_deref())?;
+    let (ctx, source) = match a.path {
+        PathArg::Cpu => (None, Source::Cpu),
+        PathArg::Gpu => (Some(gpu()?), Source::Gpu(a.capture.into())),
+    };
+    let draws = scene.deformed_draw_indices();
+    let k = a.max_influences.map(|k| k as usize);
+    let frames = sample_frames(ctx.as_ref(), scene, anim, &a.times, &draws, source, k)?;
+    let dump = Dump::new(scene, anim, &a.times, &frames);
+    dump.write(&a.out)?;
+    println!(
+        "{}: {} mesh entries x {} times -> {}",
+        scene.name,
+        dump.meshes.len(),
+        dump.times.len(),
+        a.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

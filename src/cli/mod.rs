@@ -1,0 +1,163 @@
+//! The `skinview` command line: one file per command, the shared arguments in `args.rs`, and
+//! the translation of library errors into messages that name the flags involved. This is the
+//! only place in the crate that knows a flag's name.
+//!
+//! Exit codes: 0 success, 1 a comparison above tolerance, 2 bad input or no adapter.
+
+mod args;
+mod bench;
+mod compare;
+mod dump;
+mod export;
+mod info;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use skinview::Error;
+use skinview::gpu::GpuContext;
+
+/// What went wrong in a command.
+#[derive(Debug)]
+pub enum CliError {
+    /// A flag or argument combination that makes no sense (message names the flags).
+    Usage(String),
+    /// A library error.
+    Lib(Error),
+}
+
+impl From<Error> for CliError {
+    fn from(e: Error) -> Self {
+        CliError::Lib(e)
+    }
+}
+
+/// The library's domain errors in the command line's terms: which flag asked for what.
+fn explain(e: &Error) -> String {
+    match e {
+        Error::UnknownAnimation {
+            model,
+            requested,
+            count,
+        } => format!(
+            "{model}: no animation {requested:?} ({count} animation(s)); check --anim or the \
+             MOTION of --layer"
+        ),
+        Error::UnknownBone { model, bone } => format!(
+            "{model}: no bone named {bone:?}; check the MASK of --layer and the END_BONE of --ik \
+             (`skinview info` lists the nodes)"
+        ),
+        Error::FadeLayers { from, to, layers } => format!(
+            "--fade {from}:{to}: there are {layers} --layer entries (numbered from 0), and the two \
+             must differ"
+        ),
+        Error::TooManyLayers { count, max } => {
+            format!("{count} --layer entries; a character blends at most {max}")
+        }
+        Error::TimeRange { time_s, max_s } => {
+            format!(
+                "--time {time_s}: must be between 0 and {max_s} s when the animation stage runs"
+            )
+        }
+        Error::RenderSize { width, height, max } => {
+            format!(
+                "--size {width}x{height}: each side must be between 1 and {max} on this adapter"
+            )
+        }
+        Error::TooManyInfluences {
+            model,
+            draw,
+            used,
+            max,
+        } => format!(
+            "{model}: draw {draw} has vertices with {used} influences; the GPU path handles up to \
+             {max} (use --max-influences {max})"
+        ),
+        other => other.to_string(),
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::Usage(m) => f.write_str(m),
+            CliError::Lib(e) => f.write_str(&explain(e)),
+        }
+    }
+}
+
+type CliResult<T = ExitCode> = Result<T, CliError>;
+
+#[derive(Parser)]
+#[command(
+    name = "skinview",
+    version,
+    about = "GPU skinning renderer and CPU/GPU skinning comparison for glTF rigs",
+    long_about = "\
+GPU skinning renderer and CPU vs GPU skinning comparison for glTF 2.0 rigs.
+
+Every command takes an optional MODEL: a .gltf/.glb file, a native Weber rig (.rig.json), or a
+built-in rig (builtin:arm, builtin:humanoid). Without one it uses the built-in rig Woodland's
+arm: two bones with a generated skin, animated to bend 0 -> 120 degrees (`bench` uses the
+built-in humanoid instead).
+
+GPU work runs headless through wgpu; on machines without a GPU install Mesa's software
+Vulkan driver (Debian: mesa-vulkan-drivers). WGPU_BACKEND=vulkan|gl picks a backend."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Skins, joints, primitives, vertices, influences, morph targets, animations, repairs.
+    Info(info::InfoArgs),
+    /// Offscreen lit render to PNG, the camera framing the skinned bounds.
+    Render(render::RenderArgs),
+    /// CPU vs GPU skinning over N frames of every animation; exit 1 above tolerance.
+    Compare(compare::CompareArgs),
+    /// World-space skinned positions/normals at given times as JSON (the exchange format).
+    Dump(dump::DumpArgs),
+    /// Write the model as binary glTF (.glb), or a native rig as .rig.json (by --out
+    /// extension).
+    Export(export::ExportArgs),
+    /// Per-stage CPU timing (sample, layer, IK, links, palette, skin, normals), medians over
+    /// many frames. No MODEL = the built-in humanoid with layers, IK and bone links.
+    Bench(bench::BenchArgs),
+}
+
+/// Write a report as pretty JSON (through a temporary file renamed into place).
+fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> CliResult<()> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| Error::Output {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    Ok(skinview::io::output::write_file(path, text.as_bytes())?)
+}
+
+/// The headless GPU context, as every GPU command makes it.
+fn gpu() -> CliResult<GpuContext> {
+    Ok(GpuContext::new_headless()?)
+}
+
+/// Parse the command line, run the command, print errors; the process exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info(a) => info::run(a),
+        Command::Render(a) => render::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Dump(a) => dump::run(a),
+        Command::Export(a) => export::run(a),
+        Command::Bench(a) => bench::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("skinview: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

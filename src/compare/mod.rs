@@ -1,0 +1,336 @@
+//! The comparison stage: how far one skinning is from another, per draw (largest and mean
+//! position error, the worst vertex and when, largest normal error), judged against a
+//! tolerance relative to the model's size, with reports that print as text ([`Display`]) or
+//! serialise as JSON (the CLI's compare report). [`run`] drives a [`crate::character::Character`]
+//! through the frames of each animation and compares the GPU captures with the CPU reference.
+//!
+//! [`Display`]: std::fmt::Display
+
+pub mod run;
+
+use std::fmt;
+
+use glam::Vec3;
+use serde::Serialize;
+
+pub use crate::skin::bounds;
+
+use crate::gpu::CapturePath;
+use crate::scene::Scene;
+use crate::skin::SkinnedVertices;
+
+pub use run::{CompareOptions, compare, sample_frames};
+
+/// CPU vs GPU readback tolerance: 1e-5 of the model's bounding-box diagonal. Both sides
+/// compute in f32 on the same inputs; the differences are FMA contraction and summation order
+/// (measured ~2e-7 on lavapipe, see `tests/gpu_readback.rs`).
+pub const CPU_GPU_TOLERANCE_REL: f64 = 1e-5;
+
+/// Errors of one draw between two skinnings, accumulated over frames.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DrawErrors {
+    /// Index in the scene's draw list.
+    pub draw: usize,
+    /// glTF node index of the draw.
+    pub node_index: usize,
+    /// glTF mesh index.
+    pub mesh_index: usize,
+    /// Primitive index in the mesh.
+    pub primitive_index: usize,
+    /// Vertices of the draw.
+    pub vertex_count: usize,
+    /// Largest position distance (model units).
+    pub max_error: f64,
+    /// Mean position distance over every compared vertex and frame.
+    pub mean_error: f64,
+    /// The vertex with the largest error.
+    pub worst_vertex: usize,
+    /// When it had it.
+    pub worst_time_s: f32,
+    /// Largest distance between unit normals (when both sides have normals).
+    pub max_normal_error: f64,
+    #[serde(skip)]
+    sum: f64,
+    #[serde(skip)]
+    count: usize,
+}
+
+impl DrawErrors {
+    /// No error yet for draw `draw` of `scene`.
+    pub fn new(scene: &Scene, draw: usize) -> DrawErrors {
+        let d = &scene.draws[draw];
+        DrawErrors {
+            draw,
+            node_index: scene.nodes[d.node].source_index,
+            mesh_index: d.mesh,
+            primitive_index: d.primitive,
+            vertex_count: scene.primitive(d).vertex_count(),
+            ..Default::default()
+        }
+    }
+
+    /// Add one frame: `b` against `a`. A length mismatch is an infinite error (a short
+    /// readback must fail, not pass over the common prefix); NaN counts as infinite.
+    pub fn add(&mut self, time_s: f32, a: &SkinnedVertices, b: &SkinnedVertices) {
+        if a.positions.len() != b.positions.len() {
+            self.max_error = f64::INFINITY;
+            self.worst_time_s = time_s;
+            return;
+        }
+        for (v, (x, y)) in a.positions.iter().zip(&b.positions).enumerate() {
+            let err = finite_or_inf((x.as_dvec3() - y.as_dvec3()).length());
+            self.sum += err;
+            self.count += 1;
+            if err > self.max_error || self.count == 1 {
+                self.max_error = err;
+                self.worst_vertex = v;
+                self.worst_time_s = time_s;
+            }
+        }
+        if let (Some(na), Some(nb)) = (&a.normals, &b.normals) {
+            let worst = normal_error(na, nb);
+            self.max_normal_error = self.max_normal_error.max(worst);
+        }
+        self.mean_error = if self.count > 0 {
+            self.sum / self.count as f64
+        } else {
+            0.0
+        };
+    }
+
+    /// The larger of two error records of the same draw (worst vertex from the larger).
+    pub fn worst_of(&self, other: &DrawErrors) -> DrawErrors {
+        let mut w = if other.max_error > self.max_error {
+            other.clone()
+        } else {
+            self.clone()
+        };
+        w.mean_error = self.mean_error.max(other.mean_error);
+        w.max_normal_error = self.max_normal_error.max(other.max_normal_error);
+        w
+    }
+}
+
+fn finite_or_inf(e: f64) -> f64 {
+    if e.is_nan() { f64::INFINITY } else { e }
+}
+
+fn normal_error(a: &[Vec3], b: &[Vec3]) -> f64 {
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| finite_or_inf((x.as_dvec3() - y.as_dvec3()).length()))
+        .fold(0.0, f64::max)
+}
+
+/// Accumulate `[time][k]` frames of `b` against `a` for `draws` (k indexes `draws`).
+pub fn errors(
+    scene: &Scene,
+    draws: &[usize],
+    times: &[f32],
+    a: &[Vec<SkinnedVertices>],
+    b: &[Vec<SkinnedVertices>],
+) -> Vec<DrawErrors> {
+    let mut out: Vec<DrawErrors> = draws.iter().map(|&d| DrawErrors::new(scene, d)).collect();
+    for (ti, &t) in times.iter().enumerate() {
+        for (k, e) in out.iter_mut().enumerate() {
+            match (
+                a.get(ti).and_then(|f| f.get(k)),
+                b.get(ti).and_then(|f| f.get(k)),
+            ) {
+                (Some(x), Some(y)) => e.add(t, x, y),
+                _ => e.max_error = f64::INFINITY,
+            }
+        }
+    }
+    out
+}
+
+/// One capture path's errors against the CPU reference.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaptureErrors {
+    /// The GPU code read back.
+    pub capture: CapturePath,
+    /// Per draw.
+    pub draws: Vec<DrawErrors>,
+}
+
+/// The comparison of one animation.
+#[derive(Clone, Debug, Serialize)]
+pub struct AnimComparison {
+    /// Animation index (`None`: rest pose).
+    pub anim: Option<usize>,
+    /// Its name.
+    pub name: Option<String>,
+    /// Compared times.
+    pub times: Vec<f32>,
+    /// GPU against the CPU reference (same influence count), per draw: the worse of the
+    /// capture paths that ran.
+    pub draws: Vec<DrawErrors>,
+    /// Each capture path against the CPU reference.
+    pub captures: Vec<CaptureErrors>,
+    /// When both paths ran: the draw capture against the compute capture.
+    pub draw_vs_compute: Option<Vec<DrawErrors>>,
+    /// With an influence limit: the CPU path reduced against the CPU path with every weight.
+    pub reduction_cost: Option<Vec<DrawErrors>>,
+}
+
+/// A whole comparison: every animation, the scale errors are judged against, the verdict.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    /// Model name.
+    pub model: String,
+    /// The adapter that ran the GPU side.
+    pub adapter: String,
+    /// Bounding-box diagonal of the skinned model (errors are judged relative to it).
+    pub diagonal: f64,
+    /// Largest allowed GPU−CPU position error, relative to the diagonal.
+    pub tolerance_rel: f64,
+    /// The influence limit both paths were reduced to (`None`: every weight).
+    pub max_influences: Option<usize>,
+    /// Vertices whose weights the reduction changed, over all draws.
+    pub vertices_reduced: usize,
+    /// Capture paths compared.
+    pub captures: Vec<CapturePath>,
+    /// Per animation.
+    pub anims: Vec<AnimComparison>,
+    /// Every GPU error (and the draw-vs-compute difference) within tolerance.
+    pub passed: bool,
+}
+
+impl Comparison {
+    /// The largest allowed error in model units.
+    pub fn limit(&self) -> f64 {
+        self.tolerance_rel * self.diagonal.max(f64::MIN_POSITIVE)
+    }
+
+    /// `e` as a fraction of the diagonal.
+    pub fn relative(&self, e: f64) -> f64 {
+        e / self.diagonal.max(f64::MIN_POSITIVE)
+    }
+
+    /// Largest GPU−CPU position error over every animation and draw.
+    pub fn worst_error(&self) -> f64 {
+        self.anims
+            .iter()
+            .flat_map(|a| &a.draws)
+            .map(|d| d.max_error)
+            .fold(0.0, f64::max)
+    }
+
+    /// Largest normal error over every animation and draw.
+    pub fn worst_normal_error(&self) -> f64 {
+        self.anims
+            .iter()
+            .flat_map(|a| &a.draws)
+            .map(|d| d.max_normal_error)
+            .fold(0.0, f64::max)
+    }
+
+    /// The verdict from the errors and the tolerance.
+    pub fn judge(&mut self) {
+        let limit = self.limit();
+        let ok = |v: &[DrawErrors]| v.iter().all(|d| d.max_error <= limit);
+        self.passed = self
+            .anims
+            .iter()
+            .all(|a| ok(&a.draws) && a.draw_vs_compute.as_deref().is_none_or(ok));
+    }
+}
+
+impl fmt::Display for Comparison {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.captures.iter().map(|c| c.name()).collect();
+        writeln!(f, "model {}  adapter {}", self.model, self.adapter)?;
+        writeln!(
+            f,
+            "diagonal {:.6}  tolerance {:.1e} x diagonal = {:.3e}  captures: {}",
+            self.diagonal,
+            self.tolerance_rel,
+            self.limit(),
+            names.join(", ")
+        )?;
+        for an in &self.anims {
+            writeln!(
+                f,
+                "anim {:?} {:?}: {} frames",
+                an.anim,
+                an.name.as_deref().unwrap_or(""),
+                an.times.len()
+            )?;
+            for c in &an.captures {
+                for d in &c.draws {
+                    writeln!(
+                        f,
+                        "  {:<7} node {} mesh {} prim {} ({} verts): GPU-CPU max {:.3e} ({:.2e} rel) \
+                         mean {:.3e}, worst vertex {} at t={:.3}s; normals max {:.2e}",
+                        c.capture.name(),
+                        d.node_index,
+                        d.mesh_index,
+                        d.primitive_index,
+                        d.vertex_count,
+                        d.max_error,
+                        self.relative(d.max_error),
+                        d.mean_error,
+                        d.worst_vertex,
+                        d.worst_time_s,
+                        d.max_normal_error
+                    )?;
+                }
+            }
+            for d in an.draw_vs_compute.iter().flatten() {
+                writeln!(
+                    f,
+                    "  draw vs compute, node {} mesh {} prim {}: max {:.3e} ({:.2e} rel), worst vertex {}",
+                    d.node_index,
+                    d.mesh_index,
+                    d.primitive_index,
+                    d.max_error,
+                    self.relative(d.max_error),
+                    d.worst_vertex
+                )?;
+            }
+            for d in an.reduction_cost.iter().flatten() {
+                writeln!(
+                    f,
+                    "  node {} mesh {} prim {}: reducing to {} influences costs max {:.3e} \
+                     ({:.2e} rel) mean {:.3e} (worst vertex {})",
+                    d.node_index,
+                    d.mesh_index,
+                    d.primitive_index,
+                    self.max_influences.unwrap_or(0),
+                    d.max_error,
+                    self.relative(d.max_error),
+                    d.mean_error,
+                    d.worst_vertex
+                )?;
+            }
+        }
+        if let Some(k) = self.max_influences {
+            let worst = self
+                .anims
+                .iter()
+                .flat_map(|a| a.reduction_cost.iter().flatten())
+                .map(|d| d.max_error)
+                .fold(0.0, f64::max);
+            writeln!(
+                f,
+                "reduced to {k} influences: {} vertices lost weight; over the model the reduction \
+                 moves vertices by up to {worst:.3e} ({:.2e} of the diagonal)",
+                self.vertices_reduced,
+                self.relative(worst)
+            )?;
+        }
+        write!(
+            f,
+            "{}",
+            if self.passed {
+                "PASS"
+            } else {
+                "FAIL: GPU differs from the CPU reference above tolerance"
+            }
+        )
+    }
+}

@@ -1,0 +1,87 @@
+//! The camera on the GPU: a `ViewUniform` buffer and its bind group (group 2 of the render
+//! and draw-capture pipelines). One per viewport; set it before the pass that draws with it.
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Mat4, Vec3};
+
+use super::context::GpuContext;
+use crate::camera::OrbitCamera;
+
+/// Mirrors `ViewUniform` in shaders/render.wgsl (same order and padding; the size is checked
+/// against the WGSL struct by tests/gpu_layout.rs).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct ViewUniform {
+    /// World → clip (wgpu clip space).
+    pub clip_from_world: [[f32; 4]; 4],
+    /// Direction towards the key light (world space), w unused.
+    pub light_dir: [f32; 4],
+    /// Eye position (world space), w = 1.
+    pub eye_position: [f32; 4],
+    /// Draw-path capture: texels per row and rows of the capture target. 0 for a normal
+    /// draw; otherwise vertex `i` is drawn as a point on texel `(i % width, i / width)`.
+    pub capture_size: [u32; 2],
+    /// Padding to 16 bytes.
+    pub _pad: [u32; 2],
+}
+
+/// The key light every view uses (world space, towards the light): above, front-right.
+pub fn key_light() -> Vec3 {
+    Vec3::new(0.4, 0.8, 0.6).normalize()
+}
+
+impl ViewUniform {
+    /// A normal draw seen through `camera` at `aspect`.
+    pub fn from_camera(camera: &OrbitCamera, aspect: f32) -> ViewUniform {
+        ViewUniform::new(camera.clip_from_world(aspect), camera.eye())
+    }
+
+    /// A normal draw through `clip_from_world` from `eye`.
+    pub fn new(clip_from_world: Mat4, eye: Vec3) -> ViewUniform {
+        ViewUniform {
+            clip_from_world: clip_from_world.to_cols_array_2d(),
+            light_dir: key_light().extend(0.0).to_array(),
+            eye_position: eye.extend(1.0).to_array(),
+            capture_size: [0, 0],
+            _pad: [0; 2],
+        }
+    }
+}
+
+/// A view uniform buffer and its bind group.
+pub struct Camera {
+    buffer: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+}
+
+impl Camera {
+    /// A camera on `ctx`'s device (contents set by [`Camera::set`]).
+    pub fn new(ctx: &GpuContext) -> Camera {
+        let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("view uniform"),
+            size: std::mem::size_of::<ViewUniform>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("view"),
+            layout: &ctx.layouts.view,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: buffer.as_entire_binding(),
+            }],
+        });
+        Camera { buffer, bind_group }
+    }
+
+    /// Write the view (takes effect for passes submitted after this call).
+    pub fn set(&self, ctx: &GpuContext, view: &ViewUniform) {
+        ctx.queue
+            .write_buffer(&self.buffer, 0, bytemuck::bytes_of(view));
+    }
+
+    /// Group 2 of the render and draw-capture pipelines.
+    pub fn bind_group(&self) -> &wgpu::BindGroup {
+        &self.bind_group
+    }
+}

@@ -1,0 +1,244 @@
+//! Draw-path capture: reads back what the *draw's* vertex stage outputs. The pipeline uses
+//! the render pipeline's own vertex entry points (`vs_skin4` / `vs_skin8` in
+//! shaders/render.wgsl), its [`VertexLayout`] and the same vertex-buffer binding
+//! ([`set_skinned_vertex_buffers`]), and draws every vertex as one point: with the view's
+//! `capture_size` set, the vertex stage places vertex `i` on texel `(i % W, i / W)` of two
+//! `Rgba32Float` targets, and `fs_capture` writes the skinned world position and normal the
+//! vertex stage output. Compared with the compute capture (which loads vertices from storage
+//! buffers) and the CPU reference, this tests vertex fetch, attribute layout and entry points
+//! of the real draw: a wrong layout passes the compute capture but fails here.
+//!
+//! Cost: one pass and two texture copies per draw; the textures are `W × rows` for the largest
+//! draw (16 bytes per vertex and target). Limits: `W × max_texture_dimension_2d` vertices per
+//! draw (8 M on common adapters).
+
+use glam::Vec3;
+
+use super::camera::{Camera, ViewUniform};
+use super::context::GpuContext;
+use super::render::{VertexLayout, set_skinned_vertex_buffers, sets_slot, skinned_entry_point};
+use super::scene_buffers::GpuScene;
+use super::shaders::{RENDER_WGSL, influence_constants, module_with_skin};
+use crate::error::{Error, Result};
+use crate::skin::SkinnedVertices;
+
+/// Texels per row of the capture targets: a multiple of 16 so a row of `Rgba32Float` texels
+/// (16 bytes each) meets wgpu's 256-byte row alignment for texture copies.
+pub const CAPTURE_WIDTH: u32 = 1024;
+const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba32Float;
+const TEXEL_BYTES: u32 = 16;
+
+/// The draw-path capture pipelines (4 and 8 influences).
+pub struct DrawCapture {
+    pipelines: [wgpu::RenderPipeline; 2],
+    camera: Camera,
+}
+
+impl DrawCapture {
+    /// Pipelines with the draw's own vertex layouts ([`VertexLayout::skinned`]).
+    pub fn new(ctx: &GpuContext) -> Result<DrawCapture> {
+        Self::with_layouts(ctx, [VertexLayout::skinned(1), VertexLayout::skinned(2)])
+    }
+
+    /// Pipelines with the given vertex layouts for 4 and 8 influences (tests plant faults in
+    /// copies of the draw's layouts to show the comparison catches them).
+    pub fn with_layouts(ctx: &GpuContext, layouts: [VertexLayout; 2]) -> Result<DrawCapture> {
+        let device = &ctx.device;
+        let module = module_with_skin(device, "render.wgsl (draw capture)", RENDER_WGSL);
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("draw capture"),
+            bind_group_layouts: &[
+                Some(&ctx.layouts.frame),
+                Some(&ctx.layouts.draw),
+                Some(&ctx.layouts.view),
+            ],
+            immediate_size: 0,
+        });
+        let [l4, l8] = &layouts;
+        let make = |sets: u32, vertex: &VertexLayout| {
+            let constants = influence_constants(sets);
+            let options = wgpu::PipelineCompilationOptions {
+                constants: &constants,
+                zero_initialize_workgroup_memory: false,
+            };
+            let target = Some(wgpu::ColorTargetState {
+                format: FORMAT,
+                blend: None,
+                write_mask: wgpu::ColorWrites::ALL,
+            });
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some("draw capture"),
+                layout: Some(&layout),
+                vertex: wgpu::VertexState {
+                    module: &module,
+                    entry_point: Some(skinned_entry_point(sets)),
+                    compilation_options: options.clone(),
+                    buffers: &vertex.buffers(),
+                },
+                primitive: wgpu::PrimitiveState {
+                    topology: wgpu::PrimitiveTopology::PointList,
+                    ..Default::default()
+                },
+                depth_stencil: None,
+                multisample: Default::default(),
+                fragment: Some(wgpu::FragmentState {
+                    module: &module,
+                    entry_point: Some("fs_capture"),
+                    compilation_options: options,
+                    targets: &[target.clone(), target],
+                }),
+                multiview_mask: None,
+                cache: None,
+            })
+        };
+        let pipelines = [make(1, l4), make(2, l8)];
+        let camera = Camera::new(ctx);
+        ctx.check()?;
+        Ok(DrawCapture { pipelines, camera })
+    }
+
+    /// Draw `draws` (indices into the scene's draw list) as points with the palette and morph
+    /// weights last written by [`GpuScene::update`] and read back the vertex stage's world
+    /// positions and normals (`tangents` are not an output of the draw: `None`).
+    pub fn run(
+        &self,
+        ctx: &GpuContext,
+        gpu: &GpuScene,
+        draws: &[usize],
+    ) -> Result<Vec<SkinnedVertices>> {
+        let max_dim = ctx.device.limits().max_texture_dimension_2d;
+        let width = CAPTURE_WIDTH.min(max_dim);
+        let mut rows = 1u32;
+        for &i in draws {
+            let d = gpu.draws.get(i).ok_or_else(|| {
+                Error::Gpu(format!(
+                    "draw {i} is not in the scene ({})",
+                    gpu.draws.len()
+                ))
+            })?;
+            rows = rows.max(d.vertex_count.div_ceil(width));
+        }
+        if rows > max_dim {
+            return Err(Error::Gpu(format!(
+                "a draw has more than {} vertices, the draw-path capture's limit on this adapter",
+                width as u64 * max_dim as u64
+            )));
+        }
+        let mut view = ViewUniform::new(glam::Mat4::IDENTITY, Vec3::ZERO);
+        view.capture_size = [width, rows];
+        self.camera.set(ctx, &view);
+        let size = wgpu::Extent3d {
+            width,
+            height: rows,
+            depth_or_array_layers: 1,
+        };
+        let texture = |label| {
+            ctx.device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(label),
+                size,
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: FORMAT,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                view_formats: &[],
+            })
+        };
+        let targets = [texture("capture positions"), texture("capture normals")];
+        let views = targets
+            .each_ref()
+            .map(|t| t.create_view(&Default::default()));
+        let row_bytes = width * TEXEL_BYTES;
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("draw capture"),
+            });
+        let mut staging = Vec::with_capacity(draws.len());
+        for &i in draws {
+            let d = &gpu.draws[i];
+            let draw_rows = d.vertex_count.div_ceil(width).max(1);
+            {
+                let attachment = |view| {
+                    Some(wgpu::RenderPassColorAttachment {
+                        view,
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
+                            store: wgpu::StoreOp::Store,
+                        },
+                    })
+                };
+                let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                    label: Some("draw capture"),
+                    color_attachments: &[attachment(&views[0]), attachment(&views[1])],
+                    depth_stencil_attachment: None,
+                    timestamp_writes: None,
+                    occlusion_query_set: None,
+                    multiview_mask: None,
+                });
+                if d.vertex_count > 0 {
+                    pass.set_pipeline(&self.pipelines[sets_slot(d)]);
+                    pass.set_bind_group(0, &gpu.frame_bind_group, &[]);
+                    pass.set_bind_group(1, &d.bind_group, &[]);
+                    pass.set_bind_group(2, self.camera.bind_group(), &[]);
+                    set_skinned_vertex_buffers(&mut pass, d);
+                    pass.draw(0..d.vertex_count, 0..1);
+                }
+            }
+            let mut pair = Vec::with_capacity(2);
+            for t in &targets {
+                let s = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("draw capture staging"),
+                    size: row_bytes as u64 * draw_rows as u64,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                enc.copy_texture_to_buffer(
+                    wgpu::TexelCopyTextureInfo {
+                        texture: t,
+                        mip_level: 0,
+                        origin: wgpu::Origin3d::ZERO,
+                        aspect: wgpu::TextureAspect::All,
+                    },
+                    wgpu::TexelCopyBufferInfo {
+                        buffer: &s,
+                        layout: wgpu::TexelCopyBufferLayout {
+                            offset: 0,
+                            bytes_per_row: Some(row_bytes),
+                            rows_per_image: Some(draw_rows),
+                        },
+                    },
+                    wgpu::Extent3d {
+                        width,
+                        height: draw_rows,
+                        depth_or_array_layers: 1,
+                    },
+                );
+                pair.push(s);
+            }
+            staging.push(pair);
+        }
+        ctx.queue.submit([enc.finish()]);
+        ctx.check()?;
+        let mut out = Vec::with_capacity(draws.len());
+        for (pair, &i) in staging.iter().zip(draws) {
+            let n = gpu.draws[i].vertex_count as usize;
+            let texels = |b: &wgpu::Buffer| -> Result<Vec<Vec3>> {
+                let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&ctx.map_read(b)?);
+                Ok(floats
+                    .chunks_exact(4)
+                    .take(n)
+                    .map(|c| Vec3::new(c[0], c[1], c[2]))
+                    .collect())
+            };
+            out.push(SkinnedVertices {
+                positions: texels(&pair[0])?,
+                normals: Some(texels(&pair[1])?),
+                tangents: None,
+            });
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,91 @@
+//! GPU skinning read back for comparison: a [`GpuScene`] with its compute capture and its
+//! draw-path capture, fed one frame (palette and morph weights) at a time. Attributes a
+//! primitive lacks come back as `None`, as on the CPU path.
+
+use super::capture::Capture;
+use super::context::GpuContext;
+use super::draw_capture::DrawCapture;
+use super::scene_buffers::GpuScene;
+use crate::error::Result;
+use crate::frame::FrameState;
+use crate::scene::Scene;
+use crate::skin::SkinnedVertices;
+
+/// Which GPU code produces the vertices read back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CapturePath {
+    /// The compute shader `capture` (vertices loaded from storage buffers), calling `skin()`.
+    Compute,
+    /// The draw's own vertex stage (vertex buffers, `vs_skin4`/`vs_skin8`), calling `skin()`.
+    Draw,
+}
+
+impl CapturePath {
+    /// `compute` / `draw`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CapturePath::Compute => "compute",
+            CapturePath::Draw => "draw",
+        }
+    }
+}
+
+/// A scene on the GPU with both captures.
+pub struct GpuReadback {
+    /// The uploaded scene.
+    pub gpu: GpuScene,
+    compute: Capture,
+    draw: DrawCapture,
+}
+
+impl GpuReadback {
+    /// Upload `scene` (reduced to `max_influences` when given) and build both captures.
+    pub fn new(
+        ctx: &GpuContext,
+        scene: &Scene,
+        frame: &FrameState,
+        max_influences: Option<usize>,
+    ) -> Result<GpuReadback> {
+        Self::with_draw_capture(ctx, scene, frame, max_influences, DrawCapture::new(ctx)?)
+    }
+
+    /// As [`GpuReadback::new`] with a given draw capture (tests plant layout faults in it).
+    pub fn with_draw_capture(
+        ctx: &GpuContext,
+        scene: &Scene,
+        frame: &FrameState,
+        max_influences: Option<usize>,
+        draw: DrawCapture,
+    ) -> Result<GpuReadback> {
+        let gpu = GpuScene::new(ctx, scene, frame, max_influences)?;
+        let compute = Capture::new(ctx, &gpu)?;
+        Ok(GpuReadback { gpu, compute, draw })
+    }
+
+    /// Upload `frame` and read back `draws` through `path`.
+    pub fn read(
+        &mut self,
+        ctx: &GpuContext,
+        scene: &Scene,
+        frame: &FrameState,
+        path: CapturePath,
+        draws: &[usize],
+    ) -> Result<Vec<SkinnedVertices>> {
+        self.gpu.update(ctx, scene, frame);
+        let mut out = match path {
+            CapturePath::Compute => self.compute.run(ctx, &self.gpu, draws)?,
+            CapturePath::Draw => self.draw.run(ctx, &self.gpu, draws)?,
+        };
+        for (v, &d) in out.iter_mut().zip(draws) {
+            let prim = scene.primitive(&scene.draws[d]);
+            if prim.normals.is_none() {
+                v.normals = None;
+            }
+            if prim.tangents.is_none() {
+                v.tangents = None;
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,206 @@
+//! An offscreen render target (MSAA colour, its single-sample resolve, depth) that a
+//! [`super::Renderer`] draws into and that reads back as [`Rgba8`]: how `skinview render`,
+//! the golden images and the viewer's screenshots get pixels. Textures are made once per size
+//! and reused across frames.
+
+use super::context::GpuContext;
+use super::render::Target;
+use crate::error::{Error, Result};
+use crate::image::Rgba8;
+
+/// Colour textures, depth and the size they were made for.
+pub struct OffscreenTarget {
+    target: Target,
+    width: u32,
+    height: u32,
+    /// Multisampled colour (when `samples > 1`).
+    msaa: Option<wgpu::TextureView>,
+    /// Single-sample colour: the resolve target, read back or sampled by a UI.
+    resolve: wgpu::Texture,
+    resolve_view: wgpu::TextureView,
+    depth: Option<wgpu::TextureView>,
+}
+
+/// Check a render size against the adapter before any texture is made.
+pub fn check_size(ctx: &GpuContext, width: u32, height: u32) -> Result<()> {
+    let max = ctx.device.limits().max_texture_dimension_2d;
+    if width == 0 || height == 0 || width > max || height > max {
+        return Err(Error::RenderSize { width, height, max });
+    }
+    Ok(())
+}
+
+impl OffscreenTarget {
+    /// Textures of `width × height` for `target`. Target formats must be readable as
+    /// 4 bytes per pixel to use [`OffscreenTarget::read_rgba8`].
+    pub fn new(ctx: &GpuContext, target: Target, width: u32, height: u32) -> Result<Self> {
+        check_size(ctx, width, height)?;
+        let device = &ctx.device;
+        let size = wgpu::Extent3d {
+            width,
+            height,
+            depth_or_array_layers: 1,
+        };
+        let tex = |label, format, samples, usage| {
+            device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(label),
+                size,
+                mip_level_count: 1,
+                sample_count: samples,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage,
+                view_formats: &[],
+            })
+        };
+        let attach = wgpu::TextureUsages::RENDER_ATTACHMENT;
+        let msaa = (target.samples > 1).then(|| {
+            tex("msaa colour", target.format, target.samples, attach)
+                .create_view(&Default::default())
+        });
+        let resolve = tex(
+            "colour",
+            target.format,
+            1,
+            attach | wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::TEXTURE_BINDING,
+        );
+        let resolve_view = resolve.create_view(&Default::default());
+        let depth = target
+            .depth
+            .map(|f| tex("depth", f, target.samples, attach).create_view(&Default::default()));
+        ctx.check()?;
+        Ok(OffscreenTarget {
+            target,
+            width,
+            height,
+            msaa,
+            resolve,
+            resolve_view,
+            depth,
+        })
+    }
+
+    /// Make the textures again when the size changed (a window or panel resize).
+    pub fn resize(&mut self, ctx: &GpuContext, width: u32, height: u32) -> Result<()> {
+        if (width, height) != (self.width, self.height) {
+            *self = OffscreenTarget::new(ctx, self.target, width, height)?;
+        }
+        Ok(())
+    }
+
+    /// Width and height in pixels.
+    pub fn size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+
+    /// Width / height.
+    pub fn aspect(&self) -> f32 {
+        self.width as f32 / self.height as f32
+    }
+
+    /// The single-sample colour texture (after the pass: the resolved image).
+    pub fn color_view(&self) -> &wgpu::TextureView {
+        &self.resolve_view
+    }
+
+    /// Begin a pass that clears to `clear` (linear RGB) and resolves into the colour texture.
+    pub fn begin_pass<'e>(
+        &self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        clear: [f64; 3],
+    ) -> wgpu::RenderPass<'e> {
+        let [r, g, b] = clear;
+        let (view, resolve_target, store) = match &self.msaa {
+            Some(m) => (m, Some(&self.resolve_view), wgpu::StoreOp::Discard),
+            None => (&self.resolve_view, None, wgpu::StoreOp::Store),
+        };
+        encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("offscreen"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view,
+                depth_slice: None,
+                resolve_target,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color { r, g, b, a: 1.0 }),
+                    store,
+                },
+            })],
+            depth_stencil_attachment: self.depth.as_ref().map(|view| {
+                wgpu::RenderPassDepthStencilAttachment {
+                    view,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Discard,
+                    }),
+                    stencil_ops: None,
+                }
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        })
+    }
+
+    /// Submit `encoder` with a copy of the colour texture appended, wait, and return the
+    /// pixels as RGBA8 (BGRA formats are swizzled). Blocking: for tools and tests.
+    pub fn read_rgba8(&self, ctx: &GpuContext, mut encoder: wgpu::CommandEncoder) -> Result<Rgba8> {
+        let (w, h) = (self.width, self.height);
+        let bgra = matches!(
+            self.target.format,
+            wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb
+        );
+        if self.target.format.block_copy_size(None) != Some(4) {
+            return Err(Error::Gpu(format!(
+                "cannot read {:?} back as RGBA8",
+                self.target.format
+            )));
+        }
+        // Rows padded to COPY_BYTES_PER_ROW_ALIGNMENT for the texture→buffer copy.
+        let row = w * 4;
+        let padded =
+            row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("offscreen readback"),
+            size: padded as u64 * h as u64,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        encoder.copy_texture_to_buffer(
+            wgpu::TexelCopyTextureInfo {
+                texture: &self.resolve,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::TexelCopyBufferInfo {
+                buffer: &staging,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(padded),
+                    rows_per_image: Some(h),
+                },
+            },
+            wgpu::Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
+        );
+        ctx.queue.submit([encoder.finish()]);
+        let bytes = ctx.map_read(&staging)?;
+        let mut pixels = Vec::with_capacity((row * h) as usize);
+        for y in 0..h as usize {
+            let line = &bytes[y * padded as usize..y * padded as usize + row as usize];
+            if bgra {
+                pixels.extend(line.chunks_exact(4).flat_map(|p| [p[2], p[1], p[0], p[3]]));
+            } else {
+                pixels.extend_from_slice(line);
+            }
+        }
+        Ok(Rgba8 {
+            width: w,
+            height: h,
+            pixels,
+        })
+    }
+}

@@ -1,0 +1,113 @@
+//! What a model argument names — a `.gltf`/`.glb` file, a native `.rig.json`, or a built-in
+//! (`builtin:arm`, `builtin:humanoid`) — and loading it once into everything the commands,
+//! the tests and the viewer need: the scene, and for native rigs the rig with its per-bone
+//! metadata (lengths, joint limits, sections, links) that the animation stage uses.
+
+use std::path::{Path, PathBuf};
+
+use crate::builtin::Builtin;
+use crate::error::Result;
+use crate::rig::{RigScene, WeberRig};
+use crate::scene::Scene;
+
+/// Where a model comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelSource {
+    /// A rig generated in code.
+    Builtin(Builtin),
+    /// A `.gltf` / `.glb` file, or a native rig file (`.json`, e.g. `*.rig.json`).
+    File(PathBuf),
+}
+
+impl ModelSource {
+    /// The default model: the built-in Woodland arm.
+    pub const DEFAULT: ModelSource = ModelSource::Builtin(Builtin::Arm);
+
+    /// `builtin:NAME` or a file path; an unknown `builtin:` name is an error listing the known
+    /// ones.
+    pub fn parse(text: &str) -> Result<ModelSource> {
+        Ok(match Builtin::parse(text)? {
+            Some(b) => ModelSource::Builtin(b),
+            None => ModelSource::File(PathBuf::from(text)),
+        })
+    }
+
+    /// A path argument as given on a command line (`None` = [`ModelSource::DEFAULT`]).
+    pub fn from_arg(arg: Option<&Path>) -> Result<ModelSource> {
+        match arg {
+            None => Ok(Self::DEFAULT),
+            Some(p) => match p.to_str() {
+                Some(s) => Self::parse(s),
+                None => Ok(ModelSource::File(p.to_path_buf())),
+            },
+        }
+    }
+
+    /// Built-ins and `.json` files are native Weber rigs.
+    pub fn is_native(&self) -> bool {
+        match self {
+            ModelSource::Builtin(_) => true,
+            ModelSource::File(p) => is_rig_json(p),
+        }
+    }
+
+    /// How the source is named in messages.
+    pub fn label(&self) -> String {
+        match self {
+            ModelSource::Builtin(b) => b.name().to_string(),
+            ModelSource::File(p) => p.display().to_string(),
+        }
+    }
+
+    /// Load the source (one import, one conversion for native rigs).
+    pub fn load(&self) -> Result<Model> {
+        let (scene, rig) = match self {
+            ModelSource::Builtin(b) => {
+                let weber = b.rig()?;
+                let rs = weber.to_scene()?;
+                (b.scene()?, Some(NativeRig { weber, scene: rs }))
+            }
+            ModelSource::File(p) if is_rig_json(p) => {
+                let weber = super::rig_json::read(p)?;
+                let rs = weber.to_scene()?;
+                (rs.scene.clone(), Some(NativeRig { weber, scene: rs }))
+            }
+            ModelSource::File(p) => (super::gltf_import::import_file(p)?, None),
+        };
+        Ok(Model {
+            source: self.clone(),
+            scene,
+            rig,
+        })
+    }
+}
+
+fn is_rig_json(p: &Path) -> bool {
+    p.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+/// A native rig in both of its forms.
+#[derive(Clone, Debug)]
+pub struct NativeRig {
+    /// The rig as its file holds it (what `export FILE.rig.json` writes).
+    pub weber: WeberRig,
+    /// The rig converted to the internal skeleton, with per-node bone metadata.
+    pub scene: RigScene,
+}
+
+/// A loaded model.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// Where it came from.
+    pub source: ModelSource,
+    /// The scene every path draws and skins.
+    pub scene: Scene,
+    /// Native rigs (built-ins and `.rig.json`): the rig, for layers, IK limits and bone links.
+    pub rig: Option<NativeRig>,
+}
+
+/// Load a model argument (`None` = the built-in arm).
+pub fn load(arg: Option<&Path>) -> Result<Model> {
+    ModelSource::from_arg(arg)?.load()
+}

@@ -1,0 +1,56 @@
+//! The native rig file, `*.rig.json` (format `"skinview.rig"`, version 1; the layout is in the
+//! README and the data model in `crate::rig`): parsing with errors that name the file, line
+//! and field, validation, and compact writing.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::rig::WeberRig;
+
+/// Largest `.rig.json` read (bytes). The built-in humanoid with its skin is ~0.5 MB; a rig
+/// with a 100k-vertex skin stays well under this.
+pub const MAX_RIG_JSON_BYTES: u64 = 256 << 20;
+
+/// Parse and validate a `*.rig.json` text; `file` names it in errors.
+pub fn parse(text: &str, file: &str) -> Result<WeberRig> {
+    let rig: WeberRig = serde_json::from_str(text).map_err(|e| {
+        Error::invalid(
+            file,
+            format!("line {} column {}", e.line(), e.column()),
+            e.to_string(),
+        )
+    })?;
+    rig.validate(file)?;
+    Ok(rig)
+}
+
+/// Compact JSON (one line; pretty-print with any JSON tool to read it).
+pub fn to_string(rig: &WeberRig) -> String {
+    // Serialising plain data (no maps with non-string keys) cannot fail; an empty object
+    // would fail validation on reading, never pass silently.
+    serde_json::to_string(rig).unwrap_or_else(|_| "{}".into())
+}
+
+/// Read and validate a native rig file.
+pub fn read(path: &Path) -> Result<WeberRig> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let len = std::fs::metadata(path).map_err(io)?.len();
+    let file = super::file_label(path);
+    if len > MAX_RIG_JSON_BYTES {
+        return Err(Error::invalid(
+            &file,
+            "file size",
+            format!("{len} bytes; native rigs are read up to {MAX_RIG_JSON_BYTES}"),
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(io)?;
+    parse(&text, &file)
+}
+
+/// Write `rig` to `path` (through a temporary file renamed into place).
+pub fn write(rig: &WeberRig, path: &Path) -> Result<()> {
+    super::output::write_file(path, to_string(rig).as_bytes())
+}

@@ -1,0 +1,162 @@
+//! Every Rust struct mirrored in WGSL has the WGSL struct's size and member offsets, read
+//! from the shaders themselves with naga (wgpu's shader compiler): a field added, reordered or
+//! re-typed on one side only fails here, before any GPU runs. Also: the draw pipeline's vertex
+//! layout matches the shader's vertex inputs (locations and types).
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
+
+use std::mem::{offset_of, size_of};
+
+use skinview::gpu::shaders::{CAPTURE_WGSL, RENDER_WGSL, SKIN_WGSL};
+use skinview::gpu::{DrawParams, VertexLayout, ViewUniform};
+use wgpu::naga;
+
+fn module(body: &str) -> naga::Module {
+    let source = format!("{SKIN_WGSL}\n{body}");
+    naga::front::wgsl::parse_str(&source)
+        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)))
+}
+
+/// (size, member name → offset) of WGSL struct `name`.
+fn wgsl_struct(m: &naga::Module, name: &str) -> (u32, Vec<(String, u32)>) {
+    for (_, t) in m.types.iter() {
+        if t.name.as_deref() == Some(name)
+            && let naga::TypeInner::Struct { members, span } = &t.inner
+        {
+            let offsets = members
+                .iter()
+                .map(|mb| (mb.name.clone().unwrap_or_default(), mb.offset))
+                .collect();
+            return (*span, offsets);
+        }
+    }
+    panic!("no struct {name} in the shader")
+}
+
+fn check(name: &str, wgsl: (u32, Vec<(String, u32)>), rust_size: usize, rust: &[(&str, usize)]) {
+    let (size, members) = wgsl;
+    assert_eq!(
+        size as usize, rust_size,
+        "{name}: WGSL size {size}, Rust {rust_size}"
+    );
+    assert_eq!(
+        members.len(),
+        rust.len(),
+        "{name}: member count {members:?} vs {rust:?}"
+    );
+    for ((wname, woff), (rname, roff)) in members.iter().zip(rust) {
+        assert_eq!(
+            *woff as usize, *roff,
+            "{name}: WGSL {wname} at {woff}, Rust {rname} at {roff}"
+        );
+    }
+}
+
+#[test]
+fn draw_params_matches_skin_wgsl() {
+    for body in [RENDER_WGSL, CAPTURE_WGSL] {
+        let m = module(body);
+        check(
+            "DrawParams",
+            wgsl_struct(&m, "DrawParams"),
+            size_of::<DrawParams>(),
+            &[
+                ("base_color", offset_of!(DrawParams, base_color)),
+                ("palette_base", offset_of!(DrawParams, palette_base)),
+                ("vertex_count", offset_of!(DrawParams, vertex_count)),
+                (
+                    "morph_target_count",
+                    offset_of!(DrawParams, morph_target_count),
+                ),
+                (
+                    "morph_weight_base",
+                    offset_of!(DrawParams, morph_weight_base),
+                ),
+                ("has_normals", offset_of!(DrawParams, has_normals)),
+                ("has_tangents", offset_of!(DrawParams, has_tangents)),
+                ("_pad[0]", offset_of!(DrawParams, _pad)),
+                ("_pad[1]", offset_of!(DrawParams, _pad) + 4),
+            ],
+        );
+    }
+}
+
+#[test]
+fn view_uniform_matches_render_wgsl() {
+    let m = module(RENDER_WGSL);
+    check(
+        "ViewUniform",
+        wgsl_struct(&m, "ViewUniform"),
+        size_of::<ViewUniform>(),
+        &[
+            ("clip_from_world", offset_of!(ViewUniform, clip_from_world)),
+            ("light_dir", offset_of!(ViewUniform, light_dir)),
+            ("eye_position", offset_of!(ViewUniform, eye_position)),
+            ("capture_size", offset_of!(ViewUniform, capture_size)),
+            ("_pad", offset_of!(ViewUniform, _pad)),
+        ],
+    );
+}
+
+/// The vertex buffers of the draw feed exactly the shader's vertex inputs: every location of
+/// `VsIn4` / `VsIn8` / `VsCpu` is one attribute of matching type.
+#[test]
+fn vertex_layouts_match_the_vertex_inputs() {
+    use naga::{ScalarKind, TypeInner, VectorSize};
+    let m = module(RENDER_WGSL);
+    let inputs = |name: &str| -> Vec<(u32, ScalarKind, u8)> {
+        for (_, t) in m.types.iter() {
+            if t.name.as_deref() == Some(name)
+                && let TypeInner::Struct { members, .. } = &t.inner
+            {
+                return members
+                    .iter()
+                    .filter_map(|mb| match mb.binding {
+                        Some(naga::Binding::Location { location, .. }) => {
+                            match m.types[mb.ty].inner {
+                                TypeInner::Vector { size, scalar } => {
+                                    let n = match size {
+                                        VectorSize::Bi => 2,
+                                        VectorSize::Tri => 3,
+                                        VectorSize::Quad => 4,
+                                    };
+                                    Some((location, scalar.kind, n))
+                                }
+                                ref other => panic!("{name}: location {location} is {other:?}"),
+                            }
+                        }
+                        _ => None,
+                    })
+                    .collect();
+            }
+        }
+        panic!("no struct {name}")
+    };
+    let attributes = |layout: &VertexLayout| -> Vec<(u32, ScalarKind, u8)> {
+        let mut v: Vec<_> = layout
+            .slots
+            .iter()
+            .flat_map(|s| &s.attributes)
+            .map(|a| {
+                use wgpu::VertexFormat as F;
+                let (kind, n) = match a.format {
+                    F::Float32x3 => (ScalarKind::Float, 3),
+                    F::Float32x4 => (ScalarKind::Float, 4),
+                    F::Uint32x4 => (ScalarKind::Uint, 4),
+                    other => panic!("unexpected format {other:?}"),
+                };
+                (a.shader_location, kind, n)
+            })
+            .collect();
+        v.sort_by_key(|a| a.0);
+        v
+    };
+    for (layout, name) in [
+        (VertexLayout::skinned(1), "VsIn4"),
+        (VertexLayout::skinned(2), "VsIn8"),
+        (VertexLayout::cpu_skinned(), "VsCpu"),
+    ] {
+        let mut want = inputs(name);
+        want.sort_by_key(|a| a.0);
+        assert_eq!(attributes(&layout), want, "{name}");
+    }
+}
