@@ -155,8 +155,10 @@ fn run(dir: &Path) -> Result<(), String> {
         for (anim, times, file) in jobs {
             let mut cmd = Command::new("node");
             cmd.arg(&dump).arg(&model).args(["--anim", &anim]);
-            for t in &times {
-                cmd.args(["--time", &t.to_string()]);
+            for &t in &times {
+                // The f32 time's exact value as a double: its shortest f32 decimal read as a
+                // JS double lands slightly off, e.g. just before a STEP key at the clip's end.
+                cmd.args(["--time", &f64::from(t).to_string()]);
             }
             let out = oracle_dir.join(&file);
             let status = cmd.arg("--out").arg(&out).status().map_err(|e| {

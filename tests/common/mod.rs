@@ -35,18 +35,24 @@ pub mod glb;
 /// Deterministic generated rigs (seeded skeleton, tube skin, morph targets, animations).
 pub mod rigs;
 
-/// `../shared` beside the repository, or `$SKINVIEW_SHARED`.
+/// The test data: `$SKINVIEW_SHARED` (when set and not empty), else `../shared` beside the
+/// repository, else `tests/data` (made by `scripts/setup.sh --tests` when there is no
+/// `../shared`).
 pub fn shared_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("SKINVIEW_SHARED") {
+    if let Some(p) = std::env::var_os("SKINVIEW_SHARED").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    assert!(
-        p.join("models").is_dir(),
-        "test data not found at {} (set SKINVIEW_SHARED)",
-        p.display()
-    );
-    p
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for p in [root.join("../shared"), root.join("tests/data")] {
+        if p.join("models").is_dir() && p.join("oracle_ref").is_dir() {
+            return p;
+        }
+    }
+    panic!(
+        "test data not found: no ../shared beside the checkout, no $SKINVIEW_SHARED, no \
+         tests/data. Run `scripts/setup.sh --tests` (it downloads the sample models and makes \
+         the rest), or point SKINVIEW_SHARED at the shared data."
+    )
 }
 
 /// Every shared model and rig file.
