@@ -61,7 +61,11 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 if [ ! -f "$here/tools/oracle/node_modules/three/package.json" ]; then
     echo "setup: installing three.js for tools/oracle (npm ci)" >&2
-    npm ci --prefix "$here/tools/oracle" --no-audit --no-fund --loglevel=error >&2
+    if ! npm ci --prefix "$here/tools/oracle" --no-audit --no-fund --loglevel=error >&2; then
+        echo "missing: three.js for the independent-engine tests (npm ci in tools/oracle failed:" >&2
+        echo "  it needs the npm registry). Allow network access and run scripts/setup.sh --tests again." >&2
+        exit 1
+    fi
 fi
 
 # Test data: $SKINVIEW_SHARED or ../shared when present, else tests/data made here.

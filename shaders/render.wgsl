@@ -1,8 +1,9 @@
-// render.wgsl — the skinning vertex shader (4- and 8-influence entry points, both calling the
-// shared skin() from skin.wgsl, prepended), the entry point that draws CPU-skinned vertices,
-// a lit fragment shader, and the fragment shader of the draw-path capture.
-// Pipelines: src/gpu/render.rs (draw) and src/gpu/draw_capture.rs (readback of this very
-// vertex stage).
+// render.wgsl — the draw: vertex entry points for 4 and 8 influences (both calling the
+// shared skin() from skin.wgsl, prepended), colour modes (material, weights of one bone, bone
+// colours, CPU-vs-GPU error heatmap), a lit fragment shader, the wireframe's, and the fragment
+// shader of the draw-path capture.
+// Pipelines: src/gpu/render.rs (draw, wireframe, CPU-skinned view) and
+// src/gpu/draw_capture.rs (readback of this very vertex stage).
 
 // Mirrors `ViewUniform` in src/gpu/camera.rs (keep field order and padding in sync).
 struct ViewUniform {
@@ -12,9 +13,43 @@ struct ViewUniform {
     eye_position: vec4<f32>,
     // Draw-path capture: (texels per row, rows); (0, 0) for a normal draw.
     capture_size: vec2<u32>,
-    _pad: vec2<u32>,
+    // 0 material, 1 weights of `selected_node`, 2 bone colours, 3 per-vertex error heatmap.
+    color_mode: u32,
+    // Node whose weights mode 1 shows (u32 max: none).
+    selected_node: u32,
+    // Mode 3: per-vertex errors are multiplied by this (1 / model diagonal) before mapping.
+    error_scale: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 };
 @group(2) @binding(0) var<uniform> view: ViewUniform;
+
+// Node of each palette entry (skin joints, then rigid draws): what bone a joint index means.
+@group(0) @binding(2) var<storage, read> joint_nodes: array<u32>;
+// |GPU - CPU| of every vertex of the scene (model units), indexed by first_vertex + index.
+@group(0) @binding(3) var<storage, read> vertex_errors: array<f32>;
+
+@group(1) @binding(2) var base_color_texture: texture_2d<f32>;
+@group(1) @binding(3) var base_color_sampler: sampler;
+
+// True for the pipelines that draw CPU-skinned vertices (src/gpu/render.rs): position and
+// normal arrive already skinned (world space) and skin() is skipped.
+override CPU_SKINNED: bool = false;
+// Clip-space depth pulled towards the eye (fraction of w): wireframe lines over their faces.
+override DEPTH_PULL: f32 = 0.0;
+// The target stores what it is given (not an sRGB format): encode linear colour as sRGB.
+override ENCODE_SRGB: bool = false;
+
+fn output(linear: vec3<f32>) -> vec4<f32> {
+    if (ENCODE_SRGB) {
+        let cut = linear <= vec3<f32>(0.0031308);
+        let lo = linear * 12.92;
+        let hi = 1.055 * pow(max(linear, vec3<f32>(0.0)), vec3<f32>(1.0 / 2.4)) - vec3<f32>(0.055);
+        return vec4<f32>(select(hi, lo, cut), 1.0);
+    }
+    return vec4<f32>(linear, 1.0);
+}
 
 struct VsIn4 {
     @builtin(vertex_index) vertex_index: u32,
@@ -23,6 +58,8 @@ struct VsIn4 {
     @location(2) tangent: vec4<f32>,
     @location(3) joints0: vec4<u32>,
     @location(4) weights0: vec4<f32>,
+    @location(7) uv: vec2<f32>,
+    @location(8) color: vec4<f32>,
 };
 
 struct VsIn8 {
@@ -34,26 +71,87 @@ struct VsIn8 {
     @location(4) weights0: vec4<f32>,
     @location(5) joints1: vec4<u32>,
     @location(6) weights1: vec4<f32>,
-};
-
-// Already skinned on the CPU (world space), from GpuScene's upload buffer.
-struct VsCpu {
-    @location(0) position: vec3<f32>,
-    @location(1) normal: vec3<f32>,
+    @location(7) uv: vec2<f32>,
+    @location(8) color: vec4<f32>,
 };
 
 struct VsOut {
     @builtin(position) clip: vec4<f32>,
     @location(0) world_position: vec3<f32>,
     @location(1) normal: vec3<f32>,
+    @location(2) uv: vec2<f32>,
+    // Material mode: vertex colour × base colour factor; other modes: the mode's colour.
+    @location(3) tint: vec4<f32>,
 };
 
-fn finish(vertex_index: u32, position: vec3<f32>, normal: vec3<f32>) -> VsOut {
+// Blender's weight ramp, t in [0, 1]: blue 0, cyan 0.25, green 0.5, yellow 0.75, red 1.
+fn heat(t_in: f32) -> vec3<f32> {
+    let t = clamp(t_in, 0.0, 1.0) * 4.0;
+    var stops = array<vec3<f32>, 5>(
+        vec3<f32>(0.0, 0.0, 1.0),
+        vec3<f32>(0.0, 1.0, 1.0),
+        vec3<f32>(0.0, 1.0, 0.0),
+        vec3<f32>(1.0, 1.0, 0.0),
+        vec3<f32>(1.0, 0.0, 0.0),
+    );
+    let i = min(u32(t), 3u);
+    return mix(stops[i], stops[i + 1u], t - f32(i));
+}
+
+// A distinct colour per bone: hues spaced by the golden ratio.
+fn bone_color(node: u32) -> vec3<f32> {
+    let h = fract(f32(node) * 0.61803398875 + 0.1);
+    let k = vec3<f32>(0.0, 2.0 / 3.0, 1.0 / 3.0);
+    let p = abs(fract(vec3<f32>(h) + k) * 6.0 - vec3<f32>(3.0));
+    let rgb = clamp(p - vec3<f32>(1.0), vec3<f32>(0.0), vec3<f32>(1.0));
+    return mix(vec3<f32>(1.0), rgb, 0.7) * 0.95;
+}
+
+fn mode_color(joints: vec4<u32>, weights: vec4<f32>, acc: vec4<f32>) -> vec4<f32> {
+    var out = acc;
+    let b = draw.palette_base;
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        let node = joint_nodes[b + joints[k]];
+        if (view.color_mode == 1u) {
+            out.x = out.x + select(0.0, weights[k], node == view.selected_node);
+        } else {
+            out = out + vec4<f32>(bone_color(node) * weights[k], weights[k]);
+        }
+    }
+    return out;
+}
+
+fn finish_color(acc: vec4<f32>, vertex_index: u32, vertex_color: vec4<f32>) -> vec4<f32> {
+    switch view.color_mode {
+        case 1u: {
+            // Blender's weight paint: blue = 0, red = 1.
+            return vec4<f32>(heat(acc.x), 1.0);
+        }
+        case 2u: {
+            return vec4<f32>(acc.rgb / max(acc.w, 1e-6), 1.0);
+        }
+        case 3u: {
+            // log10 of the error relative to the model's diagonal: 1e-8 → 0 (blue),
+            // 1e-5 (the comparison's tolerance) → 0.75, 1e-4 and above → 1 (red).
+            let e = vertex_errors[draw.first_vertex + vertex_index] * view.error_scale;
+            return vec4<f32>(heat((log2(max(e, 1e-12)) * 0.30103 + 8.0) / 4.0), 1.0);
+        }
+        default: {
+            return vertex_color * draw.base_color;
+        }
+    }
+}
+
+fn finish(vertex_index: u32, position: vec3<f32>, normal: vec3<f32>, uv: vec2<f32>,
+          tint: vec4<f32>) -> VsOut {
     var o: VsOut;
     o.world_position = position;
     o.normal = normal;
+    o.uv = uv;
+    o.tint = tint;
     if (view.capture_size.x == 0u) {
         o.clip = view.clip_from_world * vec4<f32>(position, 1.0);
+        o.clip.z = o.clip.z - DEPTH_PULL * o.clip.w;
     } else {
         // Draw-path capture: one point per vertex, on texel (i % width, i / width) of a
         // float target, so the readback sees exactly what this vertex stage output.
@@ -70,6 +168,14 @@ fn finish(vertex_index: u32, position: vec3<f32>, normal: vec3<f32>) -> VsOut {
 
 @vertex
 fn vs_skin4(v: VsIn4) -> VsOut {
+    var acc = vec4<f32>(0.0);
+    if (view.color_mode == 1u || view.color_mode == 2u) {
+        acc = mode_color(v.joints0, v.weights0, acc);
+    }
+    let tint = finish_color(acc, v.vertex_index, v.color);
+    if (CPU_SKINNED) {
+        return finish(v.vertex_index, v.position, v.normal, v.uv, tint);
+    }
     var i: SkinInput;
     i.position = v.position;
     i.normal = v.normal;
@@ -79,11 +185,19 @@ fn vs_skin4(v: VsIn4) -> VsOut {
     i.joints1 = vec4<u32>(0u);
     i.weights1 = vec4<f32>(0.0);
     let s = skin(v.vertex_index, i);
-    return finish(v.vertex_index, s.position, s.normal);
+    return finish(v.vertex_index, s.position, s.normal, v.uv, tint);
 }
 
 @vertex
 fn vs_skin8(v: VsIn8) -> VsOut {
+    var acc = vec4<f32>(0.0);
+    if (view.color_mode == 1u || view.color_mode == 2u) {
+        acc = mode_color(v.joints1, v.weights1, mode_color(v.joints0, v.weights0, acc));
+    }
+    let tint = finish_color(acc, v.vertex_index, v.color);
+    if (CPU_SKINNED) {
+        return finish(v.vertex_index, v.position, v.normal, v.uv, tint);
+    }
     var i: SkinInput;
     i.position = v.position;
     i.normal = v.normal;
@@ -93,16 +207,11 @@ fn vs_skin8(v: VsIn8) -> VsOut {
     i.joints1 = v.joints1;
     i.weights1 = v.weights1;
     let s = skin(v.vertex_index, i);
-    return finish(v.vertex_index, s.position, s.normal);
-}
-
-@vertex
-fn vs_cpu(@builtin(vertex_index) vertex_index: u32, v: VsCpu) -> VsOut {
-    return finish(vertex_index, v.position, v.normal);
+    return finish(v.vertex_index, s.position, s.normal, v.uv, tint);
 }
 
 @fragment
-fn fs_main(in: VsOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
+fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
     var n = in.normal;
     if (draw.has_normals == 0u || dot(n, n) < 1e-12) {
         // Flat normal from screen-space derivatives when the mesh has none.
@@ -114,14 +223,27 @@ fn fs_main(in: VsOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f
     if (dot(n, to_eye) < 0.0) {
         n = -n;
     }
+    var albedo = in.tint.rgb;
+    if (view.color_mode == 0u) {
+        // sRGB texture: the sampler returns linear values. Untextured draws bind 1x1 white.
+        albedo = albedo * textureSample(base_color_texture, base_color_sampler, in.uv).rgb;
+    }
     let l = normalize(view.light_dir.xyz);
     let diffuse = max(dot(n, l), 0.0);
     let fill = max(dot(n, to_eye), 0.0);
     let h = normalize(l + to_eye);
     let spec = pow(max(dot(n, h), 0.0), 32.0) * 0.15;
-    let albedo = draw.base_color.rgb;
-    let c = albedo * (0.18 + 0.62 * diffuse + 0.25 * fill) + vec3<f32>(spec);
-    return vec4<f32>(c, 1.0);
+    // Analysis modes keep their colours readable: more ambient, no highlight.
+    let analysis = f32(view.color_mode != 0u);
+    let c = albedo * (0.18 + 0.3 * analysis + (0.62 - 0.3 * analysis) * diffuse + 0.25 * fill)
+        + vec3<f32>(spec * (1.0 - analysis));
+    return output(c);
+}
+
+// Wireframe: dark lines over the shaded faces.
+@fragment
+fn fs_wire(in: VsOut) -> @location(0) vec4<f32> {
+    return output(vec3<f32>(0.02, 0.025, 0.03));
 }
 
 struct CaptureOut {

@@ -25,8 +25,9 @@ struct DrawParams {
     morph_weight_base: u32,
     has_normals: u32,
     has_tangents: u32,
+    // First vertex of this draw in scene-wide per-vertex buffers (CPU upload, errors).
+    first_vertex: u32,
     _pad0: u32,
-    _pad1: u32,
 };
 @group(1) @binding(0) var<uniform> draw: DrawParams;
 // Morph deltas, [target][vertex][position, normal, tangent] as vec4 (w unused).

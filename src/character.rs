@@ -226,6 +226,9 @@ pub struct Character {
     pub links: Option<LinkRig>,
     /// What inserting the links changed (weights moved, influences before/after).
     pub link_stats: Option<LinkStats>,
+    /// Native rigs: Weber's per-node bone metadata (lengths, limits, sections; links get
+    /// defaults), in this character's node order.
+    pub bones: Option<Vec<BoneMeta>>,
     /// Outcome of the last frame's IK solve (default when there is no IK).
     pub ik_result: IkResult,
     /// Bones driven by hand: applied after layering, before IK (per node; `None` = not driven).
@@ -273,6 +276,7 @@ impl Character {
             ik_result: IkResult::default(),
             frame: FrameState::new(&scene),
             link_stats: None,
+            bones: None,
             outputs: vec![SkinnedVertices::default(); scene.draws.len()],
             cpu_skinning: true,
             max_influences: None,
@@ -439,6 +443,7 @@ impl Character {
         };
         let mut c = Character::new(scene, layers, ik, links);
         c.link_stats = stats;
+        c.bones = Some(bones);
         Ok(c)
     }
 
@@ -495,15 +500,25 @@ impl Character {
         let dt = 1.0 / 60.0;
         let steps = (time_s / dt).floor() as usize;
         for i in 0..=steps {
-            self.update((i as f32 * dt).min(time_s), dt)?;
+            self.update(i as f32 * dt, dt)?;
         }
-        self.update(time_s, dt)?;
+        // The last partial step, with the time it really covers.
+        let rest = time_s - steps as f32 * dt;
+        if rest > 0.0 {
+            self.update(time_s, rest)?;
+        }
         Ok(())
     }
 
     /// Advance to `time_s` (`dt_s` since the last frame, for IK velocity limits) and skin on
     /// the CPU. Returns this frame's stage times in µs.
     pub fn update(&mut self, time_s: f32, dt_s: f32) -> Result<StageTimes> {
+        if !time_s.is_finite() {
+            return Err(Error::TimeRange {
+                time_s,
+                max_s: f32::MAX,
+            });
+        }
         let mut times = StageTimes::default();
         let scene = &self.scene;
         // 1. Sample every motion (cursors cached per layer).

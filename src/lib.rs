@@ -15,6 +15,7 @@ pub mod error;
 pub mod frame;
 pub mod ik;
 pub mod image;
+pub mod info;
 pub mod links;
 pub mod math;
 pub mod rig;

@@ -537,6 +537,7 @@ pub fn insert_links(
         animations: scene.animations.clone(),
         roots,
         report: scene.report.clone(),
+        textures: scene.textures.clone(),
     };
     let mut built = SceneBuilder::build(raw)?;
     let total = built.nodes.len();

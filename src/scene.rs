@@ -14,7 +14,7 @@
 //!
 //! Repairs applied by importers are recorded in the scene's [`Report`].
 
-use glam::{Mat4, Vec3, Vec4};
+use glam::{Mat4, Vec2, Vec3, Vec4};
 
 use crate::anim::Animation;
 use crate::error::{Error, Result};
@@ -113,8 +113,60 @@ pub struct Primitive {
     pub skin_weights: Option<SkinWeights>,
     /// Morph targets, blended with the node's or mesh's morph weights.
     pub morph_targets: Vec<MorphTarget>,
-    /// Material base colour (linear RGBA) for renders.
+    /// Material base colour factor (linear RGBA) for renders.
     pub base_color: [f32; 4],
+    /// Base colour texture: an index into [`Scene::textures`], read with [`Primitive::uvs`].
+    pub base_color_texture: Option<usize>,
+    /// TEXCOORD_0, one per position (what the base colour texture is read with).
+    pub uvs: Option<Vec<Vec2>>,
+    /// COLOR_0 as linear RGBA, one per position (multiplies the base colour).
+    pub colors: Option<Vec<Vec4>>,
+}
+
+impl Default for Primitive {
+    /// An empty triangle list, white, untextured, unskinned.
+    fn default() -> Self {
+        Primitive {
+            positions: Vec::new(),
+            normals: None,
+            tangents: None,
+            indices: Vec::new(),
+            topology: Topology::Triangles,
+            skin_weights: None,
+            morph_targets: Vec::new(),
+            base_color: [1.0; 4],
+            base_color_texture: None,
+            uvs: None,
+            colors: None,
+        }
+    }
+}
+
+/// How a texture coordinate outside [0, 1] is read (glTF sampler wrap modes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Wrap {
+    /// Tile (glTF's default).
+    #[default]
+    Repeat,
+    /// Hold the edge texel.
+    ClampToEdge,
+    /// Tile, mirroring every other copy.
+    MirroredRepeat,
+}
+
+/// A decoded image with the sampler a material reads it through.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Texture {
+    /// Image name (or URI) from the source file, if any.
+    pub name: Option<String>,
+    /// Pixels, sRGB-encoded RGBA8 (base colour textures are sRGB in glTF).
+    pub image: crate::image::Rgba8,
+    /// Linear (true) or nearest magnification.
+    pub mag_linear: bool,
+    /// Linear (true) or nearest minification (no mipmaps are made).
+    pub min_linear: bool,
+    /// Wrap along U and V.
+    pub wrap: [Wrap; 2],
 }
 
 impl Primitive {
@@ -211,6 +263,8 @@ pub struct RawScene {
     pub roots: Vec<usize>,
     /// Repairs and warnings made while importing.
     pub report: Report,
+    /// Decoded textures, indexed by `Primitive::base_color_texture`.
+    pub textures: Vec<Texture>,
 }
 
 /// One drawn (node, primitive) pair.
@@ -243,6 +297,8 @@ pub struct Scene {
     pub draws: Vec<Draw>,
     /// Repairs and warnings made while importing.
     pub report: Report,
+    /// Decoded textures, indexed by `Primitive::base_color_texture`.
+    pub textures: Vec<Texture>,
 }
 
 impl Scene {
@@ -493,11 +549,30 @@ impl SceneBuilder {
             let nv = prim.positions.len();
             if prim.normals.as_ref().is_some_and(|v| v.len() != nv)
                 || prim.tangents.as_ref().is_some_and(|v| v.len() != nv)
+                || prim.uvs.as_ref().is_some_and(|v| v.len() != nv)
+                || prim.colors.as_ref().is_some_and(|v| v.len() != nv)
             {
                 return Err(Error::invalid(
                     &file,
                     field,
-                    "NORMAL/TANGENT count differs from POSITION count",
+                    "NORMAL/TANGENT/TEXCOORD_0/COLOR_0 count differs from POSITION count",
+                ));
+            }
+            if let Some(t) = prim.base_color_texture
+                && (t >= raw.textures.len() || prim.uvs.is_none())
+            {
+                return Err(Error::invalid(
+                    &file,
+                    format!("{field}.material.baseColorTexture"),
+                    format!(
+                        "texture {t} of {} ({})",
+                        raw.textures.len(),
+                        if prim.uvs.is_none() {
+                            "no TEXCOORD_0"
+                        } else {
+                            "out of range"
+                        }
+                    ),
                 ));
             }
             if let Some(&bad) = prim.indices.iter().find(|&&i| i as usize >= nv) {
@@ -562,6 +637,7 @@ impl SceneBuilder {
             animations,
             draws,
             report: raw.report,
+            textures: raw.textures,
         })
     }
 }

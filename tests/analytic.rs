@@ -95,6 +95,7 @@ fn two_bone_scene(
                 }),
                 morph_targets: vec![],
                 base_color: [1.0; 4],
+                ..Default::default()
             }],
             default_morph_weights: vec![],
         }],
@@ -109,6 +110,7 @@ fn two_bone_scene(
         animations: vec![anim],
         roots: vec![],
         report: Default::default(),
+        textures: Vec::new(),
     };
     SceneBuilder::build(raw).expect("valid scene")
 }

@@ -50,7 +50,7 @@ fn code(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
-const CORE: [&str; 14] = [
+const CORE: [&str; 15] = [
     "anim",
     "builtin",
     "camera",
@@ -59,6 +59,7 @@ const CORE: [&str; 14] = [
     "frame",
     "ik",
     "image",
+    "info",
     "links",
     "math",
     "rig",

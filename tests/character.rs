@@ -208,3 +208,55 @@ fn bones_can_be_driven_by_hand() {
         .is_err()
     );
 }
+
+/// `Character` (the frame driver: a clip on one full-body layer through `LayerJob`) gives
+/// exactly what sampling the clip with `FrameState::evaluate` and skinning gives, on every
+/// shared model and clip: tests that drive `FrameState` directly check the same frames the
+/// CLI, the comparison and the viewer make.
+#[test]
+fn character_frames_equal_plain_sampling_bit_for_bit() {
+    use skinview::frame::{CpuSkinner, FrameState};
+    use skinview::skin::SkinnedVertices;
+    for path in common::all_models() {
+        let scene = skinview::io::load(&path).unwrap();
+        let anims: Vec<Option<usize>> = if scene.animations.is_empty() {
+            vec![None]
+        } else {
+            (0..scene.animations.len()).map(Some).collect()
+        };
+        let mut c = Character::from_scene(scene.clone(), None, false).unwrap();
+        let mut frame = FrameState::new(&scene);
+        let mut skinner = CpuSkinner::new(&scene, None);
+        for anim in anims {
+            c.set_clip(anim, false).unwrap();
+            for t in skinview::compare::run::frame_times(&scene, anim, 4) {
+                c.update(t, 1.0 / 60.0).unwrap();
+                frame.evaluate(&scene, anim, t).unwrap();
+                assert_eq!(
+                    c.frame.palette, frame.palette,
+                    "{}: palette at {t}",
+                    scene.name
+                );
+                for (i, out) in c.outputs.iter().enumerate() {
+                    let mut v = SkinnedVertices::default();
+                    skinner.skin_draw(&scene, &frame, i, &mut v).unwrap();
+                    assert_eq!(out.positions, v.positions, "{} draw {i} at {t}", scene.name);
+                    let unit = |n: &Option<Vec<glam::Vec3>>| {
+                        n.as_ref()
+                            .map(|n| n.iter().map(|x| x.normalize_or_zero()).collect::<Vec<_>>())
+                    };
+                    // The character renormalises in its own stage; same vectors up to rounding.
+                    if let (Some(a), Some(b)) = (unit(&out.normals), unit(&v.normals)) {
+                        for (x, y) in a.iter().zip(&b) {
+                            assert!(
+                                (*x - *y).length() < 1e-6,
+                                "{}: normal {x} vs {y}",
+                                scene.name
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

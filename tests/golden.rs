@@ -1,6 +1,7 @@
-//! Golden renders: CesiumMan and Fox mid-animation (and the built-in arm at its 120° end),
-//! rendered through the skinning vertex shader and compared with PNGs that were looked at by
-//! eye when committed. On mismatch `<name>-actual.png` and `<name>-difference.png` are
+//! Golden renders: CesiumMan and Fox mid-animation (textured) and the built-in arm at its 120°
+//! end, rendered through the skinning vertex shader; and the viewport's modes headless
+//! (skeleton and grid, weights, bone colours, CPU | GPU split, error heatmap, wireframe).
+//! Compared with PNGs that were looked at by eye when committed. On mismatch `<name>-actual.png` and `<name>-difference.png` are
 //! written next to the golden file, tagged (PNG tEXt "Adapter") with the adapter that made
 //! them. `SKINVIEW_BLESS=1` rewrites the goldens.
 //!
@@ -14,9 +15,10 @@ mod common;
 use std::path::PathBuf;
 
 use skinview::character::Character;
-use skinview::gpu::Skinning;
+use skinview::gpu::{ColorMode, Skinning};
 use skinview::image::Rgba8;
 use skinview::io::png;
+use skinview::view::ViewOptions;
 
 const MEAN_DIFF_THRESHOLD: f64 = 2.0;
 /// The CPU-skinned and GPU-skinned renders differ only by f32 rounding of vertices.
@@ -110,7 +112,13 @@ fn renders_match_golden_images() {
         let t = scene.animations[case.anim].duration_s() * case.at;
         let mut c = Character::from_scene(scene, Some(case.anim), false).unwrap();
         c.update(t, 0.0).unwrap();
-        let render = |s| skinview::view::render_character(ctx, &c, s, SIZE, SIZE).unwrap();
+        let render = |skinning| {
+            let options = ViewOptions {
+                skinning,
+                ..Default::default()
+            };
+            skinview::view::render_character(ctx, &c, &options, SIZE, SIZE).unwrap()
+        };
         let (gpu, cpu) = (render(Skinning::Gpu), render(Skinning::Cpu));
         let (cpu_gpu, _) = gpu.difference(&cpu).unwrap();
         println!("{}: CPU vs GPU render {cpu_gpu:.3}", case.name);
@@ -135,6 +143,104 @@ fn renders_match_golden_images() {
             &golden_dir(),
             case.name,
             &gpu,
+            &ctx.describe(),
+            bless(),
+        ));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// What the viewport draws, headless (the viewer's twin): skeleton and grid, one bone's
+/// weights, bone colours, CPU | GPU side by side, the |GPU − CPU| heatmap, the wireframe.
+#[test]
+fn view_modes_match_golden_images() {
+    let Some(ctx) = common::gpu() else { return };
+    let cesium = || {
+        let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+        let mut c = Character::from_scene(scene, Some(0), false).unwrap();
+        c.update(1.0, 0.0).unwrap();
+        c
+    };
+    let fox = || {
+        let scene = skinview::io::load(&common::model("Fox")).unwrap();
+        let mut c = Character::from_scene(scene, Some(1), false).unwrap();
+        c.update(0.35, 0.0).unwrap();
+        c
+    };
+    let humanoid = || {
+        let mut c = Character::humanoid_demo().unwrap();
+        c.play_to(1.0).unwrap();
+        c
+    };
+    type Setup = fn(&Character) -> ViewOptions;
+    type Case<'a> = (&'a str, &'a dyn Fn() -> Character, Setup, (u32, u32));
+    let cases: [Case; 6] = [
+        (
+            "humanoid_skeleton_grid",
+            &humanoid,
+            |_| ViewOptions {
+                skeleton: true,
+                grid: true,
+                ..Default::default()
+            },
+            (SIZE, SIZE),
+        ),
+        (
+            "cesiumman_weights_arm",
+            &cesium,
+            |c| ViewOptions {
+                color_mode: ColorMode::Weights,
+                selected_node: Some(c.scene.find_node("Skeleton_arm_joint_L__3_").unwrap()),
+                skeleton: true,
+                ..Default::default()
+            },
+            (SIZE, SIZE),
+        ),
+        (
+            "fox_bone_colours",
+            &fox,
+            |_| ViewOptions {
+                color_mode: ColorMode::Bones,
+                ..Default::default()
+            },
+            (SIZE, SIZE),
+        ),
+        (
+            "cesiumman_split",
+            &cesium,
+            |_| ViewOptions {
+                split: true,
+                ..Default::default()
+            },
+            (2 * SIZE, SIZE),
+        ),
+        (
+            "cesiumman_diff",
+            &cesium,
+            |_| ViewOptions {
+                color_mode: ColorMode::Errors,
+                ..Default::default()
+            },
+            (SIZE, SIZE),
+        ),
+        (
+            "fox_wireframe",
+            &fox,
+            |_| ViewOptions {
+                wireframe: true,
+                ..Default::default()
+            },
+            (SIZE, SIZE),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, make, options, (w, h)) in cases {
+        let c = make();
+        let img = skinview::view::render_character(ctx, &c, &options(&c), w, h).unwrap();
+        failures.extend(check_golden(
+            &golden_dir(),
+            name,
+            &img,
             &ctx.describe(),
             bless(),
         ));

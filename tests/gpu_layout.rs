@@ -6,6 +6,7 @@
 
 use std::mem::{offset_of, size_of};
 
+use skinview::gpu::capture::CaptureVertex;
 use skinview::gpu::shaders::{CAPTURE_WGSL, RENDER_WGSL, SKIN_WGSL};
 use skinview::gpu::{DrawParams, VertexLayout, ViewUniform};
 use wgpu::naga;
@@ -73,11 +74,38 @@ fn draw_params_matches_skin_wgsl() {
                 ),
                 ("has_normals", offset_of!(DrawParams, has_normals)),
                 ("has_tangents", offset_of!(DrawParams, has_tangents)),
-                ("_pad[0]", offset_of!(DrawParams, _pad)),
-                ("_pad[1]", offset_of!(DrawParams, _pad) + 4),
+                ("first_vertex", offset_of!(DrawParams, first_vertex)),
+                ("_pad", offset_of!(DrawParams, _pad)),
             ],
         );
     }
+}
+
+#[test]
+fn capture_vertex_matches_capture_wgsl() {
+    let m = module(CAPTURE_WGSL);
+    check(
+        "CaptureVertex",
+        wgsl_struct(&m, "CaptureVertex"),
+        size_of::<CaptureVertex>(),
+        &[
+            ("position", offset_of!(CaptureVertex, position)),
+            ("normal", offset_of!(CaptureVertex, normal)),
+            ("tangent", offset_of!(CaptureVertex, tangent)),
+        ],
+    );
+}
+
+/// The overlay shader declares the whole view uniform (it binds the same buffer).
+#[test]
+fn overlay_view_uniform_matches_render_wgsl() {
+    let overlay = include_str!("../shaders/overlay.wgsl");
+    let m = naga::front::wgsl::parse_str(overlay).unwrap();
+    let render = module(RENDER_WGSL);
+    assert_eq!(
+        wgsl_struct(&m, "ViewUniform"),
+        wgsl_struct(&render, "ViewUniform")
+    );
 }
 
 #[test]
@@ -92,13 +120,19 @@ fn view_uniform_matches_render_wgsl() {
             ("light_dir", offset_of!(ViewUniform, light_dir)),
             ("eye_position", offset_of!(ViewUniform, eye_position)),
             ("capture_size", offset_of!(ViewUniform, capture_size)),
-            ("_pad", offset_of!(ViewUniform, _pad)),
+            ("color_mode", offset_of!(ViewUniform, color_mode)),
+            ("selected_node", offset_of!(ViewUniform, selected_node)),
+            ("error_scale", offset_of!(ViewUniform, error_scale)),
+            ("_pad[0]", offset_of!(ViewUniform, _pad)),
+            ("_pad[1]", offset_of!(ViewUniform, _pad) + 4),
+            ("_pad[2]", offset_of!(ViewUniform, _pad) + 8),
         ],
     );
 }
 
 /// The vertex buffers of the draw feed exactly the shader's vertex inputs: every location of
-/// `VsIn4` / `VsIn8` / `VsCpu` is one attribute of matching type.
+/// `VsIn4` / `VsIn8` is one attribute of matching type, for the GPU-skinned layouts and the
+/// CPU-skinned ones that run the same entry points.
 #[test]
 fn vertex_layouts_match_the_vertex_inputs() {
     use naga::{ScalarKind, TypeInner, VectorSize};
@@ -135,10 +169,12 @@ fn vertex_layouts_match_the_vertex_inputs() {
         let mut v: Vec<_> = layout
             .slots
             .iter()
+            .flatten()
             .flat_map(|s| &s.attributes)
             .map(|a| {
                 use wgpu::VertexFormat as F;
                 let (kind, n) = match a.format {
+                    F::Float32x2 => (ScalarKind::Float, 2),
                     F::Float32x3 => (ScalarKind::Float, 3),
                     F::Float32x4 => (ScalarKind::Float, 4),
                     F::Uint32x4 => (ScalarKind::Uint, 4),
@@ -153,7 +189,8 @@ fn vertex_layouts_match_the_vertex_inputs() {
     for (layout, name) in [
         (VertexLayout::skinned(1), "VsIn4"),
         (VertexLayout::skinned(2), "VsIn8"),
-        (VertexLayout::cpu_skinned(), "VsCpu"),
+        (VertexLayout::cpu_skinned(1), "VsIn4"),
+        (VertexLayout::cpu_skinned(2), "VsIn8"),
     ] {
         let mut want = inputs(name);
         want.sort_by_key(|a| a.0);

@@ -214,8 +214,12 @@ fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
     let swapped = |sets| {
         let mut l = VertexLayout::skinned(sets);
         // Slot 0 feeds location 0 (position), slot 1 location 1 (normal): swap them.
-        l.slots[0].attributes[0].shader_location = 1;
-        l.slots[1].attributes[0].shader_location = 0;
+        let slot = |l: &mut VertexLayout, i: usize| {
+            l.slots[i].as_mut().expect("slot").attributes[0].shader_location
+        };
+        let (a, b) = (slot(&mut l, 0), slot(&mut l, 1));
+        l.slots[0].as_mut().expect("slot").attributes[0].shader_location = b;
+        l.slots[1].as_mut().expect("slot").attributes[0].shader_location = a;
         l
     };
     for path in [
@@ -257,4 +261,44 @@ fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
         );
         assert!(compute <= limit, "compute capture: {compute:e}");
     }
+}
+
+/// A fault that leaves positions right but normals wrong (the normal buffer read with stride
+/// 0: every vertex gets vertex 0's normal) fails the comparison through the normal tolerance.
+#[test]
+fn draw_path_capture_judges_normals_too() {
+    use skinview::character::Character;
+    use skinview::compare::{DrawErrors, NORMAL_TOLERANCE};
+    use skinview::gpu::{CapturePath, DrawCapture, GpuReadback, VertexLayout};
+    let Some(ctx) = common::gpu() else { return };
+    let stride0 = |sets| {
+        let mut l = VertexLayout::skinned(sets);
+        l.slots[1].as_mut().expect("normal slot").stride = 0;
+        l
+    };
+    let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let mut c = Character::from_scene(scene, Some(0), false).unwrap();
+    c.update(0.7, 0.0).unwrap();
+    let capture = DrawCapture::with_layouts(ctx, [stride0(1), stride0(2)]).unwrap();
+    let mut g = GpuReadback::with_draw_capture(ctx, &c.scene, &c.frame, None, capture).unwrap();
+    let out = g
+        .read(ctx, &c.scene, &c.frame, CapturePath::Draw, &[0])
+        .unwrap();
+    let mut e = DrawErrors::new(&c.scene, 0);
+    e.add(0.7, &c.outputs[0], &out[0]);
+    let (lo, hi) = skinview::skin::bounds(&c.outputs).unwrap();
+    let limit = CPU_GPU_TOLERANCE_REL * (hi - lo).length() as f64;
+    println!(
+        "positions {:.2e} (limit {limit:.2e}), normals {:.2e}",
+        e.max_error, e.max_normal_error
+    );
+    assert!(
+        e.max_error <= limit,
+        "positions should be untouched: {:e}",
+        e.max_error
+    );
+    assert!(
+        e.max_normal_error > 100.0 * NORMAL_TOLERANCE,
+        "normal fault not seen"
+    );
 }

@@ -79,6 +79,7 @@ fn points(positions: &[[f32; 3]]) -> Primitive {
         skin_weights: None,
         morph_targets: Vec::new(),
         base_color: [1.0; 4],
+        ..Default::default()
     }
 }
 

@@ -138,6 +138,7 @@ fn morph_job_rules() {
             tangents: None,
         }],
         base_color: [1.0; 4],
+        ..Default::default()
     };
     let mut p = Vec::new();
     let mut nrm = Vec::new();

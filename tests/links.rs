@@ -246,6 +246,7 @@ fn fork_rig() -> Scene {
                 }),
                 morph_targets: Vec::new(),
                 base_color: [1.0; 4],
+                ..Default::default()
             }],
             default_morph_weights: Vec::new(),
         }],
@@ -257,6 +258,7 @@ fn fork_rig() -> Scene {
         animations: Vec::new(),
         roots: Vec::new(),
         report: Default::default(),
+        textures: Vec::new(),
     };
     SceneBuilder::build(raw).unwrap()
 }

@@ -150,6 +150,7 @@ fn build(
                 skin_weights: Some(w),
                 morph_targets: Vec::new(),
                 base_color: [1.0; 4],
+                ..Default::default()
             }],
             default_morph_weights: Vec::new(),
         }],
@@ -161,6 +162,7 @@ fn build(
         animations: Vec::new(),
         roots: Vec::new(),
         report: Default::default(),
+        textures: Vec::new(),
     };
     let scene = SceneBuilder::build(raw).expect("random rig builds");
     let mut pose = Pose::rest(&scene);

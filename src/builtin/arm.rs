@@ -210,6 +210,9 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
                 }),
                 morph_targets: Vec::new(),
                 base_color: [0.85, 0.62, 0.50, 1.0],
+                base_color_texture: None,
+                uvs: None,
+                colors: None,
             }],
             default_morph_weights: Vec::new(),
         }],
@@ -220,6 +223,7 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
         }],
         animations: vec![bend, twist],
         roots: vec![0, 2],
+        textures: Vec::new(),
         report: Default::default(),
     };
     SceneBuilder::build(raw)

@@ -3,8 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use skinview::Scene;
-use skinview::frame::FrameState;
+use skinview::info::ModelInfo;
 
 use super::CliResult;
 use super::args::ModelArg;
@@ -17,95 +16,6 @@ pub struct InfoArgs {
 
 pub fn run(a: InfoArgs) -> CliResult {
     let model = a.model.load()?;
-    print!("{}", report(&model.scene));
+    print!("{}", ModelInfo(&model.scene));
     Ok(ExitCode::SUCCESS)
-}
-
-/// The report `info` prints.
-fn report(scene: &Scene) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    // Writing to a String cannot fail.
-    let mut line = |text: String| {
-        let _ = writeln!(s, "{text}");
-    };
-    line(format!("model: {}", scene.name));
-    line(format!("nodes: {}", scene.nodes.len()));
-    line(format!("skins: {}", scene.skins.len()));
-    for (i, sk) in scene.skins.iter().enumerate() {
-        line(format!(
-            "  skin {i} {:?}: {} joints",
-            sk.name.as_deref().unwrap_or(""),
-            sk.joints.len()
-        ));
-    }
-    line(format!(
-        "draws (node, mesh, primitive): {}",
-        scene.draws.len()
-    ));
-    for d in &scene.draws {
-        let p = scene.primitive(d);
-        let node = &scene.nodes[d.node];
-        let (sets, infl) = p
-            .skin_weights
-            .as_ref()
-            .map_or((0, 0), |w| (w.width / 4, w.max_influences()));
-        line(format!(
-            "  node {} {:?} mesh {} prim {}: {} vertices, {} indices ({:?}), skin {}, weight sets \
-             {sets}, max influences {infl}, morph targets {}, normals {}, tangents {}",
-            node.source_index,
-            node.name.as_deref().unwrap_or(""),
-            d.mesh,
-            d.primitive,
-            p.vertex_count(),
-            p.indices.len(),
-            p.topology,
-            d.skin.map_or("-".into(), |s| s.to_string()),
-            p.morph_targets.len(),
-            if p.normals.is_some() { "yes" } else { "no" },
-            if p.tangents.is_some() { "yes" } else { "no" },
-        ));
-    }
-    line(format!(
-        "total: {} vertices drawn, {} joints, max influences {}",
-        scene.vertex_count(),
-        scene.joint_count(),
-        scene.max_influences()
-    ));
-    // Mirrored nodes flip the winding (glTF: negative determinant of the global transform).
-    let mut frame = FrameState::new(scene);
-    if frame.evaluate(scene, None, 0.0).is_ok() {
-        for d in scene.draws.iter().filter(|d| d.skin.is_none()) {
-            if frame.model_from_node[d.node].determinant() < 0.0 {
-                line(format!(
-                    "  node {}: negative determinant, triangle winding flipped",
-                    scene.nodes[d.node].source_index
-                ));
-            }
-        }
-    }
-    line(format!("animations: {}", scene.animations.len()));
-    for (i, an) in scene.animations.iter().enumerate() {
-        let modes: Vec<&str> = an.interpolations().iter().map(|m| m.name()).collect();
-        line(format!(
-            "  anim {i} {:?}: {:.3} s, {} channels, {}",
-            an.name.as_deref().unwrap_or(""),
-            an.duration_s(),
-            an.channels.len(),
-            modes.join("/")
-        ));
-    }
-    line(format!(
-        "repairs and warnings: {}",
-        scene.report.notes.len()
-    ));
-    for n in &scene.report.notes {
-        line(format!(
-            "  {} {}: {}",
-            if n.repaired { "repaired" } else { "warning" },
-            n.field,
-            n.message
-        ));
-    }
-    s
 }

@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use skinview::builtin::Builtin;
 use skinview::character::Character;
-use skinview::gpu::{GPU_MAX_INFLUENCES, Skinning};
+use skinview::gpu::{ColorMode, GPU_MAX_INFLUENCES, Skinning};
 use skinview::io::ModelSource;
+use skinview::view::ViewOptions;
 
 use super::args::{ModelArg, StageArgs, parse_anim, parse_size};
 use super::{CliError, CliResult, gpu};
@@ -40,9 +41,42 @@ pub struct RenderArgs {
     links: bool,
     #[command(flatten)]
     stage: StageArgs,
+    /// Surface colour: material (base colour, texture, vertex colour), weights (of --bone),
+    /// bones (every bone its own colour, blended by weight), diff (|GPU - CPU| per vertex,
+    /// log scale: blue 1e-8, orange 1e-5, red 1e-4 of the model's diagonal).
+    #[arg(long, value_enum, default_value = "material")]
+    color: ColorArg,
+    /// The bone (node name) --color weights shows; also highlighted by --skeleton.
+    #[arg(long)]
+    bone: Option<String>,
+    /// Draw the skeleton in front of the mesh: bones along their length, joint axes.
+    #[arg(long)]
+    skeleton: bool,
+    /// Draw the ground grid under the model.
+    #[arg(long)]
+    grid: bool,
+    /// Draw the triangle edges over the faces.
+    #[arg(long)]
+    wireframe: bool,
+    /// CPU reference (left) and GPU skinning (right) side by side under one camera.
+    #[arg(long)]
+    split: bool,
     /// Output PNG.
     #[arg(long)]
     out: PathBuf,
+}
+
+/// `--color`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    /// Base colour, texture and vertex colour.
+    Material,
+    /// The weights of --bone.
+    Weights,
+    /// Every bone its own colour, blended by weight.
+    Bones,
+    /// |GPU - CPU| per vertex.
+    Diff,
 }
 
 /// `--path`.
@@ -105,19 +139,54 @@ pub fn run(a: RenderArgs) -> CliResult {
         }
     };
     let widest = c.scene.max_influences();
+    let gpu_can_skin = skinview::view::gpu_can_skin(&c);
     let mut skinning = match a.path {
         SkinningArg::Gpu => Skinning::Gpu,
         SkinningArg::Cpu => Skinning::Cpu,
     };
-    if skinning == Skinning::Gpu && widest > GPU_MAX_INFLUENCES {
-        println!(
-            "note: vertices with {widest} influences, more than the GPU path's \
-             {GPU_MAX_INFLUENCES}: drawn from the CPU result"
-        );
-        skinning = Skinning::Cpu;
+    let needs_gpu = a.split || a.color == ColorArg::Diff;
+    if !gpu_can_skin {
+        if needs_gpu {
+            return Err(CliError::Usage(format!(
+                "vertices with {widest} influences: the GPU path blends at most \
+                 {GPU_MAX_INFLUENCES}, so --split and --color diff cannot run on this rig"
+            )));
+        }
+        if skinning == Skinning::Gpu {
+            println!(
+                "note: vertices with {widest} influences, more than the GPU path's \
+                 {GPU_MAX_INFLUENCES}: drawn from the CPU result"
+            );
+            skinning = Skinning::Cpu;
+        }
     }
+    let selected_node = match &a.bone {
+        Some(name) => Some(c.scene.find_node(name)?),
+        None if a.color == ColorArg::Weights => {
+            return Err(CliError::Usage(
+                "--color weights shows one bone's weights: name it with --bone NAME (`skinview \
+                 info` lists the joints)"
+                    .into(),
+            ));
+        }
+        None => None,
+    };
+    let options = ViewOptions {
+        color_mode: match a.color {
+            ColorArg::Material => ColorMode::Material,
+            ColorArg::Weights => ColorMode::Weights,
+            ColorArg::Bones => ColorMode::Bones,
+            ColorArg::Diff => ColorMode::Errors,
+        },
+        selected_node,
+        skeleton: a.skeleton,
+        grid: a.grid,
+        wireframe: a.wireframe,
+        skinning,
+        split: a.split,
+    };
     let ctx = gpu()?;
-    let img = skinview::view::render_character(&ctx, &c, skinning, width, height)?;
+    let img = skinview::view::render_character(&ctx, &c, &options, width, height)?;
     skinview::io::png::write(&img, &a.out)?;
     if a.demo {
         println!(

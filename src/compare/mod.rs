@@ -26,6 +26,10 @@ pub use run::{CompareOptions, compare, sample_frames};
 /// (measured ~2e-7 on lavapipe, see `tests/gpu_readback.rs`).
 pub const CPU_GPU_TOLERANCE_REL: f64 = 1e-5;
 
+/// CPU vs GPU tolerance on unit normals (absolute): both normalise the same inverse-transpose
+/// in f32 (measured ≤ 2e-6 on lavapipe); a wrong normal is off by far more.
+pub const NORMAL_TOLERANCE: f64 = 1e-4;
+
 /// Errors of one draw between two skinnings, accumulated over frames.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct DrawErrors {
@@ -81,7 +85,8 @@ impl DrawErrors {
             let err = finite_or_inf((x.as_dvec3() - y.as_dvec3()).length());
             self.sum += err;
             self.count += 1;
-            if err > self.max_error || self.count == 1 {
+            // The first vertex sets the worst one; a length mismatch's infinity stays.
+            if err > self.max_error || (self.count == 1 && self.max_error == 0.0) {
                 self.max_error = err;
                 self.worst_vertex = v;
                 self.worst_time_s = time_s;
@@ -188,6 +193,8 @@ pub struct Comparison {
     pub diagonal: f64,
     /// Largest allowed GPU−CPU position error, relative to the diagonal.
     pub tolerance_rel: f64,
+    /// Largest allowed distance between unit normals.
+    pub normal_tolerance: f64,
     /// The influence limit both paths were reduced to (`None`: every weight).
     pub max_influences: Option<usize>,
     /// Vertices whose weights the reduction changed, over all draws.
@@ -229,10 +236,13 @@ impl Comparison {
             .fold(0.0, f64::max)
     }
 
-    /// The verdict from the errors and the tolerance.
+    /// The verdict from the errors and the tolerances (positions and normals).
     pub fn judge(&mut self) {
-        let limit = self.limit();
-        let ok = |v: &[DrawErrors]| v.iter().all(|d| d.max_error <= limit);
+        let (limit, normal_limit) = (self.limit(), self.normal_tolerance);
+        let ok = |v: &[DrawErrors]| {
+            v.iter()
+                .all(|d| d.max_error <= limit && d.max_normal_error <= normal_limit)
+        };
         self.passed = self
             .anims
             .iter()
@@ -246,10 +256,11 @@ impl fmt::Display for Comparison {
         writeln!(f, "model {}  adapter {}", self.model, self.adapter)?;
         writeln!(
             f,
-            "diagonal {:.6}  tolerance {:.1e} x diagonal = {:.3e}  captures: {}",
+            "diagonal {:.6}  tolerance {:.1e} x diagonal = {:.3e}, normals {:.0e}  captures: {}",
             self.diagonal,
             self.tolerance_rel,
             self.limit(),
+            self.normal_tolerance,
             names.join(", ")
         )?;
         for an in &self.anims {
@@ -283,13 +294,15 @@ impl fmt::Display for Comparison {
             for d in an.draw_vs_compute.iter().flatten() {
                 writeln!(
                     f,
-                    "  draw vs compute, node {} mesh {} prim {}: max {:.3e} ({:.2e} rel), worst vertex {}",
+                    "  draw vs compute, node {} mesh {} prim {}: max {:.3e} ({:.2e} rel), \
+                     worst vertex {}; normals max {:.2e}",
                     d.node_index,
                     d.mesh_index,
                     d.primitive_index,
                     d.max_error,
                     self.relative(d.max_error),
-                    d.worst_vertex
+                    d.worst_vertex,
+                    d.max_normal_error
                 )?;
             }
             for d in an.reduction_cost.iter().flatten() {

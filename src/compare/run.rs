@@ -2,7 +2,9 @@
 //! is the last key) and skins on the CPU; each frame's palette is uploaded to the GPU and read
 //! back through the chosen capture paths; the errors accumulate per draw.
 
-use super::{AnimComparison, CPU_GPU_TOLERANCE_REL, CaptureErrors, Comparison, DrawErrors};
+use super::{
+    AnimComparison, CPU_GPU_TOLERANCE_REL, CaptureErrors, Comparison, DrawErrors, NORMAL_TOLERANCE,
+};
 use crate::character::Character;
 use crate::error::{Error, Result};
 use crate::gpu::{CapturePath, GpuContext, GpuReadback};
@@ -22,6 +24,23 @@ pub struct CompareOptions {
     pub max_influences: Option<usize>,
     /// GPU code to read back (at least one).
     pub captures: Vec<CapturePath>,
+}
+
+impl CompareOptions {
+    /// Validation rules: 1. at least one frame; 2. at least one capture path.
+    pub fn validate(&self) -> Result<()> {
+        if self.frames == 0 {
+            return Err(Error::job("CompareOptions", 1, "no frames to compare"));
+        }
+        if self.captures.is_empty() {
+            return Err(Error::job(
+                "CompareOptions",
+                2,
+                "no capture path to read back",
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Default for CompareOptions {
@@ -56,6 +75,7 @@ pub fn compare(
     options: &CompareOptions,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Comparison> {
+    options.validate()?;
     let draws: Vec<usize> = (0..scene.draws.len()).collect();
     let k = options.max_influences;
     let mut cpu = Character::from_scene(scene.clone(), None, false)?;
@@ -147,6 +167,7 @@ pub fn compare(
         adapter: ctx.describe(),
         diagonal,
         tolerance_rel: CPU_GPU_TOLERANCE_REL,
+        normal_tolerance: NORMAL_TOLERANCE,
         max_influences: k,
         vertices_reduced,
         captures: options.captures.clone(),

@@ -21,8 +21,44 @@ pub struct ViewUniform {
     /// Draw-path capture: texels per row and rows of the capture target. 0 for a normal
     /// draw; otherwise vertex `i` is drawn as a point on texel `(i % width, i / width)`.
     pub capture_size: [u32; 2],
+    /// What the surface colour shows ([`ColorMode`] as `u32`).
+    pub color_mode: u32,
+    /// The node whose weights [`ColorMode::Weights`] shows ([`NO_NODE`]: none).
+    pub selected_node: u32,
+    /// [`ColorMode::Errors`]: per-vertex errors are multiplied by this (1 / model diagonal).
+    pub error_scale: f32,
     /// Padding to 16 bytes.
-    pub _pad: [u32; 2],
+    pub _pad: [u32; 3],
+}
+
+/// `selected_node` when no node is selected.
+pub const NO_NODE: u32 = u32::MAX;
+
+/// What a draw's surface colour shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ColorMode {
+    /// Base colour factor × base colour texture × vertex colour, lit.
+    #[default]
+    Material,
+    /// The selected bone's weight on each vertex (blue 0 → red 1, as Blender's weight paint).
+    Weights,
+    /// Every bone its own colour, blended by weight (seed 000 fig. 10).
+    Bones,
+    /// |GPU − CPU| per vertex relative to the model's diagonal, log scale: 1e-8 blue,
+    /// 1e-5 (the comparison's tolerance) orange, 1e-4 and above red.
+    Errors,
+}
+
+impl ColorMode {
+    /// The value `render.wgsl` switches on.
+    pub fn code(self) -> u32 {
+        match self {
+            ColorMode::Material => 0,
+            ColorMode::Weights => 1,
+            ColorMode::Bones => 2,
+            ColorMode::Errors => 3,
+        }
+    }
 }
 
 /// The key light every view uses (world space, towards the light): above, front-right.
@@ -43,8 +79,25 @@ impl ViewUniform {
             light_dir: key_light().extend(0.0).to_array(),
             eye_position: eye.extend(1.0).to_array(),
             capture_size: [0, 0],
-            _pad: [0; 2],
+            color_mode: ColorMode::Material.code(),
+            selected_node: NO_NODE,
+            error_scale: 1.0,
+            _pad: [0; 3],
         }
+    }
+
+    /// The same view showing `mode` (with `selected_node` for [`ColorMode::Weights`] and
+    /// `error_scale` for [`ColorMode::Errors`]).
+    pub fn with_mode(
+        mut self,
+        mode: ColorMode,
+        selected_node: Option<usize>,
+        error_scale: f32,
+    ) -> Self {
+        self.color_mode = mode.code();
+        self.selected_node = selected_node.map_or(NO_NODE, |n| n.min(NO_NODE as usize - 1) as u32);
+        self.error_scale = error_scale;
+        self
     }
 }
 

@@ -2,13 +2,30 @@
 //! the chosen draws and writes positions/normals/tangents to storage buffers for readback.
 //! Shader: shaders/capture.wgsl (with shaders/skin.wgsl prepended).
 
-use glam::{Vec3, Vec4};
+use bytemuck::{Pod, Zeroable};
+use glam::Vec4;
 
 use super::context::GpuContext;
 use super::scene_buffers::GpuScene;
 use super::shaders::{CAPTURE_WGSL, influence_constants, module_with_skin};
 use crate::error::Result;
 use crate::skin::SkinnedVertices;
+
+/// One vertex record of the capture's input and output. Mirrors `CaptureVertex` in
+/// shaders/capture.wgsl (the size and offsets are checked against it by tests/gpu_layout.rs).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct CaptureVertex {
+    /// Position, w = 1.
+    pub position: [f32; 4],
+    /// Normal, w = 0.
+    pub normal: [f32; 4],
+    /// Tangent, w = handedness.
+    pub tangent: [f32; 4],
+}
+
+/// Bytes per [`CaptureVertex`].
+const RECORD: u64 = std::mem::size_of::<CaptureVertex>() as u64;
 
 /// Threads per workgroup; must match `@workgroup_size` in capture.wgsl.
 const WORKGROUP_SIZE: u32 = 64;
@@ -68,7 +85,7 @@ impl Capture {
         for d in &gpu.draws {
             let out = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("capture output"),
-                size: (d.vertex_count.max(1) as u64) * 48,
+                size: (d.vertex_count.max(1) as u64) * RECORD,
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             });
@@ -133,7 +150,7 @@ impl Capture {
         }
         let mut staging = Vec::with_capacity(draws.len());
         for &i in draws {
-            let size = gpu.draws[i].vertex_count.max(1) as u64 * 48;
+            let size = gpu.draws[i].vertex_count.max(1) as u64 * RECORD;
             let s = ctx.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("capture staging"),
                 size,
@@ -149,23 +166,22 @@ impl Capture {
         for (k, &i) in draws.iter().enumerate() {
             let bytes = ctx.map_read(&staging[k])?;
             let n = gpu.draws[i].vertex_count as usize;
-            // Copy to f32 (the mapped bytes have no alignment guarantee for Vec4).
-            let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes[..n * 48]);
-            let mut out = SkinnedVertices {
-                positions: Vec::with_capacity(n),
-                normals: None,
-                tangents: None,
-            };
-            let mut normals = Vec::with_capacity(n);
-            let mut tangents = Vec::with_capacity(n);
-            for c in floats.chunks_exact(12) {
-                out.positions.push(Vec3::new(c[0], c[1], c[2]));
-                normals.push(Vec3::new(c[4], c[5], c[6]));
-                tangents.push(Vec4::new(c[8], c[9], c[10], c[11]));
-            }
-            out.normals = Some(normals);
-            out.tangents = Some(tangents);
-            result.push(out);
+            // Copied out (the mapped bytes have no alignment guarantee for the records).
+            let records: Vec<CaptureVertex> =
+                bytemuck::pod_collect_to_vec(&bytes[..n * RECORD as usize]);
+            result.push(SkinnedVertices {
+                positions: records
+                    .iter()
+                    .map(|r| Vec4::from(r.position).truncate())
+                    .collect(),
+                normals: Some(
+                    records
+                        .iter()
+                        .map(|r| Vec4::from(r.normal).truncate())
+                        .collect(),
+                ),
+                tangents: Some(records.iter().map(|r| Vec4::from(r.tangent)).collect()),
+            });
         }
         Ok(result)
     }

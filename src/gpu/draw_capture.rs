@@ -1,7 +1,8 @@
-//! Draw-path capture: reads back what the *draw's* vertex stage outputs. The pipeline uses
-//! the render pipeline's own vertex entry points (`vs_skin4` / `vs_skin8` in
-//! shaders/render.wgsl), its [`VertexLayout`] and the same vertex-buffer binding
-//! ([`set_skinned_vertex_buffers`]), and draws every vertex as one point: with the view's
+//! Draw-path capture: reads back what the *draw's* vertex stage outputs. The pipeline is made
+//! by the draw's own pipeline builder (`render.rs`): the same vertex entry points (`vs_skin4` /
+//! `vs_skin8` in shaders/render.wgsl), [`VertexLayout`], constants and vertex-buffer binding
+//! ([`set_skinned_vertex_buffers`]); it draws every vertex once as a point (not indexed: a
+//! vertex no triangle uses is still read back; index buffers are covered by the golden renders): with the view's
 //! `capture_size` set, the vertex stage places vertex `i` on texel `(i % W, i / W)` of two
 //! `Rgba32Float` targets, and `fs_capture` writes the skinned world position and normal the
 //! vertex stage output. Compared with the compute capture (which loads vertices from storage
@@ -16,9 +17,12 @@ use glam::Vec3;
 
 use super::camera::{Camera, ViewUniform};
 use super::context::GpuContext;
-use super::render::{VertexLayout, set_skinned_vertex_buffers, sets_slot, skinned_entry_point};
+use super::render::{
+    SkinnedPipeline, Skinning, VertexLayout, set_skinned_vertex_buffers, sets_slot,
+    skinned_pipeline, skinned_pipeline_layout,
+};
 use super::scene_buffers::GpuScene;
-use super::shaders::{RENDER_WGSL, influence_constants, module_with_skin};
+use super::shaders::{RENDER_WGSL, module_with_skin};
 use crate::error::{Error, Result};
 use crate::skin::SkinnedVertices;
 
@@ -45,51 +49,32 @@ impl DrawCapture {
     pub fn with_layouts(ctx: &GpuContext, layouts: [VertexLayout; 2]) -> Result<DrawCapture> {
         let device = &ctx.device;
         let module = module_with_skin(device, "render.wgsl (draw capture)", RENDER_WGSL);
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("draw capture"),
-            bind_group_layouts: &[
-                Some(&ctx.layouts.frame),
-                Some(&ctx.layouts.draw),
-                Some(&ctx.layouts.view),
-            ],
-            immediate_size: 0,
+        let layout = skinned_pipeline_layout(ctx);
+        let target = Some(wgpu::ColorTargetState {
+            format: FORMAT,
+            blend: None,
+            write_mask: wgpu::ColorWrites::ALL,
         });
+        let targets = [target.clone(), target];
         let [l4, l8] = &layouts;
         let make = |sets: u32, vertex: &VertexLayout| {
-            let constants = influence_constants(sets);
-            let options = wgpu::PipelineCompilationOptions {
-                constants: &constants,
-                zero_initialize_workgroup_memory: false,
-            };
-            let target = Some(wgpu::ColorTargetState {
-                format: FORMAT,
-                blend: None,
-                write_mask: wgpu::ColorWrites::ALL,
-            });
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some("draw capture"),
-                layout: Some(&layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some(skinned_entry_point(sets)),
-                    compilation_options: options.clone(),
-                    buffers: &vertex.buffers(),
-                },
-                primitive: wgpu::PrimitiveState {
+            skinned_pipeline(
+                device,
+                &module,
+                &layout,
+                &SkinnedPipeline {
+                    label: "draw capture",
+                    skinning: Skinning::Gpu,
+                    sets,
+                    vertex,
                     topology: wgpu::PrimitiveTopology::PointList,
-                    ..Default::default()
+                    depth_pull: 0.0,
+                    fragment_entry: "fs_capture",
+                    targets: &targets,
+                    depth_stencil: None,
+                    samples: 1,
                 },
-                depth_stencil: None,
-                multisample: Default::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some("fs_capture"),
-                    compilation_options: options,
-                    targets: &[target.clone(), target],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
+            )
         };
         let pipelines = [make(1, l4), make(2, l8)];
         let camera = Camera::new(ctx);

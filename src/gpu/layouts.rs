@@ -4,8 +4,8 @@
 //!
 //! | group | what | bindings |
 //! |---|---|---|
-//! | 0 | frame (per scene) | 0: palette `array<mat4x4<f32>>`, 1: morph weights `array<f32>` |
-//! | 1 | draw (per draw) | 0: `DrawParams` uniform, 1: morph deltas `array<vec4<f32>>` |
+//! | 0 | frame (per scene) | 0: palette `array<mat4x4<f32>>`, 1: morph weights `array<f32>`, 2: node of each palette entry `array<u32>`, 3: per-vertex errors `array<f32>` (vertex stage only) |
+//! | 1 | draw (per draw) | 0: `DrawParams` uniform, 1: morph deltas `array<vec4<f32>>`, 2: base colour texture, 3: its sampler (fragment stage) |
 //! | 2 | view (render, draw capture) | 0: `ViewUniform` |
 //! | 2 | capture io (compute capture) | its own layout, see `capture.rs` |
 
@@ -59,13 +59,34 @@ impl Layouts {
         let vs_cs = S::VERTEX | S::COMPUTE;
         let frame = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("frame"),
-            entries: &[storage_entry(0, vs_cs, true), storage_entry(1, vs_cs, true)],
+            entries: &[
+                storage_entry(0, vs_cs, true),
+                storage_entry(1, vs_cs, true),
+                storage_entry(2, S::VERTEX, true),
+                storage_entry(3, S::VERTEX, true),
+            ],
         });
         let draw = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("draw"),
             entries: &[
                 uniform_entry(0, vs_cs | S::FRAGMENT),
                 storage_entry(1, vs_cs, true),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 2,
+                    visibility: S::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 3,
+                    visibility: S::FRAGMENT,
+                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                    count: None,
+                },
             ],
         });
         let view = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {

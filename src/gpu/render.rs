@@ -1,13 +1,16 @@
-//! The render pipeline: the skinning vertex shader (shaders/render.wgsl entry points
-//! `vs_skin4` / `vs_skin8`, both calling the shared `skin()`), the entry point that draws
-//! CPU-skinned vertices (`vs_cpu`), and a lit fragment shader, built for any [`Target`] (a
-//! window surface, an offscreen texture, an egui viewport). [`Renderer::draw`] records into a
-//! render pass the caller owns; `target.rs` has the offscreen target and its readback.
+//! The render pipelines: the skinning vertex shader (shaders/render.wgsl entry points
+//! `vs_skin4` / `vs_skin8`, both calling the shared `skin()`) with a lit fragment shader and
+//! colour modes, for any [`Target`] (a window surface, an offscreen texture, an egui
+//! viewport). The CPU-skinned view runs the very same entry points with the pipeline constant
+//! `CPU_SKINNED` (skinned positions and normals come from the upload buffer, `skin()` is
+//! skipped), and the wireframe draws each triangle list's unique edges through them too.
+//! [`Renderer::draw`] records into a render pass the caller owns; `target.rs` has the
+//! offscreen target and its readback.
 
 use super::camera::Camera;
 use super::context::GpuContext;
 use super::scene_buffers::{CPU_VERTEX_STRIDE, GpuDraw, GpuScene};
-use super::shaders::{RENDER_WGSL, influence_constants, module_with_skin};
+use super::shaders::{RENDER_WGSL, module_with_skin};
 use crate::error::Result;
 use crate::scene::Topology;
 
@@ -49,13 +52,14 @@ pub struct VertexSlot {
     pub attributes: Vec<wgpu::VertexAttribute>,
 }
 
-/// The vertex fetch of a draw pipeline: slot `i` is vertex buffer `i`. The draw and the
-/// draw-path capture build their pipelines from the same description, so reading the capture
-/// back tests the draw's layout too (tests plant faults in a copy of it).
+/// The vertex fetch of a draw pipeline: slot `i` is vertex buffer `i` (`None`: no buffer
+/// there). The draw and the draw-path capture build their pipelines from the same
+/// description, so reading the capture back tests the draw's layout too (tests plant faults in
+/// a copy of it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct VertexLayout {
     /// Vertex buffer slots, in binding order.
-    pub slots: Vec<VertexSlot>,
+    pub slots: Vec<Option<VertexSlot>>,
 }
 
 fn attribute(
@@ -70,57 +74,56 @@ fn attribute(
     }
 }
 
+fn slot(stride: u64, attributes: Vec<wgpu::VertexAttribute>) -> Option<VertexSlot> {
+    Some(VertexSlot { stride, attributes })
+}
+
 impl VertexLayout {
     /// GPU skinning with `sets` influence sets (1: 4 influences, 2: 8): positions (location
-    /// 0), normals (1), tangents (2) in their own buffers, then the joint sets (3, 5) and the
-    /// weight sets (4, 6), one buffer each with all sets of a vertex side by side. Matches
+    /// 0), normals (1), tangents (2) in their own buffers, the joint sets (3, 5) in one
+    /// buffer, the weight sets (4, 6) in another, TEXCOORD_0 (7) and COLOR_0 (8). Matches
     /// `VsIn4` / `VsIn8` in render.wgsl and the buffers of `GpuDraw`.
     pub fn skinned(sets: u32) -> VertexLayout {
         use wgpu::VertexFormat as F;
         let stride = 16 * sets as u64;
         VertexLayout {
             slots: vec![
-                VertexSlot {
-                    stride: 12,
-                    attributes: vec![attribute(F::Float32x3, 0, 0)],
-                },
-                VertexSlot {
-                    stride: 12,
-                    attributes: vec![attribute(F::Float32x3, 0, 1)],
-                },
-                VertexSlot {
-                    stride: 16,
-                    attributes: vec![attribute(F::Float32x4, 0, 2)],
-                },
-                VertexSlot {
+                slot(12, vec![attribute(F::Float32x3, 0, 0)]),
+                slot(12, vec![attribute(F::Float32x3, 0, 1)]),
+                slot(16, vec![attribute(F::Float32x4, 0, 2)]),
+                slot(
                     stride,
-                    attributes: (0..sets)
+                    (0..sets)
                         .map(|s| attribute(F::Uint32x4, 16 * s as u64, 3 + 2 * s))
                         .collect(),
-                },
-                VertexSlot {
+                ),
+                slot(
                     stride,
-                    attributes: (0..sets)
+                    (0..sets)
                         .map(|s| attribute(F::Float32x4, 16 * s as u64, 4 + 2 * s))
                         .collect(),
-                },
+                ),
+                slot(8, vec![attribute(F::Float32x2, 0, 7)]),
+                slot(16, vec![attribute(F::Float32x4, 0, 8)]),
             ],
         }
     }
 
-    /// CPU-skinned vertices: position (location 0) and normal (1) interleaved in the scene's
-    /// upload buffer. Matches `VsCpu` in render.wgsl.
-    pub fn cpu_skinned() -> VertexLayout {
+    /// CPU-skinned vertices: as [`VertexLayout::skinned`], but position (location 0) and
+    /// normal (1) come interleaved from the scene's upload buffer in slot 0, slot 1 is empty,
+    /// and the tangent (unused without `skin()`) still comes from slot 2.
+    pub fn cpu_skinned(sets: u32) -> VertexLayout {
         use wgpu::VertexFormat as F;
-        VertexLayout {
-            slots: vec![VertexSlot {
-                stride: CPU_VERTEX_STRIDE,
-                attributes: vec![
-                    attribute(F::Float32x3, 0, 0),
-                    attribute(F::Float32x3, 12, 1),
-                ],
-            }],
-        }
+        let mut l = VertexLayout::skinned(sets);
+        l.slots[0] = slot(
+            CPU_VERTEX_STRIDE,
+            vec![
+                attribute(F::Float32x3, 0, 0),
+                attribute(F::Float32x3, 12, 1),
+            ],
+        );
+        l.slots[1] = None;
+        l
     }
 
     /// The layouts wgpu takes.
@@ -128,7 +131,7 @@ impl VertexLayout {
         self.slots
             .iter()
             .map(|s| {
-                Some(wgpu::VertexBufferLayout {
+                s.as_ref().map(|s| wgpu::VertexBufferLayout {
                     array_stride: s.stride,
                     step_mode: wgpu::VertexStepMode::Vertex,
                     attributes: &s.attributes,
@@ -143,13 +146,20 @@ pub fn skinned_entry_point(sets: u32) -> &'static str {
     if sets >= 2 { "vs_skin8" } else { "vs_skin4" }
 }
 
-/// Bind a GPU-skinned draw's vertex buffers in [`VertexLayout::skinned`]'s slot order.
+/// Bind a draw's vertex buffers in [`VertexLayout::skinned`]'s slot order.
 pub fn set_skinned_vertex_buffers(pass: &mut wgpu::RenderPass<'_>, d: &GpuDraw) {
     pass.set_vertex_buffer(0, d.positions.slice(..));
     pass.set_vertex_buffer(1, d.normals.slice(..));
+    set_shared_vertex_buffers(pass, d);
+}
+
+/// The slots GPU-skinned and CPU-skinned draws share (2 to 6).
+fn set_shared_vertex_buffers(pass: &mut wgpu::RenderPass<'_>, d: &GpuDraw) {
     pass.set_vertex_buffer(2, d.tangents.slice(..));
     pass.set_vertex_buffer(3, d.joints.slice(..));
     pass.set_vertex_buffer(4, d.weights.slice(..));
+    pass.set_vertex_buffer(5, d.uvs.slice(..));
+    pass.set_vertex_buffer(6, d.colors.slice(..));
 }
 
 /// Influence-set variant of a draw: 0 (4 influences) or 1 (8).
@@ -157,35 +167,74 @@ pub(crate) fn sets_slot(d: &GpuDraw) -> usize {
     (d.influence_sets.clamp(1, 2) - 1) as usize
 }
 
-fn topology_slot(t: Topology) -> usize {
-    match t {
-        Topology::Triangles => 0,
-        Topology::Lines => 1,
-        Topology::Points => 2,
+/// What a pipeline draws: the primitive's own topology, or the wireframe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Triangles,
+    Lines,
+    Points,
+    Wire,
+}
+
+impl Kind {
+    const ALL: [Kind; 4] = [Kind::Triangles, Kind::Lines, Kind::Points, Kind::Wire];
+
+    fn of(t: Topology) -> Kind {
+        match t {
+            Topology::Triangles => Kind::Triangles,
+            Topology::Lines => Kind::Lines,
+            Topology::Points => Kind::Points,
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
     }
 }
 
-const TOPOLOGIES: [wgpu::PrimitiveTopology; 3] = [
-    wgpu::PrimitiveTopology::TriangleList,
-    wgpu::PrimitiveTopology::LineList,
-    wgpu::PrimitiveTopology::PointList,
-];
+/// Clip-space depth the wireframe is pulled towards the eye by (fraction of w): enough to win
+/// the depth test against its own faces at 24–32-bit depth, small enough not to show through
+/// nearby surfaces.
+const WIRE_DEPTH_PULL: f64 = 2e-4;
 
-/// Draws scenes into passes of one [`Target`] kind.
-pub struct Renderer {
-    target: Target,
-    /// GPU skinning: `[topology][influence sets - 1]`.
-    skinned: Vec<[wgpu::RenderPipeline; 2]>,
-    /// CPU-skinned vertices: `[topology]`.
-    cpu: Vec<wgpu::RenderPipeline>,
+/// Options of one draw call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DrawOptions {
+    /// GPU or CPU skinning.
+    pub skinning: Skinning,
+    /// Draw the triangle edges over the faces.
+    pub wireframe: bool,
 }
 
-impl Renderer {
-    /// Pipelines for `target` on `ctx`'s device.
-    pub fn new(ctx: &GpuContext, target: Target) -> Result<Renderer> {
-        let device = &ctx.device;
-        let module = module_with_skin(device, "render.wgsl", RENDER_WGSL);
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+impl Default for DrawOptions {
+    fn default() -> Self {
+        DrawOptions {
+            skinning: Skinning::Gpu,
+            wireframe: false,
+        }
+    }
+}
+
+/// Everything that varies between the pipelines built on the draw's vertex stage (the draw
+/// itself, its wireframe, the CPU-skinned view, the draw-path capture): one builder for all,
+/// so they share vertex layout, entry points and constants.
+pub(crate) struct SkinnedPipeline<'a> {
+    pub label: &'a str,
+    pub skinning: Skinning,
+    pub sets: u32,
+    pub vertex: &'a VertexLayout,
+    pub topology: wgpu::PrimitiveTopology,
+    pub depth_pull: f64,
+    pub fragment_entry: &'a str,
+    pub targets: &'a [Option<wgpu::ColorTargetState>],
+    pub depth_stencil: Option<wgpu::DepthStencilState>,
+    pub samples: u32,
+}
+
+/// The layout of every pipeline on the draw's vertex stage: frame, draw, view.
+pub(crate) fn skinned_pipeline_layout(ctx: &GpuContext) -> wgpu::PipelineLayout {
+    ctx.device
+        .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("render"),
             bind_group_layouts: &[
                 Some(&ctx.layouts.frame),
@@ -193,79 +242,128 @@ impl Renderer {
                 Some(&ctx.layouts.view),
             ],
             immediate_size: 0,
-        });
-        let make = |topology, sets: u32, vertex: &VertexLayout, entry| {
-            let constants = influence_constants(sets);
-            let options = wgpu::PipelineCompilationOptions {
-                constants: &constants,
-                zero_initialize_workgroup_memory: false,
-            };
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: options.clone(),
-                    buffers: &vertex.buffers(),
-                },
-                primitive: wgpu::PrimitiveState {
-                    topology,
-                    // Two-sided: mirrored (negative-determinant) nodes flip the winding and
-                    // skinned draws can mirror per vertex; the fragment shader faces normals
-                    // towards the viewer instead of culling.
-                    cull_mode: None,
-                    ..Default::default()
-                },
-                depth_stencil: target.depth.map(|format| wgpu::DepthStencilState {
-                    format,
-                    depth_write_enabled: Some(true),
-                    depth_compare: Some(wgpu::CompareFunction::Less),
-                    stencil: Default::default(),
-                    bias: Default::default(),
-                }),
-                multisample: wgpu::MultisampleState {
-                    count: target.samples,
-                    ..Default::default()
-                },
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some("fs_main"),
-                    compilation_options: options,
-                    targets: &[Some(wgpu::ColorTargetState {
-                        format: target.format,
-                        blend: None,
-                        write_mask: wgpu::ColorWrites::ALL,
-                    })],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
-        };
-        let skinned = TOPOLOGIES
-            .into_iter()
-            .map(|t| {
-                [1, 2].map(|sets| {
-                    make(
-                        t,
-                        sets,
-                        &VertexLayout::skinned(sets),
-                        skinned_entry_point(sets),
-                    )
-                })
-            })
-            .collect();
-        let cpu_layout = VertexLayout::cpu_skinned();
-        let cpu = TOPOLOGIES
-            .into_iter()
-            .map(|t| make(t, 1, &cpu_layout, "vs_cpu"))
-            .collect();
-        ctx.check()?;
-        Ok(Renderer {
-            target,
-            skinned,
-            cpu,
         })
+}
+
+/// Build one pipeline on render.wgsl's vertex stage (see [`SkinnedPipeline`]).
+pub(crate) fn skinned_pipeline(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    layout: &wgpu::PipelineLayout,
+    p: &SkinnedPipeline,
+) -> wgpu::RenderPipeline {
+    let encode_srgb = p
+        .targets
+        .first()
+        .and_then(|t| t.as_ref())
+        .is_some_and(|t| !t.format.is_srgb() && t.format != wgpu::TextureFormat::Rgba32Float);
+    let constants = [
+        ("INFLUENCE_SETS", p.sets as f64),
+        (
+            "CPU_SKINNED",
+            f64::from(u8::from(p.skinning == Skinning::Cpu)),
+        ),
+        ("DEPTH_PULL", p.depth_pull),
+        ("ENCODE_SRGB", f64::from(u8::from(encode_srgb))),
+    ];
+    let options = wgpu::PipelineCompilationOptions {
+        constants: &constants,
+        zero_initialize_workgroup_memory: false,
+    };
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(p.label),
+        layout: Some(layout),
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some(skinned_entry_point(p.sets)),
+            compilation_options: options.clone(),
+            buffers: &p.vertex.buffers(),
+        },
+        primitive: wgpu::PrimitiveState {
+            topology: p.topology,
+            // Two-sided: mirrored (negative-determinant) nodes flip the winding and skinned
+            // draws can mirror per vertex; the fragment shader faces normals towards the
+            // viewer instead of culling.
+            cull_mode: None,
+            ..Default::default()
+        },
+        depth_stencil: p.depth_stencil.clone(),
+        multisample: wgpu::MultisampleState {
+            count: p.samples,
+            ..Default::default()
+        },
+        fragment: Some(wgpu::FragmentState {
+            module,
+            entry_point: Some(p.fragment_entry),
+            compilation_options: options,
+            targets: p.targets,
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
+/// Draws scenes into passes of one [`Target`] kind.
+pub struct Renderer {
+    target: Target,
+    /// `[skinning (0 GPU, 1 CPU)][kind][influence sets - 1]`.
+    pipelines: [Vec<[wgpu::RenderPipeline; 2]>; 2],
+}
+
+impl Renderer {
+    /// Pipelines for `target` on `ctx`'s device.
+    pub fn new(ctx: &GpuContext, target: Target) -> Result<Renderer> {
+        let device = &ctx.device;
+        let module = module_with_skin(device, "render.wgsl", RENDER_WGSL);
+        let layout = skinned_pipeline_layout(ctx);
+        let targets = [Some(wgpu::ColorTargetState {
+            format: target.format,
+            blend: None,
+            write_mask: wgpu::ColorWrites::ALL,
+        })];
+        let make = |skinning: Skinning, kind: Kind, sets: u32| {
+            let vertex = match skinning {
+                Skinning::Gpu => VertexLayout::skinned(sets),
+                Skinning::Cpu => VertexLayout::cpu_skinned(sets),
+            };
+            let wire = kind == Kind::Wire;
+            skinned_pipeline(
+                device,
+                &module,
+                &layout,
+                &SkinnedPipeline {
+                    label: "render",
+                    skinning,
+                    sets,
+                    vertex: &vertex,
+                    topology: match kind {
+                        Kind::Triangles => wgpu::PrimitiveTopology::TriangleList,
+                        Kind::Lines | Kind::Wire => wgpu::PrimitiveTopology::LineList,
+                        Kind::Points => wgpu::PrimitiveTopology::PointList,
+                    },
+                    depth_pull: if wire { WIRE_DEPTH_PULL } else { 0.0 },
+                    fragment_entry: if wire { "fs_wire" } else { "fs_main" },
+                    targets: &targets,
+                    depth_stencil: target.depth.map(|format| wgpu::DepthStencilState {
+                        format,
+                        depth_write_enabled: Some(!wire),
+                        depth_compare: Some(wgpu::CompareFunction::LessEqual),
+                        stencil: Default::default(),
+                        bias: Default::default(),
+                    }),
+                    samples: target.samples,
+                },
+            )
+        };
+        let per = |skinning| {
+            Kind::ALL
+                .iter()
+                .map(|&k| [make(skinning, k, 1), make(skinning, k, 2)])
+                .collect::<Vec<_>>()
+        };
+        let pipelines = [per(Skinning::Gpu), per(Skinning::Cpu)];
+        ctx.check()?;
+        Ok(Renderer { target, pipelines })
     }
 
     /// The target kind the pipelines were built for.
@@ -276,47 +374,57 @@ impl Renderer {
     /// Record every draw of `scene`, skinned on the GPU from the palette last written by
     /// [`GpuScene::update`], seen through `camera`.
     pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, camera: &Camera, scene: &GpuScene) {
-        self.draw_skinning(pass, camera, scene, Skinning::Gpu);
+        self.draw_with(pass, camera, scene, DrawOptions::default());
     }
 
-    /// Record every draw of `scene` with the chosen skinning. [`Skinning::Cpu`] draws what
+    /// Record every draw of `scene` with `options`. [`Skinning::Cpu`] draws what
     /// [`GpuScene::upload_skinned`] uploaded last (nothing before the first upload).
-    pub fn draw_skinning(
+    pub fn draw_with(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
         camera: &Camera,
         scene: &GpuScene,
-        skinning: Skinning,
+        options: DrawOptions,
     ) {
-        let cpu_vertices = match skinning {
-            Skinning::Gpu => None,
+        let (variant, cpu_vertices) = match options.skinning {
+            Skinning::Gpu => (0, None),
             Skinning::Cpu => match scene.cpu_vertices() {
-                Some(b) => Some(b),
+                Some(b) => (1, Some(b)),
                 None => return,
             },
         };
         pass.set_bind_group(0, &scene.frame_bind_group, &[]);
         pass.set_bind_group(2, camera.bind_group(), &[]);
-        for d in &scene.draws {
-            if d.index_count == 0 || d.vertex_count == 0 {
-                continue;
-            }
-            let t = topology_slot(d.topology);
-            match cpu_vertices {
-                None => {
-                    pass.set_pipeline(&self.skinned[t][sets_slot(d)]);
-                    set_skinned_vertex_buffers(pass, d);
+        let kinds: &[bool] = if options.wireframe {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for &wire in kinds {
+            for d in &scene.draws {
+                let (kind, count) = if wire {
+                    (Kind::Wire, d.edge_index_count)
+                } else {
+                    (Kind::of(d.topology), d.index_count)
+                };
+                if count == 0 || d.vertex_count == 0 {
+                    continue;
                 }
-                Some(buffer) => {
-                    pass.set_pipeline(&self.cpu[t]);
-                    let start = d.cpu_first_vertex * CPU_VERTEX_STRIDE;
-                    let end = start + d.vertex_count as u64 * CPU_VERTEX_STRIDE;
-                    pass.set_vertex_buffer(0, buffer.slice(start..end));
+                pass.set_pipeline(&self.pipelines[variant][kind.index()][sets_slot(d)]);
+                match cpu_vertices {
+                    None => set_skinned_vertex_buffers(pass, d),
+                    Some(buffer) => {
+                        let start = d.cpu_first_vertex * CPU_VERTEX_STRIDE;
+                        let end = start + d.vertex_count as u64 * CPU_VERTEX_STRIDE;
+                        pass.set_vertex_buffer(0, buffer.slice(start..end));
+                        set_shared_vertex_buffers(pass, d);
+                    }
                 }
+                pass.set_bind_group(1, &d.bind_group, &[]);
+                let indices = if wire { &d.edges } else { &d.indices };
+                pass.set_index_buffer(indices.slice(..), wgpu::IndexFormat::Uint32);
+                pass.draw_indexed(0..count, 0, 0..1);
             }
-            pass.set_bind_group(1, &d.bind_group, &[]);
-            pass.set_index_buffer(d.indices.slice(..), wgpu::IndexFormat::Uint32);
-            pass.draw_indexed(0..d.index_count, 0, 0..1);
         }
     }
 }

@@ -1,16 +1,18 @@
-//! Scene upload: per-draw vertex, influence, morph and parameter buffers (static), the
-//! per-frame palette and morph-weight storage buffers, and the upload path for CPU-skinned
-//! vertices (one buffer for the whole scene, rewritten per frame when a view shows the CPU
-//! reference).
+//! Scene upload: per-draw vertex, influence, morph, texture and parameter buffers (static),
+//! the per-frame palette and morph-weight storage buffers, and two scene-wide per-vertex
+//! buffers written when a view needs them: CPU-skinned positions and normals (a view of the CPU
+//! reference) and |GPU − CPU| errors (the error heatmap). Each is one buffer and one upload per
+//! frame, from scratch space allocated once.
 
 use bytemuck::{Pod, Zeroable};
-use glam::{Mat4, Vec3, Vec4};
+use glam::{Mat4, Vec2, Vec3, Vec4};
 use wgpu::util::DeviceExt;
 
+use super::capture::CaptureVertex;
 use super::context::GpuContext;
 use crate::error::{Error, Result};
 use crate::frame::FrameState;
-use crate::scene::{Scene, SkinWeights, Topology};
+use crate::scene::{Scene, SkinWeights, Texture, Topology, Wrap};
 use crate::skin::weights::reduce_influences;
 use crate::skin::{ReductionStats, SkinnedVertices};
 
@@ -35,8 +37,11 @@ pub struct DrawParams {
     pub has_normals: u32,
     /// 1 when the primitive has tangents.
     pub has_tangents: u32,
+    /// First vertex of this draw in the scene-wide per-vertex buffers (CPU-skinned upload,
+    /// per-vertex errors).
+    pub first_vertex: u32,
     /// Padding to 16 bytes.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
 /// Bytes per vertex of the CPU-skinned upload: position and normal, `vec3<f32>` each.
@@ -56,14 +61,21 @@ pub struct GpuDraw {
     /// `influence_sets` `vec4<u32>` per vertex; also bound as capture input.
     pub joints: wgpu::Buffer,
     pub weights: wgpu::Buffer,
+    /// TEXCOORD_0 (zeros without): `vec2<f32>` per vertex.
+    pub uvs: wgpu::Buffer,
+    /// COLOR_0 (white without): `vec4<f32>` per vertex.
+    pub colors: wgpu::Buffer,
     pub indices: wgpu::Buffer,
-    /// 3 vec4 per vertex (position, normal, tangent) for the capture shader.
+    /// Unique triangle edges as a line list (the wireframe); empty for lines and points.
+    pub edges: wgpu::Buffer,
+    pub edge_index_count: u32,
+    /// One [`CaptureVertex`] per vertex (the compute capture's input).
     pub capture_input: wgpu::Buffer,
     pub params: wgpu::Buffer,
     pub morph_deltas: wgpu::Buffer,
     pub bind_group: wgpu::BindGroup,
     pub reduction: Option<ReductionStats>,
-    /// First vertex of this draw in the scene's CPU-skinned upload buffer.
+    /// First vertex of this draw in the scene-wide per-vertex buffers.
     pub cpu_first_vertex: u64,
 }
 
@@ -73,7 +85,7 @@ pub struct GpuScene {
     pub palette: wgpu::Buffer,
     /// Morph weights of every draw for the current frame.
     pub morph_weights: wgpu::Buffer,
-    /// Group 0 (palette, morph weights).
+    /// Group 0 (palette, morph weights, node of each palette entry, per-vertex errors).
     pub frame_bind_group: wgpu::BindGroup,
     /// Per draw buffers, in scene draw order.
     pub draws: Vec<GpuDraw>,
@@ -85,7 +97,11 @@ pub struct GpuScene {
     /// CPU-skinned positions and normals of every draw (created on the first upload).
     cpu_vertices: Option<wgpu::Buffer>,
     cpu_scratch: Vec<f32>,
+    /// |GPU − CPU| per vertex of the scene (zeros until written).
+    vertex_errors: wgpu::Buffer,
     cpu_vertex_total: u64,
+    /// Textures stay alive as long as the bind groups that view them.
+    _textures: Vec<wgpu::Texture>,
 }
 
 /// Buffer with contents, at least 16 bytes (zero-sized bindings are not allowed).
@@ -104,6 +120,64 @@ fn buffer_init(
         contents: &data,
         usage,
     })
+}
+
+/// Unique undirected edges of a triangle list, as line-list indices (the wireframe).
+pub fn triangle_edges(indices: &[u32]) -> Vec<u32> {
+    let mut edges: Vec<(u32, u32)> = indices
+        .chunks_exact(3)
+        .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
+        .map(|(a, b)| (a.min(b), a.max(b)))
+        .filter(|(a, b)| a != b)
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    edges.into_iter().flat_map(|(a, b)| [a, b]).collect()
+}
+
+/// Upload a texture (sRGB RGBA8) and make its sampler.
+fn upload_texture(ctx: &GpuContext, t: &Texture) -> (wgpu::Texture, wgpu::Sampler) {
+    let size = wgpu::Extent3d {
+        width: t.image.width.max(1),
+        height: t.image.height.max(1),
+        depth_or_array_layers: 1,
+    };
+    let texture = ctx.device.create_texture_with_data(
+        &ctx.queue,
+        &wgpu::TextureDescriptor {
+            label: t.name.as_deref().or(Some("base colour")),
+            size,
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8UnormSrgb,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        },
+        wgpu::util::TextureDataOrder::LayerMajor,
+        &t.image.pixels,
+    );
+    let address = |w: Wrap| match w {
+        Wrap::Repeat => wgpu::AddressMode::Repeat,
+        Wrap::ClampToEdge => wgpu::AddressMode::ClampToEdge,
+        Wrap::MirroredRepeat => wgpu::AddressMode::MirrorRepeat,
+    };
+    let filter = |linear: bool| {
+        if linear {
+            wgpu::FilterMode::Linear
+        } else {
+            wgpu::FilterMode::Nearest
+        }
+    };
+    let sampler = ctx.device.create_sampler(&wgpu::SamplerDescriptor {
+        label: Some("base colour"),
+        address_mode_u: address(t.wrap[0]),
+        address_mode_v: address(t.wrap[1]),
+        mag_filter: filter(t.mag_linear),
+        min_filter: filter(t.min_linear),
+        ..Default::default()
+    });
+    (texture, sampler)
 }
 
 impl GpuScene {
@@ -143,6 +217,27 @@ impl GpuScene {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        // The node each palette entry stands for (same order as PaletteJob writes).
+        let mut joint_nodes: Vec<u32> = Vec::with_capacity(frame.layout.len);
+        for skin in &scene.skins {
+            joint_nodes.extend(skin.joints.iter().map(|&n| n as u32));
+        }
+        for d in scene.draws.iter().filter(|d| d.skin.is_none()) {
+            joint_nodes.push(d.node as u32);
+        }
+        let joint_nodes = buffer_init(
+            device,
+            "joint nodes",
+            bytemuck::cast_slice(&joint_nodes),
+            wgpu::BufferUsages::STORAGE,
+        );
+        let vertex_total = scene.vertex_count() as u64;
+        let vertex_errors = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("vertex errors"),
+            size: (vertex_total.max(4)) * 4,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let frame_bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("frame"),
             layout: &ctx.layouts.frame,
@@ -155,8 +250,36 @@ impl GpuScene {
                     binding: 1,
                     resource: morph_weights.as_entire_binding(),
                 },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: joint_nodes.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: vertex_errors.as_entire_binding(),
+                },
             ],
         });
+        // Textures, and a 1x1 white one for untextured draws.
+        let white = Texture {
+            name: Some("white".into()),
+            image: crate::image::Rgba8 {
+                width: 1,
+                height: 1,
+                pixels: vec![255; 4],
+            },
+            mag_linear: false,
+            min_linear: false,
+            wrap: [Wrap::Repeat; 2],
+        };
+        let uploaded: Vec<(wgpu::Texture, wgpu::Sampler)> = std::iter::once(&white)
+            .chain(&scene.textures)
+            .map(|t| upload_texture(ctx, t))
+            .collect();
+        let views: Vec<wgpu::TextureView> = uploaded
+            .iter()
+            .map(|(t, _)| t.create_view(&Default::default()))
+            .collect();
         let mut draws = Vec::with_capacity(scene.draws.len());
         let mut cpu_first_vertex = 0u64;
         for (i, d) in scene.draws.iter().enumerate() {
@@ -203,12 +326,15 @@ impl GpuScene {
             let influence_sets = (weights.width / 4) as u32;
             let normals: Vec<Vec3> = prim.normals.clone().unwrap_or_else(|| vec![Vec3::ZERO; n]);
             let tangents: Vec<Vec4> = prim.tangents.clone().unwrap_or_else(|| vec![Vec4::ZERO; n]);
-            let mut capture_in: Vec<Vec4> = Vec::with_capacity(3 * n);
-            for v in 0..n {
-                capture_in.push(prim.positions[v].extend(1.0));
-                capture_in.push(normals[v].extend(0.0));
-                capture_in.push(tangents[v]);
-            }
+            let uvs: Vec<Vec2> = prim.uvs.clone().unwrap_or_else(|| vec![Vec2::ZERO; n]);
+            let colors: Vec<Vec4> = prim.colors.clone().unwrap_or_else(|| vec![Vec4::ONE; n]);
+            let capture_in: Vec<CaptureVertex> = (0..n)
+                .map(|v| CaptureVertex {
+                    position: prim.positions[v].extend(1.0).to_array(),
+                    normal: normals[v].extend(0.0).to_array(),
+                    tangent: tangents[v].to_array(),
+                })
+                .collect();
             let mut deltas: Vec<Vec4> = Vec::with_capacity(3 * n * prim.morph_targets.len());
             for t in &prim.morph_targets {
                 for v in 0..n {
@@ -221,43 +347,13 @@ impl GpuScene {
                     deltas.push(t.tangents.as_ref().map_or(Vec4::ZERO, |x| x[v].extend(0.0)));
                 }
             }
+            let edges = match prim.topology {
+                Topology::Triangles => triangle_edges(&prim.indices),
+                Topology::Lines | Topology::Points => Vec::new(),
+            };
             let vtx = wgpu::BufferUsages::VERTEX;
             let sto = wgpu::BufferUsages::STORAGE;
-            let positions = buffer_init(
-                device,
-                "positions",
-                bytemuck::cast_slice(&prim.positions),
-                vtx,
-            );
-            let normals_buf = buffer_init(device, "normals", bytemuck::cast_slice(&normals), vtx);
-            let tangents_buf =
-                buffer_init(device, "tangents", bytemuck::cast_slice(&tangents), vtx);
-            let joints = buffer_init(
-                device,
-                "joints",
-                bytemuck::cast_slice(&weights.joints),
-                vtx | sto,
-            );
-            let weights_buf = buffer_init(
-                device,
-                "weights",
-                bytemuck::cast_slice(&weights.weights),
-                vtx | sto,
-            );
-            let indices = buffer_init(
-                device,
-                "indices",
-                bytemuck::cast_slice(&prim.indices),
-                wgpu::BufferUsages::INDEX,
-            );
-            let capture_input = buffer_init(
-                device,
-                "capture input",
-                bytemuck::cast_slice(&capture_in),
-                sto,
-            );
-            let morph_deltas =
-                buffer_init(device, "morph deltas", bytemuck::cast_slice(&deltas), sto);
+            let index = wgpu::BufferUsages::INDEX;
             let params_data = DrawParams {
                 base_color: prim.base_color,
                 palette_base: frame.layout.draw_base[i],
@@ -266,7 +362,8 @@ impl GpuScene {
                 morph_weight_base: morph_weight_base[i],
                 has_normals: prim.normals.is_some() as u32,
                 has_tangents: prim.tangents.is_some() as u32,
-                _pad: [0; 2],
+                first_vertex: cpu_first_vertex as u32,
+                _pad: 0,
             };
             let params = buffer_init(
                 device,
@@ -274,6 +371,13 @@ impl GpuScene {
                 bytemuck::bytes_of(&params_data),
                 wgpu::BufferUsages::UNIFORM,
             );
+            let morph_deltas =
+                buffer_init(device, "morph deltas", bytemuck::cast_slice(&deltas), sto);
+            // Slot 0 is the white texture; scene texture k is slot k + 1.
+            let slot = prim
+                .base_color_texture
+                .map_or(0, |t| t + 1)
+                .min(views.len() - 1);
             let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("draw"),
                 layout: &ctx.layouts.draw,
@@ -286,6 +390,14 @@ impl GpuScene {
                         binding: 1,
                         resource: morph_deltas.as_entire_binding(),
                     },
+                    wgpu::BindGroupEntry {
+                        binding: 2,
+                        resource: wgpu::BindingResource::TextureView(&views[slot]),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 3,
+                        resource: wgpu::BindingResource::Sampler(&uploaded[slot].1),
+                    },
                 ],
             });
             draws.push(GpuDraw {
@@ -293,13 +405,42 @@ impl GpuScene {
                 index_count: prim.indices.len() as u32,
                 topology: prim.topology,
                 influence_sets,
-                positions,
-                normals: normals_buf,
-                tangents: tangents_buf,
-                joints,
-                weights: weights_buf,
-                indices,
-                capture_input,
+                positions: buffer_init(
+                    device,
+                    "positions",
+                    bytemuck::cast_slice(&prim.positions),
+                    vtx,
+                ),
+                normals: buffer_init(device, "normals", bytemuck::cast_slice(&normals), vtx),
+                tangents: buffer_init(device, "tangents", bytemuck::cast_slice(&tangents), vtx),
+                joints: buffer_init(
+                    device,
+                    "joints",
+                    bytemuck::cast_slice(&weights.joints),
+                    vtx | sto,
+                ),
+                weights: buffer_init(
+                    device,
+                    "weights",
+                    bytemuck::cast_slice(&weights.weights),
+                    vtx | sto,
+                ),
+                uvs: buffer_init(device, "uvs", bytemuck::cast_slice(&uvs), vtx),
+                colors: buffer_init(device, "colors", bytemuck::cast_slice(&colors), vtx),
+                indices: buffer_init(
+                    device,
+                    "indices",
+                    bytemuck::cast_slice(&prim.indices),
+                    index,
+                ),
+                edge_index_count: edges.len() as u32,
+                edges: buffer_init(device, "edges", bytemuck::cast_slice(&edges), index),
+                capture_input: buffer_init(
+                    device,
+                    "capture input",
+                    bytemuck::cast_slice(&capture_in),
+                    sto,
+                ),
                 params,
                 morph_deltas,
                 bind_group,
@@ -319,10 +460,11 @@ impl GpuScene {
             morph_weight_scratch: vec![0.0; total_weights as usize],
             cpu_vertices: None,
             cpu_scratch: Vec::new(),
+            vertex_errors,
             cpu_vertex_total: cpu_first_vertex,
+            _textures: uploaded.into_iter().map(|(t, _)| t).collect(),
         })
     }
-
     /// Write this frame's palette and morph weights (one upload each).
     pub fn update(&mut self, ctx: &GpuContext, scene: &Scene, frame: &FrameState) {
         if !frame.palette.is_empty() {
@@ -347,13 +489,33 @@ impl GpuScene {
     }
 
     /// Upload CPU-skinned vertices (one [`SkinnedVertices`] per draw, in draw order) into the
-    /// scene's one CPU vertex buffer, for views that draw the CPU reference. The buffer and its
-    /// staging copy are made on the first call and reused; a draw whose output has the wrong
-    /// length (or none) uploads zeros, so nothing stale is drawn.
-    pub fn upload_skinned(&mut self, ctx: &GpuContext, outputs: &[SkinnedVertices]) {
+    /// scene's one CPU vertex buffer, for views that draw the CPU reference: one
+    /// `write_buffer` from a scratch vector kept between frames; the buffer is made on the
+    /// first call. Outputs that do not match the scene (count or vertex counts) are an error
+    /// and nothing is written.
+    pub fn upload_skinned(&mut self, ctx: &GpuContext, outputs: &[SkinnedVertices]) -> Result<()> {
         let floats = (self.cpu_vertex_total * CPU_VERTEX_STRIDE / 4) as usize;
+        if outputs.len() != self.draws.len() {
+            return Err(Error::Gpu(format!(
+                "CPU-skinned upload: {} outputs for {} draws",
+                outputs.len(),
+                self.draws.len()
+            )));
+        }
+        if let Some((i, (o, d))) = outputs
+            .iter()
+            .zip(&self.draws)
+            .enumerate()
+            .find(|(_, (o, d))| o.positions.len() != d.vertex_count as usize)
+        {
+            return Err(Error::Gpu(format!(
+                "CPU-skinned upload: draw {i} has {} vertices, the scene {}",
+                o.positions.len(),
+                d.vertex_count
+            )));
+        }
         if floats == 0 {
-            return;
+            return Ok(());
         }
         let buffer = self.cpu_vertices.get_or_insert_with(|| {
             ctx.device.create_buffer(&wgpu::BufferDescriptor {
@@ -364,27 +526,56 @@ impl GpuScene {
             })
         });
         self.cpu_scratch.resize(floats, 0.0);
-        for (i, d) in self.draws.iter().enumerate() {
+        for (o, d) in outputs.iter().zip(&self.draws) {
             let n = d.vertex_count as usize;
             let base = d.cpu_first_vertex as usize * 6;
             let dst = &mut self.cpu_scratch[base..base + 6 * n];
-            match outputs.get(i).filter(|o| o.positions.len() == n) {
-                Some(o) => {
-                    for (v, chunk) in dst.chunks_exact_mut(6).enumerate() {
-                        chunk[..3].copy_from_slice(&o.positions[v].to_array());
-                        let nrm = o.normals.as_ref().and_then(|x| x.get(v)).copied();
-                        chunk[3..].copy_from_slice(&nrm.unwrap_or(Vec3::ZERO).to_array());
-                    }
-                }
-                None => dst.fill(0.0),
+            for (v, chunk) in dst.chunks_exact_mut(6).enumerate() {
+                chunk[..3].copy_from_slice(&o.positions[v].to_array());
+                let nrm = o.normals.as_ref().and_then(|x| x.get(v)).copied();
+                chunk[3..].copy_from_slice(&nrm.unwrap_or(Vec3::ZERO).to_array());
             }
         }
         ctx.queue
             .write_buffer(buffer, 0, bytemuck::cast_slice(&self.cpu_scratch));
+        Ok(())
+    }
+
+    /// Write |GPU − CPU| per vertex (model units) for the error heatmap: one value per vertex
+    /// of the scene, draws in order (what [`vertex_errors`] computes). A slice of another
+    /// length is ignored.
+    pub fn upload_vertex_errors(&self, ctx: &GpuContext, errors: &[f32]) {
+        if !errors.is_empty() && errors.len() as u64 == self.cpu_vertex_total {
+            ctx.queue
+                .write_buffer(&self.vertex_errors, 0, bytemuck::cast_slice(errors));
+        }
+    }
+
+    /// Vertices over all draws (the length of the per-vertex buffers).
+    pub fn vertex_total(&self) -> usize {
+        self.cpu_vertex_total as usize
     }
 
     /// The CPU-skinned vertex buffer, once [`GpuScene::upload_skinned`] has run.
     pub fn cpu_vertices(&self) -> Option<&wgpu::Buffer> {
         self.cpu_vertices.as_ref()
+    }
+}
+
+/// |a − b| per vertex over all draws, in the layout [`GpuScene::upload_vertex_errors`] takes
+/// (infinite where a draw's lengths differ), written into `out` (resized, reused).
+pub fn vertex_errors(a: &[SkinnedVertices], b: &[SkinnedVertices], out: &mut Vec<f32>) {
+    out.clear();
+    for (x, y) in a.iter().zip(b) {
+        if x.positions.len() == y.positions.len() {
+            out.extend(
+                x.positions
+                    .iter()
+                    .zip(&y.positions)
+                    .map(|(p, q)| p.distance(*q)),
+            );
+        } else {
+            out.extend(std::iter::repeat_n(f32::INFINITY, x.positions.len()));
+        }
     }
 }

@@ -22,7 +22,7 @@
 
 use std::path::Path;
 
-use glam::{Mat4, Quat, Vec3};
+use glam::{Mat4, Quat, Vec2, Vec3, Vec4};
 use gltf::accessor::DataType;
 use gltf::mesh::Mode;
 
@@ -92,7 +92,9 @@ pub fn import_slice(bytes: &[u8], path: &Path) -> Result<Scene> {
     let raw = Importer {
         file: file.clone(),
         buffers: &buffers,
+        base,
         report: Report::default(),
+        texture_of: Vec::new(),
     }
     .run(&document)?;
     SceneBuilder::build(raw)
@@ -151,7 +153,11 @@ fn check_unvalidated_indices(json: &gltf::json::Root, file: &str) -> Result<()> 
 struct Importer<'a> {
     file: String,
     buffers: &'a [gltf::buffer::Data],
+    /// Directory external images are read from.
+    base: Option<&'a Path>,
     report: Report,
+    /// Scene texture of each glTF texture (`None`: dropped, reported).
+    texture_of: Vec<Option<usize>>,
 }
 
 impl Importer<'_> {
@@ -185,6 +191,10 @@ impl Importer<'_> {
         if let Some(scene) = doc.default_scene().or_else(|| doc.scenes().next()) {
             raw.roots = scene.nodes().map(|n| n.index()).collect();
         }
+        let (textures, texture_of) =
+            super::texture::load(doc, self.buffers, self.base, &mut self.report);
+        raw.textures = textures;
+        self.texture_of = texture_of;
         for mesh in doc.meshes() {
             raw.meshes.push(self.mesh(&mesh)?);
         }
@@ -489,7 +499,68 @@ impl Importer<'_> {
                 (Topology::Triangles, v)
             }
         };
-        let base_color = prim.material().pbr_metallic_roughness().base_color_factor();
+        let pbr = prim.material().pbr_metallic_roughness();
+        let base_color = pbr.base_color_factor();
+        // The base colour texture reads the texture coordinate set it names (usually 0).
+        let info = pbr.base_color_texture();
+        let uv_set = info.as_ref().map_or(0, |i| i.tex_coord());
+        let uvs = match prim.get(&gltf::Semantic::TexCoords(uv_set)) {
+            Some(a) => {
+                let f = format!("{field}.attributes.TEXCOORD_{uv_set}");
+                let d = self.read(&a, &f)?;
+                d.expect_components(2, &self.file, &f)?;
+                d.expect_finite(&self.file, &f)?;
+                let v: Vec<Vec2> = d
+                    .values
+                    .chunks_exact(2)
+                    .map(|c| Vec2::new(c[0] as f32, c[1] as f32))
+                    .collect();
+                if v.len() != n {
+                    let m = format!("{} elements but POSITION has {n}", v.len());
+                    return Err(Error::invalid(&self.file, f, m));
+                }
+                Some(v)
+            }
+            None => None,
+        };
+        let mut base_color_texture =
+            info.and_then(|i| self.texture_of.get(i.texture().index()).copied().flatten());
+        if base_color_texture.is_some() && uvs.is_none() {
+            self.report.repair(
+                format!("{field}.material.baseColorTexture"),
+                format!("no TEXCOORD_{uv_set} to read the texture with; drawn untextured"),
+            );
+            base_color_texture = None;
+        }
+        // COLOR_0: RGB or RGBA, float or normalised integers, linear.
+        let colors = match prim.get(&gltf::Semantic::Colors(0)) {
+            Some(a) => {
+                let f = format!("{field}.attributes.COLOR_0");
+                let d = self.read(&a, &f)?;
+                d.expect_finite(&self.file, &f)?;
+                let v: Vec<Vec4> = match d.components {
+                    3 => d
+                        .values
+                        .chunks_exact(3)
+                        .map(|c| Vec4::new(c[0] as f32, c[1] as f32, c[2] as f32, 1.0))
+                        .collect(),
+                    4 => d.to_vec4(),
+                    n => {
+                        return Err(Error::invalid(
+                            &self.file,
+                            f,
+                            format!("expected 3 or 4 components per element, found {n}"),
+                        ));
+                    }
+                };
+                if v.len() != n {
+                    let m = format!("{} elements but POSITION has {n}", v.len());
+                    return Err(Error::invalid(&self.file, f, m));
+                }
+                Some(v)
+            }
+            None => None,
+        };
         Ok(Primitive {
             positions,
             normals,
@@ -499,6 +570,9 @@ impl Importer<'_> {
             skin_weights,
             morph_targets,
             base_color,
+            base_color_texture,
+            uvs,
+            colors,
         })
     }
 

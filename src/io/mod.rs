@@ -1,5 +1,6 @@
 //! Input and output: the glTF importer and exporter, native `.rig.json` files, model
-//! resolution (`builtin:` names and files), the `dump` exchange format, PNG files, and safe
+//! resolution (`builtin:` names and files), textures, the `dump` exchange format, PNG files,
+//! and safe
 //! output writing. Depends on the core modules only.
 
 pub mod accessor;
@@ -10,6 +11,7 @@ pub mod model;
 pub mod output;
 pub mod png;
 pub mod rig_json;
+pub mod texture;
 
 use std::path::Path;
 

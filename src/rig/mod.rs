@@ -546,6 +546,9 @@ impl WeberRig {
                     skin_weights: Some(sw),
                     morph_targets: Vec::new(),
                     base_color: m.color,
+                    base_color_texture: None,
+                    uvs: None,
+                    colors: None,
                 }],
                 default_morph_weights: Vec::new(),
             });

@@ -1,13 +1,23 @@
 //! What a viewport shows, drawn headless: a [`Character`]'s current frame, skinned on the GPU
-//! or taken from its CPU reference, through an [`OrbitCamera`], into an offscreen target read
-//! back as an image. `skinview render`, the golden-image tests and the viewer's screenshots go
-//! through here, so what the window shows can be tested without one.
+//! or taken from its CPU reference (or both side by side), in a colour mode, with the ground
+//! grid, the skeleton and the wireframe, through an [`OrbitCamera`], into an offscreen target
+//! read back as an image. `skinview render`, the golden-image tests, the viewer's screenshots
+//! and the viewer's own viewport go through here, so what the window shows is tested without
+//! one.
+
+pub mod grid;
+pub mod skeleton;
+
+use glam::{Mat4, Vec3};
 
 use crate::camera::OrbitCamera;
 use crate::character::Character;
 use crate::error::{Error, Result};
-use crate::gpu::{Camera, GpuContext, GpuScene, OffscreenTarget, Renderer, Skinning, Target};
-use crate::gpu::{GPU_MAX_INFLUENCES, ViewUniform};
+use crate::gpu::camera::key_light;
+use crate::gpu::{
+    Camera, CapturePath, ColorMode, DrawOptions, GPU_MAX_INFLUENCES, GpuContext, GpuReadback,
+    GpuScene, OffscreenTarget, Overlay, OverlayGeometry, Renderer, Skinning, Target, ViewUniform,
+};
 use crate::image::Rgba8;
 use crate::skin::bounds;
 
@@ -15,11 +25,154 @@ use crate::skin::bounds;
 /// textures nor glares.
 pub const BACKGROUND: [f64; 3] = [0.045, 0.05, 0.06];
 
-/// A renderer, an offscreen target and a camera uniform, reused frame after frame.
-pub struct HeadlessView {
+/// What a view draws besides the skinned surface.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ViewOptions {
+    /// Surface colour.
+    pub color_mode: ColorMode,
+    /// The selected bone (node): highlighted, and the one [`ColorMode::Weights`] shows.
+    pub selected_node: Option<usize>,
+    /// Draw the skeleton in front of the mesh.
+    pub skeleton: bool,
+    /// Draw the ground grid.
+    pub grid: bool,
+    /// Draw triangle edges over the faces.
+    pub wireframe: bool,
+    /// Which skinning a single view draws.
+    pub skinning: Skinning,
+    /// Two views under one camera: CPU reference on the left, GPU skinning on the right.
+    pub split: bool,
+}
+
+impl Default for ViewOptions {
+    fn default() -> Self {
+        ViewOptions {
+            color_mode: ColorMode::Material,
+            selected_node: None,
+            skeleton: false,
+            grid: false,
+            wireframe: false,
+            skinning: Skinning::Gpu,
+            split: false,
+        }
+    }
+}
+
+/// Renderer, overlay, camera uniform and per-frame scratch for one view kind.
+pub struct ViewRenderer {
     renderer: Renderer,
-    target: OffscreenTarget,
+    overlay: Overlay,
     camera: Camera,
+    geometry: OverlayGeometry,
+    bones: Vec<skeleton::Bone>,
+    is_joint: Vec<bool>,
+    tips: Vec<Option<Vec3>>,
+}
+
+impl ViewRenderer {
+    /// Pipelines for `target`.
+    pub fn new(ctx: &GpuContext, target: Target) -> Result<ViewRenderer> {
+        Ok(ViewRenderer {
+            renderer: Renderer::new(ctx, target)?,
+            overlay: Overlay::new(ctx, target)?,
+            camera: Camera::new(ctx),
+            geometry: OverlayGeometry::default(),
+            bones: Vec::new(),
+            is_joint: Vec::new(),
+            tips: Vec::new(),
+        })
+    }
+
+    /// Leaf tips per node (native rigs: `(length, 0, 0)` along the bone's +X), used when the
+    /// skeleton is drawn. Set-up time.
+    pub fn set_bone_tips(&mut self, tips: Vec<Option<Vec3>>) {
+        self.tips = tips;
+    }
+
+    /// The bones drawn by the last [`ViewRenderer::prepare`] (for picking).
+    pub fn bones(&self) -> &[skeleton::Bone] {
+        &self.bones
+    }
+
+    /// Overlay geometry of the last prepare, for callers that add their own (IK targets,
+    /// lines to bones) before [`ViewRenderer::upload_overlay`].
+    pub fn geometry_mut(&mut self) -> &mut OverlayGeometry {
+        &mut self.geometry
+    }
+
+    /// Write the camera and build the overlay for this frame: `aspect` is one view's
+    /// width / height (half the target for a split view), `bounds` the model's (grid).
+    #[allow(clippy::too_many_arguments)]
+    pub fn prepare(
+        &mut self,
+        ctx: &GpuContext,
+        character: &Character,
+        camera: &OrbitCamera,
+        aspect: f32,
+        bounds: (Vec3, Vec3),
+        options: &ViewOptions,
+    ) {
+        let scene = &character.scene;
+        let diagonal = (bounds.1 - bounds.0).length().max(1e-12);
+        let view = ViewUniform::from_camera(camera, aspect).with_mode(
+            options.color_mode,
+            options.selected_node,
+            1.0 / diagonal,
+        );
+        self.camera.set(ctx, &view);
+        self.geometry.clear();
+        if options.grid {
+            grid::draw(bounds.0, bounds.1, &mut self.geometry);
+        }
+        self.bones.clear();
+        if options.skeleton {
+            if self.is_joint.len() != scene.nodes.len() {
+                self.is_joint = skeleton::joint_flags(scene);
+            }
+            let m: &[Mat4] = &character.frame.model_from_node;
+            let tips = (self.tips.len() == scene.nodes.len()).then_some(&self.tips[..]);
+            skeleton::bones(scene, &self.is_joint, m, tips, &mut self.bones);
+            skeleton::draw(
+                &self.bones,
+                m,
+                options.selected_node,
+                key_light(),
+                &mut self.geometry,
+            );
+        }
+    }
+
+    /// Upload the overlay geometry built by [`ViewRenderer::prepare`] (and anything added).
+    pub fn upload_overlay(&mut self, ctx: &GpuContext) {
+        self.overlay.upload(ctx, &self.geometry);
+    }
+
+    /// Record the surface (with `skinning`) and the overlay into `pass`, whose viewport the
+    /// caller has set.
+    pub fn record(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        scene: &GpuScene,
+        skinning: Skinning,
+        options: &ViewOptions,
+    ) {
+        self.renderer.draw_with(
+            pass,
+            &self.camera,
+            scene,
+            DrawOptions {
+                skinning,
+                wireframe: options.wireframe,
+            },
+        );
+        self.overlay.draw(pass, &self.camera);
+    }
+}
+
+/// A headless view: a [`ViewRenderer`] and an offscreen target, reused frame after frame.
+pub struct HeadlessView {
+    view: ViewRenderer,
+    target: OffscreenTarget,
 }
 
 impl HeadlessView {
@@ -27,23 +180,41 @@ impl HeadlessView {
     pub fn new(ctx: &GpuContext, width: u32, height: u32) -> Result<HeadlessView> {
         let target = OffscreenTarget::new(ctx, Target::OFFSCREEN, width, height)?;
         Ok(HeadlessView {
-            renderer: Renderer::new(ctx, Target::OFFSCREEN)?,
+            view: ViewRenderer::new(ctx, Target::OFFSCREEN)?,
             target,
-            camera: Camera::new(ctx),
         })
     }
 
-    /// Draw `scene` (its palette, and its CPU upload for [`Skinning::Cpu`], already written)
-    /// through `camera` and read the image back.
+    /// The view renderer (bone tips, overlay geometry, bones for picking).
+    pub fn view_mut(&mut self) -> &mut ViewRenderer {
+        &mut self.view
+    }
+
+    /// Aspect of one view: the whole image, or half of it when split.
+    pub fn view_aspect(&self, split: bool) -> f32 {
+        let (w, h) = self.target.size();
+        if split {
+            (w / 2).max(1) as f32 / h as f32
+        } else {
+            w as f32 / h as f32
+        }
+    }
+
+    /// Draw `character`'s frame as uploaded in `scene` (palette, and the CPU upload for the
+    /// CPU side) through `camera` with `options`, and read the image back.
     pub fn render(
         &mut self,
         ctx: &GpuContext,
+        character: &Character,
         scene: &GpuScene,
         camera: &OrbitCamera,
-        skinning: Skinning,
+        bounds: (Vec3, Vec3),
+        options: &ViewOptions,
     ) -> Result<Rgba8> {
-        self.camera
-            .set(ctx, &ViewUniform::from_camera(camera, self.target.aspect()));
+        let aspect = self.view_aspect(options.split);
+        self.view
+            .prepare(ctx, character, camera, aspect, bounds, options);
+        self.view.upload_overlay(ctx);
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -51,53 +222,102 @@ impl HeadlessView {
             });
         {
             let mut pass = self.target.begin_pass(&mut enc, BACKGROUND);
-            self.renderer
-                .draw_skinning(&mut pass, &self.camera, scene, skinning);
+            let (w, h) = self.target.size();
+            if options.split {
+                let half = (w / 2) as f32;
+                for (x, skinning) in [(0.0, Skinning::Cpu), (half, Skinning::Gpu)] {
+                    pass.set_viewport(x, 0.0, half, h as f32, 0.0, 1.0);
+                    self.view.record(&mut pass, scene, skinning, options);
+                }
+            } else {
+                self.view
+                    .record(&mut pass, scene, options.skinning, options);
+            }
         }
-        self.target.read_rgba8(ctx, enc)
-    }
-
-    /// Width / height of the image.
-    pub fn aspect(&self) -> f32 {
-        self.target.aspect()
+        let mut image = self.target.read_rgba8(ctx, enc)?;
+        if options.split {
+            draw_divider(&mut image);
+        }
+        Ok(image)
     }
 }
 
-/// The influence limit to upload a character's scene with: its own, or, when only the CPU
-/// result is drawn and some vertex has more influences than the GPU blends, the GPU's (the
-/// GPU weights are then unused).
-pub fn upload_influences(character: &Character, skinning: Skinning) -> Option<usize> {
-    let k = character.max_influences();
+/// A 2-pixel light line between the halves of a split image.
+fn draw_divider(image: &mut Rgba8) {
+    let (w, h) = (image.width as usize, image.height as usize);
+    for y in 0..h {
+        for x in (w / 2).saturating_sub(1)..(w / 2 + 1).min(w) {
+            let i = (y * w + x) * 4;
+            image.pixels[i..i + 4].copy_from_slice(&[170, 170, 180, 255]);
+        }
+    }
+}
+
+/// Per node, the bone's tip in its own space when the rig says (native rigs: `(length, 0, 0)`
+/// along the bone's +X); what the skeleton overlay ends leaf bones with.
+pub fn bone_tips(character: &Character) -> Vec<Option<Vec3>> {
+    match &character.bones {
+        Some(b) => b
+            .iter()
+            .map(|m| (m.length_m > 0.0).then(|| Vec3::new(m.length_m, 0.0, 0.0)))
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Whether the GPU path can skin `character`: every vertex within the GPU's influence limit
+/// (after the character's own limit, if it has one).
+pub fn gpu_can_skin(character: &Character) -> bool {
     let widest = character.scene.max_influences();
-    match skinning {
-        Skinning::Cpu if k.unwrap_or(widest) > GPU_MAX_INFLUENCES => Some(GPU_MAX_INFLUENCES),
-        _ => k,
+    character.max_influences().unwrap_or(widest).min(widest) <= GPU_MAX_INFLUENCES
+}
+
+/// The influence limit to upload a character's scene with: its own, or, when only the CPU
+/// result is drawn and the GPU could not skin it, the GPU's (the GPU weights are then unused).
+pub fn upload_influences(character: &Character, cpu_only: bool) -> Option<usize> {
+    if cpu_only && !gpu_can_skin(character) {
+        Some(GPU_MAX_INFLUENCES)
+    } else {
+        character.max_influences()
     }
 }
 
 /// Render `character`'s current frame (after [`Character::update`], with CPU skinning on: the
-/// camera frames the CPU-skinned bounds) at `width × height`.
+/// camera frames the CPU-skinned bounds) at `width × height` with `options`. For
+/// [`ColorMode::Errors`] the GPU result is read back (compute capture) and compared with the
+/// CPU's per vertex.
 pub fn render_character(
     ctx: &GpuContext,
     character: &Character,
-    skinning: Skinning,
+    options: &ViewOptions,
     width: u32,
     height: u32,
 ) -> Result<Rgba8> {
     let mut view = HeadlessView::new(ctx, width, height)?;
+    view.view_mut().set_bone_tips(bone_tips(character));
     let (lo, hi) = bounds(&character.outputs).ok_or_else(|| Error::NothingToRender {
         model: character.scene.name.clone(),
     })?;
-    let camera = OrbitCamera::framing(lo, hi, view.aspect());
-    let mut gpu = GpuScene::new(
+    let camera = OrbitCamera::framing(lo, hi, view.view_aspect(options.split));
+    let cpu_only = !options.split && options.skinning == Skinning::Cpu;
+    let mut readback = GpuReadback::new(
         ctx,
         &character.scene,
         &character.frame,
-        upload_influences(character, skinning),
+        upload_influences(character, cpu_only),
     )?;
-    gpu.update(ctx, &character.scene, &character.frame);
-    if skinning == Skinning::Cpu {
-        gpu.upload_skinned(ctx, &character.outputs);
+    let scene = &character.scene;
+    if options.color_mode == ColorMode::Errors {
+        let draws: Vec<usize> = (0..scene.draws.len()).collect();
+        let gpu = readback.read(ctx, scene, &character.frame, CapturePath::Compute, &draws)?;
+        let mut errors = Vec::new();
+        crate::gpu::vertex_errors(&character.outputs, &gpu, &mut errors);
+        readback.gpu.upload_vertex_errors(ctx, &errors);
     }
-    view.render(ctx, &gpu, &camera, skinning)
+    let gpu = &mut readback.gpu;
+    gpu.update(ctx, scene, &character.frame);
+    if options.split || options.skinning == Skinning::Cpu {
+        gpu.upload_skinned(ctx, &character.outputs)?;
+    }
+    view.render(ctx, character, gpu, &camera, (lo, hi), options)
 }

@@ -43,10 +43,14 @@ pub fn shared_dir() -> PathBuf {
         return PathBuf::from(p);
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for p in [root.join("../shared"), root.join("tests/data")] {
-        if p.join("models").is_dir() && p.join("oracle_ref").is_dir() {
-            return p;
-        }
+    let shared = root.join("../shared");
+    if shared.join("models").is_dir() && shared.join("oracle_ref").is_dir() {
+        return shared;
+    }
+    // Made by scripts/fetch-test-data.sh, which marks it complete last.
+    let data = root.join("tests/data");
+    if data.join(".complete").is_file() {
+        return data;
     }
     panic!(
         "test data not found: no ../shared beside the checkout, no $SKINVIEW_SHARED, no \
@@ -113,18 +117,10 @@ pub fn in_ci() -> bool {
 
 /// The headless GPU context, created once per test binary. `None` (with a message) when no
 /// adapter exists outside CI; in CI that is a test failure.
-#[allow(unsafe_code)] // set_var before any other thread reads the environment
+/// (lavapipe only warns without `XDG_RUNTIME_DIR`; `.ci/run` sets one.)
 pub fn gpu() -> Option<&'static GpuContext> {
     static CTX: OnceLock<Result<GpuContext, String>> = OnceLock::new();
-    let ctx = CTX.get_or_init(|| {
-        if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-            // lavapipe warns without one; give it a private directory.
-            let dir = std::env::temp_dir().join(format!("skinview-xdg-{}", std::process::id()));
-            let _ = std::fs::create_dir_all(&dir);
-            unsafe { std::env::set_var("XDG_RUNTIME_DIR", &dir) };
-        }
-        GpuContext::new_headless().map_err(|e| e.to_string())
-    });
+    let ctx = CTX.get_or_init(|| GpuContext::new_headless().map_err(|e| e.to_string()));
     match ctx {
         Ok(c) => Some(c),
         Err(e) if in_ci() => panic!("CI=true and no GPU adapter: {e}"),

@@ -206,6 +206,7 @@ pub fn generate_rig(o: &RigOptions) -> Result<Scene> {
         animations,
         roots: vec![armature_node, mesh_parent_node],
         report: Default::default(),
+        textures: Vec::new(),
     };
     let mut scene = SceneBuilder::build(raw)?;
     // Keep `source_index` equal to the scene (and exported glTF) node index.
@@ -712,6 +713,7 @@ impl Geometry {
             }),
             morph_targets,
             base_color: [0.55, 0.70, 0.85, 1.0],
+            ..Default::default()
         }
     }
 
