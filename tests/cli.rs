@@ -160,6 +160,33 @@ fn compare_passes_and_reports_reduction_cost() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["max_influences"], 4);
+    // Both capture paths by default, each reported, and the two against each other.
+    assert_eq!(v["captures"], serde_json::json!(["compute", "draw"]));
+    let anim = &v["anims"][0];
+    assert_eq!(anim["captures"].as_array().unwrap().len(), 2);
+    assert!(anim["draw_vs_compute"][0]["max_error"].as_f64().unwrap() >= 0.0);
+    assert!(t.contains("draw vs compute"), "{t}");
+    // One path alone: no cross comparison.
+    for (capture, name) in [("draw", "draw"), ("compute", "compute")] {
+        let o = skinview(&[
+            "compare",
+            "--frames",
+            "2",
+            "--capture",
+            capture,
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(
+            o.status.success() && text(&o).contains("PASS"),
+            "{}",
+            text(&o)
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(v["captures"], serde_json::json!([name]));
+        assert!(v["anims"][0]["draw_vs_compute"].is_null());
+    }
     assert!(
         v["anims"][0]["reduction_cost"][0]["max_error"]
             .as_f64()
@@ -248,6 +275,20 @@ fn bad_input_gives_a_clear_error_and_exit_code_2() {
     let o = skinview(&["export", "--out", tmp("x.gltf").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains(".glb"), "{}", text(&o));
+    // Times must be finite, with or without an animation.
+    for anim in ["0", "none"] {
+        let o = skinview(&[
+            "dump",
+            "--anim",
+            anim,
+            "--time",
+            "nan",
+            "--out",
+            tmp("x.json").to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains("--time"), "{}", text(&o));
+    }
     let o = skinview(&["info", "builtin:dragon"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("builtin:humanoid"), "{}", text(&o));
