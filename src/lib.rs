@@ -28,6 +28,8 @@ pub mod compare;
 pub mod gpu;
 pub mod io;
 pub mod view;
+#[cfg(feature = "viewer")]
+pub mod viewer;
 
 pub use error::{Error, Result};
 pub use scene::Scene;

@@ -11,6 +11,8 @@ mod dump;
 mod export;
 mod info;
 mod render;
+#[cfg(feature = "viewer")]
+mod view;
 
 use std::process::ExitCode;
 
@@ -126,6 +128,10 @@ enum Command {
     /// Per-stage CPU timing (sample, layer, IK, links, palette, skin, normals), medians over
     /// many frames. No MODEL = the built-in humanoid with layers, IK and bone links.
     Bench(bench::BenchArgs),
+    /// The desktop viewer: inspect a rig, drive it, watch CPU and GPU skinning side by side.
+    /// No MODEL = the built-in humanoid running every animation stage.
+    #[cfg(feature = "viewer")]
+    View(view::ViewArgs),
 }
 
 /// Write a report as pretty JSON (through a temporary file renamed into place).
@@ -152,6 +158,8 @@ pub fn main() -> ExitCode {
         Command::Dump(a) => dump::run(a),
         Command::Export(a) => export::run(a),
         Command::Bench(a) => bench::run(a),
+        #[cfg(feature = "viewer")]
+        Command::View(a) => view::run_view(a),
     };
     match result {
         Ok(code) => code,

@@ -121,6 +121,24 @@ impl Capture {
         })
     }
 
+    /// Record the compute pass that skins `draws` into the output buffers.
+    pub fn record(&self, enc: &mut wgpu::CommandEncoder, gpu: &GpuScene, draws: &[usize]) {
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("capture"),
+            timestamp_writes: None,
+        });
+        pass.set_bind_group(0, &gpu.frame_bind_group, &[]);
+        for &i in draws {
+            let (Some(d), Some(bind_group)) = (gpu.draws.get(i), self.bind_groups.get(i)) else {
+                continue;
+            };
+            pass.set_pipeline(&self.pipelines[super::render::sets_slot(d)]);
+            pass.set_bind_group(1, &d.bind_group, &[]);
+            pass.set_bind_group(2, bind_group, &[]);
+            pass.dispatch_workgroups(d.vertex_count.div_ceil(WORKGROUP_SIZE), 1, 1);
+        }
+    }
+
     /// Skin `draws` (indices into the scene's draw list) on the GPU with the palette and
     /// morph weights last written by [`GpuScene::update`], and read the results back.
     pub fn run(
@@ -134,20 +152,7 @@ impl Capture {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("capture"),
             });
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("capture"),
-                timestamp_writes: None,
-            });
-            pass.set_bind_group(0, &gpu.frame_bind_group, &[]);
-            for &i in draws {
-                let d = &gpu.draws[i];
-                pass.set_pipeline(&self.pipelines[super::render::sets_slot(d)]);
-                pass.set_bind_group(1, &d.bind_group, &[]);
-                pass.set_bind_group(2, &self.bind_groups[i], &[]);
-                pass.dispatch_workgroups(d.vertex_count.div_ceil(WORKGROUP_SIZE), 1, 1);
-            }
-        }
+        self.record(&mut enc, gpu, draws);
         let mut staging = Vec::with_capacity(draws.len());
         for &i in draws {
             let size = gpu.draws[i].vertex_count.max(1) as u64 * RECORD;
@@ -184,5 +189,131 @@ impl Capture {
             });
         }
         Ok(result)
+    }
+}
+
+/// The compute capture of every draw, read back asynchronously: [`AsyncCapture::submit`]
+/// records the capture and a copy into staging buffers and asks for them to be mapped;
+/// [`AsyncCapture::poll`] returns the vertices once every buffer is mapped (usually a frame or
+/// two later), without waiting. The staging buffers and the result vectors are made once and
+/// reused, so a steady stream of captures allocates nothing.
+pub struct AsyncCapture {
+    staging: Vec<wgpu::Buffer>,
+    /// Buffers still being mapped (the map callbacks count down).
+    pending: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// A map failed (device lost, out of memory).
+    failed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    in_flight: bool,
+    results: Vec<SkinnedVertices>,
+    records: Vec<CaptureVertex>,
+    draws: Vec<usize>,
+}
+
+impl AsyncCapture {
+    /// Staging buffers for every draw of `gpu`.
+    pub fn new(ctx: &GpuContext, gpu: &GpuScene) -> AsyncCapture {
+        let staging = gpu
+            .draws
+            .iter()
+            .map(|d| {
+                ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("async capture staging"),
+                    size: d.vertex_count.max(1) as u64 * RECORD,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
+        AsyncCapture {
+            staging,
+            pending: Default::default(),
+            failed: Default::default(),
+            in_flight: false,
+            results: vec![SkinnedVertices::default(); gpu.draws.len()],
+            records: Vec::new(),
+            draws: (0..gpu.draws.len()).collect(),
+        }
+    }
+
+    /// A capture is on its way.
+    pub fn in_flight(&self) -> bool {
+        self.in_flight
+    }
+
+    /// Capture every draw with the palette last written to `gpu`, unless one is still on its
+    /// way (then nothing happens and `false` is returned).
+    pub fn submit(&mut self, ctx: &GpuContext, capture: &Capture, gpu: &GpuScene) -> bool {
+        use std::sync::atomic::Ordering;
+        if self.in_flight || self.staging.is_empty() {
+            return false;
+        }
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("async capture"),
+            });
+        capture.record(&mut enc, gpu, &self.draws);
+        for (i, s) in self.staging.iter().enumerate() {
+            enc.copy_buffer_to_buffer(&capture.outputs[i], 0, s, 0, s.size());
+        }
+        ctx.queue.submit([enc.finish()]);
+        self.pending.store(self.staging.len(), Ordering::SeqCst);
+        self.failed.store(false, Ordering::SeqCst);
+        for s in &self.staging {
+            let (pending, failed) = (self.pending.clone(), self.failed.clone());
+            s.map_async(wgpu::MapMode::Read, .., move |r| {
+                if r.is_err() {
+                    failed.store(true, Ordering::SeqCst);
+                }
+                pending.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+        self.in_flight = true;
+        true
+    }
+
+    /// The captured vertices (one per draw) once every buffer is mapped; `None` while the
+    /// capture is on its way or when none was submitted. Never waits.
+    pub fn poll(&mut self, ctx: &GpuContext, gpu: &GpuScene) -> Result<Option<&[SkinnedVertices]>> {
+        use std::sync::atomic::Ordering;
+        if !self.in_flight {
+            return Ok(None);
+        }
+        let _ = ctx.device.poll(wgpu::PollType::Poll);
+        if self.pending.load(Ordering::SeqCst) > 0 {
+            return Ok(None);
+        }
+        self.in_flight = false;
+        if self.failed.load(Ordering::SeqCst) {
+            return Err(crate::error::Error::Gpu(
+                "mapping a capture readback failed".into(),
+            ));
+        }
+        for ((s, out), d) in self.staging.iter().zip(&mut self.results).zip(&gpu.draws) {
+            let n = d.vertex_count as usize;
+            {
+                let bytes = s
+                    .get_mapped_range(..)
+                    .map_err(|e| crate::error::Error::Gpu(format!("get_mapped_range: {e}")))?;
+                self.records.clear();
+                self.records.extend(
+                    bytes[..n * RECORD as usize]
+                        .chunks_exact(RECORD as usize)
+                        .map(bytemuck::pod_read_unaligned::<CaptureVertex>),
+                );
+            }
+            s.unmap();
+            out.positions.clear();
+            out.positions.extend(
+                self.records
+                    .iter()
+                    .map(|r| Vec4::from(r.position).truncate()),
+            );
+            let normals = out.normals.get_or_insert_with(Vec::new);
+            normals.clear();
+            normals.extend(self.records.iter().map(|r| Vec4::from(r.normal).truncate()));
+            out.tangents = None;
+        }
+        Ok(Some(&self.results))
     }
 }

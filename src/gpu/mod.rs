@@ -16,7 +16,7 @@ pub mod shaders;
 pub mod target;
 
 pub use camera::{Camera, ColorMode, ViewUniform};
-pub use capture::Capture;
+pub use capture::{AsyncCapture, Capture};
 pub use context::GpuContext;
 pub use draw_capture::DrawCapture;
 pub use overlay::{Overlay, OverlayGeometry};

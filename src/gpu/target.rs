@@ -18,6 +18,9 @@ pub struct OffscreenTarget {
     /// Single-sample colour: the resolve target, read back or sampled by a UI.
     resolve: wgpu::Texture,
     resolve_view: wgpu::TextureView,
+    /// The resolved colour viewed without sRGB decoding (for egui, which expects encoded
+    /// values).
+    raw_view: wgpu::TextureView,
     depth: Option<wgpu::TextureView>,
 }
 
@@ -58,13 +61,24 @@ impl OffscreenTarget {
             tex("msaa colour", target.format, target.samples, attach)
                 .create_view(&Default::default())
         });
-        let resolve = tex(
-            "colour",
-            target.format,
-            1,
-            attach | wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::TEXTURE_BINDING,
-        );
+        // The resolved colour can also be viewed without sRGB decoding (egui samples user
+        // textures as already-encoded values).
+        let raw_format = target.format.remove_srgb_suffix();
+        let resolve = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("colour"),
+            size,
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: target.format,
+            usage: attach | wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::TEXTURE_BINDING,
+            view_formats: &[raw_format],
+        });
         let resolve_view = resolve.create_view(&Default::default());
+        let raw_view = resolve.create_view(&wgpu::TextureViewDescriptor {
+            format: Some(raw_format),
+            ..Default::default()
+        });
         let depth = target
             .depth
             .map(|f| tex("depth", f, target.samples, attach).create_view(&Default::default()));
@@ -76,6 +90,7 @@ impl OffscreenTarget {
             msaa,
             resolve,
             resolve_view,
+            raw_view,
             depth,
         })
     }
@@ -101,6 +116,12 @@ impl OffscreenTarget {
     /// The single-sample colour texture (after the pass: the resolved image).
     pub fn color_view(&self) -> &wgpu::TextureView {
         &self.resolve_view
+    }
+
+    /// The resolved colour as stored (sRGB-encoded bytes, no decoding on sampling): what egui
+    /// displays as a user texture.
+    pub fn display_view(&self) -> &wgpu::TextureView {
+        &self.raw_view
     }
 
     /// Begin a pass that clears to `clear` (linear RGB) and resolves into the colour texture.

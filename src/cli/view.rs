@@ -1,0 +1,108 @@
+//! `skinview view`: the desktop viewer. With no MODEL, the built-in humanoid running the whole
+//! animation stage (walk→run cross-fade, throw on the upper body, IK reach, bone links).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use skinview::builtin::Builtin;
+use skinview::io::ModelSource;
+use skinview::viewer::state::ViewMode;
+use skinview::viewer::{ViewerOptions, run};
+
+use super::args::{MODEL_HELP, parse_size};
+use super::{CliError, CliResult};
+
+/// Most frames a scripted run may ask for (an hour at 60 Hz).
+const MAX_FRAMES: u64 = 216_000;
+
+#[derive(Args)]
+pub struct ViewArgs {
+    #[arg(help = MODEL_HELP, long_help = "Model: .gltf/.glb, native .rig.json, or builtin:arm / \
+        builtin:humanoid (default: the built-in humanoid running every animation stage)")]
+    model: Option<PathBuf>,
+    /// Start in this view: gpu, cpu, split (CPU | GPU side by side) or diff (|GPU - CPU|).
+    #[arg(long, value_enum, default_value = "gpu")]
+    mode: ModeArg,
+    /// Window size, WIDTHxHEIGHT (logical pixels).
+    #[arg(long, default_value = "1280x800", value_parser = parse_size)]
+    size: (u32, u32),
+    /// Render this many frames, then exit (with --screenshot: save the last one).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_FRAMES))]
+    frames: Option<u64>,
+    /// Where the screenshot key (P) saves, and where --frames saves its last frame.
+    #[arg(long)]
+    screenshot: Option<PathBuf>,
+    /// Do not wait for vertical sync (frame-time measurements).
+    #[arg(long)]
+    no_vsync: bool,
+}
+
+/// `--mode`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// GPU skinning.
+    Gpu,
+    /// The CPU reference.
+    Cpu,
+    /// CPU | GPU side by side.
+    Split,
+    /// |GPU - CPU| heatmap.
+    Diff,
+}
+
+pub fn run_view(a: ViewArgs) -> CliResult {
+    if a.screenshot.is_some() && a.frames.is_none() {
+        println!("note: --screenshot without --frames: press P in the window to save");
+    }
+    let (w, h) = a.size;
+    if w == 0 || h == 0 || w > 16384 || h > 16384 {
+        return Err(CliError::Usage(format!(
+            "--size {w}x{h}: each side 1..=16384"
+        )));
+    }
+    let source = match a.model.as_deref() {
+        None => ModelSource::Builtin(Builtin::Humanoid),
+        Some(p) => ModelSource::from_arg(Some(p))?,
+    };
+    let model = source.load()?;
+    let options = ViewerOptions {
+        size: a.size,
+        demo: a.model.is_none(),
+        mode: match a.mode {
+            ModeArg::Gpu => ViewMode::Gpu,
+            ModeArg::Cpu => ViewMode::Cpu,
+            ModeArg::Split => ViewMode::SideBySide,
+            ModeArg::Diff => ViewMode::Diff,
+        },
+        frames: a.frames,
+        screenshot: a.screenshot,
+        no_vsync: a.no_vsync,
+    };
+    let report = run(model, options)?;
+    let m = report.mean_ms;
+    println!(
+        "viewer: {} frames, t = {:.3} s, {}x{} px on {}",
+        report.frames, report.time_s, report.size_px.0, report.size_px.1, report.adapter
+    );
+    println!(
+        "  mean ms/frame {:.2}: animation stage {:.2} (CPU skin {:.2}), viewport upload+submit {:.2}, \
+         readback {:.2}, ui+present {:.2}",
+        m.frame, m.animation, m.cpu_skin, m.gpu_submit, m.readback, m.ui_present
+    );
+    if let Some(l) = report.live {
+        println!(
+            "  live |GPU - CPU|: max {:.3e} ({:.2e} of diagonal), mean {:.3e}, worst vertex {} of \
+             draw {}",
+            l.max,
+            l.max / l.diagonal.max(f32::MIN_POSITIVE),
+            l.mean,
+            l.worst.1,
+            l.worst.0
+        );
+    }
+    for s in &report.screenshots {
+        println!("  screenshot -> {}", s.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,598 @@
+//! The desktop viewer (feature `viewer`): winit + egui + egui-wgpu on the same wgpu device and
+//! the same renderer as `skinview render`. Panels on the left and right, the viewport in the
+//! middle, a status bar with the live CPU-vs-GPU comparison. See `state.rs` (what it shows and
+//! edits), `panels.rs` (the egui panels), `viewport.rs` (the 3D view, picking, readback).
+//!
+//! Frame: take egui input → advance the character (animation stage; CPU skinning only when the
+//! view needs it) → lay out panels and viewport → upload the palette, poll finished readbacks,
+//! render the viewport into its offscreen target → render egui into the surface → present.
+//! A scripted run ([`ViewerOptions::frames`] with [`ViewerOptions::screenshot`]) renders N frames
+//! in the real window, saves the last (the whole window when the surface can be copied, else the
+//! viewport) and exits.
+
+pub mod panels;
+pub mod state;
+pub mod viewport;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use winit::application::ApplicationHandler;
+use winit::event::WindowEvent;
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+use winit::window::{Window, WindowId};
+
+use crate::error::{Error, Result};
+use crate::gpu::GpuContext;
+use crate::image::Rgba8;
+use crate::io::Model;
+use state::ViewerState;
+use viewport::Viewport;
+
+/// How to start the viewer.
+#[derive(Clone, Debug)]
+pub struct ViewerOptions {
+    /// Window size in logical pixels.
+    pub size: (u32, u32),
+    /// Run the built-in humanoid's demo set-up (layers, cross-fade, IK, links).
+    pub demo: bool,
+    /// Start in this view mode.
+    pub mode: state::ViewMode,
+    /// Stop after this many frames.
+    pub frames: Option<u64>,
+    /// Save the last frame here (with `frames`) and on the screenshot key.
+    pub screenshot: Option<PathBuf>,
+    /// Present without waiting for vertical sync (frame-time measurements).
+    pub no_vsync: bool,
+}
+
+impl Default for ViewerOptions {
+    fn default() -> Self {
+        ViewerOptions {
+            size: (1280, 800),
+            demo: false,
+            mode: state::ViewMode::Gpu,
+            frames: None,
+            screenshot: None,
+            no_vsync: false,
+        }
+    }
+}
+
+/// What a viewer session did (printed by `skinview view` when it exits).
+#[derive(Clone, Debug, Default)]
+pub struct ViewerReport {
+    /// Frames drawn.
+    pub frames: u64,
+    /// Animation time at the end.
+    pub time_s: f32,
+    /// Screenshots written.
+    pub screenshots: Vec<PathBuf>,
+    /// The adapter.
+    pub adapter: String,
+    /// Mean times per frame (ms): animation stage (incl. CPU skinning when shown), the
+    /// CPU skinning part of it, viewport upload + render submission, egui + present, readback
+    /// handling.
+    pub mean_ms: FrameSplit,
+    /// Window size in physical pixels at the end.
+    pub size_px: (u32, u32),
+    /// The last live CPU-vs-GPU comparison (side by side and diff views).
+    pub live: Option<state::LiveErrors>,
+}
+
+/// Where a frame's time goes (ms, means over the run).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FrameSplit {
+    /// Whole frame (wall clock between redraws).
+    pub frame: f64,
+    /// The animation stage (sampling to palette, CPU skinning when shown).
+    pub animation: f64,
+    /// Of which CPU skinning and normals.
+    pub cpu_skin: f64,
+    /// Viewport: uploads and render submission.
+    pub gpu_submit: f64,
+    /// egui layout, tessellation, its render pass and present.
+    pub ui_present: f64,
+    /// Handling finished readbacks (comparison, picking).
+    pub readback: f64,
+}
+
+/// Open the viewer on `model` and run until the window closes (or `frames` are drawn).
+pub fn run(model: Model, options: ViewerOptions) -> Result<ViewerReport> {
+    let event_loop = EventLoop::new()
+        .map_err(|e| Error::NoAdapter(format!("cannot open a window ({e}); is a display set?")))?;
+    event_loop.set_control_flow(ControlFlow::Poll);
+    let state = ViewerState::new(model, options.demo)?;
+    let mut app = App {
+        options,
+        state: Some(state),
+        gfx: None,
+        error: None,
+        report: ViewerReport::default(),
+        last: None,
+        sums: FrameSplit::default(),
+    };
+    event_loop
+        .run_app(&mut app)
+        .map_err(|e| Error::Gpu(format!("event loop: {e}")))?;
+    if let Some(e) = app.error {
+        return Err(e);
+    }
+    let n = app.report.frames.max(1) as f64;
+    let s = app.sums;
+    app.report.mean_ms = FrameSplit {
+        frame: s.frame / n,
+        animation: s.animation / n,
+        cpu_skin: s.cpu_skin / n,
+        gpu_submit: s.gpu_submit / n,
+        ui_present: s.ui_present / n,
+        readback: s.readback / n,
+    };
+    Ok(app.report)
+}
+
+struct App {
+    options: ViewerOptions,
+    state: Option<ViewerState>,
+    gfx: Option<Gfx>,
+    error: Option<Error>,
+    report: ViewerReport,
+    last: Option<Instant>,
+    sums: FrameSplit,
+}
+
+struct Gfx {
+    window: Arc<Window>,
+    surface: wgpu::Surface<'static>,
+    config: wgpu::SurfaceConfiguration,
+    ctx: GpuContext,
+    egui_ctx: egui::Context,
+    egui_state: egui_winit::State,
+    egui_renderer: egui_wgpu::Renderer,
+    viewport: Viewport,
+    /// The surface can be copied from (whole-window screenshots).
+    copy_src: bool,
+    /// Viewport size in physical pixels asked for by the last layout.
+    viewport_px: (u32, u32),
+}
+
+impl App {
+    fn fail(&mut self, event_loop: &ActiveEventLoop, e: Error) {
+        self.error = Some(e);
+        event_loop.exit();
+    }
+
+    fn init(&mut self, event_loop: &ActiveEventLoop) -> Result<Gfx> {
+        let title = self.state.as_ref().map_or("skinview".into(), |s| {
+            format!("skinview — {}", s.character.scene.name)
+        });
+        let attributes = Window::default_attributes()
+            .with_title(title)
+            .with_inner_size(winit::dpi::LogicalSize::new(
+                self.options.size.0,
+                self.options.size.1,
+            ));
+        let window = Arc::new(
+            event_loop
+                .create_window(attributes)
+                .map_err(|e| Error::Gpu(format!("create window: {e}")))?,
+        );
+        // GL presents only with the display handle; Vulkan takes it too.
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_with_display_handle_from_env(
+                Box::new(event_loop.owned_display_handle()),
+            ));
+        let surface = instance
+            .create_surface(window.clone())
+            .map_err(|e| Error::Gpu(format!("create surface: {e}")))?;
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            force_fallback_adapter: false,
+            compatible_surface: Some(&surface),
+            apply_limit_buckets: false,
+        }))
+        .map_err(|e| Error::NoAdapter(format!("{e}; {}", crate::gpu::context::NO_ADAPTER_HINT)))?;
+        let ctx = pollster::block_on(GpuContext::from_adapter(instance, adapter))?;
+        let caps = surface.get_capabilities(&ctx.adapter);
+        let format = caps
+            .formats
+            .iter()
+            .copied()
+            .find(|f| f.is_srgb())
+            .or_else(|| caps.formats.first().copied())
+            .ok_or_else(|| Error::Gpu("the surface offers no format".into()))?;
+        let copy_src = caps.usages.contains(wgpu::TextureUsages::COPY_SRC)
+            && matches!(
+                format,
+                wgpu::TextureFormat::Bgra8UnormSrgb
+                    | wgpu::TextureFormat::Rgba8UnormSrgb
+                    | wgpu::TextureFormat::Bgra8Unorm
+                    | wgpu::TextureFormat::Rgba8Unorm
+            );
+        let size = window.inner_size();
+        let config = wgpu::SurfaceConfiguration {
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                | if copy_src {
+                    wgpu::TextureUsages::COPY_SRC
+                } else {
+                    wgpu::TextureUsages::empty()
+                },
+            format,
+            width: size.width.max(1),
+            height: size.height.max(1),
+            present_mode: if self.options.no_vsync {
+                wgpu::PresentMode::AutoNoVsync
+            } else {
+                wgpu::PresentMode::AutoVsync
+            },
+            desired_maximum_frame_latency: 2,
+            alpha_mode: caps
+                .alpha_modes
+                .first()
+                .copied()
+                .unwrap_or(wgpu::CompositeAlphaMode::Auto),
+            view_formats: vec![],
+            color_space: wgpu::SurfaceColorSpace::Auto,
+        };
+        surface.configure(&ctx.device, &config);
+        let egui_ctx = egui::Context::default();
+        let egui_state = egui_winit::State::new(
+            egui_ctx.clone(),
+            egui::ViewportId::ROOT,
+            &window,
+            Some(window.scale_factor() as f32),
+            None,
+            Some(ctx.device.limits().max_texture_dimension_2d as usize),
+        );
+        let egui_renderer =
+            egui_wgpu::Renderer::new(&ctx.device, format, egui_wgpu::RendererOptions::default());
+        let viewport = Viewport::new(&ctx)?;
+        self.report.adapter = ctx.describe();
+        if let Some(s) = self.state.as_mut() {
+            s.mode = self.options.mode;
+        }
+        Ok(Gfx {
+            window,
+            surface,
+            config,
+            ctx,
+            egui_ctx,
+            egui_state,
+            egui_renderer,
+            viewport,
+            copy_src,
+            viewport_px: (640, 480),
+        })
+    }
+
+    fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
+        let (Some(gfx), Some(state)) = (self.gfx.as_mut(), self.state.as_mut()) else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        let dt = self.last.map_or(0.0, |l| (now - l).as_secs_f32());
+        self.last = Some(now);
+        state.stats.frame(dt);
+        self.sums.frame += f64::from(dt) * 1000.0;
+        // 1. The animation stage.
+        let t0 = Instant::now();
+        if let Err(e) = state.tick(dt) {
+            state.error = Some(e.to_string());
+            state.playback.playing = false;
+        }
+        if let Some(t) = state.stats.history.back() {
+            self.sums.cpu_skin += (t.skin + t.normals) / 1000.0;
+        }
+        self.sums.animation += t0.elapsed().as_secs_f64() * 1000.0;
+        // 2. Viewport: uploads, readbacks, render into its target.
+        let t1 = Instant::now();
+        gfx.viewport.frame(&gfx.ctx, state, gfx.viewport_px)?;
+        let t_viewport = t1.elapsed().as_secs_f64() * 1000.0;
+        self.sums.readback += f64::from(state.stats.readback_ms);
+        self.sums.gpu_submit += t_viewport - f64::from(state.stats.readback_ms);
+        state.stats.submit_ms = t_viewport as f32;
+        // 3. egui: panels and the viewport image.
+        let t2 = Instant::now();
+        let texture = gfx.viewport.texture(&gfx.ctx, &mut gfx.egui_renderer);
+        let raw = gfx.egui_state.take_egui_input(&gfx.window);
+        let adapter = gfx.ctx.describe();
+        let viewport = &mut gfx.viewport;
+        let mut viewport_points = egui::vec2(640.0, 480.0);
+        let output = gfx.egui_ctx.run_ui(raw, |ui| {
+            layout(ui, state, viewport, texture, &adapter, &mut viewport_points);
+        });
+        let ppp = output.pixels_per_point;
+        gfx.viewport_px = (
+            (viewport_points.x * ppp).round().max(1.0) as u32,
+            (viewport_points.y * ppp).round().max(1.0) as u32,
+        );
+        gfx.egui_state
+            .handle_platform_output(&gfx.window, output.platform_output);
+        let primitives = gfx.egui_ctx.tessellate(output.shapes, ppp);
+        let mut textures_delta = output.textures_delta;
+        for (id, deltas) in &textures_delta.set {
+            for delta in deltas {
+                gfx.egui_renderer
+                    .update_texture(&gfx.ctx.device, &gfx.ctx.queue, *id, delta);
+            }
+        }
+        let frame = match gfx.surface.get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(f)
+            | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
+            other => {
+                if matches!(
+                    other,
+                    wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost
+                ) {
+                    gfx.surface.configure(&gfx.ctx.device, &gfx.config);
+                }
+                for id in &textures_delta.free {
+                    gfx.egui_renderer.free_texture(id);
+                }
+                textures_delta.clear();
+                return Ok(());
+            }
+        };
+        let view = frame.texture.create_view(&Default::default());
+        let screen = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [gfx.config.width, gfx.config.height],
+            pixels_per_point: ppp,
+        };
+        let mut enc = gfx
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("egui"),
+            });
+        let user = gfx.egui_renderer.update_buffers(
+            &gfx.ctx.device,
+            &gfx.ctx.queue,
+            &mut enc,
+            &primitives,
+            &screen,
+        );
+        {
+            let mut pass = enc
+                .begin_render_pass(&wgpu::RenderPassDescriptor {
+                    label: Some("egui"),
+                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                        view: &view,
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                            store: wgpu::StoreOp::Store,
+                        },
+                    })],
+                    depth_stencil_attachment: None,
+                    timestamp_writes: None,
+                    occlusion_query_set: None,
+                    multiview_mask: None,
+                })
+                .forget_lifetime();
+            gfx.egui_renderer.render(&mut pass, &primitives, &screen);
+        }
+        // The last frame of a scripted run, or the screenshot key: copy before presenting.
+        self.report.frames += 1;
+        let last = self.options.frames.is_some_and(|n| self.report.frames >= n);
+        let shot_path = if state.screenshot_requested || (last && self.options.screenshot.is_some())
+        {
+            state.screenshot_requested = false;
+            Some(self.options.screenshot.clone().unwrap_or_else(|| {
+                PathBuf::from(format!("skinview-{:05}.png", self.report.frames))
+            }))
+        } else {
+            None
+        };
+        let staging = match (&shot_path, gfx.copy_src) {
+            (Some(_), true) => Some(copy_texture(&gfx.ctx, &mut enc, &frame.texture)),
+            _ => None,
+        };
+        gfx.ctx.queue.submit(user.into_iter().chain([enc.finish()]));
+        gfx.window.pre_present_notify();
+        gfx.ctx.queue.present(frame);
+        for id in &textures_delta.free {
+            gfx.egui_renderer.free_texture(id);
+        }
+        textures_delta.clear();
+        self.sums.ui_present += t2.elapsed().as_secs_f64() * 1000.0;
+        if let Some(path) = shot_path {
+            let image = match staging {
+                Some((buffer, w, h, padded)) => {
+                    read_rgba(&gfx.ctx, &buffer, w, h, padded, gfx.config.format)?
+                }
+                // The surface cannot be copied: save the viewport alone.
+                None => {
+                    let enc = gfx.ctx.device.create_command_encoder(&Default::default());
+                    gfx.viewport.target().read_rgba8(&gfx.ctx, enc)?
+                }
+            };
+            let frames = self.report.frames.to_string();
+            let time = format!("{:.4}", state.playback.time_s);
+            crate::io::png::write_tagged(
+                &image,
+                &path,
+                &[
+                    ("Adapter", &gfx.ctx.describe()),
+                    ("Frames", &frames),
+                    ("Time", &time),
+                ],
+            )?;
+            self.report.screenshots.push(path);
+        }
+        self.report.time_s = state.playback.time_s;
+        self.report.live = state.live;
+        self.report.size_px = (gfx.config.width, gfx.config.height);
+        if last {
+            event_loop.exit();
+        }
+        Ok(())
+    }
+}
+
+/// The window's layout: model, hierarchy and animation on the left; IK, deformation, weights
+/// and performance on the right; the status bar below; the viewport in the middle.
+fn layout(
+    ui: &mut egui::Ui,
+    state: &mut ViewerState,
+    viewport: &mut Viewport,
+    texture: egui::TextureId,
+    adapter: &str,
+    viewport_points: &mut egui::Vec2,
+) {
+    egui::Panel::bottom("status").show(ui, |ui| panels::status(ui, state, adapter));
+    egui::Panel::left("left")
+        .resizable(true)
+        .default_size(280.0)
+        .show(ui, |ui| {
+            egui::ScrollArea::vertical()
+                .id_salt("left scroll")
+                .show(ui, |ui| {
+                    panels::model(ui, state);
+                    ui.separator();
+                    panels::animation(ui, state);
+                    ui.separator();
+                    panels::layers(ui, state);
+                    ui.separator();
+                    panels::hierarchy(ui, state);
+                });
+        });
+    egui::Panel::right("right")
+        .resizable(true)
+        .default_size(300.0)
+        .show(ui, |ui| {
+            egui::ScrollArea::vertical()
+                .id_salt("right scroll")
+                .show(ui, |ui| {
+                    panels::deformation(ui, state);
+                    ui.separator();
+                    panels::weights(ui, state);
+                    ui.separator();
+                    panels::ik(ui, state);
+                    ui.separator();
+                    panels::performance(ui, state);
+                });
+        });
+    egui::CentralPanel::no_frame().show(ui, |ui| {
+        *viewport_points = ui.available_size();
+        viewport.ui(ui, state, texture);
+    });
+}
+
+/// Copy `texture` (4 bytes a pixel) into a new mappable buffer; (buffer, width, height, padded
+/// row bytes).
+fn copy_texture(
+    ctx: &GpuContext,
+    enc: &mut wgpu::CommandEncoder,
+    texture: &wgpu::Texture,
+) -> (wgpu::Buffer, u32, u32, u32) {
+    let (w, h) = (texture.width(), texture.height());
+    let padded =
+        (w * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("screenshot"),
+        size: padded as u64 * h as u64,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    enc.copy_texture_to_buffer(
+        wgpu::TexelCopyTextureInfo {
+            texture,
+            mip_level: 0,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        },
+        wgpu::TexelCopyBufferInfo {
+            buffer: &buffer,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(padded),
+                rows_per_image: Some(h),
+            },
+        },
+        wgpu::Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+    );
+    (buffer, w, h, padded)
+}
+
+fn read_rgba(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    w: u32,
+    h: u32,
+    padded: u32,
+    format: wgpu::TextureFormat,
+) -> Result<Rgba8> {
+    let bytes = ctx.map_read(buffer)?;
+    let bgra = matches!(
+        format,
+        wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb
+    );
+    let mut pixels = Vec::with_capacity((w * h * 4) as usize);
+    for y in 0..h as usize {
+        let row = &bytes[y * padded as usize..y * padded as usize + w as usize * 4];
+        if bgra {
+            pixels.extend(row.chunks_exact(4).flat_map(|p| [p[2], p[1], p[0], 255]));
+        } else {
+            pixels.extend(row.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2], 255]));
+        }
+    }
+    Ok(Rgba8 {
+        width: w,
+        height: h,
+        pixels,
+    })
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.gfx.is_none() {
+            match self.init(event_loop) {
+                Ok(g) => self.gfx = Some(g),
+                Err(e) => self.fail(event_loop, e),
+            }
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        let Some(gfx) = self.gfx.as_mut() else {
+            return;
+        };
+        let response = gfx.egui_state.on_window_event(&gfx.window, &event);
+        match event {
+            WindowEvent::CloseRequested => event_loop.exit(),
+            WindowEvent::Resized(size) => {
+                gfx.config.width = size.width.max(1);
+                gfx.config.height = size.height.max(1);
+                gfx.surface.configure(&gfx.ctx.device, &gfx.config);
+            }
+            WindowEvent::DroppedFile(path) => {
+                if let Some(s) = self.state.as_mut() {
+                    let _ = s.open(&path.display().to_string());
+                    s.open_path = path.display().to_string();
+                }
+            }
+            WindowEvent::RedrawRequested => {
+                if let Err(e) = self.redraw(event_loop) {
+                    self.fail(event_loop, e);
+                }
+            }
+            _ => {
+                if response.repaint {
+                    gfx.window.request_redraw();
+                }
+            }
+        }
+    }
+
+    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(g) = &self.gfx {
+            g.window.request_redraw();
+        }
+    }
+}

@@ -1,0 +1,552 @@
+//! The viewer's egui panels, each a function of `&mut ViewerState` (no GPU, no window), so
+//! their logic is tested headless with egui_kittest: model (open by path or built-in, errors),
+//! joint hierarchy, animation (clip, play/pause, timeline with key markers, speed, loop),
+//! layers (native rigs), IK, deformation, weights and the picked vertex, performance.
+
+use egui::{Color32, RichText, Ui};
+
+use super::state::{LiveErrors, ViewMode, ViewerState};
+use crate::builtin::Builtin;
+use crate::character::{IkGoal, LayerDesc, MaskSpec};
+use crate::gpu::ColorMode;
+use crate::ik::IkMode;
+
+/// The open-model panel: a path field (file or `builtin:` name), the built-ins, the error of
+/// the last attempt.
+pub fn model(ui: &mut Ui, state: &mut ViewerState) {
+    ui.heading("Model");
+    ui.label(RichText::new(&state.character.scene.name).strong());
+    let scene = &state.character.scene;
+    ui.label(format!(
+        "{} joints · {} vertices · {} draws · {} animations",
+        scene.joint_count(),
+        scene.vertex_count(),
+        scene.draws.len(),
+        scene.animations.len()
+    ));
+    ui.horizontal(|ui| {
+        let field = ui.add(
+            egui::TextEdit::singleline(&mut state.open_path)
+                .hint_text(".glb, .gltf, .rig.json or builtin:…")
+                .desired_width(170.0),
+        );
+        let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        if ui.button("Open").clicked() || enter {
+            let path = state.open_path.clone();
+            let _ = state.open(&path);
+        }
+    });
+    ui.horizontal(|ui| {
+        for b in Builtin::ALL {
+            if ui.button(b.name()).clicked() {
+                let _ = state.open(b.name());
+            }
+        }
+    });
+    ui.label(RichText::new("or drop a file on the window").weak());
+    error(ui, state);
+}
+
+/// The last error, in red, with a button to dismiss it.
+pub fn error(ui: &mut Ui, state: &mut ViewerState) {
+    if let Some(e) = state.error.clone() {
+        ui.horizontal_wrapped(|ui| {
+            ui.colored_label(Color32::from_rgb(255, 110, 90), format!("Error: {e}"));
+            if ui.small_button("dismiss").clicked() {
+                state.error = None;
+            }
+        });
+    }
+}
+
+/// The joint hierarchy as a tree; clicking a node selects it (the viewport highlights it).
+pub fn hierarchy(ui: &mut Ui, state: &mut ViewerState) {
+    ui.heading("Hierarchy");
+    egui::ScrollArea::vertical()
+        .id_salt("hierarchy")
+        .max_height(260.0)
+        .show(ui, |ui| {
+            let roots: Vec<usize> = (0..state.character.scene.nodes.len())
+                .filter(|&n| state.character.scene.nodes[n].parent.is_none())
+                .collect();
+            for r in roots {
+                node_tree(ui, state, r, 0);
+            }
+        });
+}
+
+/// Deepest hierarchy level drawn (a deeper file draws its subtrees collapsed there).
+const MAX_TREE_DEPTH: usize = 64;
+
+fn node_tree(ui: &mut Ui, state: &mut ViewerState, n: usize, depth: usize) {
+    let label = state.node_label(n);
+    let selected = state.view.selected_node == Some(n);
+    let children = state.children.get(n).cloned().unwrap_or_default();
+    if children.is_empty() || depth >= MAX_TREE_DEPTH {
+        if ui.selectable_label(selected, label).clicked() {
+            state.select((!selected).then_some(n));
+        }
+        return;
+    }
+    let id = ui.make_persistent_id(("node", n));
+    egui::collapsing_header::CollapsingState::load_with_default_open(ui.ctx(), id, depth < 3)
+        .show_header(ui, |ui| {
+            if ui.selectable_label(selected, label).clicked() {
+                state.select((!selected).then_some(n));
+            }
+        })
+        .body(|ui| {
+            for c in children {
+                node_tree(ui, state, c, depth + 1);
+            }
+        });
+}
+
+/// Clip choice, play/pause, the timeline with its key markers, speed and loop.
+pub fn animation(ui: &mut Ui, state: &mut ViewerState) {
+    ui.heading("Animation");
+    if state.stage.is_none() {
+        let names: Vec<String> = state
+            .character
+            .scene
+            .animations
+            .iter()
+            .enumerate()
+            .map(|(i, a)| format!("{i}: {}", a.name.as_deref().unwrap_or("(unnamed)")))
+            .collect();
+        let current = state
+            .playback
+            .anim
+            .and_then(|a| names.get(a).cloned())
+            .unwrap_or_else(|| "rest pose".into());
+        let mut choice = state.playback.anim;
+        egui::ComboBox::from_label("clip")
+            .selected_text(current)
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut choice, None, "rest pose");
+                for (i, n) in names.iter().enumerate() {
+                    ui.selectable_value(&mut choice, Some(i), n);
+                }
+            });
+        if choice != state.playback.anim {
+            state.set_anim(choice);
+        }
+    }
+    ui.horizontal(|ui| {
+        let label = if state.playback.playing {
+            "Pause"
+        } else {
+            "Play"
+        };
+        if ui.button(label).clicked() {
+            state.toggle_play();
+        }
+        ui.checkbox(&mut state.playback.looping, "loop");
+        ui.add(
+            egui::Slider::new(&mut state.playback.speed, 0.0..=4.0)
+                .text("speed")
+                .max_decimals(2),
+        );
+    });
+    timeline(ui, state);
+}
+
+/// The scrubbable timeline: a slider over the clip with a tick per key time.
+pub fn timeline(ui: &mut Ui, state: &mut ViewerState) {
+    // Native rigs keep time running past their clips (layers loop on their own): the range
+    // covers the current time, so the slider never clamps (and reports) it.
+    let d = state.duration_s();
+    let range = d.max(state.playback.time_s).max(1e-3);
+    let mut t = state.playback.time_s;
+    let response = ui.add(egui::Slider::new(&mut t, 0.0..=range).text("time (s)"));
+    if response.changed() {
+        state.scrub(t);
+        state.playback.playing = false;
+    }
+    // Key markers under the slider's rail.
+    let rail = response.rect;
+    let width = ui.spacing().slider_width;
+    let painter = ui.painter();
+    let y = rail.bottom() + 1.0;
+    if d > 0.0 {
+        for &k in state.key_times.iter().filter(|&&k| k <= d) {
+            let x = rail.left() + width * (k / range);
+            painter.line_segment(
+                [egui::pos2(x, y), egui::pos2(x, y + 4.0)],
+                egui::Stroke::new(1.0, Color32::from_rgb(230, 180, 60)),
+            );
+        }
+    }
+    ui.add_space(6.0);
+}
+
+/// Layers of a native rig: motion, mask, weight, and the cross-fade of the first two.
+pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
+    let Some(stage) = state.stage.as_mut() else {
+        return;
+    };
+    ui.heading("Layers");
+    let motions: Vec<String> = state
+        .character
+        .scene
+        .animations
+        .iter()
+        .enumerate()
+        .map(|(i, a)| a.name.clone().unwrap_or_else(|| i.to_string()))
+        .collect();
+    let mut changed = false;
+    let mut remove = None;
+    for (li, layer) in stage.layers.iter_mut().enumerate() {
+        ui.horizontal(|ui| {
+            egui::ComboBox::from_id_salt(("layer motion", li))
+                .selected_text(layer.motion.clone())
+                .width(70.0)
+                .show_ui(ui, |ui| {
+                    for m in &motions {
+                        changed |= ui
+                            .selectable_value(&mut layer.motion, m.clone(), m)
+                            .changed();
+                    }
+                });
+            let mut mask = match &layer.mask {
+                MaskSpec::All => String::new(),
+                MaskSpec::Subtree(b) => b.clone(),
+                MaskSpec::Except(b) => format!("!{b}"),
+            };
+            let field = ui.add(
+                egui::TextEdit::singleline(&mut mask)
+                    .hint_text("all / bone / !bone")
+                    .desired_width(70.0),
+            );
+            if field.lost_focus() {
+                let new = match mask.trim() {
+                    "" | "all" => MaskSpec::All,
+                    m => match m.strip_prefix('!') {
+                        Some(b) => MaskSpec::Except(b.to_string()),
+                        None => MaskSpec::Subtree(m.to_string()),
+                    },
+                };
+                if new != layer.mask {
+                    layer.mask = new;
+                    changed = true;
+                }
+            }
+            changed |= ui
+                .add(egui::Slider::new(&mut layer.weight, 0.0..=1.0).text("w"))
+                .drag_stopped();
+            if ui.small_button("remove").clicked() {
+                remove = Some(li);
+            }
+        });
+    }
+    if let Some(i) = remove {
+        stage.layers.remove(i);
+        stage.fade = None;
+        changed = true;
+    }
+    if ui.button("add layer").clicked() && stage.layers.len() < crate::character::MAX_LAYERS {
+        stage.layers.push(LayerDesc {
+            motion: motions.first().cloned().unwrap_or_else(|| "0".into()),
+            mask: MaskSpec::All,
+            weight: 1.0,
+        });
+        changed = true;
+    }
+    let mut fade = stage.fade.is_some();
+    let (mut start, mut duration) = stage
+        .fade
+        .map_or((0.5, 0.6), |f| (f.fade.start_s, f.fade.duration_s));
+    ui.horizontal(|ui| {
+        changed |= ui.checkbox(&mut fade, "cross-fade layer 0 to 1").changed();
+        changed |= ui
+            .add(egui::DragValue::new(&mut start).speed(0.05).prefix("at "))
+            .changed();
+        changed |= ui
+            .add(
+                egui::DragValue::new(&mut duration)
+                    .speed(0.05)
+                    .prefix("over ")
+                    .range(0.0..=60.0),
+            )
+            .changed();
+    });
+    if changed {
+        state.set_fade(fade, start, duration);
+        state.rebuild_or_report();
+    }
+}
+
+/// IK: the effector's end bone and chain, the target (dragged in the viewport), the mode,
+/// joint limits, and what the solver did this frame.
+pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
+    let Some(stage) = state.stage.as_mut() else {
+        return;
+    };
+    ui.heading("IK");
+    let bones: Vec<String> = state
+        .character
+        .scene
+        .nodes
+        .iter()
+        .filter_map(|n| n.name.clone())
+        .collect();
+    let mut changed = false;
+    let mut on = stage.ik.is_some();
+    changed |= ui.checkbox(&mut on, "effector").changed();
+    if on && stage.ik.is_none() {
+        let target = state.bounds.1;
+        stage.ik = Some(IkGoal {
+            end_bone: bones.last().cloned().unwrap_or_default(),
+            chain_length: 2,
+            target_m: target,
+            weight: 1.0,
+        });
+    } else if !on {
+        stage.ik = None;
+    }
+    if let Some(goal) = stage.ik.as_mut() {
+        ui.horizontal(|ui| {
+            egui::ComboBox::from_label("end bone")
+                .selected_text(goal.end_bone.clone())
+                .show_ui(ui, |ui| {
+                    for b in &bones {
+                        changed |= ui
+                            .selectable_value(&mut goal.end_bone, b.clone(), b)
+                            .changed();
+                    }
+                });
+        });
+        changed |= ui
+            .add(egui::Slider::new(&mut goal.chain_length, 1..=8).text("chain"))
+            .drag_stopped();
+        ui.horizontal(|ui| {
+            ui.label("target");
+            let mut t = goal.target_m;
+            let mut moved = false;
+            for (c, axis) in [(&mut t.x, "x"), (&mut t.y, "y"), (&mut t.z, "z")] {
+                let label = ui.label(axis);
+                moved |= ui
+                    .add(egui::DragValue::new(c).speed(0.01))
+                    .labelled_by(label.id)
+                    .changed();
+            }
+            if moved {
+                goal.target_m = t;
+                stage.ik_orbit = false;
+            }
+        });
+        ui.horizontal(|ui| {
+            changed |= ui
+                .radio_value(&mut stage.ik_mode, IkMode::Incremental, "incremental")
+                .changed();
+            changed |= ui
+                .radio_value(
+                    &mut stage.ik_mode,
+                    IkMode::ReferenceBased,
+                    "reference-based",
+                )
+                .changed();
+        });
+        changed |= ui.checkbox(&mut stage.ik_limits, "joint limits").changed();
+        changed |= ui.checkbox(&mut stage.ik_orbit, "target circles").changed();
+    }
+    let target = stage.ik.as_ref().map(|g| g.target_m);
+    if changed {
+        state.rebuild_or_report();
+    } else if let Some(t) = target
+        && state.ik_target() != Some(t)
+        && !state.stage.as_ref().is_some_and(|s| s.ik_orbit)
+    {
+        state.set_ik_target(t);
+    }
+    if state.character.ik.is_some() {
+        let r = &state.character.ik_result;
+        ui.label(format!(
+            "reached {} · residual {} · {} sweeps",
+            if r.reached { "yes" } else { "no" },
+            r.residual_m
+                .first()
+                .map_or("-".into(), |m| format!("{:.1} mm", m * 1000.0)),
+            r.iterations_used
+        ));
+        ui.label(RichText::new("drag the yellow target in the viewport").weak());
+    }
+}
+
+/// Bone links, the influence limit, and the view mode.
+pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
+    ui.heading("Deformation");
+    let mut rebuild = false;
+    if let Some(stage) = state.stage.as_mut() {
+        rebuild |= ui.checkbox(&mut stage.links, "bone links").changed();
+    }
+    let mut limited = state.max_influences.is_some();
+    let mut k = state.max_influences.unwrap_or(4);
+    ui.horizontal(|ui| {
+        rebuild |= ui.checkbox(&mut limited, "influence limit").changed();
+        rebuild |= ui
+            .add_enabled(limited, egui::Slider::new(&mut k, 1..=8).text("K"))
+            .drag_stopped();
+    });
+    if rebuild {
+        state.max_influences = limited.then_some(k);
+        state.rebuild_or_report();
+    }
+    if let Some(s) = &state.character.link_stats {
+        ui.label(format!(
+            "links moved weight on {} vertices; influences {} -> {}",
+            s.vertices_changed, s.max_influences_before, s.max_influences_after
+        ));
+    }
+    ui.horizontal(|ui| {
+        ui.label("view");
+        for m in ViewMode::ALL {
+            ui.selectable_value(&mut state.mode, m, m.label());
+        }
+    });
+}
+
+/// Colour mode, overlays, and the picked vertex's influences.
+pub fn weights(ui: &mut Ui, state: &mut ViewerState) {
+    ui.heading("Weights & overlays");
+    ui.horizontal(|ui| {
+        for (mode, label) in [
+            (ColorMode::Material, "material"),
+            (ColorMode::Weights, "weights"),
+            (ColorMode::Bones, "bone colours"),
+        ] {
+            ui.selectable_value(&mut state.view.color_mode, mode, label);
+        }
+    });
+    if state.view.color_mode == ColorMode::Weights {
+        let name = state
+            .view
+            .selected_node
+            .map_or("select a bone".into(), |n| state.node_label(n));
+        ui.label(format!("weights of: {name}"));
+    }
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut state.view.skeleton, "skeleton");
+        ui.checkbox(&mut state.view.grid, "grid");
+        ui.checkbox(&mut state.view.wireframe, "wireframe");
+    });
+    match state.picked.clone() {
+        Some(p) => {
+            ui.label(format!(
+                "vertex {} of draw {} at ({:.3}, {:.3}, {:.3})",
+                p.vertex, p.draw, p.position.x, p.position.y, p.position.z
+            ));
+            egui::Grid::new("influences").striped(true).show(ui, |ui| {
+                ui.label("bone");
+                ui.label("weight");
+                ui.end_row();
+                for (node, w) in &p.influences {
+                    if ui
+                        .selectable_label(false, state.node_label(*node))
+                        .clicked()
+                    {
+                        state.select(Some(*node));
+                    }
+                    ui.label(format!("{w:.4}"));
+                    ui.end_row();
+                }
+            });
+            if ui.small_button("clear pick").clicked() {
+                state.picked = None;
+            }
+        }
+        None => {
+            ui.label(RichText::new("click the skin to pick a vertex").weak());
+        }
+    }
+}
+
+/// Stage times as a live plot, frame rate, counts.
+pub fn performance(ui: &mut Ui, state: &ViewerState) {
+    ui.heading("Performance");
+    let s = &state.stats;
+    let scene = &state.character.scene;
+    ui.label(format!(
+        "{:.0} fps · {:.2} ms/frame · {} vertices · {} joints · {} draws",
+        s.fps,
+        s.frame_ms,
+        scene.vertex_count(),
+        scene.joint_count(),
+        scene.draws.len()
+    ));
+    ui.label(format!(
+        "GPU submit {:.2} ms · readback {:.2} ms",
+        s.submit_ms, s.readback_ms
+    ));
+    type Pick = fn(&crate::character::StageTimes) -> f64;
+    let series: [(&str, Pick); 6] = [
+        ("sample", |t| t.sample),
+        ("layer", |t| t.layer),
+        ("ik", |t| t.ik),
+        ("links", |t| t.links),
+        ("palette", |t| t.palette),
+        ("skin + normals", |t| t.skin + t.normals),
+    ];
+    egui_plot::Plot::new("stage times")
+        .height(140.0)
+        .include_y(0.0)
+        .allow_zoom(false)
+        .allow_drag(false)
+        .allow_scroll(false)
+        .legend(egui_plot::Legend::default())
+        .show(ui, |plot| {
+            for (name, pick) in series {
+                let points: Vec<[f64; 2]> = s
+                    .history
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| [i as f64, pick(t)])
+                    .collect();
+                plot.line(egui_plot::Line::new(name, points));
+            }
+        });
+    ui.label(RichText::new("µs per frame, last 240 frames").weak());
+}
+
+/// The status bar: live comparison, frame, adapter.
+pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
+    ui.horizontal(|ui| {
+        match (state.mode.compares(), state.live) {
+            (
+                true,
+                Some(LiveErrors {
+                    max,
+                    mean,
+                    worst,
+                    diagonal,
+                    latency_frames,
+                }),
+            ) => {
+                let rel = max / diagonal.max(f32::MIN_POSITIVE);
+                let ok = rel as f64 <= crate::compare::CPU_GPU_TOLERANCE_REL;
+                ui.colored_label(
+                    if ok {
+                        Color32::from_rgb(120, 210, 120)
+                    } else {
+                        Color32::from_rgb(255, 110, 90)
+                    },
+                    format!(
+                        "|GPU - CPU| max {max:.2e} ({rel:.1e} of diagonal) · mean {mean:.2e} · \
+                         worst vertex {} of draw {} · {latency_frames} frame(s) late",
+                        worst.1, worst.0
+                    ),
+                );
+            }
+            (true, None) => {
+                ui.label("comparing…");
+            }
+            _ => {
+                ui.label(format!("view {}", state.mode.label()));
+            }
+        }
+        ui.separator();
+        ui.label(format!("t = {:.3} s", state.playback.time_s));
+        ui.separator();
+        ui.label(RichText::new(adapter).weak());
+    });
+}

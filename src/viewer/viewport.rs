@@ -1,0 +1,604 @@
+//! The 3D viewport inside the window: the GPU scene of the current character, an offscreen
+//! target (4× MSAA, depth) shown as an egui image, the view renderer shared with
+//! `skinview render`, mouse and keyboard camera controls, bone and vertex picking, IK target
+//! dragging, and the per-frame CPU-vs-GPU comparison read back asynchronously.
+//!
+//! Picking a vertex uses GPU-skinned positions read back from the compute capture (the same
+//! `skin()` the draw runs), not a CPU guess: the vertex whose projection is nearest the click
+//! within [`PICK_RADIUS_PX`], the closest to the eye among those.
+
+use glam::{Mat4, Vec3, Vec4Swizzles};
+
+use super::state::{LiveErrors, Picked, ViewerState};
+use crate::camera::OrbitCamera;
+use crate::error::Result;
+use crate::gpu::{
+    AsyncCapture, Capture, GpuContext, GpuScene, OffscreenTarget, Skinning, Target, vertex_errors,
+};
+use crate::skin::SkinnedVertices;
+use crate::view::{BACKGROUND, ViewRenderer, bone_tips, upload_influences};
+
+/// Pixels around the click a vertex or the IK target may be picked within.
+pub const PICK_RADIUS_PX: f32 = 10.0;
+/// Pixels from a bone's segment that still select it.
+pub const BONE_PICK_PX: f32 = 6.0;
+/// Orbit speed: radians per pixel of drag.
+const ORBIT_RAD_PER_PX: f32 = 0.008;
+/// Keyboard orbit: radians per frame an arrow key is held.
+const KEY_ORBIT_RAD: f32 = 0.03;
+/// Zoom factor per wheel notch (egui reports ~50 points a notch).
+const ZOOM_PER_POINT: f32 = 0.0025;
+
+/// The viewport's GPU side.
+pub struct Viewport {
+    view: ViewRenderer,
+    target: OffscreenTarget,
+    texture: Option<egui::TextureId>,
+    scene: Option<SceneGpu>,
+    generation: u64,
+    /// CPU outputs of the frame whose capture is in flight (compared when it lands).
+    cpu_snapshot: Vec<SkinnedVertices>,
+    snapshot_frame: u64,
+    errors: Vec<f32>,
+    /// A click waiting for GPU positions: (pixel position in the viewport, camera, size).
+    pending_pick: Option<(egui::Pos2, Mat4, egui::Vec2)>,
+    /// The IK target is being dragged.
+    dragging_target: bool,
+    /// Last pointer position over the viewport (hover tooltips).
+    hover: Option<egui::Pos2>,
+}
+
+struct SceneGpu {
+    gpu: GpuScene,
+    capture: Capture,
+    readback: AsyncCapture,
+}
+
+/// egui's pixels per point cannot make a texture bigger than this side.
+const MAX_VIEWPORT_PX: u32 = 8192;
+
+impl Viewport {
+    /// A viewport on `ctx` (its target grows to the panel's size on the first frame).
+    pub fn new(ctx: &GpuContext) -> Result<Viewport> {
+        Ok(Viewport {
+            view: ViewRenderer::new(ctx, Target::OFFSCREEN)?,
+            target: OffscreenTarget::new(ctx, Target::OFFSCREEN, 16, 16)?,
+            texture: None,
+            scene: None,
+            generation: u64::MAX,
+            cpu_snapshot: Vec::new(),
+            snapshot_frame: 0,
+            errors: Vec::new(),
+            pending_pick: None,
+            dragging_target: false,
+            hover: None,
+        })
+    }
+
+    /// The image egui shows (registered on the first call, re-pointed after a resize).
+    pub fn texture(
+        &mut self,
+        ctx: &GpuContext,
+        egui_renderer: &mut egui_wgpu::Renderer,
+    ) -> egui::TextureId {
+        let view = self.target.display_view();
+        match self.texture {
+            Some(id) => {
+                egui_renderer.update_egui_texture_from_wgpu_texture(
+                    &ctx.device,
+                    view,
+                    wgpu::FilterMode::Linear,
+                    id,
+                );
+                id
+            }
+            None => {
+                let id = egui_renderer.register_native_texture(
+                    &ctx.device,
+                    view,
+                    wgpu::FilterMode::Linear,
+                );
+                self.texture = Some(id);
+                id
+            }
+        }
+    }
+
+    /// The last rendered image's size in pixels.
+    pub fn size(&self) -> (u32, u32) {
+        self.target.size()
+    }
+
+    /// The offscreen target (screenshots of the viewport alone).
+    pub fn target(&self) -> &OffscreenTarget {
+        &self.target
+    }
+
+    /// Make the GPU scene again when the character was rebuilt.
+    fn ensure_scene(&mut self, ctx: &GpuContext, state: &ViewerState) -> Result<()> {
+        if self.generation == state.generation && self.scene.is_some() {
+            return Ok(());
+        }
+        let c = &state.character;
+        let cpu_only = state.mode == super::state::ViewMode::Cpu;
+        let gpu = GpuScene::new(ctx, &c.scene, &c.frame, upload_influences(c, cpu_only))?;
+        let capture = Capture::new(ctx, &gpu)?;
+        let readback = AsyncCapture::new(ctx, &gpu);
+        self.scene = Some(SceneGpu {
+            gpu,
+            capture,
+            readback,
+        });
+        self.view.set_bone_tips(bone_tips(c));
+        self.generation = state.generation;
+        self.pending_pick = None;
+        Ok(())
+    }
+
+    /// Upload this frame (palette, CPU result when shown), hand finished readbacks to the
+    /// state (live errors, picks), start the next comparison capture, and render into the
+    /// target at `size_px`.
+    pub fn frame(
+        &mut self,
+        ctx: &GpuContext,
+        state: &mut ViewerState,
+        size_px: (u32, u32),
+    ) -> Result<()> {
+        let (w, h) = (
+            size_px.0.clamp(1, MAX_VIEWPORT_PX),
+            size_px.1.clamp(1, MAX_VIEWPORT_PX),
+        );
+        self.target.resize(ctx, w, h)?;
+        // A mode switch to CPU-only on a rig the GPU cannot skin needs other uploads.
+        let cpu_only = state.mode == super::state::ViewMode::Cpu;
+        if let Some(s) = &self.scene
+            && s.gpu.max_influences != upload_influences(&state.character, cpu_only)
+        {
+            self.scene = None;
+        }
+        self.ensure_scene(ctx, state)?;
+        let Some(s) = self.scene.as_mut() else {
+            return Ok(());
+        };
+        let c = &state.character;
+        s.gpu.update(ctx, &c.scene, &c.frame);
+        if state.mode.needs_cpu() {
+            s.gpu.upload_skinned(ctx, &c.outputs)?;
+        }
+        // Readbacks that landed.
+        let t0 = std::time::Instant::now();
+        if let Some(gpu_vertices) = s.readback.poll(ctx, &s.gpu)? {
+            if state.mode.compares() && self.cpu_snapshot.len() == gpu_vertices.len() {
+                vertex_errors(&self.cpu_snapshot, gpu_vertices, &mut self.errors);
+                s.gpu.upload_vertex_errors(ctx, &self.errors);
+                state.live = Some(live_errors(
+                    &self.errors,
+                    &self.cpu_snapshot,
+                    state.bounds,
+                    state.stats.frames.saturating_sub(self.snapshot_frame),
+                ));
+            }
+            if let Some((pos, clip_from_world, size)) = self.pending_pick.take() {
+                state.picked = pick_vertex(gpu_vertices, &c.scene, pos, clip_from_world, size);
+            }
+        }
+        // The next capture: every frame while comparing, or once for a pick.
+        if !s.readback.in_flight() && (state.mode.compares() || self.pending_pick.is_some()) {
+            self.cpu_snapshot
+                .resize_with(c.outputs.len(), Default::default);
+            for (dst, src) in self.cpu_snapshot.iter_mut().zip(&c.outputs) {
+                dst.clone_from(src);
+            }
+            self.snapshot_frame = state.stats.frames;
+            s.readback.submit(ctx, &s.capture, &s.gpu);
+        }
+        state.stats.readback_ms = t0.elapsed().as_secs_f32() * 1000.0;
+        // Draw.
+        let options = state.view_options();
+        let aspect = view_aspect(w, h, options.split);
+        self.view
+            .prepare(ctx, c, &state.camera, aspect, state.bounds, &options);
+        add_extras(self.view.geometry_mut(), state);
+        self.view.upload_overlay(ctx);
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("viewport"),
+            });
+        {
+            let mut pass = self.target.begin_pass(&mut enc, BACKGROUND);
+            if options.split {
+                let half = (w / 2).max(1) as f32;
+                for (x, skinning) in [(0.0, Skinning::Cpu), (half, Skinning::Gpu)] {
+                    pass.set_viewport(x, 0.0, half, h as f32, 0.0, 1.0);
+                    self.view.record(&mut pass, &s.gpu, skinning, &options);
+                }
+            } else {
+                self.view
+                    .record(&mut pass, &s.gpu, options.skinning, &options);
+            }
+        }
+        ctx.queue.submit([enc.finish()]);
+        Ok(())
+    }
+
+    /// Lay out the viewport in `ui`: the image, camera controls, picking, IK dragging,
+    /// hover names. Call with the texture from [`Viewport::texture`].
+    pub fn ui(&mut self, ui: &mut egui::Ui, state: &mut ViewerState, texture: egui::TextureId) {
+        let size = ui.available_size();
+        let (rect, response) = ui.allocate_exact_size(size, egui::Sense::click_and_drag());
+        ui.painter().image(
+            texture,
+            rect,
+            egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0)),
+            egui::Color32::WHITE,
+        );
+        if state.mode == super::state::ViewMode::SideBySide {
+            let painter = ui.painter();
+            let font = egui::FontId::proportional(14.0);
+            painter.text(
+                rect.left_top() + egui::vec2(10.0, 8.0),
+                egui::Align2::LEFT_TOP,
+                "CPU reference",
+                font.clone(),
+                egui::Color32::LIGHT_GRAY,
+            );
+            painter.text(
+                rect.center_top() + egui::vec2(10.0, 8.0),
+                egui::Align2::LEFT_TOP,
+                "GPU skinning",
+                font,
+                egui::Color32::LIGHT_GRAY,
+            );
+        }
+        // The sub-view under the pointer (split: each half has its own projection).
+        let split = state.mode == super::state::ViewMode::SideBySide;
+        let sub = |p: egui::Pos2| -> (egui::Pos2, egui::Vec2) {
+            let local = p - rect.min;
+            if split {
+                let half = rect.width() / 2.0;
+                (
+                    egui::pos2(local.x % half, local.y),
+                    egui::vec2(half, rect.height()),
+                )
+            } else {
+                (egui::pos2(local.x, local.y), rect.size())
+            }
+        };
+        let (vw, vh) = if split {
+            (rect.width() / 2.0, rect.height())
+        } else {
+            (rect.width(), rect.height())
+        };
+        let clip_from_world = state.camera.clip_from_world(vw / vh.max(1.0));
+        // IK target: drag it in the view plane.
+        let target = state.ik_target();
+        if response.drag_started_by(egui::PointerButton::Primary)
+            && let (Some(t), Some(p)) = (target, response.interact_pointer_pos())
+        {
+            let (local, vsize) = sub(p);
+            self.dragging_target = project(clip_from_world, t, vsize)
+                .is_some_and(|(s, _)| s.distance(local) <= PICK_RADIUS_PX * 1.5);
+        }
+        if self.dragging_target && response.dragged_by(egui::PointerButton::Primary) {
+            if let (Some(t), Some(p)) = (target, response.interact_pointer_pos()) {
+                let (local, vsize) = sub(p);
+                if let Some(new) = move_in_view_plane(clip_from_world, t, local, vsize) {
+                    state.set_ik_target(new);
+                }
+            }
+        } else if response.dragged_by(egui::PointerButton::Primary) {
+            let d = response.drag_delta();
+            state
+                .camera
+                .orbit(-d.x * ORBIT_RAD_PER_PX, d.y * ORBIT_RAD_PER_PX);
+        }
+        if response.drag_stopped() {
+            self.dragging_target = false;
+        }
+        if response.dragged_by(egui::PointerButton::Secondary)
+            || response.dragged_by(egui::PointerButton::Middle)
+        {
+            let d = response.drag_delta();
+            state.camera.pan(-d.x / vh.max(1.0), d.y / vh.max(1.0));
+        }
+        if response.hovered() {
+            let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+            if scroll != 0.0 {
+                state.camera.zoom((-scroll * ZOOM_PER_POINT).exp());
+            }
+        }
+        // Click: a bone under the pointer selects it; else pick the vertex there.
+        if response.clicked()
+            && let Some(p) = response.interact_pointer_pos()
+        {
+            let (local, vsize) = sub(p);
+            match self.bone_at(clip_from_world, local, vsize) {
+                Some(node) => state.select(Some(node)),
+                None => {
+                    let px = egui::pos2(local.x, local.y);
+                    self.pending_pick = Some((px, clip_from_world, vsize));
+                }
+            }
+        }
+        // Hover: the bone's name.
+        self.hover = response.hover_pos();
+        if let Some(p) = self.hover {
+            let (local, vsize) = sub(p);
+            if let Some(node) = self.bone_at(clip_from_world, local, vsize) {
+                let name = state.node_label(node);
+                response.clone().on_hover_text_at_pointer(name);
+            }
+        }
+        keyboard(ui, state, rect);
+    }
+
+    fn bone_at(&self, clip_from_world: Mat4, p: egui::Pos2, size: egui::Vec2) -> Option<usize> {
+        let mut best: Option<(f32, usize)> = None;
+        for b in self.view.bones() {
+            let (Some((a, _)), Some((c, _))) = (
+                project(clip_from_world, b.head, size),
+                project(clip_from_world, b.tail, size),
+            ) else {
+                continue;
+            };
+            let d = segment_distance(p, a, c);
+            if d <= BONE_PICK_PX && best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, b.node));
+            }
+        }
+        best.map(|(_, n)| n)
+    }
+}
+
+fn view_aspect(w: u32, h: u32, split: bool) -> f32 {
+    let w = if split { (w / 2).max(1) } else { w };
+    w as f32 / h.max(1) as f32
+}
+
+/// Keyboard controls (when no text field has focus).
+fn keyboard(ui: &egui::Ui, state: &mut ViewerState, rect: egui::Rect) {
+    if ui.ctx().egui_wants_keyboard_input() {
+        return;
+    }
+    use egui::Key;
+    let (shift, pressed, down) = ui.input(|i| {
+        let down = |k| i.key_down(k);
+        (
+            i.modifiers.shift,
+            [
+                Key::F,
+                Key::Space,
+                Key::W,
+                Key::K,
+                Key::G,
+                Key::V,
+                Key::P,
+                Key::Home,
+                Key::Escape,
+            ]
+            .map(|k| i.key_pressed(k)),
+            [
+                down(Key::ArrowLeft),
+                down(Key::ArrowRight),
+                down(Key::ArrowUp),
+                down(Key::ArrowDown),
+                down(Key::Plus) || down(Key::Equals),
+                down(Key::Minus),
+            ],
+        )
+    });
+    let [frame, play, wire, skel, grid, view, shot, home, escape] = pressed;
+    if frame {
+        let aspect = rect.width() / rect.height().max(1.0);
+        state.camera.frame(state.bounds.0, state.bounds.1, aspect);
+    }
+    if play {
+        state.toggle_play();
+    }
+    if wire {
+        state.view.wireframe = !state.view.wireframe;
+    }
+    if skel {
+        state.view.skeleton = !state.view.skeleton;
+    }
+    if grid {
+        state.view.grid = !state.view.grid;
+    }
+    if view {
+        let all = super::state::ViewMode::ALL;
+        let i = all.iter().position(|&m| m == state.mode).unwrap_or(0);
+        state.mode = all[(i + 1) % all.len()];
+    }
+    if shot {
+        state.screenshot_requested = true;
+    }
+    if home {
+        state.scrub(0.0);
+    }
+    if escape {
+        state.select(None);
+        state.picked = None;
+    }
+    let [left, right, up, dn, zoom_in, zoom_out] = down;
+    let (dx, dy) = (
+        f32::from(u8::from(right)) - f32::from(u8::from(left)),
+        f32::from(u8::from(up)) - f32::from(u8::from(dn)),
+    );
+    if dx != 0.0 || dy != 0.0 {
+        if shift {
+            state.camera.pan(dx * 0.01, dy * 0.01);
+        } else {
+            state.camera.orbit(dx * KEY_ORBIT_RAD, dy * KEY_ORBIT_RAD);
+        }
+    }
+    if zoom_in {
+        state.camera.zoom(0.97);
+    }
+    if zoom_out {
+        state.camera.zoom(1.03);
+    }
+}
+
+/// Overlay extras of the window: the IK target and the lines from the picked vertex to its
+/// bones (thicker colour for heavier weights).
+fn add_extras(g: &mut crate::gpu::OverlayGeometry, state: &ViewerState) {
+    let size = (state.bounds.1 - state.bounds.0).length().max(1e-3) * 0.02;
+    if let Some(t) = state.ik_target() {
+        let yellow = [1.0, 0.85, 0.1, 1.0];
+        for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
+            g.line(t - axis * size, t + axis * size, yellow, true);
+        }
+        let ring = [Vec3::X, Vec3::Z, -Vec3::X, -Vec3::Z].map(|d| t + d * size * 0.7);
+        for k in 0..4 {
+            for apex in [t + Vec3::Y * size * 0.7, t - Vec3::Y * size * 0.7] {
+                g.triangle(
+                    [apex, ring[k], ring[(k + 1) % 4]],
+                    [1.0, 0.85, 0.1, 0.5],
+                    true,
+                );
+            }
+        }
+    }
+    if let Some(p) = &state.picked {
+        let m = &state.character.frame.model_from_node;
+        for &(node, w) in &p.influences {
+            if let Some(joint) = m.get(node) {
+                let j = joint.w_axis.xyz();
+                g.line(p.position, j, [1.0, 1.0 - w, 1.0 - w, 0.6 + 0.4 * w], true);
+            }
+        }
+        for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
+            g.line(
+                p.position - axis * size * 0.5,
+                p.position + axis * size * 0.5,
+                [1.0, 1.0, 1.0, 1.0],
+                true,
+            );
+        }
+    }
+}
+
+/// Screen position (pixels from the view's top-left) and clip depth of `p`, when in front.
+pub fn project(clip_from_world: Mat4, p: Vec3, size: egui::Vec2) -> Option<(egui::Pos2, f32)> {
+    let c = clip_from_world * p.extend(1.0);
+    if c.w <= 1e-6 {
+        return None;
+    }
+    let ndc = c.xyz() / c.w;
+    Some((
+        egui::pos2((ndc.x * 0.5 + 0.5) * size.x, (0.5 - ndc.y * 0.5) * size.y),
+        ndc.z,
+    ))
+}
+
+/// Move `p` to stay under the pointer at `screen`, in the plane through `p` facing the eye.
+pub fn move_in_view_plane(
+    clip_from_world: Mat4,
+    p: Vec3,
+    screen: egui::Pos2,
+    size: egui::Vec2,
+) -> Option<Vec3> {
+    let (_, depth) = project(clip_from_world, p, size)?;
+    let ndc = Vec3::new(
+        screen.x / size.x.max(1.0) * 2.0 - 1.0,
+        1.0 - screen.y / size.y.max(1.0) * 2.0,
+        depth,
+    );
+    let world = clip_from_world.inverse() * ndc.extend(1.0);
+    (world.w.abs() > 1e-12).then(|| world.xyz() / world.w)
+}
+
+fn segment_distance(p: egui::Pos2, a: egui::Pos2, b: egui::Pos2) -> f32 {
+    let ab = b - a;
+    let t = ((p - a).dot(ab) / ab.length_sq().max(1e-6)).clamp(0.0, 1.0);
+    p.distance(a + ab * t)
+}
+
+/// The vertex under `click`: among GPU-skinned vertices projecting within
+/// [`PICK_RADIUS_PX`], the nearest to the eye; its influences from the scene's weights.
+pub fn pick_vertex(
+    gpu_vertices: &[SkinnedVertices],
+    scene: &crate::scene::Scene,
+    click: egui::Pos2,
+    clip_from_world: Mat4,
+    size: egui::Vec2,
+) -> Option<Picked> {
+    let mut best: Option<(f32, usize, usize, Vec3)> = None;
+    for (draw, v) in gpu_vertices.iter().enumerate() {
+        for (i, &p) in v.positions.iter().enumerate() {
+            let Some((s, depth)) = project(clip_from_world, p, size) else {
+                continue;
+            };
+            if s.distance(click) <= PICK_RADIUS_PX && best.is_none_or(|(d, ..)| depth < d) {
+                best = Some((depth, draw, i, p));
+            }
+        }
+    }
+    let (_, draw, vertex, position) = best?;
+    let d = scene.draws.get(draw)?;
+    let prim = scene.primitive(d);
+    let mut influences = Vec::new();
+    match (d.skin, prim.skin_weights.as_ref()) {
+        (Some(s), Some(w)) => {
+            let joints = &scene.skins.get(s)?.joints;
+            for k in 0..w.width {
+                let (j, wt) = (
+                    w.joints[vertex * w.width + k],
+                    w.weights[vertex * w.width + k],
+                );
+                if wt > 0.0
+                    && let Some(&node) = joints.get(j as usize)
+                {
+                    influences.push((node, wt));
+                }
+            }
+        }
+        _ => influences.push((d.node, 1.0)),
+    }
+    influences.sort_by(|a, b| b.1.total_cmp(&a.1));
+    Some(Picked {
+        draw,
+        vertex,
+        position,
+        influences,
+    })
+}
+
+/// Largest and mean of `errors`, and where the largest is.
+fn live_errors(
+    errors: &[f32],
+    cpu: &[SkinnedVertices],
+    bounds: (Vec3, Vec3),
+    latency_frames: u64,
+) -> LiveErrors {
+    let mut out = LiveErrors {
+        diagonal: (bounds.1 - bounds.0).length(),
+        latency_frames,
+        ..Default::default()
+    };
+    let mut sum = 0.0f64;
+    let mut at = 0usize;
+    for (draw, v) in cpu.iter().enumerate() {
+        for i in 0..v.positions.len() {
+            let e = errors.get(at).copied().unwrap_or(f32::INFINITY);
+            sum += e as f64;
+            if e > out.max || e.is_nan() {
+                out.max = if e.is_nan() { f32::INFINITY } else { e };
+                out.worst = (draw, i);
+            }
+            at += 1;
+        }
+    }
+    out.mean = if at > 0 {
+        (sum / at as f64) as f32
+    } else {
+        0.0
+    };
+    out
+}
+
+/// Frame the camera for a new aspect (used when the window opens).
+pub fn frame_camera(camera: &mut OrbitCamera, bounds: (Vec3, Vec3), aspect: f32) {
+    camera.frame(bounds.0, bounds.1, aspect);
+}

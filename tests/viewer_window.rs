@@ -1,0 +1,141 @@
+//! The real window under Xvfb (X virtual framebuffer): `skinview view --frames N --screenshot`
+//! opens the viewer, animates, saves its last frame and exits. Checked: the exit status, that
+//! the frame counter and the animation time advanced (PNG text chunks and the exit report), that
+//! the screenshot is not blank (many colours, the viewport not uniform), and for CesiumMan side
+//! by side that the live CPU-vs-GPU comparison ran and stayed within the comparison's tolerance.
+//! Needs `xvfb-run` (`scripts/setup.sh --tests` installs it): in CI its absence fails the test,
+//! elsewhere it is a loud skip.
+#![cfg(feature = "viewer")]
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+fn xvfb() -> bool {
+    let found = Command::new("sh")
+        .args(["-c", "command -v xvfb-run"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            !common::in_ci(),
+            "CI=true and xvfb-run is missing (scripts/setup.sh --tests)"
+        );
+        eprintln!("SKIPPING window test: xvfb-run not found (apt-get install xvfb xauth)");
+    }
+    found
+}
+
+/// Run the viewer for `frames` frames in a 1280x800 window; (stdout, screenshot text chunks,
+/// screenshot).
+fn run_viewer(
+    args: &[&str],
+    frames: u32,
+    name: &str,
+) -> (String, Vec<(String, String)>, skinview::image::Rgba8) {
+    let dir = std::env::temp_dir().join(format!("skinview-window-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shot = dir.join(name);
+    let frames = frames.to_string();
+    let o = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1400x900x24"])
+        .arg(env!("CARGO_BIN_EXE_skinview"))
+        .arg("view")
+        .args(args)
+        .args(["--frames", &frames, "--screenshot"])
+        .arg(&shot)
+        .env("XDG_RUNTIME_DIR", &dir)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "viewer failed:\n{text}");
+    let chunks = skinview::io::png::read_text(&shot).unwrap();
+    let image = skinview::io::png::read(&shot).unwrap();
+    println!("{text}");
+    (text, chunks, image)
+}
+
+fn chunk<'a>(chunks: &'a [(String, String)], key: &str) -> &'a str {
+    chunks
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {key} in the screenshot"))
+}
+
+/// Distinct colours in the image, and the share of the central region equal to its centre.
+fn not_blank(image: &skinview::image::Rgba8) -> (usize, f32) {
+    let mut colours: Vec<[u8; 3]> = image
+        .pixels
+        .chunks_exact(4)
+        .step_by(7)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect();
+    colours.sort_unstable();
+    colours.dedup();
+    let (w, h) = (image.width as usize, image.height as usize);
+    let at = |x: usize, y: usize| &image.pixels[(y * w + x) * 4..(y * w + x) * 4 + 3];
+    let centre = at(w / 2, h / 2).to_vec();
+    let mut same = 0;
+    let mut total = 0;
+    for y in (h / 4..3 * h / 4).step_by(5) {
+        for x in (w / 3..2 * w / 3).step_by(5) {
+            total += 1;
+            if at(x, y) == centre.as_slice() {
+                same += 1;
+            }
+        }
+    }
+    (colours.len(), same as f32 / total as f32)
+}
+
+#[test]
+fn the_window_opens_animates_and_saves_a_frame() {
+    if !xvfb() || common::gpu().is_none() {
+        return;
+    }
+    // The built-in humanoid through every stage (no MODEL).
+    let (text, chunks, image) = run_viewer(&[], 45, "humanoid.png");
+    assert_eq!(chunk(&chunks, "Frames"), "45");
+    let t: f32 = chunk(&chunks, "Time").parse().unwrap();
+    assert!(t > 0.0, "animation time did not advance: {t}");
+    assert!(text.contains("viewer: 45 frames"), "{text}");
+    let (colours, same) = not_blank(&image);
+    println!(
+        "humanoid: {}x{}, {colours} colours, {same:.2} of the centre uniform",
+        image.width, image.height
+    );
+    assert!(image.width >= 640 && image.height >= 400);
+    assert!(colours > 200, "screenshot looks blank: {colours} colours");
+    assert!(same < 0.9, "the viewport is uniform");
+
+    // CesiumMan side by side: the live comparison runs and passes.
+    let cesium = common::model("CesiumMan");
+    let (text, chunks, image) = run_viewer(
+        &[cesium.to_str().unwrap(), "--mode", "split"],
+        30,
+        "cesium_split.png",
+    );
+    assert_eq!(chunk(&chunks, "Frames"), "30");
+    let line = text
+        .lines()
+        .find(|l| l.contains("live |GPU - CPU|"))
+        .unwrap_or_else(|| panic!("no live comparison reported:\n{text}"));
+    let rel: f64 = line
+        .split('(')
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(rel <= skinview::compare::CPU_GPU_TOLERANCE_REL, "{line}");
+    let (colours, _) = not_blank(&image);
+    assert!(colours > 200, "side-by-side screenshot looks blank");
+    assert!(Path::new(env!("CARGO_MANIFEST_DIR")).exists());
+}
