@@ -44,10 +44,39 @@ if ! have_icd; then
     fi
 fi
 
+# The viewer's window (winit on X11 loads these at run time).
+missing_libs=""
+for lib in libxkbcommon-x11.so.0:libxkbcommon-x11-0 libXcursor.so.1:libxcursor1 \
+           libXrandr.so.2:libxrandr2 libXi.so.6:libxi6 libX11-xcb.so.1:libx11-xcb1; do
+    ldconfig -p 2>/dev/null | grep -q "${lib%%:*}" || missing_libs="$missing_libs ${lib##*:}"
+done
+if [ -n "$missing_libs" ]; then
+    echo "setup: installing the window's X11 libraries:$missing_libs" >&2
+    if ! need_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
+       ! need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing_libs; then
+        echo "missing: X11 libraries for the viewer window. Run as root:  apt-get install$missing_libs" >&2
+        echo "  (headless commands such as render and compare work without them)" >&2
+    fi
+fi
+
 here="$(cd "$(dirname "$0")/.." && pwd)"
 if [ "$tests" = 0 ]; then
+    if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+        echo "setup: note: no display here; run the viewer under Xvfb (scripts/setup.sh --tests installs it):" >&2
+        echo "  xvfb-run -a cargo run -- view --frames 600 --screenshot view.png" >&2
+    fi
     echo "setup: ok ($(cargo --version))" >&2
     exit 0
+fi
+
+# The window tests run the viewer under a virtual X server.
+if ! command -v xvfb-run >/dev/null; then
+    echo "setup: installing Xvfb for the window tests (xvfb, xauth)" >&2
+    if ! need_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
+       ! need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends xvfb xauth; then
+        echo "missing: Xvfb for the window tests. Run as root:  apt-get install xvfb xauth" >&2
+        exit 1
+    fi
 fi
 
 # The independent engine used by the tests (three.js under Node, tools/oracle).
@@ -83,6 +112,6 @@ fi
 
 # lavapipe complains without a private runtime directory.
 if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
-    echo "setup: note: XDG_RUNTIME_DIR is unset; skinview's tests create a private one" >&2
+    echo "setup: note: XDG_RUNTIME_DIR is unset; lavapipe warns without one (.ci/run sets a private one)" >&2
 fi
 echo "setup: ok ($(cargo --version))" >&2

@@ -247,15 +247,16 @@ fn fs_wire(in: VsOut) -> @location(0) vec4<f32> {
 }
 
 struct CaptureOut {
-    @location(0) position: vec4<f32>,
-    @location(1) normal: vec4<f32>,
+    @location(0) position: vec4<u32>,
+    @location(1) normal: vec4<u32>,
 };
 
-// Draw-path capture: what the vertex stage output for this point's vertex.
+// Draw-path capture: what the vertex stage output for this point's vertex, as the bits of
+// its floats (integer targets are renderable everywhere, float ones not on GL; and exact).
 @fragment
 fn fs_capture(in: VsOut) -> CaptureOut {
     var o: CaptureOut;
-    o.position = vec4<f32>(in.world_position, 1.0);
-    o.normal = vec4<f32>(in.normal, 0.0);
+    o.position = bitcast<vec4<u32>>(vec4<f32>(in.world_position, 1.0));
+    o.normal = bitcast<vec4<u32>>(vec4<f32>(in.normal, 0.0));
     return o;
 }

@@ -260,3 +260,28 @@ fn character_frames_equal_plain_sampling_bit_for_bit() {
         }
     }
 }
+
+/// The viewer's per-frame state work (clock, animation stage, CPU skinning for the CPU and
+/// side-by-side views, the stage-time history) allocates nothing once warm.
+#[cfg(feature = "viewer")]
+#[test]
+fn a_warm_viewer_frame_allocates_nothing() {
+    use skinview::viewer::state::{ViewMode, ViewerState};
+    let model = skinview::io::ModelSource::Builtin(skinview::builtin::Builtin::Humanoid)
+        .load()
+        .unwrap();
+    let mut state = ViewerState::new(model, true).unwrap();
+    state.mode = ViewMode::SideBySide;
+    // Warm up: buffers grow, the history fills.
+    for _ in 0..300 {
+        state.tick(1.0 / 60.0).unwrap();
+    }
+    COUNTING.with(|c| c.set(true));
+    ALLOCATIONS.with(|a| a.set(0));
+    for _ in 0..60 {
+        state.tick(1.0 / 60.0).unwrap();
+    }
+    COUNTING.with(|c| c.set(false));
+    let n = ALLOCATIONS.with(|a| a.get());
+    assert_eq!(n, 0, "{n} allocations in 60 warm viewer frames");
+}

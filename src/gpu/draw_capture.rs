@@ -4,7 +4,7 @@
 //! ([`set_skinned_vertex_buffers`]); it draws every vertex once as a point (not indexed: a
 //! vertex no triangle uses is still read back; index buffers are covered by the golden renders): with the view's
 //! `capture_size` set, the vertex stage places vertex `i` on texel `(i % W, i / W)` of two
-//! `Rgba32Float` targets, and `fs_capture` writes the skinned world position and normal the
+//! `Rgba32Uint` targets, and `fs_capture` writes the skinned world position and normal the
 //! vertex stage output. Compared with the compute capture (which loads vertices from storage
 //! buffers) and the CPU reference, this tests vertex fetch, attribute layout and entry points
 //! of the real draw: a wrong layout passes the compute capture but fails here.
@@ -26,10 +26,12 @@ use super::shaders::{RENDER_WGSL, module_with_skin};
 use crate::error::{Error, Result};
 use crate::skin::SkinnedVertices;
 
-/// Texels per row of the capture targets: a multiple of 16 so a row of `Rgba32Float` texels
+/// Texels per row of the capture targets: a multiple of 16 so a row of `Rgba32Uint` texels
 /// (16 bytes each) meets wgpu's 256-byte row alignment for texture copies.
 pub const CAPTURE_WIDTH: u32 = 1024;
-const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba32Float;
+/// The vertex stage's floats are written as their bits: integer targets are colour-renderable
+/// on every backend (float ones are not on GL) and keep every bit.
+const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba32Uint;
 const TEXEL_BYTES: u32 = 16;
 
 /// The draw-path capture pipelines (4 and 8 influences).

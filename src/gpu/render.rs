@@ -252,11 +252,11 @@ pub(crate) fn skinned_pipeline(
     layout: &wgpu::PipelineLayout,
     p: &SkinnedPipeline,
 ) -> wgpu::RenderPipeline {
-    let encode_srgb = p
-        .targets
-        .first()
-        .and_then(|t| t.as_ref())
-        .is_some_and(|t| !t.format.is_srgb() && t.format != wgpu::TextureFormat::Rgba32Float);
+    let encode_srgb = p.targets.first().and_then(|t| t.as_ref()).is_some_and(|t| {
+        use wgpu::TextureFormat as F;
+        // 8- and 10-bit displayable formats that store what they are given.
+        matches!(t.format, F::Rgba8Unorm | F::Bgra8Unorm | F::Rgb10a2Unorm)
+    });
     let constants = [
         ("INFLUENCE_SETS", p.sets as f64),
         (

@@ -19,9 +19,30 @@ pub struct OffscreenTarget {
     resolve: wgpu::Texture,
     resolve_view: wgpu::TextureView,
     /// The resolved colour viewed without sRGB decoding (for egui, which expects encoded
-    /// values).
-    raw_view: wgpu::TextureView,
+    /// values), when the target is sRGB and the device can reinterpret it.
+    raw_view: Option<wgpu::TextureView>,
     depth: Option<wgpu::TextureView>,
+}
+
+/// Whether `ctx`'s device can view an sRGB texture as its plain format (GL cannot).
+pub fn can_view_as_raw(ctx: &GpuContext) -> bool {
+    ctx.adapter
+        .get_downlevel_capabilities()
+        .flags
+        .contains(wgpu::DownlevelFlags::VIEW_FORMATS)
+}
+
+/// A target whose resolved colour egui can show: sRGB viewed raw where the device can, else a
+/// plain RGBA8 target the shaders write sRGB-encoded values into.
+pub fn display_target(ctx: &GpuContext) -> Target {
+    if can_view_as_raw(ctx) {
+        Target::OFFSCREEN
+    } else {
+        Target {
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            ..Target::OFFSCREEN
+        }
+    }
 }
 
 /// Check a render size against the adapter before any texture is made.
@@ -62,8 +83,10 @@ impl OffscreenTarget {
                 .create_view(&Default::default())
         });
         // The resolved colour can also be viewed without sRGB decoding (egui samples user
-        // textures as already-encoded values).
+        // textures as already-encoded values), where the device can reinterpret formats.
         let raw_format = target.format.remove_srgb_suffix();
+        let reinterpret = raw_format != target.format && can_view_as_raw(ctx);
+        let view_formats = [raw_format];
         let resolve = device.create_texture(&wgpu::TextureDescriptor {
             label: Some("colour"),
             size,
@@ -72,12 +95,14 @@ impl OffscreenTarget {
             dimension: wgpu::TextureDimension::D2,
             format: target.format,
             usage: attach | wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::TEXTURE_BINDING,
-            view_formats: &[raw_format],
+            view_formats: if reinterpret { &view_formats } else { &[] },
         });
         let resolve_view = resolve.create_view(&Default::default());
-        let raw_view = resolve.create_view(&wgpu::TextureViewDescriptor {
-            format: Some(raw_format),
-            ..Default::default()
+        let raw_view = reinterpret.then(|| {
+            resolve.create_view(&wgpu::TextureViewDescriptor {
+                format: Some(raw_format),
+                ..Default::default()
+            })
         });
         let depth = target
             .depth
@@ -119,9 +144,10 @@ impl OffscreenTarget {
     }
 
     /// The resolved colour as stored (sRGB-encoded bytes, no decoding on sampling): what egui
-    /// displays as a user texture.
+    /// displays as a user texture. Right for a non-sRGB target (the shaders encode) or an sRGB
+    /// one viewed raw; see [`display_target`].
     pub fn display_view(&self) -> &wgpu::TextureView {
-        &self.raw_view
+        self.raw_view.as_ref().unwrap_or(&self.resolve_view)
     }
 
     /// Begin a pass that clears to `clear` (linear RGB) and resolves into the colour texture.

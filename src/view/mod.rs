@@ -15,8 +15,8 @@ use crate::character::Character;
 use crate::error::{Error, Result};
 use crate::gpu::camera::key_light;
 use crate::gpu::{
-    Camera, CapturePath, ColorMode, DrawOptions, GPU_MAX_INFLUENCES, GpuContext, GpuReadback,
-    GpuScene, OffscreenTarget, Overlay, OverlayGeometry, Renderer, Skinning, Target, ViewUniform,
+    Camera, Capture, ColorMode, DrawOptions, GPU_MAX_INFLUENCES, GpuContext, GpuScene,
+    OffscreenTarget, Overlay, OverlayGeometry, Renderer, Skinning, Target, ViewUniform,
 };
 use crate::image::Rgba8;
 use crate::skin::bounds;
@@ -300,24 +300,23 @@ pub fn render_character(
     })?;
     let camera = OrbitCamera::framing(lo, hi, view.view_aspect(options.split));
     let cpu_only = !options.split && options.skinning == Skinning::Cpu;
-    let mut readback = GpuReadback::new(
+    let scene = &character.scene;
+    let mut gpu = GpuScene::new(
         ctx,
-        &character.scene,
+        scene,
         &character.frame,
         upload_influences(character, cpu_only),
     )?;
-    let scene = &character.scene;
+    gpu.update(ctx, scene, &character.frame);
     if options.color_mode == ColorMode::Errors {
         let draws: Vec<usize> = (0..scene.draws.len()).collect();
-        let gpu = readback.read(ctx, scene, &character.frame, CapturePath::Compute, &draws)?;
+        let gpu_vertices = Capture::new(ctx, &gpu)?.run(ctx, &gpu, &draws)?;
         let mut errors = Vec::new();
-        crate::gpu::vertex_errors(&character.outputs, &gpu, &mut errors);
-        readback.gpu.upload_vertex_errors(ctx, &errors);
+        crate::gpu::vertex_errors(&character.outputs, &gpu_vertices, &mut errors);
+        gpu.upload_vertex_errors(ctx, &errors);
     }
-    let gpu = &mut readback.gpu;
-    gpu.update(ctx, scene, &character.frame);
     if options.split || options.skinning == Skinning::Cpu {
         gpu.upload_skinned(ctx, &character.outputs)?;
     }
-    view.render(ctx, character, gpu, &camera, (lo, hi), options)
+    view.render(ctx, character, &gpu, &camera, (lo, hi), options)
 }

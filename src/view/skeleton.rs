@@ -52,13 +52,11 @@ pub fn bones(
 ) {
     out.clear();
     let pos = |n: usize| model_from_node[n].w_axis.truncate();
-    let mut has_child = vec![false; scene.nodes.len()];
     for (n, node) in scene.nodes.iter().enumerate() {
         if let Some(p) = node.parent
             && is_joint[n]
             && is_joint[p]
         {
-            has_child[p] = true;
             out.push(Bone {
                 node: p,
                 head: pos(p),
@@ -66,8 +64,10 @@ pub fn bones(
             });
         }
     }
+    // Joints that got no bone above head none: they are leaves.
+    let inner = out.len();
     for (n, node) in scene.nodes.iter().enumerate() {
-        if !is_joint[n] || has_child[n] {
+        if !is_joint[n] || out[..inner].iter().any(|b| b.node == n) {
             continue;
         }
         let tip = tips.and_then(|t| t.get(n).copied().flatten());

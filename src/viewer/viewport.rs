@@ -13,7 +13,7 @@ use super::state::{LiveErrors, Picked, ViewerState};
 use crate::camera::OrbitCamera;
 use crate::error::Result;
 use crate::gpu::{
-    AsyncCapture, Capture, GpuContext, GpuScene, OffscreenTarget, Skinning, Target, vertex_errors,
+    AsyncCapture, Capture, GpuContext, GpuScene, OffscreenTarget, Skinning, vertex_errors,
 };
 use crate::skin::SkinnedVertices;
 use crate::view::{BACKGROUND, ViewRenderer, bone_tips, upload_influences};
@@ -60,9 +60,10 @@ const MAX_VIEWPORT_PX: u32 = 8192;
 impl Viewport {
     /// A viewport on `ctx` (its target grows to the panel's size on the first frame).
     pub fn new(ctx: &GpuContext) -> Result<Viewport> {
+        let target = crate::gpu::target::display_target(ctx);
         Ok(Viewport {
-            view: ViewRenderer::new(ctx, Target::OFFSCREEN)?,
-            target: OffscreenTarget::new(ctx, Target::OFFSCREEN, 16, 16)?,
+            view: ViewRenderer::new(ctx, target)?,
+            target: OffscreenTarget::new(ctx, target, 16, 16)?,
             texture: None,
             scene: None,
             generation: u64::MAX,
