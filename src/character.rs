@@ -239,6 +239,9 @@ pub struct Character {
     layered: Vec<Trs>,
     ik_out: Vec<Trs>,
     previous: Option<Vec<Trs>>,
+    /// `previous` holds last frame's solution (false after [`Character::restart`]; the buffer
+    /// is kept so restarting allocates nothing).
+    previous_valid: bool,
     ik_scratch: IkScratch,
     /// The current frame: pose, `model_from_node` and palette.
     pub frame: FrameState,
@@ -272,6 +275,7 @@ impl Character {
             overrides: vec![None; reference.len()],
             ik_out: Vec::with_capacity(reference.len()),
             previous: None,
+            previous_valid: false,
             ik_scratch: IkScratch::default(),
             ik_result: IkResult::default(),
             frame: FrameState::new(&scene),
@@ -468,6 +472,12 @@ impl Character {
         Ok(())
     }
 
+    /// Forget the frame history (incremental IK and velocity limits start from the next
+    /// frame's input), as when playback jumps back to the start of a loop.
+    pub fn restart(&mut self) {
+        self.previous_valid = false;
+    }
+
     /// Reduce every skinned vertex of the CPU path to its `k` largest weights (renormalised),
     /// or use them all (`None`); the GPU upload takes the same `k`. Set-up time, not per frame.
     pub fn set_max_influences(&mut self, k: Option<usize>) {
@@ -607,7 +617,7 @@ impl Character {
                 scene,
                 reference: &self.reference,
                 input: &self.layered,
-                previous: self.previous.as_deref(),
+                previous: self.previous.as_deref().filter(|_| self.previous_valid),
                 participation: &ik.participation,
                 limits: &ik.limits,
                 effectors: &ik.effectors,
@@ -621,6 +631,7 @@ impl Character {
                 Some(p) => p.copy_from_slice(&self.ik_out),
                 None => self.previous = Some(self.ik_out.clone()),
             }
+            self.previous_valid = true;
             locals = &self.ik_out;
         }
         self.frame.pose.locals.clone_from(locals);

@@ -283,3 +283,43 @@ fn a_mismatch_writes_tagged_actual_and_difference_images() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The error heatmap shows real errors: the CPU result of part of CesiumMan moved by 1e-3 of
+/// the diagonal (a hundred times the comparison's tolerance) turns those vertices red, while
+/// the untouched render has no red at all.
+#[test]
+fn the_error_heatmap_shows_a_planted_error_in_red() {
+    let Some(ctx) = common::gpu() else { return };
+    let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let mut c = Character::from_scene(scene, Some(0), false).unwrap();
+    c.update(1.0, 0.0).unwrap();
+    let options = ViewOptions {
+        color_mode: ColorMode::Errors,
+        ..Default::default()
+    };
+    let red = |img: &Rgba8| {
+        img.pixels
+            .chunks_exact(4)
+            .filter(|p| p[0] > 200 && p[1] < 90 && p[2] < 90)
+            .count()
+    };
+    let clean = skinview::view::render_character(ctx, &c, &options, SIZE, SIZE).unwrap();
+    let (lo, hi) = skinview::skin::bounds(&c.outputs).unwrap();
+    let offset = (hi - lo).length() * 1e-3;
+    let n = c.outputs[0].positions.len();
+    for p in &mut c.outputs[0].positions[..n / 3] {
+        p.x += offset;
+    }
+    let planted = skinview::view::render_character(ctx, &c, &options, SIZE, SIZE).unwrap();
+    println!(
+        "red pixels: {} clean, {} planted",
+        red(&clean),
+        red(&planted)
+    );
+    assert_eq!(red(&clean), 0);
+    assert!(
+        red(&planted) > 500,
+        "planted error not shown: {} red pixels",
+        red(&planted)
+    );
+}

@@ -128,3 +128,121 @@ fn a_bad_file_shows_its_error_and_keeps_the_model() {
     assert_eq!(h.state().character.scene.name, "humanoid");
     assert!(h.state().error.is_none());
 }
+
+/// Native rigs loop over their timeline (the longest clip or the cross-fade's end) and stop
+/// there without looping.
+#[test]
+fn native_rigs_loop_over_their_timeline() {
+    let mut s = open(Builtin::Humanoid, true);
+    let d = s.duration_s();
+    assert!(d > 1.0, "timeline {d}");
+    for _ in 0..(d / 0.05) as usize + 40 {
+        s.tick(0.05).unwrap();
+    }
+    assert!(
+        s.playback.playing && s.playback.time_s < d,
+        "wrapped: {}",
+        s.playback.time_s
+    );
+    s.playback.looping = false;
+    for _ in 0..(d / 0.05) as usize + 40 {
+        s.tick(0.05).unwrap();
+    }
+    assert!(!s.playback.playing);
+    assert!((s.playback.time_s - d).abs() < 1e-6);
+}
+
+/// Layer edits: a weight applies in place (no rebuild), a typed mask rebuilds once.
+#[test]
+fn layer_weight_in_place_and_mask_typed() {
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| {
+            let before = s.settings();
+            panels::layers(ui, s);
+            s.apply_pending(Some(before));
+        },
+        open(Builtin::Humanoid, true),
+    );
+    h.run();
+    let generation = h.state().generation;
+    h.get_all_by_role_and_label(Role::Slider, "w")
+        .next()
+        .unwrap()
+        .set_value_accesskit(0.25);
+    h.run();
+    assert_eq!(
+        h.state().generation,
+        generation,
+        "a weight must not rebuild"
+    );
+    assert!((h.state().character.layers[0].weight - 0.25).abs() < 1e-6);
+    assert!((h.state().stage.as_ref().unwrap().layers[0].weight - 0.25).abs() < 1e-6);
+    // Replace layer 2's mask ("spine") with "head" and press Enter: one rebuild, applied.
+    let field = h.get_all_by_role(Role::TextInput).nth(2).unwrap();
+    field.focus();
+    h.run();
+    for _ in 0..8 {
+        h.key_press(egui::Key::Backspace);
+    }
+    h.run();
+    h.get_all_by_role(Role::TextInput)
+        .nth(2)
+        .unwrap()
+        .type_text("head");
+    h.run();
+    h.key_press(egui::Key::Enter);
+    h.run();
+    let s = h.state();
+    assert_eq!(
+        s.stage.as_ref().unwrap().layers[2].mask,
+        skinview::character::MaskSpec::Subtree("head".into())
+    );
+    assert_eq!(s.generation, generation + 1, "one rebuild");
+    assert!(s.error.is_none(), "{:?}", s.error);
+}
+
+/// Projection and picking maths of the viewport: a point moved under the pointer projects to
+/// that pointer position at its depth; picking finds the vertex under the click (the nearest
+/// to the eye of those within the radius), with its influences summing to 1.
+#[test]
+fn projection_drag_and_vertex_picking() {
+    use skinview::viewer::viewport::{move_in_view_plane, pick_vertex, project};
+    let s = open(Builtin::Arm, false);
+    let m = s.camera.clip_from_world(16.0 / 9.0);
+    let size = egui::vec2(1600.0, 900.0);
+    let (centre, depth) = project(m, s.camera.target, size).unwrap();
+    assert!(
+        (centre - egui::pos2(800.0, 450.0)).length() < 1e-2,
+        "{centre:?}"
+    );
+    let to = egui::pos2(900.0, 300.0);
+    let moved = move_in_view_plane(m, s.camera.target, to, size).unwrap();
+    let (back, d2) = project(m, moved, size).unwrap();
+    assert!(
+        (back - to).length() < 1e-2 && (d2 - depth).abs() < 1e-5,
+        "{back:?} {d2} {depth}"
+    );
+    // Pick: use the CPU-skinned vertices as the readback, click on vertex 100.
+    let outputs = &s.character.outputs;
+    let target = outputs[0].positions[100];
+    let (click, _) = project(m, target, size).unwrap();
+    let p = pick_vertex(outputs, &s.character.scene, None, click, m, size).unwrap();
+    let (picked_at, picked_depth) = project(m, p.position, size).unwrap();
+    let (_, target_depth) = project(m, target, size).unwrap();
+    assert!(picked_at.distance(click) <= skinview::viewer::viewport::PICK_RADIUS_PX);
+    assert!(picked_depth <= target_depth, "the nearest to the eye wins");
+    let sum: f32 = p.influences.iter().map(|i| i.1).sum();
+    assert!((sum - 1.0).abs() < 1e-5, "{:?}", p.influences);
+    // Far from every vertex: nothing.
+    assert!(
+        pick_vertex(
+            outputs,
+            &s.character.scene,
+            None,
+            egui::pos2(2.0, 2.0),
+            m,
+            size
+        )
+        .is_none()
+    );
+}

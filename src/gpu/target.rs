@@ -22,6 +22,7 @@ pub struct OffscreenTarget {
     /// values), when the target is sRGB and the device can reinterpret it.
     raw_view: Option<wgpu::TextureView>,
     depth: Option<wgpu::TextureView>,
+    generation: u64,
 }
 
 /// Whether `ctx`'s device can view an sRGB texture as its plain format (GL cannot).
@@ -117,13 +118,16 @@ impl OffscreenTarget {
             resolve_view,
             raw_view,
             depth,
+            generation: 0,
         })
     }
 
     /// Make the textures again when the size changed (a window or panel resize).
     pub fn resize(&mut self, ctx: &GpuContext, width: u32, height: u32) -> Result<()> {
         if (width, height) != (self.width, self.height) {
+            let generation = self.generation + 1;
             *self = OffscreenTarget::new(ctx, self.target, width, height)?;
+            self.generation = generation;
         }
         Ok(())
     }
@@ -190,64 +194,103 @@ impl OffscreenTarget {
 
     /// Submit `encoder` with a copy of the colour texture appended, wait, and return the
     /// pixels as RGBA8 (BGRA formats are swizzled). Blocking: for tools and tests.
-    pub fn read_rgba8(&self, ctx: &GpuContext, mut encoder: wgpu::CommandEncoder) -> Result<Rgba8> {
-        let (w, h) = (self.width, self.height);
-        let bgra = matches!(
-            self.target.format,
-            wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb
-        );
-        if self.target.format.block_copy_size(None) != Some(4) {
-            return Err(Error::Gpu(format!(
-                "cannot read {:?} back as RGBA8",
-                self.target.format
-            )));
-        }
-        // Rows padded to COPY_BYTES_PER_ROW_ALIGNMENT for the texture→buffer copy.
-        let row = w * 4;
-        let padded =
-            row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
-        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("offscreen readback"),
-            size: padded as u64 * h as u64,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        encoder.copy_texture_to_buffer(
-            wgpu::TexelCopyTextureInfo {
-                texture: &self.resolve,
-                mip_level: 0,
-                origin: wgpu::Origin3d::ZERO,
-                aspect: wgpu::TextureAspect::All,
-            },
-            wgpu::TexelCopyBufferInfo {
-                buffer: &staging,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    bytes_per_row: Some(padded),
-                    rows_per_image: Some(h),
-                },
-            },
-            wgpu::Extent3d {
-                width: w,
-                height: h,
-                depth_or_array_layers: 1,
-            },
-        );
-        ctx.queue.submit([encoder.finish()]);
-        let bytes = ctx.map_read(&staging)?;
-        let mut pixels = Vec::with_capacity((row * h) as usize);
-        for y in 0..h as usize {
-            let line = &bytes[y * padded as usize..y * padded as usize + row as usize];
-            if bgra {
+    pub fn read_rgba8(&self, ctx: &GpuContext, encoder: wgpu::CommandEncoder) -> Result<Rgba8> {
+        let pending = copy_texture_rgba8(ctx, encoder, &self.resolve)?;
+        ctx.queue.submit([pending.0]);
+        pending.1.read(ctx)
+    }
+
+    /// Bumped each time the textures are made again (views held elsewhere must be renewed).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+}
+
+/// A texture copy on its way to the CPU (see [`copy_texture_rgba8`]).
+pub struct PendingImage {
+    buffer: wgpu::Buffer,
+    width: u32,
+    height: u32,
+    padded_row: u32,
+    bgra: bool,
+}
+
+impl PendingImage {
+    /// Wait for the copy (the command buffer must have been submitted) and unpack it.
+    pub fn read(&self, ctx: &GpuContext) -> Result<Rgba8> {
+        let bytes = ctx.map_read(&self.buffer)?;
+        let (w, h) = (self.width as usize, self.height as usize);
+        let mut pixels = Vec::with_capacity(w * h * 4);
+        for y in 0..h {
+            let start = y * self.padded_row as usize;
+            let line = &bytes[start..start + w * 4];
+            if self.bgra {
                 pixels.extend(line.chunks_exact(4).flat_map(|p| [p[2], p[1], p[0], p[3]]));
             } else {
                 pixels.extend_from_slice(line);
             }
         }
         Ok(Rgba8 {
-            width: w,
-            height: h,
+            width: self.width,
+            height: self.height,
             pixels,
         })
     }
+}
+
+/// Append a copy of `texture` (a 4-byte-per-pixel RGBA or BGRA format with `COPY_SRC`) into a
+/// mappable buffer to `encoder`; returns the finished command buffer to submit and the pending
+/// image to read after it.
+pub fn copy_texture_rgba8(
+    ctx: &GpuContext,
+    mut encoder: wgpu::CommandEncoder,
+    texture: &wgpu::Texture,
+) -> Result<(wgpu::CommandBuffer, PendingImage)> {
+    use wgpu::TextureFormat as F;
+    let format = texture.format();
+    let bgra = matches!(format, F::Bgra8Unorm | F::Bgra8UnormSrgb);
+    if !bgra && !matches!(format, F::Rgba8Unorm | F::Rgba8UnormSrgb) {
+        return Err(Error::Gpu(format!("cannot read {format:?} back as RGBA8")));
+    }
+    let (w, h) = (texture.width(), texture.height());
+    // Rows padded to COPY_BYTES_PER_ROW_ALIGNMENT for the texture→buffer copy.
+    let padded_row =
+        (w * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("image readback"),
+        size: padded_row as u64 * h as u64,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_texture_to_buffer(
+        wgpu::TexelCopyTextureInfo {
+            texture,
+            mip_level: 0,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        },
+        wgpu::TexelCopyBufferInfo {
+            buffer: &buffer,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(padded_row),
+                rows_per_image: Some(h),
+            },
+        },
+        wgpu::Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+    );
+    Ok((
+        encoder.finish(),
+        PendingImage {
+            buffer,
+            width: w,
+            height: h,
+            padded_row,
+            bgra,
+        },
+    ))
 }

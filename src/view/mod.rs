@@ -66,6 +66,7 @@ pub struct ViewRenderer {
     geometry: OverlayGeometry,
     bones: Vec<skeleton::Bone>,
     is_joint: Vec<bool>,
+    has_child: Vec<bool>,
     tips: Vec<Option<Vec3>>,
 }
 
@@ -79,17 +80,20 @@ impl ViewRenderer {
             geometry: OverlayGeometry::default(),
             bones: Vec::new(),
             is_joint: Vec::new(),
+            has_child: Vec::new(),
             tips: Vec::new(),
         })
     }
 
-    /// Leaf tips per node (native rigs: `(length, 0, 0)` along the bone's +X), used when the
-    /// skeleton is drawn. Set-up time.
+    /// Start on a new scene: leaf tips per node (native rigs: `(length, 0, 0)` along the
+    /// bone's +X, else empty), joints found again on the next prepare. Set-up time.
     pub fn set_bone_tips(&mut self, tips: Vec<Option<Vec3>>) {
         self.tips = tips;
+        self.is_joint.clear();
     }
 
-    /// The bones drawn by the last [`ViewRenderer::prepare`] (for picking).
+    /// The bones of the last [`ViewRenderer::prepare`] (for picking; made whether or not the
+    /// skeleton is drawn).
     pub fn bones(&self) -> &[skeleton::Bone] {
         &self.bones
     }
@@ -124,14 +128,20 @@ impl ViewRenderer {
         if options.grid {
             grid::draw(bounds.0, bounds.1, &mut self.geometry);
         }
-        self.bones.clear();
+        if self.is_joint.len() != scene.nodes.len() {
+            self.is_joint = skeleton::joint_flags(scene);
+        }
+        let m: &[Mat4] = &character.frame.model_from_node;
+        let tips = (self.tips.len() == scene.nodes.len()).then_some(&self.tips[..]);
+        skeleton::bones(
+            scene,
+            &self.is_joint,
+            m,
+            tips,
+            &mut self.has_child,
+            &mut self.bones,
+        );
         if options.skeleton {
-            if self.is_joint.len() != scene.nodes.len() {
-                self.is_joint = skeleton::joint_flags(scene);
-            }
-            let m: &[Mat4] = &character.frame.model_from_node;
-            let tips = (self.tips.len() == scene.nodes.len()).then_some(&self.tips[..]);
-            skeleton::bones(scene, &self.is_joint, m, tips, &mut self.bones);
             skeleton::draw(
                 &self.bones,
                 m,
@@ -145,6 +155,26 @@ impl ViewRenderer {
     /// Upload the overlay geometry built by [`ViewRenderer::prepare`] (and anything added).
     pub fn upload_overlay(&mut self, ctx: &GpuContext) {
         self.overlay.upload(ctx, &self.geometry);
+    }
+
+    /// Record the whole view into `pass` over a `width × height` target: one view with
+    /// `options.skinning`, or CPU | GPU side by side in two viewports under one camera.
+    pub fn record_views(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        scene: &GpuScene,
+        options: &ViewOptions,
+        (width, height): (u32, u32),
+    ) {
+        if options.split {
+            let half = (width / 2).max(1) as f32;
+            for (x, skinning) in [(0.0, Skinning::Cpu), (half, Skinning::Gpu)] {
+                pass.set_viewport(x, 0.0, half, height as f32, 0.0, 1.0);
+                self.record(pass, scene, skinning, options);
+            }
+        } else {
+            self.record(pass, scene, options.skinning, options);
+        }
     }
 
     /// Record the surface (with `skinning`) and the overlay into `pass`, whose viewport the
@@ -192,12 +222,7 @@ impl HeadlessView {
 
     /// Aspect of one view: the whole image, or half of it when split.
     pub fn view_aspect(&self, split: bool) -> f32 {
-        let (w, h) = self.target.size();
-        if split {
-            (w / 2).max(1) as f32 / h as f32
-        } else {
-            w as f32 / h as f32
-        }
+        view_aspect(self.target.size(), split)
     }
 
     /// Draw `character`'s frame as uploaded in `scene` (palette, and the CPU upload for the
@@ -240,6 +265,13 @@ impl HeadlessView {
         }
         Ok(image)
     }
+}
+
+/// Width / height of one view in a `(width, height)` target: the whole of it, or a half when
+/// split.
+pub fn view_aspect((width, height): (u32, u32), split: bool) -> f32 {
+    let w = if split { (width / 2).max(1) } else { width };
+    w as f32 / height.max(1) as f32
 }
 
 /// A 2-pixel light line between the halves of a split image.

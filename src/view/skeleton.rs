@@ -42,21 +42,31 @@ pub fn joint_flags(scene: &Scene) -> Vec<bool> {
 }
 
 /// The bones of the current pose into `out` (cleared). `tips`: per node, the leaf tip in the
-/// node's own space when known (native rigs: `(length, 0, 0)`).
+/// node's own space when known (native rigs: `(length, 0, 0)`). `has_child` is scratch (one
+/// flag per node, reused).
 pub fn bones(
     scene: &Scene,
     is_joint: &[bool],
     model_from_node: &[Mat4],
     tips: Option<&[Option<Vec3>]>,
+    has_child: &mut Vec<bool>,
     out: &mut Vec<Bone>,
 ) {
     out.clear();
+    has_child.clear();
+    has_child.resize(scene.nodes.len(), false);
+    let n_nodes = scene
+        .nodes
+        .len()
+        .min(model_from_node.len())
+        .min(is_joint.len());
     let pos = |n: usize| model_from_node[n].w_axis.truncate();
-    for (n, node) in scene.nodes.iter().enumerate() {
+    for (n, node) in scene.nodes.iter().enumerate().take(n_nodes) {
         if let Some(p) = node.parent
             && is_joint[n]
             && is_joint[p]
         {
+            has_child[p] = true;
             out.push(Bone {
                 node: p,
                 head: pos(p),
@@ -64,10 +74,8 @@ pub fn bones(
             });
         }
     }
-    // Joints that got no bone above head none: they are leaves.
-    let inner = out.len();
-    for (n, node) in scene.nodes.iter().enumerate() {
-        if !is_joint[n] || out[..inner].iter().any(|b| b.node == n) {
+    for (n, node) in scene.nodes.iter().enumerate().take(n_nodes) {
+        if !is_joint[n] || has_child[n] {
             continue;
         }
         let tip = tips.and_then(|t| t.get(n).copied().flatten());

@@ -5,7 +5,11 @@
 //!
 //! Frame: take egui input → advance the character (animation stage; CPU skinning only when the
 //! view needs it) → lay out panels and viewport → upload the palette, poll finished readbacks,
-//! render the viewport into its offscreen target → render egui into the surface → present.
+//! render the viewport into its offscreen target → render egui into the surface → present. The
+//! animation stage, the uploads and the readbacks reuse their buffers (the stage is tested to
+//! allocate nothing once warm); egui's layout and tessellation allocate as egui does. Errors
+//! after start-up (a scene the GPU refuses, a failed screenshot) are shown in the window, which
+//! stays open.
 //! A scripted run ([`ViewerOptions::frames`] with [`ViewerOptions::screenshot`]) renders N frames
 //! in the real window, saves the last (the whole window when the surface can be copied, else the
 //! viewport) and exits.
@@ -25,7 +29,6 @@ use winit::window::{Window, WindowId};
 
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::image::Rgba8;
 use crate::io::Model;
 use state::ViewerState;
 use viewport::Viewport;
@@ -155,7 +158,17 @@ struct Gfx {
     copy_src: bool,
     /// Viewport size in physical pixels asked for by the last layout.
     viewport_px: (u32, u32),
+    /// The adapter, for the status bar.
+    adapter: String,
+    /// The window has no area (minimised): nothing is drawn.
+    minimized: bool,
+    /// Frames in a row the surface gave no texture (a scripted run gives up after many).
+    acquire_failures: u32,
 }
+
+/// Frames in a row without a surface texture after which a scripted run stops with an error
+/// (ten seconds at 60 Hz: the display is gone, not busy).
+const MAX_ACQUIRE_FAILURES: u32 = 600;
 
 impl App {
     fn fail(&mut self, event_loop: &ActiveEventLoop, e: Error) {
@@ -249,6 +262,7 @@ impl App {
             egui_wgpu::Renderer::new(&ctx.device, format, egui_wgpu::RendererOptions::default());
         let viewport = Viewport::new(&ctx)?;
         self.report.adapter = ctx.describe();
+        let ctx_describe = ctx.describe();
         if let Some(s) = self.state.as_mut() {
             s.mode = self.options.mode;
         }
@@ -263,6 +277,9 @@ impl App {
             viewport,
             copy_src,
             viewport_px: (640, 480),
+            adapter: ctx_describe,
+            minimized: false,
+            acquire_failures: 0,
         })
     }
 
@@ -285,9 +302,15 @@ impl App {
             self.sums.cpu_skin += (t.skin + t.normals) / 1000.0;
         }
         self.sums.animation += t0.elapsed().as_secs_f64() * 1000.0;
-        // 2. Viewport: uploads, readbacks, render into its target.
+        // 2. Viewport: uploads, readbacks, render into its target. Errors (a scene the GPU
+        // refuses, a failed readback) are shown in the window, which stays open.
         let t1 = Instant::now();
-        gfx.viewport.frame(&gfx.ctx, state, gfx.viewport_px)?;
+        if let Err(e) = gfx.viewport.frame(&gfx.ctx, state, gfx.viewport_px) {
+            state.error = Some(e.to_string());
+        }
+        if let Err(e) = gfx.ctx.check() {
+            state.error = Some(e.to_string());
+        }
         let t_viewport = t1.elapsed().as_secs_f64() * 1000.0;
         self.sums.readback += f64::from(state.stats.readback_ms);
         self.sums.gpu_submit += t_viewport - f64::from(state.stats.readback_ms);
@@ -296,11 +319,11 @@ impl App {
         let t2 = Instant::now();
         let texture = gfx.viewport.texture(&gfx.ctx, &mut gfx.egui_renderer);
         let raw = gfx.egui_state.take_egui_input(&gfx.window);
-        let adapter = gfx.ctx.describe();
+        let adapter = &gfx.adapter;
         let viewport = &mut gfx.viewport;
         let mut viewport_points = egui::vec2(640.0, 480.0);
         let output = gfx.egui_ctx.run_ui(raw, |ui| {
-            layout(ui, state, viewport, texture, &adapter, &mut viewport_points);
+            layout(ui, state, viewport, texture, adapter, &mut viewport_points);
         });
         let ppp = output.pixels_per_point;
         gfx.viewport_px = (
@@ -319,8 +342,18 @@ impl App {
         }
         let frame = match gfx.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(f)
-            | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
+            | wgpu::CurrentSurfaceTexture::Suboptimal(f) => {
+                gfx.acquire_failures = 0;
+                f
+            }
             other => {
+                gfx.acquire_failures += 1;
+                if self.options.frames.is_some() && gfx.acquire_failures > MAX_ACQUIRE_FAILURES {
+                    textures_delta.clear();
+                    return Err(Error::Gpu(format!(
+                        "the window's surface gave no frame {MAX_ACQUIRE_FAILURES} times in a row"
+                    )));
+                }
                 if matches!(
                     other,
                     wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost
@@ -385,11 +418,14 @@ impl App {
         } else {
             None
         };
-        let staging = match (&shot_path, gfx.copy_src) {
-            (Some(_), true) => Some(copy_texture(&gfx.ctx, &mut enc, &frame.texture)),
-            _ => None,
+        let (commands, pending) = match (&shot_path, gfx.copy_src) {
+            (Some(_), true) => {
+                let (c, p) = crate::gpu::target::copy_texture_rgba8(&gfx.ctx, enc, &frame.texture)?;
+                (c, Some(p))
+            }
+            _ => (enc.finish(), None),
         };
-        gfx.ctx.queue.submit(user.into_iter().chain([enc.finish()]));
+        gfx.ctx.queue.submit(user.into_iter().chain([commands]));
         gfx.window.pre_present_notify();
         gfx.ctx.queue.present(frame);
         for id in &textures_delta.free {
@@ -398,28 +434,33 @@ impl App {
         textures_delta.clear();
         self.sums.ui_present += t2.elapsed().as_secs_f64() * 1000.0;
         if let Some(path) = shot_path {
-            let image = match staging {
-                Some((buffer, w, h, padded)) => {
-                    read_rgba(&gfx.ctx, &buffer, w, h, padded, gfx.config.format)?
-                }
+            let image = match pending {
+                Some(p) => p.read(&gfx.ctx),
                 // The surface cannot be copied: save the viewport alone.
                 None => {
                     let enc = gfx.ctx.device.create_command_encoder(&Default::default());
-                    gfx.viewport.target().read_rgba8(&gfx.ctx, enc)?
+                    gfx.viewport.target().read_rgba8(&gfx.ctx, enc)
                 }
             };
             let frames = self.report.frames.to_string();
             let time = format!("{:.4}", state.playback.time_s);
-            crate::io::png::write_tagged(
-                &image,
-                &path,
-                &[
-                    ("Adapter", &gfx.ctx.describe()),
-                    ("Frames", &frames),
-                    ("Time", &time),
-                ],
-            )?;
-            self.report.screenshots.push(path);
+            let written = image.and_then(|image| {
+                crate::io::png::write_tagged(
+                    &image,
+                    &path,
+                    &[
+                        ("Adapter", &gfx.adapter),
+                        ("Frames", &frames),
+                        ("Time", &time),
+                    ],
+                )
+            });
+            match written {
+                Ok(()) => self.report.screenshots.push(path),
+                // A scripted run must say it failed; an interactive one shows it.
+                Err(e) if last => return Err(e),
+                Err(e) => state.error = Some(format!("screenshot: {e}")),
+            }
         }
         self.report.time_s = state.playback.time_s;
         self.report.live = state.live;
@@ -441,6 +482,7 @@ fn layout(
     adapter: &str,
     viewport_points: &mut egui::Vec2,
 ) {
+    let before = state.settings();
     egui::Panel::bottom("status").show(ui, |ui| panels::status(ui, state, adapter));
     egui::Panel::left("left")
         .resizable(true)
@@ -478,75 +520,8 @@ fn layout(
         *viewport_points = ui.available_size();
         viewport.ui(ui, state, texture);
     });
-}
-
-/// Copy `texture` (4 bytes a pixel) into a new mappable buffer; (buffer, width, height, padded
-/// row bytes).
-fn copy_texture(
-    ctx: &GpuContext,
-    enc: &mut wgpu::CommandEncoder,
-    texture: &wgpu::Texture,
-) -> (wgpu::Buffer, u32, u32, u32) {
-    let (w, h) = (texture.width(), texture.height());
-    let padded =
-        (w * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
-    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("screenshot"),
-        size: padded as u64 * h as u64,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    enc.copy_texture_to_buffer(
-        wgpu::TexelCopyTextureInfo {
-            texture,
-            mip_level: 0,
-            origin: wgpu::Origin3d::ZERO,
-            aspect: wgpu::TextureAspect::All,
-        },
-        wgpu::TexelCopyBufferInfo {
-            buffer: &buffer,
-            layout: wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(padded),
-                rows_per_image: Some(h),
-            },
-        },
-        wgpu::Extent3d {
-            width: w,
-            height: h,
-            depth_or_array_layers: 1,
-        },
-    );
-    (buffer, w, h, padded)
-}
-
-fn read_rgba(
-    ctx: &GpuContext,
-    buffer: &wgpu::Buffer,
-    w: u32,
-    h: u32,
-    padded: u32,
-    format: wgpu::TextureFormat,
-) -> Result<Rgba8> {
-    let bytes = ctx.map_read(buffer)?;
-    let bgra = matches!(
-        format,
-        wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb
-    );
-    let mut pixels = Vec::with_capacity((w * h * 4) as usize);
-    for y in 0..h as usize {
-        let row = &bytes[y * padded as usize..y * padded as usize + w as usize * 4];
-        if bgra {
-            pixels.extend(row.chunks_exact(4).flat_map(|p| [p[2], p[1], p[0], 255]));
-        } else {
-            pixels.extend(row.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2], 255]));
-        }
-    }
-    Ok(Rgba8 {
-        width: w,
-        height: h,
-        pixels,
-    })
+    // Settings edited this frame rebuild the character once.
+    state.apply_pending(Some(before));
 }
 
 impl ApplicationHandler for App {
@@ -567,9 +542,12 @@ impl ApplicationHandler for App {
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::Resized(size) => {
-                gfx.config.width = size.width.max(1);
-                gfx.config.height = size.height.max(1);
-                gfx.surface.configure(&gfx.ctx.device, &gfx.config);
+                gfx.minimized = size.width == 0 || size.height == 0;
+                if !gfx.minimized {
+                    gfx.config.width = size.width;
+                    gfx.config.height = size.height;
+                    gfx.surface.configure(&gfx.ctx.device, &gfx.config);
+                }
             }
             WindowEvent::DroppedFile(path) => {
                 if let Some(s) = self.state.as_mut() {
@@ -577,6 +555,7 @@ impl ApplicationHandler for App {
                     s.open_path = path.display().to_string();
                 }
             }
+            WindowEvent::RedrawRequested if gfx.minimized => {}
             WindowEvent::RedrawRequested => {
                 if let Err(e) = self.redraw(event_loop) {
                     self.fail(event_loop, e);
@@ -590,9 +569,17 @@ impl ApplicationHandler for App {
         }
     }
 
-    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
         if let Some(g) = &self.gfx {
-            g.window.request_redraw();
+            // Minimised: wait for events instead of spinning.
+            event_loop.set_control_flow(if g.minimized {
+                ControlFlow::Wait
+            } else {
+                ControlFlow::Poll
+            });
+            if !g.minimized {
+                g.window.request_redraw();
+            }
         }
     }
 }

@@ -75,14 +75,15 @@ pub fn hierarchy(ui: &mut Ui, state: &mut ViewerState) {
         });
 }
 
-/// Deepest hierarchy level drawn (a deeper file draws its subtrees collapsed there).
+/// Deepest hierarchy level drawn as a tree; nodes deeper than this are listed without their
+/// subtrees (a pathological file must not overflow the UI's stack).
 const MAX_TREE_DEPTH: usize = 64;
 
 fn node_tree(ui: &mut Ui, state: &mut ViewerState, n: usize, depth: usize) {
     let label = state.node_label(n);
     let selected = state.view.selected_node == Some(n);
-    let children = state.children.get(n).cloned().unwrap_or_default();
-    if children.is_empty() || depth >= MAX_TREE_DEPTH {
+    let child_count = state.children.get(n).map_or(0, Vec::len);
+    if child_count == 0 || depth >= MAX_TREE_DEPTH {
         if ui.selectable_label(selected, label).clicked() {
             state.select((!selected).then_some(n));
         }
@@ -96,8 +97,10 @@ fn node_tree(ui: &mut Ui, state: &mut ViewerState, n: usize, depth: usize) {
             }
         })
         .body(|ui| {
-            for c in children {
-                node_tree(ui, state, c, depth + 1);
+            for k in 0..child_count {
+                if let Some(&c) = state.children.get(n).and_then(|v| v.get(k)) {
+                    node_tree(ui, state, c, depth + 1);
+                }
             }
         });
 }
@@ -180,9 +183,11 @@ pub fn timeline(ui: &mut Ui, state: &mut ViewerState) {
     ui.add_space(6.0);
 }
 
-/// Layers of a native rig: motion, mask, weight, and the cross-fade of the first two.
+/// Layers of a native rig: motion, mask, weight, and the cross-fade of the first two. Weights
+/// and fade times apply in place; motions, masks and the layer list rebuild the character once,
+/// at the end of the frame.
 pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
-    let Some(stage) = state.stage.as_mut() else {
+    let Some(stage) = state.stage.as_ref() else {
         return;
     };
     ui.heading("Layers");
@@ -194,32 +199,41 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
         .enumerate()
         .map(|(i, a)| a.name.clone().unwrap_or_else(|| i.to_string()))
         .collect();
-    let mut changed = false;
+    let mut edited = stage.layers.clone();
+    let mut rebuild = false;
+    let mut weights = Vec::new();
     let mut remove = None;
-    for (li, layer) in stage.layers.iter_mut().enumerate() {
+    for (li, layer) in edited.iter_mut().enumerate() {
         ui.horizontal(|ui| {
+            let name = ui.label(format!("{li}"));
             egui::ComboBox::from_id_salt(("layer motion", li))
                 .selected_text(layer.motion.clone())
                 .width(70.0)
                 .show_ui(ui, |ui| {
                     for m in &motions {
-                        changed |= ui
+                        rebuild |= ui
                             .selectable_value(&mut layer.motion, m.clone(), m)
                             .changed();
                     }
-                });
-            let mut mask = match &layer.mask {
+                })
+                .response
+                .labelled_by(name.id);
+            // The mask is edited in a buffer kept across frames and applied on Enter or
+            // when the field loses focus.
+            let id = ui.make_persistent_id(("layer mask", li));
+            let current = match &layer.mask {
                 MaskSpec::All => String::new(),
                 MaskSpec::Subtree(b) => b.clone(),
                 MaskSpec::Except(b) => format!("!{b}"),
             };
+            let mut text: String = ui.data_mut(|d| d.get_temp(id)).unwrap_or(current.clone());
             let field = ui.add(
-                egui::TextEdit::singleline(&mut mask)
+                egui::TextEdit::singleline(&mut text)
                     .hint_text("all / bone / !bone")
                     .desired_width(70.0),
             );
             if field.lost_focus() {
-                let new = match mask.trim() {
+                let new = match text.trim() {
                     "" | "all" => MaskSpec::All,
                     m => match m.strip_prefix('!') {
                         Some(b) => MaskSpec::Except(b.to_string()),
@@ -228,40 +242,35 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
                 };
                 if new != layer.mask {
                     layer.mask = new;
-                    changed = true;
+                    rebuild = true;
                 }
+                ui.data_mut(|d| d.remove::<String>(id));
+            } else if field.has_focus() {
+                ui.data_mut(|d| d.insert_temp(id, text));
             }
-            changed |= ui
-                .add(egui::Slider::new(&mut layer.weight, 0.0..=1.0).text("w"))
-                .drag_stopped();
+            let mut w = layer.weight;
+            if ui
+                .add(egui::Slider::new(&mut w, 0.0..=1.0).text("w"))
+                .changed()
+            {
+                weights.push((li, w));
+            }
             if ui.small_button("remove").clicked() {
                 remove = Some(li);
             }
         });
     }
-    if let Some(i) = remove {
-        stage.layers.remove(i);
-        stage.fade = None;
-        changed = true;
-    }
-    if ui.button("add layer").clicked() && stage.layers.len() < crate::character::MAX_LAYERS {
-        stage.layers.push(LayerDesc {
-            motion: motions.first().cloned().unwrap_or_else(|| "0".into()),
-            mask: MaskSpec::All,
-            weight: 1.0,
-        });
-        changed = true;
-    }
     let mut fade = stage.fade.is_some();
     let (mut start, mut duration) = stage
         .fade
         .map_or((0.5, 0.6), |f| (f.fade.start_s, f.fade.duration_s));
+    let mut fade_changed = false;
     ui.horizontal(|ui| {
-        changed |= ui.checkbox(&mut fade, "cross-fade layer 0 to 1").changed();
-        changed |= ui
+        fade_changed |= ui.checkbox(&mut fade, "cross-fade layer 0 to 1").changed();
+        fade_changed |= ui
             .add(egui::DragValue::new(&mut start).speed(0.05).prefix("at "))
             .changed();
-        changed |= ui
+        fade_changed |= ui
             .add(
                 egui::DragValue::new(&mut duration)
                     .speed(0.05)
@@ -270,9 +279,35 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
             )
             .changed();
     });
-    if changed {
+    let add = ui.button("add layer").clicked() && edited.len() < crate::character::MAX_LAYERS;
+    for (li, w) in weights {
+        state.set_layer_weight(li, w);
+    }
+    if fade_changed {
         state.set_fade(fade, start, duration);
-        state.rebuild_or_report();
+    }
+    if let Some(stage) = state.stage.as_mut() {
+        if let Some(i) = remove {
+            edited.remove(i);
+            stage.fade = None;
+            rebuild = true;
+        }
+        if add {
+            edited.push(LayerDesc {
+                motion: motions.first().cloned().unwrap_or_else(|| "0".into()),
+                mask: MaskSpec::All,
+                weight: 1.0,
+            });
+            rebuild = true;
+        }
+        if rebuild {
+            // Weights set in place above are kept.
+            for (e, l) in edited.iter_mut().zip(&stage.layers) {
+                e.weight = l.weight;
+            }
+            stage.layers = edited;
+            state.request_rebuild();
+        }
     }
 }
 
@@ -318,7 +353,7 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
         });
         changed |= ui
             .add(egui::Slider::new(&mut goal.chain_length, 1..=8).text("chain"))
-            .drag_stopped();
+            .changed();
         ui.horizontal(|ui| {
             ui.label("target");
             let mut t = goal.target_m;
@@ -352,7 +387,7 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
     }
     let target = stage.ik.as_ref().map(|g| g.target_m);
     if changed {
-        state.rebuild_or_report();
+        state.request_rebuild();
     } else if let Some(t) = target
         && state.ik_target() != Some(t)
         && !state.stage.as_ref().is_some_and(|s| s.ik_orbit)
@@ -386,11 +421,11 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
         rebuild |= ui.checkbox(&mut limited, "influence limit").changed();
         rebuild |= ui
             .add_enabled(limited, egui::Slider::new(&mut k, 1..=8).text("K"))
-            .drag_stopped();
+            .changed();
     });
     if rebuild {
         state.max_influences = limited.then_some(k);
-        state.rebuild_or_report();
+        state.request_rebuild();
     }
     if let Some(s) = &state.character.link_stats {
         ui.label(format!(

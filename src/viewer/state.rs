@@ -105,14 +105,18 @@ pub struct StageSettings {
 }
 
 impl StageSettings {
-    /// One full-body layer of motion 0, links on (what a native rig opens with).
-    pub fn single(motion: usize) -> StageSettings {
+    /// One full-body layer of `motion` (none when the rig has no motions), links on (what a
+    /// native rig opens with).
+    pub fn single(motion: Option<usize>) -> StageSettings {
         StageSettings {
-            layers: vec![LayerDesc {
-                motion: motion.to_string(),
-                mask: MaskSpec::All,
-                weight: 1.0,
-            }],
+            layers: motion
+                .map(|m| LayerDesc {
+                    motion: m.to_string(),
+                    mask: MaskSpec::All,
+                    weight: 1.0,
+                })
+                .into_iter()
+                .collect(),
             fade: None,
             ik: None,
             ik_mode: IkMode::Incremental,
@@ -122,14 +126,19 @@ impl StageSettings {
         }
     }
 
-    /// The built-in humanoid's demo (walk→run on the lower body, throw above, left-hand IK,
-    /// links).
+    /// The built-in humanoid's demo (walk→run on the lower body, throw above, left-hand IK
+    /// circling its target, links).
     pub fn humanoid_demo() -> StageSettings {
         let spec = CharacterSpec::humanoid_demo();
+        let mut ik = spec.ik.into_iter().next();
+        // The demo circles this centre (CharacterSpec::humanoid_demo's orbit).
+        if let (Some(goal), Some((centre, _, _))) = (ik.as_mut(), spec.orbit) {
+            goal.target_m = centre;
+        }
         StageSettings {
             layers: spec.layers,
             fade: spec.fade,
-            ik: spec.ik.into_iter().next(),
+            ik,
             ik_mode: spec.ik_settings.mode,
             ik_limits: true,
             ik_orbit: spec.orbit.is_some(),
@@ -137,17 +146,27 @@ impl StageSettings {
         }
     }
 
-    fn spec(&self) -> CharacterSpec {
+    fn spec(&self, size_m: f32) -> CharacterSpec {
         let mut spec = CharacterSpec::single("0");
         spec.layers = self.layers.clone();
         spec.fade = self.fade;
         spec.ik = self.ik.iter().cloned().collect();
         spec.ik_settings.mode = self.ik_mode;
         spec.links = self.links;
-        if self.ik_orbit {
-            spec.orbit = CharacterSpec::humanoid_demo().orbit;
-        }
+        spec.orbit = match (self.ik_orbit, &self.ik) {
+            // Around the goal, a tenth of the model's size, a turn every ~3 s (the demo's pace).
+            (true, Some(goal)) => Some((goal.target_m, 0.1 * size_m, 2.0)),
+            _ => None,
+        };
         spec
+    }
+
+    /// When the stage's timeline ends: the longest clip, or the cross-fade's end if later.
+    fn loop_end_s(&self, clip_s: f32) -> f32 {
+        let fade_end = self
+            .fade
+            .map_or(0.0, |f| f.fade.start_s + f.fade.duration_s);
+        clip_s.max(fade_end)
     }
 }
 
@@ -257,20 +276,24 @@ pub struct ViewerState {
     pub key_times: Vec<f32>,
     /// A screenshot was asked for (the window saves the next frame).
     pub screenshot_requested: bool,
+    /// A setting changed that needs [`ViewerState::rebuild`]; done once, at the end of the
+    /// frame's UI.
+    pub rebuild_pending: bool,
 }
 
 impl ViewerState {
     /// Open `model`; `demo` runs the built-in humanoid's demo set-up on a native humanoid.
     pub fn new(model: Model, demo: bool) -> Result<ViewerState> {
+        let anim = (!model.scene.animations.is_empty()).then_some(0);
         let stage = model.rig.as_ref().map(|_| {
             if demo {
                 StageSettings::humanoid_demo()
             } else {
-                StageSettings::single(0)
+                StageSettings::single(anim)
             }
         });
-        let anim = (!model.scene.animations.is_empty()).then_some(0);
-        let character = Self::make_character(&model, stage.as_ref(), anim, None)?;
+        let size = model_size(&model);
+        let character = Self::make_character(&model, stage.as_ref(), anim, None, size)?;
         let mut state = ViewerState {
             open_path: model.source.label(),
             model,
@@ -299,6 +322,7 @@ impl ViewerState {
             children: Vec::new(),
             key_times: Vec::new(),
             screenshot_requested: false,
+            rebuild_pending: false,
         };
         state.after_rebuild(true)?;
         Ok(state)
@@ -309,9 +333,10 @@ impl ViewerState {
         stage: Option<&StageSettings>,
         anim: Option<usize>,
         max_influences: Option<usize>,
+        size_m: f32,
     ) -> Result<Character> {
         let mut c = match (&model.rig, stage) {
-            (Some(rig), Some(s)) => Character::from_rig(&rig.scene, &s.spec())?,
+            (Some(rig), Some(s)) => Character::from_rig(&rig.scene, &s.spec(size_m))?,
             _ => Character::from_scene(model.scene.clone(), anim, true)?,
         };
         if let (Some(s), Some(ik)) = (stage, c.ik.as_mut())
@@ -324,21 +349,55 @@ impl ViewerState {
     }
 
     /// Rebuild the character from the current settings (a setting that changes the skeleton
-    /// or the weights: layers, IK set-up, links, the influence limit, the clip of a glTF).
+    /// or the weights: layers, IK set-up, links, the influence limit, the clip of a glTF). The
+    /// new character runs one frame before it replaces the old one: on failure nothing
+    /// changes (the caller restores its settings or shows the error).
     pub fn rebuild(&mut self) -> Result<()> {
-        self.character = Self::make_character(
+        let mut next = Self::make_character(
             &self.model,
             self.stage.as_ref(),
             self.playback.anim,
             self.max_influences,
+            model_size(&self.model),
         )?;
+        next.update(self.playback.time_s, 0.0)?;
+        self.character = next;
         self.after_rebuild(false)
     }
 
-    /// [`ViewerState::rebuild`], showing a failure in the window instead of returning it.
-    pub fn rebuild_or_report(&mut self) {
+    /// Ask for a rebuild at the end of this frame's UI (several edits, one rebuild).
+    pub fn request_rebuild(&mut self) {
+        self.rebuild_pending = true;
+    }
+
+    /// Rebuild if asked; a failure restores the previous stage settings and influence limit
+    /// and shows the error.
+    pub fn apply_pending(&mut self, previous: Option<(Option<StageSettings>, Option<usize>)>) {
+        if !std::mem::take(&mut self.rebuild_pending) {
+            return;
+        }
         if let Err(e) = self.rebuild() {
             self.error = Some(e.to_string());
+            if let Some((stage, k)) = previous {
+                self.stage = stage;
+                self.max_influences = k;
+            }
+        }
+    }
+
+    /// The settings [`ViewerState::apply_pending`] restores on failure.
+    pub fn settings(&self) -> (Option<StageSettings>, Option<usize>) {
+        (self.stage.clone(), self.max_influences)
+    }
+
+    /// Set a layer's weight in place (no rebuild: the weight is read every frame).
+    pub fn set_layer_weight(&mut self, layer: usize, weight: f32) {
+        if let (Some(s), Some(l)) = (self.stage.as_mut(), self.character.layers.get_mut(layer))
+            && let Some(d) = s.layers.get_mut(layer)
+            && weight.is_finite()
+        {
+            d.weight = weight.max(0.0);
+            l.weight = d.weight;
         }
     }
 
@@ -361,7 +420,7 @@ impl ViewerState {
             self.view.selected_node = None;
         }
         self.update_key_times();
-        // A first frame gives the bounds the camera and the grid use.
+        // A first frame (with CPU skinning) gives the bounds the camera and the grid use.
         let cpu = self.character.cpu_skinning;
         self.character.cpu_skinning = true;
         self.character.update(self.playback.time_s, 0.0)?;
@@ -403,14 +462,15 @@ impl ViewerState {
     pub fn duration_s(&self) -> f32 {
         let scene = &self.character.scene;
         match &self.stage {
-            // Native rigs: the longest layer clip (layers loop on their own).
-            Some(_) => self
-                .character
-                .layers
-                .iter()
-                .filter_map(|l| scene.animations.get(l.anim))
-                .map(|a| a.duration_s())
-                .fold(0.0, f32::max),
+            // Native rigs: the longest layer clip, or the end of the cross-fade.
+            Some(stage) => stage.loop_end_s(
+                self.character
+                    .layers
+                    .iter()
+                    .filter_map(|l| scene.animations.get(l.anim))
+                    .map(|a| a.duration_s())
+                    .fold(0.0, f32::max),
+            ),
             None => self
                 .playback
                 .anim
@@ -480,24 +540,22 @@ impl ViewerState {
         } else {
             0.0
         };
-        let p = &mut self.playback;
-        if p.playing {
-            p.time_s += dt * p.speed;
+        if self.playback.playing {
             let d = self.duration_s();
             let p = &mut self.playback;
+            p.time_s = (p.time_s + dt * p.speed).max(0.0);
             if d > 0.0 && p.time_s > d {
-                if p.looping && self.stage.is_none() {
+                if p.looping {
                     p.time_s = p.time_s.rem_euclid(d);
-                } else if self.stage.is_none() {
+                    // Back to the start: incremental IK must not blend from the loop's end.
+                    self.character.restart();
+                } else {
                     p.time_s = d;
                     p.playing = false;
                 }
             }
-            if p.time_s < 0.0 {
-                p.time_s = 0.0;
-            }
         }
-        self.character.cpu_skinning = self.mode.needs_cpu() || self.picked.is_some();
+        self.character.cpu_skinning = self.mode.needs_cpu();
         let times = self.character.update(self.playback.time_s, dt.max(1e-4))?;
         self.stats.push(times);
         Ok(())
@@ -554,17 +612,36 @@ impl ViewerState {
         }
     }
 
-    /// Add a cross-fade between the first two layers (or remove it).
+    /// Add a cross-fade between the first two layers, change it, or remove it. Changing its
+    /// times applies in place; turning it on or off rebuilds (at the end of the frame).
     pub fn set_fade(&mut self, on: bool, start_s: f32, duration_s: f32) {
-        if let Some(s) = self.stage.as_mut() {
-            s.fade = (on && s.layers.len() >= 2).then_some(FadeDesc {
-                from: 0,
-                to: 1,
-                fade: CrossFade {
-                    start_s,
-                    duration_s: duration_s.max(0.0),
-                },
-            });
+        let Some(s) = self.stage.as_mut() else {
+            return;
+        };
+        let was_on = s.fade.is_some();
+        let fade = CrossFade {
+            start_s: if start_s.is_finite() { start_s } else { 0.0 },
+            duration_s: if duration_s.is_finite() {
+                duration_s.max(0.0)
+            } else {
+                0.0
+            },
+        };
+        s.fade = (on && s.layers.len() >= 2).then_some(FadeDesc {
+            from: 0,
+            to: 1,
+            fade,
+        });
+        match (was_on, s.fade.is_some()) {
+            (true, true) => {
+                for l in self.character.layers.iter_mut().take(2) {
+                    if let Some((f, _)) = l.fade.as_mut() {
+                        *f = fade;
+                    }
+                }
+            }
+            (false, false) => {}
+            _ => self.request_rebuild(),
         }
     }
 
@@ -576,5 +653,24 @@ impl ViewerState {
             .get(n)
             .and_then(|node| node.name.clone())
             .unwrap_or_else(|| format!("node {n}"))
+    }
+}
+
+/// The diagonal of the model's rest-pose bounds (0.1 for an empty one): the scale of default
+/// distances such as the IK target's circle.
+fn model_size(model: &Model) -> f32 {
+    let mut lo = Vec3::splat(f32::INFINITY);
+    let mut hi = Vec3::splat(f32::NEG_INFINITY);
+    for d in &model.scene.draws {
+        for p in &model.scene.primitive(d).positions {
+            lo = lo.min(*p);
+            hi = hi.max(*p);
+        }
+    }
+    let size = (hi - lo).length();
+    if size.is_finite() && size > 0.0 {
+        size
+    } else {
+        0.1
     }
 }

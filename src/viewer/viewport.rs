@@ -10,13 +10,11 @@
 use glam::{Mat4, Vec3, Vec4Swizzles};
 
 use super::state::{LiveErrors, Picked, ViewerState};
-use crate::camera::OrbitCamera;
 use crate::error::Result;
-use crate::gpu::{
-    AsyncCapture, Capture, GpuContext, GpuScene, OffscreenTarget, Skinning, vertex_errors,
-};
+use crate::gpu::{AsyncCapture, Capture, GpuContext, GpuScene, OffscreenTarget, vertex_errors};
 use crate::skin::SkinnedVertices;
-use crate::view::{BACKGROUND, ViewRenderer, bone_tips, upload_influences};
+use crate::skin::weights::reduce_influences;
+use crate::view::{BACKGROUND, ViewRenderer, bone_tips, upload_influences, view_aspect};
 
 /// Pixels around the click a vertex or the IK target may be picked within.
 pub const PICK_RADIUS_PX: f32 = 10.0;
@@ -40,12 +38,16 @@ pub struct Viewport {
     cpu_snapshot: Vec<SkinnedVertices>,
     snapshot_frame: u64,
     errors: Vec<f32>,
+    /// The snapshot holds this frame's CPU result (CPU skinning ran): comparable.
+    snapshot_valid: bool,
     /// A click waiting for GPU positions: (pixel position in the viewport, camera, size).
     pending_pick: Option<(egui::Pos2, Mat4, egui::Vec2)>,
-    /// The IK target is being dragged.
-    dragging_target: bool,
-    /// Last pointer position over the viewport (hover tooltips).
-    hover: Option<egui::Pos2>,
+    /// The IK target is being dragged, in this half of a split view (false: left or single).
+    dragging_target: Option<bool>,
+    /// The target generation egui's texture points at.
+    texture_generation: u64,
+    /// The character generation whose GPU scene failed (not retried until it changes).
+    failed_generation: Option<u64>,
 }
 
 struct SceneGpu {
@@ -54,7 +56,8 @@ struct SceneGpu {
     readback: AsyncCapture,
 }
 
-/// egui's pixels per point cannot make a texture bigger than this side.
+/// Largest viewport side in pixels (and never more than the device's texture limit): beyond
+/// any display.
 const MAX_VIEWPORT_PX: u32 = 8192;
 
 impl Viewport {
@@ -70,9 +73,11 @@ impl Viewport {
             cpu_snapshot: Vec::new(),
             snapshot_frame: 0,
             errors: Vec::new(),
+            snapshot_valid: false,
             pending_pick: None,
-            dragging_target: false,
-            hover: None,
+            dragging_target: None,
+            texture_generation: 0,
+            failed_generation: None,
         })
     }
 
@@ -84,6 +89,7 @@ impl Viewport {
     ) -> egui::TextureId {
         let view = self.target.display_view();
         match self.texture {
+            Some(id) if self.texture_generation == self.target.generation() => id,
             Some(id) => {
                 egui_renderer.update_egui_texture_from_wgpu_texture(
                     &ctx.device,
@@ -91,6 +97,7 @@ impl Viewport {
                     wgpu::FilterMode::Linear,
                     id,
                 );
+                self.texture_generation = self.target.generation();
                 id
             }
             None => {
@@ -105,20 +112,27 @@ impl Viewport {
         }
     }
 
-    /// The last rendered image's size in pixels.
-    pub fn size(&self) -> (u32, u32) {
-        self.target.size()
-    }
-
     /// The offscreen target (screenshots of the viewport alone).
     pub fn target(&self) -> &OffscreenTarget {
         &self.target
     }
 
-    /// Make the GPU scene again when the character was rebuilt.
-    fn ensure_scene(&mut self, ctx: &GpuContext, state: &ViewerState) -> Result<()> {
+    /// Make the GPU scene again when the character was rebuilt. A rig the GPU cannot skin
+    /// (more than 8 influences) is shown from its CPU reference, with a note.
+    fn ensure_scene(&mut self, ctx: &GpuContext, state: &mut ViewerState) -> Result<()> {
         if self.generation == state.generation && self.scene.is_some() {
             return Ok(());
+        }
+        if !crate::view::gpu_can_skin(&state.character) && state.mode != super::state::ViewMode::Cpu
+        {
+            state.mode = super::state::ViewMode::Cpu;
+            state.error = Some(format!(
+                "{}: vertices have {} influences, more than the GPU path's {}: showing the CPU \
+                 reference (set an influence limit to compare with the GPU)",
+                state.character.scene.name,
+                state.character.scene.max_influences(),
+                crate::gpu::GPU_MAX_INFLUENCES
+            ));
         }
         let c = &state.character;
         let cpu_only = state.mode == super::state::ViewMode::Cpu;
@@ -133,6 +147,7 @@ impl Viewport {
         self.view.set_bone_tips(bone_tips(c));
         self.generation = state.generation;
         self.pending_pick = None;
+        self.snapshot_valid = false;
         Ok(())
     }
 
@@ -145,10 +160,12 @@ impl Viewport {
         state: &mut ViewerState,
         size_px: (u32, u32),
     ) -> Result<()> {
-        let (w, h) = (
-            size_px.0.clamp(1, MAX_VIEWPORT_PX),
-            size_px.1.clamp(1, MAX_VIEWPORT_PX),
-        );
+        let max = ctx
+            .device
+            .limits()
+            .max_texture_dimension_2d
+            .min(MAX_VIEWPORT_PX);
+        let (w, h) = (size_px.0.clamp(1, max), size_px.1.clamp(1, max));
         self.target.resize(ctx, w, h)?;
         // A mode switch to CPU-only on a rig the GPU cannot skin needs other uploads.
         let cpu_only = state.mode == super::state::ViewMode::Cpu;
@@ -157,19 +174,34 @@ impl Viewport {
         {
             self.scene = None;
         }
-        self.ensure_scene(ctx, state)?;
+        if self.failed_generation == Some(state.generation) {
+            return Ok(());
+        }
+        if let Err(e) = self.ensure_scene(ctx, state) {
+            self.scene = None;
+            self.failed_generation = Some(state.generation);
+            return Err(e);
+        }
         let Some(s) = self.scene.as_mut() else {
             return Ok(());
         };
         let c = &state.character;
         s.gpu.update(ctx, &c.scene, &c.frame);
-        if state.mode.needs_cpu() {
+        // The CPU result is drawn in the CPU and side-by-side views (the heatmap draws the GPU
+        // mesh; its errors come from the comparison below).
+        if matches!(
+            state.mode,
+            super::state::ViewMode::Cpu | super::state::ViewMode::SideBySide
+        ) {
             s.gpu.upload_skinned(ctx, &c.outputs)?;
         }
         // Readbacks that landed.
         let t0 = std::time::Instant::now();
         if let Some(gpu_vertices) = s.readback.poll(ctx, &s.gpu)? {
-            if state.mode.compares() && self.cpu_snapshot.len() == gpu_vertices.len() {
+            if state.mode.compares()
+                && self.snapshot_valid
+                && self.cpu_snapshot.len() == gpu_vertices.len()
+            {
                 vertex_errors(&self.cpu_snapshot, gpu_vertices, &mut self.errors);
                 s.gpu.upload_vertex_errors(ctx, &self.errors);
                 state.live = Some(live_errors(
@@ -180,15 +212,35 @@ impl Viewport {
                 ));
             }
             if let Some((pos, clip_from_world, size)) = self.pending_pick.take() {
-                state.picked = pick_vertex(gpu_vertices, &c.scene, pos, clip_from_world, size);
+                state.picked = pick_vertex(
+                    gpu_vertices,
+                    &c.scene,
+                    c.max_influences(),
+                    pos,
+                    clip_from_world,
+                    size,
+                );
+            }
+            // The picked vertex follows the animation.
+            if let Some(p) = state.picked.as_mut()
+                && let Some(&q) = gpu_vertices
+                    .get(p.draw)
+                    .and_then(|v| v.positions.get(p.vertex))
+            {
+                p.position = q;
             }
         }
-        // The next capture: every frame while comparing, or once for a pick.
-        if !s.readback.in_flight() && (state.mode.compares() || self.pending_pick.is_some()) {
-            self.cpu_snapshot
-                .resize_with(c.outputs.len(), Default::default);
-            for (dst, src) in self.cpu_snapshot.iter_mut().zip(&c.outputs) {
-                dst.clone_from(src);
+        // The next capture: every frame while comparing or while a vertex is picked, or once
+        // for a new pick.
+        let wanted = state.mode.compares() || self.pending_pick.is_some() || state.picked.is_some();
+        if !s.readback.in_flight() && wanted {
+            self.snapshot_valid = c.cpu_skinning;
+            if self.snapshot_valid {
+                self.cpu_snapshot
+                    .resize_with(c.outputs.len(), Default::default);
+                for (dst, src) in self.cpu_snapshot.iter_mut().zip(&c.outputs) {
+                    dst.clone_from(src);
+                }
             }
             self.snapshot_frame = state.stats.frames;
             s.readback.submit(ctx, &s.capture, &s.gpu);
@@ -196,7 +248,7 @@ impl Viewport {
         state.stats.readback_ms = t0.elapsed().as_secs_f32() * 1000.0;
         // Draw.
         let options = state.view_options();
-        let aspect = view_aspect(w, h, options.split);
+        let aspect = view_aspect((w, h), options.split);
         self.view
             .prepare(ctx, c, &state.camera, aspect, state.bounds, &options);
         add_extras(self.view.geometry_mut(), state);
@@ -208,16 +260,7 @@ impl Viewport {
             });
         {
             let mut pass = self.target.begin_pass(&mut enc, BACKGROUND);
-            if options.split {
-                let half = (w / 2).max(1) as f32;
-                for (x, skinning) in [(0.0, Skinning::Cpu), (half, Skinning::Gpu)] {
-                    pass.set_viewport(x, 0.0, half, h as f32, 0.0, 1.0);
-                    self.view.record(&mut pass, &s.gpu, skinning, &options);
-                }
-            } else {
-                self.view
-                    .record(&mut pass, &s.gpu, options.skinning, &options);
-            }
+            self.view.record_views(&mut pass, &s.gpu, &options, (w, h));
         }
         ctx.queue.submit([enc.finish()]);
         Ok(())
@@ -252,16 +295,16 @@ impl Viewport {
                 egui::Color32::LIGHT_GRAY,
             );
         }
-        // The sub-view under the pointer (split: each half has its own projection).
+        // The sub-view under the pointer (split: each half has its own projection); `right`
+        // forces a half (a drag stays in the half it started in).
         let split = state.mode == super::state::ViewMode::SideBySide;
-        let sub = |p: egui::Pos2| -> (egui::Pos2, egui::Vec2) {
+        let half = rect.width() / 2.0;
+        let sub = |p: egui::Pos2, right: Option<bool>| -> (egui::Pos2, egui::Vec2) {
             let local = p - rect.min;
             if split {
-                let half = rect.width() / 2.0;
-                (
-                    egui::pos2(local.x % half, local.y),
-                    egui::vec2(half, rect.height()),
-                )
+                let right = right.unwrap_or(local.x >= half);
+                let x = if right { local.x - half } else { local.x };
+                (egui::pos2(x, local.y), egui::vec2(half, rect.height()))
             } else {
                 (egui::pos2(local.x, local.y), rect.size())
             }
@@ -275,15 +318,19 @@ impl Viewport {
         // IK target: drag it in the view plane.
         let target = state.ik_target();
         if response.drag_started_by(egui::PointerButton::Primary)
-            && let (Some(t), Some(p)) = (target, response.interact_pointer_pos())
+            && let (Some(t), Some(p)) = (target, ui.input(|i| i.pointer.press_origin()))
         {
-            let (local, vsize) = sub(p);
-            self.dragging_target = project(clip_from_world, t, vsize)
+            let (local, vsize) = sub(p, None);
+            let right = split && p.x - rect.min.x >= half;
+            let hit = project(clip_from_world, t, vsize)
                 .is_some_and(|(s, _)| s.distance(local) <= PICK_RADIUS_PX * 1.5);
+            self.dragging_target = hit.then_some(right);
         }
-        if self.dragging_target && response.dragged_by(egui::PointerButton::Primary) {
+        if let Some(right) = self.dragging_target
+            && response.dragged_by(egui::PointerButton::Primary)
+        {
             if let (Some(t), Some(p)) = (target, response.interact_pointer_pos()) {
-                let (local, vsize) = sub(p);
+                let (local, vsize) = sub(p, Some(right));
                 if let Some(new) = move_in_view_plane(clip_from_world, t, local, vsize) {
                     state.set_ik_target(new);
                 }
@@ -295,7 +342,7 @@ impl Viewport {
                 .orbit(-d.x * ORBIT_RAD_PER_PX, d.y * ORBIT_RAD_PER_PX);
         }
         if response.drag_stopped() {
-            self.dragging_target = false;
+            self.dragging_target = None;
         }
         if response.dragged_by(egui::PointerButton::Secondary)
             || response.dragged_by(egui::PointerButton::Middle)
@@ -313,7 +360,7 @@ impl Viewport {
         if response.clicked()
             && let Some(p) = response.interact_pointer_pos()
         {
-            let (local, vsize) = sub(p);
+            let (local, vsize) = sub(p, None);
             match self.bone_at(clip_from_world, local, vsize) {
                 Some(node) => state.select(Some(node)),
                 None => {
@@ -323,15 +370,14 @@ impl Viewport {
             }
         }
         // Hover: the bone's name.
-        self.hover = response.hover_pos();
-        if let Some(p) = self.hover {
-            let (local, vsize) = sub(p);
+        if let Some(p) = response.hover_pos() {
+            let (local, vsize) = sub(p, None);
             if let Some(node) = self.bone_at(clip_from_world, local, vsize) {
                 let name = state.node_label(node);
                 response.clone().on_hover_text_at_pointer(name);
             }
         }
-        keyboard(ui, state, rect);
+        keyboard(ui, state, vw / vh.max(1.0));
     }
 
     fn bone_at(&self, clip_from_world: Mat4, p: egui::Pos2, size: egui::Vec2) -> Option<usize> {
@@ -352,13 +398,8 @@ impl Viewport {
     }
 }
 
-fn view_aspect(w: u32, h: u32, split: bool) -> f32 {
-    let w = if split { (w / 2).max(1) } else { w };
-    w as f32 / h.max(1) as f32
-}
-
-/// Keyboard controls (when no text field has focus).
-fn keyboard(ui: &egui::Ui, state: &mut ViewerState, rect: egui::Rect) {
+/// Keyboard controls (when no text field has focus); `aspect` is one view's.
+fn keyboard(ui: &egui::Ui, state: &mut ViewerState, aspect: f32) {
     if ui.ctx().egui_wants_keyboard_input() {
         return;
     }
@@ -391,7 +432,6 @@ fn keyboard(ui: &egui::Ui, state: &mut ViewerState, rect: egui::Rect) {
     });
     let [frame, play, wire, skel, grid, view, shot, home, escape] = pressed;
     if frame {
-        let aspect = rect.width() / rect.height().max(1.0);
         state.camera.frame(state.bounds.0, state.bounds.1, aspect);
     }
     if play {
@@ -517,10 +557,12 @@ fn segment_distance(p: egui::Pos2, a: egui::Pos2, b: egui::Pos2) -> f32 {
 }
 
 /// The vertex under `click`: among GPU-skinned vertices projecting within
-/// [`PICK_RADIUS_PX`], the nearest to the eye; its influences from the scene's weights.
+/// [`PICK_RADIUS_PX`], the nearest to the eye; its influences from the scene's weights, reduced
+/// to `max_influences` as the skinning was.
 pub fn pick_vertex(
     gpu_vertices: &[SkinnedVertices],
     scene: &crate::scene::Scene,
+    max_influences: Option<usize>,
     click: egui::Pos2,
     clip_from_world: Mat4,
     size: egui::Vec2,
@@ -543,6 +585,12 @@ pub fn pick_vertex(
     match (d.skin, prim.skin_weights.as_ref()) {
         (Some(s), Some(w)) => {
             let joints = &scene.skins.get(s)?.joints;
+            // What the skinning used: the K largest, renormalised, when limited.
+            let reduced = max_influences.map(|k| reduce_influences(w, k).0);
+            let w = reduced.as_ref().unwrap_or(w);
+            if (vertex + 1) * w.width > w.weights.len() {
+                return None;
+            }
             for k in 0..w.width {
                 let (j, wt) = (
                     w.joints[vertex * w.width + k],
@@ -597,9 +645,4 @@ fn live_errors(
         0.0
     };
     out
-}
-
-/// Frame the camera for a new aspect (used when the window opens).
-pub fn frame_camera(camera: &mut OrbitCamera, bounds: (Vec3, Vec3), aspect: f32) {
-    camera.frame(bounds.0, bounds.1, aspect);
 }
