@@ -18,6 +18,7 @@ pub mod image;
 pub mod info;
 pub mod links;
 pub mod math;
+pub mod partition;
 pub mod rig;
 pub mod scene;
 pub mod skeleton;

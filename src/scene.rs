@@ -45,7 +45,7 @@ pub struct Node {
 /// Per-vertex joint influences in fixed-width sets of four (glTF JOINTS_n / WEIGHTS_n).
 /// `joints.len() == weights.len() == vertex_count * width`, `width` a multiple of 4.
 /// Joint indices are indices into the skin's joint list.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SkinWeights {
     /// Influence slots per vertex (a multiple of 4).
     pub width: usize,

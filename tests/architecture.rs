@@ -50,7 +50,7 @@ fn code(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
-const CORE: [&str; 15] = [
+const CORE: [&str; 16] = [
     "anim",
     "builtin",
     "camera",
@@ -62,6 +62,7 @@ const CORE: [&str; 15] = [
     "info",
     "links",
     "math",
+    "partition",
     "rig",
     "scene",
     "skeleton",

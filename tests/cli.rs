@@ -46,7 +46,15 @@ fn help_lists_every_command() {
         .take_while(|l| l.starts_with("  "))
         .filter_map(|l| l.split_whitespace().next().map(str::to_string))
         .collect();
-    for c in ["info", "render", "compare", "dump", "export", "bench"] {
+    for c in [
+        "info",
+        "render",
+        "compare",
+        "dump",
+        "export",
+        "bench",
+        "partition",
+    ] {
         assert!(
             listed.iter().any(|x| x == c),
             "--help does not list {c}: {listed:?}"
@@ -471,4 +479,111 @@ fn assets_are_regenerable() {
         "round trip moved vertices by {}",
         d.max_position
     );
+}
+
+/// `partition` prints a row per skinned primitive and K and writes the JSON keys;
+/// `render --color submesh` draws the split; the flags refuse what makes no sense.
+#[test]
+fn partition_reports_stats_and_render_shows_the_split() {
+    let cesium = common::model("CesiumMan");
+    let json = tmp("partition.json");
+    let o = skinview(&[
+        "partition",
+        cesium.to_str().unwrap(),
+        "--max-bones",
+        "8,16",
+        "--frames",
+        "3",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("Cesium_Man") && t.contains("submeshes"), "{t}");
+    let rows: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for key in [
+        "mesh",
+        "primitive",
+        "k",
+        "submeshes",
+        "lower_bound",
+        "vertices_in",
+        "vertices_out",
+        "triangles",
+        "max_bones_used",
+        "dropped_influences",
+        "acmr_in",
+        "acmr_out",
+        "time_ms",
+    ] {
+        assert!(rows[0].get(key).is_some(), "no {key} in {}", rows[0]);
+    }
+    // CesiumMan: 3273 vertices, 4672 triangles (the shared README); K=8 needs 6 submeshes
+    // (the exact minimum), K=16 two.
+    assert_eq!(rows[0]["k"], 8);
+    assert_eq!(rows[0]["vertices_in"], 3273);
+    assert_eq!(rows[0]["triangles"], 4672);
+    assert_eq!(rows[0]["submeshes"], 6);
+    assert_eq!(rows[1]["submeshes"], 2);
+    assert!(rows[0]["max_bones_used"].as_u64().unwrap() <= 8);
+    assert_eq!(rows[0]["dropped_influences"], 0);
+    assert_eq!(rows[0]["max_error"], 0.0);
+    // A rig with 8 influences at K=4 drops some and says what that costs.
+    let rig = common::model("rig_seed4_8inf_morph_ubyte");
+    let o = skinview(&["partition", rig.to_str().unwrap(), "--max-bones", "4"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let row = text(&o).lines().last().unwrap().to_string();
+    let dropped: usize = row.split_whitespace().nth(11).unwrap().parse().unwrap();
+    assert!(dropped > 0, "{row}");
+    // Bad budgets and combinations.
+    for (args, says) in [
+        (vec!["partition", "--max-bones", "3"], "3"),
+        (vec!["partition"], "--max-bones"),
+        (
+            vec!["render", "--color", "submesh", "--out", "x.png"],
+            "--max-bones",
+        ),
+        (
+            vec!["render", "--max-bones", "8", "--out", "x.png"],
+            "--color submesh",
+        ),
+        (
+            vec![
+                "render",
+                "--demo",
+                "--color",
+                "submesh",
+                "--max-bones",
+                "8",
+                "--out",
+                "x.png",
+            ],
+            "animation stage",
+        ),
+    ] {
+        let o = skinview(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(says), "{args:?}: {}", text(&o));
+    }
+    let png = tmp("submesh.png");
+    let o = skinview(&[
+        "render",
+        cesium.to_str().unwrap(),
+        "--color",
+        "submesh",
+        "--max-bones",
+        "8",
+        "--size",
+        "64x64",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    if common::gpu().is_some() {
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(text(&o).contains("6 submeshes"), "{}", text(&o));
+        let img = skinview::io::png::read(&png).unwrap();
+        assert_eq!((img.width, img.height), (64, 64));
+    }
 }

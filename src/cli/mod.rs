@@ -10,6 +10,7 @@ mod compare;
 mod dump;
 mod export;
 mod info;
+mod partition;
 mod render;
 #[cfg(feature = "viewer")]
 mod view;
@@ -125,6 +126,9 @@ enum Command {
     /// Write the model as binary glTF (.glb), or a native rig as .rig.json (by --out
     /// extension).
     Export(export::ExportArgs),
+    /// Split every skinned primitive into submeshes of at most K bones (for a K-matrix
+    /// uniform palette) and print the split's stats.
+    Partition(partition::PartitionArgs),
     /// Per-stage CPU timing (sample, layer, IK, links, palette, skin, normals), medians over
     /// many frames. No MODEL = the built-in humanoid with layers, IK and bone links.
     Bench(bench::BenchArgs),
@@ -158,6 +162,7 @@ pub fn main() -> ExitCode {
         Command::Dump(a) => dump::run(a),
         Command::Export(a) => export::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Partition(a) => partition::run(a),
         #[cfg(feature = "viewer")]
         Command::View(a) => view::run_view(a),
     };

@@ -9,6 +9,7 @@ use skinview::builtin::Builtin;
 use skinview::character::Character;
 use skinview::gpu::{ColorMode, GPU_MAX_INFLUENCES, Skinning};
 use skinview::io::ModelSource;
+use skinview::partition::{MAX_BONES, MIN_BONES, PartitionedScene};
 use skinview::view::ViewOptions;
 
 use super::args::{ModelArg, StageArgs, parse_anim, parse_size};
@@ -43,9 +44,14 @@ pub struct RenderArgs {
     stage: StageArgs,
     /// Surface colour: material (base colour, texture, vertex colour), weights (of --bone),
     /// bones (every bone its own colour, blended by weight), diff (|GPU - CPU| per vertex,
-    /// log scale: blue 1e-8, orange 1e-5, red 1e-4 of the model's diagonal).
+    /// log scale: blue 1e-8, orange 1e-5, red 1e-4 of the model's diagonal), submesh (the
+    /// split into submeshes of at most --max-bones bones, each its own colour).
     #[arg(long, value_enum, default_value = "material")]
     color: ColorArg,
+    /// Bone budget of --color submesh: the model is split into submeshes of at most K bones
+    /// (`skinview partition` prints the split's stats).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(MIN_BONES as u64..=MAX_BONES as u64))]
+    max_bones: Option<u64>,
     /// The bone (node name) --color weights shows; also highlighted by --skeleton.
     #[arg(long)]
     bone: Option<String>,
@@ -77,6 +83,8 @@ pub enum ColorArg {
     Bones,
     /// |GPU - CPU| per vertex.
     Diff,
+    /// The partition into submeshes of at most --max-bones bones, each its own colour.
+    Submesh,
 }
 
 /// `--path`.
@@ -90,6 +98,26 @@ pub enum SkinningArg {
 
 pub fn run(a: RenderArgs) -> CliResult {
     let (width, height) = a.size;
+    match (a.color, a.max_bones) {
+        (ColorArg::Submesh, None) => {
+            return Err(CliError::Usage(
+                "--color submesh shows a split: give its bone budget with --max-bones K".into(),
+            ));
+        }
+        (ColorArg::Submesh, Some(_)) if a.demo || a.links || a.stage.is_set() => {
+            return Err(CliError::Usage(
+                "--color submesh splits the model's stored weights; the animation stage \
+                 (--demo, --links, --layer, --fade, --ik) rewrites them every frame"
+                    .into(),
+            ));
+        }
+        (c, Some(_)) if c != ColorArg::Submesh => {
+            return Err(CliError::Usage(
+                "--max-bones is the bone budget of --color submesh".into(),
+            ));
+        }
+        _ => {}
+    }
     let native_stage = a.links || a.stage.is_set();
     let (c, anim, time) = if a.demo {
         let source = ModelSource::from_arg(a.model.model.as_deref())?;
@@ -133,7 +161,20 @@ pub fn run(a: RenderArgs) -> CliResult {
                     "--time {time}: not a finite number"
                 )));
             }
-            let mut c = Character::from_scene(model.scene, anim, false)?;
+            let scene = match (a.color, a.max_bones) {
+                (ColorArg::Submesh, Some(k)) => {
+                    let mut part = PartitionedScene::new(&model.scene, k as usize)?;
+                    part.color_submeshes();
+                    println!(
+                        "{}: {} submeshes of at most {k} bones",
+                        model.scene.name,
+                        part.submesh_count()
+                    );
+                    part.scene
+                }
+                _ => model.scene,
+            };
+            let mut c = Character::from_scene(scene, anim, false)?;
             c.update(time, 0.0)?;
             (c, anim, time)
         }
@@ -177,6 +218,7 @@ pub fn run(a: RenderArgs) -> CliResult {
             ColorArg::Weights => ColorMode::Weights,
             ColorArg::Bones => ColorMode::Bones,
             ColorArg::Diff => ColorMode::Errors,
+            ColorArg::Submesh => ColorMode::Material,
         },
         selected_node,
         skeleton: a.skeleton,

@@ -1,0 +1,170 @@
+//! Influence fitting: make every face drawable with `K` bones before any split.
+//!
+//! Method. A vertex with more than `K` influences keeps its `K` largest, renormalised (seed
+//! 000 §14's reduction). A face whose vertices together need more than `K` bones (possible once
+//! `K` < 3 × influences, e.g. `K` < 12 with four) drops, one bone at a time, the bone with the
+//! least total weight over its vertices — never a vertex's last influence — from every vertex
+//! of the face, renormalising each. Weights are per vertex, so a drop also changes the
+//! vertex's other faces (never to more bones). Every dropped (vertex, bone) is counted; what it
+//! costs in position is measured by skinning both ways ([`super::PartitionedScene::skinning_error`]).
+//!
+//! Cost: O(V · w) to index, O(F · (3w)²) for the faces (w influences per vertex), a drop at a
+//! time; each drop removes an influence for good, so the loop ends. Limits: greedy by weight,
+//! not by position error.
+
+use crate::scene::SkinWeights;
+
+/// Influence lists per vertex in place (one slot per input influence, zero weights dropped),
+/// in the input's order.
+pub(super) struct Influences {
+    offsets: Vec<usize>,
+    joints: Vec<u32>,
+    weights: Vec<f32>,
+    /// Live entries per vertex (removals shift the later ones down).
+    pub count: Vec<u32>,
+}
+
+impl Influences {
+    pub fn of(w: &SkinWeights) -> Influences {
+        let n = w.vertex_count();
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut joints = Vec::with_capacity(n * w.width);
+        let mut weights = Vec::with_capacity(n * w.width);
+        let mut count = Vec::with_capacity(n);
+        offsets.push(0);
+        for v in 0..n {
+            let start = joints.len();
+            for k in 0..w.width {
+                let wt = w.weights[v * w.width + k];
+                if wt != 0.0 {
+                    joints.push(w.joints[v * w.width + k]);
+                    weights.push(wt);
+                }
+            }
+            count.push((joints.len() - start) as u32);
+            offsets.push(start + w.width);
+            joints.resize(start + w.width, 0);
+            weights.resize(start + w.width, 0.0);
+        }
+        Influences {
+            offsets,
+            joints,
+            weights,
+            count,
+        }
+    }
+
+    /// The live (joint, weight) lists of vertex `v`.
+    pub fn of_vertex(&self, v: usize) -> (&[u32], &[f32]) {
+        let (s, c) = (self.offsets[v], self.count[v] as usize);
+        (&self.joints[s..s + c], &self.weights[s..s + c])
+    }
+
+    /// Remove `joint` from vertex `v` (keeping the others' order), renormalise; the weight
+    /// removed (0 when absent or when it is the vertex's last influence).
+    fn remove(&mut self, v: usize, joint: u32) -> f32 {
+        let (s, c) = (self.offsets[v], self.count[v] as usize);
+        if c <= 1 {
+            return 0.0;
+        }
+        let Some(i) = self.joints[s..s + c].iter().position(|&j| j == joint) else {
+            return 0.0;
+        };
+        let dropped = self.weights[s + i];
+        self.joints.copy_within(s + i + 1..s + c, s + i);
+        self.weights.copy_within(s + i + 1..s + c, s + i);
+        self.count[v] -= 1;
+        let c = c - 1;
+        self.joints[s + c] = 0;
+        self.weights[s + c] = 0.0;
+        let sum: f32 = self.weights[s..s + c].iter().sum();
+        if sum > 0.0 {
+            for w in &mut self.weights[s..s + c] {
+                *w /= sum;
+            }
+        }
+        dropped
+    }
+}
+
+/// What fitting dropped.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Dropped {
+    /// (vertex, bone) influences removed.
+    pub influences: usize,
+    /// The largest single weight removed (before renormalisation).
+    pub max_weight: f32,
+}
+
+impl Dropped {
+    fn drop(&mut self, inf: &mut Influences, v: usize, joint: u32) {
+        let d = inf.remove(v, joint);
+        if d > 0.0 {
+            self.influences += 1;
+            self.max_weight = self.max_weight.max(d);
+        }
+    }
+}
+
+/// Fit every vertex and every face of `indices` (faces of `face_size`) into `k` bones.
+pub(super) fn fit(inf: &mut Influences, indices: &[u32], face_size: usize, k: usize) -> Dropped {
+    let mut dropped = Dropped::default();
+    for v in 0..inf.count.len() {
+        while inf.count[v] as usize > k {
+            let (js, ws) = inf.of_vertex(v);
+            // The smallest weight (the highest joint among equals: deterministic).
+            let Some((i, _)) = ws
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.total_cmp(b.1).then(js[b.0].cmp(&js[a.0])))
+            else {
+                break;
+            };
+            let joint = js[i];
+            dropped.drop(inf, v, joint);
+        }
+    }
+    let mut union: Vec<(u32, f32)> = Vec::new();
+    for face in indices.chunks_exact(face_size) {
+        // Most faces fit without counting their distinct bones.
+        if face
+            .iter()
+            .map(|&v| inf.count[v as usize] as usize)
+            .sum::<usize>()
+            <= k
+        {
+            continue;
+        }
+        loop {
+            union.clear();
+            for &v in face {
+                let (js, ws) = inf.of_vertex(v as usize);
+                for (&j, &wt) in js.iter().zip(ws) {
+                    match union.iter_mut().find(|e| e.0 == j) {
+                        Some(e) => e.1 += wt,
+                        None => union.push((j, wt)),
+                    }
+                }
+            }
+            if union.len() <= k {
+                break;
+            }
+            // The lightest bone that is no vertex's last influence.
+            union.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            let removable = union.iter().find(|(j, _)| {
+                face.iter().all(|&v| {
+                    let (js, _) = inf.of_vertex(v as usize);
+                    js.len() > 1 || js.first() != Some(j)
+                })
+            });
+            // None: each vertex is down to one bone, ≤ face_size ≤ 3 < K bones: cannot happen.
+            let Some(&(joint, _)) = removable else {
+                break;
+            };
+            for &v in face {
+                dropped.drop(inf, v as usize, joint);
+            }
+        }
+    }
+    dropped
+}
