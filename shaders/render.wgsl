@@ -1,5 +1,5 @@
 // render.wgsl — the draw: vertex entry points for 4 and 8 influences (both calling the
-// shared skin() from skin.wgsl, prepended), colour modes (material, weights of one bone, bone
+// shared skin() from skin.wgsl, prepended with a palette source), colour modes (material, weights of one bone, bone
 // colours, CPU-vs-GPU error heatmap), a lit fragment shader, the wireframe's, and the fragment
 // shader of the draw-path capture.
 // Pipelines: src/gpu/render.rs (draw, wireframe, CPU-skinned view) and
@@ -24,11 +24,6 @@ struct ViewUniform {
     _pad2: u32,
 };
 @group(2) @binding(0) var<uniform> view: ViewUniform;
-
-// Node of each palette entry (skin joints, then rigid draws): what bone a joint index means.
-@group(0) @binding(2) var<storage, read> joint_nodes: array<u32>;
-// |GPU - CPU| of every vertex of the scene (model units), indexed by first_vertex + index.
-@group(0) @binding(3) var<storage, read> vertex_errors: array<f32>;
 
 @group(1) @binding(2) var base_color_texture: texture_2d<f32>;
 @group(1) @binding(3) var base_color_sampler: sampler;
@@ -109,9 +104,8 @@ fn bone_color(node: u32) -> vec3<f32> {
 
 fn mode_color(joints: vec4<u32>, weights: vec4<f32>, acc: vec4<f32>) -> vec4<f32> {
     var out = acc;
-    let b = draw.palette_base;
     for (var k = 0u; k < 4u; k = k + 1u) {
-        let node = joint_nodes[b + joints[k]];
+        let node = joint_node(joints[k]);
         if (view.color_mode == 1u) {
             out.x = out.x + select(0.0, weights[k], node == view.selected_node);
         } else {
@@ -133,7 +127,7 @@ fn finish_color(acc: vec4<f32>, vertex_index: u32, vertex_color: vec4<f32>) -> v
         case 3u: {
             // log10 of the error relative to the model's diagonal: 1e-8 → 0 (blue),
             // 1e-5 (the comparison's tolerance) → 0.75, 1e-4 and above → 1 (red).
-            let e = vertex_errors[draw.first_vertex + vertex_index] * view.error_scale;
+            let e = vertex_error(vertex_index) * view.error_scale;
             return vec4<f32>(heat((log2(max(e, 1e-12)) * 0.30103 + 8.0) / 4.0), 1.0);
         }
         default: {

@@ -1,20 +1,18 @@
 // skin.wgsl — the one skinning function shared by the draw shader (render.wgsl) and the
 // capture compute shader (capture.wgsl), so GPU readback tests exactly the drawing code.
-// Prepended to both by src/gpu/shaders.rs.
+// Prepended to both by src/gpu/shaders.rs, after the palette source: palette_storage.wgsl
+// (the frame palette in a storage buffer) or palette_uniform.wgsl (a K-matrix uniform array per
+// draw, for adapters without vertex-stage storage buffers). The source defines
+// palette_matrix(j), morph_weight(k), morph_delta(i), joint_node(j) and vertex_error(v); it is
+// the only difference between the two paths.
 //
-// Linear blend skinning with the gradient palette (seed 002 §3): M = Σ w_k palette[base + j_k],
+// Linear blend skinning with the gradient palette (seed 002 §3): M = Σ w_k palette_matrix(j_k),
 // p' = M p, n' = normalize(sign(det M3) cof(M3) n) (inverse-transpose up to scale),
 // t' = orthogonalize(M3 t, n') with handedness kept. Morph targets are applied first.
 
 // Influence sets per vertex: 1 (JOINTS_0/WEIGHTS_0, 4 influences) or 2 (adds JOINTS_1/WEIGHTS_1).
 // Set per pipeline by src/gpu/{render,capture}.rs.
 override INFLUENCE_SETS: u32 = 1u;
-
-// Frame palette: model_from_bind of every skin joint, then one model_from_node per rigid draw
-// (src/skin/palette.rs). Sized to the scene, no joint cap.
-@group(0) @binding(0) var<storage, read> palette: array<mat4x4<f32>>;
-// Morph weights of every draw for this frame, from DrawParams.morph_weight_base.
-@group(0) @binding(1) var<storage, read> morph_weights: array<f32>;
 
 // Mirrors `DrawParams` in src/gpu/scene_buffers.rs (keep field order and padding in sync).
 struct DrawParams {
@@ -30,8 +28,6 @@ struct DrawParams {
     _pad0: u32,
 };
 @group(1) @binding(0) var<uniform> draw: DrawParams;
-// Morph deltas, [target][vertex][position, normal, tangent] as vec4 (w unused).
-@group(1) @binding(1) var<storage, read> morph_deltas: array<vec4<f32>>;
 
 struct SkinInput {
     position: vec3<f32>,
@@ -50,8 +46,8 @@ struct SkinOutput {
 };
 
 fn weighted_joints(j: vec4<u32>, w: vec4<f32>) -> mat4x4<f32> {
-    let b = draw.palette_base;
-    return palette[b + j.x] * w.x + palette[b + j.y] * w.y + palette[b + j.z] * w.z + palette[b + j.w] * w.w;
+    return palette_matrix(j.x) * w.x + palette_matrix(j.y) * w.y + palette_matrix(j.z) * w.z
+        + palette_matrix(j.w) * w.w;
 }
 
 fn skin(vertex_index: u32, input: SkinInput) -> SkinOutput {
@@ -60,12 +56,12 @@ fn skin(vertex_index: u32, input: SkinInput) -> SkinOutput {
     var n = input.normal;
     var t = input.tangent.xyz;
     for (var k = 0u; k < draw.morph_target_count; k = k + 1u) {
-        let w = morph_weights[draw.morph_weight_base + k];
+        let w = morph_weight(k);
         if (w != 0.0) {
             let at = (k * draw.vertex_count + vertex_index) * 3u;
-            p = p + morph_deltas[at].xyz * w;
-            n = n + morph_deltas[at + 1u].xyz * w;
-            t = t + morph_deltas[at + 2u].xyz * w;
+            p = p + morph_delta(at).xyz * w;
+            n = n + morph_delta(at + 1u).xyz * w;
+            t = t + morph_delta(at + 2u).xyz * w;
         }
     }
     var m = weighted_joints(input.joints0, input.weights0);

@@ -546,7 +546,15 @@ fn partition_reports_stats_and_render_shows_the_split() {
             "--max-bones",
         ),
         (
-            vec!["render", "--max-bones", "8", "--out", "x.png"],
+            vec![
+                "render",
+                "--palette",
+                "storage",
+                "--max-bones",
+                "8",
+                "--out",
+                "x.png",
+            ],
             "--color submesh",
         ),
         (
@@ -586,4 +594,112 @@ fn partition_reports_stats_and_render_shows_the_split() {
         let img = skinview::io::png::read(&png).unwrap();
         assert_eq!((img.width, img.height), (64, 64));
     }
+}
+
+/// `--palette uniform --max-bones K` on compare, dump and render: the partitioned draws match
+/// the CPU reference (on Vulkan and on GL), the dump equals the CPU's within tolerance, the
+/// render is written; contradictory flags are refused.
+#[test]
+fn uniform_palette_on_compare_dump_and_render() {
+    let cesium = common::model("CesiumMan");
+    let m = cesium.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["compare", m, "--palette", "storage", "--max-bones", "8"],
+            "--max-bones",
+        ),
+        (
+            vec![
+                "dump",
+                m,
+                "--time",
+                "0",
+                "--palette",
+                "uniform",
+                "--out",
+                "x.json",
+            ],
+            "--path gpu",
+        ),
+    ] {
+        let o = skinview(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(says), "{args:?}: {}", text(&o));
+    }
+    if common::gpu().is_none() {
+        return;
+    }
+    let o = skinview(&[
+        "compare",
+        m,
+        "--palette",
+        "uniform",
+        "--max-bones",
+        "8",
+        "--frames",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("uniform array of 8 matrices") && t.contains("6 submesh draws"),
+        "{t}"
+    );
+    // The compute capture reads the storage palette: refused on the uniform path.
+    let o = skinview(&["compare", m, "--max-bones", "8", "--capture", "compute"]);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("--capture draw"), "{}", text(&o));
+    // GL (llvmpipe) runs the same shaders through naga's GLSL output.
+    let mut gl = Command::new(env!("CARGO_BIN_EXE_skinview"));
+    gl.args(["compare", m, "--max-bones", "12", "--frames", "3"])
+        .env("WGPU_BACKEND", "gl");
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        gl.env("XDG_RUNTIME_DIR", std::env::temp_dir());
+    }
+    let o = gl.output().unwrap();
+    assert!(o.status.success(), "WGPU_BACKEND=gl: {}", text(&o));
+    assert!(text(&o).contains("Gl"), "not on GL: {}", text(&o));
+    // dump --path gpu on the uniform palette equals the CPU reference's dump.
+    let (cpu, gpu) = (tmp("uniform-cpu.json"), tmp("uniform-gpu.json"));
+    let o = skinview(&["dump", m, "--time", "0.7", "--out", cpu.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = skinview(&[
+        "dump",
+        m,
+        "--time",
+        "0.7",
+        "--path",
+        "gpu",
+        "--palette",
+        "uniform",
+        "--max-bones",
+        "12",
+        "--out",
+        gpu.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (a, b) = (Dump::read(&cpu).unwrap(), Dump::read(&gpu).unwrap());
+    let d = diff(&a, &b).unwrap();
+    assert!(
+        d.max_position < 1e-5 * a.diagonal() && d.max_normal < 1e-4,
+        "{d:?}"
+    );
+    let png = tmp("uniform.png");
+    let o = skinview(&[
+        "render",
+        m,
+        "--palette",
+        "uniform",
+        "--size",
+        "64x64",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("uniform array of 64 matrices"),
+        "{}",
+        text(&o)
+    );
+    assert!(skinview::io::png::read(&png).is_ok());
 }

@@ -7,14 +7,27 @@
 use std::mem::{offset_of, size_of};
 
 use skinview::gpu::capture::CaptureVertex;
-use skinview::gpu::shaders::{CAPTURE_WGSL, RENDER_WGSL, SKIN_WGSL};
-use skinview::gpu::{DrawParams, VertexLayout, ViewUniform};
+use skinview::gpu::palette_source::BonePaletteLayout;
+use skinview::gpu::shaders::{CAPTURE_WGSL, RENDER_WGSL, source};
+use skinview::gpu::{DrawParams, PaletteSource, VertexLayout, ViewUniform};
 use wgpu::naga;
 
+fn module_for(body: &str, palette: PaletteSource) -> naga::Module {
+    let source = source(body, palette);
+    let m = naga::front::wgsl::parse_str(&source)
+        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
+    // And it validates (types, uniform layout rules, bindings).
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default(),
+    )
+    .validate(&m)
+    .unwrap_or_else(|e| panic!("{palette:?}: {}", e.emit_to_string(&source)));
+    m
+}
+
 fn module(body: &str) -> naga::Module {
-    let source = format!("{SKIN_WGSL}\n{body}");
-    naga::front::wgsl::parse_str(&source)
-        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)))
+    module_for(body, PaletteSource::Storage)
 }
 
 /// (size, member name → offset) of WGSL struct `name`.
@@ -196,4 +209,23 @@ fn vertex_layouts_match_the_vertex_inputs() {
         want.sort_by_key(|a| a.0);
         assert_eq!(attributes(&layout), want, "{name}");
     }
+}
+
+/// The uniform path's `BonePalette` block has the offsets and size the Rust side writes, for
+/// several K (the array sizes come from K), and both palette sources compile with every
+/// pipeline body.
+#[test]
+fn bone_palette_matches_palette_uniform_wgsl() {
+    for bones in [4u32, 5, 8, 12, 16, 24, 32, 64, 100] {
+        let m = module_for(RENDER_WGSL, PaletteSource::Uniform { bones });
+        let (size, members) = wgsl_struct(&m, "BonePalette");
+        let l = BonePaletteLayout { bones };
+        let at = |name: &str| members.iter().find(|(n, _)| n == name).unwrap().1 as u64;
+        assert_eq!(at("matrices"), BonePaletteLayout::MATRICES, "K={bones}");
+        assert_eq!(at("nodes"), l.nodes_offset(), "K={bones}");
+        assert_eq!(at("morph_weights"), l.morph_offset(), "K={bones}");
+        assert_eq!(size as u64, l.size(), "K={bones}");
+    }
+    module_for(CAPTURE_WGSL, PaletteSource::Storage);
+    module_for(RENDER_WGSL, PaletteSource::Storage);
 }

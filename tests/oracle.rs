@@ -41,7 +41,7 @@ fn oracle_files() -> Vec<std::path::PathBuf> {
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn check(path: common::Source) {
     let ctx = match path {
-        common::Source::Gpu(_) => match common::gpu() {
+        common::Source::Gpu(_) | common::Source::GpuPalette(..) => match common::gpu() {
             Some(c) => Some(c),
             None => return,
         },
@@ -99,4 +99,14 @@ fn gpu_dump_matches_independent_engine() {
 #[test]
 fn gpu_draw_path_matches_independent_engine() {
     check(common::Source::Gpu(skinview::gpu::CapturePath::Draw));
+}
+
+/// The uniform palette path (each mesh partitioned into submeshes of at most 12 bones, where
+/// no shared model or rig drops an influence) against the independent engine.
+#[test]
+fn gpu_uniform_palette_matches_independent_engine() {
+    check(common::Source::GpuPalette(
+        skinview::gpu::CapturePath::Draw,
+        skinview::gpu::PaletteSource::Uniform { bones: 12 },
+    ));
 }

@@ -3,11 +3,13 @@
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use glam::Vec3;
 use skinview::anim::CrossFade;
 use skinview::character::{CharacterSpec, FadeDesc, IkGoal, LayerDesc, MaskSpec};
+use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource};
 use skinview::io::Model;
+use skinview::partition::{MAX_BONES, MIN_BONES};
 
 use super::CliError;
 
@@ -18,6 +20,51 @@ pub const MODEL_HELP: &str = "Model: .gltf/.glb, native .rig.json, or builtin:ar
 /// Largest influence limit accepted by `--max-influences` (the CPU path takes any number;
 /// real rigs use up to 8, a few tools write 16).
 pub const MAX_INFLUENCES_ARG: u64 = 64;
+
+/// Where the GPU skinning reads its palette (`--palette`, `--max-bones`).
+#[derive(Args, Clone, Copy, Default)]
+pub struct PaletteArgs {
+    /// Where the GPU skinning reads the joint matrices: storage (one buffer for the frame, any
+    /// number of joints per draw) or uniform (an array of K matrices per draw, each mesh split
+    /// into submeshes of at most K bones: what GL ES / WebGL2-class adapters can run).
+    /// Default: storage where the adapter reads storage buffers in the vertex stage, else
+    /// uniform.
+    #[arg(long, value_enum)]
+    pub palette: Option<PaletteArg>,
+    /// K, the uniform palette's size: bones per submesh (default 64; at most what the
+    /// adapter's uniform buffers hold). Implies --palette uniform.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(MIN_BONES as u64..=MAX_BONES as u64))]
+    pub max_bones: Option<u64>,
+}
+
+/// `--palette`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PaletteArg {
+    /// One storage buffer per frame.
+    Storage,
+    /// K matrices per draw in a uniform buffer, the mesh partitioned.
+    Uniform,
+}
+
+impl PaletteArgs {
+    /// The palette source asked for (`None`: the adapter's choice). `--max-bones` with
+    /// `--palette storage` is refused.
+    pub fn requested(&self) -> Result<Option<PaletteSource>, CliError> {
+        match (self.palette, self.max_bones) {
+            (Some(PaletteArg::Storage), Some(_)) => Err(CliError::Usage(
+                "--max-bones is the uniform palette's size; --palette storage has no bone limit"
+                    .into(),
+            )),
+            (Some(PaletteArg::Storage), None) => Ok(Some(PaletteSource::Storage)),
+            (Some(PaletteArg::Uniform), k) | (None, k @ Some(_)) => {
+                Ok(Some(PaletteSource::Uniform {
+                    bones: k.map_or(DEFAULT_UNIFORM_BONES, |k| k as u32),
+                }))
+            }
+            (None, None) => Ok(None),
+        }
+    }
+}
 
 /// The CPU animation stage for a native rig (layers, cross-fade, IK); see
 /// `skinview::character`.

@@ -1,14 +1,15 @@
 //! `skinview compare`: CPU reference vs GPU skinning (compute capture, the draw's own vertex
-//! stage, or both) over N frames of every animation; exit 1 above tolerance.
+//! stage, or both) over N frames of every animation, on the storage or the uniform palette
+//! path (the mesh partitioned into submeshes of at most K bones); exit 1 above tolerance.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use skinview::compare::{CompareOptions, compare};
-use skinview::gpu::CapturePath;
+use skinview::gpu::{CapturePath, PaletteSource};
 
-use super::args::{MAX_INFLUENCES_ARG, ModelArg, parse_anim};
+use super::args::{MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, parse_anim};
 use super::{CliResult, gpu};
 
 /// Most frames per animation (each frame is a GPU round trip per capture path).
@@ -30,9 +31,11 @@ pub struct CompareArgs {
     max_influences: Option<u64>,
     /// GPU code to read back: the compute capture (vertices from storage buffers), the draw's
     /// own vertex stage (vertex buffers, one point per vertex), or both (and each against the
-    /// other).
-    #[arg(long, value_enum, default_value = "both")]
-    capture: CaptureChoice,
+    /// other). Default: both on the storage palette, draw on the uniform palette.
+    #[arg(long, value_enum)]
+    capture: Option<CaptureChoice>,
+    #[command(flatten)]
+    palette: PaletteArgs,
     /// Also write the full comparison as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -68,10 +71,16 @@ pub fn run(a: CompareArgs) -> CliResult {
         None => (0..scene.animations.len()).map(Some).collect(),
     };
     let ctx = gpu()?;
+    let palette = skinview::gpu::choose_source(&ctx, a.palette.requested()?)?;
+    let capture = a.capture.unwrap_or(match palette {
+        PaletteSource::Storage if ctx.compute_capture() => CaptureChoice::Both,
+        _ => CaptureChoice::Draw,
+    });
     let options = CompareOptions {
         frames: a.frames as usize,
         max_influences: a.max_influences.map(|k| k as usize),
-        captures: a.capture.paths(),
+        captures: capture.paths(),
+        palette: Some(palette),
     };
     let bar = indicatif::ProgressBar::new(anims.len() as u64).with_message("comparing");
     let cmp = compare(&ctx, scene, &anims, &options, |i, _| {

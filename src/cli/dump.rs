@@ -1,5 +1,6 @@
 //! `skinview dump`: world-space skinned positions and normals at given times, as JSON in the
-//! exchange format (README), from the CPU reference or a GPU capture.
+//! exchange format (README), from the CPU reference or a GPU capture (storage or uniform
+//! palette).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -7,11 +8,11 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use skinview::compare::run::Source;
 use skinview::compare::sample_frames;
-use skinview::gpu::CapturePath;
+use skinview::gpu::{CapturePath, PaletteSource, choose_source};
 use skinview::io::dump::Dump;
 
-use super::args::{MAX_INFLUENCES_ARG, ModelArg, parse_anim};
-use super::{CliResult, gpu};
+use super::args::{MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, parse_anim};
+use super::{CliError, CliResult, gpu};
 
 #[derive(Args)]
 pub struct DumpArgs {
@@ -28,9 +29,12 @@ pub struct DumpArgs {
     #[arg(long, value_enum, default_value = "cpu")]
     path: PathArg,
     /// With --path gpu: which GPU code to read back, the compute capture or the draw's own
-    /// vertex stage.
-    #[arg(long, value_enum, default_value = "compute")]
-    capture: CaptureArg,
+    /// vertex stage. Default: compute on the storage palette, draw on the uniform palette.
+    #[arg(long, value_enum)]
+    capture: Option<CaptureArg>,
+    /// With --path gpu: the palette path (--palette, --max-bones).
+    #[command(flatten)]
+    palette: PaletteArgs,
     /// Reduce every vertex to its K largest weights (renormalised) first. 1..=64.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_INFLUENCES_ARG))]
     max_influences: Option<u64>,
@@ -70,9 +74,26 @@ pub fn run(a: DumpArgs) -> CliResult {
     let model = a.model.load()?;
     let scene = &model.scene;
     let anim = parse_anim(&model, a.anim.as_deref())?;
+    let requested = a.palette.requested()?;
     let (ctx, source) = match a.path {
+        PathArg::Cpu if requested.is_some() || a.capture.is_some() => {
+            return Err(CliError::Usage(
+                "--palette, --max-bones and --capture choose the GPU code: add --path gpu".into(),
+            ));
+        }
         PathArg::Cpu => (None, Source::Cpu),
-        PathArg::Gpu => (Some(gpu()?), Source::Gpu(a.capture.into())),
+        PathArg::Gpu => {
+            let ctx = gpu()?;
+            let palette = choose_source(&ctx, requested)?;
+            let capture = a.capture.map_or(
+                match palette {
+                    PaletteSource::Storage if ctx.compute_capture() => CapturePath::Compute,
+                    _ => CapturePath::Draw,
+                },
+                CapturePath::from,
+            );
+            (Some(ctx), Source::GpuPalette(capture, palette))
+        }
     };
     let draws = scene.deformed_draw_indices();
     let k = a.max_influences.map(|k| k as usize);

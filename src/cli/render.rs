@@ -7,12 +7,14 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use skinview::builtin::Builtin;
 use skinview::character::Character;
-use skinview::gpu::{ColorMode, GPU_MAX_INFLUENCES, Skinning};
+use skinview::gpu::{
+    ColorMode, DEFAULT_UNIFORM_BONES, GPU_MAX_INFLUENCES, PaletteSource, Skinning, choose_source,
+};
 use skinview::io::ModelSource;
 use skinview::partition::{MAX_BONES, MIN_BONES, PartitionedScene};
 use skinview::view::ViewOptions;
 
-use super::args::{ModelArg, StageArgs, parse_anim, parse_size};
+use super::args::{ModelArg, PaletteArg, StageArgs, parse_anim, parse_size};
 use super::{CliError, CliResult, gpu};
 
 #[derive(Args)]
@@ -48,8 +50,15 @@ pub struct RenderArgs {
     /// split into submeshes of at most --max-bones bones, each its own colour).
     #[arg(long, value_enum, default_value = "material")]
     color: ColorArg,
-    /// Bone budget of --color submesh: the model is split into submeshes of at most K bones
-    /// (`skinview partition` prints the split's stats).
+    /// Where the GPU skinning reads the joint matrices: storage (one buffer for the frame) or
+    /// uniform (K matrices per draw, the model split into submeshes of at most K bones).
+    /// Default: storage where the adapter reads storage buffers in the vertex stage, else
+    /// uniform.
+    #[arg(long, value_enum)]
+    palette: Option<PaletteArg>,
+    /// K: the model is split into submeshes of at most K bones, drawn with a uniform palette
+    /// of K matrices (unless --palette storage) and shown by --color submesh (`skinview
+    /// partition` prints the split's stats). Default with --palette uniform: 64.
     #[arg(long, value_parser = clap::value_parser!(u64).range(MIN_BONES as u64..=MAX_BONES as u64))]
     max_bones: Option<u64>,
     /// The bone (node name) --color weights shows; also highlighted by --skeleton.
@@ -83,7 +92,7 @@ pub enum ColorArg {
     Bones,
     /// |GPU - CPU| per vertex.
     Diff,
-    /// The partition into submeshes of at most --max-bones bones, each its own colour.
+    /// The partition into submeshes of at most K bones (--max-bones), each its own colour.
     Submesh,
 }
 
@@ -98,27 +107,51 @@ pub enum SkinningArg {
 
 pub fn run(a: RenderArgs) -> CliResult {
     let (width, height) = a.size;
-    match (a.color, a.max_bones) {
-        (ColorArg::Submesh, None) => {
-            return Err(CliError::Usage(
-                "--color submesh shows a split: give its bone budget with --max-bones K".into(),
-            ));
-        }
-        (ColorArg::Submesh, Some(_)) if a.demo || a.links || a.stage.is_set() => {
-            return Err(CliError::Usage(
-                "--color submesh splits the model's stored weights; the animation stage \
-                 (--demo, --links, --layer, --fade, --ik) rewrites them every frame"
-                    .into(),
-            ));
-        }
-        (c, Some(_)) if c != ColorArg::Submesh => {
-            return Err(CliError::Usage(
-                "--max-bones is the bone budget of --color submesh".into(),
-            ));
-        }
-        _ => {}
-    }
     let native_stage = a.links || a.stage.is_set();
+    let requested = match (a.palette, a.max_bones) {
+        (Some(PaletteArg::Storage), _) => Some(PaletteSource::Storage),
+        (Some(PaletteArg::Uniform), k) | (None, k @ Some(_)) => Some(PaletteSource::Uniform {
+            bones: k.map_or(DEFAULT_UNIFORM_BONES, |k| k as u32),
+        }),
+        (None, None) => None,
+    };
+    if a.palette == Some(PaletteArg::Storage)
+        && a.max_bones.is_some()
+        && a.color != ColorArg::Submesh
+    {
+        return Err(CliError::Usage(
+            "--max-bones with --palette storage only shows a split (--color submesh)".into(),
+        ));
+    }
+    let ctx = gpu()?;
+    let palette = choose_source(&ctx, requested)?;
+    // The bone budget of the split drawn: the uniform palette's K, or --max-bones.
+    let split_k = match palette {
+        PaletteSource::Uniform { bones } => Some(bones as usize),
+        PaletteSource::Storage => a.max_bones.map(|k| k as usize),
+    };
+    if a.color == ColorArg::Submesh && split_k.is_none() {
+        return Err(CliError::Usage(
+            "--color submesh shows a split: give its bone budget with --max-bones K".into(),
+        ));
+    }
+    if split_k.is_some() && (a.demo || native_stage) {
+        return Err(CliError::Usage(format!(
+            "the {} draws the model split by its stored weights; the animation stage (--demo, \
+             --links, --layer, --fade, --ik) rewrites them every frame and needs the storage \
+             palette{}",
+            if palette == PaletteSource::Storage {
+                "--color submesh view".to_string()
+            } else {
+                palette.describe()
+            },
+            if ctx.storage_palette() {
+                String::new()
+            } else {
+                format!(", which {} cannot run", ctx.info.name)
+            }
+        )));
+    }
     let (c, anim, time) = if a.demo {
         let source = ModelSource::from_arg(a.model.model.as_deref())?;
         let humanoid = a.model.model.is_none() || source == ModelSource::Builtin(Builtin::Humanoid);
@@ -161,18 +194,21 @@ pub fn run(a: RenderArgs) -> CliResult {
                     "--time {time}: not a finite number"
                 )));
             }
-            let scene = match (a.color, a.max_bones) {
-                (ColorArg::Submesh, Some(k)) => {
-                    let mut part = PartitionedScene::new(&model.scene, k as usize)?;
-                    part.color_submeshes();
+            let scene = match split_k {
+                Some(k) => {
+                    let mut part = PartitionedScene::new(&model.scene, k)?;
+                    if a.color == ColorArg::Submesh {
+                        part.color_submeshes();
+                    }
                     println!(
-                        "{}: {} submeshes of at most {k} bones",
+                        "{}: {} submeshes of at most {k} bones ({} influences dropped to fit)",
                         model.scene.name,
-                        part.submesh_count()
+                        part.submesh_count(),
+                        part.dropped_influences()
                     );
                     part.scene
                 }
-                _ => model.scene,
+                None => model.scene,
             };
             let mut c = Character::from_scene(scene, anim, false)?;
             c.update(time, 0.0)?;
@@ -227,8 +263,7 @@ pub fn run(a: RenderArgs) -> CliResult {
         skinning,
         split: a.split,
     };
-    let ctx = gpu()?;
-    let img = skinview::view::render_character(&ctx, &c, &options, width, height)?;
+    let img = skinview::view::render_character_with(&ctx, &c, &options, palette, width, height)?;
     skinview::io::png::write(&img, &a.out)?;
     if a.demo {
         println!(
@@ -239,10 +274,11 @@ pub fn run(a: RenderArgs) -> CliResult {
         );
     } else {
         println!(
-            "{}: anim {:?} t={time:.3}s path {:?} -> {} ({width}x{height}) on {}",
+            "{}: anim {:?} t={time:.3}s path {:?}, palette: {} -> {} ({width}x{height}) on {}",
             c.scene.name,
             anim,
             skinning,
+            palette.describe(),
             a.out.display(),
             ctx.describe()
         );

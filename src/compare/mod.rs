@@ -182,6 +182,17 @@ pub struct AnimComparison {
     pub reduction_cost: Option<Vec<DrawErrors>>,
 }
 
+/// The partition a uniform-palette comparison drew.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct PaletteSplit {
+    /// Bones per submesh at most.
+    pub k: usize,
+    /// Submesh draws.
+    pub submeshes: usize,
+    /// Influences dropped to fit faces into K bones (the reference skins without them too).
+    pub dropped_influences: usize,
+}
+
 /// A whole comparison: every animation, the scale errors are judged against, the verdict.
 #[derive(Clone, Debug, Serialize)]
 pub struct Comparison {
@@ -197,8 +208,13 @@ pub struct Comparison {
     pub normal_tolerance: f64,
     /// The influence limit both paths were reduced to (`None`: every weight).
     pub max_influences: Option<usize>,
-    /// Vertices whose weights the reduction changed, over all draws.
+    /// Vertices whose weights the reduction changed, over all draws (on the uniform path:
+    /// influences the partitioner's fitting dropped).
     pub vertices_reduced: usize,
+    /// Where the GPU read its palette from (`storage buffer`, `uniform array of K matrices`).
+    pub palette: String,
+    /// On the uniform palette path: the split the GPU drew.
+    pub split: Option<PaletteSplit>,
     /// Capture paths compared.
     pub captures: Vec<CapturePath>,
     /// Per animation.
@@ -223,6 +239,16 @@ impl Comparison {
         self.anims
             .iter()
             .flat_map(|a| &a.draws)
+            .map(|d| d.max_error)
+            .fold(0.0, f64::max)
+    }
+
+    /// Largest distance the influence reduction (or the partitioner's fitting) moves a vertex,
+    /// over every animation and draw (0 when there was none).
+    pub fn worst_reduction_cost(&self) -> f64 {
+        self.anims
+            .iter()
+            .flat_map(|a| a.reduction_cost.iter().flatten())
             .map(|d| d.max_error)
             .fold(0.0, f64::max)
     }
@@ -254,6 +280,15 @@ impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names: Vec<&str> = self.captures.iter().map(|c| c.name()).collect();
         writeln!(f, "model {}  adapter {}", self.model, self.adapter)?;
+        write!(f, "palette: {}", self.palette)?;
+        match &self.split {
+            Some(s) => writeln!(
+                f,
+                " ({} submesh draws of at most {} bones, {} influences dropped to fit)",
+                s.submeshes, s.k, s.dropped_influences
+            )?,
+            None => writeln!(f)?,
+        }
         writeln!(
             f,
             "diagonal {:.6}  tolerance {:.1e} x diagonal = {:.3e}, normals {:.0e}  captures: {}",
@@ -305,15 +340,19 @@ impl fmt::Display for Comparison {
                     d.max_normal_error
                 )?;
             }
+            let what = match (self.max_influences, &self.split) {
+                (Some(k), _) => format!("reducing to {k} influences"),
+                (None, Some(s)) => format!("fitting faces into {} bones", s.k),
+                (None, None) => "reducing".into(),
+            };
             for d in an.reduction_cost.iter().flatten() {
                 writeln!(
                     f,
-                    "  node {} mesh {} prim {}: reducing to {} influences costs max {:.3e} \
+                    "  node {} mesh {} prim {}: {what} costs max {:.3e} \
                      ({:.2e} rel) mean {:.3e} (worst vertex {})",
                     d.node_index,
                     d.mesh_index,
                     d.primitive_index,
-                    self.max_influences.unwrap_or(0),
                     d.max_error,
                     self.relative(d.max_error),
                     d.mean_error,
@@ -321,13 +360,21 @@ impl fmt::Display for Comparison {
                 )?;
             }
         }
+        if let (None, Some(s)) = (self.max_influences, &self.split)
+            && s.dropped_influences > 0
+        {
+            let worst = self.worst_reduction_cost();
+            writeln!(
+                f,
+                "fitted into {} bones: {} influences dropped; that moves vertices by up to \
+                 {worst:.3e} ({:.2e} of the diagonal), outside the GPU comparison",
+                s.k,
+                s.dropped_influences,
+                self.relative(worst)
+            )?;
+        }
         if let Some(k) = self.max_influences {
-            let worst = self
-                .anims
-                .iter()
-                .flat_map(|a| a.reduction_cost.iter().flatten())
-                .map(|d| d.max_error)
-                .fold(0.0, f64::max);
+            let worst = self.worst_reduction_cost();
             writeln!(
                 f,
                 "reduced to {k} influences: {} vertices lost weight; over the model the reduction \

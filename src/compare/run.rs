@@ -1,13 +1,21 @@
 //! Running a comparison: a [`Character`] plays each animation (not looping, so `t = duration`
 //! is the last key) and skins on the CPU; each frame's palette is uploaded to the GPU and read
 //! back through the chosen capture paths; the errors accumulate per draw.
+//!
+//! On the uniform palette path the GPU draws a [`PartitionedScene`] (one draw per submesh of
+//! at most K bones, its own character for the frame's palettes); the submeshes' vertices are
+//! scattered back onto the source draws and compared with the unpartitioned CPU reference,
+//! whose weights are the fitted ones (the same as the source unless a face needed more than K
+//! bones; what the fitting costs is reported beside, as an influence reduction is).
 
 use super::{
     AnimComparison, CPU_GPU_TOLERANCE_REL, CaptureErrors, Comparison, DrawErrors, NORMAL_TOLERANCE,
+    PaletteSplit,
 };
 use crate::character::Character;
 use crate::error::{Error, Result};
-use crate::gpu::{CapturePath, GpuContext, GpuReadback};
+use crate::gpu::{CapturePath, GpuContext, GpuReadback, PaletteSource, choose_source};
+use crate::partition::PartitionedScene;
 use crate::scene::Scene;
 use crate::skin::{SkinnedVertices, bounds};
 
@@ -24,10 +32,15 @@ pub struct CompareOptions {
     pub max_influences: Option<usize>,
     /// GPU code to read back (at least one).
     pub captures: Vec<CapturePath>,
+    /// Where the GPU reads its palette from; `None`: the storage buffer where the adapter
+    /// can, else a uniform array ([`choose_source`]).
+    pub palette: Option<PaletteSource>,
 }
 
 impl CompareOptions {
-    /// Validation rules: 1. at least one frame; 2. at least one capture path.
+    /// Validation rules: 1. at least one frame; 2. at least one capture path; 3. the uniform
+    /// palette path reads back through the draw only; 4. no influence limit on the uniform
+    /// path (the partitioner fits influences itself).
     pub fn validate(&self) -> Result<()> {
         if self.frames == 0 {
             return Err(Error::job("CompareOptions", 1, "no frames to compare"));
@@ -39,7 +52,108 @@ impl CompareOptions {
                 "no capture path to read back",
             ));
         }
+        if let Some(PaletteSource::Uniform { .. }) = self.palette {
+            if self.captures.contains(&CapturePath::Compute) {
+                return Err(Error::job(
+                    "CompareOptions",
+                    3,
+                    "the compute capture reads the storage palette; the uniform palette path \
+                     reads back through the draw (--capture draw)",
+                ));
+            }
+            if self.max_influences.is_some() {
+                return Err(Error::job(
+                    "CompareOptions",
+                    4,
+                    "an influence limit with the uniform palette: the partitioner already fits \
+                     every face into K bones",
+                ));
+            }
+        }
         Ok(())
+    }
+}
+
+/// The GPU side of a comparison: the scene as drawn (whole, or partitioned for the uniform
+/// palette), read back per frame onto the source draws.
+enum GpuSide {
+    Whole(GpuReadback),
+    Parts {
+        part: Box<PartitionedScene>,
+        character: Box<Character>,
+        readback: GpuReadback,
+        draws: Vec<usize>,
+    },
+}
+
+impl GpuSide {
+    /// Set up for `source` on `scene`; on the uniform path also the partitioned scene.
+    fn new(
+        ctx: &GpuContext,
+        scene: &Scene,
+        cpu: &Character,
+        max_influences: Option<usize>,
+        source: PaletteSource,
+    ) -> Result<(GpuSide, Option<Box<PartitionedScene>>)> {
+        match source {
+            PaletteSource::Storage => Ok((
+                GpuSide::Whole(GpuReadback::new(ctx, scene, &cpu.frame, max_influences)?),
+                None,
+            )),
+            PaletteSource::Uniform { bones } => {
+                let part = Box::new(PartitionedScene::new(scene, bones as usize)?);
+                let mut character =
+                    Box::new(Character::from_scene(part.scene.clone(), None, false)?);
+                character.cpu_skinning = false;
+                let readback =
+                    GpuReadback::with_palette(ctx, &part.scene, &character.frame, None, source)?;
+                let draws = (0..part.scene.draws.len()).collect();
+                let copy = part.clone();
+                Ok((
+                    GpuSide::Parts {
+                        part,
+                        character,
+                        readback,
+                        draws,
+                    },
+                    Some(copy),
+                ))
+            }
+        }
+    }
+
+    fn set_clip(&mut self, anim: Option<usize>) -> Result<()> {
+        match self {
+            GpuSide::Whole(_) => Ok(()),
+            GpuSide::Parts { character, .. } => character.set_clip(anim, false),
+        }
+    }
+
+    /// The GPU's vertices at `t` for every source draw, read through `path`.
+    fn read(
+        &mut self,
+        ctx: &GpuContext,
+        cpu: &Character,
+        t: f32,
+        path: CapturePath,
+        draws: &[usize],
+    ) -> Result<Vec<SkinnedVertices>> {
+        match self {
+            GpuSide::Whole(g) => g.read(ctx, &cpu.scene, &cpu.frame, path, draws),
+            GpuSide::Parts {
+                part,
+                character,
+                readback,
+                draws: all,
+            } => {
+                character.update(t, COMPARE_DT_S)?;
+                let parts = readback.read(ctx, &character.scene, &character.frame, path, all)?;
+                // Vertices in no submesh (no face uses them) keep the reference's values.
+                let mut out = cpu.outputs.clone();
+                part.scatter(&parts, &mut out)?;
+                Ok(draws.iter().filter_map(|&d| out.get(d).cloned()).collect())
+            }
+        }
     }
 }
 
@@ -49,6 +163,7 @@ impl Default for CompareOptions {
             frames: 16,
             max_influences: None,
             captures: vec![CapturePath::Compute, CapturePath::Draw],
+            palette: None,
         }
     }
 }
@@ -76,29 +191,52 @@ pub fn compare(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Comparison> {
     options.validate()?;
+    let source = choose_source(ctx, options.palette)?;
+    let options = &CompareOptions {
+        palette: Some(source),
+        ..options.clone()
+    };
+    options.validate()?;
     let draws: Vec<usize> = (0..scene.draws.len()).collect();
     let k = options.max_influences;
     let mut cpu = Character::from_scene(scene.clone(), None, false)?;
     cpu.set_max_influences(k);
-    // The unreduced CPU path, when the reduction's cost is asked for.
-    let mut full = match k {
-        Some(_) => Some(Character::from_scene(scene.clone(), None, false)?),
-        None => None,
+    let (mut gpu, part) = GpuSide::new(ctx, scene, &cpu, k, source)?;
+    let mut vertices_reduced = match &gpu {
+        GpuSide::Whole(g) => g
+            .gpu
+            .draws
+            .iter()
+            .filter_map(|d| d.reduction)
+            .map(|r| r.vertices_reduced)
+            .sum(),
+        GpuSide::Parts { .. } => 0,
     };
-    let mut gpu = GpuReadback::new(ctx, scene, &cpu.frame, k)?;
-    let vertices_reduced = gpu
-        .gpu
-        .draws
-        .iter()
-        .filter_map(|d| d.reduction)
-        .map(|r| r.vertices_reduced)
-        .sum();
+    let mut split = None;
+    if let Some(p) = &part {
+        // The reference skins with the fitted weights, as the submeshes do.
+        vertices_reduced = p.dropped_influences();
+        split = Some(PaletteSplit {
+            k: p.k,
+            submeshes: p.submesh_count(),
+            dropped_influences: vertices_reduced,
+        });
+        if vertices_reduced > 0 {
+            cpu = Character::from_scene(p.fitted_source(scene), None, false)?;
+        }
+    }
+    // The unreduced CPU path, when the reduction's (or the fitting's) cost is asked for.
+    let mut full = match k.is_some() || vertices_reduced > 0 && part.is_some() {
+        true => Some(Character::from_scene(scene.clone(), None, false)?),
+        false => None,
+    };
     let mut result = Vec::with_capacity(anims.len());
     let mut diagonal: f64 = 0.0;
     for (i, &anim) in anims.iter().enumerate() {
         progress(i, anims.len());
         let times = frame_times(scene, anim, options.frames);
         cpu.set_clip(anim, false)?;
+        gpu.set_clip(anim)?;
         if let Some(f) = &mut full {
             f.set_clip(anim, false)?;
         }
@@ -116,7 +254,7 @@ pub fn compare(
             }
             let mut read: Vec<(CapturePath, Vec<SkinnedVertices>)> = Vec::new();
             for (path, errs) in options.captures.iter().zip(&mut per_path) {
-                let out = gpu.read(ctx, &cpu.scene, &cpu.frame, *path, &draws)?;
+                let out = gpu.read(ctx, &cpu, t, *path, &draws)?;
                 for (e, (c, g)) in errs.iter_mut().zip(cpu.outputs.iter().zip(&out)) {
                     e.add(t, c, g);
                 }
@@ -170,6 +308,8 @@ pub fn compare(
         normal_tolerance: NORMAL_TOLERANCE,
         max_influences: k,
         vertices_reduced,
+        palette: source.describe(),
+        split,
         captures: options.captures.clone(),
         anims: result,
         passed: false,
@@ -183,12 +323,17 @@ pub fn compare(
 pub enum Source {
     /// The CPU reference.
     Cpu,
-    /// GPU skinning read back through a capture path.
+    /// GPU skinning read back through a capture path, on the adapter's palette path
+    /// ([`choose_source`]).
     Gpu(CapturePath),
+    /// GPU skinning read back through a capture path, on a given palette path (the uniform
+    /// path draws the partitioned scene; vertices no face uses take the CPU's values).
+    GpuPalette(CapturePath, PaletteSource),
 }
 
 /// Skinned vertices of `draws` at each of `times` of `anim` (not looping): `[time][k]`.
-/// `ctx` is needed for [`Source::Gpu`].
+/// `ctx` is needed for the GPU sources. On the uniform palette path the vertices are the
+/// fitted skin's (the same unless a face needed more than K bones).
 pub fn sample_frames(
     ctx: Option<&GpuContext>,
     scene: &Scene,
@@ -200,27 +345,43 @@ pub fn sample_frames(
 ) -> Result<Vec<Vec<SkinnedVertices>>> {
     let mut c = Character::from_scene(scene.clone(), anim, false)?;
     c.set_max_influences(max_influences);
-    let mut gpu = match source {
-        Source::Cpu => None,
-        Source::Gpu(path) => {
-            let ctx = ctx.ok_or_else(|| {
-                Error::NoAdapter("GPU skinning requested without a GPU context".into())
-            })?;
-            c.cpu_skinning = false;
-            Some((
-                ctx,
-                path,
-                GpuReadback::new(ctx, scene, &c.frame, max_influences)?,
-            ))
+    let (path, palette) = match source {
+        Source::Cpu => {
+            let mut out = Vec::with_capacity(times.len());
+            for &t in times {
+                c.update(t, COMPARE_DT_S)?;
+                out.push(draws.iter().map(|&d| c.outputs[d].clone()).collect());
+            }
+            return Ok(out);
         }
+        Source::Gpu(path) => (path, None),
+        Source::GpuPalette(path, palette) => (path, Some(palette)),
     };
+    let ctx =
+        ctx.ok_or_else(|| Error::NoAdapter("GPU skinning requested without a GPU context".into()))?;
+    let palette = choose_source(ctx, palette)?;
+    if palette != PaletteSource::Storage && max_influences.is_some() {
+        return Err(Error::job(
+            "sample_frames",
+            1,
+            "an influence limit with the uniform palette: the partitioner already fits every \
+             face into K bones",
+        ));
+    }
+    let (mut gpu, part) = GpuSide::new(ctx, scene, &c, max_influences, palette)?;
+    gpu.set_clip(anim)?;
+    match &part {
+        // The CPU side only fills vertices no submesh draws: with the fitted weights.
+        Some(p) if p.dropped_influences() > 0 => {
+            c = Character::from_scene(p.fitted_source(scene), anim, false)?;
+        }
+        Some(_) => {}
+        None => c.cpu_skinning = false,
+    }
     let mut out = Vec::with_capacity(times.len());
     for &t in times {
         c.update(t, COMPARE_DT_S)?;
-        match &mut gpu {
-            None => out.push(draws.iter().map(|&d| c.outputs[d].clone()).collect()),
-            Some((ctx, path, g)) => out.push(g.read(ctx, &c.scene, &c.frame, *path, draws)?),
-        }
+        out.push(gpu.read(ctx, &c, t, path, draws)?);
     }
     Ok(out)
 }

@@ -6,9 +6,10 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec4;
 
 use super::context::GpuContext;
+use super::palette_source::PaletteSource;
 use super::scene_buffers::GpuScene;
 use super::shaders::{CAPTURE_WGSL, influence_constants, module_with_skin};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::skin::SkinnedVertices;
 
 /// One vertex record of the capture's input and output. Mirrors `CaptureVertex` in
@@ -28,7 +29,7 @@ pub struct CaptureVertex {
 const RECORD: u64 = std::mem::size_of::<CaptureVertex>() as u64;
 
 /// Threads per workgroup; must match `@workgroup_size` in capture.wgsl.
-const WORKGROUP_SIZE: u32 = 64;
+pub(crate) const WORKGROUP_SIZE: u32 = 64;
 
 /// The compute capture of one [`GpuScene`] (its output buffers are sized to the scene).
 pub struct Capture {
@@ -41,6 +42,14 @@ pub struct Capture {
 impl Capture {
     /// Pipelines and per-draw output buffers for `gpu`.
     pub fn new(ctx: &GpuContext, gpu: &GpuScene) -> Result<Capture> {
+        if !ctx.compute_capture() || gpu.source != PaletteSource::Storage {
+            return Err(Error::Gpu(
+                "the compute capture needs compute shaders and storage buffers (the storage \
+                 palette path); read the uniform path back through the draw"
+                    .into(),
+            ));
+        }
+        let groups = ctx.layouts.of(PaletteSource::Storage)?;
         let device = &ctx.device;
         let io_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("capture io"),
@@ -57,14 +66,10 @@ impl Capture {
         });
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("capture"),
-            bind_group_layouts: &[
-                Some(&ctx.layouts.frame),
-                Some(&ctx.layouts.draw),
-                Some(&io_layout),
-            ],
+            bind_group_layouts: &[Some(&groups.frame), Some(&groups.draw), Some(&io_layout)],
             immediate_size: 0,
         });
-        let module = module_with_skin(device, "capture.wgsl", CAPTURE_WGSL);
+        let module = module_with_skin(device, "capture.wgsl", CAPTURE_WGSL, PaletteSource::Storage);
         let make = |sets: u32| {
             let constants = influence_constants(sets);
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -83,6 +88,10 @@ impl Capture {
         let mut outputs = Vec::with_capacity(gpu.draws.len());
         let mut bind_groups = Vec::with_capacity(gpu.draws.len());
         for d in &gpu.draws {
+            let input = d
+                .capture_input
+                .as_ref()
+                .ok_or_else(|| Error::Gpu("a draw without compute capture input".into()))?;
             let out = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("capture output"),
                 size: (d.vertex_count.max(1) as u64) * RECORD,
@@ -95,7 +104,7 @@ impl Capture {
                 entries: &[
                     wgpu::BindGroupEntry {
                         binding: 0,
-                        resource: d.capture_input.as_entire_binding(),
+                        resource: input.as_entire_binding(),
                     },
                     wgpu::BindGroupEntry {
                         binding: 1,

@@ -19,6 +19,8 @@ pub struct GpuContext {
     pub info: wgpu::AdapterInfo,
     /// Bind group layouts every pipeline and scene on this device share.
     pub layouts: Layouts,
+    /// Compute shaders with storage buffers (the compute capture) are available.
+    compute: bool,
     /// Validation errors reported by wgpu since the last [`GpuContext::check`].
     errors: Arc<Mutex<Vec<String>>>,
 }
@@ -29,12 +31,29 @@ pub const NO_ADAPTER_HINT: &str = "no Vulkan/GL adapter found. On Debian/Ubuntu 
 
 impl GpuContext {
     /// Create a headless device. `WGPU_BACKEND` (vulkan, gl, …) and `WGPU_ADAPTER_NAME`
-    /// select the adapter as in wgpu's examples.
+    /// select the adapter as in wgpu's examples; `SKINVIEW_LIMITS=webgl2` asks the device for
+    /// WebGL2-class limits (no storage buffers, no compute), so the uniform palette path can be
+    /// run and tested on any adapter as a downlevel GPU would run it.
     pub fn new_headless() -> Result<GpuContext> {
-        pollster::block_on(Self::new_async())
+        let limits = match std::env::var("SKINVIEW_LIMITS").ok().as_deref() {
+            None | Some("") | Some("adapter") => None,
+            Some("webgl2") => Some(wgpu::Limits::downlevel_webgl2_defaults()),
+            Some(other) => {
+                return Err(Error::Gpu(format!(
+                    "SKINVIEW_LIMITS={other}: expected `adapter` (the default) or `webgl2`"
+                )));
+            }
+        };
+        pollster::block_on(Self::new_async(limits))
     }
 
-    async fn new_async() -> Result<GpuContext> {
+    /// A headless device with `limits` (each at most the adapter's) instead of the adapter's
+    /// own: tests run the downlevel path with `wgpu::Limits::downlevel_webgl2_defaults()`.
+    pub fn new_headless_with_limits(limits: wgpu::Limits) -> Result<GpuContext> {
+        pollster::block_on(Self::new_async(Some(limits)))
+    }
+
+    async fn new_async(limits: Option<wgpu::Limits>) -> Result<GpuContext> {
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapter = match wgpu::util::initialize_adapter_from_env(&instance, None).await {
@@ -49,35 +68,34 @@ impl GpuContext {
                 .await
                 .map_err(|e| Error::NoAdapter(format!("{e}; {NO_ADAPTER_HINT}")))?,
         };
-        Self::from_adapter(instance, adapter).await
+        Self::from_adapter_with_limits(instance, adapter, limits).await
     }
 
     /// A device on `adapter` with the adapter's own limits (the palette storage buffer is
-    /// sized to the scene), after checking it can run skinning at all.
+    /// sized to the scene).
     pub async fn from_adapter(
         instance: wgpu::Instance,
         adapter: wgpu::Adapter,
     ) -> Result<GpuContext> {
+        Self::from_adapter_with_limits(instance, adapter, None).await
+    }
+
+    /// A device on `adapter` with `limits` (`None`: the adapter's own). Adapters whose vertex
+    /// stage cannot read storage buffers get the uniform palette path only
+    /// ([`GpuContext::storage_palette`]); those without compute shaders no compute capture.
+    pub async fn from_adapter_with_limits(
+        instance: wgpu::Instance,
+        adapter: wgpu::Adapter,
+        limits: Option<wgpu::Limits>,
+    ) -> Result<GpuContext> {
         let info = adapter.get_info();
         let caps = adapter.get_downlevel_capabilities();
-        if !caps.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {
-            return Err(Error::NoAdapter(format!(
-                "adapter {} has no compute shaders; {NO_ADAPTER_HINT}",
-                info.name
-            )));
-        }
-        if !caps.flags.contains(wgpu::DownlevelFlags::VERTEX_STORAGE) {
-            return Err(Error::NoAdapter(format!(
-                "adapter {} cannot read storage buffers in vertex shaders (the uniform-buffer palette path is not built yet)",
-                info.name
-            )));
-        }
-        // Take the adapter's limits: the palette storage buffer is sized to the scene.
+        let required_limits = limits.unwrap_or_else(|| adapter.limits());
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("skinview"),
                 required_features: wgpu::Features::empty(),
-                required_limits: adapter.limits(),
+                required_limits,
                 ..Default::default()
             })
             .await
@@ -89,7 +107,14 @@ impl GpuContext {
                 v.push(e.to_string());
             }
         }));
-        let layouts = Layouts::new(&device);
+        let layouts = Layouts::new(
+            &device,
+            caps.flags.contains(wgpu::DownlevelFlags::VERTEX_STORAGE),
+        );
+        let compute = caps.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+            && layouts.storage.is_some()
+            && device.limits().max_compute_invocations_per_workgroup
+                >= super::capture::WORKGROUP_SIZE;
         Ok(GpuContext {
             instance,
             adapter,
@@ -97,8 +122,20 @@ impl GpuContext {
             queue,
             info,
             layouts,
+            compute,
             errors,
         })
+    }
+
+    /// The vertex stage can read storage buffers: the storage palette path (the default) is
+    /// available. Otherwise only [`super::PaletteSource::Uniform`] draws.
+    pub fn storage_palette(&self) -> bool {
+        self.layouts.storage.is_some()
+    }
+
+    /// The compute capture can run (compute shaders and storage buffers).
+    pub fn compute_capture(&self) -> bool {
+        self.compute
     }
 
     /// One line describing the adapter.

@@ -17,6 +17,7 @@ use glam::Vec3;
 
 use super::camera::{Camera, ViewUniform};
 use super::context::GpuContext;
+use super::palette_source::{PaletteSource, check_source};
 use super::render::{
     SkinnedPipeline, Skinning, VertexLayout, set_skinned_vertex_buffers, sets_slot,
     skinned_pipeline, skinned_pipeline_layout,
@@ -34,9 +35,11 @@ pub const CAPTURE_WIDTH: u32 = 1024;
 const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba32Uint;
 const TEXEL_BYTES: u32 = 16;
 
-/// The draw-path capture pipelines (4 and 8 influences).
+/// The draw-path capture pipelines (4 and 8 influences), per palette source (built when a
+/// scene of that source is first read back).
 pub struct DrawCapture {
-    pipelines: [wgpu::RenderPipeline; 2],
+    layouts: [VertexLayout; 2],
+    pipelines: Vec<(PaletteSource, [wgpu::RenderPipeline; 2])>,
     camera: Camera,
 }
 
@@ -49,16 +52,34 @@ impl DrawCapture {
     /// Pipelines with the given vertex layouts for 4 and 8 influences (tests plant faults in
     /// copies of the draw's layouts to show the comparison catches them).
     pub fn with_layouts(ctx: &GpuContext, layouts: [VertexLayout; 2]) -> Result<DrawCapture> {
+        let mut c = DrawCapture {
+            layouts,
+            pipelines: Vec::new(),
+            camera: Camera::new(ctx),
+        };
+        if ctx.storage_palette() {
+            c.prepare(ctx, PaletteSource::Storage)?;
+        }
+        ctx.check()?;
+        Ok(c)
+    }
+
+    /// Build the pipelines of `source` unless they exist.
+    pub fn prepare(&mut self, ctx: &GpuContext, source: PaletteSource) -> Result<()> {
+        if self.pipelines.iter().any(|(s, _)| *s == source) {
+            return Ok(());
+        }
+        check_source(ctx, source)?;
         let device = &ctx.device;
-        let module = module_with_skin(device, "render.wgsl (draw capture)", RENDER_WGSL);
-        let layout = skinned_pipeline_layout(ctx);
+        let module = module_with_skin(device, "render.wgsl (draw capture)", RENDER_WGSL, source);
+        let layout = skinned_pipeline_layout(ctx, source)?;
         let target = Some(wgpu::ColorTargetState {
             format: FORMAT,
             blend: None,
             write_mask: wgpu::ColorWrites::ALL,
         });
         let targets = [target.clone(), target];
-        let [l4, l8] = &layouts;
+        let [l4, l8] = &self.layouts;
         let make = |sets: u32, vertex: &VertexLayout| {
             skinned_pipeline(
                 device,
@@ -79,20 +100,24 @@ impl DrawCapture {
             )
         };
         let pipelines = [make(1, l4), make(2, l8)];
-        let camera = Camera::new(ctx);
         ctx.check()?;
-        Ok(DrawCapture { pipelines, camera })
+        self.pipelines.push((source, pipelines));
+        Ok(())
     }
 
     /// Draw `draws` (indices into the scene's draw list) as points with the palette and morph
     /// weights last written by [`GpuScene::update`] and read back the vertex stage's world
     /// positions and normals (`tangents` are not an output of the draw: `None`).
     pub fn run(
-        &self,
+        &mut self,
         ctx: &GpuContext,
         gpu: &GpuScene,
         draws: &[usize],
     ) -> Result<Vec<SkinnedVertices>> {
+        self.prepare(ctx, gpu.source)?;
+        let Some((_, pipelines)) = self.pipelines.iter().find(|(s, _)| *s == gpu.source) else {
+            return Err(Error::Gpu("draw capture pipelines missing".into()));
+        };
         let max_dim = ctx.device.limits().max_texture_dimension_2d;
         let width = CAPTURE_WIDTH.min(max_dim);
         let mut rows = 1u32;
@@ -166,7 +191,7 @@ impl DrawCapture {
                     multiview_mask: None,
                 });
                 if d.vertex_count > 0 {
-                    pass.set_pipeline(&self.pipelines[sets_slot(d)]);
+                    pass.set_pipeline(&pipelines[sets_slot(d)]);
                     pass.set_bind_group(0, &gpu.frame_bind_group, &[]);
                     pass.set_bind_group(1, &d.bind_group, &[]);
                     pass.set_bind_group(2, self.camera.bind_group(), &[]);

@@ -5,8 +5,9 @@
 use super::capture::Capture;
 use super::context::GpuContext;
 use super::draw_capture::DrawCapture;
+use super::palette_source::PaletteSource;
 use super::scene_buffers::GpuScene;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::frame::FrameState;
 use crate::scene::Scene;
 use crate::skin::SkinnedVertices;
@@ -31,11 +32,12 @@ impl CapturePath {
     }
 }
 
-/// A scene on the GPU with both captures.
+/// A scene on the GPU with both captures (the compute capture on the storage palette path
+/// only).
 pub struct GpuReadback {
     /// The uploaded scene.
     pub gpu: GpuScene,
-    compute: Capture,
+    compute: Option<Capture>,
     draw: DrawCapture,
 }
 
@@ -50,6 +52,25 @@ impl GpuReadback {
         Self::with_draw_capture(ctx, scene, frame, max_influences, DrawCapture::new(ctx)?)
     }
 
+    /// As [`GpuReadback::new`] for a palette source; on the uniform path every draw of `scene`
+    /// must use at most K joints (a partitioned scene) and only the draw path reads back.
+    pub fn with_palette(
+        ctx: &GpuContext,
+        scene: &Scene,
+        frame: &FrameState,
+        max_influences: Option<usize>,
+        source: PaletteSource,
+    ) -> Result<GpuReadback> {
+        let gpu = GpuScene::with_palette(ctx, scene, frame, max_influences, source)?;
+        let compute = match source {
+            PaletteSource::Storage if ctx.compute_capture() => Some(Capture::new(ctx, &gpu)?),
+            _ => None,
+        };
+        let mut draw = DrawCapture::new(ctx)?;
+        draw.prepare(ctx, source)?;
+        Ok(GpuReadback { gpu, compute, draw })
+    }
+
     /// As [`GpuReadback::new`] with a given draw capture (tests plant layout faults in it).
     pub fn with_draw_capture(
         ctx: &GpuContext,
@@ -59,7 +80,10 @@ impl GpuReadback {
         draw: DrawCapture,
     ) -> Result<GpuReadback> {
         let gpu = GpuScene::new(ctx, scene, frame, max_influences)?;
-        let compute = Capture::new(ctx, &gpu)?;
+        let compute = ctx
+            .compute_capture()
+            .then(|| Capture::new(ctx, &gpu))
+            .transpose()?;
         Ok(GpuReadback { gpu, compute, draw })
     }
 
@@ -74,7 +98,16 @@ impl GpuReadback {
     ) -> Result<Vec<SkinnedVertices>> {
         self.gpu.update(ctx, scene, frame);
         let mut out = match path {
-            CapturePath::Compute => self.compute.run(ctx, &self.gpu, draws)?,
+            CapturePath::Compute => match &self.compute {
+                Some(c) => c.run(ctx, &self.gpu, draws)?,
+                None => {
+                    return Err(Error::Gpu(format!(
+                        "no compute capture on the {} path of {}: read back through the draw",
+                        self.gpu.source.describe(),
+                        ctx.info.name
+                    )));
+                }
+            },
             CapturePath::Draw => self.draw.run(ctx, &self.gpu, draws)?,
         };
         for (v, &d) in out.iter_mut().zip(draws) {

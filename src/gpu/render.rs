@@ -9,6 +9,7 @@
 
 use super::camera::Camera;
 use super::context::GpuContext;
+use super::palette_source::{PaletteSource, check_source};
 use super::scene_buffers::{CPU_VERTEX_STRIDE, GpuDraw, GpuScene};
 use super::shaders::{RENDER_WGSL, module_with_skin};
 use crate::error::Result;
@@ -231,18 +232,23 @@ pub(crate) struct SkinnedPipeline<'a> {
     pub samples: u32,
 }
 
-/// The layout of every pipeline on the draw's vertex stage: frame, draw, view.
-pub(crate) fn skinned_pipeline_layout(ctx: &GpuContext) -> wgpu::PipelineLayout {
-    ctx.device
+/// The layout of every pipeline on the draw's vertex stage: frame, draw (of `source`), view.
+pub(crate) fn skinned_pipeline_layout(
+    ctx: &GpuContext,
+    source: PaletteSource,
+) -> Result<wgpu::PipelineLayout> {
+    let groups = ctx.layouts.of(source)?;
+    Ok(ctx
+        .device
         .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("render"),
             bind_group_layouts: &[
-                Some(&ctx.layouts.frame),
-                Some(&ctx.layouts.draw),
+                Some(&groups.frame),
+                Some(&groups.draw),
                 Some(&ctx.layouts.view),
             ],
             immediate_size: 0,
-        })
+        }))
 }
 
 /// Build one pipeline on render.wgsl's vertex stage (see [`SkinnedPipeline`]).
@@ -303,19 +309,41 @@ pub(crate) fn skinned_pipeline(
     })
 }
 
-/// Draws scenes into passes of one [`Target`] kind.
+/// The pipelines of one palette source: `[skinning (0 GPU, 1 CPU)][kind][influence sets - 1]`.
+type Pipelines = [Vec<[wgpu::RenderPipeline; 2]>; 2];
+
+/// Draws scenes into passes of one [`Target`] kind, with pipelines per palette source (the
+/// storage path's from the start where the adapter has it; others on [`Renderer::prepare`]).
 pub struct Renderer {
     target: Target,
-    /// `[skinning (0 GPU, 1 CPU)][kind][influence sets - 1]`.
-    pipelines: [Vec<[wgpu::RenderPipeline; 2]>; 2],
+    sets: Vec<(PaletteSource, Pipelines)>,
 }
 
 impl Renderer {
-    /// Pipelines for `target` on `ctx`'s device.
+    /// Pipelines for `target` on `ctx`'s device (the storage palette path's, where the
+    /// adapter can read storage buffers in the vertex stage).
     pub fn new(ctx: &GpuContext, target: Target) -> Result<Renderer> {
+        let mut r = Renderer {
+            target,
+            sets: Vec::new(),
+        };
+        if ctx.storage_palette() {
+            r.prepare(ctx, PaletteSource::Storage)?;
+        }
+        Ok(r)
+    }
+
+    /// Build the pipelines of `source` unless they exist: a [`GpuScene`] uploaded for it can
+    /// then be drawn.
+    pub fn prepare(&mut self, ctx: &GpuContext, source: PaletteSource) -> Result<()> {
+        if self.sets.iter().any(|(s, _)| *s == source) {
+            return Ok(());
+        }
+        check_source(ctx, source)?;
+        let target = self.target;
         let device = &ctx.device;
-        let module = module_with_skin(device, "render.wgsl", RENDER_WGSL);
-        let layout = skinned_pipeline_layout(ctx);
+        let module = module_with_skin(device, "render.wgsl", RENDER_WGSL, source);
+        let layout = skinned_pipeline_layout(ctx, source)?;
         let targets = [Some(wgpu::ColorTargetState {
             format: target.format,
             blend: None,
@@ -363,7 +391,8 @@ impl Renderer {
         };
         let pipelines = [per(Skinning::Gpu), per(Skinning::Cpu)];
         ctx.check()?;
-        Ok(Renderer { target, pipelines })
+        self.sets.push((source, pipelines));
+        Ok(())
     }
 
     /// The target kind the pipelines were built for.
@@ -378,7 +407,8 @@ impl Renderer {
     }
 
     /// Record every draw of `scene` with `options`. [`Skinning::Cpu`] draws what
-    /// [`GpuScene::upload_skinned`] uploaded last (nothing before the first upload).
+    /// [`GpuScene::upload_skinned`] uploaded last (nothing before the first upload). Nothing
+    /// is drawn before [`Renderer::prepare`] for the scene's palette source.
     pub fn draw_with(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
@@ -386,6 +416,9 @@ impl Renderer {
         scene: &GpuScene,
         options: DrawOptions,
     ) {
+        let Some((_, pipelines)) = self.sets.iter().find(|(s, _)| *s == scene.source) else {
+            return; // not prepared for this palette source: nothing to draw with
+        };
         let (variant, cpu_vertices) = match options.skinning {
             Skinning::Gpu => (0, None),
             Skinning::Cpu => match scene.cpu_vertices() {
@@ -410,7 +443,7 @@ impl Renderer {
                 if count == 0 || d.vertex_count == 0 {
                     continue;
                 }
-                pass.set_pipeline(&self.pipelines[variant][kind.index()][sets_slot(d)]);
+                pass.set_pipeline(&pipelines[variant][kind.index()][sets_slot(d)]);
                 match cpu_vertices {
                     None => set_skinned_vertex_buffers(pass, d),
                     Some(buffer) => {

@@ -1,8 +1,14 @@
 //! Scene upload: per-draw vertex, influence, morph, texture and parameter buffers (static),
-//! the per-frame palette and morph-weight storage buffers, and two scene-wide per-vertex
-//! buffers written when a view needs them: CPU-skinned positions and normals (a view of the CPU
-//! reference) and |GPU − CPU| errors (the error heatmap). Each is one buffer and one upload per
-//! frame, from scratch space allocated once.
+//! the per-frame palette and morph weights, and two scene-wide per-vertex stores written when a
+//! view needs them: CPU-skinned positions and normals (a view of the CPU reference) and
+//! |GPU − CPU| errors (the error heatmap). Each is one upload per frame, from scratch space
+//! allocated once.
+//!
+//! Per palette source ([`PaletteSource`]): the storage path keeps the frame palette, the morph
+//! weights, the node of each palette entry and the errors in storage buffers, and each draw's
+//! morph deltas in one; the uniform path gives each draw a `BonePalette` uniform block (its at
+//! most K matrices, their nodes, its morph weights; rewritten every frame) and keeps morph
+//! deltas and errors in float textures, so nothing in the vertex stage is a storage buffer.
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec2, Vec3, Vec4};
@@ -10,6 +16,7 @@ use wgpu::util::DeviceExt;
 
 use super::capture::CaptureVertex;
 use super::context::GpuContext;
+use super::palette_source::{BonePaletteLayout, PaletteSource, UNIFORM_MORPH_SLOTS, check_source};
 use crate::error::{Error, Result};
 use crate::frame::FrameState;
 use crate::scene::{Scene, SkinWeights, Texture, Topology, Wrap};
@@ -69,23 +76,38 @@ pub struct GpuDraw {
     /// Unique triangle edges as a line list (the wireframe); empty for lines and points.
     pub edges: wgpu::Buffer,
     pub edge_index_count: u32,
-    /// One [`CaptureVertex`] per vertex (the compute capture's input).
-    pub capture_input: wgpu::Buffer,
+    /// One [`CaptureVertex`] per vertex (the compute capture's input; storage path only).
+    pub capture_input: Option<wgpu::Buffer>,
     pub params: wgpu::Buffer,
-    pub morph_deltas: wgpu::Buffer,
+    /// Uniform path: the draw's `BonePalette` block (matrices, nodes, morph weights).
+    pub bones: Option<wgpu::Buffer>,
+    /// Palette entries the draw uses (its skin's joints, 1 for a rigid draw).
+    pub palette_len: u32,
     pub bind_group: wgpu::BindGroup,
     pub reduction: Option<ReductionStats>,
     /// First vertex of this draw in the scene-wide per-vertex buffers.
     pub cpu_first_vertex: u64,
 }
 
+/// Where the per-vertex errors of the heatmap live.
+enum ErrorStore {
+    /// Storage path: one `f32` per vertex.
+    Buffer(wgpu::Buffer),
+    /// Uniform path: an R32Float texture filled row by row, `width` texels a row.
+    Texture { texture: wgpu::Texture, width: u32 },
+}
+
 /// A scene on the GPU.
 pub struct GpuScene {
-    /// Frame palette (`model_from_bind` per skin joint, one matrix per rigid draw).
-    pub palette: wgpu::Buffer,
-    /// Morph weights of every draw for the current frame.
-    pub morph_weights: wgpu::Buffer,
-    /// Group 0 (palette, morph weights, node of each palette entry, per-vertex errors).
+    /// The palette source the scene was uploaded for (pipelines must match it).
+    pub source: PaletteSource,
+    /// Storage path: the frame palette (`model_from_bind` per skin joint, one matrix per rigid
+    /// draw).
+    pub palette: Option<wgpu::Buffer>,
+    /// Storage path: morph weights of every draw for the current frame.
+    pub morph_weights: Option<wgpu::Buffer>,
+    /// Group 0 (storage: palette, morph weights, node of each palette entry, per-vertex errors;
+    /// uniform: per-vertex errors).
     pub frame_bind_group: wgpu::BindGroup,
     /// Per draw buffers, in scene draw order.
     pub draws: Vec<GpuDraw>,
@@ -98,10 +120,76 @@ pub struct GpuScene {
     cpu_vertices: Option<wgpu::Buffer>,
     cpu_scratch: Vec<f32>,
     /// |GPU − CPU| per vertex of the scene (zeros until written).
-    vertex_errors: wgpu::Buffer,
+    vertex_errors: ErrorStore,
+    error_scratch: Vec<f32>,
     cpu_vertex_total: u64,
     /// Textures stay alive as long as the bind groups that view them.
     _textures: Vec<wgpu::Texture>,
+}
+
+/// A float texture holding `texels` values of `channels` floats, row by row (rows of at most
+/// the device's 2D dimension); an error when it cannot hold them.
+fn float_texture(
+    ctx: &GpuContext,
+    label: &str,
+    format: wgpu::TextureFormat,
+    texels: usize,
+) -> Result<(wgpu::Texture, u32)> {
+    let max = ctx.device.limits().max_texture_dimension_2d.max(1);
+    let width = (texels.max(1) as u64).min(max as u64) as u32;
+    let rows = (texels.max(1) as u64).div_ceil(width as u64);
+    if rows > max as u64 {
+        return Err(Error::Gpu(format!(
+            "{label}: {texels} texels exceed this adapter's {max} × {max} textures"
+        )));
+    }
+    let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some(label),
+        size: wgpu::Extent3d {
+            width,
+            height: rows as u32,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    Ok((texture, width))
+}
+
+/// Write `values` (`channels` floats a texel, row by row) into `texture` of `width` texels a
+/// row, the last row padded with zeros (through `scratch`).
+fn write_float_texture(
+    ctx: &GpuContext,
+    texture: &wgpu::Texture,
+    width: u32,
+    channels: u32,
+    values: &[f32],
+    scratch: &mut Vec<f32>,
+) {
+    let size = texture.size();
+    let row_floats = (width * channels) as usize;
+    scratch.clear();
+    scratch.extend_from_slice(values);
+    scratch.resize(row_floats * size.height as usize, 0.0);
+    ctx.queue.write_texture(
+        wgpu::TexelCopyTextureInfo {
+            texture,
+            mip_level: 0,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        },
+        bytemuck::cast_slice(scratch),
+        wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(width * channels * 4),
+            rows_per_image: Some(size.height),
+        },
+        size,
+    );
 }
 
 /// Buffer with contents, at least 16 bytes (zero-sized bindings are not allowed).
@@ -181,42 +269,62 @@ fn upload_texture(ctx: &GpuContext, t: &Texture) -> (wgpu::Texture, wgpu::Sample
 }
 
 impl GpuScene {
-    /// Upload `scene`. `max_influences` reduces skinned draws to the K largest weights
-    /// (renormalised), as the CPU path does with the same K.
+    /// Upload `scene` for the storage palette path. `max_influences` reduces skinned draws
+    /// to the K largest weights (renormalised), as the CPU path does with the same K.
     pub fn new(
         ctx: &GpuContext,
         scene: &Scene,
         frame: &FrameState,
         max_influences: Option<usize>,
     ) -> Result<GpuScene> {
+        Self::with_palette(ctx, scene, frame, max_influences, PaletteSource::Storage)
+    }
+
+    /// Upload `scene` for `source`. The uniform path needs every draw to use at most K joints
+    /// (a [`crate::partition::PartitionedScene`]'s scene does) and at most
+    /// [`UNIFORM_MORPH_SLOTS`] morph targets.
+    pub fn with_palette(
+        ctx: &GpuContext,
+        scene: &Scene,
+        frame: &FrameState,
+        max_influences: Option<usize>,
+        source: PaletteSource,
+    ) -> Result<GpuScene> {
+        check_source(ctx, source)?;
+        let layouts = ctx.layouts.of(source)?;
         let device = &ctx.device;
-        let palette_bytes = (frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64;
-        let max_binding = ctx.device.limits().max_storage_buffer_binding_size;
-        if palette_bytes > max_binding {
-            return Err(Error::Gpu(format!(
-                "palette of {} matrices ({palette_bytes} bytes) exceeds the adapter's storage \
-                 binding limit {max_binding}",
-                frame.layout.len
-            )));
+        let storage = source == PaletteSource::Storage;
+        // Per draw: palette entries, checked against the uniform array.
+        let palette_len: Vec<u32> = scene
+            .draws
+            .iter()
+            .map(|d| d.skin.map_or(1, |s| scene.skins[s].joints.len()) as u32)
+            .collect();
+        if let PaletteSource::Uniform { bones } = source {
+            if let Some((i, &n)) = palette_len.iter().enumerate().find(|(_, n)| **n > bones) {
+                return Err(Error::Gpu(format!(
+                    "{}: draw {i} uses {n} joints, more than the uniform palette's {bones}; \
+                     partition the scene first (skinview partition --max-bones {bones})",
+                    scene.name
+                )));
+            }
+            if let Some((i, d)) = scene.draws.iter().enumerate().find(|(_, d)| {
+                scene.primitive(d).morph_targets.len() > UNIFORM_MORPH_SLOTS as usize
+            }) {
+                return Err(Error::Gpu(format!(
+                    "{}: draw {i} has {} morph targets; the uniform palette path takes up to \
+                     {UNIFORM_MORPH_SLOTS}",
+                    scene.name,
+                    scene.primitive(d).morph_targets.len()
+                )));
+            }
         }
-        let palette = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("palette"),
-            size: palette_bytes,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
         let mut morph_weight_base = Vec::with_capacity(scene.draws.len());
         let mut total_weights = 0u32;
         for d in &scene.draws {
             morph_weight_base.push(total_weights);
             total_weights += scene.primitive(d).morph_targets.len() as u32;
         }
-        let morph_weights = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("morph weights"),
-            size: (total_weights.max(4) as u64) * 4,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
         // The node each palette entry stands for (same order as PaletteJob writes).
         let mut joint_nodes: Vec<u32> = Vec::with_capacity(frame.layout.len);
         for skin in &scene.skins {
@@ -225,41 +333,87 @@ impl GpuScene {
         for d in scene.draws.iter().filter(|d| d.skin.is_none()) {
             joint_nodes.push(d.node as u32);
         }
-        let joint_nodes = buffer_init(
-            device,
-            "joint nodes",
-            bytemuck::cast_slice(&joint_nodes),
-            wgpu::BufferUsages::STORAGE,
-        );
         let vertex_total = scene.vertex_count() as u64;
-        let vertex_errors = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("vertex errors"),
-            size: (vertex_total.max(4)) * 4,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let frame_bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("frame"),
-            layout: &ctx.layouts.frame,
-            entries: &[
-                wgpu::BindGroupEntry {
+        let (palette, morph_weights, vertex_errors, frame_bind_group) = if storage {
+            let palette_bytes = (frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64;
+            let max_binding = ctx.device.limits().max_storage_buffer_binding_size;
+            if palette_bytes > max_binding {
+                return Err(Error::Gpu(format!(
+                    "palette of {} matrices ({palette_bytes} bytes) exceeds the adapter's \
+                     storage binding limit {max_binding}",
+                    frame.layout.len
+                )));
+            }
+            let palette = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("palette"),
+                size: palette_bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let morph_weights = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("morph weights"),
+                size: (total_weights.max(4) as u64) * 4,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let joint_nodes = buffer_init(
+                device,
+                "joint nodes",
+                bytemuck::cast_slice(&joint_nodes),
+                wgpu::BufferUsages::STORAGE,
+            );
+            let errors = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("vertex errors"),
+                size: (vertex_total.max(4)) * 4,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("frame"),
+                layout: &layouts.frame,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: palette.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: morph_weights.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 2,
+                        resource: joint_nodes.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 3,
+                        resource: errors.as_entire_binding(),
+                    },
+                ],
+            });
+            (
+                Some(palette),
+                Some(morph_weights),
+                ErrorStore::Buffer(errors),
+                group,
+            )
+        } else {
+            let (texture, width) = float_texture(
+                ctx,
+                "vertex errors",
+                wgpu::TextureFormat::R32Float,
+                vertex_total as usize,
+            )?;
+            let view = texture.create_view(&Default::default());
+            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("frame (uniform palette)"),
+                layout: &layouts.frame,
+                entries: &[wgpu::BindGroupEntry {
                     binding: 0,
-                    resource: palette.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: morph_weights.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: joint_nodes.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: vertex_errors.as_entire_binding(),
-                },
-            ],
-        });
+                    resource: wgpu::BindingResource::TextureView(&view),
+                }],
+            });
+            (None, None, ErrorStore::Texture { texture, width }, group)
+        };
         // Textures, and a 1x1 white one for untextured draws.
         let white = Texture {
             name: Some("white".into()),
@@ -280,6 +434,8 @@ impl GpuScene {
             .iter()
             .map(|(t, _)| t.create_view(&Default::default()))
             .collect();
+        let mut kept_textures: Vec<wgpu::Texture> = Vec::new();
+        let mut scratch: Vec<f32> = Vec::new();
         let mut draws = Vec::with_capacity(scene.draws.len());
         let mut cpu_first_vertex = 0u64;
         for (i, d) in scene.draws.iter().enumerate() {
@@ -328,13 +484,6 @@ impl GpuScene {
             let tangents: Vec<Vec4> = prim.tangents.clone().unwrap_or_else(|| vec![Vec4::ZERO; n]);
             let uvs: Vec<Vec2> = prim.uvs.clone().unwrap_or_else(|| vec![Vec2::ZERO; n]);
             let colors: Vec<Vec4> = prim.colors.clone().unwrap_or_else(|| vec![Vec4::ONE; n]);
-            let capture_in: Vec<CaptureVertex> = (0..n)
-                .map(|v| CaptureVertex {
-                    position: prim.positions[v].extend(1.0).to_array(),
-                    normal: normals[v].extend(0.0).to_array(),
-                    tangent: tangents[v].to_array(),
-                })
-                .collect();
             let mut deltas: Vec<Vec4> = Vec::with_capacity(3 * n * prim.morph_targets.len());
             for t in &prim.morph_targets {
                 for v in 0..n {
@@ -352,14 +501,23 @@ impl GpuScene {
                 Topology::Lines | Topology::Points => Vec::new(),
             };
             let vtx = wgpu::BufferUsages::VERTEX;
-            let sto = wgpu::BufferUsages::STORAGE;
+            // Joints and weights are also the compute capture's input on the storage path.
+            let vtx_in = if storage {
+                vtx | wgpu::BufferUsages::STORAGE
+            } else {
+                vtx
+            };
             let index = wgpu::BufferUsages::INDEX;
             let params_data = DrawParams {
                 base_color: prim.base_color,
-                palette_base: frame.layout.draw_base[i],
+                palette_base: if storage {
+                    frame.layout.draw_base[i]
+                } else {
+                    0
+                },
                 vertex_count: n as u32,
                 morph_target_count: prim.morph_targets.len() as u32,
-                morph_weight_base: morph_weight_base[i],
+                morph_weight_base: if storage { morph_weight_base[i] } else { 0 },
                 has_normals: prim.normals.is_some() as u32,
                 has_tangents: prim.tangents.is_some() as u32,
                 first_vertex: cpu_first_vertex as u32,
@@ -371,35 +529,118 @@ impl GpuScene {
                 bytemuck::bytes_of(&params_data),
                 wgpu::BufferUsages::UNIFORM,
             );
-            let morph_deltas =
-                buffer_init(device, "morph deltas", bytemuck::cast_slice(&deltas), sto);
             // Slot 0 is the white texture; scene texture k is slot k + 1.
             let slot = prim
                 .base_color_texture
                 .map_or(0, |t| t + 1)
                 .min(views.len() - 1);
-            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("draw"),
-                layout: &ctx.layouts.draw,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: params.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: morph_deltas.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: wgpu::BindingResource::TextureView(&views[slot]),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 3,
-                        resource: wgpu::BindingResource::Sampler(&uploaded[slot].1),
-                    },
-                ],
-            });
+            let material = [
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: wgpu::BindingResource::TextureView(&views[slot]),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: wgpu::BindingResource::Sampler(&uploaded[slot].1),
+                },
+            ];
+            let (bind_group, bones, capture_input) = match source {
+                PaletteSource::Storage => {
+                    let morph_deltas = buffer_init(
+                        device,
+                        "morph deltas",
+                        bytemuck::cast_slice(&deltas),
+                        wgpu::BufferUsages::STORAGE,
+                    );
+                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("draw"),
+                        layout: &layouts.draw,
+                        entries: &[
+                            wgpu::BindGroupEntry {
+                                binding: 0,
+                                resource: params.as_entire_binding(),
+                            },
+                            wgpu::BindGroupEntry {
+                                binding: 1,
+                                resource: morph_deltas.as_entire_binding(),
+                            },
+                            material[0].clone(),
+                            material[1].clone(),
+                        ],
+                    });
+                    let capture_in: Vec<CaptureVertex> = (0..n)
+                        .map(|v| CaptureVertex {
+                            position: prim.positions[v].extend(1.0).to_array(),
+                            normal: normals[v].extend(0.0).to_array(),
+                            tangent: tangents[v].to_array(),
+                        })
+                        .collect();
+                    let capture_input = buffer_init(
+                        device,
+                        "capture input",
+                        bytemuck::cast_slice(&capture_in),
+                        wgpu::BufferUsages::STORAGE,
+                    );
+                    (group, None, Some(capture_input))
+                }
+                PaletteSource::Uniform { bones } => {
+                    let block = BonePaletteLayout { bones };
+                    let bones_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("bone palette"),
+                        size: block.size(),
+                        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    });
+                    // The nodes never change: written once.
+                    let base = frame.layout.draw_base[i] as usize;
+                    let nodes: Vec<u32> = joint_nodes
+                        .get(base..base + palette_len[i] as usize)
+                        .map(<[u32]>::to_vec)
+                        .unwrap_or_default();
+                    ctx.queue.write_buffer(
+                        &bones_buffer,
+                        block.nodes_offset(),
+                        bytemuck::cast_slice(&nodes),
+                    );
+                    let (morph, width) = float_texture(
+                        ctx,
+                        "morph deltas",
+                        wgpu::TextureFormat::Rgba32Float,
+                        deltas.len(),
+                    )?;
+                    write_float_texture(
+                        ctx,
+                        &morph,
+                        width,
+                        4,
+                        bytemuck::cast_slice(&deltas),
+                        &mut scratch,
+                    );
+                    let morph_view = morph.create_view(&Default::default());
+                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("draw (uniform palette)"),
+                        layout: &layouts.draw,
+                        entries: &[
+                            wgpu::BindGroupEntry {
+                                binding: 0,
+                                resource: params.as_entire_binding(),
+                            },
+                            wgpu::BindGroupEntry {
+                                binding: 1,
+                                resource: wgpu::BindingResource::TextureView(&morph_view),
+                            },
+                            material[0].clone(),
+                            material[1].clone(),
+                            wgpu::BindGroupEntry {
+                                binding: 4,
+                                resource: bones_buffer.as_entire_binding(),
+                            },
+                        ],
+                    });
+                    kept_textures.push(morph);
+                    (group, Some(bones_buffer), None)
+                }
+            };
             draws.push(GpuDraw {
                 vertex_count: n as u32,
                 index_count: prim.indices.len() as u32,
@@ -417,13 +658,13 @@ impl GpuScene {
                     device,
                     "joints",
                     bytemuck::cast_slice(&weights.joints),
-                    vtx | sto,
+                    vtx_in,
                 ),
                 weights: buffer_init(
                     device,
                     "weights",
                     bytemuck::cast_slice(&weights.weights),
-                    vtx | sto,
+                    vtx_in,
                 ),
                 uvs: buffer_init(device, "uvs", bytemuck::cast_slice(&uvs), vtx),
                 colors: buffer_init(device, "colors", bytemuck::cast_slice(&colors), vtx),
@@ -435,14 +676,10 @@ impl GpuScene {
                 ),
                 edge_index_count: edges.len() as u32,
                 edges: buffer_init(device, "edges", bytemuck::cast_slice(&edges), index),
-                capture_input: buffer_init(
-                    device,
-                    "capture input",
-                    bytemuck::cast_slice(&capture_in),
-                    sto,
-                ),
+                capture_input,
                 params,
-                morph_deltas,
+                bones,
+                palette_len: palette_len[i],
                 bind_group,
                 reduction,
                 cpu_first_vertex,
@@ -450,7 +687,9 @@ impl GpuScene {
             cpu_first_vertex += n as u64;
         }
         ctx.check()?;
+        kept_textures.extend(uploaded.into_iter().map(|(t, _)| t));
         Ok(GpuScene {
+            source,
             palette,
             morph_weights,
             frame_bind_group,
@@ -461,30 +700,64 @@ impl GpuScene {
             cpu_vertices: None,
             cpu_scratch: Vec::new(),
             vertex_errors,
+            error_scratch: Vec::new(),
             cpu_vertex_total: cpu_first_vertex,
-            _textures: uploaded.into_iter().map(|(t, _)| t).collect(),
+            _textures: kept_textures,
         })
     }
-    /// Write this frame's palette and morph weights (one upload each).
+
+    /// Write this frame's palette and morph weights: on the storage path one upload each; on
+    /// the uniform path each draw's matrices and morph weights into its block.
     pub fn update(&mut self, ctx: &GpuContext, scene: &Scene, frame: &FrameState) {
-        if !frame.palette.is_empty() {
-            ctx.queue
-                .write_buffer(&self.palette, 0, bytemuck::cast_slice(&frame.palette));
+        for (i, d) in scene.draws.iter().enumerate() {
+            let base = self.morph_weight_base[i] as usize;
+            let count = scene.primitive(d).morph_targets.len();
+            let w = &frame.pose.morph_weights[d.node];
+            for k in 0..count {
+                self.morph_weight_scratch[base + k] = w.get(k).copied().unwrap_or(0.0);
+            }
         }
-        if !self.morph_weight_scratch.is_empty() {
-            for (i, d) in scene.draws.iter().enumerate() {
-                let base = self.morph_weight_base[i] as usize;
-                let count = scene.primitive(d).morph_targets.len();
-                let w = &frame.pose.morph_weights[d.node];
-                for k in 0..count {
-                    self.morph_weight_scratch[base + k] = w.get(k).copied().unwrap_or(0.0);
+        match self.source {
+            PaletteSource::Storage => {
+                if let Some(palette) = &self.palette
+                    && !frame.palette.is_empty()
+                {
+                    ctx.queue
+                        .write_buffer(palette, 0, bytemuck::cast_slice(&frame.palette));
+                }
+                if let Some(weights) = &self.morph_weights
+                    && !self.morph_weight_scratch.is_empty()
+                {
+                    ctx.queue.write_buffer(
+                        weights,
+                        0,
+                        bytemuck::cast_slice(&self.morph_weight_scratch),
+                    );
                 }
             }
-            ctx.queue.write_buffer(
-                &self.morph_weights,
-                0,
-                bytemuck::cast_slice(&self.morph_weight_scratch),
-            );
+            PaletteSource::Uniform { bones } => {
+                let block = BonePaletteLayout { bones };
+                for (i, gd) in self.draws.iter().enumerate() {
+                    let Some(buffer) = &gd.bones else { continue };
+                    let base = frame.layout.draw_base.get(i).copied().unwrap_or(0) as usize;
+                    if let Some(m) = frame.palette.get(base..base + gd.palette_len as usize) {
+                        ctx.queue.write_buffer(
+                            buffer,
+                            BonePaletteLayout::MATRICES,
+                            bytemuck::cast_slice(m),
+                        );
+                    }
+                    let wb = self.morph_weight_base[i] as usize;
+                    let count = scene.primitive(&scene.draws[i]).morph_targets.len();
+                    if count > 0 {
+                        ctx.queue.write_buffer(
+                            buffer,
+                            block.morph_offset(),
+                            bytemuck::cast_slice(&self.morph_weight_scratch[wb..wb + count]),
+                        );
+                    }
+                }
+            }
         }
     }
 
@@ -544,10 +817,15 @@ impl GpuScene {
     /// Write |GPU − CPU| per vertex (model units) for the error heatmap: one value per vertex
     /// of the scene, draws in order (what [`vertex_errors`] computes). A slice of another
     /// length is ignored.
-    pub fn upload_vertex_errors(&self, ctx: &GpuContext, errors: &[f32]) {
-        if !errors.is_empty() && errors.len() as u64 == self.cpu_vertex_total {
-            ctx.queue
-                .write_buffer(&self.vertex_errors, 0, bytemuck::cast_slice(errors));
+    pub fn upload_vertex_errors(&mut self, ctx: &GpuContext, errors: &[f32]) {
+        if errors.is_empty() || errors.len() as u64 != self.cpu_vertex_total {
+            return;
+        }
+        match &self.vertex_errors {
+            ErrorStore::Buffer(b) => ctx.queue.write_buffer(b, 0, bytemuck::cast_slice(errors)),
+            ErrorStore::Texture { texture, width } => {
+                write_float_texture(ctx, texture, *width, 1, errors, &mut self.error_scratch)
+            }
         }
     }
 

@@ -1,20 +1,43 @@
-//! WGSL sources. `skin.wgsl` is prepended to each pipeline's own shader so the draw and the
-//! capture pipelines compile the same `skin()` function.
+//! WGSL sources. Every pipeline's shader is its own file with `skin.wgsl` prepended, and
+//! before that the palette source (`palette_storage.wgsl` or `palette_uniform.wgsl`, with its
+//! sizes), so the draw and the capture pipelines compile the same `skin()` function and the
+//! two skinning paths differ only in where the palette comes from.
+
+use super::palette_source::{PaletteSource, UNIFORM_MORPH_SLOTS};
 
 /// `skin.wgsl`: the shared `skin()` function, prepended to every pipeline's shader.
 pub const SKIN_WGSL: &str = include_str!("../../shaders/skin.wgsl");
+/// `palette_storage.wgsl`: the storage-buffer palette source.
+pub const PALETTE_STORAGE_WGSL: &str = include_str!("../../shaders/palette_storage.wgsl");
+/// `palette_uniform.wgsl`: the uniform palette source (needs `PALETTE_SIZE` and `MORPH_SLOTS`).
+pub const PALETTE_UNIFORM_WGSL: &str = include_str!("../../shaders/palette_uniform.wgsl");
 /// `capture.wgsl`: the compute pipeline that skins vertices into a buffer for readback.
 pub const CAPTURE_WGSL: &str = include_str!("../../shaders/capture.wgsl");
 /// `render.wgsl`: the skinning vertex shaders, the CPU-skinned vertex entry point, the lit
 /// fragment shader and the draw-path capture fragment shader.
 pub const RENDER_WGSL: &str = include_str!("../../shaders/render.wgsl");
 
-/// Shader module made of `skin.wgsl` followed by `body`.
-pub fn module_with_skin(device: &wgpu::Device, label: &str, body: &str) -> wgpu::ShaderModule {
-    let source = format!("{SKIN_WGSL}\n{body}");
+/// The WGSL of a pipeline: palette source, `skin.wgsl`, then `body`.
+pub fn source(body: &str, palette: PaletteSource) -> String {
+    match palette {
+        PaletteSource::Storage => format!("{PALETTE_STORAGE_WGSL}\n{SKIN_WGSL}\n{body}"),
+        PaletteSource::Uniform { bones } => format!(
+            "const PALETTE_SIZE: u32 = {bones}u;\nconst MORPH_SLOTS: u32 = \
+             {UNIFORM_MORPH_SLOTS}u;\n{PALETTE_UNIFORM_WGSL}\n{SKIN_WGSL}\n{body}"
+        ),
+    }
+}
+
+/// Shader module of [`source`].
+pub fn module_with_skin(
+    device: &wgpu::Device,
+    label: &str,
+    body: &str,
+    palette: PaletteSource,
+) -> wgpu::ShaderModule {
     device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(label),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
+        source: wgpu::ShaderSource::Wgsl(source(body, palette).into()),
     })
 }
 

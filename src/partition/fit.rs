@@ -5,7 +5,8 @@
 //! `K` < 3 × influences, e.g. `K` < 12 with four) drops, one bone at a time, the bone with the
 //! least total weight over its vertices — never a vertex's last influence — from every vertex
 //! of the face, renormalising each. Weights are per vertex, so a drop also changes the
-//! vertex's other faces (never to more bones). Every dropped (vertex, bone) is counted; what it
+//! vertex's other faces (never to more bones). Every removed (vertex, bone) is counted, whatever
+//! its weight; what it
 //! costs in position is measured by skinning both ways ([`super::PartitionedScene::skinning_error`]).
 //!
 //! Cost: O(V · w) to index, O(F · (3w)²) for the faces (w influences per vertex), a drop at a
@@ -61,15 +62,13 @@ impl Influences {
     }
 
     /// Remove `joint` from vertex `v` (keeping the others' order), renormalise; the weight
-    /// removed (0 when absent or when it is the vertex's last influence).
-    fn remove(&mut self, v: usize, joint: u32) -> f32 {
+    /// removed (`None` when absent or when it is the vertex's last influence).
+    fn remove(&mut self, v: usize, joint: u32) -> Option<f32> {
         let (s, c) = (self.offsets[v], self.count[v] as usize);
         if c <= 1 {
-            return 0.0;
+            return None;
         }
-        let Some(i) = self.joints[s..s + c].iter().position(|&j| j == joint) else {
-            return 0.0;
-        };
+        let i = self.joints[s..s + c].iter().position(|&j| j == joint)?;
         let dropped = self.weights[s + i];
         self.joints.copy_within(s + i + 1..s + c, s + i);
         self.weights.copy_within(s + i + 1..s + c, s + i);
@@ -83,7 +82,7 @@ impl Influences {
                 *w /= sum;
             }
         }
-        dropped
+        Some(dropped)
     }
 }
 
@@ -92,16 +91,20 @@ impl Influences {
 pub(super) struct Dropped {
     /// (vertex, bone) influences removed.
     pub influences: usize,
-    /// The largest single weight removed (before renormalisation).
+    /// The largest single weight removed, in magnitude (before renormalisation; a NaN weight
+    /// is counted but cannot be measured).
     pub max_weight: f32,
 }
 
 impl Dropped {
+    /// Remove one influence; every removal is counted, whatever its weight (NaN and negative
+    /// weights included).
     fn drop(&mut self, inf: &mut Influences, v: usize, joint: u32) {
-        let d = inf.remove(v, joint);
-        if d > 0.0 {
+        if let Some(d) = inf.remove(v, joint) {
             self.influences += 1;
-            self.max_weight = self.max_weight.max(d);
+            if d.abs() > self.max_weight {
+                self.max_weight = d.abs();
+            }
         }
     }
 }

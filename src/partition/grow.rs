@@ -4,16 +4,29 @@
 //! always taking the neighbouring face that adds the fewest new bones — faces adding none first,
 //! breadth first — so groups stay compact and only their borders duplicate vertices. When no
 //! neighbour fits, any unassigned face whose bones are all in the group is pulled in (found
-//! through per-bone buckets) and growth continues from it. Groups whose bone sets fit in `K`
-//! together are then merged, the pair sharing the most bones first.
+//! through buckets keyed by each face's rarest bone, so a bone every face shares — a root, a
+//! hip — never makes a bucket of everything) and growth continues from it. Groups are then
+//! merged, largest bone sets first, each into the merged group among those sharing a bone with
+//! it (at most [`MERGE_CANDIDATES`], the most recent first) or the newest few that shares the
+//! most bones and still fits `K`, or into a new one.
 //!
-//! Cost: O(F · valence) to visit, O(K · frontier) per added face to pick the next, O(S² · K)
-//! per merge (S groups). Limits: greedy; the first face seeds each group, so the count can
-//! exceed what [`super::pack`] finds (the partitioner keeps the better of the two).
+//! Cost: each vertex's faces are walked once per group, and vertices of more than
+//! [`super::VALENCE_CAP`] faces (fan centres, poles) are not walked at all: O(F · cap) to
+//! visit; O(K · frontier) per bone added to pick the next face; O(S · MERGE_CANDIDATES · K)
+//! to merge S groups. Limits: greedy; the first face seeds each group, so the count can exceed
+//! what `pack` finds (the partitioner keeps the better of the two).
 
 use std::collections::VecDeque;
 
-use super::{Faces, Groups};
+use super::{Faces, Groups, VALENCE_CAP};
+
+/// Merged groups a group is tried against: enough to find a partner sharing bones on real
+/// skins (a bone is in a handful of groups), few enough that thousands of islands sharing one
+/// root bone merge in linear time.
+pub const MERGE_CANDIDATES: usize = 64;
+
+/// The newest merged groups a group is also tried against, whatever their bones.
+const RECENT_CANDIDATES: usize = 4;
 
 /// A set of bones: membership flags over joint indices plus the list of members.
 struct BoneSet {
@@ -51,6 +64,8 @@ struct Growth<'a> {
     owner: Vec<u32>,
     /// The group that queued the face last (a face is queued once per group).
     seen: Vec<u32>,
+    /// The group that walked the vertex's faces last (a vertex is walked once per group).
+    walked: Vec<u32>,
     zero: VecDeque<u32>,
     frontier: Vec<u32>,
     members: Vec<u32>,
@@ -82,7 +97,12 @@ impl Growth<'_> {
         self.members.push(f);
         self.set.insert_all(faces.bones_of(f as usize));
         for &v in faces.vertices_of(f as usize) {
-            for &g in faces.faces_of_vertex(v as usize) {
+            let around = faces.faces_of_vertex(v as usize);
+            if self.walked[v as usize] == self.id || around.len() > VALENCE_CAP {
+                continue;
+            }
+            self.walked[v as usize] = self.id;
+            for &g in around {
                 let gi = g as usize;
                 if self.owner[gi] == UNASSIGNED && self.seen[gi] != self.id {
                     self.seen[gi] = self.id;
@@ -101,10 +121,20 @@ impl Growth<'_> {
 /// group.
 pub(super) fn grow(faces: &Faces, joints: usize, k: usize) -> Groups {
     let n = faces.count();
-    // Faces bucketed by their smallest bone (the "already covered" search).
+    // Faces bucketed by their rarest bone (the "already covered" search): a face can only be
+    // covered by a set holding that bone, and the bone shared by everything keeps only the
+    // faces that have nothing else.
+    let mut uses = vec![0u32; joints];
+    for &b in &faces.bones {
+        uses[b as usize] += 1;
+    }
     let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); joints];
     for f in 0..n {
-        if let Some(&b) = faces.bones_of(f).first() {
+        if let Some(&b) = faces
+            .bones_of(f)
+            .iter()
+            .min_by_key(|&&b| (uses[b as usize], b))
+        {
             buckets[b as usize].push(f as u32);
         }
     }
@@ -117,6 +147,7 @@ pub(super) fn grow(faces: &Faces, joints: usize, k: usize) -> Groups {
         },
         owner: vec![UNASSIGNED; n],
         seen: vec![UNASSIGNED; n],
+        walked: vec![UNASSIGNED; faces.vertex_count()],
         zero: VecDeque::new(),
         frontier: Vec::new(),
         members: Vec::new(),
@@ -213,40 +244,84 @@ pub(super) fn grow(faces: &Faces, joints: usize, k: usize) -> Groups {
             b
         })
         .collect();
-    merge(groups, bone_sets, k)
+    merge(groups, bone_sets, k, joints)
 }
 
 /// Merge groups into as few as fit in `k` bones: largest bone sets first, each into the
-/// merged group sharing the most bones with it (then the smallest union, then the first), or a
-/// new one. O(S · M · K) for S groups and M results. Deterministic.
-fn merge(groups: Vec<Vec<u32>>, bone_sets: Vec<Vec<u32>>, k: usize) -> Groups {
+/// candidate sharing the most bones with it (then the smallest union, then the first), or a
+/// new one. Candidates: merged groups holding one of its bones, rarest bone first, most recent
+/// first, at most [`MERGE_CANDIDATES`], and the [`RECENT_CANDIDATES`] newest. Deterministic.
+fn merge(groups: Vec<Vec<u32>>, bone_sets: Vec<Vec<u32>>, k: usize, joints: usize) -> Groups {
     let mut order: Vec<usize> = (0..groups.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(bone_sets[i].len()), i));
     let mut groups: Vec<Option<Vec<u32>>> = groups.into_iter().map(Some).collect();
     let mut out: Groups = Vec::new();
-    for i in order {
+    // Merged groups holding each bone, in order of creation.
+    let mut holders: Vec<Vec<u32>> = vec![Vec::new(); joints];
+    // The step that last made a merged group a candidate (each is tried once per group).
+    let mut tried: Vec<u32> = Vec::new();
+    for (step, i) in order.into_iter().enumerate() {
         let bones = &bone_sets[i];
-        let mut best: Option<(usize, usize, usize)> = None; // (shared, union, index)
-        for (j, (_, b)) in out.iter().enumerate() {
+        let mut by_rarity: Vec<u32> = bones.clone();
+        by_rarity.sort_by_key(|&b| (holders[b as usize].len(), b));
+        let mut candidates: Vec<u32> = Vec::new();
+        'gather: for &b in &by_rarity {
+            for &j in holders[b as usize].iter().rev() {
+                if tried[j as usize] != step as u32 {
+                    tried[j as usize] = step as u32;
+                    candidates.push(j);
+                    if candidates.len() == MERGE_CANDIDATES {
+                        break 'gather;
+                    }
+                }
+            }
+        }
+        // And the newest merged groups, sharing a bone or not (islands of disjoint bones fit
+        // together too).
+        for j in (0..out.len() as u32).rev().take(RECENT_CANDIDATES) {
+            if tried[j as usize] != step as u32 {
+                tried[j as usize] = step as u32;
+                candidates.push(j);
+            }
+        }
+        let mut best: Option<(usize, usize, u32)> = None; // (shared, union, index)
+        for &j in &candidates {
+            let b = &out[j as usize].1;
             let u = union_len(b, bones);
             if u > k {
                 continue;
             }
             let shared = b.len() + bones.len() - u;
-            if best.is_none_or(|(s, bu, _)| shared > s || (shared == s && u < bu)) {
+            // Most shared, then the smallest union, then the oldest.
+            let key = (shared, std::cmp::Reverse(u), std::cmp::Reverse(j));
+            if best
+                .is_none_or(|(bs, bu, bj)| key > (bs, std::cmp::Reverse(bu), std::cmp::Reverse(bj)))
+            {
                 best = Some((shared, u, j));
             }
         }
         let members = groups[i].take().unwrap_or_default();
-        match best {
+        let (j, new_bones): (u32, Vec<u32>) = match best {
             Some((_, _, j)) => {
-                let (m, b) = &mut out[j];
+                let (m, b) = &mut out[j as usize];
+                let new: Vec<u32> = bones
+                    .iter()
+                    .copied()
+                    .filter(|x| b.binary_search(x).is_err())
+                    .collect();
                 m.extend(members);
-                b.extend_from_slice(bones);
+                b.extend_from_slice(&new);
                 b.sort_unstable();
-                b.dedup();
+                (j, new)
             }
-            None => out.push((members, bones.clone())),
+            None => {
+                out.push((members, bones.clone()));
+                tried.push(u32::MAX);
+                ((out.len() - 1) as u32, bones.clone())
+            }
+        };
+        for b in new_bones {
+            holders[b as usize].push(j);
         }
     }
     out

@@ -22,6 +22,12 @@ pub use split::{
     ACMR_CACHE, MAX_JOINTS, MIN_BONES, Partition, PartitionStats, Submesh, acmr, partition,
 };
 
+/// Vertices used by more faces than this (fan centres, poles, a hostile index list) are not
+/// walked when looking for a face's neighbours: their faces connect through their other
+/// vertices, and walking them from each of their faces would cost valence² (a 1M-face fan:
+/// 10¹²). Real meshes have valences of 4–12.
+const VALENCE_CAP: usize = 64;
+
 /// A split of the faces: `(faces, bones ascending)` per group; what every candidate stage
 /// returns and the refinement takes.
 type Groups = Vec<(Vec<u32>, Vec<u32>)>;
@@ -48,6 +54,9 @@ struct Faces<'a> {
 impl Faces<'_> {
     fn count(&self) -> usize {
         self.combo_of_face.len()
+    }
+    fn vertex_count(&self) -> usize {
+        self.vf_offsets.len().saturating_sub(1)
     }
     fn bones_of(&self, f: usize) -> &[u32] {
         &self.bones[self.bone_offsets[f]..self.bone_offsets[f + 1]]

@@ -11,10 +11,11 @@
 //! when it finishes, the count is proved minimal. Faces start in their combo's bin;
 //! [`super::refine`] then shortens the borders.
 //!
-//! Cost: O(Σ|combo| · bins) to pack; O(S² · C · K) to eliminate (S bins, C combos); the
-//! search runs only for at most [`EXACT_MAX_COMBOS`] maximal combos over at most 128 bones
-//! and stops after [`EXACT_BUDGET`] nodes (a few ms). Limits: greedy beyond the search's
-//! reach.
+//! Cost: O(Σ_bones (combos using it)²) to pack; O(S · C · K) to eliminate (S bins, C
+//! combos); the search runs only for at most [`EXACT_MAX_COMBOS`] maximal combos over at most
+//! 128 bones and stops after [`EXACT_BUDGET`] nodes (a few ms). Packing and elimination are
+//! skipped beyond [`PACK_BUDGET`] and `ELIMINATE_BUDGET` (hostile inputs only). Limits: greedy
+//! beyond the search's reach.
 
 use super::{Faces, Groups};
 
@@ -28,6 +29,15 @@ pub const EXACT_MAX_COMBOS: usize = 256;
 /// Search nodes before the exact search gives up (about 10 ms on one core).
 pub const EXACT_BUDGET: usize = 200_000;
 
+/// Work (Σ over bones of the combos using it, squared) beyond which packing is not tried:
+/// about a second. Real skins stay far below (CesiumMan: 105 combos); a hostile mesh where tens
+/// of thousands of distinct bone sets share one bone reaches it, and is left to region growing.
+pub const PACK_BUDGET: usize = 200_000_000;
+
+/// Work (bins × combos × `K`) beyond which bins are not eliminated (the packing is kept as
+/// is): about a second.
+const ELIMINATE_BUDGET: usize = 200_000_000;
+
 /// Candidates a bin looks at when it searches for a combo sharing none of its bones (a cap:
 /// packed and touching combos are skipped, and the scan must stay O(1) per step on meshes with
 /// many combos).
@@ -40,13 +50,31 @@ pub(super) struct Packed {
     pub minimal: bool,
 }
 
-/// Pack the faces' combos into bins of at most `k` bones (module documentation).
-pub(super) fn pack(faces: &Faces, joints: usize, k: usize, lower_bound: usize) -> Packed {
+/// Pack the faces' combos into bins of at most `k` bones (module documentation); `None` when
+/// the packing would cost more than [`PACK_BUDGET`].
+pub(super) fn pack(faces: &Faces, joints: usize, k: usize, lower_bound: usize) -> Option<Packed> {
     let combos = faces.combo_count();
     let combo_bones = |c: usize| faces.combo_bones(c);
     let combo_faces = faces.combo_face_counts();
+    // Taking a combo walks the combo lists of its bones: Σ over bones of (combos with it)².
+    let mut with_bone = vec![0usize; joints];
+    for c in 0..combos {
+        for &b in combo_bones(c) {
+            with_bone[b as usize] += 1;
+        }
+    }
+    let work = with_bone
+        .iter()
+        .fold(0usize, |a, &n| a.saturating_add(n.saturating_mul(n)));
+    if work > PACK_BUDGET {
+        return None;
+    }
     let bins = pack_combos(combos, &combo_bones, combo_faces, joints, k);
-    let mut bins = eliminate_bins(bins, &combo_bones, combo_faces, k);
+    let mut bins = if bins.len().saturating_mul(combos).saturating_mul(k) <= ELIMINATE_BUDGET {
+        eliminate_bins(bins, &combo_bones, combo_faces, k)
+    } else {
+        bins
+    };
     let mut minimal = bins.len() <= lower_bound;
     if !minimal {
         match exact(combos, &combo_bones, k, bins.len()) {
@@ -87,7 +115,7 @@ pub(super) fn pack(faces: &Faces, joints: usize, k: usize, lower_bound: usize) -
             .push(f as u32);
     }
     groups.retain(|(m, _)| !m.is_empty());
-    Packed { groups, minimal }
+    Some(Packed { groups, minimal })
 }
 
 /// Outcome of the exact search.

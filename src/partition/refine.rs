@@ -5,11 +5,17 @@
 //! a vertex) are in, when that is strictly more than its current one's. Bone sets never grow,
 //! so every submesh stays within `K`; a submesh left without faces disappears.
 //!
-//! Cost: O(Σ|combo| · groups per bone) to find each combo's covering submeshes, O(Σ valence)
-//! for the first pass and O(moved · valence²) for the later ones. Limits: local moves only; a few passes (each only moves faces to a
-//! better-connected submesh, so it cannot cycle within a pass).
+//! Cost: O(Σ|combo| · groups holding its rarest bone) to find each combo's covering
+//! submeshes (at most [`COVER_CAP`] kept), O(F · valence) for the first pass with vertices of
+//! more than [`super::VALENCE_CAP`] faces not walked, O(moved · valence) for the later ones.
+//! Limits: local moves only; a few passes (each only moves faces to a better-connected
+//! submesh, so it cannot cycle within a pass).
 
-use super::{Faces, Groups};
+use super::{Faces, Groups, VALENCE_CAP};
+
+/// Covering submeshes kept per combo: a face moves to one of these (more are rare and would
+/// cost memory on hostile inputs where one bone set is covered by thousands of submeshes).
+pub const COVER_CAP: usize = 16;
 
 /// Passes of label propagation: the first visits every face that has a choice, each later
 /// one the neighbours of faces that moved (on the shared models the second moves under 1 % of
@@ -18,16 +24,30 @@ const PASSES: usize = 3;
 
 /// Move faces between `groups` (`(faces, bones ascending)`) to shorten the borders; returns
 /// the groups with faces ascending and bones trimmed to those their faces use.
-pub(super) fn refine(faces: &Faces, joints: usize, groups: Groups) -> Groups {
+pub(super) fn refine(faces: &Faces, joints: usize, mut groups: Groups) -> Groups {
     let n = faces.count();
-    let s = groups.len();
-    let mut bin_of = vec![0u32; n];
+    let mut bin_of = vec![u32::MAX; n];
     for (i, (members, _)) in groups.iter().enumerate() {
         for &f in members {
-            bin_of[f as usize] = i as u32;
+            if let Some(b) = bin_of.get_mut(f as usize) {
+                *b = i as u32;
+            }
         }
     }
-    // Groups covering each bone (ascending), then each combo's covering groups.
+    // Every candidate split places every face; should one not, its faces get a group of
+    // their own rather than a wrong one (the caller checks the bone budget).
+    let lost: Vec<u32> = (0..n as u32)
+        .filter(|&f| bin_of[f as usize] == u32::MAX)
+        .collect();
+    if !lost.is_empty() {
+        for &f in &lost {
+            bin_of[f as usize] = groups.len() as u32;
+        }
+        groups.push((lost, Vec::new()));
+    }
+    let s = groups.len();
+    // Groups covering each bone (ascending), then each combo's covering groups, found from
+    // its bone held by the fewest groups.
     let mut groups_of_bone: Vec<Vec<u32>> = vec![Vec::new(); joints];
     for (i, (_, bones)) in groups.iter().enumerate() {
         for &b in bones {
@@ -39,16 +59,20 @@ pub(super) fn refine(faces: &Faces, joints: usize, groups: Groups) -> Groups {
     let mut cover: Vec<u32> = Vec::new();
     cover_offsets.push(0usize);
     for c in 0..combos {
-        match faces.combo_bones(c).split_first() {
-            // A face without bones fits every group.
-            None => cover.extend(0..s as u32),
-            Some((&first, rest)) => {
-                for &g in &groups_of_bone[first as usize] {
-                    if rest
-                        .iter()
-                        .all(|&b| groups_of_bone[b as usize].binary_search(&g).is_ok())
-                    {
-                        cover.push(g);
+        let bones = faces.combo_bones(c);
+        // A face without bones fits every group: it is left to its neighbours (below).
+        if let Some(&rarest) = bones
+            .iter()
+            .min_by_key(|&&b| (groups_of_bone[b as usize].len(), b))
+        {
+            for &g in &groups_of_bone[rarest as usize] {
+                if bones
+                    .iter()
+                    .all(|&b| groups_of_bone[b as usize].binary_search(&g).is_ok())
+                {
+                    cover.push(g);
+                    if cover.len() - cover_offsets[c] == COVER_CAP {
+                        break;
                     }
                 }
             }
@@ -57,9 +81,15 @@ pub(super) fn refine(faces: &Faces, joints: usize, groups: Groups) -> Groups {
     }
     let mut votes = vec![0u32; s];
     let mut touched: Vec<u32> = Vec::new();
+    let any = |c: usize| faces.combo_bones(c).is_empty();
     let movable = |f: usize| {
         let c = faces.combo_of(f);
-        cover_offsets[c + 1] - cover_offsets[c] >= 2
+        any(c) || cover_offsets[c + 1] - cover_offsets[c] >= 2
+    };
+    // Faces around a vertex, unless it is a fan centre or pole.
+    let around = |v: u32| {
+        let a = faces.faces_of_vertex(v as usize);
+        if a.len() > VALENCE_CAP { &a[..0] } else { a }
     };
     // First pass: every face that could move; later passes: neighbours of moved faces.
     let mut work: Vec<u32> = (0..n as u32).filter(|&f| movable(f as usize)).collect();
@@ -71,7 +101,7 @@ pub(super) fn refine(faces: &Faces, joints: usize, groups: Groups) -> Groups {
             let c = faces.combo_of(f);
             let candidates = &cover[cover_offsets[c]..cover_offsets[c + 1]];
             for &v in faces.vertices_of(f) {
-                for &g in faces.faces_of_vertex(v as usize) {
+                for &g in around(v) {
                     if g as usize != f {
                         let b = bin_of[g as usize];
                         if votes[b as usize] == 0 {
@@ -87,7 +117,7 @@ pub(super) fn refine(faces: &Faces, joints: usize, groups: Groups) -> Groups {
                 // Ties go to the lower index (never away from the current group).
                 let v = votes[b as usize];
                 let better = v > best.0 || (v == best.0 && best.1 != current && b < best.1);
-                if better && candidates.contains(&b) {
+                if better && (any(c) || candidates.contains(&b)) {
                     best = (v, b);
                 }
             }
@@ -98,7 +128,7 @@ pub(super) fn refine(faces: &Faces, joints: usize, groups: Groups) -> Groups {
             if best.1 != current {
                 bin_of[f] = best.1;
                 for &v in faces.vertices_of(f) {
-                    for &g in faces.faces_of_vertex(v as usize) {
+                    for &g in around(v) {
                         if g as usize != f && queued[g as usize] != pass && movable(g as usize) {
                             queued[g as usize] = pass;
                             next.push(g);

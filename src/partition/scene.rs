@@ -126,6 +126,9 @@ impl PartitionedScene {
                     let src = &source.skins[skin];
                     for (si, s) in pp.partition.submeshes.iter().enumerate() {
                         let bones = pp.partition.bones_of(s);
+                        // A submesh of unweighted vertices lists no bone; it still gets one
+                        // joint so its (zero-weight) index 0 names a palette entry.
+                        let bones = if bones.is_empty() { &[0u32][..] } else { bones };
                         let mut joints = Vec::with_capacity(bones.len());
                         let mut joint_from_bind = Vec::with_capacity(bones.len());
                         for &b in bones {
@@ -230,6 +233,31 @@ impl PartitionedScene {
         }
     }
 
+    /// `source` with every partitioned primitive's weights replaced by the fitted ones (what
+    /// the submeshes skin with): the unpartitioned reference for the partitioned draws, equal
+    /// to `source` when no influence was dropped.
+    pub fn fitted_source(&self, source: &Scene) -> Scene {
+        let mut fitted = source.clone();
+        for pp in &self.primitives {
+            if let Some(prim) = fitted
+                .meshes
+                .get_mut(pp.mesh)
+                .and_then(|m| m.primitives.get_mut(pp.primitive))
+            {
+                prim.skin_weights = Some(pp.partition.reduced.clone());
+            }
+        }
+        fitted
+    }
+
+    /// Influences the fitting dropped, over every partitioned primitive.
+    pub fn dropped_influences(&self) -> usize {
+        self.primitives
+            .iter()
+            .map(|p| p.partition.stats.dropped_influences)
+            .sum()
+    }
+
     /// Submesh draws in the partitioned scene.
     pub fn submesh_count(&self) -> usize {
         self.draws.iter().filter(|d| d.submesh.is_some()).count()
@@ -269,7 +297,10 @@ impl PartitionedScene {
                     "a submesh output does not match its vertices or destination",
                 )
             };
-            if src.positions.len() != remap.len() {
+            if src.positions.len() != remap.len()
+                || dst.normals.is_some() != src.normals.is_some()
+                || dst.tangents.is_some() != src.tangents.is_some()
+            {
                 return Err(bad());
             }
             for (local, &v) in remap.iter().enumerate() {
@@ -291,7 +322,8 @@ impl PartitionedScene {
 /// cost), from [`PartitionedScene::skinning_error`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SkinningError {
-    /// Per source draw: the largest position distance over the frames (model units).
+    /// Per source draw: the largest position distance (model units) or normal difference
+    /// over the frames.
     pub max_error: Vec<f32>,
     /// Diagonal of the source's skinned bounds over the frames (what errors are relative to).
     pub diagonal: f32,
@@ -330,7 +362,12 @@ impl PartitionedScene {
             let mut scattered = reference.clone();
             self.scatter(&parts, &mut scattered)?;
             for (d, (r, s)) in reference.iter().zip(&scattered).enumerate() {
-                for (a, b) in r.positions.iter().zip(&s.positions) {
+                let normals = r.normals.iter().flatten().zip(s.normals.iter().flatten());
+                for (a, b) in r.positions.iter().zip(&s.positions).chain(normals) {
+                    // Equal bits are no error (even NaN: the same broken pose both ways).
+                    if a.to_array().map(f32::to_bits) == b.to_array().map(f32::to_bits) {
+                        continue;
+                    }
                     let e = a.distance(*b);
                     // NaN (a broken pose) counts as an infinite error, never as none.
                     out.max_error[d] = if e.is_nan() {

@@ -46,6 +46,12 @@ pub const MIN_BONES: usize = 4;
 /// per-bone tables.
 pub const MAX_JOINTS: usize = 1 << 16;
 
+/// Work (submeshes × `K` × combos) beyond which the file-order floor is not run: a second at
+/// most. Real skins are 10⁴–10⁶ below it (CesiumMan: 4 × 16 × 105); only hostile inputs
+/// (tens of thousands of distinct bone sets) reach it, and then the result may, in principle,
+/// have more submeshes than the common split.
+const GREEDY_BUDGET: usize = 500_000_000;
+
 /// Vertex cache size of the ACMR figures (a FIFO, as meshoptimizer's `analyzeVertexCache`
 /// and most post-transform caches of the era the limit comes from).
 pub const ACMR_CACHE: usize = 16;
@@ -167,6 +173,8 @@ pub fn partition(primitive: &Primitive, k: usize) -> Result<Partition> {
             format!("{k} bones per submesh; at least {MIN_BONES}"),
         ));
     }
+    // More bones than a skin can have changes nothing and keeps the per-bin tables bounded.
+    let k = k.min(MAX_JOINTS);
     let w = primitive
         .skin_weights
         .as_ref()
@@ -225,11 +233,20 @@ pub fn partition(primitive: &Primitive, k: usize) -> Result<Partition> {
         stats.lower_bound = stats.bones_used.div_ceil(k).max(usize::from(faces > 0));
     }
     // (2) Candidates; (3) the fewest submeshes, refined; (4) then the fewest vertices.
-    let packed = pack(&faces_view, joints, k, stats.lower_bound);
-    let mut candidates = vec![grow(&faces_view, joints, k), packed.groups];
+    let mut candidates = vec![grow(&faces_view, joints, k)];
+    let mut proved = false;
+    if let Some(packed) = pack(&faces_view, joints, k, stats.lower_bound) {
+        candidates.push(packed.groups);
+        proved = packed.minimal;
+    }
     let fewest = candidates.iter().map(Vec::len).min().unwrap_or(0);
-    stats.minimal = fewest <= stats.lower_bound || packed.minimal;
-    if !stats.minimal {
+    stats.minimal = fewest <= stats.lower_bound || proved;
+    if !stats.minimal
+        && fewest
+            .saturating_mul(k)
+            .saturating_mul(faces_view.combo_count())
+            <= GREEDY_BUDGET
+    {
         // The common split as a floor: never more submeshes than it makes.
         candidates.push(greedy(&faces_view, joints, k));
     }
@@ -319,8 +336,15 @@ pub fn partition(primitive: &Primitive, k: usize) -> Result<Partition> {
             out.vertex_remap.push(v);
             let (js, ws) = inf.of_vertex(v as usize);
             for i in 0..width {
-                out.local_joints
-                    .push(js.get(i).map_or(0, |&j| bone_local[j as usize]));
+                let local = js.get(i).map_or(0, |&j| bone_local[j as usize]);
+                if local == u32::MAX {
+                    return Err(Error::invalid(
+                        field,
+                        "submesh bones",
+                        format!("internal: vertex {v} uses a bone its submesh does not list"),
+                    ));
+                }
+                out.local_joints.push(local);
                 out.weights.push(ws.get(i).copied().unwrap_or(0.0));
             }
         }
@@ -328,6 +352,13 @@ pub fn partition(primitive: &Primitive, k: usize) -> Result<Partition> {
         let vertex_count = out.vertex_remap.len() as u32 - vertex_offset;
         for &b in &bones {
             bone_local[b as usize] = u32::MAX;
+        }
+        if bones.len() > k {
+            return Err(Error::invalid(
+                field,
+                "submesh bones",
+                format!("internal: a submesh with {} bones over {k}", bones.len()),
+            ));
         }
         out.stats.max_bones_used = out.stats.max_bones_used.max(bones.len());
         out.submeshes.push(Submesh {

@@ -15,8 +15,9 @@ use crate::character::Character;
 use crate::error::{Error, Result};
 use crate::gpu::camera::key_light;
 use crate::gpu::{
-    Camera, Capture, ColorMode, DrawOptions, GPU_MAX_INFLUENCES, GpuContext, GpuScene,
-    OffscreenTarget, Overlay, OverlayGeometry, Renderer, Skinning, Target, ViewUniform,
+    Camera, Capture, ColorMode, DrawCapture, DrawOptions, GPU_MAX_INFLUENCES, GpuContext, GpuScene,
+    OffscreenTarget, Overlay, OverlayGeometry, PaletteSource, Renderer, Skinning, Target,
+    ViewUniform,
 };
 use crate::image::Rgba8;
 use crate::skin::bounds;
@@ -90,6 +91,12 @@ impl ViewRenderer {
     pub fn set_bone_tips(&mut self, tips: Vec<Option<Vec3>>) {
         self.tips = tips;
         self.is_joint.clear();
+    }
+
+    /// Build the pipelines that draw a [`GpuScene`] uploaded for `source` (the storage path's
+    /// exist from the start where the adapter has it). Set-up time.
+    pub fn prepare_palette(&mut self, ctx: &GpuContext, source: PaletteSource) -> Result<()> {
+        self.renderer.prepare(ctx, source)
     }
 
     /// The bones of the last [`ViewRenderer::prepare`] (for picking; made whether or not the
@@ -315,9 +322,9 @@ pub fn upload_influences(character: &Character, cpu_only: bool) -> Option<usize>
 }
 
 /// Render `character`'s current frame (after [`Character::update`], with CPU skinning on: the
-/// camera frames the CPU-skinned bounds) at `width × height` with `options`. For
-/// [`ColorMode::Errors`] the GPU result is read back (compute capture) and compared with the
-/// CPU's per vertex.
+/// camera frames the CPU-skinned bounds) at `width × height` with `options`, on the storage
+/// palette path. For [`ColorMode::Errors`] the GPU result is read back (the compute capture, or
+/// the draw's own vertex stage where there is none) and compared with the CPU's per vertex.
 pub fn render_character(
     ctx: &GpuContext,
     character: &Character,
@@ -325,7 +332,29 @@ pub fn render_character(
     width: u32,
     height: u32,
 ) -> Result<Rgba8> {
+    render_character_with(
+        ctx,
+        character,
+        options,
+        PaletteSource::Storage,
+        width,
+        height,
+    )
+}
+
+/// [`render_character`] on a given palette path: on the uniform path every draw of the
+/// character's scene must use at most K joints (a
+/// [`crate::partition::PartitionedScene`]'s scene).
+pub fn render_character_with(
+    ctx: &GpuContext,
+    character: &Character,
+    options: &ViewOptions,
+    palette: PaletteSource,
+    width: u32,
+    height: u32,
+) -> Result<Rgba8> {
     let mut view = HeadlessView::new(ctx, width, height)?;
+    view.view_mut().prepare_palette(ctx, palette)?;
     view.view_mut().set_bone_tips(bone_tips(character));
     let (lo, hi) = bounds(&character.outputs).ok_or_else(|| Error::NothingToRender {
         model: character.scene.name.clone(),
@@ -333,16 +362,22 @@ pub fn render_character(
     let camera = OrbitCamera::framing(lo, hi, view.view_aspect(options.split));
     let cpu_only = !options.split && options.skinning == Skinning::Cpu;
     let scene = &character.scene;
-    let mut gpu = GpuScene::new(
+    let mut gpu = GpuScene::with_palette(
         ctx,
         scene,
         &character.frame,
         upload_influences(character, cpu_only),
+        palette,
     )?;
     gpu.update(ctx, scene, &character.frame);
     if options.color_mode == ColorMode::Errors {
         let draws: Vec<usize> = (0..scene.draws.len()).collect();
-        let gpu_vertices = Capture::new(ctx, &gpu)?.run(ctx, &gpu, &draws)?;
+        // The compute capture where it runs (the storage path), else the draw's vertex stage.
+        let gpu_vertices = if palette == PaletteSource::Storage && ctx.compute_capture() {
+            Capture::new(ctx, &gpu)?.run(ctx, &gpu, &draws)?
+        } else {
+            DrawCapture::new(ctx)?.run(ctx, &gpu, &draws)?
+        };
         let mut errors = Vec::new();
         crate::gpu::vertex_errors(&character.outputs, &gpu_vertices, &mut errors);
         gpu.upload_vertex_errors(ctx, &errors);

@@ -1,0 +1,35 @@
+// palette_storage.wgsl — the palette source of the storage-buffer path (the default): the whole
+// frame palette in one storage buffer, each draw indexing from DrawParams.palette_base. Read
+// by skin() (skin.wgsl) and the colour modes (render.wgsl); bindings as in src/gpu/layouts.rs.
+
+// Frame palette: model_from_bind of every skin joint, then one model_from_node per rigid draw
+// (src/skin/palette.rs). Sized to the scene, no joint cap.
+@group(0) @binding(0) var<storage, read> palette: array<mat4x4<f32>>;
+// Morph weights of every draw for this frame, from DrawParams.morph_weight_base.
+@group(0) @binding(1) var<storage, read> morph_weights: array<f32>;
+// Node of each palette entry (skin joints, then rigid draws): what bone a joint index means.
+@group(0) @binding(2) var<storage, read> joint_nodes: array<u32>;
+// |GPU - CPU| of every vertex of the scene (model units), indexed by first_vertex + index.
+@group(0) @binding(3) var<storage, read> vertex_errors: array<f32>;
+// Morph deltas, [target][vertex][position, normal, tangent] as vec4 (w unused).
+@group(1) @binding(1) var<storage, read> morph_deltas: array<vec4<f32>>;
+
+fn palette_matrix(j: u32) -> mat4x4<f32> {
+    return palette[draw.palette_base + j];
+}
+
+fn morph_weight(k: u32) -> f32 {
+    return morph_weights[draw.morph_weight_base + k];
+}
+
+fn morph_delta(i: u32) -> vec4<f32> {
+    return morph_deltas[i];
+}
+
+fn joint_node(j: u32) -> u32 {
+    return joint_nodes[draw.palette_base + j];
+}
+
+fn vertex_error(v: u32) -> f32 {
+    return vertex_errors[draw.first_vertex + v];
+}
