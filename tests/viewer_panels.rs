@@ -13,6 +13,8 @@ use skinview::io::ModelSource;
 use skinview::viewer::panels;
 use skinview::viewer::state::ViewerState;
 
+mod common;
+
 fn open(b: Builtin, demo: bool) -> ViewerState {
     ViewerState::new(ModelSource::Builtin(b).load().unwrap(), demo).unwrap()
 }
@@ -245,4 +247,62 @@ fn projection_drag_and_vertex_picking() {
         )
         .is_none()
     );
+}
+
+/// The palette panel: splitting a glTF model into submeshes of at most K bones rebuilds the
+/// character on the partitioned scene (every draw within K joints, the stats shown), the
+/// uniform palette is offered only with a split, and native rigs are drawn whole.
+#[test]
+fn partition_slider_splits_the_model_and_picks_the_palette() {
+    let model = ModelSource::parse(common::model("CesiumMan").to_str().unwrap())
+        .unwrap()
+        .load()
+        .unwrap();
+    let state = ViewerState::new(model, false).unwrap();
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| {
+            panels::deformation(ui, s);
+            s.apply_pending(None);
+        },
+        state,
+    );
+    h.run();
+    assert_eq!(h.state().character.scene.draws.len(), 1);
+    h.get_by_label("split into submeshes").click();
+    h.run();
+    h.get_by_role_and_label(Role::Slider, "K bones")
+        .set_value_accesskit(8.0);
+    h.run();
+    h.run();
+    let s = h.state();
+    assert_eq!(s.partition.k, Some(8));
+    let summary = s.partition_summary.unwrap();
+    // CesiumMan at K = 8: six submeshes, the proved minimum (tests/partition.rs).
+    assert_eq!(summary.submeshes, 6, "{summary:?}");
+    assert_eq!(s.character.scene.draws.len(), 6);
+    for d in &s.character.scene.draws {
+        let joints = s.character.scene.skins[d.skin.unwrap()].joints.len();
+        assert!(joints <= 8, "a submesh draw with {joints} joints");
+    }
+    assert!(h.query_by_label_contains("6 submeshes").is_some());
+    // The uniform palette needs the split: on, then the split off turns it off too.
+    h.get_by_label("uniform palette (K matrices per draw)").click();
+    h.run();
+    h.run();
+    assert!(h.state().partition.uniform);
+    assert_eq!(
+        h.state().partition.source(),
+        skinview::gpu::PaletteSource::Uniform { bones: 8 }
+    );
+    h.get_by_label("split into submeshes").click();
+    h.run();
+    h.run();
+    assert_eq!(h.state().partition.k, None);
+    assert!(!h.state().partition.uniform);
+    assert_eq!(h.state().character.scene.draws.len(), 1);
+    assert!(h.state().partition_summary.is_none());
+    // Native rigs: drawn whole, said so.
+    let mut h = Harness::new_ui_state(panels::deformation, open(Builtin::Humanoid, true));
+    h.run();
+    assert!(h.query_by_label_contains("drawn whole").is_some());
 }

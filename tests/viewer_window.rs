@@ -35,6 +35,16 @@ fn run_viewer(
     frames: u32,
     name: &str,
 ) -> (String, Vec<(String, String)>, skinview::image::Rgba8) {
+    run_viewer_with(args, frames, name, &[])
+}
+
+/// [`run_viewer`] with extra environment variables.
+fn run_viewer_with(
+    args: &[&str],
+    frames: u32,
+    name: &str,
+    env: &[(&str, &str)],
+) -> (String, Vec<(String, String)>, skinview::image::Rgba8) {
     let dir = std::env::temp_dir().join(format!("skinview-window-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let shot = dir.join(name);
@@ -47,6 +57,7 @@ fn run_viewer(
         .args(["--frames", &frames, "--screenshot"])
         .arg(&shot)
         .env("XDG_RUNTIME_DIR", &dir)
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     let text = format!(
@@ -138,4 +149,37 @@ fn the_window_opens_animates_and_saves_a_frame() {
     let (colours, _) = not_blank(&image);
     assert!(colours > 200, "side-by-side screenshot looks blank");
     assert!(Path::new(env!("CARGO_MANIFEST_DIR")).exists());
+}
+
+/// A window on a device with WebGL2-class limits (no vertex-stage storage buffers): the
+/// viewer switches to the uniform palette by itself and still draws the humanoid (30 joints,
+/// within one 64-matrix array) and a glTF model (partitioned); with storage, `--max-bones`
+/// shows the split by colour.
+#[test]
+fn the_window_draws_through_the_uniform_palette() {
+    if !xvfb() || common::gpu().is_none() {
+        return;
+    }
+    let webgl2 = [("SKINVIEW_LIMITS", "webgl2")];
+    let (_, _, image) = run_viewer_with(&[], 10, "humanoid_webgl2.png", &webgl2);
+    let (colours, same) = not_blank(&image);
+    assert!(colours > 200 && same < 0.9, "blank: {colours} colours, {same:.2}");
+    let cesium = common::model("CesiumMan");
+    let (_, _, image) = run_viewer_with(
+        &[cesium.to_str().unwrap()],
+        10,
+        "cesium_webgl2.png",
+        &webgl2,
+    );
+    let (colours, same) = not_blank(&image);
+    assert!(colours > 200 && same < 0.9, "blank: {colours} colours, {same:.2}");
+    // The split by colour on the storage path (the panel's state is tested in
+    // tests/viewer_panels.rs).
+    let (_, _, split) = run_viewer(
+        &[cesium.to_str().unwrap(), "--palette", "storage", "--max-bones", "8"],
+        10,
+        "cesium_k8.png",
+    );
+    let (colours, _) = not_blank(&split);
+    assert!(colours > 200, "blank split view");
 }

@@ -7,10 +7,11 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use skinview::builtin::Builtin;
 use skinview::io::ModelSource;
-use skinview::viewer::state::ViewMode;
+use skinview::gpu::DEFAULT_UNIFORM_BONES;
+use skinview::viewer::state::{PartitionSettings, ViewMode};
 use skinview::viewer::{ViewerOptions, run};
 
-use super::args::{MODEL_HELP, parse_size};
+use super::args::{MODEL_HELP, PaletteArg, PaletteArgs, parse_size};
 use super::{CliError, CliResult};
 
 /// Most frames a scripted run may ask for (an hour at 60 Hz).
@@ -36,6 +37,12 @@ pub struct ViewArgs {
     /// Do not wait for vertical sync (frame-time measurements).
     #[arg(long)]
     no_vsync: bool,
+    /// glTF models: split each skinned mesh into submeshes of at most --max-bones K bones and
+    /// draw them through a uniform palette of K matrices (uniform), or through the storage
+    /// buffer (storage, with --max-bones: the split shown by colour). Default: storage where
+    /// the adapter reads storage buffers in the vertex stage, else uniform.
+    #[command(flatten)]
+    palette: PaletteArgs,
 }
 
 /// `--mode`.
@@ -66,7 +73,30 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         Some(p) => ModelSource::from_arg(Some(p))?,
     };
     let model = source.load()?;
+    let k = a.palette.max_bones.map(|k| k as usize);
+    let uniform = match a.palette.palette {
+        Some(PaletteArg::Uniform) => true,
+        Some(PaletteArg::Storage) => false,
+        None => k.is_some(),
+    };
+    if (uniform || k.is_some()) && model.rig.is_some() {
+        return Err(CliError::Usage(
+            "--palette uniform and --max-bones split a glTF model's stored weights; native rigs \
+             (builtin:, .rig.json) rewrite theirs with bone links and are drawn whole"
+                .into(),
+        ));
+    }
+    let partition = PartitionSettings {
+        k: if uniform {
+            Some(k.unwrap_or(DEFAULT_UNIFORM_BONES as usize))
+        } else {
+            k
+        },
+        uniform,
+        colors: k.is_some() && !uniform,
+    };
     let options = ViewerOptions {
+        partition,
         size: a.size,
         demo: a.model.is_none(),
         mode: match a.mode {

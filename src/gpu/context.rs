@@ -35,16 +35,19 @@ impl GpuContext {
     /// WebGL2-class limits (no storage buffers, no compute), so the uniform palette path can be
     /// run and tested on any adapter as a downlevel GPU would run it.
     pub fn new_headless() -> Result<GpuContext> {
-        let limits = match std::env::var("SKINVIEW_LIMITS").ok().as_deref() {
-            None | Some("") | Some("adapter") => None,
-            Some("webgl2") => Some(wgpu::Limits::downlevel_webgl2_defaults()),
-            Some(other) => {
-                return Err(Error::Gpu(format!(
-                    "SKINVIEW_LIMITS={other}: expected `adapter` (the default) or `webgl2`"
-                )));
-            }
-        };
-        pollster::block_on(Self::new_async(limits))
+        pollster::block_on(Self::new_async(Self::limits_from_env()?))
+    }
+
+    /// The device limits `SKINVIEW_LIMITS` asks for: `None` (unset, empty or `adapter`: the
+    /// adapter's own) or WebGL2-class limits (`webgl2`); anything else is an error.
+    pub fn limits_from_env() -> Result<Option<wgpu::Limits>> {
+        match std::env::var("SKINVIEW_LIMITS").ok().as_deref() {
+            None | Some("") | Some("adapter") => Ok(None),
+            Some("webgl2") => Ok(Some(wgpu::Limits::downlevel_webgl2_defaults())),
+            Some(other) => Err(Error::Gpu(format!(
+                "SKINVIEW_LIMITS={other}: expected `adapter` (the default) or `webgl2`"
+            ))),
+        }
     }
 
     /// A headless device with `limits` (each at most the adapter's) instead of the adapter's

@@ -48,6 +48,8 @@ pub struct ViewerOptions {
     pub screenshot: Option<PathBuf>,
     /// Present without waiting for vertical sync (frame-time measurements).
     pub no_vsync: bool,
+    /// Start with the mesh partitioned (glTF models).
+    pub partition: state::PartitionSettings,
 }
 
 impl Default for ViewerOptions {
@@ -59,6 +61,7 @@ impl Default for ViewerOptions {
             frames: None,
             screenshot: None,
             no_vsync: false,
+            partition: state::PartitionSettings::default(),
         }
     }
 }
@@ -106,7 +109,11 @@ pub fn run(model: Model, options: ViewerOptions) -> Result<ViewerReport> {
     let event_loop = EventLoop::new()
         .map_err(|e| Error::NoAdapter(format!("cannot open a window ({e}); is a display set?")))?;
     event_loop.set_control_flow(ControlFlow::Poll);
-    let state = ViewerState::new(model, options.demo)?;
+    let mut state = ViewerState::new(model, options.demo)?;
+    if options.partition != state.partition {
+        state.partition = options.partition;
+        state.rebuild()?;
+    }
     let mut app = App {
         options,
         state: Some(state),
@@ -206,7 +213,11 @@ impl App {
             apply_limit_buckets: false,
         }))
         .map_err(|e| Error::NoAdapter(format!("{e}; {}", crate::gpu::context::NO_ADAPTER_HINT)))?;
-        let ctx = pollster::block_on(GpuContext::from_adapter(instance, adapter))?;
+        let ctx = pollster::block_on(GpuContext::from_adapter_with_limits(
+            instance,
+            adapter,
+            GpuContext::limits_from_env()?,
+        ))?;
         let caps = surface.get_capabilities(&ctx.adapter);
         let format = caps
             .formats
@@ -265,6 +276,9 @@ impl App {
         let ctx_describe = ctx.describe();
         if let Some(s) = self.state.as_mut() {
             s.mode = self.options.mode;
+            if !ctx.storage_palette() {
+                s.use_uniform_palette_only(crate::gpu::max_uniform_bones(&ctx) as usize)?;
+            }
         }
         Ok(Gfx {
             window,

@@ -433,12 +433,83 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
             s.vertices_changed, s.max_influences_before, s.max_influences_after
         ));
     }
+    palette(ui, state);
     ui.horizontal(|ui| {
         ui.label("view");
         for m in ViewMode::ALL {
             ui.selectable_value(&mut state.mode, m, m.label());
         }
     });
+}
+
+/// Largest K the slider offers (seed 002 §4: uniform arrays of 32–128 matrices).
+const MAX_SLIDER_BONES: usize = 128;
+
+/// The mesh partition (K slider, submesh colours) and the palette path (storage buffer or a
+/// uniform array of K matrices per draw).
+fn palette(ui: &mut Ui, state: &mut ViewerState) {
+    ui.separator();
+    ui.label("palette");
+    if state.stage.is_some() {
+        let how = if state.storage_palette {
+            "storage buffer"
+        } else {
+            "uniform array (this adapter has no vertex-stage storage buffers)"
+        };
+        ui.label(RichText::new(format!("{how}; native rigs are drawn whole")).weak());
+        return;
+    }
+    let mut p = state.partition;
+    let mut split = p.k.is_some();
+    let mut k = p.k.unwrap_or(crate::gpu::DEFAULT_UNIFORM_BONES as usize);
+    let mut changed = false;
+    ui.horizontal(|ui| {
+        changed |= ui
+            .add_enabled(
+                state.storage_palette,
+                egui::Checkbox::new(&mut split, "split into submeshes"),
+            )
+            .changed();
+        changed |= ui
+            .add_enabled(
+                split,
+                egui::Slider::new(&mut k, crate::partition::MIN_BONES..=MAX_SLIDER_BONES)
+                    .text("K bones"),
+            )
+            .changed();
+    });
+    ui.horizontal(|ui| {
+        changed |= ui
+            .add_enabled(
+                split && state.storage_palette,
+                egui::Checkbox::new(&mut p.uniform, "uniform palette (K matrices per draw)"),
+            )
+            .changed();
+        changed |= ui
+            .add_enabled(split, egui::Checkbox::new(&mut p.colors, "colour by submesh"))
+            .changed();
+    });
+    if changed {
+        p.k = split.then_some(k);
+        p.uniform &= split;
+        state.partition = p;
+        state.request_rebuild();
+    }
+    if let Some(s) = &state.partition_summary {
+        ui.label(format!(
+            "{} submeshes (lower bound {}), vertices {} -> {}, {} influences dropped",
+            s.submeshes, s.lower_bound, s.vertices.0, s.vertices.1, s.dropped
+        ));
+    }
+    if state.partition.uniform {
+        ui.label(
+            RichText::new(
+                "uniform palette: live comparison and picking read the compute capture (storage \
+                 path); `skinview compare --palette uniform` checks this one",
+            )
+            .weak(),
+        );
+    }
 }
 
 /// Colour mode, overlays, and the picked vertex's influences.
@@ -572,6 +643,12 @@ pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
                     ),
                 );
             }
+            (true, None) if state.partition.source() != crate::gpu::PaletteSource::Storage => {
+                ui.label(
+                    "no live comparison on the uniform palette (`skinview compare --palette \
+                     uniform` checks it)",
+                );
+            }
             (true, None) => {
                 ui.label("comparing…");
             }
@@ -581,6 +658,8 @@ pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
         }
         ui.separator();
         ui.label(format!("t = {:.3} s", state.playback.time_s));
+        ui.separator();
+        ui.label(format!("palette: {}", state.partition.source().describe()));
         ui.separator();
         ui.label(RichText::new(adapter).weak());
     });

@@ -14,11 +14,15 @@ use crate::character::{
     Character, CharacterSpec, FadeDesc, IkGoal, LayerDesc, MaskSpec, StageTimes,
 };
 use crate::error::Result;
-use crate::gpu::{ColorMode, Skinning};
+use crate::gpu::{ColorMode, PaletteSource, Skinning};
+use crate::partition::PartitionedScene;
 use crate::ik::IkMode;
 use crate::io::{Model, ModelSource};
 use crate::skin::bounds;
 use crate::view::ViewOptions;
+
+/// What a failed rebuild restores: stage settings, influence limit, partition.
+pub type Settings = (Option<StageSettings>, Option<usize>, PartitionSettings);
 
 /// Frames of stage timings kept for the performance plot (4 s at 60 Hz).
 pub const HISTORY_FRAMES: usize = 240;
@@ -170,6 +174,51 @@ impl StageSettings {
     }
 }
 
+/// The mesh partition for a bounded palette (glTF models; native rigs rewrite their weights
+/// with bone links every rebuild, so they are drawn whole).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartitionSettings {
+    /// `Some(K)`: every skinned mesh split into submeshes of at most K bones.
+    pub k: Option<usize>,
+    /// Draw through the uniform palette (K matrices per draw) instead of the storage buffer.
+    pub uniform: bool,
+    /// Each submesh its own colour.
+    pub colors: bool,
+}
+
+impl Default for PartitionSettings {
+    fn default() -> Self {
+        PartitionSettings {
+            k: None,
+            uniform: false,
+            colors: true,
+        }
+    }
+}
+
+impl PartitionSettings {
+    /// Where the GPU reads the palette with these settings.
+    pub fn source(&self) -> PaletteSource {
+        match (self.uniform, self.k) {
+            (true, Some(k)) => PaletteSource::Uniform { bones: k as u32 },
+            _ => PaletteSource::Storage,
+        }
+    }
+}
+
+/// What the last partition made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartitionSummary {
+    /// Submesh draws.
+    pub submeshes: usize,
+    /// Their lower bound, summed over primitives (⌈bones used / K⌉).
+    pub lower_bound: usize,
+    /// Vertices before and after (border vertices are duplicated).
+    pub vertices: (usize, usize),
+    /// Influences dropped to fit faces into K bones.
+    pub dropped: usize,
+}
+
 /// The vertex last picked in the viewport (positions read back from the GPU).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Picked {
@@ -279,6 +328,13 @@ pub struct ViewerState {
     /// A setting changed that needs [`ViewerState::rebuild`]; done once, at the end of the
     /// frame's UI.
     pub rebuild_pending: bool,
+    /// The mesh partition and palette path.
+    pub partition: PartitionSettings,
+    /// What the current partition made (`None`: drawn whole).
+    pub partition_summary: Option<PartitionSummary>,
+    /// The adapter can read storage buffers in the vertex stage (else the uniform palette is
+    /// the only GPU path; set by the window).
+    pub storage_palette: bool,
 }
 
 impl ViewerState {
@@ -293,7 +349,9 @@ impl ViewerState {
             }
         });
         let size = model_size(&model);
-        let character = Self::make_character(&model, stage.as_ref(), anim, None, size)?;
+        let partition = PartitionSettings::default();
+        let (character, partition_summary) =
+            Self::make_character(&model, stage.as_ref(), anim, None, &partition, size)?;
         let mut state = ViewerState {
             open_path: model.source.label(),
             model,
@@ -323,6 +381,9 @@ impl ViewerState {
             key_times: Vec::new(),
             screenshot_requested: false,
             rebuild_pending: false,
+            partition,
+            partition_summary,
+            storage_palette: true,
         };
         state.after_rebuild(true)?;
         Ok(state)
@@ -333,10 +394,29 @@ impl ViewerState {
         stage: Option<&StageSettings>,
         anim: Option<usize>,
         max_influences: Option<usize>,
+        partition: &PartitionSettings,
         size_m: f32,
-    ) -> Result<Character> {
-        let mut c = match (&model.rig, stage) {
-            (Some(rig), Some(s)) => Character::from_rig(&rig.scene, &s.spec(size_m))?,
+    ) -> Result<(Character, Option<PartitionSummary>)> {
+        let mut summary = None;
+        let mut c = match (&model.rig, stage, partition.k) {
+            (Some(rig), Some(s), _) => Character::from_rig(&rig.scene, &s.spec(size_m))?,
+            (_, _, Some(k)) => {
+                let mut part = PartitionedScene::new(&model.scene, k)?;
+                if partition.colors {
+                    part.color_submeshes();
+                }
+                let stats = part.primitives.iter().map(|p| &p.partition.stats);
+                summary = Some(PartitionSummary {
+                    submeshes: part.submesh_count(),
+                    lower_bound: stats.clone().map(|s| s.lower_bound).sum(),
+                    vertices: (
+                        stats.clone().map(|s| s.vertices_in).sum(),
+                        stats.map(|s| s.vertices_out).sum(),
+                    ),
+                    dropped: part.dropped_influences(),
+                });
+                Character::from_scene(part.scene, anim, true)?
+            }
             _ => Character::from_scene(model.scene.clone(), anim, true)?,
         };
         if let (Some(s), Some(ik)) = (stage, c.ik.as_mut())
@@ -345,7 +425,7 @@ impl ViewerState {
             ik.limits.iter_mut().for_each(|l| *l = None);
         }
         c.set_max_influences(max_influences);
-        Ok(c)
+        Ok((c, summary))
     }
 
     /// Rebuild the character from the current settings (a setting that changes the skeleton
@@ -353,15 +433,17 @@ impl ViewerState {
     /// new character runs one frame before it replaces the old one: on failure nothing
     /// changes (the caller restores its settings or shows the error).
     pub fn rebuild(&mut self) -> Result<()> {
-        let mut next = Self::make_character(
+        let (mut next, summary) = Self::make_character(
             &self.model,
             self.stage.as_ref(),
             self.playback.anim,
             self.max_influences,
+            &self.partition,
             model_size(&self.model),
         )?;
         next.update(self.playback.time_s, 0.0)?;
         self.character = next;
+        self.partition_summary = summary;
         self.after_rebuild(false)
     }
 
@@ -372,22 +454,37 @@ impl ViewerState {
 
     /// Rebuild if asked; a failure restores the previous stage settings and influence limit
     /// and shows the error.
-    pub fn apply_pending(&mut self, previous: Option<(Option<StageSettings>, Option<usize>)>) {
+    pub fn apply_pending(&mut self, previous: Option<Settings>) {
         if !std::mem::take(&mut self.rebuild_pending) {
             return;
         }
         if let Err(e) = self.rebuild() {
             self.error = Some(e.to_string());
-            if let Some((stage, k)) = previous {
+            if let Some((stage, k, partition)) = previous {
                 self.stage = stage;
                 self.max_influences = k;
+                self.partition = partition;
             }
         }
     }
 
     /// The settings [`ViewerState::apply_pending`] restores on failure.
-    pub fn settings(&self) -> (Option<StageSettings>, Option<usize>) {
-        (self.stage.clone(), self.max_influences)
+    pub fn settings(&self) -> Settings {
+        (self.stage.clone(), self.max_influences, self.partition)
+    }
+
+    /// Adapt to an adapter without vertex-stage storage buffers: the uniform palette of
+    /// `max_k` matrices at most (64 by default), the mesh partitioned when it is a glTF
+    /// model. Set-up time.
+    pub fn use_uniform_palette_only(&mut self, max_k: usize) -> Result<()> {
+        self.storage_palette = false;
+        let k = crate::gpu::DEFAULT_UNIFORM_BONES as usize;
+        self.partition = PartitionSettings {
+            k: Some(self.partition.k.unwrap_or(k).min(max_k)),
+            uniform: true,
+            colors: false,
+        };
+        self.rebuild()
     }
 
     /// Set a layer's weight in place (no rebuild: the weight is read every frame).
@@ -446,9 +543,18 @@ impl ViewerState {
             Ok(next) => {
                 let generation = self.generation;
                 let mode = self.mode;
+                let (partition, storage) = (self.partition, self.storage_palette);
                 *self = next;
                 self.generation = generation + 1;
                 self.mode = mode;
+                // The partition and palette path carry over to the new model.
+                self.storage_palette = storage;
+                if partition != self.partition {
+                    self.partition = partition;
+                    if let Err(e) = self.rebuild() {
+                        self.error = Some(format!("{}: {e}", text.trim()));
+                    }
+                }
                 Ok(())
             }
             Err(e) => {

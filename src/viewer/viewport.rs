@@ -5,13 +5,16 @@
 //!
 //! Picking a vertex uses GPU-skinned positions read back from the compute capture (the same
 //! `skin()` the draw runs), not a CPU guess: the vertex whose projection is nearest the click
-//! within [`PICK_RADIUS_PX`], the closest to the eye among those.
+//! within [`PICK_RADIUS_PX`], the closest to the eye among those. On the uniform palette path
+//! (no compute capture there) the live comparison and picking are off; the panel says so.
 
 use glam::{Mat4, Vec3, Vec4Swizzles};
 
 use super::state::{LiveErrors, Picked, ViewerState};
 use crate::error::Result;
-use crate::gpu::{AsyncCapture, Capture, GpuContext, GpuScene, OffscreenTarget, vertex_errors};
+use crate::gpu::{
+    AsyncCapture, Capture, GpuContext, GpuScene, OffscreenTarget, PaletteSource, vertex_errors,
+};
 use crate::skin::SkinnedVertices;
 use crate::skin::weights::reduce_influences;
 use crate::view::{BACKGROUND, ViewRenderer, bone_tips, upload_influences, view_aspect};
@@ -52,8 +55,9 @@ pub struct Viewport {
 
 struct SceneGpu {
     gpu: GpuScene,
-    capture: Capture,
-    readback: AsyncCapture,
+    /// The compute capture and its asynchronous readback (storage palette path only: the
+    /// live comparison and picking; the uniform path is checked by `skinview compare`).
+    capture: Option<(Capture, AsyncCapture)>,
 }
 
 /// Largest viewport side in pixels (and never more than the device's texture limit): beyond
@@ -136,14 +140,24 @@ impl Viewport {
         }
         let c = &state.character;
         let cpu_only = state.mode == super::state::ViewMode::Cpu;
-        let gpu = GpuScene::new(ctx, &c.scene, &c.frame, upload_influences(c, cpu_only))?;
-        let capture = Capture::new(ctx, &gpu)?;
-        let readback = AsyncCapture::new(ctx, &gpu);
-        self.scene = Some(SceneGpu {
-            gpu,
-            capture,
-            readback,
-        });
+        let source = state.partition.source();
+        self.view.prepare_palette(ctx, source)?;
+        let gpu = GpuScene::with_palette(
+            ctx,
+            &c.scene,
+            &c.frame,
+            upload_influences(c, cpu_only),
+            source,
+        )?;
+        let capture = match source {
+            PaletteSource::Storage if ctx.compute_capture() => {
+                let capture = Capture::new(ctx, &gpu)?;
+                let readback = AsyncCapture::new(ctx, &gpu);
+                Some((capture, readback))
+            }
+            _ => None,
+        };
+        self.scene = Some(SceneGpu { gpu, capture });
         self.view.set_bone_tips(bone_tips(c));
         self.generation = state.generation;
         self.pending_pick = None;
@@ -170,7 +184,8 @@ impl Viewport {
         // A mode switch to CPU-only on a rig the GPU cannot skin needs other uploads.
         let cpu_only = state.mode == super::state::ViewMode::Cpu;
         if let Some(s) = &self.scene
-            && s.gpu.max_influences != upload_influences(&state.character, cpu_only)
+            && (s.gpu.max_influences != upload_influences(&state.character, cpu_only)
+                || s.gpu.source != state.partition.source())
         {
             self.scene = None;
         }
@@ -197,7 +212,11 @@ impl Viewport {
         }
         // Readbacks that landed.
         let t0 = std::time::Instant::now();
-        if let Some(gpu_vertices) = s.readback.poll(ctx, &s.gpu)? {
+        let polled = match s.capture.as_mut() {
+            Some((_, readback)) => readback.poll(ctx, &s.gpu)?,
+            None => None,
+        };
+        if let Some(gpu_vertices) = polled {
             if state.mode.compares()
                 && self.snapshot_valid
                 && self.cpu_snapshot.len() == gpu_vertices.len()
@@ -233,7 +252,10 @@ impl Viewport {
         // The next capture: every frame while comparing or while a vertex is picked, or once
         // for a new pick.
         let wanted = state.mode.compares() || self.pending_pick.is_some() || state.picked.is_some();
-        if !s.readback.in_flight() && wanted {
+        if let Some((capture, readback)) = s.capture.as_mut()
+            && !readback.in_flight()
+            && wanted
+        {
             self.snapshot_valid = c.cpu_skinning;
             if self.snapshot_valid {
                 self.cpu_snapshot
@@ -243,7 +265,7 @@ impl Viewport {
                 }
             }
             self.snapshot_frame = state.stats.frames;
-            s.readback.submit(ctx, &s.capture, &s.gpu);
+            readback.submit(ctx, capture, &s.gpu);
         }
         state.stats.readback_ms = t0.elapsed().as_secs_f32() * 1000.0;
         // Draw.
