@@ -69,6 +69,18 @@ if [ "$tests" = 0 ]; then
     exit 0
 fi
 
+# The GL backend tests (WGPU_BACKEND=gl: the uniform palette path as GL ES / WebGL2 devices run
+# it) need EGL and Mesa's llvmpipe GL driver.
+if ! ldconfig -p 2>/dev/null | grep -q "libEGL_mesa.so.0" ||
+   ! ls /usr/lib/*/dri/swrast_dri.so >/dev/null 2>&1; then
+    echo "setup: installing EGL and Mesa's software GL driver for the GL tests (libegl1, libegl-mesa0, libgl1-mesa-dri)" >&2
+    if ! need_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
+       ! need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libegl1 libegl-mesa0 libgl1-mesa-dri; then
+        echo "missing: EGL / Mesa GL for the GL tests. Run as root:  apt-get install libegl1 libegl-mesa0 libgl1-mesa-dri" >&2
+        exit 1
+    fi
+fi
+
 # The window tests run the viewer under a virtual X server.
 if ! command -v xvfb-run >/dev/null; then
     echo "setup: installing Xvfb for the window tests (xvfb, xauth)" >&2

@@ -95,6 +95,40 @@ fn uniform_palette_matches_the_unpartitioned_reference_for_every_k_and_model() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The same on GL (llvmpipe, through naga's GLSL): `skinview compare --max-bones K` with
+/// `WGPU_BACKEND=gl`, every shared model and rig, every K (a process each: the backend is
+/// chosen from the environment when the device is made).
+#[test]
+#[cfg(feature = "cli")]
+fn uniform_palette_matches_the_reference_on_gl() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let xdg = std::env::temp_dir().join(format!("skinview-gl-{}", std::process::id()));
+    std::fs::create_dir_all(&xdg).unwrap();
+    let mut failures = Vec::new();
+    for path in common::all_models() {
+        for k in KS {
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_skinview"))
+                .args(["compare", path.to_str().unwrap(), "--frames", "2"])
+                .args(["--max-bones", &k.to_string()])
+                .env("WGPU_BACKEND", "gl")
+                .env("XDG_RUNTIME_DIR", &xdg)
+                .output()
+                .unwrap();
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            if !o.status.success() || !text.contains("(Gl,") {
+                failures.push(format!("{} K={k}:\n{text}", path.display()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn a_planted_palette_fault_on_the_uniform_path_is_caught() {
     // The comparison must be able to fail: swap two joints of one submesh skin (its palette

@@ -195,7 +195,15 @@ fn check_partition(prim: &Primitive, k: usize, p: &Partition) {
     let w = prim.skin_weights.as_ref().unwrap();
     let s = &p.stats;
     assert_eq!(s.submeshes, p.submeshes.len());
-    assert!(s.submeshes >= s.lower_bound.min(s.submeshes));
+    // The lower bound is ⌈bones used / K⌉ (at least one submesh when there are faces).
+    let faces = prim.indices.len() / fs;
+    assert_eq!(
+        s.lower_bound,
+        s.bones_used.div_ceil(k).max(usize::from(faces > 0))
+    );
+    if faces > 0 {
+        assert!(s.submeshes >= s.lower_bound, "{s:?}");
+    }
     assert!(s.max_bones_used <= k);
     assert_eq!(s.vertices_in, prim.positions.len());
     assert_eq!(s.vertices_out, p.vertex_remap.len());
@@ -484,6 +492,196 @@ fn hostile_primitives_error_or_partition() {
         ..Primitive::default()
     };
     assert_eq!(partition(&empty, 4).unwrap().stats.submeshes, 0);
+    // Weights that do not fill whole vertices, a width of 0.
+    let mut ragged = good.clone();
+    let sw = ragged.skin_weights.as_mut().unwrap();
+    sw.weights.extend([0.5, 0.5]);
+    sw.joints.extend([0, 1]);
+    assert!(
+        msg(&ragged, 8).contains("weighted vertices"),
+        "{}",
+        msg(&ragged, 8)
+    );
+    let mut no_width = good.clone();
+    no_width.skin_weights.as_mut().unwrap().width = 0;
+    assert!(msg(&no_width, 8).contains("weighted vertices"));
+    // A trailing partial face is not a face.
+    let mut trailing = good.clone();
+    trailing.indices.extend([0, 1]);
+    let p = partition(&trailing, 8).unwrap();
+    assert_eq!(p.stats.triangles, good.indices.len() / 3);
+    // NaN, negative and duplicate-joint weights: partitioned, every drop counted, bounded.
+    let mut odd = make_mesh(&MeshSpec {
+        influences: 8,
+        bones: 16,
+        smooth: false,
+        ..spec.clone()
+    });
+    let sw = odd.skin_weights.as_mut().unwrap();
+    sw.weights[0] = f32::NAN;
+    sw.weights[9] = -0.25;
+    sw.joints[17] = sw.joints[16];
+    for k in [4, 5, 8] {
+        let p = partition(&odd, k).unwrap();
+        assert!(p.stats.max_bones_used <= k, "{:?}", p.stats);
+        assert!(p.stats.dropped_influences > 0, "{:?}", p.stats);
+        assert!(p.stats.max_dropped_weight.is_finite());
+    }
+    // A K far above any skin: one submesh, no drop.
+    let p = partition(&good, usize::MAX).unwrap();
+    assert_eq!((p.stats.submeshes, p.stats.dropped_influences), (1, 0));
+}
+
+/// Inputs built to make a partitioner slow or hungry finish with a valid result: a fan of
+/// 100 000 triangles around one vertex (valence 100 000), and 65 536 separate triangles
+/// whose bone sets are all different but share bone 0 (every candidate touches every other
+/// through it).
+#[test]
+fn adversarial_meshes_finish() {
+    let weights_of = |per_vertex: &[u32]| SkinWeights {
+        width: 4,
+        joints: per_vertex.iter().flat_map(|&j| [j, 0, 0, 0]).collect(),
+        weights: per_vertex
+            .iter()
+            .flat_map(|_| [1.0, 0.0, 0.0, 0.0])
+            .collect(),
+    };
+    // The fan: vertex 0 at the centre, rim vertex i weighted to bone i % 200.
+    let rim = 100_000;
+    let joints: Vec<u32> = (0..=rim as u32).map(|i| i % 200).collect();
+    let fan = Primitive {
+        positions: (0..=rim).map(|i| Vec3::new(i as f32, 0.0, 0.0)).collect(),
+        indices: (1..rim as u32).flat_map(|i| [0, i, i + 1]).collect(),
+        skin_weights: Some(weights_of(&joints)),
+        ..Primitive::default()
+    };
+    let p = partition(&fan, 16).unwrap();
+    check_partition(&fan, 16, &p);
+    println!("fan: {:?}", p.stats);
+    // The cards: triangle t has vertices on bones 0, 1 + t % 1000 and 1 + (7t + 13⌊t/1000⌋
+    // + 3) % 1000: some 65 000 distinct bone sets.
+    let cards = 1usize << 16;
+    let mut joints = Vec::with_capacity(cards * 3);
+    for t in 0..cards as u32 {
+        joints.extend([0, 1 + t % 1000, 1 + (7 * t + 13 * (t / 1000) + 3) % 1000]);
+    }
+    let cards_prim = Primitive {
+        positions: (0..cards * 3)
+            .map(|i| Vec3::new(i as f32, 0.0, 0.0))
+            .collect(),
+        indices: (0..(cards * 3) as u32).collect(),
+        skin_weights: Some(weights_of(&joints)),
+        ..Primitive::default()
+    };
+    for k in [8, 64] {
+        let p = partition(&cards_prim, k).unwrap();
+        check_partition(&cards_prim, k, &p);
+        println!("cards K={k}: {:?}", p.stats);
+    }
+}
+
+/// When the partitioner says its count is minimal, no split of the faces does better: every
+/// set partition of a tiny mesh's faces is tried.
+#[test]
+fn proved_minimal_counts_are_minimal() {
+    let mut proved = 0;
+    for seed in 0..300u64 {
+        let mut rng = Rng::new(seed);
+        let faces = 2 + rng.below(6);
+        let bones = 5 + rng.below(6);
+        let k = 4 + rng.below(3);
+        // Faces of three vertices of their own, each vertex on one or two bones.
+        let mut joints = Vec::new();
+        let mut weights = Vec::new();
+        for _ in 0..faces * 3 {
+            let a = rng.below(bones) as u32;
+            let b = rng.below(bones) as u32;
+            let two = rng.below(2) == 0 && a != b;
+            joints.extend([a, if two { b } else { 0 }, 0, 0]);
+            weights.extend(if two {
+                [0.5, 0.5, 0.0, 0.0]
+            } else {
+                [1.0, 0.0, 0.0, 0.0]
+            });
+        }
+        let prim = Primitive {
+            positions: (0..faces * 3)
+                .map(|i| Vec3::new(i as f32, 0.0, 0.0))
+                .collect(),
+            indices: (0..(faces * 3) as u32).collect(),
+            skin_weights: Some(SkinWeights {
+                width: 4,
+                joints,
+                weights,
+            }),
+            ..Primitive::default()
+        };
+        let p = partition(&prim, k).unwrap();
+        if p.stats.dropped_influences > 0 {
+            continue;
+        }
+        check_partition(&prim, k, &p);
+        let w = prim.skin_weights.as_ref().unwrap();
+        let face_bones: Vec<Vec<u32>> = (0..faces)
+            .map(|f| {
+                let mut b: Vec<u32> = (0..3).flat_map(|c| bones_of(w, f * 3 + c)).collect();
+                b.sort();
+                b.dedup();
+                b
+            })
+            .collect();
+        let best = fewest_groups(&face_bones, k);
+        assert!(
+            p.stats.submeshes >= best,
+            "seed {seed}: below the true minimum?"
+        );
+        if p.stats.minimal {
+            proved += 1;
+            assert_eq!(
+                p.stats.submeshes, best,
+                "seed {seed}: claimed minimal with {} submeshes, {best} possible",
+                p.stats.submeshes
+            );
+        }
+    }
+    assert!(proved > 100, "only {proved} cases proved minimal");
+}
+
+/// The fewest groups of faces (any grouping) whose bone unions have at most `k` bones:
+/// every set partition, by assigning face after face to an existing group or a new one.
+fn fewest_groups(face_bones: &[Vec<u32>], k: usize) -> usize {
+    fn go(
+        f: usize,
+        face_bones: &[Vec<u32>],
+        k: usize,
+        groups: &mut Vec<Vec<u32>>,
+        best: &mut usize,
+    ) {
+        if groups.len() >= *best {
+            return;
+        }
+        if f == face_bones.len() {
+            *best = groups.len();
+            return;
+        }
+        for g in 0..groups.len() {
+            let mut u = groups[g].clone();
+            u.extend(&face_bones[f]);
+            u.sort();
+            u.dedup();
+            if u.len() <= k {
+                let old = std::mem::replace(&mut groups[g], u);
+                go(f + 1, face_bones, k, groups, best);
+                groups[g] = old;
+            }
+        }
+        groups.push(face_bones[f].clone());
+        go(f + 1, face_bones, k, groups, best);
+        groups.pop();
+    }
+    let mut best = usize::MAX;
+    go(0, face_bones, k, &mut Vec::new(), &mut best);
+    best
 }
 
 /// The ACMR figure is meshoptimizer's FIFO analysis (an independent implementation).

@@ -286,7 +286,8 @@ fn partition_slider_splits_the_model_and_picks_the_palette() {
     }
     assert!(h.query_by_label_contains("6 submeshes").is_some());
     // The uniform palette needs the split: on, then the split off turns it off too.
-    h.get_by_label("uniform palette (K matrices per draw)").click();
+    h.get_by_label("uniform palette (K matrices per draw)")
+        .click();
     h.run();
     h.run();
     assert!(h.state().partition.uniform);

@@ -163,7 +163,10 @@ fn the_window_draws_through_the_uniform_palette() {
     let webgl2 = [("SKINVIEW_LIMITS", "webgl2")];
     let (_, _, image) = run_viewer_with(&[], 10, "humanoid_webgl2.png", &webgl2);
     let (colours, same) = not_blank(&image);
-    assert!(colours > 200 && same < 0.9, "blank: {colours} colours, {same:.2}");
+    assert!(
+        colours > 200 && same < 0.9,
+        "blank: {colours} colours, {same:.2}"
+    );
     let cesium = common::model("CesiumMan");
     let (_, _, image) = run_viewer_with(
         &[cesium.to_str().unwrap()],
@@ -172,11 +175,20 @@ fn the_window_draws_through_the_uniform_palette() {
         &webgl2,
     );
     let (colours, same) = not_blank(&image);
-    assert!(colours > 200 && same < 0.9, "blank: {colours} colours, {same:.2}");
+    assert!(
+        colours > 200 && same < 0.9,
+        "blank: {colours} colours, {same:.2}"
+    );
     // The split by colour on the storage path (the panel's state is tested in
     // tests/viewer_panels.rs).
     let (_, _, split) = run_viewer(
-        &[cesium.to_str().unwrap(), "--palette", "storage", "--max-bones", "8"],
+        &[
+            cesium.to_str().unwrap(),
+            "--palette",
+            "storage",
+            "--max-bones",
+            "8",
+        ],
         10,
         "cesium_k8.png",
     );

@@ -10,7 +10,7 @@ use skinview::compare::{CompareOptions, compare};
 use skinview::gpu::{CapturePath, PaletteSource};
 
 use super::args::{MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, parse_anim};
-use super::{CliResult, gpu};
+use super::{CliError, CliResult, gpu};
 
 /// Most frames per animation (each frame is a GPU round trip per capture path).
 const MAX_FRAMES: u64 = 100_000;
@@ -72,6 +72,18 @@ pub fn run(a: CompareArgs) -> CliResult {
     };
     let ctx = gpu()?;
     let palette = skinview::gpu::choose_source(&ctx, a.palette.requested()?)?;
+    if palette != PaletteSource::Storage
+        && matches!(
+            a.capture,
+            Some(CaptureChoice::Compute | CaptureChoice::Both)
+        )
+    {
+        return Err(CliError::Usage(format!(
+            "the compute capture reads the storage palette; on the {} read back with \
+             --capture draw",
+            palette.describe()
+        )));
+    }
     let capture = a.capture.unwrap_or(match palette {
         PaletteSource::Storage if ctx.compute_capture() => CaptureChoice::Both,
         _ => CaptureChoice::Draw,

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use skinview::builtin::Builtin;
-use skinview::io::ModelSource;
 use skinview::gpu::DEFAULT_UNIFORM_BONES;
+use skinview::io::ModelSource;
 use skinview::viewer::state::{PartitionSettings, ViewMode};
 use skinview::viewer::{ViewerOptions, run};
 

@@ -58,7 +58,7 @@ impl CompareOptions {
                     "CompareOptions",
                     3,
                     "the compute capture reads the storage palette; the uniform palette path \
-                     reads back through the draw (--capture draw)",
+                     reads back through the draw capture",
                 ));
             }
             if self.max_influences.is_some() {

@@ -304,7 +304,7 @@ impl GpuScene {
             if let Some((i, &n)) = palette_len.iter().enumerate().find(|(_, n)| **n > bones) {
                 return Err(Error::Gpu(format!(
                     "{}: draw {i} uses {n} joints, more than the uniform palette's {bones}; \
-                     partition the scene first (skinview partition --max-bones {bones})",
+                     split it into submeshes of at most {bones} bones first (PartitionedScene)",
                     scene.name
                 )));
             }

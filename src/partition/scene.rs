@@ -46,7 +46,9 @@ pub struct SubmeshDraw {
     pub submesh: Option<(usize, usize)>,
 }
 
-/// A scene whose every skinned draw uses at most `k` joints (module documentation).
+/// A scene whose every skinned draw uses at most `k` joints (module documentation). It is a
+/// drawing and comparison form, not an export one: its nodes still point at the source's
+/// meshes and skins, while its draws use the submesh primitives and skins.
 #[derive(Clone, Debug)]
 pub struct PartitionedScene {
     /// The bone budget.

@@ -10,11 +10,12 @@
 //! submeshes, proved minimal where the search finishes); and, unless one of them is proved
 //! minimal, the common file-order split as a floor (`greedy.rs`). (3) Each candidate's
 //! borders are shortened by label propagation (`refine.rs`). (4) The candidate with
-//! fewer submeshes wins, then the one with fewer vertices. Each submesh lists its faces in their original
-//! order (the input's vertex-cache locality is kept; ACMR before and after is reported), its
-//! vertices in first-use order and its bones ascending; vertex influences keep their order, so
-//! skinning a submesh with its own palette is bit-identical to the original when nothing was
-//! dropped.
+//! fewer submeshes wins, then the one with fewer vertices. (5) Each submesh's faces are
+//! reordered for the post-transform cache (meshoptimizer's FIFO optimiser, kept only when it
+//! lowers the submesh's ACMR over the input order; ACMR before and after is reported), its
+//! vertices numbered in first use and its bones listed ascending; vertex influences keep their
+//! order, so skinning a submesh with its own palette is bit-identical to the original when
+//! nothing was dropped.
 //!
 //! The usual split (Assimp's `SplitByBoneCount`) adds faces in file order to the current
 //! submesh while their bones fit, and copies every corner: more submeshes, and vertices
@@ -99,7 +100,8 @@ pub struct PartitionStats {
     pub max_bones_used: usize,
     /// (vertex, bone) influences dropped to fit `K`.
     pub dropped_influences: usize,
-    /// The largest weight dropped from one vertex (before renormalisation).
+    /// The largest single weight dropped, in magnitude (before renormalisation; what a drop
+    /// costs in position is measured by [`crate::partition::PartitionedScene::skinning_error`]).
     pub max_dropped_weight: f32,
     /// Average cache miss ratio of the input's index order (misses per face, FIFO of 16).
     pub acmr_in: f64,
@@ -180,7 +182,8 @@ pub fn partition(primitive: &Primitive, k: usize) -> Result<Partition> {
         .as_ref()
         .ok_or_else(|| Error::invalid(field, "skin weights", "the primitive is not skinned"))?;
     let n = primitive.vertex_count();
-    if w.vertex_count() != n || w.joints.len() != w.weights.len() {
+    if w.vertex_count() != n || w.joints.len() != w.weights.len() || w.weights.len() != n * w.width
+    {
         return Err(Error::invalid(
             field,
             "skin weights",

@@ -486,7 +486,10 @@ fn palette(ui: &mut Ui, state: &mut ViewerState) {
             )
             .changed();
         changed |= ui
-            .add_enabled(split, egui::Checkbox::new(&mut p.colors, "colour by submesh"))
+            .add_enabled(
+                split,
+                egui::Checkbox::new(&mut p.colors, "colour by submesh"),
+            )
             .changed();
     });
     if changed {
@@ -505,7 +508,7 @@ fn palette(ui: &mut Ui, state: &mut ViewerState) {
         ui.label(
             RichText::new(
                 "uniform palette: live comparison and picking read the compute capture (storage \
-                 path); `skinview compare --palette uniform` checks this one",
+                 path); `skinview compare` on the uniform palette checks this one",
             )
             .weak(),
         );
@@ -645,8 +648,8 @@ pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
             }
             (true, None) if state.partition.source() != crate::gpu::PaletteSource::Storage => {
                 ui.label(
-                    "no live comparison on the uniform palette (`skinview compare --palette \
-                     uniform` checks it)",
+                    "no live comparison on the uniform palette (`skinview compare` on the \
+                     uniform palette checks it)",
                 );
             }
             (true, None) => {

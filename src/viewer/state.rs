@@ -15,9 +15,9 @@ use crate::character::{
 };
 use crate::error::Result;
 use crate::gpu::{ColorMode, PaletteSource, Skinning};
-use crate::partition::PartitionedScene;
 use crate::ik::IkMode;
 use crate::io::{Model, ModelSource};
+use crate::partition::PartitionedScene;
 use crate::skin::bounds;
 use crate::view::ViewOptions;
 
