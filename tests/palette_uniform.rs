@@ -95,6 +95,33 @@ fn uniform_palette_matches_the_unpartitioned_reference_for_every_k_and_model() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Tangents on a skinned mesh (normal-mapped assets have them; no shared skinned sample
+/// does) and an influence limit both work on the uniform path: the draw-path readback has no
+/// tangents and the comparison covers positions and normals; the limit applies before the
+/// split, on both sides.
+#[test]
+fn uniform_palette_with_tangents_and_an_influence_limit() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let d = scene.draws[0];
+    let prim = &mut scene.meshes[d.mesh].primitives[d.primitive];
+    prim.tangents = Some(vec![
+        glam::Vec4::new(1.0, 0.0, 0.0, 1.0);
+        prim.positions.len()
+    ]);
+    let cmp = compare(ctx, &scene, &[Some(0)], &uniform(12), |_, _| {}).unwrap();
+    assert!(cmp.passed, "{cmp}");
+    let rig = skinview::io::load(&common::model("rig_seed4_8inf_morph_ubyte")).unwrap();
+    let options = CompareOptions {
+        max_influences: Some(4),
+        ..uniform(8)
+    };
+    let cmp = compare(ctx, &rig, &anims(&rig), &options, |_, _| {}).unwrap();
+    assert!(cmp.passed, "{cmp}");
+    // Reducing 8 influences to 4 moves vertices, and the report says how far.
+    assert!(cmp.worst_reduction_cost() > 0.0, "{cmp}");
+}
+
 /// The same on GL (llvmpipe, through naga's GLSL): `skinview compare --max-bones K` with
 /// `WGPU_BACKEND=gl`, every shared model and rig, every K (a process each: the backend is
 /// chosen from the environment when the device is made).
@@ -116,11 +143,7 @@ fn uniform_palette_matches_the_reference_on_gl() {
                 .env("XDG_RUNTIME_DIR", &xdg)
                 .output()
                 .unwrap();
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            );
+            let text = common::output_text(&o);
             if !o.status.success() || !text.contains("(Gl,") {
                 failures.push(format!("{} K={k}:\n{text}", path.display()));
             }

@@ -302,6 +302,20 @@ fn partition_slider_splits_the_model_and_picks_the_palette() {
     assert!(!h.state().partition.uniform);
     assert_eq!(h.state().character.scene.draws.len(), 1);
     assert!(h.state().partition_summary.is_none());
+    // The settings carry over to the next model; a native rig opened with the uniform
+    // palette on is drawn whole, from the storage buffer the adapter has.
+    h.get_by_label("split into submeshes").click();
+    h.run();
+    h.get_by_label("uniform palette (K matrices per draw)")
+        .click();
+    h.run();
+    h.run();
+    assert!(h.state().partition.uniform);
+    h.state_mut().open("builtin:humanoid").unwrap();
+    assert_eq!(
+        h.state().palette_source(),
+        skinview::gpu::PaletteSource::Storage
+    );
     // Native rigs: drawn whole, said so.
     let mut h = Harness::new_ui_state(panels::deformation, open(Builtin::Humanoid, true));
     h.run();

@@ -1,14 +1,14 @@
 //! Arguments several commands share, and the parsers of the animation-stage flags. Every
 //! flag name of the program lives in `src/cli/`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use glam::Vec3;
 use skinview::anim::CrossFade;
 use skinview::character::{CharacterSpec, FadeDesc, IkGoal, LayerDesc, MaskSpec};
 use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource};
-use skinview::io::Model;
+use skinview::io::{ImportOptions, Model, ModelSource};
 use skinview::partition::{MAX_BONES, MIN_BONES};
 
 use super::CliError;
@@ -32,7 +32,8 @@ pub struct PaletteArgs {
     #[arg(long, value_enum)]
     pub palette: Option<PaletteArg>,
     /// K, the uniform palette's size: bones per submesh (default 64; at most what the
-    /// adapter's uniform buffers hold). Implies --palette uniform.
+    /// adapter's uniform buffers hold). Without --palette it means --palette uniform (view
+    /// also takes --palette storage --max-bones K: the split shown by colour).
     #[arg(long, value_parser = clap::value_parser!(u64).range(MIN_BONES as u64..=MAX_BONES as u64))]
     pub max_bones: Option<u64>,
 }
@@ -239,11 +240,29 @@ fn animation_names(model: &Model) -> String {
 pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
     let bad = || format!("must look like 640x480, not {s:?}");
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
-    Ok((
+    let (w, h): (u32, u32) = (
         w.trim().parse().map_err(|_| bad())?,
         h.trim().parse().map_err(|_| bad())?,
-    ))
+    );
+    if !(1..=MAX_SIDE_PX).contains(&w) || !(1..=MAX_SIDE_PX).contains(&h) {
+        return Err(format!("{w}x{h}: each side 1..={MAX_SIDE_PX} pixels"));
+    }
+    if w as u64 * h as u64 > MAX_PIXELS {
+        return Err(format!(
+            "{w}x{h}: {} pixels, more than {MAX_PIXELS} (4096x4096)",
+            w as u64 * h as u64
+        ));
+    }
+    Ok((w, h))
 }
+
+/// Longest image side accepted by `--size` (the common GPU texture limit; a smaller adapter
+/// limit is checked when the target is made).
+pub const MAX_SIDE_PX: u32 = 8192;
+
+/// Most pixels accepted by `--size`: 4096² at 4× MSAA with depth is ~0.5 GiB of GPU memory,
+/// within what the software rasteriser and small GPUs hold.
+pub const MAX_PIXELS: u64 = 4096 * 4096;
 
 /// The model argument of a command.
 #[derive(Args, Clone)]
@@ -251,12 +270,28 @@ pub struct ModelArg {
     #[doc = "Model: .gltf/.glb, native .rig.json, or builtin:arm / builtin:humanoid"]
     #[arg(help = MODEL_HELP)]
     pub model: Option<PathBuf>,
+    /// Follow buffer and image URIs that lead outside the model's folder (absolute paths,
+    /// `..`, symlinks). Off by default: a model file cannot make skinview read other files.
+    #[arg(long)]
+    pub allow_external_uris: bool,
 }
 
 impl ModelArg {
     /// Load it (the built-in arm when absent).
     pub fn load(&self) -> Result<Model, CliError> {
-        Ok(skinview::io::model::load(self.model.as_deref())?)
+        self.load_writing(&[])
+    }
+
+    /// Load it, and refuse any of `outputs` that is one of the files it was read from.
+    pub fn load_writing(&self, outputs: &[Option<&Path>]) -> Result<Model, CliError> {
+        let options = ImportOptions {
+            allow_external_uris: self.allow_external_uris,
+        };
+        let model = ModelSource::from_arg(self.model.as_deref())?.load_with(options)?;
+        for out in outputs.iter().flatten() {
+            model.refuse_as_output(out)?;
+        }
+        Ok(model)
     }
 }
 

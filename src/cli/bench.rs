@@ -46,6 +46,9 @@ pub fn run(a: BenchArgs) -> CliResult {
         Character::humanoid_demo()?
     } else {
         let model = source.load()?;
+        if let Some(out) = &a.json {
+            model.refuse_as_output(out)?;
+        }
         let anim = parse_anim(&model, a.anim.as_deref())?;
         match &model.rig {
             Some(rig) => Character::from_rig(&rig.scene, &a.stage.spec(anim, a.links))?,

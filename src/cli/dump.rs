@@ -23,7 +23,7 @@ pub struct DumpArgs {
     #[arg(long)]
     anim: Option<String>,
     /// Times in seconds (repeat the flag for several).
-    #[arg(long = "time", required = true)]
+    #[arg(long = "time", required = true, allow_negative_numbers = true)]
     times: Vec<f32>,
     /// Which skinning to dump: cpu (the reference) or gpu (readback).
     #[arg(long, value_enum, default_value = "cpu")]
@@ -32,7 +32,7 @@ pub struct DumpArgs {
     /// vertex stage. Default: compute on the storage palette, draw on the uniform palette.
     #[arg(long, value_enum)]
     capture: Option<CaptureArg>,
-    /// With --path gpu: the palette path (--palette, --max-bones).
+    // With --path gpu: the palette path (--palette, --max-bones).
     #[command(flatten)]
     palette: PaletteArgs,
     /// Reduce every vertex to its K largest weights (renormalised) first. 1..=64.
@@ -71,7 +71,7 @@ impl From<CaptureArg> for CapturePath {
 }
 
 pub fn run(a: DumpArgs) -> CliResult {
-    let model = a.model.load()?;
+    let model = a.model.load_writing(&[Some(&a.out)])?;
     let scene = &model.scene;
     let anim = parse_anim(&model, a.anim.as_deref())?;
     let requested = a.palette.requested()?;

@@ -50,7 +50,7 @@ pub fn run(a: ExportArgs) -> CliResult {
             a.out.display()
         )));
     }
-    let model = a.model.load()?;
+    let model = a.model.load_writing(&[Some(&a.out)])?;
     if ext.as_deref() == Some("json") {
         let rig = model.rig.ok_or_else(|| {
             CliError::Usage(

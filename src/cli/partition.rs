@@ -61,7 +61,7 @@ struct Row {
 }
 
 pub fn run(a: PartitionArgs) -> CliResult {
-    let model = a.model.load()?;
+    let model = a.model.load_writing(&[a.json.as_deref()])?;
     let scene = &model.scene;
     let anim = parse_anim(&model, a.anim.as_deref())?;
     let times = frame_times(scene, anim, a.frames as usize);

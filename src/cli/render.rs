@@ -25,7 +25,7 @@ pub struct RenderArgs {
     #[arg(long)]
     anim: Option<String>,
     /// Time in seconds. Default: the middle of the animation (1 s for --demo).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     time: Option<f32>,
     /// Which skinning result to draw: gpu (vertex shader) or cpu (reference, uploaded).
     /// Rigs whose vertices have more than 8 influences are drawn from the CPU result.
@@ -123,6 +123,21 @@ pub fn run(a: RenderArgs) -> CliResult {
             "--max-bones with --palette storage only shows a split (--color submesh)".into(),
         ));
     }
+    // Usage errors that do not depend on the adapter come before it is opened.
+    let asks_split = a.max_bones.is_some() || a.palette == Some(PaletteArg::Uniform);
+    if a.color == ColorArg::Submesh && !asks_split {
+        return Err(CliError::Usage(
+            "--color submesh shows a split: give its bone budget with --max-bones K".into(),
+        ));
+    }
+    if asks_split && (a.demo || native_stage) {
+        return Err(CliError::Usage(
+            "--max-bones and --palette uniform draw the model split by its stored weights; the \
+             animation stage (--demo, --links, --layer, --fade, --ik) rewrites them every frame \
+             and needs the storage palette"
+                .into(),
+        ));
+    }
     let ctx = gpu()?;
     let palette = choose_source(&ctx, requested)?;
     // The bone budget of the split drawn: the uniform palette's K, or --max-bones.
@@ -172,7 +187,7 @@ pub fn run(a: RenderArgs) -> CliResult {
         c.play_to(time)?;
         (c, None, time)
     } else {
-        let model = a.model.load()?;
+        let model = a.model.load_writing(&[Some(&a.out)])?;
         let anim = parse_anim(&model, a.anim.as_deref())?;
         let time = a
             .time

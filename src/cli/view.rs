@@ -37,10 +37,9 @@ pub struct ViewArgs {
     /// Do not wait for vertical sync (frame-time measurements).
     #[arg(long)]
     no_vsync: bool,
-    /// glTF models: split each skinned mesh into submeshes of at most --max-bones K bones and
-    /// draw them through a uniform palette of K matrices (uniform), or through the storage
-    /// buffer (storage, with --max-bones: the split shown by colour). Default: storage where
-    /// the adapter reads storage buffers in the vertex stage, else uniform.
+    // glTF models: --max-bones K splits each skinned mesh into submeshes of at most K bones,
+    // drawn through a uniform palette of K matrices, or through the storage buffer with
+    // --palette storage (the split shown by colour).
     #[command(flatten)]
     palette: PaletteArgs,
 }
@@ -73,6 +72,9 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         Some(p) => ModelSource::from_arg(Some(p))?,
     };
     let model = source.load()?;
+    if let Some(out) = &a.screenshot {
+        model.refuse_as_output(out)?;
+    }
     let k = a.palette.max_bones.map(|k| k as usize);
     let uniform = match a.palette.palette {
         Some(PaletteArg::Uniform) => true,

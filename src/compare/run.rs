@@ -39,8 +39,7 @@ pub struct CompareOptions {
 
 impl CompareOptions {
     /// Validation rules: 1. at least one frame; 2. at least one capture path; 3. the uniform
-    /// palette path reads back through the draw only; 4. no influence limit on the uniform
-    /// path (the partitioner fits influences itself).
+    /// palette path reads back through the draw only.
     pub fn validate(&self) -> Result<()> {
         if self.frames == 0 {
             return Err(Error::job("CompareOptions", 1, "no frames to compare"));
@@ -52,23 +51,15 @@ impl CompareOptions {
                 "no capture path to read back",
             ));
         }
-        if let Some(PaletteSource::Uniform { .. }) = self.palette {
-            if self.captures.contains(&CapturePath::Compute) {
-                return Err(Error::job(
-                    "CompareOptions",
-                    3,
-                    "the compute capture reads the storage palette; the uniform palette path \
-                     reads back through the draw capture",
-                ));
-            }
-            if self.max_influences.is_some() {
-                return Err(Error::job(
-                    "CompareOptions",
-                    4,
-                    "an influence limit with the uniform palette: the partitioner already fits \
-                     every face into K bones",
-                ));
-            }
+        if let Some(PaletteSource::Uniform { .. }) = self.palette
+            && self.captures.contains(&CapturePath::Compute)
+        {
+            return Err(Error::job(
+                "CompareOptions",
+                3,
+                "the compute capture reads the storage palette; the uniform palette path reads \
+                 back through the draw capture",
+            ));
         }
         Ok(())
     }
@@ -101,7 +92,16 @@ impl GpuSide {
                 None,
             )),
             PaletteSource::Uniform { bones } => {
-                let part = Box::new(PartitionedScene::new(scene, bones as usize)?);
+                // An influence limit applies before the split (the CPU side reduces the same).
+                let reduced;
+                let base = match max_influences {
+                    Some(k) => {
+                        reduced = reduce_scene_influences(scene, k);
+                        &reduced
+                    }
+                    None => scene,
+                };
+                let part = Box::new(PartitionedScene::new(base, bones as usize)?);
                 let mut character =
                     Box::new(Character::from_scene(part.scene.clone(), None, false)?);
                 character.cpu_skinning = false;
@@ -168,6 +168,18 @@ impl Default for CompareOptions {
     }
 }
 
+/// `scene` with every primitive's weights reduced to the `k` largest (renormalised), as
+/// [`Character::set_max_influences`] reduces them.
+fn reduce_scene_influences(scene: &Scene, k: usize) -> Scene {
+    let mut out = scene.clone();
+    for prim in out.meshes.iter_mut().flat_map(|m| m.primitives.iter_mut()) {
+        if let Some(w) = prim.skin_weights.as_mut() {
+            *w = crate::skin::weights::reduce_influences(w, k).0;
+        }
+    }
+    out
+}
+
 /// `count` evenly spaced times over animation `anim` (both ends included); `[0]` for rest.
 pub fn frame_times(scene: &Scene, anim: Option<usize>, count: usize) -> Vec<f32> {
     let duration = anim
@@ -223,6 +235,7 @@ pub fn compare(
         });
         if vertices_reduced > 0 {
             cpu = Character::from_scene(p.fitted_source(scene), None, false)?;
+            cpu.set_max_influences(k);
         }
     }
     // The unreduced CPU path, when the reduction's (or the fitting's) cost is asked for.
@@ -360,20 +373,13 @@ pub fn sample_frames(
     let ctx =
         ctx.ok_or_else(|| Error::NoAdapter("GPU skinning requested without a GPU context".into()))?;
     let palette = choose_source(ctx, palette)?;
-    if palette != PaletteSource::Storage && max_influences.is_some() {
-        return Err(Error::job(
-            "sample_frames",
-            1,
-            "an influence limit with the uniform palette: the partitioner already fits every \
-             face into K bones",
-        ));
-    }
     let (mut gpu, part) = GpuSide::new(ctx, scene, &c, max_influences, palette)?;
     gpu.set_clip(anim)?;
     match &part {
         // The CPU side only fills vertices no submesh draws: with the fitted weights.
         Some(p) if p.dropped_influences() > 0 => {
             c = Character::from_scene(p.fitted_source(scene), anim, false)?;
+            c.set_max_influences(max_influences);
         }
         Some(_) => {}
         None => c.cpu_skinning = false,

@@ -101,6 +101,10 @@ impl DrawCapture {
         };
         let pipelines = [make(1, l4), make(2, l8)];
         ctx.check()?;
+        // One uniform set at a time (as the renderer keeps them).
+        self.pipelines.retain(|(s, _)| {
+            !(matches!(s, PaletteSource::Uniform { .. }) && source != PaletteSource::Storage)
+        });
         self.pipelines.push((source, pipelines));
         Ok(())
     }

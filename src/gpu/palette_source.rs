@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 pub const UNIFORM_MORPH_SLOTS: u32 = 64;
 
 /// K when the uniform path is chosen without one: 64 matrices (seed 002 §4 suggests 32–128;
-/// 64 keeps every shared model in one or two submeshes and needs 4.3 KiB of the 16 KiB a
+/// 64 keeps every shared model in one or two submeshes and needs 4.5 KiB of the 16 KiB a
 /// WebGL2-class adapter allows per uniform binding).
 pub const DEFAULT_UNIFORM_BONES: u32 = 64;
 

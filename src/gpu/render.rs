@@ -391,6 +391,10 @@ impl Renderer {
         };
         let pipelines = [per(Skinning::Gpu), per(Skinning::Cpu)];
         ctx.check()?;
+        // One uniform set at a time (a K slider would otherwise keep one per K tried).
+        self.sets.retain(|(s, _)| {
+            !(matches!(s, PaletteSource::Uniform { .. }) && source != PaletteSource::Storage)
+        });
         self.sets.push((source, pipelines));
         Ok(())
     }

@@ -20,13 +20,14 @@
 //!   Errors (no repair): NaN/infinite data, negative weights, joint index ≥ joint count with a
 //!   non-zero weight, accessors outside their buffers, missing POSITION.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use glam::{Mat4, Quat, Vec2, Vec3, Vec4};
 use gltf::accessor::DataType;
 use gltf::mesh::Mode;
 
 use super::accessor::{self, AccessorData};
+use super::files::{Files, ImportOptions, MAX_FILE_BYTES};
 use crate::anim::{Animation, Channel, Interpolation, Path as AnimPath, Sampler};
 use crate::error::{Error, Result};
 use crate::math::Trs;
@@ -40,64 +41,135 @@ use crate::scene::{
 /// the change is below float precision of a rotation matrix).
 const QUAT_REPORT_TOLERANCE: f32 = 1e-6;
 
-/// Import a `.gltf` or `.glb` file.
+/// Import a `.gltf` or `.glb` file (external URIs only inside its folder).
 pub fn import_file(path: &Path) -> Result<Scene> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    import_slice(&bytes, path)
+    Ok(import_file_with(path, ImportOptions::default())?.0)
 }
 
-/// Import from memory; `path` names the file in messages and resolves external buffers.
+/// Import a `.gltf` or `.glb` file under `options`; also every file read (canonical paths,
+/// the model first), so a command can refuse to write over any of them.
+pub fn import_file_with(path: &Path, options: ImportOptions) -> Result<(Scene, Vec<PathBuf>)> {
+    let mut files = Files::new(path, options);
+    let bytes = files.read_model()?;
+    let scene = import(&bytes, &mut files)?;
+    Ok((scene, files.read))
+}
+
+/// Import from memory; `path` names the file in messages and resolves external buffers
+/// (inside its folder).
 pub fn import_slice(bytes: &[u8], path: &Path) -> Result<Scene> {
-    let file = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string());
+    import(bytes, &mut Files::new(path, ImportOptions::default()))
+}
+
+fn import(bytes: &[u8], files: &mut Files) -> Result<Scene> {
+    let path = files.model.clone();
+    let path = path.as_path();
+    let file = super::file_label(path);
     let gltf_err = |e: gltf::Error| Error::Gltf {
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    // gltf 1.4 subtracts the 12-byte header from the GLB's declared total length unchecked
-    // (an overflow panic in debug builds), so such a header is rejected here.
+    // A GLB's header states the file's total length: it must be the file's (gltf 1.4 also
+    // subtracts the 12-byte header from it unchecked, an overflow panic in debug builds).
     if let Some(h) = bytes.get(..12).filter(|h| h.starts_with(b"glTF")) {
-        let declared = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
-        if declared < 12 {
-            return Err(Error::Gltf {
-                path: path.to_path_buf(),
-                message: format!(
-                    "GLB header declares a total length of {declared} bytes, less than the header itself"
+        let declared = u32::from_le_bytes([h[8], h[9], h[10], h[11]]) as u64;
+        if declared != bytes.len() as u64 {
+            return Err(Error::invalid(
+                &file,
+                "GLB header length",
+                format!(
+                    "declares a total length of {declared} bytes, the file has {} (truncated \
+                     or padded file)",
+                    bytes.len()
                 ),
-            });
+            ));
         }
     }
     let gltf::Gltf { document, blob } =
         gltf::Gltf::from_slice_without_validation(bytes).map_err(gltf_err)?;
     check_unvalidated_indices(document.as_json(), &file)?;
     let document = gltf::Document::from_json(document.into_json()).map_err(gltf_err)?;
-    let base = path.parent();
-    let buffers = gltf::import_buffers(&document, base, blob).map_err(|e| match e {
-        gltf::Error::BufferLength {
-            buffer,
-            expected,
-            actual,
-        } => Error::invalid(
-            &file,
-            format!("buffers[{buffer}].byteLength"),
-            format!("declares {expected} bytes but only {actual} are present: truncated buffer"),
-        ),
-        other => gltf_err(other),
-    })?;
+    let buffers = load_buffers(&document, blob, files, &file)?;
     let raw = Importer {
         file: file.clone(),
         buffers: &buffers,
-        base,
+        files,
         report: Report::default(),
         texture_of: Vec::new(),
     }
     .run(&document)?;
     SceneBuilder::build(raw)
+}
+
+/// Every buffer's bytes: the GLB binary chunk, a base64 `data:` URI, or a file beside the
+/// model read up to exactly its declared `byteLength` ([`Files::read_exactly`]); padded to a
+/// multiple of four as the gltf crate does.
+fn load_buffers(
+    document: &gltf::Document,
+    mut blob: Option<Vec<u8>>,
+    files: &mut Files,
+    file: &str,
+) -> Result<Vec<gltf::buffer::Data>> {
+    let mut out = Vec::with_capacity(document.buffers().len());
+    for buffer in document.buffers() {
+        let field = format!("buffers[{}]", buffer.index());
+        let len = buffer.length() as u64;
+        // gltf-json reads a missing byteLength as 0; the schema requires one of at least 1.
+        if len == 0 {
+            return Err(Error::invalid(
+                file,
+                format!("{field}.byteLength"),
+                "missing or 0 (glTF 2.0 buffer.byteLength: required, minimum 1)",
+            ));
+        }
+        if len > MAX_FILE_BYTES {
+            return Err(Error::invalid(
+                file,
+                format!("{field}.byteLength"),
+                format!("{len} bytes; buffers are read up to {MAX_FILE_BYTES}"),
+            ));
+        }
+        let mut data = match buffer.source() {
+            gltf::buffer::Source::Bin => blob.take().ok_or_else(|| {
+                Error::invalid(
+                    file,
+                    &field,
+                    "names the GLB binary chunk, but the file has none (or another buffer \
+                     took it)",
+                )
+            })?,
+            gltf::buffer::Source::Uri(uri) if uri.starts_with("data:") => {
+                let (_, data) = uri.split_once(";base64,").ok_or_else(|| {
+                    Error::invalid(
+                        file,
+                        format!("{field}.uri"),
+                        "a data: URI that is not base64",
+                    )
+                })?;
+                base64::decode(data).map_err(|e| {
+                    Error::invalid(file, format!("{field}.uri"), format!("bad base64: {e}"))
+                })?
+            }
+            gltf::buffer::Source::Uri(uri) => {
+                files.read_exactly(uri, len, &format!("{field}.uri"))?
+            }
+        };
+        if (data.len() as u64) < len {
+            return Err(Error::invalid(
+                file,
+                format!("{field}.byteLength"),
+                format!(
+                    "declares {len} bytes but only {} are present: truncated buffer",
+                    data.len()
+                ),
+            ));
+        }
+        while data.len() % 4 != 0 {
+            data.push(0);
+        }
+        out.push(gltf::buffer::Data(data));
+    }
+    Ok(out)
 }
 
 /// Indices that gltf 1.4 dereferences without a range check: its validation indexes the
@@ -153,8 +225,8 @@ fn check_unvalidated_indices(json: &gltf::json::Root, file: &str) -> Result<()> 
 struct Importer<'a> {
     file: String,
     buffers: &'a [gltf::buffer::Data],
-    /// Directory external images are read from.
-    base: Option<&'a Path>,
+    /// Where external images are read from, and by which rules.
+    files: &'a mut Files,
     report: Report,
     /// Scene texture of each glTF texture (`None`: dropped, reported).
     texture_of: Vec<Option<usize>>,
@@ -192,7 +264,7 @@ impl Importer<'_> {
             raw.roots = scene.nodes().map(|n| n.index()).collect();
         }
         let (textures, texture_of) =
-            super::texture::load(doc, self.buffers, self.base, &mut self.report);
+            super::texture::load(doc, self.buffers, self.files, &mut self.report);
         raw.textures = textures;
         self.texture_of = texture_of;
         for mesh in doc.meshes() {

@@ -5,6 +5,7 @@
 
 pub mod accessor;
 pub mod dump;
+pub mod files;
 pub mod gltf_export;
 pub mod gltf_import;
 pub mod model;
@@ -18,6 +19,7 @@ use std::path::Path;
 use crate::error::Result;
 use crate::scene::Scene;
 
+pub use files::ImportOptions;
 pub use model::{Model, ModelSource, NativeRig};
 
 /// Load a model file by extension: `.gltf` / `.glb`, or a native Weber rig (`.json`, e.g.

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::files::ImportOptions;
 use crate::builtin::Builtin;
 use crate::error::Result;
 use crate::rig::{RigScene, WeberRig};
@@ -59,25 +60,40 @@ impl ModelSource {
         }
     }
 
-    /// Load the source (one import, one conversion for native rigs).
+    /// Load the source (one import, one conversion for native rigs); external URIs only
+    /// inside the model's folder.
     pub fn load(&self) -> Result<Model> {
-        let (scene, rig) = match self {
+        self.load_with(ImportOptions::default())
+    }
+
+    /// Load the source under `options`.
+    pub fn load_with(&self, options: ImportOptions) -> Result<Model> {
+        let (scene, rig, files) = match self {
             ModelSource::Builtin(b) => {
                 let weber = b.rig()?;
                 let rs = weber.to_scene()?;
-                (b.scene()?, Some(NativeRig { weber, scene: rs }))
+                (b.scene()?, Some(NativeRig { weber, scene: rs }), Vec::new())
             }
             ModelSource::File(p) if is_rig_json(p) => {
                 let weber = super::rig_json::read(p)?;
                 let rs = weber.to_scene()?;
-                (rs.scene.clone(), Some(NativeRig { weber, scene: rs }))
+                let canonical = p.canonicalize().unwrap_or_else(|_| p.clone());
+                (
+                    rs.scene.clone(),
+                    Some(NativeRig { weber, scene: rs }),
+                    vec![canonical],
+                )
             }
-            ModelSource::File(p) => (super::gltf_import::import_file(p)?, None),
+            ModelSource::File(p) => {
+                let (scene, files) = super::gltf_import::import_file_with(p, options)?;
+                (scene, None, files)
+            }
         };
         Ok(Model {
             source: self.clone(),
             scene,
             rig,
+            files,
         })
     }
 }
@@ -105,6 +121,17 @@ pub struct Model {
     pub scene: Scene,
     /// Native rigs (built-ins and `.rig.json`): the rig, for layers, IK limits and bone links.
     pub rig: Option<NativeRig>,
+    /// Every file the model was read from (canonical; the model file first, then external
+    /// buffers and images): what no command may write over.
+    pub files: Vec<PathBuf>,
+}
+
+impl Model {
+    /// Refuse `output` when it is one of the files the model was read from (same canonical
+    /// path, or the same file through another name): a command never overwrites its input.
+    pub fn refuse_as_output(&self, output: &Path) -> Result<()> {
+        super::output::refuse_inputs(output, &self.files)
+    }
 }
 
 /// Load a model argument (`None` = the built-in arm).

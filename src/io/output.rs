@@ -35,3 +35,35 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     result.map_err(err)
 }
+
+/// An error when `output` names one of `inputs` (compared by canonical path, and on Unix by
+/// device and inode, so a hard link or another spelling is caught too). An output that does
+/// not exist yet is never an input.
+pub fn refuse_inputs(output: &Path, inputs: &[std::path::PathBuf]) -> Result<()> {
+    let Ok(out) = output.canonicalize() else {
+        return Ok(());
+    };
+    let same = |input: &std::path::PathBuf| {
+        if *input == out {
+            return true;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            if let (Ok(a), Ok(b)) = (std::fs::metadata(input), std::fs::metadata(&out)) {
+                return a.dev() == b.dev() && a.ino() == b.ino();
+            }
+        }
+        false
+    };
+    match inputs.iter().find(|i| same(i)) {
+        Some(input) => Err(Error::Output {
+            path: output.to_path_buf(),
+            message: format!(
+                "is the input file {}: refusing to overwrite it (write somewhere else)",
+                input.display()
+            ),
+        }),
+        None => Ok(()),
+    }
+}

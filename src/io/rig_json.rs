@@ -33,20 +33,11 @@ pub fn to_string(rig: &WeberRig) -> String {
 
 /// Read and validate a native rig file.
 pub fn read(path: &Path) -> Result<WeberRig> {
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let len = std::fs::metadata(path).map_err(io)?.len();
     let file = super::file_label(path);
-    if len > MAX_RIG_JSON_BYTES {
-        return Err(Error::invalid(
-            &file,
-            "file size",
-            format!("{len} bytes; native rigs are read up to {MAX_RIG_JSON_BYTES}"),
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(io)?;
+    // A regular file of at most MAX_RIG_JSON_BYTES, checked before reading.
+    let bytes = super::files::read_regular(path, MAX_RIG_JSON_BYTES, Some((&file, "file size")))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| Error::invalid(&file, "text", format!("not UTF-8: {e}")))?;
     parse(&text, &file)
 }
 

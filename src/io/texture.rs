@@ -6,8 +6,7 @@
 //! decoded is a documented repair: the importer reports it and the material draws with its
 //! base colour factor alone (inspecting a rig should not fail on a broken picture).
 
-use std::path::Path;
-
+use super::files::Files;
 use crate::image::Rgba8;
 use crate::scene::{Report, Texture, Wrap};
 
@@ -21,14 +20,14 @@ pub const MAX_IMAGE_SIDE: u32 = 8192;
 pub fn load(
     doc: &gltf::Document,
     buffers: &[gltf::buffer::Data],
-    base: Option<&Path>,
+    files: &mut Files,
     report: &mut Report,
 ) -> (Vec<Texture>, Vec<Option<usize>>) {
     // Decode each image once, even when several textures share it.
     let mut images: Vec<Option<Rgba8>> = Vec::with_capacity(doc.images().len());
     for image in doc.images() {
         let field = format!("images[{}]", image.index());
-        match encoded_bytes(&image, buffers, base).and_then(|b| decode(&b)) {
+        match encoded_bytes(&image, buffers, files, &field).and_then(|b| decode(&b)) {
             Ok(rgba) => images.push(Some(rgba)),
             Err(e) => {
                 report.repair(
@@ -71,7 +70,8 @@ pub fn load(
 fn encoded_bytes(
     image: &gltf::Image,
     buffers: &[gltf::buffer::Data],
-    base: Option<&Path>,
+    files: &mut Files,
+    field: &str,
 ) -> Result<Vec<u8>, String> {
     match image.source() {
         gltf::image::Source::View { view, .. } => {
@@ -98,15 +98,10 @@ fn encoded_bytes(
                 }
                 base64::decode(data).map_err(|e| format!("bad base64: {e}"))
             } else {
-                let dir = base.ok_or("an external image, but the model came from memory")?;
-                let path = dir.join(uri);
-                let len = std::fs::metadata(&path)
-                    .map_err(|e| format!("{}: {e}", path.display()))?
-                    .len();
-                if len > MAX_IMAGE_BYTES as u64 {
-                    return Err(format!("{}: {len} bytes, more than {MAX_IMAGE_BYTES}", uri));
-                }
-                std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
+                // Inside the model's folder (unless allowed), a regular file, bounded.
+                files
+                    .read_whole(uri, MAX_IMAGE_BYTES as u64, &format!("{field}.uri"))
+                    .map_err(|e| e.to_string())
             }
         }
     }

@@ -301,9 +301,13 @@ impl PartitionedScene {
             };
             if src.positions.len() != remap.len()
                 || dst.normals.is_some() != src.normals.is_some()
-                || dst.tangents.is_some() != src.tangents.is_some()
+                || (src.tangents.is_some() && dst.tangents.is_none())
             {
                 return Err(bad());
+            }
+            // Outputs without tangents (the draw-path capture has none) leave the draw without.
+            if src.tangents.is_none() {
+                dst.tangents = None;
             }
             for (local, &v) in remap.iter().enumerate() {
                 let v = v as usize;

@@ -646,7 +646,7 @@ pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
                     ),
                 );
             }
-            (true, None) if state.partition.source() != crate::gpu::PaletteSource::Storage => {
+            (true, None) if state.palette_source() != crate::gpu::PaletteSource::Storage => {
                 ui.label(
                     "no live comparison on the uniform palette (`skinview compare` on the \
                      uniform palette checks it)",
@@ -662,7 +662,7 @@ pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
         ui.separator();
         ui.label(format!("t = {:.3} s", state.playback.time_s));
         ui.separator();
-        ui.label(format!("palette: {}", state.partition.source().describe()));
+        ui.label(format!("palette: {}", state.palette_source().describe()));
         ui.separator();
         ui.label(RichText::new(adapter).weak());
     });

@@ -473,16 +473,33 @@ impl ViewerState {
         (self.stage.clone(), self.max_influences, self.partition)
     }
 
+    /// Where the GPU reads the palette now: the partition's choice, except that native rigs
+    /// (drawn whole) use the storage buffer wherever the adapter has one.
+    pub fn palette_source(&self) -> PaletteSource {
+        if self.stage.is_some() && self.storage_palette {
+            PaletteSource::Storage
+        } else {
+            self.partition.source()
+        }
+    }
+
     /// Adapt to an adapter without vertex-stage storage buffers: the uniform palette of
     /// `max_k` matrices at most (64 by default), the mesh partitioned when it is a glTF
     /// model. Set-up time.
     pub fn use_uniform_palette_only(&mut self, max_k: usize) -> Result<()> {
         self.storage_palette = false;
         let k = crate::gpu::DEFAULT_UNIFORM_BONES as usize;
+        if self.partition.k.is_some() && !self.partition.uniform {
+            self.error = Some(
+                "this adapter cannot read storage buffers in the vertex stage: the split is \
+                 drawn through the uniform palette"
+                    .into(),
+            );
+        }
         self.partition = PartitionSettings {
             k: Some(self.partition.k.unwrap_or(k).min(max_k)),
             uniform: true,
-            colors: false,
+            colors: self.partition.colors && self.partition.k.is_some(),
         };
         self.rebuild()
     }
@@ -552,7 +569,14 @@ impl ViewerState {
                 if partition != self.partition {
                     self.partition = partition;
                     if let Err(e) = self.rebuild() {
+                        // Settings and character back in step: drawn whole (through the
+                        // uniform palette only where nothing else runs).
                         self.error = Some(format!("{}: {e}", text.trim()));
+                        self.partition = PartitionSettings {
+                            uniform: !storage,
+                            k: (!storage).then_some(partition.k).flatten(),
+                            ..PartitionSettings::default()
+                        };
                     }
                 }
                 Ok(())

@@ -140,7 +140,7 @@ impl Viewport {
         }
         let c = &state.character;
         let cpu_only = state.mode == super::state::ViewMode::Cpu;
-        let source = state.partition.source();
+        let source = state.palette_source();
         self.view.prepare_palette(ctx, source)?;
         let gpu = GpuScene::with_palette(
             ctx,
@@ -185,7 +185,7 @@ impl Viewport {
         let cpu_only = state.mode == super::state::ViewMode::Cpu;
         if let Some(s) = &self.scene
             && (s.gpu.max_influences != upload_influences(&state.character, cpu_only)
-                || s.gpu.source != state.partition.source())
+                || s.gpu.source != state.palette_source())
         {
             self.scene = None;
         }
@@ -200,6 +200,16 @@ impl Viewport {
         let Some(s) = self.scene.as_mut() else {
             return Ok(());
         };
+        // The heatmap's errors come from the compute capture: without it (the uniform
+        // palette) it would show a clean blue, so the view falls back to the GPU one.
+        if s.capture.is_none() && state.mode == super::state::ViewMode::Diff {
+            state.mode = super::state::ViewMode::Gpu;
+            state.error = Some(
+                "the |GPU - CPU| heatmap reads the compute capture, which runs on the storage \
+                 palette only; `skinview compare` checks the uniform palette"
+                    .into(),
+            );
+        }
         let c = &state.character;
         s.gpu.update(ctx, &c.scene, &c.frame);
         // The CPU result is drawn in the CPU and side-by-side views (the heatmap draws the GPU

@@ -111,6 +111,15 @@ pub fn model(stem: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("model {stem} not in shared data"))
 }
 
+/// A finished process's stdout and stderr, as one text for messages and searches.
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
 }

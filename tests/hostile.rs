@@ -1,0 +1,342 @@
+//! Hostile input and resource safety (issue 10, first slice), on files generated here in a
+//! temporary folder from the shared SimpleSkin sample: a GLB whose header lies about its
+//! length, buffers that point at devices, outside the model's folder (absolute, `..`, a
+//! symlink out), that are shorter than their `byteLength` or declare an absurd one, a buffer
+//! without `byteLength`, an external image outside the folder; and every writing command
+//! refusing to write over its own input (same path, another spelling, a hard link), leaving
+//! it byte-identical.
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use skinview::io::gltf_import::import_file_with;
+use skinview::io::{ImportOptions, ModelSource};
+
+/// A fresh folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("skinview-hostile-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// SimpleSkin.gltf with its buffers written as `buffer{i}.bin` beside `dir/model.gltf` (each
+/// `uri` then names its file): the JSON to edit, and the buffers' bytes.
+fn external_simple_skin(dir: &Path) -> (Value, Vec<Vec<u8>>) {
+    let src = common::shared_dir().join("models/SimpleSkin/SimpleSkin.gltf");
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(src).unwrap()).unwrap();
+    let mut blobs = Vec::new();
+    for (i, b) in doc["buffers"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        let uri = b["uri"].as_str().unwrap();
+        let data = base64_decode(uri.split_once(";base64,").unwrap().1);
+        std::fs::write(dir.join(format!("buffer{i}.bin")), &data).unwrap();
+        b["uri"] = json!(format!("buffer{i}.bin"));
+        blobs.push(data);
+    }
+    (doc, blobs)
+}
+
+fn write_model(dir: &Path, doc: &Value) -> PathBuf {
+    let p = dir.join("model.gltf");
+    std::fs::write(&p, serde_json::to_vec(doc).unwrap()).unwrap();
+    p
+}
+
+/// The error text of importing `path` (which must fail).
+fn import_error(path: &Path, options: ImportOptions) -> String {
+    match import_file_with(path, options) {
+        Ok(_) => panic!("{} imported", path.display()),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in s.bytes().filter(|&c| c != b'=') {
+        acc = (acc << 6) | T.iter().position(|&t| t == c).unwrap() as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
+}
+
+#[test]
+fn external_buffers_load_inside_the_folder() {
+    let dir = scratch("ok");
+    let (doc, _) = external_simple_skin(&dir);
+    let path = write_model(&dir, &doc);
+    let (scene, files) = import_file_with(&path, ImportOptions::default()).unwrap();
+    assert_eq!(scene.draws.len(), 1);
+    // The model and each buffer file, canonical, the model first.
+    assert_eq!(files[0], path.canonicalize().unwrap());
+    assert_eq!(files.len(), 1 + doc["buffers"].as_array().unwrap().len());
+}
+
+#[test]
+fn uris_outside_the_folder_are_refused_unless_allowed() {
+    let dir = scratch("outside");
+    let inner = dir.join("model");
+    std::fs::create_dir_all(&inner).unwrap();
+    let (mut doc, _) = external_simple_skin(&inner);
+    // The first buffer moved one folder up and named with `..`.
+    std::fs::rename(inner.join("buffer0.bin"), dir.join("buffer0.bin")).unwrap();
+    doc["buffers"][0]["uri"] = json!("../buffer0.bin");
+    let path = write_model(&inner, &doc);
+    let e = import_error(&path, ImportOptions::default());
+    assert!(
+        e.contains("model.gltf") && e.contains("buffers[0].uri") && e.contains("outside"),
+        "{e}"
+    );
+    let allow = ImportOptions {
+        allow_external_uris: true,
+    };
+    assert!(import_file_with(&path, allow).is_ok());
+    // An absolute path, and a symlink inside the folder leading out.
+    doc["buffers"][0]["uri"] = json!(dir.join("buffer0.bin").to_str().unwrap());
+    let path = write_model(&inner, &doc);
+    let e = import_error(&path, ImportOptions::default());
+    assert!(e.contains("buffers[0].uri") && e.contains("outside"), "{e}");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(dir.join("buffer0.bin"), inner.join("link.bin")).unwrap();
+        doc["buffers"][0]["uri"] = json!("link.bin");
+        let path = write_model(&inner, &doc);
+        let e = import_error(&path, ImportOptions::default());
+        assert!(e.contains("buffers[0].uri") && e.contains("outside"), "{e}");
+    }
+    // Schemes are not paths.
+    doc["buffers"][0]["uri"] = json!("https://example.com/buffer0.bin");
+    let path = write_model(&inner, &doc);
+    let e = import_error(&path, allow);
+    assert!(e.contains("only relative file paths"), "{e}");
+}
+
+#[test]
+fn devices_and_folders_are_never_read() {
+    let dir = scratch("devices");
+    let (mut doc, _) = external_simple_skin(&dir);
+    let allow = ImportOptions {
+        allow_external_uris: true,
+    };
+    #[cfg(unix)]
+    {
+        // /dev/zero would fill memory if read whole; it is not a regular file.
+        doc["buffers"][0]["uri"] = json!("/dev/zero");
+        let path = write_model(&dir, &doc);
+        let e = import_error(&path, allow);
+        assert!(
+            e.contains("buffers[0].uri") && e.contains("not a regular file"),
+            "{e}"
+        );
+        std::os::unix::fs::symlink("/dev/zero", dir.join("zero.bin")).unwrap();
+        doc["buffers"][0]["uri"] = json!("zero.bin");
+        let path = write_model(&dir, &doc);
+        let e = import_error(&path, allow);
+        assert!(
+            e.contains("not a regular file") || e.contains("outside"),
+            "{e}"
+        );
+    }
+    std::fs::create_dir_all(dir.join("folder.bin")).unwrap();
+    doc["buffers"][0]["uri"] = json!("folder.bin");
+    let path = write_model(&dir, &doc);
+    let e = import_error(&path, ImportOptions::default());
+    assert!(e.contains("not a regular file"), "{e}");
+    // The model itself: a folder named like one.
+    std::fs::create_dir_all(dir.join("fake.glb")).unwrap();
+    let e = ModelSource::File(dir.join("fake.glb"))
+        .load()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a regular file"), "{e}");
+    std::fs::create_dir_all(dir.join("fake.rig.json")).unwrap();
+    let e = ModelSource::File(dir.join("fake.rig.json"))
+        .load()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a regular file"), "{e}");
+}
+
+#[test]
+fn byte_lengths_are_checked_before_reading() {
+    let dir = scratch("lengths");
+    let (mut doc, blobs) = external_simple_skin(&dir);
+    // Longer than the file: truncated buffer, with both sizes.
+    let real = blobs[0].len();
+    doc["buffers"][0]["byteLength"] = json!(real + 100);
+    let path = write_model(&dir, &doc);
+    let e = import_error(&path, ImportOptions::default());
+    assert!(
+        e.contains("buffers[0].uri") && e.contains("truncated") && e.contains(&real.to_string()),
+        "{e}"
+    );
+    // Absurd: refused before any allocation.
+    doc["buffers"][0]["byteLength"] = json!(1u64 << 40);
+    let path = write_model(&dir, &doc);
+    let e = import_error(&path, ImportOptions::default());
+    assert!(
+        e.contains("buffers[0].byteLength") || e.contains("read up to"),
+        "{e}"
+    );
+    // Missing: the glTF schema requires it.
+    doc["buffers"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("byteLength");
+    let path = write_model(&dir, &doc);
+    let e = import_error(&path, ImportOptions::default());
+    assert!(e.contains("byteLength"), "{e}");
+    // Only the declared bytes are read from a longer file (a 1 MiB tail is ignored).
+    let (mut doc, blobs) = external_simple_skin(&dir);
+    let mut long = blobs[0].clone();
+    long.extend(std::iter::repeat_n(0xAB, 1 << 20));
+    std::fs::write(dir.join("buffer0.bin"), &long).unwrap();
+    doc["buffers"][0]["byteLength"] = json!(blobs[0].len());
+    let path = write_model(&dir, &doc);
+    assert!(import_file_with(&path, ImportOptions::default()).is_ok());
+}
+
+#[test]
+fn glb_header_length_must_match_the_file() {
+    let dir = scratch("glb");
+    let src = std::fs::read(common::model("SimpleSkin")).unwrap();
+    assert!(src.starts_with(b"glTF"));
+    // Padded (header shorter than the file) and truncated (longer).
+    let mut padded = src.clone();
+    padded.extend([0u8; 64]);
+    let truncated = src[..src.len() - 8].to_vec();
+    for (name, bytes) in [("padded.glb", padded), ("truncated.glb", truncated)] {
+        let p = dir.join(name);
+        std::fs::write(&p, &bytes).unwrap();
+        let e = import_error(&p, ImportOptions::default());
+        assert!(
+            e.contains(name) && e.contains("GLB header length"),
+            "{name}: {e}"
+        );
+    }
+    let ok = dir.join("ok.glb");
+    std::fs::write(&ok, &src).unwrap();
+    assert!(import_file_with(&ok, ImportOptions::default()).is_ok());
+}
+
+/// Every writing command refuses to write over its input, under any name, and the input
+/// stays byte-identical.
+#[cfg(feature = "cli")]
+#[test]
+fn no_command_writes_over_its_input() {
+    use std::process::Command;
+    let dir = scratch("overwrite");
+    let model = dir.join("m.glb");
+    let original = std::fs::read(common::model("CesiumMan")).unwrap();
+    std::fs::write(&model, &original).unwrap();
+    std::fs::hard_link(&model, dir.join("hard.glb")).unwrap();
+    let m = model.to_str().unwrap();
+    let other_spelling = format!("{}/./m.glb", dir.display());
+    let hard = dir.join("hard.glb");
+    let hard = hard.to_str().unwrap();
+    for target in [m, other_spelling.as_str(), hard] {
+        for args in [
+            vec!["export", m, "--out", target],
+            vec!["render", m, "--out", target],
+            vec!["dump", m, "--time", "0", "--out", target],
+            vec!["compare", m, "--frames", "2", "--json", target],
+            vec!["partition", m, "--max-bones", "8", "--json", target],
+            vec!["bench", m, "--frames", "2", "--json", target],
+        ] {
+            let o = Command::new(env!("CARGO_BIN_EXE_skinview"))
+                .args(&args)
+                .env("XDG_RUNTIME_DIR", &dir)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {text}");
+            assert!(text.contains("refusing to overwrite"), "{args:?}: {text}");
+            assert!(
+                std::fs::read(&model).unwrap() == original,
+                "{args:?} changed its input"
+            );
+        }
+    }
+}
+
+/// Flag values: negative times are values (`--time -1` clamps to the clip's start, as glTF
+/// players do), sizes and counts out of range are refused by name before any work, and
+/// `--allow-external-uris` is what lets a model reach outside its folder.
+#[cfg(feature = "cli")]
+#[test]
+fn flag_values_are_bounded_and_external_uris_are_opt_in() {
+    use std::process::Command;
+    let dir = scratch("flags");
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_skinview"))
+            .args(args)
+            .env("XDG_RUNTIME_DIR", &dir)
+            .output()
+            .unwrap();
+        let text = common::output_text(&o);
+        (o.status.code(), text)
+    };
+    let (neg, zero) = (dir.join("neg.json"), dir.join("zero.json"));
+    for (t, out) in [("-1", &neg), ("0", &zero)] {
+        let (code, text) = run(&["dump", "--time", t, "--out", out.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{text}");
+    }
+    let (a, b) = (
+        skinview::io::dump::Dump::read(&neg).unwrap(),
+        skinview::io::dump::Dump::read(&zero).unwrap(),
+    );
+    assert_eq!(a.meshes[0].positions_by_time, b.meshes[0].positions_by_time);
+    let png = dir.join("x.png");
+    let png = png.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["render", "--size", "16384x16384", "--out", png],
+            "--size",
+        ),
+        (vec!["render", "--size", "0x10", "--out", png], "--size"),
+        (
+            vec!["render", "--size", "8192x8192", "--out", png],
+            "--size",
+        ),
+        (vec!["compare", "--frames", "0"], "--frames"),
+        (vec!["compare", "--frames", "1000000000"], "--frames"),
+        (vec!["bench", "--frames", "1000000000"], "--frames"),
+    ] {
+        let (code, text) = run(&args);
+        assert_eq!(code, Some(2), "{args:?}: {text}");
+        assert!(text.contains(says), "{args:?}: {text}");
+    }
+    assert!(
+        !Path::new(png).exists(),
+        "a refused render wrote its output"
+    );
+    // A buffer one folder up: refused, named; followed with the flag.
+    let inner = dir.join("model");
+    std::fs::create_dir_all(&inner).unwrap();
+    let (mut doc, _) = external_simple_skin(&inner);
+    std::fs::rename(inner.join("buffer1.bin"), dir.join("buffer1.bin")).unwrap();
+    doc["buffers"][1]["uri"] = json!("../buffer1.bin");
+    let model = write_model(&inner, &doc);
+    let m = model.to_str().unwrap();
+    let (code, text) = run(&["info", m]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("model.gltf") && text.contains("buffers[1].uri"),
+        "{text}"
+    );
+    let (code, text) = run(&["info", m, "--allow-external-uris"]);
+    assert_eq!(code, Some(0), "{text}");
+}
