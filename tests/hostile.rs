@@ -340,3 +340,78 @@ fn flag_values_are_bounded_and_external_uris_are_opt_in() {
     let (code, text) = run(&["info", m, "--allow-external-uris"]);
     assert_eq!(code, Some(0), "{text}");
 }
+
+/// Found by the mutation fuzzer (tests/mutation_fuzz.rs, seed 777): an image with neither
+/// `uri` nor `bufferView` made the gltf crate panic; with a `bufferView` but no `mimeType` too.
+#[test]
+fn images_without_a_source_are_errors() {
+    let dir = scratch("images");
+    let (mut doc, _) = external_simple_skin(&dir);
+    doc["images"] = json!([{}]);
+    let path = write_model(&dir, &doc);
+    let e = import_error(&path, ImportOptions::default());
+    assert!(
+        e.contains("images[0]") && e.contains("neither uri nor bufferView"),
+        "{e}"
+    );
+    doc["images"] = json!([{ "bufferView": 0 }]);
+    let path = write_model(&dir, &doc);
+    let e = import_error(&path, ImportOptions::default());
+    assert!(e.contains("images[0].mimeType"), "{e}");
+}
+
+/// Finite inputs near f32's limit (an inverse bind matrix of 3e38) overflow while skinning:
+/// sampling frames (what `dump` writes) is an error naming the model, the draw, the vertex
+/// and the time, on the CPU and on the GPU — never `null` positions and success.
+#[test]
+fn overflowing_skinning_is_an_error_not_null() {
+    use skinview::compare::run::{Source, sample_frames};
+    let mut scene = skinview::io::load(&common::model("SimpleSkin")).unwrap();
+    for m in &mut scene.skins[0].joint_from_bind {
+        *m = glam::Mat4::from_cols_array(&[3e38; 16]);
+    }
+    let draws = scene.deformed_draw_indices();
+    let e = sample_frames(None, &scene, Some(0), &[0.5], &draws, Source::Cpu, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("SimpleSkin") && e.contains("draws[") && e.contains("overflow"),
+        "{e}"
+    );
+    if let Some(ctx) = common::gpu() {
+        let gpu = Source::Gpu(skinview::gpu::CapturePath::Draw);
+        let e = sample_frames(Some(ctx), &scene, Some(0), &[0.5], &draws, gpu, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("draws[") && e.contains("overflow"), "{e}");
+    }
+}
+
+/// Structural rules the importer checks once, citing the glTF rule: a byteStride that is not a
+/// multiple of the component size, and primitives of one mesh with different morph-target
+/// counts (they share the mesh's weights).
+#[test]
+fn structural_rules_name_the_field_and_the_rule() {
+    let dir = scratch("structure");
+    let (mut doc, _) = external_simple_skin(&dir);
+    doc["bufferViews"][2]["byteStride"] = json!(17);
+    let path = write_model(&dir, &doc);
+    let e = import_error(&path, ImportOptions::default());
+    assert!(
+        e.contains("bufferViews[2].byteStride") && e.contains("alignment"),
+        "{e}"
+    );
+    let (mut doc, _) = external_simple_skin(&dir);
+    let mut second = doc["meshes"][0]["primitives"][0].clone();
+    second["targets"] = json!([{ "POSITION": 1 }]);
+    doc["meshes"][0]["primitives"]
+        .as_array_mut()
+        .unwrap()
+        .push(second);
+    let path = write_model(&dir, &doc);
+    let e = import_error(&path, ImportOptions::default());
+    assert!(
+        e.contains("meshes[0].primitives[0].targets") && e.contains("same number of targets"),
+        "{e}"
+    );
+}

@@ -363,7 +363,10 @@ pub fn sample_frames(
             let mut out = Vec::with_capacity(times.len());
             for &t in times {
                 c.update(t, COMPARE_DT_S)?;
-                out.push(draws.iter().map(|&d| c.outputs[d].clone()).collect());
+                let frame: Vec<SkinnedVertices> =
+                    draws.iter().map(|&d| c.outputs[d].clone()).collect();
+                check_finite(scene, draws, t, &frame)?;
+                out.push(frame);
             }
             return Ok(out);
         }
@@ -387,7 +390,45 @@ pub fn sample_frames(
     let mut out = Vec::with_capacity(times.len());
     for &t in times {
         c.update(t, COMPARE_DT_S)?;
-        out.push(gpu.read(ctx, &c, t, path, draws)?);
+        let frame = gpu.read(ctx, &c, t, path, draws)?;
+        check_finite(scene, draws, t, &frame)?;
+        out.push(frame);
     }
     Ok(out)
+}
+
+/// An error naming the model, the draw, the vertex and the time when a skinned position or
+/// normal is NaN or infinite (finite inputs near f32's limit — an inverse bind matrix of
+/// 3e38 — overflow while skinning): a dump never writes `null` for a vertex.
+fn check_finite(scene: &Scene, draws: &[usize], t: f32, frame: &[SkinnedVertices]) -> Result<()> {
+    for (&d, v) in draws.iter().zip(frame) {
+        let normals = v.normals.iter().flatten();
+        if let Some((i, p)) = v
+            .positions
+            .iter()
+            .chain(normals)
+            .enumerate()
+            .find(|(_, p)| !p.is_finite())
+        {
+            let draw = &scene.draws[d];
+            let n = v.positions.len();
+            let (what, vertex) = if i < n {
+                ("position", i)
+            } else {
+                ("normal", i - n)
+            };
+            return Err(Error::invalid(
+                &scene.name,
+                format!(
+                    "draws[{d}] (node {}, mesh {}, primitive {})",
+                    scene.nodes[draw.node].source_index, draw.mesh, draw.primitive
+                ),
+                format!(
+                    "skinned {what} of vertex {vertex} at t = {t} s is {p}: the transforms, \
+                     inverse bind matrices or morph targets overflow f32"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

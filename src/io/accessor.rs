@@ -171,6 +171,23 @@ pub fn read(
                 column_layout(d, t).unwrap_or((1, comps, comps * component_size(t)));
             let elem = cols * col_stride - (col_stride - rows * component_size(t));
             let stride = view.stride().unwrap_or(elem);
+            // glTF 2.0 accessor data alignment: "the accessor's byteOffset and the buffer
+            // view's byteStride MUST be multiples of the size of the accessor's component type".
+            if !stride.is_multiple_of(component_size(t))
+                || !acc.offset().is_multiple_of(component_size(t))
+            {
+                return Err(Error::invalid(
+                    file,
+                    format!("bufferViews[{}].byteStride", view.index()),
+                    format!(
+                        "byteStride {stride} / accessor byteOffset {} not a multiple of the \
+                         {}-byte component size of {} (glTF 2.0 accessor data alignment)",
+                        acc.offset(),
+                        component_size(t),
+                        fld()
+                    ),
+                ));
+            }
             read_elements(
                 bytes,
                 acc.offset(),

@@ -174,7 +174,8 @@ fn load_buffers(
 
 /// Indices that gltf 1.4 dereferences without a range check: its validation indexes the
 /// POSITION accessor before checking it, and it never validates animation channel targets
-/// (the accessors `Target::node`/`Target::property` then panic). Checked here, before
+/// (the accessors `Target::node`/`Target::property` then panic), nor an image's source
+/// (`Image::source` unwraps its uri, or its mimeType next to a bufferView). Checked here, before
 /// `Document::from_json` validates the rest.
 fn check_unvalidated_indices(json: &gltf::json::Root, file: &str) -> Result<()> {
     use gltf::json::validation::Checked;
@@ -217,6 +218,28 @@ fn check_unvalidated_indices(json: &gltf::json::Root, file: &str) -> Result<()> 
                     "not translation, rotation, scale or weights",
                 ));
             }
+        }
+    }
+    // gltf 1.4's `Image::source` unwraps both: an image has a uri or a bufferView, and a
+    // bufferView image has a mimeType (glTF 2.0 image: "MUST" in both cases).
+    for (ii, image) in json.images.iter().enumerate() {
+        let field = format!("images[{ii}]");
+        match (&image.buffer_view, &image.uri, &image.mime_type) {
+            (None, None, _) => {
+                return Err(Error::invalid(
+                    file,
+                    field,
+                    "neither uri nor bufferView (glTF 2.0 image: one of them is required)",
+                ));
+            }
+            (Some(_), _, None) => {
+                return Err(Error::invalid(
+                    file,
+                    format!("{field}.mimeType"),
+                    "missing for an image in a bufferView (glTF 2.0 image: required then)",
+                ));
+            }
+            _ => {}
         }
     }
     Ok(())
@@ -360,6 +383,23 @@ impl Importer<'_> {
             .map(|p| p.morph_targets.len())
             .max()
             .unwrap_or(0);
+        // glTF 2.0 mesh: "The number of array elements [targets] MUST match" across the
+        // primitives of a mesh (they share the mesh's weights).
+        if let Some((pi, p)) = primitives
+            .iter()
+            .enumerate()
+            .find(|(_, p)| p.morph_targets.len() != targets)
+        {
+            return Err(Error::invalid(
+                &self.file,
+                format!("meshes[{}].primitives[{pi}].targets", mesh.index()),
+                format!(
+                    "{} morph targets where another primitive of the mesh has {targets} (glTF \
+                     2.0: every primitive of a mesh has the same number of targets)",
+                    p.morph_targets.len()
+                ),
+            ));
+        }
         let mut default_morph_weights = mesh.weights().map(<[f32]>::to_vec).unwrap_or_default();
         if !default_morph_weights.is_empty() && default_morph_weights.len() != targets {
             self.report.warn(

@@ -375,6 +375,9 @@ pub fn partition(primitive: &Primitive, k: usize) -> Result<Partition> {
     }
     let s = &mut out.stats;
     s.submeshes = out.submeshes.len();
+    // A count at the lower bound is minimal whatever the candidates claimed (refinement can
+    // empty a group).
+    s.minimal |= s.submeshes <= s.lower_bound;
     s.vertices_out = out.vertex_remap.len();
     s.duplication_ratio = if n > 0 {
         s.vertices_out as f64 / n as f64
