@@ -270,6 +270,9 @@ impl WeberRig {
         if self.bones.is_empty() {
             return Err(Error::invalid(file, "bones", "no bones"));
         }
+        // Names seen so far: duplicate and track checks in O(1) each (rigs of 10⁵ bones).
+        let mut names: std::collections::HashSet<&str> =
+            std::collections::HashSet::with_capacity(self.bones.len());
         for (i, b) in self.bones.iter().enumerate() {
             let f = |s: &str| format!("bones[{i}] ({}).{s}", b.name);
             if let Some(p) = b.parent
@@ -307,7 +310,7 @@ impl WeberRig {
                     format!("quaternion length {len} is not 1"),
                 ));
             }
-            if self.bones[..i].iter().any(|o| o.name == b.name) {
+            if !names.insert(b.name.as_str()) {
                 return Err(Error::invalid(
                     file,
                     f("name"),
@@ -416,7 +419,7 @@ impl WeberRig {
         for (mi, m) in self.motions.iter().enumerate() {
             for (ti, t) in m.tracks.iter().enumerate() {
                 let f = format!("motions[{mi}] ({}).tracks[{ti}]", m.name);
-                if !self.bones.iter().any(|b| b.name == t.bone) {
+                if !names.contains(t.bone.as_str()) {
                     return Err(Error::invalid(
                         file,
                         format!("{f}.bone"),
@@ -464,8 +467,13 @@ impl WeberRig {
         Ok(())
     }
 
-    fn bone_index(&self, name: &str) -> Option<usize> {
-        self.bones.iter().position(|b| b.name == name)
+    /// Bone index by name, for every bone at once.
+    fn bone_indices(&self) -> std::collections::HashMap<&str, usize> {
+        self.bones
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.name.as_str(), i))
+            .collect()
     }
 
     /// Parent-relative translation of bone `i`'s base: `(parent_length, 0, 0) + displacement`.
@@ -569,10 +577,11 @@ impl WeberRig {
             });
             metas.push(BoneMeta::default());
         }
+        let bone_index = self.bone_indices();
         for m in &self.motions {
             let mut channels = Vec::new();
             for t in &m.tracks {
-                let Some(i) = self.bone_index(&t.bone) else {
+                let Some(&i) = bone_index.get(t.bone.as_str()) else {
                     continue;
                 };
                 if !t.displacement_keys.is_empty() {
@@ -640,7 +649,14 @@ impl WeberRig {
     pub fn from_scene(rs: &RigScene, name: &str) -> Result<WeberRig> {
         let scene = &rs.scene;
         let nb = rs.node_of_bone.len();
-        let bone_of_node = |n: usize| rs.node_of_bone.iter().position(|&x| x == n);
+        // Node → bone, once (a search per lookup is quadratic in bones).
+        let mut bone_by_node = vec![None; scene.nodes.len()];
+        for (b, &n) in rs.node_of_bone.iter().enumerate() {
+            if let Some(slot) = bone_by_node.get_mut(n) {
+                *slot = Some(b);
+            }
+        }
+        let bone_of_node = |n: usize| bone_by_node.get(n).copied().flatten();
         let mut bones = Vec::with_capacity(nb);
         for (b, &n) in rs.node_of_bone.iter().enumerate() {
             let node = &scene.nodes[n];
@@ -696,22 +712,20 @@ impl WeberRig {
         }
         for (ai, a) in scene.animations.iter().enumerate() {
             let mut tracks: Vec<Track> = Vec::new();
+            let mut track_of_bone: std::collections::HashMap<usize, usize> =
+                std::collections::HashMap::new();
             for ch in &a.channels {
                 let Some(b) = bone_of_node(ch.node) else {
                     continue;
                 };
-                let name = rig.bones[b].name.clone();
-                let idx = match tracks.iter().position(|t| t.bone == name) {
-                    Some(i) => i,
-                    None => {
-                        tracks.push(Track {
-                            bone: name,
-                            displacement_keys: Vec::new(),
-                            rotation_keys: Vec::new(),
-                        });
-                        tracks.len() - 1
-                    }
-                };
+                let idx = *track_of_bone.entry(b).or_insert_with(|| {
+                    tracks.push(Track {
+                        bone: rig.bones[b].name.clone(),
+                        displacement_keys: Vec::new(),
+                        rotation_keys: Vec::new(),
+                    });
+                    tracks.len() - 1
+                });
                 let s = &ch.sampler;
                 match ch.path {
                     AnimPath::Translation => {
