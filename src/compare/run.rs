@@ -260,6 +260,8 @@ pub fn compare(
         let mut reduction_cost: Vec<DrawErrors> = new_errors();
         for (ti, &t) in times.iter().enumerate() {
             cpu.update(t, COMPARE_DT_S)?;
+            // A reference that overflowed compares as "equal" to anything: an error instead.
+            crate::skin::check_finite(&cpu.scene, &draws, Some(t), &cpu.outputs)?;
             if ti == 0
                 && let Some((lo, hi)) = bounds(&cpu.outputs)
             {
@@ -365,7 +367,7 @@ pub fn sample_frames(
                 c.update(t, COMPARE_DT_S)?;
                 let frame: Vec<SkinnedVertices> =
                     draws.iter().map(|&d| c.outputs[d].clone()).collect();
-                check_finite(scene, draws, t, &frame)?;
+                crate::skin::check_finite(scene, draws, Some(t), &frame)?;
                 out.push(frame);
             }
             return Ok(out);
@@ -391,44 +393,8 @@ pub fn sample_frames(
     for &t in times {
         c.update(t, COMPARE_DT_S)?;
         let frame = gpu.read(ctx, &c, t, path, draws)?;
-        check_finite(scene, draws, t, &frame)?;
+        crate::skin::check_finite(scene, draws, Some(t), &frame)?;
         out.push(frame);
     }
     Ok(out)
-}
-
-/// An error naming the model, the draw, the vertex and the time when a skinned position or
-/// normal is NaN or infinite (finite inputs near f32's limit — an inverse bind matrix of
-/// 3e38 — overflow while skinning): a dump never writes `null` for a vertex.
-fn check_finite(scene: &Scene, draws: &[usize], t: f32, frame: &[SkinnedVertices]) -> Result<()> {
-    for (&d, v) in draws.iter().zip(frame) {
-        let normals = v.normals.iter().flatten();
-        if let Some((i, p)) = v
-            .positions
-            .iter()
-            .chain(normals)
-            .enumerate()
-            .find(|(_, p)| !p.is_finite())
-        {
-            let draw = &scene.draws[d];
-            let n = v.positions.len();
-            let (what, vertex) = if i < n {
-                ("position", i)
-            } else {
-                ("normal", i - n)
-            };
-            return Err(Error::invalid(
-                &scene.name,
-                format!(
-                    "draws[{d}] (node {}, mesh {}, primitive {})",
-                    scene.nodes[draw.node].source_index, draw.mesh, draw.primitive
-                ),
-                format!(
-                    "skinned {what} of vertex {vertex} at t = {t} s is {p}: the transforms, \
-                     inverse bind matrices or morph targets overflow f32"
-                ),
-            ));
-        }
-    }
-    Ok(())
 }

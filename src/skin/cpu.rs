@@ -34,6 +34,49 @@ pub struct SkinnedVertices {
     pub tangents: Option<Vec<Vec4>>,
 }
 
+/// An error naming the model, the draw, the vertex and the time when a skinned position or
+/// normal is NaN or infinite (finite inputs near f32's limit — an inverse bind matrix of
+/// 3e38 — overflow while skinning): `dump` never writes `null` for a vertex, `compare` never
+/// passes an overflowed reference, `render` never draws one.
+pub fn check_finite(
+    scene: &crate::scene::Scene,
+    draws: &[usize],
+    t: Option<f32>,
+    frame: &[SkinnedVertices],
+) -> Result<()> {
+    for (&d, v) in draws.iter().zip(frame) {
+        let normals = v.normals.iter().flatten();
+        if let Some((i, p)) = v
+            .positions
+            .iter()
+            .chain(normals)
+            .enumerate()
+            .find(|(_, p)| !p.is_finite())
+        {
+            let draw = &scene.draws[d];
+            let n = v.positions.len();
+            let (what, vertex) = if i < n {
+                ("position", i)
+            } else {
+                ("normal", i - n)
+            };
+            return Err(Error::invalid(
+                &scene.name,
+                format!(
+                    "draws[{d}] (node {}, mesh {}, primitive {})",
+                    scene.nodes[draw.node].source_index, draw.mesh, draw.primitive
+                ),
+                format!(
+                    "skinned {what} of vertex {vertex}{} is {p}: the transforms, inverse bind \
+                     matrices or morph targets overflow f32",
+                    t.map_or(String::new(), |t| format!(" at t = {t} s"))
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Axis-aligned bounds of skinned positions over several draws (non-finite positions
 /// skipped); `None` when there is no finite position.
 pub fn bounds(frames: &[SkinnedVertices]) -> Option<(Vec3, Vec3)> {

@@ -7,7 +7,7 @@ pub mod palette;
 pub mod reference64;
 pub mod weights;
 
-pub use cpu::{NormalizeJob, SkinnedVertices, SkinningJob, bounds};
+pub use cpu::{NormalizeJob, SkinnedVertices, SkinningJob, bounds, check_finite};
 pub use morph::MorphJob;
 pub use palette::{PaletteJob, PaletteLayout};
 pub use weights::{Influence, ReductionStats, VertexWeights};

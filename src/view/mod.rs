@@ -356,6 +356,8 @@ pub fn render_character_with(
     let mut view = HeadlessView::new(ctx, width, height)?;
     view.view_mut().prepare_palette(ctx, palette)?;
     view.view_mut().set_bone_tips(bone_tips(character));
+    let all: Vec<usize> = (0..character.scene.draws.len()).collect();
+    crate::skin::check_finite(&character.scene, &all, None, &character.outputs)?;
     let (lo, hi) = bounds(&character.outputs).ok_or_else(|| Error::NothingToRender {
         model: character.scene.name.clone(),
     })?;
