@@ -301,6 +301,7 @@ fn flag_values_are_bounded_and_external_uris_are_opt_in() {
     assert_eq!(a.meshes[0].positions_by_time, b.meshes[0].positions_by_time);
     let png = dir.join("x.png");
     let png = png.to_str().unwrap();
+    let budgets = vec!["8"; 65].join(",");
     for (args, says) in [
         (
             vec!["render", "--size", "16384x16384", "--out", png],
@@ -314,6 +315,7 @@ fn flag_values_are_bounded_and_external_uris_are_opt_in() {
         (vec!["compare", "--frames", "0"], "--frames"),
         (vec!["compare", "--frames", "1000000000"], "--frames"),
         (vec!["bench", "--frames", "1000000000"], "--frames"),
+        (vec!["partition", "--max-bones", &budgets], "--max-bones"),
     ] {
         let (code, text) = run(&args);
         assert_eq!(code, Some(2), "{args:?}: {text}");

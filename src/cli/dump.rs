@@ -70,7 +70,16 @@ impl From<CaptureArg> for CapturePath {
     }
 }
 
+/// Most `--time` values (each is a frame of every deformed vertex in the JSON).
+const MAX_TIMES: usize = 100_000;
+
 pub fn run(a: DumpArgs) -> CliResult {
+    if a.times.len() > MAX_TIMES {
+        return Err(CliError::Usage(format!(
+            "{} --time values; at most {MAX_TIMES}",
+            a.times.len()
+        )));
+    }
     let model = a.model.load_writing(&[Some(&a.out)])?;
     let scene = &model.scene;
     let anim = parse_anim(&model, a.anim.as_deref())?;

@@ -11,7 +11,7 @@ use skinview::compare::run::frame_times;
 use skinview::partition::{MAX_BONES, MIN_BONES, PartitionedScene};
 
 use super::args::{ModelArg, parse_anim};
-use super::{CliResult, write_json};
+use super::{CliError, CliResult, write_json};
 
 #[derive(Args)]
 pub struct PartitionArgs {
@@ -60,7 +60,17 @@ struct Row {
     time_ms: f64,
 }
 
+/// Most `--max-bones` values in one run (each partitions every primitive and skins it over
+/// the frames).
+const MAX_BUDGETS: usize = 64;
+
 pub fn run(a: PartitionArgs) -> CliResult {
+    if a.max_bones.len() > MAX_BUDGETS {
+        return Err(CliError::Usage(format!(
+            "{} --max-bones values; at most {MAX_BUDGETS}",
+            a.max_bones.len()
+        )));
+    }
     let model = a.model.load_writing(&[a.json.as_deref()])?;
     let scene = &model.scene;
     let anim = parse_anim(&model, a.anim.as_deref())?;
