@@ -108,7 +108,18 @@ fn uris_outside_the_folder_are_refused_unless_allowed() {
     doc["buffers"][0]["uri"] = json!(dir.join("buffer0.bin").to_str().unwrap());
     let path = write_model(&inner, &doc);
     let e = import_error(&path, ImportOptions::default());
-    assert!(e.contains("buffers[0].uri") && e.contains("outside"), "{e}");
+    assert!(
+        e.contains("buffers[0].uri") && e.contains("absolute path"),
+        "{e}"
+    );
+    // A hidden file inside the folder (`.ssh/id_rsa` in a model saved in $HOME).
+    std::fs::create_dir_all(inner.join(".secret")).unwrap();
+    std::fs::copy(dir.join("buffer0.bin"), inner.join(".secret/key.bin")).unwrap();
+    doc["buffers"][0]["uri"] = json!(".secret/key.bin");
+    let path = write_model(&inner, &doc);
+    let e = import_error(&path, ImportOptions::default());
+    assert!(e.contains("buffers[0].uri") && e.contains("hidden"), "{e}");
+    assert!(import_file_with(&path, allow).is_ok());
     #[cfg(unix)]
     {
         std::os::unix::fs::symlink(dir.join("buffer0.bin"), inner.join("link.bin")).unwrap();

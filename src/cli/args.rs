@@ -271,7 +271,8 @@ pub struct ModelArg {
     #[arg(help = MODEL_HELP)]
     pub model: Option<PathBuf>,
     /// Follow buffer and image URIs that lead outside the model's folder (absolute paths,
-    /// `..`, symlinks). Off by default: a model file cannot make skinview read other files.
+    /// `..`, symlinks, hidden files). Off by default: a model file cannot make skinview read
+    /// other files.
     #[arg(long)]
     pub allow_external_uris: bool,
 }

@@ -26,6 +26,11 @@ pub struct BenchArgs {
     /// Write {"model","joints","vertices","stages_us":{...},"frame_us"} here.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Follow buffer and image URIs that lead outside the model's folder (absolute paths,
+    /// `..`, symlinks, hidden files). Off by default: a model file cannot make skinview read
+    /// other files.
+    #[arg(long)]
+    allow_external_uris: bool,
     /// Native rigs: insert the bone links the rig's bones ask for.
     #[arg(long)]
     links: bool,
@@ -45,7 +50,9 @@ pub fn run(a: BenchArgs) -> CliResult {
     let mut character = if demo {
         Character::humanoid_demo()?
     } else {
-        let model = source.load()?;
+        let model = source.load_with(skinview::io::ImportOptions {
+            allow_external_uris: a.allow_external_uris,
+        })?;
         if let Some(out) = &a.json {
             model.refuse_as_output(out)?;
         }

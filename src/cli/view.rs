@@ -37,6 +37,11 @@ pub struct ViewArgs {
     /// Do not wait for vertical sync (frame-time measurements).
     #[arg(long)]
     no_vsync: bool,
+    /// Follow buffer and image URIs that lead outside the model's folder (absolute paths,
+    /// `..`, symlinks, hidden files). Off by default: a model file cannot make skinview read
+    /// other files.
+    #[arg(long)]
+    allow_external_uris: bool,
     // glTF models: --max-bones K splits each skinned mesh into submeshes of at most K bones,
     // drawn through a uniform palette of K matrices, or through the storage buffer with
     // --palette storage (the split shown by colour).
@@ -71,7 +76,9 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         None => ModelSource::Builtin(Builtin::Humanoid),
         Some(p) => ModelSource::from_arg(Some(p))?,
     };
-    let model = source.load()?;
+    let model = source.load_with(skinview::io::ImportOptions {
+        allow_external_uris: a.allow_external_uris,
+    })?;
     if let Some(out) = &a.screenshot {
         model.refuse_as_output(out)?;
     }

@@ -173,18 +173,27 @@ pub fn read(
             let stride = view.stride().unwrap_or(elem);
             // glTF 2.0 accessor data alignment: "the accessor's byteOffset and the buffer
             // view's byteStride MUST be multiples of the size of the accessor's component type".
-            if !stride.is_multiple_of(component_size(t))
-                || !acc.offset().is_multiple_of(component_size(t))
-            {
+            let csize = component_size(t);
+            if !stride.is_multiple_of(csize) {
                 return Err(Error::invalid(
                     file,
                     format!("bufferViews[{}].byteStride", view.index()),
                     format!(
-                        "byteStride {stride} / accessor byteOffset {} not a multiple of the \
-                         {}-byte component size of {} (glTF 2.0 accessor data alignment)",
-                        acc.offset(),
-                        component_size(t),
+                        "{stride} is not a multiple of the {csize}-byte component size of {} \
+                         (glTF 2.0 accessor data alignment)",
                         fld()
+                    ),
+                ));
+            }
+            if !(acc.offset().saturating_add(view.offset())).is_multiple_of(csize) {
+                return Err(Error::invalid(
+                    file,
+                    format!("accessors[{}].byteOffset", acc.index()),
+                    format!(
+                        "accessor byteOffset {} + bufferView byteOffset {} is not a multiple of \
+                         the {csize}-byte component size (glTF 2.0 accessor data alignment)",
+                        acc.offset(),
+                        view.offset()
                     ),
                 ));
             }
@@ -202,13 +211,17 @@ pub fn read(
         }
         None => {
             // No buffer view: all zeros (plus sparse values). Bound the size, since nothing in
-            // the file backs it: 2^26 elements is far beyond any real mesh.
-            const MAX_VIEWLESS_ELEMENTS: usize = 1 << 26;
-            if count > MAX_VIEWLESS_ELEMENTS {
+            // the file backs it: 2^24 components (128 MiB as f64; a 5.6M-vertex VEC3) is far
+            // beyond any real mesh's zero-filled attribute.
+            const MAX_VIEWLESS_COMPONENTS: usize = 1 << 24;
+            if count.saturating_mul(comps) > MAX_VIEWLESS_COMPONENTS {
                 return Err(Error::invalid(
                     file,
                     fld(),
-                    format!("count {count} without a bufferView exceeds {MAX_VIEWLESS_ELEMENTS}"),
+                    format!(
+                        "count {count} x {comps} components without a bufferView exceeds \
+                         {MAX_VIEWLESS_COMPONENTS}"
+                    ),
                 ));
             }
             values.resize(count * comps, 0.0)

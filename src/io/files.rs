@@ -2,7 +2,9 @@
 //! with every read bounded before it starts: regular files only (never `/dev/zero`, a FIFO or
 //! a folder), at most a stated size, and for a buffer exactly its declared `byteLength`.
 //! External URIs resolve inside the model's own folder (after canonicalisation, so symlinks
-//! and `..` count) unless the caller allows more ([`ImportOptions::allow_external_uris`]).
+//! and `..` count), never to an absolute path or a hidden file or folder (`.ssh/id_rsa`),
+//! unless the caller allows more ([`ImportOptions::allow_external_uris`]); external files
+//! together are read up to [`MAX_EXTERNAL_BYTES`].
 //! Every file read is recorded, so a command can refuse to write over any of them.
 
 use std::io::Read;
@@ -14,6 +16,10 @@ use crate::error::{Error, Result};
 /// lengths are 32-bit, and no real asset comes near it); a larger request is an error before
 /// any allocation.
 pub const MAX_FILE_BYTES: u64 = 2 << 30;
+
+/// Most bytes one import reads from external files together (buffers and images): the same
+/// 2 GiB, so many buffers naming one large file cannot multiply it.
+pub const MAX_EXTERNAL_BYTES: u64 = MAX_FILE_BYTES;
 
 /// How an import may reach outside its own file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,21 +40,43 @@ pub struct Files {
     options: ImportOptions,
     /// Every file read so far, canonical, the model first.
     pub read: Vec<PathBuf>,
+    /// Bytes read from external files so far (against [`MAX_EXTERNAL_BYTES`]).
+    external_bytes: u64,
 }
 
 impl Files {
     /// Rules for a model at `model` (its folder is where its URIs resolve).
     pub fn new(model: &Path, options: ImportOptions) -> Files {
-        let base = model
-            .canonicalize()
-            .ok()
-            .and_then(|p| p.parent().map(Path::to_path_buf));
+        // The folder the model is named in (a symlinked model resolves beside the link, as
+        // the file's author sees it), canonical.
+        let base = match model.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.canonicalize().ok(),
+            Some(_) if model.exists() => std::env::current_dir().ok(),
+            _ => None,
+        };
         Files {
             model: model.to_path_buf(),
             base,
             options,
             read: Vec::new(),
+            external_bytes: 0,
         }
+    }
+
+    /// Count `n` more external bytes against [`MAX_EXTERNAL_BYTES`].
+    fn spend(&mut self, n: u64, field: &str) -> Result<()> {
+        self.external_bytes = self.external_bytes.saturating_add(n);
+        if self.external_bytes > MAX_EXTERNAL_BYTES {
+            return Err(Error::invalid(
+                &super::file_label(&self.model),
+                field,
+                format!(
+                    "the model's external files pass {MAX_EXTERNAL_BYTES} bytes together: not \
+                     read"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Read the model file itself (at most [`MAX_FILE_BYTES`]).
@@ -76,11 +104,24 @@ impl Files {
                 shorten(uri)
             )));
         }
-        let decoded = percent_decode(uri)
-            .ok_or_else(|| bad(format!("\"{}\": bad percent-encoding", shorten(uri))))?;
+        let decoded = percent_decode(uri);
         let base = self.base.as_deref().ok_or_else(|| {
             bad("an external file, but the model did not come from a file".into())
         })?;
+        // Before touching the file system: absolute paths (and Windows drive or network
+        // paths) and hidden files or folders (`.ssh/…`) are outside unless allowed.
+        let rel = Path::new(&decoded);
+        let hidden = rel.components().any(|c| match c {
+            std::path::Component::Normal(n) => n.to_string_lossy().starts_with('.'),
+            _ => false,
+        });
+        if !self.options.allow_external_uris && (rel.has_root() || rel.is_absolute() || hidden) {
+            return Err(bad(format!(
+                "\"{}\" is an absolute path or names a hidden file: external URIs are not \
+                 followed unless allowed",
+                shorten(uri)
+            )));
+        }
         let candidate = base.join(&decoded);
         let canonical = candidate.canonicalize().map_err(|e| {
             bad(format!(
@@ -126,6 +167,7 @@ impl Files {
                 ),
             ));
         }
+        self.spend(len, field)?;
         let bytes = read_limited(&path, len)?;
         self.read.push(path);
         Ok(bytes)
@@ -135,6 +177,8 @@ impl Files {
     pub fn read_whole(&mut self, uri: &str, limit: u64, field: &str) -> Result<Vec<u8>> {
         let path = self.resolve(uri, field)?;
         let file = super::file_label(&self.model);
+        let size = regular_meta(&path, Some((&file, field)))?.len();
+        self.spend(size.min(limit), field)?;
         let bytes = read_regular(&path, limit, Some((&file, field)))?;
         self.read.push(path);
         Ok(bytes)
@@ -173,11 +217,14 @@ pub fn read_regular(path: &Path, limit: u64, field: Option<(&str, &str)>) -> Res
     }
     let bytes = read_limited(path, limit.saturating_add(1))?;
     if bytes.len() as u64 > limit {
-        return Err(Error::invalid(
-            &super::file_label(path),
-            "file size",
-            format!("grew past {limit} bytes while being read"),
-        ));
+        let message = format!(
+            "{} grew past {limit} bytes while being read",
+            path.display()
+        );
+        return Err(match field {
+            Some((file, field)) => Error::invalid(file, field, message),
+            None => Error::invalid(&super::file_label(path), "file size", message),
+        });
     }
     Ok(bytes)
 }
@@ -189,28 +236,37 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
         source,
     };
     let f = std::fs::File::open(path).map_err(io)?;
-    let mut bytes = Vec::new();
+    // Sized once (no doubling growth past the file), plus room for the 4-byte padding.
+    let size = f.metadata().map_or(0, |m| m.len()).min(limit);
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(4));
     f.take(limit).read_to_end(&mut bytes).map_err(io)?;
     Ok(bytes)
 }
 
-/// `%XX` escapes decoded (URIs in glTF are percent-encoded); `None` when malformed or not
-/// UTF-8.
-fn percent_decode(uri: &str) -> Option<String> {
+/// `%XX` escapes decoded (URIs in glTF are percent-encoded); a `%` not followed by two hex
+/// digits is kept as it is (as the gltf crate's decoder does), and bytes that do not decode
+/// to UTF-8 leave the URI undecoded.
+fn percent_decode(uri: &str) -> String {
     let b = uri.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b[i], hex) {
+            (b'%', Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
         }
     }
-    String::from_utf8(out).ok()
+    String::from_utf8(out).unwrap_or_else(|_| uri.to_string())
 }
 
 /// A URI cut for messages (data URIs and hostile strings can be megabytes).
@@ -228,9 +284,10 @@ mod tests {
 
     #[test]
     fn percent_decoding() {
-        assert_eq!(percent_decode("a%20b.bin").as_deref(), Some("a b.bin"));
-        assert_eq!(percent_decode("plain.bin").as_deref(), Some("plain.bin"));
-        assert_eq!(percent_decode("bad%2"), None);
-        assert_eq!(percent_decode("bad%zz"), None);
+        assert_eq!(percent_decode("a%20b.bin"), "a b.bin");
+        assert_eq!(percent_decode("plain.bin"), "plain.bin");
+        assert_eq!(percent_decode("100%.bin"), "100%.bin");
+        assert_eq!(percent_decode("bad%zz"), "bad%zz");
+        assert_eq!(percent_decode("bad%ff"), "bad%ff");
     }
 }

@@ -24,7 +24,13 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     tmp_name.push(name);
     tmp_name.push(format!(".{}.tmp", std::process::id()));
     let tmp = dir.join(tmp_name);
-    let result = std::fs::File::create(&tmp)
+    // A new file (never through a link planted under the temporary name: a stale entry is
+    // removed — a link itself, not its target — and the file is created exclusively).
+    let _ = std::fs::remove_file(&tmp);
+    let result = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
         .and_then(|mut f| {
             f.write_all(bytes)?;
             f.sync_all()

@@ -14,6 +14,9 @@ use crate::scene::{Report, Texture, Wrap};
 pub const MAX_IMAGE_BYTES: usize = 64 << 20;
 /// Largest decoded side (pixels): 8192 is the common GPU texture limit.
 pub const MAX_IMAGE_SIDE: u32 = 8192;
+/// Most decoded texture bytes per model (1 GiB: four 8192² textures; real characters use a few
+/// 2048² or 4096² ones).
+pub const MAX_TEXTURE_BYTES: usize = 1 << 30;
 
 /// The scene textures of `doc`, and for each glTF texture its index in them (`None` when
 /// dropped, with a note in `report`).
@@ -23,10 +26,23 @@ pub fn load(
     files: &mut Files,
     report: &mut Report,
 ) -> (Vec<Texture>, Vec<Option<usize>>) {
-    // Decode each image once, even when several textures share it.
+    // Decode each image a texture uses, once, even when several textures share it.
+    let used: Vec<bool> = {
+        let mut used = vec![false; doc.images().len()];
+        for t in doc.textures() {
+            if let Some(u) = used.get_mut(t.source().index()) {
+                *u = true;
+            }
+        }
+        used
+    };
     let mut images: Vec<Option<Rgba8>> = Vec::with_capacity(doc.images().len());
     for image in doc.images() {
         let field = format!("images[{}]", image.index());
+        if !used[image.index()] {
+            images.push(None);
+            continue;
+        }
         match encoded_bytes(&image, buffers, files, &field).and_then(|b| decode(&b)) {
             Ok(rgba) => images.push(Some(rgba)),
             Err(e) => {
@@ -40,11 +56,26 @@ pub fn load(
     }
     let mut textures = Vec::new();
     let mut map = Vec::with_capacity(doc.textures().len());
+    // Each texture holds its pixels: many textures of one large image must not multiply it
+    // without bound.
+    let mut total_bytes = 0usize;
     for t in doc.textures() {
         let Some(Some(image)) = images.get(t.source().index()) else {
             map.push(None);
             continue;
         };
+        total_bytes = total_bytes.saturating_add(image.pixels.len());
+        if total_bytes > MAX_TEXTURE_BYTES {
+            report.repair(
+                format!("textures[{}]", t.index()),
+                format!(
+                    "the decoded textures pass {MAX_TEXTURE_BYTES} bytes; materials using it are \
+                     drawn untextured"
+                ),
+            );
+            map.push(None);
+            continue;
+        }
         let s = t.sampler();
         use gltf::texture::{MagFilter, MinFilter, WrappingMode};
         let wrap = |w: WrappingMode| match w {

@@ -652,9 +652,34 @@ impl WeberRig {
         // Node → bone, once (a search per lookup is quadratic in bones).
         let mut bone_by_node = vec![None; scene.nodes.len()];
         for (b, &n) in rs.node_of_bone.iter().enumerate() {
-            if let Some(slot) = bone_by_node.get_mut(n) {
-                *slot = Some(b);
+            match bone_by_node.get_mut(n) {
+                Some(slot) if slot.is_none() => *slot = Some(b),
+                Some(_) => {
+                    return Err(Error::invalid(
+                        name,
+                        format!("node_of_bone[{b}]"),
+                        format!("node {n} is already another bone's"),
+                    ));
+                }
+                None => {
+                    return Err(Error::invalid(
+                        name,
+                        format!("node_of_bone[{b}]"),
+                        format!("node {n} out of range ({} nodes)", scene.nodes.len()),
+                    ));
+                }
             }
+        }
+        if rs.bones.len() < scene.nodes.len() {
+            return Err(Error::invalid(
+                name,
+                "bones",
+                format!(
+                    "{} bone records for {} nodes",
+                    rs.bones.len(),
+                    scene.nodes.len()
+                ),
+            ));
         }
         let bone_of_node = |n: usize| bone_by_node.get(n).copied().flatten();
         let mut bones = Vec::with_capacity(nb);

@@ -458,17 +458,21 @@ impl App {
             };
             let frames = self.report.frames.to_string();
             let time = format!("{:.4}", state.playback.time_s);
-            let written = image.and_then(|image| {
-                crate::io::png::write_tagged(
-                    &image,
-                    &path,
-                    &[
-                        ("Adapter", &gfx.adapter),
-                        ("Frames", &frames),
-                        ("Time", &time),
-                    ],
-                )
-            });
+            // Never over a file the model open now was read from (models opened in the window
+            // included).
+            let written = image
+                .and_then(|image| state.model.refuse_as_output(&path).map(|()| image))
+                .and_then(|image| {
+                    crate::io::png::write_tagged(
+                        &image,
+                        &path,
+                        &[
+                            ("Adapter", &gfx.adapter),
+                            ("Frames", &frames),
+                            ("Time", &time),
+                        ],
+                    )
+                });
             match written {
                 Ok(()) => self.report.screenshots.push(path),
                 // A scripted run must say it failed; an interactive one shows it.
