@@ -485,3 +485,46 @@ fn native_rig_costs_grow_linearly_in_bones() {
     );
     assert!(b / a < 3.0, "doubling the bones cost x{:.2}", b / a);
 }
+
+/// The commands that skin refuse an overflowing skin by name (a joint scaled by 3e38), exit 2;
+/// `info` and `export`, which do not skin, still work.
+#[cfg(feature = "cli")]
+#[test]
+fn commands_that_skin_refuse_an_overflowing_skin() {
+    use std::process::Command;
+    let dir = scratch("overflow-cli");
+    let (mut doc, _) = external_simple_skin(&dir);
+    doc["nodes"][1]["scale"] = json!([3e38, 3e38, 3e38]);
+    let path = write_model(&dir, &doc);
+    let m = path.to_str().unwrap();
+    let out = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (json, png) = (out("d.json"), out("r.png"));
+    for (args, code) in [
+        (vec!["bench", m, "--frames", "2"], 2),
+        (vec!["dump", m, "--time", "0.5", "--out", json.as_str()], 2),
+        (vec!["info", m], 0),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_skinview"))
+            .args(&args)
+            .env("XDG_RUNTIME_DIR", &dir)
+            .output()
+            .unwrap();
+        let text = common::output_text(&o);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {text}");
+        if code == 2 {
+            assert!(
+                text.contains("model.gltf") && text.contains("overflow"),
+                "{text}"
+            );
+        }
+    }
+    if common::gpu().is_some() {
+        let o = Command::new(env!("CARGO_BIN_EXE_skinview"))
+            .args(["render", m, "--size", "64x64", "--out", png.as_str()])
+            .env("XDG_RUNTIME_DIR", &dir)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", common::output_text(&o));
+        assert!(!Path::new(&png).exists());
+    }
+}

@@ -74,6 +74,9 @@ pub fn run(a: BenchArgs) -> CliResult {
         bar.set_position(i as u64)
     })?;
     bar.finish_and_clear();
+    // Timings of a skin that overflowed f32 measure nothing a user wants: say so instead.
+    let all: Vec<usize> = (0..character.scene.draws.len()).collect();
+    skinview::skin::check_finite(&character.scene, &all, None, &character.outputs)?;
     println!("{report}");
     if let Some(path) = &a.json {
         super::write_json(path, &report)?;
