@@ -283,12 +283,21 @@ impl ModelArg {
         self.load_writing(&[])
     }
 
+    /// Where it comes from (the built-in arm when absent).
+    pub fn source(&self) -> Result<ModelSource, CliError> {
+        Ok(ModelSource::from_arg(self.model.as_deref())?)
+    }
+
+    /// How external files may be read.
+    pub fn import_options(&self) -> ImportOptions {
+        ImportOptions {
+            allow_external_uris: self.allow_external_uris,
+        }
+    }
+
     /// Load it, and refuse any of `outputs` that is one of the files it was read from.
     pub fn load_writing(&self, outputs: &[Option<&Path>]) -> Result<Model, CliError> {
-        let options = ImportOptions {
-            allow_external_uris: self.allow_external_uris,
-        };
-        let model = ModelSource::from_arg(self.model.as_deref())?.load_with(options)?;
+        let model = self.source()?.load_with(self.import_options())?;
         for out in outputs.iter().flatten() {
             model.refuse_as_output(out)?;
         }

@@ -1,11 +1,14 @@
 //! `skinview export`: any model as binary glTF, or a native rig as `.rig.json` (how `assets/`
-//! is made).
+//! is made). A glTF input is rewritten from its own document (nothing it had is lost; what
+//! changed and anything dropped are printed); a native rig is written from its scene.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use skinview::io::ModelSource;
 use skinview::io::gltf_export::{ExportOptions, JointType, WeightType, write_glb};
+use skinview::io::gltf_repack::{RepackOptions, repack_file};
 
 use super::args::ModelArg;
 use super::{CliError, CliResult};
@@ -14,12 +17,12 @@ use super::{CliError, CliResult};
 pub struct ExportArgs {
     #[command(flatten)]
     model: ModelArg,
-    /// Joint index type.
-    #[arg(long, value_enum, default_value = "u16")]
-    joints: JointsArg,
-    /// Weight type.
-    #[arg(long, value_enum, default_value = "f32")]
-    weights: WeightsArg,
+    /// Joint index type (glTF input: kept as written unless given; rigs: u16).
+    #[arg(long, value_enum)]
+    joints: Option<JointsArg>,
+    /// Weight type (glTF input: kept as written unless given; rigs: f32).
+    #[arg(long, value_enum)]
+    weights: Option<WeightsArg>,
     /// Output: FILE.glb (binary glTF), or FILE.rig.json for a native rig.
     #[arg(long)]
     out: PathBuf,
@@ -50,6 +53,60 @@ pub fn run(a: ExportArgs) -> CliResult {
             a.out.display()
         )));
     }
+    let joints = a.joints.map(|j| match j {
+        JointsArg::U8 => JointType::U8,
+        JointsArg::U16 => JointType::U16,
+    });
+    let weights = a.weights.map(|w| match w {
+        WeightsArg::F32 => WeightType::F32,
+        WeightsArg::Unorm8 => WeightType::Unorm8,
+        WeightsArg::Unorm16 => WeightType::Unorm16,
+    });
+    let source = a.model.source()?;
+    if let ModelSource::File(path) = &source
+        && !source.is_native()
+    {
+        if ext.as_deref() == Some("json") {
+            return Err(CliError::Usage(
+                "--out *.rig.json needs a native rig (builtin:arm, builtin:humanoid or a \
+                 .rig.json); write .glb for glTF models"
+                    .into(),
+            ));
+        }
+        let options = RepackOptions { joints, weights };
+        let report = repack_file(path, a.model.import_options(), &options, &a.out)?;
+        println!(
+            "{} -> {} ({} bytes)",
+            path.display(),
+            a.out.display(),
+            report.bytes
+        );
+        println!("  kept: {}", report.kept);
+        if report.buffers_merged > 1 {
+            println!(
+                "  {} buffers merged into the binary chunk",
+                report.buffers_merged
+            );
+        }
+        for e in &report.embedded {
+            println!("  embedded: {e}");
+        }
+        for r in &report.reencoded {
+            println!("  re-encoded: {r}");
+        }
+        if !report.reencoded.is_empty() {
+            println!("  largest weight change: {:.2e}", report.max_weight_change);
+        }
+        if report.dropped.is_empty() {
+            println!("  dropped: nothing");
+        } else {
+            println!("  dropped (not kept by the glTF writer):");
+            for d in &report.dropped {
+                println!("    {d}");
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let model = a.model.load_writing(&[Some(&a.out)])?;
     if ext.as_deref() == Some("json") {
         let rig = model.rig.ok_or_else(|| {
@@ -72,15 +129,8 @@ pub fn run(a: ExportArgs) -> CliResult {
     }
     let scene = &model.scene;
     let options = ExportOptions {
-        joints: match a.joints {
-            JointsArg::U8 => JointType::U8,
-            JointsArg::U16 => JointType::U16,
-        },
-        weights: match a.weights {
-            WeightsArg::F32 => WeightType::F32,
-            WeightsArg::Unorm8 => WeightType::Unorm8,
-            WeightsArg::Unorm16 => WeightType::Unorm16,
-        },
+        joints: joints.unwrap_or(JointType::U16),
+        weights: weights.unwrap_or(WeightType::F32),
         ..Default::default()
     };
     write_glb(scene, &options, &a.out)?;

@@ -74,6 +74,135 @@ impl Default for ExportOptions {
     }
 }
 
+/// Largest-remainder quantisation of each vertex's weights to integers summing exactly
+/// to `total` (a vertex whose weights are all zero stays all zero).
+pub(super) fn quantise(file: &str, field: &str, sw: &SkinWeights, total: u32) -> Result<Vec<u32>> {
+    let width = sw.width;
+    let mut out = vec![0u32; sw.weights.len()];
+    let mut order: Vec<usize> = Vec::with_capacity(width);
+    for (v, (ws, qs)) in sw
+        .weights
+        .chunks_exact(width)
+        .zip(out.chunks_exact_mut(width))
+        .enumerate()
+    {
+        if let Some(&bad) = ws.iter().find(|w| !w.is_finite() || **w < 0.0) {
+            return Err(Error::invalid(
+                file,
+                format!("{field}.attributes.WEIGHTS_0"),
+                format!("vertex {v} has weight {bad}, which a normalised type cannot hold"),
+            ));
+        }
+        let sum: f64 = ws.iter().map(|&w| w as f64).sum();
+        if sum == 0.0 {
+            continue;
+        }
+        let scaled: Vec<f64> = ws.iter().map(|&w| w as f64 / sum * total as f64).collect();
+        let mut assigned: i64 = 0;
+        for (q, s) in qs.iter_mut().zip(&scaled) {
+            *q = (s.floor() as u32).min(total);
+            assigned += *q as i64;
+        }
+        // Hand the missing units to the largest fractional parts (non-zero weights only);
+        // rounding error in `scaled` can leave the sum one unit over, taken from the smallest.
+        order.clear();
+        order.extend((0..width).filter(|&i| ws[i] > 0.0));
+        order.sort_by(|&a, &b| {
+            (scaled[b] - scaled[b].floor()).total_cmp(&(scaled[a] - scaled[a].floor()))
+        });
+        let mut missing = total as i64 - assigned;
+        let mut k = 0;
+        while missing > 0 && !order.is_empty() {
+            qs[order[k % order.len()]] += 1;
+            missing -= 1;
+            k += 1;
+        }
+        for &i in order.iter().rev() {
+            if missing >= 0 {
+                break;
+            }
+            if qs[i] > 0 {
+                qs[i] -= 1;
+                missing += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// glTF component type of joint indices of type `t`.
+pub(super) fn joint_component(t: JointType) -> u32 {
+    match t {
+        JointType::U8 => UNSIGNED_BYTE,
+        JointType::U16 => UNSIGNED_SHORT,
+    }
+}
+
+/// JOINTS_`set` of `sw` as little-endian bytes of type `t`; an index that does not fit is an
+/// error naming `field` and the vertex.
+pub(super) fn joint_bytes(
+    file: &str,
+    field: &str,
+    sw: &SkinWeights,
+    set: usize,
+    t: JointType,
+) -> Result<Vec<u8>> {
+    let width = sw.width;
+    let limit = match t {
+        JointType::U8 => u8::MAX as u32,
+        JointType::U16 => u16::MAX as u32,
+    };
+    let mut out = Vec::with_capacity(sw.vertex_count() * 8);
+    for (v, slots) in sw.joints.chunks_exact(width).enumerate() {
+        for &j in &slots[set * 4..set * 4 + 4] {
+            if j > limit {
+                return Err(Error::invalid(
+                    file,
+                    field,
+                    format!("vertex {v}: joint index {j} does not fit the chosen joint type"),
+                ));
+            }
+            match t {
+                JointType::U8 => out.push(j as u8),
+                JointType::U16 => out.extend_from_slice(&(j as u16).to_le_bytes()),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// WEIGHTS_`set` of `sw` as little-endian bytes of type `t` and that type's glTF component
+/// type: floats exactly as stored, or the integers of `quantised` ([`quantise`] over all
+/// sets, required for the normalised types).
+pub(super) fn weight_bytes(
+    sw: &SkinWeights,
+    set: usize,
+    t: WeightType,
+    quantised: Option<&[u32]>,
+) -> (Vec<u8>, u32) {
+    let width = sw.width;
+    let slots = |v: usize| v * width + set * 4..v * width + set * 4 + 4;
+    let n = sw.vertex_count();
+    match (t, quantised) {
+        (WeightType::Unorm8, Some(q)) => (
+            (0..n)
+                .flat_map(|v| q[slots(v)].iter().map(|&x| x as u8))
+                .collect(),
+            UNSIGNED_BYTE,
+        ),
+        (WeightType::Unorm16, Some(q)) => (
+            (0..n)
+                .flat_map(|v| q[slots(v)].iter().flat_map(|&x| (x as u16).to_le_bytes()))
+                .collect(),
+            UNSIGNED_SHORT,
+        ),
+        _ => (
+            f32_bytes((0..n).flat_map(|v| sw.weights[slots(v)].iter().copied())),
+            FLOAT,
+        ),
+    }
+}
+
 const FLOAT: u32 = 5126;
 const UNSIGNED_BYTE: u32 = 5121;
 const UNSIGNED_SHORT: u32 = 5123;
@@ -169,7 +298,7 @@ pub fn write_glb(scene: &Scene, options: &ExportOptions, path: &Path) -> Result<
 
 /// GLB container: 12-byte header, JSON chunk padded with spaces, BIN chunk (when non-empty)
 /// padded with zeros, every chunk a multiple of 4 bytes. `None` past the u32 size limit.
-fn pack_glb(json: &[u8], bin: &[u8]) -> Option<Vec<u8>> {
+pub(super) fn pack_glb(json: &[u8], bin: &[u8]) -> Option<Vec<u8>> {
     let pad = |n: usize| n.div_ceil(4) * 4;
     let (json_len, bin_len) = (pad(json.len()), pad(bin.len()));
     let total = 12 + 8 + json_len + if bin.is_empty() { 0 } else { 8 + bin_len };
@@ -559,39 +688,18 @@ impl Writer<'_> {
         }
         let quantised = match self.options.weights {
             WeightType::F32 => None,
-            WeightType::Unorm8 => Some(self.quantise(field, sw, 255)?),
-            WeightType::Unorm16 => Some(self.quantise(field, sw, 65535)?),
+            WeightType::Unorm8 => Some(quantise(self.file, field, sw, 255)?),
+            WeightType::Unorm16 => Some(quantise(self.file, field, sw, 65535)?),
         };
         for set in 0..width / 4 {
-            let elems = |v: usize| v * width + set * 4..v * width + set * 4 + 4;
             let jf = format!("{field}.attributes.JOINTS_{set}");
-            let (limit, jtype) = match self.options.joints {
-                JointType::U8 => (u8::MAX as u32, UNSIGNED_BYTE),
-                JointType::U16 => (u16::MAX as u32, UNSIGNED_SHORT),
-            };
-            let mut jbytes = Vec::with_capacity(n * 8);
-            for v in 0..n {
-                for &j in &sw.joints[elems(v)] {
-                    if j > limit {
-                        return Err(self.err(
-                            &jf,
-                            format!(
-                                "vertex {v}: joint index {j} does not fit the chosen joint type"
-                            ),
-                        ));
-                    }
-                    match self.options.joints {
-                        JointType::U8 => jbytes.push(j as u8),
-                        JointType::U16 => jbytes.extend_from_slice(&(j as u16).to_le_bytes()),
-                    }
-                }
-            }
+            let jbytes = joint_bytes(self.file, &jf, sw, set, self.options.joints)?;
             let ja = self.push(
                 &jf,
                 Acc {
                     bytes: jbytes,
                     count: n,
-                    component_type: jtype,
+                    component_type: joint_component(self.options.joints),
                     ty: "VEC4",
                     normalized: false,
                     min_max: None,
@@ -599,102 +707,24 @@ impl Writer<'_> {
                 },
             )?;
             let wf = format!("{field}.attributes.WEIGHTS_{set}");
-            let wa = match &quantised {
-                None => {
-                    let v: Vec<f32> = (0..n)
-                        .flat_map(|v| sw.weights[elems(v)].iter().copied())
-                        .collect();
-                    self.floats(&wf, &v, 4, "VEC4", false, Some(ARRAY_BUFFER))?
-                }
-                Some(q) => {
-                    let bytes: Vec<u8> = match self.options.weights {
-                        WeightType::Unorm8 => (0..n)
-                            .flat_map(|v| q[elems(v)].iter().map(|&x| x as u8))
-                            .collect(),
-                        _ => (0..n)
-                            .flat_map(|v| {
-                                q[elems(v)].iter().flat_map(|&x| (x as u16).to_le_bytes())
-                            })
-                            .collect(),
-                    };
-                    let ct = if self.options.weights == WeightType::Unorm8 {
-                        UNSIGNED_BYTE
-                    } else {
-                        UNSIGNED_SHORT
-                    };
-                    self.push(
-                        &wf,
-                        Acc {
-                            bytes,
-                            count: n,
-                            component_type: ct,
-                            ty: "VEC4",
-                            normalized: true,
-                            min_max: None,
-                            target: Some(ARRAY_BUFFER),
-                        },
-                    )?
-                }
-            };
+            let (bytes, component_type) =
+                weight_bytes(sw, set, self.options.weights, quantised.as_deref());
+            let wa = self.push(
+                &wf,
+                Acc {
+                    bytes,
+                    count: n,
+                    component_type,
+                    ty: "VEC4",
+                    normalized: self.options.weights != WeightType::F32,
+                    min_max: None,
+                    target: Some(ARRAY_BUFFER),
+                },
+            )?;
             attrs.insert(format!("JOINTS_{set}"), json!(ja));
             attrs.insert(format!("WEIGHTS_{set}"), json!(wa));
         }
         Ok(())
-    }
-
-    /// Largest-remainder quantisation of each vertex's weights to integers summing exactly
-    /// to `total` (a vertex whose weights are all zero stays all zero).
-    fn quantise(&self, field: &str, sw: &SkinWeights, total: u32) -> Result<Vec<u32>> {
-        let width = sw.width;
-        let mut out = vec![0u32; sw.weights.len()];
-        let mut order: Vec<usize> = Vec::with_capacity(width);
-        for (v, (ws, qs)) in sw
-            .weights
-            .chunks_exact(width)
-            .zip(out.chunks_exact_mut(width))
-            .enumerate()
-        {
-            if let Some(&bad) = ws.iter().find(|w| !w.is_finite() || **w < 0.0) {
-                return Err(self.err(
-                    format!("{field}.attributes.WEIGHTS_0"),
-                    format!("vertex {v} has weight {bad}, which a normalised type cannot hold"),
-                ));
-            }
-            let sum: f64 = ws.iter().map(|&w| w as f64).sum();
-            if sum == 0.0 {
-                continue;
-            }
-            let scaled: Vec<f64> = ws.iter().map(|&w| w as f64 / sum * total as f64).collect();
-            let mut assigned: i64 = 0;
-            for (q, s) in qs.iter_mut().zip(&scaled) {
-                *q = (s.floor() as u32).min(total);
-                assigned += *q as i64;
-            }
-            // Hand the missing units to the largest fractional parts (non-zero weights only);
-            // rounding error in `scaled` can leave the sum one unit over, taken from the smallest.
-            order.clear();
-            order.extend((0..width).filter(|&i| ws[i] > 0.0));
-            order.sort_by(|&a, &b| {
-                (scaled[b] - scaled[b].floor()).total_cmp(&(scaled[a] - scaled[a].floor()))
-            });
-            let mut missing = total as i64 - assigned;
-            let mut k = 0;
-            while missing > 0 && !order.is_empty() {
-                qs[order[k % order.len()]] += 1;
-                missing -= 1;
-                k += 1;
-            }
-            for &i in order.iter().rev() {
-                if missing >= 0 {
-                    break;
-                }
-                if qs[i] > 0 {
-                    qs[i] -= 1;
-                    missing += 1;
-                }
-            }
-        }
-        Ok(out)
     }
 
     fn skin(&mut self, scene: &Scene, index: usize) -> Result<Value> {

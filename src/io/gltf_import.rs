@@ -62,6 +62,23 @@ pub fn import_slice(bytes: &[u8], path: &Path) -> Result<Scene> {
 }
 
 fn import(bytes: &[u8], files: &mut Files) -> Result<Scene> {
+    Ok(import_parts(bytes, files)?.scene)
+}
+
+/// What one import of a glTF file holds: the scene every command uses, and the document and
+/// buffer bytes it came from (what `export` starts from, so nothing the scene does not model
+/// is lost).
+pub(crate) struct Imported {
+    /// The validated scene.
+    pub scene: Scene,
+    /// The parsed and validated document.
+    pub document: gltf::Document,
+    /// Each buffer's bytes (padded to a multiple of 4).
+    pub buffers: Vec<gltf::buffer::Data>,
+}
+
+/// Import `bytes` (the model file `files` reads from), keeping the document and buffers.
+pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> {
     let path = files.model.clone();
     let path = path.as_path();
     let file = super::file_label(path);
@@ -98,7 +115,11 @@ fn import(bytes: &[u8], files: &mut Files) -> Result<Scene> {
         texture_of: Vec::new(),
     }
     .run(&document)?;
-    SceneBuilder::build(raw)
+    Ok(Imported {
+        scene: SceneBuilder::build(raw)?,
+        document,
+        buffers,
+    })
 }
 
 /// Every buffer's bytes: the GLB binary chunk, a base64 `data:` URI, or a file beside the

@@ -8,6 +8,7 @@ pub mod dump;
 pub mod files;
 pub mod gltf_export;
 pub mod gltf_import;
+pub mod gltf_repack;
 pub mod model;
 pub mod output;
 pub mod png;

@@ -1,0 +1,613 @@
+//! Export of a glTF file as binary glTF starting from its own document: everything the file
+//! had — materials, textures, images, samplers, cameras, extras, extensions skinview does not
+//! know — is written back through `gltf-json`'s typed document (the gltf crate's own
+//! serialiser), and only what the user asked to change is re-encoded.
+//!
+//! Method: import the file once (the same verdict every command sees), then rewrite its
+//! document: every buffer view's bytes are copied into one BIN chunk at an offset congruent
+//! (mod 4) to the old one, so every accessor keeps its alignment; external buffers and
+//! data: URI buffers are merged into that chunk, and external image files are embedded as
+//! buffer views with their MIME type (data: URI images stay as they are). When a joint or
+//! weight type is asked for, each JOINTS_n / WEIGHTS_n accessor of another type is replaced
+//! in place (same index, so every primitive sharing it follows) by one holding the imported,
+//! repaired values in the new type; normalised weights are quantised per vertex so each
+//! vertex's integers sum exactly to 255 or 65535. A buffer view used only by a replaced
+//! accessor takes the new bytes in its own slot, so no index changes and no dead bytes stay.
+//! Before anything is written the result is imported again and compared with the input
+//! scene (positions bit-exact, joints exact, weights within the new type's step): a file that
+//! would read differently is never written. Every JSON property of the input that the output
+//! lacks is listed in [`RepackReport::dropped`] (the gltf crate does not model extensions on
+//! `asset` or on sparse accessor parts, for instance); none is dropped silently.
+//!
+//! Cost: one import, one copy of the buffers, one re-import (O(file size)).
+//! Limits: `EXT_meshopt_compression` is refused (it names buffers and byte offsets inside its
+//! extension object, which merging buffers would break); buffer names and extras of buffers
+//! after the first are not kept (reported as dropped).
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use gltf::json;
+use json::validation::{Checked, USize64};
+use serde_json::Value;
+
+use super::files::{Files, ImportOptions};
+use super::gltf_export::{JointType, WeightType, joint_bytes, pack_glb, quantise, weight_bytes};
+use super::texture::MAX_IMAGE_BYTES;
+use crate::error::{Error, Result};
+use crate::scene::Scene;
+
+/// What [`repack_file`] changes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RepackOptions {
+    /// Re-encode JOINTS_n accessors of another type into this one (`None`: keep as written).
+    pub joints: Option<JointType>,
+    /// Re-encode WEIGHTS_n accessors of another type into this one (`None`: keep as written).
+    pub weights: Option<WeightType>,
+}
+
+/// What [`repack_file`] did, for the user.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RepackReport {
+    /// Input buffers merged into the one BIN chunk.
+    pub buffers_merged: usize,
+    /// External files embedded (`buffers[0].uri: "a.bin"`, `images[2].uri: "skin.png"`).
+    pub embedded: Vec<String>,
+    /// Accessors re-encoded (`accessors[7] (WEIGHTS_0): float -> unorm8`).
+    pub reencoded: Vec<String>,
+    /// Largest change of any skin weight, measured on the re-imported output.
+    pub max_weight_change: f32,
+    /// JSON paths of input properties the output does not have.
+    pub dropped: Vec<String>,
+    /// What was kept, counted (`materials 2, textures 1, ...`).
+    pub kept: String,
+    /// Size of the written file in bytes.
+    pub bytes: usize,
+}
+
+/// Extensions that name buffers by index and byte offset inside their own objects.
+const BUFFER_LEVEL_EXTENSIONS: &[&str] = &["EXT_meshopt_compression"];
+
+/// Import `path`, rewrite it as described in the module documentation and write the GLB to
+/// `out` (through a temporary file; refused when `out` is any file the model was read from).
+pub fn repack_file(
+    path: &Path,
+    import: ImportOptions,
+    options: &RepackOptions,
+    out: &Path,
+) -> Result<RepackReport> {
+    let mut files = Files::new(path, import);
+    let bytes = files.read_model()?;
+    let (glb, mut report, input) = repack(&bytes, &mut files, options)?;
+    super::output::refuse_inputs(out, &files.read)?;
+    // The output must read back as the input did.
+    let file = super::file_label(path);
+    let again = super::gltf_import::import_slice(&glb, out).map_err(|e| {
+        Error::invalid(
+            &file,
+            "(export)",
+            format!("the written file would not import ({e}); nothing written"),
+        )
+    })?;
+    report.max_weight_change = check_same(&file, &input, &again)?;
+    report.bytes = glb.len();
+    super::output::write_file(out, &glb)?;
+    Ok(report)
+}
+
+/// The GLB bytes of the repacked model in memory (`files` reads the model's external files).
+fn repack(
+    bytes: &[u8],
+    files: &mut Files,
+    options: &RepackOptions,
+) -> Result<(Vec<u8>, RepackReport, Scene)> {
+    let file = super::file_label(&files.model);
+    let imported = super::gltf_import::import_parts(bytes, files)?;
+    let input_json = raw_json(bytes, &file)?;
+    let mut root = imported.document.as_json().clone();
+    if let Some(ext) = root
+        .extensions_used
+        .iter()
+        .find(|e| BUFFER_LEVEL_EXTENSIONS.contains(&e.as_str()))
+    {
+        return Err(Error::invalid(
+            &file,
+            "extensionsUsed",
+            format!(
+                "{ext} names buffers by byte offset inside its extension objects, which export \
+                 cannot rewrite; keep the original file"
+            ),
+        ));
+    }
+    let mut report = RepackReport {
+        buffers_merged: root.buffers.len(),
+        ..Default::default()
+    };
+    for (i, b) in root.buffers.iter().enumerate() {
+        if let Some(uri) = b.uri.as_deref().filter(|u| !u.starts_with("data:")) {
+            report.embedded.push(format!("buffers[{i}].uri \"{uri}\""));
+        }
+    }
+
+    // Re-encode joints and weights first: it decides which views take new bytes.
+    let mut edits = Edits {
+        replaced_views: vec![None; root.buffer_views.len()],
+        appended: Vec::new(),
+        rewritten: Vec::new(),
+    };
+    reencode(
+        &file,
+        &imported.scene,
+        &mut root,
+        options,
+        &mut edits,
+        &mut report,
+    )?;
+    let Edits {
+        replaced_views,
+        appended,
+        rewritten,
+    } = edits;
+
+    // One BIN chunk: every view's bytes (or its replacement), congruent mod 4 to the old
+    // offset so that accessor alignment is unchanged.
+    let mut bin: Vec<u8> = Vec::new();
+    for (vi, view) in root.buffer_views.iter_mut().enumerate() {
+        let data: &[u8] = match &replaced_views[vi] {
+            Some(d) => d,
+            None => {
+                let b = view.buffer.value();
+                let start = view.byte_offset.map_or(0, |o| o.0);
+                let end = start.saturating_add(view.byte_length.0);
+                let buffer = imported.buffers.get(b).ok_or_else(|| {
+                    Error::invalid(
+                        &file,
+                        format!("bufferViews[{vi}].buffer"),
+                        format!("buffer {b} out of range"),
+                    )
+                })?;
+                let declared = root.buffers.get(b).map_or(0, |x| x.byte_length.0);
+                if end > declared || end > buffer.len() as u64 {
+                    return Err(Error::invalid(
+                        &file,
+                        format!("bufferViews[{vi}]"),
+                        format!(
+                            "bytes {start}..{end} lie outside buffers[{b}] of {declared} bytes \
+                             (glTF 2.0 buffer views: byteOffset + byteLength MUST NOT exceed \
+                             the buffer's byteLength)"
+                        ),
+                    ));
+                }
+                &buffer[start as usize..end as usize]
+            }
+        };
+        let old_offset = if replaced_views[vi].is_some() {
+            0
+        } else {
+            view.byte_offset.map_or(0, |o| o.0) as usize
+        };
+        while bin.len() % 4 != old_offset % 4 {
+            bin.push(0);
+        }
+        view.buffer = json::Index::new(0);
+        view.byte_offset = (!bin.is_empty()).then_some(USize64(bin.len() as u64));
+        view.byte_length = USize64(data.len() as u64);
+        bin.extend_from_slice(data);
+    }
+    // New views (re-encoded accessors whose old view is shared), 4-aligned.
+    for data in appended {
+        let target = Some(Checked::Valid(json::buffer::Target::ArrayBuffer));
+        append_view(&mut bin, &mut root.buffer_views, &data, target);
+    }
+    // External images become buffer views.
+    for (ii, image) in root.images.iter_mut().enumerate() {
+        let Some(uri) = image.uri.clone().filter(|u| !u.starts_with("data:")) else {
+            continue;
+        };
+        let field = format!("images[{ii}].uri");
+        let data = files.read_whole(&uri, MAX_IMAGE_BYTES as u64, &field)?;
+        let mime = image
+            .mime_type
+            .as_ref()
+            .map(|m| m.0.clone())
+            .or_else(|| mime_of(&data, &uri))
+            .ok_or_else(|| {
+                Error::invalid(
+                    &file,
+                    &field,
+                    format!(
+                        "\"{uri}\" is not PNG, JPEG, WebP or KTX2 and has no mimeType: cannot \
+                         embed it (glTF 2.0 image: an image in a bufferView needs a mimeType)"
+                    ),
+                )
+            })?;
+        let view = append_view(&mut bin, &mut root.buffer_views, &data, None);
+        image.uri = None;
+        image.mime_type = Some(json::image::MimeType(mime));
+        image.buffer_view = Some(view);
+        report.embedded.push(format!("{field} \"{uri}\""));
+    }
+    // The one buffer, keeping the first buffer's name, extensions and extras.
+    let first = root.buffers.first().cloned();
+    root.buffers.clear();
+    if !bin.is_empty() {
+        root.buffers.push(json::Buffer {
+            byte_length: USize64(bin.len() as u64),
+            name: first.as_ref().and_then(|b| b.name.clone()),
+            uri: None,
+            extensions: first.as_ref().and_then(|b| b.extensions.clone()),
+            extras: first.and_then(|b| b.extras),
+        });
+    }
+
+    let json_bytes = root
+        .to_vec()
+        .map_err(|e| Error::invalid(&file, "(json)", format!("cannot serialise: {e}")))?;
+    let output_json: Value = serde_json::from_slice(&json_bytes)
+        .map_err(|e| Error::invalid(&file, "(json)", format!("cannot re-read: {e}")))?;
+    dropped_properties(&input_json, &output_json, "", &mut report.dropped);
+    report
+        .dropped
+        .retain(|p| !rewritten.iter().any(|r| p.starts_with(&format!("{r}."))));
+    report.kept = format!(
+        "nodes {}, meshes {}, skins {}, animations {}, materials {}, textures {}, images {}, \
+         samplers {}, cameras {}, extensions [{}]",
+        root.nodes.len(),
+        root.meshes.len(),
+        root.skins.len(),
+        root.animations.len(),
+        root.materials.len(),
+        root.textures.len(),
+        root.images.len(),
+        root.samplers.len(),
+        root.cameras.len(),
+        root.extensions_used.join(", ")
+    );
+    let glb = pack_glb(&json_bytes, &bin)
+        .ok_or_else(|| Error::invalid(&file, "(glb)", "file would exceed the 4 GiB GLB limit"))?;
+    Ok((glb, report, imported.scene))
+}
+
+/// Append `data` to the BIN chunk at a 4-aligned offset, with a new view of it.
+fn append_view(
+    bin: &mut Vec<u8>,
+    views: &mut Vec<json::buffer::View>,
+    data: &[u8],
+    target: Option<Checked<json::buffer::Target>>,
+) -> json::Index<json::buffer::View> {
+    bin.resize(bin.len().div_ceil(4) * 4, 0);
+    views.push(json::buffer::View {
+        buffer: json::Index::new(0),
+        byte_length: USize64(data.len() as u64),
+        byte_offset: (!bin.is_empty()).then_some(USize64(bin.len() as u64)),
+        byte_stride: None,
+        name: None,
+        target,
+        extensions: None,
+        extras: Default::default(),
+    });
+    bin.extend_from_slice(data);
+    json::Index::new(views.len() as u32 - 1)
+}
+
+/// The input's JSON as written (the JSON chunk of a GLB).
+fn raw_json(bytes: &[u8], file: &str) -> Result<Value> {
+    let glb;
+    let json: &[u8] = if bytes.starts_with(b"glTF") {
+        glb = gltf::binary::Glb::from_slice(bytes)
+            .map_err(|e| Error::invalid(file, "(glb)", e.to_string()))?;
+        &glb.json
+    } else {
+        bytes
+    };
+    serde_json::from_slice(json).map_err(|e| Error::invalid(file, "(json)", e.to_string()))
+}
+
+fn type_name(component: json::accessor::ComponentType, normalized: bool) -> &'static str {
+    use json::accessor::ComponentType as C;
+    match (component, normalized) {
+        (C::F32, _) => "float",
+        (C::U8, true) => "unorm8",
+        (C::U16, true) => "unorm16",
+        (C::U8, false) => "u8",
+        (C::U16, false) => "u16",
+        _ => "other",
+    }
+}
+
+/// New bytes decided by re-encoding.
+struct Edits {
+    /// New bytes for a view, in its own slot.
+    replaced_views: Vec<Option<Vec<u8>>>,
+    /// New views to append.
+    appended: Vec<Vec<u8>>,
+    /// Objects re-encoded on purpose (their old properties are not "dropped").
+    rewritten: Vec<String>,
+}
+
+/// Replace the JOINTS_n / WEIGHTS_n accessors whose type differs from the requested one.
+fn reencode(
+    file: &str,
+    scene: &Scene,
+    root: &mut json::Root,
+    options: &RepackOptions,
+    edits: &mut Edits,
+    report: &mut RepackReport,
+) -> Result<()> {
+    let Edits {
+        replaced_views,
+        appended,
+        rewritten,
+    } = edits;
+    use json::accessor::ComponentType as C;
+    if options.joints.is_none() && options.weights.is_none() {
+        return Ok(());
+    }
+    // How many accessors and images use each view: a view only one replaced accessor uses
+    // can take its new bytes in place.
+    let mut users = vec![0usize; root.buffer_views.len()];
+    for a in &root.accessors {
+        if let Some(v) = a.buffer_view
+            && let Some(u) = users.get_mut(v.value())
+        {
+            *u += 1;
+        }
+        if let Some(s) = &a.sparse {
+            for v in [s.indices.buffer_view.value(), s.values.buffer_view.value()] {
+                if let Some(u) = users.get_mut(v) {
+                    *u += 1;
+                }
+            }
+        }
+    }
+    for i in &root.images {
+        if let Some(v) = i.buffer_view
+            && let Some(u) = users.get_mut(v.value())
+        {
+            *u += 1;
+        }
+    }
+    let mut done: HashSet<usize> = HashSet::new();
+    let mut place = |root: &mut json::Root, acc: usize, bytes: Vec<u8>| {
+        rewritten.push(format!("accessors[{acc}]"));
+        let old = root.accessors[acc].buffer_view.map(|v| v.value());
+        let view = match old {
+            Some(v) if users.get(v) == Some(&1) && root.accessors[acc].sparse.is_none() => {
+                root.buffer_views[v].byte_stride = None;
+                replaced_views[v] = Some(bytes);
+                rewritten.push(format!("bufferViews[{v}]"));
+                v
+            }
+            _ => {
+                appended.push(bytes);
+                root.buffer_views.len() + appended.len() - 1
+            }
+        };
+        let a = &mut root.accessors[acc];
+        a.buffer_view = Some(json::Index::new(view as u32));
+        a.byte_offset = None;
+        a.sparse = None;
+        a.min = None;
+        a.max = None;
+    };
+    for (mi, mesh) in scene.meshes.iter().enumerate() {
+        for (pi, prim) in mesh.primitives.iter().enumerate() {
+            let Some(sw) = &prim.skin_weights else {
+                continue;
+            };
+            let field = format!("meshes[{mi}].primitives[{pi}]");
+            let attrs = root.meshes[mi].primitives[pi].attributes.clone();
+            let get = |name: gltf::Semantic| attrs.get(&Checked::Valid(name)).map(|i| i.value());
+            let sets = sw.width / 4;
+            let current = |root: &json::Root, a: usize| match root.accessors[a].component_type {
+                Checked::Valid(t) => (t.0, root.accessors[a].normalized),
+                Checked::Invalid => (C::F32, false),
+            };
+            if let Some(jt) = options.joints {
+                let want = match jt {
+                    JointType::U8 => C::U8,
+                    JointType::U16 => C::U16,
+                };
+                for set in 0..sets {
+                    let Some(a) = get(gltf::Semantic::Joints(set as u32)) else {
+                        continue;
+                    };
+                    let (ct, norm) = current(root, a);
+                    if ct == want || !done.insert(a) {
+                        continue;
+                    }
+                    let jf = format!("{field}.attributes.JOINTS_{set}");
+                    let bytes = joint_bytes(file, &jf, sw, set, jt)?;
+                    root.accessors[a].component_type =
+                        Checked::Valid(json::accessor::GenericComponentType(match jt {
+                            JointType::U8 => C::U8,
+                            JointType::U16 => C::U16,
+                        }));
+                    root.accessors[a].normalized = false;
+                    place(root, a, bytes);
+                    report.reencoded.push(format!(
+                        "accessors[{a}] ({jf}): {} -> {}",
+                        type_name(ct, norm),
+                        type_name(want, false)
+                    ));
+                }
+            }
+            if let Some(wt) = options.weights {
+                let (want, want_norm) = match wt {
+                    WeightType::F32 => (C::F32, false),
+                    WeightType::Unorm8 => (C::U8, true),
+                    WeightType::Unorm16 => (C::U16, true),
+                };
+                let targets: Vec<(usize, usize)> = (0..sets)
+                    .filter_map(|set| get(gltf::Semantic::Weights(set as u32)).map(|a| (set, a)))
+                    .filter(|&(_, a)| current(root, a) != (want, want_norm))
+                    .collect();
+                if targets.is_empty() {
+                    continue;
+                }
+                // Quantisation spreads rounding over all of a vertex's sets.
+                let quantised = match wt {
+                    WeightType::F32 => None,
+                    WeightType::Unorm8 => Some(quantise(file, &field, sw, 255)?),
+                    WeightType::Unorm16 => Some(quantise(file, &field, sw, 65535)?),
+                };
+                for (set, a) in targets {
+                    if !done.insert(a) {
+                        continue;
+                    }
+                    let (ct, norm) = current(root, a);
+                    let (bytes, _) = weight_bytes(sw, set, wt, quantised.as_deref());
+                    root.accessors[a].component_type =
+                        Checked::Valid(json::accessor::GenericComponentType(want));
+                    root.accessors[a].normalized = want_norm;
+                    place(root, a, bytes);
+                    report.reencoded.push(format!(
+                        "accessors[{a}] ({field}.attributes.WEIGHTS_{set}): {} -> {}",
+                        type_name(ct, norm),
+                        type_name(want, want_norm)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// PNG, JPEG, WebP or KTX2 by magic bytes, else by the URI's extension.
+fn mime_of(data: &[u8], uri: &str) -> Option<String> {
+    let by_magic = if data.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if data.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if data.len() >= 12 && &data[..4] == b"RIFF" && &data[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else if data.starts_with(b"\xABKTX 20\xBB\r\n\x1a\n") {
+        Some("image/ktx2")
+    } else {
+        None
+    };
+    let by_ext = || {
+        let ext = uri.rsplit_once('.')?.1.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "png" => "image/png",
+            "jpg" | "jpeg" => "image/jpeg",
+            "webp" => "image/webp",
+            "ktx2" => "image/ktx2",
+            _ => return None,
+        })
+    };
+    by_magic.or_else(by_ext).map(str::to_string)
+}
+
+/// Paths of properties in `input` that `output` lacks, skipping the ones export rewrites on
+/// purpose (buffer URIs and lengths, external image URIs) and values the serialiser omits
+/// because they are glTF's defaults.
+fn dropped_properties(input: &Value, output: &Value, path: &str, out: &mut Vec<String>) {
+    match (input, output) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                if path.is_empty() && k == "buffers" {
+                    // Merged into one; reported as such.
+                    if let (Some(Value::Array(ins)), Some(first)) =
+                        (Some(v), b.get("buffers").and_then(|x| x.get(0)))
+                        && let Some(i0) = ins.first()
+                    {
+                        let mut ignore = Vec::new();
+                        dropped_properties(i0, first, "buffers[0]", &mut ignore);
+                        out.extend(ignore.into_iter().filter(|p| p != "buffers[0].uri"));
+                    }
+                    if let Value::Array(ins) = v {
+                        for (i, extra) in ins.iter().enumerate().skip(1) {
+                            for key in ["name", "extras", "extensions"] {
+                                if extra.get(key).is_some() {
+                                    out.push(format!("buffers[{i}].{key}"));
+                                }
+                            }
+                        }
+                    }
+                    continue;
+                }
+                match b.get(k) {
+                    Some(w) => dropped_properties(v, w, &p, out),
+                    None if is_default(k, v) => {}
+                    // Rewritten on purpose: external images embedded, views re-laid out.
+                    None if k == "uri" && path.starts_with("images[") => {}
+                    None if k == "byteOffset" && path.starts_with("bufferViews[") => {}
+                    None => out.push(p),
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, (v, w)) in a.iter().zip(b).enumerate() {
+                dropped_properties(v, w, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Values the gltf-json serialiser leaves out because glTF defines them as the default.
+fn is_default(key: &str, v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Bool(false) => true,
+        Value::Array(a) if a.is_empty() => true,
+        Value::Object(o) if o.is_empty() => true,
+        Value::Number(n) => match key {
+            "byteOffset" => n.as_f64() == Some(0.0),
+            // mesh.primitive.mode: TRIANGLES.
+            "mode" => n.as_u64() == Some(4),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Compare the re-imported output with the input scene: positions bit-exact, joints exact
+/// where the weight is non-zero, the same nodes, skins and animations. Returns the largest
+/// weight change.
+fn check_same(file: &str, input: &Scene, output: &Scene) -> Result<f32> {
+    let internal = |what: String| {
+        Error::invalid(
+            file,
+            "(export)",
+            format!("the written file would not read back as the input ({what}); nothing written"),
+        )
+    };
+    if input.nodes.len() != output.nodes.len()
+        || input.skins.len() != output.skins.len()
+        || input.animations.len() != output.animations.len()
+        || input.meshes.len() != output.meshes.len()
+    {
+        return Err(internal("object counts differ".into()));
+    }
+    let mut max_change = 0.0f32;
+    for (mi, (a, b)) in input.meshes.iter().zip(&output.meshes).enumerate() {
+        if a.primitives.len() != b.primitives.len() {
+            return Err(internal(format!("meshes[{mi}] primitive count")));
+        }
+        for (pi, (p, q)) in a.primitives.iter().zip(&b.primitives).enumerate() {
+            let f = format!("meshes[{mi}].primitives[{pi}]");
+            if p.positions != q.positions || p.indices != q.indices {
+                return Err(internal(format!("{f} positions or indices")));
+            }
+            match (&p.skin_weights, &q.skin_weights) {
+                (None, None) => {}
+                (Some(x), Some(y)) if x.width == y.width => {
+                    for (i, (&wx, &wy)) in x.weights.iter().zip(&y.weights).enumerate() {
+                        max_change = max_change.max((wx - wy).abs());
+                        if (wx > 0.0 || wy > 0.0) && x.joints[i] != y.joints[i] {
+                            return Err(internal(format!("{f} joint index of slot {i}")));
+                        }
+                    }
+                }
+                _ => return Err(internal(format!("{f} skin weights"))),
+            }
+        }
+    }
+    Ok(max_change)
+}
