@@ -263,9 +263,15 @@ fn every_command_on_every_hostile_input_ends_cleanly() {
                 Some(2) => {
                     refused += 1;
                     let file = Path::new(name).file_name().unwrap().to_str().unwrap();
-                    if !text.contains(file) {
+                    // `FILE: FIELD: what is wrong`.
+                    let names_field = text.lines().any(|l| {
+                        l.split_once(&format!("{file}: "))
+                            .and_then(|(_, rest)| rest.split_once(": "))
+                            .is_some_and(|(field, _)| !field.is_empty())
+                    });
+                    if !names_field {
                         failures.push(format!(
-                            "{label}: the message does not name the file:\n{text}"
+                            "{label}: the message does not name the file and the field:\n{text}"
                         ));
                     }
                 }

@@ -135,7 +135,25 @@ fn mutated_models_import_or_fail_cleanly() {
                 Ok(Err(e)) => {
                     errors += 1;
                     let text = e.to_string();
-                    assert!(!text.is_empty(), "{name} mutant {n}: empty error");
+                    // "FILE: FIELD: what is wrong", the field a JSON path or a named part
+                    // of the container (`GLB header length`), never the parser's bare verdict.
+                    let field = text
+                        .strip_prefix(&format!("{name}: "))
+                        .and_then(|rest| rest.split_once(": "))
+                        .map(|(field, _)| field);
+                    assert!(
+                        field.is_some_and(|f| !f.is_empty() && f != "not a valid glTF file"),
+                        "{name} mutant {n}: the error does not name the file and a field: {text}"
+                    );
+                    if let Some(f) = std::env::var_os("SKINVIEW_FUZZ_ERRORS") {
+                        use std::io::Write;
+                        let mut f = std::fs::OpenOptions::new()
+                            .append(true)
+                            .create(true)
+                            .open(f)
+                            .unwrap();
+                        let _ = writeln!(f, "{text}");
+                    }
                 }
                 Err(p) => {
                     // Keep the crash for a corpus case.

@@ -1,5 +1,8 @@
 //! Binary glTF 2.0 (.glb) export of a [`Scene`]: everything the importer reads, so a scene
-//! survives export → import (used by the import tests to build files from code).
+//! survives export → import (used for native rigs, and by the import tests to build files
+//! from code; a glTF file is exported from its own document by `gltf_repack`). The document
+//! is assembled, then parsed into gltf-json's typed `Root`, validated by the gltf crate and
+//! written by its serialiser.
 //!
 //! Written: nodes (name, children, TRS or `matrix`, mesh, skin, `weights`) with scene node
 //! indices as glTF node indices and every parentless node a root of the one scene; meshes
@@ -279,7 +282,15 @@ pub fn export_glb(scene: &Scene, options: &ExportOptions) -> Result<Vec<u8>> {
     if !w.bin.is_empty() {
         root.insert("buffers".into(), json!([{ "byteLength": w.bin.len() }]));
     }
-    let json = serde_json::to_vec(&Value::Object(root))
+    // Through gltf-json's typed document: the gltf crate's schema validation checks what this
+    // writer built, and its serialiser writes it.
+    let typed: gltf::json::Root = serde_json::from_value(Value::Object(root))
+        .map_err(|e| Error::invalid(&scene.name, "(json)", format!("not a glTF document: {e}")))?;
+    let typed = gltf::Document::from_json(typed)
+        .map_err(|e| Error::invalid(&scene.name, "(json)", format!("not valid glTF: {e}")))?
+        .into_json();
+    let json = typed
+        .to_vec()
         .map_err(|e| Error::invalid(&scene.name, "(json)", format!("cannot serialise: {e}")))?;
     pack_glb(&json, &w.bin).ok_or_else(|| {
         Error::invalid(

@@ -103,15 +103,54 @@ pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> 
         }
     }
     let gltf::Gltf { document, blob } =
-        gltf::Gltf::from_slice_without_validation(bytes).map_err(gltf_err)?;
+        gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| match e {
+            // The container around the JSON and BIN chunks.
+            gltf::Error::Binary(e) => Error::invalid(
+                &file,
+                "GLB chunks",
+                format!("{e} (glTF 2.0 GLB file format)"),
+            ),
+            e => json_error_with_path(bytes, &file).unwrap_or_else(|| gltf_err(e)),
+        })?;
     check_unvalidated_indices(document.as_json(), &file)?;
-    let document = gltf::Document::from_json(document.into_json()).map_err(gltf_err)?;
+    // The schema's verdict (index ranges, enum values, required properties), reported for
+    // the first failing field with what it allows. Required extensions are judged by rule 2
+    // of `validate` instead (the gltf crate refuses every one it does not parse itself).
+    let json = document.into_json();
+    let mut errors = Vec::new();
+    {
+        use gltf::json::validation::Validate;
+        json.validate(&json, gltf::json::Path::new, &mut |path, error| {
+            errors.push((path(), error))
+        });
+    }
+    errors.retain(|(path, error)| {
+        !(matches!(error, gltf::json::validation::Error::Unsupported)
+            && path.as_str().starts_with("extensionsRequired"))
+    });
+    if let Some((path, error)) = errors.first() {
+        let more = match errors.len() {
+            1 => String::new(),
+            n => format!(" ({} more schema errors)", n - 1),
+        };
+        return Err(Error::invalid(
+            &file,
+            path.as_str(),
+            format!(
+                "{}{more}",
+                super::validate::explain_schema_error(path.as_str(), error)
+            ),
+        ));
+    }
+    let document = gltf::Document::from_json_without_validation(json);
+    let mut report = Report::default();
+    super::validate::validate_document(document.as_json(), &file, &mut report)?;
     let buffers = load_buffers(&document, blob, files, &file)?;
     let raw = Importer {
         file: file.clone(),
         buffers: &buffers,
         files,
-        report: Report::default(),
+        report,
         texture_of: Vec::new(),
     }
     .run(&document)?;
@@ -120,6 +159,37 @@ pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> 
         document,
         buffers,
     })
+}
+
+/// When the JSON does not parse as a glTF document, the same parse again with the path of
+/// the value that failed (`animations[0].channels[2]: missing field `target``), so the
+/// message names the field and not only a line and column. `None` when the failure is not
+/// in the JSON (a broken GLB container), left to the gltf crate's message.
+fn json_error_with_path(bytes: &[u8], file: &str) -> Option<Error> {
+    let glb;
+    let json: &[u8] = if bytes.starts_with(b"glTF") {
+        glb = gltf::binary::Glb::from_slice(bytes).ok()?;
+        &glb.json
+    } else {
+        bytes
+    };
+    let de = &mut serde_json::Deserializer::from_slice(json);
+    let e = serde_path_to_error::deserialize::<_, gltf::json::Root>(de).err()?;
+    let path = e.path().to_string();
+    let field = if path == "." || path.is_empty() {
+        "(json)".to_string()
+    } else {
+        path
+    };
+    let kind = match e.inner().classify() {
+        serde_json::error::Category::Data => "glTF 2.0 schema",
+        _ => "not valid JSON",
+    };
+    Some(Error::invalid(
+        file,
+        field,
+        format!("not a valid glTF file: {} ({kind})", e.inner()),
+    ))
 }
 
 /// Every buffer's bytes: the GLB binary chunk, a base64 `data:` URI, or a file beside the
@@ -421,16 +491,8 @@ impl Importer<'_> {
                 ),
             ));
         }
+        // Its length is checked by `validate` rule 6.
         let mut default_morph_weights = mesh.weights().map(<[f32]>::to_vec).unwrap_or_default();
-        if !default_morph_weights.is_empty() && default_morph_weights.len() != targets {
-            self.report.warn(
-                format!("meshes[{}].weights", mesh.index()),
-                format!(
-                    "{} weights for {targets} morph targets",
-                    default_morph_weights.len()
-                ),
-            );
-        }
         default_morph_weights.resize(targets, 0.0);
         Ok(Mesh {
             name: mesh.name().map(str::to_string),
@@ -793,7 +855,12 @@ impl Importer<'_> {
                     return Err(Error::invalid(
                         &self.file,
                         f,
-                        format!("{} matrices for {} joints", d.count, joints.len()),
+                        format!(
+                            "{} matrices for {} joints (glTF 2.0 §3.7.3 Skins: at least one \
+                             per joint)",
+                            d.count,
+                            joints.len()
+                        ),
                     ));
                 }
                 let m: Vec<Mat4> = d

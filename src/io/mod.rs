@@ -14,6 +14,7 @@ pub mod output;
 pub mod png;
 pub mod rig_json;
 pub mod texture;
+pub mod validate;
 
 use std::path::Path;
 

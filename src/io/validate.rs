@@ -1,0 +1,341 @@
+//! The glTF 2.0 specification's document rules, checked once when a file is imported so that
+//! every command (and `export`) gives the same verdict, each message naming the file, the
+//! field and the rule. The gltf crate's own schema validation (index ranges, enum values,
+//! required properties) runs first; [`explain_schema_error`] turns its terse "Invalid value"
+//! into the allowed values. The rules here are the ones beyond the schema:
+//!
+//! 1. `asset.version` is 2.x and `asset.minVersion`, when given, is at most 2.0
+//!    (glTF 2.0 §3.2 "Asset").
+//! 2. Every `extensionsRequired` entry is in `extensionsUsed`, and is supported: a file that
+//!    needs an extension skinview does not implement is refused, except extensions that only
+//!    change how a material or texture looks, which are drawn without (reported)
+//!    (glTF 2.0 §3.12 "Specifying Extensions").
+//! 3. A buffer view lies inside its buffer: `byteOffset + byteLength <= buffer.byteLength`
+//!    (glTF 2.0 §3.6.2 "Buffers and Buffer Views"), and its `byteStride` is a multiple of 4
+//!    (schema `bufferView.byteStride`: 4 to 252, multiple of 4; the gltf crate checks the
+//!    range only).
+//! 4. A node has a `matrix` or TRS properties, not both (glTF 2.0 §3.5.3 "Transformations").
+//! 5. A node with a `skin` has a `mesh` (glTF 2.0 §3.7.3 "Skins": "the node MUST define a
+//!    mesh"); a skin's joints are distinct nodes (schema: `uniqueItems`).
+//! 6. `node.weights` and `mesh.weights` have one entry per morph target of the mesh
+//!    (glTF 2.0 §3.7.2.2 "Morph Targets").
+//! 7. Nodes listed by a scene are roots: no node is both a scene root and another node's
+//!    child (glTF 2.0 §3.5.2 "Nodes and Hierarchy").
+//! 8. Within one animation each target (node and path) is animated by at most one channel,
+//!    and a `weights` channel targets a node whose mesh has morph targets
+//!    (glTF 2.0 §3.11 "Animations").
+//!
+//! Cost: one pass over the document's objects, O(nodes + accessors + channels).
+
+use std::collections::HashSet;
+
+use gltf::json;
+use json::validation::Checked;
+
+use crate::error::{Error, Result};
+use crate::scene::Report;
+
+/// Extensions skinview implements (a file may require them).
+const SUPPORTED_EXTENSIONS: &[&str] = &["KHR_mesh_quantization"];
+
+/// Extensions that only change how a material or texture looks: a file that requires one is
+/// still drawn, without it, and the report says so.
+const APPEARANCE_EXTENSIONS: &[&str] = &[
+    "KHR_texture_transform",
+    "KHR_texture_basisu",
+    "EXT_texture_webp",
+    "EXT_texture_avif",
+    "KHR_materials_unlit",
+    "KHR_materials_pbrSpecularGlossiness",
+    "KHR_materials_emissive_strength",
+    "KHR_materials_ior",
+    "KHR_materials_specular",
+    "KHR_materials_transmission",
+    "KHR_materials_volume",
+    "KHR_materials_clearcoat",
+    "KHR_materials_sheen",
+    "KHR_materials_iridescence",
+    "KHR_materials_anisotropy",
+    "KHR_materials_dispersion",
+    "KHR_materials_variants",
+];
+
+/// Check rules 1–8 on `root` (already schema-validated by the gltf crate); warnings go to
+/// `report`.
+pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> Result<()> {
+    let err = |field: String, message: String| Err(Error::invalid(file, field, message));
+
+    // Rule 1.
+    let major = |v: &str| v.split('.').next().and_then(|m| m.parse::<u32>().ok());
+    if major(&root.asset.version) != Some(2) {
+        return err(
+            "asset.version".into(),
+            format!(
+                "\"{}\": only glTF 2.x is read (glTF 2.0 §3.2 Asset)",
+                root.asset.version
+            ),
+        );
+    }
+    if let Some(min) = &root.asset.min_version {
+        let parts: Vec<u32> = min.split('.').filter_map(|p| p.parse().ok()).collect();
+        if parts.len() != 2 || (parts[0], parts[1]) > (2, 0) {
+            return err(
+                "asset.minVersion".into(),
+                format!("\"{min}\": the file needs a newer glTF than 2.0 (glTF 2.0 §3.2 Asset)"),
+            );
+        }
+    }
+
+    // Rule 2.
+    for (i, ext) in root.extensions_required.iter().enumerate() {
+        let field = format!("extensionsRequired[{i}]");
+        if !root.extensions_used.contains(ext) {
+            return err(
+                field,
+                format!(
+                    "\"{ext}\" is not listed in extensionsUsed (glTF 2.0 §3.12: every required \
+                     extension MUST also be in extensionsUsed)"
+                ),
+            );
+        }
+        if SUPPORTED_EXTENSIONS.contains(&ext.as_str()) {
+            continue;
+        }
+        if APPEARANCE_EXTENSIONS.contains(&ext.as_str()) {
+            report.warn(
+                field,
+                format!("\"{ext}\" is required but not implemented: drawn without it"),
+            );
+            continue;
+        }
+        return err(
+            field,
+            format!(
+                "\"{ext}\" is required and skinview does not implement it, so the file cannot \
+                 be read correctly (glTF 2.0 §3.12: a loader MUST NOT load a file that requires \
+                 an extension it does not support)"
+            ),
+        );
+    }
+
+    // Rule 3.
+    for (vi, view) in root.buffer_views.iter().enumerate() {
+        if let Some(stride) = view.byte_stride
+            && !stride.0.is_multiple_of(4)
+        {
+            return err(
+                format!("bufferViews[{vi}].byteStride"),
+                format!(
+                    "{}: must be 4 to 252, a multiple of 4 (glTF 2.0 schema bufferView.byteStride:                      vertex elements are 4-byte aligned)",
+                    stride.0
+                ),
+            );
+        }
+        let b = view.buffer.value();
+        let Some(buffer) = root.buffers.get(b) else {
+            continue; // schema validation reports the index
+        };
+        let start = view.byte_offset.map_or(0, |o| o.0);
+        let end = start.saturating_add(view.byte_length.0);
+        if end > buffer.byte_length.0 {
+            return err(
+                format!("bufferViews[{vi}]"),
+                format!(
+                    "bytes {start}..{end} lie outside buffers[{b}] of {} bytes (glTF 2.0 §3.6.2: \
+                     byteOffset + byteLength MUST NOT exceed the buffer's byteLength)",
+                    buffer.byte_length.0
+                ),
+            );
+        }
+    }
+
+    let targets_of = |mesh: usize| -> usize {
+        root.meshes
+            .get(mesh)
+            .and_then(|m| m.primitives.first())
+            .and_then(|p| p.targets.as_ref())
+            .map_or(0, Vec::len)
+    };
+
+    // Rules 4, 5, 6.
+    for (ni, node) in root.nodes.iter().enumerate() {
+        let field = format!("nodes[{ni}]");
+        if node.matrix.is_some()
+            && (node.translation.is_some() || node.rotation.is_some() || node.scale.is_some())
+        {
+            return err(
+                format!("{field}.matrix"),
+                "given together with translation/rotation/scale (glTF 2.0 §3.5.3: a node has \
+                 either a matrix or TRS properties; with both the pose is ambiguous)"
+                    .into(),
+            );
+        }
+        if node.skin.is_some() && node.mesh.is_none() {
+            return err(
+                format!("{field}.skin"),
+                "a skin on a node without a mesh (glTF 2.0 §3.7.3: the node MUST define a mesh)"
+                    .into(),
+            );
+        }
+        if let (Some(w), Some(m)) = (&node.weights, node.mesh) {
+            let n = targets_of(m.value());
+            if w.len() != n {
+                return err(
+                    format!("{field}.weights"),
+                    format!(
+                        "{} weights for the {n} morph targets of meshes[{}] (glTF 2.0 §3.7.2.2: \
+                         one weight per morph target)",
+                        w.len(),
+                        m.value()
+                    ),
+                );
+            }
+        }
+    }
+    for (mi, mesh) in root.meshes.iter().enumerate() {
+        if let Some(w) = &mesh.weights {
+            let n = targets_of(mi);
+            if w.len() != n {
+                return err(
+                    format!("meshes[{mi}].weights"),
+                    format!(
+                        "{} weights for {n} morph targets (glTF 2.0 §3.7.2.2: one weight per \
+                         morph target)",
+                        w.len()
+                    ),
+                );
+            }
+        }
+    }
+    for (si, skin) in root.skins.iter().enumerate() {
+        let mut seen = HashSet::with_capacity(skin.joints.len());
+        for (j, joint) in skin.joints.iter().enumerate() {
+            if !seen.insert(joint.value()) {
+                return err(
+                    format!("skins[{si}].joints[{j}]"),
+                    format!(
+                        "node {} is listed twice (glTF 2.0 skin.joints: unique items)",
+                        joint.value()
+                    ),
+                );
+            }
+        }
+    }
+
+    // Rule 7.
+    let mut is_child = vec![false; root.nodes.len()];
+    for node in &root.nodes {
+        for c in node.children.iter().flatten() {
+            if let Some(x) = is_child.get_mut(c.value()) {
+                *x = true;
+            }
+        }
+    }
+    for (si, scene) in root.scenes.iter().enumerate() {
+        for (k, n) in scene.nodes.iter().enumerate() {
+            if is_child.get(n.value()) == Some(&true) {
+                return err(
+                    format!("scenes[{si}].nodes[{k}]"),
+                    format!(
+                        "node {} is another node's child (glTF 2.0 §3.5.2: the nodes a scene \
+                         lists MUST be root nodes)",
+                        n.value()
+                    ),
+                );
+            }
+        }
+    }
+
+    // Rule 8.
+    for (ai, anim) in root.animations.iter().enumerate() {
+        let mut seen = HashSet::with_capacity(anim.channels.len());
+        for (ci, ch) in anim.channels.iter().enumerate() {
+            let Checked::Valid(path) = ch.target.path else {
+                continue; // schema validation reports it
+            };
+            let node = ch.target.node.value();
+            if !seen.insert((node, property_name(path))) {
+                return err(
+                    format!("animations[{ai}].channels[{ci}].target"),
+                    format!(
+                        "node {node} {} is animated by an earlier channel too (glTF 2.0 §3.11: \
+                         each target MUST NOT be used more than once in an animation)",
+                        property_name(path)
+                    ),
+                );
+            }
+            if path == json::animation::Property::MorphTargetWeights {
+                let mesh = root.nodes.get(node).and_then(|n| n.mesh);
+                if mesh.is_none_or(|m| targets_of(m.value()) == 0) {
+                    return err(
+                        format!("animations[{ai}].channels[{ci}].target.path"),
+                        format!(
+                            "weights on node {node}, which has no mesh with morph targets \
+                             (glTF 2.0 §3.11: weights animate a mesh's morph targets)"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn property_name(p: json::animation::Property) -> &'static str {
+    use json::animation::Property as P;
+    match p {
+        P::Translation => "translation",
+        P::Rotation => "rotation",
+        P::Scale => "scale",
+        P::MorphTargetWeights => "weights",
+    }
+}
+
+/// The gltf crate's schema verdict on one field, in words: what the field allows, from the
+/// glTF 2.0 schema (`bufferViews[0].byteStride: Invalid value` becomes "must be 4 to 252, a
+/// multiple of 4").
+pub fn explain_schema_error(path: &str, error: &json::validation::Error) -> String {
+    use json::validation::Error as E;
+    let key = path
+        .rsplit(['.', '['])
+        .next()
+        .unwrap_or(path)
+        .trim_end_matches(']');
+    match error {
+        E::IndexOutOfBounds => {
+            "refers to an object that does not exist (glTF 2.0 §3.3: an index MUST be less \
+             than the length of the array it indexes)"
+                .into()
+        }
+        E::Missing => "required by the glTF 2.0 schema, but missing".into(),
+        E::Unsupported => "a value skinview does not support".into(),
+        E::Oversize => "a size or offset beyond what this machine can address".into(),
+        E::Invalid => {
+            let allowed = match key {
+                "byteStride" => "4 to 252, a multiple of 4",
+                "componentType" => {
+                    "5120 (byte), 5121 (unsigned byte), 5122 (short), 5123 (unsigned short), \
+                     5125 (unsigned int) or 5126 (float), as the accessor's use allows"
+                }
+                "type" => {
+                    "SCALAR, VEC2, VEC3, VEC4, MAT2, MAT3 or MAT4 (cameras: perspective or \
+                     orthographic)"
+                }
+                "magFilter" => "9728 (NEAREST) or 9729 (LINEAR)",
+                "minFilter" => "9728, 9729, 9984, 9985, 9986 or 9987",
+                "wrapS" | "wrapT" => {
+                    "33071 (CLAMP_TO_EDGE), 33648 (MIRRORED_REPEAT) or 10497 (REPEAT)"
+                }
+                "mode" => "0 (POINTS) to 6 (TRIANGLE_FAN)",
+                "target" => "34962 (ARRAY_BUFFER) or 34963 (ELEMENT_ARRAY_BUFFER)",
+                "interpolation" => "LINEAR, STEP or CUBICSPLINE",
+                "path" => "translation, rotation, scale or weights",
+                "alphaMode" => "OPAQUE, MASK or BLEND",
+                "mimeType" => "image/png or image/jpeg",
+                "uri" => "a relative path or a data: URI",
+                _ => "what the glTF 2.0 schema allows for it",
+            };
+            format!("invalid value: must be {allowed} (glTF 2.0 schema)")
+        }
+    }
+}
