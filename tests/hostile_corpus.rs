@@ -3,6 +3,8 @@
 //! limit (`ulimit -v`) and a time limit. Every run must end with exit code 0 or 2 — never a
 //! panic (101), an abort or a kill, never a timeout —, a failure must name the file, and the
 //! input files must be byte-identical afterwards (outputs go to a folder of their own).
+//! `SKINVIEW_CORPUS_DIR=DIR cargo test --test hostile_corpus` keeps the corpus in `DIR/in`
+//! (and the outputs in `DIR/out`) to look at or to feed another tool (see `tests/hostile/`).
 #![cfg(all(unix, feature = "cli"))]
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code
 
@@ -119,6 +121,99 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
             "lying-max.gltf",
             Box::new(|d| d["accessors"][5]["max"] = json!([1.2e38])),
         ),
+        // The specification's document rules and schema, each broken once.
+        (
+            "matrix-and-trs.gltf",
+            Box::new(|d| {
+                d["nodes"][2]["matrix"] = json!([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1])
+            }),
+        ),
+        (
+            "requires-draco.gltf",
+            Box::new(|d| {
+                d["extensionsUsed"] = json!(["KHR_draco_mesh_compression"]);
+                d["extensionsRequired"] = json!(["KHR_draco_mesh_compression"]);
+            }),
+        ),
+        (
+            "meshopt-used.gltf",
+            Box::new(|d| d["extensionsUsed"] = json!(["EXT_meshopt_compression"])),
+        ),
+        (
+            "version-3.gltf",
+            Box::new(|d| d["asset"]["version"] = json!("3.0")),
+        ),
+        (
+            "skin-without-mesh.gltf",
+            Box::new(|d| d["nodes"][1]["skin"] = json!(0)),
+        ),
+        (
+            "joint-twice.gltf",
+            Box::new(|d| d["skins"][0]["joints"] = json!([1, 1])),
+        ),
+        (
+            "channel-twice.gltf",
+            Box::new(|d| {
+                let ch = d["animations"][0]["channels"][0].clone();
+                d["animations"][0]["channels"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(ch);
+            }),
+        ),
+        (
+            "child-as-scene-root.gltf",
+            Box::new(|d| d["scenes"][0]["nodes"] = json!([0, 1, 2])),
+        ),
+        (
+            "string-count.gltf",
+            Box::new(|d| d["accessors"][1]["count"] = json!("ten")),
+        ),
+        (
+            "negative-count.gltf",
+            Box::new(|d| d["accessors"][1]["count"] = json!(-5)),
+        ),
+        (
+            "bad-component-type.gltf",
+            Box::new(|d| d["accessors"][2]["componentType"] = json!(5130)),
+        ),
+        (
+            "joints-vec3.gltf",
+            Box::new(|d| d["accessors"][2]["type"] = json!("VEC3")),
+        ),
+        (
+            "bad-base64.gltf",
+            Box::new(|d| {
+                d["buffers"][1]["uri"] = json!("data:application/octet-stream;base64,@@@@")
+            }),
+        ),
+        (
+            "missing-file.gltf",
+            Box::new(|d| d["buffers"][1]["uri"] = json!("nowhere.bin")),
+        ),
+        (
+            "sparse-out-of-range.gltf",
+            Box::new(|d| {
+                d["accessors"][1]["sparse"] = json!({ "count": 1,
+                    "indices": { "bufferView": 0, "componentType": 5123 },
+                    "values": { "bufferView": 1 } })
+            }),
+        ),
+        (
+            "morph-count-mismatch.gltf",
+            Box::new(|d| {
+                let mut second = d["meshes"][0]["primitives"][0].clone();
+                second["targets"] = json!([{ "POSITION": 1 }]);
+                d["meshes"][0]["primitives"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(second);
+            }),
+        ),
+        (
+            "huge-sampler.gltf",
+            Box::new(|d| d["accessors"][5]["count"] = json!(1u64 << 40)),
+        ),
     ];
     for (name, edit) in edits {
         let mut d = simple_skin();
@@ -199,9 +294,15 @@ fn every_command_on_every_hostile_input_ends_cleanly() {
     if common::gpu().is_none() {
         return; // render and compare need the adapter (in CI its absence fails elsewhere)
     }
-    let root = std::env::temp_dir().join(format!("skinview-corpus-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    // SKINVIEW_CORPUS_DIR keeps the corpus (and the outputs) for a look or another tool.
+    let keep = std::env::var_os("SKINVIEW_CORPUS_DIR").map(PathBuf::from);
+    let root = keep.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("skinview-corpus-{}", std::process::id()))
+    });
     let (inputs, out) = (root.join("in"), root.join("out"));
+    // Only the two folders this test makes are replaced (never the rest of a kept folder).
+    let _ = std::fs::remove_dir_all(&inputs);
+    let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(inputs.join("sub")).unwrap();
     std::fs::create_dir_all(&out).unwrap();
     // The SimpleSkin cases keep their data: URIs; cases are one folder down so `..` leaves it.
@@ -287,5 +388,7 @@ fn every_command_on_every_hostile_input_ends_cleanly() {
     );
     println!("succeeded: {}", succeeded.join(", "));
     assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
-    let _ = std::fs::remove_dir_all(&root);
+    if keep.is_none() {
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }

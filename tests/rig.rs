@@ -232,6 +232,11 @@ fn bad_native_files_name_the_field() {
             "no bone named",
         ),
         (good[..good.len() / 2].to_string(), "line"),
+        // A value of the wrong type: the JSON path names the field.
+        (
+            good.replacen("\"length_m\":0.12", "\"length_m\":\"long\"", 1),
+            "].length_m: invalid type: string",
+        ),
         (
             good.replacen("\"name\":\"spine\"", "\"name\":\"pelvis\"", 1),
             "duplicate bone name",

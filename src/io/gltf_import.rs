@@ -205,14 +205,6 @@ fn load_buffers(
     for buffer in document.buffers() {
         let field = format!("buffers[{}]", buffer.index());
         let len = buffer.length() as u64;
-        // gltf-json reads a missing byteLength as 0; the schema requires one of at least 1.
-        if len == 0 {
-            return Err(Error::invalid(
-                file,
-                format!("{field}.byteLength"),
-                "missing or 0 (glTF 2.0 buffer.byteLength: required, minimum 1)",
-            ));
-        }
         if len > MAX_FILE_BYTES {
             return Err(Error::invalid(
                 file,

@@ -13,12 +13,17 @@ pub const MAX_RIG_JSON_BYTES: u64 = 256 << 20;
 
 /// Parse and validate a `*.rig.json` text; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<WeberRig> {
-    let rig: WeberRig = serde_json::from_str(text).map_err(|e| {
-        Error::invalid(
-            file,
-            format!("line {} column {}", e.line(), e.column()),
-            e.to_string(),
-        )
+    // The failing value's path names the field (`bones[3].parent`), with line and column.
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let rig: WeberRig = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let field = if path == "." || path.is_empty() {
+            format!("line {} column {}", inner.line(), inner.column())
+        } else {
+            path
+        };
+        Error::invalid(file, field, inner.to_string())
     })?;
     rig.validate(file)?;
     Ok(rig)

@@ -10,7 +10,8 @@
 //!    needs an extension skinview does not implement is refused, except extensions that only
 //!    change how a material or texture looks, which are drawn without (reported)
 //!    (glTF 2.0 §3.12 "Specifying Extensions").
-//! 3. A buffer view lies inside its buffer: `byteOffset + byteLength <= buffer.byteLength`
+//! 3. A buffer has a `byteLength` of at least 1 (schema; the gltf crate reads a missing one as
+//!    0); a buffer view lies inside its buffer: `byteOffset + byteLength <= buffer.byteLength`
 //!    (glTF 2.0 §3.6.2 "Buffers and Buffer Views"), and its `byteStride` is a multiple of 4
 //!    (schema `bufferView.byteStride`: 4 to 252, multiple of 4; the gltf crate checks the
 //!    range only).
@@ -119,6 +120,15 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
     }
 
     // Rule 3.
+    for (bi, buffer) in root.buffers.iter().enumerate() {
+        // gltf-json reads a missing byteLength as 0; the schema requires one of at least 1.
+        if buffer.byte_length.0 == 0 {
+            return err(
+                format!("buffers[{bi}].byteLength"),
+                "missing or 0 (glTF 2.0 schema buffer.byteLength: required, minimum 1)".into(),
+            );
+        }
+    }
     for (vi, view) in root.buffer_views.iter().enumerate() {
         if let Some(stride) = view.byte_stride
             && !stride.0.is_multiple_of(4)
@@ -126,7 +136,8 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
             return err(
                 format!("bufferViews[{vi}].byteStride"),
                 format!(
-                    "{}: must be 4 to 252, a multiple of 4 (glTF 2.0 schema bufferView.byteStride:                      vertex elements are 4-byte aligned)",
+                    "{}: must be 4 to 252, a multiple of 4 (glTF 2.0 schema bufferView.byteStride: \
+                     vertex elements are 4-byte aligned)",
                     stride.0
                 ),
             );
