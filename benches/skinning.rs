@@ -114,6 +114,7 @@ fn cpu_skinning(c: &mut Criterion) {
                         out_normals: Some(&mut out_n),
                         out_tangents: None,
                         normalize_normals: true,
+                        normal_mode: skinview::skin::NormalMode::Exact,
                     }
                     .run()
                     .unwrap()
@@ -139,6 +140,7 @@ fn cpu_skinning(c: &mut Criterion) {
                     out_normals: None,
                     out_tangents: None,
                     normalize_normals: true,
+                    normal_mode: skinview::skin::NormalMode::Exact,
                 }
                 .run()
                 .unwrap()

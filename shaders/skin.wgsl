@@ -6,9 +6,23 @@
 // palette_matrix(j), morph_weight(k), morph_delta(i), joint_node(j) and vertex_error(v); it is
 // the only difference between the two paths.
 //
-// Linear blend skinning with the gradient palette (seed 002 §3): M = Σ w_k palette_matrix(j_k),
-// p' = M p, n' = normalize(sign(det M3) cof(M3) n) (inverse-transpose up to scale),
-// t' = orthogonalize(M3 t, n') with handedness kept. Morph targets are applied first.
+// Three blends, chosen per draw by DrawParams.skin_mode (src/skin/modes.rs, the CPU twins in
+// src/skin/cpu.rs and src/skin/dqs.rs):
+// - LBS, the gradient palette: M = Σ w_k palette_matrix(j_k), p' = M p;
+// - DQS (Kavan et al. 2008): the draw's palette entries hold packed dual quaternion joints
+//   (src/skin/dqs.rs `pack`): real and dual quaternions blended in the hemisphere of the
+//   largest weight and normalised, the symmetric scale/shear S blended linearly,
+//   p' = R (S p) + t;
+// - stitch (Woodland): the largest weight's joint alone (first slot on ties), weight 1.
+// Normals (DrawParams.normal_mode): exact = sign(det A) cof(A) n, the inverse-transpose of the
+// blend's linear part A up to scale; blend3x3 = A n. Renormalised unless
+// DrawParams.renormalize is 0. Tangents: A t re-orthogonalised against the unit normal,
+// handedness kept. Morph targets are applied first.
+
+const SKIN_LBS: u32 = 0u;
+const SKIN_DQS: u32 = 1u;
+const SKIN_STITCH: u32 = 2u;
+const NORMALS_EXACT: u32 = 0u;
 
 // Influence sets per vertex: 1 (JOINTS_0/WEIGHTS_0, 4 influences) or 2 (adds JOINTS_1/WEIGHTS_1).
 // Set per pipeline by src/gpu/{render,capture}.rs.
@@ -25,7 +39,14 @@ struct DrawParams {
     has_tangents: u32,
     // First vertex of this draw in scene-wide per-vertex buffers (CPU upload, errors).
     first_vertex: u32,
+    // SKIN_LBS, SKIN_DQS or SKIN_STITCH.
+    skin_mode: u32,
+    // NORMALS_EXACT, or 1 for blend3x3.
+    normal_mode: u32,
+    // 1: unit normals; 0: as the blend leaves them.
+    renormalize: u32,
     _pad0: u32,
+    _pad1: u32,
 };
 @group(1) @binding(0) var<uniform> draw: DrawParams;
 
@@ -50,6 +71,107 @@ fn weighted_joints(j: vec4<u32>, w: vec4<f32>) -> mat4x4<f32> {
         + palette_matrix(j.w) * w.w;
 }
 
+// The stitching joint: the largest weight's, first slot on ties.
+fn stitch_joint(input: SkinInput) -> u32 {
+    var best_j = input.joints0.x;
+    var best_w = input.weights0.x;
+    for (var k = 1u; k < 4u; k = k + 1u) {
+        if (input.weights0[k] > best_w) {
+            best_w = input.weights0[k];
+            best_j = input.joints0[k];
+        }
+    }
+    if (INFLUENCE_SETS > 1u) {
+        for (var k = 0u; k < 4u; k = k + 1u) {
+            if (input.weights1[k] > best_w) {
+                best_w = input.weights1[k];
+                best_j = input.joints1[k];
+            }
+        }
+    }
+    return best_j;
+}
+
+// A blended dual quaternion transform. Mirrors `DqBlend` in src/skin/dqs.rs.
+struct DqBlend {
+    real: vec4<f32>,
+    dual: vec4<f32>,
+    s: mat3x3<f32>,
+};
+
+// Symmetric scale/shear of a packed DQS joint: (xx, yy, zz, xy) in column 2, (xz, yz) in
+// column 3 (src/skin/dqs.rs `pack`).
+fn dq_scale_shear(m: mat4x4<f32>) -> mat3x3<f32> {
+    return mat3x3<f32>(
+        vec3<f32>(m[2].x, m[2].w, m[3].x),
+        vec3<f32>(m[2].w, m[2].y, m[3].y),
+        vec3<f32>(m[3].x, m[3].y, m[2].z),
+    );
+}
+
+fn dq_add(b: DqBlend, j: u32, w: f32, pivot: vec4<f32>) -> DqBlend {
+    let m = palette_matrix(j);
+    var ws = w;
+    if (dot(m[0], pivot) < 0.0) {
+        ws = -w;
+    }
+    var out: DqBlend;
+    out.real = b.real + m[0] * ws;
+    out.dual = b.dual + m[1] * ws;
+    out.s = b.s + dq_scale_shear(m) * w;
+    return out;
+}
+
+fn dq_blend(input: SkinInput) -> DqBlend {
+    let pivot = palette_matrix(stitch_joint(input))[0];
+    var b: DqBlend;
+    b.real = vec4<f32>(0.0);
+    b.dual = vec4<f32>(0.0);
+    b.s = mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        b = dq_add(b, input.joints0[k], input.weights0[k], pivot);
+    }
+    if (INFLUENCE_SETS > 1u) {
+        for (var k = 0u; k < 4u; k = k + 1u) {
+            b = dq_add(b, input.joints1[k], input.weights1[k], pivot);
+        }
+    }
+    let len = length(b.real);
+    if (len > 0.0) {
+        b.real = b.real / len;
+        b.dual = b.dual / len;
+    } else {
+        b.real = vec4<f32>(0.0);
+        b.dual = vec4<f32>(0.0);
+    }
+    return b;
+}
+
+// v rotated by the unit quaternion q: v + w c + u × c with c = 2 u × v.
+fn dq_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
+    let c = cross(q.xyz, v) * 2.0;
+    return v + c * q.w + cross(q.xyz, c);
+}
+
+fn dq_translation(b: DqBlend) -> vec3<f32> {
+    return (b.dual.xyz * b.real.w - b.real.xyz * b.dual.w + cross(b.real.xyz, b.dual.xyz)) * 2.0;
+}
+
+// sign(det A) cof(A) n (exact) or A n (blend3x3), for the columns x, y, z of A.
+fn linear_normal(x: vec3<f32>, y: vec3<f32>, z: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
+    if (draw.normal_mode != NORMALS_EXACT) {
+        return x * n.x + y * n.y + z * n.z;
+    }
+    let c0 = cross(y, z);
+    let c1 = cross(z, x);
+    let c2 = cross(x, y);
+    var nn = c0 * n.x + c1 * n.y + c2 * n.z;
+    if (dot(x, c0) < 0.0) {
+        nn = -nn;
+    }
+    return nn;
+}
+
 fn skin(vertex_index: u32, input: SkinInput) -> SkinOutput {
     // Morph targets (blend shapes) before skinning.
     var p = input.position;
@@ -64,28 +186,36 @@ fn skin(vertex_index: u32, input: SkinInput) -> SkinOutput {
             t = t + morph_delta(at + 2u).xyz * w;
         }
     }
-    var m = weighted_joints(input.joints0, input.weights0);
-    if (INFLUENCE_SETS > 1u) {
-        m = m + weighted_joints(input.joints1, input.weights1);
-    }
     var out: SkinOutput;
-    out.position = (m * vec4<f32>(p, 1.0)).xyz;
-    let x = m[0].xyz;
-    let y = m[1].xyz;
-    let z = m[2].xyz;
-    let c0 = cross(y, z);
-    let c1 = cross(z, x);
-    let c2 = cross(x, y);
-    let det = dot(x, c0);
-    var nn = c0 * n.x + c1 * n.y + c2 * n.z;
-    if (det < 0.0) {
-        nn = -nn;
+    var nn: vec3<f32>;
+    var tt: vec3<f32>;
+    if (draw.skin_mode == SKIN_DQS) {
+        let b = dq_blend(input);
+        out.position = dq_rotate(b.real, b.s * p) + dq_translation(b);
+        nn = dq_rotate(b.real, linear_normal(b.s[0], b.s[1], b.s[2], n));
+        tt = dq_rotate(b.real, b.s * t);
+    } else {
+        var m: mat4x4<f32>;
+        if (draw.skin_mode == SKIN_STITCH) {
+            m = palette_matrix(stitch_joint(input));
+        } else {
+            m = weighted_joints(input.joints0, input.weights0);
+            if (INFLUENCE_SETS > 1u) {
+                m = m + weighted_joints(input.joints1, input.weights1);
+            }
+        }
+        out.position = (m * vec4<f32>(p, 1.0)).xyz;
+        let x = m[0].xyz;
+        let y = m[1].xyz;
+        let z = m[2].xyz;
+        nn = linear_normal(x, y, z, n);
+        tt = x * t.x + y * t.y + z * t.z;
     }
     let nlen = length(nn);
-    out.normal = select(vec3<f32>(0.0), nn / nlen, nlen > 0.0);
-    var tt = x * t.x + y * t.y + z * t.z;
+    let unit_n = select(vec3<f32>(0.0), nn / nlen, nlen > 0.0);
+    out.normal = select(nn, unit_n, draw.renormalize != 0u);
     if (nlen > 0.0) {
-        tt = tt - out.normal * dot(out.normal, tt);
+        tt = tt - unit_n * dot(unit_n, tt);
     }
     let tlen = length(tt);
     out.tangent = vec4<f32>(select(vec3<f32>(0.0), tt / tlen, tlen > 0.0), input.tangent.w);

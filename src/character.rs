@@ -23,7 +23,7 @@ use crate::links::{BoneInfo, LinkPoseJob, LinkRig, LinkSpec, LinkStats, insert_l
 use crate::math::Trs;
 use crate::rig::{BoneMeta, RigScene};
 use crate::scene::Scene;
-use crate::skin::{NormalizeJob, SkinnedVertices};
+use crate::skin::{NormalizeJob, SkinOptions, SkinnedVertices};
 
 /// Which bones a layer covers.
 #[derive(Clone, Debug, PartialEq)]
@@ -482,10 +482,27 @@ impl Character {
     /// or use them all (`None`); the GPU upload takes the same `k`. Set-up time, not per frame.
     pub fn set_max_influences(&mut self, k: Option<usize>) {
         if self.max_influences != k {
+            let options: Vec<SkinOptions> = (0..self.scene.draws.len())
+                .map(|d| self.skinner.options(d))
+                .collect();
             self.skinner = CpuSkinner::new(&self.scene, k);
             self.skinner.normalize_normals = false;
+            for (d, o) in options.into_iter().enumerate() {
+                self.skinner.set_draw_options(&self.scene, d, o);
+            }
             self.max_influences = k;
         }
+    }
+
+    /// Skin every draw with `options` (blend mode, normals) on the CPU path; the GPU upload
+    /// takes the same options ([`Character::skin_options`]).
+    pub fn set_skin_options(&mut self, options: SkinOptions) {
+        self.skinner.set_options(&self.scene, options);
+    }
+
+    /// How draw `draw` is skinned.
+    pub fn skin_options(&self, draw: usize) -> SkinOptions {
+        self.skinner.options(draw)
     }
 
     /// The influence limit of the CPU path (see [`Character::set_max_influences`]).
@@ -656,8 +673,10 @@ impl Character {
         }
         let t6 = Instant::now();
         if self.cpu_skinning {
-            for out in &mut self.outputs {
-                if let Some(n) = out.normals.as_deref_mut() {
+            for (i, out) in self.outputs.iter_mut().enumerate() {
+                if let Some(n) = out.normals.as_deref_mut()
+                    && self.skinner.options(i).renormalize
+                {
                     NormalizeJob { normals: n }.run();
                 }
             }

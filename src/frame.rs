@@ -7,10 +7,12 @@ use crate::anim::{AnimateJob, Cursor, Pose};
 use crate::error::{Error, Result};
 use crate::scene::Scene;
 use crate::skeleton::LocalToModelJob;
+use crate::skin::dqs::decompose_palette;
+use crate::skin::modes::stitch_weights;
 use crate::skin::weights::reduce_influences;
 use crate::skin::{
-    MorphJob, PaletteJob, PaletteLayout, ReductionStats, SkinnedVertices, SkinningJob,
-    VertexWeights,
+    DqJoint, DqsSkinningJob, MorphJob, PaletteJob, PaletteLayout, ReductionStats, SkinMode,
+    SkinOptions, SkinnedVertices, SkinningJob, VertexWeights,
 };
 
 /// Per-frame state reused between frames (no allocation once warm).
@@ -126,7 +128,14 @@ pub struct CpuSkinner {
     morphed_n: Vec<Vec3>,
     morphed_t: Vec<Vec4>,
     /// Normalise normals while skinning (default); false leaves it to a `NormalizeJob` pass.
+    /// Draws whose options say not to renormalise are never normalised.
     pub normalize_normals: bool,
+    /// How each draw is skinned (blend, normals).
+    options: Vec<SkinOptions>,
+    /// Per draw: stitching weights (one bone per vertex), made when a draw is set to stitch.
+    stitch: Vec<Option<VertexWeights>>,
+    /// Scratch: the draw's palette as DQS joints.
+    dq_palette: Vec<DqJoint>,
 }
 
 impl CpuSkinner {
@@ -162,7 +171,38 @@ impl CpuSkinner {
             morphed_n: Vec::new(),
             morphed_t: Vec::new(),
             normalize_normals: true,
+            options: vec![SkinOptions::default(); scene.draws.len()],
+            stitch: vec![None; scene.draws.len()],
+            dq_palette: Vec::new(),
         }
+    }
+
+    /// Skin every draw of `scene` with `options`.
+    pub fn set_options(&mut self, scene: &Scene, options: SkinOptions) {
+        for d in 0..self.options.len() {
+            self.set_draw_options(scene, d, options);
+        }
+    }
+
+    /// Skin draw `draw` of `scene` with `options` (out-of-range draws are ignored).
+    pub fn set_draw_options(&mut self, scene: &Scene, draw: usize, options: SkinOptions) {
+        let Some(slot) = self.options.get_mut(draw) else {
+            return;
+        };
+        *slot = options;
+        if options.mode == SkinMode::Stitch && self.stitch[draw].is_none() {
+            let d = &scene.draws[draw];
+            let prim = scene.primitive(d);
+            self.stitch[draw] = Some(match (d.skin, prim.skin_weights.as_ref()) {
+                (Some(_), Some(w)) => VertexWeights::from_skin_weights(&stitch_weights(w)),
+                _ => VertexWeights::rigid(prim.vertex_count()),
+            });
+        }
+    }
+
+    /// How draw `draw` is skinned.
+    pub fn options(&self, draw: usize) -> SkinOptions {
+        self.options.get(draw).copied().unwrap_or_default()
     }
 
     /// Morph then skin draw `draw` into `out` (resized as needed).
@@ -210,18 +250,46 @@ impl CpuSkinner {
             (slot, Some(_)) => *slot = Some(vec![Vec4::ZERO; n]),
             (slot, None) => *slot = None,
         }
-        SkinningJob {
-            palette: frame.draw_palette(scene, draw),
-            weights: &self.weights[draw],
-            positions,
-            normals,
-            tangents,
-            out_positions: &mut out.positions,
-            out_normals: out.normals.as_deref_mut(),
-            out_tangents: out.tangents.as_deref_mut(),
-            normalize_normals: self.normalize_normals,
+        let options = self.options(draw);
+        let normalize = self.normalize_normals && options.renormalize;
+        let palette = frame.draw_palette(scene, draw);
+        match options.mode {
+            SkinMode::Dqs => {
+                decompose_palette(palette, &mut self.dq_palette);
+                DqsSkinningJob {
+                    palette: &self.dq_palette,
+                    weights: &self.weights[draw],
+                    positions,
+                    normals,
+                    tangents,
+                    out_positions: &mut out.positions,
+                    out_normals: out.normals.as_deref_mut(),
+                    out_tangents: out.tangents.as_deref_mut(),
+                    normal_mode: options.normals,
+                    renormalize: normalize,
+                }
+                .run()
+            }
+            SkinMode::Lbs | SkinMode::Stitch => {
+                let weights = match (options.mode, &self.stitch[draw]) {
+                    (SkinMode::Stitch, Some(w)) => w,
+                    _ => &self.weights[draw],
+                };
+                SkinningJob {
+                    palette,
+                    weights,
+                    positions,
+                    normals,
+                    tangents,
+                    out_positions: &mut out.positions,
+                    out_normals: out.normals.as_deref_mut(),
+                    out_tangents: out.tangents.as_deref_mut(),
+                    normalize_normals: normalize,
+                    normal_mode: options.normals,
+                }
+                .run()
+            }
         }
-        .run()
     }
 
     /// Skin every draw (index order of `scene.draws`).

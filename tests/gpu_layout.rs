@@ -88,7 +88,11 @@ fn draw_params_matches_skin_wgsl() {
                 ("has_normals", offset_of!(DrawParams, has_normals)),
                 ("has_tangents", offset_of!(DrawParams, has_tangents)),
                 ("first_vertex", offset_of!(DrawParams, first_vertex)),
-                ("_pad", offset_of!(DrawParams, _pad)),
+                ("skin_mode", offset_of!(DrawParams, skin_mode)),
+                ("normal_mode", offset_of!(DrawParams, normal_mode)),
+                ("renormalize", offset_of!(DrawParams, renormalize)),
+                ("_pad0", offset_of!(DrawParams, _pad0)),
+                ("_pad1", offset_of!(DrawParams, _pad1)),
             ],
         );
     }

@@ -663,3 +663,43 @@ fn commands_that_skin_refuse_an_overflowing_skin() {
         assert!(!Path::new(&png).exists());
     }
 }
+
+/// An output named by the user that is not a regular file — a pipe, a folder — is refused,
+/// never replaced by the temporary file's rename (as root that would replace `/dev/null`).
+#[cfg(all(unix, feature = "cli"))]
+#[test]
+fn outputs_that_are_not_regular_files_are_refused_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    use std::process::Command;
+    let dir = scratch("special-out");
+    let fifo = dir.join("out.glb");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let folder = dir.join("folder.png");
+    std::fs::create_dir(&folder).unwrap();
+    let model = common::model("RiggedSimple");
+    for (out, args) in [
+        (&fifo, vec!["dump", "--time", "0", "--out"]),
+        (&fifo, vec!["export", "--out"]),
+        (&folder, vec!["render", "--size", "32x32", "--out"]),
+    ] {
+        let mut all = vec![args[0], model.to_str().unwrap()];
+        all.extend(&args[1..]);
+        all.push(out.to_str().unwrap());
+        let o = Command::new(env!("CARGO_BIN_EXE_skinview"))
+            .args(&all)
+            .env("XDG_RUNTIME_DIR", &dir)
+            .output()
+            .unwrap();
+        let text = common::output_text(&o);
+        assert_eq!(o.status.code(), Some(2), "{all:?}: {text}");
+        assert!(text.contains("not a regular file"), "{all:?}: {text}");
+    }
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(std::fs::metadata(&folder).unwrap().is_dir());
+}

@@ -58,6 +58,7 @@ fn skinning_job_rules() {
             out_normals: out_n.as_deref_mut(),
             out_tangents: None,
             normalize_normals: true,
+            normal_mode: skinview::skin::NormalMode::Exact,
         };
         let v = rule(job.validate(), "SkinningJob");
         assert_eq!(
@@ -252,4 +253,49 @@ fn layer_job_rules() {
     );
     assert_eq!(check(&[layer(&pose, 1.0, None)], 0.0), Some(3));
     assert_eq!(check(&[layer(&pose, 1.0, None)], f32::NAN), Some(3));
+}
+
+#[test]
+fn dqs_skinning_job_rules() {
+    use skinview::skin::{DqJoint, DqsSkinningJob, NormalMode};
+    let n = 3;
+    let palette = [DqJoint::IDENTITY; 2];
+    let positions = vec![Vec3::X; n];
+    let normals = vec![Vec3::Y; n];
+    let check = |w: &VertexWeights,
+                 pos: &[Vec3],
+                 nrm: Option<&[Vec3]>,
+                 out_len: usize,
+                 out_nrm: Option<usize>| {
+        let mut out = vec![Vec3::ZERO; out_len];
+        let mut out_n = out_nrm.map(|l| vec![Vec3::ZERO; l]);
+        let mut job = DqsSkinningJob {
+            palette: &palette,
+            weights: w,
+            positions: pos,
+            normals: nrm,
+            tangents: None,
+            out_positions: &mut out,
+            out_normals: out_n.as_deref_mut(),
+            out_tangents: None,
+            normal_mode: NormalMode::Exact,
+            renormalize: true,
+        };
+        let v = rule(job.validate(), "DqsSkinningJob");
+        assert_eq!(
+            v,
+            rule(job.run(), "DqsSkinningJob"),
+            "run() must refuse as validate()"
+        );
+        v
+    };
+    let ok = weights(n, 1);
+    assert_eq!(check(&ok, &positions, Some(&normals), n, Some(n)), None);
+    assert_eq!(
+        check(&weights(n + 1, 0), &positions, None, n, None),
+        Some(1)
+    );
+    assert_eq!(check(&weights(n, 2), &positions, None, n, None), Some(2));
+    assert_eq!(check(&ok, &positions, Some(&normals), n, None), Some(3));
+    assert_eq!(check(&ok, &positions, None, n - 1, None), Some(3));
 }

@@ -10,6 +10,7 @@ use skinview::character::{CharacterSpec, FadeDesc, IkGoal, LayerDesc, MaskSpec};
 use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource};
 use skinview::io::{ImportOptions, Model, ModelSource};
 use skinview::partition::{MAX_BONES, MIN_BONES};
+use skinview::skin::{NormalMode, SkinMode, SkinOptions};
 
 use super::CliError;
 
@@ -20,6 +21,65 @@ pub const MODEL_HELP: &str = "Model: .gltf/.glb, native .rig.json, or builtin:ar
 /// Largest influence limit accepted by `--max-influences` (the CPU path takes any number;
 /// real rigs use up to 8, a few tools write 16).
 pub const MAX_INFLUENCES_ARG: u64 = 64;
+
+/// How vertices are skinned (`--mode`, `--normals`, `--no-renormalize`), on both paths.
+#[derive(Args, Clone, Copy, Default)]
+pub struct SkinArgs {
+    /// The skinning blend: lbs (linear blend: blended matrices), dqs (dual quaternion: no
+    /// collapse at twisted joints; Kavan et al. 2008) or stitch (each vertex follows the bone
+    /// of its largest weight alone; Woodland).
+    #[arg(long, value_enum, default_value = "lbs")]
+    pub mode: ModeArg,
+    /// How normals follow the blend: exact (the inverse-transpose, right under any scale) or
+    /// blend3x3 (the blended matrix itself, as most engines do: cheaper, wrong under
+    /// non-uniform scale).
+    #[arg(long, value_enum, default_value = "exact")]
+    pub normals: NormalsArg,
+    /// Leave skinned normals as the blend makes them (shorter where rotations blend) instead
+    /// of scaling them back to unit length.
+    #[arg(long)]
+    pub no_renormalize: bool,
+}
+
+/// `--mode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// Linear blend skinning.
+    #[default]
+    Lbs,
+    /// Dual quaternion skinning.
+    Dqs,
+    /// One bone per vertex.
+    Stitch,
+}
+
+/// `--normals`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum NormalsArg {
+    /// Inverse-transpose of the blend.
+    #[default]
+    Exact,
+    /// The blend's upper 3x3.
+    Blend3x3,
+}
+
+impl SkinArgs {
+    /// The options these flags name.
+    pub fn options(&self) -> SkinOptions {
+        SkinOptions {
+            mode: match self.mode {
+                ModeArg::Lbs => SkinMode::Lbs,
+                ModeArg::Dqs => SkinMode::Dqs,
+                ModeArg::Stitch => SkinMode::Stitch,
+            },
+            normals: match self.normals {
+                NormalsArg::Exact => NormalMode::Exact,
+                NormalsArg::Blend3x3 => NormalMode::Blend3x3,
+            },
+            renormalize: !self.no_renormalize,
+        }
+    }
+}
 
 /// Where the GPU skinning reads its palette (`--palette`, `--max-bones`).
 #[derive(Args, Clone, Copy, Default)]

@@ -9,7 +9,7 @@ use skinview::builtin::Builtin;
 use skinview::character::{BenchReport, Character};
 use skinview::io::ModelSource;
 
-use super::args::{MODEL_HELP, StageArgs, parse_anim};
+use super::args::{MODEL_HELP, SkinArgs, StageArgs, parse_anim};
 use super::{CliError, CliResult};
 
 #[derive(Args)]
@@ -36,6 +36,8 @@ pub struct BenchArgs {
     links: bool,
     #[command(flatten)]
     stage: StageArgs,
+    #[command(flatten)]
+    skin: SkinArgs,
 }
 
 pub fn run(a: BenchArgs) -> CliResult {
@@ -69,6 +71,7 @@ pub fn run(a: BenchArgs) -> CliResult {
             None => Character::from_scene(model.scene, anim, true)?,
         }
     };
+    character.set_skin_options(a.skin.options());
     let bar = indicatif::ProgressBar::new(a.frames).with_message("frames");
     let report = BenchReport::measure(&mut character, a.frames as usize, |i| {
         bar.set_position(i as u64)

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use skinview::compare::{CompareOptions, compare};
 use skinview::gpu::{CapturePath, PaletteSource};
 
-use super::args::{MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, parse_anim};
+use super::args::{MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, SkinArgs, parse_anim};
 use super::{CliError, CliResult, gpu};
 
 /// Most frames per animation (each frame is a GPU round trip per capture path).
@@ -36,6 +36,8 @@ pub struct CompareArgs {
     capture: Option<CaptureChoice>,
     #[command(flatten)]
     palette: PaletteArgs,
+    #[command(flatten)]
+    skin: SkinArgs,
     /// Also write the full comparison as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -93,6 +95,7 @@ pub fn run(a: CompareArgs) -> CliResult {
         max_influences: a.max_influences.map(|k| k as usize),
         captures: capture.paths(),
         palette: Some(palette),
+        skin: a.skin.options(),
     };
     let bar = indicatif::ProgressBar::new(anims.len() as u64).with_message("comparing");
     let cmp = compare(&ctx, scene, &anims, &options, |i, _| {

@@ -7,11 +7,11 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use skinview::compare::run::Source;
-use skinview::compare::sample_frames;
+use skinview::compare::{Sampling, sample_frames_with};
 use skinview::gpu::{CapturePath, PaletteSource, choose_source};
 use skinview::io::dump::Dump;
 
-use super::args::{MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, parse_anim};
+use super::args::{MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, SkinArgs, parse_anim};
 use super::{CliError, CliResult, gpu};
 
 #[derive(Args)]
@@ -35,6 +35,8 @@ pub struct DumpArgs {
     // With --path gpu: the palette path (--palette, --max-bones).
     #[command(flatten)]
     palette: PaletteArgs,
+    #[command(flatten)]
+    skin: SkinArgs,
     /// Reduce every vertex to its K largest weights (renormalised) first. 1..=64.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_INFLUENCES_ARG))]
     max_influences: Option<u64>,
@@ -106,7 +108,12 @@ pub fn run(a: DumpArgs) -> CliResult {
     };
     let draws = scene.deformed_draw_indices();
     let k = a.max_influences.map(|k| k as usize);
-    let frames = sample_frames(ctx.as_ref(), scene, anim, &a.times, &draws, source, k)?;
+    let sampling = Sampling {
+        source,
+        max_influences: k,
+        skin: a.skin.options(),
+    };
+    let frames = sample_frames_with(ctx.as_ref(), scene, anim, &a.times, &draws, &sampling)?;
     let dump = Dump::new(scene, anim, &a.times, &frames);
     dump.write(&a.out)?;
     println!(

@@ -14,13 +14,16 @@ use skinview::io::ModelSource;
 use skinview::partition::{MAX_BONES, MIN_BONES, PartitionedScene};
 use skinview::view::ViewOptions;
 
-use super::args::{ModelArg, PaletteArg, StageArgs, parse_anim, parse_size};
+use super::args::{ModelArg, PaletteArg, SkinArgs, StageArgs, parse_anim, parse_size};
 use super::{CliError, CliResult, gpu};
+use skinview::skin::SkinOptions;
 
 #[derive(Args)]
 pub struct RenderArgs {
     #[command(flatten)]
     model: ModelArg,
+    #[command(flatten)]
+    skin: SkinArgs,
     /// Animation index or name, or "none" for the rest pose. Default: 0 when the model has one.
     #[arg(long)]
     anim: Option<String>,
@@ -167,7 +170,7 @@ pub fn run(a: RenderArgs) -> CliResult {
             }
         )));
     }
-    let (c, anim, time) = if a.demo {
+    let (mut c, anim, time) = if a.demo {
         let source = ModelSource::from_arg(a.model.model.as_deref())?;
         let humanoid = a.model.model.is_none() || source == ModelSource::Builtin(Builtin::Humanoid);
         if !humanoid || a.anim.is_some() || a.links {
@@ -230,6 +233,12 @@ pub fn run(a: RenderArgs) -> CliResult {
             (c, anim, time)
         }
     };
+    let skin = a.skin.options();
+    if skin != SkinOptions::default() {
+        // Skin this frame again in the mode asked for (the GPU upload follows the character).
+        c.set_skin_options(skin);
+        c.update(time, 0.0)?;
+    }
     let widest = c.scene.max_influences();
     let gpu_can_skin = skinview::view::gpu_can_skin(&c);
     let mut skinning = match a.path {
@@ -289,10 +298,11 @@ pub fn run(a: RenderArgs) -> CliResult {
         );
     } else {
         println!(
-            "{}: anim {:?} t={time:.3}s path {:?}, palette: {} -> {} ({width}x{height}) on {}",
+            "{}: anim {:?} t={time:.3}s path {:?}, {}, palette: {} -> {} ({width}x{height}) on {}",
             c.scene.name,
             anim,
             skinning,
+            skin.describe(),
             palette.describe(),
             a.out.display(),
             ctx.describe()

@@ -19,7 +19,7 @@ use crate::gpu::CapturePath;
 use crate::scene::Scene;
 use crate::skin::SkinnedVertices;
 
-pub use run::{CompareOptions, compare, sample_frames};
+pub use run::{CompareOptions, Sampling, compare, sample_frames, sample_frames_with};
 
 /// CPU vs GPU readback tolerance: 1e-5 of the model's bounding-box diagonal. Both sides
 /// compute in f32 on the same inputs; the differences are FMA contraction and summation order
@@ -213,6 +213,8 @@ pub struct Comparison {
     pub vertices_reduced: usize,
     /// Where the GPU read its palette from (`storage buffer`, `uniform array of K matrices`).
     pub palette: String,
+    /// How both paths skinned (`lbs`, `dqs, blend3x3 normals`, ...).
+    pub skinning: String,
     /// On the uniform palette path: the split the GPU drew.
     pub split: Option<PaletteSplit>,
     /// Capture paths compared.
@@ -280,6 +282,7 @@ impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names: Vec<&str> = self.captures.iter().map(|c| c.name()).collect();
         writeln!(f, "model {}  adapter {}", self.model, self.adapter)?;
+        writeln!(f, "skinning: {}", self.skinning)?;
         write!(f, "palette: {}", self.palette)?;
         match &self.split {
             Some(s) => writeln!(

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{CapturePath, GpuContext, GpuReadback, PaletteSource, choose_source};
 use crate::partition::PartitionedScene;
 use crate::scene::Scene;
-use crate::skin::{SkinnedVertices, bounds};
+use crate::skin::{SkinOptions, SkinnedVertices, bounds};
 
 /// `dt` handed to the character between compared frames: comparisons play clips without IK,
 /// so only its sign matters; one 60 Hz frame.
@@ -35,6 +35,8 @@ pub struct CompareOptions {
     /// Where the GPU reads its palette from; `None`: the storage buffer where the adapter
     /// can, else a uniform array ([`choose_source`]).
     pub palette: Option<PaletteSource>,
+    /// How both paths skin (blend mode, normals).
+    pub skin: SkinOptions,
 }
 
 impl CompareOptions {
@@ -85,12 +87,14 @@ impl GpuSide {
         cpu: &Character,
         max_influences: Option<usize>,
         source: PaletteSource,
+        skin: SkinOptions,
     ) -> Result<(GpuSide, Option<Box<PartitionedScene>>)> {
         match source {
-            PaletteSource::Storage => Ok((
-                GpuSide::Whole(GpuReadback::new(ctx, scene, &cpu.frame, max_influences)?),
-                None,
-            )),
+            PaletteSource::Storage => {
+                let mut g = GpuReadback::new(ctx, scene, &cpu.frame, max_influences)?;
+                g.gpu.set_all_skin_options(ctx, skin);
+                Ok((GpuSide::Whole(g), None))
+            }
             PaletteSource::Uniform { bones } => {
                 // An influence limit applies before the split (the CPU side reduces the same).
                 let reduced;
@@ -105,8 +109,9 @@ impl GpuSide {
                 let mut character =
                     Box::new(Character::from_scene(part.scene.clone(), None, false)?);
                 character.cpu_skinning = false;
-                let readback =
+                let mut readback =
                     GpuReadback::with_palette(ctx, &part.scene, &character.frame, None, source)?;
+                readback.gpu.set_all_skin_options(ctx, skin);
                 let draws = (0..part.scene.draws.len()).collect();
                 let copy = part.clone();
                 Ok((
@@ -164,6 +169,7 @@ impl Default for CompareOptions {
             max_influences: None,
             captures: vec![CapturePath::Compute, CapturePath::Draw],
             palette: None,
+            skin: SkinOptions::default(),
         }
     }
 }
@@ -211,9 +217,11 @@ pub fn compare(
     options.validate()?;
     let draws: Vec<usize> = (0..scene.draws.len()).collect();
     let k = options.max_influences;
+    let skin = options.skin;
     let mut cpu = Character::from_scene(scene.clone(), None, false)?;
     cpu.set_max_influences(k);
-    let (mut gpu, part) = GpuSide::new(ctx, scene, &cpu, k, source)?;
+    cpu.set_skin_options(skin);
+    let (mut gpu, part) = GpuSide::new(ctx, scene, &cpu, k, source, skin)?;
     let mut vertices_reduced = match &gpu {
         GpuSide::Whole(g) => g
             .gpu
@@ -236,11 +244,16 @@ pub fn compare(
         if vertices_reduced > 0 {
             cpu = Character::from_scene(p.fitted_source(scene), None, false)?;
             cpu.set_max_influences(k);
+            cpu.set_skin_options(skin);
         }
     }
     // The unreduced CPU path, when the reduction's (or the fitting's) cost is asked for.
     let mut full = match k.is_some() || vertices_reduced > 0 && part.is_some() {
-        true => Some(Character::from_scene(scene.clone(), None, false)?),
+        true => {
+            let mut f = Character::from_scene(scene.clone(), None, false)?;
+            f.set_skin_options(skin);
+            Some(f)
+        }
         false => None,
     };
     let mut result = Vec::with_capacity(anims.len());
@@ -324,6 +337,7 @@ pub fn compare(
         max_influences: k,
         vertices_reduced,
         palette: source.describe(),
+        skinning: skin.describe(),
         split,
         captures: options.captures.clone(),
         anims: result,
@@ -358,8 +372,42 @@ pub fn sample_frames(
     source: Source,
     max_influences: Option<usize>,
 ) -> Result<Vec<Vec<SkinnedVertices>>> {
+    let sampling = Sampling {
+        source,
+        max_influences,
+        skin: SkinOptions::default(),
+    };
+    sample_frames_with(ctx, scene, anim, times, draws, &sampling)
+}
+
+/// How [`sample_frames_with`] skins.
+#[derive(Clone, Copy, Debug)]
+pub struct Sampling {
+    /// Where the vertices come from.
+    pub source: Source,
+    /// Reduce to the K largest weights (renormalised).
+    pub max_influences: Option<usize>,
+    /// Blend mode and normals.
+    pub skin: SkinOptions,
+}
+
+/// [`sample_frames`] in any skinning mode.
+pub fn sample_frames_with(
+    ctx: Option<&GpuContext>,
+    scene: &Scene,
+    anim: Option<usize>,
+    times: &[f32],
+    draws: &[usize],
+    sampling: &Sampling,
+) -> Result<Vec<Vec<SkinnedVertices>>> {
+    let Sampling {
+        source,
+        max_influences,
+        skin,
+    } = *sampling;
     let mut c = Character::from_scene(scene.clone(), anim, false)?;
     c.set_max_influences(max_influences);
+    c.set_skin_options(skin);
     let (path, palette) = match source {
         Source::Cpu => {
             let mut out = Vec::with_capacity(times.len());
@@ -378,13 +426,14 @@ pub fn sample_frames(
     let ctx =
         ctx.ok_or_else(|| Error::NoAdapter("GPU skinning requested without a GPU context".into()))?;
     let palette = choose_source(ctx, palette)?;
-    let (mut gpu, part) = GpuSide::new(ctx, scene, &c, max_influences, palette)?;
+    let (mut gpu, part) = GpuSide::new(ctx, scene, &c, max_influences, palette, skin)?;
     gpu.set_clip(anim)?;
     match &part {
         // The CPU side only fills vertices no submesh draws: with the fitted weights.
         Some(p) if p.dropped_influences() > 0 => {
             c = Character::from_scene(p.fitted_source(scene), anim, false)?;
             c.set_max_influences(max_influences);
+            c.set_skin_options(skin);
         }
         Some(_) => {}
         None => c.cpu_skinning = false,

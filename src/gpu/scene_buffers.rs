@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::frame::FrameState;
 use crate::scene::{Scene, SkinWeights, Texture, Topology, Wrap};
 use crate::skin::weights::reduce_influences;
-use crate::skin::{ReductionStats, SkinnedVertices};
+use crate::skin::{NormalMode, ReductionStats, SkinMode, SkinOptions, SkinnedVertices, dqs};
 
 pub use crate::skin::weights::GPU_MAX_INFLUENCES;
 
@@ -47,8 +47,28 @@ pub struct DrawParams {
     /// First vertex of this draw in the scene-wide per-vertex buffers (CPU-skinned upload,
     /// per-vertex errors).
     pub first_vertex: u32,
+    /// [`SkinMode::shader_code`]: 0 LBS, 1 DQS, 2 stitch.
+    pub skin_mode: u32,
+    /// 0 exact normals (inverse-transpose), 1 blend3x3.
+    pub normal_mode: u32,
+    /// 1: unit normals; 0: as the blend leaves them.
+    pub renormalize: u32,
     /// Padding to 16 bytes.
-    pub _pad: u32,
+    pub _pad0: u32,
+    /// Padding to 16 bytes.
+    pub _pad1: u32,
+}
+
+impl DrawParams {
+    /// Set the skinning fields from `options`.
+    pub fn set_options(&mut self, options: SkinOptions) {
+        self.skin_mode = options.mode.shader_code();
+        self.normal_mode = match options.normals {
+            NormalMode::Exact => 0,
+            NormalMode::Blend3x3 => 1,
+        };
+        self.renormalize = options.renormalize as u32;
+    }
 }
 
 /// Bytes per vertex of the CPU-skinned upload: position and normal, `vec3<f32>` each.
@@ -79,6 +99,11 @@ pub struct GpuDraw {
     /// One [`CaptureVertex`] per vertex (the compute capture's input; storage path only).
     pub capture_input: Option<wgpu::Buffer>,
     pub params: wgpu::Buffer,
+    /// What `params` holds (rewritten when the skinning options change).
+    pub params_data: DrawParams,
+    /// Storage path: the draw's first entry among the frame's matrices (its DQS joints start
+    /// `palette_entries` later).
+    pub matrix_base: u32,
     /// Uniform path: the draw's `BonePalette` block (matrices, nodes, morph weights).
     pub bones: Option<wgpu::Buffer>,
     /// Palette entries the draw uses (its skin's joints, 1 for a rigid draw).
@@ -99,6 +124,11 @@ enum ErrorStore {
 
 /// A scene on the GPU.
 pub struct GpuScene {
+    /// Entries of the frame palette (the storage palette holds twice as many: the DQS form
+    /// follows).
+    pub palette_entries: usize,
+    /// Scratch: palette entries packed as DQS joints.
+    dq_scratch: Vec<Mat4>,
     /// The palette source the scene was uploaded for (pipelines must match it).
     pub source: PaletteSource,
     /// Storage path: the frame palette (`model_from_bind` per skin joint, one matrix per rigid
@@ -333,14 +363,17 @@ impl GpuScene {
         for d in scene.draws.iter().filter(|d| d.skin.is_none()) {
             joint_nodes.push(d.node as u32);
         }
+        // The storage palette holds the frame's matrices, then the same entries packed as
+        // DQS joints (draws skinned with DQS index the second half), so nodes are listed twice.
+        joint_nodes.extend_from_within(..);
         let vertex_total = scene.vertex_count() as u64;
         let (palette, morph_weights, vertex_errors, frame_bind_group) = if storage {
-            let palette_bytes = (frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64;
+            let palette_bytes = (2 * frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64;
             let max_binding = ctx.device.limits().max_storage_buffer_binding_size;
             if palette_bytes > max_binding {
                 return Err(Error::Gpu(format!(
-                    "palette of {} matrices ({palette_bytes} bytes) exceeds the adapter's \
-                     storage binding limit {max_binding}",
+                    "palette of {} matrices and their DQS form ({palette_bytes} bytes) exceeds \
+                     the adapter's storage binding limit {max_binding}",
                     frame.layout.len
                 )));
             }
@@ -521,13 +554,17 @@ impl GpuScene {
                 has_normals: prim.normals.is_some() as u32,
                 has_tangents: prim.tangents.is_some() as u32,
                 first_vertex: cpu_first_vertex as u32,
-                _pad: 0,
+                skin_mode: 0,
+                normal_mode: 0,
+                renormalize: 1,
+                _pad0: 0,
+                _pad1: 0,
             };
             let params = buffer_init(
                 device,
                 "draw params",
                 bytemuck::bytes_of(&params_data),
-                wgpu::BufferUsages::UNIFORM,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             );
             // Slot 0 is the white texture; scene texture k is slot k + 1.
             let slot = prim
@@ -678,6 +715,8 @@ impl GpuScene {
                 edges: buffer_init(device, "edges", bytemuck::cast_slice(&edges), index),
                 capture_input,
                 params,
+                params_data,
+                matrix_base: params_data.palette_base,
                 bones,
                 palette_len: palette_len[i],
                 bind_group,
@@ -689,6 +728,8 @@ impl GpuScene {
         ctx.check()?;
         kept_textures.extend(uploaded.into_iter().map(|(t, _)| t));
         Ok(GpuScene {
+            palette_entries: frame.layout.len,
+            dq_scratch: Vec::new(),
             source,
             palette,
             morph_weights,
@@ -724,6 +765,16 @@ impl GpuScene {
                 {
                     ctx.queue
                         .write_buffer(palette, 0, bytemuck::cast_slice(&frame.palette));
+                    if self.any_dqs() {
+                        self.dq_scratch.clear();
+                        self.dq_scratch
+                            .extend(frame.palette.iter().map(|m| dqs::pack(&dqs::decompose(m))));
+                        ctx.queue.write_buffer(
+                            palette,
+                            (self.palette_entries * std::mem::size_of::<Mat4>()) as u64,
+                            bytemuck::cast_slice(&self.dq_scratch),
+                        );
+                    }
                 }
                 if let Some(weights) = &self.morph_weights
                     && !self.morph_weight_scratch.is_empty()
@@ -741,6 +792,14 @@ impl GpuScene {
                     let Some(buffer) = &gd.bones else { continue };
                     let base = frame.layout.draw_base.get(i).copied().unwrap_or(0) as usize;
                     if let Some(m) = frame.palette.get(base..base + gd.palette_len as usize) {
+                        let m = if gd.params_data.skin_mode == SkinMode::Dqs.shader_code() {
+                            self.dq_scratch.clear();
+                            self.dq_scratch
+                                .extend(m.iter().map(|m| dqs::pack(&dqs::decompose(m))));
+                            &self.dq_scratch[..]
+                        } else {
+                            m
+                        };
                         ctx.queue.write_buffer(
                             buffer,
                             BonePaletteLayout::MATRICES,
@@ -758,6 +817,41 @@ impl GpuScene {
                     }
                 }
             }
+        }
+    }
+
+    /// Whether any draw is skinned with DQS.
+    fn any_dqs(&self) -> bool {
+        let dqs = SkinMode::Dqs.shader_code();
+        self.draws.iter().any(|d| d.params_data.skin_mode == dqs)
+    }
+
+    /// Skin draw `draw` with `options` from the next [`GpuScene::update`] on (DQS draws read
+    /// the packed half of the storage palette; uniform blocks are packed per draw).
+    /// Out-of-range draws are ignored.
+    pub fn set_skin_options(&mut self, ctx: &GpuContext, draw: usize, options: SkinOptions) {
+        let entries = self.palette_entries as u32;
+        let storage = self.source == PaletteSource::Storage;
+        let Some(gd) = self.draws.get_mut(draw) else {
+            return;
+        };
+        gd.params_data.set_options(options);
+        if storage {
+            gd.params_data.palette_base = gd.matrix_base
+                + if options.mode == SkinMode::Dqs {
+                    entries
+                } else {
+                    0
+                };
+        }
+        ctx.queue
+            .write_buffer(&gd.params, 0, bytemuck::bytes_of(&gd.params_data));
+    }
+
+    /// [`GpuScene::set_skin_options`] for every draw.
+    pub fn set_all_skin_options(&mut self, ctx: &GpuContext, options: SkinOptions) {
+        for d in 0..self.draws.len() {
+            self.set_skin_options(ctx, d, options);
         }
     }
 

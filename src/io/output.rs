@@ -20,6 +20,18 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    // An existing output must be a regular file: a device (`/dev/null`), a pipe or a folder
+    // named as output would be replaced by the rename, not written to.
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+    {
+        return Err(Error::Output {
+            path: path.to_path_buf(),
+            message: "not a regular file (a device, a pipe or a folder): not replaced; name a \
+                      file"
+                .into(),
+        });
+    }
     let mut tmp_name = std::ffi::OsString::from(".");
     tmp_name.push(name);
     tmp_name.push(format!(".{}.tmp", std::process::id()));

@@ -120,49 +120,28 @@ pub struct SkinningJob<'a> {
     /// can be skipped at the cost of slight dimming at bent joints). Tangents are always
     /// orthonormalised against the unit normal.
     pub normalize_normals: bool,
+    /// How normals follow the blended matrix: its inverse-transpose (exact) or its upper 3×3.
+    pub normal_mode: super::modes::NormalMode,
 }
 
 impl SkinningJob<'_> {
     /// Check the numbered rules above.
     pub fn validate(&self) -> Result<()> {
-        let n = self.positions.len();
-        if self.weights.vertex_count() != n {
-            return Err(Error::job(
-                "SkinningJob",
-                1,
-                format!(
-                    "{} weighted vertices for {n} positions",
-                    self.weights.vertex_count()
-                ),
-            ));
-        }
-        if !self.weights.is_empty() && self.weights.max_joint as usize >= self.palette.len() {
-            return Err(Error::job(
-                "SkinningJob",
-                2,
-                format!(
-                    "joint {} used but the palette has {} matrices",
-                    self.weights.max_joint,
-                    self.palette.len()
-                ),
-            ));
-        }
-        let len_ok = |x: Option<usize>| x.is_none_or(|l| l == n);
-        if self.out_positions.len() != n
-            || !len_ok(self.normals.map(|v| v.len()))
-            || !len_ok(self.tangents.map(|v| v.len()))
-            || !len_ok(self.out_normals.as_ref().map(|v| v.len()))
-            || !len_ok(self.out_tangents.as_ref().map(|v| v.len()))
-            || self.normals.is_some() != self.out_normals.is_some()
-            || self.tangents.is_some() != self.out_tangents.is_some()
-        {
-            return Err(Error::job(
-                "SkinningJob",
-                3,
-                "attribute arrays differ in length or presence",
-            ));
-        }
-        Ok(())
+        validate_skinning(
+            "SkinningJob",
+            self.weights,
+            self.palette.len(),
+            self.positions.len(),
+            [
+                self.normals.map(|v| v.len()),
+                self.tangents.map(|v| v.len()),
+            ],
+            [
+                Some(self.out_positions.len()),
+                self.out_normals.as_ref().map(|v| v.len()),
+                self.out_tangents.as_ref().map(|v| v.len()),
+            ],
+        )
     }
 
     /// Validate, then skin every vertex into the outputs (in parallel for large meshes).
@@ -186,34 +165,94 @@ impl SkinningJob<'_> {
     }
 
     fn run_with<B: Blend>(&mut self, blend: B) {
-        let n = self.positions.len();
         let kernel = Kernel {
             blend,
             positions: self.positions,
             normals: self.normals,
             tangents: self.tangents,
             normalize: self.normalize_normals,
+            blend3x3: self.normal_mode == super::modes::NormalMode::Blend3x3,
         };
-        let out_p = &mut *self.out_positions;
-        let out_n = self.out_normals.as_deref_mut();
-        let out_t = self.out_tangents.as_deref_mut();
-        if n < PARALLEL_THRESHOLD {
-            kernel.skin_range(0, out_p, out_n, out_t);
-            return;
-        }
-        // Split every present output into matching chunks and skin them in parallel.
-        let mut tasks: Vec<ChunkTask> = Vec::with_capacity(n.div_ceil(CHUNK_VERTICES));
-        let mut n_chunks = out_n.map(|s| s.chunks_mut(CHUNK_VERTICES));
-        let mut t_chunks = out_t.map(|s| s.chunks_mut(CHUNK_VERTICES));
-        for (i, p) in out_p.chunks_mut(CHUNK_VERTICES).enumerate() {
-            let nc = n_chunks.as_mut().and_then(|it| it.next());
-            let tc = t_chunks.as_mut().and_then(|it| it.next());
-            tasks.push((i * CHUNK_VERTICES, p, nc, tc));
-        }
-        tasks
-            .into_par_iter()
-            .for_each(|(start, p, nc, tc)| kernel.skin_range(start, p, nc, tc));
+        for_each_chunk(
+            &mut *self.out_positions,
+            self.out_normals.as_deref_mut(),
+            self.out_tangents.as_deref_mut(),
+            |start, p, nc, tc| kernel.skin_range(start, p, nc, tc),
+        );
     }
+}
+
+/// The numbered rules both skinning jobs share: 1. one weighted vertex per position; 2. every
+/// joint index below `palette_len`; 3. every present input (`inputs`: normals, tangents) and
+/// output (`outputs`: positions, normals, tangents) as long as the positions, an output given
+/// exactly when its input is.
+pub(super) fn validate_skinning(
+    job: &'static str,
+    weights: &VertexWeights,
+    palette_len: usize,
+    n: usize,
+    inputs: [Option<usize>; 2],
+    outputs: [Option<usize>; 3],
+) -> Result<()> {
+    if weights.vertex_count() != n {
+        return Err(Error::job(
+            job,
+            1,
+            format!(
+                "{} weighted vertices for {n} positions",
+                weights.vertex_count()
+            ),
+        ));
+    }
+    if !weights.is_empty() && weights.max_joint as usize >= palette_len {
+        return Err(Error::job(
+            job,
+            2,
+            format!(
+                "joint {} used but the palette has {palette_len} entries",
+                weights.max_joint
+            ),
+        ));
+    }
+    let len_ok = |x: Option<usize>| x.is_none_or(|l| l == n);
+    if outputs[0] != Some(n)
+        || !inputs.iter().chain(&outputs).all(|&x| len_ok(x))
+        || inputs[0].is_some() != outputs[1].is_some()
+        || inputs[1].is_some() != outputs[2].is_some()
+    {
+        return Err(Error::job(
+            job,
+            3,
+            "attribute arrays differ in length or presence",
+        ));
+    }
+    Ok(())
+}
+
+/// Run `f(first_vertex, positions, normals, tangents)` over matching chunks of every present
+/// output: on this thread below [`PARALLEL_THRESHOLD`] vertices, else on all cores.
+pub(super) fn for_each_chunk(
+    out_p: &mut [Vec3],
+    out_n: Option<&mut [Vec3]>,
+    out_t: Option<&mut [Vec4]>,
+    f: impl Fn(usize, &mut [Vec3], Option<&mut [Vec3]>, Option<&mut [Vec4]>) + Sync,
+) {
+    let n = out_p.len();
+    if n < PARALLEL_THRESHOLD {
+        f(0, out_p, out_n, out_t);
+        return;
+    }
+    let mut tasks: Vec<ChunkTask> = Vec::with_capacity(n.div_ceil(CHUNK_VERTICES));
+    let mut n_chunks = out_n.map(|s| s.chunks_mut(CHUNK_VERTICES));
+    let mut t_chunks = out_t.map(|s| s.chunks_mut(CHUNK_VERTICES));
+    for (i, p) in out_p.chunks_mut(CHUNK_VERTICES).enumerate() {
+        let nc = n_chunks.as_mut().and_then(|it| it.next());
+        let tc = t_chunks.as_mut().and_then(|it| it.next());
+        tasks.push((i * CHUNK_VERTICES, p, nc, tc));
+    }
+    tasks
+        .into_par_iter()
+        .for_each(|(start, p, nc, tc)| f(start, p, nc, tc));
 }
 
 /// One parallel task: first vertex, and the matching chunks of each present output.
@@ -283,6 +322,8 @@ impl Blend for Csr<'_> {
 struct Kernel<'a, B: Blend> {
     blend: B,
     normalize: bool,
+    /// Normals by the blended upper 3×3 instead of its inverse-transpose.
+    blend3x3: bool,
     positions: &'a [Vec3],
     normals: Option<&'a [Vec3]>,
     tangents: Option<&'a [Vec4]>,
@@ -304,7 +345,7 @@ impl<B: Blend> Kernel<'_, B> {
                     *op = transform_point(&self.blend.blend(v), self.positions[v]);
                 }
             }
-            (Some(on), Some(ns), None, _) => {
+            (Some(on), Some(ns), None, _) if !self.blend3x3 => {
                 // Four vertices at a time: blend and transform positions per vertex (AoS SIMD),
                 // then the normals of all four in SoA form, one vertex per lane.
                 let n = out_p.len();
@@ -344,11 +385,19 @@ impl<B: Blend> Kernel<'_, B> {
                     out_p[i] = transform_point(&m, self.positions[v]);
                     let mut skinned_n = Vec3A::ZERO;
                     if let (Some(on), Some(ns)) = (on.as_deref_mut(), ns) {
-                        skinned_n = skin_normal(&m, ns[v]);
+                        let raw = if self.blend3x3 {
+                            let n = ns[v];
+                            Vec3A::from_vec4(m.x_axis) * n.x
+                                + Vec3A::from_vec4(m.y_axis) * n.y
+                                + Vec3A::from_vec4(m.z_axis) * n.z
+                        } else {
+                            skin_normal_unnormalized(&m, ns[v])
+                        };
+                        skinned_n = unit_or_zero(raw);
                         on[i] = if self.normalize {
                             skinned_n.into()
                         } else {
-                            skin_normal_unnormalized(&m, ns[v]).into()
+                            raw.into()
                         };
                     }
                     if let (Some(ot), Some(ts)) = (ot.as_deref_mut(), ts) {
@@ -432,7 +481,12 @@ fn skin_normal_unnormalized(m: &Mat4, n: Vec3) -> Vec3A {
 
 #[inline(always)]
 fn skin_normal(m: &Mat4, n: Vec3) -> Vec3A {
-    let r = skin_normal_unnormalized(m, n);
+    unit_or_zero(skin_normal_unnormalized(m, n))
+}
+
+/// `r / |r|`, or zero for a zero or non-finite length.
+#[inline(always)]
+fn unit_or_zero(r: Vec3A) -> Vec3A {
     let len2 = r.length_squared();
     if len2 > 0.0 && len2.is_finite() {
         r * (1.0 / len2.sqrt())

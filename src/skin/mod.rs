@@ -2,12 +2,16 @@
 //! vertex-weight array, morph targets, and linear blend skinning (f32 job + f64 reference).
 
 pub mod cpu;
+pub mod dqs;
+pub mod modes;
 pub mod morph;
 pub mod palette;
 pub mod reference64;
 pub mod weights;
 
 pub use cpu::{NormalizeJob, SkinnedVertices, SkinningJob, bounds, check_finite};
+pub use dqs::{DqJoint, DqsSkinningJob};
+pub use modes::{NormalMode, SkinMode, SkinOptions};
 pub use morph::MorphJob;
 pub use palette::{PaletteJob, PaletteLayout};
 pub use weights::{Influence, ReductionStats, VertexWeights};

@@ -2,12 +2,13 @@
 //! tangents) recomputed in double precision straight from the scene's fixed-width weight
 //! sets, sharing no code with the f32 jobs beyond the pose. Tests use it as ground truth.
 
-use glam::{DMat3, DMat4, DVec3, DVec4};
+use glam::{DMat3, DMat4, DQuat, DVec3, DVec4};
 
 use crate::anim::Pose;
-use crate::math::{dnormal_matrix, dorthogonalize_tangent};
+use crate::math::dorthogonalize_tangent;
 use crate::scene::{Scene, SkinWeights};
 use crate::skeleton::model_from_node_f64;
+use crate::skin::modes::{NormalMode, SkinMode, SkinOptions, stitch_weights};
 use crate::skin::palette::draw_palette_f64;
 
 /// Skinned output of one draw in f64 (the reference for [`crate::skin::SkinnedVertices`]).
@@ -42,6 +43,28 @@ pub fn skin_draw_f64_with(
     draw: usize,
     weights: Option<&SkinWeights>,
 ) -> Skinned64 {
+    skin_draw_f64_options(
+        scene,
+        pose,
+        model_from_node,
+        draw,
+        weights,
+        SkinOptions::default(),
+    )
+}
+
+/// [`skin_draw_f64_with`] in any skinning mode: LBS, DQS (polar decomposition and dual
+/// quaternion blend in f64, `crate::skin::dqs::blend_f64`) or stitching; normals exact
+/// (inverse-transpose) or blend3x3, unit or as the blend leaves them
+/// (`sign(det A) cof(A) n` or `A n`).
+pub fn skin_draw_f64_options(
+    scene: &Scene,
+    pose: &Pose,
+    model_from_node: &[DMat4],
+    draw: usize,
+    weights: Option<&SkinWeights>,
+    options: SkinOptions,
+) -> Skinned64 {
     let d = &scene.draws[draw];
     let prim = scene.primitive(d);
     let palette = draw_palette_f64(scene, model_from_node, draw);
@@ -52,6 +75,11 @@ pub fn skin_draw_f64_with(
     } else {
         None
     };
+    let stitched = match (options.mode, sw) {
+        (SkinMode::Stitch, Some(w)) => Some(stitch_weights(w)),
+        _ => None,
+    };
+    let sw = stitched.as_ref().or(sw);
     let mut out = Skinned64 {
         positions: Vec::with_capacity(n),
         normals: prim.normals.as_ref().map(|_| Vec::with_capacity(n)),
@@ -74,32 +102,48 @@ pub fn skin_draw_f64_with(
                 *t += (dt[v].as_dvec3() * w).extend(0.0);
             }
         }
-        // Blend.
-        let mut m = DMat4::ZERO;
-        match sw {
-            Some(sw) => {
-                for k in 0..sw.width {
-                    let w = sw.weights[v * sw.width + k] as f64;
-                    if w != 0.0 {
-                        m += palette[sw.joints[v * sw.width + k] as usize] * w;
-                    }
-                }
-            }
-            None => m = palette[0],
-        }
-        out.positions.push(m.transform_point3(p));
-        let m3 = DMat3::from_mat4(m);
-        let mut skinned_n = DVec3::ZERO;
+        // Blend: the point map and the linear part A.
+        let pairs: Vec<(DMat4, f64)> = match sw {
+            Some(sw) => (0..sw.width)
+                .map(|k| {
+                    let i = v * sw.width + k;
+                    (palette[sw.joints[i] as usize], sw.weights[i] as f64)
+                })
+                .filter(|&(_, w)| w != 0.0)
+                .collect(),
+            None => vec![(palette[0], 1.0)],
+        };
+        let (position, rotation, linear) = if options.mode == SkinMode::Dqs {
+            let (q, t, s) = crate::skin::dqs::blend_f64(&pairs);
+            (q * (s * p) + t, q, s)
+        } else {
+            let m = pairs.iter().fold(DMat4::ZERO, |acc, (m, w)| acc + *m * *w);
+            (m.transform_point3(p), DQuat::IDENTITY, DMat3::from_mat4(m))
+        };
+        out.positions.push(position);
+        let mut unit_n = DVec3::ZERO;
         if let (Some(o), Some(n)) = (out.normals.as_mut(), nrm) {
-            skinned_n = dnormal_matrix(&m3)
-                .map(|nm| (nm * n).normalize_or_zero())
-                .unwrap_or(DVec3::ZERO);
-            o.push(skinned_n);
+            let raw = match options.normals {
+                NormalMode::Exact => {
+                    let det = linear.determinant();
+                    let cof = DMat3::from_cols(
+                        linear.y_axis.cross(linear.z_axis),
+                        linear.z_axis.cross(linear.x_axis),
+                        linear.x_axis.cross(linear.y_axis),
+                    );
+                    let r = cof * n;
+                    if det < 0.0 { -r } else { r }
+                }
+                NormalMode::Blend3x3 => linear * n,
+            };
+            let raw = rotation * raw;
+            unit_n = raw.normalize_or_zero();
+            o.push(if options.renormalize { unit_n } else { raw });
         }
         if let (Some(o), Some(t)) = (out.tangents.as_mut(), tan) {
-            let r = m3 * t.truncate();
-            let r = if skinned_n != DVec3::ZERO {
-                dorthogonalize_tangent(r, skinned_n)
+            let r = rotation * (linear * t.truncate());
+            let r = if unit_n != DVec3::ZERO {
+                dorthogonalize_tangent(r, unit_n)
             } else {
                 r.normalize_or_zero()
             };

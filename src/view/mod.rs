@@ -371,6 +371,9 @@ pub fn render_character_with(
         upload_influences(character, cpu_only),
         palette,
     )?;
+    for d in 0..scene.draws.len() {
+        gpu.set_skin_options(ctx, d, character.skin_options(d));
+    }
     gpu.update(ctx, scene, &character.frame);
     if options.color_mode == ColorMode::Errors {
         let draws: Vec<usize> = (0..scene.draws.len()).collect();
