@@ -310,6 +310,20 @@ fn flag_values_are_bounded_and_external_uris_are_opt_in() {
         skinview::io::dump::Dump::read(&zero).unwrap(),
     );
     assert_eq!(a.meshes[0].positions_by_time, b.meshes[0].positions_by_time);
+    // A dump of 3,000 frames of CesiumMan (59M values) is refused before any work.
+    let cesium = common::model("CesiumMan");
+    let mut args = vec!["dump".to_string(), cesium.to_str().unwrap().to_string()];
+    for _ in 0..3000 {
+        args.push("--time=1".into());
+    }
+    args.extend(["--out".into(), neg.to_str().unwrap().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, text) = run(&args);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("--time: 3000 times") && text.contains("at most"),
+        "{text}"
+    );
     let png = dir.join("x.png");
     let png = png.to_str().unwrap();
     let budgets = vec!["8"; 65].join(",");
@@ -327,6 +341,23 @@ fn flag_values_are_bounded_and_external_uris_are_opt_in() {
         (vec!["compare", "--frames", "1000000000"], "--frames"),
         (vec!["bench", "--frames", "1000000000"], "--frames"),
         (vec!["partition", "--max-bones", &budgets], "--max-bones"),
+        // Negative values reach the flag's own check (named), not "unexpected argument".
+        (vec!["compare", "--frames", "-1"], "--frames"),
+        (vec!["partition", "--max-bones", "-3"], "--max-bones"),
+        (vec!["render", "--size", "-5x10", "--out", png], "--size"),
+        (
+            vec![
+                "dump",
+                "--max-influences",
+                "-1",
+                "--time",
+                "0",
+                "--out",
+                png,
+            ],
+            "--max-influences",
+        ),
+        (vec!["render", "--anim", "-1", "--out", png], "--anim"),
     ] {
         let (code, text) = run(&args);
         assert_eq!(code, Some(2), "{args:?}: {text}");
@@ -532,6 +563,31 @@ fn every_spec_rule_names_the_file_the_field_and_the_section() {
             "nodes[0].mesh",
             "§3.3",
         ),
+        (
+            |d| d["meshes"][0]["primitives"] = json!([]),
+            "meshes[0].primitives",
+            "at least one",
+        ),
+        (
+            |d| d["nodes"][1]["children"] = json!([2, 2]),
+            "nodes[1].children",
+            "listed twice",
+        ),
+        (
+            |d| d["nodes"][2]["children"] = json!([2]),
+            "nodes[2].children",
+            "§3.5.2",
+        ),
+        (
+            // The mesh's index data (0, 1, 3, 0, ...) as sparse indices: not increasing.
+            |d| {
+                d["accessors"][1]["sparse"] = json!({ "count": 4,
+                    "indices": { "bufferView": 0, "componentType": 5123 },
+                    "values": { "bufferView": 1 } })
+            },
+            "sparse.indices[3]",
+            "strictly increase",
+        ),
     ];
     for (edit, field, rule) in cases {
         let (mut doc, _) = external_simple_skin(&dir);
@@ -556,6 +612,26 @@ fn every_spec_rule_names_the_file_the_field_and_the_section() {
         .map(|n| n.field.as_str())
         .filter(|f| f.starts_with("extensions"))
         .collect();
+    // An accessor without a bufferView is zeros (§3.6.2.3), not an error: a morph target
+    // that moves nothing.
+    let (mut doc, _) = external_simple_skin(&dir);
+    let n = doc["accessors"][1]["count"].clone();
+    doc["accessors"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({ "componentType": 5126, "count": n, "type": "VEC3" }));
+    doc["meshes"][0]["primitives"][0]["targets"] = json!([{ "POSITION": 7 }]);
+    let path = write_model(&dir, &doc);
+    let zeros = import_file_with(&path, ImportOptions::default()).unwrap().0;
+    let target = &zeros.meshes[0].primitives[0].morph_targets[0];
+    assert!(
+        target
+            .positions
+            .as_ref()
+            .unwrap()
+            .iter()
+            .all(|p| *p == glam::Vec3::ZERO)
+    );
     assert_eq!(
         notes,
         vec!["extensionsRequired[1]"],
@@ -702,4 +778,59 @@ fn outputs_that_are_not_regular_files_are_refused_not_replaced() {
     }
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
     assert!(std::fs::metadata(&folder).unwrap().is_dir());
+}
+
+/// Animation times near f32's limit: a clip of 1.2e38 s is compared and partitioned (frame
+/// times never overflow), and key times whose span overflows f32 are an import error naming
+/// the sampler, never a silent first-key pose.
+#[cfg(feature = "cli")]
+#[test]
+fn animation_times_near_the_float_limit() {
+    use std::process::Command;
+    let dir = scratch("huge-times");
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_skinview"))
+            .args(args)
+            .env("XDG_RUNTIME_DIR", &dir)
+            .output()
+            .unwrap();
+        (o.status.code(), common::output_text(&o))
+    };
+    // SimpleSkin's clip: the times accessor is the first 48 bytes of buffer 3.
+    let times_at = |blob: &mut Vec<u8>, k: usize, t: f32| {
+        blob[k * 4..k * 4 + 4].copy_from_slice(&t.to_le_bytes());
+    };
+    let (mut doc, mut blobs) = external_simple_skin(&dir);
+    times_at(&mut blobs[3], 11, 1.2e38);
+    doc["accessors"][5]["max"] = json!([1.2e38]);
+    std::fs::write(dir.join("buffer3.bin"), &blobs[3]).unwrap();
+    let long = write_model(&dir, &doc);
+    let long = long.to_str().unwrap();
+    if common::gpu().is_some() {
+        let (code, text) = run(&["compare", long, "--frames", "4"]);
+        assert_eq!(code, Some(0), "{text}");
+    }
+    let (code, text) = run(&["partition", long, "--max-bones", "4", "--frames", "4"]);
+    assert_eq!(code, Some(0), "{text}");
+    times_at(&mut blobs[3], 0, -3e38);
+    times_at(&mut blobs[3], 11, 3e38);
+    doc["accessors"][5]["min"] = json!([-3e38]);
+    doc["accessors"][5]["max"] = json!([3e38]);
+    std::fs::write(dir.join("buffer3.bin"), &blobs[3]).unwrap();
+    let span = write_model(&dir, &doc);
+    let out = dir.join("d.json");
+    let (code, text) = run(&[
+        "dump",
+        span.to_str().unwrap(),
+        "--time",
+        "2.9e38",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("model.gltf: animations[0].channels[0].sampler")
+            && text.contains("overflows"),
+        "{text}"
+    );
 }

@@ -142,6 +142,15 @@ impl Sampler {
         if let Some(i) = self.times_s.iter().position(|t| !t.is_finite()) {
             return Err(format!("input time {i} is not finite"));
         }
+        // Interpolation divides by key intervals: a span that overflows f32 (keys at ±3e38)
+        // would turn every blend factor into 0 or NaN.
+        if let (Some(first), Some(last)) = (self.times_s.first(), self.times_s.last())
+            && !(last - first).is_finite()
+        {
+            return Err(format!(
+                "input times span {first:e} to {last:e} s: the interval overflows f32"
+            ));
+        }
         if let Some(i) = self.times_s.windows(2).position(|w| w[1] <= w[0]) {
             return Err(format!(
                 "input times not strictly increasing at key {} ({} then {})",

@@ -94,7 +94,7 @@ pub struct PaletteArgs {
     /// K, the uniform palette's size: bones per submesh (default 64; at most what the
     /// adapter's uniform buffers hold). Without --palette it means --palette uniform (view
     /// also takes --palette storage --max-bones K: the split shown by colour).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(MIN_BONES as u64..=MAX_BONES as u64))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(MIN_BONES as u64..=MAX_BONES as u64))]
     pub max_bones: Option<u64>,
 }
 
@@ -134,15 +134,15 @@ pub struct StageArgs {
     /// Motion layer MOTION[:MASK[:WEIGHT]] (repeatable): MOTION is a name or index, MASK is
     /// `all`, BONE (its subtree) or !BONE (all but its subtree). E.g. --layer run:!spine
     /// --layer throw:spine
-    #[arg(long = "layer", value_parser = parse_layer)]
+    #[arg(long = "layer", allow_hyphen_values = true, value_parser = parse_layer)]
     pub layers: Vec<LayerDesc>,
     /// Cross-fade FROM_LAYER:TO_LAYER:START_S:DURATION_S between two --layer entries
     /// (0-based).
-    #[arg(long, value_parser = parse_fade)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_fade)]
     pub fade: Option<FadeDesc>,
     /// IK effector END_BONE:CHAIN_LENGTH:X,Y,Z[:WEIGHT] (repeatable): the end bone's tip
     /// reaches the model-space target, within the rig's joint limits.
-    #[arg(long = "ik", value_parser = parse_ik)]
+    #[arg(long = "ik", allow_hyphen_values = true, value_parser = parse_ik)]
     pub ik: Vec<IkGoal>,
 }
 

@@ -18,10 +18,10 @@ pub struct BenchArgs {
         builtin:humanoid (default: the built-in humanoid with layers, IK and bone links)")]
     model: Option<PathBuf>,
     /// Animation index or name to play (default: 0; the humanoid demo without it).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     anim: Option<String>,
     /// Frames to time (after 10 warm-up frames); the medians are printed.
-    #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, default_value_t = 600, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     frames: u64,
     /// Write {"model","joints","vertices","stages_us":{...},"frame_us"} here.
     #[arg(long)]

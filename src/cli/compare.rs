@@ -20,14 +20,14 @@ pub struct CompareArgs {
     #[command(flatten)]
     model: ModelArg,
     /// Only this animation (index, name, or "none"); default: every animation.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     anim: Option<String>,
     /// Frames per animation, evenly spaced over its duration, both ends included.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=MAX_FRAMES))]
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=MAX_FRAMES))]
     frames: u64,
     /// Reduce every vertex to its K largest weights (renormalised) on both paths and report
     /// what that costs against the full CPU reference. 1..=64.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_INFLUENCES_ARG))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=MAX_INFLUENCES_ARG))]
     max_influences: Option<u64>,
     /// GPU code to read back: the compute capture (vertices from storage buffers), the draw's
     /// own vertex stage (vertex buffers, one point per vertex), or both (and each against the

@@ -20,7 +20,7 @@ pub struct DumpArgs {
     model: ModelArg,
     /// Animation index or name, or "none" for the rest pose (node weights still apply).
     /// Default: 0 when the model has an animation.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     anim: Option<String>,
     /// Times in seconds (repeat the flag for several).
     #[arg(long = "time", required = true, allow_negative_numbers = true)]
@@ -38,7 +38,7 @@ pub struct DumpArgs {
     #[command(flatten)]
     skin: SkinArgs,
     /// Reduce every vertex to its K largest weights (renormalised) first. 1..=64.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_INFLUENCES_ARG))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=MAX_INFLUENCES_ARG))]
     max_influences: Option<u64>,
     /// Output JSON file.
     #[arg(long)]
@@ -75,6 +75,9 @@ impl From<CaptureArg> for CapturePath {
 /// Most `--time` values (each is a frame of every deformed vertex in the JSON).
 const MAX_TIMES: usize = 100_000;
 
+/// Most position and normal components one dump holds (times × vertices × 6).
+const MAX_DUMP_VALUES: u64 = 50_000_000;
+
 pub fn run(a: DumpArgs) -> CliResult {
     if a.times.len() > MAX_TIMES {
         return Err(CliError::Usage(format!(
@@ -107,6 +110,21 @@ pub fn run(a: DumpArgs) -> CliResult {
         }
     };
     let draws = scene.deformed_draw_indices();
+    // The dump is held in memory and written as text (~12 bytes a value): bounded before any
+    // work, whatever the model's size times the number of times asked for.
+    let per_time: u64 = draws
+        .iter()
+        .map(|&d| scene.primitive(&scene.draws[d]).vertex_count() as u64 * 6)
+        .sum();
+    let values = per_time.saturating_mul(a.times.len() as u64);
+    if values > MAX_DUMP_VALUES {
+        return Err(CliError::Usage(format!(
+            "--time: {} times x {} values per time = {values} values; a dump holds at most \
+             {MAX_DUMP_VALUES} (about 600 MB of JSON): ask for fewer times",
+            a.times.len(),
+            per_time
+        )));
+    }
     let k = a.max_influences.map(|k| k as usize);
     let sampling = Sampling {
         source,

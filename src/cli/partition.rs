@@ -18,15 +18,15 @@ pub struct PartitionArgs {
     #[command(flatten)]
     model: ModelArg,
     /// Bone budget per submesh (the uniform palette's size); several as 8,12,16.
-    #[arg(long, value_delimiter = ',', required = true,
+    #[arg(long, value_delimiter = ',', required = true, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(MIN_BONES as u64..=MAX_BONES as u64))]
     max_bones: Vec<u64>,
     /// Animation whose frames measure the error of dropped influences (index, name or
     /// "none"; default 0 when the model has one).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     anim: Option<String>,
     /// Frames of that animation to measure it on.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     frames: u64,
     /// Also write the stats as JSON: one object per (K, primitive).
     #[arg(long)]

@@ -25,7 +25,7 @@ pub struct RenderArgs {
     #[command(flatten)]
     skin: SkinArgs,
     /// Animation index or name, or "none" for the rest pose. Default: 0 when the model has one.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     anim: Option<String>,
     /// Time in seconds. Default: the middle of the animation (1 s for --demo).
     #[arg(long, allow_negative_numbers = true)]
@@ -35,7 +35,7 @@ pub struct RenderArgs {
     #[arg(long, value_enum, default_value = "gpu")]
     path: SkinningArg,
     /// Image size, WIDTHxHEIGHT.
-    #[arg(long, default_value = "640x480", value_parser = parse_size)]
+    #[arg(long, default_value = "640x480", allow_hyphen_values = true, value_parser = parse_size)]
     size: (u32, u32),
     /// Built-in humanoid only: run the whole CPU animation stage (walk→run cross-fade on the
     /// lower body, throw on the upper body, left-hand IK, bone links) up to --time and draw it.
@@ -62,7 +62,7 @@ pub struct RenderArgs {
     /// K: the model is split into submeshes of at most K bones, drawn with a uniform palette
     /// of K matrices (unless --palette storage) and shown by --color submesh (`skinview
     /// partition` prints the split's stats). Default with --palette uniform: 64.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(MIN_BONES as u64..=MAX_BONES as u64))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(MIN_BONES as u64..=MAX_BONES as u64))]
     max_bones: Option<u64>,
     /// The bone (node name) --color weights shows; also highlighted by --skeleton.
     #[arg(long)]
@@ -204,6 +204,19 @@ pub fn run(a: RenderArgs) -> CliResult {
                 )
             })?;
             let mut c = Character::from_rig(&rig.scene, &a.stage.spec(anim, a.links))?;
+            // The stage plays from 0 at 60 Hz: a default time past its limit (a clip that
+            // lasts longer) is brought to the limit, with a note; a given --time is checked.
+            let time = if a.time.is_none() && time > skinview::character::MAX_PLAY_S {
+                println!(
+                    "note: the clip's middle, {time} s, is past the {} s the animation stage \
+                     plays to; rendering at {} s",
+                    skinview::character::MAX_PLAY_S,
+                    skinview::character::MAX_PLAY_S
+                );
+                skinview::character::MAX_PLAY_S
+            } else {
+                time
+            };
             c.play_to(time)?;
             (c, anim, time)
         } else {

@@ -26,10 +26,10 @@ pub struct ViewArgs {
     #[arg(long, value_enum, default_value = "gpu")]
     mode: ModeArg,
     /// Window size, WIDTHxHEIGHT (logical pixels).
-    #[arg(long, default_value = "1280x800", value_parser = parse_size)]
+    #[arg(long, default_value = "1280x800", allow_hyphen_values = true, value_parser = parse_size)]
     size: (u32, u32),
     /// Render this many frames, then exit (with --screenshot: save the last one).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_FRAMES))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=MAX_FRAMES))]
     frames: Option<u64>,
     /// Where the screenshot key (P) saves, and where --frames saves its last frame.
     #[arg(long)]

@@ -194,8 +194,9 @@ pub fn frame_times(scene: &Scene, anim: Option<usize>, count: usize) -> Vec<f32>
     if count <= 1 || duration == 0.0 {
         return vec![0.0];
     }
+    // duration × fraction, never duration × i first: a clip of 1e38 s overflows that.
     (0..count)
-        .map(|i| duration * i as f32 / (count - 1) as f32)
+        .map(|i| duration * (i as f32 / (count - 1) as f32))
         .collect()
 }
 

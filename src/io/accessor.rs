@@ -262,6 +262,24 @@ pub fn read(
             &mut svalues,
         )
         .map_err(|m| Error::invalid(file, format!("{}.sparse.values", fld()), m))?;
+        if n == 0 {
+            return Err(Error::invalid(
+                file,
+                format!("{}.sparse.count", fld()),
+                "0 (glTF 2.0 schema accessor.sparse.count: at least 1)",
+            ));
+        }
+        if let Some(k) = indices.windows(2).position(|w| w[1] <= w[0]) {
+            return Err(Error::invalid(
+                file,
+                format!("{}.sparse.indices[{}]", fld(), k + 1),
+                format!(
+                    "{} after {}: sparse indices MUST strictly increase (glTF 2.0 §3.6.2.3)",
+                    indices[k + 1],
+                    indices[k]
+                ),
+            ));
+        }
         for (k, &i) in indices.iter().enumerate() {
             let i = i as usize;
             if i >= count {

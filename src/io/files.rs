@@ -238,7 +238,19 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
     let f = std::fs::File::open(path).map_err(io)?;
     // Sized once (no doubling growth past the file), plus room for the 4-byte padding.
     let size = f.metadata().map_or(0, |m| m.len()).min(limit);
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(4));
+    // Reserved fallibly: a large file on a machine (or under a `ulimit -v`) without that much
+    // memory is an error, not an abort.
+    let want = usize::try_from(size)
+        .unwrap_or(usize::MAX)
+        .saturating_add(4);
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(want).map_err(|_| Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            format!("not enough memory to read {size} bytes"),
+        ),
+    })?;
     f.take(limit).read_to_end(&mut bytes).map_err(io)?;
     Ok(bytes)
 }

@@ -124,9 +124,17 @@ pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> 
             errors.push((path(), error))
         });
     }
+    // Also not errors: an accessor without bufferView (glTF 2.0 §3.6.2.3: it is all zeros,
+    // which `accessor::read` provides, bounded), which the gltf crate calls missing.
     errors.retain(|(path, error)| {
-        !(matches!(error, gltf::json::validation::Error::Unsupported)
-            && path.as_str().starts_with("extensionsRequired"))
+        use gltf::json::validation::Error as E;
+        let p = path.as_str();
+        let required_extension =
+            matches!(error, E::Unsupported) && p.starts_with("extensionsRequired");
+        let zeros = matches!(error, E::Missing)
+            && p.starts_with("accessors[")
+            && p.ends_with("].bufferView");
+        !(required_extension || zeros)
     });
     if let Some((path, error)) = errors.first() {
         let more = match errors.len() {
@@ -353,11 +361,30 @@ impl Importer<'_> {
         let mut parent: Vec<Option<usize>> = vec![None; doc.nodes().len()];
         for node in doc.nodes() {
             for child in node.children() {
-                if parent[child.index()].is_some() {
+                if child.index() == node.index() {
                     return Err(Error::invalid(
                         &self.file,
                         format!("nodes[{}].children", node.index()),
-                        format!("node {} has two parents", child.index()),
+                        "lists the node itself (glTF 2.0 §3.5.2: the hierarchy is a tree)",
+                    ));
+                }
+                if let Some(p) = parent[child.index()] {
+                    let why = if p == node.index() {
+                        format!(
+                            "node {} is listed twice (schema: unique items)",
+                            child.index()
+                        )
+                    } else {
+                        format!(
+                            "node {} is already a child of node {p} (glTF 2.0 §3.5.2: a node has \
+                             at most one parent)",
+                            child.index()
+                        )
+                    };
+                    return Err(Error::invalid(
+                        &self.file,
+                        format!("nodes[{}].children", node.index()),
+                        why,
                     ));
                 }
                 parent[child.index()] = Some(node.index());

@@ -18,8 +18,8 @@
 //! 4. A node has a `matrix` or TRS properties, not both (glTF 2.0 §3.5.3 "Transformations").
 //! 5. A node with a `skin` has a `mesh` (glTF 2.0 §3.7.3 "Skins": "the node MUST define a
 //!    mesh"); a skin's joints are distinct nodes (schema: `uniqueItems`).
-//! 6. `node.weights` and `mesh.weights` have one entry per morph target of the mesh
-//!    (glTF 2.0 §3.7.2.2 "Morph Targets").
+//! 6. A mesh has at least one primitive (schema); `node.weights` and `mesh.weights` have one
+//!    entry per morph target of the mesh (glTF 2.0 §3.7.2.2 "Morph Targets").
 //! 7. Nodes listed by a scene are roots: no node is both a scene root and another node's
 //!    child (glTF 2.0 §3.5.2 "Nodes and Hierarchy").
 //! 8. Within one animation each target (node and path) is animated by at most one channel,
@@ -204,6 +204,12 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
         }
     }
     for (mi, mesh) in root.meshes.iter().enumerate() {
+        if mesh.primitives.is_empty() {
+            return err(
+                format!("meshes[{mi}].primitives"),
+                "empty (glTF 2.0 schema mesh.primitives: at least one)".into(),
+            );
+        }
         if let Some(w) = &mesh.weights {
             let n = targets_of(mi);
             if w.len() != n {
