@@ -41,6 +41,11 @@ pub struct DrawCapture {
     layouts: [VertexLayout; 2],
     pipelines: Vec<(PaletteSource, [wgpu::RenderPipeline; 2])>,
     camera: Camera,
+    /// The two render targets and their views, kept between runs while the size holds (one
+    /// set of textures per frame made a long comparison grow without bound on lavapipe).
+    targets: Option<(wgpu::Extent3d, [wgpu::Texture; 2], [wgpu::TextureView; 2])>,
+    /// Staging buffers (positions, normals) per draw slot, kept while their size holds.
+    staging: Vec<(u64, [wgpu::Buffer; 2])>,
 }
 
 impl DrawCapture {
@@ -56,6 +61,8 @@ impl DrawCapture {
             layouts,
             pipelines: Vec::new(),
             camera: Camera::new(ctx),
+            targets: None,
+            staging: Vec::new(),
         };
         if ctx.storage_palette() {
             c.prepare(ctx, PaletteSource::Storage)?;
@@ -148,30 +155,35 @@ impl DrawCapture {
             height: rows,
             depth_or_array_layers: 1,
         };
-        let texture = |label| {
-            ctx.device.create_texture(&wgpu::TextureDescriptor {
-                label: Some(label),
-                size,
-                mip_level_count: 1,
-                sample_count: 1,
-                dimension: wgpu::TextureDimension::D2,
-                format: FORMAT,
-                usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-                view_formats: &[],
-            })
+        if self.targets.as_ref().is_none_or(|(s, _, _)| *s != size) {
+            let texture = |label| {
+                ctx.device.create_texture(&wgpu::TextureDescriptor {
+                    label: Some(label),
+                    size,
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format: FORMAT,
+                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                    view_formats: &[],
+                })
+            };
+            let targets = [texture("capture positions"), texture("capture normals")];
+            let views = targets
+                .each_ref()
+                .map(|t| t.create_view(&Default::default()));
+            self.targets = Some((size, targets, views));
+        }
+        let Some((_, targets, views)) = &self.targets else {
+            return Err(Error::Gpu("draw capture targets missing".into()));
         };
-        let targets = [texture("capture positions"), texture("capture normals")];
-        let views = targets
-            .each_ref()
-            .map(|t| t.create_view(&Default::default()));
         let row_bytes = width * TEXEL_BYTES;
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("draw capture"),
             });
-        let mut staging = Vec::with_capacity(draws.len());
-        for &i in draws {
+        for (slot, &i) in draws.iter().enumerate() {
             let d = &gpu.draws[i];
             let draw_rows = d.vertex_count.div_ceil(width).max(1);
             {
@@ -203,14 +215,24 @@ impl DrawCapture {
                     pass.draw(0..d.vertex_count, 0..1);
                 }
             }
-            let mut pair = Vec::with_capacity(2);
-            for t in &targets {
-                let s = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("draw capture staging"),
-                    size: row_bytes as u64 * draw_rows as u64,
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                });
+            let bytes = row_bytes as u64 * draw_rows as u64;
+            if self.staging.get(slot).is_none_or(|(b, _)| *b != bytes) {
+                let buffer = || {
+                    ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("draw capture staging"),
+                        size: bytes,
+                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    })
+                };
+                let pair = (bytes, [buffer(), buffer()]);
+                if slot < self.staging.len() {
+                    self.staging[slot] = pair;
+                } else {
+                    self.staging.push(pair);
+                }
+            }
+            for (t, s) in targets.iter().zip(&self.staging[slot].1) {
                 enc.copy_texture_to_buffer(
                     wgpu::TexelCopyTextureInfo {
                         texture: t,
@@ -219,7 +241,7 @@ impl DrawCapture {
                         aspect: wgpu::TextureAspect::All,
                     },
                     wgpu::TexelCopyBufferInfo {
-                        buffer: &s,
+                        buffer: s,
                         layout: wgpu::TexelCopyBufferLayout {
                             offset: 0,
                             bytes_per_row: Some(row_bytes),
@@ -232,14 +254,12 @@ impl DrawCapture {
                         depth_or_array_layers: 1,
                     },
                 );
-                pair.push(s);
             }
-            staging.push(pair);
         }
         ctx.queue.submit([enc.finish()]);
         ctx.check()?;
         let mut out = Vec::with_capacity(draws.len());
-        for (pair, &i) in staging.iter().zip(draws) {
+        for ((_, pair), &i) in self.staging.iter().zip(draws) {
             let n = gpu.draws[i].vertex_count as usize;
             let texels = |b: &wgpu::Buffer| -> Result<Vec<Vec3>> {
                 let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&ctx.map_read(b)?);
