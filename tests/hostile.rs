@@ -569,6 +569,14 @@ fn every_spec_rule_names_the_file_the_field_and_the_section() {
             "at least one",
         ),
         (
+            |d| {
+                d["accessors"][1]["componentType"] = json!(5122);
+                d["accessors"][1]["normalized"] = json!(true);
+            },
+            "meshes[0].primitives[0].attributes.POSITION",
+            "§3.7.2.1",
+        ),
+        (
             |d| d["nodes"][1]["children"] = json!([2, 2]),
             "nodes[1].children",
             "listed twice",
@@ -833,4 +841,24 @@ fn animation_times_near_the_float_limit() {
             && text.contains("overflows"),
         "{text}"
     );
+}
+
+/// Control characters from a file (a terminal escape in a URI) are shown escaped in error
+/// messages, never sent to the terminal.
+#[cfg(feature = "cli")]
+#[test]
+fn messages_escape_control_characters_from_files() {
+    let dir = scratch("escapes");
+    let (mut doc, _) = external_simple_skin(&dir);
+    doc["buffers"][1]["uri"] = json!("evil\u{1b}[2Jname.bin");
+    let path = write_model(&dir, &doc);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .args(["info", path.to_str().unwrap()])
+        .env("XDG_RUNTIME_DIR", &dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains('\u{1b}'), "raw escape in: {err:?}");
+    assert!(err.contains("\\u{1b}"), "{err:?}");
 }

@@ -97,6 +97,14 @@ pub fn run(a: ExportArgs) -> CliResult {
         if !report.reencoded.is_empty() {
             println!("  largest weight change: {:.2e}", report.max_weight_change);
         }
+        if !report.input_notes.is_empty() {
+            println!(
+                "  the input's own problems, written as they were (import repairs them on reading):"
+            );
+            for n in &report.input_notes {
+                println!("    {n}");
+            }
+        }
         if report.dropped.is_empty() {
             println!("  dropped: nothing");
         } else {

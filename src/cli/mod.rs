@@ -169,8 +169,22 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("skinview: error: {e}");
+            eprintln!("skinview: error: {}", printable(&e.to_string()));
             ExitCode::from(2)
         }
     }
+}
+
+/// `text` with control characters (terminal escapes, NUL) shown as `\u{..}` escapes: messages
+/// quote URIs and names from files, which must not drive the user's terminal.
+fn printable(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() && c != '\n' {
+                c.escape_unicode().collect::<Vec<char>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }

@@ -63,6 +63,9 @@ pub struct RepackReport {
     pub kept: String,
     /// Size of the written file in bytes.
     pub bytes: usize,
+    /// What the importer repaired or warned about in the input (`field: what`): export writes
+    /// the input's data as it was, so these problems are in the output too.
+    pub input_notes: Vec<String>,
 }
 
 /// Extensions that name buffers by index and byte offset inside their own objects.
@@ -121,6 +124,13 @@ fn repack(
     }
     let mut report = RepackReport {
         buffers_merged: root.buffers.len(),
+        input_notes: imported
+            .scene
+            .report
+            .notes
+            .iter()
+            .map(|n| format!("{}: {}", n.field, n.message))
+            .collect(),
         ..Default::default()
     };
     for (i, b) in root.buffers.iter().enumerate() {

@@ -25,6 +25,8 @@
 //! 8. Within one animation each target (node and path) is animated by at most one channel,
 //!    and a `weights` channel targets a node whose mesh has morph targets
 //!    (glTF 2.0 §3.11 "Animations").
+//! 9. POSITION, NORMAL and TANGENT (and their morph target deltas) are float unless the file
+//!    uses `KHR_mesh_quantization` (glTF 2.0 §3.7.2.1 "Overview", the attribute table).
 //!
 //! Cost: one pass over the document's objects, O(nodes + accessors + channels).
 
@@ -61,7 +63,7 @@ const APPEARANCE_EXTENSIONS: &[&str] = &[
     "KHR_materials_variants",
 ];
 
-/// Check rules 1–8 on `root` (already schema-validated by the gltf crate); warnings go to
+/// Check rules 1–9 on `root` (already schema-validated by the gltf crate); warnings go to
 /// `report`.
 pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> Result<()> {
     let err = |field: String, message: String| Err(Error::invalid(file, field, message));
@@ -235,6 +237,56 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
                         joint.value()
                     ),
                 );
+            }
+        }
+    }
+
+    // Rule 9.
+    let quantized = root
+        .extensions_used
+        .iter()
+        .any(|e| e == "KHR_mesh_quantization");
+    if !quantized {
+        for (mi, mesh) in root.meshes.iter().enumerate() {
+            for (pi, prim) in mesh.primitives.iter().enumerate() {
+                let targets = prim
+                    .targets
+                    .iter()
+                    .flatten()
+                    .enumerate()
+                    .flat_map(|(ti, t)| {
+                        [
+                            (format!("targets[{ti}].POSITION"), t.positions),
+                            (format!("targets[{ti}].NORMAL"), t.normals),
+                            (format!("targets[{ti}].TANGENT"), t.tangents),
+                        ]
+                    });
+                let attrs = prim.attributes.iter().filter_map(|(sem, a)| match sem {
+                    Checked::Valid(
+                        s @ (gltf::Semantic::Positions
+                        | gltf::Semantic::Normals
+                        | gltf::Semantic::Tangents),
+                    ) => Some((format!("attributes.{}", s.to_string()), Some(*a))),
+                    _ => None,
+                });
+                for (name, acc) in attrs.chain(targets) {
+                    let Some(acc) = acc.and_then(|a| root.accessors.get(a.value())) else {
+                        continue;
+                    };
+                    if let Checked::Valid(t) = acc.component_type
+                        && t.0 != json::accessor::ComponentType::F32
+                    {
+                        return err(
+                            format!("meshes[{mi}].primitives[{pi}].{name}"),
+                            format!(
+                                "component type {} is not float, and the file does not use \
+                                 KHR_mesh_quantization (glTF 2.0 §3.7.2.1: POSITION, NORMAL and \
+                                 TANGENT are float)",
+                                t.0.as_gl_enum()
+                            ),
+                        );
+                    }
+                }
             }
         }
     }
