@@ -577,6 +577,22 @@ fn every_spec_rule_names_the_file_the_field_and_the_section() {
             "§3.7.2.1",
         ),
         (
+            |d| {
+                d["cameras"] = json!([{ "type": "perspective",
+                    "perspective": { "yfov": 0.0, "znear": 0.1 } }])
+            },
+            "cameras[0].perspective.yfov",
+            "§3.10",
+        ),
+        (
+            |d| {
+                d["cameras"] = json!([{ "type": "orthographic",
+                    "perspective": { "yfov": 0.7, "znear": 0.1 } }])
+            },
+            "cameras[0].type",
+            "no orthographic object",
+        ),
+        (
             |d| d["nodes"][1]["children"] = json!([2, 2]),
             "nodes[1].children",
             "listed twice",
@@ -620,6 +636,20 @@ fn every_spec_rule_names_the_file_the_field_and_the_section() {
         .map(|n| n.field.as_str())
         .filter(|f| f.starts_with("extensions"))
         .collect();
+    // POSITION bounds that contradict the data are reported (skinview computes its own).
+    let (mut doc, _) = external_simple_skin(&dir);
+    doc["accessors"][1]["max"] = json!([0.5, 9.0, 0.0]);
+    let path = write_model(&dir, &doc);
+    let scene = import_file_with(&path, ImportOptions::default()).unwrap().0;
+    assert!(
+        scene
+            .report
+            .notes
+            .iter()
+            .any(|n| n.field == "accessors[1].max" && n.message.contains("§3.7.2.1")),
+        "{:?}",
+        scene.report.notes
+    );
     // An accessor without a bufferView is zeros (§3.6.2.3), not an error: a morph target
     // that moves nothing.
     let (mut doc, _) = external_simple_skin(&dir);

@@ -520,6 +520,48 @@ impl Importer<'_> {
         })
     }
 
+    /// A POSITION accessor's declared `min`/`max` against its data (glTF 2.0 §3.7.2.1: they
+    /// are required and MUST be the bounds): a wrong or missing bound is reported — skinview
+    /// computes its own — not refused.
+    fn check_bounds(&mut self, acc: &gltf::Accessor, positions: &[Vec3]) {
+        let field = format!("accessors[{}]", acc.index());
+        let (lo, hi) = positions.iter().fold(
+            (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
+            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+        );
+        let declared = |v: Option<gltf::json::Value>| -> Option<Vec3> {
+            let a = v?;
+            let a = a.as_array()?;
+            let f = |i: usize| a.get(i).and_then(|x| x.as_f64()).map(|x| x as f32);
+            Some(Vec3::new(f(0)?, f(1)?, f(2)?))
+        };
+        for (name, declared, actual) in [
+            ("min", declared(acc.min()), lo),
+            ("max", declared(acc.max()), hi),
+        ] {
+            match declared {
+                None => self.report.warn(
+                    format!("{field}.{name}"),
+                    "missing or not 3 numbers (glTF 2.0 §3.7.2.1: POSITION accessors MUST \
+                     declare min and max); computed from the data",
+                ),
+                Some(d) => {
+                    // Writers round to f32 or print a few digits: a relative slack.
+                    let slack = 1e-4 * actual.abs().max(Vec3::ONE);
+                    if ((d - actual).abs() - slack).max_element() > 0.0 {
+                        self.report.warn(
+                            format!("{field}.{name}"),
+                            format!(
+                                "declares {d} but the data's {name} is {actual} (glTF 2.0 \
+                                 §3.7.2.1: min and max MUST be the data's bounds); not used"
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     fn vec3_attr(&self, acc: &gltf::Accessor, field: &str) -> Result<Vec<Vec3>> {
         let d = self.read(acc, field)?;
         d.expect_components(3, &self.file, field)?;
@@ -537,6 +579,7 @@ impl Importer<'_> {
             )
         })?;
         let positions = self.vec3_attr(&pos_acc, &format!("{field}.attributes.POSITION"))?;
+        self.check_bounds(&pos_acc, &positions);
         let n = positions.len();
         let check_len = |len: usize, name: &str| -> Result<()> {
             if len != n {

@@ -27,6 +27,9 @@
 //!    (glTF 2.0 §3.11 "Animations").
 //! 9. POSITION, NORMAL and TANGENT (and their morph target deltas) are float unless the file
 //!    uses `KHR_mesh_quantization` (glTF 2.0 §3.7.2.1 "Overview", the attribute table).
+//! 10. A camera has the object its `type` names, with a positive `yfov`, `znear` (and
+//!     `zfar` beyond it, positive `aspectRatio`) for a perspective, non-zero finite
+//!     `xmag`/`ymag` and `zfar` > `znear` ≥ 0 for an orthographic one (glTF 2.0 §3.10).
 //!
 //! Cost: one pass over the document's objects, O(nodes + accessors + channels).
 
@@ -63,7 +66,7 @@ const APPEARANCE_EXTENSIONS: &[&str] = &[
     "KHR_materials_variants",
 ];
 
-/// Check rules 1–9 on `root` (already schema-validated by the gltf crate); warnings go to
+/// Check rules 1–10 on `root` (already schema-validated by the gltf crate); warnings go to
 /// `report`.
 pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> Result<()> {
     let err = |field: String, message: String| Err(Error::invalid(file, field, message));
@@ -288,6 +291,71 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
                     }
                 }
             }
+        }
+    }
+
+    // Rule 10.
+    for (ci, cam) in root.cameras.iter().enumerate() {
+        use json::camera::Type;
+        let field = format!("cameras[{ci}]");
+        let bad = |f: &str, what: String| {
+            err(
+                format!("{field}.{f}"),
+                format!("{what} (glTF 2.0 §3.10 Cameras)"),
+            )
+        };
+        match (&cam.type_, &cam.perspective, &cam.orthographic) {
+            (Checked::Valid(Type::Perspective), Some(p), _) => {
+                if !(p.yfov > 0.0 && p.yfov.is_finite()) {
+                    return bad("perspective.yfov", format!("{}: must be above 0", p.yfov));
+                }
+                if !(p.znear > 0.0 && p.znear.is_finite()) {
+                    return bad("perspective.znear", format!("{}: must be above 0", p.znear));
+                }
+                if let Some(zfar) = p.zfar
+                    && zfar.partial_cmp(&p.znear) != Some(std::cmp::Ordering::Greater)
+                {
+                    return bad(
+                        "perspective.zfar",
+                        format!("{zfar}: must be beyond znear {}", p.znear),
+                    );
+                }
+                if let Some(a) = p.aspect_ratio
+                    && !(a > 0.0 && a.is_finite())
+                {
+                    return bad("perspective.aspectRatio", format!("{a}: must be above 0"));
+                }
+            }
+            (Checked::Valid(Type::Orthographic), _, Some(o)) => {
+                if o.xmag == 0.0 || o.ymag == 0.0 || !o.xmag.is_finite() || !o.ymag.is_finite() {
+                    return bad(
+                        "orthographic",
+                        format!(
+                            "xmag {} and ymag {}: must be finite and not 0",
+                            o.xmag, o.ymag
+                        ),
+                    );
+                }
+                let ordered = o.znear >= 0.0
+                    && o.zfar.partial_cmp(&o.znear) == Some(std::cmp::Ordering::Greater);
+                if !ordered {
+                    return bad(
+                        "orthographic.zfar",
+                        format!("{}: must be beyond znear {} (at least 0)", o.zfar, o.znear),
+                    );
+                }
+            }
+            (Checked::Valid(t), _, _) => {
+                let name = match t {
+                    Type::Perspective => "perspective",
+                    Type::Orthographic => "orthographic",
+                };
+                return bad(
+                    "type",
+                    format!("\"{name}\" but the camera has no {name} object"),
+                );
+            }
+            (Checked::Invalid, _, _) => {} // schema validation reports it
         }
     }
 
