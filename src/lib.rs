@@ -19,6 +19,7 @@ pub mod info;
 pub mod links;
 pub mod math;
 pub mod partition;
+pub mod quality;
 pub mod rig;
 pub mod scene;
 pub mod skeleton;

@@ -11,6 +11,7 @@ mod dump;
 mod export;
 mod info;
 mod partition;
+mod quality;
 mod render;
 #[cfg(feature = "viewer")]
 mod view;
@@ -129,6 +130,9 @@ enum Command {
     /// Split every skinned primitive into submeshes of at most K bones (for a K-matrix
     /// uniform palette) and print the split's stats.
     Partition(partition::PartitionArgs),
+    /// Deformation quality at a joint: Woodland's arm bent and twisted 0-180 degrees under LBS,
+    /// LBS with bone links, DQS and stitching (radius, volume, normal error; JSON).
+    Quality(quality::QualityArgs),
     /// Per-stage CPU timing (sample, layer, IK, links, palette, skin, normals), medians over
     /// many frames. No MODEL = the built-in humanoid with layers, IK and bone links.
     Bench(bench::BenchArgs),
@@ -163,6 +167,7 @@ pub fn main() -> ExitCode {
         Command::Export(a) => export::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Partition(a) => partition::run(a),
+        Command::Quality(a) => quality::run(a),
         #[cfg(feature = "viewer")]
         Command::View(a) => view::run_view(a),
     };

@@ -1,0 +1,135 @@
+//! The deformation quality report on Woodland's arm: every variant is its rest shape at 0°;
+//! under a 180° twist LBS collapses the elbow ring towards its axis as Weber predicts
+//! (|2w − 1|·r for a ring weighted w and 1 − w, checked against the arm's own weights),
+//! DQS keeps its radius within 2%, and every bone-link count keeps more than plain LBS.
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
+
+use glam::Vec3;
+use skinview::quality::{QualityRow, arm_quality, closed_volume};
+
+fn row<'a>(
+    rows: &'a [QualityRow],
+    mode: &str,
+    links: usize,
+    motion: &str,
+    angle: f32,
+) -> &'a QualityRow {
+    rows.iter()
+        .find(|r| r.mode == mode && r.links == links && r.motion == motion && r.angle_deg == angle)
+        .unwrap_or_else(|| panic!("no row {mode} {links} {motion} {angle}"))
+}
+
+#[test]
+fn the_elbow_under_every_remedy() {
+    let rows = arm_quality(&[0.0, 90.0, 180.0], |_, _| {}).unwrap();
+    assert_eq!(rows.len(), 2 * 3 * 6);
+    for r in rows.iter().filter(|r| r.angle_deg == 0.0) {
+        assert!((r.radius_ratio - 1.0).abs() < 1e-5, "{r:?}");
+        assert!((r.volume_ratio - 1.0).abs() < 1e-5, "{r:?}");
+        assert!(r.normal_err_deg < 1.0, "{r:?}");
+    }
+    // The ring nearest the elbow: its LBS weights give the collapse to expect.
+    let arm = skinview::builtin::woodland_arm().unwrap();
+    let prim = &arm.meshes[0].primitives[0];
+    let w = prim.skin_weights.as_ref().unwrap();
+    let elbow_x = skinview::builtin::ArmParams::default().upper_length_m;
+    let nearest = prim
+        .positions
+        .iter()
+        .map(|p| (p.x - elbow_x).abs())
+        .fold(f32::INFINITY, f32::min);
+    let v = prim
+        .positions
+        .iter()
+        .position(|p| (p.x - elbow_x).abs() <= nearest + 1e-5)
+        .unwrap();
+    let w0 = w.weights[v * w.width];
+    let expected = (2.0 * w0 - 1.0).abs() as f64;
+    let lbs = row(&rows, "lbs", 0, "twist", 180.0);
+    assert!(
+        (lbs.radius_ratio - expected).abs() < 1e-3,
+        "{lbs:?} vs |2w-1| = {expected}"
+    );
+    let dqs = row(&rows, "dqs", 0, "twist", 180.0);
+    assert!((dqs.radius_ratio - 1.0).abs() < 0.02, "{dqs:?}");
+    for links in 1..=3 {
+        let l = row(&rows, "lbs", links, "twist", 180.0);
+        assert!(l.radius_ratio > lbs.radius_ratio + 0.5, "{l:?}");
+        assert!(l.normal_err_deg < lbs.normal_err_deg, "{l:?}");
+    }
+    // Bending folds the inside of the elbow: LBS loses radius, DQS keeps it.
+    let (lb, db) = (
+        row(&rows, "lbs", 0, "bend", 90.0),
+        row(&rows, "dqs", 0, "bend", 90.0),
+    );
+    assert!(
+        lb.radius_ratio < 0.9 && (db.radius_ratio - 1.0).abs() < 0.02,
+        "{lb:?} {db:?}"
+    );
+}
+
+/// The volume measure on a closed box and an open tube (capped by the measure): analytic.
+#[test]
+fn closed_volume_of_known_shapes() {
+    // Unit cube, 12 outward triangles.
+    let p: Vec<Vec3> = (0..8)
+        .map(|i| Vec3::new((i & 1) as f32, ((i >> 1) & 1) as f32, ((i >> 2) & 1) as f32))
+        .collect();
+    let faces: [[u32; 4]; 6] = [
+        [0, 2, 3, 1],
+        [4, 5, 7, 6],
+        [0, 1, 5, 4],
+        [2, 6, 7, 3],
+        [0, 4, 6, 2],
+        [1, 3, 7, 5],
+    ];
+    let idx: Vec<u32> = faces
+        .iter()
+        .flat_map(|f| [f[0], f[1], f[2], f[0], f[2], f[3]])
+        .collect();
+    assert!((closed_volume(&p, &idx) - 1.0).abs() < 1e-9);
+    // The same cube without its top and bottom faces: the measure caps both openings.
+    let open: Vec<u32> = faces[2..]
+        .iter()
+        .flat_map(|f| [f[0], f[1], f[2], f[0], f[2], f[3]])
+        .collect();
+    assert!(
+        (closed_volume(&p, &open) - 1.0).abs() < 1e-9,
+        "{}",
+        closed_volume(&p, &open)
+    );
+}
+
+/// `skinview quality --out DIR` prints the table and writes `quality.json` with the keys the
+/// report promises, one row per (motion, angle, variant).
+#[cfg(feature = "cli")]
+#[test]
+fn quality_command_writes_the_table_and_json() {
+    let dir = std::env::temp_dir().join(format!("skinview-quality-{}", std::process::id()));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .args(["quality", "--step", "60", "--out", dir.to_str().unwrap()])
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("lbs+3link") && text.contains("twist    180"),
+        "{text}"
+    );
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(dir.join("quality.json")).unwrap()).unwrap();
+    assert_eq!(rows.len(), 2 * 4 * 6);
+    for key in [
+        "rig",
+        "mode",
+        "links",
+        "motion",
+        "angle_deg",
+        "volume_ratio",
+        "radius_ratio",
+        "normal_err_deg",
+    ] {
+        assert!(rows.iter().all(|r| r.get(key).is_some()), "{key}");
+    }
+}
