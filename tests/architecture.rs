@@ -50,7 +50,7 @@ fn code(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
-const CORE: [&str; 16] = [
+const CORE: [&str; 17] = [
     "anim",
     "builtin",
     "camera",
@@ -63,6 +63,7 @@ const CORE: [&str; 16] = [
     "links",
     "math",
     "partition",
+    "quality",
     "rig",
     "scene",
     "skeleton",
