@@ -321,3 +321,45 @@ fn partition_slider_splits_the_model_and_picks_the_palette() {
     h.run();
     assert!(h.query_by_label_contains("drawn whole").is_some());
 }
+
+/// The Deformation panel's skinning buttons switch both paths: the state, the character's
+/// options (kept across a rebuild), and what the CPU path computes (the twisted arm keeps its
+/// elbow radius under DQS, not under LBS).
+#[test]
+fn skinning_mode_buttons_switch_both_paths() {
+    use skinview::skin::{NormalMode, SkinMode};
+    let mut s = glb_arm();
+    s.playback.anim = Some(1); // twist
+    s.rebuild().unwrap();
+    let mut h = Harness::new_ui_state(panels::deformation, s);
+    h.run();
+    let elbow_ring_spread = |s: &mut ViewerState| {
+        s.character.update(1.98, 0.0).unwrap(); // near the end of the twist: ~178°
+        let p = &s.character.outputs[0].positions;
+        // Vertices near the elbow (x ≈ 0.30): their distance from the bone axis.
+        let rest = &s.character.scene.meshes[0].primitives[0].positions;
+        let near: Vec<f32> = rest
+            .iter()
+            .zip(p)
+            .filter(|(r, _)| (r.x - 0.30).abs() < 0.007)
+            .map(|(_, q)| (q.y * q.y + q.z * q.z).sqrt())
+            .collect();
+        near.iter().sum::<f32>() / near.len() as f32
+    };
+    let lbs = elbow_ring_spread(h.state_mut());
+    h.get_by_label("DQS").click();
+    h.run();
+    assert_eq!(h.state().skin.mode, SkinMode::Dqs);
+    assert_eq!(h.state().character.skin_options(0).mode, SkinMode::Dqs);
+    let dqs = elbow_ring_spread(h.state_mut());
+    assert!(dqs > lbs * 2.0, "LBS {lbs} DQS {dqs}");
+    h.get_by_label("blend 3x3").click();
+    h.run();
+    assert_eq!(
+        h.state().character.skin_options(0).normals,
+        NormalMode::Blend3x3
+    );
+    // A rebuild keeps them.
+    h.state_mut().rebuild().unwrap();
+    assert_eq!(h.state().character.skin_options(0).mode, SkinMode::Dqs);
+}

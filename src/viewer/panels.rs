@@ -433,6 +433,7 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
             s.vertices_changed, s.max_influences_before, s.max_influences_after
         ));
     }
+    skinning(ui, state);
     palette(ui, state);
     ui.horizontal(|ui| {
         ui.label("view");
@@ -447,6 +448,40 @@ const MAX_SLIDER_BONES: usize = 128;
 
 /// The mesh partition (K slider, submesh colours) and the palette path (storage buffer or a
 /// uniform array of K matrices per draw).
+/// The skinning blend and how normals follow it (both paths).
+fn skinning(ui: &mut Ui, state: &mut ViewerState) {
+    use crate::skin::{NormalMode, SkinMode};
+    let mut options = state.skin;
+    ui.horizontal(|ui| {
+        ui.label("skinning");
+        for (m, label) in [
+            (SkinMode::Lbs, "LBS"),
+            (SkinMode::Dqs, "DQS"),
+            (SkinMode::Stitch, "stitch"),
+        ] {
+            ui.selectable_value(&mut options.mode, m, label)
+                .on_hover_text(match m {
+                    SkinMode::Lbs => "linear blend: blended matrices (collapses at twisted joints)",
+                    SkinMode::Dqs => {
+                        "dual quaternion: keeps volume at twisted joints (Kavan et al.)"
+                    }
+                    SkinMode::Stitch => "each vertex follows its largest-weight bone alone",
+                });
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label("normals");
+        ui.selectable_value(&mut options.normals, NormalMode::Exact, "exact")
+            .on_hover_text("inverse-transpose: right under non-uniform scale");
+        ui.selectable_value(&mut options.normals, NormalMode::Blend3x3, "blend 3x3")
+            .on_hover_text("the blended matrix itself, as most engines do");
+        ui.checkbox(&mut options.renormalize, "renormalise");
+    });
+    if options != state.skin {
+        state.set_skin_options(options);
+    }
+}
+
 fn palette(ui: &mut Ui, state: &mut ViewerState) {
     ui.separator();
     ui.label("palette");

@@ -18,7 +18,7 @@ use crate::gpu::{ColorMode, PaletteSource, Skinning};
 use crate::ik::IkMode;
 use crate::io::{Model, ModelSource};
 use crate::partition::PartitionedScene;
-use crate::skin::bounds;
+use crate::skin::{SkinOptions, bounds};
 use crate::view::ViewOptions;
 
 /// What a failed rebuild restores: stage settings, influence limit, partition.
@@ -335,6 +335,8 @@ pub struct ViewerState {
     /// The adapter can read storage buffers in the vertex stage (else the uniform palette is
     /// the only GPU path; set by the window).
     pub storage_palette: bool,
+    /// How both paths skin (blend mode, normals); kept across rebuilds.
+    pub skin: SkinOptions,
 }
 
 impl ViewerState {
@@ -384,6 +386,7 @@ impl ViewerState {
             partition,
             partition_summary,
             storage_palette: true,
+            skin: SkinOptions::default(),
         };
         state.after_rebuild(true)?;
         Ok(state)
@@ -441,10 +444,17 @@ impl ViewerState {
             &self.partition,
             model_size(&self.model),
         )?;
+        next.set_skin_options(self.skin);
         next.update(self.playback.time_s, 0.0)?;
         self.character = next;
         self.partition_summary = summary;
         self.after_rebuild(false)
+    }
+
+    /// Skin with `options` from now on, both paths (no rebuild: the next frame uses them).
+    pub fn set_skin_options(&mut self, options: SkinOptions) {
+        self.skin = options;
+        self.character.set_skin_options(options);
     }
 
     /// Ask for a rebuild at the end of this frame's UI (several edits, one rebuild).

@@ -58,6 +58,8 @@ struct SceneGpu {
     /// The compute capture and its asynchronous readback (storage palette path only: the
     /// live comparison and picking; the uniform path is checked by `skinview compare`).
     capture: Option<(Capture, AsyncCapture)>,
+    /// The skinning options last written to the draws (`None`: not yet).
+    skin: Option<crate::skin::SkinOptions>,
 }
 
 /// Largest viewport side in pixels (and never more than the device's texture limit): beyond
@@ -157,7 +159,11 @@ impl Viewport {
             }
             _ => None,
         };
-        self.scene = Some(SceneGpu { gpu, capture });
+        self.scene = Some(SceneGpu {
+            gpu,
+            capture,
+            skin: None,
+        });
         self.view.set_bone_tips(bone_tips(c));
         self.generation = state.generation;
         self.pending_pick = None;
@@ -211,6 +217,13 @@ impl Viewport {
             );
         }
         let c = &state.character;
+        // The GPU draws the character's skinning options (a panel may have changed them).
+        if s.skin != Some(state.skin) {
+            for d in 0..c.scene.draws.len() {
+                s.gpu.set_skin_options(ctx, d, c.skin_options(d));
+            }
+            s.skin = Some(state.skin);
+        }
         s.gpu.update(ctx, &c.scene, &c.frame);
         // The CPU result is drawn in the CPU and side-by-side views (the heatmap draws the GPU
         // mesh; its errors come from the comparison below).
