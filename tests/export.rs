@@ -441,6 +441,26 @@ fn export_refuses_what_it_cannot_keep_and_leaves_the_output_alone() {
     .unwrap();
     let out = dir.join("out.glb");
     std::fs::write(&out, b"keep me").unwrap();
+    // An external image whose bytes are no known format is not embedded under the type its
+    // name suggests.
+    let (mut j, bin) = common::glb::split(&std::fs::read(common::model("CesiumMan")).unwrap());
+    std::fs::write(dir.join("fake.png"), b"GIF89a not really a png").unwrap();
+    j["images"][0] = json!({ "uri": "fake.png" });
+    let fake = dir.join("fake.glb");
+    std::fs::write(&fake, common::glb::pack(&j, &bin)).unwrap();
+    let e = repack_file(
+        &fake,
+        ImportOptions::default(),
+        &RepackOptions::default(),
+        &out,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("images[0].uri") && e.contains("by its bytes"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
     let e = repack_file(
         &meshopt,
         ImportOptions::default(),

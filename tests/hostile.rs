@@ -301,7 +301,7 @@ fn flag_values_are_bounded_and_external_uris_are_opt_in() {
         (o.status.code(), text)
     };
     let (neg, zero) = (dir.join("neg.json"), dir.join("zero.json"));
-    for (t, out) in [("-1", &neg), ("0", &zero)] {
+    for (t, out) in [("-.5", &neg), ("-1", &neg), ("0", &zero)] {
         let (code, text) = run(&["dump", "--time", t, "--out", out.to_str().unwrap()]);
         assert_eq!(code, Some(0), "{text}");
     }
@@ -358,6 +358,7 @@ fn flag_values_are_bounded_and_external_uris_are_opt_in() {
             "--max-influences",
         ),
         (vec!["render", "--anim", "-1", "--out", png], "--anim"),
+        (vec!["render", "--time", "-inf", "--out", png], "--time"),
     ] {
         let (code, text) = run(&args);
         assert_eq!(code, Some(2), "{args:?}: {text}");

@@ -23,7 +23,7 @@ pub struct DumpArgs {
     #[arg(long, allow_negative_numbers = true)]
     anim: Option<String>,
     /// Times in seconds (repeat the flag for several).
-    #[arg(long = "time", required = true, allow_negative_numbers = true)]
+    #[arg(long = "time", required = true, allow_hyphen_values = true)]
     times: Vec<f32>,
     /// Which skinning to dump: cpu (the reference) or gpu (readback).
     #[arg(long, value_enum, default_value = "cpu")]

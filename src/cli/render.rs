@@ -28,7 +28,7 @@ pub struct RenderArgs {
     #[arg(long, allow_negative_numbers = true)]
     anim: Option<String>,
     /// Time in seconds. Default: the middle of the animation (1 s for --demo).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     time: Option<f32>,
     /// Which skinning result to draw: gpu (vertex shader) or cpu (reference, uploaded).
     /// Rigs whose vertices have more than 8 influences are drawn from the CPU result.

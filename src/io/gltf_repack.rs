@@ -220,14 +220,15 @@ fn repack(
             .mime_type
             .as_ref()
             .map(|m| m.0.clone())
-            .or_else(|| mime_of(&data, &uri))
+            .or_else(|| mime_of(&data))
             .ok_or_else(|| {
                 Error::invalid(
                     &file,
                     &field,
                     format!(
-                        "\"{uri}\" is not PNG, JPEG, WebP or KTX2 and has no mimeType: cannot \
-                         embed it (glTF 2.0 image: an image in a bufferView needs a mimeType)"
+                        "\"{uri}\" is not PNG, JPEG, WebP or KTX2 by its bytes and has no \
+                         mimeType: cannot embed it (glTF 2.0 image: an image in a bufferView \
+                         needs a mimeType)"
                     ),
                 )
             })?;
@@ -483,8 +484,9 @@ fn reencode(
     Ok(())
 }
 
-/// PNG, JPEG, WebP or KTX2 by magic bytes, else by the URI's extension.
-fn mime_of(data: &[u8], uri: &str) -> Option<String> {
+/// PNG, JPEG, WebP or KTX2 by magic bytes (never by the file name alone: a mislabelled file
+/// would be embedded under a type it is not).
+fn mime_of(data: &[u8]) -> Option<String> {
     let by_magic = if data.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
     } else if data.starts_with(&[0xFF, 0xD8, 0xFF]) {
@@ -496,17 +498,7 @@ fn mime_of(data: &[u8], uri: &str) -> Option<String> {
     } else {
         None
     };
-    let by_ext = || {
-        let ext = uri.rsplit_once('.')?.1.to_ascii_lowercase();
-        Some(match ext.as_str() {
-            "png" => "image/png",
-            "jpg" | "jpeg" => "image/jpeg",
-            "webp" => "image/webp",
-            "ktx2" => "image/ktx2",
-            _ => return None,
-        })
-    };
-    by_magic.or_else(by_ext).map(str::to_string)
+    by_magic.map(str::to_string)
 }
 
 /// Paths of properties in `input` that `output` lacks, skipping the ones export rewrites on
