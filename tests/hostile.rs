@@ -893,3 +893,30 @@ fn messages_escape_control_characters_from_files() {
     assert!(!err.contains('\u{1b}'), "raw escape in: {err:?}");
     assert!(err.contains("\\u{1b}"), "{err:?}");
 }
+
+/// A GLB with a second BIN chunk is refused (the gltf crate would read the first and drop the
+/// second silently); an unknown chunk type after the BIN chunk is ignored, as the format asks.
+#[test]
+fn glb_chunks_beyond_the_format_are_named() {
+    let dir = scratch("chunks");
+    let glb = std::fs::read(common::model("RiggedSimple")).unwrap();
+    let with_chunk = |kind: &[u8; 4]| {
+        let mut g = glb.clone();
+        g.extend_from_slice(&8u32.to_le_bytes());
+        g.extend_from_slice(kind);
+        g.extend_from_slice(&[0u8; 8]);
+        let total = g.len() as u32;
+        g[8..12].copy_from_slice(&total.to_le_bytes());
+        g
+    };
+    let two = dir.join("two_bin.glb");
+    std::fs::write(&two, with_chunk(b"BIN\0")).unwrap();
+    let e = import_error(&two, ImportOptions::default());
+    assert!(
+        e.contains("two_bin.glb: GLB chunks") && e.contains("a second BIN chunk"),
+        "{e}"
+    );
+    let extra = dir.join("extra.glb");
+    std::fs::write(&extra, with_chunk(b"XTRA")).unwrap();
+    assert!(import_file_with(&extra, ImportOptions::default()).is_ok());
+}

@@ -102,6 +102,7 @@ pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> 
             ));
         }
     }
+    check_glb_chunks(bytes, &file)?;
     let gltf::Gltf { document, blob } =
         gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| match e {
             // The container around the JSON and BIN chunks.
@@ -167,6 +168,43 @@ pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> 
         document,
         buffers,
     })
+}
+
+/// A GLB's chunks after the JSON: at most one BIN chunk, and it comes first (glTF 2.0 GLB
+/// file format: JSON, then an optional BIN chunk; chunks of other types are ignored, as the
+/// format asks). The gltf crate reads the first BIN chunk and drops any other silently.
+fn check_glb_chunks(bytes: &[u8], file: &str) -> Result<()> {
+    if !bytes.starts_with(b"glTF") {
+        return Ok(());
+    }
+    let u32_at = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let mut at = 12usize;
+    let mut index = 0usize;
+    let mut bin_seen = false;
+    // Length and type of each chunk; a truncated tail is the gltf crate's to report.
+    while let (Some(len), Some(kind)) = (u32_at(at), bytes.get(at + 4..at + 8)) {
+        if kind == b"BIN\0" {
+            if bin_seen || index != 1 {
+                return Err(Error::invalid(
+                    file,
+                    "GLB chunks",
+                    format!(
+                        "chunk {index} at byte {at} is {} BIN chunk (glTF 2.0 GLB file format: \
+                         at most one, right after the JSON chunk)",
+                        if bin_seen { "a second" } else { "a misplaced" }
+                    ),
+                ));
+            }
+            bin_seen = true;
+        }
+        at = at.saturating_add(8).saturating_add(len);
+        index += 1;
+    }
+    Ok(())
 }
 
 /// When the JSON does not parse as a glTF document, the same parse again with the path of
