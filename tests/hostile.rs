@@ -359,6 +359,10 @@ fn flag_values_are_bounded_and_external_uris_are_opt_in() {
         ),
         (vec!["render", "--anim", "-1", "--out", png], "--anim"),
         (vec!["render", "--time", "-inf", "--out", png], "--time"),
+        (
+            vec!["render", "--size", "4096x4096", "--out", png],
+            "--size",
+        ),
     ] {
         let (code, text) = run(&args);
         assert_eq!(code, Some(2), "{args:?}: {text}");

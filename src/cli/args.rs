@@ -309,7 +309,7 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
     }
     if w as u64 * h as u64 > MAX_PIXELS {
         return Err(format!(
-            "{w}x{h}: {} pixels, more than {MAX_PIXELS} (4096x4096)",
+            "{w}x{h}: {} pixels, more than {MAX_PIXELS} (4096x2048)",
             w as u64 * h as u64
         ));
     }
@@ -320,9 +320,11 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
 /// limit is checked when the target is made).
 pub const MAX_SIDE_PX: u32 = 8192;
 
-/// Most pixels accepted by `--size`: 4096² at 4× MSAA with depth is ~0.5 GiB of GPU memory,
-/// within what the software rasteriser and small GPUs hold.
-pub const MAX_PIXELS: u64 = 4096 * 4096;
+/// Most pixels accepted by `--size`: 8 Mpx (4096x2048; 4K UHD fits). At 4× MSAA with depth
+/// that is ~0.3 GiB of GPU memory; the software rasteriser (lavapipe) renders the largest
+/// split, heatmap and wireframe views of it within a 2 GB address space (`ulimit -v`), where
+/// 4096x4096 ran out of memory.
+pub const MAX_PIXELS: u64 = 4096 * 2048;
 
 /// The model argument of a command.
 #[derive(Args, Clone)]
