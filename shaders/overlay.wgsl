@@ -11,9 +11,10 @@ struct ViewUniform {
     color_mode: u32,
     selected_node: u32,
     error_scale: f32,
+    // Mode 3: log10 of the scaled error shown blue; four decades up is red.
+    error_log10_min: f32,
     _pad0: u32,
     _pad1: u32,
-    _pad2: u32,
 };
 @group(0) @binding(0) var<uniform> view: ViewUniform;
 

@@ -19,9 +19,10 @@ struct ViewUniform {
     selected_node: u32,
     // Mode 3: per-vertex errors are multiplied by this (1 / model diagonal) before mapping.
     error_scale: f32,
+    // Mode 3: log10 of the scaled error shown blue; four decades up is red.
+    error_log10_min: f32,
     _pad0: u32,
     _pad1: u32,
-    _pad2: u32,
 };
 @group(2) @binding(0) var<uniform> view: ViewUniform;
 
@@ -125,10 +126,12 @@ fn finish_color(acc: vec4<f32>, vertex_index: u32, vertex_color: vec4<f32>) -> v
             return vec4<f32>(acc.rgb / max(acc.w, 1e-6), 1.0);
         }
         case 3u: {
-            // log10 of the error relative to the model's diagonal: 1e-8 → 0 (blue),
-            // 1e-5 (the comparison's tolerance) → 0.75, 1e-4 and above → 1 (red).
+            // log10 of the error relative to the model's diagonal over four decades from
+            // error_log10_min (blue) to red; CPU vs GPU: 1e-8 blue, 1e-5 (the comparison's
+            // tolerance) orange, 1e-4 red.
             let e = vertex_error(vertex_index) * view.error_scale;
-            return vec4<f32>(heat((log2(max(e, 1e-12)) * 0.30103 + 8.0) / 4.0), 1.0);
+            let decades = log2(max(e, 1e-30)) * 0.30103 - view.error_log10_min;
+            return vec4<f32>(heat(decades / 4.0), 1.0);
         }
         default: {
             return vertex_color * draw.base_color;

@@ -360,7 +360,7 @@ impl Character {
     /// The built-in humanoid with every stage in use (see the module documentation): the
     /// [`CharacterSpec::humanoid_demo`] set-up.
     pub fn humanoid_demo() -> Result<Character> {
-        let rig = crate::builtin::humanoid_rig().to_scene()?;
+        let rig = crate::builtin::humanoid_rig()?.to_scene()?;
         Character::from_rig(&rig, &CharacterSpec::humanoid_demo())
     }
 
@@ -498,6 +498,18 @@ impl Character {
     /// takes the same options ([`Character::skin_options`]).
     pub fn set_skin_options(&mut self, options: SkinOptions) {
         self.skinner.set_options(&self.scene, options);
+    }
+
+    /// The current frame skinned on the CPU in `options` instead of the character's own (its
+    /// outputs and settings are unchanged): what a mode-against-mode comparison measures.
+    pub fn skin_current_with(&self, options: SkinOptions) -> Result<Vec<SkinnedVertices>> {
+        let mut skinner = CpuSkinner::new(&self.scene, self.max_influences);
+        skinner.set_options(&self.scene, options);
+        let mut outputs = self.outputs.clone();
+        for (i, out) in outputs.iter_mut().enumerate() {
+            skinner.skin_draw(&self.scene, &self.frame, i, out)?;
+        }
+        Ok(outputs)
     }
 
     /// How draw `draw` is skinned.

@@ -24,6 +24,7 @@ pub mod rig;
 pub mod scene;
 pub mod skeleton;
 pub mod skin;
+pub mod weights;
 
 // Files, GPU, and the stages built on them.
 pub mod compare;

@@ -50,7 +50,7 @@ fn code(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
-const CORE: [&str; 17] = [
+const CORE: [&str; 18] = [
     "anim",
     "builtin",
     "camera",
@@ -68,6 +68,7 @@ const CORE: [&str; 17] = [
     "scene",
     "skeleton",
     "skin",
+    "weights",
 ];
 const FRONT_ENDS: [&str; 5] = ["winit", "egui", "clap", "crate::viewer", "crate::cli"];
 

@@ -703,3 +703,149 @@ fn uniform_palette_on_compare_dump_and_render() {
     );
     assert!(skinview::io::png::read(&png).is_ok());
 }
+
+/// `skinview weights` on a glTF file: regenerated, smoothed, rogue-free weights written to a
+/// new .glb that imports with the same vertices and joints, weights summing to 1; the input
+/// is refused as output; nothing to do is a usage error.
+#[test]
+fn weights_command_rewrites_a_gltf_skin() {
+    let exe = env!("CARGO_BIN_EXE_skinview");
+    let model = common::shared_dir().join("models/CesiumMan/CesiumMan.glb");
+    let dir = std::env::temp_dir().join(format!("skinview-weights-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("regen.glb");
+    let o = std::process::Command::new(exe)
+        .args([
+            "weights",
+            model.to_str().unwrap(),
+            "--regenerate",
+            "--rogue",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("vertices changed")
+            && text.contains("smoothed:")
+            && text.contains("rogue removal:"),
+        "{text}"
+    );
+    let load = |p: &std::path::Path| {
+        skinview::io::ModelSource::File(p.to_path_buf())
+            .load_with(Default::default())
+            .unwrap()
+            .scene
+    };
+    let (a, b) = (load(&model), load(&out));
+    let (pa, pb) = (&a.meshes[0].primitives[0], &b.meshes[0].primitives[0]);
+    assert_eq!(pa.positions, pb.positions);
+    let wb = pb.skin_weights.as_ref().unwrap();
+    assert_ne!(
+        pa.skin_weights.as_ref().unwrap(),
+        wb,
+        "weights were rewritten"
+    );
+    for (v, w) in wb.weights.chunks_exact(wb.width).enumerate() {
+        let sum: f32 = w.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-5, "vertex {v}: {w:?}");
+    }
+    // The input is never the output; nothing to do says so.
+    let o = std::process::Command::new(exe)
+        .args([
+            "weights",
+            model.to_str().unwrap(),
+            "--smooth",
+            "--out",
+            model.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let o = std::process::Command::new(exe)
+        .args(["weights", "builtin:humanoid", "--out"])
+        .arg(dir.join("x.glb"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--regenerate"));
+    // A native rig goes through the scene writer.
+    let o = std::process::Command::new(exe)
+        .args([
+            "weights",
+            "builtin:humanoid",
+            "--distance",
+            "--smooth",
+            "--out",
+        ])
+        .arg(dir.join("h.glb"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        load(&dir.join("h.glb")).meshes[0].primitives[0]
+            .skin_weights
+            .is_some()
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `render --color error --against MODE`: the twisted arm's LBS and DQS differ at the elbow
+/// (warm colours there, blue at the ends); a mode against itself is blue everywhere; the flag
+/// without the error colours is a usage error.
+#[test]
+fn render_colors_the_difference_between_two_modes() {
+    let heat = |against: &str| {
+        let out = tmp(&format!("error_against_{against}.png"));
+        let o = skinview(&[
+            "render",
+            "builtin:arm",
+            "--anim",
+            "twist",
+            "--time",
+            "10",
+            "--color",
+            "error",
+            "--against",
+            against,
+            "--size",
+            "320x200",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let img = skinview::io::png::read(&out).unwrap();
+        let warm = img
+            .pixels
+            .chunks_exact(4)
+            .filter(|p| p[0] > 180 && p[2] < 100)
+            .count();
+        let blue = img
+            .pixels
+            .chunks_exact(4)
+            .filter(|p| p[2] > 180 && p[0] < 60 && p[1] < 60)
+            .count();
+        (warm, blue, text(&o))
+    };
+    let (warm, blue, said) = heat("dqs");
+    assert!(
+        warm > 200 && blue > 2000,
+        "warm {warm}, blue {blue}: {said}"
+    );
+    assert!(
+        said.contains("lbs vs dqs: largest vertex distance"),
+        "{said}"
+    );
+    let (warm, blue, said) = heat("lbs");
+    assert!(warm == 0 && blue > 2000, "warm {warm}, blue {blue}: {said}");
+    let o = skinview(&[
+        "render",
+        "--against",
+        "dqs",
+        "--out",
+        tmp("x.png").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}

@@ -330,6 +330,7 @@ fn export_reencodes_only_the_skin_types_asked_for() {
             RepackOptions {
                 joints: Some(JointType::U8),
                 weights: Some(weights),
+                rewrite_skin: false,
             },
         );
         assert!(report.dropped.is_empty(), "{stem}: {:?}", report.dropped);
@@ -413,6 +414,7 @@ fn export_reencodes_only_the_skin_types_asked_for() {
             RepackOptions {
                 joints: None,
                 weights: Some(WeightType::F32),
+                rewrite_skin: false,
             },
         );
         let b = skinview::io::load(&back).unwrap();
@@ -502,6 +504,7 @@ fn export_refuses_what_it_cannot_keep_and_leaves_the_output_alone() {
     let u8_joints = RepackOptions {
         joints: Some(JointType::U8),
         weights: None,
+        rewrite_skin: false,
     };
     let e = repack_file(&many, ImportOptions::default(), &u8_joints, &out)
         .unwrap_err()

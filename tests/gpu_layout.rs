@@ -140,9 +140,9 @@ fn view_uniform_matches_render_wgsl() {
             ("color_mode", offset_of!(ViewUniform, color_mode)),
             ("selected_node", offset_of!(ViewUniform, selected_node)),
             ("error_scale", offset_of!(ViewUniform, error_scale)),
+            ("error_log10_min", offset_of!(ViewUniform, error_log10_min)),
             ("_pad[0]", offset_of!(ViewUniform, _pad)),
             ("_pad[1]", offset_of!(ViewUniform, _pad) + 4),
-            ("_pad[2]", offset_of!(ViewUniform, _pad) + 8),
         ],
     );
 }

@@ -694,7 +694,7 @@ fn rig_link_settings_carry_the_normal_fade() {
     );
 
     let weights_with = |fade: Option<f32>| {
-        let mut rig = skinview::builtin::humanoid_rig();
+        let mut rig = skinview::builtin::humanoid_rig().unwrap();
         for b in rig.bones.iter_mut() {
             if let Some(l) = b.links.as_mut() {
                 l.normal_fade = fade;

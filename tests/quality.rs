@@ -101,7 +101,7 @@ fn closed_volume_of_known_shapes() {
 }
 
 /// `skinview quality --out DIR` prints the table and writes `quality.json` with the keys the
-/// report promises, one row per (motion, angle, variant).
+/// report promises, one row per (rig, motion, angle, variant), and the chart.
 #[cfg(feature = "cli")]
 #[test]
 fn quality_command_writes_the_table_and_json() {
@@ -119,7 +119,15 @@ fn quality_command_writes_the_table_and_json() {
     );
     let rows: Vec<serde_json::Value> =
         serde_json::from_slice(&std::fs::read(dir.join("quality.json")).unwrap()).unwrap();
-    assert_eq!(rows.len(), 2 * 4 * 6);
+    // Two rigs, two motions, four angles, six variants.
+    assert_eq!(rows.len(), 2 * 2 * 4 * 6);
+    assert!(rows.iter().any(|r| r["rig"] == "humanoid"));
+    // The chart: every variant's line in its legend colour (lbs red, dqs blue, stitch purple).
+    let img = skinview::io::png::read(&dir.join("quality.png")).unwrap();
+    for rgb in [[214u8, 39, 40], [31, 119, 180], [148, 103, 189]] {
+        let n = img.pixels.chunks_exact(4).filter(|p| p[..3] == rgb).count();
+        assert!(n > 50, "{rgb:?}: {n} pixels");
+    }
     for key in [
         "rig",
         "mode",
@@ -131,5 +139,32 @@ fn quality_command_writes_the_table_and_json() {
         "normal_err_deg",
     ] {
         assert!(rows.iter().all(|r| r.get(key).is_some()), "{key}");
+    }
+}
+
+/// The humanoid's elbow on its connected skin: rest is rest, LBS collapses under a twist
+/// (less than on the arm: its weights blend over a wider zone, so the nearest ring is not
+/// 50/50), DQS keeps the ring, links keep most of it.
+#[test]
+fn the_humanoid_elbow_under_every_remedy() {
+    let rows: Vec<QualityRow> = skinview::quality::quality(&[0.0, 180.0], |_, _| {})
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.rig == "humanoid")
+        .collect();
+    assert_eq!(rows.len(), 2 * 2 * 6);
+    for r in rows.iter().filter(|r| r.angle_deg == 0.0) {
+        assert!((r.radius_ratio - 1.0).abs() < 1e-5, "{r:?}");
+        assert!((r.volume_ratio - 1.0).abs() < 1e-5, "{r:?}");
+        // Surface-nets normals (the field's gradient) against the mesh's own: a few degrees.
+        assert!(r.normal_err_deg < 5.0, "{r:?}");
+    }
+    let lbs = row(&rows, "lbs", 0, "twist", 180.0);
+    let dqs = row(&rows, "dqs", 0, "twist", 180.0);
+    assert!(lbs.radius_ratio < 0.5 && lbs.volume_ratio < 0.7, "{lbs:?}");
+    assert!((dqs.radius_ratio - 1.0).abs() < 0.02, "{dqs:?}");
+    for links in 1..=3 {
+        let l = row(&rows, "lbs", links, "twist", 180.0);
+        assert!(l.radius_ratio > lbs.radius_ratio + 0.4, "{l:?}");
     }
 }

@@ -13,7 +13,7 @@ use skinview::math::Trs;
 use skinview::rig::{Bone, WeberRig};
 
 fn humanoid() -> WeberRig {
-    skinview::builtin::humanoid_rig()
+    skinview::builtin::humanoid_rig().unwrap()
 }
 
 fn rigs() -> Vec<WeberRig> {
@@ -246,7 +246,7 @@ fn bad_native_files_name_the_field() {
             "links.count",
         ),
         (
-            good.replacen("\"radii_m\":[0.15,0.11]", "\"radii_m\":[0.0,0.11]", 1),
+            good.replacen("\"radii_m\":[0.11,0.15]", "\"radii_m\":[0.0,0.15]", 1),
             "base_section",
         ),
     ];

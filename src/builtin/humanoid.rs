@@ -3,17 +3,23 @@
 //!
 //! Skeleton: pelvis, spine, chest, head; per side clavicle, upper arm, forearm, hand; per side
 //! thigh, shin, foot. Reference pose: T-pose facing +Z, Y up, bones along local +X.
-//! Skin: one tube per limb chain (torso, two arms, two legs) whose rings follow each bone's
-//! base/tip cross-section ellipses; weights from distance to the bone segments,
-//! `w = k / d^n` with k = 1, n = 4 (seed 003, human-sized figures), the four largest kept and
-//! normalised. Motions are keyframed tracks with irregular key times; rotations are authored
+//! Skin: one connected surface round the bones' tapered elliptical pseudo-cylinders (their
+//! authored base and tip sections), blended where limbs meet the torso
+//! ([`crate::weights::surface`]); weights made as Weber's §11 and §10 describe for a model
+//! without weights: regeneration against the pseudo-cylinders, then smoothing scaled by the
+//! cross-sections ([`crate::weights`]), four influences at most. Motions are keyframed tracks with irregular key times; rotations are authored
 //! as deltas about model-space axes applied in each bone's own reference frame.
 
 use std::f32::consts::{PI, TAU};
 
-use glam::{Mat3, Quat, Vec3};
+use glam::{Mat3, Quat, Vec2, Vec3};
 
 use crate::rig::{Bone, Key, LimitsDeg, LinkSettings, Motion, RigMesh, Section, Track, WeberRig};
+use crate::weights::BoneAxis;
+use crate::weights::regenerate::RegenerateJob;
+use crate::weights::sections::BoneSection;
+use crate::weights::smooth::SmoothJob;
+use crate::weights::surface::{Surface, SurfaceJob};
 
 struct Builder {
     bones: Vec<Bone>,
@@ -81,7 +87,7 @@ fn lim(min: [f32; 3], max: [f32; 3]) -> Option<LimitsDeg> {
 }
 
 /// The humanoid rig with its skin and motions.
-pub fn humanoid_rig() -> WeberRig {
+pub fn humanoid_rig() -> crate::error::Result<WeberRig> {
     let mut b = Builder {
         bones: Vec::new(),
         model_rot: Vec::new(),
@@ -96,7 +102,7 @@ pub fn humanoid_rig() -> WeberRig {
         up,
         fwd,
         0.12,
-        ([0.15, 0.11], [0.14, 0.10]),
+        ([0.11, 0.15], [0.10, 0.14]),
         lim([-30.0, -30.0, -30.0], [30.0, 30.0, 30.0]),
     );
     let spine = b.add(
@@ -106,7 +112,7 @@ pub fn humanoid_rig() -> WeberRig {
         up,
         fwd,
         0.18,
-        ([0.14, 0.10], [0.15, 0.10]),
+        ([0.10, 0.14], [0.10, 0.14]),
         lim([-30.0, -30.0, -35.0], [45.0, 30.0, 35.0]),
     );
     let chest = b.add(
@@ -116,7 +122,7 @@ pub fn humanoid_rig() -> WeberRig {
         up,
         fwd,
         0.24,
-        ([0.16, 0.11], [0.17, 0.10]),
+        ([0.10, 0.14], [0.10, 0.13]),
         lim([-20.0, -20.0, -30.0], [30.0, 20.0, 30.0]),
     );
     b.add(
@@ -169,7 +175,7 @@ pub fn humanoid_rig() -> WeberRig {
             sx,
             up,
             0.16,
-            ([0.03, 0.018], [0.025, 0.012]),
+            ([0.018, 0.03], [0.012, 0.025]),
             lim([-60.0, -30.0, -10.0], [60.0, 30.0, 10.0]),
         );
     };
@@ -208,8 +214,10 @@ pub fn humanoid_rig() -> WeberRig {
         );
     }
     // Bone links at shoulders, elbows and knees (seed 000 §9: 2–3 links, default length).
-    // Not at the hips: the torso and legs are separate tubes here, and the pelvis fork would
-    // pull the torso's bottom cap apart; that needs one connected skin.
+    // Not at the hips yet: on this connected skin the pelvis fork's rule for vertices
+    // weighted to the pelvis alone (split between the thigh zones within a radial limit,
+    // untouched beyond it) makes a weight step round the crotch that tears when a leg lifts
+    // (links.rs, "Limits").
     for name in [
         "l_upper_arm",
         "r_upper_arm",
@@ -226,7 +234,7 @@ pub fn humanoid_rig() -> WeberRig {
             });
         }
     }
-    let mesh = skin(&b);
+    let mesh = skin(&b.bones)?;
     let mut rig = WeberRig::new("humanoid", b.bones.clone());
     rig.mesh = Some(mesh);
     rig.motions = vec![
@@ -234,143 +242,128 @@ pub fn humanoid_rig() -> WeberRig {
         walk(&b, "run", 0.72, 1.8),
         throw(&b),
     ];
-    rig
+    Ok(rig)
 }
 
-/// Point-to-segment distance.
-fn segment_distance(p: Vec3, a: Vec3, b: Vec3) -> f32 {
-    let ab = b - a;
-    let t = if ab.length_squared() > 0.0 {
-        ((p - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    (p - (a + ab * t)).length()
+/// Grid cell of the skin's surface nets: thinner than the hand (2.4 cm at its tip) and the
+/// foot, so neither breaks apart (metres).
+pub const SKIN_CELL_M: f32 = 0.018;
+
+/// Smooth-union blend width: limbs meet the torso in a fillet about this wide (metres).
+pub const SKIN_BLEND_M: f32 = 0.04;
+
+/// Weight change allowed per section radius of surface distance when smoothing: a joint's
+/// blend spans about one radius on either side, as an artist's falloff would.
+pub const SKIN_SMOOTH_THRESHOLD: f32 = 0.5;
+
+/// Smoothing sweeps (the blend converges well before on this skin).
+pub const SKIN_SMOOTH_ITERATIONS: usize = 200;
+
+/// Each bone's pseudo-cylinder from its authored sections, in model space.
+pub fn bone_sections(rig: &crate::rig::WeberRig) -> Vec<BoneSection> {
+    let (rot, base) = rest_frames(rig);
+    rig.bones
+        .iter()
+        .enumerate()
+        .map(|(i, bone)| {
+            let s0 = bone.base_section.unwrap_or(Section {
+                radii_m: [0.05; 2],
+                offset_m: [0.0; 2],
+            });
+            let s1 = bone.tip_section.unwrap_or(s0);
+            BoneSection::new(
+                base[i],
+                rot[i] * Vec3::X,
+                rot[i] * Vec3::Y,
+                bone.length_m,
+                Vec2::from(s0.radii_m),
+                Vec2::from(s1.radii_m),
+                Vec2::from(s0.offset_m),
+                Vec2::from(s1.offset_m),
+            )
+        })
+        .collect()
 }
 
-/// Tubes along the limb chains, weights by inverse fourth power of segment distance.
-fn skin(b: &Builder) -> RigMesh {
-    const RING: usize = 16;
-    const RINGS_PER_BONE: usize = 6;
-    let idx = |n: &str| b.bones.iter().position(|x| x.name == n).unwrap_or(0);
-    let chains: Vec<Vec<usize>> = vec![
-        vec![idx("pelvis"), idx("spine"), idx("chest"), idx("head")],
-        vec![
-            idx("l_clavicle"),
-            idx("l_upper_arm"),
-            idx("l_forearm"),
-            idx("l_hand"),
-        ],
-        vec![
-            idx("r_clavicle"),
-            idx("r_upper_arm"),
-            idx("r_forearm"),
-            idx("r_hand"),
-        ],
-        vec![idx("l_thigh"), idx("l_shin"), idx("l_foot")],
-        vec![idx("r_thigh"), idx("r_shin"), idx("r_foot")],
-    ];
-    let mut m = RigMesh {
-        positions: Vec::new(),
-        normals: Vec::new(),
-        triangles: Vec::new(),
-        weights: Vec::new(),
-        color: [0.78, 0.66, 0.58, 1.0],
-    };
-    for chain in &chains {
-        let first_ring = m.positions.len();
-        let mut rings = 0u32;
-        for (ci, &bi) in chain.iter().enumerate() {
-            let bone = &b.bones[bi];
-            let (r0, r1) = (
-                bone.base_section.map_or([0.05; 2], |s| s.radii_m),
-                bone.tip_section.map_or([0.05; 2], |s| s.radii_m),
-            );
-            let rot = b.model_rot[bi];
-            let last = ci + 1 == chain.len();
-            let count = if last {
-                RINGS_PER_BONE + 1
-            } else {
-                RINGS_PER_BONE
-            };
-            for k in 0..count {
-                let f = k as f32 / RINGS_PER_BONE as f32;
-                let centre = b.base[bi] + rot * Vec3::new(bone.length_m * f, 0.0, 0.0);
-                let ry = r0[0] + (r1[0] - r0[0]) * f;
-                let rz = r0[1] + (r1[1] - r0[1]) * f;
-                for j in 0..RING {
-                    let a = TAU * j as f32 / RING as f32;
-                    let (c, s) = (a.cos(), a.sin());
-                    m.positions
-                        .push((centre + rot * Vec3::new(0.0, ry * c, rz * s)).to_array());
-                    // Ellipse normal: gradient of (y/ry)^2 + (z/rz)^2.
-                    m.normals.push(
-                        (rot * Vec3::new(0.0, c / ry, s / rz))
-                            .normalize()
-                            .to_array(),
-                    );
-                }
-                rings += 1;
+/// Rest model rotation and base position of every bone (parents before children).
+fn rest_frames(rig: &crate::rig::WeberRig) -> (Vec<Quat>, Vec<Vec3>) {
+    let mut rot: Vec<Quat> = Vec::with_capacity(rig.bones.len());
+    let mut base: Vec<Vec3> = Vec::with_capacity(rig.bones.len());
+    for (i, b) in rig.bones.iter().enumerate() {
+        let local = Quat::from_array(b.rotation).normalize();
+        let t = rig.local_translation(i, b.displacement_m);
+        match b.parent.filter(|&p| p < i) {
+            Some(p) => {
+                base.push(base[p] + rot[p] * t);
+                rot.push((rot[p] * local).normalize());
             }
-        }
-        for r in 0..rings - 1 {
-            for j in 0..RING as u32 {
-                let a = first_ring as u32 + r * RING as u32 + j;
-                let bb = first_ring as u32 + r * RING as u32 + (j + 1) % RING as u32;
-                m.triangles.push([a, bb + RING as u32, bb]);
-                m.triangles.push([a, a + RING as u32, bb + RING as u32]);
-            }
-        }
-        // Caps.
-        for (ring, dir) in [(0u32, -1.0f32), (rings - 1, 1.0)] {
-            let bi = if dir < 0.0 {
-                chain[0]
-            } else {
-                chain[chain.len() - 1]
-            };
-            let centre_i = m.positions.len() as u32;
-            let start = first_ring as u32 + ring * RING as u32;
-            let mut c = Vec3::ZERO;
-            for j in 0..RING {
-                c += Vec3::from(m.positions[start as usize + j]);
-            }
-            m.positions.push((c / RING as f32).to_array());
-            m.normals.push((b.model_rot[bi] * Vec3::X * dir).to_array());
-            for j in 0..RING as u32 {
-                let (a, bb) = (start + j, start + (j + 1) % RING as u32);
-                if dir > 0.0 {
-                    m.triangles.push([centre_i, bb, a])
-                } else {
-                    m.triangles.push([centre_i, a, bb])
-                }
+            None => {
+                base.push(t);
+                rot.push(local);
             }
         }
     }
-    // Weights: w = 1 / d^4 to every bone segment, four largest, normalised.
-    for p in &m.positions {
-        let p = Vec3::from(*p);
-        let mut ws: Vec<(u32, f32)> = (0..b.bones.len())
-            .map(|i| {
-                let d = segment_distance(p, b.base[i], b.tip(i)).max(1e-3);
-                (i as u32, 1.0 / d.powi(4))
-            })
-            .collect();
-        ws.sort_by(|x, y| y.1.total_cmp(&x.1));
-        ws.truncate(4);
-        let sum: f32 = ws.iter().map(|x| x.1).sum();
-        // Drop negligible influences (< 1%) after normalising, then renormalise.
-        let mut kept: Vec<(u32, f32)> = ws
+    (rot, base)
+}
+
+/// The humanoid's skin: one connected surface round its bones' pseudo-cylinders
+/// ([`crate::weights::surface`]).
+pub fn skin_surface(rig: &crate::rig::WeberRig) -> crate::error::Result<Surface> {
+    let sections = bone_sections(rig);
+    let parents: Vec<Option<usize>> = rig.bones.iter().map(|b| b.parent).collect();
+    SurfaceJob {
+        sections: &sections,
+        cell_m: SKIN_CELL_M,
+        blend_m: SKIN_BLEND_M,
+        parents: &parents,
+    }
+    .run()
+}
+
+/// The skinned mesh: the surface, weighted by regeneration against the bones' authored
+/// pseudo-cylinders, then smoothed (Weber §11 then §10), four influences at most.
+fn skin(bones: &[Bone]) -> crate::error::Result<RigMesh> {
+    let rig = WeberRig::new("humanoid", bones.to_vec());
+    let surface = skin_surface(&rig)?;
+    let sections = bone_sections(&rig);
+    let axes: Vec<BoneAxis> = sections
+        .iter()
+        .zip(&rig.bones)
+        .map(|(s, b)| BoneAxis {
+            name: b.name.clone(),
+            base: s.base,
+            tip: s.base + s.axis * s.length,
+            parent: b.parent,
+        })
+        .collect();
+    let regenerated = RegenerateJob {
+        mesh: &surface.mesh,
+        bones: &axes,
+        sections: Some(&sections),
+    }
+    .run()?;
+    let mut influences = regenerated.influences();
+    SmoothJob {
+        mesh: &surface.mesh,
+        sections: &sections,
+        threshold: SKIN_SMOOTH_THRESHOLD,
+        max_iterations: SKIN_SMOOTH_ITERATIONS,
+        max_influences: 4,
+        influences: &mut influences,
+    }
+    .run()?;
+    Ok(RigMesh {
+        positions: surface
+            .mesh
+            .positions
             .iter()
-            .map(|&(i, w)| (i, w / sum))
-            .filter(|x| x.1 >= 0.01)
-            .collect();
-        let s2: f32 = kept.iter().map(|x| x.1).sum();
-        for k in &mut kept {
-            k.1 /= s2;
-        }
-        m.weights.push(kept);
-    }
-    m
+            .map(|p| p.to_array())
+            .collect(),
+        normals: surface.normals.iter().map(|n| n.to_array()).collect(),
+        triangles: surface.mesh.triangles,
+        weights: influences,
+        color: [0.78, 0.66, 0.58, 1.0],
+    })
 }
 
 /// Local rotation key: the reference rotation followed by `delta_model` (a rotation about a

@@ -15,7 +15,7 @@ use crate::scene::Scene;
 
 /// The built-in 18-bone humanoid as a scene (see [`mod@humanoid`]).
 pub fn humanoid() -> Result<Scene> {
-    Ok(humanoid_rig().to_scene()?.scene)
+    Ok(humanoid_rig()?.to_scene()?.scene)
 }
 
 /// A built-in rig, named `builtin:arm` or `builtin:humanoid` wherever a model is taken.
@@ -74,7 +74,7 @@ impl Builtin {
     pub fn rig(self) -> Result<WeberRig> {
         match self {
             Builtin::Arm => woodland_arm_rig(),
-            Builtin::Humanoid => Ok(humanoid_rig()),
+            Builtin::Humanoid => humanoid_rig(),
         }
     }
 }

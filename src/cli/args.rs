@@ -63,15 +63,22 @@ pub enum NormalsArg {
     Blend3x3,
 }
 
+impl ModeArg {
+    /// The skinning mode this names.
+    pub fn mode(self) -> SkinMode {
+        match self {
+            ModeArg::Lbs => SkinMode::Lbs,
+            ModeArg::Dqs => SkinMode::Dqs,
+            ModeArg::Stitch => SkinMode::Stitch,
+        }
+    }
+}
+
 impl SkinArgs {
     /// The options these flags name.
     pub fn options(&self) -> SkinOptions {
         SkinOptions {
-            mode: match self.mode {
-                ModeArg::Lbs => SkinMode::Lbs,
-                ModeArg::Dqs => SkinMode::Dqs,
-                ModeArg::Stitch => SkinMode::Stitch,
-            },
+            mode: self.mode.mode(),
             normals: match self.normals {
                 NormalsArg::Exact => NormalMode::Exact,
                 NormalsArg::Blend3x3 => NormalMode::Blend3x3,

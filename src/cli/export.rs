@@ -73,7 +73,11 @@ pub fn run(a: ExportArgs) -> CliResult {
                     .into(),
             ));
         }
-        let options = RepackOptions { joints, weights };
+        let options = RepackOptions {
+            joints,
+            weights,
+            rewrite_skin: false,
+        };
         let report = repack_file(path, a.model.import_options(), &options, &a.out)?;
         println!(
             "{} -> {} ({} bytes)",

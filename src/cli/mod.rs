@@ -6,6 +6,7 @@
 
 mod args;
 mod bench;
+mod chart;
 mod compare;
 mod dump;
 mod export;
@@ -15,6 +16,7 @@ mod quality;
 mod render;
 #[cfg(feature = "viewer")]
 mod view;
+mod weights;
 
 use std::process::ExitCode;
 
@@ -130,9 +132,13 @@ enum Command {
     /// Split every skinned primitive into submeshes of at most K bones (for a K-matrix
     /// uniform palette) and print the split's stats.
     Partition(partition::PartitionArgs),
-    /// Deformation quality at a joint: Woodland's arm bent and twisted 0-180 degrees under LBS,
-    /// LBS with bone links, DQS and stitching (radius, volume, normal error; JSON).
+    /// Deformation quality at a joint: the elbows of Woodland's arm and the built-in humanoid
+    /// bent and twisted 0-180 degrees under LBS, LBS with bone links, DQS and stitching
+    /// (radius, volume, normal error; JSON and a chart).
     Quality(quality::QualityArgs),
+    /// Make or repair skin weights (regenerate, distance, smooth, remove rogue patches) and
+    /// write the model as a new .glb, with a report.
+    Weights(weights::WeightsArgs),
     /// Per-stage CPU timing (sample, layer, IK, links, palette, skin, normals), medians over
     /// many frames. No MODEL = the built-in humanoid with layers, IK and bone links.
     Bench(bench::BenchArgs),
@@ -168,6 +174,7 @@ pub fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Partition(a) => partition::run(a),
         Command::Quality(a) => quality::run(a),
+        Command::Weights(a) => weights::run(a),
         #[cfg(feature = "viewer")]
         Command::View(a) => view::run_view(a),
     };

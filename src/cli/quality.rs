@@ -1,17 +1,19 @@
-//! `skinview quality`: how the elbow of Woodland's arm holds up, bent and twisted 0–180°,
-//! under LBS, LBS with 1–3 bone links, DQS and stitching (table and `quality.json`).
+//! `skinview quality`: how the elbows of Woodland's arm and the built-in humanoid hold up,
+//! bent and twisted 0–180°, under LBS, LBS with 1–3 bone links, DQS and stitching (table,
+//! `quality.json`, `quality.png`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use skinview::quality::{QualityRow, arm_quality};
+use skinview::quality::{QualityRow, quality};
 
 use super::{CliError, CliResult};
 
 #[derive(Args)]
 pub struct QualityArgs {
-    /// Folder for `quality.json` (made if missing). Without it, the table only.
+    /// Folder for `quality.json` and the chart `quality.png` (made if missing). Without it, the
+    /// table only.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Angle step in degrees (0 to 180 inclusive). 1..=90.
@@ -26,7 +28,7 @@ pub fn run(a: QualityArgs) -> CliResult {
         .map(|d| d as f32)
         .collect();
     let bar = indicatif::ProgressBar::new(1).with_message("poses");
-    let rows = arm_quality(&angles, |done, total| {
+    let rows = quality(&angles, |done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })?;
@@ -42,12 +44,25 @@ pub fn run(a: QualityArgs) -> CliResult {
         let path = dir.join("quality.json");
         super::write_json(&path, &rows)?;
         println!("-> {}", path.display());
+        let png = dir.join("quality.png");
+        let image = super::chart::render(&chart(&rows)).map_err(|e| {
+            CliError::Usage(format!(
+                "--out {}: cannot draw the chart: {e}",
+                dir.display()
+            ))
+        })?;
+        skinview::io::png::write(&image, &png)?;
+        println!("-> {}", png.display());
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// One line per (motion, angle): radius and volume ratio and normal error per variant.
+/// One line per (rig, motion, angle): radius and volume ratio and normal error per variant.
 fn print_table(rows: &[QualityRow]) {
+    println!(
+        "elbow ring radius / volume / mean normal error (degrees) in the blend zone, each \
+         against the rest shape (the humanoid's volume: its change over the elbow zone's)"
+    );
     let variant = |r: &QualityRow| match (r.mode.as_str(), r.links) {
         ("lbs", 0) => "lbs".to_string(),
         ("lbs", n) => format!("lbs+{n}link"),
@@ -60,20 +75,20 @@ fn print_table(rows: &[QualityRow]) {
             names.push(v);
         }
     }
-    println!(
-        "woodland_arm elbow: radius ratio / volume ratio / mean normal error (degrees) in the \
-         blend zone, against the rest shape"
-    );
-    print!("{:<6} {:>5}", "motion", "angle");
+    print!("{:<12} {:<6} {:>5}", "rig", "motion", "angle");
     for n in &names {
         print!(" | {n:^20}");
     }
     println!();
     let mut i = 0;
     while i < rows.len() {
-        let (motion, angle) = (&rows[i].motion, rows[i].angle_deg);
-        print!("{motion:<6} {angle:>5.0}");
-        while i < rows.len() && rows[i].motion == *motion && rows[i].angle_deg == angle {
+        let (rig, motion, angle) = (&rows[i].rig, &rows[i].motion, rows[i].angle_deg);
+        print!("{rig:<12} {motion:<6} {angle:>5.0}");
+        while i < rows.len()
+            && rows[i].rig == *rig
+            && rows[i].motion == *motion
+            && rows[i].angle_deg == angle
+        {
             let r = &rows[i];
             print!(
                 " | {:>5.3} {:>5.3} {:>6.1}",
@@ -82,5 +97,82 @@ fn print_table(rows: &[QualityRow]) {
             i += 1;
         }
         println!();
+    }
+}
+
+/// The variants' names and colours, in [`skinview::quality::VARIANTS`] order.
+const LEGEND: [(&str, [u8; 3]); 6] = [
+    ("lbs", [214, 39, 40]),
+    ("lbs+1link", [255, 127, 14]),
+    ("lbs+2links", [188, 189, 34]),
+    ("lbs+3links", [44, 160, 44]),
+    ("dqs", [31, 119, 180]),
+    ("stitch", [148, 103, 189]),
+];
+
+/// Radius, volume and normal error against the angle: one column per (rig, motion), one row
+/// per measure, one line per variant.
+fn chart(rows: &[QualityRow]) -> super::chart::Chart {
+    use super::chart::{Chart, Panel, Series};
+    let legend_of = |r: &QualityRow| match (r.mode.as_str(), r.links) {
+        ("lbs", 0) => 0,
+        ("lbs", n) => n.min(3),
+        ("dqs", _) => 4,
+        _ => 5,
+    };
+    let mut columns: Vec<(String, String)> = Vec::new();
+    for r in rows {
+        let key = (r.rig.clone(), r.motion.clone());
+        if !columns.contains(&key) {
+            columns.push(key);
+        }
+    }
+    type Measure = (&'static str, fn(&QualityRow) -> f64);
+    let measures: [Measure; 3] = [
+        ("ring radius / rest", |r| r.radius_ratio),
+        ("volume / rest", |r| r.volume_ratio),
+        ("normal error (deg)", |r| r.normal_err_deg),
+    ];
+    let mut panels = Vec::new();
+    for (name, value) in measures {
+        let all: Vec<f64> = rows.iter().map(value).filter(|v| v.is_finite()).collect();
+        let hi = all.iter().copied().fold(f64::MIN, f64::max);
+        let lo = all.iter().copied().fold(f64::MAX, f64::min);
+        let y_range = if name.starts_with("normal") {
+            (0.0, (hi / 10.0).ceil().max(1.0) * 10.0)
+        } else {
+            // Steps of 0.2, with room above the rest value 1.
+            (
+                (lo.min(1.0) * 5.0).floor() / 5.0,
+                (hi.max(1.0) * 5.0 - 1e-6).ceil() / 5.0 + 0.2,
+            )
+        };
+        for (rig, motion) in &columns {
+            let mut series: Vec<Series> = Vec::new();
+            for r in rows.iter().filter(|r| &r.rig == rig && &r.motion == motion) {
+                let legend = legend_of(r);
+                match series.iter_mut().find(|s| s.legend == legend) {
+                    Some(s) => s.points.push((r.angle_deg as f64, value(r))),
+                    None => series.push(Series {
+                        legend,
+                        points: vec![(r.angle_deg as f64, value(r))],
+                    }),
+                }
+            }
+            panels.push(Panel {
+                title: format!("{rig} elbow {motion}: {name}"),
+                y_range,
+                series,
+            });
+        }
+    }
+    Chart {
+        title: "Deformation at the elbow, bent and twisted 0-180 degrees".into(),
+        x_label: "joint angle (degrees)".into(),
+        x_range: (0.0, 180.0),
+        x_ticks: vec![0.0, 45.0, 90.0, 135.0, 180.0],
+        legend: LEGEND.iter().map(|(n, c)| (n.to_string(), *c)).collect(),
+        panels,
+        columns: columns.len().max(1),
     }
 }

@@ -14,7 +14,7 @@ use skinview::io::ModelSource;
 use skinview::partition::{MAX_BONES, MIN_BONES, PartitionedScene};
 use skinview::view::ViewOptions;
 
-use super::args::{ModelArg, PaletteArg, SkinArgs, StageArgs, parse_anim, parse_size};
+use super::args::{ModeArg, ModelArg, PaletteArg, SkinArgs, StageArgs, parse_anim, parse_size};
 use super::{CliError, CliResult, gpu};
 use skinview::skin::SkinOptions;
 
@@ -48,11 +48,17 @@ pub struct RenderArgs {
     #[command(flatten)]
     stage: StageArgs,
     /// Surface colour: material (base colour, texture, vertex colour), weights (of --bone),
-    /// bones (every bone its own colour, blended by weight), diff (|GPU - CPU| per vertex,
-    /// log scale: blue 1e-8, orange 1e-5, red 1e-4 of the model's diagonal), submesh (the
-    /// split into submeshes of at most --max-bones bones, each its own colour).
+    /// bones (every bone its own colour, blended by weight), error (per vertex, log scale:
+    /// |GPU - CPU|, blue 1e-8, orange 1e-5, red 1e-4 of the model's diagonal; with --against
+    /// MODE, |--mode - MODE| on the CPU, blue 1e-5, orange 1e-2, red 1e-1), diff (the same
+    /// as error), submesh (the split into submeshes of at most --max-bones bones, each its
+    /// own colour).
     #[arg(long, value_enum, default_value = "material")]
     color: ColorArg,
+    /// --color error: compare --mode with this skinning mode (same normals settings) on the
+    /// CPU, instead of the GPU with the CPU.
+    #[arg(long, value_enum)]
+    against: Option<ModeArg>,
     /// Where the GPU skinning reads the joint matrices: storage (one buffer for the frame) or
     /// uniform (K matrices per draw, the model split into submeshes of at most K bones).
     /// Default: storage where the adapter reads storage buffers in the vertex stage, else
@@ -93,7 +99,9 @@ pub enum ColorArg {
     Weights,
     /// Every bone its own colour, blended by weight.
     Bones,
-    /// |GPU - CPU| per vertex.
+    /// Per-vertex error: |GPU - CPU|, or |--mode - --against| on the CPU.
+    Error,
+    /// The same as error (|GPU - CPU| without --against).
     Diff,
     /// The partition into submeshes of at most K bones (--max-bones), each its own colour.
     Submesh,
@@ -258,7 +266,13 @@ pub fn run(a: RenderArgs) -> CliResult {
         SkinningArg::Gpu => Skinning::Gpu,
         SkinningArg::Cpu => Skinning::Cpu,
     };
-    let needs_gpu = a.split || a.color == ColorArg::Diff;
+    let error_color = matches!(a.color, ColorArg::Error | ColorArg::Diff);
+    if a.against.is_some() && !error_color {
+        return Err(CliError::Usage(
+            "--against compares two skinning modes in the error colours: add --color error".into(),
+        ));
+    }
+    let needs_gpu = a.split || (error_color && a.against.is_none());
     if !gpu_can_skin {
         if needs_gpu {
             return Err(CliError::Usage(format!(
@@ -273,6 +287,28 @@ pub fn run(a: RenderArgs) -> CliResult {
             );
             skinning = Skinning::Cpu;
         }
+    }
+    let error_against = a.against.map(|m| SkinOptions {
+        mode: m.mode(),
+        ..skin
+    });
+    if let Some(other) = error_against {
+        // What the picture shows, in numbers.
+        let against = c.skin_current_with(other)?;
+        let mut d = Vec::new();
+        skinview::gpu::vertex_errors(&c.outputs, &against, &mut d);
+        let diagonal = skinview::skin::bounds(&c.outputs)
+            .map_or(1.0, |(lo, hi)| (hi - lo).length().max(1e-12));
+        let worst = d.iter().copied().fold(0.0f32, f32::max);
+        let mean = d.iter().sum::<f32>() / d.len().max(1) as f32;
+        println!(
+            "{} vs {}: largest vertex distance {:.3e} ({:.2e} of the diagonal), mean {:.3e}",
+            skin.describe(),
+            other.describe(),
+            worst,
+            worst / diagonal,
+            mean
+        );
     }
     let selected_node = match &a.bone {
         Some(name) => Some(c.scene.find_node(name)?),
@@ -290,7 +326,7 @@ pub fn run(a: RenderArgs) -> CliResult {
             ColorArg::Material => ColorMode::Material,
             ColorArg::Weights => ColorMode::Weights,
             ColorArg::Bones => ColorMode::Bones,
-            ColorArg::Diff => ColorMode::Errors,
+            ColorArg::Error | ColorArg::Diff => ColorMode::Errors,
             ColorArg::Submesh => ColorMode::Material,
         },
         selected_node,
@@ -299,6 +335,7 @@ pub fn run(a: RenderArgs) -> CliResult {
         wireframe: a.wireframe,
         skinning,
         split: a.split,
+        error_against,
     };
     let img = skinview::view::render_character_with(&ctx, &c, &options, palette, width, height)?;
     skinview::io::png::write(&img, &a.out)?;

@@ -27,9 +27,20 @@ pub struct ViewUniform {
     pub selected_node: u32,
     /// [`ColorMode::Errors`]: per-vertex errors are multiplied by this (1 / model diagonal).
     pub error_scale: f32,
+    /// [`ColorMode::Errors`]: log10 of the scaled error shown blue; four decades up is red
+    /// ([`CPU_GPU_ERROR_LOG10_MIN`] or [`MODE_ERROR_LOG10_MIN`]).
+    pub error_log10_min: f32,
     /// Padding to 16 bytes.
-    pub _pad: [u32; 3],
+    pub _pad: [u32; 2],
 }
+
+/// Error heatmap floor for CPU vs GPU: 1e-8 of the diagonal blue, 1e-5 (the comparison's
+/// tolerance) orange, 1e-4 red.
+pub const CPU_GPU_ERROR_LOG10_MIN: f32 = -8.0;
+
+/// Error heatmap floor for one skinning mode against another (differences of millimetres to
+/// centimetres at a joint): 1e-5 of the diagonal blue, 1e-2 orange, 1e-1 red.
+pub const MODE_ERROR_LOG10_MIN: f32 = -5.0;
 
 /// `selected_node` when no node is selected.
 pub const NO_NODE: u32 = u32::MAX;
@@ -82,7 +93,8 @@ impl ViewUniform {
             color_mode: ColorMode::Material.code(),
             selected_node: NO_NODE,
             error_scale: 1.0,
-            _pad: [0; 3],
+            error_log10_min: CPU_GPU_ERROR_LOG10_MIN,
+            _pad: [0; 2],
         }
     }
 
@@ -97,6 +109,12 @@ impl ViewUniform {
         self.color_mode = mode.code();
         self.selected_node = selected_node.map_or(NO_NODE, |n| n.min(NO_NODE as usize - 1) as u32);
         self.error_scale = error_scale;
+        self
+    }
+
+    /// The same view with the error heatmap starting (blue) at `log10_min`.
+    pub fn with_error_floor(mut self, log10_min: f32) -> Self {
+        self.error_log10_min = log10_min;
         self
     }
 }

@@ -18,7 +18,7 @@ pub mod scene_buffers;
 pub mod shaders;
 pub mod target;
 
-pub use camera::{Camera, ColorMode, ViewUniform};
+pub use camera::{CPU_GPU_ERROR_LOG10_MIN, Camera, ColorMode, MODE_ERROR_LOG10_MIN, ViewUniform};
 pub use capture::{AsyncCapture, Capture};
 pub use context::GpuContext;
 pub use draw_capture::DrawCapture;

@@ -44,6 +44,10 @@ pub struct RepackOptions {
     pub joints: Option<JointType>,
     /// Re-encode WEIGHTS_n accessors of another type into this one (`None`: keep as written).
     pub weights: Option<WeightType>,
+    /// Rewrite every JOINTS_n / WEIGHTS_n accessor from the (edited) scene, in the type asked
+    /// for or else the type it had (a u8 JOINTS accessor becomes u16 when a joint index
+    /// needs it).
+    pub rewrite_skin: bool,
 }
 
 /// What [`repack_file`] did, for the user.
@@ -79,9 +83,24 @@ pub fn repack_file(
     options: &RepackOptions,
     out: &Path,
 ) -> Result<RepackReport> {
+    Ok(repack_file_edited(path, import, options, out, |_| Ok(()))?.0)
+}
+
+/// [`repack_file`] with `edit` applied to the imported scene before the skin accessors are
+/// written (with [`RepackOptions::rewrite_skin`], the edited joints and weights are what the
+/// file gets; the written file is checked against the edited scene).
+pub fn repack_file_edited<T>(
+    path: &Path,
+    import: ImportOptions,
+    options: &RepackOptions,
+    out: &Path,
+    edit: impl FnOnce(&mut Scene) -> Result<T>,
+) -> Result<(RepackReport, T)> {
     let mut files = Files::new(path, import);
     let bytes = files.read_model()?;
-    let (glb, mut report, input) = repack(&bytes, &mut files, options)?;
+    // Refuse writing over an input before any work.
+    super::output::refuse_inputs(out, std::slice::from_ref(&files.model))?;
+    let (glb, mut report, input, edited) = repack(&bytes, &mut files, options, edit)?;
     super::output::refuse_inputs(out, &files.read)?;
     // The output must read back as the input did.
     let file = super::file_label(path);
@@ -95,17 +114,19 @@ pub fn repack_file(
     report.max_weight_change = check_same(&file, &input, &again)?;
     report.bytes = glb.len();
     super::output::write_file(out, &glb)?;
-    Ok(report)
+    Ok((report, edited))
 }
 
 /// The GLB bytes of the repacked model in memory (`files` reads the model's external files).
-fn repack(
+fn repack<T>(
     bytes: &[u8],
     files: &mut Files,
     options: &RepackOptions,
-) -> Result<(Vec<u8>, RepackReport, Scene)> {
+    edit: impl FnOnce(&mut Scene) -> Result<T>,
+) -> Result<(Vec<u8>, RepackReport, Scene, T)> {
     let file = super::file_label(&files.model);
-    let imported = super::gltf_import::import_parts(bytes, files)?;
+    let mut imported = super::gltf_import::import_parts(bytes, files)?;
+    let edited = edit(&mut imported.scene)?;
     let input_json = raw_json(bytes, &file)?;
     let mut root = imported.document.as_json().clone();
     if let Some(ext) = root
@@ -276,7 +297,7 @@ fn repack(
     );
     let glb = pack_glb(&json_bytes, &bin)
         .ok_or_else(|| Error::invalid(&file, "(glb)", "file would exceed the 4 GiB GLB limit"))?;
-    Ok((glb, report, imported.scene))
+    Ok((glb, report, imported.scene, edited))
 }
 
 /// Append `data` to the BIN chunk at a 4-aligned offset, with a new view of it.
@@ -351,7 +372,7 @@ fn reencode(
         rewritten,
     } = edits;
     use json::accessor::ComponentType as C;
-    if options.joints.is_none() && options.weights.is_none() {
+    if options.joints.is_none() && options.weights.is_none() && !options.rewrite_skin {
         return Ok(());
     }
     // How many accessors and images use each view: a view only one replaced accessor uses
@@ -414,36 +435,50 @@ fn reencode(
                 Checked::Valid(t) => (t.0, root.accessors[a].normalized),
                 Checked::Invalid => (C::F32, false),
             };
-            if let Some(jt) = options.joints {
+            let widest_joint = sw.joints.iter().copied().max().unwrap_or(0);
+            for set in 0..sets {
+                let Some(a) = get(gltf::Semantic::Joints(set as u32)) else {
+                    continue;
+                };
+                let (ct, norm) = current(root, a);
+                let jt = match options.joints {
+                    Some(jt) => jt,
+                    None if !options.rewrite_skin => continue,
+                    None if ct == C::U8 && widest_joint <= 255 => JointType::U8,
+                    None => JointType::U16,
+                };
                 let want = match jt {
                     JointType::U8 => C::U8,
                     JointType::U16 => C::U16,
                 };
-                for set in 0..sets {
-                    let Some(a) = get(gltf::Semantic::Joints(set as u32)) else {
-                        continue;
-                    };
-                    let (ct, norm) = current(root, a);
-                    if ct == want || !done.insert(a) {
-                        continue;
-                    }
-                    let jf = format!("{field}.attributes.JOINTS_{set}");
-                    let bytes = joint_bytes(file, &jf, sw, set, jt)?;
-                    root.accessors[a].component_type =
-                        Checked::Valid(json::accessor::GenericComponentType(match jt {
-                            JointType::U8 => C::U8,
-                            JointType::U16 => C::U16,
-                        }));
-                    root.accessors[a].normalized = false;
-                    place(root, a, bytes);
-                    report.reencoded.push(format!(
-                        "accessors[{a}] ({jf}): {} -> {}",
-                        type_name(ct, norm),
-                        type_name(want, false)
-                    ));
+                if (ct == want && !options.rewrite_skin) || !done.insert(a) {
+                    continue;
                 }
+                let jf = format!("{field}.attributes.JOINTS_{set}");
+                let bytes = joint_bytes(file, &jf, sw, set, jt)?;
+                root.accessors[a].component_type =
+                    Checked::Valid(json::accessor::GenericComponentType(match jt {
+                        JointType::U8 => C::U8,
+                        JointType::U16 => C::U16,
+                    }));
+                root.accessors[a].normalized = false;
+                place(root, a, bytes);
+                report.reencoded.push(format!(
+                    "accessors[{a}] ({jf}): {} -> {}",
+                    type_name(ct, norm),
+                    type_name(want, false)
+                ));
             }
-            if let Some(wt) = options.weights {
+            let weights_type = options.weights.or_else(|| {
+                // Rewriting in place: the type of the first WEIGHTS accessor.
+                let a = get(gltf::Semantic::Weights(0))?;
+                options.rewrite_skin.then(|| match current(root, a) {
+                    (C::U8, true) => WeightType::Unorm8,
+                    (C::U16, true) => WeightType::Unorm16,
+                    _ => WeightType::F32,
+                })
+            });
+            if let Some(wt) = weights_type {
                 let (want, want_norm) = match wt {
                     WeightType::F32 => (C::F32, false),
                     WeightType::Unorm8 => (C::U8, true),
@@ -451,7 +486,7 @@ fn reencode(
                 };
                 let targets: Vec<(usize, usize)> = (0..sets)
                     .filter_map(|set| get(gltf::Semantic::Weights(set as u32)).map(|a| (set, a)))
-                    .filter(|&(_, a)| current(root, a) != (want, want_norm))
+                    .filter(|&(_, a)| options.rewrite_skin || current(root, a) != (want, want_norm))
                     .collect();
                 if targets.is_empty() {
                     continue;

@@ -43,6 +43,10 @@ pub struct ViewOptions {
     pub skinning: Skinning,
     /// Two views under one camera: CPU reference on the left, GPU skinning on the right.
     pub split: bool,
+    /// [`ColorMode::Errors`]: compare the character's own CPU skinning with the same frame
+    /// skinned in these options (mode against mode, on the CPU) instead of the GPU against the
+    /// CPU; the heatmap then starts at [`crate::gpu::MODE_ERROR_LOG10_MIN`].
+    pub error_against: Option<crate::skin::SkinOptions>,
 }
 
 impl Default for ViewOptions {
@@ -55,6 +59,7 @@ impl Default for ViewOptions {
             wireframe: false,
             skinning: Skinning::Gpu,
             split: false,
+            error_against: None,
         }
     }
 }
@@ -125,11 +130,12 @@ impl ViewRenderer {
     ) {
         let scene = &character.scene;
         let diagonal = (bounds.1 - bounds.0).length().max(1e-12);
-        let view = ViewUniform::from_camera(camera, aspect).with_mode(
-            options.color_mode,
-            options.selected_node,
-            1.0 / diagonal,
-        );
+        let view = ViewUniform::from_camera(camera, aspect)
+            .with_mode(options.color_mode, options.selected_node, 1.0 / diagonal)
+            .with_error_floor(match options.error_against {
+                Some(_) => crate::gpu::MODE_ERROR_LOG10_MIN,
+                None => crate::gpu::CPU_GPU_ERROR_LOG10_MIN,
+            });
         self.camera.set(ctx, &view);
         self.geometry.clear();
         if options.grid {
@@ -375,7 +381,14 @@ pub fn render_character_with(
         gpu.set_skin_options(ctx, d, character.skin_options(d));
     }
     gpu.update(ctx, scene, &character.frame);
-    if options.color_mode == ColorMode::Errors {
+    if options.color_mode == ColorMode::Errors
+        && let Some(other) = options.error_against
+    {
+        let against = character.skin_current_with(other)?;
+        let mut errors = Vec::new();
+        crate::gpu::vertex_errors(&character.outputs, &against, &mut errors);
+        gpu.upload_vertex_errors(ctx, &errors);
+    } else if options.color_mode == ColorMode::Errors {
         let draws: Vec<usize> = (0..scene.draws.len()).collect();
         // The compute capture where it runs (the storage path), else the draw's vertex stage.
         let gpu_vertices = if palette == PaletteSource::Storage && ctx.compute_capture() {

@@ -1,0 +1,387 @@
+//! Cross-section estimation: each bone's elliptical cross-sections at its base and tip.
+//!
+//! Method (Weber, "Run-Time Skin Deformation", §10 and fig. 12): the vertices that belong to
+//! a bone (its largest weight, or its nearest segment when there are no usable weights) are
+//! expressed in the bone's frame — x along the segment, the radial plane rotated to the
+//! principal axes of the vertices' radial offsets (a 2×2 covariance), so the ellipse is
+//! aligned with the limb whatever the joint's own axes are. The vertices of the first half
+//! (x/L in [-0.1, 0.5]) and of the second half ([0.5, 1.1]) each give a centre offset and
+//! semi-axes `sqrt(2 · mean(y²))` (exact for points spread evenly round an ellipse), and the
+//! two half-means are extrapolated linearly to x = 0 and x = L (exact for a linear taper).
+//! A bone with no vertices takes its parent's tip section (or, at the root, a quarter of its
+//! length); a half with no vertices takes the other half's. Radii are never below
+//! [`MIN_RADIUS_FRACTION`] of the bone's length, so every pseudo-cylinder has thickness.
+//!
+//! Cost: O(V) after the assignment; memory O(B).
+
+use glam::{Vec2, Vec3};
+
+use super::{BoneAxis, Influences, WeightMesh, rule};
+use crate::error::Result;
+
+/// Smallest semi-axis, as a fraction of the bone's length: a flat set of vertices (a fin)
+/// still makes a pseudo-cylinder with some thickness to score against.
+pub const MIN_RADIUS_FRACTION: f32 = 0.02;
+
+/// Smallest semi-axis for a zero-length bone (metres in a metre-scaled model; scaled by the
+/// mesh diagonal below).
+const MIN_RADIUS_OF_DIAGONAL: f32 = 1e-4;
+
+/// A bone's frame and its two cross-sections (a tapered elliptical pseudo-cylinder).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoneSection {
+    /// Segment start (the joint).
+    pub base: Vec3,
+    /// Unit axis from base to tip (any unit vector for a zero-length bone).
+    pub axis: Vec3,
+    /// Segment length.
+    pub length: f32,
+    /// Unit radial axes of the ellipses (`y` the major one as estimated).
+    pub y: Vec3,
+    /// Second radial axis, `axis × y`.
+    pub z: Vec3,
+    /// Semi-axes along y and z at the base.
+    pub base_radii: Vec2,
+    /// Semi-axes at the tip.
+    pub tip_radii: Vec2,
+    /// Ellipse centre offsets (along y, z) at the base.
+    pub base_offset: Vec2,
+    /// Ellipse centre offsets at the tip.
+    pub tip_offset: Vec2,
+}
+
+impl BoneSection {
+    /// A pseudo-cylinder from authored data (a native rig's sections): frame, length, radii
+    /// and offsets at base and tip.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        base: Vec3,
+        axis: Vec3,
+        y: Vec3,
+        length: f32,
+        base_radii: Vec2,
+        tip_radii: Vec2,
+        base_offset: Vec2,
+        tip_offset: Vec2,
+    ) -> BoneSection {
+        let axis = axis.normalize_or(Vec3::X);
+        let y = (y - axis * y.dot(axis)).normalize_or(axis.any_orthonormal_vector());
+        BoneSection {
+            base,
+            axis,
+            length,
+            y,
+            z: axis.cross(y),
+            base_radii,
+            tip_radii,
+            base_offset,
+            tip_offset,
+        }
+    }
+
+    /// `p` in the bone's frame: (x along the axis, y, z).
+    pub fn local(&self, p: Vec3) -> Vec3 {
+        let d = p - self.base;
+        Vec3::new(d.dot(self.axis), d.dot(self.y), d.dot(self.z))
+    }
+
+    /// Segment parameter (0 at the base, 1 at the tip; 0 for a zero-length bone) of a point
+    /// in the bone's frame.
+    pub fn param(&self, local: Vec3) -> f32 {
+        if self.length > 0.0 {
+            local.x / self.length
+        } else {
+            0.0
+        }
+    }
+
+    /// Radii and centre offset at segment parameter `t` (clamped to [0, 1]).
+    pub fn at(&self, t: f32) -> (Vec2, Vec2) {
+        let t = t.clamp(0.0, 1.0);
+        (
+            self.base_radii.lerp(self.tip_radii, t),
+            self.base_offset.lerp(self.tip_offset, t),
+        )
+    }
+
+    /// Normalised radial distance (1 on the ellipse) and how far past either end `p` lies
+    /// (0 between them), both for a point in the bone's frame.
+    pub fn measure(&self, local: Vec3) -> (f32, f32) {
+        let (r, o) = self.at(self.param(local));
+        let q = (Vec2::new(local.y, local.z) - o) / r;
+        let outside = (-local.x).max(local.x - self.length).max(0.0);
+        (q.length(), outside)
+    }
+
+    /// Mean semi-axis at parameter `t`.
+    pub fn mean_radius(&self, t: f32) -> f32 {
+        let (r, _) = self.at(t);
+        0.5 * (r.x + r.y)
+    }
+}
+
+/// What [`SectionJob::run`] found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SectionStats {
+    /// Vertices used per bone.
+    pub vertices_per_bone: Vec<usize>,
+    /// Bones with no vertices (sections inherited from the parent).
+    pub bones_without_vertices: usize,
+    /// Bones of zero length (treated as points).
+    pub zero_length_bones: usize,
+}
+
+/// Estimate every bone's sections from the vertices assigned to it.
+pub struct SectionJob<'a> {
+    /// The mesh.
+    pub mesh: &'a WeightMesh,
+    /// The bones.
+    pub bones: &'a [BoneAxis],
+    /// The bone each vertex belongs to (`None`: not used).
+    pub owner: &'a [Option<u32>],
+}
+
+impl SectionJob<'_> {
+    /// Rules: 1. one owner entry per vertex; 2. owners name bones in the list; 3. bone
+    /// segments are finite.
+    pub fn validate(&self) -> Result<()> {
+        const JOB: &str = "SectionJob";
+        if self.owner.len() != self.mesh.positions.len() {
+            return Err(rule(
+                JOB,
+                1,
+                format!(
+                    "{} owners for {} vertices",
+                    self.owner.len(),
+                    self.mesh.positions.len()
+                ),
+            ));
+        }
+        if let Some((v, b)) = self.owner.iter().enumerate().find_map(|(v, o)| {
+            o.filter(|&b| b as usize >= self.bones.len())
+                .map(|b| (v, b))
+        }) {
+            return Err(rule(
+                JOB,
+                2,
+                format!("vertex {v} belongs to bone {b} of {}", self.bones.len()),
+            ));
+        }
+        if let Some(b) = self
+            .bones
+            .iter()
+            .find(|b| !(b.base.is_finite() && b.tip.is_finite()))
+        {
+            return Err(rule(JOB, 3, format!("bone \"{}\" is not finite", b.name)));
+        }
+        Ok(())
+    }
+
+    /// The sections, one per bone, and what was found.
+    pub fn run(&self) -> Result<(Vec<BoneSection>, SectionStats)> {
+        self.validate()?;
+        let nb = self.bones.len();
+        let mut members: Vec<Vec<Vec3>> = vec![Vec::new(); nb];
+        for (v, o) in self.owner.iter().enumerate() {
+            if let Some(b) = o {
+                members[*b as usize].push(self.mesh.positions[v]);
+            }
+        }
+        let floor = MIN_RADIUS_OF_DIAGONAL * self.mesh.diagonal().max(1e-6);
+        let mut stats = SectionStats {
+            vertices_per_bone: members.iter().map(Vec::len).collect(),
+            ..Default::default()
+        };
+        let mut out: Vec<Option<BoneSection>> = vec![None; nb];
+        // Parents come first in a skin only by convention: resolve in dependency order.
+        let mut order: Vec<usize> = (0..nb).collect();
+        order.sort_by_key(|&b| depth(self.bones, b));
+        for &b in &order {
+            let bone = &self.bones[b];
+            let length = bone.length();
+            if length <= 0.0 {
+                stats.zero_length_bones += 1;
+            }
+            let axis = if length > 0.0 {
+                (bone.tip - bone.base) / length
+            } else {
+                bone.parent
+                    .and_then(|p| out[p].map(|s| s.axis))
+                    .unwrap_or(Vec3::Y)
+            };
+            let min_r = (length * MIN_RADIUS_FRACTION).max(floor);
+            let fallback = || {
+                let inherited = bone.parent.and_then(|p| out[p]);
+                match inherited {
+                    Some(s) => (s.tip_radii, s.tip_radii),
+                    None => {
+                        let r = Vec2::splat((0.25 * length).max(min_r));
+                        (r, r)
+                    }
+                }
+            };
+            let pts = &members[b];
+            if pts.is_empty() {
+                stats.bones_without_vertices += 1;
+                let (r0, r1) = fallback();
+                let y0 = axis.any_orthonormal_vector();
+                out[b] = Some(BoneSection::new(
+                    bone.base,
+                    axis,
+                    y0,
+                    length,
+                    r0.max(Vec2::splat(min_r)),
+                    r1.max(Vec2::splat(min_r)),
+                    Vec2::ZERO,
+                    Vec2::ZERO,
+                ));
+                continue;
+            }
+            // Principal radial axes.
+            let y0 = axis.any_orthonormal_vector();
+            let z0 = axis.cross(y0);
+            let radial = |p: Vec3| {
+                let d = p - bone.base;
+                Vec2::new(d.dot(y0), d.dot(z0))
+            };
+            let mean = pts.iter().map(|&p| radial(p)).sum::<Vec2>() / pts.len() as f32;
+            let (mut sxx, mut syy, mut sxy) = (0.0f64, 0.0f64, 0.0f64);
+            for &p in pts {
+                let q = radial(p) - mean;
+                sxx += (q.x * q.x) as f64;
+                syy += (q.y * q.y) as f64;
+                sxy += (q.x * q.y) as f64;
+            }
+            let angle = 0.5 * (2.0 * sxy).atan2(sxx - syy);
+            let (s, c) = (angle.sin() as f32, angle.cos() as f32);
+            let y = y0 * c + z0 * s;
+            let frame = BoneSection::new(
+                bone.base,
+                axis,
+                y,
+                length,
+                Vec2::ONE,
+                Vec2::ONE,
+                Vec2::ZERO,
+                Vec2::ZERO,
+            );
+            // Half-bone moments: count, sum t, sum y, sum z, sum y², sum z².
+            let mut acc = [[0.0f64; 6]; 2];
+            for &p in pts {
+                let l = frame.local(p);
+                let t = if length > 0.0 { l.x / length } else { 0.5 };
+                let half = if (-0.1..0.5).contains(&t) {
+                    0
+                } else if (0.5..=1.1).contains(&t) {
+                    1
+                } else {
+                    continue;
+                };
+                let a = &mut acc[half];
+                a[0] += 1.0;
+                a[1] += t as f64;
+                a[2] += l.y as f64;
+                a[3] += l.z as f64;
+                a[4] += (l.y * l.y) as f64;
+                a[5] += (l.z * l.z) as f64;
+            }
+            let half = |a: &[f64; 6]| -> Option<(f32, Vec2, Vec2)> {
+                (a[0] > 0.0).then(|| {
+                    let n = a[0];
+                    let (my, mz) = (a[2] / n, a[3] / n);
+                    let vy = (a[4] / n - my * my).max(0.0);
+                    let vz = (a[5] / n - mz * mz).max(0.0);
+                    (
+                        (a[1] / n) as f32,
+                        Vec2::new((2.0 * vy).sqrt() as f32, (2.0 * vz).sqrt() as f32),
+                        Vec2::new(my as f32, mz as f32),
+                    )
+                })
+            };
+            let (r0, r1, o0, o1) = match (half(&acc[0]), half(&acc[1])) {
+                (Some((t0, ra, oa)), Some((t1, rb, ob))) if t1 - t0 > 0.1 => {
+                    // Linear through the two half means, evaluated at t = 0 and 1.
+                    let lerp = |a: Vec2, b: Vec2, t: f32| a + (b - a) * ((t - t0) / (t1 - t0));
+                    let (r0, r1) = (lerp(ra, rb, 0.0), lerp(ra, rb, 1.0));
+                    // A taper never flips a radius below a quarter of the halves' mean.
+                    let keep = |r: Vec2| r.max((ra + rb) * 0.125);
+                    (keep(r0), keep(r1), lerp(oa, ob, 0.0), lerp(oa, ob, 1.0))
+                }
+                (Some((_, r, o)), None) | (None, Some((_, r, o))) | (Some((_, r, o)), Some(_)) => {
+                    (r, r, o, o)
+                }
+                (None, None) => {
+                    let (r0, r1) = fallback();
+                    (r0, r1, Vec2::ZERO, Vec2::ZERO)
+                }
+            };
+            let mut sec = frame;
+            sec.base_radii = r0.max(Vec2::splat(min_r));
+            sec.tip_radii = r1.max(Vec2::splat(min_r));
+            sec.base_offset = o0;
+            sec.tip_offset = o1;
+            out[b] = Some(sec);
+        }
+        let sections = out
+            .into_iter()
+            .enumerate()
+            .map(|(b, s)| {
+                s.unwrap_or_else(|| {
+                    let bone = &self.bones[b];
+                    BoneSection::new(
+                        bone.base,
+                        Vec3::Y,
+                        Vec3::X,
+                        0.0,
+                        Vec2::splat(floor),
+                        Vec2::splat(floor),
+                        Vec2::ZERO,
+                        Vec2::ZERO,
+                    )
+                })
+            })
+            .collect();
+        Ok((sections, stats))
+    }
+}
+
+/// Depth of bone `b` (0 at a root; a parent cycle stops at the bone count).
+fn depth(bones: &[BoneAxis], b: usize) -> usize {
+    let mut d = 0;
+    let mut cur = bones[b].parent;
+    while let Some(p) = cur {
+        d += 1;
+        if d > bones.len() {
+            break;
+        }
+        cur = bones.get(p).and_then(|x| x.parent);
+    }
+    d
+}
+
+/// Each vertex's nearest bone segment (ties to the lower index).
+pub fn nearest_bone(mesh: &WeightMesh, bones: &[BoneAxis]) -> Vec<Option<u32>> {
+    mesh.positions
+        .iter()
+        .map(|&p| {
+            bones
+                .iter()
+                .enumerate()
+                .map(|(i, b)| (i, b.distance(p).0))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(i, _)| i as u32)
+        })
+        .collect()
+}
+
+/// Each vertex's largest-weight bone (`None` for a vertex without weights).
+pub fn dominant_bone(influences: &Influences) -> Vec<Option<u32>> {
+    influences
+        .iter()
+        .map(|v| {
+            v.iter()
+                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+                .map(|x| x.0)
+        })
+        .collect()
+}
