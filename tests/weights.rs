@@ -124,7 +124,8 @@ fn humanoid_skin_is_one_closed_outward_surface() {
         volume > 0.7 * cylinders && volume < 1.6 * cylinders,
         "{volume} vs {cylinders}"
     );
-    // Weights: four at most, summing to 1.
+    // Weights: four at most, summing to 1, and within the smoothing's promise on every edge
+    // (re-measured here against the rig's own sections).
     for (v, w) in influences.iter().enumerate() {
         let sum: f32 = w.iter().map(|x| x.1).sum();
         assert!(
@@ -132,6 +133,27 @@ fn humanoid_skin_is_one_closed_outward_surface() {
             "vertex {v}: {w:?}"
         );
     }
+    let sections = skinview::builtin::humanoid::bone_sections(&rig);
+    let adj = Adjacency::new(&mesh);
+    let threshold = skinview::builtin::humanoid::SKIN_SMOOTH_THRESHOLD;
+    let mut worst = 0.0f32;
+    for i in 0..mesh.positions.len() {
+        for &j in adj.of(i) {
+            let j = j as usize;
+            let d = (mesh.positions[i] - mesh.positions[j]).length();
+            for b in 0..sections.len() as u32 {
+                let s = &sections[b as usize];
+                let r = 0.5 * (radius_at(s, mesh.positions[i]) + radius_at(s, mesh.positions[j]));
+                let diff = (weight_of(&influences[i], b) - weight_of(&influences[j], b)).abs();
+                worst = worst.max(diff - threshold * d / r);
+            }
+        }
+    }
+    eprintln!("worst edge over the smoothing limit: {worst}");
+    assert!(
+        worst < 1e-3,
+        "an edge exceeds the smoothing limit by {worst}"
+    );
 }
 
 /// Seed 000 §11 on the humanoid as a glTF file would give it (positions, triangles, joints;

@@ -234,7 +234,15 @@ pub fn humanoid_rig() -> crate::error::Result<WeberRig> {
             });
         }
     }
-    let mesh = skin(&b.bones)?;
+    // The skin depends only on the bones above (constant): build it once per process.
+    static SKIN: std::sync::OnceLock<RigMesh> = std::sync::OnceLock::new();
+    let mesh = match SKIN.get() {
+        Some(m) => m.clone(),
+        None => {
+            let m = skin(&b.bones)?;
+            SKIN.get_or_init(|| m).clone()
+        }
+    };
     let mut rig = WeberRig::new("humanoid", b.bones.clone());
     rig.mesh = Some(mesh);
     rig.motions = vec![
@@ -256,8 +264,9 @@ pub const SKIN_BLEND_M: f32 = 0.04;
 /// blend spans about one radius on either side, as an artist's falloff would.
 pub const SKIN_SMOOTH_THRESHOLD: f32 = 0.5;
 
-/// Smoothing sweeps (the blend converges well before on this skin).
-pub const SKIN_SMOOTH_ITERATIONS: usize = 200;
+/// Most smoothing sweeps (this skin converges, every edge within 1e-4 of its limit, in
+/// about 290).
+pub const SKIN_SMOOTH_ITERATIONS: usize = 400;
 
 /// Each bone's pseudo-cylinder from its authored sections, in model space.
 pub fn bone_sections(rig: &crate::rig::WeberRig) -> Vec<BoneSection> {

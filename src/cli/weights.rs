@@ -42,8 +42,9 @@ pub struct WeightsArgs {
     #[arg(long, default_value_t = 0.5, allow_negative_numbers = true,
           value_parser = bounded(0.01, 10.0))]
     threshold: f32,
-    /// Smoothing: most sweeps over the mesh's edges. 1..=100000.
-    #[arg(long, default_value_t = 200, allow_negative_numbers = true,
+    /// Smoothing: most sweeps over the mesh's edges (it stops once every edge is within its
+    /// limit). 1..=100000.
+    #[arg(long, default_value_t = 500, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(1..=100_000))]
     iterations: u64,
     /// Influences kept per vertex (and never more than the model's JOINTS sets hold). 1..=8.

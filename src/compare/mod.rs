@@ -6,6 +6,7 @@
 //!
 //! [`Display`]: std::fmt::Display
 
+pub mod normals;
 pub mod run;
 
 use std::fmt;
@@ -19,6 +20,7 @@ use crate::gpu::CapturePath;
 use crate::scene::Scene;
 use crate::skin::SkinnedVertices;
 
+pub use normals::SurfaceNormalErrors;
 pub use run::{CompareOptions, Sampling, compare, sample_frames, sample_frames_with};
 
 /// CPU vs GPU readback tolerance: 1e-5 of the model's bounding-box diagonal. Both sides
@@ -180,6 +182,9 @@ pub struct AnimComparison {
     pub draw_vs_compute: Option<Vec<DrawErrors>>,
     /// With an influence limit: the CPU path reduced against the CPU path with every weight.
     pub reduction_cost: Option<Vec<DrawErrors>>,
+    /// The CPU reference's normals against its own skinned surface, per draw with normals and
+    /// triangles (the chosen normal mode's error; [`normals`]).
+    pub surface_normals: Vec<SurfaceNormalErrors>,
 }
 
 /// The partition a uniform-palette comparison drew.
@@ -341,6 +346,14 @@ impl fmt::Display for Comparison {
                     self.relative(d.max_error),
                     d.worst_vertex,
                     d.max_normal_error
+                )?;
+            }
+            for n in &an.surface_normals {
+                writeln!(
+                    f,
+                    "  draw {}: CPU normals against the skinned surface: mean {:.2} deg, max \
+                     {:.1} deg (at bind: mean {:.2} deg, max {:.1} deg)",
+                    n.draw, n.mean_deg, n.max_deg, n.bind_mean_deg, n.bind_max_deg
                 )?;
             }
             let what = match (self.max_influences, &self.split) {

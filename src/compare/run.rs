@@ -10,7 +10,7 @@
 
 use super::{
     AnimComparison, CPU_GPU_TOLERANCE_REL, CaptureErrors, Comparison, DrawErrors, NORMAL_TOLERANCE,
-    PaletteSplit,
+    PaletteSplit, SurfaceNormalErrors,
 };
 use crate::character::Character;
 use crate::error::{Error, Result};
@@ -272,6 +272,10 @@ pub fn compare(
             options.captures.iter().map(|_| new_errors()).collect();
         let mut draw_vs_compute: Vec<DrawErrors> = new_errors();
         let mut reduction_cost: Vec<DrawErrors> = new_errors();
+        let mut surface_normals: Vec<SurfaceNormalErrors> = draws
+            .iter()
+            .filter_map(|&d| SurfaceNormalErrors::new(d, cpu.scene.primitive(&cpu.scene.draws[d])))
+            .collect();
         for (ti, &t) in times.iter().enumerate() {
             cpu.update(t, COMPARE_DT_S)?;
             // A reference that overflowed compares as "equal" to anything: an error instead.
@@ -280,6 +284,15 @@ pub fn compare(
                 && let Some((lo, hi)) = bounds(&cpu.outputs)
             {
                 diagonal = diagonal.max((hi - lo).length() as f64);
+            }
+            for sn in &mut surface_normals {
+                if let Some(k) = draws.iter().position(|&d| d == sn.draw)
+                    && let Some(out) = cpu.outputs.get(k)
+                    && let Some(n) = &out.normals
+                {
+                    let prim = cpu.scene.primitive(&cpu.scene.draws[sn.draw]);
+                    sn.add(&out.positions, n, &prim.indices);
+                }
             }
             let mut read: Vec<(CapturePath, Vec<SkinnedVertices>)> = Vec::new();
             for (path, errs) in options.captures.iter().zip(&mut per_path) {
@@ -325,6 +338,7 @@ pub fn compare(
                 .collect(),
             draw_vs_compute: both.then_some(draw_vs_compute),
             reduction_cost: full.is_some().then_some(reduction_cost),
+            surface_normals,
             times,
         });
     }

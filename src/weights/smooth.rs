@@ -9,8 +9,11 @@
 //! `r_b` the mean radius of b's cross-section ([`super::sections`]) at the two vertices, so a
 //! full 0 → 1 transition spans at least `r_b / threshold` of surface: a wide blend round the
 //! torso, a short one on a finger, from one setting. Where the limit is exceeded the heavier
-//! vertex gives half the excess to the lighter (which meets the limit exactly); after each
-//! sweep over the edges the changed vertices are renormalised to sum to 1. Sweeps repeat
+//! vertex gives half the excess to the lighter (which meets the limit exactly) and takes the
+//! same amount back in the lighter vertex's other bones, in proportion, so both still sum to
+//! 1 (renormalising after the transfer instead would undo part of it every sweep); sweeps
+//! run forwards, then backwards (symmetric Gauss–Seidel), and changed vertices are
+//! renormalised against rounding. Sweeps repeat
 //! until no edge exceeds the limit by more than [`CONVERGED_EXCESS`] or `max_iterations`
 //! run out: a radical change spreads over a wider area with every sweep. Finally changed
 //! vertices keep their `max_influences` largest weights (renormalised); the limit measured
@@ -122,10 +125,15 @@ impl SmoothJob<'_> {
         let mut touched = vec![false; n];
         let mut touched_now = vec![false; n];
         let mut bones: Vec<u32> = Vec::with_capacity(16);
+        let mut others: Vec<(u32, f32)> = Vec::with_capacity(16);
         for _ in 0..self.max_iterations {
             stats.iterations += 1;
             let mut worst = 0.0f32;
-            for i in 0..n {
+            // Symmetric Gauss–Seidel: every other sweep runs backwards, so a step spreads both
+            // ways along the surface at the same speed.
+            let backwards = stats.iterations.is_multiple_of(2);
+            for k in 0..n {
+                let i = if backwards { n - 1 - k } else { k };
                 for &j in adj.of(i) {
                     let j = j as usize;
                     if j <= i {
@@ -150,8 +158,26 @@ impl SmoothJob<'_> {
                         worst = worst.max(excess);
                         let delta = 0.5 * excess;
                         let (hi, lo) = if wi > wj { (i, j) } else { (j, i) };
+                        // A swap that keeps both sums: `lo` takes `delta` of b and pays it in
+                        // its other bones, in proportion; `hi` the reverse. (Renormalising
+                        // after the transfer instead would undo part of it every sweep.)
+                        others.clear();
+                        others.extend(
+                            self.influences[lo]
+                                .iter()
+                                .filter(|x| x.0 != b && x.1 > 0.0)
+                                .copied(),
+                        );
+                        let total: f32 = others.iter().map(|x| x.1).sum();
                         add(&mut self.influences[hi], b, -delta);
                         add(&mut self.influences[lo], b, delta);
+                        if total > 0.0 {
+                            for &(o, w) in &others {
+                                let share = delta * w / total;
+                                add(&mut self.influences[lo], o, -share);
+                                add(&mut self.influences[hi], o, share);
+                            }
+                        }
                         touched_now[hi] = true;
                         touched_now[lo] = true;
                     }
