@@ -118,7 +118,7 @@ pub fn run(a: WeightsArgs) -> CliResult {
         rogue: a.rogue,
         max_influences: a.max_influences as usize,
     };
-    let bar = indicatif::ProgressBar::new(1).with_message("primitives");
+    let bar = indicatif::ProgressBar::new(1).with_message("weight steps");
     let progress = |done: usize, total: usize| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);

@@ -80,8 +80,8 @@ pub struct PrimitiveReport {
 }
 
 /// Apply `edit` to every skinned primitive of `scene` (each primitive once, with the skin of
-/// the first node that draws it). `progress` is called after each primitive with (done,
-/// total). `file` names the scene in messages.
+/// the first node that draws it). `progress` is called after each step of each primitive
+/// (new weights, smoothing, rogue removal) with (steps done, steps in all). `file` names the scene in messages.
 pub fn edit_scene(
     scene: &mut Scene,
     edit: &WeightEdit,
@@ -104,7 +104,14 @@ pub fn edit_scene(
         ));
     }
     let mut reports = Vec::with_capacity(todo.len());
-    for (done, &(m, p, skin)) in todo.iter().enumerate() {
+    let steps_each = 1 + edit.smooth.is_some() as usize + edit.rogue as usize;
+    let total_steps = steps_each * todo.len();
+    let mut steps = 0;
+    let mut step = |progress: &mut dyn FnMut(usize, usize)| {
+        steps += 1;
+        progress(steps, total_steps);
+    };
+    for &(m, p, skin) in &todo {
         let field = format!("meshes[{m}].primitives[{p}]");
         let mut bones = bone_axes(scene, skin);
         let prim = &scene.meshes[m].primitives[p];
@@ -164,6 +171,7 @@ pub fn edit_scene(
                 (input.clone(), None)
             }
         };
+        step(&mut progress);
         let needs_sections = edit.smooth.is_some() || edit.rogue;
         let sections = match sections {
             Some(s) => Some(s),
@@ -195,6 +203,7 @@ pub fn edit_scene(
                 .run()
                 .map_err(job_error)?,
             );
+            step(&mut progress);
         }
         if edit.rogue {
             report.rogue = Some(
@@ -207,6 +216,7 @@ pub fn edit_scene(
                 .run()
                 .map_err(job_error)?,
             );
+            step(&mut progress);
         }
         for w in influences.iter_mut() {
             if w.len() > max_influences {
@@ -224,7 +234,6 @@ pub fn edit_scene(
         }
         scene.meshes[m].primitives[p].skin_weights = Some(skin_weights_from(&influences, width));
         reports.push(report);
-        progress(done + 1, todo.len());
     }
     Ok(reports)
 }
