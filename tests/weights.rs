@@ -554,3 +554,44 @@ fn bad_input_is_named() {
         "{past}"
     );
 }
+
+/// Seams: a tube whose seam column is split (as glTF splits vertices where UVs differ) is one
+/// surface to the tools; many vertices at one point cost a star of edges, not all pairs.
+#[test]
+fn seams_are_one_surface_and_stacked_vertices_stay_linear() {
+    let mut mesh = tube(1.0, 11, 8, |_| 0.1);
+    // Split column 0: every triangle corner at (ring, 0) on the j = 7 side gets a copy.
+    let around = 8u32;
+    let mut copies = std::collections::HashMap::new();
+    for t in mesh.triangles.iter_mut() {
+        let touches_last = t.iter().any(|&i| i < 11 * around && i % around == 7);
+        if touches_last {
+            for i in t.iter_mut() {
+                if *i < 11 * around && *i % around == 0 {
+                    let p = mesh.positions[*i as usize];
+                    *i = *copies.entry(*i).or_insert_with(|| {
+                        mesh.positions.push(p);
+                        (mesh.positions.len() - 1) as u32
+                    });
+                }
+            }
+        }
+    }
+    assert!(!copies.is_empty());
+    let adj = Adjacency::new(&mesh);
+    assert_eq!(adj.component_count, 1);
+    // 100,000 vertices at one point: linear edges.
+    let stacked = WeightMesh {
+        positions: vec![Vec3::ZERO; 100_000],
+        triangles: (0..33_333u32)
+            .map(|t| [3 * t, 3 * t + 1, 3 * t + 2])
+            .collect(),
+    };
+    let adj = Adjacency::new(&stacked);
+    assert!(
+        adj.neighbours.len() <= 2 * stacked.positions.len(),
+        "{}",
+        adj.neighbours.len()
+    );
+    assert_eq!(adj.component_count, 1);
+}

@@ -353,9 +353,9 @@ pub fn weight_of(v: &[(u32, f32)], j: u32) -> f32 {
 
 /// Vertex neighbours from triangles (CSR, each undirected edge once per endpoint), and the
 /// connected components they make. Vertices at bit-identical positions (glTF splits a
-/// vertex wherever its normal or UV differs: seams) are one point of the surface: each is
-/// joined to the other's neighbours and to its twins (at distance 0), so tools that follow
-/// the surface cross seams.
+/// vertex wherever its normal or UV differs: seams) are one point of the surface: the first
+/// of them carries every triangle edge of the group, the others hang off it by zero-length
+/// edges, so tools that follow the surface cross seams (and smoothing keeps twins equal).
 #[derive(Clone, Debug, Default)]
 pub struct Adjacency {
     /// `vertex_count + 1` offsets into `neighbours`.
@@ -385,15 +385,7 @@ impl Adjacency {
                 *first.entry(key).or_insert(v as u32)
             })
             .collect();
-        let mut twins: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut welded = false;
-        for (v, &c) in canon.iter().enumerate() {
-            if c as usize != v {
-                twins[c as usize].push(v as u32);
-                welded = true;
-            }
-        }
-        let mut canonical_edges: Vec<(u32, u32)> = Vec::with_capacity(mesh.triangles.len() * 6);
+        let mut edges: Vec<(u32, u32)> = Vec::with_capacity(mesh.triangles.len() * 6);
         for t in &mesh.triangles {
             if t.iter().any(|&i| i as usize >= n) {
                 continue;
@@ -401,34 +393,19 @@ impl Adjacency {
             for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
                 let (a, b) = (canon[a as usize], canon[b as usize]);
                 if a != b {
-                    canonical_edges.push((a, b));
-                    canonical_edges.push((b, a));
+                    edges.push((a, b));
+                    edges.push((b, a));
                 }
             }
         }
-        let mut edges: Vec<(u32, u32)> = if welded {
-            let group = |c: u32| std::iter::once(c).chain(twins[c as usize].iter().copied());
-            let mut e = Vec::with_capacity(canonical_edges.len());
-            for &(a, b) in &canonical_edges {
-                for x in group(a) {
-                    for y in group(b) {
-                        e.push((x, y));
-                    }
-                }
+        // Each twin hangs off its canonical vertex by a zero-length edge (a star, so a
+        // thousand vertices at one point make a thousand edges, not a million).
+        for (v, &c) in canon.iter().enumerate() {
+            if c as usize != v {
+                edges.push((c, v as u32));
+                edges.push((v as u32, c));
             }
-            for c in 0..n as u32 {
-                for x in group(c) {
-                    for y in group(c) {
-                        if x != y && !twins[c as usize].is_empty() {
-                            e.push((x, y));
-                        }
-                    }
-                }
-            }
-            e
-        } else {
-            canonical_edges
-        };
+        }
         edges.sort_unstable();
         edges.dedup();
         let mut offsets = vec![0u32; n + 1];
