@@ -14,14 +14,19 @@
 //! * **Links are ordinary nodes.** For a [`LinkSpec`] `(parent P, child C, N)`,
 //!   [`insert_links`] adds `N` nodes named `<child>_link<k>` as children of `P`, placed at the
 //!   joint (the child's local translation). Link `k` (`f_k = k/(N+1)`) gets the local rotation
-//!   `slerp(identity, child_local_rotation, f_k)` — shortest arc, see [`rotation_fraction`] —
-//!   and scale 1 (the child's scale is *not* shared out). At rest this is built into the node's
+//!   `rest · slerp(identity, rest⁻¹ · child_local_rotation, f_k)` — `f_k` of the child's
+//!   rotation away from its rest rotation, shortest arc, see [`link_rotation`] — and scale 1
+//!   (the child's scale is *not* shared out). For a child whose rest rotation is the identity
+//!   (a straight limb, Woodland's arm) this is `slerp(identity, child_local_rotation, f_k)`;
+//!   measured from rest, a child that hangs 180° from its parent (a thigh under the pelvis)
+//!   has no arc to choose at rest. At rest this is built into the node's
 //!   rest transform; every frame [`LinkPoseJob`] rewrites it from the child's current local
 //!   transform. The existing local→model pass and palette then handle links like any joint:
 //!   `animation → IK → links (LinkPoseJob) → local→model → palette → skinning`.
 //! * **Skins.** Links are appended to every skin that contains both `P` and `C`, so existing
 //!   joint indices do not move. Their inverse bind matrix is derived from the skin's own bind
-//!   pose: `bind_link = bind_P · T(t) · R(slerp(I, r, f_k))` with `(t, r)` the child's bind pose
+//!   pose: `bind_link = bind_P · T(t) · R(link_rotation(rest, r, f_k))` with `(t, r)` the
+//!   child's bind pose
 //!   relative to the parent (`joint_from_bind_P · inverse(joint_from_bind_C)`). When the skin
 //!   is bound at the node rest pose (the usual case, and Woodland's arm) this is exactly
 //!   `inverse(rest model matrix of the link)`, so the linked scene skins at rest to the same
@@ -45,19 +50,29 @@
 //!   edge of the authored blend whenever the zone is longer than the blend; with it, `A` and
 //!   `s` are continuous there and the rings of a twisted joint follow the step-free blend
 //!   profile. (`P`-only vertices outside the slab are not touched; at `s = 0` nothing moves.)
-//! * **Forks (§9).** `P`'s weight is split between `P`'s children by each child's original
-//!   weight on the vertex: `share(C) = w_P · w_C / Σ_{children D of P} w_D`. The sum runs over
-//!   *every* child of `P` in the skin that carries weight, linked or not, so the part of `P`
-//!   attributable to an unlinked branch stays on `P`; only `share(C)` is redistributed per
-//!   linked child. A vertex weighted to `P` alone has no child weights to split by: when `P`
-//!   has more than one child in the skin, a linked child's zone is its slab **within a radial
-//!   limit** of its axis — `2 · joint_radius(C)` from [`BoneInfo`], or the zone length `L`
-//!   when no joint radius is known — and `P` is split evenly between the zones that hold the
-//!   vertex (none: unchanged, counted in [`LinkStats::parent_only_skipped`]). A parent with a
-//!   single child in the skin uses the plain slab. All specs with the same parent use the
-//!   weights as they were before that parent was processed. Parents are processed
-//!   deepest-index first (a chain's elbow before its shoulder); ancestors beyond the parent
-//!   are not considered (§9 notes it gets complicated).
+//! * **Forks (§9).** §9 splits `P`'s weight between `P`'s children by each child's original
+//!   weight on the vertex. That alone is discontinuous on a connected skin: a vertex with a
+//!   tiny weight `ε` on one child gives that child all of `P`, its `P`-only neighbour nothing.
+//!   So at a fork (`P` has more than one child in the skin) each child gets a **pseudo-weight**
+//!   `u_D = w_D + w_P · m_D(p)`: its own weight plus `P`'s weight times the vertex's
+//!   membership of a linked child's radial zone (`m = 0` for unlinked children). `m` is 1
+//!   within half the radial limit of the child's axis and falls linearly to 0 at the limit
+//!   (`2 · joint_radius(C)` from [`BoneInfo`], or the zone length `L` when no joint radius is
+//!   known), full from the slab's parent end on and fading to 0 one zone length further back
+//!   into the parent. Then `share(C) = w_P · u_C / max(Σ_D u_D, w_P)`: where the
+//!   pseudo-weights cover `P`'s weight, `P` is split in their proportion; where they do not
+//!   (a vertex outside every zone whose children's weights are small), the rest stays on `P`.
+//!   Outside every radial zone with children's weights summing to at least `w_P` this is §9's
+//!   split exactly; a `P`-only vertex moves only inside a zone (counted in
+//!   [`LinkStats::parent_only_in_zone`]; in a slab but beyond the radial limit it is counted
+//!   in [`LinkStats::parent_only_skipped`]). Every term is continuous in the position and the
+//!   weights, so the reassigned weights are too (tested across every zone edge). The sum runs
+//!   over *every* child of `P` in the skin, linked or not, so the part of `P` attributable to
+//!   an unlinked branch stays on `P`. A parent with a single child in the skin uses the plain
+//!   slab. All specs with the same parent use the weights as they were before that parent
+//!   was processed. Parents are processed deepest-index first (a chain's elbow before its
+//!   shoulder); ancestors beyond the parent are not considered (§9 notes it gets
+//!   complicated).
 //! * **Normal-derived fade (§9, armpits).** A fraction `φ = normal_fade · |x̂_C · n̂|` of the
 //!   weight that would go to the *link* stations returns to `P` instead. It is applied to the
 //!   link-bound part only (not to the whole amount) so that vertices beyond the zone — e.g. an
@@ -83,15 +98,13 @@
 //! # Limits
 //! * Links take the child's full local translation (they sit at the joint) and scale 1: the
 //!   child's scale is not shared out.
-//! * Rotation shares use the shortest arc, so a child rotated past 180° from identity flips
+//! * Rotation shares use the shortest arc, so a child rotated past 180° from its rest flips
 //!   its links to the other side.
 //! * A mesh whose weights change must be drawn with a single skin (joint indices are per skin).
 //! * Only the direct parent of the child is considered for forks.
-//! * At a fork, a `P`-only vertex in a child's slab just beyond the radial limit is left
-//!   alone while its neighbour just inside moves: the step the position rule removes along
-//!   the bone remains there, radially, at twice the joint radius (normally off the mesh).
-//! * `P`-only vertices beyond the child end of the slab (`s ≥ 1`) keep `P`: a rig whose
-//!   parent-only region reaches past the zone along the child's axis still has a step there.
+//! * With a single child, `P`-only vertices beyond the child end of the slab (`s ≥ 1`) keep
+//!   `P`: a rig whose parent-only region reaches past the zone along the child's axis still
+//!   has a step there (at a fork, the radial zone continues past the slab: no step).
 
 use glam::{DMat4, DQuat, DVec3, Quat, Vec3};
 
@@ -168,6 +181,9 @@ pub struct Link {
     /// The child's fixed local transform when the child is a `matrix` node (which animation
     /// cannot move); `None` = read the child's local from the pose.
     pub child_fixed: Option<Trs>,
+    /// The child's rest local rotation: the link carries `fraction` of the child's rotation
+    /// away from it ([`link_rotation`]).
+    pub rest_rotation: Quat,
 }
 
 /// What [`LinkPoseJob`] needs every frame, plus the node index map of the new scene.
@@ -194,16 +210,17 @@ pub struct LinkStats {
     pub primitives_changed: usize,
     /// Vertices whose weights changed.
     pub vertices_changed: usize,
-    /// Vertices where `P`'s weight was split between two or more weighted children.
+    /// Vertices where `P`'s weight was split between two or more children (by weight or by
+    /// radial zone).
     pub fork_vertices: usize,
     /// Vertices where the normal-derived fade returned some weight to the parent.
     pub faded_vertices: usize,
     /// Vertices weighted to a linked parent and to none of its children that lie inside a
-    /// link zone (the slab; at a fork, the slab within the radial limit): their parent weight
-    /// was reassigned by position like the rest of the zone.
+    /// link zone (the slab; at a fork, a child's radial zone): their parent weight was
+    /// reassigned by position like the rest of the zone.
     pub parent_only_in_zone: usize,
     /// Vertices weighted to a linked parent and to none of its children that lie inside a
-    /// fork child's slab but beyond its radial limit, and in no other zone: left unchanged.
+    /// fork child's slab but beyond its radial limit, and in no zone: left unchanged.
     pub parent_only_skipped: usize,
     /// Largest number of non-zero influences on a vertex of the affected primitives.
     pub max_influences_before: usize,
@@ -242,6 +259,20 @@ pub fn rotation_fraction(q: Quat, f: f32) -> Quat {
     DQuat::from_xyzw(a.x, a.y, a.z, h.cos()).as_quat()
 }
 
+/// A link's local rotation: the child's rest rotation `rest`, then `f` of the child's rotation
+/// away from rest, `rest · rotation_fraction(rest⁻¹ · current, f)` (shortest arc). At rest the
+/// link lies along the child, whatever angle the child makes with its parent (a thigh hangs
+/// 180° from the pelvis it joins, where a share of the rotation from identity has no
+/// preferred arc); for a child whose rest rotation is the identity (a straight limb) this is
+/// `rotation_fraction(current, f)`.
+pub fn link_rotation(rest: Quat, current: Quat, f: f32) -> Quat {
+    let rest = rest.normalize();
+    if !rest.is_finite() {
+        return rotation_fraction(current, f);
+    }
+    (rest * rotation_fraction(rest.inverse() * current, f)).normalize()
+}
+
 fn node_local_rest(node: &Node) -> Trs {
     match node.matrix {
         Some(m) => {
@@ -269,8 +300,8 @@ struct SpecGeom {
     axis: DVec3,
     length: f64,
     fade: f64,
-    /// Largest distance from the child's axis at which a vertex weighted only to the parent
-    /// counts as inside this zone (forks only): twice the child's joint radius, or the zone
+    /// Distance from the child's axis at which a vertex stops belonging to this zone (forks
+    /// only; full membership within half of it): twice the child's joint radius, or the zone
     /// length when the joint radius is unknown.
     radial_limit: f64,
 }
@@ -375,7 +406,7 @@ pub fn insert_links(
                 parent: Some(s.parent),
                 rest: Trs {
                     translation: child_local.translation,
-                    rotation: rotation_fraction(child_local.rotation, f),
+                    rotation: link_rotation(child_local.rotation, child_local.rotation, f),
                     scale: Vec3::ONE,
                 },
                 matrix: None,
@@ -423,10 +454,11 @@ pub fn insert_links(
             let bind_p = jfb_p.inverse();
             let bind_c = skin.joint_from_bind[jc as usize].as_dmat4().inverse();
             let (_, r, t) = (jfb_p * bind_c).to_scale_rotation_translation();
+            let rest_c = node_local_rest(&scene.nodes[s.child]).rotation;
             let mut link_joints = Vec::with_capacity(s.count);
             for k in 1..=s.count {
                 let f = k as f32 / (s.count + 1) as f32;
-                let rf = rotation_fraction(r.as_quat(), f).as_dquat();
+                let rf = link_rotation(rest_c, r.as_quat(), f).as_dquat();
                 let bind_link = bind_p * DMat4::from_rotation_translation(rf, t);
                 link_joints.push((old_count + new_joints.len()) as u32);
                 new_joints.push(spec_links[si][k - 1]);
@@ -580,6 +612,7 @@ pub fn insert_links(
                 fraction,
                 spec: si,
                 child_fixed: child.matrix.map(|_| node_local_rest(child)),
+                rest_rotation: node_local_rest(child).rotation,
             }
         })
         .collect();
@@ -590,6 +623,14 @@ pub fn insert_links(
         total_length_m: lengths,
     };
     Ok((built, rig, stats))
+}
+
+/// How much a vertex `r` from a fork child's axis belongs to the child's radial zone: 1 within
+/// half the radial limit (the joint radius, when known), falling linearly to 0 at the limit, so
+/// that weights change continuously across the zone's edge.
+fn radial_membership(r: f64, radial_limit: f64) -> f64 {
+    let inner = 0.5 * radial_limit;
+    ((radial_limit - r) / (radial_limit - inner)).clamp(0.0, 1.0)
 }
 
 fn max_sum_deviation(w: &SkinWeights) -> f32 {
@@ -626,7 +667,7 @@ fn reassign(
     let mut entries: Vec<(u32, f64)> = Vec::new();
     let mut deltas: Vec<(u32, f64)> = Vec::new();
     let mut dist: Vec<f64> = Vec::new();
-    let mut zone_s: Vec<(f64, bool)> = Vec::new();
+    let mut zone_s: Vec<(f64, f64)> = Vec::new();
     let mut changed = 0;
     for v in 0..n {
         let js = &w.joints[v * w.width..(v + 1) * w.width];
@@ -652,48 +693,72 @@ fn reassign(
             let denom: f64 = g.children.iter().map(|&c| get(&entries, c).max(0.0)).sum();
             // Weighted to P and to none of P's children: P's weight belongs to the side(s)
             // whose zone holds the vertex. A parent with a single child (in the skin) has one
-            // side, its zone is the slab; at a fork the zone of each linked child is its slab
-            // within `radial_limit` of its axis, and P is split evenly between the zones that
-            // hold the vertex.
+            // side, its zone is the slab. At a fork each linked child has a radial zone round
+            // its axis (full membership within half `radial_limit`, none beyond it).
             let parent_only = wp > 0.0 && denom <= 0.0;
             let fork_parent = g.children.len() > 1;
+            // Per spec: s along the child's axis and (forks) the radial-zone membership.
             zone_s.clear();
-            let mut holding = 0usize;
+            let mut pseudo_sum = denom.max(0.0);
             for sg in &g.specs {
                 let d = p - sg.joint;
                 let along = d.dot(sg.axis);
                 let s_raw = along / sg.length + 0.5;
-                let in_slab = s_raw > 0.0 && s_raw < 1.0;
-                let holds = parent_only
-                    && in_slab
-                    && (!fork_parent || (d - sg.axis * along).length() <= sg.radial_limit);
-                if parent_only && in_slab && !holds {
-                    parent_only_skipped = true;
-                }
-                holding += holds as usize;
-                zone_s.push((s_raw, holds));
+                let membership = if fork_parent {
+                    // Full from the zone's parent end on, fading to none one zone length
+                    // further back into the parent.
+                    radial_membership((d - sg.axis * along).length(), sg.radial_limit)
+                        * (1.0 + s_raw).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                pseudo_sum += wp * membership;
+                zone_s.push((s_raw, membership));
             }
-            if holding > 0 {
-                parent_only_in_zone = true;
-            }
+            let mut moved_parent_only = false;
+            let mut pseudo_children = 0usize;
             deltas.clear();
             let mut any_spec = false;
-            for (sg, &(s_raw, holds)) in g.specs.iter().zip(zone_s.iter()) {
+            for (sg, &(s_raw, membership)) in g.specs.iter().zip(zone_s.iter()) {
                 let wc = get(&entries, sg.child_joint);
+                let in_slab = s_raw > 0.0 && s_raw < 1.0;
                 // The part of P's weight attributable to this side of the joint.
-                let share = if wc > 0.0 {
+                let share = if fork_parent {
+                    // Pseudo-weights: the child's own weight plus P's weight times the
+                    // vertex's membership of the child's radial zone; P is split in their
+                    // proportion, and what they do not cover stays on P.
+                    let pseudo = wc.max(0.0) + wp * membership;
+                    if pseudo > 0.0 {
+                        pseudo_children += 1;
+                    }
+                    if parent_only && in_slab && membership <= 0.0 {
+                        parent_only_skipped = true;
+                    }
+                    if wp > 0.0 && pseudo > 0.0 {
+                        wp * pseudo / pseudo_sum.max(wp)
+                    } else {
+                        0.0
+                    }
+                } else if wc > 0.0 {
                     if wp > 0.0 && denom > 0.0 {
                         wp * wc / denom
                     } else {
                         0.0
                     }
-                } else if holds {
-                    wp / holding as f64
+                } else if parent_only && in_slab {
+                    // One child: a P-only vertex in the slab is wholly this side's.
+                    wp
                 } else {
                     continue;
                 };
+                if wc <= 0.0 && share <= 0.0 {
+                    continue;
+                }
                 any_spec = true;
-                if share > 0.0 && (weighted_children > 1 || holding > 1) {
+                if parent_only && share > 0.0 && s_raw > 0.0 {
+                    moved_parent_only = true;
+                }
+                if share > 0.0 && (weighted_children > 1 || pseudo_children > 1) {
                     fork = true;
                 }
                 let amount = share + wc.max(0.0);
@@ -719,6 +784,9 @@ fn reassign(
                 for (k, &lj) in sg.link_joints.iter().enumerate() {
                     deltas.push((lj, amount * (1.0 - phi) * dist[k + 1]));
                 }
+            }
+            if moved_parent_only {
+                parent_only_in_zone = true;
             }
             if !any_spec {
                 continue;
@@ -774,7 +842,8 @@ fn reassign(
 
 /// Poses the links from their children's current local transforms: link `k` of a child gets
 /// translation = the child's local translation (the joint point in the parent frame),
-/// rotation = [`rotation_fraction`]`(child rotation, k/(N+1))` (shortest arc), scale 1.
+/// rotation = [`link_rotation`]`(child rest rotation, child rotation, k/(N+1))` (`k/(N+1)`
+/// of the child's rotation away from its rest, shortest arc), scale 1.
 /// Runs on the pose locals after animation (and IK), before local→model.
 ///
 /// Validation rules:
@@ -840,7 +909,7 @@ impl LinkPoseJob<'_> {
             let c = l.child_fixed.unwrap_or(self.locals[l.child]);
             self.locals[l.node] = Trs {
                 translation: c.translation,
-                rotation: rotation_fraction(c.rotation, l.fraction),
+                rotation: link_rotation(l.rest_rotation, c.rotation, l.fraction),
                 scale: Vec3::ONE,
             };
         }

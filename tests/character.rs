@@ -75,8 +75,8 @@ fn humanoid_demo_runs_every_stage() {
     let mut c = Character::humanoid_demo().unwrap();
     assert_eq!(c.layers.len(), 3);
     assert!(
-        c.links.as_ref().is_some_and(|l| l.links.len() == 12),
-        "2 links at each shoulder, elbow and knee"
+        c.links.as_ref().is_some_and(|l| l.links.len() == 16),
+        "2 links at each shoulder, elbow, hip and knee"
     );
     let dt = 1.0 / 60.0;
     let mut reached = 0;

@@ -370,7 +370,7 @@ fn bench_reports_every_stage_as_json() {
         o.status.success()
             && t.contains("layers 3")
             && t.contains("ik effectors 1")
-            && t.contains("links 12"),
+            && t.contains("links 16"),
         "{t}"
     );
     let v: serde_json::Value =

@@ -139,6 +139,12 @@ fn max_distance(a: &[Vec3], b: &[Vec3]) -> f32 {
 // A forked rig: hand with two linked children (a along +X, b along +Y) and one unlinked (c).
 
 fn fork_rig() -> Scene {
+    fork_rig_with(&[])
+}
+
+/// The fork rig with `extra` vertices (position, weights to hand, a, b, c; normal +Z) after
+/// its own.
+fn fork_rig_with(extra: &[(Vec3, [f32; 4])]) -> Scene {
     let node = |name: &str, parent: Option<usize>, t: Vec3, r: Quat| Node {
         name: Some(name.into()),
         source_index: 0,
@@ -227,6 +233,11 @@ fn fork_rig() -> Scene {
         let s: f32 = raw.iter().sum();
         weights.push(raw.map(|x| x / s));
     }
+    for &(p, w) in extra {
+        positions.push(p);
+        normals.push(Vec3::Z);
+        weights.push(w);
+    }
     let n = positions.len();
     let raw = RawScene {
         name: "fork".into(),
@@ -283,43 +294,65 @@ fn fork_specs() -> Vec<LinkSpec> {
 }
 
 #[test]
-fn fork_split_is_proportional_to_child_weights() {
+fn fork_split_follows_pseudo_weights() {
     let scene = fork_rig();
     let (linked, rig, stats) = insert_links(&scene, &fork_specs(), &BoneInfo::default()).unwrap();
     println!("fork stats: {stats:?}");
     assert_eq!(rig.links.len(), 5);
-    // v0: share_a = 0.4·0.36/0.6 = 0.24 → A_a = 0.6 at s = 0.5 of 2 links: 0.3 / 0.3;
-    //     share_b = 0.4·0.24/0.6 = 0.16 → A_b = 0.4 at s = 0.25 of 3 links: all on b_link1.
+    // At a fork (hand has three children) hand's weight is split by pseudo-weights: each
+    // child's weight plus hand's weight times the vertex's membership of the child's radial
+    // zone. With no joint radius known (BoneInfo empty) the radial limit is the zone length,
+    // 0.04: membership 1 within 0.02 of the child's axis, 0 beyond 0.04, linear between; full
+    // from the slab's parent end on (s ≥ 0), fading to 0 at s = −1. What the pseudo-weights do
+    // not cover (their sum below hand's weight) stays on hand.
+    // v0: 0.03 from a's axis (m_a = 0.5), 0.02 from b's (m_b = 1): pseudo a = 0.36 + 0.2,
+    //     b = 0.24 + 0.4, sum 1.2; share_a = 0.4·0.56/1.2, A_a = 0.546667 at s = 0.5 of 2
+    //     links: halves; share_b = 0.4·0.64/1.2, A_b = 0.453333 at s = 0.25 of 3: b_link1.
     assert_weights(
         &linked,
         0,
-        &[("a_link1", 0.3), ("a_link2", 0.3), ("b_link1", 0.4)],
+        &[
+            ("a_link1", 0.273333),
+            ("a_link2", 0.273333),
+            ("b_link1", 0.453333),
+        ],
     );
-    // v1: share_a = 0.5·0.1/0.5 = 0.1 → A_a = 0.2 all to a (s = 1);
-    //     share_b = 0.4 → A_b = 0.8 all to hand (s = 0): hand 0.5 − 0.5 + 0.8.
-    assert_weights(&linked, 1, &[("hand", 0.8), ("a", 0.2)]);
-    // v2: A_a = 1.0 at s = 0.5 → 0.5 / 0.5 on the links; normal ∥ a's axis, fade 0.5 → half of
-    //     the link-bound weight back to hand.
+    // v1: on a's axis past its zone (m_a = 1, s_a = 1), 0.05 from b's (m_b = 0): pseudo
+    //     a = 0.1 + 0.5, b = 0.4, sum 1.0: share_a = 0.3 → A_a = 0.4 all to a; share_b = 0.2
+    //     → A_b = 0.6 all to hand (s_b = 0): hand 0.5 − 0.5 + 0.6.
+    assert_weights(&linked, 1, &[("hand", 0.6), ("a", 0.4)]);
+    // v2: 0.1 from a's axis (m = 0): pseudo a = 0.5 = hand's weight: share_a = 0.5, A_a = 1.0
+    //     at s = 0.5 → halves on the links; normal ∥ a's axis, fade 0.5 → half of the
+    //     link-bound weight back to hand.
     assert_weights(
         &linked,
         2,
         &[("hand", 0.5), ("a_link1", 0.25), ("a_link2", 0.25)],
     );
-    // v3: the unlinked sibling c counts in the split: share_a = 0.6·0.2/0.4 = 0.3, A = 0.5 → a.
-    assert_weights(&linked, 3, &[("hand", 0.3), ("a", 0.5), ("c", 0.2)]);
-    // Hand-only vertices at a fork (hand has three children): a child's zone is its slab
-    // within 2 × joint radius of its axis; with no joint radius known (BoneInfo empty) the
-    // radial limit is the zone length, 0.04.
-    // v4: in a's slab but 0.1 from a's axis: beyond the limit, untouched.
+    // v3: outside every radial zone, children's weights 0.4 below hand's 0.6: share_a =
+    //     0.6·0.2/0.6 = 0.2 (the unlinked sibling c keeps its part on hand), A = 0.4 → a.
+    assert_weights(&linked, 3, &[("hand", 0.4), ("a", 0.4), ("c", 0.2)]);
+    // v4: hand only, in a's slab but 0.1 from a's axis: in no zone, untouched.
     assert_weights(&linked, 4, &[("hand", 1.0)]);
-    // v5: in a's zone only: A_a = 1 at s = 0.375 of 2 links (segment 1.125): 0.875 / 0.125.
-    assert_weights(&linked, 5, &[("a_link1", 0.875), ("a_link2", 0.125)]);
-    // v6: in both zones: hand split evenly. A_a = 0.5 at s = 0.25 of 2 links (segment 0.75):
-    //     hand 0.125, a_link1 0.375; A_b = 0.5 at s = 0.25 of 3 links (segment 1): b_link1.
+    // v5: hand only, on a's axis at s_a = 0.375 (m_a = 1); 0.015 from b's axis but half a zone
+    //     behind b's slab (s_b = −0.5: m_b = 0.5): share_a = 2/3 → 0.875 / 0.125 of it on the
+    //     links (segment 1.125); share_b = 1/3 at s = 0 → hand.
+    assert_weights(
+        &linked,
+        5,
+        &[
+            ("hand", 0.333333),
+            ("a_link1", 0.583333),
+            ("a_link2", 0.083333),
+        ],
+    );
+    // v6: hand only, m_a = 0.5 (0.03 off a's axis), m_b = 1 (0.01 off b's), both at s = 0.25:
+    //     share_a = 1/3 at segment 0.75 of 2 links: hand 1/12, a_link1 1/4; share_b = 2/3 at
+    //     segment 1 of 3 links: b_link1.
     assert_weights(
         &linked,
         6,
-        &[("hand", 0.125), ("a_link1", 0.375), ("b_link1", 0.5)],
+        &[("hand", 0.083333), ("a_link1", 0.25), ("b_link1", 0.666667)],
     );
     assert_eq!(stats.parent_only_in_zone, 2, "{stats:?}");
     assert_eq!(stats.parent_only_skipped, 1, "{stats:?}");
@@ -340,6 +373,148 @@ fn fork_split_is_proportional_to_child_weights() {
     assert_eq!(w.width % 4, 0);
     assert_eq!(w.max_influences(), stats.max_influences_after);
     assert!(w.width >= stats.max_influences_after);
+}
+
+/// The fork's reassigned weights change continuously with position: across the edge of a
+/// radial zone, across the child end of a slab, between two zones, and behind a slab; and a
+/// hand-only vertex and one with a tiny weight on a child at the same place end up close.
+#[test]
+fn fork_weights_are_continuous_in_position() {
+    const STEP_M: f32 = 1e-4;
+    const STEPS: usize = 600;
+    // Lines of hand-only vertices (start, direction): radially out of a's zone at s = 0.5
+    // (away from b); along a's axis through the slab's child end; from a's zone into b's;
+    // along b's axis through the part behind its slab.
+    let lines = [
+        (Vec3::new(0.1, 0.0, 0.0), Vec3::new(0.0, -1.0, 0.0)),
+        (Vec3::new(0.1, 0.005, 0.0), Vec3::X),
+        (Vec3::new(0.1, 0.0, 0.0), Vec3::new(-0.6, 0.8, 0.0)),
+        (Vec3::new(0.075, 0.05, 0.0), Vec3::new(0.0, -1.0, 0.0)),
+    ];
+    let mut extra = Vec::new();
+    for (start, dir) in lines {
+        for i in 0..STEPS {
+            extra.push((start + dir * (i as f32 * STEP_M), [1.0, 0.0, 0.0, 0.0]));
+        }
+    }
+    // Pairs at the same place: hand only, and hand with ε on a (outside a's radial zone, where
+    // splitting hand by the children's weights alone would give a all of hand's weight).
+    const EPS: f32 = 1e-4;
+    let pairs = [Vec3::new(0.1, -0.1, 0.0), Vec3::new(0.1, -0.035, 0.0)];
+    for p in pairs {
+        extra.push((p, [1.0, 0.0, 0.0, 0.0]));
+        extra.push((p, [1.0 - EPS, EPS, 0.0, 0.0]));
+    }
+    let scene = fork_rig_with(&extra);
+    let first = scene.primitive(&scene.draws[0]).positions.len() - extra.len();
+    let (linked, _, _) = insert_links(&scene, &fork_specs(), &BoneInfo::default()).unwrap();
+    let diff = |a: usize, b: usize| {
+        let (wa, wb) = (named_weights(&linked, a), named_weights(&linked, b));
+        wa.keys()
+            .chain(wb.keys())
+            .map(|k| (wa.get(k).unwrap_or(&0.0) - wb.get(k).unwrap_or(&0.0)).abs())
+            .fold(0.0f32, f32::max)
+    };
+    // The steepest slope of the rule: membership changes by 1 over 0.02 m and a share moves
+    // between stations 0.04 / 3 m apart, so one step of 1e-4 m changes a weight by at most
+    // about 0.0075 + 0.005 + 0.0075; a step (what a hard zone edge gives) is ≥ 0.1.
+    const MAX_JUMP: f32 = 0.03;
+    for (l, _) in lines.iter().enumerate() {
+        let base = first + l * STEPS;
+        let (worst, at) = (1..STEPS)
+            .map(|i| (diff(base + i - 1, base + i), i))
+            .fold((0.0f32, 0), |m, x| if x.0 > m.0 { x } else { m });
+        println!("line {l}: largest change between neighbours {worst:.5} at step {at}");
+        assert!(worst < MAX_JUMP, "line {l}: jump {worst} at step {at}");
+    }
+    for (k, p) in pairs.iter().enumerate() {
+        let a = first + lines.len() * STEPS + 2 * k;
+        let d = diff(a, a + 1);
+        println!("pair at {p}: largest difference {d:e}");
+        assert!(d < 4.0 * EPS, "pair at {p}: {d}");
+    }
+}
+
+/// Links at a joint whose child hangs 180° from its parent (the humanoid's hips): the rest pose
+/// skins as without links, and each link carries its share of the child's rotation away from
+/// rest.
+#[test]
+fn hip_links_share_the_rotation_away_from_rest() {
+    use skinview::links::link_rotation;
+    // Analytic: rest 180° about Z (a thigh under a pelvis), the child turned 90° about its own X
+    // from rest: link k turns k/(N+1) of that.
+    let rest = Quat::from_rotation_z(PI);
+    for f in [1.0f32 / 3.0, 2.0 / 3.0] {
+        let theta = 90f32.to_radians();
+        let got = link_rotation(rest, rest * Quat::from_rotation_x(theta), f);
+        let want = rest * Quat::from_rotation_x(f * theta);
+        assert!(got.dot(want).abs() > 1.0 - 1e-6, "{got} vs {want}");
+        // At rest the link lies along the child (no arc to choose at 180°).
+        assert!(link_rotation(rest, rest, f).dot(rest).abs() > 1.0 - 1e-6);
+    }
+    // The built-in humanoid, linked at the hips (and shoulders, elbows, knees) and not.
+    let rig = builtin::humanoid_rig().unwrap();
+    assert!(
+        rig.bones
+            .iter()
+            .filter(|b| b.name.ends_with("_thigh"))
+            .all(|b| b.links.is_some())
+    );
+    let skinned = |links: bool, thigh_turn: Quat| {
+        use skinview::character::{Character, CharacterSpec};
+        use skinview::rig::{Key, Motion, Track};
+        let mut rig = rig.clone();
+        let i = rig.bones.iter().position(|b| b.name == "l_thigh").unwrap();
+        let rest = Quat::from_array(rig.bones[i].rotation).normalize();
+        rig.motions = vec![Motion {
+            name: "pose".into(),
+            looping: false,
+            tracks: vec![Track {
+                bone: "l_thigh".into(),
+                displacement_keys: Vec::new(),
+                rotation_keys: vec![Key {
+                    time_s: 0.0,
+                    value: (rest * thigh_turn).to_array(),
+                }],
+            }],
+        }];
+        let rs = rig.to_scene().unwrap();
+        let spec = CharacterSpec {
+            links,
+            ..CharacterSpec::single("pose")
+        };
+        let mut c = Character::from_rig(&rs, &spec).unwrap();
+        c.update(0.0, 0.0).unwrap();
+        let prim = c.scene.primitive(&c.scene.draws[0]).clone();
+        (prim, c.outputs[0].positions.clone())
+    };
+    let (prim, rest_plain) = skinned(false, Quat::IDENTITY);
+    let (_, rest_linked) = skinned(true, Quat::IDENTITY);
+    let d = max_distance(&rest_plain, &rest_linked);
+    println!("humanoid rest, linked vs not: max distance {d:e} m");
+    assert!(d < 1e-5, "{d}");
+    // A leg lifted, spread and turned 90°: the surface stretches about as much as without
+    // links (a weight step round the crotch would tear it: edges many times their length).
+    let stretch = |p: &[Vec3]| {
+        prim.indices
+            .chunks_exact(3)
+            .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
+            .filter_map(|(a, b)| {
+                let rest = (prim.positions[a as usize] - prim.positions[b as usize]).length();
+                (rest > 1e-6).then(|| (p[a as usize] - p[b as usize]).length() / rest)
+            })
+            .fold(0.0f32, f32::max)
+    };
+    for (name, turn) in [
+        ("lift", Quat::from_rotation_z(90f32.to_radians())),
+        ("spread", Quat::from_rotation_y(90f32.to_radians())),
+        ("turn", Quat::from_rotation_x(90f32.to_radians())),
+    ] {
+        let plain = stretch(&skinned(false, turn).1);
+        let linked = stretch(&skinned(true, turn).1);
+        println!("{name} 90°: largest edge stretch {plain:.2} plain, {linked:.2} linked");
+        assert!(linked < 1.5 * plain, "{name}: {linked} vs {plain}");
+    }
 }
 
 #[test]

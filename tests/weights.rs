@@ -197,9 +197,10 @@ fn regeneration_finds_the_humanoids_true_bones() {
         }
     }
     eprintln!("{fraction:.4} agree; (true, regenerated): {confused:?}");
-    // 98% is the aim (issue 11); the clavicles, buried in the chest, take part of the upper
-    // chest and neck from estimated sections (95.4% measured).
-    assert!(fraction >= 0.95, "{fraction}");
+    // 98% is the aim; 97.99% measured (6,632 of 6,768 vertices; starting from nearest
+    // segments instead of inscribed cylinders gave 95.4%). What is left lies where the
+    // clavicles, chest and neck overlap.
+    assert!(fraction >= 0.975, "{fraction}");
     // Every limb bone is nearly all right.
     for limb in [
         "l_forearm",

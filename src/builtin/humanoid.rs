@@ -213,16 +213,17 @@ pub fn humanoid_rig() -> crate::error::Result<WeberRig> {
             lim([-30.0, -15.0, -40.0], [30.0, 15.0, 40.0]),
         );
     }
-    // Bone links at shoulders, elbows and knees (seed 000 §9: 2–3 links, default length).
-    // Not at the hips yet: on this connected skin the pelvis fork's rule for vertices
-    // weighted to the pelvis alone (split between the thigh zones within a radial limit,
-    // untouched beyond it) makes a weight step round the crotch that tears when a leg lifts
-    // (links.rs, "Limits").
+    // Bone links at shoulders, elbows, hips and knees (seed 000 §9: 2–3 links, default
+    // length). The hips are a fork (the pelvis has the spine and both thighs): the pelvis's
+    // weight is split by pseudo-weights that change continuously round the crotch, and the
+    // links share the thighs' rotation away from their rest (they hang 180° from the pelvis).
     for name in [
         "l_upper_arm",
         "r_upper_arm",
         "l_forearm",
         "r_forearm",
+        "l_thigh",
+        "r_thigh",
         "l_shin",
         "r_shin",
     ] {

@@ -15,16 +15,21 @@
 //! probably the better choice). Each vertex takes the bone of lowest cost with weight 1;
 //! smoothing ([`super::smooth`]) then blends the joints.
 //!
-//! Sections are the rig's own when it has them; otherwise they are estimated
-//! [`ESTIMATION_PASSES`] times: from the vertices' nearest bone segments, then from each
-//! pass's assignment.
+//! Sections are the rig's own when it has them; otherwise they are estimated from the mesh
+//! ([`super::sections`]) and the vertices reassigned, alternately, until no vertex changes
+//! bone (at most [`MAX_ESTIMATION_PASSES`]). The first estimate starts from each bone's
+//! inscribed cylinder ([`inscribed_sections`]), not from the nearest segment: a bone buried
+//! in its neighbour's flesh (a clavicle inside the chest) would otherwise take the
+//! neighbour's surface and keep it, pass after pass.
 //!
 //! Cost: O(V·B) per pass (every vertex against every bone), parallel over vertices; memory
-//! O(V).
+//! O(V). Limits: a bone with no vertices beside its segment starts a quarter of its length
+//! thick; boundaries between overlapping cylinders (clavicle, chest and neck) are where
+//! estimated and true sections disagree most.
 
 use rayon::prelude::*;
 
-use super::sections::{BoneSection, SectionJob, SectionStats, nearest_bone};
+use super::sections::{BoneSection, SectionJob, SectionStats, inscribed_sections};
 use super::{BoneAxis, Influences, WeightMesh, rule};
 use crate::error::Result;
 
@@ -36,10 +41,11 @@ pub const END_FALLOFF: f32 = 8.0;
 /// A vertex whose best cost is above this lies two radii or more from every bone's surface.
 pub const FAR_COST: f32 = 3.0;
 
-/// Estimation passes when the sections are not given: the first from nearest segments, each
-/// next one from the previous pass's assignment (more passes change the humanoid's
-/// assignment by under 1%).
-pub const ESTIMATION_PASSES: usize = 3;
+/// Most estimation passes when the sections are not given: the first from the assignment to
+/// the bones' inscribed cylinders, each next one from the previous pass's assignment, until
+/// no vertex changes bone. The built-in humanoid settles in about 12 (97.9% of its vertices
+/// on their true bones after 8, 98.0% after 12).
+pub const MAX_ESTIMATION_PASSES: usize = 16;
 
 /// What [`RegenerateJob::run`] did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -49,7 +55,8 @@ pub struct RegenerateStats {
     /// Vertices more than [`FAR_COST`] from every cylinder (bumps, projections, or bones
     /// that do not fit the mesh).
     pub far_from_every_cylinder: usize,
-    /// Section passes run (0 when the sections were given).
+    /// Section passes run (0 when the sections were given; [`MAX_ESTIMATION_PASSES`] when
+    /// the assignment had not settled).
     pub estimation_passes: usize,
     /// What the last section estimate found (default when the sections were given).
     pub sections: SectionStats,
@@ -129,9 +136,11 @@ impl RegenerateJob<'_> {
                 (s.to_vec(), (bone, cost))
             }
             None => {
-                let mut owner = nearest_bone(self.mesh, self.bones);
+                // Start from the bones' inscribed cylinders (a buried bone starts thin).
+                let (start, _) = score(self.mesh, &inscribed_sections(self.mesh, self.bones));
+                let mut owner: Vec<Option<u32>> = start.into_iter().map(Some).collect();
                 let mut result = None;
-                for _ in 0..ESTIMATION_PASSES {
+                for _ in 0..MAX_ESTIMATION_PASSES {
                     let (sections, sstats) = SectionJob {
                         mesh: self.mesh,
                         bones: self.bones,
@@ -139,10 +148,14 @@ impl RegenerateJob<'_> {
                     }
                     .run()?;
                     let (bone, cost) = score(self.mesh, &sections);
+                    let settled = owner.iter().zip(&bone).all(|(o, b)| *o == Some(*b));
                     owner = bone.iter().map(|&b| Some(b)).collect();
                     stats.estimation_passes += 1;
                     stats.sections = sstats;
                     result = Some((sections, (bone, cost)));
+                    if settled {
+                        break;
+                    }
                 }
                 result.unwrap_or_default()
             }

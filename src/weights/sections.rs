@@ -23,6 +23,11 @@ use crate::error::Result;
 /// still makes a pseudo-cylinder with some thickness to score against.
 pub const MIN_RADIUS_FRACTION: f32 = 0.02;
 
+/// Which of the distances from a bone's segment to the vertices beside it is its inscribed
+/// radius ([`inscribed_sections`]): the 1st percentile (the minimum itself agrees 0.1% less
+/// often with the true bones on the built-in humanoid, 5% agrees 2% less often).
+pub const INSCRIBED_QUANTILE: f32 = 0.01;
+
 /// Smallest semi-axis for a zero-length bone (metres in a metre-scaled model; scaled by the
 /// mesh diagonal below).
 const MIN_RADIUS_OF_DIAGONAL: f32 = 1e-4;
@@ -370,6 +375,57 @@ pub fn nearest_bone(mesh: &WeightMesh, bones: &[BoneAxis]) -> Vec<Option<u32>> {
                 .map(|(i, b)| (i, b.distance(p).0))
                 .min_by(|a, b| a.1.total_cmp(&b.1))
                 .map(|(i, _)| i as u32)
+        })
+        .collect()
+}
+
+/// Round pseudo-cylinders, one per bone, of its inscribed radius: the distance from the
+/// segment to the nearest vertices whose closest point lies well inside it (the
+/// [`INSCRIBED_QUANTILE`] of those distances, so one stray vertex does not decide it), at
+/// least [`MIN_RADIUS_FRACTION`] of the bone's length.
+///
+/// The surface of a skin made of its bones' flesh lies outside every bone's pseudo-cylinder,
+/// so this radius is a lower bound of the true one in every direction, and it is small for a
+/// bone buried in its neighbour's flesh (a clavicle in the chest): scoring against these
+/// cylinders, a vertex on the chest's front goes to the chest, not to the clavicle whose
+/// segment happens to be nearer. Nearest segments alone give the buried bone every vertex
+/// near it and a section as wide as the chest. Cost: O(V·B) and O(V) memory per bone.
+pub fn inscribed_sections(mesh: &WeightMesh, bones: &[BoneAxis]) -> Vec<BoneSection> {
+    let floor = MIN_RADIUS_OF_DIAGONAL * mesh.diagonal().max(1e-6);
+    bones
+        .iter()
+        .map(|b| {
+            let length = b.length();
+            let mut d: Vec<f32> = mesh
+                .positions
+                .iter()
+                .filter_map(|&p| {
+                    let (d, t) = b.distance(p);
+                    (length > 0.0 && (0.05..=0.95).contains(&t)).then_some(d)
+                })
+                .collect();
+            let quantile = ((d.len().saturating_sub(1)) as f32 * INSCRIBED_QUANTILE) as usize;
+            let r = if d.is_empty() {
+                0.25 * length
+            } else {
+                *d.select_nth_unstable_by(quantile, f32::total_cmp).1
+            };
+            let r = r.max(length * MIN_RADIUS_FRACTION).max(floor);
+            let axis = if length > 0.0 {
+                (b.tip - b.base) / length
+            } else {
+                Vec3::Y
+            };
+            BoneSection::new(
+                b.base,
+                axis,
+                axis.any_orthonormal_vector(),
+                length,
+                Vec2::splat(r),
+                Vec2::splat(r),
+                Vec2::ZERO,
+                Vec2::ZERO,
+            )
         })
         .collect()
 }
