@@ -13,11 +13,11 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use glam::{Mat4, Quat, Vec3};
+use glam::{Mat4, Quat, Vec3, Vec4};
 use skinview::frame::{CpuSkinner, FrameState};
 use skinview::scene::SkinWeights;
 use skinview::skin::SkinnedVertices;
-use skinview::skin::{SkinningJob, VertexWeights};
+use skinview::skin::{NormalMode, SkinningJob, VertexWeights};
 
 const VERTICES: usize = 1_000_000;
 const JOINTS: usize = 64;
@@ -40,6 +40,7 @@ struct Synthetic {
     weights_csr: VertexWeights,
     positions: Vec<Vec3>,
     normals: Vec<Vec3>,
+    tangents: Vec<Vec4>,
 }
 
 fn synthetic() -> Synthetic {
@@ -67,8 +68,12 @@ fn synthetic() -> Synthetic {
     let positions = (0..VERTICES)
         .map(|_| Vec3::new(r.next(), r.next(), r.next()))
         .collect();
-    let normals = (0..VERTICES)
+    let normals: Vec<Vec3> = (0..VERTICES)
         .map(|_| Vec3::new(r.next() - 0.5, r.next() - 0.5, 1.0).normalize())
+        .collect();
+    let tangents = normals
+        .iter()
+        .map(|n: &Vec3| n.any_orthonormal_vector().extend(1.0))
         .collect();
     let sw = SkinWeights {
         width: 4,
@@ -81,73 +86,112 @@ fn synthetic() -> Synthetic {
         weights_csr: VertexWeights::csr_from_skin_weights(&sw),
         positions,
         normals,
+        tangents,
     }
+}
+
+/// What a skinning case writes: normals (and how), tangents.
+#[derive(Clone, Copy)]
+struct Attributes {
+    normals: bool,
+    tangents: bool,
+    mode: NormalMode,
+    normalize: bool,
+}
+
+/// One skinning pass over the synthetic mesh.
+fn skin(s: &Synthetic, weights: &VertexWeights, a: Attributes, portable: bool, out: &mut Outputs) {
+    let mut job = SkinningJob {
+        palette: &s.palette,
+        weights,
+        positions: &s.positions,
+        normals: a.normals.then_some(&s.normals[..]),
+        tangents: a.tangents.then_some(&s.tangents[..]),
+        out_positions: &mut out.p,
+        out_normals: a.normals.then_some(&mut out.n[..]),
+        out_tangents: a.tangents.then_some(&mut out.t[..]),
+        normalize_normals: a.normalize,
+        normal_mode: a.mode,
+    };
+    if portable {
+        job.run_portable().unwrap()
+    } else {
+        job.run().unwrap()
+    }
+}
+
+struct Outputs {
+    p: Vec<Vec3>,
+    n: Vec<Vec3>,
+    t: Vec<Vec4>,
 }
 
 fn cpu_skinning(c: &mut Criterion) {
     let s = synthetic();
-    let mut out_p = vec![Vec3::ZERO; VERTICES];
-    let mut out_n = vec![Vec3::ZERO; VERTICES];
+    let mut out = Outputs {
+        p: vec![Vec3::ZERO; VERTICES],
+        n: vec![Vec3::ZERO; VERTICES],
+        t: vec![Vec4::ZERO; VERTICES],
+    };
+    eprintln!(
+        "CPU skinning kernel: {}",
+        skinview::skin::simd::kernel_name()
+    );
     let mut group = c.benchmark_group("cpu_skinning_1M_vertices_4_influences");
     group.throughput(Throughput::Elements(VERTICES as u64));
     group.sample_size(20);
     let threads = rayon::current_num_threads();
-    for (label, pool_threads, weights) in [
-        ("fixed4_1_thread", 1usize, &s.weights),
-        ("fixed4_all_threads", threads, &s.weights),
-        ("csr_1_thread", 1, &s.weights_csr),
-    ] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(pool_threads)
-            .build()
-            .unwrap();
-        group.bench_function(BenchmarkId::new("positions_normals", label), |b| {
-            b.iter(|| {
-                pool.install(|| {
-                    SkinningJob {
-                        palette: &s.palette,
-                        weights,
-                        positions: &s.positions,
-                        normals: Some(&s.normals),
-                        tangents: None,
-                        out_positions: &mut out_p,
-                        out_normals: Some(&mut out_n),
-                        out_tangents: None,
-                        normalize_normals: true,
-                        normal_mode: skinview::skin::NormalMode::Exact,
-                    }
-                    .run()
-                    .unwrap()
-                });
-                black_box(&out_p);
-            })
-        });
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
+    let one = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
         .unwrap();
-    group.bench_function(BenchmarkId::new("positions_only", "fixed4_1_thread"), |b| {
-        b.iter(|| {
-            pool.install(|| {
-                SkinningJob {
-                    palette: &s.palette,
-                    weights: &s.weights,
-                    positions: &s.positions,
-                    normals: None,
-                    tangents: None,
-                    out_positions: &mut out_p,
-                    out_normals: None,
-                    out_tangents: None,
-                    normalize_normals: true,
-                    normal_mode: skinview::skin::NormalMode::Exact,
-                }
-                .run()
-                .unwrap()
+    let all = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let attrs = |normals, tangents, mode, normalize| Attributes {
+        normals,
+        tangents,
+        mode,
+        normalize,
+    };
+    // The ids ../shared/peers/ozzbench reads (…/fixed4_1_thread), then the same on the
+    // portable path, on all threads, and with the any-count (CSR) layout.
+    let cases = [
+        (
+            "positions_only",
+            attrs(false, false, NormalMode::Exact, true),
+        ),
+        // ozz's method: normals by the blended 3×3, not renormalised.
+        (
+            "positions_normals_blend3x3",
+            attrs(true, false, NormalMode::Blend3x3, false),
+        ),
+        // Exact inverse-transpose normals, renormalised (more work than ozz does).
+        (
+            "positions_normals",
+            attrs(true, false, NormalMode::Exact, true),
+        ),
+        (
+            "positions_normals_tangents",
+            attrs(true, true, NormalMode::Blend3x3, false),
+        ),
+    ];
+    for (name, a) in cases {
+        for (label, pool, weights, portable) in [
+            ("fixed4_1_thread", &one, &s.weights, false),
+            ("fixed4_portable_1_thread", &one, &s.weights, true),
+            ("fixed4_all_threads", &all, &s.weights, false),
+            ("csr_1_thread", &one, &s.weights_csr, false),
+        ] {
+            group.bench_function(BenchmarkId::new(name, label), |b| {
+                b.iter(|| {
+                    pool.install(|| skin(&s, weights, a, portable, &mut out));
+                    black_box(&out.p);
+                })
             });
-            black_box(&out_p);
-        })
-    });
+        }
+    }
     group.finish();
 }
 

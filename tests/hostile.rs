@@ -310,10 +310,11 @@ fn flag_values_are_bounded_and_external_uris_are_opt_in() {
         skinview::io::dump::Dump::read(&zero).unwrap(),
     );
     assert_eq!(a.meshes[0].positions_by_time, b.meshes[0].positions_by_time);
-    // A dump of 3,000 frames of CesiumMan (59M values) is refused before any work.
+    // A dump of 25,000 frames of CesiumMan (491M values, about 6 GB of JSON) is refused
+    // before any work.
     let cesium = common::model("CesiumMan");
     let mut args = vec!["dump".to_string(), cesium.to_str().unwrap().to_string()];
-    for _ in 0..3000 {
+    for _ in 0..25_000 {
         args.push("--time=1".into());
     }
     args.extend(["--out".into(), neg.to_str().unwrap().to_string()]);
@@ -321,7 +322,7 @@ fn flag_values_are_bounded_and_external_uris_are_opt_in() {
     let (code, text) = run(&args);
     assert_eq!(code, Some(2), "{text}");
     assert!(
-        text.contains("--time: 3000 times") && text.contains("at most"),
+        text.contains("--time: 25000 times") && text.contains("at most"),
         "{text}"
     );
     let png = dir.join("x.png");

@@ -103,6 +103,7 @@ pub fn run(a: CompareArgs) -> CliResult {
     })?;
     bar.finish_and_clear();
     println!("{cmp}");
+    super::print_peak_memory();
     if let Some(path) = &a.json {
         super::write_json(path, &cmp)?;
     }

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use skinview::compare::run::Source;
-use skinview::compare::{Sampling, sample_frames_with};
+use skinview::compare::{Sampling, sample_frames_each};
 use skinview::gpu::{CapturePath, PaletteSource, choose_source};
-use skinview::io::dump::Dump;
+use skinview::io::dump::DumpWriter;
 
 use super::args::{MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, SkinArgs, parse_anim};
 use super::{CliError, CliResult, gpu};
@@ -75,8 +75,9 @@ impl From<CaptureArg> for CapturePath {
 /// Most `--time` values (each is a frame of every deformed vertex in the JSON).
 const MAX_TIMES: usize = 100_000;
 
-/// Most position and normal components one dump holds (times × vertices × 6).
-const MAX_DUMP_VALUES: u64 = 50_000_000;
+/// Most position and normal components one dump holds (times × vertices × 6): the dump is
+/// written as it goes (memory stays flat), so this bounds the file, about 12 bytes a value.
+const MAX_DUMP_VALUES: u64 = 400_000_000;
 
 pub fn run(a: DumpArgs) -> CliResult {
     if a.times.len() > MAX_TIMES {
@@ -110,8 +111,8 @@ pub fn run(a: DumpArgs) -> CliResult {
         }
     };
     let draws = scene.deformed_draw_indices();
-    // The dump is held in memory and written as text (~12 bytes a value): bounded before any
-    // work, whatever the model's size times the number of times asked for.
+    // The dump is written as it goes (~12 bytes a value of text): its size is bounded before
+    // any work, whatever the model's size times the number of times asked for.
     let per_time: u64 = draws
         .iter()
         .map(|&d| scene.primitive(&scene.draws[d]).vertex_count() as u64 * 6)
@@ -120,7 +121,7 @@ pub fn run(a: DumpArgs) -> CliResult {
     if values > MAX_DUMP_VALUES {
         return Err(CliError::Usage(format!(
             "--time: {} times x {} values per time = {values} values; a dump holds at most \
-             {MAX_DUMP_VALUES} (about 600 MB of JSON): ask for fewer times",
+             {MAX_DUMP_VALUES} (about 5 GB of JSON): ask for fewer times",
             a.times.len(),
             per_time
         )));
@@ -131,15 +132,29 @@ pub fn run(a: DumpArgs) -> CliResult {
         max_influences: k,
         skin: a.skin.options(),
     };
-    let frames = sample_frames_with(ctx.as_ref(), scene, anim, &a.times, &draws, &sampling)?;
-    let dump = Dump::new(scene, anim, &a.times, &frames);
-    dump.write(&a.out)?;
+    let mut writer = DumpWriter::create(&a.out, scene, anim, &a.times)?;
+    let bar = indicatif::ProgressBar::new(a.times.len() as u64).with_message("dumping");
+    sample_frames_each(
+        ctx.as_ref(),
+        scene,
+        anim,
+        &a.times,
+        &draws,
+        &sampling,
+        |i, frame| {
+            bar.set_position(i as u64 + 1);
+            writer.push(frame)
+        },
+    )?;
+    bar.finish_and_clear();
+    writer.finish()?;
     println!(
         "{}: {} mesh entries x {} times -> {}",
         scene.name,
-        dump.meshes.len(),
-        dump.times.len(),
+        draws.len(),
+        a.times.len(),
         a.out.display()
     );
+    super::print_peak_memory();
     Ok(ExitCode::SUCCESS)
 }

@@ -157,6 +157,21 @@ fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> CliResul
     Ok(skinview::io::output::write_file(path, text.as_bytes())?)
 }
 
+/// Print the process's peak resident memory (Linux: `VmHWM` of `/proc/self/status`; nothing
+/// where it cannot be read), so that long runs show what they cost.
+fn print_peak_memory() {
+    let peak_kb = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        });
+    if let Some(kb) = peak_kb {
+        println!("peak memory {:.1} MB", kb as f64 / 1024.0);
+    }
+}
+
 /// The headless GPU context, as every GPU command makes it.
 fn gpu() -> CliResult<GpuContext> {
     Ok(GpuContext::new_headless()?)

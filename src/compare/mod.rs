@@ -21,7 +21,9 @@ use crate::scene::Scene;
 use crate::skin::SkinnedVertices;
 
 pub use normals::SurfaceNormalErrors;
-pub use run::{CompareOptions, Sampling, compare, sample_frames, sample_frames_with};
+pub use run::{
+    CompareOptions, Sampling, compare, sample_frames, sample_frames_each, sample_frames_with,
+};
 
 /// CPU vs GPU readback tolerance: 1e-5 of the model's bounding-box diagonal. Both sides
 /// compute in f32 on the same inputs; the differences are FMA contraction and summation order

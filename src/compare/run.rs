@@ -415,6 +415,26 @@ pub fn sample_frames_with(
     draws: &[usize],
     sampling: &Sampling,
 ) -> Result<Vec<Vec<SkinnedVertices>>> {
+    let mut out = Vec::with_capacity(times.len());
+    sample_frames_each(ctx, scene, anim, times, draws, sampling, |_, frame| {
+        out.push(frame.to_vec());
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`sample_frames_with`] handing each time's frame (`[k]` = `draws[k]`) to `each(time
+/// index, frame)` as it comes instead of keeping them: memory stays flat in the number of
+/// times.
+pub fn sample_frames_each(
+    ctx: Option<&GpuContext>,
+    scene: &Scene,
+    anim: Option<usize>,
+    times: &[f32],
+    draws: &[usize],
+    sampling: &Sampling,
+    mut each: impl FnMut(usize, &[SkinnedVertices]) -> Result<()>,
+) -> Result<()> {
     let Sampling {
         source,
         max_influences,
@@ -425,15 +445,15 @@ pub fn sample_frames_with(
     c.set_skin_options(skin);
     let (path, palette) = match source {
         Source::Cpu => {
-            let mut out = Vec::with_capacity(times.len());
-            for &t in times {
+            let mut frame: Vec<SkinnedVertices> = Vec::with_capacity(draws.len());
+            for (ti, &t) in times.iter().enumerate() {
                 c.update(t, COMPARE_DT_S)?;
-                let frame: Vec<SkinnedVertices> =
-                    draws.iter().map(|&d| c.outputs[d].clone()).collect();
+                frame.clear();
+                frame.extend(draws.iter().map(|&d| c.outputs[d].clone()));
                 crate::skin::check_finite(scene, draws, Some(t), &frame)?;
-                out.push(frame);
+                each(ti, &frame)?;
             }
-            return Ok(out);
+            return Ok(());
         }
         Source::Gpu(path) => (path, None),
         Source::GpuPalette(path, palette) => (path, Some(palette)),
@@ -453,12 +473,11 @@ pub fn sample_frames_with(
         Some(_) => {}
         None => c.cpu_skinning = false,
     }
-    let mut out = Vec::with_capacity(times.len());
-    for &t in times {
+    for (ti, &t) in times.iter().enumerate() {
         c.update(t, COMPARE_DT_S)?;
         let frame = gpu.read(ctx, &c, t, path, draws)?;
         crate::skin::check_finite(scene, draws, Some(t), &frame)?;
-        out.push(frame);
+        each(ti, &frame)?;
     }
-    Ok(out)
+    Ok(())
 }

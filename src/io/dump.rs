@@ -120,6 +120,228 @@ impl Dump {
     }
 }
 
+/// Writes a dump as its frames come, so memory stays flat in the number of times: each mesh
+/// entry's arrays go to spill files in a folder beside the output (the layout is mesh-major,
+/// the frames come time-major), and [`DumpWriter::finish`] streams the header and the spill
+/// files into the output (through a temporary file renamed into place) and removes the
+/// folder. The bytes are those `serde_json` writes for the same [`Dump`].
+pub struct DumpWriter {
+    out: std::path::PathBuf,
+    spill: std::path::PathBuf,
+    model: String,
+    anim: Option<usize>,
+    times: Vec<f64>,
+    meshes: Vec<SpillMesh>,
+    pushed: usize,
+}
+
+/// One mesh entry's metadata and spill files (positions, normals when it has them).
+struct SpillMesh {
+    meta: DumpMesh,
+    positions: std::io::BufWriter<std::fs::File>,
+    normals: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl DumpWriter {
+    /// Start a dump of `scene`'s deformed draws at `times` of `anim`, to be written to `out`.
+    pub fn create(
+        out: &Path,
+        scene: &Scene,
+        anim: Option<usize>,
+        times: &[f32],
+    ) -> Result<DumpWriter> {
+        let io = |source: std::io::Error, path: &Path| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let dir = match out.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let mut name = std::ffi::OsString::from(".");
+        name.push(out.file_name().unwrap_or_default());
+        name.push(format!(".{}.parts", std::process::id()));
+        let spill = dir.join(name);
+        // A stale folder of the same name (a crashed run with this process id) goes first.
+        if spill.symlink_metadata().is_ok() {
+            let _ = std::fs::remove_dir_all(&spill);
+            let _ = std::fs::remove_file(&spill);
+        }
+        std::fs::create_dir(&spill).map_err(|e| io(e, &spill))?;
+        let mut writer = DumpWriter {
+            out: out.to_path_buf(),
+            spill,
+            model: scene.name.clone(),
+            anim,
+            times: times.iter().map(|&t| t as f64).collect(),
+            meshes: Vec::new(),
+            pushed: 0,
+        };
+        for (k, d) in scene.deformed_draws().enumerate() {
+            let node = &scene.nodes[d.node];
+            let prim = scene.primitive(d);
+            let file = |suffix: &str| -> Result<std::io::BufWriter<std::fs::File>> {
+                let path = writer.spill.join(format!("{k}.{suffix}"));
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)
+                    .map(std::io::BufWriter::new)
+                    .map_err(|e| io(e, &path))
+            };
+            let positions = file("positions")?;
+            let normals = match prim.normals.is_some() {
+                true => Some(file("normals")?),
+                false => None,
+            };
+            writer.meshes.push(SpillMesh {
+                meta: DumpMesh {
+                    node_index: node.source_index,
+                    node_name: node.name.clone(),
+                    mesh_index: d.mesh,
+                    primitive_index: d.primitive,
+                    vertex_count: prim.vertex_count(),
+                    positions_by_time: Vec::new(),
+                    normals_by_time: None,
+                },
+                positions,
+                normals,
+            });
+        }
+        Ok(writer)
+    }
+
+    /// Add the next time's frame: `frame[k]` is the k-th deformed draw's skinned output.
+    pub fn push(&mut self, frame: &[SkinnedVertices]) -> Result<()> {
+        if frame.len() != self.meshes.len() || self.pushed >= self.times.len() {
+            return Err(Error::Output {
+                path: self.out.clone(),
+                message: format!(
+                    "frame {} of {} with {} draws for {} mesh entries",
+                    self.pushed + 1,
+                    self.times.len(),
+                    frame.len(),
+                    self.meshes.len()
+                ),
+            });
+        }
+        let first = self.pushed == 0;
+        let spill = self.spill.clone();
+        let err = |e: std::io::Error| Error::Io {
+            path: spill.clone(),
+            source: e,
+        };
+        for (m, f) in self.meshes.iter_mut().zip(frame) {
+            write_array(&mut m.positions, first, &f.positions).map_err(err)?;
+            if let Some(w) = &mut m.normals {
+                write_array(w, first, f.normals.as_deref().unwrap_or_default()).map_err(err)?;
+            }
+        }
+        self.pushed += 1;
+        Ok(())
+    }
+
+    /// Write the output (every time must have been pushed) and remove the spill files.
+    pub fn finish(mut self) -> Result<()> {
+        if self.pushed != self.times.len() {
+            return Err(Error::Output {
+                path: self.out.clone(),
+                message: format!("{} of {} frames written", self.pushed, self.times.len()),
+            });
+        }
+        let mut parts = Vec::with_capacity(self.meshes.len());
+        for (k, m) in std::mem::take(&mut self.meshes).into_iter().enumerate() {
+            let flush = |w: std::io::BufWriter<std::fs::File>| {
+                w.into_inner().map(drop).map_err(|e| Error::Io {
+                    path: self.spill.clone(),
+                    source: e.into_error(),
+                })
+            };
+            flush(m.positions)?;
+            let has_normals = match m.normals {
+                Some(w) => {
+                    flush(w)?;
+                    true
+                }
+                None => false,
+            };
+            parts.push((k, m.meta, has_normals));
+        }
+        let spill = &self.spill;
+        let (model, anim, times) = (&self.model, self.anim, &self.times);
+        super::output::write_file_with(&self.out, |w| {
+            let json = |w: &mut dyn std::io::Write, v: &dyn erased::Json| v.write(w);
+            w.write_all(b"{\"model\":")?;
+            json(w, model)?;
+            w.write_all(b",\"anim\":")?;
+            json(w, &anim)?;
+            w.write_all(b",\"times\":")?;
+            json(w, times)?;
+            w.write_all(b",\"meshes\":[")?;
+            for (i, (k, meta, has_normals)) in parts.iter().enumerate() {
+                if i > 0 {
+                    w.write_all(b",")?;
+                }
+                w.write_all(b"{\"node_index\":")?;
+                json(w, &meta.node_index)?;
+                w.write_all(b",\"node_name\":")?;
+                json(w, &meta.node_name)?;
+                w.write_all(b",\"mesh_index\":")?;
+                json(w, &meta.mesh_index)?;
+                w.write_all(b",\"primitive_index\":")?;
+                json(w, &meta.primitive_index)?;
+                w.write_all(b",\"vertex_count\":")?;
+                json(w, &meta.vertex_count)?;
+                w.write_all(b",\"positions_by_time\":[")?;
+                copy_file(&spill.join(format!("{k}.positions")), w)?;
+                w.write_all(b"],\"normals_by_time\":")?;
+                if *has_normals {
+                    w.write_all(b"[")?;
+                    copy_file(&spill.join(format!("{k}.normals")), w)?;
+                    w.write_all(b"]")?;
+                } else {
+                    w.write_all(b"null")?;
+                }
+                w.write_all(b"}")?;
+            }
+            w.write_all(b"]}")
+        })
+    }
+}
+
+impl Drop for DumpWriter {
+    fn drop(&mut self) {
+        self.meshes.clear();
+        let _ = std::fs::remove_dir_all(&self.spill);
+    }
+}
+
+/// One time's array, `x,y,z,...` as serde_json writes it, after a comma unless it is the first.
+fn write_array(w: &mut impl std::io::Write, first: bool, v: &[glam::Vec3]) -> std::io::Result<()> {
+    if !first {
+        w.write_all(b",")?;
+    }
+    let flat: &[f32] = bytemuck::cast_slice(v);
+    serde_json::to_writer(&mut *w, flat).map_err(std::io::Error::other)
+}
+
+fn copy_file(path: &Path, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let mut f = std::fs::File::open(path)?;
+    std::io::copy(&mut f, w).map(drop)
+}
+
+/// Serialising a value into a `dyn Write` (serde_json's writer is generic).
+mod erased {
+    pub trait Json {
+        fn write(&self, w: &mut dyn std::io::Write) -> std::io::Result<()>;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn write(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+            serde_json::to_writer(w, self).map_err(std::io::Error::other)
+        }
+    }
+}
+
 /// Largest position and normal differences between two dumps of the same model and times.
 #[derive(Clone, Debug, Default)]
 pub struct DumpDiff {

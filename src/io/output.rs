@@ -8,6 +8,15 @@ use crate::error::{Error, Result};
 /// Write `bytes` to `path` through a temporary file beside it, renamed into place once
 /// complete (a crash or a full disk leaves the old file, or none, never a truncated one).
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_file_with(path, |f| f.write_all(bytes))
+}
+
+/// [`write_file`] with the contents written by `fill` (buffered), for outputs too large to
+/// hold in memory: the same temporary file, checks and rename.
+pub fn write_file_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     let err = |e: std::io::Error| Error::Output {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -43,9 +52,10 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
         .write(true)
         .create_new(true)
         .open(&tmp)
-        .and_then(|mut f| {
-            f.write_all(bytes)?;
-            f.sync_all()
+        .and_then(|f| {
+            let mut w = std::io::BufWriter::new(f);
+            fill(&mut w)?;
+            w.into_inner().map_err(|e| e.into_error())?.sync_all()
         })
         .and_then(|()| std::fs::rename(&tmp, path));
     if result.is_err() {

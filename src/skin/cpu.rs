@@ -144,10 +144,47 @@ impl SkinningJob<'_> {
         )
     }
 
-    /// Validate, then skin every vertex into the outputs (in parallel for large meshes).
+    /// Validate, then skin every vertex into the outputs (in parallel for large meshes):
+    /// four-slot weights on the AVX2 kernel where the CPU has it ([`super::simd`]; the same
+    /// bits as the portable path), everything else on the portable path.
     pub fn run(&mut self) -> Result<()> {
+        self.run_on(super::simd::available())
+    }
+
+    /// [`SkinningJob::run`] on the portable (SSE2) path whatever the CPU: the oracle the AVX2
+    /// kernel is tested against.
+    pub fn run_portable(&mut self) -> Result<()> {
+        self.run_on(false)
+    }
+
+    fn run_on(&mut self, simd: bool) -> Result<()> {
         self.validate()?;
         match &self.weights.layout {
+            WeightLayout::Fixed4(w) if simd => {
+                let range = super::simd::Range {
+                    palette: self.palette,
+                    weights: w,
+                    positions: self.positions,
+                    normals: self.normals,
+                    tangents: self.tangents,
+                    normalize: self.normalize_normals,
+                    blend3x3: self.normal_mode == super::modes::NormalMode::Blend3x3,
+                };
+                let kernel = self.kernel(Fixed4 {
+                    palette: self.palette,
+                    weights: w,
+                });
+                for_each_chunk(
+                    &mut *self.out_positions,
+                    self.out_normals.as_deref_mut(),
+                    self.out_tangents.as_deref_mut(),
+                    |start, p, mut nc, mut tc| {
+                        if !range.skin(start, p, nc.as_deref_mut(), tc.as_deref_mut()) {
+                            kernel.skin_range(start, p, nc, tc);
+                        }
+                    },
+                );
+            }
             WeightLayout::Fixed4(w) => self.run_with(Fixed4 {
                 palette: self.palette,
                 weights: w,
@@ -164,15 +201,22 @@ impl SkinningJob<'_> {
         Ok(())
     }
 
-    fn run_with<B: Blend>(&mut self, blend: B) {
-        let kernel = Kernel {
+    fn kernel<'k, B: Blend>(&self, blend: B) -> Kernel<'k, B>
+    where
+        Self: 'k,
+    {
+        Kernel {
             blend,
             positions: self.positions,
             normals: self.normals,
             tangents: self.tangents,
             normalize: self.normalize_normals,
             blend3x3: self.normal_mode == super::modes::NormalMode::Blend3x3,
-        };
+        }
+    }
+
+    fn run_with<B: Blend>(&mut self, blend: B) {
+        let kernel = self.kernel(blend);
         for_each_chunk(
             &mut *self.out_positions,
             self.out_normals.as_deref_mut(),
@@ -421,7 +465,7 @@ impl<B: Blend> Kernel<'_, B> {
 /// [`skin_normal`] (or its unnormalised form) for four vertices at once, lane k = vertex k:
 /// the same operations in the same order per lane, so results match the one-vertex path.
 #[inline(always)]
-fn skin_normals4(m: &[Mat4; 4], n: [Vec3; 4], normalize: bool) -> [Vec3; 4] {
+pub(super) fn skin_normals4(m: &[Mat4; 4], n: [Vec3; 4], normalize: bool) -> [Vec3; 4] {
     // Rows of the transposes: x_axis components of the four blended x columns, etc.
     let xs = Mat4::from_cols(m[0].x_axis, m[1].x_axis, m[2].x_axis, m[3].x_axis).transpose();
     let ys = Mat4::from_cols(m[0].y_axis, m[1].y_axis, m[2].y_axis, m[3].y_axis).transpose();
@@ -470,7 +514,7 @@ fn transform_point(m: &Mat4, p: Vec3) -> Vec3 {
 /// scale and mirroring, with one square root and no matrix inverse. A degenerate blend
 /// (singular M3, e.g. the 180° twist of seed 000 §7) gives the zero vector, not NaN.
 #[inline(always)]
-fn skin_normal_unnormalized(m: &Mat4, n: Vec3) -> Vec3A {
+pub(super) fn skin_normal_unnormalized(m: &Mat4, n: Vec3) -> Vec3A {
     let x = Vec3A::from_vec4(m.x_axis);
     let y = Vec3A::from_vec4(m.y_axis);
     let z = Vec3A::from_vec4(m.z_axis);
@@ -486,7 +530,7 @@ fn skin_normal(m: &Mat4, n: Vec3) -> Vec3A {
 
 /// `r / |r|`, or zero for a zero or non-finite length.
 #[inline(always)]
-fn unit_or_zero(r: Vec3A) -> Vec3A {
+pub(super) fn unit_or_zero(r: Vec3A) -> Vec3A {
     let len2 = r.length_squared();
     if len2 > 0.0 && len2.is_finite() {
         r * (1.0 / len2.sqrt())

@@ -7,6 +7,7 @@ pub mod modes;
 pub mod morph;
 pub mod palette;
 pub mod reference64;
+pub mod simd;
 pub mod weights;
 
 pub use cpu::{NormalizeJob, SkinnedVertices, SkinningJob, bounds, check_finite};
