@@ -270,7 +270,6 @@ impl DumpWriter {
         let spill = &self.spill;
         let (model, anim, times) = (&self.model, self.anim, &self.times);
         super::output::write_file_with(&self.out, |w| {
-            let json = |w: &mut dyn std::io::Write, v: &dyn erased::Json| v.write(w);
             w.write_all(b"{\"model\":")?;
             json(w, model)?;
             w.write_all(b",\"anim\":")?;
@@ -330,16 +329,9 @@ fn copy_file(path: &Path, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     std::io::copy(&mut f, w).map(drop)
 }
 
-/// Serialising a value into a `dyn Write` (serde_json's writer is generic).
-mod erased {
-    pub trait Json {
-        fn write(&self, w: &mut dyn std::io::Write) -> std::io::Result<()>;
-    }
-    impl<T: serde::Serialize> Json for T {
-        fn write(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-            serde_json::to_writer(w, self).map_err(std::io::Error::other)
-        }
-    }
+/// `v` as JSON into `w`.
+fn json<T: Serialize + ?Sized>(w: &mut dyn std::io::Write, v: &T) -> std::io::Result<()> {
+    serde_json::to_writer(w, v).map_err(std::io::Error::other)
 }
 
 /// Largest position and normal differences between two dumps of the same model and times.

@@ -392,18 +392,17 @@ pub fn nearest_bone(mesh: &WeightMesh, bones: &[BoneAxis]) -> Vec<Option<u32>> {
 /// near it and a section as wide as the chest. Cost: O(V·B) and O(V) memory per bone.
 pub fn inscribed_sections(mesh: &WeightMesh, bones: &[BoneAxis]) -> Vec<BoneSection> {
     let floor = MIN_RADIUS_OF_DIAGONAL * mesh.diagonal().max(1e-6);
+    // One distance buffer for every bone.
+    let mut d: Vec<f32> = Vec::with_capacity(mesh.positions.len());
     bones
         .iter()
         .map(|b| {
             let length = b.length();
-            let mut d: Vec<f32> = mesh
-                .positions
-                .iter()
-                .filter_map(|&p| {
-                    let (d, t) = b.distance(p);
-                    (length > 0.0 && (0.05..=0.95).contains(&t)).then_some(d)
-                })
-                .collect();
+            d.clear();
+            d.extend(mesh.positions.iter().filter_map(|&p| {
+                let (d, t) = b.distance(p);
+                (length > 0.0 && (0.05..=0.95).contains(&t)).then_some(d)
+            }));
             let quantile = ((d.len().saturating_sub(1)) as f32 * INSCRIBED_QUANTILE) as usize;
             let r = if d.is_empty() {
                 0.25 * length
