@@ -326,7 +326,9 @@ struct Group {
 /// 3. the zone length (given, or from `bones` at `child`) is finite and positive;
 /// 4. `normal_fade` is finite and in `[0, 1]`;
 /// 5. no child appears in two specs;
-/// 6. a mesh whose weights change is drawn with one skin only.
+/// 6. a mesh whose weights change is drawn with one skin only;
+/// 7. its weights are not negative (a native rig's muscle bones give their parents negative
+///    weights, which the links would split from the muscle's own).
 pub fn insert_links(
     scene: &Scene,
     specs: &[LinkSpec],
@@ -526,10 +528,20 @@ pub fn insert_links(
             ));
         }
         let groups = &skin_groups[affected[0]];
-        for prim in mesh.primitives.iter_mut() {
+        for (pi, prim) in mesh.primitives.iter_mut().enumerate() {
             let Some(w) = prim.skin_weights.as_ref() else {
                 continue;
             };
+            if let Some(k) = w.weights.iter().position(|&x| x < 0.0) {
+                return Err(rule(
+                    7,
+                    format!(
+                        "meshes[{mi}].primitives[{pi}]: vertex {} has a negative weight (a \
+                         muscle bone's parent); bone links need weights of 0 or more",
+                        k / w.width.max(1)
+                    ),
+                ));
+            }
             let (new_w, changed) = reassign(
                 w,
                 &prim.positions,

@@ -153,6 +153,7 @@ fn joint_quality(
                         name: "pose".into(),
                         looping: false,
                         tracks: vec![Track {
+                            scale_keys: Vec::new(),
                             bone: case.bone.into(),
                             displacement_keys: Vec::new(),
                             rotation_keys: vec![Key {

@@ -958,3 +958,71 @@ fn compare_and_dump_memory_stays_flat_in_frames() {
     println!("dump peak: 20 times {a:.1} MB, 40 times {b:.1} MB");
     assert!(b - a < FLAT_DUMP_MB, "dump: {a} MB -> {b} MB");
 }
+
+/// A native rig with a muscle bone (weights that do not sum to 1), one vertex of it giving the
+/// muscle's parent a negative weight: the GPU skins it as the CPU reference does in every
+/// mode (the readback comparison passes on both captures), `export` refuses `.glb` naming
+/// the vertex and writes `.rig.json`.
+#[test]
+fn muscle_rig_compares_and_exports() {
+    let mut rig = common::rigs::biceps_rig();
+    let mesh = rig.mesh.as_mut().unwrap();
+    let last = mesh.weights.len() - 1;
+    mesh.weights[last].push((2, 0.3));
+    let path = tmp("biceps.rig.json");
+    std::fs::write(&path, skinview::io::rig_json::to_string(&rig)).unwrap();
+    let model = path.to_str().unwrap();
+    let glb = tmp("biceps.glb");
+    let o = skinview(&["export", model, "--out", glb.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("negative weight") && text(&o).contains(".rig.json"),
+        "{}",
+        text(&o)
+    );
+    assert!(!glb.exists());
+    let back = tmp("biceps_back.rig.json");
+    let o = skinview(&["export", model, "--out", back.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    if common::gpu().is_none() {
+        return;
+    }
+    for mode in ["lbs", "dqs", "stitch"] {
+        let o = skinview(&["compare", model, "--frames", "4", "--mode", mode]);
+        assert!(o.status.success(), "{mode}: {}", text(&o));
+        assert!(text(&o).contains("PASS"), "{mode}: {}", text(&o));
+    }
+}
+
+/// `weights` starts from what the importer read: a vertex whose weights are all zero is bound
+/// to its first joint on import, and the report says so before the tools' own lines.
+#[test]
+fn weights_reports_what_the_importer_repaired() {
+    let model = common::shared_dir().join("models/CesiumMan/CesiumMan.glb");
+    let glb = std::fs::read(&model).unwrap();
+    let json = common::glb::json_of(&glb);
+    let weights = common::glb::accessor_at(&json, "/meshes/0/primitives/0/attributes/WEIGHTS_0");
+    let size = common::glb::element_offset(&json, weights, 0, 0).1;
+    let mut patched = glb.clone();
+    for c in 0..4 {
+        patched = common::glb::patch(&patched, weights, 0, c, &vec![0u8; size]);
+    }
+    let input = tmp("zero_weight.glb");
+    std::fs::write(&input, &patched).unwrap();
+    let out = tmp("zero_weight_smoothed.glb");
+    let o = skinview(&[
+        "weights",
+        input.to_str().unwrap(),
+        "--smooth",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("repaired on import before the weight tools ran")
+            && t.contains("meshes[0].primitives[0].attributes.WEIGHTS_0"),
+        "{t}"
+    );
+    assert!(t.find("repaired on import") < t.find("smoothed:"), "{t}");
+}

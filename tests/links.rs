@@ -470,6 +470,7 @@ fn hip_links_share_the_rotation_away_from_rest() {
             name: "pose".into(),
             looping: false,
             tracks: vec![Track {
+                scale_keys: Vec::new(),
                 bone: "l_thigh".into(),
                 displacement_keys: Vec::new(),
                 rotation_keys: vec![Key {

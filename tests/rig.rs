@@ -104,6 +104,7 @@ fn bone_bases_sit_at_parent_tips() {
                 base_section: None,
                 tip_section: None,
                 links: None,
+                muscle: false,
             },
             Bone {
                 name: "b".into(),
@@ -115,6 +116,7 @@ fn bone_bases_sit_at_parent_tips() {
                 base_section: None,
                 tip_section: None,
                 links: None,
+                muscle: false,
             },
             Bone {
                 name: "c".into(),
@@ -126,6 +128,7 @@ fn bone_bases_sit_at_parent_tips() {
                 base_section: None,
                 tip_section: None,
                 links: None,
+                muscle: false,
             },
         ],
     );
@@ -402,4 +405,188 @@ fn layered_motions_equal_hand_composed_poses() {
         assert!((x + y - 1.0).abs() < 1e-6 && y >= last);
         last = y;
     }
+}
+
+/// Muscle bones (Woodland's biceps: weights that do not sum to 1) against the analytic
+/// deformation: at rest and while the biceps only follows the turning upper arm the skin is
+/// exactly the ordinary blend (here the arm's rigid turn `R p`); flexed, each vertex moves on
+/// by `w · R (S (p − c) − (p − c))` with `c` the biceps' joint and `S` its scale. Linear and
+/// dual quaternion blending agree with it (the pair `+w`/`−w` cancels in the rigid part and
+/// leaves the scale); stitching follows the ordinary bone (a muscle never has a vertex's
+/// largest weight here). The rig survives JSON and scene round trips.
+#[test]
+fn muscle_bone_bulges_only_when_scaled() {
+    use skinview::frame::{CpuSkinner, FrameState};
+    use skinview::skin::{SkinMode, SkinOptions, SkinnedVertices};
+    let rig = common::rigs::biceps_rig();
+    rig.validate("biceps").unwrap();
+    let text = skinview::io::rig_json::to_string(&rig);
+    assert!(text.contains("\"muscle\":true") && text.contains("\"scale_keys\""));
+    assert_eq!(
+        skinview::io::rig_json::parse(&text, "biceps.rig.json").unwrap(),
+        rig
+    );
+    let rs = rig.to_scene().unwrap();
+    let back = WeberRig::from_scene(&rs, &rig.name).unwrap();
+    assert_eq!(back.bones, rig.bones);
+    // Motions: the same tracks, rotations renormalised on the way (to the last ulp).
+    let keys = |r: &WeberRig| -> Vec<(String, Vec<f32>)> {
+        r.motions
+            .iter()
+            .flat_map(|m| &m.tracks)
+            .map(|t| {
+                let v = t.displacement_keys.iter().flat_map(|k| k.value);
+                let v = v.chain(t.rotation_keys.iter().flat_map(|k| k.value));
+                let v = v.chain(t.scale_keys.iter().flat_map(|k| k.value));
+                (t.bone.clone(), v.collect())
+            })
+            .collect()
+    };
+    for (a, b) in keys(&back).iter().zip(&keys(&rig)) {
+        assert!(a.0 == b.0 && a.1.len() == b.1.len(), "{a:?} vs {b:?}");
+        assert!(a.1.iter().zip(&b.1).all(|(x, y)| (x - y).abs() < 1e-6));
+    }
+    for (a, b) in back
+        .mesh
+        .as_ref()
+        .unwrap()
+        .weights
+        .iter()
+        .zip(&rig.mesh.as_ref().unwrap().weights)
+    {
+        assert_eq!(a.len(), b.len(), "{a:?} vs {b:?}");
+        for (x, y) in a.iter().zip(b) {
+            assert!(x.0 == y.0 && (x.1 - y.1).abs() < 1e-6, "{a:?} vs {b:?}");
+        }
+    }
+    let scene = &rs.scene;
+    let draw = scene.draws.iter().position(|d| d.skin.is_some()).unwrap();
+    let mesh = rig.mesh.as_ref().unwrap();
+    let muscle_weight = |v: usize| {
+        mesh.weights[v]
+            .iter()
+            .find(|e| e.0 == 2)
+            .map_or(0.0, |e| e.1)
+    };
+    assert!((0..mesh.positions.len()).any(|v| muscle_weight(v) > 0.45));
+    let turn = Quat::from_rotation_z(40f32.to_radians());
+    let c = Vec3::new(0.3, 0.08, 0.0);
+    let s = Vec3::new(1.0, 1.6, 1.6);
+    let mut frame = FrameState::new(scene);
+    let mut out = SkinnedVertices::default();
+    for mode in [SkinMode::Lbs, SkinMode::Dqs, SkinMode::Stitch] {
+        let mut skinner = CpuSkinner::new(scene, None);
+        skinner.set_draw_options(
+            scene,
+            draw,
+            SkinOptions {
+                mode,
+                ..Default::default()
+            },
+        );
+        for (anim, time_s, flexed) in [(0, 0.0, false), (1, 1.0, false), (0, 1.0, true)] {
+            frame.evaluate(scene, Some(anim), time_s).unwrap();
+            skinner.skin_draw(scene, &frame, draw, &mut out).unwrap();
+            let r = if time_s > 0.0 { turn } else { Quat::IDENTITY };
+            let mut worst = 0.0f32;
+            for (v, (&p, &got)) in mesh.positions.iter().zip(&out.positions).enumerate() {
+                let p = Vec3::from(p);
+                let bulge = if flexed && mode != SkinMode::Stitch {
+                    muscle_weight(v) * ((p - c) * s - (p - c))
+                } else {
+                    Vec3::ZERO
+                };
+                worst = worst.max((got - r * (p + bulge)).length());
+            }
+            assert!(
+                worst < 2e-6,
+                "{mode:?}, motion {anim} at {time_s} s: {worst} m from the analytic skin"
+            );
+        }
+    }
+}
+
+/// A muscle needs a parent that is not a muscle and no links, and its weights are at most 1;
+/// the ordinary weights still sum to 1 (the message says muscles are not counted); glTF
+/// export, bone links and the weight tools refuse the negative weights a muscle gives.
+#[test]
+fn muscle_bone_errors_are_named() {
+    let base = common::rigs::biceps_rig();
+    let err = |rig: &WeberRig| rig.validate("m.rig.json").unwrap_err().to_string();
+    let mut r = base.clone();
+    r.bones[0].muscle = true;
+    assert!(
+        err(&r).contains("bones[0] (upper_arm).muscle"),
+        "{}",
+        err(&r)
+    );
+    let mut r = base.clone();
+    r.bones[1].muscle = true;
+    r.bones[2].parent = Some(1);
+    assert!(err(&r).contains("bones[2] (biceps).muscle") && err(&r).contains("muscle too"));
+    let mut r = base.clone();
+    r.mesh.as_mut().unwrap().weights[0].push((2, 1.5));
+    assert!(err(&r).contains("mesh.weights[0]") && err(&r).contains("at most 1"));
+    let mut r = base.clone();
+    r.mesh.as_mut().unwrap().weights[0] = vec![(0, 0.5), (2, 0.5)];
+    assert!(
+        err(&r).contains("sum to 0.5 (muscle bones not counted)"),
+        "{}",
+        err(&r)
+    );
+    // The biceps sits on vertices whose parent weight covers it: its pair is +w on the
+    // biceps, 1 − w on the upper arm, which glTF holds (and any engine skins the same).
+    let scene = base.to_scene().unwrap().scene;
+    let glb = export_glb(&scene, &ExportOptions::default()).unwrap();
+    let reimported =
+        skinview::io::gltf_import::import_slice(&glb, std::path::Path::new("biceps.glb")).unwrap();
+    let (a, b) = (
+        scene.meshes[0].primitives[0].skin_weights.as_ref().unwrap(),
+        reimported.meshes[0].primitives[0]
+            .skin_weights
+            .as_ref()
+            .unwrap(),
+    );
+    assert!(
+        a.weights
+            .iter()
+            .zip(&b.weights)
+            .all(|(x, y)| (x - y).abs() < 1e-6)
+    );
+    // A muscle weight on a forearm-only vertex gives the upper arm a negative weight.
+    let mut r = base.clone();
+    let last = r.mesh.as_ref().unwrap().weights.len() - 1;
+    r.mesh.as_mut().unwrap().weights[last].push((2, 0.3));
+    let rs = r.to_scene().unwrap();
+    let scene = rs.scene;
+    let e = export_glb(&scene, &ExportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("WEIGHTS_0") && e.contains(".rig.json"), "{e}");
+    let (upper, fore) = (rs.node_of_bone[0], rs.node_of_bone[1]);
+    let spec = skinview::links::LinkSpec {
+        total_length_m: Some(0.3),
+        ..skinview::links::LinkSpec::new(upper, fore)
+    };
+    let e = skinview::links::insert_links(&scene, &[spec], &Default::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("negative weight") && e.contains("rule 7"), "{e}");
+    let mut edited = scene;
+    let e = skinview::weights::edit::edit_scene(
+        &mut edited,
+        &skinview::weights::edit::WeightEdit {
+            new_weights: skinview::weights::edit::NewWeights::Keep,
+            smooth: None,
+            rogue: true,
+            max_influences: 4,
+        },
+        "biceps",
+        |_, _| {},
+    );
+    assert!(
+        e.as_ref()
+            .is_err_and(|e| e.to_string().contains("negative weight")),
+        "{e:?}"
+    );
 }

@@ -196,11 +196,15 @@ fn regeneration_finds_the_humanoids_true_bones() {
                 .or_default() += 1;
         }
     }
-    eprintln!("{fraction:.4} agree; (true, regenerated): {confused:?}");
-    // 98% is the aim; 97.99% measured (6,632 of 6,768 vertices; starting from nearest
-    // segments instead of inscribed cylinders gave 95.4%). What is left lies where the
-    // clavicles, chest and neck overlap.
-    assert!(fraction >= 0.975, "{fraction}");
+    eprintln!(
+        "{fraction:.4} agree after {} passes; (true, regenerated): {confused:?}",
+        estimated.stats.estimation_passes
+    );
+    // 98% asked (seed 000 §11 on a mesh whose author's choice is known): 98.43% measured
+    // (6,662 of 6,768 vertices). Starting from nearest segments instead of inscribed
+    // cylinders gave 95.4%; sections from moments instead of the tapered ellipse fit,
+    // 97.99%. What is left lies where the clavicles, chest and neck overlap.
+    assert!(fraction >= 0.98, "{fraction}");
     // Every limb bone is nearly all right.
     for limb in [
         "l_forearm",
@@ -244,6 +248,58 @@ fn sections_of_a_tapered_tube_are_its_radii() {
                     r(at)
                 );
             }
+        }
+    }
+}
+
+/// A bone half buried in its neighbour shows only an arc of its section: the sections of a
+/// tapered elliptical tube from the vertices of one 150° arc alone are still its radii, on
+/// its axis (the moments, `sqrt(2·mean(y²))`, would give the arc's spread instead: 0.35 of
+/// the radius across the arc, 0.94 along it, and a centre 0.71 radii off the axis).
+#[test]
+fn sections_of_a_buried_arc_are_its_radii() {
+    let (ry, rz) = (|x: f32| 0.2 - 0.05 * x, |x: f32| 0.12 - 0.02 * x);
+    let mut positions = Vec::new();
+    for i in 0..41 {
+        let x = 2.0 * i as f32 / 40.0;
+        for j in 0..=15 {
+            let a = (-75.0 + 10.0 * j as f32).to_radians();
+            positions.push(Vec3::new(x, ry(x) * a.cos(), rz(x) * a.sin()));
+        }
+    }
+    let mesh = WeightMesh {
+        positions,
+        triangles: Vec::new(),
+    };
+    let bones = two_bones();
+    let owner = nearest_bone(&mesh, &bones);
+    let (s, _) = SectionJob {
+        mesh: &mesh,
+        bones: &bones,
+        owner: &owner,
+    }
+    .run()
+    .unwrap();
+    for (b, sec) in s.iter().enumerate() {
+        for (at, radii, offset) in [
+            (b as f32, sec.base_radii, sec.base_offset),
+            (b as f32 + 1.0, sec.tip_radii, sec.tip_offset),
+        ] {
+            // The principal axes may come out either way round: compare as a sorted pair
+            // (within 1 mm, 0.5–1% of the radii).
+            let (got, want) = (
+                (radii.min_element(), radii.max_element()),
+                (rz(at).min(ry(at)), rz(at).max(ry(at))),
+            );
+            assert!(
+                (got.0 - want.0).abs() < 1e-3 && (got.1 - want.1).abs() < 1e-3,
+                "bone {b} at x = {at}: {got:?} vs {want:?}"
+            );
+            // The fit tapers 1/r² linearly, the tube r: within 2% of the radius at the ends.
+            assert!(
+                offset.length() < 0.02 * want.1,
+                "bone {b} at x = {at}: offset {offset}"
+            );
         }
     }
 }

@@ -254,6 +254,7 @@ pub fn woodland_arm_rig() -> Result<crate::rig::WeberRig> {
                     base_section: section,
                     tip_section: section,
                     links: None,
+                    muscle: false,
                 };
             }
             Some("forearm") => {
@@ -272,6 +273,7 @@ pub fn woodland_arm_rig() -> Result<crate::rig::WeberRig> {
                         length_m: None,
                         normal_fade: None,
                     }),
+                    muscle: false,
                 };
             }
             _ => {}

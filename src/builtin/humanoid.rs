@@ -75,6 +75,7 @@ impl Builder {
                 offset_m: [0.0, 0.0],
             }),
             links: None,
+            muscle: false,
         });
         self.model_rot.push(rot);
         self.base.push(base);
@@ -420,6 +421,7 @@ fn walk(b: &Builder, name: &str, period_s: f32, amp: f32) -> Motion {
         let phase = |t: f32| TAU * t / period_s + side;
         // Thigh: forward swing is a negative rotation about +X (foot towards +Z).
         tracks.push(Track {
+            scale_keys: Vec::new(),
             bone: format!("{s}_thigh"),
             displacement_keys: vec![],
             rotation_keys: times
@@ -436,6 +438,7 @@ fn walk(b: &Builder, name: &str, period_s: f32, amp: f32) -> Motion {
         });
         // Knee bends (positive about +X) mostly while the leg swings forward.
         tracks.push(Track {
+            scale_keys: Vec::new(),
             bone: format!("{s}_shin"),
             displacement_keys: vec![],
             rotation_keys: cycle_times(period_s, 2.0 + side)
@@ -453,6 +456,7 @@ fn walk(b: &Builder, name: &str, period_s: f32, amp: f32) -> Motion {
                 .collect(),
         });
         tracks.push(Track {
+            scale_keys: Vec::new(),
             bone: format!("{s}_foot"),
             displacement_keys: vec![],
             rotation_keys: times
@@ -470,6 +474,7 @@ fn walk(b: &Builder, name: &str, period_s: f32, amp: f32) -> Motion {
         // Arms hang (rotated down about Z) and swing opposite to the same-side leg.
         let down = if s == "l" { -1.2 } else { 1.2 };
         tracks.push(Track {
+            scale_keys: Vec::new(),
             bone: format!("{s}_upper_arm"),
             displacement_keys: vec![],
             rotation_keys: cycle_times(period_s, 3.0 + side)
@@ -486,6 +491,7 @@ fn walk(b: &Builder, name: &str, period_s: f32, amp: f32) -> Motion {
                 .collect(),
         });
         tracks.push(Track {
+            scale_keys: Vec::new(),
             bone: format!("{s}_forearm"),
             displacement_keys: vec![],
             rotation_keys: times
@@ -507,6 +513,7 @@ fn walk(b: &Builder, name: &str, period_s: f32, amp: f32) -> Motion {
     let pelvis = find(b, "pelvis");
     let base = b.bones[pelvis].displacement_m;
     tracks.push(Track {
+        scale_keys: Vec::new(),
         bone: "pelvis".into(),
         displacement_keys: cycle_times(period_s, 5.0)
             .iter()
@@ -532,6 +539,7 @@ fn walk(b: &Builder, name: &str, period_s: f32, amp: f32) -> Motion {
             .collect(),
     });
     tracks.push(Track {
+        scale_keys: Vec::new(),
         bone: "spine".into(),
         displacement_keys: vec![],
         rotation_keys: [0.0, 0.37 * period_s, period_s]
@@ -572,6 +580,7 @@ fn throw(b: &Builder) -> Motion {
     let l_upper = find(b, "l_upper_arm");
     let tracks = vec![
         Track {
+            scale_keys: Vec::new(),
             bone: "r_upper_arm".into(),
             displacement_keys: vec![],
             rotation_keys: keys
@@ -587,6 +596,7 @@ fn throw(b: &Builder) -> Motion {
                 .collect(),
         },
         Track {
+            scale_keys: Vec::new(),
             bone: "r_forearm".into(),
             displacement_keys: vec![],
             // Fewer keys: the bend interpolates between these exactly enough.
@@ -596,6 +606,7 @@ fn throw(b: &Builder) -> Motion {
                 .collect(),
         },
         Track {
+            scale_keys: Vec::new(),
             bone: "chest".into(),
             displacement_keys: vec![],
             rotation_keys: keys
@@ -604,6 +615,7 @@ fn throw(b: &Builder) -> Motion {
                 .collect(),
         },
         Track {
+            scale_keys: Vec::new(),
             bone: "l_upper_arm".into(),
             displacement_keys: vec![],
             rotation_keys: [(0.0, 0.0), (0.5, 0.6), (1.0, -0.2), (1.3, 0.0)]

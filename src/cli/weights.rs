@@ -137,6 +137,7 @@ pub fn run(a: WeightsArgs) -> CliResult {
                 edit_scene(scene, &edit, &file, progress)
             })?;
         bar.finish_and_clear();
+        print_input_notes(report.input_notes.iter().cloned());
         print_reports(&reports);
         if !report.dropped.is_empty() {
             println!("  dropped (not kept by the glTF writer):");
@@ -155,6 +156,14 @@ pub fn run(a: WeightsArgs) -> CliResult {
         let name = model.scene.name.clone();
         let reports = edit_scene(&mut model.scene, &edit, &name, progress)?;
         bar.finish_and_clear();
+        print_input_notes(
+            model
+                .scene
+                .report
+                .notes
+                .iter()
+                .map(|n| format!("{}: {}", n.field, n.message)),
+        );
         print_reports(&reports);
         let options = ExportOptions {
             joints: JointType::U16,
@@ -165,6 +174,18 @@ pub fn run(a: WeightsArgs) -> CliResult {
         println!("{name} -> {}", a.out.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the importer repaired before the tools ran (a vertex without weights bound to its
+/// first joint, weights renormalised): the tools start from the repaired weights.
+fn print_input_notes(notes: impl Iterator<Item = String>) {
+    let notes: Vec<String> = notes.collect();
+    if !notes.is_empty() {
+        println!("the input's own problems, repaired on import before the weight tools ran:");
+        for n in notes {
+            println!("  {n}");
+        }
+    }
 }
 
 fn print_reports(reports: &[PrimitiveReport]) {
@@ -210,6 +231,17 @@ fn print_reports(reports: &[PrimitiveReport]) {
                 s.vertices_changed,
                 s.max_weight_change,
                 s.max_excess
+            );
+        }
+        if let Some(s) = r
+            .sections
+            .as_ref()
+            .filter(|s| s.zero_length_bones + s.bones_without_vertices > 0)
+        {
+            println!(
+                "  note: {} zero-length bones scored as points, {} bones with no vertices of \
+                 their own given their parent's tip section (or a quarter of their length)",
+                s.zero_length_bones, s.bones_without_vertices
             );
         }
         if let Some(s) = &r.rogue {

@@ -30,8 +30,8 @@ pub use run::{
 /// (measured ~2e-7 on lavapipe, see `tests/gpu_readback.rs`).
 pub const CPU_GPU_TOLERANCE_REL: f64 = 1e-5;
 
-/// CPU vs GPU tolerance on unit normals (absolute): both normalise the same inverse-transpose
-/// in f32 (measured ≤ 2e-6 on lavapipe); a wrong normal is off by far more.
+/// CPU vs GPU tolerance on unit normals and tangents (absolute): both normalise the same
+/// inverse-transpose in f32 (measured ≤ 2e-6 on lavapipe); a wrong normal is off by far more.
 pub const NORMAL_TOLERANCE: f64 = 1e-4;
 
 /// Errors of one draw between two skinnings, accumulated over frames.
@@ -55,8 +55,16 @@ pub struct DrawErrors {
     pub worst_vertex: usize,
     /// When it had it.
     pub worst_time_s: f32,
-    /// Largest distance between unit normals (when both sides have normals).
+    /// Whether both sides had normals (the draw has them).
+    pub has_normals: bool,
+    /// Largest distance between normals (0 without normals), relative to their length where
+    /// that is above 1 (normals that are not renormalised).
     pub max_normal_error: f64,
+    /// Whether both sides had tangents (the draw has them).
+    pub has_tangents: bool,
+    /// Largest distance between unit tangents (xyz), 2 where the handedness `w` differs (0
+    /// without tangents).
+    pub max_tangent_error: f64,
     #[serde(skip)]
     sum: f64,
     #[serde(skip)]
@@ -97,8 +105,14 @@ impl DrawErrors {
             }
         }
         if let (Some(na), Some(nb)) = (&a.normals, &b.normals) {
+            self.has_normals = true;
             let worst = normal_error(na, nb);
             self.max_normal_error = self.max_normal_error.max(worst);
+        }
+        if let (Some(ta), Some(tb)) = (&a.tangents, &b.tangents) {
+            self.has_tangents = true;
+            let worst = tangent_error(ta, tb);
+            self.max_tangent_error = self.max_tangent_error.max(worst);
         }
         self.mean_error = if self.count > 0 {
             self.sum / self.count as f64
@@ -116,7 +130,23 @@ impl DrawErrors {
         };
         w.mean_error = self.mean_error.max(other.mean_error);
         w.max_normal_error = self.max_normal_error.max(other.max_normal_error);
+        w.max_tangent_error = self.max_tangent_error.max(other.max_tangent_error);
+        w.has_normals = self.has_normals || other.has_normals;
+        w.has_tangents = self.has_tangents || other.has_tangents;
         w
+    }
+
+    /// "normals max 1.2e-7, tangents max 3.0e-7", or "no normals" (the draw has none).
+    pub fn describe_directions(&self) -> String {
+        let mut s = if self.has_normals {
+            format!("normals max {:.2e}", self.max_normal_error)
+        } else {
+            "no normals".to_string()
+        };
+        if self.has_tangents {
+            s += &format!(", tangents max {:.2e}", self.max_tangent_error);
+        }
+        s
     }
 }
 
@@ -124,13 +154,35 @@ fn finite_or_inf(e: f64) -> f64 {
     if e.is_nan() { f64::INFINITY } else { e }
 }
 
+/// Largest distance between corresponding normals, relative to their length where that is
+/// above 1: normals that are not renormalised keep the joints' scale (a node scaled by 100
+/// gives exact normals 10⁴ long), and f32 rounds them in proportion.
 fn normal_error(a: &[Vec3], b: &[Vec3]) -> f64 {
     if a.len() != b.len() {
         return f64::INFINITY;
     }
     a.iter()
         .zip(b)
-        .map(|(x, y)| finite_or_inf((x.as_dvec3() - y.as_dvec3()).length()))
+        .map(|(x, y)| {
+            let (x, y) = (x.as_dvec3(), y.as_dvec3());
+            finite_or_inf((x - y).length() / x.length().max(y.length()).max(1.0))
+        })
+        .fold(0.0, f64::max)
+}
+
+fn tangent_error(a: &[glam::Vec4], b: &[glam::Vec4]) -> f64 {
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            if x.w.signum() != y.w.signum() {
+                2.0
+            } else {
+                finite_or_inf((x.truncate().as_dvec3() - y.truncate().as_dvec3()).length())
+            }
+        })
         .fold(0.0, f64::max)
 }
 
@@ -262,6 +314,15 @@ impl Comparison {
             .fold(0.0, f64::max)
     }
 
+    /// Largest tangent error over every animation and draw.
+    pub fn worst_tangent_error(&self) -> f64 {
+        self.anims
+            .iter()
+            .flat_map(|a| &a.draws)
+            .map(|d| d.max_tangent_error)
+            .fold(0.0, f64::max)
+    }
+
     /// Largest normal error over every animation and draw.
     pub fn worst_normal_error(&self) -> f64 {
         self.anims
@@ -275,8 +336,11 @@ impl Comparison {
     pub fn judge(&mut self) {
         let (limit, normal_limit) = (self.limit(), self.normal_tolerance);
         let ok = |v: &[DrawErrors]| {
-            v.iter()
-                .all(|d| d.max_error <= limit && d.max_normal_error <= normal_limit)
+            v.iter().all(|d| {
+                d.max_error <= limit
+                    && d.max_normal_error <= normal_limit
+                    && d.max_tangent_error <= normal_limit
+            })
         };
         self.passed = self
             .anims
@@ -321,7 +385,7 @@ impl fmt::Display for Comparison {
                     writeln!(
                         f,
                         "  {:<7} node {} mesh {} prim {} ({} verts): GPU-CPU max {:.3e} ({:.2e} rel) \
-                         mean {:.3e}, worst vertex {} at t={:.3}s; normals max {:.2e}",
+                         mean {:.3e}, worst vertex {} at t={:.3}s; {}",
                         c.capture.name(),
                         d.node_index,
                         d.mesh_index,
@@ -332,7 +396,7 @@ impl fmt::Display for Comparison {
                         d.mean_error,
                         d.worst_vertex,
                         d.worst_time_s,
-                        d.max_normal_error
+                        d.describe_directions()
                     )?;
                 }
             }
@@ -340,14 +404,14 @@ impl fmt::Display for Comparison {
                 writeln!(
                     f,
                     "  draw vs compute, node {} mesh {} prim {}: max {:.3e} ({:.2e} rel), \
-                     worst vertex {}; normals max {:.2e}",
+                     worst vertex {}; {}",
                     d.node_index,
                     d.mesh_index,
                     d.primitive_index,
                     d.max_error,
                     self.relative(d.max_error),
                     d.worst_vertex,
-                    d.max_normal_error
+                    d.describe_directions()
                 )?;
             }
             for n in &an.surface_normals {

@@ -697,6 +697,17 @@ impl Writer<'_> {
                 ),
             ));
         }
+        if let Some(k) = sw.weights.iter().position(|&w| w < 0.0) {
+            return Err(self.err(
+                format!("{field}.attributes.WEIGHTS_0"),
+                format!(
+                    "vertex {} has a negative weight: a native rig's muscle bones (extra weights \
+                     on top of 1) have no glTF form (weights there are 0 or more and sum to 1); \
+                     export the rig as .rig.json",
+                    k / width
+                ),
+            ));
+        }
         let quantised = match self.options.weights {
             WeightType::F32 => None,
             WeightType::Unorm8 => Some(quantise(self.file, field, sw, 255)?),

@@ -5,7 +5,8 @@
 //! quaternion `rotation`. Each bone also carries ZYX Euler joint limits relative to its
 //! reference rotation, base/tip cross-section ellipses (for weight tools) and its bone-link
 //! settings. Motions are named tracks per bone with their own irregular key times for
-//! displacement (linear) and rotation (shortest-path slerp).
+//! displacement (linear), rotation (shortest-path slerp) and scale (linear). Muscle bones
+//! (Woodland's biceps) take weights on top of a vertex's ordinary weights, which sum to 1.
 //!
 //! The file is JSON (`*.rig.json`, read and written by `crate::io::rig_json`), versioned by
 //! `"format": "skinview.rig", "version": 1`.
@@ -94,6 +95,13 @@ pub struct Bone {
     /// Bone links at the joint with the parent, if any (not allowed on a root).
     #[serde(default)]
     pub links: Option<LinkSettings>,
+    /// A muscle bone (Woodland, "Filling the Gaps", Advanced Topics): its vertex weights are
+    /// extra, on top of the ordinary weights that sum to 1, and move a vertex by how far the
+    /// muscle departs from following its parent (scale it to bulge the skin): see
+    /// [`WeberRig::to_scene`]. Needs a parent that is not a muscle; no bone links. Absent
+    /// (false) is not written, so rigs without muscles read and write as before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub muscle: bool,
 }
 
 fn identity_quat() -> [f32; 4] {
@@ -140,6 +148,10 @@ pub struct Track {
     /// shortest-path slerp.
     #[serde(default)]
     pub rotation_keys: Vec<Key<4>>,
+    /// Scale keys `[x, y, z]` along the bone's own axes (1 = rest), interpolated linearly: a
+    /// muscle bone's flex. Absent (empty) is not written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scale_keys: Vec<Key<3>>,
 }
 
 /// A named motion of a native rig: one track per animated bone.
@@ -163,7 +175,8 @@ pub struct RigMesh {
     pub normals: Vec<[f32; 3]>,
     /// Triangles as triples of vertex indices.
     pub triangles: Vec<[u32; 3]>,
-    /// Per vertex: (bone index, weight) pairs summing to 1.
+    /// Per vertex: (bone index, weight) pairs; the weights of ordinary bones sum to 1, those
+    /// of muscle bones ([`Bone::muscle`]) come on top, each in `[0, 1]`.
     pub weights: Vec<Vec<(u32, f32)>>,
     /// Base colour, linear RGBA (light grey when absent).
     #[serde(default = "default_color")]
@@ -207,6 +220,8 @@ pub struct BoneMeta {
     pub tip_section: Option<Section>,
     /// The bone's link settings.
     pub links: Option<LinkSettings>,
+    /// Whether the bone is a muscle ([`Bone::muscle`]).
+    pub muscle: bool,
 }
 
 impl BoneMeta {
@@ -358,6 +373,33 @@ impl WeberRig {
                     ));
                 }
             }
+            if b.muscle {
+                match b.parent {
+                    None => {
+                        return Err(Error::invalid(
+                            file,
+                            f("muscle"),
+                            "a muscle bone needs a parent (its weights move the skin by how far \
+                             it departs from following the parent)",
+                        ));
+                    }
+                    Some(p) if self.bones[p].muscle => {
+                        return Err(Error::invalid(
+                            file,
+                            f("muscle"),
+                            format!("the parent {:?} is a muscle too", self.bones[p].name),
+                        ));
+                    }
+                    Some(_) => {}
+                }
+                if b.links.is_some() {
+                    return Err(Error::invalid(
+                        file,
+                        f("links"),
+                        "a muscle bone has no bone links",
+                    ));
+                }
+            }
             if let Some(l) = &b.limits_deg
                 && (0..3).any(|k| {
                     !(l.min[k] <= l.max[k]) || !l.min[k].is_finite() || !l.max[k].is_finite()
@@ -396,7 +438,6 @@ impl WeberRig {
                 ));
             }
             for (v, ws) in m.weights.iter().enumerate() {
-                let sum: f32 = ws.iter().map(|p| p.1).sum();
                 if let Some(&(b, w)) = ws
                     .iter()
                     .find(|p| p.0 as usize >= self.bones.len() || !(p.1 >= 0.0))
@@ -407,11 +448,28 @@ impl WeberRig {
                         format!("bone {b} weight {w}: bone out of range or weight negative/NaN"),
                     ));
                 }
-                if (sum - 1.0).abs() > 1e-3 {
+                let muscle = |b: u32| self.bones[b as usize].muscle;
+                if let Some(&(b, w)) = ws.iter().find(|p| muscle(p.0) && p.1 > 1.0) {
                     return Err(Error::invalid(
                         file,
                         format!("mesh.weights[{v}]"),
-                        format!("weights sum to {sum}, not 1"),
+                        format!(
+                            "muscle bone {:?} has weight {w}; a muscle's weight is at most 1",
+                            self.bones[b as usize].name
+                        ),
+                    ));
+                }
+                let sum: f32 = ws.iter().filter(|p| !muscle(p.0)).map(|p| p.1).sum();
+                if (sum - 1.0).abs() > 1e-3 {
+                    let muscles = if ws.iter().any(|p| muscle(p.0)) {
+                        " (muscle bones not counted)"
+                    } else {
+                        ""
+                    };
+                    return Err(Error::invalid(
+                        file,
+                        format!("mesh.weights[{v}]"),
+                        format!("weights sum to {sum}{muscles}, not 1"),
                     ));
                 }
             }
@@ -432,6 +490,7 @@ impl WeberRig {
                 };
                 if !times_ok(&mut t.displacement_keys.iter().map(|k| k.time_s))
                     || !times_ok(&mut t.rotation_keys.iter().map(|k| k.time_s))
+                    || !times_ok(&mut t.scale_keys.iter().map(|k| k.time_s))
                 {
                     return Err(Error::invalid(
                         file,
@@ -443,6 +502,7 @@ impl WeberRig {
                     .iter()
                     .flat_map(|k| k.value)
                     .chain(t.rotation_keys.iter().flat_map(|k| k.value))
+                    .chain(t.scale_keys.iter().flat_map(|k| k.value))
                     .any(|v| !v.is_finite())
                 {
                     return Err(Error::invalid(
@@ -486,6 +546,49 @@ impl WeberRig {
         )
     }
 
+    /// One vertex's weights as the skinning paths use them: a muscle bone `m` of weight `w`
+    /// becomes `+w` on `m` and `−w` on its parent `p`, so the vertex moves by
+    /// `w · (model_from_bind[m] − model_from_bind[p]) · v` on top of its ordinary blend: zero
+    /// at rest and whenever the muscle only follows its parent (its local transform at rest),
+    /// `w` times the muscle's own deformation (a scale about its joint: a bulge) otherwise.
+    /// Linear blending applies the weights as given; dual quaternions see the same pair as
+    /// an equal and opposite rigid part plus the muscle's scale, so they bulge alike; stitching
+    /// follows the vertex's largest weight. Entries that cancel to exactly 0 are dropped. Order: the list's order, the parents of muscles
+    /// merged where they already appear, otherwise appended.
+    fn expand_muscles(&self, ws: &[(u32, f32)]) -> Vec<(u32, f32)> {
+        let mut out: Vec<(u32, f32)> = ws.to_vec();
+        for &(b, w) in ws {
+            let bone = &self.bones[b as usize];
+            if let (true, Some(p)) = (bone.muscle, bone.parent) {
+                match out.iter_mut().find(|e| e.0 == p as u32) {
+                    Some(e) => e.1 -= w,
+                    None => out.push((p as u32, -w)),
+                }
+            }
+        }
+        out.retain(|e| e.1 != 0.0);
+        out
+    }
+
+    /// Inverse of [`Self::expand_muscles`] (up to f32 rounding of the parents' weights).
+    fn collapse_muscles(&self, mut ws: Vec<(u32, f32)>) -> Vec<(u32, f32)> {
+        let muscles: Vec<(u32, f32)> = ws
+            .iter()
+            .copied()
+            .filter(|e| self.bones.get(e.0 as usize).is_some_and(|b| b.muscle))
+            .collect();
+        for (m, w) in muscles {
+            if let Some(p) = self.bones[m as usize].parent {
+                match ws.iter_mut().find(|e| e.0 == p as u32) {
+                    Some(e) => e.1 += w,
+                    None => ws.push((p as u32, w)),
+                }
+            }
+        }
+        ws.retain(|e| e.1 != 0.0);
+        ws
+    }
+
     /// Convert to the internal scene (see the module documentation).
     pub fn to_scene(&self) -> Result<RigScene> {
         self.validate(&self.name)?;
@@ -514,6 +617,7 @@ impl WeberRig {
                 base_section: b.base_section,
                 tip_section: b.tip_section,
                 links: b.links,
+                muscle: b.muscle,
             });
         }
         let mut raw = RawScene {
@@ -530,14 +634,16 @@ impl WeberRig {
                     None => local,
                 });
             }
-            let max_inf = m.weights.iter().map(|w| w.len()).max().unwrap_or(1).max(1);
+            let lists: Vec<Vec<(u32, f32)>> =
+                m.weights.iter().map(|ws| self.expand_muscles(ws)).collect();
+            let max_inf = lists.iter().map(|w| w.len()).max().unwrap_or(1).max(1);
             let width = max_inf.div_ceil(4) * 4;
             let mut sw = SkinWeights {
                 width,
                 joints: vec![0; m.positions.len() * width],
                 weights: vec![0.0; m.positions.len() * width],
             };
-            for (v, ws) in m.weights.iter().enumerate() {
+            for (v, ws) in lists.iter().enumerate() {
                 for (k, &(b, w)) in ws.iter().enumerate() {
                     sw.joints[v * width + k] = b;
                     sw.weights[v * width + k] = w;
@@ -596,6 +702,19 @@ impl WeberRig {
                                 .iter()
                                 .flat_map(|k| self.local_translation(i, k.value).to_array())
                                 .collect(),
+                            components: 3,
+                            is_rotation: false,
+                        },
+                    });
+                }
+                if !t.scale_keys.is_empty() {
+                    channels.push(Channel {
+                        node: i,
+                        path: AnimPath::Scale,
+                        sampler: Sampler {
+                            interpolation: Interpolation::Linear,
+                            times_s: t.scale_keys.iter().map(|k| k.time_s).collect(),
+                            values: t.scale_keys.iter().flat_map(|k| k.value).collect(),
                             components: 3,
                             is_rotation: false,
                         },
@@ -699,6 +818,7 @@ impl WeberRig {
                 base_section: meta.base_section,
                 tip_section: meta.tip_section,
                 links: meta.links,
+                muscle: meta.muscle,
             });
         }
         let mut rig = WeberRig::new(name, bones);
@@ -723,13 +843,14 @@ impl WeberRig {
                     .collect(),
                 weights: (0..p.vertex_count())
                     .map(|v| {
-                        (0..w.width)
+                        let list: Vec<(u32, f32)> = (0..w.width)
                             .filter(|&k| w.weights[v * w.width + k] != 0.0)
                             .filter_map(|k| {
                                 bone_of_node(skin.joints[w.joints[v * w.width + k] as usize])
                                     .map(|b| (b as u32, w.weights[v * w.width + k]))
                             })
-                            .collect()
+                            .collect();
+                        rig.collapse_muscles(list)
                     })
                     .collect(),
                 color: p.base_color,
@@ -748,6 +869,7 @@ impl WeberRig {
                         bone: rig.bones[b].name.clone(),
                         displacement_keys: Vec::new(),
                         rotation_keys: Vec::new(),
+                        scale_keys: Vec::new(),
                     });
                     tracks.len() - 1
                 });
@@ -762,6 +884,17 @@ impl WeberRig {
                             .map(|(&t, v)| Key {
                                 time_s: t,
                                 value: [v[0] - parent_len, v[1], v[2]],
+                            })
+                            .collect();
+                    }
+                    AnimPath::Scale => {
+                        tracks[idx].scale_keys = s
+                            .times_s
+                            .iter()
+                            .zip(s.values.chunks_exact(3))
+                            .map(|(&t, v)| Key {
+                                time_s: t,
+                                value: [v[0], v[1], v[2]],
                             })
                             .collect();
                     }

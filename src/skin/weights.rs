@@ -9,8 +9,8 @@
 //! - CSR (`offsets[v]..offsets[v+1]` into `influences`, zero weights dropped) for any number
 //!   of influences.
 //!
-//! Reduction to an influence limit K: keep the K largest weights of each vertex and renormalise
-//! them to sum to 1, as engines with a 4-influence limit do; [`ReductionStats`] says how many
+//! Reduction to an influence limit K: keep the K largest weights (by magnitude) of each vertex
+//! and renormalise them to sum to 1, as engines with a 4-influence limit do; [`ReductionStats`] says how many
 //! vertices lost weight and how much.
 
 use bytemuck::{Pod, Zeroable};
@@ -202,8 +202,9 @@ pub fn reduce_influences(w: &SkinWeights, k: usize) -> (SkinWeights, ReductionSt
         }
         let kept_count = pairs.len().min(k);
         if pairs.len() > k {
-            // Stable: equal weights keep file order.
-            pairs.sort_by(|a, b| b.1.total_cmp(&a.1));
+            // Largest magnitude first (a native rig's muscle gives its parent a negative
+            // weight, as large as the muscle's own); stable: equal weights keep file order.
+            pairs.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
             let dropped: f32 = pairs[k..].iter().map(|p| p.1).sum();
             stats.vertices_reduced += 1;
             stats.max_dropped_weight = stats.max_dropped_weight.max(dropped);

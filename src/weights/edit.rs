@@ -10,7 +10,7 @@
 use super::distance::{DistanceStats, DistanceWeightsJob};
 use super::regenerate::{RegenerateJob, RegenerateStats};
 use super::rogue::{RogueJob, RogueStats};
-use super::sections::{SectionJob, dominant_bone};
+use super::sections::{SectionJob, SectionStats, dominant_bone};
 use super::smooth::{SmoothJob, SmoothStats};
 use super::{WeightMesh, bone_axes, fit_leaf_tips, influences_from, skin_weights_from, weight_of};
 use crate::error::{Error, Result};
@@ -73,6 +73,9 @@ pub struct PrimitiveReport {
     pub smooth: Option<SmoothStats>,
     /// Rogue removal, when run.
     pub rogue: Option<RogueStats>,
+    /// The cross-sections estimated from the mesh, when any were (regeneration, smoothing and
+    /// rogue removal use them): zero-length bones and bones without vertices of their own.
+    pub sections: Option<SectionStats>,
     /// Vertices whose weights differ from the input's.
     pub vertices_changed: usize,
     /// Largest change of any weight.
@@ -80,8 +83,9 @@ pub struct PrimitiveReport {
 }
 
 /// Apply `edit` to every skinned primitive of `scene` (each primitive once, with the skin of
-/// the first node that draws it). `progress` is called after each step of each primitive
-/// (new weights, smoothing, rogue removal) with (steps done, steps in all). `file` names the scene in messages.
+/// the first node that draws it). `progress` is called with (units done, units in all) after
+/// each step of each primitive: one unit for the new weights, one per smoothing sweep (up to
+/// `max_iterations`), one for rogue removal. `file` names the scene in messages.
 pub fn edit_scene(
     scene: &mut Scene,
     edit: &WeightEdit,
@@ -104,12 +108,15 @@ pub fn edit_scene(
         ));
     }
     let mut reports = Vec::with_capacity(todo.len());
-    let steps_each = 1 + edit.smooth.is_some() as usize + edit.rogue as usize;
-    let total_steps = steps_each * todo.len();
-    let mut steps = 0;
-    let mut step = |progress: &mut dyn FnMut(usize, usize)| {
-        steps += 1;
-        progress(steps, total_steps);
+    // Progress in work units: one for the new weights, one per smoothing sweep (the long
+    // step; a smoothing that converges early jumps to its end), one for rogue removal.
+    let sweeps = edit.smooth.map_or(0, |s| s.max_iterations);
+    let units_each = 1 + sweeps + edit.rogue as usize;
+    let total_units = units_each * todo.len();
+    let mut units = 0;
+    let mut step = |progress: &mut dyn FnMut(usize, usize), n: usize| {
+        units += n;
+        progress(units.min(total_units), total_units);
     };
     for &(m, p, skin) in &todo {
         let field = format!("meshes[{m}].primitives[{p}]");
@@ -118,6 +125,17 @@ pub fn edit_scene(
         let Some(sw) = prim.skin_weights.as_ref() else {
             continue;
         };
+        if let Some(k) = sw.weights.iter().position(|&w| w < 0.0) {
+            return Err(Error::invalid(
+                file,
+                format!("{field}.attributes.WEIGHTS_0"),
+                format!(
+                    "vertex {} has a negative weight (a native rig's muscle bone gives its \
+                     parent one); the weight tools work on weights of 0 or more",
+                    k / sw.width.max(1)
+                ),
+            ));
+        }
         let width = sw.width.max(4);
         let max_influences = edit.max_influences.min(width).clamp(1, 8);
         let mesh = WeightMesh::from_primitive(prim);
@@ -140,6 +158,7 @@ pub fn edit_scene(
                 .run()
                 .map_err(job_error)?;
                 let w = r.influences();
+                report.sections = Some(r.stats.sections.clone());
                 report.regenerate = Some(r.stats);
                 (w, Some(r.sections))
             }
@@ -171,39 +190,41 @@ pub fn edit_scene(
                 (input.clone(), None)
             }
         };
-        step(&mut progress);
+        step(&mut progress, 1);
         let needs_sections = edit.smooth.is_some() || edit.rogue;
         let sections = match sections {
             Some(s) => Some(s),
             None if needs_sections => {
                 let owner = dominant_bone(&influences);
-                Some(
-                    SectionJob {
-                        mesh: &mesh,
-                        bones: &bones,
-                        owner: &owner,
-                    }
-                    .run()
-                    .map_err(job_error)?
-                    .0,
-                )
+                let (sections, stats) = SectionJob {
+                    mesh: &mesh,
+                    bones: &bones,
+                    owner: &owner,
+                }
+                .run()
+                .map_err(job_error)?;
+                report.sections = Some(stats);
+                Some(sections)
             }
             None => None,
         };
         if let (Some(s), Some(sections)) = (edit.smooth, &sections) {
-            report.smooth = Some(
-                SmoothJob {
-                    mesh: &mesh,
-                    sections,
-                    threshold: s.threshold,
-                    max_iterations: s.max_iterations,
-                    max_influences,
-                    influences: &mut influences,
-                }
-                .run()
-                .map_err(job_error)?,
-            );
-            step(&mut progress);
+            let mut done = 0;
+            let stats = SmoothJob {
+                mesh: &mesh,
+                sections,
+                threshold: s.threshold,
+                max_iterations: s.max_iterations,
+                max_influences,
+                influences: &mut influences,
+            }
+            .run_with_progress(|sweeps| {
+                step(&mut progress, sweeps - done);
+                done = sweeps;
+            })
+            .map_err(job_error)?;
+            step(&mut progress, s.max_iterations - done);
+            report.smooth = Some(stats);
         }
         if edit.rogue {
             report.rogue = Some(
@@ -216,7 +237,7 @@ pub fn edit_scene(
                 .run()
                 .map_err(job_error)?,
             );
-            step(&mut progress);
+            step(&mut progress, 1);
         }
         for w in influences.iter_mut() {
             if w.len() > max_influences {

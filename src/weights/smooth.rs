@@ -114,6 +114,12 @@ impl SmoothJob<'_> {
 
     /// Validate, then smooth.
     pub fn run(&mut self) -> Result<SmoothStats> {
+        self.run_with_progress(|_| {})
+    }
+
+    /// [`Self::run`], calling `sweep_done(sweeps so far)` after every sweep (a long smoothing
+    /// runs hundreds of them: progress bars count them).
+    pub fn run_with_progress(&mut self, mut sweep_done: impl FnMut(usize)) -> Result<SmoothStats> {
         self.validate()?;
         let adj = Adjacency::new(self.mesh);
         let n = self.mesh.positions.len();
@@ -197,6 +203,7 @@ impl SmoothJob<'_> {
                     touched_now[v] = false;
                 }
             }
+            sweep_done(stats.iterations);
             if worst <= CONVERGED_EXCESS {
                 stats.converged = true;
                 break;

@@ -1111,3 +1111,125 @@ impl<F: Fn(usize) -> usize> Animations<'_, F> {
         }
     }
 }
+
+/// Woodland's arm with a biceps (his "Advanced Topics": weights that do not sum to 1): a
+/// tube of radius 0.1 m along +X from 0 to 2 m, `upper_arm` (root, 1 m) and `forearm`, and a
+/// muscle bone `biceps` under the upper arm from (0.3, 0.08, 0) along +X, 0.4 m. Ordinary
+/// weights: upper arm below x = 0.9, forearm above 1.1, linear between. The biceps adds
+/// `0.5 · sin(π (x − 0.3) / 0.4) · max(0, y / r)` on the upper half over x ∈ [0.3, 0.7].
+/// Motions: "flex" (the whole arm turns 40° about Z at the shoulder while the biceps scales
+/// to (1, 1.6, 1.6)) and "shoulder" (the same turn, biceps unscaled), each 0 → 1 s.
+pub fn biceps_rig() -> skinview::rig::WeberRig {
+    use skinview::rig::{Bone, Key, Motion, RigMesh, Track, WeberRig};
+    let bone = |name: &str, parent: Option<usize>, length_m: f32, displacement_m: [f32; 3]| Bone {
+        name: name.into(),
+        parent,
+        length_m,
+        displacement_m,
+        rotation: [0.0, 0.0, 0.0, 1.0],
+        limits_deg: None,
+        base_section: None,
+        tip_section: None,
+        links: None,
+        muscle: false,
+    };
+    let mut biceps = bone("biceps", Some(0), 0.4, [-0.7, 0.08, 0.0]);
+    biceps.muscle = true;
+    let mut rig = WeberRig::new(
+        "biceps_arm",
+        vec![
+            bone("upper_arm", None, 1.0, [0.0; 3]),
+            bone("forearm", Some(0), 1.0, [0.0; 3]),
+            biceps,
+        ],
+    );
+    let (rings, around, r) = (41usize, 12usize, 0.1f32);
+    let mut mesh = RigMesh {
+        positions: Vec::new(),
+        normals: Vec::new(),
+        triangles: Vec::new(),
+        weights: Vec::new(),
+        color: [0.8, 0.7, 0.6, 1.0],
+    };
+    for i in 0..rings {
+        let x = 2.0 * i as f32 / (rings - 1) as f32;
+        for j in 0..around {
+            let a = std::f32::consts::TAU * j as f32 / around as f32;
+            let (y, z) = (r * a.cos(), r * a.sin());
+            mesh.positions.push([x, y, z]);
+            mesh.normals.push([0.0, a.cos(), a.sin()]);
+            let fore = ((x - 0.9) / 0.2).clamp(0.0, 1.0);
+            let mut w = vec![];
+            if fore < 1.0 {
+                w.push((0, 1.0 - fore));
+            }
+            if fore > 0.0 {
+                w.push((1, fore));
+            }
+            let m = if (0.3..=0.7).contains(&x) && y > 0.0 {
+                0.5 * (std::f32::consts::PI * (x - 0.3) / 0.4).sin() * (y / r)
+            } else {
+                0.0
+            };
+            if m > 0.0 {
+                w.push((2, m));
+            }
+            mesh.weights.push(w);
+        }
+    }
+    for i in 0..rings as u32 - 1 {
+        for j in 0..around as u32 {
+            let at = |i: u32, j: u32| i * around as u32 + j % around as u32;
+            // Counter-clockwise seen from outside (the normals point out).
+            mesh.triangles
+                .push([at(i, j), at(i + 1, j + 1), at(i + 1, j)]);
+            mesh.triangles
+                .push([at(i, j), at(i, j + 1), at(i + 1, j + 1)]);
+        }
+    }
+    rig.mesh = Some(mesh);
+    let turn = Quat::from_rotation_z(40f32.to_radians()).to_array();
+    let shoulder = || Track {
+        bone: "upper_arm".into(),
+        displacement_keys: Vec::new(),
+        rotation_keys: vec![
+            Key {
+                time_s: 0.0,
+                value: [0.0, 0.0, 0.0, 1.0],
+            },
+            Key {
+                time_s: 1.0,
+                value: turn,
+            },
+        ],
+        scale_keys: Vec::new(),
+    };
+    let flex = Track {
+        bone: "biceps".into(),
+        displacement_keys: Vec::new(),
+        rotation_keys: Vec::new(),
+        scale_keys: vec![
+            Key {
+                time_s: 0.0,
+                value: [1.0; 3],
+            },
+            Key {
+                time_s: 1.0,
+                value: [1.0, 1.6, 1.6],
+            },
+        ],
+    };
+    rig.motions = vec![
+        Motion {
+            name: "flex".into(),
+            looping: false,
+            tracks: vec![shoulder(), flex],
+        },
+        Motion {
+            name: "shoulder".into(),
+            looping: false,
+            tracks: vec![shoulder()],
+        },
+    ];
+    rig
+}
