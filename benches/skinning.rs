@@ -35,9 +35,16 @@ impl Rng {
 
 struct Synthetic {
     palette: Vec<Mat4>,
+    /// Four-slot weights as given (f32; u8 joints: the palette has 64 matrices).
     weights: VertexWeights,
     /// The same weights in the any-count (CSR) layout.
     weights_csr: VertexWeights,
+    /// The weights quantised as a glTF file's unorm8 / unorm16 weights would be (each vertex
+    /// still summing to 1 within the quantum).
+    weights_unorm8: VertexWeights,
+    weights_unorm16: VertexWeights,
+    /// Bytes per vertex of the f32 four-slot record, for the memory floor.
+    record_bytes: usize,
     positions: Vec<Vec3>,
     normals: Vec<Vec3>,
     tangents: Vec<Vec4>,
@@ -80,10 +87,24 @@ fn synthetic() -> Synthetic {
         joints,
         weights,
     };
+    let quantised = |q: f32| {
+        VertexWeights::from_skin_weights(&SkinWeights {
+            weights: sw.weights.iter().map(|w| (w * q).round() / q).collect(),
+            ..sw.clone()
+        })
+    };
+    let weights = VertexWeights::from_skin_weights(&sw);
+    let record_bytes = match &weights.layout {
+        skinview::skin::weights::WeightLayout::Fixed4(p) => p.stride(),
+        _ => 24,
+    };
     Synthetic {
         palette,
-        weights: VertexWeights::from_skin_weights(&sw),
+        weights,
         weights_csr: VertexWeights::csr_from_skin_weights(&sw),
+        weights_unorm8: quantised(255.0),
+        weights_unorm16: quantised(65535.0),
+        record_bytes,
         positions,
         normals,
         tangents,
@@ -156,7 +177,8 @@ fn cpu_skinning(c: &mut Criterion) {
         normalize,
     };
     // The ids ../shared/peers/ozzbench reads (…/fixed4_1_thread), then the same on the
-    // portable path, on all threads, and with the any-count (CSR) layout.
+    // portable path, on all threads, with the any-count (CSR) layout and with quantised
+    // weights; and the other normal modes.
     let cases = [
         (
             "positions_only",
@@ -176,6 +198,14 @@ fn cpu_skinning(c: &mut Criterion) {
             "positions_normals_tangents",
             attrs(true, true, NormalMode::Blend3x3, false),
         ),
+        (
+            "positions_normals_blend3x3_renormalised",
+            attrs(true, false, NormalMode::Blend3x3, true),
+        ),
+        (
+            "positions_normals_exact_raw",
+            attrs(true, false, NormalMode::Exact, false),
+        ),
     ];
     for (name, a) in cases {
         for (label, pool, weights, portable) in [
@@ -183,6 +213,8 @@ fn cpu_skinning(c: &mut Criterion) {
             ("fixed4_portable_1_thread", &one, &s.weights, true),
             ("fixed4_all_threads", &all, &s.weights, false),
             ("csr_1_thread", &one, &s.weights_csr, false),
+            ("unorm8_1_thread", &one, &s.weights_unorm8, false),
+            ("unorm16_1_thread", &one, &s.weights_unorm16, false),
         ] {
             group.bench_function(BenchmarkId::new(name, label), |b| {
                 b.iter(|| {
@@ -193,6 +225,62 @@ fn cpu_skinning(c: &mut Criterion) {
         }
     }
     group.finish();
+
+    // The memory-bandwidth floor of the same streams: read the weight records, positions,
+    // normals and tangents, write the outputs, no arithmetic (a streaming copy). The skinning
+    // figures above cannot beat these.
+    let records = vec![1u8; VERTICES * s.record_bytes];
+    let mut floor = c.benchmark_group("memory_floor_1M_vertices");
+    floor.throughput(Throughput::Elements(VERTICES as u64));
+    floor.sample_size(20);
+    let streams = [
+        ("positions", false, false),
+        ("positions_normals", true, false),
+        ("positions_normals_tangents", true, true),
+    ];
+    for (name, normals, tangents) in streams {
+        for (label, pool) in [("1_thread", &one), ("all_threads", &all)] {
+            floor.bench_function(BenchmarkId::new(name, label), |b| {
+                b.iter(|| {
+                    pool.install(|| {
+                        stream_copy(&s, &records, normals, tangents, &mut out);
+                    });
+                    black_box(&out.p);
+                })
+            });
+        }
+    }
+    floor.finish();
+}
+
+/// Copy each input stream to its output in one pass over parallel chunks, reading the weight
+/// records too (folded into the first output so they are not optimised away): the traffic of
+/// skinning without its arithmetic.
+fn stream_copy(s: &Synthetic, records: &[u8], normals: bool, tangents: bool, out: &mut Outputs) {
+    use rayon::prelude::*;
+    const CHUNK: usize = 8192;
+    let rb = s.record_bytes;
+    out.p
+        .par_chunks_mut(CHUNK)
+        .zip(out.n.par_chunks_mut(CHUNK))
+        .zip(out.t.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(i, ((p, n), t))| {
+            let from = i * CHUNK;
+            let recs = &records[from * rb..(from + p.len()) * rb];
+            let mut fold = 0u32;
+            for (k, rec) in recs.chunks_exact(rb).enumerate() {
+                fold ^= u32::from_le_bytes([rec[0], rec[1], rec[2], rec[rb - 1]]);
+                p[k] = s.positions[from + k];
+                if normals {
+                    n[k] = s.normals[from + k];
+                }
+                if tangents {
+                    t[k] = s.tangents[from + k];
+                }
+            }
+            p[0].x += (fold & 1) as f32;
+        });
 }
 
 fn cesiumman_frame(c: &mut Criterion) {

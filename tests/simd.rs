@@ -1,8 +1,10 @@
-//! The AVX2 skinning kernel against the portable path (`SkinningJob::run_portable`), bit for
-//! bit, and both against an f64 computation written here: random palettes and weights
-//! (quantised as unorm8 and unorm16 weights and u8 and u16 joints would be), every normal
-//! mode with and without renormalisation, tangents, and vertex counts that leave tails and
-//! split across threads.
+//! The AVX2 + FMA skinning kernel and the portable path (`SkinningJob::run_portable`), both
+//! against an f64 computation written here, within bounds that scale with the magnitude of
+//! the terms summed: random palettes and weights (quantised as unorm8 and unorm16 weights and
+//! u8 and u16 joints would be), every normal mode with and without renormalisation, tangents,
+//! and vertex counts that leave tails and split across threads. The kernel also skins every
+//! vertex to the same bits wherever it falls in a block or a job (what the partitioner's
+//! bit-exact submeshes rely on).
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 use glam::{DVec3, Mat4, Quat, Vec3, Vec4};
@@ -156,12 +158,103 @@ fn reference(c: &Case, v: usize) -> (DVec3, f64) {
     (out, magnitude)
 }
 
+/// Vertex `v`'s blended 3×3 in f64 (columns), and per column the magnitude `Σ |w_k| ‖c_k‖`
+/// its f32 rounding scales with.
+fn blended(c: &Case, v: usize) -> ([DVec3; 3], [f64; 3]) {
+    let mut cols = [DVec3::ZERO; 3];
+    let mut mags = [0.0; 3];
+    for k in 0..4 {
+        let w = c.raw.weights[v * 4 + k] as f64;
+        let m = c.palette[c.raw.joints[v * 4 + k] as usize].as_dmat4();
+        for (i, col) in [m.x_axis, m.y_axis, m.z_axis].iter().enumerate() {
+            cols[i] += col.truncate() * w;
+            mags[i] += w.abs() * col.truncate().length();
+        }
+    }
+    (cols, mags)
+}
+
+/// The f64 normal of vertex `v` (raw: `sign(det)·cof(A)·n` or `A·n`) and the magnitude its
+/// rounding scales with; `None` where the sign of a near-zero determinant decides it.
+fn reference_normal(c: &Case, v: usize, mode: NormalMode) -> Option<(DVec3, f64)> {
+    let n = c.normals[v].as_dvec3();
+    let ([x, y, z], [mx, my, mz]) = blended(c, v);
+    match mode {
+        NormalMode::Blend3x3 => Some((x * n.x + y * n.y + z * n.z, (mx + my + mz) * n.length())),
+        NormalMode::Exact => {
+            let c0 = y.cross(z);
+            let det = x.dot(c0);
+            let mag = (my * mz + mz * mx + mx * my) * n.length();
+            if det.abs() < 1e-4 * mx * my * mz {
+                return None;
+            }
+            let r = c0 * n.x + z.cross(x) * n.y + x.cross(y) * n.z;
+            Some((if det < 0.0 { -r } else { r }, mag))
+        }
+    }
+}
+
 /// Positions against f64: within 2e-6 of the magnitude of the terms summed (about 16 units
 /// in the last place of the largest term; the f32 paths round ~10 times per coordinate).
 const POSITION_REL: f64 = 2e-6;
 
+/// Normals and tangents against f64, relative to the magnitude of the terms (cross products
+/// of blended columns round each column first, then multiply: a few tens of ulps).
+const DIRECTION_REL: f64 = 2e-5;
+
+/// Unit vectors are only checked where the raw vector is at least this fraction of its
+/// magnitude: a blend that nearly cancels has no well-defined direction in f32.
+const CONDITIONED: f64 = 1e-3;
+
+/// `got` (unit when `unit`) against the f64 `want` of magnitude `mag`; `Err` describes the miss.
+fn check_direction(got: Vec3, want: DVec3, mag: f64, unit: bool) -> Result<(), String> {
+    let got = got.as_dvec3();
+    if unit {
+        let len = want.length();
+        if len < CONDITIONED * mag {
+            return Ok(());
+        }
+        let err = (got - want / len).length();
+        let tol = DIRECTION_REL * mag / len;
+        (err <= tol)
+            .then_some(())
+            .ok_or(format!("unit {got} vs {} ({err:e} > {tol:e})", want / len))
+    } else {
+        let err = (got - want).length();
+        let tol = DIRECTION_REL * mag;
+        (err <= tol)
+            .then_some(())
+            .ok_or(format!("raw {got} vs {want} ({err:e} > {tol:e})"))
+    }
+}
+
+/// Skin vertices `range` of `c` as a job of their own (its own weights array, built from the
+/// slice of the raw weights: a submesh, as the partitioner makes them).
+fn run_range(
+    c: &Case,
+    range: std::ops::Range<usize>,
+    normals: bool,
+    tangents: bool,
+    mode: NormalMode,
+    normalize: bool,
+) -> Out {
+    let sub = Case {
+        palette: c.palette.clone(),
+        weights: VertexWeights::from_skin_weights(&SkinWeights {
+            width: 4,
+            joints: c.raw.joints[range.start * 4..range.end * 4].to_vec(),
+            weights: c.raw.weights[range.start * 4..range.end * 4].to_vec(),
+        }),
+        raw: c.raw.clone(),
+        positions: c.positions[range.clone()].to_vec(),
+        normals: c.normals[range.clone()].to_vec(),
+        tangents: c.tangents[range].to_vec(),
+    };
+    run(&sub, normals, tangents, mode, normalize, true)
+}
+
 #[test]
-fn simd_kernel_matches_the_portable_path_and_f64() {
+fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
     println!("kernel on this CPU: {}", simd::kernel_name());
     let modes = [
         ("positions", false, false, NormalMode::Exact, true),
@@ -195,7 +288,7 @@ fn simd_kernel_matches_the_portable_path_and_f64() {
             true,
         ),
         (
-            "blended 3x3 normals + tangents",
+            "blended 3x3 normals, raw + tangents",
             true,
             true,
             NormalMode::Blend3x3,
@@ -204,8 +297,8 @@ fn simd_kernel_matches_the_portable_path_and_f64() {
     ];
     let mut checked = 0usize;
     for (e, &(encoding, joints, quantum)) in ENCODINGS.iter().enumerate() {
-        // Tails of every length, one vertex, and counts that split across threads.
-        for (s, &n) in [1usize, 2, 3, 5, 6, 7, 9, 31, 8191, 20_003]
+        // Tails of every length, one vertex, blocks and counts that split across threads.
+        for (s, &n) in [1usize, 2, 3, 5, 6, 7, 9, 31, 33, 8191, 20_003]
             .iter()
             .enumerate()
         {
@@ -216,43 +309,155 @@ fn simd_kernel_matches_the_portable_path_and_f64() {
                 for v in 0..n {
                     let (want, magnitude) = reference(&c, v);
                     let tol = POSITION_REL * (1.0 + magnitude);
-                    for (what, got) in [("kernel", fast.p[v]), ("portable", slow.p[v])] {
-                        let err = (got.as_dvec3() - want).length();
+                    let at =
+                        |what: &str| format!("{encoding}, {n} vertices, {name}: {what} vertex {v}");
+                    for (what, out) in [("kernel", &fast), ("portable", &slow)] {
+                        let err = (out.p[v].as_dvec3() - want).length();
                         assert!(
                             err <= tol,
-                            "{encoding}, {n} vertices, {name}: {what} vertex {v} off f64 by \
-                             {err:e} (bound {tol:e})"
+                            "{}: off f64 by {err:e} (bound {tol:e})",
+                            at(what)
                         );
-                    }
-                    // The kernel sums in the portable path's order: the same bits.
-                    let bits3 = |x: Vec3| x.to_array().map(f32::to_bits);
-                    assert_eq!(
-                        bits3(fast.p[v]),
-                        bits3(slow.p[v]),
-                        "{encoding}, {n}, {name}: position {v}"
-                    );
-                    if let (Some(a), Some(b)) = (&fast.n, &slow.n) {
-                        assert_eq!(
-                            bits3(a[v]),
-                            bits3(b[v]),
-                            "{encoding}, {n}, {name}: normal {v}"
-                        );
-                    }
-                    if let (Some(a), Some(b)) = (&fast.t, &slow.t) {
-                        assert_eq!(
-                            a[v].to_array().map(f32::to_bits),
-                            b[v].to_array().map(f32::to_bits),
-                            "{encoding}, {n}, {name}: tangent {v}"
-                        );
+                        let Some((rn, mag)) = reference_normal(&c, v, mode).filter(|_| normals)
+                        else {
+                            continue;
+                        };
+                        let got_n = out.n.as_ref().unwrap()[v];
+                        if let Err(e) = check_direction(got_n, rn, mag, normalize) {
+                            panic!("{}: normal {e}", at(what));
+                        }
+                        if tangents {
+                            // Tangent: A·t made perpendicular to the unit normal, unit length.
+                            let ([x, y, z], [mx, my, mz]) = blended(&c, v);
+                            let t = c.tangents[v];
+                            let tv = t.truncate().as_dvec3();
+                            let raw = x * tv.x + y * tv.y + z * tv.z;
+                            let len = rn.length();
+                            if len < CONDITIONED * mag {
+                                continue;
+                            }
+                            let u = rn / len;
+                            let ortho = raw - u * u.dot(raw);
+                            let tmag = (mx + my + mz) * tv.length() + raw.length() * mag / len;
+                            let got_t = out.t.as_ref().unwrap()[v];
+                            assert_eq!(got_t.w, t.w, "{}: handedness", at(what));
+                            if let Err(e) = check_direction(got_t.truncate(), ortho, tmag, true) {
+                                panic!("{}: tangent {e}", at(what));
+                            }
+                        }
                     }
                     checked += 1;
                 }
                 // Every output written (no NaN left from the fill).
                 assert!(fast.p.iter().all(|p| p.is_finite()), "{name}, {n}");
+                // The any-count layout blends the same influences to the same bits.
+                if simd::available() {
+                    let csr = Case {
+                        palette: c.palette.clone(),
+                        weights: VertexWeights::csr_from_skin_weights(&c.raw),
+                        raw: c.raw.clone(),
+                        positions: c.positions.clone(),
+                        normals: c.normals.clone(),
+                        tangents: c.tangents.clone(),
+                    };
+                    let any = run(&csr, normals, tangents, mode, normalize, true);
+                    let bits = |x: &[Vec3]| {
+                        x.iter()
+                            .map(|v| v.to_array().map(f32::to_bits))
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(
+                        bits(&any.p),
+                        bits(&fast.p),
+                        "{encoding}, {n}, {name}: any-count"
+                    );
+                    if let (Some(a), Some(b)) = (&any.n, &fast.n) {
+                        assert_eq!(
+                            bits(a),
+                            bits(b),
+                            "{encoding}, {n}, {name}: any-count normals"
+                        );
+                    }
+                }
+                // Each vertex is skinned the same wherever it falls in a block or a range:
+                // a job over a suffix (its own weights array) gives the same bits.
+                if simd::available() && n > 3 {
+                    let from = n / 3 + 1;
+                    let part = run_range(&c, from..n, normals, tangents, mode, normalize);
+                    let bits = |x: &[Vec3]| {
+                        x.iter()
+                            .map(|v| v.to_array().map(f32::to_bits))
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(
+                        bits(&part.p),
+                        bits(&fast.p[from..]),
+                        "{encoding}, {n}, {name}: positions of a suffix"
+                    );
+                    if let (Some(a), Some(b)) = (&part.n, &fast.n) {
+                        assert_eq!(
+                            bits(a),
+                            bits(&b[from..]),
+                            "{encoding}, {n}, {name}: normals of a suffix"
+                        );
+                    }
+                    if let (Some(a), Some(b)) = (&part.t, &fast.t) {
+                        let bits4 = |x: &[Vec4]| {
+                            x.iter()
+                                .map(|v| v.to_array().map(f32::to_bits))
+                                .collect::<Vec<_>>()
+                        };
+                        assert_eq!(
+                            bits4(a),
+                            bits4(&b[from..]),
+                            "{encoding}, {n}, {name}: tangents of a suffix"
+                        );
+                    }
+                }
             }
         }
     }
     println!("{checked} vertex results checked");
+}
+
+/// The four-slot weights take the most compact encoding that holds them exactly, and decode
+/// to the very weights they were made from.
+#[test]
+fn packed_weights_choose_the_smallest_exact_encoding() {
+    use skinview::skin::weights::{SlotJoints, SlotWeights, WeightLayout};
+    for (e, &(encoding, joints, quantum)) in ENCODINGS.iter().enumerate() {
+        let c = case(0xC0DE + e as u64, 500, joints, quantum);
+        let WeightLayout::Fixed4(p) = &c.weights.layout else {
+            panic!("{encoding}: not four-slot");
+        };
+        let want = (
+            if joints <= 255 {
+                SlotJoints::U8
+            } else {
+                SlotJoints::U16
+            },
+            match quantum {
+                Some(255.0) => SlotWeights::Unorm8,
+                Some(_) => SlotWeights::Unorm16,
+                None => SlotWeights::F32,
+            },
+        );
+        assert_eq!(p.encoding(), want, "{encoding}");
+        for v in 0..500 {
+            let got = p.get(v);
+            for k in 0..4 {
+                let w = c.raw.weights[v * 4 + k];
+                assert_eq!(
+                    got.weights[k].to_bits(),
+                    w.to_bits(),
+                    "{encoding} vertex {v} slot {k}"
+                );
+                if w != 0.0 {
+                    assert_eq!(got.joints[k] as u32, c.raw.joints[v * 4 + k]);
+                }
+            }
+        }
+    }
 }
 
 /// A joint index beyond the palette is refused by validation, on either path, before any

@@ -15,7 +15,10 @@
 use glam::{Mat4, Vec3, Vec3A, Vec4};
 use rayon::prelude::*;
 
-use super::weights::{Influence, Influences4, VertexWeights, WeightLayout};
+use super::weights::{
+    Influence, Packed4, SlotCodec, U8F32, U8Unorm8, U8Unorm16, U16F32, U16Unorm8, U16Unorm16,
+    VertexWeights, WeightLayout,
+};
 use crate::error::{Error, Result};
 
 /// Vertices per parallel task; below `PARALLEL_THRESHOLD` the job stays on the calling
@@ -144,56 +147,71 @@ impl SkinningJob<'_> {
         )
     }
 
-    /// Validate, then skin every vertex into the outputs (in parallel for large meshes):
-    /// four-slot weights on the AVX2 kernel where the CPU has it ([`super::simd`]; the same
-    /// bits as the portable path), everything else on the portable path.
+    /// Validate, then skin every vertex into the outputs (in parallel for large meshes): on
+    /// the AVX2 + FMA kernel where the CPU has both ([`super::simd`]; the same bits on every
+    /// such CPU, whichever layout and range a vertex falls in), else on the portable path.
     pub fn run(&mut self) -> Result<()> {
         self.run_on(super::simd::available())
     }
 
-    /// [`SkinningJob::run`] on the portable (SSE2) path whatever the CPU: the oracle the AVX2
-    /// kernel is tested against.
+    /// [`SkinningJob::run`] on the portable (SSE2) path whatever the CPU, as on CPUs without
+    /// AVX2 and FMA.
     pub fn run_portable(&mut self) -> Result<()> {
         self.run_on(false)
     }
 
     fn run_on(&mut self, simd: bool) -> Result<()> {
         self.validate()?;
-        match &self.weights.layout {
-            WeightLayout::Fixed4(w) if simd => {
-                let range = super::simd::Range {
-                    palette: self.palette,
-                    weights: w,
-                    positions: self.positions,
-                    normals: self.normals,
-                    tangents: self.tangents,
-                    normalize: self.normalize_normals,
-                    blend3x3: self.normal_mode == super::modes::NormalMode::Blend3x3,
-                };
-                let kernel = self.kernel(Fixed4 {
-                    palette: self.palette,
-                    weights: w,
-                });
-                for_each_chunk(
-                    &mut *self.out_positions,
-                    self.out_normals.as_deref_mut(),
-                    self.out_tangents.as_deref_mut(),
-                    |start, p, mut nc, mut tc| {
-                        if !range.skin(start, p, nc.as_deref_mut(), tc.as_deref_mut()) {
-                            kernel.skin_range(start, p, nc, tc);
-                        }
-                    },
-                );
-            }
-            WeightLayout::Fixed4(w) => self.run_with(Fixed4 {
+        if simd {
+            let range = super::simd::Range {
                 palette: self.palette,
-                weights: w,
-            }),
+                weights: self.weights,
+                positions: self.positions,
+                normals: self.normals,
+                tangents: self.tangents,
+                normalize: self.normalize_normals,
+                blend3x3: self.normal_mode == super::modes::NormalMode::Blend3x3,
+            };
+            let refused = std::sync::atomic::AtomicBool::new(false);
+            for_each_chunk(
+                &mut *self.out_positions,
+                self.out_normals.as_deref_mut(),
+                self.out_tangents.as_deref_mut(),
+                |start, p, nc, tc| {
+                    if !range.skin(start, p, nc, tc) {
+                        refused.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                },
+            );
+            // The kernel refuses only inputs it cannot read safely (an any-count array whose
+            // offsets are out of order): the portable path then skins the whole job.
+            if !refused.into_inner() {
+                return Ok(());
+            }
+        }
+        let palette = self.palette;
+        match &self.weights.layout {
+            WeightLayout::Fixed4(w) => {
+                macro_rules! per_encoding {
+                    ($($c:ident),*) => {
+                        match w.encoding() {
+                            $((<$c as SlotCodec>::JOINTS, <$c as SlotCodec>::WEIGHTS) => {
+                                self.run_with(Fixed4::<$c> {
+                                    palette,
+                                    weights: w,
+                                    codec: std::marker::PhantomData,
+                                })
+                            })*
+                        }
+                    };
+                }
+                per_encoding!(U8F32, U16F32, U8Unorm16, U16Unorm16, U8Unorm8, U16Unorm8)
+            }
             WeightLayout::Csr {
                 offsets,
                 influences,
             } => self.run_with(Csr {
-                palette: self.palette,
+                palette,
                 offsets,
                 influences,
             }),
@@ -312,16 +330,17 @@ trait Blend: Sync {
     fn blend(&self, v: usize) -> Mat4;
 }
 
-/// Four slots per vertex, unrolled, no branches.
-struct Fixed4<'a> {
+/// Four slots per vertex in encoding `C`, unrolled, no branches.
+struct Fixed4<'a, C> {
     palette: &'a [Mat4],
-    weights: &'a [Influences4],
+    weights: &'a Packed4,
+    codec: std::marker::PhantomData<C>,
 }
 
-impl Blend for Fixed4<'_> {
+impl<C: SlotCodec + Sync> Blend for Fixed4<'_, C> {
     #[inline(always)]
     fn blend(&self, v: usize) -> Mat4 {
-        let i = &self.weights[v];
+        let i = &self.weights.get_as::<C>(v);
         let m0 = &self.palette[i.joints[0] as usize];
         let m1 = &self.palette[i.joints[1] as usize];
         let m2 = &self.palette[i.joints[2] as usize];

@@ -297,7 +297,7 @@ impl DqsSkinningJob<'_> {
         let blend_of = |v: usize| -> DqBlend {
             match &self.weights.layout {
                 WeightLayout::Fixed4(w) => {
-                    let i: &Influences4 = &w[v];
+                    let i: Influences4 = w.get(v);
                     DqBlend::of((0..4).map(|k| (palette[i.joints[k] as usize], i.weights[k])))
                 }
                 WeightLayout::Csr {

@@ -3,9 +3,12 @@
 //! The vertex-weight array stores each vertex's (joint, weight) pairs contiguously, grouped
 //! by vertex in vertex order, so the skinning loop reads it front to back, never writes it,
 //! and writes each output vertex once. Two layouts:
-//! - [`Influences4`]: exactly four (u16 joint, f32 weight) slots per vertex, zero-padded —
-//!   24 bytes a vertex and a branch-free blend, used when no vertex has more than four
-//!   influences and joint indices fit in u16 (the common game-engine case);
+//! - [`Packed4`]: exactly four slots per vertex, zero-padded, in the most compact encoding that
+//!   holds every vertex exactly — joints as u8 (palettes of up to 256) or u16, weights as
+//!   unorm8 or unorm16 when every weight is `k/255` or `k/65535` (what a glTF file stores as
+//!   normalised integers decodes to exactly that) or f32 otherwise: 8 to 24 bytes a vertex and
+//!   a branch-free blend, used when no vertex has more than four influences and joint indices
+//!   fit in u16 (the common game-engine case);
 //! - CSR (`offsets[v]..offsets[v+1]` into `influences`, zero weights dropped) for any number
 //!   of influences.
 //!
@@ -41,11 +44,229 @@ pub struct Influences4 {
     pub joints: [u16; 4],
 }
 
+/// How [`Packed4`] stores joint indices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SlotJoints {
+    /// One byte each (palettes of at most 256 matrices).
+    U8,
+    /// Two bytes each.
+    U16,
+}
+
+/// How [`Packed4`] stores weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SlotWeights {
+    /// f32, as given (any value, negative ones of muscle bones too).
+    F32,
+    /// `k / 65535` for k in 0..=65535, two bytes each.
+    Unorm16,
+    /// `k / 255` for k in 0..=255, one byte each.
+    Unorm8,
+}
+
+/// Four influence slots per vertex in a compact encoding ([`SlotJoints`], [`SlotWeights`]):
+/// per vertex the four weights, then the four joints, `stride` bytes in all. Decodes exactly:
+/// an unorm weight is `k as f32 / 255.0` (or `/ 65535.0`), the same f32 a glTF importer makes
+/// of it, and is only chosen when every weight has that form, so every encoding skins to the
+/// same result. Immutable once built: the kernels trust its `max_joint`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Packed4 {
+    joints: SlotJoints,
+    weights: SlotWeights,
+    stride: usize,
+    len: usize,
+    bytes: Vec<u8>,
+    max_joint: u32,
+}
+
+impl Packed4 {
+    /// Pack `slots` in the most compact encoding that holds every one of them exactly.
+    pub fn new(slots: &[Influences4]) -> Packed4 {
+        let max_joint = slots
+            .iter()
+            .flat_map(|i| {
+                (0..4)
+                    .filter(|&k| i.weights[k] != 0.0)
+                    .map(|k| i.joints[k] as u32)
+            })
+            .max()
+            .unwrap_or(0);
+        let joints = if max_joint <= u8::MAX as u32 {
+            SlotJoints::U8
+        } else {
+            SlotJoints::U16
+        };
+        let exact = |q: f32| {
+            slots.iter().all(|i| {
+                i.weights
+                    .iter()
+                    .all(|&w| (0.0..=1.0).contains(&w) && (w * q).round() / q == w)
+            })
+        };
+        let weights = if exact(255.0) {
+            SlotWeights::Unorm8
+        } else if exact(65535.0) {
+            SlotWeights::Unorm16
+        } else {
+            SlotWeights::F32
+        };
+        Self::with_encoding(slots, joints, weights, max_joint)
+    }
+
+    /// Pack in a given encoding (the caller has checked that it holds every slot).
+    fn with_encoding(
+        slots: &[Influences4],
+        joints: SlotJoints,
+        weights: SlotWeights,
+        max_joint: u32,
+    ) -> Packed4 {
+        let wbytes = match weights {
+            SlotWeights::F32 => 16,
+            SlotWeights::Unorm16 => 8,
+            SlotWeights::Unorm8 => 4,
+        };
+        let jbytes = match joints {
+            SlotJoints::U8 => 4,
+            SlotJoints::U16 => 8,
+        };
+        let stride = wbytes + jbytes;
+        let mut bytes = Vec::with_capacity(slots.len() * stride);
+        for i in slots {
+            for &w in &i.weights {
+                match weights {
+                    SlotWeights::F32 => bytes.extend_from_slice(&w.to_le_bytes()),
+                    SlotWeights::Unorm16 => {
+                        bytes.extend_from_slice(&((w * 65535.0).round() as u16).to_le_bytes())
+                    }
+                    SlotWeights::Unorm8 => bytes.push((w * 255.0).round() as u8),
+                }
+            }
+            for (k, &j) in i.joints.iter().enumerate() {
+                // Unused slots keep joint 0: every stored index is within the palette.
+                let j = if i.weights[k] != 0.0 { j } else { 0 };
+                match joints {
+                    SlotJoints::U8 => bytes.push(j as u8),
+                    SlotJoints::U16 => bytes.extend_from_slice(&j.to_le_bytes()),
+                }
+            }
+        }
+        Packed4 {
+            joints,
+            weights,
+            stride,
+            len: slots.len(),
+            bytes,
+            max_joint,
+        }
+    }
+
+    /// Number of vertices.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when there are no vertices.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The encoding.
+    pub fn encoding(&self) -> (SlotJoints, SlotWeights) {
+        (self.joints, self.weights)
+    }
+
+    /// Bytes per vertex.
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+
+    /// Largest joint index of any used slot (unused slots hold joint 0).
+    pub fn max_joint(&self) -> u32 {
+        self.max_joint
+    }
+
+    /// The encoded records, `stride` bytes per vertex (for the SIMD kernel).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Vertex `v`'s four slots, decoded exactly.
+    #[inline]
+    pub fn get(&self, v: usize) -> Influences4 {
+        macro_rules! each {
+            ($($c:ident),*) => {
+                match self.encoding() {
+                    $((<$c as SlotCodec>::JOINTS, <$c as SlotCodec>::WEIGHTS) => self.get_as::<$c>(v),)*
+                }
+            };
+        }
+        each!(U8F32, U16F32, U8Unorm16, U16Unorm16, U8Unorm8, U16Unorm8)
+    }
+
+    /// [`Packed4::get`] with the encoding fixed at compile time (`C` must be this array's).
+    #[inline(always)]
+    pub(crate) fn get_as<C: SlotCodec>(&self, v: usize) -> Influences4 {
+        let stride = C::WEIGHT_BYTES + C::JOINT_BYTES;
+        let r = &self.bytes[v * stride..(v + 1) * stride];
+        let (w, j) = r.split_at(C::WEIGHT_BYTES);
+        let weights: [f32; 4] = match C::WEIGHTS {
+            SlotWeights::F32 => bytemuck::pod_read_unaligned(w),
+            SlotWeights::Unorm16 => {
+                bytemuck::pod_read_unaligned::<[u16; 4]>(w).map(|k| k as f32 / 65535.0)
+            }
+            SlotWeights::Unorm8 => {
+                bytemuck::pod_read_unaligned::<[u8; 4]>(w).map(|k| k as f32 / 255.0)
+            }
+        };
+        let joints: [u16; 4] = match C::JOINTS {
+            SlotJoints::U8 => bytemuck::pod_read_unaligned::<[u8; 4]>(j).map(u16::from),
+            SlotJoints::U16 => bytemuck::pod_read_unaligned(j),
+        };
+        Influences4 { weights, joints }
+    }
+}
+
+/// One [`Packed4`] encoding as a type, so loops over records can be compiled per encoding
+/// (nothing matched per vertex).
+pub(crate) trait SlotCodec {
+    const JOINTS: SlotJoints;
+    const WEIGHTS: SlotWeights;
+    const WEIGHT_BYTES: usize = match Self::WEIGHTS {
+        SlotWeights::F32 => 16,
+        SlotWeights::Unorm16 => 8,
+        SlotWeights::Unorm8 => 4,
+    };
+    const JOINT_BYTES: usize = match Self::JOINTS {
+        SlotJoints::U8 => 4,
+        SlotJoints::U16 => 8,
+    };
+}
+
+macro_rules! codecs {
+    ($($name:ident: $j:ident, $w:ident;)*) => {$(
+        #[doc = concat!("Joints ", stringify!($j), ", weights ", stringify!($w), ".")]
+        pub(crate) struct $name;
+        impl SlotCodec for $name {
+            const JOINTS: SlotJoints = SlotJoints::$j;
+            const WEIGHTS: SlotWeights = SlotWeights::$w;
+        }
+    )*};
+}
+
+codecs! {
+    U8F32: U8, F32;
+    U16F32: U16, F32;
+    U8Unorm16: U8, Unorm16;
+    U16Unorm16: U16, Unorm16;
+    U8Unorm8: U8, Unorm8;
+    U16Unorm8: U16, Unorm8;
+}
+
 /// Storage of a [`VertexWeights`] array.
 #[derive(Clone, Debug)]
 pub enum WeightLayout {
-    /// Four slots per vertex, one entry per vertex.
-    Fixed4(Vec<Influences4>),
+    /// Four slots per vertex, packed ([`Packed4`]).
+    Fixed4(Packed4),
     /// Compressed rows: any number of non-zero influences per vertex.
     Csr {
         /// `vertex_count + 1` entries; vertex v owns `influences[offsets[v]..offsets[v+1]]`.
@@ -93,7 +314,7 @@ impl VertexWeights {
             joints: [0; 4],
         };
         VertexWeights {
-            layout: WeightLayout::Fixed4(vec![one; vertex_count]),
+            layout: WeightLayout::Fixed4(Packed4::new(&vec![one; vertex_count])),
             max_joint: 0,
         }
     }
@@ -129,7 +350,7 @@ impl VertexWeights {
                 }
             }
             return VertexWeights {
-                layout: WeightLayout::Fixed4(out),
+                layout: WeightLayout::Fixed4(Packed4::new(&out)),
                 max_joint,
             };
         }

@@ -467,18 +467,22 @@ const MIN_RELATIVE_PIVOT: f64 = 1e-10;
 /// elimination with partial pivoting; `None` when a pivot falls below
 /// [`MIN_RELATIVE_PIVOT`] of its diagonal.
 fn solve_symmetric<const N: usize>(mut m: [[f64; N]; N], mut b: [f64; N]) -> Option<[f64; N]> {
-    let diag: [f64; N] = std::array::from_fn(|i| m[i][i]);
+    let mut diag: [f64; N] = std::array::from_fn(|i| m[i][i]);
     for c in 0..N {
         let p = (c..N).max_by(|&i, &j| m[i][c].abs().total_cmp(&m[j][c].abs()))?;
         m.swap(c, p);
         b.swap(c, p);
-        if !(m[c][c].abs() > MIN_RELATIVE_PIVOT * diag[c].abs().max(f64::MIN_POSITIVE)) {
+        diag.swap(c, p);
+        // Written so that a NaN pivot fails too.
+        let pivot_ok = m[c][c].abs() > MIN_RELATIVE_PIVOT * diag[c].abs().max(f64::MIN_POSITIVE);
+        if !pivot_ok {
             return None;
         }
+        let pivot_row = m[c];
         for r in c + 1..N {
-            let f = m[r][c] / m[c][c];
-            for k in c..N {
-                m[r][k] -= f * m[c][k];
+            let f = m[r][c] / pivot_row[c];
+            for (x, &p) in m[r][c..].iter_mut().zip(&pivot_row[c..]) {
+                *x -= f * p;
             }
             b[r] -= f * b[c];
         }
