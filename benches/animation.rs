@@ -210,5 +210,141 @@ fn character_pose(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, sampling_vs_keys, character_pose);
+/// ozz-animation's anchor workload (`../shared/peers/ozzbench/ozz_bench.cc`,
+/// `ozz_anim_64j_sample_l2m`): a 64-joint random tree (joint i's parent drawn in [0, i)),
+/// joints 0.1–0.2 m apart, a 1 s clip with 30 linear keys on every translation, rotation and
+/// scale track, played forward at 60 Hz and looping; per frame sample every track (cursors)
+/// and run local→model. The same xorshift stream and draw order as ozz_bench, so the trees
+/// match; ozz prints its figure in the same side-by-side run.
+fn ozz_workload_scene() -> Scene {
+    const JOINTS: usize = 64;
+    const KEYS: usize = 30;
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> f32 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 40) as f32 / (1u64 << 24) as f32
+        }
+        fn range(&mut self, lo: f32, hi: f32) -> f32 {
+            lo + (hi - lo) * self.next()
+        }
+    }
+    let mut r = Rng(0xD1B54A32D192ED03);
+    let mut parent = vec![None; JOINTS];
+    for (i, p) in parent.iter_mut().enumerate().skip(1) {
+        *p = Some(((r.next() * i as f32) as usize).min(i - 1));
+    }
+    // ozz fills joint transforms depth-first from the root, children in index order.
+    let mut translation = vec![Vec3::ZERO; JOINTS];
+    let mut order = Vec::with_capacity(JOINTS);
+    let mut stack = vec![0usize];
+    while let Some(j) = stack.pop() {
+        order.push(j);
+        let children: Vec<usize> = (0..JOINTS).filter(|&c| parent[c] == Some(j)).collect();
+        stack.extend(children.into_iter().rev());
+    }
+    for &j in &order {
+        translation[j] = Vec3::new(0.1 + 0.1 * r.next(), 0.1 * r.next(), 0.0);
+    }
+    let nodes = (0..JOINTS)
+        .map(|i| Node {
+            name: Some(format!("j{i}")),
+            source_index: i,
+            parent: parent[i],
+            rest: Trs {
+                translation: translation[i],
+                ..Trs::IDENTITY
+            },
+            matrix: None,
+            mesh: None,
+            skin: None,
+            morph_weights: None,
+        })
+        .collect();
+    // Tracks in ozz's joint order (depth-first), 30 keys of T, R, S each.
+    let times_s: Vec<f32> = (0..KEYS).map(|k| k as f32 / (KEYS - 1) as f32).collect();
+    let mut channels = Vec::with_capacity(3 * JOINTS);
+    for &j in &order {
+        let (mut t, mut q, mut sc) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..KEYS {
+            t.extend([r.range(-0.2, 0.2), r.range(-0.2, 0.2), r.range(-0.2, 0.2)]);
+            let (ax, ay, az, aw) = (
+                r.range(-1.0, 1.0),
+                r.range(-1.0, 1.0),
+                r.range(-1.0, 1.0),
+                r.range(0.5, 1.0),
+            );
+            let inv = 1.0 / (ax * ax + ay * ay + az * az + aw * aw).sqrt();
+            q.extend([ax * inv, ay * inv, az * inv, aw * inv]);
+            sc.extend([r.range(0.9, 1.1), r.range(0.9, 1.1), r.range(0.9, 1.1)]);
+        }
+        for (path, values, components) in [
+            (Path::Translation, t, 3),
+            (Path::Rotation, q, 4),
+            (Path::Scale, sc, 3),
+        ] {
+            channels.push(Channel {
+                node: j,
+                path,
+                sampler: Sampler {
+                    interpolation: Interpolation::Linear,
+                    times_s: times_s.clone(),
+                    values,
+                    components,
+                    is_rotation: path == Path::Rotation,
+                },
+            });
+        }
+    }
+    let raw = RawScene {
+        name: "ozz_workload_64".into(),
+        nodes,
+        animations: vec![Animation {
+            name: Some("clip".into()),
+            channels,
+        }],
+        ..Default::default()
+    };
+    SceneBuilder::build(raw).expect("ozz workload scene")
+}
+
+/// Sample + local→model of [`ozz_workload_scene`] at 60 Hz (criterion id
+/// `ozz_workload/sample_local_to_model_64_joints`; one iteration is one frame).
+fn ozz_workload(c: &mut Criterion) {
+    let scene = ozz_workload_scene();
+    let anim = &scene.animations[0];
+    let mut cursors = vec![Cursor::default(); anim.channels.len()];
+    let mut pose = Pose::rest(&scene);
+    let mut model = Vec::with_capacity(scene.nodes.len());
+    let mut frame = 0u32;
+    let mut group = c.benchmark_group("ozz_workload");
+    group.bench_function("sample_local_to_model_64_joints", |b| {
+        b.iter(|| {
+            let t = (frame % 60) as f32 / 60.0;
+            frame = frame.wrapping_add(1);
+            AnimateJob {
+                scene: &scene,
+                animation: Some(anim),
+                time_s: t,
+                cursors: &mut cursors,
+                pose: &mut pose,
+            }
+            .run()
+            .unwrap();
+            LocalToModelJob {
+                scene: &scene,
+                pose: &pose,
+                model_from_node: &mut model,
+            }
+            .run()
+            .unwrap();
+            black_box(&model);
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, sampling_vs_keys, character_pose, ozz_workload);
 criterion_main!(benches);

@@ -144,6 +144,9 @@ pub enum Error {
     /// No usable GPU adapter.
     #[error("no GPU adapter: {0}")]
     NoAdapter(String),
+    /// No window could be opened (no display, or the windowing system refused).
+    #[error("cannot open a window: {0}")]
+    NoWindow(String),
     /// The GPU reported an error (validation, out of memory, device lost, mapping).
     #[error("GPU error: {0}")]
     Gpu(String),

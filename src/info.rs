@@ -22,8 +22,8 @@ impl std::fmt::Display for ModelInfo<'_> {
         line(format!("skins: {}", scene.skins.len()));
         for (i, sk) in scene.skins.iter().enumerate() {
             line(format!(
-                "  skin {i} {:?}: {} joints",
-                sk.name.as_deref().unwrap_or(""),
+                "  skin {i} {}: {} joints",
+                quoted(sk.name.as_deref()),
                 sk.joints.len()
             ));
         }
@@ -39,16 +39,16 @@ impl std::fmt::Display for ModelInfo<'_> {
                 .as_ref()
                 .map_or((0, 0), |w| (w.width / 4, w.max_influences()));
             line(format!(
-                "  node {} {:?} mesh {} prim {}: {} vertices, {} indices ({:?}), skin {}, weight sets \
+                "  node {} {} mesh {} prim {}: {} vertices, {} indices ({}), skin {}, weight sets \
              {sets}, max influences {infl}, morph targets {}, normals {}, tangents {}",
                 node.source_index,
-                node.name.as_deref().unwrap_or(""),
+                quoted(node.name.as_deref()),
                 d.mesh,
                 d.primitive,
                 p.vertex_count(),
                 p.indices.len(),
-                p.topology,
-                d.skin.map_or("-".into(), |s| s.to_string()),
+                p.topology.name(),
+                d.skin.map_or("none".into(), |s| s.to_string()),
                 p.morph_targets.len(),
                 if p.normals.is_some() { "yes" } else { "no" },
                 if p.tangents.is_some() { "yes" } else { "no" },
@@ -76,8 +76,8 @@ impl std::fmt::Display for ModelInfo<'_> {
         for (i, an) in scene.animations.iter().enumerate() {
             let modes: Vec<&str> = an.interpolations().iter().map(|m| m.name()).collect();
             line(format!(
-                "  anim {i} {:?}: {:.3} s, {} channels, {}",
-                an.name.as_deref().unwrap_or(""),
+                "  anim {i} {}: {:.3} s, {} channels, {}",
+                quoted(an.name.as_deref()),
                 an.duration_s(),
                 an.channels.len(),
                 modes.join("/")
@@ -96,5 +96,13 @@ impl std::fmt::Display for ModelInfo<'_> {
             ));
         }
         result
+    }
+}
+
+/// A name from the file in quotes, or `(unnamed)`.
+fn quoted(name: Option<&str>) -> String {
+    match name.filter(|n| !n.is_empty()) {
+        Some(n) => format!("{n:?}"),
+        None => "(unnamed)".into(),
     }
 }

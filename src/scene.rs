@@ -95,6 +95,17 @@ pub enum Topology {
     Triangles,
 }
 
+impl Topology {
+    /// In words: `points`, `lines`, `triangles`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Topology::Points => "points",
+            Topology::Lines => "lines",
+            Topology::Triangles => "triangles",
+        }
+    }
+}
+
 /// One drawable part of a mesh: per-vertex attributes, indices and optional skin weights.
 #[derive(Clone, Debug)]
 pub struct Primitive {

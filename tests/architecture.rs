@@ -221,6 +221,24 @@ fn no_default_features_means_no_front_end_crates() {
             "{bad} is in the no-default-features tree"
         );
     }
+    // The command-line-only build (README: `--no-default-features --features cli`) has clap
+    // but no window or UI crates.
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "--locked", "--no-default-features"])
+        .args(["--features", "cli", "--edges", "normal", "--prefix", "none"])
+        .args(["--format", "{p}", "--package", "skinview"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree");
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let cli: Vec<&str> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(cli.contains(&"clap"), "cargo tree --features cli:\n{tree}");
+    for bad in ["winit", "egui", "egui-wgpu", "egui-winit", "egui_plot"] {
+        assert!(!cli.contains(&bad), "{bad} is in the --features cli tree");
+    }
     // And with the defaults they are there (the check above can fail).
     let out = std::process::Command::new(env!("CARGO"))
         .args([

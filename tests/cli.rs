@@ -658,7 +658,7 @@ fn uniform_palette_on_compare_dump_and_render() {
     }
     let o = gl.output().unwrap();
     assert!(o.status.success(), "WGPU_BACKEND=gl: {}", text(&o));
-    assert!(text(&o).contains("Gl"), "not on GL: {}", text(&o));
+    assert!(text(&o).contains("OpenGL"), "not on GL: {}", text(&o));
     // dump --path gpu on the uniform palette equals the CPU reference's dump.
     let (cpu, gpu) = (tmp("uniform-cpu.json"), tmp("uniform-gpu.json"));
     let o = skinview(&["dump", m, "--time", "0.7", "--out", cpu.to_str().unwrap()]);

@@ -258,10 +258,14 @@ fn no_command_writes_over_its_input() {
     let other_spelling = format!("{}/./m.glb", dir.display());
     let hard = dir.join("hard.glb");
     let hard = hard.to_str().unwrap();
+    // render writes images only (.png, .jpg): its target is the model under an image name.
+    std::fs::hard_link(&model, dir.join("hard.png")).unwrap();
+    let hard_png = dir.join("hard.png");
+    let hard_png = hard_png.to_str().unwrap();
     for target in [m, other_spelling.as_str(), hard] {
         for args in [
             vec!["export", m, "--out", target],
-            vec!["render", m, "--out", target],
+            vec!["render", m, "--out", hard_png],
             vec!["dump", m, "--time", "0", "--out", target],
             vec!["compare", m, "--frames", "2", "--json", target],
             vec!["partition", m, "--max-bones", "8", "--json", target],

@@ -144,7 +144,7 @@ fn uniform_palette_matches_the_reference_on_gl() {
                 .output()
                 .unwrap();
             let text = common::output_text(&o);
-            if !o.status.success() || !text.contains("(Gl,") {
+            if !o.status.success() || !text.contains("(OpenGL,") {
                 failures.push(format!("{} K={k}:\n{text}", path.display()));
             }
         }

@@ -26,8 +26,10 @@ pub const MAX_INFLUENCES_ARG: u64 = 64;
 #[derive(Args, Clone, Copy, Default)]
 pub struct SkinArgs {
     /// The skinning blend: lbs (linear blend: blended matrices), dqs (dual quaternion: no
-    /// collapse at twisted joints; Kavan et al. 2008) or stitch (each vertex follows the bone
-    /// of its largest weight alone; Woodland).
+    /// collapse at twisted joints; Kavan et al., "Geometric Skinning with Approximate Dual
+    /// Quaternion Blending", 2008) or stitch (each vertex follows the bone of its largest
+    /// weight alone; Woodland, "Filling the Gaps: Advanced Animation Using Stitching and
+    /// Skinning").
     #[arg(long, value_enum, default_value = "lbs")]
     pub mode: ModeArg,
     /// How normals follow the blend: exact (the inverse-transpose, right under any scale) or
@@ -371,6 +373,64 @@ impl ModelArg {
             model.refuse_as_output(out)?;
         }
         Ok(model)
+    }
+}
+
+/// An animation in words: `animation 0 "walk" (2.000 s)`, or `the rest pose` for none.
+pub fn describe_anim(scene: &skinview::scene::Scene, anim: Option<usize>) -> String {
+    match anim.and_then(|i| scene.animations.get(i).map(|a| (i, a))) {
+        Some((i, a)) => match a.name.as_deref().filter(|n| !n.is_empty()) {
+            Some(name) => format!("animation {i} {name:?} ({:.3} s)", a.duration_s()),
+            None => format!("animation {i} ({:.3} s)", a.duration_s()),
+        },
+        None => "the rest pose".into(),
+    }
+}
+
+/// A note for times outside animation `anim`'s keys: glTF holds the first and last values
+/// there, so the pose is the clip's first or last one.
+pub fn note_time_outside(scene: &skinview::scene::Scene, anim: usize, times_s: &[f32]) {
+    let Some(a) = scene.animations.get(anim) else {
+        return;
+    };
+    let end = a.duration_s();
+    let after = times_s.iter().filter(|&&t| t > end).count();
+    let before = times_s.iter().filter(|&&t| t < 0.0).count();
+    let what = describe_anim(scene, Some(anim));
+    let times = |n: usize, one: f32| {
+        if times_s.len() == 1 {
+            format!("t = {one} s is")
+        } else {
+            format!("{n} of the times are")
+        }
+    };
+    if after > 0 {
+        let first = times_s.iter().copied().find(|&t| t > end).unwrap_or(end);
+        eprintln!(
+            "note: {} past the end of {what}: the clip's last pose is shown (glTF holds the last \
+             keys)",
+            times(after, first)
+        );
+    }
+    if before > 0 {
+        let first = times_s.iter().copied().find(|&t| t < 0.0).unwrap_or(0.0);
+        eprintln!(
+            "note: {} before the start of {what}: the clip's first pose is shown (glTF holds the \
+             first keys)",
+            times(before, first)
+        );
+    }
+}
+
+/// An IK outcome in words: every effector on its target, or how far the worst one is off.
+pub fn describe_ik(r: &skinview::ik::IkResult) -> String {
+    let worst = r.residual_m.iter().copied().fold(0.0f32, f32::max);
+    if r.residual_m.is_empty() {
+        "has no effector".into()
+    } else if r.reached {
+        format!("on target (within {:.2} mm)", worst * 1000.0)
+    } else {
+        format!("target out of reach by {:.2} mm", worst * 1000.0)
     }
 }
 

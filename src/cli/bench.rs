@@ -1,4 +1,4 @@
-//! `skinview bench`: per-stage CPU times (Weber's table, seed 000 §14), medians over many
+//! `skinview bench`: per-stage CPU times (Weber's table in "Run-Time Skin Deformation"), medians over many
 //! frames; with no MODEL the built-in humanoid runs every stage.
 
 use std::path::PathBuf;

@@ -22,7 +22,8 @@ pub struct DumpArgs {
     /// Default: 0 when the model has an animation.
     #[arg(long, allow_negative_numbers = true)]
     anim: Option<String>,
-    /// Times in seconds (repeat the flag for several).
+    /// Times in seconds (repeat the flag for several). Before 0 or past the clip's end, the
+    /// clip's first or last pose (glTF holds values outside the key range), with a note.
     #[arg(long = "time", required = true, allow_hyphen_values = true)]
     times: Vec<f32>,
     /// Which skinning to dump: cpu (the reference) or gpu (readback).
@@ -89,6 +90,9 @@ pub fn run(a: DumpArgs) -> CliResult {
     let model = a.model.load_writing(&[Some(&a.out)])?;
     let scene = &model.scene;
     let anim = parse_anim(&model, a.anim.as_deref())?;
+    if let Some(i) = anim {
+        super::args::note_time_outside(&model.scene, i, &a.times);
+    }
     let requested = a.palette.requested()?;
     let (ctx, source) = match a.path {
         PathArg::Cpu if requested.is_some() || a.capture.is_some() => {

@@ -103,10 +103,11 @@ type CliResult<T = ExitCode> = Result<T, CliError>;
     long_about = "\
 GPU skinning renderer and CPU vs GPU skinning comparison for glTF 2.0 rigs.
 
-Every command takes an optional MODEL: a .gltf/.glb file, a native Weber rig (.rig.json), or a
-built-in rig (builtin:arm, builtin:humanoid). Without one it uses the built-in rig Woodland's
-arm: two bones with a generated skin, animated to bend 0 -> 120 degrees (`bench` uses the
-built-in humanoid instead).
+Every command takes an optional MODEL: a .gltf/.glb file, a native rig (.rig.json), or a
+built-in rig (builtin:arm, builtin:humanoid). Without one it uses the built-in arm (after
+Woodland, \"Filling the Gaps: Advanced Animation Using Stitching and Skinning\"): two bones
+with a generated skin, animated to bend 0 -> 120 degrees (`bench` uses the built-in humanoid
+instead).
 
 GPU work runs headless through wgpu; on machines without a GPU install Mesa's software
 Vulkan driver (Debian: mesa-vulkan-drivers). WGPU_BACKEND=vulkan|gl picks a backend."
@@ -120,7 +121,7 @@ struct Cli {
 enum Command {
     /// Skins, joints, primitives, vertices, influences, morph targets, animations, repairs.
     Info(info::InfoArgs),
-    /// Offscreen lit render to PNG, the camera framing the skinned bounds.
+    /// Offscreen lit render to PNG or JPEG, the camera framing the skinned bounds.
     Render(render::RenderArgs),
     /// CPU vs GPU skinning over N frames of every animation; exit 1 above tolerance.
     Compare(compare::CompareArgs),
@@ -132,7 +133,7 @@ enum Command {
     /// Split every skinned primitive into submeshes of at most K bones (for a K-matrix
     /// uniform palette) and print the split's stats.
     Partition(partition::PartitionArgs),
-    /// Deformation quality at a joint: the elbows of Woodland's arm and the built-in humanoid
+    /// Deformation quality at a joint: the elbows of the built-in arm and humanoid
     /// bent and twisted 0-180 degrees under LBS, LBS with bone links, DQS and stitching
     /// (radius, volume, normal error; JSON and a chart).
     Quality(quality::QualityArgs),

@@ -27,7 +27,9 @@ pub struct RenderArgs {
     /// Animation index or name, or "none" for the rest pose. Default: 0 when the model has one.
     #[arg(long, allow_negative_numbers = true)]
     anim: Option<String>,
-    /// Time in seconds. Default: the middle of the animation (1 s for --demo).
+    /// Time in seconds. Default: the middle of the animation (1 s for --demo). Before 0 or past
+    /// the clip's end, the clip's first or last pose (glTF holds values outside the key
+    /// range), with a note.
     #[arg(long, allow_hyphen_values = true)]
     time: Option<f32>,
     /// Which skinning result to draw: gpu (vertex shader) or cpu (reference, uploaded).
@@ -42,7 +44,8 @@ pub struct RenderArgs {
     #[arg(long)]
     demo: bool,
     /// Native rigs (builtin:arm, builtin:humanoid, .rig.json): insert the bone links the rig's
-    /// bones ask for (seed 000 §9).
+    /// bones ask for (Weber, "Run-Time Skin Deformation": extra joints that share the rotation
+    /// at elbows and knees).
     #[arg(long)]
     links: bool,
     #[command(flatten)]
@@ -85,7 +88,7 @@ pub struct RenderArgs {
     /// CPU reference (left) and GPU skinning (right) side by side under one camera.
     #[arg(long)]
     split: bool,
-    /// Output PNG.
+    /// Output image: PNG (.png) or JPEG (.jpg, .jpeg), by the extension.
     #[arg(long)]
     out: PathBuf,
 }
@@ -135,6 +138,13 @@ pub fn run(a: RenderArgs) -> CliResult {
         ));
     }
     // Usage errors that do not depend on the adapter come before it is opened.
+    skinview::io::png::ImageFormat::of_path(&a.out).map_err(|_| {
+        CliError::Usage(format!(
+            "--out {}: the format is chosen by the extension: {}",
+            a.out.display(),
+            skinview::io::png::IMAGE_EXTENSIONS
+        ))
+    })?;
     let asks_split = a.max_bones.is_some() || a.palette == Some(PaletteArg::Uniform);
     if a.color == ColorArg::Submesh && !asks_split {
         return Err(CliError::Usage(
@@ -249,6 +259,9 @@ pub fn run(a: RenderArgs) -> CliResult {
                 }
                 None => model.scene,
             };
+            if let Some(i) = anim {
+                super::args::note_time_outside(&scene, i, &[time]);
+            }
             let mut c = Character::from_scene(scene, anim, false)?;
             c.update(time, 0.0)?;
             (c, anim, time)
@@ -341,17 +354,20 @@ pub fn run(a: RenderArgs) -> CliResult {
     skinview::io::png::write(&img, &a.out)?;
     if a.demo {
         println!(
-            "humanoid demo t={time:.3}s: IK reached {} (residual {:?} m) -> {}",
-            c.ik_result.reached,
-            c.ik_result.residual_m,
+            "humanoid demo at t = {time:.3} s: left-hand IK {} -> {}",
+            super::args::describe_ik(&c.ik_result),
             a.out.display()
         );
     } else {
         println!(
-            "{}: anim {:?} t={time:.3}s path {:?}, {}, palette: {} -> {} ({width}x{height}) on {}",
+            "{}: {} at t = {time:.3} s, {} skinning ({}), joint matrices in a {} -> {} \
+             ({width}x{height}) on {}",
             c.scene.name,
-            anim,
-            skinning,
+            super::args::describe_anim(&c.scene, anim),
+            match skinning {
+                Skinning::Gpu => "GPU",
+                Skinning::Cpu => "CPU",
+            },
             skin.describe(),
             palette.describe(),
             a.out.display(),

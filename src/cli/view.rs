@@ -31,7 +31,8 @@ pub struct ViewArgs {
     /// Render this many frames, then exit (with --screenshot: save the last one).
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=MAX_FRAMES))]
     frames: Option<u64>,
-    /// Where the screenshot key (P) saves, and where --frames saves its last frame.
+    /// Where the screenshot key (P) saves, and where --frames saves its last frame: PNG
+    /// (.png, with the adapter, frame count and time as text) or JPEG (.jpg, .jpeg).
     #[arg(long)]
     screenshot: Option<PathBuf>,
     /// Do not wait for vertical sync (frame-time measurements).
@@ -63,8 +64,17 @@ pub enum ModeArg {
 }
 
 pub fn run_view(a: ViewArgs) -> CliResult {
-    if a.screenshot.is_some() && a.frames.is_none() {
-        println!("note: --screenshot without --frames: press P in the window to save");
+    if let Some(out) = &a.screenshot {
+        skinview::io::png::ImageFormat::of_path(out).map_err(|_| {
+            CliError::Usage(format!(
+                "--screenshot {}: the format is chosen by the extension: {}",
+                out.display(),
+                skinview::io::png::IMAGE_EXTENSIONS
+            ))
+        })?;
+        if a.frames.is_none() {
+            println!("note: --screenshot without --frames: press P in the window to save");
+        }
     }
     let (w, h) = a.size;
     if w == 0 || h == 0 || w > 16384 || h > 16384 {

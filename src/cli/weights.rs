@@ -20,7 +20,7 @@ pub struct WeightsArgs {
     #[command(flatten)]
     model: ModelArg,
     /// New weights from each bone's pseudo-cylinder (Weber, "Run-Time Skin Deformation",
-    /// weight regeneration), then smoothed (unless --no-smooth).
+    /// Intel 2000: weight regeneration), then smoothed (unless --no-smooth).
     #[arg(long, conflicts_with = "distance")]
     regenerate: bool,
     /// New weights k / d^n to every bone segment (Dunia, "Implicit Animation Overview").

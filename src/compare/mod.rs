@@ -365,7 +365,8 @@ impl fmt::Display for Comparison {
         }
         writeln!(
             f,
-            "diagonal {:.6}  tolerance {:.1e} x diagonal = {:.3e}, normals {:.0e}  captures: {}",
+            "bounding-box diagonal {:.6} model units (metres in glTF); tolerance {:.1e} of it = \
+             {:.3e}; unit normals and tangents within {:.0e}; captures: {}",
             self.diagonal,
             self.tolerance_rel,
             self.limit(),
@@ -373,19 +374,18 @@ impl fmt::Display for Comparison {
             names.join(", ")
         )?;
         for an in &self.anims {
-            writeln!(
-                f,
-                "anim {:?} {:?}: {} frames",
-                an.anim,
-                an.name.as_deref().unwrap_or(""),
-                an.times.len()
-            )?;
+            let what = match (an.anim, an.name.as_deref().filter(|n| !n.is_empty())) {
+                (Some(i), Some(name)) => format!("animation {i} {name:?}"),
+                (Some(i), None) => format!("animation {i}"),
+                (None, _) => "rest pose".into(),
+            };
+            writeln!(f, "{what}: {} frames", an.times.len())?;
             for c in &an.captures {
                 for d in &c.draws {
                     writeln!(
                         f,
-                        "  {:<7} node {} mesh {} prim {} ({} verts): GPU-CPU max {:.3e} ({:.2e} rel) \
-                         mean {:.3e}, worst vertex {} at t={:.3}s; {}",
+                        "  {:<7} node {} mesh {} prim {} ({} verts): GPU-CPU max {:.3e} ({:.2e} of \
+                         the diagonal) mean {:.3e}, worst vertex {} at t = {:.3} s; {}",
                         c.capture.name(),
                         d.node_index,
                         d.mesh_index,
@@ -403,8 +403,8 @@ impl fmt::Display for Comparison {
             for d in an.draw_vs_compute.iter().flatten() {
                 writeln!(
                     f,
-                    "  draw vs compute, node {} mesh {} prim {}: max {:.3e} ({:.2e} rel), \
-                     worst vertex {}; {}",
+                    "  draw vs compute, node {} mesh {} prim {}: max {:.3e} ({:.2e} of the \
+                     diagonal), worst vertex {}; {}",
                     d.node_index,
                     d.mesh_index,
                     d.primitive_index,
@@ -431,7 +431,7 @@ impl fmt::Display for Comparison {
                 writeln!(
                     f,
                     "  node {} mesh {} prim {}: {what} costs max {:.3e} \
-                     ({:.2e} rel) mean {:.3e} (worst vertex {})",
+                     ({:.2e} of the diagonal) mean {:.3e} (worst vertex {})",
                     d.node_index,
                     d.mesh_index,
                     d.primitive_index,

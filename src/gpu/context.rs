@@ -143,13 +143,24 @@ impl GpuContext {
 
     /// One line describing the adapter.
     pub fn describe(&self) -> String {
+        let backend = match self.info.backend {
+            wgpu::Backend::Vulkan => "Vulkan",
+            wgpu::Backend::Metal => "Metal",
+            wgpu::Backend::Dx12 => "Direct3D 12",
+            wgpu::Backend::Gl => "OpenGL",
+            wgpu::Backend::BrowserWebGpu => "WebGPU",
+            _ => "another backend",
+        };
+        let kind = match self.info.device_type {
+            wgpu::DeviceType::DiscreteGpu => "discrete GPU",
+            wgpu::DeviceType::IntegratedGpu => "integrated GPU",
+            wgpu::DeviceType::VirtualGpu => "virtual GPU",
+            wgpu::DeviceType::Cpu => "software renderer on the CPU",
+            _ => "unknown device type",
+        };
         format!(
-            "{} ({:?}, {:?}, driver {} {})",
-            self.info.name,
-            self.info.backend,
-            self.info.device_type,
-            self.info.driver,
-            self.info.driver_info
+            "{} ({backend}, {kind}, driver {} {})",
+            self.info.name, self.info.driver, self.info.driver_info
         )
     }
 

@@ -1,5 +1,6 @@
-//! PNG reading and writing for the core [`Rgba8`] image (renders, golden images): the one
-//! place the project touches PNG files.
+//! Image files for the core [`Rgba8`] image (renders, screenshots, golden images): PNG
+//! reading and writing, and JPEG writing, the format chosen by the file's extension. The one
+//! place the project touches image files it writes.
 
 use std::path::Path;
 
@@ -28,14 +29,73 @@ pub fn encode(image: &Rgba8, text: &[(&str, &str)]) -> std::result::Result<Vec<u
     Ok(bytes)
 }
 
-/// Write `image` to `path` (through a temporary file renamed into place).
+/// The image formats written, by file extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageFormat {
+    /// `.png`: lossless, 8-bit RGBA, with tEXt chunks.
+    Png,
+    /// `.jpg` / `.jpeg`: RGB (alpha dropped), quality [`JPEG_QUALITY`].
+    Jpeg,
+}
+
+/// JPEG quality (1–100): high enough that skinning artefacts stay visible.
+pub const JPEG_QUALITY: u8 = 92;
+
+/// The extensions [`ImageFormat::of_path`] accepts, for messages.
+pub const IMAGE_EXTENSIONS: &str = ".png, .jpg, .jpeg";
+
+impl ImageFormat {
+    /// The format `path`'s extension names (case-insensitive), or an error naming the
+    /// supported extensions.
+    pub fn of_path(path: &Path) -> Result<ImageFormat> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("png") => Ok(ImageFormat::Png),
+            Some("jpg" | "jpeg") => Ok(ImageFormat::Jpeg),
+            _ => Err(Error::Output {
+                path: path.to_path_buf(),
+                message: format!("the image format is chosen by the extension: {IMAGE_EXTENSIONS}"),
+            }),
+        }
+    }
+}
+
+/// Write `image` to `path` (through a temporary file renamed into place) in the format its
+/// extension names ([`ImageFormat::of_path`]).
 pub fn write(image: &Rgba8, path: &Path) -> Result<()> {
     write_tagged(image, path, &[])
 }
 
-/// Write `image` with tEXt chunks (see [`encode`]).
+/// Encode `image` as a baseline JPEG of quality [`JPEG_QUALITY`] (alpha dropped).
+pub fn encode_jpeg(image: &Rgba8) -> std::result::Result<Vec<u8>, String> {
+    let rgb: Vec<u8> = image
+        .pixels
+        .chunks_exact(4)
+        .flat_map(|p| [p[0], p[1], p[2]])
+        .collect();
+    let mut bytes = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut bytes, JPEG_QUALITY)
+        .encode(
+            &rgb,
+            image.width,
+            image.height,
+            image::ExtendedColorType::Rgb8,
+        )
+        .map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// Write `image` in the format `path`'s extension names, PNG with tEXt chunks (see
+/// [`encode`]; JPEG has none).
 pub fn write_tagged(image: &Rgba8, path: &Path, text: &[(&str, &str)]) -> Result<()> {
-    let bytes = encode(image, text).map_err(|message| Error::Output {
+    let encoded = match ImageFormat::of_path(path)? {
+        ImageFormat::Png => encode(image, text),
+        ImageFormat::Jpeg => encode_jpeg(image),
+    };
+    let bytes = encoded.map_err(|message| Error::Output {
         path: path.to_path_buf(),
         message,
     })?;

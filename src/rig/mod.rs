@@ -353,7 +353,7 @@ impl WeberRig {
                         file,
                         f("links.count"),
                         format!(
-                            "{} links; 1..=64 allowed (seed 000 §9: 2–3 are enough)",
+                            "{} links; 1..=64 allowed (two or three are enough)",
                             l.count
                         ),
                     ));

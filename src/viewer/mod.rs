@@ -106,8 +106,7 @@ pub struct FrameSplit {
 
 /// Open the viewer on `model` and run until the window closes (or `frames` are drawn).
 pub fn run(model: Model, options: ViewerOptions) -> Result<ViewerReport> {
-    let event_loop = EventLoop::new()
-        .map_err(|e| Error::NoAdapter(format!("cannot open a window ({e}); is a display set?")))?;
+    let event_loop = EventLoop::new().map_err(|e| Error::NoWindow(window_error(&e.to_string())))?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let mut state = ViewerState::new(model, options.demo)?;
     if options.partition != state.partition {
@@ -600,4 +599,24 @@ impl ApplicationHandler for App {
             }
         }
     }
+}
+
+/// What stopped the window, for a person: no display at all (the common case on servers),
+/// or the windowing system's own words without the source location winit adds.
+fn window_error(raw: &str) -> String {
+    let no_display = ["DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET"]
+        .iter()
+        .all(|v| std::env::var_os(v).is_none_or(|x| x.is_empty()));
+    if no_display {
+        return "no display (neither DISPLAY nor WAYLAND_DISPLAY is set); run it under a \
+                virtual X server (`xvfb-run -a skinview view ...`) or draw headless with \
+                `skinview render`"
+            .into();
+    }
+    // "os error at /path/to/winit/src/file.rs:765: message" -> "message".
+    let message = raw
+        .split_once(".rs:")
+        .and_then(|(_, rest)| rest.split_once(": "))
+        .map_or(raw, |(_, m)| m);
+    message.to_string()
 }

@@ -40,7 +40,14 @@ pub mod rigs;
 /// `../shared`).
 pub fn shared_dir() -> PathBuf {
     if let Some(p) = std::env::var_os("SKINVIEW_SHARED").filter(|p| !p.is_empty()) {
-        return PathBuf::from(p);
+        let p = PathBuf::from(p);
+        assert!(
+            p.join("models").is_dir(),
+            "SKINVIEW_SHARED={} has no models/ folder: point it at the test data (the folder \
+             with models/, rigs/ and oracle_ref/), or unset it to use ../shared or tests/data",
+            p.display()
+        );
+        return p;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let shared = root.join("../shared");
@@ -52,10 +59,14 @@ pub fn shared_dir() -> PathBuf {
     if data.join(".complete").is_file() {
         return data;
     }
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     panic!(
-        "test data not found: no ../shared beside the checkout, no $SKINVIEW_SHARED, no \
-         tests/data. Run `scripts/setup.sh --tests` (it downloads the sample models and makes \
-         the rest), or point SKINVIEW_SHARED at the shared data."
+        "test data not found. Looked in: $SKINVIEW_SHARED (unset), {} (no models/ and \
+         oracle_ref/), {} (not made yet). Run `scripts/setup.sh --tests` (it downloads the \
+         Khronos sample models into tests/data and makes the rigs and reference outputs), or \
+         set SKINVIEW_SHARED=/path/to/shared (the folder with models/, rigs/, oracle_ref/).",
+        abs(&shared).display(),
+        abs(&data).display()
     )
 }
 
@@ -82,7 +93,12 @@ pub fn all_models() -> Vec<PathBuf> {
     }
     assert!(
         v.len() >= 16,
-        "expected the 11 sample models and 5 rigs, found {}",
+        "expected the 11 sample models and 5 rigs in {} (models/ and rigs/), found {}: the \
+         test data is incomplete; run `scripts/setup.sh --tests` or point SKINVIEW_SHARED at a \
+         complete copy",
+        std::path::absolute(&shared)
+            .unwrap_or_else(|_| shared.clone())
+            .display(),
         v.len()
     );
     v

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Self-check of three_dump.mjs against the shared three.js r187 reference dumps.
 //
-//   node tools/oracle/selfcheck.mjs [--shared DIR]      (default DIR: $SKINVIEW_SHARED or /work/shared)
+//   node tools/oracle/selfcheck.mjs [--shared DIR]
+//   (default DIR: $SKINVIEW_SHARED, else ../shared beside the repository checkout, found from this
+//   script's own location, so it does not depend on the working directory)
 //
 // For every DIR/oracle_ref/*.json it runs the three_dump.mjs CLI on the named model
 // (DIR/models/<Name>/<Name>.glb or DIR/rigs/<name>.glb) with the file's anim and times, then compares:
@@ -21,7 +23,7 @@ const POS_TOL = 1e-6;
 const NRM_TOL = 1e-5;
 
 const here = dirname(fileURLToPath(import.meta.url));
-let shared = process.env.SKINVIEW_SHARED || '/work/shared';
+let shared = process.env.SKINVIEW_SHARED || join(here, '..', '..', '..', 'shared');
 const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i++) {
 	if (args[i] === '--shared' && i + 1 < args.length) shared = args[++i];

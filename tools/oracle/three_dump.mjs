@@ -6,8 +6,9 @@
 // Loads MODEL with three's GLTFLoader.parse, poses it with an AnimationMixer (clip N, LoopOnce +
 // clampWhenFinished so t = duration evaluates the last key instead of wrapping to 0), and writes the
 // world-space positions/normals of every (node, primitive) that is skinned or morphed, in glTF node
-// then primitive order, vertices in glTF accessor order. Same JSON layout as `skinview dump` and
-// /work/shared/oracle_ref. See README.md for the conventions.
+// then primitive order, vertices in glTF accessor order. Same JSON layout as `skinview dump` and the
+// shared test data's oracle_ref/ (../shared beside the checkout, or $SKINVIEW_SHARED). See README.md
+// for the conventions.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve as resolvePath } from 'node:path';
