@@ -813,12 +813,24 @@ impl BenchReport {
     ) -> Result<BenchReport> {
         let t = bench(character, frames.max(1), progress)?;
         let scene = &character.scene;
+        // Nanosecond resolution: the clock's, and no float noise in the JSON.
+        let ns = |us: f64| (us * 1000.0).round() / 1000.0;
+        let stages = StageTimes {
+            sample: ns(t.sample),
+            layer: ns(t.layer),
+            ik: ns(t.ik),
+            links: ns(t.links),
+            palette: ns(t.palette),
+            skin: ns(t.skin),
+            normals: ns(t.normals),
+            frame: ns(t.frame),
+        };
         Ok(BenchReport {
             model: scene.name.clone(),
             joints: scene.joint_count(),
             vertices: scene.vertex_count(),
-            stages_us: t,
-            frame_us: t.frame,
+            stages_us: stages,
+            frame_us: stages.frame,
             layers: character.layers.len(),
             ik_effectors: character.ik.as_ref().map_or(0, |i| i.effectors.len()),
             links: character.links.as_ref().map_or(0, |l| l.links.len()),
@@ -830,15 +842,26 @@ impl BenchReport {
 
 impl std::fmt::Display for BenchReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::info::count;
+        let links = if self.links > 0 {
+            format!(" (of which {} bone links)", self.links)
+        } else {
+            String::new()
+        };
         writeln!(
             f,
-            "model {}  joints {}  vertices {}  layers {}  ik effectors {}  links {}",
-            self.model, self.joints, self.vertices, self.layers, self.ik_effectors, self.links
+            "model {}: {}{links}, {}, {}, {}",
+            self.model,
+            count(self.joints, "joint", "joints"),
+            count(self.vertices, "vertex", "vertices"),
+            count(self.layers, "motion layer", "motion layers"),
+            count(self.ik_effectors, "IK effector", "IK effectors"),
         )?;
         writeln!(
             f,
-            "median over {} frames, {} thread(s):",
-            self.frames, self.threads
+            "median over {}, {}:",
+            count(self.frames, "frame", "frames"),
+            count(self.threads, "thread", "threads")
         )?;
         let s = &self.stages_us;
         for (name, v) in [

@@ -76,10 +76,10 @@ impl std::fmt::Display for ModelInfo<'_> {
         for (i, an) in scene.animations.iter().enumerate() {
             let modes: Vec<&str> = an.interpolations().iter().map(|m| m.name()).collect();
             line(format!(
-                "  anim {i} {}: {:.3} s, {} channels, {}",
+                "  anim {i} {}: {:.3} s, {}, {}",
                 quoted(an.name.as_deref()),
                 an.duration_s(),
-                an.channels.len(),
+                count(an.channels.len(), "channel", "channels"),
                 modes.join("/")
             ));
         }
@@ -105,4 +105,9 @@ fn quoted(name: Option<&str>) -> String {
         Some(n) => format!("{n:?}"),
         None => "(unnamed)".into(),
     }
+}
+
+/// `n` and a noun in the number `n` asks for: `1 channel`, `3 channels`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

@@ -368,9 +368,9 @@ fn bench_reports_every_stage_as_json() {
     let t = text(&o);
     assert!(
         o.status.success()
-            && t.contains("layers 3")
-            && t.contains("ik effectors 1")
-            && t.contains("links 16"),
+            && t.contains("3 motion layers")
+            && t.contains("1 IK effector")
+            && t.contains("of which 16 bone links"),
         "{t}"
     );
     let v: serde_json::Value =

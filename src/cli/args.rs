@@ -100,9 +100,8 @@ pub struct PaletteArgs {
     /// uniform.
     #[arg(long, value_enum)]
     pub palette: Option<PaletteArg>,
-    /// K, the uniform palette's size: bones per submesh (default 64; at most what the
-    /// adapter's uniform buffers hold). Without --palette it means --palette uniform (view
-    /// also takes --palette storage --max-bones K: the split shown by colour).
+    /// K, the uniform palette's size: bones per submesh, 4..=1024 (default 64; at most what
+    /// the adapter's uniform buffers hold). Without --palette it means --palette uniform.
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(MIN_BONES as u64..=MAX_BONES as u64))]
     pub max_bones: Option<u64>,
 }

@@ -153,10 +153,10 @@ pub fn run(a: DumpArgs) -> CliResult {
     bar.finish_and_clear();
     writer.finish()?;
     println!(
-        "{}: {} mesh entries x {} times -> {}",
+        "{}: {} x {} -> {}",
         scene.name,
-        draws.len(),
-        a.times.len(),
+        skinview::info::count(draws.len(), "mesh entry", "mesh entries"),
+        skinview::info::count(a.times.len(), "time", "times"),
         a.out.display()
     );
     super::print_peak_memory();

@@ -51,8 +51,8 @@ fn explain(e: &Error) -> String {
              MOTION of --layer"
         ),
         Error::UnknownBone { model, bone } => format!(
-            "{model}: no bone named {bone:?}; check the MASK of --layer and the END_BONE of --ik \
-             (`skinview info` lists the nodes)"
+            "{model}: no bone named {bone:?}; check --bone, the MASK of --layer and the END_BONE \
+             of --ik (`skinview info` lists the nodes)"
         ),
         Error::FadeLayers { from, to, layers } => format!(
             "--fade {from}:{to}: there are {layers} --layer entries (numbered from 0), and the two \
@@ -103,11 +103,11 @@ type CliResult<T = ExitCode> = Result<T, CliError>;
     long_about = "\
 GPU skinning renderer and CPU vs GPU skinning comparison for glTF 2.0 rigs.
 
-Every command takes an optional MODEL: a .gltf/.glb file, a native rig (.rig.json), or a
-built-in rig (builtin:arm, builtin:humanoid). Without one it uses the built-in arm (after
-Woodland, \"Filling the Gaps: Advanced Animation Using Stitching and Skinning\"): two bones
-with a generated skin, animated to bend 0 -> 120 degrees (`bench` uses the built-in humanoid
-instead).
+Every command but `quality` takes an optional MODEL: a .gltf/.glb file, a native rig
+(.rig.json), or a built-in rig (builtin:arm, builtin:humanoid). Without one it uses the
+built-in arm (after Woodland, \"Filling the Gaps: Advanced Animation Using Stitching and
+Skinning\"): two bones with a generated skin and two motions, \"bend\" (0 -> 120 degrees) and
+\"twist\" (0 -> 180 degrees about the forearm); `view` and `bench` use the built-in humanoid.
 
 GPU work runs headless through wgpu; on machines without a GPU install Mesa's software
 Vulkan driver (Debian: mesa-vulkan-drivers). WGPU_BACKEND=vulkan|gl picks a backend."

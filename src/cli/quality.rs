@@ -16,7 +16,7 @@ pub struct QualityArgs {
     /// table only.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Angle step in degrees (0 to 180 inclusive). 1..=90.
+    /// Angle step in degrees of the 0–180° sweep, 1..=90.
     #[arg(long, default_value_t = 15, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(1..=90))]
     step: u64,

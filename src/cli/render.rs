@@ -354,16 +354,21 @@ pub fn run(a: RenderArgs) -> CliResult {
     skinview::io::png::write(&img, &a.out)?;
     if a.demo {
         println!(
-            "humanoid demo at t = {time:.3} s: left-hand IK {} -> {}",
+            "humanoid demo at t = {time:.3} s: left-hand IK {} -> {} ({width}x{height}) on {}",
             super::args::describe_ik(&c.ik_result),
-            a.out.display()
+            a.out.display(),
+            ctx.describe()
         );
     } else {
         println!(
             "{}: {} at t = {time:.3} s, {} skinning ({}), joint matrices in a {} -> {} \
              ({width}x{height}) on {}",
             c.scene.name,
-            super::args::describe_anim(&c.scene, anim),
+            if a.stage.is_set() {
+                "the animation stage (the --layer motions)".to_string()
+            } else {
+                super::args::describe_anim(&c.scene, anim)
+            },
             match skinning {
                 Skinning::Gpu => "GPU",
                 Skinning::Cpu => "CPU",
@@ -375,11 +380,20 @@ pub fn run(a: RenderArgs) -> CliResult {
         );
     }
     if native_stage {
+        let count = skinview::info::count;
         println!(
-            "  {} bone links, {} layers, {} IK effectors",
-            c.links.as_ref().map_or(0, |l| l.links.len()),
-            c.layers.len(),
-            c.ik.as_ref().map_or(0, |i| i.effectors.len())
+            "  {}, {}, {}",
+            count(
+                c.links.as_ref().map_or(0, |l| l.links.len()),
+                "bone link",
+                "bone links"
+            ),
+            count(c.layers.len(), "motion layer", "motion layers"),
+            count(
+                c.ik.as_ref().map_or(0, |i| i.effectors.len()),
+                "IK effector",
+                "IK effectors"
+            )
         );
     }
     if let Some(s) = &c.link_stats {

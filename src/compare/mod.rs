@@ -401,6 +401,14 @@ impl fmt::Display for Comparison {
                 }
             }
             for d in an.draw_vs_compute.iter().flatten() {
+                if d.max_error == 0.0 && d.max_normal_error == 0.0 && d.max_tangent_error == 0.0 {
+                    writeln!(
+                        f,
+                        "  draw vs compute, node {} mesh {} prim {}: identical",
+                        d.node_index, d.mesh_index, d.primitive_index
+                    )?;
+                    continue;
+                }
                 writeln!(
                     f,
                     "  draw vs compute, node {} mesh {} prim {}: max {:.3e} ({:.2e} of the \
@@ -415,11 +423,21 @@ impl fmt::Display for Comparison {
                 )?;
             }
             for n in &an.surface_normals {
+                let at = an.draws.iter().find(|d| d.draw == n.draw).map_or_else(
+                    || format!("draw {}", n.draw),
+                    |d| {
+                        format!(
+                            "node {} mesh {} prim {}",
+                            d.node_index, d.mesh_index, d.primitive_index
+                        )
+                    },
+                );
                 writeln!(
                     f,
-                    "  draw {}: CPU normals against the skinned surface: mean {:.2} deg, max \
-                     {:.1} deg (at bind: mean {:.2} deg, max {:.1} deg)",
-                    n.draw, n.mean_deg, n.max_deg, n.bind_mean_deg, n.bind_max_deg
+                    "  {at}: CPU normals against the skinned triangles' own normals (how good the \
+                     normal mode is; not part of the verdict): mean {:.2} deg, max {:.1} deg (at \
+                     bind: mean {:.2} deg, max {:.1} deg)",
+                    n.mean_deg, n.max_deg, n.bind_mean_deg, n.bind_max_deg
                 )?;
             }
             let what = match (self.max_influences, &self.split) {
