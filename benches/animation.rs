@@ -13,7 +13,10 @@ use std::hint::black_box;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::{Mat4, Quat, Vec3};
 use skinview::anim::layer::{BoneMask, DEFAULT_THRESHOLD, Layer, LayerJob};
-use skinview::anim::{AnimateJob, Animation, Channel, Cursor, Interpolation, Path, Pose, Sampler};
+use skinview::anim::{
+    AnimateJob, Animation, Channel, Cursor, Interpolation, Path, Pose, Sampler, SoaAnimateJob,
+    SoaClip, SoaState,
+};
 use skinview::math::Trs;
 use skinview::scene::{Node, RawScene, Scene, SceneBuilder, Skin};
 use skinview::skeleton::LocalToModelJob;
@@ -318,21 +321,17 @@ fn ozz_workload(c: &mut Criterion) {
     let mut cursors = vec![Cursor::default(); anim.channels.len()];
     let mut pose = Pose::rest(&scene);
     let mut model = Vec::with_capacity(scene.nodes.len());
-    let mut frame = 0u32;
     let mut group = c.benchmark_group("ozz_workload");
-    group.bench_function("sample_local_to_model_64_joints", |b| {
+    // What the frame drivers run: the clip compiled for four-lane sampling.
+    let clip = SoaClip::new(&scene, anim).unwrap();
+    let mut state = SoaState::new(&clip);
+    // One frame: sample at `frame`'s time (60 Hz, looping every second), then local→model.
+    let mut play = |b: &mut criterion::Bencher, sample: &mut dyn FnMut(f32, &mut Pose)| {
+        let mut frame = 0u32;
         b.iter(|| {
             let t = (frame % 60) as f32 / 60.0;
             frame = frame.wrapping_add(1);
-            AnimateJob {
-                scene: &scene,
-                animation: Some(anim),
-                time_s: t,
-                cursors: &mut cursors,
-                pose: &mut pose,
-            }
-            .run()
-            .unwrap();
+            sample(t, &mut pose);
             LocalToModelJob {
                 scene: &scene,
                 pose: &pose,
@@ -341,6 +340,33 @@ fn ozz_workload(c: &mut Criterion) {
             .run()
             .unwrap();
             black_box(&model);
+        })
+    };
+    group.bench_function("sample_local_to_model_64_joints", |b| {
+        play(b, &mut |t, pose| {
+            SoaAnimateJob {
+                scene: &scene,
+                clip: &clip,
+                time_s: t,
+                state: &mut state,
+                pose,
+            }
+            .run()
+            .unwrap()
+        })
+    });
+    // The per-channel sampler on the same workload.
+    group.bench_function("sample_local_to_model_64_joints_per_channel", |b| {
+        play(b, &mut |t, pose| {
+            AnimateJob {
+                scene: &scene,
+                animation: Some(anim),
+                time_s: t,
+                cursors: &mut cursors,
+                pose,
+            }
+            .run()
+            .unwrap()
         })
     });
     group.finish();

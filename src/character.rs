@@ -15,7 +15,7 @@ use std::time::Instant;
 use glam::Vec3;
 
 use crate::anim::layer::{BoneMask, CrossFade, DEFAULT_THRESHOLD, Layer, LayerJob, track_mask};
-use crate::anim::{AnimateJob, Cursor, Pose};
+use crate::anim::{Pose, SoaAnimateJob, SoaClip, SoaState};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
 use crate::ik::{CcdJob, Effector, IkMode, IkResult, IkScratch, IkSettings, JointLimits};
@@ -235,7 +235,8 @@ pub struct Character {
     overrides: Vec<Option<Trs>>,
     reference: Vec<Trs>,
     layer_poses: Vec<Pose>,
-    cursors: Vec<Vec<Cursor>>,
+    /// Per layer: its motion compiled for four-lane sampling, and the playback state.
+    clips: Vec<(SoaClip, SoaState)>,
     layered: Vec<Trs>,
     ik_out: Vec<Trs>,
     previous: Option<Vec<Trs>>,
@@ -260,17 +261,15 @@ impl Character {
         layers: Vec<LayerSpec>,
         ik: Option<IkSpec>,
         links: Option<LinkRig>,
-    ) -> Character {
+    ) -> Result<Character> {
         let reference: Vec<Trs> = scene.nodes.iter().map(|n| n.rest).collect();
         let pose = Pose::rest(&scene);
         let mut skinner = CpuSkinner::new(&scene, None);
         skinner.normalize_normals = false;
-        Character {
+        let clips = compile_layers(&scene, &layers)?;
+        Ok(Character {
             layer_poses: layers.iter().map(|_| pose.clone()).collect(),
-            cursors: layers
-                .iter()
-                .map(|l| vec![Cursor::default(); scene.animations[l.anim].channels.len()])
-                .collect(),
+            clips,
             layered: reference.clone(),
             overrides: vec![None; reference.len()],
             ik_out: Vec::with_capacity(reference.len()),
@@ -290,14 +289,14 @@ impl Character {
             layers,
             ik,
             links,
-        }
+        })
     }
 
     /// Play animation `anim` on any scene: one full-body layer, no IK, no links. `looping`
     /// wraps time at the clip's end (playback); without it times past the end hold the last
     /// key (comparisons and dumps sample `t = duration` exactly).
     pub fn from_scene(scene: Scene, anim: Option<usize>, looping: bool) -> Result<Character> {
-        let mut c = Character::new(scene, Vec::new(), None, None);
+        let mut c = Character::new(scene, Vec::new(), None, None)?;
         c.set_clip(anim, looping)?;
         Ok(c)
     }
@@ -349,10 +348,7 @@ impl Character {
         }
         let pose = Pose::rest(&self.scene);
         self.layer_poses = layers.iter().map(|_| pose.clone()).collect();
-        self.cursors = layers
-            .iter()
-            .map(|l| vec![Cursor::default(); self.scene.animations[l.anim].channels.len()])
-            .collect();
+        self.clips = compile_layers(&self.scene, &layers)?;
         self.layers = layers;
         Ok(())
     }
@@ -445,7 +441,7 @@ impl Character {
                 orbit: spec.orbit,
             })
         };
-        let mut c = Character::new(scene, layers, ik, links);
+        let mut c = Character::new(scene, layers, ik, links)?;
         c.link_stats = stats;
         c.bones = Some(bones);
         Ok(c)
@@ -560,13 +556,13 @@ impl Character {
         }
         let mut times = StageTimes::default();
         let scene = &self.scene;
-        // 1. Sample every motion (cursors cached per layer).
+        // 1. Sample every motion (four tracks at a time; intervals cached per layer).
         let t0 = Instant::now();
-        for ((spec, pose), cursors) in self
+        for ((spec, pose), (clip, state)) in self
             .layers
             .iter()
             .zip(&mut self.layer_poses)
-            .zip(&mut self.cursors)
+            .zip(&mut self.clips)
         {
             let anim = &scene.animations[spec.anim];
             let d = anim.duration_s();
@@ -575,11 +571,11 @@ impl Character {
             } else {
                 time_s
             };
-            AnimateJob {
+            SoaAnimateJob {
                 scene,
-                animation: Some(anim),
+                clip,
                 time_s: t,
-                cursors,
+                state,
                 pose,
             }
             .run()?;
@@ -705,6 +701,26 @@ impl Character {
         times.frame = us(t0, t7);
         Ok(times)
     }
+}
+
+/// Each layer's motion compiled for four-lane sampling, with a fresh playback state.
+fn compile_layers(scene: &Scene, layers: &[LayerSpec]) -> Result<Vec<(SoaClip, SoaState)>> {
+    layers
+        .iter()
+        .map(|l| {
+            let anim = scene
+                .animations
+                .get(l.anim)
+                .ok_or_else(|| Error::UnknownAnimation {
+                    model: scene.name.clone(),
+                    requested: l.anim.to_string(),
+                    count: scene.animations.len(),
+                })?;
+            let clip = SoaClip::new(scene, anim)?;
+            let state = SoaState::new(&clip);
+            Ok((clip, state))
+        })
+        .collect()
 }
 
 /// Insert the bone links a native rig asks for (per bone `links`, at the bone's base joint).

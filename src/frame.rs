@@ -3,7 +3,7 @@
 
 use glam::{Mat4, Vec3, Vec4};
 
-use crate::anim::{AnimateJob, Cursor, Pose};
+use crate::anim::{AnimateJob, Pose, SoaAnimateJob, SoaClip, SoaState};
 use crate::error::{Error, Result};
 use crate::scene::Scene;
 use crate::skeleton::LocalToModelJob;
@@ -21,8 +21,9 @@ pub struct FrameState {
     pub layout: PaletteLayout,
     /// Current pose: local transforms and morph weights per node.
     pub pose: Pose,
-    cursors: Vec<Cursor>,
-    cursor_anim: Option<usize>,
+    /// The animation last sampled, compiled for four-lane sampling, and its playback state
+    /// (made again when another animation is asked for).
+    clip: Option<(usize, SoaClip, SoaState)>,
     /// Model matrix of every node (index into `scene.nodes`), from `pose`.
     pub model_from_node: Vec<Mat4>,
     /// `model_from_bind` of every skin joint, then one `model_from_node` per rigid draw.
@@ -36,8 +37,7 @@ impl FrameState {
         FrameState {
             layout: PaletteLayout::new(scene),
             pose: Pose::rest(scene),
-            cursors: Vec::new(),
-            cursor_anim: None,
+            clip: None,
             model_from_node: Vec::with_capacity(scene.nodes.len()),
             palette: Vec::new(),
         }
@@ -58,20 +58,33 @@ impl FrameState {
             ),
             None => None,
         };
-        if self.cursor_anim != anim {
-            self.cursors.clear();
-            self.cursors
-                .resize(animation.map_or(0, |a| a.channels.len()), Cursor::default());
-            self.cursor_anim = anim;
+        match (anim, animation) {
+            (Some(a), Some(animation)) => {
+                if self.clip.as_ref().is_none_or(|c| c.0 != a) {
+                    let clip = SoaClip::new(scene, animation)?;
+                    let state = SoaState::new(&clip);
+                    self.clip = Some((a, clip, state));
+                }
+                if let Some((_, clip, state)) = &mut self.clip {
+                    SoaAnimateJob {
+                        scene,
+                        clip,
+                        time_s,
+                        state,
+                        pose: &mut self.pose,
+                    }
+                    .run()?;
+                }
+            }
+            _ => AnimateJob {
+                scene,
+                animation: None,
+                time_s,
+                cursors: &mut [],
+                pose: &mut self.pose,
+            }
+            .run()?,
         }
-        AnimateJob {
-            scene,
-            animation,
-            time_s,
-            cursors: &mut self.cursors,
-            pose: &mut self.pose,
-        }
-        .run()?;
         LocalToModelJob {
             scene,
             pose: &self.pose,

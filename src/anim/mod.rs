@@ -1,14 +1,17 @@
 //! Animation data and sampling: keyframe samplers with irregular key times
-//! (STEP / LINEAR with shortest-path SLERP / CUBICSPLINE), cached cursors, and the job that
-//! turns (animation, time) into a pose.
+//! (STEP / LINEAR with shortest-path SLERP / CUBICSPLINE), cached cursors, and the jobs that
+//! turn (animation, time) into a pose: per channel ([`AnimateJob`]) or four tracks at a time
+//! from a compiled clip ([`SoaAnimateJob`], what the frame drivers play).
 
 mod animate;
 pub mod layer;
 mod sampler;
+pub mod soa;
 
 pub use animate::{AnimateJob, Pose};
 pub use layer::{BoneMask, CrossFade, Layer, LayerJob};
 pub use sampler::{Cursor, Interpolation, Sampler};
+pub use soa::{SoaAnimateJob, SoaClip, SoaState};
 
 /// Which node property a channel drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

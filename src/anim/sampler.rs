@@ -114,6 +114,15 @@ fn slerp_cached(
     }
 }
 
+/// What a sample reads ([`Sampler::segment`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Segment {
+    /// Key `k`'s value alone.
+    Held(usize),
+    /// The interval from key `k` to key `k + 1`.
+    Span(usize),
+}
+
 /// Key times and values of one channel.
 #[derive(Clone, Debug)]
 pub struct Sampler {
@@ -181,7 +190,7 @@ impl Sampler {
 
     /// Key element `k` (the value, not a tangent).
     #[inline]
-    fn value(&self, k: usize) -> &[f32] {
+    pub(crate) fn value(&self, k: usize) -> &[f32] {
         let c = self.components;
         match self.interpolation {
             Interpolation::CubicSpline => &self.values[(3 * k + 1) * c..(3 * k + 2) * c],
@@ -247,6 +256,29 @@ impl Sampler {
             .min(last);
         cursor.key = k;
         k
+    }
+
+    /// Which keys a sample at `time_s` reads, and the times `[lo, hi)` for which that stays
+    /// so (what [`super::soa`] caches): before the first key (and at it) the first key held,
+    /// from the last key on the last one held, in between the interval `k` to `k + 1`.
+    /// Moves the cursor as [`Sampler::sample`] does. Requires a validated sampler.
+    pub(crate) fn segment(&self, time_s: f32, cursor: &mut Cursor) -> (Segment, f32, f32) {
+        let t = &self.times_s;
+        let n = t.len();
+        if n == 1 {
+            cursor.key = 0;
+            return (Segment::Held(0), f32::NEG_INFINITY, f32::INFINITY);
+        }
+        if time_s <= t[0] {
+            cursor.key = 0;
+            return (Segment::Held(0), f32::NEG_INFINITY, t[0].next_up());
+        }
+        if time_s >= t[n - 1] {
+            cursor.key = n - 2;
+            return (Segment::Held(n - 1), t[n - 1], f32::INFINITY);
+        }
+        let k = self.locate(time_s, cursor);
+        (Segment::Span(k), t[k], t[k + 1])
     }
 
     /// Sample at `time_s` into `out` (`components` floats), clamping outside the key range.

@@ -1,0 +1,157 @@
+//! Four-lane sampling of compiled clips (`SoaAnimateJob`) against the per-channel sampler
+//! (`AnimateJob`, itself checked against analytic keys and three.js elsewhere): every shared
+//! model and rig, the built-in rigs and generated rigs with STEP, LINEAR and CUBICSPLINE
+//! channels, over forward playback, reverse play, jumps, loop wraps and times outside the keys.
+//! Vectors give the same bits; quaternions agree to a unit or two in the last place (the
+//! polynomial sine and arc cosine, one reciprocal in the normalisation).
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
+
+mod common;
+
+use skinview::anim::{AnimateJob, Cursor, Pose, SoaAnimateJob, SoaClip, SoaState};
+use skinview::scene::Scene;
+
+/// Deterministic pseudo-random numbers (xorshift).
+struct Rng(u64);
+impl Rng {
+    fn f(&mut self) -> f32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// Largest quaternion difference allowed (component-wise, unit quaternions): polynomials
+/// instead of `sin` and `acos`, a reciprocal instead of divisions (measured: 1.2e-7, an ulp
+/// of 1).
+const QUAT_TOLERANCE: f32 = 2.5e-7;
+
+/// Times a player visits: 60 Hz forward through the clip and past its end, a loop wrap,
+/// reverse play, random jumps, before the start.
+fn times(duration: f32, rng: &mut Rng) -> Vec<f32> {
+    let d = duration.max(0.1);
+    let mut v: Vec<f32> = (0..=((d * 60.0) as usize + 30))
+        .map(|f| f as f32 / 60.0)
+        .collect();
+    v.extend((0..60).map(|f| f as f32 / 60.0 * d * 0.5));
+    v.extend((0..40).rev().map(|f| f as f32 / 40.0 * d));
+    v.extend((0..50).map(|_| (rng.f() * 1.4 - 0.2) * d));
+    v.extend([-1.0, 0.0, d, d + 1.0, d * 0.5]);
+    v
+}
+
+/// Sample every animation of `scene` both ways along `times` and compare.
+fn check(scene: &Scene, label: &str, rng: &mut Rng) -> usize {
+    let mut checked = 0;
+    for (ai, anim) in scene.animations.iter().enumerate() {
+        let clip = SoaClip::new(scene, anim).unwrap();
+        let mut state = SoaState::new(&clip);
+        let mut cursors = vec![Cursor::default(); anim.channels.len()];
+        let (mut a, mut b) = (Pose::rest(scene), Pose::rest(scene));
+        for t in times(anim.duration_s(), rng) {
+            AnimateJob {
+                scene,
+                animation: Some(anim),
+                time_s: t,
+                cursors: &mut cursors,
+                pose: &mut a,
+            }
+            .run()
+            .unwrap();
+            SoaAnimateJob {
+                scene,
+                clip: &clip,
+                time_s: t,
+                state: &mut state,
+                pose: &mut b,
+            }
+            .run()
+            .unwrap();
+            for (n, (x, y)) in a.locals.iter().zip(&b.locals).enumerate() {
+                assert_eq!(
+                    x.translation, y.translation,
+                    "{label} anim {ai} t={t} node {n}: translation"
+                );
+                assert_eq!(x.scale, y.scale, "{label} anim {ai} t={t} node {n}: scale");
+                let d = (glam::Vec4::from(x.rotation) - glam::Vec4::from(y.rotation))
+                    .abs()
+                    .max_element();
+                assert!(
+                    d <= QUAT_TOLERANCE,
+                    "{label} anim {ai} t={t} node {n}: rotation {} vs {} ({d:e})",
+                    x.rotation,
+                    y.rotation
+                );
+            }
+            assert_eq!(a.morph_weights, b.morph_weights, "{label} anim {ai} t={t}");
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn four_lane_sampling_matches_the_per_channel_sampler() {
+    let mut rng = Rng(0x50A5_50A5);
+    let mut checked = 0;
+    for path in common::all_models() {
+        let scene = skinview::io::load(&path).unwrap();
+        checked += check(&scene, &scene.name.clone(), &mut rng);
+    }
+    for b in skinview::builtin::Builtin::ALL {
+        let scene = b.scene().unwrap();
+        checked += check(&scene, b.name(), &mut rng);
+    }
+    // Generated rigs: STEP, LINEAR and CUBICSPLINE channels, irregular key times, rotation
+    // keys with random sign flips, non-uniform scale, morph weights.
+    for seed in 1..=6 {
+        let o = common::rigs::RigOptions {
+            seed,
+            joints: 4 + 9 * seed as usize % 40,
+            morph_targets: seed as usize % 3,
+            ..Default::default()
+        };
+        let scene = common::rigs::generate_rig(&o).unwrap();
+        checked += check(&scene, &format!("generated rig {seed}"), &mut rng);
+    }
+    println!("{checked} poses compared");
+    assert!(checked > 1000);
+}
+
+/// The job's numbered rules, each broken once.
+#[test]
+fn soa_rules_are_named() {
+    let arm = skinview::builtin::Builtin::Arm.scene().unwrap();
+    let human = skinview::builtin::Builtin::Humanoid.scene().unwrap();
+    let clip = SoaClip::new(&arm, &arm.animations[0]).unwrap();
+    let rule = |scene: &Scene, state: &mut SoaState, pose: &mut Pose, t: f32| {
+        SoaAnimateJob {
+            scene,
+            clip: &clip,
+            time_s: t,
+            state,
+            pose,
+        }
+        .run()
+        .err()
+        .map(|e| e.to_string())
+    };
+    let mut state = SoaState::new(&clip);
+    let mut pose = Pose::rest(&arm);
+    assert_eq!(rule(&arm, &mut state, &mut pose, 0.5), None);
+    let e = rule(&human, &mut state, &mut Pose::rest(&human), 0.5).unwrap();
+    assert!(e.contains("rule 1"), "{e}");
+    let mut small = Pose::rest(&arm);
+    small.locals.pop();
+    let e = rule(&arm, &mut state, &mut small, 0.5).unwrap();
+    assert!(e.contains("rule 3"), "{e}");
+    let e = rule(&arm, &mut state, &mut pose, f32::NAN).unwrap();
+    assert!(e.contains("rule 4"), "{e}");
+    // A state for a clip with other tracks is refused by rule 2.
+    let rig = common::rigs::generate_rig(&common::rigs::RigOptions::default()).unwrap();
+    let big = SoaClip::new(&rig, &rig.animations[0]).unwrap();
+    let mut big_state = SoaState::new(&big);
+    let e = rule(&arm, &mut big_state, &mut pose, 0.5).unwrap();
+    assert!(e.contains("rule 2"), "{e}");
+}
