@@ -1,6 +1,11 @@
-// capture.wgsl — compute "capture" of skinned vertices for readback: loads each vertex from
-// storage buffers, calls the shared skin() (skin.wgsl, prepended) and stores the result.
-// Pipeline: src/gpu/capture.rs.
+// capture.wgsl — skinning in a compute pass, two entry points sharing the influence loader,
+// both calling the shared skin() (skin.wgsl, prepended):
+// - `capture`: every vertex of a draw skinned into a record for readback (position, normal,
+//   tangent). Pipeline: src/gpu/capture.rs.
+// - `skin_vertices`: the compute-skinning path, as Unreal's and Godot's: each vertex of a draw
+//   (and of each crowd instance) skinned once per frame into the scene's skinned vertex
+//   buffer, which a plain vertex shader then draws (render.wgsl with CPU_SKINNED), so several
+//   passes share one skinning. Pipeline: src/gpu/compute_skin.rs.
 
 // Mirrors `CaptureVertex` in src/gpu/capture.rs (keep field order in sync).
 struct CaptureVertex {
@@ -16,21 +21,25 @@ struct CaptureVertex {
 // INFLUENCE_SETS vec4 per vertex.
 @group(2) @binding(1) var<storage, read> in_joints: array<vec4<u32>>;
 @group(2) @binding(2) var<storage, read> in_weights: array<vec4<f32>>;
-// Skinned position, normal, tangent per vertex.
+// `capture`: skinned position, normal, tangent per vertex.
 @group(2) @binding(3) var<storage, read_write> out_vertices: array<CaptureVertex>;
+// `skin_vertices` reads the draw's own vertex buffers (POSITION, NORMAL: 3 floats a vertex)
+// rather than the capture's 48-byte records: 56 bytes in and 24 out a vertex.
+@group(2) @binding(5) var<storage, read> in_positions: array<f32>;
+@group(2) @binding(6) var<storage, read> in_normals: array<f32>;
+// `skin_vertices`: the scene-wide skinned vertex buffer, CPU_VERTEX_STRIDE (24) bytes a
+// vertex: position xyz, normal xyz (src/gpu/scene_buffers.rs; the layout VertexLayout::
+// cpu_skinned reads). Instance i's copy starts draw.instance_vertex_stride vertices after
+// instance i - 1's.
+@group(2) @binding(4) var<storage, read_write> skinned: array<f32>;
 
 // 64 threads: a multiple of every vendor's SIMD width (32/64) and lavapipe's 8-wide lanes.
-@compute @workgroup_size(64)
-fn capture(@builtin(global_invocation_id) id: vec3<u32>) {
-    let v = id.x;
-    if (v >= draw.vertex_count) {
-        return;
-    }
+// Must match WORKGROUP_SIZE in src/gpu/capture.rs.
+const WORKGROUP: u32 = 64u;
+
+// Joints and weights of vertex v (the vertex itself is loaded by the entry point).
+fn load_influences(v: u32) -> SkinInput {
     var input: SkinInput;
-    let vertex = in_vertices[v];
-    input.position = vertex.position.xyz;
-    input.normal = vertex.normal.xyz;
-    input.tangent = vertex.tangent;
     input.joints0 = in_joints[INFLUENCE_SETS * v];
     input.weights0 = in_weights[INFLUENCE_SETS * v];
     input.joints1 = vec4<u32>(0u);
@@ -39,6 +48,47 @@ fn capture(@builtin(global_invocation_id) id: vec3<u32>) {
         input.joints1 = in_joints[INFLUENCE_SETS * v + 1u];
         input.weights1 = in_weights[INFLUENCE_SETS * v + 1u];
     }
+    return input;
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn capture(@builtin(global_invocation_id) id: vec3<u32>) {
+    let v = id.x;
+    if (v >= draw.vertex_count) {
+        return;
+    }
+    var input = load_influences(v);
+    let vertex = in_vertices[v];
+    input.position = vertex.position.xyz;
+    input.normal = vertex.normal.xyz;
+    input.tangent = vertex.tangent;
     let s = skin(v, input);
     out_vertices[v] = CaptureVertex(vec4<f32>(s.position, 1.0), vec4<f32>(s.normal, 0.0), s.tangent);
+}
+
+// Grid: x × y workgroups cover the draw's vertices (y > 1 only past the adapter's
+// workgroups-per-dimension limit), z is the instance.
+@compute @workgroup_size(WORKGROUP)
+fn skin_vertices(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let v = id.y * groups.x * WORKGROUP + id.x;
+    if (v >= draw.vertex_count) {
+        return;
+    }
+    palette_instance_base = id.z * draw.instance_palette_stride;
+    var input = load_influences(v);
+    input.position = vec3<f32>(in_positions[3u * v], in_positions[3u * v + 1u], in_positions[3u * v + 2u]);
+    input.normal = vec3<f32>(in_normals[3u * v], in_normals[3u * v + 1u], in_normals[3u * v + 2u]);
+    // No tangent: the plain vertex shader does not read one (skin() still returns it).
+    input.tangent = vec4<f32>(0.0);
+    let s = skin(v, input);
+    let o = (id.z * draw.instance_vertex_stride + draw.first_vertex + v) * 6u;
+    skinned[o] = s.position.x;
+    skinned[o + 1u] = s.position.y;
+    skinned[o + 2u] = s.position.z;
+    skinned[o + 3u] = s.normal.x;
+    skinned[o + 4u] = s.normal.y;
+    skinned[o + 5u] = s.normal.z;
 }

@@ -3,7 +3,8 @@
 // by skin() (skin.wgsl) and the colour modes (render.wgsl); bindings as in src/gpu/layouts.rs.
 
 // Frame palette: model_from_bind of every skin joint, then one model_from_node per rigid draw
-// (src/skin/palette.rs). Sized to the scene, no joint cap.
+// (src/skin/palette.rs), then their DQS form; a crowd holds one such block per instance
+// (skin.wgsl's palette_instance_base). Sized to the scene, no joint cap.
 @group(0) @binding(0) var<storage, read> palette: array<mat4x4<f32>>;
 // Morph weights of every draw for this frame, from DrawParams.morph_weight_base.
 @group(0) @binding(1) var<storage, read> morph_weights: array<f32>;
@@ -15,7 +16,7 @@
 @group(1) @binding(1) var<storage, read> morph_deltas: array<vec4<f32>>;
 
 fn palette_matrix(j: u32) -> mat4x4<f32> {
-    return palette[draw.palette_base + j];
+    return palette[palette_instance_base + draw.palette_base + j];
 }
 
 fn morph_weight(k: u32) -> f32 {

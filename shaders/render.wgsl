@@ -49,6 +49,7 @@ fn output(linear: vec3<f32>) -> vec4<f32> {
 
 struct VsIn4 {
     @builtin(vertex_index) vertex_index: u32,
+    @builtin(instance_index) instance_index: u32,
     @location(0) position: vec3<f32>,
     @location(1) normal: vec3<f32>,
     @location(2) tangent: vec4<f32>,
@@ -60,6 +61,7 @@ struct VsIn4 {
 
 struct VsIn8 {
     @builtin(vertex_index) vertex_index: u32,
+    @builtin(instance_index) instance_index: u32,
     @location(0) position: vec3<f32>,
     @location(1) normal: vec3<f32>,
     @location(2) tangent: vec4<f32>,
@@ -139,8 +141,8 @@ fn finish_color(acc: vec4<f32>, vertex_index: u32, vertex_color: vec4<f32>) -> v
     }
 }
 
-fn finish(vertex_index: u32, position: vec3<f32>, normal: vec3<f32>, uv: vec2<f32>,
-          tint: vec4<f32>) -> VsOut {
+fn finish(vertex_index: u32, instance_index: u32, position: vec3<f32>, normal: vec3<f32>,
+          uv: vec2<f32>, tint: vec4<f32>) -> VsOut {
     var o: VsOut;
     o.world_position = position;
     o.normal = normal;
@@ -151,11 +153,13 @@ fn finish(vertex_index: u32, position: vec3<f32>, normal: vec3<f32>, uv: vec2<f3
         o.clip.z = o.clip.z - DEPTH_PULL * o.clip.w;
     } else {
         // Draw-path capture: one point per vertex, on texel (i % width, i / width) of a
-        // float target, so the readback sees exactly what this vertex stage output.
+        // float target, so the readback sees exactly what this vertex stage output; a crowd's
+        // instances follow one another (i = instance × vertex count + vertex).
         let size = vec2<f32>(view.capture_size);
+        let i = instance_index * draw.vertex_count + vertex_index;
         let texel = vec2<f32>(
-            f32(vertex_index % view.capture_size.x),
-            f32(vertex_index / view.capture_size.x),
+            f32(i % view.capture_size.x),
+            f32(i / view.capture_size.x),
         ) + vec2<f32>(0.5);
         let ndc = vec2<f32>(texel.x / size.x * 2.0 - 1.0, 1.0 - texel.y / size.y * 2.0);
         o.clip = vec4<f32>(ndc, 0.5, 1.0);
@@ -171,7 +175,7 @@ fn vs_skin4(v: VsIn4) -> VsOut {
     }
     let tint = finish_color(acc, v.vertex_index, v.color);
     if (CPU_SKINNED) {
-        return finish(v.vertex_index, v.position, v.normal, v.uv, tint);
+        return finish(v.vertex_index, v.instance_index, v.position, v.normal, v.uv, tint);
     }
     var i: SkinInput;
     i.position = v.position;
@@ -181,8 +185,9 @@ fn vs_skin4(v: VsIn4) -> VsOut {
     i.weights0 = v.weights0;
     i.joints1 = vec4<u32>(0u);
     i.weights1 = vec4<f32>(0.0);
+    palette_instance_base = v.instance_index * draw.instance_palette_stride;
     let s = skin(v.vertex_index, i);
-    return finish(v.vertex_index, s.position, s.normal, v.uv, tint);
+    return finish(v.vertex_index, v.instance_index, s.position, s.normal, v.uv, tint);
 }
 
 @vertex
@@ -193,7 +198,7 @@ fn vs_skin8(v: VsIn8) -> VsOut {
     }
     let tint = finish_color(acc, v.vertex_index, v.color);
     if (CPU_SKINNED) {
-        return finish(v.vertex_index, v.position, v.normal, v.uv, tint);
+        return finish(v.vertex_index, v.instance_index, v.position, v.normal, v.uv, tint);
     }
     var i: SkinInput;
     i.position = v.position;
@@ -203,8 +208,9 @@ fn vs_skin8(v: VsIn8) -> VsOut {
     i.weights0 = v.weights0;
     i.joints1 = v.joints1;
     i.weights1 = v.weights1;
+    palette_instance_base = v.instance_index * draw.instance_palette_stride;
     let s = skin(v.vertex_index, i);
-    return finish(v.vertex_index, s.position, s.normal, v.uv, tint);
+    return finish(v.vertex_index, v.instance_index, s.position, s.normal, v.uv, tint);
 }
 
 @fragment

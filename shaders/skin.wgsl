@@ -45,10 +45,18 @@ struct DrawParams {
     normal_mode: u32,
     // 1: unit normals; 0: as the blend leaves them.
     renormalize: u32,
-    _pad0: u32,
-    _pad1: u32,
+    // Crowds (storage path): palette entries from one instance's block to the next
+    // (matrices, then their DQS form).
+    instance_palette_stride: u32,
+    // Crowds: vertices from one instance's copy to the next in the compute-skinned buffer.
+    instance_vertex_stride: u32,
 };
 @group(1) @binding(0) var<uniform> draw: DrawParams;
+
+// The palette block of the instance being skinned: an entry point that draws or skins a crowd
+// sets it (instance × draw.instance_palette_stride) before calling skin(); 0 otherwise. Read by
+// the storage palette source's palette_matrix().
+var<private> palette_instance_base: u32 = 0u;
 
 struct SkinInput {
     position: vec3<f32>,

@@ -1026,3 +1026,137 @@ fn weights_reports_what_the_importer_repaired() {
     );
     assert!(t.find("repaired on import") < t.find("smoothed:"), "{t}");
 }
+
+/// `--skinning compute` on compare, render and bench: compare reads the compute-skinning path
+/// back as drawn and passes (with `--capture`, beside the vertex-shader path's captures);
+/// render draws the same picture as the vertex shader (bit-identical on lavapipe, where the
+/// threshold was set: at most 2 levels in 0.1% of pixels elsewhere); the uniform palette
+/// refuses it with words; `bench --gpu` times a crowd and writes its JSON and picture, and its
+/// crowd flags without --gpu are refused.
+#[test]
+fn compute_skinning_on_compare_render_and_bench() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let model = common::model("CesiumMan");
+    let model = model.to_str().unwrap();
+    let json = tmp("compute_skinning.json");
+    let o = skinview(&[
+        "compare",
+        model,
+        "--frames",
+        "3",
+        "--skinning",
+        "compute",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        o.status.success() && text(&o).contains("PASS"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("compute skinning"), "{}", text(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["captures"], serde_json::json!(["compute_skinning"]));
+    let o = skinview(&[
+        "compare",
+        model,
+        "--frames",
+        "2",
+        "--skinning",
+        "compute",
+        "--capture",
+        "draw",
+        "--mode",
+        "dqs",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        v["captures"],
+        serde_json::json!(["draw", "compute_skinning"])
+    );
+    let o = skinview(&[
+        "compare",
+        model,
+        "--skinning",
+        "compute",
+        "--palette",
+        "uniform",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("--skinning compute reads the storage palette"),
+        "{}",
+        text(&o)
+    );
+    // The same picture from both GPU paths.
+    let (a, b) = (tmp("vertex.png"), tmp("compute.png"));
+    for (skinning, out) in [("vertex", &a), ("compute", &b)] {
+        let o = skinview(&[
+            "render",
+            model,
+            "--size",
+            "160x120",
+            "--skinning",
+            skinning,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        if skinning == "compute" {
+            assert!(text(&o).contains("GPU (compute pass)"), "{}", text(&o));
+        }
+    }
+    let (a, b) = (
+        skinview::io::png::read(&a).unwrap(),
+        skinview::io::png::read(&b).unwrap(),
+    );
+    let differing = a
+        .pixels
+        .chunks_exact(4)
+        .zip(b.pixels.chunks_exact(4))
+        .filter(|(p, q)| p.iter().zip(*q).any(|(x, y)| x.abs_diff(*y) > 2))
+        .count();
+    assert!(
+        differing * 1000 <= a.pixels.len() / 4,
+        "{differing} pixels differ between the vertex-shader and compute paths"
+    );
+    // The crowd benchmark.
+    let (json, png) = (tmp("crowd.json"), tmp("crowd.png"));
+    let o = skinview(&[
+        "bench",
+        model,
+        "--gpu",
+        "--instances",
+        "3",
+        "--frames",
+        "2",
+        "--size",
+        "160x120",
+        "--json",
+        json.to_str().unwrap(),
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("vertex-shader path") && t.contains("compute path") && t.contains("timing:"),
+        "{t}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["instances"], 3);
+    assert_eq!(v["vertices_per_frame"], 3 * 3273);
+    assert!(v["compute_wall_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(skinview::io::png::read(&png).unwrap().width, 160);
+    let o = skinview(&["bench", "--instances", "3"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("add --gpu"), "{}", text(&o));
+}

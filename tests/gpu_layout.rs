@@ -91,8 +91,14 @@ fn draw_params_matches_skin_wgsl() {
                 ("skin_mode", offset_of!(DrawParams, skin_mode)),
                 ("normal_mode", offset_of!(DrawParams, normal_mode)),
                 ("renormalize", offset_of!(DrawParams, renormalize)),
-                ("_pad0", offset_of!(DrawParams, _pad0)),
-                ("_pad1", offset_of!(DrawParams, _pad1)),
+                (
+                    "instance_palette_stride",
+                    offset_of!(DrawParams, instance_palette_stride),
+                ),
+                (
+                    "instance_vertex_stride",
+                    offset_of!(DrawParams, instance_vertex_stride),
+                ),
             ],
         );
     }

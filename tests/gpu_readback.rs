@@ -1,5 +1,5 @@
-//! GPU readback (the compute capture and the draw's own vertex stage, both calling the shared
-//! WGSL `skin()`) against the CPU reference
+//! GPU readback (the compute capture, the draw's own vertex stage and the compute-skinning
+//! path as drawn, all calling the shared WGSL `skin()`) against the CPU reference
 //! for every shared model and rig across each animation, the f32 CPU path against the f64
 //! reference, and the `--max-influences` reduction.
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
@@ -9,6 +9,7 @@ mod common;
 use skinview::anim::Pose;
 use skinview::compare::{CPU_GPU_TOLERANCE_REL, CompareOptions, compare};
 use skinview::frame::{CpuSkinner, FrameState};
+use skinview::gpu::CapturePath;
 use skinview::skin::SkinnedVertices;
 use skinview::skin::reference64::skin_draw_f64;
 use skinview::skin::weights::reduce_influences;
@@ -39,11 +40,18 @@ fn gpu_matches_cpu_reference_on_every_model_and_animation() {
         } else {
             skinview::io::load(&path).unwrap()
         };
+        // Both captures of the vertex-shader path, and the compute-skinning path as drawn.
         let options = CompareOptions {
             frames: FRAMES,
+            captures: vec![
+                CapturePath::Compute,
+                CapturePath::Draw,
+                CapturePath::ComputeSkinning,
+            ],
             ..Default::default()
         };
         let cmp = compare(ctx, &scene, &anims(&scene), &options, |_, _| {}).unwrap();
+        assert_eq!(cmp.anims[0].captures.len(), 3);
         let worst = cmp
             .anims
             .iter()
@@ -210,7 +218,7 @@ fn max_influences_reduction_is_applied_on_both_paths_and_costed() {
 fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
     use skinview::character::Character;
     use skinview::compare::DrawErrors;
-    use skinview::gpu::{CapturePath, DrawCapture, GpuReadback, VertexLayout};
+    use skinview::gpu::{DrawCapture, GpuReadback, VertexLayout};
     let Some(ctx) = common::gpu() else { return };
     let swapped = |sets| {
         let mut l = VertexLayout::skinned(sets);
@@ -270,7 +278,7 @@ fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
 fn draw_path_capture_judges_normals_too() {
     use skinview::character::Character;
     use skinview::compare::{DrawErrors, NORMAL_TOLERANCE};
-    use skinview::gpu::{CapturePath, DrawCapture, GpuReadback, VertexLayout};
+    use skinview::gpu::{DrawCapture, GpuReadback, VertexLayout};
     let Some(ctx) = common::gpu() else { return };
     let stride0 = |sets| {
         let mut l = VertexLayout::skinned(sets);

@@ -412,9 +412,15 @@ fn gpu_readback_matches_the_cpu_in_every_mode() {
             vec![Some(0)]
         };
         for skin in &variants {
+            // The vertex-shader path's two captures and the compute-skinning path.
             let options = CompareOptions {
                 frames: 3,
                 skin: *skin,
+                captures: vec![
+                    skinview::gpu::CapturePath::Compute,
+                    skinview::gpu::CapturePath::Draw,
+                    skinview::gpu::CapturePath::ComputeSkinning,
+                ],
                 ..Default::default()
             };
             let cmp = compare(ctx, &scene, &anims, &options, |_, _| {}).unwrap();

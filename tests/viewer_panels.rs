@@ -363,3 +363,43 @@ fn skinning_mode_buttons_switch_both_paths() {
     h.state_mut().rebuild().unwrap();
     assert_eq!(h.state().character.skin_options(0).mode, SkinMode::Dqs);
 }
+
+/// The "GPU skins in" buttons pick the GPU skinning path the view draws (the vertex shader or
+/// the compute pass), kept when another model opens; the compute pass is offered on the
+/// storage palette only.
+#[test]
+fn gpu_skinning_buttons_pick_the_vertex_shader_or_the_compute_pass() {
+    use skinview::gpu::Skinning;
+    use skinview::viewer::state::ViewMode;
+    let mut h = Harness::new_ui_state(panels::deformation, glb_arm());
+    h.run();
+    assert_eq!(h.state().gpu_skinning, Skinning::Gpu);
+    assert_eq!(h.state().view_options().skinning, Skinning::Gpu);
+    h.get_by_label("compute pass").click();
+    h.run();
+    assert_eq!(h.state().gpu_skinning, Skinning::Compute);
+    assert_eq!(h.state().view_options().skinning, Skinning::Compute);
+    // The CPU view draws the CPU result whatever the GPU path.
+    h.state_mut().mode = ViewMode::Cpu;
+    assert_eq!(h.state().view_options().skinning, Skinning::Cpu);
+    h.state_mut().mode = ViewMode::SideBySide;
+    assert_eq!(h.state().view_options().gpu_skinning(), Skinning::Compute);
+    h.state_mut().open("builtin:arm").unwrap();
+    assert_eq!(h.state().gpu_skinning, Skinning::Compute);
+    h.run();
+    h.get_by_label("vertex shader").click();
+    h.run();
+    assert_eq!(h.state().gpu_skinning, Skinning::Gpu);
+    // Through a uniform palette the compute pass is greyed out: clicking it changes nothing.
+    let model = ModelSource::parse(common::model("CesiumMan").to_str().unwrap())
+        .unwrap()
+        .load()
+        .unwrap();
+    let mut s = ViewerState::new(model, false).unwrap();
+    s.use_uniform_palette_only(64).unwrap();
+    let mut h = Harness::new_ui_state(panels::deformation, s);
+    h.run();
+    h.get_by_label("compute pass").click();
+    h.run();
+    assert_eq!(h.state().gpu_skinning, Skinning::Gpu);
+}

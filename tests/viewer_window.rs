@@ -148,7 +148,27 @@ fn the_window_opens_animates_and_saves_a_frame() {
     assert!(rel <= skinview::compare::CPU_GPU_TOLERANCE_REL, "{line}");
     let (colours, _) = not_blank(&image);
     assert!(colours > 200, "side-by-side screenshot looks blank");
+    assert_eq!(chunk(&chunks, "Skinning"), "GPU (vertex shader)");
     assert!(Path::new(env!("CARGO_MANIFEST_DIR")).exists());
+    // The compute-skinning path in the window: it draws, and the live comparison still passes.
+    let (text, chunks, image) = run_viewer(
+        &[
+            cesium.to_str().unwrap(),
+            "--mode",
+            "split",
+            "--skinning",
+            "compute",
+        ],
+        20,
+        "cesium_compute.png",
+    );
+    assert_eq!(chunk(&chunks, "Skinning"), "GPU (compute pass)");
+    assert!(text.contains("live |GPU - CPU|"), "{text}");
+    let (colours, same) = not_blank(&image);
+    assert!(
+        colours > 200 && same < 0.9,
+        "compute path screenshot looks blank: {colours} colours, {same:.2}"
+    );
 }
 
 /// A window on a device with WebGL2-class limits (no vertex-stage storage buffers): the

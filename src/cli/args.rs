@@ -90,6 +90,40 @@ impl SkinArgs {
     }
 }
 
+/// `--skinning`: how the GPU skins.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum GpuSkinningArg {
+    /// In the draw's vertex shader, every pass that draws the mesh.
+    #[default]
+    Vertex,
+    /// Once per frame in a compute pass, into a buffer a plain vertex shader draws (storage
+    /// palette only).
+    Compute,
+}
+
+impl GpuSkinningArg {
+    /// The renderer's skinning for the GPU side.
+    pub fn skinning(self) -> skinview::gpu::Skinning {
+        match self {
+            GpuSkinningArg::Vertex => skinview::gpu::Skinning::Gpu,
+            GpuSkinningArg::Compute => skinview::gpu::Skinning::Compute,
+        }
+    }
+
+    /// `--skinning compute` on the uniform palette is refused: the compute pass reads the
+    /// storage palette.
+    pub fn check(self, palette: PaletteSource) -> Result<(), CliError> {
+        if self == GpuSkinningArg::Compute && palette != PaletteSource::Storage {
+            return Err(CliError::Usage(format!(
+                "--skinning compute reads the storage palette; the {} skins in the vertex \
+                 shader (--skinning vertex)",
+                palette.describe()
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Where the GPU skinning reads its palette (`--palette`, `--max-bones`).
 #[derive(Args, Clone, Copy, Default)]
 pub struct PaletteArgs {

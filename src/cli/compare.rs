@@ -1,6 +1,7 @@
 //! `skinview compare`: CPU reference vs GPU skinning (compute capture, the draw's own vertex
-//! stage, or both) over N frames of every animation, on the storage or the uniform palette
-//! path (the mesh partitioned into submeshes of at most K bones); exit 1 above tolerance.
+//! stage, or both; or the compute-skinning pass as drawn) over N frames of every animation,
+//! on the storage or the uniform palette path (the mesh partitioned into submeshes of at most
+//! K bones); exit 1 above tolerance.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +10,9 @@ use clap::{Args, ValueEnum};
 use skinview::compare::{CompareOptions, compare};
 use skinview::gpu::{CapturePath, PaletteSource};
 
-use super::args::{MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, SkinArgs, parse_anim};
+use super::args::{
+    GpuSkinningArg, MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, SkinArgs, parse_anim,
+};
 use super::{CliError, CliResult, gpu};
 
 /// Most frames per animation (each frame is a GPU round trip per capture path).
@@ -34,6 +37,11 @@ pub struct CompareArgs {
     /// other). Default: both on the storage palette, draw on the uniform palette.
     #[arg(long, value_enum)]
     capture: Option<CaptureChoice>,
+    /// How the GPU skins: vertex (the draw's vertex shader, read back as --capture says) or
+    /// compute (the compute-skinning pass, read back as drawn by the plain vertex shader;
+    /// with --capture, those paths are compared too). Storage palette only for compute.
+    #[arg(long, value_enum, default_value = "vertex")]
+    skinning: GpuSkinningArg,
     #[command(flatten)]
     palette: PaletteArgs,
     #[command(flatten)]
@@ -86,14 +94,24 @@ pub fn run(a: CompareArgs) -> CliResult {
             palette.describe()
         )));
     }
-    let capture = a.capture.unwrap_or(match palette {
-        PaletteSource::Storage if ctx.compute_capture() => CaptureChoice::Both,
-        _ => CaptureChoice::Draw,
-    });
+    a.skinning.check(palette)?;
+    let captures = match (a.skinning, a.capture) {
+        (GpuSkinningArg::Vertex, choice) => choice
+            .unwrap_or(match palette {
+                PaletteSource::Storage if ctx.compute_capture() => CaptureChoice::Both,
+                _ => CaptureChoice::Draw,
+            })
+            .paths(),
+        (GpuSkinningArg::Compute, choice) => {
+            let mut paths = choice.map(CaptureChoice::paths).unwrap_or_default();
+            paths.push(CapturePath::ComputeSkinning);
+            paths
+        }
+    };
     let options = CompareOptions {
         frames: a.frames as usize,
         max_influences: a.max_influences.map(|k| k as usize),
-        captures: capture.paths(),
+        captures,
         palette: Some(palette),
         skin: a.skin.options(),
     };

@@ -14,7 +14,9 @@ use skinview::io::ModelSource;
 use skinview::partition::{MAX_BONES, MIN_BONES, PartitionedScene};
 use skinview::view::ViewOptions;
 
-use super::args::{ModeArg, ModelArg, PaletteArg, SkinArgs, StageArgs, parse_anim, parse_size};
+use super::args::{
+    GpuSkinningArg, ModeArg, ModelArg, PaletteArg, SkinArgs, StageArgs, parse_anim, parse_size,
+};
 use super::{CliError, CliResult, gpu};
 use skinview::skin::SkinOptions;
 
@@ -32,10 +34,16 @@ pub struct RenderArgs {
     /// range), with a note.
     #[arg(long, allow_hyphen_values = true)]
     time: Option<f32>,
-    /// Which skinning result to draw: gpu (vertex shader) or cpu (reference, uploaded).
+    /// Which skinning result to draw: gpu (skinned as --skinning says) or cpu (reference,
+    /// uploaded).
     /// Rigs whose vertices have more than 8 influences are drawn from the CPU result.
     #[arg(long, value_enum, default_value = "gpu")]
     path: SkinningArg,
+    /// How the GPU skins (the GPU result, and the right half of --split): vertex (in the
+    /// draw's vertex shader) or compute (once per frame in a compute pass, into a buffer a
+    /// plain vertex shader draws, as Unreal and Godot do; storage palette only).
+    #[arg(long, value_enum, default_value = "vertex")]
+    skinning: GpuSkinningArg,
     /// Image size, WIDTHxHEIGHT.
     #[arg(long, default_value = "640x480", allow_hyphen_values = true, value_parser = parse_size)]
     size: (u32, u32),
@@ -275,8 +283,9 @@ pub fn run(a: RenderArgs) -> CliResult {
     }
     let widest = c.scene.max_influences();
     let gpu_can_skin = skinview::view::gpu_can_skin(&c);
+    a.skinning.check(palette)?;
     let mut skinning = match a.path {
-        SkinningArg::Gpu => Skinning::Gpu,
+        SkinningArg::Gpu => a.skinning.skinning(),
         SkinningArg::Cpu => Skinning::Cpu,
     };
     let error_color = matches!(a.color, ColorArg::Error | ColorArg::Diff);
@@ -293,7 +302,7 @@ pub fn run(a: RenderArgs) -> CliResult {
                  {GPU_MAX_INFLUENCES}, so --split and --color diff cannot run on this rig"
             )));
         }
-        if skinning == Skinning::Gpu {
+        if skinning != Skinning::Cpu {
             println!(
                 "note: vertices with {widest} influences, more than the GPU path's \
                  {GPU_MAX_INFLUENCES}: drawn from the CPU result"
@@ -369,10 +378,7 @@ pub fn run(a: RenderArgs) -> CliResult {
             } else {
                 super::args::describe_anim(&c.scene, anim)
             },
-            match skinning {
-                Skinning::Gpu => "GPU",
-                Skinning::Cpu => "CPU",
-            },
+            skinning.describe(),
             skin.describe(),
             palette.describe(),
             a.out.display(),

@@ -6,12 +6,12 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use skinview::builtin::Builtin;
-use skinview::gpu::DEFAULT_UNIFORM_BONES;
+use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource};
 use skinview::io::ModelSource;
 use skinview::viewer::state::{PartitionSettings, ViewMode};
 use skinview::viewer::{ViewerOptions, run};
 
-use super::args::{MODEL_HELP, PaletteArg, PaletteArgs, parse_size};
+use super::args::{GpuSkinningArg, MODEL_HELP, PaletteArg, PaletteArgs, parse_size};
 use super::{CliError, CliResult};
 
 /// Most frames a scripted run may ask for (an hour at 60 Hz).
@@ -25,6 +25,11 @@ pub struct ViewArgs {
     /// Start in this view: gpu, cpu, split (CPU | GPU side by side) or diff (|GPU - CPU|).
     #[arg(long, value_enum, default_value = "gpu")]
     mode: ModeArg,
+    /// How the GPU skins: vertex (in the draw's vertex shader) or compute (once per frame in a
+    /// compute pass, drawn by a plain vertex shader; storage palette only). The window's
+    /// panel switches it too.
+    #[arg(long, value_enum, default_value = "vertex")]
+    skinning: GpuSkinningArg,
     /// Window size, WIDTHxHEIGHT (logical pixels).
     #[arg(long, default_value = "1280x800", allow_hyphen_values = true, value_parser = parse_size)]
     size: (u32, u32),
@@ -105,6 +110,11 @@ pub fn run_view(a: ViewArgs) -> CliResult {
                 .into(),
         ));
     }
+    if uniform {
+        a.skinning.check(PaletteSource::Uniform {
+            bones: k.map_or(DEFAULT_UNIFORM_BONES, |k| k as u32),
+        })?;
+    }
     let partition = PartitionSettings {
         k: if uniform {
             Some(k.unwrap_or(DEFAULT_UNIFORM_BONES as usize))
@@ -124,6 +134,7 @@ pub fn run_view(a: ViewArgs) -> CliResult {
             ModeArg::Split => ViewMode::SideBySide,
             ModeArg::Diff => ViewMode::Diff,
         },
+        gpu_skinning: a.skinning.skinning(),
         frames: a.frames,
         screenshot: a.screenshot,
         no_vsync: a.no_vsync,

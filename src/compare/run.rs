@@ -41,7 +41,8 @@ pub struct CompareOptions {
 
 impl CompareOptions {
     /// Validation rules: 1. at least one frame; 2. at least one capture path; 3. the uniform
-    /// palette path reads back through the draw only.
+    /// palette path reads back through the draw only (no compute capture, no compute
+    /// skinning).
     pub fn validate(&self) -> Result<()> {
         if self.frames == 0 {
             return Err(Error::job("CompareOptions", 1, "no frames to compare"));
@@ -54,13 +55,13 @@ impl CompareOptions {
             ));
         }
         if let Some(PaletteSource::Uniform { .. }) = self.palette
-            && self.captures.contains(&CapturePath::Compute)
+            && self.captures.iter().any(|c| c.storage_only())
         {
             return Err(Error::job(
                 "CompareOptions",
                 3,
-                "the compute capture reads the storage palette; the uniform palette path reads \
-                 back through the draw capture",
+                "the compute capture and compute skinning read the storage palette; the uniform \
+                 palette path reads back through the draw capture",
             ));
         }
         Ok(())

@@ -97,7 +97,8 @@ impl GpuContext {
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("skinview"),
-                required_features: wgpu::Features::empty(),
+                // Timestamp queries where the adapter has them (the crowd benchmark).
+                required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
                 required_limits,
                 ..Default::default()
             })
@@ -134,6 +135,13 @@ impl GpuContext {
     /// available. Otherwise only [`super::PaletteSource::Uniform`] draws.
     pub fn storage_palette(&self) -> bool {
         self.layouts.storage.is_some()
+    }
+
+    /// Passes can write timestamps (`wgpu::Features::TIMESTAMP_QUERY`).
+    pub fn timestamps(&self) -> bool {
+        self.device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
     }
 
     /// The compute capture can run (compute shaders and storage buffers).

@@ -7,7 +7,10 @@
 //! `Rgba32Uint` targets, and `fs_capture` writes the skinned world position and normal the
 //! vertex stage output. Compared with the compute capture (which loads vertices from storage
 //! buffers) and the CPU reference, this tests vertex fetch, attribute layout and entry points
-//! of the real draw: a wrong layout passes the compute capture but fails here.
+//! of the real draw: a wrong layout passes the compute capture but fails here. The same
+//! capture reads back the plain vertex shader drawing pre-skinned vertices (the compute
+//! skinning's buffer, [`set_pre_skinned_vertex_buffers`]) and a crowd's instances (instance
+//! `k`'s vertices follow instance `k - 1`'s on the targets).
 //!
 //! Cost: one pass and two texture copies per draw; the textures are `W × rows` for the largest
 //! draw (16 bytes per vertex and target). Limits: `W × max_texture_dimension_2d` vertices per
@@ -19,8 +22,8 @@ use super::camera::{Camera, ViewUniform};
 use super::context::GpuContext;
 use super::palette_source::{PaletteSource, check_source};
 use super::render::{
-    SkinnedPipeline, Skinning, VertexLayout, set_skinned_vertex_buffers, sets_slot,
-    skinned_pipeline, skinned_pipeline_layout,
+    SkinnedPipeline, Skinning, VertexLayout, set_pre_skinned_vertex_buffers,
+    set_skinned_vertex_buffers, sets_slot, skinned_pipeline, skinned_pipeline_layout,
 };
 use super::scene_buffers::GpuScene;
 use super::shaders::{RENDER_WGSL, module_with_skin};
@@ -40,6 +43,9 @@ const TEXEL_BYTES: u32 = 16;
 pub struct DrawCapture {
     layouts: [VertexLayout; 2],
     pipelines: Vec<(PaletteSource, [wgpu::RenderPipeline; 2])>,
+    /// The plain vertex shader's (`CPU_SKINNED`: compute-skinned or CPU-uploaded vertices),
+    /// storage path, built when first asked for.
+    pre_skinned: Option<[wgpu::RenderPipeline; 2]>,
     camera: Camera,
     /// The two render targets and their views, kept between runs while the size holds (one
     /// set of textures per frame made a long comparison grow without bound on lavapipe).
@@ -70,6 +76,7 @@ impl DrawCapture {
         let mut c = DrawCapture {
             layouts,
             pipelines: Vec::new(),
+            pre_skinned: None,
             camera: Camera::new(ctx),
             targets: None,
             staging: Vec::new(),
@@ -87,6 +94,23 @@ impl DrawCapture {
         if self.pipelines.iter().any(|(s, _)| *s == source) {
             return Ok(());
         }
+        let pipelines = Self::make_pipelines(ctx, source, Skinning::Gpu, &self.layouts)?;
+        // One uniform set at a time (as the renderer keeps them).
+        self.pipelines.retain(|(s, _)| {
+            !(matches!(s, PaletteSource::Uniform { .. }) && source != PaletteSource::Storage)
+        });
+        self.pipelines.push((source, pipelines));
+        Ok(())
+    }
+
+    /// The 4- and 8-influence capture pipelines of `skinning` on `source` (`layouts`: the
+    /// vertex-shader path's; the pre-skinned path reads [`VertexLayout::cpu_skinned`]).
+    fn make_pipelines(
+        ctx: &GpuContext,
+        source: PaletteSource,
+        skinning: Skinning,
+        layouts: &[VertexLayout; 2],
+    ) -> Result<[wgpu::RenderPipeline; 2]> {
         check_source(ctx, source)?;
         let device = &ctx.device;
         let module = module_with_skin(device, "render.wgsl (draw capture)", RENDER_WGSL, source);
@@ -97,15 +121,21 @@ impl DrawCapture {
             write_mask: wgpu::ColorWrites::ALL,
         });
         let targets = [target.clone(), target];
-        let [l4, l8] = &self.layouts;
-        let make = |sets: u32, vertex: &VertexLayout| {
+        let make = |sets: u32| {
+            let plain;
+            let vertex = if skinning.pre_skinned() {
+                plain = VertexLayout::cpu_skinned(sets);
+                &plain
+            } else {
+                &layouts[sets as usize - 1]
+            };
             skinned_pipeline(
                 device,
                 &module,
                 &layout,
                 &SkinnedPipeline {
                     label: "draw capture",
-                    skinning: Skinning::Gpu,
+                    skinning,
                     sets,
                     vertex,
                     topology: wgpu::PrimitiveTopology::PointList,
@@ -117,14 +147,9 @@ impl DrawCapture {
                 },
             )
         };
-        let pipelines = [make(1, l4), make(2, l8)];
+        let pipelines = [make(1), make(2)];
         ctx.check()?;
-        // One uniform set at a time (as the renderer keeps them).
-        self.pipelines.retain(|(s, _)| {
-            !(matches!(s, PaletteSource::Uniform { .. }) && source != PaletteSource::Storage)
-        });
-        self.pipelines.push((source, pipelines));
-        Ok(())
+        Ok(pipelines)
     }
 
     /// Draw `draws` (indices into the scene's draw list) as points with the palette and morph
@@ -136,19 +161,73 @@ impl DrawCapture {
         gpu: &GpuScene,
         draws: &[usize],
     ) -> Result<Vec<SkinnedVertices>> {
+        let mut out = self.run_with(ctx, gpu, draws, Skinning::Gpu, 1)?;
+        Ok(out.pop().unwrap_or_default())
+    }
+
+    /// [`DrawCapture::run`] for the first `instances` characters of a crowd (one at most for
+    /// the CPU upload) drawn with `skinning`: the vertex shader ([`Skinning::Gpu`], instanced),
+    /// or the plain vertex shader over the compute-skinned buffer ([`Skinning::Compute`]:
+    /// compute skinning must be on and have run) or the CPU upload ([`Skinning::Cpu`]).
+    /// Returned as `[instance][k]` for `draws[k]`.
+    pub fn run_with(
+        &mut self,
+        ctx: &GpuContext,
+        gpu: &GpuScene,
+        draws: &[usize],
+        skinning: Skinning,
+        instances: u32,
+    ) -> Result<Vec<Vec<SkinnedVertices>>> {
         if ctx.info.device_type == wgpu::DeviceType::Cpu
             && self.draws_made >= CPU_ADAPTER_PIPELINE_DRAWS
         {
             self.pipelines.clear();
+            self.pre_skinned = None;
             self.draws_made = 0;
         }
-        self.prepare(ctx, gpu.source)?;
-        let Some((_, pipelines)) = self.pipelines.iter().find(|(s, _)| *s == gpu.source) else {
+        let (skinned, held) = match skinning {
+            Skinning::Gpu => (None, gpu.instances()),
+            Skinning::Compute => {
+                let c = gpu.compute_skinning().ok_or_else(|| {
+                    Error::Gpu("draw capture of compute skinning before it was enabled".into())
+                })?;
+                (Some(c.output()), c.instances())
+            }
+            Skinning::Cpu => (
+                Some(gpu.cpu_vertices().ok_or_else(|| {
+                    Error::Gpu("draw capture of the CPU upload before one was made".into())
+                })?),
+                1,
+            ),
+        };
+        if instances == 0 || instances > held {
+            return Err(Error::Gpu(format!(
+                "draw capture of {instances} instance(s); the upload holds {held}"
+            )));
+        }
+        let pipelines = if skinning.pre_skinned() {
+            if self.pre_skinned.is_none() {
+                self.pre_skinned = Some(Self::make_pipelines(
+                    ctx,
+                    PaletteSource::Storage,
+                    skinning,
+                    &self.layouts,
+                )?);
+            }
+            self.pre_skinned.as_ref()
+        } else {
+            self.prepare(ctx, gpu.source)?;
+            self.pipelines
+                .iter()
+                .find(|(s, _)| *s == gpu.source)
+                .map(|(_, p)| p)
+        };
+        let Some(pipelines) = pipelines else {
             return Err(Error::Gpu("draw capture pipelines missing".into()));
         };
         let max_dim = ctx.device.limits().max_texture_dimension_2d;
         let width = CAPTURE_WIDTH.min(max_dim);
-        let mut rows = 1u32;
+        let mut rows = 1u64;
         for &i in draws {
             let d = gpu.draws.get(i).ok_or_else(|| {
                 Error::Gpu(format!(
@@ -156,14 +235,16 @@ impl DrawCapture {
                     gpu.draws.len()
                 ))
             })?;
-            rows = rows.max(d.vertex_count.div_ceil(width));
+            rows = rows.max((d.vertex_count as u64 * instances as u64).div_ceil(width as u64));
         }
-        if rows > max_dim {
+        if rows > max_dim as u64 {
             return Err(Error::Gpu(format!(
-                "a draw has more than {} vertices, the draw-path capture's limit on this adapter",
+                "a draw's vertices (times {instances} instance(s)) exceed {}, the draw-path \
+                 capture's limit on this adapter",
                 width as u64 * max_dim as u64
             )));
         }
+        let rows = rows as u32;
         let mut view = ViewUniform::new(glam::Mat4::IDENTITY, Vec3::ZERO);
         view.capture_size = [width, rows];
         self.camera.set(ctx, &view);
@@ -202,7 +283,10 @@ impl DrawCapture {
             });
         for (slot, &i) in draws.iter().enumerate() {
             let d = &gpu.draws[i];
-            let draw_rows = d.vertex_count.div_ceil(width).max(1);
+            // At most `rows` (checked above), so the u32 holds it.
+            let draw_rows = (d.vertex_count as u64 * instances as u64)
+                .div_ceil(width as u64)
+                .max(1) as u32;
             {
                 let attachment = |view| {
                     Some(wgpu::RenderPassColorAttachment {
@@ -228,8 +312,20 @@ impl DrawCapture {
                     pass.set_bind_group(0, &gpu.frame_bind_group, &[]);
                     pass.set_bind_group(1, &d.bind_group, &[]);
                     pass.set_bind_group(2, self.camera.bind_group(), &[]);
-                    set_skinned_vertex_buffers(&mut pass, d);
-                    pass.draw(0..d.vertex_count, 0..1);
+                    match skinned {
+                        None => {
+                            set_skinned_vertex_buffers(&mut pass, d);
+                            pass.draw(0..d.vertex_count, 0..instances);
+                        }
+                        Some(buffer) => {
+                            for k in 0..instances {
+                                let first =
+                                    k as u64 * gpu.vertex_total() as u64 + d.cpu_first_vertex;
+                                set_pre_skinned_vertex_buffers(&mut pass, d, buffer, first);
+                                pass.draw(0..d.vertex_count, k..k + 1);
+                            }
+                        }
+                    }
                     self.draws_made += 1;
                 }
             }
@@ -276,22 +372,28 @@ impl DrawCapture {
         }
         ctx.queue.submit([enc.finish()]);
         ctx.check()?;
-        let mut out = Vec::with_capacity(draws.len());
+        let mut out: Vec<Vec<SkinnedVertices>> = (0..instances)
+            .map(|_| Vec::with_capacity(draws.len()))
+            .collect();
         for ((_, pair), &i) in self.staging.iter().zip(draws) {
             let n = gpu.draws[i].vertex_count as usize;
             let texels = |b: &wgpu::Buffer| -> Result<Vec<Vec3>> {
                 let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&ctx.map_read(b)?);
                 Ok(floats
                     .chunks_exact(4)
-                    .take(n)
+                    .take(n * instances as usize)
                     .map(|c| Vec3::new(c[0], c[1], c[2]))
                     .collect())
             };
-            out.push(SkinnedVertices {
-                positions: texels(&pair[0])?,
-                normals: Some(texels(&pair[1])?),
-                tangents: None,
-            });
+            let (positions, normals) = (texels(&pair[0])?, texels(&pair[1])?);
+            for (k, per_instance) in out.iter_mut().enumerate() {
+                let range = k * n..(k + 1) * n;
+                per_instance.push(SkinnedVertices {
+                    positions: positions.get(range.clone()).unwrap_or_default().to_vec(),
+                    normals: Some(normals.get(range).unwrap_or_default().to_vec()),
+                    tangents: None,
+                });
+            }
         }
         Ok(out)
     }

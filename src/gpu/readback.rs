@@ -6,6 +6,7 @@ use super::capture::Capture;
 use super::context::GpuContext;
 use super::draw_capture::DrawCapture;
 use super::palette_source::PaletteSource;
+use super::render::Skinning;
 use super::scene_buffers::GpuScene;
 use crate::error::{Error, Result};
 use crate::frame::FrameState;
@@ -14,21 +15,31 @@ use crate::skin::SkinnedVertices;
 
 /// Which GPU code produces the vertices read back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum CapturePath {
     /// The compute shader `capture` (vertices loaded from storage buffers), calling `skin()`.
     Compute,
     /// The draw's own vertex stage (vertex buffers, `vs_skin4`/`vs_skin8`), calling `skin()`.
     Draw,
+    /// The compute-skinning path as drawn: the `skin_vertices` pass (calling `skin()`) writes
+    /// the skinned vertex buffer and the plain vertex shader draws it, read back through the
+    /// draw (storage palette only).
+    ComputeSkinning,
 }
 
 impl CapturePath {
-    /// `compute` / `draw`.
+    /// `compute` / `draw` / `compute skinning`.
     pub fn name(self) -> &'static str {
         match self {
             CapturePath::Compute => "compute",
             CapturePath::Draw => "draw",
+            CapturePath::ComputeSkinning => "compute skinning",
         }
+    }
+
+    /// Whether it reads the storage palette only (no uniform-palette path).
+    pub fn storage_only(self) -> bool {
+        self != CapturePath::Draw
     }
 }
 
@@ -109,6 +120,17 @@ impl GpuReadback {
                 }
             },
             CapturePath::Draw => self.draw.run(ctx, &self.gpu, draws)?,
+            CapturePath::ComputeSkinning => {
+                if self.gpu.compute_skinning().is_none() {
+                    self.gpu.enable_compute_skinning(ctx)?;
+                    // This frame's palette is written: skin it.
+                    self.gpu.submit_compute_skinning(ctx);
+                }
+                let mut v = self
+                    .draw
+                    .run_with(ctx, &self.gpu, draws, Skinning::Compute, 1)?;
+                v.pop().unwrap_or_default()
+            }
         };
         for (v, &d) in out.iter_mut().zip(draws) {
             let prim = scene.primitive(&scene.draws[d]);

@@ -40,8 +40,28 @@ impl Target {
 pub enum Skinning {
     /// The WGSL vertex shader skins from the palette.
     Gpu,
+    /// The compute pass skinned the vertices into a buffer
+    /// ([`GpuScene::enable_compute_skinning`]); a plain vertex shader draws them.
+    Compute,
     /// The CPU reference, uploaded with [`GpuScene::upload_skinned`].
     Cpu,
+}
+
+impl Skinning {
+    /// How a user names it: "GPU (vertex shader)", "GPU (compute pass)", "CPU".
+    pub fn describe(self) -> &'static str {
+        match self {
+            Skinning::Gpu => "GPU (vertex shader)",
+            Skinning::Compute => "GPU (compute pass)",
+            Skinning::Cpu => "CPU",
+        }
+    }
+
+    /// The vertices come skinned in a buffer (compute pass or CPU upload): the draw runs the
+    /// plain vertex shader (`CPU_SKINNED`).
+    pub fn pre_skinned(self) -> bool {
+        self != Skinning::Gpu
+    }
 }
 
 /// One vertex buffer slot: its stride and attributes.
@@ -154,6 +174,21 @@ pub fn set_skinned_vertex_buffers(pass: &mut wgpu::RenderPass<'_>, d: &GpuDraw) 
     set_shared_vertex_buffers(pass, d);
 }
 
+/// Bind a draw's vertex buffers in [`VertexLayout::cpu_skinned`]'s slot order: skinned
+/// positions and normals from `skinned` (a scene-wide buffer, [`CPU_VERTEX_STRIDE`] bytes a
+/// vertex) starting at vertex `first`, the rest from the draw.
+pub fn set_pre_skinned_vertex_buffers(
+    pass: &mut wgpu::RenderPass<'_>,
+    d: &GpuDraw,
+    skinned: &wgpu::Buffer,
+    first: u64,
+) {
+    let start = first * CPU_VERTEX_STRIDE;
+    let end = start + d.vertex_count as u64 * CPU_VERTEX_STRIDE;
+    pass.set_vertex_buffer(0, skinned.slice(start..end));
+    set_shared_vertex_buffers(pass, d);
+}
+
 /// The slots GPU-skinned and CPU-skinned draws share (2 to 6).
 fn set_shared_vertex_buffers(pass: &mut wgpu::RenderPass<'_>, d: &GpuDraw) {
     pass.set_vertex_buffer(2, d.tangents.slice(..));
@@ -201,10 +236,14 @@ const WIRE_DEPTH_PULL: f64 = 2e-4;
 /// Options of one draw call.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DrawOptions {
-    /// GPU or CPU skinning.
+    /// GPU (vertex shader or compute pass) or CPU skinning.
     pub skinning: Skinning,
     /// Draw the triangle edges over the faces.
     pub wireframe: bool,
+    /// Characters of a crowd to draw ([`GpuScene::crowd`]; at most the upload's, and one
+    /// for the CPU upload): instanced draws on the vertex-shader path, one draw per instance
+    /// of its skinned copy on the compute path.
+    pub instances: u32,
 }
 
 impl Default for DrawOptions {
@@ -212,6 +251,7 @@ impl Default for DrawOptions {
         DrawOptions {
             skinning: Skinning::Gpu,
             wireframe: false,
+            instances: 1,
         }
     }
 }
@@ -265,10 +305,7 @@ pub(crate) fn skinned_pipeline(
     });
     let constants = [
         ("INFLUENCE_SETS", p.sets as f64),
-        (
-            "CPU_SKINNED",
-            f64::from(u8::from(p.skinning == Skinning::Cpu)),
-        ),
+        ("CPU_SKINNED", f64::from(u8::from(p.skinning.pre_skinned()))),
         ("DEPTH_PULL", p.depth_pull),
         ("ENCODE_SRGB", f64::from(u8::from(encode_srgb))),
     ];
@@ -309,7 +346,8 @@ pub(crate) fn skinned_pipeline(
     })
 }
 
-/// The pipelines of one palette source: `[skinning (0 GPU, 1 CPU)][kind][influence sets - 1]`.
+/// The pipelines of one palette source: `[skinning (0 vertex shader, 1 pre-skinned: compute or
+/// CPU)][kind][influence sets - 1]`.
 type Pipelines = [Vec<[wgpu::RenderPipeline; 2]>; 2];
 
 /// Draws scenes into passes of one [`Target`] kind, with pipelines per palette source (the
@@ -352,7 +390,7 @@ impl Renderer {
         let make = |skinning: Skinning, kind: Kind, sets: u32| {
             let vertex = match skinning {
                 Skinning::Gpu => VertexLayout::skinned(sets),
-                Skinning::Cpu => VertexLayout::cpu_skinned(sets),
+                Skinning::Compute | Skinning::Cpu => VertexLayout::cpu_skinned(sets),
             };
             let wire = kind == Kind::Wire;
             skinned_pipeline(
@@ -411,8 +449,10 @@ impl Renderer {
     }
 
     /// Record every draw of `scene` with `options`. [`Skinning::Cpu`] draws what
-    /// [`GpuScene::upload_skinned`] uploaded last (nothing before the first upload). Nothing
-    /// is drawn before [`Renderer::prepare`] for the scene's palette source.
+    /// [`GpuScene::upload_skinned`] uploaded last (nothing before the first upload),
+    /// [`Skinning::Compute`] what the compute pass skinned (nothing before
+    /// [`GpuScene::enable_compute_skinning`]). Nothing is drawn before [`Renderer::prepare`] for
+    /// the scene's palette source.
     pub fn draw_with(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
@@ -423,13 +463,20 @@ impl Renderer {
         let Some((_, pipelines)) = self.sets.iter().find(|(s, _)| *s == scene.source) else {
             return; // not prepared for this palette source: nothing to draw with
         };
-        let (variant, cpu_vertices) = match options.skinning {
-            Skinning::Gpu => (0, None),
+        // The pre-skinned buffer and the instances it holds.
+        let (variant, skinned, instances) = match options.skinning {
+            Skinning::Gpu => (0, None, scene.instances()),
+            Skinning::Compute => match scene.compute_skinning() {
+                Some(c) => (1, Some(c.output()), c.instances()),
+                None => return,
+            },
             Skinning::Cpu => match scene.cpu_vertices() {
-                Some(b) => (1, Some(b)),
+                Some(b) => (1, Some(b), 1),
                 None => return,
             },
         };
+        let instances = options.instances.clamp(1, instances.max(1));
+        let instance_vertices = scene.vertex_total() as u64;
         pass.set_bind_group(0, &scene.frame_bind_group, &[]);
         pass.set_bind_group(2, camera.bind_group(), &[]);
         let kinds: &[bool] = if options.wireframe {
@@ -448,19 +495,24 @@ impl Renderer {
                     continue;
                 }
                 pass.set_pipeline(&pipelines[variant][kind.index()][sets_slot(d)]);
-                match cpu_vertices {
-                    None => set_skinned_vertex_buffers(pass, d),
-                    Some(buffer) => {
-                        let start = d.cpu_first_vertex * CPU_VERTEX_STRIDE;
-                        let end = start + d.vertex_count as u64 * CPU_VERTEX_STRIDE;
-                        pass.set_vertex_buffer(0, buffer.slice(start..end));
-                        set_shared_vertex_buffers(pass, d);
-                    }
-                }
                 pass.set_bind_group(1, &d.bind_group, &[]);
                 let indices = if wire { &d.edges } else { &d.indices };
                 pass.set_index_buffer(indices.slice(..), wgpu::IndexFormat::Uint32);
-                pass.draw_indexed(0..count, 0, 0..1);
+                match skinned {
+                    None => {
+                        set_skinned_vertex_buffers(pass, d);
+                        pass.draw_indexed(0..count, 0, 0..instances);
+                    }
+                    // One draw per instance's copy (its instance index places the draw-path
+                    // capture's texels; the plain vertex shader reads no palette).
+                    Some(buffer) => {
+                        for i in 0..instances {
+                            let first = i as u64 * instance_vertices + d.cpu_first_vertex;
+                            set_pre_skinned_vertex_buffers(pass, d, buffer, first);
+                            pass.draw_indexed(0..count, 0, i..i + 1);
+                        }
+                    }
+                }
             }
         }
     }

@@ -15,6 +15,7 @@ use glam::{Mat4, Vec2, Vec3, Vec4};
 use wgpu::util::DeviceExt;
 
 use super::capture::CaptureVertex;
+use super::compute_skin::ComputeSkinning;
 use super::context::GpuContext;
 use super::palette_source::{BonePaletteLayout, PaletteSource, UNIFORM_MORPH_SLOTS, check_source};
 use crate::error::{Error, Result};
@@ -53,10 +54,12 @@ pub struct DrawParams {
     pub normal_mode: u32,
     /// 1: unit normals; 0: as the blend leaves them.
     pub renormalize: u32,
-    /// Padding to 16 bytes.
-    pub _pad0: u32,
-    /// Padding to 16 bytes.
-    pub _pad1: u32,
+    /// Crowds (storage path): palette entries from one instance's block to the next (the
+    /// frame's matrices, then their DQS form: twice the palette's entries).
+    pub instance_palette_stride: u32,
+    /// Crowds: vertices from one instance's copy to the next in the compute-skinned buffer
+    /// (the scene's vertex total).
+    pub instance_vertex_stride: u32,
 }
 
 impl DrawParams {
@@ -71,8 +74,13 @@ impl DrawParams {
     }
 }
 
-/// Bytes per vertex of the CPU-skinned upload: position and normal, `vec3<f32>` each.
+/// Bytes per vertex of the CPU-skinned upload and of the compute-skinned buffer: position
+/// and normal, `vec3<f32>` each.
 pub const CPU_VERTEX_STRIDE: u64 = 24;
+
+/// Most instances of a crowd ([`GpuScene::crowd`]): a crowd bench's scale (a stadium) with
+/// room; the palette and skinned-buffer sizes are checked against the adapter besides.
+pub const MAX_INSTANCES: u32 = 65_536;
 
 /// GPU buffers of one draw.
 #[allow(missing_docs)] // buffer fields are named for what they hold
@@ -148,6 +156,10 @@ pub struct GpuScene {
     morph_weight_scratch: Vec<f32>,
     /// CPU-skinned positions and normals of every draw (created on the first upload).
     cpu_vertices: Option<wgpu::Buffer>,
+    /// Characters drawn from this upload, each with its own palette block (storage path).
+    instances: u32,
+    /// The compute-skinning pass and its buffer, once enabled.
+    compute_skinning: Option<ComputeSkinning>,
     cpu_scratch: Vec<f32>,
     /// |GPU − CPU| per vertex of the scene (zeros until written).
     vertex_errors: ErrorStore,
@@ -320,6 +332,44 @@ impl GpuScene {
         max_influences: Option<usize>,
         source: PaletteSource,
     ) -> Result<GpuScene> {
+        Self::build(ctx, scene, frame, max_influences, source, 1)
+    }
+
+    /// Upload `scene` for a crowd of `instances` characters on the storage palette path: one
+    /// palette buffer holding a block per instance ([`GpuScene::write_instance_palette`]),
+    /// drawn with instanced draws ([`crate::gpu::DrawOptions::instances`]) or skinned by the
+    /// compute pass into one copy per instance. Morph weights are shared. At most
+    /// [`MAX_INSTANCES`]; the palettes must fit one storage binding (checked).
+    pub fn crowd(
+        ctx: &GpuContext,
+        scene: &Scene,
+        frame: &FrameState,
+        max_influences: Option<usize>,
+        instances: u32,
+    ) -> Result<GpuScene> {
+        if !(1..=MAX_INSTANCES).contains(&instances) {
+            return Err(Error::Gpu(format!(
+                "a crowd of {instances} instances: 1..={MAX_INSTANCES}"
+            )));
+        }
+        Self::build(
+            ctx,
+            scene,
+            frame,
+            max_influences,
+            PaletteSource::Storage,
+            instances,
+        )
+    }
+
+    fn build(
+        ctx: &GpuContext,
+        scene: &Scene,
+        frame: &FrameState,
+        max_influences: Option<usize>,
+        source: PaletteSource,
+        instances: u32,
+    ) -> Result<GpuScene> {
         check_source(ctx, source)?;
         let layouts = ctx.layouts.of(source)?;
         let device = &ctx.device;
@@ -368,12 +418,13 @@ impl GpuScene {
         joint_nodes.extend_from_within(..);
         let vertex_total = scene.vertex_count() as u64;
         let (palette, morph_weights, vertex_errors, frame_bind_group) = if storage {
-            let palette_bytes = (2 * frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64;
+            let palette_bytes = instances as u64
+                * (2 * frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64;
             let max_binding = ctx.device.limits().max_storage_buffer_binding_size;
             if palette_bytes > max_binding {
                 return Err(Error::Gpu(format!(
-                    "palette of {} matrices and their DQS form ({palette_bytes} bytes) exceeds \
-                     the adapter's storage binding limit {max_binding}",
+                    "{instances} palette(s) of {} matrices and their DQS form ({palette_bytes} \
+                     bytes) exceed the adapter's storage binding limit {max_binding}",
                     frame.layout.len
                 )));
             }
@@ -534,7 +585,8 @@ impl GpuScene {
                 Topology::Lines | Topology::Points => Vec::new(),
             };
             let vtx = wgpu::BufferUsages::VERTEX;
-            // Joints and weights are also the compute capture's input on the storage path.
+            // Joints and weights are also the compute capture's input on the storage path, and
+            // with positions and normals the compute skinning's.
             let vtx_in = if storage {
                 vtx | wgpu::BufferUsages::STORAGE
             } else {
@@ -557,8 +609,12 @@ impl GpuScene {
                 skin_mode: 0,
                 normal_mode: 0,
                 renormalize: 1,
-                _pad0: 0,
-                _pad1: 0,
+                instance_palette_stride: if storage {
+                    2 * frame.layout.len as u32
+                } else {
+                    0
+                },
+                instance_vertex_stride: vertex_total as u32,
             };
             let params = buffer_init(
                 device,
@@ -687,9 +743,9 @@ impl GpuScene {
                     device,
                     "positions",
                     bytemuck::cast_slice(&prim.positions),
-                    vtx,
+                    vtx_in,
                 ),
-                normals: buffer_init(device, "normals", bytemuck::cast_slice(&normals), vtx),
+                normals: buffer_init(device, "normals", bytemuck::cast_slice(&normals), vtx_in),
                 tangents: buffer_init(device, "tangents", bytemuck::cast_slice(&tangents), vtx),
                 joints: buffer_init(
                     device,
@@ -739,6 +795,8 @@ impl GpuScene {
             morph_weight_base,
             morph_weight_scratch: vec![0.0; total_weights as usize],
             cpu_vertices: None,
+            instances,
+            compute_skinning: None,
             cpu_scratch: Vec::new(),
             vertex_errors,
             error_scratch: Vec::new(),
@@ -747,9 +805,18 @@ impl GpuScene {
         })
     }
 
-    /// Write this frame's palette and morph weights: on the storage path one upload each; on
-    /// the uniform path each draw's matrices and morph weights into its block.
+    /// Write this frame's palette and morph weights ([`GpuScene::write_frame`]) and, with
+    /// compute skinning on, skin every instance into its buffer (one submission). A crowd
+    /// writes its other instances' palettes ([`GpuScene::write_instance_palette`]) first.
     pub fn update(&mut self, ctx: &GpuContext, scene: &Scene, frame: &FrameState) {
+        self.write_frame(ctx, scene, frame);
+        self.submit_compute_skinning(ctx);
+    }
+
+    /// Write this frame's palette (instance 0's on a crowd) and morph weights: on the storage
+    /// path one upload each; on the uniform path each draw's matrices and morph weights into
+    /// its block.
+    pub fn write_frame(&mut self, ctx: &GpuContext, scene: &Scene, frame: &FrameState) {
         for (i, d) in scene.draws.iter().enumerate() {
             let base = self.morph_weight_base[i] as usize;
             let count = scene.primitive(d).morph_targets.len();
@@ -760,21 +827,8 @@ impl GpuScene {
         }
         match self.source {
             PaletteSource::Storage => {
-                if let Some(palette) = &self.palette
-                    && !frame.palette.is_empty()
-                {
-                    ctx.queue
-                        .write_buffer(palette, 0, bytemuck::cast_slice(&frame.palette));
-                    if self.any_dqs() {
-                        self.dq_scratch.clear();
-                        self.dq_scratch
-                            .extend(frame.palette.iter().map(|m| dqs::pack(&dqs::decompose(m))));
-                        ctx.queue.write_buffer(
-                            palette,
-                            (self.palette_entries * std::mem::size_of::<Mat4>()) as u64,
-                            bytemuck::cast_slice(&self.dq_scratch),
-                        );
-                    }
+                if frame.palette.len() <= self.palette_entries {
+                    self.write_palette_block(ctx, 0, &frame.palette);
                 }
                 if let Some(weights) = &self.morph_weights
                     && !self.morph_weight_scratch.is_empty()
@@ -818,6 +872,113 @@ impl GpuScene {
                 }
             }
         }
+    }
+
+    /// Write instance `instance`'s palette (`model_from_bind` per entry, the layout of
+    /// [`FrameState::palette`]) into its block of a crowd's palette buffer (and its DQS form when
+    /// a draw skins with DQS). Storage path only; an instance out of range or a palette of
+    /// another length is an error and nothing is written.
+    pub fn write_instance_palette(
+        &mut self,
+        ctx: &GpuContext,
+        instance: u32,
+        palette: &[Mat4],
+    ) -> Result<()> {
+        if self.palette.is_none() || instance >= self.instances {
+            return Err(Error::Gpu(format!(
+                "palette of instance {instance}: this upload holds {} instance(s) on the {}",
+                self.instances,
+                self.source.describe()
+            )));
+        }
+        if palette.len() != self.palette_entries {
+            return Err(Error::Gpu(format!(
+                "palette of instance {instance}: {} matrices, the scene's palette has {}",
+                palette.len(),
+                self.palette_entries
+            )));
+        }
+        self.write_palette_block(ctx, instance, palette);
+        Ok(())
+    }
+
+    /// Matrices, then their DQS form when a draw needs it, into instance `instance`'s block.
+    fn write_palette_block(&mut self, ctx: &GpuContext, instance: u32, palette: &[Mat4]) {
+        let Some(buffer) = &self.palette else { return };
+        if palette.is_empty() {
+            return;
+        }
+        let matrix = std::mem::size_of::<Mat4>() as u64;
+        let block = instance as u64 * 2 * self.palette_entries as u64 * matrix;
+        ctx.queue
+            .write_buffer(buffer, block, bytemuck::cast_slice(palette));
+        if self.any_dqs() {
+            self.dq_scratch.clear();
+            self.dq_scratch
+                .extend(palette.iter().map(|m| dqs::pack(&dqs::decompose(m))));
+            ctx.queue.write_buffer(
+                buffer,
+                block + self.palette_entries as u64 * matrix,
+                bytemuck::cast_slice(&self.dq_scratch),
+            );
+        }
+    }
+
+    /// Palette bytes one character's frame writes: its matrices, and their DQS form when a
+    /// draw skins with DQS (storage path).
+    pub fn palette_upload_bytes(&self) -> u64 {
+        let blocks = if self.any_dqs() { 2 } else { 1 };
+        blocks * (self.palette_entries * std::mem::size_of::<Mat4>()) as u64
+    }
+
+    /// Characters this upload draws (1 unless made by [`GpuScene::crowd`]).
+    pub fn instances(&self) -> u32 {
+        self.instances
+    }
+
+    /// Skin with the compute pass from now on ([`crate::gpu::Skinning::Compute`] draws its
+    /// buffer): builds the pipelines and the skinned vertex buffer once. Storage palette path
+    /// with compute shaders only (an error says so otherwise).
+    pub fn enable_compute_skinning(&mut self, ctx: &GpuContext) -> Result<()> {
+        if self.compute_skinning.is_none() {
+            self.compute_skinning = Some(ComputeSkinning::new(ctx, self)?);
+        }
+        Ok(())
+    }
+
+    /// The compute-skinning pass, once [`GpuScene::enable_compute_skinning`] has run.
+    pub fn compute_skinning(&self) -> Option<&ComputeSkinning> {
+        self.compute_skinning.as_ref()
+    }
+
+    /// Record the compute-skinning pass (nothing when it is off), with optional timestamps.
+    pub fn record_compute_skinning(
+        &self,
+        enc: &mut wgpu::CommandEncoder,
+        timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) {
+        if let Some(c) = &self.compute_skinning {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("compute skinning"),
+                timestamp_writes: timestamps,
+            });
+            c.record(&mut pass, self);
+        }
+    }
+
+    /// Skin every instance with the palettes written so far (one submission; nothing when
+    /// compute skinning is off).
+    pub fn submit_compute_skinning(&self, ctx: &GpuContext) {
+        if self.compute_skinning.is_none() {
+            return;
+        }
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("compute skinning"),
+            });
+        self.record_compute_skinning(&mut enc, None);
+        ctx.queue.submit([enc.finish()]);
     }
 
     /// Whether any draw is skinned with DQS.

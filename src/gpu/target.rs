@@ -160,6 +160,16 @@ impl OffscreenTarget {
         encoder: &'e mut wgpu::CommandEncoder,
         clear: [f64; 3],
     ) -> wgpu::RenderPass<'e> {
+        self.begin_pass_timed(encoder, clear, None)
+    }
+
+    /// [`OffscreenTarget::begin_pass`] writing timestamps at the pass's start and end.
+    pub fn begin_pass_timed<'e>(
+        &self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        clear: [f64; 3],
+        timestamps: Option<wgpu::RenderPassTimestampWrites<'_>>,
+    ) -> wgpu::RenderPass<'e> {
         let [r, g, b] = clear;
         let (view, resolve_target, store) = match &self.msaa {
             Some(m) => (m, Some(&self.resolve_view), wgpu::StoreOp::Discard),
@@ -186,7 +196,7 @@ impl OffscreenTarget {
                     stencil_ops: None,
                 }
             }),
-            timestamp_writes: None,
+            timestamp_writes: timestamps,
             occlusion_query_set: None,
             multiview_mask: None,
         })

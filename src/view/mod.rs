@@ -5,6 +5,7 @@
 //! and the viewer's own viewport go through here, so what the window shows is tested without
 //! one.
 
+pub mod crowd;
 pub mod grid;
 pub mod skeleton;
 
@@ -39,14 +40,31 @@ pub struct ViewOptions {
     pub grid: bool,
     /// Draw triangle edges over the faces.
     pub wireframe: bool,
-    /// Which skinning a single view draws.
+    /// Which skinning a single view draws ([`Skinning::Compute`] needs the scene's compute
+    /// skinning on: [`GpuScene::enable_compute_skinning`]).
     pub skinning: Skinning,
-    /// Two views under one camera: CPU reference on the left, GPU skinning on the right.
+    /// Two views under one camera: CPU reference on the left, GPU skinning on the right (the
+    /// compute pass's when `skinning` is [`Skinning::Compute`], else the vertex shader's).
     pub split: bool,
     /// [`ColorMode::Errors`]: compare the character's own CPU skinning with the same frame
     /// skinned in these options (mode against mode, on the CPU) instead of the GPU against the
     /// CPU; the heatmap then starts at [`crate::gpu::MODE_ERROR_LOG10_MIN`].
     pub error_against: Option<crate::skin::SkinOptions>,
+}
+
+impl ViewOptions {
+    /// The GPU skinning shown: the compute pass's when chosen, else the vertex shader's.
+    pub fn gpu_skinning(&self) -> Skinning {
+        match self.skinning {
+            Skinning::Compute => Skinning::Compute,
+            _ => Skinning::Gpu,
+        }
+    }
+
+    /// The halves of a split view, left to right: CPU, then the GPU skinning shown.
+    fn halves(&self) -> [Skinning; 2] {
+        [Skinning::Cpu, self.gpu_skinning()]
+    }
 }
 
 impl Default for ViewOptions {
@@ -181,7 +199,7 @@ impl ViewRenderer {
     ) {
         if options.split {
             let half = (width / 2).max(1) as f32;
-            for (x, skinning) in [(0.0, Skinning::Cpu), (half, Skinning::Gpu)] {
+            for (x, skinning) in [0.0, half].into_iter().zip(options.halves()) {
                 pass.set_viewport(x, 0.0, half, height as f32, 0.0, 1.0);
                 self.record(pass, scene, skinning, options);
             }
@@ -206,6 +224,7 @@ impl ViewRenderer {
             DrawOptions {
                 skinning,
                 wireframe: options.wireframe,
+                instances: 1,
             },
         );
         self.overlay.draw(pass, &self.camera);
@@ -263,7 +282,7 @@ impl HeadlessView {
             let (w, h) = self.target.size();
             if options.split {
                 let half = (w / 2) as f32;
-                for (x, skinning) in [(0.0, Skinning::Cpu), (half, Skinning::Gpu)] {
+                for (x, skinning) in [0.0, half].into_iter().zip(options.halves()) {
                     pass.set_viewport(x, 0.0, half, h as f32, 0.0, 1.0);
                     self.view.record(&mut pass, scene, skinning, options);
                 }
@@ -380,6 +399,9 @@ pub fn render_character_with(
     for d in 0..scene.draws.len() {
         gpu.set_skin_options(ctx, d, character.skin_options(d));
     }
+    if options.skinning == Skinning::Compute {
+        gpu.enable_compute_skinning(ctx)?;
+    }
     gpu.update(ctx, scene, &character.frame);
     if options.color_mode == ColorMode::Errors
         && let Some(other) = options.error_against
@@ -390,8 +412,12 @@ pub fn render_character_with(
         gpu.upload_vertex_errors(ctx, &errors);
     } else if options.color_mode == ColorMode::Errors {
         let draws: Vec<usize> = (0..scene.draws.len()).collect();
-        // The compute capture where it runs (the storage path), else the draw's vertex stage.
-        let gpu_vertices = if palette == PaletteSource::Storage && ctx.compute_capture() {
+        // What the GPU half draws: the compute-skinned buffer as drawn; else the compute
+        // capture where it runs (the storage path), else the draw's vertex stage.
+        let gpu_vertices = if options.skinning == Skinning::Compute {
+            let mut v = DrawCapture::new(ctx)?.run_with(ctx, &gpu, &draws, Skinning::Compute, 1)?;
+            v.pop().unwrap_or_default()
+        } else if palette == PaletteSource::Storage && ctx.compute_capture() {
             Capture::new(ctx, &gpu)?.run(ctx, &gpu, &draws)?
         } else {
             DrawCapture::new(ctx)?.run(ctx, &gpu, &draws)?

@@ -42,6 +42,9 @@ pub struct ViewerOptions {
     pub demo: bool,
     /// Start in this view mode.
     pub mode: state::ViewMode,
+    /// How the GPU skins: the vertex shader ([`crate::gpu::Skinning::Gpu`]) or the compute
+    /// pass ([`crate::gpu::Skinning::Compute`]).
+    pub gpu_skinning: crate::gpu::Skinning,
     /// Stop after this many frames.
     pub frames: Option<u64>,
     /// Save the last frame here (with `frames`) and on the screenshot key.
@@ -58,6 +61,7 @@ impl Default for ViewerOptions {
             size: (1280, 800),
             demo: false,
             mode: state::ViewMode::Gpu,
+            gpu_skinning: crate::gpu::Skinning::Gpu,
             frames: None,
             screenshot: None,
             no_vsync: false,
@@ -275,6 +279,7 @@ impl App {
         let ctx_describe = ctx.describe();
         if let Some(s) = self.state.as_mut() {
             s.mode = self.options.mode;
+            s.gpu_skinning = self.options.gpu_skinning;
             if !ctx.storage_palette() {
                 s.use_uniform_palette_only(crate::gpu::max_uniform_bones(&ctx) as usize)?;
             }
@@ -457,6 +462,8 @@ impl App {
             };
             let frames = self.report.frames.to_string();
             let time = format!("{:.4}", state.playback.time_s);
+            // What the view draws: the CPU reference, or the GPU skinning path.
+            let skinning = state.view_options().skinning.describe();
             // Never over a file the model open now was read from (models opened in the window
             // included).
             let written = image
@@ -469,6 +476,7 @@ impl App {
                             ("Adapter", &gfx.adapter),
                             ("Frames", &frames),
                             ("Time", &time),
+                            ("Skinning", skinning),
                         ],
                     )
                 });

@@ -441,6 +441,22 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
             ui.selectable_value(&mut state.mode, m, m.label());
         }
     });
+    ui.horizontal(|ui| {
+        use crate::gpu::Skinning;
+        ui.label("GPU skins in");
+        ui.selectable_value(&mut state.gpu_skinning, Skinning::Gpu, "vertex shader")
+            .on_hover_text("every pass that draws the mesh blends the palette itself");
+        ui.add_enabled_ui(
+            state.palette_source() == crate::gpu::PaletteSource::Storage,
+            |ui| {
+                ui.selectable_value(&mut state.gpu_skinning, Skinning::Compute, "compute pass")
+                    .on_hover_text(
+                        "skinned once per frame into a buffer that a plain vertex shader draws (as \
+                     Unreal and Godot do); storage palette only",
+                    );
+            },
+        );
+    });
 }
 
 /// Largest K the slider offers (seed 002 §4: uniform arrays of 32–128 matrices).

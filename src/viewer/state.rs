@@ -301,6 +301,9 @@ pub struct ViewerState {
     pub view: ViewOptions,
     /// GPU, CPU, side by side or diff.
     pub mode: ViewMode,
+    /// How the GPU skins: [`Skinning::Gpu`] (the vertex shader) or [`Skinning::Compute`] (a
+    /// compute pass, drawn by a plain vertex shader; storage palette only).
+    pub gpu_skinning: Skinning,
     /// The camera (orbit, pan, zoom).
     pub camera: OrbitCamera,
     /// Influence limit of both paths (`None`: every weight).
@@ -387,6 +390,7 @@ impl ViewerState {
             partition_summary,
             storage_palette: true,
             skin: SkinOptions::default(),
+            gpu_skinning: Skinning::Gpu,
         };
         state.after_rebuild(true)?;
         Ok(state)
@@ -569,11 +573,12 @@ impl ViewerState {
         match result {
             Ok(next) => {
                 let generation = self.generation;
-                let mode = self.mode;
+                let (mode, gpu_skinning) = (self.mode, self.gpu_skinning);
                 let (partition, storage) = (self.partition, self.storage_palette);
                 *self = next;
                 self.generation = generation + 1;
                 self.mode = mode;
+                self.gpu_skinning = gpu_skinning;
                 // The partition and palette path carry over to the new model.
                 self.storage_palette = storage;
                 if partition != self.partition {
@@ -712,7 +717,7 @@ impl ViewerState {
             skinning: if self.mode == ViewMode::Cpu {
                 Skinning::Cpu
             } else {
-                Skinning::Gpu
+                self.gpu_skinning
             },
             split: self.mode == ViewMode::SideBySide,
             ..self.view

@@ -224,6 +224,14 @@ impl Viewport {
             }
             s.skin = Some(state.skin);
         }
+        if state.gpu_skinning == crate::gpu::Skinning::Compute
+            && s.gpu.compute_skinning().is_none()
+            && let Err(e) = s.gpu.enable_compute_skinning(ctx)
+        {
+            state.gpu_skinning = crate::gpu::Skinning::Gpu;
+            state.error = Some(format!("{e}: skinning in the vertex shader"));
+        }
+        let c = &state.character;
         s.gpu.update(ctx, &c.scene, &c.frame);
         // The CPU result is drawn in the CPU and side-by-side views (the heatmap draws the GPU
         // mesh; its errors come from the comparison below).
@@ -335,7 +343,10 @@ impl Viewport {
             painter.text(
                 rect.center_top() + egui::vec2(10.0, 8.0),
                 egui::Align2::LEFT_TOP,
-                "GPU skinning",
+                match state.gpu_skinning {
+                    crate::gpu::Skinning::Compute => "GPU skinning (compute pass)",
+                    _ => "GPU skinning (vertex shader)",
+                },
                 font,
                 egui::Color32::LIGHT_GRAY,
             );

@@ -1,0 +1,565 @@
+//! A crowd on the GPU, timed (the GPU benchmark of `skinview bench`): N instances of one character
+//! on a grid, each with its own time offset and palette (one palette buffer, a block per
+//! instance), drawn by both GPU skinning paths into an offscreen 4× MSAA target:
+//! - the vertex-shader path: one instanced draw per primitive, `skin()` in the vertex stage;
+//! - the compute-skinning path: one pass skins every instance into a buffer
+//!   ([`crate::gpu::ComputeSkinning`]), then a plain vertex shader draws it. That draw is also
+//!   the vertex-shader path's floor: the same triangles, unskinned.
+//!
+//! Each pass is timed with timestamp queries where the adapter offers them, and every path by
+//! wall time (submit to completion) besides; medians over the frames. The CPU side (the
+//! animation stage of every instance, the palette upload) is timed too.
+
+use std::time::Instant;
+
+use glam::{Mat4, Vec3};
+
+use super::BACKGROUND;
+use crate::camera::OrbitCamera;
+use crate::character::Character;
+use crate::error::{Error, Result};
+use crate::gpu::{
+    Camera, DrawOptions, GpuContext, GpuScene, MAX_INSTANCES, OffscreenTarget, Renderer, Skinning,
+    Target, ViewUniform,
+};
+use crate::image::Rgba8;
+
+/// Frames drawn before timing starts (pipelines compiled, buffers resident, clocks up).
+pub const WARM_UP_FRAMES: usize = 3;
+
+/// Gap between neighbours on the grid, in model sizes (their widest horizontal extent).
+const SPACING: f32 = 1.25;
+
+/// Bytes the compute-skinning pass moves a vertex: reads position and normal (12 each), joints
+/// (`vec4<u32>`, 16) and weights (16), writes position and normal (24).
+pub const COMPUTE_BYTES_PER_VERTEX: u64 = 80;
+
+/// Timestamps written per frame: vertex path draw (begin, end), compute pass, its draw.
+const QUERIES: u32 = 6;
+
+/// What to run.
+#[derive(Clone, Copy, Debug)]
+pub struct CrowdOptions {
+    /// Characters in the crowd, 1..=[`MAX_INSTANCES`].
+    pub instances: u32,
+    /// Frames timed (after [`WARM_UP_FRAMES`]).
+    pub frames: usize,
+    /// Target size in pixels.
+    pub size: (u32, u32),
+    /// Time step between frames (s).
+    pub dt_s: f32,
+}
+
+/// How the GPU passes were timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Timing {
+    /// Timestamp queries at the start and end of each pass.
+    TimestampQueries,
+    /// The adapter has no timestamp queries: wall time from submission to completion only.
+    WallClock,
+}
+
+/// One crowd benchmark's medians.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CrowdReport {
+    /// Model name.
+    pub model: String,
+    /// The adapter, in words.
+    pub adapter: String,
+    /// How the passes were timed.
+    pub timing: Timing,
+    /// Characters drawn.
+    pub instances: u32,
+    /// Vertices of one character.
+    pub vertices_per_instance: usize,
+    /// Vertices skinned per frame (instances × vertices).
+    pub vertices_per_frame: u64,
+    /// Frames timed.
+    pub frames: usize,
+    /// Target size in pixels.
+    pub size: (u32, u32),
+    /// Palette entries of one character.
+    pub palette_entries: usize,
+    /// Palette bytes written per frame (every instance's matrices, and their DQS form when a
+    /// draw skins with DQS).
+    pub palette_upload_bytes: u64,
+    /// CPU time writing the palettes (queue writes) per frame, ms.
+    pub palette_upload_ms: f64,
+    /// CPU animation stage of every instance per frame, ms.
+    pub animation_ms: f64,
+    /// Vertex-shader path: the draw pass (timestamps; `None` without), ms.
+    pub vertex_draw_ms: Option<f64>,
+    /// Vertex-shader path, submission to completion, ms.
+    pub vertex_wall_ms: f64,
+    /// Compute path: the skinning pass (timestamps), ms.
+    pub compute_skin_ms: Option<f64>,
+    /// Compute path: the plain draw of the skinned buffer (timestamps), ms: the unskinned
+    /// draw of the same triangles.
+    pub compute_draw_ms: Option<f64>,
+    /// Compute path, submission to completion, ms.
+    pub compute_wall_ms: f64,
+    /// The compute-skinning pass submitted alone, submission to completion, ms (what the
+    /// skinning costs where timestamps are missing or not to be trusted).
+    pub compute_skin_wall_ms: f64,
+}
+
+impl CrowdReport {
+    /// Skinned vertices per second of the vertex-shader path (its draw pass, or its wall
+    /// time without timestamps).
+    pub fn vertex_path_vertices_per_s(&self) -> f64 {
+        per_s(
+            self.vertices_per_frame,
+            self.vertex_draw_ms.unwrap_or(self.vertex_wall_ms),
+        )
+    }
+
+    /// Vertices per second of the compute-skinning pass alone (timestamps only).
+    pub fn compute_skin_vertices_per_s(&self) -> Option<f64> {
+        self.compute_skin_ms
+            .map(|ms| per_s(self.vertices_per_frame, ms))
+    }
+
+    /// Bytes per second the skinning pass moved ([`COMPUTE_BYTES_PER_VERTEX`] a vertex).
+    pub fn compute_skin_bytes_per_s(&self) -> Option<f64> {
+        self.compute_skin_vertices_per_s()
+            .map(|v| v * COMPUTE_BYTES_PER_VERTEX as f64)
+    }
+
+    /// The compute pass's timestamps cover under a tenth of the same pass's wall time while
+    /// that is over a millisecond (so not submission overhead): the adapter stamps the pass
+    /// without its work (lavapipe, Mesa 22.3, does), and the wall time is the figure to read.
+    pub fn compute_timestamps_suspect(&self) -> bool {
+        self.compute_skin_ms.is_some_and(|ms| {
+            self.compute_skin_wall_ms > 1.0 && ms < 0.1 * self.compute_skin_wall_ms
+        })
+    }
+
+    /// The vertex-shader path's draw over the same draw of pre-skinned vertices (the issue's
+    /// "skinned draw within 1.3× of the unskinned draw"; timestamps only).
+    pub fn skinned_over_plain_draw(&self) -> Option<f64> {
+        match (self.vertex_draw_ms, self.compute_draw_ms) {
+            (Some(v), Some(p)) if p > 0.0 => Some(v / p),
+            _ => None,
+        }
+    }
+}
+
+/// A rate with an SI prefix: "1.23 G", "456 M", "12.0 k".
+fn si(v: f64) -> String {
+    match v {
+        v if v >= 1e9 => format!("{:.2} G", v / 1e9),
+        v if v >= 1e6 => format!("{:.1} M", v / 1e6),
+        v => format!("{:.1} k", v / 1e3),
+    }
+}
+
+fn per_s(count: u64, ms: f64) -> f64 {
+    if ms > 0.0 {
+        count as f64 / (ms * 1e-3)
+    } else {
+        0.0
+    }
+}
+
+impl std::fmt::Display for CrowdReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} x {}: {} vertices a character, {} a frame, {}x{} px, {} frames, on {}",
+            self.instances,
+            self.model,
+            self.vertices_per_instance,
+            self.vertices_per_frame,
+            self.size.0,
+            self.size.1,
+            self.frames,
+            self.adapter
+        )?;
+        writeln!(
+            f,
+            "timing: {}",
+            match self.timing {
+                Timing::TimestampQueries => "timestamp queries per pass, medians",
+                Timing::WallClock =>
+                    "wall clock only (this adapter has no timestamp queries), medians",
+            }
+        )?;
+        writeln!(
+            f,
+            "CPU per frame: animation stage of every character {:.3} ms; palette upload {:.1} KB \
+             in {:.3} ms",
+            self.animation_ms,
+            self.palette_upload_bytes as f64 / 1024.0,
+            self.palette_upload_ms
+        )?;
+        match self.vertex_draw_ms {
+            Some(ms) => writeln!(
+                f,
+                "vertex-shader path: draw {ms:.3} ms ({} skinned vertices/s); submit to done \
+                 {:.3} ms",
+                si(self.vertex_path_vertices_per_s()),
+                self.vertex_wall_ms
+            )?,
+            None => writeln!(
+                f,
+                "vertex-shader path: {:.3} ms a frame ({} skinned vertices/s)",
+                self.vertex_wall_ms,
+                si(self.vertex_path_vertices_per_s())
+            )?,
+        }
+        match (self.compute_skin_ms, self.compute_draw_ms) {
+            (Some(skin), Some(draw)) => {
+                writeln!(
+                    f,
+                    "compute path: skinning pass {skin:.3} ms ({} vertices/s, {}B/s at \
+                     {COMPUTE_BYTES_PER_VERTEX} B a vertex) + plain draw {draw:.3} ms; submit to \
+                     done {:.3} ms",
+                    si(self.compute_skin_vertices_per_s().unwrap_or(0.0)),
+                    si(self.compute_skin_bytes_per_s().unwrap_or(0.0)),
+                    self.compute_wall_ms
+                )?;
+                if let Some(r) = self.skinned_over_plain_draw() {
+                    writeln!(
+                        f,
+                        "skinned draw / the same draw unskinned: {r:.2}x (vertex-shader path's \
+                         draw over the compute path's)"
+                    )?;
+                }
+            }
+            _ => writeln!(
+                f,
+                "compute path: {:.3} ms a frame (skinning pass and draw)",
+                self.compute_wall_ms
+            )?,
+        }
+        writeln!(
+            f,
+            "compute skinning pass submitted alone: {:.3} ms submit to done ({} vertices/s)",
+            self.compute_skin_wall_ms,
+            si(per_s(self.vertices_per_frame, self.compute_skin_wall_ms))
+        )?;
+        if self.compute_timestamps_suspect() {
+            writeln!(
+                f,
+                "note: the compute pass's timestamps cover under a tenth of its wall time: this \
+                 adapter stamps the pass without its work (lavapipe does); read the wall time"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Median of `v` (0 when empty).
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// Columns and rows of the square grid of `n` instances.
+fn grid_shape(n: u32) -> (u32, u32) {
+    let cols = (n as f64).sqrt().ceil().max(1.0) as u32;
+    (cols, n.div_ceil(cols))
+}
+
+/// Where instance `i` of `n` stands: a square grid centred on the origin, `step` apart.
+fn grid_offset(i: u32, n: u32, step: f32) -> Vec3 {
+    let (cols, rows) = grid_shape(n);
+    let x = (i % cols) as f32 - (cols - 1) as f32 / 2.0;
+    let z = (i / cols) as f32 - (rows - 1) as f32 / 2.0;
+    Vec3::new(x * step, 0.0, z * step)
+}
+
+/// The largest offset of the grid of `n` (the smallest is its negation).
+fn grid_half_extent(n: u32, step: f32) -> Vec3 {
+    let (cols, rows) = grid_shape(n);
+    Vec3::new((cols - 1) as f32 / 2.0, 0.0, (rows - 1) as f32 / 2.0) * step
+}
+
+/// Record one draw of the whole crowd with `skinning` into a pass on `target`.
+#[allow(clippy::too_many_arguments)]
+fn record_draw(
+    enc: &mut wgpu::CommandEncoder,
+    target: &OffscreenTarget,
+    renderer: &Renderer,
+    camera: &Camera,
+    gpu: &GpuScene,
+    skinning: Skinning,
+    timestamps: Option<wgpu::RenderPassTimestampWrites<'_>>,
+) {
+    let mut pass = target.begin_pass_timed(enc, BACKGROUND, timestamps);
+    renderer.draw_with(
+        &mut pass,
+        camera,
+        gpu,
+        DrawOptions {
+            skinning,
+            wireframe: false,
+            instances: gpu.instances(),
+        },
+    );
+}
+
+/// Time offset of instance `i` within `period_s`: golden-ratio steps, so no two neighbours
+/// move in step.
+fn time_offset_s(i: u32, period_s: f32) -> f32 {
+    (i as f64 * 0.618_033_988_749_895).fract() as f32 * period_s
+}
+
+/// Timestamp query set, its resolve buffer and a staging copy.
+struct Queries {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    staging: wgpu::Buffer,
+    period_ns: f64,
+}
+
+impl Queries {
+    fn new(ctx: &GpuContext) -> Option<Queries> {
+        if !ctx.timestamps() {
+            return None;
+        }
+        let bytes = QUERIES as u64 * wgpu::QUERY_SIZE as u64;
+        let buffer = |label, usage| {
+            ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        Some(Queries {
+            set: ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("crowd timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: QUERIES,
+            }),
+            resolve: buffer(
+                "crowd timestamps",
+                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            ),
+            staging: buffer(
+                "crowd timestamps staging",
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            ),
+            period_ns: ctx.queue.get_timestamp_period() as f64,
+        })
+    }
+
+    fn render(&self, first: u32) -> wgpu::RenderPassTimestampWrites<'_> {
+        wgpu::RenderPassTimestampWrites {
+            query_set: &self.set,
+            beginning_of_pass_write_index: Some(first),
+            end_of_pass_write_index: Some(first + 1),
+        }
+    }
+
+    fn compute(&self, first: u32) -> wgpu::ComputePassTimestampWrites<'_> {
+        wgpu::ComputePassTimestampWrites {
+            query_set: &self.set,
+            beginning_of_pass_write_index: Some(first),
+            end_of_pass_write_index: Some(first + 1),
+        }
+    }
+
+    /// The three pass durations (ms) once the encoder that resolved them has run.
+    fn read(&self, ctx: &GpuContext) -> Result<[f64; 3]> {
+        let bytes = ctx.map_read(&self.staging)?;
+        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
+        let ms = |k: usize| {
+            let (a, b) = (ticks.get(2 * k), ticks.get(2 * k + 1));
+            match (a, b) {
+                (Some(a), Some(b)) => b.wrapping_sub(*a) as f64 * self.period_ns * 1e-6,
+                _ => 0.0,
+            }
+        };
+        Ok([ms(0), ms(1), ms(2)])
+    }
+}
+
+/// Submit `enc` and wait until the GPU is done; returns the time that took (ms).
+fn submit_and_wait(ctx: &GpuContext, enc: wgpu::CommandEncoder) -> Result<f64> {
+    let t0 = Instant::now();
+    ctx.queue.submit([enc.finish()]);
+    ctx.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Gpu(format!("poll: {e}")))?;
+    ctx.check()?;
+    Ok(t0.elapsed().as_secs_f64() * 1e3)
+}
+
+/// Run the crowd benchmark on `character` (its clip plays looping; IK, when it has some, is
+/// solved afresh for each instance): `progress(frame)` after each timed frame. Returns the
+/// report and the last frame as drawn by the compute path (the vertex path draws the same
+/// picture; tests compare the two).
+pub fn run_crowd(
+    ctx: &GpuContext,
+    character: &mut Character,
+    options: &CrowdOptions,
+    mut progress: impl FnMut(usize),
+) -> Result<(CrowdReport, Rgba8)> {
+    let n = options.instances;
+    if !(1..=MAX_INSTANCES).contains(&n) {
+        return Err(Error::Gpu(format!(
+            "a crowd of {n} characters: 1..={MAX_INSTANCES}"
+        )));
+    }
+    if !ctx.storage_palette() || !ctx.compute_capture() {
+        return Err(Error::Gpu(format!(
+            "the crowd benchmark needs storage buffers in the vertex stage and compute shaders \
+             (one palette buffer for every character, the compute-skinning path); {} has not",
+            ctx.info.name
+        )));
+    }
+    // Bounds of one character at rest pose of its clip: the grid's spacing and the camera.
+    character.cpu_skinning = true;
+    character.update(0.0, 0.0)?;
+    let (lo, hi) =
+        crate::skin::bounds(&character.outputs).ok_or_else(|| Error::NothingToRender {
+            model: character.scene.name.clone(),
+        })?;
+    character.cpu_skinning = false;
+    let extent = hi - lo;
+    let step = SPACING * extent.x.max(extent.z).max(extent.length() * 1e-3).max(1e-6);
+    let half = grid_half_extent(n, step);
+    let bounds = (lo - half, hi + half);
+    let period_s = character
+        .scene
+        .animations
+        .iter()
+        .map(|a| a.duration_s())
+        .fold(0.0f32, f32::max)
+        .max(1.0);
+
+    let model = character.scene.name.clone();
+    let mut gpu = GpuScene::crowd(
+        ctx,
+        &character.scene,
+        &character.frame,
+        character.max_influences(),
+        n,
+    )?;
+    for d in 0..character.scene.draws.len() {
+        gpu.set_skin_options(ctx, d, character.skin_options(d));
+    }
+    gpu.enable_compute_skinning(ctx)?;
+    let target = OffscreenTarget::new(ctx, Target::OFFSCREEN, options.size.0, options.size.1)?;
+    let renderer = Renderer::new(ctx, Target::OFFSCREEN)?;
+    let camera = Camera::new(ctx);
+    let orbit = OrbitCamera::framing(bounds.0, bounds.1, target.aspect());
+    camera.set(ctx, &ViewUniform::from_camera(&orbit, target.aspect()));
+    let queries = Queries::new(ctx);
+
+    let mut palette: Vec<Mat4> = Vec::with_capacity(gpu.palette_entries);
+    let (mut animation, mut upload, mut vertex_wall, mut compute_wall, mut skin_wall) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut vertex_draw, mut compute_skin, mut compute_draw) =
+        (Vec::new(), Vec::new(), Vec::new());
+    let total = WARM_UP_FRAMES + options.frames.max(1);
+    let encoder = |label: &str| {
+        ctx.device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
+    };
+    let draw = |enc: &mut wgpu::CommandEncoder, gpu: &GpuScene, skinning, stamps| {
+        record_draw(enc, &target, &renderer, &camera, gpu, skinning, stamps)
+    };
+    let mut image = None;
+    for frame in 0..total {
+        let t_s = frame as f32 * options.dt_s;
+        // The CPU side: every character's stage, then its palette moved to its place.
+        let (mut anim_s, mut upload_s) = (0.0, 0.0);
+        for i in 0..n {
+            let t0 = Instant::now();
+            if character.ik.is_some() {
+                // Each instance is its own character: no IK warm start from another's pose.
+                character.restart();
+            }
+            character.update(t_s + time_offset_s(i, period_s), options.dt_s)?;
+            let model_from_instance = Mat4::from_translation(grid_offset(i, n, step));
+            palette.clear();
+            palette.extend(
+                character
+                    .frame
+                    .palette
+                    .iter()
+                    .map(|m| model_from_instance * *m),
+            );
+            let t1 = Instant::now();
+            if i == 0 {
+                // Morph weights (shared by the crowd) with the first character's frame.
+                gpu.write_frame(ctx, &character.scene, &character.frame);
+            }
+            gpu.write_instance_palette(ctx, i, &palette)?;
+            anim_s += (t1 - t0).as_secs_f64();
+            upload_s += t1.elapsed().as_secs_f64();
+        }
+        // The vertex-shader path.
+        let mut enc = encoder("crowd: vertex-shader path");
+        let stamps = queries.as_ref().map(|q| q.render(0));
+        draw(&mut enc, &gpu, Skinning::Gpu, stamps);
+        let vertex_ms = submit_and_wait(ctx, enc)?;
+        // The compute path.
+        let mut enc = encoder("crowd: compute path");
+        gpu.record_compute_skinning(&mut enc, queries.as_ref().map(|q| q.compute(2)));
+        let stamps = queries.as_ref().map(|q| q.render(4));
+        draw(&mut enc, &gpu, Skinning::Compute, stamps);
+        if let Some(q) = &queries {
+            enc.resolve_query_set(&q.set, 0..QUERIES, &q.resolve, 0);
+            enc.copy_buffer_to_buffer(&q.resolve, 0, &q.staging, 0, q.resolve.size());
+        }
+        let compute_ms = submit_and_wait(ctx, enc)?;
+        // The skinning pass alone, by wall time.
+        let mut enc = encoder("crowd: compute skinning alone");
+        gpu.record_compute_skinning(&mut enc, None);
+        let skin_alone_ms = submit_and_wait(ctx, enc)?;
+        if frame < WARM_UP_FRAMES {
+            continue;
+        }
+        if let Some(q) = &queries {
+            let [v, s, d] = q.read(ctx)?;
+            vertex_draw.push(v);
+            compute_skin.push(s);
+            compute_draw.push(d);
+        }
+        animation.push(anim_s * 1e3);
+        upload.push(upload_s * 1e3);
+        vertex_wall.push(vertex_ms);
+        compute_wall.push(compute_ms);
+        skin_wall.push(skin_alone_ms);
+        progress(frame - WARM_UP_FRAMES);
+        if frame + 1 == total {
+            let mut enc = encoder("crowd: picture");
+            draw(&mut enc, &gpu, Skinning::Compute, None);
+            image = Some(target.read_rgba8(ctx, enc)?);
+        }
+    }
+    let timed = queries.is_some();
+    let med = |v: &mut Vec<f64>| timed.then(|| median(v));
+    let palette_upload_bytes = gpu.palette_upload_bytes() * n as u64;
+    let report = CrowdReport {
+        model,
+        adapter: ctx.describe(),
+        timing: if timed {
+            Timing::TimestampQueries
+        } else {
+            Timing::WallClock
+        },
+        instances: n,
+        vertices_per_instance: gpu.vertex_total(),
+        vertices_per_frame: gpu.vertex_total() as u64 * n as u64,
+        frames: options.frames.max(1),
+        size: options.size,
+        palette_entries: gpu.palette_entries,
+        palette_upload_bytes,
+        palette_upload_ms: median(&mut upload),
+        animation_ms: median(&mut animation),
+        vertex_draw_ms: med(&mut vertex_draw),
+        vertex_wall_ms: median(&mut vertex_wall),
+        compute_skin_ms: med(&mut compute_skin),
+        compute_draw_ms: med(&mut compute_draw),
+        compute_wall_ms: median(&mut compute_wall),
+        compute_skin_wall_ms: median(&mut skin_wall),
+    };
+    let image = image.ok_or_else(|| Error::Gpu("the crowd drew no frame".into()))?;
+    Ok((report, image))
+}
