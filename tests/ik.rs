@@ -14,7 +14,8 @@ use glam::{DMat4, DQuat, DVec3, EulerRot, Quat, Vec3};
 use proptest::prelude::*;
 use skinview::error::Error;
 use skinview::ik::{
-    CcdJob, Effector, IkMode, IkResult, IkScratch, IkSettings, JointLimits, from_euler_zyx,
+    CcdJob, Effector, IkMode, IkResult, IkScratch, IkSettings, InsideTest, JointLimits,
+    from_euler_zyx,
 };
 use skinview::math::Trs;
 use skinview::scene::{Node, RawScene, Scene, SceneBuilder};
@@ -1197,5 +1198,76 @@ proptest! {
         if l.contains_euler([euler[0], y0, euler[2]], 0.0) && gimbal == 0.0 {
             prop_assert_eq!(l.clamp_relative(q), q);
         }
+    }
+}
+
+// ---------------------------------------------------------------- the clamp's inside test
+
+/// Limits for the inside test: bounds anywhere in ±(2π + 0.5) (beyond what the test may use),
+/// Y ranges past ±π/2 (the other Euler triple), widths from 0 to past a full turn.
+fn wide_limits_strategy() -> impl Strategy<Value = JointLimits> {
+    let axis = (
+        -2.0 * PI32 - 0.5..2.0 * PI32 + 0.5,
+        prop_oneof![Just(0.0f32), 0.0f32..0.05, 0.0f32..7.0],
+    )
+        .prop_map(|(lo, w)| (lo, lo + w));
+    (axis.clone(), axis.clone(), axis)
+        .prop_map(|(z, y, x)| JointLimits::new([z.0, y.0, x.0], [z.1, y.1, x.1]))
+}
+
+/// A rotation near the box: each angle at a bound, inside or outside by up to `eps`, or
+/// anywhere; sometimes at gimbal lock.
+fn near_box_rotation(l: &JointLimits, pick: [u8; 3], t: [f32; 3], eps: f32) -> Quat {
+    let a: [f32; 3] = std::array::from_fn(|k| match pick[k] % 4 {
+        0 => l.min_rad[k] + eps * (2.0 * t[k] - 1.0),
+        1 => l.max_rad[k] + eps * (2.0 * t[k] - 1.0),
+        2 => l.min_rad[k] + t[k] * (l.max_rad[k] - l.min_rad[k]),
+        _ => (2.0 * t[k] - 1.0) * PI32,
+    });
+    from_euler_zyx(a)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    /// Sound: whatever the trig-free test passes, the full clamp returns unchanged (bit for
+    /// bit), and `clamp_tested` equals `clamp` for any rotation and reference.
+    #[test]
+    fn inside_test_passes_only_what_the_clamp_keeps(
+        l in wide_limits_strategy(),
+        pick in [any::<u8>(), any::<u8>(), any::<u8>()],
+        t in [0.0f32..1.0, 0.0f32..1.0, 0.0f32..1.0],
+        eps in prop_oneof![Just(0.0f32), 1e-7f32..1e-4, 1e-4f32..0.1],
+        reference in [-PI32..PI32, -FRAC_PI_2..FRAC_PI_2, -PI32..PI32],
+    ) {
+        let test = InsideTest::new(&l);
+        let q = near_box_rotation(&l, pick, t, eps);
+        if test.clearly_contains(q) {
+            prop_assert_eq!(l.clamp_relative(q), q, "passed but clamped: {:?}", l);
+        }
+        let q_ref = from_euler_zyx(reference);
+        let q_local = q_ref * q;
+        prop_assert_eq!(l.clamp_tested(&test, q_ref, q_local), l.clamp(q_ref, q_local));
+    }
+
+    /// Useful: a rotation inside the box by 0.01 rad on every axis, away from gimbal lock,
+    /// passes, whether the decomposition finds it in its first triple or only in the other
+    /// one (a Y range past ±π/2, as at an elbow).
+    #[test]
+    fn inside_test_passes_rotations_well_inside(
+        lo in [-3.0f32..3.0, -3.0f32..3.0, -3.0f32..3.0],
+        w in [0.05f32..3.0, 0.05f32..3.0, 0.05f32..3.0],
+        t in [0.0f32..1.0, 0.0f32..1.0, 0.0f32..1.0],
+    ) {
+        const IN: f32 = 0.01;
+        let hi: [f32; 3] = std::array::from_fn(|k| (lo[k] + w[k]).min(PI32));
+        let lo: [f32; 3] = std::array::from_fn(|k| lo[k].max(-PI32));
+        prop_assume!((0..3).all(|k| hi[k] - lo[k] > 3.0 * IN));
+        let l = JointLimits::new(lo, hi);
+        let a: [f32; 3] = std::array::from_fn(|k| lo[k] + IN + t[k] * (hi[k] - lo[k] - 2.0 * IN));
+        // Away from gimbal lock (y = ±π/2 and its other-triple twin).
+        prop_assume!((a[1].abs() - FRAC_PI_2).abs() > IN);
+        let q = from_euler_zyx(a);
+        prop_assert!(InsideTest::new(&l).clearly_contains(q), "{:?} at {:?}", l, a);
     }
 }

@@ -71,13 +71,15 @@ impl LayerJob<'_> {
                 "a mask must have one weight per bone",
             ));
         }
-        let bad = |w: f32| !(w.is_finite() && w >= 0.0);
-        if !(self.threshold > 0.0 && self.threshold.is_finite())
-            || self
-                .layers
-                .iter()
-                .any(|l| bad(l.weight) || l.mask.is_some_and(|m| m.iter().any(|&w| bad(w))))
-        {
+        // Branch-free folds (they vectorise: this runs every frame).
+        let good = |w: f32| w.is_finite() & (w >= 0.0);
+        let all_good = |ws: &[f32]| ws.iter().fold(true, |ok, &w| ok & good(w));
+        let threshold_ok = self.threshold > 0.0 && self.threshold.is_finite();
+        let layers_ok = self
+            .layers
+            .iter()
+            .all(|l| good(l.weight) && l.mask.is_none_or(all_good));
+        if !(threshold_ok && layers_ok) {
             return Err(Error::job(
                 "LayerJob",
                 3,

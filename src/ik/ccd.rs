@@ -50,8 +50,8 @@
 //!
 //! Cost: per iteration, for each chain joint with `e` effectors through it: one 3x3 inverse,
 //! `e` point transforms and shortest arcs, one clamp (a few `atan2`), and one matrix product
-//! per chain node below it (O(c²) for a chain of c joints; c is small). Setup is O(nodes) (one
-//! local→model pass up to the deepest chain node). No allocation once `IkScratch` and the
+//! per chain node below it (O(c²) for a chain of c joints; c is small). Setup is O(nodes) (marking the
+//! chain nodes' ancestors; local→model only for those and the chain). No allocation once `IkScratch` and the
 //! output vectors have grown.
 //!
 //! Limits: CCD favours the joints near the tip (they turn first), converges linearly and can
@@ -60,7 +60,7 @@
 
 use glam::{Mat3, Mat4, Quat, Vec3, Vec4};
 
-use super::limits::{JointLimits, normalize_or_identity};
+use super::limits::{InsideTest, JointLimits, normalize_or_identity};
 use crate::error::{Error, Result};
 use crate::math::Trs;
 use crate::scene::Scene;
@@ -136,7 +136,8 @@ pub struct IkResult {
 /// Reusable buffers for [`CcdJob`]: keep one per solver so frames do not allocate.
 #[derive(Clone, Debug, Default)]
 pub struct IkScratch {
-    /// `model_from_node` for nodes up to the deepest chain node.
+    /// `model_from_node` for chain nodes and their ancestors (others unused), indexed by node
+    /// up to the deepest chain node.
     model: Vec<Mat4>,
     /// Per node: recomputed in the current subtree update.
     moved: Vec<bool>,
@@ -145,6 +146,8 @@ pub struct IkScratch {
     /// (joint, effector) for weighted effectors' chain joints with participation > 0,
     /// joints descending.
     pairs: Vec<(usize, usize)>,
+    /// Per node: the limits last seen there and their trig-free inside test.
+    inside: Vec<Option<(JointLimits, InsideTest)>>,
 }
 
 /// CCD inverse kinematics on one pose.
@@ -369,7 +372,15 @@ impl CcdJob<'_> {
                 format!("max angular velocity {v} is not finite and >= 0"),
             ));
         }
-        if let Some(i) = self.input.iter().position(|t| !trs_is_finite(t)) {
+        // Every frame: first a branch-free pass (x·0 is 0 for finite x, NaN otherwise), the
+        // search for the culprit only when it fails.
+        let zero_if_finite = self.input.iter().fold(0.0f32, |acc, t| {
+            acc + (t.translation * 0.0 + t.scale * 0.0).element_sum()
+                + (Vec4::from(t.rotation) * 0.0).element_sum()
+        });
+        if zero_if_finite != 0.0
+            && let Some(i) = self.input.iter().position(|t| !trs_is_finite(t))
+        {
             return Err(Error::job(JOB, 10, format!("input[{i}] is not finite")));
         }
         Ok(())
@@ -418,7 +429,11 @@ impl CcdJob<'_> {
         s.pairs
             .sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
 
-        // Start rotations (§5.1 / §5.2), clamped to the limits.
+        // Start rotations (§5.1 / §5.2), clamped to the limits (their inside tests made when
+        // the limits are new or changed).
+        if s.inside.len() < nodes.len() {
+            s.inside.resize(nodes.len(), None);
+        }
         let mut prev_joint = usize::MAX;
         for &(j, _) in &s.pairs {
             if j == prev_joint {
@@ -430,26 +445,43 @@ impl CcdJob<'_> {
                 (IkMode::Incremental, Some(p)) => p[j].rotation,
                 (IkMode::Incremental, None) => out[j].rotation,
             };
-            let mut q = normalize_or_identity(start);
-            if let Some(l) = limit_of(j) {
-                q = l.clamp(reference[j].rotation, q);
+            if let Some(l) = limit_of(j)
+                && s.inside[j].is_none_or(|(cached, _)| cached != l)
+            {
+                s.inside[j] = Some((l, InsideTest::new(&l)));
             }
-            out[j].rotation = q;
+            let q = normalize_or_identity(start);
+            out[j].rotation = clamp_joint(limit_of(j), &s.inside[j], reference[j].rotation, q);
         }
 
-        // Model matrices up to the deepest chain node.
+        // Model matrices of the chain nodes and their ancestors (nothing else is read).
         let top = s.path.last().map_or(0, |&k| k + 1);
+        s.moved.clear();
+        s.moved.resize(top, false);
+        for &k in &s.path {
+            // Mark k and its unmarked ancestors (parents have lower indices: depth-first).
+            let mut n = Some(k);
+            while let Some(i) = n {
+                if s.moved[i] {
+                    break;
+                }
+                s.moved[i] = true;
+                n = nodes[i].parent;
+            }
+        }
         s.model.clear();
+        s.model.resize(top, Mat4::IDENTITY);
         for i in 0..top {
+            if !s.moved[i] {
+                continue;
+            }
+            s.moved[i] = false;
             let local = nodes[i].matrix.unwrap_or_else(|| out[i].to_mat4());
-            let m = match nodes[i].parent {
+            s.model[i] = match nodes[i].parent {
                 Some(p) => s.model[p] * local,
                 None => local,
             };
-            s.model.push(m);
         }
-        s.moved.clear();
-        s.moved.resize(top, false);
 
         let tolerance = settings.tolerance_m;
         let mut done = residuals(&s.model, effectors, tolerance, &mut result.residual_m);
@@ -473,10 +505,8 @@ impl CcdJob<'_> {
                 );
                 g = h;
                 let Some(delta) = turned else { continue };
-                let mut q = normalize_or_identity(delta * out[j].rotation);
-                if let Some(l) = limit_of(j) {
-                    q = l.clamp(reference[j].rotation, q);
-                }
+                let q = normalize_or_identity(delta * out[j].rotation);
+                let q = clamp_joint(limit_of(j), &s.inside[j], reference[j].rotation, q);
                 if q == out[j].rotation {
                     continue;
                 }
@@ -497,11 +527,9 @@ impl CcdJob<'_> {
                 }
                 prev_joint = j;
                 let qp = normalize_or_identity(prev[j].rotation);
-                if let Some(mut q) = limit_rotation_change(qp, out[j].rotation, max_angle) {
-                    if let Some(l) = limit_of(j) {
-                        q = l.clamp(reference[j].rotation, q);
-                    }
-                    out[j].rotation = q;
+                if let Some(q) = limit_rotation_change(qp, out[j].rotation, max_angle) {
+                    out[j].rotation =
+                        clamp_joint(limit_of(j), &s.inside[j], reference[j].rotation, q);
                     changed = true;
                 }
             }
@@ -520,6 +548,22 @@ impl CcdJob<'_> {
         result.reached = done;
         result.iterations_used = used;
         Ok(())
+    }
+}
+
+/// `limit.clamp(q_ref, q)`, through the cached inside test when it was made for `limit`
+/// (the same result, faster for a joint inside its box); `q` when there is no limit.
+#[inline]
+fn clamp_joint(
+    limit: Option<JointLimits>,
+    cached: &Option<(JointLimits, InsideTest)>,
+    q_ref: Quat,
+    q: Quat,
+) -> Quat {
+    match (limit, cached) {
+        (Some(l), Some((c, test))) if *c == l => l.clamp_tested(test, q_ref, q),
+        (Some(l), _) => l.clamp(q_ref, q),
+        (None, _) => q,
     }
 }
 

@@ -27,8 +27,17 @@
 //!   twist X nearest 0 that keeps both X and Z in range, else the in-range X nearest 0 with Z
 //!   clamped. Inputs are normalised first (a zero or non-finite quaternion reads as identity).
 //!
+//! Fast path ([`InsideTest`]): most IK steps leave a joint well inside its box, where the
+//! clamp returns its input. The box's bounds are kept as sines and cosines once (per limits,
+//! not per call) and a rotation is tested against them with products and two square roots:
+//! `sin y` against the sines of the Y bounds, and the directions `(r00, r10)` and
+//! `(r22, r21)` of the rotation matrix, whose angles are Z and X, against each arc's middle
+//! direction and half-width cosine. Only a rotation inside by a margin passes; anything else
+//! (near a bound, near gimbal lock, a Y range beyond ±π/2) takes the decomposition, so the
+//! fast path returns exactly what the full clamp would.
+//!
 //! Cost: two ZYX decompositions, up to two recompositions (a few `atan2`/`sin_cos`), no
-//! allocation. Limits: an Euler box is not a convex region of rotations; near gimbal lock the
+//! allocation; about twenty multiplies and two square roots when the fast test passes. Limits: an Euler box is not a convex region of rotations; near gimbal lock the
 //! choice of split decides which of several nearby in-box rotations is returned.
 
 use std::f32::consts::{PI, TAU};
@@ -96,11 +105,12 @@ impl JointLimits {
         // Gimbal lock: pick the split that keeps the twist in range.
         let locked = gimbal_locked(q);
         let a = if locked { resplit_gimbal(a, self) } else { a };
-        let b = alternate_triple(a);
         let ca = self.clamp_angles(a);
         if ca == a && !locked {
             return q_rel;
         }
+        // Only when the first triple is outside: the other triple of the same rotation.
+        let b = alternate_triple(a);
         let cb = self.clamp_angles(b);
         if cb == b && !locked {
             return q_rel;
@@ -123,12 +133,162 @@ impl JointLimits {
         if c == q_rel { q } else { (r * c).normalize() }
     }
 
+    /// [`JointLimits::clamp`] with `test` (made by [`InsideTest::new`] from these limits)
+    /// answering first: the same result, without the decomposition when `q` is clearly inside.
+    pub fn clamp_tested(&self, test: &InsideTest, q_ref: Quat, q: Quat) -> Quat {
+        let r = normalize_or_identity(q_ref);
+        let q_rel = r.conjugate() * normalize_or_identity(q);
+        if test.contains_unit(q_rel) {
+            return q;
+        }
+        let c = self.clamp_relative(q_rel);
+        if c == q_rel { q } else { (r * c).normalize() }
+    }
+
     fn clamp_angles(&self, a: [f32; 3]) -> [f32; 3] {
         [
             clamp_angle(a[0], self.min_rad[0], self.max_rad[0]),
             clamp_angle(a[1], self.min_rad[1], self.max_rad[1]),
             clamp_angle(a[2], self.min_rad[2], self.max_rad[2]),
         ]
+    }
+}
+
+/// How far inside a bound a rotation must be for [`InsideTest`] to pass, in units of the
+/// tested cosines and sines (≈ radians near a bound): 1e-5 is a hundred times the rounding of
+/// the test and of `atan2`/`asin` in the decomposition it stands in for, so whatever passes
+/// would also have been found inside by the full clamp.
+const INSIDE_MARGIN: f32 = 1e-5;
+
+/// A circular range `[lo, hi]` as its middle direction and half-width cosine: the angle of a
+/// direction `(c, s)` lies in it when `(c, s) · (cos mid, sin mid) ≥ cos(half) · |(c, s)|`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct ArcTest {
+    /// The range covers the whole circle.
+    all: bool,
+    cos_mid: f32,
+    sin_mid: f32,
+    /// `cos(half width) + INSIDE_MARGIN`.
+    cos_half: f32,
+}
+
+impl ArcTest {
+    fn new(lo: f32, hi: f32) -> ArcTest {
+        let width = hi - lo;
+        let (sin_mid, cos_mid) = (0.5 * (lo + hi)).sin_cos();
+        // `clamp_angle` tries a and a ± 2π for a in (-π, π]: bounds beyond ±2π may hold
+        // angles it does not find, so such a range never passes (2 > any cosine).
+        let usable = lo >= -TAU && hi <= TAU;
+        ArcTest {
+            all: width >= TAU,
+            cos_mid,
+            sin_mid,
+            cos_half: if usable {
+                (0.5 * width).cos() + INSIDE_MARGIN
+            } else {
+                2.0
+            },
+        }
+    }
+
+    /// `dot ≥ cos_half · |(c, s)|`, squared (no square root): for a non-negative right side
+    /// both sides must be non-negative, for a negative one a non-negative dot always passes.
+    #[inline]
+    fn contains(&self, c: f32, s: f32) -> bool {
+        if self.all {
+            return true;
+        }
+        let dot = c * self.cos_mid + s * self.sin_mid;
+        let rhs2 = self.cos_half * self.cos_half * (c * c + s * s);
+        if self.cos_half >= 0.0 {
+            dot >= 0.0 && dot * dot >= rhs2
+        } else {
+            dot >= 0.0 || dot * dot <= rhs2
+        }
+    }
+}
+
+/// A joint's limits as sines and cosines: a trig-free test that a relative rotation lies
+/// clearly inside the box (see the module documentation). Make it once per [`JointLimits`]
+/// (six `sin_cos`), then use [`JointLimits::clamp_tested`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InsideTest {
+    z: ArcTest,
+    x: ArcTest,
+    /// `sin y` bounds with the margin; empty (lo > hi) when Y's range misses [-π/2, π/2].
+    sin_y: [f32; 2],
+    /// The other triple `(z+π, π−y, x+π)`: its Y, `π − y ∈ [π/2, 3π/2]`, is in range when
+    /// `sin y` lies in `[0]` (that Y within `[π/2, π]` of the range) or `[1]` (within
+    /// `[−π, −π/2]` going round); empty intervals where the range does not reach there.
+    alt_sin_y: [[f32; 2]; 2],
+}
+
+impl InsideTest {
+    /// The test for `limits` (any limits: boxes it cannot speed up always answer "no").
+    pub fn new(limits: &JointLimits) -> InsideTest {
+        let [zlo, ylo, xlo] = limits.min_rad;
+        let [zhi, yhi, xhi] = limits.max_rad;
+        // On [-π/2, π/2] (where the decomposition puts y) sin increases; the other triple's
+        // Y lies in [π/2, π] or, one turn down, in [-π, -π/2], where sin decreases. Bounds
+        // past ±π are not followed round (such a range only misses the fast path).
+        let increasing = |lo: f32, hi: f32| {
+            if lo <= hi {
+                [lo.sin() + INSIDE_MARGIN, hi.sin() - INSIDE_MARGIN]
+            } else {
+                [1.0, -1.0]
+            }
+        };
+        let decreasing = |lo: f32, hi: f32| {
+            if lo <= hi {
+                [hi.sin() + INSIDE_MARGIN, lo.sin() - INSIDE_MARGIN]
+            } else {
+                [1.0, -1.0]
+            }
+        };
+        let sin_y = increasing(ylo.max(-PI / 2.0), yhi.min(PI / 2.0));
+        let alt_sin_y = [
+            decreasing(ylo.max(PI / 2.0), yhi.min(PI)),
+            decreasing(ylo.max(-PI), yhi.min(-PI / 2.0)),
+        ];
+        InsideTest {
+            z: ArcTest::new(zlo, zhi),
+            x: ArcTest::new(xlo, xhi),
+            sin_y,
+            alt_sin_y,
+        }
+    }
+
+    /// Whether `q_rel` (relative to the reference; any length) is inside the box by the
+    /// margin, away from gimbal lock. `false` says nothing: the full clamp decides.
+    pub fn clearly_contains(&self, q_rel: Quat) -> bool {
+        self.contains_unit(normalize_or_identity(q_rel))
+    }
+
+    /// [`InsideTest::clearly_contains`] for a quaternion of unit length to within a few ulps
+    /// (a product of unit quaternions; the margin covers that rounding).
+    #[inline]
+    fn contains_unit(&self, q: Quat) -> bool {
+        let (x, y, z, w) = (q.x, q.y, q.z, q.w);
+        // The same matrix elements `to_euler_zyx` reads.
+        let sy = -2.0 * (x * z - w * y);
+        // NaN fails this too.
+        let clear_of_gimbal_lock = sy.abs() < GIMBAL_SIN - INSIDE_MARGIN;
+        if !clear_of_gimbal_lock {
+            return false;
+        }
+        let r10 = 2.0 * (x * y + w * z);
+        let r00 = 1.0 - 2.0 * (y * y + z * z);
+        let r21 = 2.0 * (y * z + w * x);
+        let r22 = 1.0 - 2.0 * (x * x + y * y);
+        // The first triple (z, y, x); else the other one, whose Z and X directions are
+        // the opposite vectors (angles + π).
+        (sy >= self.sin_y[0]
+            && sy <= self.sin_y[1]
+            && self.z.contains(r00, r10)
+            && self.x.contains(r22, r21))
+            || (self.alt_sin_y.iter().any(|&[lo, hi]| sy >= lo && sy <= hi)
+                && self.z.contains(-r00, -r10)
+                && self.x.contains(-r22, -r21))
     }
 }
 
@@ -226,7 +386,14 @@ pub(crate) fn wrap(a: f32) -> f32 {
     if a > -PI && a <= PI {
         return a;
     }
-    let r = (a + PI).rem_euclid(TAU) - PI;
+    // One turn off (sums and differences of wrapped angles): no division.
+    let r = if a > PI && a < 3.0 * PI {
+        a - TAU
+    } else if a <= -PI && a > -3.0 * PI {
+        a + TAU
+    } else {
+        (a + PI).rem_euclid(TAU) - PI
+    };
     if r <= -PI { r + TAU } else { r }
 }
 

@@ -23,4 +23,4 @@ pub mod limits;
 pub use ccd::{
     CcdJob, Effector, IkMode, IkResult, IkScratch, IkSettings, MIN_ARM_M, limit_rotation_change,
 };
-pub use limits::{JointLimits, from_euler_zyx, to_euler_zyx};
+pub use limits::{InsideTest, JointLimits, from_euler_zyx, to_euler_zyx};
