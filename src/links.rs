@@ -268,12 +268,47 @@ pub fn rotation_fraction(q: Quat, f: f32) -> Quat {
 /// preferred arc); for a child whose rest rotation is the identity (a straight limb) this is
 /// `rotation_fraction(current, f)`.
 pub fn link_rotation(rest: Quat, current: Quat, f: f32) -> Quat {
+    let (rest, share) = link_share(rest, current, f);
+    with_rest(rest, share)
+}
+
+/// The parts of [`link_rotation`]: the normalised rest rotation (`None` when it has no
+/// direction) and `rotation_fraction(rest⁻¹ · current, f)`.
+#[inline]
+fn link_share(rest: Quat, current: Quat, f: f32) -> (Option<Quat>, Quat) {
     let rest = rest.normalize();
     if !rest.is_finite() {
-        return rotation_fraction(current, f);
+        return (None, rotation_fraction(current, f));
     }
-    (rest * rotation_fraction(rest.inverse() * current, f)).normalize()
+    (Some(rest), rotation_fraction(rest.inverse() * current, f))
 }
+
+/// `rest · share`, normalised (`share` alone without a rest rotation).
+#[inline]
+fn with_rest(rest: Option<Quat>, share: Quat) -> Quat {
+    match rest {
+        Some(r) => (r * share).normalize(),
+        None => share,
+    }
+}
+
+/// The last share [`LinkPoseJob::run`] computed with trigonometry, and what it was for.
+struct Share {
+    spec: usize,
+    child: usize,
+    /// The child's rotation and rest rotation as given.
+    current: Quat,
+    rest_given: Quat,
+    fraction: f32,
+    /// [`link_share`]'s results.
+    rest: Option<Quat>,
+    share: Quat,
+}
+
+/// Most links a child carries for which [`LinkPoseJob`] multiplies the first link's share
+/// instead of calling the trigonometry again (seed 000 §9 uses 2–3 links; a longer product
+/// would also gather rounding).
+const MAX_SHARE_POWER: u32 = 8;
 
 fn node_local_rest(node: &Node) -> Trs {
     match node.matrix {
@@ -857,7 +892,8 @@ fn reassign(
 /// Poses the links from their children's current local transforms: link `k` of a child gets
 /// translation = the child's local translation (the joint point in the parent frame),
 /// rotation = [`link_rotation`]`(child rest rotation, child rotation, k/(N+1))` (`k/(N+1)`
-/// of the child's rotation away from its rest, shortest arc), scale 1.
+/// of the child's rotation away from its rest, shortest arc; link `k` of a child is computed
+/// as the `k`-th power of its first link's share, within a few ulps), scale 1.
 /// Runs on the pose locals after animation (and IK), before local→model.
 ///
 /// Validation rules:
@@ -917,13 +953,51 @@ impl LinkPoseJob<'_> {
     }
 
     /// Validate, then write every link's local transform from its child's.
+    ///
+    /// A child's links come in order `k = 1..N` with fractions `k/(N+1)`: the first pays for
+    /// the `atan2` and `sin_cos` of [`rotation_fraction`], link `k` takes that share to the
+    /// `k`-th power (quaternion products; within a few ulps of [`link_rotation`], tested).
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
+        let mut last: Option<Share> = None;
         for l in &self.rig.links {
             let c = l.child_fixed.unwrap_or(self.locals[l.child]);
+            let power = last.as_ref().and_then(|s| {
+                let same = s.spec == l.spec
+                    && s.child == l.child
+                    && s.current == c.rotation
+                    && s.rest_given == l.rest_rotation;
+                let k = (l.fraction / s.fraction).round();
+                (same
+                    && (2.0..=MAX_SHARE_POWER as f32).contains(&k)
+                    && (k * s.fraction - l.fraction).abs() <= 1e-6)
+                    .then_some(k as u32)
+            });
+            let rotation = match (power, &last) {
+                (Some(k), Some(s)) => {
+                    let mut q = s.share;
+                    for _ in 1..k {
+                        q *= s.share;
+                    }
+                    with_rest(s.rest, q)
+                }
+                _ => {
+                    let (rest, share) = link_share(l.rest_rotation, c.rotation, l.fraction);
+                    last = Some(Share {
+                        spec: l.spec,
+                        child: l.child,
+                        current: c.rotation,
+                        rest_given: l.rest_rotation,
+                        fraction: l.fraction,
+                        rest,
+                        share,
+                    });
+                    with_rest(rest, share)
+                }
+            };
             self.locals[l.node] = Trs {
                 translation: c.translation,
-                rotation: link_rotation(l.rest_rotation, c.rotation, l.fraction),
+                rotation,
                 scale: Vec3::ONE,
             };
         }

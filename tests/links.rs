@@ -589,6 +589,57 @@ fn links_carry_even_shares_of_the_child_rotation() {
     }
 }
 
+/// `LinkPoseJob` takes link k as the k-th power of the first link's share (one `atan2` per
+/// child); each link must still be what `link_rotation` gives on its own, for any rest and
+/// child rotation (seeded random, up to 179°, 2–6 links).
+#[test]
+fn link_pose_job_matches_link_rotation_per_link() {
+    use skinview::links::link_rotation;
+    let mut seed = 0x9e37_79b9_u32;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed as f32 / u32::MAX as f32
+    };
+    let mut random_rotation = |max_rad: f32| {
+        let axis = Vec3::new(next() - 0.5, next() - 0.5, next() - 0.5).normalize();
+        Quat::from_axis_angle(axis, max_rad * next())
+    };
+    let mut worst = 0.0f32;
+    for count in 2..=6 {
+        let (linked, mut rig, _) = link_arm(count);
+        let fore = rig.old_to_new[1];
+        for _ in 0..200 {
+            let rest = random_rotation(PI);
+            for l in &mut rig.links {
+                l.rest_rotation = rest;
+            }
+            let mut locals: Vec<Trs> = linked.nodes.iter().map(|n| n.rest).collect();
+            locals[fore].rotation = rest * random_rotation(179f32.to_radians());
+            LinkPoseJob {
+                rig: &rig,
+                locals: &mut locals,
+            }
+            .run()
+            .unwrap();
+            for l in &rig.links {
+                let expected = link_rotation(rest, locals[fore].rotation, l.fraction);
+                let got = locals[l.node].rotation;
+                let d = got.conjugate() * expected;
+                let angle = 2.0 * d.xyz().length().atan2(d.w.abs());
+                worst = worst.max(angle);
+                assert!(
+                    angle < 2e-6 && (got.length() - 1.0).abs() < 1e-6,
+                    "{count} links, fraction {}: {angle} rad from link_rotation",
+                    l.fraction
+                );
+            }
+        }
+    }
+    println!("worst angle from link_rotation: {worst:e} rad");
+}
+
 /// Mean distance of the skinned ring vertices from their centroid, for the tube ring whose
 /// rest x is nearest the elbow; and the smallest such value over every ring.
 fn cross_section(positions: &[Vec3], p: &ArmParams) -> (f32, f32, f32) {
