@@ -623,13 +623,11 @@ fn turn_joint(
         {
             continue;
         }
-        let (Some(a), Some(b)) = (
-            (parent_from_model * to_tip).try_normalize(),
-            (parent_from_model * to_target).try_normalize(),
-        ) else {
+        let Some(arc) = rotation_arc(parent_from_model * to_tip, parent_from_model * to_target)
+        else {
             continue;
         };
-        sum += Vec4::from(rotation_arc(a, b)) * eff.weight;
+        sum += Vec4::from(arc) * eff.weight;
     }
     let len = sum.length();
     if !len.is_finite() || len <= 1e-12 {
@@ -642,17 +640,25 @@ fn turn_joint(
     Some(scale_angle(delta, participation))
 }
 
-/// Shortest-arc rotation taking unit `a` onto unit `b`: `normalize(a × b, 1 + a·b)`.
-/// Unlike `Quat::from_rotation_arc`, which returns identity below ≈7e-4 rad (CCD would stall
-/// at ≈1 mm per metre of arm), it stays exact for small angles. Near 180° (`1 + a·b < 1e-7`)
-/// it turns half a turn about an axis perpendicular to `a` (any one: the arc is ambiguous).
-fn rotation_arc(a: Vec3, b: Vec3) -> Quat {
-    let w = 1.0 + a.dot(b);
-    if w < 1e-7 {
-        return Quat::from_axis_angle(a.any_orthonormal_vector(), std::f32::consts::PI);
+/// Shortest-arc rotation taking the direction of `a` onto that of `b` (any lengths):
+/// `normalize(a × b, |a||b| + a·b)`, one square root for both lengths. Unlike
+/// `Quat::from_rotation_arc`, which returns identity below ≈7e-4 rad (CCD would stall at
+/// ≈1 mm per metre of arm), it stays exact for small angles. Near 180°
+/// (`|a||b| + a·b < 1e-7 |a||b|`) it turns half a turn about an axis perpendicular to `a` (any
+/// one: the arc is ambiguous). `None` when either vector has no direction (zero, or lengths
+/// that overflow or are not finite).
+fn rotation_arc(a: Vec3, b: Vec3) -> Option<Quat> {
+    let ab = (a.length_squared() * b.length_squared()).sqrt();
+    if !(ab.is_finite() && ab > 1e-30) {
+        return None;
+    }
+    let w = ab + a.dot(b);
+    if w < 1e-7 * ab {
+        let axis = a.normalize_or_zero().any_orthonormal_vector();
+        return Some(Quat::from_axis_angle(axis, std::f32::consts::PI));
     }
     let c = a.cross(b);
-    Quat::from_xyzw(c.x, c.y, c.z, w).normalize()
+    Some(Quat::from_xyzw(c.x, c.y, c.z, w).normalize())
 }
 
 /// The rotation about the same axis by `t` times the angle (shortest way round).
@@ -736,11 +742,16 @@ mod tests {
         let a = Vec3::X;
         for angle in [1e-5f32, 1e-3, 0.5, 3.0] {
             let b = Vec3::new(angle.cos(), angle.sin(), 0.0);
-            let q = rotation_arc(a, b);
+            let q = rotation_arc(a, b).unwrap();
             assert!((q * a - b).length() < 1e-6, "{angle}");
+            // Lengths do not matter.
+            let q2 = rotation_arc(a * 0.01, b * 300.0).unwrap();
+            assert!((q2 * a - b).length() < 1e-6, "{angle}");
         }
-        let q = rotation_arc(a, -a);
+        let q = rotation_arc(a, -a * 2.0).unwrap();
         assert!((q * a + a).length() < 1e-6 && q.is_finite());
+        assert!(rotation_arc(Vec3::ZERO, a).is_none());
+        assert!(rotation_arc(Vec3::splat(f32::MAX), a).is_none());
     }
 
     #[test]
