@@ -153,12 +153,13 @@ pub fn run_view(a: ViewArgs) -> CliResult {
     if let Some(l) = report.live {
         println!(
             "  live |GPU - CPU|: max {:.3e} ({:.2e} of diagonal), mean {:.3e}, worst vertex {} of \
-             draw {}",
+             draw {}; GPU side read from {}",
             l.max,
             l.max / l.diagonal.max(f32::MIN_POSITIVE),
             l.mean,
             l.worst.1,
-            l.worst.0
+            l.worst.0,
+            l.source.describe()
         );
     }
     for s in &report.screenshots {

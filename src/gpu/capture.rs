@@ -3,11 +3,11 @@
 //! Shader: shaders/capture.wgsl (with shaders/skin.wgsl prepended).
 
 use bytemuck::{Pod, Zeroable};
-use glam::Vec4;
+use glam::{Vec3, Vec4};
 
 use super::context::GpuContext;
 use super::palette_source::PaletteSource;
-use super::scene_buffers::GpuScene;
+use super::scene_buffers::{CPU_VERTEX_STRIDE, GpuScene};
 use super::shaders::{CAPTURE_WGSL, influence_constants, module_with_skin};
 use crate::error::{Error, Result};
 use crate::skin::SkinnedVertices;
@@ -201,8 +201,30 @@ impl Capture {
     }
 }
 
+/// Where an [`AsyncCapture`]'s vertices come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AsyncSource {
+    /// The compute capture (the draw's `skin()` run in a compute pass for readback).
+    #[default]
+    Capture,
+    /// The compute-skinning pass's output buffer itself: what the compute path draws.
+    ComputeSkinned,
+}
+
+impl AsyncSource {
+    /// In words, for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            AsyncSource::Capture => "the compute capture",
+            AsyncSource::ComputeSkinned => "the compute-skinned buffer as drawn",
+        }
+    }
+}
+
 /// The compute capture of every draw, read back asynchronously: [`AsyncCapture::submit`]
-/// records the capture and a copy into staging buffers and asks for them to be mapped;
+/// records the capture and a copy into staging buffers and asks for them to be mapped
+/// ([`AsyncCapture::submit_compute_skinned`] copies the compute-skinning pass's own output
+/// instead);
 /// [`AsyncCapture::poll`] returns the vertices once every buffer is mapped (usually a frame or
 /// two later), without waiting. The staging buffers and the result vectors are made once and
 /// reused, so a steady stream of captures allocates nothing.
@@ -216,6 +238,8 @@ pub struct AsyncCapture {
     results: Vec<SkinnedVertices>,
     records: Vec<CaptureVertex>,
     draws: Vec<usize>,
+    /// What the buffers in flight (or last read) hold.
+    source: AsyncSource,
 }
 
 impl AsyncCapture {
@@ -241,7 +265,13 @@ impl AsyncCapture {
             results: vec![SkinnedVertices::default(); gpu.draws.len()],
             records: Vec::new(),
             draws: (0..gpu.draws.len()).collect(),
+            source: AsyncSource::Capture,
         }
+    }
+
+    /// What the last submitted readback holds.
+    pub fn source(&self) -> AsyncSource {
+        self.source
     }
 
     /// A capture is on its way.
@@ -252,7 +282,6 @@ impl AsyncCapture {
     /// Capture every draw with the palette last written to `gpu`, unless one is still on its
     /// way (then nothing happens and `false` is returned).
     pub fn submit(&mut self, ctx: &GpuContext, capture: &Capture, gpu: &GpuScene) -> bool {
-        use std::sync::atomic::Ordering;
         if self.in_flight || self.staging.is_empty() {
             return false;
         }
@@ -265,6 +294,42 @@ impl AsyncCapture {
         for (i, s) in self.staging.iter().enumerate() {
             enc.copy_buffer_to_buffer(&capture.outputs[i], 0, s, 0, s.size());
         }
+        self.source = AsyncSource::Capture;
+        self.map_after(ctx, enc);
+        true
+    }
+
+    /// Read back what the compute-skinning pass last wrote for instance 0 (every draw,
+    /// [`CPU_VERTEX_STRIDE`] bytes a vertex), instead of running the capture: the vertices
+    /// the compute path draws. `false` (nothing happens) when a readback is still on its way
+    /// or `gpu` has no compute skinning.
+    pub fn submit_compute_skinned(&mut self, ctx: &GpuContext, gpu: &GpuScene) -> bool {
+        let Some(compute) = gpu.compute_skinning() else {
+            return false;
+        };
+        if self.in_flight || self.staging.is_empty() {
+            return false;
+        }
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("async compute-skinned readback"),
+            });
+        for (s, d) in self.staging.iter().zip(&gpu.draws) {
+            let bytes = d.vertex_count as u64 * CPU_VERTEX_STRIDE;
+            if bytes > 0 {
+                let from = d.cpu_first_vertex * CPU_VERTEX_STRIDE;
+                enc.copy_buffer_to_buffer(compute.output(), from, s, 0, bytes);
+            }
+        }
+        self.source = AsyncSource::ComputeSkinned;
+        self.map_after(ctx, enc);
+        true
+    }
+
+    /// Submit `enc` (which fills the staging buffers) and ask for every buffer to be mapped.
+    fn map_after(&mut self, ctx: &GpuContext, enc: wgpu::CommandEncoder) {
+        use std::sync::atomic::Ordering;
         ctx.queue.submit([enc.finish()]);
         self.pending.store(self.staging.len(), Ordering::SeqCst);
         self.failed.store(false, Ordering::SeqCst);
@@ -278,7 +343,6 @@ impl AsyncCapture {
             });
         }
         self.in_flight = true;
-        true
     }
 
     /// The captured vertices (one per draw) once every buffer is mapped; `None` while the
@@ -297,6 +361,9 @@ impl AsyncCapture {
             return Err(crate::error::Error::Gpu(
                 "mapping a capture readback failed".into(),
             ));
+        }
+        if self.source == AsyncSource::ComputeSkinned {
+            return self.read_compute_skinned(gpu).map(Some);
         }
         for ((s, out), d) in self.staging.iter().zip(&mut self.results).zip(&gpu.draws) {
             let n = d.vertex_count as usize;
@@ -324,5 +391,30 @@ impl AsyncCapture {
             out.tangents = None;
         }
         Ok(Some(&self.results))
+    }
+
+    /// Unpack mapped compute-skinned vertices (position, normal: six f32 each).
+    fn read_compute_skinned(&mut self, gpu: &GpuScene) -> Result<&[SkinnedVertices]> {
+        for ((s, out), d) in self.staging.iter().zip(&mut self.results).zip(&gpu.draws) {
+            let n = d.vertex_count as usize;
+            out.positions.clear();
+            let normals = out.normals.get_or_insert_with(Vec::new);
+            normals.clear();
+            {
+                let bytes = s
+                    .get_mapped_range(..)
+                    .map_err(|e| crate::error::Error::Gpu(format!("get_mapped_range: {e}")))?;
+                for v in
+                    bytes[..n * CPU_VERTEX_STRIDE as usize].chunks_exact(CPU_VERTEX_STRIDE as usize)
+                {
+                    let f: [f32; 6] = bytemuck::pod_read_unaligned(v);
+                    out.positions.push(Vec3::new(f[0], f[1], f[2]));
+                    normals.push(Vec3::new(f[3], f[4], f[5]));
+                }
+            }
+            s.unmap();
+            out.tangents = None;
+        }
+        Ok(&self.results)
     }
 }

@@ -21,7 +21,7 @@ pub mod shaders;
 pub mod target;
 
 pub use camera::{CPU_GPU_ERROR_LOG10_MIN, Camera, ColorMode, MODE_ERROR_LOG10_MIN, ViewUniform};
-pub use capture::{AsyncCapture, Capture};
+pub use capture::{AsyncCapture, AsyncSource, Capture};
 pub use compute_skin::ComputeSkinning;
 pub use context::GpuContext;
 pub use draw_capture::DrawCapture;

@@ -680,6 +680,7 @@ pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
                     worst,
                     diagonal,
                     latency_frames,
+                    source,
                 }),
             ) => {
                 let rel = max / diagonal.max(f32::MIN_POSITIVE);
@@ -692,8 +693,11 @@ pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
                     },
                     format!(
                         "|GPU - CPU| max {max:.2e} ({rel:.1e} of diagonal) · mean {mean:.2e} · \
-                         worst vertex {} of draw {} · {latency_frames} frame(s) late",
-                        worst.1, worst.0
+                         worst vertex {} of draw {} · {latency_frames} frame(s) late · GPU \
+                         side from {}",
+                        worst.1,
+                        worst.0,
+                        source.describe()
                     ),
                 );
             }

@@ -245,6 +245,8 @@ pub struct LiveErrors {
     pub diagonal: f32,
     /// Frames between the capture's submission and its result.
     pub latency_frames: u64,
+    /// What the GPU side was read from.
+    pub source: crate::gpu::AsyncSource,
 }
 
 /// Rolling timings for the performance panel.

@@ -4,7 +4,8 @@
 //! dragging, and the per-frame CPU-vs-GPU comparison read back asynchronously.
 //!
 //! Picking a vertex uses GPU-skinned positions read back from the compute capture (the same
-//! `skin()` the draw runs), not a CPU guess: the vertex whose projection is nearest the click
+//! `skin()` the draw runs; with compute skinning, the compute pass's output buffer itself,
+//! which is what is drawn), not a CPU guess: the vertex whose projection is nearest the click
 //! within [`PICK_RADIUS_PX`], the closest to the eye among those. On the uniform palette path
 //! (no compute capture there) the live comparison and picking are off; the panel says so.
 
@@ -243,6 +244,11 @@ impl Viewport {
         }
         // Readbacks that landed.
         let t0 = std::time::Instant::now();
+        let source = s
+            .capture
+            .as_ref()
+            .map(|(_, r)| r.source())
+            .unwrap_or_default();
         let polled = match s.capture.as_mut() {
             Some((_, readback)) => readback.poll(ctx, &s.gpu)?,
             None => None,
@@ -254,12 +260,15 @@ impl Viewport {
             {
                 vertex_errors(&self.cpu_snapshot, gpu_vertices, &mut self.errors);
                 s.gpu.upload_vertex_errors(ctx, &self.errors);
-                state.live = Some(live_errors(
-                    &self.errors,
-                    &self.cpu_snapshot,
-                    state.bounds,
-                    state.stats.frames.saturating_sub(self.snapshot_frame),
-                ));
+                state.live = Some(LiveErrors {
+                    source,
+                    ..live_errors(
+                        &self.errors,
+                        &self.cpu_snapshot,
+                        state.bounds,
+                        state.stats.frames.saturating_sub(self.snapshot_frame),
+                    )
+                });
             }
             if let Some((pos, clip_from_world, size)) = self.pending_pick.take() {
                 state.picked = pick_vertex(
@@ -296,7 +305,12 @@ impl Viewport {
                 }
             }
             self.snapshot_frame = state.stats.frames;
-            readback.submit(ctx, capture, &s.gpu);
+            // The compute path is compared as drawn: its own output buffer, not a capture.
+            let compute_skinned = state.gpu_skinning == crate::gpu::Skinning::Compute
+                && readback.submit_compute_skinned(ctx, &s.gpu);
+            if !compute_skinned {
+                readback.submit(ctx, capture, &s.gpu);
+            }
         }
         state.stats.readback_ms = t0.elapsed().as_secs_f32() * 1000.0;
         // Draw.
