@@ -5,8 +5,9 @@
 //! and rotation channels of a clip are grouped four to a lane group, vector tracks apart from
 //! quaternion tracks. Each lane caches the interval it sampled last — its start, length and
 //! end values (a vector's start and delta; a quaternion's two ends with the shorter-arc sign
-//! folded in, the slerp angle and 1/sin of it) — and the time window for which that interval
-//! holds. A frame checks each lane's window (a compare, almost always true in forward
+//! folded in, the slerp angle) — and the time window for which that interval holds. A
+//! quaternion interval's sign and angle are worked out once, when the clip is compiled (as
+//! ozz's offline tools prepare its keys), so a refill only copies. A frame checks each lane's window (a compare, almost always true in forward
 //! playback), refills the few lanes whose window was left through the channel's own cursor
 //! (the sampler's `segment`: current and next interval, then a gallop), and evaluates all four
 //! lanes at once in `Vec4` arithmetic: the blend factor, the lerp, or the slerp with its two
@@ -22,7 +23,8 @@
 //!
 //! Cost per frame: per lane group a window check per lane, one division, three (vector) or
 //! about twenty (quaternion) 4-wide operations and a scatter of four results; per interval
-//! change a square root and a polynomial for that lane. Memory: the clip copies its channels' samplers;
+//! change a few copies for that lane. Memory: the clip copies its channels' samplers and keeps
+//! 8 bytes per rotation interval;
 //! the state is ~200 bytes per lane group. Limits: one clip per animation and scene (rules
 //! below); a lane group that crosses many intervals per frame (keys far denser than frames)
 //! refills every frame, at about the per-channel sampler's cost.
@@ -59,6 +61,42 @@ struct VecTrack {
 struct QuatTrack {
     node: usize,
     sampler: Sampler,
+    /// Per LINEAR interval `k` (keys `k`, `k + 1`): its slerp set-up, made once here.
+    arcs: Vec<Arc>,
+}
+
+/// A quaternion interval's slerp set-up: the shorter-arc sign of its second key and its
+/// angle (negative where it lerps: the ends are within [`LERP_COS_THRESHOLD`]).
+#[derive(Clone, Copy, Debug)]
+struct Arc {
+    sign: f32,
+    theta: f32,
+}
+
+impl Arc {
+    /// The set-up of the interval from `a` to `b` (unit quaternions, `[x, y, z, w]`): what
+    /// every refill of that interval would compute.
+    fn new(a: &[f32], b: &[f32]) -> Arc {
+        let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+        let sign = if dot < 0.0 { -1.0 } else { 1.0 };
+        let dot = dot * sign;
+        let theta = if dot > LERP_COS_THRESHOLD {
+            -1.0
+        } else {
+            acos_unit(dot.clamp(0.0, 1.0))
+        };
+        Arc { sign, theta }
+    }
+
+    /// Every interval of `s` when it is LINEAR (nothing for STEP: its keys are held).
+    fn of(s: &Sampler) -> Vec<Arc> {
+        if s.interpolation != Interpolation::Linear {
+            return Vec::new();
+        }
+        (0..s.times_s.len().saturating_sub(1))
+            .map(|k| Arc::new(s.value(k), s.value(k + 1)))
+            .collect()
+    }
 }
 
 /// An animation compiled for four-lane playback (module documentation).
@@ -130,6 +168,7 @@ impl SoaClip {
                 Path::Rotation if lanes => clip.quat_tracks.push(QuatTrack {
                     node: ch.node,
                     sampler: ch.sampler.clone(),
+                    arcs: Arc::of(&ch.sampler),
                 }),
                 _ => clip.generic.push(ch.clone()),
             }
@@ -334,7 +373,7 @@ impl SoaAnimateJob<'_> {
             let cursors = &mut state.quat_cursors[g * LANES..g * LANES + tracks.len()];
             for (lane, (track, cursor)) in tracks.iter().zip(cursors.iter_mut()).enumerate() {
                 if !(t >= group.lo[lane] && t < group.hi[lane]) {
-                    refill_quat(group, lane, &track.sampler, t, cursor);
+                    refill_quat(group, lane, track, t, cursor);
                 }
             }
             let q = sample_quats(group, t);
@@ -402,26 +441,25 @@ fn refill_vec(group: &mut VecGroup, lane: usize, s: &Sampler, t: f32, cursor: &m
 
 /// Cache the interval of quaternion track `s` holding `t` in `lane`: the per-channel
 /// sampler's slerp set-up (shorter-arc sign, angle, 1/sin, the lerp threshold).
-fn refill_quat(group: &mut QuatGroup, lane: usize, s: &Sampler, t: f32, cursor: &mut Cursor) {
+fn refill_quat(group: &mut QuatGroup, lane: usize, track: &QuatTrack, t: f32, cursor: &mut Cursor) {
+    let s = &track.sampler;
     let (seg, lo, hi) = s.segment(t, cursor);
     group.lo[lane] = lo;
     group.hi[lane] = hi;
     match seg {
         Segment::Span(k) if s.interpolation == Interpolation::Linear => {
             let (a, b) = (s.value(k), s.value(k + 1));
-            let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
-            let sign = if dot < 0.0 { -1.0 } else { 1.0 };
-            let dot = dot * sign;
+            let arc = track.arcs.get(k).copied().unwrap_or_else(|| Arc::new(a, b));
             group.t0[lane] = s.times_s[k];
             group.dt[lane] = s.times_s[k + 1] - s.times_s[k];
             for i in 0..4 {
                 group.q0[i][lane] = a[i];
-                group.q1[i][lane] = b[i] * sign;
+                group.q1[i][lane] = b[i] * arc.sign;
             }
-            if dot > LERP_COS_THRESHOLD {
+            if arc.theta < 0.0 {
                 group.slerp[lane] = 0.0;
             } else {
-                group.theta[lane] = acos_unit(dot.clamp(0.0, 1.0));
+                group.theta[lane] = arc.theta;
                 group.slerp[lane] = 1.0;
             }
         }
