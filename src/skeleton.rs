@@ -38,16 +38,33 @@ impl LocalToModelJob<'_> {
         self.validate()?;
         let out = &mut *self.model_from_node;
         out.clear();
-        for (i, node) in self.scene.nodes.iter().enumerate() {
-            let parent_from_node = node.matrix.unwrap_or_else(|| self.pose.locals[i].to_mat4());
-            let m = match node.parent {
-                Some(p) => out[p] * parent_from_node,
-                None => parent_from_node,
+        for (node, local) in self.scene.nodes.iter().zip(&self.pose.locals) {
+            let parent = node.parent.and_then(|p| out.get(p));
+            let m = match (node.matrix, parent) {
+                (Some(fixed), Some(model_from_parent)) => *model_from_parent * fixed,
+                (Some(fixed), None) => fixed,
+                (None, Some(model_from_parent)) => mul_affine(model_from_parent, &local.to_mat4()),
+                (None, None) => local.to_mat4(),
             };
             out.push(m);
         }
         Ok(())
     }
+}
+
+/// `a * b` for a `b` whose last row is (0, 0, 0, 1) (a TRS matrix): glam's product without
+/// the terms that multiply by that row's zeros, summed in glam's order, so the same bits but
+/// for the sign of a zero sum (`x + 0 = x`, except that `-0 + 0 = +0`). 12 products instead of
+/// 16.
+#[inline]
+fn mul_affine(a: &Mat4, b: &Mat4) -> Mat4 {
+    let dir = |c: glam::Vec4| a.x_axis * c.x + a.y_axis * c.y + a.z_axis * c.z;
+    Mat4::from_cols(
+        dir(b.x_axis),
+        dir(b.y_axis),
+        dir(b.z_axis),
+        dir(b.w_axis) + a.w_axis,
+    )
 }
 
 /// f64 mirror of [`LocalToModelJob`] for the reference path.

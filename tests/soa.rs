@@ -45,50 +45,58 @@ fn times(duration: f32, rng: &mut Rng) -> Vec<f32> {
 fn check(scene: &Scene, label: &str, rng: &mut Rng) -> usize {
     let mut checked = 0;
     for (ai, anim) in scene.animations.iter().enumerate() {
-        let clip = SoaClip::new(scene, anim).unwrap();
-        let mut state = SoaState::new(&clip);
-        let mut cursors = vec![Cursor::default(); anim.channels.len()];
-        let (mut a, mut b) = (Pose::rest(scene), Pose::rest(scene));
-        for t in times(anim.duration_s(), rng) {
-            AnimateJob {
-                scene,
-                animation: Some(anim),
-                time_s: t,
-                cursors: &mut cursors,
-                pose: &mut a,
-            }
-            .run()
-            .unwrap();
-            SoaAnimateJob {
-                scene,
-                clip: &clip,
-                time_s: t,
-                state: &mut state,
-                pose: &mut b,
-            }
-            .run()
-            .unwrap();
-            for (n, (x, y)) in a.locals.iter().zip(&b.locals).enumerate() {
-                assert_eq!(
-                    x.translation, y.translation,
-                    "{label} anim {ai} t={t} node {n}: translation"
-                );
-                assert_eq!(x.scale, y.scale, "{label} anim {ai} t={t} node {n}: scale");
-                let d = (glam::Vec4::from(x.rotation) - glam::Vec4::from(y.rotation))
-                    .abs()
-                    .max_element();
-                assert!(
-                    d <= QUAT_TOLERANCE,
-                    "{label} anim {ai} t={t} node {n}: rotation {} vs {} ({d:e})",
-                    x.rotation,
-                    y.rotation
-                );
-            }
-            assert_eq!(a.morph_weights, b.morph_weights, "{label} anim {ai} t={t}");
-            checked += 1;
-        }
+        let visits = times(anim.duration_s(), rng);
+        checked += compare_along(scene, ai, &visits, &format!("{label} anim {ai}"));
     }
     checked
+}
+
+/// Sample animation `ai` of `scene` both ways at each of `visits`, in order, and compare:
+/// vectors to the bit, quaternions within [`QUAT_TOLERANCE`], morph weights equal.
+fn compare_along(scene: &Scene, ai: usize, visits: &[f32], label: &str) -> usize {
+    let anim = &scene.animations[ai];
+    let clip = SoaClip::new(scene, anim).unwrap();
+    let mut state = SoaState::new(&clip);
+    let mut cursors = vec![Cursor::default(); anim.channels.len()];
+    let (mut a, mut b) = (Pose::rest(scene), Pose::rest(scene));
+    for &t in visits {
+        AnimateJob {
+            scene,
+            animation: Some(anim),
+            time_s: t,
+            cursors: &mut cursors,
+            pose: &mut a,
+        }
+        .run()
+        .unwrap();
+        SoaAnimateJob {
+            scene,
+            clip: &clip,
+            time_s: t,
+            state: &mut state,
+            pose: &mut b,
+        }
+        .run()
+        .unwrap();
+        for (n, (x, y)) in a.locals.iter().zip(&b.locals).enumerate() {
+            assert_eq!(
+                x.translation, y.translation,
+                "{label} t={t} node {n}: translation"
+            );
+            assert_eq!(x.scale, y.scale, "{label} t={t} node {n}: scale");
+            let d = (glam::Vec4::from(x.rotation) - glam::Vec4::from(y.rotation))
+                .abs()
+                .max_element();
+            assert!(
+                d <= QUAT_TOLERANCE,
+                "{label} t={t} node {n}: rotation {} vs {} ({d:e})",
+                x.rotation,
+                y.rotation
+            );
+        }
+        assert_eq!(a.morph_weights, b.morph_weights, "{label} t={t}");
+    }
+    visits.len()
 }
 
 #[test]
@@ -154,4 +162,86 @@ fn soa_rules_are_named() {
     let mut big_state = SoaState::new(&big);
     let e = rule(&arm, &mut big_state, &mut pose, 0.5).unwrap();
     assert!(e.contains("rule 2"), "{e}");
+    // So is a state made for another compilation of the same animation (same track counts,
+    // its own segment indices); a clone of the clip plays the state made for the original.
+    let again = SoaClip::new(&arm, &arm.animations[0]).unwrap();
+    let mut other = SoaState::new(&again);
+    let e = rule(&arm, &mut other, &mut pose, 0.5).unwrap();
+    assert!(e.contains("rule 2"), "{e}");
+    let copy = clip.clone();
+    let ok = SoaAnimateJob {
+        scene: &arm,
+        clip: &copy,
+        time_s: 0.5,
+        state: &mut state,
+        pose: &mut pose,
+    }
+    .run();
+    assert!(ok.is_ok(), "{ok:?}");
+}
+
+/// Segment edges: a one-key track, a two-key track, STEP and LINEAR tracks with irregular
+/// keys, sampled exactly at every key time and at the next float on either side, forward,
+/// backward and at random, against the per-channel sampler.
+#[test]
+fn segment_edges_match_the_per_channel_sampler() {
+    use skinview::anim::{Interpolation, Path, Sampler};
+    let mut scene = skinview::builtin::Builtin::Arm.scene().unwrap();
+    let nodes = scene.nodes.len();
+    let times = [0.1f32, 0.25, 0.3, 0.7, 1.3];
+    let key_times: Vec<f32> = times
+        .iter()
+        .flat_map(|&k| [k.next_down(), k, k.next_up()])
+        .collect();
+    let quat = |i: usize| {
+        let q = glam::Quat::from_euler(glam::EulerRot::ZYX, i as f32 * 1.1, 0.3, -0.2 * i as f32);
+        // Alternate signs: the shorter arc must be taken.
+        let q = if i % 2 == 1 { -q } else { q };
+        q.to_array()
+    };
+    let sampler = |interpolation, times: &[f32], components: usize, rotation: bool| Sampler {
+        interpolation,
+        times_s: times.to_vec(),
+        values: (0..times.len())
+            .flat_map(|i| {
+                if rotation {
+                    quat(i).to_vec()
+                } else {
+                    (0..components)
+                        .map(|c| (i * 3 + c) as f32 * 0.25 - 1.0)
+                        .collect()
+                }
+            })
+            .collect(),
+        components,
+        is_rotation: rotation,
+    };
+    let anim = &mut scene.animations[0];
+    anim.channels.clear();
+    let specs = [
+        (Path::Translation, Interpolation::Linear, &times[..1]),
+        (Path::Rotation, Interpolation::Linear, &times[..1]),
+        (Path::Scale, Interpolation::Step, &times[1..3]),
+        (Path::Translation, Interpolation::Step, &times[..]),
+        (Path::Rotation, Interpolation::Linear, &times[..2]),
+        (Path::Rotation, Interpolation::Linear, &times[..]),
+        (Path::Scale, Interpolation::Linear, &times[..]),
+        (Path::Rotation, Interpolation::Step, &times[..]),
+    ];
+    for (i, (path, interpolation, keys)) in specs.into_iter().enumerate() {
+        let rotation = path == Path::Rotation;
+        anim.channels.push(skinview::anim::Channel {
+            node: i % nodes,
+            path,
+            sampler: sampler(interpolation, keys, if rotation { 4 } else { 3 }, rotation),
+        });
+    }
+    let clip = SoaClip::new(&scene, &scene.animations[0]).unwrap();
+    assert_eq!(clip.track_counts(), (4, 4, 0));
+    let mut rng = Rng(0xED6E);
+    let mut visits: Vec<f32> = key_times.clone();
+    visits.extend(key_times.iter().rev());
+    visits.extend((0..200).map(|f| f as f32 / 120.0));
+    visits.extend((0..50).map(|_| rng.f() * 1.6 - 0.1));
+    compare_along(&scene, 0, &visits, "segment edges");
 }

@@ -28,6 +28,12 @@ impl Pose {
     pub fn reset(&mut self, scene: &Scene) {
         self.locals.clear();
         self.locals.extend(scene.nodes.iter().map(|n| n.rest));
+        self.reset_morph_weights(scene);
+    }
+
+    /// Reset the morph weights to rest (`node.weights` over `mesh.weights` over zeros) and
+    /// size them to the scene, leaving the local transforms alone.
+    pub fn reset_morph_weights(&mut self, scene: &Scene) {
         self.morph_weights.resize(scene.nodes.len(), Vec::new());
         for (w, node) in self.morph_weights.iter_mut().zip(&scene.nodes) {
             w.clear();

@@ -47,6 +47,15 @@ pub struct Cursor {
     slerp: SlerpSetup,
 }
 
+impl Cursor {
+    /// Move the cursor to interval `k` (a caller that found the interval itself, as the
+    /// four-lane sampler's next-interval check does, keeps the cursor where a search from it
+    /// stays short).
+    pub(crate) fn set_key(&mut self, k: usize) {
+        self.key = k;
+    }
+}
+
 impl Default for Cursor {
     fn default() -> Self {
         Cursor {

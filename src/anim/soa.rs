@@ -3,33 +3,39 @@
 //! Method (after ozz-animation's structure-of-arrays sampling; keys and cursors as in
 //! Weber, "Run-Time Skin Deformation", Motion Tracks): the STEP and LINEAR translation, scale
 //! and rotation channels of a clip are grouped four to a lane group, vector tracks apart from
-//! quaternion tracks. Each lane caches the interval it sampled last — its start, length and
-//! end values (a vector's start and delta; a quaternion's two ends with the shorter-arc sign
-//! folded in, the slerp angle) — and the time window for which that interval holds. A
-//! quaternion interval's sign and angle are worked out once, when the clip is compiled (as
-//! ozz's offline tools prepare its keys), so a refill only copies. A frame checks each lane's window (a compare, almost always true in forward
-//! playback), refills the few lanes whose window was left through the channel's own cursor
-//! (the sampler's `segment`: current and next interval, then a gallop), and evaluates all four
-//! lanes at once in `Vec4` arithmetic: the blend factor, the lerp, or the slerp with its two
-//! sines by a polynomial (Taylor to x¹³ on [0, π/2], below an f32 ulp there; the common
-//! `1/sin θ` is left out, the normalisation removes it), then the quaternion normalisation.
-//! An interval's angle comes from a polynomial `acos` too (Abramowitz & Stegun 4.4.46). CUBICSPLINE and morph-weight channels are left to the per-channel
-//! sampler.
+//! quaternion tracks. When the clip is compiled, every track is cut into the segments a
+//! player meets (the first key held, each interval, the last key held: `Sampler::segment`'s
+//! windows) and each segment becomes a record of 16-byte rows ready to evaluate: its window
+//! `[lo, hi)`, the blend's start and length, a vector's start and delta, a quaternion
+//! interval's two ends with the shorter-arc sign folded in and its slerp angle (as ozz's
+//! offline tools prepare its keys). A lane group keeps each lane's segment and the four
+//! records transposed. A frame tests the four windows at once (almost always inside in
+//! forward playback); when one was left, each such lane tries its next segment (one compare)
+//! and otherwise searches through the channel's own cursor (current and next interval, then a
+//! gallop), and the group's records are transposed again (whole registers written, so the
+//! evaluation's 4-wide reads never wait on lane-sized stores). All four lanes are evaluated at
+//! once in `Vec4` arithmetic: the blend factor, the lerp, or the slerp with its two sines by
+//! a polynomial (Taylor to x¹³ on [0, π/2], below an f32 ulp there; the common `1/sin θ` is
+//! left out, the normalisation removes it), then the quaternion normalisation. An interval's
+//! angle comes from a polynomial `acos` too (Abramowitz & Stegun 4.4.46). Only the nodes whose
+//! translation, rotation or scale no channel drives are reset to rest each frame.
+//! CUBICSPLINE and morph-weight channels are left to the per-channel sampler.
 //!
 //! The results are the per-channel sampler's bits for vectors; quaternions differ by the
 //! polynomials' and the normalisation's rounding (one reciprocal instead of four divisions),
 //! a unit or two in the last place (`tests/soa.rs` compares the two on every shared model and
 //! rig).
 //!
-//! Cost per frame: per lane group a window check per lane, one division, three (vector) or
-//! about twenty (quaternion) 4-wide operations and a scatter of four results; per interval
-//! change a few copies for that lane. Memory: the clip copies its channels' samplers and keeps
-//! 8 bytes per rotation interval;
-//! the state is ~200 bytes per lane group. Limits: one clip per animation and scene (rules
-//! below); a lane group that crosses many intervals per frame (keys far denser than frames)
-//! refills every frame, at about the per-channel sampler's cost.
+//! Cost per frame: per lane group one 4-wide window test, one division, three (vector) or
+//! about twenty (quaternion) 4-wide operations and a scatter of four results; per segment
+//! change a compare for that lane and three or four 4×4 transposes for its group. Memory: the
+//! clip copies its channels' samplers and keeps 48 bytes per vector key and 64 per rotation
+//! key; the state is 200–260 bytes per lane group. Limits: one clip per animation and scene
+//! (rules below), a state plays only the clip it was made for; fewer than 2³² segments in all;
+//! a lane group that crosses many intervals per frame (keys far denser than frames) searches
+//! every frame, at about the per-channel sampler's cost.
 
-use glam::{Quat, Vec3, Vec4};
+use glam::{Mat4, Quat, Vec3, Vec4};
 
 use super::sampler::Segment;
 use super::{Animation, Channel, Cursor, Interpolation, Path, Pose, Sampler};
@@ -61,8 +67,170 @@ struct VecTrack {
 struct QuatTrack {
     node: usize,
     sampler: Sampler,
-    /// Per LINEAR interval `k` (keys `k`, `k + 1`): its slerp set-up, made once here.
-    arcs: Vec<Arc>,
+}
+
+/// A vector track's segment as a lane reads it, three rows: `[lo, hi, t0, dt]` (the window
+/// `[lo, hi)` for which it holds, the blend's start and length: 0 and infinite where a key is
+/// held), `[a.x, a.y, a.z, d.x]`, `[d.y, d.z, 0, 0]` (start value `a`, delta `d` to the end).
+type VecRecord = [Vec4; 3];
+
+/// A quaternion track's segment, four rows: `[lo, hi, t0, dt]`, the start key, the end key
+/// with the shorter-arc sign folded in (zero where a key is held), `[θ, slerp, 0, 0]` (the
+/// slerp angle; 1 where the segment slerps, 0 where it lerps or holds).
+type QuatRecord = [Vec4; 4];
+
+/// A track's segments in the order a forward player meets them: the first key held (up to
+/// and at its time), each interval between keys, the last key held (from its time on); a
+/// one-key track has one segment, held over the whole line. `Sampler::segment`'s windows,
+/// exactly.
+trait Record: Copy {
+    /// The padding lanes' segment: the whole line, values that normalise.
+    const PAD: Self;
+    /// Segment of key `k` held over `[lo, hi)`.
+    fn held(s: &Sampler, k: usize, lo: f32, hi: f32) -> Self;
+    /// Interval `k` (keys `k`, `k + 1`) of a LINEAR or STEP sampler.
+    fn interval(s: &Sampler, k: usize) -> Self;
+    /// Its window `[lo, hi)`.
+    fn window(&self) -> (f32, f32);
+
+    /// Every segment of `s`, in order (one, or the key count plus one).
+    fn track(s: &Sampler) -> Vec<Self> {
+        let t = &s.times_s;
+        let n = t.len();
+        if n == 1 {
+            return vec![Self::held(s, 0, f32::NEG_INFINITY, f32::INFINITY)];
+        }
+        let mut v = Vec::with_capacity(n + 1);
+        v.push(Self::held(s, 0, f32::NEG_INFINITY, t[0].next_up()));
+        v.extend((0..n - 1).map(|k| Self::interval(s, k)));
+        v.push(Self::held(s, n - 1, t[n - 1], f32::INFINITY));
+        v
+    }
+}
+
+impl Record for VecRecord {
+    const PAD: Self = [
+        Vec4::new(f32::NEG_INFINITY, f32::INFINITY, 0.0, f32::INFINITY),
+        Vec4::ZERO,
+        Vec4::ZERO,
+    ];
+
+    fn held(s: &Sampler, k: usize, lo: f32, hi: f32) -> Self {
+        let a = s.value(k);
+        [
+            Vec4::new(lo, hi, 0.0, f32::INFINITY),
+            Vec4::new(a[0], a[1], a[2], 0.0),
+            Vec4::ZERO,
+        ]
+    }
+
+    fn interval(s: &Sampler, k: usize) -> Self {
+        let t = &s.times_s;
+        if s.interpolation != Interpolation::Linear {
+            return Self::held(s, k, t[k], t[k + 1]);
+        }
+        let (a, b) = (s.value(k), s.value(k + 1));
+        let d: [f32; 3] = std::array::from_fn(|i| b[i] - a[i]);
+        [
+            Vec4::new(t[k], t[k + 1], t[k], t[k + 1] - t[k]),
+            Vec4::new(a[0], a[1], a[2], d[0]),
+            Vec4::new(d[1], d[2], 0.0, 0.0),
+        ]
+    }
+
+    fn window(&self) -> (f32, f32) {
+        (self[0].x, self[0].y)
+    }
+}
+
+impl Record for QuatRecord {
+    const PAD: Self = [
+        Vec4::new(f32::NEG_INFINITY, f32::INFINITY, 0.0, f32::INFINITY),
+        Vec4::W,
+        Vec4::ZERO,
+        Vec4::ZERO,
+    ];
+
+    fn held(s: &Sampler, k: usize, lo: f32, hi: f32) -> Self {
+        let a = s.value(k);
+        [
+            Vec4::new(lo, hi, 0.0, f32::INFINITY),
+            Vec4::new(a[0], a[1], a[2], a[3]),
+            Vec4::ZERO,
+            Vec4::ZERO,
+        ]
+    }
+
+    fn interval(s: &Sampler, k: usize) -> Self {
+        let t = &s.times_s;
+        if s.interpolation != Interpolation::Linear {
+            return Self::held(s, k, t[k], t[k + 1]);
+        }
+        let (a, b) = (s.value(k), s.value(k + 1));
+        let arc = Arc::new(a, b);
+        let slerp = arc.theta >= 0.0;
+        [
+            Vec4::new(t[k], t[k + 1], t[k], t[k + 1] - t[k]),
+            Vec4::new(a[0], a[1], a[2], a[3]),
+            Vec4::new(b[0], b[1], b[2], b[3]) * arc.sign,
+            Vec4::new(
+                if slerp { arc.theta } else { 0.0 },
+                if slerp { 1.0 } else { 0.0 },
+                0.0,
+                0.0,
+            ),
+        ]
+    }
+
+    fn window(&self) -> (f32, f32) {
+        (self[0].x, self[0].y)
+    }
+}
+
+/// One kind of track's segments, all tracks one after another (record 0: [`Record::PAD`]).
+#[derive(Clone, Debug)]
+struct Segments<R> {
+    records: Vec<R>,
+    /// Per track: the index of its first segment and its segment count.
+    first: Vec<u32>,
+    count: Vec<u32>,
+}
+
+impl<R: Record> Segments<R> {
+    fn new() -> Self {
+        Segments {
+            records: vec![R::PAD],
+            first: Vec::new(),
+            count: Vec::new(),
+        }
+    }
+
+    /// Record `i` (record 0, the padding lanes', for an index past the end: a state made for
+    /// this clip never has one).
+    #[inline]
+    fn record(&self, i: u32) -> &R {
+        self.records.get(i as usize).unwrap_or(&self.records[0])
+    }
+
+    /// Add track `s`'s segments (a validated LINEAR or STEP sampler); `Err` when the clip
+    /// would pass the index range of a lane (2³² segments).
+    fn push(&mut self, s: &Sampler) -> std::result::Result<(), String> {
+        let segs = R::track(s);
+        let first = u32::try_from(self.records.len()).ok();
+        let count = u32::try_from(segs.len()).ok();
+        match (first, count) {
+            (Some(f), Some(c)) if f.checked_add(c).is_some() => {
+                self.first.push(f);
+                self.count.push(c);
+                self.records.extend(segs);
+                Ok(())
+            }
+            _ => Err(format!(
+                "more than {} keys in the clip's four-lane tracks",
+                u32::MAX
+            )),
+        }
+    }
 }
 
 /// A quaternion interval's slerp set-up: the shorter-arc sign of its second key and its
@@ -74,8 +242,7 @@ struct Arc {
 }
 
 impl Arc {
-    /// The set-up of the interval from `a` to `b` (unit quaternions, `[x, y, z, w]`): what
-    /// every refill of that interval would compute.
+    /// The set-up of the interval from `a` to `b` (unit quaternions, `[x, y, z, w]`).
     fn new(a: &[f32], b: &[f32]) -> Arc {
         let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
         let sign = if dot < 0.0 { -1.0 } else { 1.0 };
@@ -87,26 +254,27 @@ impl Arc {
         };
         Arc { sign, theta }
     }
-
-    /// Every interval of `s` when it is LINEAR (nothing for STEP: its keys are held).
-    fn of(s: &Sampler) -> Vec<Arc> {
-        if s.interpolation != Interpolation::Linear {
-            return Vec::new();
-        }
-        (0..s.times_s.len().saturating_sub(1))
-            .map(|k| Arc::new(s.value(k), s.value(k + 1)))
-            .collect()
-    }
 }
+
+/// Identity of a compiled clip, so a state is only ever played with the clip it was made for.
+static NEXT_CLIP_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// An animation compiled for four-lane playback (module documentation).
 #[derive(Clone, Debug)]
 pub struct SoaClip {
+    /// Which compilation this is (a clone keeps it: same tracks, same segments).
+    id: u64,
     node_count: usize,
     vec_tracks: Vec<VecTrack>,
     quat_tracks: Vec<QuatTrack>,
+    /// The vector and quaternion tracks' segments.
+    vec_segments: Segments<VecRecord>,
+    quat_segments: Segments<QuatRecord>,
     /// Channels the per-channel sampler plays (CUBICSPLINE, morph weights).
     generic: Vec<Channel>,
+    /// Nodes whose translation, rotation or scale no channel drives: the only ones a frame
+    /// resets to rest (the others are overwritten whole).
+    rest_nodes: Vec<usize>,
 }
 
 impl SoaClip {
@@ -114,15 +282,21 @@ impl SoaClip {
     ///
     /// Rules (the animation's own, checked again here): 1. every channel targets a node of
     /// the scene; 2. every sampler is valid ([`Sampler::validate`]) with the component count
-    /// its path needs.
+    /// its path needs; 3. the four-lane tracks have fewer than 2³² segments in all.
     pub fn new(scene: &Scene, animation: &Animation) -> Result<SoaClip> {
         const JOB: &str = "SoaClip";
         let mut clip = SoaClip {
+            id: NEXT_CLIP_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             node_count: scene.nodes.len(),
             vec_tracks: Vec::new(),
             quat_tracks: Vec::new(),
+            vec_segments: Segments::new(),
+            quat_segments: Segments::new(),
             generic: Vec::new(),
+            rest_nodes: Vec::new(),
         };
+        // Per node: translation, rotation, scale driven.
+        let mut driven = vec![[false; 3]; scene.nodes.len()];
         for (i, ch) in animation.channels.iter().enumerate() {
             if ch.node >= scene.nodes.len() {
                 return Err(Error::job(
@@ -156,23 +330,38 @@ impl SoaClip {
             }
             let lanes = ch.sampler.interpolation != Interpolation::CubicSpline;
             match ch.path {
-                Path::Translation | Path::Scale if lanes => clip.vec_tracks.push(VecTrack {
-                    node: ch.node,
-                    field: if ch.path == Path::Translation {
-                        VecField::Translation
-                    } else {
-                        VecField::Scale
-                    },
-                    sampler: ch.sampler.clone(),
-                }),
-                Path::Rotation if lanes => clip.quat_tracks.push(QuatTrack {
-                    node: ch.node,
-                    sampler: ch.sampler.clone(),
-                    arcs: Arc::of(&ch.sampler),
-                }),
+                Path::Translation => driven[ch.node][0] = true,
+                Path::Rotation => driven[ch.node][1] = true,
+                Path::Scale => driven[ch.node][2] = true,
+                Path::Weights => {}
+            }
+            let too_many = |m: String| Error::job(JOB, 3, format!("channel {i}: {m}"));
+            match ch.path {
+                Path::Translation | Path::Scale if lanes => {
+                    clip.vec_segments.push(&ch.sampler).map_err(too_many)?;
+                    clip.vec_tracks.push(VecTrack {
+                        node: ch.node,
+                        field: if ch.path == Path::Translation {
+                            VecField::Translation
+                        } else {
+                            VecField::Scale
+                        },
+                        sampler: ch.sampler.clone(),
+                    })
+                }
+                Path::Rotation if lanes => {
+                    clip.quat_segments.push(&ch.sampler).map_err(too_many)?;
+                    clip.quat_tracks.push(QuatTrack {
+                        node: ch.node,
+                        sampler: ch.sampler.clone(),
+                    })
+                }
                 _ => clip.generic.push(ch.clone()),
             }
         }
+        clip.rest_nodes = (0..scene.nodes.len())
+            .filter(|&n| driven[n] != [true; 3])
+            .collect();
         Ok(clip)
     }
 
@@ -187,101 +376,80 @@ impl SoaClip {
     }
 }
 
-/// One lane group of vector tracks: each lane's window and interval.
-#[derive(Clone, Copy, Debug)]
-struct VecGroup {
-    lo: [f32; LANES],
-    hi: [f32; LANES],
-    t0: [f32; LANES],
-    dt: [f32; LANES],
-    /// Start value and delta (end − start), per component.
-    a: [[f32; LANES]; 3],
-    d: [[f32; LANES]; 3],
-}
-
-/// One lane group of quaternion tracks.
-#[derive(Clone, Copy, Debug)]
-struct QuatGroup {
-    lo: [f32; LANES],
-    hi: [f32; LANES],
-    t0: [f32; LANES],
-    dt: [f32; LANES],
-    /// The interval's ends, the second with the shorter-arc sign folded in, per component.
-    q0: [[f32; LANES]; 4],
-    q1: [[f32; LANES]; 4],
-    /// The interval's angle (its slerp weights are `sin((1 − u)θ)` and `sin(uθ)`: the
-    /// common factor `1/sin θ` cancels in the normalisation that follows).
-    theta: [f32; LANES],
-    /// 1 where the lane slerps, 0 where it lerps (short interval, held key).
-    slerp: [f32; LANES],
-}
-
-/// An empty window: the first sample of every lane refills it.
-const NEVER: [f32; LANES] = [f32::INFINITY; LANES];
-
-impl Default for VecGroup {
-    fn default() -> Self {
-        VecGroup {
-            lo: NEVER,
-            hi: [f32::NEG_INFINITY; LANES],
-            t0: [0.0; LANES],
-            dt: [f32::INFINITY; LANES],
-            a: [[0.0; LANES]; 3],
-            d: [[0.0; LANES]; 3],
-        }
-    }
-}
-
-impl Default for QuatGroup {
-    fn default() -> Self {
-        QuatGroup {
-            lo: NEVER,
-            hi: [f32::NEG_INFINITY; LANES],
-            t0: [0.0; LANES],
-            dt: [f32::INFINITY; LANES],
-            q0: [
-                [0.0, 0.0, 0.0, 0.0],
-                [0.0; LANES],
-                [0.0; LANES],
-                [1.0; LANES],
-            ],
-            q1: [[0.0; LANES]; 4],
-            theta: [0.0; LANES],
-            slerp: [0.0; LANES],
-        }
-    }
-}
-
-/// Playback state of one [`SoaClip`]: the lanes' cached intervals and every track's cursor.
+/// Playback state of one [`SoaClip`]: each lane's current segment and every track's cursor.
 /// Keep one per playing instance (a character, a layer); it does not allocate once made.
 #[derive(Clone, Debug, Default)]
 pub struct SoaState {
-    vec_groups: Vec<VecGroup>,
-    quat_groups: Vec<QuatGroup>,
+    /// The clip it was made for.
+    clip_id: u64,
+    /// Per lane group, each lane's segment and the four records transposed.
+    vec_lanes: Vec<Lanes<3>>,
+    quat_lanes: Vec<Lanes<4>>,
     vec_cursors: Vec<Cursor>,
     quat_cursors: Vec<Cursor>,
     generic_cursors: Vec<Cursor>,
 }
 
+/// One lane group's segments: each lane's (an index into the clip's records; padding lanes:
+/// 0, the whole line) and their records transposed, row by row (`cols[row][e]`: element `e`
+/// of that row, four lanes), so a frame inside every window reads whole registers (copying
+/// a refilled lane's values in lane by lane and reading them back 4-wide would stall on
+/// store forwarding).
+#[derive(Clone, Copy, Debug)]
+struct Lanes<const ROWS: usize> {
+    at: [u32; LANES],
+    cols: [[Vec4; 4]; ROWS],
+}
+
+impl<const ROWS: usize> Lanes<ROWS>
+where
+    [Vec4; ROWS]: Record,
+{
+    /// The records of segments `at` of `segs`, transposed.
+    fn new(segs: &Segments<[Vec4; ROWS]>, at: [u32; LANES]) -> Self {
+        let r = at.map(|i| segs.record(i));
+        Lanes {
+            at,
+            cols: std::array::from_fn(|row| rows(&r, row)),
+        }
+    }
+
+    /// Each lane group of `segs` on its tracks' first segments (the first key held).
+    fn first(segs: &Segments<[Vec4; ROWS]>) -> Vec<Self> {
+        segs.first
+            .chunks(LANES)
+            .map(|c| {
+                Lanes::new(
+                    segs,
+                    std::array::from_fn(|l| c.get(l).copied().unwrap_or(0)),
+                )
+            })
+            .collect()
+    }
+}
+
 impl SoaState {
-    /// Fresh state for `clip` (every lane refills on its first sample).
+    /// Fresh state for `clip`: every lane on its first segment, searched from on the first
+    /// sample after the first key.
     pub fn new(clip: &SoaClip) -> SoaState {
         SoaState {
-            vec_groups: vec![VecGroup::default(); clip.vec_tracks.len().div_ceil(LANES)],
-            quat_groups: vec![QuatGroup::default(); clip.quat_tracks.len().div_ceil(LANES)],
+            clip_id: clip.id,
+            vec_lanes: Lanes::first(&clip.vec_segments),
+            quat_lanes: Lanes::first(&clip.quat_segments),
             vec_cursors: vec![Cursor::default(); clip.vec_tracks.len()],
             quat_cursors: vec![Cursor::default(); clip.quat_tracks.len()],
             generic_cursors: vec![Cursor::default(); clip.generic.len()],
         }
     }
 
-    /// True when this state was made for `clip` (same track and channel counts).
+    /// True when this state was made for `clip` (by [`SoaState::new`] with it or a clone).
     pub fn fits(&self, clip: &SoaClip) -> bool {
-        self.vec_cursors.len() == clip.vec_tracks.len()
+        self.clip_id == clip.id
+            && self.vec_cursors.len() == clip.vec_tracks.len()
             && self.quat_cursors.len() == clip.quat_tracks.len()
             && self.generic_cursors.len() == clip.generic.len()
-            && self.vec_groups.len() == clip.vec_tracks.len().div_ceil(LANES)
-            && self.quat_groups.len() == clip.quat_tracks.len().div_ceil(LANES)
+            && self.vec_lanes.len() == clip.vec_tracks.len().div_ceil(LANES)
+            && self.quat_lanes.len() == clip.quat_tracks.len().div_ceil(LANES)
     }
 }
 
@@ -343,42 +511,54 @@ impl SoaAnimateJob<'_> {
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         let t = self.time_s;
-        self.pose.reset(self.scene);
         let clip = self.clip;
+        // Rest values where no channel writes; every driven property is written below.
+        for &n in &clip.rest_nodes {
+            if let (Some(local), Some(node)) =
+                (self.pose.locals.get_mut(n), self.scene.nodes.get(n))
+            {
+                *local = node.rest;
+            }
+        }
+        self.pose.reset_morph_weights(self.scene);
         let state = &mut *self.state;
         let locals = &mut self.pose.locals;
-        for (g, group) in state.vec_groups.iter_mut().enumerate() {
-            let tracks = &clip.vec_tracks[g * LANES..((g + 1) * LANES).min(clip.vec_tracks.len())];
-            let cursors = &mut state.vec_cursors[g * LANES..g * LANES + tracks.len()];
-            for (lane, (track, cursor)) in tracks.iter().zip(cursors.iter_mut()).enumerate() {
-                if !(t >= group.lo[lane] && t < group.hi[lane]) {
-                    refill_vec(group, lane, &track.sampler, t, cursor);
-                }
-            }
-            let u = blend_factor(t, group.t0, group.dt);
-            let c = |i: usize| Vec4::from_array(group.a[i]) + Vec4::from_array(group.d[i]) * u;
-            let (x, y, z) = (c(0).to_array(), c(1).to_array(), c(2).to_array());
-            for (lane, track) in tracks.iter().enumerate() {
+        for (g, lanes) in state.vec_lanes.iter_mut().enumerate() {
+            let segs = &clip.vec_segments;
+            let cursors = &mut state.vec_cursors;
+            advance(segs, lanes, g, t, cursors, |k| {
+                clip.vec_tracks.get(k).map(|track| &track.sampler)
+            });
+            let [[_, _, t0, dt], [ax, ay, az, dx], [dy, dz, _, _]] = lanes.cols;
+            let u = blend_factor(t, t0, dt);
+            let (x, y, z) = (
+                (ax + dx * u).to_array(),
+                (ay + dy * u).to_array(),
+                (az + dz * u).to_array(),
+            );
+            let tracks = clip.vec_tracks.iter().skip(g * LANES).take(LANES);
+            for (lane, track) in tracks.enumerate() {
                 let v = Vec3::new(x[lane], y[lane], z[lane]);
-                let local = &mut locals[track.node];
-                match track.field {
-                    VecField::Translation => local.translation = v,
-                    VecField::Scale => local.scale = v,
+                if let Some(local) = locals.get_mut(track.node) {
+                    match track.field {
+                        VecField::Translation => local.translation = v,
+                        VecField::Scale => local.scale = v,
+                    }
                 }
             }
         }
-        for (g, group) in state.quat_groups.iter_mut().enumerate() {
-            let tracks =
-                &clip.quat_tracks[g * LANES..((g + 1) * LANES).min(clip.quat_tracks.len())];
-            let cursors = &mut state.quat_cursors[g * LANES..g * LANES + tracks.len()];
-            for (lane, (track, cursor)) in tracks.iter().zip(cursors.iter_mut()).enumerate() {
-                if !(t >= group.lo[lane] && t < group.hi[lane]) {
-                    refill_quat(group, lane, track, t, cursor);
+        for (g, lanes) in state.quat_lanes.iter_mut().enumerate() {
+            let segs = &clip.quat_segments;
+            let cursors = &mut state.quat_cursors;
+            advance(segs, lanes, g, t, cursors, |k| {
+                clip.quat_tracks.get(k).map(|track| &track.sampler)
+            });
+            let q = sample_quats(&lanes.cols, t);
+            let tracks = clip.quat_tracks.iter().skip(g * LANES).take(LANES);
+            for (lane, track) in tracks.enumerate() {
+                if let Some(local) = locals.get_mut(track.node) {
+                    local.rotation = q[lane];
                 }
-            }
-            let q = sample_quats(group, t);
-            for (lane, track) in tracks.iter().enumerate() {
-                locals[track.node].rotation = q[lane];
             }
         }
         // The rest through the per-channel sampler.
@@ -411,69 +591,78 @@ impl SoaAnimateJob<'_> {
     }
 }
 
+/// Move lane group `g`'s lanes to the segments holding `t` (and their transposed records
+/// with them). A lane whose window `t` left tries the next segment (forward playback: one
+/// check), else searches its track through the sampler's cursor. `sampler(k)` gives track
+/// `k`'s sampler, `cursors` every track's cursor (none past the last track: padding lanes,
+/// whose window is the whole line).
+#[inline]
+fn advance<'s, const ROWS: usize>(
+    segs: &Segments<[Vec4; ROWS]>,
+    group: &mut Lanes<ROWS>,
+    g: usize,
+    t: f32,
+    cursors: &mut [Cursor],
+    sampler: impl Fn(usize) -> Option<&'s Sampler>,
+) where
+    [Vec4; ROWS]: Record,
+{
+    let [lo, hi, ..] = group.cols[0];
+    let tv = Vec4::splat(t);
+    if (tv.cmpge(lo) & tv.cmplt(hi)).all() {
+        return;
+    }
+    let record = |i: u32| segs.record(i);
+    let inside = |(lo, hi): (f32, f32)| t >= lo && t < hi;
+    let mut lanes = group.at;
+    {
+        for (lane, at) in lanes.iter_mut().enumerate() {
+            if inside(record(*at).window()) {
+                continue;
+            }
+            let k = g * LANES + lane;
+            let (Some(s), Some(cursor), Some(&first), Some(&count)) = (
+                sampler(k),
+                cursors.get_mut(k),
+                segs.first.get(k),
+                segs.count.get(k),
+            ) else {
+                continue;
+            };
+            let next = *at + 1;
+            *at = if next < first + count && inside(record(next).window()) {
+                // Interval `rel − 1`, or the last key held (the cursor stays on the last
+                // interval, as the sampler leaves it).
+                let rel = (next - first) as usize;
+                cursor.set_key(
+                    rel.saturating_sub(1)
+                        .min((count as usize).saturating_sub(3)),
+                );
+                next
+            } else {
+                let rel = match s.segment(t, cursor).0 {
+                    Segment::Held(0) => 0,
+                    Segment::Held(k) | Segment::Span(k) => k + 1,
+                };
+                first + (rel as u32).min(count - 1)
+            };
+        }
+    }
+    *group = Lanes::new(segs, lanes);
+}
+
+/// Row `row` of the four lanes' records transposed: element `e` of the result holds the row's
+/// element `e` of every lane.
+#[inline(always)]
+fn rows<const ROWS: usize>(r: &[&[Vec4; ROWS]; LANES], row: usize) -> [Vec4; 4] {
+    let m = Mat4::from_cols(r[0][row], r[1][row], r[2][row], r[3][row]).transpose();
+    [m.x_axis, m.y_axis, m.z_axis, m.w_axis]
+}
+
 /// `((t − t0) / dt)` clamped to [0, 1], four lanes (a held key has `dt` infinite: 0).
 #[inline]
-fn blend_factor(t: f32, t0: [f32; LANES], dt: [f32; LANES]) -> Vec4 {
-    ((Vec4::splat(t) - Vec4::from_array(t0)) / Vec4::from_array(dt)).clamp(Vec4::ZERO, Vec4::ONE)
-}
-
-/// Cache the interval of vector track `s` holding `t` in `lane`.
-fn refill_vec(group: &mut VecGroup, lane: usize, s: &Sampler, t: f32, cursor: &mut Cursor) {
-    let (seg, lo, hi) = s.segment(t, cursor);
-    group.lo[lane] = lo;
-    group.hi[lane] = hi;
-    let (a, b, t0, dt) = match seg {
-        Segment::Span(k) if s.interpolation == Interpolation::Linear => (
-            s.value(k),
-            Some(s.value(k + 1)),
-            s.times_s[k],
-            s.times_s[k + 1] - s.times_s[k],
-        ),
-        Segment::Span(k) | Segment::Held(k) => (s.value(k), None, 0.0, f32::INFINITY),
-    };
-    group.t0[lane] = t0;
-    group.dt[lane] = dt;
-    for i in 0..3 {
-        group.a[i][lane] = a[i];
-        group.d[i][lane] = b.map_or(0.0, |b| b[i] - a[i]);
-    }
-}
-
-/// Cache the interval of quaternion track `s` holding `t` in `lane`: the per-channel
-/// sampler's slerp set-up (shorter-arc sign, angle, 1/sin, the lerp threshold).
-fn refill_quat(group: &mut QuatGroup, lane: usize, track: &QuatTrack, t: f32, cursor: &mut Cursor) {
-    let s = &track.sampler;
-    let (seg, lo, hi) = s.segment(t, cursor);
-    group.lo[lane] = lo;
-    group.hi[lane] = hi;
-    match seg {
-        Segment::Span(k) if s.interpolation == Interpolation::Linear => {
-            let (a, b) = (s.value(k), s.value(k + 1));
-            let arc = track.arcs.get(k).copied().unwrap_or_else(|| Arc::new(a, b));
-            group.t0[lane] = s.times_s[k];
-            group.dt[lane] = s.times_s[k + 1] - s.times_s[k];
-            for i in 0..4 {
-                group.q0[i][lane] = a[i];
-                group.q1[i][lane] = b[i] * arc.sign;
-            }
-            if arc.theta < 0.0 {
-                group.slerp[lane] = 0.0;
-            } else {
-                group.theta[lane] = arc.theta;
-                group.slerp[lane] = 1.0;
-            }
-        }
-        Segment::Span(k) | Segment::Held(k) => {
-            let a = s.value(k);
-            group.t0[lane] = 0.0;
-            group.dt[lane] = f32::INFINITY;
-            for (i, &v) in a.iter().enumerate().take(4) {
-                group.q0[i][lane] = v;
-                group.q1[i][lane] = 0.0;
-            }
-            group.slerp[lane] = 0.0;
-        }
-    }
+fn blend_factor(t: f32, t0: Vec4, dt: Vec4) -> Vec4 {
+    ((Vec4::splat(t) - t0) / dt).clamp(Vec4::ZERO, Vec4::ONE)
 }
 
 /// `acos(x)` for `x` in [0, 1] (Abramowitz & Stegun 4.4.46: `sqrt(1 − x)` times a degree-7
@@ -518,14 +707,14 @@ fn sin_quarter(x: Vec4) -> Vec4 {
 /// The four lanes' quaternions at `t`: the interval's slerp (or lerp) weights, the blend, and
 /// the normalisation (identity where the result has no length).
 #[inline]
-fn sample_quats(group: &QuatGroup, t: f32) -> [Quat; LANES] {
-    let u = blend_factor(t, group.t0, group.dt);
+fn sample_quats(cols: &[[Vec4; 4]; 4], t: f32) -> [Quat; LANES] {
+    let [[_, _, t0, dt], q0, q1, [theta, slerp, _, _]] = *cols;
+    let u = blend_factor(t, t0, dt);
     let one_minus = Vec4::ONE - u;
-    let theta = Vec4::from_array(group.theta);
-    let slerp = Vec4::from_array(group.slerp).cmpgt(Vec4::ZERO);
+    let slerp = slerp.cmpgt(Vec4::ZERO);
     let wa = Vec4::select(slerp, sin_quarter(one_minus * theta), one_minus);
     let wb = Vec4::select(slerp, sin_quarter(u * theta), u);
-    let c = |i: usize| wa * Vec4::from_array(group.q0[i]) + wb * Vec4::from_array(group.q1[i]);
+    let c = |i: usize| wa * q0[i] + wb * q1[i];
     let (x, y, z, w) = (c(0), c(1), c(2), c(3));
     let len = (x * x + y * y + z * z + w * w).sqrt();
     let inv = Vec4::ONE / len;
