@@ -718,18 +718,21 @@ fn sample_quats(cols: &[[Vec4; 4]; 4], t: f32) -> [Quat; LANES] {
     let (x, y, z, w) = (c(0), c(1), c(2), c(3));
     let len = (x * x + y * y + z * z + w * w).sqrt();
     let inv = Vec4::ONE / len;
-    let (x, y, z, w, len) = (
-        (x * inv).to_array(),
-        (y * inv).to_array(),
-        (z * inv).to_array(),
-        (w * inv).to_array(),
-        len.to_array(),
-    );
-    std::array::from_fn(|l| {
-        if len[l] > 0.0 && len[l].is_finite() {
-            Quat::from_xyzw(x[l], y[l], z[l], w[l])
+    // Back to one quaternion per lane with a 4×4 transpose (whole registers, no lane-by-lane
+    // assembly).
+    let q = Mat4::from_cols(x * inv, y * inv, z * inv, w * inv).transpose();
+    let ok = (len.cmpgt(Vec4::ZERO) & len.cmplt(Vec4::INFINITY)).bitmask();
+    let lane = |l: usize, v: Vec4| {
+        if ok & (1 << l) != 0 {
+            Quat::from_vec4(v)
         } else {
             Quat::IDENTITY
         }
-    })
+    };
+    [
+        lane(0, q.x_axis),
+        lane(1, q.y_axis),
+        lane(2, q.z_axis),
+        lane(3, q.w_axis),
+    ]
 }
