@@ -615,38 +615,36 @@ fn advance<'s, const ROWS: usize>(
     let record = |i: u32| segs.record(i);
     let inside = |(lo, hi): (f32, f32)| t >= lo && t < hi;
     let mut lanes = group.at;
-    {
-        for (lane, at) in lanes.iter_mut().enumerate() {
-            if inside(record(*at).window()) {
-                continue;
-            }
-            let k = g * LANES + lane;
-            let (Some(s), Some(cursor), Some(&first), Some(&count)) = (
-                sampler(k),
-                cursors.get_mut(k),
-                segs.first.get(k),
-                segs.count.get(k),
-            ) else {
-                continue;
-            };
-            let next = *at + 1;
-            *at = if next < first + count && inside(record(next).window()) {
-                // Interval `rel − 1`, or the last key held (the cursor stays on the last
-                // interval, as the sampler leaves it).
-                let rel = (next - first) as usize;
-                cursor.set_key(
-                    rel.saturating_sub(1)
-                        .min((count as usize).saturating_sub(3)),
-                );
-                next
-            } else {
-                let rel = match s.segment(t, cursor).0 {
-                    Segment::Held(0) => 0,
-                    Segment::Held(k) | Segment::Span(k) => k + 1,
-                };
-                first + (rel as u32).min(count - 1)
-            };
+    for (lane, at) in lanes.iter_mut().enumerate() {
+        if inside(record(*at).window()) {
+            continue;
         }
+        let k = g * LANES + lane;
+        let (Some(s), Some(cursor), Some(&first), Some(&count)) = (
+            sampler(k),
+            cursors.get_mut(k),
+            segs.first.get(k),
+            segs.count.get(k),
+        ) else {
+            continue;
+        };
+        let next = *at + 1;
+        *at = if next < first + count && inside(record(next).window()) {
+            // Interval `rel − 1`, or the last key held (the cursor stays on the last
+            // interval, as the sampler leaves it).
+            let rel = (next - first) as usize;
+            cursor.set_key(
+                rel.saturating_sub(1)
+                    .min((count as usize).saturating_sub(3)),
+            );
+            next
+        } else {
+            let rel = match s.segment(t, cursor).0 {
+                Segment::Held(0) => 0,
+                Segment::Held(k) | Segment::Span(k) => k + 1,
+            };
+            first + (rel as u32).min(count - 1)
+        };
     }
     *group = Lanes::new(segs, lanes);
 }
