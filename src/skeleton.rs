@@ -9,7 +9,9 @@ use crate::error::{Error, Result};
 use crate::scene::Scene;
 
 /// Validation rules:
-/// 1. `pose` and `model_from_node` have one entry per scene node.
+/// 1. `pose` has one entry per scene node;
+/// 2. every node's parent comes before it (the order `SceneBuilder` makes; a scene whose
+///    public fields were edited out of it would otherwise read a parent not yet computed).
 pub struct LocalToModelJob<'a> {
     /// The scene whose nodes are transformed.
     pub scene: &'a Scene,
@@ -27,6 +29,14 @@ impl LocalToModelJob<'_> {
                 "LocalToModelJob",
                 1,
                 "pose does not match the scene's node count",
+            ));
+        }
+        let late = |(i, n): (usize, &crate::scene::Node)| n.parent.is_some_and(|p| p >= i);
+        if let Some(i) = self.scene.nodes.iter().enumerate().position(late) {
+            return Err(Error::job(
+                "LocalToModelJob",
+                2,
+                format!("node {i}'s parent does not come before it"),
             ));
         }
         Ok(())

@@ -183,6 +183,17 @@ fn local_to_model_job_rules() {
     assert_eq!(job(&Pose::rest(&arm)), None);
     // 1. a pose for another node count.
     assert_eq!(job(&Pose::rest(&other)), Some(1));
+    // 2. a parent after its child (the scene's public fields edited out of builder order).
+    let mut shuffled = arm.clone();
+    let last = shuffled.nodes.len() - 1;
+    shuffled.nodes[0].parent = Some(last);
+    let mut j = LocalToModelJob {
+        scene: &shuffled,
+        pose: &Pose::rest(&shuffled),
+        model_from_node: &mut Vec::new(),
+    };
+    assert_eq!(rule(j.validate(), "LocalToModelJob"), Some(2));
+    assert_eq!(rule(j.run(), "LocalToModelJob"), Some(2));
 }
 
 #[test]

@@ -256,8 +256,9 @@ impl Arc {
     }
 }
 
-/// Identity of a compiled clip, so a state is only ever played with the clip it was made for.
-static NEXT_CLIP_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Identity of a compiled clip, so a state is only ever played with the clip it was made for
+/// (from 1: a `SoaState::default()` has 0 and fits no clip with tracks or without).
+static NEXT_CLIP_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// An animation compiled for four-lane playback (module documentation).
 #[derive(Clone, Debug)]
