@@ -82,16 +82,29 @@ type QuatRecord = [Vec4; 4];
 /// A track's segments in the order a forward player meets them: the first key held (up to
 /// and at its time), each interval between keys, the last key held (from its time on); a
 /// one-key track has one segment, held over the whole line. `Sampler::segment`'s windows,
-/// exactly.
-trait Record: Copy {
+/// exactly. Row 0 of every record is `[lo, hi, t0, dt]`.
+trait Record: Copy + AsRef<[Vec4]> {
     /// The padding lanes' segment: the whole line, values that normalise.
     const PAD: Self;
     /// Segment of key `k` held over `[lo, hi)`.
     fn held(s: &Sampler, k: usize, lo: f32, hi: f32) -> Self;
-    /// Interval `k` (keys `k`, `k + 1`) of a LINEAR or STEP sampler.
-    fn interval(s: &Sampler, k: usize) -> Self;
+    /// Interval `k` (keys `k`, `k + 1`) of a LINEAR sampler, its row 0 given.
+    fn blend(s: &Sampler, k: usize, head: Vec4) -> Self;
+
+    /// Interval `k` of a LINEAR or STEP sampler (STEP holds key `k` over it).
+    fn interval(s: &Sampler, k: usize) -> Self {
+        let t = &s.times_s;
+        if s.interpolation == Interpolation::Linear {
+            Self::blend(s, k, Vec4::new(t[k], t[k + 1], t[k], t[k + 1] - t[k]))
+        } else {
+            Self::held(s, k, t[k], t[k + 1])
+        }
+    }
+
     /// Its window `[lo, hi)`.
-    fn window(&self) -> (f32, f32);
+    fn window(&self) -> (f32, f32) {
+        self.as_ref().first().map_or((0.0, 0.0), |h| (h.x, h.y))
+    }
 
     /// Every segment of `s`, in order (one, or the key count plus one).
     fn track(s: &Sampler) -> Vec<Self> {
@@ -108,6 +121,11 @@ trait Record: Copy {
     }
 }
 
+/// Row 0 of a held segment: its window, a blend that stays at its start (infinite length).
+fn held_head(lo: f32, hi: f32) -> Vec4 {
+    Vec4::new(lo, hi, 0.0, f32::INFINITY)
+}
+
 impl Record for VecRecord {
     const PAD: Self = [
         Vec4::new(f32::NEG_INFINITY, f32::INFINITY, 0.0, f32::INFINITY),
@@ -118,28 +136,20 @@ impl Record for VecRecord {
     fn held(s: &Sampler, k: usize, lo: f32, hi: f32) -> Self {
         let a = s.value(k);
         [
-            Vec4::new(lo, hi, 0.0, f32::INFINITY),
+            held_head(lo, hi),
             Vec4::new(a[0], a[1], a[2], 0.0),
             Vec4::ZERO,
         ]
     }
 
-    fn interval(s: &Sampler, k: usize) -> Self {
-        let t = &s.times_s;
-        if s.interpolation != Interpolation::Linear {
-            return Self::held(s, k, t[k], t[k + 1]);
-        }
+    fn blend(s: &Sampler, k: usize, head: Vec4) -> Self {
         let (a, b) = (s.value(k), s.value(k + 1));
         let d: [f32; 3] = std::array::from_fn(|i| b[i] - a[i]);
         [
-            Vec4::new(t[k], t[k + 1], t[k], t[k + 1] - t[k]),
+            head,
             Vec4::new(a[0], a[1], a[2], d[0]),
             Vec4::new(d[1], d[2], 0.0, 0.0),
         ]
-    }
-
-    fn window(&self) -> (f32, f32) {
-        (self[0].x, self[0].y)
     }
 }
 
@@ -154,23 +164,19 @@ impl Record for QuatRecord {
     fn held(s: &Sampler, k: usize, lo: f32, hi: f32) -> Self {
         let a = s.value(k);
         [
-            Vec4::new(lo, hi, 0.0, f32::INFINITY),
+            held_head(lo, hi),
             Vec4::new(a[0], a[1], a[2], a[3]),
             Vec4::ZERO,
             Vec4::ZERO,
         ]
     }
 
-    fn interval(s: &Sampler, k: usize) -> Self {
-        let t = &s.times_s;
-        if s.interpolation != Interpolation::Linear {
-            return Self::held(s, k, t[k], t[k + 1]);
-        }
+    fn blend(s: &Sampler, k: usize, head: Vec4) -> Self {
         let (a, b) = (s.value(k), s.value(k + 1));
         let arc = Arc::new(a, b);
         let slerp = arc.theta >= 0.0;
         [
-            Vec4::new(t[k], t[k + 1], t[k], t[k + 1] - t[k]),
+            head,
             Vec4::new(a[0], a[1], a[2], a[3]),
             Vec4::new(b[0], b[1], b[2], b[3]) * arc.sign,
             Vec4::new(
@@ -180,10 +186,6 @@ impl Record for QuatRecord {
                 0.0,
             ),
         ]
-    }
-
-    fn window(&self) -> (f32, f32) {
-        (self[0].x, self[0].y)
     }
 }
 
@@ -610,14 +612,15 @@ fn advance<'s, const ROWS: usize>(
 {
     let [lo, hi, ..] = group.cols[0];
     let tv = Vec4::splat(t);
-    if (tv.cmpge(lo) & tv.cmplt(hi)).all() {
+    let kept = (tv.cmpge(lo) & tv.cmplt(hi)).bitmask();
+    if kept == 0b1111 {
         return;
     }
     let record = |i: u32| segs.record(i);
     let inside = |(lo, hi): (f32, f32)| t >= lo && t < hi;
     let mut lanes = group.at;
     for (lane, at) in lanes.iter_mut().enumerate() {
-        if inside(record(*at).window()) {
+        if kept & (1 << lane) != 0 {
             continue;
         }
         let k = g * LANES + lane;
