@@ -67,7 +67,7 @@ impl LocalToModelJob<'_> {
 /// for the sign of a zero sum (`x + 0 = x`, except that `-0 + 0 = +0`). 12 products instead of
 /// 16.
 #[inline]
-fn mul_affine(a: &Mat4, b: &Mat4) -> Mat4 {
+pub(crate) fn mul_affine(a: &Mat4, b: &Mat4) -> Mat4 {
     let dir = |c: glam::Vec4| a.x_axis * c.x + a.y_axis * c.y + a.z_axis * c.z;
     Mat4::from_cols(
         dir(b.x_axis),

@@ -64,6 +64,7 @@ use super::limits::{InsideTest, JointLimits, normalize_or_identity};
 use crate::error::{Error, Result};
 use crate::math::Trs;
 use crate::scene::Scene;
+use crate::skeleton::mul_affine;
 
 /// Arms (joint → tip, joint → target) shorter than this (model units, metres) have no
 /// direction: the effector does not turn that joint.
@@ -139,6 +140,9 @@ pub struct IkScratch {
     /// `model_from_node` for chain nodes and their ancestors (others unused), indexed by node
     /// up to the deepest chain node.
     model: Vec<Mat4>,
+    /// `parent_from_node` (the local matrix) of the same nodes, kept current as chain joints
+    /// turn, so a subtree update is products only.
+    local: Vec<Mat4>,
     /// Per node: recomputed in the current subtree update.
     moved: Vec<bool>,
     /// Every chain node (any participation), ascending, unique.
@@ -148,6 +152,8 @@ pub struct IkScratch {
     pairs: Vec<(usize, usize)>,
     /// Per node: the limits last seen there and their trig-free inside test.
     inside: Vec<Option<(JointLimits, InsideTest)>>,
+    /// Per solved joint: its reference rotation normalised (once per frame, not per step).
+    reference_unit: Vec<Quat>,
 }
 
 /// CCD inverse kinematics on one pose.
@@ -434,6 +440,9 @@ impl CcdJob<'_> {
         if s.inside.len() < nodes.len() {
             s.inside.resize(nodes.len(), None);
         }
+        if s.reference_unit.len() < nodes.len() {
+            s.reference_unit.resize(nodes.len(), Quat::IDENTITY);
+        }
         let mut prev_joint = usize::MAX;
         for &(j, _) in &s.pairs {
             if j == prev_joint {
@@ -451,7 +460,8 @@ impl CcdJob<'_> {
                 s.inside[j] = Some((l, InsideTest::new(&l)));
             }
             let q = normalize_or_identity(start);
-            out[j].rotation = clamp_joint(limit_of(j), &s.inside[j], reference[j].rotation, q);
+            s.reference_unit[j] = normalize_or_identity(reference[j].rotation);
+            out[j].rotation = clamp_joint(limit_of(j), &s.inside[j], s.reference_unit[j], q);
         }
 
         // Model matrices of the chain nodes and their ancestors (nothing else is read).
@@ -471,16 +481,15 @@ impl CcdJob<'_> {
         }
         s.model.clear();
         s.model.resize(top, Mat4::IDENTITY);
+        s.local.clear();
+        s.local.resize(top, Mat4::IDENTITY);
         for i in 0..top {
             if !s.moved[i] {
                 continue;
             }
             s.moved[i] = false;
-            let local = nodes[i].matrix.unwrap_or_else(|| out[i].to_mat4());
-            s.model[i] = match nodes[i].parent {
-                Some(p) => s.model[p] * local,
-                None => local,
-            };
+            s.local[i] = nodes[i].matrix.unwrap_or_else(|| out[i].to_mat4());
+            s.model[i] = model_from_local(&nodes[i], &s.model, &s.local[i]);
         }
 
         let tolerance = settings.tolerance_m;
@@ -506,12 +515,13 @@ impl CcdJob<'_> {
                 g = h;
                 let Some(delta) = turned else { continue };
                 let q = normalize_or_identity(delta * out[j].rotation);
-                let q = clamp_joint(limit_of(j), &s.inside[j], reference[j].rotation, q);
+                let q = clamp_joint(limit_of(j), &s.inside[j], s.reference_unit[j], q);
                 if q == out[j].rotation {
                     continue;
                 }
                 out[j].rotation = q;
-                update_subtree(j, nodes, out, &s.path, &mut s.model, &mut s.moved);
+                s.local[j] = out[j].to_mat4();
+                update_subtree(j, nodes, &s.path, &s.local, &mut s.model, &mut s.moved);
             }
             done = residuals(&s.model, effectors, tolerance, &mut result.residual_m);
         }
@@ -529,17 +539,14 @@ impl CcdJob<'_> {
                 let qp = normalize_or_identity(prev[j].rotation);
                 if let Some(q) = limit_rotation_change(qp, out[j].rotation, max_angle) {
                     out[j].rotation =
-                        clamp_joint(limit_of(j), &s.inside[j], reference[j].rotation, q);
+                        clamp_joint(limit_of(j), &s.inside[j], s.reference_unit[j], q);
                     changed = true;
                 }
             }
             if changed {
                 for &k in &s.path {
-                    let local = out[k].to_mat4();
-                    s.model[k] = match nodes[k].parent {
-                        Some(p) => s.model[p] * local,
-                        None => local,
-                    };
+                    s.local[k] = out[k].to_mat4();
+                    s.model[k] = model_from_local(&nodes[k], &s.model, &s.local[k]);
                 }
                 done = residuals(&s.model, effectors, tolerance, &mut result.residual_m);
             }
@@ -551,19 +558,20 @@ impl CcdJob<'_> {
     }
 }
 
-/// `limit.clamp(q_ref, q)`, through the cached inside test when it was made for `limit`
-/// (the same result, faster for a joint inside its box); `q` when there is no limit.
+/// `limit.clamp(r_unit, q_unit)` for rotations already normalised, through the cached inside
+/// test when it was made for `limit` (the same result, faster for a joint inside its box);
+/// `q_unit` when there is no limit.
 #[inline]
 fn clamp_joint(
     limit: Option<JointLimits>,
     cached: &Option<(JointLimits, InsideTest)>,
-    q_ref: Quat,
-    q: Quat,
+    r_unit: Quat,
+    q_unit: Quat,
 ) -> Quat {
     match (limit, cached) {
-        (Some(l), Some((c, test))) if *c == l => l.clamp_tested(test, q_ref, q),
-        (Some(l), _) => l.clamp(q_ref, q),
-        (None, _) => q,
+        (Some(l), Some((c, test))) if *c == l => l.clamp_tested_unit(test, r_unit, q_unit),
+        (Some(l), _) => l.clamp(r_unit, q_unit),
+        (None, _) => q_unit,
     }
 }
 
@@ -611,6 +619,8 @@ fn turn_joint(
         None => Mat3::IDENTITY,
     };
     let mut sum = Vec4::ZERO;
+    let mut proposals = 0u32;
+    let mut last = Quat::IDENTITY;
     for &(_, e) in pairs {
         let eff = &effectors[e];
         if eff.weight <= 0.0 {
@@ -623,17 +633,32 @@ fn turn_joint(
         {
             continue;
         }
-        let Some(arc) = rotation_arc(parent_from_model * to_tip, parent_from_model * to_target)
+        let Some(arc) =
+            rotation_arc_scaled(parent_from_model * to_tip, parent_from_model * to_target)
         else {
             continue;
         };
-        sum += Vec4::from(arc) * eff.weight;
+        proposals += 1;
+        last = arc;
+        if pairs.len() > 1 {
+            sum += Vec4::from(arc.normalize()) * eff.weight;
+        }
     }
-    let len = sum.length();
-    if !len.is_finite() || len <= 1e-12 {
-        return None;
-    }
-    let delta = Quat::from_vec4(sum / len);
+    let delta = if proposals == 1 {
+        // One proposal is the blend. The caller normalises `delta · rotation`, so a full
+        // turn is used as it comes (not unit: that would cost a square root and a division
+        // on every step); a share of it is taken from the unit rotation.
+        if participation >= 1.0 {
+            return Some(last);
+        }
+        last.normalize()
+    } else {
+        let len = sum.length();
+        if !len.is_finite() || len <= 1e-12 {
+            return None;
+        }
+        Quat::from_vec4(sum / len)
+    };
     if participation >= 1.0 {
         return Some(delta);
     }
@@ -647,7 +672,11 @@ fn turn_joint(
 /// (`|a||b| + a·b < 1e-7 |a||b|`) it turns half a turn about an axis perpendicular to `a` (any
 /// one: the arc is ambiguous). `None` when either vector has no direction (zero, or lengths
 /// that overflow or are not finite).
-fn rotation_arc(a: Vec3, b: Vec3) -> Option<Quat> {
+///
+/// Returned before normalisation: `(a × b, |a||b| + a·b) / (|a||b|)`, whose squared length
+/// `2 (1 + cos θ)` lies in (2e-7, 4] (the same rotation once normalised; dividing by `|a||b|`
+/// keeps any finite arm lengths from overflowing it). Callers normalise it, or a product with it.
+fn rotation_arc_scaled(a: Vec3, b: Vec3) -> Option<Quat> {
     let ab = (a.length_squared() * b.length_squared()).sqrt();
     if !(ab.is_finite() && ab > 1e-30) {
         return None;
@@ -658,7 +687,7 @@ fn rotation_arc(a: Vec3, b: Vec3) -> Option<Quat> {
         return Some(Quat::from_axis_angle(axis, std::f32::consts::PI));
     }
     let c = a.cross(b);
-    Some(Quat::from_xyzw(c.x, c.y, c.z, w).normalize())
+    Some(Quat::from_vec4(Vec4::new(c.x, c.y, c.z, w) / ab))
 }
 
 /// The rotation about the same axis by `t` times the angle (shortest way round).
@@ -691,28 +720,35 @@ pub fn limit_rotation_change(q_prev: Quat, q_new: Quat, max_angle: f32) -> Optio
     ))
 }
 
+/// `model_from_parent · local` for node `node` (its parent's entry in `model` already
+/// current); a TRS local skips the terms of its last row's zeros, as `LocalToModelJob` does.
+#[inline]
+fn model_from_local(node: &crate::scene::Node, model: &[Mat4], local: &Mat4) -> Mat4 {
+    match (node.parent, node.matrix.is_some()) {
+        (Some(p), false) => mul_affine(&model[p], local),
+        (Some(p), true) => model[p] * *local,
+        (None, _) => *local,
+    }
+}
+
 /// Recompute `model` for `j` and every chain node below it (chain nodes are ancestor paths,
 /// so a chain node's parent is a chain node unless it is a chain root, which `j` is above).
 fn update_subtree(
     j: usize,
     nodes: &[crate::scene::Node],
-    out: &[Trs],
     path: &[usize],
+    local: &[Mat4],
     model: &mut [Mat4],
     moved: &mut [bool],
 ) {
-    let local = out[j].to_mat4();
-    model[j] = match nodes[j].parent {
-        Some(p) => model[p] * local,
-        None => local,
-    };
+    model[j] = model_from_local(&nodes[j], model, &local[j]);
     let start = path.partition_point(|&k| k <= j);
     moved[j] = true;
     for &k in &path[start..] {
         if let Some(p) = nodes[k].parent
             && moved[p]
         {
-            model[k] = model[p] * out[k].to_mat4();
+            model[k] = model_from_local(&nodes[k], model, &local[k]);
             moved[k] = true;
         }
     }
@@ -737,6 +773,14 @@ mod tests {
         assert!(limit_rotation_change(a, a, 0.1).is_none());
     }
 
+    fn rotation_arc(a: Vec3, b: Vec3) -> Option<Quat> {
+        rotation_arc_scaled(a, b).map(Quat::normalize)
+    }
+
+    fn b_far() -> Vec3 {
+        Vec3::new(-0.3, 2.0, 0.7)
+    }
+
     #[test]
     fn rotation_arc_small_and_opposite() {
         let a = Vec3::X;
@@ -749,6 +793,11 @@ mod tests {
             assert!((q2 * a - b).length() < 1e-6, "{angle}");
         }
         let q = rotation_arc(a, -a * 2.0).unwrap();
+        // Before normalisation its length stays in range whatever the arm lengths.
+        for (x, y) in [(a * 1e18, b_far()), (a * 1e-6, b_far() * 1e-6)] {
+            let l2 = rotation_arc_scaled(x, y).unwrap().length_squared();
+            assert!(l2 > 2e-7 && l2 <= 4.0 + 1e-6, "{l2}");
+        }
         assert!((q * a + a).length() < 1e-6 && q.is_finite());
         assert!(rotation_arc(Vec3::ZERO, a).is_none());
         assert!(rotation_arc(Vec3::splat(f32::MAX), a).is_none());

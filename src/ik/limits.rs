@@ -101,9 +101,9 @@ impl JointLimits {
     /// Returns `q_rel` itself when it already lies in the box.
     pub fn clamp_relative(&self, q_rel: Quat) -> Quat {
         let q = normalize_or_identity(q_rel);
-        let a = to_euler_zyx(q);
+        let a = to_euler_zyx_unit(q);
         // Gimbal lock: pick the split that keeps the twist in range.
-        let locked = gimbal_locked(q);
+        let locked = gimbal_locked_unit(q);
         let a = if locked { resplit_gimbal(a, self) } else { a };
         let ca = self.clamp_angles(a);
         if ca == a && !locked {
@@ -136,13 +136,29 @@ impl JointLimits {
     /// [`JointLimits::clamp`] with `test` (made by [`InsideTest::new`] from these limits)
     /// answering first: the same result, without the decomposition when `q` is clearly inside.
     pub fn clamp_tested(&self, test: &InsideTest, q_ref: Quat, q: Quat) -> Quat {
-        let r = normalize_or_identity(q_ref);
-        let q_rel = r.conjugate() * normalize_or_identity(q);
+        self.clamp_unit_moved(test, normalize_or_identity(q_ref), normalize_or_identity(q))
+            .unwrap_or(q)
+    }
+
+    /// [`JointLimits::clamp_tested`] for `r_unit` and `q_unit` already normalised (what
+    /// `normalize_or_identity` returned): the same result without normalising them again,
+    /// for a solver that normalises once per step.
+    #[inline]
+    pub(crate) fn clamp_tested_unit(&self, test: &InsideTest, r_unit: Quat, q_unit: Quat) -> Quat {
+        self.clamp_unit_moved(test, r_unit, q_unit)
+            .unwrap_or(q_unit)
+    }
+
+    /// The clamped rotation `r · clamp(r⁻¹ · q)` of unit `r` and `q`, or `None` when `q` is
+    /// in the box (the inside test first, the decomposition only when it cannot tell).
+    #[inline]
+    fn clamp_unit_moved(&self, test: &InsideTest, r: Quat, q: Quat) -> Option<Quat> {
+        let q_rel = r.conjugate() * q;
         if test.contains_unit(q_rel) {
-            return q;
+            return None;
         }
         let c = self.clamp_relative(q_rel);
-        if c == q_rel { q } else { (r * c).normalize() }
+        (c != q_rel).then(|| (r * c).normalize())
     }
 
     fn clamp_angles(&self, a: [f32; 3]) -> [f32; 3] {
@@ -321,7 +337,12 @@ pub fn from_euler_zyx(a: [f32; 3]) -> Quat {
 /// `y ∈ [-π/2, π/2]`, `z, x ∈ (-π, π]`. At gimbal lock (`|sin y| > 1 − 1e-6`) X is set to 0
 /// and Z carries the coupled angle. Never NaN for finite input (zero input reads as identity).
 pub fn to_euler_zyx(q: Quat) -> [f32; 3] {
-    let q = normalize_or_identity(q);
+    to_euler_zyx_unit(normalize_or_identity(q))
+}
+
+/// [`to_euler_zyx`] of a quaternion already normalised.
+#[inline]
+fn to_euler_zyx_unit(q: Quat) -> [f32; 3] {
     let (x, y, z, w) = (q.x, q.y, q.z, q.w);
     // Rotation matrix elements r[row][col] of the unit quaternion.
     let r20 = 2.0 * (x * z - w * y);
@@ -345,8 +366,9 @@ pub fn to_euler_zyx(q: Quat) -> [f32; 3] {
     }
 }
 
-fn gimbal_locked(q: Quat) -> bool {
-    let q = normalize_or_identity(q);
+/// Whether a unit quaternion lies in `to_euler_zyx`'s gimbal-lock band.
+#[inline]
+fn gimbal_locked_unit(q: Quat) -> bool {
     (2.0 * (q.x * q.z - q.w * q.y)).abs() > GIMBAL_SIN
 }
 
