@@ -58,7 +58,7 @@
 //! stall when limits block the direct path; Euler boxes are not convex; several effectors
 //! that disagree converge to a weighted compromise, not a least-squares optimum.
 
-use glam::{Mat3, Mat4, Quat, Vec3, Vec4};
+use glam::{Mat3A, Mat4, Quat, Vec3, Vec3A, Vec4};
 
 use super::limits::{InsideTest, JointLimits, normalize_or_identity};
 use crate::error::{Error, Result};
@@ -150,7 +150,8 @@ pub struct IkScratch {
     /// (joint, effector) for weighted effectors' chain joints with participation > 0,
     /// joints descending.
     pairs: Vec<(usize, usize)>,
-    /// Per node: the limits last seen there and their trig-free inside test.
+    /// Per solved joint: this frame's limits (`None`: none) and their trig-free inside test,
+    /// kept between frames so the test is made again only when the limits change.
     inside: Vec<Option<(JointLimits, InsideTest)>>,
     /// Per solved joint: its reference rotation normalised (once per frame, not per step).
     reference_unit: Vec<Quat>,
@@ -240,10 +241,14 @@ impl CcdJob<'_> {
                     ),
                 ));
             }
-            if let Some(i) = self
+            // Every frame: a branch-free pass first, the search for the culprit only when it
+            // fails (so for the limits below).
+            let out_of_range = |w: &f32| !(0.0..=1.0).contains(w);
+            if self
                 .participation
                 .iter()
-                .position(|w| !(0.0..=1.0).contains(w))
+                .fold(false, |bad, w| bad | out_of_range(w))
+                && let Some(i) = self.participation.iter().position(out_of_range)
             {
                 return Err(Error::job(
                     JOB,
@@ -263,10 +268,9 @@ impl CcdJob<'_> {
                     format!("{} joint limits for {n} nodes", self.limits.len()),
                 ));
             }
-            if let Some(i) = self
-                .limits
-                .iter()
-                .position(|l| l.is_some_and(|l| !l.is_valid()))
+            let invalid = |l: &Option<JointLimits>| l.is_some_and(|l| !l.is_valid());
+            if self.limits.iter().fold(false, |bad, l| bad | invalid(l))
+                && let Some(i) = self.limits.iter().position(invalid)
             {
                 return Err(Error::job(
                     JOB,
@@ -378,13 +382,13 @@ impl CcdJob<'_> {
                 format!("max angular velocity {v} is not finite and >= 0"),
             ));
         }
-        // Every frame: first a branch-free pass (x·0 is 0 for finite x, NaN otherwise), the
-        // search for the culprit only when it fails.
-        let zero_if_finite = self.input.iter().fold(0.0f32, |acc, t| {
-            acc + (t.translation * 0.0 + t.scale * 0.0).element_sum()
-                + (Vec4::from(t.rotation) * 0.0).element_sum()
+        // Every frame: first a branch-free pass (x·0 is 0 for finite x, NaN otherwise; four
+        // lanes summed across nodes, one horizontal sum at the end), the search for the
+        // culprit only when it fails.
+        let zero_if_finite = self.input.iter().fold(Vec4::ZERO, |acc, t| {
+            acc + Vec4::from(t.rotation) * 0.0 + (t.translation * 0.0 + t.scale * 0.0).extend(0.0)
         });
-        if zero_if_finite != 0.0
+        if zero_if_finite.element_sum() != 0.0
             && let Some(i) = self.input.iter().position(|t| !trs_is_finite(t))
         {
             return Err(Error::job(JOB, 10, format!("input[{i}] is not finite")));
@@ -454,14 +458,18 @@ impl CcdJob<'_> {
                 (IkMode::Incremental, Some(p)) => p[j].rotation,
                 (IkMode::Incremental, None) => out[j].rotation,
             };
-            if let Some(l) = limit_of(j)
-                && s.inside[j].is_none_or(|(cached, _)| cached != l)
-            {
-                s.inside[j] = Some((l, InsideTest::new(&l)));
+            // This frame's limits with their inside test (made again only when they changed):
+            // what every clamp of `j` below uses.
+            match limit_of(j) {
+                Some(l) if s.inside[j].is_none_or(|(cached, _)| cached != l) => {
+                    s.inside[j] = Some((l, InsideTest::new(&l)));
+                }
+                Some(_) => {}
+                None => s.inside[j] = None,
             }
             let q = normalize_or_identity(start);
             s.reference_unit[j] = normalize_or_identity(reference[j].rotation);
-            out[j].rotation = clamp_joint(limit_of(j), &s.inside[j], s.reference_unit[j], q);
+            out[j].rotation = clamp_joint(&s.inside[j], s.reference_unit[j], q);
         }
 
         // Model matrices of the chain nodes and their ancestors (nothing else is read).
@@ -515,7 +523,7 @@ impl CcdJob<'_> {
                 g = h;
                 let Some(delta) = turned else { continue };
                 let q = normalize_or_identity(delta * out[j].rotation);
-                let q = clamp_joint(limit_of(j), &s.inside[j], s.reference_unit[j], q);
+                let q = clamp_joint(&s.inside[j], s.reference_unit[j], q);
                 if q == out[j].rotation {
                     continue;
                 }
@@ -538,8 +546,7 @@ impl CcdJob<'_> {
                 prev_joint = j;
                 let qp = normalize_or_identity(prev[j].rotation);
                 if let Some(q) = limit_rotation_change(qp, out[j].rotation, max_angle) {
-                    out[j].rotation =
-                        clamp_joint(limit_of(j), &s.inside[j], s.reference_unit[j], q);
+                    out[j].rotation = clamp_joint(&s.inside[j], s.reference_unit[j], q);
                     changed = true;
                 }
             }
@@ -558,20 +565,14 @@ impl CcdJob<'_> {
     }
 }
 
-/// `limit.clamp(r_unit, q_unit)` for rotations already normalised, through the cached inside
-/// test when it was made for `limit` (the same result, faster for a joint inside its box);
-/// `q_unit` when there is no limit.
+/// The joint's limits (with their inside test, as set for this frame) applied to `q_unit`
+/// relative to `r_unit`, both already normalised: `limits.clamp(r_unit, q_unit)`, without the
+/// decomposition when the test finds `q_unit` inside; `q_unit` when the joint has no limits.
 #[inline]
-fn clamp_joint(
-    limit: Option<JointLimits>,
-    cached: &Option<(JointLimits, InsideTest)>,
-    r_unit: Quat,
-    q_unit: Quat,
-) -> Quat {
-    match (limit, cached) {
-        (Some(l), Some((c, test))) if *c == l => l.clamp_tested_unit(test, r_unit, q_unit),
-        (Some(l), _) => l.clamp(r_unit, q_unit),
-        (None, _) => q_unit,
+fn clamp_joint(limits: &Option<(JointLimits, InsideTest)>, r_unit: Quat, q_unit: Quat) -> Quat {
+    match limits {
+        Some((l, test)) => l.clamp_tested_unit(test, r_unit, q_unit),
+        None => q_unit,
     }
 }
 
@@ -605,18 +606,18 @@ fn turn_joint(
     effectors: &[Effector],
     participation: f32,
 ) -> Option<Quat> {
-    let pivot = model[j].w_axis.truncate();
+    let pivot = Vec3A::from_vec4(model[j].w_axis);
     // Inverse of the parent's linear part: model-space offsets → parent-relative frame.
     let parent_from_model = match parent {
         Some(p) => {
-            let lin = Mat3::from_mat4(model[p]);
+            let lin = Mat3A::from_mat4(model[p]);
             let det = lin.determinant();
             if !det.is_finite() || det.abs() < 1e-30 {
                 return None;
             }
             lin.inverse()
         }
-        None => Mat3::IDENTITY,
+        None => Mat3A::IDENTITY,
     };
     let mut sum = Vec4::ZERO;
     let mut proposals = 0u32;
@@ -626,8 +627,8 @@ fn turn_joint(
         if eff.weight <= 0.0 {
             continue;
         }
-        let to_tip = tip_model(model, eff) - pivot;
-        let to_target = eff.target_model - pivot;
+        let to_tip = model[eff.end_node].transform_point3a(eff.tip_local.into()) - pivot;
+        let to_target = Vec3A::from(eff.target_model) - pivot;
         if to_tip.length_squared() < MIN_ARM_M * MIN_ARM_M
             || to_target.length_squared() < MIN_ARM_M * MIN_ARM_M
         {
@@ -676,7 +677,7 @@ fn turn_joint(
 /// Returned before normalisation: `(a × b, |a||b| + a·b) / (|a||b|)`, whose squared length
 /// `2 (1 + cos θ)` lies in (2e-7, 4] (the same rotation once normalised; dividing by `|a||b|`
 /// keeps any finite arm lengths from overflowing it). Callers normalise it, or a product with it.
-fn rotation_arc_scaled(a: Vec3, b: Vec3) -> Option<Quat> {
+fn rotation_arc_scaled(a: Vec3A, b: Vec3A) -> Option<Quat> {
     let ab = (a.length_squared() * b.length_squared()).sqrt();
     if !(ab.is_finite() && ab > 1e-30) {
         return None;
@@ -684,10 +685,10 @@ fn rotation_arc_scaled(a: Vec3, b: Vec3) -> Option<Quat> {
     let w = ab + a.dot(b);
     if w < 1e-7 * ab {
         let axis = a.normalize_or_zero().any_orthonormal_vector();
-        return Some(Quat::from_axis_angle(axis, std::f32::consts::PI));
+        return Some(Quat::from_axis_angle(axis.into(), std::f32::consts::PI));
     }
     let c = a.cross(b);
-    Some(Quat::from_vec4(Vec4::new(c.x, c.y, c.z, w) / ab))
+    Some(Quat::from_vec4(c.extend(w) / ab))
 }
 
 /// The rotation about the same axis by `t` times the angle (shortest way round).
@@ -774,7 +775,7 @@ mod tests {
     }
 
     fn rotation_arc(a: Vec3, b: Vec3) -> Option<Quat> {
-        rotation_arc_scaled(a, b).map(Quat::normalize)
+        rotation_arc_scaled(a.into(), b.into()).map(Quat::normalize)
     }
 
     fn b_far() -> Vec3 {
@@ -795,7 +796,9 @@ mod tests {
         let q = rotation_arc(a, -a * 2.0).unwrap();
         // Before normalisation its length stays in range whatever the arm lengths.
         for (x, y) in [(a * 1e18, b_far()), (a * 1e-6, b_far() * 1e-6)] {
-            let l2 = rotation_arc_scaled(x, y).unwrap().length_squared();
+            let l2 = rotation_arc_scaled(x.into(), y.into())
+                .unwrap()
+                .length_squared();
             assert!(l2 > 2e-7 && l2 <= 4.0 + 1e-6, "{l2}");
         }
         assert!((q * a + a).length() < 1e-6 && q.is_finite());
