@@ -10,7 +10,8 @@
 //! 4. per-vertex attribute arrays of a primitive have the same length and every joint index a
 //!    vertex uses is below its skin's joint count;
 //! 5. animation channels have at least one key, strictly increasing finite times, and the
-//!    value count their interpolation needs.
+//!    value count their interpolation needs; no two channels of one animation drive the same
+//!    node and property (glTF 2.0 §3.11; samplers would otherwise disagree on the last write).
 //!
 //! Repairs applied by importers are recorded in the scene's [`Report`].
 
@@ -519,6 +520,21 @@ impl SceneBuilder {
                 ch.sampler.validate().map_err(|m| {
                     Error::invalid(&file, format!("animations[{ai}].channels[{ci}].sampler"), m)
                 })?;
+            }
+            let mut targets = std::collections::HashMap::with_capacity(anim.channels.len());
+            for (ci, ch) in anim.channels.iter().enumerate() {
+                if let Some(first) = targets.insert((ch.node, ch.path), ci) {
+                    return Err(Error::invalid(
+                        &file,
+                        format!("animations[{ai}].channels[{ci}].target"),
+                        format!(
+                            "node {}'s {} is driven by channels[{first}] too (one channel per \
+                             node and property in an animation, glTF 2.0 §3.11)",
+                            nodes[ch.node].source_index,
+                            ch.path.name()
+                        ),
+                    ));
+                }
             }
         }
         // Nodes of the displayed scene: descendants of the raw roots (all when none given).

@@ -129,6 +129,48 @@ fn sampler(
     }
 }
 
+/// SceneBuilder rule 5: two channels of one animation on the same node and property are
+/// refused (whatever made the raw scene: glTF's validation names the file's field first),
+/// while the same node's other properties, and the same target in another animation, are fine.
+#[test]
+fn two_channels_on_one_target_are_an_error() {
+    let mut raw = RawScene::default();
+    let root = add(&mut raw, "root", None, Trs::IDENTITY);
+    let arm = add(&mut raw, "arm", Some(root), at(1.0, 0.0, 0.0));
+    let move_x = || Channel {
+        node: arm,
+        path: AnimPath::Translation,
+        sampler: sampler(Interpolation::Linear, &[0.0, 1.0], &[0.0; 6], 3, false),
+    };
+    let turn = Channel {
+        node: arm,
+        path: AnimPath::Rotation,
+        sampler: sampler(
+            Interpolation::Linear,
+            &[0.0, 1.0],
+            &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
+            4,
+            true,
+        ),
+    };
+    let anim = |channels| Animation {
+        name: Some("a".into()),
+        channels,
+    };
+    raw.animations = vec![anim(vec![move_x(), turn.clone()]), anim(vec![move_x()])];
+    SceneBuilder::build(raw.clone()).expect("one channel per target in each animation");
+    raw.animations[0].channels.push(move_x());
+    let err = SceneBuilder::build(raw)
+        .expect_err("a second translation channel")
+        .to_string();
+    assert!(
+        err.contains("animations[0].channels[2].target")
+            && err.contains("translation")
+            && err.contains("channels[0]"),
+        "{err}"
+    );
+}
+
 fn export(raw: RawScene, options: &ExportOptions) -> Vec<u8> {
     let scene = SceneBuilder::build(raw).expect("test scene is valid");
     export_glb(&scene, options).expect("export")

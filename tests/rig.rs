@@ -258,12 +258,26 @@ fn bad_native_files_name_the_field() {
     v["motions"][0]["tracks"][0]["rotation_keys"][0]["value"] =
         serde_json::json!([0.0, 0.0, 0.0, 0.0]);
     let zero_key = (serde_json::to_string(&v).unwrap(), "zero-length quaternion");
-    let cases: Vec<(String, &str)> = cases.into_iter().chain(std::iter::once(zero_key)).collect();
+    // A second track for a bone that already has one in the motion.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let tracks = v["motions"][0]["tracks"].as_array_mut().unwrap();
+    let again = tracks[0].clone();
+    tracks.push(again);
+    let n = tracks.len() - 1;
+    let twice = (
+        serde_json::to_string(&v).unwrap(),
+        format!("tracks[{n}].bone: bone"),
+    );
+    let cases: Vec<(String, String)> = cases
+        .into_iter()
+        .map(|(t, n)| (t, n.to_string()))
+        .chain([(zero_key.0, zero_key.1.to_string()), twice])
+        .collect();
     for (text, needle) in cases {
         let r = std::panic::catch_unwind(|| skinview::io::rig_json::parse(&text, "bad.rig.json"));
         let err = r.expect("no panic").expect_err("must fail").to_string();
         assert!(
-            err.contains("bad.rig.json") && err.contains(needle),
+            err.contains("bad.rig.json") && err.contains(&needle),
             "{needle}: {err}"
         );
     }

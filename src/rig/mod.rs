@@ -475,6 +475,10 @@ impl WeberRig {
             }
         }
         for (mi, m) in self.motions.iter().enumerate() {
+            // One track per bone and motion: two would drive the same properties twice (as
+            // two glTF channels on one target, which the format forbids).
+            let mut tracked: std::collections::HashMap<&str, usize> =
+                std::collections::HashMap::with_capacity(m.tracks.len());
             for (ti, t) in m.tracks.iter().enumerate() {
                 let f = format!("motions[{mi}] ({}).tracks[{ti}]", m.name);
                 if !names.contains(t.bone.as_str()) {
@@ -482,6 +486,17 @@ impl WeberRig {
                         file,
                         format!("{f}.bone"),
                         format!("no bone named {:?}", t.bone),
+                    ));
+                }
+                if let Some(first) = tracked.insert(t.bone.as_str(), ti) {
+                    return Err(Error::invalid(
+                        file,
+                        format!("{f}.bone"),
+                        format!(
+                            "bone {:?} already has a track in this motion (tracks[{first}]); \
+                             give each bone one track with all its keys",
+                            t.bone
+                        ),
                     ));
                 }
                 let times_ok = |ts: &mut dyn Iterator<Item = f32>| {
