@@ -36,8 +36,9 @@
 //! (near a bound, near gimbal lock, a Y range beyond ±π/2) takes the decomposition, so the
 //! fast path returns exactly what the full clamp would.
 //!
-//! Cost: two ZYX decompositions, up to two recompositions (a few `atan2`/`sin_cos`), no
-//! allocation; about twenty multiplies and two square roots when the fast test passes. Limits: an Euler box is not a convex region of rotations; near gimbal lock the
+//! Cost: two ZYX decompositions, up to two recompositions (a few `atan2`/`sin_cos`; the
+//! decomposition's `atan2` and `asin` are inline Cephes polynomials, and a recomposition that
+//! keeps Y turns `q` by the moved outer axes only), no allocation; about twenty multiplies and two square roots when the fast test passes. Limits: an Euler box is not a convex region of rotations; near gimbal lock the
 //! choice of split decides which of several nearby in-box rotations is returned.
 
 use std::f32::consts::{PI, TAU};
@@ -116,8 +117,9 @@ impl JointLimits {
         if cb == b && !locked {
             return q_rel;
         }
-        let qa = from_euler_zyx(ca);
-        let qb = from_euler_zyx(cb);
+        let sin_y = 2.0 * (q.w * q.y - q.x * q.z);
+        let qa = recompose(q, sin_y, a, ca);
+        let qb = recompose(q, sin_y, b, cb);
         if chord2(q, qb) < chord2(q, qa) {
             qb
         } else {
@@ -363,7 +365,11 @@ fn to_euler_zyx_unit(q: Quat) -> [f32; 3] {
         let r22 = 1.0 - 2.0 * (x * x + y * y);
         let r10 = 2.0 * (x * y + w * z);
         let r00 = 1.0 - 2.0 * (y * y + z * z);
-        [wrap(r10.atan2(r00)), sy.asin(), wrap(r21.atan2(r22))]
+        [
+            wrap(atan2_poly(r10, r00)),
+            asin_poly(sy),
+            wrap(atan2_poly(r21, r22)),
+        ]
     }
 }
 
@@ -371,6 +377,87 @@ fn to_euler_zyx_unit(q: Quat) -> [f32; 3] {
 #[inline]
 fn gimbal_locked_unit(q: Quat) -> bool {
     (2.0 * (q.x * q.z - q.w * q.y)).abs() > GIMBAL_SIN
+}
+
+/// Above this `|sin y|` [`recompose`] builds the rotation from its angles: the decomposition's
+/// rounding grows as `1 / cos y` (here at most 7×, a few 1e-7 rad), which the shortcut would
+/// carry into the result.
+const RECOMPOSE_SIN_MAX: f32 = 0.99;
+
+/// The rotation with ZYX angles `to`, for a unit `q` whose angles are `from` and whose
+/// `sin y` is `sin_y`. When Y is unchanged and `q` is clear of gimbal lock, only the moved
+/// outer axes are applied to `q` itself, `Rz(Δz) · q · Rx(Δx)` (the same rotation:
+/// `Rz(Δz)·Rz(z)·Ry(y)·Rx(x)·Rx(Δx)`; one `sin_cos` per moved axis instead of three and two
+/// products); otherwise [`from_euler_zyx`].
+#[inline]
+fn recompose(q: Quat, sin_y: f32, from: [f32; 3], to: [f32; 3]) -> Quat {
+    if to[1] != from[1] || sin_y.is_nan() || sin_y.abs() > RECOMPOSE_SIN_MAX {
+        return from_euler_zyx(to);
+    }
+    let mut r = q;
+    if to[0] != from[0] {
+        r = Quat::from_rotation_z(wrap(to[0] - from[0])) * r;
+    }
+    if to[2] != from[2] {
+        r *= Quat::from_rotation_x(wrap(to[2] - from[2]));
+    }
+    r
+}
+
+/// tan(π/8): above it [`atan2_poly`] reduces its ratio through `π/4 + atan((a − 1)/(a + 1))`.
+const TAN_PI_8: f32 = 0.414_213_57;
+
+/// `atan2(y, x)` in [−π, π] for the decomposition: Cephes' single-precision kernel (S. L.
+/// Moshier, `atanf.c`: the ratio of the smaller to the larger magnitude, reduced above
+/// tan(π/8), a degree-9 odd polynomial) with the octant put back. Within 3e-7 rad of the f64
+/// value (1.1 ulps of π; tested), inline and about half the cost of libm's `atan2f` here.
+/// Zero, infinite or NaN input goes to `f32::atan2`.
+#[inline]
+fn atan2_poly(y: f32, x: f32) -> f32 {
+    let (ax, ay) = (x.abs(), y.abs());
+    let (lo, hi) = if ay > ax { (ax, ay) } else { (ay, ax) };
+    if !(hi > 0.0 && ax + ay < f32::INFINITY) {
+        return y.atan2(x);
+    }
+    let a = lo / hi;
+    let (base, r) = if a > TAN_PI_8 {
+        (PI / 4.0, (a - 1.0) / (a + 1.0))
+    } else {
+        (0.0, a)
+    };
+    let z = r * r;
+    let p = ((8.053_744_6e-2 * z - 1.387_768_5e-1) * z + 1.997_771_1e-1) * z - 3.333_295e-1;
+    let mut t = base + (p * z * r + r);
+    if ay > ax {
+        t = PI / 2.0 - t;
+    }
+    if x.is_sign_negative() {
+        t = PI - t;
+    }
+    if y.is_sign_negative() { -t } else { t }
+}
+
+/// `asin(x)` for `x` in [−1, 1] (Cephes `asinf.c`: `x + x³·p(x²)` on [0, ½], above it
+/// `π/2 − 2·asin(√((1 − x)/2))`). Within 2.5e-7 rad of the f64 value (tested); NaN outside.
+#[inline]
+fn asin_poly(x: f32) -> f32 {
+    let a = x.abs();
+    if a.is_nan() || a > 1.0 {
+        return f32::NAN;
+    }
+    let (s, z, big) = if a > 0.5 {
+        let z = 0.5 * (1.0 - a);
+        (z.sqrt(), z, true)
+    } else {
+        (a, a * a, false)
+    };
+    let p = ((((4.216_32e-2 * z + 2.418_131e-2) * z + 4.547_002_6e-2) * z + 7.495_300_3e-2) * z
+        + 1.666_675_2e-1)
+        * z
+        * s
+        + s;
+    let r = if big { PI / 2.0 - (p + p) } else { p };
+    if x.is_sign_negative() { -r } else { r }
 }
 
 /// At gimbal lock `to_euler_zyx` gives x = 0 and z = z0; the same rotation is
@@ -460,6 +547,130 @@ mod tests {
     fn angle_between(a: Quat, b: Quat) -> f32 {
         let d = a.conjugate() * b;
         2.0 * d.xyz().length().atan2(d.w.abs())
+    }
+
+    /// SplitMix64 in [0, 1): seeded, reproducible inputs.
+    fn unit_random(state: &mut u64) -> f32 {
+        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    #[test]
+    fn polynomial_atan2_and_asin_match_f64() {
+        let mut worst = [0.0f64; 2];
+        let mut atan2_at = |y: f32, x: f32| {
+            let (got, want) = (atan2_poly(y, x), (y as f64).atan2(x as f64));
+            assert!(
+                (got as f64 - want).abs() < 3e-7,
+                "atan2({y}, {x}) = {got}, f64 {want}"
+            );
+            // Near 0 the error stays relative (two ulps of the result).
+            assert!(
+                (got as f64 - want).abs() <= 2.0 * f32::EPSILON as f64 * want.abs()
+                    || want.abs() > 1e-3,
+                "atan2({y}, {x}) = {got}, f64 {want}"
+            );
+            worst[0] = worst[0].max((got as f64 - want).abs());
+        };
+        // Every direction round the circle at several lengths, octant edges and their
+        // neighbours, random pairs and tiny ratios.
+        for i in 0..100_000 {
+            let t = (i as f64 / 100_000.0) * std::f64::consts::TAU - std::f64::consts::PI;
+            for len in [1e-20f64, 1.0, 3e7] {
+                atan2_at((t.sin() * len) as f32, (t.cos() * len) as f32);
+            }
+        }
+        let mut seed = 7;
+        for _ in 0..100_000 {
+            let y = unit_random(&mut seed) * 4.0 - 2.0;
+            let x = unit_random(&mut seed) * 4.0 - 2.0;
+            atan2_at(y, x);
+            atan2_at(y * 1e-6, x);
+        }
+        for (y, x) in [
+            (1.0f32, 1.0f32),
+            (TAN_PI_8, 1.0),
+            (1.0, TAN_PI_8),
+            (1e-30, -1.0),
+        ] {
+            for s in [1.0f32, -1.0] {
+                for yy in [y, y.next_up(), y.next_down()] {
+                    atan2_at(yy * s, x);
+                    atan2_at(x, yy * s);
+                }
+            }
+        }
+        for (y, x) in [
+            (0.0f32, 0.0f32),
+            (-0.0, -1.0),
+            (1.0, 0.0),
+            (f32::INFINITY, 1.0),
+        ] {
+            assert_eq!(
+                atan2_poly(y, x).to_bits(),
+                y.atan2(x).to_bits(),
+                "({y}, {x})"
+            );
+        }
+        assert!(atan2_poly(f32::NAN, 1.0).is_nan() && atan2_poly(1.0, f32::NAN).is_nan());
+        let mut asin_at = |x: f32| {
+            let (got, want) = (asin_poly(x), (x as f64).asin());
+            let err = (got as f64 - want).abs();
+            assert!(
+                err < 2.5e-7
+                    && (want.abs() > 1e-3 || err <= 2.0 * f32::EPSILON as f64 * want.abs()),
+                "asin({x}) = {got}, f64 {want}"
+            );
+            worst[1] = worst[1].max((got as f64 - want).abs());
+        };
+        for i in 0..=200_000 {
+            asin_at(i as f32 / 100_000.0 - 1.0);
+        }
+        for _ in 0..100_000 {
+            asin_at(unit_random(&mut seed) * 2.0 - 1.0);
+            asin_at((unit_random(&mut seed) - 0.5) * 1e-5);
+        }
+        for x in [0.5f32, -0.5, 1.0, -1.0, 0.0, 1e-30] {
+            asin_at(x);
+            asin_at(x.next_up().min(1.0));
+            asin_at(x.next_down().max(-1.0));
+        }
+        assert!(asin_poly(1.0f32.next_up()).is_nan() && asin_poly(f32::NAN).is_nan());
+        assert!(worst[0] < 3e-7 && worst[1] < 2.5e-7, "{worst:?}");
+    }
+
+    /// The shortcut recomposition equals the full one: random rotations clear of gimbal lock,
+    /// the outer axes moved by anything up to a turn, Y unchanged.
+    #[test]
+    fn recompose_matches_from_euler() {
+        let mut seed = 3;
+        let mut r = |lo: f32, hi: f32| lo + (hi - lo) * unit_random(&mut seed);
+        for _ in 0..20_000 {
+            let a = [r(-PI, PI), r(-1.4, 1.4), r(-PI, PI)];
+            let q = from_euler_zyx(a);
+            let sin_y = 2.0 * (q.w * q.y - q.x * q.z);
+            let (dz, dx) = (r(-PI, PI), r(-PI, PI));
+            for to in [
+                [a[0] + dz, a[1], a[2]],
+                [a[0], a[1], a[2] + dx],
+                [a[0] + dz, a[1], a[2] + dx],
+            ] {
+                let got = recompose(q, sin_y, a, to);
+                let want = from_euler_zyx(to);
+                assert!(angle_between(got, want) < 2e-6, "{a:?} -> {to:?}");
+                assert!((got.length() - 1.0).abs() < 1e-6);
+            }
+            // Y moved, or gimbal lock near: the full recomposition itself.
+            let to = [a[0], a[1] + 0.1, a[2]];
+            assert_eq!(recompose(q, sin_y, a, to), from_euler_zyx(to));
+            assert_eq!(
+                recompose(q, 0.995, a, [a[0] + dz, a[1], a[2]]),
+                from_euler_zyx([a[0] + dz, a[1], a[2]])
+            );
+        }
     }
 
     #[test]
