@@ -687,6 +687,97 @@ fn velocity_limit_caps_per_frame_rotation() {
 
 // ---------------------------------------------------------------- several effectors
 
+/// Two chains with a node between them that neither solves: A turns upper and lower, B turns
+/// the finger below the wrist, which hangs under A's lower bone. When A's joints turn, the
+/// wrist and so the finger move: the residuals (and B's next arc) must see that, checked
+/// against an independent f64 forward kinematics of the returned pose.
+#[test]
+fn chains_joined_through_an_unsolved_node_stay_current() {
+    // root (0) → upper (1) → lower (2) → wrist (3) → finger (4), 0.3 m bones along +X.
+    let lengths = [0.3f32; 5];
+    let scene = planar_chain(&lengths);
+    let tip = Vec3::new(0.3, 0.0, 0.0);
+    let effectors = [
+        Effector {
+            end_node: 2,
+            chain_length: 2,
+            tip_local: tip,
+            target_model: Vec3::new(0.5, 0.4, 0.1),
+            weight: 1.0,
+        },
+        Effector {
+            end_node: 4,
+            chain_length: 1,
+            tip_local: tip,
+            target_model: Vec3::new(0.2, 0.9, -0.2),
+            weight: 1.0,
+        },
+    ];
+    for iterations in [1, 2, 10] {
+        let mut s = Solver::default();
+        s.simple(
+            &scene,
+            &effectors,
+            settings(iterations, 1e-4, IkMode::ReferenceBased),
+        );
+        assert_finite(&s.output);
+        let mut all = true;
+        for (k, e) in effectors.iter().enumerate() {
+            let true_residual = tip64(&scene, &s.output, e).distance(e.target_model.as_dvec3());
+            assert!(
+                (s.result.residual_m[k] as f64 - true_residual).abs() < 1e-5,
+                "{iterations} sweeps, effector {k}: reported {} but the pose gives {true_residual}",
+                s.result.residual_m[k]
+            );
+            all &= true_residual <= 1e-4 + 1e-6;
+        }
+        assert_eq!(s.result.reached, all, "{iterations} sweeps");
+    }
+}
+
+/// Effector weights are relative: scaling them all by any positive factor, tiny or huge,
+/// gives the same pose, bit for bit.
+#[test]
+fn effector_weights_count_only_by_their_ratios() {
+    let scene = planar_chain(&[0.4, 0.3, 0.2]);
+    let solve = |wa: f32, wb: f32| {
+        let effectors = [
+            Effector {
+                end_node: 2,
+                chain_length: 3,
+                tip_local: Vec3::new(0.2, 0.0, 0.0),
+                target_model: Vec3::new(0.3, 0.5, 0.2),
+                weight: wa,
+            },
+            Effector {
+                end_node: 2,
+                chain_length: 3,
+                tip_local: Vec3::new(0.2, 0.05, 0.0),
+                target_model: Vec3::new(0.6, 0.1, -0.3),
+                weight: wb,
+            },
+        ];
+        let mut s = Solver::default();
+        s.simple(
+            &scene,
+            &effectors,
+            settings(6, 1e-5, IkMode::ReferenceBased),
+        );
+        s.output
+    };
+    let unit = solve(1.0, 3.0);
+    let rest = rest_locals(&scene);
+    assert!(
+        unit.iter()
+            .zip(&rest)
+            .any(|(a, b)| a.rotation != b.rotation),
+        "it turned"
+    );
+    for scale in [1e-13f32, 1e-3, 7.0, 1e20] {
+        assert_eq!(solve(scale, 3.0 * scale), unit, "weights scaled by {scale}");
+    }
+}
+
 #[test]
 fn two_effectors_blend_shared_joint_between_single_solutions() {
     // Torso (0) with two arms (1, 2); both chains contain the torso.

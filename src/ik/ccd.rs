@@ -147,6 +147,10 @@ pub struct IkScratch {
     moved: Vec<bool>,
     /// Every chain node (any participation), ascending, unique.
     path: Vec<usize>,
+    /// The chain nodes and all their ancestors, ascending: the nodes whose model matrices the
+    /// solver reads, and so those a turn must bring up to date below it (a node between two
+    /// chains, e.g. a wrist under one chain's elbow above another chain's finger, included).
+    used: Vec<usize>,
     /// (joint, effector) for weighted effectors' chain joints with participation > 0,
     /// joints descending.
     pairs: Vec<(usize, usize)>,
@@ -491,11 +495,13 @@ impl CcdJob<'_> {
         s.model.resize(top, Mat4::IDENTITY);
         s.local.clear();
         s.local.resize(top, Mat4::IDENTITY);
+        s.used.clear();
         for i in 0..top {
             if !s.moved[i] {
                 continue;
             }
             s.moved[i] = false;
+            s.used.push(i);
             s.local[i] = nodes[i].matrix.unwrap_or_else(|| out[i].to_mat4());
             s.model[i] = model_from_local(&nodes[i], &s.model, &s.local[i]);
         }
@@ -529,7 +535,7 @@ impl CcdJob<'_> {
                 }
                 out[j].rotation = q;
                 s.local[j] = out[j].to_mat4();
-                update_subtree(j, nodes, &s.path, &s.local, &mut s.model, &mut s.moved);
+                update_subtree(j, nodes, &s.used, &s.local, &mut s.model, &mut s.moved);
             }
             done = residuals(&s.model, effectors, tolerance, &mut result.residual_m);
         }
@@ -553,6 +559,8 @@ impl CcdJob<'_> {
             if changed {
                 for &k in &s.path {
                     s.local[k] = out[k].to_mat4();
+                }
+                for &k in &s.used {
                     s.model[k] = model_from_local(&nodes[k], &s.model, &s.local[k]);
                 }
                 done = residuals(&s.model, effectors, tolerance, &mut result.residual_m);
@@ -597,7 +605,9 @@ fn residuals(model: &[Mat4], effectors: &[Effector], tolerance: f32, out: &mut V
 }
 
 /// The blended, participation-scaled rotation (in the joint's parent-relative frame) for one
-/// CCD step at joint `j`, or `None` when the joint does not turn.
+/// CCD step at joint `j`, or `None` when the joint does not turn. Not always unit length: a
+/// single full-participation proposal comes as [`rotation_arc_scaled`] returns it, and the
+/// caller normalises its product with the joint's rotation.
 fn turn_joint(
     j: usize,
     pairs: &[(usize, usize)],
@@ -622,6 +632,16 @@ fn turn_joint(
     let mut sum = Vec4::ZERO;
     let mut proposals = 0u32;
     let mut last = Quat::IDENTITY;
+    // Several effectors: weights relative to the largest, so that only their ratios count
+    // (1e-13 and 1e-13 blend as 1 and 1; 1e20 and 1e20 do not overflow the sum).
+    let w_max = if pairs.len() > 1 {
+        pairs
+            .iter()
+            .map(|&(_, e)| effectors[e].weight)
+            .fold(0.0f32, f32::max)
+    } else {
+        1.0
+    };
     for &(_, e) in pairs {
         let eff = &effectors[e];
         if eff.weight <= 0.0 {
@@ -642,7 +662,7 @@ fn turn_joint(
         proposals += 1;
         last = arc;
         if pairs.len() > 1 {
-            sum += Vec4::from(arc.normalize()) * eff.weight;
+            sum += Vec4::from(arc.normalize()) * (eff.weight / w_max);
         }
     }
     let delta = if proposals == 1 {
@@ -732,20 +752,20 @@ fn model_from_local(node: &crate::scene::Node, model: &[Mat4], local: &Mat4) -> 
     }
 }
 
-/// Recompute `model` for `j` and every chain node below it (chain nodes are ancestor paths,
-/// so a chain node's parent is a chain node unless it is a chain root, which `j` is above).
+/// Recompute `model` for `j` and every node of `used` (the chain nodes and their ancestors,
+/// ascending) below it: a node follows when its parent was recomputed.
 fn update_subtree(
     j: usize,
     nodes: &[crate::scene::Node],
-    path: &[usize],
+    used: &[usize],
     local: &[Mat4],
     model: &mut [Mat4],
     moved: &mut [bool],
 ) {
     model[j] = model_from_local(&nodes[j], model, &local[j]);
-    let start = path.partition_point(|&k| k <= j);
+    let start = used.partition_point(|&k| k <= j);
     moved[j] = true;
-    for &k in &path[start..] {
+    for &k in &used[start..] {
         if let Some(p) = nodes[k].parent
             && moved[p]
         {
@@ -754,7 +774,7 @@ fn update_subtree(
         }
     }
     moved[j] = false;
-    for &k in &path[start..] {
+    for &k in &used[start..] {
         moved[k] = false;
     }
 }

@@ -674,6 +674,28 @@ mod tests {
     }
 
     #[test]
+    fn limits_are_valid_only_when_finite_and_ordered() {
+        assert!(JointLimits::symmetric([0.1, 0.2, 0.3]).is_valid());
+        assert!(JointLimits::LOCKED.is_valid() && JointLimits::FREE.is_valid());
+        let (inf, nan) = (f32::INFINITY, f32::NAN);
+        for (lo, hi) in [
+            (-inf, inf),
+            (-inf, 0.0),
+            (0.0, inf),
+            (nan, 0.0),
+            (0.0, nan),
+            (0.2, 0.1),
+        ] {
+            for axis in 0..3 {
+                let mut l = JointLimits::symmetric([0.5; 3]);
+                l.min_rad[axis] = lo;
+                l.max_rad[axis] = hi;
+                assert!(!l.is_valid(), "axis {axis}: [{lo}, {hi}]");
+            }
+        }
+    }
+
+    #[test]
     fn euler_matches_glam_zyx() {
         let cases = [
             [0.3, -0.7, 1.2],
