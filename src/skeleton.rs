@@ -50,15 +50,27 @@ impl LocalToModelJob<'_> {
         out.clear();
         for (node, local) in self.scene.nodes.iter().zip(&self.pose.locals) {
             let parent = node.parent.and_then(|p| out.get(p));
-            let m = match (node.matrix, parent) {
-                (Some(fixed), Some(model_from_parent)) => *model_from_parent * fixed,
-                (Some(fixed), None) => fixed,
-                (None, Some(model_from_parent)) => mul_affine(model_from_parent, &local.to_mat4()),
-                (None, None) => local.to_mat4(),
-            };
-            out.push(m);
+            let local = node.matrix.unwrap_or_else(|| local.to_mat4());
+            out.push(compose_model(parent, &local, node.matrix.is_some()));
         }
         Ok(())
+    }
+}
+
+/// A node's `model_from_node`: `model_from_parent · parent_from_node`, or the local matrix
+/// alone for a root. A TRS local takes [`mul_affine`]; a node's fixed `matrix` (`fixed`) may
+/// have any last row, so it takes glam's full product. (Local→model here and the IK solver's
+/// chain updates.)
+#[inline]
+pub(crate) fn compose_model(
+    model_from_parent: Option<&Mat4>,
+    parent_from_node: &Mat4,
+    fixed: bool,
+) -> Mat4 {
+    match (model_from_parent, fixed) {
+        (Some(p), false) => mul_affine(p, parent_from_node),
+        (Some(p), true) => *p * *parent_from_node,
+        (None, _) => *parent_from_node,
     }
 }
 
@@ -67,7 +79,7 @@ impl LocalToModelJob<'_> {
 /// for the sign of a zero sum (`x + 0 = x`, except that `-0 + 0 = +0`). 12 products instead of
 /// 16.
 #[inline]
-pub(crate) fn mul_affine(a: &Mat4, b: &Mat4) -> Mat4 {
+fn mul_affine(a: &Mat4, b: &Mat4) -> Mat4 {
     let dir = |c: glam::Vec4| a.x_axis * c.x + a.y_axis * c.y + a.z_axis * c.z;
     Mat4::from_cols(
         dir(b.x_axis),

@@ -64,7 +64,7 @@ use super::limits::{InsideTest, JointLimits, normalize_or_identity};
 use crate::error::{Error, Result};
 use crate::math::Trs;
 use crate::scene::Scene;
-use crate::skeleton::mul_affine;
+use crate::skeleton::compose_model;
 
 /// Arms (joint → tip, joint → target) shorter than this (model units, metres) have no
 /// direction: the effector does not turn that joint.
@@ -586,8 +586,8 @@ fn clamp_joint(limits: &Option<(JointLimits, InsideTest)>, r_unit: Quat, q_unit:
 
 /// Model-space tip of an effector.
 #[inline]
-fn tip_model(model: &[Mat4], eff: &Effector) -> Vec3 {
-    model[eff.end_node].transform_point3(eff.tip_local)
+fn tip_model(model: &[Mat4], eff: &Effector) -> Vec3A {
+    model[eff.end_node].transform_point3a(eff.tip_local.into())
 }
 
 /// Fill per-effector residuals; true when every weighted effector is within tolerance.
@@ -595,7 +595,7 @@ fn residuals(model: &[Mat4], effectors: &[Effector], tolerance: f32, out: &mut V
     out.clear();
     let mut all = true;
     for eff in effectors {
-        let r = tip_model(model, eff).distance(eff.target_model);
+        let r = Vec3::from(tip_model(model, eff)).distance(eff.target_model);
         out.push(r);
         if eff.weight > 0.0 && (r.is_nan() || r > tolerance) {
             all = false;
@@ -647,7 +647,7 @@ fn turn_joint(
         if eff.weight <= 0.0 {
             continue;
         }
-        let to_tip = model[eff.end_node].transform_point3a(eff.tip_local.into()) - pivot;
+        let to_tip = tip_model(model, eff) - pivot;
         let to_target = Vec3A::from(eff.target_model) - pivot;
         if to_tip.length_squared() < MIN_ARM_M * MIN_ARM_M
             || to_target.length_squared() < MIN_ARM_M * MIN_ARM_M
@@ -742,14 +742,10 @@ pub fn limit_rotation_change(q_prev: Quat, q_new: Quat, max_angle: f32) -> Optio
 }
 
 /// `model_from_parent · local` for node `node` (its parent's entry in `model` already
-/// current); a TRS local skips the terms of its last row's zeros, as `LocalToModelJob` does.
+/// current), composed as `LocalToModelJob` does.
 #[inline]
 fn model_from_local(node: &crate::scene::Node, model: &[Mat4], local: &Mat4) -> Mat4 {
-    match (node.parent, node.matrix.is_some()) {
-        (Some(p), false) => mul_affine(&model[p], local),
-        (Some(p), true) => model[p] * *local,
-        (None, _) => *local,
-    }
+    compose_model(node.parent.map(|p| &model[p]), local, node.matrix.is_some())
 }
 
 /// Recompute `model` for `j` and every node of `used` (the chain nodes and their ancestors,

@@ -104,8 +104,10 @@ impl JointLimits {
     pub fn clamp_relative(&self, q_rel: Quat) -> Quat {
         let q = normalize_or_identity(q_rel);
         let a = to_euler_zyx_unit(q);
-        // Gimbal lock: pick the split that keeps the twist in range.
-        let locked = gimbal_locked_unit(q);
+        // sin y (the same matrix element `to_euler_zyx` reads). Gimbal lock: pick the split
+        // that keeps the twist in range.
+        let sin_y = 2.0 * (q.w * q.y - q.x * q.z);
+        let locked = sin_y.abs() > GIMBAL_SIN;
         let a = if locked { resplit_gimbal(a, self) } else { a };
         let ca = self.clamp_angles(a);
         if ca == a && !locked {
@@ -117,7 +119,6 @@ impl JointLimits {
         if cb == b && !locked {
             return q_rel;
         }
-        let sin_y = 2.0 * (q.w * q.y - q.x * q.z);
         let qa = recompose(q, sin_y, a, ca);
         let qb = recompose(q, sin_y, b, cb);
         if chord2(q, qb) < chord2(q, qa) {
@@ -371,12 +372,6 @@ fn to_euler_zyx_unit(q: Quat) -> [f32; 3] {
             wrap(atan2_poly(r21, r22)),
         ]
     }
-}
-
-/// Whether a unit quaternion lies in `to_euler_zyx`'s gimbal-lock band.
-#[inline]
-fn gimbal_locked_unit(q: Quat) -> bool {
-    (2.0 * (q.x * q.z - q.w * q.y)).abs() > GIMBAL_SIN
 }
 
 /// Above this `|sin y|` [`recompose`] builds the rotation from its angles: the decomposition's
