@@ -589,23 +589,27 @@ fn links_carry_even_shares_of_the_child_rotation() {
     }
 }
 
-/// `LinkPoseJob` takes link k as the k-th power of the first link's share (one `atan2` per
-/// child); each link must still be what `link_rotation` gives on its own, for any rest and
-/// child rotation (seeded random, up to 179°, 2–6 links).
-#[test]
-fn link_pose_job_matches_link_rotation_per_link() {
-    use skinview::links::link_rotation;
-    let mut seed = 0x9e37_79b9_u32;
+/// Seeded random rotations (xorshift32): a random axis, an angle up to the given bound.
+fn seeded_rotations(mut seed: u32) -> impl FnMut(f32) -> Quat {
     let mut next = move || {
         seed ^= seed << 13;
         seed ^= seed >> 17;
         seed ^= seed << 5;
         seed as f32 / u32::MAX as f32
     };
-    let mut random_rotation = |max_rad: f32| {
+    move |max_rad: f32| {
         let axis = Vec3::new(next() - 0.5, next() - 0.5, next() - 0.5).normalize();
         Quat::from_axis_angle(axis, max_rad * next())
-    };
+    }
+}
+
+/// `LinkPoseJob` takes link k as the k-th power of the first link's share (one `atan2` per
+/// child); each link must still be what `link_rotation` gives on its own, for any rest and
+/// child rotation (seeded random, up to 179°, 2–6 links).
+#[test]
+fn link_pose_job_matches_link_rotation_per_link() {
+    use skinview::links::link_rotation;
+    let mut random_rotation = seeded_rotations(0x9e37_79b9);
     let mut worst = 0.0f32;
     for count in 2..=6 {
         let (linked, mut rig, _) = link_arm(count);
@@ -638,6 +642,91 @@ fn link_pose_job_matches_link_rotation_per_link() {
         }
     }
     println!("worst angle from link_rotation: {worst:e} rad");
+}
+
+/// `LinkPoseJob` computes the first links of up to four children at once; whatever the batching,
+/// every link must be what posing the links one at a time with `link_rotation` gives: several
+/// batches, 1–3 links per child, a rest rotation without direction, a child at its rest
+/// rotation (no arc), an unnormalised child rotation, a fixed child, and a link whose child is
+/// a link node written earlier in the same batch (it must see the new value).
+#[test]
+fn link_pose_job_equals_one_link_at_a_time() {
+    use skinview::links::{Link, link_rotation};
+    let mut rotation = seeded_rotations(0x2545_f491);
+    let nodes = 24;
+    let mut locals: Vec<Trs> = (0..nodes)
+        .map(|i| Trs {
+            translation: Vec3::new(i as f32, 0.5, -0.25 * i as f32),
+            rotation: rotation(3.0),
+            scale: Vec3::splat(1.5),
+        })
+        .collect();
+    locals[5].rotation = Quat::from_rotation_y(0.3); // its links' rest below: no arc
+    locals[6].rotation *= 3.0; // unnormalised
+    let fixed = Trs {
+        translation: Vec3::new(0.0, 2.0, 0.0),
+        rotation: rotation(2.0),
+        scale: Vec3::ONE,
+    };
+    let link = |node, child, fraction, spec, rest_rotation, child_fixed| Link {
+        node,
+        parent: 0,
+        child,
+        fraction,
+        spec,
+        child_fixed,
+        rest_rotation,
+    };
+    let rest = [rotation(3.0), rotation(3.0), rotation(3.0)];
+    let links = vec![
+        link(10, 1, 1.0 / 3.0, 0, rest[0], None),
+        link(11, 1, 2.0 / 3.0, 0, rest[0], None),
+        // Its child is link node 10, written just before in the same batch.
+        link(12, 10, 0.5, 1, Quat::IDENTITY, None),
+        link(13, 2, 0.5, 2, Quat::from_xyzw(0.0, 0.0, 0.0, 0.0), None),
+        link(14, 3, 0.25, 3, rest[1], None),
+        link(15, 3, 0.5, 3, rest[1], None),
+        link(16, 3, 0.75, 3, rest[1], None),
+        link(17, 4, 0.3, 4, rest[2], Some(fixed)),
+        link(18, 5, 0.5, 5, Quat::from_rotation_y(0.3), None),
+        link(19, 6, 0.4, 6, rest[2], None),
+        link(20, 7, 0.2, 7, rest[0], None),
+        link(21, 7, 0.4, 7, rest[0], None),
+        link(22, 7, 0.6, 7, rest[0], None),
+        link(23, 7, 0.8, 7, rest[0], None),
+    ];
+    let mut expected = locals.clone();
+    for l in &links {
+        let c = l.child_fixed.unwrap_or(expected[l.child]);
+        expected[l.node] = Trs {
+            translation: c.translation,
+            rotation: link_rotation(l.rest_rotation, c.rotation, l.fraction),
+            scale: Vec3::ONE,
+        };
+    }
+    let rig = LinkRig {
+        links,
+        node_count: nodes,
+        old_to_new: (0..10).collect(),
+        total_length_m: vec![0.1; 8],
+    };
+    LinkPoseJob {
+        rig: &rig,
+        locals: &mut locals,
+    }
+    .run()
+    .unwrap();
+    for (i, (got, want)) in locals.iter().zip(&expected).enumerate() {
+        let d = got.rotation.conjugate() * want.rotation;
+        let angle = 2.0 * d.xyz().length().atan2(d.w.abs());
+        assert!(
+            angle < 2e-6
+                && (i < 10 || (got.rotation.length() - 1.0).abs() < 1e-6)
+                && got.translation == want.translation
+                && got.scale == want.scale,
+            "node {i}: {got:?}, one at a time {want:?} ({angle} rad apart)"
+        );
+    }
 }
 
 /// Mean distance of the skinned ring vertices from their centroid, for the tube ring whose

@@ -45,6 +45,8 @@ use std::f32::consts::{PI, TAU};
 
 use glam::{Quat, Vec4};
 
+use crate::math::{TAN_PI_8, atan_kernel};
+
 /// Gimbal-lock threshold on `|sin y|` (see the module documentation).
 const GIMBAL_SIN: f32 = 1.0 - 1e-6;
 
@@ -399,12 +401,9 @@ fn recompose(q: Quat, sin_y: f32, from: [f32; 3], to: [f32; 3]) -> Quat {
     r
 }
 
-/// tan(π/8): above it [`atan2_poly`] reduces its ratio through `π/4 + atan((a − 1)/(a + 1))`.
-const TAN_PI_8: f32 = 0.414_213_57;
-
 /// `atan2(y, x)` in [−π, π] for the decomposition: Cephes' single-precision kernel (S. L.
 /// Moshier, `atanf.c`: the ratio of the smaller to the larger magnitude, reduced above
-/// tan(π/8), a degree-9 odd polynomial) with the octant put back. Within 3e-7 rad of the f64
+/// tan(π/8), a degree-9 odd polynomial: [`atan_kernel`]) with the octant put back. Within 3e-7 rad of the f64
 /// value (1.1 ulps of π; tested), inline and about half the cost of libm's `atan2f` here.
 /// Zero, infinite or NaN input goes to `f32::atan2`.
 #[inline]
@@ -420,9 +419,7 @@ fn atan2_poly(y: f32, x: f32) -> f32 {
     } else {
         (0.0, a)
     };
-    let z = r * r;
-    let p = ((8.053_744_6e-2 * z - 1.387_768_5e-1) * z + 1.997_771_1e-1) * z - 3.333_295e-1;
-    let mut t = base + (p * z * r + r);
+    let mut t = base + atan_kernel(r);
     if ay > ax {
         t = PI / 2.0 - t;
     }
