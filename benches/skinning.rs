@@ -118,6 +118,8 @@ struct Attributes {
     tangents: bool,
     mode: NormalMode,
     normalize: bool,
+    /// Tangents made perpendicular to the unit normal and unit (else as the blend gives them).
+    ortho: bool,
 }
 
 /// One skinning pass over the synthetic mesh.
@@ -132,6 +134,7 @@ fn skin(s: &Synthetic, weights: &VertexWeights, a: Attributes, portable: bool, o
         out_normals: a.normals.then_some(&mut out.n[..]),
         out_tangents: a.tangents.then_some(&mut out.t[..]),
         normalize_normals: a.normalize,
+        orthonormalize_tangents: a.ortho,
         normal_mode: a.mode,
     };
     if portable {
@@ -175,6 +178,7 @@ fn cpu_skinning(c: &mut Criterion) {
         tangents,
         mode,
         normalize,
+        ortho: normalize,
     };
     // The ids ../shared/peers/ozzbench reads (…/fixed4_1_thread), then the same on the
     // portable path, on all threads, with the any-count (CSR) layout and with quantised
@@ -194,9 +198,19 @@ fn cpu_skinning(c: &mut Criterion) {
             "positions_normals",
             attrs(true, false, NormalMode::Exact, true),
         ),
+        // ozz's method with tangents: both through the blended 3×3, neither renormalised.
         (
             "positions_normals_tangents",
             attrs(true, true, NormalMode::Blend3x3, false),
+        ),
+        // Raw blended normals, tangents made perpendicular to the unit normal and unit (what
+        // the animation stage's CPU skinning does before its separate normalisation pass).
+        (
+            "positions_normals_tangents_orthonormalised",
+            Attributes {
+                ortho: true,
+                ..attrs(true, true, NormalMode::Blend3x3, false)
+            },
         ),
         (
             "positions_normals_blend3x3_renormalised",

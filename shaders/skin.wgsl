@@ -16,8 +16,9 @@
 // - stitch (Woodland): the largest weight's joint alone (first slot on ties), weight 1.
 // Normals (DrawParams.normal_mode): exact = sign(det A) cof(A) n, the inverse-transpose of the
 // blend's linear part A up to scale; blend3x3 = A n. Renormalised unless
-// DrawParams.renormalize is 0. Tangents: A t re-orthogonalised against the unit normal,
-// handedness kept. Morph targets are applied first.
+// DrawParams.renormalize is 0. Tangents: A t re-orthogonalised against the unit normal and
+// unit (as given by the blend when DrawParams.renormalize is 0), handedness kept. Morph
+// targets are applied first.
 
 const SKIN_LBS: u32 = 0u;
 const SKIN_DQS: u32 = 1u;
@@ -222,6 +223,10 @@ fn skin(vertex_index: u32, input: SkinInput) -> SkinOutput {
     let nlen = length(nn);
     let unit_n = select(vec3<f32>(0.0), nn / nlen, nlen > 0.0);
     out.normal = select(nn, unit_n, draw.renormalize != 0u);
+    if (draw.renormalize == 0u) {
+        out.tangent = vec4<f32>(tt, input.tangent.w);
+        return out;
+    }
     if (nlen > 0.0) {
         tt = tt - unit_n * dot(unit_n, tt);
     }

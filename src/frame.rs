@@ -280,6 +280,7 @@ impl CpuSkinner {
                     out_tangents: out.tangents.as_deref_mut(),
                     normal_mode: options.normals,
                     renormalize: normalize,
+                    orthonormalize_tangents: options.renormalize,
                 }
                 .run()
             }
@@ -298,6 +299,7 @@ impl CpuSkinner {
                     out_normals: out.normals.as_deref_mut(),
                     out_tangents: out.tangents.as_deref_mut(),
                     normalize_normals: normalize,
+                    orthonormalize_tangents: options.renormalize,
                     normal_mode: options.normals,
                 }
                 .run()

@@ -58,6 +58,7 @@ fn skinning_job_rules() {
             out_normals: out_n.as_deref_mut(),
             out_tangents: None,
             normalize_normals: true,
+            orthonormalize_tangents: true,
             normal_mode: skinview::skin::NormalMode::Exact,
         };
         let v = rule(job.validate(), "SkinningJob");
@@ -291,6 +292,7 @@ fn dqs_skinning_job_rules() {
             out_tangents: None,
             normal_mode: NormalMode::Exact,
             renormalize: true,
+            orthonormalize_tangents: true,
         };
         let v = rule(job.validate(), "DqsSkinningJob");
         assert_eq!(

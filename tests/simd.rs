@@ -108,14 +108,25 @@ struct Out {
     t: Option<Vec<Vec4>>,
 }
 
-fn run(
-    c: &Case,
+/// What a case asks for: normals, tangents, the normal mode, renormalised normals,
+/// orthonormalised tangents.
+#[derive(Clone, Copy)]
+struct Asked {
     normals: bool,
     tangents: bool,
     mode: NormalMode,
     normalize: bool,
-    simd: bool,
-) -> Out {
+    ortho: bool,
+}
+
+fn run(c: &Case, a: Asked, simd: bool) -> Out {
+    let Asked {
+        normals,
+        tangents,
+        mode,
+        normalize,
+        ortho,
+    } = a;
     let n = c.positions.len();
     let mut o = Out {
         p: vec![Vec3::splat(f32::NAN); n],
@@ -132,6 +143,7 @@ fn run(
         out_normals: o.n.as_deref_mut(),
         out_tangents: o.t.as_deref_mut(),
         normalize_normals: normalize,
+        orthonormalize_tangents: ortho,
         normal_mode: mode,
     };
     if simd {
@@ -230,14 +242,7 @@ fn check_direction(got: Vec3, want: DVec3, mag: f64, unit: bool) -> Result<(), S
 
 /// Skin vertices `range` of `c` as a job of their own (its own weights array, built from the
 /// slice of the raw weights: a submesh, as the partitioner makes them).
-fn run_range(
-    c: &Case,
-    range: std::ops::Range<usize>,
-    normals: bool,
-    tangents: bool,
-    mode: NormalMode,
-    normalize: bool,
-) -> Out {
+fn run_range(c: &Case, range: std::ops::Range<usize>, a: Asked) -> Out {
     let sub = Case {
         palette: c.palette.clone(),
         weights: VertexWeights::from_skin_weights(&SkinWeights {
@@ -250,49 +255,52 @@ fn run_range(
         normals: c.normals[range.clone()].to_vec(),
         tangents: c.tangents[range].to_vec(),
     };
-    run(&sub, normals, tangents, mode, normalize, true)
+    run(&sub, a, true)
 }
 
 #[test]
 fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
     println!("kernel on this CPU: {}", simd::kernel_name());
+    let asked = |normals, tangents, mode, normalize, ortho| Asked {
+        normals,
+        tangents,
+        mode,
+        normalize,
+        ortho,
+    };
+    use NormalMode::{Blend3x3, Exact};
     let modes = [
-        ("positions", false, false, NormalMode::Exact, true),
+        ("positions", asked(false, false, Exact, true, true)),
         (
             "exact normals, renormalised",
-            true,
-            false,
-            NormalMode::Exact,
-            true,
+            asked(true, false, Exact, true, true),
         ),
-        ("exact normals, raw", true, false, NormalMode::Exact, false),
+        ("exact normals, raw", asked(true, false, Exact, false, true)),
         (
             "blended 3x3 normals, renormalised",
-            true,
-            false,
-            NormalMode::Blend3x3,
-            true,
+            asked(true, false, Blend3x3, true, true),
         ),
         (
             "blended 3x3 normals, raw",
-            true,
-            false,
-            NormalMode::Blend3x3,
-            false,
+            asked(true, false, Blend3x3, false, true),
         ),
         (
             "exact normals + tangents",
-            true,
-            true,
-            NormalMode::Exact,
-            true,
+            asked(true, true, Exact, true, true),
         ),
         (
-            "blended 3x3 normals, raw + tangents",
-            true,
-            true,
-            NormalMode::Blend3x3,
-            false,
+            "blended 3x3 normals, raw + orthonormalised tangents",
+            asked(true, true, Blend3x3, false, true),
+        ),
+        // Raw tangents: in phase 1 beside raw blended normals (ozz's output), and in the
+        // blocks beside exact renormalised normals.
+        (
+            "blended 3x3 normals, raw + raw tangents",
+            asked(true, true, Blend3x3, false, false),
+        ),
+        (
+            "exact normals, renormalised + raw tangents",
+            asked(true, true, Exact, true, false),
         ),
     ];
     let mut checked = 0usize;
@@ -303,9 +311,16 @@ fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
             .enumerate()
         {
             let c = case(0x5EED + (e * 100 + s) as u64, n, joints, quantum);
-            for &(name, normals, tangents, mode, normalize) in &modes {
-                let fast = run(&c, normals, tangents, mode, normalize, true);
-                let slow = run(&c, normals, tangents, mode, normalize, false);
+            for &(name, a) in &modes {
+                let Asked {
+                    normals,
+                    tangents,
+                    mode,
+                    normalize,
+                    ortho,
+                } = a;
+                let fast = run(&c, a, true);
+                let slow = run(&c, a, false);
                 for v in 0..n {
                     let (want, magnitude) = reference(&c, v);
                     let tol = POSITION_REL * (1.0 + magnitude);
@@ -327,11 +342,22 @@ fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
                             panic!("{}: normal {e}", at(what));
                         }
                         if tangents {
-                            // Tangent: A·t made perpendicular to the unit normal, unit length.
+                            // Tangent: A·t made perpendicular to the unit normal, unit length;
+                            // or A·t as it is.
                             let ([x, y, z], [mx, my, mz]) = blended(&c, v);
                             let t = c.tangents[v];
                             let tv = t.truncate().as_dvec3();
                             let raw = x * tv.x + y * tv.y + z * tv.z;
+                            let got_t = out.t.as_ref().unwrap()[v];
+                            assert_eq!(got_t.w, t.w, "{}: handedness", at(what));
+                            if !ortho {
+                                let tmag = (mx + my + mz) * tv.length();
+                                if let Err(e) = check_direction(got_t.truncate(), raw, tmag, false)
+                                {
+                                    panic!("{}: raw tangent {e}", at(what));
+                                }
+                                continue;
+                            }
                             let len = rn.length();
                             if len < CONDITIONED * mag {
                                 continue;
@@ -339,8 +365,6 @@ fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
                             let u = rn / len;
                             let ortho = raw - u * u.dot(raw);
                             let tmag = (mx + my + mz) * tv.length() + raw.length() * mag / len;
-                            let got_t = out.t.as_ref().unwrap()[v];
-                            assert_eq!(got_t.w, t.w, "{}: handedness", at(what));
                             if let Err(e) = check_direction(got_t.truncate(), ortho, tmag, true) {
                                 panic!("{}: tangent {e}", at(what));
                             }
@@ -360,7 +384,7 @@ fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
                         normals: c.normals.clone(),
                         tangents: c.tangents.clone(),
                     };
-                    let any = run(&csr, normals, tangents, mode, normalize, true);
+                    let any = run(&csr, a, true);
                     let bits = |x: &[Vec3]| {
                         x.iter()
                             .map(|v| v.to_array().map(f32::to_bits))
@@ -383,7 +407,7 @@ fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
                 // a job over a suffix (its own weights array) gives the same bits.
                 if simd::available() && n > 3 {
                     let from = n / 3 + 1;
-                    let part = run_range(&c, from..n, normals, tangents, mode, normalize);
+                    let part = run_range(&c, from..n, a);
                     let bits = |x: &[Vec3]| {
                         x.iter()
                             .map(|v| v.to_array().map(f32::to_bits))
@@ -477,6 +501,7 @@ fn simd_kernel_refuses_joints_beyond_the_palette() {
         out_normals: None,
         out_tangents: None,
         normalize_normals: true,
+        orthonormalize_tangents: true,
         normal_mode: NormalMode::Exact,
     }
     .run()

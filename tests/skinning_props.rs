@@ -212,6 +212,7 @@ fn skin_f32(rig: &RandomRig, weights: &VertexWeights) -> (Vec<Vec3>, Vec<Vec3>, 
             out_normals: Some(&mut nr),
             out_tangents: None,
             normalize_normals: normalize,
+            orthonormalize_tangents: true,
             normal_mode: skinview::skin::NormalMode::Exact,
         }
         .run()

@@ -37,8 +37,9 @@ pub struct SkinArgs {
     /// non-uniform scale).
     #[arg(long, value_enum, default_value = "exact")]
     pub normals: NormalsArg,
-    /// Leave skinned normals as the blend makes them (shorter where rotations blend) instead
-    /// of scaling them back to unit length.
+    /// Leave skinned normals and tangents as the blend makes them (normals shorter where
+    /// rotations blend, tangents not made perpendicular to them) instead of scaling them back
+    /// to unit length.
     #[arg(long)]
     pub no_renormalize: bool,
 }

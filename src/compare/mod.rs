@@ -62,8 +62,8 @@ pub struct DrawErrors {
     pub max_normal_error: f64,
     /// Whether both sides had tangents (the draw has them).
     pub has_tangents: bool,
-    /// Largest distance between unit tangents (xyz), 2 where the handedness `w` differs (0
-    /// without tangents).
+    /// Largest distance between tangents (xyz; relative to their length where that is above
+    /// 1, as for normals), 2 where the handedness `w` differs (0 without tangents).
     pub max_tangent_error: f64,
     #[serde(skip)]
     sum: f64,
@@ -156,7 +156,8 @@ fn finite_or_inf(e: f64) -> f64 {
 
 /// Largest distance between corresponding normals, relative to their length where that is
 /// above 1: normals that are not renormalised keep the joints' scale (a node scaled by 100
-/// gives exact normals 10⁴ long), and f32 rounds them in proportion.
+/// gives exact normals 10⁴ long), and f32 rounds them in proportion. Tangents likewise
+/// ([`tangent_error`]).
 fn normal_error(a: &[Vec3], b: &[Vec3]) -> f64 {
     if a.len() != b.len() {
         return f64::INFINITY;
@@ -170,6 +171,9 @@ fn normal_error(a: &[Vec3], b: &[Vec3]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Largest distance between corresponding tangents' xyz, relative to their length where that
+/// is above 1 (tangents that are not renormalised keep the joints' scale), or 2 where the
+/// handedness `w` differs.
 fn tangent_error(a: &[glam::Vec4], b: &[glam::Vec4]) -> f64 {
     if a.len() != b.len() {
         return f64::INFINITY;
@@ -180,7 +184,8 @@ fn tangent_error(a: &[glam::Vec4], b: &[glam::Vec4]) -> f64 {
             if x.w.signum() != y.w.signum() {
                 2.0
             } else {
-                finite_or_inf((x.truncate().as_dvec3() - y.truncate().as_dvec3()).length())
+                let (x, y) = (x.truncate().as_dvec3(), y.truncate().as_dvec3());
+                finite_or_inf((x - y).length() / x.length().max(y.length()).max(1.0))
             }
         })
         .fold(0.0, f64::max)

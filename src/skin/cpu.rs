@@ -33,7 +33,8 @@ pub struct SkinnedVertices {
     pub positions: Vec<Vec3>,
     /// Skinned normals, present when the draw has normals.
     pub normals: Option<Vec<Vec3>>,
-    /// Skinned tangents (xyz unit, `w` handedness), present when the draw has tangents.
+    /// Skinned tangents (`w` handedness; xyz unit and perpendicular to the normal unless
+    /// skinned with `orthonormalize_tangents` off), present when the draw has tangents.
     pub tangents: Option<Vec<Vec4>>,
 }
 
@@ -120,9 +121,12 @@ pub struct SkinningJob<'a> {
     pub out_tangents: Option<&'a mut [Vec4]>,
     /// Normalise skinned normals here (true), or leave `sign(det)·cof(M)·n` unnormalised for
     /// a separate [`NormalizeJob`] pass (seed 000 §14 times it as its own stage and notes it
-    /// can be skipped at the cost of slight dimming at bent joints). Tangents are always
-    /// orthonormalised against the unit normal.
+    /// can be skipped at the cost of slight dimming at bent joints).
     pub normalize_normals: bool,
+    /// Make skinned tangents perpendicular to the unit normal and unit length (true), or
+    /// write them as the blend gives them, `M₃ₓ₃·t` (ozz-animation's output; a shader that
+    /// normalises per pixel needs no more). The handedness `w` is kept either way.
+    pub orthonormalize_tangents: bool,
     /// How normals follow the blended matrix: its inverse-transpose (exact) or its upper 3×3.
     pub normal_mode: super::modes::NormalMode,
 }
@@ -170,6 +174,7 @@ impl SkinningJob<'_> {
                 normals: self.normals,
                 tangents: self.tangents,
                 normalize: self.normalize_normals,
+                orthonormalize_tangents: self.orthonormalize_tangents,
                 blend3x3: self.normal_mode == super::modes::NormalMode::Blend3x3,
             };
             let refused = std::sync::atomic::AtomicBool::new(false);
@@ -229,6 +234,7 @@ impl SkinningJob<'_> {
             normals: self.normals,
             tangents: self.tangents,
             normalize: self.normalize_normals,
+            orthonormalize_tangents: self.orthonormalize_tangents,
             blend3x3: self.normal_mode == super::modes::NormalMode::Blend3x3,
         }
     }
@@ -385,6 +391,7 @@ impl Blend for Csr<'_> {
 struct Kernel<'a, B: Blend> {
     blend: B,
     normalize: bool,
+    orthonormalize_tangents: bool,
     /// Normals by the blended upper 3×3 instead of its inverse-transpose.
     blend3x3: bool,
     positions: &'a [Vec3],
@@ -468,12 +475,15 @@ impl<B: Blend> Kernel<'_, B> {
                         let r = Vec3A::from_vec4(m.x_axis) * t.x
                             + Vec3A::from_vec4(m.y_axis) * t.y
                             + Vec3A::from_vec4(m.z_axis) * t.z;
-                        let r = if skinned_n != Vec3A::ZERO {
-                            r - skinned_n * skinned_n.dot(r)
+                        ot[i] = if !self.orthonormalize_tangents {
+                            r.extend(t.w)
+                        } else if skinned_n != Vec3A::ZERO {
+                            (r - skinned_n * skinned_n.dot(r))
+                                .normalize_or_zero()
+                                .extend(t.w)
                         } else {
-                            r
+                            r.normalize_or_zero().extend(t.w)
                         };
-                        ot[i] = r.normalize_or_zero().extend(t.w);
                     }
                 }
             }

@@ -220,13 +220,20 @@ impl DqBlend {
     /// zero, unit length.
     #[inline]
     pub fn tangent(&self, t: Vec4, normal: Vec3A) -> Vec4 {
-        let r = self.rotate(Vec3A::from(self.scale_shear * t.truncate()));
+        let r = self.tangent_raw(t);
         let r = if normal != Vec3A::ZERO {
             r - normal * normal.dot(r)
         } else {
             r
         };
         unit_or_zero(r).extend(t.w)
+    }
+
+    /// The skinned tangent's direction as the blend gives it (not unit, not made
+    /// perpendicular to the normal).
+    #[inline]
+    pub fn tangent_raw(&self, t: Vec4) -> Vec3A {
+        self.rotate(Vec3A::from(self.scale_shear * t.truncate()))
     }
 }
 
@@ -268,6 +275,9 @@ pub struct DqsSkinningJob<'a> {
     pub normal_mode: NormalMode,
     /// Renormalise skinned normals.
     pub renormalize: bool,
+    /// Make skinned tangents perpendicular to the unit normal and unit length, or write
+    /// them as the blend gives them (as [`super::SkinningJob::orthonormalize_tangents`]).
+    pub orthonormalize_tangents: bool,
 }
 
 impl DqsSkinningJob<'_> {
@@ -314,7 +324,11 @@ impl DqsSkinningJob<'_> {
             }
         };
         let (positions, normals, tangents) = (self.positions, self.normals, self.tangents);
-        let (normal_mode, renormalize) = (self.normal_mode, self.renormalize);
+        let (normal_mode, renormalize, ortho) = (
+            self.normal_mode,
+            self.renormalize,
+            self.orthonormalize_tangents,
+        );
         let skin_range = |start: usize,
                           out_p: &mut [Vec3],
                           mut out_n: Option<&mut [Vec3]>,
@@ -330,7 +344,11 @@ impl DqsSkinningJob<'_> {
                     on[i] = n.into();
                 }
                 if let (Some(ot), Some(ts)) = (out_t.as_deref_mut(), tangents) {
-                    ot[i] = b.tangent(ts[v], unit_n);
+                    ot[i] = if ortho {
+                        b.tangent(ts[v], unit_n)
+                    } else {
+                        b.tangent_raw(ts[v]).extend(ts[v].w)
+                    };
                 }
             }
         };

@@ -96,7 +96,9 @@ pub struct SkinOptions {
     /// How normals follow it.
     pub normals: NormalMode,
     /// Scale skinned normals back to unit length (Weber times this as its own stage; without
-    /// it, normals shorten where weights blend different rotations and lighting dims).
+    /// it, normals shorten where weights blend different rotations and lighting dims), and
+    /// make skinned tangents unit and perpendicular to them. Off: both come as the blend gives
+    /// them (ozz-animation's output; a shader that normalises per pixel needs no more).
     pub renormalize: bool,
 }
 
@@ -118,7 +120,7 @@ impl SkinOptions {
             s.push_str(&format!(", {} normals", self.normals.name()));
         }
         if !self.renormalize {
-            s.push_str(", normals not renormalised");
+            s.push_str(", normals and tangents not renormalised");
         }
         s
     }

@@ -16,9 +16,12 @@ use crate::skin::palette::draw_palette_f64;
 pub struct Skinned64 {
     /// Skinned positions in model space.
     pub positions: Vec<DVec3>,
-    /// Skinned unit normals, present when the primitive has normals.
+    /// Skinned normals (unit when the options renormalise), present when the primitive has
+    /// normals.
     pub normals: Option<Vec<DVec3>>,
-    /// Skinned tangents (xyz unit, `w` handedness), present when the primitive has tangents.
+    /// Skinned tangents (`w` handedness; xyz unit and perpendicular to the normal when the
+    /// options renormalise, else as the blend gives them), present when the primitive has
+    /// tangents.
     pub tangents: Option<Vec<DVec4>>,
 }
 
@@ -142,7 +145,9 @@ pub fn skin_draw_f64_options(
         }
         if let (Some(o), Some(t)) = (out.tangents.as_mut(), tan) {
             let r = rotation * (linear * t.truncate());
-            let r = if unit_n != DVec3::ZERO {
+            let r = if !options.renormalize {
+                r
+            } else if unit_n != DVec3::ZERO {
                 dorthogonalize_tangent(r, unit_n)
             } else {
                 r.normalize_or_zero()

@@ -12,10 +12,11 @@
 //!    written once. Normals go through the blended 3×3 (blend3x3) or its cofactor with the
 //!    determinant's sign (exact: the inverse-transpose up to scale; three cross products, two
 //!    of them in one 256-bit register), tangents through the blended 3×3; where nothing more is
-//!    asked they are written here too, otherwise kept in a small scratch.
+//!    asked (raw blended-3×3 normals, raw tangents) they are written here too, otherwise kept
+//!    in a small scratch.
 //! 2. **Eight vertices at a time, structure-of-arrays**: the scratch is transposed (eight rows
 //!    of four floats to four registers of eight lanes) and normals are renormalised, tangents
-//!    made perpendicular to the unit normal and renormalised, with IEEE square roots and
+//!    (unless asked raw) made perpendicular to the unit normal and renormalised, with IEEE square roots and
 //!    divisions on all eight lanes at once, then transposed back and written. Doing this per
 //!    block rather than per vertex keeps the long normalisation chains out of the per-vertex
 //!    dependency chain, which is what bounded a per-vertex kernel (measured: 127 → 158 M/s
@@ -82,6 +83,7 @@ pub(super) struct Range<'a> {
     pub normals: Option<&'a [Vec3]>,
     pub tangents: Option<&'a [Vec4]>,
     pub normalize: bool,
+    pub orthonormalize_tangents: bool,
     pub blend3x3: bool,
 }
 
@@ -580,6 +582,27 @@ mod x86 {
                         store3(onp.add(3 * i), rotate(a, b, nv), i + 1 < n);
                     }
                 }
+                (on, Some(ot))
+                    if !k.orthonormalize_tangents
+                        && (on.is_none() || (!k.normalize && k.blend3x3)) =>
+                {
+                    // Raw tangents (and raw blended-3×3 normals, if any): written in phase 1.
+                    let onp = on.map(|o| o.as_mut_ptr().cast::<f32>());
+                    let otp = ot.as_mut_ptr().cast::<f32>();
+                    for i in 0..n {
+                        let v = start + i;
+                        let (a, b) = S::blend(inp, v);
+                        let p = load3(inp.positions, inp.positions_len, v);
+                        store3(op.add(3 * i), transform(a, b, p), i + 1 < n);
+                        if let Some(onp) = onp {
+                            let nv = load3(inp.normals, inp.normals_len, v);
+                            store3(onp.add(3 * i), rotate(a, b, nv), i + 1 < n);
+                        }
+                        let t = _mm_loadu_ps(inp.tangents.add(4 * v));
+                        // xyz through the blended 3×3, w (handedness) as given.
+                        _mm_storeu_ps(otp.add(4 * i), _mm_blend_ps::<0b1000>(rotate(a, b, t), t));
+                    }
+                }
                 (on, ot) => blocks::<S>(k, inp, start, n, op, on, ot),
             }
         }
@@ -672,7 +695,7 @@ mod x86 {
                         } else {
                             cofactor_normal8(cols, nin)
                         };
-                        if k.normalize || tangents {
+                        if k.normalize || (tangents && k.orthonormalize_tangents) {
                             unit = unit8(raw[0], raw[1], raw[2]);
                         }
                         if let Some(onp) = onp {
@@ -695,14 +718,21 @@ mod x86 {
                             soa4(st.as_ptr().cast::<f32>())
                         };
                         let [rx, ry, rz] = apply8(cols, [tx, ty, tz]);
-                        let [ux, uy, uz] = unit;
-                        let d =
-                            _mm256_fmadd_ps(uz, rz, _mm256_fmadd_ps(uy, ry, _mm256_mul_ps(ux, rx)));
-                        let [x, y, z] = unit8(
-                            _mm256_fnmadd_ps(ux, d, rx),
-                            _mm256_fnmadd_ps(uy, d, ry),
-                            _mm256_fnmadd_ps(uz, d, rz),
-                        );
+                        let [x, y, z] = if k.orthonormalize_tangents {
+                            let [ux, uy, uz] = unit;
+                            let d = _mm256_fmadd_ps(
+                                uz,
+                                rz,
+                                _mm256_fmadd_ps(uy, ry, _mm256_mul_ps(ux, rx)),
+                            );
+                            unit8(
+                                _mm256_fnmadd_ps(ux, d, rx),
+                                _mm256_fnmadd_ps(uy, d, ry),
+                                _mm256_fnmadd_ps(uz, d, rz),
+                            )
+                        } else {
+                            [rx, ry, rz]
+                        };
                         if whole {
                             rows4([x, y, z, tw], otp.add(4 * first));
                         } else {

@@ -491,7 +491,8 @@ fn skinning(ui: &mut Ui, state: &mut ViewerState) {
             .on_hover_text("inverse-transpose: right under non-uniform scale");
         ui.selectable_value(&mut options.normals, NormalMode::Blend3x3, "blend 3x3")
             .on_hover_text("the blended matrix itself, as most engines do");
-        ui.checkbox(&mut options.renormalize, "renormalise");
+        ui.checkbox(&mut options.renormalize, "renormalise")
+            .on_hover_text("scale skinned normals back to unit length, tangents unit and perpendicular to them; off: both as the blend gives them");
     });
     if options != state.skin {
         state.set_skin_options(options);
