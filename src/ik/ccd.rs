@@ -542,7 +542,7 @@ impl CcdJob<'_> {
 
         // Velocity limiting (§5.3).
         if let (Some(max), Some(prev)) = (settings.max_angular_velocity_rad_s, previous) {
-            let max_angle = max * settings.dt_s;
+            let cap = VelocityCap::new(max * settings.dt_s);
             let mut changed = false;
             let mut prev_joint = usize::MAX;
             for &(j, _) in &s.pairs {
@@ -551,7 +551,7 @@ impl CcdJob<'_> {
                 }
                 prev_joint = j;
                 let qp = normalize_or_identity(prev[j].rotation);
-                if let Some(q) = limit_rotation_change(qp, out[j].rotation, max_angle) {
+                if let Some(q) = cap.limit(qp, out[j].rotation) {
                     out[j].rotation = clamp_joint(&s.inside[j], s.reference_unit[j], q);
                     changed = true;
                 }
@@ -726,19 +726,49 @@ fn scale_angle(q: Quat, t: f32) -> Quat {
 /// §5.3: the difference `d = q_new · q_prev⁻¹` as angle/axis; when its angle exceeds
 /// `max_angle`, the rotation `axis_angle(axis, max_angle) · q_prev`, else `None`.
 pub fn limit_rotation_change(q_prev: Quat, q_new: Quat, max_angle: f32) -> Option<Quat> {
-    let mut d = normalize_or_identity(q_new) * q_prev.conjugate();
-    if d.w < 0.0 {
-        d = -d;
+    VelocityCap::new(max_angle).limit(q_prev, q_new)
+}
+
+/// A per-frame angle cap as the sine and cosine of its half angle, made once a frame: then
+/// [`VelocityCap::limit`] needs no trigonometry per joint.
+#[derive(Clone, Copy, Debug)]
+struct VelocityCap {
+    /// `sin`, `cos` of half the cap; `None` when the cap is π or more (no change of a unit
+    /// quaternion turns further) or not a number.
+    half: Option<(f32, f32)>,
+}
+
+impl VelocityCap {
+    fn new(max_angle: f32) -> VelocityCap {
+        let h = 0.5 * max_angle.max(0.0);
+        VelocityCap {
+            half: (h < std::f32::consts::FRAC_PI_2).then(|| h.sin_cos()),
+        }
     }
-    let v = d.xyz();
-    let s = v.length();
-    let angle = 2.0 * s.atan2(d.w);
-    if angle.is_nan() || angle <= max_angle || s <= 0.0 {
-        return None;
+
+    /// [`limit_rotation_change`]: with `d = (v, w)` on the `w ≥ 0` side and `s = |v|`, its
+    /// angle `2·atan2(s, w)` exceeds the cap `2h` (`h < π/2`) exactly when
+    /// `s·cos h > w·sin h`; the cut rotation is `(v/s · sin h, cos h) · q_prev`, what
+    /// `Quat::from_axis_angle(v/s, 2h)` builds from the same `sin_cos`.
+    #[inline]
+    fn limit(&self, q_prev: Quat, q_new: Quat) -> Option<Quat> {
+        let (sin_h, cos_h) = self.half?;
+        let mut d = normalize_or_identity(q_new) * q_prev.conjugate();
+        if d.w < 0.0 {
+            d = -d;
+        }
+        let v = d.xyz();
+        let s = v.length();
+        // NaN is not greater, and s = 0 never exceeds (w·sin h ≥ 0).
+        let exceeds = s * cos_h > d.w * sin_h;
+        if !exceeds {
+            return None;
+        }
+        let axis = v * (sin_h / s);
+        Some(normalize_or_identity(
+            Quat::from_xyzw(axis.x, axis.y, axis.z, cos_h) * q_prev,
+        ))
     }
-    Some(normalize_or_identity(
-        Quat::from_axis_angle(v / s, max_angle) * q_prev,
-    ))
 }
 
 /// `model_from_parent · local` for node `node` (its parent's entry in `model` already
@@ -788,6 +818,52 @@ mod tests {
         let angle = 2.0 * d.xyz().length().atan2(d.w.abs());
         assert!((angle - 0.1).abs() < 1e-5, "{angle}");
         assert!(limit_rotation_change(a, a, 0.1).is_none());
+    }
+
+    /// The trig-free cut against the angle/axis definition (atan2, `from_axis_angle`), f64,
+    /// over seeded random rotations and caps from 0 to past π.
+    #[test]
+    fn velocity_cap_matches_the_angle_definition() {
+        let mut seed = 0x1234_5678_u32;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed as f32 / u32::MAX as f32
+        };
+        let mut random = |max: f32| {
+            let axis = Vec3::new(next() - 0.5, next() - 0.5, next() - 0.5).normalize();
+            (axis, max * next())
+        };
+        let mut cut = 0;
+        for i in 0..20_000 {
+            let (a_axis, a_angle) = random(6.0);
+            let (d_axis, d_angle) = random(3.1);
+            let prev = Quat::from_axis_angle(a_axis, a_angle);
+            let new = Quat::from_axis_angle(d_axis, d_angle) * prev;
+            let max = [0.0, 0.01, 0.2, 1.0, 3.0, 3.2, 7.0][i % 7];
+            let got = limit_rotation_change(prev, new, max);
+            // f64: the change's angle, and the cut rotation by the definition.
+            let dd = (new.as_dquat() * prev.as_dquat().conjugate()).normalize();
+            let dd = if dd.w < 0.0 { -dd } else { dd };
+            let angle = 2.0 * dd.xyz().length().atan2(dd.w);
+            if (angle - max as f64).abs() < 1e-5 {
+                continue; // on the boundary either answer is right
+            }
+            match got {
+                None => assert!(angle <= max as f64, "{i}: {angle} > {max} not cut"),
+                Some(q) => {
+                    cut += 1;
+                    assert!(angle > max as f64, "{i}: {angle} <= {max} cut");
+                    let want = glam::DQuat::from_axis_angle(dd.xyz().normalize(), max as f64)
+                        * prev.as_dquat();
+                    let r = q.as_dquat().conjugate() * want;
+                    let e = 2.0 * r.xyz().length().atan2(r.w.abs());
+                    assert!(e < 2e-6, "{i}: cut off by {e:e} rad");
+                }
+            }
+        }
+        assert!(cut > 5_000, "{cut} cuts");
     }
 
     fn rotation_arc(a: Vec3, b: Vec3) -> Option<Quat> {
