@@ -564,8 +564,8 @@ impl Character {
             .zip(&mut self.layer_poses)
             .zip(&mut self.clips)
         {
-            let anim = &scene.animations[spec.anim];
-            let d = anim.duration_s();
+            // The clip was compiled from `scene.animations[spec.anim]` (`compile_layers`).
+            let d = clip.duration_s();
             let t = if spec.looping && d > 0.0 {
                 time_s.rem_euclid(d)
             } else {

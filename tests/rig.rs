@@ -428,6 +428,98 @@ fn layered_motions_equal_hand_composed_poses() {
 /// dual quaternion blending agree with it (the pair `+w`/`−w` cancels in the rigid part and
 /// leaves the scale); stitching follows the ordinary bone (a muscle never has a vertex's
 /// largest weight here). The rig survives JSON and scene round trips.
+/// `LayerJob` against a blend written out here (seeded random poses, weights and masks with
+/// many zeros, single layers below, at and above the threshold): where no layer covers a bone
+/// it is the reference, where one covers it at or above the threshold it is that layer's
+/// transform to the bit (as sampled, not renormalised: the keys here are not unit), else the
+/// weighted average with rotations in the first contributor's hemisphere, normalised.
+#[test]
+fn layer_job_matches_a_written_out_blend() {
+    let mut seed = 0x0bad_cafe_u32;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed as f32 / u32::MAX as f32
+    };
+    let bones = 64;
+    for round in 0..50 {
+        let mut trs = |scale: f32| Trs {
+            translation: Vec3::new(next(), next(), next()) * 2.0 - Vec3::ONE,
+            rotation: Quat::from_xyzw(next() - 0.5, next() - 0.5, next() - 0.5, next() - 0.5)
+                * scale,
+            scale: Vec3::new(next(), next(), next()) + Vec3::splat(0.5),
+        };
+        let reference: Vec<Trs> = (0..bones).map(|_| trs(1.0)).collect();
+        let count = 1 + round % 4;
+        let poses: Vec<Vec<Trs>> = (0..count)
+            .map(|_| (0..bones).map(|_| trs(1.3)).collect())
+            .collect();
+        // Weights: zero, just under, at and over the threshold, or anything up to 1.
+        let mut weight = || match (next() * 5.0) as u32 {
+            0 => 0.0,
+            1 => DEFAULT_THRESHOLD * 0.5,
+            2 => DEFAULT_THRESHOLD,
+            _ => next(),
+        };
+        let masks: Vec<Vec<f32>> = (0..count)
+            .map(|_| (0..bones).map(|_| weight()).collect())
+            .collect();
+        let weights: Vec<f32> = (0..count)
+            .map(|_| if next() < 0.2 { 0.5 } else { 1.0 })
+            .collect();
+        let layers: Vec<Layer> = (0..count)
+            .map(|l| Layer {
+                pose: &poses[l],
+                weight: weights[l],
+                mask: Some(&masks[l]),
+            })
+            .collect();
+        let mut out = vec![Trs::IDENTITY; bones];
+        LayerJob {
+            reference: &reference,
+            layers: &layers,
+            threshold: DEFAULT_THRESHOLD,
+            output: &mut out,
+        }
+        .run()
+        .unwrap();
+        for b in 0..bones {
+            let mut parts: Vec<(Trs, f32)> = (0..count)
+                .map(|l| (poses[l][b], weights[l] * masks[l][b]))
+                .filter(|&(_, w)| w > 0.0)
+                .collect();
+            let total: f32 = parts.iter().map(|p| p.1).sum();
+            if total < DEFAULT_THRESHOLD {
+                parts.push((reference[b], DEFAULT_THRESHOLD - total));
+            }
+            let got = out[b];
+            if parts.len() == 1 {
+                assert_eq!(got, parts[0].0, "round {round} bone {b}: one contributor");
+                continue;
+            }
+            let sum: f32 = parts.iter().map(|p| p.1).sum();
+            let first = glam::Vec4::from(parts[0].0.rotation);
+            let (mut t, mut sc, mut q) = (Vec3::ZERO, Vec3::ZERO, glam::Vec4::ZERO);
+            for (x, w) in &parts {
+                let r = glam::Vec4::from(x.rotation);
+                q += if r.dot(first) < 0.0 { -r } else { r } * *w;
+                t += x.translation * *w;
+                sc += x.scale * *w;
+            }
+            let want = Trs {
+                translation: t / sum,
+                rotation: Quat::from_vec4(q.normalize()),
+                scale: sc / sum,
+            };
+            let close = (got.translation - want.translation).length() < 1e-5
+                && (got.scale - want.scale).length() < 1e-5
+                && glam::Vec4::from(got.rotation).distance(glam::Vec4::from(want.rotation)) < 1e-5;
+            assert!(close, "round {round} bone {b}: {got:?} vs {want:?}");
+        }
+    }
+}
+
 #[test]
 fn muscle_bone_bulges_only_when_scaled() {
     use skinview::frame::{CpuSkinner, FrameState};

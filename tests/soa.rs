@@ -56,6 +56,7 @@ fn check(scene: &Scene, label: &str, rng: &mut Rng) -> usize {
 fn compare_along(scene: &Scene, ai: usize, visits: &[f32], label: &str) -> usize {
     let anim = &scene.animations[ai];
     let clip = SoaClip::new(scene, anim).unwrap();
+    assert_eq!(clip.duration_s(), anim.duration_s(), "{label}: clip length");
     let mut state = SoaState::new(&clip);
     let mut cursors = vec![Cursor::default(); anim.channels.len()];
     let (mut a, mut b) = (Pose::rest(scene), Pose::rest(scene));

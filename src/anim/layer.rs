@@ -93,6 +93,29 @@ impl LayerJob<'_> {
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         for (b, out) in self.output.iter_mut().enumerate() {
+            // What the blend below returns unchanged, found first: a bone no layer covers takes
+            // the reference; one covered by a single layer at or above the threshold takes
+            // that layer's transform as sampled.
+            let mut single = None;
+            let mut covering = 0u32;
+            for l in self.layers {
+                let w = l.weight * l.mask.map_or(1.0, |m| m[b]);
+                if w > 0.0 {
+                    covering += 1;
+                    single = Some((l, w));
+                }
+            }
+            match (covering, single) {
+                (0, _) => {
+                    *out = self.reference[b];
+                    continue;
+                }
+                (1, Some((l, w))) if w >= self.threshold => {
+                    *out = l.pose[b];
+                    continue;
+                }
+                _ => {}
+            }
             let mut acc = Accumulator::default();
             for l in self.layers {
                 acc.add(&l.pose[b], l.weight * l.mask.map_or(1.0, |m| m[b]));

@@ -278,9 +278,17 @@ pub struct SoaClip {
     /// Nodes whose translation, rotation or scale no channel drives: the only ones a frame
     /// resets to rest (the others are overwritten whole).
     rest_nodes: Vec<usize>,
+    /// The animation's [`Animation::duration_s`], kept so players need not scan every
+    /// channel each frame.
+    duration_s: f32,
 }
 
 impl SoaClip {
+    /// The compiled animation's length ([`Animation::duration_s`]: its last key time).
+    pub fn duration_s(&self) -> f32 {
+        self.duration_s
+    }
+
     /// Compile `animation` of `scene`.
     ///
     /// Rules (the animation's own, checked again here): 1. every channel targets a node of
@@ -297,6 +305,7 @@ impl SoaClip {
             quat_segments: Segments::new(),
             generic: Vec::new(),
             rest_nodes: Vec::new(),
+            duration_s: animation.duration_s(),
         };
         // Per node: translation, rotation, scale driven.
         let mut driven = vec![[false; 3]; scene.nodes.len()];
