@@ -421,13 +421,6 @@ fn layered_motions_equal_hand_composed_poses() {
     }
 }
 
-/// Muscle bones (Woodland's biceps: weights that do not sum to 1) against the analytic
-/// deformation: at rest and while the biceps only follows the turning upper arm the skin is
-/// exactly the ordinary blend (here the arm's rigid turn `R p`); flexed, each vertex moves on
-/// by `w · R (S (p − c) − (p − c))` with `c` the biceps' joint and `S` its scale. Linear and
-/// dual quaternion blending agree with it (the pair `+w`/`−w` cancels in the rigid part and
-/// leaves the scale); stitching follows the ordinary bone (a muscle never has a vertex's
-/// largest weight here). The rig survives JSON and scene round trips.
 /// `LayerJob` against a blend written out here (seeded random poses, weights and masks with
 /// many zeros, single layers below, at and above the threshold): where no layer covers a bone
 /// it is the reference, where one covers it at or above the threshold it is that layer's
@@ -520,6 +513,13 @@ fn layer_job_matches_a_written_out_blend() {
     }
 }
 
+/// Muscle bones (Woodland's biceps: weights that do not sum to 1) against the analytic
+/// deformation: at rest and while the biceps only follows the turning upper arm the skin is
+/// exactly the ordinary blend (here the arm's rigid turn `R p`); flexed, each vertex moves on
+/// by `w · R (S (p − c) − (p − c))` with `c` the biceps' joint and `S` its scale. Linear and
+/// dual quaternion blending agree with it (the pair `+w`/`−w` cancels in the rigid part and
+/// leaves the scale); stitching follows the ordinary bone (a muscle never has a vertex's
+/// largest weight here). The rig survives JSON and scene round trips.
 #[test]
 fn muscle_bone_bulges_only_when_scaled() {
     use skinview::frame::{CpuSkinner, FrameState};

@@ -302,6 +302,9 @@ fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
             "exact normals, renormalised + raw tangents",
             asked(true, true, Exact, true, false),
         ),
+        // Tangents without normals, raw (phase 1) and unit (the blocks).
+        ("raw tangents alone", asked(false, true, Exact, true, false)),
+        ("unit tangents alone", asked(false, true, Exact, true, true)),
     ];
     let mut checked = 0usize;
     for (e, &(encoding, joints, quantum)) in ENCODINGS.iter().enumerate() {
@@ -333,41 +336,44 @@ fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
                             "{}: off f64 by {err:e} (bound {tol:e})",
                             at(what)
                         );
-                        let Some((rn, mag)) = reference_normal(&c, v, mode).filter(|_| normals)
-                        else {
-                            continue;
-                        };
-                        let got_n = out.n.as_ref().unwrap()[v];
-                        if let Err(e) = check_direction(got_n, rn, mag, normalize) {
-                            panic!("{}: normal {e}", at(what));
+                        let normal = reference_normal(&c, v, mode).filter(|_| normals);
+                        if let Some((rn, mag)) = normal {
+                            let got_n = out.n.as_ref().unwrap()[v];
+                            if let Err(e) = check_direction(got_n, rn, mag, normalize) {
+                                panic!("{}: normal {e}", at(what));
+                            }
                         }
-                        if tangents {
-                            // Tangent: A·t made perpendicular to the unit normal, unit length;
-                            // or A·t as it is.
-                            let ([x, y, z], [mx, my, mz]) = blended(&c, v);
-                            let t = c.tangents[v];
-                            let tv = t.truncate().as_dvec3();
-                            let raw = x * tv.x + y * tv.y + z * tv.z;
-                            let got_t = out.t.as_ref().unwrap()[v];
-                            assert_eq!(got_t.w, t.w, "{}: handedness", at(what));
-                            if !ortho {
-                                let tmag = (mx + my + mz) * tv.length();
-                                if let Err(e) = check_direction(got_t.truncate(), raw, tmag, false)
-                                {
-                                    panic!("{}: raw tangent {e}", at(what));
+                        if !tangents {
+                            continue;
+                        }
+                        // Tangent: A·t made perpendicular to the unit normal (without normals:
+                        // A·t alone), unit length; or A·t as it is.
+                        let ([x, y, z], [mx, my, mz]) = blended(&c, v);
+                        let t = c.tangents[v];
+                        let tv = t.truncate().as_dvec3();
+                        let raw = x * tv.x + y * tv.y + z * tv.z;
+                        let got_t = out.t.as_ref().unwrap()[v];
+                        assert_eq!(got_t.w, t.w, "{}: handedness", at(what));
+                        let tmag = (mx + my + mz) * tv.length();
+                        let (want_t, tmag) = match normal {
+                            _ if !ortho => (raw, tmag),
+                            None => {
+                                if raw.length() < CONDITIONED * tmag {
+                                    continue;
                                 }
-                                continue;
+                                (raw, tmag)
                             }
-                            let len = rn.length();
-                            if len < CONDITIONED * mag {
-                                continue;
+                            Some((rn, mag)) => {
+                                let len = rn.length();
+                                if len < CONDITIONED * mag {
+                                    continue;
+                                }
+                                let u = rn / len;
+                                (raw - u * u.dot(raw), tmag + raw.length() * mag / len)
                             }
-                            let u = rn / len;
-                            let ortho = raw - u * u.dot(raw);
-                            let tmag = (mx + my + mz) * tv.length() + raw.length() * mag / len;
-                            if let Err(e) = check_direction(got_t.truncate(), ortho, tmag, true) {
-                                panic!("{}: tangent {e}", at(what));
-                            }
+                        };
+                        if let Err(e) = check_direction(got_t.truncate(), want_t, tmag, ortho) {
+                            panic!("{}: tangent {e}", at(what));
                         }
                     }
                     checked += 1;
@@ -400,6 +406,13 @@ fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
                             bits(a),
                             bits(b),
                             "{encoding}, {n}, {name}: any-count normals"
+                        );
+                    }
+                    if let (Some(a), Some(b)) = (&any.t, &fast.t) {
+                        assert!(
+                            a.iter().zip(b).all(|(x, y)| x.to_array().map(f32::to_bits)
+                                == y.to_array().map(f32::to_bits)),
+                            "{encoding}, {n}, {name}: any-count tangents"
                         );
                     }
                 }

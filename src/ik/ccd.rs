@@ -724,7 +724,8 @@ fn scale_angle(q: Quat, t: f32) -> Quat {
 }
 
 /// §5.3: the difference `d = q_new · q_prev⁻¹` as angle/axis; when its angle exceeds
-/// `max_angle`, the rotation `axis_angle(axis, max_angle) · q_prev`, else `None`.
+/// `max_angle`, the rotation `axis_angle(axis, max_angle) · q_prev`, else `None`. A negative
+/// cap counts as 0 (no change allowed); a NaN cap as none (`None`: `CcdJob` refuses both).
 pub fn limit_rotation_change(q_prev: Quat, q_new: Quat, max_angle: f32) -> Option<Quat> {
     VelocityCap::new(max_angle).limit(q_prev, q_new)
 }
@@ -740,16 +741,18 @@ struct VelocityCap {
 
 impl VelocityCap {
     fn new(max_angle: f32) -> VelocityCap {
-        let h = 0.5 * max_angle.max(0.0);
+        // `max_angle * 0.5` as `Quat::from_axis_angle` halves it (the same sine and cosine);
+        // NaN fails the comparison: no cap.
+        let h = max_angle.max(0.0) * 0.5;
         VelocityCap {
-            half: (h < std::f32::consts::FRAC_PI_2).then(|| h.sin_cos()),
+            half: (h < std::f32::consts::FRAC_PI_2 && !max_angle.is_nan()).then(|| h.sin_cos()),
         }
     }
 
     /// [`limit_rotation_change`]: with `d = (v, w)` on the `w ≥ 0` side and `s = |v|`, its
     /// angle `2·atan2(s, w)` exceeds the cap `2h` (`h < π/2`) exactly when
-    /// `s·cos h > w·sin h`; the cut rotation is `(v/s · sin h, cos h) · q_prev`, what
-    /// `Quat::from_axis_angle(v/s, 2h)` builds from the same `sin_cos`.
+    /// `s·cos h > w·sin h`; the cut rotation is `((v/s)·sin h, cos h) · q_prev`, what
+    /// `Quat::from_axis_angle(v/s, 2h)` builds from the same `sin_cos` (the same bits; tested).
     #[inline]
     fn limit(&self, q_prev: Quat, q_new: Quat) -> Option<Quat> {
         let (sin_h, cos_h) = self.half?;
@@ -764,7 +767,8 @@ impl VelocityCap {
         if !exceeds {
             return None;
         }
-        let axis = v * (sin_h / s);
+        // As `Quat::from_axis_angle(v / s, 2h)` computes it: the same bits.
+        let axis = (v / s) * sin_h;
         Some(normalize_or_identity(
             Quat::from_xyzw(axis.x, axis.y, axis.z, cos_h) * q_prev,
         ))
@@ -860,10 +864,29 @@ mod tests {
                     let r = q.as_dquat().conjugate() * want;
                     let e = 2.0 * r.xyz().length().atan2(r.w.abs());
                     assert!(e < 2e-6, "{i}: cut off by {e:e} rad");
+                    // The same bits as building the cut with `from_axis_angle`.
+                    let mut d = normalize_or_identity(new) * prev.conjugate();
+                    if d.w < 0.0 {
+                        d = -d;
+                    }
+                    let s = d.xyz().length();
+                    let old = normalize_or_identity(Quat::from_axis_angle(d.xyz() / s, max) * prev);
+                    assert_eq!(q, old, "{i}: not from_axis_angle's bits");
                 }
             }
         }
         assert!(cut > 5_000, "{cut} cuts");
+        // A NaN cap is no cap; a negative one allows no change.
+        let (a, b) = (Quat::from_rotation_y(0.3), Quat::from_rotation_x(0.5));
+        assert_eq!(limit_rotation_change(a, b, f32::NAN), None);
+        assert_eq!(
+            limit_rotation_change(a, b, -1.0),
+            limit_rotation_change(a, b, 0.0)
+        );
+        assert_eq!(
+            limit_rotation_change(a, b, 0.0),
+            Some(normalize_or_identity(a))
+        );
     }
 
     fn rotation_arc(a: Vec3, b: Vec3) -> Option<Quat> {
