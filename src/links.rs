@@ -1041,9 +1041,9 @@ impl LinkPoseJob<'_> {
     /// A child's links come in order `k = 1..N` with fractions `k/(N+1)`: the first pays for
     /// the trigonometry of [`rotation_fraction`], link `k` takes that share to the `k`-th power
     /// (quaternion products; within a few ulps of [`link_rotation`], tested). The first links
-    /// of up to four children are computed together (four lanes of a vector); a link whose child is
-    /// a link node still waiting to be written starts the next four, so results never depend
-    /// on the batching.
+    /// of up to four children are computed together (four lanes of a vector); a link whose
+    /// child is a link node still waiting to be written starts the next four, so results never
+    /// depend on the batching.
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         let links = &self.rig.links;
