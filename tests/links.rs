@@ -3,6 +3,8 @@
 //! test: hand-computed weights, the unlinked scene, analytic rotations, the rest radius.
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::f32::consts::PI;
 
@@ -590,13 +592,8 @@ fn links_carry_even_shares_of_the_child_rotation() {
 }
 
 /// Seeded random rotations (xorshift32): a random axis, an angle up to the given bound.
-fn seeded_rotations(mut seed: u32) -> impl FnMut(f32) -> Quat {
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 17;
-        seed ^= seed << 5;
-        seed as f32 / u32::MAX as f32
-    };
+fn seeded_rotations(seed: u32) -> impl FnMut(f32) -> Quat {
+    let mut next = common::xorshift(seed);
     move |max_rad: f32| {
         let axis = Vec3::new(next() - 0.5, next() - 0.5, next() - 0.5).normalize();
         Quat::from_axis_angle(axis, max_rad * next())

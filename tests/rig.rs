@@ -428,13 +428,7 @@ fn layered_motions_equal_hand_composed_poses() {
 /// weighted average with rotations in the first contributor's hemisphere, normalised.
 #[test]
 fn layer_job_matches_a_written_out_blend() {
-    let mut seed = 0x0bad_cafe_u32;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 17;
-        seed ^= seed << 5;
-        seed as f32 / u32::MAX as f32
-    };
+    let mut next = common::xorshift(0x0bad_cafe);
     let bones = 64;
     for round in 0..50 {
         let mut trs = |scale: f32| Trs {

@@ -553,13 +553,12 @@ impl CcdJob<'_> {
                 let qp = normalize_or_identity(prev[j].rotation);
                 if let Some(q) = cap.limit(qp, out[j].rotation) {
                     out[j].rotation = clamp_joint(&s.inside[j], s.reference_unit[j], q);
+                    // The other chain locals are current: every turn above kept them so.
+                    s.local[j] = out[j].to_mat4();
                     changed = true;
                 }
             }
             if changed {
-                for &k in &s.path {
-                    s.local[k] = out[k].to_mat4();
-                }
                 for &k in &s.used {
                     s.model[k] = model_from_local(&nodes[k], &s.model, &s.local[k]);
                 }

@@ -155,3 +155,14 @@ pub fn gpu() -> Option<&'static GpuContext> {
         }
     }
 }
+
+/// A seeded xorshift32 stream of floats in [0, 1]: reproducible random inputs for property
+/// tests.
+pub fn xorshift(mut seed: u32) -> impl FnMut() -> f32 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed as f32 / u32::MAX as f32
+    }
+}
