@@ -915,6 +915,99 @@ fn incremental_follows_a_moving_target_smoothly_and_converges() {
     assert!(tip.distance(target_at(400).as_dvec3()) < 1e-3 + 1e-5);
 }
 
+/// Largest circular distance (radians) of `q`'s ZYX angles relative to `reference` outside
+/// `limits` (glam's decomposition, f64 distances).
+fn limit_excess(reference: Quat, q: Quat, l: &JointLimits) -> f64 {
+    let rel = (reference.normalize().conjugate() * q).normalize();
+    let (z, y, x) = rel.to_euler(EulerRot::ZYX);
+    [z, y, x]
+        .into_iter()
+        .enumerate()
+        .map(|(k, a)| excess(a as f64, l.min_rad[k] as f64, l.max_rad[k] as f64))
+        .fold(0.0, f64::max)
+}
+
+/// An incremental start equal to what the solver returned last frame is taken as it is (it
+/// was clamped then); any change to the limits, the reference or the start itself clamps it
+/// again. Every frame after the first has a tolerance past the chain's reach (no sweep runs),
+/// so the output is the start rotations exactly as the set-up left them.
+#[test]
+fn incremental_start_is_clamped_again_unless_it_is_the_last_result() {
+    let lengths = [0.5, 0.4, 0.3];
+    let scene = planar_chain(&lengths);
+    let rest = rest_locals(&scene);
+    let n = lengths.len();
+    let wide = JointLimits::symmetric([1.2, 0.3, 0.3]);
+    let limits_wide = vec![Some(wide); n];
+    // Frame 0: a target that bends every joint against its Z bound.
+    let eff0 = weber_effector(&scene, &lengths, Vec3::new(-0.2, 0.3, 0.0));
+    let mut s = Solver::default();
+    let st = settings(20, 1e-4, IkMode::Incremental);
+    s.solve(
+        &scene,
+        &rest,
+        &rest,
+        Some(&rest),
+        &[],
+        &limits_wide,
+        &[eff0],
+        st,
+    )
+    .unwrap();
+    let frame0 = s.output.clone();
+    for (i, t) in frame0.iter().enumerate() {
+        assert!(
+            limit_excess(rest[i].rotation, t.rotation, &wide) <= 1e-5,
+            "joint {i}"
+        );
+    }
+    let bent = (0..n)
+        .filter(|&i| angle64(frame0[i].rotation, rest[i].rotation) > 0.5)
+        .count();
+    assert!(bent >= 2, "frame 0 should bend the chain: {frame0:?}");
+    let relaxed = settings(20, 10.0, IkMode::Incremental);
+    // One frame with the tolerance past reach: its output and sweeps.
+    let mut frame = |reference: &[Trs], previous: &[Trs], limits: &[Option<JointLimits>]| {
+        s.solve(
+            &scene,
+            reference,
+            &rest,
+            Some(previous),
+            &[],
+            limits,
+            &[eff0],
+            relaxed,
+        )
+        .unwrap();
+        assert_eq!(s.result.iterations_used, 0);
+        s.output.clone()
+    };
+    let worst = |reference: &[Trs], out: &[Trs], l: &JointLimits| {
+        (0..n)
+            .map(|i| limit_excess(reference[i].rotation, out[i].rotation, l))
+            .fold(0.0, f64::max)
+    };
+    // 1. Nothing changed: the last result comes back bit for bit.
+    assert_eq!(frame(&rest, &frame0, &limits_wide), frame0);
+    // 2. Tighter limits: the same start is clamped into them.
+    let tight = JointLimits::symmetric([0.4, 0.3, 0.3]);
+    let limits_tight = vec![Some(tight); n];
+    let frame2 = frame(&rest, &frame0, &limits_tight);
+    assert!(worst(&rest, &frame2, &tight) <= 1e-5, "{frame2:?}");
+    assert_ne!(frame2, frame0);
+    // 3. A new reference (limits are relative to it): clamped about the new reference.
+    let mut turned = rest.clone();
+    for t in &mut turned {
+        t.rotation = Quat::from_rotation_z(-0.6) * t.rotation;
+    }
+    let mut moved = frame(&turned, &frame2, &limits_tight);
+    assert!(worst(&turned, &moved, &tight) <= 1e-5, "{moved:?}");
+    // 4. A start that is not the last result (the caller changed it): clamped.
+    moved[1].rotation = Quat::from_rotation_z(1.5);
+    let frame4 = frame(&turned, &moved, &limits_tight);
+    assert!(worst(&turned, &frame4, &tight) <= 1e-5, "{frame4:?}");
+}
+
 #[test]
 fn reference_based_is_identical_every_frame_for_a_static_target() {
     let lengths = [0.5, 0.4, 0.4, 0.3];

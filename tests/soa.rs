@@ -246,3 +246,67 @@ fn segment_edges_match_the_per_channel_sampler() {
     visits.extend((0..50).map(|_| rng.f() * 1.6 - 0.1));
     compare_along(&scene, 0, &visits, "segment edges");
 }
+
+/// `Pose::reset_morph_weights` against its rule written out here: one list per node; a node
+/// whose mesh has morph targets gets one weight per target (the node's own weights, else the
+/// mesh's, else 0), every other node an empty list. Poses start with stale lists of the wrong
+/// lengths; scenes with and without morph targets.
+#[test]
+fn morph_weights_reset_to_rest_from_any_state() {
+    let mut scenes: Vec<Scene> = common::all_models()
+        .iter()
+        .map(|p| skinview::io::load(p).unwrap())
+        .collect();
+    for b in skinview::builtin::Builtin::ALL {
+        scenes.push(b.scene().unwrap());
+    }
+    for seed in [1, 4] {
+        let o = common::rigs::RigOptions {
+            seed,
+            morph_targets: seed as usize % 3,
+            ..Default::default()
+        };
+        scenes.push(common::rigs::generate_rig(&o).unwrap());
+    }
+    let mut with_targets = 0;
+    for scene in &scenes {
+        let mut pose = Pose::rest(scene);
+        pose.morph_weights = vec![vec![7.0; 3]; scene.nodes.len() + 2];
+        pose.reset_morph_weights(scene);
+        assert_eq!(
+            pose.morph_weights.len(),
+            scene.nodes.len(),
+            "{}",
+            scene.name
+        );
+        for (i, (w, node)) in pose.morph_weights.iter().zip(&scene.nodes).enumerate() {
+            let count = node.mesh.map_or(0, |m| {
+                let mesh = &scene.meshes[m];
+                mesh.primitives
+                    .iter()
+                    .map(|p| p.morph_targets.len())
+                    .max()
+                    .unwrap_or(0)
+            });
+            let want: Vec<f32> = (0..count)
+                .map(|k| {
+                    let mesh = &scene.meshes[node.mesh.unwrap()];
+                    let src = node
+                        .morph_weights
+                        .as_deref()
+                        .unwrap_or(&mesh.default_morph_weights);
+                    src.get(k).copied().unwrap_or(0.0)
+                })
+                .collect();
+            with_targets += usize::from(count > 0);
+            assert_eq!(w, &want, "{} node {i}", scene.name);
+        }
+    }
+    // Both branches ran: scenes with morph targets and scenes without.
+    assert!(with_targets > 0);
+    assert!(
+        scenes
+            .iter()
+            .any(|s| s.meshes.iter().all(|m| m.morph_target_count() == 0))
+    );
+}

@@ -35,6 +35,11 @@ impl Pose {
     /// size them to the scene, leaving the local transforms alone.
     pub fn reset_morph_weights(&mut self, scene: &Scene) {
         self.morph_weights.resize(scene.nodes.len(), Vec::new());
+        // Most scenes have no morph targets: every list is emptied without reading the nodes.
+        if scene.meshes.iter().all(|m| m.morph_target_count() == 0) {
+            self.morph_weights.iter_mut().for_each(Vec::clear);
+            return;
+        }
         for (w, node) in self.morph_weights.iter_mut().zip(&scene.nodes) {
             w.clear();
             if let Some(m) = node.mesh {

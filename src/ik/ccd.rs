@@ -28,7 +28,9 @@
 //! Starts (§5.1/§5.2): `ReferenceBased` resets chain joints' rotations to `reference` every
 //! frame (same root and target → bit-identical result every frame); `Incremental` starts from
 //! `previous` (last frame's output) when given, else from `input`. Translations and scales
-//! always come from `input`. Every start rotation is clamped to the joint limits first.
+//! always come from `input`. Every start rotation is clamped to the joint limits first, but
+//! for one this scratch returned for that joint on its last run under the same limits and
+//! reference: it was clamped then and is taken as it is (the usual incremental start).
 //! A joint with participation 0 is not part of the solve at all: it keeps its `input` rotation
 //! exactly (no reset, no clamp, no velocity limit) but still moves with its parents.
 //!
@@ -159,6 +161,10 @@ pub struct IkScratch {
     inside: Vec<Option<(JointLimits, InsideTest)>>,
     /// Per solved joint: its reference rotation normalised (once per frame, not per step).
     reference_unit: Vec<Quat>,
+    /// Per solved joint: the rotation the last run returned for it (`None`: not solved then),
+    /// under that run's `inside` limits and `reference_unit`; a start equal to it is already
+    /// clamped.
+    returned: Vec<Option<Quat>>,
 }
 
 /// CCD inverse kinematics on one pose.
@@ -451,6 +457,9 @@ impl CcdJob<'_> {
         if s.reference_unit.len() < nodes.len() {
             s.reference_unit.resize(nodes.len(), Quat::IDENTITY);
         }
+        if s.returned.len() < nodes.len() {
+            s.returned.resize(nodes.len(), None);
+        }
         let mut prev_joint = usize::MAX;
         for &(j, _) in &s.pairs {
             if j == prev_joint {
@@ -464,16 +473,30 @@ impl CcdJob<'_> {
             };
             // This frame's limits with their inside test (made again only when they changed):
             // what every clamp of `j` below uses.
+            let mut kept = true;
             match limit_of(j) {
                 Some(l) if s.inside[j].is_none_or(|(cached, _)| cached != l) => {
                     s.inside[j] = Some((l, InsideTest::new(&l)));
+                    kept = false;
                 }
                 Some(_) => {}
-                None => s.inside[j] = None,
+                None => {
+                    kept = s.inside[j].is_none();
+                    s.inside[j] = None;
+                }
             }
-            let q = normalize_or_identity(start);
-            s.reference_unit[j] = normalize_or_identity(reference[j].rotation);
-            out[j].rotation = clamp_joint(&s.inside[j], s.reference_unit[j], q);
+            let r_unit = normalize_or_identity(reference[j].rotation);
+            kept &= r_unit == s.reference_unit[j];
+            s.reference_unit[j] = r_unit;
+            // The rotation this solver returned last run under the same limits and reference
+            // (an incremental start from `previous`) is already clamped: taken as it is. A
+            // joint sitting on a bound would otherwise go through the clamp's decomposition
+            // every frame only to come back unchanged or a rounding away.
+            out[j].rotation = if kept && s.returned[j] == Some(start) {
+                start
+            } else {
+                clamp_joint(&s.inside[j], r_unit, normalize_or_identity(start))
+            };
         }
 
         // Model matrices of the chain nodes and their ancestors (nothing else is read).
@@ -566,6 +589,9 @@ impl CcdJob<'_> {
             }
         }
 
+        for &(j, _) in &s.pairs {
+            s.returned[j] = Some(out[j].rotation);
+        }
         result.reached = done;
         result.iterations_used = used;
         Ok(())
