@@ -21,6 +21,20 @@ impl Default for Trs {
     }
 }
 
+/// Whether this CPU has AVX2 and FMA (x86-64 with both; the standard library caches the
+/// answer): the fast kernels' and passes' runtime dispatch, so one portable binary uses them
+/// where they exist.
+pub fn avx2_fma_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 impl Trs {
     /// No translation, no rotation, unit scale.
     pub const IDENTITY: Trs = Trs {

@@ -188,13 +188,30 @@ fn local_to_model_job_rules() {
     let mut shuffled = arm.clone();
     let last = shuffled.nodes.len() - 1;
     shuffled.nodes[0].parent = Some(last);
+    let mut stale = vec![Mat4::IDENTITY; 5];
     let mut j = LocalToModelJob {
         scene: &shuffled,
         pose: &Pose::rest(&shuffled),
-        model_from_node: &mut Vec::new(),
+        model_from_node: &mut stale,
     };
     assert_eq!(rule(j.validate(), "LocalToModelJob"), Some(2));
     assert_eq!(rule(j.run(), "LocalToModelJob"), Some(2));
+    // `run` finds it on its one pass and leaves no partial output.
+    assert!(stale.is_empty());
+    // A late parent further down, after nodes already composed.
+    let mut late = other.clone();
+    let n = late.nodes.len();
+    late.nodes[n / 2].parent = Some(n - 1);
+    let mut out = Vec::new();
+    let mut j = LocalToModelJob {
+        scene: &late,
+        pose: &Pose::rest(&late),
+        model_from_node: &mut out,
+    };
+    let v = j.validate().unwrap_err().to_string();
+    let r = j.run().unwrap_err().to_string();
+    assert_eq!(v, r);
+    assert!(out.is_empty());
 }
 
 #[test]

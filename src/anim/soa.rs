@@ -13,7 +13,13 @@
 //! forward playback); when one was left, each such lane tries its next segment (one compare)
 //! and otherwise searches through the channel's own cursor (current and next interval, then a
 //! gallop), and the group's records are transposed again (whole registers written, so the
-//! evaluation's 4-wide reads never wait on lane-sized stores). All four lanes are evaluated at
+//! evaluation's 4-wide reads never wait on lane-sized stores). Tracks on the same key times
+//! (a baked export's, usually all of them) are grouped four at a time when the clip is
+//! compiled, and such a *lockstep* group keeps its segments already transposed: its four
+//! windows are one, lane 0 alone moves (with its cursor) and the others follow, and the
+//! group reads its transposed records in place, so a segment change costs one compare and an
+//! index. One blend factor serves consecutive lockstep groups on the same segment (the same
+//! start and length, bit for bit). All four lanes are evaluated at
 //! once in `Vec4` arithmetic: the blend factor, the lerp, or the slerp with its two sines by
 //! a polynomial (Taylor to x¹³ on [0, π/2], below an f32 ulp there; the common `1/sin θ` is
 //! left out, the normalisation removes it), then the quaternion normalisation. An interval's
@@ -26,11 +32,13 @@
 //! a unit or two in the last place (`tests/soa.rs` compares the two on every shared model and
 //! rig).
 //!
-//! Cost per frame: per lane group one 4-wide window test, one division, three (vector) or
-//! about twenty (quaternion) 4-wide operations and a scatter of four results; per segment
-//! change a compare for that lane and three or four 4×4 transposes for its group. Memory: the
+//! Cost per frame: per lane group one 4-wide window test, one division (none for a lockstep
+//! group after the first of its segment), three (vector) or about twenty (quaternion) 4-wide
+//! operations and a scatter of four results; per segment change a compare for that lane and
+//! three or four 4×4 transposes for its group, or for a lockstep group one compare. Memory: the
 //! clip copies its channels' samplers and keeps 48 bytes per vector key and 64 per rotation
-//! key; the state is 200–260 bytes per lane group. Limits: one clip per animation and scene
+//! key, twice that for tracks in lockstep groups (their records are also kept transposed);
+//! the state is 220–290 bytes per lane group. Limits: one clip per animation and scene
 //! (rules below), a state plays only the clip it was made for; fewer than 2³² segments in all;
 //! a lane group that crosses many intervals per frame (keys far denser than frames) searches
 //! every frame, at about the per-channel sampler's cost.
@@ -189,35 +197,46 @@ impl Record for QuatRecord {
     }
 }
 
-/// One kind of track's segments, all tracks one after another (record 0: [`Record::PAD`]).
+/// One kind of track's segments, all tracks one after another (record 0: [`Record::PAD`]),
+/// and the lockstep groups' records transposed.
 #[derive(Clone, Debug)]
-struct Segments<R> {
-    records: Vec<R>,
+struct Segments<const ROWS: usize> {
+    records: Vec<[Vec4; ROWS]>,
     /// Per track: the index of its first segment and its segment count.
     first: Vec<u32>,
     count: Vec<u32>,
+    /// Per lane group: for a lockstep group (four tracks on the same key times, so the same
+    /// windows), the index in `group_cols` of its first segment's transposed records.
+    lockstep: Vec<Option<u32>>,
+    /// Lockstep groups' segments, each as [`Lanes::cols`] holds it: a refill is one copy.
+    group_cols: Vec<[[Vec4; 4]; ROWS]>,
 }
 
-impl<R: Record> Segments<R> {
+impl<const ROWS: usize> Segments<ROWS>
+where
+    [Vec4; ROWS]: Record,
+{
     fn new() -> Self {
         Segments {
-            records: vec![R::PAD],
+            records: vec![<[Vec4; ROWS]>::PAD],
             first: Vec::new(),
             count: Vec::new(),
+            lockstep: Vec::new(),
+            group_cols: Vec::new(),
         }
     }
 
     /// Record `i` (record 0, the padding lanes', for an index past the end: a state made for
     /// this clip never has one).
     #[inline]
-    fn record(&self, i: u32) -> &R {
+    fn record(&self, i: u32) -> &[Vec4; ROWS] {
         self.records.get(i as usize).unwrap_or(&self.records[0])
     }
 
     /// Add track `s`'s segments (a validated LINEAR or STEP sampler); `Err` when the clip
     /// would pass the index range of a lane (2³² segments).
     fn push(&mut self, s: &Sampler) -> std::result::Result<(), String> {
-        let segs = R::track(s);
+        let segs = <[Vec4; ROWS]>::track(s);
         let first = u32::try_from(self.records.len()).ok();
         let count = u32::try_from(segs.len()).ok();
         match (first, count) {
@@ -233,6 +252,101 @@ impl<R: Record> Segments<R> {
             )),
         }
     }
+
+    /// Mark the lane groups whose four tracks (`samplers`, in track order) have the same key
+    /// times, and keep their segments transposed.
+    fn find_lockstep<'s>(&mut self, samplers: impl Iterator<Item = &'s Sampler>) {
+        let samplers: Vec<&Sampler> = samplers.collect();
+        self.lockstep.clear();
+        self.group_cols.clear();
+        for (g, group) in samplers.chunks(LANES).enumerate() {
+            let same = group.len() == LANES
+                && group
+                    .iter()
+                    .all(|s| same_times(&s.times_s, &group[0].times_s));
+            let count = self.count.get(g * LANES).copied().unwrap_or(0);
+            let base = u32::try_from(self.group_cols.len()).ok();
+            match base {
+                Some(base) if same && base.checked_add(count).is_some() => {
+                    self.lockstep.push(Some(base));
+                    let first: [u32; LANES] = std::array::from_fn(|l| {
+                        self.first.get(g * LANES + l).copied().unwrap_or(0)
+                    });
+                    for rel in 0..count {
+                        let cols = Lanes::new(self, first.map(|f| f + rel)).cols;
+                        self.group_cols.push(cols);
+                    }
+                }
+                _ => self.lockstep.push(None),
+            }
+        }
+    }
+}
+
+/// `tracks` in lane-group order ([`lockstep_order`]), their segments pushed to `segs` and
+/// its lockstep groups marked. `channels[i]` is track `i`'s channel, for the message when
+/// the clip has too many segments (rule 3).
+fn lay_out<T, const ROWS: usize>(
+    tracks: Vec<T>,
+    channels: &[usize],
+    sampler: fn(&T) -> &Sampler,
+    segs: &mut Segments<ROWS>,
+) -> Result<Vec<T>>
+where
+    [Vec4; ROWS]: Record,
+{
+    let order = lockstep_order(tracks.iter().map(sampler));
+    let tracks = reorder(tracks, &order);
+    for (track, &o) in tracks.iter().zip(&order) {
+        segs.push(sampler(track)).map_err(|m| {
+            let ch = channels.get(o).copied().unwrap_or(o);
+            Error::job("SoaClip", 3, format!("channel {ch}: {m}"))
+        })?;
+    }
+    segs.find_lockstep(tracks.iter().map(sampler));
+    Ok(tracks)
+}
+
+/// `items` in `order` (a permutation of their indices).
+fn reorder<T>(items: Vec<T>, order: &[usize]) -> Vec<T> {
+    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    order
+        .iter()
+        .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+        .collect()
+}
+
+/// The same key times, to the bit.
+fn same_times(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+/// Track order for lane groups: tracks on the same key times (a baked export's, usually all
+/// of them) four at a time first, so that their groups play in lockstep; the rest after them,
+/// in their own order. Returns indices into `samplers`.
+fn lockstep_order<'s>(samplers: impl Iterator<Item = &'s Sampler>) -> Vec<usize> {
+    let samplers: Vec<&Sampler> = samplers.collect();
+    // Classes of equal key times, in order of first appearance.
+    let mut classes: Vec<Vec<usize>> = Vec::new();
+    let mut by_times: std::collections::HashMap<Vec<u32>, usize> = std::collections::HashMap::new();
+    for (i, s) in samplers.iter().enumerate() {
+        let key: Vec<u32> = s.times_s.iter().map(|t| t.to_bits()).collect();
+        let c = *by_times.entry(key).or_insert_with(|| {
+            classes.push(Vec::new());
+            classes.len() - 1
+        });
+        classes[c].push(i);
+    }
+    let mut order = Vec::with_capacity(samplers.len());
+    let mut rest = Vec::new();
+    for class in &classes {
+        let whole = class.len() / LANES * LANES;
+        order.extend_from_slice(&class[..whole]);
+        rest.extend_from_slice(&class[whole..]);
+    }
+    rest.sort_unstable();
+    order.extend(rest);
+    order
 }
 
 /// A quaternion interval's slerp set-up: the shorter-arc sign of its second key and its
@@ -271,8 +385,8 @@ pub struct SoaClip {
     vec_tracks: Vec<VecTrack>,
     quat_tracks: Vec<QuatTrack>,
     /// The vector and quaternion tracks' segments.
-    vec_segments: Segments<VecRecord>,
-    quat_segments: Segments<QuatRecord>,
+    vec_segments: Segments<3>,
+    quat_segments: Segments<4>,
     /// Channels the per-channel sampler plays (CUBICSPLINE, morph weights).
     generic: Vec<Channel>,
     /// Nodes whose translation, rotation or scale no channel drives: the only ones a frame
@@ -309,6 +423,8 @@ impl SoaClip {
         };
         // Per node: translation, rotation, scale driven.
         let mut driven = vec![[false; 3]; scene.nodes.len()];
+        // The channel of each four-lane track (for messages).
+        let (mut vec_channels, mut quat_channels) = (Vec::new(), Vec::new());
         for (i, ch) in animation.channels.iter().enumerate() {
             if ch.node >= scene.nodes.len() {
                 return Err(Error::job(
@@ -347,10 +463,9 @@ impl SoaClip {
                 Path::Scale => driven[ch.node][2] = true,
                 Path::Weights => {}
             }
-            let too_many = |m: String| Error::job(JOB, 3, format!("channel {i}: {m}"));
             match ch.path {
                 Path::Translation | Path::Scale if lanes => {
-                    clip.vec_segments.push(&ch.sampler).map_err(too_many)?;
+                    vec_channels.push(i);
                     clip.vec_tracks.push(VecTrack {
                         node: ch.node,
                         field: if ch.path == Path::Translation {
@@ -362,7 +477,7 @@ impl SoaClip {
                     })
                 }
                 Path::Rotation if lanes => {
-                    clip.quat_segments.push(&ch.sampler).map_err(too_many)?;
+                    quat_channels.push(i);
                     clip.quat_tracks.push(QuatTrack {
                         node: ch.node,
                         sampler: ch.sampler.clone(),
@@ -371,10 +486,36 @@ impl SoaClip {
                 _ => clip.generic.push(ch.clone()),
             }
         }
+        // Lane groups: tracks on shared key times together, then their segments.
+        clip.vec_tracks = lay_out(
+            std::mem::take(&mut clip.vec_tracks),
+            &vec_channels,
+            |t| &t.sampler,
+            &mut clip.vec_segments,
+        )?;
+        clip.quat_tracks = lay_out(
+            std::mem::take(&mut clip.quat_tracks),
+            &quat_channels,
+            |t| &t.sampler,
+            &mut clip.quat_segments,
+        )?;
         clip.rest_nodes = (0..scene.nodes.len())
             .filter(|&n| driven[n] != [true; 3])
             .collect();
         Ok(clip)
+    }
+
+    /// Lane groups (vector, quaternion) and how many of them play in lockstep (four tracks
+    /// on the same key times): `(vector groups, of which lockstep, quaternion groups, of
+    /// which lockstep)`.
+    pub fn lane_groups(&self) -> (usize, usize, usize, usize) {
+        let locked = |s: &[Option<u32>]| s.iter().filter(|g| g.is_some()).count();
+        (
+            self.vec_segments.lockstep.len(),
+            locked(&self.vec_segments.lockstep),
+            self.quat_segments.lockstep.len(),
+            locked(&self.quat_segments.lockstep),
+        )
     }
 
     /// Tracks played four at a time (vector, quaternion) and channels left to the per-channel
@@ -411,6 +552,9 @@ pub struct SoaState {
 struct Lanes<const ROWS: usize> {
     at: [u32; LANES],
     cols: [[Vec4; 4]; ROWS],
+    /// A lockstep group's current segment in [`Segments::group_cols`], read in place of
+    /// `cols` (`u32::MAX`: not a lockstep group).
+    shared: u32,
 }
 
 impl<const ROWS: usize> Lanes<ROWS>
@@ -418,23 +562,37 @@ where
     [Vec4; ROWS]: Record,
 {
     /// The records of segments `at` of `segs`, transposed.
-    fn new(segs: &Segments<[Vec4; ROWS]>, at: [u32; LANES]) -> Self {
+    fn new(segs: &Segments<ROWS>, at: [u32; LANES]) -> Self {
         let r = at.map(|i| segs.record(i));
         Lanes {
             at,
             cols: std::array::from_fn(|row| rows(&r, row)),
+            shared: u32::MAX,
         }
     }
 
+    /// The group's segments transposed: its own, or a lockstep group's shared ones.
+    #[inline]
+    fn cols<'a>(&'a self, segs: &'a Segments<ROWS>) -> &'a [[Vec4; 4]; ROWS] {
+        segs.group_cols
+            .get(self.shared as usize)
+            .unwrap_or(&self.cols)
+    }
+
     /// Each lane group of `segs` on its tracks' first segments (the first key held).
-    fn first(segs: &Segments<[Vec4; ROWS]>) -> Vec<Self> {
+    fn first(segs: &Segments<ROWS>) -> Vec<Self> {
         segs.first
             .chunks(LANES)
-            .map(|c| {
-                Lanes::new(
+            .enumerate()
+            .map(|(g, c)| {
+                let mut lanes = Lanes::new(
                     segs,
                     std::array::from_fn(|l| c.get(l).copied().unwrap_or(0)),
-                )
+                );
+                if let Some(Some(base)) = segs.lockstep.get(g) {
+                    lanes.shared = *base;
+                }
+                lanes
             })
             .collect()
     }
@@ -535,14 +693,15 @@ impl SoaAnimateJob<'_> {
         self.pose.reset_morph_weights(self.scene);
         let state = &mut *self.state;
         let locals = &mut self.pose.locals;
+        let mut blend = LastBlend::NONE;
         for (g, lanes) in state.vec_lanes.iter_mut().enumerate() {
             let segs = &clip.vec_segments;
             let cursors = &mut state.vec_cursors;
             advance(segs, lanes, g, t, cursors, |k| {
                 clip.vec_tracks.get(k).map(|track| &track.sampler)
             });
-            let [[_, _, t0, dt], [ax, ay, az, dx], [dy, dz, _, _]] = lanes.cols;
-            let u = blend_factor(t, t0, dt);
+            let [[_, _, t0, dt], [ax, ay, az, dx], [dy, dz, _, _]] = *lanes.cols(segs);
+            let u = blend.factor(lanes.shared != u32::MAX, t, t0, dt);
             let (x, y, z) = (
                 (ax + dx * u).to_array(),
                 (ay + dy * u).to_array(),
@@ -565,7 +724,9 @@ impl SoaAnimateJob<'_> {
             advance(segs, lanes, g, t, cursors, |k| {
                 clip.quat_tracks.get(k).map(|track| &track.sampler)
             });
-            let q = sample_quats(&lanes.cols, t);
+            let cols = lanes.cols(segs);
+            let [[_, _, t0, dt], ..] = *cols;
+            let q = sample_quats(cols, blend.factor(lanes.shared != u32::MAX, t, t0, dt));
             let tracks = clip.quat_tracks.iter().skip(g * LANES).take(LANES);
             for (lane, track) in tracks.enumerate() {
                 if let Some(local) = locals.get_mut(track.node) {
@@ -607,10 +768,11 @@ impl SoaAnimateJob<'_> {
 /// with them). A lane whose window `t` left tries the next segment (forward playback: one
 /// check), else searches its track through the sampler's cursor. `sampler(k)` gives track
 /// `k`'s sampler, `cursors` every track's cursor (none past the last track: padding lanes,
-/// whose window is the whole line).
+/// whose window is the whole line). A lockstep group moves all four lanes with lane 0 and
+/// points at its shared transposed records.
 #[inline]
 fn advance<'s, const ROWS: usize>(
-    segs: &Segments<[Vec4; ROWS]>,
+    segs: &Segments<ROWS>,
     group: &mut Lanes<ROWS>,
     g: usize,
     t: f32,
@@ -619,47 +781,82 @@ fn advance<'s, const ROWS: usize>(
 ) where
     [Vec4; ROWS]: Record,
 {
-    let [lo, hi, ..] = group.cols[0];
+    let [lo, hi, ..] = group.cols(segs)[0];
     let tv = Vec4::splat(t);
     let kept = (tv.cmpge(lo) & tv.cmplt(hi)).bitmask();
     if kept == 0b1111 {
         return;
     }
-    let record = |i: u32| segs.record(i);
-    let inside = |(lo, hi): (f32, f32)| t >= lo && t < hi;
+    if let Some(Some(base)) = segs.lockstep.get(g).copied() {
+        // Four tracks on the same key times: lane 0 moves (with its cursor) and the others
+        // follow to the same segment, read from the shared transposed records.
+        let k = g * LANES;
+        let Some((at, first)) = next_segment(segs, k, group.at[0], t, &sampler, cursors) else {
+            return;
+        };
+        let rel = at - first;
+        let shared = base + rel;
+        if (shared as usize) < segs.group_cols.len() {
+            group.at = std::array::from_fn(|l| segs.first.get(k + l).map_or(0, |f| f + rel));
+            group.shared = shared;
+        }
+        return;
+    }
     let mut lanes = group.at;
     for (lane, at) in lanes.iter_mut().enumerate() {
         if kept & (1 << lane) != 0 {
             continue;
         }
-        let k = g * LANES + lane;
-        let (Some(s), Some(cursor), Some(&first), Some(&count)) = (
-            sampler(k),
-            cursors.get_mut(k),
-            segs.first.get(k),
-            segs.count.get(k),
-        ) else {
-            continue;
-        };
-        let next = *at + 1;
-        *at = if next < first + count && inside(record(next).window()) {
-            // Interval `rel − 1`, or the last key held (the cursor stays on the last
-            // interval, as the sampler leaves it).
-            let rel = (next - first) as usize;
-            cursor.set_key(
-                rel.saturating_sub(1)
-                    .min((count as usize).saturating_sub(3)),
-            );
-            next
-        } else {
-            let rel = match s.segment(t, cursor).0 {
-                Segment::Held(0) => 0,
-                Segment::Held(k) | Segment::Span(k) => k + 1,
-            };
-            first + (rel as u32).min(count - 1)
-        };
+        if let Some((next, _)) = next_segment(segs, g * LANES + lane, *at, t, &sampler, cursors) {
+            *at = next;
+        }
     }
     *group = Lanes::new(segs, lanes);
+}
+
+/// The segment (an index into `segs`' records) holding `t` of track `k`, which was on
+/// segment `at`, and the track's first segment: the next one with one compare (forward
+/// playback), else a search through the track's sampler and cursor. `None` past the last
+/// track (padding lanes).
+#[inline]
+fn next_segment<'s, const ROWS: usize>(
+    segs: &Segments<ROWS>,
+    k: usize,
+    at: u32,
+    t: f32,
+    sampler: &impl Fn(usize) -> Option<&'s Sampler>,
+    cursors: &mut [Cursor],
+) -> Option<(u32, u32)>
+where
+    [Vec4; ROWS]: Record,
+{
+    let (Some(s), Some(cursor), Some(&first), Some(&count)) = (
+        sampler(k),
+        cursors.get_mut(k),
+        segs.first.get(k),
+        segs.count.get(k),
+    ) else {
+        return None;
+    };
+    let inside = |(lo, hi): (f32, f32)| t >= lo && t < hi;
+    let next = at + 1;
+    let seg = if next < first + count && inside(segs.record(next).window()) {
+        // Interval `rel − 1`, or the last key held (the cursor stays on the last
+        // interval, as the sampler leaves it).
+        let rel = (next - first) as usize;
+        cursor.set_key(
+            rel.saturating_sub(1)
+                .min((count as usize).saturating_sub(3)),
+        );
+        next
+    } else {
+        let rel = match s.segment(t, cursor).0 {
+            Segment::Held(0) => 0,
+            Segment::Held(k) | Segment::Span(k) => k + 1,
+        };
+        first + (rel as u32).min(count - 1)
+    };
+    Some((seg, first))
 }
 
 /// Row `row` of the four lanes' records transposed: element `e` of the result holds the row's
@@ -715,12 +912,45 @@ fn sin_quarter(x: Vec4) -> Vec4 {
     x + x * x2 * p
 }
 
-/// The four lanes' quaternions at `t`: the interval's slerp (or lerp) weights, the blend, and
-/// the normalisation (identity where the result has no length).
+/// The blend factor of the last lane group evaluated, kept for the next one when that has the
+/// same blend start and length (bit for bit): lockstep groups of one key-time class at the
+/// same segment, one after another. One division for all of them.
+struct LastBlend {
+    t0_dt: [u32; 8],
+    u: Vec4,
+}
+
+impl LastBlend {
+    /// No group yet (all-ones bits are a NaN: no blend start or length has them).
+    const NONE: LastBlend = LastBlend {
+        t0_dt: [u32::MAX; 8],
+        u: Vec4::ZERO,
+    };
+
+    /// [`blend_factor`]`(t, t0, dt)`, computed again only when `t0` or `dt` changed (`t` is
+    /// the same for a whole frame) or for a group not in lockstep (`lockstep` false: its
+    /// lanes rarely share a blend with the group before).
+    #[inline]
+    fn factor(&mut self, lockstep: bool, t: f32, t0: Vec4, dt: Vec4) -> Vec4 {
+        if !lockstep {
+            return blend_factor(t, t0, dt);
+        }
+        let [a, b, c, d] = t0.to_array().map(f32::to_bits);
+        let [e, f, g, h] = dt.to_array().map(f32::to_bits);
+        let key = [a, b, c, d, e, f, g, h];
+        if key != self.t0_dt {
+            self.t0_dt = key;
+            self.u = blend_factor(t, t0, dt);
+        }
+        self.u
+    }
+}
+
+/// The four lanes' quaternions at blend factor `u`: the interval's slerp (or lerp) weights,
+/// the blend, and the normalisation (identity where the result has no length).
 #[inline]
-fn sample_quats(cols: &[[Vec4; 4]; 4], t: f32) -> [Quat; LANES] {
-    let [[_, _, t0, dt], q0, q1, [theta, slerp, _, _]] = *cols;
-    let u = blend_factor(t, t0, dt);
+fn sample_quats(cols: &[[Vec4; 4]; 4], u: Vec4) -> [Quat; LANES] {
+    let [_, q0, q1, [theta, slerp, _, _]] = *cols;
     let one_minus = Vec4::ONE - u;
     let slerp = slerp.cmpgt(Vec4::ZERO);
     let wa = Vec4::select(slerp, sin_quarter(one_minus * theta), one_minus);
@@ -746,4 +976,90 @@ fn sample_quats(cols: &[[Vec4; 4]; 4], t: f32) -> [Quat; LANES] {
         lane(2, q.z_axis),
         lane(3, q.w_axis),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn linear(times_s: Vec<f32>, components: usize) -> Sampler {
+        let values = (0..times_s.len() * components)
+            .map(|i| {
+                if components == 4 && i % 4 == 3 {
+                    1.0
+                } else {
+                    0.1 * i as f32
+                }
+            })
+            .collect();
+        Sampler {
+            interpolation: Interpolation::Linear,
+            times_s,
+            values,
+            components,
+            is_rotation: components == 4,
+        }
+    }
+
+    /// Tracks on the same key times are grouped four at a time, the rest keep their order
+    /// after them; every index appears once.
+    #[test]
+    fn lockstep_order_groups_equal_times() {
+        let a = vec![0.0, 0.5, 1.0];
+        let b = vec![0.0, 0.25, 1.0];
+        let c = vec![0.0, 1.0];
+        // Classes: a at 0, 2, 3, 5, 7, 8 (six), b at 1, 4, 6 (three), c at 9 (one).
+        let times = [&a, &b, &a, &a, &b, &a, &b, &a, &a, &c];
+        let samplers: Vec<Sampler> = times.iter().map(|t| linear((*t).clone(), 3)).collect();
+        let order = lockstep_order(samplers.iter());
+        assert_eq!(order[..4], [0, 2, 3, 5]);
+        assert_eq!(order[4..], [1, 4, 6, 7, 8, 9]);
+        let mut seen = order.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..times.len()).collect::<Vec<_>>());
+    }
+
+    /// A lockstep group's four tracks have the same window on every segment (what lets lane
+    /// 0 decide for all four), and its shared records are the lanes' own, transposed. Groups
+    /// with different key times, or fewer than four tracks, are not in lockstep.
+    #[test]
+    fn lockstep_groups_share_windows_and_records() {
+        let a = vec![0.0, 0.3, 0.7, 1.0];
+        let b = vec![0.0, 0.4, 1.0];
+        let mut segs = Segments::<4>::new();
+        let samplers: Vec<Sampler> = [&a, &a, &a, &a, &a, &b, &a]
+            .iter()
+            .map(|t| linear((*t).clone(), 4))
+            .collect();
+        for s in &samplers {
+            segs.push(s).unwrap();
+        }
+        segs.find_lockstep(samplers.iter());
+        assert_eq!(segs.lockstep.len(), 2);
+        let Some(base) = segs.lockstep[0] else {
+            panic!("group 0 should be in lockstep");
+        };
+        assert_eq!(segs.lockstep[1], None);
+        let count = segs.count[0];
+        assert!((1..LANES).all(|l| segs.count[l] == count));
+        for rel in 0..count {
+            let at: [u32; LANES] = std::array::from_fn(|l| segs.first[l] + rel);
+            let w0 = segs.record(at[0]).window();
+            for &i in &at[1..] {
+                let w = segs.record(i).window();
+                assert_eq!(
+                    (w.0.to_bits(), w.1.to_bits()),
+                    (w0.0.to_bits(), w0.1.to_bits())
+                );
+            }
+            let own = Lanes::new(&segs, at).cols;
+            let shared = segs.group_cols[(base + rel) as usize];
+            for (r, s) in own.iter().flatten().zip(shared.iter().flatten()) {
+                assert_eq!(
+                    r.to_array().map(f32::to_bits),
+                    s.to_array().map(f32::to_bits)
+                );
+            }
+        }
+    }
 }

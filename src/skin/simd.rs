@@ -55,14 +55,7 @@ const BLOCK: usize = 32;
 /// Whether this CPU runs the AVX2 + FMA kernel (x86-64 with both; the answer is cached by the
 /// standard library).
 pub fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    crate::math::avx2_fma_available()
 }
 
 /// The kernel [`super::SkinningJob::run`] uses for four-slot weights on this CPU, in words.
