@@ -47,8 +47,8 @@ impl LocalToModelJob<'_> {
 
     /// Validate, then compose every node's local transform with its parent's model matrix
     /// (a `matrix` node uses its fixed matrix). Rule 2 is checked as the pass goes, so the
-    /// nodes are read once: a parent not yet computed stops it with the rule's error and
-    /// `model_from_node` empty, as `validate` would have.
+    /// nodes are read once: a parent not yet computed stops it with the rule's error (the same
+    /// as `validate`'s) and `model_from_node` left empty.
     pub fn run(&mut self) -> Result<()> {
         self.check_sizes()?;
         let (nodes, locals) = (&self.scene.nodes[..], &self.pose.locals[..]);
@@ -65,8 +65,8 @@ impl LocalToModelJob<'_> {
 
 /// [`compose_all`] compiled for AVX2 (chosen at run time): the same operations, so the same
 /// bits (Rust never fuses a multiply and an add by itself), in three-operand VEX encoding:
-/// fewer register copies in this latency-bound pass (measured: −4% on the 64-joint sample +
-/// local→model workload).
+/// fewer register copies in this latency-bound pass (measured: about −3% on the 64-joint
+/// sample + local→model workload).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn compose_all_avx2(

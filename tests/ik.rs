@@ -1006,6 +1006,12 @@ fn incremental_start_is_clamped_again_unless_it_is_the_last_result() {
     moved[1].rotation = Quat::from_rotation_z(1.5);
     let frame4 = frame(&turned, &moved, &limits_tight);
     assert!(worst(&turned, &frame4, &tight) <= 1e-5, "{frame4:?}");
+    // 5. Limits taken away (the start stays outside the box), then given back: the unlimited
+    // result is clamped again.
+    let frame5 = frame(&turned, &moved, &vec![None; n]);
+    assert!(worst(&turned, &frame5, &tight) > 0.1, "{frame5:?}");
+    let frame6 = frame(&turned, &frame5, &limits_tight);
+    assert!(worst(&turned, &frame6, &tight) <= 1e-5, "{frame6:?}");
 }
 
 #[test]

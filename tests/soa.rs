@@ -127,7 +127,8 @@ fn four_lane_sampling_matches_the_per_channel_sampler() {
     println!("{checked} poses compared");
     assert!(checked > 1000);
     // Both kinds of lane group were compared: lockstep groups (four tracks on the same key
-    // times, as baked exports have them: CesiumMan, Fox, RecursiveSkeletons) and mixed ones.
+    // times, as baked exports have them: CesiumMan, RiggedFigure, Fox, RecursiveSkeletons) and
+    // mixed ones.
     let (mut lockstep, mut mixed) = (0, 0);
     for path in common::all_models() {
         let scene = skinview::io::load(&path).unwrap();
@@ -182,6 +183,11 @@ fn soa_rules_are_named() {
     let mut other = SoaState::new(&again);
     let e = rule(&arm, &mut other, &mut pose, 0.5).unwrap();
     assert!(e.contains("rule 2"), "{e}");
+    // Rule 4 (of `SoaClip::new`): a second channel on the same property.
+    let mut twice = arm.animations[0].clone();
+    twice.channels.push(twice.channels[0].clone());
+    let e = SoaClip::new(&arm, &twice).unwrap_err().to_string();
+    assert!(e.contains("rule 4") && e.contains("channel 1"), "{e}");
     let copy = clip.clone();
     let ok = SoaAnimateJob {
         scene: &arm,
@@ -201,7 +207,12 @@ fn soa_rules_are_named() {
 fn segment_edges_match_the_per_channel_sampler() {
     use skinview::anim::{Interpolation, Path, Sampler};
     let mut scene = skinview::builtin::Builtin::Arm.scene().unwrap();
-    let nodes = scene.nodes.len();
+    // A fourth node (a root of its own), so each track below drives its own property.
+    let mut extra = scene.nodes[0].clone();
+    extra.name = Some("extra".into());
+    extra.source_index = scene.nodes.len();
+    (extra.parent, extra.mesh, extra.skin) = (None, None, None);
+    scene.nodes.push(extra);
     let times = [0.1f32, 0.25, 0.3, 0.7, 1.3];
     let key_times: Vec<f32> = times
         .iter()
@@ -244,8 +255,10 @@ fn segment_edges_match_the_per_channel_sampler() {
     ];
     for (i, (path, interpolation, keys)) in specs.into_iter().enumerate() {
         let rotation = path == Path::Rotation;
+        // The first track on this path goes to node 0, the next to node 1, and so on.
+        let node = specs[..i].iter().filter(|s| s.0 == path).count();
         anim.channels.push(skinview::anim::Channel {
-            node: i % nodes,
+            node,
             path,
             sampler: sampler(interpolation, keys, if rotation { 4 } else { 3 }, rotation),
         });

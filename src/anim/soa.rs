@@ -208,7 +208,8 @@ struct Segments<const ROWS: usize> {
     /// Per lane group: for a lockstep group (four tracks on the same key times, so the same
     /// windows), the index in `group_cols` of its first segment's transposed records.
     lockstep: Vec<Option<u32>>,
-    /// Lockstep groups' segments, each as [`Lanes::cols`] holds it: a refill is one copy.
+    /// Lockstep groups' segments, transposed as [`Lanes::cols`] holds them; such a group
+    /// reads its current one in place (a segment change moves an index).
     group_cols: Vec<[[Vec4; 4]; ROWS]>,
 }
 
@@ -407,7 +408,8 @@ impl SoaClip {
     ///
     /// Rules (the animation's own, checked again here): 1. every channel targets a node of
     /// the scene; 2. every sampler is valid ([`Sampler::validate`]) with the component count
-    /// its path needs; 3. the four-lane tracks have fewer than 2³² segments in all.
+    /// its path needs; 3. the four-lane tracks have fewer than 2³² segments in all; 4. no two
+    /// channels drive the same translation, rotation or scale (as glTF requires).
     pub fn new(scene: &Scene, animation: &Animation) -> Result<SoaClip> {
         const JOB: &str = "SoaClip";
         let mut clip = SoaClip {
@@ -457,11 +459,27 @@ impl SoaClip {
                 ));
             }
             let lanes = ch.sampler.interpolation != Interpolation::CubicSpline;
-            match ch.path {
-                Path::Translation => driven[ch.node][0] = true,
-                Path::Rotation => driven[ch.node][1] = true,
-                Path::Scale => driven[ch.node][2] = true,
-                Path::Weights => {}
+            let field = match ch.path {
+                Path::Translation => Some(0),
+                Path::Rotation => Some(1),
+                Path::Scale => Some(2),
+                Path::Weights => None,
+            };
+            if let Some(f) = field {
+                // Tracks are regrouped by key times below, so which of two channels on one
+                // property would win could not follow channel order (glTF forbids it anyway).
+                if driven[ch.node][f] {
+                    return Err(Error::job(
+                        JOB,
+                        4,
+                        format!(
+                            "channel {i} drives the {} of node {} again",
+                            ch.path.name(),
+                            ch.node
+                        ),
+                    ));
+                }
+                driven[ch.node][f] = true;
             }
             match ch.path {
                 Path::Translation | Path::Scale if lanes => {

@@ -29,7 +29,7 @@
 //! frame (same root and target → bit-identical result every frame); `Incremental` starts from
 //! `previous` (last frame's output) when given, else from `input`. Translations and scales
 //! always come from `input`. Every start rotation is clamped to the joint limits first, but
-//! for one this scratch returned for that joint on its last run under the same limits and
+//! for the rotation this scratch last returned for that joint, under the same limits and
 //! reference: it was clamped then and is taken as it is (the usual incremental start).
 //! A joint with participation 0 is not part of the solve at all: it keeps its `input` rotation
 //! exactly (no reset, no clamp, no velocity limit) but still moves with its parents.
@@ -161,9 +161,9 @@ pub struct IkScratch {
     inside: Vec<Option<(JointLimits, InsideTest)>>,
     /// Per solved joint: its reference rotation normalised (once per frame, not per step).
     reference_unit: Vec<Quat>,
-    /// Per solved joint: the rotation the last run returned for it (`None`: not solved then),
-    /// under that run's `inside` limits and `reference_unit`; a start equal to it is already
-    /// clamped.
+    /// Per solved joint: the rotation the last run that solved it returned for it (`None`:
+    /// never solved), under that run's `inside` limits and `reference_unit` (kept with it);
+    /// a start equal to it is already clamped.
     returned: Vec<Option<Quat>>,
 }
 

@@ -38,9 +38,10 @@
 //! transform needs shuffles on the same pipes as the blend. Limits: linear blending only (dual
 //! quaternions and stitching use the portable path).
 
-// The crate denies unsafe code; this module is the one place that needs it: the intrinsics
-// are `unsafe` to call, and the kernel reads its arrays unchecked after checking each range
-// once, which is where its speed comes from.
+// The crate denies unsafe code; this module is the one place that needs more than a call:
+// the intrinsics are `unsafe` to call, and the kernel reads its arrays unchecked after
+// checking each range once, which is where its speed comes from. (Local→model's AVX2 build,
+// `src/skeleton.rs`, needs one `unsafe` call after the same feature check.)
 #![allow(unsafe_code)]
 
 use glam::{Mat4, Vec3, Vec4};
