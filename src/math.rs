@@ -144,8 +144,8 @@ const FRAC_PI_2_PARTS: [f32; 3] = [1.570_312_5, 4.837_513e-4, 7.549_79e-8];
 
 /// `(sin a, cos a)` in each of four lanes for `a` in `[0, π/2]`: Cephes' `sinf`/`cosf`
 /// polynomials on `[0, π/4]`, and above it on `a − π/2` (in three parts, exact) with
-/// `sin a = cos(a − π/2)`, `cos a = −sin(a − π/2)`. Branch-free; within 1.2e-7 of the f64 values
-/// (tested). Lanes outside `[0, π/2]` give unspecified values.
+/// `sin a = cos(a − π/2)`, `cos a = −sin(a − π/2)`. Branch-free; within 1.2e-7 of the f64
+/// values (tested). Lanes outside `[0, π/2]` give unspecified values.
 #[inline]
 pub(crate) fn sin_cos_first_quadrant4(a: Vec4) -> (Vec4, Vec4) {
     let high = a.cmpgt(Vec4::splat(std::f32::consts::FRAC_PI_4));

@@ -298,6 +298,20 @@ fn sample(scene: &skinview::Scene, anim: usize, t: f32) -> Pose {
     pose
 }
 
+/// `layers` over `reference` through `LayerJob` at the default threshold.
+fn layered(reference: &[Trs], layers: &[Layer]) -> Vec<Trs> {
+    let mut out = vec![Trs::IDENTITY; reference.len()];
+    LayerJob {
+        reference,
+        layers,
+        threshold: DEFAULT_THRESHOLD,
+        output: &mut out,
+    }
+    .run()
+    .unwrap();
+    out
+}
+
 /// Run on the lower body and throw on the upper body through masks equals the pose composed
 /// by hand: upper-body bones from the throw where it has tracks, else reference; lower-body
 /// bones from the run.
@@ -314,7 +328,6 @@ fn layered_motions_equal_hand_composed_poses() {
         .map(|(a, b)| a * b)
         .collect();
     let reference: Vec<Trs> = scene.nodes.iter().map(|n| n.rest).collect();
-    let mut out = vec![Trs::IDENTITY; scene.nodes.len()];
     let layers = [
         Layer {
             pose: &run.locals,
@@ -327,14 +340,7 @@ fn layered_motions_equal_hand_composed_poses() {
             mask: Some(&throw_mask),
         },
     ];
-    LayerJob {
-        reference: &reference,
-        layers: &layers,
-        threshold: DEFAULT_THRESHOLD,
-        output: &mut out,
-    }
-    .run()
-    .unwrap();
+    let out = layered(&reference, &layers);
     for (i, n) in scene.nodes.iter().enumerate() {
         let expected = if lower[i] > 0.0 {
             run.locals[i]
@@ -367,10 +373,9 @@ fn layered_motions_equal_hand_composed_poses() {
     }
     .weights(2.0);
     assert!((wa - 0.5).abs() < 1e-6 && (wb - 0.5).abs() < 1e-6);
-    let mut o = [Trs::IDENTITY];
-    LayerJob {
-        reference: &[Trs::IDENTITY],
-        layers: &[
+    let o = layered(
+        &[Trs::IDENTITY],
+        &[
             Layer {
                 pose: &a,
                 weight: wa,
@@ -382,31 +387,22 @@ fn layered_motions_equal_hand_composed_poses() {
                 mask: None,
             },
         ],
-        threshold: DEFAULT_THRESHOLD,
-        output: &mut o,
-    }
-    .run()
-    .unwrap();
+    );
     let (axis, angle) = o[0].rotation.to_axis_angle();
     assert!((angle - 0.6).abs() < 1e-5 && axis.z > 0.999, "{angle}");
     assert!((o[0].translation - Vec3::new(0.5, 0.0, 0.0)).length() < 1e-6);
     // Bones below the threshold fall back to the reference.
-    let mut o = [Trs::IDENTITY];
-    LayerJob {
-        reference: &[Trs {
+    let o = layered(
+        &[Trs {
             translation: Vec3::Y,
             ..Trs::IDENTITY
         }],
-        layers: &[Layer {
+        &[Layer {
             pose: &b,
             weight: 0.0,
             mask: None,
         }],
-        threshold: DEFAULT_THRESHOLD,
-        output: &mut o,
-    }
-    .run()
-    .unwrap();
+    );
     assert_eq!(o[0].translation, Vec3::Y);
     // Cross-fade weights always sum to 1 and are monotone.
     let f = CrossFade {
@@ -462,15 +458,7 @@ fn layer_job_matches_a_written_out_blend() {
                 mask: Some(&masks[l]),
             })
             .collect();
-        let mut out = vec![Trs::IDENTITY; bones];
-        LayerJob {
-            reference: &reference,
-            layers: &layers,
-            threshold: DEFAULT_THRESHOLD,
-            output: &mut out,
-        }
-        .run()
-        .unwrap();
+        let out = layered(&reference, &layers);
         for b in 0..bones {
             let mut parts: Vec<(Trs, f32)> = (0..count)
                 .map(|l| (poses[l][b], weights[l] * masks[l][b]))

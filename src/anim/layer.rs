@@ -93,13 +93,14 @@ impl LayerJob<'_> {
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
         for (b, out) in self.output.iter_mut().enumerate() {
+            let weight = |l: &Layer| l.weight * l.mask.map_or(1.0, |m| m[b]);
             // What the blend below returns unchanged, found first: a bone no layer covers takes
             // the reference; one covered by a single layer at or above the threshold takes
             // that layer's transform as sampled.
             let mut single = None;
             let mut covering = 0u32;
             for l in self.layers {
-                let w = l.weight * l.mask.map_or(1.0, |m| m[b]);
+                let w = weight(l);
                 if w > 0.0 {
                     covering += 1;
                     single = Some((l, w));
@@ -118,7 +119,7 @@ impl LayerJob<'_> {
             }
             let mut acc = Accumulator::default();
             for l in self.layers {
-                acc.add(&l.pose[b], l.weight * l.mask.map_or(1.0, |m| m[b]));
+                acc.add(&l.pose[b], weight(l));
             }
             if acc.total < self.threshold {
                 acc.add(&self.reference[b], self.threshold - acc.total);

@@ -488,10 +488,10 @@ impl CcdJob<'_> {
             let r_unit = normalize_or_identity(reference[j].rotation);
             kept &= r_unit == s.reference_unit[j];
             s.reference_unit[j] = r_unit;
-            // The rotation this solver returned last run under the same limits and reference
-            // (an incremental start from `previous`) is already clamped: taken as it is. A
-            // joint sitting on a bound would otherwise go through the clamp's decomposition
-            // every frame only to come back unchanged or a rounding away.
+            // The rotation this scratch last returned for the joint, under the same limits and
+            // reference (an incremental start from `previous`), is already clamped: taken as
+            // it is. A joint sitting on a bound would otherwise go through the clamp's
+            // decomposition every frame only to come back unchanged or a rounding away.
             out[j].rotation = if kept && s.returned[j] == Some(start) {
                 start
             } else {

@@ -403,8 +403,9 @@ fn recompose(q: Quat, sin_y: f32, from: [f32; 3], to: [f32; 3]) -> Quat {
 
 /// `atan2(y, x)` in [−π, π] for the decomposition: Cephes' single-precision kernel (S. L.
 /// Moshier, `atanf.c`: the ratio of the smaller to the larger magnitude, reduced above
-/// tan(π/8), a degree-9 odd polynomial: [`atan_kernel`]) with the octant put back. Within 3e-7 rad of the f64
-/// value (1.1 ulps of π; tested), inline and about half the cost of libm's `atan2f` here.
+/// tan(π/8), a degree-9 odd polynomial: [`atan_kernel`]) with the octant put back. Within
+/// 3e-7 rad of the f64 value (1.1 ulps of π; tested), inline and about half the cost of
+/// libm's `atan2f` here.
 /// Zero, infinite or NaN input goes to `f32::atan2`.
 #[inline]
 fn atan2_poly(y: f32, x: f32) -> f32 {

@@ -16,11 +16,12 @@
 //!    in a small scratch.
 //! 2. **Eight vertices at a time, structure-of-arrays**: the scratch is transposed (eight rows
 //!    of four floats to four registers of eight lanes) and normals are renormalised, tangents
-//!    (unless asked raw) made perpendicular to the unit normal and renormalised, with IEEE square roots and
-//!    divisions on all eight lanes at once, then transposed back and written. Doing this per
-//!    block rather than per vertex keeps the long normalisation chains out of the per-vertex
-//!    dependency chain, which is what bounded a per-vertex kernel (measured: 127 → 158 M/s
-//!    for positions, normals and tangents from blocks of 8 to 32 vertices).
+//!    (unless asked raw) made perpendicular to the unit normal and renormalised, with IEEE
+//!    square roots and divisions on all eight lanes at once, then transposed back and
+//!    written. Doing this per block rather than per vertex keeps the long normalisation
+//!    chains out of the per-vertex dependency chain, which is what bounded a per-vertex kernel
+//!    (measured: 127 → 158 M/s for positions, normals and tangents from blocks of 8 to 32
+//!    vertices).
 //!
 //! Determinism: only IEEE operations with one rounding each (fused multiply-add, square root,
 //! division; no reciprocal estimates), so the results are the same bits on every x86-64 with
