@@ -521,3 +521,110 @@ fn simd_kernel_refuses_joints_beyond_the_palette() {
     .unwrap_err();
     assert!(err.to_string().contains("palette"), "{err}");
 }
+
+/// The kernel copies a palette that starts at 16 mod 32 bytes to 64-byte lines before a long
+/// enough range (so that no 32-byte load of a matrix straddles two cache lines). The same
+/// matrices at either alignment, and a range too short to copy for, skin to the same bits.
+#[test]
+fn simd_kernel_skins_alike_from_any_palette_alignment() {
+    let c = case(11, 203, 40, None);
+    let joints = c.palette.len();
+    let cols: Vec<Vec4> = c
+        .palette
+        .iter()
+        .flat_map(|m| m.to_cols_array_2d())
+        .map(Vec4::from_array)
+        .collect();
+    // Two copies, one Vec4 (16 bytes) apart: one starts at 0 mod 32, the other at 16.
+    let mut buffer = cols.clone();
+    buffer.push(Vec4::ZERO);
+    buffer.extend_from_slice(&cols);
+    let starts = [0, cols.len() + 1];
+    let all = Asked {
+        normals: true,
+        tangents: true,
+        mode: NormalMode::Exact,
+        normalize: true,
+        ortho: true,
+    };
+    let mut seen = [false; 2];
+    let mut results = Vec::new();
+    for &s in &starts {
+        let palette: &[Mat4] = bytemuck::cast_slice(&buffer[s..s + 4 * joints]);
+        assert!(palette == &c.palette[..]);
+        seen[(palette.as_ptr() as usize % 32) / 16] = true;
+        for (range, asked) in [
+            (0..c.positions.len(), all),
+            (0..7, all),
+            (
+                5..200,
+                Asked {
+                    normals: false,
+                    tangents: false,
+                    ..all
+                },
+            ),
+        ] {
+            let mut o = Out {
+                p: vec![Vec3::splat(f32::NAN); range.len()],
+                n: asked
+                    .normals
+                    .then(|| vec![Vec3::splat(f32::NAN); range.len()]),
+                t: asked
+                    .tangents
+                    .then(|| vec![Vec4::splat(f32::NAN); range.len()]),
+            };
+            let weights = VertexWeights::from_skin_weights(&SkinWeights {
+                width: 4,
+                joints: c.raw.joints[4 * range.start..4 * range.end].to_vec(),
+                weights: c.raw.weights[4 * range.start..4 * range.end].to_vec(),
+            });
+            SkinningJob {
+                palette,
+                weights: &weights,
+                positions: &c.positions[range.clone()],
+                normals: asked.normals.then_some(&c.normals[range.clone()]),
+                tangents: asked.tangents.then_some(&c.tangents[range.clone()]),
+                out_positions: &mut o.p,
+                out_normals: o.n.as_deref_mut(),
+                out_tangents: o.t.as_deref_mut(),
+                normalize_normals: asked.normalize,
+                orthonormalize_tangents: asked.ortho,
+                normal_mode: asked.mode,
+            }
+            .run()
+            .unwrap();
+            let bits = |o: &Out| {
+                let mut b: Vec<u32> =
+                    o.p.iter()
+                        .flat_map(|v| v.to_array())
+                        .map(f32::to_bits)
+                        .collect();
+                b.extend(
+                    o.n.iter()
+                        .flatten()
+                        .flat_map(|v| v.to_array())
+                        .map(f32::to_bits),
+                );
+                b.extend(
+                    o.t.iter()
+                        .flatten()
+                        .flat_map(|v| v.to_array())
+                        .map(f32::to_bits),
+                );
+                b
+            };
+            results.push((range, bits(&o)));
+        }
+    }
+    assert_eq!(seen, [true, true], "both alignments were tried");
+    let half = results.len() / 2;
+    for (a, b) in results[..half].iter().zip(&results[half..]) {
+        assert_eq!(a.0, b.0);
+        assert!(
+            a.1 == b.1,
+            "range {:?}: the palette's alignment changed the results",
+            a.0
+        );
+    }
+}
