@@ -238,7 +238,6 @@ pub struct Character {
     /// Per layer: its motion compiled for four-lane sampling, and the playback state.
     clips: Vec<(SoaClip, SoaState)>,
     layered: Vec<Trs>,
-    ik_out: Vec<Trs>,
     previous: Option<Vec<Trs>>,
     /// `previous` holds last frame's solution (false after [`Character::restart`]; the buffer
     /// is kept so restarting allocates nothing).
@@ -272,7 +271,6 @@ impl Character {
             clips,
             layered: reference.clone(),
             overrides: vec![None; reference.len()],
-            ik_out: Vec::with_capacity(reference.len()),
             previous: None,
             previous_valid: false,
             ik_scratch: IkScratch::default(),
@@ -623,12 +621,23 @@ impl Character {
         }
         // Morph weights come from the first layer's sample (or rest).
         match self.layer_poses.first() {
-            Some(p) => self.frame.pose.morph_weights.clone_from(&p.morph_weights),
+            Some(p) => {
+                // Rigs without morph targets have only empty lists: nothing to copy (the
+                // usual case; a list-by-list copy costs more than this check).
+                let w = &mut self.frame.pose.morph_weights;
+                let both_empty = w.len() == p.morph_weights.len()
+                    && w.iter()
+                        .zip(&p.morph_weights)
+                        .all(|(a, b)| a.is_empty() && b.is_empty());
+                if !both_empty {
+                    w.clone_from(&p.morph_weights);
+                }
+            }
             None => self.frame.pose.reset(scene),
         }
         let t2 = Instant::now();
         // 3. CCD IK.
-        let mut locals = &self.layered;
+        // The solver writes the pose straight into the frame (no copy of its output).
         if let Some(ik) = &mut self.ik {
             if let Some((centre, radius, omega)) = ik.orbit {
                 let a = omega * time_s;
@@ -647,19 +656,19 @@ impl Character {
                 limits: &ik.limits,
                 effectors: &ik.effectors,
                 settings,
-                output: &mut self.ik_out,
+                output: &mut self.frame.pose.locals,
                 result: &mut self.ik_result,
                 scratch: &mut self.ik_scratch,
             }
             .run()?;
             match &mut self.previous {
-                Some(p) => p.copy_from_slice(&self.ik_out),
-                None => self.previous = Some(self.ik_out.clone()),
+                Some(p) => p.copy_from_slice(&self.frame.pose.locals),
+                None => self.previous = Some(self.frame.pose.locals.clone()),
             }
             self.previous_valid = true;
-            locals = &self.ik_out;
+        } else {
+            self.frame.pose.locals.clone_from(&self.layered);
         }
-        self.frame.pose.locals.clone_from(locals);
         let t3 = Instant::now();
         // 4. Bone links follow their parent and child.
         if let Some(rig) = &self.links {

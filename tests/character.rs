@@ -285,3 +285,53 @@ fn a_warm_viewer_frame_allocates_nothing() {
     let n = ALLOCATIONS.with(|a| a.get());
     assert_eq!(n, 0, "{n} allocations in 60 warm viewer frames");
 }
+
+/// The frame's morph weights follow the first layer's clip every frame (compared with the
+/// scalar sampler, `AnimateJob`), and a rig without morph targets keeps one empty list per
+/// node.
+#[test]
+fn frame_morph_weights_follow_the_clip() {
+    use skinview::anim::{AnimateJob, Cursor, Pose};
+    let scene = skinview::io::load(&common::model("AnimatedMorphSphere")).unwrap();
+    let mut c = Character::from_scene(scene.clone(), Some(0), true).unwrap();
+    let anim = &scene.animations[0];
+    let duration = anim.duration_s();
+    let mut cursors = vec![Cursor::default(); anim.channels.len()];
+    let mut pose = Pose::rest(&scene);
+    let dt = 1.0 / 30.0;
+    let mut moved = 0;
+    let mut last: Vec<Vec<f32>> = Vec::new();
+    for i in 0..90 {
+        let t = i as f32 * dt;
+        c.update(t, dt).unwrap();
+        AnimateJob {
+            scene: &scene,
+            animation: Some(anim),
+            time_s: t.rem_euclid(duration),
+            cursors: &mut cursors,
+            pose: &mut pose,
+        }
+        .run()
+        .unwrap();
+        let got = &c.frame.pose.morph_weights;
+        assert_eq!(got.len(), scene.nodes.len());
+        for (n, (g, want)) in got.iter().zip(&pose.morph_weights).enumerate() {
+            assert_eq!(g.len(), want.len(), "frame {i}, node {n}");
+            for (a, b) in g.iter().zip(want) {
+                assert!(
+                    (a - b).abs() <= 1e-6,
+                    "frame {i}, node {n}: {a} against {b}"
+                );
+            }
+        }
+        moved += (i > 0 && *got != last) as usize;
+        last.clone_from(got);
+    }
+    assert!(moved > 30, "the weights changed in only {moved} frames");
+    let mut h = Character::humanoid_demo().unwrap();
+    for i in 0..3 {
+        h.update(i as f32 / 60.0, 1.0 / 60.0).unwrap();
+        assert_eq!(h.frame.pose.morph_weights.len(), h.scene.nodes.len());
+        assert!(h.frame.pose.morph_weights.iter().all(Vec::is_empty));
+    }
+}

@@ -255,6 +255,8 @@ fn layer_job_rules() {
     let mask = vec![1.0; n];
     let short_mask = vec![1.0; n - 1];
     let negative_mask = vec![1.0, -0.5, 1.0];
+    let nan_mask = vec![1.0, 1.0, f32::NAN];
+    let infinite_mask = vec![f32::INFINITY, 1.0, 1.0];
     let mut out = vec![Trs::IDENTITY; n];
     let mut check = |layers: &[Layer], threshold: f32| {
         let mut j = LayerJob {
@@ -273,13 +275,14 @@ fn layer_job_rules() {
     assert_eq!(check(&[layer(&short, 1.0, None)], 0.1), Some(1));
     // 2. a mask with another bone count.
     assert_eq!(check(&[layer(&pose, 1.0, Some(&short_mask))], 0.1), Some(2));
-    // 3. a negative or NaN weight, a negative mask weight, a zero or NaN threshold.
+    // 3. a negative, NaN or infinite weight, a negative, NaN or infinite mask weight, a zero
+    // or NaN threshold.
     assert_eq!(check(&[layer(&pose, -1.0, None)], 0.1), Some(3));
     assert_eq!(check(&[layer(&pose, f32::NAN, None)], 0.1), Some(3));
-    assert_eq!(
-        check(&[layer(&pose, 1.0, Some(&negative_mask))], 0.1),
-        Some(3)
-    );
+    assert_eq!(check(&[layer(&pose, f32::INFINITY, None)], 0.1), Some(3));
+    for bad in [&negative_mask, &nan_mask, &infinite_mask] {
+        assert_eq!(check(&[layer(&pose, 1.0, Some(bad))], 0.1), Some(3));
+    }
     assert_eq!(check(&[layer(&pose, 1.0, None)], 0.0), Some(3));
     assert_eq!(check(&[layer(&pose, 1.0, None)], f32::NAN), Some(3));
 }

@@ -71,9 +71,10 @@ impl LayerJob<'_> {
                 "a mask must have one weight per bone",
             ));
         }
-        // Branch-free folds (they vectorise: this runs every frame).
-        let good = |w: f32| w.is_finite() & (w >= 0.0);
-        let all_good = |ws: &[f32]| ws.iter().fold(true, |ok, &w| ok & good(w));
+        // Branch-free counts (they vectorise: this runs every frame). `0 ≤ w ≤ f32::MAX` is
+        // finite and non-negative (NaN is in no range).
+        let good = |w: f32| (0.0..=f32::MAX).contains(&w);
+        let all_good = |ws: &[f32]| ws.iter().filter(|&&w| !good(w)).count() == 0;
         let threshold_ok = self.threshold > 0.0 && self.threshold.is_finite();
         let layers_ok = self
             .layers
