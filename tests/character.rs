@@ -286,9 +286,10 @@ fn a_warm_viewer_frame_allocates_nothing() {
     assert_eq!(n, 0, "{n} allocations in 60 warm viewer frames");
 }
 
-/// The frame's morph weights follow the first layer's clip every frame (compared with the
-/// scalar sampler, `AnimateJob`), and a rig without morph targets keeps one empty list per
-/// node.
+/// The frame's morph weights follow the first layer's clip every frame, compared with
+/// `AnimateJob` (the four-lane sampler hands morph-weight channels to the same per-channel
+/// sampler, so this checks that the character copies them to the frame, not the sampling),
+/// and a rig without morph targets keeps one empty list per node.
 #[test]
 fn frame_morph_weights_follow_the_clip() {
     use skinview::anim::{AnimateJob, Cursor, Pose};

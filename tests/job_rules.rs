@@ -279,9 +279,16 @@ fn layer_job_rules() {
     // or NaN threshold.
     assert_eq!(check(&[layer(&pose, -1.0, None)], 0.1), Some(3));
     assert_eq!(check(&[layer(&pose, f32::NAN, None)], 0.1), Some(3));
-    assert_eq!(check(&[layer(&pose, f32::INFINITY, None)], 0.1), Some(3));
+    for bad in [f32::INFINITY, f32::NEG_INFINITY] {
+        assert_eq!(check(&[layer(&pose, bad, None)], 0.1), Some(3));
+    }
     for bad in [&negative_mask, &nan_mask, &infinite_mask] {
         assert_eq!(check(&[layer(&pose, 1.0, Some(bad))], 0.1), Some(3));
+    }
+    // The edges of "finite and non-negative" pass: -0, the smallest subnormal, f32::MAX.
+    let edge_mask = vec![-0.0, f32::from_bits(1), f32::MAX];
+    for good in [-0.0, f32::from_bits(1), f32::MAX] {
+        assert_eq!(check(&[layer(&pose, good, Some(&edge_mask))], 0.1), None);
     }
     assert_eq!(check(&[layer(&pose, 1.0, None)], 0.0), Some(3));
     assert_eq!(check(&[layer(&pose, 1.0, None)], f32::NAN), Some(3));

@@ -31,9 +31,9 @@
 //! agree within the bounds `tests/simd.rs` checks against an f64 computation, and the portable
 //! path stays the reference on CPUs without AVX2 and FMA.
 //!
-//! Every vertex but a range's last reads and writes its 12-byte vectors as 16 bytes without a
-//! test (the extra lane lands on the next vertex, written after): the per-vertex branches cost
-//! 6-10% (measured). A palette that starts at 16 mod 32 bytes is first copied to 64-byte lines
+//! In phase 1, every vertex but a range's last reads and writes its 12-byte vectors as 16 bytes
+//! without a test (the extra lane lands on the next vertex, written after): the per-vertex
+//! branches cost 3-11% (measured). A palette that starts at 16 mod 32 bytes is first copied to 64-byte lines
 //! (up to 256 of them, on the stack) when the range has at least as many vertices as the
 //! palette has matrices: otherwise every second 32-byte load of a matrix straddles two cache
 //! lines (measured: positions 326 → 356 M vertices/s).
@@ -289,8 +289,8 @@ mod x86 {
     #[repr(C, align(64))]
     struct CacheLine([f32; 16]);
 
-    /// Largest palette copied to cache lines: 16 KiB of stack (a frame allocates nothing). glTF
-    /// skins with u8 joints have at most 256 matrices; longer palettes are read where they are.
+    /// Largest palette copied to cache lines: 16 KiB of stack (a frame allocates nothing). u8
+    /// joints address at most 256 matrices; longer palettes are read where they are.
     const ALIGNED_PALETTE_MAX: usize = 256;
 
     /// The inputs as raw pointers, checked by `Range::skin`.
@@ -598,7 +598,9 @@ mod x86 {
     ) {
         let n = out_p.len();
         let op = out_p.as_mut_ptr().cast::<f32>();
-        // SAFETY (caller): vertices start..start + n have inputs; outputs have n entries.
+        // SAFETY (caller): vertices start..start + n have inputs; outputs have n entries. A
+        // 16-byte read or write of vertex `start + i` (`room`, i < n - 1) reaches into vertex
+        // `start + i + 1`'s input and output entry `i + 1`, both in the range.
         unsafe {
             match (out_n, out_t) {
                 (None, None) => each_vertex(n, |i, room| {
