@@ -444,10 +444,18 @@ impl CcdJob<'_> {
                 }
             }
         }
-        s.path.sort_unstable();
+        // One effector (the usual case) pushes its chain end first: already descending, so the
+        // sorts are skipped.
+        if s.path.is_sorted_by(|a, b| a >= b) {
+            s.path.reverse();
+        } else {
+            s.path.sort_unstable();
+        }
         s.path.dedup();
-        s.pairs
-            .sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let order = |a: &(usize, usize), b: &(usize, usize)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+        if !s.pairs.is_sorted_by(|a, b| order(a, b).is_le()) {
+            s.pairs.sort_unstable_by(order);
+        }
 
         // Start rotations (§5.1 / §5.2), clamped to the limits (their inside tests made when
         // the limits are new or changed).
