@@ -120,6 +120,11 @@ struct Asked {
 }
 
 fn run(c: &Case, a: Asked, simd: bool) -> Out {
+    run_on(c, &c.palette, a, simd)
+}
+
+/// [`run`] with `palette` (the same matrices as `c.palette`, wherever they lie in memory).
+fn run_on(c: &Case, palette: &[Mat4], a: Asked, simd: bool) -> Out {
     let Asked {
         normals,
         tangents,
@@ -134,7 +139,7 @@ fn run(c: &Case, a: Asked, simd: bool) -> Out {
         t: tangents.then(|| vec![Vec4::splat(f32::NAN); n]),
     };
     let mut job = SkinningJob {
-        palette: &c.palette,
+        palette,
         weights: &c.weights,
         positions: &c.positions,
         normals: normals.then_some(&c.normals[..]),
@@ -243,19 +248,29 @@ fn check_direction(got: Vec3, want: DVec3, mag: f64, unit: bool) -> Result<(), S
 /// Skin vertices `range` of `c` as a job of their own (its own weights array, built from the
 /// slice of the raw weights: a submesh, as the partitioner makes them).
 fn run_range(c: &Case, range: std::ops::Range<usize>, a: Asked) -> Out {
-    let sub = Case {
+    run(&sub_case(c, range, false), a, true)
+}
+
+/// Vertices `range` of `c` as a case of their own, with four-slot weights or (`any_count`) the
+/// any-count layout.
+fn sub_case(c: &Case, range: std::ops::Range<usize>, any_count: bool) -> Case {
+    let raw = SkinWeights {
+        width: 4,
+        joints: c.raw.joints[range.start * 4..range.end * 4].to_vec(),
+        weights: c.raw.weights[range.start * 4..range.end * 4].to_vec(),
+    };
+    Case {
         palette: c.palette.clone(),
-        weights: VertexWeights::from_skin_weights(&SkinWeights {
-            width: 4,
-            joints: c.raw.joints[range.start * 4..range.end * 4].to_vec(),
-            weights: c.raw.weights[range.start * 4..range.end * 4].to_vec(),
-        }),
+        weights: if any_count {
+            VertexWeights::csr_from_skin_weights(&raw)
+        } else {
+            VertexWeights::from_skin_weights(&raw)
+        },
         raw: c.raw.clone(),
         positions: c.positions[range.clone()].to_vec(),
         normals: c.normals[range.clone()].to_vec(),
         tangents: c.tangents[range].to_vec(),
-    };
-    run(&sub, a, true)
+    }
 }
 
 #[test]
@@ -569,61 +584,32 @@ fn simd_kernel_skins_alike_from_any_palette_alignment() {
                 },
             ),
         ] {
-            let raw = SkinWeights {
-                width: 4,
-                joints: c.raw.joints[4 * range.start..4 * range.end].to_vec(),
-                weights: c.raw.weights[4 * range.start..4 * range.end].to_vec(),
-            };
             // Four-slot records, and the any-count layout (the copy is made for both).
-            for weights in [
-                VertexWeights::from_skin_weights(&raw),
-                VertexWeights::csr_from_skin_weights(&raw),
-            ] {
-                let mut o = Out {
-                    p: vec![Vec3::splat(f32::NAN); range.len()],
-                    n: asked
-                        .normals
-                        .then(|| vec![Vec3::splat(f32::NAN); range.len()]),
-                    t: asked
-                        .tangents
-                        .then(|| vec![Vec4::splat(f32::NAN); range.len()]),
-                };
-                SkinningJob {
+            for any_count in [false, true] {
+                let o = run_on(
+                    &sub_case(&c, range.clone(), any_count),
                     palette,
-                    weights: &weights,
-                    positions: &c.positions[range.clone()],
-                    normals: asked.normals.then_some(&c.normals[range.clone()]),
-                    tangents: asked.tangents.then_some(&c.tangents[range.clone()]),
-                    out_positions: &mut o.p,
-                    out_normals: o.n.as_deref_mut(),
-                    out_tangents: o.t.as_deref_mut(),
-                    normalize_normals: asked.normalize,
-                    orthonormalize_tangents: asked.ortho,
-                    normal_mode: asked.mode,
-                }
-                .run()
-                .unwrap();
-                let bits = |o: &Out| {
-                    let mut b: Vec<u32> =
-                        o.p.iter()
-                            .flat_map(|v| v.to_array())
-                            .map(f32::to_bits)
-                            .collect();
-                    b.extend(
-                        o.n.iter()
-                            .flatten()
-                            .flat_map(|v| v.to_array())
-                            .map(f32::to_bits),
-                    );
-                    b.extend(
-                        o.t.iter()
-                            .flatten()
-                            .flat_map(|v| v.to_array())
-                            .map(f32::to_bits),
-                    );
-                    b
-                };
-                results.push((range.clone(), bits(&o)));
+                    asked,
+                    true,
+                );
+                let mut bits: Vec<u32> =
+                    o.p.iter()
+                        .flat_map(|v| v.to_array())
+                        .map(f32::to_bits)
+                        .collect();
+                bits.extend(
+                    o.n.iter()
+                        .flatten()
+                        .flat_map(|v| v.to_array())
+                        .map(f32::to_bits),
+                );
+                bits.extend(
+                    o.t.iter()
+                        .flatten()
+                        .flat_map(|v| v.to_array())
+                        .map(f32::to_bits),
+                );
+                results.push((range.clone(), bits));
             }
         }
     }
