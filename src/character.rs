@@ -798,8 +798,8 @@ pub fn bench(
 }
 
 /// What a benchmark run measured on one character: its JSON form is the bench report
-/// (`{"model","joints","vertices","stages_us":{...},"frame_us"}`), and it prints as the stage
-/// table of Weber's §14.
+/// (`{"model","joints","vertices","stages_us":{...},"frame_us","cpu_kernel"}`), and it prints as
+/// the stage table of Weber's §14.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct BenchReport {
     /// Model name.
@@ -827,6 +827,9 @@ pub struct BenchReport {
     /// Worker threads skinning used.
     #[serde(skip)]
     pub threads: usize,
+    /// The CPU skinning kernel used (`portable`, `avx2` or `avx512`:
+    /// [`crate::skin::simd::Kernel::chosen`]).
+    pub cpu_kernel: &'static str,
 }
 
 impl BenchReport {
@@ -861,6 +864,7 @@ impl BenchReport {
             links: character.links.as_ref().map_or(0, |l| l.links.len()),
             frames: frames.max(1),
             threads: rayon::current_num_threads(),
+            cpu_kernel: crate::skin::simd::Kernel::chosen().name(),
         })
     }
 }
@@ -884,9 +888,10 @@ impl std::fmt::Display for BenchReport {
         )?;
         writeln!(
             f,
-            "median over {}, {}:",
+            "median over {}, {}, skinning kernel {}:",
             count(self.frames, "frame", "frames"),
-            count(self.threads, "thread", "threads")
+            count(self.threads, "thread", "threads"),
+            self.cpu_kernel
         )?;
         let s = &self.stages_us;
         for (name, v) in [

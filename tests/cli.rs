@@ -302,6 +302,48 @@ fn bad_input_gives_a_clear_error_and_exit_code_2() {
     assert!(text(&o).contains("builtin:humanoid"), "{}", text(&o));
 }
 
+/// `SKINVIEW_SKIN_KERNEL` picks the CPU skinning kernel where this CPU runs it (the bench
+/// report names the kernel used); a name it does not know, or a kernel this CPU lacks, is
+/// said on stderr and the fastest kernel is used.
+#[test]
+fn skin_kernel_follows_the_environment() {
+    use skinview::skin::simd::Kernel;
+    let bench = |kernel: &str| {
+        let json = tmp(&format!("bench-{kernel}.json"));
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skinview"));
+        cmd.args(["bench", "--frames", "3", "--json", json.to_str().unwrap()])
+            .env("SKINVIEW_SKIN_KERNEL", kernel);
+        if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+            cmd.env("XDG_RUNTIME_DIR", std::env::temp_dir());
+        }
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (v["cpu_kernel"].as_str().unwrap().to_string(), text(&o))
+    };
+    for k in Kernel::ALL {
+        let (used, out) = bench(k.name());
+        if k.is_available() {
+            assert_eq!(used, k.name(), "{out}");
+            assert!(!out.contains("warning"), "{out}");
+            assert!(
+                out.contains(&format!("skinning kernel {}", k.name())),
+                "{out}"
+            );
+        } else {
+            assert_eq!(used, Kernel::fastest().name(), "{out}");
+            assert!(out.contains("cannot run"), "{out}");
+        }
+    }
+    let (used, out) = bench("avx9000");
+    assert_eq!(used, Kernel::fastest().name(), "{out}");
+    assert!(
+        out.contains("warning: SKINVIEW_SKIN_KERNEL=\"avx9000\" is not one of"),
+        "{out}"
+    );
+}
+
 /// `bench` times every stage of the built-in humanoid and writes the documented JSON.
 #[test]
 fn bench_reports_every_stage_as_json() {

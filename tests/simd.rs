@@ -9,7 +9,8 @@
 
 use glam::{DVec3, Mat4, Quat, Vec3, Vec4};
 use skinview::scene::SkinWeights;
-use skinview::skin::{NormalMode, SkinningJob, VertexWeights, simd};
+use skinview::skin::simd::{self, Kernel};
+use skinview::skin::{NormalMode, SkinningJob, VertexWeights};
 
 /// Deterministic pseudo-random numbers (xorshift).
 struct Rng(u64);
@@ -119,12 +120,41 @@ struct Asked {
     ortho: bool,
 }
 
+/// The case on the kernel `SkinningJob::run` picks (`simd`) or on the portable path.
 fn run(c: &Case, a: Asked, simd: bool) -> Out {
-    run_on(c, &c.palette, a, simd)
+    let kernel = if simd {
+        Kernel::chosen()
+    } else {
+        Kernel::Portable
+    };
+    run_on(c, &c.palette, a, kernel)
 }
 
-/// [`run`] with `palette` (the same matrices as `c.palette`, wherever they lie in memory).
-fn run_on(c: &Case, palette: &[Mat4], a: Asked, simd: bool) -> Out {
+/// Every output's bits, positions then normals then tangents.
+fn out_bits(o: &Out) -> Vec<u32> {
+    let mut bits: Vec<u32> =
+        o.p.iter()
+            .flat_map(|v| v.to_array())
+            .map(f32::to_bits)
+            .collect();
+    bits.extend(
+        o.n.iter()
+            .flatten()
+            .flat_map(|v| v.to_array())
+            .map(f32::to_bits),
+    );
+    bits.extend(
+        o.t.iter()
+            .flatten()
+            .flat_map(|v| v.to_array())
+            .map(f32::to_bits),
+    );
+    bits
+}
+
+/// The case on `kernel` with `palette` (the same matrices as `c.palette`, wherever they lie in
+/// memory).
+fn run_on(c: &Case, palette: &[Mat4], a: Asked, kernel: Kernel) -> Out {
     let Asked {
         normals,
         tangents,
@@ -151,11 +181,7 @@ fn run_on(c: &Case, palette: &[Mat4], a: Asked, simd: bool) -> Out {
         orthonormalize_tangents: ortho,
         normal_mode: mode,
     };
-    if simd {
-        job.run().unwrap();
-    } else {
-        job.run_portable().unwrap();
-    }
+    job.run_kernel(kernel).unwrap();
     o
 }
 
@@ -322,6 +348,7 @@ fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
         ("unit tangents alone", asked(false, true, Exact, true, true)),
     ];
     let mut checked = 0usize;
+    let mut kernels_compared = 0usize;
     for (e, &(encoding, joints, quantum)) in ENCODINGS.iter().enumerate() {
         // Tails of every length, one vertex, blocks and counts that split across threads.
         for (s, &n) in [1usize, 2, 3, 5, 6, 7, 9, 31, 33, 8191, 20_003]
@@ -395,6 +422,19 @@ fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
                 }
                 // Every output written (no NaN left from the fill).
                 assert!(fast.p.iter().all(|p| p.is_finite()), "{name}, {n}");
+                // Both AVX2 kernels (256- and 512-bit blends) give the same bits.
+                for k in [Kernel::Avx2Fma, Kernel::Avx512Blend] {
+                    if k.is_available() && k != Kernel::chosen() {
+                        let other = run_on(&c, &c.palette, a, k);
+                        assert!(
+                            out_bits(&other) == out_bits(&fast),
+                            "{encoding}, {n}, {name}: {} and {} kernels differ",
+                            k.name(),
+                            Kernel::chosen().name()
+                        );
+                        kernels_compared += 1;
+                    }
+                }
                 // The any-count layout blends the same influences to the same bits.
                 if simd::available() {
                     let csr = Case {
@@ -470,6 +510,11 @@ fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
         }
     }
     println!("{checked} vertex results checked");
+    // Where the CPU has both AVX2 kernels, they were compared on every case above.
+    if Kernel::Avx512Blend.is_available() {
+        assert!(kernels_compared > 0, "the two AVX2 kernels were compared");
+    }
+    println!("{kernels_compared} cases compared across AVX2 kernels");
 }
 
 /// The four-slot weights take the most compact encoding that holds them exactly, and decode
@@ -537,9 +582,10 @@ fn simd_kernel_refuses_joints_beyond_the_palette() {
     assert!(err.to_string().contains("palette"), "{err}");
 }
 
-/// The kernel copies a palette that starts at 16 mod 32 bytes to 64-byte lines before a long
-/// enough range (so that no 32-byte load of a matrix straddles two cache lines). The same
-/// matrices at either alignment, and a range too short to copy for, skin to the same bits.
+/// The kernel copies a palette that does not start a cache line's half (256-bit blend) or a
+/// cache line (512-bit blend) to 64-byte lines before a long enough range, so that no load of
+/// a matrix straddles two cache lines. The same matrices at every 16-byte alignment mod 64,
+/// and a range too short to copy for, skin to the same bits on every AVX2 kernel.
 #[test]
 fn simd_kernel_skins_alike_from_any_palette_alignment() {
     if !simd::available() {
@@ -554,11 +600,15 @@ fn simd_kernel_skins_alike_from_any_palette_alignment() {
         .flat_map(|m| m.to_cols_array_2d())
         .map(Vec4::from_array)
         .collect();
-    // Two copies, one Vec4 (16 bytes) apart: one starts at 0 mod 32, the other at 16.
-    let mut buffer = cols.clone();
-    buffer.push(Vec4::ZERO);
-    buffer.extend_from_slice(&cols);
-    let starts = [0, cols.len() + 1];
+    // Four copies, each one Vec4 (16 bytes) further than a whole number of matrices (64
+    // bytes) after the one before: their starts cover all four 16-byte offsets mod 64.
+    let mut buffer = Vec::new();
+    let mut starts = Vec::new();
+    for _ in 0..4 {
+        starts.push(buffer.len());
+        buffer.extend_from_slice(&cols);
+        buffer.push(Vec4::ZERO);
+    }
     let all = Asked {
         normals: true,
         tangents: true,
@@ -566,61 +616,53 @@ fn simd_kernel_skins_alike_from_any_palette_alignment() {
         normalize: true,
         ortho: true,
     };
-    let mut seen = [false; 2];
-    let mut results = Vec::new();
-    for &s in &starts {
+    let mut seen = [false; 4];
+    // (kernel, range, any-count) → bits of the first alignment.
+    let mut first: Vec<Vec<u32>> = Vec::new();
+    for (copy, &s) in starts.iter().enumerate() {
         let palette: &[Mat4] = bytemuck::cast_slice(&buffer[s..s + 4 * joints]);
         assert!(palette == &c.palette[..]);
-        seen[(palette.as_ptr() as usize % 32) / 16] = true;
-        for (range, asked) in [
-            (0..c.positions.len(), all),
-            (0..7, all),
-            (
-                5..200,
-                Asked {
-                    normals: false,
-                    tangents: false,
-                    ..all
-                },
-            ),
-        ] {
-            // Four-slot records, and the any-count layout (the copy is made for both).
-            for any_count in [false, true] {
-                let o = run_on(
-                    &sub_case(&c, range.clone(), any_count),
-                    palette,
-                    asked,
-                    true,
-                );
-                let mut bits: Vec<u32> =
-                    o.p.iter()
-                        .flat_map(|v| v.to_array())
-                        .map(f32::to_bits)
-                        .collect();
-                bits.extend(
-                    o.n.iter()
-                        .flatten()
-                        .flat_map(|v| v.to_array())
-                        .map(f32::to_bits),
-                );
-                bits.extend(
-                    o.t.iter()
-                        .flatten()
-                        .flat_map(|v| v.to_array())
-                        .map(f32::to_bits),
-                );
-                results.push((range.clone(), bits));
+        seen[(palette.as_ptr() as usize % 64) / 16] = true;
+        let mut at = 0;
+        for kernel in [Kernel::Avx2Fma, Kernel::Avx512Blend] {
+            if !kernel.is_available() {
+                continue;
+            }
+            for (range, asked) in [
+                (0..c.positions.len(), all),
+                (0..7, all),
+                (
+                    5..200,
+                    Asked {
+                        normals: false,
+                        tangents: false,
+                        ..all
+                    },
+                ),
+            ] {
+                // Four-slot records, and the any-count layout (the copy is made for both).
+                for any_count in [false, true] {
+                    let o = run_on(
+                        &sub_case(&c, range.clone(), any_count),
+                        palette,
+                        asked,
+                        kernel,
+                    );
+                    let bits = out_bits(&o);
+                    if copy == 0 {
+                        first.push(bits);
+                    } else {
+                        assert!(
+                            first[at] == bits,
+                            "{} kernel, range {range:?}, any-count {any_count}: the palette's \
+                             alignment changed the results",
+                            kernel.name()
+                        );
+                    }
+                    at += 1;
+                }
             }
         }
     }
-    assert_eq!(seen, [true, true], "both alignments were tried");
-    let half = results.len() / 2;
-    for (a, b) in results[..half].iter().zip(&results[half..]) {
-        assert_eq!(a.0, b.0);
-        assert!(
-            a.1 == b.1,
-            "range {:?}: the palette's alignment changed the results",
-            a.0
-        );
-    }
+    assert_eq!(seen, [true; 4], "every 16-byte alignment mod 64 was tried");
 }

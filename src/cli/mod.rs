@@ -181,6 +181,9 @@ fn gpu() -> CliResult<GpuContext> {
 /// Parse the command line, run the command, print errors; the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(w) = skinview::skin::simd::Kernel::env_warning() {
+        eprintln!("skinview: warning: {}", printable(&w));
+    }
     let result = match cli.command {
         Command::Info(a) => info::run(a),
         Command::Render(a) => render::run(a),

@@ -101,7 +101,8 @@ pub fn bounds(frames: &[SkinnedVertices]) -> Option<(Vec3, Vec3)> {
 /// 1. `weights` has one entry per input position;
 /// 2. every joint index `weights` uses is below `palette.len()`;
 /// 3. each present input/output attribute array has the same length as `positions`, and an
-///    output is given exactly when its input is.
+///    output is given exactly when its input is;
+/// 4. the kernel [`SkinningJob::run_kernel`] is given runs on this CPU (checked when it runs).
 pub struct SkinningJob<'a> {
     /// The draw's palette (`model_from_bind`), indexed by the weights' joint indices.
     pub palette: &'a [Mat4],
@@ -152,21 +153,32 @@ impl SkinningJob<'_> {
     }
 
     /// Validate, then skin every vertex into the outputs (in parallel for large meshes): on
-    /// the AVX2 + FMA kernel where the CPU has both ([`super::simd`]; the same bits on every
-    /// such CPU, whichever layout and range a vertex falls in), else on the portable path.
+    /// the kernel [`super::simd::Kernel::chosen`] picks for this CPU (AVX2 + FMA where the CPU
+    /// has both, its matrices blended in 512-bit registers where AVX-512F runs at full width;
+    /// the same bits on every such CPU, whichever layout and range a vertex falls in), else on
+    /// the portable path.
     pub fn run(&mut self) -> Result<()> {
-        self.run_on(super::simd::available())
+        self.run_kernel(super::simd::Kernel::chosen())
     }
 
     /// [`SkinningJob::run`] on the portable (SSE2) path whatever the CPU, as on CPUs without
     /// AVX2 and FMA.
     pub fn run_portable(&mut self) -> Result<()> {
-        self.run_on(false)
+        self.run_kernel(super::simd::Kernel::Portable)
     }
 
-    fn run_on(&mut self, simd: bool) -> Result<()> {
+    /// [`SkinningJob::run`] on `kernel`; an error naming it when this CPU cannot run it.
+    pub fn run_kernel(&mut self, kernel: super::simd::Kernel) -> Result<()> {
+        use super::simd::Kernel;
         self.validate()?;
-        if simd {
+        if !kernel.is_available() {
+            return Err(crate::Error::job(
+                "SkinningJob",
+                4,
+                format!("the {} kernel does not run on this CPU", kernel.name()),
+            ));
+        }
+        if kernel != Kernel::Portable {
             let range = super::simd::Range {
                 palette: self.palette,
                 weights: self.weights,
@@ -176,6 +188,7 @@ impl SkinningJob<'_> {
                 normalize: self.normalize_normals,
                 orthonormalize_tangents: self.orthonormalize_tangents,
                 blend3x3: self.normal_mode == super::modes::NormalMode::Blend3x3,
+                wide: kernel == Kernel::Avx512Blend,
             };
             let refused = std::sync::atomic::AtomicBool::new(false);
             for_each_chunk(

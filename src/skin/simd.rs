@@ -1,4 +1,5 @@
-//! The AVX2 + FMA kernel of [`super::SkinningJob`]: linear blend skinning, four-slot and any-count weights.
+//! The AVX2 + FMA kernels of [`super::SkinningJob`]: linear blend skinning, four-slot and any-count
+//! weights.
 //!
 //! Method (Weber, "Run-Time Skin Deformation", §6 and §14: the blend is the hot loop, and
 //! layout decides its speed). Vertices go in blocks of 32, in two phases:
@@ -7,13 +8,16 @@
 //!    four joints as one 32- or 64-bit load, four weights broadcast from memory or decoded in
 //!    one register; or the any-count layout's influences) selects the palette matrices; they
 //!    are blended two columns at a time in 256-bit registers straight from the `Mat4` palette
-//!    (`x|y` and `z|w`: two fused multiply-adds per influence, in slot order), the
-//!    position is transformed (one permute, a multiply, a fused multiply-add, two adds) and
-//!    written once. Normals go through the blended 3×3 (blend3x3) or its cofactor with the
-//!    determinant's sign (exact: the inverse-transpose up to scale; three cross products, two
-//!    of them in one 256-bit register), tangents through the blended 3×3; where nothing more is
-//!    asked (raw blended-3×3 normals, raw tangents) they are written here too, otherwise kept
-//!    in a small scratch.
+//!    (`x|y` and `z|w`: two fused multiply-adds per influence, in slot order) or, on CPUs
+//!    whose AVX-512 pipes are 512 bits wide ([`Kernel::Avx512Blend`], four-slot weights),
+//!    whole in one 512-bit register (one load and one fused multiply-add per influence: the
+//!    same lanes in the same order, so the same bits); the position is transformed (one
+//!    permute, a multiply, a fused multiply-add, two adds) and written once. Normals go
+//!    through the blended 3×3 (blend3x3) or its cofactor with the determinant's sign (exact:
+//!    the inverse-transpose up to scale; three cross products, two of them in one 256-bit
+//!    register), tangents through the blended 3×3; where nothing more is asked (raw
+//!    blended-3×3 normals, raw tangents) they are written here too, otherwise kept in a small
+//!    scratch.
 //! 2. **Eight vertices at a time, structure-of-arrays**: the scratch is transposed (eight rows
 //!    of four floats to four registers of eight lanes) and normals are renormalised, tangents
 //!    (unless asked raw) made perpendicular to the unit normal and renormalised, with IEEE
@@ -33,18 +37,22 @@
 //!
 //! In phase 1, every vertex but a range's last reads and writes its 12-byte vectors as 16 bytes
 //! without a test (the extra lane lands on the next vertex, written after): the per-vertex
-//! branches cost 3-11% (measured). A palette that starts at 16 mod 32 bytes is first copied to 64-byte lines
+//! branches cost 3-11% (measured). A palette that starts at 16 mod 32 bytes (at any other
+//! offset than a cache line's start, for the 512-bit blend) is first copied to 64-byte lines
 //! (up to 256 of them, on the stack) when the range has at least as many vertices as the
-//! palette has matrices: otherwise every second 32-byte load of a matrix straddles two cache
-//! lines (measured: positions 326 → 356 M vertices/s).
+//! palette has matrices: otherwise every second 32-byte load of a matrix (every 64-byte load)
+//! straddles two cache lines (measured: positions 326 → 356 M vertices/s).
 //!
-//! Cost per vertex: 8 matrix loads and 8 fused multiply-adds for the blend (4 influences), ~8
-//! operations for the position; in phase 2 per eight vertices two transposes (~30 shuffles),
-//! 9 multiply-adds per transformed direction, 27 for the exact normal's cofactor, and a square
-//! root and a division per renormalisation. A 3×4 palette (12 floats a joint instead of 16)
-//! was measured slower here (332 vs 400 M vertices/s in a C prototype): it saves loads but its
-//! transform needs shuffles on the same pipes as the blend. Limits: linear blending only (dual
-//! quaternions and stitching use the portable path).
+//! Cost per vertex: 8 matrix loads and 8 fused multiply-adds for the blend (4 influences; 4
+//! and 4 with the 512-bit blend, measured on AMD Zen 5, one thread: positions 535 → 640 M
+//! vertices/s, normals by the blended 3×3 370 → 423, tangents 282 → 293), ~8 operations for
+//! the position; in phase 2 per eight vertices two transposes (~30 shuffles), 9 multiply-adds
+//! per transformed direction, 27 for the exact normal's cofactor, and a square root and a
+//! division per renormalisation. A 3×4 palette (12 floats a joint instead of 16) was measured
+//! slower here (332 vs 400 M vertices/s in a C prototype): it saves loads but its transform
+//! needs shuffles on the same pipes as the blend. Limits: linear blending only (dual
+//! quaternions and stitching use the portable path); the any-count layout blends in 256-bit
+//! registers on both AVX2 kernels.
 
 // The crate denies unsafe code; this module is the one place that needs more than a call:
 // the intrinsics are `unsafe` to call, and the kernel reads its arrays unchecked after
@@ -67,12 +75,139 @@ pub fn available() -> bool {
     crate::math::avx2_fma_available()
 }
 
-/// The kernel [`super::SkinningJob::run`] uses for four-slot weights on this CPU, in words.
+/// The CPU skinning kernels of [`super::SkinningJob`]. The two AVX2 kernels give the same
+/// bits (the 512-bit blend is the same lane operations in the same order); the portable path
+/// rounds differently, within the bounds `tests/simd.rs` checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// SSE2, no fused multiply-add, per-vertex normalisation: every x86-64 and other CPUs.
+    Portable,
+    /// The AVX2 + FMA kernel, matrices blended two columns per 256-bit register.
+    Avx2Fma,
+    /// The same kernel with each four-slot vertex's matrices blended whole in one 512-bit
+    /// register (AVX-512F): four loads and four fused multiply-adds a vertex instead of eight.
+    Avx512Blend,
+}
+
+impl Kernel {
+    /// Every kernel, slowest first.
+    pub const ALL: [Kernel; 3] = [Kernel::Portable, Kernel::Avx2Fma, Kernel::Avx512Blend];
+
+    /// Its name in `SKINVIEW_SKIN_KERNEL` and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Portable => "portable",
+            Kernel::Avx2Fma => "avx2",
+            Kernel::Avx512Blend => "avx512",
+        }
+    }
+
+    /// Whether this CPU can run it.
+    pub fn is_available(self) -> bool {
+        match self {
+            Kernel::Portable => true,
+            Kernel::Avx2Fma => available(),
+            Kernel::Avx512Blend => available() && avx512f(),
+        }
+    }
+
+    /// The kernel [`super::SkinningJob::run`] uses on this CPU: the one named by the
+    /// environment variable `SKINVIEW_SKIN_KERNEL` (`portable`, `avx2` or `avx512`) when this
+    /// CPU runs it, else the fastest this CPU runs well: `avx512` where AVX-512F has full
+    /// 512-bit pipes, `avx2` where it has AVX2 and FMA, `portable` otherwise. Chosen once per
+    /// process.
+    ///
+    /// AMD Zen 4 (family 19h) splits each 512-bit operation into two 256-bit halves; an
+    /// AVX-512 kernel measured slower than the AVX2 one there (324 against 390 M vertices/s,
+    /// BENCHMARKS.md), so Zen 4 gets `avx2` unless asked. On Zen 5 (family 1Ah) the 512-bit
+    /// blend measured 535 → 640 M vertices/s for positions alone.
+    pub fn chosen() -> Kernel {
+        static CHOSEN: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
+        *CHOSEN.get_or_init(|| {
+            let asked = std::env::var("SKINVIEW_SKIN_KERNEL").ok();
+            match Kernel::ALL
+                .into_iter()
+                .find(|k| asked.as_deref() == Some(k.name()))
+            {
+                Some(k) if k.is_available() => k,
+                _ => Kernel::fastest(),
+            }
+        })
+    }
+
+    /// Why `SKINVIEW_SKIN_KERNEL` was not followed, when it is set but names no kernel or
+    /// one this CPU cannot run (for front ends to print; [`Kernel::chosen`] then picks as if
+    /// it were unset). `None` when it is unset or followed.
+    pub fn env_warning() -> Option<String> {
+        let asked = std::env::var("SKINVIEW_SKIN_KERNEL").ok()?;
+        let chosen = Kernel::chosen();
+        match Kernel::ALL.into_iter().find(|k| asked == k.name()) {
+            Some(k) if k == chosen => None,
+            Some(k) => Some(format!(
+                "SKINVIEW_SKIN_KERNEL={asked}: this CPU cannot run the {} kernel; using {}",
+                k.name(),
+                chosen.name()
+            )),
+            None => Some(format!(
+                "SKINVIEW_SKIN_KERNEL={:?} is not one of portable, avx2, avx512; using {}",
+                asked,
+                chosen.name()
+            )),
+        }
+    }
+
+    /// The fastest kernel for this CPU, ignoring the environment.
+    pub fn fastest() -> Kernel {
+        if Kernel::Avx512Blend.is_available() && !split_512_bit_pipes() {
+            Kernel::Avx512Blend
+        } else if available() {
+            Kernel::Avx2Fma
+        } else {
+            Kernel::Portable
+        }
+    }
+}
+
+/// Whether the CPU has AVX-512F (cached by the standard library).
+fn avx512f() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// AMD family 19h (Zen 3 has no AVX-512; Zen 4 runs it as two 256-bit halves).
+fn split_512_bit_pipes() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // CPUID leaf 0 (vendor) and leaf 1 (family) exist on every x86-64.
+        let vendor = std::arch::x86_64::__cpuid(0);
+        let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163);
+        let eax = std::arch::x86_64::__cpuid(1).eax;
+        let base = (eax >> 8) & 0xf;
+        let family = if base == 0xf {
+            base + ((eax >> 20) & 0xff)
+        } else {
+            base
+        };
+        amd && family == 0x19
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The kernel [`super::SkinningJob::run`] uses on this CPU, in words.
 pub fn kernel_name() -> &'static str {
-    if available() {
-        "avx2+fma"
-    } else {
-        "sse2 (portable)"
+    match Kernel::chosen() {
+        Kernel::Portable => "sse2 (portable)",
+        Kernel::Avx2Fma => "avx2+fma",
+        Kernel::Avx512Blend => "avx2+fma, avx-512 blend",
     }
 }
 
@@ -87,6 +222,8 @@ pub(super) struct Range<'a> {
     pub normalize: bool,
     pub orthonormalize_tangents: bool,
     pub blend3x3: bool,
+    /// Blend four-slot matrices in 512-bit registers ([`Kernel::Avx512Blend`]).
+    pub wide: bool,
 }
 
 impl Range<'_> {
@@ -121,6 +258,7 @@ impl Range<'_> {
                 }
             };
             let ok = available()
+                && (!self.wide || avx512f())
                 && !self.palette.is_empty()
                 && weights_ok
                 && covered(self.positions.len())
@@ -131,8 +269,8 @@ impl Range<'_> {
                 && out_n.is_some() == self.normals.is_some()
                 && out_t.is_some() == self.tangents.is_some();
             if ok {
-                // SAFETY: the CPU has AVX2 and FMA, every range lies in its array and every
-                // joint index within the palette (all checked above).
+                // SAFETY: the CPU has AVX2 and FMA (and AVX-512F when `wide`), every range lies in
+                // its array and every joint index within the palette (all checked above).
                 unsafe { x86::skin(self, start, out_p, out_n, out_t) };
                 return true;
             }
@@ -160,6 +298,12 @@ mod x86 {
         /// # Safety
         /// `rec` points at a whole record of this encoding.
         unsafe fn load(rec: *const u8) -> ([usize; 4], [__m256; 4]);
+
+        /// The four joints and each weight broadcast to sixteen lanes (a whole `Mat4`).
+        ///
+        /// # Safety
+        /// As for `load`; the caller runs with AVX-512F.
+        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]);
     }
 
     /// Four f32 weights at `p`, each broadcast from memory (loads, no shuffles: the shuffle
@@ -184,6 +328,31 @@ mod x86 {
         unsafe {
             let w = _mm256_castps128_ps256(w);
             let lane = |k: i32| _mm256_permutevar8x32_ps(w, _mm256_set1_epi32(k));
+            [lane(0), lane(1), lane(2), lane(3)]
+        }
+    }
+
+    /// Four f32 weights at `p`, each broadcast to sixteen lanes from memory.
+    #[inline(always)]
+    unsafe fn f32x4_512(p: *const u8) -> [__m512; 4] {
+        // SAFETY (caller): 16 bytes at `p`.
+        unsafe {
+            let w = p.cast::<f32>();
+            [
+                _mm512_set1_ps(*w),
+                _mm512_set1_ps(*w.add(1)),
+                _mm512_set1_ps(*w.add(2)),
+                _mm512_set1_ps(*w.add(3)),
+            ]
+        }
+    }
+
+    /// Each lane of `w` broadcast to sixteen lanes.
+    #[inline(always)]
+    unsafe fn spread512(w: __m128) -> [__m512; 4] {
+        unsafe {
+            let w = _mm512_castps128_ps512(w);
+            let lane = |k: i32| _mm512_permutexvar_ps(_mm512_set1_epi32(k), w);
             [lane(0), lane(1), lane(2), lane(3)]
         }
     }
@@ -248,12 +417,22 @@ mod x86 {
             // SAFETY (caller): 20 bytes.
             unsafe { (joints_u8(rec.add(16)), f32x4(rec)) }
         }
+        #[inline(always)]
+        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]) {
+            // SAFETY (caller): 20 bytes.
+            unsafe { (joints_u8(rec.add(16)), f32x4_512(rec)) }
+        }
     }
     impl Slots for F32U16 {
         #[inline(always)]
         unsafe fn load(rec: *const u8) -> ([usize; 4], [__m256; 4]) {
             // SAFETY (caller): 24 bytes.
             unsafe { (joints_u16(rec.add(16)), f32x4(rec)) }
+        }
+        #[inline(always)]
+        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]) {
+            // SAFETY (caller): 24 bytes.
+            unsafe { (joints_u16(rec.add(16)), f32x4_512(rec)) }
         }
     }
     impl Slots for Unorm16U8 {
@@ -262,12 +441,22 @@ mod x86 {
             // SAFETY (caller): 12 bytes.
             unsafe { (joints_u8(rec.add(8)), spread(unorm16(rec))) }
         }
+        #[inline(always)]
+        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]) {
+            // SAFETY (caller): 12 bytes.
+            unsafe { (joints_u8(rec.add(8)), spread512(unorm16(rec))) }
+        }
     }
     impl Slots for Unorm16U16 {
         #[inline(always)]
         unsafe fn load(rec: *const u8) -> ([usize; 4], [__m256; 4]) {
             // SAFETY (caller): 16 bytes.
             unsafe { (joints_u16(rec.add(8)), spread(unorm16(rec))) }
+        }
+        #[inline(always)]
+        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]) {
+            // SAFETY (caller): 16 bytes.
+            unsafe { (joints_u16(rec.add(8)), spread512(unorm16(rec))) }
         }
     }
     impl Slots for Unorm8U8 {
@@ -276,12 +465,22 @@ mod x86 {
             // SAFETY (caller): 8 bytes.
             unsafe { (joints_u8(rec.add(4)), spread(unorm8(rec))) }
         }
+        #[inline(always)]
+        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]) {
+            // SAFETY (caller): 8 bytes.
+            unsafe { (joints_u8(rec.add(4)), spread512(unorm8(rec))) }
+        }
     }
     impl Slots for Unorm8U16 {
         #[inline(always)]
         unsafe fn load(rec: *const u8) -> ([usize; 4], [__m256; 4]) {
             // SAFETY (caller): 12 bytes.
             unsafe { (joints_u16(rec.add(4)), spread(unorm8(rec))) }
+        }
+        #[inline(always)]
+        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]) {
+            // SAFETY (caller): 12 bytes.
+            unsafe { (joints_u16(rec.add(4)), spread512(unorm8(rec))) }
         }
     }
 
@@ -343,6 +542,30 @@ mod x86 {
                 a = _mm256_fmadd_ps(w3, _mm256_loadu_ps(m3), a);
                 b = _mm256_fmadd_ps(w3, _mm256_loadu_ps(m3.add(8)), b);
                 (a, b)
+            }
+        }
+    }
+
+    /// Four slots in encoding `S`, each matrix blended whole in one 512-bit register (four
+    /// loads and four fused multiply-adds instead of eight of each). The lanes are the same
+    /// operations in the same order as [`Four`]'s two halves: the same bits.
+    struct Four512<S>(std::marker::PhantomData<S>);
+
+    impl<S: Slots> Source for Four512<S> {
+        #[inline(always)]
+        unsafe fn blend(inp: &Inputs, v: usize) -> (__m256, __m256) {
+            // SAFETY (caller), and the caller runs with AVX-512F.
+            unsafe {
+                let (j, [w0, w1, w2, w3]) = S::load512(inp.records.add(v * inp.stride));
+                let m = |k: usize| _mm512_loadu_ps(inp.palette.add(j[k] * 16));
+                let mut c = _mm512_mul_ps(w0, m(0));
+                c = _mm512_fmadd_ps(w1, m(1), c);
+                c = _mm512_fmadd_ps(w2, m(2), c);
+                c = _mm512_fmadd_ps(w3, m(3), c);
+                (
+                    _mm512_castps512_ps256(c),
+                    _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(c))),
+                )
             }
         }
     }
@@ -530,9 +753,12 @@ mod x86 {
         // 64-byte lines on the stack first when it fits and the range is long enough to pay
         // for it (one matrix copied per vertex at most). Measured: positions 326 → 356 M
         // vertices/s. The values, and so the results, are unchanged.
+        let wide = k.wide && matches!(k.weights.layout, WeightLayout::Fixed4(_));
+        // A 512-bit load of a matrix straddles two lines unless the matrix starts one.
+        let line = if wide { 64 } else { 32 };
         let mut lines = [const { MaybeUninit::<CacheLine>::uninit() }; ALIGNED_PALETTE_MAX];
         let mut palette = k.palette.as_ptr().cast::<f32>();
-        if !(palette as usize).is_multiple_of(32)
+        if !(palette as usize).is_multiple_of(line)
             && k.palette.len() <= ALIGNED_PALETTE_MAX
             && k.palette.len() <= out_p.len()
         {
@@ -558,239 +784,275 @@ mod x86 {
                 .tangents
                 .map_or(std::ptr::null(), |t| t.as_ptr().cast::<f32>()),
         };
-        // SAFETY (caller): as for `run`.
+        // SAFETY (caller): as for `run`; `wide` only where the caller checked AVX-512F.
         unsafe {
             let WeightLayout::Fixed4(w) = &k.weights.layout else {
                 return run::<AnyCount>(k, &inp, start, out_p, out_n, out_t);
             };
-            match w.encoding() {
-                (SlotJoints::U8, SlotWeights::F32) => {
-                    run::<Four<F32U8>>(k, &inp, start, out_p, out_n, out_t)
-                }
-                (SlotJoints::U16, SlotWeights::F32) => {
-                    run::<Four<F32U16>>(k, &inp, start, out_p, out_n, out_t)
-                }
-                (SlotJoints::U8, SlotWeights::Unorm16) => {
-                    run::<Four<Unorm16U8>>(k, &inp, start, out_p, out_n, out_t)
-                }
-                (SlotJoints::U16, SlotWeights::Unorm16) => {
-                    run::<Four<Unorm16U16>>(k, &inp, start, out_p, out_n, out_t)
-                }
-                (SlotJoints::U8, SlotWeights::Unorm8) => {
-                    run::<Four<Unorm8U8>>(k, &inp, start, out_p, out_n, out_t)
-                }
-                (SlotJoints::U16, SlotWeights::Unorm8) => {
-                    run::<Four<Unorm8U16>>(k, &inp, start, out_p, out_n, out_t)
-                }
-            }
-        }
-    }
-
-    /// One loop per attribute combination, so the hot ones carry no per-vertex branches.
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn run<S: Source>(
-        k: &Range<'_>,
-        inp: &Inputs,
-        start: usize,
-        out_p: &mut [Vec3],
-        out_n: Option<&mut [Vec3]>,
-        out_t: Option<&mut [Vec4]>,
-    ) {
-        let n = out_p.len();
-        let op = out_p.as_mut_ptr().cast::<f32>();
-        // SAFETY (caller): vertices start..start + n have inputs; outputs have n entries. A
-        // 16-byte read or write of vertex `start + i` (`room`, i < n - 1) reaches into vertex
-        // `start + i + 1`'s input and output entry `i + 1`, both in the range.
-        unsafe {
-            match (out_n, out_t) {
-                (None, None) => each_vertex(n, |i, room| {
-                    let v = start + i;
-                    let (a, b) = S::blend(inp, v);
-                    let p = load3(inp.positions, v, room);
-                    store3(op.add(3 * i), transform(a, b, p), room);
-                }),
-                (Some(on), None) if !k.normalize && k.blend3x3 => {
-                    // Raw blended-3×3 normals: written in phase 1, no second phase.
-                    let onp = on.as_mut_ptr().cast::<f32>();
-                    each_vertex(n, |i, room| {
-                        let v = start + i;
-                        let (a, b) = S::blend(inp, v);
-                        let p = load3(inp.positions, v, room);
-                        store3(op.add(3 * i), transform(a, b, p), room);
-                        let nv = load3(inp.normals, v, room);
-                        store3(onp.add(3 * i), rotate(a, b, nv), room);
-                    });
-                }
-                (on, Some(ot))
-                    if !k.orthonormalize_tangents
-                        && (on.is_none() || (!k.normalize && k.blend3x3)) =>
-                {
-                    // Raw tangents (and raw blended-3×3 normals, if any): written in phase 1.
-                    let onp = on.map(|o| o.as_mut_ptr().cast::<f32>());
-                    let otp = ot.as_mut_ptr().cast::<f32>();
-                    each_vertex(n, |i, room| {
-                        let v = start + i;
-                        let (a, b) = S::blend(inp, v);
-                        let p = load3(inp.positions, v, room);
-                        store3(op.add(3 * i), transform(a, b, p), room);
-                        if let Some(onp) = onp {
-                            let nv = load3(inp.normals, v, room);
-                            store3(onp.add(3 * i), rotate(a, b, nv), room);
+            // One monomorphised loop per encoding and blend width.
+            macro_rules! per_encoding {
+                ($run:ident, $four:ident) => {
+                    match w.encoding() {
+                        (SlotJoints::U8, SlotWeights::F32) => {
+                            $run::<$four<F32U8>>(k, &inp, start, out_p, out_n, out_t)
                         }
-                        let t = _mm_loadu_ps(inp.tangents.add(4 * v));
-                        // xyz through the blended 3×3, w (handedness) as given.
-                        _mm_storeu_ps(otp.add(4 * i), _mm_blend_ps::<0b1000>(rotate(a, b, t), t));
-                    });
-                }
-                (on, ot) => blocks::<S>(k, inp, start, n, op, on, ot),
-            }
-        }
-    }
-
-    /// Normals other than raw blend3x3 ones, and tangents: phase 1 per vertex (blend,
-    /// position, the blended columns into a scratch), phase 2 on eight lanes (module
-    /// documentation). Whole groups of eight read their normals and tangents and write their
-    /// results straight from and to the arrays; a group at the end of the range goes through
-    /// the scratch (zero padding lanes, whose results are never written).
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn blocks<S: Source>(
-        k: &Range<'_>,
-        inp: &Inputs,
-        start: usize,
-        n: usize,
-        op: *mut f32,
-        on: Option<&mut [Vec3]>,
-        ot: Option<&mut [Vec4]>,
-    ) {
-        // Per vertex of the block: blended columns c0|c1 (8 floats) and c2 (4); for a partial
-        // group, the input normals and tangents and the results (4 floats each).
-        let mut sa = [[0.0f32; 8]; BLOCK];
-        let mut sb = [[0.0f32; 4]; BLOCK];
-        let mut sn = [[0.0f32; 4]; 8];
-        let mut st = [[0.0f32; 4]; 8];
-        let onp = on.map(|o| o.as_mut_ptr().cast::<f32>());
-        let otp = ot.map(|o| o.as_mut_ptr().cast::<f32>());
-        let normals = !inp.normals.is_null();
-        let tangents = !inp.tangents.is_null();
-        let mut i0 = 0;
-        // SAFETY (caller): as for `run`; scratch indices stay below BLOCK; a whole group's
-        // eight vertices lie in the range, so its direct reads and writes stay in the arrays.
-        unsafe {
-            while i0 < n {
-                let m = (n - i0).min(BLOCK);
-                let mut phase1 = |i: usize, room: bool| {
-                    let (g, v) = (i0 + i, start + i0 + i);
-                    let (a, b) = S::blend(inp, v);
-                    let p = load3(inp.positions, v, room);
-                    store3(op.add(3 * g), transform(a, b, p), room);
-                    _mm256_storeu_ps(sa[i].as_mut_ptr(), a);
-                    _mm_storeu_ps(sb[i].as_mut_ptr(), _mm256_castps256_ps128(b));
-                };
-                if i0 + m < n {
-                    (0..m).for_each(|i| phase1(i, true));
-                } else {
-                    each_vertex(m, phase1);
-                }
-                for i in m..m.div_ceil(8) * 8 {
-                    sa[i] = [0.0; 8];
-                    sb[i] = [0.0; 4];
-                }
-                for g0 in (0..m).step_by(8) {
-                    let lanes = (m - g0).min(8);
-                    let whole = lanes == 8;
-                    let first = i0 + g0; // index in the range of lane 0
-                    let v0 = start + first; // vertex of lane 0
-                    if !whole {
-                        for j in 0..8 {
-                            let v = v0 + j;
-                            let (nv, tv) = if j < lanes {
-                                (
-                                    if normals {
-                                        load3(inp.normals, v, v + 1 < inp.normals_len)
-                                    } else {
-                                        _mm_setzero_ps()
-                                    },
-                                    if tangents {
-                                        _mm_loadu_ps(inp.tangents.add(4 * v))
-                                    } else {
-                                        _mm_setzero_ps()
-                                    },
-                                )
-                            } else {
-                                (_mm_setzero_ps(), _mm_setzero_ps())
-                            };
-                            _mm_storeu_ps(sn[j].as_mut_ptr(), nv);
-                            _mm_storeu_ps(st[j].as_mut_ptr(), tv);
+                        (SlotJoints::U16, SlotWeights::F32) => {
+                            $run::<$four<F32U16>>(k, &inp, start, out_p, out_n, out_t)
+                        }
+                        (SlotJoints::U8, SlotWeights::Unorm16) => {
+                            $run::<$four<Unorm16U8>>(k, &inp, start, out_p, out_n, out_t)
+                        }
+                        (SlotJoints::U16, SlotWeights::Unorm16) => {
+                            $run::<$four<Unorm16U16>>(k, &inp, start, out_p, out_n, out_t)
+                        }
+                        (SlotJoints::U8, SlotWeights::Unorm8) => {
+                            $run::<$four<Unorm8U8>>(k, &inp, start, out_p, out_n, out_t)
+                        }
+                        (SlotJoints::U16, SlotWeights::Unorm8) => {
+                            $run::<$four<Unorm8U16>>(k, &inp, start, out_p, out_n, out_t)
                         }
                     }
-                    let [c0x, c0y, c0z, _, c1x, c1y, c1z, _] = transpose8(&sa[g0..g0 + 8]);
-                    let [c2x, c2y, c2z, _] = soa4(sb[g0..g0 + 8].as_ptr().cast::<f32>());
-                    let cols = [[c0x, c0y, c0z], [c1x, c1y, c1z], [c2x, c2y, c2z]];
-                    let mut unit = [_mm256_setzero_ps(); 3];
-                    if normals {
-                        let nin = if whole {
-                            load_aos3(inp.normals.add(3 * v0))
-                        } else {
-                            let [x, y, z, _] = soa4(sn.as_ptr().cast::<f32>());
-                            [x, y, z]
-                        };
-                        let raw = if k.blend3x3 {
-                            apply8(cols, nin)
-                        } else {
-                            cofactor_normal8(cols, nin)
-                        };
-                        if k.normalize || (tangents && k.orthonormalize_tangents) {
-                            unit = unit8(raw[0], raw[1], raw[2]);
+                };
+            }
+            if wide {
+                per_encoding!(run512, Four512)
+            } else {
+                per_encoding!(run, Four)
+            }
+        }
+    }
+
+    /// The kernel's two loops, built once per instruction set: `run` and `blocks` for AVX2 +
+    /// FMA, `run512` and `blocks512` with AVX-512F too (for [`Four512`]; the rest is the same
+    /// operations, so the same bits). A macro rather than `#[inline(always)]` bodies: closures
+    /// take the target features of the function they are written in.
+    macro_rules! kernel {
+        ($run:ident, $blocks:ident, $features:literal) => {
+            /// One loop per attribute combination, so the hot ones carry no per-vertex branches.
+            #[target_feature(enable = $features)]
+            unsafe fn $run<S: Source>(
+                k: &Range<'_>,
+                inp: &Inputs,
+                start: usize,
+                out_p: &mut [Vec3],
+                out_n: Option<&mut [Vec3]>,
+                out_t: Option<&mut [Vec4]>,
+            ) {
+                let n = out_p.len();
+                let op = out_p.as_mut_ptr().cast::<f32>();
+                // SAFETY (caller): vertices start..start + n have inputs; outputs have n entries. A
+                // 16-byte read or write of vertex `start + i` (`room`, i < n - 1) reaches into
+                // vertex `start + i + 1`'s input and output entry `i + 1`, both in the range.
+                unsafe {
+                    match (out_n, out_t) {
+                        (None, None) => each_vertex(n, |i, room| {
+                            let v = start + i;
+                            let (a, b) = S::blend(inp, v);
+                            let p = load3(inp.positions, v, room);
+                            store3(op.add(3 * i), transform(a, b, p), room);
+                        }),
+                        (Some(on), None) if !k.normalize && k.blend3x3 => {
+                            // Raw blended-3×3 normals: written in phase 1, no second phase.
+                            let onp = on.as_mut_ptr().cast::<f32>();
+                            each_vertex(n, |i, room| {
+                                let v = start + i;
+                                let (a, b) = S::blend(inp, v);
+                                let p = load3(inp.positions, v, room);
+                                store3(op.add(3 * i), transform(a, b, p), room);
+                                let nv = load3(inp.normals, v, room);
+                                store3(onp.add(3 * i), rotate(a, b, nv), room);
+                            });
                         }
-                        if let Some(onp) = onp {
-                            let out = if k.normalize { unit } else { raw };
-                            if whole {
-                                store_aos3(out, onp.add(3 * first));
-                            } else {
-                                rows4([out[0], out[1], out[2], out[2]], sn.as_mut_ptr().cast());
-                                for (j, row) in sn.iter().enumerate().take(lanes) {
-                                    let g = first + j;
-                                    store3(onp.add(3 * g), _mm_loadu_ps(row.as_ptr()), g + 1 < n);
+                        (on, Some(ot))
+                            if !k.orthonormalize_tangents
+                                && (on.is_none() || (!k.normalize && k.blend3x3)) =>
+                        {
+                            // Raw tangents (and raw blended-3×3 normals, if any): written in phase
+                            // 1.
+                            let onp = on.map(|o| o.as_mut_ptr().cast::<f32>());
+                            let otp = ot.as_mut_ptr().cast::<f32>();
+                            each_vertex(n, |i, room| {
+                                let v = start + i;
+                                let (a, b) = S::blend(inp, v);
+                                let p = load3(inp.positions, v, room);
+                                store3(op.add(3 * i), transform(a, b, p), room);
+                                if let Some(onp) = onp {
+                                    let nv = load3(inp.normals, v, room);
+                                    store3(onp.add(3 * i), rotate(a, b, nv), room);
+                                }
+                                let t = _mm_loadu_ps(inp.tangents.add(4 * v));
+                                // xyz through the blended 3×3, w (handedness) as given.
+                                _mm_storeu_ps(
+                                    otp.add(4 * i),
+                                    _mm_blend_ps::<0b1000>(rotate(a, b, t), t),
+                                );
+                            });
+                        }
+                        (on, ot) => $blocks::<S>(k, inp, start, n, op, on, ot),
+                    }
+                }
+            }
+
+            /// Normals other than raw blend3x3 ones, and tangents: phase 1 per vertex (blend,
+            /// position, the blended columns into a scratch), phase 2 on eight lanes (module
+            /// documentation). Whole groups of eight read their normals and tangents and write
+            /// their results straight from and to the arrays; a group at the end of the range goes
+            /// through the scratch (zero padding lanes, whose results are never written).
+            #[target_feature(enable = $features)]
+            unsafe fn $blocks<S: Source>(
+                k: &Range<'_>,
+                inp: &Inputs,
+                start: usize,
+                n: usize,
+                op: *mut f32,
+                on: Option<&mut [Vec3]>,
+                ot: Option<&mut [Vec4]>,
+            ) {
+                // Per vertex of the block: blended columns c0|c1 (8 floats) and c2 (4); for a
+                // partial group, the input normals and tangents and the results (4 floats each).
+                let mut sa = [[0.0f32; 8]; BLOCK];
+                let mut sb = [[0.0f32; 4]; BLOCK];
+                let mut sn = [[0.0f32; 4]; 8];
+                let mut st = [[0.0f32; 4]; 8];
+                let onp = on.map(|o| o.as_mut_ptr().cast::<f32>());
+                let otp = ot.map(|o| o.as_mut_ptr().cast::<f32>());
+                let normals = !inp.normals.is_null();
+                let tangents = !inp.tangents.is_null();
+                let mut i0 = 0;
+                // SAFETY (caller): as for `run`; scratch indices stay below BLOCK; a whole group's
+                // eight vertices lie in the range, so its direct reads and writes stay in the
+                // arrays.
+                unsafe {
+                    while i0 < n {
+                        let m = (n - i0).min(BLOCK);
+                        let mut phase1 = |i: usize, room: bool| {
+                            let (g, v) = (i0 + i, start + i0 + i);
+                            let (a, b) = S::blend(inp, v);
+                            let p = load3(inp.positions, v, room);
+                            store3(op.add(3 * g), transform(a, b, p), room);
+                            _mm256_storeu_ps(sa[i].as_mut_ptr(), a);
+                            _mm_storeu_ps(sb[i].as_mut_ptr(), _mm256_castps256_ps128(b));
+                        };
+                        if i0 + m < n {
+                            (0..m).for_each(|i| phase1(i, true));
+                        } else {
+                            each_vertex(m, phase1);
+                        }
+                        for i in m..m.div_ceil(8) * 8 {
+                            sa[i] = [0.0; 8];
+                            sb[i] = [0.0; 4];
+                        }
+                        for g0 in (0..m).step_by(8) {
+                            let lanes = (m - g0).min(8);
+                            let whole = lanes == 8;
+                            let first = i0 + g0; // index in the range of lane 0
+                            let v0 = start + first; // vertex of lane 0
+                            if !whole {
+                                for j in 0..8 {
+                                    let v = v0 + j;
+                                    let (nv, tv) = if j < lanes {
+                                        (
+                                            if normals {
+                                                load3(inp.normals, v, v + 1 < inp.normals_len)
+                                            } else {
+                                                _mm_setzero_ps()
+                                            },
+                                            if tangents {
+                                                _mm_loadu_ps(inp.tangents.add(4 * v))
+                                            } else {
+                                                _mm_setzero_ps()
+                                            },
+                                        )
+                                    } else {
+                                        (_mm_setzero_ps(), _mm_setzero_ps())
+                                    };
+                                    _mm_storeu_ps(sn[j].as_mut_ptr(), nv);
+                                    _mm_storeu_ps(st[j].as_mut_ptr(), tv);
+                                }
+                            }
+                            let [c0x, c0y, c0z, _, c1x, c1y, c1z, _] = transpose8(&sa[g0..g0 + 8]);
+                            let [c2x, c2y, c2z, _] = soa4(sb[g0..g0 + 8].as_ptr().cast::<f32>());
+                            let cols = [[c0x, c0y, c0z], [c1x, c1y, c1z], [c2x, c2y, c2z]];
+                            let mut unit = [_mm256_setzero_ps(); 3];
+                            if normals {
+                                let nin = if whole {
+                                    load_aos3(inp.normals.add(3 * v0))
+                                } else {
+                                    let [x, y, z, _] = soa4(sn.as_ptr().cast::<f32>());
+                                    [x, y, z]
+                                };
+                                let raw = if k.blend3x3 {
+                                    apply8(cols, nin)
+                                } else {
+                                    cofactor_normal8(cols, nin)
+                                };
+                                if k.normalize || (tangents && k.orthonormalize_tangents) {
+                                    unit = unit8(raw[0], raw[1], raw[2]);
+                                }
+                                if let Some(onp) = onp {
+                                    let out = if k.normalize { unit } else { raw };
+                                    if whole {
+                                        store_aos3(out, onp.add(3 * first));
+                                    } else {
+                                        rows4(
+                                            [out[0], out[1], out[2], out[2]],
+                                            sn.as_mut_ptr().cast(),
+                                        );
+                                        for (j, row) in sn.iter().enumerate().take(lanes) {
+                                            let g = first + j;
+                                            store3(
+                                                onp.add(3 * g),
+                                                _mm_loadu_ps(row.as_ptr()),
+                                                g + 1 < n,
+                                            );
+                                        }
+                                    }
+                                }
+                            }
+                            if let (true, Some(otp)) = (tangents, otp) {
+                                let [tx, ty, tz, tw] = if whole {
+                                    soa4(inp.tangents.add(4 * v0))
+                                } else {
+                                    soa4(st.as_ptr().cast::<f32>())
+                                };
+                                let [rx, ry, rz] = apply8(cols, [tx, ty, tz]);
+                                let [x, y, z] = if k.orthonormalize_tangents {
+                                    let [ux, uy, uz] = unit;
+                                    let d = _mm256_fmadd_ps(
+                                        uz,
+                                        rz,
+                                        _mm256_fmadd_ps(uy, ry, _mm256_mul_ps(ux, rx)),
+                                    );
+                                    unit8(
+                                        _mm256_fnmadd_ps(ux, d, rx),
+                                        _mm256_fnmadd_ps(uy, d, ry),
+                                        _mm256_fnmadd_ps(uz, d, rz),
+                                    )
+                                } else {
+                                    [rx, ry, rz]
+                                };
+                                if whole {
+                                    rows4([x, y, z, tw], otp.add(4 * first));
+                                } else {
+                                    rows4([x, y, z, tw], st.as_mut_ptr().cast());
+                                    for (j, row) in st.iter().enumerate().take(lanes) {
+                                        _mm_storeu_ps(
+                                            otp.add(4 * (first + j)),
+                                            _mm_loadu_ps(row.as_ptr()),
+                                        );
+                                    }
                                 }
                             }
                         }
-                    }
-                    if let (true, Some(otp)) = (tangents, otp) {
-                        let [tx, ty, tz, tw] = if whole {
-                            soa4(inp.tangents.add(4 * v0))
-                        } else {
-                            soa4(st.as_ptr().cast::<f32>())
-                        };
-                        let [rx, ry, rz] = apply8(cols, [tx, ty, tz]);
-                        let [x, y, z] = if k.orthonormalize_tangents {
-                            let [ux, uy, uz] = unit;
-                            let d = _mm256_fmadd_ps(
-                                uz,
-                                rz,
-                                _mm256_fmadd_ps(uy, ry, _mm256_mul_ps(ux, rx)),
-                            );
-                            unit8(
-                                _mm256_fnmadd_ps(ux, d, rx),
-                                _mm256_fnmadd_ps(uy, d, ry),
-                                _mm256_fnmadd_ps(uz, d, rz),
-                            )
-                        } else {
-                            [rx, ry, rz]
-                        };
-                        if whole {
-                            rows4([x, y, z, tw], otp.add(4 * first));
-                        } else {
-                            rows4([x, y, z, tw], st.as_mut_ptr().cast());
-                            for (j, row) in st.iter().enumerate().take(lanes) {
-                                _mm_storeu_ps(otp.add(4 * (first + j)), _mm_loadu_ps(row.as_ptr()));
-                            }
-                        }
+                        i0 += m;
                     }
                 }
-                i0 += m;
             }
-        }
+        };
     }
+
+    kernel!(run, blocks, "avx2,fma");
+    kernel!(run512, blocks512, "avx2,fma,avx512f");
 
     /// Eight (x, y, z) triples at `p` (24 floats) to three registers of eight lanes.
     #[inline(always)]
