@@ -17,6 +17,7 @@ use glam::{Mat4, Quat, Vec3, Vec4};
 use skinview::frame::{CpuSkinner, FrameState};
 use skinview::scene::SkinWeights;
 use skinview::skin::SkinnedVertices;
+use skinview::skin::simd::Kernel;
 use skinview::skin::{NormalMode, SkinningJob, VertexWeights};
 
 const VERTICES: usize = 1_000_000;
@@ -122,8 +123,14 @@ struct Attributes {
     ortho: bool,
 }
 
-/// One skinning pass over the synthetic mesh.
-fn skin(s: &Synthetic, weights: &VertexWeights, a: Attributes, portable: bool, out: &mut Outputs) {
+/// One skinning pass over the synthetic mesh on `kernel` (`None`: the one `run` picks).
+fn skin(
+    s: &Synthetic,
+    weights: &VertexWeights,
+    a: Attributes,
+    kernel: Option<Kernel>,
+    out: &mut Outputs,
+) {
     let mut job = SkinningJob {
         palette: &s.palette,
         weights,
@@ -137,10 +144,9 @@ fn skin(s: &Synthetic, weights: &VertexWeights, a: Attributes, portable: bool, o
         orthonormalize_tangents: a.ortho,
         normal_mode: a.mode,
     };
-    if portable {
-        job.run_portable().unwrap()
-    } else {
-        job.run().unwrap()
+    match kernel {
+        Some(k) => job.run_kernel(k).unwrap(),
+        None => job.run().unwrap(),
     }
 }
 
@@ -181,7 +187,7 @@ fn cpu_skinning(c: &mut Criterion) {
         ortho: normalize,
     };
     // The ids ../shared/peers/ozzbench reads (…/fixed4_1_thread), then the same on the
-    // portable path, on all threads, with the any-count (CSR) layout and with quantised
+    // portable path, on the 256-bit AVX2 kernel (where the CPU runs it), on all threads, with the any-count (CSR) layout and with quantised
     // weights; and the other normal modes.
     let cases = [
         (
@@ -222,17 +228,31 @@ fn cpu_skinning(c: &mut Criterion) {
         ),
     ];
     for (name, a) in cases {
-        for (label, pool, weights, portable) in [
-            ("fixed4_1_thread", &one, &s.weights, false),
-            ("fixed4_portable_1_thread", &one, &s.weights, true),
-            ("fixed4_all_threads", &all, &s.weights, false),
-            ("csr_1_thread", &one, &s.weights_csr, false),
-            ("unorm8_1_thread", &one, &s.weights_unorm8, false),
-            ("unorm16_1_thread", &one, &s.weights_unorm16, false),
+        for (label, pool, weights, kernel) in [
+            ("fixed4_1_thread", &one, &s.weights, None),
+            (
+                "fixed4_portable_1_thread",
+                &one,
+                &s.weights,
+                Some(Kernel::Portable),
+            ),
+            (
+                "fixed4_avx2_1_thread",
+                &one,
+                &s.weights,
+                Some(Kernel::Avx2Fma),
+            ),
+            ("fixed4_all_threads", &all, &s.weights, None),
+            ("csr_1_thread", &one, &s.weights_csr, None),
+            ("unorm8_1_thread", &one, &s.weights_unorm8, None),
+            ("unorm16_1_thread", &one, &s.weights_unorm16, None),
         ] {
+            if kernel.is_some_and(|k| !k.is_available()) {
+                continue;
+            }
             group.bench_function(BenchmarkId::new(name, label), |b| {
                 b.iter(|| {
-                    pool.install(|| skin(&s, weights, a, portable, &mut out));
+                    pool.install(|| skin(&s, weights, a, kernel, &mut out));
                     black_box(&out.p);
                 })
             });
