@@ -187,8 +187,8 @@ fn cpu_skinning(c: &mut Criterion) {
         ortho: normalize,
     };
     // The ids ../shared/peers/ozzbench reads (…/fixed4_1_thread), then the same on the
-    // portable path, on the 256-bit AVX2 kernel (where the CPU runs it), on all threads, with the any-count (CSR) layout and with quantised
-    // weights; and the other normal modes.
+    // portable path, on the 256-bit AVX2 kernel (where the CPU runs it), on all threads, with
+    // the any-count (CSR) layout and with quantised weights; and the other normal modes.
     let cases = [
         (
             "positions_only",

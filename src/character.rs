@@ -827,8 +827,9 @@ pub struct BenchReport {
     /// Worker threads skinning used.
     #[serde(skip)]
     pub threads: usize,
-    /// The CPU skinning kernel used (`portable`, `avx2` or `avx512`:
-    /// [`crate::skin::simd::Kernel::chosen`]).
+    /// The CPU kernel linear-blend skinning runs on (`portable`, `avx2` or `avx512`:
+    /// [`crate::skin::simd::Kernel::chosen`]); dual-quaternion and stitched draws run the
+    /// portable path whatever it says.
     pub cpu_kernel: &'static str,
 }
 

@@ -133,7 +133,7 @@ pub struct SkinningJob<'a> {
 }
 
 impl SkinningJob<'_> {
-    /// Check the numbered rules above.
+    /// Check rules 1–3 above (rule 4 is checked when the job runs).
     pub fn validate(&self) -> Result<()> {
         validate_skinning(
             "SkinningJob",
@@ -167,9 +167,11 @@ impl SkinningJob<'_> {
         self.run_kernel(super::simd::Kernel::Portable)
     }
 
-    /// [`SkinningJob::run`] on `kernel`; an error naming it when this CPU cannot run it.
+    /// [`SkinningJob::run`] on `kernel`; an error naming it when this CPU cannot run it (rule
+    /// 4). An AVX2 kernel that refuses the input (an any-count array whose offsets are out of
+    /// order) leaves the job to the portable path, as `run` does.
     pub fn run_kernel(&mut self, kernel: super::simd::Kernel) -> Result<()> {
-        use super::simd::Kernel;
+        use super::simd::Kernel as SimdKernel;
         self.validate()?;
         if !kernel.is_available() {
             return Err(crate::Error::job(
@@ -178,7 +180,7 @@ impl SkinningJob<'_> {
                 format!("the {} kernel does not run on this CPU", kernel.name()),
             ));
         }
-        if kernel != Kernel::Portable {
+        if kernel != SimdKernel::Portable {
             let range = super::simd::Range {
                 palette: self.palette,
                 weights: self.weights,
@@ -188,7 +190,7 @@ impl SkinningJob<'_> {
                 normalize: self.normalize_normals,
                 orthonormalize_tangents: self.orthonormalize_tangents,
                 blend3x3: self.normal_mode == super::modes::NormalMode::Blend3x3,
-                wide: kernel == Kernel::Avx512Blend,
+                wide: kernel == SimdKernel::Avx512Blend,
             };
             let refused = std::sync::atomic::AtomicBool::new(false);
             for_each_chunk(

@@ -9,8 +9,8 @@
 //!    one register; or the any-count layout's influences) selects the palette matrices; they
 //!    are blended two columns at a time in 256-bit registers straight from the `Mat4` palette
 //!    (`x|y` and `z|w`: two fused multiply-adds per influence, in slot order) or, on CPUs
-//!    whose AVX-512 pipes are 512 bits wide ([`Kernel::Avx512Blend`], four-slot weights),
-//!    whole in one 512-bit register (one load and one fused multiply-add per influence: the
+//!    with AVX-512F ([`Kernel::Avx512Blend`], four-slot weights; [`Kernel::fastest`] says
+//!    where it is chosen), whole in one 512-bit register (one load and one fused multiply-add per influence: the
 //!    same lanes in the same order, so the same bits); the position is transformed (one
 //!    permute, a multiply, a fused multiply-add, two adds) and written once. Normals go
 //!    through the blended 3×3 (blend3x3) or its cofactor with the determinant's sign (exact:
@@ -75,10 +75,13 @@ pub fn available() -> bool {
     crate::math::avx2_fma_available()
 }
 
-/// The CPU skinning kernels of [`super::SkinningJob`]. The two AVX2 kernels give the same
-/// bits (the 512-bit blend is the same lane operations in the same order); the portable path
-/// rounds differently, within the bounds `tests/simd.rs` checks.
+/// The CPU skinning kernels of [`super::SkinningJob`]'s linear blend. The two AVX2 kernels
+/// give the same bits (the 512-bit blend is the same lane operations in the same order); the
+/// portable path rounds differently, within the bounds `tests/simd.rs` checks. Dual
+/// quaternions and stitching always run the portable path; the any-count weight layout blends
+/// in 256-bit registers on both AVX2 kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Kernel {
     /// SSE2, no fused multiply-add, per-vertex normalisation: every x86-64 and other CPUs.
     Portable,
@@ -89,17 +92,25 @@ pub enum Kernel {
     Avx512Blend,
 }
 
+/// The environment variable that picks a kernel by hand.
+pub const KERNEL_ENV: &str = "SKINVIEW_SKIN_KERNEL";
+
 impl Kernel {
-    /// Every kernel, slowest first.
+    /// Every kernel.
     pub const ALL: [Kernel; 3] = [Kernel::Portable, Kernel::Avx2Fma, Kernel::Avx512Blend];
 
-    /// Its name in `SKINVIEW_SKIN_KERNEL` and in reports.
+    /// Its name in [`KERNEL_ENV`] and in reports.
     pub fn name(self) -> &'static str {
         match self {
             Kernel::Portable => "portable",
             Kernel::Avx2Fma => "avx2",
             Kernel::Avx512Blend => "avx512",
         }
+    }
+
+    /// The kernel called `name` ([`Kernel::name`]).
+    pub fn from_name(name: &str) -> Option<Kernel> {
+        Kernel::ALL.into_iter().find(|k| k.name() == name)
     }
 
     /// Whether this CPU can run it.
@@ -111,54 +122,61 @@ impl Kernel {
         }
     }
 
-    /// The kernel [`super::SkinningJob::run`] uses on this CPU: the one named by the
-    /// environment variable `SKINVIEW_SKIN_KERNEL` (`portable`, `avx2` or `avx512`) when this
-    /// CPU runs it, else the fastest this CPU runs well: `avx512` where AVX-512F has full
-    /// 512-bit pipes, `avx2` where it has AVX2 and FMA, `portable` otherwise. Chosen once per
-    /// process.
-    ///
-    /// AMD Zen 4 (family 19h) splits each 512-bit operation into two 256-bit halves; an
-    /// AVX-512 kernel measured slower than the AVX2 one there (324 against 390 M vertices/s,
-    /// BENCHMARKS.md), so Zen 4 gets `avx2` unless asked. On Zen 5 (family 1Ah) the 512-bit
-    /// blend measured 535 → 640 M vertices/s for positions alone.
+    /// What [`KERNEL_ENV`] holds: `None` when unset or empty.
+    fn requested() -> Option<String> {
+        std::env::var_os(KERNEL_ENV)
+            .filter(|v| !v.is_empty())
+            .map(|v| v.to_string_lossy().into_owned())
+    }
+
+    /// The kernel [`super::SkinningJob::run`] uses on this CPU: the one [`KERNEL_ENV`] names
+    /// (`portable`, `avx2` or `avx512`) when this CPU runs it, else [`Kernel::fastest`].
+    /// Chosen once per process.
     pub fn chosen() -> Kernel {
         static CHOSEN: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
         *CHOSEN.get_or_init(|| {
-            let asked = std::env::var("SKINVIEW_SKIN_KERNEL").ok();
-            match Kernel::ALL
-                .into_iter()
-                .find(|k| asked.as_deref() == Some(k.name()))
-            {
+            match Kernel::requested().and_then(|name| Kernel::from_name(&name)) {
                 Some(k) if k.is_available() => k,
                 _ => Kernel::fastest(),
             }
         })
     }
 
-    /// Why `SKINVIEW_SKIN_KERNEL` was not followed, when it is set but names no kernel or
-    /// one this CPU cannot run (for front ends to print; [`Kernel::chosen`] then picks as if
-    /// it were unset). `None` when it is unset or followed.
+    /// Why [`KERNEL_ENV`] was not followed, when it is set but names no kernel or one this
+    /// CPU cannot run; `None` when it is unset, empty or followed. The library says nothing
+    /// itself ([`Kernel::chosen`] picks as if the variable were unset): the `skinview` command
+    /// prints this as a warning.
     pub fn env_warning() -> Option<String> {
-        let asked = std::env::var("SKINVIEW_SKIN_KERNEL").ok()?;
+        let asked = Kernel::requested()?;
         let chosen = Kernel::chosen();
-        match Kernel::ALL.into_iter().find(|k| asked == k.name()) {
+        let names: Vec<&str> = Kernel::ALL.iter().map(|k| k.name()).collect();
+        match Kernel::from_name(&asked) {
             Some(k) if k == chosen => None,
             Some(k) => Some(format!(
-                "SKINVIEW_SKIN_KERNEL={asked}: this CPU cannot run the {} kernel; using {}",
+                "{KERNEL_ENV}={asked:?}: this CPU cannot run the {} kernel; using {}",
                 k.name(),
                 chosen.name()
             )),
             None => Some(format!(
-                "SKINVIEW_SKIN_KERNEL={:?} is not one of portable, avx2, avx512; using {}",
-                asked,
+                "{KERNEL_ENV}={asked:?} is not one of {}; using {}",
+                names.join(", "),
                 chosen.name()
             )),
         }
     }
 
-    /// The fastest kernel for this CPU, ignoring the environment.
+    /// The kernel expected to be fastest on this CPU, ignoring the environment: `avx512` on
+    /// CPUs with AVX2, FMA and AVX-512F except AMD family 19h, `avx2` on CPUs with AVX2 and
+    /// FMA, `portable` otherwise.
+    ///
+    /// Measured: on AMD Zen 5 (family 1Ah, desktop/server cores with 512-bit pipes) the
+    /// 512-bit blend took positions from 535 to 640 M vertices/s (BENCHMARKS.md). AMD family
+    /// 19h (Zen 4) runs each 512-bit operation as two 256-bit halves, and an earlier AVX-512
+    /// kernel measured slower than the AVX2 one there (324 against 390 M vertices/s), so it
+    /// keeps `avx2`. Not measured: Intel cores with AVX-512, and Zen 5 mobile parts (which also
+    /// split 512-bit operations); [`KERNEL_ENV`] overrides the choice on any of them.
     pub fn fastest() -> Kernel {
-        if Kernel::Avx512Blend.is_available() && !split_512_bit_pipes() {
+        if Kernel::Avx512Blend.is_available() && !amd_family_19h() {
             Kernel::Avx512Blend
         } else if available() {
             Kernel::Avx2Fma
@@ -180,8 +198,9 @@ fn avx512f() -> bool {
     }
 }
 
-/// AMD family 19h (Zen 3 has no AVX-512; Zen 4 runs it as two 256-bit halves).
-fn split_512_bit_pipes() -> bool {
+/// Whether this is an AMD family 19h CPU (Zen 3 has no AVX-512; Zen 4 runs it as two 256-bit
+/// halves).
+fn amd_family_19h() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         // CPUID leaf 0 (vendor) and leaf 1 (family) exist on every x86-64.
@@ -202,12 +221,13 @@ fn split_512_bit_pipes() -> bool {
     }
 }
 
-/// The kernel [`super::SkinningJob::run`] uses on this CPU, in words.
+/// The kernel [`super::SkinningJob::run`] uses on this CPU, in words ([`Kernel::chosen`]'s
+/// name and what it is).
 pub fn kernel_name() -> &'static str {
     match Kernel::chosen() {
-        Kernel::Portable => "sse2 (portable)",
-        Kernel::Avx2Fma => "avx2+fma",
-        Kernel::Avx512Blend => "avx2+fma, avx-512 blend",
+        Kernel::Portable => "portable (sse2)",
+        Kernel::Avx2Fma => "avx2 (avx2+fma)",
+        Kernel::Avx512Blend => "avx512 (avx2+fma, avx-512 blend)",
     }
 }
 
@@ -755,10 +775,10 @@ mod x86 {
         // vertices/s. The values, and so the results, are unchanged.
         let wide = k.wide && matches!(k.weights.layout, WeightLayout::Fixed4(_));
         // A 512-bit load of a matrix straddles two lines unless the matrix starts one.
-        let line = if wide { 64 } else { 32 };
+        let align = if wide { 64 } else { 32 };
         let mut lines = [const { MaybeUninit::<CacheLine>::uninit() }; ALIGNED_PALETTE_MAX];
         let mut palette = k.palette.as_ptr().cast::<f32>();
-        if !(palette as usize).is_multiple_of(line)
+        if !(palette as usize).is_multiple_of(align)
             && k.palette.len() <= ALIGNED_PALETTE_MAX
             && k.palette.len() <= out_p.len()
         {
@@ -815,6 +835,8 @@ mod x86 {
                 };
             }
             if wide {
+                #[cfg(test)]
+                super::tests::WIDE_RANGES.with(|c| c.set(c.get() + 1));
                 per_encoding!(run512, Four512)
             } else {
                 per_encoding!(run, Four)
@@ -1174,6 +1196,87 @@ mod x86 {
                 _mm256_set1_ps(-0.0),
             );
             r.map(|x| _mm256_xor_ps(x, flip))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use glam::{Mat4, Quat, Vec3};
+
+    use super::{Kernel, Range};
+    use crate::scene::SkinWeights;
+    use crate::skin::VertexWeights;
+
+    thread_local! {
+        /// Ranges this thread ran through the 512-bit loops (the two blends give the same bits,
+        /// so only this tells which ran).
+        pub(super) static WIDE_RANGES: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// A `wide` range of four-slot weights runs the 512-bit loops; a range that is not wide,
+    /// or whose weights are in the any-count layout, runs the 256-bit ones.
+    #[test]
+    fn wide_ranges_take_the_512_bit_loops() {
+        if !Kernel::Avx512Blend.is_available() {
+            eprintln!("no AVX-512F on this CPU: the 512-bit loops cannot run here");
+            return;
+        }
+        let palette: Vec<Mat4> = (0..5)
+            .map(|k| Mat4::from_rotation_translation(Quat::from_rotation_y(k as f32), Vec3::X))
+            .collect();
+        let n = 40;
+        let raw = SkinWeights {
+            width: 4,
+            joints: (0..4 * n as u32).map(|i| i % 5).collect(),
+            weights: vec![0.25; 4 * n],
+        };
+        let positions = vec![Vec3::new(1.0, 2.0, 3.0); n];
+        let mut out = vec![Vec3::ZERO; n];
+        let four = VertexWeights::from_skin_weights(&raw);
+        let any = VertexWeights::csr_from_skin_weights(&raw);
+        for (weights, wide, expected) in [(&four, true, 1), (&four, false, 0), (&any, true, 0)] {
+            let range = Range {
+                palette: &palette,
+                weights,
+                positions: &positions,
+                normals: None,
+                tangents: None,
+                normalize: true,
+                orthonormalize_tangents: true,
+                blend3x3: false,
+                wide,
+            };
+            let before = WIDE_RANGES.with(Cell::get);
+            assert!(range.skin(0, &mut out, None, None));
+            assert_eq!(
+                WIDE_RANGES.with(Cell::get) - before,
+                expected,
+                "wide: {wide}"
+            );
+        }
+        // `SkinningJob::run_kernel` asks for the 512-bit loops exactly for `Avx512Blend` (a
+        // mesh this small is skinned on the calling thread).
+        for (kernel, expected) in [(Kernel::Avx512Blend, 1), (Kernel::Avx2Fma, 0)] {
+            let before = WIDE_RANGES.with(Cell::get);
+            crate::skin::SkinningJob {
+                palette: &palette,
+                weights: &four,
+                positions: &positions,
+                normals: None,
+                tangents: None,
+                out_positions: &mut out,
+                out_normals: None,
+                out_tangents: None,
+                normalize_normals: true,
+                orthonormalize_tangents: true,
+                normal_mode: crate::skin::NormalMode::Exact,
+            }
+            .run_kernel(kernel)
+            .expect("a valid job");
+            assert_eq!(WIDE_RANGES.with(Cell::get) - before, expected, "{kernel:?}");
         }
     }
 }
