@@ -167,6 +167,15 @@ impl SkinningJob<'_> {
         self.run_kernel(super::simd::Kernel::Portable)
     }
 
+    /// Bytes of every output the job writes.
+    fn output_bytes(&self) -> usize {
+        let n = self.out_positions.len();
+        let per_vertex = size_of::<Vec3>()
+            + self.out_normals.as_ref().map_or(0, |_| size_of::<Vec3>())
+            + self.out_tangents.as_ref().map_or(0, |_| size_of::<Vec4>());
+        n.saturating_mul(per_vertex)
+    }
+
     /// [`SkinningJob::run`] on `kernel`; an error naming it when this CPU cannot run it (rule
     /// 4). An AVX2 kernel that refuses the input (an any-count array whose offsets are out of
     /// order) leaves the job to the portable path, as `run` does.
@@ -191,6 +200,7 @@ impl SkinningJob<'_> {
                 orthonormalize_tangents: self.orthonormalize_tangents,
                 blend3x3: self.normal_mode == super::modes::NormalMode::Blend3x3,
                 wide: kernel == SimdKernel::Avx512Blend,
+                stream_tangents: self.output_bytes() >= super::simd::STREAM_MIN_BYTES,
             };
             let refused = std::sync::atomic::AtomicBool::new(false);
             for_each_chunk(
