@@ -154,9 +154,9 @@ impl SkinningJob<'_> {
 
     /// Validate, then skin every vertex into the outputs (in parallel for large meshes): on
     /// the kernel [`super::simd::Kernel::chosen`] picks for this CPU (AVX2 + FMA where the CPU
-    /// has both, its matrices blended in 512-bit registers where AVX-512F runs at full width;
-    /// the same bits on every such CPU, whichever layout and range a vertex falls in), else on
-    /// the portable path.
+    /// has both, its matrices blended in 512-bit registers where
+    /// [`super::simd::Kernel::fastest`] says; the same bits on every such CPU, whichever layout
+    /// and range a vertex falls in), else on the portable path.
     pub fn run(&mut self) -> Result<()> {
         self.run_kernel(super::simd::Kernel::chosen())
     }

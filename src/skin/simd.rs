@@ -324,71 +324,93 @@ mod x86 {
     use super::{BLOCK, Range};
     use crate::skin::weights::{Influence, SlotJoints, SlotWeights, WeightLayout};
 
+    /// The register width weights are broadcast to: [`L256`] (two matrix columns) or [`L512`]
+    /// (a whole `Mat4`, with AVX-512F).
+    trait Lanes {
+        type V: Copy;
+
+        /// Four f32 weights at `p`, each broadcast from memory (loads, no shuffles: the shuffle
+        /// ports are busy with the transform).
+        ///
+        /// # Safety
+        /// 16 bytes at `p`; the caller runs with the width's features.
+        unsafe fn f32x4(p: *const u8) -> [Self::V; 4];
+
+        /// Each lane of `w` broadcast to every lane.
+        ///
+        /// # Safety
+        /// The caller runs with the width's features.
+        unsafe fn spread(w: __m128) -> [Self::V; 4];
+    }
+
+    /// Eight lanes (AVX2).
+    struct L256;
+    /// Sixteen lanes (AVX-512F).
+    struct L512;
+
+    impl Lanes for L256 {
+        type V = __m256;
+
+        #[inline(always)]
+        unsafe fn f32x4(p: *const u8) -> [__m256; 4] {
+            // SAFETY (caller).
+            unsafe {
+                let w = p.cast::<f32>();
+                [
+                    _mm256_broadcast_ss(&*w),
+                    _mm256_broadcast_ss(&*w.add(1)),
+                    _mm256_broadcast_ss(&*w.add(2)),
+                    _mm256_broadcast_ss(&*w.add(3)),
+                ]
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn spread(w: __m128) -> [__m256; 4] {
+            unsafe {
+                let w = _mm256_castps128_ps256(w);
+                let lane = |k: i32| _mm256_permutevar8x32_ps(w, _mm256_set1_epi32(k));
+                [lane(0), lane(1), lane(2), lane(3)]
+            }
+        }
+    }
+
+    impl Lanes for L512 {
+        type V = __m512;
+
+        #[inline(always)]
+        unsafe fn f32x4(p: *const u8) -> [__m512; 4] {
+            // SAFETY (caller).
+            unsafe {
+                let w = p.cast::<f32>();
+                [
+                    _mm512_set1_ps(*w),
+                    _mm512_set1_ps(*w.add(1)),
+                    _mm512_set1_ps(*w.add(2)),
+                    _mm512_set1_ps(*w.add(3)),
+                ]
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn spread(w: __m128) -> [__m512; 4] {
+            unsafe {
+                let w = _mm512_castps128_ps512(w);
+                let lane = |k: i32| _mm512_permutexvar_ps(_mm512_set1_epi32(k), w);
+                [lane(0), lane(1), lane(2), lane(3)]
+            }
+        }
+    }
+
     /// Reads one vertex's joint indices and weights from its [`crate::skin::weights::Packed4`]
     /// record (weights first, then joints).
     trait Slots {
-        /// The four joints and each weight broadcast to eight lanes.
+        /// The four joints and each weight broadcast to every lane of width `L`.
         ///
         /// # Safety
-        /// `rec` points at a whole record of this encoding.
-        unsafe fn load(rec: *const u8) -> ([usize; 4], [__m256; 4]);
-
-        /// The four joints and each weight broadcast to sixteen lanes (a whole `Mat4`).
-        ///
-        /// # Safety
-        /// As for `load`; the caller runs with AVX-512F.
-        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]);
-    }
-
-    /// Four f32 weights at `p`, each broadcast from memory (loads, no shuffles: the shuffle
-    /// ports are busy with the transform).
-    #[inline(always)]
-    unsafe fn f32x4(p: *const u8) -> [__m256; 4] {
-        // SAFETY (caller): 16 bytes at `p`.
-        unsafe {
-            let w = p.cast::<f32>();
-            [
-                _mm256_broadcast_ss(&*w),
-                _mm256_broadcast_ss(&*w.add(1)),
-                _mm256_broadcast_ss(&*w.add(2)),
-                _mm256_broadcast_ss(&*w.add(3)),
-            ]
-        }
-    }
-
-    /// Each lane of `w` broadcast to eight lanes.
-    #[inline(always)]
-    unsafe fn spread(w: __m128) -> [__m256; 4] {
-        unsafe {
-            let w = _mm256_castps128_ps256(w);
-            let lane = |k: i32| _mm256_permutevar8x32_ps(w, _mm256_set1_epi32(k));
-            [lane(0), lane(1), lane(2), lane(3)]
-        }
-    }
-
-    /// Four f32 weights at `p`, each broadcast to sixteen lanes from memory.
-    #[inline(always)]
-    unsafe fn f32x4_512(p: *const u8) -> [__m512; 4] {
-        // SAFETY (caller): 16 bytes at `p`.
-        unsafe {
-            let w = p.cast::<f32>();
-            [
-                _mm512_set1_ps(*w),
-                _mm512_set1_ps(*w.add(1)),
-                _mm512_set1_ps(*w.add(2)),
-                _mm512_set1_ps(*w.add(3)),
-            ]
-        }
-    }
-
-    /// Each lane of `w` broadcast to sixteen lanes.
-    #[inline(always)]
-    unsafe fn spread512(w: __m128) -> [__m512; 4] {
-        unsafe {
-            let w = _mm512_castps128_ps512(w);
-            let lane = |k: i32| _mm512_permutexvar_ps(_mm512_set1_epi32(k), w);
-            [lane(0), lane(1), lane(2), lane(3)]
-        }
+        /// `rec` points at a whole record of this encoding; the caller runs with `L`'s
+        /// features.
+        unsafe fn load<L: Lanes>(rec: *const u8) -> ([usize; 4], [L::V; 4]);
     }
 
     /// Four u8 joints at `p`.
@@ -447,74 +469,44 @@ mod x86 {
 
     impl Slots for F32U8 {
         #[inline(always)]
-        unsafe fn load(rec: *const u8) -> ([usize; 4], [__m256; 4]) {
+        unsafe fn load<L: Lanes>(rec: *const u8) -> ([usize; 4], [L::V; 4]) {
             // SAFETY (caller): 20 bytes.
-            unsafe { (joints_u8(rec.add(16)), f32x4(rec)) }
-        }
-        #[inline(always)]
-        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]) {
-            // SAFETY (caller): 20 bytes.
-            unsafe { (joints_u8(rec.add(16)), f32x4_512(rec)) }
+            unsafe { (joints_u8(rec.add(16)), L::f32x4(rec)) }
         }
     }
     impl Slots for F32U16 {
         #[inline(always)]
-        unsafe fn load(rec: *const u8) -> ([usize; 4], [__m256; 4]) {
+        unsafe fn load<L: Lanes>(rec: *const u8) -> ([usize; 4], [L::V; 4]) {
             // SAFETY (caller): 24 bytes.
-            unsafe { (joints_u16(rec.add(16)), f32x4(rec)) }
-        }
-        #[inline(always)]
-        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]) {
-            // SAFETY (caller): 24 bytes.
-            unsafe { (joints_u16(rec.add(16)), f32x4_512(rec)) }
+            unsafe { (joints_u16(rec.add(16)), L::f32x4(rec)) }
         }
     }
     impl Slots for Unorm16U8 {
         #[inline(always)]
-        unsafe fn load(rec: *const u8) -> ([usize; 4], [__m256; 4]) {
+        unsafe fn load<L: Lanes>(rec: *const u8) -> ([usize; 4], [L::V; 4]) {
             // SAFETY (caller): 12 bytes.
-            unsafe { (joints_u8(rec.add(8)), spread(unorm16(rec))) }
-        }
-        #[inline(always)]
-        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]) {
-            // SAFETY (caller): 12 bytes.
-            unsafe { (joints_u8(rec.add(8)), spread512(unorm16(rec))) }
+            unsafe { (joints_u8(rec.add(8)), L::spread(unorm16(rec))) }
         }
     }
     impl Slots for Unorm16U16 {
         #[inline(always)]
-        unsafe fn load(rec: *const u8) -> ([usize; 4], [__m256; 4]) {
+        unsafe fn load<L: Lanes>(rec: *const u8) -> ([usize; 4], [L::V; 4]) {
             // SAFETY (caller): 16 bytes.
-            unsafe { (joints_u16(rec.add(8)), spread(unorm16(rec))) }
-        }
-        #[inline(always)]
-        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]) {
-            // SAFETY (caller): 16 bytes.
-            unsafe { (joints_u16(rec.add(8)), spread512(unorm16(rec))) }
+            unsafe { (joints_u16(rec.add(8)), L::spread(unorm16(rec))) }
         }
     }
     impl Slots for Unorm8U8 {
         #[inline(always)]
-        unsafe fn load(rec: *const u8) -> ([usize; 4], [__m256; 4]) {
+        unsafe fn load<L: Lanes>(rec: *const u8) -> ([usize; 4], [L::V; 4]) {
             // SAFETY (caller): 8 bytes.
-            unsafe { (joints_u8(rec.add(4)), spread(unorm8(rec))) }
-        }
-        #[inline(always)]
-        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]) {
-            // SAFETY (caller): 8 bytes.
-            unsafe { (joints_u8(rec.add(4)), spread512(unorm8(rec))) }
+            unsafe { (joints_u8(rec.add(4)), L::spread(unorm8(rec))) }
         }
     }
     impl Slots for Unorm8U16 {
         #[inline(always)]
-        unsafe fn load(rec: *const u8) -> ([usize; 4], [__m256; 4]) {
+        unsafe fn load<L: Lanes>(rec: *const u8) -> ([usize; 4], [L::V; 4]) {
             // SAFETY (caller): 12 bytes.
-            unsafe { (joints_u16(rec.add(4)), spread(unorm8(rec))) }
-        }
-        #[inline(always)]
-        unsafe fn load512(rec: *const u8) -> ([usize; 4], [__m512; 4]) {
-            // SAFETY (caller): 12 bytes.
-            unsafe { (joints_u16(rec.add(4)), spread512(unorm8(rec))) }
+            unsafe { (joints_u16(rec.add(4)), L::spread(unorm8(rec))) }
         }
     }
 
@@ -564,7 +556,7 @@ mod x86 {
         unsafe fn blend(inp: &Inputs, v: usize) -> (__m256, __m256) {
             // SAFETY (caller).
             unsafe {
-                let (j, [w0, w1, w2, w3]) = S::load(inp.records.add(v * inp.stride));
+                let (j, [w0, w1, w2, w3]) = S::load::<L256>(inp.records.add(v * inp.stride));
                 let m = |k: usize| inp.palette.add(j[k] * 16);
                 let (m0, m1, m2, m3) = (m(0), m(1), m(2), m(3));
                 let mut a = _mm256_mul_ps(w0, _mm256_loadu_ps(m0));
@@ -590,7 +582,7 @@ mod x86 {
         unsafe fn blend(inp: &Inputs, v: usize) -> (__m256, __m256) {
             // SAFETY (caller), and the caller runs with AVX-512F.
             unsafe {
-                let (j, [w0, w1, w2, w3]) = S::load512(inp.records.add(v * inp.stride));
+                let (j, [w0, w1, w2, w3]) = S::load::<L512>(inp.records.add(v * inp.stride));
                 let m = |k: usize| _mm512_loadu_ps(inp.palette.add(j[k] * 16));
                 let mut c = _mm512_mul_ps(w0, m(0));
                 c = _mm512_fmadd_ps(w1, m(1), c);
