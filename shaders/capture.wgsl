@@ -30,7 +30,7 @@ struct CaptureVertex {
 // `skin_vertices`: the scene-wide skinned vertex buffer, CPU_VERTEX_STRIDE (24) bytes a
 // vertex: position xyz, normal xyz (src/gpu/scene_buffers.rs; the layout VertexLayout::
 // cpu_skinned reads). Instance i's copy starts draw.instance_vertex_stride vertices after
-// instance i - 1's.
+// instance i - 1's, within one output buffer (a crowd may need several: SkinChunk below).
 @group(2) @binding(4) var<storage, read_write> skinned: array<f32>;
 
 // 64 threads: a multiple of every vendor's SIMD width (32/64) and lavapipe's 8-wide lanes.
@@ -66,25 +66,55 @@ fn capture(@builtin(global_invocation_id) id: vec3<u32>) {
     out_vertices[v] = CaptureVertex(vec4<f32>(s.position, 1.0), vec4<f32>(s.normal, 0.0), s.tangent);
 }
 
-// Grid: x × y workgroups cover the draw's vertices (y > 1 only past the adapter's
-// workgroups-per-dimension limit), z is the instance.
+// Mirrors `SkinChunk` in src/gpu/compute_skin.rs (keep in sync): the crowd instances one
+// dispatch skins, the first of them, into the one output buffer bound as `skinned` (a crowd's
+// copies are split over several buffers when they outgrow one storage binding).
+struct SkinChunk {
+    instance_base: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+};
+@group(2) @binding(7) var<uniform> chunk: SkinChunk;
+
+// Dispatch order of `skin_vertices` (src/gpu/compute_skin.rs `DispatchOrder`): false = the
+// instance is the outer index (workgroup z; one instance's vertices, then the next's), true =
+// the instance is the inner one (workgroup x: neighbouring workgroups skin the same 64
+// vertices for consecutive instances, so the mesh data is read from cache).
+override INSTANCE_INNER: bool = false;
+
+// Grid (instance outer): x × y workgroups cover the draw's vertices (y > 1 only past the
+// adapter's workgroups-per-dimension limit), z is the instance. Instance inner: x is the
+// instance, y × z cover the vertices. Each thread writes its vertex's six floats itself: staging
+// a workgroup's outputs in workgroup memory to write them coalesced ran 10–20 % slower on an
+// H200 (BENCHMARKS.md).
 @compute @workgroup_size(WORKGROUP)
 fn skin_vertices(
-    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(local_invocation_index) lane: u32,
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {
-    let v = id.y * groups.x * WORKGROUP + id.x;
+    var instance: u32;
+    var block: u32;
+    if (INSTANCE_INNER) {
+        instance = group.x;
+        block = group.z * groups.y + group.y;
+    } else {
+        instance = group.z;
+        block = group.y * groups.x + group.x;
+    }
+    let v = block * WORKGROUP + lane;
     if (v >= draw.vertex_count) {
         return;
     }
-    palette_instance_base = id.z * draw.instance_palette_stride;
+    palette_instance_base = (chunk.instance_base + instance) * draw.instance_palette_stride;
     var input = load_influences(v);
     input.position = vec3<f32>(in_positions[3u * v], in_positions[3u * v + 1u], in_positions[3u * v + 2u]);
     input.normal = vec3<f32>(in_normals[3u * v], in_normals[3u * v + 1u], in_normals[3u * v + 2u]);
     // No tangent: the plain vertex shader does not read one (skin() still returns it).
     input.tangent = vec4<f32>(0.0);
     let s = skin(v, input);
-    let o = (id.z * draw.instance_vertex_stride + draw.first_vertex + v) * 6u;
+    let o = (instance * draw.instance_vertex_stride + draw.first_vertex + v) * 6u;
     skinned[o] = s.position.x;
     skinned[o + 1u] = s.position.y;
     skinned[o + 2u] = s.position.z;

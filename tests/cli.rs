@@ -1201,4 +1201,12 @@ fn compute_skinning_on_compare_render_and_bench() {
     let o = skinview(&["bench", "--instances", "3"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("add --gpu"), "{}", text(&o));
+    for flags in [
+        &["--palette", "uniform"][..],
+        &["--max-buffer-bytes", "4096"],
+    ] {
+        let o = skinview(&[&["bench"][..], flags].concat());
+        assert_eq!(o.status.code(), Some(2), "{flags:?}: {}", text(&o));
+        assert!(text(&o).contains("add --gpu"), "{}", text(&o));
+    }
 }

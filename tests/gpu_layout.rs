@@ -119,6 +119,23 @@ fn capture_vertex_matches_capture_wgsl() {
     );
 }
 
+#[test]
+fn skin_chunk_matches_capture_wgsl() {
+    use skinview::gpu::compute_skin::SkinChunk;
+    let m = module(CAPTURE_WGSL);
+    check(
+        "SkinChunk",
+        wgsl_struct(&m, "SkinChunk"),
+        size_of::<SkinChunk>(),
+        &[
+            ("instance_base", offset_of!(SkinChunk, instance_base)),
+            ("_pad0", offset_of!(SkinChunk, _pad0)),
+            ("_pad1", offset_of!(SkinChunk, _pad1)),
+            ("_pad2", offset_of!(SkinChunk, _pad2)),
+        ],
+    );
+}
+
 /// The overlay shader declares the whole view uniform (it binds the same buffer).
 #[test]
 fn overlay_view_uniform_matches_render_wgsl() {

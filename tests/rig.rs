@@ -678,3 +678,43 @@ fn muscle_bone_errors_are_named() {
         "{e:?}"
     );
 }
+
+/// `builtin:dense-humanoid` is the humanoid subdivided: at least 100,000 vertices, the
+/// humanoid's vertices first with their influences unchanged, so at any time of any clip they
+/// skin to the humanoid's positions (CPU reference of both, the same bits); every new vertex
+/// is the rest midpoint of two vertices, so the bounds stay the humanoid's.
+#[test]
+fn dense_humanoid_is_the_humanoid_subdivided() {
+    use skinview::builtin::Builtin;
+    use skinview::character::Character;
+    let (a, b) = (humanoid(), Builtin::DenseHumanoid.rig().unwrap());
+    let (ma, mb) = (a.mesh.as_ref().unwrap(), b.mesh.as_ref().unwrap());
+    let n = ma.positions.len();
+    assert!(mb.positions.len() >= 100_000, "{}", mb.positions.len());
+    assert_eq!(mb.positions[..n], ma.positions[..]);
+    assert_eq!(mb.weights[..n], ma.weights[..]);
+    assert_eq!(b.motions, a.motions);
+    let bounds = |m: &skinview::rig::RigMesh| {
+        m.positions.iter().fold(
+            (glam::Vec3::splat(f32::MAX), glam::Vec3::splat(f32::MIN)),
+            |(lo, hi), p| (lo.min((*p).into()), hi.max((*p).into())),
+        )
+    };
+    assert_eq!(bounds(mb), bounds(ma));
+    for anim in 0..a.motions.len() {
+        let mut ca =
+            Character::from_scene(Builtin::Humanoid.scene().unwrap(), Some(anim), true).unwrap();
+        let mut cb =
+            Character::from_scene(Builtin::DenseHumanoid.scene().unwrap(), Some(anim), true)
+                .unwrap();
+        for time_s in [0.0, 0.37, 0.81] {
+            ca.update(time_s, 0.0).unwrap();
+            cb.update(time_s, 0.0).unwrap();
+            assert_eq!(
+                cb.outputs[0].positions[..n],
+                ca.outputs[0].positions[..],
+                "clip {anim} at {time_s} s"
+            );
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! `skinview bench`: per-stage CPU times (Weber's table in "Run-Time Skin Deformation"), medians over many
 //! frames; with no MODEL the built-in humanoid runs every stage. `--gpu`: a crowd of
-//! `--instances` characters drawn by both GPU skinning paths, timed per pass.
+//! `--instances` characters drawn by both GPU skinning paths (the vertex-shader path alone on
+//! `--palette uniform`), timed per pass.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,10 +9,12 @@ use std::process::ExitCode;
 use clap::Args;
 use skinview::builtin::Builtin;
 use skinview::character::{BenchReport, Character};
+use skinview::gpu::PaletteSource;
 use skinview::io::ModelSource;
+use skinview::partition::PartitionedScene;
 use skinview::view::crowd::{CrowdOptions, run_crowd};
 
-use super::args::{MODEL_HELP, SkinArgs, StageArgs, parse_anim};
+use super::args::{MODEL_HELP, PaletteArgs, SkinArgs, StageArgs, parse_anim};
 use super::{CliError, CliResult};
 
 #[derive(Args)]
@@ -44,6 +47,10 @@ pub struct BenchArgs {
     /// --gpu: the crowd's target size, WIDTHxHEIGHT, 4x MSAA (default 1280x720).
     #[arg(long, allow_hyphen_values = true, value_parser = super::args::parse_size)]
     size: Option<(u32, u32)>,
+    /// --gpu: split the compute path's skinned copies over buffers of at most this many bytes
+    /// (whole characters in each; default: the adapter's storage binding size).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    max_buffer_bytes: Option<u64>,
     /// --gpu: save the last frame (PNG or JPEG, by the extension).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -59,14 +66,38 @@ pub struct BenchArgs {
     stage: StageArgs,
     #[command(flatten)]
     skin: SkinArgs,
+    /// --gpu: the palette the crowd's skinning reads (uniform: the vertex-shader path alone,
+    /// one draw per character and submesh; the model is split into submeshes of at most K
+    /// bones when it needs to be).
+    #[command(flatten)]
+    palette: PaletteArgs,
 }
 
 pub fn run(a: BenchArgs) -> CliResult {
-    if !a.gpu && (a.out.is_some() || a.instances.is_some() || a.size.is_some()) {
+    let crowd_set = a.out.is_some()
+        || a.instances.is_some()
+        || a.size.is_some()
+        || a.max_buffer_bytes.is_some()
+        || a.palette.palette.is_some()
+        || a.palette.max_bones.is_some();
+    if !a.gpu && crowd_set {
         return Err(CliError::Usage(
-            "--instances, --size and --out set up the GPU crowd: add --gpu".into(),
+            "--instances, --size, --out, --palette, --max-bones and --max-buffer-bytes set up \
+             the GPU crowd: add --gpu"
+                .into(),
         ));
     }
+    let requested = a.palette.requested()?;
+    // The GPU and its palette first: the uniform palette (asked for, or the adapter's only
+    // one) decides whether the model is split into submeshes.
+    let gpu = match a.gpu {
+        true => {
+            let ctx = super::gpu()?;
+            let palette = skinview::gpu::choose_source(&ctx, requested)?;
+            Some((ctx, palette))
+        }
+        false => None,
+    };
     if let Some(out) = &a.out {
         skinview::io::png::ImageFormat::of_path(out).map_err(|_| {
             CliError::Usage(format!(
@@ -95,7 +126,33 @@ pub fn run(a: BenchArgs) -> CliResult {
             model.refuse_as_output(out)?;
         }
         let anim = parse_anim(&model, a.anim.as_deref())?;
+        let uniform_k = match gpu.as_ref().map(|(_, palette)| *palette) {
+            Some(PaletteSource::Uniform { bones }) => Some(bones as usize),
+            _ => None,
+        };
+        let needs_split =
+            uniform_k.is_some_and(|k| model.scene.skins.iter().any(|s| s.joints.len() > k));
         match &model.rig {
+            // The uniform palette on a model with more joints than K: its submeshes, the
+            // clip alone (the stage of a native rig works on the unsplit scene).
+            _ if needs_split => {
+                if a.stage.is_set() || a.links {
+                    return Err(CliError::Usage(
+                        "--links/--layer/--fade/--ik run on the whole rig; the uniform palette \
+                         splits this model: leave them out or raise --max-bones"
+                            .into(),
+                    ));
+                }
+                let k = uniform_k.unwrap_or(skinview::gpu::DEFAULT_UNIFORM_BONES as usize);
+                let part = PartitionedScene::new(&model.scene, k)?;
+                println!(
+                    "{}: {} submeshes of at most {k} bones ({} influences dropped to fit)",
+                    model.scene.name,
+                    part.submesh_count(),
+                    part.dropped_influences()
+                );
+                Character::from_scene(part.scene, anim, true)?
+            }
             Some(rig) => Character::from_rig(&rig.scene, &a.stage.spec(anim, a.links))?,
             None if a.stage.is_set() || a.links => {
                 return Err(CliError::Usage(
@@ -108,8 +165,8 @@ pub fn run(a: BenchArgs) -> CliResult {
         }
     };
     character.set_skin_options(a.skin.options());
-    if a.gpu {
-        return run_gpu(&a, &mut character);
+    if let Some((ctx, palette)) = &gpu {
+        return run_gpu(&a, ctx, *palette, &mut character);
     }
     let frames = a.frames.unwrap_or(600);
     let bar = indicatif::ProgressBar::new(frames).with_message("frames");
@@ -127,23 +184,34 @@ pub fn run(a: BenchArgs) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `bench --gpu`: the crowd on both GPU skinning paths.
-fn run_gpu(a: &BenchArgs, character: &mut Character) -> CliResult {
-    let ctx = super::gpu()?;
+/// `bench --gpu`: the crowd on both GPU skinning paths (the vertex-shader path alone on the
+/// uniform palette).
+fn run_gpu(
+    a: &BenchArgs,
+    ctx: &skinview::gpu::GpuContext,
+    palette: PaletteSource,
+    character: &mut Character,
+) -> CliResult {
     let frames = a.frames.unwrap_or(60);
     let options = CrowdOptions {
         instances: a.instances.unwrap_or(16),
         frames: frames as usize,
         size: a.size.unwrap_or((1280, 720)),
         dt_s: 1.0 / 60.0,
+        palette,
+        max_buffer_bytes: a.max_buffer_bytes,
     };
     let bar = indicatif::ProgressBar::new(frames).with_message("crowd frames");
-    let (report, image) = run_crowd(&ctx, character, &options, |i| bar.set_position(i as u64))?;
+    let (report, image) = run_crowd(ctx, character, &options, |i| bar.set_position(i as u64))?;
     bar.finish_and_clear();
     print!("{report}");
     if let Some(out) = &a.out {
         skinview::io::png::write(&image, out)?;
-        println!("last frame (compute path) -> {}", out.display());
+        let path = match options.palette {
+            PaletteSource::Storage => "compute path",
+            PaletteSource::Uniform { .. } => "vertex-shader path",
+        };
+        println!("last frame ({path}) -> {}", out.display());
     }
     if let Some(path) = &a.json {
         super::write_json(path, &report)?;

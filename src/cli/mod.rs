@@ -10,6 +10,7 @@ mod chart;
 mod compare;
 mod dump;
 mod export;
+mod gpu_report;
 mod info;
 mod partition;
 mod quality;
@@ -104,7 +105,8 @@ type CliResult<T = ExitCode> = Result<T, CliError>;
 GPU skinning renderer and CPU vs GPU skinning comparison for glTF 2.0 rigs.
 
 Every command but `quality` takes an optional MODEL: a .gltf/.glb file, a native rig
-(.rig.json), or a built-in rig (builtin:arm, builtin:humanoid). Without one it uses the
+(.rig.json), or a built-in rig (builtin:arm, builtin:humanoid, builtin:dense-humanoid). Without
+one it uses the
 built-in arm (after Woodland, \"Filling the Gaps: Advanced Animation Using Stitching and
 Skinning\"): two bones with a generated skin and two motions, \"bend\" (0 -> 120 degrees) and
 \"twist\" (0 -> 180 degrees about the forearm); `view` and `bench` use the built-in humanoid.
@@ -143,6 +145,10 @@ enum Command {
     /// Per-stage CPU timing (sample, layer, IK, links, palette, skin, normals), medians over
     /// many frames. No MODEL = the built-in humanoid with layers, IK and bone links.
     Bench(bench::BenchArgs),
+    /// Merge the rows of scripts/gpu-report.sh (bench --gpu and compare JSON) into
+    /// report.json and report.md: vertices/s against the bandwidth floor, skinned against
+    /// unskinned draw, vertex against compute path, storage against uniform palette.
+    GpuReport(gpu_report::GpuReportArgs),
     /// The desktop viewer: inspect a rig, drive it, watch CPU and GPU skinning side by side.
     /// No MODEL = the built-in humanoid running every animation stage.
     #[cfg(feature = "viewer")]
@@ -191,6 +197,7 @@ pub fn main() -> ExitCode {
         Command::Dump(a) => dump::run(a),
         Command::Export(a) => export::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::GpuReport(a) => gpu_report::run(a),
         Command::Partition(a) => partition::run(a),
         Command::Quality(a) => quality::run(a),
         Command::Weights(a) => weights::run(a),

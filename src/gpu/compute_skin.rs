@@ -11,16 +11,19 @@
 //! code too, and the draw-path capture reads the drawn buffer back
 //! ([`super::CapturePath::ComputeSkinning`]).
 //!
-//! Cost: one dispatch per draw (64-thread workgroups, instances along z); reads 56 bytes a
-//! vertex from the draw's own vertex buffers (position and normal 12 each, joints as
-//! `vec4<u32>` 16, weights 16; `../shared/notes/gpu-anchor.md` counts 48 with u16 joints) and
-//! writes 24. Limits: the skinned
-//! buffer (instances × vertices × 24 bytes) must fit one storage binding; a draw may have up to
-//! 64 × the adapter's workgroups per dimension² vertices; storage palette path only.
+//! Cost: one dispatch per draw and output buffer (64-thread workgroups, instances along z, or
+//! along x in [`DispatchOrder::InstanceInner`]); reads 56 bytes a vertex from the draw's own
+//! vertex buffers (position and normal 12 each, joints as `vec4<u32>` 16, weights 16;
+//! `../shared/notes/gpu-anchor.md` counts 48 with u16 joints) and writes 24. A crowd's copies
+//! (instances × vertices × 24 bytes) are split over as many output buffers as the adapter's
+//! storage binding size asks, whole instances in each. Limits: one instance's copy must fit
+//! one binding; a draw may have up to 64 × the adapter's workgroups per dimension² vertices;
+//! storage palette path only.
 
 use super::capture::WORKGROUP_SIZE;
 use super::context::GpuContext;
 use super::palette_source::PaletteSource;
+use super::render::PreSkinned;
 use super::scene_buffers::{CPU_VERTEX_STRIDE, GpuScene};
 use super::shaders::{CAPTURE_WGSL, influence_constants, module_with_skin};
 use crate::error::{Error, Result};
@@ -32,20 +35,133 @@ fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
     }
 }
 
-/// The compute-skinning pass of one [`GpuScene`] and the buffer it writes.
+/// The order in which `skin_vertices` walks a crowd (the pipeline constant `INSTANCE_INNER`
+/// of shaders/capture.wgsl). Both give the same bits; which is faster depends on the GPU's
+/// caches (the GPU benchmark times both).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum DispatchOrder {
+    /// The instance is the outer index (workgroup z): every vertex of one instance, then the
+    /// next instance's.
+    #[default]
+    InstanceOuter,
+    /// The instance is the inner index (workgroup x): neighbouring workgroups skin the same
+    /// 64 vertices for consecutive instances, so the mesh is read once per block from cache.
+    InstanceInner,
+}
+
+/// Vertices of one character from which a crowd is skinned instance-inner: measured on an
+/// NVIDIA H200 (`scripts/gpu-report.sh`, BENCHMARKS.md), the 108k-vertex dense humanoid ran
+/// 2–8 % faster instance-inner at 16–4,096 instances, the 3k–7k-vertex CesiumMan and humanoid
+/// 0–4 % faster instance-outer at 256–4,096. The threshold lies between the two sizes.
+pub const INSTANCE_INNER_MIN_VERTICES: usize = 32_768;
+
+impl DispatchOrder {
+    /// Both orders, the default first.
+    pub const ALL: [DispatchOrder; 2] =
+        [DispatchOrder::InstanceOuter, DispatchOrder::InstanceInner];
+
+    /// The faster order for a crowd of `instances` characters of `vertices` each (see
+    /// [`INSTANCE_INNER_MIN_VERTICES`]).
+    pub fn for_crowd(vertices: usize, instances: u32) -> DispatchOrder {
+        if instances > 1 && vertices >= INSTANCE_INNER_MIN_VERTICES {
+            DispatchOrder::InstanceInner
+        } else {
+            DispatchOrder::InstanceOuter
+        }
+    }
+
+    /// `instance-outer` / `instance-inner`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DispatchOrder::InstanceOuter => "instance-outer",
+            DispatchOrder::InstanceInner => "instance-inner",
+        }
+    }
+
+    fn slot(self) -> usize {
+        self as usize
+    }
+}
+
+/// Mirrors `SkinChunk` in shaders/capture.wgsl (keep in sync; checked by
+/// tests/gpu_layout.rs): the first instance an output buffer holds, padded to 16 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+#[allow(missing_docs)] // padding
+pub struct SkinChunk {
+    /// The crowd instance whose copy starts the buffer.
+    pub instance_base: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
+}
+
+/// How the skinned copies are laid out: how many instances one output buffer holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ComputeLayout {
+    /// Whole instances per output buffer (the last may hold fewer).
+    pub instances_per_buffer: u32,
+    /// Output buffers.
+    pub buffers: u32,
+}
+
+impl ComputeLayout {
+    /// Split `instances` copies of `instance_bytes` each over buffers of at most `max_bytes`.
+    /// An error when one copy alone is larger.
+    pub fn new(instances: u32, instance_bytes: u64, max_bytes: u64) -> Result<ComputeLayout> {
+        let per = max_bytes / instance_bytes.max(1);
+        if per == 0 {
+            return Err(Error::Gpu(format!(
+                "compute skinning: one instance's skinned copy is {instance_bytes} bytes; this \
+                 adapter binds at most {max_bytes} bytes"
+            )));
+        }
+        let per = per.min(instances.max(1) as u64) as u32;
+        Ok(ComputeLayout {
+            instances_per_buffer: per,
+            buffers: instances.max(1).div_ceil(per),
+        })
+    }
+}
+
+/// The compute-skinning pass of one [`GpuScene`] and the buffers it writes.
 pub struct ComputeSkinning {
-    /// Index 0: 4 influences, 1: 8 influences.
-    pipelines: [wgpu::ComputePipeline; 2],
-    bind_groups: Vec<wgpu::BindGroup>,
-    output: wgpu::Buffer,
+    /// `[order][influence sets - 1]`: 4 or 8 influences in each dispatch order.
+    pipelines: [[wgpu::ComputePipeline; 2]; 2],
+    /// Per output buffer, per draw.
+    bind_groups: Vec<Vec<wgpu::BindGroup>>,
+    outputs: Vec<wgpu::Buffer>,
+    layout: ComputeLayout,
     instances: u32,
+    vertex_total: u64,
     /// Workgroups per dimension the adapter allows.
     max_groups: u32,
+    /// The order [`ComputeSkinning::record`] dispatches in ([`DispatchOrder::for_crowd`] of
+    /// the scene; the same bits in either).
+    pub order: DispatchOrder,
 }
 
 impl ComputeSkinning {
-    /// Pipelines, bind groups and the skinned vertex buffer (every instance) of `gpu`.
+    /// Pipelines, bind groups and the skinned vertex buffers (every instance) of `gpu`, each
+    /// buffer at most the adapter's storage binding size.
     pub(crate) fn new(ctx: &GpuContext, gpu: &GpuScene) -> Result<ComputeSkinning> {
+        let limits = ctx.device.limits();
+        let max = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        Self::with_max_buffer(ctx, gpu, max)
+    }
+
+    /// As `ComputeSkinning::new` (the adapter's binding size), with output buffers of at most `max_buffer_bytes` (tests
+    /// split small crowds this way; never more than the adapter binds).
+    pub fn with_max_buffer(
+        ctx: &GpuContext,
+        gpu: &GpuScene,
+        max_buffer_bytes: u64,
+    ) -> Result<ComputeSkinning> {
         if !ctx.compute_capture() || gpu.source != PaletteSource::Storage {
             return Err(Error::Gpu(format!(
                 "compute skinning needs compute shaders and the storage palette; {} on {} \
@@ -56,17 +172,13 @@ impl ComputeSkinning {
         }
         let instances = gpu.instances();
         let limits = ctx.device.limits();
-        let bytes = instances as u64 * gpu.vertex_total().max(1) as u64 * CPU_VERTEX_STRIDE;
-        let max = limits
-            .max_storage_buffer_binding_size
-            .min(limits.max_buffer_size);
-        if bytes > max {
-            return Err(Error::Gpu(format!(
-                "compute skinning: {instances} instance(s) of {} vertices need a {bytes}-byte \
-                 skinned vertex buffer; this adapter binds at most {max} bytes",
-                gpu.vertex_total()
-            )));
-        }
+        let vertex_total = gpu.vertex_total().max(1) as u64;
+        let max = max_buffer_bytes.min(
+            limits
+                .max_storage_buffer_binding_size
+                .min(limits.max_buffer_size),
+        );
+        let layout = ComputeLayout::new(instances, vertex_total * CPU_VERTEX_STRIDE, max)?;
         let max_groups = limits.max_compute_workgroups_per_dimension;
         if instances > max_groups {
             return Err(Error::Gpu(format!(
@@ -94,9 +206,19 @@ impl ComputeSkinning {
                 storage(4, false),
                 storage(5, true),
                 storage(6, true),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 7,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
             ],
         });
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("compute skinning"),
             bind_group_layouts: &[Some(&groups.frame), Some(&groups.draw), Some(&io_layout)],
             immediate_size: 0,
@@ -107,11 +229,13 @@ impl ComputeSkinning {
             CAPTURE_WGSL,
             PaletteSource::Storage,
         );
-        let make = |sets: u32| {
-            let constants = influence_constants(sets);
+        let make = |sets: u32, order: DispatchOrder| {
+            let [influences] = influence_constants(sets);
+            let inner = (order == DispatchOrder::InstanceInner) as u32 as f64;
+            let constants = [influences, ("INSTANCE_INNER", inner)];
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some("compute skinning"),
-                layout: Some(&layout),
+                layout: Some(&pipeline_layout),
                 module: &module,
                 entry_point: Some("skin_vertices"),
                 compilation_options: wgpu::PipelineCompilationOptions {
@@ -121,64 +245,156 @@ impl ComputeSkinning {
                 cache: None,
             })
         };
-        let pipelines = [make(1), make(2)];
-        let output = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("compute-skinned vertices"),
-            size: bytes,
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::VERTEX
-                | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let mut bind_groups = Vec::with_capacity(gpu.draws.len());
-        for d in &gpu.draws {
-            bind_groups.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("compute skinning io"),
-                layout: &io_layout,
-                entries: &[
-                    entry(1, &d.joints),
-                    entry(2, &d.weights),
-                    entry(4, &output),
-                    entry(5, &d.positions),
-                    entry(6, &d.normals),
-                ],
-            }));
+        let pipelines = DispatchOrder::ALL.map(|order| [make(1, order), make(2, order)]);
+        let mut outputs = Vec::with_capacity(layout.buffers as usize);
+        let mut bind_groups = Vec::with_capacity(layout.buffers as usize);
+        for b in 0..layout.buffers {
+            let first = b * layout.instances_per_buffer;
+            let held = layout.instances_per_buffer.min(instances.max(1) - first);
+            let output = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("compute-skinned vertices"),
+                size: held as u64 * vertex_total * CPU_VERTEX_STRIDE,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::VERTEX
+                    | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let chunk = wgpu::util::DeviceExt::create_buffer_init(
+                device,
+                &wgpu::util::BufferInitDescriptor {
+                    label: Some("compute skinning chunk"),
+                    contents: bytemuck::bytes_of(&SkinChunk {
+                        instance_base: first,
+                        ..bytemuck::Zeroable::zeroed()
+                    }),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                },
+            );
+            let groups: Vec<wgpu::BindGroup> = gpu
+                .draws
+                .iter()
+                .map(|d| {
+                    device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("compute skinning io"),
+                        layout: &io_layout,
+                        entries: &[
+                            entry(1, &d.joints),
+                            entry(2, &d.weights),
+                            entry(4, &output),
+                            entry(5, &d.positions),
+                            entry(6, &d.normals),
+                            entry(7, &chunk),
+                        ],
+                    })
+                })
+                .collect();
+            outputs.push(output);
+            bind_groups.push(groups);
         }
         ctx.check()?;
         Ok(ComputeSkinning {
             pipelines,
             bind_groups,
-            output,
+            outputs,
+            layout,
             instances,
+            vertex_total,
             max_groups,
+            order: DispatchOrder::for_crowd(gpu.vertex_total(), instances),
         })
     }
 
-    /// The skinned vertex buffer: per instance, every draw's vertices from its
-    /// `cpu_first_vertex`, [`CPU_VERTEX_STRIDE`] bytes each.
+    /// The first skinned vertex buffer (instances `0..layout().instances_per_buffer`): per
+    /// instance, every draw's vertices from its `cpu_first_vertex`, [`CPU_VERTEX_STRIDE`] bytes
+    /// each. [`ComputeSkinning::pre_skinned`] finds any instance's copy.
     pub fn output(&self) -> &wgpu::Buffer {
-        &self.output
+        &self.outputs[0]
     }
 
-    /// Instances the buffer holds.
+    /// Where each instance's copy lies, for drawing or reading back.
+    pub fn pre_skinned(&self) -> PreSkinned<'_> {
+        PreSkinned {
+            buffers: &self.outputs,
+            instances_per_buffer: self.layout.instances_per_buffer,
+            instance_vertices: self.vertex_total,
+        }
+    }
+
+    /// How the copies are split over output buffers.
+    pub fn layout(&self) -> ComputeLayout {
+        self.layout
+    }
+
+    /// Instances the buffers hold.
     pub fn instances(&self) -> u32 {
         self.instances
     }
 
     /// Record the dispatches that skin every draw of `gpu` (every instance) with the palette
-    /// last written, into a compute pass the caller owns.
+    /// last written, in [`ComputeSkinning::order`], into a compute pass the caller owns.
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, gpu: &GpuScene) {
+        self.record_in(pass, gpu, self.order);
+    }
+
+    /// [`ComputeSkinning::record`] in a given order (the benchmark times both).
+    pub fn record_in(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        gpu: &GpuScene,
+        order: DispatchOrder,
+    ) {
         pass.set_bind_group(0, &gpu.frame_bind_group, &[]);
-        for (d, bind_group) in gpu.draws.iter().zip(&self.bind_groups) {
-            if d.vertex_count == 0 {
-                continue;
+        let max = self.max_groups.max(1);
+        for (b, groups) in self.bind_groups.iter().enumerate() {
+            let first = b as u32 * self.layout.instances_per_buffer;
+            let held = self
+                .layout
+                .instances_per_buffer
+                .min(self.instances.max(1) - first);
+            for (d, bind_group) in gpu.draws.iter().zip(groups) {
+                if d.vertex_count == 0 {
+                    continue;
+                }
+                let blocks = d.vertex_count.div_ceil(WORKGROUP_SIZE);
+                let rows = blocks.min(max);
+                pass.set_pipeline(&self.pipelines[order.slot()][super::render::sets_slot(d)]);
+                pass.set_bind_group(1, &d.bind_group, &[]);
+                pass.set_bind_group(2, bind_group, &[]);
+                match order {
+                    DispatchOrder::InstanceOuter => {
+                        pass.dispatch_workgroups(rows, blocks.div_ceil(rows), held)
+                    }
+                    DispatchOrder::InstanceInner => {
+                        pass.dispatch_workgroups(held, rows, blocks.div_ceil(rows))
+                    }
+                }
             }
-            let groups = d.vertex_count.div_ceil(WORKGROUP_SIZE);
-            let x = groups.min(self.max_groups.max(1));
-            pass.set_pipeline(&self.pipelines[super::render::sets_slot(d)]);
-            pass.set_bind_group(1, &d.bind_group, &[]);
-            pass.set_bind_group(2, bind_group, &[]);
-            pass.dispatch_workgroups(x, groups.div_ceil(x), self.instances);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_splits_whole_instances_and_refuses_oversized_copies() {
+        let l = ComputeLayout::new(10, 100, 350).expect("fits");
+        assert_eq!(
+            l,
+            ComputeLayout {
+                instances_per_buffer: 3,
+                buffers: 4
+            }
+        );
+        let l = ComputeLayout::new(2, 100, 1 << 20).expect("fits");
+        assert_eq!(
+            l,
+            ComputeLayout {
+                instances_per_buffer: 2,
+                buffers: 1
+            }
+        );
+        assert!(ComputeLayout::new(1, 101, 100).is_err());
     }
 }

@@ -22,7 +22,7 @@ use super::camera::{Camera, ViewUniform};
 use super::context::GpuContext;
 use super::palette_source::{PaletteSource, check_source};
 use super::render::{
-    SkinnedPipeline, Skinning, VertexLayout, set_pre_skinned_vertex_buffers,
+    PreSkinned, SkinnedPipeline, Skinning, VertexLayout, set_pre_skinned_vertex_buffers,
     set_skinned_vertex_buffers, sets_slot, skinned_pipeline, skinned_pipeline_layout,
 };
 use super::scene_buffers::GpuScene;
@@ -191,12 +191,15 @@ impl DrawCapture {
                 let c = gpu.compute_skinning().ok_or_else(|| {
                     Error::Gpu("draw capture of compute skinning before it was enabled".into())
                 })?;
-                (Some(c.output()), c.instances())
+                (Some(c.pre_skinned()), c.instances())
             }
             Skinning::Cpu => (
-                Some(gpu.cpu_vertices().ok_or_else(|| {
-                    Error::Gpu("draw capture of the CPU upload before one was made".into())
-                })?),
+                Some(PreSkinned::single(
+                    gpu.cpu_vertices().ok_or_else(|| {
+                        Error::Gpu("draw capture of the CPU upload before one was made".into())
+                    })?,
+                    gpu.vertex_total() as u64,
+                )),
                 1,
             ),
         };
@@ -315,12 +318,20 @@ impl DrawCapture {
                     match skinned {
                         None => {
                             set_skinned_vertex_buffers(&mut pass, d);
-                            pass.draw(0..d.vertex_count, 0..instances);
+                            if d.instance_bind_groups.is_empty() {
+                                pass.draw(0..d.vertex_count, 0..instances);
+                            } else {
+                                for k in 0..instances {
+                                    pass.set_bind_group(1, d.group_of(k), &[]);
+                                    pass.draw(0..d.vertex_count, k..k + 1);
+                                }
+                            }
                         }
-                        Some(buffer) => {
+                        Some(pre) => {
                             for k in 0..instances {
-                                let first =
-                                    k as u64 * gpu.vertex_total() as u64 + d.cpu_first_vertex;
+                                let Some((buffer, first)) = pre.locate(k, d) else {
+                                    continue;
+                                };
                                 set_pre_skinned_vertex_buffers(&mut pass, d, buffer, first);
                                 pass.draw(0..d.vertex_count, k..k + 1);
                             }

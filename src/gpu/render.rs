@@ -189,6 +189,39 @@ pub fn set_pre_skinned_vertex_buffers(
     set_shared_vertex_buffers(pass, d);
 }
 
+/// Where pre-skinned vertices are drawn from (the compute-skinned copies of a crowd, or the
+/// CPU upload): instance `i`'s copy lies in `buffers[i / instances_per_buffer]`, from vertex
+/// `(i % instances_per_buffer) × instance_vertices`.
+#[derive(Clone, Copy)]
+pub struct PreSkinned<'a> {
+    /// The buffers, [`CPU_VERTEX_STRIDE`] bytes a vertex.
+    pub buffers: &'a [wgpu::Buffer],
+    /// Whole instances per buffer (at least 1).
+    pub instances_per_buffer: u32,
+    /// Vertices of one instance's copy (every draw's).
+    pub instance_vertices: u64,
+}
+
+impl<'a> PreSkinned<'a> {
+    /// One buffer holding one instance (the CPU upload).
+    pub fn single(buffer: &'a wgpu::Buffer, vertices: u64) -> PreSkinned<'a> {
+        PreSkinned {
+            buffers: std::slice::from_ref(buffer),
+            instances_per_buffer: 1,
+            instance_vertices: vertices,
+        }
+    }
+
+    /// The buffer holding `instance`'s copy and the vertex of that buffer where `draw`'s
+    /// vertices of it start.
+    pub fn locate(&self, instance: u32, draw: &GpuDraw) -> Option<(&'a wgpu::Buffer, u64)> {
+        let per = self.instances_per_buffer.max(1);
+        let buffer = self.buffers.get((instance / per) as usize)?;
+        let first = (instance % per) as u64 * self.instance_vertices + draw.cpu_first_vertex;
+        Some((buffer, first))
+    }
+}
+
 /// The slots GPU-skinned and CPU-skinned draws share (2 to 6).
 fn set_shared_vertex_buffers(pass: &mut wgpu::RenderPass<'_>, d: &GpuDraw) {
     pass.set_vertex_buffer(2, d.tangents.slice(..));
@@ -467,16 +500,19 @@ impl Renderer {
         let (variant, skinned, instances) = match options.skinning {
             Skinning::Gpu => (0, None, scene.instances()),
             Skinning::Compute => match scene.compute_skinning() {
-                Some(c) => (1, Some(c.output()), c.instances()),
+                Some(c) => (1, Some(c.pre_skinned()), c.instances()),
                 None => return,
             },
             Skinning::Cpu => match scene.cpu_vertices() {
-                Some(b) => (1, Some(b), 1),
+                Some(b) => (
+                    1,
+                    Some(PreSkinned::single(b, scene.vertex_total() as u64)),
+                    1,
+                ),
                 None => return,
             },
         };
         let instances = options.instances.clamp(1, instances.max(1));
-        let instance_vertices = scene.vertex_total() as u64;
         pass.set_bind_group(0, &scene.frame_bind_group, &[]);
         pass.set_bind_group(2, camera.bind_group(), &[]);
         let kinds: &[bool] = if options.wireframe {
@@ -499,15 +535,25 @@ impl Renderer {
                 let indices = if wire { &d.edges } else { &d.indices };
                 pass.set_index_buffer(indices.slice(..), wgpu::IndexFormat::Uint32);
                 match skinned {
-                    None => {
+                    None if d.instance_bind_groups.is_empty() => {
                         set_skinned_vertex_buffers(pass, d);
                         pass.draw_indexed(0..count, 0, 0..instances);
                     }
+                    // A uniform crowd: one draw per instance, each with its own block.
+                    None => {
+                        set_skinned_vertex_buffers(pass, d);
+                        for i in 0..instances {
+                            pass.set_bind_group(1, d.group_of(i), &[]);
+                            pass.draw_indexed(0..count, 0, i..i + 1);
+                        }
+                    }
                     // One draw per instance's copy (its instance index places the draw-path
                     // capture's texels; the plain vertex shader reads no palette).
-                    Some(buffer) => {
+                    Some(pre) => {
                         for i in 0..instances {
-                            let first = i as u64 * instance_vertices + d.cpu_first_vertex;
+                            let Some((buffer, first)) = pre.locate(i, d) else {
+                                continue;
+                            };
                             set_pre_skinned_vertex_buffers(pass, d, buffer, first);
                             pass.draw_indexed(0..count, 0, i..i + 1);
                         }

@@ -112,14 +112,37 @@ pub struct GpuDraw {
     /// Storage path: the draw's first entry among the frame's matrices (its DQS joints start
     /// `palette_entries` later).
     pub matrix_base: u32,
-    /// Uniform path: the draw's `BonePalette` block (matrices, nodes, morph weights).
+    /// Uniform path: the draw's `BonePalette` blocks (matrices, nodes, morph weights), one per
+    /// instance, [`GpuDraw::bones_stride`] bytes apart.
     pub bones: Option<wgpu::Buffer>,
+    /// Uniform path: bytes from one instance's block to the next (the block size rounded up
+    /// to the adapter's uniform offset alignment).
+    pub bones_stride: u64,
+    /// Uniform path on a crowd: the bind groups of instances 1.. (instance 0 uses
+    /// `bind_group`), each binding that instance's block. Empty otherwise.
+    pub instance_bind_groups: Vec<wgpu::BindGroup>,
+    /// The draw's first entry in the frame's palette (its skin's joints follow).
+    pub frame_palette_base: u32,
     /// Palette entries the draw uses (its skin's joints, 1 for a rigid draw).
     pub palette_len: u32,
     pub bind_group: wgpu::BindGroup,
     pub reduction: Option<ReductionStats>,
     /// First vertex of this draw in the scene-wide per-vertex buffers.
     pub cpu_first_vertex: u64,
+}
+
+impl GpuDraw {
+    /// The bind group (group 1) that draws `instance`: its own uniform block on a uniform
+    /// crowd, the draw's one group otherwise.
+    pub fn group_of(&self, instance: u32) -> &wgpu::BindGroup {
+        match instance.checked_sub(1) {
+            Some(k) => self
+                .instance_bind_groups
+                .get(k as usize)
+                .unwrap_or(&self.bind_group),
+            None => &self.bind_group,
+        }
+    }
 }
 
 /// Where the per-vertex errors of the heatmap live.
@@ -347,19 +370,33 @@ impl GpuScene {
         max_influences: Option<usize>,
         instances: u32,
     ) -> Result<GpuScene> {
+        Self::crowd_with_palette(
+            ctx,
+            scene,
+            frame,
+            max_influences,
+            instances,
+            PaletteSource::Storage,
+        )
+    }
+
+    /// [`GpuScene::crowd`] on any palette source. On the uniform path each draw holds one
+    /// `BonePalette` block per instance and each instance is its own draw call (a uniform
+    /// array cannot be indexed by instance), as engines without storage buffers draw crowds.
+    pub fn crowd_with_palette(
+        ctx: &GpuContext,
+        scene: &Scene,
+        frame: &FrameState,
+        max_influences: Option<usize>,
+        instances: u32,
+        source: PaletteSource,
+    ) -> Result<GpuScene> {
         if !(1..=MAX_INSTANCES).contains(&instances) {
             return Err(Error::Gpu(format!(
                 "a crowd of {instances} instances: 1..={MAX_INSTANCES}"
             )));
         }
-        Self::build(
-            ctx,
-            scene,
-            frame,
-            max_influences,
-            PaletteSource::Storage,
-            instances,
-        )
+        Self::build(ctx, scene, frame, max_influences, source, instances)
     }
 
     fn build(
@@ -374,6 +411,15 @@ impl GpuScene {
         let layouts = ctx.layouts.of(source)?;
         let device = &ctx.device;
         let storage = source == PaletteSource::Storage;
+        // Uniform path: one block per instance, each at an offset the adapter can bind.
+        let bones_stride = match source {
+            PaletteSource::Uniform { bones } => {
+                BonePaletteLayout { bones }.size().next_multiple_of(
+                    device.limits().min_uniform_buffer_offset_alignment.max(1) as u64,
+                )
+            }
+            PaletteSource::Storage => 0,
+        };
         // Per draw: palette entries, checked against the uniform array.
         let palette_len: Vec<u32> = scene
             .draws
@@ -637,6 +683,7 @@ impl GpuScene {
                     resource: wgpu::BindingResource::Sampler(&uploaded[slot].1),
                 },
             ];
+            let mut instance_bind_groups = Vec::new();
             let (bind_group, bones, capture_input) = match source {
                 PaletteSource::Storage => {
                     let morph_deltas = buffer_init(
@@ -680,21 +727,23 @@ impl GpuScene {
                     let block = BonePaletteLayout { bones };
                     let bones_buffer = device.create_buffer(&wgpu::BufferDescriptor {
                         label: Some("bone palette"),
-                        size: block.size(),
+                        size: bones_stride * instances as u64,
                         usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
                         mapped_at_creation: false,
                     });
-                    // The nodes never change: written once.
+                    // The nodes never change: written once into every instance's block.
                     let base = frame.layout.draw_base[i] as usize;
                     let nodes: Vec<u32> = joint_nodes
                         .get(base..base + palette_len[i] as usize)
                         .map(<[u32]>::to_vec)
                         .unwrap_or_default();
-                    ctx.queue.write_buffer(
-                        &bones_buffer,
-                        block.nodes_offset(),
-                        bytemuck::cast_slice(&nodes),
-                    );
+                    for k in 0..instances as u64 {
+                        ctx.queue.write_buffer(
+                            &bones_buffer,
+                            k * bones_stride + block.nodes_offset(),
+                            bytemuck::cast_slice(&nodes),
+                        );
+                    }
                     let (morph, width) = float_texture(
                         ctx,
                         "morph deltas",
@@ -710,26 +759,34 @@ impl GpuScene {
                         &mut scratch,
                     );
                     let morph_view = morph.create_view(&Default::default());
-                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some("draw (uniform palette)"),
-                        layout: &layouts.draw,
-                        entries: &[
-                            wgpu::BindGroupEntry {
-                                binding: 0,
-                                resource: params.as_entire_binding(),
-                            },
-                            wgpu::BindGroupEntry {
-                                binding: 1,
-                                resource: wgpu::BindingResource::TextureView(&morph_view),
-                            },
-                            material[0].clone(),
-                            material[1].clone(),
-                            wgpu::BindGroupEntry {
-                                binding: 4,
-                                resource: bones_buffer.as_entire_binding(),
-                            },
-                        ],
-                    });
+                    let group_at = |k: u64| {
+                        device.create_bind_group(&wgpu::BindGroupDescriptor {
+                            label: Some("draw (uniform palette)"),
+                            layout: &layouts.draw,
+                            entries: &[
+                                wgpu::BindGroupEntry {
+                                    binding: 0,
+                                    resource: params.as_entire_binding(),
+                                },
+                                wgpu::BindGroupEntry {
+                                    binding: 1,
+                                    resource: wgpu::BindingResource::TextureView(&morph_view),
+                                },
+                                material[0].clone(),
+                                material[1].clone(),
+                                wgpu::BindGroupEntry {
+                                    binding: 4,
+                                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                        buffer: &bones_buffer,
+                                        offset: k * bones_stride,
+                                        size: wgpu::BufferSize::new(block.size()),
+                                    }),
+                                },
+                            ],
+                        })
+                    };
+                    let group = group_at(0);
+                    instance_bind_groups = (1..instances as u64).map(group_at).collect();
                     kept_textures.push(morph);
                     (group, Some(bones_buffer), None)
                 }
@@ -774,6 +831,9 @@ impl GpuScene {
                 params_data,
                 matrix_base: params_data.palette_base,
                 bones,
+                bones_stride,
+                instance_bind_groups,
+                frame_palette_base: frame.layout.draw_base.get(i).copied().unwrap_or(0),
                 palette_len: palette_len[i],
                 bind_group,
                 reduction,
@@ -841,50 +901,24 @@ impl GpuScene {
                 }
             }
             PaletteSource::Uniform { bones } => {
-                let block = BonePaletteLayout { bones };
-                for (i, gd) in self.draws.iter().enumerate() {
-                    let Some(buffer) = &gd.bones else { continue };
-                    let base = frame.layout.draw_base.get(i).copied().unwrap_or(0) as usize;
-                    if let Some(m) = frame.palette.get(base..base + gd.palette_len as usize) {
-                        let m = if gd.params_data.skin_mode == SkinMode::Dqs.shader_code() {
-                            self.dq_scratch.clear();
-                            self.dq_scratch
-                                .extend(m.iter().map(|m| dqs::pack(&dqs::decompose(m))));
-                            &self.dq_scratch[..]
-                        } else {
-                            m
-                        };
-                        ctx.queue.write_buffer(
-                            buffer,
-                            BonePaletteLayout::MATRICES,
-                            bytemuck::cast_slice(m),
-                        );
-                    }
-                    let wb = self.morph_weight_base[i] as usize;
-                    let count = scene.primitive(&scene.draws[i]).morph_targets.len();
-                    if count > 0 {
-                        ctx.queue.write_buffer(
-                            buffer,
-                            block.morph_offset(),
-                            bytemuck::cast_slice(&self.morph_weight_scratch[wb..wb + count]),
-                        );
-                    }
-                }
+                self.write_uniform_blocks(ctx, 0, BonePaletteLayout { bones }, &frame.palette)
             }
         }
     }
 
     /// Write instance `instance`'s palette (`model_from_bind` per entry, the layout of
-    /// [`FrameState::palette`]) into its block of a crowd's palette buffer (and its DQS form when
-    /// a draw skins with DQS). Storage path only; an instance out of range or a palette of
-    /// another length is an error and nothing is written.
+    /// [`FrameState::palette`]) into its block of a crowd's palette (and its DQS form when a
+    /// draw skins with DQS): on the storage path its block of the palette buffer, on the
+    /// uniform path its block of each draw's `BonePalette` (with the morph weights the last
+    /// [`GpuScene::write_frame`] took). An instance out of range or a palette of another
+    /// length is an error and nothing is written.
     pub fn write_instance_palette(
         &mut self,
         ctx: &GpuContext,
         instance: u32,
         palette: &[Mat4],
     ) -> Result<()> {
-        if self.palette.is_none() || instance >= self.instances {
+        if instance >= self.instances {
             return Err(Error::Gpu(format!(
                 "palette of instance {instance}: this upload holds {} instance(s) on the {}",
                 self.instances,
@@ -898,8 +932,59 @@ impl GpuScene {
                 self.palette_entries
             )));
         }
-        self.write_palette_block(ctx, instance, palette);
+        match self.source {
+            PaletteSource::Storage => self.write_palette_block(ctx, instance, palette),
+            PaletteSource::Uniform { bones } => {
+                self.write_uniform_blocks(ctx, instance, BonePaletteLayout { bones }, palette)
+            }
+        }
         Ok(())
+    }
+
+    /// Uniform path: each draw's matrices (DQS-packed where the draw skins with DQS) and
+    /// morph weights into instance `instance`'s block.
+    fn write_uniform_blocks(
+        &mut self,
+        ctx: &GpuContext,
+        instance: u32,
+        block: BonePaletteLayout,
+        palette: &[Mat4],
+    ) {
+        let dqs = SkinMode::Dqs.shader_code();
+        for (i, gd) in self.draws.iter().enumerate() {
+            let Some(buffer) = &gd.bones else { continue };
+            let offset = instance as u64 * gd.bones_stride;
+            let base = gd.frame_palette_base as usize;
+            if let Some(m) = palette.get(base..base + gd.palette_len as usize) {
+                let m = if gd.params_data.skin_mode == dqs {
+                    self.dq_scratch.clear();
+                    self.dq_scratch
+                        .extend(m.iter().map(|m| dqs::pack(&dqs::decompose(m))));
+                    &self.dq_scratch[..]
+                } else {
+                    m
+                };
+                ctx.queue.write_buffer(
+                    buffer,
+                    offset + BonePaletteLayout::MATRICES,
+                    bytemuck::cast_slice(m),
+                );
+            }
+            let wb = self.morph_weight_base[i] as usize;
+            let end = self
+                .morph_weight_base
+                .get(i + 1)
+                .map_or(self.morph_weight_scratch.len(), |&e| e as usize);
+            if let Some(w) = self.morph_weight_scratch.get(wb..end)
+                && !w.is_empty()
+            {
+                ctx.queue.write_buffer(
+                    buffer,
+                    offset + block.morph_offset(),
+                    bytemuck::cast_slice(w),
+                );
+            }
+        }
     }
 
     /// Matrices, then their DQS form when a draw needs it, into instance `instance`'s block.
@@ -924,11 +1009,24 @@ impl GpuScene {
         }
     }
 
-    /// Palette bytes one character's frame writes: its matrices, and their DQS form when a
-    /// draw skins with DQS (storage path).
+    /// Palette bytes one character's frame writes: on the storage path its matrices, and their
+    /// DQS form when a draw skins with DQS; on the uniform path each draw's own matrices (in
+    /// the form the draw skins with).
     pub fn palette_upload_bytes(&self) -> u64 {
-        let blocks = if self.any_dqs() { 2 } else { 1 };
-        blocks * (self.palette_entries * std::mem::size_of::<Mat4>()) as u64
+        let matrix = std::mem::size_of::<Mat4>() as u64;
+        match self.source {
+            PaletteSource::Storage => {
+                let blocks = if self.any_dqs() { 2 } else { 1 };
+                blocks * self.palette_entries as u64 * matrix
+            }
+            // Each draw's own matrices (a joint shared by submeshes is written once for each).
+            PaletteSource::Uniform { .. } => self
+                .draws
+                .iter()
+                .filter(|d| d.bones.is_some())
+                .map(|d| d.palette_len as u64 * matrix)
+                .sum(),
+        }
     }
 
     /// Characters this upload draws (1 unless made by [`GpuScene::crowd`]).
@@ -940,10 +1038,31 @@ impl GpuScene {
     /// buffer): builds the pipelines and the skinned vertex buffer once. Storage palette path
     /// with compute shaders only (an error says so otherwise).
     pub fn enable_compute_skinning(&mut self, ctx: &GpuContext) -> Result<()> {
+        self.enable_compute_skinning_with(ctx, None)
+    }
+
+    /// [`GpuScene::enable_compute_skinning`] with output buffers of at most
+    /// `max_buffer_bytes` each (`None`: the adapter's storage binding size).
+    pub fn enable_compute_skinning_with(
+        &mut self,
+        ctx: &GpuContext,
+        max_buffer_bytes: Option<u64>,
+    ) -> Result<()> {
         if self.compute_skinning.is_none() {
-            self.compute_skinning = Some(ComputeSkinning::new(ctx, self)?);
+            self.compute_skinning = Some(match max_buffer_bytes {
+                Some(max) => ComputeSkinning::with_max_buffer(ctx, self, max)?,
+                None => ComputeSkinning::new(ctx, self)?,
+            });
         }
         Ok(())
+    }
+
+    /// Dispatch the compute-skinning pass in `order` from now on (nothing when it is off; the
+    /// same bits in either order).
+    pub fn set_dispatch_order(&mut self, order: super::compute_skin::DispatchOrder) {
+        if let Some(c) = &mut self.compute_skinning {
+            c.order = order;
+        }
     }
 
     /// The compute-skinning pass, once [`GpuScene::enable_compute_skinning`] has run.

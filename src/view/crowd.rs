@@ -1,10 +1,14 @@
 //! A crowd on the GPU, timed (the GPU benchmark of `skinview bench`): N instances of one character
-//! on a grid, each with its own time offset and palette (one palette buffer, a block per
-//! instance), drawn by both GPU skinning paths into an offscreen 4× MSAA target:
+//! on a grid, each with its own time offset and palette, drawn into an offscreen 4× MSAA target.
+//! On the storage palette (one palette buffer, a block per instance):
 //! - the vertex-shader path: one instanced draw per primitive, `skin()` in the vertex stage;
-//! - the compute-skinning path: one pass skins every instance into a buffer
-//!   ([`crate::gpu::ComputeSkinning`]), then a plain vertex shader draws it. That draw is also
-//!   the vertex-shader path's floor: the same triangles, unskinned.
+//! - the compute-skinning path: one pass skins every instance into buffers
+//!   ([`crate::gpu::ComputeSkinning`]), then a plain vertex shader draws them. That draw is
+//!   also the vertex-shader path's floor: the same crowd, the same triangles, unskinned;
+//! - the skinning pass alone in each [`DispatchOrder`], so the faster can be kept.
+//!
+//! On the uniform palette (K matrices a draw, WebGL2 class) only the vertex-shader path runs,
+//! one draw per instance and submesh, each with its own uniform block.
 //!
 //! Each pass is timed with timestamp queries where the adapter offers them, and every path by
 //! wall time (submit to completion) besides; medians over the frames. The CPU side (the
@@ -18,9 +22,10 @@ use super::BACKGROUND;
 use crate::camera::OrbitCamera;
 use crate::character::Character;
 use crate::error::{Error, Result};
+use crate::gpu::compute_skin::DispatchOrder;
 use crate::gpu::{
-    Camera, DrawOptions, GpuContext, GpuScene, MAX_INSTANCES, OffscreenTarget, Renderer, Skinning,
-    Target, ViewUniform,
+    Camera, DrawOptions, GpuContext, GpuScene, MAX_INSTANCES, OffscreenTarget, PaletteSource,
+    Renderer, Skinning, Target, ViewUniform,
 };
 use crate::image::Rgba8;
 
@@ -34,8 +39,12 @@ const SPACING: f32 = 1.25;
 /// (`vec4<u32>`, 16) and weights (16), writes position and normal (24).
 pub const COMPUTE_BYTES_PER_VERTEX: u64 = 80;
 
-/// Timestamps written per frame: vertex path draw (begin, end), compute pass, its draw.
-const QUERIES: u32 = 6;
+/// Timestamps written per frame, two a pass: the vertex path's draw, the compute path's
+/// skinning pass and its draw, the skinning pass alone in each dispatch order.
+const QUERIES: u32 = 2 * PASSES as u32;
+
+/// Passes timed per frame (see [`QUERIES`]).
+const PASSES: usize = 5;
 
 /// What to run.
 #[derive(Clone, Copy, Debug)]
@@ -48,10 +57,17 @@ pub struct CrowdOptions {
     pub size: (u32, u32),
     /// Time step between frames (s).
     pub dt_s: f32,
+    /// Where the skinning reads its palette: the storage buffer (both paths) or a uniform
+    /// array of K matrices a draw (the vertex-shader path alone; every draw must use at most
+    /// K joints: partition the scene first).
+    pub palette: PaletteSource,
+    /// Compute path: output buffers of at most this many bytes (`None`: the adapter's storage
+    /// binding size), whole instances in each.
+    pub max_buffer_bytes: Option<u64>,
 }
 
 /// How the GPU passes were timed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Timing {
     /// Timestamp queries at the start and end of each pass.
@@ -60,15 +76,25 @@ pub enum Timing {
     WallClock,
 }
 
-/// One crowd benchmark's medians.
-#[derive(Clone, Debug, serde::Serialize)]
+/// One crowd benchmark's medians (the row the GPU benchmark writes as JSON; `report.json` of
+/// `scripts/gpu-report.sh` holds these, [`super::gpu_report`]).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CrowdReport {
     /// Model name.
     pub model: String,
     /// The adapter, in words.
     pub adapter: String,
+    /// The adapter's backend (`Vulkan`, `Metal`…).
+    pub backend: String,
+    /// The adapter's driver and its version, as the driver reports them.
+    pub driver: String,
     /// How the passes were timed.
     pub timing: Timing,
+    /// Where the skinning read its palette: `storage` or `uniform K=…`.
+    pub palette: String,
+    /// Draws of one character (submeshes on the uniform palette).
+    pub draws: usize,
     /// Characters drawn.
     pub instances: u32,
     /// Vertices of one character.
@@ -94,14 +120,30 @@ pub struct CrowdReport {
     pub vertex_wall_ms: f64,
     /// Compute path: the skinning pass (timestamps), ms.
     pub compute_skin_ms: Option<f64>,
-    /// Compute path: the plain draw of the skinned buffer (timestamps), ms: the unskinned
-    /// draw of the same triangles.
+    /// Compute path: the plain draw of the skinned buffers (timestamps), ms: the same crowd
+    /// drawn unskinned, the vertex-shader path's floor.
     pub compute_draw_ms: Option<f64>,
-    /// Compute path, submission to completion, ms.
-    pub compute_wall_ms: f64,
-    /// The compute-skinning pass submitted alone, submission to completion, ms (what the
-    /// skinning costs where timestamps are missing or not to be trusted).
-    pub compute_skin_wall_ms: f64,
+    /// Compute path, submission to completion, ms (`None` on the uniform palette).
+    pub compute_wall_ms: Option<f64>,
+    /// Output buffers the compute path's copies are split over (0 on the uniform palette).
+    pub compute_buffers: u32,
+    /// The dispatch order of the compute path.
+    pub dispatch_order: DispatchOrder,
+    /// The skinning pass submitted alone, once in each dispatch order.
+    pub skin_alone: Vec<SkinAlone>,
+}
+
+/// The compute-skinning pass submitted alone in one dispatch order (medians).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkinAlone {
+    /// The order.
+    pub order: DispatchOrder,
+    /// The pass (timestamps), ms.
+    pub skin_ms: Option<f64>,
+    /// Submission to completion, ms (what the skinning costs where timestamps are missing or
+    /// not to be trusted).
+    pub wall_ms: f64,
 }
 
 impl CrowdReport {
@@ -120,6 +162,29 @@ impl CrowdReport {
             .map(|ms| per_s(self.vertices_per_frame, ms))
     }
 
+    /// The skinning pass alone in `order` (`None` on the uniform palette).
+    pub fn alone(&self, order: DispatchOrder) -> Option<&SkinAlone> {
+        self.skin_alone.iter().find(|a| a.order == order)
+    }
+
+    /// The skinning pass alone's time in ms: its timestamps, or its wall time where the
+    /// adapter has none or they miss the work ([`CrowdReport::compute_timestamps_suspect`]).
+    pub fn alone_ms(&self, alone: &SkinAlone) -> f64 {
+        match alone.skin_ms {
+            Some(ms) if !self.compute_timestamps_suspect() => ms,
+            _ => alone.wall_ms,
+        }
+    }
+
+    /// The faster dispatch order by the skinning pass alone ([`CrowdReport::alone_ms`]).
+    pub fn faster_order(&self) -> Option<DispatchOrder> {
+        let cost = |a: &SkinAlone| self.alone_ms(a);
+        self.skin_alone
+            .iter()
+            .min_by(|a, b| cost(a).total_cmp(&cost(b)))
+            .map(|a| a.order)
+    }
+
     /// Bytes per second the skinning pass moved ([`COMPUTE_BYTES_PER_VERTEX`] a vertex).
     pub fn compute_skin_bytes_per_s(&self) -> Option<f64> {
         self.compute_skin_vertices_per_s()
@@ -130,8 +195,9 @@ impl CrowdReport {
     /// that is over a millisecond (so not submission overhead): the adapter stamps the pass
     /// without its work (lavapipe, Mesa 22.3, does), and the wall time is the figure to read.
     pub fn compute_timestamps_suspect(&self) -> bool {
-        self.compute_skin_ms.is_some_and(|ms| {
-            self.compute_skin_wall_ms > 1.0 && ms < 0.1 * self.compute_skin_wall_ms
+        self.skin_alone.iter().any(|a| {
+            a.skin_ms
+                .is_some_and(|ms| a.wall_ms > 1.0 && ms < 0.1 * a.wall_ms)
         })
     }
 
@@ -166,14 +232,17 @@ impl std::fmt::Display for CrowdReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "{} x {}: {} vertices a character, {} a frame, {}x{} px, {} frames, on {}",
+            "{} x {}: {} vertices a character ({} draws), {} a frame, {}x{} px, {} frames, \
+             {} palette, on {}",
             self.instances,
             self.model,
             self.vertices_per_instance,
+            self.draws,
             self.vertices_per_frame,
             self.size.0,
             self.size.1,
             self.frames,
+            self.palette,
             self.adapter
         )?;
         writeln!(
@@ -208,16 +277,20 @@ impl std::fmt::Display for CrowdReport {
                 si(self.vertex_path_vertices_per_s())
             )?,
         }
+        let Some(wall) = self.compute_wall_ms else {
+            return writeln!(f, "compute path: not on the {} palette", self.palette);
+        };
         match (self.compute_skin_ms, self.compute_draw_ms) {
             (Some(skin), Some(draw)) => {
                 writeln!(
                     f,
-                    "compute path: skinning pass {skin:.3} ms ({} vertices/s, {}B/s at \
-                     {COMPUTE_BYTES_PER_VERTEX} B a vertex) + plain draw {draw:.3} ms; submit to \
-                     done {:.3} ms",
+                    "compute path ({}, {} buffer(s)): skinning pass {skin:.3} ms ({} vertices/s, \
+                     {}B/s at {COMPUTE_BYTES_PER_VERTEX} B a vertex) + plain draw {draw:.3} ms; \
+                     submit to done {wall:.3} ms",
+                    self.dispatch_order.name(),
+                    self.compute_buffers,
                     si(self.compute_skin_vertices_per_s().unwrap_or(0.0)),
                     si(self.compute_skin_bytes_per_s().unwrap_or(0.0)),
-                    self.compute_wall_ms
                 )?;
                 if let Some(r) = self.skinned_over_plain_draw() {
                     writeln!(
@@ -229,16 +302,24 @@ impl std::fmt::Display for CrowdReport {
             }
             _ => writeln!(
                 f,
-                "compute path: {:.3} ms a frame (skinning pass and draw)",
-                self.compute_wall_ms
+                "compute path: {wall:.3} ms a frame (skinning pass and draw)"
             )?,
         }
-        writeln!(
-            f,
-            "compute skinning pass submitted alone: {:.3} ms submit to done ({} vertices/s)",
-            self.compute_skin_wall_ms,
-            si(per_s(self.vertices_per_frame, self.compute_skin_wall_ms))
-        )?;
+        for a in &self.skin_alone {
+            let stamped = a
+                .skin_ms
+                .map(|ms| format!("pass {ms:.3} ms, "))
+                .unwrap_or_default();
+            let ms = a.skin_ms.unwrap_or(a.wall_ms);
+            writeln!(
+                f,
+                "compute skinning pass alone, {}: {stamped}{:.3} ms submit to done ({} \
+                 vertices/s)",
+                a.order.name(),
+                a.wall_ms,
+                si(per_s(self.vertices_per_frame, ms))
+            )?;
+        }
         if self.compute_timestamps_suspect() {
             writeln!(
                 f,
@@ -362,8 +443,15 @@ impl Queries {
         }
     }
 
-    /// The three pass durations (ms) once the encoder that resolved them has run.
-    fn read(&self, ctx: &GpuContext) -> Result<[f64; 3]> {
+    /// Resolve every timestamp of the frame into the staging buffer.
+    fn resolve(&self, enc: &mut wgpu::CommandEncoder) {
+        enc.resolve_query_set(&self.set, 0..QUERIES, &self.resolve, 0);
+        enc.copy_buffer_to_buffer(&self.resolve, 0, &self.staging, 0, self.resolve.size());
+    }
+
+    /// The pass durations (ms, in [`QUERIES`] order) once the encoder that resolved them has
+    /// run.
+    fn read(&self, ctx: &GpuContext) -> Result<[f64; PASSES]> {
         let bytes = ctx.map_read(&self.staging)?;
         let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
         let ms = |k: usize| {
@@ -373,7 +461,7 @@ impl Queries {
                 _ => 0.0,
             }
         };
-        Ok([ms(0), ms(1), ms(2)])
+        Ok(std::array::from_fn(ms))
     }
 }
 
@@ -388,10 +476,22 @@ fn submit_and_wait(ctx: &GpuContext, enc: wgpu::CommandEncoder) -> Result<f64> {
     Ok(t0.elapsed().as_secs_f64() * 1e3)
 }
 
+/// Per-frame samples of every figure, reduced to medians at the end.
+#[derive(Default)]
+struct Samples {
+    animation: Vec<f64>,
+    upload: Vec<f64>,
+    vertex_wall: Vec<f64>,
+    compute_wall: Vec<f64>,
+    alone_wall: [Vec<f64>; 2],
+    /// Per pass, in [`QUERIES`] order.
+    stamps: [Vec<f64>; PASSES],
+}
+
 /// Run the crowd benchmark on `character` (its clip plays looping; IK, when it has some, is
 /// solved afresh for each instance): `progress(frame)` after each timed frame. Returns the
-/// report and the last frame as drawn by the compute path (the vertex path draws the same
-/// picture; tests compare the two).
+/// report and the last frame as drawn by the compute path (the vertex path on the uniform
+/// palette; both draw the same picture, tests compare them).
 pub fn run_crowd(
     ctx: &GpuContext,
     character: &mut Character,
@@ -404,10 +504,12 @@ pub fn run_crowd(
             "a crowd of {n} characters: 1..={MAX_INSTANCES}"
         )));
     }
-    if !ctx.storage_palette() || !ctx.compute_capture() {
+    let storage = options.palette == PaletteSource::Storage;
+    if storage && (!ctx.storage_palette() || !ctx.compute_capture()) {
         return Err(Error::Gpu(format!(
-            "the crowd benchmark needs storage buffers in the vertex stage and compute shaders \
-             (one palette buffer for every character, the compute-skinning path); {} has not",
+            "the crowd benchmark on the storage palette needs storage buffers in the vertex \
+             stage and compute shaders (one palette buffer for every character, the \
+             compute-skinning path); {} has not: try the uniform palette",
             ctx.info.name
         )));
     }
@@ -432,29 +534,30 @@ pub fn run_crowd(
         .max(1.0);
 
     let model = character.scene.name.clone();
-    let mut gpu = GpuScene::crowd(
+    let mut gpu = GpuScene::crowd_with_palette(
         ctx,
         &character.scene,
         &character.frame,
         character.max_influences(),
         n,
+        options.palette,
     )?;
     for d in 0..character.scene.draws.len() {
         gpu.set_skin_options(ctx, d, character.skin_options(d));
     }
-    gpu.enable_compute_skinning(ctx)?;
+    if storage {
+        gpu.enable_compute_skinning_with(ctx, options.max_buffer_bytes)?;
+    }
     let target = OffscreenTarget::new(ctx, Target::OFFSCREEN, options.size.0, options.size.1)?;
-    let renderer = Renderer::new(ctx, Target::OFFSCREEN)?;
+    let mut renderer = Renderer::new(ctx, Target::OFFSCREEN)?;
+    renderer.prepare(ctx, options.palette)?;
     let camera = Camera::new(ctx);
     let orbit = OrbitCamera::framing(bounds.0, bounds.1, target.aspect());
     camera.set(ctx, &ViewUniform::from_camera(&orbit, target.aspect()));
     let queries = Queries::new(ctx);
 
     let mut palette: Vec<Mat4> = Vec::with_capacity(gpu.palette_entries);
-    let (mut animation, mut upload, mut vertex_wall, mut compute_wall, mut skin_wall) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut vertex_draw, mut compute_skin, mut compute_draw) =
-        (Vec::new(), Vec::new(), Vec::new());
+    let mut samples = Samples::default();
     let total = WARM_UP_FRAMES + options.frames.max(1);
     let encoder = |label: &str| {
         ctx.device
@@ -463,6 +566,7 @@ pub fn run_crowd(
     let draw = |enc: &mut wgpu::CommandEncoder, gpu: &GpuScene, skinning, stamps| {
         record_draw(enc, &target, &renderer, &camera, gpu, skinning, stamps)
     };
+    let q = queries.as_ref();
     let mut image = None;
     for frame in 0..total {
         let t_s = frame as f32 * options.dt_s;
@@ -495,71 +599,122 @@ pub fn run_crowd(
         }
         // The vertex-shader path.
         let mut enc = encoder("crowd: vertex-shader path");
-        let stamps = queries.as_ref().map(|q| q.render(0));
-        draw(&mut enc, &gpu, Skinning::Gpu, stamps);
+        draw(&mut enc, &gpu, Skinning::Gpu, q.map(|q| q.render(0)));
         let vertex_ms = submit_and_wait(ctx, enc)?;
-        // The compute path.
-        let mut enc = encoder("crowd: compute path");
-        gpu.record_compute_skinning(&mut enc, queries.as_ref().map(|q| q.compute(2)));
-        let stamps = queries.as_ref().map(|q| q.render(4));
-        draw(&mut enc, &gpu, Skinning::Compute, stamps);
-        if let Some(q) = &queries {
-            enc.resolve_query_set(&q.set, 0..QUERIES, &q.resolve, 0);
-            enc.copy_buffer_to_buffer(&q.resolve, 0, &q.staging, 0, q.resolve.size());
+        let (mut compute_ms, mut alone_ms) = (0.0, [0.0; 2]);
+        if let Some(compute) = gpu.compute_skinning() {
+            // The compute path: the skinning pass, then the plain draw of its buffers.
+            let mut enc = encoder("crowd: compute path");
+            gpu.record_compute_skinning(&mut enc, q.map(|q| q.compute(2)));
+            draw(&mut enc, &gpu, Skinning::Compute, q.map(|q| q.render(4)));
+            compute_ms = submit_and_wait(ctx, enc)?;
+            // The skinning pass alone, in each dispatch order.
+            for (k, order) in DispatchOrder::ALL.into_iter().enumerate() {
+                let mut enc = encoder("crowd: compute skinning alone");
+                {
+                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("compute skinning alone"),
+                        timestamp_writes: q.map(|q| q.compute(6 + 2 * k as u32)),
+                    });
+                    compute.record_in(&mut pass, &gpu, order);
+                }
+                alone_ms[k] = submit_and_wait(ctx, enc)?;
+            }
         }
-        let compute_ms = submit_and_wait(ctx, enc)?;
-        // The skinning pass alone, by wall time.
-        let mut enc = encoder("crowd: compute skinning alone");
-        gpu.record_compute_skinning(&mut enc, None);
-        let skin_alone_ms = submit_and_wait(ctx, enc)?;
         if frame < WARM_UP_FRAMES {
             continue;
         }
-        if let Some(q) = &queries {
-            let [v, s, d] = q.read(ctx)?;
-            vertex_draw.push(v);
-            compute_skin.push(s);
-            compute_draw.push(d);
+        if let Some(q) = q {
+            let mut enc = encoder("crowd: timestamps");
+            q.resolve(&mut enc);
+            submit_and_wait(ctx, enc)?;
+            let ms = q.read(ctx)?;
+            for (k, v) in ms.into_iter().enumerate() {
+                samples.stamps[k].push(v);
+            }
         }
-        animation.push(anim_s * 1e3);
-        upload.push(upload_s * 1e3);
-        vertex_wall.push(vertex_ms);
-        compute_wall.push(compute_ms);
-        skin_wall.push(skin_alone_ms);
+        samples.animation.push(anim_s * 1e3);
+        samples.upload.push(upload_s * 1e3);
+        samples.vertex_wall.push(vertex_ms);
+        samples.compute_wall.push(compute_ms);
+        for (k, ms) in alone_ms.into_iter().enumerate() {
+            samples.alone_wall[k].push(ms);
+        }
         progress(frame - WARM_UP_FRAMES);
         if frame + 1 == total {
             let mut enc = encoder("crowd: picture");
-            draw(&mut enc, &gpu, Skinning::Compute, None);
+            let skinning = if storage {
+                Skinning::Compute
+            } else {
+                Skinning::Gpu
+            };
+            draw(&mut enc, &gpu, skinning, None);
             image = Some(target.read_rgba8(ctx, enc)?);
         }
     }
-    let timed = queries.is_some();
-    let med = |v: &mut Vec<f64>| timed.then(|| median(v));
-    let palette_upload_bytes = gpu.palette_upload_bytes() * n as u64;
-    let report = CrowdReport {
+    let report = summarize(ctx, &gpu, options, model, n, samples);
+    let image = image.ok_or_else(|| Error::Gpu("the crowd drew no frame".into()))?;
+    Ok((report, image))
+}
+
+/// The report of a run: medians of the samples.
+fn summarize(
+    ctx: &GpuContext,
+    gpu: &GpuScene,
+    options: &CrowdOptions,
+    model: String,
+    n: u32,
+    mut s: Samples,
+) -> CrowdReport {
+    let timed = ctx.timestamps();
+    let compute = gpu.compute_skinning();
+    let stamp = |k: usize, s: &mut Samples| timed.then(|| median(&mut s.stamps[k]));
+    let on_compute = |v: Option<f64>| compute.and(v);
+    let skin_alone = match compute {
+        Some(_) => DispatchOrder::ALL
+            .into_iter()
+            .enumerate()
+            .map(|(k, order)| SkinAlone {
+                order,
+                skin_ms: stamp(3 + k, &mut s),
+                wall_ms: median(&mut s.alone_wall[k]),
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    CrowdReport {
         model,
         adapter: ctx.describe(),
+        backend: format!("{:?}", ctx.info.backend),
+        driver: format!("{} {}", ctx.info.driver, ctx.info.driver_info)
+            .trim()
+            .to_string(),
         timing: if timed {
             Timing::TimestampQueries
         } else {
             Timing::WallClock
         },
+        palette: match options.palette {
+            PaletteSource::Storage => "storage".into(),
+            PaletteSource::Uniform { bones } => format!("uniform K={bones}"),
+        },
+        draws: gpu.draws.len(),
         instances: n,
         vertices_per_instance: gpu.vertex_total(),
         vertices_per_frame: gpu.vertex_total() as u64 * n as u64,
         frames: options.frames.max(1),
         size: options.size,
         palette_entries: gpu.palette_entries,
-        palette_upload_bytes,
-        palette_upload_ms: median(&mut upload),
-        animation_ms: median(&mut animation),
-        vertex_draw_ms: med(&mut vertex_draw),
-        vertex_wall_ms: median(&mut vertex_wall),
-        compute_skin_ms: med(&mut compute_skin),
-        compute_draw_ms: med(&mut compute_draw),
-        compute_wall_ms: median(&mut compute_wall),
-        compute_skin_wall_ms: median(&mut skin_wall),
-    };
-    let image = image.ok_or_else(|| Error::Gpu("the crowd drew no frame".into()))?;
-    Ok((report, image))
+        palette_upload_bytes: gpu.palette_upload_bytes() * n as u64,
+        palette_upload_ms: median(&mut s.upload),
+        animation_ms: median(&mut s.animation),
+        vertex_draw_ms: stamp(0, &mut s),
+        vertex_wall_ms: median(&mut s.vertex_wall),
+        compute_skin_ms: on_compute(stamp(1, &mut s)),
+        compute_draw_ms: on_compute(stamp(2, &mut s)),
+        compute_wall_ms: compute.map(|_| median(&mut s.compute_wall)),
+        compute_buffers: compute.map_or(0, |c| c.layout().buffers),
+        dispatch_order: compute.map_or_else(DispatchOrder::default, |c| c.order),
+        skin_alone,
+    }
 }

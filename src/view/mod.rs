@@ -6,6 +6,7 @@
 //! one.
 
 pub mod crowd;
+pub mod gpu_report;
 pub mod grid;
 pub mod skeleton;
 
