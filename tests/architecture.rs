@@ -4,7 +4,9 @@
 //!   or clap);
 //! - `src/cli/` is the only place that names a command-line flag;
 //! - without default features the library's dependency tree has no winit, egui or clap (the
-//!   core builds and tests without them: CI runs `cargo test --no-default-features`).
+//!   core builds and tests without them: CI runs `cargo test --no-default-features --lib --test
+//!   architecture`; the flags add only the viewer module to the library, so the rest of the
+//!   suite would test the same code again).
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 use std::path::{Path, PathBuf};

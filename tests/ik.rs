@@ -29,20 +29,28 @@ static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 thread_local! {
     static COUNTING: Cell<bool> = const { Cell::new(false) };
 }
+// SAFETY: every method forwards to the system allocator, which meets GlobalAlloc's contract;
+// counting touches no allocation.
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if COUNTING.with(|c| c.get()) {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
+        // SAFETY: the caller's layout and pointer go to the system allocator unchanged, under
+        // the same GlobalAlloc contract.
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's layout and pointer go to the system allocator unchanged, under
+        // the same GlobalAlloc contract.
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         if COUNTING.with(|c| c.get()) {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
+        // SAFETY: the caller's layout and pointer go to the system allocator unchanged, under
+        // the same GlobalAlloc contract.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }

@@ -34,7 +34,7 @@ pub enum PaletteSource {
 }
 
 impl PaletteSource {
-    /// `storage` or `uniform K=…`.
+    /// In words, for messages and reports: `storage buffer` or `uniform array of K matrices`.
     pub fn describe(self) -> String {
         match self {
             PaletteSource::Storage => "storage buffer".into(),

@@ -353,7 +353,7 @@ mod x86 {
 
         #[inline(always)]
         unsafe fn f32x4(p: *const u8) -> [__m256; 4] {
-            // SAFETY (caller).
+            // SAFETY: the caller's contract (this function's safety requirements).
             unsafe {
                 let w = p.cast::<f32>();
                 [
@@ -367,6 +367,8 @@ mod x86 {
 
         #[inline(always)]
         unsafe fn spread(w: __m128) -> [__m256; 4] {
+            // SAFETY: register operations only; callers run with AVX2 and FMA (the kernel is chosen
+            // only on CPUs that have them).
             unsafe {
                 let w = _mm256_castps128_ps256(w);
                 let lane = |k: i32| _mm256_permutevar8x32_ps(w, _mm256_set1_epi32(k));
@@ -380,7 +382,7 @@ mod x86 {
 
         #[inline(always)]
         unsafe fn f32x4(p: *const u8) -> [__m512; 4] {
-            // SAFETY (caller).
+            // SAFETY: the caller's contract (this function's safety requirements).
             unsafe {
                 let w = p.cast::<f32>();
                 [
@@ -394,6 +396,8 @@ mod x86 {
 
         #[inline(always)]
         unsafe fn spread(w: __m128) -> [__m512; 4] {
+            // SAFETY: register operations only; callers run with AVX-512F (the kernel is chosen
+            // only on CPUs that have them).
             unsafe {
                 let w = _mm512_castps128_ps512(w);
                 let lane = |k: i32| _mm512_permutexvar_ps(_mm512_set1_epi32(k), w);
@@ -416,7 +420,7 @@ mod x86 {
     /// Four u8 joints at `p`.
     #[inline(always)]
     unsafe fn joints_u8(p: *const u8) -> [usize; 4] {
-        // SAFETY (caller): four bytes at `p`.
+        // SAFETY: the caller's contract: four bytes at `p`.
         let j = unsafe { p.cast::<u32>().read_unaligned() };
         [
             (j & 0xff) as usize,
@@ -429,7 +433,7 @@ mod x86 {
     /// Four little-endian u16 joints at `p`.
     #[inline(always)]
     unsafe fn joints_u16(p: *const u8) -> [usize; 4] {
-        // SAFETY (caller): eight bytes at `p`.
+        // SAFETY: the caller's contract: eight bytes at `p`.
         let j = unsafe { p.cast::<u64>().read_unaligned() };
         [
             (j & 0xffff) as usize,
@@ -443,7 +447,7 @@ mod x86 {
     /// importer decodes them).
     #[inline(always)]
     unsafe fn unorm16(p: *const u8) -> __m128 {
-        // SAFETY (caller): eight bytes at `p`.
+        // SAFETY: the caller's contract: eight bytes at `p`.
         unsafe {
             let k = _mm_cvtepu16_epi32(_mm_loadl_epi64(p.cast::<__m128i>()));
             _mm_div_ps(_mm_cvtepi32_ps(k), _mm_set1_ps(65535.0))
@@ -453,7 +457,7 @@ mod x86 {
     /// Four unorm8 weights at `p`, `k as f32 / 255.0` exactly.
     #[inline(always)]
     unsafe fn unorm8(p: *const u8) -> __m128 {
-        // SAFETY (caller): four bytes at `p`.
+        // SAFETY: the caller's contract: four bytes at `p`.
         unsafe {
             let k = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(p.cast::<i32>().read_unaligned()));
             _mm_div_ps(_mm_cvtepi32_ps(k), _mm_set1_ps(255.0))
@@ -470,42 +474,42 @@ mod x86 {
     impl Slots for F32U8 {
         #[inline(always)]
         unsafe fn load<L: Lanes>(rec: *const u8) -> ([usize; 4], [L::V; 4]) {
-            // SAFETY (caller): 20 bytes.
+            // SAFETY: the caller's contract: 20 bytes.
             unsafe { (joints_u8(rec.add(16)), L::f32x4(rec)) }
         }
     }
     impl Slots for F32U16 {
         #[inline(always)]
         unsafe fn load<L: Lanes>(rec: *const u8) -> ([usize; 4], [L::V; 4]) {
-            // SAFETY (caller): 24 bytes.
+            // SAFETY: the caller's contract: 24 bytes.
             unsafe { (joints_u16(rec.add(16)), L::f32x4(rec)) }
         }
     }
     impl Slots for Unorm16U8 {
         #[inline(always)]
         unsafe fn load<L: Lanes>(rec: *const u8) -> ([usize; 4], [L::V; 4]) {
-            // SAFETY (caller): 12 bytes.
+            // SAFETY: the caller's contract: 12 bytes.
             unsafe { (joints_u8(rec.add(8)), L::spread(unorm16(rec))) }
         }
     }
     impl Slots for Unorm16U16 {
         #[inline(always)]
         unsafe fn load<L: Lanes>(rec: *const u8) -> ([usize; 4], [L::V; 4]) {
-            // SAFETY (caller): 16 bytes.
+            // SAFETY: the caller's contract: 16 bytes.
             unsafe { (joints_u16(rec.add(8)), L::spread(unorm16(rec))) }
         }
     }
     impl Slots for Unorm8U8 {
         #[inline(always)]
         unsafe fn load<L: Lanes>(rec: *const u8) -> ([usize; 4], [L::V; 4]) {
-            // SAFETY (caller): 8 bytes.
+            // SAFETY: the caller's contract: 8 bytes.
             unsafe { (joints_u8(rec.add(4)), L::spread(unorm8(rec))) }
         }
     }
     impl Slots for Unorm8U16 {
         #[inline(always)]
         unsafe fn load<L: Lanes>(rec: *const u8) -> ([usize; 4], [L::V; 4]) {
-            // SAFETY (caller): 12 bytes.
+            // SAFETY: the caller's contract: 12 bytes.
             unsafe { (joints_u16(rec.add(4)), L::spread(unorm8(rec))) }
         }
     }
@@ -554,7 +558,7 @@ mod x86 {
     impl<S: Slots> Source for Four<S> {
         #[inline(always)]
         unsafe fn blend(inp: &Inputs, v: usize) -> (__m256, __m256) {
-            // SAFETY (caller).
+            // SAFETY: the caller's contract (this function's safety requirements).
             unsafe {
                 let (j, [w0, w1, w2, w3]) = S::load::<L256>(inp.records.add(v * inp.stride));
                 let m = |k: usize| inp.palette.add(j[k] * 16);
@@ -580,7 +584,7 @@ mod x86 {
     impl<S: Slots> Source for Four512<S> {
         #[inline(always)]
         unsafe fn blend(inp: &Inputs, v: usize) -> (__m256, __m256) {
-            // SAFETY (caller), and the caller runs with AVX-512F.
+            // SAFETY: the caller's contract, and the caller runs with AVX-512F.
             unsafe {
                 let (j, [w0, w1, w2, w3]) = S::load::<L512>(inp.records.add(v * inp.stride));
                 let m = |k: usize| _mm512_loadu_ps(inp.palette.add(j[k] * 16));
@@ -602,7 +606,7 @@ mod x86 {
     impl Source for AnyCount {
         #[inline(always)]
         unsafe fn blend(inp: &Inputs, v: usize) -> (__m256, __m256) {
-            // SAFETY (caller): offsets v and v + 1 exist and bound a slice of influences.
+            // SAFETY: the caller's contract: offsets v and v + 1 exist and bound a slice of influences.
             unsafe {
                 let (from, to) = (
                     *inp.offsets.add(v) as usize,
@@ -634,7 +638,7 @@ mod x86 {
     /// touched).
     #[inline(always)]
     unsafe fn load3(base: *const f32, i: usize, room: bool) -> __m128 {
-        // SAFETY (caller): `base` has vector `i`, and vector `i + 1` too when `room`.
+        // SAFETY: the caller's contract: `base` has vector `i`, and vector `i + 1` too when `room`.
         unsafe {
             let p = base.add(3 * i);
             if room {
@@ -663,7 +667,7 @@ mod x86 {
     /// vertex, written after), else 12.
     #[inline(always)]
     unsafe fn store3(dst: *mut f32, r: __m128, room: bool) {
-        // SAFETY (caller): `dst` has 3 floats, 4 when `room`.
+        // SAFETY: the caller's contract: `dst` has 3 floats, 4 when `room`.
         unsafe {
             if room {
                 _mm_storeu_ps(dst, r);
@@ -677,6 +681,8 @@ mod x86 {
     /// `(x·c0 + y·c1) + z·c2` for the blended columns, the `w` lane of `d` ignored.
     #[inline(always)]
     unsafe fn rotate(a: __m256, b: __m256, d: __m128) -> __m128 {
+        // SAFETY: register operations only; callers run with AVX2 and FMA (the kernel is chosen
+        // only on CPUs that have them).
         unsafe {
             let xy = _mm256_permutevar8x32_ps(
                 _mm256_castps128_ps256(d),
@@ -691,6 +697,8 @@ mod x86 {
     /// The point through the blended matrix: `rotate + c3`.
     #[inline(always)]
     unsafe fn transform(a: __m256, b: __m256, p: __m128) -> __m128 {
+        // SAFETY: register operations only; callers run with AVX2 and FMA (the kernel is chosen
+        // only on CPUs that have them).
         unsafe { _mm_add_ps(rotate(a, b, p), _mm256_extractf128_ps::<1>(b)) }
     }
 
@@ -698,7 +706,7 @@ mod x86 {
     /// (x, y, z, w).
     #[inline(always)]
     unsafe fn soa4(p: *const f32) -> [__m256; 4] {
-        // SAFETY (caller): 32 floats at `p`.
+        // SAFETY: the caller's contract: 32 floats at `p`.
         unsafe {
             let row = |i: usize| p.add(4 * i);
             let r0 = _mm256_loadu2_m128(row(4), row(0));
@@ -721,7 +729,7 @@ mod x86 {
     /// Inverse of [`soa4`]: eight rows of four floats at `p`.
     #[inline(always)]
     unsafe fn rows4(v: [__m256; 4], p: *mut f32) {
-        // SAFETY (caller): 32 floats at `p`.
+        // SAFETY: the caller's contract: 32 floats at `p`.
         unsafe {
             let t0 = _mm256_unpacklo_ps(v[0], v[1]);
             let t1 = _mm256_unpackhi_ps(v[0], v[1]);
@@ -739,6 +747,8 @@ mod x86 {
     /// path's `unit_or_zero`): `v · (1 / sqrt(|v|²))`.
     #[inline(always)]
     unsafe fn unit8(x: __m256, y: __m256, z: __m256) -> [__m256; 3] {
+        // SAFETY: register operations only; callers run with AVX2 and FMA (the kernel is chosen
+        // only on CPUs that have them).
         unsafe {
             let len2 = _mm256_fmadd_ps(z, z, _mm256_fmadd_ps(y, y, _mm256_mul_ps(x, x)));
             let ok = _mm256_and_ps(
@@ -810,7 +820,7 @@ mod x86 {
                 .tangents
                 .map_or(std::ptr::null(), |t| t.as_ptr().cast::<f32>()),
         };
-        // SAFETY (caller): as for `run`; `wide` only where the caller checked AVX-512F.
+        // SAFETY: the caller's contract: as for `run`; `wide` only where the caller checked AVX-512F.
         unsafe {
             let WeightLayout::Fixed4(w) = &k.weights.layout else {
                 return run::<AnyCount>(k, &inp, start, out_p, out_n, out_t);
@@ -868,7 +878,7 @@ mod x86 {
             ) {
                 let n = out_p.len();
                 let op = out_p.as_mut_ptr().cast::<f32>();
-                // SAFETY (caller): vertices start..start + n have inputs; outputs have n entries. A
+                // SAFETY: the caller's contract: vertices start..start + n have inputs; outputs have n entries. A
                 // 16-byte read or write of vertex `start + i` (`room`, i < n - 1) reaches into
                 // vertex `start + i + 1`'s input and output entry `i + 1`, both in the range.
                 unsafe {
@@ -959,7 +969,7 @@ mod x86 {
                 let normals = !inp.normals.is_null();
                 let tangents = !inp.tangents.is_null();
                 let mut i0 = 0;
-                // SAFETY (caller): as for `run`; scratch indices stay below BLOCK; a whole group's
+                // SAFETY: the caller's contract: as for `run`; scratch indices stay below BLOCK; a whole group's
                 // eight vertices lie in the range, so its direct reads and writes stay in the
                 // arrays.
                 unsafe {
@@ -1097,7 +1107,7 @@ mod x86 {
     /// Eight (x, y, z) triples at `p` (24 floats) to three registers of eight lanes.
     #[inline(always)]
     unsafe fn load_aos3(p: *const f32) -> [__m256; 3] {
-        // SAFETY (caller): 24 floats at `p`.
+        // SAFETY: the caller's contract: 24 floats at `p`.
         unsafe {
             let o0 = _mm256_loadu_ps(p);
             let o1 = _mm256_loadu_ps(p.add(8));
@@ -1118,7 +1128,7 @@ mod x86 {
     /// Three registers of eight lanes to eight (x, y, z) triples at `p` (24 floats).
     #[inline(always)]
     unsafe fn store_aos3(v: [__m256; 3], p: *mut f32) {
-        // SAFETY (caller): 24 floats at `p`.
+        // SAFETY: the caller's contract: 24 floats at `p`.
         unsafe {
             // x_k, y_k, z_k moved to the lanes their output slots have mod 3.
             let xv = _mm256_permutevar8x32_ps(v[0], _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5));
@@ -1137,7 +1147,7 @@ mod x86 {
     /// Eight rows of eight floats transposed: register `e` holds element `e` of every row.
     #[inline(always)]
     unsafe fn transpose8(rows: &[[f32; 8]]) -> [__m256; 8] {
-        // SAFETY (caller): eight rows.
+        // SAFETY: the caller's contract: eight rows.
         unsafe {
             let r = |i: usize| _mm256_loadu_ps(rows.as_ptr().add(i).cast::<f32>());
             let t0 = _mm256_unpacklo_ps(r(0), r(1));
@@ -1172,6 +1182,8 @@ mod x86 {
     /// `(c0·x + c1·y) + c2·z` on eight lanes (columns of the blended 3×3).
     #[inline(always)]
     unsafe fn apply8(c: [[__m256; 3]; 3], d: [__m256; 3]) -> [__m256; 3] {
+        // SAFETY: register operations only; callers run with AVX2 and FMA (the kernel is chosen
+        // only on CPUs that have them).
         unsafe {
             std::array::from_fn(|e| {
                 _mm256_fmadd_ps(
@@ -1186,6 +1198,8 @@ mod x86 {
     /// `a × b` on eight lanes.
     #[inline(always)]
     unsafe fn cross8(a: [__m256; 3], b: [__m256; 3]) -> [__m256; 3] {
+        // SAFETY: register operations only; callers run with AVX2 and FMA (the kernel is chosen
+        // only on CPUs that have them).
         unsafe {
             [
                 _mm256_fmsub_ps(a[1], b[2], _mm256_mul_ps(a[2], b[1])),
@@ -1199,6 +1213,8 @@ mod x86 {
     /// negated where `det A = c0 · (c1×c2)` is negative.
     #[inline(always)]
     unsafe fn cofactor_normal8(c: [[__m256; 3]; 3], n: [__m256; 3]) -> [__m256; 3] {
+        // SAFETY: register operations only; callers run with AVX2 and FMA (the kernel is chosen
+        // only on CPUs that have them).
         unsafe {
             let k0 = cross8(c[1], c[2]);
             let k1 = cross8(c[2], c[0]);

@@ -462,8 +462,6 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
 /// Largest K the slider offers (seed 002 §4: uniform arrays of 32–128 matrices).
 const MAX_SLIDER_BONES: usize = 128;
 
-/// The mesh partition (K slider, submesh colours) and the palette path (storage buffer or a
-/// uniform array of K matrices per draw).
 /// The skinning blend and how normals follow it (both paths).
 fn skinning(ui: &mut Ui, state: &mut ViewerState) {
     use crate::skin::{NormalMode, SkinMode};
@@ -499,6 +497,8 @@ fn skinning(ui: &mut Ui, state: &mut ViewerState) {
     }
 }
 
+/// The mesh partition (K slider, submesh colours) and the palette path (storage buffer or a
+/// uniform array of K matrices per draw).
 fn palette(ui: &mut Ui, state: &mut ViewerState) {
     ui.separator();
     ui.label("palette");
