@@ -1,10 +1,10 @@
-// palette_uniform.wgsl — the palette source of the uniform path, for adapters that cannot
-// read storage buffers in the vertex stage (GL ES 3.0 / WebGL2 class; seed 002 §4: "a uniform
-// array of 32–128 matrices"): each draw is a submesh of at most PALETTE_SIZE bones (the
-// partitioner, src/partition/) and gets its own uniform palette, joints indexing it directly.
-// Morph deltas and per-vertex errors come from textures (vertex-stage texture reads work
-// there). src/gpu/shaders.rs prepends `const PALETTE_SIZE: u32` (K) and
-// `const MORPH_SLOTS: u32` before this file. Bindings as in src/gpu/layouts.rs.
+// palette_uniform.wgsl — the palette source of the uniform path, for adapters that cannot read
+// storage buffers in the vertex stage (GL ES 3.0 / WebGL2 class; Ribeiro, "Mesh Skinning", §GPU
+// Skinning: "a uniform array of 32–128 matrices"): each draw is a submesh of at most PALETTE_SIZE
+// bones (the partitioner, src/partition/) and gets its own uniform palette, joints indexing it
+// directly. Morph deltas and per-vertex errors come from textures (vertex-stage texture reads work
+// there). src/gpu/shaders.rs prepends `const PALETTE_SIZE: u32` (K) and `const MORPH_SLOTS: u32`
+// before this file. Bindings as in src/gpu/layouts.rs.
 
 // Mirrors `BonePaletteLayout` in src/gpu/palette_source.rs (sizes from K; checked by
 // tests/gpu_layout.rs).

@@ -1,6 +1,6 @@
-//! The CPU animation stage end to end for one character, in seed 000's order:
-//! sample motions → layer on bone masks → CCD IK → bone links → local→model + palette →
-//! skin → renormalise normals, each stage timed (Weber's table, §14). This is the one frame
+//! The CPU animation stage end to end for one character, in the order of Weber, "Run-Time Skin
+//! Deformation": sample motions → layer on bone masks → CCD IK → bone links → local→model + palette
+//! → skin → renormalise normals, each stage timed (Weber's table, §14). This is the one frame
 //! driver: the CLI, the tests, the comparison and the viewer all advance a [`Character`].
 //!
 //! A [`Character`] owns every buffer it needs, so a frame allocates nothing once warm.

@@ -1,5 +1,6 @@
-//! Bone links (seed 000 §7–§9): extra small bones inserted at a joint so that linear blend
-//! skinning only ever blends between frames a fraction of the joint angle apart.
+//! Bone links (Weber, "Run-Time Skin Deformation", §Shortcomings of Vertex Blending to §Bone
+//! Links): extra small bones inserted at a joint so that linear blend skinning only ever blends
+//! between frames a fraction of the joint angle apart.
 //!
 //! # Why
 //! Linear blend skinning averages the transformed positions of a vertex; across a joint rotated
@@ -294,9 +295,9 @@ fn with_rest(rest: Option<Quat>, share: Quat) -> Quat {
     }
 }
 
-/// Most links a child carries for which [`LinkPoseJob`] multiplies the first link's share
-/// instead of calling the trigonometry again (seed 000 §9 uses 2–3 links; a longer product
-/// would also gather rounding).
+/// Most links a child carries for which [`LinkPoseJob`] multiplies the first link's share instead
+/// of calling the trigonometry again (Weber, "Run-Time Skin Deformation", §Bone Links uses 2–3
+/// links; a longer product would also gather rounding).
 const MAX_SHARE_POWER: u32 = 8;
 
 /// [`link_share`] and [`with_rest`] for four links at once, one per lane of glam's 4-wide

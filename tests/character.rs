@@ -51,8 +51,9 @@ unsafe impl GlobalAlloc for CountingAlloc {
 #[global_allocator]
 static GLOBAL: CountingAlloc = CountingAlloc;
 
-/// Sample → layer → IK → links → palette → skin → normals allocates nothing once warm
-/// (seed 000 §14's run-time budget; ozz-animation's jobs make the same promise).
+/// Sample → layer → IK → links → palette → skin → normals allocates nothing once warm (Weber,
+/// "Run-Time Skin Deformation", §Caching and Performance: the run-time budget; ozz-animation's jobs
+/// make the same promise).
 #[test]
 fn a_warm_frame_allocates_nothing() {
     let mut models: Vec<Character> = vec![Character::humanoid_demo().unwrap()];
@@ -143,7 +144,8 @@ fn specs_drive_any_native_rig() {
         .unwrap();
     let mut spec = CharacterSpec::single("bend");
     spec.layers.clear();
-    // Shoulder at the origin, upper arm 0.30 along X, forearm 0.28: (0.3 + 0.28 cos 60°, 0.28 sin 60°).
+    // Shoulder at the origin, upper arm 0.30 along X, forearm 0.28: (0.3 + 0.28 cos 60°, 0.28 sin
+    // 60°).
     let target = glam::Vec3::new(0.30 + 0.14, 0.28 * 0.866_025_4, 0.0);
     spec.ik = vec![IkGoal {
         end_bone: "forearm".into(),

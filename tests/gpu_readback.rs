@@ -314,8 +314,8 @@ fn draw_path_capture_judges_normals_too() {
 
 /// The comparison measures the CPU normals against the skinned surface's own: on a rig with
 /// non-uniform joint scale the blended 3×3 is further from the surface than the exact
-/// inverse-transpose (seed 002/004); on CesiumMan (rotations only) the two agree; the bind
-/// baseline does not depend on the mode.
+/// inverse-transpose (Ribeiro, "Mesh Skinning"; Marschner, "Real time geometric deformations"); on
+/// CesiumMan (rotations only) the two agree; the bind baseline does not depend on the mode.
 #[test]
 fn comparison_measures_normals_against_the_skinned_surface() {
     let Some(ctx) = common::gpu() else { return };

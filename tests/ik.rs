@@ -1,6 +1,7 @@
-//! CCD inverse kinematics (seed 000 §5). Every check compares with something the solver does
-//! not compute itself: an f64 forward-kinematics pass written here, closed-form reach
-//! distances, glam's own ZYX Euler decomposition, geodesic betweenness of quaternions.
+//! CCD inverse kinematics (Weber, "Run-Time Skin Deformation", §Using Inverse Kinematics). Every
+//! check compares with something the solver does not compute itself: an f64 forward-kinematics pass
+//! written here, closed-form reach distances, glam's own ZYX Euler decomposition, geodesic
+//! betweenness of quaternions.
 #![allow(unsafe_code)] // a counting global allocator
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 

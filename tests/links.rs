@@ -1,6 +1,7 @@
-//! Bone links (seed 000 §7–§9): weight reassignment, rest equivalence, link poses and the
-//! joint cross-section on Woodland's arm. Every expectation is independent of the code under
-//! test: hand-computed weights, the unlinked scene, analytic rotations, the rest radius.
+//! Bone links (Weber, "Run-Time Skin Deformation", §Shortcomings of Vertex Blending to §Bone
+//! Links): weight reassignment, rest equivalence, link poses and the joint cross-section on
+//! Woodland's arm. Every expectation is independent of the code under test: hand-computed weights,
+//! the unlinked scene, analytic rotations, the rest radius.
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 mod common;

@@ -155,6 +155,34 @@ fn help_and_readme_speak_the_users_language() {
     assert!(hits.is_empty(), "internal references:\n{}", hits.join("\n"));
 }
 
+/// Rustdoc and comments cite published works by author, title and section, as the README does,
+/// never the project's internal seed documents: every source and shader file, read as text.
+#[test]
+fn sources_cite_published_works() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut hits = Vec::new();
+    let mut dirs = vec![root.join("src"), root.join("shaders")];
+    let mut files = 0;
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs" || e == "wgsl") {
+                files += 1;
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (i, line) in text.lines().enumerate() {
+                    if ["seed 0", "seeds/"].iter().any(|w| line.contains(w)) {
+                        hits.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(files > 100, "{files} source files read");
+    assert!(hits.is_empty(), "internal references:\n{}", hits.join("\n"));
+}
+
 /// `--out x.jpg` writes JPEG (its magic bytes), `.png` PNG, and anything else is refused with
 /// exit 2 naming the supported extensions, before any work and without writing.
 #[test]

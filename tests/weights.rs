@@ -200,10 +200,10 @@ fn regeneration_finds_the_humanoids_true_bones() {
         "{fraction:.4} agree after {} passes; (true, regenerated): {confused:?}",
         estimated.stats.estimation_passes
     );
-    // 98% asked (seed 000 §11 on a mesh whose author's choice is known): 98.43% measured
-    // (6,662 of 6,768 vertices). Starting from nearest segments instead of inscribed
-    // cylinders gave 95.4%; sections from moments instead of the tapered ellipse fit,
-    // 97.99%. What is left lies where the clavicles, chest and neck overlap.
+    // 98% asked (Weber, "Run-Time Skin Deformation", §Weight Regeneration on a mesh whose author's
+    // choice is known): 98.43% measured (6,662 of 6,768 vertices). Starting from nearest segments
+    // instead of inscribed cylinders gave 95.4%; sections from moments instead of the tapered
+    // ellipse fit, 97.99%. What is left lies where the clavicles, chest and neck overlap.
     assert!(fraction >= 0.98, "{fraction}");
     // Every limb bone is nearly all right.
     for limb in [

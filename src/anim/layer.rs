@@ -1,5 +1,6 @@
-//! LayerJob: several sampled motions drawn onto one skeleton through per-bone masks
-//! (seed 000 §4: "a running motion on the lower body and a throwing motion on the upper body").
+//! LayerJob: several sampled motions drawn onto one skeleton through per-bone masks (Weber,
+//! "Run-Time Skin Deformation", §Applying Motion to Bones: "a running motion on the lower body and
+//! a throwing motion on the upper body").
 //!
 //! Method: per bone, each layer contributes with `layer.weight × mask[bone]`; translations and
 //! scales are averaged by weight, rotations by a normalised weighted sum of quaternions, each

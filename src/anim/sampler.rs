@@ -6,13 +6,13 @@
 //! spline with in/out tangents scaled by the key interval and normalises quaternion results.
 //! Outside the key range the first/last value is held (clamping).
 //!
-//! Cursor (seed 000 §4): the key interval found for the previous sample is cached. Forward
-//! playback checks the current and the next interval (no search while keys are sparser than
-//! frames); when more keys were skipped, or time went backwards (reverse play, a loop wrap, a
-//! seek), it gallops from the cursor (steps 1, 2, 4, ...) and binary-searches the bracket.
-//! Cost: O(1) per sample in forward playback, O(log d) when d keys are skipped — never
-//! dependent on the clip's total key count. The cursor also caches the slerp angle and 1/sin
-//! of its interval, so rotation samples inside one interval cost two sin() calls.
+//! Cursor (Weber, "Run-Time Skin Deformation", §Applying Motion to Bones): the key interval found
+//! for the previous sample is cached. Forward playback checks the current and the next interval (no
+//! search while keys are sparser than frames); when more keys were skipped, or time went backwards
+//! (reverse play, a loop wrap, a seek), it gallops from the cursor (steps 1, 2, 4, ...) and
+//! binary-searches the bracket. Cost: O(1) per sample in forward playback, O(log d) when d keys are
+//! skipped — never dependent on the clip's total key count. The cursor also caches the slerp angle
+//! and 1/sin of its interval, so rotation samples inside one interval cost two sin() calls.
 
 /// Interpolation between keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

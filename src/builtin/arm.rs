@@ -1,7 +1,8 @@
-//! Woodland's arm (seed 001, "Filling the Gaps"): an upper arm and a forearm bone along +X,
-//! a closed tube skin around them with weights blended across the elbow, and two animations:
-//! "bend" turns the forearm about +Z from 0° to 120° (the paper's 45/90/120° cases lie on
-//! it), "twist" turns it 180° about its own axis (seed 000 §7's worst case for blending).
+//! Woodland's arm (Woodland, "Filling the Gaps"): an upper arm and a forearm bone along +X, a
+//! closed tube skin around them with weights blended across the elbow, and two animations: "bend"
+//! turns the forearm about +Z from 0° to 120° (the paper's 45/90/120° cases lie on it), "twist"
+//! turns it 180° about its own axis (Weber, "Run-Time Skin Deformation", §Shortcomings of Vertex
+//! Blending: the worst case for blending).
 
 use std::f32::consts::{PI, TAU};
 
@@ -170,7 +171,8 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
             },
         }],
     };
-    // A 180° twist of the forearm about its own axis (seed 000 §7, Figure 9).
+    // A 180° twist of the forearm about its own axis (Weber, "Run-Time Skin Deformation",
+    // §Shortcomings of Vertex Blending, Figure 9).
     let twist_steps = 6;
     let twist = Animation {
         name: Some("twist".into()),

@@ -1,14 +1,15 @@
-//! Built-in 18-bone humanoid (seed 003's FK skeleton, stacked from the pelvis) in Weber's
-//! convention, with a generated skin and authored motions (walk, run, throw).
+//! Built-in 18-bone humanoid (the FK skeleton of Dunia, "Implicit Animation Overview", stacked from
+//! the pelvis) in Weber's convention, with a generated skin and authored motions (walk, run,
+//! throw).
 //!
 //! Skeleton: pelvis, spine, chest, head; per side clavicle, upper arm, forearm, hand; per side
-//! thigh, shin, foot. Reference pose: T-pose facing +Z, Y up, bones along local +X.
-//! Skin: one connected surface round the bones' tapered elliptical pseudo-cylinders (their
-//! authored base and tip sections), blended where limbs meet the torso
-//! ([`crate::weights::surface`]); weights made as Weber's §11 and §10 describe for a model
-//! without weights: regeneration against the pseudo-cylinders, then smoothing scaled by the
-//! cross-sections ([`crate::weights`]), four influences at most. Motions are keyframed tracks with irregular key times; rotations are authored
-//! as deltas about model-space axes applied in each bone's own reference frame.
+//! thigh, shin, foot. Reference pose: T-pose facing +Z, Y up, bones along local +X. Skin: one
+//! connected surface round the bones' tapered elliptical pseudo-cylinders (their authored base and
+//! tip sections), blended where limbs meet the torso ([`crate::weights::surface`]); weights made as
+//! Weber's §11 and §10 describe for a model without weights: regeneration against the
+//! pseudo-cylinders, then smoothing scaled by the cross-sections ([`crate::weights`]), four
+//! influences at most. Motions are keyframed tracks with irregular key times; rotations are
+//! authored as deltas about model-space axes applied in each bone's own reference frame.
 
 use std::f32::consts::{PI, TAU};
 
@@ -214,10 +215,11 @@ pub fn humanoid_rig() -> crate::error::Result<WeberRig> {
             lim([-30.0, -15.0, -40.0], [30.0, 15.0, 40.0]),
         );
     }
-    // Bone links at shoulders, elbows, hips and knees (seed 000 §9: 2–3 links, default
-    // length). The hips are a fork (the pelvis has the spine and both thighs): the pelvis's
-    // weight is split by pseudo-weights that change continuously round the crotch, and the
-    // links share the thighs' rotation away from their rest (they hang 180° from the pelvis).
+    // Bone links at shoulders, elbows, hips and knees (Weber, "Run-Time Skin Deformation", §Bone
+    // Links: 2–3 links, default length). The hips are a fork (the pelvis has the spine and both
+    // thighs): the pelvis's weight is split by pseudo-weights that change continuously round the
+    // crotch, and the links share the thighs' rotation away from their rest (they hang 180° from
+    // the pelvis).
     for name in [
         "l_upper_arm",
         "r_upper_arm",

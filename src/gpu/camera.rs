@@ -53,7 +53,8 @@ pub enum ColorMode {
     Material,
     /// The selected bone's weight on each vertex (blue 0 → red 1, as Blender's weight paint).
     Weights,
-    /// Every bone its own colour, blended by weight (seed 000 fig. 10).
+    /// Every bone its own colour, blended by weight (as Figure 10 of Weber, "Run-Time Skin
+    /// Deformation", shows them).
     Bones,
     /// |GPU − CPU| per vertex relative to the model's diagonal, log scale: 1e-8 blue,
     /// 1e-5 (the comparison's tolerance) orange, 1e-4 and above red.

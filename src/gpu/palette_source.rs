@@ -5,9 +5,9 @@
 //!   number of joints per draw (the default wherever the vertex stage can read storage
 //!   buffers);
 //! - [`PaletteSource::Uniform`]: a fixed array of `K` matrices per draw in a uniform buffer
-//!   (seed 002 §4), for adapters without vertex-stage storage buffers (GL ES 3.0 / WebGL2
-//!   class); every draw must use at most `K` joints, which the partitioner
-//!   ([`crate::partition::PartitionedScene`]) arranges.
+//!   (Ribeiro, "Mesh Skinning", §GPU Skinning), for adapters without vertex-stage storage
+//!   buffers (GL ES 3.0 / WebGL2 class); every draw must use at most `K` joints, which the
+//!   partitioner ([`crate::partition::PartitionedScene`]) arranges.
 
 use super::context::GpuContext;
 use crate::error::{Error, Result};
@@ -16,9 +16,9 @@ use crate::error::{Error, Result};
 /// uniform block, four per `vec4`; glTF files rarely exceed 8, MorphStressTest has 8).
 pub const UNIFORM_MORPH_SLOTS: u32 = 64;
 
-/// K when the uniform path is chosen without one: 64 matrices (seed 002 §4 suggests 32–128;
-/// 64 keeps every shared model in one or two submeshes and needs 4.5 KiB of the 16 KiB a
-/// WebGL2-class adapter allows per uniform binding).
+/// K when the uniform path is chosen without one: 64 matrices (Ribeiro, "Mesh Skinning", §GPU
+/// Skinning suggests 32–128; 64 keeps every shared model in one or two submeshes and needs 4.5 KiB
+/// of the 16 KiB a WebGL2-class adapter allows per uniform binding).
 pub const DEFAULT_UNIFORM_BONES: u32 = 64;
 
 /// Where `skin()` reads the palette from.

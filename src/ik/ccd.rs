@@ -1,6 +1,7 @@
-//! CcdJob: Cyclic Coordinate Descent IK with several weighted effectors, per-bone
-//! participation, reference-based or incremental starts, Euler joint limits and angular
-//! velocity limiting (seed 000 §5, §5.1–§5.4; CCD after Lander 98 / Welman 93).
+//! CcdJob: Cyclic Coordinate Descent IK with several weighted effectors, per-bone participation,
+//! reference-based or incremental starts, Euler joint limits and angular velocity limiting (Weber,
+//! "Run-Time Skin Deformation", §Using Inverse Kinematics, §Reference-based IK to §Joint
+//! Constraints; CCD after Lander 98 / Welman 93).
 //!
 //! Method: one iteration visits every chain joint once, from the chain ends towards the roots
 //! (descending node index: nodes are depth-first, so a child always comes before its parent).
@@ -50,11 +51,11 @@
 //! distance beyond reach); opposite 180° proposals that cancel leave the joint unturned.
 //! NaN or infinite inputs are validate errors. Nothing panics and nothing becomes NaN.
 //!
-//! Cost: per iteration, for each chain joint with `e` effectors through it: one 3x3 inverse,
-//! `e` point transforms and shortest arcs, one clamp (a few `atan2`), and one matrix product
-//! per chain node below it (O(c²) for a chain of c joints; c is small). Setup is O(nodes) (marking the
-//! chain nodes' ancestors; local→model only for those and the chain). No allocation once `IkScratch` and the
-//! output vectors have grown.
+//! Cost: per iteration, for each chain joint with `e` effectors through it: one 3x3 inverse, `e`
+//! point transforms and shortest arcs, one clamp (a few `atan2`), and one matrix product per chain
+//! node below it (O(c²) for a chain of c joints; c is small). Setup is O(nodes) (marking the chain
+//! nodes' ancestors; local→model only for those and the chain). No allocation once `IkScratch` and
+//! the output vectors have grown.
 //!
 //! Limits: CCD favours the joints near the tip (they turn first), converges linearly and can
 //! stall when limits block the direct path; Euler boxes are not convex; several effectors
@@ -89,7 +90,8 @@ pub struct Effector {
     pub weight: f32,
 }
 
-/// Where the chain joints start each frame (seed 000 §5.1 / §5.2).
+/// Where the chain joints start each frame (Weber, "Run-Time Skin Deformation", §Reference-based IK
+/// / §Incremental IK).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IkMode {
     /// Start from `reference` every frame.

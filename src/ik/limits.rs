@@ -1,4 +1,5 @@
-//! Joint limits as ZYX Euler boxes relative to the bone's reference rotation (seed 000 §5.4).
+//! Joint limits as ZYX Euler boxes relative to the bone's reference rotation (Weber, "Run-Time Skin
+//! Deformation", §Joint Constraints).
 //!
 //! Method: the rotation to limit is first made relative to the reference local rotation,
 //! `q_rel = q_ref⁻¹ · q` (so `q = q_ref · q_rel`: the offset is applied in the bone's own
@@ -37,9 +38,10 @@
 //! fast path returns exactly what the full clamp would.
 //!
 //! Cost: two ZYX decompositions, up to two recompositions (a few `atan2`/`sin_cos`; the
-//! decomposition's `atan2` and `asin` are inline Cephes polynomials, and a recomposition that
-//! keeps Y turns `q` by the moved outer axes only), no allocation; about twenty multiplies and two square roots when the fast test passes. Limits: an Euler box is not a convex region of rotations; near gimbal lock the
-//! choice of split decides which of several nearby in-box rotations is returned.
+//! decomposition's `atan2` and `asin` are inline Cephes polynomials, and a recomposition that keeps
+//! Y turns `q` by the moved outer axes only), no allocation; about twenty multiplies and two square
+//! roots when the fast test passes. Limits: an Euler box is not a convex region of rotations; near
+//! gimbal lock the choice of split decides which of several nearby in-box rotations is returned.
 
 use std::f32::consts::{PI, TAU};
 

@@ -1,4 +1,5 @@
-//! Inverse kinematics stage (seed 000 §5): between animation sampling and local→model,
+//! Inverse kinematics stage (Weber, "Run-Time Skin Deformation", §Using Inverse Kinematics),
+//! between animation sampling and local→model:
 //!
 //! ```text
 //! AnimateJob ──▶ pose.locals (FK) ──CcdJob──▶ solved locals ──LocalToModelJob──▶ …

@@ -1,4 +1,5 @@
-//! Mesh partitioning for bounded palettes (seed 000 §15, seed 002 §4).
+//! Mesh partitioning for bounded palettes (Weber, "Run-Time Skin Deformation", §Hardware
+//! Compatibility, Ribeiro, "Mesh Skinning", §GPU Skinning).
 //!
 //! - [`split`]: the algorithm — one skinned primitive into submeshes of at most `K` bones
 //!   ([`partition`], [`Partition`], [`PartitionStats`]); its stages: influence fitting

@@ -1,7 +1,8 @@
-//! The partitioner: split a skinned primitive into submeshes that each use at most `K`
-//! bones (seed 000 §15: "the mesh has to be broken down into pieces that use the same subset
-//! of the total list of transforms"; seed 002 §4: a uniform array of 32–128 matrices), so a
-//! vertex shader with a `K`-matrix palette can draw each piece.
+//! The partitioner: split a skinned primitive into submeshes that each use at most `K` bones
+//! (Weber, "Run-Time Skin Deformation", §Hardware Compatibility: "the mesh has to be broken down
+//! into pieces that use the same subset of the total list of transforms"; Ribeiro, "Mesh Skinning",
+//! §GPU Skinning: a uniform array of 32–128 matrices), so a vertex shader with a `K`-matrix palette
+//! can draw each piece.
 //!
 //! Method. (1) Fit: vertices keep at most `K` influences and faces at most `K` bones, dropping
 //! the lightest with renormalisation, each drop counted (`fit.rs`). (2) Two candidate

@@ -1,4 +1,5 @@
-//! Native rigs in Weber's convention (seed 000 §3.2–3.4) and their text format.
+//! Native rigs in Weber's convention (Weber, "Run-Time Skin Deformation", §Reference Bones to
+//! §Motion Data) and their text format.
 //!
 //! A bone lies along its local +X axis with a `length_m`; its transform is stored relative to
 //! the **tip** of its parent: `displacement_m` (zero in the common attached case) and a
@@ -32,7 +33,8 @@ pub const FORMAT: &str = "skinview.rig";
 /// The rig file version this build reads and writes.
 pub const VERSION: u32 = 1;
 
-/// Cross-section ellipse of the mesh around a bone end (seed 000 §3.2), in the bone's YZ plane.
+/// Cross-section ellipse of the mesh around a bone end (Weber, "Run-Time Skin Deformation",
+/// §Reference Bones), in the bone's YZ plane.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Section {
     /// Semi-axes along the bone's local Y and Z.
@@ -51,7 +53,7 @@ pub struct LimitsDeg {
     pub max: [f32; 3],
 }
 
-/// Bone links inserted at this bone's base joint (seed 000 §9).
+/// Bone links inserted at this bone's base joint (Weber, "Run-Time Skin Deformation", §Bone Links).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LinkSettings {
     /// Number of links (1..=64).
@@ -59,11 +61,11 @@ pub struct LinkSettings {
     /// Total link length; `None` = 0.3 × this bone's length + 1.5 × joint radius.
     #[serde(default)]
     pub length_m: Option<f32>,
-    /// Normal-derived fade strength in `[0, 1]` (seed 000 §9, armpits): the fraction
-    /// `normal_fade · |x̂ · n̂|` of the weight bound for the links returns to the parent, `x̂`
-    /// this bone's axis and `n̂` the vertex normal; 0 turns it off. `None` (or absent in the
-    /// JSON) = [`crate::links::LinkSpec::DEFAULT_NORMAL_FADE`]; `None` is not written, so
-    /// rigs without it read and write as before. Checked when the links are inserted.
+    /// Normal-derived fade strength in `[0, 1]` (Weber, "Run-Time Skin Deformation", §Bone Links,
+    /// armpits): the fraction `normal_fade · |x̂ · n̂|` of the weight bound for the links returns
+    /// to the parent, `x̂` this bone's axis and `n̂` the vertex normal; 0 turns it off. `None` (or
+    /// absent in the JSON) = [`crate::links::LinkSpec::DEFAULT_NORMAL_FADE`]; `None` is not
+    /// written, so rigs without it read and write as before. Checked when the links are inserted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub normal_fade: Option<f32>,
 }
@@ -134,8 +136,8 @@ mod serde_arrays {
     }
 }
 
-/// Keys of one bone (seed 000 §3.4): each list has its own irregular times; keys that
-/// interpolate exactly may be omitted.
+/// Keys of one bone (Weber, "Run-Time Skin Deformation", §Motion Data): each list has its own
+/// irregular times; keys that interpolate exactly may be omitted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Track {
     /// Name of the bone the keys drive.
@@ -225,7 +227,8 @@ pub struct BoneMeta {
 }
 
 impl BoneMeta {
-    /// Mean base cross-section radius (the "joint radius" of seed 000 §9), 0 when unknown.
+    /// Mean base cross-section radius (the "joint radius" of Weber, "Run-Time Skin Deformation",
+    /// §Bone Links), 0 when unknown.
     pub fn joint_radius_m(&self) -> f32 {
         self.base_section
             .map_or(0.0, |s| 0.5 * (s.radii_m[0] + s.radii_m[1]))
@@ -561,15 +564,15 @@ impl WeberRig {
         )
     }
 
-    /// One vertex's weights as the skinning paths use them: a muscle bone `m` of weight `w`
-    /// becomes `+w` on `m` and `−w` on its parent `p`, so the vertex moves by
-    /// `w · (model_from_bind[m] − model_from_bind[p]) · v` on top of its ordinary blend: zero
-    /// at rest and whenever the muscle only follows its parent (its local transform at rest),
-    /// `w` times the muscle's own deformation (a scale about its joint: a bulge) otherwise.
-    /// Linear blending applies the weights as given; dual quaternions see the same pair as
-    /// an equal and opposite rigid part plus the muscle's scale, so they bulge alike; stitching
-    /// follows the vertex's largest weight. Entries that cancel to exactly 0 are dropped. Order: the list's order, the parents of muscles
-    /// merged where they already appear, otherwise appended.
+    /// One vertex's weights as the skinning paths use them: a muscle bone `m` of weight `w` becomes
+    /// `+w` on `m` and `−w` on its parent `p`, so the vertex moves by `w · (model_from_bind[m] −
+    /// model_from_bind[p]) · v` on top of its ordinary blend: zero at rest and whenever the muscle
+    /// only follows its parent (its local transform at rest), `w` times the muscle's own
+    /// deformation (a scale about its joint: a bulge) otherwise. Linear blending applies the
+    /// weights as given; dual quaternions see the same pair as an equal and opposite rigid part
+    /// plus the muscle's scale, so they bulge alike; stitching follows the vertex's largest weight.
+    /// Entries that cancel to exactly 0 are dropped. Order: the list's order, the parents of
+    /// muscles merged where they already appear, otherwise appended.
     fn expand_muscles(&self, ws: &[(u32, f32)]) -> Vec<(u32, f32)> {
         let mut out: Vec<(u32, f32)> = ws.to_vec();
         for &(b, w) in ws {

@@ -1,12 +1,13 @@
 //! SkinningJob: the CPU reference path of linear blend skinning.
 //!
-//! Method (seed 000 §6, §14; seed 002 §3): for each vertex, blend its joints' palette
-//! matrices by weight into one matrix `M`, then `p' = M p`, `n' = normalize(cof(M3) n)` with
-//! the sign of det(M3) (the cofactor matrix is the inverse-transpose times the determinant,
-//! so this is the inverse-transpose after normalisation, exact under non-uniform scale and
-//! mirroring), `t' = orthogonalize(M3 t, n')` with the handedness `w` kept.
-//! Any number of influences per vertex. Inputs are never written, outputs never read, one
-//! write per vertex; large meshes are split into chunks skinned on all cores (rayon).
+//! Method (Weber, "Run-Time Skin Deformation", §Basic Vertex Blending, §Caching and Performance;
+//! Ribeiro, "Mesh Skinning", §Weighted Vertex Transformation): for each vertex, blend its joints'
+//! palette matrices by weight into one matrix `M`, then `p' = M p`, `n' = normalize(cof(M3) n)`
+//! with the sign of det(M3) (the cofactor matrix is the inverse-transpose times the determinant, so
+//! this is the inverse-transpose after normalisation, exact under non-uniform scale and mirroring),
+//! `t' = orthogonalize(M3 t, n')` with the handedness `w` kept. Any number of influences per
+//! vertex. Inputs are never written, outputs never read, one write per vertex; large meshes are
+//! split into chunks skinned on all cores (rayon).
 //!
 //! Cost: per influence one 4x4 multiply-add of the blend; per vertex one point transform,
 //! one cofactor (3 cross products) and a normalisation. Limits: weights are used as given
@@ -120,9 +121,10 @@ pub struct SkinningJob<'a> {
     pub out_normals: Option<&'a mut [Vec3]>,
     /// Receives the skinned tangents; given exactly when `tangents` is.
     pub out_tangents: Option<&'a mut [Vec4]>,
-    /// Normalise skinned normals here (true), or leave `sign(det)·cof(M)·n` unnormalised for
-    /// a separate [`NormalizeJob`] pass (seed 000 §14 times it as its own stage and notes it
-    /// can be skipped at the cost of slight dimming at bent joints).
+    /// Normalise skinned normals here (true), or leave `sign(det)·cof(M)·n` unnormalised for a
+    /// separate [`NormalizeJob`] pass (Weber, "Run-Time Skin Deformation", §Caching and Performance
+    /// times it as its own stage and notes it can be skipped at the cost of slight dimming at bent
+    /// joints).
     pub normalize_normals: bool,
     /// Make skinned tangents perpendicular to the unit normal and unit length (true), or
     /// write them as the blend gives them, `M₃ₓ₃·t` (ozz-animation's output; a shader that
@@ -563,10 +565,11 @@ fn transform_point(m: &Mat4, p: Vec3) -> Vec3 {
     (m.x_axis * p.x + m.y_axis * p.y + m.z_axis * p.z + m.w_axis).truncate()
 }
 
-/// `normalize(sign(det M3) · cof(M3) · n)`: the cofactor matrix is the inverse-transpose
-/// times the determinant, so this is the inverse-transpose normal, exact under non-uniform
-/// scale and mirroring, with one square root and no matrix inverse. A degenerate blend
-/// (singular M3, e.g. the 180° twist of seed 000 §7) gives the zero vector, not NaN.
+/// `normalize(sign(det M3) · cof(M3) · n)`: the cofactor matrix is the inverse-transpose times the
+/// determinant, so this is the inverse-transpose normal, exact under non-uniform scale and
+/// mirroring, with one square root and no matrix inverse. A degenerate blend (singular M3, e.g. the
+/// 180° twist of Weber, "Run-Time Skin Deformation", §Shortcomings of Vertex Blending) gives the
+/// zero vector, not NaN.
 #[inline(always)]
 pub(super) fn skin_normal_unnormalized(m: &Mat4, n: Vec3) -> Vec3A {
     let x = Vec3A::from_vec4(m.x_axis);
@@ -593,9 +596,9 @@ pub(super) fn unit_or_zero(r: Vec3A) -> Vec3A {
     }
 }
 
-/// NormalizeJob: renormalise skinned normals in place (zero vectors stay zero), the
-/// "re-normalize the normals" stage of seed 000 §14. Parallel above the same threshold as
-/// skinning.
+/// NormalizeJob: renormalise skinned normals in place (zero vectors stay zero), the "re-normalize
+/// the normals" stage of Weber, "Run-Time Skin Deformation", §Caching and Performance. Parallel
+/// above the same threshold as skinning.
 pub struct NormalizeJob<'a> {
     /// Normals renormalised in place.
     pub normals: &'a mut [Vec3],

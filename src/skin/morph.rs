@@ -1,6 +1,6 @@
-//! MorphJob: morph targets (blend shapes, seed 004) applied before skinning:
-//! `attr' = attr + Σ_t w_t · delta_t` for positions, normals and tangents (xyz), targets with a
-//! zero weight skipped. Cost: O(vertices × non-zero targets).
+//! MorphJob: morph targets (blend shapes, Marschner, "Real time geometric deformations") applied
+//! before skinning: `attr' = attr + Σ_t w_t · delta_t` for positions, normals and tangents (xyz),
+//! targets with a zero weight skipped. Cost: O(vertices × non-zero targets).
 
 use glam::{Vec3, Vec4};
 

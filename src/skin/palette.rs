@@ -1,9 +1,10 @@
-//! The gradient palette (seed 002 §2–3, seed 000 §15): per joint,
+//! The gradient palette (Ribeiro, "Mesh Skinning", §The Gradient Matrix to §Weighted Vertex
+//! Transformation, Weber, "Run-Time Skin Deformation", §Hardware Compatibility): per joint,
 //! `model_from_bind[j] = model_from_joint[j] * joint_from_bind[j]`, the matrix that carries a
-//! bind-pose vertex straight to its posed position. One frame palette holds every skin's
-//! joints back to back, then one slot per unskinned (morph-only or static) draw holding that
-//! node's `model_from_node`, so every draw skins with "joints + weights" (a rigid draw is a
-//! one-joint skin with weight 1: stitching as a subset of skinning, seed 001).
+//! bind-pose vertex straight to its posed position. One frame palette holds every skin's joints
+//! back to back, then one slot per unskinned (morph-only or static) draw holding that node's
+//! `model_from_node`, so every draw skins with "joints + weights" (a rigid draw is a one-joint skin
+//! with weight 1: stitching as a subset of skinning, Woodland, "Filling the Gaps").
 //!
 //! Cost: one 4x4 multiply per joint. No joint cap: the GPU side stores it in a storage buffer
 //! sized to the frame palette.

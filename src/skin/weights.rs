@@ -1,4 +1,5 @@
-//! Influence reduction and the vertex-weight array (seed 000 §14).
+//! Influence reduction and the vertex-weight array (Weber, "Run-Time Skin Deformation", §Caching
+//! and Performance).
 //!
 //! The vertex-weight array stores each vertex's (joint, weight) pairs contiguously, grouped
 //! by vertex in vertex order, so the skinning loop reads it front to back, never writes it,
@@ -12,9 +13,9 @@
 //! - CSR (`offsets[v]..offsets[v+1]` into `influences`, zero weights dropped) for any number
 //!   of influences.
 //!
-//! Reduction to an influence limit K: keep the K largest weights (by magnitude) of each vertex
-//! and renormalise them to sum to 1, as engines with a 4-influence limit do; [`ReductionStats`] says how many
-//! vertices lost weight and how much.
+//! Reduction to an influence limit K: keep the K largest weights (by magnitude) of each vertex and
+//! renormalise them to sum to 1, as engines with a 4-influence limit do; [`ReductionStats`] says
+//! how many vertices lost weight and how much.
 
 use bytemuck::{Pod, Zeroable};
 

@@ -459,7 +459,8 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
     });
 }
 
-/// Largest K the slider offers (seed 002 §4: uniform arrays of 32–128 matrices).
+/// Largest K the slider offers (Ribeiro, "Mesh Skinning", §GPU Skinning: uniform arrays of 32–128
+/// matrices).
 const MAX_SLIDER_BONES: usize = 128;
 
 /// The skinning blend and how normals follow it (both paths).

@@ -1,5 +1,5 @@
-//! Test support: deterministic generated test rigs: a branching skeleton, a skinned tube mesh around its
-//! bones, optional morph targets and two animations, built in code from a seed.
+//! Test support: deterministic generated test rigs: a branching skeleton, a skinned tube mesh
+//! around its bones, optional morph targets and two animations, built in code from a seed.
 //!
 //! What: [`generate_rig`] returns a validated [`Scene`] meant to be exported (the exporter
 //! lives in `io`) and run through independent engines. It exercises what real files get
@@ -17,17 +17,17 @@
 //! `non_uniform_scale`), a morph-weights channel when there are targets, and channels on
 //! "mesh_parent" and on the mesh node that must have no effect on the skinned vertices.
 //!
-//! Method: a local xorshift64* generator (seeded through splitmix64) draws every number, so
-//! the same [`RigOptions`] give the same scene, bit for bit. Geometry is built in f64 in
-//! world rest space: one capsule per chain (rings of `verts_per_ring` vertices along the
-//! chain's polyline with a parallel-transported frame, hemispherical end caps with poles),
-//! with radial normals and circumferential tangents; it is then carried into the mesh node's
-//! space with `inverse(B)` (positions), `Bᵀ` (normals) and `inverse(B)` (tangents). Each
-//! joint owns the segment from its origin to its chain successor (a leaf: a tip along its
-//! local +Y). Weights follow Dunia's inverse-distance rule (seed 003, `w = k/dⁿ` with k = 1,
-//! n = 4) on the distance from the vertex to each joint's segment; the `max_influences`
-//! largest are kept and normalised to sum 1, so every vertex really uses
-//! `min(max_influences, joints)` joints (JOINTS_0/WEIGHTS_0, plus a second set above 4).
+//! Method: a local xorshift64* generator (seeded through splitmix64) draws every number, so the
+//! same [`RigOptions`] give the same scene, bit for bit. Geometry is built in f64 in world rest
+//! space: one capsule per chain (rings of `verts_per_ring` vertices along the chain's polyline with
+//! a parallel-transported frame, hemispherical end caps with poles), with radial normals and
+//! circumferential tangents; it is then carried into the mesh node's space with `inverse(B)`
+//! (positions), `Bᵀ` (normals) and `inverse(B)` (tangents). Each joint owns the segment from its
+//! origin to its chain successor (a leaf: a tip along its local +Y). Weights follow Dunia's
+//! inverse-distance rule (Dunia, "Implicit Animation Overview", `w = k/dⁿ` with k = 1, n = 4) on
+//! the distance from the vertex to each joint's segment; the `max_influences` largest are kept and
+//! normalised to sum 1, so every vertex really uses `min(max_influences, joints)` joints
+//! (JOINTS_0/WEIGHTS_0, plus a second set above 4).
 //!
 //! Limits: one mesh with one triangle primitive and one skin; joints 2..=64 (so joint
 //! indices fit u8), `max_influences` 1..=8, `morph_targets` 0..=4, `verts_per_ring` 3..=64.
