@@ -25,7 +25,9 @@ use crate::rig::{BoneMeta, RigScene};
 use crate::scene::Scene;
 use crate::skin::{NormalizeJob, SkinOptions, SkinnedVertices};
 
-/// Which bones a layer covers.
+/// Which bones a layer covers. Written as text (`FromStr`, `Display`): `all` (or nothing),
+/// `BONE` (its subtree), `!BONE` (all but its subtree) — one syntax for the command line and
+/// the viewer.
 #[derive(Clone, Debug, PartialEq)]
 pub enum MaskSpec {
     /// Every bone.
@@ -34,6 +36,73 @@ pub enum MaskSpec {
     Subtree(String),
     /// Everything but a bone's subtree.
     Except(String),
+}
+
+impl std::str::FromStr for MaskSpec {
+    type Err = String;
+
+    /// `all` or empty, `BONE`, `!BONE` (surrounding spaces ignored); `!` with no bone is an
+    /// error.
+    fn from_str(text: &str) -> std::result::Result<MaskSpec, String> {
+        match text.trim() {
+            "" | "all" => Ok(MaskSpec::All),
+            t => match t.strip_prefix('!') {
+                Some(b) if b.trim().is_empty() => {
+                    Err(format!("mask {text:?}: name a bone after '!'"))
+                }
+                Some(b) => Ok(MaskSpec::Except(b.trim().to_string())),
+                None => Ok(MaskSpec::Subtree(t.to_string())),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for MaskSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MaskSpec::All => f.write_str("all"),
+            MaskSpec::Subtree(b) => f.write_str(b),
+            MaskSpec::Except(b) => write!(f, "!{b}"),
+        }
+    }
+}
+
+/// IK targets circling a point (the demo's driver): `target(t) = centre + radius·(cos ωt,
+/// ½ sin ωt, sin ωt)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Orbit {
+    /// Centre of the circle, model space (metres).
+    pub centre_m: Vec3,
+    /// Radius (metres).
+    pub radius_m: f32,
+    /// Angular rate ω (rad/s).
+    pub rate_rad_s: f32,
+}
+
+impl Orbit {
+    /// Where the target is at `time_s`.
+    pub fn at(&self, time_s: f32) -> Vec3 {
+        let a = self.rate_rad_s * time_s;
+        self.centre_m + self.radius_m * Vec3::new(a.cos(), 0.5 * a.sin(), a.sin())
+    }
+}
+
+/// A layer's part in a cross-fade: the fade, and whether the layer fades in (its weight follows
+/// the fade's B weight) or out (A weight).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayerFade {
+    /// When and how long.
+    pub fade: CrossFade,
+    /// Fades in (true) or out (false).
+    pub fade_in: bool,
+}
+
+impl LayerFade {
+    /// The layer's weight factor at `time_s`.
+    pub fn weight(&self, time_s: f32) -> f32 {
+        let (a, b) = self.fade.weights(time_s);
+        if self.fade_in { b } else { a }
+    }
 }
 
 /// One layer of a [`CharacterSpec`]: a motion (by name or index) on a bone mask, with a weight.
@@ -83,8 +152,8 @@ pub struct CharacterSpec {
     pub ik: Vec<IkGoal>,
     /// Solver settings for the IK goals.
     pub ik_settings: IkSettings,
-    /// Targets orbit (centre, radius, rad/s) instead of staying put (the demo's driver).
-    pub orbit: Option<(Vec3, f32, f32)>,
+    /// Targets orbit instead of staying put (the demo's driver).
+    pub orbit: Option<Orbit>,
     /// Insert the bone links the rig's bones ask for.
     pub links: bool,
 }
@@ -145,7 +214,11 @@ impl CharacterSpec {
                 weight: 1.0,
             }],
             ik_settings: Self::IK_SETTINGS,
-            orbit: Some((Vec3::new(0.3, 1.3, 0.3), 0.15, 2.0)),
+            orbit: Some(Orbit {
+                centre_m: Vec3::new(0.3, 1.3, 0.3),
+                radius_m: 0.15,
+                rate_rad_s: 2.0,
+            }),
             links: true,
         }
     }
@@ -167,9 +240,8 @@ pub struct LayerSpec {
     pub mask: Vec<f32>,
     /// Layer weight (≥ 0), before any fade.
     pub weight: f32,
-    /// When set, the layer's weight is scaled by the fade's B weight (fade in) or A weight
-    /// (fade out).
-    pub fade: Option<(CrossFade, bool)>,
+    /// When set, the layer's weight is scaled by its part in the cross-fade.
+    pub fade: Option<LayerFade>,
     /// Wrap time at the clip's end instead of holding the last key.
     pub looping: bool,
 }
@@ -185,9 +257,9 @@ pub struct IkSpec {
     pub participation: Vec<f32>,
     /// Per node: joint limits, radians (`None` = unlimited).
     pub limits: Vec<Option<JointLimits>>,
-    /// Target path: `target(time) = centre + radius·(cos ωt, sin ωt·0.5, sin ωt)` per effector
-    /// (a demo driver; callers may set `effectors[i].target_model` directly instead).
-    pub orbit: Option<(Vec3, f32, f32)>,
+    /// Every effector's target follows this path (a demo driver; callers may set
+    /// `effectors[i].target_model` directly instead).
+    pub orbit: Option<Orbit>,
 }
 
 /// Time of each stage in microseconds (one frame's, or medians over a run).
@@ -406,8 +478,14 @@ impl Character {
                     layers: n,
                 });
             }
-            layers[f.from].fade = Some((f.fade, false));
-            layers[f.to].fade = Some((f.fade, true));
+            layers[f.from].fade = Some(LayerFade {
+                fade: f.fade,
+                fade_in: false,
+            });
+            layers[f.to].fade = Some(LayerFade {
+                fade: f.fade,
+                fade_in: true,
+            });
         }
         let ik = if spec.ik.is_empty() {
             None
@@ -595,10 +673,7 @@ impl Character {
                 .iter_mut()
                 .zip(self.layers.iter().zip(&self.layer_poses))
             {
-                let fade = spec.fade.map_or(1.0, |(f, fade_in)| {
-                    let (a, b) = f.weights(time_s);
-                    if fade_in { b } else { a }
-                });
+                let fade = spec.fade.map_or(1.0, |f| f.weight(time_s));
                 *slot = Layer {
                     pose: &pose.locals,
                     weight: spec.weight * fade,
@@ -639,10 +714,10 @@ impl Character {
         // 3. CCD IK.
         // The solver writes the pose straight into the frame (no copy of its output).
         if let Some(ik) = &mut self.ik {
-            if let Some((centre, radius, omega)) = ik.orbit {
-                let a = omega * time_s;
+            if let Some(orbit) = ik.orbit {
+                let target = orbit.at(time_s);
                 for e in &mut ik.effectors {
-                    e.target_model = centre + radius * Vec3::new(a.cos(), 0.5 * a.sin(), a.sin());
+                    e.target_model = target;
                 }
             }
             let mut settings = ik.settings;

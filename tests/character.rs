@@ -6,6 +6,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+use glam::Vec3;
 use skinview::character::Character;
 
 mod common;
@@ -345,4 +346,72 @@ fn frame_morph_weights_follow_the_clip() {
         assert_eq!(h.frame.pose.morph_weights.len(), h.scene.nodes.len());
         assert!(h.frame.pose.morph_weights.iter().all(Vec::is_empty));
     }
+}
+
+/// A bone mask has one text form, read and written by the same code (the command line's
+/// `--layer` and the viewer's mask field both parse it): `all` or nothing, `BONE`, `!BONE`,
+/// spaces ignored, and every mask written back reads as itself; `!` with no bone is refused.
+#[test]
+fn bone_masks_read_and_write_one_syntax() {
+    use skinview::character::MaskSpec;
+    for (text, mask) in [
+        ("", MaskSpec::All),
+        ("all", MaskSpec::All),
+        (" all ", MaskSpec::All),
+        ("spine", MaskSpec::Subtree("spine".into())),
+        ("!spine", MaskSpec::Except("spine".into())),
+        (" ! l_arm ", MaskSpec::Except("l_arm".into())),
+    ] {
+        let parsed: MaskSpec = text.parse().unwrap();
+        assert_eq!(parsed, mask, "{text:?}");
+        assert_eq!(parsed.to_string().parse::<MaskSpec>().unwrap(), mask);
+    }
+    for bad in ["!", " ! "] {
+        let e = bad.parse::<MaskSpec>().unwrap_err();
+        assert!(e.contains("name a bone"), "{e}");
+    }
+}
+
+/// The IK orbit and a layer's part in a cross-fade, as named values: the orbit's target lies on
+/// its tilted circle (x² + z² = r² about the centre, y = z / 2, a full turn after 2π/ω), and
+/// the two layers of a fade weigh 1 between them at every time.
+#[test]
+fn orbit_and_layer_fade_follow_their_formulas() {
+    use skinview::anim::layer::CrossFade;
+    use skinview::character::{LayerFade, Orbit};
+    let orbit = Orbit {
+        centre_m: Vec3::new(0.3, 1.3, 0.3),
+        radius_m: 0.15,
+        rate_rad_s: 2.0,
+    };
+    for i in 0..20 {
+        let d = orbit.at(i as f32 * 0.17) - orbit.centre_m;
+        let r = (d.x * d.x + d.z * d.z).sqrt();
+        assert!(
+            (r - orbit.radius_m).abs() < 1e-5 && (d.y - 0.5 * d.z).abs() < 1e-6,
+            "{d}"
+        );
+    }
+    let turn_s = std::f32::consts::TAU / orbit.rate_rad_s;
+    assert!((orbit.at(turn_s) - orbit.at(0.0)).length() < 1e-5);
+    let fade = CrossFade {
+        start_s: 0.5,
+        duration_s: 0.6,
+    };
+    let (out, into) = (
+        LayerFade {
+            fade,
+            fade_in: false,
+        },
+        LayerFade {
+            fade,
+            fade_in: true,
+        },
+    );
+    for i in 0..=20 {
+        let t = i as f32 * 0.1;
+        assert!((out.weight(t) + into.weight(t) - 1.0).abs() < 1e-6, "{t}");
+    }
+    assert_eq!((out.weight(0.0), into.weight(0.0)), (1.0, 0.0));
+    assert_eq!((out.weight(2.0), into.weight(2.0)), (0.0, 1.0));
 }

@@ -219,11 +219,8 @@ pub fn parse_layer(s: &str) -> Result<LayerDesc, String> {
         .ok_or("layer needs a motion: MOTION[:MASK[:WEIGHT]]")?
         .to_string();
     let mask = match parts.next() {
-        None | Some("all") | Some("") => MaskSpec::All,
-        Some(b) => match b.strip_prefix('!') {
-            Some(rest) => MaskSpec::Except(rest.to_string()),
-            None => MaskSpec::Subtree(b.to_string()),
-        },
+        None => MaskSpec::All,
+        Some(m) => m.parse::<MaskSpec>()?,
     };
     let weight = match parts.next() {
         None => 1.0,

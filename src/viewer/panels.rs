@@ -222,9 +222,9 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
             // when the field loses focus.
             let id = ui.make_persistent_id(("layer mask", li));
             let current = match &layer.mask {
+                // Empty shows the hint ("all / bone / !bone").
                 MaskSpec::All => String::new(),
-                MaskSpec::Subtree(b) => b.clone(),
-                MaskSpec::Except(b) => format!("!{b}"),
+                mask => mask.to_string(),
             };
             let mut text: String = ui.data_mut(|d| d.get_temp(id)).unwrap_or(current.clone());
             let field = ui.add(
@@ -233,13 +233,10 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
                     .desired_width(70.0),
             );
             if field.lost_focus() {
-                let new = match text.trim() {
-                    "" | "all" => MaskSpec::All,
-                    m => match m.strip_prefix('!') {
-                        Some(b) => MaskSpec::Except(b.to_string()),
-                        None => MaskSpec::Subtree(m.to_string()),
-                    },
-                };
+                // Text that is no mask ("!" alone) keeps the layer's mask.
+                let new = text
+                    .parse::<MaskSpec>()
+                    .unwrap_or_else(|_| layer.mask.clone());
                 if new != layer.mask {
                     layer.mask = new;
                     rebuild = true;

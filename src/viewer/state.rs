@@ -11,7 +11,7 @@ use glam::Vec3;
 use crate::anim::CrossFade;
 use crate::camera::OrbitCamera;
 use crate::character::{
-    Character, CharacterSpec, FadeDesc, IkGoal, LayerDesc, MaskSpec, StageTimes,
+    Character, CharacterSpec, FadeDesc, IkGoal, LayerDesc, MaskSpec, Orbit, StageTimes,
 };
 use crate::error::Result;
 use crate::gpu::{ColorMode, PaletteSource, Skinning};
@@ -136,8 +136,8 @@ impl StageSettings {
         let spec = CharacterSpec::humanoid_demo();
         let mut ik = spec.ik.into_iter().next();
         // The demo circles this centre (CharacterSpec::humanoid_demo's orbit).
-        if let (Some(goal), Some((centre, _, _))) = (ik.as_mut(), spec.orbit) {
-            goal.target_m = centre;
+        if let (Some(goal), Some(orbit)) = (ik.as_mut(), spec.orbit) {
+            goal.target_m = orbit.centre_m;
         }
         StageSettings {
             layers: spec.layers,
@@ -159,7 +159,11 @@ impl StageSettings {
         spec.links = self.links;
         spec.orbit = match (self.ik_orbit, &self.ik) {
             // Around the goal, a tenth of the model's size, a turn every ~3 s (the demo's pace).
-            (true, Some(goal)) => Some((goal.target_m, 0.1 * size_m, 2.0)),
+            (true, Some(goal)) => Some(Orbit {
+                centre_m: goal.target_m,
+                radius_m: 0.1 * size_m,
+                rate_rad_s: 2.0,
+            }),
             _ => None,
         };
         spec
@@ -782,8 +786,8 @@ impl ViewerState {
         match (was_on, s.fade.is_some()) {
             (true, true) => {
                 for l in self.character.layers.iter_mut().take(2) {
-                    if let Some((f, _)) = l.fade.as_mut() {
-                        *f = fade;
+                    if let Some(f) = l.fade.as_mut() {
+                        f.fade = fade;
                     }
                 }
             }
