@@ -57,7 +57,7 @@ fn mean_influences(a: &[(u32, f32)], b: &[(u32, f32)]) -> (Vec<(u32, f32)>, bool
     let total: f32 = merged.iter().map(|(_, w)| w).sum();
     let reduced = merged.len() > MAX_INFLUENCES;
     if reduced {
-        merged.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+        crate::weights::sort_influences(&mut merged);
         merged.truncate(MAX_INFLUENCES);
         let kept: f32 = merged.iter().map(|(_, w)| w).sum();
         if kept > 0.0 {
