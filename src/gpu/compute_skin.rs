@@ -125,6 +125,15 @@ impl ComputeLayout {
             buffers: instances.max(1).div_ceil(per),
         })
     }
+
+    /// The first instance buffer `buffer` holds and how many it holds, of `instances`.
+    pub fn range(&self, buffer: u32, instances: u32) -> (u32, u32) {
+        let first = buffer * self.instances_per_buffer;
+        let held = self
+            .instances_per_buffer
+            .min(instances.max(1).saturating_sub(first));
+        (first, held)
+    }
 }
 
 /// The compute-skinning pass of one [`GpuScene`] and the buffers it writes.
@@ -249,8 +258,7 @@ impl ComputeSkinning {
         let mut outputs = Vec::with_capacity(layout.buffers as usize);
         let mut bind_groups = Vec::with_capacity(layout.buffers as usize);
         for b in 0..layout.buffers {
-            let first = b * layout.instances_per_buffer;
-            let held = layout.instances_per_buffer.min(instances.max(1) - first);
+            let (first, held) = layout.range(b, instances);
             let output = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("compute-skinned vertices"),
                 size: held as u64 * vertex_total * CPU_VERTEX_STRIDE,
@@ -346,11 +354,7 @@ impl ComputeSkinning {
         pass.set_bind_group(0, &gpu.frame_bind_group, &[]);
         let max = self.max_groups.max(1);
         for (b, groups) in self.bind_groups.iter().enumerate() {
-            let first = b as u32 * self.layout.instances_per_buffer;
-            let held = self
-                .layout
-                .instances_per_buffer
-                .min(self.instances.max(1) - first);
+            let (_, held) = self.layout.range(b as u32, self.instances);
             for (d, bind_group) in gpu.draws.iter().zip(groups) {
                 if d.vertex_count == 0 {
                     continue;
@@ -396,5 +400,32 @@ mod tests {
             }
         );
         assert!(ComputeLayout::new(1, 101, 100).is_err());
+    }
+
+    /// Each buffer's range: consecutive, whole instances, the last holding the rest.
+    #[test]
+    fn ranges_cover_every_instance_once() {
+        let l = ComputeLayout::new(10, 100, 350).expect("fits");
+        let ranges: Vec<(u32, u32)> = (0..l.buffers).map(|b| l.range(b, 10)).collect();
+        assert_eq!(ranges, [(0, 3), (3, 3), (6, 3), (9, 1)]);
+    }
+
+    /// The order kept from the H200 measurement: instance-inner for crowds of characters of
+    /// at least INSTANCE_INNER_MIN_VERTICES, instance-outer otherwise and for one character.
+    #[test]
+    fn crowds_of_large_meshes_dispatch_instance_inner() {
+        let big = INSTANCE_INNER_MIN_VERTICES;
+        assert_eq!(
+            DispatchOrder::for_crowd(big, 16),
+            DispatchOrder::InstanceInner
+        );
+        assert_eq!(
+            DispatchOrder::for_crowd(big - 1, 4096),
+            DispatchOrder::InstanceOuter
+        );
+        assert_eq!(
+            DispatchOrder::for_crowd(big * 4, 1),
+            DispatchOrder::InstanceOuter
+        );
     }
 }

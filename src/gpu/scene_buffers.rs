@@ -673,7 +673,12 @@ impl GpuScene {
                 .base_color_texture
                 .map_or(0, |t| t + 1)
                 .min(views.len() - 1);
-            let material = [
+            // Group 1 entries both palette paths bind: the draw's parameters and its material.
+            let shared = [
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: params.as_entire_binding(),
+                },
                 wgpu::BindGroupEntry {
                     binding: 2,
                     resource: wgpu::BindingResource::TextureView(&views[slot]),
@@ -696,16 +701,13 @@ impl GpuScene {
                         label: Some("draw"),
                         layout: &layouts.draw,
                         entries: &[
-                            wgpu::BindGroupEntry {
-                                binding: 0,
-                                resource: params.as_entire_binding(),
-                            },
+                            shared[0].clone(),
+                            shared[1].clone(),
+                            shared[2].clone(),
                             wgpu::BindGroupEntry {
                                 binding: 1,
                                 resource: morph_deltas.as_entire_binding(),
                             },
-                            material[0].clone(),
-                            material[1].clone(),
                         ],
                     });
                     let capture_in: Vec<CaptureVertex> = (0..n)
@@ -764,16 +766,13 @@ impl GpuScene {
                             label: Some("draw (uniform palette)"),
                             layout: &layouts.draw,
                             entries: &[
-                                wgpu::BindGroupEntry {
-                                    binding: 0,
-                                    resource: params.as_entire_binding(),
-                                },
+                                shared[0].clone(),
+                                shared[1].clone(),
+                                shared[2].clone(),
                                 wgpu::BindGroupEntry {
                                     binding: 1,
                                     resource: wgpu::BindingResource::TextureView(&morph_view),
                                 },
-                                material[0].clone(),
-                                material[1].clone(),
                                 wgpu::BindGroupEntry {
                                     binding: 4,
                                     resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {

@@ -176,6 +176,12 @@ impl CrowdReport {
         }
     }
 
+    /// Vertices per second of the skinning pass alone ([`CrowdReport::alone_ms`]; 0 without a
+    /// time).
+    pub fn alone_vertices_per_s(&self, alone: &SkinAlone) -> f64 {
+        per_s(self.vertices_per_frame, self.alone_ms(alone))
+    }
+
     /// The faster dispatch order by the skinning pass alone ([`CrowdReport::alone_ms`]).
     pub fn faster_order(&self) -> Option<DispatchOrder> {
         let cost = |a: &SkinAlone| self.alone_ms(a);
@@ -310,14 +316,13 @@ impl std::fmt::Display for CrowdReport {
                 .skin_ms
                 .map(|ms| format!("pass {ms:.3} ms, "))
                 .unwrap_or_default();
-            let ms = a.skin_ms.unwrap_or(a.wall_ms);
             writeln!(
                 f,
                 "compute skinning pass alone, {}: {stamped}{:.3} ms submit to done ({} \
                  vertices/s)",
                 a.order.name(),
                 a.wall_ms,
-                si(per_s(self.vertices_per_frame, ms))
+                si(self.alone_vertices_per_s(a))
             )?;
         }
         if self.compute_timestamps_suspect() {

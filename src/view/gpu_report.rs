@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::crowd::{CrowdReport, SkinAlone};
+use super::crowd::CrowdReport;
 use crate::error::{Error, Result};
 
 /// `schema` of every `report.json` this version writes.
@@ -169,10 +169,11 @@ pub fn known_copy_bandwidth(adapter: &str) -> Option<CopyBandwidth> {
 impl CrowdDerived {
     /// The figures of `run` against `bandwidth`.
     pub fn of(run: &CrowdReport, bandwidth: Option<&CopyBandwidth>) -> CrowdDerived {
-        let per_s = |ms: f64| (ms > 0.0).then(|| run.vertices_per_frame as f64 / (ms * 1e-3));
         let faster = run.faster_order();
-        let fastest: Option<&SkinAlone> = faster.and_then(|o| run.alone(o));
-        let compute_vertices_per_s = fastest.and_then(|a| per_s(run.alone_ms(a)));
+        let compute_vertices_per_s = faster
+            .and_then(|o| run.alone(o))
+            .map(|a| run.alone_vertices_per_s(a))
+            .filter(|&v| v > 0.0);
         let floor_vertices_per_s = bandwidth.map(|b| {
             let bytes = if run.instances > 1 {
                 FLOOR_BYTES_CROWD
