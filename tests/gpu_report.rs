@@ -136,6 +136,63 @@ fn quick_report_on_the_test_adapter_fits_its_schema() {
     assert_eq!(o.status.code(), Some(2), "{}", common::output_text(&o));
 }
 
+/// A run past its deadline keeps what it measured: with a one-second deadline the steps that
+/// would start after it are logged as skipped, the report is still written from the rows that
+/// were written (every finished step's, none of a skipped one's; each step listed), and the
+/// script exits 1.
+#[test]
+fn a_run_cut_off_by_its_deadline_keeps_its_rows() {
+    let Some(_) = common::gpu() else { return };
+    let out = fresh_dir("deadline");
+    let o = script(&[
+        "--quick",
+        "--allow-software",
+        "--deadline",
+        "1",
+        out.to_str().unwrap(),
+    ]);
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    let report = read_report(&out);
+    assert_eq!(
+        report.steps.len(),
+        14,
+        "every step logged: {:?}",
+        report.steps
+    );
+    let skipped = report
+        .steps
+        .iter()
+        .filter(|s| s.status == "skipped (deadline)")
+        .count();
+    assert!(skipped >= 1, "{:?}", report.steps);
+    // Every step that finished has its row; every row comes from a step that started (one
+    // cut off by its time limit may have written its row just before).
+    let rows: Vec<&str> = report
+        .crowd
+        .iter()
+        .map(|r| r.file.as_str())
+        .chain(report.compare.iter().map(|r| r.file.as_str()))
+        .collect();
+    for step in &report.steps {
+        let file = format!("{}.json", step.name);
+        if step.ok() {
+            assert!(rows.contains(&file.as_str()), "{file} missing: {rows:?}");
+        } else if step.status == "skipped (deadline)" {
+            assert!(
+                !rows.contains(&file.as_str()),
+                "{file} was skipped: {rows:?}"
+            );
+        }
+    }
+    assert!(
+        report
+            .problems()
+            .iter()
+            .any(|p| p.contains("skipped (deadline)"))
+    );
+}
+
 /// The merge refuses what a finished run must not have: a row with no time, a failed step, a
 /// row off the schema (each named, the rest merged, and `--strict` exits 1), an output folder
 /// that is the rows folder.
