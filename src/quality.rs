@@ -28,7 +28,7 @@ use glam::{DVec3, Quat, Vec3};
 use serde::Serialize;
 
 use crate::builtin::Builtin;
-use crate::character::{Character, CharacterSpec};
+use crate::character::{Character, CharacterSetup, CharacterSpec, MotionRef};
 use crate::error::{Error, Result};
 use crate::rig::{Key, LinkSettings, Motion, Track};
 use crate::skin::{SkinMode, SkinOptions};
@@ -165,13 +165,16 @@ fn joint_quality(
                     let rs = rig.to_scene()?;
                     let spec = CharacterSpec {
                         links: links > 0,
-                        ..CharacterSpec::single("pose")
+                        ..CharacterSpec::single(Some(MotionRef::Name("pose".into())))
                     };
-                    let mut c = Character::from_rig(&rs, &spec)?;
-                    c.set_skin_options(SkinOptions {
-                        mode,
-                        ..Default::default()
-                    });
+                    let setup = CharacterSetup {
+                        skin: SkinOptions {
+                            mode,
+                            ..Default::default()
+                        },
+                        ..CharacterSetup::stage(spec)
+                    };
+                    let mut c = setup.build_rig(&rs)?;
                     c.update(0.0, 0.0)?;
                     let joint = joint_rest(&c, case.bone)?;
                     let r = match rest.get(&vi) {

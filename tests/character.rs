@@ -7,7 +7,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use glam::Vec3;
-use skinview::character::Character;
+use skinview::character::{Character, CharacterSetup};
 
 mod common;
 
@@ -59,9 +59,23 @@ static GLOBAL: CountingAlloc = CountingAlloc;
 fn a_warm_frame_allocates_nothing() {
     let mut models: Vec<Character> = vec![Character::humanoid_demo().unwrap()];
     let fox = common::model("Fox");
-    models.push(Character::from_scene(skinview::io::load(&fox).unwrap(), Some(1), true).unwrap());
+    models.push(
+        CharacterSetup {
+            looping: true,
+            ..CharacterSetup::clip(Some(1))
+        }
+        .build(&skinview::io::load(&fox).unwrap())
+        .unwrap(),
+    );
     let morph = common::model("AnimatedMorphSphere");
-    models.push(Character::from_scene(skinview::io::load(&morph).unwrap(), Some(0), true).unwrap());
+    models.push(
+        CharacterSetup {
+            looping: true,
+            ..CharacterSetup::clip(Some(0))
+        }
+        .build(&skinview::io::load(&morph).unwrap())
+        .unwrap(),
+    );
     for c in &mut models {
         let dt = 1.0 / 60.0;
         for i in 0..30 {
@@ -83,7 +97,7 @@ fn a_warm_frame_allocates_nothing() {
 #[test]
 fn humanoid_demo_runs_every_stage() {
     let mut c = Character::humanoid_demo().unwrap();
-    assert_eq!(c.layers.len(), 3);
+    assert_eq!(c.layers().len(), 3);
     assert!(
         c.links.as_ref().is_some_and(|l| l.links.len() == 16),
         "2 links at each shoulder, elbow, hip and knee"
@@ -138,12 +152,12 @@ fn humanoid_demo_runs_every_stage() {
 /// residual), within the elbow's limits; unknown bones and motions are errors.
 #[test]
 fn specs_drive_any_native_rig() {
-    use skinview::character::{CharacterSpec, IkGoal};
+    use skinview::character::{CharacterSetup, CharacterSpec, IkGoal, MotionRef};
     let rig = skinview::builtin::woodland_arm_rig()
         .unwrap()
         .to_scene()
         .unwrap();
-    let mut spec = CharacterSpec::single("bend");
+    let mut spec = CharacterSpec::single(Some(MotionRef::Name("bend".into())));
     spec.layers.clear();
     // Shoulder at the origin, upper arm 0.30 along X, forearm 0.28: (0.3 + 0.28 cos 60°, 0.28 sin
     // 60°).
@@ -154,7 +168,7 @@ fn specs_drive_any_native_rig() {
         target_m: target,
         weight: 1.0,
     }];
-    let mut c = Character::from_rig(&rig, &spec).unwrap();
+    let mut c = CharacterSetup::stage(spec.clone()).build_rig(&rig).unwrap();
     let dt = 1.0 / 60.0;
     for i in 0..60 {
         c.update(i as f32 * dt, dt).unwrap();
@@ -167,10 +181,11 @@ fn specs_drive_any_native_rig() {
     );
     assert!(c.ik_result.reached);
     spec.ik[0].end_bone = "wing".into();
-    assert!(Character::from_rig(&rig, &spec).is_err());
-    let bad = CharacterSpec::single("dance");
+    assert!(CharacterSetup::stage(spec.clone()).build_rig(&rig).is_err());
+    let bad = CharacterSpec::single(Some(MotionRef::Name("dance".into())));
     assert!(
-        Character::from_rig(&rig, &bad)
+        CharacterSetup::stage(bad.clone())
+            .build_rig(&rig)
             .err()
             .is_some_and(|e| e.to_string().contains("dance"))
     );
@@ -180,12 +195,14 @@ fn specs_drive_any_native_rig() {
 /// children follow it, and handing it back restores the motion.
 #[test]
 fn bones_can_be_driven_by_hand() {
-    use skinview::character::{Character, CharacterSpec};
+    use skinview::character::{CharacterSetup, CharacterSpec, MotionRef};
     let rig = skinview::builtin::woodland_arm_rig()
         .unwrap()
         .to_scene()
         .unwrap();
-    let mut c = Character::from_rig(&rig, &CharacterSpec::single("bend")).unwrap();
+    let mut c = CharacterSetup::stage(CharacterSpec::single(Some(MotionRef::Name("bend".into()))))
+        .build_rig(&rig)
+        .unwrap();
     let fore = c.scene.find_node("forearm").unwrap();
     let by_hand = skinview::math::Trs {
         translation: glam::Vec3::new(0.3, 0.0, 0.0),
@@ -235,7 +252,7 @@ fn character_frames_equal_plain_sampling_bit_for_bit() {
         } else {
             (0..scene.animations.len()).map(Some).collect()
         };
-        let mut c = Character::from_scene(scene.clone(), None, false).unwrap();
+        let mut c = CharacterSetup::clip(None).build(&scene.clone()).unwrap();
         let mut frame = FrameState::new(&scene);
         let mut skinner = CpuSkinner::new(&scene, None);
         for anim in anims {
@@ -305,7 +322,12 @@ fn a_warm_viewer_frame_allocates_nothing() {
 fn frame_morph_weights_follow_the_clip() {
     use skinview::anim::{AnimateJob, Cursor, Pose};
     let scene = skinview::io::load(&common::model("AnimatedMorphSphere")).unwrap();
-    let mut c = Character::from_scene(scene.clone(), Some(0), true).unwrap();
+    let mut c = CharacterSetup {
+        looping: true,
+        ..CharacterSetup::clip(Some(0))
+    }
+    .build(&scene.clone())
+    .unwrap();
     let anim = &scene.animations[0];
     let duration = anim.duration_s();
     let mut cursors = vec![Cursor::default(); anim.channels.len()];
@@ -414,4 +436,133 @@ fn orbit_and_layer_fade_follow_their_formulas() {
     }
     assert_eq!((out.weight(0.0), into.weight(0.0)), (1.0, 0.0));
     assert_eq!((out.weight(2.0), into.weight(2.0)), (0.0, 1.0));
+}
+
+/// Every numbered rule of `CharacterSetup`, broken once: refused with that rule (or its own
+/// error for rules 1 and 3), while the unbroken set-ups build. The split and the stage exclude
+/// each other (rule 7); the stage needs a native rig (rule 8).
+#[test]
+fn character_setup_rules() {
+    use skinview::Error;
+    use skinview::character::{
+        CharacterSetup, CharacterSpec, FadeDesc, IkGoal, MotionRef, Orbit, SplitSpec,
+    };
+    let rig = skinview::builtin::humanoid_rig()
+        .unwrap()
+        .to_scene()
+        .unwrap();
+    let rule = |r: skinview::Result<()>| match r {
+        Ok(()) => None,
+        Err(Error::Job {
+            job: "CharacterSetup",
+            rule,
+            ..
+        }) => Some(rule),
+        Err(Error::TooManyLayers { .. }) => Some(1),
+        Err(Error::FadeLayers { .. }) => Some(3),
+        Err(e) => panic!("expected a set-up rule, got {e}"),
+    };
+    let demo = CharacterSetup::humanoid_demo();
+    assert_eq!(rule(demo.validate()), None);
+    assert!(demo.build_rig(&rig).is_ok());
+    let stage = |edit: &dyn Fn(&mut CharacterSpec)| {
+        let mut s = demo.clone();
+        edit(s.stage_spec_mut().unwrap());
+        s
+    };
+    let walk = demo.stage_spec().unwrap().layers[0].clone();
+    let cases: Vec<(u32, CharacterSetup)> = vec![
+        (1, stage(&|s| s.layers = vec![walk.clone(); 9])),
+        (2, stage(&|s| s.layers[1].weight = f32::NAN)),
+        (2, stage(&|s| s.layers[1].weight = -1.0)),
+        (
+            3,
+            stage(&|s| {
+                s.fade = Some(FadeDesc {
+                    from: 1,
+                    to: 1,
+                    fade: s.fade.unwrap().fade,
+                })
+            }),
+        ),
+        (3, stage(&|s| s.fade.as_mut().unwrap().to = 7)),
+        (4, stage(&|s| s.ik[0].chain_length = 0)),
+        (
+            4,
+            stage(&|s| s.ik[0].target_m = Vec3::new(f32::INFINITY, 0.0, 0.0)),
+        ),
+        (
+            4,
+            stage(&|s| {
+                s.ik.push(IkGoal {
+                    weight: -2.0,
+                    ..s.ik[0].clone()
+                })
+            }),
+        ),
+        (
+            5,
+            stage(&|s| {
+                s.orbit = Some(Orbit {
+                    radius_m: -0.1,
+                    ..s.orbit.unwrap()
+                })
+            }),
+        ),
+        (
+            7,
+            CharacterSetup {
+                split: Some(SplitSpec {
+                    max_bones: 16,
+                    uniform_palette: true,
+                    color_submeshes: false,
+                }),
+                ..demo.clone()
+            },
+        ),
+        (
+            6,
+            CharacterSetup {
+                split: Some(SplitSpec {
+                    max_bones: 1,
+                    uniform_palette: true,
+                    color_submeshes: false,
+                }),
+                ..CharacterSetup::clip(Some(0))
+            },
+        ),
+        (
+            10,
+            CharacterSetup {
+                max_influences: Some(0),
+                ..CharacterSetup::clip(Some(0))
+            },
+        ),
+    ];
+    for (want, setup) in &cases {
+        assert_eq!(rule(setup.validate()), Some(*want), "{setup:?}");
+        // Building checks the same rules first.
+        let built = setup.build_rig(&rig).map(|_| ());
+        assert_eq!(rule(built), Some(*want));
+    }
+    // Rule 8: the stage on a plain scene; rule 9: a clip the model does not have.
+    assert_eq!(rule(demo.build(&rig.scene).map(|_| ())), Some(8));
+    let missing = CharacterSetup::clip(Some(rig.scene.animations.len()));
+    assert!(matches!(
+        missing.build(&rig.scene).map(|_| ()),
+        Err(Error::UnknownAnimation { .. })
+    ));
+    // A motion by name or index is the same motion.
+    let by_name = CharacterSpec::single(Some("walk".parse::<MotionRef>().unwrap()));
+    let walk_index = rig.scene.find_animation("walk").unwrap();
+    let by_index = CharacterSpec::single(Some(MotionRef::Index(walk_index)));
+    let mut a = CharacterSetup::stage(by_name).build_rig(&rig).unwrap();
+    let mut b = CharacterSetup::stage(by_index).build_rig(&rig).unwrap();
+    a.update(0.4, 1.0 / 60.0).unwrap();
+    b.update(0.4, 1.0 / 60.0).unwrap();
+    assert_eq!(a.layers()[0].anim, walk_index);
+    assert_eq!(a.outputs[0].positions, b.outputs[0].positions);
+    assert_eq!("12".parse::<MotionRef>().unwrap(), MotionRef::Index(12));
+    assert_eq!("12".parse::<MotionRef>().unwrap().to_string(), "12");
+    assert!("".parse::<MotionRef>().is_err());
 }

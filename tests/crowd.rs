@@ -8,7 +8,7 @@
 mod common;
 
 use glam::{Mat4, Vec3};
-use skinview::character::Character;
+use skinview::character::{Character, CharacterSetup};
 use skinview::compare::{CPU_GPU_TOLERANCE_REL, DrawErrors};
 use skinview::gpu::compute_skin::DispatchOrder;
 use skinview::gpu::{DrawCapture, GpuScene, PaletteSource, Skinning};
@@ -84,7 +84,7 @@ fn every_crowd_instance_skins_as_its_own_character_on_both_paths() {
         }]);
         let anim = (!scene.animations.is_empty()).then_some(0);
         let duration = anim.map_or(0.0, |a| scene.animations[a].duration_s());
-        let mut c = Character::from_scene(scene, anim, false).unwrap();
+        let mut c = CharacterSetup::clip(anim).build(&scene).unwrap();
         c.set_skin_options(skin);
         for layout in layouts {
             check_crowd(ctx, &mut c, duration, skin, layout, N);
@@ -198,7 +198,12 @@ fn crowd_benchmark_reports_both_paths_and_draws_the_crowd() {
     let Some(ctx) = common::gpu() else { return };
     let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
     let vertices = scene.vertex_count();
-    let mut c = Character::from_scene(scene, Some(0), true).unwrap();
+    let mut c = CharacterSetup {
+        looping: true,
+        ..CharacterSetup::clip(Some(0))
+    }
+    .build(&scene)
+    .unwrap();
     let options = CrowdOptions {
         instances: 3,
         frames: 2,
@@ -282,7 +287,7 @@ fn crowd_benchmark_reports_both_paths_and_draws_the_crowd() {
 fn compute_skinning_refusals_say_why() {
     let Some(ctx) = common::gpu() else { return };
     let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
-    let mut c = Character::from_scene(scene, Some(0), false).unwrap();
+    let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
     c.update(0.5, 0.0).unwrap();
     let mut uniform = GpuScene::with_palette(
         ctx,

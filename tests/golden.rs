@@ -14,7 +14,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use skinview::character::Character;
+use skinview::character::{Character, CharacterSetup};
 use skinview::gpu::{ColorMode, Skinning};
 use skinview::image::Rgba8;
 use skinview::io::png;
@@ -110,7 +110,7 @@ fn renders_match_golden_images() {
             None => skinview::builtin::woodland_arm().unwrap(),
         };
         let t = scene.animations[case.anim].duration_s() * case.at;
-        let mut c = Character::from_scene(scene, Some(case.anim), false).unwrap();
+        let mut c = CharacterSetup::clip(Some(case.anim)).build(&scene).unwrap();
         c.update(t, 0.0).unwrap();
         let render = |skinning| {
             let options = ViewOptions {
@@ -157,13 +157,13 @@ fn view_modes_match_golden_images() {
     let Some(ctx) = common::gpu() else { return };
     let cesium = || {
         let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
-        let mut c = Character::from_scene(scene, Some(0), false).unwrap();
+        let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
         c.update(1.0, 0.0).unwrap();
         c
     };
     let fox = || {
         let scene = skinview::io::load(&common::model("Fox")).unwrap();
-        let mut c = Character::from_scene(scene, Some(1), false).unwrap();
+        let mut c = CharacterSetup::clip(Some(1)).build(&scene).unwrap();
         c.update(0.35, 0.0).unwrap();
         c
     };
@@ -291,7 +291,7 @@ fn a_mismatch_writes_tagged_actual_and_difference_images() {
 fn the_error_heatmap_shows_a_planted_error_in_red() {
     let Some(ctx) = common::gpu() else { return };
     let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
-    let mut c = Character::from_scene(scene, Some(0), false).unwrap();
+    let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
     c.update(1.0, 0.0).unwrap();
     let options = ViewOptions {
         color_mode: ColorMode::Errors,

@@ -216,7 +216,7 @@ fn max_influences_reduction_is_applied_on_both_paths_and_costed() {
 /// layout both pass.
 #[test]
 fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
-    use skinview::character::Character;
+    use skinview::character::CharacterSetup;
     use skinview::compare::DrawErrors;
     use skinview::gpu::{DrawCapture, GpuReadback, VertexLayout};
     let Some(ctx) = common::gpu() else { return };
@@ -236,7 +236,7 @@ fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
         common::model("rig_seed4_8inf_morph_ubyte"),
     ] {
         let scene = skinview::io::load(&path).unwrap();
-        let mut c = Character::from_scene(scene, Some(0), false).unwrap();
+        let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
         let t = c.scene.animations[0].duration_s() * 0.4;
         c.update(t, 0.0).unwrap();
         let draws: Vec<usize> = (0..c.scene.draws.len()).collect();
@@ -276,7 +276,7 @@ fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
 /// 0: every vertex gets vertex 0's normal) fails the comparison through the normal tolerance.
 #[test]
 fn draw_path_capture_judges_normals_too() {
-    use skinview::character::Character;
+    use skinview::character::CharacterSetup;
     use skinview::compare::{DrawErrors, NORMAL_TOLERANCE};
     use skinview::gpu::{DrawCapture, GpuReadback, VertexLayout};
     let Some(ctx) = common::gpu() else { return };
@@ -286,7 +286,7 @@ fn draw_path_capture_judges_normals_too() {
         l
     };
     let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
-    let mut c = Character::from_scene(scene, Some(0), false).unwrap();
+    let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
     c.update(0.7, 0.0).unwrap();
     let capture = DrawCapture::with_layouts(ctx, [stride0(1), stride0(2)]).unwrap();
     let mut g = GpuReadback::with_draw_capture(ctx, &c.scene, &c.frame, None, capture).unwrap();

@@ -464,7 +464,7 @@ fn hip_links_share_the_rotation_away_from_rest() {
             .all(|b| b.links.is_some())
     );
     let skinned = |links: bool, thigh_turn: Quat| {
-        use skinview::character::{Character, CharacterSpec};
+        use skinview::character::{CharacterSetup, CharacterSpec, MotionRef};
         use skinview::rig::{Key, Motion, Track};
         let mut rig = rig.clone();
         let i = rig.bones.iter().position(|b| b.name == "l_thigh").unwrap();
@@ -485,9 +485,9 @@ fn hip_links_share_the_rotation_away_from_rest() {
         let rs = rig.to_scene().unwrap();
         let spec = CharacterSpec {
             links,
-            ..CharacterSpec::single("pose")
+            ..CharacterSpec::single(Some(MotionRef::Name("pose".into())))
         };
-        let mut c = Character::from_rig(&rs, &spec).unwrap();
+        let mut c = CharacterSetup::stage(spec.clone()).build_rig(&rs).unwrap();
         c.update(0.0, 0.0).unwrap();
         let prim = c.scene.primitive(&c.scene.draws[0]).clone();
         (prim, c.outputs[0].positions.clone())

@@ -10,7 +10,7 @@ mod common;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
-use skinview::character::Character;
+use skinview::character::CharacterSetup;
 use skinview::io::gltf_import::import_slice;
 
 /// Mutants per model (well under a second of imports per model); `SKINVIEW_FUZZ_MUTANTS`
@@ -126,7 +126,7 @@ fn mutated_models_import_or_fail_cleanly() {
                 let scene = import_slice(&m, Path::new(name))?;
                 // What imports must also animate and skin.
                 let anim = (!scene.animations.is_empty()).then_some(0);
-                let mut c = Character::from_scene(scene, anim, false)?;
+                let mut c = CharacterSetup::clip(anim).build(&scene)?;
                 c.update(0.5, 0.0)?;
                 skinview::Result::Ok(())
             }));

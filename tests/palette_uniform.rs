@@ -10,7 +10,7 @@ mod common;
 
 use std::sync::OnceLock;
 
-use skinview::character::Character;
+use skinview::character::CharacterSetup;
 use skinview::compare::{CPU_GPU_TOLERANCE_REL, CompareOptions, compare};
 use skinview::gpu::{
     CapturePath, DEFAULT_UNIFORM_BONES, GpuContext, PaletteSource, check_source, choose_source,
@@ -161,8 +161,10 @@ fn a_planted_palette_fault_on_the_uniform_path_is_caught() {
     let mut part = PartitionedScene::new(&scene, 12).unwrap();
     let skin = part.scene.draws.iter().find_map(|d| d.skin).unwrap();
     part.scene.skins[skin].joints.swap(0, 1);
-    let mut gpu_side = Character::from_scene(part.scene.clone(), Some(0), false).unwrap();
-    let mut cpu = Character::from_scene(scene.clone(), Some(0), false).unwrap();
+    let mut gpu_side = CharacterSetup::clip(Some(0))
+        .build(&part.scene.clone())
+        .unwrap();
+    let mut cpu = CharacterSetup::clip(Some(0)).build(&scene.clone()).unwrap();
     let source = PaletteSource::Uniform { bones: 12 };
     let mut readback =
         skinview::gpu::GpuReadback::with_palette(ctx, &part.scene, &gpu_side.frame, None, source)
@@ -262,11 +264,13 @@ fn a_render_through_the_uniform_palette_matches_the_storage_render() {
     // matrices, only the draw order differs (depth-tested, opaque).
     let Some(ctx) = common::gpu() else { return };
     let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
-    let mut whole = Character::from_scene(scene.clone(), Some(0), false).unwrap();
+    let mut whole = CharacterSetup::clip(Some(0)).build(&scene.clone()).unwrap();
     whole.update(1.0, 0.0).unwrap();
     let part = PartitionedScene::new(&scene, 8).unwrap();
     assert!(part.submesh_count() > 1);
-    let mut split = Character::from_scene(part.scene.clone(), Some(0), false).unwrap();
+    let mut split = CharacterSetup::clip(Some(0))
+        .build(&part.scene.clone())
+        .unwrap();
     split.update(1.0, 0.0).unwrap();
     let options = ViewOptions::default();
     let (w, h) = (160, 120);

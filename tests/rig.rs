@@ -686,7 +686,7 @@ fn muscle_bone_errors_are_named() {
 #[test]
 fn dense_humanoid_is_the_humanoid_subdivided() {
     use skinview::builtin::Builtin;
-    use skinview::character::Character;
+    use skinview::character::CharacterSetup;
     let (a, b) = (humanoid(), Builtin::DenseHumanoid.rig().unwrap());
     let (ma, mb) = (a.mesh.as_ref().unwrap(), b.mesh.as_ref().unwrap());
     let n = ma.positions.len();
@@ -702,11 +702,18 @@ fn dense_humanoid_is_the_humanoid_subdivided() {
     };
     assert_eq!(bounds(mb), bounds(ma));
     for anim in 0..a.motions.len() {
-        let mut ca =
-            Character::from_scene(Builtin::Humanoid.scene().unwrap(), Some(anim), true).unwrap();
-        let mut cb =
-            Character::from_scene(Builtin::DenseHumanoid.scene().unwrap(), Some(anim), true)
-                .unwrap();
+        let mut ca = CharacterSetup {
+            looping: true,
+            ..CharacterSetup::clip(Some(anim))
+        }
+        .build(&Builtin::Humanoid.scene().unwrap())
+        .unwrap();
+        let mut cb = CharacterSetup {
+            looping: true,
+            ..CharacterSetup::clip(Some(anim))
+        }
+        .build(&Builtin::DenseHumanoid.scene().unwrap())
+        .unwrap();
         for time_s in [0.0, 0.37, 0.81] {
             ca.update(time_s, 0.0).unwrap();
             cb.update(time_s, 0.0).unwrap();

@@ -7,7 +7,7 @@
 mod common;
 
 use glam::{DMat4, Mat4, Quat, Vec3};
-use skinview::character::Character;
+use skinview::character::CharacterSetup;
 use skinview::compare::{CompareOptions, compare};
 use skinview::scene::SkinWeights;
 use skinview::skin::dqs::{decompose, decompose_palette, pack, unpack};
@@ -298,7 +298,7 @@ fn every_mode_matches_the_f64_reference() {
                     normals,
                     renormalize,
                 };
-                let mut c = Character::from_scene(scene.clone(), anim, false).unwrap();
+                let mut c = CharacterSetup::clip(anim).build(&scene.clone()).unwrap();
                 c.set_skin_options(options);
                 for t in [0.0, duration * 0.4, duration] {
                     c.update(t, 0.0).unwrap();
@@ -358,7 +358,7 @@ fn every_mode_matches_the_f64_reference() {
 #[test]
 fn stitching_follows_the_largest_weight_alone() {
     let scene = skinview::io::load(&common::model("rig_seed5_40j_6inf_ushort")).unwrap();
-    let mut c = Character::from_scene(scene, Some(0), false).unwrap();
+    let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
     c.set_skin_options(SkinOptions {
         mode: SkinMode::Stitch,
         ..Default::default()

@@ -7,7 +7,7 @@
 mod common;
 
 use serde_json::{Value, json};
-use skinview::character::Character;
+use skinview::character::CharacterSetup;
 use skinview::image::Rgba8;
 use skinview::view::ViewOptions;
 
@@ -172,7 +172,7 @@ fn the_render_shows_vertex_colour_times_texture() {
             json!([{"bufferView": 3, "mimeType": "image/png"}]),
         );
         let scene = import(&bytes, std::path::Path::new("tri.glb"));
-        let mut c = Character::from_scene(scene, None, false).unwrap();
+        let mut c = CharacterSetup::clip(None).build(&scene).unwrap();
         c.update(0.0, 0.0).unwrap();
         let img =
             skinview::view::render_character(ctx, &c, &ViewOptions::default(), 64, 64).unwrap();

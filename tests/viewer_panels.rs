@@ -22,7 +22,7 @@ fn open(b: Builtin, demo: bool) -> ViewerState {
 fn glb_arm() -> ViewerState {
     // The arm's scene as a plain (non-native) model: clips are chosen, not layered.
     let mut s = open(Builtin::Arm, false);
-    s.stage = None;
+    s.setup.motion = skinview::character::Motion::Clip(0);
     s.rebuild().unwrap();
     s
 }
@@ -64,7 +64,7 @@ fn play_pause_clip_and_scrub() {
     h.get_by_label("1: twist").click();
     h.run();
     assert_eq!(h.state().playback.anim, Some(1));
-    assert_eq!(h.state().character.layers[0].anim, 1);
+    assert_eq!(h.state().character.layers()[0].anim, 1);
     // Scrub: the slider sets the time and pauses.
     h.get_by_role_and_label(Role::Slider, "time (s)")
         .set_value_accesskit(1.25);
@@ -84,17 +84,17 @@ fn play_pause_clip_and_scrub() {
 fn ik_target_edits_move_the_effector_and_the_solver_follows() {
     let mut h = Harness::new_ui_state(panels::ik, open(Builtin::Humanoid, true));
     h.run();
-    assert!(h.state().stage.as_ref().unwrap().ik_orbit);
+    assert!(h.state().stage().unwrap().orbit.is_some());
     // The target's z drag value.
     h.get_by_role_and_label(Role::SpinButton, "z")
         .set_value_accesskit(0.45);
     h.run();
     h.run();
     let s = h.state();
-    let goal = s.stage.as_ref().unwrap().ik.as_ref().unwrap().target_m;
+    let goal = s.stage().unwrap().ik[0].target_m;
     assert!((goal.z - 0.45).abs() < 1e-4, "{goal}");
     assert!(
-        !s.stage.as_ref().unwrap().ik_orbit,
+        s.stage().unwrap().orbit.is_none(),
         "editing stops the orbit"
     );
     assert_eq!(s.ik_target(), Some(goal), "the effector follows the panel");
@@ -159,7 +159,7 @@ fn native_rigs_loop_over_their_timeline() {
 fn layer_weight_in_place_and_mask_typed() {
     let mut h = Harness::new_ui_state(
         |ui, s: &mut ViewerState| {
-            let before = s.settings();
+            let before = s.setup.clone();
             panels::layers(ui, s);
             s.apply_pending(Some(before));
         },
@@ -177,8 +177,8 @@ fn layer_weight_in_place_and_mask_typed() {
         generation,
         "a weight must not rebuild"
     );
-    assert!((h.state().character.layers[0].weight - 0.25).abs() < 1e-6);
-    assert!((h.state().stage.as_ref().unwrap().layers[0].weight - 0.25).abs() < 1e-6);
+    assert!((h.state().character.layers()[0].weight - 0.25).abs() < 1e-6);
+    assert!((h.state().stage().unwrap().layers[0].weight - 0.25).abs() < 1e-6);
     // Replace layer 2's mask ("spine") with "head" and press Enter: one rebuild, applied.
     let field = h.get_all_by_role(Role::TextInput).nth(2).unwrap();
     field.focus();
@@ -196,7 +196,7 @@ fn layer_weight_in_place_and_mask_typed() {
     h.run();
     let s = h.state();
     assert_eq!(
-        s.stage.as_ref().unwrap().layers[2].mask,
+        s.stage().unwrap().layers[2].mask,
         skinview::character::MaskSpec::Subtree("head".into())
     );
     assert_eq!(s.generation, generation + 1, "one rebuild");
@@ -275,8 +275,8 @@ fn partition_slider_splits_the_model_and_picks_the_palette() {
     h.run();
     h.run();
     let s = h.state();
-    assert_eq!(s.partition.k, Some(8));
-    let summary = s.partition_summary.unwrap();
+    assert_eq!(s.setup.split.map(|p| p.max_bones), Some(8));
+    let summary = s.character.split.unwrap();
     // CesiumMan at K = 8: six submeshes, the proved minimum (tests/partition.rs).
     assert_eq!(summary.submeshes, 6, "{summary:?}");
     assert_eq!(s.character.scene.draws.len(), 6);
@@ -290,18 +290,17 @@ fn partition_slider_splits_the_model_and_picks_the_palette() {
         .click();
     h.run();
     h.run();
-    assert!(h.state().partition.uniform);
+    assert!(h.state().setup.split.unwrap().uniform_palette);
     assert_eq!(
-        h.state().partition.source(),
+        h.state().palette_source(),
         skinview::gpu::PaletteSource::Uniform { bones: 8 }
     );
     h.get_by_label("split into submeshes").click();
     h.run();
     h.run();
-    assert_eq!(h.state().partition.k, None);
-    assert!(!h.state().partition.uniform);
+    assert_eq!(h.state().setup.split, None);
     assert_eq!(h.state().character.scene.draws.len(), 1);
-    assert!(h.state().partition_summary.is_none());
+    assert!(h.state().character.split.is_none());
     // The settings carry over to the next model; a native rig opened with the uniform
     // palette on is drawn whole, from the storage buffer the adapter has.
     h.get_by_label("split into submeshes").click();
@@ -310,7 +309,7 @@ fn partition_slider_splits_the_model_and_picks_the_palette() {
         .click();
     h.run();
     h.run();
-    assert!(h.state().partition.uniform);
+    assert!(h.state().setup.split.unwrap().uniform_palette);
     h.state_mut().open("builtin:humanoid").unwrap();
     assert_eq!(
         h.state().palette_source(),
@@ -329,7 +328,7 @@ fn partition_slider_splits_the_model_and_picks_the_palette() {
 fn skinning_mode_buttons_switch_both_paths() {
     use skinview::skin::{NormalMode, SkinMode};
     let mut s = glb_arm();
-    s.playback.anim = Some(1); // twist
+    s.set_anim(Some(1)); // twist
     s.rebuild().unwrap();
     let mut h = Harness::new_ui_state(panels::deformation, s);
     h.run();
@@ -349,7 +348,7 @@ fn skinning_mode_buttons_switch_both_paths() {
     let lbs = elbow_ring_spread(h.state_mut());
     h.get_by_label("DQS").click();
     h.run();
-    assert_eq!(h.state().skin.mode, SkinMode::Dqs);
+    assert_eq!(h.state().setup.skin.mode, SkinMode::Dqs);
     assert_eq!(h.state().character.skin_options(0).mode, SkinMode::Dqs);
     let dqs = elbow_ring_spread(h.state_mut());
     assert!(dqs > lbs * 2.0, "LBS {lbs} DQS {dqs}");

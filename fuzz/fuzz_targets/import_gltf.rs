@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use skinview::character::Character;
+use skinview::character::CharacterSetup;
 
 fuzz_target!(|data: &[u8]| {
     // A name with no folder: external URIs cannot resolve, so only the bytes are read.
@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
         skinview::io::gltf_import::import_slice(data, std::path::Path::new("fuzz.glb"))
     {
         let anim = (!scene.animations.is_empty()).then_some(0);
-        if let Ok(mut c) = Character::from_scene(scene, anim, false) {
+        if let Ok(mut c) = CharacterSetup::clip(anim).build(&scene) {
             let _ = c.update(0.5, 0.0);
         }
     }

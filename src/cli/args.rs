@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use glam::Vec3;
 use skinview::anim::CrossFade;
-use skinview::character::{CharacterSpec, FadeDesc, IkGoal, LayerDesc, MaskSpec};
+use skinview::character::{CharacterSpec, FadeDesc, IkGoal, LayerDesc, MaskSpec, MotionRef};
 use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource};
 use skinview::io::{ImportOptions, Model, ModelSource};
 use skinview::partition::{MAX_BONES, MIN_BONES};
@@ -197,11 +197,9 @@ impl StageArgs {
 
     /// The spec for a native rig: the given layers, or one full-body layer of `anim`.
     pub fn spec(&self, anim: Option<usize>, links: bool) -> CharacterSpec {
-        let mut spec = CharacterSpec::single(&anim.unwrap_or(0).to_string());
+        let mut spec = CharacterSpec::single(anim.map(MotionRef::Index));
         if !self.layers.is_empty() {
             spec.layers = self.layers.clone();
-        } else if anim.is_none() {
-            spec.layers.clear();
         }
         spec.fade = self.fade;
         spec.ik = self.ik.clone();
@@ -217,7 +215,7 @@ pub fn parse_layer(s: &str) -> Result<LayerDesc, String> {
         .next()
         .filter(|m| !m.is_empty())
         .ok_or("layer needs a motion: MOTION[:MASK[:WEIGHT]]")?
-        .to_string();
+        .parse::<MotionRef>()?;
     let mask = match parts.next() {
         None => MaskSpec::All,
         Some(m) => m.parse::<MaskSpec>()?,
@@ -474,13 +472,17 @@ mod tests {
     fn stage_specs_parse_and_reject_bad_input() {
         let l = parse_layer("run:!spine:0.5").unwrap();
         assert_eq!(
-            (l.motion.as_str(), l.mask.clone(), l.weight),
-            ("run", MaskSpec::Except("spine".into()), 0.5)
+            (l.motion.clone(), l.mask.clone(), l.weight),
+            (
+                MotionRef::Name("run".into()),
+                MaskSpec::Except("spine".into()),
+                0.5
+            )
         );
         let l = parse_layer("2").unwrap();
         assert_eq!(
-            (l.motion.as_str(), l.mask, l.weight),
-            ("2", MaskSpec::All, 1.0)
+            (l.motion, l.mask, l.weight),
+            (MotionRef::Index(2), MaskSpec::All, 1.0)
         );
         assert_eq!(
             parse_layer("throw:spine").unwrap().mask,

@@ -8,10 +8,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 use skinview::builtin::Builtin;
-use skinview::character::{BenchReport, Character};
+use skinview::character::{BenchReport, Character, CharacterSetup, Motion, SplitSpec};
 use skinview::gpu::PaletteSource;
-use skinview::io::ModelSource;
-use skinview::partition::PartitionedScene;
+use skinview::io::{Model, ModelSource};
 use skinview::view::crowd::{CrowdOptions, run_crowd};
 
 use super::args::{MODEL_HELP, PaletteArgs, SkinArgs, StageArgs, parse_anim};
@@ -116,55 +115,27 @@ pub fn run(a: BenchArgs) -> CliResult {
         && !a.stage.is_set()
         && a.anim.is_none()
         && !a.links;
-    let mut character = if demo {
-        Character::humanoid_demo()?
-    } else {
-        let model = source.load_with(skinview::io::ImportOptions {
-            allow_external_uris: a.allow_external_uris,
-        })?;
-        for out in [&a.json, &a.out].into_iter().flatten() {
-            model.refuse_as_output(out)?;
-        }
-        let anim = parse_anim(&model, a.anim.as_deref())?;
-        let uniform_k = match gpu.as_ref().map(|(_, palette)| *palette) {
-            Some(PaletteSource::Uniform { bones }) => Some(bones as usize),
-            _ => None,
-        };
-        let needs_split =
-            uniform_k.is_some_and(|k| model.scene.skins.iter().any(|s| s.joints.len() > k));
-        match &model.rig {
-            // The uniform palette on a model with more joints than K: its submeshes, the
-            // clip alone (the stage of a native rig works on the unsplit scene).
-            _ if needs_split => {
-                if a.stage.is_set() || a.links {
-                    return Err(CliError::Usage(
-                        "--links/--layer/--fade/--ik run on the whole rig; the uniform palette \
-                         splits this model: leave them out or raise --max-bones"
-                            .into(),
-                    ));
-                }
-                let k = uniform_k.unwrap_or(skinview::gpu::DEFAULT_UNIFORM_BONES as usize);
-                let part = PartitionedScene::new(&model.scene, k)?;
-                println!(
-                    "{}: {} submeshes of at most {k} bones ({} influences dropped to fit)",
-                    model.scene.name,
-                    part.submesh_count(),
-                    part.dropped_influences()
-                );
-                Character::from_scene(part.scene, anim, true)?
-            }
-            Some(rig) => Character::from_rig(&rig.scene, &a.stage.spec(anim, a.links))?,
-            None if a.stage.is_set() || a.links => {
-                return Err(CliError::Usage(
-                    "--links/--layer/--fade/--ik need a native rig (builtin:arm, \
-                     builtin:humanoid or a .rig.json)"
-                        .into(),
-                ));
-            }
-            None => Character::from_scene(model.scene, anim, true)?,
-        }
+    let model = source.load_with(skinview::io::ImportOptions {
+        allow_external_uris: a.allow_external_uris,
+    })?;
+    for out in [&a.json, &a.out].into_iter().flatten() {
+        model.refuse_as_output(out)?;
+    }
+    let uniform_k = match gpu.as_ref().map(|(_, palette)| *palette) {
+        Some(PaletteSource::Uniform { bones }) => Some(bones as usize),
+        _ => None,
     };
-    character.set_skin_options(a.skin.options());
+    let setup = setup(&a, &model, demo, uniform_k)?;
+    let mut character = model.character(&setup)?;
+    if let Some(s) = &character.split {
+        println!(
+            "{}: {} submeshes of at most {} bones ({} influences dropped to fit)",
+            model.scene.name,
+            s.submeshes,
+            setup.split.map_or(0, |s| s.max_bones),
+            s.dropped_influences
+        );
+    }
     if let Some((ctx, palette)) = &gpu {
         return run_gpu(&a, ctx, *palette, &mut character);
     }
@@ -182,6 +153,42 @@ pub fn run(a: BenchArgs) -> CliResult {
         super::write_json(path, &report)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The character benchmarked: the humanoid's demo, a native rig's animation stage, or a clip
+/// (split into submeshes when the uniform palette of `uniform_k` bones cannot hold a skin).
+fn setup(
+    a: &BenchArgs,
+    model: &Model,
+    demo: bool,
+    uniform_k: Option<usize>,
+) -> CliResult<CharacterSetup> {
+    let anim = parse_anim(model, a.anim.as_deref())?;
+    let needs_split =
+        uniform_k.is_some_and(|k| model.scene.skins.iter().any(|s| s.joints.len() > k));
+    let motion = if demo {
+        CharacterSetup::humanoid_demo().motion
+    } else if model.rig.is_some() && !needs_split || a.stage.is_set() || a.links {
+        // The stage of a native rig (a glTF model with stage flags: rule 8 says why not).
+        Motion::Stage(a.stage.spec(anim, a.links))
+    } else {
+        anim.map_or(Motion::Rest, Motion::Clip)
+    };
+    let setup = CharacterSetup {
+        motion,
+        looping: true,
+        // The uniform palette on a model with more joints than K: its submeshes, the clip
+        // alone (the stage of a native rig works on the unsplit scene).
+        split: needs_split.then(|| SplitSpec {
+            max_bones: uniform_k.unwrap_or(skinview::gpu::DEFAULT_UNIFORM_BONES as usize),
+            uniform_palette: true,
+            color_submeshes: false,
+        }),
+        max_influences: None,
+        skin: a.skin.options(),
+    };
+    setup.validate()?;
+    Ok(setup)
 }
 
 /// `bench --gpu`: the crowd on both GPU skinning paths (the vertex-shader path alone on the

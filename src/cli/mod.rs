@@ -59,6 +59,21 @@ fn explain(e: &Error) -> String {
             "--fade {from}:{to}: there are {layers} --layer entries (numbered from 0), and the two \
              must differ"
         ),
+        Error::Job {
+            job: "CharacterSetup",
+            rule: 7,
+            ..
+        } => "--max-bones and --palette uniform draw the model split by its stored weights; the \
+              animation stage (--demo, --links, --layer, --fade, --ik) rewrites them every frame \
+              and needs the storage palette"
+            .into(),
+        Error::Job {
+            job: "CharacterSetup",
+            rule: 8,
+            ..
+        } => "--links/--layer/--fade/--ik need a native rig (builtin:arm, builtin:humanoid or a \
+              .rig.json)"
+            .into(),
         Error::TooManyLayers { count, max } => {
             format!("{count} --layer entries; a character blends at most {max}")
         }

@@ -6,12 +6,13 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use skinview::builtin::Builtin;
-use skinview::character::Character;
+use skinview::character::{Character, CharacterSetup, CharacterSpec, Motion, SplitSpec};
 use skinview::gpu::{
-    ColorMode, DEFAULT_UNIFORM_BONES, GPU_MAX_INFLUENCES, PaletteSource, Skinning, choose_source,
+    ColorMode, DEFAULT_UNIFORM_BONES, GPU_MAX_INFLUENCES, GpuContext, PaletteSource, Skinning,
+    choose_source,
 };
 use skinview::io::ModelSource;
-use skinview::partition::{MAX_BONES, MIN_BONES, PartitionedScene};
+use skinview::partition::{MAX_BONES, MIN_BONES};
 use skinview::view::ViewOptions;
 
 use super::args::{
@@ -128,15 +129,46 @@ pub enum SkinningArg {
 }
 
 pub fn run(a: RenderArgs) -> CliResult {
+    check_flags(&a)?;
+    let ctx = gpu()?;
+    let palette = choose_source(&ctx, requested_palette(&a))?;
+    let setup = setup(&a, &ctx, palette)?;
+    let (c, anim, time) = character(&a, &setup)?;
+    let skinning = skinning_path(&a, &c, palette)?;
+    let error_against = a.against.map(|m| SkinOptions {
+        mode: m.mode(),
+        ..setup.skin
+    });
+    if let Some(other) = error_against {
+        print_mode_difference(&c, other)?;
+    }
+    let options = view_options(&a, &c, skinning, error_against)?;
     let (width, height) = a.size;
-    let native_stage = a.links || a.stage.is_set();
-    let requested = match (a.palette, a.max_bones) {
+    let img = skinview::view::render_character_with(&ctx, &c, &options, palette, width, height)?;
+    skinview::io::png::write(&img, &a.out)?;
+    print_summary(&a, &c, &ctx, palette, skinning, anim, time);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The animation stage's flags (a native rig's layers, fade, IK or links).
+fn native_stage(a: &RenderArgs) -> bool {
+    a.links || a.stage.is_set()
+}
+
+/// The palette asked for by the flags (`None`: the adapter's choice).
+fn requested_palette(a: &RenderArgs) -> Option<PaletteSource> {
+    match (a.palette, a.max_bones) {
         (Some(PaletteArg::Storage), _) => Some(PaletteSource::Storage),
         (Some(PaletteArg::Uniform), k) | (None, k @ Some(_)) => Some(PaletteSource::Uniform {
             bones: k.map_or(DEFAULT_UNIFORM_BONES, |k| k as u32),
         }),
         (None, None) => None,
-    };
+    }
+}
+
+/// Flag combinations refused before the adapter opens (the set-up's own rules are
+/// [`CharacterSetup::validate`]'s).
+fn check_flags(a: &RenderArgs) -> CliResult<()> {
     if a.palette == Some(PaletteArg::Storage)
         && a.max_bones.is_some()
         && a.color != ColorArg::Submesh
@@ -145,7 +177,6 @@ pub fn run(a: RenderArgs) -> CliResult {
             "--max-bones with --palette storage only shows a split (--color submesh)".into(),
         ));
     }
-    // Usage errors that do not depend on the adapter come before it is opened.
     skinview::io::png::ImageFormat::of_path(&a.out).map_err(|_| {
         CliError::Usage(format!(
             "--out {}: the format is chosen by the extension: {}",
@@ -159,46 +190,10 @@ pub fn run(a: RenderArgs) -> CliResult {
             "--color submesh shows a split: give its bone budget with --max-bones K".into(),
         ));
     }
-    if asks_split && (a.demo || native_stage) {
-        return Err(CliError::Usage(
-            "--max-bones and --palette uniform draw the model split by its stored weights; the \
-             animation stage (--demo, --links, --layer, --fade, --ik) rewrites them every frame \
-             and needs the storage palette"
-                .into(),
-        ));
-    }
-    let ctx = gpu()?;
-    let palette = choose_source(&ctx, requested)?;
-    // The bone budget of the split drawn: the uniform palette's K, or --max-bones.
-    let split_k = match palette {
-        PaletteSource::Uniform { bones } => Some(bones as usize),
-        PaletteSource::Storage => a.max_bones.map(|k| k as usize),
-    };
-    if a.color == ColorArg::Submesh && split_k.is_none() {
-        return Err(CliError::Usage(
-            "--color submesh shows a split: give its bone budget with --max-bones K".into(),
-        ));
-    }
-    if split_k.is_some() && (a.demo || native_stage) {
-        return Err(CliError::Usage(format!(
-            "the {} draws the model split by its stored weights; the animation stage (--demo, \
-             --links, --layer, --fade, --ik) rewrites them every frame and needs the storage \
-             palette{}",
-            if palette == PaletteSource::Storage {
-                "--color submesh view".to_string()
-            } else {
-                palette.describe()
-            },
-            if ctx.storage_palette() {
-                String::new()
-            } else {
-                format!(", which {} cannot run", ctx.info.name)
-            }
-        )));
-    }
-    let (mut c, anim, time) = if a.demo {
-        let source = ModelSource::from_arg(a.model.model.as_deref())?;
-        let humanoid = a.model.model.is_none() || source == ModelSource::Builtin(Builtin::Humanoid);
+    if a.demo {
+        let humanoid = a.model.model.is_none()
+            || ModelSource::from_arg(a.model.model.as_deref())?
+                == ModelSource::Builtin(Builtin::Humanoid);
         if !humanoid || a.anim.is_some() || a.links {
             return Err(CliError::Usage(
                 "--demo runs the built-in humanoid's own set-up: give no MODEL (or \
@@ -211,127 +206,176 @@ pub fn run(a: RenderArgs) -> CliResult {
                 "--demo has its own layers and IK; drop --layer/--fade/--ik".into(),
             ));
         }
-        let time = a.time.unwrap_or(1.0);
-        let mut c = Character::humanoid_demo()?;
-        c.play_to(time)?;
-        (c, None, time)
-    } else {
-        let model = a.model.load_writing(&[Some(&a.out)])?;
-        let anim = parse_anim(&model, a.anim.as_deref())?;
-        let time = a
-            .time
-            .unwrap_or_else(|| anim.map_or(0.0, |i| model.scene.animations[i].duration_s() * 0.5));
-        if native_stage {
-            let rig = model.rig.as_ref().ok_or_else(|| {
-                CliError::Usage(
-                    "--links/--layer/--fade/--ik need a native rig (builtin:arm, \
-                     builtin:humanoid or a .rig.json)"
-                        .into(),
-                )
-            })?;
-            let mut c = Character::from_rig(&rig.scene, &a.stage.spec(anim, a.links))?;
-            // The stage plays from 0 at 60 Hz: a default time past its limit (a clip that
-            // lasts longer) is brought to the limit, with a note; a given --time is checked.
-            let time = if a.time.is_none() && time > skinview::character::MAX_PLAY_S {
-                println!(
-                    "note: the clip's middle, {time} s, is past the {} s the animation stage \
-                     plays to; rendering at {} s",
-                    skinview::character::MAX_PLAY_S,
-                    skinview::character::MAX_PLAY_S
-                );
-                skinview::character::MAX_PLAY_S
-            } else {
-                time
-            };
-            c.play_to(time)?;
-            (c, anim, time)
-        } else {
-            if !time.is_finite() {
-                return Err(CliError::Usage(format!(
-                    "--time {time}: not a finite number"
-                )));
-            }
-            let scene = match split_k {
-                Some(k) => {
-                    let mut part = PartitionedScene::new(&model.scene, k)?;
-                    if a.color == ColorArg::Submesh {
-                        part.color_submeshes();
-                    }
-                    println!(
-                        "{}: {} submeshes of at most {k} bones ({} influences dropped to fit)",
-                        model.scene.name,
-                        part.submesh_count(),
-                        part.dropped_influences()
-                    );
-                    part.scene
-                }
-                None => model.scene,
-            };
-            if let Some(i) = anim {
-                super::args::note_time_outside(&scene, i, &[time]);
-            }
-            let mut c = Character::from_scene(scene, anim, false)?;
-            c.update(time, 0.0)?;
-            (c, anim, time)
-        }
-    };
-    let skin = a.skin.options();
-    if skin != SkinOptions::default() {
-        // Skin this frame again in the mode asked for (the GPU upload follows the character).
-        c.set_skin_options(skin);
-        c.update(time, 0.0)?;
     }
-    let widest = c.scene.max_influences();
-    let gpu_can_skin = skinview::view::gpu_can_skin(&c);
-    a.skinning.check(palette)?;
-    let mut skinning = match a.path {
-        SkinningArg::Gpu => a.skinning.skinning(),
-        SkinningArg::Cpu => Skinning::Cpu,
-    };
-    let error_color = matches!(a.color, ColorArg::Error | ColorArg::Diff);
-    if a.against.is_some() && !error_color {
+    let against_needs_error = a.against.is_some() && !error_color(a);
+    if against_needs_error {
         return Err(CliError::Usage(
             "--against compares two skinning modes in the error colours: add --color error".into(),
         ));
     }
-    let needs_gpu = a.split || (error_color && a.against.is_none());
-    if !gpu_can_skin {
-        if needs_gpu {
-            return Err(CliError::Usage(format!(
-                "vertices with {widest} influences: the GPU path blends at most \
-                 {GPU_MAX_INFLUENCES}, so --split and --color diff cannot run on this rig"
-            )));
-        }
-        if skinning != Skinning::Cpu {
-            println!(
-                "note: vertices with {widest} influences, more than the GPU path's \
-                 {GPU_MAX_INFLUENCES}: drawn from the CPU result"
-            );
-            skinning = Skinning::Cpu;
-        }
+    Ok(())
+}
+
+/// `--color error` or its synonym `--color diff`.
+fn error_color(a: &RenderArgs) -> bool {
+    matches!(a.color, ColorArg::Error | ColorArg::Diff)
+}
+
+/// The character's set-up from the flags, once the adapter's palette is known. The motion is
+/// filled in by [`character`] (it needs the model).
+fn setup(a: &RenderArgs, ctx: &GpuContext, palette: PaletteSource) -> CliResult<CharacterSetup> {
+    // The bone budget of the split drawn: the uniform palette's K, or --max-bones.
+    let split_k = match palette {
+        PaletteSource::Uniform { bones } => Some(bones as usize),
+        PaletteSource::Storage => a.max_bones.map(|k| k as usize),
+    };
+    if split_k.is_some() && requested_palette(a).is_none() && (a.demo || native_stage(a)) {
+        return Err(CliError::Usage(format!(
+            "the animation stage (--demo, --links, --layer, --fade, --ik) rewrites the weights \
+             every frame and needs the storage palette, which {} cannot run",
+            ctx.info.name
+        )));
     }
-    let error_against = a.against.map(|m| SkinOptions {
-        mode: m.mode(),
-        ..skin
-    });
-    if let Some(other) = error_against {
-        // What the picture shows, in numbers.
-        let against = c.skin_current_with(other)?;
-        let mut d = Vec::new();
-        skinview::gpu::vertex_errors(&c.outputs, &against, &mut d);
-        let diagonal = skinview::skin::bounds(&c.outputs)
-            .map_or(1.0, |(lo, hi)| (hi - lo).length().max(1e-12));
-        let worst = d.iter().copied().fold(0.0f32, f32::max);
-        let mean = d.iter().sum::<f32>() / d.len().max(1) as f32;
+    let motion = if a.demo || native_stage(a) {
+        // Filled in with the model; the split rule (7) is checked on the real spec.
+        Motion::Stage(CharacterSpec::single(None))
+    } else {
+        Motion::Rest
+    };
+    let setup = CharacterSetup {
+        motion,
+        looping: false,
+        split: split_k.map(|max_bones| SplitSpec {
+            max_bones,
+            uniform_palette: matches!(palette, PaletteSource::Uniform { .. }),
+            color_submeshes: a.color == ColorArg::Submesh,
+        }),
+        max_influences: None,
+        skin: a.skin.options(),
+    };
+    setup.validate()?;
+    Ok(setup)
+}
+
+/// Load the model, build its character from `setup` and play it to the time asked for.
+/// Returns the character, the clip played and the time.
+fn character(a: &RenderArgs, setup: &CharacterSetup) -> CliResult<(Character, Option<usize>, f32)> {
+    if a.demo {
+        let time = a.time.unwrap_or(1.0);
+        let model = ModelSource::Builtin(Builtin::Humanoid).load()?;
+        let demo = CharacterSetup {
+            motion: CharacterSetup::humanoid_demo().motion,
+            ..setup.clone()
+        };
+        let mut c = model.character(&demo)?;
+        c.play_to(time)?;
+        return Ok((c, None, time));
+    }
+    let model = a.model.load_writing(&[Some(&a.out)])?;
+    let anim = parse_anim(&model, a.anim.as_deref())?;
+    let time = a
+        .time
+        .unwrap_or_else(|| anim.map_or(0.0, |i| model.scene.animations[i].duration_s() * 0.5));
+    if native_stage(a) {
+        let stage = CharacterSetup {
+            motion: Motion::Stage(a.stage.spec(anim, a.links)),
+            ..setup.clone()
+        };
+        let mut c = model.character(&stage)?;
+        c.play_to(stage_time(a, time))?;
+        return Ok((c, anim, stage_time(a, time)));
+    }
+    if !time.is_finite() {
+        return Err(CliError::Usage(format!(
+            "--time {time}: not a finite number"
+        )));
+    }
+    let clip = CharacterSetup {
+        motion: anim.map_or(Motion::Rest, Motion::Clip),
+        ..setup.clone()
+    };
+    let mut c = clip.build(&model.scene)?;
+    if let Some(s) = &c.split {
         println!(
-            "{} vs {}: largest vertex distance {:.3e} ({:.2e} of the diagonal), mean {:.3e}",
-            skin.describe(),
-            other.describe(),
-            worst,
-            worst / diagonal,
-            mean
+            "{}: {} submeshes of at most {} bones ({} influences dropped to fit)",
+            model.scene.name,
+            s.submeshes,
+            clip.split.map_or(0, |s| s.max_bones),
+            s.dropped_influences
         );
     }
+    if let Some(i) = anim {
+        super::args::note_time_outside(&c.scene, i, &[time]);
+    }
+    c.update(time, 0.0)?;
+    Ok((c, anim, time))
+}
+
+/// The time the animation stage plays to: it plays from 0 at 60 Hz, so a default time past
+/// its limit (a clip that lasts longer) is brought to the limit, with a note; a given --time
+/// is checked by the stage.
+fn stage_time(a: &RenderArgs, time: f32) -> f32 {
+    let max = skinview::character::MAX_PLAY_S;
+    if a.time.is_none() && time > max {
+        println!(
+            "note: the clip's middle, {time} s, is past the {max} s the animation stage plays \
+             to; rendering at {max} s"
+        );
+        max
+    } else {
+        time
+    }
+}
+
+/// Who skins the drawn result: the GPU as --skinning says, or the CPU (asked for, or because
+/// the rig has more influences than the GPU path blends).
+fn skinning_path(a: &RenderArgs, c: &Character, palette: PaletteSource) -> CliResult<Skinning> {
+    a.skinning.check(palette)?;
+    let skinning = match a.path {
+        SkinningArg::Gpu => a.skinning.skinning(),
+        SkinningArg::Cpu => Skinning::Cpu,
+    };
+    if skinview::view::gpu_can_skin(c) {
+        return Ok(skinning);
+    }
+    let widest = c.scene.max_influences();
+    if a.split || (error_color(a) && a.against.is_none()) {
+        return Err(CliError::Usage(format!(
+            "vertices with {widest} influences: the GPU path blends at most \
+             {GPU_MAX_INFLUENCES}, so --split and --color diff cannot run on this rig"
+        )));
+    }
+    if skinning != Skinning::Cpu {
+        println!(
+            "note: vertices with {widest} influences, more than the GPU path's \
+             {GPU_MAX_INFLUENCES}: drawn from the CPU result"
+        );
+    }
+    Ok(Skinning::Cpu)
+}
+
+/// `--against MODE`: what the error colours show, in numbers.
+fn print_mode_difference(c: &Character, other: SkinOptions) -> CliResult<()> {
+    let against = c.skin_current_with(other)?;
+    let e = skinview::skin::VertexErrors::between(&c.outputs, &against);
+    println!(
+        "{} vs {}: largest vertex distance {:.3e} ({:.2e} of the diagonal), mean {:.3e}",
+        c.skin_options(0).describe(),
+        other.describe(),
+        e.max,
+        e.max / e.diagonal,
+        e.mean
+    );
+    Ok(())
+}
+
+/// What the picture shows: colours, overlays, the bone, who skins.
+fn view_options(
+    a: &RenderArgs,
+    c: &Character,
+    skinning: Skinning,
+    error_against: Option<SkinOptions>,
+) -> CliResult<ViewOptions> {
     let selected_node = match &a.bone {
         Some(name) => Some(c.scene.find_node(name)?),
         None if a.color == ColorArg::Weights => {
@@ -343,13 +387,12 @@ pub fn run(a: RenderArgs) -> CliResult {
         }
         None => None,
     };
-    let options = ViewOptions {
+    Ok(ViewOptions {
         color_mode: match a.color {
-            ColorArg::Material => ColorMode::Material,
+            ColorArg::Material | ColorArg::Submesh => ColorMode::Material,
             ColorArg::Weights => ColorMode::Weights,
             ColorArg::Bones => ColorMode::Bones,
             ColorArg::Error | ColorArg::Diff => ColorMode::Errors,
-            ColorArg::Submesh => ColorMode::Material,
         },
         selected_node,
         skeleton: a.skeleton,
@@ -358,9 +401,20 @@ pub fn run(a: RenderArgs) -> CliResult {
         skinning,
         split: a.split,
         error_against,
-    };
-    let img = skinview::view::render_character_with(&ctx, &c, &options, palette, width, height)?;
-    skinview::io::png::write(&img, &a.out)?;
+    })
+}
+
+/// The lines `render` prints after writing the picture.
+fn print_summary(
+    a: &RenderArgs,
+    c: &Character,
+    ctx: &GpuContext,
+    palette: PaletteSource,
+    skinning: Skinning,
+    anim: Option<usize>,
+    time: f32,
+) {
+    let (width, height) = a.size;
     if a.demo {
         println!(
             "humanoid demo at t = {time:.3} s: left-hand IK {} -> {} ({width}x{height}) on {}",
@@ -379,13 +433,13 @@ pub fn run(a: RenderArgs) -> CliResult {
                 super::args::describe_anim(&c.scene, anim)
             },
             skinning.describe(),
-            skin.describe(),
+            c.skin_options(0).describe(),
             palette.describe(),
             a.out.display(),
             ctx.describe()
         );
     }
-    if native_stage {
+    if native_stage(a) {
         let count = skinview::info::count;
         println!(
             "  {}, {}, {}",
@@ -394,7 +448,7 @@ pub fn run(a: RenderArgs) -> CliResult {
                 "bone link",
                 "bone links"
             ),
-            count(c.layers.len(), "motion layer", "motion layers"),
+            count(c.layers().len(), "motion layer", "motion layers"),
             count(
                 c.ik.as_ref().map_or(0, |i| i.effectors.len()),
                 "IK effector",
@@ -412,5 +466,4 @@ pub fn run(a: RenderArgs) -> CliResult {
             s.max_influences_after,
         );
     }
-    Ok(ExitCode::SUCCESS)
 }

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use skinview::builtin::Builtin;
+use skinview::character::SplitSpec;
 use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource};
 use skinview::io::ModelSource;
-use skinview::viewer::state::{PartitionSettings, ViewMode};
+use skinview::viewer::state::ViewMode;
 use skinview::viewer::{ViewerOptions, run};
 
 use super::args::{GpuSkinningArg, MODEL_HELP, PaletteArg, PaletteArgs, parse_size};
@@ -115,17 +116,13 @@ pub fn run_view(a: ViewArgs) -> CliResult {
             bones: k.map_or(DEFAULT_UNIFORM_BONES, |k| k as u32),
         })?;
     }
-    let partition = PartitionSettings {
-        k: if uniform {
-            Some(k.unwrap_or(DEFAULT_UNIFORM_BONES as usize))
-        } else {
-            k
-        },
-        uniform,
-        colors: k.is_some() && !uniform,
-    };
+    let split = (uniform || k.is_some()).then(|| SplitSpec {
+        max_bones: k.unwrap_or(DEFAULT_UNIFORM_BONES as usize),
+        uniform_palette: uniform,
+        color_submeshes: !uniform,
+    });
     let options = ViewerOptions {
-        partition,
+        split,
         size: a.size,
         demo: a.model.is_none(),
         mode: match a.mode {
@@ -154,11 +151,11 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         println!(
             "  live |GPU - CPU|: max {:.3e} ({:.2e} of diagonal), mean {:.3e}, worst vertex {} of \
              draw {}; GPU side read from {}",
-            l.max,
-            l.max / l.diagonal.max(f32::MIN_POSITIVE),
-            l.mean,
-            l.worst.1,
-            l.worst.0,
+            l.errors.max,
+            l.errors.max / l.errors.diagonal,
+            l.errors.mean,
+            l.errors.worst.1,
+            l.errors.worst.0,
             l.source.describe()
         );
     }

@@ -94,7 +94,7 @@ impl DrawErrors {
             return;
         }
         for (v, (x, y)) in a.positions.iter().zip(&b.positions).enumerate() {
-            let err = finite_or_inf((x.as_dvec3() - y.as_dvec3()).length());
+            let err = crate::skin::position_error(*x, *y);
             self.sum += err;
             self.count += 1;
             // The first vertex sets the worst one; a length mismatch's infinity stays.

@@ -12,7 +12,7 @@ use super::{
     AnimComparison, CPU_GPU_TOLERANCE_REL, CaptureErrors, Comparison, DrawErrors, NORMAL_TOLERANCE,
     PaletteSplit, SurfaceNormalErrors,
 };
-use crate::character::Character;
+use crate::character::{Character, CharacterSetup};
 use crate::error::{Error, Result};
 use crate::gpu::{CapturePath, GpuContext, GpuReadback, PaletteSource, choose_source};
 use crate::partition::PartitionedScene;
@@ -107,8 +107,7 @@ impl GpuSide {
                     None => scene,
                 };
                 let part = Box::new(PartitionedScene::new(base, bones as usize)?);
-                let mut character =
-                    Box::new(Character::from_scene(part.scene.clone(), None, false)?);
+                let mut character = Box::new(CharacterSetup::clip(None).build(&part.scene)?);
                 character.cpu_skinning = false;
                 let mut readback =
                     GpuReadback::with_palette(ctx, &part.scene, &character.frame, None, source)?;
@@ -176,7 +175,7 @@ impl Default for CompareOptions {
 }
 
 /// `scene` with every primitive's weights reduced to the `k` largest (renormalised), as
-/// [`Character::set_max_influences`] reduces them.
+/// the influence limit of a [`crate::character::CharacterSetup`] reduces them.
 fn reduce_scene_influences(scene: &Scene, k: usize) -> Scene {
     let mut out = scene.clone();
     for prim in out.meshes.iter_mut().flat_map(|m| m.primitives.iter_mut()) {
@@ -220,9 +219,12 @@ pub fn compare(
     let draws: Vec<usize> = (0..scene.draws.len()).collect();
     let k = options.max_influences;
     let skin = options.skin;
-    let mut cpu = Character::from_scene(scene.clone(), None, false)?;
-    cpu.set_max_influences(k);
-    cpu.set_skin_options(skin);
+    let setup = CharacterSetup {
+        max_influences: k,
+        skin,
+        ..CharacterSetup::clip(None)
+    };
+    let mut cpu = setup.build(scene)?;
     let (mut gpu, part) = GpuSide::new(ctx, scene, &cpu, k, source, skin)?;
     let mut vertices_reduced = match &gpu {
         GpuSide::Whole(g) => g
@@ -244,17 +246,17 @@ pub fn compare(
             dropped_influences: vertices_reduced,
         });
         if vertices_reduced > 0 {
-            cpu = Character::from_scene(p.fitted_source(scene), None, false)?;
-            cpu.set_max_influences(k);
-            cpu.set_skin_options(skin);
+            cpu = setup.build(&p.fitted_source(scene))?;
         }
     }
     // The unreduced CPU path, when the reduction's (or the fitting's) cost is asked for.
     let mut full = match k.is_some() || vertices_reduced > 0 && part.is_some() {
         true => {
-            let mut f = Character::from_scene(scene.clone(), None, false)?;
-            f.set_skin_options(skin);
-            Some(f)
+            let unreduced = CharacterSetup {
+                max_influences: None,
+                ..setup.clone()
+            };
+            Some(unreduced.build(scene)?)
         }
         false => None,
     };
@@ -441,9 +443,12 @@ pub fn sample_frames_each(
         max_influences,
         skin,
     } = *sampling;
-    let mut c = Character::from_scene(scene.clone(), anim, false)?;
-    c.set_max_influences(max_influences);
-    c.set_skin_options(skin);
+    let setup = CharacterSetup {
+        max_influences,
+        skin,
+        ..CharacterSetup::clip(anim)
+    };
+    let mut c = setup.build(scene)?;
     let (path, palette) = match source {
         Source::Cpu => {
             let mut frame: Vec<SkinnedVertices> = Vec::with_capacity(draws.len());
@@ -467,9 +472,7 @@ pub fn sample_frames_each(
     match &part {
         // The CPU side only fills vertices no submesh draws: with the fitted weights.
         Some(p) if p.dropped_influences() > 0 => {
-            c = Character::from_scene(p.fitted_source(scene), anim, false)?;
-            c.set_max_influences(max_influences);
-            c.set_skin_options(skin);
+            c = setup.build(&p.fitted_source(scene))?;
         }
         Some(_) => {}
         None => c.cpu_skinning = false,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::files::ImportOptions;
 use crate::builtin::Builtin;
+use crate::character::{Character, CharacterSetup};
 use crate::error::Result;
 use crate::rig::{RigScene, WeberRig};
 use crate::scene::Scene;
@@ -131,6 +132,15 @@ impl Model {
     /// path, or the same file through another name): a command never overwrites its input.
     pub fn refuse_as_output(&self, output: &Path) -> Result<()> {
         super::output::refuse_inputs(output, &self.files)
+    }
+
+    /// A character playing `setup` on this model: the animation stage on a native rig, a clip
+    /// on any scene ([`CharacterSetup::build_rig`], [`CharacterSetup::build`]).
+    pub fn character(&self, setup: &CharacterSetup) -> Result<Character> {
+        match &self.rig {
+            Some(rig) => setup.build_rig(&rig.scene),
+            None => setup.build(&self.scene),
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod cpu;
 pub mod dqs;
+pub mod errors;
 pub mod modes;
 pub mod morph;
 pub mod palette;
@@ -12,6 +13,7 @@ pub mod weights;
 
 pub use cpu::{NormalizeJob, SkinnedVertices, SkinningJob, bounds, check_finite};
 pub use dqs::{DqJoint, DqsSkinningJob};
+pub use errors::{VertexErrors, position_error, vertex_distances};
 pub use modes::{NormalMode, SkinMode, SkinOptions};
 pub use morph::MorphJob;
 pub use palette::{PaletteJob, PaletteLayout};

@@ -409,7 +409,7 @@ pub fn render_character_with(
     {
         let against = character.skin_current_with(other)?;
         let mut errors = Vec::new();
-        crate::gpu::vertex_errors(&character.outputs, &against, &mut errors);
+        crate::skin::vertex_distances(&character.outputs, &against, &mut errors);
         gpu.upload_vertex_errors(ctx, &errors);
     } else if options.color_mode == ColorMode::Errors {
         let draws: Vec<usize> = (0..scene.draws.len()).collect();
@@ -424,7 +424,7 @@ pub fn render_character_with(
             DrawCapture::new(ctx)?.run(ctx, &gpu, &draws)?
         };
         let mut errors = Vec::new();
-        crate::gpu::vertex_errors(&character.outputs, &gpu_vertices, &mut errors);
+        crate::skin::vertex_distances(&character.outputs, &gpu_vertices, &mut errors);
         gpu.upload_vertex_errors(ctx, &errors);
     }
     if options.split || options.skinning == Skinning::Cpu {

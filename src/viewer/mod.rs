@@ -51,8 +51,8 @@ pub struct ViewerOptions {
     pub screenshot: Option<PathBuf>,
     /// Present without waiting for vertical sync (frame-time measurements).
     pub no_vsync: bool,
-    /// Start with the mesh partitioned (glTF models).
-    pub partition: state::PartitionSettings,
+    /// Start with the mesh split into submeshes (glTF models).
+    pub split: Option<crate::character::SplitSpec>,
 }
 
 impl Default for ViewerOptions {
@@ -65,7 +65,7 @@ impl Default for ViewerOptions {
             frames: None,
             screenshot: None,
             no_vsync: false,
-            partition: state::PartitionSettings::default(),
+            split: None,
         }
     }
 }
@@ -113,8 +113,8 @@ pub fn run(model: Model, options: ViewerOptions) -> Result<ViewerReport> {
     let event_loop = EventLoop::new().map_err(|e| Error::NoWindow(window_error(&e.to_string())))?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let mut state = ViewerState::new(model, options.demo)?;
-    if options.partition != state.partition {
-        state.partition = options.partition;
+    if options.split != state.setup.split {
+        state.setup.split = options.split;
         state.rebuild()?;
     }
     let mut app = App {
@@ -507,7 +507,7 @@ fn layout(
     adapter: &str,
     viewport_points: &mut egui::Vec2,
 ) {
-    let before = state.settings();
+    let before = state.setup.clone();
     egui::Panel::bottom("status").show(ui, |ui| panels::status(ui, state, adapter));
     egui::Panel::left("left")
         .resizable(true)

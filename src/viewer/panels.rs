@@ -4,12 +4,14 @@
 //! layers (native rigs), IK, deformation, weights and the picked vertex, performance.
 
 use egui::{Color32, RichText, Ui};
+use glam::Vec3;
 
 use super::state::{LiveErrors, ViewMode, ViewerState};
 use crate::builtin::Builtin;
-use crate::character::{IkGoal, LayerDesc, MaskSpec};
+use crate::character::{IkGoal, LayerDesc, MaskSpec, MotionRef};
 use crate::gpu::ColorMode;
 use crate::ik::IkMode;
+use crate::skin::VertexErrors;
 
 /// The open-model panel: a path field (file or `builtin:` name), the built-ins, the error of
 /// the last attempt.
@@ -108,7 +110,7 @@ fn node_tree(ui: &mut Ui, state: &mut ViewerState, n: usize, depth: usize) {
 /// Clip choice, play/pause, the timeline with its key markers, speed and loop.
 pub fn animation(ui: &mut Ui, state: &mut ViewerState) {
     ui.heading("Animation");
-    if state.stage.is_none() {
+    if state.stage().is_none() {
         let names: Vec<String> = state
             .character
             .scene
@@ -187,17 +189,17 @@ pub fn timeline(ui: &mut Ui, state: &mut ViewerState) {
 /// and fade times apply in place; motions, masks and the layer list rebuild the character once,
 /// at the end of the frame.
 pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
-    let Some(stage) = state.stage.as_ref() else {
+    let Some(stage) = state.setup.stage_spec() else {
         return;
     };
     ui.heading("Layers");
-    let motions: Vec<String> = state
+    let motions: Vec<MotionRef> = state
         .character
         .scene
         .animations
         .iter()
         .enumerate()
-        .map(|(i, a)| a.name.clone().unwrap_or_else(|| i.to_string()))
+        .map(|(i, a)| a.name.clone().map_or(MotionRef::Index(i), MotionRef::Name))
         .collect();
     let mut edited = stage.layers.clone();
     let mut rebuild = false;
@@ -207,12 +209,12 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
         ui.horizontal(|ui| {
             let name = ui.label(format!("{li}"));
             egui::ComboBox::from_id_salt(("layer motion", li))
-                .selected_text(layer.motion.clone())
+                .selected_text(layer.motion.to_string())
                 .width(70.0)
                 .show_ui(ui, |ui| {
                     for m in &motions {
                         rebuild |= ui
-                            .selectable_value(&mut layer.motion, m.clone(), m)
+                            .selectable_value(&mut layer.motion, m.clone(), m.to_string())
                             .changed();
                     }
                 })
@@ -283,7 +285,7 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
     if fade_changed {
         state.set_fade(fade, start, duration);
     }
-    if let Some(stage) = state.stage.as_mut() {
+    if let Some(stage) = state.setup.stage_spec_mut() {
         if let Some(i) = remove {
             edited.remove(i);
             stage.fade = None;
@@ -291,7 +293,7 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
         }
         if add {
             edited.push(LayerDesc {
-                motion: motions.first().cloned().unwrap_or_else(|| "0".into()),
+                motion: motions.first().cloned().unwrap_or(MotionRef::Index(0)),
                 mask: MaskSpec::All,
                 weight: 1.0,
             });
@@ -311,7 +313,7 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
 /// IK: the effector's end bone and chain, the target (dragged in the viewport), the mode,
 /// joint limits, and what the solver did this frame.
 pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
-    let Some(stage) = state.stage.as_mut() else {
+    let Some(stage) = state.setup.stage_spec_mut() else {
         return;
     };
     ui.heading("IK");
@@ -323,20 +325,21 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
         .filter_map(|n| n.name.clone())
         .collect();
     let mut changed = false;
-    let mut on = stage.ik.is_some();
+    let mut on = !stage.ik.is_empty();
     changed |= ui.checkbox(&mut on, "effector").changed();
-    if on && stage.ik.is_none() {
+    if on && stage.ik.is_empty() {
         let target = state.bounds.1;
-        stage.ik = Some(IkGoal {
+        stage.ik = vec![IkGoal {
             end_bone: bones.last().cloned().unwrap_or_default(),
             chain_length: 2,
             target_m: target,
             weight: 1.0,
-        });
+        }];
     } else if !on {
-        stage.ik = None;
+        stage.ik.clear();
+        stage.orbit = None;
     }
-    if let Some(goal) = stage.ik.as_mut() {
+    if let Some(goal) = stage.ik.first_mut() {
         ui.horizontal(|ui| {
             egui::ComboBox::from_label("end bone")
                 .selected_text(goal.end_bone.clone())
@@ -364,30 +367,32 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
             }
             if moved {
                 goal.target_m = t;
-                stage.ik_orbit = false;
+                stage.orbit = None;
             }
         });
+        let mode = &mut stage.ik_settings.mode;
         ui.horizontal(|ui| {
             changed |= ui
-                .radio_value(&mut stage.ik_mode, IkMode::Incremental, "incremental")
+                .radio_value(mode, IkMode::Incremental, "incremental")
                 .changed();
             changed |= ui
-                .radio_value(
-                    &mut stage.ik_mode,
-                    IkMode::ReferenceBased,
-                    "reference-based",
-                )
+                .radio_value(mode, IkMode::ReferenceBased, "reference-based")
                 .changed();
         });
         changed |= ui.checkbox(&mut stage.ik_limits, "joint limits").changed();
-        changed |= ui.checkbox(&mut stage.ik_orbit, "target circles").changed();
+        let mut circles = stage.orbit.is_some();
+        if ui.checkbox(&mut circles, "target circles").changed() {
+            changed = true;
+            let centre_m = stage.ik.first().map_or(Vec3::ZERO, |g| g.target_m);
+            stage.orbit = circles.then(|| super::state::orbit_around(&state.model, centre_m));
+        }
     }
-    let target = stage.ik.as_ref().map(|g| g.target_m);
+    let target = stage.ik.first().map(|g| g.target_m);
     if changed {
         state.request_rebuild();
     } else if let Some(t) = target
         && state.ik_target() != Some(t)
-        && !state.stage.as_ref().is_some_and(|s| s.ik_orbit)
+        && state.stage().is_none_or(|s| s.orbit.is_none())
     {
         state.set_ik_target(t);
     }
@@ -409,11 +414,11 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
 pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
     ui.heading("Deformation");
     let mut rebuild = false;
-    if let Some(stage) = state.stage.as_mut() {
+    if let Some(stage) = state.setup.stage_spec_mut() {
         rebuild |= ui.checkbox(&mut stage.links, "bone links").changed();
     }
-    let mut limited = state.max_influences.is_some();
-    let mut k = state.max_influences.unwrap_or(4);
+    let mut limited = state.setup.max_influences.is_some();
+    let mut k = state.setup.max_influences.unwrap_or(4);
     ui.horizontal(|ui| {
         rebuild |= ui.checkbox(&mut limited, "influence limit").changed();
         rebuild |= ui
@@ -421,7 +426,7 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
             .changed();
     });
     if rebuild {
-        state.max_influences = limited.then_some(k);
+        state.setup.max_influences = limited.then_some(k);
         state.request_rebuild();
     }
     if let Some(s) = &state.character.link_stats {
@@ -463,7 +468,7 @@ const MAX_SLIDER_BONES: usize = 128;
 /// The skinning blend and how normals follow it (both paths).
 fn skinning(ui: &mut Ui, state: &mut ViewerState) {
     use crate::skin::{NormalMode, SkinMode};
-    let mut options = state.skin;
+    let mut options = state.setup.skin;
     ui.horizontal(|ui| {
         ui.label("skinning");
         for (m, label) in [
@@ -490,7 +495,7 @@ fn skinning(ui: &mut Ui, state: &mut ViewerState) {
         ui.checkbox(&mut options.renormalize, "renormalise")
             .on_hover_text("scale skinned normals back to unit length, tangents unit and perpendicular to them; off: both as the blend gives them");
     });
-    if options != state.skin {
+    if options != state.setup.skin {
         state.set_skin_options(options);
     }
 }
@@ -500,7 +505,7 @@ fn skinning(ui: &mut Ui, state: &mut ViewerState) {
 fn palette(ui: &mut Ui, state: &mut ViewerState) {
     ui.separator();
     ui.label("palette");
-    if state.stage.is_some() {
+    if state.stage().is_some() {
         let how = if state.storage_palette {
             "storage buffer"
         } else {
@@ -509,9 +514,12 @@ fn palette(ui: &mut Ui, state: &mut ViewerState) {
         ui.label(RichText::new(format!("{how}; native rigs are drawn whole")).weak());
         return;
     }
-    let mut p = state.partition;
-    let mut split = p.k.is_some();
-    let mut k = p.k.unwrap_or(crate::gpu::DEFAULT_UNIFORM_BONES as usize);
+    let mut p = state
+        .setup
+        .split
+        .unwrap_or_else(super::state::default_split);
+    let mut split = state.setup.split.is_some();
+    let mut k = p.max_bones;
     let mut changed = false;
     ui.horizontal(|ui| {
         changed |= ui
@@ -532,29 +540,31 @@ fn palette(ui: &mut Ui, state: &mut ViewerState) {
         changed |= ui
             .add_enabled(
                 split && state.storage_palette,
-                egui::Checkbox::new(&mut p.uniform, "uniform palette (K matrices per draw)"),
+                egui::Checkbox::new(
+                    &mut p.uniform_palette,
+                    "uniform palette (K matrices per draw)",
+                ),
             )
             .changed();
         changed |= ui
             .add_enabled(
                 split,
-                egui::Checkbox::new(&mut p.colors, "colour by submesh"),
+                egui::Checkbox::new(&mut p.color_submeshes, "colour by submesh"),
             )
             .changed();
     });
     if changed {
-        p.k = split.then_some(k);
-        p.uniform &= split;
-        state.partition = p;
+        p.max_bones = k;
+        state.setup.split = split.then_some(p);
         state.request_rebuild();
     }
-    if let Some(s) = &state.partition_summary {
+    if let Some(s) = &state.character.split {
         ui.label(format!(
             "{} submeshes (lower bound {}), vertices {} -> {}, {} influences dropped",
-            s.submeshes, s.lower_bound, s.vertices.0, s.vertices.1, s.dropped
+            s.submeshes, s.lower_bound, s.vertices_in, s.vertices_out, s.dropped_influences
         ));
     }
-    if state.partition.uniform {
+    if state.setup.split.is_some_and(|s| s.uniform_palette) {
         ui.label(
             RichText::new(
                 "uniform palette: live comparison and picking read the compute capture (storage \
@@ -674,15 +684,18 @@ pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
             (
                 true,
                 Some(LiveErrors {
-                    max,
-                    mean,
-                    worst,
-                    diagonal,
+                    errors:
+                        VertexErrors {
+                            max,
+                            mean,
+                            worst,
+                            diagonal,
+                        },
                     latency_frames,
                     source,
                 }),
             ) => {
-                let rel = max / diagonal.max(f32::MIN_POSITIVE);
+                let rel = max / diagonal;
                 let ok = rel as f64 <= crate::compare::CPU_GPU_TOLERANCE_REL;
                 ui.colored_label(
                     if ok {

@@ -11,18 +11,13 @@ use glam::Vec3;
 use crate::anim::CrossFade;
 use crate::camera::OrbitCamera;
 use crate::character::{
-    Character, CharacterSpec, FadeDesc, IkGoal, LayerDesc, MaskSpec, Orbit, StageTimes,
+    Character, CharacterSetup, CharacterSpec, FadeDesc, Motion, Orbit, SplitSpec, StageTimes,
 };
 use crate::error::Result;
 use crate::gpu::{ColorMode, PaletteSource, Skinning};
-use crate::ik::IkMode;
 use crate::io::{Model, ModelSource};
-use crate::partition::PartitionedScene;
 use crate::skin::{SkinOptions, bounds};
 use crate::view::ViewOptions;
-
-/// What a failed rebuild restores: stage settings, influence limit, partition.
-pub type Settings = (Option<StageSettings>, Option<usize>, PartitionSettings);
 
 /// Frames of stage timings kept for the performance plot (4 s at 60 Hz).
 pub const HISTORY_FRAMES: usize = 240;
@@ -89,138 +84,16 @@ pub struct Playback {
     pub looping: bool,
 }
 
-/// The animation stage of a native rig, as the panels edit it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StageSettings {
-    /// Motion layers on bone masks.
-    pub layers: Vec<LayerDesc>,
-    /// A cross-fade between two layers.
-    pub fade: Option<FadeDesc>,
-    /// One IK goal (end bone, chain, target, weight).
-    pub ik: Option<IkGoal>,
-    /// Reference-based or incremental IK.
-    pub ik_mode: IkMode,
-    /// Respect the rig's joint limits.
-    pub ik_limits: bool,
-    /// The target circles (the demo's driver) until the user drags it.
-    pub ik_orbit: bool,
-    /// Insert the bone links the rig asks for.
-    pub links: bool,
-}
+/// Rate of the IK target's circle in the viewer (rad/s): a turn every ~3 s, the demo's pace.
+pub const ORBIT_RATE_RAD_S: f32 = 2.0;
 
-impl StageSettings {
-    /// One full-body layer of `motion` (none when the rig has no motions), links on (what a
-    /// native rig opens with).
-    pub fn single(motion: Option<usize>) -> StageSettings {
-        StageSettings {
-            layers: motion
-                .map(|m| LayerDesc {
-                    motion: m.to_string(),
-                    mask: MaskSpec::All,
-                    weight: 1.0,
-                })
-                .into_iter()
-                .collect(),
-            fade: None,
-            ik: None,
-            ik_mode: IkMode::Incremental,
-            ik_limits: true,
-            ik_orbit: false,
-            links: true,
-        }
+/// The split the viewer offers first: K of the default uniform palette, coloured by submesh.
+pub fn default_split() -> SplitSpec {
+    SplitSpec {
+        max_bones: crate::gpu::DEFAULT_UNIFORM_BONES as usize,
+        uniform_palette: false,
+        color_submeshes: true,
     }
-
-    /// The built-in humanoid's demo (walk→run on the lower body, throw above, left-hand IK
-    /// circling its target, links).
-    pub fn humanoid_demo() -> StageSettings {
-        let spec = CharacterSpec::humanoid_demo();
-        let mut ik = spec.ik.into_iter().next();
-        // The demo circles this centre (CharacterSpec::humanoid_demo's orbit).
-        if let (Some(goal), Some(orbit)) = (ik.as_mut(), spec.orbit) {
-            goal.target_m = orbit.centre_m;
-        }
-        StageSettings {
-            layers: spec.layers,
-            fade: spec.fade,
-            ik,
-            ik_mode: spec.ik_settings.mode,
-            ik_limits: true,
-            ik_orbit: spec.orbit.is_some(),
-            links: spec.links,
-        }
-    }
-
-    fn spec(&self, size_m: f32) -> CharacterSpec {
-        let mut spec = CharacterSpec::single("0");
-        spec.layers = self.layers.clone();
-        spec.fade = self.fade;
-        spec.ik = self.ik.iter().cloned().collect();
-        spec.ik_settings.mode = self.ik_mode;
-        spec.links = self.links;
-        spec.orbit = match (self.ik_orbit, &self.ik) {
-            // Around the goal, a tenth of the model's size, a turn every ~3 s (the demo's pace).
-            (true, Some(goal)) => Some(Orbit {
-                centre_m: goal.target_m,
-                radius_m: 0.1 * size_m,
-                rate_rad_s: 2.0,
-            }),
-            _ => None,
-        };
-        spec
-    }
-
-    /// When the stage's timeline ends: the longest clip, or the cross-fade's end if later.
-    fn loop_end_s(&self, clip_s: f32) -> f32 {
-        let fade_end = self
-            .fade
-            .map_or(0.0, |f| f.fade.start_s + f.fade.duration_s);
-        clip_s.max(fade_end)
-    }
-}
-
-/// The mesh partition for a bounded palette (glTF models; native rigs rewrite their weights
-/// with bone links every rebuild, so they are drawn whole).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PartitionSettings {
-    /// `Some(K)`: every skinned mesh split into submeshes of at most K bones.
-    pub k: Option<usize>,
-    /// Draw through the uniform palette (K matrices per draw) instead of the storage buffer.
-    pub uniform: bool,
-    /// Each submesh its own colour.
-    pub colors: bool,
-}
-
-impl Default for PartitionSettings {
-    fn default() -> Self {
-        PartitionSettings {
-            k: None,
-            uniform: false,
-            colors: true,
-        }
-    }
-}
-
-impl PartitionSettings {
-    /// Where the GPU reads the palette with these settings.
-    pub fn source(&self) -> PaletteSource {
-        match (self.uniform, self.k) {
-            (true, Some(k)) => PaletteSource::Uniform { bones: k as u32 },
-            _ => PaletteSource::Storage,
-        }
-    }
-}
-
-/// What the last partition made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PartitionSummary {
-    /// Submesh draws.
-    pub submeshes: usize,
-    /// Their lower bound, summed over primitives (⌈bones used / K⌉).
-    pub lower_bound: usize,
-    /// Vertices before and after (border vertices are duplicated).
-    pub vertices: (usize, usize),
-    /// Influences dropped to fit faces into K bones.
-    pub dropped: usize,
 }
 
 /// The vertex last picked in the viewport (positions read back from the GPU).
@@ -239,14 +112,9 @@ pub struct Picked {
 /// The last finished CPU-vs-GPU comparison of a frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LiveErrors {
-    /// Largest |GPU − CPU| (model units).
-    pub max: f32,
-    /// Mean over every vertex.
-    pub mean: f32,
-    /// Where the largest is: draw and vertex.
-    pub worst: (usize, usize),
-    /// The model's bounding-box diagonal (errors are read relative to it).
-    pub diagonal: f32,
+    /// |GPU − CPU| per vertex: largest, mean, where, against the model's bounding-box
+    /// diagonal at opening.
+    pub errors: crate::skin::VertexErrors,
     /// Frames between the capture's submission and its result.
     pub latency_frames: u64,
     /// What the GPU side was read from.
@@ -301,8 +169,10 @@ pub struct ViewerState {
     pub character: Character,
     /// Clip playback.
     pub playback: Playback,
-    /// Native rigs: the animation stage.
-    pub stage: Option<StageSettings>,
+    /// How the character is set up: what plays (a clip, or a native rig's animation stage as
+    /// the panels edit it), the split, the influence limit and the blend of both paths. The
+    /// character is rebuilt from it when a set-up setting changes.
+    pub setup: CharacterSetup,
     /// Colour mode, overlays, selected bone.
     pub view: ViewOptions,
     /// GPU, CPU, side by side or diff.
@@ -312,8 +182,6 @@ pub struct ViewerState {
     pub gpu_skinning: Skinning,
     /// The camera (orbit, pan, zoom).
     pub camera: OrbitCamera,
-    /// Influence limit of both paths (`None`: every weight).
-    pub max_influences: Option<usize>,
     /// The picked vertex.
     pub picked: Option<Picked>,
     /// The last load or setting error, shown until dismissed.
@@ -337,32 +205,29 @@ pub struct ViewerState {
     /// A setting changed that needs [`ViewerState::rebuild`]; done once, at the end of the
     /// frame's UI.
     pub rebuild_pending: bool,
-    /// The mesh partition and palette path.
-    pub partition: PartitionSettings,
-    /// What the current partition made (`None`: drawn whole).
-    pub partition_summary: Option<PartitionSummary>,
     /// The adapter can read storage buffers in the vertex stage (else the uniform palette is
     /// the only GPU path; set by the window).
     pub storage_palette: bool,
-    /// How both paths skin (blend mode, normals); kept across rebuilds.
-    pub skin: SkinOptions,
+    /// Without vertex-stage storage buffers: the uniform palette's size a model drawn whole
+    /// uses (a native rig's stage).
+    pub uniform_bones: u32,
 }
 
 impl ViewerState {
     /// Open `model`; `demo` runs the built-in humanoid's demo set-up on a native humanoid.
     pub fn new(model: Model, demo: bool) -> Result<ViewerState> {
         let anim = (!model.scene.animations.is_empty()).then_some(0);
-        let stage = model.rig.as_ref().map(|_| {
-            if demo {
-                StageSettings::humanoid_demo()
-            } else {
-                StageSettings::single(anim)
+        let setup = CharacterSetup {
+            looping: true,
+            ..match (&model.rig, demo) {
+                (Some(_), true) => CharacterSetup::humanoid_demo(),
+                (Some(_), false) => CharacterSetup::stage(CharacterSpec::single(
+                    anim.map(crate::character::MotionRef::Index),
+                )),
+                (None, _) => CharacterSetup::clip(anim),
             }
-        });
-        let size = model_size(&model);
-        let partition = PartitionSettings::default();
-        let (character, partition_summary) =
-            Self::make_character(&model, stage.as_ref(), anim, None, &partition, size)?;
+        };
+        let character = model.character(&setup)?;
         let mut state = ViewerState {
             open_path: model.source.label(),
             model,
@@ -374,14 +239,13 @@ impl ViewerState {
                 speed: 1.0,
                 looping: true,
             },
-            stage,
+            setup,
             view: ViewOptions {
                 grid: true,
                 ..Default::default()
             },
             mode: ViewMode::Gpu,
             camera: OrbitCamera::framing(Vec3::splat(-1.0), Vec3::splat(1.0), 1.0),
-            max_influences: None,
             picked: None,
             error: None,
             stats: Stats::default(),
@@ -392,78 +256,38 @@ impl ViewerState {
             key_times: Vec::new(),
             screenshot_requested: false,
             rebuild_pending: false,
-            partition,
-            partition_summary,
             storage_palette: true,
-            skin: SkinOptions::default(),
+            uniform_bones: crate::gpu::DEFAULT_UNIFORM_BONES,
             gpu_skinning: Skinning::Gpu,
         };
         state.after_rebuild(true)?;
         Ok(state)
     }
 
-    fn make_character(
-        model: &Model,
-        stage: Option<&StageSettings>,
-        anim: Option<usize>,
-        max_influences: Option<usize>,
-        partition: &PartitionSettings,
-        size_m: f32,
-    ) -> Result<(Character, Option<PartitionSummary>)> {
-        let mut summary = None;
-        let mut c = match (&model.rig, stage, partition.k) {
-            (Some(rig), Some(s), _) => Character::from_rig(&rig.scene, &s.spec(size_m))?,
-            (_, _, Some(k)) => {
-                let mut part = PartitionedScene::new(&model.scene, k)?;
-                if partition.colors {
-                    part.color_submeshes();
-                }
-                let stats = part.primitives.iter().map(|p| &p.partition.stats);
-                summary = Some(PartitionSummary {
-                    submeshes: part.submesh_count(),
-                    lower_bound: stats.clone().map(|s| s.lower_bound).sum(),
-                    vertices: (
-                        stats.clone().map(|s| s.vertices_in).sum(),
-                        stats.map(|s| s.vertices_out).sum(),
-                    ),
-                    dropped: part.dropped_influences(),
-                });
-                Character::from_scene(part.scene, anim, true)?
-            }
-            _ => Character::from_scene(model.scene.clone(), anim, true)?,
-        };
-        if let (Some(s), Some(ik)) = (stage, c.ik.as_mut())
-            && !s.ik_limits
-        {
-            ik.limits.iter_mut().for_each(|l| *l = None);
-        }
-        c.set_max_influences(max_influences);
-        Ok((c, summary))
+    /// The native rig's animation stage, when one plays.
+    pub fn stage(&self) -> Option<&CharacterSpec> {
+        self.setup.stage_spec()
     }
 
-    /// Rebuild the character from the current settings (a setting that changes the skeleton
-    /// or the weights: layers, IK set-up, links, the influence limit, the clip of a glTF). The
-    /// new character runs one frame before it replaces the old one: on failure nothing
-    /// changes (the caller restores its settings or shows the error).
+    /// The animation stage, to edit (a rebuild applies the edit).
+    pub fn stage_mut(&mut self) -> Option<&mut CharacterSpec> {
+        self.setup.stage_spec_mut()
+    }
+
+    /// Rebuild the character from the set-up (a setting that changes the skeleton or the
+    /// weights: layers, IK set-up, links, the influence limit, the split, the clip of a glTF).
+    /// The new character runs one frame before it replaces the old one: on failure nothing
+    /// changes (the caller restores its set-up or shows the error).
     pub fn rebuild(&mut self) -> Result<()> {
-        let (mut next, summary) = Self::make_character(
-            &self.model,
-            self.stage.as_ref(),
-            self.playback.anim,
-            self.max_influences,
-            &self.partition,
-            model_size(&self.model),
-        )?;
-        next.set_skin_options(self.skin);
+        let mut next = self.model.character(&self.setup)?;
         next.update(self.playback.time_s, 0.0)?;
         self.character = next;
-        self.partition_summary = summary;
         self.after_rebuild(false)
     }
 
     /// Skin with `options` from now on, both paths (no rebuild: the next frame uses them).
     pub fn set_skin_options(&mut self, options: SkinOptions) {
-        self.skin = options;
+        self.setup.skin = options;
         self.character.set_skin_options(options);
     }
 
@@ -472,34 +296,32 @@ impl ViewerState {
         self.rebuild_pending = true;
     }
 
-    /// Rebuild if asked; a failure restores the previous stage settings and influence limit
+    /// Rebuild if asked; a failure restores `previous` (the set-up before this frame's edits)
     /// and shows the error.
-    pub fn apply_pending(&mut self, previous: Option<Settings>) {
+    pub fn apply_pending(&mut self, previous: Option<CharacterSetup>) {
         if !std::mem::take(&mut self.rebuild_pending) {
             return;
         }
         if let Err(e) = self.rebuild() {
             self.error = Some(e.to_string());
-            if let Some((stage, k, partition)) = previous {
-                self.stage = stage;
-                self.max_influences = k;
-                self.partition = partition;
+            if let Some(setup) = previous {
+                self.setup = setup;
             }
         }
     }
 
-    /// The settings [`ViewerState::apply_pending`] restores on failure.
-    pub fn settings(&self) -> Settings {
-        (self.stage.clone(), self.max_influences, self.partition)
-    }
-
-    /// Where the GPU reads the palette now: the partition's choice, except that native rigs
-    /// (drawn whole) use the storage buffer wherever the adapter has one.
+    /// Where the GPU reads the palette now: the split's choice (native rigs are drawn whole,
+    /// through the storage buffer).
     pub fn palette_source(&self) -> PaletteSource {
-        if self.stage.is_some() && self.storage_palette {
-            PaletteSource::Storage
-        } else {
-            self.partition.source()
+        match self.setup.split {
+            Some(s) if s.uniform_palette => PaletteSource::Uniform {
+                bones: s.max_bones as u32,
+            },
+            _ if self.storage_palette => PaletteSource::Storage,
+            // Drawn whole where the vertex stage has no storage buffers (a native rig's stage).
+            _ => PaletteSource::Uniform {
+                bones: self.uniform_bones,
+            },
         }
     }
 
@@ -508,30 +330,39 @@ impl ViewerState {
     /// model. Set-up time.
     pub fn use_uniform_palette_only(&mut self, max_k: usize) -> Result<()> {
         self.storage_palette = false;
-        let k = crate::gpu::DEFAULT_UNIFORM_BONES as usize;
-        if self.partition.k.is_some() && !self.partition.uniform {
+        self.uniform_bones = crate::gpu::DEFAULT_UNIFORM_BONES.min(max_k as u32);
+        if self.setup.stage_spec().is_some() {
+            // The stage rewrites the weights every frame: drawn whole (rule 7 of the set-up).
+            return self.rebuild();
+        }
+        if self.setup.split.is_some_and(|s| !s.uniform_palette) {
             self.error = Some(
                 "this adapter cannot read storage buffers in the vertex stage: the split is \
                  drawn through the uniform palette"
                     .into(),
             );
         }
-        self.partition = PartitionSettings {
-            k: Some(self.partition.k.unwrap_or(k).min(max_k)),
-            uniform: true,
-            colors: self.partition.colors && self.partition.k.is_some(),
-        };
+        let split = self.setup.split;
+        self.setup.split = Some(SplitSpec {
+            max_bones: split
+                .map_or(default_split().max_bones, |s| s.max_bones)
+                .min(max_k),
+            uniform_palette: true,
+            color_submeshes: split.is_some_and(|s| s.color_submeshes),
+        });
         self.rebuild()
     }
 
     /// Set a layer's weight in place (no rebuild: the weight is read every frame).
     pub fn set_layer_weight(&mut self, layer: usize, weight: f32) {
-        if let (Some(s), Some(l)) = (self.stage.as_mut(), self.character.layers.get_mut(layer))
-            && let Some(d) = s.layers.get_mut(layer)
+        if let Some(d) = self
+            .setup
+            .stage_spec_mut()
+            .and_then(|s| s.layers.get_mut(layer))
             && weight.is_finite()
         {
             d.weight = weight.max(0.0);
-            l.weight = d.weight;
+            self.character.set_layer_weight(layer, d.weight);
         }
     }
 
@@ -580,24 +411,22 @@ impl ViewerState {
             Ok(next) => {
                 let generation = self.generation;
                 let (mode, gpu_skinning) = (self.mode, self.gpu_skinning);
-                let (partition, storage) = (self.partition, self.storage_palette);
+                let (split, storage) = (self.setup.split, self.storage_palette);
+                let uniform_bones = self.uniform_bones;
                 *self = next;
                 self.generation = generation + 1;
                 self.mode = mode;
                 self.gpu_skinning = gpu_skinning;
-                // The partition and palette path carry over to the new model.
+                // The split and palette path carry over to the new model (not to a native
+                // rig's stage, drawn whole).
                 self.storage_palette = storage;
-                if partition != self.partition {
-                    self.partition = partition;
+                self.uniform_bones = uniform_bones;
+                if split.is_some() && self.setup.stage_spec().is_none() {
+                    self.setup.split = split;
                     if let Err(e) = self.rebuild() {
-                        // Settings and character back in step: drawn whole (through the
-                        // uniform palette only where nothing else runs).
+                        // Set-up and character back in step: drawn whole.
                         self.error = Some(format!("{}: {e}", text.trim()));
-                        self.partition = PartitionSettings {
-                            uniform: !storage,
-                            k: (!storage).then_some(partition.k).flatten(),
-                            ..PartitionSettings::default()
-                        };
+                        self.setup.split = None;
                     }
                 }
                 Ok(())
@@ -612,11 +441,12 @@ impl ViewerState {
     /// Duration of the current clip (0 for the rest pose).
     pub fn duration_s(&self) -> f32 {
         let scene = &self.character.scene;
-        match &self.stage {
+        match self.stage() {
             // Native rigs: the longest layer clip, or the end of the cross-fade.
-            Some(stage) => stage.loop_end_s(
+            Some(stage) => loop_end_s(
+                stage,
                 self.character
-                    .layers
+                    .layers()
                     .iter()
                     .filter_map(|l| scene.animations.get(l.anim))
                     .map(|a| a.duration_s())
@@ -633,8 +463,8 @@ impl ViewerState {
     fn update_key_times(&mut self) {
         self.key_times.clear();
         let scene = &self.character.scene;
-        let anims: Vec<usize> = match &self.stage {
-            Some(_) => self.character.layers.iter().map(|l| l.anim).collect(),
+        let anims: Vec<usize> = match self.stage() {
+            Some(_) => self.character.layers().iter().map(|l| l.anim).collect(),
             None => self.playback.anim.into_iter().collect(),
         };
         for a in anims {
@@ -653,8 +483,9 @@ impl ViewerState {
         if self.playback.anim != anim {
             self.playback.anim = anim;
             self.playback.time_s = 0.0;
-            if self.stage.is_none() {
+            if self.stage().is_none() {
                 let looping = self.playback.looping;
+                self.setup.motion = anim.map_or(Motion::Rest, Motion::Clip);
                 if let Err(e) = self.character.set_clip(anim, looping) {
                     self.error = Some(e.to_string());
                 }
@@ -671,7 +502,7 @@ impl ViewerState {
         } else {
             0.0
         };
-        self.playback.time_s = if self.stage.is_none() {
+        self.playback.time_s = if self.stage().is_none() {
             t.min(d.max(0.0))
         } else {
             t
@@ -755,9 +586,9 @@ impl ViewerState {
                 e.target_model = target;
             }
         }
-        if let Some(s) = self.stage.as_mut() {
-            s.ik_orbit = false;
-            if let Some(goal) = s.ik.as_mut() {
+        if let Some(s) = self.stage_mut() {
+            s.orbit = None;
+            if let Some(goal) = s.ik.first_mut() {
                 goal.target_m = target;
             }
         }
@@ -766,7 +597,7 @@ impl ViewerState {
     /// Add a cross-fade between the first two layers, change it, or remove it. Changing its
     /// times applies in place; turning it on or off rebuilds (at the end of the frame).
     pub fn set_fade(&mut self, on: bool, start_s: f32, duration_s: f32) {
-        let Some(s) = self.stage.as_mut() else {
+        let Some(s) = self.setup.stage_spec_mut() else {
             return;
         };
         let was_on = s.fade.is_some();
@@ -784,13 +615,7 @@ impl ViewerState {
             fade,
         });
         match (was_on, s.fade.is_some()) {
-            (true, true) => {
-                for l in self.character.layers.iter_mut().take(2) {
-                    if let Some(f) = l.fade.as_mut() {
-                        f.fade = fade;
-                    }
-                }
-            }
+            (true, true) => self.character.set_fade_times(fade),
             (false, false) => {}
             _ => self.request_rebuild(),
         }
@@ -804,6 +629,23 @@ impl ViewerState {
             .get(n)
             .and_then(|node| node.name.clone())
             .unwrap_or_else(|| format!("node {n}"))
+    }
+}
+
+/// When the stage's timeline ends: the longest clip, or the cross-fade's end if later.
+fn loop_end_s(stage: &CharacterSpec, clip_s: f32) -> f32 {
+    let fade_end = stage
+        .fade
+        .map_or(0.0, |f| f.fade.start_s + f.fade.duration_s);
+    clip_s.max(fade_end)
+}
+
+/// The IK target's circle around `centre_m` in the viewer: a tenth of the model's size.
+pub fn orbit_around(model: &Model, centre_m: Vec3) -> Orbit {
+    Orbit {
+        centre_m,
+        radius_m: 0.1 * model_size(model),
+        rate_rad_s: ORBIT_RATE_RAD_S,
     }
 }
 

@@ -13,10 +13,9 @@ use glam::{Mat4, Vec3, Vec4Swizzles};
 
 use super::state::{LiveErrors, Picked, ViewerState};
 use crate::error::Result;
-use crate::gpu::{
-    AsyncCapture, Capture, GpuContext, GpuScene, OffscreenTarget, PaletteSource, vertex_errors,
-};
+use crate::gpu::{AsyncCapture, Capture, GpuContext, GpuScene, OffscreenTarget, PaletteSource};
 use crate::skin::SkinnedVertices;
+use crate::skin::VertexErrors;
 use crate::skin::weights::reduce_influences;
 use crate::view::{BACKGROUND, ViewRenderer, bone_tips, upload_influences, view_aspect};
 
@@ -219,11 +218,11 @@ impl Viewport {
         }
         let c = &state.character;
         // The GPU draws the character's skinning options (a panel may have changed them).
-        if s.skin != Some(state.skin) {
+        if s.skin != Some(state.setup.skin) {
             for d in 0..c.scene.draws.len() {
                 s.gpu.set_skin_options(ctx, d, c.skin_options(d));
             }
-            s.skin = Some(state.skin);
+            s.skin = Some(state.setup.skin);
         }
         if state.gpu_skinning == crate::gpu::Skinning::Compute
             && s.gpu.compute_skinning().is_none()
@@ -258,7 +257,7 @@ impl Viewport {
                 && self.snapshot_valid
                 && self.cpu_snapshot.len() == gpu_vertices.len()
             {
-                vertex_errors(&self.cpu_snapshot, gpu_vertices, &mut self.errors);
+                crate::skin::vertex_distances(&self.cpu_snapshot, gpu_vertices, &mut self.errors);
                 s.gpu.upload_vertex_errors(ctx, &self.errors);
                 state.live = Some(LiveErrors {
                     source,
@@ -684,35 +683,16 @@ pub fn pick_vertex(
     })
 }
 
-/// Largest and mean of `errors`, and where the largest is.
+/// The live comparison from this frame's vertex distances, read against the model's size.
 fn live_errors(
     errors: &[f32],
     cpu: &[SkinnedVertices],
     bounds: (Vec3, Vec3),
     latency_frames: u64,
 ) -> LiveErrors {
-    let mut out = LiveErrors {
-        diagonal: (bounds.1 - bounds.0).length(),
+    LiveErrors {
+        errors: VertexErrors::of_distances(errors, cpu, (bounds.1 - bounds.0).length()),
         latency_frames,
         ..Default::default()
-    };
-    let mut sum = 0.0f64;
-    let mut at = 0usize;
-    for (draw, v) in cpu.iter().enumerate() {
-        for i in 0..v.positions.len() {
-            let e = errors.get(at).copied().unwrap_or(f32::INFINITY);
-            sum += e as f64;
-            if e > out.max || e.is_nan() {
-                out.max = if e.is_nan() { f32::INFINITY } else { e };
-                out.worst = (draw, i);
-            }
-            at += 1;
-        }
     }
-    out.mean = if at > 0 {
-        (sum / at as f64) as f32
-    } else {
-        0.0
-    };
-    out
 }

@@ -1,0 +1,391 @@
+//! The CPU animation stage end to end for one character, in the order of Weber, "Run-Time Skin
+//! Deformation": sample motions → layer on bone masks → CCD IK → bone links → local→model + palette
+//! → skin → renormalise normals, each stage timed (Weber's table, §14). This is the one frame
+//! driver: the CLI, the tests, the comparison and the viewer all advance a [`Character`].
+//!
+//! A [`Character`] is built in one place, from a [`CharacterSetup`] (the [`setup`] module: what
+//! plays, the mesh split, the influence limit, the blend; its `validate()` holds the rules of
+//! which options combine), and owns every buffer it needs, so a frame allocates nothing once
+//! warm. [`Character::humanoid_demo`] is the set-up that shows every stage: walk cross-fading
+//! into run on the lower body, a throw on the upper body, the left hand reaching a moving
+//! target, links at elbows and knees. Timing whole runs is in [`mod@bench`].
+
+pub mod bench;
+pub mod setup;
+
+use std::time::Instant;
+
+use crate::anim::layer::{CrossFade, DEFAULT_THRESHOLD, Layer, LayerJob};
+use crate::anim::{Pose, SoaAnimateJob, SoaClip, SoaState};
+use crate::error::{Error, Result};
+use crate::frame::{CpuSkinner, FrameState};
+use crate::ik::{CcdJob, IkResult, IkScratch};
+use crate::links::{LinkPoseJob, LinkRig, LinkStats};
+use crate::math::Trs;
+use crate::rig::BoneMeta;
+use crate::scene::Scene;
+use crate::skin::{NormalizeJob, SkinOptions, SkinnedVertices};
+
+pub use bench::{BenchReport, bench};
+pub use setup::{
+    CharacterSetup, CharacterSpec, FadeDesc, IkGoal, IkSpec, LayerDesc, LayerFade, LayerSpec,
+    MAX_LAYERS, MaskSpec, Motion, MotionRef, Orbit, SplitSpec, SplitSummary, with_links,
+};
+
+/// Longest time [`Character::play_to`] plays to: ten minutes of 60 Hz frames (36 000 updates)
+/// is already far past any clip; the bound keeps a typo from running for hours.
+pub const MAX_PLAY_S: f32 = 600.0;
+
+/// Time of each stage in microseconds (one frame's, or medians over a run).
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct StageTimes {
+    /// Sampling every motion.
+    pub sample: f64,
+    /// Layering through the masks.
+    pub layer: f64,
+    /// CCD IK.
+    pub ik: f64,
+    /// Posing the bone links.
+    pub links: f64,
+    /// Local→model and the gradient palette.
+    pub palette: f64,
+    /// CPU skinning.
+    pub skin: f64,
+    /// Renormalising normals.
+    pub normals: f64,
+    /// Whole frame: the sum for one frame; over a run, the median of per-frame sums (not the
+    /// sum of the stage medians). Not serialised: [`BenchReport`] carries it as `frame_us`.
+    #[serde(skip)]
+    pub frame: f64,
+}
+
+/// One animated, skinned character: its scene, motion layers, IK, bone links and every
+/// buffer a frame needs (see the module documentation).
+pub struct Character {
+    /// The scene played (with bone links inserted when the rig has them).
+    pub scene: Scene,
+    /// Motion layers, blended in order; kept in step with `clips` (both private: set-up
+    /// replaces them together, [`Character::layers`] reads them).
+    layers: Vec<LayerSpec>,
+    /// IK set-up, if any.
+    pub ik: Option<IkSpec>,
+    /// Bone links posed every frame, if any (node indices into `scene`).
+    pub links: Option<LinkRig>,
+    /// What inserting the links changed (weights moved, influences before/after).
+    pub link_stats: Option<LinkStats>,
+    /// Native rigs: Weber's per-node bone metadata (lengths, limits, sections; links get
+    /// defaults), in this character's node order.
+    pub bones: Option<Vec<BoneMeta>>,
+    /// What splitting the mesh into submeshes made (`None`: drawn whole).
+    pub split: Option<SplitSummary>,
+    /// Outcome of the last frame's IK solve (default when there is no IK).
+    pub ik_result: IkResult,
+    /// Bones driven by hand: applied after layering, before IK (per node; `None` = not driven).
+    overrides: Vec<Option<Trs>>,
+    reference: Vec<Trs>,
+    layer_poses: Vec<Pose>,
+    /// Per layer: its motion compiled for four-lane sampling, and the playback state.
+    clips: Vec<(SoaClip, SoaState)>,
+    layered: Vec<Trs>,
+    previous: Option<Vec<Trs>>,
+    /// `previous` holds last frame's solution (false after [`Character::restart`]; the buffer
+    /// is kept so restarting allocates nothing).
+    previous_valid: bool,
+    ik_scratch: IkScratch,
+    /// The current frame: pose, `model_from_node` and palette.
+    pub frame: FrameState,
+    skinner: CpuSkinner,
+    max_influences: Option<usize>,
+    /// Skin on the CPU every update (default). Off, `outputs` keep their last contents and a
+    /// frame ends with the palette (what a GPU-only view needs).
+    pub cpu_skinning: bool,
+    /// CPU-skinned vertices of the last frame, one per draw (index into `scene.draws`).
+    pub outputs: Vec<SkinnedVertices>,
+}
+
+impl Character {
+    /// The motion layers, blended in order.
+    pub fn layers(&self) -> &[LayerSpec] {
+        &self.layers
+    }
+
+    /// Set a layer's weight (≥ 0; read every frame, so no set-up is redone). Unknown layers and
+    /// weights that are not finite are ignored.
+    pub fn set_layer_weight(&mut self, layer: usize, weight: f32) {
+        if let Some(l) = self.layers.get_mut(layer)
+            && weight.is_finite()
+        {
+            l.weight = weight.max(0.0);
+        }
+    }
+
+    /// Move the cross-fade in time (the layers that take part in one keep their part).
+    pub fn set_fade_times(&mut self, fade: CrossFade) {
+        for f in self.layers.iter_mut().filter_map(|l| l.fade.as_mut()) {
+            f.fade = fade;
+        }
+    }
+
+    /// Drive `node`'s local transform by hand from the next frame on (it replaces the layered
+    /// motion; IK may still rotate it when it is in a chain). `None` hands it back to the motions.
+    pub fn set_override(&mut self, node: usize, local: Option<Trs>) -> Result<()> {
+        let count = self.overrides.len();
+        let slot = self
+            .overrides
+            .get_mut(node)
+            .ok_or(Error::UnknownNode { node, count })?;
+        if let Some(t) = &local
+            && (!(t.translation.is_finite() && t.rotation.is_finite() && t.scale.is_finite())
+                || t.rotation.length() < 1e-6)
+        {
+            return Err(Error::InvalidOverride { node });
+        }
+        *slot = local.map(|t| Trs {
+            rotation: t.rotation.normalize(),
+            ..t
+        });
+        Ok(())
+    }
+
+    /// Forget the frame history (incremental IK and velocity limits start from the next
+    /// frame's input), as when playback jumps back to the start of a loop.
+    pub fn restart(&mut self) {
+        self.previous_valid = false;
+    }
+
+    /// Reduce every skinned vertex of the CPU path to its `k` largest weights (renormalised),
+    /// or use them all (`None`); the GPU upload takes the same `k`. Set-up time, not per frame.
+    fn set_max_influences(&mut self, k: Option<usize>) {
+        if self.max_influences != k {
+            let options: Vec<SkinOptions> = (0..self.scene.draws.len())
+                .map(|d| self.skinner.options(d))
+                .collect();
+            self.skinner = CpuSkinner::new(&self.scene, k);
+            self.skinner.normalize_normals = false;
+            for (d, o) in options.into_iter().enumerate() {
+                self.skinner.set_draw_options(&self.scene, d, o);
+            }
+            self.max_influences = k;
+        }
+    }
+
+    /// Skin every draw with `options` (blend mode, normals) on the CPU path; the GPU upload
+    /// takes the same options ([`Character::skin_options`]).
+    pub fn set_skin_options(&mut self, options: SkinOptions) {
+        self.skinner.set_options(&self.scene, options);
+    }
+
+    /// The current frame skinned on the CPU in `options` instead of the character's own (its
+    /// outputs and settings are unchanged): what a mode-against-mode comparison measures.
+    pub fn skin_current_with(&self, options: SkinOptions) -> Result<Vec<SkinnedVertices>> {
+        let mut skinner = CpuSkinner::new(&self.scene, self.max_influences);
+        skinner.set_options(&self.scene, options);
+        let mut outputs = self.outputs.clone();
+        for (i, out) in outputs.iter_mut().enumerate() {
+            skinner.skin_draw(&self.scene, &self.frame, i, out)?;
+        }
+        Ok(outputs)
+    }
+
+    /// How draw `draw` is skinned.
+    pub fn skin_options(&self, draw: usize) -> SkinOptions {
+        self.skinner.options(draw)
+    }
+
+    /// The influence limit of the CPU path ([`CharacterSetup::max_influences`]).
+    pub fn max_influences(&self) -> Option<usize> {
+        self.max_influences
+    }
+
+    /// What reducing the influences changed, per draw (`None`: not reduced, or rigid).
+    pub fn reduction(&self) -> &[Option<crate::skin::ReductionStats>] {
+        &self.skinner.reduction
+    }
+
+    /// Play from t = 0 to `time_s` at 60 Hz (incremental IK and velocity limits need the
+    /// history), ending exactly on `time_s`.
+    pub fn play_to(&mut self, time_s: f32) -> Result<()> {
+        if !(0.0..=MAX_PLAY_S).contains(&time_s) {
+            return Err(Error::TimeRange {
+                time_s,
+                max_s: MAX_PLAY_S,
+            });
+        }
+        let dt = 1.0 / 60.0;
+        let steps = (time_s / dt).floor() as usize;
+        for i in 0..=steps {
+            self.update(i as f32 * dt, dt)?;
+        }
+        // The last partial step, with the time it really covers.
+        let rest = time_s - steps as f32 * dt;
+        if rest > 0.0 {
+            self.update(time_s, rest)?;
+        }
+        Ok(())
+    }
+
+    /// Advance to `time_s` (`dt_s` since the last frame, for IK velocity limits) and skin on
+    /// the CPU. Returns this frame's stage times in µs.
+    pub fn update(&mut self, time_s: f32, dt_s: f32) -> Result<StageTimes> {
+        if !time_s.is_finite() {
+            return Err(Error::TimeRange {
+                time_s,
+                max_s: f32::MAX,
+            });
+        }
+        let mut times = StageTimes::default();
+        let scene = &self.scene;
+        // 1. Sample every motion (four tracks at a time; intervals cached per layer).
+        let t0 = Instant::now();
+        for ((spec, pose), (clip, state)) in self
+            .layers
+            .iter()
+            .zip(&mut self.layer_poses)
+            .zip(&mut self.clips)
+        {
+            // The clip was compiled from `scene.animations[spec.anim]` (`compile_layers`).
+            let d = clip.duration_s();
+            let t = if spec.looping && d > 0.0 {
+                time_s.rem_euclid(d)
+            } else {
+                time_s
+            };
+            SoaAnimateJob {
+                scene,
+                clip,
+                time_s: t,
+                state,
+                pose,
+            }
+            .run()?;
+        }
+        let t1 = Instant::now();
+        // 2. Layer them through their masks.
+        if self.layers.is_empty() {
+            self.layered.copy_from_slice(&self.reference);
+        } else {
+            // A fixed array: no allocation per frame.
+            let unused = Layer {
+                pose: &self.reference,
+                weight: 0.0,
+                mask: None,
+            };
+            let mut layers = [unused; MAX_LAYERS];
+            let count = self.layers.len().min(MAX_LAYERS);
+            for (slot, (spec, pose)) in layers
+                .iter_mut()
+                .zip(self.layers.iter().zip(&self.layer_poses))
+            {
+                let fade = spec.fade.map_or(1.0, |f| f.weight(time_s));
+                *slot = Layer {
+                    pose: &pose.locals,
+                    weight: spec.weight * fade,
+                    mask: Some(&spec.mask),
+                };
+            }
+            LayerJob {
+                reference: &self.reference,
+                layers: &layers[..count],
+                threshold: DEFAULT_THRESHOLD,
+                output: &mut self.layered,
+            }
+            .run()?;
+        }
+        // Bones driven by hand replace what the motions gave them.
+        for (l, o) in self.layered.iter_mut().zip(&self.overrides) {
+            if let Some(t) = o {
+                *l = *t;
+            }
+        }
+        // Morph weights come from the first layer's sample (or rest).
+        match self.layer_poses.first() {
+            Some(p) => {
+                // Rigs without morph targets have only empty lists: nothing to copy (the
+                // usual case; a list-by-list copy costs more than this check).
+                let w = &mut self.frame.pose.morph_weights;
+                let both_empty = w.len() == p.morph_weights.len()
+                    && w.iter()
+                        .zip(&p.morph_weights)
+                        .all(|(a, b)| a.is_empty() && b.is_empty());
+                if !both_empty {
+                    w.clone_from(&p.morph_weights);
+                }
+            }
+            None => self.frame.pose.reset(scene),
+        }
+        let t2 = Instant::now();
+        // 3. CCD IK.
+        // The solver writes the pose straight into the frame (no copy of its output).
+        if let Some(ik) = &mut self.ik {
+            if let Some(orbit) = ik.orbit {
+                let target = orbit.at(time_s);
+                for e in &mut ik.effectors {
+                    e.target_model = target;
+                }
+            }
+            let mut settings = ik.settings;
+            settings.dt_s = dt_s.max(1e-6);
+            CcdJob {
+                scene,
+                reference: &self.reference,
+                input: &self.layered,
+                previous: self.previous.as_deref().filter(|_| self.previous_valid),
+                participation: &ik.participation,
+                limits: &ik.limits,
+                effectors: &ik.effectors,
+                settings,
+                output: &mut self.frame.pose.locals,
+                result: &mut self.ik_result,
+                scratch: &mut self.ik_scratch,
+            }
+            .run()?;
+            match &mut self.previous {
+                Some(p) => p.copy_from_slice(&self.frame.pose.locals),
+                None => self.previous = Some(self.frame.pose.locals.clone()),
+            }
+            self.previous_valid = true;
+        } else {
+            self.frame.pose.locals.clone_from(&self.layered);
+        }
+        let t3 = Instant::now();
+        // 4. Bone links follow their parent and child.
+        if let Some(rig) = &self.links {
+            LinkPoseJob {
+                rig,
+                locals: &mut self.frame.pose.locals,
+            }
+            .run()?;
+        }
+        let t4 = Instant::now();
+        // 5. local→model and the gradient palette.
+        self.frame.evaluate_current_pose(scene)?;
+        let t5 = Instant::now();
+        // 6. Skin every draw; 7. renormalise normals.
+        if self.cpu_skinning {
+            for (i, out) in self.outputs.iter_mut().enumerate() {
+                self.skinner.skin_draw(scene, &self.frame, i, out)?;
+            }
+        }
+        let t6 = Instant::now();
+        if self.cpu_skinning {
+            for (i, out) in self.outputs.iter_mut().enumerate() {
+                if let Some(n) = out.normals.as_deref_mut()
+                    && self.skinner.options(i).renormalize
+                {
+                    NormalizeJob { normals: n }.run();
+                }
+            }
+        }
+        let t7 = Instant::now();
+        let us = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e6;
+        times.sample = us(t0, t1);
+        times.layer = us(t1, t2);
+        times.ik = us(t2, t3);
+        times.links = us(t3, t4);
+        times.palette = us(t4, t5);
+        times.skin = us(t5, t6);
+        times.normals = us(t6, t7);
+        times.frame = us(t0, t7);
+        Ok(times)
+    }
+}
