@@ -399,6 +399,34 @@ impl SceneBuilder {
     /// the invariants listed in the module documentation.
     pub fn build(raw: RawScene) -> Result<Scene> {
         let file = raw.name.clone();
+        let (order, new_index) = Self::depth_first_order(&raw, &file)?;
+        let nodes = Self::reorder_nodes(&raw, &order, &new_index, &file)?;
+        let skins = Self::remap_skins(raw.skins, &new_index, &file)?;
+        let animations = Self::remap_animations(raw.animations, &nodes, &new_index, &file)?;
+        let draws = Self::shown_draws(&raw.roots, &raw.meshes, &nodes, &new_index);
+        // Rule 4: attribute lengths and joint ranges.
+        for d in &draws {
+            let prim = &raw.meshes[d.mesh].primitives[d.primitive];
+            let field = format!("meshes[{}].primitives[{}]", d.mesh, d.primitive);
+            Self::check_attributes(prim, raw.textures.len(), &field, &file)?;
+            Self::check_skin_weights(prim, d.skin, &skins, &field, &file)?;
+        }
+        Ok(Scene {
+            name: raw.name,
+            nodes,
+            meshes: raw.meshes,
+            skins,
+            animations,
+            draws,
+            report: raw.report,
+            textures: raw.textures,
+        })
+    }
+
+    /// The depth-first order of `raw`'s nodes from the roots (children in source order), and
+    /// each raw node's index in it; an error for a bad parent, a node with two parents or a
+    /// cycle (a node never reached).
+    fn depth_first_order(raw: &RawScene, file: &str) -> Result<(Vec<usize>, Vec<usize>)> {
         let n = raw.nodes.len();
         // Children lists in source order.
         let mut children = vec![Vec::new(); n];
@@ -408,7 +436,7 @@ impl SceneBuilder {
                 Some(p) if p < n && p != i => children[p].push(i),
                 Some(p) => {
                     return Err(Error::invalid(
-                        &file,
+                        file,
                         format!("nodes[{i}]"),
                         format!("parent {p} is out of range or itself"),
                     ));
@@ -416,14 +444,13 @@ impl SceneBuilder {
                 None => roots.push(i),
             }
         }
-        // Depth-first order from the roots; a node never reached is part of a cycle.
         let mut order = Vec::with_capacity(n);
         let mut new_index = vec![usize::MAX; n];
         let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
         while let Some(i) = stack.pop() {
             if new_index[i] != usize::MAX {
                 return Err(Error::invalid(
-                    &file,
+                    file,
                     format!("nodes[{}]", raw.nodes[i].source_index),
                     "node has two parents",
                 ));
@@ -437,20 +464,31 @@ impl SceneBuilder {
         if order.len() != n {
             let bad = (0..n).find(|&i| new_index[i] == usize::MAX).unwrap_or(0);
             return Err(Error::invalid(
-                &file,
+                file,
                 format!("nodes[{}]", raw.nodes[bad].source_index),
                 "node hierarchy has a cycle",
             ));
         }
-        let mut nodes = Vec::with_capacity(n);
-        for &old in &order {
+        Ok((order, new_index))
+    }
+
+    /// `raw`'s nodes in `order`, parents remapped through `new_index`; an error for a mesh
+    /// or skin index out of range.
+    fn reorder_nodes(
+        raw: &RawScene,
+        order: &[usize],
+        new_index: &[usize],
+        file: &str,
+    ) -> Result<Vec<Node>> {
+        let mut nodes = Vec::with_capacity(order.len());
+        for &old in order {
             let mut node = raw.nodes[old].clone();
             node.parent = node.parent.map(|p| new_index[p]);
             if let Some(m) = node.mesh
                 && m >= raw.meshes.len()
             {
                 return Err(Error::invalid(
-                    &file,
+                    file,
                     format!("nodes[{}].mesh", node.source_index),
                     format!("mesh {m} out of range"),
                 ));
@@ -459,25 +497,32 @@ impl SceneBuilder {
                 && s >= raw.skins.len()
             {
                 return Err(Error::invalid(
-                    &file,
+                    file,
                     format!("nodes[{}].skin", node.source_index),
                     format!("skin {s} out of range"),
                 ));
             }
             nodes.push(node);
         }
-        let mut skins = raw.skins;
+        Ok(nodes)
+    }
+
+    /// `skins` with joints remapped through `new_index`; an error for a skin without joints,
+    /// a joint out of range, or inverse bind matrices that do not match them or are not
+    /// finite.
+    fn remap_skins(mut skins: Vec<Skin>, new_index: &[usize], file: &str) -> Result<Vec<Skin>> {
+        let n = new_index.len();
         for (si, skin) in skins.iter_mut().enumerate() {
             if skin.joints.is_empty() {
                 return Err(Error::invalid(
-                    &file,
+                    file,
                     format!("skins[{si}].joints"),
                     "skin has no joints",
                 ));
             }
             if skin.joint_from_bind.len() != skin.joints.len() {
                 return Err(Error::invalid(
-                    &file,
+                    file,
                     format!("skins[{si}].inverseBindMatrices"),
                     format!(
                         "{} matrices for {} joints",
@@ -489,7 +534,7 @@ impl SceneBuilder {
             for (j, joint) in skin.joints.iter_mut().enumerate() {
                 if *joint >= n {
                     return Err(Error::invalid(
-                        &file,
+                        file,
                         format!("skins[{si}].joints[{j}]"),
                         format!("node {} out of range", joint),
                     ));
@@ -499,33 +544,45 @@ impl SceneBuilder {
             for (j, m) in skin.joint_from_bind.iter().enumerate() {
                 if !crate::math::mat4_is_finite(m) {
                     return Err(Error::invalid(
-                        &file,
+                        file,
                         format!("skins[{si}].inverseBindMatrices[{j}]"),
                         "matrix has a NaN or infinite element",
                     ));
                 }
             }
         }
-        let mut animations = raw.animations;
+        Ok(skins)
+    }
+
+    /// `animations` with channel targets remapped through `new_index`; an error for a target
+    /// out of range, an invalid sampler, or two channels driving one node's property
+    /// (`nodes`, reordered, name it in the message).
+    fn remap_animations(
+        mut animations: Vec<Animation>,
+        nodes: &[Node],
+        new_index: &[usize],
+        file: &str,
+    ) -> Result<Vec<Animation>> {
+        let n = new_index.len();
         for (ai, anim) in animations.iter_mut().enumerate() {
             for (ci, ch) in anim.channels.iter_mut().enumerate() {
                 if ch.node >= n {
                     return Err(Error::invalid(
-                        &file,
+                        file,
                         format!("animations[{ai}].channels[{ci}].target.node"),
                         format!("node {} out of range", ch.node),
                     ));
                 }
                 ch.node = new_index[ch.node];
                 ch.sampler.validate().map_err(|m| {
-                    Error::invalid(&file, format!("animations[{ai}].channels[{ci}].sampler"), m)
+                    Error::invalid(file, format!("animations[{ai}].channels[{ci}].sampler"), m)
                 })?;
             }
             let mut targets = std::collections::HashMap::with_capacity(anim.channels.len());
             for (ci, ch) in anim.channels.iter().enumerate() {
                 if let Some(first) = targets.insert((ch.node, ch.path), ci) {
                     return Err(Error::invalid(
-                        &file,
+                        file,
                         format!("animations[{ai}].channels[{ci}].target"),
                         format!(
                             "node {}'s {} is driven by channels[{first}] too (one channel per \
@@ -537,9 +594,20 @@ impl SceneBuilder {
                 }
             }
         }
-        // Nodes of the displayed scene: descendants of the raw roots (all when none given).
-        let mut shown = vec![raw.roots.is_empty(); n];
-        for &r in &raw.roots {
+        Ok(animations)
+    }
+
+    /// The draw list: every primitive of every node of the displayed scene (descendants of
+    /// the raw `roots`, all nodes when none are given), in source node then primitive order.
+    fn shown_draws(
+        roots: &[usize],
+        meshes: &[Mesh],
+        nodes: &[Node],
+        new_index: &[usize],
+    ) -> Vec<Draw> {
+        let n = nodes.len();
+        let mut shown = vec![roots.is_empty(); n];
+        for &r in roots {
             if r < n {
                 shown[new_index[r]] = true;
             }
@@ -549,7 +617,6 @@ impl SceneBuilder {
                 shown[i] |= shown[p];
             }
         }
-        // Draw list in source node order, then primitive order.
         let mut draws = Vec::new();
         let mut by_source: Vec<usize> = (0..n).collect();
         by_source.sort_by_key(|&i| nodes[i].source_index);
@@ -559,7 +626,7 @@ impl SceneBuilder {
                 continue;
             }
             if let Some(m) = node.mesh {
-                for p in 0..raw.meshes[m].primitives.len() {
+                for p in 0..meshes[m].primitives.len() {
                     draws.push(Draw {
                         node: i,
                         mesh: m,
@@ -569,102 +636,114 @@ impl SceneBuilder {
                 }
             }
         }
-        // Rule 4: attribute lengths and joint ranges.
-        for d in &draws {
-            let prim = &raw.meshes[d.mesh].primitives[d.primitive];
-            let field = format!("meshes[{}].primitives[{}]", d.mesh, d.primitive);
-            let nv = prim.positions.len();
-            if prim.normals.as_ref().is_some_and(|v| v.len() != nv)
-                || prim.tangents.as_ref().is_some_and(|v| v.len() != nv)
-                || prim.uvs.as_ref().is_some_and(|v| v.len() != nv)
-                || prim.colors.as_ref().is_some_and(|v| v.len() != nv)
-            {
+        draws
+    }
+
+    /// Rule 4 on a drawn primitive (`field` names it): attribute and morph target counts
+    /// match POSITION, the base colour texture is one of `texture_count` and has UVs, and
+    /// indices are in range.
+    fn check_attributes(
+        prim: &Primitive,
+        texture_count: usize,
+        field: &str,
+        file: &str,
+    ) -> Result<()> {
+        let nv = prim.positions.len();
+        if prim.normals.as_ref().is_some_and(|v| v.len() != nv)
+            || prim.tangents.as_ref().is_some_and(|v| v.len() != nv)
+            || prim.uvs.as_ref().is_some_and(|v| v.len() != nv)
+            || prim.colors.as_ref().is_some_and(|v| v.len() != nv)
+        {
+            return Err(Error::invalid(
+                file,
+                field,
+                "NORMAL/TANGENT/TEXCOORD_0/COLOR_0 count differs from POSITION count",
+            ));
+        }
+        if let Some(t) = prim.base_color_texture
+            && (t >= texture_count || prim.uvs.is_none())
+        {
+            return Err(Error::invalid(
+                file,
+                format!("{field}.material.baseColorTexture"),
+                format!(
+                    "texture {t} of {} ({})",
+                    texture_count,
+                    if prim.uvs.is_none() {
+                        "no TEXCOORD_0"
+                    } else {
+                        "out of range"
+                    }
+                ),
+            ));
+        }
+        if let Some(&bad) = prim.indices.iter().find(|&&i| i as usize >= nv) {
+            return Err(Error::invalid(
+                file,
+                format!("{field}.indices"),
+                format!("index {bad} >= vertex count {nv}"),
+            ));
+        }
+        for (ti, t) in prim.morph_targets.iter().enumerate() {
+            let bad = [
+                t.positions.as_ref().map(|v| v.len()),
+                t.normals.as_ref().map(|v| v.len()),
+                t.tangents.as_ref().map(|v| v.len()),
+            ]
+            .into_iter()
+            .flatten()
+            .any(|len| len != nv);
+            if bad {
                 return Err(Error::invalid(
-                    &file,
-                    field,
-                    "NORMAL/TANGENT/TEXCOORD_0/COLOR_0 count differs from POSITION count",
+                    file,
+                    format!("{field}.targets[{ti}]"),
+                    "morph target count differs from POSITION count",
                 ));
             }
-            if let Some(t) = prim.base_color_texture
-                && (t >= raw.textures.len() || prim.uvs.is_none())
-            {
+        }
+        Ok(())
+    }
+
+    /// Rule 4 on a drawn primitive's skin (`field` names it): a skinned draw has weights, one
+    /// set per vertex, and every weighted joint is one of its skin's (of `skins`).
+    fn check_skin_weights(
+        prim: &Primitive,
+        skin: Option<usize>,
+        skins: &[Skin],
+        field: &str,
+        file: &str,
+    ) -> Result<()> {
+        if skin.is_some() && prim.skin_weights.is_none() {
+            return Err(Error::invalid(
+                file,
+                format!("{field}.attributes"),
+                "node has a skin but the primitive has no JOINTS_0/WEIGHTS_0",
+            ));
+        }
+        let (Some(s), Some(w)) = (skin, prim.skin_weights.as_ref()) else {
+            return Ok(());
+        };
+        let nv = prim.positions.len();
+        if w.vertex_count() != nv {
+            return Err(Error::invalid(
+                file,
+                format!("{field}.attributes.JOINTS_0"),
+                "JOINTS/WEIGHTS count differs from POSITION count",
+            ));
+        }
+        let jc = skins[s].joints.len() as u32;
+        for (k, (&j, &wt)) in w.joints.iter().zip(&w.weights).enumerate() {
+            if wt != 0.0 && j >= jc {
                 return Err(Error::invalid(
-                    &file,
-                    format!("{field}.material.baseColorTexture"),
+                    file,
+                    format!("{field}.attributes.JOINTS_{}", (k % w.width) / 4),
                     format!(
-                        "texture {t} of {} ({})",
-                        raw.textures.len(),
-                        if prim.uvs.is_none() {
-                            "no TEXCOORD_0"
-                        } else {
-                            "out of range"
-                        }
+                        "vertex {} uses joint {j} but skin {s} has {jc} joints",
+                        k / w.width
                     ),
                 ));
             }
-            if let Some(&bad) = prim.indices.iter().find(|&&i| i as usize >= nv) {
-                return Err(Error::invalid(
-                    &file,
-                    format!("{field}.indices"),
-                    format!("index {bad} >= vertex count {nv}"),
-                ));
-            }
-            for (ti, t) in prim.morph_targets.iter().enumerate() {
-                let bad = [
-                    t.positions.as_ref().map(|v| v.len()),
-                    t.normals.as_ref().map(|v| v.len()),
-                    t.tangents.as_ref().map(|v| v.len()),
-                ]
-                .into_iter()
-                .flatten()
-                .any(|len| len != nv);
-                if bad {
-                    return Err(Error::invalid(
-                        &file,
-                        format!("{field}.targets[{ti}]"),
-                        "morph target count differs from POSITION count",
-                    ));
-                }
-            }
-            if d.skin.is_some() && prim.skin_weights.is_none() {
-                return Err(Error::invalid(
-                    &file,
-                    format!("{field}.attributes"),
-                    "node has a skin but the primitive has no JOINTS_0/WEIGHTS_0",
-                ));
-            }
-            if let (Some(s), Some(w)) = (d.skin, prim.skin_weights.as_ref()) {
-                if w.vertex_count() != nv {
-                    return Err(Error::invalid(
-                        &file,
-                        format!("{field}.attributes.JOINTS_0"),
-                        "JOINTS/WEIGHTS count differs from POSITION count",
-                    ));
-                }
-                let jc = skins[s].joints.len() as u32;
-                for (k, (&j, &wt)) in w.joints.iter().zip(&w.weights).enumerate() {
-                    if wt != 0.0 && j >= jc {
-                        return Err(Error::invalid(
-                            &file,
-                            format!("{field}.attributes.JOINTS_{}", (k % w.width) / 4),
-                            format!(
-                                "vertex {} uses joint {j} but skin {s} has {jc} joints",
-                                k / w.width
-                            ),
-                        ));
-                    }
-                }
-            }
         }
-        Ok(Scene {
-            name: raw.name,
-            nodes,
-            meshes: raw.meshes,
-            skins,
-            animations,
-            draws,
-            report: raw.report,
-            textures: raw.textures,
-        })
+        Ok(())
     }
 }

@@ -25,7 +25,7 @@ use super::render::{
     PreSkinned, SkinnedPipeline, Skinning, VertexLayout, set_pre_skinned_vertex_buffers,
     set_skinned_vertex_buffers, sets_slot, skinned_pipeline, skinned_pipeline_layout,
 };
-use super::scene_buffers::GpuScene;
+use super::scene_buffers::{GpuDraw, GpuScene};
 use super::shaders::{RENDER_WGSL, module_with_skin};
 use crate::error::{Error, Result};
 use crate::skin::SkinnedVertices;
@@ -178,48 +178,17 @@ impl DrawCapture {
         skinning: Skinning,
         instances: u32,
     ) -> Result<Vec<Vec<SkinnedVertices>>> {
-        if ctx.info.device_type == wgpu::DeviceType::Cpu
-            && self.draws_made >= CPU_ADAPTER_PIPELINE_DRAWS
-        {
-            self.pipelines.clear();
-            self.pre_skinned = None;
-            self.draws_made = 0;
-        }
-        let (skinned, held) = match skinning {
-            Skinning::Gpu => (None, gpu.instances()),
-            Skinning::Compute => {
-                let c = gpu.compute_skinning().ok_or_else(|| {
-                    Error::Gpu("draw capture of compute skinning before it was enabled".into())
-                })?;
-                (Some(c.pre_skinned()), c.instances())
-            }
-            Skinning::Cpu => (
-                Some(PreSkinned::single(
-                    gpu.cpu_vertices().ok_or_else(|| {
-                        Error::Gpu("draw capture of the CPU upload before one was made".into())
-                    })?,
-                    gpu.vertex_total() as u64,
-                )),
-                1,
-            ),
-        };
+        self.renew_pipelines_on_cpu_adapter(ctx);
+        let (skinned, held) = vertex_source(gpu, skinning)?;
         if instances == 0 || instances > held {
             return Err(Error::Gpu(format!(
                 "draw capture of {instances} instance(s); the upload holds {held}"
             )));
         }
+        self.build_pipelines(ctx, gpu.source, skinning)?;
         let pipelines = if skinning.pre_skinned() {
-            if self.pre_skinned.is_none() {
-                self.pre_skinned = Some(Self::make_pipelines(
-                    ctx,
-                    PaletteSource::Storage,
-                    skinning,
-                    &self.layouts,
-                )?);
-            }
             self.pre_skinned.as_ref()
         } else {
-            self.prepare(ctx, gpu.source)?;
             self.pipelines
                 .iter()
                 .find(|(s, _)| *s == gpu.source)
@@ -228,26 +197,7 @@ impl DrawCapture {
         let Some(pipelines) = pipelines else {
             return Err(Error::Gpu("draw capture pipelines missing".into()));
         };
-        let max_dim = ctx.device.limits().max_texture_dimension_2d;
-        let width = CAPTURE_WIDTH.min(max_dim);
-        let mut rows = 1u64;
-        for &i in draws {
-            let d = gpu.draws.get(i).ok_or_else(|| {
-                Error::Gpu(format!(
-                    "draw {i} is not in the scene ({})",
-                    gpu.draws.len()
-                ))
-            })?;
-            rows = rows.max((d.vertex_count as u64 * instances as u64).div_ceil(width as u64));
-        }
-        if rows > max_dim as u64 {
-            return Err(Error::Gpu(format!(
-                "a draw's vertices (times {instances} instance(s)) exceed {}, the draw-path \
-                 capture's limit on this adapter",
-                width as u64 * max_dim as u64
-            )));
-        }
-        let rows = rows as u32;
+        let (width, rows) = capture_extent(ctx, gpu, draws, instances)?;
         let mut view = ViewUniform::new(glam::Mat4::IDENTITY, Vec3::ZERO);
         view.capture_size = [width, rows];
         self.camera.set(ctx, &view);
@@ -256,29 +206,15 @@ impl DrawCapture {
             height: rows,
             depth_or_array_layers: 1,
         };
-        if self.targets.as_ref().is_none_or(|(s, _, _)| *s != size) {
-            let texture = |label| {
-                ctx.device.create_texture(&wgpu::TextureDescriptor {
-                    label: Some(label),
-                    size,
-                    mip_level_count: 1,
-                    sample_count: 1,
-                    dimension: wgpu::TextureDimension::D2,
-                    format: FORMAT,
-                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-                    view_formats: &[],
-                })
-            };
-            let targets = [texture("capture positions"), texture("capture normals")];
-            let views = targets
-                .each_ref()
-                .map(|t| t.create_view(&Default::default()));
-            self.targets = Some((size, targets, views));
-        }
-        let Some((_, targets, views)) = &self.targets else {
-            return Err(Error::Gpu("draw capture targets missing".into()));
+        let (targets, views) = capture_targets(&mut self.targets, ctx, size);
+        let pass = CapturePass {
+            gpu,
+            pipelines,
+            skinned,
+            camera: self.camera.bind_group(),
+            views,
+            instances,
         };
-        let row_bytes = width * TEXEL_BYTES;
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -286,126 +222,309 @@ impl DrawCapture {
             });
         for (slot, &i) in draws.iter().enumerate() {
             let d = &gpu.draws[i];
-            // At most `rows` (checked above), so the u32 holds it.
+            // At most `rows` (checked by `capture_extent`), so the u32 holds it.
             let draw_rows = (d.vertex_count as u64 * instances as u64)
                 .div_ceil(width as u64)
                 .max(1) as u32;
-            {
-                let attachment = |view| {
-                    Some(wgpu::RenderPassColorAttachment {
-                        view,
-                        depth_slice: None,
-                        resolve_target: None,
-                        ops: wgpu::Operations {
-                            load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
-                            store: wgpu::StoreOp::Store,
-                        },
-                    })
-                };
-                let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                    label: Some("draw capture"),
-                    color_attachments: &[attachment(&views[0]), attachment(&views[1])],
-                    depth_stencil_attachment: None,
-                    timestamp_writes: None,
-                    occlusion_query_set: None,
-                    multiview_mask: None,
-                });
-                if d.vertex_count > 0 {
-                    pass.set_pipeline(&pipelines[sets_slot(d)]);
-                    pass.set_bind_group(0, &gpu.frame_bind_group, &[]);
-                    pass.set_bind_group(1, &d.bind_group, &[]);
-                    pass.set_bind_group(2, self.camera.bind_group(), &[]);
-                    match skinned {
-                        None => {
-                            set_skinned_vertex_buffers(&mut pass, d);
-                            if d.instance_bind_groups.is_empty() {
-                                pass.draw(0..d.vertex_count, 0..instances);
-                            } else {
-                                for k in 0..instances {
-                                    pass.set_bind_group(1, d.group_of(k), &[]);
-                                    pass.draw(0..d.vertex_count, k..k + 1);
-                                }
-                            }
-                        }
-                        Some(pre) => {
-                            for k in 0..instances {
-                                let Some((buffer, first)) = pre.locate(k, d) else {
-                                    continue;
-                                };
-                                set_pre_skinned_vertex_buffers(&mut pass, d, buffer, first);
-                                pass.draw(0..d.vertex_count, k..k + 1);
-                            }
-                        }
-                    }
-                    self.draws_made += 1;
-                }
+            if pass.record(&mut enc, d) {
+                self.draws_made += 1;
             }
-            let bytes = row_bytes as u64 * draw_rows as u64;
-            if self.staging.get(slot).is_none_or(|(b, _)| *b != bytes) {
-                let buffer = || {
-                    ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                        label: Some("draw capture staging"),
-                        size: bytes,
-                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                        mapped_at_creation: false,
-                    })
-                };
-                let pair = (bytes, [buffer(), buffer()]);
-                if slot < self.staging.len() {
-                    self.staging[slot] = pair;
-                } else {
-                    self.staging.push(pair);
-                }
-            }
-            for (t, s) in targets.iter().zip(&self.staging[slot].1) {
-                enc.copy_texture_to_buffer(
-                    wgpu::TexelCopyTextureInfo {
-                        texture: t,
-                        mip_level: 0,
-                        origin: wgpu::Origin3d::ZERO,
-                        aspect: wgpu::TextureAspect::All,
-                    },
-                    wgpu::TexelCopyBufferInfo {
-                        buffer: s,
-                        layout: wgpu::TexelCopyBufferLayout {
-                            offset: 0,
-                            bytes_per_row: Some(row_bytes),
-                            rows_per_image: Some(draw_rows),
-                        },
-                    },
-                    wgpu::Extent3d {
-                        width,
-                        height: draw_rows,
-                        depth_or_array_layers: 1,
-                    },
-                );
-            }
+            let staging = staging_pair(&mut self.staging, ctx, slot, width, draw_rows);
+            copy_targets(&mut enc, targets, staging, width, draw_rows);
         }
         ctx.queue.submit([enc.finish()]);
         ctx.check()?;
-        let mut out: Vec<Vec<SkinnedVertices>> = (0..instances)
-            .map(|_| Vec::with_capacity(draws.len()))
-            .collect();
-        for ((_, pair), &i) in self.staging.iter().zip(draws) {
-            let n = gpu.draws[i].vertex_count as usize;
-            let texels = |b: &wgpu::Buffer| -> Result<Vec<Vec3>> {
-                let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&ctx.map_read(b)?);
-                Ok(floats
-                    .chunks_exact(4)
-                    .take(n * instances as usize)
-                    .map(|c| Vec3::new(c[0], c[1], c[2]))
-                    .collect())
-            };
-            let (positions, normals) = (texels(&pair[0])?, texels(&pair[1])?);
-            for (k, per_instance) in out.iter_mut().enumerate() {
-                let range = k * n..(k + 1) * n;
-                per_instance.push(SkinnedVertices {
-                    positions: positions.get(range.clone()).unwrap_or_default().to_vec(),
-                    normals: Some(normals.get(range).unwrap_or_default().to_vec()),
-                    tangents: None,
-                });
+        read_back(ctx, gpu, draws, instances, &self.staging)
+    }
+
+    /// On a software adapter, drop the pipelines once they have made
+    /// [`CPU_ADAPTER_PIPELINE_DRAWS`] draws (they are made again when next needed).
+    fn renew_pipelines_on_cpu_adapter(&mut self, ctx: &GpuContext) {
+        if ctx.info.device_type == wgpu::DeviceType::Cpu
+            && self.draws_made >= CPU_ADAPTER_PIPELINE_DRAWS
+        {
+            self.pipelines.clear();
+            self.pre_skinned = None;
+            self.draws_made = 0;
+        }
+    }
+
+    /// Build the pipelines a capture with `skinning` of a scene on `source` uses, unless
+    /// they exist: the pre-skinned ones (storage path) or `source`'s.
+    fn build_pipelines(
+        &mut self,
+        ctx: &GpuContext,
+        source: PaletteSource,
+        skinning: Skinning,
+    ) -> Result<()> {
+        if !skinning.pre_skinned() {
+            return self.prepare(ctx, source);
+        }
+        if self.pre_skinned.is_none() {
+            self.pre_skinned = Some(Self::make_pipelines(
+                ctx,
+                PaletteSource::Storage,
+                skinning,
+                &self.layouts,
+            )?);
+        }
+        Ok(())
+    }
+}
+
+/// Where a capture with `skinning` reads its vertices: `None` for the vertex shader, else
+/// the pre-skinned buffers (compute-skinned or the CPU upload); and how many instances they
+/// hold. An error when that store has not been made.
+fn vertex_source(gpu: &GpuScene, skinning: Skinning) -> Result<(Option<PreSkinned<'_>>, u32)> {
+    Ok(match skinning {
+        Skinning::Gpu => (None, gpu.instances()),
+        Skinning::Compute => {
+            let c = gpu.compute_skinning().ok_or_else(|| {
+                Error::Gpu("draw capture of compute skinning before it was enabled".into())
+            })?;
+            (Some(c.pre_skinned()), c.instances())
+        }
+        Skinning::Cpu => (
+            Some(PreSkinned::single(
+                gpu.cpu_vertices().ok_or_else(|| {
+                    Error::Gpu("draw capture of the CPU upload before one was made".into())
+                })?,
+                gpu.vertex_total() as u64,
+            )),
+            1,
+        ),
+    })
+}
+
+/// Texels a row and rows of the capture targets for `draws` of `instances` instances each
+/// (rows for the largest); an error for a draw not in the scene or one too large for the
+/// adapter's textures.
+fn capture_extent(
+    ctx: &GpuContext,
+    gpu: &GpuScene,
+    draws: &[usize],
+    instances: u32,
+) -> Result<(u32, u32)> {
+    let max_dim = ctx.device.limits().max_texture_dimension_2d;
+    let width = CAPTURE_WIDTH.min(max_dim);
+    let mut rows = 1u64;
+    for &i in draws {
+        let d = gpu.draws.get(i).ok_or_else(|| {
+            Error::Gpu(format!(
+                "draw {i} is not in the scene ({})",
+                gpu.draws.len()
+            ))
+        })?;
+        rows = rows.max((d.vertex_count as u64 * instances as u64).div_ceil(width as u64));
+    }
+    if rows > max_dim as u64 {
+        return Err(Error::Gpu(format!(
+            "a draw's vertices (times {instances} instance(s)) exceed {}, the draw-path \
+             capture's limit on this adapter",
+            width as u64 * max_dim as u64
+        )));
+    }
+    Ok((width, rows as u32))
+}
+
+/// The render targets (positions, normals) of `size` and their views: the kept ones when
+/// their size holds, else new ones kept in `kept`.
+fn capture_targets<'k>(
+    kept: &'k mut Option<(wgpu::Extent3d, [wgpu::Texture; 2], [wgpu::TextureView; 2])>,
+    ctx: &GpuContext,
+    size: wgpu::Extent3d,
+) -> (&'k [wgpu::Texture; 2], &'k [wgpu::TextureView; 2]) {
+    if kept.as_ref().is_some_and(|(s, _, _)| *s != size) {
+        *kept = None;
+    }
+    let (_, targets, views) = kept.get_or_insert_with(|| {
+        let texture = |label| {
+            ctx.device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(label),
+                size,
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: FORMAT,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                view_formats: &[],
+            })
+        };
+        let targets = [texture("capture positions"), texture("capture normals")];
+        let views = targets
+            .each_ref()
+            .map(|t| t.create_view(&Default::default()));
+        (size, targets, views)
+    });
+    (targets, views)
+}
+
+/// What each draw's capture pass binds and draws.
+struct CapturePass<'a> {
+    gpu: &'a GpuScene,
+    /// The 4- and 8-influence pipelines.
+    pipelines: &'a [wgpu::RenderPipeline; 2],
+    /// `None`: the vertex shader skins; else the pre-skinned vertices drawn.
+    skinned: Option<PreSkinned<'a>>,
+    /// The capture view (group 2).
+    camera: &'a wgpu::BindGroup,
+    /// The targets' views (positions, normals).
+    views: &'a [wgpu::TextureView; 2],
+    /// Instances drawn, each its own run of texels.
+    instances: u32,
+}
+
+impl CapturePass<'_> {
+    /// Record the pass that clears the targets and draws `d`'s vertices (every instance's)
+    /// as points; whether it drew (a draw without vertices only clears).
+    fn record(&self, enc: &mut wgpu::CommandEncoder, d: &GpuDraw) -> bool {
+        let attachment = |view| {
+            Some(wgpu::RenderPassColorAttachment {
+                view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
+                    store: wgpu::StoreOp::Store,
+                },
+            })
+        };
+        let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("draw capture"),
+            color_attachments: &[attachment(&self.views[0]), attachment(&self.views[1])],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        if d.vertex_count == 0 {
+            return false;
+        }
+        let instances = self.instances;
+        pass.set_pipeline(&self.pipelines[sets_slot(d)]);
+        pass.set_bind_group(0, &self.gpu.frame_bind_group, &[]);
+        pass.set_bind_group(1, &d.bind_group, &[]);
+        pass.set_bind_group(2, self.camera, &[]);
+        match self.skinned {
+            None => {
+                set_skinned_vertex_buffers(&mut pass, d);
+                if d.instance_bind_groups.is_empty() {
+                    pass.draw(0..d.vertex_count, 0..instances);
+                } else {
+                    for k in 0..instances {
+                        pass.set_bind_group(1, d.group_of(k), &[]);
+                        pass.draw(0..d.vertex_count, k..k + 1);
+                    }
+                }
+            }
+            Some(pre) => {
+                for k in 0..instances {
+                    let Some((buffer, first)) = pre.locate(k, d) else {
+                        continue;
+                    };
+                    set_pre_skinned_vertex_buffers(&mut pass, d, buffer, first);
+                    pass.draw(0..d.vertex_count, k..k + 1);
+                }
             }
         }
-        Ok(out)
+        true
     }
+}
+
+/// The staging buffers (positions, normals) of draw slot `slot` for `draw_rows` rows of
+/// `width` texels: the kept pair when its size holds, else a new one kept in `staging`.
+fn staging_pair<'s>(
+    staging: &'s mut Vec<(u64, [wgpu::Buffer; 2])>,
+    ctx: &GpuContext,
+    slot: usize,
+    width: u32,
+    draw_rows: u32,
+) -> &'s [wgpu::Buffer; 2] {
+    let bytes = (width * TEXEL_BYTES) as u64 * draw_rows as u64;
+    if staging.get(slot).is_none_or(|(b, _)| *b != bytes) {
+        let buffer = || {
+            ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("draw capture staging"),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let pair = (bytes, [buffer(), buffer()]);
+        if slot < staging.len() {
+            staging[slot] = pair;
+        } else {
+            staging.push(pair);
+        }
+    }
+    &staging[slot].1
+}
+
+/// Copy the first `draw_rows` rows (`width` texels each) of each target into its staging
+/// buffer.
+fn copy_targets(
+    enc: &mut wgpu::CommandEncoder,
+    targets: &[wgpu::Texture; 2],
+    staging: &[wgpu::Buffer; 2],
+    width: u32,
+    draw_rows: u32,
+) {
+    for (t, s) in targets.iter().zip(staging) {
+        enc.copy_texture_to_buffer(
+            wgpu::TexelCopyTextureInfo {
+                texture: t,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::TexelCopyBufferInfo {
+                buffer: s,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(width * TEXEL_BYTES),
+                    rows_per_image: Some(draw_rows),
+                },
+            },
+            wgpu::Extent3d {
+                width,
+                height: draw_rows,
+                depth_or_array_layers: 1,
+            },
+        );
+    }
+}
+
+/// Map the staging buffers of `draws` (slot k holds `draws[k]`) and split their texels
+/// into `[instance][k]` positions and normals.
+fn read_back(
+    ctx: &GpuContext,
+    gpu: &GpuScene,
+    draws: &[usize],
+    instances: u32,
+    staging: &[(u64, [wgpu::Buffer; 2])],
+) -> Result<Vec<Vec<SkinnedVertices>>> {
+    let mut out: Vec<Vec<SkinnedVertices>> = (0..instances)
+        .map(|_| Vec::with_capacity(draws.len()))
+        .collect();
+    for ((_, pair), &i) in staging.iter().zip(draws) {
+        let n = gpu.draws[i].vertex_count as usize;
+        let texels = |b: &wgpu::Buffer| -> Result<Vec<Vec3>> {
+            let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&ctx.map_read(b)?);
+            Ok(floats
+                .chunks_exact(4)
+                .take(n * instances as usize)
+                .map(|c| Vec3::new(c[0], c[1], c[2]))
+                .collect())
+        };
+        let (positions, normals) = (texels(&pair[0])?, texels(&pair[1])?);
+        for (k, per_instance) in out.iter_mut().enumerate() {
+            let range = k * n..(k + 1) * n;
+            per_instance.push(SkinnedVertices {
+                positions: positions.get(range.clone()).unwrap_or_default().to_vec(),
+                normals: Some(normals.get(range).unwrap_or_default().to_vec()),
+                tangents: None,
+            });
+        }
+    }
+    Ok(out)
 }

@@ -17,10 +17,11 @@ use wgpu::util::DeviceExt;
 use super::capture::CaptureVertex;
 use super::compute_skin::ComputeSkinning;
 use super::context::GpuContext;
+use super::layouts::PaletteLayouts;
 use super::palette_source::{BonePaletteLayout, PaletteSource, UNIFORM_MORPH_SLOTS, check_source};
 use crate::error::{Error, Result};
 use crate::frame::FrameState;
-use crate::scene::{Scene, SkinWeights, Texture, Topology, Wrap};
+use crate::scene::{Draw, Primitive, Scene, SkinWeights, Texture, Topology, Wrap};
 use crate::skin::weights::reduce_influences;
 use crate::skin::{NormalMode, ReductionStats, SkinMode, SkinOptions, SkinnedVertices, dqs};
 
@@ -399,6 +400,8 @@ impl GpuScene {
         Self::build(ctx, scene, frame, max_influences, source, instances)
     }
 
+    /// The upload behind every constructor: the scene checked against `source`, the
+    /// frame-wide bindings, the textures, then each draw's buffers and bind groups.
     fn build(
         ctx: &GpuContext,
         scene: &Scene,
@@ -409,41 +412,109 @@ impl GpuScene {
     ) -> Result<GpuScene> {
         check_source(ctx, source)?;
         let layouts = ctx.layouts.of(source)?;
-        let device = &ctx.device;
-        let storage = source == PaletteSource::Storage;
+        let plan = UploadPlan::new(ctx, scene, frame, max_influences, source, instances)?;
+        let frame_store = match source {
+            PaletteSource::Storage => storage_frame_store(ctx, layouts, frame, &plan)?,
+            PaletteSource::Uniform { .. } => uniform_frame_store(ctx, layouts, &plan)?,
+        };
+        let materials = Materials::upload(ctx, scene);
+        let upload = DrawUpload {
+            ctx,
+            layouts,
+            scene,
+            frame,
+            plan: &plan,
+            materials: &materials,
+        };
+        let mut kept_textures: Vec<wgpu::Texture> = Vec::new();
+        let mut scratch: Vec<f32> = Vec::new();
+        let mut draws = Vec::with_capacity(scene.draws.len());
+        let mut cpu_first_vertex = 0u64;
+        for (i, d) in scene.draws.iter().enumerate() {
+            let (draw, morph_texture) = upload.draw(i, d, cpu_first_vertex, &mut scratch)?;
+            kept_textures.extend(morph_texture);
+            cpu_first_vertex += draw.vertex_count as u64;
+            draws.push(draw);
+        }
+        ctx.check()?;
+        kept_textures.extend(materials.uploaded.into_iter().map(|(t, _)| t));
+        Ok(GpuScene {
+            palette_entries: frame.layout.len,
+            dq_scratch: Vec::new(),
+            source,
+            palette: frame_store.palette,
+            morph_weights: frame_store.morph_weights,
+            frame_bind_group: frame_store.bind_group,
+            draws,
+            max_influences,
+            morph_weight_scratch: vec![0.0; plan.total_weights as usize],
+            morph_weight_base: plan.morph_weight_base,
+            cpu_vertices: None,
+            instances,
+            compute_skinning: None,
+            cpu_scratch: Vec::new(),
+            vertex_errors: frame_store.vertex_errors,
+            error_scratch: Vec::new(),
+            cpu_vertex_total: cpu_first_vertex,
+            _textures: kept_textures,
+        })
+    }
+}
+
+/// The sizes and per-draw facts an upload is laid out by, worked out (and checked against the
+/// palette source) before any buffer is made.
+struct UploadPlan {
+    source: PaletteSource,
+    /// Characters drawn from the upload.
+    instances: u32,
+    /// Uniform path: bytes from one instance's `BonePalette` block to the next (the block
+    /// size rounded up to the adapter's uniform offset alignment); 0 on the storage path.
+    bones_stride: u64,
+    /// Per draw: palette entries (its skin's joints, 1 for a rigid draw).
+    palette_len: Vec<u32>,
+    /// Per draw: first morph weight in the frame's weight array.
+    morph_weight_base: Vec<u32>,
+    /// Morph weights of all draws.
+    total_weights: u32,
+    /// The node each storage palette entry stands for: the frame's entries, then again for
+    /// their DQS form.
+    joint_nodes: Vec<u32>,
+    /// Vertices over all draws.
+    vertex_total: u64,
+    /// The influence limit skinned draws are reduced to (None = all kept).
+    max_influences: Option<usize>,
+}
+
+impl UploadPlan {
+    /// Lay out `scene`'s upload for `source`; an error when a draw does not fit the uniform
+    /// palette.
+    fn new(
+        ctx: &GpuContext,
+        scene: &Scene,
+        frame: &FrameState,
+        max_influences: Option<usize>,
+        source: PaletteSource,
+        instances: u32,
+    ) -> Result<UploadPlan> {
         // Uniform path: one block per instance, each at an offset the adapter can bind.
         let bones_stride = match source {
             PaletteSource::Uniform { bones } => {
                 BonePaletteLayout { bones }.size().next_multiple_of(
-                    device.limits().min_uniform_buffer_offset_alignment.max(1) as u64,
+                    ctx.device
+                        .limits()
+                        .min_uniform_buffer_offset_alignment
+                        .max(1) as u64,
                 )
             }
             PaletteSource::Storage => 0,
         };
-        // Per draw: palette entries, checked against the uniform array.
         let palette_len: Vec<u32> = scene
             .draws
             .iter()
             .map(|d| d.skin.map_or(1, |s| scene.skins[s].joints.len()) as u32)
             .collect();
         if let PaletteSource::Uniform { bones } = source {
-            if let Some((i, &n)) = palette_len.iter().enumerate().find(|(_, n)| **n > bones) {
-                return Err(Error::Gpu(format!(
-                    "{}: draw {i} uses {n} joints, more than the uniform palette's {bones}; \
-                     split it into submeshes of at most {bones} bones first (PartitionedScene)",
-                    scene.name
-                )));
-            }
-            if let Some((i, d)) = scene.draws.iter().enumerate().find(|(_, d)| {
-                scene.primitive(d).morph_targets.len() > UNIFORM_MORPH_SLOTS as usize
-            }) {
-                return Err(Error::Gpu(format!(
-                    "{}: draw {i} has {} morph targets; the uniform palette path takes up to \
-                     {UNIFORM_MORPH_SLOTS}",
-                    scene.name,
-                    scene.primitive(d).morph_targets.len()
-                )));
-            }
+            check_uniform_fit(scene, &palette_len, bones)?;
         }
         let mut morph_weight_base = Vec::with_capacity(scene.draws.len());
         let mut total_weights = 0u32;
@@ -451,100 +522,194 @@ impl GpuScene {
             morph_weight_base.push(total_weights);
             total_weights += scene.primitive(d).morph_targets.len() as u32;
         }
-        // The node each palette entry stands for (same order as PaletteJob writes).
-        let mut joint_nodes: Vec<u32> = Vec::with_capacity(frame.layout.len);
-        for skin in &scene.skins {
-            joint_nodes.extend(skin.joints.iter().map(|&n| n as u32));
-        }
-        for d in scene.draws.iter().filter(|d| d.skin.is_none()) {
-            joint_nodes.push(d.node as u32);
-        }
-        // The storage palette holds the frame's matrices, then the same entries packed as
-        // DQS joints (draws skinned with DQS index the second half), so nodes are listed twice.
-        joint_nodes.extend_from_within(..);
-        let vertex_total = scene.vertex_count() as u64;
-        let (palette, morph_weights, vertex_errors, frame_bind_group) = if storage {
-            let palette_bytes = instances as u64
-                * (2 * frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64;
-            let max_binding = ctx.device.limits().max_storage_buffer_binding_size;
-            if palette_bytes > max_binding {
-                return Err(Error::Gpu(format!(
-                    "{instances} palette(s) of {} matrices and their DQS form ({palette_bytes} \
-                     bytes) exceed the adapter's storage binding limit {max_binding}",
-                    frame.layout.len
-                )));
-            }
-            let palette = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("palette"),
-                size: palette_bytes,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let morph_weights = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("morph weights"),
-                size: (total_weights.max(4) as u64) * 4,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let joint_nodes = buffer_init(
-                device,
-                "joint nodes",
-                bytemuck::cast_slice(&joint_nodes),
-                wgpu::BufferUsages::STORAGE,
-            );
-            let errors = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("vertex errors"),
-                size: (vertex_total.max(4)) * 4,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("frame"),
-                layout: &layouts.frame,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: palette.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: morph_weights.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: joint_nodes.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 3,
-                        resource: errors.as_entire_binding(),
-                    },
-                ],
-            });
-            (
-                Some(palette),
-                Some(morph_weights),
-                ErrorStore::Buffer(errors),
-                group,
-            )
-        } else {
-            let (texture, width) = float_texture(
-                ctx,
-                "vertex errors",
-                wgpu::TextureFormat::R32Float,
-                vertex_total as usize,
-            )?;
-            let view = texture.create_view(&Default::default());
-            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("frame (uniform palette)"),
-                layout: &layouts.frame,
-                entries: &[wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: wgpu::BindingResource::TextureView(&view),
-                }],
-            });
-            (None, None, ErrorStore::Texture { texture, width }, group)
-        };
-        // Textures, and a 1x1 white one for untextured draws.
+        Ok(UploadPlan {
+            source,
+            instances,
+            bones_stride,
+            palette_len,
+            morph_weight_base,
+            total_weights,
+            joint_nodes: palette_joint_nodes(scene, frame),
+            vertex_total: scene.vertex_count() as u64,
+            max_influences,
+        })
+    }
+
+    /// Whether the upload is for the storage palette path.
+    fn storage(&self) -> bool {
+        self.source == PaletteSource::Storage
+    }
+}
+
+/// Uniform path: an error when a draw uses more joints than the `bones` of the uniform
+/// palette (`palette_len` per draw) or more morph targets than its slots.
+fn check_uniform_fit(scene: &Scene, palette_len: &[u32], bones: u32) -> Result<()> {
+    if let Some((i, &n)) = palette_len.iter().enumerate().find(|(_, n)| **n > bones) {
+        return Err(Error::Gpu(format!(
+            "{}: draw {i} uses {n} joints, more than the uniform palette's {bones}; \
+             split it into submeshes of at most {bones} bones first (PartitionedScene)",
+            scene.name
+        )));
+    }
+    if let Some((i, d)) = scene
+        .draws
+        .iter()
+        .enumerate()
+        .find(|(_, d)| scene.primitive(d).morph_targets.len() > UNIFORM_MORPH_SLOTS as usize)
+    {
+        return Err(Error::Gpu(format!(
+            "{}: draw {i} has {} morph targets; the uniform palette path takes up to \
+             {UNIFORM_MORPH_SLOTS}",
+            scene.name,
+            scene.primitive(d).morph_targets.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The node each palette entry stands for (same order as PaletteJob writes), listed twice:
+/// the storage palette holds the frame's matrices, then the same entries packed as DQS joints
+/// (draws skinned with DQS index the second half).
+fn palette_joint_nodes(scene: &Scene, frame: &FrameState) -> Vec<u32> {
+    let mut joint_nodes: Vec<u32> = Vec::with_capacity(frame.layout.len);
+    for skin in &scene.skins {
+        joint_nodes.extend(skin.joints.iter().map(|&n| n as u32));
+    }
+    for d in scene.draws.iter().filter(|d| d.skin.is_none()) {
+        joint_nodes.push(d.node as u32);
+    }
+    joint_nodes.extend_from_within(..);
+    joint_nodes
+}
+
+/// The frame-wide bindings (group 0) and what they bind.
+struct FrameStore {
+    /// Storage path: the frame palette.
+    palette: Option<wgpu::Buffer>,
+    /// Storage path: the frame's morph weights.
+    morph_weights: Option<wgpu::Buffer>,
+    /// Where the heatmap's per-vertex errors live.
+    vertex_errors: ErrorStore,
+    bind_group: wgpu::BindGroup,
+}
+
+/// Storage path, group 0: the palette (a block per instance, checked against the adapter's
+/// storage binding limit), the morph weights, the node of each palette entry and the
+/// per-vertex errors.
+fn storage_frame_store(
+    ctx: &GpuContext,
+    layouts: &PaletteLayouts,
+    frame: &FrameState,
+    plan: &UploadPlan,
+) -> Result<FrameStore> {
+    let device = &ctx.device;
+    let instances = plan.instances;
+    let palette_bytes =
+        instances as u64 * (2 * frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64;
+    let max_binding = device.limits().max_storage_buffer_binding_size;
+    if palette_bytes > max_binding {
+        return Err(Error::Gpu(format!(
+            "{instances} palette(s) of {} matrices and their DQS form ({palette_bytes} \
+             bytes) exceed the adapter's storage binding limit {max_binding}",
+            frame.layout.len
+        )));
+    }
+    let palette = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("palette"),
+        size: palette_bytes,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let morph_weights = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("morph weights"),
+        size: (plan.total_weights.max(4) as u64) * 4,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let joint_nodes = buffer_init(
+        device,
+        "joint nodes",
+        bytemuck::cast_slice(&plan.joint_nodes),
+        wgpu::BufferUsages::STORAGE,
+    );
+    let errors = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("vertex errors"),
+        size: (plan.vertex_total.max(4)) * 4,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("frame"),
+        layout: &layouts.frame,
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: palette.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: morph_weights.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 2,
+                resource: joint_nodes.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 3,
+                resource: errors.as_entire_binding(),
+            },
+        ],
+    });
+    Ok(FrameStore {
+        palette: Some(palette),
+        morph_weights: Some(morph_weights),
+        vertex_errors: ErrorStore::Buffer(errors),
+        bind_group,
+    })
+}
+
+/// Uniform path, group 0: the per-vertex errors as a float texture (the palettes live in
+/// each draw's `BonePalette` block).
+fn uniform_frame_store(
+    ctx: &GpuContext,
+    layouts: &PaletteLayouts,
+    plan: &UploadPlan,
+) -> Result<FrameStore> {
+    let (texture, width) = float_texture(
+        ctx,
+        "vertex errors",
+        wgpu::TextureFormat::R32Float,
+        plan.vertex_total as usize,
+    )?;
+    let view = texture.create_view(&Default::default());
+    let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("frame (uniform palette)"),
+        layout: &layouts.frame,
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::TextureView(&view),
+        }],
+    });
+    Ok(FrameStore {
+        palette: None,
+        morph_weights: None,
+        vertex_errors: ErrorStore::Texture { texture, width },
+        bind_group,
+    })
+}
+
+/// The scene's base colour textures on the GPU; slot 0 is a 1×1 white one for untextured
+/// draws, scene texture k is slot k + 1.
+struct Materials {
+    /// Each slot's texture and sampler.
+    uploaded: Vec<(wgpu::Texture, wgpu::Sampler)>,
+    /// Each slot's view.
+    views: Vec<wgpu::TextureView>,
+}
+
+impl Materials {
+    /// Upload the white texture and `scene`'s textures.
+    fn upload(ctx: &GpuContext, scene: &Scene) -> Materials {
         let white = Texture {
             name: Some("white".into()),
             image: crate::image::Rgba8 {
@@ -560,310 +725,423 @@ impl GpuScene {
             .chain(&scene.textures)
             .map(|t| upload_texture(ctx, t))
             .collect();
-        let views: Vec<wgpu::TextureView> = uploaded
+        let views = uploaded
             .iter()
             .map(|(t, _)| t.create_view(&Default::default()))
             .collect();
-        let mut kept_textures: Vec<wgpu::Texture> = Vec::new();
-        let mut scratch: Vec<f32> = Vec::new();
-        let mut draws = Vec::with_capacity(scene.draws.len());
-        let mut cpu_first_vertex = 0u64;
-        for (i, d) in scene.draws.iter().enumerate() {
-            let prim = scene.primitive(d);
-            let n = prim.vertex_count();
-            // Influences: the skin's sets (optionally reduced) or a rigid weight of 1.
-            let (weights, reduction): (SkinWeights, Option<ReductionStats>) =
-                match (d.skin, prim.skin_weights.as_ref()) {
-                    (Some(_), Some(w)) => match max_influences {
-                        Some(k) => {
-                            let (r, s) = reduce_influences(w, k);
-                            (r, Some(s))
-                        }
-                        None => (w.clone(), None),
-                    },
-                    _ => {
-                        let mut w = SkinWeights {
-                            width: 4,
-                            joints: vec![0; n * 4],
-                            weights: vec![0.0; n * 4],
-                        };
-                        for v in 0..n {
-                            w.weights[v * 4] = 1.0;
-                        }
-                        (w, None)
-                    }
-                };
-            // Up to 8 influences per vertex: compact wider sets whose vertices use at most 8
-            // (exact: nothing is dropped), refuse the rest.
-            let weights = if weights.width > GPU_MAX_INFLUENCES {
-                let used = weights.max_influences();
-                if used > GPU_MAX_INFLUENCES {
-                    return Err(Error::TooManyInfluences {
-                        model: scene.name.clone(),
-                        draw: i,
-                        used,
-                        max: GPU_MAX_INFLUENCES,
-                    });
-                }
-                reduce_influences(&weights, GPU_MAX_INFLUENCES).0
-            } else {
-                weights
-            };
-            let influence_sets = (weights.width / 4) as u32;
-            let normals: Vec<Vec3> = prim.normals.clone().unwrap_or_else(|| vec![Vec3::ZERO; n]);
-            let tangents: Vec<Vec4> = prim.tangents.clone().unwrap_or_else(|| vec![Vec4::ZERO; n]);
-            let uvs: Vec<Vec2> = prim.uvs.clone().unwrap_or_else(|| vec![Vec2::ZERO; n]);
-            let colors: Vec<Vec4> = prim.colors.clone().unwrap_or_else(|| vec![Vec4::ONE; n]);
-            let mut deltas: Vec<Vec4> = Vec::with_capacity(3 * n * prim.morph_targets.len());
-            for t in &prim.morph_targets {
-                for v in 0..n {
-                    deltas.push(
-                        t.positions
-                            .as_ref()
-                            .map_or(Vec4::ZERO, |x| x[v].extend(0.0)),
-                    );
-                    deltas.push(t.normals.as_ref().map_or(Vec4::ZERO, |x| x[v].extend(0.0)));
-                    deltas.push(t.tangents.as_ref().map_or(Vec4::ZERO, |x| x[v].extend(0.0)));
-                }
-            }
-            let edges = match prim.topology {
-                Topology::Triangles => triangle_edges(&prim.indices),
-                Topology::Lines | Topology::Points => Vec::new(),
-            };
-            let vtx = wgpu::BufferUsages::VERTEX;
-            // Joints and weights are also the compute capture's input on the storage path, and
-            // with positions and normals the compute skinning's.
-            let vtx_in = if storage {
-                vtx | wgpu::BufferUsages::STORAGE
-            } else {
-                vtx
-            };
-            let index = wgpu::BufferUsages::INDEX;
-            let params_data = DrawParams {
-                base_color: prim.base_color,
-                palette_base: if storage {
-                    frame.layout.draw_base[i]
-                } else {
-                    0
-                },
-                vertex_count: n as u32,
-                morph_target_count: prim.morph_targets.len() as u32,
-                morph_weight_base: if storage { morph_weight_base[i] } else { 0 },
-                has_normals: prim.normals.is_some() as u32,
-                has_tangents: prim.tangents.is_some() as u32,
-                first_vertex: cpu_first_vertex as u32,
-                skin_mode: 0,
-                normal_mode: 0,
-                renormalize: 1,
-                instance_palette_stride: if storage {
-                    2 * frame.layout.len as u32
-                } else {
-                    0
-                },
-                instance_vertex_stride: vertex_total as u32,
-            };
-            let params = buffer_init(
-                device,
-                "draw params",
-                bytemuck::bytes_of(&params_data),
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            );
-            // Slot 0 is the white texture; scene texture k is slot k + 1.
-            let slot = prim
-                .base_color_texture
-                .map_or(0, |t| t + 1)
-                .min(views.len() - 1);
-            // Group 1 entries both palette paths bind: the draw's parameters and its material.
-            let shared = [
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: params.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: wgpu::BindingResource::TextureView(&views[slot]),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: wgpu::BindingResource::Sampler(&uploaded[slot].1),
-                },
-            ];
-            let mut instance_bind_groups = Vec::new();
-            let (bind_group, bones, capture_input) = match source {
-                PaletteSource::Storage => {
-                    let morph_deltas = buffer_init(
-                        device,
-                        "morph deltas",
-                        bytemuck::cast_slice(&deltas),
-                        wgpu::BufferUsages::STORAGE,
-                    );
-                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some("draw"),
-                        layout: &layouts.draw,
-                        entries: &[
-                            shared[0].clone(),
-                            shared[1].clone(),
-                            shared[2].clone(),
-                            wgpu::BindGroupEntry {
-                                binding: 1,
-                                resource: morph_deltas.as_entire_binding(),
-                            },
-                        ],
-                    });
-                    let capture_in: Vec<CaptureVertex> = (0..n)
-                        .map(|v| CaptureVertex {
-                            position: prim.positions[v].extend(1.0).to_array(),
-                            normal: normals[v].extend(0.0).to_array(),
-                            tangent: tangents[v].to_array(),
-                        })
-                        .collect();
-                    let capture_input = buffer_init(
-                        device,
-                        "capture input",
-                        bytemuck::cast_slice(&capture_in),
-                        wgpu::BufferUsages::STORAGE,
-                    );
-                    (group, None, Some(capture_input))
-                }
-                PaletteSource::Uniform { bones } => {
-                    let block = BonePaletteLayout { bones };
-                    let bones_buffer = device.create_buffer(&wgpu::BufferDescriptor {
-                        label: Some("bone palette"),
-                        size: bones_stride * instances as u64,
-                        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                        mapped_at_creation: false,
-                    });
-                    // The nodes never change: written once into every instance's block.
-                    let base = frame.layout.draw_base[i] as usize;
-                    let nodes: Vec<u32> = joint_nodes
-                        .get(base..base + palette_len[i] as usize)
-                        .map(<[u32]>::to_vec)
-                        .unwrap_or_default();
-                    for k in 0..instances as u64 {
-                        ctx.queue.write_buffer(
-                            &bones_buffer,
-                            k * bones_stride + block.nodes_offset(),
-                            bytemuck::cast_slice(&nodes),
-                        );
-                    }
-                    let (morph, width) = float_texture(
-                        ctx,
-                        "morph deltas",
-                        wgpu::TextureFormat::Rgba32Float,
-                        deltas.len(),
-                    )?;
-                    write_float_texture(
-                        ctx,
-                        &morph,
-                        width,
-                        4,
-                        bytemuck::cast_slice(&deltas),
-                        &mut scratch,
-                    );
-                    let morph_view = morph.create_view(&Default::default());
-                    let group_at = |k: u64| {
-                        device.create_bind_group(&wgpu::BindGroupDescriptor {
-                            label: Some("draw (uniform palette)"),
-                            layout: &layouts.draw,
-                            entries: &[
-                                shared[0].clone(),
-                                shared[1].clone(),
-                                shared[2].clone(),
-                                wgpu::BindGroupEntry {
-                                    binding: 1,
-                                    resource: wgpu::BindingResource::TextureView(&morph_view),
-                                },
-                                wgpu::BindGroupEntry {
-                                    binding: 4,
-                                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                                        buffer: &bones_buffer,
-                                        offset: k * bones_stride,
-                                        size: wgpu::BufferSize::new(block.size()),
-                                    }),
-                                },
-                            ],
-                        })
-                    };
-                    let group = group_at(0);
-                    instance_bind_groups = (1..instances as u64).map(group_at).collect();
-                    kept_textures.push(morph);
-                    (group, Some(bones_buffer), None)
-                }
-            };
-            draws.push(GpuDraw {
-                vertex_count: n as u32,
-                index_count: prim.indices.len() as u32,
-                topology: prim.topology,
-                influence_sets,
-                positions: buffer_init(
-                    device,
-                    "positions",
-                    bytemuck::cast_slice(&prim.positions),
-                    vtx_in,
-                ),
-                normals: buffer_init(device, "normals", bytemuck::cast_slice(&normals), vtx_in),
-                tangents: buffer_init(device, "tangents", bytemuck::cast_slice(&tangents), vtx),
-                joints: buffer_init(
-                    device,
-                    "joints",
-                    bytemuck::cast_slice(&weights.joints),
-                    vtx_in,
-                ),
-                weights: buffer_init(
-                    device,
-                    "weights",
-                    bytemuck::cast_slice(&weights.weights),
-                    vtx_in,
-                ),
-                uvs: buffer_init(device, "uvs", bytemuck::cast_slice(&uvs), vtx),
-                colors: buffer_init(device, "colors", bytemuck::cast_slice(&colors), vtx),
-                indices: buffer_init(
-                    device,
-                    "indices",
-                    bytemuck::cast_slice(&prim.indices),
-                    index,
-                ),
-                edge_index_count: edges.len() as u32,
-                edges: buffer_init(device, "edges", bytemuck::cast_slice(&edges), index),
-                capture_input,
-                params,
-                params_data,
-                matrix_base: params_data.palette_base,
-                bones,
-                bones_stride,
-                instance_bind_groups,
-                frame_palette_base: frame.layout.draw_base.get(i).copied().unwrap_or(0),
-                palette_len: palette_len[i],
-                bind_group,
-                reduction,
-                cpu_first_vertex,
-            });
-            cpu_first_vertex += n as u64;
-        }
-        ctx.check()?;
-        kept_textures.extend(uploaded.into_iter().map(|(t, _)| t));
-        Ok(GpuScene {
-            palette_entries: frame.layout.len,
-            dq_scratch: Vec::new(),
-            source,
-            palette,
-            morph_weights,
-            frame_bind_group,
-            draws,
-            max_influences,
-            morph_weight_base,
-            morph_weight_scratch: vec![0.0; total_weights as usize],
-            cpu_vertices: None,
-            instances,
-            compute_skinning: None,
-            cpu_scratch: Vec::new(),
-            vertex_errors,
-            error_scratch: Vec::new(),
-            cpu_vertex_total: cpu_first_vertex,
-            _textures: kept_textures,
-        })
+        Materials { uploaded, views }
     }
 
+    /// The slot `prim`'s base colour reads (white without a texture; the last slot for an
+    /// index past the scene's textures).
+    fn slot(&self, prim: &Primitive) -> usize {
+        prim.base_color_texture
+            .map_or(0, |t| t + 1)
+            .min(self.views.len() - 1)
+    }
+}
+
+/// A draw's skin influences for the GPU: the skin's sets (reduced to `max_influences` when
+/// given) or a rigid weight of 1, with at most [`GPU_MAX_INFLUENCES`] per vertex — wider sets
+/// whose vertices use at most that many are compacted (exact: nothing is dropped), the rest
+/// are an error.
+fn draw_influences(
+    scene: &Scene,
+    i: usize,
+    d: &Draw,
+    max_influences: Option<usize>,
+) -> Result<(SkinWeights, Option<ReductionStats>)> {
+    let prim = scene.primitive(d);
+    let n = prim.vertex_count();
+    let (weights, reduction): (SkinWeights, Option<ReductionStats>) =
+        match (d.skin, prim.skin_weights.as_ref()) {
+            (Some(_), Some(w)) => match max_influences {
+                Some(k) => {
+                    let (r, s) = reduce_influences(w, k);
+                    (r, Some(s))
+                }
+                None => (w.clone(), None),
+            },
+            _ => {
+                let mut w = SkinWeights {
+                    width: 4,
+                    joints: vec![0; n * 4],
+                    weights: vec![0.0; n * 4],
+                };
+                for v in 0..n {
+                    w.weights[v * 4] = 1.0;
+                }
+                (w, None)
+            }
+        };
+    if weights.width <= GPU_MAX_INFLUENCES {
+        return Ok((weights, reduction));
+    }
+    let used = weights.max_influences();
+    if used > GPU_MAX_INFLUENCES {
+        return Err(Error::TooManyInfluences {
+            model: scene.name.clone(),
+            draw: i,
+            used,
+            max: GPU_MAX_INFLUENCES,
+        });
+    }
+    Ok((reduce_influences(&weights, GPU_MAX_INFLUENCES).0, reduction))
+}
+
+/// A primitive's per-vertex attributes as the GPU reads them, defaults where it has none.
+struct DrawAttributes {
+    /// Zeros without normals.
+    normals: Vec<Vec3>,
+    /// Zeros without tangents.
+    tangents: Vec<Vec4>,
+    /// Zeros without TEXCOORD_0.
+    uvs: Vec<Vec2>,
+    /// White without COLOR_0.
+    colors: Vec<Vec4>,
+    /// Per morph target, per vertex: position, normal and tangent deltas (zeros where the
+    /// target has none).
+    morph_deltas: Vec<Vec4>,
+    /// Unique triangle edges as a line list (empty for lines and points).
+    edges: Vec<u32>,
+}
+
+impl DrawAttributes {
+    /// `prim`'s attributes, defaults filled in.
+    fn of(prim: &Primitive) -> DrawAttributes {
+        let n = prim.vertex_count();
+        let mut morph_deltas: Vec<Vec4> = Vec::with_capacity(3 * n * prim.morph_targets.len());
+        for t in &prim.morph_targets {
+            for v in 0..n {
+                morph_deltas.push(
+                    t.positions
+                        .as_ref()
+                        .map_or(Vec4::ZERO, |x| x[v].extend(0.0)),
+                );
+                morph_deltas.push(t.normals.as_ref().map_or(Vec4::ZERO, |x| x[v].extend(0.0)));
+                morph_deltas.push(t.tangents.as_ref().map_or(Vec4::ZERO, |x| x[v].extend(0.0)));
+            }
+        }
+        DrawAttributes {
+            normals: prim.normals.clone().unwrap_or_else(|| vec![Vec3::ZERO; n]),
+            tangents: prim.tangents.clone().unwrap_or_else(|| vec![Vec4::ZERO; n]),
+            uvs: prim.uvs.clone().unwrap_or_else(|| vec![Vec2::ZERO; n]),
+            colors: prim.colors.clone().unwrap_or_else(|| vec![Vec4::ONE; n]),
+            morph_deltas,
+            edges: match prim.topology {
+                Topology::Triangles => triangle_edges(&prim.indices),
+                Topology::Lines | Topology::Points => Vec::new(),
+            },
+        }
+    }
+}
+
+/// A draw's group 1 and what only its palette path binds.
+struct DrawBinding {
+    /// Group 1 of the draw (instance 0 on a uniform crowd).
+    bind_group: wgpu::BindGroup,
+    /// Uniform crowd: the groups of instances 1...
+    instance_bind_groups: Vec<wgpu::BindGroup>,
+    /// Uniform path: the draw's `BonePalette` blocks.
+    bones: Option<wgpu::Buffer>,
+    /// Storage path: the compute capture's input.
+    capture_input: Option<wgpu::Buffer>,
+    /// Uniform path: the morph delta texture (kept alive with the scene).
+    morph_texture: Option<wgpu::Texture>,
+}
+
+/// What every draw's upload reads: the device, the scene laid out by its plan, the shared
+/// textures.
+struct DrawUpload<'a> {
+    ctx: &'a GpuContext,
+    layouts: &'a PaletteLayouts,
+    scene: &'a Scene,
+    frame: &'a FrameState,
+    plan: &'a UploadPlan,
+    materials: &'a Materials,
+}
+
+impl DrawUpload<'_> {
+    /// Draw `i`'s buffers and bind groups, its vertices starting at `first_vertex` in the
+    /// scene-wide per-vertex stores, and the morph texture it binds (uniform path; `scratch`
+    /// pads its rows).
+    fn draw(
+        &self,
+        i: usize,
+        d: &Draw,
+        first_vertex: u64,
+        scratch: &mut Vec<f32>,
+    ) -> Result<(GpuDraw, Option<wgpu::Texture>)> {
+        let device = &self.ctx.device;
+        let prim = self.scene.primitive(d);
+        let (weights, reduction) = draw_influences(self.scene, i, d, self.plan.max_influences)?;
+        let influence_sets = (weights.width / 4) as u32;
+        let attributes = DrawAttributes::of(prim);
+        let vtx = wgpu::BufferUsages::VERTEX;
+        // Joints and weights are also the compute capture's input on the storage path, and
+        // with positions and normals the compute skinning's.
+        let vtx_in = if self.plan.storage() {
+            vtx | wgpu::BufferUsages::STORAGE
+        } else {
+            vtx
+        };
+        let index = wgpu::BufferUsages::INDEX;
+        let params_data = self.params(i, prim, first_vertex);
+        let params = buffer_init(
+            device,
+            "draw params",
+            bytemuck::bytes_of(&params_data),
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        );
+        let binding = match self.plan.source {
+            PaletteSource::Storage => self.storage_binding(prim, &params, &attributes),
+            PaletteSource::Uniform { bones } => {
+                self.uniform_binding(i, bones, prim, &params, &attributes, scratch)?
+            }
+        };
+        let a = &attributes;
+        let draw = GpuDraw {
+            vertex_count: prim.vertex_count() as u32,
+            index_count: prim.indices.len() as u32,
+            topology: prim.topology,
+            influence_sets,
+            positions: buffer_init(
+                device,
+                "positions",
+                bytemuck::cast_slice(&prim.positions),
+                vtx_in,
+            ),
+            normals: buffer_init(device, "normals", bytemuck::cast_slice(&a.normals), vtx_in),
+            tangents: buffer_init(device, "tangents", bytemuck::cast_slice(&a.tangents), vtx),
+            joints: buffer_init(
+                device,
+                "joints",
+                bytemuck::cast_slice(&weights.joints),
+                vtx_in,
+            ),
+            weights: buffer_init(
+                device,
+                "weights",
+                bytemuck::cast_slice(&weights.weights),
+                vtx_in,
+            ),
+            uvs: buffer_init(device, "uvs", bytemuck::cast_slice(&a.uvs), vtx),
+            colors: buffer_init(device, "colors", bytemuck::cast_slice(&a.colors), vtx),
+            indices: buffer_init(
+                device,
+                "indices",
+                bytemuck::cast_slice(&prim.indices),
+                index,
+            ),
+            edge_index_count: a.edges.len() as u32,
+            edges: buffer_init(device, "edges", bytemuck::cast_slice(&a.edges), index),
+            capture_input: binding.capture_input,
+            params,
+            params_data,
+            matrix_base: params_data.palette_base,
+            bones: binding.bones,
+            bones_stride: self.plan.bones_stride,
+            instance_bind_groups: binding.instance_bind_groups,
+            frame_palette_base: self.frame.layout.draw_base.get(i).copied().unwrap_or(0),
+            palette_len: self.plan.palette_len[i],
+            bind_group: binding.bind_group,
+            reduction,
+            cpu_first_vertex: first_vertex,
+        };
+        Ok((draw, binding.morph_texture))
+    }
+
+    /// Draw `i`'s parameters before any skinning options are set (LBS, exact normals,
+    /// renormalised); palette and morph weight bases are the storage path's (0 on the
+    /// uniform path, whose blocks are per draw).
+    fn params(&self, i: usize, prim: &Primitive, first_vertex: u64) -> DrawParams {
+        let storage = self.plan.storage();
+        DrawParams {
+            base_color: prim.base_color,
+            palette_base: if storage {
+                self.frame.layout.draw_base[i]
+            } else {
+                0
+            },
+            vertex_count: prim.vertex_count() as u32,
+            morph_target_count: prim.morph_targets.len() as u32,
+            morph_weight_base: if storage {
+                self.plan.morph_weight_base[i]
+            } else {
+                0
+            },
+            has_normals: prim.normals.is_some() as u32,
+            has_tangents: prim.tangents.is_some() as u32,
+            first_vertex: first_vertex as u32,
+            skin_mode: 0,
+            normal_mode: 0,
+            renormalize: 1,
+            instance_palette_stride: if storage {
+                2 * self.frame.layout.len as u32
+            } else {
+                0
+            },
+            instance_vertex_stride: self.plan.vertex_total as u32,
+        }
+    }
+
+    /// Group 1 entries both palette paths bind: the draw's parameters and its material.
+    fn shared_entries<'b>(
+        &'b self,
+        prim: &Primitive,
+        params: &'b wgpu::Buffer,
+    ) -> [wgpu::BindGroupEntry<'b>; 3] {
+        let slot = self.materials.slot(prim);
+        [
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: params.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 2,
+                resource: wgpu::BindingResource::TextureView(&self.materials.views[slot]),
+            },
+            wgpu::BindGroupEntry {
+                binding: 3,
+                resource: wgpu::BindingResource::Sampler(&self.materials.uploaded[slot].1),
+            },
+        ]
+    }
+
+    /// Storage path: group 1 with the morph deltas in a storage buffer, and the draw's
+    /// compute capture input.
+    fn storage_binding(
+        &self,
+        prim: &Primitive,
+        params: &wgpu::Buffer,
+        attributes: &DrawAttributes,
+    ) -> DrawBinding {
+        let device = &self.ctx.device;
+        let morph_deltas = buffer_init(
+            device,
+            "morph deltas",
+            bytemuck::cast_slice(&attributes.morph_deltas),
+            wgpu::BufferUsages::STORAGE,
+        );
+        let [params_entry, view_entry, sampler_entry] = self.shared_entries(prim, params);
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("draw"),
+            layout: &self.layouts.draw,
+            entries: &[
+                params_entry,
+                view_entry,
+                sampler_entry,
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: morph_deltas.as_entire_binding(),
+                },
+            ],
+        });
+        let capture_in: Vec<CaptureVertex> = (0..prim.vertex_count())
+            .map(|v| CaptureVertex {
+                position: prim.positions[v].extend(1.0).to_array(),
+                normal: attributes.normals[v].extend(0.0).to_array(),
+                tangent: attributes.tangents[v].to_array(),
+            })
+            .collect();
+        let capture_input = buffer_init(
+            device,
+            "capture input",
+            bytemuck::cast_slice(&capture_in),
+            wgpu::BufferUsages::STORAGE,
+        );
+        DrawBinding {
+            bind_group: group,
+            instance_bind_groups: Vec::new(),
+            bones: None,
+            capture_input: Some(capture_input),
+            morph_texture: None,
+        }
+    }
+
+    /// Uniform path: draw `i`'s `BonePalette` blocks of `bones` matrices (one per instance,
+    /// its nodes written once into each), its morph deltas in a float texture (rows padded
+    /// through `scratch`), and a group 1 per instance binding that instance's block.
+    fn uniform_binding(
+        &self,
+        i: usize,
+        bones: u32,
+        prim: &Primitive,
+        params: &wgpu::Buffer,
+        attributes: &DrawAttributes,
+        scratch: &mut Vec<f32>,
+    ) -> Result<DrawBinding> {
+        let (ctx, device) = (self.ctx, &self.ctx.device);
+        let (instances, bones_stride) = (self.plan.instances, self.plan.bones_stride);
+        let block = BonePaletteLayout { bones };
+        let bones_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("bone palette"),
+            size: bones_stride * instances as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        // The nodes never change: written once into every instance's block.
+        let base = self.frame.layout.draw_base[i] as usize;
+        let nodes: Vec<u32> = self
+            .plan
+            .joint_nodes
+            .get(base..base + self.plan.palette_len[i] as usize)
+            .map(<[u32]>::to_vec)
+            .unwrap_or_default();
+        for k in 0..instances as u64 {
+            ctx.queue.write_buffer(
+                &bones_buffer,
+                k * bones_stride + block.nodes_offset(),
+                bytemuck::cast_slice(&nodes),
+            );
+        }
+        let deltas = &attributes.morph_deltas;
+        let (morph, width) = float_texture(
+            ctx,
+            "morph deltas",
+            wgpu::TextureFormat::Rgba32Float,
+            deltas.len(),
+        )?;
+        write_float_texture(ctx, &morph, width, 4, bytemuck::cast_slice(deltas), scratch);
+        let morph_view = morph.create_view(&Default::default());
+        let shared = self.shared_entries(prim, params);
+        let group_at = |k: u64| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("draw (uniform palette)"),
+                layout: &self.layouts.draw,
+                entries: &[
+                    shared[0].clone(),
+                    shared[1].clone(),
+                    shared[2].clone(),
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: wgpu::BindingResource::TextureView(&morph_view),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 4,
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: &bones_buffer,
+                            offset: k * bones_stride,
+                            size: wgpu::BufferSize::new(block.size()),
+                        }),
+                    },
+                ],
+            })
+        };
+        let bind_group = group_at(0);
+        let instance_bind_groups = (1..instances as u64).map(group_at).collect();
+        Ok(DrawBinding {
+            bind_group,
+            instance_bind_groups,
+            bones: Some(bones_buffer),
+            capture_input: None,
+            morph_texture: Some(morph),
+        })
+    }
+}
+
+// Per frame: palettes, morph weights, skinning options and the per-vertex stores.
+impl GpuScene {
     /// Write this frame's palette and morph weights ([`GpuScene::write_frame`]) and, with
     /// compute skinning on, skin every instance into its buffer (one submission). A crowd
     /// writes its other instances' palettes ([`GpuScene::write_instance_palette`]) first.

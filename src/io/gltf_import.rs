@@ -607,6 +607,8 @@ impl Importer<'_> {
         Ok(d.to_vec3())
     }
 
+    /// A glTF primitive of mesh `mesh_index`, every attribute read, checked against the
+    /// POSITION count and converted (indices to a triangle, line or point list).
     fn primitive(&mut self, mesh_index: usize, prim: &gltf::Primitive) -> Result<Primitive> {
         let field = format!("meshes[{mesh_index}].primitives[{}]", prim.index());
         let pos_acc = prim.get(&gltf::Semantic::Positions).ok_or_else(|| {
@@ -619,71 +621,99 @@ impl Importer<'_> {
         let positions = self.vec3_attr(&pos_acc, &format!("{field}.attributes.POSITION"))?;
         self.check_bounds(&pos_acc, &positions);
         let n = positions.len();
-        let check_len = |len: usize, name: &str| -> Result<()> {
-            if len != n {
-                return Err(Error::invalid(
-                    &self.file,
-                    format!("{field}.attributes.{name}"),
-                    format!("{len} elements but POSITION has {n}"),
-                ));
-            }
-            Ok(())
+        let normals = self.normals(prim, &field, n)?;
+        let tangents = self.tangents(prim, &field, n)?;
+        let sets = self.skin_weight_sets(prim, &field, n)?;
+        let skin_weights = if sets.is_empty() {
+            None
+        } else {
+            Some(self.weights(&field, n, &sets)?)
         };
-        let normals = match prim.get(&gltf::Semantic::Normals) {
-            Some(a) => {
-                let v = self.vec3_attr(&a, &format!("{field}.attributes.NORMAL"))?;
-                check_len(v.len(), "NORMAL")?;
-                Some(v)
-            }
-            None => None,
+        let morph_targets = self.morph_targets(prim, &field, n)?;
+        let raw_indices = self.raw_indices(prim, &field, n)?;
+        let (topology, indices) = self.topology(prim.mode(), raw_indices, &field);
+        let pbr = prim.material().pbr_metallic_roughness();
+        let base_color = pbr.base_color_factor();
+        // The base colour texture reads the texture coordinate set it names (usually 0).
+        let info = pbr.base_color_texture();
+        let uv_set = info.as_ref().map_or(0, |i| i.tex_coord());
+        let uvs = self.uvs(prim, &field, uv_set, n)?;
+        let mut base_color_texture =
+            info.and_then(|i| self.texture_of.get(i.texture().index()).copied().flatten());
+        if base_color_texture.is_some() && uvs.is_none() {
+            self.report.repair(
+                format!("{field}.material.baseColorTexture"),
+                format!("no TEXCOORD_{uv_set} to read the texture with; drawn untextured"),
+            );
+            base_color_texture = None;
+        }
+        let colors = self.colors(prim, &field, n)?;
+        Ok(Primitive {
+            positions,
+            normals,
+            tangents,
+            indices,
+            topology,
+            skin_weights,
+            morph_targets,
+            base_color,
+            base_color_texture,
+            uvs,
+            colors,
+        })
+    }
+
+    /// An error at `field` unless an attribute's `len` elements match POSITION's `n`.
+    fn check_count(&self, field: String, len: usize, n: usize) -> Result<()> {
+        if len != n {
+            return Err(Error::invalid(
+                &self.file,
+                field,
+                format!("{len} elements but POSITION has {n}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The primitive's NORMAL attribute (`n` finite 3-vectors), if any.
+    fn normals(&self, prim: &gltf::Primitive, field: &str, n: usize) -> Result<Option<Vec<Vec3>>> {
+        let Some(a) = prim.get(&gltf::Semantic::Normals) else {
+            return Ok(None);
         };
-        let tangents = match prim.get(&gltf::Semantic::Tangents) {
-            Some(a) => {
-                let f = format!("{field}.attributes.TANGENT");
-                let d = self.read(&a, &f)?;
-                d.expect_components(4, &self.file, &f)?;
-                d.expect_finite(&self.file, &f)?;
-                check_len(d.count, "TANGENT")?;
-                Some(d.to_vec4())
-            }
-            None => None,
+        let v = self.vec3_attr(&a, &format!("{field}.attributes.NORMAL"))?;
+        self.check_count(format!("{field}.attributes.NORMAL"), v.len(), n)?;
+        Ok(Some(v))
+    }
+
+    /// The primitive's TANGENT attribute (`n` finite 4-vectors), if any.
+    fn tangents(&self, prim: &gltf::Primitive, field: &str, n: usize) -> Result<Option<Vec<Vec4>>> {
+        let Some(a) = prim.get(&gltf::Semantic::Tangents) else {
+            return Ok(None);
         };
-        // Skin weight sets JOINTS_n / WEIGHTS_n.
+        let f = format!("{field}.attributes.TANGENT");
+        let d = self.read(&a, &f)?;
+        d.expect_components(4, &self.file, &f)?;
+        d.expect_finite(&self.file, &f)?;
+        self.check_count(f, d.count, n)?;
+        Ok(Some(d.to_vec4()))
+    }
+
+    /// The skin weight sets JOINTS_n / WEIGHTS_n, in pairs from set 0 until neither is
+    /// given: `n` elements of 4 each, joints as unsigned integers, weights float or
+    /// normalised.
+    fn skin_weight_sets(
+        &self,
+        prim: &gltf::Primitive,
+        field: &str,
+        n: usize,
+    ) -> Result<Vec<(AccessorData, AccessorData)>> {
         let mut sets: Vec<(AccessorData, AccessorData)> = Vec::new();
         for set in 0u32.. {
             let j = prim.get(&gltf::Semantic::Joints(set));
             let w = prim.get(&gltf::Semantic::Weights(set));
-            match (j, w) {
+            let (j, w) = match (j, w) {
                 (None, None) => break,
-                (Some(j), Some(w)) => {
-                    let jf = format!("{field}.attributes.JOINTS_{set}");
-                    let wf = format!("{field}.attributes.WEIGHTS_{set}");
-                    let jd = self.read(&j, &jf)?;
-                    let wd = self.read(&w, &wf)?;
-                    jd.expect_components(4, &self.file, &jf)?;
-                    wd.expect_components(4, &self.file, &wf)?;
-                    check_len(jd.count, &format!("JOINTS_{set}"))?;
-                    check_len(wd.count, &format!("WEIGHTS_{set}"))?;
-                    if !matches!(jd.data_type, DataType::U8 | DataType::U16) || jd.normalized {
-                        return Err(Error::invalid(
-                            &self.file,
-                            jf,
-                            "joint indices must be unsigned byte or unsigned short, not normalized",
-                        ));
-                    }
-                    match (wd.data_type, wd.normalized) {
-                        (DataType::F32, _) | (DataType::U8, true) | (DataType::U16, true) => {}
-                        _ => {
-                            return Err(Error::invalid(
-                                &self.file,
-                                wf,
-                                "weights must be float, normalized unsigned byte or normalized unsigned short",
-                            ));
-                        }
-                    }
-                    wd.expect_finite(&self.file, &wf)?;
-                    sets.push((jd, wd));
-                }
+                (Some(j), Some(w)) => (j, w),
                 _ => {
                     return Err(Error::invalid(
                         &self.file,
@@ -691,14 +721,46 @@ impl Importer<'_> {
                         format!("JOINTS_{set} and WEIGHTS_{set} must come together"),
                     ));
                 }
+            };
+            let jf = format!("{field}.attributes.JOINTS_{set}");
+            let wf = format!("{field}.attributes.WEIGHTS_{set}");
+            let jd = self.read(&j, &jf)?;
+            let wd = self.read(&w, &wf)?;
+            jd.expect_components(4, &self.file, &jf)?;
+            wd.expect_components(4, &self.file, &wf)?;
+            self.check_count(jf.clone(), jd.count, n)?;
+            self.check_count(wf.clone(), wd.count, n)?;
+            if !matches!(jd.data_type, DataType::U8 | DataType::U16) || jd.normalized {
+                return Err(Error::invalid(
+                    &self.file,
+                    jf,
+                    "joint indices must be unsigned byte or unsigned short, not normalized",
+                ));
             }
+            match (wd.data_type, wd.normalized) {
+                (DataType::F32, _) | (DataType::U8, true) | (DataType::U16, true) => {}
+                _ => {
+                    return Err(Error::invalid(
+                        &self.file,
+                        wf,
+                        "weights must be float, normalized unsigned byte or normalized unsigned short",
+                    ));
+                }
+            }
+            wd.expect_finite(&self.file, &wf)?;
+            sets.push((jd, wd));
         }
-        let skin_weights = if sets.is_empty() {
-            None
-        } else {
-            Some(self.weights(&field, n, &sets)?)
-        };
-        // Morph targets.
+        Ok(sets)
+    }
+
+    /// The primitive's morph targets: POSITION, NORMAL and TANGENT deltas where given, `n`
+    /// finite 3-vectors each.
+    fn morph_targets(
+        &self,
+        prim: &gltf::Primitive,
+        field: &str,
+        n: usize,
+    ) -> Result<Vec<MorphTarget>> {
         let mut morph_targets = Vec::new();
         for (ti, target) in prim.morph_targets().enumerate() {
             let tf = format!("{field}.targets[{ti}]");
@@ -706,13 +768,7 @@ impl Importer<'_> {
                 match acc {
                     Some(a) => {
                         let v = self.vec3_attr(&a, &format!("{tf}.{name}"))?;
-                        if v.len() != n {
-                            return Err(Error::invalid(
-                                &self.file,
-                                format!("{tf}.{name}"),
-                                format!("{} elements but POSITION has {n}", v.len()),
-                            ));
-                        }
+                        self.check_count(format!("{tf}.{name}"), v.len(), n)?;
                         Ok(Some(v))
                     }
                     None => Ok(None),
@@ -724,7 +780,11 @@ impl Importer<'_> {
                 tangents: read3(target.tangents(), "TANGENT")?,
             });
         }
-        // Indices and topology.
+        Ok(morph_targets)
+    }
+
+    /// The primitive's indices as given (unsigned integers below `n`), or 0..n without.
+    fn raw_indices(&self, prim: &gltf::Primitive, field: &str, n: usize) -> Result<Vec<u32>> {
         let raw_indices: Vec<u32> = match prim.indices() {
             Some(a) => {
                 let f = format!("{field}.indices");
@@ -747,7 +807,13 @@ impl Importer<'_> {
                 format!("index {bad} >= vertex count {n}"),
             ));
         }
-        let (topology, indices) = match prim.mode() {
+        Ok(raw_indices)
+    }
+
+    /// `raw_indices` of a primitive drawn in `mode` as a point, line or triangle list:
+    /// strips, loops and fans unrolled, a partial last triangle dropped (reported).
+    fn topology(&mut self, mode: Mode, raw_indices: Vec<u32>, field: &str) -> (Topology, Vec<u32>) {
+        match mode {
             Mode::Points => (Topology::Points, raw_indices),
             Mode::Lines => (Topology::Lines, raw_indices),
             Mode::LineLoop | Mode::LineStrip => {
@@ -755,7 +821,7 @@ impl Importer<'_> {
                 for w in raw_indices.windows(2) {
                     v.extend_from_slice(w);
                 }
-                if prim.mode() == Mode::LineLoop && raw_indices.len() > 2 {
+                if mode == Mode::LineLoop && raw_indices.len() > 2 {
                     v.extend_from_slice(&[raw_indices[raw_indices.len() - 1], raw_indices[0]]);
                 }
                 (Topology::Lines, v)
@@ -793,82 +859,59 @@ impl Importer<'_> {
                 }
                 (Topology::Triangles, v)
             }
-        };
-        let pbr = prim.material().pbr_metallic_roughness();
-        let base_color = pbr.base_color_factor();
-        // The base colour texture reads the texture coordinate set it names (usually 0).
-        let info = pbr.base_color_texture();
-        let uv_set = info.as_ref().map_or(0, |i| i.tex_coord());
-        let uvs = match prim.get(&gltf::Semantic::TexCoords(uv_set)) {
-            Some(a) => {
-                let f = format!("{field}.attributes.TEXCOORD_{uv_set}");
-                let d = self.read(&a, &f)?;
-                d.expect_components(2, &self.file, &f)?;
-                d.expect_finite(&self.file, &f)?;
-                let v: Vec<Vec2> = d
-                    .values
-                    .chunks_exact(2)
-                    .map(|c| Vec2::new(c[0] as f32, c[1] as f32))
-                    .collect();
-                if v.len() != n {
-                    let m = format!("{} elements but POSITION has {n}", v.len());
-                    return Err(Error::invalid(&self.file, f, m));
-                }
-                Some(v)
-            }
-            None => None,
-        };
-        let mut base_color_texture =
-            info.and_then(|i| self.texture_of.get(i.texture().index()).copied().flatten());
-        if base_color_texture.is_some() && uvs.is_none() {
-            self.report.repair(
-                format!("{field}.material.baseColorTexture"),
-                format!("no TEXCOORD_{uv_set} to read the texture with; drawn untextured"),
-            );
-            base_color_texture = None;
         }
-        // COLOR_0: RGB or RGBA, float or normalised integers, linear.
-        let colors = match prim.get(&gltf::Semantic::Colors(0)) {
-            Some(a) => {
-                let f = format!("{field}.attributes.COLOR_0");
-                let d = self.read(&a, &f)?;
-                d.expect_finite(&self.file, &f)?;
-                let v: Vec<Vec4> = match d.components {
-                    3 => d
-                        .values
-                        .chunks_exact(3)
-                        .map(|c| Vec4::new(c[0] as f32, c[1] as f32, c[2] as f32, 1.0))
-                        .collect(),
-                    4 => d.to_vec4(),
-                    n => {
-                        return Err(Error::invalid(
-                            &self.file,
-                            f,
-                            format!("expected 3 or 4 components per element, found {n}"),
-                        ));
-                    }
-                };
-                if v.len() != n {
-                    let m = format!("{} elements but POSITION has {n}", v.len());
-                    return Err(Error::invalid(&self.file, f, m));
-                }
-                Some(v)
-            }
-            None => None,
+    }
+
+    /// The primitive's TEXCOORD_`uv_set` attribute (`n` finite 2-vectors), if any.
+    fn uvs(
+        &self,
+        prim: &gltf::Primitive,
+        field: &str,
+        uv_set: u32,
+        n: usize,
+    ) -> Result<Option<Vec<Vec2>>> {
+        let Some(a) = prim.get(&gltf::Semantic::TexCoords(uv_set)) else {
+            return Ok(None);
         };
-        Ok(Primitive {
-            positions,
-            normals,
-            tangents,
-            indices,
-            topology,
-            skin_weights,
-            morph_targets,
-            base_color,
-            base_color_texture,
-            uvs,
-            colors,
-        })
+        let f = format!("{field}.attributes.TEXCOORD_{uv_set}");
+        let d = self.read(&a, &f)?;
+        d.expect_components(2, &self.file, &f)?;
+        d.expect_finite(&self.file, &f)?;
+        let v: Vec<Vec2> = d
+            .values
+            .chunks_exact(2)
+            .map(|c| Vec2::new(c[0] as f32, c[1] as f32))
+            .collect();
+        self.check_count(f, v.len(), n)?;
+        Ok(Some(v))
+    }
+
+    /// The primitive's COLOR_0 (`n` elements, RGB or RGBA, float or normalised integers,
+    /// linear), RGB given an alpha of 1; `None` without.
+    fn colors(&self, prim: &gltf::Primitive, field: &str, n: usize) -> Result<Option<Vec<Vec4>>> {
+        let Some(a) = prim.get(&gltf::Semantic::Colors(0)) else {
+            return Ok(None);
+        };
+        let f = format!("{field}.attributes.COLOR_0");
+        let d = self.read(&a, &f)?;
+        d.expect_finite(&self.file, &f)?;
+        let v: Vec<Vec4> = match d.components {
+            3 => d
+                .values
+                .chunks_exact(3)
+                .map(|c| Vec4::new(c[0] as f32, c[1] as f32, c[2] as f32, 1.0))
+                .collect(),
+            4 => d.to_vec4(),
+            found => {
+                return Err(Error::invalid(
+                    &self.file,
+                    f,
+                    format!("expected 3 or 4 components per element, found {found}"),
+                ));
+            }
+        };
+        self.check_count(f, v.len(), n)?;
+        Ok(Some(v))
     }
 
     /// Merge weight sets into fixed-width arrays and apply the documented repairs.

@@ -129,36 +129,8 @@ fn repack<T>(
     let edited = edit(&mut imported.scene)?;
     let input_json = raw_json(bytes, &file)?;
     let mut root = imported.document.as_json().clone();
-    if let Some(ext) = root
-        .extensions_used
-        .iter()
-        .find(|e| BUFFER_LEVEL_EXTENSIONS.contains(&e.as_str()))
-    {
-        return Err(Error::invalid(
-            &file,
-            "extensionsUsed",
-            format!(
-                "{ext} names buffers by byte offset inside its extension objects, which export \
-                 cannot rewrite; keep the original file"
-            ),
-        ));
-    }
-    let mut report = RepackReport {
-        buffers_merged: root.buffers.len(),
-        input_notes: imported
-            .scene
-            .report
-            .notes
-            .iter()
-            .map(|n| format!("{}: {}", n.field, n.message))
-            .collect(),
-        ..Default::default()
-    };
-    for (i, b) in root.buffers.iter().enumerate() {
-        if let Some(uri) = b.uri.as_deref().filter(|u| !u.starts_with("data:")) {
-            report.embedded.push(format!("buffers[{i}].uri \"{uri}\""));
-        }
-    }
+    refuse_buffer_level_extensions(&root, &file)?;
+    let mut report = initial_report(&root, &imported.scene);
 
     // Re-encode joints and weights first: it decides which views take new bytes.
     let mut edits = Edits {
@@ -180,8 +152,91 @@ fn repack<T>(
         rewritten,
     } = edits;
 
-    // One BIN chunk: every view's bytes (or its replacement), congruent mod 4 to the old
-    // offset so that accessor alignment is unchanged.
+    let mut bin = merge_views(&mut root, &imported.buffers, &replaced_views, &file)?;
+    // New views (re-encoded accessors whose old view is shared), 4-aligned.
+    for data in appended {
+        let target = Some(Checked::Valid(json::buffer::Target::ArrayBuffer));
+        append_view(&mut bin, &mut root.buffer_views, &data, target);
+    }
+    embed_images(&mut root, &mut bin, files, &file, &mut report)?;
+    // The one buffer, keeping the first buffer's name, extensions and extras.
+    let first = root.buffers.first().cloned();
+    root.buffers.clear();
+    if !bin.is_empty() {
+        root.buffers.push(json::Buffer {
+            byte_length: USize64(bin.len() as u64),
+            name: first.as_ref().and_then(|b| b.name.clone()),
+            uri: None,
+            extensions: first.as_ref().and_then(|b| b.extensions.clone()),
+            extras: first.and_then(|b| b.extras),
+        });
+    }
+
+    let json_bytes = root
+        .to_vec()
+        .map_err(|e| Error::invalid(&file, "(json)", format!("cannot serialise: {e}")))?;
+    let output_json: Value = serde_json::from_slice(&json_bytes)
+        .map_err(|e| Error::invalid(&file, "(json)", format!("cannot re-read: {e}")))?;
+    dropped_properties(&input_json, &output_json, "", &mut report.dropped);
+    report
+        .dropped
+        .retain(|p| !rewritten.iter().any(|r| p.starts_with(&format!("{r}."))));
+    report.kept = kept_summary(&root);
+    let glb = pack_glb(&json_bytes, &bin)
+        .ok_or_else(|| Error::invalid(&file, "(glb)", "file would exceed the 4 GiB GLB limit"))?;
+    Ok((glb, report, imported.scene, edited))
+}
+
+/// An error when the document uses an extension that names buffers by byte offset
+/// ([`BUFFER_LEVEL_EXTENSIONS`]): merging buffers would break it.
+fn refuse_buffer_level_extensions(root: &json::Root, file: &str) -> Result<()> {
+    if let Some(ext) = root
+        .extensions_used
+        .iter()
+        .find(|e| BUFFER_LEVEL_EXTENSIONS.contains(&e.as_str()))
+    {
+        return Err(Error::invalid(
+            file,
+            "extensionsUsed",
+            format!(
+                "{ext} names buffers by byte offset inside its extension objects, which export \
+                 cannot rewrite; keep the original file"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The report as far as the input decides it: buffers merged, the importer's notes on
+/// `scene`, and the external buffers embedded.
+fn initial_report(root: &json::Root, scene: &Scene) -> RepackReport {
+    let mut report = RepackReport {
+        buffers_merged: root.buffers.len(),
+        input_notes: scene
+            .report
+            .notes
+            .iter()
+            .map(|n| format!("{}: {}", n.field, n.message))
+            .collect(),
+        ..Default::default()
+    };
+    for (i, b) in root.buffers.iter().enumerate() {
+        if let Some(uri) = b.uri.as_deref().filter(|u| !u.starts_with("data:")) {
+            report.embedded.push(format!("buffers[{i}].uri \"{uri}\""));
+        }
+    }
+    report
+}
+
+/// One BIN chunk: every view's bytes from `buffers` (or its replacement from
+/// `replaced_views`), congruent mod 4 to the old offset so that accessor alignment is
+/// unchanged; the views are pointed at it. An error for a view outside its buffer.
+fn merge_views(
+    root: &mut json::Root,
+    buffers: &[gltf::buffer::Data],
+    replaced_views: &[Option<Vec<u8>>],
+    file: &str,
+) -> Result<Vec<u8>> {
     let mut bin: Vec<u8> = Vec::new();
     for (vi, view) in root.buffer_views.iter_mut().enumerate() {
         let data: &[u8] = match &replaced_views[vi] {
@@ -190,9 +245,9 @@ fn repack<T>(
                 let b = view.buffer.value();
                 let start = view.byte_offset.map_or(0, |o| o.0);
                 let end = start.saturating_add(view.byte_length.0);
-                let buffer = imported.buffers.get(b).ok_or_else(|| {
+                let buffer = buffers.get(b).ok_or_else(|| {
                     Error::invalid(
-                        &file,
+                        file,
                         format!("bufferViews[{vi}].buffer"),
                         format!("buffer {b} out of range"),
                     )
@@ -200,7 +255,7 @@ fn repack<T>(
                 let declared = root.buffers.get(b).map_or(0, |x| x.byte_length.0);
                 if end > declared || end > buffer.len() as u64 {
                     return Err(Error::invalid(
-                        &file,
+                        file,
                         format!("bufferViews[{vi}]"),
                         format!(
                             "bytes {start}..{end} lie outside buffers[{b}] of {declared} bytes \
@@ -225,12 +280,18 @@ fn repack<T>(
         view.byte_length = USize64(data.len() as u64);
         bin.extend_from_slice(data);
     }
-    // New views (re-encoded accessors whose old view is shared), 4-aligned.
-    for data in appended {
-        let target = Some(Checked::Valid(json::buffer::Target::ArrayBuffer));
-        append_view(&mut bin, &mut root.buffer_views, &data, target);
-    }
-    // External images become buffer views.
+    Ok(bin)
+}
+
+/// External images become buffer views appended to `bin`, with their MIME type (given, or
+/// known from their bytes); each is listed in `report`. data: URI images stay as they are.
+fn embed_images(
+    root: &mut json::Root,
+    bin: &mut Vec<u8>,
+    files: &mut Files,
+    file: &str,
+    report: &mut RepackReport,
+) -> Result<()> {
     for (ii, image) in root.images.iter_mut().enumerate() {
         let Some(uri) = image.uri.clone().filter(|u| !u.starts_with("data:")) else {
             continue;
@@ -244,7 +305,7 @@ fn repack<T>(
             .or_else(|| mime_of(&data))
             .ok_or_else(|| {
                 Error::invalid(
-                    &file,
+                    file,
                     &field,
                     format!(
                         "\"{uri}\" is not PNG, JPEG, WebP or KTX2 by its bytes and has no \
@@ -253,35 +314,18 @@ fn repack<T>(
                     ),
                 )
             })?;
-        let view = append_view(&mut bin, &mut root.buffer_views, &data, None);
+        let view = append_view(bin, &mut root.buffer_views, &data, None);
         image.uri = None;
         image.mime_type = Some(json::image::MimeType(mime));
         image.buffer_view = Some(view);
         report.embedded.push(format!("{field} \"{uri}\""));
     }
-    // The one buffer, keeping the first buffer's name, extensions and extras.
-    let first = root.buffers.first().cloned();
-    root.buffers.clear();
-    if !bin.is_empty() {
-        root.buffers.push(json::Buffer {
-            byte_length: USize64(bin.len() as u64),
-            name: first.as_ref().and_then(|b| b.name.clone()),
-            uri: None,
-            extensions: first.as_ref().and_then(|b| b.extensions.clone()),
-            extras: first.and_then(|b| b.extras),
-        });
-    }
+    Ok(())
+}
 
-    let json_bytes = root
-        .to_vec()
-        .map_err(|e| Error::invalid(&file, "(json)", format!("cannot serialise: {e}")))?;
-    let output_json: Value = serde_json::from_slice(&json_bytes)
-        .map_err(|e| Error::invalid(&file, "(json)", format!("cannot re-read: {e}")))?;
-    dropped_properties(&input_json, &output_json, "", &mut report.dropped);
-    report
-        .dropped
-        .retain(|p| !rewritten.iter().any(|r| p.starts_with(&format!("{r}."))));
-    report.kept = format!(
+/// What the output keeps, counted (`nodes 3, meshes 1, ...`).
+fn kept_summary(root: &json::Root) -> String {
+    format!(
         "nodes {}, meshes {}, skins {}, animations {}, materials {}, textures {}, images {}, \
          samplers {}, cameras {}, extensions [{}]",
         root.nodes.len(),
@@ -294,10 +338,7 @@ fn repack<T>(
         root.samplers.len(),
         root.cameras.len(),
         root.extensions_used.join(", ")
-    );
-    let glb = pack_glb(&json_bytes, &bin)
-        .ok_or_else(|| Error::invalid(&file, "(glb)", "file would exceed the 4 GiB GLB limit"))?;
-    Ok((glb, report, imported.scene, edited))
+    )
 }
 
 /// Append `data` to the BIN chunk at a 4-aligned offset, with a new view of it.

@@ -67,14 +67,40 @@ const APPEARANCE_EXTENSIONS: &[&str] = &[
 ];
 
 /// Check rules 1–10 on `root` (already schema-validated by the gltf crate); warnings go to
-/// `report`.
+/// `report`. The first rule broken is the error.
 pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> Result<()> {
-    let err = |field: String, message: String| Err(Error::invalid(file, field, message));
+    check_asset(root, file)?;
+    check_extensions(root, file, report)?;
+    check_buffers(root, file)?;
+    check_nodes(root, file)?;
+    check_meshes(root, file)?;
+    check_skins(root, file)?;
+    check_float_attributes(root, file)?;
+    check_cameras(root, file)?;
+    check_scene_roots(root, file)?;
+    check_animations(root, file)
+}
 
-    // Rule 1.
+/// The error for `field` of `file`, `message` naming the rule it breaks.
+fn invalid(file: &str, field: String, message: String) -> Result<()> {
+    Err(Error::invalid(file, field, message))
+}
+
+/// Morph targets of mesh `mesh` (its first primitive's; 0 for a mesh that does not exist).
+fn targets_of(root: &json::Root, mesh: usize) -> usize {
+    root.meshes
+        .get(mesh)
+        .and_then(|m| m.primitives.first())
+        .and_then(|p| p.targets.as_ref())
+        .map_or(0, Vec::len)
+}
+
+/// Rule 1: `asset.version` is 2.x and `asset.minVersion` at most 2.0 (glTF 2.0 §3.2).
+fn check_asset(root: &json::Root, file: &str) -> Result<()> {
     let major = |v: &str| v.split('.').next().and_then(|m| m.parse::<u32>().ok());
     if major(&root.asset.version) != Some(2) {
-        return err(
+        return invalid(
+            file,
             "asset.version".into(),
             format!(
                 "\"{}\": only glTF 2.x is read (glTF 2.0 §3.2 Asset)",
@@ -85,18 +111,24 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
     if let Some(min) = &root.asset.min_version {
         let parts: Vec<u32> = min.split('.').filter_map(|p| p.parse().ok()).collect();
         if parts.len() != 2 || (parts[0], parts[1]) > (2, 0) {
-            return err(
+            return invalid(
+                file,
                 "asset.minVersion".into(),
                 format!("\"{min}\": the file needs a newer glTF than 2.0 (glTF 2.0 §3.2 Asset)"),
             );
         }
     }
+    Ok(())
+}
 
-    // Rule 2.
+/// Rule 2: required extensions are used and supported; appearance-only ones are drawn
+/// without, with a warning in `report` (glTF 2.0 §3.12).
+fn check_extensions(root: &json::Root, file: &str, report: &mut Report) -> Result<()> {
     for (i, ext) in root.extensions_required.iter().enumerate() {
         let field = format!("extensionsRequired[{i}]");
         if !root.extensions_used.contains(ext) {
-            return err(
+            return invalid(
+                file,
                 field,
                 format!(
                     "\"{ext}\" is not listed in extensionsUsed (glTF 2.0 §3.12: every required \
@@ -114,7 +146,8 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
             );
             continue;
         }
-        return err(
+        return invalid(
+            file,
             field,
             format!(
                 "\"{ext}\" is required and skinview does not implement it, so the file cannot \
@@ -123,12 +156,17 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
             ),
         );
     }
+    Ok(())
+}
 
-    // Rule 3.
+/// Rule 3: buffers have a `byteLength`, buffer views lie inside their buffer with a stride
+/// that is a multiple of 4 (glTF 2.0 §3.6.2).
+fn check_buffers(root: &json::Root, file: &str) -> Result<()> {
     for (bi, buffer) in root.buffers.iter().enumerate() {
         // gltf-json reads a missing byteLength as 0; the schema requires one of at least 1.
         if buffer.byte_length.0 == 0 {
-            return err(
+            return invalid(
+                file,
                 format!("buffers[{bi}].byteLength"),
                 "missing or 0 (glTF 2.0 schema buffer.byteLength: required, minimum 1)".into(),
             );
@@ -138,7 +176,8 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
         if let Some(stride) = view.byte_stride
             && !stride.0.is_multiple_of(4)
         {
-            return err(
+            return invalid(
+                file,
                 format!("bufferViews[{vi}].byteStride"),
                 format!(
                     "{}: must be 4 to 252, a multiple of 4 (glTF 2.0 schema bufferView.byteStride: \
@@ -154,7 +193,8 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
         let start = view.byte_offset.map_or(0, |o| o.0);
         let end = start.saturating_add(view.byte_length.0);
         if end > buffer.byte_length.0 {
-            return err(
+            return invalid(
+                file,
                 format!("bufferViews[{vi}]"),
                 format!(
                     "bytes {start}..{end} lie outside buffers[{b}] of {} bytes (glTF 2.0 §3.6.2: \
@@ -164,22 +204,19 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
             );
         }
     }
+    Ok(())
+}
 
-    let targets_of = |mesh: usize| -> usize {
-        root.meshes
-            .get(mesh)
-            .and_then(|m| m.primitives.first())
-            .and_then(|p| p.targets.as_ref())
-            .map_or(0, Vec::len)
-    };
-
-    // Rules 4, 5, 6.
+/// Rules 4, 5 and 6 on nodes: a matrix or TRS, not both (§3.5.3); a skin only with a mesh
+/// (§3.7.3); one `weights` entry per morph target of the mesh (§3.7.2.2).
+fn check_nodes(root: &json::Root, file: &str) -> Result<()> {
     for (ni, node) in root.nodes.iter().enumerate() {
         let field = format!("nodes[{ni}]");
         if node.matrix.is_some()
             && (node.translation.is_some() || node.rotation.is_some() || node.scale.is_some())
         {
-            return err(
+            return invalid(
+                file,
                 format!("{field}.matrix"),
                 "given together with translation/rotation/scale (glTF 2.0 §3.5.3: a node has \
                  either a matrix or TRS properties; with both the pose is ambiguous)"
@@ -187,16 +224,18 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
             );
         }
         if node.skin.is_some() && node.mesh.is_none() {
-            return err(
+            return invalid(
+                file,
                 format!("{field}.skin"),
                 "a skin on a node without a mesh (glTF 2.0 §3.7.3: the node MUST define a mesh)"
                     .into(),
             );
         }
         if let (Some(w), Some(m)) = (&node.weights, node.mesh) {
-            let n = targets_of(m.value());
+            let n = targets_of(root, m.value());
             if w.len() != n {
-                return err(
+                return invalid(
+                    file,
                     format!("{field}.weights"),
                     format!(
                         "{} weights for the {n} morph targets of meshes[{}] (glTF 2.0 §3.7.2.2: \
@@ -208,17 +247,25 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
             }
         }
     }
+    Ok(())
+}
+
+/// Rule 6 on meshes: at least one primitive (schema), one `weights` entry per morph target
+/// (§3.7.2.2).
+fn check_meshes(root: &json::Root, file: &str) -> Result<()> {
     for (mi, mesh) in root.meshes.iter().enumerate() {
         if mesh.primitives.is_empty() {
-            return err(
+            return invalid(
+                file,
                 format!("meshes[{mi}].primitives"),
                 "empty (glTF 2.0 schema mesh.primitives: at least one)".into(),
             );
         }
         if let Some(w) = &mesh.weights {
-            let n = targets_of(mi);
+            let n = targets_of(root, mi);
             if w.len() != n {
-                return err(
+                return invalid(
+                    file,
                     format!("meshes[{mi}].weights"),
                     format!(
                         "{} weights for {n} morph targets (glTF 2.0 §3.7.2.2: one weight per \
@@ -229,11 +276,17 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
             }
         }
     }
+    Ok(())
+}
+
+/// Rule 5 on skins: a skin's joints are distinct nodes (schema `skin.joints`: unique items).
+fn check_skins(root: &json::Root, file: &str) -> Result<()> {
     for (si, skin) in root.skins.iter().enumerate() {
         let mut seen = HashSet::with_capacity(skin.joints.len());
         for (j, joint) in skin.joints.iter().enumerate() {
             if !seen.insert(joint.value()) {
-                return err(
+                return invalid(
+                    file,
                     format!("skins[{si}].joints[{j}]"),
                     format!(
                         "node {} is listed twice (glTF 2.0 skin.joints: unique items)",
@@ -243,63 +296,73 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
             }
         }
     }
+    Ok(())
+}
 
-    // Rule 9.
+/// Rule 9: POSITION, NORMAL and TANGENT and their morph deltas are float unless the file uses
+/// `KHR_mesh_quantization` (§3.7.2.1).
+fn check_float_attributes(root: &json::Root, file: &str) -> Result<()> {
     let quantized = root
         .extensions_used
         .iter()
         .any(|e| e == "KHR_mesh_quantization");
-    if !quantized {
-        for (mi, mesh) in root.meshes.iter().enumerate() {
-            for (pi, prim) in mesh.primitives.iter().enumerate() {
-                let targets = prim
-                    .targets
-                    .iter()
-                    .flatten()
-                    .enumerate()
-                    .flat_map(|(ti, t)| {
-                        [
-                            (format!("targets[{ti}].POSITION"), t.positions),
-                            (format!("targets[{ti}].NORMAL"), t.normals),
-                            (format!("targets[{ti}].TANGENT"), t.tangents),
-                        ]
-                    });
-                let attrs = prim.attributes.iter().filter_map(|(sem, a)| match sem {
-                    Checked::Valid(
-                        s @ (gltf::Semantic::Positions
-                        | gltf::Semantic::Normals
-                        | gltf::Semantic::Tangents),
-                    ) => Some((format!("attributes.{}", s.to_string()), Some(*a))),
-                    _ => None,
+    if quantized {
+        return Ok(());
+    }
+    for (mi, mesh) in root.meshes.iter().enumerate() {
+        for (pi, prim) in mesh.primitives.iter().enumerate() {
+            let targets = prim
+                .targets
+                .iter()
+                .flatten()
+                .enumerate()
+                .flat_map(|(ti, t)| {
+                    [
+                        (format!("targets[{ti}].POSITION"), t.positions),
+                        (format!("targets[{ti}].NORMAL"), t.normals),
+                        (format!("targets[{ti}].TANGENT"), t.tangents),
+                    ]
                 });
-                for (name, acc) in attrs.chain(targets) {
-                    let Some(acc) = acc.and_then(|a| root.accessors.get(a.value())) else {
-                        continue;
-                    };
-                    if let Checked::Valid(t) = acc.component_type
-                        && t.0 != json::accessor::ComponentType::F32
-                    {
-                        return err(
-                            format!("meshes[{mi}].primitives[{pi}].{name}"),
-                            format!(
-                                "component type {} is not float, and the file does not use \
-                                 KHR_mesh_quantization (glTF 2.0 §3.7.2.1: POSITION, NORMAL and \
-                                 TANGENT are float)",
-                                t.0.as_gl_enum()
-                            ),
-                        );
-                    }
+            let attrs = prim.attributes.iter().filter_map(|(sem, a)| match sem {
+                Checked::Valid(
+                    s @ (gltf::Semantic::Positions
+                    | gltf::Semantic::Normals
+                    | gltf::Semantic::Tangents),
+                ) => Some((format!("attributes.{}", s.to_string()), Some(*a))),
+                _ => None,
+            });
+            for (name, acc) in attrs.chain(targets) {
+                let Some(acc) = acc.and_then(|a| root.accessors.get(a.value())) else {
+                    continue;
+                };
+                if let Checked::Valid(t) = acc.component_type
+                    && t.0 != json::accessor::ComponentType::F32
+                {
+                    return invalid(
+                        file,
+                        format!("meshes[{mi}].primitives[{pi}].{name}"),
+                        format!(
+                            "component type {} is not float, and the file does not use \
+                             KHR_mesh_quantization (glTF 2.0 §3.7.2.1: POSITION, NORMAL and \
+                             TANGENT are float)",
+                            t.0.as_gl_enum()
+                        ),
+                    );
                 }
             }
         }
     }
+    Ok(())
+}
 
-    // Rule 10.
+/// Rule 10: a camera has the object its `type` names, with sane projection values (§3.10).
+fn check_cameras(root: &json::Root, file: &str) -> Result<()> {
     for (ci, cam) in root.cameras.iter().enumerate() {
         use json::camera::Type;
         let field = format!("cameras[{ci}]");
         let bad = |f: &str, what: String| {
-            err(
+            invalid(
+                file,
                 format!("{field}.{f}"),
                 format!("{what} (glTF 2.0 §3.10 Cameras)"),
             )
@@ -358,8 +421,11 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
             (Checked::Invalid, _, _) => {} // schema validation reports it
         }
     }
+    Ok(())
+}
 
-    // Rule 7.
+/// Rule 7: the nodes a scene lists are roots, no other node's child (§3.5.2).
+fn check_scene_roots(root: &json::Root, file: &str) -> Result<()> {
     let mut is_child = vec![false; root.nodes.len()];
     for node in &root.nodes {
         for c in node.children.iter().flatten() {
@@ -371,7 +437,8 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
     for (si, scene) in root.scenes.iter().enumerate() {
         for (k, n) in scene.nodes.iter().enumerate() {
             if is_child.get(n.value()) == Some(&true) {
-                return err(
+                return invalid(
+                    file,
                     format!("scenes[{si}].nodes[{k}]"),
                     format!(
                         "node {} is another node's child (glTF 2.0 §3.5.2: the nodes a scene \
@@ -382,8 +449,12 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
             }
         }
     }
+    Ok(())
+}
 
-    // Rule 8.
+/// Rule 8: within an animation each target is animated by one channel, and `weights`
+/// channels target a mesh with morph targets (§3.11).
+fn check_animations(root: &json::Root, file: &str) -> Result<()> {
     for (ai, anim) in root.animations.iter().enumerate() {
         let mut seen = HashSet::with_capacity(anim.channels.len());
         for (ci, ch) in anim.channels.iter().enumerate() {
@@ -392,7 +463,8 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
             };
             let node = ch.target.node.value();
             if !seen.insert((node, property_name(path))) {
-                return err(
+                return invalid(
+                    file,
                     format!("animations[{ai}].channels[{ci}].target"),
                     format!(
                         "node {node} {} is animated by an earlier channel too (glTF 2.0 §3.11: \
@@ -403,8 +475,9 @@ pub fn validate_document(root: &json::Root, file: &str, report: &mut Report) -> 
             }
             if path == json::animation::Property::MorphTargetWeights {
                 let mesh = root.nodes.get(node).and_then(|n| n.mesh);
-                if mesh.is_none_or(|m| targets_of(m.value()) == 0) {
-                    return err(
+                if mesh.is_none_or(|m| targets_of(root, m.value()) == 0) {
+                    return invalid(
+                        file,
                         format!("animations[{ai}].channels[{ci}].target.path"),
                         format!(
                             "weights on node {node}, which has no mesh with morph targets \
