@@ -1,7 +1,8 @@
 //! What a new user meets first: every command succeeds without printing an error when
-//! `XDG_RUNTIME_DIR` is unset (Mesa complains about it otherwise), the help texts and the
-//! README speak the user's language (no internal references, no Rust debug forms), `--out`
-//! writes the format its extension names, and times outside a clip behave as the README says.
+//! `XDG_RUNTIME_DIR` is unset (Mesa complains about it otherwise), the help texts, the
+//! README and `docs/` speak the user's language (no internal references, no Rust debug forms),
+//! `--out` writes the format its extension names, and times outside a clip behave as
+//! docs/commands.md says.
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 mod common;
@@ -120,8 +121,8 @@ fn internal_references(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// `--help` of every command and the README name published sources and plain words, never
-/// the project's internal documents or debug forms.
+/// `--help` of every command, the README and the reference pages in `docs/` name published
+/// sources and plain words, never the project's internal documents or debug forms.
 #[test]
 fn help_and_readme_speak_the_users_language() {
     let top = run_bare(&["--help"]);
@@ -145,13 +146,23 @@ fn help_and_readme_speak_the_users_language() {
                 .map(|l| format!("{c} --help: {l}")),
         );
     }
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    hits.extend(
-        internal_references(&readme)
-            .into_iter()
-            .map(|l| format!("README.md: {l}")),
-    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![PathBuf::from("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path.strip_prefix(root).unwrap().to_path_buf());
+        }
+    }
+    assert!(pages.len() > 1, "no docs/*.md beside the README");
+    for page in &pages {
+        let text = std::fs::read_to_string(root.join(page)).unwrap();
+        hits.extend(
+            internal_references(&text)
+                .into_iter()
+                .map(|l| format!("{}: {l}", page.display())),
+        );
+    }
     assert!(hits.is_empty(), "internal references:\n{}", hits.join("\n"));
 }
 
@@ -211,7 +222,7 @@ fn out_extension_picks_the_image_format() {
     assert!(text(&o).contains(".png, .jpg, .jpeg"), "{}", text(&o));
 }
 
-/// As the README says: a time before 0 or past a clip's end shows the clip's first or last
+/// As docs/commands.md says: a time before 0 or past a clip's end shows the clip's first or last
 /// pose (glTF holds values outside the key range), and the command notes it.
 #[test]
 fn times_outside_a_clip_hold_its_ends_with_a_note() {

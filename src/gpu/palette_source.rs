@@ -34,7 +34,9 @@ pub enum PaletteSource {
 }
 
 impl PaletteSource {
-    /// In words, for messages and reports: `storage buffer` or `uniform array of K matrices`.
+    /// The source in words, for messages and reports: `"storage buffer"` for
+    /// [`PaletteSource::Storage`], `"uniform array of K matrices"` with K the number of
+    /// `bones` for [`PaletteSource::Uniform`] (e.g. `"uniform array of 64 matrices"`).
     pub fn describe(self) -> String {
         match self {
             PaletteSource::Storage => "storage buffer".into(),
