@@ -32,5 +32,5 @@ pub use palette_source::{
 };
 pub use readback::{CapturePath, GpuReadback};
 pub use render::{DrawOptions, Renderer, Skinning, Target, VertexLayout};
-pub use scene_buffers::{DrawParams, GPU_MAX_INFLUENCES, GpuScene, MAX_INSTANCES, vertex_errors};
+pub use scene_buffers::{DrawParams, GPU_MAX_INFLUENCES, GpuScene, MAX_INSTANCES};
 pub use target::OffscreenTarget;

@@ -1466,7 +1466,7 @@ impl GpuScene {
     }
 
     /// Write |GPU − CPU| per vertex (model units) for the error heatmap: one value per vertex
-    /// of the scene, draws in order (what [`vertex_errors`] computes). A slice of another
+    /// of the scene, draws in order (what [`crate::skin::vertex_distances`] computes). A slice of another
     /// length is ignored.
     pub fn upload_vertex_errors(&mut self, ctx: &GpuContext, errors: &[f32]) {
         if errors.is_empty() || errors.len() as u64 != self.cpu_vertex_total {
@@ -1488,23 +1488,5 @@ impl GpuScene {
     /// The CPU-skinned vertex buffer, once [`GpuScene::upload_skinned`] has run.
     pub fn cpu_vertices(&self) -> Option<&wgpu::Buffer> {
         self.cpu_vertices.as_ref()
-    }
-}
-
-/// |a − b| per vertex over all draws, in the layout [`GpuScene::upload_vertex_errors`] takes
-/// (infinite where a draw's lengths differ), written into `out` (resized, reused).
-pub fn vertex_errors(a: &[SkinnedVertices], b: &[SkinnedVertices], out: &mut Vec<f32>) {
-    out.clear();
-    for (x, y) in a.iter().zip(b) {
-        if x.positions.len() == y.positions.len() {
-            out.extend(
-                x.positions
-                    .iter()
-                    .zip(&y.positions)
-                    .map(|(p, q)| p.distance(*q)),
-            );
-        } else {
-            out.extend(std::iter::repeat_n(f32::INFINITY, x.positions.len()));
-        }
     }
 }

@@ -1,19 +1,21 @@
 //! Influence fitting: make every face drawable with `K` bones before any split.
 //!
-//! Method. A vertex with more than `K` influences keeps its `K` largest, renormalised (seed
-//! 000 §14's reduction). A face whose vertices together need more than `K` bones (possible once
-//! `K` < 3 × influences, e.g. `K` < 12 with four) drops, one bone at a time, the bone with the
-//! least total weight over its vertices — never a vertex's last influence — from every vertex
-//! of the face, renormalising each. Weights are per vertex, so a drop also changes the
-//! vertex's other faces (never to more bones). Every removed (vertex, bone) is counted, whatever
-//! its weight; what it
-//! costs in position is measured by skinning both ways ([`super::PartitionedScene::skinning_error`]).
+//! Method. A vertex with more than `K` influences keeps its `K` largest, renormalised
+//! (`skin::weights::keep_largest`, the reduction of Weber, "Run-Time Skin Deformation", §14).
+//! A face whose vertices together need more than `K` bones (possible once `K` < 3 ×
+//! influences, e.g. `K` < 12 with four) drops, one bone at a time, the bone with the least
+//! total weight over its vertices — never a vertex's last influence — from every vertex of the
+//! face, renormalising each. Weights are per vertex, so a drop also changes the vertex's other
+//! faces (never to more bones). Every removed (vertex, bone) is counted, whatever its weight;
+//! what it costs in position is measured by skinning both ways
+//! ([`super::PartitionedScene::skinning_error`]).
 //!
 //! Cost: O(V · w) to index, O(F · (3w)²) for the faces (w influences per vertex), a drop at a
 //! time; each drop removes an influence for good, so the loop ends. Limits: greedy by weight,
 //! not by position error.
 
 use crate::scene::SkinWeights;
+use crate::skin::weights::keep_largest;
 
 /// Influence lists per vertex in place (one slot per input influence, zero weights dropped),
 /// in the input's order.
@@ -59,6 +61,21 @@ impl Influences {
     pub fn of_vertex(&self, v: usize) -> (&[u32], &[f32]) {
         let (s, c) = (self.offsets[v], self.count[v] as usize);
         (&self.joints[s..s + c], &self.weights[s..s + c])
+    }
+
+    /// Replace vertex `v`'s list with `pairs` (no longer than its slots).
+    fn set_vertex(&mut self, v: usize, pairs: &[(u32, f32)]) {
+        let (s, c) = (self.offsets[v], self.count[v] as usize);
+        let n = pairs.len().min(c);
+        for (i, &(j, w)) in pairs[..n].iter().enumerate() {
+            self.joints[s + i] = j;
+            self.weights[s + i] = w;
+        }
+        for i in n..c {
+            self.joints[s + i] = 0;
+            self.weights[s + i] = 0.0;
+        }
+        self.count[v] = n as _;
     }
 
     /// Remove `joint` from vertex `v` (keeping the others' order), renormalise; the weight
@@ -112,19 +129,17 @@ impl Dropped {
 /// Fit every vertex and every face of `indices` (faces of `face_size`) into `k` bones.
 pub(super) fn fit(inf: &mut Influences, indices: &[u32], face_size: usize, k: usize) -> Dropped {
     let mut dropped = Dropped::default();
+    let mut pairs: Vec<(u32, f32)> = Vec::new();
     for v in 0..inf.count.len() {
-        while inf.count[v] as usize > k {
+        if inf.count[v] as usize > k {
             let (js, ws) = inf.of_vertex(v);
-            // The smallest weight (the highest joint among equals: deterministic).
-            let Some((i, _)) = ws
-                .iter()
-                .enumerate()
-                .min_by(|a, b| a.1.total_cmp(b.1).then(js[b.0].cmp(&js[a.0])))
-            else {
-                break;
-            };
-            let joint = js[i];
-            dropped.drop(inf, v, joint);
+            pairs.clear();
+            pairs.extend(js.iter().copied().zip(ws.iter().copied()));
+            if let Some(d) = keep_largest(&mut pairs, k) {
+                dropped.influences += d.count;
+                dropped.max_weight = dropped.max_weight.max(d.max_abs);
+                inf.set_vertex(v, &pairs);
+            }
         }
     }
     let mut union: Vec<(u32, f32)> = Vec::new();

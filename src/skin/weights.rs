@@ -398,6 +398,43 @@ impl VertexWeights {
     }
 }
 
+/// What [`keep_largest`] removed from one vertex.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Dropped {
+    /// Influences removed.
+    pub count: usize,
+    /// Their weights' sum (before renormalisation).
+    pub sum: f32,
+    /// The largest of them in magnitude (before renormalisation).
+    pub max_abs: f32,
+}
+
+/// Keep a vertex's `k` largest influences (at least one) and renormalise them to sum to 1:
+/// the one place influences are limited (the CPU and GPU paths, the partitioner's fitting,
+/// the weight tools). Largest magnitude first (a native rig's muscle gives its parent a
+/// negative weight as large as its own), stable: equal weights keep their order in `pairs`
+/// (sort them first for an order-independent result). Returns what was dropped, or `None`
+/// when `pairs` already had at most `k` (then nothing changes: not even renormalised).
+pub fn keep_largest(pairs: &mut Vec<(u32, f32)>, k: usize) -> Option<Dropped> {
+    let k = k.max(1);
+    if pairs.len() <= k {
+        return None;
+    }
+    pairs.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+    let dropped = Dropped {
+        count: pairs.len() - k,
+        sum: pairs[k..].iter().map(|p| p.1).sum(),
+        max_abs: pairs[k..].iter().map(|p| p.1.abs()).fold(0.0, f32::max),
+    };
+    pairs.truncate(k);
+    let kept: f32 = pairs.iter().map(|p| p.1).sum();
+    let scale = if kept > 0.0 { 1.0 / kept } else { 0.0 };
+    for p in pairs.iter_mut() {
+        p.1 *= scale;
+    }
+    Some(dropped)
+}
+
 /// Keep the `k` largest weights per vertex, renormalised; result has width `ceil(k/4)*4`
 /// (or the input width when that is smaller).
 pub fn reduce_influences(w: &SkinWeights, k: usize) -> (SkinWeights, ReductionStats) {
@@ -422,21 +459,12 @@ pub fn reduce_influences(w: &SkinWeights, k: usize) -> (SkinWeights, ReductionSt
                 pairs.push((w.joints[v * w.width + i], weight));
             }
         }
-        let kept_count = pairs.len().min(k);
-        if pairs.len() > k {
-            // Largest magnitude first (a native rig's muscle gives its parent a negative
-            // weight, as large as the muscle's own); stable: equal weights keep file order.
-            pairs.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
-            let dropped: f32 = pairs[k..].iter().map(|p| p.1).sum();
+        if let Some(dropped) = keep_largest(&mut pairs, k) {
             stats.vertices_reduced += 1;
-            stats.max_dropped_weight = stats.max_dropped_weight.max(dropped);
-            let kept: f32 = pairs[..k].iter().map(|p| p.1).sum();
-            let scale = if kept > 0.0 { 1.0 / kept } else { 0.0 };
-            for p in &mut pairs[..k] {
-                p.1 *= scale;
-            }
+            stats.max_dropped_weight = stats.max_dropped_weight.max(dropped.sum);
         }
-        for (i, &(j, wt)) in pairs[..kept_count].iter().enumerate() {
+        let kept_count = pairs.len();
+        for (i, &(j, wt)) in pairs.iter().enumerate() {
             out.joints[v * width + i] = j;
             out.weights[v * width + i] = wt;
         }

@@ -333,15 +333,18 @@ pub fn sort_influences(v: &mut [(u32, f32)]) {
     v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
 }
 
-/// Keep the `k` largest weights of a vertex and renormalise them to sum to 1.
+/// A tool's weights for one vertex, made valid: positive finite weights only, largest first
+/// ([`sort_influences`]), the `k` largest kept ([`crate::skin::weights::keep_largest`]), and
+/// renormalised to sum to 1.
 pub fn limit_and_normalise(v: &mut Vec<(u32, f32)>, k: usize) {
     v.retain(|x| x.1 > 0.0 && x.1.is_finite());
     sort_influences(v);
-    v.truncate(k.max(1));
-    let sum: f32 = v.iter().map(|x| x.1).sum();
-    if sum > 0.0 {
-        for x in v.iter_mut() {
-            x.1 /= sum;
+    if crate::skin::weights::keep_largest(v, k).is_none() {
+        let sum: f32 = v.iter().map(|x| x.1).sum();
+        if sum > 0.0 {
+            for x in v.iter_mut() {
+                x.1 /= sum;
+            }
         }
     }
 }
