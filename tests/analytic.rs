@@ -124,17 +124,17 @@ fn cpu_skin(scene: &Scene, anim: Option<usize>, t: f32) -> SkinnedVertices {
     out
 }
 
-/// GPU skinning of draw 0 through the compute capture, after checking that the draw's own
+/// GPU skinning of draw 0 through the capture shader, after checking that the draw's own
 /// vertex stage (draw-path capture) agrees with it.
 fn gpu_skin(scene: &Scene, anim: Option<usize>, t: f32) -> Option<SkinnedVertices> {
     let ctx = common::gpu()?;
     let read = |path| {
-        sample_frames(Some(ctx), scene, anim, &[t], &[0], Source::Gpu(path), None)
+        sample_frames(Some(ctx), scene, anim, &[t], &[0], Source::gpu(path), None)
             .unwrap()
             .remove(0)
             .remove(0)
     };
-    let (compute, draw) = (read(CapturePath::Compute), read(CapturePath::Draw));
+    let (compute, draw) = (read(CapturePath::CaptureShader), read(CapturePath::Draw));
     for (a, b) in compute.positions.iter().zip(&draw.positions) {
         assert!((*a - *b).length() < 1e-5, "draw path {b} vs compute {a}");
     }

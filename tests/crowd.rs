@@ -158,9 +158,9 @@ fn check_crowd(
     let limit = CPU_GPU_TOLERANCE_REL * diagonal as f64;
     let mut capture = DrawCapture::new(ctx).unwrap();
     let paths: &[Skinning] = if storage {
-        &[Skinning::Gpu, Skinning::Compute]
+        &[Skinning::VertexShader, Skinning::ComputePass]
     } else {
-        &[Skinning::Gpu]
+        &[Skinning::VertexShader]
     };
     for &skinning in paths {
         let got = capture.run_with(ctx, &gpu, &draws, skinning, n).unwrap();

@@ -1,4 +1,4 @@
-//! GPU readback (the compute capture, the draw's own vertex stage and the compute-skinning
+//! GPU readback (the capture shader, the draw's own vertex stage and the compute-skinning
 //! path as drawn, all calling the shared WGSL `skin()`) against the CPU reference
 //! for every shared model and rig across each animation, the f32 CPU path against the f64
 //! reference, and the `--max-influences` reduction.
@@ -44,9 +44,9 @@ fn gpu_matches_cpu_reference_on_every_model_and_animation() {
         let options = CompareOptions {
             frames: FRAMES,
             captures: vec![
-                CapturePath::Compute,
+                CapturePath::CaptureShader,
                 CapturePath::Draw,
-                CapturePath::ComputeSkinning,
+                CapturePath::ComputePass,
             ],
             ..Default::default()
         };
@@ -212,7 +212,7 @@ fn max_influences_reduction_is_applied_on_both_paths_and_costed() {
 
 /// The draw-path capture reads back the real draw's vertex fetch: with position and normal
 /// swapped in the vertex layout (a planted fault), the draw-path comparison fails while the
-/// compute capture, which loads vertices from storage buffers, still passes; with the real
+/// capture shader, which loads vertices from storage buffers, still passes; with the real
 /// layout both pass.
 #[test]
 fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
@@ -258,7 +258,7 @@ fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
         let faulty = || DrawCapture::with_layouts(ctx, [swapped(1), swapped(2)]).unwrap();
         let good = worst(DrawCapture::new(ctx).unwrap(), CapturePath::Draw);
         let caught = worst(faulty(), CapturePath::Draw);
-        let compute = worst(faulty(), CapturePath::Compute);
+        let compute = worst(faulty(), CapturePath::CaptureShader);
         println!(
             "{}: draw path {good:.2e} (real layout), {caught:.2e} (swapped); compute {compute:.2e}; limit {limit:.2e}",
             c.scene.name
@@ -268,7 +268,7 @@ fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
             caught > 100.0 * limit,
             "swapped layout not caught: {caught:e}"
         );
-        assert!(compute <= limit, "compute capture: {compute:e}");
+        assert!(compute <= limit, "capture shader: {compute:e}");
     }
 }
 
@@ -323,7 +323,7 @@ fn comparison_measures_normals_against_the_skinned_surface() {
         let scene = skinview::io::load(&common::model(stem)).unwrap();
         let options = CompareOptions {
             frames: 6,
-            captures: vec![skinview::gpu::CapturePath::Compute],
+            captures: vec![skinview::gpu::CapturePath::CaptureShader],
             skin: SkinOptions {
                 normals,
                 ..Default::default()

@@ -433,7 +433,7 @@ fn overflowing_skinning_is_an_error_not_null() {
         "{e}"
     );
     if let Some(ctx) = common::gpu() {
-        let gpu = Source::Gpu(skinview::gpu::CapturePath::Draw);
+        let gpu = Source::gpu(skinview::gpu::CapturePath::Draw);
         let e = sample_frames(Some(ctx), &scene, Some(0), &[0.5], &draws, gpu, None)
             .unwrap_err()
             .to_string();

@@ -1,4 +1,4 @@
-//! `skinview dump` (CPU, GPU compute capture, GPU draw path) against an independent engine: every file in
+//! `skinview dump` (CPU, GPU capture shader, GPU draw path) against an independent engine: every file in
 //! ../shared/oracle_ref (three.js r187 output for the shared models and rigs).
 //! The bound is 1e-4 of the model's bounding-box diagonal. Both engines compute in
 //! f32 from f32 data, so we hold ourselves to 5e-6 (measured on lavapipe, 2026-11-22: worst
@@ -41,7 +41,7 @@ fn oracle_files() -> Vec<std::path::PathBuf> {
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn check(path: common::Source) {
     let ctx = match path {
-        common::Source::Gpu(_) | common::Source::GpuPalette(..) => match common::gpu() {
+        common::Source::Gpu { .. } => match common::gpu() {
             Some(c) => Some(c),
             None => return,
         },
@@ -98,15 +98,15 @@ fn gpu_dump_matches_independent_engine() {
 /// The draw's own vertex stage (read back point by point) against the independent engine.
 #[test]
 fn gpu_draw_path_matches_independent_engine() {
-    check(common::Source::Gpu(skinview::gpu::CapturePath::Draw));
+    check(common::Source::gpu(skinview::gpu::CapturePath::Draw));
 }
 
 /// The uniform palette path (each mesh partitioned into submeshes of at most 12 bones, where
 /// no shared model or rig drops an influence) against the independent engine.
 #[test]
 fn gpu_uniform_palette_matches_independent_engine() {
-    check(common::Source::GpuPalette(
-        skinview::gpu::CapturePath::Draw,
-        skinview::gpu::PaletteSource::Uniform { bones: 12 },
-    ));
+    check(common::Source::Gpu {
+        readback: skinview::gpu::CapturePath::Draw,
+        palette: Some(skinview::gpu::PaletteSource::Uniform { bones: 12 }),
+    });
 }

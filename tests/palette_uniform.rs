@@ -246,11 +246,11 @@ fn a_device_without_storage_buffers_skins_through_the_uniform_palette() {
         assert!(cmp.palette.contains("uniform"), "{}", cmp.palette);
         assert!(cmp.passed, "{cmp}");
     }
-    // Asking for the compute capture there is an error, not a silent skip.
+    // Asking for the capture shader there is an error, not a silent skip.
     let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
     let options = CompareOptions {
         frames: 2,
-        captures: vec![CapturePath::Compute, CapturePath::Draw],
+        captures: vec![CapturePath::CaptureShader, CapturePath::Draw],
         palette: None,
         ..Default::default()
     };

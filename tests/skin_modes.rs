@@ -423,9 +423,9 @@ fn gpu_readback_matches_the_cpu_in_every_mode() {
                 frames: 3,
                 skin: *skin,
                 captures: vec![
-                    skinview::gpu::CapturePath::Compute,
+                    skinview::gpu::CapturePath::CaptureShader,
                     skinview::gpu::CapturePath::Draw,
-                    skinview::gpu::CapturePath::ComputeSkinning,
+                    skinview::gpu::CapturePath::ComputePass,
                 ],
                 ..Default::default()
             };
@@ -536,7 +536,7 @@ fn twisted_tube_glb(radius: f32) -> Vec<u8> {
     common::glb::pack(&json, &bin)
 }
 
-/// `skinview dump --mode lbs|dqs` on the CPU and GPU paths, on a twisted glTF tube: at 180°
+/// `skinview dump --blend lbs|dqs` on the CPU and GPU paths, on a twisted glTF tube: at 180°
 /// the LBS middle ring lies on the axis (Weber's collapse), the DQS one keeps its radius
 /// within 2%; at 90° LBS keeps cos 45° of it.
 #[cfg(feature = "cli")]
@@ -563,7 +563,7 @@ fn dump_modes_on_a_twisted_gltf_tube() {
                     "0.5",
                     "--time",
                     "1",
-                    "--mode",
+                    "--blend",
                     mode,
                     "--path",
                     path,

@@ -372,23 +372,26 @@ fn gpu_skinning_buttons_pick_the_vertex_shader_or_the_compute_pass() {
     use skinview::viewer::state::ViewMode;
     let mut h = Harness::new_ui_state(panels::deformation, glb_arm());
     h.run();
-    assert_eq!(h.state().gpu_skinning, Skinning::Gpu);
-    assert_eq!(h.state().view_options().skinning, Skinning::Gpu);
+    assert_eq!(h.state().gpu_skinning, Skinning::VertexShader);
+    assert_eq!(h.state().view_options().skinning, Skinning::VertexShader);
     h.get_by_label("compute pass").click();
     h.run();
-    assert_eq!(h.state().gpu_skinning, Skinning::Compute);
-    assert_eq!(h.state().view_options().skinning, Skinning::Compute);
+    assert_eq!(h.state().gpu_skinning, Skinning::ComputePass);
+    assert_eq!(h.state().view_options().skinning, Skinning::ComputePass);
     // The CPU view draws the CPU result whatever the GPU path.
     h.state_mut().mode = ViewMode::Cpu;
     assert_eq!(h.state().view_options().skinning, Skinning::Cpu);
     h.state_mut().mode = ViewMode::SideBySide;
-    assert_eq!(h.state().view_options().gpu_skinning(), Skinning::Compute);
+    assert_eq!(
+        h.state().view_options().gpu_skinning(),
+        Skinning::ComputePass
+    );
     h.state_mut().open("builtin:arm").unwrap();
-    assert_eq!(h.state().gpu_skinning, Skinning::Compute);
+    assert_eq!(h.state().gpu_skinning, Skinning::ComputePass);
     h.run();
     h.get_by_label("vertex shader").click();
     h.run();
-    assert_eq!(h.state().gpu_skinning, Skinning::Gpu);
+    assert_eq!(h.state().gpu_skinning, Skinning::VertexShader);
     // Through a uniform palette the compute pass is greyed out: clicking it changes nothing.
     let model = ModelSource::parse(common::model("CesiumMan").to_str().unwrap())
         .unwrap()
@@ -400,5 +403,5 @@ fn gpu_skinning_buttons_pick_the_vertex_shader_or_the_compute_pass() {
     h.run();
     h.get_by_label("compute pass").click();
     h.run();
-    assert_eq!(h.state().gpu_skinning, Skinning::Gpu);
+    assert_eq!(h.state().gpu_skinning, Skinning::VertexShader);
 }

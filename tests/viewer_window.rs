@@ -130,12 +130,12 @@ fn the_window_opens_animates_and_saves_a_frame() {
     // CesiumMan side by side: the live comparison runs and passes.
     let cesium = common::model("CesiumMan");
     let (text, chunks, image) = run_viewer(
-        &[cesium.to_str().unwrap(), "--mode", "split"],
+        &[cesium.to_str().unwrap(), "--show", "split"],
         30,
         "cesium_split.png",
     );
     assert_eq!(chunk(&chunks, "Frames"), "30");
-    assert_live_comparison_passes(&text, "the compute capture");
+    assert_live_comparison_passes(&text, "the capture shader");
     let (colours, _) = not_blank(&image);
     assert!(colours > 200, "side-by-side screenshot looks blank");
     assert_eq!(chunk(&chunks, "Skinning"), "GPU (vertex shader)");
@@ -144,7 +144,7 @@ fn the_window_opens_animates_and_saves_a_frame() {
     let (text, chunks, image) = run_viewer(
         &[
             cesium.to_str().unwrap(),
-            "--mode",
+            "--mode", // the old spelling of --show, a hidden alias
             "split",
             "--skinning",
             "compute",

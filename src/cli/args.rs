@@ -22,7 +22,7 @@ pub const MODEL_HELP: &str = "Model: .gltf/.glb, native .rig.json, or builtin:ar
 /// real rigs use up to 8, a few tools write 16).
 pub const MAX_INFLUENCES_ARG: u64 = 64;
 
-/// How vertices are skinned (`--mode`, `--normals`, `--no-renormalize`), on both paths.
+/// How vertices are skinned (`--blend`, `--normals`, `--no-renormalize`), on both paths.
 #[derive(Args, Clone, Copy, Default)]
 pub struct SkinArgs {
     /// The skinning blend: lbs (linear blend: blended matrices), dqs (dual quaternion: no
@@ -30,8 +30,8 @@ pub struct SkinArgs {
     /// Quaternion Blending", 2008) or stitch (each vertex follows the bone of its largest
     /// weight alone; Woodland, "Filling the Gaps: Advanced Animation Using Stitching and
     /// Skinning").
-    #[arg(long, value_enum, default_value = "lbs")]
-    pub mode: ModeArg,
+    #[arg(long, alias = "mode", value_enum, default_value = "lbs")]
+    pub blend: BlendArg,
     /// How normals follow the blend: exact (the inverse-transpose, right under any scale) or
     /// blend3x3 (the blended matrix itself, as most engines do: cheaper, wrong under
     /// non-uniform scale).
@@ -44,9 +44,9 @@ pub struct SkinArgs {
     pub no_renormalize: bool,
 }
 
-/// `--mode`.
+/// `--blend`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum ModeArg {
+pub enum BlendArg {
     /// Linear blend skinning.
     #[default]
     Lbs,
@@ -66,13 +66,13 @@ pub enum NormalsArg {
     Blend3x3,
 }
 
-impl ModeArg {
+impl BlendArg {
     /// The skinning mode this names.
     pub fn mode(self) -> SkinMode {
         match self {
-            ModeArg::Lbs => SkinMode::Lbs,
-            ModeArg::Dqs => SkinMode::Dqs,
-            ModeArg::Stitch => SkinMode::Stitch,
+            BlendArg::Lbs => SkinMode::Lbs,
+            BlendArg::Dqs => SkinMode::Dqs,
+            BlendArg::Stitch => SkinMode::Stitch,
         }
     }
 }
@@ -81,7 +81,7 @@ impl SkinArgs {
     /// The options these flags name.
     pub fn options(&self) -> SkinOptions {
         SkinOptions {
-            mode: self.mode.mode(),
+            mode: self.blend.mode(),
             normals: match self.normals {
                 NormalsArg::Exact => NormalMode::Exact,
                 NormalsArg::Blend3x3 => NormalMode::Blend3x3,
@@ -106,8 +106,8 @@ impl GpuSkinningArg {
     /// The renderer's skinning for the GPU side.
     pub fn skinning(self) -> skinview::gpu::Skinning {
         match self {
-            GpuSkinningArg::Vertex => skinview::gpu::Skinning::Gpu,
-            GpuSkinningArg::Compute => skinview::gpu::Skinning::Compute,
+            GpuSkinningArg::Vertex => skinview::gpu::Skinning::VertexShader,
+            GpuSkinningArg::Compute => skinview::gpu::Skinning::ComputePass,
         }
     }
 

@@ -1,4 +1,4 @@
-//! `skinview compare`: CPU reference vs GPU skinning (compute capture, the draw's own vertex
+//! `skinview compare`: CPU reference vs GPU skinning (capture shader, the draw's own vertex
 //! stage, or both; or the compute-skinning pass as drawn) over N frames of every animation,
 //! on the storage or the uniform palette path (the mesh partitioned into submeshes of at most
 //! K bones); exit 1 above tolerance.
@@ -32,9 +32,10 @@ pub struct CompareArgs {
     /// what that costs against the full CPU reference. 1..=64.
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=MAX_INFLUENCES_ARG))]
     max_influences: Option<u64>,
-    /// GPU code to read back: the compute capture (vertices from storage buffers), the draw's
-    /// own vertex stage (vertex buffers, one point per vertex), or both (and each against the
-    /// other). Default: both on the storage palette, draw on the uniform palette.
+    /// GPU code to read back: shader (the capture shader, the draw's skin() in a compute pass
+    /// over storage buffers), draw (the draw's own vertex stage, one point per vertex), or
+    /// both (and each against the other). Default: both on the storage palette, draw on the
+    /// uniform palette.
     #[arg(long, value_enum)]
     capture: Option<CaptureChoice>,
     /// How the GPU skins: vertex (the draw's vertex shader, read back as --capture says) or
@@ -54,8 +55,9 @@ pub struct CompareArgs {
 /// `--capture`.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CaptureChoice {
-    /// The compute capture.
-    Compute,
+    /// The capture shader (the draw's skin() in a compute pass, for readback).
+    #[value(alias = "compute")]
+    Shader,
     /// The draw's vertex stage.
     Draw,
     /// Both.
@@ -65,9 +67,9 @@ pub enum CaptureChoice {
 impl CaptureChoice {
     fn paths(self) -> Vec<CapturePath> {
         match self {
-            CaptureChoice::Compute => vec![CapturePath::Compute],
+            CaptureChoice::Shader => vec![CapturePath::CaptureShader],
             CaptureChoice::Draw => vec![CapturePath::Draw],
-            CaptureChoice::Both => vec![CapturePath::Compute, CapturePath::Draw],
+            CaptureChoice::Both => vec![CapturePath::CaptureShader, CapturePath::Draw],
         }
     }
 }
@@ -83,13 +85,10 @@ pub fn run(a: CompareArgs) -> CliResult {
     let ctx = gpu()?;
     let palette = skinview::gpu::choose_source(&ctx, a.palette.requested()?)?;
     if palette != PaletteSource::Storage
-        && matches!(
-            a.capture,
-            Some(CaptureChoice::Compute | CaptureChoice::Both)
-        )
+        && matches!(a.capture, Some(CaptureChoice::Shader | CaptureChoice::Both))
     {
         return Err(CliError::Usage(format!(
-            "the compute capture reads the storage palette; on the {} read back with \
+            "the capture shader reads the storage palette; on the {} read back with \
              --capture draw",
             palette.describe()
         )));
@@ -104,7 +103,7 @@ pub fn run(a: CompareArgs) -> CliResult {
             .paths(),
         (GpuSkinningArg::Compute, choice) => {
             let mut paths = choice.map(CaptureChoice::paths).unwrap_or_default();
-            paths.push(CapturePath::ComputeSkinning);
+            paths.push(CapturePath::ComputePass);
             paths
         }
     };

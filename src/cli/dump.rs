@@ -29,8 +29,9 @@ pub struct DumpArgs {
     /// Which skinning to dump: cpu (the reference) or gpu (readback).
     #[arg(long, value_enum, default_value = "cpu")]
     path: PathArg,
-    /// With --path gpu: which GPU code to read back, the compute capture or the draw's own
-    /// vertex stage. Default: compute on the storage palette, draw on the uniform palette.
+    /// With --path gpu: which GPU code to read back, shader (the capture shader: the draw's
+    /// skin() in a compute pass) or draw (the draw's own vertex stage). Default: shader on the
+    /// storage palette, draw on the uniform palette.
     #[arg(long, value_enum)]
     capture: Option<CaptureArg>,
     // With --path gpu: the palette path (--palette, --max-bones).
@@ -58,8 +59,9 @@ pub enum PathArg {
 /// `--capture` of one path.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CaptureArg {
-    /// The compute capture (vertices from storage buffers).
-    Compute,
+    /// The capture shader (vertices from storage buffers).
+    #[value(alias = "compute")]
+    Shader,
     /// The draw's vertex stage (vertex buffers), one point per vertex.
     Draw,
 }
@@ -67,7 +69,7 @@ pub enum CaptureArg {
 impl From<CaptureArg> for CapturePath {
     fn from(c: CaptureArg) -> Self {
         match c {
-            CaptureArg::Compute => CapturePath::Compute,
+            CaptureArg::Shader => CapturePath::CaptureShader,
             CaptureArg::Draw => CapturePath::Draw,
         }
     }
@@ -106,12 +108,18 @@ pub fn run(a: DumpArgs) -> CliResult {
             let palette = choose_source(&ctx, requested)?;
             let capture = a.capture.map_or(
                 match palette {
-                    PaletteSource::Storage if ctx.compute_capture() => CapturePath::Compute,
+                    PaletteSource::Storage if ctx.compute_capture() => CapturePath::CaptureShader,
                     _ => CapturePath::Draw,
                 },
                 CapturePath::from,
             );
-            (Some(ctx), Source::GpuPalette(capture, palette))
+            (
+                Some(ctx),
+                Source::Gpu {
+                    readback: capture,
+                    palette: Some(palette),
+                },
+            )
         }
     };
     let draws = scene.deformed_draw_indices();

@@ -16,7 +16,7 @@ use skinview::partition::{MAX_BONES, MIN_BONES};
 use skinview::view::ViewOptions;
 
 use super::args::{
-    GpuSkinningArg, ModeArg, ModelArg, PaletteArg, SkinArgs, StageArgs, parse_anim, parse_size,
+    BlendArg, GpuSkinningArg, ModelArg, PaletteArg, SkinArgs, StageArgs, parse_anim, parse_size,
 };
 use super::{CliError, CliResult, gpu};
 use skinview::skin::SkinOptions;
@@ -62,15 +62,15 @@ pub struct RenderArgs {
     /// Surface colour: material (base colour, texture, vertex colour), weights (of --bone),
     /// bones (every bone its own colour, blended by weight), error (per vertex, log scale:
     /// |GPU - CPU|, blue 1e-8, orange 1e-5, red 1e-4 of the model's diagonal; with --against
-    /// MODE, |--mode - MODE| on the CPU, blue 1e-5, orange 1e-2, red 1e-1), diff (the same
+    /// MODE, |--blend - MODE| on the CPU, blue 1e-5, orange 1e-2, red 1e-1), diff (the same
     /// as error), submesh (the split into submeshes of at most --max-bones bones, each its
     /// own colour).
     #[arg(long, value_enum, default_value = "material")]
     color: ColorArg,
-    /// --color error: compare --mode with this skinning mode (same normals settings) on the
+    /// --color error: compare --blend with this skinning mode (same normals settings) on the
     /// CPU, instead of the GPU with the CPU.
     #[arg(long, value_enum)]
-    against: Option<ModeArg>,
+    against: Option<BlendArg>,
     /// Where the GPU skinning reads the joint matrices: storage (one buffer for the frame) or
     /// uniform (K matrices per draw, the model split into submeshes of at most K bones).
     /// Default: storage where the adapter reads storage buffers in the vertex stage, else
@@ -111,7 +111,7 @@ pub enum ColorArg {
     Weights,
     /// Every bone its own colour, blended by weight.
     Bones,
-    /// Per-vertex error: |GPU - CPU|, or |--mode - --against| on the CPU.
+    /// Per-vertex error: |GPU - CPU|, or |--blend - --against| on the CPU.
     Error,
     /// The same as error (|GPU - CPU| without --against).
     Diff,

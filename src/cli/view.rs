@@ -23,9 +23,10 @@ pub struct ViewArgs {
     #[arg(help = MODEL_HELP, long_help = "Model: .gltf/.glb, native .rig.json, or builtin:arm / \
         builtin:humanoid (default: the built-in humanoid running every animation stage)")]
     model: Option<PathBuf>,
-    /// Start in this view: gpu, cpu, split (CPU | GPU side by side) or diff (|GPU - CPU|).
-    #[arg(long, value_enum, default_value = "gpu")]
-    mode: ModeArg,
+    /// What the window shows first: gpu, cpu, split (CPU | GPU side by side) or diff
+    /// (|GPU - CPU|).
+    #[arg(long, alias = "mode", value_enum, default_value = "gpu")]
+    show: ShowArg,
     /// How the GPU skins: vertex (in the draw's vertex shader) or compute (once per frame in a
     /// compute pass, drawn by a plain vertex shader; storage palette only). The window's
     /// panel switches it too.
@@ -56,9 +57,9 @@ pub struct ViewArgs {
     palette: PaletteArgs,
 }
 
-/// `--mode`.
+/// `--show`.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ModeArg {
+pub enum ShowArg {
     /// GPU skinning.
     Gpu,
     /// The CPU reference.
@@ -125,11 +126,11 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         split,
         size: a.size,
         demo: a.model.is_none(),
-        mode: match a.mode {
-            ModeArg::Gpu => ViewMode::Gpu,
-            ModeArg::Cpu => ViewMode::Cpu,
-            ModeArg::Split => ViewMode::SideBySide,
-            ModeArg::Diff => ViewMode::Diff,
+        mode: match a.show {
+            ShowArg::Gpu => ViewMode::Gpu,
+            ShowArg::Cpu => ViewMode::Cpu,
+            ShowArg::Split => ViewMode::SideBySide,
+            ShowArg::Diff => ViewMode::Diff,
         },
         gpu_skinning: a.skinning.skinning(),
         frames: a.frames,

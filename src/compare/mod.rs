@@ -237,7 +237,7 @@ pub struct AnimComparison {
     pub draws: Vec<DrawErrors>,
     /// Each capture path against the CPU reference.
     pub captures: Vec<CaptureErrors>,
-    /// When both paths ran: the draw capture against the compute capture.
+    /// When both paths ran: the draw capture against the capture shader.
     pub draw_vs_compute: Option<Vec<DrawErrors>>,
     /// With an influence limit: the CPU path reduced against the CPU path with every weight.
     pub reduction_cost: Option<Vec<DrawErrors>>,
@@ -409,14 +409,14 @@ impl fmt::Display for Comparison {
                 if d.max_error == 0.0 && d.max_normal_error == 0.0 && d.max_tangent_error == 0.0 {
                     writeln!(
                         f,
-                        "  draw vs compute, node {} mesh {} prim {}: identical",
+                        "  draw vs capture shader, node {} mesh {} prim {}: identical",
                         d.node_index, d.mesh_index, d.primitive_index
                     )?;
                     continue;
                 }
                 writeln!(
                     f,
-                    "  draw vs compute, node {} mesh {} prim {}: max {:.3e} ({:.2e} of the \
+                    "  draw vs capture shader, node {} mesh {} prim {}: max {:.3e} ({:.2e} of the \
                      diagonal), worst vertex {}; {}",
                     d.node_index,
                     d.mesh_index,

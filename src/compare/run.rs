@@ -41,7 +41,7 @@ pub struct CompareOptions {
 
 impl CompareOptions {
     /// Validation rules: 1. at least one frame; 2. at least one capture path; 3. the uniform
-    /// palette path reads back through the draw only (no compute capture, no compute
+    /// palette path reads back through the draw only (no capture shader, no compute
     /// skinning).
     pub fn validate(&self) -> Result<()> {
         if self.frames == 0 {
@@ -60,7 +60,7 @@ impl CompareOptions {
             return Err(Error::job(
                 "CompareOptions",
                 3,
-                "the compute capture and compute skinning read the storage palette; the uniform \
+                "the capture shader and compute skinning read the storage palette; the uniform \
                  palette path reads back through the draw capture",
             ));
         }
@@ -167,7 +167,7 @@ impl Default for CompareOptions {
         CompareOptions {
             frames: 16,
             max_influences: None,
-            captures: vec![CapturePath::Compute, CapturePath::Draw],
+            captures: vec![CapturePath::CaptureShader, CapturePath::Draw],
             palette: None,
             skin: SkinOptions::default(),
         }
@@ -306,7 +306,8 @@ pub fn compare(
                 read.push((*path, out));
             }
             let find = |p| read.iter().find(|(q, _)| *q == p).map(|(_, v)| v);
-            if let (Some(c), Some(d)) = (find(CapturePath::Compute), find(CapturePath::Draw)) {
+            if let (Some(c), Some(d)) = (find(CapturePath::CaptureShader), find(CapturePath::Draw))
+            {
                 for (e, (a, b)) in draw_vs_compute.iter_mut().zip(c.iter().zip(d)) {
                     e.add(t, a, b);
                 }
@@ -327,7 +328,7 @@ pub fn compare(
             .fold(per_path.first().cloned().unwrap_or_default(), |acc, p| {
                 acc.iter().zip(p).map(|(a, b)| a.worst_of(b)).collect()
             });
-        let both = options.captures.contains(&CapturePath::Compute)
+        let both = options.captures.contains(&CapturePath::CaptureShader)
             && options.captures.contains(&CapturePath::Draw);
         result.push(AnimComparison {
             anim,
@@ -370,12 +371,25 @@ pub fn compare(
 pub enum Source {
     /// The CPU reference.
     Cpu,
-    /// GPU skinning read back through a capture path, on the adapter's palette path
-    /// ([`choose_source`]).
-    Gpu(CapturePath),
-    /// GPU skinning read back through a capture path, on a given palette path (the uniform
-    /// path draws the partitioned scene; vertices no face uses take the CPU's values).
-    GpuPalette(CapturePath, PaletteSource),
+    /// GPU skinning read back through `readback`, on `palette` (`None`: the adapter's choice,
+    /// [`choose_source`]; the uniform palette draws the partitioned scene, and vertices no face
+    /// uses take the CPU's values).
+    Gpu {
+        /// Which readback.
+        readback: CapturePath,
+        /// Where the GPU reads the joint matrices.
+        palette: Option<PaletteSource>,
+    },
+}
+
+impl Source {
+    /// GPU skinning read back through `readback`, on the adapter's palette.
+    pub fn gpu(readback: CapturePath) -> Source {
+        Source::Gpu {
+            readback,
+            palette: None,
+        }
+    }
 }
 
 /// Skinned vertices of `draws` at each of `times` of `anim` (not looping): `[time][k]`.
@@ -461,8 +475,7 @@ pub fn sample_frames_each(
             }
             return Ok(());
         }
-        Source::Gpu(path) => (path, None),
-        Source::GpuPalette(path, palette) => (path, Some(palette)),
+        Source::Gpu { readback, palette } => (readback, palette),
     };
     let ctx =
         ctx.ok_or_else(|| Error::NoAdapter("GPU skinning requested without a GPU context".into()))?;

@@ -7,6 +7,7 @@ use glam::{Vec3, Vec4};
 
 use super::context::GpuContext;
 use super::palette_source::PaletteSource;
+use super::readback::CapturePath;
 use super::scene_buffers::{CPU_VERTEX_STRIDE, GpuScene};
 use super::shaders::{CAPTURE_WGSL, influence_constants, module_with_skin};
 use crate::error::{Error, Result};
@@ -31,7 +32,7 @@ const RECORD: u64 = std::mem::size_of::<CaptureVertex>() as u64;
 /// Threads per workgroup; must match `@workgroup_size` in capture.wgsl.
 pub(crate) const WORKGROUP_SIZE: u32 = 64;
 
-/// The compute capture of one [`GpuScene`] (its output buffers are sized to the scene).
+/// The capture shader of one [`GpuScene`] (its output buffers are sized to the scene).
 pub struct Capture {
     /// Index 0: 4 influences, 1: 8 influences.
     pipelines: [wgpu::ComputePipeline; 2],
@@ -44,7 +45,7 @@ impl Capture {
     pub fn new(ctx: &GpuContext, gpu: &GpuScene) -> Result<Capture> {
         if !ctx.compute_capture() || gpu.source != PaletteSource::Storage {
             return Err(Error::Gpu(
-                "the compute capture needs compute shaders and storage buffers (the storage \
+                "the capture shader needs compute shaders and storage buffers (the storage \
                  palette path); read the uniform path back through the draw"
                     .into(),
             ));
@@ -91,7 +92,7 @@ impl Capture {
             let input = d
                 .capture_input
                 .as_ref()
-                .ok_or_else(|| Error::Gpu("a draw without compute capture input".into()))?;
+                .ok_or_else(|| Error::Gpu("a draw without capture shader input".into()))?;
             let out = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("capture output"),
                 size: (d.vertex_count.max(1) as u64) * RECORD,
@@ -201,27 +202,7 @@ impl Capture {
     }
 }
 
-/// Where an [`AsyncCapture`]'s vertices come from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum AsyncSource {
-    /// The compute capture (the draw's `skin()` run in a compute pass for readback).
-    #[default]
-    Capture,
-    /// The compute-skinning pass's output buffer itself: what the compute path draws.
-    ComputeSkinned,
-}
-
-impl AsyncSource {
-    /// In words, for reports.
-    pub fn describe(self) -> &'static str {
-        match self {
-            AsyncSource::Capture => "the compute capture",
-            AsyncSource::ComputeSkinned => "the compute-skinned buffer as drawn",
-        }
-    }
-}
-
-/// The compute capture of every draw, read back asynchronously: [`AsyncCapture::submit`]
+/// The capture shader of every draw, read back asynchronously: [`AsyncCapture::submit`]
 /// records the capture and a copy into staging buffers and asks for them to be mapped
 /// ([`AsyncCapture::submit_compute_skinned`] copies the compute-skinning pass's own output
 /// instead);
@@ -239,7 +220,7 @@ pub struct AsyncCapture {
     records: Vec<CaptureVertex>,
     draws: Vec<usize>,
     /// What the buffers in flight (or last read) hold.
-    source: AsyncSource,
+    source: CapturePath,
 }
 
 impl AsyncCapture {
@@ -265,12 +246,12 @@ impl AsyncCapture {
             results: vec![SkinnedVertices::default(); gpu.draws.len()],
             records: Vec::new(),
             draws: (0..gpu.draws.len()).collect(),
-            source: AsyncSource::Capture,
+            source: CapturePath::CaptureShader,
         }
     }
 
     /// What the last submitted readback holds.
-    pub fn source(&self) -> AsyncSource {
+    pub fn source(&self) -> CapturePath {
         self.source
     }
 
@@ -294,7 +275,7 @@ impl AsyncCapture {
         for (i, s) in self.staging.iter().enumerate() {
             enc.copy_buffer_to_buffer(&capture.outputs[i], 0, s, 0, s.size());
         }
-        self.source = AsyncSource::Capture;
+        self.source = CapturePath::CaptureShader;
         self.map_after(ctx, enc);
         true
     }
@@ -322,7 +303,7 @@ impl AsyncCapture {
                 enc.copy_buffer_to_buffer(compute.output(), from, s, 0, bytes);
             }
         }
-        self.source = AsyncSource::ComputeSkinned;
+        self.source = CapturePath::ComputePass;
         self.map_after(ctx, enc);
         true
     }
@@ -362,7 +343,7 @@ impl AsyncCapture {
                 "mapping a capture readback failed".into(),
             ));
         }
-        if self.source == AsyncSource::ComputeSkinned {
+        if self.source == CapturePath::ComputePass {
             return self.read_compute_skinned(gpu).map(Some);
         }
         for ((s, out), d) in self.staging.iter().zip(&mut self.results).zip(&gpu.draws) {

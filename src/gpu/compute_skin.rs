@@ -2,14 +2,14 @@
 //! shaders/skin.wgsl prepended) skins every vertex of every draw once per frame, and of every
 //! instance of a crowd, into the scene's skinned vertex buffer (position and normal,
 //! [`CPU_VERTEX_STRIDE`] bytes a vertex, the layout the CPU-skinned view already draws). The
-//! renderer then draws that buffer with a plain vertex shader ([`super::Skinning::Compute`]),
+//! renderer then draws that buffer with a plain vertex shader ([`super::Skinning::ComputePass`]),
 //! as Unreal's and Godot's compute skinning do, so a depth pre-pass, shadow passes and the
 //! colour pass share one skinning instead of each running the vertex-shader blend.
 //!
 //! It shares the capture's shader on purpose: the influence loader and `skin()` are the
-//! capture's, so the compute capture (read back in every comparison) checks most of this path's
+//! capture's, so the capture shader (read back in every comparison) checks most of this path's
 //! code too, and the draw-path capture reads the drawn buffer back
-//! ([`super::CapturePath::ComputeSkinning`]).
+//! ([`super::CapturePath::ComputePass`]).
 //!
 //! Cost: one dispatch per draw and output buffer (64-thread workgroups, instances along z, or
 //! along x in [`DispatchOrder::InstanceInner`]); reads 56 bytes a vertex from the draw's own

@@ -19,7 +19,7 @@ pub struct GpuContext {
     pub info: wgpu::AdapterInfo,
     /// Bind group layouts every pipeline and scene on this device share.
     pub layouts: Layouts,
-    /// Compute shaders with storage buffers (the compute capture) are available.
+    /// Compute shaders with storage buffers (the capture shader) are available.
     compute: bool,
     /// Validation errors reported by wgpu since the last [`GpuContext::check`].
     errors: Arc<Mutex<Vec<String>>>,
@@ -85,7 +85,7 @@ impl GpuContext {
 
     /// A device on `adapter` with `limits` (`None`: the adapter's own). Adapters whose vertex
     /// stage cannot read storage buffers get the uniform palette path only
-    /// ([`GpuContext::storage_palette`]); those without compute shaders no compute capture.
+    /// ([`GpuContext::storage_palette`]); those without compute shaders no capture shader.
     pub async fn from_adapter_with_limits(
         instance: wgpu::Instance,
         adapter: wgpu::Adapter,
@@ -144,7 +144,7 @@ impl GpuContext {
             .contains(wgpu::Features::TIMESTAMP_QUERY)
     }
 
-    /// The compute capture can run (compute shaders and storage buffers).
+    /// The capture shader can run (compute shaders and storage buffers).
     pub fn compute_capture(&self) -> bool {
         self.compute
     }

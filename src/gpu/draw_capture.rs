@@ -5,9 +5,9 @@
 //! vertex no triangle uses is still read back; index buffers are covered by the golden renders): with the view's
 //! `capture_size` set, the vertex stage places vertex `i` on texel `(i % W, i / W)` of two
 //! `Rgba32Uint` targets, and `fs_capture` writes the skinned world position and normal the
-//! vertex stage output. Compared with the compute capture (which loads vertices from storage
+//! vertex stage output. Compared with the capture shader (which loads vertices from storage
 //! buffers) and the CPU reference, this tests vertex fetch, attribute layout and entry points
-//! of the real draw: a wrong layout passes the compute capture but fails here. The same
+//! of the real draw: a wrong layout passes the capture shader but fails here. The same
 //! capture reads back the plain vertex shader drawing pre-skinned vertices (the compute
 //! skinning's buffer, [`set_pre_skinned_vertex_buffers`]) and a crowd's instances (instance
 //! `k`'s vertices follow instance `k - 1`'s on the targets).
@@ -94,7 +94,7 @@ impl DrawCapture {
         if self.pipelines.iter().any(|(s, _)| *s == source) {
             return Ok(());
         }
-        let pipelines = Self::make_pipelines(ctx, source, Skinning::Gpu, &self.layouts)?;
+        let pipelines = Self::make_pipelines(ctx, source, Skinning::VertexShader, &self.layouts)?;
         // One uniform set at a time (as the renderer keeps them).
         self.pipelines.retain(|(s, _)| {
             !(matches!(s, PaletteSource::Uniform { .. }) && source != PaletteSource::Storage)
@@ -161,13 +161,13 @@ impl DrawCapture {
         gpu: &GpuScene,
         draws: &[usize],
     ) -> Result<Vec<SkinnedVertices>> {
-        let mut out = self.run_with(ctx, gpu, draws, Skinning::Gpu, 1)?;
+        let mut out = self.run_with(ctx, gpu, draws, Skinning::VertexShader, 1)?;
         Ok(out.pop().unwrap_or_default())
     }
 
     /// [`DrawCapture::run`] for the first `instances` characters of a crowd (one at most for
-    /// the CPU upload) drawn with `skinning`: the vertex shader ([`Skinning::Gpu`], instanced),
-    /// or the plain vertex shader over the compute-skinned buffer ([`Skinning::Compute`]:
+    /// the CPU upload) drawn with `skinning`: the vertex shader ([`Skinning::VertexShader`], instanced),
+    /// or the plain vertex shader over the compute-skinned buffer ([`Skinning::ComputePass`]:
     /// compute skinning must be on and have run) or the CPU upload ([`Skinning::Cpu`]).
     /// Returned as `[instance][k]` for `draws[k]`.
     pub fn run_with(
@@ -277,8 +277,8 @@ impl DrawCapture {
 /// hold. An error when that store has not been made.
 fn vertex_source(gpu: &GpuScene, skinning: Skinning) -> Result<(Option<PreSkinned<'_>>, u32)> {
     Ok(match skinning {
-        Skinning::Gpu => (None, gpu.instances()),
-        Skinning::Compute => {
+        Skinning::VertexShader => (None, gpu.instances()),
+        Skinning::ComputePass => {
             let c = gpu.compute_skinning().ok_or_else(|| {
                 Error::Gpu("draw capture of compute skinning before it was enabled".into())
             })?;

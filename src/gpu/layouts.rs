@@ -8,7 +8,7 @@
 //! | 0 frame (per scene) | 0: palette `array<mat4x4<f32>>`, 1: morph weights `array<f32>`, 2: node of each palette entry `array<u32>`, 3: per-vertex errors `array<f32>` (2, 3: vertex stage only) | 0: per-vertex errors, R32Float texture |
 //! | 1 draw (per draw) | 0: `DrawParams`, 1: morph deltas `array<vec4<f32>>`, 2: base colour texture, 3: its sampler | 0: `DrawParams`, 1: morph deltas, Rgba32Float texture, 2, 3: as storage, 4: `BonePalette` uniform (K matrices, their nodes, morph weights) |
 //! | 2 view (render, draw capture) | 0: `ViewUniform` | same |
-//! | 2 capture io (compute capture) | its own layout, see `capture.rs` | — |
+//! | 2 capture io (capture shader) | its own layout, see `capture.rs` | — |
 
 use super::palette_source::PaletteSource;
 use crate::error::{Error, Result};

@@ -1,6 +1,6 @@
 //! GPU side (wgpu): device setup and shared bind group layouts, scene upload, the camera
 //! uniform, the render pipeline (any target), the overlay pipeline (grid, skeleton), the
-//! offscreen target with readback, the compute capture, compute skinning (a pass that skins
+//! offscreen target with readback, the capture shader, compute skinning (a pass that skins
 //! into a buffer the renderer draws) and the draw-path capture. Every
 //! pipeline calls the one WGSL `skin()` in `shaders/skin.wgsl`, which reads its palette from a
 //! storage buffer or, for adapters without vertex-stage storage buffers, from a per-draw
@@ -21,7 +21,7 @@ pub mod shaders;
 pub mod target;
 
 pub use camera::{CPU_GPU_ERROR_LOG10_MIN, Camera, ColorMode, MODE_ERROR_LOG10_MIN, ViewUniform};
-pub use capture::{AsyncCapture, AsyncSource, Capture};
+pub use capture::{AsyncCapture, Capture};
 pub use compute_skin::ComputeSkinning;
 pub use context::GpuContext;
 pub use draw_capture::DrawCapture;

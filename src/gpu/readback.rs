@@ -1,4 +1,4 @@
-//! GPU skinning read back for comparison: a [`GpuScene`] with its compute capture and its
+//! GPU skinning read back for comparison: a [`GpuScene`] with its capture shader and its
 //! draw-path capture, fed one frame (palette and morph weights) at a time. Attributes a
 //! primitive lacks come back as `None`, as on the CPU path.
 
@@ -13,27 +13,43 @@ use crate::frame::FrameState;
 use crate::scene::Scene;
 use crate::skin::SkinnedVertices;
 
-/// Which GPU code produces the vertices read back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+/// Which readback checks the GPU's vertices: the GPU code that produces the vertices read
+/// back (who skins is [`super::Skinning`]). Every path runs the one WGSL `skin()`. In JSON
+/// reports the names are the format's own (`compute`, `draw`, `compute_skinning`), kept
+/// for the files already written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum CapturePath {
-    /// The compute shader `capture` (vertices loaded from storage buffers), calling `skin()`.
-    Compute,
+    /// The capture shader: a compute pass runs the draw's `skin()` over storage buffers and
+    /// writes the vertices for readback (storage palette only).
+    #[default]
+    #[serde(rename = "compute")]
+    CaptureShader,
     /// The draw's own vertex stage (vertex buffers, `vs_skin4`/`vs_skin8`), calling `skin()`.
+    #[serde(rename = "draw")]
     Draw,
-    /// The compute-skinning path as drawn: the `skin_vertices` pass (calling `skin()`) writes
-    /// the skinned vertex buffer and the plain vertex shader draws it, read back through the
-    /// draw (storage palette only).
-    ComputeSkinning,
+    /// What compute skinning draws: the `skin_vertices` pass (calling `skin()`) writes the
+    /// skinned vertex buffer the plain vertex shader draws, and that is read back (storage
+    /// palette only).
+    #[serde(rename = "compute_skinning")]
+    ComputePass,
 }
 
 impl CapturePath {
-    /// `compute` / `draw` / `compute skinning`.
+    /// `capture shader` / `draw` / `compute pass`.
     pub fn name(self) -> &'static str {
         match self {
-            CapturePath::Compute => "compute",
+            CapturePath::CaptureShader => "capture shader",
             CapturePath::Draw => "draw",
-            CapturePath::ComputeSkinning => "compute skinning",
+            CapturePath::ComputePass => "compute pass",
+        }
+    }
+
+    /// In words, for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CapturePath::CaptureShader => "the capture shader",
+            CapturePath::Draw => "the draw's vertex stage",
+            CapturePath::ComputePass => "the compute-skinned buffer as drawn",
         }
     }
 
@@ -43,7 +59,7 @@ impl CapturePath {
     }
 }
 
-/// A scene on the GPU with both captures (the compute capture on the storage palette path
+/// A scene on the GPU with both captures (the capture shader on the storage palette path
 /// only).
 pub struct GpuReadback {
     /// The uploaded scene.
@@ -109,18 +125,18 @@ impl GpuReadback {
     ) -> Result<Vec<SkinnedVertices>> {
         self.gpu.update(ctx, scene, frame);
         let mut out = match path {
-            CapturePath::Compute => match &self.compute {
+            CapturePath::CaptureShader => match &self.compute {
                 Some(c) => c.run(ctx, &self.gpu, draws)?,
                 None => {
                     return Err(Error::Gpu(format!(
-                        "no compute capture on the {} path of {}: read back through the draw",
+                        "no capture shader on the {} path of {}: read back through the draw",
                         self.gpu.source.describe(),
                         ctx.info.name
                     )));
                 }
             },
             CapturePath::Draw => self.draw.run(ctx, &self.gpu, draws)?,
-            CapturePath::ComputeSkinning => {
+            CapturePath::ComputePass => {
                 if self.gpu.compute_skinning().is_none() {
                     self.gpu.enable_compute_skinning(ctx)?;
                     // This frame's palette is written: skin it.
@@ -128,7 +144,7 @@ impl GpuReadback {
                 }
                 let mut v = self
                     .draw
-                    .run_with(ctx, &self.gpu, draws, Skinning::Compute, 1)?;
+                    .run_with(ctx, &self.gpu, draws, Skinning::ComputePass, 1)?;
                 v.pop().unwrap_or_default()
             }
         };

@@ -35,14 +35,15 @@ impl Target {
     };
 }
 
-/// Which skinning a draw shows.
+/// Who skins what a draw shows: one of the three choices of the GPU paths (the others: which
+/// readback checks it, [`super::CapturePath`]; what the viewer shows, its `ViewMode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Skinning {
-    /// The WGSL vertex shader skins from the palette.
-    Gpu,
-    /// The compute pass skinned the vertices into a buffer
+    /// The draw's WGSL vertex shader skins from the palette.
+    VertexShader,
+    /// A compute pass skinned the vertices into a buffer once per frame
     /// ([`GpuScene::enable_compute_skinning`]); a plain vertex shader draws them.
-    Compute,
+    ComputePass,
     /// The CPU reference, uploaded with [`GpuScene::upload_skinned`].
     Cpu,
 }
@@ -51,8 +52,8 @@ impl Skinning {
     /// How a user names it: "GPU (vertex shader)", "GPU (compute pass)", "CPU".
     pub fn describe(self) -> &'static str {
         match self {
-            Skinning::Gpu => "GPU (vertex shader)",
-            Skinning::Compute => "GPU (compute pass)",
+            Skinning::VertexShader => "GPU (vertex shader)",
+            Skinning::ComputePass => "GPU (compute pass)",
             Skinning::Cpu => "CPU",
         }
     }
@@ -60,7 +61,7 @@ impl Skinning {
     /// The vertices come skinned in a buffer (compute pass or CPU upload): the draw runs the
     /// plain vertex shader (`CPU_SKINNED`).
     pub fn pre_skinned(self) -> bool {
-        self != Skinning::Gpu
+        self != Skinning::VertexShader
     }
 }
 
@@ -282,7 +283,7 @@ pub struct DrawOptions {
 impl Default for DrawOptions {
     fn default() -> Self {
         DrawOptions {
-            skinning: Skinning::Gpu,
+            skinning: Skinning::VertexShader,
             wireframe: false,
             instances: 1,
         }
@@ -422,8 +423,8 @@ impl Renderer {
         })];
         let make = |skinning: Skinning, kind: Kind, sets: u32| {
             let vertex = match skinning {
-                Skinning::Gpu => VertexLayout::skinned(sets),
-                Skinning::Compute | Skinning::Cpu => VertexLayout::cpu_skinned(sets),
+                Skinning::VertexShader => VertexLayout::skinned(sets),
+                Skinning::ComputePass | Skinning::Cpu => VertexLayout::cpu_skinned(sets),
             };
             let wire = kind == Kind::Wire;
             skinned_pipeline(
@@ -460,7 +461,7 @@ impl Renderer {
                 .map(|&k| [make(skinning, k, 1), make(skinning, k, 2)])
                 .collect::<Vec<_>>()
         };
-        let pipelines = [per(Skinning::Gpu), per(Skinning::Cpu)];
+        let pipelines = [per(Skinning::VertexShader), per(Skinning::Cpu)];
         ctx.check()?;
         // One uniform set at a time (a K slider would otherwise keep one per K tried).
         self.sets.retain(|(s, _)| {
@@ -483,7 +484,7 @@ impl Renderer {
 
     /// Record every draw of `scene` with `options`. [`Skinning::Cpu`] draws what
     /// [`GpuScene::upload_skinned`] uploaded last (nothing before the first upload),
-    /// [`Skinning::Compute`] what the compute pass skinned (nothing before
+    /// [`Skinning::ComputePass`] what the compute pass skinned (nothing before
     /// [`GpuScene::enable_compute_skinning`]). Nothing is drawn before [`Renderer::prepare`] for
     /// the scene's palette source.
     pub fn draw_with(
@@ -498,8 +499,8 @@ impl Renderer {
         };
         // The pre-skinned buffer and the instances it holds.
         let (variant, skinned, instances) = match options.skinning {
-            Skinning::Gpu => (0, None, scene.instances()),
-            Skinning::Compute => match scene.compute_skinning() {
+            Skinning::VertexShader => (0, None, scene.instances()),
+            Skinning::ComputePass => match scene.compute_skinning() {
                 Some(c) => (1, Some(c.pre_skinned()), c.instances()),
                 None => return,
             },

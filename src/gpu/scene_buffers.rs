@@ -105,7 +105,7 @@ pub struct GpuDraw {
     /// Unique triangle edges as a line list (the wireframe); empty for lines and points.
     pub edges: wgpu::Buffer,
     pub edge_index_count: u32,
-    /// One [`CaptureVertex`] per vertex (the compute capture's input; storage path only).
+    /// One [`CaptureVertex`] per vertex (the capture shader's input; storage path only).
     pub capture_input: Option<wgpu::Buffer>,
     pub params: wgpu::Buffer,
     /// What `params` holds (rewritten when the skinning options change).
@@ -844,7 +844,7 @@ struct DrawBinding {
     instance_bind_groups: Vec<wgpu::BindGroup>,
     /// Uniform path: the draw's `BonePalette` blocks.
     bones: Option<wgpu::Buffer>,
-    /// Storage path: the compute capture's input.
+    /// Storage path: the capture shader's input.
     capture_input: Option<wgpu::Buffer>,
     /// Uniform path: the morph delta texture (kept alive with the scene).
     morph_texture: Option<wgpu::Texture>,
@@ -878,7 +878,7 @@ impl DrawUpload<'_> {
         let influence_sets = (weights.width / 4) as u32;
         let attributes = DrawAttributes::of(prim);
         let vtx = wgpu::BufferUsages::VERTEX;
-        // Joints and weights are also the compute capture's input on the storage path, and
+        // Joints and weights are also the capture shader's input on the storage path, and
         // with positions and normals the compute skinning's.
         let vtx_in = if self.plan.storage() {
             vtx | wgpu::BufferUsages::STORAGE
@@ -1009,7 +1009,7 @@ impl DrawUpload<'_> {
     }
 
     /// Storage path: group 1 with the morph deltas in a storage buffer, and the draw's
-    /// compute capture input.
+    /// capture shader input.
     fn storage_binding(
         &self,
         prim: &Primitive,
@@ -1311,7 +1311,7 @@ impl GpuScene {
         self.instances
     }
 
-    /// Skin with the compute pass from now on ([`crate::gpu::Skinning::Compute`] draws its
+    /// Skin with the compute pass from now on ([`crate::gpu::Skinning::ComputePass`] draws its
     /// buffer): builds the pipelines and the skinned vertex buffer once. Storage palette path
     /// with compute shaders only (an error says so otherwise).
     pub fn enable_compute_skinning(&mut self, ctx: &GpuContext) -> Result<()> {

@@ -604,14 +604,24 @@ pub fn run_crowd(
         }
         // The vertex-shader path.
         let mut enc = encoder("crowd: vertex-shader path");
-        draw(&mut enc, &gpu, Skinning::Gpu, q.map(|q| q.render(0)));
+        draw(
+            &mut enc,
+            &gpu,
+            Skinning::VertexShader,
+            q.map(|q| q.render(0)),
+        );
         let vertex_ms = submit_and_wait(ctx, enc)?;
         let (mut compute_ms, mut alone_ms) = (0.0, [0.0; 2]);
         if let Some(compute) = gpu.compute_skinning() {
             // The compute path: the skinning pass, then the plain draw of its buffers.
             let mut enc = encoder("crowd: compute path");
             gpu.record_compute_skinning(&mut enc, q.map(|q| q.compute(2)));
-            draw(&mut enc, &gpu, Skinning::Compute, q.map(|q| q.render(4)));
+            draw(
+                &mut enc,
+                &gpu,
+                Skinning::ComputePass,
+                q.map(|q| q.render(4)),
+            );
             compute_ms = submit_and_wait(ctx, enc)?;
             // The skinning pass alone, in each dispatch order.
             for (k, order) in DispatchOrder::ALL.into_iter().enumerate() {
@@ -649,9 +659,9 @@ pub fn run_crowd(
         if frame + 1 == total {
             let mut enc = encoder("crowd: picture");
             let skinning = if storage {
-                Skinning::Compute
+                Skinning::ComputePass
             } else {
-                Skinning::Gpu
+                Skinning::VertexShader
             };
             draw(&mut enc, &gpu, skinning, None);
             image = Some(target.read_rgba8(ctx, enc)?);

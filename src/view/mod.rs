@@ -41,11 +41,11 @@ pub struct ViewOptions {
     pub grid: bool,
     /// Draw triangle edges over the faces.
     pub wireframe: bool,
-    /// Which skinning a single view draws ([`Skinning::Compute`] needs the scene's compute
+    /// Which skinning a single view draws ([`Skinning::ComputePass`] needs the scene's compute
     /// skinning on: [`GpuScene::enable_compute_skinning`]).
     pub skinning: Skinning,
     /// Two views under one camera: CPU reference on the left, GPU skinning on the right (the
-    /// compute pass's when `skinning` is [`Skinning::Compute`], else the vertex shader's).
+    /// compute pass's when `skinning` is [`Skinning::ComputePass`], else the vertex shader's).
     pub split: bool,
     /// [`ColorMode::Errors`]: compare the character's own CPU skinning with the same frame
     /// skinned in these options (mode against mode, on the CPU) instead of the GPU against the
@@ -57,8 +57,8 @@ impl ViewOptions {
     /// The GPU skinning shown: the compute pass's when chosen, else the vertex shader's.
     pub fn gpu_skinning(&self) -> Skinning {
         match self.skinning {
-            Skinning::Compute => Skinning::Compute,
-            _ => Skinning::Gpu,
+            Skinning::ComputePass => Skinning::ComputePass,
+            _ => Skinning::VertexShader,
         }
     }
 
@@ -76,7 +76,7 @@ impl Default for ViewOptions {
             skeleton: false,
             grid: false,
             wireframe: false,
-            skinning: Skinning::Gpu,
+            skinning: Skinning::VertexShader,
             split: false,
             error_against: None,
         }
@@ -349,7 +349,7 @@ pub fn upload_influences(character: &Character, cpu_only: bool) -> Option<usize>
 
 /// Render `character`'s current frame (after [`Character::update`], with CPU skinning on: the
 /// camera frames the CPU-skinned bounds) at `width × height` with `options`, on the storage
-/// palette path. For [`ColorMode::Errors`] the GPU result is read back (the compute capture, or
+/// palette path. For [`ColorMode::Errors`] the GPU result is read back (the capture shader, or
 /// the draw's own vertex stage where there is none) and compared with the CPU's per vertex.
 pub fn render_character(
     ctx: &GpuContext,
@@ -400,7 +400,7 @@ pub fn render_character_with(
     for d in 0..scene.draws.len() {
         gpu.set_skin_options(ctx, d, character.skin_options(d));
     }
-    if options.skinning == Skinning::Compute {
+    if options.skinning == Skinning::ComputePass {
         gpu.enable_compute_skinning(ctx)?;
     }
     gpu.update(ctx, scene, &character.frame);
@@ -415,8 +415,9 @@ pub fn render_character_with(
         let draws: Vec<usize> = (0..scene.draws.len()).collect();
         // What the GPU half draws: the compute-skinned buffer as drawn; else the compute
         // capture where it runs (the storage path), else the draw's vertex stage.
-        let gpu_vertices = if options.skinning == Skinning::Compute {
-            let mut v = DrawCapture::new(ctx)?.run_with(ctx, &gpu, &draws, Skinning::Compute, 1)?;
+        let gpu_vertices = if options.skinning == Skinning::ComputePass {
+            let mut v =
+                DrawCapture::new(ctx)?.run_with(ctx, &gpu, &draws, Skinning::ComputePass, 1)?;
             v.pop().unwrap_or_default()
         } else if palette == PaletteSource::Storage && ctx.compute_capture() {
             Capture::new(ctx, &gpu)?.run(ctx, &gpu, &draws)?

@@ -42,8 +42,8 @@ pub struct ViewerOptions {
     pub demo: bool,
     /// Start in this view mode.
     pub mode: state::ViewMode,
-    /// How the GPU skins: the vertex shader ([`crate::gpu::Skinning::Gpu`]) or the compute
-    /// pass ([`crate::gpu::Skinning::Compute`]).
+    /// How the GPU skins: the vertex shader ([`crate::gpu::Skinning::VertexShader`]) or the compute
+    /// pass ([`crate::gpu::Skinning::ComputePass`]).
     pub gpu_skinning: crate::gpu::Skinning,
     /// Stop after this many frames.
     pub frames: Option<u64>,
@@ -61,7 +61,7 @@ impl Default for ViewerOptions {
             size: (1280, 800),
             demo: false,
             mode: state::ViewMode::Gpu,
-            gpu_skinning: crate::gpu::Skinning::Gpu,
+            gpu_skinning: crate::gpu::Skinning::VertexShader,
             frames: None,
             screenshot: None,
             no_vsync: false,

@@ -446,16 +446,24 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
     ui.horizontal(|ui| {
         use crate::gpu::Skinning;
         ui.label("GPU skins in");
-        ui.selectable_value(&mut state.gpu_skinning, Skinning::Gpu, "vertex shader")
-            .on_hover_text("every pass that draws the mesh blends the palette itself");
+        ui.selectable_value(
+            &mut state.gpu_skinning,
+            Skinning::VertexShader,
+            "vertex shader",
+        )
+        .on_hover_text("every pass that draws the mesh blends the palette itself");
         ui.add_enabled_ui(
             state.palette_source() == crate::gpu::PaletteSource::Storage,
             |ui| {
-                ui.selectable_value(&mut state.gpu_skinning, Skinning::Compute, "compute pass")
-                    .on_hover_text(
-                        "skinned once per frame into a buffer that a plain vertex shader draws (as \
+                ui.selectable_value(
+                    &mut state.gpu_skinning,
+                    Skinning::ComputePass,
+                    "compute pass",
+                )
+                .on_hover_text(
+                    "skinned once per frame into a buffer that a plain vertex shader draws (as \
                      Unreal and Godot do); storage palette only",
-                    );
+                );
             },
         );
     });
@@ -567,7 +575,7 @@ fn palette(ui: &mut Ui, state: &mut ViewerState) {
     if state.setup.split.is_some_and(|s| s.uniform_palette) {
         ui.label(
             RichText::new(
-                "uniform palette: live comparison and picking read the compute capture (storage \
+                "uniform palette: live comparison and picking read the capture shader (storage \
                  path); `skinview compare` on the uniform palette checks this one",
             )
             .weak(),

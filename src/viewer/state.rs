@@ -118,7 +118,7 @@ pub struct LiveErrors {
     /// Frames between the capture's submission and its result.
     pub latency_frames: u64,
     /// What the GPU side was read from.
-    pub source: crate::gpu::AsyncSource,
+    pub source: crate::gpu::CapturePath,
 }
 
 /// Rolling timings for the performance panel.
@@ -177,7 +177,7 @@ pub struct ViewerState {
     pub view: ViewOptions,
     /// GPU, CPU, side by side or diff.
     pub mode: ViewMode,
-    /// How the GPU skins: [`Skinning::Gpu`] (the vertex shader) or [`Skinning::Compute`] (a
+    /// How the GPU skins: [`Skinning::VertexShader`] (the vertex shader) or [`Skinning::ComputePass`] (a
     /// compute pass, drawn by a plain vertex shader; storage palette only).
     pub gpu_skinning: Skinning,
     /// The camera (orbit, pan, zoom).
@@ -258,7 +258,7 @@ impl ViewerState {
             rebuild_pending: false,
             storage_palette: true,
             uniform_bones: crate::gpu::DEFAULT_UNIFORM_BONES,
-            gpu_skinning: Skinning::Gpu,
+            gpu_skinning: Skinning::VertexShader,
         };
         state.after_rebuild(true)?;
         Ok(state)

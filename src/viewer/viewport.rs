@@ -3,11 +3,11 @@
 //! `skinview render`, mouse and keyboard camera controls, bone and vertex picking, IK target
 //! dragging, and the per-frame CPU-vs-GPU comparison read back asynchronously.
 //!
-//! Picking a vertex uses GPU-skinned positions read back from the compute capture (the same
+//! Picking a vertex uses GPU-skinned positions read back from the capture shader (the same
 //! `skin()` the draw runs; with compute skinning, the compute pass's output buffer itself,
 //! which is what is drawn), not a CPU guess: the vertex whose projection is nearest the click
 //! within [`PICK_RADIUS_PX`], the closest to the eye among those. On the uniform palette path
-//! (no compute capture there) the live comparison and picking are off; the panel says so.
+//! (no capture shader there) the live comparison and picking are off; the panel says so.
 
 use glam::{Mat4, Vec3, Vec4Swizzles};
 
@@ -55,7 +55,7 @@ pub struct Viewport {
 
 struct SceneGpu {
     gpu: GpuScene,
-    /// The compute capture and its asynchronous readback (storage palette path only: the
+    /// The capture shader and its asynchronous readback (storage palette path only: the
     /// live comparison and picking; the uniform path is checked by `skinview compare`).
     capture: Option<(Capture, AsyncCapture)>,
     /// The skinning options last written to the draws (`None`: not yet).
@@ -206,12 +206,12 @@ impl Viewport {
         let Some(s) = self.scene.as_mut() else {
             return Ok(());
         };
-        // The heatmap's errors come from the compute capture: without it (the uniform
+        // The heatmap's errors come from the capture shader: without it (the uniform
         // palette) it would show a clean blue, so the view falls back to the GPU one.
         if s.capture.is_none() && state.mode == super::state::ViewMode::Diff {
             state.mode = super::state::ViewMode::Gpu;
             state.error = Some(
-                "the |GPU - CPU| heatmap reads the compute capture, which runs on the storage \
+                "the |GPU - CPU| heatmap reads the capture shader, which runs on the storage \
                  palette only; `skinview compare` checks the uniform palette"
                     .into(),
             );
@@ -224,11 +224,11 @@ impl Viewport {
             }
             s.skin = Some(state.setup.skin);
         }
-        if state.gpu_skinning == crate::gpu::Skinning::Compute
+        if state.gpu_skinning == crate::gpu::Skinning::ComputePass
             && s.gpu.compute_skinning().is_none()
             && let Err(e) = s.gpu.enable_compute_skinning(ctx)
         {
-            state.gpu_skinning = crate::gpu::Skinning::Gpu;
+            state.gpu_skinning = crate::gpu::Skinning::VertexShader;
             state.error = Some(format!("{e}: skinning in the vertex shader"));
         }
         let c = &state.character;
@@ -305,7 +305,7 @@ impl Viewport {
             }
             self.snapshot_frame = state.stats.frames;
             // The compute path is compared as drawn: its own output buffer, not a capture.
-            let compute_skinned = state.gpu_skinning == crate::gpu::Skinning::Compute
+            let compute_skinned = state.gpu_skinning == crate::gpu::Skinning::ComputePass
                 && readback.submit_compute_skinned(ctx, &s.gpu);
             if !compute_skinned {
                 readback.submit(ctx, capture, &s.gpu);
@@ -357,7 +357,7 @@ impl Viewport {
                 rect.center_top() + egui::vec2(10.0, 8.0),
                 egui::Align2::LEFT_TOP,
                 match state.gpu_skinning {
-                    crate::gpu::Skinning::Compute => "GPU skinning (compute pass)",
+                    crate::gpu::Skinning::ComputePass => "GPU skinning (compute pass)",
                     _ => "GPU skinning (vertex shader)",
                 },
                 font,

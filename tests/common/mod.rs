@@ -12,8 +12,11 @@ use skinview::io::dump::Dump;
 
 pub use skinview::compare::run::Source;
 
-/// GPU skinning through the compute capture (what `dump --path gpu` writes by default).
-pub const GPU: Source = Source::Gpu(CapturePath::Compute);
+/// GPU skinning through the capture shader (what `dump --path gpu` writes by default).
+pub const GPU: Source = Source::Gpu {
+    readback: CapturePath::CaptureShader,
+    palette: None,
+};
 
 /// The `dump` exchange format of the deformed draws at `times` of `anim`, from `source`.
 pub fn dump(
