@@ -57,75 +57,6 @@ pub fn woodland_arm() -> Result<Scene> {
 
 /// Woodland's arm with the dimensions and animation settings of `p`.
 pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
-    let total = p.upper_length_m + p.fore_length_m;
-    let mut positions = Vec::new();
-    let mut normals = Vec::new();
-    let mut tangents = Vec::new();
-    let mut joints = Vec::new();
-    let mut weights = Vec::new();
-    let mut push = |pos: Vec3, n: Vec3, t: Vec4, positions: &mut Vec<Vec3>| {
-        // Weight of the forearm: smoothstep across the elbow zone.
-        let s = ((pos.x - (p.upper_length_m - p.blend_half_width_m))
-            / (2.0 * p.blend_half_width_m))
-            .clamp(0.0, 1.0);
-        let w1 = s * s * (3.0 - 2.0 * s);
-        positions.push(pos);
-        normals.push(n);
-        tangents.push(t);
-        joints.extend_from_slice(&[0, 1, 0, 0]);
-        weights.extend_from_slice(&[1.0 - w1, w1, 0.0, 0.0]);
-    };
-    let rv = p.ring_vertices;
-    for r in 0..p.rings {
-        let x = total * r as f32 / (p.rings - 1) as f32;
-        for k in 0..rv {
-            let a = TAU * k as f32 / rv as f32;
-            let n = Vec3::new(0.0, a.cos(), a.sin());
-            push(
-                Vec3::new(x, 0.0, 0.0) + n * p.radius_m,
-                n,
-                Vec4::new(1.0, 0.0, 0.0, 1.0),
-                &mut positions,
-            );
-        }
-    }
-    let mut indices = Vec::new();
-    for r in 0..p.rings as u32 - 1 {
-        for k in 0..rv as u32 {
-            let a = r * rv as u32 + k;
-            let b = r * rv as u32 + (k + 1) % rv as u32;
-            let (c, d) = (a + rv as u32, b + rv as u32);
-            indices.extend_from_slice(&[a, b, d, a, d, c]);
-        }
-    }
-    // End caps: a centre vertex and a ring with axial normals.
-    for (x, dir) in [(0.0f32, -1.0f32), (total, 1.0)] {
-        let centre = positions.len() as u32;
-        let n = Vec3::new(dir, 0.0, 0.0);
-        push(
-            Vec3::new(x, 0.0, 0.0),
-            n,
-            Vec4::new(0.0, 1.0, 0.0, 1.0),
-            &mut positions,
-        );
-        for k in 0..rv {
-            let a = TAU * k as f32 / rv as f32;
-            push(
-                Vec3::new(x, a.cos() * p.radius_m, a.sin() * p.radius_m),
-                n,
-                Vec4::new(0.0, 1.0, 0.0, 1.0),
-                &mut positions,
-            );
-        }
-        for k in 0..rv as u32 {
-            let (a, b) = (centre + 1 + k, centre + 1 + (k + 1) % rv as u32);
-            if dir > 0.0 {
-                indices.extend_from_slice(&[centre, a, b])
-            } else {
-                indices.extend_from_slice(&[centre, b, a])
-            }
-        }
-    }
     let node = |name: &str, src: usize, parent: Option<usize>, t: Vec3| Node {
         name: Some(name.into()),
         source_index: src,
@@ -148,6 +79,125 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
         Mat4::IDENTITY,
         Mat4::from_translation(Vec3::new(-p.upper_length_m, 0.0, 0.0)),
     ];
+    let raw = RawScene {
+        name: "woodland_arm (built-in)".into(),
+        nodes: vec![upper, fore, skinned],
+        meshes: vec![Mesh {
+            name: Some("arm".into()),
+            primitives: vec![arm_skin(p)],
+            default_morph_weights: Vec::new(),
+        }],
+        skins: vec![Skin {
+            name: Some("arm".into()),
+            joints: vec![0, 1],
+            joint_from_bind,
+        }],
+        animations: vec![bend_animation(p), twist_animation(p)],
+        roots: vec![0, 2],
+        textures: Vec::new(),
+        report: Default::default(),
+    };
+    SceneBuilder::build(raw)
+}
+
+/// The arm's vertex attributes and triangles as they are built.
+#[derive(Default)]
+struct Tube {
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    tangents: Vec<Vec4>,
+    joints: Vec<u32>,
+    weights: Vec<f32>,
+    indices: Vec<u32>,
+}
+
+impl Tube {
+    /// Add a vertex weighted to the upper arm and the forearm by a smoothstep across the
+    /// elbow's blend zone.
+    fn push(&mut self, p: &ArmParams, pos: Vec3, n: Vec3, t: Vec4) {
+        // Weight of the forearm: smoothstep across the elbow zone.
+        let s = ((pos.x - (p.upper_length_m - p.blend_half_width_m))
+            / (2.0 * p.blend_half_width_m))
+            .clamp(0.0, 1.0);
+        let w1 = s * s * (3.0 - 2.0 * s);
+        self.positions.push(pos);
+        self.normals.push(n);
+        self.tangents.push(t);
+        self.joints.extend_from_slice(&[0, 1, 0, 0]);
+        self.weights.extend_from_slice(&[1.0 - w1, w1, 0.0, 0.0]);
+    }
+}
+
+/// The closed tube skin round both bones: rings along +X, then an end cap at each end.
+fn arm_skin(p: &ArmParams) -> Primitive {
+    let total = p.upper_length_m + p.fore_length_m;
+    let mut tube = Tube::default();
+    let rv = p.ring_vertices;
+    for r in 0..p.rings {
+        let x = total * r as f32 / (p.rings - 1) as f32;
+        for k in 0..rv {
+            let a = TAU * k as f32 / rv as f32;
+            let n = Vec3::new(0.0, a.cos(), a.sin());
+            tube.push(
+                p,
+                Vec3::new(x, 0.0, 0.0) + n * p.radius_m,
+                n,
+                Vec4::new(1.0, 0.0, 0.0, 1.0),
+            );
+        }
+    }
+    for r in 0..p.rings as u32 - 1 {
+        for k in 0..rv as u32 {
+            let a = r * rv as u32 + k;
+            let b = r * rv as u32 + (k + 1) % rv as u32;
+            let (c, d) = (a + rv as u32, b + rv as u32);
+            tube.indices.extend_from_slice(&[a, b, d, a, d, c]);
+        }
+    }
+    // End caps: a centre vertex and a ring with axial normals.
+    for (x, dir) in [(0.0f32, -1.0f32), (total, 1.0)] {
+        let centre = tube.positions.len() as u32;
+        let n = Vec3::new(dir, 0.0, 0.0);
+        tube.push(p, Vec3::new(x, 0.0, 0.0), n, Vec4::new(0.0, 1.0, 0.0, 1.0));
+        for k in 0..rv {
+            let a = TAU * k as f32 / rv as f32;
+            tube.push(
+                p,
+                Vec3::new(x, a.cos() * p.radius_m, a.sin() * p.radius_m),
+                n,
+                Vec4::new(0.0, 1.0, 0.0, 1.0),
+            );
+        }
+        for k in 0..rv as u32 {
+            let (a, b) = (centre + 1 + k, centre + 1 + (k + 1) % rv as u32);
+            if dir > 0.0 {
+                tube.indices.extend_from_slice(&[centre, a, b])
+            } else {
+                tube.indices.extend_from_slice(&[centre, b, a])
+            }
+        }
+    }
+    Primitive {
+        positions: tube.positions,
+        normals: Some(tube.normals),
+        tangents: Some(tube.tangents),
+        indices: tube.indices,
+        topology: Topology::Triangles,
+        skin_weights: Some(SkinWeights {
+            width: 4,
+            joints: tube.joints,
+            weights: tube.weights,
+        }),
+        morph_targets: Vec::new(),
+        base_color: [0.85, 0.62, 0.50, 1.0],
+        base_color_texture: None,
+        uvs: None,
+        colors: None,
+    }
+}
+
+/// "bend": the forearm (node 1) turned about +Z from 0 to `max_bend_rad` over `duration_s`.
+fn bend_animation(p: &ArmParams) -> Animation {
     // Bend keys every 30°: slerp between them is exact rotation about Z.
     let steps = ((p.max_bend_rad / (PI / 6.0)).ceil() as usize).max(1);
     let mut times_s = Vec::new();
@@ -157,7 +207,7 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
         times_s.push(p.duration_s * f);
         values.extend_from_slice(&Quat::from_rotation_z(p.max_bend_rad * f).to_array());
     }
-    let bend = Animation {
+    Animation {
         name: Some("bend".into()),
         channels: vec![Channel {
             node: 1,
@@ -170,11 +220,14 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
                 is_rotation: true,
             },
         }],
-    };
-    // A 180° twist of the forearm about its own axis (Weber, "Run-Time Skin Deformation",
-    // §Shortcomings of Vertex Blending, Figure 9).
+    }
+}
+
+/// "twist": a 180° twist of the forearm about its own axis over `duration_s` (Weber,
+/// "Run-Time Skin Deformation", §Shortcomings of Vertex Blending, Figure 9).
+fn twist_animation(p: &ArmParams) -> Animation {
     let twist_steps = 6;
-    let twist = Animation {
+    Animation {
         name: Some("twist".into()),
         channels: vec![Channel {
             node: 1,
@@ -193,42 +246,7 @@ pub fn woodland_arm_with(p: &ArmParams) -> Result<Scene> {
                 is_rotation: true,
             },
         }],
-    };
-    let raw = RawScene {
-        name: "woodland_arm (built-in)".into(),
-        nodes: vec![upper, fore, skinned],
-        meshes: vec![Mesh {
-            name: Some("arm".into()),
-            primitives: vec![Primitive {
-                positions,
-                normals: Some(normals),
-                tangents: Some(tangents),
-                indices,
-                topology: Topology::Triangles,
-                skin_weights: Some(SkinWeights {
-                    width: 4,
-                    joints,
-                    weights,
-                }),
-                morph_targets: Vec::new(),
-                base_color: [0.85, 0.62, 0.50, 1.0],
-                base_color_texture: None,
-                uvs: None,
-                colors: None,
-            }],
-            default_morph_weights: Vec::new(),
-        }],
-        skins: vec![Skin {
-            name: Some("arm".into()),
-            joints: vec![0, 1],
-            joint_from_bind,
-        }],
-        animations: vec![bend, twist],
-        roots: vec![0, 2],
-        textures: Vec::new(),
-        report: Default::default(),
-    };
-    SceneBuilder::build(raw)
+    }
 }
 
 /// Woodland's arm as a native Weber rig: the same bones, skin and bend motion, plus the

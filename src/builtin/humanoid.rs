@@ -90,130 +90,39 @@ fn lim(min: [f32; 3], max: [f32; 3]) -> Option<LimitsDeg> {
 
 /// The humanoid rig with its skin and motions.
 pub fn humanoid_rig() -> crate::error::Result<WeberRig> {
+    let b = skeleton();
+    // The skin depends only on the bones above (constant): build it once per process.
+    static SKIN: std::sync::OnceLock<RigMesh> = std::sync::OnceLock::new();
+    let mesh = match SKIN.get() {
+        Some(m) => m.clone(),
+        None => {
+            let m = skin(&b.bones)?;
+            SKIN.get_or_init(|| m).clone()
+        }
+    };
+    let mut rig = WeberRig::new("humanoid", b.bones.clone());
+    rig.mesh = Some(mesh);
+    rig.motions = vec![
+        walk(&b, "walk", 1.1, 1.0),
+        walk(&b, "run", 0.72, 1.8),
+        throw(&b),
+    ];
+    Ok(rig)
+}
+
+/// The 18 bones in their reference pose (torso, left and right arm, left and right leg), with
+/// bone links at shoulders, elbows, hips and knees.
+fn skeleton() -> Builder {
     let mut b = Builder {
         bones: Vec::new(),
         model_rot: Vec::new(),
         base: Vec::new(),
     };
-    let up = Vec3::Y;
-    let fwd = Vec3::Z;
-    let pelvis = b.add(
-        "pelvis",
-        None,
-        Vec3::new(0.0, 0.95, 0.0),
-        up,
-        fwd,
-        0.12,
-        ([0.11, 0.15], [0.10, 0.14]),
-        lim([-30.0, -30.0, -30.0], [30.0, 30.0, 30.0]),
-    );
-    let spine = b.add(
-        "spine",
-        Some(pelvis),
-        b.tip(pelvis),
-        up,
-        fwd,
-        0.18,
-        ([0.10, 0.14], [0.10, 0.14]),
-        lim([-30.0, -30.0, -35.0], [45.0, 30.0, 35.0]),
-    );
-    let chest = b.add(
-        "chest",
-        Some(spine),
-        b.tip(spine),
-        up,
-        fwd,
-        0.24,
-        ([0.10, 0.14], [0.10, 0.13]),
-        lim([-20.0, -20.0, -30.0], [30.0, 20.0, 30.0]),
-    );
-    b.add(
-        "head",
-        Some(chest),
-        b.tip(chest),
-        up,
-        fwd,
-        0.26,
-        ([0.05, 0.05], [0.09, 0.10]),
-        lim([-40.0, -40.0, -70.0], [40.0, 40.0, 70.0]),
-    );
-    let arm = |b: &mut Builder, side: f32, s: &str| {
-        let sx = Vec3::new(side, 0.0, 0.0);
-        let clav_base = b.tip(chest) + Vec3::new(side * 0.02, -0.05, 0.0);
-        let clav = b.add(
-            &format!("{s}_clavicle"),
-            Some(chest),
-            clav_base,
-            sx,
-            up,
-            0.15,
-            ([0.06, 0.06], [0.055, 0.055]),
-            lim([-15.0, -20.0, -10.0], [25.0, 20.0, 10.0]),
-        );
-        let upper = b.add(
-            &format!("{s}_upper_arm"),
-            Some(clav),
-            b.tip(clav),
-            sx,
-            up,
-            0.28,
-            ([0.05, 0.05], [0.042, 0.042]),
-            lim([-95.0, -90.0, -80.0], [95.0, 90.0, 80.0]),
-        );
-        let fore = b.add(
-            &format!("{s}_forearm"),
-            Some(upper),
-            b.tip(upper),
-            sx,
-            up,
-            0.26,
-            ([0.04, 0.04], [0.03, 0.032]),
-            lim([-5.0, -150.0, -80.0], [5.0, 150.0, 80.0]),
-        );
-        b.add(
-            &format!("{s}_hand"),
-            Some(fore),
-            b.tip(fore),
-            sx,
-            up,
-            0.16,
-            ([0.018, 0.03], [0.012, 0.025]),
-            lim([-60.0, -30.0, -10.0], [60.0, 30.0, 10.0]),
-        );
-    };
-    arm(&mut b, 1.0, "l");
-    arm(&mut b, -1.0, "r");
+    let (pelvis, chest) = b.torso();
+    b.arm(chest, 1.0, "l");
+    b.arm(chest, -1.0, "r");
     for (side, s) in [(1.0f32, "l"), (-1.0, "r")] {
-        let thigh = b.add(
-            &format!("{s}_thigh"),
-            Some(pelvis),
-            Vec3::new(side * 0.095, 0.92, 0.0),
-            -up,
-            fwd,
-            0.45,
-            ([0.075, 0.075], [0.05, 0.05]),
-            lim([-30.0, -30.0, -40.0], [30.0, 30.0, 40.0]),
-        );
-        let shin = b.add(
-            &format!("{s}_shin"),
-            Some(thigh),
-            b.tip(thigh),
-            -up,
-            fwd,
-            0.43,
-            ([0.048, 0.048], [0.035, 0.035]),
-            lim([-3.0, -3.0, -150.0], [3.0, 3.0, 3.0]),
-        );
-        b.add(
-            &format!("{s}_foot"),
-            Some(shin),
-            b.tip(shin),
-            Vec3::new(0.0, -0.35, 1.0),
-            up,
-            0.19,
-            ([0.04, 0.045], [0.025, 0.045]),
-            lim([-30.0, -15.0, -40.0], [30.0, 15.0, 40.0]),
-        );
+        b.leg(pelvis, side, s);
     }
     // Bone links at shoulders, elbows, hips and knees (Weber, "Run-Time Skin Deformation", §Bone
     // Links: 2–3 links, default length). The hips are a fork (the pelvis has the spine and both
@@ -238,23 +147,141 @@ pub fn humanoid_rig() -> crate::error::Result<WeberRig> {
             });
         }
     }
-    // The skin depends only on the bones above (constant): build it once per process.
-    static SKIN: std::sync::OnceLock<RigMesh> = std::sync::OnceLock::new();
-    let mesh = match SKIN.get() {
-        Some(m) => m.clone(),
-        None => {
-            let m = skin(&b.bones)?;
-            SKIN.get_or_init(|| m).clone()
-        }
-    };
-    let mut rig = WeberRig::new("humanoid", b.bones.clone());
-    rig.mesh = Some(mesh);
-    rig.motions = vec![
-        walk(&b, "walk", 1.1, 1.0),
-        walk(&b, "run", 0.72, 1.8),
-        throw(&b),
-    ];
-    Ok(rig)
+    b
+}
+
+impl Builder {
+    /// Pelvis, spine, chest and head, stacked up +Y; returns the pelvis and the chest.
+    fn torso(&mut self) -> (usize, usize) {
+        let up = Vec3::Y;
+        let fwd = Vec3::Z;
+        let pelvis = self.add(
+            "pelvis",
+            None,
+            Vec3::new(0.0, 0.95, 0.0),
+            up,
+            fwd,
+            0.12,
+            ([0.11, 0.15], [0.10, 0.14]),
+            lim([-30.0, -30.0, -30.0], [30.0, 30.0, 30.0]),
+        );
+        let spine = self.add(
+            "spine",
+            Some(pelvis),
+            self.tip(pelvis),
+            up,
+            fwd,
+            0.18,
+            ([0.10, 0.14], [0.10, 0.14]),
+            lim([-30.0, -30.0, -35.0], [45.0, 30.0, 35.0]),
+        );
+        let chest = self.add(
+            "chest",
+            Some(spine),
+            self.tip(spine),
+            up,
+            fwd,
+            0.24,
+            ([0.10, 0.14], [0.10, 0.13]),
+            lim([-20.0, -20.0, -30.0], [30.0, 20.0, 30.0]),
+        );
+        self.add(
+            "head",
+            Some(chest),
+            self.tip(chest),
+            up,
+            fwd,
+            0.26,
+            ([0.05, 0.05], [0.09, 0.10]),
+            lim([-40.0, -40.0, -70.0], [40.0, 40.0, 70.0]),
+        );
+        (pelvis, chest)
+    }
+
+    /// Clavicle, upper arm, forearm and hand of one side (`side` ±1 along X, `s` the name
+    /// prefix), from the top of the chest outwards.
+    fn arm(&mut self, chest: usize, side: f32, s: &str) {
+        let up = Vec3::Y;
+        let sx = Vec3::new(side, 0.0, 0.0);
+        let clav_base = self.tip(chest) + Vec3::new(side * 0.02, -0.05, 0.0);
+        let clav = self.add(
+            &format!("{s}_clavicle"),
+            Some(chest),
+            clav_base,
+            sx,
+            up,
+            0.15,
+            ([0.06, 0.06], [0.055, 0.055]),
+            lim([-15.0, -20.0, -10.0], [25.0, 20.0, 10.0]),
+        );
+        let upper = self.add(
+            &format!("{s}_upper_arm"),
+            Some(clav),
+            self.tip(clav),
+            sx,
+            up,
+            0.28,
+            ([0.05, 0.05], [0.042, 0.042]),
+            lim([-95.0, -90.0, -80.0], [95.0, 90.0, 80.0]),
+        );
+        let fore = self.add(
+            &format!("{s}_forearm"),
+            Some(upper),
+            self.tip(upper),
+            sx,
+            up,
+            0.26,
+            ([0.04, 0.04], [0.03, 0.032]),
+            lim([-5.0, -150.0, -80.0], [5.0, 150.0, 80.0]),
+        );
+        self.add(
+            &format!("{s}_hand"),
+            Some(fore),
+            self.tip(fore),
+            sx,
+            up,
+            0.16,
+            ([0.018, 0.03], [0.012, 0.025]),
+            lim([-60.0, -30.0, -10.0], [60.0, 30.0, 10.0]),
+        );
+    }
+
+    /// Thigh, shin and foot of one side (`side` ±1 along X, `s` the name prefix), hanging
+    /// from the pelvis.
+    fn leg(&mut self, pelvis: usize, side: f32, s: &str) {
+        let up = Vec3::Y;
+        let fwd = Vec3::Z;
+        let thigh = self.add(
+            &format!("{s}_thigh"),
+            Some(pelvis),
+            Vec3::new(side * 0.095, 0.92, 0.0),
+            -up,
+            fwd,
+            0.45,
+            ([0.075, 0.075], [0.05, 0.05]),
+            lim([-30.0, -30.0, -40.0], [30.0, 30.0, 40.0]),
+        );
+        let shin = self.add(
+            &format!("{s}_shin"),
+            Some(thigh),
+            self.tip(thigh),
+            -up,
+            fwd,
+            0.43,
+            ([0.048, 0.048], [0.035, 0.035]),
+            lim([-3.0, -3.0, -150.0], [3.0, 3.0, 3.0]),
+        );
+        self.add(
+            &format!("{s}_foot"),
+            Some(shin),
+            self.tip(shin),
+            Vec3::new(0.0, -0.35, 1.0),
+            up,
+            0.19,
+            ([0.04, 0.045], [0.025, 0.045]),
+            lim([-30.0, -15.0, -40.0], [30.0, 15.0, 40.0]),
+        );
+    }
 }
 
 /// Grid cell of the skin's surface nets: thinner than the hand (2.4 cm at its tip) and the

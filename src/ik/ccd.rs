@@ -66,7 +66,7 @@ use glam::{Mat3A, Mat4, Quat, Vec3, Vec3A, Vec4};
 use super::limits::{InsideTest, JointLimits, normalize_or_identity};
 use crate::error::{Error, Result};
 use crate::math::Trs;
-use crate::scene::Scene;
+use crate::scene::{Node, Scene};
 use crate::skeleton::compose_model;
 
 /// Arms (joint → tip, joint → target) shorter than this (model units, metres) have no
@@ -222,6 +222,18 @@ impl CcdJob<'_> {
     /// Check the numbered rules above.
     pub fn validate(&self) -> Result<()> {
         let n = self.scene.nodes.len();
+        self.validate_pose_lengths(n)?;
+        self.validate_participation(n)?;
+        self.validate_limits(n)?;
+        for (e, eff) in self.effectors.iter().enumerate() {
+            self.validate_effector(e, eff, n)?;
+        }
+        validate_settings(&self.settings)?;
+        self.validate_input()
+    }
+
+    /// Rules 1 and 2: `reference`, `input` and `previous` (when given) have `n` entries.
+    fn validate_pose_lengths(&self, n: usize) -> Result<()> {
         if self.reference.len() != n || self.input.len() != n {
             return Err(Error::job(
                 JOB,
@@ -242,158 +254,157 @@ impl CcdJob<'_> {
                 format!("{} previous locals for {n} nodes", p.len()),
             ));
         }
-        if !self.participation.is_empty() {
-            if self.participation.len() != n {
-                return Err(Error::job(
-                    JOB,
-                    3,
-                    format!(
-                        "{} participation weights for {n} nodes",
-                        self.participation.len()
-                    ),
-                ));
-            }
-            // Every frame: a branch-free pass first, the search for the culprit only when it
-            // fails (so for the limits below).
-            let out_of_range = |w: &f32| !(0.0..=1.0).contains(w);
-            if self
-                .participation
-                .iter()
-                .fold(false, |bad, w| bad | out_of_range(w))
-                && let Some(i) = self.participation.iter().position(out_of_range)
-            {
-                return Err(Error::job(
-                    JOB,
-                    3,
-                    format!(
-                        "participation[{i}] = {} is not in [0, 1]",
-                        self.participation[i]
-                    ),
-                ));
-            }
+        Ok(())
+    }
+
+    /// Rule 3: `participation` is empty or has `n` weights, each in [0, 1].
+    fn validate_participation(&self, n: usize) -> Result<()> {
+        if self.participation.is_empty() {
+            return Ok(());
         }
-        if !self.limits.is_empty() {
-            if self.limits.len() != n {
-                return Err(Error::job(
-                    JOB,
-                    4,
-                    format!("{} joint limits for {n} nodes", self.limits.len()),
-                ));
-            }
-            let invalid = |l: &Option<JointLimits>| l.is_some_and(|l| !l.is_valid());
-            if self.limits.iter().fold(false, |bad, l| bad | invalid(l))
-                && let Some(i) = self.limits.iter().position(invalid)
-            {
-                return Err(Error::job(
-                    JOB,
-                    4,
-                    format!(
-                        "limits[{i}] = {:?} are not finite with min <= max",
-                        self.limits[i]
-                    ),
-                ));
-            }
-        }
-        for (e, eff) in self.effectors.iter().enumerate() {
-            if eff.end_node >= n {
-                return Err(Error::job(
-                    JOB,
-                    5,
-                    format!(
-                        "effectors[{e}].end_node {} is not one of {n} nodes",
-                        eff.end_node
-                    ),
-                ));
-            }
-            if eff.chain_length == 0 {
-                return Err(Error::job(
-                    JOB,
-                    6,
-                    format!("effectors[{e}].chain_length is 0"),
-                ));
-            }
-            let mut k = Some(eff.end_node);
-            for c in 0..eff.chain_length {
-                let Some(node) = k else {
-                    return Err(Error::job(
-                        JOB,
-                        6,
-                        format!(
-                            "effectors[{e}].chain_length {} exceeds node {}'s {c} joints up to the root",
-                            eff.chain_length, eff.end_node
-                        ),
-                    ));
-                };
-                if self.scene.nodes[node].matrix.is_some() {
-                    return Err(Error::job(
-                        JOB,
-                        7,
-                        format!(
-                            "effectors[{e}]: chain node {node} is a matrix node and cannot rotate"
-                        ),
-                    ));
-                }
-                if !trs_is_finite(&self.reference[node])
-                    || self.previous.is_some_and(|p| !trs_is_finite(&p[node]))
-                {
-                    return Err(Error::job(
-                        JOB,
-                        10,
-                        format!(
-                            "effectors[{e}]: reference or previous local of chain node {node} is not finite"
-                        ),
-                    ));
-                }
-                k = self.scene.nodes[node].parent;
-            }
-            if !eff.tip_local.is_finite() || !eff.target_model.is_finite() {
-                return Err(Error::job(
-                    JOB,
-                    8,
-                    format!(
-                        "effectors[{e}]: tip {} or target {} is not finite",
-                        eff.tip_local, eff.target_model
-                    ),
-                ));
-            }
-            if !eff.weight.is_finite() || eff.weight < 0.0 {
-                return Err(Error::job(
-                    JOB,
-                    8,
-                    format!(
-                        "effectors[{e}].weight {} is not finite and >= 0",
-                        eff.weight
-                    ),
-                ));
-            }
-        }
-        let s = &self.settings;
-        if s.iterations == 0 {
-            return Err(Error::job(JOB, 9, "iterations is 0"));
-        }
-        if !s.tolerance_m.is_finite() || s.tolerance_m < 0.0 {
+        if self.participation.len() != n {
             return Err(Error::job(
                 JOB,
-                9,
-                format!("tolerance {} is not finite and >= 0", s.tolerance_m),
+                3,
+                format!(
+                    "{} participation weights for {n} nodes",
+                    self.participation.len()
+                ),
             ));
         }
-        if !s.dt_s.is_finite() || s.dt_s <= 0.0 {
-            return Err(Error::job(
-                JOB,
-                9,
-                format!("dt {} is not finite and > 0", s.dt_s),
-            ));
-        }
-        if let Some(v) = s.max_angular_velocity_rad_s
-            && (!v.is_finite() || v < 0.0)
+        // Every frame: a branch-free pass first, the search for the culprit only when it
+        // fails (so for the limits below).
+        let out_of_range = |w: &f32| !(0.0..=1.0).contains(w);
+        if self
+            .participation
+            .iter()
+            .fold(false, |bad, w| bad | out_of_range(w))
+            && let Some(i) = self.participation.iter().position(out_of_range)
         {
             return Err(Error::job(
                 JOB,
-                9,
-                format!("max angular velocity {v} is not finite and >= 0"),
+                3,
+                format!(
+                    "participation[{i}] = {} is not in [0, 1]",
+                    self.participation[i]
+                ),
             ));
         }
+        Ok(())
+    }
+
+    /// Rule 4: `limits` is empty or has `n` entries, the given ones valid.
+    fn validate_limits(&self, n: usize) -> Result<()> {
+        if self.limits.is_empty() {
+            return Ok(());
+        }
+        if self.limits.len() != n {
+            return Err(Error::job(
+                JOB,
+                4,
+                format!("{} joint limits for {n} nodes", self.limits.len()),
+            ));
+        }
+        let invalid = |l: &Option<JointLimits>| l.is_some_and(|l| !l.is_valid());
+        if self.limits.iter().fold(false, |bad, l| bad | invalid(l))
+            && let Some(i) = self.limits.iter().position(invalid)
+        {
+            return Err(Error::job(
+                JOB,
+                4,
+                format!(
+                    "limits[{i}] = {:?} are not finite with min <= max",
+                    self.limits[i]
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Rules 5 to 8 for effector `e` (and rule 10 for its chain's reference and previous
+    /// locals, checked as the chain is walked).
+    fn validate_effector(&self, e: usize, eff: &Effector, n: usize) -> Result<()> {
+        if eff.end_node >= n {
+            return Err(Error::job(
+                JOB,
+                5,
+                format!(
+                    "effectors[{e}].end_node {} is not one of {n} nodes",
+                    eff.end_node
+                ),
+            ));
+        }
+        if eff.chain_length == 0 {
+            return Err(Error::job(
+                JOB,
+                6,
+                format!("effectors[{e}].chain_length is 0"),
+            ));
+        }
+        self.validate_chain(e, eff)?;
+        if !eff.tip_local.is_finite() || !eff.target_model.is_finite() {
+            return Err(Error::job(
+                JOB,
+                8,
+                format!(
+                    "effectors[{e}]: tip {} or target {} is not finite",
+                    eff.tip_local, eff.target_model
+                ),
+            ));
+        }
+        if !eff.weight.is_finite() || eff.weight < 0.0 {
+            return Err(Error::job(
+                JOB,
+                8,
+                format!(
+                    "effectors[{e}].weight {} is not finite and >= 0",
+                    eff.weight
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Rules 6, 7 and 10 along effector `e`'s chain (its `end_node` in range): enough
+    /// ancestors, none a `matrix` node, finite reference and previous locals.
+    fn validate_chain(&self, e: usize, eff: &Effector) -> Result<()> {
+        let mut k = Some(eff.end_node);
+        for c in 0..eff.chain_length {
+            let Some(node) = k else {
+                return Err(Error::job(
+                    JOB,
+                    6,
+                    format!(
+                        "effectors[{e}].chain_length {} exceeds node {}'s {c} joints up to the root",
+                        eff.chain_length, eff.end_node
+                    ),
+                ));
+            };
+            if self.scene.nodes[node].matrix.is_some() {
+                return Err(Error::job(
+                    JOB,
+                    7,
+                    format!("effectors[{e}]: chain node {node} is a matrix node and cannot rotate"),
+                ));
+            }
+            if !trs_is_finite(&self.reference[node])
+                || self.previous.is_some_and(|p| !trs_is_finite(&p[node]))
+            {
+                return Err(Error::job(
+                    JOB,
+                    10,
+                    format!(
+                        "effectors[{e}]: reference or previous local of chain node {node} is not finite"
+                    ),
+                ));
+            }
+            k = self.scene.nodes[node].parent;
+        }
+        Ok(())
+    }
+
+    /// Rule 10: every `input` local is finite.
+    fn validate_input(&self) -> Result<()> {
         // Every frame: first a branch-free pass (x·0 is 0 for finite x, NaN otherwise; four
         // lanes summed across nodes, one horizontal sum at the end), the search for the
         // culprit only when it fails.
@@ -411,192 +422,43 @@ impl CcdJob<'_> {
     /// Validate, then solve: write the solved pose to `output` and the outcome to `result`.
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
-        let scene = self.scene;
-        let nodes = &scene.nodes;
-        let effectors = self.effectors;
-        let settings = self.settings;
-        let participation = |i: usize| self.participation.get(i).copied().unwrap_or(1.0);
-        let limits = self.limits;
-        let limit_of = |i: usize| limits.get(i).copied().flatten();
-        let reference = self.reference;
-        let previous = self.previous;
+        let job = Solve {
+            nodes: &self.scene.nodes,
+            effectors: self.effectors,
+            participation: self.participation,
+            limits: self.limits,
+            reference: self.reference,
+            previous: self.previous,
+            settings: self.settings,
+        };
         let out = &mut *self.output;
         let s = &mut *self.scratch;
         let result = &mut *self.result;
 
         out.clear();
         out.extend_from_slice(self.input);
+        s.gather_chains(&job);
+        s.start_rotations(&job, out);
+        s.chain_models(job.nodes, out);
 
-        // Chain nodes and (joint, effector) pairs, joints descending.
-        s.path.clear();
-        s.pairs.clear();
-        for (e, eff) in effectors.iter().enumerate() {
-            let mut k = eff.end_node;
-            for c in 0..eff.chain_length {
-                s.path.push(k);
-                if eff.weight > 0.0 && participation(k) > 0.0 {
-                    s.pairs.push((k, e));
-                }
-                if c + 1 < eff.chain_length {
-                    // validate() rule 6 guarantees the ancestor exists; stop the chain if not.
-                    match nodes[k].parent {
-                        Some(p) => k = p,
-                        None => break,
-                    }
-                }
-            }
-        }
-        // One effector (the usual case) pushes its chain end first: already descending, so the
-        // sorts are skipped.
-        if s.path.is_sorted_by(|a, b| a >= b) {
-            s.path.reverse();
-        } else {
-            s.path.sort_unstable();
-        }
-        s.path.dedup();
-        let order = |a: &(usize, usize), b: &(usize, usize)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
-        if !s.pairs.is_sorted_by(|a, b| order(a, b).is_le()) {
-            s.pairs.sort_unstable_by(order);
-        }
-
-        // Start rotations (§5.1 / §5.2), clamped to the limits (their inside tests made when
-        // the limits are new or changed).
-        if s.inside.len() < nodes.len() {
-            s.inside.resize(nodes.len(), None);
-        }
-        if s.reference_unit.len() < nodes.len() {
-            s.reference_unit.resize(nodes.len(), Quat::IDENTITY);
-        }
-        if s.returned.len() < nodes.len() {
-            s.returned.resize(nodes.len(), None);
-        }
-        let mut prev_joint = usize::MAX;
-        for &(j, _) in &s.pairs {
-            if j == prev_joint {
-                continue;
-            }
-            prev_joint = j;
-            let start = match (settings.mode, previous) {
-                (IkMode::ReferenceBased, _) => reference[j].rotation,
-                (IkMode::Incremental, Some(p)) => p[j].rotation,
-                (IkMode::Incremental, None) => out[j].rotation,
-            };
-            // This frame's limits with their inside test (made again only when they changed):
-            // what every clamp of `j` below uses.
-            let mut kept = true;
-            match limit_of(j) {
-                Some(l) if s.inside[j].is_none_or(|(cached, _)| cached != l) => {
-                    s.inside[j] = Some((l, InsideTest::new(&l)));
-                    kept = false;
-                }
-                Some(_) => {}
-                None => {
-                    kept = s.inside[j].is_none();
-                    s.inside[j] = None;
-                }
-            }
-            let r_unit = normalize_or_identity(reference[j].rotation);
-            kept &= r_unit == s.reference_unit[j];
-            s.reference_unit[j] = r_unit;
-            // The rotation this scratch last returned for the joint, under the same limits and
-            // reference (an incremental start from `previous`), is already clamped: taken as
-            // it is. A joint sitting on a bound would otherwise go through the clamp's
-            // decomposition every frame only to come back unchanged or a rounding away.
-            out[j].rotation = if kept && s.returned[j] == Some(start) {
-                start
-            } else {
-                clamp_joint(&s.inside[j], r_unit, normalize_or_identity(start))
-            };
-        }
-
-        // Model matrices of the chain nodes and their ancestors (nothing else is read).
-        let top = s.path.last().map_or(0, |&k| k + 1);
-        s.moved.clear();
-        s.moved.resize(top, false);
-        for &k in &s.path {
-            // Mark k and its unmarked ancestors (parents have lower indices: depth-first).
-            let mut n = Some(k);
-            while let Some(i) = n {
-                if s.moved[i] {
-                    break;
-                }
-                s.moved[i] = true;
-                n = nodes[i].parent;
-            }
-        }
-        s.model.clear();
-        s.model.resize(top, Mat4::IDENTITY);
-        s.local.clear();
-        s.local.resize(top, Mat4::IDENTITY);
-        s.used.clear();
-        for i in 0..top {
-            if !s.moved[i] {
-                continue;
-            }
-            s.moved[i] = false;
-            s.used.push(i);
-            s.local[i] = nodes[i].matrix.unwrap_or_else(|| out[i].to_mat4());
-            s.model[i] = model_from_local(&nodes[i], &s.model, &s.local[i]);
-        }
-
+        let settings = job.settings;
         let tolerance = settings.tolerance_m;
-        let mut done = residuals(&s.model, effectors, tolerance, &mut result.residual_m);
+        let mut done = residuals(&s.model, job.effectors, tolerance, &mut result.residual_m);
         let mut used = 0u32;
         while used < settings.iterations && !done {
             used += 1;
-            let mut g = 0;
-            while g < s.pairs.len() {
-                let j = s.pairs[g].0;
-                let mut h = g;
-                while h < s.pairs.len() && s.pairs[h].0 == j {
-                    h += 1;
-                }
-                let turned = turn_joint(
-                    j,
-                    &s.pairs[g..h],
-                    nodes[j].parent,
-                    &s.model,
-                    effectors,
-                    participation(j),
-                );
-                g = h;
-                let Some(delta) = turned else { continue };
-                let q = normalize_or_identity(delta * out[j].rotation);
-                let q = clamp_joint(&s.inside[j], s.reference_unit[j], q);
-                if q == out[j].rotation {
-                    continue;
-                }
-                out[j].rotation = q;
-                s.local[j] = out[j].to_mat4();
-                update_subtree(j, nodes, &s.used, &s.local, &mut s.model, &mut s.moved);
-            }
-            done = residuals(&s.model, effectors, tolerance, &mut result.residual_m);
+            s.sweep(&job, out);
+            done = residuals(&s.model, job.effectors, tolerance, &mut result.residual_m);
         }
 
         // Velocity limiting (§5.3).
-        if let (Some(max), Some(prev)) = (settings.max_angular_velocity_rad_s, previous) {
-            let cap = VelocityCap::new(max * settings.dt_s);
-            let mut changed = false;
-            let mut prev_joint = usize::MAX;
-            for &(j, _) in &s.pairs {
-                if j == prev_joint {
-                    continue;
-                }
-                prev_joint = j;
-                let qp = normalize_or_identity(prev[j].rotation);
-                if let Some(q) = cap.limit(qp, out[j].rotation) {
-                    out[j].rotation = clamp_joint(&s.inside[j], s.reference_unit[j], q);
-                    // The other chain locals are current: every turn above kept them so.
-                    s.local[j] = out[j].to_mat4();
-                    changed = true;
-                }
+        if let (Some(max), Some(prev)) = (settings.max_angular_velocity_rad_s, job.previous)
+            && s.limit_velocity(VelocityCap::new(max * settings.dt_s), prev, out)
+        {
+            for &k in &s.used {
+                s.model[k] = model_from_local(&job.nodes[k], &s.model, &s.local[k]);
             }
-            if changed {
-                for &k in &s.used {
-                    s.model[k] = model_from_local(&nodes[k], &s.model, &s.local[k]);
-                }
-                done = residuals(&s.model, effectors, tolerance, &mut result.residual_m);
-            }
+            done = residuals(&s.model, job.effectors, tolerance, &mut result.residual_m);
         }
 
         for &(j, _) in &s.pairs {
@@ -605,6 +467,251 @@ impl CcdJob<'_> {
         result.reached = done;
         result.iterations_used = used;
         Ok(())
+    }
+}
+
+/// Rule 9: the solver settings.
+fn validate_settings(s: &IkSettings) -> Result<()> {
+    if s.iterations == 0 {
+        return Err(Error::job(JOB, 9, "iterations is 0"));
+    }
+    if !s.tolerance_m.is_finite() || s.tolerance_m < 0.0 {
+        return Err(Error::job(
+            JOB,
+            9,
+            format!("tolerance {} is not finite and >= 0", s.tolerance_m),
+        ));
+    }
+    if !s.dt_s.is_finite() || s.dt_s <= 0.0 {
+        return Err(Error::job(
+            JOB,
+            9,
+            format!("dt {} is not finite and > 0", s.dt_s),
+        ));
+    }
+    if let Some(v) = s.max_angular_velocity_rad_s
+        && (!v.is_finite() || v < 0.0)
+    {
+        return Err(Error::job(
+            JOB,
+            9,
+            format!("max angular velocity {v} is not finite and >= 0"),
+        ));
+    }
+    Ok(())
+}
+
+/// What one solve reads: the job's inputs, borrowed apart from its outputs and scratch.
+struct Solve<'a> {
+    /// The scene's nodes.
+    nodes: &'a [Node],
+    /// End effectors.
+    effectors: &'a [Effector],
+    /// Per node participation (empty = all 1).
+    participation: &'a [f32],
+    /// Per node limits (empty = none).
+    limits: &'a [Option<JointLimits>],
+    /// Reference locals.
+    reference: &'a [Trs],
+    /// Last frame's solved locals.
+    previous: Option<&'a [Trs]>,
+    /// Iterations, tolerance, start mode and velocity cap.
+    settings: IkSettings,
+}
+
+impl Solve<'_> {
+    /// Node `i`'s participation weight (1 when none are given).
+    #[inline]
+    fn participation(&self, i: usize) -> f32 {
+        self.participation.get(i).copied().unwrap_or(1.0)
+    }
+
+    /// Node `i`'s limits, if any.
+    #[inline]
+    fn limit_of(&self, i: usize) -> Option<JointLimits> {
+        self.limits.get(i).copied().flatten()
+    }
+}
+
+impl IkScratch {
+    /// The chain nodes (`path`, ascending) and the (joint, effector) pairs of weighted
+    /// effectors' participating joints (`pairs`, joints descending).
+    fn gather_chains(&mut self, job: &Solve) {
+        self.path.clear();
+        self.pairs.clear();
+        for (e, eff) in job.effectors.iter().enumerate() {
+            let mut k = eff.end_node;
+            for c in 0..eff.chain_length {
+                self.path.push(k);
+                if eff.weight > 0.0 && job.participation(k) > 0.0 {
+                    self.pairs.push((k, e));
+                }
+                if c + 1 < eff.chain_length {
+                    // validate() rule 6 guarantees the ancestor exists; stop the chain if not.
+                    match job.nodes[k].parent {
+                        Some(p) => k = p,
+                        None => break,
+                    }
+                }
+            }
+        }
+        // One effector (the usual case) pushes its chain end first: already descending, so the
+        // sorts are skipped.
+        if self.path.is_sorted_by(|a, b| a >= b) {
+            self.path.reverse();
+        } else {
+            self.path.sort_unstable();
+        }
+        self.path.dedup();
+        let order = |a: &(usize, usize), b: &(usize, usize)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+        if !self.pairs.is_sorted_by(|a, b| order(a, b).is_le()) {
+            self.pairs.sort_unstable_by(order);
+        }
+    }
+
+    /// Start rotations of the solved joints in `out` (§5.1 / §5.2), clamped to the limits
+    /// (their inside tests made when the limits are new or changed).
+    fn start_rotations(&mut self, job: &Solve, out: &mut [Trs]) {
+        let n = job.nodes.len();
+        if self.inside.len() < n {
+            self.inside.resize(n, None);
+        }
+        if self.reference_unit.len() < n {
+            self.reference_unit.resize(n, Quat::IDENTITY);
+        }
+        if self.returned.len() < n {
+            self.returned.resize(n, None);
+        }
+        let mut prev_joint = usize::MAX;
+        for &(j, _) in &self.pairs {
+            if j == prev_joint {
+                continue;
+            }
+            prev_joint = j;
+            let start = match (job.settings.mode, job.previous) {
+                (IkMode::ReferenceBased, _) => job.reference[j].rotation,
+                (IkMode::Incremental, Some(p)) => p[j].rotation,
+                (IkMode::Incremental, None) => out[j].rotation,
+            };
+            // This frame's limits with their inside test (made again only when they changed):
+            // what every clamp of `j` below uses.
+            let mut kept = true;
+            match job.limit_of(j) {
+                Some(l) if self.inside[j].is_none_or(|(cached, _)| cached != l) => {
+                    self.inside[j] = Some((l, InsideTest::new(&l)));
+                    kept = false;
+                }
+                Some(_) => {}
+                None => {
+                    kept = self.inside[j].is_none();
+                    self.inside[j] = None;
+                }
+            }
+            let r_unit = normalize_or_identity(job.reference[j].rotation);
+            kept &= r_unit == self.reference_unit[j];
+            self.reference_unit[j] = r_unit;
+            // The rotation this scratch last returned for the joint, under the same limits and
+            // reference (an incremental start from `previous`), is already clamped: taken as
+            // it is. A joint sitting on a bound would otherwise go through the clamp's
+            // decomposition every frame only to come back unchanged or a rounding away.
+            out[j].rotation = if kept && self.returned[j] == Some(start) {
+                start
+            } else {
+                clamp_joint(&self.inside[j], r_unit, normalize_or_identity(start))
+            };
+        }
+    }
+
+    /// Local and model matrices of the chain nodes and their ancestors (nothing else is
+    /// read), listed ascending in `used`.
+    fn chain_models(&mut self, nodes: &[Node], out: &[Trs]) {
+        let top = self.path.last().map_or(0, |&k| k + 1);
+        self.moved.clear();
+        self.moved.resize(top, false);
+        for &k in &self.path {
+            // Mark k and its unmarked ancestors (parents have lower indices: depth-first).
+            let mut n = Some(k);
+            while let Some(i) = n {
+                if self.moved[i] {
+                    break;
+                }
+                self.moved[i] = true;
+                n = nodes[i].parent;
+            }
+        }
+        self.model.clear();
+        self.model.resize(top, Mat4::IDENTITY);
+        self.local.clear();
+        self.local.resize(top, Mat4::IDENTITY);
+        self.used.clear();
+        for i in 0..top {
+            if !self.moved[i] {
+                continue;
+            }
+            self.moved[i] = false;
+            self.used.push(i);
+            self.local[i] = nodes[i].matrix.unwrap_or_else(|| out[i].to_mat4());
+            self.model[i] = model_from_local(&nodes[i], &self.model, &self.local[i]);
+        }
+    }
+
+    /// One CCD iteration: every solved joint, deepest first, turned by its effectors'
+    /// blended proposal and clamped; the model matrices below it brought up to date.
+    fn sweep(&mut self, job: &Solve, out: &mut [Trs]) {
+        let mut g = 0;
+        while g < self.pairs.len() {
+            let j = self.pairs[g].0;
+            let mut h = g;
+            while h < self.pairs.len() && self.pairs[h].0 == j {
+                h += 1;
+            }
+            let turned = turn_joint(
+                j,
+                &self.pairs[g..h],
+                job.nodes[j].parent,
+                &self.model,
+                job.effectors,
+                job.participation(j),
+            );
+            g = h;
+            let Some(delta) = turned else { continue };
+            let q = normalize_or_identity(delta * out[j].rotation);
+            let q = clamp_joint(&self.inside[j], self.reference_unit[j], q);
+            if q == out[j].rotation {
+                continue;
+            }
+            out[j].rotation = q;
+            self.local[j] = out[j].to_mat4();
+            update_subtree(
+                j,
+                job.nodes,
+                &self.used,
+                &self.local,
+                &mut self.model,
+                &mut self.moved,
+            );
+        }
+    }
+
+    /// §5.3: cut each solved joint's change from `prev` to `cap` and clamp it again; true when
+    /// any joint was cut (its local matrix is current, the model matrices are not).
+    fn limit_velocity(&mut self, cap: VelocityCap, prev: &[Trs], out: &mut [Trs]) -> bool {
+        let mut changed = false;
+        let mut prev_joint = usize::MAX;
+        for &(j, _) in &self.pairs {
+            if j == prev_joint {
+                continue;
+            }
+            prev_joint = j;
+            let qp = normalize_or_identity(prev[j].rotation);
+            if let Some(q) = cap.limit(qp, out[j].rotation) {
+                out[j].rotation = clamp_joint(&self.inside[j], self.reference_unit[j], q);
+                // The other chain locals are current: every turn above kept them so.
+                self.local[j] = out[j].to_mat4();
+                changed = true;
+            }
+        }
+        changed
     }
 }
 

@@ -168,59 +168,13 @@ fn face_size(t: Topology) -> usize {
 /// not fit the vertices, a joint index of [`MAX_JOINTS`] or more.
 pub fn partition(primitive: &Primitive, k: usize) -> Result<Partition> {
     let started = Instant::now();
-    let field = "partition";
-    if k < MIN_BONES {
-        return Err(Error::invalid(
-            field,
-            "max bones",
-            format!("{k} bones per submesh; at least {MIN_BONES}"),
-        ));
-    }
-    // More bones than a skin can have changes nothing and keeps the per-bin tables bounded.
-    let k = k.min(MAX_JOINTS);
-    let w = primitive
-        .skin_weights
-        .as_ref()
-        .ok_or_else(|| Error::invalid(field, "skin weights", "the primitive is not skinned"))?;
-    let n = primitive.vertex_count();
-    if w.vertex_count() != n || w.joints.len() != w.weights.len() || w.weights.len() != n * w.width
-    {
-        return Err(Error::invalid(
-            field,
-            "skin weights",
-            format!("{} weighted vertices for {n} positions", w.vertex_count()),
-        ));
-    }
-    let fs = face_size(primitive.topology);
-    let faces = primitive.indices.len() / fs;
-    let indices = &primitive.indices[..faces * fs];
-    if let Some(&bad) = indices.iter().find(|&&i| i as usize >= n) {
-        return Err(Error::invalid(
-            field,
-            "indices",
-            format!("index {bad} >= vertex count {n}"),
-        ));
-    }
-    let joints = w
-        .joints
-        .iter()
-        .zip(&w.weights)
-        .filter(|(_, wt)| **wt != 0.0)
-        .map(|(&j, _)| j as usize + 1)
-        .max()
-        .unwrap_or(1);
-    if joints > MAX_JOINTS {
-        return Err(Error::invalid(
-            field,
-            "skin weights",
-            format!("joint index {} (at most {MAX_JOINTS} joints)", joints - 1),
-        ));
-    }
-    let mut inf = Influences::of(w);
+    let input = Input::check(primitive, k)?;
+    let (k, n, fs, indices) = (input.k, input.vertices, input.face_size, input.indices);
+    let mut inf = Influences::of(input.weights);
     let mut stats = PartitionStats {
         k,
         vertices_in: n,
-        triangles: faces,
+        triangles: input.faces,
         ..Default::default()
     };
     // (1) Fit.
@@ -229,41 +183,18 @@ pub fn partition(primitive: &Primitive, k: usize) -> Result<Partition> {
     stats.max_dropped_weight = dropped.max_weight;
     let faces_view = index_faces(&inf, indices, fs, n);
     {
-        let mut used = vec![false; joints];
+        let mut used = vec![false; input.joints];
         for &b in &faces_view.bones {
             used[b as usize] = true;
         }
         stats.bones_used = used.iter().filter(|&&u| u).count();
-        stats.lower_bound = stats.bones_used.div_ceil(k).max(usize::from(faces > 0));
+        stats.lower_bound = stats
+            .bones_used
+            .div_ceil(k)
+            .max(usize::from(input.faces > 0));
     }
     // (2) Candidates; (3) the fewest submeshes, refined; (4) then the fewest vertices.
-    let mut candidates = vec![grow(&faces_view, joints, k)];
-    let mut proved = false;
-    if let Some(packed) = pack(&faces_view, joints, k, stats.lower_bound) {
-        candidates.push(packed.groups);
-        proved = packed.minimal;
-    }
-    let fewest = candidates.iter().map(Vec::len).min().unwrap_or(0);
-    stats.minimal = fewest <= stats.lower_bound || proved;
-    if !stats.minimal
-        && fewest
-            .saturating_mul(k)
-            .saturating_mul(faces_view.combo_count())
-            <= GREEDY_BUDGET
-    {
-        // The common split as a floor: never more submeshes than it makes.
-        candidates.push(greedy(&faces_view, joints, k));
-    }
-    let fewest = candidates.iter().map(Vec::len).min().unwrap_or(0);
-    let mut chosen: Option<(usize, Groups)> = None;
-    for c in candidates.into_iter().filter(|c| c.len() == fewest) {
-        let refined = refine(&faces_view, joints, c);
-        let verts = vertices_out(&faces_view, &refined, n);
-        if chosen.as_ref().is_none_or(|(v, _)| verts < *v) {
-            chosen = Some((verts, refined));
-        }
-    }
-    let chosen = chosen.map(|c| c.1).unwrap_or_default();
+    let chosen = choose_groups(&faces_view, input.joints, k, n, &mut stats);
     // (5) Output.
     let width = (0..n)
         .map(|v| inf.count[v] as usize)
@@ -279,46 +210,251 @@ pub fn partition(primitive: &Primitive, k: usize) -> Result<Partition> {
         width,
         local_joints: Vec::new(),
         weights: Vec::new(),
-        reduced: SkinWeights {
-            width: w.width,
-            joints: vec![0; n * w.width],
-            weights: vec![0.0; n * w.width],
-        },
+        reduced: reduced_weights(&inf, input.weights.width, n),
         stats,
+    };
+    let mut writer = SubmeshWriter {
+        faces: &faces_view,
+        inf: &inf,
+        k,
+        triangles: primitive.topology == Topology::Triangles,
+        local_of: vec![u32::MAX; n],
+        bone_local: vec![u32::MAX; input.joints],
+    };
+    for (group, bones) in chosen {
+        writer.push(&mut out, &group, &bones)?;
+    }
+    finish_stats(&mut out, indices, n, input.faces);
+    out.stats.time_ms = started.elapsed().as_secs_f64() * 1000.0;
+    Ok(out)
+}
+
+/// The error of a partition's input or of an internal check.
+fn invalid(what: &str, message: impl Into<String>) -> Error {
+    Error::invalid("partition", what, message)
+}
+
+/// A primitive checked for partitioning.
+struct Input<'a> {
+    /// The bone budget, at most [`MAX_JOINTS`].
+    k: usize,
+    /// Its skin weights (one row per vertex).
+    weights: &'a SkinWeights,
+    /// Vertex count.
+    vertices: usize,
+    /// Vertices per face.
+    face_size: usize,
+    /// Whole faces.
+    faces: usize,
+    /// The indices of the whole faces, each below `vertices`.
+    indices: &'a [u32],
+    /// One more than the largest joint index with a non-zero weight (at least 1).
+    joints: usize,
+}
+
+impl<'a> Input<'a> {
+    /// Check `k`, the weights and the indices of `primitive`.
+    fn check(primitive: &'a Primitive, k: usize) -> Result<Input<'a>> {
+        if k < MIN_BONES {
+            return Err(invalid(
+                "max bones",
+                format!("{k} bones per submesh; at least {MIN_BONES}"),
+            ));
+        }
+        let w = primitive
+            .skin_weights
+            .as_ref()
+            .ok_or_else(|| invalid("skin weights", "the primitive is not skinned"))?;
+        let n = primitive.vertex_count();
+        if w.vertex_count() != n
+            || w.joints.len() != w.weights.len()
+            || w.weights.len() != n * w.width
+        {
+            return Err(invalid(
+                "skin weights",
+                format!("{} weighted vertices for {n} positions", w.vertex_count()),
+            ));
+        }
+        let fs = face_size(primitive.topology);
+        let faces = primitive.indices.len() / fs;
+        let indices = &primitive.indices[..faces * fs];
+        if let Some(&bad) = indices.iter().find(|&&i| i as usize >= n) {
+            return Err(invalid(
+                "indices",
+                format!("index {bad} >= vertex count {n}"),
+            ));
+        }
+        let joints = w
+            .joints
+            .iter()
+            .zip(&w.weights)
+            .filter(|(_, wt)| **wt != 0.0)
+            .map(|(&j, _)| j as usize + 1)
+            .max()
+            .unwrap_or(1);
+        if joints > MAX_JOINTS {
+            return Err(invalid(
+                "skin weights",
+                format!("joint index {} (at most {MAX_JOINTS} joints)", joints - 1),
+            ));
+        }
+        Ok(Input {
+            // More bones than a skin can have changes nothing and keeps the per-bin tables
+            // bounded.
+            k: k.min(MAX_JOINTS),
+            weights: w,
+            vertices: n,
+            face_size: fs,
+            faces,
+            indices,
+            joints,
+        })
+    }
+}
+
+/// Steps (2) to (4): the candidate splits, the file-order floor unless one is proved minimal
+/// (within [`GREEDY_BUDGET`]), then of those with the fewest submeshes, refined, the one with
+/// the fewest vertices. Sets `stats.minimal`.
+fn choose_groups(
+    faces: &Faces,
+    joints: usize,
+    k: usize,
+    n: usize,
+    stats: &mut PartitionStats,
+) -> Groups {
+    let mut candidates = vec![grow(faces, joints, k)];
+    let mut proved = false;
+    if let Some(packed) = pack(faces, joints, k, stats.lower_bound) {
+        candidates.push(packed.groups);
+        proved = packed.minimal;
+    }
+    let fewest = candidates.iter().map(Vec::len).min().unwrap_or(0);
+    stats.minimal = fewest <= stats.lower_bound || proved;
+    if !stats.minimal
+        && fewest.saturating_mul(k).saturating_mul(faces.combo_count()) <= GREEDY_BUDGET
+    {
+        // The common split as a floor: never more submeshes than it makes.
+        candidates.push(greedy(faces, joints, k));
+    }
+    let fewest = candidates.iter().map(Vec::len).min().unwrap_or(0);
+    let mut chosen: Option<(usize, Groups)> = None;
+    for c in candidates.into_iter().filter(|c| c.len() == fewest) {
+        let refined = refine(faces, joints, c);
+        let verts = vertices_out(faces, &refined, n);
+        if chosen.as_ref().is_none_or(|(v, _)| verts < *v) {
+            chosen = Some((verts, refined));
+        }
+    }
+    chosen.map(|c| c.1).unwrap_or_default()
+}
+
+/// The fitted influences of the `n` vertices as skin weights `width` wide, in the input's
+/// (global) joint indices.
+fn reduced_weights(inf: &Influences, width: usize, n: usize) -> SkinWeights {
+    let mut reduced = SkinWeights {
+        width,
+        joints: vec![0; n * width],
+        weights: vec![0.0; n * width],
     };
     for v in 0..n {
         let (js, ws) = inf.of_vertex(v);
         for (i, (&j, &wt)) in js.iter().zip(ws).enumerate() {
-            out.reduced.joints[v * w.width + i] = j;
-            out.reduced.weights[v * w.width + i] = wt;
+            reduced.joints[v * width + i] = j;
+            reduced.weights[v * width + i] = wt;
         }
     }
-    let mut local_of = vec![u32::MAX; n];
-    let mut bone_local = vec![u32::MAX; joints];
-    for (group, bones) in chosen {
+    reduced
+}
+
+/// Writes the chosen groups into a [`Partition`], one submesh each.
+struct SubmeshWriter<'a> {
+    /// The faces.
+    faces: &'a Faces<'a>,
+    /// The fitted influences.
+    inf: &'a Influences,
+    /// The bone budget.
+    k: usize,
+    /// Triangles: reorder each submesh for the vertex cache.
+    triangles: bool,
+    /// Per input vertex: its number in the current submesh (`u32::MAX` between submeshes).
+    local_of: Vec<u32>,
+    /// Per joint: its index in the current submesh's bones (`u32::MAX` between submeshes).
+    bone_local: Vec<u32>,
+}
+
+impl SubmeshWriter<'_> {
+    /// Append the submesh of faces `group` with `bones` (ascending) to `out`: its vertices
+    /// in first use of the final index order, their influences as indices into `bones`.
+    fn push(&mut self, out: &mut Partition, group: &[u32], bones: &[u32]) -> Result<()> {
         let index_offset = out.indices.len() as u32;
         let vertex_offset = out.vertex_remap.len() as u32;
         let bone_offset = out.bones.len() as u32;
         for (i, &b) in bones.iter().enumerate() {
-            bone_local[b as usize] = i as u32;
+            self.bone_local[b as usize] = i as u32;
         }
-        out.bones.extend_from_slice(&bones);
+        out.bones.extend_from_slice(bones);
+        let (ordered, local) = self.vertices_and_indices(group);
+        for &v in &ordered {
+            out.vertex_remap.push(v);
+            let (js, ws) = self.inf.of_vertex(v as usize);
+            for i in 0..out.width {
+                let local = js.get(i).map_or(0, |&j| self.bone_local[j as usize]);
+                if local == u32::MAX {
+                    return Err(invalid(
+                        "submesh bones",
+                        format!("internal: vertex {v} uses a bone its submesh does not list"),
+                    ));
+                }
+                out.local_joints.push(local);
+                out.weights.push(ws.get(i).copied().unwrap_or(0.0));
+            }
+        }
+        out.indices.extend_from_slice(&local);
+        let vertex_count = out.vertex_remap.len() as u32 - vertex_offset;
+        for &b in bones {
+            self.bone_local[b as usize] = u32::MAX;
+        }
+        if bones.len() > self.k {
+            return Err(invalid(
+                "submesh bones",
+                format!(
+                    "internal: a submesh with {} bones over {}",
+                    bones.len(),
+                    self.k
+                ),
+            ));
+        }
+        out.stats.max_bones_used = out.stats.max_bones_used.max(bones.len());
+        out.submeshes.push(Submesh {
+            index_offset,
+            index_count: out.indices.len() as u32 - index_offset,
+            vertex_offset,
+            vertex_count,
+            bone_offset,
+            bone_count: bones.len() as u32,
+        });
+        Ok(())
+    }
+
+    /// The input vertices of faces `group` in first-use order of the final index order
+    /// (triangles reordered for the cache first), and the group's indices in that numbering.
+    fn vertices_and_indices(&mut self, group: &[u32]) -> (Vec<u32>, Vec<u32>) {
         // Input vertices in first-use order of the faces' original order, local indices.
         let mut verts: Vec<u32> = Vec::new();
-        let mut local: Vec<u32> = Vec::with_capacity(group.len() * fs);
-        for &f in &group {
-            for &v in faces_view.vertices_of(f as usize) {
-                if local_of[v as usize] == u32::MAX {
-                    local_of[v as usize] = verts.len() as u32;
+        let mut local: Vec<u32> = Vec::with_capacity(group.len() * self.faces.face_size);
+        for &f in group {
+            for &v in self.faces.vertices_of(f as usize) {
+                if self.local_of[v as usize] == u32::MAX {
+                    self.local_of[v as usize] = verts.len() as u32;
                     verts.push(v);
                 }
-                local.push(local_of[v as usize]);
+                local.push(self.local_of[v as usize]);
             }
         }
         for &v in &verts {
-            local_of[v as usize] = u32::MAX;
+            self.local_of[v as usize] = u32::MAX;
         }
-        if primitive.topology == Topology::Triangles {
+        if self.triangles {
             local = cache_order(local, verts.len());
         }
         // Vertices renumbered in first-use order of the final index order (fetch locality).
@@ -336,44 +472,13 @@ pub fn partition(primitive: &Primitive, k: usize) -> Result<Partition> {
         for (old, &new) in renumber.iter().enumerate() {
             ordered[new as usize] = verts[old];
         }
-        for &v in &ordered {
-            out.vertex_remap.push(v);
-            let (js, ws) = inf.of_vertex(v as usize);
-            for i in 0..width {
-                let local = js.get(i).map_or(0, |&j| bone_local[j as usize]);
-                if local == u32::MAX {
-                    return Err(Error::invalid(
-                        field,
-                        "submesh bones",
-                        format!("internal: vertex {v} uses a bone its submesh does not list"),
-                    ));
-                }
-                out.local_joints.push(local);
-                out.weights.push(ws.get(i).copied().unwrap_or(0.0));
-            }
-        }
-        out.indices.extend_from_slice(&local);
-        let vertex_count = out.vertex_remap.len() as u32 - vertex_offset;
-        for &b in &bones {
-            bone_local[b as usize] = u32::MAX;
-        }
-        if bones.len() > k {
-            return Err(Error::invalid(
-                field,
-                "submesh bones",
-                format!("internal: a submesh with {} bones over {k}", bones.len()),
-            ));
-        }
-        out.stats.max_bones_used = out.stats.max_bones_used.max(bones.len());
-        out.submeshes.push(Submesh {
-            index_offset,
-            index_count: out.indices.len() as u32 - index_offset,
-            vertex_offset,
-            vertex_count,
-            bone_offset,
-            bone_count: bones.len() as u32,
-        });
+        (ordered, local)
     }
+}
+
+/// The output figures of `out.stats` (all but the time): submeshes, minimality, vertices
+/// and their duplication, and the ACMR of the input's `indices` and of the submeshes'.
+fn finish_stats(out: &mut Partition, indices: &[u32], n: usize, faces: usize) {
     let s = &mut out.stats;
     s.submeshes = out.submeshes.len();
     // A count at the lower bound is minimal whatever the candidates claimed (refinement can
@@ -396,8 +501,6 @@ pub fn partition(primitive: &Primitive, k: usize) -> Result<Partition> {
         out.vertex_remap.len(),
         faces,
     );
-    s.time_ms = started.elapsed().as_secs_f64() * 1000.0;
-    Ok(out)
 }
 
 /// The flat face arrays every stage reads: bone sets, vertex→face lists, combos.

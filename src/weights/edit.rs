@@ -10,9 +10,12 @@
 use super::distance::{DistanceStats, DistanceWeightsJob};
 use super::regenerate::{RegenerateJob, RegenerateStats};
 use super::rogue::{RogueJob, RogueStats};
-use super::sections::{SectionJob, SectionStats, dominant_bone};
+use super::sections::{BoneSection, SectionJob, SectionStats, dominant_bone};
 use super::smooth::{SmoothJob, SmoothStats};
-use super::{WeightMesh, bone_axes, fit_leaf_tips, influences_from, skin_weights_from, weight_of};
+use super::{
+    BoneAxis, Influences, WeightMesh, bone_axes, fit_leaf_tips, influences_from, skin_weights_from,
+    weight_of,
+};
 use crate::error::{Error, Result};
 use crate::scene::Scene;
 
@@ -90,33 +93,18 @@ pub fn edit_scene(
     scene: &mut Scene,
     edit: &WeightEdit,
     file: &str,
-    mut progress: impl FnMut(usize, usize),
+    progress: impl FnMut(usize, usize),
 ) -> Result<Vec<PrimitiveReport>> {
-    let mut todo: Vec<(usize, usize, usize)> = Vec::new();
-    for d in &scene.draws {
-        if let Some(skin) = d.skin
-            && !todo.iter().any(|t| t.0 == d.mesh && t.1 == d.primitive)
-        {
-            todo.push((d.mesh, d.primitive, skin));
-        }
-    }
-    if todo.is_empty() {
-        return Err(Error::invalid(
-            file,
-            "skins",
-            "no skinned mesh: the weight tools need a skin's joints to weight vertices to",
-        ));
-    }
+    let todo = skinned_primitives(scene, file)?;
     let mut reports = Vec::with_capacity(todo.len());
     // Progress in work units: one for the new weights, one per smoothing sweep (the long
     // step; a smoothing that converges early jumps to its end), one for rogue removal.
     let sweeps = edit.smooth.map_or(0, |s| s.max_iterations);
     let units_each = 1 + sweeps + edit.rogue as usize;
-    let total_units = units_each * todo.len();
-    let mut units = 0;
-    let mut step = |progress: &mut dyn FnMut(usize, usize), n: usize| {
-        units += n;
-        progress(units.min(total_units), total_units);
+    let mut progress = Progress {
+        done: 0,
+        total: units_each * todo.len(),
+        report: progress,
     };
     for &(m, p, skin) in &todo {
         let field = format!("meshes[{m}].primitives[{p}]");
@@ -137,124 +125,228 @@ pub fn edit_scene(
             ));
         }
         let width = sw.width.max(4);
-        let max_influences = edit.max_influences.min(width).clamp(1, 8);
         let mesh = WeightMesh::from_primitive(prim);
         fit_leaf_tips(&mesh, &mut bones);
         let input = influences_from(sw);
-        let job_error = |e: Error| Error::invalid(file, &field, e.to_string());
+        let tools = Tools {
+            edit,
+            mesh: &mesh,
+            bones: &bones,
+            max_influences: edit.max_influences.min(width).clamp(1, 8),
+            file,
+            field: &field,
+        };
+        let (influences, report) = tools.run(&input, &mut progress)?;
+        scene.meshes[m].primitives[p].skin_weights = Some(skin_weights_from(&influences, width));
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// Every (mesh, primitive, skin) drawn skinned, each primitive once with the skin of its first
+/// draw; an error when there is none.
+fn skinned_primitives(scene: &Scene, file: &str) -> Result<Vec<(usize, usize, usize)>> {
+    let mut todo: Vec<(usize, usize, usize)> = Vec::new();
+    for d in &scene.draws {
+        if let Some(skin) = d.skin
+            && !todo.iter().any(|t| t.0 == d.mesh && t.1 == d.primitive)
+        {
+            todo.push((d.mesh, d.primitive, skin));
+        }
+    }
+    if todo.is_empty() {
+        return Err(Error::invalid(
+            file,
+            "skins",
+            "no skinned mesh: the weight tools need a skin's joints to weight vertices to",
+        ));
+    }
+    Ok(todo)
+}
+
+/// Progress in work units over all primitives, reported as (units done, units in all).
+struct Progress<F> {
+    /// Units done so far.
+    done: usize,
+    /// Units in all.
+    total: usize,
+    /// Called after each step.
+    report: F,
+}
+
+impl<F: FnMut(usize, usize)> Progress<F> {
+    /// `n` more units done.
+    fn step(&mut self, n: usize) {
+        self.done += n;
+        (self.report)(self.done.min(self.total), self.total);
+    }
+}
+
+/// The weight tools on one primitive.
+struct Tools<'a> {
+    /// What to do.
+    edit: &'a WeightEdit,
+    /// The primitive's surface in bind space.
+    mesh: &'a WeightMesh,
+    /// Its skin's bones (leaves fitted to the mesh).
+    bones: &'a [BoneAxis],
+    /// Influences kept per vertex.
+    max_influences: usize,
+    /// The scene, in messages.
+    file: &'a str,
+    /// `meshes[m].primitives[p]`, in messages.
+    field: &'a str,
+}
+
+impl Tools<'_> {
+    /// A job's error as one about this primitive.
+    fn job_error(&self, e: Error) -> Error {
+        Error::invalid(self.file, self.field, e.to_string())
+    }
+
+    /// New weights, smoothing and rogue removal on `input` (the primitive's weights), in that
+    /// order, then at most `max_influences` per vertex; the new weights and the report.
+    fn run<F: FnMut(usize, usize)>(
+        &self,
+        input: &Influences,
+        progress: &mut Progress<F>,
+    ) -> Result<(Influences, PrimitiveReport)> {
         let mut report = PrimitiveReport {
-            field: field.clone(),
-            vertices: mesh.positions.len(),
-            joints: bones.len(),
+            field: self.field.to_string(),
+            vertices: self.mesh.positions.len(),
+            joints: self.bones.len(),
             ..Default::default()
         };
-        let (mut influences, sections) = match edit.new_weights {
+        let (mut influences, sections) = self.new_weights(input, &mut report)?;
+        progress.step(1);
+        let sections = match sections {
+            Some(s) => Some(s),
+            None if self.edit.smooth.is_some() || self.edit.rogue => {
+                Some(self.sections(&influences, &mut report)?)
+            }
+            None => None,
+        };
+        if let (Some(s), Some(sections)) = (self.edit.smooth, &sections) {
+            let mut done = 0;
+            let stats = SmoothJob {
+                mesh: self.mesh,
+                sections,
+                threshold: s.threshold,
+                max_iterations: s.max_iterations,
+                max_influences: self.max_influences,
+                influences: &mut influences,
+            }
+            .run_with_progress(|sweeps| {
+                progress.step(sweeps - done);
+                done = sweeps;
+            })
+            .map_err(|e| self.job_error(e))?;
+            progress.step(s.max_iterations - done);
+            report.smooth = Some(stats);
+        }
+        if self.edit.rogue {
+            report.rogue = Some(
+                RogueJob {
+                    mesh: self.mesh,
+                    sections: sections.as_deref(),
+                    bone_count: self.bones.len(),
+                    influences: &mut influences,
+                }
+                .run()
+                .map_err(|e| self.job_error(e))?,
+            );
+            progress.step(1);
+        }
+        for w in influences.iter_mut() {
+            if w.len() > self.max_influences {
+                super::limit_and_normalise(w, self.max_influences);
+            }
+        }
+        compare(input, &influences, &mut report);
+        Ok((influences, report))
+    }
+
+    /// The new weights as `edit.new_weights` asks (regenerated ones with the sections they
+    /// were made from), their statistics in `report`.
+    fn new_weights(
+        &self,
+        input: &Influences,
+        report: &mut PrimitiveReport,
+    ) -> Result<(Influences, Option<Vec<BoneSection>>)> {
+        match self.edit.new_weights {
             NewWeights::Regenerate => {
                 let r = RegenerateJob {
-                    mesh: &mesh,
-                    bones: &bones,
+                    mesh: self.mesh,
+                    bones: self.bones,
                     sections: None,
                 }
                 .run()
-                .map_err(job_error)?;
+                .map_err(|e| self.job_error(e))?;
                 let w = r.influences();
                 report.sections = Some(r.stats.sections.clone());
                 report.regenerate = Some(r.stats);
-                (w, Some(r.sections))
+                Ok((w, Some(r.sections)))
             }
             NewWeights::Distance { k, n, threshold } => {
                 let (w, stats) = DistanceWeightsJob {
-                    mesh: &mesh,
-                    bones: &bones,
+                    mesh: self.mesh,
+                    bones: self.bones,
                     k,
                     n,
                     threshold,
-                    max_influences,
+                    max_influences: self.max_influences,
                 }
                 .run()
-                .map_err(job_error)?;
+                .map_err(|e| self.job_error(e))?;
                 report.distance = Some(stats);
-                (w, None)
+                Ok((w, None))
             }
             NewWeights::Keep => {
                 if let Some(v) = input.iter().position(Vec::is_empty) {
                     return Err(Error::invalid(
-                        file,
-                        format!("{field}.attributes.WEIGHTS_0"),
+                        self.file,
+                        format!("{}.attributes.WEIGHTS_0", self.field),
                         format!(
                             "vertex {v} has no weights: smoothing and rogue removal work on \
                              existing weights; regenerate or compute distance weights instead"
                         ),
                     ));
                 }
-                (input.clone(), None)
-            }
-        };
-        step(&mut progress, 1);
-        let needs_sections = edit.smooth.is_some() || edit.rogue;
-        let sections = match sections {
-            Some(s) => Some(s),
-            None if needs_sections => {
-                let owner = dominant_bone(&influences);
-                let (sections, stats) = SectionJob {
-                    mesh: &mesh,
-                    bones: &bones,
-                    owner: &owner,
-                }
-                .run()
-                .map_err(job_error)?;
-                report.sections = Some(stats);
-                Some(sections)
-            }
-            None => None,
-        };
-        if let (Some(s), Some(sections)) = (edit.smooth, &sections) {
-            let mut done = 0;
-            let stats = SmoothJob {
-                mesh: &mesh,
-                sections,
-                threshold: s.threshold,
-                max_iterations: s.max_iterations,
-                max_influences,
-                influences: &mut influences,
-            }
-            .run_with_progress(|sweeps| {
-                step(&mut progress, sweeps - done);
-                done = sweeps;
-            })
-            .map_err(job_error)?;
-            step(&mut progress, s.max_iterations - done);
-            report.smooth = Some(stats);
-        }
-        if edit.rogue {
-            report.rogue = Some(
-                RogueJob {
-                    mesh: &mesh,
-                    sections: sections.as_deref(),
-                    bone_count: bones.len(),
-                    influences: &mut influences,
-                }
-                .run()
-                .map_err(job_error)?,
-            );
-            step(&mut progress, 1);
-        }
-        for w in influences.iter_mut() {
-            if w.len() > max_influences {
-                super::limit_and_normalise(w, max_influences);
+                Ok((input.clone(), None))
             }
         }
-        for (a, b) in input.iter().zip(&influences) {
-            if a != b {
-                report.vertices_changed += 1;
-                for &(j, _) in a.iter().chain(b) {
-                    let change = (weight_of(a, j) - weight_of(b, j)).abs();
-                    report.max_weight_change = report.max_weight_change.max(change);
-                }
-            }
-        }
-        scene.meshes[m].primitives[p].skin_weights = Some(skin_weights_from(&influences, width));
-        reports.push(report);
     }
-    Ok(reports)
+
+    /// Sections estimated from the mesh, each vertex assigned to its largest weight in
+    /// `influences`; their statistics in `report`.
+    fn sections(
+        &self,
+        influences: &Influences,
+        report: &mut PrimitiveReport,
+    ) -> Result<Vec<BoneSection>> {
+        let owner = dominant_bone(influences);
+        let (sections, stats) = SectionJob {
+            mesh: self.mesh,
+            bones: self.bones,
+            owner: &owner,
+        }
+        .run()
+        .map_err(|e| self.job_error(e))?;
+        report.sections = Some(stats);
+        Ok(sections)
+    }
+}
+
+/// The vertices whose weights differ between `input` and `output`, and the largest change of
+/// any weight, into `report`.
+fn compare(input: &Influences, output: &Influences, report: &mut PrimitiveReport) {
+    for (a, b) in input.iter().zip(output) {
+        if a != b {
+            report.vertices_changed += 1;
+            for &(j, _) in a.iter().chain(b) {
+                let change = (weight_of(a, j) - weight_of(b, j)).abs();
+                report.max_weight_change = report.max_weight_change.max(change);
+            }
+        }
+    }
 }

@@ -204,138 +204,8 @@ impl SectionJob<'_> {
         let mut order: Vec<usize> = (0..nb).collect();
         order.sort_by_key(|&b| depth(self.bones, b));
         for &b in &order {
-            let bone = &self.bones[b];
-            let length = bone.length();
-            if length <= 0.0 {
-                stats.zero_length_bones += 1;
-            }
-            let axis = if length > 0.0 {
-                (bone.tip - bone.base) / length
-            } else {
-                bone.parent
-                    .and_then(|p| out[p].map(|s| s.axis))
-                    .unwrap_or(Vec3::Y)
-            };
-            let min_r = (length * MIN_RADIUS_FRACTION).max(floor);
-            let fallback = || {
-                let inherited = bone.parent.and_then(|p| out[p]);
-                match inherited {
-                    Some(s) => (s.tip_radii, s.tip_radii),
-                    None => {
-                        let r = Vec2::splat((0.25 * length).max(min_r));
-                        (r, r)
-                    }
-                }
-            };
-            let pts = &members[b];
-            if pts.is_empty() {
-                stats.bones_without_vertices += 1;
-                let (r0, r1) = fallback();
-                let y0 = axis.any_orthonormal_vector();
-                out[b] = Some(BoneSection::new(
-                    bone.base,
-                    axis,
-                    y0,
-                    length,
-                    r0.max(Vec2::splat(min_r)),
-                    r1.max(Vec2::splat(min_r)),
-                    Vec2::ZERO,
-                    Vec2::ZERO,
-                ));
-                continue;
-            }
-            // Principal radial axes.
-            let y0 = axis.any_orthonormal_vector();
-            let z0 = axis.cross(y0);
-            let radial = |p: Vec3| {
-                let d = p - bone.base;
-                Vec2::new(d.dot(y0), d.dot(z0))
-            };
-            let mean = pts.iter().map(|&p| radial(p)).sum::<Vec2>() / pts.len() as f32;
-            let (mut sxx, mut syy, mut sxy) = (0.0f64, 0.0f64, 0.0f64);
-            for &p in pts {
-                let q = radial(p) - mean;
-                sxx += (q.x * q.x) as f64;
-                syy += (q.y * q.y) as f64;
-                sxy += (q.x * q.y) as f64;
-            }
-            let angle = 0.5 * (2.0 * sxy).atan2(sxx - syy);
-            let (s, c) = (angle.sin() as f32, angle.cos() as f32);
-            let y = y0 * c + z0 * s;
-            let frame = BoneSection::new(
-                bone.base,
-                axis,
-                y,
-                length,
-                Vec2::ONE,
-                Vec2::ONE,
-                Vec2::ZERO,
-                Vec2::ZERO,
-            );
-            // Half-bone moments: count, sum t, sum y, sum z, sum y², sum z²; and the normal
-            // equations of the algebraic ellipse fit (`EllipseFit`).
-            let mut acc = [[0.0f64; 6]; 2];
-            let mut fit = [EllipseFit::EMPTY; 2];
-            for &p in pts {
-                let l = frame.local(p);
-                let t = if length > 0.0 { l.x / length } else { 0.5 };
-                let half = if (-0.1..0.5).contains(&t) {
-                    0
-                } else if (0.5..=1.1).contains(&t) {
-                    1
-                } else {
-                    continue;
-                };
-                let a = &mut acc[half];
-                a[0] += 1.0;
-                a[1] += t as f64;
-                a[2] += l.y as f64;
-                a[3] += l.z as f64;
-                a[4] += (l.y * l.y) as f64;
-                a[5] += (l.z * l.z) as f64;
-                fit[half].add(l.y as f64, l.z as f64, t as f64 - HALF_CENTRE[half]);
-            }
-            let half = |half: usize| -> Option<(f32, Vec2, Vec2)> {
-                let (a, fit) = (&acc[half], &fit[half]);
-                (a[0] > 0.0).then(|| {
-                    let n = a[0];
-                    let (my, mz) = (a[2] / n, a[3] / n);
-                    let vy = (a[4] / n - my * my).max(0.0);
-                    let vz = (a[5] / n - mz * mz).max(0.0);
-                    let moments = (
-                        Vec2::new((2.0 * vy).sqrt() as f32, (2.0 * vz).sqrt() as f32),
-                        Vec2::new(my as f32, mz as f32),
-                    );
-                    let t_mean = a[1] / n;
-                    let (radii, offset) = fit
-                        .solve(moments.0, t_mean - HALF_CENTRE[half])
-                        .unwrap_or(moments);
-                    (t_mean as f32, radii, offset)
-                })
-            };
-            let (r0, r1, o0, o1) = match (half(0), half(1)) {
-                (Some((t0, ra, oa)), Some((t1, rb, ob))) if t1 - t0 > 0.1 => {
-                    // Linear through the two half means, evaluated at t = 0 and 1.
-                    let lerp = |a: Vec2, b: Vec2, t: f32| a + (b - a) * ((t - t0) / (t1 - t0));
-                    let (r0, r1) = (lerp(ra, rb, 0.0), lerp(ra, rb, 1.0));
-                    // A taper never flips a radius below a quarter of the halves' mean.
-                    let keep = |r: Vec2| r.max((ra + rb) * 0.125);
-                    (keep(r0), keep(r1), lerp(oa, ob, 0.0), lerp(oa, ob, 1.0))
-                }
-                (Some((_, r, o)), None) | (None, Some((_, r, o))) | (Some((_, r, o)), Some(_)) => {
-                    (r, r, o, o)
-                }
-                (None, None) => {
-                    let (r0, r1) = fallback();
-                    (r0, r1, Vec2::ZERO, Vec2::ZERO)
-                }
-            };
-            let mut sec = frame;
-            sec.base_radii = r0.max(Vec2::splat(min_r));
-            sec.tip_radii = r1.max(Vec2::splat(min_r));
-            sec.base_offset = o0;
-            sec.tip_offset = o1;
-            out[b] = Some(sec);
+            let section = self.bone_section(b, &members[b], floor, &out, &mut stats);
+            out[b] = Some(section);
         }
         let sections = out
             .into_iter()
@@ -358,6 +228,162 @@ impl SectionJob<'_> {
             .collect();
         Ok((sections, stats))
     }
+
+    /// Bone `b`'s section from its vertices `pts`: the principal radial axes, then each half's
+    /// fit extrapolated to the ends; without vertices (or usable halves), its parent's tip
+    /// section from `out` (resolved before it) or a quarter of its length. Radii are at least
+    /// [`MIN_RADIUS_FRACTION`] of the length and `floor`.
+    fn bone_section(
+        &self,
+        b: usize,
+        pts: &[Vec3],
+        floor: f32,
+        out: &[Option<BoneSection>],
+        stats: &mut SectionStats,
+    ) -> BoneSection {
+        let bone = &self.bones[b];
+        let length = bone.length();
+        if length <= 0.0 {
+            stats.zero_length_bones += 1;
+        }
+        let axis = if length > 0.0 {
+            (bone.tip - bone.base) / length
+        } else {
+            bone.parent
+                .and_then(|p| out[p].map(|s| s.axis))
+                .unwrap_or(Vec3::Y)
+        };
+        let min_r = (length * MIN_RADIUS_FRACTION).max(floor);
+        let fallback = || {
+            let inherited = bone.parent.and_then(|p| out[p]);
+            match inherited {
+                Some(s) => (s.tip_radii, s.tip_radii),
+                None => {
+                    let r = Vec2::splat((0.25 * length).max(min_r));
+                    (r, r)
+                }
+            }
+        };
+        if pts.is_empty() {
+            stats.bones_without_vertices += 1;
+            let (r0, r1) = fallback();
+            let y0 = axis.any_orthonormal_vector();
+            return BoneSection::new(
+                bone.base,
+                axis,
+                y0,
+                length,
+                r0.max(Vec2::splat(min_r)),
+                r1.max(Vec2::splat(min_r)),
+                Vec2::ZERO,
+                Vec2::ZERO,
+            );
+        }
+        let frame = principal_frame(bone.base, axis, length, pts);
+        let halves = half_sections(&frame, length, pts);
+        let (r0, r1, o0, o1) = match (halves[0], halves[1]) {
+            (Some((t0, ra, oa)), Some((t1, rb, ob))) if t1 - t0 > 0.1 => {
+                // Linear through the two half means, evaluated at t = 0 and 1.
+                let lerp = |a: Vec2, b: Vec2, t: f32| a + (b - a) * ((t - t0) / (t1 - t0));
+                let (r0, r1) = (lerp(ra, rb, 0.0), lerp(ra, rb, 1.0));
+                // A taper never flips a radius below a quarter of the halves' mean.
+                let keep = |r: Vec2| r.max((ra + rb) * 0.125);
+                (keep(r0), keep(r1), lerp(oa, ob, 0.0), lerp(oa, ob, 1.0))
+            }
+            (Some((_, r, o)), None) | (None, Some((_, r, o))) | (Some((_, r, o)), Some(_)) => {
+                (r, r, o, o)
+            }
+            (None, None) => {
+                let (r0, r1) = fallback();
+                (r0, r1, Vec2::ZERO, Vec2::ZERO)
+            }
+        };
+        let mut sec = frame;
+        sec.base_radii = r0.max(Vec2::splat(min_r));
+        sec.tip_radii = r1.max(Vec2::splat(min_r));
+        sec.base_offset = o0;
+        sec.tip_offset = o1;
+        sec
+    }
+}
+
+/// The bone's frame (unit radii, no offsets) with its radial axes turned to the principal axes
+/// of the radial offsets of `pts` (a 2×2 covariance).
+fn principal_frame(base: Vec3, axis: Vec3, length: f32, pts: &[Vec3]) -> BoneSection {
+    let y0 = axis.any_orthonormal_vector();
+    let z0 = axis.cross(y0);
+    let radial = |p: Vec3| {
+        let d = p - base;
+        Vec2::new(d.dot(y0), d.dot(z0))
+    };
+    let mean = pts.iter().map(|&p| radial(p)).sum::<Vec2>() / pts.len() as f32;
+    let (mut sxx, mut syy, mut sxy) = (0.0f64, 0.0f64, 0.0f64);
+    for &p in pts {
+        let q = radial(p) - mean;
+        sxx += (q.x * q.x) as f64;
+        syy += (q.y * q.y) as f64;
+        sxy += (q.x * q.y) as f64;
+    }
+    let angle = 0.5 * (2.0 * sxy).atan2(sxx - syy);
+    let (s, c) = (angle.sin() as f32, angle.cos() as f32);
+    let y = y0 * c + z0 * s;
+    BoneSection::new(
+        base,
+        axis,
+        y,
+        length,
+        Vec2::ONE,
+        Vec2::ONE,
+        Vec2::ZERO,
+        Vec2::ZERO,
+    )
+}
+
+/// Per half bone (`[-0.1, 0.5)` and `[0.5, 1.1]` of the segment in `frame`), from the vertices
+/// in it: the mean segment parameter, the semi-axes and the centre offset (the ellipse fit, or
+/// the moments where it fails); `None` for a half without vertices.
+fn half_sections(frame: &BoneSection, length: f32, pts: &[Vec3]) -> [Option<(f32, Vec2, Vec2)>; 2] {
+    // Half-bone moments: count, sum t, sum y, sum z, sum y², sum z²; and the normal
+    // equations of the algebraic ellipse fit (`EllipseFit`).
+    let mut acc = [[0.0f64; 6]; 2];
+    let mut fit = [EllipseFit::EMPTY; 2];
+    for &p in pts {
+        let l = frame.local(p);
+        let t = if length > 0.0 { l.x / length } else { 0.5 };
+        let half = if (-0.1..0.5).contains(&t) {
+            0
+        } else if (0.5..=1.1).contains(&t) {
+            1
+        } else {
+            continue;
+        };
+        let a = &mut acc[half];
+        a[0] += 1.0;
+        a[1] += t as f64;
+        a[2] += l.y as f64;
+        a[3] += l.z as f64;
+        a[4] += (l.y * l.y) as f64;
+        a[5] += (l.z * l.z) as f64;
+        fit[half].add(l.y as f64, l.z as f64, t as f64 - HALF_CENTRE[half]);
+    }
+    [0, 1].map(|half| {
+        let (a, fit) = (&acc[half], &fit[half]);
+        (a[0] > 0.0).then(|| {
+            let n = a[0];
+            let (my, mz) = (a[2] / n, a[3] / n);
+            let vy = (a[4] / n - my * my).max(0.0);
+            let vz = (a[5] / n - mz * mz).max(0.0);
+            let moments = (
+                Vec2::new((2.0 * vy).sqrt() as f32, (2.0 * vz).sqrt() as f32),
+                Vec2::new(my as f32, mz as f32),
+            );
+            let t_mean = a[1] / n;
+            let (radii, offset) = fit
+                .solve(moments.0, t_mean - HALF_CENTRE[half])
+                .unwrap_or(moments);
+            (t_mean as f32, radii, offset)
+        })
+    })
 }
 
 /// Fewest vertices in a half bone for the algebraic fit (it has six unknowns; fewer points
