@@ -1104,7 +1104,7 @@ fn compute_skinning_on_compare_render_and_bench() {
         "{}",
         text(&o)
     );
-    assert!(text(&o).contains("compute skinning"), "{}", text(&o));
+    assert!(text(&o).contains("captures: compute pass"), "{}", text(&o));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["captures"], serde_json::json!(["compute_skinning"]));

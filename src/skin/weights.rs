@@ -428,9 +428,8 @@ pub fn keep_largest(pairs: &mut Vec<(u32, f32)>, k: usize) -> Option<Dropped> {
     };
     pairs.truncate(k);
     let kept: f32 = pairs.iter().map(|p| p.1).sum();
-    let scale = if kept > 0.0 { 1.0 / kept } else { 0.0 };
     for p in pairs.iter_mut() {
-        p.1 *= scale;
+        p.1 = if kept > 0.0 { p.1 / kept } else { 0.0 };
     }
     Some(dropped)
 }
