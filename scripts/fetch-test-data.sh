@@ -7,7 +7,7 @@
 # Source: a snapshot of KhronosGroup/glTF-Sample-Assets (github.com/DRx3D/glTF-Sample-Assets-OLD
 # at commit 02d48689ce60c8799207f180ae324997e974c956, 2023-05-23), the files ../shared holds,
 # byte for byte. SKINVIEW_SAMPLES_URL replaces the base URL (a mirror, or file:///path).
-# Licences: CC0-1.0 or CC-BY-4.0 per model (README.md, "Test data").
+# Licences: CC0-1.0 or CC-BY-4.0 per model (docs/testing.md, "Test data").
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 data="$here/tests/data"

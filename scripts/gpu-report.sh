@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real-GPU report in one command (issue 28): crowds timed by `skinview bench --gpu` on both
 # skinning paths and both palettes, and `skinview compare` of every shared model through every
-# path, merged by `skinview gpu-report` into OUTDIR/report.json (schema: README, "GPU report")
+# path, merged by `skinview gpu-report` into OUTDIR/report.json (schema: docs/gpu-report.md)
 # and OUTDIR/report.md. Made for a GPU machine lent for a few minutes, bare and offline:
 #
 #   SKINVIEW_BIN=path/to/release/skinview scripts/gpu-report.sh [options] OUTDIR
@@ -21,7 +21,7 @@
 #                    and rigs/ of $SKINVIEW_SHARED, else ../shared beside the repository, else
 #                    tests/data as scripts/setup.sh --tests makes it)
 #   SKINVIEW_DEBS    folder of .deb files to unpack when the Vulkan loader is missing (default:
-#                    .gpu-report/debs in the repository; see README, "GPU report")
+#                    .gpu-report/debs in the repository; see docs/gpu-report.md)
 # Every step has its own time limit; a step that fails or times out is logged, the run goes on,
 # and the script exits 1 at the end (2 for bad usage or a missing prerequisite).
 set -uo pipefail

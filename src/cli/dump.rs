@@ -1,5 +1,5 @@
 //! `skinview dump`: world-space skinned positions and normals at given times, as JSON in the
-//! exchange format (README), from the CPU reference or a GPU capture (storage or uniform
+//! exchange format (docs/dump-format.md), from the CPU reference or a GPU capture (storage or uniform
 //! palette).
 
 use std::path::PathBuf;

@@ -216,58 +216,117 @@ pub fn compare(
         ..options.clone()
     };
     options.validate()?;
-    let draws: Vec<usize> = (0..scene.draws.len()).collect();
-    let k = options.max_influences;
-    let skin = options.skin;
-    let setup = CharacterSetup {
-        max_influences: k,
-        skin,
-        ..CharacterSetup::clip(None)
-    };
-    let mut cpu = setup.build(scene)?;
-    let (mut gpu, part) = GpuSide::new(ctx, scene, &cpu, k, source, skin)?;
-    let mut vertices_reduced = match &gpu {
-        GpuSide::Whole(g) => g
-            .gpu
-            .draws
-            .iter()
-            .filter_map(|d| d.reduction)
-            .map(|r| r.vertices_reduced)
-            .sum(),
-        GpuSide::Parts { .. } => 0,
-    };
-    let mut split = None;
-    if let Some(p) = &part {
-        // The reference skins with the fitted weights, as the submeshes do.
-        vertices_reduced = p.dropped_influences();
-        split = Some(PaletteSplit {
-            k: p.k,
-            submeshes: p.submesh_count(),
-            dropped_influences: vertices_reduced,
-        });
-        if vertices_reduced > 0 {
-            cpu = setup.build(&p.fitted_source(scene))?;
-        }
-    }
-    // The unreduced CPU path, when the reduction's (or the fitting's) cost is asked for.
-    let mut full = match k.is_some() || vertices_reduced > 0 && part.is_some() {
-        true => {
-            let unreduced = CharacterSetup {
-                max_influences: None,
-                ..setup.clone()
-            };
-            Some(unreduced.build(scene)?)
-        }
-        false => None,
-    };
+    let mut sides = Sides::new(ctx, scene, options, source)?;
     let mut result = Vec::with_capacity(anims.len());
     let mut diagonal: f64 = 0.0;
     for (i, &anim) in anims.iter().enumerate() {
         progress(i, anims.len());
+        result.push(sides.compare_anim(ctx, scene, anim, options, &mut diagonal)?);
+    }
+    progress(anims.len(), anims.len());
+    let mut cmp = Comparison {
+        model: scene.name.clone(),
+        adapter: ctx.describe(),
+        diagonal,
+        tolerance_rel: CPU_GPU_TOLERANCE_REL,
+        normal_tolerance: NORMAL_TOLERANCE,
+        max_influences: options.max_influences,
+        vertices_reduced: sides.vertices_reduced,
+        palette: source.describe(),
+        skinning: options.skin.describe(),
+        split: sides.split,
+        captures: options.captures.clone(),
+        anims: result,
+        passed: false,
+    };
+    cmp.judge();
+    Ok(cmp)
+}
+
+/// The characters a comparison plays: the CPU reference, the GPU side, and the unreduced CPU
+/// path when the cost of reducing (or fitting) the influences is asked for.
+struct Sides {
+    cpu: Character,
+    gpu: GpuSide,
+    full: Option<Character>,
+    split: Option<PaletteSplit>,
+    vertices_reduced: usize,
+}
+
+impl Sides {
+    /// Set up both sides of a comparison of `scene` on `source`.
+    fn new(
+        ctx: &GpuContext,
+        scene: &Scene,
+        options: &CompareOptions,
+        source: PaletteSource,
+    ) -> Result<Sides> {
+        let k = options.max_influences;
+        let setup = CharacterSetup {
+            max_influences: k,
+            skin: options.skin,
+            ..CharacterSetup::clip(None)
+        };
+        let mut cpu = setup.build(scene)?;
+        let (gpu, part) = GpuSide::new(ctx, scene, &cpu, k, source, options.skin)?;
+        let mut vertices_reduced = match &gpu {
+            GpuSide::Whole(g) => g
+                .gpu
+                .draws
+                .iter()
+                .filter_map(|d| d.reduction)
+                .map(|r| r.vertices_reduced)
+                .sum(),
+            GpuSide::Parts { .. } => 0,
+        };
+        let mut split = None;
+        if let Some(p) = &part {
+            // The reference skins with the fitted weights, as the submeshes do.
+            vertices_reduced = p.dropped_influences();
+            split = Some(PaletteSplit {
+                k: p.k,
+                submeshes: p.submesh_count(),
+                dropped_influences: vertices_reduced,
+            });
+            if vertices_reduced > 0 {
+                cpu = setup.build(&p.fitted_source(scene))?;
+            }
+        }
+        // The unreduced CPU path, when the reduction's (or the fitting's) cost is asked for.
+        let full = match k.is_some() || vertices_reduced > 0 && part.is_some() {
+            true => {
+                let unreduced = CharacterSetup {
+                    max_influences: None,
+                    ..setup.clone()
+                };
+                Some(unreduced.build(scene)?)
+            }
+            false => None,
+        };
+        Ok(Sides {
+            cpu,
+            gpu,
+            full,
+            split,
+            vertices_reduced,
+        })
+    }
+
+    /// Play `anim` on every side and compare them frame by frame; `diagonal` grows to the
+    /// largest first-frame bounds seen.
+    fn compare_anim(
+        &mut self,
+        ctx: &GpuContext,
+        scene: &Scene,
+        anim: Option<usize>,
+        options: &CompareOptions,
+        diagonal: &mut f64,
+    ) -> Result<AnimComparison> {
+        let draws: Vec<usize> = (0..scene.draws.len()).collect();
         let times = frame_times(scene, anim, options.frames);
-        cpu.set_clip(anim, false)?;
-        gpu.set_clip(anim)?;
-        if let Some(f) = &mut full {
+        self.cpu.set_clip(anim, false)?;
+        self.gpu.set_clip(anim)?;
+        if let Some(f) = &mut self.full {
             f.set_clip(anim, false)?;
         }
         let new_errors = || draws.iter().map(|&d| DrawErrors::new(scene, d)).collect();
@@ -275,18 +334,20 @@ pub fn compare(
             options.captures.iter().map(|_| new_errors()).collect();
         let mut draw_vs_compute: Vec<DrawErrors> = new_errors();
         let mut reduction_cost: Vec<DrawErrors> = new_errors();
+        let cpu_scene = &self.cpu.scene;
         let mut surface_normals: Vec<SurfaceNormalErrors> = draws
             .iter()
-            .filter_map(|&d| SurfaceNormalErrors::new(d, cpu.scene.primitive(&cpu.scene.draws[d])))
+            .filter_map(|&d| SurfaceNormalErrors::new(d, cpu_scene.primitive(&cpu_scene.draws[d])))
             .collect();
         for (ti, &t) in times.iter().enumerate() {
+            let cpu = &mut self.cpu;
             cpu.update(t, COMPARE_DT_S)?;
             // A reference that overflowed compares as "equal" to anything: an error instead.
             crate::skin::check_finite(&cpu.scene, &draws, Some(t), &cpu.outputs)?;
             if ti == 0
                 && let Some((lo, hi)) = bounds(&cpu.outputs)
             {
-                diagonal = diagonal.max((hi - lo).length() as f64);
+                *diagonal = diagonal.max((hi - lo).length() as f64);
             }
             for sn in &mut surface_normals {
                 if let Some(k) = draws.iter().position(|&d| d == sn.draw)
@@ -299,7 +360,7 @@ pub fn compare(
             }
             let mut read: Vec<(CapturePath, Vec<SkinnedVertices>)> = Vec::new();
             for (path, errs) in options.captures.iter().zip(&mut per_path) {
-                let out = gpu.read(ctx, &cpu, t, *path, &draws)?;
+                let out = self.gpu.read(ctx, cpu, t, *path, &draws)?;
                 for (e, (c, g)) in errs.iter_mut().zip(cpu.outputs.iter().zip(&out)) {
                     e.add(t, c, g);
                 }
@@ -312,7 +373,7 @@ pub fn compare(
                     e.add(t, a, b);
                 }
             }
-            if let Some(f) = &mut full {
+            if let Some(f) = &mut self.full {
                 f.update(t, COMPARE_DT_S)?;
                 for (e, (a, b)) in reduction_cost
                     .iter_mut()
@@ -330,7 +391,7 @@ pub fn compare(
             });
         let both = options.captures.contains(&CapturePath::CaptureShader)
             && options.captures.contains(&CapturePath::Draw);
-        result.push(AnimComparison {
+        Ok(AnimComparison {
             anim,
             name: anim.and_then(|a| scene.animations[a].name.clone()),
             draws: worst,
@@ -341,29 +402,11 @@ pub fn compare(
                 .map(|(&capture, draws)| CaptureErrors { capture, draws })
                 .collect(),
             draw_vs_compute: both.then_some(draw_vs_compute),
-            reduction_cost: full.is_some().then_some(reduction_cost),
+            reduction_cost: self.full.is_some().then_some(reduction_cost),
             surface_normals,
             times,
-        });
+        })
     }
-    progress(anims.len(), anims.len());
-    let mut cmp = Comparison {
-        model: scene.name.clone(),
-        adapter: ctx.describe(),
-        diagonal,
-        tolerance_rel: CPU_GPU_TOLERANCE_REL,
-        normal_tolerance: NORMAL_TOLERANCE,
-        max_influences: k,
-        vertices_reduced,
-        palette: source.describe(),
-        skinning: skin.describe(),
-        split,
-        captures: options.captures.clone(),
-        anims: result,
-        passed: false,
-    };
-    cmp.judge();
-    Ok(cmp)
 }
 
 /// Where [`sample_frames`] takes its vertices from.

@@ -1,6 +1,6 @@
-//! The native rig file, `*.rig.json` (format `"skinview.rig"`, version 1; the layout is in the
-//! README and the data model in `crate::rig`): parsing with errors that name the file, line
-//! and field, validation, and compact writing.
+//! The native rig file, `*.rig.json` (format `"skinview.rig"`, version 1; the layout is in
+//! docs/rig-format.md and the data model in `crate::rig`): parsing with errors that name the
+//! file, line and field, validation, and compact writing.
 
 use std::path::Path;
 

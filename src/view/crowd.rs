@@ -493,6 +493,57 @@ struct Samples {
     stamps: [Vec<f64>; PASSES],
 }
 
+/// Where the crowd's characters stand and how their clocks are offset.
+struct CrowdLayout {
+    /// Characters.
+    instances: u32,
+    /// Grid spacing (model units).
+    step_m: f32,
+    /// The longest clip: instance clocks are offset within it.
+    period_s: f32,
+}
+
+/// The CPU side of one crowd frame at `(time_s, dt_s)`: every character's stage, its palette
+/// moved to its place on the grid and uploaded. Returns the seconds spent animating and
+/// uploading.
+fn animate_crowd(
+    ctx: &GpuContext,
+    character: &mut Character,
+    gpu: &mut GpuScene,
+    palette: &mut Vec<Mat4>,
+    layout: &CrowdLayout,
+    (time_s, dt_s): (f32, f32),
+) -> Result<(f64, f64)> {
+    let n = layout.instances;
+    let (mut anim_s, mut upload_s) = (0.0, 0.0);
+    for i in 0..n {
+        let t0 = Instant::now();
+        if character.ik.is_some() {
+            // Each instance is its own character: no IK warm start from another's pose.
+            character.restart();
+        }
+        character.update(time_s + time_offset_s(i, layout.period_s), dt_s)?;
+        let model_from_instance = Mat4::from_translation(grid_offset(i, n, layout.step_m));
+        palette.clear();
+        palette.extend(
+            character
+                .frame
+                .palette
+                .iter()
+                .map(|m| model_from_instance * *m),
+        );
+        let t1 = Instant::now();
+        if i == 0 {
+            // Morph weights (shared by the crowd) with the first character's frame.
+            gpu.write_frame(ctx, &character.scene, &character.frame);
+        }
+        gpu.write_instance_palette(ctx, i, palette)?;
+        anim_s += (t1 - t0).as_secs_f64();
+        upload_s += t1.elapsed().as_secs_f64();
+    }
+    Ok((anim_s, upload_s))
+}
+
 /// Run the crowd benchmark on `character` (its clip plays looping; IK, when it has some, is
 /// solved afresh for each instance): `progress(frame)` after each timed frame. Returns the
 /// report and the last frame as drawn by the compute path (the vertex path on the uniform
@@ -575,33 +626,19 @@ pub fn run_crowd(
     let mut image = None;
     for frame in 0..total {
         let t_s = frame as f32 * options.dt_s;
-        // The CPU side: every character's stage, then its palette moved to its place.
-        let (mut anim_s, mut upload_s) = (0.0, 0.0);
-        for i in 0..n {
-            let t0 = Instant::now();
-            if character.ik.is_some() {
-                // Each instance is its own character: no IK warm start from another's pose.
-                character.restart();
-            }
-            character.update(t_s + time_offset_s(i, period_s), options.dt_s)?;
-            let model_from_instance = Mat4::from_translation(grid_offset(i, n, step));
-            palette.clear();
-            palette.extend(
-                character
-                    .frame
-                    .palette
-                    .iter()
-                    .map(|m| model_from_instance * *m),
-            );
-            let t1 = Instant::now();
-            if i == 0 {
-                // Morph weights (shared by the crowd) with the first character's frame.
-                gpu.write_frame(ctx, &character.scene, &character.frame);
-            }
-            gpu.write_instance_palette(ctx, i, &palette)?;
-            anim_s += (t1 - t0).as_secs_f64();
-            upload_s += t1.elapsed().as_secs_f64();
-        }
+        let layout = CrowdLayout {
+            instances: n,
+            step_m: step,
+            period_s,
+        };
+        let (anim_s, upload_s) = animate_crowd(
+            ctx,
+            character,
+            &mut gpu,
+            &mut palette,
+            &layout,
+            (t_s, options.dt_s),
+        )?;
         // The vertex-shader path.
         let mut enc = encoder("crowd: vertex-shader path");
         draw(

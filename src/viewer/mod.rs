@@ -358,72 +358,11 @@ impl App {
                     .update_texture(&gfx.ctx.device, &gfx.ctx.queue, *id, delta);
             }
         }
-        let frame = match gfx.surface.get_current_texture() {
-            wgpu::CurrentSurfaceTexture::Success(f)
-            | wgpu::CurrentSurfaceTexture::Suboptimal(f) => {
-                gfx.acquire_failures = 0;
-                f
-            }
-            other => {
-                gfx.acquire_failures += 1;
-                if self.options.frames.is_some() && gfx.acquire_failures > MAX_ACQUIRE_FAILURES {
-                    textures_delta.clear();
-                    return Err(Error::Gpu(format!(
-                        "the window's surface gave no frame {MAX_ACQUIRE_FAILURES} times in a row"
-                    )));
-                }
-                if matches!(
-                    other,
-                    wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost
-                ) {
-                    gfx.surface.configure(&gfx.ctx.device, &gfx.config);
-                }
-                for id in &textures_delta.free {
-                    gfx.egui_renderer.free_texture(id);
-                }
-                textures_delta.clear();
-                return Ok(());
-            }
+        let Some(frame) = gfx.acquire_frame(self.options.frames.is_some(), &mut textures_delta)?
+        else {
+            return Ok(());
         };
-        let view = frame.texture.create_view(&Default::default());
-        let screen = egui_wgpu::ScreenDescriptor {
-            size_in_pixels: [gfx.config.width, gfx.config.height],
-            pixels_per_point: ppp,
-        };
-        let mut enc = gfx
-            .ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("egui"),
-            });
-        let user = gfx.egui_renderer.update_buffers(
-            &gfx.ctx.device,
-            &gfx.ctx.queue,
-            &mut enc,
-            &primitives,
-            &screen,
-        );
-        {
-            let mut pass = enc
-                .begin_render_pass(&wgpu::RenderPassDescriptor {
-                    label: Some("egui"),
-                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                        view: &view,
-                        depth_slice: None,
-                        resolve_target: None,
-                        ops: wgpu::Operations {
-                            load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                            store: wgpu::StoreOp::Store,
-                        },
-                    })],
-                    depth_stencil_attachment: None,
-                    timestamp_writes: None,
-                    occlusion_query_set: None,
-                    multiview_mask: None,
-                })
-                .forget_lifetime();
-            gfx.egui_renderer.render(&mut pass, &primitives, &screen);
-        }
+        let (enc, user) = gfx.record_egui(&frame, &primitives, ppp);
         // The last frame of a scripted run, or the screenshot key: copy before presenting.
         self.report.frames += 1;
         let last = self.options.frames.is_some_and(|n| self.report.frames >= n);
@@ -452,34 +391,7 @@ impl App {
         textures_delta.clear();
         self.sums.ui_present += t2.elapsed().as_secs_f64() * 1000.0;
         if let Some(path) = shot_path {
-            let image = match pending {
-                Some(p) => p.read(&gfx.ctx),
-                // The surface cannot be copied: save the viewport alone.
-                None => {
-                    let enc = gfx.ctx.device.create_command_encoder(&Default::default());
-                    gfx.viewport.target().read_rgba8(&gfx.ctx, enc)
-                }
-            };
-            let frames = self.report.frames.to_string();
-            let time = format!("{:.4}", state.playback.time_s);
-            // What the view draws: the CPU reference, or the GPU skinning path.
-            let skinning = state.view_options().skinning.describe();
-            // Never over a file the model open now was read from (models opened in the window
-            // included).
-            let written = image
-                .and_then(|image| state.model.refuse_as_output(&path).map(|()| image))
-                .and_then(|image| {
-                    crate::io::png::write_tagged(
-                        &image,
-                        &path,
-                        &[
-                            ("Adapter", &gfx.adapter),
-                            ("Frames", &frames),
-                            ("Time", &time),
-                            ("Skinning", skinning),
-                        ],
-                    )
-                });
+            let written = gfx.save_screenshot(state, &path, pending, self.report.frames);
             match written {
                 Ok(()) => self.report.screenshots.push(path),
                 // A scripted run must say it failed; an interactive one shows it.
@@ -494,6 +406,129 @@ impl App {
             event_loop.exit();
         }
         Ok(())
+    }
+}
+
+impl Gfx {
+    /// The surface's next frame, or `None` for a frame to skip (the surface outdated or lost
+    /// is reconfigured; the egui textures of this frame are freed). A scripted run (`scripted`)
+    /// fails after [`MAX_ACQUIRE_FAILURES`] misses in a row.
+    fn acquire_frame(
+        &mut self,
+        scripted: bool,
+        textures_delta: &mut egui::TexturesDelta,
+    ) -> Result<Option<wgpu::SurfaceTexture>> {
+        let other = match self.surface.get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(f)
+            | wgpu::CurrentSurfaceTexture::Suboptimal(f) => {
+                self.acquire_failures = 0;
+                return Ok(Some(f));
+            }
+            other => other,
+        };
+        self.acquire_failures += 1;
+        if scripted && self.acquire_failures > MAX_ACQUIRE_FAILURES {
+            textures_delta.clear();
+            return Err(Error::Gpu(format!(
+                "the window's surface gave no frame {MAX_ACQUIRE_FAILURES} times in a row"
+            )));
+        }
+        if matches!(
+            other,
+            wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost
+        ) {
+            self.surface.configure(&self.ctx.device, &self.config);
+        }
+        for id in &textures_delta.free {
+            self.egui_renderer.free_texture(id);
+        }
+        textures_delta.clear();
+        Ok(None)
+    }
+
+    /// Record egui's pass into `frame`: the encoder, and egui's own command buffers to submit
+    /// before it.
+    fn record_egui(
+        &mut self,
+        frame: &wgpu::SurfaceTexture,
+        primitives: &[egui::ClippedPrimitive],
+        pixels_per_point: f32,
+    ) -> (wgpu::CommandEncoder, Vec<wgpu::CommandBuffer>) {
+        let view = frame.texture.create_view(&Default::default());
+        let screen = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [self.config.width, self.config.height],
+            pixels_per_point,
+        };
+        let mut enc = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("egui"),
+            });
+        let user = self.egui_renderer.update_buffers(
+            &self.ctx.device,
+            &self.ctx.queue,
+            &mut enc,
+            primitives,
+            &screen,
+        );
+        {
+            let mut pass = enc
+                .begin_render_pass(&wgpu::RenderPassDescriptor {
+                    label: Some("egui"),
+                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                        view: &view,
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                            store: wgpu::StoreOp::Store,
+                        },
+                    })],
+                    depth_stencil_attachment: None,
+                    timestamp_writes: None,
+                    occlusion_query_set: None,
+                    multiview_mask: None,
+                })
+                .forget_lifetime();
+            self.egui_renderer.render(&mut pass, primitives, &screen);
+        }
+        (enc, user)
+    }
+
+    /// Write the screenshot of frame `frames` to `path`: the window's copy when the surface
+    /// could be copied (`pending`), else the viewport alone; tagged with the adapter, frame,
+    /// time and skinning path. Never over a file the open model was read from.
+    fn save_screenshot(
+        &self,
+        state: &ViewerState,
+        path: &std::path::Path,
+        pending: Option<crate::gpu::target::PendingImage>,
+        frames: u64,
+    ) -> Result<()> {
+        let image = match pending {
+            Some(p) => p.read(&self.ctx),
+            // The surface cannot be copied: save the viewport alone.
+            None => {
+                let enc = self.ctx.device.create_command_encoder(&Default::default());
+                self.viewport.target().read_rgba8(&self.ctx, enc)
+            }
+        }?;
+        let frames = frames.to_string();
+        let time = format!("{:.4}", state.playback.time_s);
+        // What the view draws: the CPU reference, or the GPU skinning path.
+        let skinning = state.view_options().skinning.describe();
+        state.model.refuse_as_output(path)?;
+        crate::io::png::write_tagged(
+            &image,
+            path,
+            &[
+                ("Adapter", &self.adapter),
+                ("Frames", &frames),
+                ("Time", &time),
+                ("Skinning", skinning),
+            ],
+        )
     }
 }
 
