@@ -1,101 +1,320 @@
-//! What a model holds, in words: skins, draws with their vertices, influences, morph targets
-//! and attributes, mirrored nodes, animations with their interpolation modes, and every repair
-//! and warning the importer made. `skinview info` prints it; the viewer shows it.
+//! What a model holds, in words and as data: skins with their joints (index, node, name or
+//! label, parent), draws with their vertices, influences, morph targets and attributes,
+//! mirrored nodes, animations with their interpolation modes, and every repair and warning
+//! the importer made. `skinview info` prints it (and writes it as JSON); the viewer shows it.
+
+use serde::Serialize;
 
 use crate::frame::FrameState;
 use crate::scene::Scene;
 
-/// The description of a scene; its [`std::fmt::Display`] is the `info` report.
+/// Version of the JSON form of [`InfoReport`] (bumped when a field changes meaning).
+pub const INFO_SCHEMA: &str = "skinview-info/1";
+
+/// What a model holds (see the module documentation); its [`std::fmt::Display`] is the
+/// `info` report and its JSON form is `info`'s JSON.
+#[derive(Clone, Debug, Serialize)]
+pub struct InfoReport {
+    /// [`INFO_SCHEMA`].
+    pub schema: &'static str,
+    /// Model name.
+    pub model: String,
+    /// Nodes in the scene (joints, meshes, the rest).
+    pub nodes: usize,
+    /// Skins, each with its joints.
+    pub skins: Vec<SkinInfo>,
+    /// Draws (node, mesh, primitive).
+    pub draws: Vec<DrawInfo>,
+    /// Vertices over every draw.
+    pub vertices: usize,
+    /// Joints over every skin (a joint in two skins counts twice).
+    pub joints: usize,
+    /// Largest number of influences of any vertex.
+    pub max_influences: usize,
+    /// Rigid draws whose node is mirrored (negative determinant: the winding flips).
+    pub mirrored_nodes: Vec<usize>,
+    /// Animations.
+    pub animations: Vec<AnimationInfo>,
+    /// The importer's repairs and warnings.
+    pub notes: Vec<NoteInfo>,
+}
+
+/// One skin.
+#[derive(Clone, Debug, Serialize)]
+pub struct SkinInfo {
+    /// Its name in the file.
+    pub name: Option<String>,
+    /// Its joints, in the skin's order (the order of the inverse bind matrices).
+    pub joints: Vec<JointInfo>,
+}
+
+/// One joint of a skin.
+#[derive(Clone, Debug, Serialize)]
+pub struct JointInfo {
+    /// Position in the skin's joint list.
+    pub index: usize,
+    /// Its node's index in the file.
+    pub node: usize,
+    /// Its node's name, or `node N` when it has none: what a bone argument takes.
+    pub label: String,
+    /// Whether the file names it.
+    pub named: bool,
+    /// The parent node's index in the file (`None`: a root).
+    pub parent: Option<usize>,
+}
+
+/// One draw.
+#[derive(Clone, Debug, Serialize)]
+pub struct DrawInfo {
+    /// Node index in the file.
+    pub node: usize,
+    /// Node name.
+    pub name: Option<String>,
+    /// Mesh index.
+    pub mesh: usize,
+    /// Primitive index in the mesh.
+    pub primitive: usize,
+    /// Vertices.
+    pub vertices: usize,
+    /// Indices.
+    pub indices: usize,
+    /// Topology name.
+    pub topology: &'static str,
+    /// Skin index (`None`: rigid).
+    pub skin: Option<usize>,
+    /// Weight sets of four.
+    pub weight_sets: usize,
+    /// Largest number of influences of a vertex.
+    pub max_influences: usize,
+    /// Morph targets.
+    pub morph_targets: usize,
+    /// Has normals.
+    pub normals: bool,
+    /// Has tangents.
+    pub tangents: bool,
+}
+
+/// One animation.
+#[derive(Clone, Debug, Serialize)]
+pub struct AnimationInfo {
+    /// Name in the file.
+    pub name: Option<String>,
+    /// Duration (s).
+    pub duration_s: f32,
+    /// Channels.
+    pub channels: usize,
+    /// Interpolation modes used.
+    pub interpolations: Vec<&'static str>,
+}
+
+/// One repair or warning of the importer.
+#[derive(Clone, Debug, Serialize)]
+pub struct NoteInfo {
+    /// Repaired (else a warning).
+    pub repaired: bool,
+    /// The field.
+    pub field: String,
+    /// What was found and done.
+    pub message: String,
+}
+
+impl InfoReport {
+    /// Describe `scene`.
+    pub fn of(scene: &Scene) -> InfoReport {
+        let file_index = |n: usize| scene.nodes[n].source_index;
+        let skins = scene
+            .skins
+            .iter()
+            .map(|sk| SkinInfo {
+                name: sk.name.clone(),
+                joints: sk
+                    .joints
+                    .iter()
+                    .enumerate()
+                    .map(|(index, &node)| JointInfo {
+                        index,
+                        node: file_index(node),
+                        label: scene.node_label(node),
+                        named: scene.nodes[node]
+                            .name
+                            .as_deref()
+                            .is_some_and(|n| !n.is_empty()),
+                        parent: scene.nodes[node].parent.map(file_index),
+                    })
+                    .collect(),
+            })
+            .collect();
+        InfoReport {
+            schema: INFO_SCHEMA,
+            model: scene.name.clone(),
+            nodes: scene.nodes.len(),
+            skins,
+            draws: draws(scene),
+            vertices: scene.vertex_count(),
+            joints: scene.joint_count(),
+            max_influences: scene.max_influences(),
+            mirrored_nodes: mirrored_nodes(scene),
+            animations: scene
+                .animations
+                .iter()
+                .map(|an| AnimationInfo {
+                    name: an.name.clone(),
+                    duration_s: an.duration_s(),
+                    channels: an.channels.len(),
+                    interpolations: an.interpolations().iter().map(|m| m.name()).collect(),
+                })
+                .collect(),
+            notes: scene
+                .report
+                .notes
+                .iter()
+                .map(|n| NoteInfo {
+                    repaired: n.repaired,
+                    field: n.field.clone(),
+                    message: n.message.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Every draw of `scene`, described.
+fn draws(scene: &Scene) -> Vec<DrawInfo> {
+    scene
+        .draws
+        .iter()
+        .map(|d| {
+            let p = scene.primitive(d);
+            let node = &scene.nodes[d.node];
+            let (weight_sets, max_influences) = p
+                .skin_weights
+                .as_ref()
+                .map_or((0, 0), |w| (w.width / 4, w.max_influences()));
+            DrawInfo {
+                node: node.source_index,
+                name: node.name.clone(),
+                mesh: d.mesh,
+                primitive: d.primitive,
+                vertices: p.vertex_count(),
+                indices: p.indices.len(),
+                topology: p.topology.name(),
+                skin: d.skin,
+                weight_sets,
+                max_influences,
+                morph_targets: p.morph_targets.len(),
+                normals: p.normals.is_some(),
+                tangents: p.tangents.is_some(),
+            }
+        })
+        .collect()
+}
+
+/// Rigid draws' nodes (file indices) whose global transform has a negative determinant (glTF:
+/// the triangle winding flips).
+fn mirrored_nodes(scene: &Scene) -> Vec<usize> {
+    let mut frame = FrameState::new(scene);
+    if frame.evaluate(scene, None, 0.0).is_err() {
+        return Vec::new();
+    }
+    scene
+        .draws
+        .iter()
+        .filter(|d| d.skin.is_none() && frame.model_from_node[d.node].determinant() < 0.0)
+        .map(|d| scene.nodes[d.node].source_index)
+        .collect()
+}
+
+/// The description of a scene; its [`std::fmt::Display`] is the `info` report
+/// ([`InfoReport`]'s).
 pub struct ModelInfo<'a>(pub &'a Scene);
 
 impl std::fmt::Display for ModelInfo<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let scene = self.0;
-        let mut result = Ok(());
-        let mut line = |text: String| {
-            if result.is_ok() {
-                result = writeln!(f, "{text}");
-            }
-        };
-        line(format!("model: {}", scene.name));
-        line(format!("nodes: {}", scene.nodes.len()));
-        line(format!("skins: {}", scene.skins.len()));
-        for (i, sk) in scene.skins.iter().enumerate() {
-            line(format!(
+        InfoReport::of(self.0).fmt(f)
+    }
+}
+
+impl std::fmt::Display for InfoReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "model: {}", self.model)?;
+        writeln!(f, "nodes: {}", self.nodes)?;
+        writeln!(f, "skins: {}", self.skins.len())?;
+        for (i, sk) in self.skins.iter().enumerate() {
+            writeln!(
+                f,
                 "  skin {i} {}: {} joints",
                 quoted(sk.name.as_deref()),
                 sk.joints.len()
-            ));
-        }
-        line(format!(
-            "draws (node, mesh, primitive): {}",
-            scene.draws.len()
-        ));
-        for d in &scene.draws {
-            let p = scene.primitive(d);
-            let node = &scene.nodes[d.node];
-            let (sets, infl) = p
-                .skin_weights
-                .as_ref()
-                .map_or((0, 0), |w| (w.width / 4, w.max_influences()));
-            line(format!(
-                "  node {} {} mesh {} prim {}: {} vertices, {} indices ({}), skin {}, weight sets \
-             {sets}, max influences {infl}, morph targets {}, normals {}, tangents {}",
-                node.source_index,
-                quoted(node.name.as_deref()),
-                d.mesh,
-                d.primitive,
-                p.vertex_count(),
-                p.indices.len(),
-                p.topology.name(),
-                d.skin.map_or("none".into(), |s| s.to_string()),
-                p.morph_targets.len(),
-                if p.normals.is_some() { "yes" } else { "no" },
-                if p.tangents.is_some() { "yes" } else { "no" },
-            ));
-        }
-        line(format!(
-            "total: {} vertices drawn, {} joints, max influences {}",
-            scene.vertex_count(),
-            scene.joint_count(),
-            scene.max_influences()
-        ));
-        // Mirrored nodes flip the winding (glTF: negative determinant of the global transform).
-        let mut frame = FrameState::new(scene);
-        if frame.evaluate(scene, None, 0.0).is_ok() {
-            for d in scene.draws.iter().filter(|d| d.skin.is_none()) {
-                if frame.model_from_node[d.node].determinant() < 0.0 {
-                    line(format!(
-                        "  node {}: negative determinant, triangle winding flipped",
-                        scene.nodes[d.node].source_index
-                    ));
-                }
+            )?;
+            for j in &sk.joints {
+                writeln!(
+                    f,
+                    "    joint {}: node {} {}, parent {}",
+                    j.index,
+                    j.node,
+                    if j.named {
+                        format!("{:?}", j.label)
+                    } else {
+                        format!("(unnamed: {:?})", j.label)
+                    },
+                    j.parent.map_or("none".into(), |p| format!("node {p}"))
+                )?;
             }
         }
-        line(format!("animations: {}", scene.animations.len()));
-        for (i, an) in scene.animations.iter().enumerate() {
-            let modes: Vec<&str> = an.interpolations().iter().map(|m| m.name()).collect();
-            line(format!(
+        writeln!(f, "draws (node, mesh, primitive): {}", self.draws.len())?;
+        for d in &self.draws {
+            writeln!(
+                f,
+                "  node {} {} mesh {} prim {}: {} vertices, {} indices ({}), skin {}, weight sets \
+                 {}, max influences {}, morph targets {}, normals {}, tangents {}",
+                d.node,
+                quoted(d.name.as_deref()),
+                d.mesh,
+                d.primitive,
+                d.vertices,
+                d.indices,
+                d.topology,
+                d.skin.map_or("none".into(), |s| s.to_string()),
+                d.weight_sets,
+                d.max_influences,
+                d.morph_targets,
+                if d.normals { "yes" } else { "no" },
+                if d.tangents { "yes" } else { "no" },
+            )?;
+        }
+        writeln!(
+            f,
+            "total: {} vertices drawn, {} joints, max influences {}",
+            self.vertices, self.joints, self.max_influences
+        )?;
+        for n in &self.mirrored_nodes {
+            writeln!(
+                f,
+                "  node {n}: negative determinant, triangle winding flipped"
+            )?;
+        }
+        writeln!(f, "animations: {}", self.animations.len())?;
+        for (i, an) in self.animations.iter().enumerate() {
+            writeln!(
+                f,
                 "  anim {i} {}: {:.3} s, {}, {}",
                 quoted(an.name.as_deref()),
-                an.duration_s(),
-                count(an.channels.len(), "channel", "channels"),
-                modes.join("/")
-            ));
+                an.duration_s,
+                count(an.channels, "channel", "channels"),
+                an.interpolations.join("/")
+            )?;
         }
-        line(format!(
-            "repairs and warnings: {}",
-            scene.report.notes.len()
-        ));
-        for n in &scene.report.notes {
-            line(format!(
+        writeln!(f, "repairs and warnings: {}", self.notes.len())?;
+        for n in &self.notes {
+            writeln!(
+                f,
                 "  {} {}: {}",
                 if n.repaired { "repaired" } else { "warning" },
                 n.field,
                 n.message
-            ));
+            )?;
         }
-        result
+        Ok(())
     }
 }
 

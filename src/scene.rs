@@ -379,15 +379,41 @@ impl Scene {
         })
     }
 
-    /// A node by name (the first one, in depth-first order).
+    /// A node as a user names it: its name (the first node of that name, in depth-first
+    /// order), else its label as the viewer and `info` show it — `node N`, `nodes[N]` or `N`,
+    /// N the node's index in the file — so joints without names can be named too.
     pub fn find_node(&self, name: &str) -> Result<usize> {
-        self.nodes
+        let by_name = self
+            .nodes
             .iter()
-            .position(|n| n.name.as_deref() == Some(name))
+            .position(|n| n.name.as_deref() == Some(name));
+        by_name
+            .or_else(|| {
+                let t = name.trim();
+                let index = t
+                    .strip_prefix("nodes[")
+                    .and_then(|r| r.strip_suffix(']'))
+                    .or_else(|| t.strip_prefix("node "))
+                    .unwrap_or(t);
+                let index: usize = index.trim().parse().ok()?;
+                self.nodes.iter().position(|n| n.source_index == index)
+            })
             .ok_or_else(|| Error::UnknownBone {
                 model: self.name.clone(),
                 bone: name.to_string(),
             })
+    }
+
+    /// How a node is shown to a user: its name, or `node N` (N its index in the file) when it
+    /// has none; [`Scene::find_node`] takes either back.
+    pub fn node_label(&self, node: usize) -> String {
+        match self.nodes.get(node) {
+            Some(n) => match n.name.as_deref().filter(|s| !s.is_empty()) {
+                Some(name) => name.to_string(),
+                None => format!("node {}", n.source_index),
+            },
+            None => format!("node {node}"),
+        }
     }
 }
 

@@ -378,11 +378,6 @@ pub struct ModelArg {
 }
 
 impl ModelArg {
-    /// Load it (the built-in arm when absent).
-    pub fn load(&self) -> Result<Model, CliError> {
-        self.load_writing(&[])
-    }
-
     /// Where it comes from (the built-in arm when absent).
     pub fn source(&self) -> Result<ModelSource, CliError> {
         Ok(ModelSource::from_arg(self.model.as_deref())?)

@@ -1,9 +1,11 @@
-//! `skinview info`: what a model holds, and every repair the importer made.
+//! `skinview info`: what a model holds (skins and their joints, draws, animations), and every
+//! repair the importer made; `--json FILE` writes the same as JSON.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use skinview::info::ModelInfo;
+use skinview::info::InfoReport;
 
 use super::CliResult;
 use super::args::ModelArg;
@@ -12,10 +14,18 @@ use super::args::ModelArg;
 pub struct InfoArgs {
     #[command(flatten)]
     model: ModelArg,
+    /// Also write the report as JSON (schema "skinview-info/1": skins with their joints —
+    /// index, node, label, parent —, draws, animations, repairs).
+    #[arg(long)]
+    json: Option<PathBuf>,
 }
 
 pub fn run(a: InfoArgs) -> CliResult {
-    let model = a.model.load()?;
-    print!("{}", ModelInfo(&model.scene));
+    let model = a.model.load_writing(&[a.json.as_deref()])?;
+    let report = InfoReport::of(&model.scene);
+    print!("{report}");
+    if let Some(path) = &a.json {
+        super::write_json(path, &report)?;
+    }
     Ok(ExitCode::SUCCESS)
 }

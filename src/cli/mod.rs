@@ -52,8 +52,9 @@ fn explain(e: &Error) -> String {
              MOTION of --layer"
         ),
         Error::UnknownBone { model, bone } => format!(
-            "{model}: no bone named {bone:?}; check --bone, the MASK of --layer and the END_BONE \
-             of --ik (`skinview info` lists the nodes)"
+            "{model}: no bone {bone:?}; check --bone, the MASK of --layer and the END_BONE of \
+             --ik: a bone is a joint's name, its label `node N` or its node index N (`skinview \
+             info` lists every skin's joints)"
         ),
         Error::FadeLayers { from, to, layers } => format!(
             "--fade {from}:{to}: there are {layers} --layer entries (numbered from 0), and the two \

@@ -8,7 +8,7 @@ use glam::Vec3;
 
 use super::state::{LiveErrors, ViewMode, ViewerState};
 use crate::builtin::Builtin;
-use crate::character::{IkGoal, LayerDesc, MaskSpec, MotionRef};
+use crate::character::{LayerDesc, MaskSpec, MotionRef};
 use crate::gpu::ColorMode;
 use crate::ik::IkMode;
 use crate::skin::VertexErrors;
@@ -20,8 +20,8 @@ pub fn model(ui: &mut Ui, state: &mut ViewerState) {
     ui.label(RichText::new(&state.character.scene.name).strong());
     let scene = &state.character.scene;
     ui.label(format!(
-        "{} joints · {} vertices · {} draws · {} animations",
-        scene.joint_count(),
+        "{} · {} vertices · {} draws · {} animations",
+        state.joint_summary(),
         scene.vertex_count(),
         scene.draws.len(),
         scene.animations.len()
@@ -317,29 +317,43 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
         return;
     };
     ui.heading("IK");
-    let bones: Vec<String> = state
-        .character
-        .scene
-        .nodes
-        .iter()
-        .filter_map(|n| n.name.clone())
+    let scene = &state.character.scene;
+    let bones: Vec<String> = (0..scene.nodes.len())
+        .map(|n| scene.node_label(n))
         .collect();
     let mut changed = false;
     let mut on = !stage.ik.is_empty();
     changed |= ui.checkbox(&mut on, "effector").changed();
     if on && stage.ik.is_empty() {
-        let target = state.bounds.1;
-        stage.ik = vec![IkGoal {
-            end_bone: bones.last().cloned().unwrap_or_default(),
-            chain_length: 2,
-            target_m: target,
-            weight: 1.0,
-        }];
+        // The deepest named leaf, reaching for where it is now (ticking the box moves nothing).
+        let scene = &state.character.scene;
+        let goal = super::state::default_ik_goal(scene, state.bounds.1).map(|mut g| {
+            if let Ok(end) = scene.find_node(&g.end_bone)
+                && let Some(m) = state.character.frame.model_from_node.get(end)
+            {
+                g.target_m = m.w_axis.truncate();
+            }
+            g
+        });
+        stage.ik = goal.into_iter().collect();
     } else if !on {
         stage.ik.clear();
         stage.orbit = None;
     }
+    let depth_of = |name: &str| {
+        let scene = &state.character.scene;
+        let mut node = scene.find_node(name).ok();
+        let mut depth = 0usize;
+        while let Some(p) = node.and_then(|n| scene.nodes[n].parent) {
+            depth += 1;
+            node = Some(p);
+        }
+        depth
+    };
     if let Some(goal) = stage.ik.first_mut() {
+        // A chain reaches at most the root (CcdJob rule 6: 1 + the ancestors).
+        let chain_max = (depth_of(&goal.end_bone) + 1).min(8);
+        goal.chain_length = goal.chain_length.clamp(1, chain_max);
         ui.horizontal(|ui| {
             egui::ComboBox::from_label("end bone")
                 .selected_text(goal.end_bone.clone())
@@ -352,7 +366,7 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
                 });
         });
         changed |= ui
-            .add(egui::Slider::new(&mut goal.chain_length, 1..=8).text("chain"))
+            .add(egui::Slider::new(&mut goal.chain_length, 1..=chain_max).text("chain"))
             .changed();
         ui.horizontal(|ui| {
             ui.label("target");
@@ -644,11 +658,11 @@ pub fn performance(ui: &mut Ui, state: &ViewerState) {
     let s = &state.stats;
     let scene = &state.character.scene;
     ui.label(format!(
-        "{:.0} fps · {:.2} ms/frame · {} vertices · {} joints · {} draws",
+        "{:.0} fps · {:.2} ms/frame · {} vertices · {} · {} draws",
         s.fps,
         s.frame_ms,
         scene.vertex_count(),
-        scene.joint_count(),
+        state.joint_summary(),
         scene.draws.len()
     ));
     ui.label(format!(
@@ -736,6 +750,17 @@ pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
         }
         ui.separator();
         ui.label(format!("t = {:.3} s", state.playback.time_s));
+        let share = state.stats.real_time_share;
+        if state.playback.playing && share < super::state::BEHIND_REAL_TIME {
+            ui.separator();
+            ui.colored_label(
+                Color32::from_rgb(255, 170, 60),
+                format!(
+                    "playing at {:.1}× real time (frames too slow)",
+                    share * state.playback.speed
+                ),
+            );
+        }
         ui.separator();
         ui.label(format!("palette: {}", state.palette_source().describe()));
         ui.separator();

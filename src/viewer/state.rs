@@ -11,7 +11,8 @@ use glam::Vec3;
 use crate::anim::CrossFade;
 use crate::camera::OrbitCamera;
 use crate::character::{
-    Character, CharacterSetup, CharacterSpec, FadeDesc, Motion, Orbit, SplitSpec, StageTimes,
+    Character, CharacterSetup, CharacterSpec, FadeDesc, IkGoal, Motion, Orbit, SplitSpec,
+    StageTimes,
 };
 use crate::error::Result;
 use crate::gpu::{ColorMode, PaletteSource, Skinning};
@@ -22,9 +23,13 @@ use crate::view::ViewOptions;
 /// Frames of stage timings kept for the performance plot (4 s at 60 Hz).
 pub const HISTORY_FRAMES: usize = 240;
 
-/// Longest frame step the playback takes (s): after a stall (a file dialog, a debugger) the
-/// animation resumes instead of jumping, and IK's velocity limit sees a sane `dt`.
-pub const MAX_STEP_S: f32 = 0.1;
+/// Longest frame step the playback takes (s). Playback follows the wall clock (a model drawn
+/// at 2.5 fps still plays at real time); only a longer stall (a file dialog, a debugger)
+/// resumes instead of jumping, and the status bar then says how far behind real time it is.
+pub const MAX_STEP_S: f32 = 0.5;
+
+/// Share of real time below which the status bar says playback is behind.
+pub const BEHIND_REAL_TIME: f32 = 0.95;
 
 /// What the viewport shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,7 +127,7 @@ pub struct LiveErrors {
 }
 
 /// Rolling timings for the performance panel.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Stats {
     /// Stage times of recent frames (oldest first).
     pub history: VecDeque<StageTimes>,
@@ -136,6 +141,22 @@ pub struct Stats {
     pub readback_ms: f32,
     /// Frames drawn since the model was opened.
     pub frames: u64,
+    /// Clip time advanced per wall-clock time while playing, smoothed (1: real time).
+    pub real_time_share: f32,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            history: VecDeque::new(),
+            fps: 0.0,
+            frame_ms: 0.0,
+            submit_ms: 0.0,
+            readback_ms: 0.0,
+            frames: 0,
+            real_time_share: 1.0,
+        }
+    }
 }
 
 impl Stats {
@@ -144,6 +165,15 @@ impl Stats {
             self.history.pop_front();
         }
         self.history.push_back(t);
+    }
+
+    /// Blend a playing frame's step into [`Stats::real_time_share`]: `step_s` advanced over
+    /// `wall_s` of wall clock.
+    pub fn real_time(&mut self, step_s: f32, wall_s: f32) {
+        if wall_s > 0.0 {
+            let share = (step_s / wall_s).clamp(0.0, 1.0);
+            self.real_time_share = self.real_time_share * 0.8 + share * 0.2;
+        }
     }
 
     /// Blend a frame time into the smoothed figures.
@@ -214,15 +244,17 @@ pub struct ViewerState {
 }
 
 impl ViewerState {
-    /// Open `model`; `demo` runs the built-in humanoid's demo set-up on a native humanoid.
+    /// Open `model`; `demo` runs the built-in humanoid's demo set-up on a native humanoid
+    /// (the built-in humanoid always opens with it, however it is named).
     pub fn new(model: Model, demo: bool) -> Result<ViewerState> {
         let anim = (!model.scene.animations.is_empty()).then_some(0);
+        let demo = demo || model.source == ModelSource::Builtin(crate::builtin::Builtin::Humanoid);
         let setup = CharacterSetup {
             looping: true,
             ..match (&model.rig, demo) {
                 (Some(_), true) => CharacterSetup::humanoid_demo(),
                 (Some(_), false) => CharacterSetup::stage(CharacterSpec::single(
-                    anim.map(crate::character::MotionRef::Index),
+                    anim.map(|a| motion_ref(&model.scene, a)),
                 )),
                 (None, _) => CharacterSetup::clip(anim),
             }
@@ -517,12 +549,10 @@ impl ViewerState {
     /// Advance the clock by `dt_s` (when playing) and run the animation stage; the CPU skins
     /// only when the view needs it.
     pub fn tick(&mut self, dt_s: f32) -> Result<()> {
-        let dt = if dt_s.is_finite() {
-            dt_s.clamp(0.0, MAX_STEP_S)
-        } else {
-            0.0
-        };
+        let wall = if dt_s.is_finite() { dt_s.max(0.0) } else { 0.0 };
+        let dt = wall.min(MAX_STEP_S);
         if self.playback.playing {
+            self.stats.real_time(dt, wall);
             let d = self.duration_s();
             let p = &mut self.playback;
             p.time_s = (p.time_s + dt * p.speed).max(0.0);
@@ -621,15 +651,60 @@ impl ViewerState {
         }
     }
 
-    /// Node names for lists (index order), unnamed nodes as `node N`.
-    pub fn node_label(&self, n: usize) -> String {
-        self.character
-            .scene
-            .nodes
-            .get(n)
-            .and_then(|node| node.name.clone())
-            .unwrap_or_else(|| format!("node {n}"))
+    /// The joints in words, as `info` counts them: the model's own joints, and the bone
+    /// links inserted at set-up apart ("18 joints + 16 bone links").
+    pub fn joint_summary(&self) -> String {
+        let all = self.character.scene.joint_count();
+        match self.character.links.as_ref().map_or(0, |l| l.links.len()) {
+            0 => crate::info::count(all, "joint", "joints"),
+            links => format!(
+                "{} + {}",
+                crate::info::count(all.saturating_sub(links), "joint", "joints"),
+                crate::info::count(links, "bone link", "bone links")
+            ),
+        }
     }
+
+    /// Node names for lists (index order), unnamed nodes as `node N` (N: the file's index,
+    /// what the command line and `info` take): [`crate::scene::Scene::node_label`].
+    pub fn node_label(&self, n: usize) -> String {
+        self.character.scene.node_label(n)
+    }
+}
+
+/// Animation `a` of `scene` as the panels show it: by name when it has one.
+pub fn motion_ref(scene: &crate::scene::Scene, a: usize) -> crate::character::MotionRef {
+    use crate::character::MotionRef;
+    scene
+        .animations
+        .get(a)
+        .and_then(|c| c.name.clone())
+        .filter(|n| !n.is_empty())
+        .map_or(MotionRef::Index(a), MotionRef::Name)
+}
+
+/// A default IK goal for `scene`: the deepest leaf node below the root (ties: the first; by
+/// its label, so unnamed joints work), a chain of two bones, reaching for `target_m`.
+pub fn default_ik_goal(scene: &crate::scene::Scene, target_m: Vec3) -> Option<IkGoal> {
+    let n = scene.nodes.len();
+    let mut depth = vec![0usize; n];
+    let mut has_child = vec![false; n];
+    // Depth-first order: a parent comes before its children.
+    for (i, node) in scene.nodes.iter().enumerate() {
+        if let Some(p) = node.parent {
+            depth[i] = depth[p] + 1;
+            has_child[p] = true;
+        }
+    }
+    let end = (0..n)
+        .filter(|&i| !has_child[i] && depth[i] > 0)
+        .max_by(|&a, &b| depth[a].cmp(&depth[b]).then(b.cmp(&a)))?;
+    Some(IkGoal {
+        end_bone: scene.node_label(end),
+        chain_length: (depth[end] + 1).min(2),
+        target_m,
+        weight: 1.0,
+    })
 }
 
 /// When the stage's timeline ends: the longest clip, or the cross-fade's end if later.

@@ -467,8 +467,9 @@ impl Viewport {
     }
 }
 
-/// Keyboard controls (when no text field has focus); `aspect` is one view's.
-fn keyboard(ui: &egui::Ui, state: &mut ViewerState, aspect: f32) {
+/// Keyboard controls, never while a text field has focus; `aspect` is one view's. Every press
+/// counts, even several of one key in one frame (V pressed twice advances the view twice).
+pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState, aspect: f32) {
     if ui.ctx().egui_wants_keyboard_input() {
         return;
     }
@@ -488,7 +489,7 @@ fn keyboard(ui: &egui::Ui, state: &mut ViewerState, aspect: f32) {
                 Key::Home,
                 Key::Escape,
             ]
-            .map(|k| i.key_pressed(k)),
+            .map(|k| i.num_presses(k)),
             [
                 down(Key::ArrowLeft),
                 down(Key::ArrowRight),
@@ -500,33 +501,35 @@ fn keyboard(ui: &egui::Ui, state: &mut ViewerState, aspect: f32) {
         )
     });
     let [frame, play, wire, skel, grid, view, shot, home, escape] = pressed;
-    if frame {
+    // A toggle pressed twice is back where it was.
+    let odd = |n: usize| n % 2 == 1;
+    if frame > 0 {
         state.camera.frame(state.bounds.0, state.bounds.1, aspect);
     }
-    if play {
+    if odd(play) {
         state.toggle_play();
     }
-    if wire {
+    if odd(wire) {
         state.view.wireframe = !state.view.wireframe;
     }
-    if skel {
+    if odd(skel) {
         state.view.skeleton = !state.view.skeleton;
     }
-    if grid {
+    if odd(grid) {
         state.view.grid = !state.view.grid;
     }
-    if view {
+    if view > 0 {
         let all = super::state::ViewMode::ALL;
         let i = all.iter().position(|&m| m == state.mode).unwrap_or(0);
-        state.mode = all[(i + 1) % all.len()];
+        state.mode = all[(i + view) % all.len()];
     }
-    if shot {
+    if shot > 0 {
         state.screenshot_requested = true;
     }
-    if home {
+    if home > 0 {
         state.scrub(0.0);
     }
-    if escape {
+    if escape > 0 {
         state.select(None);
         state.picked = None;
     }
