@@ -2,6 +2,11 @@
 //! left elbow, on one connected skin) bent and twisted through 0–180° under every remedy —
 //! LBS, LBS with 1, 2 or 3 bone links, DQS, stitching — measured against the rest shape.
 //!
+//! Based on: the project's own measure of the failures Weber, "Run-Time Skin Deformation",
+//! §Shortcomings of Vertex Blending, describes (an elbow that flattens when bent, the candy
+//! wrapper under a twist), on Woodland's arm ("Filling the Gaps"); the remedies are Weber's
+//! §Bone Links, Kavan et al.'s dual quaternions (2008) and Woodland's stitching.
+//!
 //! Method: for each rig, motion (bend about the joint's local Z, twist about its own X axis),
 //! angle and variant, the rig is posed by a one-key motion on the joint's bone and skinned on
 //! the CPU path (bone links inserted and posed by the animation stage, as the renderer does).
@@ -19,8 +24,12 @@
 //!   skinned normal and the normal of the skinned surface itself (area-weighted average of
 //!   the skinned triangles around the vertex); a zero normal counts 90°.
 //!
-//! Cost: one character per (rig, motion, angle, variant): 13 angles × 2 motions × 6 variants
-//! of the 1,152-vertex arm and the 6,768-vertex humanoid take about a second.
+//! Cost: one character built, posed and skinned on the CPU per (rig, motion, angle, variant),
+//! each linear in its vertices: 13 angles × 2 motions × 6 variants of the 1,152-vertex arm and
+//! the 6,768-vertex humanoid, small enough for a command run by hand.
+//!
+//! Limits: one joint per rig and one motion at a time, about the joint's own axes; the ratios
+//! say how far a remedy moves the shape from rest, not how a real elbow would deform.
 
 use std::collections::HashMap;
 

@@ -1,6 +1,19 @@
 //! LocalToModelJob: local transforms → `model_from_node` matrices in one linear pass
 //! (nodes are in depth-first order, so a parent is always done before its children).
 //! "Model" space is the glTF scene root, i.e. world space.
+//!
+//! Based on: the glTF 2.0 specification's node hierarchy (Khronos Group: a node's matrix is its
+//! parent's times its local TRS or fixed matrix), in the shape of ozz-animation's local-to-model
+//! job (Guillaume Blanc): one pass over joints stored parents first.
+//!
+//! Method: each node's local transform (or its fixed `matrix`) is composed with its parent's
+//! model matrix, in node order; a TRS local, whose last row is (0, 0, 0, 1), takes an affine
+//! product of 12 multiplies instead of 16.
+//!
+//! Cost: O(nodes), one matrix product each, no allocation once the output has grown.
+//!
+//! Limits: every node is recomputed each call (no update of one subtree); parents must come
+//! before their children (checked); f32 throughout (the f64 mirror is for the reference path).
 
 use glam::{DMat4, Mat4};
 

@@ -1,16 +1,23 @@
-//! LayerJob: several sampled motions drawn onto one skeleton through per-bone masks (Weber,
-//! "Run-Time Skin Deformation", §Applying Motion to Bones: "a running motion on the lower body and
-//! a throwing motion on the upper body").
+//! LayerJob: several sampled motions drawn onto one skeleton through per-bone masks.
+//!
+//! Based on: Weber, "Run-Time Skin Deformation", §Applying Motion to Bones ("a running motion
+//! on the lower body and a throwing motion on the upper body"); the weight threshold below
+//! which the reference pose fills in, as ozz-animation's blending job (Guillaume Blanc) has it.
 //!
 //! Method: per bone, each layer contributes with `layer.weight × mask[bone]`; translations and
 //! scales are averaged by weight, rotations by a normalised weighted sum of quaternions, each
 //! flipped into the first contributor's hemisphere (nlerp; exact for two layers up to the
 //! usual nlerp speed distortion, and order-independent); a bone with a single contributor takes
-//! it unchanged. When a bone's total weight is below
-//! `threshold` the reference pose fills the rest (so bones no motion drives stay at reference,
-//! where IK or code may take them). Cost: O(bones × layers), no allocation.
-//! Masks: [`BoneMask`] builds them from subtrees; [`track_mask`] marks the bones a motion has
-//! tracks for; [`CrossFade`] gives the two weights of a timed cross-fade.
+//! it unchanged. When a bone's total weight is below `threshold` the reference pose fills the
+//! rest (so bones no motion drives stay at reference, where IK or code may take them). Masks:
+//! [`BoneMask`] builds them from subtrees; [`track_mask`] marks the bones a motion has tracks
+//! for; [`CrossFade`] gives the two weights of a timed cross-fade.
+//!
+//! Cost: O(bones × layers), no allocation.
+//!
+//! Limits: layers replace in proportion to their weights (no additive layers); nlerp's speed
+//! distortion grows with the angle between the layers' rotations; scales are averaged
+//! linearly.
 
 use glam::{Quat, Vec3, Vec4};
 

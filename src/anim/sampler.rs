@@ -1,18 +1,27 @@
 //! Keyframe sampler with irregular key times and a cached cursor.
 //!
-//! Method: glTF 2.0 §3.11 animation sampling. STEP holds the previous key; LINEAR lerps
-//! vectors and slerps quaternions along the shorter arc (the sign of the second key is
-//! flipped when the 4D dot product is negative); CUBICSPLINE evaluates the cubic Hermite
-//! spline with in/out tangents scaled by the key interval and normalises quaternion results.
-//! Outside the key range the first/last value is held (clamping).
+//! Based on: the glTF 2.0 specification (Khronos Group), §3.11, for the interpolation; Weber,
+//! "Run-Time Skin Deformation", §Applying Motion to Bones, for the cursor; the gallop is
+//! exponential search (Bentley and Yao, "An almost optimal algorithm for unbounded searching",
+//! 1976).
 //!
-//! Cursor (Weber, "Run-Time Skin Deformation", §Applying Motion to Bones): the key interval found
-//! for the previous sample is cached. Forward playback checks the current and the next interval (no
-//! search while keys are sparser than frames); when more keys were skipped, or time went backwards
-//! (reverse play, a loop wrap, a seek), it gallops from the cursor (steps 1, 2, 4, ...) and
-//! binary-searches the bracket. Cost: O(1) per sample in forward playback, O(log d) when d keys are
-//! skipped — never dependent on the clip's total key count. The cursor also caches the slerp angle
-//! and 1/sin of its interval, so rotation samples inside one interval cost two sin() calls.
+//! Method: STEP holds the previous key; LINEAR lerps vectors and slerps quaternions along the
+//! shorter arc (the sign of the second key is flipped when the 4D dot product is negative);
+//! CUBICSPLINE evaluates the cubic Hermite spline with in/out tangents scaled by the key
+//! interval and normalises quaternion results. Outside the key range the first/last value is
+//! held (clamping). The key interval found for the previous sample is cached: forward playback
+//! checks the current and the next interval (no search while keys are sparser than frames);
+//! when more keys were skipped, or time went backwards (reverse play, a loop wrap, a seek), it
+//! gallops from the cursor (steps 1, 2, 4, ...) and binary-searches the bracket. The cursor
+//! also caches the slerp angle and 1/sin of its interval.
+//!
+//! Cost: O(1) per sample in forward playback, O(log d) when d keys are skipped — never
+//! dependent on the clip's total key count; rotation samples inside one interval cost two
+//! sin() calls.
+//!
+//! Limits: a cursor follows one playhead, so sampling one channel at far-apart times in turn
+//! searches every time; CUBICSPLINE rotations are splined component by component and then
+//! normalised (as glTF specifies), so their angular speed is not constant.
 
 /// Interpolation between keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,31 +1,32 @@
 //! SoaClip: an animation compiled for playback four tracks at a time.
 //!
-//! Method (after ozz-animation's structure-of-arrays sampling; keys and cursors as in
-//! Weber, "Run-Time Skin Deformation", Motion Tracks): the STEP and LINEAR translation, scale
-//! and rotation channels of a clip are grouped four to a lane group, vector tracks apart from
-//! quaternion tracks. When the clip is compiled, every track is cut into the segments a
-//! player meets (the first key held, each interval, the last key held: `Sampler::segment`'s
-//! windows) and each segment becomes a record of 16-byte rows ready to evaluate: its window
-//! `[lo, hi)`, the blend's start and length, a vector's start and delta, a quaternion
-//! interval's two ends with the shorter-arc sign folded in and its slerp angle (as ozz's
-//! offline tools prepare its keys). A lane group keeps each lane's segment and the four
-//! records transposed. A frame tests the four windows at once (almost always inside in
-//! forward playback); when one was left, each such lane tries its next segment (one compare)
-//! and otherwise searches through the channel's own cursor (current and next interval, then a
-//! gallop), and the group's records are transposed again (whole registers written, so the
-//! evaluation's 4-wide reads never wait on lane-sized stores). Tracks on the same key times
-//! (a baked export's, usually all of them) are grouped four at a time when the clip is
-//! compiled, and such a *lockstep* group keeps its segments already transposed: its four
-//! windows are one, lane 0 alone moves (with its cursor) and the others follow, and the
-//! group reads its transposed records in place, so a segment change costs one compare and an
-//! index. One blend factor serves consecutive lockstep groups on the same segment (the same
-//! start and length, bit for bit). All four lanes are evaluated at
-//! once in `Vec4` arithmetic: the blend factor, the lerp, or the slerp with its two sines by
-//! a polynomial (Taylor to x¹³ on [0, π/2], below an f32 ulp there; the common `1/sin θ` is
-//! left out, the normalisation removes it), then the quaternion normalisation. An interval's
-//! angle comes from a polynomial `acos` too (Abramowitz & Stegun 4.4.46). Only the nodes whose
-//! translation, rotation or scale no channel drives are reset to rest each frame.
-//! CUBICSPLINE and morph-weight channels are left to the per-channel sampler.
+//! Based on: ozz-animation (Guillaume Blanc), its structure-of-arrays sampling and the key
+//! preparation of its offline tools; Weber, "Run-Time Skin Deformation", Motion Tracks, for the
+//! keys and cursors; Abramowitz and Stegun, "Handbook of Mathematical Functions", 4.4.46, for the
+//! `acos` polynomial.
+//!
+//! Method: the STEP and LINEAR translation, scale and rotation channels of a clip are grouped four
+//! to a lane group, vector tracks apart from quaternion tracks. When the clip is compiled, every
+//! track is cut into the segments a player meets (the first key held, each interval, the last key
+//! held: `Sampler::segment`'s windows) and each segment becomes a record of 16-byte rows ready to
+//! evaluate: its window `[lo, hi)`, the blend's start and length, a vector's start and delta, a
+//! quaternion interval's two ends with the shorter-arc sign folded in and its slerp angle (as ozz's
+//! offline tools prepare its keys). A lane group keeps each lane's segment and the four records
+//! transposed. A frame tests the four windows at once (almost always inside in forward playback);
+//! when one was left, each such lane tries its next segment (one compare) and otherwise searches
+//! through the channel's own cursor (current and next interval, then a gallop), and the group's
+//! records are transposed again (whole registers written, so the evaluation's 4-wide reads never
+//! wait on lane-sized stores). Tracks on the same key times (a baked export's, usually all of them)
+//! are grouped four at a time when the clip is compiled, and such a *lockstep* group keeps its
+//! segments already transposed: its four windows are one, lane 0 alone moves (with its cursor) and
+//! the others follow, and the group reads its transposed records in place, so a segment change
+//! costs one compare and an index. One blend factor serves consecutive lockstep groups on the same
+//! segment (the same start and length, bit for bit). All four lanes are evaluated at once in `Vec4`
+//! arithmetic: the blend factor, the lerp, or the slerp with its two sines by a polynomial (Taylor
+//! to x¹³ on [0, π/2], below an f32 ulp there; the common `1/sin θ` is left out, the normalisation
+//! removes it), then the quaternion normalisation. An interval's angle comes from a polynomial
+//! `acos` too (Abramowitz & Stegun 4.4.46). Only the nodes whose translation, rotation or scale no
+//! channel drives are reset to rest each frame.
 //!
 //! The results are the per-channel sampler's bits for vectors; quaternions differ by the
 //! polynomials' and the normalisation's rounding (one reciprocal instead of four divisions),
@@ -38,10 +39,12 @@
 //! three or four 4×4 transposes for its group, or for a lockstep group one compare. Memory: the
 //! clip copies its channels' samplers and keeps 48 bytes per vector key and 64 per rotation
 //! key, twice that for tracks in lockstep groups (their records are also kept transposed);
-//! the state is 220–290 bytes per lane group. Limits: one clip per animation and scene
-//! (rules below), a state plays only the clip it was made for; fewer than 2³² segments in all;
-//! a lane group that crosses many intervals per frame (keys far denser than frames) searches
-//! every frame, at about the per-channel sampler's cost.
+//! the state is 220–290 bytes per lane group.
+//!
+//! Limits: one clip per animation and scene (rules below), a state plays only the clip it was
+//! made for; fewer than 2³² segments in all; a lane group that crosses many intervals per
+//! frame (keys far denser than frames) searches every frame, at about the per-channel
+//! sampler's cost; CUBICSPLINE and morph-weight channels are left to the per-channel sampler.
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 

@@ -2,15 +2,21 @@
 //! normal mode (exact inverse-transpose or blended 3×3, renormalised or not) against the truth
 //! of the deformed triangles.
 //!
+//! Based on: the project's own measure, with area-weighted vertex normals (each triangle's
+//! cross product summed onto its corners) as the surface's truth.
+//!
 //! Method: per frame, every triangle's area-weighted normal is summed onto the positions of
 //! its corners — vertices at the same bind position (seams: glTF splits a vertex where its UV
 //! or normal differs) share the sum, so a seam is not half a surface — and the angle between
 //! each vertex's skinned normal and that sum is taken. The same measure of the bind pose
 //! (authored normals against the bind surface) is the baseline: hard edges and authored
 //! smoothing differ from the area-weighted normal at rest already, and only what the pose
-//! adds is the normal mode's doing. Triangle draws with normals only.
+//! adds is the normal mode's doing.
 //!
 //! Cost: O(V + T) per frame with one hash of each bind position, made once per draw.
+//!
+//! Limits: triangle draws with normals only; seams are joined only where the bind positions
+//! are bit-identical; a zero normal, or a vertex on no triangle, counts as 90°.
 
 use std::collections::HashMap;
 

@@ -1,7 +1,11 @@
 //! CcdJob: Cyclic Coordinate Descent IK with several weighted effectors, per-bone participation,
-//! reference-based or incremental starts, Euler joint limits and angular velocity limiting (Weber,
-//! "Run-Time Skin Deformation", §Using Inverse Kinematics, §Reference-based IK to §Joint
-//! Constraints; CCD after Lander 98 / Welman 93).
+//! reference-based or incremental starts, Euler joint limits and angular velocity limiting.
+//!
+//! Based on: Weber, "Run-Time Skin Deformation", §Using Inverse Kinematics, §Reference-based IK
+//! to §Joint Constraints (several effectors, the starts, velocity and joint limits); CCD as
+//! Welman, "Inverse Kinematics and Geometric Constraints for Articulated Figure Manipulation"
+//! (MSc thesis, Simon Fraser University, 1993), and Lander, "Making Kine More Flexible" (Game
+//! Developer, 1998), describe it.
 //!
 //! Method: one iteration visits every chain joint once, from the chain ends towards the roots
 //! (descending node index: nodes are depth-first, so a child always comes before its parent).

@@ -1,5 +1,7 @@
-//! Joint limits as ZYX Euler boxes relative to the bone's reference rotation (Weber, "Run-Time Skin
-//! Deformation", §Joint Constraints).
+//! Joint limits as ZYX Euler boxes relative to the bone's reference rotation.
+//!
+//! Based on: Weber, "Run-Time Skin Deformation", §Joint Constraints; the decomposition's
+//! `atan2` and `asin` are Cephes polynomials (Stephen L. Moshier).
 //!
 //! Method: the rotation to limit is first made relative to the reference local rotation,
 //! `q_rel = q_ref⁻¹ · q` (so `q = q_ref · q_rel`: the offset is applied in the bone's own
@@ -11,7 +13,7 @@
 //! What "applied in the ZYX order" means here: the order lives in the decomposition and the
 //! recomposition. Y is measured in the frame left by Z and X in the frame left by Z and Y, so
 //! the three limits are not independent (clamping Z changes where the Y and X arcs sit, as in
-//! the seed's figure 4). Clamping Z, then Y, then X on one decomposed triple is what a
+//! Weber's figure 4). Clamping Z, then Y, then X on one decomposed triple is what a
 //! sequential "clamp Z, remove it, decompose the rest, clamp Y, ..." gives too, because
 //! re-decomposing `Rz(z')⁻¹ · q_rel` in the same convention returns the same Y and X.
 //!
@@ -40,8 +42,10 @@
 //! Cost: two ZYX decompositions, up to two recompositions (a few `atan2`/`sin_cos`; the
 //! decomposition's `atan2` and `asin` are inline Cephes polynomials, and a recomposition that keeps
 //! Y turns `q` by the moved outer axes only), no allocation; about twenty multiplies and two square
-//! roots when the fast test passes. Limits: an Euler box is not a convex region of rotations; near
-//! gimbal lock the choice of split decides which of several nearby in-box rotations is returned.
+//! roots when the fast test passes.
+//!
+//! Limits: an Euler box is not a convex region of rotations; near gimbal lock the choice of split
+//! decides which of several nearby in-box rotations is returned.
 
 use std::f32::consts::{PI, TAU};
 

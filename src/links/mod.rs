@@ -1,6 +1,12 @@
-//! Bone links (Weber, "Run-Time Skin Deformation", §Shortcomings of Vertex Blending to §Bone
-//! Links): extra small bones inserted at a joint so that linear blend skinning only ever blends
-//! between frames a fraction of the joint angle apart.
+//! Bone links: extra small bones inserted at a joint so that linear blend skinning only ever
+//! blends between frames a fraction of the joint angle apart.
+//!
+//! # Based on
+//! Weber, "Run-Time Skin Deformation", §Shortcomings of Vertex Blending to §Bone Links: why
+//! blending fails at a wide joint, the links, their weights by relative X position, the split
+//! at forks and the normal-derived fade. The fork pseudo-weights and the parent-only vertices
+//! inside the zone, which make §9's split continuous, are the project's own; the per-frame
+//! trigonometry uses Cephes polynomials (Stephen L. Moshier).
 //!
 //! # Why
 //! Linear blend skinning averages the transformed positions of a vertex; across a joint rotated
@@ -91,8 +97,9 @@
 //! Insertion: one pass over the vertices of each affected primitive, `O(specs per parent)`
 //! per vertex. Per frame: [`LinkPoseJob`] costs one quaternion power (atan2, sin, cos, as
 //! polynomials) per linked child, four children at a time in the lanes of a 4-wide vector;
-//! further links of a child take products of its share (the humanoid's 16 links: ~0.4 µs);
-//! each link adds one node to local→model and one palette matrix per skin holding it.
+//! further links of a child take products of its share, so for the usual two or three links
+//! the trigonometry runs once per linked child; each link adds one node to local→model and
+//! one palette matrix per skin holding it.
 //! Influences: per linked child a vertex ends on at most two adjacent stations, plus the
 //! parent when the fade returns weight to it, so a plain two-bone joint stays at 2 influences
 //! (3 with fade) whatever `N` is; a fork with `m` linked children can reach `1 + 2m` plus the

@@ -1,5 +1,13 @@
-//! Per frame: [`LinkPoseJob`] poses every link from its child's current local transform
-//! (the links' rotations four children at a time, see [`crate::links`]).
+//! Per frame: [`LinkPoseJob`] poses every link from its child's current local transform.
+//!
+//! Based on: Weber, "Run-Time Skin Deformation", §Bone Links (each link an even share of the
+//! child's rotation); Cephes polynomials (Stephen L. Moshier) for the lanes' `atan2` and
+//! `sin_cos`. Method: link `k` of `N` takes `k/(N+1)` of the child's rotation away from its
+//! rest, along the shortest arc, the first links of four children at a time in the lanes of a
+//! 4-wide vector and a child's further links from products of that share (see
+//! [`crate::links`]). Cost: one quaternion power per linked child, one product per further
+//! link. Limits: the child's scale is not shared out, and a child rotated past 180° from its
+//! rest flips its links to the other side.
 
 use glam::{Quat, Vec3, Vec4};
 

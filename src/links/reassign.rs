@@ -1,6 +1,11 @@
 //! Set-up, weights: the joint's weights reassigned over `[parent, link1..linkN, child]` by
-//! position along the child's axis, with fork pseudo-weights and the normal-derived fade (the
-//! method is in [`crate::links`]).
+//! position along the child's axis, with fork pseudo-weights and the normal-derived fade.
+//!
+//! Based on: Weber, "Run-Time Skin Deformation", §Bone Links (weights by relative X position,
+//! the fade); the fork pseudo-weights are the project's own. Method: the stations, amounts and
+//! fade of [`crate::links`], per vertex in f64, each vertex's total kept. Cost: one pass over
+//! the vertices of each affected primitive, `O(specs per parent)` a vertex. Limits: only the
+//! child's direct parent is considered at a fork (the others are in [`crate::links`]).
 
 use glam::{DVec3, Vec3};
 

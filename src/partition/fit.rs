@@ -1,18 +1,21 @@
 //! Influence fitting: make every face drawable with `K` bones before any split.
 //!
-//! Method. A vertex with more than `K` influences keeps its `K` largest, renormalised
-//! (`skin::weights::keep_largest`, the reduction of Weber, "Run-Time Skin Deformation", §14).
-//! A face whose vertices together need more than `K` bones (possible once `K` < 3 ×
-//! influences, e.g. `K` < 12 with four) drops, one bone at a time, the bone with the least
-//! total weight over its vertices — never a vertex's last influence — from every vertex of the
-//! face, renormalising each. Weights are per vertex, so a drop also changes the vertex's other
-//! faces (never to more bones). Every removed (vertex, bone) is counted, whatever its weight;
-//! what it costs in position is measured by skinning both ways
-//! ([`super::PartitionedScene::skinning_error`]).
+//! Based on: Weber, "Run-Time Skin Deformation", §Caching and Performance, for the per-vertex
+//! reduction (keep the largest, renormalise: `skin::weights::keep_largest`); the per-face drop
+//! is the project's own method.
+//!
+//! Method: a vertex with more than `K` influences keeps its `K` largest, renormalised. A face
+//! whose vertices together need more than `K` bones (possible once `K` < 3 × influences, e.g.
+//! `K` < 12 with four) drops, one bone at a time, the bone with the least total weight over its
+//! vertices — never a vertex's last influence — from every vertex of the face, renormalising
+//! each. Weights are per vertex, so a drop also changes the vertex's other faces (never to more
+//! bones). Every removed (vertex, bone) is counted, whatever its weight; what it costs in
+//! position is measured by skinning both ways ([`super::PartitionedScene::skinning_error`]).
 //!
 //! Cost: O(V · w) to index, O(F · (3w)²) for the faces (w influences per vertex), a drop at a
-//! time; each drop removes an influence for good, so the loop ends. Limits: greedy by weight,
-//! not by position error.
+//! time; each drop removes an influence for good, so the loop ends.
+//!
+//! Limits: greedy by weight, not by position error.
 
 use crate::scene::SkinWeights;
 use crate::skin::weights::keep_largest;

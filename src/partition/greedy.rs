@@ -1,6 +1,9 @@
 //! The common split, kept as the partitioner's floor: Assimp's `SplitByBoneCount` order.
 //!
-//! Method. A submesh takes, in file order, every face whose bones still fit in `K` together
+//! Based on: Assimp (the Open Asset Import Library), its `SplitByBoneCount` post-processing
+//! step, whose grouping of faces this reproduces; running it on combos is the project's own.
+//!
+//! Method: a submesh takes, in file order, every face whose bones still fit in `K` together
 //! with those it has; the next submesh starts over with the faces left. The partitioner runs it
 //! only when the better candidates miss the lower bound and have not been proved minimal, and
 //! keeps it when it has fewer submeshes, so the result never has more submeshes than this
@@ -14,7 +17,9 @@
 //! covered. The faces a combo keeps are always a prefix of its faces in file order.
 //!
 //! Cost: O(S · K · C · log F) for S submeshes, C combos and F faces (against O(S · F) face by
-//! face); faces are touched once when taken. Limits: file order decides, as in Assimp.
+//! face); faces are touched once when taken.
+//!
+//! Limits: file order decides, as in Assimp.
 
 use super::{Faces, Groups};
 

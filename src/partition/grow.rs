@@ -1,6 +1,11 @@
 //! Region growing with a bone budget: the spatial half of the partitioner.
 //!
-//! Method. A group starts at the first unassigned face and grows through shared vertices,
+//! Based on: the project's own method, after the greedy growth of meshoptimizer's meshlet
+//! builder (Arseny Kapoulkine, `meshopt_buildMeshlets`: a meshlet grows through adjacent
+//! triangles, those adding no new vertex first), with bones in place of vertices as the budget
+//! and a merge of the groups afterwards.
+//!
+//! Method: a group starts at the first unassigned face and grows through shared vertices,
 //! always taking the neighbouring face that adds the fewest new bones — faces adding none first,
 //! breadth first — so groups stay compact and only their borders duplicate vertices. When no
 //! neighbour fits, any unassigned face whose bones are all in the group is pulled in (found
@@ -13,8 +18,10 @@
 //! Cost: each vertex's faces are walked once per group, and vertices of more than
 //! [`super::VALENCE_CAP`] faces (fan centres, poles) are not walked at all: O(F · cap) to
 //! visit; O(K · frontier) per bone added to pick the next face; O(S · MERGE_CANDIDATES · K)
-//! to merge S groups. Limits: greedy; the first face seeds each group, so the count can exceed
-//! what `pack` finds (the partitioner keeps the better of the two).
+//! to merge S groups.
+//!
+//! Limits: greedy; each group starts from the first face left, so the count can exceed what
+//! `pack` finds (the partitioner keeps the better of the two).
 
 use std::collections::VecDeque;
 

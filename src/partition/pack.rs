@@ -1,6 +1,10 @@
 //! Bone-set packing: the submesh-count half of the partitioner.
 //!
-//! Method. Faces with the same bone set share a "combo" (real skins have tens to a few
+//! Based on: the project's own method — greedy bin packing of bone sets (bins of at most `K`
+//! bones, items that share bones), bin elimination, and an exact branch-and-bound search that
+//! proves the count minimal where it finishes.
+//!
+//! Method: faces with the same bone set share a "combo" (real skins have tens to a few
 //! thousand distinct combos however many faces). Combos are packed into bins of at most `K`
 //! bones, greedily: a bin opens with the largest unpacked combo and repeatedly takes the combo
 //! that adds the fewest new bones (then the one sharing the most, then the one with the most
@@ -13,9 +17,11 @@
 //!
 //! Cost: O(Σ_bones (combos using it)²) to pack; O(S · C · K) to eliminate (S bins, C
 //! combos); the search runs only for at most [`EXACT_MAX_COMBOS`] maximal combos over at most
-//! 128 bones and stops after [`EXACT_BUDGET`] nodes (a few ms). Packing and elimination are
-//! skipped beyond [`PACK_BUDGET`] and `ELIMINATE_BUDGET` (hostile inputs only). Limits: greedy
-//! beyond the search's reach.
+//! 128 bones and stops after [`EXACT_BUDGET`] nodes, so it stays a small part of a split's
+//! time (BENCHMARKS.md breaks the time down). Packing and elimination are skipped beyond
+//! [`PACK_BUDGET`] and `ELIMINATE_BUDGET` (hostile inputs only).
+//!
+//! Limits: greedy beyond the search's reach.
 
 use super::{Faces, Groups};
 

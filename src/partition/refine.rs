@@ -1,13 +1,18 @@
 //! Border refinement: fewer duplicated vertices for the same submeshes.
 //!
-//! Method. Label propagation: each face may sit in any submesh whose bones cover its own; in
-//! face order, a face moves to the covering submesh that most of its neighbours (faces sharing
-//! a vertex) are in, when that is strictly more than its current one's. Bone sets never grow,
-//! so every submesh stays within `K`; a submesh left without faces disappears.
+//! Based on: label propagation (Raghavan, Albert and Kumara, "Near linear time algorithm to
+//! detect community structures in large-scale networks", 2007), made deterministic (face order,
+//! strict majority) and restricted to the submeshes whose bones cover a face.
+//!
+//! Method: each face may sit in any submesh whose bones cover its own; in face order, a face
+//! moves to the covering submesh that most of its neighbours (faces sharing a vertex) are in,
+//! when that is strictly more than its current one's. Bone sets never grow, so every submesh
+//! stays within `K`; a submesh left without faces disappears.
 //!
 //! Cost: O(Σ|combo| · groups holding its rarest bone) to find each combo's covering
 //! submeshes (at most [`COVER_CAP`] kept), O(F · valence) for the first pass with vertices of
 //! more than [`super::VALENCE_CAP`] faces not walked, O(moved · valence) for the later ones.
+//!
 //! Limits: local moves only; a few passes (each only moves faces to a better-connected
 //! submesh, so it cannot cycle within a pass).
 

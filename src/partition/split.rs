@@ -1,10 +1,13 @@
-//! The partitioner: split a skinned primitive into submeshes that each use at most `K` bones
-//! (Weber, "Run-Time Skin Deformation", §Hardware Compatibility: "the mesh has to be broken down
-//! into pieces that use the same subset of the total list of transforms"; Ribeiro, "Mesh Skinning",
-//! §GPU Skinning: a uniform array of 32–128 matrices), so a vertex shader with a `K`-matrix palette
-//! can draw each piece.
+//! The partitioner: split a skinned primitive into submeshes that each use at most `K` bones,
+//! so a vertex shader with a `K`-matrix palette can draw each piece.
 //!
-//! Method. (1) Fit: vertices keep at most `K` influences and faces at most `K` bones, dropping
+//! Based on: Weber, "Run-Time Skin Deformation", §Hardware Compatibility ("the mesh has to be
+//! broken down into pieces that use the same subset of the total list of transforms"); Ribeiro,
+//! "Mesh Skinning", §GPU Skinning (a uniform array of 32–128 matrices); meshoptimizer (Arseny
+//! Kapoulkine) for the submeshes' vertex cache order and its ACMR measure. The split itself is
+//! the project's own method, built against Assimp's `SplitByBoneCount` as the common baseline.
+//!
+//! Method: (1) Fit: vertices keep at most `K` influences and faces at most `K` bones, dropping
 //! the lightest with renormalisation, each drop counted (`fit.rs`). (2) Two candidate
 //! splits: region growing with a bone budget, then merging (`grow.rs`: compact, few
 //! border vertices), and bone-set packing with an exact search (`pack.rs`: the fewest
@@ -24,11 +27,13 @@
 //! vertices on submesh borders are duplicated (BENCHMARKS.md has the table).
 //!
 //! Cost: O(V·w + F·w²) to fit and index (w influences per vertex), O(F · valence) for each
-//! candidate and refinement; packing is O(combos · bins), and the exact search is capped.
-//! Measured: 1M triangles in BENCHMARKS.md (well under a second on one core). Memory: a few
-//! words per face and vertex, per-joint tables of [`MAX_JOINTS`] at most. Limits: faces of 3,
-//! 2 or 1 vertices (triangles, lines, points); `K` ≥ [`MIN_BONES`]; joint indices are the
-//! skin's, and a submesh lists them as such.
+//! candidate and refinement; packing is O(combos · bins), and the exact search is capped, so
+//! the whole split stays near linear in the faces (BENCHMARKS.md times it on a million
+//! triangles). Memory: a few words per face and vertex, per-joint tables of [`MAX_JOINTS`] at
+//! most.
+//!
+//! Limits: faces of 3, 2 or 1 vertices (triangles, lines, points); `K` ≥ [`MIN_BONES`]; joint
+//! indices are the skin's, and a submesh lists them as such.
 
 use std::time::Instant;
 

@@ -1,17 +1,21 @@
 //! SkinningJob: the CPU reference path of linear blend skinning.
 //!
-//! Method (Weber, "Run-Time Skin Deformation", §Basic Vertex Blending, §Caching and Performance;
-//! Ribeiro, "Mesh Skinning", §Weighted Vertex Transformation): for each vertex, blend its joints'
-//! palette matrices by weight into one matrix `M`, then `p' = M p`, `n' = normalize(cof(M3) n)`
-//! with the sign of det(M3) (the cofactor matrix is the inverse-transpose times the determinant, so
-//! this is the inverse-transpose after normalisation, exact under non-uniform scale and mirroring),
-//! `t' = orthogonalize(M3 t, n')` with the handedness `w` kept. Any number of influences per
-//! vertex. Inputs are never written, outputs never read, one write per vertex; large meshes are
-//! split into chunks skinned on all cores (rayon).
+//! Based on: Weber, "Run-Time Skin Deformation", §Basic Vertex Blending, §Caching and
+//! Performance; Ribeiro, "Mesh Skinning", §Weighted Vertex Transformation.
+//!
+//! Method: for each vertex, blend its joints' palette matrices by weight into one matrix `M`,
+//! then `p' = M p`, `n' = normalize(cof(M3) n)` with the sign of det(M3) (the cofactor matrix
+//! is the inverse-transpose times the determinant, so this is the inverse-transpose after
+//! normalisation, exact under non-uniform scale and mirroring), `t' = orthogonalize(M3 t, n')`
+//! with the handedness `w` kept. Any number of influences per vertex. Inputs are never
+//! written, outputs never read, one write per vertex; large meshes are split into chunks
+//! skinned on all cores (rayon).
 //!
 //! Cost: per influence one 4x4 multiply-add of the blend; per vertex one point transform,
-//! one cofactor (3 cross products) and a normalisation. Limits: weights are used as given
-//! (the importer normalises them); a vertex with no influences is written at the origin.
+//! one cofactor (3 cross products) and a normalisation.
+//!
+//! Limits: weights are used as given (the importer normalises them); a vertex with no
+//! influences is written at the origin.
 
 use glam::{Mat4, Vec3, Vec3A, Vec4};
 use rayon::prelude::*;

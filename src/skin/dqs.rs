@@ -1,6 +1,10 @@
-//! Dual quaternion skinning (Kavan, Collins, Žára, O'Sullivan, "Geometric Skinning with
-//! Approximate Dual Quaternion Blending", ACM TOG 2008), with non-rigid joints handled as the
-//! paper's scale/shear extension does.
+//! Dual quaternion skinning, with non-rigid joints handled as the paper's scale/shear extension
+//! does.
+//!
+//! Based on: Kavan, Collins, Žára, O'Sullivan, "Geometric Skinning with Approximate Dual
+//! Quaternion Blending", ACM TOG 2008 (the blend, and its §"non-rigid transformations" for
+//! scale and shear); the polar decomposition by Newton's iteration as in Higham, "Computing the
+//! Polar Decomposition — with Applications", 1986.
 //!
 //! Method: each palette matrix `M = [A | t]` is split once per frame by the polar
 //! decomposition `A = R S` (R a rotation, S symmetric; Newton's iteration `X ← (X + X⁻ᵀ)/2`
@@ -19,9 +23,10 @@
 //!
 //! Cost: per joint and frame one polar decomposition (a few 3×3 inverses); per vertex and
 //! influence 8 + 6 multiply-adds (vs 12 for a 3×4 matrix blend), then a normalisation, one
-//! 3×3 product and one quaternion rotation. Limits: a singular `A` (a zero scale) keeps
-//! R = identity and S = A; weights that do not sum to 1 scale S but not the rigid part
-//! (the dual quaternion is normalised).
+//! 3×3 product and one quaternion rotation.
+//!
+//! Limits: a singular `A` (a zero scale) keeps R = identity and S = A; weights that do not sum
+//! to 1 scale S but not the rigid part (the dual quaternion is normalised).
 
 use glam::{DMat3, DQuat, DVec3, Mat3, Mat4, Quat, Vec3, Vec3A, Vec4};
 

@@ -1,6 +1,15 @@
-//! MorphJob: morph targets (blend shapes, Marschner, "Real time geometric deformations") applied
-//! before skinning: `attr' = attr + Σ_t w_t · delta_t` for positions, normals and tangents (xyz),
-//! targets with a zero weight skipped. Cost: O(vertices × non-zero targets).
+//! MorphJob: morph targets (blend shapes) applied before skinning.
+//!
+//! Based on: Marschner, "Real time geometric deformations" (blend shapes), and the glTF 2.0
+//! specification's morph targets (Khronos Group).
+//!
+//! Method: `attr' = attr + Σ_t w_t · delta_t` for positions, normals and tangents (xyz, the
+//! handedness `w` kept), targets with a zero weight skipped.
+//!
+//! Cost: O(vertices × non-zero targets).
+//!
+//! Limits: normals and tangents come out as summed, not renormalised; the deltas add linearly,
+//! so a target that turns a part (an eyelid closing) shortens it on the way.
 
 use glam::{Vec3, Vec4};
 

@@ -1,13 +1,20 @@
-//! The gradient palette (Ribeiro, "Mesh Skinning", §The Gradient Matrix to §Weighted Vertex
-//! Transformation, Weber, "Run-Time Skin Deformation", §Hardware Compatibility): per joint,
-//! `model_from_bind[j] = model_from_joint[j] * joint_from_bind[j]`, the matrix that carries a
-//! bind-pose vertex straight to its posed position. One frame palette holds every skin's joints
-//! back to back, then one slot per unskinned (morph-only or static) draw holding that node's
-//! `model_from_node`, so every draw skins with "joints + weights" (a rigid draw is a one-joint skin
-//! with weight 1: stitching as a subset of skinning, Woodland, "Filling the Gaps").
+//! The gradient palette: per joint, the matrix that carries a bind-pose vertex straight to its
+//! posed position, for every skin and every unskinned draw of a frame.
 //!
-//! Cost: one 4x4 multiply per joint. No joint cap: the GPU side stores it in a storage buffer
-//! sized to the frame palette.
+//! Based on: Ribeiro, "Mesh Skinning", §The Gradient Matrix to §Weighted Vertex Transformation;
+//! Weber, "Run-Time Skin Deformation", §Hardware Compatibility; Woodland, "Filling the Gaps"
+//! (stitching as a subset of skinning).
+//!
+//! Method: per joint, `model_from_bind[j] = model_from_joint[j] * joint_from_bind[j]`. One
+//! frame palette holds every skin's joints back to back, then one slot per unskinned
+//! (morph-only or static) draw holding that node's `model_from_node`, so every draw skins with
+//! "joints + weights" (a rigid draw is a one-joint skin with weight 1).
+//!
+//! Cost: one 4x4 multiply per joint of every skin. No joint cap: the GPU side stores it in a
+//! storage buffer sized to the frame palette.
+//!
+//! Limits: a joint listed by several skins gets one entry per skin (each with that skin's
+//! inverse bind matrix), computed each time.
 
 use glam::{DMat4, Mat4};
 

@@ -1,8 +1,10 @@
 //! The AVX2 + FMA kernels of [`super::SkinningJob`]: linear blend skinning, four-slot and any-count
 //! weights.
 //!
-//! Method (Weber, "Run-Time Skin Deformation", §6 and §14: the blend is the hot loop, and
-//! layout decides its speed). Vertices go in blocks of 32, in two phases:
+//! Based on: Weber, "Run-Time Skin Deformation", §6 and §14 (the blend is the hot loop, and
+//! layout decides its speed); the two-phase kernel below is the project's own method.
+//!
+//! Method: vertices go in blocks of 32, in two phases:
 //!
 //! 1. **Per vertex, array-of-structures**: the weights record ([`super::weights::Packed4`]:
 //!    four joints as one 32- or 64-bit load, four weights broadcast from memory or decoded in
@@ -23,9 +25,8 @@
 //!    (unless asked raw) made perpendicular to the unit normal and renormalised, with IEEE
 //!    square roots and divisions on all eight lanes at once, then transposed back and
 //!    written. Doing this per block rather than per vertex keeps the long normalisation
-//!    chains out of the per-vertex dependency chain, which is what bounded a per-vertex kernel
-//!    (measured: 127 → 158 M/s for positions, normals and tangents from blocks of 8 to 32
-//!    vertices).
+//!    chains out of the per-vertex dependency chain, which is what bounded a per-vertex kernel;
+//!    blocks of 32 vertices measured faster than blocks of 8.
 //!
 //! Determinism: only IEEE operations with one rounding each (fused multiply-add, square root,
 //! division; no reciprocal estimates), so the results are the same bits on every x86-64 with
@@ -36,24 +37,25 @@
 //! path stays the reference on CPUs without AVX2 and FMA.
 //!
 //! In phase 1, every vertex but a range's last reads and writes its 12-byte vectors as 16 bytes
-//! without a test (the extra lane lands on the next vertex, written after): the per-vertex
-//! branches cost 3-11% (measured). Raw tangents of outputs past [`STREAM_MIN_BYTES`] are
+//! without a test (the extra lane lands on the next vertex, written after): a per-vertex branch
+//! measured slower than the spare lane. Raw tangents of outputs past [`STREAM_MIN_BYTES`] are
 //! written there with streaming stores. A palette that starts at 16 mod 32 bytes (at any other
 //! offset than a cache line's start, for the 512-bit blend) is first copied to 64-byte lines
 //! (up to 256 of them, on the stack) when the range has at least as many vertices as the
-//! palette has matrices: otherwise every second 32-byte load of a matrix (every 64-byte load)
-//! straddles two cache lines (measured: positions 326 → 356 M vertices/s).
+//! palette has matrices, so the copy is paid back: otherwise every second 32-byte load of a
+//! matrix (every 64-byte load) straddles two cache lines, and the blend is bound by its loads.
 //!
-//! Cost per vertex: 8 matrix loads and 8 fused multiply-adds for the blend (4 influences; 4
-//! and 4 with the 512-bit blend, measured on AMD Zen 5, one thread: positions 535 → 640 M
-//! vertices/s, normals by the blended 3×3 370 → 423, tangents 282 → 293), ~8 operations for
-//! the position; in phase 2 per eight vertices two transposes (~30 shuffles), 9 multiply-adds
-//! per transformed direction, 27 for the exact normal's cofactor, and a square root and a
-//! division per renormalisation. A 3×4 palette (12 floats a joint instead of 16) was measured
-//! slower here (332 vs 400 M vertices/s in a C prototype): it saves loads but its transform
-//! needs shuffles on the same pipes as the blend. Limits: linear blending only (dual
-//! quaternions and stitching use the portable path); the any-count layout blends in 256-bit
-//! registers on both AVX2 kernels.
+//! Cost per vertex: 8 matrix loads and 8 fused multiply-adds for the blend (4 influences; 4 and 4
+//! with the 512-bit blend, chosen where 512-bit operations run at full width), ~8 operations for
+//! the position; in phase 2 per eight vertices two transposes (~30 shuffles), 9 multiply-adds per
+//! transformed direction, 27 for the exact normal's cofactor, and a square root and a division per
+//! renormalisation. A 3×4 palette (12 floats a joint instead of 16) measured slower in a prototype:
+//! it saves loads but its transform needs shuffles on the same pipes as the blend. BENCHMARKS.md
+//! has the speeds.
+//!
+//! Limits: linear blending only (dual quaternions and stitching use the portable path); the
+//! any-count layout blends in 256-bit registers on both AVX2 kernels; x86-64 with AVX2 and FMA
+//! only.
 
 // The crate denies unsafe code; this module is the one place that needs more than a call:
 // the intrinsics are `unsafe` to call, and the kernel reads its arrays unchecked after

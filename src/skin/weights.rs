@@ -1,9 +1,12 @@
-//! Influence reduction and the vertex-weight array (Weber, "Run-Time Skin Deformation", §Caching
-//! and Performance).
+//! Influence reduction and the vertex-weight array: how each vertex's (joint, weight) pairs
+//! are limited and laid out for the skinning loop.
 //!
-//! The vertex-weight array stores each vertex's (joint, weight) pairs contiguously, grouped
-//! by vertex in vertex order, so the skinning loop reads it front to back, never writes it,
-//! and writes each output vertex once. Two layouts:
+//! Based on: Weber, "Run-Time Skin Deformation", §Caching and Performance (the vertex-weight
+//! array, read front to back); the reduction is what engines with a 4-influence limit do.
+//!
+//! Method: the vertex-weight array stores each vertex's (joint, weight) pairs contiguously,
+//! grouped by vertex in vertex order, so the skinning loop reads it front to back, never writes
+//! it, and writes each output vertex once. Two layouts:
 //! - [`Packed4`]: exactly four slots per vertex, zero-padded, in the most compact encoding that
 //!   holds every vertex exactly — joints as u8 (palettes of up to 256) or u16, weights as
 //!   unorm8 or unorm16 when every weight is `k/255` or `k/65535` (what a glTF file stores as
@@ -13,9 +16,15 @@
 //! - CSR (`offsets[v]..offsets[v+1]` into `influences`, zero weights dropped) for any number
 //!   of influences.
 //!
-//! Reduction to an influence limit K: keep the K largest weights (by magnitude) of each vertex and
-//! renormalise them to sum to 1, as engines with a 4-influence limit do; [`ReductionStats`] says
-//! how many vertices lost weight and how much.
+//! Reduction to an influence limit K: keep the K largest weights (by magnitude) of each vertex
+//! and renormalise them to sum to 1; [`ReductionStats`] says how many vertices lost weight and
+//! how much.
+//!
+//! Cost: O(V · w) to build either layout (w influences per vertex); reduction sorts each
+//! vertex's pairs, O(V · w log w).
+//!
+//! Limits: the reduction goes by weight, not by the position error a dropped influence causes;
+//! [`Packed4`] needs at most four influences and joint indices within u16 (otherwise CSR).
 
 use bytemuck::{Pod, Zeroable};
 

@@ -1,16 +1,22 @@
 //! Distance weights: `w = k / d^n` to every bone segment.
 //!
-//! Method (Dunia, "Implicit Animation Overview", the FK chapter): each vertex's weight to a
-//! bone is `k / d^n`, `d` the distance from the vertex to the bone's segment (the parametric
-//! point–segment test, clamped to the segment's ends); k = 1 and n = 4 "do the job
-//! remarkably well" for human-sized figures. The weights of a vertex are normalised, those
-//! below `threshold` dropped, the `max_influences` largest kept and normalised again. A
-//! vertex lying on a segment (d below [`MIN_DISTANCE_OF_DIAGONAL`] of the mesh diagonal)
-//! takes that distance instead, so it belongs almost wholly to that bone rather than
-//! dividing by zero. k scales every weight alike and cancels in the normalisation; it is kept
-//! because the published formula has it.
+//! Based on: Dunia, "Implicit Animation Overview", the FK chapter (k = 1 and n = 4 "do the job
+//! remarkably well" for human-sized figures).
 //!
-//! Cost: O(V·B), parallel over vertices; memory O(V·max_influences).
+//! Method: each vertex's weight to a bone is `k / d^n`, `d` the distance from the vertex to the
+//! bone's segment (the parametric point–segment test, clamped to the segment's ends). The
+//! weights of a vertex are normalised, those below `threshold` dropped, the `max_influences`
+//! largest kept and normalised again. A vertex lying on a segment (d below
+//! [`MIN_DISTANCE_OF_DIAGONAL`] of the mesh diagonal) takes that distance instead, so it
+//! belongs almost wholly to that bone rather than dividing by zero. k scales every weight alike
+//! and cancels in the normalisation; it is kept because the published formula has it.
+//!
+//! Cost: O(V · B log B) (every bone's weight, then sorted), parallel over vertices; memory
+//! O(V·max_influences).
+//!
+//! Limits: `d` is a straight-line distance, not one along the surface, so a vertex near another
+//! part's bone (an inner thigh near the other leg) takes weight from it; a bone's weight does
+//! not depend on the flesh's thickness round it.
 
 use rayon::prelude::*;
 

@@ -1,9 +1,11 @@
 //! Weight regeneration: one bone per vertex from tapered elliptical pseudo-cylinders.
 //!
-//! Method (Weber, "Run-Time Skin Deformation", §11): every bone is a pseudo-cylinder along
-//! its segment whose elliptical cross-section tapers from the base section to the tip
-//! section ([`super::sections`]). Each vertex is scored against every cylinder — lower is
-//! better:
+//! Based on: Weber, "Run-Time Skin Deformation", §11 (each bone a pseudo-cylinder; a vertex
+//! goes to the bone it fits best), with the sections of §10 ([`super::sections`]).
+//!
+//! Method: every bone is a pseudo-cylinder along its segment whose elliptical cross-section
+//! tapers from the base section to the tip section. Each vertex is scored against every
+//! cylinder — lower is better:
 //!
 //! `cost = ρ + END_FALLOFF · (distance past either end) / (mean radius there)`
 //!
@@ -23,9 +25,11 @@
 //! neighbour's surface and keep it, pass after pass.
 //!
 //! Cost: O(V·B) per pass (every vertex against every bone), parallel over vertices; memory
-//! O(V). Limits: a bone with no vertices beside its segment starts a quarter of its length
-//! thick; boundaries between overlapping cylinders (clavicle, chest and neck) are where
-//! estimated and true sections disagree most.
+//! O(V).
+//!
+//! Limits: a bone with no vertices beside its segment starts a quarter of its length thick;
+//! boundaries between overlapping cylinders (clavicle, chest and neck) are where estimated and
+//! true sections disagree most.
 
 use rayon::prelude::*;
 

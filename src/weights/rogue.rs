@@ -1,10 +1,13 @@
 //! Rogue removal: weights on patches detached from their bone's main patch move to the bone
 //! of the nearest valid vertex along the surface.
 //!
-//! Method (Weber, "Run-Time Skin Deformation", §12, the duck beak of fig. 14): each bone
-//! picks the vertex least likely to be wrongly attached to it — the best (lowest) score
-//! against its pseudo-cylinder ([`super::regenerate::cost`]) among the vertices it
-//! influences, or its largest weight when no sections are given. The vertices it influences
+//! Based on: Weber, "Run-Time Skin Deformation", §12 (the duck beak of fig. 14), for what a
+//! rogue weight is and where it goes; Dijkstra, "A note on two problems in connexion with
+//! graphs", 1959, for the nearest valid vertex (one search from all of them at once).
+//!
+//! Method: each bone picks the vertex least likely to be wrongly attached to it — the best
+//! (lowest) score against its pseudo-cylinder ([`super::regenerate::cost`]) among the vertices
+//! it influences, or its largest weight when no sections are given. The vertices it influences
 //! that are connected to that vertex through vertices it also influences are valid for the
 //! bone; any other vertex's weight to the bone is rogue. Every vertex with a rogue weight is
 //! then matched with its nearest fully valid vertex along the surface (Dijkstra over edge
@@ -14,10 +17,13 @@
 //!
 //! Each connected component of the mesh is its own surface: a bone's best vertex is chosen
 //! per component, so a model made of separate parts (eyes, teeth, armour plates) keeps their
-//! weights. A rogue weight with no valid vertex reachable, or whose nearest valid vertex's
-//! dominant bone is the rogue bone itself, stays as it is and is counted as unresolved.
+//! weights.
 //!
 //! Cost: O(B·V) for the floods plus O(E log V) for the search; memory O(V + rogue pairs).
+//!
+//! Limits: a rogue weight with no valid vertex reachable, or whose nearest valid vertex's
+//! dominant bone is the rogue bone itself, stays as it is and is counted as unresolved;
+//! distances run along mesh edges, not across the surface's faces.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

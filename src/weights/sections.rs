@@ -1,20 +1,27 @@
 //! Cross-section estimation: each bone's elliptical cross-sections at its base and tip.
 //!
-//! Method (Weber, "Run-Time Skin Deformation", §10 and fig. 12): the vertices that belong to
-//! a bone (its largest weight, or its nearest segment when there are no usable weights) are
-//! expressed in the bone's frame — x along the segment, the radial plane rotated to the
-//! principal axes of the vertices' radial offsets (a 2×2 covariance), so the ellipse is
-//! aligned with the limb whatever the joint's own axes are. The vertices of the first half
-//! (x/L in [-0.1, 0.5]) and of the second half ([0.5, 1.1]) each give a centre offset and
-//! semi-axes from a least-squares fit of a tapered ellipse (exact for any arc of an ellipse, so
-//! for a bone half buried in its neighbour), or, where that fit is ill-conditioned or strays,
-//! from the moments, `sqrt(2 · mean(y²))` (exact for points spread evenly round an ellipse);
-//! the two half-means are extrapolated linearly to x = 0 and x = L (exact for a linear taper).
-//! A bone with no vertices takes its parent's tip section (or, at the root, a quarter of its
-//! length); a half with no vertices takes the other half's. Radii are never below
-//! [`MIN_RADIUS_FRACTION`] of the bone's length, so every pseudo-cylinder has thickness.
+//! Based on: Weber, "Run-Time Skin Deformation", §10 and fig. 12 (a bone's flesh as an
+//! ellipse at each end, tapering between).
+//!
+//! Method: the vertices that belong to a bone (its largest weight, or its nearest segment when
+//! there are no usable weights) are expressed in the bone's frame — x along the segment, the
+//! radial plane rotated to the principal axes of the vertices' radial offsets (a 2×2
+//! covariance), so the ellipse is aligned with the limb whatever the joint's own axes are. The
+//! vertices of the first half (x/L in [-0.1, 0.5]) and of the second half ([0.5, 1.1]) each
+//! give a centre offset and semi-axes from a least-squares fit of a tapered ellipse (exact for
+//! any arc of an ellipse, so for a bone half buried in its neighbour), or, where that fit is
+//! ill-conditioned or strays, from the moments, `sqrt(2 · mean(y²))` (exact for points spread
+//! evenly round an ellipse); the two half-means are extrapolated linearly to x = 0 and x = L
+//! (exact for a linear taper). A bone with no vertices takes its parent's tip section (or, at
+//! the root, a quarter of its length); a half with no vertices takes the other half's. Radii
+//! are never below [`MIN_RADIUS_FRACTION`] of the bone's length, so every pseudo-cylinder has
+//! thickness.
 //!
 //! Cost: O(V) after the assignment (a 6×6 solve per half bone); memory O(B).
+//!
+//! Limits: one ellipse per end and a linear taper between, so a bulge along the bone (a calf)
+//! enters only through the two halves' means; the sections are only as good as the vertices
+//! assigned to the bone, which is why regeneration alternates the two.
 
 use glam::{Vec2, Vec3};
 

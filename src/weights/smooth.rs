@@ -1,8 +1,10 @@
 //! Weight smoothing: limit how fast a bone's weight changes along the surface.
 //!
-//! Method (Weber, "Run-Time Skin Deformation", §10): for every mesh edge (i, j) and every
-//! bone b on either end, the weight change allowed is proportional to the edge's length and
-//! inversely to the body's thickness there,
+//! Based on: Weber, "Run-Time Skin Deformation", §10 (the weight change along an edge limited
+//! in proportion to the edge's length over the cross-section's radius).
+//!
+//! Method: for every mesh edge (i, j) and every bone b on either end, the weight change allowed
+//! is proportional to the edge's length and inversely to the body's thickness there,
 //!
 //! `|w_b(i) − w_b(j)| ≤ threshold · |p_i − p_j| / r_b`,
 //!
@@ -13,16 +15,21 @@
 //! same amount back in the lighter vertex's other bones, in proportion, so both still sum to
 //! 1 (renormalising after the transfer instead would undo part of it every sweep); sweeps
 //! run forwards, then backwards (symmetric Gauss–Seidel), and changed vertices are
-//! renormalised against rounding. Sweeps repeat
-//! until no edge exceeds the limit by more than [`CONVERGED_EXCESS`] or `max_iterations`
-//! run out: a radical change spreads over a wider area with every sweep. Finally changed
-//! vertices keep their `max_influences` largest weights (renormalised); the limit measured
-//! after that is [`SmoothStats::max_excess`], what the smoothing promises.
+//! renormalised against rounding. Sweeps repeat until no edge exceeds the limit by more than
+//! [`CONVERGED_EXCESS`] or `max_iterations` run out: a radical change spreads over a wider
+//! area with every sweep. Finally changed vertices keep their `max_influences` largest
+//! weights (renormalised); the limit measured after that is [`SmoothStats::max_excess`], what
+//! the smoothing promises.
 //!
 //! Vertices on no edge, and vertices whose edges are all within the limit, are returned
 //! bit for bit as given. Meshes without triangles have no edges and come back unchanged.
 //!
 //! Cost: O(iterations · E · k) for E edges and k influences per edge end; memory O(V·k).
+//!
+//! Limits: the limit holds along mesh edges only, so parts that touch without sharing a vertex
+//! (a hand on a hip) keep any step between them; when `max_iterations` runs out first, or the
+//! final influence limit cuts a blend, some edges stay above the limit
+//! ([`SmoothStats::max_excess`] says by how much).
 
 use glam::Vec3;
 

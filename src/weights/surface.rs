@@ -1,6 +1,11 @@
 //! One connected skin around a skeleton: naive surface nets over the smooth union of the
 //! bones' pseudo-cylinders.
 //!
+//! Based on: Weber, "Run-Time Skin Deformation", §10 and §11, for the bones' tapered
+//! elliptical pseudo-cylinders; Gibson, "Constrained Elastic Surface Nets", 1998, for the
+//! surface nets (here without the relaxation); Quílez's polynomial smooth minimum for the
+//! fillets.
+//!
 //! Method: every bone's tapered elliptical pseudo-cylinder ([`BoneSection`], rounded at its
 //! ends) gives an approximate signed distance `d_b(p) = |(ρ·r̄, a·r̄/c)| − r̄` (ρ the normalised
 //! elliptical radius, r̄ the mean radius at the nearest point of the segment, a the distance
@@ -9,14 +14,16 @@
 //! `blend_m`) between pseudo-cylinders that meet at an angle or with different radii, so
 //! limbs meet the torso in a fillet instead of a crease, and a plain union where a child
 //! continues its parent (a smooth minimum of two coincident surfaces would swell the joint in
-//! a ring); sampled on a regular grid of `cell_m`. Naive surface nets (Gibson, "Constrained Elastic Surface Nets", 1998)
-//! put one vertex in every cell the surface crosses, at the mean of its edges' zero crossings,
-//! and one quad (two triangles, wound counter-clockwise seen from outside) across every grid
-//! edge the surface crosses. Normals are the field's normalised gradient.
+//! a ring); sampled on a regular grid of `cell_m`. Naive surface nets put one vertex in every
+//! cell the surface crosses, at the mean of its edges' zero crossings, and one quad (two
+//! triangles, wound counter-clockwise seen from outside) across every grid edge the surface
+//! crosses. Normals are the field's normalised gradient.
 //!
 //! Cost: O(G·B) field samples for G grid points and B bones (parallel over slices), O(G) for
-//! the nets; memory O(G). Thin parts need cells smaller than their thickness: a limb thinner
-//! than about two cells can break into pieces ([`SurfaceStats::components`] says so).
+//! the nets; memory O(G).
+//!
+//! Limits: thin parts need cells smaller than their thickness: a limb thinner than about two
+//! cells can break into pieces ([`SurfaceStats::components`] says so).
 
 use glam::{UVec3, Vec3};
 use rayon::prelude::*;
