@@ -22,6 +22,11 @@ use skinview::scene::{Node, RawScene, Scene, SceneBuilder, Skin};
 use skinview::skeleton::LocalToModelJob;
 use skinview::skin::{PaletteJob, PaletteLayout};
 
+// The tests' seeded xorshift64 (the same stream as ozz_bench's).
+#[path = "../tests/common/rng.rs"]
+mod rng;
+use rng::XorShift64;
+
 fn rotation_sampler(keys: usize, duration_s: f32, phase: f32) -> Sampler {
     let times_s: Vec<f32> = (0..keys)
         .map(|k| duration_s * k as f32 / (keys - 1) as f32)
@@ -222,22 +227,10 @@ fn character_pose(c: &mut Criterion) {
 fn ozz_workload_scene() -> Scene {
     const JOINTS: usize = 64;
     const KEYS: usize = 30;
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> f32 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 >> 40) as f32 / (1u64 << 24) as f32
-        }
-        fn range(&mut self, lo: f32, hi: f32) -> f32 {
-            lo + (hi - lo) * self.next()
-        }
-    }
-    let mut r = Rng(0xD1B54A32D192ED03);
+    let mut r = XorShift64(0xD1B54A32D192ED03);
     let mut parent = vec![None; JOINTS];
     for (i, p) in parent.iter_mut().enumerate().skip(1) {
-        *p = Some(((r.next() * i as f32) as usize).min(i - 1));
+        *p = Some(((r.next_f32() * i as f32) as usize).min(i - 1));
     }
     // ozz fills joint transforms depth-first from the root, children in index order.
     let mut translation = vec![Vec3::ZERO; JOINTS];
@@ -249,7 +242,7 @@ fn ozz_workload_scene() -> Scene {
         stack.extend(children.into_iter().rev());
     }
     for &j in &order {
-        translation[j] = Vec3::new(0.1 + 0.1 * r.next(), 0.1 * r.next(), 0.0);
+        translation[j] = Vec3::new(0.1 + 0.1 * r.next_f32(), 0.1 * r.next_f32(), 0.0);
     }
     let nodes = (0..JOINTS)
         .map(|i| Node {

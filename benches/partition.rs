@@ -19,6 +19,11 @@ use glam::Vec3;
 use skinview::partition::partition;
 use skinview::scene::{Primitive, SkinWeights};
 
+// The tests' seeded xorshift64*.
+#[path = "../tests/common/rng.rs"]
+mod rng;
+use rng::XorShift64Star;
+
 /// Grid side in vertices: 2 · 708² = 1,002,528 triangles.
 const SIDE: usize = 709;
 const BONES: usize = 64;
@@ -26,13 +31,8 @@ const INFLUENCES: usize = 4;
 
 /// The 1M-triangle skinned grid (module documentation).
 pub fn grid_mesh() -> Primitive {
-    let mut state = 0x853C_49E6_748F_EA9Bu64;
-    let mut unit = || {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
-    };
+    let mut rng = XorShift64Star::from_state(0x853C_49E6_748F_EA9B);
+    let mut unit = || rng.next_f32();
     let bones: Vec<Vec3> = (0..BONES)
         .map(|_| Vec3::new(unit(), unit(), 0.0) * SIDE as f32)
         .collect();

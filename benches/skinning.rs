@@ -20,19 +20,13 @@ use skinview::skin::SkinnedVertices;
 use skinview::skin::simd::Kernel;
 use skinview::skin::{NormalMode, SkinningJob, VertexWeights};
 
+// Deterministic pseudo-random numbers (the tests' xorshift64) so runs are comparable.
+#[path = "../tests/common/rng.rs"]
+mod rng;
+use rng::XorShift64;
+
 const VERTICES: usize = 1_000_000;
 const JOINTS: usize = 64;
-
-/// Deterministic pseudo-random numbers (xorshift) so runs are comparable.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
 
 struct Synthetic {
     palette: Vec<Mat4>,
@@ -52,13 +46,16 @@ struct Synthetic {
 }
 
 fn synthetic() -> Synthetic {
-    let mut r = Rng(0x9E3779B97F4A7C15);
+    let mut r = XorShift64(0x9E3779B97F4A7C15);
     let palette = (0..JOINTS)
         .map(|_| {
             Mat4::from_scale_rotation_translation(
-                Vec3::splat(0.9 + 0.2 * r.next()),
-                Quat::from_rotation_arc(Vec3::Y, Vec3::new(r.next(), 1.0, r.next()).normalize()),
-                Vec3::new(r.next(), r.next(), r.next()),
+                Vec3::splat(0.9 + 0.2 * r.next_f32()),
+                Quat::from_rotation_arc(
+                    Vec3::Y,
+                    Vec3::new(r.next_f32(), 1.0, r.next_f32()).normalize(),
+                ),
+                Vec3::new(r.next_f32(), r.next_f32(), r.next_f32()),
             )
         })
         .collect();
@@ -69,15 +66,15 @@ fn synthetic() -> Synthetic {
         let base = (v * JOINTS / VERTICES) as u32;
         let w: [f32; 4] = [0.55, 0.25, 0.15, 0.05];
         for (k, &wk) in w.iter().enumerate() {
-            joints.push((base + k as u32 * 3 + (r.next() * 2.0) as u32) % JOINTS as u32);
+            joints.push((base + k as u32 * 3 + (r.next_f32() * 2.0) as u32) % JOINTS as u32);
             weights.push(wk);
         }
     }
     let positions = (0..VERTICES)
-        .map(|_| Vec3::new(r.next(), r.next(), r.next()))
+        .map(|_| Vec3::new(r.next_f32(), r.next_f32(), r.next_f32()))
         .collect();
     let normals: Vec<Vec3> = (0..VERTICES)
-        .map(|_| Vec3::new(r.next() - 0.5, r.next() - 0.5, 1.0).normalize())
+        .map(|_| Vec3::new(r.next_f32() - 0.5, r.next_f32() - 0.5, 1.0).normalize())
         .collect();
     let tangents = normals
         .iter()

@@ -18,6 +18,9 @@
 #[allow(dead_code)]
 #[path = "../tests/common/rigs.rs"]
 mod rigs;
+// The rig generator's random numbers (`rigs.rs` uses `super::rng`).
+#[path = "../tests/common/rng.rs"]
+mod rng;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

@@ -37,6 +37,8 @@ pub fn dump(
 pub mod glb;
 /// Deterministic generated rigs (seeded skeleton, tube skin, morph targets, animations).
 pub mod rigs;
+/// The seeded pseudo-random generators (one file, shared with the benches and the example).
+pub mod rng;
 
 /// The test data: `$SKINVIEW_SHARED` (when set and not empty), else `../shared` beside the
 /// repository, else `tests/data` (made by `scripts/setup.sh --tests` when there is no
@@ -156,16 +158,5 @@ pub fn gpu() -> Option<&'static GpuContext> {
             eprintln!("SKIPPING GPU part: {e}");
             None
         }
-    }
-}
-
-/// A seeded xorshift32 stream of floats in [0, 1]: reproducible random inputs for property
-/// tests.
-pub fn xorshift(mut seed: u32) -> impl FnMut() -> f32 {
-    move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 17;
-        seed ^= seed << 5;
-        seed as f32 / u32::MAX as f32
     }
 }

@@ -17,7 +17,7 @@
 //! `non_uniform_scale`), a morph-weights channel when there are targets, and channels on
 //! "mesh_parent" and on the mesh node that must have no effect on the skinned vertices.
 //!
-//! Method: a local xorshift64* generator (seeded through splitmix64) draws every number, so the
+//! Method: xorshift64* seeded through splitmix64 (`rng.rs`) draws every number, so the
 //! same [`RigOptions`] give the same scene, bit for bit. Geometry is built in f64 in world rest
 //! space: one capsule per chain (rings of `verts_per_ring` vertices along the chain's polyline with
 //! a parallel-transported frame, hemispherical end caps with poles), with radial normals and
@@ -46,6 +46,9 @@ use skinview::math::Trs;
 use skinview::scene::{
     Mesh, MorphTarget, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology,
 };
+
+// xorshift64* seeded through splitmix64 (tests/common/rng.rs; the example includes it too).
+use super::rng::XorShift64Star as Rng;
 
 /// Parameters of [`generate_rig`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,7 +89,7 @@ const TIP_LENGTH: f64 = 0.22;
 /// Generate the rig described by `o` (see the module documentation).
 pub fn generate_rig(o: &RigOptions) -> Result<Scene> {
     check_options(o)?;
-    let mut rng = Rng::new(o.seed);
+    let mut rng = Rng::seeded(o.seed);
     let sk = Skeleton::generate(&mut rng, o);
 
     // Nodes: armature, joints (creation order: parents first), mesh_parent, skinned mesh.
@@ -239,67 +242,6 @@ fn check_options(o: &RigOptions) -> Result<()> {
     Ok(())
 }
 
-// ---------------------------------------------------------------------------------------
-// Random numbers
-
-/// xorshift64* (Vigna), state seeded with splitmix64 so that every seed (0 included) works.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        Rng(if z == 0 { 0x2545_F491_4F6C_DD1D } else { z })
-    }
-    fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.unit()
-    }
-    /// Uniform in 0..n (n > 0).
-    fn below(&mut self, n: usize) -> usize {
-        ((self.unit() * n as f64) as usize).min(n - 1)
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        self.unit() < p
-    }
-    fn sign(&mut self) -> f64 {
-        if self.chance(0.5) { 1.0 } else { -1.0 }
-    }
-    fn unit_vector(&mut self) -> DVec3 {
-        loop {
-            let v = DVec3::new(
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-                self.range(-1.0, 1.0),
-            );
-            let l = v.length_squared();
-            if l > 1e-4 && l <= 1.0 {
-                return v / l.sqrt();
-            }
-        }
-    }
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = self.below(i + 1);
-            v.swap(i, j);
-        }
-    }
-}
-
-/// A rotation about a random axis by an angle in ±[lo, hi] radians.
 fn random_rotation(rng: &mut Rng, lo: f64, hi: f64) -> Quat {
     let axis = rng.unit_vector();
     let angle = rng.sign() * rng.range(lo, hi);
@@ -331,20 +273,12 @@ struct Skeleton {
 }
 
 impl Skeleton {
+    /// A spine and up to two side chains of `o.joints` joints, scaled, with their rest world
+    /// matrices and bone segments. The draws come in a fixed order (the rigs are bit for bit
+    /// the same for one seed).
     fn generate(rng: &mut Rng, o: &RigOptions) -> Skeleton {
         let n = o.joints;
-        let sides = if n < 4 {
-            0
-        } else if n < 8 {
-            1
-        } else {
-            1 + rng.below(2)
-        };
-        let side_total = if sides == 0 {
-            0
-        } else {
-            ((n as f64 * rng.range(0.3, 0.45)).round() as usize).clamp(sides, n - 2)
-        };
+        let (sides, side_total) = side_chain_counts(rng, n);
         let spine_len = n - side_total;
         let armature = Trs {
             translation: Vec3::new(
@@ -356,50 +290,9 @@ impl Skeleton {
             scale: Vec3::splat(rng.range(0.9, 1.2) as f32),
         };
         let mut joints: Vec<Joint> = Vec::with_capacity(n);
-        let mut chains = Vec::new();
-        let mut chain_base = Vec::new();
-        let along = |rng: &mut Rng, len: f64| {
-            Vec3::new(
-                rng.range(-0.04, 0.04) as f32,
-                len as f32,
-                rng.range(-0.04, 0.04) as f32,
-            )
-        };
-        // Spine.
-        let mut spine: Vec<usize> = Vec::with_capacity(spine_len);
-        for i in 0..spine_len {
-            let (translation, rotation) = if i == 0 {
-                (
-                    Vec3::new(
-                        rng.range(-0.1, 0.1) as f32,
-                        rng.range(0.0, 0.1) as f32,
-                        rng.range(-0.1, 0.1) as f32,
-                    ),
-                    random_rotation(rng, 0.0, 0.3),
-                )
-            } else {
-                let len = rng.range(0.22, 0.38);
-                (along(rng, len), random_rotation(rng, 0.0, 0.35))
-            };
-            let parent = if i == 0 { None } else { Some(spine[i - 1]) };
-            let j = joints.len();
-            if let Some(p) = parent {
-                joints[p].next = Some(j);
-            }
-            joints.push(Joint {
-                name: format!("spine_{i}"),
-                parent,
-                next: None,
-                rest: Trs {
-                    translation,
-                    rotation,
-                    scale: Vec3::ONE,
-                },
-            });
-            spine.push(j);
-        }
-        chains.push(spine.clone());
-        chain_base.push(None);
+        let spine = push_spine(rng, &mut joints, spine_len);
+        let mut chains = vec![spine.clone()];
+        let mut chain_base = vec![None];
         // Side chains, hanging from spine joints 1.. (never the root joint), on opposite sides.
         let mut remaining = side_total;
         for s in 0..sides {
@@ -409,86 +302,12 @@ impl Skeleton {
                 (side_total / 2).max(1)
             };
             remaining -= len_chain;
-            let base = spine[1 + rng.below(spine_len - 1)];
-            let side = if s == 0 { 1.0 } else { -1.0 };
-            let mut chain = Vec::with_capacity(len_chain);
-            for i in 0..len_chain {
-                let (translation, rotation) = if i == 0 {
-                    let t = Vec3::new(
-                        (side * rng.range(0.1, 0.16)) as f32,
-                        rng.range(-0.03, 0.06) as f32,
-                        rng.range(-0.03, 0.03) as f32,
-                    );
-                    // Point the chain's +Y sideways.
-                    let r = DQuat::from_rotation_z(-side * rng.range(1.1, 1.5))
-                        * DQuat::from_rotation_x(rng.range(-0.25, 0.25));
-                    (t, r.normalize().as_quat())
-                } else {
-                    let len = rng.range(0.2, 0.32);
-                    (along(rng, len), random_rotation(rng, 0.0, 0.35))
-                };
-                let parent = if i == 0 { base } else { chain[i - 1] };
-                let j = joints.len();
-                if i > 0 {
-                    joints[parent].next = Some(j);
-                }
-                joints.push(Joint {
-                    name: format!("side{s}_{i}"),
-                    parent: Some(parent),
-                    next: None,
-                    rest: Trs {
-                        translation,
-                        rotation,
-                        scale: Vec3::ONE,
-                    },
-                });
-                chain.push(j);
-            }
-            chains.push(chain);
+            let base = spine[1 + rng.index(spine_len - 1)];
+            chains.push(push_side_chain(rng, &mut joints, s, base, len_chain));
             chain_base.push(Some(base));
         }
-        // Scales: one uniform, and (optionally) non-uniform ones on about a third of the joints.
-        let uniform = rng.below(n);
-        joints[uniform].rest.scale = Vec3::splat(if rng.chance(0.5) { 0.85 } else { 1.2 });
-        if o.non_uniform_scale {
-            let mut candidates: Vec<usize> = (0..n).filter(|&j| j != uniform).collect();
-            rng.shuffle(&mut candidates);
-            let count = n.div_ceil(3).min(candidates.len()).max(1);
-            for &j in &candidates[..count] {
-                let s = Vec3::new(
-                    rng.range(1.1, 1.35) as f32,
-                    rng.range(0.75, 0.9) as f32,
-                    rng.range(0.9, 1.15) as f32,
-                );
-                // Permute the axes so the stretch is not always along X.
-                let s = match rng.below(3) {
-                    0 => s,
-                    1 => Vec3::new(s.y, s.z, s.x),
-                    _ => Vec3::new(s.z, s.x, s.y),
-                };
-                joints[j].rest.scale = s;
-            }
-        }
-        // Rest world matrices and segments.
-        let arm = armature.to_dmat4();
-        let mut world: Vec<DMat4> = Vec::with_capacity(n);
-        for j in &joints {
-            let parent = j.parent.map_or(arm, |p| world[p]);
-            world.push(parent * j.rest.to_dmat4());
-        }
-        let origin = |m: &DMat4| m.transform_point3(DVec3::ZERO);
-        let segments = joints
-            .iter()
-            .enumerate()
-            .map(|(j, joint)| {
-                let a = origin(&world[j]);
-                let b = match joint.next {
-                    Some(k) => origin(&world[k]),
-                    None => world[j].transform_point3(DVec3::new(0.0, TIP_LENGTH, 0.0)),
-                };
-                (a, b)
-            })
-            .collect();
+        scale_joints(rng, o, &mut joints);
+        let (world, segments) = rest_world(&armature, &joints);
         Skeleton {
             armature,
             joints,
@@ -498,6 +317,169 @@ impl Skeleton {
             segments,
         }
     }
+}
+
+/// How many side chains `n` joints get (none below 4 joints, one below 8, else one or two),
+/// and how many joints they take together.
+fn side_chain_counts(rng: &mut Rng, n: usize) -> (usize, usize) {
+    let sides = if n < 4 {
+        0
+    } else if n < 8 {
+        1
+    } else {
+        1 + rng.index(2)
+    };
+    let side_total = if sides == 0 {
+        0
+    } else {
+        ((n as f64 * rng.range(0.3, 0.45)).round() as usize).clamp(sides, n - 2)
+    };
+    (sides, side_total)
+}
+
+/// A bone of length `len` along the parent's +Y, a little off axis.
+fn along(rng: &mut Rng, len: f64) -> Vec3 {
+    Vec3::new(
+        rng.range(-0.04, 0.04) as f32,
+        len as f32,
+        rng.range(-0.04, 0.04) as f32,
+    )
+}
+
+/// The spine: `spine_len` joints, each the child of the one before, the first a child of the
+/// armature. Returns the spine's joints.
+fn push_spine(rng: &mut Rng, joints: &mut Vec<Joint>, spine_len: usize) -> Vec<usize> {
+    let mut spine: Vec<usize> = Vec::with_capacity(spine_len);
+    for i in 0..spine_len {
+        let (translation, rotation) = if i == 0 {
+            (
+                Vec3::new(
+                    rng.range(-0.1, 0.1) as f32,
+                    rng.range(0.0, 0.1) as f32,
+                    rng.range(-0.1, 0.1) as f32,
+                ),
+                random_rotation(rng, 0.0, 0.3),
+            )
+        } else {
+            let len = rng.range(0.22, 0.38);
+            (along(rng, len), random_rotation(rng, 0.0, 0.35))
+        };
+        let parent = if i == 0 { None } else { Some(spine[i - 1]) };
+        let j = joints.len();
+        if let Some(p) = parent {
+            joints[p].next = Some(j);
+        }
+        joints.push(Joint {
+            name: format!("spine_{i}"),
+            parent,
+            next: None,
+            rest: Trs {
+                translation,
+                rotation,
+                scale: Vec3::ONE,
+            },
+        });
+        spine.push(j);
+    }
+    spine
+}
+
+/// Side chain `s` (0: +X side, else -X): `len_chain` joints hanging from spine joint `base`,
+/// pointing sideways. Returns the chain's joints.
+fn push_side_chain(
+    rng: &mut Rng,
+    joints: &mut Vec<Joint>,
+    s: usize,
+    base: usize,
+    len_chain: usize,
+) -> Vec<usize> {
+    let side = if s == 0 { 1.0 } else { -1.0 };
+    let mut chain = Vec::with_capacity(len_chain);
+    for i in 0..len_chain {
+        let (translation, rotation) = if i == 0 {
+            let t = Vec3::new(
+                (side * rng.range(0.1, 0.16)) as f32,
+                rng.range(-0.03, 0.06) as f32,
+                rng.range(-0.03, 0.03) as f32,
+            );
+            // Point the chain's +Y sideways.
+            let r = DQuat::from_rotation_z(-side * rng.range(1.1, 1.5))
+                * DQuat::from_rotation_x(rng.range(-0.25, 0.25));
+            (t, r.normalize().as_quat())
+        } else {
+            let len = rng.range(0.2, 0.32);
+            (along(rng, len), random_rotation(rng, 0.0, 0.35))
+        };
+        let parent = if i == 0 { base } else { chain[i - 1] };
+        let j = joints.len();
+        if i > 0 {
+            joints[parent].next = Some(j);
+        }
+        joints.push(Joint {
+            name: format!("side{s}_{i}"),
+            parent: Some(parent),
+            next: None,
+            rest: Trs {
+                translation,
+                rotation,
+                scale: Vec3::ONE,
+            },
+        });
+        chain.push(j);
+    }
+    chain
+}
+
+/// Scales: one uniform, and (with `o.non_uniform_scale`) non-uniform ones on about a third of
+/// the joints.
+fn scale_joints(rng: &mut Rng, o: &RigOptions, joints: &mut [Joint]) {
+    let n = joints.len();
+    let uniform = rng.index(n);
+    joints[uniform].rest.scale = Vec3::splat(if rng.chance(0.5) { 0.85 } else { 1.2 });
+    if o.non_uniform_scale {
+        let mut candidates: Vec<usize> = (0..n).filter(|&j| j != uniform).collect();
+        rng.shuffle(&mut candidates);
+        let count = n.div_ceil(3).min(candidates.len()).max(1);
+        for &j in &candidates[..count] {
+            let s = Vec3::new(
+                rng.range(1.1, 1.35) as f32,
+                rng.range(0.75, 0.9) as f32,
+                rng.range(0.9, 1.15) as f32,
+            );
+            // Permute the axes so the stretch is not always along X.
+            let s = match rng.index(3) {
+                0 => s,
+                1 => Vec3::new(s.y, s.z, s.x),
+                _ => Vec3::new(s.z, s.x, s.y),
+            };
+            joints[j].rest.scale = s;
+        }
+    }
+}
+
+/// Rest world matrices of the joints under the armature, and each joint's bone segment in
+/// world rest space (to its chain successor, or a tip along its +Y).
+fn rest_world(armature: &Trs, joints: &[Joint]) -> (Vec<DMat4>, Vec<(DVec3, DVec3)>) {
+    let arm = armature.to_dmat4();
+    let mut world: Vec<DMat4> = Vec::with_capacity(joints.len());
+    for j in joints {
+        let parent = j.parent.map_or(arm, |p| world[p]);
+        world.push(parent * j.rest.to_dmat4());
+    }
+    let origin = |m: &DMat4| m.transform_point3(DVec3::ZERO);
+    let segments = joints
+        .iter()
+        .enumerate()
+        .map(|(j, joint)| {
+            let a = origin(&world[j]);
+            let b = match joint.next {
+                Some(k) => origin(&world[k]),
+                None => world[j].transform_point3(DVec3::new(0.0, TIP_LENGTH, 0.0)),
+            };
+            (a, b)
+        })
+        .collect();
+    (world, segments)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -731,7 +713,7 @@ impl Geometry {
         let mut dp = vec![Vec3::ZERO; n];
         let mut dn = vec![Vec3::ZERO; n];
         if t == 0 {
-            let centre = self.positions[rng.below(n)];
+            let centre = self.positions[rng.index(n)];
             let reach = self.radius * 2.5;
             for v in 0..n {
                 let d = (self.positions[v] - centre).length() / reach;
@@ -959,7 +941,7 @@ impl<F: Fn(usize) -> usize> Animations<'_, F> {
     }
 
     fn keys(rng: &mut Rng) -> usize {
-        3 + rng.below(5)
+        3 + rng.index(5)
     }
 
     /// Animation 0: most joints rotate (interpolations cycled), translations on the root
@@ -971,7 +953,7 @@ impl<F: Fn(usize) -> usize> Animations<'_, F> {
         let n = sk.joints.len();
         let mut ch = Vec::new();
         let cycle = [Linear, CubicSpline, Linear, Step];
-        let off = rng.below(4);
+        let off = rng.index(4);
         for j in 0..n {
             if j < 3 || rng.chance(0.8) {
                 let interp = cycle[(j + off) % 4];
@@ -990,7 +972,7 @@ impl<F: Fn(usize) -> usize> Animations<'_, F> {
             translation_sampler(rng, CubicSpline, keys, sk.joints[0].rest.translation, 0.08),
         ));
         // Another joint than the root (one channel per node and path).
-        let j = 1 + rng.below(n - 1);
+        let j = 1 + rng.index(n - 1);
         let keys = Self::keys(rng);
         ch.push(Self::channel(
             (self.joint_node)(j),
@@ -999,7 +981,7 @@ impl<F: Fn(usize) -> usize> Animations<'_, F> {
         ));
         let nus = self.o.non_uniform_scale;
         for interp in [Linear, CubicSpline] {
-            let j = rng.below(n);
+            let j = rng.index(n);
             if ch
                 .iter()
                 .any(|c| c.node == (self.joint_node)(j) && c.path == Path::Scale)
@@ -1048,7 +1030,7 @@ impl<F: Fn(usize) -> usize> Animations<'_, F> {
             rotation_sampler(rng, Linear, keys, self.armature.1.rotation, 0.6),
         ));
         let cycle = [CubicSpline, Linear, Step, Linear];
-        let off = rng.below(4);
+        let off = rng.index(4);
         for j in 0..n {
             if j < 2 || rng.chance(0.6) {
                 let keys = Self::keys(rng);
@@ -1065,7 +1047,7 @@ impl<F: Fn(usize) -> usize> Animations<'_, F> {
                 ));
             }
         }
-        let j = rng.below(n);
+        let j = rng.index(n);
         let keys = Self::keys(rng);
         ch.push(Self::channel(
             (self.joint_node)(j),
@@ -1078,7 +1060,7 @@ impl<F: Fn(usize) -> usize> Animations<'_, F> {
                 self.o.non_uniform_scale,
             ),
         ));
-        let j = rng.below(n);
+        let j = rng.index(n);
         let keys = Self::keys(rng);
         ch.push(Self::channel(
             (self.joint_node)(j),

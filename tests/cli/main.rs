@@ -1,0 +1,8 @@
+//! The `skinview` binary end to end, and `scripts/gpu-report.sh` with it (Cargo.toml: needs
+//! the `cli` feature, which builds the binary). One test binary; one module per subject.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cli;
+mod gpu_report;

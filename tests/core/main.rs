@@ -1,0 +1,22 @@
+//! The core: animation, skeleton, skinning, weights, links, the partitioner and the rigs,
+//! checked on the CPU against hand-computed, f64 and independent-engine expectations. One test
+//! binary (so the library is linked once); one module per subject, each the former
+//! `tests/<subject>.rs` with its own documentation.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod analytic;
+mod generated_rigs;
+mod interpolation;
+mod job_rules;
+mod links;
+mod oracle;
+mod partition;
+mod quality;
+mod rig;
+mod simd;
+mod skin_modes;
+mod skinning_props;
+mod soa;
+mod weights;

@@ -1,0 +1,317 @@
+//! The crowd and the compute-skinning path: every instance of a crowd, drawn by the
+//! vertex-shader path (instanced) and by the compute-skinning path (skinned buffer, plain
+//! vertex shader), read back through the draw and compared with the CPU reference of that
+//! instance's own frame moved to its place; the crowd benchmark's report and picture; the
+//! compute path's limits and refusals.
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
+
+use crate::common;
+
+use glam::{Mat4, Vec3};
+use skinview::character::{Character, CharacterSetup};
+use skinview::compare::{CPU_GPU_TOLERANCE_REL, DrawErrors};
+use skinview::gpu::compute_skin::DispatchOrder;
+use skinview::gpu::{DrawCapture, GpuScene, PaletteSource, Skinning};
+use skinview::skin::{SkinMode, SkinOptions, SkinnedVertices};
+
+/// Where the test puts instance `i`: far enough apart that a palette read from the wrong
+/// block is off by metres, not by the tolerance.
+fn offset(i: u32) -> Vec3 {
+    Vec3::new(3.0 * i as f32, 0.0, -1.5 * i as f32)
+}
+
+/// One way to upload and skin a crowd.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    palette: PaletteSource,
+    /// Compute output buffers of this many instances (`None`: one buffer).
+    instances_per_buffer: Option<u64>,
+    order: DispatchOrder,
+}
+
+/// Every instance of a 5-character crowd (each at its own time, moved to its own place) comes
+/// back from both GPU paths as the CPU skins that character: CesiumMan (LBS), a generated rig
+/// with 8 influences and morph targets (the second influence set, morph weights shared), and
+/// the arm under DQS (each instance's DQS block). On the storage palette with the compute
+/// copies in one buffer and split over buffers of two instances (three buffers, the last
+/// holding one), in both dispatch orders; on the uniform palette (a block and a draw per
+/// instance).
+#[test]
+fn every_crowd_instance_skins_as_its_own_character_on_both_paths() {
+    let Some(ctx) = common::gpu() else { return };
+    const N: u32 = 5;
+    let cases: Vec<(skinview::Scene, SkinOptions)> = vec![
+        (
+            skinview::io::load(&common::model("CesiumMan")).unwrap(),
+            SkinOptions::default(),
+        ),
+        (
+            skinview::io::load(&common::model("rig_seed4_8inf_morph_ubyte")).unwrap(),
+            SkinOptions::default(),
+        ),
+        (
+            skinview::builtin::woodland_arm().unwrap(),
+            SkinOptions {
+                mode: SkinMode::Dqs,
+                ..Default::default()
+            },
+        ),
+    ];
+    for (scene, skin) in cases {
+        // K: the widest skin (at least the partitioner's minimum), so no draw needs a split.
+        let k = scene
+            .skins
+            .iter()
+            .map(|s| s.joints.len() as u32)
+            .max()
+            .unwrap_or(1)
+            .max(skinview::partition::MIN_BONES as u32);
+        let layouts = [
+            (None, DispatchOrder::InstanceOuter),
+            (Some(2), DispatchOrder::InstanceOuter),
+            (Some(2), DispatchOrder::InstanceInner),
+        ]
+        .map(|(instances_per_buffer, order)| Layout {
+            palette: PaletteSource::Storage,
+            instances_per_buffer,
+            order,
+        })
+        .into_iter()
+        .chain([Layout {
+            palette: PaletteSource::Uniform { bones: k },
+            instances_per_buffer: None,
+            order: DispatchOrder::InstanceOuter,
+        }]);
+        let anim = (!scene.animations.is_empty()).then_some(0);
+        let duration = anim.map_or(0.0, |a| scene.animations[a].duration_s());
+        let mut c = CharacterSetup::clip(anim).build(&scene).unwrap();
+        c.set_skin_options(skin);
+        for layout in layouts {
+            check_crowd(ctx, &mut c, duration, skin, layout, N);
+        }
+    }
+}
+
+/// Upload `c` as a crowd of `n` in `layout`, skin each instance at its own time (within
+/// `duration`) and place, and compare every instance read back through the draw with the CPU
+/// reference.
+fn check_crowd(
+    ctx: &skinview::gpu::GpuContext,
+    c: &mut Character,
+    duration: f32,
+    skin: SkinOptions,
+    layout: Layout,
+    n: u32,
+) {
+    let mut gpu =
+        GpuScene::crowd_with_palette(ctx, &c.scene, &c.frame, None, n, layout.palette).unwrap();
+    gpu.set_all_skin_options(ctx, skin);
+    let storage = layout.palette == PaletteSource::Storage;
+    if storage {
+        let max = layout
+            .instances_per_buffer
+            .map(|k| k * gpu.vertex_total() as u64 * 24);
+        gpu.enable_compute_skinning_with(ctx, max).unwrap();
+        gpu.set_dispatch_order(layout.order);
+        let buffers = gpu.compute_skinning().unwrap().layout().buffers;
+        let expected = layout
+            .instances_per_buffer
+            .map_or(1, |k| (n as u64).div_ceil(k) as u32);
+        assert_eq!(buffers, expected, "{layout:?}");
+    }
+    let draws: Vec<usize> = (0..c.scene.draws.len()).collect();
+    // Morph weights are shared: every instance plays the same time's weights, so the morphing
+    // rig's instances differ in their palettes only (its clip moves joints too).
+    let morphs = c
+        .scene
+        .draws
+        .iter()
+        .any(|d| !c.scene.primitive(d).morph_targets.is_empty());
+    let mut expected: Vec<Vec<SkinnedVertices>> = Vec::new();
+    let mut diagonal: f32 = 0.0;
+    for i in 0..n {
+        let t = if morphs {
+            0.4 * duration
+        } else {
+            duration * i as f32 / n as f32
+        };
+        c.update(t, 0.0).unwrap();
+        let moved = Mat4::from_translation(offset(i));
+        let palette: Vec<Mat4> = c.frame.palette.iter().map(|m| moved * *m).collect();
+        if i == 0 {
+            gpu.write_frame(ctx, &c.scene, &c.frame);
+        }
+        gpu.write_instance_palette(ctx, i, &palette).unwrap();
+        let (lo, hi) = skinview::skin::bounds(&c.outputs).unwrap();
+        diagonal = diagonal.max((hi - lo).length());
+        expected.push(
+            c.outputs
+                .iter()
+                .map(|o| SkinnedVertices {
+                    positions: o.positions.iter().map(|p| *p + offset(i)).collect(),
+                    ..o.clone()
+                })
+                .collect(),
+        );
+    }
+    gpu.submit_compute_skinning(ctx);
+    let limit = CPU_GPU_TOLERANCE_REL * diagonal as f64;
+    let mut capture = DrawCapture::new(ctx).unwrap();
+    let paths: &[Skinning] = if storage {
+        &[Skinning::VertexShader, Skinning::ComputePass]
+    } else {
+        &[Skinning::VertexShader]
+    };
+    for &skinning in paths {
+        let got = capture.run_with(ctx, &gpu, &draws, skinning, n).unwrap();
+        assert_eq!(got.len(), n as usize);
+        for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+            for (&d, (gv, ev)) in draws.iter().zip(g.iter().zip(e)) {
+                let mut err = DrawErrors::new(&c.scene, d);
+                err.add(0.0, ev, gv);
+                assert!(
+                    err.max_error <= limit && err.max_normal_error <= 1e-4,
+                    "{} {:?} {layout:?} instance {i} draw {d}: {:e} (limit {limit:e}), normals \
+                     {:e}",
+                    c.scene.name,
+                    skinning,
+                    err.max_error,
+                    err.max_normal_error
+                );
+            }
+        }
+        println!(
+            "{} {} {layout:?}: {n} instances match",
+            c.scene.name,
+            skinning.describe()
+        );
+    }
+}
+
+/// The crowd benchmark draws what it says: a report whose counts follow from the model and
+/// the instance count, finite positive times, the palette upload of every instance, and a
+/// picture with the crowd on it (and nothing when the crowd is asked of an adapter that
+/// cannot, or of zero characters).
+#[test]
+fn crowd_benchmark_reports_both_paths_and_draws_the_crowd() {
+    use skinview::view::crowd::{CrowdOptions, Timing, run_crowd};
+    let Some(ctx) = common::gpu() else { return };
+    let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let vertices = scene.vertex_count();
+    let mut c = CharacterSetup {
+        looping: true,
+        ..CharacterSetup::clip(Some(0))
+    }
+    .build(&scene)
+    .unwrap();
+    let options = CrowdOptions {
+        instances: 3,
+        frames: 2,
+        size: (160, 120),
+        dt_s: 1.0 / 60.0,
+        palette: skinview::gpu::PaletteSource::Storage,
+        max_buffer_bytes: None,
+    };
+    let mut frames_seen = 0;
+    let (r, image) = run_crowd(ctx, &mut c, &options, |_| frames_seen += 1).unwrap();
+    println!("{r}");
+    assert_eq!(frames_seen, 2);
+    assert_eq!(r.vertices_per_instance, vertices);
+    assert_eq!(r.vertices_per_frame, 3 * vertices as u64);
+    assert_eq!(
+        r.palette_upload_bytes,
+        3 * 64 * r.palette_entries as u64,
+        "LBS uploads the matrices alone"
+    );
+    assert!(r.vertex_wall_ms > 0.0 && r.compute_wall_ms.unwrap() > 0.0);
+    assert_eq!(r.skin_alone.len(), 2, "both dispatch orders timed");
+    assert!(r.skin_alone.iter().all(|a| a.wall_ms > 0.0), "{r:?}");
+    assert_eq!(r.timing == Timing::TimestampQueries, ctx.timestamps());
+    if ctx.timestamps() {
+        let (v, s, d) = (
+            r.vertex_draw_ms.unwrap(),
+            r.compute_skin_ms.unwrap(),
+            r.compute_draw_ms.unwrap(),
+        );
+        assert!(v > 0.0 && s > 0.0 && d > 0.0, "{r:?}");
+        assert!(r.skinned_over_plain_draw().unwrap().is_finite());
+    }
+    // The crowd is on the picture: a share of pixels differ from the background (the corner).
+    let background = image.pixels[..4].to_vec();
+    let covered = image
+        .pixels
+        .chunks_exact(4)
+        .filter(|p| p[..3] != background[..3])
+        .count();
+    let share = covered as f64 / (160.0 * 120.0);
+    println!("crowd covers {:.1}% of the picture", 100.0 * share);
+    assert!(share > 0.02 && share < 0.9, "{share}");
+    // The uniform palette: the vertex-shader path alone, one draw per character, the same
+    // picture (the same frames of the same clip; the storage run's is the compute path's).
+    let uniform = CrowdOptions {
+        palette: skinview::gpu::PaletteSource::Uniform { bones: 64 },
+        ..options
+    };
+    let (u, uniform_image) = run_crowd(ctx, &mut c, &uniform, |_| {}).unwrap();
+    println!("{u}");
+    assert_eq!(u.palette, "uniform K=64");
+    assert_eq!(u.vertices_per_frame, r.vertices_per_frame);
+    assert!(u.vertex_wall_ms > 0.0);
+    assert!(u.compute_wall_ms.is_none() && u.skin_alone.is_empty() && u.compute_buffers == 0);
+    let differing = image
+        .pixels
+        .chunks_exact(4)
+        .zip(uniform_image.pixels.chunks_exact(4))
+        .filter(|(a, b)| a.iter().zip(*b).any(|(x, y)| x.abs_diff(*y) > 8))
+        .count();
+    assert!(
+        differing as f64 <= 0.002 * (160.0 * 120.0),
+        "{differing} pixels differ between the storage and uniform crowds"
+    );
+    let refused = run_crowd(
+        ctx,
+        &mut c,
+        &CrowdOptions {
+            instances: 0,
+            ..options
+        },
+        |_| {},
+    );
+    assert!(refused.is_err());
+}
+
+/// Compute skinning is refused with words on the uniform palette path (no storage buffers to
+/// read), and a crowd's palette of the wrong size or an instance out of range is an error that
+/// writes nothing.
+#[test]
+fn compute_skinning_refusals_say_why() {
+    let Some(ctx) = common::gpu() else { return };
+    let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
+    c.update(0.5, 0.0).unwrap();
+    let mut uniform = GpuScene::with_palette(
+        ctx,
+        &c.scene,
+        &c.frame,
+        None,
+        PaletteSource::Uniform { bones: 64 },
+    )
+    .unwrap();
+    let e = uniform
+        .enable_compute_skinning(ctx)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("storage palette"), "{e}");
+    let mut crowd = GpuScene::crowd(ctx, &c.scene, &c.frame, None, 2).unwrap();
+    let e = crowd
+        .write_instance_palette(ctx, 2, &c.frame.palette)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("instance 2") && e.contains("2 instance"), "{e}");
+    let e = crowd
+        .write_instance_palette(ctx, 1, &c.frame.palette[1..])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("matrices"), "{e}");
+    assert!(GpuScene::crowd(ctx, &c.scene, &c.frame, None, 0).is_err());
+}

@@ -1,0 +1,361 @@
+//! GPU readback (the capture shader, the draw's own vertex stage and the compute-skinning
+//! path as drawn, all calling the shared WGSL `skin()`) against the CPU reference
+//! for every shared model and rig across each animation, the f32 CPU path against the f64
+//! reference, and the `--max-influences` reduction.
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
+
+use crate::common;
+
+use skinview::anim::Pose;
+use skinview::compare::{CPU_GPU_TOLERANCE_REL, CompareOptions, compare};
+use skinview::frame::{CpuSkinner, FrameState};
+use skinview::gpu::CapturePath;
+use skinview::skin::SkinnedVertices;
+use skinview::skin::reference64::skin_draw_f64;
+use skinview::skin::weights::reduce_influences;
+use skinview::skin::{NormalMode, SkinOptions};
+
+/// Frames per animation in the test (both ends included).
+const FRAMES: usize = 9;
+
+fn anims(scene: &skinview::Scene) -> Vec<Option<usize>> {
+    if scene.animations.is_empty() {
+        vec![None]
+    } else {
+        (0..scene.animations.len()).map(Some).collect()
+    }
+}
+
+#[test]
+fn gpu_matches_cpu_reference_on_every_model_and_animation() {
+    let Some(ctx) = common::gpu() else { return };
+    println!("adapter: {}", ctx.describe());
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    let mut models = common::all_models();
+    models.push("builtin".into());
+    for path in models {
+        let scene = if path.as_os_str() == "builtin" {
+            skinview::builtin::woodland_arm().unwrap()
+        } else {
+            skinview::io::load(&path).unwrap()
+        };
+        // Both captures of the vertex-shader path, and the compute-skinning path as drawn.
+        let options = CompareOptions {
+            frames: FRAMES,
+            captures: vec![
+                CapturePath::CaptureShader,
+                CapturePath::Draw,
+                CapturePath::ComputePass,
+            ],
+            ..Default::default()
+        };
+        let cmp = compare(ctx, &scene, &anims(&scene), &options, |_, _| {}).unwrap();
+        assert_eq!(cmp.anims[0].captures.len(), 3);
+        let worst = cmp
+            .anims
+            .iter()
+            .flat_map(|a| &a.draws)
+            .map(|d| d.max_error)
+            .fold(0.0, f64::max);
+        let worst_n = cmp
+            .anims
+            .iter()
+            .flat_map(|a| &a.draws)
+            .map(|d| d.max_normal_error)
+            .fold(0.0, f64::max);
+        println!(
+            "{:<32} {} anims x {FRAMES} frames: max {:.2e} of diagonal, normals {:.2e}",
+            scene.name,
+            cmp.anims.len(),
+            worst / cmp.diagonal,
+            worst_n
+        );
+        compared += cmp.anims.iter().map(|a| a.draws.len()).sum::<usize>();
+        if !cmp.passed {
+            failures.push(format!(
+                "{}: {:.3e} of diagonal > {CPU_GPU_TOLERANCE_REL:e}",
+                scene.name,
+                worst / cmp.diagonal
+            ));
+        }
+        // Unit normals agree to f32 precision (degenerate blends may differ: none in these models).
+        if worst_n > 1e-5 {
+            failures.push(format!("{}: normals differ by {worst_n:.3e}", scene.name));
+        }
+    }
+    assert!(compared > 100, "compared only {compared} draw-animations");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn cpu_f32_matches_f64_reference() {
+    let mut models = common::all_models();
+    models.push("builtin".into());
+    for path in models {
+        let scene = if path.as_os_str() == "builtin" {
+            skinview::builtin::woodland_arm().unwrap()
+        } else {
+            skinview::io::load(&path).unwrap()
+        };
+        let mut frame = FrameState::new(&scene);
+        let mut sk = CpuSkinner::new(&scene, None);
+        let mut worst_rel: f64 = 0.0;
+        for anim in anims(&scene) {
+            for t in skinview::compare::run::frame_times(&scene, anim, 5) {
+                frame.evaluate(&scene, anim, t).unwrap();
+                let pose: &Pose = &frame.pose;
+                let mut lo = glam::DVec3::splat(f64::MAX);
+                let mut hi = glam::DVec3::splat(f64::MIN);
+                let mut errs = Vec::new();
+                for i in 0..scene.draws.len() {
+                    let mut out = SkinnedVertices::default();
+                    sk.skin_draw(&scene, &frame, i, &mut out).unwrap();
+                    let r = skin_draw_f64(&scene, pose, i, None);
+                    for (a, b) in out.positions.iter().zip(&r.positions) {
+                        lo = lo.min(*b);
+                        hi = hi.max(*b);
+                        errs.push((a.as_dvec3() - *b).length());
+                    }
+                    if let (Some(na), Some(nb)) = (&out.normals, &r.normals) {
+                        for (a, b) in na.iter().zip(nb) {
+                            let e = (a.as_dvec3() - *b).length();
+                            assert!(
+                                e < 1e-5,
+                                "{}: normal differs from f64 by {e:.3e}",
+                                scene.name
+                            );
+                        }
+                    }
+                }
+                let diag = (hi - lo).length();
+                let worst = errs.iter().copied().fold(0.0, f64::max);
+                worst_rel = worst_rel.max(worst / diag);
+            }
+        }
+        println!(
+            "{:<32} f32 vs f64: {:.2e} of diagonal",
+            scene.name, worst_rel
+        );
+        assert!(
+            worst_rel < 1e-5,
+            "{}: f32 CPU path differs from the f64 reference by {worst_rel:.3e} of the diagonal",
+            scene.name
+        );
+    }
+}
+
+/// `--max-influences 4` on the 6- and 8-influence rigs: GPU and CPU agree on the reduced
+/// weights, the reduction is reported (vertices changed, non-zero cost), and the reduced
+/// weights are the 4 largest renormalised (checked against a direct computation).
+#[test]
+fn max_influences_reduction_is_applied_on_both_paths_and_costed() {
+    for stem in ["rig_seed4_8inf_morph_ubyte", "rig_seed5_40j_6inf_ushort"] {
+        let scene = skinview::io::load(&common::model(stem)).unwrap();
+        let w = scene
+            .primitive(&scene.draws[0])
+            .skin_weights
+            .clone()
+            .unwrap();
+        let (r, stats) = reduce_influences(&w, 4);
+        assert!(
+            stats.max_influences_before > 4
+                && stats.max_influences_after == 4
+                && stats.vertices_reduced > 0,
+            "{stem}: {stats:?}"
+        );
+        for v in 0..w.vertex_count() {
+            let mut pairs: Vec<(u32, f32)> = (0..w.width)
+                .map(|k| (w.joints[v * w.width + k], w.weights[v * w.width + k]))
+                .filter(|p| p.1 > 0.0)
+                .collect();
+            pairs.sort_by(|a, b| b.1.total_cmp(&a.1));
+            pairs.truncate(4);
+            let sum: f32 = pairs.iter().map(|p| p.1).sum();
+            let got: f32 = r.weights[v * r.width..(v + 1) * r.width].iter().sum();
+            assert!(
+                (got - 1.0).abs() < 1e-5,
+                "{stem} vertex {v}: reduced weights sum to {got}"
+            );
+            for (j, wt) in pairs {
+                let k = (0..r.width)
+                    .find(|&k| r.joints[v * r.width + k] == j && r.weights[v * r.width + k] > 0.0)
+                    .expect("kept joint");
+                assert!((r.weights[v * r.width + k] - wt / sum).abs() < 1e-6);
+            }
+        }
+        let Some(ctx) = common::gpu() else { continue };
+        let options = CompareOptions {
+            frames: 5,
+            max_influences: Some(4),
+            ..Default::default()
+        };
+        let cmp = compare(ctx, &scene, &anims(&scene), &options, |_, _| {}).unwrap();
+        assert!(cmp.passed, "{stem}: GPU differs from CPU with 4 influences");
+        assert_eq!(cmp.vertices_reduced, stats.vertices_reduced);
+        let cost = cmp
+            .anims
+            .iter()
+            .flat_map(|a| a.reduction_cost.as_ref().unwrap())
+            .map(|d| d.max_error)
+            .fold(0.0, f64::max);
+        println!(
+            "{stem}: reducing to 4 influences moves vertices by up to {:.2e} of the diagonal",
+            cost / cmp.diagonal
+        );
+        assert!(
+            cost > 1e-5 * cmp.diagonal,
+            "{stem}: reduction cost {cost:e} suspiciously small"
+        );
+    }
+}
+
+/// The draw-path capture reads back the real draw's vertex fetch: with position and normal
+/// swapped in the vertex layout (a planted fault), the draw-path comparison fails while the
+/// capture shader, which loads vertices from storage buffers, still passes; with the real
+/// layout both pass.
+#[test]
+fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
+    use skinview::character::CharacterSetup;
+    use skinview::compare::DrawErrors;
+    use skinview::gpu::{DrawCapture, GpuReadback, VertexLayout};
+    let Some(ctx) = common::gpu() else { return };
+    let swapped = |sets| {
+        let mut l = VertexLayout::skinned(sets);
+        // Slot 0 feeds location 0 (position), slot 1 location 1 (normal): swap them.
+        let slot = |l: &mut VertexLayout, i: usize| {
+            l.slots[i].as_mut().expect("slot").attributes[0].shader_location
+        };
+        let (a, b) = (slot(&mut l, 0), slot(&mut l, 1));
+        l.slots[0].as_mut().expect("slot").attributes[0].shader_location = b;
+        l.slots[1].as_mut().expect("slot").attributes[0].shader_location = a;
+        l
+    };
+    for path in [
+        common::model("CesiumMan"),
+        common::model("rig_seed4_8inf_morph_ubyte"),
+    ] {
+        let scene = skinview::io::load(&path).unwrap();
+        let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
+        let t = c.scene.animations[0].duration_s() * 0.4;
+        c.update(t, 0.0).unwrap();
+        let draws: Vec<usize> = (0..c.scene.draws.len()).collect();
+        let (lo, hi) = skinview::skin::bounds(&c.outputs).unwrap();
+        let limit = CPU_GPU_TOLERANCE_REL * (hi - lo).length() as f64;
+        let worst = |capture: DrawCapture, path: CapturePath| {
+            let mut g =
+                GpuReadback::with_draw_capture(ctx, &c.scene, &c.frame, None, capture).unwrap();
+            let out = g.read(ctx, &c.scene, &c.frame, path, &draws).unwrap();
+            draws
+                .iter()
+                .map(|&d| {
+                    let mut e = DrawErrors::new(&c.scene, d);
+                    e.add(t, &c.outputs[d], &out[d]);
+                    e.max_error
+                })
+                .fold(0.0, f64::max)
+        };
+        let faulty = || DrawCapture::with_layouts(ctx, [swapped(1), swapped(2)]).unwrap();
+        let good = worst(DrawCapture::new(ctx).unwrap(), CapturePath::Draw);
+        let caught = worst(faulty(), CapturePath::Draw);
+        let compute = worst(faulty(), CapturePath::CaptureShader);
+        println!(
+            "{}: draw path {good:.2e} (real layout), {caught:.2e} (swapped); compute {compute:.2e}; limit {limit:.2e}",
+            c.scene.name
+        );
+        assert!(good <= limit, "real layout: {good:e} > {limit:e}");
+        assert!(
+            caught > 100.0 * limit,
+            "swapped layout not caught: {caught:e}"
+        );
+        assert!(compute <= limit, "capture shader: {compute:e}");
+    }
+}
+
+/// A fault that leaves positions right but normals wrong (the normal buffer read with stride
+/// 0: every vertex gets vertex 0's normal) fails the comparison through the normal tolerance.
+#[test]
+fn draw_path_capture_judges_normals_too() {
+    use skinview::character::CharacterSetup;
+    use skinview::compare::{DrawErrors, NORMAL_TOLERANCE};
+    use skinview::gpu::{DrawCapture, GpuReadback, VertexLayout};
+    let Some(ctx) = common::gpu() else { return };
+    let stride0 = |sets| {
+        let mut l = VertexLayout::skinned(sets);
+        l.slots[1].as_mut().expect("normal slot").stride = 0;
+        l
+    };
+    let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
+    c.update(0.7, 0.0).unwrap();
+    let capture = DrawCapture::with_layouts(ctx, [stride0(1), stride0(2)]).unwrap();
+    let mut g = GpuReadback::with_draw_capture(ctx, &c.scene, &c.frame, None, capture).unwrap();
+    let out = g
+        .read(ctx, &c.scene, &c.frame, CapturePath::Draw, &[0])
+        .unwrap();
+    let mut e = DrawErrors::new(&c.scene, 0);
+    e.add(0.7, &c.outputs[0], &out[0]);
+    let (lo, hi) = skinview::skin::bounds(&c.outputs).unwrap();
+    let limit = CPU_GPU_TOLERANCE_REL * (hi - lo).length() as f64;
+    println!(
+        "positions {:.2e} (limit {limit:.2e}), normals {:.2e}",
+        e.max_error, e.max_normal_error
+    );
+    assert!(
+        e.max_error <= limit,
+        "positions should be untouched: {:e}",
+        e.max_error
+    );
+    assert!(
+        e.max_normal_error > 100.0 * NORMAL_TOLERANCE,
+        "normal fault not seen"
+    );
+}
+
+/// The comparison measures the CPU normals against the skinned surface's own: on a rig with
+/// non-uniform joint scale the blended 3×3 is further from the surface than the exact
+/// inverse-transpose (Ribeiro, "Mesh Skinning"; Marschner, "Real time geometric deformations"); on
+/// CesiumMan (rotations only) the two agree; the bind baseline does not depend on the mode.
+#[test]
+fn comparison_measures_normals_against_the_skinned_surface() {
+    let Some(ctx) = common::gpu() else { return };
+    let measure = |stem: &str, normals: NormalMode| {
+        let scene = skinview::io::load(&common::model(stem)).unwrap();
+        let options = CompareOptions {
+            frames: 6,
+            captures: vec![skinview::gpu::CapturePath::CaptureShader],
+            skin: SkinOptions {
+                normals,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let cmp = compare(ctx, &scene, &anims(&scene)[..1], &options, |_, _| {}).unwrap();
+        let n = cmp.anims[0].surface_normals[0].clone();
+        assert!(n.mean_deg.is_finite() && n.max_deg >= n.mean_deg, "{n:?}");
+        n
+    };
+    let (exact, blend) = (
+        measure("rig_seed1", NormalMode::Exact),
+        measure("rig_seed1", NormalMode::Blend3x3),
+    );
+    eprintln!(
+        "rig_seed1: exact {:.2} deg, blend3x3 {:.2} deg",
+        exact.mean_deg, blend.mean_deg
+    );
+    assert_eq!(exact.bind_mean_deg, blend.bind_mean_deg);
+    assert!(
+        blend.mean_deg > 1.5 * exact.mean_deg,
+        "{} vs {}",
+        blend.mean_deg,
+        exact.mean_deg
+    );
+    let (exact, blend) = (
+        measure("CesiumMan", NormalMode::Exact),
+        measure("CesiumMan", NormalMode::Blend3x3),
+    );
+    assert!(
+        (exact.mean_deg - blend.mean_deg).abs() < 0.05,
+        "{exact:?} {blend:?}"
+    );
+}

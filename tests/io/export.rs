@@ -1,0 +1,554 @@
+//! `export` of glTF input: the output starts from the input document, so everything the file
+//! had is still there (checked here against the input JSON and bytes, independently of the
+//! exporter's own "dropped" report), external files are embedded, and only the joint and
+//! weight encodings asked for change (checked element by element against the input).
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use skinview::io::ImportOptions;
+use skinview::io::gltf_export::{JointType, WeightType};
+use skinview::io::gltf_repack::{RepackOptions, repack_file};
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("skinview-export-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// JSON equality as glTF means it: numbers equal as f32 (the document's precision), and a
+/// property may be left out when its value is glTF's default.
+fn same_json(a: &Value, b: &Value, path: &str) -> Result<(), String> {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            if x as f32 == y as f32 {
+                Ok(())
+            } else {
+                Err(format!("{path}: {x} became {y}"))
+            }
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, v) in x {
+                let p = format!("{path}.{k}");
+                match y.get(k) {
+                    Some(w) => same_json(v, w, &p)?,
+                    None => {
+                        let default = matches!(v, Value::Bool(false))
+                            || (k == "mode" && v == 4)
+                            || (k == "byteOffset" && v == 0);
+                        if !default {
+                            return Err(format!("{p} dropped"));
+                        }
+                    }
+                }
+            }
+            if let Some((k, v)) = y
+                .iter()
+                .find(|(k, v)| !x.contains_key(*k) && !is_spec_default(k, v))
+            {
+                return Err(format!("{path}.{k} added as {v}"));
+            }
+            Ok(())
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            if x.len() != y.len() {
+                return Err(format!("{path}: {} elements became {}", x.len(), y.len()));
+            }
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                same_json(v, w, &format!("{path}[{i}]"))?;
+            }
+            Ok(())
+        }
+        _ if a == b => Ok(()),
+        _ => Err(format!("{path}: {a} became {b}")),
+    }
+}
+
+/// Values the glTF 2.0 schema gives as a property's default (a writer may spell them out).
+fn is_spec_default(key: &str, v: &Value) -> bool {
+    let v = v.clone();
+    match key {
+        "alphaMode" => v == "OPAQUE",
+        "alphaCutoff" => v == 0.5,
+        "doubleSided" | "normalized" => v == false,
+        "emissiveFactor" => v == json!([0.0, 0.0, 0.0]),
+        "baseColorFactor" => v == json!([1.0, 1.0, 1.0, 1.0]),
+        "metallicFactor" | "roughnessFactor" | "scale" | "strength" => v == 1.0,
+        "texCoord" | "byteOffset" => v == 0,
+        "wrapS" | "wrapT" => v == 10497,
+        "mode" => v == 4,
+        "interpolation" => v == "LINEAR",
+        _ => false,
+    }
+}
+
+/// The bytes of buffer view `v` of a GLB's JSON and BIN chunk.
+fn view_bytes<'a>(json: &Value, bin: &'a [u8], v: usize) -> &'a [u8] {
+    let view = &json["bufferViews"][v];
+    assert_eq!(
+        view["buffer"], 0,
+        "bufferViews[{v}] is not in the BIN chunk"
+    );
+    let start = view["byteOffset"].as_u64().unwrap_or(0) as usize;
+    &bin[start..start + view["byteLength"].as_u64().unwrap() as usize]
+}
+
+fn repack(
+    input: &Path,
+    out: &Path,
+    options: RepackOptions,
+) -> skinview::io::gltf_repack::RepackReport {
+    repack_file(input, ImportOptions::default(), &options, out)
+        .unwrap_or_else(|e| panic!("{}: {e}", input.display()))
+}
+
+/// Every shared model and rig, exported as it is: every JSON property but the buffer
+/// layout is the input's, every buffer view holds the input's bytes, the exporter reports
+/// nothing dropped, and the file imports to the same scene (positions, weights, animation
+/// keys, texture pixels) bit for bit.
+#[test]
+fn export_keeps_every_model_as_it_was() {
+    let dir = scratch("all");
+    let mut inputs = common::all_models();
+    // The published embedded .gltf variants too (several data: URI buffers, merged).
+    for stem in ["SimpleSkin", "SimpleMorph"] {
+        let g = common::model(stem).with_extension("gltf");
+        if g.exists() {
+            inputs.push(g);
+        }
+    }
+    for input in inputs {
+        let name = input.file_name().unwrap().to_string_lossy().to_string();
+        let before = std::fs::read(&input).unwrap();
+        let out = dir.join(format!("{name}.out.glb"));
+        let report = repack(&input, &out, RepackOptions::default());
+        assert!(report.dropped.is_empty(), "{name}: {:?}", report.dropped);
+        assert!(
+            report.reencoded.is_empty(),
+            "{name}: {:?}",
+            report.reencoded
+        );
+        assert_eq!(
+            std::fs::read(&input).unwrap(),
+            before,
+            "{name}: input changed"
+        );
+        let written = std::fs::read(&out).unwrap();
+        assert_eq!(report.bytes, written.len());
+        let (oj, obin) = common::glb::split(&written);
+        let ij: Value = if name.ends_with(".glb") {
+            common::glb::split(&before).0
+        } else {
+            serde_json::from_slice(&before).unwrap()
+        };
+        for (k, v) in ij.as_object().unwrap() {
+            if k == "buffers" || k == "bufferViews" {
+                continue;
+            }
+            same_json(v, &oj[k], k).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        // Views: same count, lengths, strides and targets; bytes compared for GLB input
+        // (one buffer: the BIN chunk).
+        let (iv, ov) = (
+            ij["bufferViews"].as_array().cloned().unwrap_or_default(),
+            oj["bufferViews"].as_array().cloned().unwrap_or_default(),
+        );
+        assert_eq!(iv.len(), ov.len(), "{name}: buffer view count");
+        for (i, (a, b)) in iv.iter().zip(&ov).enumerate() {
+            for key in ["byteLength", "byteStride", "target", "name"] {
+                assert_eq!(a.get(key), b.get(key), "{name}: bufferViews[{i}].{key}");
+            }
+        }
+        if name.ends_with(".glb") {
+            let (_, ibin) = common::glb::split(&before);
+            for i in 0..iv.len() {
+                assert!(
+                    view_bytes(&ij, &ibin, i) == view_bytes(&oj, &obin, i),
+                    "{name}: bufferViews[{i}] bytes differ"
+                );
+            }
+        }
+        assert!(oj["buffers"].as_array().is_none_or(|b| b.len() == 1));
+        // The scene every command sees is the same.
+        let a = skinview::io::load(&input).unwrap();
+        let b = skinview::io::load(&out).unwrap();
+        assert_eq!(a.nodes.len(), b.nodes.len(), "{name}");
+        for (ma, mb) in a.meshes.iter().zip(&b.meshes) {
+            for (pa, pb) in ma.primitives.iter().zip(&mb.primitives) {
+                assert_eq!(pa.positions, pb.positions, "{name}");
+                assert_eq!(pa.normals, pb.normals, "{name}");
+                assert_eq!(pa.uvs, pb.uvs, "{name}");
+                assert_eq!(pa.skin_weights, pb.skin_weights, "{name}");
+                assert_eq!(pa.morph_targets.len(), pb.morph_targets.len(), "{name}");
+                for (ta, tb) in pa.morph_targets.iter().zip(&pb.morph_targets) {
+                    assert_eq!(ta.positions, tb.positions, "{name}");
+                    assert_eq!(ta.normals, tb.normals, "{name}");
+                }
+            }
+        }
+        for (aa, ab) in a.animations.iter().zip(&b.animations) {
+            for (ca, cb) in aa.channels.iter().zip(&ab.channels) {
+                assert_eq!(ca.sampler.times_s, cb.sampler.times_s, "{name}");
+                assert_eq!(ca.sampler.values, cb.sampler.values, "{name}");
+            }
+        }
+        assert_eq!(a.textures.len(), b.textures.len(), "{name}");
+        for (ta, tb) in a.textures.iter().zip(&b.textures) {
+            assert!(
+                ta.image.pixels == tb.image.pixels,
+                "{name}: texture pixels differ"
+            );
+        }
+    }
+}
+
+/// A `.gltf` with an external buffer and image, a camera, extras, a vendor extension, a
+/// light and a texture transform: all kept, both files embedded (the image byte for byte,
+/// with its MIME type), the input files untouched; what the glTF writer cannot keep (an
+/// extension on `asset`) is reported by path.
+#[test]
+fn export_keeps_cameras_extras_extensions_and_embeds_external_files() {
+    let dir = scratch("extras");
+    let (mut j, bin) = common::glb::split(&std::fs::read(common::model("CesiumMan")).unwrap());
+    // The texture's image as its own file.
+    let iv = j["images"][0]["bufferView"].as_u64().unwrap() as usize;
+    let png = view_bytes(&j, &bin, iv).to_vec();
+    let mime = j["images"][0]["mimeType"].clone();
+    assert!(png.starts_with(b"\x89PNG") || png.starts_with(&[0xFF, 0xD8]));
+    // Named without an extension: the type comes from the bytes.
+    std::fs::write(dir.join("skin.img"), &png).unwrap();
+    std::fs::write(dir.join("cesium.bin"), &bin).unwrap();
+    j["buffers"][0]["uri"] = json!("cesium.bin");
+    j["images"][0] = json!({ "uri": "skin.img", "name": "skin", "extras": { "painter": "me" } });
+    j["cameras"] = json!([{ "type": "perspective", "name": "cam",
+        "perspective": { "yfov": 0.8, "znear": 0.1, "zfar": 100.0, "aspectRatio": 1.5 },
+        "extras": { "lens": "35mm" } }]);
+    j["nodes"][0]["camera"] = json!(0);
+    j["nodes"][1]["extras"] = json!({ "rig": { "side": "L", "ids": [1, 2, 3] } });
+    j["nodes"][1]["extensions"] = json!({ "VENDOR_node": { "a": [1, 2], "b": "x" } });
+    j["materials"][0]["extras"] = json!({ "shader": "skin" });
+    j["materials"][0]["pbrMetallicRoughness"]["baseColorTexture"]["extensions"] =
+        json!({ "KHR_texture_transform": { "scale": [2.0, 2.0], "rotation": 0.5 } });
+    j["extensions"] = json!({
+        "KHR_lights_punctual": { "lights": [{ "type": "point", "color": [1.0, 0.5, 0.25] }] },
+        "VENDOR_root": { "x": true } });
+    j["extensionsUsed"] = json!([
+        "KHR_lights_punctual",
+        "KHR_texture_transform",
+        "VENDOR_node",
+        "VENDOR_root",
+        "VENDOR_asset"
+    ]);
+    j["asset"]["extensions"] = json!({ "VENDOR_asset": { "v": 1 } });
+    j["asset"]["extras"] = json!({ "pipeline": 7 });
+    j["extras"] = json!({ "project": "skinview test" });
+    let input = dir.join("cesium.gltf");
+    std::fs::write(&input, serde_json::to_vec_pretty(&j).unwrap()).unwrap();
+    let before: Vec<Vec<u8>> = ["cesium.gltf", "cesium.bin", "skin.img"]
+        .iter()
+        .map(|f| std::fs::read(dir.join(f)).unwrap())
+        .collect();
+
+    let out = dir.join("out").join("cesium.glb");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let report = repack(&input, &out, RepackOptions::default());
+    assert_eq!(
+        report.embedded,
+        vec![
+            "buffers[0].uri \"cesium.bin\"".to_string(),
+            "images[0].uri \"skin.img\"".to_string()
+        ]
+    );
+    assert_eq!(
+        report.dropped,
+        vec!["asset.extensions.VENDOR_asset".to_string()]
+    );
+    for (f, b) in ["cesium.gltf", "cesium.bin", "skin.img"]
+        .iter()
+        .zip(&before)
+    {
+        assert!(std::fs::read(dir.join(f)).unwrap() == *b, "{f} changed");
+    }
+    let (o, obin) = common::glb::split(&std::fs::read(&out).unwrap());
+    for pointer in [
+        "/cameras",
+        "/nodes/0/camera",
+        "/nodes/1/extras",
+        "/nodes/1/extensions",
+        "/materials/0/extras",
+        "/materials/0/pbrMetallicRoughness/baseColorTexture/extensions",
+        "/extensions",
+        "/extensionsUsed",
+        "/asset/extras",
+        "/extras",
+        "/images/0/name",
+        "/images/0/extras",
+        "/samplers",
+        "/textures",
+    ] {
+        let (a, b) = (j.pointer(pointer).unwrap(), o.pointer(pointer));
+        let b = b.unwrap_or_else(|| panic!("{pointer} missing"));
+        same_json(a, b, pointer).unwrap();
+    }
+    let image = &o["images"][0];
+    assert!(image.get("uri").is_none());
+    assert_eq!(image["mimeType"], mime);
+    let v = image["bufferView"].as_u64().unwrap() as usize;
+    assert!(
+        view_bytes(&o, &obin, v) == png.as_slice(),
+        "embedded image differs"
+    );
+    // The embedded file reads back on its own, from anywhere.
+    let moved = skinview::io::load(&out).unwrap();
+    assert_eq!(moved.textures.len(), 1);
+}
+
+/// `--joints u8 --weights unorm8` (and unorm16, and back to float): each JOINTS/WEIGHTS
+/// accessor of another type is re-encoded; every vertex's integers sum to exactly 255 or
+/// 65535 over all its sets; each weight is within one step of the input's (normalised)
+/// weight; joint indices are unchanged wherever the weight is not zero; other accessors
+/// keep their bytes.
+#[test]
+fn export_reencodes_only_the_skin_types_asked_for() {
+    let dir = scratch("reencode");
+    for (stem, weights, total) in [
+        ("CesiumMan", WeightType::Unorm8, 255.0),
+        ("rig_seed5_40j_6inf_ushort", WeightType::Unorm8, 255.0),
+        ("rig_seed4_8inf_morph_ubyte", WeightType::Unorm16, 65535.0),
+    ] {
+        let input = common::model(stem);
+        let before = std::fs::read(&input).unwrap();
+        let out = dir.join(format!("{stem}.glb"));
+        let report = repack(
+            &input,
+            &out,
+            RepackOptions {
+                joints: Some(JointType::U8),
+                weights: Some(weights),
+                rewrite_skin: false,
+            },
+        );
+        assert!(report.dropped.is_empty(), "{stem}: {:?}", report.dropped);
+        assert!(!report.reencoded.is_empty(), "{stem}");
+        let after = std::fs::read(&out).unwrap();
+        let (ij, _) = common::glb::split(&before);
+        let (oj, _) = common::glb::split(&after);
+        let prim = "/meshes/0/primitives/0/attributes";
+        let sets = (0..)
+            .take_while(|s| ij.pointer(&format!("{prim}/JOINTS_{s}")).is_some())
+            .count();
+        let count =
+            ij["accessors"][common::glb::accessor_at(&ij, &format!("{prim}/POSITION"))]["count"]
+                .as_u64()
+                .unwrap() as usize;
+        for s in 0..sets {
+            let wa = common::glb::accessor_at(&oj, &format!("{prim}/WEIGHTS_{s}"));
+            let ja = common::glb::accessor_at(&oj, &format!("{prim}/JOINTS_{s}"));
+            assert_eq!(oj["accessors"][wa]["normalized"], true, "{stem}");
+            assert_eq!(oj["accessors"][ja]["componentType"], 5121, "{stem}");
+        }
+        // Input weights normalised per vertex (as the importer does) vs output integers.
+        let read = |glb: &[u8], j: &Value, name: &str, s: usize, v: usize, c: usize| {
+            let a = common::glb::accessor_at(j, &format!("{prim}/{name}_{s}"));
+            let raw = common::glb::read_component(glb, a, v, c);
+            match (name, j["accessors"][a]["componentType"].as_u64()) {
+                ("WEIGHTS", Some(5121)) => raw / 255.0,
+                ("WEIGHTS", Some(5123)) => raw / 65535.0,
+                _ => raw,
+            }
+        };
+        for v in (0..count).step_by(7) {
+            let input_w: Vec<f64> = (0..sets)
+                .flat_map(|s| (0..4).map(move |c| (s, c)))
+                .map(|(s, c)| read(&before, &ij, "WEIGHTS", s, v, c))
+                .collect();
+            let sum: f64 = input_w.iter().sum();
+            let mut ints = 0.0;
+            for (k, (s, c)) in (0..sets)
+                .flat_map(|s| (0..4).map(move |c| (s, c)))
+                .enumerate()
+            {
+                let wa = common::glb::accessor_at(&oj, &format!("{prim}/WEIGHTS_{s}"));
+                let q = common::glb::read_component(&after, wa, v, c);
+                ints += q;
+                let expect = input_w[k] / sum;
+                assert!(
+                    (q / total - expect).abs() <= 1.0 / total + 1e-9,
+                    "{stem} vertex {v} slot {k}: {q}/{total} vs {expect}"
+                );
+                if input_w[k] > 0.0 {
+                    assert_eq!(
+                        read(&after, &oj, "JOINTS", s, v, c),
+                        read(&before, &ij, "JOINTS", s, v, c),
+                        "{stem} vertex {v} slot {k}: joint index"
+                    );
+                }
+            }
+            assert_eq!(
+                ints, total,
+                "{stem} vertex {v}: weights must sum to {total}"
+            );
+        }
+        assert!(
+            report.max_weight_change <= 1.0 / total as f32 + 1e-6,
+            "{stem}"
+        );
+        // Untouched accessors keep their bytes.
+        let pa = common::glb::accessor_at(&ij, &format!("{prim}/POSITION"));
+        for e in (0..count).step_by(11) {
+            assert_eq!(
+                common::glb::read_component(&before, pa, e, 1),
+                common::glb::read_component(&after, pa, e, 1)
+            );
+        }
+        // And back to float: exactly the quantised values.
+        let back = dir.join(format!("{stem}.f32.glb"));
+        repack(
+            &out,
+            &back,
+            RepackOptions {
+                joints: None,
+                weights: Some(WeightType::F32),
+                rewrite_skin: false,
+            },
+        );
+        let b = skinview::io::load(&back).unwrap();
+        let q = skinview::io::load(&out).unwrap();
+        assert_eq!(
+            b.meshes[0].primitives[0].skin_weights,
+            q.meshes[0].primitives[0].skin_weights
+        );
+    }
+}
+
+/// What export cannot keep is refused before anything is written, and an existing output
+/// file is left as it was: buffers named by byte offset inside EXT_meshopt_compression, and
+/// joint indices that do not fit the requested type.
+#[test]
+fn export_refuses_what_it_cannot_keep_and_leaves_the_output_alone() {
+    let dir = scratch("refuse");
+    let src = std::fs::read(common::model("RiggedSimple")).unwrap();
+    let meshopt = dir.join("meshopt.glb");
+    std::fs::write(
+        &meshopt,
+        common::glb::edit_json(&src, |j| {
+            j["extensionsUsed"] = json!(["EXT_meshopt_compression"]);
+        }),
+    )
+    .unwrap();
+    let out = dir.join("out.glb");
+    std::fs::write(&out, b"keep me").unwrap();
+    // An external image whose bytes are no known format is not embedded under the type its
+    // name suggests.
+    let (mut j, bin) = common::glb::split(&std::fs::read(common::model("CesiumMan")).unwrap());
+    std::fs::write(dir.join("fake.png"), b"GIF89a not really a png").unwrap();
+    j["images"][0] = json!({ "uri": "fake.png" });
+    let fake = dir.join("fake.glb");
+    std::fs::write(&fake, common::glb::pack(&j, &bin)).unwrap();
+    let e = repack_file(
+        &fake,
+        ImportOptions::default(),
+        &RepackOptions::default(),
+        &out,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("images[0].uri") && e.contains("by its bytes"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+    let e = repack_file(
+        &meshopt,
+        ImportOptions::default(),
+        &RepackOptions::default(),
+        &out,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("meshopt.glb") && e.contains("extensionsUsed") && e.contains("EXT_meshopt"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+    // 300 joints, vertex 0 bound to the last: does not fit u8 indices; the primitive's
+    // field and the vertex are named, and the output stays as it was.
+    let grown = common::glb::edit_json(&src, |j| {
+        let first_new = j["nodes"].as_array().unwrap().len();
+        for _ in 0..298 {
+            j["nodes"].as_array_mut().unwrap().push(json!({}));
+        }
+        let mut joints = j["skins"][0]["joints"].as_array().unwrap().clone();
+        joints.extend((first_new..first_new + 298).map(|n| json!(n)));
+        j["skins"][0]["joints"] = Value::Array(joints);
+        j["skins"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("inverseBindMatrices");
+    });
+    let (gj, _) = common::glb::split(&grown);
+    let ja = common::glb::accessor_at(&gj, "/meshes/0/primitives/0/attributes/JOINTS_0");
+    let wa = common::glb::accessor_at(&gj, "/meshes/0/primitives/0/attributes/WEIGHTS_0");
+    assert!(common::glb::read_component(&grown, wa, 0, 0) > 0.0);
+    let many = dir.join("many.glb");
+    std::fs::write(
+        &many,
+        common::glb::patch(&grown, ja, 0, 0, &299u16.to_le_bytes()),
+    )
+    .unwrap();
+    let u8_joints = RepackOptions {
+        joints: Some(JointType::U8),
+        weights: None,
+        rewrite_skin: false,
+    };
+    let e = repack_file(&many, ImportOptions::default(), &u8_joints, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("many.glb")
+            && e.contains("meshes[0].primitives[0].attributes.JOINTS_0")
+            && e.contains("vertex 0")
+            && e.contains("299"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+    // Kept as u16, the same file exports.
+    repack(&many, &out, RepackOptions::default());
+    assert_ne!(std::fs::read(&out).unwrap(), b"keep me");
+}
+
+/// The command prints what it kept, re-encoded and dropped, in words.
+#[cfg(feature = "cli")]
+#[test]
+fn export_command_says_what_it_did() {
+    let dir = scratch("cli");
+    let out = dir.join("c.glb");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .args([
+            "export",
+            common::model("CesiumMan").to_str().unwrap(),
+            "--weights",
+            "unorm8",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .env("XDG_RUNTIME_DIR", &dir)
+        .output()
+        .unwrap();
+    let text = common::output_text(&o);
+    assert!(o.status.success(), "{text}");
+    for expected in [
+        "kept: nodes 22, meshes 1, skins 1, animations 1, materials 1, textures 1, images 1",
+        "re-encoded: accessors[",
+        "WEIGHTS_0): float -> unorm8",
+        "largest weight change",
+        "dropped: nothing",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+}

@@ -1,0 +1,12 @@
+//! Files in and out: the glTF importer's rules, export, hostile input (files made here, the
+//! generated corpus run through every command, the mutation fuzzer). One test binary; one
+//! module per subject.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod export;
+mod hostile;
+mod hostile_corpus;
+mod import;
+mod mutation_fuzz;

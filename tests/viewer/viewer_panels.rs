@@ -1,0 +1,407 @@
+//! The viewer's panel logic without a window, through egui_kittest (egui's test harness,
+//! driving widgets by their accessible labels): selection in sync between the hierarchy and
+//! the viewport's state, play/pause, clip choice, scrubbing, IK target edits, file-open
+//! errors that keep the previous model.
+#![cfg(feature = "viewer")]
+#![allow(clippy::unwrap_used, clippy::print_stdout)] // test code
+
+use egui::accesskit::{Role, Toggled};
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use skinview::builtin::Builtin;
+use skinview::io::ModelSource;
+use skinview::viewer::panels;
+use skinview::viewer::state::ViewerState;
+
+use crate::common;
+
+fn open(b: Builtin, demo: bool) -> ViewerState {
+    ViewerState::new(ModelSource::Builtin(b).load().unwrap(), demo).unwrap()
+}
+
+fn glb_arm() -> ViewerState {
+    // The arm's scene as a plain (non-native) model: clips are chosen, not layered.
+    let mut s = open(Builtin::Arm, false);
+    s.setup.motion = skinview::character::Motion::Clip(0);
+    s.rebuild().unwrap();
+    s
+}
+
+#[test]
+fn hierarchy_and_viewport_selection_stay_in_sync() {
+    let mut h = Harness::new_ui_state(panels::hierarchy, open(Builtin::Arm, false));
+    h.run();
+    let fore = h.state().character.scene.find_node("forearm").unwrap();
+    h.get_by_label("forearm").click();
+    h.run();
+    assert_eq!(h.state().view.selected_node, Some(fore));
+    // Selected in the viewport (a bone click) → the tree shows it selected.
+    let upper = h.state().character.scene.find_node("upper_arm").unwrap();
+    h.state_mut().select(Some(upper));
+    h.run();
+    assert!(h.get_by_label("upper_arm").accesskit_node().toggled() == Some(Toggled::True));
+    assert!(h.get_by_label("forearm").accesskit_node().toggled() != Some(Toggled::True));
+    // Clicking the selected node again clears the selection.
+    h.get_by_label("upper_arm").click();
+    h.run();
+    assert_eq!(h.state().view.selected_node, None);
+}
+
+#[test]
+fn play_pause_clip_and_scrub() {
+    let mut h = Harness::new_ui_state(panels::animation, glb_arm());
+    h.run();
+    assert!(h.state().playback.playing);
+    h.get_by_label("Pause").click();
+    h.run();
+    assert!(!h.state().playback.playing);
+    h.get_by_label("Play").click();
+    h.run();
+    assert!(h.state().playback.playing);
+    // Choose the second clip from the combo box.
+    h.get_by_label("clip").click();
+    h.run();
+    h.get_by_label("1: twist").click();
+    h.run();
+    assert_eq!(h.state().playback.anim, Some(1));
+    assert_eq!(h.state().character.layers()[0].anim, 1);
+    // Scrub: the slider sets the time and pauses.
+    h.get_by_role_and_label(Role::Slider, "time (s)")
+        .set_value_accesskit(1.25);
+    h.run();
+    assert!(
+        (h.state().playback.time_s - 1.25).abs() < 1e-3,
+        "{}",
+        h.state().playback.time_s
+    );
+    assert!(!h.state().playback.playing);
+    // Advancing while paused keeps the time; the pose follows it.
+    h.state_mut().tick(0.5).unwrap();
+    assert!((h.state().playback.time_s - 1.25).abs() < 1e-3);
+}
+
+#[test]
+fn ik_target_edits_move_the_effector_and_the_solver_follows() {
+    let mut h = Harness::new_ui_state(panels::ik, open(Builtin::Humanoid, true));
+    h.run();
+    assert!(h.state().stage().unwrap().orbit.is_some());
+    // The target's z drag value.
+    h.get_by_role_and_label(Role::SpinButton, "z")
+        .set_value_accesskit(0.45);
+    h.run();
+    h.run();
+    let s = h.state();
+    let goal = s.stage().unwrap().ik[0].target_m;
+    assert!((goal.z - 0.45).abs() < 1e-4, "{goal}");
+    assert!(
+        s.stage().unwrap().orbit.is_none(),
+        "editing stops the orbit"
+    );
+    assert_eq!(s.ik_target(), Some(goal), "the effector follows the panel");
+    // The solver reaches a reachable target within a few frames.
+    let reachable = glam::Vec3::new(0.3, 1.3, 0.3);
+    h.state_mut().set_ik_target(reachable);
+    for _ in 0..30 {
+        h.state_mut().tick(1.0 / 60.0).unwrap();
+    }
+    let r = &h.state().character.ik_result;
+    assert!(r.residual_m[0] < 0.02, "residual {} m", r.residual_m[0]);
+}
+
+#[test]
+fn a_bad_file_shows_its_error_and_keeps_the_model() {
+    let mut h = Harness::new_ui_state(panels::model, open(Builtin::Arm, false));
+    h.run();
+    let before = h.state().character.scene.name.clone();
+    let field = h.get_by_role(Role::TextInput);
+    field.focus();
+    field.type_text("/nonexistent/dragon.glb");
+    h.run();
+    h.get_by_label("Open").click();
+    h.run();
+    let s = h.state();
+    let error = s.error.clone().unwrap_or_default();
+    assert!(error.contains("dragon.glb"), "{error}");
+    assert_eq!(s.character.scene.name, before, "the previous model stays");
+    // The error is on screen, and a good model replaces it.
+    assert!(h.query_by_label_contains("dragon.glb").is_some());
+    h.get_by_label("builtin:humanoid").click();
+    h.run();
+    assert_eq!(h.state().character.scene.name, "humanoid");
+    assert!(h.state().error.is_none());
+}
+
+/// Native rigs loop over their timeline (the longest clip or the cross-fade's end) and stop
+/// there without looping.
+#[test]
+fn native_rigs_loop_over_their_timeline() {
+    let mut s = open(Builtin::Humanoid, true);
+    let d = s.duration_s();
+    assert!(d > 1.0, "timeline {d}");
+    for _ in 0..(d / 0.05) as usize + 40 {
+        s.tick(0.05).unwrap();
+    }
+    assert!(
+        s.playback.playing && s.playback.time_s < d,
+        "wrapped: {}",
+        s.playback.time_s
+    );
+    s.playback.looping = false;
+    for _ in 0..(d / 0.05) as usize + 40 {
+        s.tick(0.05).unwrap();
+    }
+    assert!(!s.playback.playing);
+    assert!((s.playback.time_s - d).abs() < 1e-6);
+}
+
+/// Layer edits: a weight applies in place (no rebuild), a typed mask rebuilds once.
+#[test]
+fn layer_weight_in_place_and_mask_typed() {
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| {
+            let before = s.setup.clone();
+            panels::layers(ui, s);
+            s.apply_pending(Some(before));
+        },
+        open(Builtin::Humanoid, true),
+    );
+    h.run();
+    let generation = h.state().generation;
+    h.get_all_by_role_and_label(Role::Slider, "w")
+        .next()
+        .unwrap()
+        .set_value_accesskit(0.25);
+    h.run();
+    assert_eq!(
+        h.state().generation,
+        generation,
+        "a weight must not rebuild"
+    );
+    assert!((h.state().character.layers()[0].weight - 0.25).abs() < 1e-6);
+    assert!((h.state().stage().unwrap().layers[0].weight - 0.25).abs() < 1e-6);
+    // Replace layer 2's mask ("spine") with "head" and press Enter: one rebuild, applied.
+    let field = h.get_all_by_role(Role::TextInput).nth(2).unwrap();
+    field.focus();
+    h.run();
+    for _ in 0..8 {
+        h.key_press(egui::Key::Backspace);
+    }
+    h.run();
+    h.get_all_by_role(Role::TextInput)
+        .nth(2)
+        .unwrap()
+        .type_text("head");
+    h.run();
+    h.key_press(egui::Key::Enter);
+    h.run();
+    let s = h.state();
+    assert_eq!(
+        s.stage().unwrap().layers[2].mask,
+        skinview::character::MaskSpec::Subtree("head".into())
+    );
+    assert_eq!(s.generation, generation + 1, "one rebuild");
+    assert!(s.error.is_none(), "{:?}", s.error);
+}
+
+/// Projection and picking maths of the viewport: a point moved under the pointer projects to
+/// that pointer position at its depth; picking finds the vertex under the click (the nearest
+/// to the eye of those within the radius), with its influences summing to 1.
+#[test]
+fn projection_drag_and_vertex_picking() {
+    use skinview::viewer::viewport::{move_in_view_plane, pick_vertex, project};
+    let s = open(Builtin::Arm, false);
+    let m = s.camera.clip_from_world(16.0 / 9.0);
+    let size = egui::vec2(1600.0, 900.0);
+    let (centre, depth) = project(m, s.camera.target, size).unwrap();
+    assert!(
+        (centre - egui::pos2(800.0, 450.0)).length() < 1e-2,
+        "{centre:?}"
+    );
+    let to = egui::pos2(900.0, 300.0);
+    let moved = move_in_view_plane(m, s.camera.target, to, size).unwrap();
+    let (back, d2) = project(m, moved, size).unwrap();
+    assert!(
+        (back - to).length() < 1e-2 && (d2 - depth).abs() < 1e-5,
+        "{back:?} {d2} {depth}"
+    );
+    // Pick: use the CPU-skinned vertices as the readback, click on vertex 100.
+    let outputs = &s.character.outputs;
+    let target = outputs[0].positions[100];
+    let (click, _) = project(m, target, size).unwrap();
+    let p = pick_vertex(outputs, &s.character.scene, None, click, m, size).unwrap();
+    let (picked_at, picked_depth) = project(m, p.position, size).unwrap();
+    let (_, target_depth) = project(m, target, size).unwrap();
+    assert!(picked_at.distance(click) <= skinview::viewer::viewport::PICK_RADIUS_PX);
+    assert!(picked_depth <= target_depth, "the nearest to the eye wins");
+    let sum: f32 = p.influences.iter().map(|i| i.1).sum();
+    assert!((sum - 1.0).abs() < 1e-5, "{:?}", p.influences);
+    // Far from every vertex: nothing.
+    assert!(
+        pick_vertex(
+            outputs,
+            &s.character.scene,
+            None,
+            egui::pos2(2.0, 2.0),
+            m,
+            size
+        )
+        .is_none()
+    );
+}
+
+/// The palette panel: splitting a glTF model into submeshes of at most K bones rebuilds the
+/// character on the partitioned scene (every draw within K joints, the stats shown), the
+/// uniform palette is offered only with a split, and native rigs are drawn whole.
+#[test]
+fn partition_slider_splits_the_model_and_picks_the_palette() {
+    let model = ModelSource::parse(common::model("CesiumMan").to_str().unwrap())
+        .unwrap()
+        .load()
+        .unwrap();
+    let state = ViewerState::new(model, false).unwrap();
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| {
+            panels::deformation(ui, s);
+            s.apply_pending(None);
+        },
+        state,
+    );
+    h.run();
+    assert_eq!(h.state().character.scene.draws.len(), 1);
+    h.get_by_label("split into submeshes").click();
+    h.run();
+    h.get_by_role_and_label(Role::Slider, "K bones")
+        .set_value_accesskit(8.0);
+    h.run();
+    h.run();
+    let s = h.state();
+    assert_eq!(s.setup.split.map(|p| p.max_bones), Some(8));
+    let summary = s.character.split.unwrap();
+    // CesiumMan at K = 8: six submeshes, the proved minimum (tests/core/partition.rs).
+    assert_eq!(summary.submeshes, 6, "{summary:?}");
+    assert_eq!(s.character.scene.draws.len(), 6);
+    for d in &s.character.scene.draws {
+        let joints = s.character.scene.skins[d.skin.unwrap()].joints.len();
+        assert!(joints <= 8, "a submesh draw with {joints} joints");
+    }
+    assert!(h.query_by_label_contains("6 submeshes").is_some());
+    // The uniform palette needs the split: on, then the split off turns it off too.
+    h.get_by_label("uniform palette (K matrices per draw)")
+        .click();
+    h.run();
+    h.run();
+    assert!(h.state().setup.split.unwrap().uniform_palette);
+    assert_eq!(
+        h.state().palette_source(),
+        skinview::gpu::PaletteSource::Uniform { bones: 8 }
+    );
+    h.get_by_label("split into submeshes").click();
+    h.run();
+    h.run();
+    assert_eq!(h.state().setup.split, None);
+    assert_eq!(h.state().character.scene.draws.len(), 1);
+    assert!(h.state().character.split.is_none());
+    // The settings carry over to the next model; a native rig opened with the uniform
+    // palette on is drawn whole, from the storage buffer the adapter has.
+    h.get_by_label("split into submeshes").click();
+    h.run();
+    h.get_by_label("uniform palette (K matrices per draw)")
+        .click();
+    h.run();
+    h.run();
+    assert!(h.state().setup.split.unwrap().uniform_palette);
+    h.state_mut().open("builtin:humanoid").unwrap();
+    assert_eq!(
+        h.state().palette_source(),
+        skinview::gpu::PaletteSource::Storage
+    );
+    // Native rigs: drawn whole, said so.
+    let mut h = Harness::new_ui_state(panels::deformation, open(Builtin::Humanoid, true));
+    h.run();
+    assert!(h.query_by_label_contains("drawn whole").is_some());
+}
+
+/// The Deformation panel's skinning buttons switch both paths: the state, the character's
+/// options (kept across a rebuild), and what the CPU path computes (the twisted arm keeps its
+/// elbow radius under DQS, not under LBS).
+#[test]
+fn skinning_mode_buttons_switch_both_paths() {
+    use skinview::skin::{NormalMode, SkinMode};
+    let mut s = glb_arm();
+    s.set_anim(Some(1)); // twist
+    s.rebuild().unwrap();
+    let mut h = Harness::new_ui_state(panels::deformation, s);
+    h.run();
+    let elbow_ring_spread = |s: &mut ViewerState| {
+        s.character.update(1.98, 0.0).unwrap(); // near the end of the twist: ~178°
+        let p = &s.character.outputs[0].positions;
+        // Vertices near the elbow (x ≈ 0.30): their distance from the bone axis.
+        let rest = &s.character.scene.meshes[0].primitives[0].positions;
+        let near: Vec<f32> = rest
+            .iter()
+            .zip(p)
+            .filter(|(r, _)| (r.x - 0.30).abs() < 0.007)
+            .map(|(_, q)| (q.y * q.y + q.z * q.z).sqrt())
+            .collect();
+        near.iter().sum::<f32>() / near.len() as f32
+    };
+    let lbs = elbow_ring_spread(h.state_mut());
+    h.get_by_label("DQS").click();
+    h.run();
+    assert_eq!(h.state().setup.skin.mode, SkinMode::Dqs);
+    assert_eq!(h.state().character.skin_options(0).mode, SkinMode::Dqs);
+    let dqs = elbow_ring_spread(h.state_mut());
+    assert!(dqs > lbs * 2.0, "LBS {lbs} DQS {dqs}");
+    h.get_by_label("blend 3x3").click();
+    h.run();
+    assert_eq!(
+        h.state().character.skin_options(0).normals,
+        NormalMode::Blend3x3
+    );
+    // A rebuild keeps them.
+    h.state_mut().rebuild().unwrap();
+    assert_eq!(h.state().character.skin_options(0).mode, SkinMode::Dqs);
+}
+
+/// The "GPU skins in" buttons pick the GPU skinning path the view draws (the vertex shader or
+/// the compute pass), kept when another model opens; the compute pass is offered on the
+/// storage palette only.
+#[test]
+fn gpu_skinning_buttons_pick_the_vertex_shader_or_the_compute_pass() {
+    use skinview::gpu::Skinning;
+    use skinview::viewer::state::ViewMode;
+    let mut h = Harness::new_ui_state(panels::deformation, glb_arm());
+    h.run();
+    assert_eq!(h.state().gpu_skinning, Skinning::VertexShader);
+    assert_eq!(h.state().view_options().skinning, Skinning::VertexShader);
+    h.get_by_label("compute pass").click();
+    h.run();
+    assert_eq!(h.state().gpu_skinning, Skinning::ComputePass);
+    assert_eq!(h.state().view_options().skinning, Skinning::ComputePass);
+    // The CPU view draws the CPU result whatever the GPU path.
+    h.state_mut().mode = ViewMode::Cpu;
+    assert_eq!(h.state().view_options().skinning, Skinning::Cpu);
+    h.state_mut().mode = ViewMode::SideBySide;
+    assert_eq!(
+        h.state().view_options().gpu_skinning(),
+        Skinning::ComputePass
+    );
+    h.state_mut().open("builtin:arm").unwrap();
+    assert_eq!(h.state().gpu_skinning, Skinning::ComputePass);
+    h.run();
+    h.get_by_label("vertex shader").click();
+    h.run();
+    assert_eq!(h.state().gpu_skinning, Skinning::VertexShader);
+    // Through a uniform palette the compute pass is greyed out: clicking it changes nothing.
+    let model = ModelSource::parse(common::model("CesiumMan").to_str().unwrap())
+        .unwrap()
+        .load()
+        .unwrap();
+    let mut s = ViewerState::new(model, false).unwrap();
+    s.use_uniform_palette_only(64).unwrap();
+    let mut h = Harness::new_ui_state(panels::deformation, s);
+    h.run();
+    h.get_by_label("compute pass").click();
+    h.run();
+    assert_eq!(h.state().gpu_skinning, Skinning::VertexShader);
+}

@@ -1,0 +1,226 @@
+//! The real window under Xvfb (X virtual framebuffer): `skinview view --frames N --screenshot`
+//! opens the viewer, animates, saves its last frame and exits. Checked: the exit status, that
+//! the frame counter and the animation time advanced (PNG text chunks and the exit report), that
+//! the screenshot is not blank (many colours, the viewport not uniform), and for CesiumMan side
+//! by side that the live CPU-vs-GPU comparison ran and stayed within the comparison's tolerance
+//! (with compute skinning, on the compute pass's own output buffer).
+//! Needs `xvfb-run` (`scripts/setup.sh --tests` installs it): in CI its absence fails the test,
+//! elsewhere it is a loud skip.
+#![cfg(feature = "viewer")]
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code
+
+use crate::common;
+
+use std::path::Path;
+use std::process::Command;
+
+fn xvfb() -> bool {
+    let found = Command::new("sh")
+        .args(["-c", "command -v xvfb-run"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            !common::in_ci(),
+            "CI=true and xvfb-run is missing (scripts/setup.sh --tests)"
+        );
+        eprintln!("SKIPPING window test: xvfb-run not found (apt-get install xvfb xauth)");
+    }
+    found
+}
+
+/// Run the viewer for `frames` frames in a 1280x800 window; (stdout, screenshot text chunks,
+/// screenshot).
+fn run_viewer(
+    args: &[&str],
+    frames: u32,
+    name: &str,
+) -> (String, Vec<(String, String)>, skinview::image::Rgba8) {
+    run_viewer_with(args, frames, name, &[])
+}
+
+/// [`run_viewer`] with extra environment variables.
+fn run_viewer_with(
+    args: &[&str],
+    frames: u32,
+    name: &str,
+    env: &[(&str, &str)],
+) -> (String, Vec<(String, String)>, skinview::image::Rgba8) {
+    let dir = std::env::temp_dir().join(format!("skinview-window-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shot = dir.join(name);
+    let frames = frames.to_string();
+    let o = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1400x900x24"])
+        .arg(env!("CARGO_BIN_EXE_skinview"))
+        .arg("view")
+        .args(args)
+        .args(["--frames", &frames, "--screenshot"])
+        .arg(&shot)
+        .env("XDG_RUNTIME_DIR", &dir)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "viewer failed:\n{text}");
+    let chunks = skinview::io::png::read_text(&shot).unwrap();
+    let image = skinview::io::png::read(&shot).unwrap();
+    println!("{text}");
+    (text, chunks, image)
+}
+
+fn chunk<'a>(chunks: &'a [(String, String)], key: &str) -> &'a str {
+    chunks
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {key} in the screenshot"))
+}
+
+/// Distinct colours in the image, and the share of the central region equal to its centre.
+fn not_blank(image: &skinview::image::Rgba8) -> (usize, f32) {
+    let mut colours: Vec<[u8; 3]> = image
+        .pixels
+        .chunks_exact(4)
+        .step_by(7)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect();
+    colours.sort_unstable();
+    colours.dedup();
+    let (w, h) = (image.width as usize, image.height as usize);
+    let at = |x: usize, y: usize| &image.pixels[(y * w + x) * 4..(y * w + x) * 4 + 3];
+    let centre = at(w / 2, h / 2).to_vec();
+    let mut same = 0;
+    let mut total = 0;
+    for y in (h / 4..3 * h / 4).step_by(5) {
+        for x in (w / 3..2 * w / 3).step_by(5) {
+            total += 1;
+            if at(x, y) == centre.as_slice() {
+                same += 1;
+            }
+        }
+    }
+    (colours.len(), same as f32 / total as f32)
+}
+
+#[test]
+fn the_window_opens_animates_and_saves_a_frame() {
+    if !xvfb() || common::gpu().is_none() {
+        return;
+    }
+    // The built-in humanoid through every stage (no MODEL).
+    let (text, chunks, image) = run_viewer(&[], 45, "humanoid.png");
+    assert_eq!(chunk(&chunks, "Frames"), "45");
+    let t: f32 = chunk(&chunks, "Time").parse().unwrap();
+    assert!(t > 0.0, "animation time did not advance: {t}");
+    assert!(text.contains("viewer: 45 frames"), "{text}");
+    let (colours, same) = not_blank(&image);
+    println!(
+        "humanoid: {}x{}, {colours} colours, {same:.2} of the centre uniform",
+        image.width, image.height
+    );
+    assert!(image.width >= 640 && image.height >= 400);
+    assert!(colours > 200, "screenshot looks blank: {colours} colours");
+    assert!(same < 0.9, "the viewport is uniform");
+
+    // CesiumMan side by side: the live comparison runs and passes.
+    let cesium = common::model("CesiumMan");
+    let (text, chunks, image) = run_viewer(
+        &[cesium.to_str().unwrap(), "--show", "split"],
+        30,
+        "cesium_split.png",
+    );
+    assert_eq!(chunk(&chunks, "Frames"), "30");
+    assert_live_comparison_passes(&text, "the capture shader");
+    let (colours, _) = not_blank(&image);
+    assert!(colours > 200, "side-by-side screenshot looks blank");
+    assert_eq!(chunk(&chunks, "Skinning"), "GPU (vertex shader)");
+    assert!(Path::new(env!("CARGO_MANIFEST_DIR")).exists());
+    // The compute-skinning path in the window: it draws, and the live comparison still passes.
+    let (text, chunks, image) = run_viewer(
+        &[
+            cesium.to_str().unwrap(),
+            "--mode", // the old spelling of --show, a hidden alias
+            "split",
+            "--skinning",
+            "compute",
+        ],
+        20,
+        "cesium_compute.png",
+    );
+    assert_eq!(chunk(&chunks, "Skinning"), "GPU (compute pass)");
+    // Compared as drawn: the compute pass's own output buffer, within the same tolerance.
+    assert_live_comparison_passes(&text, "the compute-skinned buffer as drawn");
+    let (colours, same) = not_blank(&image);
+    assert!(
+        colours > 200 && same < 0.9,
+        "compute path screenshot looks blank: {colours} colours, {same:.2}"
+    );
+}
+
+/// The exit report's live comparison line: present, within the CPU-vs-GPU tolerance relative
+/// to the diagonal, and read from `source`.
+fn assert_live_comparison_passes(text: &str, source: &str) {
+    let line = text
+        .lines()
+        .find(|l| l.contains("live |GPU - CPU|"))
+        .unwrap_or_else(|| panic!("no live comparison reported:\n{text}"));
+    let rel: f64 = line
+        .split('(')
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(rel <= skinview::compare::CPU_GPU_TOLERANCE_REL, "{line}");
+    assert!(line.contains(&format!("read from {source}")), "{line}");
+}
+
+/// A window on a device with WebGL2-class limits (no vertex-stage storage buffers): the
+/// viewer switches to the uniform palette by itself and still draws the humanoid (30 joints,
+/// within one 64-matrix array) and a glTF model (partitioned); with storage, `--max-bones`
+/// shows the split by colour.
+#[test]
+fn the_window_draws_through_the_uniform_palette() {
+    if !xvfb() || common::gpu().is_none() {
+        return;
+    }
+    let webgl2 = [("SKINVIEW_LIMITS", "webgl2")];
+    let (_, _, image) = run_viewer_with(&[], 10, "humanoid_webgl2.png", &webgl2);
+    let (colours, same) = not_blank(&image);
+    assert!(
+        colours > 200 && same < 0.9,
+        "blank: {colours} colours, {same:.2}"
+    );
+    let cesium = common::model("CesiumMan");
+    let (_, _, image) = run_viewer_with(
+        &[cesium.to_str().unwrap()],
+        10,
+        "cesium_webgl2.png",
+        &webgl2,
+    );
+    let (colours, same) = not_blank(&image);
+    assert!(
+        colours > 200 && same < 0.9,
+        "blank: {colours} colours, {same:.2}"
+    );
+    // The split by colour on the storage path (the panel's state is tested in
+    // tests/viewer/viewer_panels.rs).
+    let (_, _, split) = run_viewer(
+        &[
+            cesium.to_str().unwrap(),
+            "--palette",
+            "storage",
+            "--max-bones",
+            "8",
+        ],
+        10,
+        "cesium_k8.png",
+    );
+    let (colours, _) = not_blank(&split);
+    assert!(colours > 200, "blank split view");
+}
