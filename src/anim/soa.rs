@@ -30,7 +30,7 @@
 //!
 //! The results are the per-channel sampler's bits for vectors; quaternions differ by the
 //! polynomials' and the normalisation's rounding (one reciprocal instead of four divisions),
-//! a unit or two in the last place (`tests/soa.rs` compares the two on every shared model and
+//! a unit or two in the last place (`tests/core/soa.rs` compares the two on every shared model and
 //! rig).
 //!
 //! Cost per frame: per lane group one 4-wide window test, one division (none for a lockstep

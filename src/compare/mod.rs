@@ -27,7 +27,7 @@ pub use run::{
 
 /// CPU vs GPU readback tolerance: 1e-5 of the model's bounding-box diagonal. Both sides
 /// compute in f32 on the same inputs; the differences are FMA contraction and summation order
-/// (measured ~2e-7 on lavapipe, see `tests/gpu_readback.rs`).
+/// (measured ~2e-7 on lavapipe, see `tests/gpu/gpu_readback.rs`).
 pub const CPU_GPU_TOLERANCE_REL: f64 = 1e-5;
 
 /// CPU vs GPU tolerance on unit normals and tangents (absolute): both normalise the same

@@ -8,7 +8,7 @@ use super::context::GpuContext;
 use crate::camera::OrbitCamera;
 
 /// Mirrors `ViewUniform` in shaders/render.wgsl (same order and padding; the size is checked
-/// against the WGSL struct by tests/gpu_layout.rs).
+/// against the WGSL struct by tests/gpu/gpu_layout.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct ViewUniform {

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::skin::SkinnedVertices;
 
 /// One vertex record of the capture's input and output. Mirrors `CaptureVertex` in
-/// shaders/capture.wgsl (the size and offsets are checked against it by tests/gpu_layout.rs).
+/// shaders/capture.wgsl (the size and offsets are checked against it by tests/gpu/gpu_layout.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct CaptureVertex {

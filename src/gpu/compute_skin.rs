@@ -87,7 +87,7 @@ impl DispatchOrder {
 }
 
 /// Mirrors `SkinChunk` in shaders/capture.wgsl (keep in sync; checked by
-/// tests/gpu_layout.rs): the first instance an output buffer holds, padded to 16 bytes.
+/// tests/gpu/gpu_layout.rs): the first instance an output buffer holds, padded to 16 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 #[allow(missing_docs)] // padding

@@ -46,7 +46,7 @@ impl PaletteSource {
 }
 
 /// Byte layout of the uniform path's per-draw block (`BonePalette` in
-/// shaders/palette_uniform.wgsl; checked against it by tests/gpu_layout.rs).
+/// shaders/palette_uniform.wgsl; checked against it by tests/gpu/gpu_layout.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BonePaletteLayout {
     /// K.

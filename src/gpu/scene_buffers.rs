@@ -28,7 +28,7 @@ use crate::skin::{NormalMode, ReductionStats, SkinMode, SkinOptions, SkinnedVert
 pub use crate::skin::weights::GPU_MAX_INFLUENCES;
 
 /// Per-draw parameters. Mirrors `DrawParams` in shaders/skin.wgsl (same order and padding;
-/// the size is checked against the WGSL struct by tests/gpu_layout.rs).
+/// the size is checked against the WGSL struct by tests/gpu/gpu_layout.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct DrawParams {

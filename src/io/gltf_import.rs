@@ -1,7 +1,7 @@
 //! glTF 2.0 importer: skins, node hierarchy, meshes (with JOINTS_n/WEIGHTS_n sets and morph
 //! targets) and animations, into a [`RawScene`] that [`SceneBuilder`] validates.
 //!
-//! glTF rules followed (each has a test in `tests/import.rs`):
+//! glTF rules followed (each has a test in `tests/io/import.rs`):
 //! - missing inverse bind matrices mean identity; the skinned mesh node's own transform (and
 //!   its parents') is ignored: skinned vertices go through the joint matrices only;
 //! - joints need not be scene roots; several skins per file; several nodes sharing a mesh;

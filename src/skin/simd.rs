@@ -33,7 +33,7 @@
 //! AVX2 and FMA, and each vertex goes through the same operations wherever it falls in a block
 //! (padding lanes do not touch it): a submesh skins to the bits of the whole mesh. The portable
 //! path (SSE2, no fused multiply-add, per-vertex normalisation) rounds differently; the two
-//! agree within the bounds `tests/simd.rs` checks against an f64 computation, and the portable
+//! agree within the bounds `tests/core/simd.rs` checks against an f64 computation, and the portable
 //! path stays the reference on CPUs without AVX2 and FMA.
 //!
 //! In phase 1, every vertex but a range's last reads and writes its 12-byte vectors as 16 bytes
@@ -80,7 +80,7 @@ pub fn available() -> bool {
 
 /// The CPU skinning kernels of [`super::SkinningJob`]'s linear blend. The two AVX2 kernels
 /// give the same bits (the 512-bit blend is the same lane operations in the same order); the
-/// portable path rounds differently, within the bounds `tests/simd.rs` checks. Dual
+/// portable path rounds differently, within the bounds `tests/core/simd.rs` checks. Dual
 /// quaternions and stitching always run the portable path; the any-count weight layout blends
 /// in 256-bit registers on both AVX2 kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -331,7 +331,14 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
             if let Ok(end) = scene.find_node(&g.end_bone)
                 && let Some(m) = state.character.frame.model_from_node.get(end)
             {
-                g.target_m = m.w_axis.truncate();
+                // The effector is the bone's tip: its length along +X of the joint.
+                let length_m = state
+                    .character
+                    .bones
+                    .as_ref()
+                    .and_then(|b| b.get(end))
+                    .map_or(0.0, |b| b.length_m);
+                g.target_m = m.transform_point3(Vec3::new(length_m, 0.0, 0.0));
             }
             g
         });

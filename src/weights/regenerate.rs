@@ -38,7 +38,7 @@ use super::{BoneAxis, Influences, WeightMesh, rule};
 use crate::error::Result;
 
 /// How much faster the score falls off past a cylinder's ends than radially (per radius).
-/// Estimated against true sections on the built-in humanoid (`tests/weights.rs`, both sides
+/// Estimated against true sections on the built-in humanoid (`tests/core/weights.rs`, both sides
 /// scored with the same fall-off): 4: 97.5%, 6: 98.2%, 8: 98.4%, 10: 98.3%, 16: 97.3% of
 /// vertices agree.
 pub const END_FALLOFF: f32 = 8.0;

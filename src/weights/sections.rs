@@ -414,7 +414,7 @@ const FIT_AGREEMENT: f32 = 3.0;
 /// recovers the section from any arc of it, which is what a bone half buried in its
 /// neighbour's flesh shows (a clavicle under the shoulder's top): on the built-in humanoid it
 /// raises the share of vertices regenerated to their true bone from 97.99% to 98.4%
-/// (`tests/weights.rs`). The taper terms matter on a partial arc: without them the narrowing
+/// (`tests/core/weights.rs`). The taper terms matter on a partial arc: without them the narrowing
 /// of the arc along the bone is read as a shift of its centre.
 #[derive(Clone, Copy)]
 struct EllipseFit {

@@ -1216,3 +1216,64 @@ fn compute_skinning_on_compare_render_and_bench() {
         assert!(text(&o).contains("add --gpu"), "{}", text(&o));
     }
 }
+
+/// Bones without names on the command line: `--bone` takes a joint's label (`node N`), its
+/// node index N or `nodes[N]`, and draws the same picture for each; `info` lists every skin's
+/// joints and writes them with `--json`; an unknown bone names `info` in the error.
+#[test]
+fn unnamed_bones_by_label_index_and_info() {
+    let model = common::shared_dir().join("models/SimpleSkin/SimpleSkin.gltf");
+    let m = model.to_str().unwrap();
+    let json = tmp("simpleskin_info.json");
+    let o = skinview(&["info", m, "--json", json.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("joint 1: node"), "{}", text(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["schema"], "skinview-info/1");
+    let joint = &v["skins"][0]["joints"][1];
+    assert_eq!(joint["named"], false, "{joint}");
+    let node = joint["node"].as_u64().unwrap();
+    assert_eq!(joint["label"], format!("node {node}"));
+    assert_eq!(
+        v["skins"][0]["joints"].as_array().unwrap().len() as u64,
+        v["joints"].as_u64().unwrap()
+    );
+    if common::gpu().is_none() {
+        return;
+    }
+    let mut images = Vec::new();
+    for (k, bone) in [
+        format!("node {node}"),
+        node.to_string(),
+        format!("nodes[{node}]"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let png = tmp(&format!("simpleskin_bone{k}.png"));
+        let o = skinview(&[
+            "render",
+            m,
+            "--color",
+            "weights",
+            "--bone",
+            bone,
+            "--size",
+            "48x48",
+            "--out",
+            png.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{bone}: {}", text(&o));
+        images.push(skinview::io::png::read(&png).unwrap());
+    }
+    assert!(
+        images.windows(2).all(|w| w[0] == w[1]),
+        "one bone, three names"
+    );
+    let o = skinview(&[
+        "render", m, "--color", "weights", "--bone", "node 99", "--out", "x.png",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("skinview info"), "{}", text(&o));
+}

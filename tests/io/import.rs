@@ -1710,3 +1710,28 @@ proptest! {
         prop_assert!(result.is_ok(), "importer panicked on a mutated file");
     }
 }
+
+/// Bones without names: every node of every shared model is found again by the label the
+/// viewer and `info` show, and an unnamed one by `node N`, `nodes[N]` and `N` alike (N: the
+/// file's index).
+#[test]
+fn every_node_is_found_by_its_label() {
+    let mut unnamed = 0;
+    for path in common::all_models() {
+        let scene = skinview::io::load(&path).unwrap();
+        for n in 0..scene.nodes.len() {
+            let label = scene.node_label(n);
+            let found = scene.find_node(&label).unwrap();
+            assert_eq!(scene.node_label(found), label, "{}", path.display());
+            if scene.nodes[n].name.is_none() {
+                unnamed += 1;
+                let i = scene.nodes[n].source_index;
+                for text in [format!("node {i}"), format!("nodes[{i}]"), i.to_string()] {
+                    assert_eq!(scene.find_node(&text).unwrap(), n, "{text}");
+                }
+            }
+        }
+        assert!(scene.find_node("node 999999").is_err());
+    }
+    assert!(unnamed > 0, "no shared model has unnamed nodes");
+}

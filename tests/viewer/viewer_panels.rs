@@ -405,3 +405,126 @@ fn gpu_skinning_buttons_pick_the_vertex_shader_or_the_compute_pass() {
     h.run();
     assert_eq!(h.state().gpu_skinning, Skinning::VertexShader);
 }
+
+/// The built-in humanoid opens its full demo however it is named (`view builtin:humanoid`, the
+/// path field, the button), and a layer shows its motion by name.
+#[test]
+fn humanoid_by_name_opens_the_demo() {
+    let s = open(Builtin::Humanoid, false);
+    assert_eq!(
+        s.stage(),
+        skinview::character::CharacterSetup::humanoid_demo().stage_spec()
+    );
+    let motions = |s: ViewerState| {
+        let mut h = Harness::new_ui_state(panels::layers, s);
+        h.run();
+        h.query_all_by_role(Role::ComboBox)
+            .filter_map(|n| n.accesskit_node().value())
+            .collect::<Vec<String>>()
+    };
+    assert_eq!(
+        motions(open(Builtin::Humanoid, false)),
+        ["walk", "run", "throw"]
+    );
+    // A native rig without the demo: its first motion by name too.
+    assert_eq!(motions(open(Builtin::Arm, false)), ["bend"]);
+}
+
+/// Ticking the IK effector on a native rig makes a goal the solver takes: the deepest leaf, a
+/// chain within the root (CcdJob rule 6), reaching for where the bone is — no error.
+#[test]
+fn ik_effector_default_is_solvable() {
+    for (rig, demo) in [(Builtin::Arm, false), (Builtin::Humanoid, true)] {
+        let mut s = open(rig, demo);
+        if let Some(spec) = s.stage_mut() {
+            spec.ik.clear();
+            spec.orbit = None;
+        }
+        s.rebuild().unwrap();
+        let mut h = Harness::new_ui_state(
+            |ui, s: &mut ViewerState| {
+                let before = s.setup.clone();
+                panels::ik(ui, s);
+                s.apply_pending(Some(before));
+            },
+            s,
+        );
+        h.run();
+        h.get_by_label("effector").click();
+        h.run();
+        h.run();
+        let s = h.state();
+        assert_eq!(s.error, None, "{rig:?}");
+        let goal = s.stage().unwrap().ik[0].clone();
+        let end = s.character.scene.find_node(&goal.end_bone).unwrap();
+        let mut depth = 0;
+        let mut n = end;
+        while let Some(p) = s.character.scene.nodes[n].parent {
+            depth += 1;
+            n = p;
+        }
+        assert!(
+            goal.chain_length >= 1 && goal.chain_length <= depth + 1,
+            "{goal:?}"
+        );
+        assert!(s.character.ik.is_some(), "{rig:?}: the effector is solved");
+        // Reaching for where the bone is: the solve starts where it stands.
+        assert!(
+            s.character.ik_result.residual_m[0] < 0.05,
+            "{:?}",
+            s.character.ik_result
+        );
+    }
+}
+
+/// Shortcuts never fire while a text field has focus, and every press of a frame counts.
+#[test]
+fn shortcuts_skip_text_fields_and_count_every_press() {
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| {
+            panels::model(ui, s);
+            skinview::viewer::viewport::keyboard(ui, s, 1.0);
+        },
+        open(Builtin::Arm, false),
+    );
+    h.run();
+    let grid = h.state().view.grid;
+    let field = h.get_by_role(Role::TextInput);
+    field.focus();
+    h.run();
+    h.key_press(egui::Key::G);
+    h.get_by_role(Role::TextInput).type_text("g");
+    h.run();
+    assert_eq!(h.state().view.grid, grid, "typing g into the path field");
+    // Leave the field; V twice in one frame advances the view twice.
+    h.key_press(egui::Key::Escape);
+    h.run();
+    let mode = h.state().mode;
+    h.key_press(egui::Key::V);
+    h.key_press(egui::Key::V);
+    h.run();
+    let all = skinview::viewer::state::ViewMode::ALL;
+    let i = all.iter().position(|&m| m == mode).unwrap();
+    assert_eq!(h.state().mode, all[(i + 2) % all.len()]);
+}
+
+/// Playback follows the wall clock: a slow frame (0.4 s) advances the clip by 0.4 s at speed
+/// 1; only a stall past the step limit holds back, and then the share of real time drops
+/// below 1.
+#[test]
+fn playback_follows_the_wall_clock() {
+    use skinview::viewer::state::{BEHIND_REAL_TIME, MAX_STEP_S};
+    let mut s = glb_arm();
+    s.playback.time_s = 0.0;
+    s.tick(0.4).unwrap();
+    assert!(
+        (s.playback.time_s - 0.4).abs() < 1e-6,
+        "{}",
+        s.playback.time_s
+    );
+    assert!(s.stats.real_time_share >= BEHIND_REAL_TIME);
+    for _ in 0..10 {
+        s.tick(2.0 * MAX_STEP_S).unwrap();
+    }
+    assert!(s.stats.real_time_share < 0.6, "{}", s.stats.real_time_share);
+}
