@@ -354,6 +354,45 @@ impl Comparison {
     }
 }
 
+/// The worst error of a comparison over every draw and frame: where it is and when.
+#[derive(Clone, Debug)]
+pub struct WorstError {
+    /// The animation it happened in (index into the comparison's animations).
+    pub anim: usize,
+    /// The draw's record (position error, worst vertex and time).
+    pub draw: DrawErrors,
+    /// The largest normal error over every draw and frame.
+    pub max_normal_error: f64,
+}
+
+impl Comparison {
+    /// The largest position error over every animation, draw and frame (every capture path),
+    /// and the largest normal error; `None` when nothing was compared.
+    pub fn worst(&self) -> Option<WorstError> {
+        let mut worst: Option<WorstError> = None;
+        let mut normals: f64 = 0.0;
+        for (i, an) in self.anims.iter().enumerate() {
+            for d in &an.draws {
+                normals = normals.max(d.max_normal_error);
+                if worst
+                    .as_ref()
+                    .is_none_or(|w| d.max_error > w.draw.max_error || d.max_error.is_nan())
+                {
+                    worst = Some(WorstError {
+                        anim: i,
+                        draw: d.clone(),
+                        max_normal_error: 0.0,
+                    });
+                }
+            }
+        }
+        worst.map(|w| WorstError {
+            max_normal_error: normals,
+            ..w
+        })
+    }
+}
+
 impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names: Vec<&str> = self.captures.iter().map(|c| c.name()).collect();
@@ -378,6 +417,26 @@ impl fmt::Display for Comparison {
             self.normal_tolerance,
             names.join(", ")
         )?;
+        if let Some(w) = self.worst() {
+            let d = &w.draw;
+            writeln!(
+                f,
+                "worst over every draw and frame: GPU-CPU {:.3e} ({:.2e} of the diagonal) at node \
+                 {} mesh {} prim {} vertex {}, {} t = {:.3} s; normals max {:.2e}",
+                d.max_error,
+                self.relative(d.max_error),
+                d.node_index,
+                d.mesh_index,
+                d.primitive_index,
+                d.worst_vertex,
+                match self.anims[w.anim].anim {
+                    Some(a) => format!("animation {a}"),
+                    None => "rest pose".into(),
+                },
+                d.worst_time_s,
+                w.max_normal_error
+            )?;
+        }
         for an in &self.anims {
             let what = match (an.anim, an.name.as_deref().filter(|n| !n.is_empty())) {
                 (Some(i), Some(name)) => format!("animation {i} {name:?}"),

@@ -168,6 +168,28 @@ fn compare_passes_and_reports_reduction_cost() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["max_influences"], 4);
+    // One summary line first: the worst position error over every animation, draw and frame
+    // (the JSON's largest), where and when.
+    let worst = v["anims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["draws"].as_array().unwrap())
+        .map(|d| d["max_error"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("worst over every draw and frame: "))
+        .unwrap_or_else(|| panic!("no summary line: {t}"));
+    assert!(
+        line.contains(&format!("GPU-CPU {worst:.3e}")),
+        "{line} vs {worst:e}"
+    );
+    let summary_at = t.find("worst over every draw").unwrap();
+    assert!(
+        t.find("GPU-CPU max").is_none_or(|table| summary_at < table),
+        "{t}"
+    );
     // Both capture paths by default, each reported, and the two against each other.
     assert_eq!(v["captures"], serde_json::json!(["compute", "draw"]));
     let anim = &v["anims"][0];
