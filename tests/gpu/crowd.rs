@@ -236,6 +236,26 @@ fn crowd_benchmark_reports_both_paths_and_draws_the_crowd() {
         assert!(v > 0.0 && s > 0.0 && d > 0.0, "{r:?}");
         assert!(r.skinned_over_plain_draw().unwrap().is_finite());
     }
+    // Untrusted compute timestamps (lavapipe stamps a compute pass without its work): the
+    // report leads with the wall time and gives no rate or bandwidth from the stamps.
+    let text = r.to_string();
+    let compute_line = text
+        .lines()
+        .find(|l| l.starts_with("compute path"))
+        .unwrap();
+    if r.compute_timestamps_suspect() {
+        assert!(
+            compute_line.contains("ms a frame submit to done") && !compute_line.contains("B/s"),
+            "{compute_line}"
+        );
+        assert!(!text.contains("pass 0."), "{text}");
+    }
+    if r.driver.contains("llvmpipe") {
+        assert!(
+            r.compute_timestamps_suspect(),
+            "lavapipe's compute stamps are known"
+        );
+    }
     // The crowd is on the picture: a share of pixels differ from the background (the corner).
     let background = image.pixels[..4].to_vec();
     let covered = image
