@@ -393,6 +393,33 @@ impl Comparison {
     }
 }
 
+impl Comparison {
+    /// The summary line: the worst error over every draw and frame, where and when.
+    fn write_worst(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(w) = self.worst() else {
+            return Ok(());
+        };
+        let d = &w.draw;
+        writeln!(
+            f,
+            "worst over every draw and frame: GPU-CPU {:.3e} ({:.2e} of the diagonal) at node {} \
+             mesh {} prim {} vertex {}, {} t = {:.3} s; normals max {:.2e}",
+            d.max_error,
+            self.relative(d.max_error),
+            d.node_index,
+            d.mesh_index,
+            d.primitive_index,
+            d.worst_vertex,
+            match self.anims[w.anim].anim {
+                Some(a) => format!("animation {a}"),
+                None => "rest pose".into(),
+            },
+            d.worst_time_s,
+            w.max_normal_error
+        )
+    }
+}
+
 impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names: Vec<&str> = self.captures.iter().map(|c| c.name()).collect();
@@ -417,26 +444,7 @@ impl fmt::Display for Comparison {
             self.normal_tolerance,
             names.join(", ")
         )?;
-        if let Some(w) = self.worst() {
-            let d = &w.draw;
-            writeln!(
-                f,
-                "worst over every draw and frame: GPU-CPU {:.3e} ({:.2e} of the diagonal) at node \
-                 {} mesh {} prim {} vertex {}, {} t = {:.3} s; normals max {:.2e}",
-                d.max_error,
-                self.relative(d.max_error),
-                d.node_index,
-                d.mesh_index,
-                d.primitive_index,
-                d.worst_vertex,
-                match self.anims[w.anim].anim {
-                    Some(a) => format!("animation {a}"),
-                    None => "rest pose".into(),
-                },
-                d.worst_time_s,
-                w.max_normal_error
-            )?;
-        }
+        self.write_worst(f)?;
         for an in &self.anims {
             let what = match (an.anim, an.name.as_deref().filter(|n| !n.is_empty())) {
                 (Some(i), Some(name)) => format!("animation {i} {name:?}"),

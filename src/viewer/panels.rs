@@ -676,33 +676,66 @@ pub fn performance(ui: &mut Ui, state: &ViewerState) {
         "GPU submit {:.2} ms · readback {:.2} ms",
         s.submit_ms, s.readback_ms
     ));
+    // Only the stages that run for this model, each in its own colour; the legend is a row
+    // under the plot, so it never covers a line.
     type Pick = fn(&crate::character::StageTimes) -> f64;
-    let series: [(&str, Pick); 6] = [
-        ("sample", |t| t.sample),
-        ("layer", |t| t.layer),
-        ("ik", |t| t.ik),
-        ("links", |t| t.links),
-        ("palette", |t| t.palette),
-        ("skin + normals", |t| t.skin + t.normals),
-    ];
+    let c = &state.character;
+    let animated = !c.layers().is_empty();
+    let series: Vec<(&str, Color32, Pick)> = [
+        (
+            "sample",
+            Color32::from_rgb(90, 160, 255),
+            animated,
+            (|t| t.sample) as Pick,
+        ),
+        ("layer", Color32::from_rgb(120, 220, 140), animated, |t| {
+            t.layer
+        }),
+        ("ik", Color32::from_rgb(255, 200, 60), c.ik.is_some(), |t| {
+            t.ik
+        }),
+        (
+            "links",
+            Color32::from_rgb(230, 120, 230),
+            c.links.is_some(),
+            |t| t.links,
+        ),
+        ("palette", Color32::from_rgb(200, 200, 200), true, |t| {
+            t.palette
+        }),
+        (
+            "skin + normals",
+            Color32::from_rgb(255, 120, 90),
+            state.mode.needs_cpu(),
+            |t| t.skin + t.normals,
+        ),
+    ]
+    .into_iter()
+    .filter(|s| s.2)
+    .map(|(name, colour, _, pick)| (name, colour, pick))
+    .collect();
     egui_plot::Plot::new("stage times")
         .height(140.0)
         .include_y(0.0)
         .allow_zoom(false)
         .allow_drag(false)
         .allow_scroll(false)
-        .legend(egui_plot::Legend::default())
         .show(ui, |plot| {
-            for (name, pick) in series {
+            for (name, colour, pick) in &series {
                 let points: Vec<[f64; 2]> = s
                     .history
                     .iter()
                     .enumerate()
                     .map(|(i, t)| [i as f64, pick(t)])
                     .collect();
-                plot.line(egui_plot::Line::new(name, points));
+                plot.line(egui_plot::Line::new(*name, points).color(*colour));
             }
         });
+    ui.horizontal_wrapped(|ui| {
+        for (name, colour, _) in &series {
+            ui.colored_label(*colour, format!("— {name}"));
+        }
+    });
     ui.label(RichText::new("µs per frame, last 240 frames").weak());
 }
 

@@ -528,3 +528,36 @@ fn playback_follows_the_wall_clock() {
     }
     assert!(s.stats.real_time_share < 0.6, "{}", s.stats.real_time_share);
 }
+
+/// The performance plot names only the stages that run for the model, in a legend row of its
+/// own (never over the lines): the humanoid demo samples, layers, solves IK and poses links;
+/// a glTF clip in the GPU view has no IK, no links and no CPU skinning.
+#[test]
+fn performance_plot_shows_the_stages_that_run() {
+    let legend = |s: ViewerState| {
+        let mut h = Harness::new_ui_state(|ui, s: &mut ViewerState| panels::performance(ui, s), s);
+        h.run();
+        [
+            "sample",
+            "layer",
+            "ik",
+            "links",
+            "palette",
+            "skin + normals",
+        ]
+        .into_iter()
+        .filter(|n| h.query_by_label(&format!("— {n}")).is_some())
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        legend(open(Builtin::Humanoid, true)),
+        ["sample", "layer", "ik", "links", "palette"]
+    );
+    let mut cpu = glb_arm();
+    cpu.mode = skinview::viewer::state::ViewMode::Cpu;
+    assert_eq!(legend(glb_arm()), ["sample", "layer", "palette"]);
+    assert_eq!(
+        legend(cpu),
+        ["sample", "layer", "palette", "skin + normals"]
+    );
+}
