@@ -28,6 +28,9 @@ pub const HISTORY_FRAMES: usize = 240;
 /// resumes instead of jumping, and the status bar then says how far behind real time it is.
 pub const MAX_STEP_S: f32 = 0.5;
 
+/// One frame step of the timeline keys (s): 1/30 s, the frame of most authored clips.
+pub const STEP_S: f32 = 1.0 / 30.0;
+
 /// Share of real time below which the status bar says playback is behind.
 pub const BEHIND_REAL_TIME: f32 = 0.95;
 
@@ -539,6 +542,30 @@ impl ViewerState {
         } else {
             t
         };
+    }
+
+    /// Step `frames` frames of [`STEP_S`] forward (negative: back), or with `by_key` to the
+    /// next (previous) key time of the clip instead; playback pauses, as in Blender.
+    pub fn step(&mut self, frames: i32, by_key: bool) {
+        self.playback.playing = false;
+        let t = self.playback.time_s;
+        let target = if by_key {
+            // Strictly after (before) now, by more than rounding.
+            let eps = 1e-5;
+            let mut t2 = t;
+            for _ in 0..frames.unsigned_abs() {
+                t2 = if frames > 0 {
+                    self.key_times.iter().copied().find(|&k| k > t2 + eps)
+                } else {
+                    self.key_times.iter().rev().copied().find(|&k| k < t2 - eps)
+                }
+                .unwrap_or(t2);
+            }
+            t2
+        } else {
+            t + frames as f32 * STEP_S
+        };
+        self.scrub(target);
     }
 
     /// Play or pause.

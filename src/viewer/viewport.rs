@@ -501,6 +501,38 @@ pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState, aspect: f32) {
         )
     });
     let [frame, play, wire, skel, grid, view, shot, home, escape] = pressed;
+    // `.` and `,` step a frame (1/30 s); with Shift, to the next or previous key (the
+    // modifiers of each press: two presses of one frame may differ).
+    let (frames, keys) = ui.input(|i| {
+        let mut steps = (0i32, 0i32);
+        for e in &i.events {
+            if let egui::Event::Key {
+                key,
+                pressed: true,
+                modifiers,
+                ..
+            } = e
+            {
+                let d = match key {
+                    Key::Period => 1,
+                    Key::Comma => -1,
+                    _ => 0,
+                };
+                if modifiers.shift {
+                    steps.1 += d;
+                } else {
+                    steps.0 += d;
+                }
+            }
+        }
+        steps
+    });
+    if frames != 0 {
+        state.step(frames, false);
+    }
+    if keys != 0 {
+        state.step(keys, true);
+    }
     // A toggle pressed twice is back where it was.
     let odd = |n: usize| n % 2 == 1;
     if frame > 0 {

@@ -561,3 +561,44 @@ fn performance_plot_shows_the_stages_that_run() {
         ["sample", "layer", "palette", "skin + normals"]
     );
 }
+
+/// Timeline keys: `.` and `,` step 1/30 s and pause; with Shift they go to the next and
+/// previous key time of the clip (the arm's bend has keys at its ends).
+#[test]
+fn frame_stepping_by_frame_and_by_key() {
+    use skinview::viewer::state::STEP_S;
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| skinview::viewer::viewport::keyboard(ui, s, 1.0),
+        glb_arm(),
+    );
+    h.state_mut().scrub(0.5);
+    h.run();
+    h.key_press(egui::Key::Period);
+    h.key_press(egui::Key::Period);
+    h.run();
+    let s = h.state();
+    assert!(!s.playback.playing, "stepping pauses");
+    assert!(
+        (s.playback.time_s - (0.5 + 2.0 * STEP_S)).abs() < 1e-5,
+        "{}",
+        s.playback.time_s
+    );
+    h.key_press(egui::Key::Comma);
+    h.run();
+    assert!((h.state().playback.time_s - (0.5 + STEP_S)).abs() < 1e-5);
+    let keys = h.state().key_times.clone();
+    let t = h.state().playback.time_s;
+    let next = keys.iter().copied().find(|&k| k > t + 1e-5).unwrap();
+    let before_next = keys
+        .iter()
+        .rev()
+        .copied()
+        .find(|&k| k < next - 1e-5)
+        .unwrap();
+    h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::Period);
+    h.run();
+    assert_eq!(h.state().playback.time_s, next);
+    h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::Comma);
+    h.run();
+    assert_eq!(h.state().playback.time_s, before_next);
+}
