@@ -379,6 +379,17 @@ impl Scene {
         })
     }
 
+    /// How many ancestors `node` has (0 for a root or an unknown node).
+    pub fn depth(&self, node: usize) -> usize {
+        let mut depth = 0;
+        let mut n = self.nodes.get(node).and_then(|n| n.parent);
+        while let Some(p) = n {
+            depth += 1;
+            n = self.nodes.get(p).and_then(|n| n.parent);
+        }
+        depth
+    }
+
     /// A node as a user names it: its name (the first node of that name, in depth-first
     /// order), else its label as the viewer and `info` show it — `node N`, `nodes[N]` or `N`,
     /// N the node's index in the file — so joints without names can be named too.

@@ -98,20 +98,10 @@ impl std::fmt::Display for MotionRef {
 }
 
 impl MotionRef {
-    /// Its index in `scene.animations`, or [`Error::UnknownAnimation`].
+    /// Its index in `scene.animations`, or [`Error::UnknownAnimation`]
+    /// ([`Scene::find_animation`] of its text).
     pub fn find(&self, scene: &Scene) -> Result<usize> {
-        let found = match self {
-            MotionRef::Index(i) => (*i < scene.animations.len()).then_some(*i),
-            MotionRef::Name(n) => scene
-                .animations
-                .iter()
-                .position(|a| a.name.as_deref() == Some(n.as_str())),
-        };
-        found.ok_or_else(|| Error::UnknownAnimation {
-            model: scene.name.clone(),
-            requested: self.to_string(),
-            count: scene.animations.len(),
-        })
+        scene.find_animation(&self.to_string())
     }
 }
 
@@ -725,7 +715,7 @@ impl Character {
         } else {
             (rs.scene.clone(), None, rs.bones.clone(), None)
         };
-        spec.validate()?;
+        // `spec` was validated by `build_rig` (rules 1-5).
         let mut layers = Vec::with_capacity(spec.layers.len());
         for l in &spec.layers {
             let anim = l.motion.find(&scene)?;

@@ -199,7 +199,7 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
         .animations
         .iter()
         .enumerate()
-        .map(|(i, a)| a.name.clone().map_or(MotionRef::Index(i), MotionRef::Name))
+        .map(|(i, _)| super::state::motion_ref(&state.character.scene, i))
         .collect();
     let mut edited = stage.layers.clone();
     let mut rebuild = false;
@@ -347,16 +347,8 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
         stage.ik.clear();
         stage.orbit = None;
     }
-    let depth_of = |name: &str| {
-        let scene = &state.character.scene;
-        let mut node = scene.find_node(name).ok();
-        let mut depth = 0usize;
-        while let Some(p) = node.and_then(|n| scene.nodes[n].parent) {
-            depth += 1;
-            node = Some(p);
-        }
-        depth
-    };
+    let scene = &state.character.scene;
+    let depth_of = |name: &str| scene.find_node(name).map_or(0, |n| scene.depth(n));
     if let Some(goal) = stage.ik.first_mut() {
         // A chain reaches at most the root (CcdJob rule 6: 1 + the ancestors).
         let chain_max = (depth_of(&goal.end_bone) + 1).min(8);

@@ -699,14 +699,15 @@ impl ViewerState {
     }
 }
 
-/// Animation `a` of `scene` as the panels show it: by name when it has one.
+/// Animation `a` of `scene` as the panels show it: by name when it has one (a name of digits
+/// alone would read as an index: such a clip is named by its index).
 pub fn motion_ref(scene: &crate::scene::Scene, a: usize) -> crate::character::MotionRef {
     use crate::character::MotionRef;
     scene
         .animations
         .get(a)
         .and_then(|c| c.name.clone())
-        .filter(|n| !n.is_empty())
+        .filter(|n| !n.is_empty() && n.parse::<usize>().is_err())
         .map_or(MotionRef::Index(a), MotionRef::Name)
 }
 
@@ -714,21 +715,16 @@ pub fn motion_ref(scene: &crate::scene::Scene, a: usize) -> crate::character::Mo
 /// its label, so unnamed joints work), a chain of two bones, reaching for `target_m`.
 pub fn default_ik_goal(scene: &crate::scene::Scene, target_m: Vec3) -> Option<IkGoal> {
     let n = scene.nodes.len();
-    let mut depth = vec![0usize; n];
     let mut has_child = vec![false; n];
-    // Depth-first order: a parent comes before its children.
-    for (i, node) in scene.nodes.iter().enumerate() {
-        if let Some(p) = node.parent {
-            depth[i] = depth[p] + 1;
-            has_child[p] = true;
-        }
+    for p in scene.nodes.iter().filter_map(|node| node.parent) {
+        has_child[p] = true;
     }
     let end = (0..n)
-        .filter(|&i| !has_child[i] && depth[i] > 0)
-        .max_by(|&a, &b| depth[a].cmp(&depth[b]).then(b.cmp(&a)))?;
+        .filter(|&i| !has_child[i] && scene.depth(i) > 0)
+        .max_by(|&a, &b| scene.depth(a).cmp(&scene.depth(b)).then(b.cmp(&a)))?;
     Some(IkGoal {
         end_bone: scene.node_label(end),
-        chain_length: (depth[end] + 1).min(2),
+        chain_length: (scene.depth(end) + 1).min(2),
         target_m,
         weight: 1.0,
     })
