@@ -13,6 +13,19 @@ pub const DEFAULT_FOV_Y_RAD: f32 = 0.6;
 /// above (the three-quarter view a rig is usually inspected from).
 const FRAMING_DIRECTION: Vec3 = Vec3::new(0.45, 0.3, 1.0);
 
+/// The share of a view's limiting dimension a framed model fills: inside the 80–90 % that
+/// Blender's "frame selected" and three.js editors leave, so nothing touches the edge and the
+/// model is not a speck.
+pub const FRAME_FILL: f32 = 0.85;
+
+/// Passes of [`OrbitCamera::fit`]: under perspective, moving the target shifts near and far
+/// points differently, so centre and distance are refined together (four passes leave the
+/// centre within 0.5 % of the view on random point clouds; the last sets the fill exactly).
+const FIT_PASSES: usize = 4;
+
+/// Bisection steps of the distance in [`OrbitCamera::fit`]: 2^-40 of the bracket.
+const FIT_BISECTIONS: usize = 40;
+
 /// Pitch is kept inside ±(90° − this) so the view never flips over the pole.
 const PITCH_MARGIN_RAD: f32 = 0.01;
 
@@ -53,21 +66,99 @@ impl OrbitCamera {
         c
     }
 
-    /// Keep the direction, look at the centre of `[min, max]` from far enough to see all of
-    /// its bounding sphere at `aspect`.
+    /// A camera from the default direction (front-right, slightly above) framing `points`
+    /// (a model's skinned vertices) as [`OrbitCamera::fit`] does. None when no point is finite.
+    pub fn framing_points(points: &[Vec3], aspect: f32) -> Option<OrbitCamera> {
+        let mut c = OrbitCamera::framing(Vec3::splat(-1.0), Vec3::splat(1.0), aspect);
+        c.fit(points, aspect, FRAME_FILL).then_some(c)
+    }
+
+    /// Keep the direction; frame the corners of the box `[min, max]` (see
+    /// [`OrbitCamera::fit`]).
     pub fn frame(&mut self, min: Vec3, max: Vec3, aspect: f32) {
-        let center = (min + max) * 0.5;
-        let radius = ((max - min).length() * 0.5).max(1e-4);
-        // With a portrait view the horizontal field of view is the narrower one.
-        let fov = if aspect < 1.0 {
-            2.0 * ((self.fov_y_rad * 0.5).tan() * aspect).atan()
-        } else {
-            self.fov_y_rad
+        let corners: [Vec3; 8] = std::array::from_fn(|i| {
+            Vec3::new(
+                if i & 1 == 0 { min.x } else { max.x },
+                if i & 2 == 0 { min.y } else { max.y },
+                if i & 4 == 0 { min.z } else { max.z },
+            )
+        });
+        self.fit(&corners, aspect, FRAME_FILL);
+    }
+
+    /// Keep the direction; move the target and the distance so that `points` seen at `aspect`
+    /// (width / height) are centred and span `fill` of the view's limiting dimension (the
+    /// wider of their extents across and up the view, in normalised device coordinates, is
+    /// `2 · fill`). Returns false, changing nothing, when no point is finite.
+    ///
+    /// Method: with the target's lateral position fixed, a point's projected offset falls as
+    /// the distance grows, so the distance that gives `fill` is found by bisection; the target
+    /// is then moved to the projected centre, and the two refined together. Cost:
+    /// O(points × 160).
+    pub fn fit(&mut self, points: &[Vec3], aspect: f32, fill: f32) -> bool {
+        let Some((lo, hi)) = finite_bounds(points) else {
+            return false;
         };
-        self.target = center;
-        self.scene_center = center;
+        let radius = ((hi - lo).length() * 0.5).max(1e-4);
+        let forward = -self.direction();
+        let right = forward.cross(Vec3::Y).normalize_or_zero();
+        let up = right.cross(forward);
+        let tan_y = (self.fov_y_rad * 0.5).tan();
+        let tan = [tan_y * aspect.max(1e-4), tan_y];
+        let mut target = (lo + hi) * 0.5;
+        let mut distance = radius;
+        for pass in 0..FIT_PASSES {
+            let view = |p: &Vec3| {
+                let v = *p - target;
+                [v.dot(right), v.dot(up), v.dot(forward)]
+            };
+            let extent = |d: f32| projected_extent(points, &view, d, tan);
+            // Every point at least a tenth of the model's size in front of the eye.
+            let nearest = points
+                .iter()
+                .filter(|p| p.is_finite())
+                .map(|p| view(p)[2])
+                .fold(f32::INFINITY, f32::min);
+            let mut near = -nearest + radius * 0.1;
+            let mut far = near.max(radius) * 2.0;
+            while half_extent(&extent(far)) > fill && far < radius * 1e6 {
+                far *= 2.0;
+            }
+            for _ in 0..FIT_BISECTIONS {
+                let mid = 0.5 * (near + far);
+                if half_extent(&extent(mid)) > fill {
+                    near = mid;
+                } else {
+                    far = mid;
+                }
+            }
+            distance = far;
+            if pass + 1 == FIT_PASSES {
+                break; // the last pass sets the fill exactly
+            }
+            // Move the target sideways so the extreme points project symmetrically: for
+            // lateral offsets a, b at depths za, zb, (a − s)/za = −(b − s)/zb.
+            let x = projected_extremes(points, &view, distance);
+            let shift = |(a, za): (f32, f32), (b, zb): (f32, f32)| {
+                (a / za + b / zb) / (1.0 / za + 1.0 / zb)
+            };
+            target += right * shift(x[0], x[1]) + up * shift(x[2], x[3]);
+        }
+        self.target = target;
+        self.distance_m = distance;
+        self.scene_center = (lo + hi) * 0.5;
         self.scene_radius_m = radius;
-        self.distance_m = radius / (fov * 0.5).sin() * 1.05;
+        true
+    }
+
+    /// Whether every point is inside the view at `aspect` (normalised device coordinates within
+    /// ±1, in front of the eye): the viewer re-frames a model that walks out of view.
+    pub fn sees_all(&self, points: &[Vec3], aspect: f32) -> bool {
+        let clip_from_world = self.clip_from_world(aspect);
+        points.iter().filter(|p| p.is_finite()).all(|p| {
+            let c = clip_from_world * p.extend(1.0);
+            c.w > 0.0 && c.x.abs() <= c.w && c.y.abs() <= c.w
+        })
     }
 
     /// Unit vector from the target towards the eye.
@@ -125,6 +216,112 @@ impl OrbitCamera {
         let r = self.scene_radius_m.max(1e-4);
         if factor.is_finite() && factor > 0.0 {
             self.distance_m = (self.distance_m * factor).clamp(r * 0.05, r * 200.0);
+        }
+    }
+}
+
+/// The box around the finite points, None when there are none.
+fn finite_bounds(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
+    let mut lo = Vec3::splat(f32::INFINITY);
+    let mut hi = Vec3::splat(f32::NEG_INFINITY);
+    for p in points.iter().filter(|p| p.is_finite()) {
+        lo = lo.min(*p);
+        hi = hi.max(*p);
+    }
+    (lo.x <= hi.x).then_some((lo, hi))
+}
+
+/// `[min x, max x, min y, max y]` of the points projected in normalised device coordinates,
+/// the eye `distance` behind the target; `view` gives a point's (right, up, forward) offsets
+/// from the target, `tan` the half-angle tangents across and up.
+fn projected_extent(
+    points: &[Vec3],
+    view: &dyn Fn(&Vec3) -> [f32; 3],
+    distance: f32,
+    tan: [f32; 2],
+) -> [f32; 4] {
+    let mut e = [
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    for p in points.iter().filter(|p| p.is_finite()) {
+        let [x, y, z] = view(p);
+        let depth = (distance + z).max(1e-9);
+        let (u, v) = (x / (depth * tan[0]), y / (depth * tan[1]));
+        e = [e[0].min(u), e[1].max(u), e[2].min(v), e[3].max(v)];
+    }
+    e
+}
+
+/// The points that project furthest left, right, down and up, the eye `distance` behind the
+/// target: each as (its offset across or up from the target, its depth from the eye).
+fn projected_extremes(
+    points: &[Vec3],
+    view: &dyn Fn(&Vec3) -> [f32; 3],
+    distance: f32,
+) -> [(f32, f32); 4] {
+    let (low, high) = ((f32::INFINITY, (0.0, 1.0)), (f32::NEG_INFINITY, (0.0, 1.0)));
+    let mut e = [low, high, low, high];
+    for p in points.iter().filter(|p| p.is_finite()) {
+        let [x, y, z] = view(p);
+        let depth = (distance + z).max(1e-9);
+        for (k, lateral) in [(0, x), (2, y)] {
+            let v = lateral / depth;
+            if v < e[k].0 {
+                e[k] = (v, (lateral, depth));
+            }
+            if v > e[k + 1].0 {
+                e[k + 1] = (v, (lateral, depth));
+            }
+        }
+    }
+    [e[0].1, e[1].1, e[2].1, e[3].1]
+}
+
+/// Half the larger of an extent's width and height.
+fn half_extent(e: &[f32; 4]) -> f32 {
+    0.5 * (e[1] - e[0]).max(e[3] - e[2])
+}
+
+/// Support points of `points`: the extreme point along each of the 13 directions of a
+/// 26-sided discrete-orientation polytope, both ways (26 points, fewer when some coincide).
+/// Framing a clip fits these of each sampled frame instead of every vertex of every frame.
+pub fn support_points(points: &[Vec3], out: &mut Vec<Vec3>) {
+    const DIRECTIONS: [Vec3; 13] = [
+        Vec3::X,
+        Vec3::Y,
+        Vec3::Z,
+        Vec3::new(1.0, 1.0, 0.0),
+        Vec3::new(1.0, -1.0, 0.0),
+        Vec3::new(1.0, 0.0, 1.0),
+        Vec3::new(1.0, 0.0, -1.0),
+        Vec3::new(0.0, 1.0, 1.0),
+        Vec3::new(0.0, 1.0, -1.0),
+        Vec3::new(1.0, 1.0, 1.0),
+        Vec3::new(1.0, 1.0, -1.0),
+        Vec3::new(1.0, -1.0, 1.0),
+        Vec3::new(-1.0, 1.0, 1.0),
+    ];
+    let start = out.len();
+    let mut best = [(f32::INFINITY, Vec3::ZERO, f32::NEG_INFINITY, Vec3::ZERO); 13];
+    for p in points.iter().filter(|p| p.is_finite()) {
+        for (b, d) in best.iter_mut().zip(DIRECTIONS) {
+            let s = p.dot(d);
+            if s < b.0 {
+                (b.0, b.1) = (s, *p);
+            }
+            if s > b.2 {
+                (b.2, b.3) = (s, *p);
+            }
+        }
+    }
+    for b in best.iter().filter(|b| b.0.is_finite()) {
+        for p in [b.1, b.3] {
+            if !out[start..].contains(&p) {
+                out.push(p);
+            }
         }
     }
 }

@@ -205,6 +205,15 @@ impl Character {
     /// Play from t = 0 to `time_s` at 60 Hz (incremental IK and velocity limits need the
     /// history), ending exactly on `time_s`.
     pub fn play_to(&mut self, time_s: f32) -> Result<()> {
+        self.play_to_with(time_s, &mut |_| {})
+    }
+
+    /// [`Character::play_to`], calling `after_frame` after each frame it plays.
+    pub fn play_to_with(
+        &mut self,
+        time_s: f32,
+        after_frame: &mut dyn FnMut(&Character),
+    ) -> Result<()> {
         if !(0.0..=MAX_PLAY_S).contains(&time_s) {
             return Err(Error::TimeRange {
                 time_s,
@@ -215,11 +224,13 @@ impl Character {
         let steps = (time_s / dt).floor() as usize;
         for i in 0..=steps {
             self.update(i as f32 * dt, dt)?;
+            after_frame(self);
         }
         // The last partial step, with the time it really covers.
         let rest = time_s - steps as f32 * dt;
         if rest > 0.0 {
             self.update(time_s, rest)?;
+            after_frame(self);
         }
         Ok(())
     }

@@ -14,6 +14,7 @@ use skinview::gpu::{
 use skinview::io::ModelSource;
 use skinview::partition::{MAX_BONES, MIN_BONES};
 use skinview::view::ViewOptions;
+use skinview::view::skeleton::BoneStyle;
 
 use super::args::{
     BlendArg, GpuSkinningArg, ModelArg, PaletteArg, SkinArgs, StageArgs, parse_anim, parse_size,
@@ -82,12 +83,15 @@ pub struct RenderArgs {
     /// partition` prints the split's stats). Default with --palette uniform: 64.
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(MIN_BONES as u64..=MAX_BONES as u64))]
     max_bones: Option<u64>,
-    /// The bone (node name) --color weights shows; also highlighted by --skeleton.
+    /// The bone --color weights shows, also highlighted by --skeleton: a joint name, the label
+    /// `info` and the viewer show ("node 5"), or a node index.
     #[arg(long)]
     bone: Option<String>,
-    /// Draw the skeleton in front of the mesh: bones along their length, joint axes.
-    #[arg(long)]
-    skeleton: bool,
+    /// Draw the skeleton in front of the mesh, one bone per joint with its axes, in a style:
+    /// octahedral (the default, as Blender), stick, or spheres (joints as spheres, as
+    /// Babylon's skeleton viewer); e.g. --skeleton or --skeleton=stick.
+    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "octahedral")]
+    skeleton: Option<BoneStyleArg>,
     /// Draw the ground grid under the model.
     #[arg(long)]
     grid: bool,
@@ -97,6 +101,11 @@ pub struct RenderArgs {
     /// CPU reference (left) and GPU skinning (right) side by side under one camera.
     #[arg(long)]
     split: bool,
+    /// Frame the model's skinned bounds over the whole clip (the animation stage and --demo:
+    /// from 0 to --time) instead of at --time: renders of one clip at several times then share
+    /// one camera.
+    #[arg(long)]
+    frame_clip: bool,
     /// Output image: PNG (.png) or JPEG (.jpg, .jpeg), by the extension.
     #[arg(long)]
     out: PathBuf,
@@ -119,6 +128,27 @@ pub enum ColorArg {
     Submesh,
 }
 
+/// `--skeleton=STYLE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BoneStyleArg {
+    /// Blender's octahedra.
+    Octahedral,
+    /// Thin rods.
+    Stick,
+    /// A sphere at each joint, a line to the bone's end.
+    Spheres,
+}
+
+impl BoneStyleArg {
+    fn style(self) -> BoneStyle {
+        match self {
+            BoneStyleArg::Octahedral => BoneStyle::Octahedral,
+            BoneStyleArg::Stick => BoneStyle::Stick,
+            BoneStyleArg::Spheres => BoneStyle::Spheres,
+        }
+    }
+}
+
 /// `--path`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SkinningArg {
@@ -133,7 +163,7 @@ pub fn run(a: RenderArgs) -> CliResult {
     let ctx = gpu()?;
     let palette = choose_source(&ctx, requested_palette(&a))?;
     let setup = setup(&a, &ctx, palette)?;
-    let (c, anim, time) = character(&a, &setup)?;
+    let (mut c, anim, time) = character(&a, &setup)?;
     let skinning = skinning_path(&a, &c, palette)?;
     let error_against = a.against.map(|m| SkinOptions {
         mode: m.mode(),
@@ -143,11 +173,39 @@ pub fn run(a: RenderArgs) -> CliResult {
         print_mode_difference(&c, other)?;
     }
     let options = view_options(&a, &c, skinning, error_against)?;
-    let (width, height) = a.size;
-    let img = skinview::view::render_character_with(&ctx, &c, &options, palette, width, height)?;
+    let frame_points = match a.frame_clip {
+        true => Some(clip_frame_points(&a, &mut c, anim, time)?),
+        false => None,
+    };
+    let img = skinview::view::render_character_with(
+        &ctx,
+        &c,
+        &options,
+        palette,
+        frame_points.as_deref(),
+        a.size,
+    )?;
     skinview::io::png::write(&img, &a.out)?;
     print_summary(&a, &c, &ctx, palette, skinning, anim, time);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--frame-clip`: the points to frame, over the clip's duration (the animation stage and
+/// --demo: 0 to `time`, played again); the character is left at `time`.
+fn clip_frame_points(
+    a: &RenderArgs,
+    c: &mut Character,
+    anim: Option<usize>,
+    time: f32,
+) -> CliResult<Vec<glam::Vec3>> {
+    use skinview::view::clip_frame_points as sweep;
+    if a.demo || native_stage(a) {
+        return Ok(sweep(c, time, true)?);
+    }
+    let duration = anim.map_or(0.0, |i| c.scene.animations[i].duration_s());
+    let points = sweep(c, duration, false)?;
+    c.update(time, 0.0)?;
+    Ok(points)
 }
 
 /// The animation stage's flags (a native rig's layers, fade, IK or links).
@@ -395,7 +453,10 @@ fn view_options(
             ColorArg::Error | ColorArg::Diff => ColorMode::Errors,
         },
         selected_node,
-        skeleton: a.skeleton,
+        skeleton: a.skeleton.is_some(),
+        bone_style: a
+            .skeleton
+            .map_or(BoneStyle::Octahedral, BoneStyleArg::style),
         grid: a.grid,
         wireframe: a.wireframe,
         skinning,

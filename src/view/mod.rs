@@ -37,6 +37,8 @@ pub struct ViewOptions {
     pub selected_node: Option<usize>,
     /// Draw the skeleton in front of the mesh.
     pub skeleton: bool,
+    /// How the skeleton's bones are drawn.
+    pub bone_style: skeleton::BoneStyle,
     /// Draw the ground grid.
     pub grid: bool,
     /// Draw triangle edges over the faces.
@@ -74,6 +76,7 @@ impl Default for ViewOptions {
             color_mode: ColorMode::Material,
             selected_node: None,
             skeleton: false,
+            bone_style: skeleton::BoneStyle::Octahedral,
             grid: false,
             wireframe: false,
             skinning: Skinning::VertexShader,
@@ -90,9 +93,7 @@ pub struct ViewRenderer {
     camera: Camera,
     geometry: OverlayGeometry,
     bones: Vec<skeleton::Bone>,
-    is_joint: Vec<bool>,
-    has_child: Vec<bool>,
-    tips: Vec<Option<Vec3>>,
+    shape: skeleton::SkeletonShape,
 }
 
 impl ViewRenderer {
@@ -104,17 +105,14 @@ impl ViewRenderer {
             camera: Camera::new(ctx),
             geometry: OverlayGeometry::default(),
             bones: Vec::new(),
-            is_joint: Vec::new(),
-            has_child: Vec::new(),
-            tips: Vec::new(),
+            shape: skeleton::SkeletonShape::default(),
         })
     }
 
-    /// Start on a new scene: leaf tips per node (native rigs: `(length, 0, 0)` along the
-    /// bone's +X, else empty), joints found again on the next prepare. Set-up time.
-    pub fn set_bone_tips(&mut self, tips: Vec<Option<Vec3>>) {
-        self.tips = tips;
-        self.is_joint.clear();
+    /// Start on a new character: where its bones end ([`skeleton::SkeletonShape`]). Set-up
+    /// time.
+    pub fn set_skeleton(&mut self, character: &Character) {
+        self.shape = skeleton::SkeletonShape::new(&character.scene, &bone_tips(character));
     }
 
     /// Build the pipelines that draw a [`GpuScene`] uploaded for `source` (the storage path's
@@ -147,7 +145,6 @@ impl ViewRenderer {
         bounds: (Vec3, Vec3),
         options: &ViewOptions,
     ) {
-        let scene = &character.scene;
         let diagonal = (bounds.1 - bounds.0).length().max(1e-12);
         let view = ViewUniform::from_camera(camera, aspect)
             .with_mode(options.color_mode, options.selected_node, 1.0 / diagonal)
@@ -160,27 +157,21 @@ impl ViewRenderer {
         if options.grid {
             grid::draw(bounds.0, bounds.1, &mut self.geometry);
         }
-        if self.is_joint.len() != scene.nodes.len() {
-            self.is_joint = skeleton::joint_flags(scene);
-        }
         let m: &[Mat4] = &character.frame.model_from_node;
-        let tips = (self.tips.len() == scene.nodes.len()).then_some(&self.tips[..]);
-        skeleton::bones(
-            scene,
-            &self.is_joint,
-            m,
-            tips,
-            &mut self.has_child,
-            &mut self.bones,
-        );
+        self.shape.bones(m, &mut self.bones);
         if options.skeleton {
-            skeleton::draw(
-                &self.bones,
-                m,
-                options.selected_node,
-                key_light(),
-                &mut self.geometry,
-            );
+            let heatmap = matches!(options.color_mode, ColorMode::Weights | ColorMode::Errors);
+            let how = skeleton::BoneDraw {
+                style: options.bone_style,
+                color: match heatmap {
+                    true => skeleton::HEATMAP_BONE_COLOR,
+                    false => self.shape.color,
+                },
+                selected: options.selected_node,
+                light: key_light(),
+                diagonal_m: diagonal,
+            };
+            skeleton::draw(&self.shape, &self.bones, m, &how, &mut self.geometry);
         }
     }
 
@@ -319,7 +310,7 @@ fn draw_divider(image: &mut Rgba8) {
 }
 
 /// Per node, the bone's tip in its own space when the rig says (native rigs: `(length, 0, 0)`
-/// along the bone's +X); what the skeleton overlay ends leaf bones with.
+/// along the bone's +X, else empty); what the skeleton overlay ends leaf bones with.
 pub fn bone_tips(character: &Character) -> Vec<Option<Vec3>> {
     match &character.bones {
         Some(b) => b
@@ -328,6 +319,39 @@ pub fn bone_tips(character: &Character) -> Vec<Option<Vec3>> {
             .collect(),
         None => Vec::new(),
     }
+}
+
+/// Samples per second of [`clip_frame_points`] on a clip: a 30 fps frame's poses.
+pub const CLIP_FRAME_HZ: f32 = 30.0;
+/// At most this many samples of a clip (about 17 s at 30 fps; longer clips are sampled more
+/// sparsely).
+pub const CLIP_FRAME_MAX_SAMPLES: usize = 512;
+
+/// Points to frame a span of `character`'s motion with (framing a clip in `render`): the
+/// [`crate::camera::support_points`] of its CPU-skinned vertices over the span. A clip
+/// (`stage` false) is sampled from 0 to `end_s` at [`CLIP_FRAME_HZ`] (at most
+/// [`CLIP_FRAME_MAX_SAMPLES`] samples, the last at `end_s`); the animation stage is played
+/// from 0 to `end_s` ([`Character::play_to`]) and every frame it plays counts. Either way the
+/// character is left at `end_s`.
+pub fn clip_frame_points(character: &mut Character, end_s: f32, stage: bool) -> Result<Vec<Vec3>> {
+    let mut points = Vec::new();
+    let mut frame = Vec::new();
+    let mut collect = |c: &Character| {
+        frame.clear();
+        frame.extend(c.outputs.iter().flat_map(|o| o.positions.iter().copied()));
+        crate::camera::support_points(&frame, &mut points);
+    };
+    if stage {
+        character.play_to_with(end_s, &mut collect)?;
+        return Ok(points);
+    }
+    let span = end_s.max(0.0);
+    let samples = ((span * CLIP_FRAME_HZ).ceil() as usize).clamp(1, CLIP_FRAME_MAX_SAMPLES);
+    for i in 0..=samples {
+        character.update(span * i as f32 / samples as f32, 0.0)?;
+        collect(character);
+    }
+    Ok(points)
 }
 
 /// Whether the GPU path can skin `character`: every vertex within the GPU's influence limit
@@ -363,31 +387,46 @@ pub fn render_character(
         character,
         options,
         PaletteSource::Storage,
-        width,
-        height,
+        None,
+        (width, height),
     )
 }
 
-/// [`render_character`] on a given palette path: on the uniform path every draw of the
-/// character's scene must use at most K joints (a
-/// [`crate::partition::PartitionedScene`]'s scene).
+/// [`render_character`] on a given palette path (on the uniform path every draw of the
+/// character's scene must use at most K joints: a [`crate::partition::PartitionedScene`]'s
+/// scene), framing `frame_points` (e.g. [`clip_frame_points`]) instead of the current frame's
+/// skinned vertices when given.
 pub fn render_character_with(
     ctx: &GpuContext,
     character: &Character,
     options: &ViewOptions,
     palette: PaletteSource,
-    width: u32,
-    height: u32,
+    frame_points: Option<&[Vec3]>,
+    (width, height): (u32, u32),
 ) -> Result<Rgba8> {
     let mut view = HeadlessView::new(ctx, width, height)?;
     view.view_mut().prepare_palette(ctx, palette)?;
-    view.view_mut().set_bone_tips(bone_tips(character));
+    view.view_mut().set_skeleton(character);
     let all: Vec<usize> = (0..character.scene.draws.len()).collect();
     crate::skin::check_finite(&character.scene, &all, None, &character.outputs)?;
     let (lo, hi) = bounds(&character.outputs).ok_or_else(|| Error::NothingToRender {
         model: character.scene.name.clone(),
     })?;
-    let camera = OrbitCamera::framing(lo, hi, view.view_aspect(options.split));
+    let skinned: Vec<Vec3>;
+    let points = match frame_points {
+        Some(p) => p,
+        None => {
+            skinned = character
+                .outputs
+                .iter()
+                .flat_map(|o| o.positions.iter().copied())
+                .collect();
+            &skinned
+        }
+    };
+    let aspect = view.view_aspect(options.split);
+    let camera = OrbitCamera::framing_points(points, aspect)
+        .unwrap_or_else(|| OrbitCamera::framing(lo, hi, aspect));
     let cpu_only = !options.split && options.skinning == Skinning::Cpu;
     let scene = &character.scene;
     let mut gpu = GpuScene::with_palette(

@@ -1,14 +1,23 @@
-//! The skeleton overlay: bones drawn along their length as Blender-style octahedra, joint axes
-//! (X red, Y green, Z blue), the selected bone highlighted; and the same bone list for picking.
+//! The skeleton overlay: one bone per joint, drawn as Blender draws them (octahedral or stick)
+//! or as Babylon's skeleton viewer does (joints as spheres), with joint axes (X red, Y green,
+//! Z blue) and the selected bone highlighted; and the same bone list for picking.
 //!
-//! Method: a bone is the segment from a joint to each child joint (glTF joints are points). A
-//! leaf joint gets a tail: along its own +X by its length when the rig says (Weber's native
-//! rigs), else half its parent bone's length onward. Joint axes are the columns of
-//! `model_from_node`, normalised, at a quarter of the shortest bone near them. Cost: O(joints)
-//! per frame, into reused vectors.
+//! Based on: Blender's glTF importer (io_import_scene_gltf2, `blender/imp/gltf2_blender_vnode.py`:
+//! a bone's tail at one child, the leaf's along its parent's direction) and three.js's
+//! `SkeletonHelper`. Method: glTF joints are points, so where each bone ends is worked out
+//! once per scene ([`SkeletonShape::new`], set-up): a joint with one child joint points at it;
+//! with several, at the child whose subtree holds the most skinned weight (ties: the first),
+//! the others joined by thin relationship lines; a leaf joint points along its parent's bone
+//! direction with the parent's bone length, fixed in the leaf's own space at the rest pose, so
+//! the leaf bone turns with its joint; a native rig's bone ends where the rig says (its +X by
+//! its length). Per frame the tails are carried by the current `model_from_node`. Shapes are
+//! sized to the bone and never wider than [`BONE_WIDTH_SHARE`] of the model's diagonal.
+//! Cost: set-up O(nodes + skinned influences); per frame O(joints), into reused vectors.
+//! Limits: a joint whose parent node is not a joint starts a new chain (no bone joins them).
 
-use glam::{Mat4, Vec3};
+use glam::{DMat4, DVec3, Mat4, Vec3};
 
+use crate::anim::Pose;
 use crate::gpu::OverlayGeometry;
 use crate::scene::Scene;
 
@@ -19,14 +28,236 @@ pub struct Bone {
     pub node: usize,
     /// Head position (world).
     pub head: Vec3,
-    /// Tail position (world): the child joint, or the leaf's tip.
+    /// Tail position (world): the chosen child joint, or the leaf's tip.
     pub tail: Vec3,
 }
 
-/// Bone colour (linear RGBA): a saturated mid blue, apart from skin tones and textures.
-pub const BONE_COLOR: [f32; 4] = [0.12, 0.25, 0.75, 0.9];
+/// How bones are drawn (Blender's armature display types; Babylon's "spheres and spurs").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BoneStyle {
+    /// Blender's default: an octahedron from head to tail, widest a tenth of the way along.
+    #[default]
+    Octahedral,
+    /// A thin rod from head to tail.
+    Stick,
+    /// A sphere at each joint, a line to the tail, the joint's axes.
+    Spheres,
+}
+
+impl BoneStyle {
+    /// Every style, in the order the viewer lists them.
+    pub const ALL: [BoneStyle; 3] = [BoneStyle::Octahedral, BoneStyle::Stick, BoneStyle::Spheres];
+
+    /// The style's name (as the CLI spells it).
+    pub fn name(self) -> &'static str {
+        match self {
+            BoneStyle::Octahedral => "octahedral",
+            BoneStyle::Stick => "stick",
+            BoneStyle::Spheres => "spheres",
+        }
+    }
+}
+
+/// Bone colours (linear RGBA) to choose from, saturated and apart from the selected orange:
+/// blue (the default, apart from skin tones), magenta, green, cyan. [`bone_color`] picks the
+/// one whose hue the model's materials use least; every bone is outlined in
+/// near black too.
+pub const BONE_COLORS: [[f32; 4]; 4] = [
+    [0.12, 0.25, 0.75, 0.9],
+    [0.7, 0.08, 0.55, 0.9],
+    [0.1, 0.55, 0.15, 0.9],
+    [0.05, 0.55, 0.65, 0.9],
+];
 /// The selected bone: orange, as in Blender.
 pub const SELECTED_COLOR: [f32; 4] = [1.0, 0.55, 0.1, 0.95];
+/// Bone edges and relationship lines: near black.
+const OUTLINE_COLOR: [f32; 4] = [0.05, 0.05, 0.08, 0.9];
+/// A bone shape is never wider than this share of the model's diagonal: on a model of many
+/// small parts with long bones, Blender's tenth-of-the-length octahedra would reach far outside
+/// the mesh.
+pub const BONE_WIDTH_SHARE: f32 = 0.02;
+/// Blender's octahedron: widest at this share of the length, this share of the length wide.
+const OCTAHEDRON_WAIST: f32 = 0.1;
+/// A stick's width, as a share of its length (and of the width cap).
+const STICK_SHARE: f32 = 0.04;
+/// Joint axes are this share of their bone long (at most 2.5 width caps).
+const AXIS_SHARE: f32 = 0.25;
+
+/// Where a joint's bone ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Tail {
+    /// No bone (a lone joint, or a node that is no joint).
+    None,
+    /// At this child joint.
+    Child(usize),
+    /// At this point in the joint's own space.
+    Local(Vec3),
+}
+
+/// Where every joint's bone ends, worked out once per scene; see the module documentation.
+#[derive(Clone, Debug, Default)]
+pub struct SkeletonShape {
+    /// The bones' colour ([`bone_color`]).
+    pub color: [f32; 4],
+    tails: Vec<Tail>,
+    /// Joint children that are not their parent's tail: `(parent, child)`, drawn as thin
+    /// relationship lines.
+    others: Vec<(usize, usize)>,
+}
+
+impl SkeletonShape {
+    /// The shape of `scene`'s skeleton. `tips`: per node, where the rig says its bone ends in
+    /// its own space (native rigs: `(length, 0, 0)`), or empty. Set-up time.
+    pub fn new(scene: &Scene, tips: &[Option<Vec3>]) -> SkeletonShape {
+        let n = scene.nodes.len();
+        let is_joint = joint_flags(scene);
+        let weight = subtree_weights(scene);
+        let mut tails = vec![Tail::None; n];
+        let mut others = Vec::new();
+        // Non-leaf joints: the heaviest child subtree (the first on ties).
+        let mut best: Vec<Option<usize>> = vec![None; n];
+        for (c, node) in scene.nodes.iter().enumerate() {
+            if let Some(p) = node.parent.filter(|&p| is_joint[p] && is_joint[c]) {
+                match best[p] {
+                    Some(b) if weight[c] <= weight[b] => others.push((p, c)),
+                    Some(b) => {
+                        others.push((p, b));
+                        best[p] = Some(c);
+                    }
+                    None => best[p] = Some(c),
+                }
+            }
+        }
+        for (t, b) in tails.iter_mut().zip(&best) {
+            if let Some(c) = b {
+                *t = Tail::Child(*c);
+            }
+        }
+        // Leaves: the rig's tip, else the parent's bone carried into the leaf's own space.
+        let rest = crate::skeleton::model_from_node_f64(scene, &Pose::rest(scene));
+        for j in (0..n).filter(|&j| is_joint[j] && best[j].is_none()) {
+            tails[j] = match tips.get(j).copied().flatten() {
+                Some(tip) => Tail::Local(tip),
+                None => leaf_tail(scene, &tails, &rest, j),
+            };
+        }
+        SkeletonShape {
+            color: bone_color(scene),
+            tails,
+            others,
+        }
+    }
+
+    /// The bones of the pose `model_from_node` into `out` (cleared): one per joint that has a
+    /// tail, zero-length bones left out.
+    pub fn bones(&self, model_from_node: &[Mat4], out: &mut Vec<Bone>) {
+        out.clear();
+        let pos = |n: usize| model_from_node.get(n).map(|m| m.w_axis.truncate());
+        for (j, tail) in self.tails.iter().enumerate() {
+            let Some(head) = pos(j) else { break };
+            let tail = match *tail {
+                Tail::None => continue,
+                Tail::Child(c) => pos(c),
+                Tail::Local(v) => Some(model_from_node[j].transform_point3(v)),
+            };
+            if let Some(tail) = tail.filter(|t| t.distance(head) > 0.0) {
+                out.push(Bone {
+                    node: j,
+                    head,
+                    tail,
+                });
+            }
+        }
+    }
+
+    /// The relationship lines (parent head to each child joint that is not its tail) of the
+    /// pose `model_from_node`.
+    pub fn relations<'a>(
+        &'a self,
+        model_from_node: &'a [Mat4],
+    ) -> impl Iterator<Item = (Vec3, Vec3)> + 'a {
+        self.others.iter().filter_map(move |&(p, c)| {
+            Some((
+                model_from_node.get(p)?.w_axis.truncate(),
+                model_from_node.get(c)?.w_axis.truncate(),
+            ))
+        })
+    }
+}
+
+/// Bones over the weights and error heatmaps (blue through green and yellow to red): magenta,
+/// the one hue the ramp never shows.
+pub const HEATMAP_BONE_COLOR: [f32; 4] = BONE_COLORS[1];
+
+/// Hue bins of [`bone_color`]: 30° each.
+const HUE_BINS: usize = 12;
+/// Texels read per texture by [`bone_color`] (evenly strided): enough for the hues in use.
+const HUE_SAMPLES: usize = 4096;
+
+/// Of [`BONE_COLORS`], the one whose hue (±45°) `scene`'s materials use least, weighting each
+/// draw's saturated base colour, texture texels and vertex colours by its vertex count, so the
+/// bones stand out from the model (the first on ties: blue).
+pub fn bone_color(scene: &Scene) -> [f32; 4] {
+    let mut used = [0.0f64; HUE_BINS];
+    let mut add = |rgb: [f32; 3], weight: f64| {
+        if let Some(h) = saturated_hue_bin(rgb) {
+            used[h] += weight;
+        }
+    };
+    for d in &scene.draws {
+        let p = scene.primitive(d);
+        let n = p.vertex_count() as f64;
+        let base = [p.base_color[0], p.base_color[1], p.base_color[2]];
+        let texture = p.base_color_texture.and_then(|t| scene.textures.get(t));
+        if let Some(t) = texture {
+            let texels = t.image.pixels.chunks_exact(4);
+            let stride = (texels.len() / HUE_SAMPLES).max(1);
+            let weight = n * stride as f64 / texels.len().max(1) as f64;
+            for px in texels.step_by(stride) {
+                let c = |i: usize| f32::from(px[i]) / 255.0 * base[i];
+                add([c(0), c(1), c(2)], weight);
+            }
+        } else {
+            add(base, n);
+        }
+        let colors = p.colors.iter().flatten();
+        for c in colors.step_by((p.vertex_count() / HUE_SAMPLES).max(1)) {
+            add([c.x * base[0], c.y * base[1], c.z * base[2]], 1.0);
+        }
+    }
+    let cost = |c: &[f32; 4]| {
+        saturated_hue_bin([c[0], c[1], c[2]]).map_or(0.0, |h| {
+            (0..3)
+                .map(|k| used[(h + HUE_BINS - 1 + k) % HUE_BINS])
+                .sum::<f64>()
+        })
+    };
+    BONE_COLORS
+        .iter()
+        .fold((f64::INFINITY, BONE_COLORS[0]), |best, c| {
+            let x = cost(c);
+            if x < best.0 { (x, *c) } else { best }
+        })
+        .1
+}
+
+/// The 30° hue bin of a colour saturated and bright enough to read as a hue (HSV saturation
+/// above 0.25, value above 0.1), else None (greys, whites, blacks).
+fn saturated_hue_bin([r, g, b]: [f32; 3]) -> Option<usize> {
+    let (max, min) = (r.max(g).max(b), r.min(g).min(b));
+    let chroma = max - min;
+    if !(max > 0.1 && chroma > 0.25 * max) {
+        return None;
+    }
+    let hue_sixths = if max == r {
+        ((g - b) / chroma).rem_euclid(6.0)
+    } else if max == g {
+        (b - r) / chroma + 2.0
+    } else {
+        (r - g) / chroma + 4.0
+    };
+    Some(((hue_sixths * 2.0) as usize).min(HUE_BINS - 1))
+}
 
 /// Joints of every skin, as a per-node flag.
 pub fn joint_flags(scene: &Scene) -> Vec<bool> {
@@ -41,108 +272,212 @@ pub fn joint_flags(scene: &Scene) -> Vec<bool> {
     is_joint
 }
 
-/// The bones of the current pose into `out` (cleared). `tips`: per node, the leaf tip in the
-/// node's own space when known (native rigs: `(length, 0, 0)`). `has_child` is scratch (one
-/// flag per node, reused).
-pub fn bones(
-    scene: &Scene,
-    is_joint: &[bool],
-    model_from_node: &[Mat4],
-    tips: Option<&[Option<Vec3>]>,
-    has_child: &mut Vec<bool>,
-    out: &mut Vec<Bone>,
-) {
-    out.clear();
-    has_child.clear();
-    has_child.resize(scene.nodes.len(), false);
-    let n_nodes = scene
-        .nodes
-        .len()
-        .min(model_from_node.len())
-        .min(is_joint.len());
-    let pos = |n: usize| model_from_node[n].w_axis.truncate();
-    for (n, node) in scene.nodes.iter().enumerate().take(n_nodes) {
-        if let Some(p) = node.parent
-            && is_joint[n]
-            && is_joint[p]
-        {
-            has_child[p] = true;
-            out.push(Bone {
-                node: p,
-                head: pos(p),
-                tail: pos(n),
-            });
-        }
-    }
-    for (n, node) in scene.nodes.iter().enumerate().take(n_nodes) {
-        if !is_joint[n] || has_child[n] {
+/// Per node, the skinned weight of its subtree: the sum over every deformed draw's vertices of
+/// the weights of the node and its descendants (what Blender's importer picks a tail by).
+pub fn subtree_weights(scene: &Scene) -> Vec<f64> {
+    let mut weight = vec![0.0f64; scene.nodes.len()];
+    for d in scene.deformed_draws() {
+        let (Some(skin), Some(sw)) = (
+            d.skin.and_then(|s| scene.skins.get(s)),
+            scene.primitive(d).skin_weights.as_ref(),
+        ) else {
             continue;
-        }
-        let tip = tips.and_then(|t| t.get(n).copied().flatten());
-        let tail = match (tip, node.parent.filter(|&p| is_joint[p])) {
-            (Some(t), _) => model_from_node[n].transform_point3(t),
-            (None, Some(p)) => pos(n) + (pos(n) - pos(p)) * 0.5,
-            (None, None) => continue,
         };
-        if tail.distance(pos(n)) > 0.0 {
-            out.push(Bone {
-                node: n,
-                head: pos(n),
-                tail,
-            });
+        for (&j, &w) in sw.joints.iter().zip(&sw.weights) {
+            if let Some(slot) = skin.joints.get(j as usize).and_then(|&n| weight.get_mut(n))
+                && w.is_finite()
+            {
+                *slot += f64::from(w);
+            }
         }
     }
+    // Children after parents (depth-first order): one backward pass sums the subtrees.
+    for c in (0..scene.nodes.len()).rev() {
+        if let Some(p) = scene.nodes[c].parent.filter(|&p| p < c) {
+            weight[p] += weight[c];
+        }
+    }
+    weight
 }
 
-/// Add the bones (octahedra, in front of the mesh) and joint axes to `g`.
+/// A leaf joint's tail: its nearest ancestor joint's bone (direction and length at the rest
+/// pose `rest`) moved to the leaf, in the leaf's own space. None for a lone joint, when every
+/// ancestor bone has zero length, or when the leaf's rest matrix cannot be inverted.
+fn leaf_tail(scene: &Scene, tails: &[Tail], rest: &[DMat4], leaf: usize) -> Tail {
+    let pos = |n: usize| rest[n].w_axis.truncate();
+    let mut up = scene.nodes[leaf].parent;
+    while let Some(p) = up {
+        let tail = match tails[p] {
+            Tail::Child(c) => Some(pos(c)),
+            Tail::Local(v) => Some(rest[p].transform_point3(v.as_dvec3())),
+            Tail::None => None,
+        };
+        let Some(bone) = tail.map(|t| t - pos(p)) else {
+            return Tail::None;
+        };
+        if bone.length() > 0.0 && bone.is_finite() {
+            let tip: DVec3 = pos(leaf) + bone;
+            let det = rest[leaf].determinant();
+            if !(det.is_finite() && det.abs() > 1e-300) {
+                return Tail::None;
+            }
+            let local = rest[leaf].inverse().transform_point3(tip).as_vec3();
+            return if local.is_finite() {
+                Tail::Local(local)
+            } else {
+                Tail::None
+            };
+        }
+        up = scene.nodes[p].parent;
+    }
+    Tail::None
+}
+
+/// How [`draw`] draws: the style, the colour, the selected bone, the key light, the model's
+/// diagonal (which caps the shapes' width).
+#[derive(Clone, Copy, Debug)]
+pub struct BoneDraw {
+    /// Octahedral, stick or spheres.
+    pub style: BoneStyle,
+    /// Linear RGBA: the shape's [`SkeletonShape::color`] over materials,
+    /// [`HEATMAP_BONE_COLOR`] over a heatmap.
+    pub color: [f32; 4],
+    /// The selected bone's node (drawn orange).
+    pub selected: Option<usize>,
+    /// Unit direction towards the key light (faceted shading).
+    pub light: Vec3,
+    /// The model's bounding-box diagonal (metres).
+    pub diagonal_m: f32,
+}
+
+/// Add the bones (in front of the mesh), the relationship lines and the joint axes to `g`.
 pub fn draw(
+    shape: &SkeletonShape,
     bones: &[Bone],
     model_from_node: &[Mat4],
-    selected: Option<usize>,
-    light: Vec3,
+    how: &BoneDraw,
     g: &mut OverlayGeometry,
 ) {
+    let cap = how.diagonal_m.max(0.0) * BONE_WIDTH_SHARE;
     for b in bones {
         let axis = b.tail - b.head;
         let len = axis.length();
         if !(len.is_finite() && len > 0.0) {
             continue;
         }
-        let d = axis / len;
-        let u = d.any_orthonormal_vector();
-        let v = d.cross(u);
-        let w = 0.1 * len;
-        let mid = b.head + d * (0.15 * len);
-        let ring = [mid + u * w, mid + v * w, mid - u * w, mid - v * w];
-        let base = if Some(b.node) == selected {
+        let color = if Some(b.node) == how.selected {
             SELECTED_COLOR
         } else {
-            BONE_COLOR
+            how.color
         };
-        for k in 0..4 {
-            let (r0, r1) = (ring[k], ring[(k + 1) % 4]);
-            for apex in [b.head, b.tail] {
-                let n = (r0 - apex).cross(r1 - apex).normalize_or_zero();
-                // Faceted shading from the key light, either side.
-                let shade = 0.55 + 0.45 * n.dot(light).abs();
-                let c = [base[0] * shade, base[1] * shade, base[2] * shade, base[3]];
-                g.triangle([apex, r0, r1], c, true);
+        let d = axis / len;
+        let shade = |n: Vec3| {
+            // Faceted shading from the key light, either side.
+            let s = 0.55 + 0.45 * n.normalize_or_zero().dot(how.light).abs();
+            [color[0] * s, color[1] * s, color[2] * s, color[3]]
+        };
+        match how.style {
+            BoneStyle::Octahedral => {
+                let w = (OCTAHEDRON_WAIST * len).min(cap);
+                octahedron(b, d, w, OCTAHEDRON_WAIST * len, &shade, g);
             }
-            g.line(r0, r1, [0.05, 0.05, 0.08, 0.9], true);
+            BoneStyle::Stick => stick(b, d, (STICK_SHARE * len).min(cap * 0.5), &shade, g),
+            BoneStyle::Spheres => {
+                sphere(b.head, (OCTAHEDRON_WAIST * len).min(cap), &shade, g);
+                g.line(b.head, b.tail, color, true);
+            }
         }
-        g.line(b.head, b.tail, [0.05, 0.05, 0.08, 0.9], true);
     }
-    // Joint axes at every bone head, a quarter of the bone long.
+    for (a, b) in shape.relations(model_from_node) {
+        g.line(a, b, OUTLINE_COLOR, true);
+    }
+    // Joint axes at every bone head.
     for b in bones {
-        let len = (b.tail - b.head).length() * 0.25;
-        let m = &model_from_node[b.node];
-        let o = b.head;
+        let len = ((b.tail - b.head).length() * AXIS_SHARE).min(cap * 2.5);
+        let Some(m) = model_from_node.get(b.node) else {
+            continue;
+        };
         for (axis, color) in [
             (m.x_axis.truncate(), [0.95, 0.2, 0.2, 1.0]),
             (m.y_axis.truncate(), [0.2, 0.9, 0.25, 1.0]),
             (m.z_axis.truncate(), [0.25, 0.45, 1.0, 1.0]),
         ] {
-            g.line(o, o + axis.normalize_or_zero() * len, color, true);
+            g.line(b.head, b.head + axis.normalize_or_zero() * len, color, true);
+        }
+    }
+}
+
+/// Blender's octahedral bone: a square waist `width` wide at `waist_m` from the head, every
+/// edge outlined.
+fn octahedron(
+    b: &Bone,
+    d: Vec3,
+    width: f32,
+    waist_m: f32,
+    shade: &dyn Fn(Vec3) -> [f32; 4],
+    g: &mut OverlayGeometry,
+) {
+    let u = d.any_orthonormal_vector();
+    let v = d.cross(u);
+    let mid = b.head + d * waist_m;
+    let ring = [
+        mid + u * width,
+        mid + v * width,
+        mid - u * width,
+        mid - v * width,
+    ];
+    for k in 0..4 {
+        let (r0, r1) = (ring[k], ring[(k + 1) % 4]);
+        for apex in [b.head, b.tail] {
+            g.triangle([apex, r0, r1], shade((r0 - apex).cross(r1 - apex)), true);
+            g.line(apex, r0, OUTLINE_COLOR, true);
+        }
+        g.line(r0, r1, OUTLINE_COLOR, true);
+    }
+}
+
+/// A square rod `width` wide from head to tail, its edges outlined.
+fn stick(b: &Bone, d: Vec3, width: f32, shade: &dyn Fn(Vec3) -> [f32; 4], g: &mut OverlayGeometry) {
+    let u = d.any_orthonormal_vector() * (width * 0.5);
+    let v = d.cross(u);
+    let corners = [u + v, u - v, -u - v, -u + v];
+    for k in 0..4 {
+        let (c0, c1) = (corners[k], corners[(k + 1) % 4]);
+        let quad = [b.head + c0, b.head + c1, b.tail + c1, b.tail + c0];
+        let c = shade(c0 + c1);
+        g.triangle([quad[0], quad[1], quad[2]], c, true);
+        g.triangle([quad[0], quad[2], quad[3]], c, true);
+        g.line(quad[0], quad[3], OUTLINE_COLOR, true);
+    }
+}
+
+/// Sphere rings and segments: a 40-facet ball, round enough at joint size.
+const SPHERE_RINGS: usize = 4;
+const SPHERE_SEGMENTS: usize = 8;
+
+/// A faceted sphere of `radius` at `centre`.
+fn sphere(centre: Vec3, radius: f32, shade: &dyn Fn(Vec3) -> [f32; 4], g: &mut OverlayGeometry) {
+    let point = |ring: usize, seg: usize| {
+        let theta = std::f32::consts::PI * ring as f32 / SPHERE_RINGS as f32;
+        let phi = std::f32::consts::TAU * seg as f32 / SPHERE_SEGMENTS as f32;
+        centre
+            + Vec3::new(
+                theta.sin() * phi.cos(),
+                theta.cos(),
+                theta.sin() * phi.sin(),
+            ) * radius
+    };
+    for ring in 0..SPHERE_RINGS {
+        for seg in 0..SPHERE_SEGMENTS {
+            let (a, b) = (point(ring, seg), point(ring, seg + 1));
+            let (c, d) = (point(ring + 1, seg + 1), point(ring + 1, seg));
+            let normal = (a + b + c + d) * 0.25 - centre;
+            if ring > 0 {
+                g.triangle([a, b, c], shade(normal), true);
+            }
+            if ring + 1 < SPHERE_RINGS {
+                g.triangle([a, c, d], shade(normal), true);
+            }
         }
     }
 }

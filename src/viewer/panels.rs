@@ -12,6 +12,7 @@ use crate::character::{LayerDesc, MaskSpec, MotionRef};
 use crate::gpu::ColorMode;
 use crate::ik::IkMode;
 use crate::skin::VertexErrors;
+use crate::view::skeleton::BoneStyle;
 
 /// The open-model panel: a path field (file or `builtin:` name), the built-ins, the error of
 /// the last attempt.
@@ -620,6 +621,14 @@ pub fn weights(ui: &mut Ui, state: &mut ViewerState) {
         ui.checkbox(&mut state.view.grid, "grid");
         ui.checkbox(&mut state.view.wireframe, "wireframe");
     });
+    if state.view.skeleton {
+        ui.horizontal(|ui| {
+            ui.label("bones:");
+            for style in BoneStyle::ALL {
+                ui.selectable_value(&mut state.view.bone_style, style, style.name());
+            }
+        });
+    }
     match state.picked.clone() {
         Some(p) => {
             ui.label(format!(

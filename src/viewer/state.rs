@@ -244,6 +244,12 @@ pub struct ViewerState {
     /// Without vertex-stage storage buffers: the uniform palette's size a model drawn whole
     /// uses (a native rig's stage).
     pub uniform_bones: u32,
+    /// Frame the model on the next drawn frame, at the view's own aspect: set on load and by
+    /// `F` ([`ViewerState::frame_view`]).
+    pub reframe: bool,
+    /// The user panned or zoomed since the last framing: the view then stays where they put
+    /// it, even if the model walks out of it, until `F`.
+    pub user_framed: bool,
 }
 
 impl ViewerState {
@@ -294,6 +300,8 @@ impl ViewerState {
             storage_palette: true,
             uniform_bones: crate::gpu::DEFAULT_UNIFORM_BONES,
             gpu_skinning: Skinning::VertexShader,
+            reframe: true,
+            user_framed: false,
         };
         state.after_rebuild(true)?;
         Ok(state)
@@ -427,9 +435,52 @@ impl ViewerState {
         self.character.cpu_skinning = cpu;
         if new_model && let Some(b) = bounds(&self.character.outputs) {
             self.bounds = b;
+            // A first framing at a common window shape; the viewport frames again at its own.
             self.camera = OrbitCamera::framing(b.0, b.1, 16.0 / 9.0);
+            self.reframe = true;
         }
         Ok(())
+    }
+
+    /// Frame the current frame's skinned vertices at `aspect` (one view's width / height) so
+    /// they fill [`crate::camera::FRAME_FILL`] of it ([`OrbitCamera::fit`]); the CPU skins
+    /// them for this when it does not run every frame.
+    pub fn frame_view(&mut self, aspect: f32) {
+        let c = &self.character;
+        let skinned;
+        let outputs = if c.cpu_skinning {
+            &c.outputs
+        } else {
+            match c.skin_current_with(c.skin_options(0)) {
+                Ok(o) => {
+                    skinned = o;
+                    &skinned
+                }
+                Err(_) => &c.outputs,
+            }
+        };
+        let points: Vec<Vec3> = outputs
+            .iter()
+            .flat_map(|o| o.positions.iter().copied())
+            .collect();
+        self.camera.fit(&points, aspect, crate::camera::FRAME_FILL);
+        self.reframe = false;
+        self.user_framed = false;
+    }
+
+    /// Whether a joint of the current pose is outside the view at `aspect`: the model walked
+    /// out of it (joints, not vertices, so the check costs nothing when the CPU does not skin).
+    pub fn model_left_view(&self, aspect: f32) -> bool {
+        let m = &self.character.frame.model_from_node;
+        let joints: Vec<Vec3> = self
+            .character
+            .scene
+            .skins
+            .iter()
+            .flat_map(|s| s.joints.iter().filter_map(|&j| m.get(j)))
+            .map(|m| m.w_axis.truncate())
+            .collect();
+        !self.camera.sees_all(&joints, aspect)
     }
 
     /// Open a model by path or `builtin:` name. On failure the current model stays and the

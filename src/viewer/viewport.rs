@@ -17,7 +17,7 @@ use crate::gpu::{AsyncCapture, Capture, GpuContext, GpuScene, OffscreenTarget, P
 use crate::skin::SkinnedVertices;
 use crate::skin::VertexErrors;
 use crate::skin::weights::reduce_influences;
-use crate::view::{BACKGROUND, ViewRenderer, bone_tips, upload_influences, view_aspect};
+use crate::view::{BACKGROUND, ViewRenderer, upload_influences, view_aspect};
 
 /// Pixels around the click a vertex or the IK target may be picked within.
 pub const PICK_RADIUS_PX: f32 = 10.0;
@@ -164,7 +164,7 @@ impl Viewport {
             capture,
             skin: None,
         });
-        self.view.set_bone_tips(bone_tips(c));
+        self.view.set_skeleton(c);
         self.generation = state.generation;
         self.pending_pick = None;
         self.snapshot_valid = false;
@@ -315,6 +315,10 @@ impl Viewport {
         // Draw.
         let options = state.view_options();
         let aspect = view_aspect((w, h), options.split);
+        if state.reframe || (!state.user_framed && state.model_left_view(aspect)) {
+            state.frame_view(aspect);
+        }
+        let c = &state.character;
         self.view
             .prepare(ctx, c, &state.camera, aspect, state.bounds, &options);
         add_extras(self.view.geometry_mut(), state);
@@ -418,11 +422,13 @@ impl Viewport {
         {
             let d = response.drag_delta();
             state.camera.pan(-d.x / vh.max(1.0), d.y / vh.max(1.0));
+            state.user_framed = true;
         }
         if response.hovered() {
             let scroll = ui.input(|i| i.smooth_scroll_delta.y);
             if scroll != 0.0 {
                 state.camera.zoom((-scroll * ZOOM_PER_POINT).exp());
+                state.user_framed = true;
             }
         }
         // Click: a bone under the pointer selects it; else pick the vertex there.
@@ -446,7 +452,7 @@ impl Viewport {
                 response.clone().on_hover_text_at_pointer(name);
             }
         }
-        keyboard(ui, state, vw / vh.max(1.0));
+        keyboard(ui, state);
     }
 
     fn bone_at(&self, clip_from_world: Mat4, p: egui::Pos2, size: egui::Vec2) -> Option<usize> {
@@ -467,9 +473,9 @@ impl Viewport {
     }
 }
 
-/// Keyboard controls, never while a text field has focus; `aspect` is one view's. Every press
+/// Keyboard controls, never while a text field has focus. Every press
 /// counts, even several of one key in one frame (V pressed twice advances the view twice).
-pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState, aspect: f32) {
+pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState) {
     if ui.ctx().egui_wants_keyboard_input() {
         return;
     }
@@ -536,7 +542,7 @@ pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState, aspect: f32) {
     // A toggle pressed twice is back where it was.
     let odd = |n: usize| n % 2 == 1;
     if frame > 0 {
-        state.camera.frame(state.bounds.0, state.bounds.1, aspect);
+        state.reframe = true;
     }
     if odd(play) {
         state.toggle_play();
@@ -573,15 +579,14 @@ pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState, aspect: f32) {
     if dx != 0.0 || dy != 0.0 {
         if shift {
             state.camera.pan(dx * 0.01, dy * 0.01);
+            state.user_framed = true;
         } else {
             state.camera.orbit(dx * KEY_ORBIT_RAD, dy * KEY_ORBIT_RAD);
         }
     }
-    if zoom_in {
-        state.camera.zoom(0.97);
-    }
-    if zoom_out {
-        state.camera.zoom(1.03);
+    if zoom_in || zoom_out {
+        state.camera.zoom(if zoom_in { 0.97 } else { 1.03 });
+        state.user_framed = true;
     }
 }
 

@@ -1299,3 +1299,78 @@ fn unnamed_bones_by_label_index_and_info() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("skinview info"), "{}", text(&o));
 }
+
+/// `render --skeleton=STYLE` draws each style (different pictures, an unknown style refused
+/// with the list) and `--frame-clip` keeps one camera over the clip: two times of CesiumMan's
+/// walk framed over the clip cover less than the 85 % a frame framed alone covers, and the
+/// figure stays the same height (one camera, a walk keeps its height).
+#[test]
+fn render_skeleton_styles_and_clip_framing() {
+    let Some(_) = common::gpu() else { return };
+    let render = |extra: &[&str], name: &str| {
+        let out = tmp(name);
+        let mut args = vec!["render", "builtin:arm", "--time", "2", "--size", "160x120"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", out.to_str().unwrap()]);
+        let o = skinview(&args);
+        assert!(o.status.success(), "{args:?}: {}", text(&o));
+        skinview::io::png::read(&out).unwrap()
+    };
+    let plain = render(&[], "plain.png");
+    let mut seen = vec![plain.pixels.clone()];
+    for style in ["--skeleton", "--skeleton=stick", "--skeleton=spheres"] {
+        let img = render(&[style], "styled.png");
+        assert!(
+            !seen.contains(&img.pixels),
+            "{style} drew the same picture as another"
+        );
+        seen.push(img.pixels);
+    }
+    let o = skinview(&[
+        "render",
+        "--skeleton=cube",
+        "--out",
+        tmp("x.png").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("spheres"), "{}", text(&o));
+    // Clip framing.
+    let cesium = common::model("CesiumMan");
+    let height_of = |extra: &[&str], t: &str| {
+        let out = tmp("clip.png");
+        let mut args = vec![
+            "render",
+            cesium.to_str().unwrap(),
+            "--time",
+            t,
+            "--size",
+            "200x200",
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", out.to_str().unwrap()]);
+        let o = skinview(&args);
+        assert!(o.status.success(), "{args:?}: {}", text(&o));
+        let img = skinview::io::png::read(&out).unwrap();
+        let bg = img.pixels[0..3].to_vec();
+        let rows: Vec<usize> = (0..200)
+            .filter(|y| {
+                (0..200).any(|x| {
+                    let p = &img.pixels[(y * 200 + x) * 4..][..3];
+                    p.iter().zip(&bg).any(|(a, b)| a.abs_diff(*b) > 4)
+                })
+            })
+            .collect();
+        rows.last().unwrap() - rows.first().unwrap() + 1
+    };
+    let alone = height_of(&[], "0.5");
+    let (a, b) = (
+        height_of(&["--frame-clip"], "0.5"),
+        height_of(&["--frame-clip"], "1.5"),
+    );
+    assert!((160..=180).contains(&alone), "alone: {alone} of 200 rows");
+    assert!(
+        a <= alone && b <= alone,
+        "clip framing {a}, {b} vs alone {alone}"
+    );
+    assert!(a.abs_diff(b) <= 6, "one camera: heights {a} and {b}");
+}

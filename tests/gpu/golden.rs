@@ -1,6 +1,7 @@
 //! Golden renders: CesiumMan and Fox mid-animation (textured) and the built-in arm at its 120°
 //! end, rendered through the skinning vertex shader; and the viewport's modes headless
-//! (skeleton and grid, weights, bone colours, CPU | GPU split, error heatmap, wireframe).
+//! (skeleton and grid, the three bone styles, weights, bone colours, CPU | GPU split, error
+//! heatmap, wireframe).
 //! Compared with PNGs that were looked at by eye when committed. On mismatch `<name>-actual.png` and `<name>-difference.png` are
 //! written next to the golden file, tagged (PNG tEXt "Adapter") with the adapter that made
 //! them. `SKINVIEW_BLESS=1` rewrites the goldens.
@@ -19,6 +20,7 @@ use skinview::gpu::{ColorMode, Skinning};
 use skinview::image::Rgba8;
 use skinview::io::png;
 use skinview::view::ViewOptions;
+use skinview::view::skeleton::BoneStyle;
 
 const MEAN_DIFF_THRESHOLD: f64 = 2.0;
 /// The CPU-skinned and GPU-skinned renders differ only by f32 rounding of vertices.
@@ -172,9 +174,44 @@ fn view_modes_match_golden_images() {
         c.play_to(1.0).unwrap();
         c
     };
+    let arm_bent = || {
+        let scene = skinview::builtin::woodland_arm().unwrap();
+        let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
+        c.update(scene.animations[0].duration_s(), 0.0).unwrap();
+        c
+    };
     type Setup = fn(&Character) -> ViewOptions;
     type Case<'a> = (&'a str, &'a dyn Fn() -> Character, Setup, (u32, u32));
-    let cases: [Case; 6] = [
+    let cases: [Case; 9] = [
+        (
+            "woodland_arm_skeleton_bent",
+            &arm_bent,
+            |_| ViewOptions {
+                skeleton: true,
+                ..Default::default()
+            },
+            (SIZE, SIZE),
+        ),
+        (
+            "fox_skeleton_spheres",
+            &fox,
+            |_| ViewOptions {
+                skeleton: true,
+                bone_style: BoneStyle::Spheres,
+                ..Default::default()
+            },
+            (SIZE, SIZE),
+        ),
+        (
+            "cesiumman_skeleton_stick",
+            &cesium,
+            |_| ViewOptions {
+                skeleton: true,
+                bone_style: BoneStyle::Stick,
+                ..Default::default()
+            },
+            (SIZE, SIZE),
+        ),
         (
             "humanoid_skeleton_grid",
             &humanoid,

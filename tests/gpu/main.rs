@@ -7,8 +7,10 @@
 mod common;
 
 mod crowd;
+mod framing;
 mod golden;
 mod gpu_layout;
 mod gpu_readback;
 mod palette_uniform;
+mod skeleton;
 mod textures;

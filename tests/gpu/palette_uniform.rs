@@ -274,14 +274,15 @@ fn a_render_through_the_uniform_palette_matches_the_storage_render() {
     split.update(1.0, 0.0).unwrap();
     let options = ViewOptions::default();
     let (w, h) = (160, 120);
-    let a = render_character_with(ctx, &whole, &options, PaletteSource::Storage, w, h).unwrap();
+    let a =
+        render_character_with(ctx, &whole, &options, PaletteSource::Storage, None, (w, h)).unwrap();
     let b = render_character_with(
         ctx,
         &split,
         &options,
         PaletteSource::Uniform { bones: 8 },
-        w,
-        h,
+        None,
+        (w, h),
     )
     .unwrap();
     let covered = a

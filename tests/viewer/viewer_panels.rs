@@ -483,7 +483,7 @@ fn shortcuts_skip_text_fields_and_count_every_press() {
     let mut h = Harness::new_ui_state(
         |ui, s: &mut ViewerState| {
             panels::model(ui, s);
-            skinview::viewer::viewport::keyboard(ui, s, 1.0);
+            skinview::viewer::viewport::keyboard(ui, s);
         },
         open(Builtin::Arm, false),
     );
@@ -568,7 +568,7 @@ fn performance_plot_shows_the_stages_that_run() {
 fn frame_stepping_by_frame_and_by_key() {
     use skinview::viewer::state::STEP_S;
     let mut h = Harness::new_ui_state(
-        |ui, s: &mut ViewerState| skinview::viewer::viewport::keyboard(ui, s, 1.0),
+        |ui, s: &mut ViewerState| skinview::viewer::viewport::keyboard(ui, s),
         glb_arm(),
     );
     h.state_mut().scrub(0.5);
@@ -601,4 +601,55 @@ fn frame_stepping_by_frame_and_by_key() {
     h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::Comma);
     h.run();
     assert_eq!(h.state().playback.time_s, before_next);
+}
+
+/// Framing in the viewer: a model opens framed at the view's own shape (85 % of its limiting
+/// dimension, measured by projecting the skinned vertices through the camera); `F` frames
+/// again; a model that walks out of view is framed again unless the user has panned or
+/// zoomed.
+#[test]
+fn the_viewer_frames_the_model_and_follows_it_out_of_view() {
+    use skinview::camera::FRAME_FILL;
+    let fox = ModelSource::File(common::model("Fox")).load().unwrap();
+    let mut s = ViewerState::new(fox, false).unwrap();
+    assert!(s.reframe, "a new model is framed on its first drawn frame");
+    let aspect = 0.9; // one half of a split window
+    s.frame_view(aspect);
+    assert!(!s.reframe);
+    let m = s.camera.clip_from_world(aspect);
+    let mut reach: f32 = 0.0;
+    let mut extent = [
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    for p in s.character.outputs.iter().flat_map(|o| o.positions.iter()) {
+        let c = m * p.extend(1.0);
+        let (x, y) = (c.x / c.w, c.y / c.w);
+        extent = [
+            extent[0].min(x),
+            extent[1].max(x),
+            extent[2].min(y),
+            extent[3].max(y),
+        ];
+        reach = reach.max(x.abs()).max(y.abs());
+    }
+    let fill = 0.5 * (extent[1] - extent[0]).max(extent[3] - extent[2]);
+    assert!((fill - FRAME_FILL).abs() < 0.01, "fills {fill}");
+    assert!(reach < 0.9, "reaches {reach} of the view");
+    assert!(!s.model_left_view(aspect));
+    // The model walks off: 3 of its sizes to the side.
+    let size = (s.bounds.1 - s.bounds.0).length();
+    s.camera.target += glam::Vec3::X * 3.0 * size;
+    assert!(s.model_left_view(aspect));
+    // F asks for a framing (the viewport does it on its next frame, at its own shape).
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| skinview::viewer::viewport::keyboard(ui, s),
+        s,
+    );
+    h.run();
+    h.key_press(egui::Key::F);
+    h.run();
+    assert!(h.state().reframe, "F asks for a framing");
 }

@@ -1,0 +1,235 @@
+//! The skeleton overlay's bones, against independent computations: one bone per joint,
+//! pointing at its one child or at the child whose subtree holds the most skinned weight
+//! (summed here by walking each influence up its ancestors, not by the overlay's backward
+//! pass); a leaf carrying its parent's bone (direction and length at the rest pose) and
+//! turning with its own joint (the built-in arm's forearm bends 120° with the skin); shapes
+//! never wider than their cap, in every style. On every shared model and the built-ins.
+#![allow(clippy::unwrap_used)] // test code: a panic is the report
+
+use crate::common;
+
+use glam::Vec3;
+use skinview::Scene;
+use skinview::character::{Character, CharacterSetup};
+use skinview::gpu::OverlayGeometry;
+use skinview::view::skeleton::{
+    BONE_WIDTH_SHARE, Bone, BoneDraw, BoneStyle, SkeletonShape, joint_flags,
+};
+
+/// Every shared model with a skin, and the two built-ins, as characters at rest.
+fn skinned_at_rest() -> Vec<Character> {
+    let mut scenes: Vec<Scene> = common::all_models()
+        .iter()
+        .map(|p| skinview::io::load(p).unwrap())
+        .filter(|s| !s.skins.is_empty())
+        .collect();
+    scenes.push(skinview::builtin::woodland_arm().unwrap());
+    scenes.push(skinview::builtin::humanoid().unwrap());
+    assert!(scenes.len() >= 10, "only {} skinned models", scenes.len());
+    scenes
+        .iter()
+        .map(|s| {
+            let mut c = CharacterSetup::clip(None).build(s).unwrap();
+            c.update(0.0, 0.0).unwrap();
+            c
+        })
+        .collect()
+}
+
+fn bones_of(c: &Character) -> (SkeletonShape, Vec<Bone>) {
+    let shape = SkeletonShape::new(&c.scene, &skinview::view::bone_tips(c));
+    let mut bones = Vec::new();
+    shape.bones(&c.frame.model_from_node, &mut bones);
+    (shape, bones)
+}
+
+/// Per node, the skinned weight of its subtree: each influence added to its joint and every
+/// ancestor.
+fn subtree_weight(scene: &Scene) -> Vec<f64> {
+    let mut w = vec![0.0; scene.nodes.len()];
+    for d in scene.deformed_draws() {
+        let skin = &scene.skins[d.skin.unwrap()];
+        let sw = scene.primitive(d).skin_weights.as_ref().unwrap();
+        for (&j, &x) in sw.joints.iter().zip(&sw.weights) {
+            let mut n = Some(skin.joints[j as usize]);
+            while let Some(k) = n {
+                w[k] += f64::from(x);
+                n = scene.nodes[k].parent;
+            }
+        }
+    }
+    w
+}
+
+#[test]
+fn a_joint_points_at_its_heaviest_child() {
+    let mut checked = 0;
+    for c in skinned_at_rest() {
+        let scene = &c.scene;
+        let is_joint = joint_flags(scene);
+        let weight = subtree_weight(scene);
+        let (_, bones) = bones_of(&c);
+        let pos = |n: usize| c.frame.model_from_node[n].w_axis.truncate();
+        for p in (0..scene.nodes.len()).filter(|&p| is_joint[p]) {
+            let children: Vec<usize> = (0..scene.nodes.len())
+                .filter(|&k| is_joint[k] && scene.nodes[k].parent == Some(p))
+                .collect();
+            let Some(&first) = children.first() else {
+                continue;
+            };
+            let heaviest = children
+                .iter()
+                .fold(first, |b, &k| if weight[k] > weight[b] { k } else { b });
+            let bone = bones.iter().filter(|b| b.node == p).collect::<Vec<_>>();
+            if pos(heaviest).distance(pos(p)) == 0.0 {
+                assert!(bone.is_empty(), "{}: zero-length bone drawn", scene.name);
+                continue;
+            }
+            assert_eq!(
+                bone.len(),
+                1,
+                "{}: joint {p} has {} bones",
+                scene.name,
+                bone.len()
+            );
+            assert_eq!(
+                bone[0].tail,
+                pos(heaviest),
+                "{}: joint {} should point at {} (subtree weight {:.3} of {:?})",
+                scene.name,
+                scene.node_label(p),
+                scene.node_label(heaviest),
+                weight[heaviest],
+                children.iter().map(|&k| weight[k]).collect::<Vec<_>>()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} joints with children checked");
+}
+
+#[test]
+fn a_leaf_carries_its_parents_bone_at_rest() {
+    let mut checked = 0;
+    for c in skinned_at_rest() {
+        if c.bones.is_some() {
+            continue; // native rigs end their leaves where the rig says
+        }
+        let scene = &c.scene;
+        let (_, bones) = bones_of(&c);
+        let is_joint = joint_flags(scene);
+        for b in &bones {
+            let leaf = (0..scene.nodes.len())
+                .all(|k| !(is_joint[k] && scene.nodes[k].parent == Some(b.node)));
+            let Some(parent) = bones
+                .iter()
+                .find(|q| Some(q.node) == scene.nodes[b.node].parent)
+            else {
+                continue;
+            };
+            if !leaf {
+                continue;
+            }
+            let (own, theirs) = (b.tail - b.head, parent.tail - parent.head);
+            assert!(
+                (own.length() - theirs.length()).abs() <= 1e-4 * theirs.length(),
+                "{}: leaf {} is {} long, its parent's bone {}",
+                scene.name,
+                scene.node_label(b.node),
+                own.length(),
+                theirs.length()
+            );
+            assert!(
+                own.normalize().dot(theirs.normalize()) > 0.9999,
+                "{}: leaf {} does not continue its parent's direction",
+                scene.name,
+                scene.node_label(b.node)
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "only {checked} leaves checked");
+}
+
+/// `skinview render builtin:arm --skeleton --time 2`: the forearm's bone bends with the skin.
+#[test]
+fn the_arms_forearm_bone_bends_with_its_joint() {
+    let scene = skinview::builtin::woodland_arm().unwrap();
+    let bend = scene.find_animation("bend").unwrap();
+    let mut c = CharacterSetup::clip(Some(bend)).build(&scene).unwrap();
+    let end_s = scene.animations[bend].duration_s();
+    c.update(end_s, 0.0).unwrap();
+    let (_, bones) = bones_of(&c);
+    assert_eq!(bones.len(), 2, "{bones:?}");
+    let (upper, fore) = (bones[0], bones[1]);
+    assert_eq!(upper.tail, fore.head, "the forearm starts at the elbow");
+    let angle_deg = (upper.tail - upper.head)
+        .angle_between(fore.tail - fore.head)
+        .to_degrees();
+    assert!(
+        (angle_deg - 120.0).abs() < 0.05,
+        "forearm bone at {angle_deg}° to the upper arm; the arm bends 120°"
+    );
+}
+
+#[test]
+fn bone_shapes_stay_within_their_width_cap_in_every_style() {
+    for c in skinned_at_rest() {
+        let (lo, hi) = skinview::skin::bounds(&c.outputs).unwrap();
+        let diagonal_m = (hi - lo).length();
+        let cap = diagonal_m * BONE_WIDTH_SHARE;
+        let (shape, bones) = bones_of(&c);
+        for style in BoneStyle::ALL {
+            let mut g = OverlayGeometry::default();
+            let how = BoneDraw {
+                style,
+                color: shape.color,
+                selected: None,
+                light: Vec3::Y,
+                diagonal_m,
+            };
+            skinview::view::skeleton::draw(&shape, &bones, &c.frame.model_from_node, &how, &mut g);
+            assert!(!g.triangles_front.is_empty() || bones.is_empty());
+            for v in &g.triangles_front {
+                let p = Vec3::from(v.position);
+                let d = bones
+                    .iter()
+                    .map(|b| segment_distance(p, b.head, b.tail))
+                    .fold(f32::INFINITY, f32::min);
+                assert!(
+                    d <= cap * 1.001 + 1e-6,
+                    "{} ({}): a shape reaches {d} from its bone, the cap is {cap}",
+                    c.scene.name,
+                    style.name()
+                );
+            }
+        }
+    }
+}
+
+fn segment_distance(p: Vec3, a: Vec3, b: Vec3) -> f32 {
+    let ab = b - a;
+    let t = ((p - a).dot(ab) / ab.length_squared().max(1e-30)).clamp(0.0, 1.0);
+    p.distance(a + ab * t)
+}
+
+/// The bones take a colour the model's materials do not use: blue by default, another on a
+/// blue model.
+#[test]
+fn bones_take_a_colour_the_materials_do_not_use() {
+    use skinview::view::skeleton::{BONE_COLORS, bone_color};
+    let mut scene = skinview::builtin::woodland_arm().unwrap();
+    assert_eq!(bone_color(&scene), BONE_COLORS[0], "a skin-toned arm");
+    for (material, avoid) in [([0.1, 0.2, 0.9, 1.0], 0), ([0.8, 0.05, 0.6, 1.0], 1)] {
+        for m in &mut scene.meshes {
+            for p in &mut m.primitives {
+                p.base_color = material;
+            }
+        }
+        let c = bone_color(&scene);
+        assert_ne!(
+            c, BONE_COLORS[avoid],
+            "material {material:?} got bones {c:?}"
+        );
+    }
+}
