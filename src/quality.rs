@@ -10,16 +10,18 @@
 //! Method: for each rig, motion (bend about the joint's local Z, twist about its own X axis),
 //! angle and variant, the rig is posed by a one-key motion on the joint's bone and skinned on
 //! the CPU path (bone links inserted and posed by the animation stage, as the renderer does).
-//! Three numbers per pose:
-//! - `volume_ratio`: for the arm, the enclosed volume of the tube (its open ends closed by
-//!   fans to the end rings' centroids; signed tetrahedra from the origin) over the rest
-//!   volume; for the humanoid, whose whole body would drown an elbow's change, one plus the
-//!   change of the whole skin's volume over the rest volume of the joint's blend zone (an
-//!   elliptic cylinder of the rest ring's radius, [`BLEND_HALF_WIDTH_M`] either side);
-//! - `radius_ratio`: the mean distance of the rest ring nearest the joint (the arm's ring;
-//!   on the humanoid's surface-nets skin, the vertices within half a grid cell of the joint's
-//!   plane) from its own centroid, over the rest value (Weber's candy wrapper: LBS gives
-//!   r·|cos(θ/2)| under a twist);
+//! Three numbers per pose, over the joint's blend zone (the rest vertices within
+//! [`BLEND_HALF_WIDTH_M`] of the joint's plane and near the bone's axis: the limb, not the body
+//! it joins), which is what a user means by "the elbow":
+//! - `volume_ratio`: the enclosed volume of the zone's piece of skin (its triangles whose
+//!   corners all lie in the zone, the open ends closed by fans to each boundary loop's
+//!   centroid; signed tetrahedra from the origin) over its rest volume;
+//! - `radius_ratio`: the smallest, over the zone's rings, of a ring's mean distance from its
+//!   own centroid over its rest value (Weber's candy wrapper: LBS gives r·|2w − 1| under a
+//!   180° twist for a ring weighted w and 1 − w, smallest where w = ½, wherever that ring
+//!   lies). A ring: the zone's rest vertices within the case's ring width along the axis
+//!   (the arm's rings; slabs of one grid cell on the humanoid's surface-nets skin), with at
+//!   least [`MIN_RING_VERTICES`];
 //! - `normal_err_deg`: the mean angle, over the vertices of the weight-blend zone, between the
 //!   skinned normal and the normal of the skinned surface itself (area-weighted average of
 //!   the skinned triangles around the vertex); a zero normal counts 90°.
@@ -55,9 +57,9 @@ pub struct QualityRow {
     pub motion: String,
     /// Elbow angle.
     pub angle_deg: f32,
-    /// Enclosed volume / rest volume.
+    /// Enclosed volume of the blend zone's skin / its rest volume.
     pub volume_ratio: f64,
-    /// Elbow ring radius / rest radius.
+    /// Smallest ring radius / its rest radius over the blend zone.
     pub radius_ratio: f64,
     /// Mean angle between skinned and surface normals in the blend zone.
     pub normal_err_deg: f64,
@@ -81,11 +83,8 @@ struct JointCase {
     base: crate::rig::WeberRig,
     /// The bone whose local rotation poses the joint.
     bone: &'static str,
-    /// Rest vertices within this distance of the joint's plane (beyond the nearest) form its
-    /// ring.
-    ring_tolerance_m: f32,
-    /// Measure the volume against the blend zone (a whole body) instead of the whole mesh.
-    zone_volume: bool,
+    /// A ring: rest vertices within this distance of the ring's first along the bone's axis.
+    ring_width_m: f32,
 }
 
 /// Measure the arm at each of `angles_deg` (bend and twist) for every variant;
@@ -98,8 +97,7 @@ pub fn arm_quality(
         rig: "woodland_arm",
         base: Builtin::Arm.rig()?,
         bone: "forearm",
-        ring_tolerance_m: 1e-5,
-        zone_volume: false,
+        ring_width_m: ARM_RING_WIDTH_M,
     };
     joint_quality(&[case], angles_deg, progress)
 }
@@ -111,15 +109,13 @@ pub fn quality(angles_deg: &[f32], progress: impl FnMut(usize, usize)) -> Result
             rig: "woodland_arm",
             base: Builtin::Arm.rig()?,
             bone: "forearm",
-            ring_tolerance_m: 1e-5,
-            zone_volume: false,
+            ring_width_m: ARM_RING_WIDTH_M,
         },
         JointCase {
             rig: "humanoid",
             base: Builtin::Humanoid.rig()?,
             bone: "l_forearm",
-            ring_tolerance_m: 0.5 * crate::builtin::humanoid::SKIN_CELL_M,
-            zone_volume: true,
+            ring_width_m: crate::builtin::humanoid::SKIN_CELL_M,
         },
     ];
     joint_quality(&cases, angles_deg, progress)
@@ -143,8 +139,8 @@ fn joint_quality(
                 bone: case.bone.into(),
             })?;
         let rest_rotation = Quat::from_array(base.bones[bone].rotation).normalize();
-        // Rest measures per variant (links change the mesh's weights, not its rest shape).
-        let mut rest: HashMap<usize, Rest> = HashMap::new();
+        // The zone per variant (links change the mesh's weights, not its rest shape).
+        let mut rest: HashMap<usize, BlendZone> = HashMap::new();
         for motion in ["bend", "twist"] {
             for &angle in angles_deg {
                 let q = match motion {
@@ -186,28 +182,18 @@ fn joint_quality(
                     let mut c = setup.build_rig(&rs)?;
                     c.update(0.0, 0.0)?;
                     let joint = joint_rest(&c, case.bone)?;
-                    let r = match rest.get(&vi) {
-                        Some(r) => *r,
-                        None => {
-                            let r = rest_measures(&c, joint, case.ring_tolerance_m);
-                            rest.insert(vi, r);
-                            r
-                        }
-                    };
-                    let m = measure(&c, joint, case.ring_tolerance_m)?;
-                    let volume_ratio = if case.zone_volume {
-                        1.0 + (m.volume - r.volume) / r.zone_volume
-                    } else {
-                        m.volume / r.volume
-                    };
+                    let zone = rest
+                        .entry(vi)
+                        .or_insert_with(|| BlendZone::new(&c, joint, case.ring_width_m));
+                    let m = zone.measure(&c);
                     rows.push(QualityRow {
                         rig: case.rig.into(),
                         mode: mode.name().into(),
                         links,
                         motion: motion.into(),
                         angle_deg: angle,
-                        volume_ratio,
-                        radius_ratio: m.radius / r.radius,
+                        volume_ratio: m.volume / zone.rest_volume,
+                        radius_ratio: m.radius_ratio,
                         normal_err_deg: m.normal_err_deg,
                     });
                     progress(rows.len(), total);
@@ -218,14 +204,6 @@ fn joint_quality(
     Ok(rows)
 }
 
-/// Rest measures of a case.
-#[derive(Clone, Copy)]
-struct Rest {
-    volume: f64,
-    radius: f64,
-    zone_volume: f64,
-}
-
 /// The joint's rest frame: where it is and the direction of its bone (model space).
 #[derive(Clone, Copy)]
 struct Joint {
@@ -233,28 +211,118 @@ struct Joint {
     axis: Vec3,
 }
 
-fn rest_measures(c: &Character, joint: Joint, tolerance: f32) -> Rest {
-    let prim = c.scene.primitive(&c.scene.draws[0]);
-    let radius = ring_radius(&prim.positions, &prim.positions, joint, tolerance);
-    // The blend zone's rest volume: an elliptic cylinder of the ring's mean radius.
-    let zone_volume = std::f64::consts::PI * radius * radius * 2.0 * BLEND_HALF_WIDTH_M as f64;
-    Rest {
-        volume: closed_volume(&prim.positions, &prim.indices),
-        radius,
-        zone_volume,
-    }
+/// Blend zone half-width around the joint (the arm's weights blend over ±5 cm, the
+/// humanoid's elbow over about one radius, 4 cm, either side).
+pub const BLEND_HALF_WIDTH_M: f32 = 0.05;
+
+/// The arm's rings lie at exact positions along its axis: vertices of one ring agree to f32
+/// rounding, rings are centimetres apart.
+const ARM_RING_WIDTH_M: f32 = 1e-5;
+
+/// A slab with fewer vertices is no ring (a triangle's worth of a surface-nets slab).
+pub const MIN_RING_VERTICES: usize = 6;
+
+/// A joint's blend zone at rest, found once per variant: its vertices, rings, triangles and
+/// rest measures.
+struct BlendZone {
+    /// Per vertex: in the zone.
+    in_zone: Vec<bool>,
+    /// The zone's rings (vertex indices) and each one's rest radius.
+    rings: Vec<(Vec<usize>, f64)>,
+    /// The triangles whose corners all lie in the zone.
+    indices: Vec<u32>,
+    rest_volume: f64,
 }
 
 /// Measures of one skinned pose.
 struct Measures {
     volume: f64,
-    radius: f64,
+    radius_ratio: f64,
     normal_err_deg: f64,
 }
 
-/// Blend zone half-width around the joint (the arm's weights blend over ±5 cm, the
-/// humanoid's elbow over about one radius, 4 cm, either side).
-pub const BLEND_HALF_WIDTH_M: f32 = 0.05;
+impl BlendZone {
+    /// The zone of `joint` on `c`'s first draw, rings `ring_width_m` wide along the axis.
+    fn new(c: &Character, joint: Joint, ring_width_m: f32) -> BlendZone {
+        let prim = c.scene.primitive(&c.scene.draws[0]);
+        let rest = &prim.positions;
+        let in_zone: Vec<bool> = rest
+            .iter()
+            .map(|p| in_zone(joint, *p, BLEND_HALF_WIDTH_M))
+            .collect();
+        // Rings: the zone's vertices in order along the axis, a new ring past the width.
+        let along = |v: usize| (rest[v] - joint.at).dot(joint.axis);
+        let mut order: Vec<usize> = (0..rest.len()).filter(|&v| in_zone[v]).collect();
+        order.sort_by(|&a, &b| along(a).total_cmp(&along(b)));
+        let mut rings: Vec<(Vec<usize>, f64)> = Vec::new();
+        let mut current: Vec<usize> = Vec::new();
+        for v in order {
+            if current
+                .first()
+                .is_some_and(|&f| along(v) - along(f) > ring_width_m)
+            {
+                rings.push((std::mem::take(&mut current), 0.0));
+            }
+            current.push(v);
+        }
+        rings.push((current, 0.0));
+        rings.retain(|(r, _)| r.len() >= MIN_RING_VERTICES);
+        for (ring, radius) in &mut rings {
+            *radius = ring_radius(rest, ring);
+        }
+        rings.retain(|(_, r)| *r > 0.0);
+        let indices: Vec<u32> = prim
+            .indices
+            .chunks_exact(3)
+            .filter(|t| t.iter().all(|&i| in_zone.get(i as usize) == Some(&true)))
+            .flatten()
+            .copied()
+            .collect();
+        let rest_volume = closed_volume(rest, &indices);
+        BlendZone {
+            in_zone,
+            rings,
+            indices,
+            rest_volume,
+        }
+    }
+
+    /// The zone's volume, smallest ring ratio and mean normal error in `c`'s skinned pose.
+    fn measure(&self, c: &Character) -> Measures {
+        let prim = c.scene.primitive(&c.scene.draws[0]);
+        let out = &c.outputs[0];
+        let radius_ratio = self
+            .rings
+            .iter()
+            .map(|(ring, rest)| ring_radius(&out.positions, ring) / rest)
+            .fold(f64::INFINITY, f64::min);
+        let normals = out.normals.as_deref().unwrap_or(&[]);
+        let surface = surface_normals(&out.positions, &prim.indices);
+        let mut sum = 0.0;
+        let mut count = 0usize;
+        for v in (0..prim.positions.len()).filter(|&v| self.in_zone[v]) {
+            let (a, b) = (normals.get(v).copied().unwrap_or(Vec3::ZERO), surface[v]);
+            let angle = if a.length_squared() > 0.0 && b.length_squared() > 0.0 {
+                (a.normalize().dot(b.normalize()).clamp(-1.0, 1.0) as f64)
+                    .acos()
+                    .to_degrees()
+            } else {
+                90.0
+            };
+            sum += angle;
+            count += 1;
+        }
+        Measures {
+            volume: closed_volume(&out.positions, &self.indices),
+            radius_ratio: if radius_ratio.is_finite() {
+                radius_ratio
+            } else {
+                0.0
+            },
+            normal_err_deg: if count > 0 { sum / count as f64 } else { 0.0 },
+        }
+    }
+}
 
 /// The joint (the base of `bone`) at rest, in model space, and its bone's rest direction. The
 /// bone's parent is at rest in every pose measured, so this is also where the joint is.
@@ -274,37 +342,6 @@ fn joint_rest(c: &Character, bone: &str) -> Result<Joint> {
     })
 }
 
-fn measure(c: &Character, joint: Joint, tolerance: f32) -> Result<Measures> {
-    let prim = c.scene.primitive(&c.scene.draws[0]);
-    let out = &c.outputs[0];
-    let volume = closed_volume(&out.positions, &prim.indices);
-    let radius = ring_radius(&prim.positions, &out.positions, joint, tolerance);
-    let normals = out.normals.as_deref().unwrap_or(&[]);
-    let surface = surface_normals(&out.positions, &prim.indices);
-    let mut sum = 0.0;
-    let mut count = 0usize;
-    for (v, p) in prim.positions.iter().enumerate() {
-        if !in_zone(joint, *p, BLEND_HALF_WIDTH_M) {
-            continue;
-        }
-        let (a, b) = (normals.get(v).copied().unwrap_or(Vec3::ZERO), surface[v]);
-        let angle = if a.length_squared() > 0.0 && b.length_squared() > 0.0 {
-            (a.normalize().dot(b.normalize()).clamp(-1.0, 1.0) as f64)
-                .acos()
-                .to_degrees()
-        } else {
-            90.0
-        };
-        sum += angle;
-        count += 1;
-    }
-    Ok(Measures {
-        volume,
-        radius,
-        normal_err_deg: if count > 0 { sum / count as f64 } else { 0.0 },
-    })
-}
-
 /// Whether rest position `p` lies within `half_width` of the joint's plane and near the
 /// bone's axis (within four half-widths: the limb, not the body it joins).
 fn in_zone(joint: Joint, p: Vec3, half_width: f32) -> bool {
@@ -313,32 +350,20 @@ fn in_zone(joint: Joint, p: Vec3, half_width: f32) -> bool {
     along.abs() <= half_width && (d - joint.axis * along).length() <= 4.0 * half_width
 }
 
-/// Mean distance of the skinned vertices of the rest ring nearest the joint from their own
-/// centroid: the ring's radius wherever the skin put it (the centroid, not the joint, so the
-/// ring's offset along the bone does not count). The ring: rest vertices near the bone's
-/// axis within `tolerance` of the nearest one's distance to the joint's plane.
-fn ring_radius(rest: &[Vec3], skinned: &[Vec3], joint: Joint, tolerance: f32) -> f64 {
-    let plane = |p: &Vec3| (*p - joint.at).dot(joint.axis).abs();
-    let near_axis = |p: &Vec3| {
-        let d = *p - joint.at;
-        (d - joint.axis * d.dot(joint.axis)).length() <= 4.0 * BLEND_HALF_WIDTH_M
-    };
-    let nearest = rest
+/// Mean distance of a ring's vertices (`ring` indexes `positions`) from their own centroid:
+/// the ring's radius wherever the skin put it (the centroid, not the joint, so the ring's
+/// offset along the bone does not count).
+fn ring_radius(positions: &[Vec3], ring: &[usize]) -> f64 {
+    let points: Vec<DVec3> = ring
         .iter()
-        .filter(|p| near_axis(p))
-        .map(plane)
-        .fold(f32::INFINITY, f32::min);
-    let ring: Vec<DVec3> = rest
-        .iter()
-        .zip(skinned)
-        .filter(|(p, _)| near_axis(p) && plane(p) <= nearest + tolerance)
-        .map(|(_, q)| q.as_dvec3())
+        .filter_map(|&v| positions.get(v))
+        .map(|p| p.as_dvec3())
         .collect();
-    if ring.is_empty() {
+    if points.is_empty() {
         return 0.0;
     }
-    let centroid = ring.iter().sum::<DVec3>() / ring.len() as f64;
-    ring.iter().map(|q| (*q - centroid).length()).sum::<f64>() / ring.len() as f64
+    let centroid = points.iter().sum::<DVec3>() / points.len() as f64;
+    points.iter().map(|q| (*q - centroid).length()).sum::<f64>() / points.len() as f64
 }
 
 /// Area-weighted vertex normals of a triangle list.

@@ -60,8 +60,8 @@ pub fn run(a: QualityArgs) -> CliResult {
 /// One line per (rig, motion, angle): radius and volume ratio and normal error per variant.
 fn print_table(rows: &[QualityRow]) {
     println!(
-        "elbow ring radius / volume / mean normal error (degrees) in the blend zone, each \
-         against the rest shape (the humanoid's volume: its change over the elbow zone's)"
+        "over the elbow's blend zone: smallest ring radius / volume / mean normal error \
+         (degrees), each against the rest shape"
     );
     let variant = |r: &QualityRow| match (r.mode.as_str(), r.links) {
         ("lbs", 0) => "lbs".to_string(),
@@ -129,7 +129,7 @@ fn chart(rows: &[QualityRow]) -> super::chart::Chart {
     }
     type Measure = (&'static str, fn(&QualityRow) -> f64);
     let measures: [Measure; 3] = [
-        ("ring radius / rest", |r| r.radius_ratio),
+        ("smallest ring radius / rest", |r| r.radius_ratio),
         ("volume / rest", |r| r.volume_ratio),
         ("normal error (deg)", |r| r.normal_err_deg),
     ];
