@@ -330,3 +330,105 @@ fn quoted(name: Option<&str>) -> String {
 pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
+
+/// A transform taken apart for display: translation, rotation (a unit quaternion and Blender's
+/// XYZ Euler angles in degrees: `R = Rz · Ry · Rx`) and scale.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransformParts {
+    /// Translation (metres).
+    pub translation: glam::Vec3,
+    /// Rotation, unit quaternion (x, y, z, w).
+    pub rotation: glam::Quat,
+    /// The same rotation as Euler angles about X, Y and Z, applied X first (Blender's "XYZ").
+    pub euler_deg: glam::Vec3,
+    /// Scale (negative on one axis where the matrix mirrors).
+    pub scale: glam::Vec3,
+}
+
+impl TransformParts {
+    /// `m` taken apart (an affine matrix; shear is lost, as in every TRS display).
+    pub fn of(m: &glam::Mat4) -> TransformParts {
+        let (scale, rotation, translation) = m.to_scale_rotation_translation();
+        let rotation = rotation.normalize();
+        let (z, y, x) = rotation.to_euler(glam::EulerRot::ZYX);
+        TransformParts {
+            translation,
+            rotation,
+            euler_deg: glam::Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI),
+            scale,
+        }
+    }
+}
+
+/// What a bone does to the skin: over every deformed draw of every skin it belongs to, the
+/// vertices it influences (a weight above zero), its largest weight, and its inverse bind
+/// matrix in each skin. Set-up data: made when a bone is selected, not per frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoneInfluence {
+    /// The bone's node.
+    pub node: usize,
+    /// Vertices with a weight of this bone above zero (a vertex of two draws counts twice).
+    pub vertices: usize,
+    /// The largest weight it has on any vertex (0 when none).
+    pub largest_weight: f32,
+    /// Per skin that has it as a joint: the skin's index and the bone's inverse bind matrix
+    /// there (`joint_from_bind`).
+    pub inverse_binds: Vec<(usize, glam::Mat4)>,
+    /// Per deformed draw (index into `Scene::draws`), its influenced vertex indices.
+    pub draw_vertices: Vec<(usize, Vec<u32>)>,
+}
+
+impl BoneInfluence {
+    /// The influence of `node` on `scene`'s skins. Cost: O(influences of the skins that have
+    /// it).
+    pub fn of(scene: &Scene, node: usize) -> BoneInfluence {
+        let mut b = BoneInfluence {
+            node,
+            vertices: 0,
+            largest_weight: 0.0,
+            inverse_binds: Vec::new(),
+            draw_vertices: Vec::new(),
+        };
+        for (s, skin) in scene.skins.iter().enumerate() {
+            if let Some(j) = skin.joints.iter().position(|&n| n == node)
+                && let Some(m) = skin.joint_from_bind.get(j)
+            {
+                b.inverse_binds.push((s, *m));
+            }
+        }
+        for (d, draw) in scene.draws.iter().enumerate() {
+            let Some(skin) = draw.skin.and_then(|s| scene.skins.get(s)) else {
+                continue;
+            };
+            let Some(j) = skin.joints.iter().position(|&n| n == node) else {
+                continue;
+            };
+            let Some(sw) = scene.primitive(draw).skin_weights.as_ref() else {
+                continue;
+            };
+            let mut hit = Vec::new();
+            for (v, (joints, weights)) in sw
+                .joints
+                .chunks_exact(sw.width.max(1))
+                .zip(sw.weights.chunks_exact(sw.width.max(1)))
+                .enumerate()
+            {
+                let w = joints
+                    .iter()
+                    .zip(weights)
+                    .filter(|(jj, _)| **jj as usize == j)
+                    .map(|(_, w)| *w)
+                    .sum::<f32>();
+                if w > 0.0 {
+                    hit.push(v as u32);
+                    b.largest_weight = b.largest_weight.max(w);
+                }
+            }
+            b.vertices += hit.len();
+            if !hit.is_empty() {
+                b.draw_vertices.push((d, hit));
+            }
+        }
+        b
+    }
+}

@@ -558,6 +558,8 @@ fn layout(
                     panels::layers(ui, state);
                     ui.separator();
                     panels::hierarchy(ui, state);
+                    ui.separator();
+                    panels::bone_inspector(ui, state);
                 });
         });
     egui::Panel::right("right")

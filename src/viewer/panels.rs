@@ -65,10 +65,23 @@ pub fn error(ui: &mut Ui, state: &mut ViewerState) {
 /// The joint hierarchy as a tree; clicking a node selects it (the viewport highlights it).
 pub fn hierarchy(ui: &mut Ui, state: &mut ViewerState) {
     ui.heading("Hierarchy");
+    ui.horizontal(|ui| {
+        ui.label("filter");
+        ui.add(
+            egui::TextEdit::singleline(&mut state.hierarchy_filter)
+                .hint_text("bone name or node N")
+                .desired_width(150.0),
+        );
+    });
+    let filter = state.hierarchy_filter.trim().to_lowercase();
     egui::ScrollArea::vertical()
         .id_salt("hierarchy")
         .max_height(260.0)
         .show(ui, |ui| {
+            if !filter.is_empty() {
+                filtered_nodes(ui, state, &filter);
+                return;
+            }
             let roots: Vec<usize> = (0..state.character.scene.nodes.len())
                 .filter(|&n| state.character.scene.nodes[n].parent.is_none())
                 .collect();
@@ -76,6 +89,99 @@ pub fn hierarchy(ui: &mut Ui, state: &mut ViewerState) {
                 node_tree(ui, state, r, 0);
             }
         });
+}
+
+/// The hierarchy filtered: every node whose label holds `filter` (lower case), flat, with
+/// its parent's label.
+fn filtered_nodes(ui: &mut Ui, state: &mut ViewerState, filter: &str) {
+    let scene = &state.character.scene;
+    let hits: Vec<(usize, String, String)> = (0..scene.nodes.len())
+        .map(|n| (n, state.node_label(n)))
+        .filter(|(_, l)| l.to_lowercase().contains(filter))
+        .map(|(n, l)| {
+            let parent = scene.nodes[n]
+                .parent
+                .map_or("root".into(), |p| state.node_label(p));
+            (n, l, parent)
+        })
+        .collect();
+    if hits.is_empty() {
+        ui.label(RichText::new("no node matches").weak());
+    }
+    for (n, label, parent) in hits {
+        let selected = state.view.selected_node == Some(n);
+        if ui
+            .selectable_label(selected, label)
+            .on_hover_text(format!("child of {parent}"))
+            .clicked()
+        {
+            state.select((!selected).then_some(n));
+        }
+    }
+}
+
+/// The selected bone: its local and model transforms (translation, rotation as a quaternion
+/// and as XYZ Euler degrees, scale), its inverse bind matrix per skin, and the vertices it
+/// moves with its largest weight (Blender's bone properties, Babylon's inspector).
+pub fn bone_inspector(ui: &mut Ui, state: &mut ViewerState) {
+    ui.heading("Bone");
+    let Some(node) = state.view.selected_node else {
+        ui.label(RichText::new("select a bone in the viewport or the hierarchy").weak());
+        return;
+    };
+    ui.label(RichText::new(state.node_label(node)).strong());
+    let c = &state.character;
+    let local = c.frame.pose.locals.get(node).map(|t| t.to_mat4());
+    let local = c.scene.nodes[node].matrix.or(local);
+    let model = c.frame.model_from_node.get(node).copied();
+    egui::Grid::new("bone transforms")
+        .striped(true)
+        .show(ui, |ui| {
+            for (name, m) in [("local", local), ("model", model)] {
+                let Some(m) = m else { continue };
+                let p = crate::info::TransformParts::of(&m);
+                let v3 = |v: Vec3| format!("{:.4} {:.4} {:.4}", v.x, v.y, v.z);
+                ui.label(format!("{name} translation"));
+                ui.label(v3(p.translation));
+                ui.end_row();
+                ui.label(format!("{name} rotation"));
+                let q = p.rotation;
+                ui.label(format!(
+                    "{:.4} {:.4} {:.4} {:.4} (xyzw)",
+                    q.x, q.y, q.z, q.w
+                ));
+                ui.end_row();
+                ui.label(format!("{name} Euler XYZ °"));
+                ui.label(format!(
+                    "{:.2} {:.2} {:.2}",
+                    p.euler_deg.x, p.euler_deg.y, p.euler_deg.z
+                ));
+                ui.end_row();
+                ui.label(format!("{name} scale"));
+                ui.label(v3(p.scale));
+                ui.end_row();
+            }
+        });
+    let Some(b) = state.selected_influence().cloned() else {
+        return;
+    };
+    ui.label(format!(
+        "moves {} vertices, largest weight {:.4}",
+        b.vertices, b.largest_weight
+    ));
+    if b.inverse_binds.is_empty() {
+        ui.label(RichText::new("not a joint of any skin").weak());
+    }
+    for (skin, m) in &b.inverse_binds {
+        ui.label(format!("inverse bind matrix (skin {skin}), rows:"));
+        let rows = m.transpose();
+        for r in [rows.x_axis, rows.y_axis, rows.z_axis, rows.w_axis] {
+            ui.monospace(format!(
+                "{:>9.4} {:>9.4} {:>9.4} {:>9.4}",
+                r.x, r.y, r.z, r.w
+            ));
+        }
+    }
 }
 
 /// Deepest hierarchy level drawn as a tree; nodes deeper than this are listed without their

@@ -250,6 +250,12 @@ pub struct ViewerState {
     /// The user panned or zoomed since the last framing: the view then stays where they put
     /// it, even if the model walks out of it, until `F`.
     pub user_framed: bool,
+    /// The next framing frames the selected bone (`F` with a bone selected), not the model.
+    pub frame_selection: bool,
+    /// The hierarchy panel's filter: nodes whose label holds it (any case), flat.
+    pub hierarchy_filter: String,
+    /// The selected bone's influence, and the character generation it was made for.
+    influence: Option<(u64, crate::info::BoneInfluence)>,
 }
 
 impl ViewerState {
@@ -302,6 +308,9 @@ impl ViewerState {
             gpu_skinning: Skinning::VertexShader,
             reframe: true,
             user_framed: false,
+            frame_selection: false,
+            hierarchy_filter: String::new(),
+            influence: None,
         };
         state.after_rebuild(true)?;
         Ok(state)
@@ -442,10 +451,30 @@ impl ViewerState {
         Ok(())
     }
 
+    /// The selected bone's influence on the skin ([`crate::info::BoneInfluence`]), made once
+    /// per selection and model.
+    pub fn selected_influence(&mut self) -> Option<&crate::info::BoneInfluence> {
+        let node = self.view.selected_node?;
+        let fresh = self
+            .influence
+            .as_ref()
+            .is_some_and(|(g, b)| *g == self.generation && b.node == node);
+        if !fresh {
+            let b = crate::info::BoneInfluence::of(&self.character.scene, node);
+            self.influence = Some((self.generation, b));
+        }
+        self.influence.as_ref().map(|(_, b)| b)
+    }
+
     /// Frame the current frame's skinned vertices at `aspect` (one view's width / height) so
-    /// they fill [`crate::camera::FRAME_FILL`] of it ([`OrbitCamera::fit`]); the CPU skins
-    /// them for this when it does not run every frame.
+    /// they fill [`crate::camera::FRAME_FILL`] of it ([`OrbitCamera::fit`]): those the selected
+    /// bone moves (and its joint) when a bone is selected, as Blender's "frame selected". The
+    /// CPU skins them for this when it does not run every frame.
     pub fn frame_view(&mut self, aspect: f32) {
+        let bone = match self.frame_selection {
+            true => self.selected_influence().cloned(),
+            false => None,
+        };
         let c = &self.character;
         let skinned;
         let outputs = if c.cpu_skinning {
@@ -459,12 +488,33 @@ impl ViewerState {
                 Err(_) => &c.outputs,
             }
         };
-        let points: Vec<Vec3> = outputs
-            .iter()
-            .flat_map(|o| o.positions.iter().copied())
-            .collect();
+        let mut points: Vec<Vec3> = Vec::new();
+        if let Some(b) = &bone {
+            // A selected bone: the vertices it moves, and its joint.
+            for (d, vertices) in &b.draw_vertices {
+                let Some(out) = outputs.get(*d) else { continue };
+                points.extend(
+                    vertices
+                        .iter()
+                        .filter_map(|&v| out.positions.get(v as usize)),
+                );
+            }
+            points.extend(
+                c.frame
+                    .model_from_node
+                    .get(b.node)
+                    .map(|m| m.w_axis.truncate()),
+            );
+        }
+        if points.len() < 2 {
+            points = outputs
+                .iter()
+                .flat_map(|o| o.positions.iter().copied())
+                .collect();
+        }
         self.camera.fit(&points, aspect, crate::camera::FRAME_FILL);
         self.reframe = false;
+        self.frame_selection = false;
         self.user_framed = false;
     }
 

@@ -543,6 +543,7 @@ pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState) {
     let odd = |n: usize| n % 2 == 1;
     if frame > 0 {
         state.reframe = true;
+        state.frame_selection = state.view.selected_node.is_some();
     }
     if odd(play) {
         state.toggle_play();

@@ -7,6 +7,7 @@
 mod common;
 
 mod analytic;
+mod bone_info;
 mod generated_rigs;
 mod interpolation;
 mod job_rules;

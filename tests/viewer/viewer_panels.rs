@@ -653,3 +653,100 @@ fn the_viewer_frames_the_model_and_follows_it_out_of_view() {
     h.run();
     assert!(h.state().reframe, "F asks for a framing");
 }
+
+/// The bone inspector: the selected bone's local translation as the pose has it, the vertices
+/// it moves (counted here from the weights) with its largest weight, its inverse bind matrix;
+/// the hierarchy filter lists only matching nodes, and picking one selects it.
+#[test]
+fn bone_inspector_and_hierarchy_filter() {
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| {
+            panels::hierarchy(ui, s);
+            panels::bone_inspector(ui, s);
+        },
+        open(Builtin::Humanoid, true),
+    );
+    h.run();
+    h.get_by_label("select a bone in the viewport or the hierarchy");
+    h.get_by_role(Role::TextInput).focus();
+    h.run();
+    h.get_by_role(Role::TextInput).type_text("forearm");
+    h.run();
+    assert_eq!(h.state().hierarchy_filter, "forearm");
+    assert!(
+        h.query_by_label("l_thigh").is_none(),
+        "the filter hides the thighs"
+    );
+    h.get_by_label("l_forearm").click();
+    h.run();
+    let scene = h.state().character.scene.clone();
+    let fore = scene.find_node("l_forearm").unwrap();
+    assert_eq!(h.state().view.selected_node, Some(fore));
+    // Independent count: every (vertex, joint) entry of this joint with a weight above 0.
+    let (mut count, mut largest) = (0usize, 0f32);
+    for d in &scene.draws {
+        let (Some(s), Some(w)) = (d.skin, scene.primitive(d).skin_weights.as_ref()) else {
+            continue;
+        };
+        let Some(j) = scene.skins[s].joints.iter().position(|&n| n == fore) else {
+            continue;
+        };
+        for v in 0..w.vertex_count() {
+            let x: f32 = (0..w.width)
+                .filter(|&k| w.joints[v * w.width + k] as usize == j)
+                .map(|k| w.weights[v * w.width + k])
+                .sum();
+            if x > 0.0 {
+                count += 1;
+                largest = largest.max(x);
+            }
+        }
+    }
+    assert!(count > 100, "{count}");
+    h.get_by_label(&format!(
+        "moves {count} vertices, largest weight {largest:.4}"
+    ));
+    let t = h.state().character.frame.pose.locals[fore].translation;
+    h.get_by_label(&format!("{:.4} {:.4} {:.4}", t.x, t.y, t.z));
+    h.get_by_label("inverse bind matrix (skin 0), rows:");
+}
+
+/// `F` with a bone selected frames the vertices that bone moves (85 % of the view), the
+/// rest of the model reaching past the view's edges.
+#[test]
+fn f_frames_the_selected_bone() {
+    use skinview::camera::FRAME_FILL;
+    let mut s = open(Builtin::Humanoid, true);
+    let fore = s.character.scene.find_node("l_forearm").unwrap();
+    s.select(Some(fore));
+    s.reframe = true;
+    s.frame_selection = true;
+    let aspect = 1.5;
+    s.frame_view(aspect);
+    let b = skinview::info::BoneInfluence::of(&s.character.scene, fore);
+    let m = s.camera.clip_from_world(aspect);
+    let ndc = |p: glam::Vec3| {
+        let c = m * p.extend(1.0);
+        glam::Vec2::new(c.x / c.w, c.y / c.w)
+    };
+    let mut reach: f32 = 0.0;
+    for (d, vs) in &b.draw_vertices {
+        for &v in vs {
+            let q = ndc(s.character.outputs[*d].positions[v as usize]);
+            reach = reach.max(q.x.abs()).max(q.y.abs());
+        }
+    }
+    assert!(
+        reach <= FRAME_FILL + 0.05 && reach > 0.5,
+        "the forearm reaches {reach}"
+    );
+    let whole = s.character.outputs[0]
+        .positions
+        .iter()
+        .map(|p| ndc(*p).abs().max_element())
+        .fold(0f32, f32::max);
+    assert!(
+        whole > 1.0,
+        "the whole body fits ({whole}): not framed on the bone"
+    );
+}
