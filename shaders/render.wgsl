@@ -83,6 +83,7 @@ struct VsOut {
 };
 
 // Blender's weight ramp, t in [0, 1]: blue 0, cyan 0.25, green 0.5, yellow 0.75, red 1.
+// Mirrored in src/view/legend.rs (heat), which paints the legends: keep the two the same.
 fn heat(t_in: f32) -> vec3<f32> {
     let t = clamp(t_in, 0.0, 1.0) * 4.0;
     var stops = array<vec3<f32>, 5>(
@@ -96,7 +97,8 @@ fn heat(t_in: f32) -> vec3<f32> {
     return mix(stops[i], stops[i + 1u], t - f32(i));
 }
 
-// A distinct colour per bone: hues spaced by the golden ratio.
+// A distinct colour per bone: hues spaced by the golden ratio. Mirrored in
+// src/view/legend.rs (bone_color) for the legends: keep the two the same.
 fn bone_color(node: u32) -> vec3<f32> {
     let h = fract(f32(node) * 0.61803398875 + 0.1);
     let k = vec3<f32>(0.0, 2.0 / 3.0, 1.0 / 3.0);

@@ -53,13 +53,21 @@ const BACKGROUND: [u8; 3] = [255, 255, 255];
 const INK: [u8; 3] = [40, 40, 48];
 const GRID: [u8; 3] = [225, 225, 232];
 
-struct Canvas {
-    image: Rgba8,
+/// An image to draw on, with the font.
+pub(super) struct Canvas {
+    pub(super) image: Rgba8,
     font: FontRef<'static>,
 }
 
 impl Canvas {
-    fn blend(&mut self, x: i32, y: i32, rgb: [u8; 3], alpha: f32) {
+    /// Draw over `image` (legends and labels over renders).
+    pub(super) fn over(image: Rgba8) -> Result<Canvas, String> {
+        let font = FontRef::try_from_slice(epaint_default_fonts::HACK_REGULAR)
+            .map_err(|e| format!("the chart font does not load: {e}"))?;
+        Ok(Canvas { image, font })
+    }
+
+    pub(super) fn blend(&mut self, x: i32, y: i32, rgb: [u8; 3], alpha: f32) {
         if x < 0 || y < 0 || x >= self.image.width as i32 || y >= self.image.height as i32 {
             return;
         }
@@ -71,7 +79,7 @@ impl Canvas {
         }
     }
 
-    fn rect(&mut self, x0: i32, y0: i32, x1: i32, y1: i32, rgb: [u8; 3]) {
+    pub(super) fn rect(&mut self, x0: i32, y0: i32, x1: i32, y1: i32, rgb: [u8; 3]) {
         for y in y0..y1 {
             for x in x0..x1 {
                 self.blend(x, y, rgb, 1.0);
@@ -112,7 +120,7 @@ impl Canvas {
 
     /// Text with its left end at `x` (or centred on it, or right-aligned) and its baseline
     /// at `y`.
-    fn text(&mut self, s: &str, x: f32, y: f32, size: f32, align: Align, rgb: [u8; 3]) {
+    pub(super) fn text(&mut self, s: &str, x: f32, y: f32, size: f32, align: Align, rgb: [u8; 3]) {
         let font = self.font.clone();
         let scaled = font.as_scaled(PxScale::from(size));
         let width: f32 = s
@@ -145,7 +153,7 @@ impl Canvas {
 }
 
 #[derive(Clone, Copy)]
-enum Align {
+pub(super) enum Align {
     Left,
     Centre,
     Right,

@@ -185,6 +185,10 @@ pub fn run(a: RenderArgs) -> CliResult {
         frame_points.as_deref(),
         a.size,
     )?;
+    let submeshes = a.color == ColorArg::Submesh;
+    let legend = skinview::view::legend::legend(&c, &options, submeshes);
+    let img = annotate(img, legend.as_ref(), options.split.then_some(skinning))
+        .map_err(CliError::Usage)?;
     skinview::io::png::write(&img, &a.out)?;
     print_summary(&a, &c, &ctx, palette, skinning, anim, time);
     Ok(ExitCode::SUCCESS)
@@ -526,5 +530,114 @@ fn print_summary(
             s.max_influences_before,
             s.max_influences_after,
         );
+    }
+}
+
+/// Legend text and labels: light grey on a darkened box, 12 px.
+const LABEL_INK: [u8; 3] = [205, 205, 212];
+const LABEL_PX: f32 = 12.0;
+const ROW_PX: i32 = 16;
+
+/// The picture with its colour legend in the bottom-left corner and, for a split view, each
+/// half's label at its top-left (as the viewer shows them).
+fn annotate(
+    image: skinview::image::Rgba8,
+    legend: Option<&skinview::view::legend::Legend>,
+    split_gpu: Option<Skinning>,
+) -> Result<skinview::image::Rgba8, String> {
+    use super::chart::{Align, Canvas};
+    let mut c = Canvas::over(image)?;
+    if let Some(gpu) = split_gpu {
+        let half = c.image.width as f32 / 2.0;
+        c.text("CPU reference", 8.0, 16.0, LABEL_PX, Align::Left, LABEL_INK);
+        c.text(
+            gpu.describe(),
+            half + 8.0,
+            16.0,
+            LABEL_PX,
+            Align::Left,
+            LABEL_INK,
+        );
+    }
+    if let Some(l) = legend {
+        paint_legend(&mut c, l);
+    }
+    Ok(c.image)
+}
+
+/// A legend in the bottom-left corner: the title, then a colour bar with ticks, or swatches.
+fn paint_legend(c: &mut super::chart::Canvas, legend: &skinview::view::legend::Legend) {
+    use super::chart::Align;
+    use skinview::view::legend::{LegendKind, heat, linear_to_srgb8};
+    let srgb = |c: [f32; 3]| c.map(linear_to_srgb8);
+    let rows = match &legend.kind {
+        LegendKind::Ramp(_) => 3,
+        LegendKind::Swatches { entries, more } => entries.len() as i32 + 1 + i32::from(*more > 0),
+    };
+    let bar_w = (c.image.width as i32 / 3).clamp(60, 220);
+    let (x0, y0) = (8, c.image.height as i32 - 8 - rows * ROW_PX);
+    let box_w = (bar_w + 24).max(7 * legend.title.chars().count() as i32 + 12);
+    // Darken the box behind the legend so it reads on any model.
+    for y in y0 - 4..c.image.height as i32 - 4 {
+        for x in x0 - 4..x0 + box_w {
+            c.blend(x, y, [0, 0, 0], 0.45);
+        }
+    }
+    c.text(
+        &legend.title,
+        x0 as f32,
+        (y0 + 11) as f32,
+        LABEL_PX,
+        Align::Left,
+        LABEL_INK,
+    );
+    let top = y0 + ROW_PX;
+    // Room for the first tick's label, centred on the bar's start.
+    let x0 = x0 + 12;
+    match &legend.kind {
+        LegendKind::Ramp(ticks) => {
+            for x in 0..bar_w {
+                let rgb = srgb(heat((x as f32 + 0.5) / bar_w as f32));
+                c.rect(x0 + x, top, x0 + x + 1, top + 10, rgb);
+            }
+            for (t, label) in ticks {
+                let x = x0 as f32 + t * (bar_w - 1) as f32;
+                c.rect(x as i32, top + 10, x as i32 + 1, top + 13, LABEL_INK);
+                c.text(
+                    label,
+                    x,
+                    (top + 24) as f32,
+                    LABEL_PX - 1.0,
+                    Align::Centre,
+                    LABEL_INK,
+                );
+            }
+        }
+        LegendKind::Swatches { entries, more } => {
+            let mut y = top;
+            for (rgb, label) in entries {
+                c.rect(x0, y, x0 + 10, y + 10, srgb(*rgb));
+                c.text(
+                    label,
+                    (x0 + 16) as f32,
+                    (y + 10) as f32,
+                    LABEL_PX,
+                    Align::Left,
+                    LABEL_INK,
+                );
+                y += ROW_PX;
+            }
+            if *more > 0 {
+                let text = format!("+{more} more");
+                c.text(
+                    &text,
+                    x0 as f32,
+                    (y + 10) as f32,
+                    LABEL_PX,
+                    Align::Left,
+                    LABEL_INK,
+                );
+            }
+        }
     }
 }

@@ -8,6 +8,7 @@
 pub mod crowd;
 pub mod gpu_report;
 pub mod grid;
+pub mod legend;
 pub mod skeleton;
 
 use glam::{Mat4, Vec3};

@@ -275,6 +275,18 @@ pub fn joint_flags(scene: &Scene) -> Vec<bool> {
 /// Per node, the skinned weight of its subtree: the sum over every deformed draw's vertices of
 /// the weights of the node and its descendants (what Blender's importer picks a tail by).
 pub fn subtree_weights(scene: &Scene) -> Vec<f64> {
+    let mut weight = own_weights(scene);
+    // Children after parents (depth-first order): one backward pass sums the subtrees.
+    for c in (0..scene.nodes.len()).rev() {
+        if let Some(p) = scene.nodes[c].parent.filter(|&p| p < c) {
+            weight[p] += weight[c];
+        }
+    }
+    weight
+}
+
+/// Per node, the sum of its own weights over every deformed draw's vertices.
+pub fn own_weights(scene: &Scene) -> Vec<f64> {
     let mut weight = vec![0.0f64; scene.nodes.len()];
     for d in scene.deformed_draws() {
         let (Some(skin), Some(sw)) = (
@@ -289,12 +301,6 @@ pub fn subtree_weights(scene: &Scene) -> Vec<f64> {
             {
                 *slot += f64::from(w);
             }
-        }
-    }
-    // Children after parents (depth-first order): one backward pass sums the subtrees.
-    for c in (0..scene.nodes.len()).rev() {
-        if let Some(p) = scene.nodes[c].parent.filter(|&p| p < c) {
-            weight[p] += weight[c];
         }
     }
     weight

@@ -17,6 +17,7 @@ use crate::gpu::{AsyncCapture, Capture, GpuContext, GpuScene, OffscreenTarget, P
 use crate::skin::SkinnedVertices;
 use crate::skin::VertexErrors;
 use crate::skin::weights::reduce_influences;
+use crate::view::legend::{Legend, LegendKind, legend, linear_to_srgb8};
 use crate::view::{BACKGROUND, ViewRenderer, upload_influences, view_aspect};
 
 /// Pixels around the click a vertex or the IK target may be picked within.
@@ -360,13 +361,14 @@ impl Viewport {
             painter.text(
                 rect.center_top() + egui::vec2(10.0, 8.0),
                 egui::Align2::LEFT_TOP,
-                match state.gpu_skinning {
-                    crate::gpu::Skinning::ComputePass => "GPU skinning (compute pass)",
-                    _ => "GPU skinning (vertex shader)",
-                },
+                state.view_options().gpu_skinning().describe(),
                 font,
                 egui::Color32::LIGHT_GRAY,
             );
+        }
+        let submeshes = state.setup.split.is_some_and(|s| s.color_submeshes);
+        if let Some(l) = legend(&state.character, &state.view_options(), submeshes) {
+            paint_legend(ui.painter(), rect, &l);
         }
         // The sub-view under the pointer (split: each half has its own projection); `right`
         // forces a half (a drag stays in the half it started in).
@@ -735,5 +737,84 @@ fn live_errors(
         errors: VertexErrors::of_distances(errors, cpu, (bounds.1 - bounds.0).length()),
         latency_frames,
         ..Default::default()
+    }
+}
+
+/// Paint `legend` in the bottom-left corner of the viewport `rect`: its title, then a colour
+/// bar with its ticks, or a column of swatches.
+fn paint_legend(painter: &egui::Painter, rect: egui::Rect, legend: &Legend) {
+    const BAR: egui::Vec2 = egui::vec2(220.0, 12.0);
+    const ROW_PX: f32 = 16.0;
+    let color = |c: [f32; 3]| {
+        egui::Color32::from_rgb(
+            linear_to_srgb8(c[0]),
+            linear_to_srgb8(c[1]),
+            linear_to_srgb8(c[2]),
+        )
+    };
+    let font = egui::FontId::proportional(12.0);
+    let ink = egui::Color32::LIGHT_GRAY;
+    let rows = match &legend.kind {
+        LegendKind::Ramp(_) => 2.5,
+        LegendKind::Swatches { entries, more } => {
+            entries.len() as f32 + f32::from(u8::from(*more > 0))
+        }
+    };
+    let mut at = rect.left_bottom() + egui::vec2(12.0, -12.0 - (rows + 1.0) * ROW_PX);
+    painter.text(at, egui::Align2::LEFT_TOP, &legend.title, font.clone(), ink);
+    at.y += ROW_PX;
+    match &legend.kind {
+        LegendKind::Ramp(ticks) => {
+            const STEPS: usize = 44;
+            let step = BAR.x / STEPS as f32;
+            for i in 0..STEPS {
+                let t = (i as f32 + 0.5) / STEPS as f32;
+                let r = egui::Rect::from_min_size(
+                    at + egui::vec2(i as f32 * step, 0.0),
+                    egui::vec2(step + 0.5, BAR.y),
+                );
+                painter.rect_filled(r, 0.0, color(crate::view::legend::heat(t)));
+            }
+            for (t, label) in ticks {
+                let x = at.x + t * BAR.x;
+                painter.line_segment(
+                    [
+                        egui::pos2(x, at.y + BAR.y),
+                        egui::pos2(x, at.y + BAR.y + 3.0),
+                    ],
+                    egui::Stroke::new(1.0, ink),
+                );
+                painter.text(
+                    egui::pos2(x, at.y + BAR.y + 3.0),
+                    egui::Align2::CENTER_TOP,
+                    label,
+                    font.clone(),
+                    ink,
+                );
+            }
+        }
+        LegendKind::Swatches { entries, more } => {
+            for (c, label) in entries {
+                let r = egui::Rect::from_min_size(at, egui::vec2(12.0, 12.0));
+                painter.rect_filled(r, 0.0, color(*c));
+                painter.text(
+                    at + egui::vec2(18.0, 0.0),
+                    egui::Align2::LEFT_TOP,
+                    label,
+                    font.clone(),
+                    ink,
+                );
+                at.y += ROW_PX;
+            }
+            if *more > 0 {
+                painter.text(
+                    at,
+                    egui::Align2::LEFT_TOP,
+                    format!("+{more} more"),
+                    font,
+                    ink,
+                );
+            }
+        }
     }
 }

@@ -886,13 +886,13 @@ fn render_colors_the_difference_between_two_modes() {
         ]);
         assert!(o.status.success(), "{}", text(&o));
         let img = skinview::io::png::read(&out).unwrap();
-        let warm = img
-            .pixels
+        // Above the legend (its bar spans the colours; it takes the bottom 60 rows).
+        let above = &img.pixels[..(img.width * (img.height - 62) * 4) as usize];
+        let warm = above
             .chunks_exact(4)
             .filter(|p| p[0] > 180 && p[2] < 100)
             .count();
-        let blue = img
-            .pixels
+        let blue = above
             .chunks_exact(4)
             .filter(|p| p[2] > 180 && p[0] < 60 && p[1] < 60)
             .count();
@@ -1373,4 +1373,57 @@ fn render_skeleton_styles_and_clip_framing() {
         "clip framing {a}, {b} vs alone {alone}"
     );
     assert!(a.abs_diff(b) <= 6, "one camera: heights {a} and {b}");
+}
+
+/// Colour legends in `render` images: the weights ramp (unlit, fully saturated colours no lit
+/// surface has, blue to red) in the bottom-left corner; the split view's halves labelled in
+/// light text.
+#[test]
+fn render_images_carry_their_legend_and_labels() {
+    let Some(_) = common::gpu() else { return };
+    let out = tmp("legend.png");
+    let cesium = common::model("CesiumMan");
+    let (w, h) = (480usize, 360usize);
+    let o = skinview(&[
+        "render",
+        cesium.to_str().unwrap(),
+        "--color",
+        "weights",
+        "--bone",
+        "Skeleton_arm_joint_L__3_",
+        "--split",
+        "--size",
+        "480x360",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let img = skinview::io::png::read(&out).unwrap();
+    let px = |x: usize, y: usize| &img.pixels[(y * w + x) * 4..][..3];
+    // The bar: a row of at least 120 fully saturated, bright pixels (no lit surface is),
+    // blue at its left end and red at its right.
+    let vivid = |p: &[u8]| p.iter().max().unwrap() >= &235 && p.iter().min().unwrap() <= &20;
+    let bar = (h - 70..h).find_map(|y| {
+        let xs: Vec<usize> = (0..w / 2).filter(|&x| vivid(px(x, y))).collect();
+        (xs.len() >= 120).then(|| (y, xs[0], *xs.last().unwrap()))
+    });
+    let (y, left, right) = bar.expect("no colour bar in the bottom-left corner");
+    assert!(
+        px(left, y)[2] >= 235 && px(left, y)[0] <= 20,
+        "{:?}",
+        px(left, y)
+    );
+    assert!(
+        px(right, y)[0] >= 235 && px(right, y)[2] <= 20,
+        "{:?}",
+        px(right, y)
+    );
+    // Labels: light text in each half's top-left corner.
+    for x0 in [0, w / 2 + 2] {
+        let light = (2..22)
+            .flat_map(|y| (x0..x0 + 100).map(move |x| (x, y)))
+            .filter(|&(x, y)| px(x, y).iter().all(|&c| c > 150))
+            .count();
+        assert!(light > 20, "no label at x {x0}: {light} light pixels");
+    }
 }

@@ -233,3 +233,63 @@ fn bones_take_a_colour_the_materials_do_not_use() {
         );
     }
 }
+
+/// The legends say what each colour mode shows: the weights ramp names the bone, the error
+/// ramps span the heatmap's four decades from its floor, the bone swatches list the bones with
+/// the most weight first (counted here from the weights) in the shader's colours.
+#[test]
+fn legends_describe_each_colour_mode() {
+    use skinview::gpu::ColorMode;
+    use skinview::view::ViewOptions;
+    use skinview::view::legend::{LegendKind, heat, legend};
+    let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
+    c.update(0.5, 0.0).unwrap();
+    assert_eq!(legend(&c, &ViewOptions::default(), false), None);
+    let arm = scene.find_node("Skeleton_arm_joint_L__3_").unwrap();
+    let weights = ViewOptions {
+        color_mode: ColorMode::Weights,
+        selected_node: Some(arm),
+        ..Default::default()
+    };
+    let l = legend(&c, &weights, false).unwrap();
+    assert!(l.title.contains("Skeleton_arm_joint_L__3_"), "{l:?}");
+    let errors = ViewOptions {
+        color_mode: ColorMode::Errors,
+        ..Default::default()
+    };
+    match legend(&c, &errors, false).unwrap().kind {
+        LegendKind::Ramp(ticks) => {
+            let labels: Vec<&str> = ticks.iter().map(|(_, l)| l.as_str()).collect();
+            assert_eq!(labels, ["1e-8", "1e-7", "1e-6", "1e-5", "1e-4"]);
+        }
+        k => panic!("{k:?}"),
+    }
+    assert_eq!(heat(0.0), [0.0, 0.0, 1.0]);
+    assert_eq!(heat(0.5), [0.0, 1.0, 0.0]);
+    assert_eq!(heat(1.0), [1.0, 0.0, 0.0]);
+    // Bone swatches, heaviest first.
+    let bones = ViewOptions {
+        color_mode: ColorMode::Bones,
+        ..Default::default()
+    };
+    let skin = &scene.skins[0];
+    let mut total = vec![0.0f64; scene.nodes.len()];
+    for d in scene.deformed_draws() {
+        let w = scene.primitive(d).skin_weights.as_ref().unwrap();
+        for (&j, &x) in w.joints.iter().zip(&w.weights) {
+            total[skin.joints[j as usize]] += f64::from(x);
+        }
+    }
+    let heaviest = (0..total.len())
+        .max_by(|&a, &b| total[a].total_cmp(&total[b]))
+        .unwrap();
+    match legend(&c, &bones, false).unwrap().kind {
+        LegendKind::Swatches { entries, more } => {
+            assert_eq!(entries[0].1, scene.node_label(heaviest));
+            let used = total.iter().filter(|&&x| x > 0.0).count();
+            assert_eq!(entries.len() + more, used);
+        }
+        k => panic!("{k:?}"),
+    }
+}
