@@ -263,14 +263,20 @@ pub fn animation(ui: &mut Ui, state: &mut ViewerState) {
     timeline(ui, state);
 }
 
-/// The scrubbable timeline: a slider over the clip with a tick per key time.
+/// The scrubbable timeline: a slider as wide as the panel over the clip, a tick per key time
+/// (the selected bone's keys taller and brighter), the current time and frame.
 pub fn timeline(ui: &mut Ui, state: &mut ViewerState) {
     // Native rigs keep time running past their clips (layers loop on their own): the range
     // covers the current time, so the slider never clamps (and reports) it.
     let d = state.duration_s();
     let range = d.max(state.playback.time_s).max(1e-3);
     let mut t = state.playback.time_s;
-    let response = ui.add(egui::Slider::new(&mut t, 0.0..=range).text("time (s)"));
+    ui.spacing_mut().slider_width = (ui.available_width() - 70.0).max(120.0);
+    let response = ui.add(
+        egui::Slider::new(&mut t, 0.0..=range)
+            .show_value(false)
+            .text("time (s)"),
+    );
     if response.changed() {
         state.scrub(t);
         state.playback.playing = false;
@@ -278,18 +284,34 @@ pub fn timeline(ui: &mut Ui, state: &mut ViewerState) {
     // Key markers under the slider's rail.
     let rail = response.rect;
     let width = ui.spacing().slider_width;
+    let own = state.selected_key_times();
     let painter = ui.painter();
     let y = rail.bottom() + 1.0;
+    let x_of = |k: f32| rail.left() + width * (k / range);
     if d > 0.0 {
         for &k in state.key_times.iter().filter(|&&k| k <= d) {
-            let x = rail.left() + width * (k / range);
             painter.line_segment(
-                [egui::pos2(x, y), egui::pos2(x, y + 4.0)],
-                egui::Stroke::new(1.0, Color32::from_rgb(230, 180, 60)),
+                [egui::pos2(x_of(k), y), egui::pos2(x_of(k), y + 4.0)],
+                egui::Stroke::new(1.0, Color32::from_rgb(150, 120, 60)),
+            );
+        }
+        for &k in own.iter().filter(|&&k| k <= d) {
+            painter.line_segment(
+                [egui::pos2(x_of(k), y - 2.0), egui::pos2(x_of(k), y + 7.0)],
+                egui::Stroke::new(2.0, Color32::from_rgb(255, 200, 60)),
             );
         }
     }
-    ui.add_space(6.0);
+    ui.add_space(8.0);
+    let frame = (state.playback.time_s / super::state::STEP_S).round() as i64;
+    let keys = match state.view.selected_node {
+        Some(n) if !own.is_empty() => format!(", {} keys of {}", own.len(), state.node_label(n)),
+        _ => String::new(),
+    };
+    ui.label(format!(
+        "{:.3} s of {d:.3} s, frame {frame} at 30 fps{keys}",
+        state.playback.time_s
+    ));
 }
 
 /// Layers of a native rig: motion, mask, weight, and the cross-fade of the first two. Weights

@@ -597,21 +597,37 @@ impl ViewerState {
     }
 
     fn update_key_times(&mut self) {
-        self.key_times.clear();
+        self.key_times = self.key_times_of(None);
+    }
+
+    /// The key times (sorted, each once) of the clips playing: of every channel, or of the
+    /// channels that drive `node` only.
+    pub fn key_times_of(&self, node: Option<usize>) -> Vec<f32> {
         let scene = &self.character.scene;
         let anims: Vec<usize> = match self.stage() {
             Some(_) => self.character.layers().iter().map(|l| l.anim).collect(),
             None => self.playback.anim.into_iter().collect(),
         };
-        for a in anims {
-            if let Some(anim) = scene.animations.get(a) {
-                for ch in &anim.channels {
-                    self.key_times.extend_from_slice(&ch.sampler.times_s);
-                }
+        let mut times = Vec::new();
+        for anim in anims.iter().filter_map(|&a| scene.animations.get(a)) {
+            for ch in anim
+                .channels
+                .iter()
+                .filter(|c| node.is_none_or(|n| c.node == n))
+            {
+                times.extend_from_slice(&ch.sampler.times_s);
             }
         }
-        self.key_times.sort_by(f32::total_cmp);
-        self.key_times.dedup();
+        times.sort_by(f32::total_cmp);
+        times.dedup();
+        times
+    }
+
+    /// The selected bone's key times (empty when none is selected or it has no keys).
+    pub fn selected_key_times(&self) -> Vec<f32> {
+        self.view
+            .selected_node
+            .map_or_else(Vec::new, |n| self.key_times_of(Some(n)))
     }
 
     /// Play clip `anim` (glTF models; native rigs set layers instead).
@@ -651,14 +667,21 @@ impl ViewerState {
         self.playback.playing = false;
         let t = self.playback.time_s;
         let target = if by_key {
-            // Strictly after (before) now, by more than rounding.
+            // The selected bone's keys when it has some (Blender's jump to keyframe), else
+            // every key; strictly after (before) now, by more than rounding.
+            let own = self.selected_key_times();
+            let keys = if own.is_empty() {
+                &self.key_times
+            } else {
+                &own
+            };
             let eps = 1e-5;
             let mut t2 = t;
             for _ in 0..frames.unsigned_abs() {
                 t2 = if frames > 0 {
-                    self.key_times.iter().copied().find(|&k| k > t2 + eps)
+                    keys.iter().copied().find(|&k| k > t2 + eps)
                 } else {
-                    self.key_times.iter().rev().copied().find(|&k| k < t2 - eps)
+                    keys.iter().rev().copied().find(|&k| k < t2 - eps)
                 }
                 .unwrap_or(t2);
             }

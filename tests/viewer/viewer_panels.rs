@@ -750,3 +750,51 @@ fn f_frames_the_selected_bone() {
         "the whole body fits ({whole}): not framed on the bone"
     );
 }
+
+/// The timeline names the time and frame and the selected bone's keys; Shift+`.` / `,` step
+/// through the selected bone's own keys (a generated rig whose channels have their own key
+/// times), and through every key with nothing selected.
+#[test]
+fn timeline_follows_the_selected_bones_keys() {
+    let rig = ModelSource::File(common::model("rig_seed1"))
+        .load()
+        .unwrap();
+    let mut s = ViewerState::new(rig, false).unwrap();
+    let all = s.key_times.clone();
+    // A bone whose keys are a strict subset of the clip's.
+    let node = (0..s.character.scene.nodes.len())
+        .find(|&n| {
+            let own = s.key_times_of(Some(n));
+            own.len() >= 2 && own.len() < all.len()
+        })
+        .expect("a bone with keys of its own");
+    let own = s.key_times_of(Some(node));
+    s.select(Some(node));
+    s.scrub(0.0);
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| {
+            panels::timeline(ui, s);
+            skinview::viewer::viewport::keyboard(ui, s);
+        },
+        s,
+    );
+    h.run();
+    h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::Period);
+    h.run();
+    let first = own.iter().copied().find(|&k| k > 1e-5).unwrap();
+    assert_eq!(h.state().playback.time_s, first, "own keys {own:?}");
+    let label = h.state().node_label(node);
+    let frame = (first / skinview::viewer::state::STEP_S).round() as i64;
+    h.get_by_label_contains(&format!(
+        "frame {frame} at 30 fps, {} keys of {label}",
+        own.len()
+    ));
+    // Nothing selected: every key.
+    h.state_mut().select(None);
+    h.state_mut().scrub(0.0);
+    h.run();
+    h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::Period);
+    h.run();
+    let next = all.iter().copied().find(|&k| k > 1e-5).unwrap();
+    assert_eq!(h.state().playback.time_s, next);
+}
