@@ -338,7 +338,8 @@ pub enum Motion {
     Rest,
     /// One animation over the whole model (index into `scene.animations`).
     Clip(usize),
-    /// The animation stage of a native rig: layers on bone masks, a cross-fade, IK, bone links.
+    /// The animation stage: layers on bone masks, a cross-fade, IK, and on a native rig bone
+    /// links and joint limits.
     Stage(CharacterSpec),
 }
 
@@ -353,7 +354,8 @@ pub enum Motion {
 /// 6. A split's K lies in [`MIN_BONES`]..=[`MAX_BONES`].
 /// 7. A split and the animation stage exclude each other: the split is made from the stored
 ///    weights, which the stage's bone links rewrite.
-/// 8. The animation stage needs a native rig ([`CharacterSetup::build_rig`]).
+/// 8. Bone links need a native rig ([`CharacterSetup::build_rig`]); the rest of the animation
+///    stage (layers, a cross-fade, IK without joint limits) plays on any model.
 /// 9. A clip names an animation the model has.
 /// 10. The influence limit keeps at least one weight.
 #[derive(Clone, Debug, PartialEq)]
@@ -453,22 +455,29 @@ impl CharacterSetup {
     }
 
     /// A character playing this set-up on `scene` (any model: glTF or a rig's scene played as
-    /// a clip). The animation stage needs [`CharacterSetup::build_rig`] (rule 8).
+    /// a clip; the animation stage without bone links). A rig's bone links, tips and joint
+    /// limits need [`CharacterSetup::build_rig`] (rule 8).
     pub fn build(&self, scene: &Scene) -> Result<Character> {
         self.validate()?;
         let anim = match &self.motion {
             Motion::Rest => None,
             Motion::Clip(a) => Some(*a),
-            Motion::Stage(_) => {
+            Motion::Stage(spec) if spec.links => {
                 return Err(Error::job(
                     JOB,
                     8,
                     format!(
-                        "{}: the animation stage (layers on bone masks, IK, bone links) needs a \
-                         native rig (builtin:arm, builtin:humanoid or a .rig.json)",
+                        "{}: bone links need a native rig's bones (builtin:arm, \
+                         builtin:humanoid or a .rig.json); layers and IK work on any model",
                         scene.name
                     ),
                 ));
+            }
+            Motion::Stage(spec) => {
+                // Any model: layers and IK, the effector at its end joint, no joint limits.
+                let looping = self.looping;
+                let c = Character::from_stage(scene.clone(), None, None, &|_| looping, spec)?;
+                return self.finish(c);
             }
         };
         let (mut c, summary) = match &self.split {
@@ -715,7 +724,23 @@ impl Character {
         } else {
             (rs.scene.clone(), None, rs.bones.clone(), None)
         };
-        // `spec` was validated by `build_rig` (rules 1-5).
+        let looping = |anim: usize| rs.looping.get(anim).copied().unwrap_or(false);
+        let mut c = Character::from_stage(scene, Some(bones), links, &looping, spec)?;
+        c.link_stats = stats;
+        Ok(c)
+    }
+
+    /// The animation stage on `scene`: layers on bone masks, a cross-fade, IK effectors. With
+    /// a native rig's `bones`, an effector is its bone's tip and the bones' joint limits apply;
+    /// without (any glTF model), the effector is the end joint itself and no joint is limited.
+    /// `looping(anim)`: whether a motion wraps at its end. `spec` was validated (rules 1-5).
+    fn from_stage(
+        scene: Scene,
+        bones: Option<Vec<BoneMeta>>,
+        links: Option<LinkRig>,
+        looping: &dyn Fn(usize) -> bool,
+        spec: &CharacterSpec,
+    ) -> Result<Character> {
         let mut layers = Vec::with_capacity(spec.layers.len());
         for l in &spec.layers {
             let anim = l.motion.find(&scene)?;
@@ -737,7 +762,7 @@ impl Character {
                 mask,
                 weight: l.weight,
                 fade: None,
-                looping: rs.looping.get(anim).copied().unwrap_or(false),
+                looping: looping(anim),
             });
         }
         if let Some(f) = &spec.fade {
@@ -756,22 +781,29 @@ impl Character {
             let mut effectors = Vec::with_capacity(spec.ik.len());
             for e in &spec.ik {
                 let end_node = scene.find_node(&e.end_bone)?;
+                let length_m = bones
+                    .as_ref()
+                    .and_then(|b| b.get(end_node))
+                    .map_or(0.0, |b| b.length_m);
                 effectors.push(Effector {
                     end_node,
                     chain_length: e.chain_length,
-                    tip_local: Vec3::new(bones[end_node].length_m, 0.0, 0.0),
+                    tip_local: Vec3::new(length_m, 0.0, 0.0),
                     target_model: e.target_m,
                     weight: e.weight,
                 });
             }
-            let limits = bones
-                .iter()
-                .map(|b| {
-                    b.limits_deg.map(|l| {
-                        JointLimits::new(l.min.map(f32::to_radians), l.max.map(f32::to_radians))
+            let limits = match &bones {
+                Some(bones) => bones
+                    .iter()
+                    .map(|b| {
+                        b.limits_deg.map(|l| {
+                            JointLimits::new(l.min.map(f32::to_radians), l.max.map(f32::to_radians))
+                        })
                     })
-                })
-                .collect();
+                    .collect(),
+                None => vec![None; scene.nodes.len()],
+            };
             Some(IkSpec {
                 effectors,
                 settings: spec.ik_settings,
@@ -781,8 +813,7 @@ impl Character {
             })
         };
         let mut c = Character::new(scene, layers, ik, links)?;
-        c.link_stats = stats;
-        c.bones = Some(bones);
+        c.bones = bones;
         Ok(c)
     }
 }

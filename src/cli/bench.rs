@@ -169,7 +169,7 @@ fn setup(
     let motion = if demo {
         CharacterSetup::humanoid_demo().motion
     } else if model.rig.is_some() && !needs_split || a.stage.is_set() || a.links {
-        // The stage of a native rig (a glTF model with stage flags: rule 8 says why not).
+        // The animation stage (bone links only on a native rig: rule 8).
         Motion::Stage(a.stage.spec(anim, a.links))
     } else {
         anim.map_or(Motion::Rest, Motion::Clip)

@@ -72,8 +72,8 @@ fn explain(e: &Error) -> String {
             job: "CharacterSetup",
             rule: 8,
             ..
-        } => "--links/--layer/--fade/--ik need a native rig (builtin:arm, builtin:humanoid or a \
-              .rig.json)"
+        } => "--links needs a native rig's bones (builtin:arm, builtin:humanoid or a \
+              .rig.json); --layer, --fade and --ik work on any model"
             .into(),
         Error::TooManyLayers { count, max } => {
             format!("{count} --layer entries; a character blends at most {max}")

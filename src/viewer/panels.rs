@@ -8,7 +8,7 @@ use glam::Vec3;
 
 use super::state::{LiveErrors, ViewMode, ViewerState};
 use crate::builtin::Builtin;
-use crate::character::{LayerDesc, MaskSpec, MotionRef};
+use crate::character::{CharacterSpec, LayerDesc, MaskSpec, Motion, MotionRef};
 use crate::gpu::ColorMode;
 use crate::ik::IkMode;
 use crate::skin::VertexErrors;
@@ -271,19 +271,25 @@ pub fn timeline(ui: &mut Ui, state: &mut ViewerState) {
     let d = state.duration_s();
     let range = d.max(state.playback.time_s).max(1e-3);
     let mut t = state.playback.time_s;
-    ui.spacing_mut().slider_width = (ui.available_width() - 70.0).max(120.0);
-    let response = ui.add(
-        egui::Slider::new(&mut t, 0.0..=range)
-            .show_value(false)
-            .text("time (s)"),
-    );
+    // A share of the panel, not all of it less the label: content as wide as the panel
+    // would widen a resizable panel frame after frame. Scoped: later sliders keep theirs.
+    let width = (ui.available_width() * 0.7).max(120.0);
+    let response = ui
+        .scope(|ui| {
+            ui.spacing_mut().slider_width = width;
+            ui.add(
+                egui::Slider::new(&mut t, 0.0..=range)
+                    .show_value(false)
+                    .text("time (s)"),
+            )
+        })
+        .inner;
     if response.changed() {
         state.scrub(t);
         state.playback.playing = false;
     }
     // Key markers under the slider's rail.
     let rail = response.rect;
-    let width = ui.spacing().slider_width;
     let own = state.selected_key_times();
     let painter = ui.painter();
     let y = rail.bottom() + 1.0;
@@ -442,6 +448,10 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
 /// IK: the effector's end bone and chain, the target (dragged in the viewport), the mode,
 /// joint limits, and what the solver did this frame.
 pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
+    if state.setup.stage_spec().is_none() {
+        ik_on_a_clip(ui, state);
+        return;
+    }
     let Some(stage) = state.setup.stage_spec_mut() else {
         return;
     };
@@ -475,6 +485,12 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
     } else if !on {
         stage.ik.clear();
         stage.orbit = None;
+        if state.model.rig.is_none() {
+            // A glTF model went to the stage for IK alone: back to its clip.
+            state.setup.motion = state.playback.anim.map_or(Motion::Rest, Motion::Clip);
+            state.request_rebuild();
+            return;
+        }
     }
     let scene = &state.character.scene;
     let depth_of = |name: &str| scene.find_node(name).map_or(0, |n| scene.depth(n));
@@ -552,11 +568,47 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
     }
 }
 
+/// The IK panel of a model playing a clip (a glTF model): ticking "effector" moves it onto the
+/// animation stage with its clip as the one layer and an effector on its deepest joint (the
+/// end bone and chain then chosen in the IK panel), joint limits off: a glTF joint has none.
+fn ik_on_a_clip(ui: &mut Ui, state: &mut ViewerState) {
+    if state.character.scene.skins.is_empty() {
+        return;
+    }
+    ui.heading("IK");
+    let mut on = false;
+    if !ui.checkbox(&mut on, "effector").changed() || !on {
+        return;
+    }
+    let scene = &state.character.scene;
+    let motion = state
+        .playback
+        .anim
+        .map(|a| super::state::motion_ref(scene, a));
+    let goal = super::state::default_ik_goal(scene, Vec3::ZERO).map(|mut g| {
+        if let Ok(end) = scene.find_node(&g.end_bone)
+            && let Some(m) = state.character.frame.model_from_node.get(end)
+        {
+            g.target_m = m.w_axis.truncate();
+        }
+        g
+    });
+    state.setup.motion = Motion::Stage(CharacterSpec {
+        ik: goal.into_iter().collect(),
+        ik_limits: false,
+        links: false,
+        ..CharacterSpec::single(motion)
+    });
+    state.request_rebuild();
+}
+
 /// Bone links, the influence limit, and the view mode.
 pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
     ui.heading("Deformation");
     let mut rebuild = false;
-    if let Some(stage) = state.setup.stage_spec_mut() {
+    if state.model.rig.is_some()
+        && let Some(stage) = state.setup.stage_spec_mut()
+    {
         rebuild |= ui.checkbox(&mut stage.links, "bone links").changed();
     }
     let mut limited = state.setup.max_influences.is_some();

@@ -835,16 +835,22 @@ pub fn motion_ref(scene: &crate::scene::Scene, a: usize) -> crate::character::Mo
         .map_or(MotionRef::Index(a), MotionRef::Name)
 }
 
-/// A default IK goal for `scene`: the deepest leaf node below the root (ties: the first; by
+/// A default IK goal for `scene`: the deepest leaf joint below the root (ties: the first; by
 /// its label, so unnamed joints work), a chain of two bones, reaching for `target_m`.
 pub fn default_ik_goal(scene: &crate::scene::Scene, target_m: Vec3) -> Option<IkGoal> {
     let n = scene.nodes.len();
+    let is_joint = crate::view::skeleton::joint_flags(scene);
+    // A leaf of the skeleton: a joint with no joint below it (a glTF joint may carry meshes).
     let mut has_child = vec![false; n];
-    for p in scene.nodes.iter().filter_map(|node| node.parent) {
-        has_child[p] = true;
+    for (c, node) in scene.nodes.iter().enumerate() {
+        if let Some(p) = node.parent
+            && is_joint[c]
+        {
+            has_child[p] = true;
+        }
     }
     let end = (0..n)
-        .filter(|&i| !has_child[i] && scene.depth(i) > 0)
+        .filter(|&i| is_joint[i] && !has_child[i] && scene.depth(i) > 0)
         .max_by(|&a, &b| scene.depth(a).cmp(&scene.depth(b)).then(b.cmp(&a)))?;
     Some(IkGoal {
         end_bone: scene.node_label(end),

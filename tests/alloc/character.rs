@@ -396,7 +396,7 @@ fn orbit_and_layer_fade_follow_their_formulas() {
 
 /// Every numbered rule of `CharacterSetup`, broken once: refused with that rule (or its own
 /// error for rules 1 and 3), while the unbroken set-ups build. The split and the stage exclude
-/// each other (rule 7); the stage needs a native rig (rule 8).
+/// each other (rule 7); bone links need a native rig (rule 8).
 #[test]
 fn character_setup_rules() {
     use skinview::Error;
@@ -501,8 +501,11 @@ fn character_setup_rules() {
         let built = setup.build_rig(&rig).map(|_| ());
         assert_eq!(rule(built), Some(*want));
     }
-    // Rule 8: the stage on a plain scene; rule 9: a clip the model does not have.
+    // Rule 8: bone links on a plain scene (the stage without them plays there); rule 9: a
+    // clip the model does not have.
     assert_eq!(rule(demo.build(&rig.scene).map(|_| ())), Some(8));
+    let unlinked = stage(&|s| s.links = false);
+    assert_eq!(rule(unlinked.build(&rig.scene).map(|_| ())), None);
     let missing = CharacterSetup::clip(Some(rig.scene.animations.len()));
     assert!(matches!(
         missing.build(&rig.scene).map(|_| ()),

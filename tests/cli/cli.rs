@@ -445,18 +445,28 @@ fn bench_reports_every_stage_as_json() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(v["stages_us"]["ik"].as_f64().unwrap() > 0.0);
+    // IK on a glTF model (Fox's front foot); bone links there are refused (rule 8).
+    let fox = common::model("Fox");
     let o = skinview(&[
         "bench",
-        common::model("Fox").to_str().unwrap(),
+        fox.to_str().unwrap(),
         "--ik",
-        "b:1:0,0,0",
+        "b_LeftFoot02_018:3:0.1,0.05,0.3",
         "--frames",
         "2",
     ]);
+    assert!(o.status.success(), "IK on a glTF model: {}", text(&o));
+    assert!(text(&o).contains("1 IK effector"), "{}", text(&o));
+    let o = skinview(&["bench", fox.to_str().unwrap(), "--links", "--frames", "2"]);
     assert_eq!(
         o.status.code(),
         Some(2),
-        "stage options on a glTF file must be refused: {}",
+        "links on a glTF file: {}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains("--links needs a native rig"),
+        "{}",
         text(&o)
     );
     // A glTF model: one layer, no IK, still every field.

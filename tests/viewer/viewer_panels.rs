@@ -798,3 +798,66 @@ fn timeline_follows_the_selected_bones_keys() {
     let next = all.iter().copied().find(|&k| k > 1e-5).unwrap();
     assert_eq!(h.state().playback.time_s, next);
 }
+
+/// IK on glTF models: ticking "effector" on CesiumMan and Fox puts the clip on the animation
+/// stage with an effector on a leaf joint, no joint limits; the chosen end bone (CesiumMan's
+/// hand, Fox's front foot) then reaches a target moved 5 % of the model's size away, and
+/// unticking goes back to the clip.
+#[test]
+fn ik_on_gltf_models() {
+    for (model, end) in [
+        ("CesiumMan", "Skeleton_arm_joint_L__2_"),
+        ("Fox", "b_LeftFoot02_018"),
+    ] {
+        let m = ModelSource::File(common::model(model)).load().unwrap();
+        let s = ViewerState::new(m, false).unwrap();
+        let mut h = Harness::new_ui_state(
+            |ui, s: &mut ViewerState| {
+                let before = s.setup.clone();
+                panels::ik(ui, s);
+                s.apply_pending(Some(before));
+            },
+            s,
+        );
+        h.run();
+        h.get_by_label("effector").click();
+        h.run();
+        h.run();
+        let s = h.state_mut();
+        assert_eq!(s.error, None, "{model}");
+        let ik = s.character.ik.as_ref().expect("an effector");
+        assert!(ik.limits.iter().all(Option::is_none), "{model}: limits off");
+        let goal = &s.stage().unwrap().ik[0];
+        let leaf = s.character.scene.find_node(&goal.end_bone).unwrap();
+        assert!(
+            s.character.scene.skins[0].joints.contains(&leaf),
+            "{model}: the default end bone is a joint"
+        );
+        // Pick the hand / foot, three bones, and move its target.
+        let spec = s.stage_mut().unwrap();
+        spec.ik[0].end_bone = end.into();
+        spec.ik[0].chain_length = 3;
+        s.rebuild().unwrap();
+        let node = s.character.scene.find_node(end).unwrap();
+        let at = s.character.frame.model_from_node[node].w_axis.truncate();
+        let size = (s.bounds.1 - s.bounds.0).length();
+        let target = at + glam::Vec3::new(0.03, 0.03, 0.02) * size;
+        s.set_ik_target(target);
+        s.playback.playing = false;
+        // A second of frames: the solver's speed limits spread the reach over a few.
+        for _ in 0..30 {
+            s.tick(1.0 / 30.0).unwrap();
+        }
+        let reached = s.character.frame.model_from_node[node].w_axis.truncate();
+        assert!(
+            reached.distance(target) < 0.01 * size,
+            "{model}: {end} at {reached} for a target at {target} (size {size})"
+        );
+        // Unticking: back to the clip.
+        h.get_by_label("effector").click();
+        h.run();
+        h.run();
+        assert!(h.state().stage().is_none(), "{model}: back to its clip");
+        assert!(h.state().character.ik.is_none());
+    }
+}
