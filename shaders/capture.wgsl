@@ -1,7 +1,7 @@
 // capture.wgsl — skinning in a compute pass, two entry points sharing the influence loader,
 // both calling the shared skin() (skin.wgsl, prepended):
-// - `capture`: every vertex of a draw skinned into a record for readback (position, normal,
-//   tangent). Pipeline: src/gpu/capture.rs.
+// - `capture`: every vertex of a draw (of each crowd instance) skinned into a record for
+//   readback (position, normal, tangent). Pipeline: src/gpu/capture.rs.
 // - `skin_vertices`: the compute-skinning path, as Unreal's and Godot's: each vertex of a draw
 //   (and of each crowd instance) skinned once per frame into the scene's skinned vertex
 //   buffer, which a plain vertex shader then draws (render.wgsl with CPU_SKINNED), so several
@@ -51,19 +51,23 @@ fn load_influences(v: u32) -> SkinInput {
     return input;
 }
 
+// Workgroup y is the crowd instance (a compared frame of a batch: its palette block, its
+// records after the previous instances'); one instance: y = 0.
 @compute @workgroup_size(WORKGROUP)
 fn capture(@builtin(global_invocation_id) id: vec3<u32>) {
     let v = id.x;
     if (v >= draw.vertex_count) {
         return;
     }
+    palette_instance_base = id.y * draw.instance_palette_stride;
     var input = load_influences(v);
     let vertex = in_vertices[v];
     input.position = vertex.position.xyz;
     input.normal = vertex.normal.xyz;
     input.tangent = vertex.tangent;
     let s = skin(v, input);
-    out_vertices[v] = CaptureVertex(vec4<f32>(s.position, 1.0), vec4<f32>(s.normal, 0.0), s.tangent);
+    out_vertices[id.y * draw.vertex_count + v] =
+        CaptureVertex(vec4<f32>(s.position, 1.0), vec4<f32>(s.normal, 0.0), s.tangent);
 }
 
 // Mirrors `SkinChunk` in src/gpu/compute_skin.rs (keep in sync): the crowd instances one

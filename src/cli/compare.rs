@@ -113,10 +113,17 @@ pub fn run(a: CompareArgs) -> CliResult {
         captures,
         palette: Some(palette),
         skin: a.skin.options(),
+        batch: None,
     };
-    let bar = indicatif::ProgressBar::new(anims.len() as u64).with_message("comparing");
-    let cmp = compare(&ctx, scene, &anims, &options, |i, _| {
-        bar.set_position(i as u64)
+    // Frames compared, with the rate and the time left (drawn only on a terminal).
+    let style = indicatif::ProgressStyle::with_template(
+        "comparing {wide_bar} {pos}/{len} frames, {per_sec}, {eta} left",
+    )
+    .map_err(|e| CliError::Usage(format!("progress bar: {e}")))?;
+    let bar = indicatif::ProgressBar::new(0).with_style(style);
+    let cmp = compare(&ctx, scene, &anims, &options, |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
     })?;
     bar.finish_and_clear();
     println!("{cmp}");

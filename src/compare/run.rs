@@ -37,6 +37,36 @@ pub struct CompareOptions {
     pub palette: Option<PaletteSource>,
     /// How both paths skin (blend mode, normals).
     pub skin: SkinOptions,
+    /// Frames skinned and read back together in one GPU submission per capture path
+    /// (`None`: [`batch_frames`] chooses; 1 on the uniform palette and for scenes with morph
+    /// targets, whose weights all instances of a batch would share).
+    pub batch: Option<usize>,
+}
+
+/// Vertex-frames per batch when [`CompareOptions::batch`] is `None`: about 180 bytes each on
+/// the GPU and the CPU side (capture records, draw targets and staging, kept CPU outputs), so
+/// a batch stays near 45 MB.
+pub const BATCH_VERTEX_FRAMES: usize = 262_144;
+/// At most this many frames per batch: past it the per-submission costs are already small
+/// (measured on lavapipe: CesiumMan's draw capture spends most of its time renewing
+/// pipelines per draw, which a batch of 64 frames shares).
+pub const MAX_BATCH_FRAMES: usize = 64;
+
+/// Frames per batch for `scene` (see [`CompareOptions::batch`]).
+pub fn batch_frames(scene: &Scene, options: &CompareOptions, source: PaletteSource) -> usize {
+    let morphs = scene
+        .draws
+        .iter()
+        .any(|d| !scene.primitive(d).morph_targets.is_empty());
+    if morphs || source != PaletteSource::Storage {
+        return 1;
+    }
+    let vertices = scene.vertex_count().max(1);
+    options
+        .batch
+        .unwrap_or(BATCH_VERTEX_FRAMES / vertices)
+        .clamp(1, MAX_BATCH_FRAMES)
+        .min(options.frames.max(1))
 }
 
 impl CompareOptions {
@@ -89,10 +119,14 @@ impl GpuSide {
         max_influences: Option<usize>,
         source: PaletteSource,
         skin: SkinOptions,
+        batch: usize,
     ) -> Result<(GpuSide, Option<Box<PartitionedScene>>)> {
         match source {
             PaletteSource::Storage => {
-                let mut g = GpuReadback::new(ctx, scene, &cpu.frame, max_influences)?;
+                let mut g = match batch {
+                    1 => GpuReadback::new(ctx, scene, &cpu.frame, max_influences)?,
+                    n => GpuReadback::batched(ctx, scene, &cpu.frame, max_influences, n as u32)?,
+                };
                 g.gpu.set_all_skin_options(ctx, skin);
                 Ok((GpuSide::Whole(g), None))
             }
@@ -134,29 +168,48 @@ impl GpuSide {
         }
     }
 
-    /// The GPU's vertices at `t` for every source draw, read through `path`.
-    fn read(
+    /// Frames read back together ([`GpuSide::read_frames`]).
+    fn batch(&self) -> usize {
+        match self {
+            GpuSide::Whole(g) => g.batch(),
+            GpuSide::Parts { .. } => 1,
+        }
+    }
+
+    /// The GPU's vertices of every source draw at each of `times` (at most
+    /// [`GpuSide::batch`]), read through `path`: `[frame][k]`. `palettes` and `outputs` are
+    /// the CPU reference's per frame; `frame` its frame state when the batch is that one
+    /// frame ([`GpuReadback::read_frames`]); `scene` the CPU side's.
+    #[allow(clippy::too_many_arguments)]
+    fn read_frames(
         &mut self,
         ctx: &GpuContext,
-        cpu: &Character,
-        t: f32,
+        (scene, frame): (&Scene, Option<&crate::frame::FrameState>),
+        times: &[f32],
+        palettes: &[Vec<glam::Mat4>],
+        outputs: &[Vec<SkinnedVertices>],
         path: CapturePath,
         draws: &[usize],
-    ) -> Result<Vec<SkinnedVertices>> {
+    ) -> Result<Vec<Vec<SkinnedVertices>>> {
         match self {
-            GpuSide::Whole(g) => g.read(ctx, &cpu.scene, &cpu.frame, path, draws),
+            GpuSide::Whole(g) => g.read_frames(ctx, scene, frame, palettes, path, draws),
             GpuSide::Parts {
                 part,
                 character,
                 readback,
                 draws: all,
             } => {
-                character.update(t, COMPARE_DT_S)?;
-                let parts = readback.read(ctx, &character.scene, &character.frame, path, all)?;
-                // Vertices in no submesh (no face uses them) keep the reference's values.
-                let mut out = cpu.outputs.clone();
-                part.scatter(&parts, &mut out)?;
-                Ok(draws.iter().filter_map(|&d| out.get(d).cloned()).collect())
+                let mut frames = Vec::with_capacity(times.len());
+                for (&t, reference) in times.iter().zip(outputs) {
+                    character.update(t, COMPARE_DT_S)?;
+                    let parts =
+                        readback.read(ctx, &character.scene, &character.frame, path, all)?;
+                    // Vertices in no submesh (no face uses them) keep the reference's values.
+                    let mut out = reference.clone();
+                    part.scatter(&parts, &mut out)?;
+                    frames.push(draws.iter().filter_map(|&d| out.get(d).cloned()).collect());
+                }
+                Ok(frames)
             }
         }
     }
@@ -170,6 +223,7 @@ impl Default for CompareOptions {
             captures: vec![CapturePath::CaptureShader, CapturePath::Draw],
             palette: None,
             skin: SkinOptions::default(),
+            batch: None,
         }
     }
 }
@@ -201,7 +255,7 @@ pub fn frame_times(scene: &Scene, anim: Option<usize>, count: usize) -> Vec<f32>
 }
 
 /// Compare CPU and GPU skinning of every draw over `options.frames` frames of each of
-/// `anims`; `progress(done, total)` is called per animation.
+/// `anims`; `progress(done, total)` counts frames, called after each batch.
 pub fn compare(
     ctx: &GpuContext,
     scene: &Scene,
@@ -219,11 +273,19 @@ pub fn compare(
     let mut sides = Sides::new(ctx, scene, options, source)?;
     let mut result = Vec::with_capacity(anims.len());
     let mut diagonal: f64 = 0.0;
-    for (i, &anim) in anims.iter().enumerate() {
-        progress(i, anims.len());
-        result.push(sides.compare_anim(ctx, scene, anim, options, &mut diagonal)?);
+    let total: usize = anims
+        .iter()
+        .map(|&a| frame_times(scene, a, options.frames).len())
+        .sum();
+    let mut done = 0;
+    progress(0, total);
+    for &anim in anims {
+        let mut tick = |frames: usize| {
+            done += frames;
+            progress(done, total);
+        };
+        result.push(sides.compare_anim(ctx, scene, anim, options, &mut diagonal, &mut tick)?);
     }
-    progress(anims.len(), anims.len());
     let mut cmp = Comparison {
         model: scene.name.clone(),
         adapter: ctx.describe(),
@@ -268,7 +330,8 @@ impl Sides {
             ..CharacterSetup::clip(None)
         };
         let mut cpu = setup.build(scene)?;
-        let (gpu, part) = GpuSide::new(ctx, scene, &cpu, k, source, options.skin)?;
+        let batch = batch_frames(scene, options, source);
+        let (gpu, part) = GpuSide::new(ctx, scene, &cpu, k, source, options.skin, batch)?;
         let mut vertices_reduced = match &gpu {
             GpuSide::Whole(g) => g
                 .gpu
@@ -312,8 +375,9 @@ impl Sides {
         })
     }
 
-    /// Play `anim` on every side and compare them frame by frame; `diagonal` grows to the
-    /// largest first-frame bounds seen.
+    /// Play `anim` on every side and compare them frame by frame, the GPU reading back a
+    /// batch of frames at a time; `diagonal` grows to the largest first-frame bounds seen;
+    /// `tick(frames)` after each batch.
     fn compare_anim(
         &mut self,
         ctx: &GpuContext,
@@ -321,6 +385,7 @@ impl Sides {
         anim: Option<usize>,
         options: &CompareOptions,
         diagonal: &mut f64,
+        tick: &mut dyn FnMut(usize),
     ) -> Result<AnimComparison> {
         let draws: Vec<usize> = (0..scene.draws.len()).collect();
         let times = frame_times(scene, anim, options.frames);
@@ -339,49 +404,61 @@ impl Sides {
             .iter()
             .filter_map(|&d| SurfaceNormalErrors::new(d, cpu_scene.primitive(&cpu_scene.draws[d])))
             .collect();
-        for (ti, &t) in times.iter().enumerate() {
-            let cpu = &mut self.cpu;
-            cpu.update(t, COMPARE_DT_S)?;
-            // A reference that overflowed compares as "equal" to anything: an error instead.
-            crate::skin::check_finite(&cpu.scene, &draws, Some(t), &cpu.outputs)?;
-            if ti == 0
-                && let Some((lo, hi)) = bounds(&cpu.outputs)
-            {
-                *diagonal = diagonal.max((hi - lo).length() as f64);
-            }
-            for sn in &mut surface_normals {
-                if let Some(k) = draws.iter().position(|&d| d == sn.draw)
-                    && let Some(out) = cpu.outputs.get(k)
-                    && let Some(n) = &out.normals
-                {
-                    let prim = cpu.scene.primitive(&cpu.scene.draws[sn.draw]);
-                    sn.add(&out.positions, n, &prim.indices);
+        let full_cost = self.full.is_some();
+        let batch = self.gpu.batch().max(1);
+        let chunks: Vec<&[f32]> = times.chunks(batch).collect();
+        let Sides { cpu, gpu, full, .. } = self;
+        let mut reference = Reference {
+            cpu,
+            full: full.as_mut(),
+            draws: &draws,
+            diagonal,
+            surface_normals: &mut surface_normals,
+            reduction_cost: &mut reduction_cost,
+        };
+        let mut current = reference.batch(chunks.first().copied().unwrap_or(&[]), true)?;
+        let mut errors = Errors {
+            per_path: &mut per_path,
+            draw_vs_compute: &mut draw_vs_compute,
+        };
+        // The batch read last, its errors not yet added.
+        let mut pending: Option<(&[f32], CpuBatch, Reads)> = None;
+        for (bi, &chunk) in chunks.iter().enumerate() {
+            let next_chunk = chunks.get(bi + 1).copied();
+            // The GPU reads this batch while another thread adds the last batch's errors and
+            // skins the next (a batch of one frame reads the CPU character's own frame, so
+            // there the steps take turns).
+            let (reads, next) = if batch > 1 {
+                std::thread::scope(|s| {
+                    let (r, e, last) = (&mut reference, &mut errors, pending.take());
+                    let cpu = s.spawn(move || {
+                        if let Some((t, b, reads)) = last {
+                            e.add(t, &b, &reads);
+                        }
+                        next_chunk.map(|c| r.batch(c, false)).transpose()
+                    });
+                    let reads =
+                        read_paths(ctx, gpu, (scene, None), chunk, &current, options, &draws);
+                    let next = cpu.join().unwrap_or_else(|_| {
+                        Err(Error::Gpu("the CPU reference's thread panicked".into()))
+                    });
+                    (reads, next)
+                })
+            } else {
+                if let Some((t, b, reads)) = pending.take() {
+                    errors.add(t, &b, &reads);
                 }
+                let at = (&reference.cpu.scene, Some(&reference.cpu.frame));
+                let reads = read_paths(ctx, gpu, at, chunk, &current, options, &draws);
+                let next = next_chunk.map(|c| reference.batch(c, false)).transpose();
+                (reads, next)
+            };
+            let reads = reads?;
+            match next? {
+                Some(n) => pending = Some((chunk, std::mem::replace(&mut current, n), reads)),
+                None => errors.add(chunk, &current, &reads),
             }
-            let mut read: Vec<(CapturePath, Vec<SkinnedVertices>)> = Vec::new();
-            for (path, errs) in options.captures.iter().zip(&mut per_path) {
-                let out = self.gpu.read(ctx, cpu, t, *path, &draws)?;
-                for (e, (c, g)) in errs.iter_mut().zip(cpu.outputs.iter().zip(&out)) {
-                    e.add(t, c, g);
-                }
-                read.push((*path, out));
-            }
-            let find = |p| read.iter().find(|(q, _)| *q == p).map(|(_, v)| v);
-            if let (Some(c), Some(d)) = (find(CapturePath::CaptureShader), find(CapturePath::Draw))
-            {
-                for (e, (a, b)) in draw_vs_compute.iter_mut().zip(c.iter().zip(d)) {
-                    e.add(t, a, b);
-                }
-            }
-            if let Some(f) = &mut self.full {
-                f.update(t, COMPARE_DT_S)?;
-                for (e, (a, b)) in reduction_cost
-                    .iter_mut()
-                    .zip(f.outputs.iter().zip(&cpu.outputs))
-                {
-                    e.add(t, a, b);
-                }
-            }
+            tick(chunk.len());
         }
         let worst = per_path
             .iter()
@@ -402,11 +479,137 @@ impl Sides {
                 .map(|(&capture, draws)| CaptureErrors { capture, draws })
                 .collect(),
             draw_vs_compute: both.then_some(draw_vs_compute),
-            reduction_cost: self.full.is_some().then_some(reduction_cost),
+            reduction_cost: full_cost.then_some(reduction_cost),
             surface_normals,
             times,
         })
     }
+}
+
+/// A batch of the CPU reference: each frame's palette and skinned vertices.
+struct CpuBatch {
+    palettes: Vec<Vec<glam::Mat4>>,
+    outputs: Vec<Vec<SkinnedVertices>>,
+}
+
+/// The CPU side of a comparison and what it measures on its own (the first frame's bounds,
+/// its normals against its surface, the cost of reducing influences): sent to a thread of
+/// its own while the GPU reads the previous batch.
+struct Reference<'a> {
+    cpu: &'a mut Character,
+    full: Option<&'a mut Character>,
+    draws: &'a [usize],
+    diagonal: &'a mut f64,
+    surface_normals: &'a mut [SurfaceNormalErrors],
+    reduction_cost: &'a mut [DrawErrors],
+}
+
+impl Reference<'_> {
+    /// Skin the frames at `times` (`first`: the clip's first batch).
+    fn batch(&mut self, times: &[f32], first: bool) -> Result<CpuBatch> {
+        let mut b = CpuBatch {
+            palettes: Vec::with_capacity(times.len()),
+            outputs: Vec::with_capacity(times.len()),
+        };
+        for (j, &t) in times.iter().enumerate() {
+            self.frame(t, first && j == 0)?;
+            b.palettes.push(self.cpu.frame.palette.clone());
+            b.outputs.push(self.cpu.outputs.clone());
+        }
+        Ok(b)
+    }
+
+    /// The CPU reference at `t`: skinned, checked finite, the first frame's bounds into
+    /// `diagonal`, its normals against its own surface, the unreduced path's distance.
+    fn frame(&mut self, t: f32, first: bool) -> Result<()> {
+        let cpu = &mut *self.cpu;
+        cpu.update(t, COMPARE_DT_S)?;
+        // A reference that overflowed compares as "equal" to anything: an error instead.
+        crate::skin::check_finite(&cpu.scene, self.draws, Some(t), &cpu.outputs)?;
+        if first && let Some((lo, hi)) = bounds(&cpu.outputs) {
+            *self.diagonal = self.diagonal.max((hi - lo).length() as f64);
+        }
+        for sn in self.surface_normals.iter_mut() {
+            if let Some(k) = self.draws.iter().position(|&d| d == sn.draw)
+                && let Some(out) = cpu.outputs.get(k)
+                && let Some(n) = &out.normals
+            {
+                let prim = cpu.scene.primitive(&cpu.scene.draws[sn.draw]);
+                sn.add(&out.positions, n, &prim.indices);
+            }
+        }
+        if let Some(f) = self.full.as_deref_mut() {
+            f.update(t, COMPARE_DT_S)?;
+            for (e, (a, b)) in self
+                .reduction_cost
+                .iter_mut()
+                .zip(f.outputs.iter().zip(&cpu.outputs))
+            {
+                e.add(t, a, b);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every capture path's reading of a batch: `[frame][k]` per path.
+type Reads = Vec<(CapturePath, Vec<Vec<SkinnedVertices>>)>;
+
+/// The GPU-against-CPU errors a comparison adds up, per capture path and between the capture
+/// shader and the draw.
+struct Errors<'a> {
+    per_path: &'a mut [Vec<DrawErrors>],
+    draw_vs_compute: &'a mut [DrawErrors],
+}
+
+impl Errors<'_> {
+    /// Add a batch: the frames at `times`, the CPU's `batch` and each path's `reads`.
+    fn add(&mut self, times: &[f32], batch: &CpuBatch, reads: &Reads) {
+        for ((_, frames), errs) in reads.iter().zip(self.per_path.iter_mut()) {
+            for ((&t, cpu), gpu) in times.iter().zip(&batch.outputs).zip(frames) {
+                for (e, (c, g)) in errs.iter_mut().zip(cpu.iter().zip(gpu)) {
+                    e.add(t, c, g);
+                }
+            }
+        }
+        let find = |p| reads.iter().find(|(q, _)| *q == p).map(|(_, v)| v);
+        if let (Some(c), Some(d)) = (find(CapturePath::CaptureShader), find(CapturePath::Draw)) {
+            for ((&t, cf), df) in times.iter().zip(c).zip(d) {
+                for (e, (a, b)) in self.draw_vs_compute.iter_mut().zip(cf.iter().zip(df)) {
+                    e.add(t, a, b);
+                }
+            }
+        }
+    }
+}
+
+/// Every capture path's reading of the batch `times` (CPU reference `batch`): `frame` is the
+/// CPU character's frame when the batch is that one frame.
+fn read_paths(
+    ctx: &GpuContext,
+    gpu: &mut GpuSide,
+    (scene, frame): (&Scene, Option<&crate::frame::FrameState>),
+    times: &[f32],
+    batch: &CpuBatch,
+    options: &CompareOptions,
+    draws: &[usize],
+) -> Result<Reads> {
+    options
+        .captures
+        .iter()
+        .map(|&path| {
+            let frames = gpu.read_frames(
+                ctx,
+                (scene, frame),
+                times,
+                &batch.palettes,
+                &batch.outputs,
+                path,
+                draws,
+            )?;
+            Ok((path, frames))
+        })
+        .collect()
 }
 
 /// Where [`sample_frames`] takes its vertices from.
@@ -523,7 +726,7 @@ pub fn sample_frames_each(
     let ctx =
         ctx.ok_or_else(|| Error::NoAdapter("GPU skinning requested without a GPU context".into()))?;
     let palette = choose_source(ctx, palette)?;
-    let (mut gpu, part) = GpuSide::new(ctx, scene, &c, max_influences, palette, skin)?;
+    let (mut gpu, part) = GpuSide::new(ctx, scene, &c, max_influences, palette, skin, 1)?;
     gpu.set_clip(anim)?;
     match &part {
         // The CPU side only fills vertices no submesh draws: with the fitted weights.
@@ -535,7 +738,13 @@ pub fn sample_frames_each(
     }
     for (ti, &t) in times.iter().enumerate() {
         c.update(t, COMPARE_DT_S)?;
-        let frame = gpu.read(ctx, &c, t, path, draws)?;
+        let palette = [c.frame.palette.clone()];
+        let outputs = std::slice::from_ref(&c.outputs);
+        let at = (&c.scene, Some(&c.frame));
+        let frame = gpu
+            .read_frames(ctx, at, &[t], &palette, outputs, path, draws)?
+            .pop()
+            .unwrap_or_default();
         crate::skin::check_finite(scene, draws, Some(t), &frame)?;
         each(ti, &frame)?;
     }

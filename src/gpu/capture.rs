@@ -29,6 +29,21 @@ pub struct CaptureVertex {
 /// Bytes per [`CaptureVertex`].
 const RECORD: u64 = std::mem::size_of::<CaptureVertex>() as u64;
 
+/// Bytes of one draw's capture output for `instances` instances, within the adapter's
+/// storage binding size.
+fn output_bytes(vertex_count: u32, instances: u32, ctx: &GpuContext) -> Result<u64> {
+    let bytes = u64::from(vertex_count.max(1)) * u64::from(instances.max(1)) * RECORD;
+    let max = ctx.device.limits().max_storage_buffer_binding_size;
+    if bytes > max {
+        return Err(Error::Gpu(format!(
+            "a capture of {instances} instance(s) of {vertex_count} vertices needs {bytes} bytes; \
+             a storage binding holds {max} on {}",
+            ctx.info.name
+        )));
+    }
+    Ok(bytes)
+}
+
 /// Threads per workgroup; must match `@workgroup_size` in capture.wgsl.
 pub(crate) const WORKGROUP_SIZE: u32 = 64;
 
@@ -38,6 +53,9 @@ pub struct Capture {
     pipelines: [wgpu::ComputePipeline; 2],
     outputs: Vec<wgpu::Buffer>,
     bind_groups: Vec<wgpu::BindGroup>,
+    /// Staging buffers per draw slot, kept while their size holds (a batch of compared frames
+    /// made a new 10 MB buffer per batch: page faults cost more than the copy).
+    staging: Vec<(u64, wgpu::Buffer)>,
 }
 
 impl Capture {
@@ -95,7 +113,7 @@ impl Capture {
                 .ok_or_else(|| Error::Gpu("a draw without capture shader input".into()))?;
             let out = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("capture output"),
-                size: (d.vertex_count.max(1) as u64) * RECORD,
+                size: output_bytes(d.vertex_count, gpu.instances(), ctx)?,
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             });
@@ -128,11 +146,24 @@ impl Capture {
             pipelines,
             outputs,
             bind_groups,
+            staging: Vec::new(),
         })
     }
 
-    /// Record the compute pass that skins `draws` into the output buffers.
+    /// Record the compute pass that skins `draws` (instance 0) into the output buffers.
     pub fn record(&self, enc: &mut wgpu::CommandEncoder, gpu: &GpuScene, draws: &[usize]) {
+        self.record_instances(enc, gpu, draws, 1);
+    }
+
+    /// Record the compute pass that skins the first `instances` instances of `draws` (each
+    /// with its palette block) into the output buffers, one after another.
+    fn record_instances(
+        &self,
+        enc: &mut wgpu::CommandEncoder,
+        gpu: &GpuScene,
+        draws: &[usize],
+        instances: u32,
+    ) {
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("capture"),
             timestamp_writes: None,
@@ -145,58 +176,94 @@ impl Capture {
             pass.set_pipeline(&self.pipelines[super::render::sets_slot(d)]);
             pass.set_bind_group(1, &d.bind_group, &[]);
             pass.set_bind_group(2, bind_group, &[]);
-            pass.dispatch_workgroups(d.vertex_count.div_ceil(WORKGROUP_SIZE), 1, 1);
+            pass.dispatch_workgroups(d.vertex_count.div_ceil(WORKGROUP_SIZE), instances, 1);
         }
     }
 
     /// Skin `draws` (indices into the scene's draw list) on the GPU with the palette and
     /// morph weights last written by [`GpuScene::update`], and read the results back.
     pub fn run(
-        &self,
+        &mut self,
         ctx: &GpuContext,
         gpu: &GpuScene,
         draws: &[usize],
     ) -> Result<Vec<SkinnedVertices>> {
+        Ok(self
+            .run_instances(ctx, gpu, draws, 1)?
+            .pop()
+            .unwrap_or_default())
+    }
+
+    /// Skin the first `instances` instances of `draws` of a crowd upload (each with the
+    /// palette written into its block, [`GpuScene::write_instance_palette`]) in one pass and
+    /// read them back together: `[instance][k]` for `draws[k]`. A batch of compared frames.
+    pub fn run_instances(
+        &mut self,
+        ctx: &GpuContext,
+        gpu: &GpuScene,
+        draws: &[usize],
+        instances: u32,
+    ) -> Result<Vec<Vec<SkinnedVertices>>> {
+        if instances == 0 || instances > gpu.instances() {
+            return Err(Error::Gpu(format!(
+                "capture of {instances} instance(s); the upload holds {}",
+                gpu.instances()
+            )));
+        }
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("capture"),
             });
-        self.record(&mut enc, gpu, draws);
-        let mut staging = Vec::with_capacity(draws.len());
-        for &i in draws {
-            let size = gpu.draws[i].vertex_count.max(1) as u64 * RECORD;
-            let s = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("capture staging"),
-                size,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            enc.copy_buffer_to_buffer(&self.outputs[i], 0, &s, 0, size);
-            staging.push(s);
+        self.record_instances(&mut enc, gpu, draws, instances);
+        for (slot, &i) in draws.iter().enumerate() {
+            let size = gpu.draws[i].vertex_count.max(1) as u64 * RECORD * u64::from(instances);
+            if self.staging.get(slot).is_none_or(|(s, _)| *s < size) {
+                let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("capture staging"),
+                    size,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                match self.staging.get_mut(slot) {
+                    Some(s) => *s = (size, buffer),
+                    None => self.staging.push((size, buffer)),
+                }
+            }
+            enc.copy_buffer_to_buffer(&self.outputs[i], 0, &self.staging[slot].1, 0, size);
         }
         ctx.queue.submit([enc.finish()]);
         ctx.check()?;
-        let mut result = Vec::with_capacity(draws.len());
+        let staging: Vec<&wgpu::Buffer> = self.staging.iter().map(|(_, b)| b).collect();
+        let mut result: Vec<Vec<SkinnedVertices>> = (0..instances)
+            .map(|_| Vec::with_capacity(draws.len()))
+            .collect();
         for (k, &i) in draws.iter().enumerate() {
-            let bytes = ctx.map_read(&staging[k])?;
             let n = gpu.draws[i].vertex_count as usize;
-            // Copied out (the mapped bytes have no alignment guarantee for the records).
-            let records: Vec<CaptureVertex> =
-                bytemuck::pod_collect_to_vec(&bytes[..n * RECORD as usize]);
-            result.push(SkinnedVertices {
-                positions: records
-                    .iter()
-                    .map(|r| Vec4::from(r.position).truncate())
-                    .collect(),
-                normals: Some(
-                    records
-                        .iter()
-                        .map(|r| Vec4::from(r.normal).truncate())
-                        .collect(),
-                ),
-                tangents: Some(records.iter().map(|r| Vec4::from(r.tangent)).collect()),
-            });
+            let len = n * instances as usize * RECORD as usize;
+            ctx.map_read_with(staging[k], |bytes| {
+                // In place where the mapping is aligned for the records (wgpu aligns mappings
+                // to 8 bytes), else copied out first.
+                let copied: Vec<CaptureVertex>;
+                let records: &[CaptureVertex] = match bytemuck::try_cast_slice(&bytes[..len]) {
+                    Ok(r) => r,
+                    Err(_) => {
+                        copied = bytemuck::pod_collect_to_vec(&bytes[..len]);
+                        &copied
+                    }
+                };
+                for (instance, out) in result.iter_mut().enumerate() {
+                    let r = &records[instance * n..(instance + 1) * n];
+                    out.push(SkinnedVertices {
+                        positions: r
+                            .iter()
+                            .map(|r| Vec4::from(r.position).truncate())
+                            .collect(),
+                        normals: Some(r.iter().map(|r| Vec4::from(r.normal).truncate()).collect()),
+                        tangents: Some(r.iter().map(|r| Vec4::from(r.tangent)).collect()),
+                    });
+                }
+            })?;
         }
         Ok(result)
     }

@@ -192,6 +192,16 @@ impl GpuContext {
 
     /// Map a MAP_READ buffer and copy its bytes out (blocking).
     pub fn map_read(&self, staging: &wgpu::Buffer) -> Result<Vec<u8>> {
+        self.map_read_with(staging, <[u8]>::to_vec)
+    }
+
+    /// [`GpuContext::map_read`] handing the mapped bytes to `read` instead of copying them
+    /// (large readbacks are read in place: copies of tens of megabytes cost page faults).
+    pub fn map_read_with<R>(
+        &self,
+        staging: &wgpu::Buffer,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R> {
         let (tx, rx) = std::sync::mpsc::channel();
         staging.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = tx.send(r);
@@ -202,12 +212,14 @@ impl GpuContext {
         rx.recv()
             .map_err(|_| Error::Gpu("map callback never ran".into()))?
             .map_err(|e| Error::Gpu(format!("map_async: {e}")))?;
-        let bytes = staging
-            .get_mapped_range(..)
-            .map_err(|e| Error::Gpu(format!("get_mapped_range: {e}")))?
-            .to_vec();
+        let result = {
+            let bytes = staging
+                .get_mapped_range(..)
+                .map_err(|e| Error::Gpu(format!("get_mapped_range: {e}")))?;
+            read(&bytes)
+        };
         staging.unmap();
         self.check()?;
-        Ok(bytes)
+        Ok(result)
     }
 }

@@ -508,20 +508,28 @@ fn read_back(
         .collect();
     for ((_, pair), &i) in staging.iter().zip(draws) {
         let n = gpu.draws[i].vertex_count as usize;
-        let texels = |b: &wgpu::Buffer| -> Result<Vec<Vec3>> {
-            let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&ctx.map_read(b)?);
-            Ok(floats
-                .chunks_exact(4)
-                .take(n * instances as usize)
-                .map(|c| Vec3::new(c[0], c[1], c[2]))
-                .collect())
+        // Each instance's texels straight from the mapping (RGBA32F: xyz and an unused w).
+        let texels = |b: &wgpu::Buffer| -> Result<Vec<Vec<Vec3>>> {
+            ctx.map_read_with(b, |bytes| {
+                let at = |t: usize| {
+                    let f = |c: usize| {
+                        let o = (t * 4 + c) * 4;
+                        bytes
+                            .get(o..o + 4)
+                            .map_or(0.0, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    };
+                    Vec3::new(f(0), f(1), f(2))
+                };
+                (0..instances as usize)
+                    .map(|k| (k * n..(k + 1) * n).map(at).collect())
+                    .collect()
+            })
         };
         let (positions, normals) = (texels(&pair[0])?, texels(&pair[1])?);
-        for (k, per_instance) in out.iter_mut().enumerate() {
-            let range = k * n..(k + 1) * n;
+        for ((per_instance, p), nrm) in out.iter_mut().zip(positions).zip(normals) {
             per_instance.push(SkinnedVertices {
-                positions: positions.get(range.clone()).unwrap_or_default().to_vec(),
-                normals: Some(normals.get(range).unwrap_or_default().to_vec()),
+                positions: p,
+                normals: Some(nrm),
                 tangents: None,
             });
         }

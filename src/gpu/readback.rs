@@ -114,6 +114,116 @@ impl GpuReadback {
         Ok(GpuReadback { gpu, compute, draw })
     }
 
+    /// As [`GpuReadback::new`] with room for `frames` frames read back together
+    /// ([`GpuReadback::read_frames`]): a crowd upload of that many instances on the storage
+    /// palette, each a frame's palette (morph weights are shared: for scenes without morph
+    /// targets, or one frame).
+    pub fn batched(
+        ctx: &GpuContext,
+        scene: &Scene,
+        frame: &FrameState,
+        max_influences: Option<usize>,
+        frames: u32,
+    ) -> Result<GpuReadback> {
+        let gpu = GpuScene::crowd_with_palette(
+            ctx,
+            scene,
+            frame,
+            max_influences,
+            frames,
+            PaletteSource::Storage,
+        )?;
+        let compute = ctx
+            .compute_capture()
+            .then(|| Capture::new(ctx, &gpu))
+            .transpose()?;
+        Ok(GpuReadback {
+            gpu,
+            compute,
+            draw: DrawCapture::new(ctx)?,
+        })
+    }
+
+    /// How many frames [`GpuReadback::read_frames`] takes at once.
+    pub fn batch(&self) -> usize {
+        self.gpu.instances() as usize
+    }
+
+    /// Upload `palettes` (at most [`GpuReadback::batch`], one per frame) into the upload's
+    /// instances, skin them in one pass per path and read them back together: `[frame][k]`
+    /// for `draws[k]`, each as [`GpuReadback::read`] gives it. `frame`: the one frame whose
+    /// palette is `palettes[0]` when there is one (its morph weights are uploaded too, as
+    /// [`GpuReadback::read`] does); without it the scene must have no morph targets, which the
+    /// instances could not each have.
+    pub fn read_frames(
+        &mut self,
+        ctx: &GpuContext,
+        scene: &Scene,
+        frame: Option<&FrameState>,
+        palettes: &[Vec<glam::Mat4>],
+        path: CapturePath,
+        draws: &[usize],
+    ) -> Result<Vec<Vec<SkinnedVertices>>> {
+        let n = palettes.len();
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        if let (1, Some(frame)) = (n, frame) {
+            return Ok(vec![self.read(ctx, scene, frame, path, draws)?]);
+        }
+        if n > self.batch() {
+            return Err(Error::Gpu(format!(
+                "{n} frames read together; the upload holds {}",
+                self.batch()
+            )));
+        }
+        if scene
+            .draws
+            .iter()
+            .any(|d| !scene.primitive(d).morph_targets.is_empty())
+        {
+            return Err(Error::Gpu(format!(
+                "{}: frames read together share one set of morph weights; read a scene with \
+                 morph targets one frame at a time",
+                scene.name
+            )));
+        }
+        for (j, p) in palettes.iter().enumerate() {
+            self.gpu.write_instance_palette(ctx, j as u32, p)?;
+        }
+        let instances = n as u32;
+        let mut out = match path {
+            CapturePath::CaptureShader => match &mut self.compute {
+                Some(c) => c.run_instances(ctx, &self.gpu, draws, instances)?,
+                None => return Err(self.no_capture_shader(ctx)),
+            },
+            CapturePath::Draw => {
+                self.draw
+                    .run_with(ctx, &self.gpu, draws, Skinning::VertexShader, instances)?
+            }
+            CapturePath::ComputePass => {
+                if self.gpu.compute_skinning().is_none() {
+                    self.gpu.enable_compute_skinning(ctx)?;
+                }
+                self.gpu.submit_compute_skinning(ctx);
+                self.draw
+                    .run_with(ctx, &self.gpu, draws, Skinning::ComputePass, instances)?
+            }
+        };
+        for frame in &mut out {
+            drop_missing_attributes(scene, draws, frame);
+        }
+        Ok(out)
+    }
+
+    fn no_capture_shader(&self, ctx: &GpuContext) -> Error {
+        Error::Gpu(format!(
+            "no capture shader on the {} path of {}: read back through the draw",
+            self.gpu.source.describe(),
+            ctx.info.name
+        ))
+    }
+
     /// Upload `frame` and read back `draws` through `path`.
     pub fn read(
         &mut self,
@@ -125,15 +235,9 @@ impl GpuReadback {
     ) -> Result<Vec<SkinnedVertices>> {
         self.gpu.update(ctx, scene, frame);
         let mut out = match path {
-            CapturePath::CaptureShader => match &self.compute {
+            CapturePath::CaptureShader => match &mut self.compute {
                 Some(c) => c.run(ctx, &self.gpu, draws)?,
-                None => {
-                    return Err(Error::Gpu(format!(
-                        "no capture shader on the {} path of {}: read back through the draw",
-                        self.gpu.source.describe(),
-                        ctx.info.name
-                    )));
-                }
+                None => return Err(self.no_capture_shader(ctx)),
             },
             CapturePath::Draw => self.draw.run(ctx, &self.gpu, draws)?,
             CapturePath::ComputePass => {
@@ -148,15 +252,20 @@ impl GpuReadback {
                 v.pop().unwrap_or_default()
             }
         };
-        for (v, &d) in out.iter_mut().zip(draws) {
-            let prim = scene.primitive(&scene.draws[d]);
-            if prim.normals.is_none() {
-                v.normals = None;
-            }
-            if prim.tangents.is_none() {
-                v.tangents = None;
-            }
-        }
+        drop_missing_attributes(scene, draws, &mut out);
         Ok(out)
+    }
+}
+
+/// Attributes a primitive lacks come back as `None`, as on the CPU path.
+fn drop_missing_attributes(scene: &Scene, draws: &[usize], out: &mut [SkinnedVertices]) {
+    for (v, &d) in out.iter_mut().zip(draws) {
+        let prim = scene.primitive(&scene.draws[d]);
+        if prim.normals.is_none() {
+            v.normals = None;
+        }
+        if prim.tangents.is_none() {
+            v.tangents = None;
+        }
     }
 }

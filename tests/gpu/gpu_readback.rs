@@ -359,3 +359,47 @@ fn comparison_measures_normals_against_the_skinned_surface() {
         "{exact:?} {blend:?}"
     );
 }
+
+/// Batched comparison (several frames' palettes skinned in one pass per capture path and read
+/// back together) gives the same report, to the bit, as one frame at a time: CesiumMan and the
+/// built-in arm over 11 frames in batches of 4 (a short last batch) and the automatic batch,
+/// through all three capture paths.
+#[test]
+fn batched_comparison_equals_frame_by_frame() {
+    let Some(ctx) = common::gpu() else { return };
+    let cesium = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let arm = skinview::builtin::woodland_arm().unwrap();
+    for scene in [cesium, arm] {
+        let run = |batch| {
+            let options = CompareOptions {
+                frames: 11,
+                captures: vec![
+                    CapturePath::CaptureShader,
+                    CapturePath::Draw,
+                    CapturePath::ComputePass,
+                ],
+                batch,
+                ..Default::default()
+            };
+            let mut ticks = Vec::new();
+            let cmp = compare(ctx, &scene, &anims(&scene), &options, |done, total| {
+                ticks.push((done, total))
+            })
+            .unwrap();
+            (serde_json::to_value(&cmp.anims).unwrap(), ticks)
+        };
+        let (one, ticks_one) = run(Some(1));
+        let (four, ticks_four) = run(Some(4));
+        let (auto, _) = run(None);
+        assert_eq!(one, four, "{}: batches of 4", scene.name);
+        assert_eq!(one, auto, "{}: the automatic batch", scene.name);
+        // Progress counts frames: every frame once, batches of 4 in 3 steps per clip.
+        let total = 11 * anims(&scene).len();
+        assert_eq!(ticks_one.last(), Some(&(total, total)));
+        assert_eq!(
+            ticks_four.len(),
+            1 + 3 * anims(&scene).len(),
+            "{ticks_four:?}"
+        );
+    }
+}
