@@ -222,12 +222,21 @@ pub fn export_glb(scene: &Scene, options: &ExportOptions) -> Result<Vec<u8>> {
         views: Vec::new(),
         accessors: Vec::new(),
         materials: Vec::new(),
+        children: {
+            let mut c = vec![Vec::new(); scene.nodes.len()];
+            for (i, n) in scene.nodes.iter().enumerate() {
+                if let Some(p) = n.parent.and_then(|p| c.get_mut(p)) {
+                    p.push(i);
+                }
+            }
+            c
+        },
     };
     let nodes = scene
         .nodes
         .iter()
         .enumerate()
-        .map(|(i, n)| w.node(scene, i, n))
+        .map(|(i, n)| w.node(i, n))
         .collect::<Result<Vec<_>>>()?;
     let roots: Vec<usize> = scene
         .nodes
@@ -339,6 +348,9 @@ struct Writer<'a> {
     accessors: Vec<Value>,
     /// Distinct base colours; a primitive's material is its colour's index.
     materials: Vec<[f32; 4]>,
+    /// Each node's children, in node order (made once: a scan per node was quadratic, 79 %
+    /// of `weights` on a 100,000-bone chain).
+    children: Vec<Vec<usize>>,
 }
 
 /// One accessor to add: little-endian element bytes and its description.
@@ -447,19 +459,13 @@ impl Writer<'_> {
         )
     }
 
-    fn node(&mut self, scene: &Scene, index: usize, node: &Node) -> Result<Value> {
+    fn node(&mut self, index: usize, node: &Node) -> Result<Value> {
         let field = format!("nodes[{index}]");
         let mut n = Map::new();
         if let Some(name) = &node.name {
             n.insert("name".into(), json!(name));
         }
-        let children: Vec<usize> = scene
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.parent == Some(index))
-            .map(|(i, _)| i)
-            .collect();
+        let children = self.children.get(index).map_or(&[][..], Vec::as_slice);
         if !children.is_empty() {
             n.insert("children".into(), json!(children));
         }

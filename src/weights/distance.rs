@@ -11,8 +11,9 @@
 //! belongs almost wholly to that bone rather than dividing by zero. k scales every weight alike
 //! and cancels in the normalisation; it is kept because the published formula has it.
 //!
-//! Cost: O(V · B log B) (every bone's weight, then sorted), parallel over vertices; memory
-//! O(V·max_influences).
+//! Cost: O(V · B) (every bone's weight; the largest few selected, then sorted), parallel over
+//! vertices; memory O(V · max_influences) kept, O(B) per thread while a vertex is weighed. The
+//! weight tools refuse a primitive past [`super::WORK_BUDGET_PAIRS`] vertex–bone pairs.
 //!
 //! Limits: `d` is a straight-line distance, not one along the surface, so a vertex near another
 //! part's bone (an inner thigh near the other leg) takes weight from it; a bone's weight does
@@ -108,7 +109,20 @@ impl DistanceWeightsJob<'_> {
                 for x in &mut w {
                     x.1 /= sum;
                 }
-                super::sort_influences(&mut w);
+                // Only the largest max_influences + 1 are ever looked at: select them (O(B)),
+                // sort those alone ([`super::sort_influences`]'s order), and keep the kept ones
+                // in a vector of their own (the B-long one is freed here: a row per vertex
+                // holding every bone's slot took 1 GB on a 100,000-bone rig).
+                let order =
+                    |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+                let head = (self.max_influences + 1).min(w.len());
+                if head == 0 {
+                    return (Vec::new(), 0.0);
+                }
+                if head < w.len() {
+                    w.select_nth_unstable_by(head - 1, order);
+                }
+                w[..head].sort_by(order);
                 let keep = w
                     .iter()
                     .take(self.max_influences)
@@ -116,9 +130,9 @@ impl DistanceWeightsJob<'_> {
                     .count()
                     .max(1);
                 let dropped = w.get(keep).map_or(0.0, |x| x.1);
-                w.truncate(keep);
-                limit_and_normalise(&mut w, self.max_influences);
-                (w, dropped)
+                let mut kept = w[..keep].to_vec();
+                limit_and_normalise(&mut kept, self.max_influences);
+                (kept, dropped)
             })
             .collect();
         let mut stats = DistanceStats {

@@ -124,6 +124,22 @@ pub fn edit_scene(
                 ),
             ));
         }
+        let pairs = prim.vertex_count() as u64 * bones.len() as u64;
+        if pairs > super::WORK_BUDGET_PAIRS {
+            return Err(Error::invalid(
+                file,
+                &field,
+                format!(
+                    "{} vertices × {} bones = {pairs} vertex–bone pairs a pass, past the weight \
+                     tools' budget of {} (about a second a pass on 2 cores; regeneration makes \
+                     up to 17): every tool compares each vertex with each bone; edit a rig with \
+                     fewer bones, or fewer vertices, at a time",
+                    prim.vertex_count(),
+                    bones.len(),
+                    super::WORK_BUDGET_PAIRS
+                ),
+            ));
+        }
         let width = sw.width.max(4);
         let mesh = WeightMesh::from_primitive(prim);
         fit_leaf_tips(&mesh, &mut bones);
@@ -147,9 +163,10 @@ pub fn edit_scene(
 /// draw; an error when there is none.
 fn skinned_primitives(scene: &Scene, file: &str) -> Result<Vec<(usize, usize, usize)>> {
     let mut todo: Vec<(usize, usize, usize)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for d in &scene.draws {
         if let Some(skin) = d.skin
-            && !todo.iter().any(|t| t.0 == d.mesh && t.1 == d.primitive)
+            && seen.insert((d.mesh, d.primitive))
         {
             todo.push((d.mesh, d.primitive, skin));
         }

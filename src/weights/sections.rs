@@ -209,7 +209,8 @@ impl SectionJob<'_> {
         let mut out: Vec<Option<BoneSection>> = vec![None; nb];
         // Parents come first in a skin only by convention: resolve in dependency order.
         let mut order: Vec<usize> = (0..nb).collect();
-        order.sort_by_key(|&b| depth(self.bones, b));
+        let depth = super::depths(nb, |b| self.bones[b].parent);
+        order.sort_by_key(|&b| depth[b]);
         for &b in &order {
             let section = self.bone_section(b, &members[b], floor, &out, &mut stats);
             out[b] = Some(section);
@@ -528,24 +529,11 @@ fn solve_symmetric<const N: usize>(mut m: [[f64; N]; N], mut b: [f64; N]) -> Opt
     x.iter().all(|v| v.is_finite()).then_some(x)
 }
 
-/// Depth of bone `b` (0 at a root; a parent cycle stops at the bone count).
-fn depth(bones: &[BoneAxis], b: usize) -> usize {
-    let mut d = 0;
-    let mut cur = bones[b].parent;
-    while let Some(p) = cur {
-        d += 1;
-        if d > bones.len() {
-            break;
-        }
-        cur = bones.get(p).and_then(|x| x.parent);
-    }
-    d
-}
-
 /// Each vertex's nearest bone segment (ties to the lower index).
 pub fn nearest_bone(mesh: &WeightMesh, bones: &[BoneAxis]) -> Vec<Option<u32>> {
+    use rayon::prelude::*;
     mesh.positions
-        .iter()
+        .par_iter()
         .map(|&p| {
             bones
                 .iter()
@@ -569,12 +557,12 @@ pub fn nearest_bone(mesh: &WeightMesh, bones: &[BoneAxis]) -> Vec<Option<u32>> {
 /// segment happens to be nearer. Nearest segments alone give the buried bone every vertex
 /// near it and a section as wide as the chest. Cost: O(V·B) and O(V) memory per bone.
 pub fn inscribed_sections(mesh: &WeightMesh, bones: &[BoneAxis]) -> Vec<BoneSection> {
+    use rayon::prelude::*;
     let floor = MIN_RADIUS_OF_DIAGONAL * mesh.diagonal().max(1e-6);
-    // One distance buffer for every bone.
-    let mut d: Vec<f32> = Vec::with_capacity(mesh.positions.len());
+    // One distance buffer per worker, bones in parallel (the result in bone order).
     bones
-        .iter()
-        .map(|b| {
+        .par_iter()
+        .map_init(Vec::new, |d: &mut Vec<f32>, b| {
             let length = b.length();
             d.clear();
             d.extend(mesh.positions.iter().filter_map(|&p| {

@@ -652,3 +652,178 @@ fn seams_are_one_surface_and_stacked_vertices_stay_linear() {
     );
     assert_eq!(adj.component_count, 1);
 }
+
+/// Every bone's depth in one pass ([`skinview::weights::depths`]) equals the walk up its
+/// parents that the weight tools once repeated per comparison of a sort (quadratic on a
+/// chain), on seeded random forests with out-of-range parents and cycles.
+#[test]
+fn depths_match_a_walk_up_the_parents() {
+    use skinview::weights::depths;
+    let mut rng = crate::common::rng::XorShift64(0xde_97);
+    for case in 0..300 {
+        let n = 1 + (rng.next_u64() % 40) as usize;
+        let parent: Vec<Option<usize>> = (0..n)
+            .map(|_| match rng.next_u64() % 10 {
+                0 => None,
+                1 => Some(n + (rng.next_u64() % 3) as usize),
+                _ => Some((rng.next_u64() % n as u64) as usize),
+            })
+            .collect();
+        let walk = |b: usize| {
+            // The bounded walk the tools used: a cycle stops past n steps.
+            let mut d = 0;
+            let mut cur = parent[b];
+            while let Some(p) = cur {
+                d += 1;
+                if d > n {
+                    break;
+                }
+                cur = parent.get(p).copied().flatten();
+            }
+            d
+        };
+        let expected: Vec<usize> = (0..n).map(walk).collect();
+        assert_eq!(
+            depths(n, |b| parent[b]),
+            expected,
+            "case {case}: {parent:?}"
+        );
+    }
+}
+
+/// Distance weights keep only what they return: every row's capacity is within the influence
+/// limit (a row holding a slot per bone took 1 GB on a 100,000-bone chain), and the weights
+/// equal a plain computation that sorts every bone's weight, on a 3,000-bone chain.
+#[test]
+fn distance_weights_select_the_largest_without_keeping_every_bone() {
+    use skinview::weights::{BoneAxis, WeightMesh};
+    let bones: Vec<BoneAxis> = (0..3000usize)
+        .map(|i| BoneAxis {
+            name: format!("b{i}"),
+            base: Vec3::new(i as f32 * 0.01, (i as f32 * 0.37).sin() * 0.05, 0.0),
+            tip: Vec3::new(
+                (i + 1) as f32 * 0.01,
+                (i as f32 * 0.37 + 0.37).sin() * 0.05,
+                0.0,
+            ),
+            parent: i.checked_sub(1),
+        })
+        .collect();
+    let mut rng = crate::common::rng::XorShift64(0xd157);
+    let mesh = WeightMesh {
+        positions: (0..400)
+            .map(|_| {
+                Vec3::new(
+                    rng.next_f32() * 30.0,
+                    rng.next_f32() * 0.2 - 0.1,
+                    rng.next_f32() * 0.2,
+                )
+            })
+            .collect(),
+        triangles: Vec::new(),
+    };
+    let job = DistanceWeightsJob {
+        mesh: &mesh,
+        bones: &bones,
+        k: 1.0,
+        n: 4.0,
+        threshold: 0.01,
+        max_influences: 4,
+    };
+    let (rows, _) = job.run().unwrap();
+    let diagonal = {
+        let (lo, hi) = mesh.positions.iter().fold(
+            (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
+            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+        );
+        (hi - lo).length()
+    };
+    let d_min = skinview::weights::distance::MIN_DISTANCE_OF_DIAGONAL * diagonal;
+    for (v, row) in rows.iter().enumerate() {
+        assert!(
+            row.capacity() <= 5,
+            "vertex {v}: a row of capacity {}",
+            row.capacity()
+        );
+        // Plain: every bone's weight, normalised, sorted, thresholded, the 4 largest renormalised.
+        let p = mesh.positions[v];
+        let d: Vec<f32> = bones.iter().map(|b| b.distance(p).0.max(d_min)).collect();
+        let nearest = d.iter().copied().fold(f32::INFINITY, f32::min);
+        let mut w: Vec<(u32, f32)> = d
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| (i as u32, (nearest / x).powf(4.0)))
+            .collect();
+        let sum: f32 = w.iter().map(|x| x.1).sum();
+        w.iter_mut().for_each(|x| x.1 /= sum);
+        w.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let keep = w.iter().take(4).take_while(|x| x.1 >= 0.01).count().max(1);
+        w.truncate(keep);
+        let total: f32 = w.iter().map(|x| x.1).sum();
+        w.iter_mut().for_each(|x| x.1 /= total);
+        assert_eq!(row.len(), w.len(), "vertex {v}");
+        for (a, b) in row.iter().zip(&w) {
+            assert_eq!(a.0, b.0, "vertex {v}");
+            assert!((a.1 - b.1).abs() < 1e-6, "vertex {v}: {row:?} vs {w:?}");
+        }
+    }
+}
+
+/// Past [`skinview::weights::WORK_BUDGET_PAIRS`] vertex–bone pairs a primitive is refused
+/// before any work, with the sizes and the budget in the message (a 23,040-vertex arm with
+/// 11,000 bones: 2.5 × 10⁸ pairs); the same rig with a tenth of the vertices is edited.
+#[test]
+fn weight_tools_refuse_past_their_work_budget() {
+    use skinview::builtin::Builtin;
+    use skinview::weights::edit::{NewWeights, WeightEdit, edit_scene};
+    let rig_with = |copies: usize, bones: usize| {
+        let mut rig = Builtin::Arm.rig().unwrap();
+        let template = rig.bones[1].clone();
+        for i in 2..bones {
+            let mut b = template.clone();
+            b.name = format!("b{i}");
+            b.parent = Some(i - 1);
+            b.links = None;
+            b.length_m = 0.001;
+            rig.bones.push(b);
+        }
+        rig.bones[1].links = None;
+        rig.motions.clear();
+        let mesh = rig.mesh.as_mut().unwrap();
+        let (p, nrm, t, w) = (
+            mesh.positions.clone(),
+            mesh.normals.clone(),
+            mesh.triangles.clone(),
+            mesh.weights.clone(),
+        );
+        for c in 1..copies {
+            let base = (c * p.len()) as u32;
+            mesh.positions
+                .extend(p.iter().map(|q| [q[0], q[1], q[2] + c as f32 * 0.2]));
+            mesh.normals.extend(&nrm);
+            mesh.triangles.extend(t.iter().map(|q| q.map(|i| i + base)));
+            mesh.weights.extend(w.iter().cloned());
+        }
+        rig.to_scene().unwrap().scene
+    };
+    let edit = WeightEdit {
+        new_weights: NewWeights::Regenerate,
+        smooth: None,
+        rogue: false,
+        max_influences: 4,
+    };
+    let mut big = rig_with(20, 11_000);
+    let vertices = big.vertex_count();
+    assert!(vertices as u64 * 11_000 > skinview::weights::WORK_BUDGET_PAIRS);
+    let e = edit_scene(&mut big, &edit, "chain", |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("{vertices} vertices × 11000 bones"))
+            && e.contains(&skinview::weights::WORK_BUDGET_PAIRS.to_string()),
+        "{e}"
+    );
+    let mut small = rig_with(2, 11_000);
+    let reports = edit_scene(&mut small, &edit, "chain", |_, _| {}).unwrap();
+    assert_eq!(reports[0].joints, 11_000);
+}
