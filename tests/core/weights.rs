@@ -731,14 +731,7 @@ fn distance_weights_select_the_largest_without_keeping_every_bone() {
         max_influences: 4,
     };
     let (rows, _) = job.run().unwrap();
-    let diagonal = {
-        let (lo, hi) = mesh.positions.iter().fold(
-            (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
-            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
-        );
-        (hi - lo).length()
-    };
-    let d_min = skinview::weights::distance::MIN_DISTANCE_OF_DIAGONAL * diagonal;
+    let d_min = skinview::weights::distance::MIN_DISTANCE_OF_DIAGONAL * mesh.diagonal();
     for (v, row) in rows.iter().enumerate() {
         assert!(
             row.capacity() <= 5,
