@@ -251,5 +251,32 @@ fn print_reports(reports: &[PrimitiveReport]) {
                 s.components, s.rogue_weights, s.vertices_changed, s.weight_moved, s.unresolved
             );
         }
+        print_bone_changes(&r.bone_changes);
+    }
+}
+
+/// Bones listed by how far their weights moved (the largest first).
+const BONES_LISTED: usize = 12;
+
+/// Per bone, how far its weights moved from the input's (the ones that moved most), then a
+/// warning per bone whose new weights look worse than the input's.
+fn print_bone_changes(changes: &[skinview::weights::changes::BoneChange]) {
+    let mut moved: Vec<_> = changes.iter().filter(|c| c.largest > 0.0).collect();
+    moved.sort_by(|a, b| b.largest.total_cmp(&a.largest));
+    if !moved.is_empty() {
+        println!("  weight change per bone (largest, mean over the vertices it weighs):");
+    }
+    for c in moved.iter().take(BONES_LISTED) {
+        println!("    {:<24} {:.3}  {:.3}", c.name, c.largest, c.mean);
+    }
+    if moved.len() > BONES_LISTED {
+        println!(
+            "    ... {} more bones, each at most {:.3}",
+            moved.len() - BONES_LISTED,
+            moved[BONES_LISTED].largest
+        );
+    }
+    for w in changes.iter().flat_map(|c| c.warnings()) {
+        println!("  warning: {w}");
     }
 }

@@ -83,6 +83,9 @@ pub struct PrimitiveReport {
     pub vertices_changed: usize,
     /// Largest change of any weight.
     pub max_weight_change: f32,
+    /// Per bone: how far its weights moved, and the signs of worse weights
+    /// ([`super::changes`]).
+    pub bone_changes: Vec<super::changes::BoneChange>,
 }
 
 /// Apply `edit` to every skinned primitive of `scene` (each primitive once, with the skin of
@@ -152,7 +155,8 @@ pub fn edit_scene(
             file,
             field: &field,
         };
-        let (influences, report) = tools.run(&input, &mut progress)?;
+        let (influences, mut report) = tools.run(&input, &mut progress)?;
+        report.bone_changes = super::changes::bone_changes(&mesh, &bones, &input, &influences);
         scene.meshes[m].primitives[p].skin_weights = Some(skin_weights_from(&influences, width));
         reports.push(report);
     }

@@ -19,6 +19,7 @@
 //! [`Influences`] (per vertex, (joint, weight) pairs). [`bone_axes`] derives the segments of a
 //! glTF skin from its joints; native rigs know theirs.
 
+pub mod changes;
 pub mod distance;
 pub mod edit;
 pub mod regenerate;

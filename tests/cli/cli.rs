@@ -1437,3 +1437,24 @@ fn render_images_carry_their_legend_and_labels() {
         assert!(light > 20, "no label at x {x0}: {light} light pixels");
     }
 }
+
+/// `weights --distance` on CesiumMan prints how far each bone's weights moved and warns where
+/// a bone took weight far from where it had any (distance weights reach across the body).
+#[test]
+fn weights_report_per_bone_changes_and_warnings() {
+    let out = tmp("cesium_distance.glb");
+    let o = skinview(&[
+        "weights",
+        common::model("CesiumMan").to_str().unwrap(),
+        "--distance",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("weight change per bone (largest, mean"), "{t}");
+    assert!(
+        t.contains("warning: bone") && t.contains("more than a bone length"),
+        "{t}"
+    );
+}

@@ -820,3 +820,62 @@ fn weight_tools_refuse_past_their_work_budget() {
     let reports = edit_scene(&mut small, &edit, "chain", |_, _| {}).unwrap();
     assert_eq!(reports[0].joints, 11_000);
 }
+
+/// The per-bone report of a weight edit on an analytic case: two legs (tubes two bone lengths
+/// apart), each weighted wholly to its bone; new weights that hand the left leg to the right
+/// bone give the left bone a change of 1 on every vertex it weighed and none kept (a warning),
+/// the right bone a mean change of ½ over both legs and a far gain on every left vertex (a
+/// warning); weights left as they are change nothing and warn of nothing.
+#[test]
+fn bone_changes_catch_two_legs_fused() {
+    use skinview::weights::changes::bone_changes;
+    use skinview::weights::{BoneAxis, WeightMesh};
+    let ring = 12;
+    let mut positions = Vec::new();
+    for leg_x in [-1.0f32, 1.0] {
+        for h in 0..10 {
+            for k in 0..ring {
+                let a = std::f32::consts::TAU * k as f32 / ring as f32;
+                positions.push(Vec3::new(
+                    leg_x + 0.1 * a.cos(),
+                    h as f32 * 0.05,
+                    0.1 * a.sin(),
+                ));
+            }
+        }
+    }
+    let per_leg = 10 * ring;
+    let mesh = WeightMesh {
+        positions,
+        triangles: Vec::new(),
+    };
+    let bone = |name: &str, x: f32| BoneAxis {
+        name: name.into(),
+        base: Vec3::new(x, 0.5, 0.0),
+        tip: Vec3::new(x, 0.0, 0.0),
+        parent: None,
+    };
+    let bones = [bone("left", -1.0), bone("right", 1.0)];
+    let input: Vec<Vec<(u32, f32)>> = (0..2 * per_leg)
+        .map(|v| vec![((v >= per_leg) as u32, 1.0)])
+        .collect();
+    let unchanged = bone_changes(&mesh, &bones, &input, &input);
+    assert!(
+        unchanged
+            .iter()
+            .all(|c| c.largest == 0.0 && c.warnings().is_empty())
+    );
+    let fused: Vec<Vec<(u32, f32)>> = (0..2 * per_leg).map(|_| vec![(1, 1.0)]).collect();
+    let c = bone_changes(&mesh, &bones, &input, &fused);
+    assert_eq!((c[0].largest, c[0].mean), (1.0, 1.0));
+    assert_eq!((c[0].led, c[0].kept, c[0].gained_far), (per_leg, 0, 0));
+    assert_eq!(c[1].largest, 1.0);
+    assert!((c[1].mean - 0.5).abs() < 1e-6, "{:?}", c[1]);
+    assert_eq!(
+        (c[1].led, c[1].kept, c[1].gained_far),
+        (per_leg, per_leg, per_leg)
+    );
+    assert_eq!(c[0].warnings().len(), 1, "{:?}", c[0].warnings());
+    assert!(c[0].warnings()[0].contains("keeps 0 of the 120 vertices"));
+    assert!(c[1].warnings()[0].contains("gains weight on 120 vertices"));
+}
