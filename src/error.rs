@@ -85,6 +85,19 @@ pub enum Error {
         /// The node.
         node: usize,
     },
+    /// A morph weight held by hand on a target the node's mesh does not have, or not finite.
+    #[error(
+        "morph target {target} of node {node}: its mesh has {count} targets (numbered from 0), \
+         and a weight must be finite"
+    )]
+    InvalidMorphOverride {
+        /// The node.
+        node: usize,
+        /// The target asked for.
+        target: usize,
+        /// Targets of the node's mesh.
+        count: usize,
+    },
     /// A cross-fade between layers that do not exist or are the same layer.
     #[error("cross-fade {from} -> {to}: layers are numbered 0..{layers} and must differ")]
     FadeLayers {

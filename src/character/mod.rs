@@ -82,6 +82,8 @@ pub struct Character {
     pub ik_result: IkResult,
     /// Bones driven by hand: applied after layering, before IK (per node; `None` = not driven).
     overrides: Vec<Option<Trs>>,
+    /// Morph weights held by hand: (node, target, weight), replacing the clip's.
+    morph_overrides: Vec<(usize, usize, f32)>,
     reference: Vec<Trs>,
     layer_poses: Vec<Pose>,
     /// Per layer: its motion compiled for four-lane sampling, and the playback state.
@@ -145,6 +147,49 @@ impl Character {
             ..t
         });
         Ok(())
+    }
+
+    /// Hold morph target `target` of `node`'s mesh at `weight` from the next frame on (it
+    /// replaces the clip's weight, as Babylon's influence sliders and Blender's shape-key
+    /// values do); `None` hands it back to the clip.
+    pub fn set_morph_override(
+        &mut self,
+        node: usize,
+        target: usize,
+        weight: Option<f32>,
+    ) -> Result<()> {
+        let targets = self
+            .scene
+            .nodes
+            .get(node)
+            .and_then(|n| n.mesh)
+            .and_then(|m| self.scene.meshes.get(m))
+            .map_or(0, |m| m.morph_target_count());
+        if target >= targets {
+            return Err(Error::InvalidMorphOverride {
+                node,
+                target,
+                count: targets,
+            });
+        }
+        self.morph_overrides
+            .retain(|&(n, t, _)| (n, t) != (node, target));
+        if let Some(w) = weight {
+            if !w.is_finite() {
+                return Err(Error::InvalidMorphOverride {
+                    node,
+                    target,
+                    count: targets,
+                });
+            }
+            self.morph_overrides.push((node, target, w));
+        }
+        Ok(())
+    }
+
+    /// The morph weights held by hand: (node, target, weight).
+    pub fn morph_overrides(&self) -> &[(usize, usize, f32)] {
+        &self.morph_overrides
     }
 
     /// Forget the frame history (incremental IK and velocity limits start from the next
@@ -308,22 +353,12 @@ impl Character {
                 *l = *t;
             }
         }
-        // Morph weights come from the first layer's sample (or rest).
-        match self.layer_poses.first() {
-            Some(p) => {
-                // Rigs without morph targets have only empty lists: nothing to copy (the
-                // usual case; a list-by-list copy costs more than this check).
-                let w = &mut self.frame.pose.morph_weights;
-                let both_empty = w.len() == p.morph_weights.len()
-                    && w.iter()
-                        .zip(&p.morph_weights)
-                        .all(|(a, b)| a.is_empty() && b.is_empty());
-                if !both_empty {
-                    w.clone_from(&p.morph_weights);
-                }
-            }
-            None => self.frame.pose.reset(scene),
-        }
+        pose_morph_weights(
+            &mut self.frame.pose,
+            self.layer_poses.first(),
+            scene,
+            &self.morph_overrides,
+        );
         let t2 = Instant::now();
         // 3. CCD IK.
         // The solver writes the pose straight into the frame (no copy of its output).
@@ -398,5 +433,39 @@ impl Character {
         times.normals = us(t6, t7);
         times.frame = us(t0, t7);
         Ok(times)
+    }
+}
+
+/// This frame's morph weights into `pose`: the first layer's sample (`first`; the rest pose
+/// without one), then the ones held by hand (`held`: node, target, weight).
+fn pose_morph_weights(
+    pose: &mut Pose,
+    first: Option<&Pose>,
+    scene: &Scene,
+    held: &[(usize, usize, f32)],
+) {
+    match first {
+        Some(p) => {
+            // Rigs without morph targets have only empty lists: nothing to copy (the usual
+            // case; a list-by-list copy costs more than this check).
+            let w = &mut pose.morph_weights;
+            let both_empty = w.len() == p.morph_weights.len()
+                && w.iter()
+                    .zip(&p.morph_weights)
+                    .all(|(a, b)| a.is_empty() && b.is_empty());
+            if !both_empty {
+                w.clone_from(&p.morph_weights);
+            }
+        }
+        None => pose.reset(scene),
+    }
+    for &(node, target, w) in held {
+        if let Some(slot) = pose
+            .morph_weights
+            .get_mut(node)
+            .and_then(|m| m.get_mut(target))
+        {
+            *slot = w;
+        }
     }
 }

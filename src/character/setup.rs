@@ -627,6 +627,7 @@ impl Character {
             clips,
             layered: reference.clone(),
             overrides: vec![None; reference.len()],
+            morph_overrides: Vec::new(),
             previous: None,
             previous_valid: false,
             ik_scratch: IkScratch::default(),

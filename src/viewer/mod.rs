@@ -573,6 +573,8 @@ fn layout(
                     ui.separator();
                     panels::weights(ui, state);
                     ui.separator();
+                    panels::morph_targets(ui, state);
+                    ui.separator();
                     panels::ik(ui, state);
                     ui.separator();
                     panels::performance(ui, state);

@@ -602,6 +602,65 @@ fn ik_on_a_clip(ui: &mut Ui, state: &mut ViewerState) {
     state.request_rebuild();
 }
 
+/// Morph targets: every mesh node's targets with a slider each (Babylon's influence sliders,
+/// Blender's shape keys) showing the weight as the clip plays; dragging one holds the target at
+/// the slider's value until it is let go.
+pub fn morph_targets(ui: &mut Ui, state: &mut ViewerState) {
+    let scene = &state.character.scene;
+    let nodes: Vec<(usize, usize)> = (0..scene.nodes.len())
+        .filter_map(|n| {
+            let count = scene.nodes[n]
+                .mesh
+                .and_then(|m| scene.meshes.get(m))
+                .map_or(0, |m| m.morph_target_count());
+            (count > 0).then_some((n, count))
+        })
+        .collect();
+    if nodes.is_empty() {
+        return;
+    }
+    ui.heading("Morph targets");
+    for (node, count) in nodes {
+        let label = state.node_label(node);
+        egui::CollapsingHeader::new(format!("{label} ({count} targets)"))
+            .id_salt(("morph", node))
+            .default_open(count <= 8)
+            .show(ui, |ui| {
+                for target in 0..count {
+                    morph_slider(ui, state, node, target);
+                }
+            });
+    }
+}
+
+/// One target's slider: the current weight, held while dragged.
+fn morph_slider(ui: &mut Ui, state: &mut ViewerState, node: usize, target: usize) {
+    let weights = &state.character.frame.pose.morph_weights;
+    let mut w = weights
+        .get(node)
+        .and_then(|w| w.get(target))
+        .copied()
+        .unwrap_or(0.0);
+    let response = ui.add(egui::Slider::new(&mut w, 0.0..=1.0).text(format!("target {target}")));
+    let held = if response.dragged() || response.changed() {
+        Some(w)
+    } else if response.drag_stopped() || !response.is_pointer_button_down_on() {
+        None
+    } else {
+        return;
+    };
+    let holding = state
+        .character
+        .morph_overrides()
+        .iter()
+        .any(|&(n, t, _)| (n, t) == (node, target));
+    if (held.is_some() || holding)
+        && let Err(e) = state.character.set_morph_override(node, target, held)
+    {
+        state.error = Some(e.to_string());
+    }
+}
+
 /// Bone links, the influence limit, and the view mode.
 pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
     ui.heading("Deformation");

@@ -525,3 +525,42 @@ fn character_setup_rules() {
     assert_eq!("12".parse::<MotionRef>().unwrap().to_string(), "12");
     assert!("".parse::<MotionRef>().is_err());
 }
+
+/// A morph weight held by hand replaces the clip's on the CPU path, to the vertex: the cube's
+/// target 0 held at 1 and target 1 at 0 put every vertex at its base position plus target 0's
+/// offset (in the node's space); handing them back restores the clip's weights; a target the
+/// mesh does not have, or a weight that is not finite, is refused.
+#[test]
+fn morph_weights_held_by_hand_replace_the_clips() {
+    use skinview::character::CharacterSetup;
+    let scene = skinview::io::load(&crate::common::model("AnimatedMorphCube")).unwrap();
+    let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
+    c.update(1.0, 0.0).unwrap();
+    let clip = c.frame.pose.morph_weights[0].clone();
+    assert!(
+        clip.iter().any(|&w| w > 0.05 && w < 0.95),
+        "the clip mixes: {clip:?}"
+    );
+    c.set_morph_override(0, 0, Some(1.0)).unwrap();
+    c.set_morph_override(0, 1, Some(0.0)).unwrap();
+    c.update(1.0, 0.0).unwrap();
+    assert_eq!(c.frame.pose.morph_weights[0], vec![1.0, 0.0]);
+    let prim = &scene.meshes[0].primitives[0];
+    let offsets = prim.morph_targets[0].positions.as_ref().unwrap();
+    let m = c.frame.model_from_node[0];
+    for (v, (p, d)) in prim.positions.iter().zip(offsets).enumerate() {
+        let expected = m.transform_point3(*p + *d);
+        let got = c.outputs[0].positions[v];
+        assert!(
+            got.distance(expected) < 1e-5,
+            "vertex {v}: {got} vs {expected}"
+        );
+    }
+    c.set_morph_override(0, 0, None).unwrap();
+    c.set_morph_override(0, 1, None).unwrap();
+    c.update(1.0, 0.0).unwrap();
+    assert_eq!(c.frame.pose.morph_weights[0], clip);
+    assert!(c.set_morph_override(0, 2, Some(0.5)).is_err());
+    assert!(c.set_morph_override(0, 0, Some(f32::NAN)).is_err());
+    assert!(c.set_morph_override(7, 0, Some(0.5)).is_err());
+}

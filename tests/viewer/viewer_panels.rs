@@ -861,3 +861,23 @@ fn ik_on_gltf_models() {
         assert!(h.state().character.ik.is_none());
     }
 }
+
+/// The morph targets panel lists every target of a morphed mesh with a slider (none for a
+/// model without morph targets).
+#[test]
+fn morph_targets_panel_lists_each_target() {
+    let cube = ModelSource::File(common::model("AnimatedMorphCube"))
+        .load()
+        .unwrap();
+    let mut h = Harness::new_ui_state(
+        panels::morph_targets,
+        ViewerState::new(cube, false).unwrap(),
+    );
+    h.run();
+    h.get_by_label_contains("(2 targets)");
+    h.get_by_role_and_label(Role::Slider, "target 0");
+    h.get_by_role_and_label(Role::Slider, "target 1");
+    let mut h = Harness::new_ui_state(panels::morph_targets, open(Builtin::Arm, false));
+    h.run();
+    assert!(h.query_by_label_contains("targets)").is_none());
+}
