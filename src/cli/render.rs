@@ -140,7 +140,8 @@ pub enum BoneStyleArg {
 }
 
 impl BoneStyleArg {
-    fn style(self) -> BoneStyle {
+    /// The library's style.
+    pub fn style(self) -> BoneStyle {
         match self {
             BoneStyleArg::Octahedral => BoneStyle::Octahedral,
             BoneStyleArg::Stick => BoneStyle::Stick,

@@ -42,6 +42,18 @@ pub struct ViewArgs {
     /// (.png, with the adapter, frame count and time as text) or JPEG (.jpg, .jpeg).
     #[arg(long)]
     screenshot: Option<PathBuf>,
+    /// Start with this bone selected (its weights with --color weights, highlighted, in the
+    /// bone panel): a joint name, the label the viewer shows ("node 5"), or a node index.
+    #[arg(long)]
+    bone: Option<String>,
+    /// Start in this colour mode: material, weights (of --bone) or bones (every bone its own
+    /// colour).
+    #[arg(long, value_enum, default_value = "material")]
+    color: ViewColorArg,
+    /// Start with the skeleton drawn: --skeleton (octahedral), --skeleton=stick or
+    /// --skeleton=spheres.
+    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "octahedral")]
+    skeleton: Option<super::render::BoneStyleArg>,
     /// Do not wait for vertical sync (frame-time measurements).
     #[arg(long)]
     no_vsync: bool,
@@ -55,6 +67,17 @@ pub struct ViewArgs {
     // --palette storage (the split shown by colour).
     #[command(flatten)]
     palette: PaletteArgs,
+}
+
+/// `view --color`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ViewColorArg {
+    /// Base colour, texture and vertex colour.
+    Material,
+    /// The weights of --bone.
+    Weights,
+    /// Every bone its own colour, blended by weight.
+    Bones,
 }
 
 /// `--show`.
@@ -136,6 +159,13 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         frames: a.frames,
         screenshot: a.screenshot,
         no_vsync: a.no_vsync,
+        bone: a.bone,
+        color_mode: match a.color {
+            ViewColorArg::Material => skinview::gpu::ColorMode::Material,
+            ViewColorArg::Weights => skinview::gpu::ColorMode::Weights,
+            ViewColorArg::Bones => skinview::gpu::ColorMode::Bones,
+        },
+        skeleton: a.skeleton.map(super::render::BoneStyleArg::style),
     };
     let report = run(model, options)?;
     let m = report.mean_ms;

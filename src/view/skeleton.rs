@@ -10,7 +10,8 @@
 //! the others joined by thin relationship lines; a leaf joint points along its parent's bone
 //! direction with the parent's bone length, fixed in the leaf's own space at the rest pose, so
 //! the leaf bone turns with its joint; a native rig's bone ends where the rig says (its +X by
-//! its length). Per frame the tails are carried by the current `model_from_node`. Shapes are
+//! its length), and a joint the rig gained (a bone link) spans to its parent's end, or as far
+//! as the bone beside it at its own joint. Per frame the tails are carried by the current `model_from_node`. Shapes are
 //! sized to the bone and never wider than [`BONE_WIDTH_SHARE`] of the model's diagonal.
 //! Cost: set-up O(nodes + skinned influences); per frame O(joints), into reused vectors.
 //! Limits: a joint whose parent node is not a joint starts a new chain (no bone joins them).
@@ -133,13 +134,42 @@ impl SkeletonShape {
                 *t = Tail::Child(*c);
             }
         }
-        // Leaves: the rig's tip, else the parent's bone carried into the leaf's own space.
+        // Leaves: the parent's bone carried into the leaf's own space.
         let rest = crate::skeleton::model_from_node_f64(scene, &Pose::rest(scene));
         for j in (0..n).filter(|&j| is_joint[j] && best[j].is_none()) {
-            tails[j] = match tips.get(j).copied().flatten() {
-                Some(tip) => Tail::Local(tip),
-                None => leaf_tail(scene, &tails, &rest, j),
+            tails[j] = leaf_tail(scene, &tails, &rest, j);
+        }
+        // A native rig says where each bone ends (its +X by its length); a joint it added (a
+        // bone link) spans to its parent's end when it sits along the parent, else as far as
+        // the bone beside it at its own joint (a twist link at the elbow: the forearm's length
+        // along its own +X, the axis it twists about).
+        let tip = |j: usize| tips.get(j).copied().flatten();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); if tips.is_empty() { 0 } else { n }];
+        for (c, node) in scene.nodes.iter().enumerate() {
+            if let Some(list) = node.parent.and_then(|p| children.get_mut(p)) {
+                list.push(c);
+            }
+        }
+        for j in (0..n).filter(|&j| is_joint[j] && !tips.is_empty()) {
+            if let Some(t) = tip(j) {
+                tails[j] = Tail::Local(t);
+                continue;
+            }
+            let Some(p) = scene.nodes[j].parent else {
+                continue;
             };
+            let along =
+                tip(p).and_then(|t| local_point(&rest[j], rest[p].transform_point3(t.as_dvec3())));
+            let beside = || {
+                let head = rest[j].w_axis.truncate();
+                children[p]
+                    .iter()
+                    .filter(|&&k| k != j && rest[k].w_axis.truncate().distance(head) < 1e-9)
+                    .find_map(|&k| tip(k))
+            };
+            if let Some(t) = along.or_else(beside) {
+                tails[j] = Tail::Local(t);
+            }
         }
         SkeletonShape {
             color: bone_color(scene),
@@ -323,20 +353,25 @@ fn leaf_tail(scene: &Scene, tails: &[Tail], rest: &[DMat4], leaf: usize) -> Tail
         };
         if bone.length() > 0.0 && bone.is_finite() {
             let tip: DVec3 = pos(leaf) + bone;
-            let det = rest[leaf].determinant();
-            if !(det.is_finite() && det.abs() > 1e-300) {
-                return Tail::None;
-            }
-            let local = rest[leaf].inverse().transform_point3(tip).as_vec3();
-            return if local.is_finite() {
-                Tail::Local(local)
-            } else {
-                Tail::None
-            };
+            return local_point(&rest[leaf], tip).map_or(Tail::None, Tail::Local);
         }
         up = scene.nodes[p].parent;
     }
     Tail::None
+}
+
+/// `model_point` in the space of a node whose model matrix is `model_from_node`; None when
+/// the matrix cannot be inverted or the point is not finite (or sits on the node's origin).
+fn local_point(model_from_node: &DMat4, model_point: DVec3) -> Option<Vec3> {
+    let det = model_from_node.determinant();
+    if !(det.is_finite() && det.abs() > 1e-300) {
+        return None;
+    }
+    let local = model_from_node
+        .inverse()
+        .transform_point3(model_point)
+        .as_vec3();
+    (local.is_finite() && local.length() > 0.0).then_some(local)
 }
 
 /// How [`draw`] draws: the style, the colour, the selected bone, the key light, the model's

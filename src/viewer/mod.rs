@@ -53,6 +53,12 @@ pub struct ViewerOptions {
     pub no_vsync: bool,
     /// Start with the mesh split into submeshes (glTF models).
     pub split: Option<crate::character::SplitSpec>,
+    /// Start with this bone selected (a joint name, `node N` or a node index).
+    pub bone: Option<String>,
+    /// Start in this colour mode.
+    pub color_mode: crate::gpu::ColorMode,
+    /// Start with the skeleton drawn, in this style.
+    pub skeleton: Option<crate::view::skeleton::BoneStyle>,
 }
 
 impl Default for ViewerOptions {
@@ -66,6 +72,9 @@ impl Default for ViewerOptions {
             screenshot: None,
             no_vsync: false,
             split: None,
+            bone: None,
+            color_mode: crate::gpu::ColorMode::Material,
+            skeleton: None,
         }
     }
 }
@@ -110,13 +119,21 @@ pub struct FrameSplit {
 
 /// Open the viewer on `model` and run until the window closes (or `frames` are drawn).
 pub fn run(model: Model, options: ViewerOptions) -> Result<ViewerReport> {
-    let event_loop = EventLoop::new().map_err(|e| Error::NoWindow(window_error(&e.to_string())))?;
-    event_loop.set_control_flow(ControlFlow::Poll);
     let mut state = ViewerState::new(model, options.demo)?;
     if options.split != state.setup.split {
         state.setup.split = options.split;
         state.rebuild()?;
     }
+    if let Some(bone) = &options.bone {
+        let node = state.character.scene.find_node(bone)?;
+        state.select(Some(node));
+    }
+    state.view.color_mode = options.color_mode;
+    state.view.skeleton = options.skeleton.is_some();
+    state.view.bone_style = options.skeleton.unwrap_or_default();
+    // The window last: a bad start-up option is reported without one.
+    let event_loop = EventLoop::new().map_err(|e| Error::NoWindow(window_error(&e.to_string())))?;
+    event_loop.set_control_flow(ControlFlow::Poll);
     let mut app = App {
         options,
         state: Some(state),

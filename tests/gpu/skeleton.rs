@@ -293,3 +293,52 @@ fn legends_describe_each_colour_mode() {
         k => panic!("{k:?}"),
     }
 }
+
+/// On a native rig every bone ends where the rig says (its +X by its length), and a bone link
+/// (a joint the rig gained, with no length of its own) ends on a point of the rig's own
+/// skeleton (a native bone's end or a joint), never past it: at the humanoid's rest pose,
+/// links inserted.
+#[test]
+fn native_bones_end_where_the_rig_says_and_links_on_the_skeleton() {
+    use skinview::character::{CharacterSetup as Setup, CharacterSpec};
+    let rig = skinview::builtin::humanoid_rig()
+        .unwrap()
+        .to_scene()
+        .unwrap();
+    let spec = CharacterSpec {
+        links: true,
+        ..CharacterSpec::single(None)
+    };
+    let mut c = Setup::stage(spec).build_rig(&rig).unwrap();
+    c.update(0.0, 0.0).unwrap();
+    let (_, bones) = bones_of(&c);
+    let meta = c.bones.clone().unwrap();
+    let m = &c.frame.model_from_node;
+    let native_ends: Vec<Vec3> = (0..meta.len())
+        .filter(|&n| meta[n].length_m > 0.0)
+        .map(|n| m[n].transform_point3(Vec3::X * meta[n].length_m))
+        .chain(m.iter().map(|x| x.w_axis.truncate()))
+        .collect();
+    let mut links = 0;
+    for b in &bones {
+        let length = meta[b.node].length_m;
+        if length > 0.0 {
+            let expected = m[b.node].transform_point3(Vec3::X * length);
+            assert!(
+                b.tail.distance(expected) < 1e-5,
+                "{}",
+                c.scene.node_label(b.node)
+            );
+        } else {
+            let on = native_ends.iter().any(|e| e.distance(b.tail) < 1e-4);
+            assert!(
+                on,
+                "link {} ends off the skeleton at {}",
+                c.scene.node_label(b.node),
+                b.tail
+            );
+            links += 1;
+        }
+    }
+    assert_eq!(links, 16, "the humanoid's 16 bone links");
+}

@@ -224,3 +224,45 @@ fn the_window_draws_through_the_uniform_palette() {
     let (colours, _) = not_blank(&split);
     assert!(colours > 200, "blank split view");
 }
+
+/// `view --color weights --bone B --skeleton` opens with that bone's weights and their legend
+/// (a row of fully saturated ramp colours, blue to red, no lit surface has) and the skeleton;
+/// an unknown bone is refused with its name.
+#[test]
+fn the_window_opens_on_a_bones_weights_with_their_legend() {
+    if !xvfb() || common::gpu().is_none() {
+        return;
+    }
+    let cesium = common::model("CesiumMan");
+    let args = [
+        cesium.to_str().unwrap(),
+        "--color",
+        "weights",
+        "--bone",
+        "Skeleton_arm_joint_L__3_",
+        "--skeleton",
+    ];
+    let (_, _, image) = run_viewer(&args, 10, "cesium_weights.png");
+    let w = image.width as usize;
+    let px = |x: usize, y: usize| &image.pixels[(y * w + x) * 4..][..3];
+    let vivid = |p: &[u8]| p.iter().max().unwrap() >= &235 && p.iter().min().unwrap() <= &20;
+    let bar =
+        (0..image.height as usize).find(|&y| (0..w).filter(|&x| vivid(px(x, y))).count() >= 150);
+    assert!(bar.is_some(), "no weights legend in the window");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .args([
+            "view",
+            cesium.to_str().unwrap(),
+            "--bone",
+            "no_such_bone",
+            "--frames",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && text.contains("no_such_bone"),
+        "{text}"
+    );
+}
