@@ -5,9 +5,26 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
+    restore_sigpipe();
     ensure_runtime_dir();
     cli::main()
 }
+
+/// A closed pipe (`skinview info MODEL | head`) ends the program quietly, as it ends other
+/// command-line tools, instead of a panic in `println!`: SIGPIPE's default action, which
+/// Rust's runtime replaces with "ignore" before `main`.
+#[cfg(unix)]
+fn restore_sigpipe() {
+    // SAFETY: the first statement of `main`, before any thread exists; it only sets one
+    // signal's disposition back to the system default.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn restore_sigpipe() {}
 
 /// Mesa's drivers (the software Vulkan driver lavapipe among them) print "error:
 /// XDG_RUNTIME_DIR is invalid or not set in the environment." when that variable is unset, on

@@ -1458,3 +1458,29 @@ fn weights_report_per_bone_changes_and_warnings() {
         "{t}"
     );
 }
+
+/// A reader that stops early (`skinview info MODEL | head -1`) ends the program quietly, as it
+/// ends other command-line tools: no panic about a broken pipe.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .args([
+            "info",
+            common::model("RecursiveSkeletons").to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The pipe's reading end is closed here (dropped), with more still to come: the report is
+    // 67 KB, more than a pipe holds (64 KiB on Linux), so the program is still writing.
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(out.status.code(), Some(101), "{err}");
+}
