@@ -253,12 +253,14 @@ impl Character {
         self.play_to_with(time_s, &mut |_| {})
     }
 
-    /// [`Character::play_to`], calling `after_frame` after each frame it plays.
+    /// [`Character::play_to`], calling `after_frame` after each frame it plays. The frame
+    /// history is forgotten first ([`Character::restart`]), so playing again plays the same.
     pub fn play_to_with(
         &mut self,
         time_s: f32,
         after_frame: &mut dyn FnMut(&Character),
     ) -> Result<()> {
+        self.restart();
         if !(0.0..=MAX_PLAY_S).contains(&time_s) {
             return Err(Error::TimeRange {
                 time_s,

@@ -52,8 +52,16 @@ pub const BATCH_VERTEX_FRAMES: usize = 262_144;
 /// pipelines per draw, which a batch of 64 frames shares).
 pub const MAX_BATCH_FRAMES: usize = 64;
 
-/// Frames per batch for `scene` (see [`CompareOptions::batch`]).
-pub fn batch_frames(scene: &Scene, options: &CompareOptions, source: PaletteSource) -> usize {
+/// Frames per batch for `scene` (see [`CompareOptions::batch`]), at most what one storage
+/// binding of `max_binding_bytes` holds of the largest draw's capture records.
+pub fn batch_frames(
+    scene: &Scene,
+    options: &CompareOptions,
+    source: PaletteSource,
+    max_binding_bytes: u64,
+) -> usize {
+    /// Bytes of one vertex's capture record (position, normal, tangent as vec4).
+    const RECORD_BYTES: u64 = 48;
     let morphs = scene
         .draws
         .iter()
@@ -62,11 +70,20 @@ pub fn batch_frames(scene: &Scene, options: &CompareOptions, source: PaletteSour
         return 1;
     }
     let vertices = scene.vertex_count().max(1);
+    let widest = scene
+        .draws
+        .iter()
+        .map(|d| scene.primitive(d).vertex_count())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let fits = max_binding_bytes / (widest as u64 * RECORD_BYTES);
     options
         .batch
         .unwrap_or(BATCH_VERTEX_FRAMES / vertices)
         .clamp(1, MAX_BATCH_FRAMES)
         .min(options.frames.max(1))
+        .min(usize::try_from(fits).unwrap_or(usize::MAX).max(1))
 }
 
 impl CompareOptions {
@@ -330,7 +347,8 @@ impl Sides {
             ..CharacterSetup::clip(None)
         };
         let mut cpu = setup.build(scene)?;
-        let batch = batch_frames(scene, options, source);
+        let max_binding = ctx.device.limits().max_storage_buffer_binding_size;
+        let batch = batch_frames(scene, options, source, max_binding);
         let (gpu, part) = GpuSide::new(ctx, scene, &cpu, k, source, options.skin, batch)?;
         let mut vertices_reduced = match &gpu {
             GpuSide::Whole(g) => g

@@ -347,9 +347,10 @@ pub fn clip_frame_points(character: &mut Character, end_s: f32, stage: bool) -> 
         return Ok(points);
     }
     let span = end_s.max(0.0);
-    let samples = ((span * CLIP_FRAME_HZ).ceil() as usize).clamp(1, CLIP_FRAME_MAX_SAMPLES);
-    for i in 0..=samples {
-        character.update(span * i as f32 / samples as f32, 0.0)?;
+    // `intervals + 1` samples, both ends included.
+    let intervals = ((span * CLIP_FRAME_HZ).ceil() as usize).clamp(1, CLIP_FRAME_MAX_SAMPLES - 1);
+    for i in 0..=intervals {
+        character.update(span * i as f32 / intervals as f32, 0.0)?;
         collect(character);
     }
     Ok(points)

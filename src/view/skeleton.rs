@@ -152,6 +152,10 @@ impl SkeletonShape {
         }
         for j in (0..n).filter(|&j| is_joint[j] && !tips.is_empty()) {
             if let Some(t) = tip(j) {
+                // The child it pointed at keeps a relationship line.
+                if let Tail::Child(c) = tails[j] {
+                    others.push((j, c));
+                }
                 tails[j] = Tail::Local(t);
                 continue;
             }

@@ -506,16 +506,33 @@ impl ViewerState {
                     .map(|m| m.w_axis.truncate()),
             );
         }
-        if points.len() < 2 {
+        let close_up = points.len() >= 2;
+        if !close_up {
             points = outputs
                 .iter()
                 .flat_map(|o| o.positions.iter().copied())
                 .collect();
+            // The joints too: the view then holds every point the walk-out check tests.
+            let m = &c.frame.model_from_node;
+            points.extend(
+                c.scene
+                    .skins
+                    .iter()
+                    .flat_map(|s| s.joints.iter().filter_map(|&j| m.get(j)))
+                    .map(|m| m.w_axis.truncate()),
+            );
         }
+        let whole = bounds(outputs);
         self.camera.fit(&points, aspect, crate::camera::FRAME_FILL);
+        if close_up && let Some((lo, hi)) = whole {
+            // Depth planes and zoom limits for the whole model, not the bone's vertices.
+            self.camera.scene_center = (lo + hi) * 0.5;
+            self.camera.scene_radius_m = ((hi - lo).length() * 0.5).max(1e-4);
+        }
         self.reframe = false;
         self.frame_selection = false;
-        self.user_framed = false;
+        // A close-up of a bone stays put (the rest of the model is meant to be out of view).
+        self.user_framed = close_up;
     }
 
     /// Whether a joint of the current pose is outside the view at `aspect`: the model walked
@@ -849,12 +866,19 @@ pub fn default_ik_goal(scene: &crate::scene::Scene, target_m: Vec3) -> Option<Ik
             has_child[p] = true;
         }
     }
+    // Every depth in one pass (parents come first).
+    let mut depth = vec![0usize; n];
+    for (i, node) in scene.nodes.iter().enumerate() {
+        if let Some(p) = node.parent.filter(|&p| p < i) {
+            depth[i] = depth[p] + 1;
+        }
+    }
     let end = (0..n)
-        .filter(|&i| is_joint[i] && !has_child[i] && scene.depth(i) > 0)
-        .max_by(|&a, &b| scene.depth(a).cmp(&scene.depth(b)).then(b.cmp(&a)))?;
+        .filter(|&i| is_joint[i] && !has_child[i] && depth[i] > 0)
+        .max_by(|&a, &b| depth[a].cmp(&depth[b]).then(b.cmp(&a)))?;
     Some(IkGoal {
         end_bone: scene.node_label(end),
-        chain_length: (scene.depth(end) + 1).min(2),
+        chain_length: (depth[end] + 1).min(2),
         target_m,
         weight: 1.0,
     })

@@ -52,7 +52,14 @@ pub struct Viewport {
     texture_generation: u64,
     /// The character generation whose GPU scene failed (not retried until it changes).
     failed_generation: Option<u64>,
+    /// The colour legend and what it was made for (made again when that changes, not each
+    /// frame: the bone swatches sum every weight).
+    legend: Option<(LegendKey, Option<Legend>)>,
 }
+
+/// What a legend depends on: the character generation, the colour mode, the selected bone,
+/// whether errors are mode against mode, whether submeshes are coloured.
+type LegendKey = (u64, crate::gpu::ColorMode, Option<usize>, bool, bool);
 
 struct SceneGpu {
     gpu: GpuScene,
@@ -82,6 +89,7 @@ impl Viewport {
             errors: Vec::new(),
             snapshot_valid: false,
             pending_pick: None,
+            legend: None,
             dragging_target: None,
             texture_generation: 0,
             failed_generation: None,
@@ -367,8 +375,19 @@ impl Viewport {
             );
         }
         let submeshes = state.setup.split.is_some_and(|s| s.color_submeshes);
-        if let Some(l) = legend(&state.character, &state.view_options(), submeshes) {
-            paint_legend(ui.painter(), rect, &l);
+        let options = state.view_options();
+        let key = (
+            state.generation,
+            options.color_mode,
+            options.selected_node,
+            options.error_against.is_some(),
+            submeshes,
+        );
+        if self.legend.as_ref().is_none_or(|(k, _)| *k != key) {
+            self.legend = Some((key, legend(&state.character, &options, submeshes)));
+        }
+        if let Some((_, Some(l))) = &self.legend {
+            paint_legend(ui.painter(), rect, l);
         }
         // The sub-view under the pointer (split: each half has its own projection); `right`
         // forces a half (a drag stays in the half it started in).

@@ -25,6 +25,9 @@ use super::{BoneAxis, Influences, WeightMesh, weight_of};
 
 /// A new weight at least this large counts as a gain (smaller ones are blending noise).
 pub const FAR_GAIN_WEIGHT: f32 = 0.1;
+/// A bone that led fewer vertices is not warned about losing them (a few vertices changing
+/// hands is a regeneration's ordinary work).
+pub const MIN_LED_VERTICES: usize = 10;
 
 /// What happened to one bone's weights.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -57,7 +60,7 @@ impl BoneChange {
                 self.name, self.gained_far
             ));
         }
-        if self.kept * 2 < self.led {
+        if self.led >= MIN_LED_VERTICES && self.kept * 2 < self.led {
             w.push(format!(
                 "bone {} keeps {} of the {} vertices it led in the input (less than half: a \
                  part taken by another bone?)",
@@ -90,11 +93,12 @@ pub fn bone_changes(
     let mut hi = vec![Vec3::splat(f32::NEG_INFINITY); n];
     let empty = Vec::new();
     // Pass 1: changes, input regions (their boxes) and leads.
+    let (mut a, mut b) = (Vec::new(), Vec::new());
     for (v, p) in mesh.positions.iter().enumerate() {
-        let (a, b) = (
-            input.get(v).unwrap_or(&empty),
-            output.get(v).unwrap_or(&empty),
-        );
+        // A joint listed twice on a vertex (glTF allows it) counts once, its weights summed.
+        merged(input.get(v).unwrap_or(&empty), &mut a);
+        merged(output.get(v).unwrap_or(&empty), &mut b);
+        let (a, b) = (&a, &b);
         let lead = a.iter().max_by(|x, y| x.1.total_cmp(&y.1)).map(|x| x.0);
         // Every joint of either list, once.
         let fresh = b
@@ -124,11 +128,10 @@ pub fn bone_changes(
     // Pass 2: gains far from the input region.
     let diagonal = mesh.diagonal();
     for (v, p) in mesh.positions.iter().enumerate() {
-        let (a, b) = (
-            input.get(v).unwrap_or(&empty),
-            output.get(v).unwrap_or(&empty),
-        );
-        for &(j, w) in b {
+        merged(input.get(v).unwrap_or(&empty), &mut a);
+        merged(output.get(v).unwrap_or(&empty), &mut b);
+        let a = &a;
+        for &(j, w) in &b {
             let j = j as usize;
             if j >= n || w < FAR_GAIN_WEIGHT || weight_of(a, j as u32) > 0.0 || lo[j].x > hi[j].x {
                 continue;
@@ -145,4 +148,15 @@ pub fn bone_changes(
         ch.mean = if *k > 0 { (*s / *k as f64) as f32 } else { 0.0 };
     }
     c
+}
+
+/// `list` with each joint once (weights of repeats summed), into `out`.
+fn merged(list: &[(u32, f32)], out: &mut Vec<(u32, f32)>) {
+    out.clear();
+    for &(j, w) in list {
+        match out.iter_mut().find(|x| x.0 == j) {
+            Some(x) => x.1 += w,
+            None => out.push((j, w)),
+        }
+    }
 }

@@ -564,3 +564,16 @@ fn morph_weights_held_by_hand_replace_the_clips() {
     assert!(c.set_morph_override(0, 0, Some(f32::NAN)).is_err());
     assert!(c.set_morph_override(7, 0, Some(0.5)).is_err());
 }
+
+/// Playing to a time twice plays the same (the frame history is forgotten first): the
+/// humanoid demo (incremental IK, velocity limits) at 1 s, again after playing to 1.5 s, has
+/// the same pose to the bit (what `render --demo --frame-clip` relies on when it replays).
+#[test]
+fn playing_to_a_time_again_plays_the_same() {
+    let mut c = skinview::character::Character::humanoid_demo().unwrap();
+    c.play_to(1.0).unwrap();
+    let first = c.frame.model_from_node.clone();
+    c.play_to(1.5).unwrap();
+    c.play_to(1.0).unwrap();
+    assert_eq!(c.frame.model_from_node, first);
+}

@@ -749,6 +749,11 @@ fn f_frames_the_selected_bone() {
         whole > 1.0,
         "the whole body fits ({whole}): not framed on the bone"
     );
+    // The close-up stays (no walk-out framing undoes it), and the depth planes still hold the
+    // whole model.
+    assert!(s.user_framed, "a close-up is the user's framing");
+    let (lo, hi) = skinview::skin::bounds(&s.character.outputs).unwrap();
+    assert!((s.camera.scene_radius_m - (hi - lo).length() * 0.5).abs() < 1e-4);
 }
 
 /// The timeline names the time and frame and the selected bone's keys; Shift+`.` / `,` step
