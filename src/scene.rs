@@ -390,6 +390,17 @@ impl Scene {
         depth
     }
 
+    /// [`Scene::depth`] of every node, in one pass (parents come before their children).
+    pub fn depths(&self) -> Vec<usize> {
+        let mut depth = vec![0usize; self.nodes.len()];
+        for (i, node) in self.nodes.iter().enumerate() {
+            if let Some(p) = node.parent.filter(|&p| p < i) {
+                depth[i] = depth[p] + 1;
+            }
+        }
+        depth
+    }
+
     /// A node as a user names it: its name (the first node of that name, in depth-first
     /// order), else its label as the viewer and `info` show it — `node N`, `nodes[N]` or `N`,
     /// N the node's index in the file — so joints without names can be named too.

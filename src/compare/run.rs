@@ -60,8 +60,6 @@ pub fn batch_frames(
     source: PaletteSource,
     max_binding_bytes: u64,
 ) -> usize {
-    /// Bytes of one vertex's capture record (position, normal, tangent as vec4).
-    const RECORD_BYTES: u64 = 48;
     let morphs = scene
         .draws
         .iter()
@@ -77,7 +75,7 @@ pub fn batch_frames(
         .max()
         .unwrap_or(1)
         .max(1);
-    let fits = max_binding_bytes / (widest as u64 * RECORD_BYTES);
+    let fits = max_binding_bytes / (widest as u64 * crate::gpu::capture::RECORD_BYTES);
     options
         .batch
         .unwrap_or(BATCH_VERTEX_FRAMES / vertices)

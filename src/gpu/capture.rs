@@ -27,12 +27,12 @@ pub struct CaptureVertex {
 }
 
 /// Bytes per [`CaptureVertex`].
-const RECORD: u64 = std::mem::size_of::<CaptureVertex>() as u64;
+pub const RECORD_BYTES: u64 = std::mem::size_of::<CaptureVertex>() as u64;
 
 /// Bytes of one draw's capture output for `instances` instances, within the adapter's
 /// storage binding size.
 fn output_bytes(vertex_count: u32, instances: u32, ctx: &GpuContext) -> Result<u64> {
-    let bytes = u64::from(vertex_count.max(1)) * u64::from(instances.max(1)) * RECORD;
+    let bytes = u64::from(vertex_count.max(1)) * u64::from(instances.max(1)) * RECORD_BYTES;
     let max = ctx.device.limits().max_storage_buffer_binding_size;
     if bytes > max {
         return Err(Error::Gpu(format!(
@@ -217,7 +217,8 @@ impl Capture {
             });
         self.record_instances(&mut enc, gpu, draws, instances);
         for (slot, &i) in draws.iter().enumerate() {
-            let size = gpu.draws[i].vertex_count.max(1) as u64 * RECORD * u64::from(instances);
+            let size =
+                gpu.draws[i].vertex_count.max(1) as u64 * RECORD_BYTES * u64::from(instances);
             if self.staging.get(slot).is_none_or(|(s, _)| *s < size) {
                 let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("capture staging"),
@@ -240,7 +241,7 @@ impl Capture {
             .collect();
         for (k, &i) in draws.iter().enumerate() {
             let n = gpu.draws[i].vertex_count as usize;
-            let len = n * instances as usize * RECORD as usize;
+            let len = n * instances as usize * RECORD_BYTES as usize;
             ctx.map_read_with(staging[k], |bytes| {
                 // In place where the mapping is aligned for the records (wgpu aligns mappings
                 // to 8 bytes), else copied out first.
@@ -299,7 +300,7 @@ impl AsyncCapture {
             .map(|d| {
                 ctx.device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("async capture staging"),
-                    size: d.vertex_count.max(1) as u64 * RECORD,
+                    size: d.vertex_count.max(1) as u64 * RECORD_BYTES,
                     usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                     mapped_at_creation: false,
                 })
@@ -421,8 +422,8 @@ impl AsyncCapture {
                     .map_err(|e| crate::error::Error::Gpu(format!("get_mapped_range: {e}")))?;
                 self.records.clear();
                 self.records.extend(
-                    bytes[..n * RECORD as usize]
-                        .chunks_exact(RECORD as usize)
+                    bytes[..n * RECORD_BYTES as usize]
+                        .chunks_exact(RECORD_BYTES as usize)
                         .map(bytemuck::pod_read_unaligned::<CaptureVertex>),
                 );
             }

@@ -191,23 +191,34 @@ impl GpuReadback {
         for (j, p) in palettes.iter().enumerate() {
             self.gpu.write_instance_palette(ctx, j as u32, p)?;
         }
-        let instances = n as u32;
+        self.capture(ctx, scene, path, draws, n as u32)
+    }
+
+    /// Skin the first `instances` instances as last written (the compute pass run first when
+    /// it is on, or turned on for `path`) and read `draws` back through `path`: `[instance][k]`.
+    fn capture(
+        &mut self,
+        ctx: &GpuContext,
+        scene: &Scene,
+        path: CapturePath,
+        draws: &[usize],
+        instances: u32,
+    ) -> Result<Vec<Vec<SkinnedVertices>>> {
+        if path == CapturePath::ComputePass && self.gpu.compute_skinning().is_none() {
+            self.gpu.enable_compute_skinning(ctx)?;
+        }
+        self.gpu.submit_compute_skinning(ctx);
+        let (gpu, draw) = (&self.gpu, &mut self.draw);
         let mut out = match path {
             CapturePath::CaptureShader => match &mut self.compute {
-                Some(c) => c.run_instances(ctx, &self.gpu, draws, instances)?,
+                Some(c) => c.run_instances(ctx, gpu, draws, instances)?,
                 None => return Err(self.no_capture_shader(ctx)),
             },
             CapturePath::Draw => {
-                self.draw
-                    .run_with(ctx, &self.gpu, draws, Skinning::VertexShader, instances)?
+                draw.run_with(ctx, gpu, draws, Skinning::VertexShader, instances)?
             }
             CapturePath::ComputePass => {
-                if self.gpu.compute_skinning().is_none() {
-                    self.gpu.enable_compute_skinning(ctx)?;
-                }
-                self.gpu.submit_compute_skinning(ctx);
-                self.draw
-                    .run_with(ctx, &self.gpu, draws, Skinning::ComputePass, instances)?
+                draw.run_with(ctx, gpu, draws, Skinning::ComputePass, instances)?
             }
         };
         for frame in &mut out {
@@ -233,27 +244,11 @@ impl GpuReadback {
         path: CapturePath,
         draws: &[usize],
     ) -> Result<Vec<SkinnedVertices>> {
-        self.gpu.update(ctx, scene, frame);
-        let mut out = match path {
-            CapturePath::CaptureShader => match &mut self.compute {
-                Some(c) => c.run(ctx, &self.gpu, draws)?,
-                None => return Err(self.no_capture_shader(ctx)),
-            },
-            CapturePath::Draw => self.draw.run(ctx, &self.gpu, draws)?,
-            CapturePath::ComputePass => {
-                if self.gpu.compute_skinning().is_none() {
-                    self.gpu.enable_compute_skinning(ctx)?;
-                    // This frame's palette is written: skin it.
-                    self.gpu.submit_compute_skinning(ctx);
-                }
-                let mut v = self
-                    .draw
-                    .run_with(ctx, &self.gpu, draws, Skinning::ComputePass, 1)?;
-                v.pop().unwrap_or_default()
-            }
-        };
-        drop_missing_attributes(scene, draws, &mut out);
-        Ok(out)
+        self.gpu.write_frame(ctx, scene, frame);
+        Ok(self
+            .capture(ctx, scene, path, draws, 1)?
+            .pop()
+            .unwrap_or_default())
     }
 }
 

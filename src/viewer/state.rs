@@ -513,14 +513,7 @@ impl ViewerState {
                 .flat_map(|o| o.positions.iter().copied())
                 .collect();
             // The joints too: the view then holds every point the walk-out check tests.
-            let m = &c.frame.model_from_node;
-            points.extend(
-                c.scene
-                    .skins
-                    .iter()
-                    .flat_map(|s| s.joints.iter().filter_map(|&j| m.get(j)))
-                    .map(|m| m.w_axis.truncate()),
-            );
+            points.extend(joint_positions(c));
         }
         let whole = bounds(outputs);
         self.camera.fit(&points, aspect, crate::camera::FRAME_FILL);
@@ -538,15 +531,7 @@ impl ViewerState {
     /// Whether a joint of the current pose is outside the view at `aspect`: the model walked
     /// out of it (joints, not vertices, so the check costs nothing when the CPU does not skin).
     pub fn model_left_view(&self, aspect: f32) -> bool {
-        let m = &self.character.frame.model_from_node;
-        let joints: Vec<Vec3> = self
-            .character
-            .scene
-            .skins
-            .iter()
-            .flat_map(|s| s.joints.iter().filter_map(|&j| m.get(j)))
-            .map(|m| m.w_axis.truncate())
-            .collect();
+        let joints: Vec<Vec3> = joint_positions(&self.character).collect();
         !self.camera.sees_all(&joints, aspect)
     }
 
@@ -852,6 +837,17 @@ pub fn motion_ref(scene: &crate::scene::Scene, a: usize) -> crate::character::Mo
         .map_or(MotionRef::Index(a), MotionRef::Name)
 }
 
+/// Where every skin's joints are in `character`'s current pose (model space).
+fn joint_positions(character: &Character) -> impl Iterator<Item = Vec3> + '_ {
+    let m = &character.frame.model_from_node;
+    character
+        .scene
+        .skins
+        .iter()
+        .flat_map(|s| s.joints.iter().filter_map(|&j| m.get(j)))
+        .map(|m| m.w_axis.truncate())
+}
+
 /// A default IK goal for `scene`: the deepest leaf joint below the root (ties: the first; by
 /// its label, so unnamed joints work), a chain of two bones, reaching for `target_m`.
 pub fn default_ik_goal(scene: &crate::scene::Scene, target_m: Vec3) -> Option<IkGoal> {
@@ -866,13 +862,7 @@ pub fn default_ik_goal(scene: &crate::scene::Scene, target_m: Vec3) -> Option<Ik
             has_child[p] = true;
         }
     }
-    // Every depth in one pass (parents come first).
-    let mut depth = vec![0usize; n];
-    for (i, node) in scene.nodes.iter().enumerate() {
-        if let Some(p) = node.parent.filter(|&p| p < i) {
-            depth[i] = depth[p] + 1;
-        }
-    }
+    let depth = scene.depths();
     let end = (0..n)
         .filter(|&i| is_joint[i] && !has_child[i] && depth[i] > 0)
         .max_by(|&a, &b| depth[a].cmp(&depth[b]).then(b.cmp(&a)))?;

@@ -430,6 +430,24 @@ fn humanoid_by_name_opens_the_demo() {
     assert_eq!(motions(open(Builtin::Arm, false)), ["bend"]);
 }
 
+/// The IK panel over `s` (its edits applied as the window applies them), after a click on
+/// "effector" and the frames that rebuild the character.
+fn tick_effector(s: ViewerState) -> Harness<'static, ViewerState> {
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| {
+            let before = s.setup.clone();
+            panels::ik(ui, s);
+            s.apply_pending(Some(before));
+        },
+        s,
+    );
+    h.run();
+    h.get_by_label("effector").click();
+    h.run();
+    h.run();
+    h
+}
+
 /// Ticking the IK effector on a native rig makes a goal the solver takes: the deepest leaf, a
 /// chain within the root (CcdJob rule 6), reaching for where the bone is — no error.
 #[test]
@@ -441,18 +459,7 @@ fn ik_effector_default_is_solvable() {
             spec.orbit = None;
         }
         s.rebuild().unwrap();
-        let mut h = Harness::new_ui_state(
-            |ui, s: &mut ViewerState| {
-                let before = s.setup.clone();
-                panels::ik(ui, s);
-                s.apply_pending(Some(before));
-            },
-            s,
-        );
-        h.run();
-        h.get_by_label("effector").click();
-        h.run();
-        h.run();
+        let h = tick_effector(s);
         let s = h.state();
         assert_eq!(s.error, None, "{rig:?}");
         let goal = s.stage().unwrap().ik[0].clone();
@@ -816,18 +823,7 @@ fn ik_on_gltf_models() {
     ] {
         let m = ModelSource::File(common::model(model)).load().unwrap();
         let s = ViewerState::new(m, false).unwrap();
-        let mut h = Harness::new_ui_state(
-            |ui, s: &mut ViewerState| {
-                let before = s.setup.clone();
-                panels::ik(ui, s);
-                s.apply_pending(Some(before));
-            },
-            s,
-        );
-        h.run();
-        h.get_by_label("effector").click();
-        h.run();
-        h.run();
+        let mut h = tick_effector(s);
         let s = h.state_mut();
         assert_eq!(s.error, None, "{model}");
         let ik = s.character.ik.as_ref().expect("an effector");
