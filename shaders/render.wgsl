@@ -11,9 +11,12 @@ struct ViewUniform {
     // Direction towards the key light (world space), w unused.
     light_dir: vec4<f32>,
     eye_position: vec4<f32>,
-    // Draw-path capture: (texels per row, rows); (0, 0) for a normal draw.
+    // Draw-path capture (the CAPTURE pipelines): (texels per row, which is CAPTURE_WIDTH, and
+    // rows); (0, 0) otherwise.
     capture_size: vec2<u32>,
-    // 0 material, 1 weights of `selected_node`, 2 bone colours, 3 per-vertex error heatmap.
+    // 0 material, 1 weights of `selected_node`, 2 bone colours, 3 per-vertex error heatmap:
+    // what the renderer makes the draw's pipeline with as COLOR_MODE (the shader reads the
+    // constant, not this field).
     color_mode: u32,
     // Node whose weights mode 1 shows (u32 max: none).
     selected_node: u32,
@@ -36,6 +39,13 @@ override CPU_SKINNED: bool = false;
 override DEPTH_PULL: f32 = 0.0;
 // The target stores what it is given (not an sRGB format): encode linear colour as sRGB.
 override ENCODE_SRGB: bool = false;
+// The draw-path capture's pipelines (src/gpu/draw_capture.rs): each vertex on its own texel,
+// CAPTURE_WIDTH texels a row (a constant: `i % width` is a mask, not a division per vertex).
+override CAPTURE: bool = false;
+override CAPTURE_WIDTH: u32 = 1u;
+// ViewUniform.color_mode, compiled in (src/gpu/variants.rs: software rasterisers run every
+// side of a branch, so one pipeline for all modes made each vertex pay for every mode).
+override COLOR_MODE: u32 = 0u;
 
 fn output(linear: vec3<f32>) -> vec4<f32> {
     if (ENCODE_SRGB) {
@@ -111,7 +121,7 @@ fn mode_color(joints: vec4<u32>, weights: vec4<f32>, acc: vec4<f32>) -> vec4<f32
     var out = acc;
     for (var k = 0u; k < 4u; k = k + 1u) {
         let node = joint_node(joints[k]);
-        if (view.color_mode == 1u) {
+        if (COLOR_MODE == 1u) {
             out.x = out.x + select(0.0, weights[k], node == view.selected_node);
         } else {
             out = out + vec4<f32>(bone_color(node) * weights[k], weights[k]);
@@ -121,7 +131,7 @@ fn mode_color(joints: vec4<u32>, weights: vec4<f32>, acc: vec4<f32>) -> vec4<f32
 }
 
 fn finish_color(acc: vec4<f32>, vertex_index: u32, vertex_color: vec4<f32>) -> vec4<f32> {
-    switch view.color_mode {
+    switch COLOR_MODE {
         case 1u: {
             // Blender's weight paint: blue = 0, red = 1.
             return vec4<f32>(heat(acc.x), 1.0);
@@ -150,29 +160,26 @@ fn finish(vertex_index: u32, instance_index: u32, position: vec3<f32>, normal: v
     o.normal = normal;
     o.uv = uv;
     o.tint = tint;
-    if (view.capture_size.x == 0u) {
+    if (!CAPTURE) {
         o.clip = view.clip_from_world * vec4<f32>(position, 1.0);
         o.clip.z = o.clip.z - DEPTH_PULL * o.clip.w;
-    } else {
-        // Draw-path capture: one point per vertex, on texel (i % width, i / width) of a
-        // float target, so the readback sees exactly what this vertex stage output; a crowd's
-        // instances follow one another (i = instance × vertex count + vertex).
-        let size = vec2<f32>(view.capture_size);
-        let i = instance_index * draw.vertex_count + vertex_index;
-        let texel = vec2<f32>(
-            f32(i % view.capture_size.x),
-            f32(i / view.capture_size.x),
-        ) + vec2<f32>(0.5);
-        let ndc = vec2<f32>(texel.x / size.x * 2.0 - 1.0, 1.0 - texel.y / size.y * 2.0);
-        o.clip = vec4<f32>(ndc, 0.5, 1.0);
+        return o;
     }
+    // Draw-path capture: one point per vertex, on texel (i % width, i / width) of a float
+    // target, so the readback sees exactly what this vertex stage output; a crowd's instances
+    // follow one another (i = instance × vertex count + vertex).
+    let size = max(vec2<f32>(view.capture_size), vec2<f32>(1.0));
+    let i = instance_index * draw.vertex_count + vertex_index;
+    let texel = vec2<f32>(f32(i % CAPTURE_WIDTH), f32(i / CAPTURE_WIDTH)) + vec2<f32>(0.5);
+    let ndc = vec2<f32>(texel.x / size.x * 2.0 - 1.0, 1.0 - texel.y / size.y * 2.0);
+    o.clip = vec4<f32>(ndc, 0.5, 1.0);
     return o;
 }
 
 @vertex
 fn vs_skin4(v: VsIn4) -> VsOut {
     var acc = vec4<f32>(0.0);
-    if (view.color_mode == 1u || view.color_mode == 2u) {
+    if (COLOR_MODE == 1u || COLOR_MODE == 2u) {
         acc = mode_color(v.joints0, v.weights0, acc);
     }
     let tint = finish_color(acc, v.vertex_index, v.color);
@@ -195,7 +202,7 @@ fn vs_skin4(v: VsIn4) -> VsOut {
 @vertex
 fn vs_skin8(v: VsIn8) -> VsOut {
     var acc = vec4<f32>(0.0);
-    if (view.color_mode == 1u || view.color_mode == 2u) {
+    if (COLOR_MODE == 1u || COLOR_MODE == 2u) {
         acc = mode_color(v.joints1, v.weights1, mode_color(v.joints0, v.weights0, acc));
     }
     let tint = finish_color(acc, v.vertex_index, v.color);
@@ -217,19 +224,19 @@ fn vs_skin8(v: VsIn8) -> VsOut {
 
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
-    var n = in.normal;
-    if (draw.has_normals == 0u || dot(n, n) < 1e-12) {
-        // Flat normal from screen-space derivatives when the mesh has none.
-        n = cross(dpdx(in.world_position), dpdy(in.world_position));
-    }
-    n = normalize(n);
+    // Flat normal from screen-space derivatives when the mesh has none (derivatives taken
+    // outside any branch; chosen by select, not a branch on the draw's uniform:
+    // src/gpu/variants.rs).
+    let flat = cross(dpdx(in.world_position), dpdy(in.world_position));
+    let none = draw.has_normals == 0u || dot(in.normal, in.normal) < 1e-12;
+    var n = normalize(select(in.normal, flat, none));
     let to_eye = normalize(view.eye_position.xyz - in.world_position);
     // Two-sided lighting: face the normal towards the viewer (open meshes, mirrored nodes).
     if (dot(n, to_eye) < 0.0) {
         n = -n;
     }
     var albedo = in.tint.rgb;
-    if (view.color_mode == 0u) {
+    if (COLOR_MODE == 0u) {
         // sRGB texture: the sampler returns linear values. Untextured draws bind 1x1 white.
         albedo = albedo * textureSample(base_color_texture, base_color_sampler, in.uv).rgb;
     }
@@ -239,7 +246,7 @@ fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
     let h = normalize(l + to_eye);
     let spec = pow(max(dot(n, h), 0.0), 32.0) * 0.15;
     // Analysis modes keep their colours readable: more ambient, no highlight.
-    let analysis = f32(view.color_mode != 0u);
+    let analysis = f32(COLOR_MODE != 0u);
     let c = albedo * (0.18 + 0.3 * analysis + (0.62 - 0.3 * analysis) * diffuse + 0.25 * fill)
         + vec3<f32>(spec * (1.0 - analysis));
     return output(c);

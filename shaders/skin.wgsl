@@ -6,18 +6,23 @@
 // palette_matrix(j), morph_weight(k), morph_delta(i), joint_node(j) and vertex_error(v); it is
 // the only difference between the two paths.
 //
-// Three blends, chosen per draw by DrawParams.skin_mode (src/skin/modes.rs, the CPU twins in
-// src/skin/cpu.rs and src/skin/dqs.rs):
+// The draw's skinning options (DrawParams.skin_mode, normal_mode, renormalize) and morph
+// target count are compiled into each pipeline as the constants SKIN_MODE, NORMAL_MODE,
+// RENORMALIZE and MORPH_TARGETS
+// (src/gpu/variants.rs `SkinVariant`: software rasterisers run every side of a branch, and
+// lavapipe recompiles a shader per draw and frame when its branches hang on uniforms it can
+// inline), so skin() branches on no uniform. Three blends (src/skin/modes.rs,
+// the CPU twins in src/skin/cpu.rs and src/skin/dqs.rs):
 // - LBS, the gradient palette: M = Σ w_k palette_matrix(j_k), p' = M p;
 // - DQS (Kavan et al. 2008): the draw's palette entries hold packed dual quaternion joints
 //   (src/skin/dqs.rs `pack`): real and dual quaternions blended in the hemisphere of the
 //   largest weight and normalised, the symmetric scale/shear S blended linearly,
 //   p' = R (S p) + t;
 // - stitch (Woodland): the largest weight's joint alone (first slot on ties), weight 1.
-// Normals (DrawParams.normal_mode): exact = sign(det A) cof(A) n, the inverse-transpose of the
+// Normals (NORMAL_MODE): exact = sign(det A) cof(A) n, the inverse-transpose of the
 // blend's linear part A up to scale; blend3x3 = A n. Renormalised unless
-// DrawParams.renormalize is 0. Tangents: A t re-orthogonalised against the unit normal and
-// unit (as given by the blend when DrawParams.renormalize is 0), handedness kept. Morph
+// RENORMALIZE is false. Tangents: A t re-orthogonalised against the unit normal and
+// unit (as given by the blend when RENORMALIZE is false), handedness kept. Morph
 // targets are applied first.
 
 const SKIN_LBS: u32 = 0u;
@@ -28,23 +33,36 @@ const NORMALS_EXACT: u32 = 0u;
 // Influence sets per vertex: 1 (JOINTS_0/WEIGHTS_0, 4 influences) or 2 (adds JOINTS_1/WEIGHTS_1).
 // Set per pipeline by src/gpu/{render,capture}.rs.
 override INFLUENCE_SETS: u32 = 1u;
+// The draw's skinning options, from DrawParams (every pipeline calling skin() is made per
+// draw's options: src/gpu/variants.rs `SkinVariant`). The blend: SKIN_LBS, SKIN_DQS or
+// SKIN_STITCH.
+override SKIN_MODE: u32 = 0u;
+// NORMALS_EXACT, or 1 for blend3x3.
+override NORMAL_MODE: u32 = 0u;
+// Unit normals and tangents (false: as the blend leaves them).
+override RENORMALIZE: bool = true;
+// The draw's morph targets (DrawParams.morph_target_count).
+override MORPH_TARGETS: u32 = 0u;
 
 // Mirrors `DrawParams` in src/gpu/scene_buffers.rs (keep field order and padding in sync).
 struct DrawParams {
     base_color: vec4<f32>,
     palette_base: u32,
     vertex_count: u32,
+    // The pipeline's MORPH_TARGETS (read as the constant).
     morph_target_count: u32,
     morph_weight_base: u32,
     has_normals: u32,
     has_tangents: u32,
     // First vertex of this draw in scene-wide per-vertex buffers (CPU upload, errors).
     first_vertex: u32,
-    // SKIN_LBS, SKIN_DQS or SKIN_STITCH.
+    // SKIN_LBS, SKIN_DQS or SKIN_STITCH: what the draw's pipelines are made with as SKIN_MODE
+    // (the shader reads the constant, not this field).
     skin_mode: u32,
-    // NORMALS_EXACT, or 1 for blend3x3.
+    // NORMALS_EXACT, or 1 for blend3x3: the pipeline's NORMAL_MODE (read as the constant).
     normal_mode: u32,
-    // 1: unit normals; 0: as the blend leaves them.
+    // 1: unit normals; 0: as the blend leaves them: the pipeline's RENORMALIZE (read as the
+    // constant).
     renormalize: u32,
     // Crowds (storage path): palette entries from one instance's block to the next
     // (matrices, then their DQS form).
@@ -168,7 +186,7 @@ fn dq_translation(b: DqBlend) -> vec3<f32> {
 
 // sign(det A) cof(A) n (exact) or A n (blend3x3), for the columns x, y, z of A.
 fn linear_normal(x: vec3<f32>, y: vec3<f32>, z: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
-    if (draw.normal_mode != NORMALS_EXACT) {
+    if (NORMAL_MODE != NORMALS_EXACT) {
         return x * n.x + y * n.y + z * n.z;
     }
     let c0 = cross(y, z);
@@ -186,7 +204,7 @@ fn skin(vertex_index: u32, input: SkinInput) -> SkinOutput {
     var p = input.position;
     var n = input.normal;
     var t = input.tangent.xyz;
-    for (var k = 0u; k < draw.morph_target_count; k = k + 1u) {
+    for (var k = 0u; k < MORPH_TARGETS; k = k + 1u) {
         let w = morph_weight(k);
         if (w != 0.0) {
             let at = (k * draw.vertex_count + vertex_index) * 3u;
@@ -198,14 +216,14 @@ fn skin(vertex_index: u32, input: SkinInput) -> SkinOutput {
     var out: SkinOutput;
     var nn: vec3<f32>;
     var tt: vec3<f32>;
-    if (draw.skin_mode == SKIN_DQS) {
+    if (SKIN_MODE == SKIN_DQS) {
         let b = dq_blend(input);
         out.position = dq_rotate(b.real, b.s * p) + dq_translation(b);
         nn = dq_rotate(b.real, linear_normal(b.s[0], b.s[1], b.s[2], n));
         tt = dq_rotate(b.real, b.s * t);
     } else {
         var m: mat4x4<f32>;
-        if (draw.skin_mode == SKIN_STITCH) {
+        if (SKIN_MODE == SKIN_STITCH) {
             m = palette_matrix(stitch_joint(input));
         } else {
             m = weighted_joints(input.joints0, input.weights0);
@@ -222,8 +240,8 @@ fn skin(vertex_index: u32, input: SkinInput) -> SkinOutput {
     }
     let nlen = length(nn);
     let unit_n = select(vec3<f32>(0.0), nn / nlen, nlen > 0.0);
-    out.normal = select(nn, unit_n, draw.renormalize != 0u);
-    if (draw.renormalize == 0u) {
+    out.normal = select(nn, unit_n, RENORMALIZE);
+    if (!RENORMALIZE) {
         out.tangent = vec4<f32>(tt, input.tangent.w);
         return out;
     }

@@ -192,9 +192,9 @@ impl GpuSide {
     }
 
     /// The GPU's vertices of every source draw at each of `times` (at most
-    /// [`GpuSide::batch`]), read through `path`: `[frame][k]`. `palettes` and `outputs` are
-    /// the CPU reference's per frame; `frame` its frame state when the batch is that one
-    /// frame ([`GpuReadback::read_frames`]); `scene` the CPU side's.
+    /// [`GpuSide::batch`]), read through each of `paths`: `[path][frame][k]`. `palettes` and
+    /// `outputs` are the CPU reference's per frame; `frame` its frame state when the batch
+    /// is that one frame ([`GpuReadback::read_frames_each`]); `scene` the CPU side's.
     #[allow(clippy::too_many_arguments)]
     fn read_frames(
         &mut self,
@@ -203,28 +203,31 @@ impl GpuSide {
         times: &[f32],
         palettes: &[Vec<glam::Mat4>],
         outputs: &[Vec<SkinnedVertices>],
-        path: CapturePath,
+        paths: &[CapturePath],
         draws: &[usize],
-    ) -> Result<Vec<Vec<SkinnedVertices>>> {
+    ) -> Result<Vec<Vec<Vec<SkinnedVertices>>>> {
         match self {
-            GpuSide::Whole(g) => g.read_frames(ctx, scene, frame, palettes, path, draws),
+            GpuSide::Whole(g) => g.read_frames_each(ctx, scene, frame, palettes, paths, draws),
             GpuSide::Parts {
                 part,
                 character,
                 readback,
                 draws: all,
             } => {
-                let mut frames = Vec::with_capacity(times.len());
+                let mut each = vec![Vec::with_capacity(times.len()); paths.len()];
                 for (&t, reference) in times.iter().zip(outputs) {
                     character.update(t, COMPARE_DT_S)?;
-                    let parts =
-                        readback.read(ctx, &character.scene, &character.frame, path, all)?;
-                    // Vertices in no submesh (no face uses them) keep the reference's values.
-                    let mut out = reference.clone();
-                    part.scatter(&parts, &mut out)?;
-                    frames.push(draws.iter().filter_map(|&d| out.get(d).cloned()).collect());
+                    for (frames, &path) in each.iter_mut().zip(paths) {
+                        let parts =
+                            readback.read(ctx, &character.scene, &character.frame, path, all)?;
+                        // Vertices in no submesh (no face uses them) keep the reference's
+                        // values.
+                        let mut out = reference.clone();
+                        part.scatter(&parts, &mut out)?;
+                        frames.push(draws.iter().filter_map(|&d| out.get(d).cloned()).collect());
+                    }
                 }
-                Ok(frames)
+                Ok(each)
             }
         }
     }
@@ -604,28 +607,15 @@ impl Errors<'_> {
 fn read_paths(
     ctx: &GpuContext,
     gpu: &mut GpuSide,
-    (scene, frame): (&Scene, Option<&crate::frame::FrameState>),
+    at: (&Scene, Option<&crate::frame::FrameState>),
     times: &[f32],
     batch: &CpuBatch,
     options: &CompareOptions,
     draws: &[usize],
 ) -> Result<Reads> {
-    options
-        .captures
-        .iter()
-        .map(|&path| {
-            let frames = gpu.read_frames(
-                ctx,
-                (scene, frame),
-                times,
-                &batch.palettes,
-                &batch.outputs,
-                path,
-                draws,
-            )?;
-            Ok((path, frames))
-        })
-        .collect()
+    let (palettes, outputs) = (&batch.palettes, &batch.outputs);
+    let each = gpu.read_frames(ctx, at, times, palettes, outputs, &options.captures, draws)?;
+    Ok(options.captures.iter().copied().zip(each).collect())
 }
 
 /// Where [`sample_frames`] takes its vertices from.
@@ -758,8 +748,9 @@ pub fn sample_frames_each(
         let outputs = std::slice::from_ref(&c.outputs);
         let at = (&c.scene, Some(&c.frame));
         let frame = gpu
-            .read_frames(ctx, at, &[t], &palette, outputs, path, draws)?
+            .read_frames(ctx, at, &[t], &palette, outputs, &[path], draws)?
             .pop()
+            .and_then(|mut frames| frames.pop())
             .unwrap_or_default();
         crate::skin::check_finite(scene, draws, Some(t), &frame)?;
         each(ti, &frame)?;

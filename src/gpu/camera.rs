@@ -124,6 +124,9 @@ impl ViewUniform {
 pub struct Camera {
     buffer: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
+    /// The colour mode last written: the renderer picks its pipelines by it (render.wgsl's
+    /// `COLOR_MODE` constant, src/gpu/variants.rs).
+    color_mode: std::sync::atomic::AtomicU32,
 }
 
 impl Camera {
@@ -143,13 +146,24 @@ impl Camera {
                 resource: buffer.as_entire_binding(),
             }],
         });
-        Camera { buffer, bind_group }
+        Camera {
+            buffer,
+            bind_group,
+            color_mode: std::sync::atomic::AtomicU32::new(ColorMode::Material.code()),
+        }
     }
 
     /// Write the view (takes effect for passes submitted after this call).
     pub fn set(&self, ctx: &GpuContext, view: &ViewUniform) {
         ctx.queue
             .write_buffer(&self.buffer, 0, bytemuck::bytes_of(view));
+        self.color_mode
+            .store(view.color_mode, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The colour mode of the view last written ([`ColorMode::code`]).
+    pub fn color_mode(&self) -> u32 {
+        self.color_mode.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Group 2 of the render and draw-capture pipelines.

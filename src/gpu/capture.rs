@@ -9,7 +9,8 @@ use super::context::GpuContext;
 use super::palette_source::PaletteSource;
 use super::readback::CapturePath;
 use super::scene_buffers::{CPU_VERTEX_STRIDE, GpuScene};
-use super::shaders::{CAPTURE_WGSL, influence_constants, module_with_skin};
+use super::shaders::{CAPTURE_WGSL, module_with_skin};
+use super::variants::{SkinVariant, Variants};
 use crate::error::{Error, Result};
 use crate::skin::SkinnedVertices;
 
@@ -49,13 +50,18 @@ pub(crate) const WORKGROUP_SIZE: u32 = 64;
 
 /// The capture shader of one [`GpuScene`] (its output buffers are sized to the scene).
 pub struct Capture {
-    /// Index 0: 4 influences, 1: 8 influences.
-    pipelines: [wgpu::ComputePipeline; 2],
+    device: wgpu::Device,
+    module: wgpu::ShaderModule,
+    layout: wgpu::PipelineLayout,
+    /// Per influence sets and blend, made when a draw first needs one.
+    pipelines: Variants<SkinVariant, wgpu::ComputePipeline>,
     outputs: Vec<wgpu::Buffer>,
     bind_groups: Vec<wgpu::BindGroup>,
     /// Staging buffers per draw slot, kept while their size holds (a batch of compared frames
     /// made a new 10 MB buffer per batch: page faults cost more than the copy).
     staging: Vec<(u64, wgpu::Buffer)>,
+    /// The submission that fills the staging buffers ([`Capture::submit_instances`]).
+    submitted: Option<wgpu::SubmissionIndex>,
 }
 
 impl Capture {
@@ -89,21 +95,6 @@ impl Capture {
             immediate_size: 0,
         });
         let module = module_with_skin(device, "capture.wgsl", CAPTURE_WGSL, PaletteSource::Storage);
-        let make = |sets: u32| {
-            let constants = influence_constants(sets);
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some("capture"),
-                layout: Some(&layout),
-                module: &module,
-                entry_point: Some("capture"),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &constants,
-                    zero_initialize_workgroup_memory: false,
-                },
-                cache: None,
-            })
-        };
-        let pipelines = [make(1), make(2)];
         let mut outputs = Vec::with_capacity(gpu.draws.len());
         let mut bind_groups = Vec::with_capacity(gpu.draws.len());
         for d in &gpu.draws {
@@ -142,11 +133,34 @@ impl Capture {
             outputs.push(out);
         }
         ctx.check()?;
-        Ok(Capture {
-            pipelines,
+        let c = Capture {
+            device: device.clone(),
+            module,
+            layout,
+            pipelines: Variants::new(),
             outputs,
             bind_groups,
             staging: Vec::new(),
+            submitted: None,
+        };
+        Ok(c)
+    }
+
+    /// The capture pipeline of `variant`, made on first use.
+    fn pipeline(&self, variant: SkinVariant) -> wgpu::ComputePipeline {
+        self.pipelines.get(variant, |v| {
+            self.device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some("capture"),
+                    layout: Some(&self.layout),
+                    module: &self.module,
+                    entry_point: Some("capture"),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &v.constants(),
+                        zero_initialize_workgroup_memory: false,
+                    },
+                    cache: None,
+                })
         })
     }
 
@@ -173,7 +187,7 @@ impl Capture {
             let (Some(d), Some(bind_group)) = (gpu.draws.get(i), self.bind_groups.get(i)) else {
                 continue;
             };
-            pass.set_pipeline(&self.pipelines[super::render::sets_slot(d)]);
+            pass.set_pipeline(&self.pipeline(SkinVariant::of(d)));
             pass.set_bind_group(1, &d.bind_group, &[]);
             pass.set_bind_group(2, bind_group, &[]);
             pass.dispatch_workgroups(d.vertex_count.div_ceil(WORKGROUP_SIZE), instances, 1);
@@ -204,6 +218,20 @@ impl Capture {
         draws: &[usize],
         instances: u32,
     ) -> Result<Vec<Vec<SkinnedVertices>>> {
+        self.submit_instances(ctx, gpu, draws, instances)?;
+        self.collect_instances(ctx, gpu, draws, instances)
+    }
+
+    /// The first half of [`Capture::run_instances`]: record and submit the pass and the
+    /// copies into the staging buffers, without waiting, so a caller can submit other work
+    /// (the draw capture) before [`Capture::collect_instances`] waits for this.
+    pub fn submit_instances(
+        &mut self,
+        ctx: &GpuContext,
+        gpu: &GpuScene,
+        draws: &[usize],
+        instances: u32,
+    ) -> Result<()> {
         if instances == 0 || instances > gpu.instances() {
             return Err(Error::Gpu(format!(
                 "capture of {instances} instance(s); the upload holds {}",
@@ -233,16 +261,36 @@ impl Capture {
             }
             enc.copy_buffer_to_buffer(&self.outputs[i], 0, &self.staging[slot].1, 0, size);
         }
-        ctx.queue.submit([enc.finish()]);
-        ctx.check()?;
-        let staging: Vec<&wgpu::Buffer> = self.staging.iter().map(|(_, b)| b).collect();
+        self.submitted = Some(ctx.queue.submit([enc.finish()]));
+        ctx.check()
+    }
+
+    /// The second half of [`Capture::run_instances`]: wait for the submitted capture of the
+    /// same `draws` and `instances` and read it back.
+    pub fn collect_instances(
+        &self,
+        ctx: &GpuContext,
+        gpu: &GpuScene,
+        draws: &[usize],
+        instances: u32,
+    ) -> Result<Vec<Vec<SkinnedVertices>>> {
         let mut result: Vec<Vec<SkinnedVertices>> = (0..instances)
             .map(|_| Vec::with_capacity(draws.len()))
             .collect();
         for (k, &i) in draws.iter().enumerate() {
             let n = gpu.draws[i].vertex_count as usize;
             let len = n * instances as usize * RECORD_BYTES as usize;
-            ctx.map_read_with(staging[k], |bytes| {
+            let Some((size, staging)) = self.staging.get(k) else {
+                return Err(Error::Gpu(
+                    "capture collected before it was submitted".into(),
+                ));
+            };
+            if (len as u64) > *size {
+                return Err(Error::Gpu(format!(
+                    "capture of {len} bytes collected from a {size}-byte submission"
+                )));
+            }
+            ctx.map_read_after(staging, self.submitted.clone(), |bytes| {
                 // In place where the mapping is aligned for the records (wgpu aligns mappings
                 // to 8 bytes), else copied out first.
                 let copied: Vec<CaptureVertex>;

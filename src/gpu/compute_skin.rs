@@ -25,7 +25,8 @@ use super::context::GpuContext;
 use super::palette_source::PaletteSource;
 use super::render::PreSkinned;
 use super::scene_buffers::{CPU_VERTEX_STRIDE, GpuScene};
-use super::shaders::{CAPTURE_WGSL, influence_constants, module_with_skin};
+use super::shaders::{CAPTURE_WGSL, module_with_skin};
+use super::variants::{SkinVariant, Variants};
 use crate::error::{Error, Result};
 
 fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
@@ -79,10 +80,6 @@ impl DispatchOrder {
             DispatchOrder::InstanceOuter => "instance-outer",
             DispatchOrder::InstanceInner => "instance-inner",
         }
-    }
-
-    fn slot(self) -> usize {
-        self as usize
     }
 }
 
@@ -138,8 +135,11 @@ impl ComputeLayout {
 
 /// The compute-skinning pass of one [`GpuScene`] and the buffers it writes.
 pub struct ComputeSkinning {
-    /// `[order][influence sets - 1]`: 4 or 8 influences in each dispatch order.
-    pipelines: [[wgpu::ComputePipeline; 2]; 2],
+    device: wgpu::Device,
+    module: wgpu::ShaderModule,
+    pipeline_layout: wgpu::PipelineLayout,
+    /// Per dispatch order, influence sets and blend, made when a draw first needs one.
+    pipelines: Variants<(DispatchOrder, SkinVariant), wgpu::ComputePipeline>,
     /// Per output buffer, per draw.
     bind_groups: Vec<Vec<wgpu::BindGroup>>,
     outputs: Vec<wgpu::Buffer>,
@@ -238,23 +238,6 @@ impl ComputeSkinning {
             CAPTURE_WGSL,
             PaletteSource::Storage,
         );
-        let make = |sets: u32, order: DispatchOrder| {
-            let [influences] = influence_constants(sets);
-            let inner = (order == DispatchOrder::InstanceInner) as u32 as f64;
-            let constants = [influences, ("INSTANCE_INNER", inner)];
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some("compute skinning"),
-                layout: Some(&pipeline_layout),
-                module: &module,
-                entry_point: Some("skin_vertices"),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &constants,
-                    zero_initialize_workgroup_memory: false,
-                },
-                cache: None,
-            })
-        };
-        let pipelines = DispatchOrder::ALL.map(|order| [make(1, order), make(2, order)]);
         let mut outputs = Vec::with_capacity(layout.buffers as usize);
         let mut bind_groups = Vec::with_capacity(layout.buffers as usize);
         for b in 0..layout.buffers {
@@ -301,7 +284,10 @@ impl ComputeSkinning {
         }
         ctx.check()?;
         Ok(ComputeSkinning {
-            pipelines,
+            device: device.clone(),
+            module,
+            pipeline_layout,
+            pipelines: Variants::new(),
             bind_groups,
             outputs,
             layout,
@@ -338,6 +324,28 @@ impl ComputeSkinning {
         self.instances
     }
 
+    /// The skinning pipeline of `order` and `variant`, made on first use.
+    fn pipeline(&self, order: DispatchOrder, variant: SkinVariant) -> wgpu::ComputePipeline {
+        self.pipelines.get((order, variant), |(order, v)| {
+            let inner = (order == DispatchOrder::InstanceInner) as u32 as f64;
+            let constants: Vec<(&str, f64)> = (v.constants().into_iter())
+                .chain([("INSTANCE_INNER", inner)])
+                .collect();
+            self.device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some("compute skinning"),
+                    layout: Some(&self.pipeline_layout),
+                    module: &self.module,
+                    entry_point: Some("skin_vertices"),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants: &constants,
+                        zero_initialize_workgroup_memory: false,
+                    },
+                    cache: None,
+                })
+        })
+    }
+
     /// Record the dispatches that skin every draw of `gpu` (every instance) with the palette
     /// last written, in [`ComputeSkinning::order`], into a compute pass the caller owns.
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, gpu: &GpuScene) {
@@ -361,7 +369,7 @@ impl ComputeSkinning {
                 }
                 let blocks = d.vertex_count.div_ceil(WORKGROUP_SIZE);
                 let rows = blocks.min(max);
-                pass.set_pipeline(&self.pipelines[order.slot()][super::render::sets_slot(d)]);
+                pass.set_pipeline(&self.pipeline(order, SkinVariant::of(d)));
                 pass.set_bind_group(1, &d.bind_group, &[]);
                 pass.set_bind_group(2, bind_group, &[]);
                 match order {

@@ -202,12 +202,28 @@ impl GpuContext {
         staging: &wgpu::Buffer,
         read: impl FnOnce(&[u8]) -> R,
     ) -> Result<R> {
+        self.map_read_after(staging, None, read)
+    }
+
+    /// [`GpuContext::map_read_with`] waiting only for `submission` (the one that filled
+    /// `staging`), not for work submitted after it: the main thread reads one result while
+    /// the GPU runs the next. `None`: the latest submission.
+    pub fn map_read_after<R>(
+        &self,
+        staging: &wgpu::Buffer,
+        submission: Option<wgpu::SubmissionIndex>,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R> {
         let (tx, rx) = std::sync::mpsc::channel();
         staging.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = tx.send(r);
         });
+        let wait = wgpu::PollType::Wait {
+            submission_index: submission,
+            timeout: None,
+        };
         self.device
-            .poll(wgpu::PollType::wait_indefinitely())
+            .poll(wait)
             .map_err(|e| Error::Gpu(format!("poll: {e}")))?;
         rx.recv()
             .map_err(|_| Error::Gpu("map callback never ran".into()))?

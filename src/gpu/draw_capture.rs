@@ -18,15 +18,16 @@
 
 use glam::Vec3;
 
-use super::camera::{Camera, ViewUniform};
+use super::camera::{Camera, ColorMode, ViewUniform};
 use super::context::GpuContext;
 use super::palette_source::{PaletteSource, check_source};
 use super::render::{
     PreSkinned, SkinnedPipeline, Skinning, VertexLayout, set_pre_skinned_vertex_buffers,
-    set_skinned_vertex_buffers, sets_slot, skinned_pipeline, skinned_pipeline_layout,
+    set_skinned_vertex_buffers, skinned_pipeline, skinned_pipeline_layout,
 };
 use super::scene_buffers::{GpuDraw, GpuScene};
 use super::shaders::{RENDER_WGSL, module_with_skin};
+use super::variants::{SkinVariant, Variants};
 use crate::error::{Error, Result};
 use crate::skin::SkinnedVertices;
 
@@ -38,20 +39,24 @@ pub const CAPTURE_WIDTH: u32 = 1024;
 const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba32Uint;
 const TEXEL_BYTES: u32 = 16;
 
-/// The draw-path capture pipelines (4 and 8 influences), per palette source (built when a
-/// scene of that source is first read back).
+/// The draw-path capture: per palette source its shader (made when a scene of that source is
+/// first read back), and the pipelines made on them per specialisation a draw needs.
 pub struct DrawCapture {
     layouts: [VertexLayout; 2],
-    pipelines: Vec<(PaletteSource, [wgpu::RenderPipeline; 2])>,
-    /// The plain vertex shader's (`CPU_SKINNED`: compute-skinned or CPU-uploaded vertices),
-    /// storage path, built when first asked for.
-    pre_skinned: Option<[wgpu::RenderPipeline; 2]>,
+    /// Shader module and pipeline layout per palette source (one uniform source at a time).
+    shaders: Vec<(PaletteSource, wgpu::ShaderModule, wgpu::PipelineLayout)>,
+    /// Per palette source, pre-skinned vertices (the plain vertex shader, `CPU_SKINNED`:
+    /// compute-skinned or CPU-uploaded vertices, storage path) or not, influence sets and
+    /// blend.
+    pipelines: Variants<CaptureKey, wgpu::RenderPipeline>,
     camera: Camera,
     /// The two render targets and their views, kept between runs while the size holds (one
     /// set of textures per frame made a long comparison grow without bound on lavapipe).
     targets: Option<(wgpu::Extent3d, [wgpu::Texture; 2], [wgpu::TextureView; 2])>,
     /// Staging buffers (positions, normals) per draw slot, kept while their size holds.
     staging: Vec<(u64, [wgpu::Buffer; 2])>,
+    /// The submission that fills the staging buffers ([`DrawCapture::submit_with`]).
+    submitted: Option<wgpu::SubmissionIndex>,
     /// Draws made with the current pipelines (see [`CPU_ADAPTER_PIPELINE_DRAWS`]).
     draws_made: u64,
 }
@@ -64,6 +69,10 @@ pub struct DrawCapture {
 /// flat, for about 0.1 s per renewal on 2 cores. Hardware adapters keep their pipelines.
 const CPU_ADAPTER_PIPELINE_DRAWS: u64 = 32;
 
+/// What a draw-capture pipeline is made for: palette source, pre-skinned vertices or not,
+/// influence sets and blend.
+type CaptureKey = (PaletteSource, bool, SkinVariant);
+
 impl DrawCapture {
     /// Pipelines with the draw's own vertex layouts ([`VertexLayout::skinned`]).
     pub fn new(ctx: &GpuContext) -> Result<DrawCapture> {
@@ -75,11 +84,12 @@ impl DrawCapture {
     pub fn with_layouts(ctx: &GpuContext, layouts: [VertexLayout; 2]) -> Result<DrawCapture> {
         let mut c = DrawCapture {
             layouts,
-            pipelines: Vec::new(),
-            pre_skinned: None,
+            shaders: Vec::new(),
+            pipelines: Variants::new(),
             camera: Camera::new(ctx),
             targets: None,
             staging: Vec::new(),
+            submitted: None,
             draws_made: 0,
         };
         if ctx.storage_palette() {
@@ -89,67 +99,73 @@ impl DrawCapture {
         Ok(c)
     }
 
-    /// Build the pipelines of `source` unless they exist.
+    /// Build the shader of `source` unless it exists.
     pub fn prepare(&mut self, ctx: &GpuContext, source: PaletteSource) -> Result<()> {
-        if self.pipelines.iter().any(|(s, _)| *s == source) {
+        if self.shaders.iter().any(|(s, _, _)| *s == source) {
             return Ok(());
         }
-        let pipelines = Self::make_pipelines(ctx, source, Skinning::VertexShader, &self.layouts)?;
-        // One uniform set at a time (as the renderer keeps them).
-        self.pipelines.retain(|(s, _)| {
+        check_source(ctx, source)?;
+        let module = module_with_skin(
+            &ctx.device,
+            "render.wgsl (draw capture)",
+            RENDER_WGSL,
+            source,
+        );
+        let layout = skinned_pipeline_layout(ctx, source)?;
+        ctx.check()?;
+        // One uniform set at a time (as the renderer keeps them); a dropped shader's
+        // pipelines go with it (the others are made again when needed).
+        let before = self.shaders.len();
+        self.shaders.retain(|(s, _, _)| {
             !(matches!(s, PaletteSource::Uniform { .. }) && source != PaletteSource::Storage)
         });
-        self.pipelines.push((source, pipelines));
+        if self.shaders.len() != before {
+            self.pipelines.clear();
+        }
+        self.shaders.push((source, module, layout));
         Ok(())
     }
 
-    /// The 4- and 8-influence capture pipelines of `skinning` on `source` (`layouts`: the
-    /// vertex-shader path's; the pre-skinned path reads [`VertexLayout::cpu_skinned`]).
-    fn make_pipelines(
-        ctx: &GpuContext,
-        source: PaletteSource,
-        skinning: Skinning,
-        layouts: &[VertexLayout; 2],
-    ) -> Result<[wgpu::RenderPipeline; 2]> {
-        check_source(ctx, source)?;
-        let device = &ctx.device;
-        let module = module_with_skin(device, "render.wgsl (draw capture)", RENDER_WGSL, source);
-        let layout = skinned_pipeline_layout(ctx, source)?;
+    /// The capture pipeline of `key`, made on first use (its source prepared).
+    fn pipeline(&self, ctx: &GpuContext, key: CaptureKey) -> Result<wgpu::RenderPipeline> {
+        let (source, pre_skinned, skin) = key;
+        let Some((_, module, layout)) = self.shaders.iter().find(|(s, _, _)| *s == source) else {
+            return Err(Error::Gpu("draw capture pipelines missing".into()));
+        };
         let target = Some(wgpu::ColorTargetState {
             format: FORMAT,
             blend: None,
             write_mask: wgpu::ColorWrites::ALL,
         });
         let targets = [target.clone(), target];
-        let make = |sets: u32| {
+        Ok(self.pipelines.get(key, |_| {
             let plain;
-            let vertex = if skinning.pre_skinned() {
-                plain = VertexLayout::cpu_skinned(sets);
-                &plain
+            let (skinning, vertex) = if pre_skinned {
+                plain = VertexLayout::cpu_skinned(skin.sets);
+                (Skinning::Cpu, &plain)
             } else {
-                &layouts[sets as usize - 1]
+                (Skinning::VertexShader, &self.layouts[skin.sets_slot()])
             };
             skinned_pipeline(
-                device,
-                &module,
-                &layout,
+                &ctx.device,
+                module,
+                layout,
                 &SkinnedPipeline {
                     label: "draw capture",
                     skinning,
-                    sets,
+                    skin,
+                    color_mode: ColorMode::Material.code(),
                     vertex,
                     topology: wgpu::PrimitiveTopology::PointList,
                     depth_pull: 0.0,
                     fragment_entry: "fs_capture",
+                    capture_width: capture_width(ctx),
                     targets: &targets,
                     depth_stencil: None,
                     samples: 1,
                 },
             )
-        };
-        let pipelines = [make(1), make(2)];
-        ctx.check()?;
-        Ok(pipelines)
+        }))
     }
 
     /// Draw `draws` (indices into the scene's draw list) as points with the palette and morph
@@ -178,6 +194,21 @@ impl DrawCapture {
         skinning: Skinning,
         instances: u32,
     ) -> Result<Vec<Vec<SkinnedVertices>>> {
+        self.submit_with(ctx, gpu, draws, skinning, instances)?;
+        self.collect(ctx, gpu, draws, instances)
+    }
+
+    /// The first half of [`DrawCapture::run_with`]: record and submit the passes and the
+    /// copies into the staging buffers, without waiting, so a caller can submit other work
+    /// before [`DrawCapture::collect`] waits for this.
+    pub fn submit_with(
+        &mut self,
+        ctx: &GpuContext,
+        gpu: &GpuScene,
+        draws: &[usize],
+        skinning: Skinning,
+        instances: u32,
+    ) -> Result<()> {
         self.renew_pipelines_on_cpu_adapter(ctx);
         let (skinned, held) = vertex_source(gpu, skinning)?;
         if instances == 0 || instances > held {
@@ -185,18 +216,28 @@ impl DrawCapture {
                 "draw capture of {instances} instance(s); the upload holds {held}"
             )));
         }
-        self.build_pipelines(ctx, gpu.source, skinning)?;
-        let pipelines = if skinning.pre_skinned() {
-            self.pre_skinned.as_ref()
-        } else {
-            self.pipelines
-                .iter()
-                .find(|(s, _)| *s == gpu.source)
-                .map(|(_, p)| p)
+        let source = match skinning.pre_skinned() {
+            true => PaletteSource::Storage,
+            false => gpu.source,
         };
-        let Some(pipelines) = pipelines else {
-            return Err(Error::Gpu("draw capture pipelines missing".into()));
-        };
+        self.prepare(ctx, source)?;
+        // Each draw's pipeline, made before the pass (pre-skinned vertices skip `skin()`).
+        let pipelines = draws
+            .iter()
+            .map(|&i| {
+                let d = gpu.draws.get(i).ok_or_else(|| {
+                    Error::Gpu(format!(
+                        "draw {i} is not in the scene ({})",
+                        gpu.draws.len()
+                    ))
+                })?;
+                let skin = match skinning.pre_skinned() {
+                    true => SkinVariant::lbs(d.influence_sets),
+                    false => SkinVariant::of(d),
+                };
+                self.pipeline(ctx, (source, skinning.pre_skinned(), skin))
+            })
+            .collect::<Result<Vec<_>>>()?;
         let (width, rows) = capture_extent(ctx, gpu, draws, instances)?;
         let mut view = ViewUniform::new(glam::Mat4::IDENTITY, Vec3::ZERO);
         view.capture_size = [width, rows];
@@ -209,7 +250,6 @@ impl DrawCapture {
         let (targets, views) = capture_targets(&mut self.targets, ctx, size);
         let pass = CapturePass {
             gpu,
-            pipelines,
             skinned,
             camera: self.camera.bind_group(),
             views,
@@ -226,15 +266,31 @@ impl DrawCapture {
             let draw_rows = (d.vertex_count as u64 * instances as u64)
                 .div_ceil(width as u64)
                 .max(1) as u32;
-            if pass.record(&mut enc, d) {
+            if pass.record(&mut enc, d, &pipelines[slot]) {
                 self.draws_made += 1;
             }
             let staging = staging_pair(&mut self.staging, ctx, slot, width, draw_rows);
             copy_targets(&mut enc, targets, staging, width, draw_rows);
         }
-        ctx.queue.submit([enc.finish()]);
-        ctx.check()?;
-        read_back(ctx, gpu, draws, instances, &self.staging)
+        self.submitted = Some(ctx.queue.submit([enc.finish()]));
+        ctx.check()
+    }
+
+    /// The second half of [`DrawCapture::run_with`]: wait for the submitted capture of the
+    /// same `draws` and `instances` and read it back.
+    pub fn collect(
+        &self,
+        ctx: &GpuContext,
+        gpu: &GpuScene,
+        draws: &[usize],
+        instances: u32,
+    ) -> Result<Vec<Vec<SkinnedVertices>>> {
+        if self.staging.len() < draws.len() {
+            return Err(Error::Gpu(
+                "draw capture collected before it was submitted".into(),
+            ));
+        }
+        read_back(ctx, gpu, draws, instances, (&self.staging, &self.submitted))
     }
 
     /// On a software adapter, drop the pipelines once they have made
@@ -244,31 +300,8 @@ impl DrawCapture {
             && self.draws_made >= CPU_ADAPTER_PIPELINE_DRAWS
         {
             self.pipelines.clear();
-            self.pre_skinned = None;
             self.draws_made = 0;
         }
-    }
-
-    /// Build the pipelines a capture with `skinning` of a scene on `source` uses, unless
-    /// they exist: the pre-skinned ones (storage path) or `source`'s.
-    fn build_pipelines(
-        &mut self,
-        ctx: &GpuContext,
-        source: PaletteSource,
-        skinning: Skinning,
-    ) -> Result<()> {
-        if !skinning.pre_skinned() {
-            return self.prepare(ctx, source);
-        }
-        if self.pre_skinned.is_none() {
-            self.pre_skinned = Some(Self::make_pipelines(
-                ctx,
-                PaletteSource::Storage,
-                skinning,
-                &self.layouts,
-            )?);
-        }
-        Ok(())
     }
 }
 
@@ -296,6 +329,14 @@ fn vertex_source(gpu: &GpuScene, skinning: Skinning) -> Result<(Option<PreSkinne
     })
 }
 
+/// Texels per row of the capture targets on `ctx`'s adapter: [`CAPTURE_WIDTH`], or the
+/// adapter's largest texture if smaller. A pipeline constant (render.wgsl `CAPTURE_WIDTH`):
+/// a division by a uniform is a division per vertex on a software rasteriser, by a power of
+/// two known when the pipeline is made a shift.
+fn capture_width(ctx: &GpuContext) -> u32 {
+    CAPTURE_WIDTH.min(ctx.device.limits().max_texture_dimension_2d)
+}
+
 /// Texels a row and rows of the capture targets for `draws` of `instances` instances each
 /// (rows for the largest); an error for a draw not in the scene or one too large for the
 /// adapter's textures.
@@ -306,7 +347,7 @@ fn capture_extent(
     instances: u32,
 ) -> Result<(u32, u32)> {
     let max_dim = ctx.device.limits().max_texture_dimension_2d;
-    let width = CAPTURE_WIDTH.min(max_dim);
+    let width = capture_width(ctx);
     let mut rows = 1u64;
     for &i in draws {
         let d = gpu.draws.get(i).ok_or_else(|| {
@@ -362,8 +403,6 @@ fn capture_targets<'k>(
 /// What each draw's capture pass binds and draws.
 struct CapturePass<'a> {
     gpu: &'a GpuScene,
-    /// The 4- and 8-influence pipelines.
-    pipelines: &'a [wgpu::RenderPipeline; 2],
     /// `None`: the vertex shader skins; else the pre-skinned vertices drawn.
     skinned: Option<PreSkinned<'a>>,
     /// The capture view (group 2).
@@ -377,7 +416,12 @@ struct CapturePass<'a> {
 impl CapturePass<'_> {
     /// Record the pass that clears the targets and draws `d`'s vertices (every instance's)
     /// as points; whether it drew (a draw without vertices only clears).
-    fn record(&self, enc: &mut wgpu::CommandEncoder, d: &GpuDraw) -> bool {
+    fn record(
+        &self,
+        enc: &mut wgpu::CommandEncoder,
+        d: &GpuDraw,
+        pipeline: &wgpu::RenderPipeline,
+    ) -> bool {
         let attachment = |view| {
             Some(wgpu::RenderPassColorAttachment {
                 view,
@@ -401,7 +445,7 @@ impl CapturePass<'_> {
             return false;
         }
         let instances = self.instances;
-        pass.set_pipeline(&self.pipelines[sets_slot(d)]);
+        pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &self.gpu.frame_bind_group, &[]);
         pass.set_bind_group(1, &d.bind_group, &[]);
         pass.set_bind_group(2, self.camera, &[]);
@@ -501,7 +545,7 @@ fn read_back(
     gpu: &GpuScene,
     draws: &[usize],
     instances: u32,
-    staging: &[(u64, [wgpu::Buffer; 2])],
+    (staging, submitted): (&[(u64, [wgpu::Buffer; 2])], &Option<wgpu::SubmissionIndex>),
 ) -> Result<Vec<Vec<SkinnedVertices>>> {
     let mut out: Vec<Vec<SkinnedVertices>> = (0..instances)
         .map(|_| Vec::with_capacity(draws.len()))
@@ -510,7 +554,7 @@ fn read_back(
         let n = gpu.draws[i].vertex_count as usize;
         // Each instance's texels straight from the mapping (RGBA32F: xyz and an unused w).
         let texels = |b: &wgpu::Buffer| -> Result<Vec<Vec<Vec3>>> {
-            ctx.map_read_with(b, |bytes| {
+            ctx.map_read_after(b, submitted.clone(), |bytes| {
                 let at = |t: usize| {
                     let f = |c: usize| {
                         let o = (t * 4 + c) * 4;

@@ -19,6 +19,7 @@ pub mod render;
 pub mod scene_buffers;
 pub mod shaders;
 pub mod target;
+pub mod variants;
 
 pub use camera::{CPU_GPU_ERROR_LOG10_MIN, Camera, ColorMode, MODE_ERROR_LOG10_MIN, ViewUniform};
 pub use capture::{AsyncCapture, Capture};

@@ -164,13 +164,42 @@ impl GpuReadback {
         path: CapturePath,
         draws: &[usize],
     ) -> Result<Vec<Vec<SkinnedVertices>>> {
+        let mut each = self.read_frames_each(ctx, scene, frame, palettes, &[path], draws)?;
+        Ok(each.pop().unwrap_or_default())
+    }
+
+    /// [`GpuReadback::read_frames`] through each of `paths` (`[path][frame][k]`), the
+    /// capture shader's pass submitted before the draw's so the GPU runs the draw while this
+    /// thread reads the capture shader's vertices.
+    pub fn read_frames_each(
+        &mut self,
+        ctx: &GpuContext,
+        scene: &Scene,
+        frame: Option<&FrameState>,
+        palettes: &[Vec<glam::Mat4>],
+        paths: &[CapturePath],
+        draws: &[usize],
+    ) -> Result<Vec<Vec<Vec<SkinnedVertices>>>> {
         let n = palettes.len();
         if n == 0 {
-            return Ok(Vec::new());
+            return Ok(paths.iter().map(|_| Vec::new()).collect());
         }
-        if let (1, Some(frame)) = (n, frame) {
-            return Ok(vec![self.read(ctx, scene, frame, path, draws)?]);
+        match (n, frame) {
+            (1, Some(frame)) => self.gpu.write_frame(ctx, scene, frame),
+            _ => self.write_palettes(ctx, scene, palettes)?,
         }
+        self.capture(ctx, scene, paths, draws, n as u32)
+    }
+
+    /// Write one frame's palette into each instance's block (no morph weights: refused for
+    /// scenes with morph targets).
+    fn write_palettes(
+        &mut self,
+        ctx: &GpuContext,
+        scene: &Scene,
+        palettes: &[Vec<glam::Mat4>],
+    ) -> Result<()> {
+        let n = palettes.len();
         if n > self.batch() {
             return Err(Error::Gpu(format!(
                 "{n} frames read together; the upload holds {}",
@@ -191,40 +220,71 @@ impl GpuReadback {
         for (j, p) in palettes.iter().enumerate() {
             self.gpu.write_instance_palette(ctx, j as u32, p)?;
         }
-        self.capture(ctx, scene, path, draws, n as u32)
+        Ok(())
     }
 
     /// Skin the first `instances` instances as last written (the compute pass run first when
-    /// it is on, or turned on for `path`) and read `draws` back through `path`: `[instance][k]`.
+    /// it is on, or turned on for a path) and read `draws` back through each of `paths`:
+    /// `[path][instance][k]`. The capture shader is submitted first and read after the first
+    /// draw capture is submitted (the draw captures share their targets, so each of those
+    /// is read before the next is submitted).
     fn capture(
         &mut self,
         ctx: &GpuContext,
         scene: &Scene,
-        path: CapturePath,
+        paths: &[CapturePath],
         draws: &[usize],
         instances: u32,
-    ) -> Result<Vec<Vec<SkinnedVertices>>> {
-        if path == CapturePath::ComputePass && self.gpu.compute_skinning().is_none() {
+    ) -> Result<Vec<Vec<Vec<SkinnedVertices>>>> {
+        if paths.contains(&CapturePath::ComputePass) && self.gpu.compute_skinning().is_none() {
             self.gpu.enable_compute_skinning(ctx)?;
         }
         self.gpu.submit_compute_skinning(ctx);
-        let (gpu, draw) = (&self.gpu, &mut self.draw);
-        let mut out = match path {
-            CapturePath::CaptureShader => match &mut self.compute {
-                Some(c) => c.run_instances(ctx, gpu, draws, instances)?,
+        let shader_at = paths.iter().position(|&p| p == CapturePath::CaptureShader);
+        if shader_at.is_some() {
+            match &mut self.compute {
+                Some(c) => c.submit_instances(ctx, &self.gpu, draws, instances)?,
                 None => return Err(self.no_capture_shader(ctx)),
-            },
-            CapturePath::Draw => {
-                draw.run_with(ctx, gpu, draws, Skinning::VertexShader, instances)?
             }
-            CapturePath::ComputePass => {
-                draw.run_with(ctx, gpu, draws, Skinning::ComputePass, instances)?
+        }
+        let mut out: Vec<Vec<Vec<SkinnedVertices>>> = paths.iter().map(|_| Vec::new()).collect();
+        let mut shader_read = false;
+        for (slot, &path) in paths.iter().enumerate() {
+            let skinning = match path {
+                CapturePath::CaptureShader => continue,
+                CapturePath::Draw => Skinning::VertexShader,
+                CapturePath::ComputePass => Skinning::ComputePass,
+            };
+            self.draw
+                .submit_with(ctx, &self.gpu, draws, skinning, instances)?;
+            if let (Some(k), false) = (shader_at, shader_read) {
+                out[k] = self.collect_shader(ctx, draws, instances)?;
+                shader_read = true;
             }
-        };
-        for frame in &mut out {
-            drop_missing_attributes(scene, draws, frame);
+            out[slot] = self.draw.collect(ctx, &self.gpu, draws, instances)?;
+        }
+        if let (Some(k), false) = (shader_at, shader_read) {
+            out[k] = self.collect_shader(ctx, draws, instances)?;
+        }
+        for frames in &mut out {
+            for frame in frames.iter_mut() {
+                drop_missing_attributes(scene, draws, frame);
+            }
         }
         Ok(out)
+    }
+
+    /// The capture shader's submitted vertices (`[instance][k]`).
+    fn collect_shader(
+        &self,
+        ctx: &GpuContext,
+        draws: &[usize],
+        instances: u32,
+    ) -> Result<Vec<Vec<SkinnedVertices>>> {
+        match &self.compute {
+            Some(c) => c.collect_instances(ctx, &self.gpu, draws, instances),
+            None => Err(self.no_capture_shader(ctx)),
+        }
     }
 
     fn no_capture_shader(&self, ctx: &GpuContext) -> Error {
@@ -246,8 +306,9 @@ impl GpuReadback {
     ) -> Result<Vec<SkinnedVertices>> {
         self.gpu.write_frame(ctx, scene, frame);
         Ok(self
-            .capture(ctx, scene, path, draws, 1)?
+            .capture(ctx, scene, &[path], draws, 1)?
             .pop()
+            .and_then(|mut frames| frames.pop())
             .unwrap_or_default())
     }
 }

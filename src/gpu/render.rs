@@ -12,6 +12,7 @@ use super::context::GpuContext;
 use super::palette_source::{PaletteSource, check_source};
 use super::scene_buffers::{CPU_VERTEX_STRIDE, GpuDraw, GpuScene};
 use super::shaders::{RENDER_WGSL, module_with_skin};
+use super::variants::{SkinVariant, Variants};
 use crate::error::Result;
 use crate::scene::Topology;
 
@@ -232,11 +233,6 @@ fn set_shared_vertex_buffers(pass: &mut wgpu::RenderPass<'_>, d: &GpuDraw) {
     pass.set_vertex_buffer(6, d.colors.slice(..));
 }
 
-/// Influence-set variant of a draw: 0 (4 influences) or 1 (8).
-pub(crate) fn sets_slot(d: &GpuDraw) -> usize {
-    (d.influence_sets.clamp(1, 2) - 1) as usize
-}
-
 /// What a pipeline draws: the primitive's own topology, or the wireframe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -247,18 +243,12 @@ enum Kind {
 }
 
 impl Kind {
-    const ALL: [Kind; 4] = [Kind::Triangles, Kind::Lines, Kind::Points, Kind::Wire];
-
     fn of(t: Topology) -> Kind {
         match t {
             Topology::Triangles => Kind::Triangles,
             Topology::Lines => Kind::Lines,
             Topology::Points => Kind::Points,
         }
-    }
-
-    fn index(self) -> usize {
-        self as usize
     }
 }
 
@@ -296,11 +286,17 @@ impl Default for DrawOptions {
 pub(crate) struct SkinnedPipeline<'a> {
     pub label: &'a str,
     pub skinning: Skinning,
-    pub sets: u32,
+    /// Influence sets and blend (the blend does not matter for pre-skinned vertices).
+    pub skin: SkinVariant,
+    /// The colour mode compiled in ([`super::camera::ColorMode::code`]).
+    pub color_mode: u32,
     pub vertex: &'a VertexLayout,
     pub topology: wgpu::PrimitiveTopology,
     pub depth_pull: f64,
     pub fragment_entry: &'a str,
+    /// The draw-path capture's texels per row (its pipelines place each vertex on a texel:
+    /// render.wgsl `CAPTURE`); 0 for a drawing pipeline.
+    pub capture_width: u32,
     pub targets: &'a [Option<wgpu::ColorTargetState>],
     pub depth_stencil: Option<wgpu::DepthStencilState>,
     pub samples: u32,
@@ -337,12 +333,16 @@ pub(crate) fn skinned_pipeline(
         // 8- and 10-bit displayable formats that store what they are given.
         matches!(t.format, F::Rgba8Unorm | F::Bgra8Unorm | F::Rgb10a2Unorm)
     });
-    let constants = [
-        ("INFLUENCE_SETS", p.sets as f64),
-        ("CPU_SKINNED", f64::from(u8::from(p.skinning.pre_skinned()))),
-        ("DEPTH_PULL", p.depth_pull),
-        ("ENCODE_SRGB", f64::from(u8::from(encode_srgb))),
-    ];
+    let constants: Vec<(&str, f64)> = (p.skin.constants().into_iter())
+        .chain([
+            ("COLOR_MODE", f64::from(p.color_mode)),
+            ("CAPTURE", f64::from(u8::from(p.capture_width > 0))),
+            ("CAPTURE_WIDTH", f64::from(p.capture_width.max(1))),
+            ("CPU_SKINNED", f64::from(u8::from(p.skinning.pre_skinned()))),
+            ("DEPTH_PULL", p.depth_pull),
+            ("ENCODE_SRGB", f64::from(u8::from(encode_srgb))),
+        ])
+        .collect();
     let options = wgpu::PipelineCompilationOptions {
         constants: &constants,
         zero_initialize_workgroup_memory: false,
@@ -352,7 +352,7 @@ pub(crate) fn skinned_pipeline(
         layout: Some(layout),
         vertex: wgpu::VertexState {
             module,
-            entry_point: Some(skinned_entry_point(p.sets)),
+            entry_point: Some(skinned_entry_point(p.skin.sets)),
             compilation_options: options.clone(),
             buffers: &p.vertex.buffers(),
         },
@@ -380,23 +380,43 @@ pub(crate) fn skinned_pipeline(
     })
 }
 
-/// The pipelines of one palette source: `[skinning (0 vertex shader, 1 pre-skinned: compute or
-/// CPU)][kind][influence sets - 1]`.
-type Pipelines = [Vec<[wgpu::RenderPipeline; 2]>; 2];
+/// What one draw pipeline of a palette source is made for (see [`Variants`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct DrawKey {
+    /// Pre-skinned vertices (compute pass or CPU upload) rather than the vertex shader's.
+    pre_skinned: bool,
+    kind: Kind,
+    /// Influence sets and blend (blend 0 for pre-skinned vertices, which `skin()` skips).
+    skin: SkinVariant,
+    /// [`super::camera::ColorMode::code`].
+    color_mode: u32,
+}
 
-/// Draws scenes into passes of one [`Target`] kind, with pipelines per palette source (the
-/// storage path's from the start where the adapter has it; others on [`Renderer::prepare`]).
+/// The shader module and layout of one palette source, and the pipelines made on them.
+struct SourcePipelines {
+    source: PaletteSource,
+    module: wgpu::ShaderModule,
+    layout: wgpu::PipelineLayout,
+    made: Variants<DrawKey, wgpu::RenderPipeline>,
+}
+
+/// Draws scenes into passes of one [`Target`] kind. Per palette source it keeps the shader
+/// (the storage path's from the start where the adapter has it; others on
+/// [`Renderer::prepare`]) and makes a pipeline for each specialisation a draw needs the first
+/// time one does (topology, influence sets, blend, colour mode, pre-skinned or not).
 pub struct Renderer {
     target: Target,
-    sets: Vec<(PaletteSource, Pipelines)>,
+    device: wgpu::Device,
+    sets: Vec<SourcePipelines>,
 }
 
 impl Renderer {
-    /// Pipelines for `target` on `ctx`'s device (the storage palette path's, where the
-    /// adapter can read storage buffers in the vertex stage).
+    /// A renderer for `target` on `ctx`'s device (the storage palette path's shader, where
+    /// the adapter can read storage buffers in the vertex stage).
     pub fn new(ctx: &GpuContext, target: Target) -> Result<Renderer> {
         let mut r = Renderer {
             target,
+            device: ctx.device.clone(),
             sets: Vec::new(),
         };
         if ctx.storage_palette() {
@@ -405,44 +425,65 @@ impl Renderer {
         Ok(r)
     }
 
-    /// Build the pipelines of `source` unless they exist: a [`GpuScene`] uploaded for it can
+    /// Build the shader of `source` unless it exists: a [`GpuScene`] uploaded for it can
     /// then be drawn.
     pub fn prepare(&mut self, ctx: &GpuContext, source: PaletteSource) -> Result<()> {
-        if self.sets.iter().any(|(s, _)| *s == source) {
+        if self.sets.iter().any(|s| s.source == source) {
             return Ok(());
         }
         check_source(ctx, source)?;
-        let target = self.target;
-        let device = &ctx.device;
-        let module = module_with_skin(device, "render.wgsl", RENDER_WGSL, source);
+        let module = module_with_skin(&ctx.device, "render.wgsl", RENDER_WGSL, source);
         let layout = skinned_pipeline_layout(ctx, source)?;
-        let targets = [Some(wgpu::ColorTargetState {
-            format: target.format,
-            blend: None,
-            write_mask: wgpu::ColorWrites::ALL,
-        })];
-        let make = |skinning: Skinning, kind: Kind, sets: u32| {
-            let vertex = match skinning {
-                Skinning::VertexShader => VertexLayout::skinned(sets),
-                Skinning::ComputePass | Skinning::Cpu => VertexLayout::cpu_skinned(sets),
+        ctx.check()?;
+        // One uniform set at a time (a K slider would otherwise keep one per K tried).
+        self.sets.retain(|s| {
+            !(matches!(s.source, PaletteSource::Uniform { .. }) && source != PaletteSource::Storage)
+        });
+        self.sets.push(SourcePipelines {
+            source,
+            module,
+            layout,
+            made: Variants::new(),
+        });
+        Ok(())
+    }
+
+    /// The pipeline of `key` on `set`, made on first use.
+    fn pipeline(&self, set: &SourcePipelines, key: DrawKey) -> wgpu::RenderPipeline {
+        set.made.get(key, |key| {
+            let target = self.target;
+            let targets = [Some(wgpu::ColorTargetState {
+                format: target.format,
+                blend: None,
+                write_mask: wgpu::ColorWrites::ALL,
+            })];
+            let skinning = match key.pre_skinned {
+                false => Skinning::VertexShader,
+                true => Skinning::Cpu,
             };
-            let wire = kind == Kind::Wire;
+            let vertex = match skinning {
+                Skinning::VertexShader => VertexLayout::skinned(key.skin.sets),
+                Skinning::ComputePass | Skinning::Cpu => VertexLayout::cpu_skinned(key.skin.sets),
+            };
+            let wire = key.kind == Kind::Wire;
             skinned_pipeline(
-                device,
-                &module,
-                &layout,
+                &self.device,
+                &set.module,
+                &set.layout,
                 &SkinnedPipeline {
                     label: "render",
                     skinning,
-                    sets,
+                    skin: key.skin,
+                    color_mode: key.color_mode,
                     vertex: &vertex,
-                    topology: match kind {
+                    topology: match key.kind {
                         Kind::Triangles => wgpu::PrimitiveTopology::TriangleList,
                         Kind::Lines | Kind::Wire => wgpu::PrimitiveTopology::LineList,
                         Kind::Points => wgpu::PrimitiveTopology::PointList,
                     },
                     depth_pull: if wire { WIRE_DEPTH_PULL } else { 0.0 },
                     fragment_entry: if wire { "fs_wire" } else { "fs_main" },
+                    capture_width: 0,
                     targets: &targets,
                     depth_stencil: target.depth.map(|format| wgpu::DepthStencilState {
                         format,
@@ -454,21 +495,7 @@ impl Renderer {
                     samples: target.samples,
                 },
             )
-        };
-        let per = |skinning| {
-            Kind::ALL
-                .iter()
-                .map(|&k| [make(skinning, k, 1), make(skinning, k, 2)])
-                .collect::<Vec<_>>()
-        };
-        let pipelines = [per(Skinning::VertexShader), per(Skinning::Cpu)];
-        ctx.check()?;
-        // One uniform set at a time (a K slider would otherwise keep one per K tried).
-        self.sets.retain(|(s, _)| {
-            !(matches!(s, PaletteSource::Uniform { .. }) && source != PaletteSource::Storage)
-        });
-        self.sets.push((source, pipelines));
-        Ok(())
+        })
     }
 
     /// The target kind the pipelines were built for.
@@ -494,25 +521,22 @@ impl Renderer {
         scene: &GpuScene,
         options: DrawOptions,
     ) {
-        let Some((_, pipelines)) = self.sets.iter().find(|(s, _)| *s == scene.source) else {
+        let Some(set) = self.sets.iter().find(|s| s.source == scene.source) else {
             return; // not prepared for this palette source: nothing to draw with
         };
         // The pre-skinned buffer and the instances it holds.
-        let (variant, skinned, instances) = match options.skinning {
-            Skinning::VertexShader => (0, None, scene.instances()),
+        let (skinned, instances) = match options.skinning {
+            Skinning::VertexShader => (None, scene.instances()),
             Skinning::ComputePass => match scene.compute_skinning() {
-                Some(c) => (1, Some(c.pre_skinned()), c.instances()),
+                Some(c) => (Some(c.pre_skinned()), c.instances()),
                 None => return,
             },
             Skinning::Cpu => match scene.cpu_vertices() {
-                Some(b) => (
-                    1,
-                    Some(PreSkinned::single(b, scene.vertex_total() as u64)),
-                    1,
-                ),
+                Some(b) => (Some(PreSkinned::single(b, scene.vertex_total() as u64)), 1),
                 None => return,
             },
         };
+        let color_mode = camera.color_mode();
         let instances = options.instances.clamp(1, instances.max(1));
         pass.set_bind_group(0, &scene.frame_bind_group, &[]);
         pass.set_bind_group(2, camera.bind_group(), &[]);
@@ -521,6 +545,8 @@ impl Renderer {
         } else {
             &[false]
         };
+        // The pipeline bound last: set again only when a draw needs another.
+        let mut bound: Option<(DrawKey, wgpu::RenderPipeline)> = None;
         for &wire in kinds {
             for d in &scene.draws {
                 let (kind, count) = if wire {
@@ -531,7 +557,21 @@ impl Renderer {
                 if count == 0 || d.vertex_count == 0 {
                     continue;
                 }
-                pass.set_pipeline(&pipelines[variant][kind.index()][sets_slot(d)]);
+                let skin = match skinned {
+                    None => SkinVariant::of(d),
+                    Some(_) => SkinVariant::lbs(d.influence_sets),
+                };
+                let key = DrawKey {
+                    pre_skinned: skinned.is_some(),
+                    kind,
+                    skin,
+                    color_mode,
+                };
+                if bound.as_ref().is_none_or(|(k, _)| *k != key) {
+                    let p = self.pipeline(set, key);
+                    pass.set_pipeline(&p);
+                    bound = Some((key, p));
+                }
                 pass.set_bind_group(1, &d.bind_group, &[]);
                 let indices = if wire { &d.edges } else { &d.indices };
                 pass.set_index_buffer(indices.slice(..), wgpu::IndexFormat::Uint32);

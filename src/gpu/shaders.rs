@@ -40,8 +40,3 @@ pub fn module_with_skin(
         source: wgpu::ShaderSource::Wgsl(source(body, palette).into()),
     })
 }
-
-/// Pipeline-overridable constants selecting the influence-set count (skin.wgsl).
-pub fn influence_constants(sets: u32) -> [(&'static str, f64); 1] {
-    [("INFLUENCE_SETS", sets as f64)]
-}

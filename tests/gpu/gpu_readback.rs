@@ -403,3 +403,79 @@ fn batched_comparison_equals_frame_by_frame() {
         );
     }
 }
+
+/// One upload whose draws skin with different blends (CesiumMan's mesh drawn three times:
+/// LBS, DQS and stitching) reads back, through the capture shader, the draw and the compute
+/// pass, each draw as the CPU reference skins it with its own blend: the pipelines are made
+/// per blend (src/gpu/variants.rs), and each draw must get its own. The blends differ here by
+/// far more than the tolerance (checked), so a draw on another blend's pipeline fails.
+#[test]
+fn each_draw_skins_with_its_own_blend_on_every_path() {
+    let Some(ctx) = common::gpu() else { return };
+    let mut scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    scene.draws = vec![scene.draws[0]; 3];
+    let draws: Vec<usize> = (0..scene.draws.len()).collect();
+    let blend_of = |d: usize| skinview::skin::SkinMode::ALL[d % 3];
+    let mut frame = FrameState::new(&scene);
+    let mut readback = skinview::gpu::GpuReadback::new(ctx, &scene, &frame, None).unwrap();
+    let mut cpu = CpuSkinner::new(&scene, None);
+    let mut lbs = CpuSkinner::new(&scene, None);
+    for &d in &draws {
+        let options = SkinOptions {
+            mode: blend_of(d),
+            ..Default::default()
+        };
+        cpu.set_draw_options(&scene, d, options);
+        readback.gpu.set_skin_options(ctx, d, options);
+    }
+    let duration = scene.animations[0].duration_s();
+    let diagonal = {
+        frame.evaluate(&scene, Some(0), 0.0).unwrap();
+        let rest: Vec<SkinnedVertices> = draws
+            .iter()
+            .map(|&d| {
+                let mut out = SkinnedVertices::default();
+                cpu.skin_draw(&scene, &frame, d, &mut out).unwrap();
+                out
+            })
+            .collect();
+        let (lo, hi) = skinview::skin::bounds(&rest).unwrap();
+        f64::from((hi - lo).length())
+    };
+    let mut blends_apart = 0.0f64;
+    for t in [duration * 0.3, duration * 0.7] {
+        frame.evaluate(&scene, Some(0), t).unwrap();
+        for path in [
+            CapturePath::CaptureShader,
+            CapturePath::Draw,
+            CapturePath::ComputePass,
+        ] {
+            let gpu = readback.read(ctx, &scene, &frame, path, &draws).unwrap();
+            for (&d, g) in draws.iter().zip(&gpu) {
+                let mut want = SkinnedVertices::default();
+                cpu.skin_draw(&scene, &frame, d, &mut want).unwrap();
+                let mut plain = SkinnedVertices::default();
+                lbs.skin_draw(&scene, &frame, d, &mut plain).unwrap();
+                for (v, (a, b)) in want.positions.iter().zip(&g.positions).enumerate() {
+                    let e = f64::from((*a - *b).length()) / diagonal;
+                    assert!(
+                        e < CPU_GPU_TOLERANCE_REL,
+                        "draw {d} ({:?}) vertex {v} at {t} s through the {}: {e:.2e} of the \
+                         diagonal",
+                        blend_of(d),
+                        path.name()
+                    );
+                }
+                if blend_of(d) != skinview::skin::SkinMode::Lbs {
+                    for (a, b) in want.positions.iter().zip(&plain.positions) {
+                        blends_apart = blends_apart.max(f64::from((*a - *b).length()) / diagonal);
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        blends_apart > 100.0 * CPU_GPU_TOLERANCE_REL,
+        "the blends differ by only {blends_apart:.2e} of the diagonal here"
+    );
+}
