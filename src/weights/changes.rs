@@ -21,7 +21,7 @@
 
 use glam::Vec3;
 
-use super::{BoneAxis, Influences, WeightMesh, weight_of};
+use super::{BoneAxis, Influences, WeightMesh, Work, weight_of};
 
 /// A new weight at least this large counts as a gain (smaller ones are blending noise).
 pub const FAR_GAIN_WEIGHT: f32 = 0.1;
@@ -75,10 +75,18 @@ impl BoneChange {
 pub fn bone_changes(
     mesh: &WeightMesh,
     bones: &[BoneAxis],
-    input: &Influences,
-    output: &Influences,
+    (input, output): (&Influences, &Influences),
+    work: &mut Work,
 ) -> Vec<BoneChange> {
     let n = bones.len();
+    // The records and means (bones); two passes over the vertices, each over both lists of
+    // influences (merged, each joint looked up in both).
+    let lists: usize = input
+        .iter()
+        .chain(output)
+        .map(|v| 1 + v.len() * v.len())
+        .sum();
+    *work += Work::steps(2 * n + 2 * mesh.positions.len() + 2 * lists);
     let mut c: Vec<BoneChange> = bones
         .iter()
         .enumerate()

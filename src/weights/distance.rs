@@ -21,7 +21,7 @@
 
 use rayon::prelude::*;
 
-use super::{BoneAxis, Influences, WeightMesh, limit_and_normalise, rule};
+use super::{BoneAxis, Influences, WeightMesh, Work, limit_and_normalise, rule};
 use crate::error::Result;
 
 /// Smallest distance used, as a fraction of the mesh's bounding-box diagonal.
@@ -34,6 +34,8 @@ pub struct DistanceStats {
     pub influence_histogram: Vec<usize>,
     /// Largest normalised weight dropped by the threshold or the influence limit.
     pub max_dropped: f32,
+    /// The work it took.
+    pub work: Work,
 }
 
 /// Compute distance weights for every vertex.
@@ -135,9 +137,15 @@ impl DistanceWeightsJob<'_> {
                 (kept, dropped)
             })
             .collect();
+        // Each vertex weighs every bone (distance, weight, normalisation, selection: the
+        // definition's V·B); then sorts its head of max_influences + 1 and keeps some, and
+        // the histogram pass.
+        let head = (self.max_influences + 1).min(self.bones.len());
         let mut stats = DistanceStats {
             influence_histogram: vec![0; self.max_influences + 1],
             max_dropped: 0.0,
+            work: Work::pairs(rows.len(), self.bones.len())
+                + Work::steps(rows.len() * (2 * head + 1)),
         };
         let mut out = Vec::with_capacity(rows.len());
         for (w, dropped) in rows {

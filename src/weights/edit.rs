@@ -13,8 +13,8 @@ use super::rogue::{RogueJob, RogueStats};
 use super::sections::{BoneSection, SectionJob, SectionStats, dominant_bone};
 use super::smooth::{SmoothJob, SmoothStats};
 use super::{
-    BoneAxis, Influences, WeightMesh, bone_axes, fit_leaf_tips, influences_from, skin_weights_from,
-    weight_of,
+    BoneAxis, Influences, WeightMesh, Work, bone_axes, fit_leaf_tips, influences_from,
+    skin_weights_from, weight_of,
 };
 use crate::error::{Error, Result};
 use crate::scene::Scene;
@@ -86,6 +86,9 @@ pub struct PrimitiveReport {
     /// Per bone: how far its weights moved, and the signs of worse weights
     /// ([`super::changes`]).
     pub bone_changes: Vec<super::changes::BoneChange>,
+    /// The work every step took on this primitive: the bones and their leaf tips, the tools,
+    /// the conversions and the comparison with the input.
+    pub work: Work,
 }
 
 /// Apply `edit` to every skinned primitive of `scene` (each primitive once, with the skin of
@@ -111,7 +114,8 @@ pub fn edit_scene(
     };
     for &(m, p, skin) in &todo {
         let field = format!("meshes[{m}].primitives[{p}]");
-        let mut bones = bone_axes(scene, skin);
+        let mut work = Work::default();
+        let mut bones = bone_axes(scene, skin, &mut work);
         let prim = &scene.meshes[m].primitives[p];
         let Some(sw) = prim.skin_weights.as_ref() else {
             continue;
@@ -145,8 +149,10 @@ pub fn edit_scene(
         }
         let width = sw.width.max(4);
         let mesh = WeightMesh::from_primitive(prim);
-        fit_leaf_tips(&mesh, &mut bones);
+        fit_leaf_tips(&mesh, &mut bones, &mut work);
         let input = influences_from(sw);
+        // The weights read and written (vertices × width), the mesh taken in.
+        work += Work::steps(2 * sw.joints.len() + mesh.positions.len() + mesh.triangles.len());
         let tools = Tools {
             edit,
             mesh: &mesh,
@@ -156,7 +162,9 @@ pub fn edit_scene(
             field: &field,
         };
         let (influences, mut report) = tools.run(&input, &mut progress)?;
-        report.bone_changes = super::changes::bone_changes(&mesh, &bones, &input, &influences);
+        report.bone_changes =
+            super::changes::bone_changes(&mesh, &bones, (&input, &influences), &mut work);
+        report.work += work;
         scene.meshes[m].primitives[p].skin_weights = Some(skin_weights_from(&influences, width));
         reports.push(report);
     }
@@ -263,19 +271,20 @@ impl Tools<'_> {
             })
             .map_err(|e| self.job_error(e))?;
             progress.step(s.max_iterations - done);
+            report.work += stats.work;
             report.smooth = Some(stats);
         }
         if self.edit.rogue {
-            report.rogue = Some(
-                RogueJob {
-                    mesh: self.mesh,
-                    sections: sections.as_deref(),
-                    bone_count: self.bones.len(),
-                    influences: &mut influences,
-                }
-                .run()
-                .map_err(|e| self.job_error(e))?,
-            );
+            let stats = RogueJob {
+                mesh: self.mesh,
+                sections: sections.as_deref(),
+                bone_count: self.bones.len(),
+                influences: &mut influences,
+            }
+            .run()
+            .map_err(|e| self.job_error(e))?;
+            report.work += stats.work;
+            report.rogue = Some(stats);
             progress.step(1);
         }
         for w in influences.iter_mut() {
@@ -283,6 +292,13 @@ impl Tools<'_> {
                 super::limit_and_normalise(w, self.max_influences);
             }
         }
+        // The influence limit and the comparison with the input.
+        let lists: usize = input
+            .iter()
+            .chain(&influences)
+            .map(|v| 1 + v.len() * v.len())
+            .sum();
+        report.work += Work::steps(influences.len() + lists);
         compare(input, &influences, &mut report);
         Ok((influences, report))
     }
@@ -304,6 +320,7 @@ impl Tools<'_> {
                 .run()
                 .map_err(|e| self.job_error(e))?;
                 let w = r.influences();
+                report.work += r.stats.work;
                 report.sections = Some(r.stats.sections.clone());
                 report.regenerate = Some(r.stats);
                 Ok((w, Some(r.sections)))
@@ -319,6 +336,7 @@ impl Tools<'_> {
                 }
                 .run()
                 .map_err(|e| self.job_error(e))?;
+                report.work += stats.work;
                 report.distance = Some(stats);
                 Ok((w, None))
             }
@@ -353,6 +371,7 @@ impl Tools<'_> {
         }
         .run()
         .map_err(|e| self.job_error(e))?;
+        report.work += stats.work + Work::steps(influences.len());
         report.sections = Some(stats);
         Ok(sections)
     }

@@ -123,10 +123,12 @@ impl BoneAxis {
 /// continues its parent's direction for half the parent's length ([`fit_leaf_tips`] then
 /// fits leaves to the mesh); a joint with neither parent nor child gets a zero-length
 /// segment, which the tools treat as a point. Joint names come from the nodes.
-pub fn bone_axes(scene: &Scene, skin: usize) -> Vec<BoneAxis> {
+pub fn bone_axes(scene: &Scene, skin: usize, work: &mut Work) -> Vec<BoneAxis> {
     let Some(s) = scene.skins.get(skin) else {
         return Vec::new();
     };
+    // The inverse binds, the joint map, the parent walks' first steps and the names.
+    *work += Work::steps(4 * s.joints.len());
     let base: Vec<Vec3> = s
         .joint_from_bind
         .iter()
@@ -136,7 +138,9 @@ pub fn bone_axes(scene: &Scene, skin: usize) -> Vec<BoneAxis> {
             if p.is_finite() { p } else { Vec3::ZERO }
         })
         .collect();
-    // Parent in the skin: the nearest ancestor node that is one of its joints.
+    // Parent in the skin: the nearest ancestor node that is one of its joints (the walks'
+    // steps past the first counted).
+    let mut walked = 0u64;
     let joint_of_node: std::collections::HashMap<usize, usize> =
         s.joints.iter().enumerate().map(|(j, &n)| (n, j)).collect();
     let parent: Vec<Option<usize>> = s
@@ -145,19 +149,22 @@ pub fn bone_axes(scene: &Scene, skin: usize) -> Vec<BoneAxis> {
         .map(|&n| {
             let mut cur = scene.nodes.get(n).and_then(|x| x.parent);
             let mut steps = 0;
-            while let Some(c) = cur {
+            let found = loop {
+                let Some(c) = cur else { break None };
                 if let Some(&j) = joint_of_node.get(&c) {
-                    return Some(j);
+                    break Some(j);
                 }
                 cur = scene.nodes.get(c).and_then(|x| x.parent);
                 steps += 1;
                 if steps > scene.nodes.len() {
-                    break;
+                    break None;
                 }
-            }
-            None
+            };
+            walked += steps as u64;
+            found
         })
         .collect();
+    work.steps += walked;
     axes_from_joints(
         &base,
         &parent,
@@ -172,6 +179,7 @@ pub fn bone_axes(scene: &Scene, skin: usize) -> Vec<BoneAxis> {
                     .unwrap_or_else(|| format!("joint {j}"))
             })
             .collect(),
+        work,
     )
 }
 
@@ -180,8 +188,12 @@ pub fn axes_from_joints(
     base: &[Vec3],
     parent: &[Option<usize>],
     names: Vec<String>,
+    work: &mut Work,
 ) -> Vec<BoneAxis> {
     let n = base.len();
+    // Parents, children, the depth sort, subtree sizes, each joint's children (n in all) and
+    // the axes: six passes over the joints besides the depth walks.
+    *work += Work::steps(6 * n);
     let parent: Vec<Option<usize>> = parent.iter().map(|p| p.filter(|&p| p < n)).collect();
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (j, p) in parent.iter().enumerate() {
@@ -192,7 +204,7 @@ pub fn axes_from_joints(
     // Subtree sizes (children may come before parents in a skin's joint list).
     let mut subtree = vec![1usize; n];
     let mut order: Vec<usize> = (0..n).collect();
-    let depth = depths(n, |j| parent[j]);
+    let depth = depths(n, |j| parent[j], work);
     order.sort_by_key(|&j| std::cmp::Reverse(depth[j]));
     for &j in &order {
         if let Some(p) = parent[j] {
@@ -237,8 +249,10 @@ pub fn axes_from_joints(
 /// each leaf's tip moves to the furthest extent, along the direction from its base to their
 /// centroid, of the vertices nearest its segment; twice, as the new segments take vertices
 /// of their own. Bones with children and leaves with fewer than 3 vertices are unchanged.
-pub fn fit_leaf_tips(mesh: &WeightMesh, bones: &mut [BoneAxis]) {
+pub fn fit_leaf_tips(mesh: &WeightMesh, bones: &mut [BoneAxis], work: &mut Work) {
     let n = bones.len();
+    // Children flags; per round: the owners' sums, directions, reaches and tips.
+    *work += Work::steps(n + 2 * (2 * mesh.positions.len() + 2 * n));
     let mut has_child = vec![false; n];
     for b in bones.iter() {
         if let Some(p) = b.parent.filter(|&p| p < n) {
@@ -246,7 +260,7 @@ pub fn fit_leaf_tips(mesh: &WeightMesh, bones: &mut [BoneAxis]) {
         }
     }
     for _ in 0..2 {
-        let owner = sections::nearest_bone(mesh, bones);
+        let owner = sections::nearest_bone(mesh, bones, work);
         let mut sum = vec![Vec3::ZERO; n];
         let mut count = vec![0usize; n];
         for (v, o) in owner.iter().enumerate() {
@@ -289,13 +303,60 @@ pub fn fit_leaf_tips(mesh: &WeightMesh, bones: &mut [BoneAxis]) {
 /// before starting rather than run for minutes.
 pub const WORK_BUDGET_PAIRS: u64 = 250_000_000;
 
+/// The work a weight tool did, counted in its loops: its cost is tested by these counts at two
+/// sizes (tests/core/weights.rs), since a shared 2-core machine's clock cannot tell 2× from 4×.
+/// Each tool's statistics carry theirs; [`edit::PrimitiveReport::work`] sums a primitive's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Vertex–bone evaluations: one vertex against one bone (a distance, a cost, a weight).
+    /// V·B a pass by the tools' definitions, which compare every vertex with every bone.
+    pub vertex_bone: u64,
+    /// Every other step: a vertex, bone, joint, influence, triangle or edge visited, each step
+    /// of a walk up a hierarchy or across the surface.
+    pub steps: u64,
+}
+
+impl Work {
+    /// `n` steps.
+    pub fn steps(n: usize) -> Work {
+        Work {
+            vertex_bone: 0,
+            steps: n as u64,
+        }
+    }
+
+    /// `vertices × bones` vertex–bone evaluations.
+    pub fn pairs(vertices: usize, bones: usize) -> Work {
+        Work {
+            vertex_bone: vertices as u64 * bones as u64,
+            steps: 0,
+        }
+    }
+}
+
+impl std::ops::Add for Work {
+    type Output = Work;
+    fn add(mut self, o: Work) -> Work {
+        self += o;
+        self
+    }
+}
+
+impl std::ops::AddAssign for Work {
+    fn add_assign(&mut self, o: Work) {
+        self.vertex_bone += o.vertex_bone;
+        self.steps += o.steps;
+    }
+}
+
 /// The depth of each of `n` nodes (0 at a root) from `parent` (a parent index at or past `n`
 /// counts as a root one level up), each walk stopping at a node already measured: O(n) in
-/// all. A node on or above a parent cycle gets `n + 1`, as a walk bounded by `n` steps gives.
-pub fn depths(n: usize, parent: impl Fn(usize) -> Option<usize>) -> Vec<usize> {
+/// all (its steps added to `work`). A node on or above a parent cycle gets `n + 1`, as a walk bounded by `n` steps gives.
+pub fn depths(n: usize, parent: impl Fn(usize) -> Option<usize>, work: &mut Work) -> Vec<usize> {
     const UNKNOWN: usize = usize::MAX;
     let mut depth = vec![UNKNOWN; n];
     let mut path = Vec::new();
+    work.steps += n as u64;
     for start in 0..n {
         let mut j = start;
         // The depth of the walk's last node.
@@ -304,6 +365,7 @@ pub fn depths(n: usize, parent: impl Fn(usize) -> Option<usize>) -> Vec<usize> {
                 break None;
             }
             path.push(j);
+            work.steps += 1;
             match parent(j) {
                 None => break Some(0),
                 Some(p) if p >= n => break Some(1),
@@ -405,6 +467,8 @@ pub struct Adjacency {
     pub component: Vec<u32>,
     /// Number of components.
     pub component_count: usize,
+    /// The steps building it took (vertices, triangles, edges, union-find walks).
+    pub work: Work,
 }
 
 impl Adjacency {
@@ -457,13 +521,15 @@ impl Adjacency {
         let neighbours: Vec<u32> = edges.iter().map(|e| e.1).collect();
         // Components by union-find.
         let mut root: Vec<u32> = (0..n as u32).collect();
-        fn find(root: &mut [u32], mut x: u32) -> u32 {
+        let mut walked = 0u64;
+        let mut find = |root: &mut [u32], mut x: u32| -> u32 {
             while root[x as usize] != x {
                 root[x as usize] = root[root[x as usize] as usize];
                 x = root[x as usize];
+                walked += 1;
             }
             x
-        }
+        };
         for &(a, b) in &edges {
             let (ra, rb) = (find(&mut root, a), find(&mut root, b));
             if ra != rb {
@@ -481,11 +547,16 @@ impl Adjacency {
             }
             component[v as usize] = label[r];
         }
+        // Welding, twins, offsets and labels (vertices); edges made, sorted, counted,
+        // copied and joined; the union-find walks.
+        let work = Work::steps(4 * n + 3 * mesh.triangles.len() + 4 * edges.len())
+            + Work::steps(walked as usize);
         Adjacency {
             offsets,
             neighbours,
             component,
             component_count: count as usize,
+            work,
         }
     }
 

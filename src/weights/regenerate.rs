@@ -34,7 +34,7 @@
 use rayon::prelude::*;
 
 use super::sections::{BoneSection, SectionJob, SectionStats, inscribed_sections};
-use super::{BoneAxis, Influences, WeightMesh, rule};
+use super::{BoneAxis, Influences, WeightMesh, Work, rule};
 use crate::error::Result;
 
 /// How much faster the score falls off past a cylinder's ends than radially (per radius).
@@ -65,6 +65,8 @@ pub struct RegenerateStats {
     pub estimation_passes: usize,
     /// What the last section estimate found (default when the sections were given).
     pub sections: SectionStats,
+    /// The work it took (every pass's sections and scores).
+    pub work: Work,
 }
 
 /// Score every vertex against every bone's pseudo-cylinder and keep the best.
@@ -137,12 +139,13 @@ impl RegenerateJob<'_> {
         let mut stats = RegenerateStats::default();
         let (sections, assigned) = match self.sections {
             Some(s) => {
-                let (bone, cost) = score(self.mesh, s);
+                let (bone, cost) = score(self.mesh, s, &mut stats.work);
                 (s.to_vec(), (bone, cost))
             }
             None => {
                 // Start from the bones' inscribed cylinders (a buried bone starts thin).
-                let (start, _) = score(self.mesh, &inscribed_sections(self.mesh, self.bones));
+                let inscribed = inscribed_sections(self.mesh, self.bones, &mut stats.work);
+                let (start, _) = score(self.mesh, &inscribed, &mut stats.work);
                 let mut owner: Vec<Option<u32>> = start.into_iter().map(Some).collect();
                 let mut result = None;
                 for _ in 0..MAX_ESTIMATION_PASSES {
@@ -152,7 +155,10 @@ impl RegenerateJob<'_> {
                         owner: &owner,
                     }
                     .run()?;
-                    let (bone, cost) = score(self.mesh, &sections);
+                    stats.work += sstats.work;
+                    let (bone, cost) = score(self.mesh, &sections, &mut stats.work);
+                    // The settled test and the new owners.
+                    stats.work += Work::steps(2 * bone.len());
                     let settled = owner.iter().zip(&bone).all(|(o, b)| *o == Some(*b));
                     owner = bone.iter().map(|&b| Some(b)).collect();
                     stats.estimation_passes += 1;
@@ -166,6 +172,8 @@ impl RegenerateJob<'_> {
             }
         };
         let (bone, cost) = assigned;
+        // Validation, the counts per bone and the far vertices.
+        stats.work += Work::steps(3 * bone.len() + 2 * self.bones.len());
         stats.vertices_per_bone = vec![0; self.bones.len()];
         for &b in &bone {
             stats.vertices_per_bone[b as usize] += 1;
@@ -189,7 +197,8 @@ pub fn cost(s: &BoneSection, p: glam::Vec3) -> f32 {
 }
 
 /// Best bone and cost per vertex (ties to the lower bone index).
-fn score(mesh: &WeightMesh, sections: &[BoneSection]) -> (Vec<u32>, Vec<f32>) {
+fn score(mesh: &WeightMesh, sections: &[BoneSection], work: &mut Work) -> (Vec<u32>, Vec<f32>) {
+    *work += Work::pairs(mesh.positions.len(), sections.len());
     mesh.positions
         .par_iter()
         .map(|&p| {

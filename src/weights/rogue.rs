@@ -30,7 +30,9 @@ use std::collections::BinaryHeap;
 
 use super::regenerate::cost;
 use super::sections::BoneSection;
-use super::{Adjacency, Influences, WeightMesh, check_joints, check_lists, rule, sort_influences};
+use super::{
+    Adjacency, Influences, WeightMesh, Work, check_joints, check_lists, rule, sort_influences,
+};
 use crate::error::Result;
 
 /// What [`RogueJob::run`] did.
@@ -48,6 +50,8 @@ pub struct RogueStats {
     pub unresolved: usize,
     /// Per bone: rogue weights it lost.
     pub lost_per_bone: Vec<usize>,
+    /// The work it took.
+    pub work: Work,
 }
 
 /// Find and move rogue weights in place.
@@ -89,11 +93,15 @@ impl RogueJob<'_> {
         let mut stats = RogueStats {
             components: adj.component_count,
             lost_per_bone: vec![0; self.bone_count],
+            work: adj.work,
             ..Default::default()
         };
+        // Steps across the surface and over influence lists, counted as they happen.
+        let mut steps = 0usize;
         // Vertices per bone, and each bone's best vertex per component.
         let mut users: Vec<Vec<u32>> = vec![Vec::new(); self.bone_count];
         for (v, inf) in self.influences.iter().enumerate() {
+            steps += 1 + inf.len();
             for &(b, w) in inf {
                 if w > 0.0 {
                     users[b as usize].push(v as u32);
@@ -104,6 +112,7 @@ impl RogueJob<'_> {
         let mut stamp = vec![u32::MAX; n];
         let mut queue: Vec<u32> = Vec::new();
         for (b, list) in users.iter().enumerate() {
+            steps += 1;
             if list.is_empty() {
                 continue;
             }
@@ -116,6 +125,7 @@ impl RogueJob<'_> {
             };
             // Best vertex per component (lowest score, then lowest index).
             let mut best: std::collections::HashMap<u32, (f32, u32)> = Default::default();
+            steps += 2 * list.len();
             for &v in list {
                 let c = adj.component[v as usize];
                 let s = score(v);
@@ -130,6 +140,7 @@ impl RogueJob<'_> {
                 queue.clear();
                 queue.push(start);
                 while let Some(v) = queue.pop() {
+                    steps += 1 + adj.of(v as usize).len() * (1 + self.influences[v as usize].len());
                     for &u in adj.of(v as usize) {
                         if stamp[u as usize] != bu
                             && super::weight_of(&self.influences[u as usize], bu) > 0.0
@@ -149,6 +160,7 @@ impl RogueJob<'_> {
         }
         stats.rogue_weights = rogue.len();
         if rogue.is_empty() {
+            stats.work += Work::steps(steps);
             return Ok(stats);
         }
         // Nearest fully valid vertex along the surface, from all of them at once.
@@ -166,10 +178,14 @@ impl RogueJob<'_> {
                 heap.push(Reverse((Dist(0.0), v as u32)));
             }
         }
+        // Marks, starts, dominant bones and changes: passes over the vertices.
+        steps += 4 * n + rogue.len();
         while let Some(Reverse((Dist(d), v))) = heap.pop() {
+            steps += 1;
             if d > dist[v as usize] {
                 continue;
             }
+            steps += adj.of(v as usize).len();
             for &u in adj.of(v as usize) {
                 let nd = d
                     + (self.mesh.positions[v as usize] - self.mesh.positions[u as usize]).length();
@@ -207,6 +223,7 @@ impl RogueJob<'_> {
             changed[v as usize] = true;
         }
         stats.vertices_changed = changed.iter().filter(|&&c| c).count();
+        stats.work += Work::steps(steps);
         Ok(stats)
     }
 }

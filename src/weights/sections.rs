@@ -25,7 +25,7 @@
 
 use glam::{Vec2, Vec3};
 
-use super::{BoneAxis, Influences, WeightMesh, rule};
+use super::{BoneAxis, Influences, WeightMesh, Work, rule};
 use crate::error::Result;
 
 /// Smallest semi-axis, as a fraction of the bone's length: a flat set of vertices (a fin)
@@ -143,6 +143,8 @@ pub struct SectionStats {
     pub bones_without_vertices: usize,
     /// Bones of zero length (treated as points).
     pub zero_length_bones: usize,
+    /// The work it took.
+    pub work: Work,
 }
 
 /// Estimate every bone's sections from the vertices assigned to it.
@@ -209,8 +211,12 @@ impl SectionJob<'_> {
         let mut out: Vec<Option<BoneSection>> = vec![None; nb];
         // Parents come first in a skin only by convention: resolve in dependency order.
         let mut order: Vec<usize> = (0..nb).collect();
-        let depth = super::depths(nb, |b| self.bones[b].parent);
+        let depth = super::depths(nb, |b| self.bones[b].parent, &mut stats.work);
         order.sort_by_key(|&b| depth[b]);
+        // Validation, owners, member counts, the order, the sections and their defaults;
+        // three passes over each bone's members (principal frame, halves).
+        let members_total: usize = members.iter().map(Vec::len).sum();
+        stats.work += Work::steps(3 * self.owner.len() + 4 * nb + 3 * members_total);
         for &b in &order {
             let section = self.bone_section(b, &members[b], floor, &out, &mut stats);
             out[b] = Some(section);
@@ -530,8 +536,9 @@ fn solve_symmetric<const N: usize>(mut m: [[f64; N]; N], mut b: [f64; N]) -> Opt
 }
 
 /// Each vertex's nearest bone segment (ties to the lower index).
-pub fn nearest_bone(mesh: &WeightMesh, bones: &[BoneAxis]) -> Vec<Option<u32>> {
+pub fn nearest_bone(mesh: &WeightMesh, bones: &[BoneAxis], work: &mut Work) -> Vec<Option<u32>> {
     use rayon::prelude::*;
+    *work += Work::pairs(mesh.positions.len(), bones.len());
     mesh.positions
         .par_iter()
         .map(|&p| {
@@ -556,8 +563,15 @@ pub fn nearest_bone(mesh: &WeightMesh, bones: &[BoneAxis]) -> Vec<Option<u32>> {
 /// cylinders, a vertex on the chest's front goes to the chest, not to the clavicle whose
 /// segment happens to be nearer. Nearest segments alone give the buried bone every vertex
 /// near it and a section as wide as the chest. Cost: O(V·B) and O(V) memory per bone.
-pub fn inscribed_sections(mesh: &WeightMesh, bones: &[BoneAxis]) -> Vec<BoneSection> {
+pub fn inscribed_sections(
+    mesh: &WeightMesh,
+    bones: &[BoneAxis],
+    work: &mut Work,
+) -> Vec<BoneSection> {
     use rayon::prelude::*;
+    // Every vertex against every bone, then one quantile selection per bone over its
+    // inside vertices (at most V each: counted with the pairs).
+    *work += Work::pairs(mesh.positions.len(), 2 * bones.len());
     let floor = MIN_RADIUS_OF_DIAGONAL * mesh.diagonal().max(1e-6);
     // One distance buffer per worker, bones in parallel (the result in bone order).
     bones

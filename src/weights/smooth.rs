@@ -35,7 +35,7 @@ use glam::Vec3;
 
 use super::sections::BoneSection;
 use super::{
-    Adjacency, Influences, WeightMesh, check_joints, check_lists, limit_and_normalise, rule,
+    Adjacency, Influences, WeightMesh, Work, check_joints, check_lists, limit_and_normalise, rule,
     weight_of,
 };
 use crate::error::Result;
@@ -63,6 +63,8 @@ pub struct SmoothStats {
     /// Largest excess over the limit of any edge and bone in the result (after influence
     /// limiting), in weight units.
     pub max_excess: f32,
+    /// The work it took.
+    pub work: Work,
 }
 
 /// Smooth `influences` in place.
@@ -133,8 +135,11 @@ impl SmoothJob<'_> {
         let input = self.influences.clone();
         let mut stats = SmoothStats {
             edges: adj.neighbours.len() / 2,
+            work: adj.work,
             ..Default::default()
         };
+        // Edges and their bones visited in every sweep, counted as they happen.
+        let mut steps = 0usize;
         let mut touched = vec![false; n];
         let mut touched_now = vec![false; n];
         let mut bones: Vec<u32> = Vec::with_capacity(16);
@@ -145,8 +150,10 @@ impl SmoothJob<'_> {
             // Symmetric Gauss–Seidel: every other sweep runs backwards, so a step spreads both
             // ways along the surface at the same speed.
             let backwards = stats.iterations.is_multiple_of(2);
+            steps += 2 * n;
             for k in 0..n {
                 let i = if backwards { n - 1 - k } else { k };
+                steps += adj.of(i).len();
                 for &j in adj.of(i) {
                     let j = j as usize;
                     if j <= i {
@@ -158,6 +165,8 @@ impl SmoothJob<'_> {
                     bones.extend(self.influences[j].iter().map(|x| x.0));
                     bones.sort_unstable();
                     bones.dedup();
+                    steps +=
+                        bones.len() * (1 + self.influences[i].len() + self.influences[j].len());
                     for &b in &bones {
                         let limit = self.limit(b, i, j, d);
                         let (wi, wj) = (
@@ -232,6 +241,8 @@ impl SmoothJob<'_> {
             }
         }
         stats.max_excess = self.max_excess(&adj);
+        // The final limits, the comparison with the input and the excess pass.
+        stats.work += Work::steps(steps + 3 * n + adj.neighbours.len());
         Ok(stats)
     }
 

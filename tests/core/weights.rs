@@ -11,7 +11,7 @@ use skinview::weights::rogue::RogueJob;
 use skinview::weights::sections::{BoneSection, SectionJob, nearest_bone};
 use skinview::weights::smooth::{SmoothJob, radius_at};
 use skinview::weights::{
-    Adjacency, BoneAxis, Influences, WeightMesh, bone_axes, fit_leaf_tips, weight_of,
+    Adjacency, BoneAxis, Influences, WeightMesh, Work, bone_axes, fit_leaf_tips, weight_of,
 };
 
 /// A closed tube along +X from 0 to `length`, `rings` rings of `around` vertices, radius
@@ -76,7 +76,7 @@ fn humanoid() -> (
     let d = scene.draws.iter().find(|d| d.skin.is_some()).unwrap();
     let p = scene.primitive(d);
     let mesh = WeightMesh::from_primitive(p);
-    let axes = bone_axes(&scene, d.skin.unwrap());
+    let axes = bone_axes(&scene, d.skin.unwrap(), &mut Work::default());
     // The skin's joints are the rig's bones in order.
     let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
     let rig_names: Vec<&str> = rig.bones.iter().map(|b| b.name.as_str()).collect();
@@ -162,7 +162,7 @@ fn humanoid_skin_is_one_closed_outward_surface() {
 #[test]
 fn regeneration_finds_the_humanoids_true_bones() {
     let (rig, mesh, mut axes, _) = humanoid();
-    fit_leaf_tips(&mesh, &mut axes);
+    fit_leaf_tips(&mesh, &mut axes, &mut Work::default());
     let estimated = RegenerateJob {
         mesh: &mesh,
         bones: &axes,
@@ -229,7 +229,7 @@ fn sections_of_a_tapered_tube_are_its_radii() {
     let r = |x: f32| 0.2 - 0.05 * x;
     let mesh = tube(2.0, 41, 24, r);
     let bones = two_bones();
-    let owner = nearest_bone(&mesh, &bones);
+    let owner = nearest_bone(&mesh, &bones, &mut Work::default());
     let (s, stats) = SectionJob {
         mesh: &mesh,
         bones: &bones,
@@ -272,7 +272,7 @@ fn sections_of_a_buried_arc_are_its_radii() {
         triangles: Vec::new(),
     };
     let bones = two_bones();
-    let owner = nearest_bone(&mesh, &bones);
+    let owner = nearest_bone(&mesh, &bones, &mut Work::default());
     let (s, _) = SectionJob {
         mesh: &mesh,
         bones: &bones,
@@ -684,7 +684,7 @@ fn depths_match_a_walk_up_the_parents() {
         };
         let expected: Vec<usize> = (0..n).map(walk).collect();
         assert_eq!(
-            depths(n, |b| parent[b]),
+            depths(n, |b| parent[b], &mut Work::default()),
             expected,
             "case {case}: {parent:?}"
         );
@@ -859,14 +859,14 @@ fn bone_changes_catch_two_legs_fused() {
     let input: Vec<Vec<(u32, f32)>> = (0..2 * per_leg)
         .map(|v| vec![((v >= per_leg) as u32, 1.0)])
         .collect();
-    let unchanged = bone_changes(&mesh, &bones, &input, &input);
+    let unchanged = bone_changes(&mesh, &bones, (&input, &input), &mut Work::default());
     assert!(
         unchanged
             .iter()
             .all(|c| c.largest == 0.0 && c.warnings().is_empty())
     );
     let fused: Vec<Vec<(u32, f32)>> = (0..2 * per_leg).map(|_| vec![(1, 1.0)]).collect();
-    let c = bone_changes(&mesh, &bones, &input, &fused);
+    let c = bone_changes(&mesh, &bones, (&input, &fused), &mut Work::default());
     assert_eq!((c[0].largest, c[0].mean), (1.0, 1.0));
     assert_eq!((c[0].led, c[0].kept, c[0].gained_far), (per_leg, 0, 0));
     assert_eq!(c[1].largest, 1.0);
@@ -878,4 +878,185 @@ fn bone_changes_catch_two_legs_fused() {
     assert_eq!(c[0].warnings().len(), 1, "{:?}", c[0].warnings());
     assert!(c[0].warnings()[0].contains("keeps 0 of the 120 vertices"));
     assert!(c[1].warnings()[0].contains("gains weight on 120 vertices"));
+}
+
+/// A closed tube along +X through rings at `xs` (ascending) of `around` vertices of radius
+/// `r`, capped with one vertex at each end.
+fn tube_through(xs: &[f32], around: usize, r: f32) -> WeightMesh {
+    let mut positions = Vec::new();
+    let mut triangles = Vec::new();
+    for &x in xs {
+        for j in 0..around {
+            let a = std::f32::consts::TAU * j as f32 / around as f32;
+            positions.push(Vec3::new(x, r * a.cos(), r * a.sin()));
+        }
+    }
+    let ring = |i: usize, j: usize| (i * around + j % around) as u32;
+    for i in 0..xs.len() - 1 {
+        for j in 0..around {
+            triangles.push([ring(i, j), ring(i + 1, j), ring(i + 1, j + 1)]);
+            triangles.push([ring(i, j), ring(i + 1, j + 1), ring(i, j + 1)]);
+        }
+    }
+    let (first, last) = (xs[0], xs[xs.len() - 1]);
+    let start = positions.len() as u32;
+    positions.push(Vec3::new(first, 0.0, 0.0));
+    positions.push(Vec3::new(last, 0.0, 0.0));
+    for j in 0..around {
+        triangles.push([start, ring(0, j + 1), ring(0, j)]);
+        triangles.push([start + 1, ring(xs.len() - 1, j), ring(xs.len() - 1, j + 1)]);
+    }
+    WeightMesh {
+        positions,
+        triangles,
+    }
+}
+
+/// A native rig of `bones` bones in a chain along +X (0.05 m each) skinning a tube of
+/// `rings_per_bone` rings of 8 vertices per bone, each vertex weighted wholly to the bone over
+/// it: a valid rig whose vertices and bones both grow with `bones`.
+fn chain_rig(bones: usize, rings_per_bone: usize) -> skinview::Scene {
+    use skinview::rig::{Bone, RigMesh, WeberRig};
+    const LENGTH_M: f32 = 0.05;
+    let arm = skinview::builtin::Builtin::Arm.rig().unwrap();
+    let chain: Vec<Bone> = (0..bones)
+        .map(|i| {
+            let mut b = arm.bones[1].clone();
+            b.name = format!("b{i}");
+            b.parent = i.checked_sub(1);
+            b.length_m = LENGTH_M;
+            b.displacement_m = [0.0; 3];
+            b.rotation = [0.0, 0.0, 0.0, 1.0];
+            b.links = None;
+            b
+        })
+        .collect();
+    // Rings at the middle of each bone's equal parts, none on a joint, so every vertex has
+    // one nearest bone and regeneration settles alike at every size.
+    let rings: Vec<f32> = (0..bones * rings_per_bone)
+        .map(|i| LENGTH_M * (i as f32 + 0.5) / rings_per_bone as f32)
+        .collect();
+    let t = tube_through(&rings, 8, 0.02);
+    let bone_at = |x: f32| ((x / LENGTH_M) as usize).min(bones - 1) as u32;
+    let mut rig = WeberRig::new("chain", chain);
+    rig.mesh = Some(RigMesh {
+        normals: t.positions.iter().map(|p| [0.0, p.y, p.z]).collect(),
+        weights: t
+            .positions
+            .iter()
+            .map(|p| vec![(bone_at(p.x), 1.0)])
+            .collect(),
+        positions: t.positions.iter().map(|p| p.to_array()).collect(),
+        triangles: t.triangles.clone(),
+        color: [0.8, 0.8, 0.8, 1.0],
+    });
+    rig.to_scene().unwrap().scene
+}
+
+/// Every weight tool's work, counted in its loops ([`Work`]), grows as its definition says
+/// when a chain rig's bones and vertices both double: the vertex–bone evaluations by at most
+/// the passes times V·B, everything else linearly: at most 2.2× per pass of each tool
+/// (regeneration's section passes and smoothing's sweeps stop when they settle, so they are
+/// counted per pass), and for the steps around the tools (bone axes, leaf tips, conversions,
+/// the change report). A step that walks every ancestor of every bone, or finds each node's
+/// children by scanning them all (what made a 100,000-bone chain take 45 s), counts 4× and
+/// fails. Counts, not time: a shared 2-core machine's clock cannot tell 2× from 4×.
+#[test]
+fn weight_tools_work_grows_as_their_definition_says() {
+    use skinview::weights::edit::{NewWeights, PrimitiveReport, SmoothSettings, WeightEdit};
+    let edits = [
+        (
+            "regenerate and smooth",
+            WeightEdit {
+                new_weights: NewWeights::Regenerate,
+                smooth: Some(SmoothSettings {
+                    threshold: 0.5,
+                    max_iterations: 50,
+                }),
+                rogue: false,
+                max_influences: 4,
+            },
+        ),
+        (
+            "distance weights and rogue removal",
+            WeightEdit {
+                new_weights: NewWeights::Distance {
+                    k: 1.0,
+                    n: 4.0,
+                    threshold: 0.01,
+                },
+                smooth: None,
+                rogue: true,
+                max_influences: 4,
+            },
+        ),
+    ];
+    // Each part's work and the passes it made: (name, work, passes).
+    let parts = |r: &PrimitiveReport| {
+        let mut parts: Vec<(&str, Work, u64)> = Vec::new();
+        let mut tools = Work::default();
+        if let Some(g) = &r.regenerate {
+            parts.push(("regeneration", g.work, g.estimation_passes as u64 + 1));
+            tools += g.work;
+        }
+        if let Some(d) = &r.distance {
+            parts.push(("distance weights", d.work, 1));
+            tools += d.work;
+        }
+        if let Some(m) = &r.smooth {
+            parts.push(("smoothing", m.work, m.iterations as u64));
+            tools += m.work;
+        }
+        if let Some(g) = &r.rogue {
+            parts.push(("rogue removal", g.work, 1));
+            tools += g.work;
+        }
+        let rest = Work {
+            vertex_bone: r.work.vertex_bone - tools.vertex_bone,
+            steps: r.work.steps - tools.steps,
+        };
+        parts.push(("around the tools", rest, 1));
+        parts
+    };
+    for (what, edit) in edits {
+        let run = |bones: usize| {
+            let mut scene = chain_rig(bones, 2);
+            let mut reports =
+                skinview::weights::edit::edit_scene(&mut scene, &edit, "chain", |_, _| {}).unwrap();
+            assert_eq!(reports.len(), 1);
+            let r = reports.remove(0);
+            let pairs = r.vertices as u64 * r.joints as u64;
+            (r, pairs)
+        };
+        let ((small, pairs_small), (large, pairs_large)) = (run(100), run(200));
+        assert!(pairs_large >= 4 * pairs_small - pairs_small / 10);
+        for ((name, a, passes_a), (_, b, passes_b)) in parts(&small).into_iter().zip(parts(&large))
+        {
+            let per_pass = |w: Work, passes: u64| w.steps as f64 / passes.max(1) as f64;
+            let ratio = per_pass(b, passes_b) / per_pass(a, passes_a);
+            println!(
+                "{what}, {name}: {a:?} in {passes_a} passes, {b:?} in {passes_b}: steps a pass \
+                 x{ratio:.2}"
+            );
+            assert!(a.steps > 0, "{what}, {name}: no steps counted");
+            assert!(
+                ratio <= 2.2,
+                "{what}, {name}: work other than vertex-bone pairs grew x{ratio:.2} a pass for 2x \
+                 the vertices and bones"
+            );
+            // Every vertex-bone evaluation is in a pass over every pair: at most three a pass
+            // (inscribed sections, two; scores, one) and the leaf fitting's two.
+            for (w, passes, pairs) in [(a, passes_a, pairs_small), (b, passes_b, pairs_large)] {
+                assert!(
+                    w.vertex_bone <= (3 * passes + 2) * pairs,
+                    "{what}, {name}: {w:?} in {passes} passes of {pairs} pairs"
+                );
+            }
+        }
+        assert!(
+            small.work.vertex_bone >= pairs_small,
+            "{what}: {:?}",
+            small.work
+        );
+    }
 }
