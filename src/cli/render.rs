@@ -571,9 +571,19 @@ fn paint_legend(c: &mut super::chart::Canvas, legend: &skinview::view::legend::L
     use super::chart::Align;
     use skinview::view::legend::{LegendKind, heat, linear_to_srgb8};
     let srgb = |c: [f32; 3]| c.map(linear_to_srgb8);
+    // Swatches shown: as many as fit a third of the picture's height (title and "+N more"
+    // rows aside; at least three), the rest counted, so a small render keeps its model clear.
+    let fit = ((c.image.height as i32 / 3) / ROW_PX - 2).max(3) as usize;
+    let (swatches, hidden) = match &legend.kind {
+        LegendKind::Ramp(_) => (&[][..], 0),
+        LegendKind::Swatches { entries, more } => {
+            let shown = entries.len().min(fit);
+            (&entries[..shown], more + entries.len() - shown)
+        }
+    };
     let rows = match &legend.kind {
         LegendKind::Ramp(_) => 3,
-        LegendKind::Swatches { entries, more } => entries.len() as i32 + 1 + i32::from(*more > 0),
+        LegendKind::Swatches { .. } => swatches.len() as i32 + 1 + i32::from(hidden > 0),
     };
     let bar_w = (c.image.width as i32 / 3).clamp(60, 220);
     let (x0, y0) = (8, c.image.height as i32 - 8 - rows * ROW_PX);
@@ -614,9 +624,9 @@ fn paint_legend(c: &mut super::chart::Canvas, legend: &skinview::view::legend::L
                 );
             }
         }
-        LegendKind::Swatches { entries, more } => {
+        LegendKind::Swatches { .. } => {
             let mut y = top;
-            for (rgb, label) in entries {
+            for (rgb, label) in swatches {
                 c.rect(x0, y, x0 + 10, y + 10, srgb(*rgb));
                 c.text(
                     label,
@@ -628,8 +638,8 @@ fn paint_legend(c: &mut super::chart::Canvas, legend: &skinview::view::legend::L
                 );
                 y += ROW_PX;
             }
-            if *more > 0 {
-                let text = format!("+{more} more");
+            if hidden > 0 {
+                let text = format!("+{hidden} more");
                 c.text(
                     &text,
                     x0 as f32,

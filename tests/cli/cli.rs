@@ -1438,6 +1438,74 @@ fn render_images_carry_their_legend_and_labels() {
     }
 }
 
+/// Every kind of legend `render` paints, as golden images (looked at when committed): the
+/// weights ramp with the split view's labels, bone swatches, the submesh swatches, the
+/// |GPU − CPU| ramp and the mode-against-mode ramp.
+#[test]
+fn render_legends_match_golden_images() {
+    use crate::common::golden::{bless, check_golden, golden_dir};
+    let Some(ctx) = common::gpu() else { return };
+    let cesium = common::model("CesiumMan");
+    let fox = common::model("Fox");
+    let (cesium, fox) = (cesium.to_str().unwrap(), fox.to_str().unwrap());
+    let cases: [(&str, Vec<&str>); 5] = [
+        (
+            "legend_weights_split",
+            vec![
+                cesium,
+                "--color",
+                "weights",
+                "--bone",
+                "Skeleton_arm_joint_L__3_",
+                "--split",
+            ],
+        ),
+        ("legend_bones", vec![fox, "--color", "bones", "--anim", "1"]),
+        (
+            "legend_submesh",
+            vec![cesium, "--color", "submesh", "--max-bones", "8"],
+        ),
+        ("legend_gpu_error", vec![cesium, "--color", "error"]),
+        (
+            "legend_against_dqs",
+            vec![
+                "builtin:arm",
+                "--anim",
+                "twist",
+                "--color",
+                "error",
+                "--against",
+                "dqs",
+            ],
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, args) in cases {
+        let out = tmp(&format!("{name}.png"));
+        let mut all = vec!["render"];
+        all.extend(&args);
+        all.extend([
+            "--time",
+            "1",
+            "--size",
+            "400x300",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let o = skinview(&all);
+        assert!(o.status.success(), "{name}: {}", text(&o));
+        let image = skinview::io::png::read(&out).unwrap();
+        failures.extend(check_golden(
+            &golden_dir(),
+            name,
+            &image,
+            &ctx.describe(),
+            bless(),
+        ));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// `weights --distance` on CesiumMan prints how far each bone's weights moved and warns where
 /// a bone took weight far from where it had any (distance weights reach across the body).
 #[test]

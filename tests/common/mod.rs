@@ -35,6 +35,9 @@ pub fn dump(
 
 /// Binary glTF surgery (split, edit, re-pack, patch accessor elements).
 pub mod glb;
+
+/// Golden-image comparison (renders and `render` images with legends).
+pub mod golden;
 /// Deterministic generated rigs (seeded skeleton, tube skin, morph targets, animations).
 pub mod rigs;
 /// The seeded pseudo-random generators (one file, shared with the benches and the example).

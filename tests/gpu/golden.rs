@@ -2,18 +2,13 @@
 //! end, rendered through the skinning vertex shader; and the viewport's modes headless
 //! (skeleton and grid, the three bone styles, weights, bone colours, CPU | GPU split, error
 //! heatmap, wireframe).
-//! Compared with PNGs that were looked at by eye when committed. On mismatch `<name>-actual.png` and `<name>-difference.png` are
-//! written next to the golden file, tagged (PNG tEXt "Adapter") with the adapter that made
-//! them. `SKINVIEW_BLESS=1` rewrites the goldens.
-//!
-//! Thresholds (mean absolute channel difference, 0–255) were set on lavapipe (Mesa 22.3,
-//! llvmpipe LLVM 15, 256-bit): identical renders there give 0; other rasterisers differ in
-//! MSAA coverage and edge pixels by well under 2.
+//! Compared with PNGs that were looked at by eye when committed (tests/common/golden.rs: the
+//! threshold, set on lavapipe, and the `-actual` / `-difference` images on mismatch;
+//! `SKINVIEW_BLESS=1` rewrites the goldens).
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 use crate::common;
-
-use std::path::PathBuf;
+use crate::common::golden::{bless, check_golden, golden_dir};
 
 use skinview::character::{Character, CharacterSetup};
 use skinview::gpu::{ColorMode, Skinning};
@@ -22,7 +17,6 @@ use skinview::io::png;
 use skinview::view::ViewOptions;
 use skinview::view::skeleton::BoneStyle;
 
-const MEAN_DIFF_THRESHOLD: f64 = 2.0;
 /// The CPU-skinned and GPU-skinned renders differ only by f32 rounding of vertices.
 const CPU_GPU_RENDER_THRESHOLD: f64 = 0.25;
 const SIZE: u32 = 320;
@@ -55,52 +49,6 @@ const CASES: [Case; 3] = [
         at: 1.0,
     },
 ];
-
-fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
-}
-
-fn bless() -> bool {
-    std::env::var("SKINVIEW_BLESS").is_ok_and(|v| v == "1")
-}
-
-/// Compare `image` with `dir/<name>.png`; on mismatch write the `-actual` and `-difference`
-/// PNGs beside it, tagged with the adapter. `bless` rewrites the golden instead. Returns a
-/// failure message.
-fn check_golden(
-    dir: &std::path::Path,
-    name: &str,
-    image: &Rgba8,
-    adapter: &str,
-    bless: bool,
-) -> Option<String> {
-    let golden = dir.join(format!("{name}.png"));
-    let tag = [("Adapter", adapter)];
-    if bless || !golden.exists() {
-        png::write_tagged(image, &golden, &tag).unwrap();
-        println!("wrote {}", golden.display());
-        return (!bless).then(|| format!("{name}: no golden image yet; wrote one, look at it"));
-    }
-    let expected = png::read(&golden).unwrap();
-    match image.difference(&expected) {
-        Some((mean, diff)) => {
-            println!("{name}: mean difference {mean:.3} (threshold {MEAN_DIFF_THRESHOLD})");
-            (mean > MEAN_DIFF_THRESHOLD).then(|| {
-                let actual = dir.join(format!("{name}-actual.png"));
-                let difference = dir.join(format!("{name}-difference.png"));
-                png::write_tagged(image, &actual, &tag).unwrap();
-                png::write_tagged(&diff, &difference, &tag).unwrap();
-                format!(
-                    "{name}: mean difference {mean:.3} > {MEAN_DIFF_THRESHOLD} on {adapter}; see \
-                     {} and {}",
-                    actual.display(),
-                    difference.display()
-                )
-            })
-        }
-        None => Some(format!("{name}: golden image has another size")),
-    }
-}
 
 #[test]
 fn renders_match_golden_images() {
