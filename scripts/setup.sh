@@ -109,6 +109,16 @@ if [ ! -f "$here/tools/oracle/node_modules/three/package.json" ]; then
     fi
 fi
 
+# The library's web build (.ci/run checks `--no-default-features --lib` for
+# wasm32-unknown-unknown): the target's standard library, from rustup.
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    echo "setup: installing the wasm32-unknown-unknown target for the library's web build" >&2
+    if ! command -v rustup >/dev/null || ! rustup target add wasm32-unknown-unknown >&2; then
+        echo "missing: the wasm32 target. Run:  rustup target add wasm32-unknown-unknown" >&2
+        exit 1
+    fi
+fi
+
 # Test data: $SKINVIEW_SHARED or ../shared when present, else tests/data made here.
 if [ -n "${SKINVIEW_SHARED:-}" ]; then
     if [ ! -d "$SKINVIEW_SHARED/models" ]; then

@@ -5,7 +5,8 @@
 //!   ([`partition`], [`Partition`], [`PartitionStats`]); its stages: influence fitting
 //!   (`fit`), candidate splits (`grow`: region growing; `pack`: bone-set packing with an exact
 //!   search; `greedy`: the common file-order split, as a floor), border refinement
-//!   (`refine`), then the best candidate;
+//!   (`refine`), then the best candidate, its triangles ordered for the vertex cache
+//!   ([`tipsify`]);
 //! - [`scene`]: a whole scene made drawable with a `K`-matrix palette — every skinned draw
 //!   replaced by one draw per submesh, each with its own skin of at most `K` joints
 //!   ([`PartitionedScene`]), and the way back to the original vertices for comparisons.
@@ -17,6 +18,7 @@ mod pack;
 mod refine;
 pub mod scene;
 pub mod split;
+pub mod tipsify;
 
 pub use scene::{MAX_BONES, PartitionedScene, PrimitivePartition, SkinningError, SubmeshDraw};
 pub use split::{

@@ -15,8 +15,9 @@
 //! minimal, the common file-order split as a floor (`greedy.rs`). (3) Each candidate's
 //! borders are shortened by label propagation (`refine.rs`). (4) The candidate with
 //! fewer submeshes wins, then the one with fewer vertices. (5) Each submesh's faces are
-//! reordered for the post-transform cache (meshoptimizer's FIFO optimiser, kept only when it
-//! lowers the submesh's ACMR over the input order; ACMR before and after is reported), its
+//! reordered for the post-transform cache (Tipsify, `tipsify.rs`, as meshoptimizer's FIFO
+//! optimiser; kept only when it lowers the submesh's ACMR over the input order; ACMR before and
+//! after is reported), its
 //! vertices numbered in first use and its bones listed ascending; vertex influences keep their
 //! order, so skinning a submesh with its own palette is bit-identical to the original when
 //! nothing was dropped.
@@ -585,17 +586,16 @@ pub(super) fn index_faces<'a>(
 }
 
 /// The triangle order of one submesh with the fewer FIFO cache misses of its faces' input
-/// order and meshoptimizer's `optimizeVertexCacheFifo` for [`ACMR_CACHE`] entries (ties keep
-/// the input order). Its general `optimizeVertexCache` scored within 1 % of it on the shared
-/// models at six times the cost (1M triangles: 120 ms against 20 ms).
+/// order and Tipsify's ([`super::tipsify`], meshoptimizer's `optimizeVertexCacheFifo`) for
+/// [`ACMR_CACHE`] entries (ties keep the input order). meshoptimizer's general
+/// `optimizeVertexCache` scored within 1 % of it on the shared models at six times the cost
+/// (1M triangles: 120 ms against 20 ms).
 fn cache_order(local: Vec<u32>, vertices: usize) -> Vec<u32> {
     let faces = local.len() / 3;
     let score = |ix: &[u32]| acmr(ix.iter().copied(), vertices, faces);
-    let optimized = meshopt::optimize_vertex_cache_fifo(&local, vertices, ACMR_CACHE as u32);
-    if score(&optimized) < score(&local) {
-        optimized
-    } else {
-        local
+    match super::tipsify::tipsify(&local, vertices, ACMR_CACHE as u32) {
+        Some((optimized, _)) if score(&optimized) < score(&local) => optimized,
+        _ => local,
     }
 }
 

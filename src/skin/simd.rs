@@ -65,11 +65,14 @@
 
 use glam::{Mat4, Vec3, Vec4};
 
-use super::weights::{VertexWeights, WeightLayout};
+use super::weights::VertexWeights;
+#[cfg(target_arch = "x86_64")]
+use super::weights::WeightLayout;
 
 /// Vertices per block: phase 1 runs over a block, phase 2 over its groups of eight. 32 hides
 /// the normalisation latency behind the next block's blends (8: 127, 16: 158, 32 and up:
 /// ~157 M vertices/s with tangents); the scratch is 1 KiB of stack.
+#[cfg(target_arch = "x86_64")]
 const BLOCK: usize = 32;
 
 /// Whether this CPU runs the AVX2 + FMA kernel (x86-64 with both; the answer is cached by the
@@ -235,7 +238,8 @@ pub fn kernel_name() -> &'static str {
 }
 
 /// One range of vertices for the kernel: the inputs, and the outputs of the range starting at
-/// vertex `start`.
+/// vertex `start`. (Read by the x86-64 kernel only: elsewhere `skin` declines every range.)
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) struct Range<'a> {
     pub palette: &'a [Mat4],
     pub weights: &'a VertexWeights,

@@ -195,7 +195,8 @@ impl Packed4 {
         self.max_joint
     }
 
-    /// The encoded records, `stride` bytes per vertex (for the SIMD kernel).
+    /// The encoded records, `stride` bytes per vertex (for the x86-64 SIMD kernel).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) fn bytes(&self) -> &[u8] {
         &self.bytes
     }

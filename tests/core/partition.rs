@@ -669,29 +669,35 @@ fn fewest_groups(face_bones: &[Vec<u32>], k: usize) -> usize {
     best
 }
 
+/// A generated skinned grid `w` quads wide, and its triangles in a seeded shuffled order (a
+/// poor order for the vertex cache).
+fn grid_and_shuffled(seed: u64, w: usize) -> (Primitive, Vec<u32>) {
+    let prim = make_mesh(&MeshSpec {
+        seed,
+        w,
+        h: 15,
+        bones: 8,
+        influences: 4,
+        smooth: true,
+        topology: Topology::Triangles,
+    });
+    let mut idx = prim.indices.clone();
+    let mut rng = XorShift64Star::scrambled(seed);
+    let faces = idx.len() / 3;
+    for f in (1..faces).rev() {
+        let g = rng.below(f + 1);
+        for c in 0..3 {
+            idx.swap(f * 3 + c, g * 3 + c);
+        }
+    }
+    (prim, idx)
+}
+
 /// The ACMR figure is meshoptimizer's FIFO analysis (an independent implementation).
 #[test]
 fn acmr_matches_meshoptimizer() {
     for seed in 0..10 {
-        let prim = make_mesh(&MeshSpec {
-            seed,
-            w: 20,
-            h: 15,
-            bones: 8,
-            influences: 4,
-            smooth: true,
-            topology: Topology::Triangles,
-        });
-        let mut idx = prim.indices.clone();
-        // Shuffle faces to get a poor order as well.
-        let mut rng = XorShift64Star::scrambled(seed);
-        let faces = idx.len() / 3;
-        for f in (1..faces).rev() {
-            let g = rng.below(f + 1);
-            for c in 0..3 {
-                idx.swap(f * 3 + c, g * 3 + c);
-            }
-        }
+        let (prim, idx) = grid_and_shuffled(seed, 20);
         for ix in [&prim.indices, &idx] {
             let ours = acmr(ix.iter().copied(), prim.positions.len(), ix.len() / 3);
             let theirs =
@@ -703,6 +709,48 @@ fn acmr_matches_meshoptimizer() {
             );
         }
     }
+}
+
+/// The partitioner's port of Tipsify orders every mesh exactly as meshoptimizer's
+/// `optimizeVertexCacheFifo` does (the C++ it was ported from), for several cache sizes, on
+/// generated meshes in file and shuffled order, with unused vertices, and on every shared
+/// model's triangles; it refuses indices past the vertex count and partial triangles.
+#[test]
+fn tipsify_orders_as_meshoptimizer_does() {
+    use skinview::partition::tipsify::tipsify;
+    let mut cases: Vec<(Vec<u32>, usize)> = Vec::new();
+    for seed in 0..12 {
+        let (prim, idx) = grid_and_shuffled(seed, 12 + seed as usize);
+        // A few vertices no triangle uses, at the start and the end.
+        let shifted: Vec<u32> = idx.iter().map(|&i| i + 3).collect();
+        cases.push((prim.indices.clone(), prim.positions.len()));
+        cases.push((idx, prim.positions.len()));
+        cases.push((shifted, prim.positions.len() + 6));
+    }
+    for path in common::all_models() {
+        let scene = skinview::io::load(&path).unwrap();
+        for d in &scene.draws {
+            let p = scene.primitive(d);
+            if p.topology == Topology::Triangles && !p.indices.is_empty() {
+                cases.push((p.indices.clone(), p.positions.len()));
+            }
+        }
+    }
+    assert!(cases.len() > 40, "{} cases", cases.len());
+    for (k, (indices, vertices)) in cases.iter().enumerate() {
+        for cache in [3u32, 16, 32] {
+            let (ours, stats) = tipsify(indices, *vertices, cache).unwrap();
+            let theirs = meshopt::optimize_vertex_cache_fifo(indices, *vertices, cache);
+            assert_eq!(ours, theirs, "case {k}, cache {cache}");
+            assert!(stats.fans >= 1 && stats.fans <= *vertices, "{stats:?}");
+        }
+    }
+    assert!(
+        tipsify(&[0, 1, 5], 5, 16).is_none(),
+        "an index past the vertex count"
+    );
+    assert!(tipsify(&[0, 1], 5, 16).is_none(), "a partial triangle");
+    assert_eq!(tipsify(&[], 0, 16).unwrap().0, Vec::<u32>::new());
 }
 
 /// Issue 9's Assimp 5.2 `SplitByBoneCount` figures (submeshes, vertex ratio) for K = 8, 12,
