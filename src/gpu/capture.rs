@@ -5,7 +5,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{Vec3, Vec4};
 
-use super::context::GpuContext;
+use super::context::{GpuContext, MapsInFlight};
 use super::palette_source::PaletteSource;
 use super::readback::CapturePath;
 use super::scene_buffers::{CPU_VERTEX_STRIDE, GpuScene};
@@ -327,11 +327,8 @@ impl Capture {
 /// reused, so a steady stream of captures allocates nothing.
 pub struct AsyncCapture {
     staging: Vec<wgpu::Buffer>,
-    /// Buffers still being mapped (the map callbacks count down).
-    pending: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    /// A map failed (device lost, out of memory).
-    failed: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    in_flight: bool,
+    /// The staging buffers' maps on their way.
+    maps: MapsInFlight,
     results: Vec<SkinnedVertices>,
     records: Vec<CaptureVertex>,
     draws: Vec<usize>,
@@ -356,9 +353,7 @@ impl AsyncCapture {
             .collect();
         AsyncCapture {
             staging,
-            pending: Default::default(),
-            failed: Default::default(),
-            in_flight: false,
+            maps: MapsInFlight::default(),
             results: vec![SkinnedVertices::default(); gpu.draws.len()],
             records: Vec::new(),
             draws: (0..gpu.draws.len()).collect(),
@@ -373,13 +368,13 @@ impl AsyncCapture {
 
     /// A capture is on its way.
     pub fn in_flight(&self) -> bool {
-        self.in_flight
+        self.maps.in_flight()
     }
 
     /// Capture every draw with the palette last written to `gpu`, unless one is still on its
     /// way (then nothing happens and `false` is returned).
     pub fn submit(&mut self, ctx: &GpuContext, capture: &Capture, gpu: &GpuScene) -> bool {
-        if self.in_flight || self.staging.is_empty() {
+        if self.maps.in_flight() || self.staging.is_empty() {
             return false;
         }
         let mut enc = ctx
@@ -404,7 +399,7 @@ impl AsyncCapture {
         let Some(compute) = gpu.compute_skinning() else {
             return false;
         };
-        if self.in_flight || self.staging.is_empty() {
+        if self.maps.in_flight() || self.staging.is_empty() {
             return false;
         }
         let mut enc = ctx
@@ -426,38 +421,15 @@ impl AsyncCapture {
 
     /// Submit `enc` (which fills the staging buffers) and ask for every buffer to be mapped.
     fn map_after(&mut self, ctx: &GpuContext, enc: wgpu::CommandEncoder) {
-        use std::sync::atomic::Ordering;
         ctx.queue.submit([enc.finish()]);
-        self.pending.store(self.staging.len(), Ordering::SeqCst);
-        self.failed.store(false, Ordering::SeqCst);
-        for s in &self.staging {
-            let (pending, failed) = (self.pending.clone(), self.failed.clone());
-            s.map_async(wgpu::MapMode::Read, .., move |r| {
-                if r.is_err() {
-                    failed.store(true, Ordering::SeqCst);
-                }
-                pending.fetch_sub(1, Ordering::SeqCst);
-            });
-        }
-        self.in_flight = true;
+        self.maps.map_all(&self.staging);
     }
 
     /// The captured vertices (one per draw) once every buffer is mapped; `None` while the
     /// capture is on its way or when none was submitted. Never waits.
     pub fn poll(&mut self, ctx: &GpuContext, gpu: &GpuScene) -> Result<Option<&[SkinnedVertices]>> {
-        use std::sync::atomic::Ordering;
-        if !self.in_flight {
+        if !self.maps.landed(ctx, "a capture readback")? {
             return Ok(None);
-        }
-        let _ = ctx.device.poll(wgpu::PollType::Poll);
-        if self.pending.load(Ordering::SeqCst) > 0 {
-            return Ok(None);
-        }
-        self.in_flight = false;
-        if self.failed.load(Ordering::SeqCst) {
-            return Err(crate::error::Error::Gpu(
-                "mapping a capture readback failed".into(),
-            ));
         }
         if self.source == CapturePath::ComputePass {
             return self.read_compute_skinned(gpu).map(Some);

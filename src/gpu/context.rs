@@ -239,3 +239,61 @@ impl GpuContext {
         Ok(result)
     }
 }
+
+/// Staging buffers asked to be mapped without waiting, counted down by their callbacks: the
+/// state of an asynchronous readback ([`super::AsyncCapture`], [`super::AsyncDrawCapture`]).
+#[derive(Default)]
+pub struct MapsInFlight {
+    pending: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    failed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    in_flight: bool,
+}
+
+impl MapsInFlight {
+    /// Ask for every one of `buffers` (filled by work already submitted) to be mapped.
+    pub fn map_all<'b, I>(&mut self, buffers: I)
+    where
+        I: IntoIterator<Item = &'b wgpu::Buffer>,
+        I::IntoIter: Clone,
+    {
+        use std::sync::atomic::Ordering;
+        let buffers = buffers.into_iter();
+        self.pending
+            .store(buffers.clone().count(), Ordering::SeqCst);
+        self.failed.store(false, Ordering::SeqCst);
+        for b in buffers {
+            let (pending, failed) = (self.pending.clone(), self.failed.clone());
+            b.map_async(wgpu::MapMode::Read, .., move |r| {
+                if r.is_err() {
+                    failed.store(true, Ordering::SeqCst);
+                }
+                pending.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+        self.in_flight = true;
+    }
+
+    /// Buffers are on their way (mapped or not yet).
+    pub fn in_flight(&self) -> bool {
+        self.in_flight
+    }
+
+    /// Whether every buffer asked for is now mapped (the device polled once, never waiting);
+    /// `false` when none was asked for. Then they are no longer in flight: the caller reads
+    /// and unmaps them. An error when a map failed (device lost, out of memory).
+    pub fn landed(&mut self, ctx: &GpuContext, what: &str) -> Result<bool> {
+        use std::sync::atomic::Ordering;
+        if !self.in_flight {
+            return Ok(false);
+        }
+        let _ = ctx.device.poll(wgpu::PollType::Poll);
+        if self.pending.load(Ordering::SeqCst) > 0 {
+            return Ok(false);
+        }
+        self.in_flight = false;
+        if self.failed.load(Ordering::SeqCst) {
+            return Err(Error::Gpu(format!("mapping {what} failed")));
+        }
+        Ok(true)
+    }
+}

@@ -19,7 +19,7 @@
 use glam::Vec3;
 
 use super::camera::{Camera, ColorMode, ViewUniform};
-use super::context::GpuContext;
+use super::context::{GpuContext, MapsInFlight};
 use super::palette_source::{PaletteSource, check_source};
 use super::render::{
     PreSkinned, SkinnedPipeline, Skinning, VertexLayout, set_pre_skinned_vertex_buffers,
@@ -552,20 +552,11 @@ fn read_back(
         .collect();
     for ((_, pair), &i) in staging.iter().zip(draws) {
         let n = gpu.draws[i].vertex_count as usize;
-        // Each instance's texels straight from the mapping (RGBA32F: xyz and an unused w).
+        // Each instance's texels straight from the mapping.
         let texels = |b: &wgpu::Buffer| -> Result<Vec<Vec<Vec3>>> {
             ctx.map_read_after(b, submitted.clone(), |bytes| {
-                let at = |t: usize| {
-                    let f = |c: usize| {
-                        let o = (t * 4 + c) * 4;
-                        bytes
-                            .get(o..o + 4)
-                            .map_or(0.0, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                    };
-                    Vec3::new(f(0), f(1), f(2))
-                };
                 (0..instances as usize)
-                    .map(|k| (k * n..(k + 1) * n).map(at).collect())
+                    .map(|k| (k * n..(k + 1) * n).map(|t| texel(bytes, t)).collect())
                     .collect()
             })
         };
@@ -579,4 +570,96 @@ fn read_back(
         }
     }
     Ok(out)
+}
+
+/// Texel `t` of a mapped capture target (the bits of the vertex stage's xyz; w unused); zero
+/// past the mapping.
+fn texel(bytes: &[u8], t: usize) -> Vec3 {
+    let f = |c: usize| {
+        let o = (t * 4 + c) * 4;
+        bytes
+            .get(o..o + 4)
+            .map_or(0.0, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    Vec3::new(f(0), f(1), f(2))
+}
+
+/// The draw-path capture of every draw read back asynchronously (the viewer's live comparison
+/// and picking where there is no capture shader: the uniform palette, WebGL2):
+/// [`AsyncDrawCapture::submit`] draws the capture and asks for its staging buffers to be
+/// mapped, [`AsyncDrawCapture::poll`] returns the vertices once they are (usually a frame or
+/// two later), without waiting. The result vectors are reused.
+pub struct AsyncDrawCapture {
+    capture: DrawCapture,
+    draws: Vec<usize>,
+    /// The staging buffers' maps on their way.
+    maps: MapsInFlight,
+    results: Vec<SkinnedVertices>,
+}
+
+impl AsyncDrawCapture {
+    /// A capture of every draw of `gpu`, its pipelines made for `gpu`'s palette source.
+    pub fn new(ctx: &GpuContext, gpu: &GpuScene) -> Result<AsyncDrawCapture> {
+        let mut capture = DrawCapture::new(ctx)?;
+        capture.prepare(ctx, gpu.source)?;
+        Ok(AsyncDrawCapture {
+            capture,
+            draws: (0..gpu.draws.len()).collect(),
+            maps: MapsInFlight::default(),
+            results: vec![SkinnedVertices::default(); gpu.draws.len()],
+        })
+    }
+
+    /// A capture is on its way.
+    pub fn in_flight(&self) -> bool {
+        self.maps.in_flight()
+    }
+
+    /// Draw the capture of every draw with the palette last written to `gpu` (the vertex
+    /// shader skinning) and ask for it to be mapped, unless one is still on its way (then
+    /// nothing happens and `false` is returned).
+    pub fn submit(&mut self, ctx: &GpuContext, gpu: &GpuScene) -> Result<bool> {
+        if self.maps.in_flight() || self.draws.is_empty() {
+            return Ok(false);
+        }
+        self.capture
+            .submit_with(ctx, gpu, &self.draws, Skinning::VertexShader, 1)?;
+        let buffers = &self.capture.staging[..self.draws.len()];
+        self.maps.map_all(buffers.iter().flat_map(|(_, pair)| pair));
+        Ok(true)
+    }
+
+    /// The captured vertices (one per draw: positions and normals) once every buffer is
+    /// mapped; `None` while the capture is on its way or when none was submitted. Never
+    /// waits.
+    pub fn poll(&mut self, ctx: &GpuContext, gpu: &GpuScene) -> Result<Option<&[SkinnedVertices]>> {
+        if !self.maps.landed(ctx, "a draw-path capture readback")? {
+            return Ok(None);
+        }
+        for (((_, pair), out), &i) in self
+            .capture
+            .staging
+            .iter()
+            .zip(&mut self.results)
+            .zip(&self.draws)
+        {
+            let n = gpu.draws.get(i).map_or(0, |d| d.vertex_count as usize);
+            for (k, b) in pair.iter().enumerate() {
+                {
+                    let bytes = b
+                        .get_mapped_range(..)
+                        .map_err(|e| Error::Gpu(format!("get_mapped_range: {e}")))?;
+                    let dst = match k {
+                        0 => &mut out.positions,
+                        _ => out.normals.get_or_insert_with(Vec::new),
+                    };
+                    dst.clear();
+                    dst.extend((0..n).map(|t| texel(&bytes, t)));
+                }
+                b.unmap();
+            }
+            out.tangents = None;
+        }
+        Ok(Some(&self.results))
+    }
 }

@@ -25,7 +25,7 @@ pub use camera::{CPU_GPU_ERROR_LOG10_MIN, Camera, ColorMode, MODE_ERROR_LOG10_MI
 pub use capture::{AsyncCapture, Capture};
 pub use compute_skin::ComputeSkinning;
 pub use context::GpuContext;
-pub use draw_capture::DrawCapture;
+pub use draw_capture::{AsyncDrawCapture, DrawCapture};
 pub use overlay::{Overlay, OverlayGeometry};
 pub use palette_source::{
     DEFAULT_UNIFORM_BONES, PaletteSource, UNIFORM_MORPH_SLOTS, check_source, choose_source,

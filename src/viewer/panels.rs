@@ -828,8 +828,8 @@ fn palette(ui: &mut Ui, state: &mut ViewerState) {
     if state.setup.split.is_some_and(|s| s.uniform_palette) {
         ui.label(
             RichText::new(
-                "uniform palette: live comparison and picking read the capture shader (storage \
-                 path); `skinview compare` on the uniform palette checks this one",
+                "uniform palette: live comparison and picking read the draw's own vertex stage \
+                 (the draw-path capture)",
             )
             .weak(),
         );
@@ -1013,12 +1013,6 @@ pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
                         worst.0,
                         source.describe()
                     ),
-                );
-            }
-            (true, None) if state.palette_source() != crate::gpu::PaletteSource::Storage => {
-                ui.label(
-                    "no live comparison on the uniform palette (`skinview compare` on the \
-                     uniform palette checks it)",
                 );
             }
             (true, None) => {

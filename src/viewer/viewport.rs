@@ -5,15 +5,19 @@
 //!
 //! Picking a vertex uses GPU-skinned positions read back from the capture shader (the same
 //! `skin()` the draw runs; with compute skinning, the compute pass's output buffer itself,
-//! which is what is drawn), not a CPU guess: the vertex whose projection is nearest the click
-//! within [`PICK_RADIUS_PX`], the closest to the eye among those. On the uniform palette path
-//! (no capture shader there) the live comparison and picking are off; the panel says so.
+//! which is what is drawn; on the uniform palette, which has no capture shader, the draw's own
+//! vertex stage through the draw-path capture), not a CPU guess: the vertex whose projection
+//! is nearest the click within [`PICK_RADIUS_PX`], the closest to the eye among those. The
+//! live comparison reads the same.
 
 use glam::{Mat4, Vec3, Vec4Swizzles};
 
 use super::state::{LiveErrors, Picked, ViewerState};
 use crate::error::Result;
-use crate::gpu::{AsyncCapture, Capture, GpuContext, GpuScene, OffscreenTarget, PaletteSource};
+use crate::gpu::{
+    AsyncCapture, AsyncDrawCapture, Capture, CapturePath, GpuContext, GpuScene, OffscreenTarget,
+    PaletteSource,
+};
 use crate::skin::SkinnedVertices;
 use crate::skin::VertexErrors;
 use crate::skin::weights::reduce_influences;
@@ -63,11 +67,70 @@ type LegendKey = (u64, crate::gpu::ColorMode, Option<usize>, bool, bool);
 
 struct SceneGpu {
     gpu: GpuScene,
-    /// The capture shader and its asynchronous readback (storage palette path only: the
-    /// live comparison and picking; the uniform path is checked by `skinview compare`).
-    capture: Option<(Capture, AsyncCapture)>,
+    /// The asynchronous readback behind the live comparison and picking.
+    readback: Readback,
     /// The skinning options last written to the draws (`None`: not yet).
     skin: Option<crate::skin::SkinOptions>,
+}
+
+/// Where the live comparison and picking read the GPU's vertices.
+enum Readback {
+    /// The capture shader (storage palette), or the compute pass's own output buffer when
+    /// it skins.
+    Shader(Box<(Capture, AsyncCapture)>),
+    /// The draw's own vertex stage, through the draw-path capture (the uniform palette, and
+    /// adapters without compute shaders).
+    Draw(Box<AsyncDrawCapture>),
+}
+
+impl Readback {
+    /// A readback on the way.
+    fn in_flight(&self) -> bool {
+        match self {
+            Readback::Shader(c) => c.1.in_flight(),
+            Readback::Draw(r) => r.in_flight(),
+        }
+    }
+
+    /// What the last submitted readback holds.
+    fn source(&self) -> CapturePath {
+        match self {
+            Readback::Shader(c) => c.1.source(),
+            Readback::Draw(_) => CapturePath::Draw,
+        }
+    }
+
+    /// The vertices of the readback that landed, if one did (never waits).
+    fn poll(&mut self, ctx: &GpuContext, gpu: &GpuScene) -> Result<Option<&[SkinnedVertices]>> {
+        match self {
+            Readback::Shader(c) => c.1.poll(ctx, gpu),
+            Readback::Draw(r) => r.poll(ctx, gpu),
+        }
+    }
+
+    /// Start the next readback of what `gpu` draws with `skinning` (unless one is on its way).
+    fn submit(
+        &mut self,
+        ctx: &GpuContext,
+        gpu: &GpuScene,
+        skinning: crate::gpu::Skinning,
+    ) -> Result<()> {
+        match self {
+            Readback::Shader(c) => {
+                let (capture, r) = &mut **c;
+                // The compute path is compared as drawn: its own output buffer, not a capture.
+                let compute = skinning == crate::gpu::Skinning::ComputePass
+                    && r.submit_compute_skinned(ctx, gpu);
+                if !compute {
+                    r.submit(ctx, capture, gpu);
+                }
+            }
+            Readback::Draw(r) => {
+                r.submit(ctx, gpu)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Largest viewport side in pixels (and never more than the device's texture limit): beyond
@@ -160,17 +223,16 @@ impl Viewport {
             upload_influences(c, cpu_only),
             source,
         )?;
-        let capture = match source {
+        let readback = match source {
             PaletteSource::Storage if ctx.compute_capture() => {
                 let capture = Capture::new(ctx, &gpu)?;
-                let readback = AsyncCapture::new(ctx, &gpu);
-                Some((capture, readback))
+                Readback::Shader(Box::new((capture, AsyncCapture::new(ctx, &gpu))))
             }
-            _ => None,
+            _ => Readback::Draw(Box::new(AsyncDrawCapture::new(ctx, &gpu)?)),
         };
         self.scene = Some(SceneGpu {
             gpu,
-            capture,
+            readback,
             skin: None,
         });
         self.view.set_skeleton(c);
@@ -215,16 +277,6 @@ impl Viewport {
         let Some(s) = self.scene.as_mut() else {
             return Ok(());
         };
-        // The heatmap's errors come from the capture shader: without it (the uniform
-        // palette) it would show a clean blue, so the view falls back to the GPU one.
-        if s.capture.is_none() && state.mode == super::state::ViewMode::Diff {
-            state.mode = super::state::ViewMode::Gpu;
-            state.error = Some(
-                "the |GPU - CPU| heatmap reads the capture shader, which runs on the storage \
-                 palette only; `skinview compare` checks the uniform palette"
-                    .into(),
-            );
-        }
         let c = &state.character;
         // The GPU draws the character's skinning options (a panel may have changed them).
         if s.skin != Some(state.setup.skin) {
@@ -252,15 +304,8 @@ impl Viewport {
         }
         // Readbacks that landed.
         let t0 = std::time::Instant::now();
-        let source = s
-            .capture
-            .as_ref()
-            .map(|(_, r)| r.source())
-            .unwrap_or_default();
-        let polled = match s.capture.as_mut() {
-            Some((_, readback)) => readback.poll(ctx, &s.gpu)?,
-            None => None,
-        };
+        let source = s.readback.source();
+        let polled = s.readback.poll(ctx, &s.gpu)?;
         if let Some(gpu_vertices) = polled {
             if state.mode.compares()
                 && self.snapshot_valid
@@ -300,10 +345,7 @@ impl Viewport {
         // The next capture: every frame while comparing or while a vertex is picked, or once
         // for a new pick.
         let wanted = state.mode.compares() || self.pending_pick.is_some() || state.picked.is_some();
-        if let Some((capture, readback)) = s.capture.as_mut()
-            && !readback.in_flight()
-            && wanted
-        {
+        if !s.readback.in_flight() && wanted {
             self.snapshot_valid = c.cpu_skinning;
             if self.snapshot_valid {
                 self.cpu_snapshot
@@ -313,12 +355,7 @@ impl Viewport {
                 }
             }
             self.snapshot_frame = state.stats.frames;
-            // The compute path is compared as drawn: its own output buffer, not a capture.
-            let compute_skinned = state.gpu_skinning == crate::gpu::Skinning::ComputePass
-                && readback.submit_compute_skinned(ctx, &s.gpu);
-            if !compute_skinned {
-                readback.submit(ctx, capture, &s.gpu);
-            }
+            s.readback.submit(ctx, &s.gpu, state.gpu_skinning)?;
         }
         state.stats.readback_ms = t0.elapsed().as_secs_f32() * 1000.0;
         // Draw.

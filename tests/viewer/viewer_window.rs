@@ -182,8 +182,8 @@ fn assert_live_comparison_passes(text: &str, source: &str) {
 
 /// A window on a device with WebGL2-class limits (no vertex-stage storage buffers): the
 /// viewer switches to the uniform palette by itself and still draws the humanoid (30 joints,
-/// within one 64-matrix array) and a glTF model (partitioned); with storage, `--max-bones`
-/// shows the split by colour.
+/// within one 64-matrix array) and a glTF model (partitioned), and compares it live through
+/// the draw-path capture; with storage, `--max-bones` shows the split by colour.
 #[test]
 fn the_window_draws_through_the_uniform_palette() {
     if !xvfb() || common::gpu().is_none() {
@@ -208,6 +208,19 @@ fn the_window_draws_through_the_uniform_palette() {
         colours > 200 && same < 0.9,
         "blank: {colours} colours, {same:.2}"
     );
+    // No capture shader there: the live comparison reads the draw's own vertex stage (the
+    // draw-path capture, asynchronously) and passes, side by side and as the heatmap.
+    for show in ["split", "diff"] {
+        let (text, _, image) = run_viewer_with(
+            &[cesium.to_str().unwrap(), "--show", show],
+            20,
+            &format!("cesium_webgl2_{show}.png"),
+            &webgl2,
+        );
+        assert_live_comparison_passes(&text, "the draw's vertex stage");
+        let (colours, _) = not_blank(&image);
+        assert!(colours > 100, "{show}: blank, {colours} colours");
+    }
     // The split by colour on the storage path (the panel's state is tested in
     // tests/viewer/viewer_panels.rs).
     let (_, _, split) = run_viewer(
