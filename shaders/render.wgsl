@@ -11,7 +11,7 @@ struct ViewUniform {
     // Direction towards the key light (world space), w unused.
     light_dir: vec4<f32>,
     eye_position: vec4<f32>,
-    // Draw-path capture (the CAPTURE pipelines): (texels per row, which is CAPTURE_WIDTH, and
+    // Draw-path capture (the CAPTURE pipelines): (texels per row, read as CAPTURE_WIDTH, and
     // rows); (0, 0) otherwise.
     capture_size: vec2<u32>,
     // 0 material, 1 weights of `selected_node`, 2 bone colours, 3 per-vertex error heatmap:
@@ -168,7 +168,7 @@ fn finish(vertex_index: u32, instance_index: u32, position: vec3<f32>, normal: v
     // Draw-path capture: one point per vertex, on texel (i % width, i / width) of a float
     // target, so the readback sees exactly what this vertex stage output; a crowd's instances
     // follow one another (i = instance × vertex count + vertex).
-    let size = max(vec2<f32>(view.capture_size), vec2<f32>(1.0));
+    let size = vec2<f32>(f32(CAPTURE_WIDTH), max(f32(view.capture_size.y), 1.0));
     let i = instance_index * draw.vertex_count + vertex_index;
     let texel = vec2<f32>(f32(i % CAPTURE_WIDTH), f32(i / CAPTURE_WIDTH)) + vec2<f32>(0.5);
     let ndc = vec2<f32>(texel.x / size.x * 2.0 - 1.0, 1.0 - texel.y / size.y * 2.0);

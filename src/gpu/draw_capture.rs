@@ -231,11 +231,9 @@ impl DrawCapture {
                         gpu.draws.len()
                     ))
                 })?;
-                let skin = match skinning.pre_skinned() {
-                    true => SkinVariant::lbs(d.influence_sets),
-                    false => SkinVariant::of(d),
-                };
-                self.pipeline(ctx, (source, skinning.pre_skinned(), skin))
+                let pre_skinned = skinning.pre_skinned();
+                let skin = SkinVariant::drawn(d, pre_skinned);
+                self.pipeline(ctx, (source, pre_skinned, skin))
             })
             .collect::<Result<Vec<_>>>()?;
         let (width, rows) = capture_extent(ctx, gpu, draws, instances)?;

@@ -457,13 +457,9 @@ impl Renderer {
                 blend: None,
                 write_mask: wgpu::ColorWrites::ALL,
             })];
-            let skinning = match key.pre_skinned {
-                false => Skinning::VertexShader,
-                true => Skinning::Cpu,
-            };
-            let vertex = match skinning {
-                Skinning::VertexShader => VertexLayout::skinned(key.skin.sets),
-                Skinning::ComputePass | Skinning::Cpu => VertexLayout::cpu_skinned(key.skin.sets),
+            let (skinning, vertex) = match key.pre_skinned {
+                false => (Skinning::VertexShader, VertexLayout::skinned(key.skin.sets)),
+                true => (Skinning::Cpu, VertexLayout::cpu_skinned(key.skin.sets)),
             };
             let wire = key.kind == Kind::Wire;
             skinned_pipeline(
@@ -557,14 +553,10 @@ impl Renderer {
                 if count == 0 || d.vertex_count == 0 {
                     continue;
                 }
-                let skin = match skinned {
-                    None => SkinVariant::of(d),
-                    Some(_) => SkinVariant::lbs(d.influence_sets),
-                };
                 let key = DrawKey {
                     pre_skinned: skinned.is_some(),
                     kind,
-                    skin,
+                    skin: SkinVariant::drawn(d, skinned.is_some()),
                     color_mode,
                 };
                 if bound.as_ref().is_none_or(|(k, _)| *k != key) {

@@ -81,11 +81,7 @@ pub fn bone_changes(
     let n = bones.len();
     // The records and means (bones); two passes over the vertices, each over both lists of
     // influences (merged, each joint looked up in both).
-    let lists: usize = input
-        .iter()
-        .chain(output)
-        .map(|v| 1 + v.len() * v.len())
-        .sum();
+    let lists = super::list_comparison_steps(input, output);
     *work += Work::steps(2 * n + 2 * mesh.positions.len() + 2 * lists);
     let mut c: Vec<BoneChange> = bones
         .iter()

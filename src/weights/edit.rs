@@ -293,11 +293,7 @@ impl Tools<'_> {
             }
         }
         // The influence limit and the comparison with the input.
-        let lists: usize = input
-            .iter()
-            .chain(&influences)
-            .map(|v| 1 + v.len() * v.len())
-            .sum();
+        let lists = super::list_comparison_steps(input, &influences);
         report.work += Work::steps(influences.len() + lists);
         compare(input, &influences, &mut report);
         Ok((influences, report))

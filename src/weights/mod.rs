@@ -334,6 +334,12 @@ impl Work {
     }
 }
 
+/// Steps to compare two influence lists per vertex (each joint of one looked up in both, as
+/// [`weight_of`] does): `1 + len²` a list, over both sets.
+pub fn list_comparison_steps(a: &Influences, b: &Influences) -> usize {
+    a.iter().chain(b).map(|v| 1 + v.len() * v.len()).sum()
+}
+
 impl std::ops::Add for Work {
     type Output = Work;
     fn add(mut self, o: Work) -> Work {
