@@ -100,14 +100,17 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
         exit 1
     fi
 fi
-if [ ! -f "$here/tools/oracle/node_modules/three/package.json" ]; then
-    echo "setup: installing three.js for tools/oracle (npm ci)" >&2
-    if ! npm ci --prefix "$here/tools/oracle" --no-audit --no-fund --loglevel=error >&2; then
-        echo "missing: three.js for the independent-engine tests (npm ci in tools/oracle failed:" >&2
-        echo "  it needs the npm registry). Allow network access and run scripts/setup.sh --tests again." >&2
+# npm_ci FOLDER PACKAGE WHAT: the locked npm packages of FOLDER, unless PACKAGE is there.
+npm_ci() {
+    [ -f "$here/$1/node_modules/$2/package.json" ] && return 0
+    echo "setup: installing $2 for $1 (npm ci)" >&2
+    if ! npm ci --prefix "$here/$1" --no-audit --no-fund --loglevel=error >&2; then
+        echo "missing: $2 for $3 (npm ci in $1 failed: it needs the npm registry)." >&2
+        echo "  Allow network access and run scripts/setup.sh --tests again." >&2
         exit 1
     fi
-fi
+}
+npm_ci tools/oracle three "the independent-engine tests"
 
 # The library's web build (.ci/run checks `--no-default-features --lib` for
 # wasm32-unknown-unknown): the target's standard library, from rustup.
@@ -118,6 +121,18 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknow
         exit 1
     fi
 fi
+
+# The web page's tests (tests/web): Debian's Chromium, driven by playwright-core from npm (no
+# browser download), under Xvfb. scripts/build-web.sh installs wasm-bindgen-cli itself.
+if [ ! -x /usr/bin/chromium ]; then
+    echo "setup: installing Chromium for the web page's tests (chromium)" >&2
+    if ! need_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
+       ! need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; then
+        echo "missing: Chromium for the web tests. Run as root:  apt-get install chromium" >&2
+        exit 1
+    fi
+fi
+npm_ci tests/web playwright-core "the web page's tests"
 
 # Test data: $SKINVIEW_SHARED or ../shared when present, else tests/data made here.
 if [ -n "${SKINVIEW_SHARED:-}" ]; then

@@ -163,6 +163,10 @@ pub enum Error {
     /// The GPU reported an error (validation, out of memory, device lost, mapping).
     #[error("GPU error: {0}")]
     Gpu(String),
+    /// What a web page asked for cannot be done (its URL parameters, the files given, a
+    /// fetch, the browser's APIs).
+    #[error("{0}")]
+    Page(String),
     /// An output file could not be written.
     #[error("{path}: cannot write output: {message}")]
     Output {

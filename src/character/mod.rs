@@ -13,7 +13,7 @@
 pub mod bench;
 pub mod setup;
 
-use std::time::Instant;
+use web_time::Instant;
 
 use crate::anim::layer::{CrossFade, DEFAULT_THRESHOLD, Layer, LayerJob};
 use crate::anim::{Pose, SoaAnimateJob, SoaClip, SoaState};

@@ -57,6 +57,12 @@ pub struct ViewArgs {
     /// Do not wait for vertical sync (frame-time measurements).
     #[arg(long)]
     no_vsync: bool,
+    /// Start at this clip time in seconds (the web page's `?time=`).
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_start_time)]
+    time: Option<f32>,
+    /// Start paused (the web page's `?paused=1`).
+    #[arg(long)]
+    paused: bool,
     /// Follow buffer and image URIs that lead outside the model's folder (absolute paths,
     /// `..`, symlinks, hidden files). Off by default: a model file cannot make skinview read
     /// other files.
@@ -67,6 +73,14 @@ pub struct ViewArgs {
     // --palette storage (the split shown by colour).
     #[command(flatten)]
     palette: PaletteArgs,
+}
+
+/// `--time`: a clip time in seconds, finite and not negative.
+fn parse_start_time(text: &str) -> Result<f32, String> {
+    match text.parse::<f32>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        _ => Err(format!("`{text}`: expected a time in seconds, 0 or more")),
+    }
 }
 
 /// `view --color`.
@@ -166,6 +180,8 @@ pub fn run_view(a: ViewArgs) -> CliResult {
             ViewColorArg::Bones => skinview::gpu::ColorMode::Bones,
         },
         skeleton: a.skeleton.map(super::render::BoneStyleArg::style),
+        time_s: a.time,
+        paused: a.paused,
     };
     let report = run(model, options)?;
     let m = report.mean_ms;

@@ -339,8 +339,18 @@ pub struct AsyncCapture {
 impl AsyncCapture {
     /// Staging buffers for every draw of `gpu`.
     pub fn new(ctx: &GpuContext, gpu: &GpuScene) -> AsyncCapture {
-        let staging = gpu
-            .draws
+        AsyncCapture {
+            staging: Self::make_staging(ctx, gpu),
+            maps: MapsInFlight::default(),
+            results: vec![SkinnedVertices::default(); gpu.draws.len()],
+            records: Vec::new(),
+            draws: (0..gpu.draws.len()).collect(),
+            source: CapturePath::CaptureShader,
+        }
+    }
+
+    fn make_staging(ctx: &GpuContext, gpu: &GpuScene) -> Vec<wgpu::Buffer> {
+        gpu.draws
             .iter()
             .map(|d| {
                 ctx.device.create_buffer(&wgpu::BufferDescriptor {
@@ -350,15 +360,7 @@ impl AsyncCapture {
                     mapped_at_creation: false,
                 })
             })
-            .collect();
-        AsyncCapture {
-            staging,
-            maps: MapsInFlight::default(),
-            results: vec![SkinnedVertices::default(); gpu.draws.len()],
-            records: Vec::new(),
-            draws: (0..gpu.draws.len()).collect(),
-            source: CapturePath::CaptureShader,
-        }
+            .collect()
     }
 
     /// What the last submitted readback holds.
@@ -428,8 +430,15 @@ impl AsyncCapture {
     /// The captured vertices (one per draw) once every buffer is mapped; `None` while the
     /// capture is on its way or when none was submitted. Never waits.
     pub fn poll(&mut self, ctx: &GpuContext, gpu: &GpuScene) -> Result<Option<&[SkinnedVertices]>> {
-        if !self.maps.landed(ctx, "a capture readback")? {
-            return Ok(None);
+        match self.maps.landed(ctx, "a capture readback") {
+            Ok(true) => {}
+            Ok(false) => return Ok(None),
+            Err(e) => {
+                // A buffer whose map failed is not mapped again: the next capture gets new
+                // ones.
+                self.staging = Self::make_staging(ctx, gpu);
+                return Err(e);
+            }
         }
         if self.source == CapturePath::ComputePass {
             return self.read_compute_skinned(gpu).map(Some);

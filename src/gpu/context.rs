@@ -245,7 +245,8 @@ impl GpuContext {
 #[derive(Default)]
 pub struct MapsInFlight {
     pending: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    failed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The first failed map's error.
+    failed: Arc<Mutex<Option<String>>>,
     in_flight: bool,
 }
 
@@ -260,12 +261,14 @@ impl MapsInFlight {
         let buffers = buffers.into_iter();
         self.pending
             .store(buffers.clone().count(), Ordering::SeqCst);
-        self.failed.store(false, Ordering::SeqCst);
+        if let Ok(mut f) = self.failed.lock() {
+            *f = None;
+        }
         for b in buffers {
             let (pending, failed) = (self.pending.clone(), self.failed.clone());
             b.map_async(wgpu::MapMode::Read, .., move |r| {
-                if r.is_err() {
-                    failed.store(true, Ordering::SeqCst);
+                if let (Err(e), Ok(mut f)) = (r, failed.lock()) {
+                    f.get_or_insert(e.to_string());
                 }
                 pending.fetch_sub(1, Ordering::SeqCst);
             });
@@ -291,8 +294,8 @@ impl MapsInFlight {
             return Ok(false);
         }
         self.in_flight = false;
-        if self.failed.load(Ordering::SeqCst) {
-            return Err(Error::Gpu(format!("mapping {what} failed")));
+        if let Some(e) = self.failed.lock().ok().and_then(|mut f| f.take()) {
+            return Err(Error::Gpu(format!("mapping {what} failed: {e}")));
         }
         Ok(true)
     }

@@ -631,8 +631,15 @@ impl AsyncDrawCapture {
     /// mapped; `None` while the capture is on its way or when none was submitted. Never
     /// waits.
     pub fn poll(&mut self, ctx: &GpuContext, gpu: &GpuScene) -> Result<Option<&[SkinnedVertices]>> {
-        if !self.maps.landed(ctx, "a draw-path capture readback")? {
-            return Ok(None);
+        match self.maps.landed(ctx, "a draw-path capture readback") {
+            Ok(true) => {}
+            Ok(false) => return Ok(None),
+            Err(e) => {
+                // A buffer whose map failed is not mapped again: the next capture makes new
+                // ones.
+                self.capture.staging.clear();
+                return Err(e);
+            }
         }
         for (((_, pair), out), &i) in self
             .capture

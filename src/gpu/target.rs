@@ -36,14 +36,24 @@ pub fn can_view_as_raw(ctx: &GpuContext) -> bool {
 /// A target whose resolved colour egui can show: sRGB viewed raw where the device can, else a
 /// plain RGBA8 target the shaders write sRGB-encoded values into.
 pub fn display_target(ctx: &GpuContext) -> Target {
-    if can_view_as_raw(ctx) {
+    let target = if can_view_as_raw(ctx) {
         Target::OFFSCREEN
     } else {
         Target {
             format: wgpu::TextureFormat::Rgba8Unorm,
             ..Target::OFFSCREEN
         }
+    };
+    // WebGL2 has no multisampled textures: wgpu makes MSAA attachments renderbuffers, which
+    // ANGLE allocates lazily, and Chromium's software WebGL (SwiftShader) fails that
+    // allocation and loses the context. The page's WebGL2 view draws without MSAA.
+    if cfg!(target_arch = "wasm32") && ctx.info.backend == wgpu::Backend::Gl {
+        return Target {
+            samples: 1,
+            ..target
+        };
     }
+    target
 }
 
 /// Check a render size against the adapter before any texture is made.
@@ -170,7 +180,18 @@ impl OffscreenTarget {
         clear: [f64; 3],
         timestamps: Option<wgpu::RenderPassTimestampWrites<'_>>,
     ) -> wgpu::RenderPass<'e> {
-        let [r, g, b] = clear;
+        // A plain (not sRGB) target holds sRGB-encoded values, as its shaders write them
+        // (`ENCODE_SRGB`): the clear colour is encoded the same way.
+        let encode = |c: f64| {
+            if self.target.format.is_srgb() {
+                c
+            } else if c <= 0.003_130_8 {
+                c * 12.92
+            } else {
+                1.055 * c.powf(1.0 / 2.4) - 0.055
+            }
+        };
+        let [r, g, b] = clear.map(encode);
         let (view, resolve_target, store) = match &self.msaa {
             Some(m) => (m, Some(&self.resolve_view), wgpu::StoreOp::Discard),
             None => (&self.resolve_view, None, wgpu::StoreOp::Store),
@@ -228,7 +249,11 @@ pub struct PendingImage {
 impl PendingImage {
     /// Wait for the copy (the command buffer must have been submitted) and unpack it.
     pub fn read(&self, ctx: &GpuContext) -> Result<Rgba8> {
-        let bytes = ctx.map_read(&self.buffer)?;
+        ctx.map_read_with(&self.buffer, |bytes| self.unpack(bytes))
+    }
+
+    /// The padded rows of the mapped copy as RGBA8 (BGRA swizzled).
+    fn unpack(&self, bytes: &[u8]) -> Rgba8 {
         let (w, h) = (self.width as usize, self.height as usize);
         let mut pixels = Vec::with_capacity(w * h * 4);
         for y in 0..h {
@@ -240,11 +265,11 @@ impl PendingImage {
                 pixels.extend_from_slice(line);
             }
         }
-        Ok(Rgba8 {
+        Rgba8 {
             width: self.width,
             height: self.height,
             pixels,
-        })
+        }
     }
 }
 

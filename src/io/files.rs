@@ -6,9 +6,12 @@
 //! unless the caller allows more ([`ImportOptions::allow_external_uris`]); external files
 //! together are read up to [`MAX_EXTERNAL_BYTES`].
 //! Every file read is recorded, so a command can refuse to write over any of them.
+//! A model can also come from files held in memory ([`FileSet`]: the files dropped on the web
+//! page together): the same rules, with the set in place of the folder.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
@@ -30,6 +33,69 @@ pub struct ImportOptions {
     pub allow_external_uris: bool,
 }
 
+/// Files held in memory by name — what a web page was given (dropped together, picked, or
+/// fetched): a model and the buffers and images it names. Each file is at most
+/// [`MAX_FILE_BYTES`], checked as it is added.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileSet {
+    files: Vec<(String, Arc<[u8]>)>,
+}
+
+impl FileSet {
+    /// An empty set.
+    pub fn new() -> FileSet {
+        FileSet::default()
+    }
+
+    /// Check a file of `len` bytes named `name` may be added, before its bytes are read.
+    pub fn check_size(name: &str, len: u64) -> Result<()> {
+        if len > MAX_FILE_BYTES {
+            return Err(Error::invalid(
+                name,
+                "file size",
+                format!("{len} bytes, more than the {MAX_FILE_BYTES} read at most"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Add `bytes` as `name` (a file name, or a path relative to the model, `/`-separated); a
+    /// later file of the same name replaces the earlier.
+    pub fn add(&mut self, name: &str, bytes: Vec<u8>) -> Result<()> {
+        Self::check_size(name, bytes.len() as u64)?;
+        self.files.retain(|(n, _)| n != name);
+        self.files.push((name.to_string(), bytes.into()));
+        Ok(())
+    }
+
+    /// The file names, in the order added.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.files.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// The file named exactly `name`.
+    pub fn get(&self, name: &str) -> Option<&[u8]> {
+        self.files
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, b)| &b[..])
+    }
+
+    /// The file a relative URI path names: the same path, else (files dropped without their
+    /// folders) the same file name.
+    fn find(&self, relative: &str) -> Option<(&str, &[u8])> {
+        let base_name = relative.rsplit('/').next().unwrap_or(relative);
+        let exact = self.files.iter().find(|(n, _)| n == relative);
+        exact
+            .or_else(|| {
+                self.files
+                    .iter()
+                    .find(|(n, _)| n.rsplit('/').next() == Some(base_name))
+            })
+            .map(|(n, b)| (n.as_str(), &b[..]))
+    }
+}
+
 /// The files one import reads, and the rules it reads them by.
 #[derive(Clone, Debug)]
 pub struct Files {
@@ -37,6 +103,8 @@ pub struct Files {
     pub model: PathBuf,
     /// Its folder, canonical (external URIs resolve inside it); `None` for data in memory.
     base: Option<PathBuf>,
+    /// The files in memory the model and its URIs come from, instead of a folder.
+    memory: Option<Arc<FileSet>>,
     options: ImportOptions,
     /// Every file read so far, canonical, the model first.
     pub read: Vec<PathBuf>,
@@ -57,6 +125,19 @@ impl Files {
         Files {
             model: model.to_path_buf(),
             base,
+            memory: None,
+            options,
+            read: Vec::new(),
+            external_bytes: 0,
+        }
+    }
+
+    /// Rules for the model `model` in `set`: its URIs resolve to other files of the set.
+    pub fn in_memory(model: &str, set: Arc<FileSet>, options: ImportOptions) -> Files {
+        Files {
+            model: PathBuf::from(model),
+            base: None,
+            memory: Some(set),
             options,
             read: Vec::new(),
             external_bytes: 0,
@@ -81,6 +162,14 @@ impl Files {
 
     /// Read the model file itself (at most [`MAX_FILE_BYTES`]).
     pub fn read_model(&mut self) -> Result<Vec<u8>> {
+        if let Some(set) = &self.memory {
+            let name = self.model.to_string_lossy();
+            let bytes = set.get(&name).ok_or_else(|| {
+                Error::invalid(&name, "file", "not among the files given".to_string())
+            })?;
+            self.read.push(self.model.clone());
+            return Ok(bytes.to_vec());
+        }
         let path = self.model.clone();
         let bytes = read_regular(&path, MAX_FILE_BYTES, None)?;
         self.read.push(path.canonicalize().unwrap_or(path));
@@ -105,9 +194,6 @@ impl Files {
             )));
         }
         let decoded = percent_decode(uri);
-        let base = self.base.as_deref().ok_or_else(|| {
-            bad("an external file, but the model did not come from a file".into())
-        })?;
         // Before touching the file system: absolute paths (and Windows drive or network
         // paths) and hidden files or folders (`.ssh/…`) are outside unless allowed.
         let rel = Path::new(&decoded);
@@ -122,6 +208,9 @@ impl Files {
                 shorten(uri)
             )));
         }
+        let base = self.base.as_deref().ok_or_else(|| {
+            bad("an external file, but the model did not come from a file".into())
+        })?;
         let candidate = base.join(&decoded);
         let canonical = candidate.canonicalize().map_err(|e| {
             bad(format!(
@@ -146,7 +235,6 @@ impl Files {
     /// `byteLength`): an error when the file is shorter, not a regular file, or `len` is over
     /// [`MAX_FILE_BYTES`].
     pub fn read_exactly(&mut self, uri: &str, len: u64, field: &str) -> Result<Vec<u8>> {
-        let path = self.resolve(uri, field)?;
         let file = super::file_label(&self.model);
         if len > MAX_FILE_BYTES {
             return Err(Error::invalid(
@@ -155,17 +243,18 @@ impl Files {
                 format!("{len} bytes declared; buffers are read up to {MAX_FILE_BYTES}"),
             ));
         }
+        if let Some(mut bytes) = self.read_memory(uri, field)? {
+            if (bytes.len() as u64) < len {
+                return Err(truncated(&file, field, uri, bytes.len() as u64, len));
+            }
+            bytes.truncate(len as usize);
+            self.spend(len, field)?;
+            return Ok(bytes);
+        }
+        let path = self.resolve(uri, field)?;
         let meta = regular_meta(&path, Some((&file, field)))?;
         if meta.len() < len {
-            return Err(Error::invalid(
-                &file,
-                field,
-                format!(
-                    "\"{}\" has {} bytes but the buffer declares {len}: truncated buffer",
-                    shorten(uri),
-                    meta.len()
-                ),
-            ));
+            return Err(truncated(&file, field, uri, meta.len(), len));
         }
         self.spend(len, field)?;
         let bytes = read_limited(&path, len)?;
@@ -175,14 +264,69 @@ impl Files {
 
     /// Read a whole external file `uri` names, of at most `limit` bytes (images).
     pub fn read_whole(&mut self, uri: &str, limit: u64, field: &str) -> Result<Vec<u8>> {
-        let path = self.resolve(uri, field)?;
         let file = super::file_label(&self.model);
+        if let Some(bytes) = self.read_memory(uri, field)? {
+            if bytes.len() as u64 > limit {
+                return Err(Error::invalid(
+                    &file,
+                    field,
+                    format!("{} bytes, more than the {limit} read at most", bytes.len()),
+                ));
+            }
+            self.spend(bytes.len() as u64, field)?;
+            return Ok(bytes);
+        }
+        let path = self.resolve(uri, field)?;
         let size = regular_meta(&path, Some((&file, field)))?.len();
         self.spend(size.min(limit), field)?;
         let bytes = read_regular(&path, limit, Some((&file, field)))?;
         self.read.push(path);
         Ok(bytes)
     }
+}
+
+impl Files {
+    /// For a model in memory: the file of the set `uri` names (the URI checks of
+    /// [`Files::resolve`] first; never a file outside the set), recorded as read. `None` for a
+    /// model on disk.
+    fn read_memory(&mut self, uri: &str, field: &str) -> Result<Option<Vec<u8>>> {
+        let Some(set) = self.memory.clone() else {
+            return Ok(None);
+        };
+        let file = super::file_label(&self.model);
+        let bad = |message: String| Error::invalid(&file, field, message);
+        if uri.contains(':') {
+            return Err(bad(format!(
+                "\"{}\": only relative file paths and data: URIs are read",
+                shorten(uri)
+            )));
+        }
+        let decoded = percent_decode(uri);
+        let relative = decoded.trim_start_matches("./");
+        let Some((name, bytes)) = set.find(relative) else {
+            let given: Vec<&str> = set.names().collect();
+            return Err(bad(format!(
+                "\"{}\" was not given with the model (given: {}); drop or pick the model's \
+                 buffers and images together with it",
+                shorten(uri),
+                given.join(", ")
+            )));
+        };
+        self.read.push(PathBuf::from(name));
+        Ok(Some(bytes.to_vec()))
+    }
+}
+
+/// A buffer file `uri` of `have` bytes, shorter than the `len` its buffer declares.
+fn truncated(file: &str, field: &str, uri: &str, have: u64, len: u64) -> Error {
+    Error::invalid(
+        file,
+        field,
+        format!(
+            "\"{}\" has {have} bytes but the buffer declares {len}: truncated buffer",
+            shorten(uri)
+        ),
+    )
 }
 
 /// The metadata of `path` when it is a regular file (symlinks followed).
@@ -258,7 +402,7 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
 /// `%XX` escapes decoded (URIs in glTF are percent-encoded); a `%` not followed by two hex
 /// digits is kept as it is (as the gltf crate's decoder does), and bytes that do not decode
 /// to UTF-8 leave the URI undecoded.
-fn percent_decode(uri: &str) -> String {
+pub fn percent_decode(uri: &str) -> String {
     let b = uri.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

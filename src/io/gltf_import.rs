@@ -55,6 +55,19 @@ pub fn import_file_with(path: &Path, options: ImportOptions) -> Result<(Scene, V
     Ok((scene, files.read))
 }
 
+/// Import the model `main` of files held in memory (the web page's): its external buffers
+/// and images come from the same set, under the same limits; also the names read.
+pub fn import_memory(
+    main: &str,
+    set: std::sync::Arc<super::files::FileSet>,
+    options: ImportOptions,
+) -> Result<(Scene, Vec<PathBuf>)> {
+    let mut files = Files::in_memory(main, set, options);
+    let bytes = files.read_model()?;
+    let scene = import(&bytes, &mut files)?;
+    Ok((scene, files.read))
+}
+
 /// Import from memory; `path` names the file in messages and resolves external buffers
 /// (inside its folder).
 pub fn import_slice(bytes: &[u8], path: &Path) -> Result<Scene> {

@@ -21,7 +21,7 @@ use std::path::Path;
 use crate::error::Result;
 use crate::scene::Scene;
 
-pub use files::ImportOptions;
+pub use files::{FileSet, ImportOptions};
 pub use model::{Model, ModelSource, NativeRig};
 
 /// Load a model file by extension: `.gltf` / `.glb`, or a native Weber rig (`.json`, e.g.

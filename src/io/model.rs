@@ -4,8 +4,9 @@
 //! metadata (lengths, joint limits, sections, links) that the animation stage uses.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::files::ImportOptions;
+use super::files::{FileSet, ImportOptions};
 use crate::builtin::Builtin;
 use crate::character::{Character, CharacterSetup};
 use crate::error::Result;
@@ -19,6 +20,14 @@ pub enum ModelSource {
     Builtin(Builtin),
     /// A `.gltf` / `.glb` file, or a native rig file (`.json`, e.g. `*.rig.json`).
     File(PathBuf),
+    /// The model `main` among files held in memory (the web page's dropped or fetched files;
+    /// its buffers and images come from the same set).
+    Memory {
+        /// The model file's name in the set.
+        main: String,
+        /// The files.
+        set: Arc<FileSet>,
+    },
 }
 
 impl ModelSource {
@@ -50,6 +59,7 @@ impl ModelSource {
         match self {
             ModelSource::Builtin(_) => true,
             ModelSource::File(p) => is_rig_json(p),
+            ModelSource::Memory { main, .. } => is_rig_json(Path::new(main)),
         }
     }
 
@@ -58,6 +68,7 @@ impl ModelSource {
         match self {
             ModelSource::Builtin(b) => b.name().to_string(),
             ModelSource::File(p) => p.display().to_string(),
+            ModelSource::Memory { main, .. } => main.clone(),
         }
     }
 
@@ -87,6 +98,22 @@ impl ModelSource {
             }
             ModelSource::File(p) => {
                 let (scene, files) = super::gltf_import::import_file_with(p, options)?;
+                (scene, None, files)
+            }
+            ModelSource::Memory { main, set } if is_rig_json(Path::new(main)) => {
+                let bytes = set.get(main).ok_or_else(|| {
+                    crate::error::Error::invalid(main, "file", "not among the files given")
+                })?;
+                let weber = super::rig_json::parse_bytes(bytes, main)?;
+                let rs = weber.to_scene()?;
+                (
+                    rs.scene.clone(),
+                    Some(NativeRig { weber, scene: rs }),
+                    Vec::new(),
+                )
+            }
+            ModelSource::Memory { main, set } => {
+                let (scene, files) = super::gltf_import::import_memory(main, set.clone(), options)?;
                 (scene, None, files)
             }
         };

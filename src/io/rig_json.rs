@@ -41,9 +41,25 @@ pub fn read(path: &Path) -> Result<WeberRig> {
     let file = super::file_label(path);
     // A regular file of at most MAX_RIG_JSON_BYTES, checked before reading.
     let bytes = super::files::read_regular(path, MAX_RIG_JSON_BYTES, Some((&file, "file size")))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| Error::invalid(&file, "text", format!("not UTF-8: {e}")))?;
-    parse(&text, &file)
+    parse_bytes(&bytes, &file)
+}
+
+/// Parse and validate a native rig file's bytes (at most [`MAX_RIG_JSON_BYTES`], UTF-8);
+/// `file` names it in errors.
+pub fn parse_bytes(bytes: &[u8], file: &str) -> Result<WeberRig> {
+    if bytes.len() as u64 > MAX_RIG_JSON_BYTES {
+        return Err(Error::invalid(
+            file,
+            "file size",
+            format!(
+                "{} bytes, more than the {MAX_RIG_JSON_BYTES} read at most",
+                bytes.len()
+            ),
+        ));
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| Error::invalid(file, "text", format!("not UTF-8: {e}")))?;
+    parse(text, file)
 }
 
 /// Write `rig` to `path` (through a temporary file renamed into place).

@@ -36,7 +36,7 @@
 //! Limits: faces of 3, 2 or 1 vertices (triangles, lines, points); `K` ≥ [`MIN_BONES`]; joint
 //! indices are the skin's, and a submesh lists them as such.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use super::fit::{Influences, fit};
 use super::greedy::greedy;

@@ -14,7 +14,7 @@
 //! wall time (submit to completion) besides; medians over the frames. The CPU side (the
 //! animation stage of every instance, the palette upload) is timed too.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use glam::{Mat4, Vec3};
 

@@ -14,17 +14,22 @@
 //! in the real window, saves the last (the whole window when the surface can be copied, else the
 //! viewport) and exits.
 
+pub mod page;
 pub mod panels;
 pub mod state;
 pub mod viewport;
+#[cfg(all(feature = "web", target_arch = "wasm32"))]
+pub mod web;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use web_time::Instant;
 
 use winit::application::ApplicationHandler;
 use winit::event::WindowEvent;
-use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+#[cfg(not(target_arch = "wasm32"))]
+use winit::event_loop::EventLoop;
+use winit::event_loop::{ActiveEventLoop, ControlFlow};
 use winit::window::{Window, WindowId};
 
 use crate::error::{Error, Result};
@@ -59,6 +64,10 @@ pub struct ViewerOptions {
     pub color_mode: crate::gpu::ColorMode,
     /// Start with the skeleton drawn, in this style.
     pub skeleton: Option<crate::view::skeleton::BoneStyle>,
+    /// Start at this clip time (s) instead of 0.
+    pub time_s: Option<f32>,
+    /// Start paused.
+    pub paused: bool,
 }
 
 impl Default for ViewerOptions {
@@ -75,6 +84,8 @@ impl Default for ViewerOptions {
             bone: None,
             color_mode: crate::gpu::ColorMode::Material,
             skeleton: None,
+            time_s: None,
+            paused: false,
         }
     }
 }
@@ -117,8 +128,9 @@ pub struct FrameSplit {
     pub readback: f64,
 }
 
-/// Open the viewer on `model` and run until the window closes (or `frames` are drawn).
-pub fn run(model: Model, options: ViewerOptions) -> Result<ViewerReport> {
+/// The viewer's state on `model` as `options` ask for it (start-up options checked before a
+/// window opens).
+fn start_state(model: Model, options: &ViewerOptions) -> Result<ViewerState> {
     let mut state = ViewerState::new(model, options.demo)?;
     if options.split != state.setup.split {
         state.setup.split = options.split;
@@ -131,18 +143,38 @@ pub fn run(model: Model, options: ViewerOptions) -> Result<ViewerReport> {
     state.view.color_mode = options.color_mode;
     state.view.skeleton = options.skeleton.is_some();
     state.view.bone_style = options.skeleton.unwrap_or_default();
+    if let Some(t) = options.time_s {
+        state.scrub(t);
+    }
+    state.playback.playing = !options.paused;
+    Ok(state)
+}
+
+impl App {
+    fn new(options: ViewerOptions, state: ViewerState) -> App {
+        App {
+            options,
+            state: Some(state),
+            gfx: None,
+            starting: false,
+            error: None,
+            report: ViewerReport::default(),
+            last: None,
+            sums: FrameSplit::default(),
+            #[cfg(all(feature = "web", target_arch = "wasm32"))]
+            page: None,
+        }
+    }
+}
+
+/// Open the viewer on `model` and run until the window closes (or `frames` are drawn).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn run(model: Model, options: ViewerOptions) -> Result<ViewerReport> {
+    let state = start_state(model, &options)?;
     // The window last: a bad start-up option is reported without one.
     let event_loop = EventLoop::new().map_err(|e| Error::NoWindow(window_error(&e.to_string())))?;
     event_loop.set_control_flow(ControlFlow::Poll);
-    let mut app = App {
-        options,
-        state: Some(state),
-        gfx: None,
-        error: None,
-        report: ViewerReport::default(),
-        last: None,
-        sums: FrameSplit::default(),
-    };
+    let mut app = App::new(options, state);
     event_loop
         .run_app(&mut app)
         .map_err(|e| Error::Gpu(format!("event loop: {e}")))?;
@@ -166,10 +198,15 @@ struct App {
     options: ViewerOptions,
     state: Option<ViewerState>,
     gfx: Option<Gfx>,
+    /// The window is made and its device is on its way (the web page's asynchronous start).
+    starting: bool,
     error: Option<Error>,
     report: ViewerReport,
     last: Option<Instant>,
     sums: FrameSplit,
+    /// The web page around the canvas: its files, URL, downloads and report.
+    #[cfg(all(feature = "web", target_arch = "wasm32"))]
+    page: Option<web::Page>,
 }
 
 struct Gfx {
@@ -199,123 +236,64 @@ const MAX_ACQUIRE_FAILURES: u32 = 600;
 
 impl App {
     fn fail(&mut self, event_loop: &ActiveEventLoop, e: Error) {
+        // The page has no exit status to report it by: it shows it.
+        #[cfg(all(feature = "web", target_arch = "wasm32"))]
+        web::show_fatal(&e);
         self.error = Some(e);
         event_loop.exit();
     }
 
-    fn init(&mut self, event_loop: &ActiveEventLoop) -> Result<Gfx> {
+    /// The window: the desktop's, or the web page's canvas.
+    fn create_window(&self, event_loop: &ActiveEventLoop) -> Result<Arc<Window>> {
         let title = self.state.as_ref().map_or("skinview".into(), |s| {
             format!("skinview — {}", s.character.scene.name)
         });
-        let attributes = Window::default_attributes()
-            .with_title(title)
-            .with_inner_size(winit::dpi::LogicalSize::new(
-                self.options.size.0,
-                self.options.size.1,
-            ));
-        let window = Arc::new(
-            event_loop
-                .create_window(attributes)
-                .map_err(|e| Error::Gpu(format!("create window: {e}")))?,
-        );
+        let attributes = Window::default_attributes().with_title(title);
+        #[cfg(all(feature = "web", target_arch = "wasm32"))]
+        let attributes = match &self.page {
+            Some(page) => page.window_attributes(attributes)?,
+            None => attributes,
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        let attributes = attributes.with_inner_size(winit::dpi::LogicalSize::new(
+            self.options.size.0,
+            self.options.size.1,
+        ));
+        let window = event_loop
+            .create_window(attributes)
+            .map_err(|e| Error::Gpu(format!("create window: {e}")))?;
+        Ok(Arc::new(window))
+    }
+
+    /// The desktop's start: window, device and everything drawn with it, before the first
+    /// frame.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn init(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
+        let window = self.create_window(event_loop)?;
         // GL presents only with the display handle; Vulkan takes it too.
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_with_display_handle_from_env(
                 Box::new(event_loop.owned_display_handle()),
             ));
-        let surface = instance
-            .create_surface(window.clone())
-            .map_err(|e| Error::Gpu(format!("create surface: {e}")))?;
-        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-            power_preference: wgpu::PowerPreference::HighPerformance,
-            force_fallback_adapter: false,
-            compatible_surface: Some(&surface),
-            apply_limit_buckets: false,
-        }))
-        .map_err(|e| Error::NoAdapter(format!("{e}; {}", crate::gpu::context::NO_ADAPTER_HINT)))?;
-        let ctx = pollster::block_on(GpuContext::from_adapter_with_limits(
-            instance,
-            adapter,
-            GpuContext::limits_from_env()?,
-        ))?;
-        let caps = surface.get_capabilities(&ctx.adapter);
-        let format = caps
-            .formats
-            .iter()
-            .copied()
-            .find(|f| f.is_srgb())
-            .or_else(|| caps.formats.first().copied())
-            .ok_or_else(|| Error::Gpu("the surface offers no format".into()))?;
-        let copy_src = caps.usages.contains(wgpu::TextureUsages::COPY_SRC)
-            && matches!(
-                format,
-                wgpu::TextureFormat::Bgra8UnormSrgb
-                    | wgpu::TextureFormat::Rgba8UnormSrgb
-                    | wgpu::TextureFormat::Bgra8Unorm
-                    | wgpu::TextureFormat::Rgba8Unorm
-            );
-        let size = window.inner_size();
-        let config = wgpu::SurfaceConfiguration {
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
-                | if copy_src {
-                    wgpu::TextureUsages::COPY_SRC
-                } else {
-                    wgpu::TextureUsages::empty()
-                },
-            format,
-            width: size.width.max(1),
-            height: size.height.max(1),
-            present_mode: if self.options.no_vsync {
-                wgpu::PresentMode::AutoNoVsync
-            } else {
-                wgpu::PresentMode::AutoVsync
-            },
-            desired_maximum_frame_latency: 2,
-            alpha_mode: caps
-                .alpha_modes
-                .first()
-                .copied()
-                .unwrap_or(wgpu::CompositeAlphaMode::Auto),
-            view_formats: vec![],
-            color_space: wgpu::SurfaceColorSpace::Auto,
-        };
-        surface.configure(&ctx.device, &config);
-        let egui_ctx = egui::Context::default();
-        let egui_state = egui_winit::State::new(
-            egui_ctx.clone(),
-            egui::ViewportId::ROOT,
-            &window,
-            Some(window.scale_factor() as f32),
-            None,
-            Some(ctx.device.limits().max_texture_dimension_2d as usize),
-        );
-        let egui_renderer =
-            egui_wgpu::Renderer::new(&ctx.device, format, egui_wgpu::RendererOptions::default());
-        let viewport = Viewport::new(&ctx)?;
-        self.report.adapter = ctx.describe();
-        let ctx_describe = ctx.describe();
+        let limits = GpuContext::limits_from_env()?;
+        let gfx = pollster::block_on(connect(window, instance, self.options.no_vsync, limits))?;
+        self.adopt(gfx)
+    }
+
+    /// Take a connected window: the state adapts to the adapter (the uniform palette where
+    /// the vertex stage has no storage buffers).
+    fn adopt(&mut self, gfx: Gfx) -> Result<()> {
+        self.report.adapter = gfx.adapter.clone();
         if let Some(s) = self.state.as_mut() {
             s.mode = self.options.mode;
             s.gpu_skinning = self.options.gpu_skinning;
-            if !ctx.storage_palette() {
-                s.use_uniform_palette_only(crate::gpu::max_uniform_bones(&ctx) as usize)?;
+            if !gfx.ctx.storage_palette() {
+                s.use_uniform_palette_only(crate::gpu::max_uniform_bones(&gfx.ctx) as usize)?;
             }
         }
-        Ok(Gfx {
-            window,
-            surface,
-            config,
-            ctx,
-            egui_ctx,
-            egui_state,
-            egui_renderer,
-            viewport,
-            copy_src,
-            viewport_px: (640, 480),
-            adapter: ctx_describe,
-            minimized: false,
-            acquire_failures: 0,
-        })
+        gfx.window.request_redraw();
+        self.gfx = Some(gfx);
+        Ok(())
     }
 
     fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
@@ -340,11 +318,12 @@ impl App {
         // 2. Viewport: uploads, readbacks, render into its target. Errors (a scene the GPU
         // refuses, a failed readback) are shown in the window, which stays open.
         let t1 = Instant::now();
-        if let Err(e) = gfx.viewport.frame(&gfx.ctx, state, gfx.viewport_px) {
-            state.error = Some(e.to_string());
-        }
-        if let Err(e) = gfx.ctx.check() {
-            state.error = Some(e.to_string());
+        let viewport_error = gfx.viewport.frame(&gfx.ctx, state, gfx.viewport_px).err();
+        // The GPU's own report first (a failed readback often follows from it).
+        match (gfx.ctx.check().err(), viewport_error) {
+            (Some(gpu), Some(e)) => state.error = Some(format!("{gpu}; then: {e}")),
+            (Some(e), None) | (None, Some(e)) => state.error = Some(e.to_string()),
+            (None, None) => {}
         }
         let t_viewport = t1.elapsed().as_secs_f64() * 1000.0;
         self.sums.readback += f64::from(state.stats.readback_ms);
@@ -392,6 +371,9 @@ impl App {
         } else {
             None
         };
+        // The page cannot wait for a copy: the browser encodes the canvas (below).
+        #[cfg(all(feature = "web", target_arch = "wasm32"))]
+        let (shot_path, download) = (None::<PathBuf>, shot_path);
         let (commands, pending) = match (&shot_path, gfx.copy_src) {
             (Some(_), true) => {
                 let (c, p) = crate::gpu::target::copy_texture_rgba8(&gfx.ctx, enc, &frame.texture)?;
@@ -416,6 +398,10 @@ impl App {
                 Err(e) => state.error = Some(format!("screenshot: {e}")),
             }
         }
+        #[cfg(all(feature = "web", target_arch = "wasm32"))]
+        if let Some(page) = self.page.as_mut() {
+            page.after_frame(gfx, state, download.as_deref());
+        }
         self.report.time_s = state.playback.time_s;
         self.report.live = state.live;
         self.report.size_px = (gfx.config.width, gfx.config.height);
@@ -424,6 +410,99 @@ impl App {
         }
         Ok(())
     }
+}
+
+/// Connect `window` to a device of `instance` (the adapter that can present to it; `limits`
+/// instead of the adapter's own when given): the surface, egui and the viewport.
+async fn connect(
+    window: Arc<Window>,
+    instance: wgpu::Instance,
+    no_vsync: bool,
+    limits: Option<wgpu::Limits>,
+) -> Result<Gfx> {
+    let surface = instance
+        .create_surface(window.clone())
+        .map_err(|e| Error::Gpu(format!("create surface: {e}")))?;
+    let adapter = instance
+        .request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            force_fallback_adapter: false,
+            compatible_surface: Some(&surface),
+            apply_limit_buckets: false,
+        })
+        .await
+        .map_err(|e| Error::NoAdapter(format!("{e}; {}", crate::gpu::context::NO_ADAPTER_HINT)))?;
+    let ctx = GpuContext::from_adapter_with_limits(instance, adapter, limits).await?;
+    let caps = surface.get_capabilities(&ctx.adapter);
+    let format = caps
+        .formats
+        .iter()
+        .copied()
+        .find(|f| f.is_srgb())
+        .or_else(|| caps.formats.first().copied())
+        .ok_or_else(|| Error::Gpu("the surface offers no format".into()))?;
+    let copy_src = caps.usages.contains(wgpu::TextureUsages::COPY_SRC)
+        && matches!(
+            format,
+            wgpu::TextureFormat::Bgra8UnormSrgb
+                | wgpu::TextureFormat::Rgba8UnormSrgb
+                | wgpu::TextureFormat::Bgra8Unorm
+                | wgpu::TextureFormat::Rgba8Unorm
+        );
+    let size = window.inner_size();
+    let config = wgpu::SurfaceConfiguration {
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+            | if copy_src {
+                wgpu::TextureUsages::COPY_SRC
+            } else {
+                wgpu::TextureUsages::empty()
+            },
+        format,
+        width: size.width.max(1),
+        height: size.height.max(1),
+        present_mode: if no_vsync {
+            wgpu::PresentMode::AutoNoVsync
+        } else {
+            wgpu::PresentMode::AutoVsync
+        },
+        desired_maximum_frame_latency: 2,
+        alpha_mode: caps
+            .alpha_modes
+            .first()
+            .copied()
+            .unwrap_or(wgpu::CompositeAlphaMode::Auto),
+        view_formats: vec![],
+        color_space: wgpu::SurfaceColorSpace::Auto,
+    };
+    surface.configure(&ctx.device, &config);
+    let egui_ctx = egui::Context::default();
+    let egui_state = egui_winit::State::new(
+        egui_ctx.clone(),
+        egui::ViewportId::ROOT,
+        &window,
+        Some(window.scale_factor() as f32),
+        None,
+        Some(ctx.device.limits().max_texture_dimension_2d as usize),
+    );
+    let egui_renderer =
+        egui_wgpu::Renderer::new(&ctx.device, format, egui_wgpu::RendererOptions::default());
+    let viewport = Viewport::new(&ctx)?;
+    let adapter = ctx.describe();
+    Ok(Gfx {
+        window,
+        surface,
+        config,
+        ctx,
+        egui_ctx,
+        egui_state,
+        egui_renderer,
+        viewport,
+        copy_src,
+        viewport_px: (640, 480),
+        adapter,
+        minimized: false,
+        acquire_failures: 0,
+    })
 }
 
 impl Gfx {
@@ -607,11 +686,26 @@ fn layout(
 
 impl ApplicationHandler for App {
     fn resumed(&mut self, event_loop: &ActiveEventLoop) {
-        if self.gfx.is_none() {
-            match self.init(event_loop) {
-                Ok(g) => self.gfx = Some(g),
-                Err(e) => self.fail(event_loop, e),
-            }
+        if self.gfx.is_some() || self.starting {
+            return;
+        }
+        self.starting = true;
+        #[cfg(not(target_arch = "wasm32"))]
+        let started = self.init(event_loop);
+        #[cfg(all(feature = "web", target_arch = "wasm32"))]
+        let started = self
+            .create_window(event_loop)
+            .and_then(|w| web::connect(self, w));
+        if let Err(e) = started {
+            self.fail(event_loop, e);
+        }
+    }
+
+    /// Something arrived from outside the loop (the web page's device, files, or a model).
+    fn user_event(&mut self, _event_loop: &ActiveEventLoop, _wake: ()) {
+        #[cfg(all(feature = "web", target_arch = "wasm32"))]
+        if let Err(e) = web::take_inbox(self) {
+            self.fail(_event_loop, e);
         }
     }
 
@@ -651,6 +745,13 @@ impl ApplicationHandler for App {
     }
 
     fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        // The page's loop runs at the browser's animation frames (each redraw asked for).
+        #[cfg(target_arch = "wasm32")]
+        if let Some(g) = &self.gfx {
+            event_loop.set_control_flow(ControlFlow::Wait);
+            g.window.request_redraw();
+            return;
+        }
         if let Some(g) = &self.gfx {
             // Minimised: wait for events instead of spinning.
             event_loop.set_control_flow(if g.minimized {
@@ -665,6 +766,7 @@ impl ApplicationHandler for App {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 /// What stopped the window, for a person: no display at all (the common case on servers),
 /// or the windowing system's own words without the source location winit adds.
 fn window_error(raw: &str) -> String {

@@ -538,13 +538,19 @@ impl ViewerState {
     /// Open a model by path or `builtin:` name. On failure the current model stays and the
     /// error is kept for the window (and returned).
     pub fn open(&mut self, text: &str) -> Result<()> {
-        let result = ModelSource::parse(text.trim())
-            .and_then(|s| s.load())
-            .and_then(|model| {
-                let demo = false;
-                let next = ViewerState::new(model, demo)?;
-                Ok(next)
-            });
+        let loaded = ModelSource::parse(text.trim()).and_then(|s| s.load());
+        self.open_loaded(loaded, text.trim())
+    }
+
+    /// Show `loaded` (a model read elsewhere: the web page's files) as [`ViewerState::open`]
+    /// does, or its error prefixed by `label`, keeping the current model.
+    pub fn open_loaded(&mut self, loaded: Result<Model>, label: &str) -> Result<()> {
+        let text = label;
+        let result = loaded.and_then(|model| {
+            let demo = false;
+            let next = ViewerState::new(model, demo)?;
+            Ok(next)
+        });
         match result {
             Ok(next) => {
                 let generation = self.generation;
@@ -559,18 +565,33 @@ impl ViewerState {
                 // rig's stage, drawn whole).
                 self.storage_palette = storage;
                 self.uniform_bones = uniform_bones;
-                if split.is_some() && self.setup.stage_spec().is_none() {
+                let drawn_whole = self.setup.stage_spec().is_some();
+                let result = if split.is_some() && !drawn_whole {
                     self.setup.split = split;
-                    if let Err(e) = self.rebuild() {
-                        // Set-up and character back in step: drawn whole.
-                        self.error = Some(format!("{}: {e}", text.trim()));
-                        self.setup.split = None;
-                    }
+                    self.rebuild()
+                } else if !storage && !drawn_whole {
+                    // From a native rig (drawn whole) to a glTF model on an adapter without
+                    // vertex-stage storage buffers: split it for the uniform palette.
+                    self.use_uniform_palette_only(uniform_bones as usize)
+                } else {
+                    Ok(())
+                };
+                if let Err(e) = result {
+                    // Set-up and character back in step: drawn whole.
+                    self.error = Some(format!("{}: {e}", text.trim()));
+                    self.setup.split = None;
                 }
                 Ok(())
             }
             Err(e) => {
-                self.error = Some(format!("{}: {e}", text.trim()));
+                // The label once: most errors name the file already.
+                let message = e.to_string();
+                let name = crate::io::file_label(std::path::Path::new(text.trim()));
+                self.error = Some(if message.starts_with(&name) {
+                    message
+                } else {
+                    format!("{}: {message}", text.trim())
+                });
                 Err(e)
             }
         }

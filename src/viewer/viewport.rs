@@ -56,6 +56,11 @@ pub struct Viewport {
     texture_generation: u64,
     /// The character generation whose GPU scene failed (not retried until it changes).
     failed_generation: Option<u64>,
+    /// Readbacks whose map failed and were submitted again (a failure twice in a row is an
+    /// error: Chromium's WebGPU aborts one map early in a page's life).
+    pub readback_retries: u64,
+    /// The last readback's map failed (the next failure is shown).
+    retried: bool,
     /// The colour legend and what it was made for (made again when that changes, not each
     /// frame: the bone swatches sum every weight).
     legend: Option<(LegendKey, Option<Legend>)>,
@@ -156,6 +161,8 @@ impl Viewport {
             dragging_target: None,
             texture_generation: 0,
             failed_generation: None,
+            readback_retries: 0,
+            retried: false,
         })
     }
 
@@ -303,9 +310,21 @@ impl Viewport {
             s.gpu.upload_skinned(ctx, &c.outputs)?;
         }
         // Readbacks that landed.
-        let t0 = std::time::Instant::now();
+        let t0 = web_time::Instant::now();
         let source = s.readback.source();
-        let polled = s.readback.poll(ctx, &s.gpu)?;
+        let polled = match s.readback.poll(ctx, &s.gpu) {
+            Ok(p) => {
+                self.retried &= p.is_none();
+                p
+            }
+            // Once: the capture is submitted again below.
+            Err(_) if !self.retried => {
+                self.retried = true;
+                self.readback_retries += 1;
+                None
+            }
+            Err(e) => return Err(e),
+        };
         if let Some(gpu_vertices) = polled {
             if state.mode.compares()
                 && self.snapshot_valid

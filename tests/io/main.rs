@@ -9,4 +9,5 @@ mod export;
 mod hostile;
 mod hostile_corpus;
 mod import;
+mod memory;
 mod mutation_fuzz;

@@ -6,5 +6,6 @@
 mod common;
 
 mod newcomer;
+mod page;
 mod viewer_panels;
 mod viewer_window;

@@ -254,8 +254,13 @@ fn the_window_opens_on_a_bones_weights_with_their_legend() {
         "--bone",
         "Skeleton_arm_joint_L__3_",
         "--skeleton",
+        "--time",
+        "1.25",
+        "--paused",
     ];
-    let (_, _, image) = run_viewer(&args, 10, "cesium_weights.png");
+    let (text, _, image) = run_viewer(&args, 10, "cesium_weights.png");
+    // Started paused at 1.25 s, it is still there (the web page's `?time=1.25&paused=1`).
+    assert!(text.contains("t = 1.250 s"), "{text}");
     let w = image.width as usize;
     let px = |x: usize, y: usize| &image.pixels[(y * w + x) * 4..][..3];
     let vivid = |p: &[u8]| p.iter().max().unwrap() >= &235 && p.iter().min().unwrap() <= &20;
@@ -276,6 +281,15 @@ fn the_window_opens_on_a_bones_weights_with_their_legend() {
     let text = String::from_utf8_lossy(&o.stderr);
     assert!(
         !o.status.success() && text.contains("no_such_bone"),
+        "{text}"
+    );
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .args(["view", "--time", "-1", "--frames", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && text.contains("expected a time in seconds, 0 or more"),
         "{text}"
     );
 }

@@ -1,0 +1,173 @@
+//! The web page's choices that need no browser, so native tests can check them: the URL's
+//! parameters ([`PageParams`]), which of the files given is the model ([`model_among`], with
+//! the message when none is), and which files a `.gltf` names ([`external_uris`]).
+//! `web.rs` (wasm32 only) does the rest.
+
+use super::state::ViewMode;
+use crate::error::{Error, Result};
+
+/// Most files read from one drop or pick (a glTF with its buffers and textures is a handful;
+/// a folder of thousands is a mistake, refused before any is read).
+pub const MAX_PAGE_FILES: usize = 256;
+
+/// Most bytes read from one drop, pick or `?model=` fetch together: 1 GiB, a quarter of
+/// wasm32's 4 GiB address space (an import holds the file and the scene made from it).
+pub const MAX_PAGE_BYTES: u64 = 1 << 30;
+
+/// The model a page opens with no `?model=`.
+const DEFAULT_MODEL: &str = "builtin:humanoid";
+
+/// The graphics API the page asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// WebGPU where the browser has it, else WebGL2.
+    Auto,
+    /// WebGPU only.
+    WebGpu,
+    /// WebGL2 only (no storage buffers in the vertex stage: the uniform palette draws).
+    WebGl2,
+}
+
+/// What the page's URL asks for.
+#[derive(Clone, Debug)]
+pub struct PageParams {
+    /// `?model=`: a `builtin:` name or a URL on the same site.
+    pub model: String,
+    /// `?backend=`.
+    pub backend: Backend,
+    /// `?view=`.
+    pub mode: ViewMode,
+    /// `?time=` (s).
+    pub time_s: Option<f32>,
+    /// `?paused=1`.
+    pub paused: bool,
+    /// `?size=WxH` in CSS pixels.
+    pub size: Option<(u32, u32)>,
+}
+
+impl PageParams {
+    /// Parse a URL's query string (`?a=b&c=d`); an unknown value is an error naming the
+    /// parameter and what it takes.
+    pub fn parse(query: &str) -> Result<PageParams> {
+        let mut p = PageParams {
+            model: DEFAULT_MODEL.into(),
+            backend: Backend::Auto,
+            mode: ViewMode::Gpu,
+            time_s: None,
+            paused: false,
+            size: None,
+        };
+        let bad = |k: &str, v: &str, takes: &str| {
+            Error::Page(format!("the page's URL: {k}={v}: expected {takes}"))
+        };
+        for pair in query.trim_start_matches('?').split('&') {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let v = percent_decode(v);
+            match k {
+                "" => {}
+                "model" => p.model = v,
+                "backend" => {
+                    p.backend = match v.as_str() {
+                        "webgpu" => Backend::WebGpu,
+                        "webgl2" => Backend::WebGl2,
+                        "" | "auto" => Backend::Auto,
+                        _ => return Err(bad(k, &v, "webgpu, webgl2 or auto")),
+                    }
+                }
+                "view" => {
+                    p.mode = match v.as_str() {
+                        "gpu" => ViewMode::Gpu,
+                        "cpu" => ViewMode::Cpu,
+                        "split" => ViewMode::SideBySide,
+                        "diff" => ViewMode::Diff,
+                        _ => return Err(bad(k, &v, "gpu, cpu, split or diff")),
+                    }
+                }
+                "time" => {
+                    let t: f32 = v.parse().map_err(|_| bad(k, &v, "a time in seconds"))?;
+                    if !t.is_finite() || t < 0.0 {
+                        return Err(bad(k, &v, "a time in seconds, 0 or more"));
+                    }
+                    p.time_s = Some(t);
+                }
+                "paused" => p.paused = matches!(v.as_str(), "1" | "true" | ""),
+                "size" => {
+                    let takes = "WIDTHxHEIGHT in pixels, each 16 to 8192";
+                    let (w, h) = v.split_once('x').ok_or_else(|| bad(k, &v, takes))?;
+                    let dim = |s: &str| s.parse::<u32>().ok().filter(|d| (16..=8192).contains(d));
+                    match (dim(w), dim(h)) {
+                        (Some(w), Some(h)) => p.size = Some((w, h)),
+                        _ => return Err(bad(k, &v, takes)),
+                    }
+                }
+                _ => {
+                    return Err(Error::Page(format!(
+                        "the page's URL: unknown parameter `{k}` (model, backend, view, time, \
+                         paused, size)"
+                    )));
+                }
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// A URL query value decoded: `+` is a space, then `%XX` escapes as in URIs
+/// ([`crate::io::files::percent_decode`]).
+pub fn percent_decode(v: &str) -> String {
+    crate::io::files::percent_decode(&v.replace('+', " "))
+}
+
+/// The external (not `data:`) URIs of a `.gltf`'s buffers and images; an unreadable file
+/// names none (the importer reports what is wrong with it).
+pub fn external_uris(gltf: &[u8]) -> Vec<String> {
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(gltf) else {
+        return Vec::new();
+    };
+    let mut uris = Vec::new();
+    for key in ["buffers", "images"] {
+        if let Some(items) = json.get(key).and_then(|v| v.as_array()) {
+            for item in items.iter().take(MAX_PAGE_FILES) {
+                if let Some(uri) = item.get("uri").and_then(|u| u.as_str())
+                    && !uri.starts_with("data:")
+                    && !uris.iter().any(|u| u == uri)
+                {
+                    uris.push(uri.to_string());
+                }
+            }
+        }
+    }
+    uris.truncate(MAX_PAGE_FILES);
+    uris
+}
+
+/// The model among dropped files: a `.glb`, a `.gltf`, or a native `.json` rig (in that
+/// order of preference).
+pub fn model_among(names: &[String]) -> Option<String> {
+    let has = |n: &String, ext: &str| n.to_ascii_lowercase().ends_with(ext);
+    [".glb", ".gltf", ".json"]
+        .iter()
+        .find_map(|ext| names.iter().find(|n| has(n, ext)))
+        .cloned()
+}
+
+/// The error when none of `names` is a model this build reads (naming a known format that is
+/// not read, when one was given).
+pub fn no_model(names: &[String]) -> Error {
+    let known = [".fbx", ".obj", ".dae", ".blend"];
+    let hint = match names
+        .iter()
+        .find(|n| known.iter().any(|k| n.to_ascii_lowercase().ends_with(k)))
+    {
+        Some(n) => format!(
+            " ({n}: this format is not read; export glTF from your tool, or use the desktop \
+             build where it adds more formats)"
+        ),
+        None => String::new(),
+    };
+    Error::Page(format!(
+        "no model among the files given ({}): give a .glb, a .gltf with its .bin and images, \
+         or a native .rig.json{hint}",
+        names.join(", ")
+    ))
+}

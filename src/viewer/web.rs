@@ -1,0 +1,522 @@
+//! The viewer as a web page (feature `web`, `wasm32-unknown-unknown`): the same [`super::App`],
+//! panels, keys and renderer as the desktop viewer, on the page's canvas. What differs lives
+//! here, behind small seams:
+//! - **start**: the device is asked for asynchronously (a page cannot block), on WebGPU or,
+//!   where the browser has none (or `?backend=webgl2`), WebGL2; the window takes it when it
+//!   arrives ([`connect`], [`take_inbox`]);
+//! - **files**: dropped on the page or picked with its button, read as a [`FileSet`] with
+//!   the native importer's limits (sizes checked before a byte is read), or fetched from the
+//!   same site with `?model=URL`;
+//! - **screenshots**: `P` downloads a PNG of the canvas, encoded by the browser;
+//! - **the report**: `<pre id="skinview-report">` holds what the page shows (model, backend,
+//!   palette path and K, the live |GPU − CPU|, errors) as JSON, for tests and scripts.
+//!
+//! URL parameters: `model` (a `builtin:` name or a URL on the same site), `backend`
+//! (`webgpu` | `webgl2`), `view` (`gpu` | `cpu` | `split` | `diff`), `time` (s), `paused=1`,
+//! `size=WxH` (canvas size in CSS pixels; else the whole page).
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{JsFuture, spawn_local};
+use winit::event_loop::{EventLoop, EventLoopProxy};
+use winit::platform::web::{EventLoopExtWebSys, WindowAttributesExtWebSys};
+use winit::window::WindowAttributes;
+
+use super::page::{
+    Backend, MAX_PAGE_BYTES, MAX_PAGE_FILES, PageParams, external_uris, model_among, no_model,
+};
+use super::state::ViewerState;
+use super::{App, Gfx, ViewerOptions};
+use crate::error::{Error, Result};
+use crate::io::files::MAX_FILE_BYTES;
+use crate::io::{FileSet, Model, ModelSource};
+
+/// What arrives from outside the event loop: the device, and models read from the page.
+#[derive(Default)]
+struct Inbox {
+    gfx: Option<Result<Gfx>>,
+    opened: Vec<(String, Result<Model>)>,
+}
+
+/// The page around the canvas.
+pub struct Page {
+    params: PageParams,
+    inbox: Rc<RefCell<Inbox>>,
+    proxy: EventLoopProxy<()>,
+    report: Option<web_sys::Element>,
+    /// The backend the device came from (`webgpu` or `webgl2`).
+    backend: &'static str,
+    /// Every error the window showed, in order (at most [`MAX_ERRORS_KEPT`]).
+    errors: Vec<String>,
+}
+
+/// Errors kept for the report (the first ones explain the rest).
+const MAX_ERRORS_KEPT: usize = 32;
+
+/// The page's document (every page has one).
+fn document() -> Result<web_sys::Document> {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or_else(|| Error::Gpu("no document: skinview runs in a web page".into()))
+}
+
+fn js_error(what: &str, e: JsValue) -> Error {
+    let text = e
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"));
+    Error::Page(format!("{what}: {text}"))
+}
+
+/// The page's program: read the URL, load the model, open the viewer on the canvas.
+pub fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        let text = format!("skinview panicked: {info}");
+        web_sys::console::error_1(&text.clone().into());
+        show_text(&text);
+    }));
+    spawn_local(async {
+        if let Err(e) = open_page().await {
+            show_fatal(&e);
+        }
+    });
+}
+
+async fn open_page() -> Result<()> {
+    let search = web_sys::window()
+        .map(|w| w.location().search().unwrap_or_default())
+        .unwrap_or_default();
+    let params = PageParams::parse(&search)?;
+    let model = load_param_model(&params.model).await?;
+    let options = ViewerOptions {
+        mode: params.mode,
+        time_s: params.time_s,
+        paused: params.paused,
+        ..ViewerOptions::default()
+    };
+    let state = super::start_state(model, &options)?;
+    let event_loop = EventLoop::new().map_err(|e| Error::Gpu(format!("event loop: {e}")))?;
+    let page = Page {
+        params,
+        inbox: Rc::default(),
+        proxy: event_loop.create_proxy(),
+        report: document()?.get_element_by_id("skinview-report"),
+        backend: "",
+        errors: Vec::new(),
+    };
+    listen_for_files(&page)?;
+    let mut app = App::new(options, state);
+    app.page = Some(page);
+    event_loop.spawn_app(app);
+    Ok(())
+}
+
+impl Page {
+    /// The canvas (`<canvas id="skinview">`), at `?size=` or the page's size.
+    pub(super) fn window_attributes(
+        &self,
+        attributes: WindowAttributes,
+    ) -> Result<WindowAttributes> {
+        let canvas = document()?
+            .get_element_by_id("skinview")
+            .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
+            .ok_or_else(|| Error::Gpu("the page has no <canvas id=\"skinview\">".into()))?;
+        let attributes = attributes.with_canvas(Some(canvas));
+        Ok(match self.params.size {
+            Some((w, h)) => attributes.with_inner_size(winit::dpi::LogicalSize::new(w, h)),
+            None => attributes,
+        })
+    }
+
+    /// After each frame: download the canvas when asked for (`P`), and write the report.
+    pub(super) fn after_frame(
+        &mut self,
+        gfx: &Gfx,
+        state: &mut ViewerState,
+        download: Option<&Path>,
+    ) {
+        if let Some(path) = download {
+            use winit::platform::web::WindowExtWebSys;
+            let result = gfx
+                .window
+                .canvas()
+                .ok_or_else(|| Error::Page("the window has no canvas".into()))
+                .and_then(|canvas| download_canvas(&canvas, path));
+            if let Err(e) = result {
+                state.error = Some(format!("screenshot: {e}"));
+            }
+        }
+        if let Some(e) = &state.error
+            && self.errors.last() != Some(e)
+            && self.errors.len() < MAX_ERRORS_KEPT
+        {
+            self.errors.push(e.clone());
+        }
+        self.write_report(gfx, state);
+    }
+
+    /// The report: what the page shows, as JSON in `#skinview-report`.
+    fn write_report(&self, gfx: &Gfx, state: &ViewerState) {
+        let Some(element) = &self.report else {
+            return;
+        };
+        let (palette, bones) = match state.palette_source() {
+            crate::gpu::PaletteSource::Storage => ("storage", None),
+            crate::gpu::PaletteSource::Uniform { bones } => ("uniform", Some(bones)),
+        };
+        let split = state.character.split.as_ref().map(|s| {
+            serde_json::json!({
+                "submeshes": s.submeshes,
+                "lower_bound": s.lower_bound,
+                "vertices_in": s.vertices_in,
+                "vertices_out": s.vertices_out,
+            })
+        });
+        let live = state.live.map(|l| {
+            serde_json::json!({
+                "max": l.errors.max,
+                "mean": l.errors.mean,
+                "diagonal": l.errors.diagonal,
+                "relative": l.errors.max / l.errors.diagonal,
+                "source": l.source,
+                "latency_frames": l.latency_frames,
+            })
+        });
+        let report = serde_json::json!({
+            "model": state.model.source.label(),
+            "frames": state.stats.frames,
+            "time_s": state.playback.time_s,
+            "playing": state.playback.playing,
+            "view": state.mode.label(),
+            "backend": self.backend,
+            "adapter": gfx.adapter,
+            "palette": palette,
+            "uniform_bones": bones,
+            "split": split,
+            "live": live,
+            "fps": state.stats.fps,
+            "canvas": [gfx.config.width, gfx.config.height],
+            "error": state.error,
+            "errors": self.errors,
+            "readback_retries": gfx.viewport.readback_retries,
+        });
+        element.set_text_content(Some(&report.to_string()));
+    }
+}
+
+/// Start the device for `window` on the page's backend; the window takes it when it arrives.
+pub(super) fn connect(app: &mut App, window: Arc<winit::window::Window>) -> Result<()> {
+    let page = app
+        .page
+        .as_mut()
+        .ok_or_else(|| Error::Gpu("no page".into()))?;
+    let (inbox, proxy, backend) = (page.inbox.clone(), page.proxy.clone(), page.params.backend);
+    spawn_local(async move {
+        let gfx = connect_backend(window, backend).await;
+        inbox.borrow_mut().gfx = Some(gfx);
+        let _ = proxy.send_event(());
+    });
+    Ok(())
+}
+
+async fn connect_backend(window: Arc<winit::window::Window>, backend: Backend) -> Result<Gfx> {
+    let instance = |backends| {
+        wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends,
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        })
+    };
+    // WebGPU where asked for or present; WebGL2 when the browser has no `navigator.gpu` or
+    // gives no WebGPU adapter.
+    let has_webgpu = web_sys::window()
+        .map(|w| js_sys::Reflect::has(&w.navigator(), &"gpu".into()).unwrap_or(false))
+        .unwrap_or(false);
+    if backend == Backend::WebGl2 || (backend == Backend::Auto && !has_webgpu) {
+        return super::connect(window, instance(wgpu::Backends::GL), false, None).await;
+    }
+    let webgpu = instance(wgpu::Backends::BROWSER_WEBGPU);
+    match super::connect(window.clone(), webgpu, false, None).await {
+        Err(Error::NoAdapter(_)) if backend == Backend::Auto => {
+            super::connect(window, instance(wgpu::Backends::GL), false, None).await
+        }
+        Err(Error::NoAdapter(e)) => Err(Error::NoAdapter(format!(
+            "{e}; this browser gives no WebGPU adapter: open the page with ?backend=webgl2, or \
+             in a browser with WebGPU"
+        ))),
+        other => other,
+    }
+}
+
+/// Hand what arrived to the viewer: the device (the first frame follows), and models read
+/// from the page (shown, or their error with the current model kept).
+pub(super) fn take_inbox(app: &mut App) -> Result<()> {
+    let Some(page) = app.page.as_mut() else {
+        return Ok(());
+    };
+    let (gfx, opened) = {
+        let mut inbox = page.inbox.borrow_mut();
+        (inbox.gfx.take(), std::mem::take(&mut inbox.opened))
+    };
+    if let Some(gfx) = gfx {
+        let gfx = gfx?;
+        page.backend = match gfx.ctx.info.backend {
+            wgpu::Backend::BrowserWebGpu => "webgpu",
+            _ => "webgl2",
+        };
+        app.adopt(gfx)?;
+    }
+    if let Some(state) = app.state.as_mut() {
+        for (label, model) in opened {
+            // The error is shown in the window; the model stays.
+            let _ = state.open_loaded(model, &label);
+            state.open_path = label;
+        }
+    }
+    Ok(())
+}
+
+/// A model named by `?model=`: a built-in, or a file on the same site.
+async fn load_param_model(text: &str) -> Result<Model> {
+    if let Some(source) = crate::builtin::Builtin::parse(text)? {
+        return ModelSource::Builtin(source).load();
+    }
+    let (main, set) = fetch_model(text).await?;
+    ModelSource::Memory {
+        main,
+        set: Arc::new(set),
+    }
+    .load()
+}
+
+/// Fetch a model file from the same site, and for a `.gltf` the buffers and images it names
+/// (relative URIs beside it); sizes checked as each response arrives.
+async fn fetch_model(url: &str) -> Result<(String, FileSet)> {
+    let window = web_sys::window().ok_or_else(|| Error::Gpu("no window".into()))?;
+    let origin = window
+        .location()
+        .origin()
+        .map_err(|e| js_error("origin", e))?;
+    let href = window.location().href().map_err(|e| js_error("href", e))?;
+    let full = web_sys::Url::new_with_base(url, &href).map_err(|e| js_error(url, e))?;
+    if full.origin() != origin {
+        return Err(Error::Page(format!(
+            "?model={url}: only models on this site ({origin}) are fetched"
+        )));
+    }
+    let main = full
+        .pathname()
+        .rsplit('/')
+        .next()
+        .map(crate::io::files::percent_decode)
+        .unwrap_or_default();
+    let mut set = FileSet::new();
+    let mut total = 0u64;
+    let bytes = fetch_bytes(&full.href(), &main, &mut total).await?;
+    let external = if main.to_ascii_lowercase().ends_with(".gltf") {
+        external_uris(&bytes)
+    } else {
+        Vec::new()
+    };
+    set.add(&main, bytes)?;
+    for uri in external {
+        let name = crate::io::files::percent_decode(&uri);
+        let at = web_sys::Url::new_with_base(&uri, &full.href()).map_err(|e| js_error(&uri, e))?;
+        if at.origin() != origin {
+            continue;
+        }
+        let bytes = fetch_bytes(&at.href(), &name, &mut total).await?;
+        set.add(&name, bytes)?;
+    }
+    Ok((main, set))
+}
+
+/// GET `url` (counted into `total` against [`MAX_PAGE_BYTES`]; a declared length over the
+/// limits is refused before the body is read).
+async fn fetch_bytes(url: &str, name: &str, total: &mut u64) -> Result<Vec<u8>> {
+    let window = web_sys::window().ok_or_else(|| Error::Gpu("no window".into()))?;
+    let response: web_sys::Response = JsFuture::from(window.fetch_with_str(url))
+        .await
+        .map_err(|e| js_error(url, e))?
+        .dyn_into()
+        .map_err(|e| js_error(url, e))?;
+    if !response.ok() {
+        return Err(Error::Page(format!(
+            "{url}: the server answered {} {}",
+            response.status(),
+            response.status_text()
+        )));
+    }
+    let declared = response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(len) = declared {
+        spend(name, len, total)?;
+    }
+    let buffer = JsFuture::from(response.array_buffer().map_err(|e| js_error(url, e))?)
+        .await
+        .map_err(|e| js_error(url, e))?;
+    let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+    if declared.is_none() {
+        spend(name, bytes.len() as u64, total)?;
+    }
+    Ok(bytes)
+}
+
+/// Count a file of `len` bytes against the per-file and per-page limits.
+fn spend(name: &str, len: u64, total: &mut u64) -> Result<()> {
+    FileSet::check_size(name, len)?;
+    *total = total.saturating_add(len);
+    if *total > MAX_PAGE_BYTES {
+        return Err(Error::invalid(
+            name,
+            "files together",
+            format!("more than the {MAX_PAGE_BYTES} bytes the page reads at once"),
+        ));
+    }
+    Ok(())
+}
+
+/// Drops on the page and the file button (`<input id="skinview-open" type="file">`) read the
+/// files given into the inbox.
+fn listen_for_files(page: &Page) -> Result<()> {
+    let document = document()?;
+    let over = Closure::<dyn FnMut(web_sys::DragEvent)>::new(|e: web_sys::DragEvent| {
+        e.prevent_default();
+    });
+    document
+        .add_event_listener_with_callback("dragover", over.as_ref().unchecked_ref())
+        .map_err(|e| js_error("dragover", e))?;
+    over.forget();
+    let (inbox, proxy) = (page.inbox.clone(), page.proxy.clone());
+    let drop = Closure::<dyn FnMut(web_sys::DragEvent)>::new(move |e: web_sys::DragEvent| {
+        e.prevent_default();
+        if let Some(files) = e.data_transfer().and_then(|d| d.files()) {
+            read_given(files, inbox.clone(), proxy.clone());
+        }
+    });
+    document
+        .add_event_listener_with_callback("drop", drop.as_ref().unchecked_ref())
+        .map_err(|e| js_error("drop", e))?;
+    drop.forget();
+    if let Some(input) = document
+        .get_element_by_id("skinview-open")
+        .and_then(|e| e.dyn_into::<web_sys::HtmlInputElement>().ok())
+    {
+        let (inbox, proxy) = (page.inbox.clone(), page.proxy.clone());
+        let target = input.clone();
+        let change = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
+            if let Some(files) = target.files() {
+                read_given(files, inbox.clone(), proxy.clone());
+            }
+            // The same file picked again is a change too.
+            target.set_value("");
+        });
+        input
+            .add_event_listener_with_callback("change", change.as_ref().unchecked_ref())
+            .map_err(|e| js_error("change", e))?;
+        change.forget();
+    }
+    Ok(())
+}
+
+/// Read `files` (sizes checked before reading), pick the model among them and load it; the
+/// result goes to the inbox under the model's name.
+fn read_given(files: web_sys::FileList, inbox: Rc<RefCell<Inbox>>, proxy: EventLoopProxy<()>) {
+    let list: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
+    spawn_local(async move {
+        let names: Vec<String> = list.iter().map(|f| f.name()).collect();
+        let label = model_among(&names).unwrap_or_else(|| names.join(", "));
+        let loaded = read_files(&list).await.and_then(|set| {
+            let main = model_among(&names).ok_or_else(|| no_model(&names))?;
+            ModelSource::Memory {
+                main,
+                set: Arc::new(set),
+            }
+            .load()
+        });
+        inbox.borrow_mut().opened.push((label, loaded));
+        let _ = proxy.send_event(());
+    });
+}
+
+async fn read_files(list: &[web_sys::File]) -> Result<FileSet> {
+    if list.len() > MAX_PAGE_FILES {
+        return Err(Error::Page(format!(
+            "{} files given at once; the page reads at most {MAX_PAGE_FILES}",
+            list.len()
+        )));
+    }
+    let mut total = 0u64;
+    for f in list {
+        spend(&f.name(), f.size() as u64, &mut total)?;
+    }
+    let mut set = FileSet::new();
+    for f in list {
+        let buffer = JsFuture::from(f.array_buffer())
+            .await
+            .map_err(|e| js_error(&f.name(), e))?;
+        let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+        debug_assert!(bytes.len() as u64 <= MAX_FILE_BYTES);
+        set.add(&f.name(), bytes)?;
+    }
+    Ok(set)
+}
+
+/// Download the canvas as a PNG named as `path`'s file name: the browser encodes what this
+/// frame drew (asked in the frame's own task, before the page composites it, as the canvas
+/// holds it then on both WebGPU and WebGL2).
+fn download_canvas(canvas: &web_sys::HtmlCanvasElement, path: &Path) -> Result<()> {
+    let name = crate::io::file_label(path);
+    let save = Closure::once_into_js(move |blob: Option<web_sys::Blob>| {
+        let Some(blob) = blob else {
+            show_text("skinview: the browser gave no image of the canvas");
+            return;
+        };
+        if let Err(e) = download_blob(&blob, &name) {
+            show_fatal(&e);
+        }
+    });
+    canvas
+        .to_blob_with_type(save.unchecked_ref(), "image/png")
+        .map_err(|e| js_error("canvas.toBlob", e))
+}
+
+/// Hand `blob` to the browser as a download named `name`.
+fn download_blob(blob: &web_sys::Blob, name: &str) -> Result<()> {
+    let url = web_sys::Url::create_object_url_with_blob(blob).map_err(|e| js_error("url", e))?;
+    let a: web_sys::HtmlAnchorElement = document()?
+        .create_element("a")
+        .map_err(|e| js_error("anchor", e))?
+        .dyn_into()
+        .map_err(|_| Error::Page("an <a> that is not an anchor".into()))?;
+    a.set_href(&url);
+    a.set_download(name);
+    a.click();
+    let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(())
+}
+
+/// Show an error that stopped the viewer in the page (`#skinview-error`), and in the console.
+pub fn show_fatal(e: &Error) {
+    let text = format!("skinview: {e}");
+    web_sys::console::error_1(&text.clone().into());
+    show_text(&text);
+}
+
+fn show_text(text: &str) {
+    if let Some(el) = document()
+        .ok()
+        .and_then(|d| d.get_element_by_id("skinview-error"))
+    {
+        el.set_text_content(Some(text));
+    }
+}

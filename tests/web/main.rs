@@ -1,0 +1,272 @@
+//! The web page in a real browser: `scripts/build-web.sh` builds the site, `tests/web/run.mjs`
+//! serves it on 127.0.0.1 and drives Debian's Chromium (playwright-core, under Xvfb) on WebGPU
+//! and on WebGL2, and this test judges what the page reported (its `#skinview-report` JSON),
+//! the canvas screenshots, the downloaded PNG, and the goldens.
+//! In CI (`CI=true`) a missing browser, Xvfb or Node.js is a failure; elsewhere a loud skip.
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)]
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use skinview::image::Rgba8;
+
+/// Largest live |GPU − CPU| the page may report, relative to the model's bounding-box
+/// diagonal (the bound; both SwiftShader backends measure 0 to 1.3e-7).
+const MAX_RELATIVE_ERROR: f64 = 1e-5;
+
+/// Columns of the canvas the goldens hold: the left panel, the viewport and the status bar.
+/// The right panel's performance figures and plot differ run to run (a mean difference of
+/// ~1 on the whole canvas between two runs on SwiftShader WebGPU); the settings above them are
+/// checked through the page's report.
+const GOLDEN_WIDTH: u32 = 580;
+
+/// The browser the tests drive (Debian's package).
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// What the page needs that may be missing: `None` when all is there.
+fn missing_tools() -> Option<String> {
+    let mut missing = Vec::new();
+    if !Path::new(CHROMIUM).exists() {
+        missing.push("chromium (apt-get install chromium)");
+    }
+    if Command::new("xvfb-run").arg("--help").output().is_err() {
+        missing.push("xvfb-run (apt-get install xvfb xauth)");
+    }
+    if !root()
+        .join("tests/web/node_modules/playwright-core/package.json")
+        .exists()
+    {
+        missing.push("playwright-core (npm ci --prefix tests/web)");
+    }
+    (!missing.is_empty()).then(|| missing.join(", "))
+}
+
+fn run(cmd: &mut Command, what: &str) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}",
+        out.status,
+        common::output_text(&out)
+    );
+    println!("{}", common::output_text(&out));
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no number `{key}` in {v}"))
+}
+
+/// The page ran without a fatal error or timeout and showed no error.
+fn clean(what: &str, r: &Value) {
+    assert!(
+        r["fatal"].is_null(),
+        "{what}: the page stopped: {}",
+        r["fatal"]
+    );
+    assert!(
+        r["timed_out"].is_null(),
+        "{what}: timed out waiting; last report {r}"
+    );
+    assert_eq!(
+        r["errors"],
+        serde_json::json!([]),
+        "{what}: the page showed errors"
+    );
+}
+
+fn image(path: &Path) -> Rgba8 {
+    skinview::io::png::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Distinct colours (quantised to 4 bits a channel): a blank canvas has one or two.
+fn colours(img: &Rgba8) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    for p in img.pixels.chunks_exact(4) {
+        seen.insert((p[0] >> 4, p[1] >> 4, p[2] >> 4));
+    }
+    seen.len()
+}
+
+#[test]
+fn web_page_runs_compares_and_downloads_on_webgpu_and_webgl2() {
+    if let Some(missing) = missing_tools() {
+        if common::in_ci() {
+            panic!("CI=true and the web tests cannot run: missing {missing}");
+        }
+        eprintln!("SKIPPED web tests: missing {missing} (scripts/setup.sh --tests installs them)");
+        return;
+    }
+    run(
+        &mut Command::new(root().join("scripts/build-web.sh")),
+        "scripts/build-web.sh",
+    );
+    let out = tempfile_dir();
+    run(
+        Command::new("xvfb-run")
+            .args(["-a", "-s", "-screen 0 1280x1024x24", "node"])
+            .arg(root().join("tests/web/run.mjs"))
+            .arg(&out)
+            .env("SKINVIEW_SHARED", common::shared_dir()),
+        "tests/web/run.mjs",
+    );
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    println!("browser: {}", results["browser"]);
+    let mut failures = Vec::new();
+    for backend in ["webgpu", "webgl2"] {
+        let b = &results["backends"][backend];
+        check_backend(backend, b, &out);
+        let shot = left_of(
+            &image(&out.join(b["golden_shot"].as_str().unwrap())),
+            GOLDEN_WIDTH,
+        );
+        let adapter = b["golden"]["adapter"].as_str().unwrap_or("?").to_string();
+        failures.extend(common::golden::check_golden(
+            &common::golden::golden_dir(),
+            &format!("web_cesiumman_{backend}"),
+            &shot,
+            &adapter,
+            common::golden::bless(),
+        ));
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+fn check_backend(backend: &str, b: &Value, out: &Path) {
+    let what = |s: &str| format!("{backend}: {s}");
+    // No error, warning or uncaught exception of the page's own.
+    assert_eq!(
+        b["messages"],
+        serde_json::json!([]),
+        "{backend}: the page logged"
+    );
+    // The humanoid loads, draws and animates.
+    let h = &b["humanoid"];
+    clean(&what("humanoid"), h);
+    assert_eq!(
+        h["backend"], backend,
+        "{backend}: the page chose another backend"
+    );
+    assert_eq!(h["model"], "builtin:humanoid");
+    let shots: Vec<Rgba8> = b["humanoid_shots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| image(&out.join(f.as_str().unwrap())))
+        .collect();
+    assert_eq!((shots[0].width, shots[0].height), (960, 600));
+    assert!(
+        colours(&shots[0]) > 50,
+        "{backend}: the canvas looks blank ({} colours)",
+        colours(&shots[0])
+    );
+    let (changed, _) = shots[0].difference(&shots[1]).unwrap();
+    assert!(
+        changed > 0.01,
+        "{backend}: the canvas did not change between frames (mean difference {changed})"
+    );
+    // The palette path: WebGL2 draws through the uniform palette, K from its limits.
+    match backend {
+        "webgl2" => {
+            assert_eq!(h["palette"], "uniform", "{backend}: {h}");
+            assert!(
+                num(h, "uniform_bones") >= 16.0,
+                "{backend}: K {}",
+                h["uniform_bones"]
+            );
+        }
+        _ => assert_eq!(h["palette"], "storage", "{backend}: {h}"),
+    }
+    // The page's own live comparison on each model.
+    for (model, live) in b["live"].as_object().unwrap() {
+        clean(&what(model), live);
+        let l = &live["live"];
+        let relative = num(l, "relative");
+        println!(
+            "{backend} {model}: |GPU - CPU| {} of the diagonal (source {}, palette {})",
+            relative, l["source"], live["palette"]
+        );
+        assert!(
+            relative.is_finite() && relative <= MAX_RELATIVE_ERROR,
+            "{backend} {model}: |GPU - CPU| is {relative} of the diagonal"
+        );
+        let expected_source = if backend == "webgl2" {
+            "draw"
+        } else {
+            "compute"
+        };
+        assert_eq!(l["source"], expected_source, "{backend} {model}: {l}");
+        if backend == "webgl2" {
+            assert_eq!(live["palette"], "uniform", "{backend} {model}");
+            assert!(
+                !live["split"].is_null(),
+                "{backend} {model}: no partition stats"
+            );
+        }
+    }
+    // A broken file: its error, and the model stays.
+    let broken = &b["broken"];
+    let error = broken["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("broken.glb: GLB header length"),
+        "{backend}: broken file: {broken}"
+    );
+    assert_eq!(
+        broken["model"], "builtin:humanoid",
+        "{backend}: the model changed"
+    );
+    // P downloads a PNG of the whole canvas.
+    let file = b["download"]["file"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{backend}: no download: {}", b["download"]));
+    let png = image(&out.join(file));
+    assert_eq!(
+        (png.width, png.height),
+        (960, 600),
+        "{backend}: downloaded PNG"
+    );
+    assert!(
+        colours(&png) > 50,
+        "{backend}: the downloaded PNG looks blank"
+    );
+    // The golden frame: paused at 1 s.
+    clean(&what("golden"), &b["golden"]);
+    assert!((num(&b["golden"], "time_s") - 1.0).abs() < 1e-6);
+    assert_eq!(b["golden"]["playing"], false);
+}
+
+/// The columns of `img` left of `width`.
+fn left_of(img: &Rgba8, width: u32) -> Rgba8 {
+    let w = width.min(img.width) as usize;
+    let pixels = img
+        .pixels
+        .chunks_exact(img.width as usize * 4)
+        .flat_map(|row| &row[..w * 4])
+        .copied()
+        .collect();
+    Rgba8 {
+        width: w as u32,
+        height: img.height,
+        pixels,
+    }
+}
+
+/// A fresh folder for the browser's output (under the target folder, kept for a look).
+fn tempfile_dir() -> PathBuf {
+    let base = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root().join("target"), PathBuf::from)
+        .join("web-test");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    base
+}
