@@ -28,6 +28,10 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknow
 fi
 
 want=$(awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+if [ -z "$want" ]; then
+    echo "build-web: Cargo.lock names no wasm-bindgen (wgpu's web backend brings it)" >&2
+    exit 1
+fi
 have=$(wasm-bindgen --version 2>/dev/null | awk '{ print $2 }' || true)
 if [ "$have" != "$want" ]; then
     echo "build-web: installing wasm-bindgen-cli $want from crates.io (Cargo.lock's wasm-bindgen; have: ${have:-none})" >&2
@@ -48,7 +52,9 @@ wasm="$target_dir/wasm32-unknown-unknown/$out_profile/skinview-web.wasm"
 
 dist="$here/web/dist"
 tmp="$(mktemp -d "$here/web/.dist.XXXXXX")"
-trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"    # mktemp's 0700 would keep a web server running as another user out
+# Interrupted between the two renames below: the old site is put back.
+trap 'rm -rf "$tmp"; [ -d "$dist" ] || { [ -d "$dist.old" ] && mv "$dist.old" "$dist"; }' EXIT
 wasm-bindgen --target web --no-typescript --remove-name-section --remove-producers-section --out-dir "$tmp" --out-name skinview "$wasm"
 # binaryen before version 116 rewrites the reference types rustc and wasm-bindgen use into a
 # module browsers refuse (Debian 12's 108: "WebAssembly.Table.set(): Argument 1 is invalid").
@@ -67,13 +73,13 @@ else
     fi
 fi
 cp web/index.html "$tmp/"
-# Replace the site in one step (a server reading web/dist never sees half of it).
+# Replace the site whole (a server reading web/dist never sees half of it).
 rm -rf "$dist.old"
 [ -d "$dist" ] && mv "$dist" "$dist.old"
 mv "$tmp" "$dist"
 rm -rf "$dist.old"
 trap - EXIT
-raw=$(stat -c %s "$dist/skinview_bg.wasm")
+raw=$(wc -c < "$dist/skinview_bg.wasm")
 gz=$(gzip -9 -c "$dist/skinview_bg.wasm" | wc -c)
 mib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1048576 }'; }
 echo "build-web: web/dist/skinview_bg.wasm: $raw bytes ($(mib "$raw") MiB), gzip -9 $gz bytes ($(mib "$gz") MiB); $opt" >&2

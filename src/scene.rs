@@ -338,9 +338,16 @@ impl Scene {
         &self.meshes[d.mesh].primitives[d.primitive]
     }
 
-    /// Joints over all skins.
+    /// Joint nodes over all skins, each once (skins that share joints, as a split model's
+    /// submesh skins do, count them once).
     pub fn joint_count(&self) -> usize {
-        self.skins.iter().map(|s| s.joints.len()).sum()
+        let mut joint = vec![false; self.nodes.len()];
+        for &j in self.skins.iter().flat_map(|s| &s.joints) {
+            if let Some(seen) = joint.get_mut(j) {
+                *seen = true;
+            }
+        }
+        joint.iter().filter(|&&j| j).count()
     }
 
     /// Largest number of non-zero weights of any vertex of a skinned draw (0 without skins).

@@ -125,7 +125,10 @@ impl Overlay {
                 shader_location: 1,
             },
         ];
-        let constants = [("ENCODE_SRGB", f64::from(u8::from(!target.format.is_srgb())))];
+        let constants = [(
+            "ENCODE_SRGB",
+            f64::from(u8::from(super::render::stores_encoded_srgb(target.format))),
+        )];
         let make = |topology, front: bool| {
             device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
                 label: Some("overlay"),

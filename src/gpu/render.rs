@@ -321,6 +321,14 @@ pub(crate) fn skinned_pipeline_layout(
         }))
 }
 
+/// Whether shaders drawing into `format` write sRGB-encoded values themselves: the 8- and
+/// 10-bit displayable formats that store what they are given (their sRGB twins encode in
+/// hardware). Clear colours into them are encoded too ([`super::target::OffscreenTarget`]).
+pub fn stores_encoded_srgb(format: wgpu::TextureFormat) -> bool {
+    use wgpu::TextureFormat as F;
+    matches!(format, F::Rgba8Unorm | F::Bgra8Unorm | F::Rgb10a2Unorm)
+}
+
 /// Build one pipeline on render.wgsl's vertex stage (see [`SkinnedPipeline`]).
 pub(crate) fn skinned_pipeline(
     device: &wgpu::Device,
@@ -328,11 +336,11 @@ pub(crate) fn skinned_pipeline(
     layout: &wgpu::PipelineLayout,
     p: &SkinnedPipeline,
 ) -> wgpu::RenderPipeline {
-    let encode_srgb = p.targets.first().and_then(|t| t.as_ref()).is_some_and(|t| {
-        use wgpu::TextureFormat as F;
-        // 8- and 10-bit displayable formats that store what they are given.
-        matches!(t.format, F::Rgba8Unorm | F::Bgra8Unorm | F::Rgb10a2Unorm)
-    });
+    let encode_srgb = p
+        .targets
+        .first()
+        .and_then(|t| t.as_ref())
+        .is_some_and(|t| stores_encoded_srgb(t.format));
     let constants: Vec<(&str, f64)> = (p.skin.constants().into_iter())
         .chain([
             ("COLOR_MODE", f64::from(p.color_mode)),

@@ -180,10 +180,10 @@ impl OffscreenTarget {
         clear: [f64; 3],
         timestamps: Option<wgpu::RenderPassTimestampWrites<'_>>,
     ) -> wgpu::RenderPass<'e> {
-        // A plain (not sRGB) target holds sRGB-encoded values, as its shaders write them
+        // A plain displayable target holds sRGB-encoded values, as its shaders write them
         // (`ENCODE_SRGB`): the clear colour is encoded the same way.
         let encode = |c: f64| {
-            if self.target.format.is_srgb() {
+            if !super::render::stores_encoded_srgb(self.target.format) {
                 c
             } else if c <= 0.003_130_8 {
                 c * 12.92

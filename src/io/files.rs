@@ -82,17 +82,22 @@ impl FileSet {
     }
 
     /// The file a relative URI path names: the same path, else (files dropped without their
-    /// folders) the same file name.
-    fn find(&self, relative: &str) -> Option<(&str, &[u8])> {
+    /// folders) the one file of the same name; otherwise the names that matched (none, or
+    /// several).
+    fn find(&self, relative: &str) -> std::result::Result<(&str, &[u8]), Vec<String>> {
+        if let Some((n, b)) = self.files.iter().find(|(n, _)| n == relative) {
+            return Ok((n.as_str(), &b[..]));
+        }
         let base_name = relative.rsplit('/').next().unwrap_or(relative);
-        let exact = self.files.iter().find(|(n, _)| n == relative);
-        exact
-            .or_else(|| {
-                self.files
-                    .iter()
-                    .find(|(n, _)| n.rsplit('/').next() == Some(base_name))
-            })
-            .map(|(n, b)| (n.as_str(), &b[..]))
+        let same: Vec<&(String, Arc<[u8]>)> = self
+            .files
+            .iter()
+            .filter(|(n, _)| n.rsplit('/').next() == Some(base_name))
+            .collect();
+        match same.as_slice() {
+            [(n, b)] => Ok((n.as_str(), &b[..])),
+            several => Err(several.iter().map(|(n, _)| n.clone()).collect()),
+        }
     }
 }
 
@@ -181,33 +186,8 @@ impl Files {
     pub fn resolve(&self, uri: &str, field: &str) -> Result<PathBuf> {
         let file = super::file_label(&self.model);
         let bad = |message: String| Error::invalid(&file, field, message);
-        // A scheme (`http:`, `file:`; not a Windows drive letter) is not a relative path.
-        if let Some((scheme, _)) = uri.split_once(':')
-            && scheme.len() > 1
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-        {
-            return Err(bad(format!(
-                "\"{}\": only relative file paths and data: URIs are read",
-                shorten(uri)
-            )));
-        }
-        let decoded = percent_decode(uri);
-        // Before touching the file system: absolute paths (and Windows drive or network
-        // paths) and hidden files or folders (`.ssh/…`) are outside unless allowed.
-        let rel = Path::new(&decoded);
-        let hidden = rel.components().any(|c| match c {
-            std::path::Component::Normal(n) => n.to_string_lossy().starts_with('.'),
-            _ => false,
-        });
-        if !self.options.allow_external_uris && (rel.has_root() || rel.is_absolute() || hidden) {
-            return Err(bad(format!(
-                "\"{}\" is an absolute path or names a hidden file: external URIs are not \
-                 followed unless allowed",
-                shorten(uri)
-            )));
-        }
+        // `..` may stay inside the folder: judged after canonicalisation below.
+        let decoded = relative_uri(uri, self.options.allow_external_uris, true).map_err(bad)?;
         let base = self.base.as_deref().ok_or_else(|| {
             bad("an external file, but the model did not come from a file".into())
         })?;
@@ -243,12 +223,7 @@ impl Files {
                 format!("{len} bytes declared; buffers are read up to {MAX_FILE_BYTES}"),
             ));
         }
-        if let Some(mut bytes) = self.read_memory(uri, field)? {
-            if (bytes.len() as u64) < len {
-                return Err(truncated(&file, field, uri, bytes.len() as u64, len));
-            }
-            bytes.truncate(len as usize);
-            self.spend(len, field)?;
+        if let Some(bytes) = self.read_memory(uri, field, Want::Exactly(len))? {
             return Ok(bytes);
         }
         let path = self.resolve(uri, field)?;
@@ -265,15 +240,7 @@ impl Files {
     /// Read a whole external file `uri` names, of at most `limit` bytes (images).
     pub fn read_whole(&mut self, uri: &str, limit: u64, field: &str) -> Result<Vec<u8>> {
         let file = super::file_label(&self.model);
-        if let Some(bytes) = self.read_memory(uri, field)? {
-            if bytes.len() as u64 > limit {
-                return Err(Error::invalid(
-                    &file,
-                    field,
-                    format!("{} bytes, more than the {limit} read at most", bytes.len()),
-                ));
-            }
-            self.spend(bytes.len() as u64, field)?;
+        if let Some(bytes) = self.read_memory(uri, field, Want::AtMost(limit))? {
             return Ok(bytes);
         }
         let path = self.resolve(uri, field)?;
@@ -285,36 +252,112 @@ impl Files {
     }
 }
 
+/// How much of a file in memory a read takes.
+#[derive(Clone, Copy)]
+enum Want {
+    /// Exactly this many bytes from its start (a buffer's `byteLength`; shorter is an error).
+    Exactly(u64),
+    /// The whole file, of at most this many bytes (an image).
+    AtMost(u64),
+}
+
 impl Files {
-    /// For a model in memory: the file of the set `uri` names (the URI checks of
-    /// [`Files::resolve`] first; never a file outside the set), recorded as read. `None` for a
-    /// model on disk.
-    fn read_memory(&mut self, uri: &str, field: &str) -> Result<Option<Vec<u8>>> {
+    /// For a model in memory: the file of the set `uri` names (checked as [`Files::resolve`]
+    /// checks it; never a file outside the set), its size checked against `want` and counted
+    /// before a byte is copied, recorded as read. `None` for a model on disk.
+    fn read_memory(&mut self, uri: &str, field: &str, want: Want) -> Result<Option<Vec<u8>>> {
         let Some(set) = self.memory.clone() else {
             return Ok(None);
         };
         let file = super::file_label(&self.model);
         let bad = |message: String| Error::invalid(&file, field, message);
-        if uri.contains(':') {
-            return Err(bad(format!(
-                "\"{}\": only relative file paths and data: URIs are read",
-                shorten(uri)
-            )));
-        }
-        let decoded = percent_decode(uri);
+        let decoded = relative_uri(uri, self.options.allow_external_uris, false).map_err(bad)?;
         let relative = decoded.trim_start_matches("./");
-        let Some((name, bytes)) = set.find(relative) else {
+        let (name, bytes) = set.find(relative).map_err(|found| {
             let given: Vec<&str> = set.names().collect();
-            return Err(bad(format!(
-                "\"{}\" was not given with the model (given: {}); drop or pick the model's \
-                 buffers and images together with it",
-                shorten(uri),
-                given.join(", ")
-            )));
+            bad(match found.as_slice() {
+                [] => format!(
+                    "\"{}\" was not given with the model (given: {}); drop or pick the \
+                     model's buffers and images together with it",
+                    shorten(uri),
+                    given.join(", ")
+                ),
+                several => format!(
+                    "\"{}\" could be any of {}: give the files in their folders, or one of \
+                     that name",
+                    shorten(uri),
+                    several.join(", ")
+                ),
+            })
+        })?;
+        let have = bytes.len() as u64;
+        let take = match want {
+            Want::Exactly(len) if have < len => {
+                return Err(truncated(&file, field, uri, have, len));
+            }
+            Want::Exactly(len) => len,
+            Want::AtMost(limit) if have > limit => {
+                return Err(bad(format!(
+                    "{have} bytes, more than the {limit} read at most"
+                )));
+            }
+            Want::AtMost(_) => have,
         };
+        self.spend(take, field)?;
+        let mut copy = Vec::new();
+        copy.try_reserve_exact(take as usize + 4)
+            .map_err(|_| bad(format!("not enough memory to read {take} bytes")))?;
+        copy.extend_from_slice(&bytes[..take as usize]);
         self.read.push(PathBuf::from(name));
-        Ok(Some(bytes.to_vec()))
+        Ok(Some(copy))
     }
+}
+
+/// The relative path an external `uri` (not a `data:` URI) names, percent-decoded, or what is
+/// wrong with it: a scheme (`http:`, `file:`; not a Windows drive letter) is not a relative
+/// path; unless `allow_external`, neither are an absolute path (or a Windows drive or network
+/// path), a hidden file or folder (`.ssh/…`), nor — where nothing is judged after it
+/// (`parent_dirs` false: files in memory, the web page's fetches) — a `..` component.
+pub fn relative_uri(
+    uri: &str,
+    allow_external: bool,
+    parent_dirs: bool,
+) -> std::result::Result<String, String> {
+    if let Some((scheme, _)) = uri.split_once(':')
+        && scheme.len() > 1
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    {
+        return Err(format!(
+            "\"{}\": only relative file paths and data: URIs are read",
+            shorten(uri)
+        ));
+    }
+    let decoded = percent_decode(uri);
+    let rel = Path::new(&decoded);
+    let hidden = rel.components().any(|c| match c {
+        std::path::Component::Normal(n) => n.to_string_lossy().starts_with('.'),
+        _ => false,
+    });
+    if !allow_external && (rel.has_root() || rel.is_absolute() || hidden) {
+        return Err(format!(
+            "\"{}\" is an absolute path or names a hidden file: external URIs are not \
+             followed unless allowed",
+            shorten(uri)
+        ));
+    }
+    let parent = rel
+        .components()
+        .any(|c| c == std::path::Component::ParentDir);
+    if !allow_external && !parent_dirs && parent {
+        return Err(format!(
+            "\"{}\" leaves the model's folder (`..`): external URIs are not followed unless \
+             allowed",
+            shorten(uri)
+        ));
+    }
+    Ok(decoded)
 }
 
 /// A buffer file `uri` of `have` bytes, shorter than the `len` its buffer declares.

@@ -109,7 +109,7 @@ impl ModelSource {
                 (
                     rs.scene.clone(),
                     Some(NativeRig { weber, scene: rs }),
-                    Vec::new(),
+                    vec![PathBuf::from(main)],
                 )
             }
             ModelSource::Memory { main, set } => {

@@ -21,6 +21,9 @@ pub mod viewport;
 #[cfg(all(feature = "web", target_arch = "wasm32"))]
 pub mod web;
 
+#[cfg(all(target_arch = "wasm32", not(feature = "web")))]
+compile_error!("the viewer on wasm32 is the web page: build it with feature `web`");
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use web_time::Instant;

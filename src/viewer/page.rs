@@ -118,27 +118,84 @@ pub fn percent_decode(v: &str) -> String {
     crate::io::files::percent_decode(&v.replace('+', " "))
 }
 
-/// The external (not `data:`) URIs of a `.gltf`'s buffers and images; an unreadable file
-/// names none (the importer reports what is wrong with it).
-pub fn external_uris(gltf: &[u8]) -> Vec<String> {
+/// The external (not `data:`) URIs a `.gltf` names, each once, with the first field naming
+/// it (`buffers[0].uri`), checked as the importer checks them (relative, inside the model's
+/// folder, no hidden file: [`crate::io::files::relative_uri`]) so the page fetches nothing
+/// else. An unreadable file names none (the importer then reports what is wrong with it); more
+/// than [`MAX_PAGE_FILES`] is an error.
+pub fn external_uris(file: &str, gltf: &[u8]) -> Result<Vec<(String, String)>> {
     let Ok(json) = serde_json::from_slice::<serde_json::Value>(gltf) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    let mut uris = Vec::new();
+    let mut uris: Vec<(String, String)> = Vec::new();
     for key in ["buffers", "images"] {
-        if let Some(items) = json.get(key).and_then(|v| v.as_array()) {
-            for item in items.iter().take(MAX_PAGE_FILES) {
-                if let Some(uri) = item.get("uri").and_then(|u| u.as_str())
-                    && !uri.starts_with("data:")
-                    && !uris.iter().any(|u| u == uri)
-                {
-                    uris.push(uri.to_string());
-                }
+        let items = json.get(key).and_then(|v| v.as_array());
+        for (i, item) in items.into_iter().flatten().enumerate() {
+            let Some(uri) = item.get("uri").and_then(|u| u.as_str()) else {
+                continue;
+            };
+            if uri.starts_with("data:") || uris.iter().any(|(_, u)| u == uri) {
+                continue;
             }
+            let field = format!("{key}[{i}].uri");
+            crate::io::files::relative_uri(uri, false, false)
+                .map_err(|m| Error::invalid(file, &field, m))?;
+            if uris.len() == MAX_PAGE_FILES {
+                return Err(Error::invalid(
+                    file,
+                    &field,
+                    format!("more than {MAX_PAGE_FILES} external files: not fetched"),
+                ));
+            }
+            uris.push((field, uri.to_string()));
         }
     }
-    uris.truncate(MAX_PAGE_FILES);
-    uris
+    Ok(uris)
+}
+
+/// Bytes a page has read for one drop, pick or `?model=` fetch, against the limits.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PageBudget {
+    spent: u64,
+}
+
+impl PageBudget {
+    /// Whether a file `name` of `len` bytes may be read next: at most
+    /// [`crate::io::files::MAX_FILE_BYTES`], and [`MAX_PAGE_BYTES`] with those read before.
+    pub fn check(&self, name: &str, len: u64) -> Result<()> {
+        crate::io::FileSet::check_size(name, len)?;
+        if self.spent.saturating_add(len) > MAX_PAGE_BYTES {
+            return Err(Error::invalid(
+                name,
+                "files together",
+                format!("more than the {MAX_PAGE_BYTES} bytes the page reads at once"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Count a file `name` of `len` bytes that was read ([`PageBudget::check`] first).
+    pub fn spend(&mut self, name: &str, len: u64) -> Result<()> {
+        self.check(name, len)?;
+        self.spent += len;
+        Ok(())
+    }
+}
+
+/// Check files given together (names and sizes) before any is read: at most
+/// [`MAX_PAGE_FILES`], each and all together within [`PageBudget`]'s limits.
+pub fn check_given(files: &[(String, u64)]) -> Result<()> {
+    if files.len() > MAX_PAGE_FILES {
+        return Err(Error::Page(format!(
+            "{} files given at once; the page reads at most {MAX_PAGE_FILES}",
+            files.len()
+        )));
+    }
+    let mut budget = PageBudget::default();
+    for (name, len) in files {
+        budget.spend(name, *len)?;
+    }
+    Ok(())
 }
 
 /// The model among dropped files: a `.glb`, a `.gltf`, or a native `.json` rig (in that

@@ -587,7 +587,7 @@ impl ViewerState {
                 // The label once: most errors name the file already.
                 let message = e.to_string();
                 let name = crate::io::file_label(std::path::Path::new(text.trim()));
-                self.error = Some(if message.starts_with(&name) {
+                self.error = Some(if message.starts_with(&format!("{name}: ")) {
                     message
                 } else {
                     format!("{}: {message}", text.trim())

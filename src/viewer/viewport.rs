@@ -57,10 +57,8 @@ pub struct Viewport {
     /// The character generation whose GPU scene failed (not retried until it changes).
     failed_generation: Option<u64>,
     /// Readbacks whose map failed and were submitted again (a failure twice in a row is an
-    /// error: Chromium's WebGPU aborts one map early in a page's life).
+    /// error: a browser may abort a map, and a new one succeeds).
     pub readback_retries: u64,
-    /// The last readback's map failed (the next failure is shown).
-    retried: bool,
     /// The colour legend and what it was made for (made again when that changes, not each
     /// frame: the bone swatches sum every weight).
     legend: Option<(LegendKey, Option<Legend>)>,
@@ -76,6 +74,8 @@ struct SceneGpu {
     readback: Readback,
     /// The skinning options last written to the draws (`None`: not yet).
     skin: Option<crate::skin::SkinOptions>,
+    /// The last readback that landed failed (the next failure is shown).
+    readback_failed: bool,
 }
 
 /// Where the live comparison and picking read the GPU's vertices.
@@ -162,7 +162,6 @@ impl Viewport {
             texture_generation: 0,
             failed_generation: None,
             readback_retries: 0,
-            retried: false,
         })
     }
 
@@ -241,6 +240,7 @@ impl Viewport {
             gpu,
             readback,
             skin: None,
+            readback_failed: false,
         });
         self.view.set_skeleton(c);
         self.generation = state.generation;
@@ -314,12 +314,12 @@ impl Viewport {
         let source = s.readback.source();
         let polled = match s.readback.poll(ctx, &s.gpu) {
             Ok(p) => {
-                self.retried &= p.is_none();
+                s.readback_failed &= p.is_none();
                 p
             }
             // Once: the capture is submitted again below.
-            Err(_) if !self.retried => {
-                self.retried = true;
+            Err(_) if !s.readback_failed => {
+                s.readback_failed = true;
                 self.readback_retries += 1;
                 None
             }

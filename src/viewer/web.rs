@@ -28,12 +28,11 @@ use winit::platform::web::{EventLoopExtWebSys, WindowAttributesExtWebSys};
 use winit::window::WindowAttributes;
 
 use super::page::{
-    Backend, MAX_PAGE_BYTES, MAX_PAGE_FILES, PageParams, external_uris, model_among, no_model,
+    Backend, PageBudget, PageParams, check_given, external_uris, model_among, no_model,
 };
 use super::state::ViewerState;
 use super::{App, Gfx, ViewerOptions};
 use crate::error::{Error, Result};
-use crate::io::files::MAX_FILE_BYTES;
 use crate::io::{FileSet, Model, ModelSource};
 
 /// What arrives from outside the event loop: the device, and models read from the page.
@@ -62,7 +61,7 @@ const MAX_ERRORS_KEPT: usize = 32;
 fn document() -> Result<web_sys::Document> {
     web_sys::window()
         .and_then(|w| w.document())
-        .ok_or_else(|| Error::Gpu("no document: skinview runs in a web page".into()))
+        .ok_or_else(|| Error::Page("no document: skinview runs in a web page".into()))
 }
 
 fn js_error(what: &str, e: JsValue) -> Error {
@@ -126,7 +125,7 @@ impl Page {
         let canvas = document()?
             .get_element_by_id("skinview")
             .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok())
-            .ok_or_else(|| Error::Gpu("the page has no <canvas id=\"skinview\">".into()))?;
+            .ok_or_else(|| Error::Page("the page has no <canvas id=\"skinview\">".into()))?;
         let attributes = attributes.with_canvas(Some(canvas));
         Ok(match self.params.size {
             Some((w, h)) => attributes.with_inner_size(winit::dpi::LogicalSize::new(w, h)),
@@ -188,6 +187,14 @@ impl Page {
                 "latency_frames": l.latency_frames,
             })
         });
+        let picked = state.picked.as_ref().map(|p| {
+            serde_json::json!({
+                "draw": p.draw,
+                "vertex": p.vertex,
+                "position": p.position.to_array(),
+                "influences": p.influences.len(),
+            })
+        });
         let report = serde_json::json!({
             "model": state.model.source.label(),
             "frames": state.stats.frames,
@@ -200,6 +207,7 @@ impl Page {
             "uniform_bones": bones,
             "split": split,
             "live": live,
+            "picked": picked,
             "fps": state.stats.fps,
             "canvas": [gfx.config.width, gfx.config.height],
             "error": state.error,
@@ -215,7 +223,7 @@ pub(super) fn connect(app: &mut App, window: Arc<winit::window::Window>) -> Resu
     let page = app
         .page
         .as_mut()
-        .ok_or_else(|| Error::Gpu("no page".into()))?;
+        .ok_or_else(|| Error::Page("no page".into()))?;
     let (inbox, proxy, backend) = (page.inbox.clone(), page.proxy.clone(), page.params.backend);
     spawn_local(async move {
         let gfx = connect_backend(window, backend).await;
@@ -297,7 +305,7 @@ async fn load_param_model(text: &str) -> Result<Model> {
 /// Fetch a model file from the same site, and for a `.gltf` the buffers and images it names
 /// (relative URIs beside it); sizes checked as each response arrives.
 async fn fetch_model(url: &str) -> Result<(String, FileSet)> {
-    let window = web_sys::window().ok_or_else(|| Error::Gpu("no window".into()))?;
+    let window = web_sys::window().ok_or_else(|| Error::Page("no window".into()))?;
     let origin = window
         .location()
         .origin()
@@ -316,31 +324,40 @@ async fn fetch_model(url: &str) -> Result<(String, FileSet)> {
         .map(crate::io::files::percent_decode)
         .unwrap_or_default();
     let mut set = FileSet::new();
-    let mut total = 0u64;
-    let bytes = fetch_bytes(&full.href(), &main, &mut total).await?;
+    let mut budget = PageBudget::default();
+    let bytes = fetch_bytes(&full.href(), &main, &mut budget).await?;
     let external = if main.to_ascii_lowercase().ends_with(".gltf") {
-        external_uris(&bytes)
+        external_uris(&main, &bytes)?
     } else {
         Vec::new()
     };
     set.add(&main, bytes)?;
-    for uri in external {
+    for (field, uri) in external {
         let name = crate::io::files::percent_decode(&uri);
         let at = web_sys::Url::new_with_base(&uri, &full.href()).map_err(|e| js_error(&uri, e))?;
+        // A relative path (checked by `external_uris`) stays on this site.
         if at.origin() != origin {
-            continue;
+            return Err(Error::invalid(
+                &main,
+                &field,
+                "not on this site: not fetched",
+            ));
         }
-        let bytes = fetch_bytes(&at.href(), &name, &mut total).await?;
+        let bytes = fetch_bytes(&at.href(), &name, &mut budget).await?;
         set.add(&name, bytes)?;
     }
     Ok((main, set))
 }
 
-/// GET `url` (counted into `total` against [`MAX_PAGE_BYTES`]; a declared length over the
-/// limits is refused before the body is read).
-async fn fetch_bytes(url: &str, name: &str, total: &mut u64) -> Result<Vec<u8>> {
-    let window = web_sys::window().ok_or_else(|| Error::Gpu("no window".into()))?;
-    let response: web_sys::Response = JsFuture::from(window.fetch_with_str(url))
+/// GET `url` from this site (no cookies, no redirects followed), counted into `budget`: a
+/// declared length over the limits is refused before the body is read, and the body's own
+/// length is what counts.
+async fn fetch_bytes(url: &str, name: &str, budget: &mut PageBudget) -> Result<Vec<u8>> {
+    let window = web_sys::window().ok_or_else(|| Error::Page("no window".into()))?;
+    let init = web_sys::RequestInit::new();
+    init.set_credentials(web_sys::RequestCredentials::Omit);
+    init.set_redirect(web_sys::RequestRedirect::Error);
+    let response: web_sys::Response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
         .await
         .map_err(|e| js_error(url, e))?
         .dyn_into()
@@ -352,6 +369,7 @@ async fn fetch_bytes(url: &str, name: &str, total: &mut u64) -> Result<Vec<u8>> 
             response.status_text()
         )));
     }
+    // Content-Length is the size on the wire (compressed, perhaps): a check, not the count.
     let declared = response
         .headers()
         .get("content-length")
@@ -359,30 +377,14 @@ async fn fetch_bytes(url: &str, name: &str, total: &mut u64) -> Result<Vec<u8>> 
         .flatten()
         .and_then(|v| v.parse::<u64>().ok());
     if let Some(len) = declared {
-        spend(name, len, total)?;
+        budget.check(name, len)?;
     }
     let buffer = JsFuture::from(response.array_buffer().map_err(|e| js_error(url, e))?)
         .await
         .map_err(|e| js_error(url, e))?;
-    let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
-    if declared.is_none() {
-        spend(name, bytes.len() as u64, total)?;
-    }
-    Ok(bytes)
-}
-
-/// Count a file of `len` bytes against the per-file and per-page limits.
-fn spend(name: &str, len: u64, total: &mut u64) -> Result<()> {
-    FileSet::check_size(name, len)?;
-    *total = total.saturating_add(len);
-    if *total > MAX_PAGE_BYTES {
-        return Err(Error::invalid(
-            name,
-            "files together",
-            format!("more than the {MAX_PAGE_BYTES} bytes the page reads at once"),
-        ));
-    }
-    Ok(())
+    let array = js_sys::Uint8Array::new(&buffer);
+    budget.spend(name, u64::from(array.length()))?;
+    Ok(array.to_vec())
 }
 
 /// Drops on the page and the file button (`<input id="skinview-open" type="file">`) read the
@@ -449,24 +451,15 @@ fn read_given(files: web_sys::FileList, inbox: Rc<RefCell<Inbox>>, proxy: EventL
 }
 
 async fn read_files(list: &[web_sys::File]) -> Result<FileSet> {
-    if list.len() > MAX_PAGE_FILES {
-        return Err(Error::Page(format!(
-            "{} files given at once; the page reads at most {MAX_PAGE_FILES}",
-            list.len()
-        )));
-    }
-    let mut total = 0u64;
-    for f in list {
-        spend(&f.name(), f.size() as u64, &mut total)?;
-    }
+    // Every size checked before any file is read.
+    let sizes: Vec<(String, u64)> = list.iter().map(|f| (f.name(), f.size() as u64)).collect();
+    check_given(&sizes)?;
     let mut set = FileSet::new();
     for f in list {
         let buffer = JsFuture::from(f.array_buffer())
             .await
             .map_err(|e| js_error(&f.name(), e))?;
-        let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
-        debug_assert!(bytes.len() as u64 <= MAX_FILE_BYTES);
-        set.add(&f.name(), bytes)?;
+        set.add(&f.name(), js_sys::Uint8Array::new(&buffer).to_vec())?;
     }
     Ok(set)
 }

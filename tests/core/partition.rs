@@ -831,6 +831,13 @@ fn partitioned_scenes_skin_like_the_source() {
         let times = skinview::compare::run::frame_times(&scene, anim, 5);
         for k in [4usize, 8, 16, 64] {
             let part = PartitionedScene::new(&scene, k).unwrap();
+            // The submeshes' skins use the source's joints: counted once, the same joints.
+            assert_eq!(
+                part.scene.joint_count(),
+                scene.joint_count(),
+                "{} K={k}",
+                path.display()
+            );
             let err = part.skinning_error(&scene, anim, &times).unwrap();
             let dropped: usize = part
                 .primitives

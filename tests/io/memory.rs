@@ -149,11 +149,68 @@ fn memory_import_reads_only_the_files_given() {
         format!("{:?}", direct.meshes)
     );
     assert!(m.rig.is_some());
+    assert_eq!(
+        m.files,
+        [PathBuf::from("arm.rig.json")],
+        "the file read is recorded"
+    );
     let bad = memory("bad.rig.json", &[("bad.rig.json", b"{\"bones\": 3}")])
         .load()
         .unwrap_err()
         .to_string();
     assert!(bad.starts_with("bad.rig.json"), "{bad}");
+}
+
+/// URIs are judged as from a folder, and a file name given twice is not guessed between.
+#[test]
+fn memory_uris_follow_the_folder_rules() {
+    let (mut j, bin, png) = cesium_in_three_files();
+    for (uri, says) in [
+        ("../cesium.bin", "leaves the model's folder"),
+        ("/cesium.bin", "absolute path or names a hidden file"),
+        (".cache/cesium.bin", "absolute path or names a hidden file"),
+    ] {
+        j["buffers"][0]["uri"] = json!(uri);
+        let gltf = serde_json::to_vec(&j).unwrap();
+        let e = memory(
+            "cesium.gltf",
+            &[
+                ("cesium.gltf", &gltf),
+                ("cesium.bin", &bin),
+                ("skin map.png", &png),
+            ],
+        )
+        .load()
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("buffers[0].uri") && e.contains(says),
+            "{uri}: {e}"
+        );
+    }
+    j["buffers"][0]["uri"] = json!("cesium.bin");
+    let gltf = serde_json::to_vec(&j).unwrap();
+    // An image is repaired (drawn untextured, with a note), as an unreadable image on disk.
+    let m = memory(
+        "cesium.gltf",
+        &[
+            ("cesium.gltf", &gltf),
+            ("cesium.bin", &bin),
+            ("a/skin map.png", &png),
+            ("b/skin map.png", &png),
+        ],
+    )
+    .load()
+    .unwrap();
+    assert!(m.scene.textures.is_empty());
+    let note = &m.scene.report.notes[0];
+    assert_eq!(note.field, "images[0]");
+    assert!(
+        note.message
+            .contains("could be any of a/skin map.png, b/skin map.png"),
+        "{}",
+        note.message
+    );
 }
 
 /// A file over the size limit is refused before its bytes are read.

@@ -4,7 +4,10 @@
 #![allow(clippy::unwrap_used)] // test code: a panic is its report
 
 use serde_json::json;
-use skinview::viewer::page::{Backend, PageParams, external_uris, model_among, no_model};
+use skinview::viewer::page::{
+    Backend, MAX_PAGE_BYTES, MAX_PAGE_FILES, PageBudget, PageParams, check_given, external_uris,
+    model_among, no_model,
+};
 use skinview::viewer::state::ViewMode;
 
 #[test]
@@ -69,12 +72,85 @@ fn the_model_among_dropped_files_and_the_message_when_none_is() {
 }
 
 #[test]
-fn a_gltf_names_its_external_buffers_and_images_once() {
-    let gltf = json!({
-        "buffers": [{ "uri": "a.bin", "byteLength": 4 }, { "uri": "data:application/octet-stream;base64,AAAA", "byteLength": 3 }, { "uri": "a.bin", "byteLength": 4 }],
-        "images": [{ "uri": "tex/skin%20map.png" }, { "bufferView": 0 }],
-    });
-    let uris = external_uris(&serde_json::to_vec(&gltf).unwrap());
-    assert_eq!(uris, ["a.bin", "tex/skin%20map.png"]);
-    assert!(external_uris(b"not json").is_empty());
+fn a_gltf_names_its_external_files_once_and_nothing_outside_its_folder() {
+    let gltf = |buffers: serde_json::Value| {
+        serde_json::to_vec(&json!({ "buffers": buffers, "images": [{ "uri": "tex/skin%20map.png" }, { "bufferView": 0 }] })).unwrap()
+    };
+    let uris = external_uris(
+        "m.gltf",
+        &gltf(json!([{ "uri": "a.bin" }, { "uri": "data:application/octet-stream;base64,AAAA" }, { "uri": "a.bin" }])),
+    )
+    .unwrap();
+    let expected = [
+        ("buffers[0].uri", "a.bin"),
+        ("images[0].uri", "tex/skin%20map.png"),
+    ];
+    let got: Vec<(&str, &str)> = uris.iter().map(|(f, u)| (f.as_str(), u.as_str())).collect();
+    assert_eq!(got, expected);
+    assert!(external_uris("m.gltf", b"not json").unwrap().is_empty());
+    // The page fetches nothing the importer would not read from a folder.
+    for (uri, says) in [
+        ("../secret.bin", "leaves the model's folder"),
+        ("/etc/passwd", "absolute path or names a hidden file"),
+        (".git/config", "absolute path or names a hidden file"),
+        (
+            "//evil.example/a.bin",
+            "absolute path or names a hidden file",
+        ),
+        ("https://evil.example/a.bin", "only relative file paths"),
+    ] {
+        let e = external_uris("m.gltf", &gltf(json!([{ "uri": uri }])))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("m.gltf") && e.contains("buffers[0].uri") && e.contains(says),
+            "{uri}: {e}"
+        );
+    }
+    let many: Vec<serde_json::Value> = (0..=MAX_PAGE_FILES)
+        .map(|i| json!({ "uri": format!("b{i}.bin") }))
+        .collect();
+    let e = external_uris("m.gltf", &gltf(json!(many)))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("more than {MAX_PAGE_FILES} external files")),
+        "{e}"
+    );
+}
+
+#[test]
+fn files_given_are_checked_before_any_is_read() {
+    let files = |sizes: &[u64]| -> Vec<(String, u64)> {
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (format!("f{i}.bin"), n))
+            .collect()
+    };
+    assert!(check_given(&files(&[10, 20])).is_ok());
+    let e = check_given(&files(&vec![1; MAX_PAGE_FILES + 1]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("{} files given at once", MAX_PAGE_FILES + 1)),
+        "{e}"
+    );
+    let half = MAX_PAGE_BYTES / 2 + 1;
+    let e = check_given(&files(&[half, half])).unwrap_err().to_string();
+    assert!(
+        e.starts_with("f1.bin") && e.contains("bytes the page reads at once"),
+        "{e}"
+    );
+    let file_limit = skinview::io::files::MAX_FILE_BYTES;
+    let e = check_given(&files(&[file_limit + 1]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("f0.bin") && e.contains("more than the"), "{e}");
+    // The budget counts what was read: a check does not spend.
+    let mut budget = PageBudget::default();
+    budget.check("a", MAX_PAGE_BYTES).unwrap();
+    budget.check("a", MAX_PAGE_BYTES).unwrap();
+    budget.spend("a", MAX_PAGE_BYTES - 5).unwrap();
+    assert!(budget.check("b", 5).is_ok() && budget.check("b", 6).is_err());
 }

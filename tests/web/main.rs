@@ -24,6 +24,16 @@ const MAX_RELATIVE_ERROR: f64 = 1e-5;
 /// checked through the page's report.
 const GOLDEN_WIDTH: u32 = 580;
 
+/// Inside the viewport of the 960×600 page whatever the panels hold (they size to their
+/// content: 378–582 on CesiumMan, 430–648 on the humanoid), above the status bar: (x, y,
+/// width, height).
+const VIEWPORT: (u32, u32, u32, u32) = (450, 40, 100, 480);
+
+/// Share of the viewport's pixels the model covers at least, as bright pixels (a channel at
+/// 150 or more: the models are light; the background, under 70, and the thin grid lines are
+/// not): the humanoid at the test's framing covers 0.12–0.19 of it.
+const MIN_MODEL_SHARE: f64 = 0.05;
+
 /// The browser the tests drive (Debian's package).
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -88,13 +98,12 @@ fn image(path: &Path) -> Rgba8 {
     skinview::io::png::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// Distinct colours (quantised to 4 bits a channel): a blank canvas has one or two.
-fn colours(img: &Rgba8) -> usize {
-    let mut seen = std::collections::HashSet::new();
-    for p in img.pixels.chunks_exact(4) {
-        seen.insert((p[0] >> 4, p[1] >> 4, p[2] >> 4));
-    }
-    seen.len()
+/// Share of `img`'s pixels with a channel at 150 or more.
+fn bright_share(img: &Rgba8) -> f64 {
+    let pixels = img.pixels.chunks_exact(4);
+    let n = pixels.len().max(1);
+    let bright = pixels.filter(|p| p[..3].iter().any(|&c| c >= 150)).count();
+    bright as f64 / n as f64
 }
 
 #[test]
@@ -111,6 +120,19 @@ fn web_page_runs_compares_and_downloads_on_webgpu_and_webgl2() {
         "scripts/build-web.sh",
     );
     let out = tempfile_dir();
+    // The bad file the page is given; the command line reads it too, for its error text.
+    let broken = out.join("broken.glb");
+    std::fs::write(&broken, b"glTF\x02\x00\x00\x00this is not a model").unwrap();
+    let cli = Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .arg("info")
+        .arg(&broken)
+        .output()
+        .unwrap();
+    let cli_error = String::from_utf8_lossy(&cli.stderr).trim().to_string();
+    assert!(
+        !cli.status.success(),
+        "the CLI read the broken file: {cli_error}"
+    );
     run(
         Command::new("xvfb-run")
             .args(["-a", "-s", "-screen 0 1280x1024x24", "node"])
@@ -126,6 +148,12 @@ fn web_page_runs_compares_and_downloads_on_webgpu_and_webgl2() {
     for backend in ["webgpu", "webgl2"] {
         let b = &results["backends"][backend];
         check_backend(backend, b, &out);
+        // The same words as the command line for the same file.
+        let page_error = b["broken"]["error"].as_str().unwrap_or_default();
+        assert!(
+            !page_error.is_empty() && cli_error.ends_with(page_error),
+            "{backend}: the page says {page_error:?}, the command line {cli_error:?}"
+        );
         let shot = left_of(
             &image(&out.join(b["golden_shot"].as_str().unwrap())),
             GOLDEN_WIDTH,
@@ -165,12 +193,14 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
         .map(|f| image(&out.join(f.as_str().unwrap())))
         .collect();
     assert_eq!((shots[0].width, shots[0].height), (960, 600));
+    // The viewport alone (the panels' text and plot change without it).
+    let view = |img: &Rgba8| crop(img, VIEWPORT);
+    let share = bright_share(&view(&shots[0]));
     assert!(
-        colours(&shots[0]) > 50,
-        "{backend}: the canvas looks blank ({} colours)",
-        colours(&shots[0])
+        share >= MIN_MODEL_SHARE,
+        "{backend}: the viewport looks blank ({share:.3} of it bright)"
     );
-    let (changed, _) = shots[0].difference(&shots[1]).unwrap();
+    let (changed, _) = view(&shots[0]).difference(&view(&shots[1])).unwrap();
     assert!(
         changed > 0.01,
         "{backend}: the canvas did not change between frames (mean difference {changed})"
@@ -214,6 +244,13 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
             );
         }
     }
+    // A click on CesiumMan picks a vertex: GPU-skinned positions read back, its influences.
+    let picked = &b["picked_vertex"]["picked"];
+    assert!(
+        !picked.is_null() && num(picked, "influences") >= 1.0,
+        "{backend}: no vertex picked: {}",
+        b["picked_vertex"]
+    );
     // A broken file: its error, and the model stays.
     let broken = &b["broken"];
     let error = broken["error"].as_str().unwrap_or_default();
@@ -225,6 +262,27 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
         broken["model"], "builtin:humanoid",
         "{backend}: the model changed"
     );
+    // Several files dropped together (a .gltf, its .bin and its texture), and the file button.
+    for (what, r, model) in [
+        (
+            "dropped .gltf + .bin + .png",
+            &b["dropped"],
+            "CesiumMan.gltf",
+        ),
+        ("picked .glb", &b["picked"], "Fox.glb"),
+    ] {
+        assert!(
+            r["fatal"].is_null() && r["timed_out"].is_null(),
+            "{backend} {what}: {r}"
+        );
+        assert_eq!(r["model"], model, "{backend} {what}");
+        assert!(r["error"].is_null(), "{backend} {what}: {}", r["error"]);
+        // On WebGL2 a glTF model opened after the humanoid (drawn whole) is split for the
+        // uniform palette.
+        if backend == "webgl2" {
+            assert!(!r["split"].is_null(), "{backend} {what}: not split");
+        }
+    }
     // P downloads a PNG of the whole canvas.
     let file = b["download"]["file"]
         .as_str()
@@ -235,9 +293,10 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
         (960, 600),
         "{backend}: downloaded PNG"
     );
+    let share = bright_share(&crop(&png, VIEWPORT));
     assert!(
-        colours(&png) > 50,
-        "{backend}: the downloaded PNG looks blank"
+        share >= MIN_MODEL_SHARE,
+        "{backend}: the downloaded PNG's viewport looks blank ({share:.3} of it bright)"
     );
     // The golden frame: paused at 1 s.
     clean(&what("golden"), &b["golden"]);
@@ -247,16 +306,24 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
 
 /// The columns of `img` left of `width`.
 fn left_of(img: &Rgba8, width: u32) -> Rgba8 {
-    let w = width.min(img.width) as usize;
+    crop(img, (0, 0, width, img.height))
+}
+
+/// The rectangle `(x, y, width, height)` of `img` (clipped to it).
+fn crop(img: &Rgba8, (x, y, w, h): (u32, u32, u32, u32)) -> Rgba8 {
+    let (x0, y0) = (x.min(img.width), y.min(img.height));
+    let (x1, y1) = ((x + w).min(img.width), (y + h).min(img.height));
     let pixels = img
         .pixels
         .chunks_exact(img.width as usize * 4)
-        .flat_map(|row| &row[..w * 4])
+        .skip(y0 as usize)
+        .take((y1 - y0) as usize)
+        .flat_map(|row| &row[x0 as usize * 4..x1 as usize * 4])
         .copied()
         .collect();
     Rgba8 {
-        width: w as u32,
-        height: img.height,
+        width: x1 - x0,
+        height: y1 - y0,
         pixels,
     }
 }

@@ -1,6 +1,7 @@
 // Drives skinview's web page (web/dist, built by scripts/build-web.sh) in Debian's Chromium on
 // both backends and writes what it saw to OUT/results.json and PNGs beside it; the Rust test
-// tests/web/main.rs judges them (and the goldens). Usage: node tests/web/run.mjs OUT
+// tests/web/main.rs judges them (and the goldens), and puts OUT/broken.glb there first (the
+// bad file the page is given). Usage: node tests/web/run.mjs OUT
 //
 // Chromium runs with a window, under Xvfb (xvfb-run), not --headless: Chromium 156's headless
 // mode aborts every WebGPU buffer map once a WebGPU canvas has presented ("A valid external
@@ -10,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { serve } from "./serve.mjs";
+import { serve, sharedDir } from "./serve.mjs";
 
 const out = process.argv[2];
 if (!out) {
@@ -34,6 +35,8 @@ const MODELS = {
   Fox: "/models/Fox/Fox.glb",
   rig_8_influences: "/rigs/rig_seed4_8inf_morph_ubyte.glb",
 };
+// The view each model's live comparison runs in: the heatmap, and CPU | GPU side by side.
+const VIEWS = { CesiumMan: "diff", Fox: "split", rig_8_influences: "diff" };
 
 const server = await serve(0);
 const base = `http://127.0.0.1:${server.address().port}/`;
@@ -87,6 +90,38 @@ async function until(page, test, ms = 60000) {
   return { ...(r ?? {}), timed_out: true };
 }
 
+/// Drop `files` ([name, bytes] pairs) on the canvas, as a person dragging them from a folder.
+async function drop(page, files) {
+  const encoded = files.map(([name, bytes]) => [name, Buffer.from(bytes).toString("base64")]);
+  const transfer = await page.evaluateHandle((files) => {
+    const dt = new DataTransfer();
+    for (const [name, b64] of files) {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      dt.items.add(new File([bytes], name));
+    }
+    return dt;
+  }, encoded);
+  await page.dispatchEvent("#skinview", "drop", { dataTransfer: transfer });
+}
+
+/// CesiumMan as a .gltf, its buffer and its texture: three files, as an exporter writes them.
+function cesiumInThreeFiles() {
+  const glb = fs.readFileSync(path.join(sharedDir(), "models/CesiumMan/CesiumMan.glb"));
+  const jsonLength = glb.readUInt32LE(12);
+  const json = JSON.parse(glb.subarray(20, 20 + jsonLength).toString("utf8"));
+  const binStart = 20 + jsonLength + 8;
+  const bin = glb.subarray(binStart, binStart + glb.readUInt32LE(20 + jsonLength));
+  const view = json.bufferViews[json.images[0].bufferView];
+  const png = bin.subarray(view.byteOffset ?? 0, (view.byteOffset ?? 0) + view.byteLength);
+  json.buffers[0].uri = "CesiumMan.bin";
+  json.images[0] = { uri: "CesiumMan_img0.png" };
+  return [
+    ["CesiumMan.gltf", Buffer.from(JSON.stringify(json))],
+    ["CesiumMan.bin", bin],
+    ["CesiumMan_img0.png", png],
+  ];
+}
+
 async function canvasShot(page, file) {
   await page.locator("#skinview").screenshot({ path: path.join(out, file) });
   return file;
@@ -127,23 +162,36 @@ for (const backend of ["webgpu", "webgl2"]) {
       b.download = { file, suggested: d.suggestedFilename() };
     }
 
-    await page.setInputFiles("#skinview-open", {
-      name: "broken.glb",
-      mimeType: "model/gltf-binary",
-      buffer: Buffer.from("glTF\x02\x00\x00\x00this is not a model"),
-    });
+    // A broken file dropped on the canvas: its error, and the humanoid stays.
+    await drop(page, [["broken.glb", fs.readFileSync(path.join(out, "broken.glb"))]]);
     b.broken = await until(page, (r) => (r.error ?? "").includes("broken.glb"), 20000);
+    // A .gltf with its .bin and texture dropped together.
+    await drop(page, cesiumInThreeFiles());
+    b.dropped = await until(page, (r) => r.model === "CesiumMan.gltf" && r.frames >= 1, 30000);
+    // The file button reads the same way.
+    await page.setInputFiles("#skinview-open", {
+      name: "Fox.glb",
+      mimeType: "model/gltf-binary",
+      buffer: fs.readFileSync(path.join(sharedDir(), "models/Fox/Fox.glb")),
+    });
+    b.picked = await until(page, (r) => r.model === "Fox.glb", 30000);
     await page.close();
   }
 
   // The live comparison on each model, in the diff view (the page's own |GPU - CPU|).
   b.live = {};
   for (const [name, url] of Object.entries(MODELS)) {
-    const { page } = await open(`${q}&view=diff&model=${encodeURIComponent(url)}`, b.messages);
+    const { page } = await open(`${q}&view=${VIEWS[name]}&model=${encodeURIComponent(url)}`, b.messages);
     await until(page, (r) => r.live !== null);
     // Several comparisons after the first (the report keeps the last).
     const f = (await report(page))?.frames ?? 0;
     b.live[name] = await until(page, (r) => r.frames >= f + 10 && r.live !== null);
+    // A click on the model in the middle of the viewport picks a vertex (GPU positions read
+    // back on both backends).
+    if (name === "CesiumMan") {
+      await page.mouse.click(470, 300);
+      b.picked_vertex = await until(page, (r) => r.picked !== null, 20000);
+    }
     await page.close();
   }
 

@@ -75,5 +75,5 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const port = Number(process.argv[2] ?? 8080);
   const server = await serve(port);
   const at = `http://127.0.0.1:${server.address().port}/`;
-  console.log(`skinview web page: ${at}  (models: ${at}?model=/models/CesiumMan/glTF-Binary/CesiumMan.glb)`);
+  console.log(`skinview web page: ${at}  (models: ${at}?model=/models/CesiumMan/CesiumMan.glb)`);
 }
