@@ -27,7 +27,7 @@ pub struct InfoReport {
     pub draws: Vec<DrawInfo>,
     /// Vertices over every draw.
     pub vertices: usize,
-    /// Joints over every skin (a joint in two skins counts twice).
+    /// Joint nodes over every skin, each once (a joint two skins share counts once).
     pub joints: usize,
     /// Largest number of influences of any vertex.
     pub max_influences: usize,

@@ -46,7 +46,7 @@ pub fn bench(
 pub struct BenchReport {
     /// Model name.
     pub model: String,
-    /// Joints over all skins.
+    /// Joint nodes over all skins, each once.
     pub joints: usize,
     /// Vertices over all draws.
     pub vertices: usize,

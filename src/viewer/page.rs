@@ -140,17 +140,37 @@ pub fn external_uris(file: &str, gltf: &[u8]) -> Result<Vec<(String, String)>> {
             let field = format!("{key}[{i}].uri");
             crate::io::files::relative_uri(uri, false, false)
                 .map_err(|m| Error::invalid(file, &field, m))?;
-            if uris.len() == MAX_PAGE_FILES {
+            // The model is one of the page's files.
+            if uris.len() == MAX_PAGE_FILES - 1 {
                 return Err(Error::invalid(
                     file,
                     &field,
-                    format!("more than {MAX_PAGE_FILES} external files: not fetched"),
+                    format!(
+                        "more than {} external files: not fetched",
+                        MAX_PAGE_FILES - 1
+                    ),
                 ));
             }
             uris.push((field, uri.to_string()));
         }
     }
     Ok(uris)
+}
+
+/// Whether the URL path `fetched` (what the browser resolved an external URI of the model at
+/// URL path `model` to, with its `search` and `hash`) is inside the model's folder and names
+/// no hidden file: the browser reads a URI by URL rules (`\` as `/`, `%2e%2e` as `..`, tabs
+/// and newlines dropped), so the page checks what it will fetch, not only what the file says.
+pub fn fetched_inside(model: &str, fetched: &str, search: &str, hash: &str) -> bool {
+    let folder = &model[..model.rfind('/').map_or(0, |i| i + 1)];
+    let Some(rest) = fetched.strip_prefix(folder) else {
+        return false;
+    };
+    let hidden = rest.split('/').any(|part| {
+        let part = part.to_ascii_lowercase();
+        part.is_empty() || part.starts_with('.') || part.starts_with("%2e")
+    });
+    !folder.is_empty() && !hidden && search.is_empty() && hash.is_empty()
 }
 
 /// Bytes a page has read for one drop, pick or `?model=` fetch, against the limits.

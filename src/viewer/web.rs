@@ -28,7 +28,8 @@ use winit::platform::web::{EventLoopExtWebSys, WindowAttributesExtWebSys};
 use winit::window::WindowAttributes;
 
 use super::page::{
-    Backend, PageBudget, PageParams, check_given, external_uris, model_among, no_model,
+    Backend, PageBudget, PageParams, check_given, external_uris, fetched_inside, model_among,
+    no_model,
 };
 use super::state::ViewerState;
 use super::{App, Gfx, ViewerOptions};
@@ -333,14 +334,21 @@ async fn fetch_model(url: &str) -> Result<(String, FileSet)> {
     };
     set.add(&main, bytes)?;
     for (field, uri) in external {
-        let name = crate::io::files::percent_decode(&uri);
+        // Stored as the importer looks it up (`./` dropped).
+        let name = crate::io::files::percent_decode(&uri)
+            .trim_start_matches("./")
+            .to_string();
         let at = web_sys::Url::new_with_base(&uri, &full.href()).map_err(|e| js_error(&uri, e))?;
-        // A relative path (checked by `external_uris`) stays on this site.
-        if at.origin() != origin {
+        let inside = fetched_inside(&full.pathname(), &at.pathname(), &at.search(), &at.hash());
+        if at.origin() != origin || !inside {
             return Err(Error::invalid(
                 &main,
                 &field,
-                "not on this site: not fetched",
+                format!(
+                    "\"{uri}\" resolves to {}, outside the model's folder on this site: not \
+                     fetched",
+                    at.href()
+                ),
             ));
         }
         let bytes = fetch_bytes(&at.href(), &name, &mut budget).await?;
@@ -382,9 +390,13 @@ async fn fetch_bytes(url: &str, name: &str, budget: &mut PageBudget) -> Result<V
     let buffer = JsFuture::from(response.array_buffer().map_err(|e| js_error(url, e))?)
         .await
         .map_err(|e| js_error(url, e))?;
-    let array = js_sys::Uint8Array::new(&buffer);
-    budget.spend(name, u64::from(array.length()))?;
-    Ok(array.to_vec())
+    // byteLength as a number: a body past u32 is refused, not wrapped.
+    let len = js_sys::Reflect::get(&buffer, &"byteLength".into())
+        .ok()
+        .and_then(|v| v.as_f64())
+        .unwrap_or(f64::MAX);
+    budget.spend(name, len as u64)?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }
 
 /// Drops on the page and the file button (`<input id="skinview-open" type="file">`) read the

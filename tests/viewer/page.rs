@@ -6,7 +6,7 @@
 use serde_json::json;
 use skinview::viewer::page::{
     Backend, MAX_PAGE_BYTES, MAX_PAGE_FILES, PageBudget, PageParams, check_given, external_uris,
-    model_among, no_model,
+    fetched_inside, model_among, no_model,
 };
 use skinview::viewer::state::ViewMode;
 
@@ -114,8 +114,38 @@ fn a_gltf_names_its_external_files_once_and_nothing_outside_its_folder() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains(&format!("more than {MAX_PAGE_FILES} external files")),
+        e.contains(&format!("more than {} external files", MAX_PAGE_FILES - 1)),
         "{e}"
+    );
+}
+
+/// What the browser would fetch, judged as a URL path: inside the model's folder, no hidden
+/// part, no query (the escapes a file-path check misses: `\\`, `%2e%2e`, dropped newlines).
+#[test]
+fn the_page_fetches_only_inside_the_models_folder() {
+    let m = "/models/CesiumMan/CesiumMan.gltf";
+    assert!(fetched_inside(m, "/models/CesiumMan/CesiumMan.bin", "", ""));
+    assert!(fetched_inside(
+        m,
+        "/models/CesiumMan/tex/skin%20map.png",
+        "",
+        ""
+    ));
+    for (fetched, search) in [
+        ("/models/x.bin", ""), // `a\..\..\x.bin` as the browser reads it
+        ("/models/CesiumMan/%2e%2e/x.bin", ""), // kept escaped in the path
+        ("/models/CesiumMan/.git/config", ""),
+        ("/models/CesiumMan/%2Egit/config", ""),
+        ("/models/CesiumMan//x.bin", ""),
+        ("/models/CesiumMan/a.bin", "?%ff"),
+        ("/other/CesiumMan/a.bin", ""),
+    ] {
+        assert!(!fetched_inside(m, fetched, search, ""), "{fetched}{search}");
+    }
+    assert!(!fetched_inside(m, "/models/CesiumMan/a.bin", "", "#x"));
+    assert!(
+        !fetched_inside("model.gltf", "/a.bin", "", ""),
+        "no folder: nothing"
     );
 }
 

@@ -244,6 +244,22 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
             );
         }
     }
+    // ?model= a .gltf: its buffer and texture fetched beside it; a URI leaving the folder as
+    // the browser reads URLs is refused, naming the field.
+    let fetched = &b["fetched_gltf"];
+    clean(&what("fetched .gltf"), fetched);
+    assert_eq!(fetched["model"], "CesiumMan.gltf");
+    assert!(
+        num(&fetched["live"], "relative") <= MAX_RELATIVE_ERROR,
+        "{fetched}"
+    );
+    let escape = b["fetched_escape"]["fatal"].as_str().unwrap_or_default();
+    assert!(
+        escape.contains("escape.gltf: buffers[0].uri")
+            && escape.contains("outside the model's folder on this site"),
+        "{backend}: {}",
+        b["fetched_escape"]
+    );
     // A click on CesiumMan picks a vertex: GPU-skinned positions read back, its influences.
     let picked = &b["picked_vertex"]["picked"];
     assert!(

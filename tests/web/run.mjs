@@ -38,7 +38,15 @@ const MODELS = {
 // The view each model's live comparison runs in: the heatmap, and CPU | GPU side by side.
 const VIEWS = { CesiumMan: "diff", Fox: "split", rig_8_influences: "diff" };
 
-const server = await serve(0);
+// The tests' own files under /out/: CesiumMan as a .gltf beside its .bin and texture, and a
+// .gltf whose buffer URI leaves its folder the way a browser reads URLs (`\` as `/`).
+fs.mkdirSync(path.join(out, "site/split"), { recursive: true });
+fs.mkdirSync(path.join(out, "site/escape"), { recursive: true });
+for (const [name, bytes] of cesiumInThreeFiles()) fs.writeFileSync(path.join(out, "site/split", name), bytes);
+const escaping = JSON.parse(fs.readFileSync(path.join(out, "site/split/CesiumMan.gltf"), "utf8"));
+escaping.buffers[0].uri = "a\\..\\..\\split\\CesiumMan.bin";
+fs.writeFileSync(path.join(out, "site/escape/escape.gltf"), JSON.stringify(escaping));
+const server = await serve(0, [["/out/", path.join(out, "site")]]);
 const base = `http://127.0.0.1:${server.address().port}/`;
 const browser = await chromium.launch({
   executablePath: BROWSER,
@@ -193,6 +201,16 @@ for (const backend of ["webgpu", "webgl2"]) {
       b.picked_vertex = await until(page, (r) => r.picked !== null, 20000);
     }
     await page.close();
+  }
+
+  // ?model= a .gltf: the page fetches its .bin and texture beside it, and nothing outside.
+  {
+    const { page } = await open(`${q}&view=diff&model=/out/split/CesiumMan.gltf`, b.messages);
+    b.fetched_gltf = await until(page, (r) => r.live !== null && r.frames >= 5);
+    await page.close();
+    const escape = await open(`${q}&model=/out/escape/escape.gltf`, []);
+    b.fetched_escape = await until(escape.page, () => false, 15000);
+    await escape.page.close();
   }
 
   // A fixed frame for the golden image.

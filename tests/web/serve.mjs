@@ -33,9 +33,11 @@ export function sharedDir() {
   return path.join(root, "tests/data");
 }
 
-/// Start serving on 127.0.0.1:`port` (0: any free port); resolves to the server.
-export function serve(port = 0) {
+/// Start serving on 127.0.0.1:`port` (0: any free port), with `extra` [prefix, folder] mounts
+/// first (the tests' own files); resolves to the server.
+export function serve(port = 0, extra = []) {
   const mounts = [
+    ...extra,
     ["/models/", path.join(sharedDir(), "models")],
     ["/rigs/", path.join(sharedDir(), "rigs")],
     ["/", path.join(root, "web/dist")],
