@@ -53,10 +53,16 @@ impl FileSet {
             return Err(Error::invalid(
                 name,
                 "file size",
-                format!("{len} bytes, more than the {MAX_FILE_BYTES} read at most"),
+                too_large(len, MAX_FILE_BYTES),
             ));
         }
         Ok(())
+    }
+
+    /// The file named exactly `name`, or an error naming it.
+    pub fn file(&self, name: &str) -> Result<&[u8]> {
+        self.get(name)
+            .ok_or_else(|| Error::invalid(name, "file", "not among the files given"))
     }
 
     /// Add `bytes` as `name` (a file name, or a path relative to the model, `/`-separated); a
@@ -168,10 +174,7 @@ impl Files {
     /// Read the model file itself (at most [`MAX_FILE_BYTES`]).
     pub fn read_model(&mut self) -> Result<Vec<u8>> {
         if let Some(set) = &self.memory {
-            let name = self.model.to_string_lossy();
-            let bytes = set.get(&name).ok_or_else(|| {
-                Error::invalid(&name, "file", "not among the files given".to_string())
-            })?;
+            let bytes = set.file(&self.model.to_string_lossy())?;
             self.read.push(self.model.clone());
             return Ok(bytes.to_vec());
         }
@@ -297,9 +300,7 @@ impl Files {
             }
             Want::Exactly(len) => len,
             Want::AtMost(limit) if have > limit => {
-                return Err(bad(format!(
-                    "{have} bytes, more than the {limit} read at most"
-                )));
+                return Err(bad(too_large(have, limit)));
             }
             Want::AtMost(_) => have,
         };
@@ -360,6 +361,11 @@ pub fn relative_uri(
     Ok(decoded)
 }
 
+/// What is wrong with a file of `len` bytes read up to `limit`.
+pub fn too_large(len: u64, limit: u64) -> String {
+    format!("{len} bytes, more than the {limit} read at most")
+}
+
 /// A buffer file `uri` of `have` bytes, shorter than the `len` its buffer declares.
 fn truncated(file: &str, field: &str, uri: &str, have: u64, len: u64) -> Error {
     Error::invalid(
@@ -396,7 +402,7 @@ fn regular_meta(path: &Path, field: Option<(&str, &str)>) -> Result<std::fs::Met
 pub fn read_regular(path: &Path, limit: u64, field: Option<(&str, &str)>) -> Result<Vec<u8>> {
     let meta = regular_meta(path, field)?;
     if meta.len() > limit {
-        let message = format!("{} bytes, more than the {limit} read at most", meta.len());
+        let message = too_large(meta.len(), limit);
         return Err(match field {
             Some((file, field)) => Error::invalid(file, field, message),
             None => Error::invalid(&super::file_label(path), "file size", message),

@@ -101,10 +101,7 @@ impl ModelSource {
                 (scene, None, files)
             }
             ModelSource::Memory { main, set } if is_rig_json(Path::new(main)) => {
-                let bytes = set.get(main).ok_or_else(|| {
-                    crate::error::Error::invalid(main, "file", "not among the files given")
-                })?;
-                let weber = super::rig_json::parse_bytes(bytes, main)?;
+                let weber = super::rig_json::parse_bytes(set.file(main)?, main)?;
                 let rs = weber.to_scene()?;
                 (
                     rs.scene.clone(),

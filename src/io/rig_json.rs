@@ -51,10 +51,7 @@ pub fn parse_bytes(bytes: &[u8], file: &str) -> Result<WeberRig> {
         return Err(Error::invalid(
             file,
             "file size",
-            format!(
-                "{} bytes, more than the {MAX_RIG_JSON_BYTES} read at most",
-                bytes.len()
-            ),
+            super::files::too_large(bytes.len() as u64, MAX_RIG_JSON_BYTES),
         ));
     }
     let text = std::str::from_utf8(bytes)

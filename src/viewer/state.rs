@@ -545,7 +545,6 @@ impl ViewerState {
     /// Show `loaded` (a model read elsewhere: the web page's files) as [`ViewerState::open`]
     /// does, or its error prefixed by `label`, keeping the current model.
     pub fn open_loaded(&mut self, loaded: Result<Model>, label: &str) -> Result<()> {
-        let text = label;
         let result = loaded.and_then(|model| {
             let demo = false;
             let next = ViewerState::new(model, demo)?;
@@ -578,7 +577,7 @@ impl ViewerState {
                 };
                 if let Err(e) = result {
                     // Set-up and character back in step: drawn whole.
-                    self.error = Some(format!("{}: {e}", text.trim()));
+                    self.error = Some(format!("{}: {e}", label.trim()));
                     self.setup.split = None;
                 }
                 Ok(())
@@ -586,11 +585,11 @@ impl ViewerState {
             Err(e) => {
                 // The label once: most errors name the file already.
                 let message = e.to_string();
-                let name = crate::io::file_label(std::path::Path::new(text.trim()));
+                let name = crate::io::file_label(std::path::Path::new(label.trim()));
                 self.error = Some(if message.starts_with(&format!("{name}: ")) {
                     message
                 } else {
-                    format!("{}: {message}", text.trim())
+                    format!("{}: {message}", label.trim())
                 });
                 Err(e)
             }

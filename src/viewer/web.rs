@@ -53,10 +53,16 @@ pub struct Page {
     backend: &'static str,
     /// Every error the window showed, in order (at most [`MAX_ERRORS_KEPT`]).
     errors: Vec<String>,
+    /// When the report was last written.
+    reported: Option<web_time::Instant>,
 }
 
 /// Errors kept for the report (the first ones explain the rest).
 const MAX_ERRORS_KEPT: usize = 32;
+
+/// Time between two writes of the report (its JSON and the DOM write are not per-frame work;
+/// scripts poll it at about this rate).
+const REPORT_INTERVAL_S: f32 = 0.05;
 
 /// The page's document (every page has one).
 fn document() -> Result<web_sys::Document> {
@@ -109,6 +115,7 @@ async fn open_page() -> Result<()> {
         report: document()?.get_element_by_id("skinview-report"),
         backend: "",
         errors: Vec::new(),
+        reported: None,
     };
     listen_for_files(&page)?;
     let mut app = App::new(options, state);
@@ -152,13 +159,21 @@ impl Page {
                 state.error = Some(format!("screenshot: {e}"));
             }
         }
+        let mut changed = false;
         if let Some(e) = &state.error
             && self.errors.last() != Some(e)
             && self.errors.len() < MAX_ERRORS_KEPT
         {
             self.errors.push(e.clone());
+            changed = true;
         }
-        self.write_report(gfx, state);
+        let due = self
+            .reported
+            .is_none_or(|t| t.elapsed().as_secs_f32() >= REPORT_INTERVAL_S);
+        if due || changed {
+            self.write_report(gfx, state);
+            self.reported = Some(web_time::Instant::now());
+        }
     }
 
     /// The report: what the page shows, as JSON in `#skinview-report`.
@@ -448,9 +463,10 @@ fn read_given(files: web_sys::FileList, inbox: Rc<RefCell<Inbox>>, proxy: EventL
     let list: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
     spawn_local(async move {
         let names: Vec<String> = list.iter().map(|f| f.name()).collect();
-        let label = model_among(&names).unwrap_or_else(|| names.join(", "));
+        let main = model_among(&names);
+        let label = main.clone().unwrap_or_else(|| names.join(", "));
         let loaded = read_files(&list).await.and_then(|set| {
-            let main = model_among(&names).ok_or_else(|| no_model(&names))?;
+            let main = main.ok_or_else(|| no_model(&names))?;
             ModelSource::Memory {
                 main,
                 set: Arc::new(set),
