@@ -10,6 +10,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use skinview::view::crowd::CrowdReport;
 use skinview::view::gpu_report::{GpuReport, SCHEMA};
 
 fn bin() -> &'static str {
@@ -298,4 +299,34 @@ fn merge_names_empty_rows_and_failed_steps() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", common::output_text(&o));
+}
+
+/// A row measured on the H200 (2026-11-27, 256 CesiumMen): the skinning pass's stamps say
+/// 0.027 ms while its submission took 0.18–0.38 ms. That is submission overhead, not stamps
+/// that miss the work: the stamps are the figure read, and the faster order is the one they
+/// say. The same row from lavapipe's driver (known to stamp without the work) reads the wall.
+#[test]
+fn submission_overhead_on_a_real_gpu_is_not_read_as_stamps_missing_work() {
+    let row = r#"{"model":"CesiumMan.glb","adapter":"NVIDIA H200 (Vulkan, discrete GPU, driver NVIDIA 580.159.04)",
+        "backend":"Vulkan","driver":"NVIDIA 580.159.04","timing":"timestamp_queries","palette":"storage",
+        "draws":1,"instances":256,"vertices_per_instance":3273,"vertices_per_frame":837888,"frames":4,
+        "size":[1280,720],"palette_entries":19,"palette_upload_bytes":311296,"palette_upload_ms":0.396493,
+        "animation_ms":0.504894,"vertex_draw_ms":5.603456,"vertex_wall_ms":6.423998,"compute_skin_ms":0.027264,
+        "compute_draw_ms":4.777472,"compute_wall_ms":5.342164,"compute_buffers":1,"dispatch_order":"instance-outer",
+        "skin_alone":[{"order":"instance-outer","skin_ms":0.027264,"wall_ms":0.18297},
+                      {"order":"instance-inner","skin_ms":0.028,"wall_ms":0.376095}]}"#;
+    let real: CrowdReport = serde_json::from_str(row).unwrap();
+    assert!(!real.compute_timestamps_suspect());
+    let alone: Vec<f64> = real.skin_alone.iter().map(|a| real.alone_ms(a)).collect();
+    assert_eq!(alone, [0.027264, 0.028]);
+    assert_eq!(real.faster_order().unwrap().name(), "instance-outer");
+    // 837,888 vertices in 0.027264 ms.
+    let rate = real.alone_vertices_per_s(&real.skin_alone[0]);
+    assert!((rate / 30.73e9 - 1.0).abs() < 1e-3, "{rate}");
+
+    let lavapipe: CrowdReport =
+        serde_json::from_str(&row.replace("NVIDIA 580.159.04", "llvmpipe (LLVM 15.0.6, 256 bits)"))
+            .unwrap();
+    assert!(lavapipe.compute_timestamps_suspect());
+    assert_eq!(lavapipe.alone_ms(&lavapipe.skin_alone[1]), 0.376095);
 }
