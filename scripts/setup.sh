@@ -111,6 +111,7 @@ npm_ci() {
     fi
 }
 npm_ci tools/oracle three "the independent-engine tests"
+npm_ci tools/gltfpack gltfpack "the compressed-glTF and diff tests"
 
 # The library's web build (.ci/run checks `--no-default-features --lib` for
 # wasm32-unknown-unknown): the target's standard library, from rustup.

@@ -52,11 +52,12 @@ fn code(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
-const CORE: [&str; 18] = [
+const CORE: [&str; 19] = [
     "anim",
     "builtin",
     "camera",
     "character",
+    "diff",
     "error",
     "frame",
     "ik",

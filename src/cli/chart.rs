@@ -206,7 +206,7 @@ pub fn render(chart: &Chart) -> Result<Rgba8, String> {
             let x = sx(t).round() as i32;
             c.rect(x, py0, x + 1, py0 + PANEL_H, GRID);
             c.text(
-                &format!("{t:.0}"),
+                &tick_label(t),
                 x as f32,
                 (py0 + PANEL_H + 14) as f32,
                 11.0,
@@ -266,4 +266,16 @@ pub fn render(chart: &Chart) -> Result<Rgba8, String> {
         INK,
     );
     Ok(c.image)
+}
+
+/// An x tick's label: whole numbers as such, others with as few decimals as they need (up to
+/// three).
+fn tick_label(t: f64) -> String {
+    let text = format!("{t:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" {
+        "0".into()
+    } else {
+        text.into()
+    }
 }

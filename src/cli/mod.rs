@@ -8,6 +8,7 @@ mod args;
 mod bench;
 mod chart;
 mod compare;
+mod diff;
 mod dump;
 mod export;
 mod gpu_report;
@@ -120,7 +121,7 @@ type CliResult<T = ExitCode> = Result<T, CliError>;
     long_about = "\
 GPU skinning renderer and CPU vs GPU skinning comparison for glTF 2.0 rigs.
 
-Every command but `quality` takes an optional MODEL: a .gltf/.glb file, a native rig
+Every command but `quality`, `diff` and `gpu-report` takes an optional MODEL: a .gltf/.glb file, a native rig
 (.rig.json), or a built-in rig (builtin:arm, builtin:humanoid, builtin:dense-humanoid). Without
 one it uses the
 built-in arm (after Woodland, \"Filling the Gaps: Advanced Animation Using Stitching and
@@ -161,6 +162,10 @@ enum Command {
     /// Per-stage CPU timing (sample, layer, IK, links, palette, skin, normals), medians over
     /// many frames. No MODEL = the built-in humanoid with layers, IK and bone links.
     Bench(bench::BenchArgs),
+    /// Two files of one character (converted, compressed, re-exported): how far their
+    /// skinned vertices are apart over every shared clip, where and when, and which joints'
+    /// weights or bind matrices differ. Exit 1 past the tolerance.
+    Diff(diff::DiffArgs),
     /// Merge the rows of scripts/gpu-report.sh (bench --gpu and compare JSON) into
     /// report.json and report.md: vertices/s against the bandwidth floor, skinned against
     /// unskinned draw, vertex against compute path, storage against uniform palette.
@@ -211,6 +216,7 @@ pub fn main() -> ExitCode {
         Command::Render(a) => render::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Dump(a) => dump::run(a),
+        Command::Diff(a) => diff::run(a),
         Command::Export(a) => export::run(a),
         Command::Bench(a) => bench::run(a),
         Command::GpuReport(a) => gpu_report::run(a),

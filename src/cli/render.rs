@@ -566,6 +566,25 @@ fn annotate(
     Ok(c.image)
 }
 
+/// The picture with its colour legend in the bottom-left corner and `captions` at its top
+/// left, one line each.
+pub(super) fn annotate_with(
+    image: skinview::image::Rgba8,
+    legend: Option<&skinview::view::legend::Legend>,
+    captions: &[String],
+) -> Result<skinview::image::Rgba8, String> {
+    use super::chart::{Align, Canvas};
+    let mut c = Canvas::over(image)?;
+    for (i, line) in captions.iter().enumerate() {
+        let y = 16.0 + (i as i32 * ROW_PX) as f32;
+        c.text(line, 8.0, y, LABEL_PX, Align::Left, LABEL_INK);
+    }
+    if let Some(l) = legend {
+        paint_legend(&mut c, l);
+    }
+    Ok(c.image)
+}
+
 /// A legend in the bottom-left corner: the title, then a colour bar with ticks, or swatches.
 fn paint_legend(c: &mut super::chart::Canvas, legend: &skinview::view::legend::Legend) {
     use super::chart::Align;

@@ -168,6 +168,15 @@ pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> 
     let mut report = Report::default();
     super::validate::validate_document(document.as_json(), &file, &mut report)?;
     let buffers = load_buffers(&document, blob, files, &file)?;
+    #[cfg(not(target_arch = "wasm32"))]
+    let (document, buffers) = {
+        let mut json = document.into_json();
+        let buffers = super::meshopt::decompress(&mut json, buffers, &file)?;
+        let document = gltf::Document::from_json_without_validation(json);
+        // The decoded views against the same rules (their new buffer and ranges).
+        super::validate::validate_document(document.as_json(), &file, &mut Report::default())?;
+        (document, buffers)
+    };
     let raw = Importer {
         file: file.clone(),
         buffers: &buffers,
@@ -270,6 +279,12 @@ fn load_buffers(
                 format!("{field}.byteLength"),
                 format!("{len} bytes; buffers are read up to {MAX_FILE_BYTES}"),
             ));
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        if super::meshopt::is_fallback(&document.as_json().buffers[buffer.index()]) {
+            // No data of its own: the compressed views it stands in for are decoded instead.
+            out.push(gltf::buffer::Data(Vec::new()));
+            continue;
         }
         let mut data = match buffer.source() {
             gltf::buffer::Source::Bin => blob.take().ok_or_else(|| {

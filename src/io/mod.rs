@@ -9,6 +9,8 @@ pub mod files;
 pub mod gltf_export;
 pub mod gltf_import;
 pub mod gltf_repack;
+#[cfg(not(target_arch = "wasm32"))]
+mod meshopt;
 pub mod model;
 pub mod output;
 pub mod png;

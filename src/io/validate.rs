@@ -41,8 +41,35 @@ use json::validation::Checked;
 use crate::error::{Error, Result};
 use crate::scene::Report;
 
-/// Extensions skinview implements (a file may require them).
+/// Extensions skinview implements (a file may require them). The meshopt codecs are C++
+/// (meshoptimizer), built for the desktop, not into the web page.
+#[cfg(not(target_arch = "wasm32"))]
+const SUPPORTED_EXTENSIONS: &[&str] = &[
+    "KHR_mesh_quantization",
+    "EXT_meshopt_compression",
+    "KHR_meshopt_compression",
+];
+#[cfg(target_arch = "wasm32")]
 const SUPPORTED_EXTENSIONS: &[&str] = &["KHR_mesh_quantization"];
+
+/// Required extensions skinview refuses with advice: (name, what to do instead).
+const REFUSED_WITH_ADVICE: &[(&str, &str)] = &[
+    (
+        "KHR_draco_mesh_compression",
+        "Draco geometry is not decoded (no maintained Rust decoder); convert the file with \
+         `gltf-transform meshopt IN OUT` or `gltfpack -i IN -o OUT -c`, which skinview reads",
+    ),
+    (
+        "EXT_meshopt_compression",
+        "meshopt-compressed files are read by the desktop build only; open it there, or write \
+         it uncompressed with its export command",
+    ),
+    (
+        "KHR_meshopt_compression",
+        "meshopt-compressed files are read by the desktop build only; open it there, or write \
+         it uncompressed with its export command",
+    ),
+];
 
 /// Extensions that only change how a material or texture looks: a file that requires one is
 /// still drawn, without it, and the report says so.
@@ -145,6 +172,13 @@ fn check_extensions(root: &json::Root, file: &str, report: &mut Report) -> Resul
                 format!("\"{ext}\" is required but not implemented: drawn without it"),
             );
             continue;
+        }
+        if let Some((_, advice)) = REFUSED_WITH_ADVICE.iter().find(|(name, _)| name == ext) {
+            return invalid(
+                file,
+                field,
+                format!("\"{ext}\" is required and not read here (glTF 2.0 §3.12): {advice}"),
+            );
         }
         return invalid(
             file,

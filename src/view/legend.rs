@@ -103,18 +103,36 @@ pub fn legend(character: &Character, options: &ViewOptions, submeshes: bool) -> 
                     "|GPU − CPU| / diagonal".to_string(),
                 ),
             };
-            let ticks = (0..=ERROR_DECADES as i32)
-                .map(|d| (d as f32 / ERROR_DECADES, format!("1e{}", min as i32 + d)))
-                .collect();
             Some(Legend {
                 title,
-                kind: LegendKind::Ramp(ticks),
+                kind: LegendKind::Ramp(error_ticks(min)),
             })
         }
         ColorMode::Bones => Some(bone_swatches(scene)),
         ColorMode::Material if submeshes => Some(submesh_swatches(scene)),
         ColorMode::Material => None,
     }
+}
+
+/// The legend of [`super::render_distances`]: `title` over the error ramp from
+/// [`MODE_ERROR_LOG10_MIN`] of the diagonal.
+pub fn distance_legend(title: impl Into<String>) -> Legend {
+    Legend {
+        title: title.into(),
+        kind: LegendKind::Ramp(error_ticks(MODE_ERROR_LOG10_MIN)),
+    }
+}
+
+/// One tick a decade over the error ramp starting at `log10_min`.
+fn error_ticks(log10_min: f32) -> Vec<(f32, String)> {
+    (0..=ERROR_DECADES as i32)
+        .map(|d| {
+            (
+                d as f32 / ERROR_DECADES,
+                format!("1e{}", log10_min as i32 + d),
+            )
+        })
+        .collect()
 }
 
 /// The bones with the most skinned weight, each in its colour.

@@ -95,6 +95,8 @@ pub struct ViewRenderer {
     geometry: OverlayGeometry,
     bones: Vec<skeleton::Bone>,
     shape: skeleton::SkeletonShape,
+    /// The error heatmap's floor when set ([`ViewRenderer::set_error_floor`]).
+    error_floor_log10: Option<f32>,
 }
 
 impl ViewRenderer {
@@ -107,7 +109,14 @@ impl ViewRenderer {
             geometry: OverlayGeometry::default(),
             bones: Vec::new(),
             shape: skeleton::SkeletonShape::default(),
+            error_floor_log10: None,
         })
+    }
+
+    /// Start the error heatmap (blue) at `log10_min` of the diagonal instead of the floor
+    /// `ViewOptions` imply (None: theirs again). Set-up time.
+    pub fn set_error_floor(&mut self, log10_min: Option<f32>) {
+        self.error_floor_log10 = log10_min;
     }
 
     /// Start on a new character: where its bones end ([`skeleton::SkeletonShape`]). Set-up
@@ -149,10 +158,13 @@ impl ViewRenderer {
         let diagonal = (bounds.1 - bounds.0).length().max(1e-12);
         let view = ViewUniform::from_camera(camera, aspect)
             .with_mode(options.color_mode, options.selected_node, 1.0 / diagonal)
-            .with_error_floor(match options.error_against {
-                Some(_) => crate::gpu::MODE_ERROR_LOG10_MIN,
-                None => crate::gpu::CPU_GPU_ERROR_LOG10_MIN,
-            });
+            .with_error_floor(
+                self.error_floor_log10
+                    .unwrap_or(match options.error_against {
+                        Some(_) => crate::gpu::MODE_ERROR_LOG10_MIN,
+                        None => crate::gpu::CPU_GPU_ERROR_LOG10_MIN,
+                    }),
+            );
         self.camera.set(ctx, &view);
         self.geometry.clear();
         if options.grid {
@@ -404,7 +416,44 @@ pub fn render_character_with(
     options: &ViewOptions,
     palette: PaletteSource,
     frame_points: Option<&[Vec3]>,
+    size: (u32, u32),
+) -> Result<Rgba8> {
+    render_inner(ctx, character, options, palette, frame_points, size, None)
+}
+
+/// Render `character`'s current frame coloured by `distances` (one per vertex, draws in
+/// order, model units) on the error heatmap from [`crate::gpu::MODE_ERROR_LOG10_MIN`] of the
+/// diagonal (blue) to four decades up (red): the `diff` command's picture.
+pub fn render_distances(
+    ctx: &GpuContext,
+    character: &Character,
+    distances: &[f32],
+    size: (u32, u32),
+) -> Result<Rgba8> {
+    let options = ViewOptions {
+        color_mode: ColorMode::Errors,
+        ..ViewOptions::default()
+    };
+    render_inner(
+        ctx,
+        character,
+        &options,
+        PaletteSource::Storage,
+        None,
+        size,
+        Some(distances),
+    )
+}
+
+/// [`render_character_with`], the heatmap showing `given` errors when there are.
+fn render_inner(
+    ctx: &GpuContext,
+    character: &Character,
+    options: &ViewOptions,
+    palette: PaletteSource,
+    frame_points: Option<&[Vec3]>,
     (width, height): (u32, u32),
+    given: Option<&[f32]>,
 ) -> Result<Rgba8> {
     let mut view = HeadlessView::new(ctx, width, height)?;
     view.view_mut().prepare_palette(ctx, palette)?;
@@ -445,7 +494,11 @@ pub fn render_character_with(
         gpu.enable_compute_skinning(ctx)?;
     }
     gpu.update(ctx, scene, &character.frame);
-    if options.color_mode == ColorMode::Errors
+    if let Some(values) = given {
+        gpu.upload_vertex_errors(ctx, values);
+        view.view_mut()
+            .set_error_floor(Some(crate::gpu::MODE_ERROR_LOG10_MIN));
+    } else if options.color_mode == ColorMode::Errors
         && let Some(other) = options.error_against
     {
         let against = character.skin_current_with(other)?;

@@ -35,6 +35,8 @@ pub fn dump(
 
 /// Binary glTF surgery (split, edit, re-pack, patch accessor elements).
 pub mod glb;
+/// gltfpack's quantised and compressed copies of the shared models, made at test time.
+pub mod gltfpack;
 
 /// Golden-image comparison (renders and `render` images with legends).
 pub mod golden;

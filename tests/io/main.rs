@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod compressed;
 mod export;
 mod hostile;
 mod hostile_corpus;

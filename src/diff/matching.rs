@@ -1,0 +1,270 @@
+//! Vertex matching for `diff`: which drawn vertex of one file is which of the other's.
+//!
+//! Based on: the uniform-grid nearest-neighbour search (cells as wide as the search radius,
+//! so a point's 27 neighbouring cells hold every candidate: Bentley and Friedman, "Data
+//! structures for range searching", 1979) and the greedy weighted matching (candidate pairs
+//! taken in order of distance, each vertex once: Avis, "A survey of heuristics for the
+//! weighted matching problem", 1983).
+//!
+//! Method: when both files draw the same vertices in the same order (a re-weighted or
+//! re-exported copy), the vertices are paired by index. Otherwise (gltfpack and converters
+//! reorder, split and merge vertices) by rest-pose position: each vertex of A keeps its
+//! [`MAX_CANDIDATES`] nearest vertices of B within the radius, the pairs are taken one to
+//! one in order of distance, then every vertex left over on either side is paired with its
+//! nearest vertex within the radius on the other, already taken or not (seams split into
+//! several vertices at one position, or merged back into one).
+//!
+//! Cost: O(n k log(n k)) time and O(n k) memory for n vertices, k = [`MAX_CANDIDATES`].
+//! Limits: positions alone decide, so two vertices at one rest position that move apart
+//! (two layers of a mesh that touch) can be paired crosswise; vertices further apart than
+//! the radius in the rest pose are reported unmatched.
+
+use std::collections::HashMap;
+
+use glam::Vec3;
+
+/// Candidates each vertex keeps (seams put a few vertices at one position; more than this
+/// many within the radius means the radius is too large for the mesh).
+pub const MAX_CANDIDATES: usize = 8;
+
+/// Share of index pairs that must lie within the radius for index order to be trusted: a
+/// copy with a planted change still pairs by index, a reordered file falls below it.
+pub const INDEX_MATCH_SHARE: f64 = 0.9;
+
+/// The drawn vertices of one file, in draw order, with where each comes from.
+#[derive(Clone, Debug, Default)]
+pub struct VertexSet {
+    /// Rest-pose (skinned) position, model space.
+    pub positions: Vec<Vec3>,
+    /// The draw each vertex belongs to.
+    pub draw: Vec<u32>,
+    /// Its index in that draw's primitive.
+    pub vertex: Vec<u32>,
+    /// Drawn vertices per draw (the index-order test compares these).
+    pub per_draw: Vec<usize>,
+}
+
+/// How the vertices were paired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchMethod {
+    /// The same draws and vertex counts, paired in order.
+    Index,
+    /// Nearest rest-pose positions.
+    Position,
+}
+
+/// What the matching found.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct MatchStats {
+    /// How the vertices were paired.
+    pub method: MatchMethod,
+    /// The search radius, model units.
+    pub radius: f64,
+    /// Drawn vertices of A and of B.
+    pub a_vertices: usize,
+    /// Drawn vertices of B.
+    pub b_vertices: usize,
+    /// Pairs made one to one.
+    pub one_to_one: usize,
+    /// Vertices of A paired with a vertex of B another vertex of A already has.
+    pub a_shared: usize,
+    /// Vertices of B paired with a vertex of A already paired.
+    pub b_shared: usize,
+    /// Vertices of A with no vertex of B within the radius.
+    pub a_unmatched: usize,
+    /// Vertices of B with no vertex of A within the radius.
+    pub b_unmatched: usize,
+    /// Largest rest-pose distance within a pair (model units).
+    pub worst_rest_distance: f64,
+}
+
+/// The pairs (indices into the two [`VertexSet`]s) and what the matching found.
+#[derive(Clone, Debug)]
+pub struct Matching {
+    /// `(a, b)` vertex pairs.
+    pub pairs: Vec<(u32, u32)>,
+    /// Counts.
+    pub stats: MatchStats,
+}
+
+/// Pair the vertices of `a` and `b` ([`MatchMethod::Index`] where the order holds, else by
+/// position), within `radius` model units.
+pub fn match_vertices(a: &VertexSet, b: &VertexSet, radius: f32) -> Matching {
+    match_by_index(a, b, radius).unwrap_or_else(|| match_by_position(a, b, radius))
+}
+
+/// Pair by index when both draw the same vertex counts per draw and at least
+/// [`INDEX_MATCH_SHARE`] of the pairs lie within `radius`.
+pub fn match_by_index(a: &VertexSet, b: &VertexSet, radius: f32) -> Option<Matching> {
+    if a.per_draw != b.per_draw || a.positions.is_empty() {
+        return None;
+    }
+    let near = a
+        .positions
+        .iter()
+        .zip(&b.positions)
+        .filter(|(p, q)| p.distance(**q) <= radius)
+        .count();
+    if (near as f64) < INDEX_MATCH_SHARE * a.positions.len() as f64 {
+        return None;
+    }
+    let n = a.positions.len();
+    let worst = a
+        .positions
+        .iter()
+        .zip(&b.positions)
+        .map(|(p, q)| p.as_dvec3().distance(q.as_dvec3()))
+        .fold(0.0, f64::max);
+    Some(Matching {
+        pairs: (0..n as u32).map(|i| (i, i)).collect(),
+        stats: MatchStats {
+            method: MatchMethod::Index,
+            radius: radius as f64,
+            a_vertices: n,
+            b_vertices: n,
+            one_to_one: n,
+            a_shared: 0,
+            b_shared: 0,
+            a_unmatched: 0,
+            b_unmatched: 0,
+            worst_rest_distance: worst,
+        },
+    })
+}
+
+/// A uniform grid over points, cells `radius` wide.
+struct Grid<'a> {
+    points: &'a [Vec3],
+    inv_cell: f32,
+    cells: HashMap<[i64; 3], Vec<u32>>,
+}
+
+impl<'a> Grid<'a> {
+    fn new(points: &'a [Vec3], radius: f32) -> Grid<'a> {
+        let inv_cell = 1.0 / radius.max(f32::MIN_POSITIVE);
+        let mut cells: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
+        for (i, p) in points.iter().enumerate() {
+            if p.is_finite() {
+                cells
+                    .entry(Self::cell_of(*p, inv_cell))
+                    .or_default()
+                    .push(i as u32);
+            }
+        }
+        Grid {
+            points,
+            inv_cell,
+            cells,
+        }
+    }
+
+    /// The cell of `p` (float to integer casts saturate, so far points share edge cells).
+    fn cell_of(p: Vec3, inv_cell: f32) -> [i64; 3] {
+        (p * inv_cell).floor().to_array().map(|c| c as i64)
+    }
+
+    /// Points within `radius` of `p`, nearest first, at most `keep`, into `out`.
+    fn near(&self, p: Vec3, radius: f32, keep: usize, out: &mut Vec<(f32, u32)>) {
+        out.clear();
+        if !p.is_finite() {
+            return;
+        }
+        let c = Self::cell_of(p, self.inv_cell);
+        for dx in -1..=1i64 {
+            for dy in -1..=1i64 {
+                for dz in -1..=1i64 {
+                    let key = [
+                        c[0].saturating_add(dx),
+                        c[1].saturating_add(dy),
+                        c[2].saturating_add(dz),
+                    ];
+                    for &j in self.cells.get(&key).map(Vec::as_slice).unwrap_or(&[]) {
+                        let d = p.distance(self.points[j as usize]);
+                        if d <= radius {
+                            out.push((d, j));
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_unstable_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+        out.truncate(keep);
+    }
+}
+
+/// Pair by rest-pose position: one to one in order of distance, then the leftovers with
+/// their nearest (see the module header).
+pub fn match_by_position(a: &VertexSet, b: &VertexSet, radius: f32) -> Matching {
+    let grid_b = Grid::new(&b.positions, radius);
+    let mut candidates: Vec<(f32, u32, u32)> = Vec::new();
+    let mut near = Vec::new();
+    for (i, p) in a.positions.iter().enumerate() {
+        grid_b.near(*p, radius, MAX_CANDIDATES, &mut near);
+        candidates.extend(near.iter().map(|&(d, j)| (d, i as u32, j)));
+    }
+    candidates.sort_unstable_by(|x, y| x.0.total_cmp(&y.0).then((x.1, x.2).cmp(&(y.1, y.2))));
+    let (mut a_used, mut b_used) = (
+        vec![false; a.positions.len()],
+        vec![false; b.positions.len()],
+    );
+    let mut pairs = Vec::new();
+    let mut worst = 0.0f64;
+    for &(d, i, j) in &candidates {
+        if !a_used[i as usize] && !b_used[j as usize] {
+            a_used[i as usize] = true;
+            b_used[j as usize] = true;
+            pairs.push((i, j));
+            worst = worst.max(d as f64);
+        }
+    }
+    let one_to_one = pairs.len();
+    // Leftovers of A: their nearest in B, taken or not.
+    let (mut a_shared, mut a_unmatched) = (0, 0);
+    for (i, p) in a.positions.iter().enumerate() {
+        if a_used[i] {
+            continue;
+        }
+        grid_b.near(*p, radius, 1, &mut near);
+        match near.first() {
+            Some(&(d, j)) => {
+                pairs.push((i as u32, j));
+                a_shared += 1;
+                worst = worst.max(d as f64);
+            }
+            None => a_unmatched += 1,
+        }
+    }
+    // Leftovers of B: their nearest in A.
+    let grid_a = Grid::new(&a.positions, radius);
+    let (mut b_shared, mut b_unmatched) = (0, 0);
+    for (j, q) in b.positions.iter().enumerate() {
+        if b_used[j] {
+            continue;
+        }
+        grid_a.near(*q, radius, 1, &mut near);
+        match near.first() {
+            Some(&(d, i)) => {
+                pairs.push((i, j as u32));
+                b_shared += 1;
+                worst = worst.max(d as f64);
+            }
+            None => b_unmatched += 1,
+        }
+    }
+    Matching {
+        pairs,
+        stats: MatchStats {
+            method: MatchMethod::Position,
+            radius: radius as f64,
+            a_vertices: a.positions.len(),
+            b_vertices: b.positions.len(),
+            one_to_one,
+            a_shared,
+            b_shared,
+            a_unmatched,
+            b_unmatched,
+            worst_rest_distance: worst,
+        },
+    }
+}

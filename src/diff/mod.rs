@@ -1,0 +1,779 @@
+//! `diff`: what a conversion, compression or re-export did to a character's skinned result.
+//!
+//! Two scenes of the same character are skinned on the CPU (the reference path, linear blend)
+//! over every clip they share, at the same times; matched vertices ([`matching`]) are compared
+//! per frame and per draw: the largest and mean distance relative to the bounds' diagonal,
+//! the worst vertex and time. Joints are matched ([`names`]) and those whose weights or bind
+//! matrices differ are named ([`joints`]). Set-up ([`Differ::new`]) is apart from the
+//! per-frame work ([`Differ::frame`]); no skinned vertices are kept between frames, only the
+//! figures (16 bytes a frame for the series).
+
+pub mod joints;
+pub mod matching;
+pub mod names;
+
+use std::fmt;
+
+use glam::Vec3;
+
+use crate::error::{Error, Result};
+use crate::frame::{CpuSkinner, FrameState};
+use crate::scene::{Scene, Topology};
+use crate::skin::{SkinnedVertices, position_error};
+
+pub use joints::{JointChange, JointReport};
+pub use matching::{MatchMethod, MatchStats, Matching, VertexSet};
+pub use names::{ClipPair, MatchedBy};
+
+/// The report's schema name (bumped when a field changes meaning or goes away).
+pub const SCHEMA: &str = "skinview-diff/1";
+
+/// When in a clip both files are skinned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Times {
+    /// Every 1 / fps s from 0, and the clip's end.
+    #[default]
+    Rate,
+    /// A's key times in the clip (what a file resampled from A keeps exactly).
+    KeysOfA,
+    /// B's key times (gltfpack resamples at 30 Hz from the first key; Blender bakes whole
+    /// frames): where B holds A's values up to quantisation.
+    KeysOfB,
+    /// Both files' key times.
+    Keys,
+}
+
+/// How two files are compared.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DiffOptions {
+    /// When in a clip both are skinned.
+    pub times: Times,
+    /// Frames a second for [`Times::Rate`].
+    pub fps: f32,
+    /// Largest distance allowed, relative to the diagonal.
+    pub tolerance_rel: f64,
+    /// Vertices further apart than this in the rest pose (relative to the diagonal) are not
+    /// the same vertex.
+    pub match_radius_rel: f64,
+    /// Weight differences above this name the joint.
+    pub weight_tolerance: f32,
+    /// Most frames over all clips (checked before any is skinned).
+    pub max_frames: usize,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        DiffOptions {
+            times: Times::Rate,
+            // gltfpack resamples at 30 Hz, Blender bakes at whole frames (24–30 fps): a
+            // 30 Hz grid lands on the keys both keep.
+            fps: 30.0,
+            tolerance_rel: 1e-4,
+            // Twice the largest offset 10-bit position quantisation makes (half a step of
+            // 1/1023 of an axis on each of three axes, under 8.5e-4 of the diagonal).
+            match_radius_rel: 2e-3,
+            // gltfpack stores weights in 8 bits: rounding and renormalising move a weight by
+            // under 1/255 (0.004).
+            weight_tolerance: 0.01,
+            max_frames: 1_000_000,
+        }
+    }
+}
+
+impl DiffOptions {
+    /// Rules: 1. `fps` is finite and in (0, 10000]; 2. `tolerance_rel` is finite and ≥ 0;
+    /// 3. `match_radius_rel` is finite and > 0; 4. `weight_tolerance` is in [0, 1];
+    /// 5. `max_frames` ≥ 1.
+    pub fn validate(&self) -> Result<()> {
+        let rule = |rule: u32, ok: bool, message: String| match ok {
+            true => Ok(()),
+            false => Err(Error::Job {
+                job: "DiffOptions",
+                rule,
+                message,
+            }),
+        };
+        rule(
+            1,
+            self.fps.is_finite() && self.fps > 0.0 && self.fps <= 10_000.0,
+            format!("fps {} is not in (0, 10000]", self.fps),
+        )?;
+        rule(
+            2,
+            self.tolerance_rel.is_finite() && self.tolerance_rel >= 0.0,
+            format!("tolerance {} is not a finite share ≥ 0", self.tolerance_rel),
+        )?;
+        rule(
+            3,
+            self.match_radius_rel.is_finite() && self.match_radius_rel > 0.0,
+            format!(
+                "match radius {} is not a finite share > 0",
+                self.match_radius_rel
+            ),
+        )?;
+        rule(
+            4,
+            (0.0..=1.0).contains(&self.weight_tolerance),
+            format!(
+                "weight tolerance {} is not in [0, 1]",
+                self.weight_tolerance
+            ),
+        )?;
+        rule(5, self.max_frames >= 1, "max_frames is 0".into())
+    }
+}
+
+/// Where and when the largest distance was.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Worst {
+    /// Time in the clip, s.
+    pub time_s: f32,
+    /// Draw of A.
+    pub draw: u32,
+    /// Vertex of that draw.
+    pub vertex: u32,
+    /// Distance, model units.
+    pub distance: f64,
+    /// Distance relative to the diagonal.
+    pub distance_rel: f64,
+}
+
+/// One draw of A over one clip.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct DrawDiff {
+    /// Draw index of A.
+    pub draw: usize,
+    /// Its node and mesh.
+    pub label: String,
+    /// Vertex pairs compared in it.
+    pub pairs: usize,
+    /// Largest distance over the clip, relative to the diagonal.
+    pub max_rel: f64,
+    /// Mean distance over the clip's frames and pairs, relative.
+    pub mean_rel: f64,
+    /// Where the largest was.
+    pub worst: Option<Worst>,
+}
+
+/// One frame: the largest and mean distance over every pair.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct FramePoint {
+    /// Time, s.
+    pub time_s: f32,
+    /// Largest distance, relative to the diagonal.
+    pub max_rel: f64,
+    /// Mean distance, relative.
+    pub mean_rel: f64,
+}
+
+/// One shared clip (or the rest pose when the files share none).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ClipDiff {
+    /// The clip's name in A (`animation N` when unnamed; `rest pose`).
+    pub name: String,
+    /// Its index in A (None: the rest pose).
+    pub a: Option<usize>,
+    /// Its index in B.
+    pub b: Option<usize>,
+    /// Its name in B.
+    pub b_name: String,
+    /// How it was matched (None: the rest pose).
+    pub matched_by: Option<MatchedBy>,
+    /// The longer of the two durations, s.
+    pub duration_s: f32,
+    /// Frames compared.
+    pub frames: usize,
+    /// Largest distance, relative to the diagonal.
+    pub max_rel: f64,
+    /// Mean distance over frames and pairs, relative.
+    pub mean_rel: f64,
+    /// Where and when the largest was.
+    pub worst: Option<Worst>,
+    /// Per draw of A.
+    pub draws: Vec<DrawDiff>,
+    /// Per frame.
+    pub series: Vec<FramePoint>,
+}
+
+/// The whole comparison (what the `diff` command writes as JSON; schema [`SCHEMA`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Diff {
+    /// [`SCHEMA`].
+    pub schema: String,
+    /// A's label (the CLI sets the file).
+    pub a: String,
+    /// B's label.
+    pub b: String,
+    /// A's rest-pose bounds diagonal, model units (distances are relative to it).
+    pub diagonal: f64,
+    /// The tolerance, relative.
+    pub tolerance_rel: f64,
+    /// When in each clip both were skinned.
+    pub times: Times,
+    /// Frames a second ([`Times::Rate`]).
+    pub fps: f32,
+    /// How the vertices matched.
+    pub vertices: MatchStats,
+    /// How the joints matched and which differ.
+    pub joints: JointReport,
+    /// Per clip.
+    pub clips: Vec<ClipDiff>,
+    /// Clips of A that B lacks.
+    pub clips_only_in_a: Vec<String>,
+    /// Clips of B that A lacks.
+    pub clips_only_in_b: Vec<String>,
+    /// The clip (name) and place of the largest distance over all clips.
+    pub worst: Option<(String, Worst)>,
+    /// Why it failed (empty: passed).
+    pub failures: Vec<String>,
+    /// No failure.
+    pub passed: bool,
+}
+
+/// Per-draw running figures over one clip.
+#[derive(Clone, Copy, Default)]
+struct DrawAcc {
+    max: f64,
+    sum: f64,
+    count: usize,
+    worst: Option<Worst>,
+}
+
+/// One frame's figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameStats {
+    /// Largest distance, model units.
+    pub max: f64,
+    /// Mean distance, model units.
+    pub mean: f64,
+    /// Where the largest was (A's draw and vertex).
+    pub worst: Option<(u32, u32)>,
+}
+
+/// The drawn vertices of `scene` and their rest-pose positions from `skinned`.
+fn vertex_set(scene: &Scene, skinned: &[SkinnedVertices]) -> VertexSet {
+    let mut set = VertexSet::default();
+    for (d, draw) in scene.draws.iter().enumerate() {
+        let prim = scene.primitive(draw);
+        let n = prim.vertex_count();
+        let mut drawn = vec![prim.indices.is_empty() || prim.topology == Topology::Points; n];
+        for &i in &prim.indices {
+            if let Some(slot) = drawn.get_mut(i as usize) {
+                *slot = true;
+            }
+        }
+        let before = set.positions.len();
+        for (v, _) in drawn.iter().enumerate().filter(|(_, d)| **d) {
+            let p = skinned
+                .get(d)
+                .and_then(|s| s.positions.get(v))
+                .copied()
+                .unwrap_or(Vec3::NAN);
+            set.positions.push(p);
+            set.draw.push(d as u32);
+            set.vertex.push(v as u32);
+        }
+        set.per_draw.push(set.positions.len() - before);
+    }
+    set
+}
+
+/// The diagonal of the finite points' bounds (0 without any).
+fn diagonal_of(points: &[Vec3]) -> f64 {
+    let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+    for p in points.iter().filter(|p| p.is_finite()) {
+        lo = lo.min(*p);
+        hi = hi.max(*p);
+    }
+    if lo.x <= hi.x {
+        hi.as_dvec3().distance(lo.as_dvec3())
+    } else {
+        0.0
+    }
+}
+
+/// One side's per-frame state.
+struct Skinned<'a> {
+    scene: &'a Scene,
+    frame: FrameState,
+    skinner: CpuSkinner,
+    out: Vec<SkinnedVertices>,
+}
+
+impl<'a> Skinned<'a> {
+    fn new(scene: &'a Scene) -> Result<Skinned<'a>> {
+        let mut frame = FrameState::new(scene);
+        frame.evaluate(scene, None, 0.0)?;
+        let mut skinner = CpuSkinner::new(scene, None);
+        let out = skinner.skin_all(scene, &frame)?;
+        Ok(Skinned {
+            scene,
+            frame,
+            skinner,
+            out,
+        })
+    }
+
+    /// Skin clip `anim` at `time_s` into `self.out`.
+    fn skin(&mut self, anim: Option<usize>, time_s: f32) -> Result<()> {
+        self.frame.evaluate(self.scene, anim, time_s)?;
+        for (d, out) in self.out.iter_mut().enumerate() {
+            self.skinner.skin_draw(self.scene, &self.frame, d, out)?;
+        }
+        Ok(())
+    }
+
+    fn position(&self, set: &VertexSet, i: u32) -> Vec3 {
+        let (d, v) = (
+            set.draw[i as usize] as usize,
+            set.vertex[i as usize] as usize,
+        );
+        self.out
+            .get(d)
+            .and_then(|o| o.positions.get(v))
+            .copied()
+            .unwrap_or(Vec3::NAN)
+    }
+}
+
+/// Two scenes set up for comparison: matched vertices, joints and clips, and each side's
+/// skinning state.
+pub struct Differ<'a> {
+    a: Skinned<'a>,
+    b: Skinned<'a>,
+    options: DiffOptions,
+    set_a: VertexSet,
+    set_b: VertexSet,
+    matching: Matching,
+    diagonal: f64,
+    joints: JointReport,
+    clips: Vec<ClipPair>,
+    lone_a: Vec<usize>,
+    lone_b: Vec<usize>,
+    /// Per pair, its distance in the last frame.
+    distances: Vec<f64>,
+}
+
+/// A clip's name in words (`animation N` when unnamed).
+fn clip_name(scene: &Scene, i: usize) -> String {
+    match scene.animations.get(i).and_then(|a| a.name.as_deref()) {
+        Some(n) if !n.is_empty() => n.to_string(),
+        _ => format!("animation {i}"),
+    }
+}
+
+impl<'a> Differ<'a> {
+    /// Set up the comparison of `a` with `b`: rest poses skinned, vertices, joints and clips
+    /// matched.
+    pub fn new(a: &'a Scene, b: &'a Scene, options: DiffOptions) -> Result<Differ<'a>> {
+        options.validate()?;
+        let a_side = Skinned::new(a)?;
+        let b_side = Skinned::new(b)?;
+        let set_a = vertex_set(a, &a_side.out);
+        let set_b = vertex_set(b, &b_side.out);
+        let diagonal = match diagonal_of(&set_a.positions) {
+            d if d > 0.0 => d,
+            _ => diagonal_of(&set_b.positions).max(1.0),
+        };
+        let radius = (options.match_radius_rel * diagonal) as f32;
+        let matching = matching::match_vertices(&set_a, &set_b, radius);
+        let nodes = names::match_nodes(a, b);
+        let joints = joints::compare_joints(
+            &joints::Side {
+                scene: a,
+                rest: &a_side.frame,
+                set: &set_a,
+            },
+            &joints::Side {
+                scene: b,
+                rest: &b_side.frame,
+                set: &set_b,
+            },
+            &matching.pairs,
+            &nodes,
+            diagonal,
+            (options.tolerance_rel, options.weight_tolerance),
+        );
+        let (clips, lone_a, lone_b) = names::match_clips(a, b);
+        Ok(Differ {
+            a: a_side,
+            b: b_side,
+            options,
+            set_a,
+            set_b,
+            distances: vec![0.0; matching.pairs.len()],
+            matching,
+            diagonal,
+            joints,
+            clips,
+            lone_a,
+            lone_b,
+        })
+    }
+
+    /// The vertex matching.
+    pub fn matching(&self) -> &Matching {
+        &self.matching
+    }
+
+    /// A's rest-pose diagonal (what distances are relative to).
+    pub fn diagonal(&self) -> f64 {
+        self.diagonal
+    }
+
+    /// The shared clips.
+    pub fn clips(&self) -> &[ClipPair] {
+        &self.clips
+    }
+
+    /// The times compared in `clip` (None: the rest pose), as [`DiffOptions::times`] says:
+    /// k / fps up to the longer clip's end and that end, or key times.
+    pub fn times(&self, clip: Option<ClipPair>) -> Vec<f32> {
+        let Some(c) = clip else { return vec![0.0] };
+        let (a, b) = (
+            self.a.scene.animations.get(c.a),
+            self.b.scene.animations.get(c.b),
+        );
+        let keys = |clips: &[Option<&crate::anim::Animation>]| {
+            let mut t: Vec<f32> = clips
+                .iter()
+                .flatten()
+                .flat_map(|a| {
+                    a.channels
+                        .iter()
+                        .flat_map(|c| c.sampler.times_s.iter().copied())
+                })
+                .filter(|t| t.is_finite() && *t >= 0.0)
+                .collect();
+            t.sort_unstable_by(f32::total_cmp);
+            t.dedup_by(|x, y| (*x - *y).abs() <= 1e-6);
+            t
+        };
+        let times = match self.options.times {
+            Times::Rate => {
+                let end = [a, b]
+                    .iter()
+                    .flatten()
+                    .map(|a| a.duration_s())
+                    .fold(0.0, f32::max);
+                let fps = self.options.fps;
+                let steps = (end * fps + 1e-3).floor().max(0.0) as usize;
+                let mut times: Vec<f32> = (0..=steps).map(|k| k as f32 / fps).collect();
+                if times.last().is_some_and(|&t| end - t > 1e-4) {
+                    times.push(end);
+                }
+                times
+            }
+            Times::KeysOfA => keys(&[a]),
+            Times::KeysOfB => keys(&[b]),
+            Times::Keys => keys(&[a, b]),
+        };
+        if times.is_empty() { vec![0.0] } else { times }
+    }
+
+    /// Skin both at `time_s` of `clip` (None: the rest pose) and measure every pair.
+    pub fn frame(&mut self, clip: Option<ClipPair>, time_s: f32) -> Result<FrameStats> {
+        self.a.skin(clip.map(|c| c.a), time_s)?;
+        self.b.skin(clip.map(|c| c.b), time_s)?;
+        let mut stats = FrameStats::default();
+        let mut sum = 0.0;
+        for (k, &(ia, ib)) in self.matching.pairs.iter().enumerate() {
+            let d = position_error(
+                self.a.position(&self.set_a, ia),
+                self.b.position(&self.set_b, ib),
+            );
+            self.distances[k] = d;
+            sum += d;
+            if d > stats.max || stats.worst.is_none() {
+                stats.max = d;
+                stats.worst = Some((self.set_a.draw[ia as usize], self.set_a.vertex[ia as usize]));
+            }
+        }
+        stats.mean = sum / self.matching.pairs.len().max(1) as f64;
+        Ok(stats)
+    }
+
+    /// The last frame's distance at every vertex of A, draws in order (the largest over a
+    /// vertex's pairs; 0 for vertices not drawn or not matched): what a heatmap shows.
+    pub fn vertex_distances(&self) -> Vec<f32> {
+        let scene = self.a.scene;
+        let mut start = Vec::with_capacity(scene.draws.len());
+        let mut total = 0usize;
+        for d in &scene.draws {
+            start.push(total);
+            total += scene.primitive(d).vertex_count();
+        }
+        let mut out = vec![0.0f32; total];
+        for (&(ia, _), &d) in self.matching.pairs.iter().zip(&self.distances) {
+            let (draw, v) = (self.set_a.draw[ia as usize], self.set_a.vertex[ia as usize]);
+            if let Some(slot) = start
+                .get(draw as usize)
+                .and_then(|s| out.get_mut(s + v as usize))
+            {
+                *slot = slot.max(d as f32);
+            }
+        }
+        out
+    }
+
+    /// The frames [`Differ::run`] will skin: every shared clip's times, or the rest pose.
+    fn plan(&self) -> Vec<Option<ClipPair>> {
+        match self.clips.is_empty() {
+            true => vec![None],
+            false => self.clips.iter().copied().map(Some).collect(),
+        }
+    }
+
+    /// Compare every shared clip (the rest pose when there is none), calling `tick(done,
+    /// total)` after each frame.
+    pub fn run(&mut self, mut tick: impl FnMut(usize, usize)) -> Result<Diff> {
+        let plan = self.plan();
+        let total: usize = plan.iter().map(|&c| self.times(c).len()).sum();
+        if total > self.options.max_frames {
+            return Err(Error::Job {
+                job: "DiffOptions",
+                rule: 5,
+                message: format!(
+                    "{total} frames over {} clip(s) at {} fps is more than the limit of {}",
+                    plan.len(),
+                    self.options.fps,
+                    self.options.max_frames
+                ),
+            });
+        }
+        let mut done = 0;
+        let mut clips = Vec::with_capacity(plan.len());
+        for clip in plan {
+            clips.push(self.run_clip(clip, &mut |_| {
+                done += 1;
+                tick(done, total);
+            })?);
+        }
+        Ok(self.report(clips))
+    }
+
+    /// One clip's figures.
+    fn run_clip(
+        &mut self,
+        clip: Option<ClipPair>,
+        tick: &mut dyn FnMut(usize),
+    ) -> Result<ClipDiff> {
+        let scene = self.a.scene;
+        let mut draws = vec![DrawAcc::default(); scene.draws.len()];
+        let mut series = Vec::new();
+        let (mut sum, mut count) = (0.0, 0usize);
+        let scale = self.diagonal.max(f64::MIN_POSITIVE);
+        let times = self.times(clip);
+        for &t in &times {
+            let stats = self.frame(clip, t)?;
+            for (&(ia, _), &d) in self.matching.pairs.iter().zip(&self.distances) {
+                let (draw, v) = (self.set_a.draw[ia as usize], self.set_a.vertex[ia as usize]);
+                let acc = &mut draws[draw as usize];
+                acc.sum += d;
+                acc.count += 1;
+                if d > acc.max || acc.worst.is_none() {
+                    acc.max = d;
+                    acc.worst = Some(Worst {
+                        time_s: t,
+                        draw,
+                        vertex: v,
+                        distance: d,
+                        distance_rel: d / scale,
+                    });
+                }
+            }
+            sum += stats.mean * self.matching.pairs.len() as f64;
+            count += self.matching.pairs.len();
+            series.push(FramePoint {
+                time_s: t,
+                max_rel: stats.max / scale,
+                mean_rel: stats.mean / scale,
+            });
+            tick(1);
+        }
+        let worst = draws
+            .iter()
+            .filter_map(|d| d.worst)
+            .max_by(|x, y| x.distance.total_cmp(&y.distance));
+        let b = self.b.scene;
+        Ok(ClipDiff {
+            name: clip.map_or("rest pose".into(), |c| clip_name(scene, c.a)),
+            a: clip.map(|c| c.a),
+            b: clip.map(|c| c.b),
+            b_name: clip.map_or("rest pose".into(), |c| clip_name(b, c.b)),
+            matched_by: clip.map(|c| c.by),
+            duration_s: times.last().copied().unwrap_or(0.0),
+            frames: times.len(),
+            max_rel: worst.map_or(0.0, |w| w.distance_rel),
+            mean_rel: sum / count.max(1) as f64 / scale,
+            worst,
+            draws: draws
+                .iter()
+                .enumerate()
+                .filter(|(_, acc)| acc.count > 0)
+                .map(|(i, acc)| DrawDiff {
+                    draw: i,
+                    label: draw_label(scene, i),
+                    pairs: acc.count / times.len().max(1),
+                    max_rel: acc.max / scale,
+                    mean_rel: acc.sum / acc.count.max(1) as f64 / scale,
+                    worst: acc.worst,
+                })
+                .collect(),
+            series,
+        })
+    }
+
+    /// The report from the clips' figures.
+    fn report(&self, clips: Vec<ClipDiff>) -> Diff {
+        let worst = clips
+            .iter()
+            .filter_map(|c| c.worst.map(|w| (c.name.clone(), w)))
+            .max_by(|x, y| x.1.distance.total_cmp(&y.1.distance));
+        let stats = self.matching.stats;
+        let clips_only_in_a: Vec<String> = self
+            .lone_a
+            .iter()
+            .map(|&i| clip_name(self.a.scene, i))
+            .collect();
+        let clips_only_in_b: Vec<String> = self
+            .lone_b
+            .iter()
+            .map(|&i| clip_name(self.b.scene, i))
+            .collect();
+        let mut failures = Vec::new();
+        if let Some((clip, w)) = &worst
+            && w.distance_rel > self.options.tolerance_rel
+        {
+            failures.push(format!(
+                "largest distance {:.3e} of the diagonal (in {clip:?} at {:.3} s) is over the \
+                 tolerance {:.1e}",
+                w.distance_rel, w.time_s, self.options.tolerance_rel
+            ));
+        }
+        if stats.a_unmatched > 0 || stats.b_unmatched > 0 {
+            failures.push(format!(
+                "{} vertices of A and {} of B have no vertex of the other within {:.1e} of the \
+                 diagonal in the rest pose",
+                stats.a_unmatched, stats.b_unmatched, self.options.match_radius_rel
+            ));
+        }
+        if !clips_only_in_a.is_empty() {
+            failures.push(format!("clips only in A: {}", clips_only_in_a.join(", ")));
+        }
+        Diff {
+            schema: SCHEMA.into(),
+            a: self.a.scene.name.clone(),
+            b: self.b.scene.name.clone(),
+            diagonal: self.diagonal,
+            tolerance_rel: self.options.tolerance_rel,
+            times: self.options.times,
+            fps: self.options.fps,
+            vertices: stats,
+            joints: self.joints.clone(),
+            clips,
+            clips_only_in_a,
+            clips_only_in_b,
+            worst,
+            passed: failures.is_empty(),
+            failures,
+        }
+    }
+}
+
+/// A draw in words: its node and mesh.
+pub fn draw_label(scene: &Scene, draw: usize) -> String {
+    let Some(d) = scene.draws.get(draw) else {
+        return format!("draw {draw}");
+    };
+    let mesh = scene
+        .meshes
+        .get(d.mesh)
+        .and_then(|m| m.name.as_deref())
+        .filter(|n| !n.is_empty())
+        .map_or(format!("mesh {}", d.mesh), str::to_string);
+    format!(
+        "{} ({mesh}, primitive {})",
+        scene.node_label(d.node),
+        d.primitive
+    )
+}
+
+impl fmt::Display for Diff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = &self.vertices;
+        writeln!(f, "A: {}\nB: {}", self.a, self.b)?;
+        writeln!(
+            f,
+            "vertices: {} of A, {} of B, paired by {}: {} one to one, {} of A and {} of B \
+             sharing a vertex, {} of A and {} of B unmatched (rest-pose offset up to {:.2e} of \
+             the diagonal)",
+            v.a_vertices,
+            v.b_vertices,
+            match v.method {
+                MatchMethod::Index => "index",
+                MatchMethod::Position => "rest-pose position",
+            },
+            v.one_to_one,
+            v.a_shared,
+            v.b_shared,
+            v.a_unmatched,
+            v.b_unmatched,
+            v.worst_rest_distance / self.diagonal.max(f64::MIN_POSITIVE)
+        )?;
+        let j = &self.joints;
+        writeln!(
+            f,
+            "joints: {} matched by name, {} by hierarchy; {} of A and {} of B unmatched",
+            j.by_name,
+            j.by_hierarchy,
+            j.unmatched_a.len(),
+            j.unmatched_b.len()
+        )?;
+        for name in &j.unmatched_a {
+            writeln!(f, "  only in A: {name}")?;
+        }
+        for name in &j.unmatched_b {
+            writeln!(f, "  only in B: {name}")?;
+        }
+        for c in &j.changed {
+            writeln!(
+                f,
+                "  joint {}: bind moves vertices by {:.3e} of the diagonal; weights differ by up \
+                 to {:.3} ({} vertices over the weight tolerance)",
+                c.name, c.bind_distance_rel, c.weight_max_difference, c.vertices_weight_differs
+            )?;
+        }
+        for c in &self.clips {
+            write!(
+                f,
+                "clip {:?}: {} frames over {:.3} s, largest {:.3e}, mean {:.3e} of the diagonal",
+                c.name, c.frames, c.duration_s, c.max_rel, c.mean_rel
+            )?;
+            match c.worst {
+                Some(w) => writeln!(
+                    f,
+                    " (at {:.3} s, draw {} vertex {})",
+                    w.time_s, w.draw, w.vertex
+                )?,
+                None => writeln!(f)?,
+            }
+        }
+        for name in &self.clips_only_in_a {
+            writeln!(f, "clip only in A: {name}")?;
+        }
+        for name in &self.clips_only_in_b {
+            writeln!(f, "clip only in B: {name}")?;
+        }
+        writeln!(
+            f,
+            "diagonal {:.6} model units; tolerance {:.1e} of it",
+            self.diagonal, self.tolerance_rel
+        )?;
+        match self.failures.is_empty() {
+            true => write!(f, "PASS"),
+            false => write!(f, "FAIL: {}", self.failures.join("; ")),
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! `skinview diff` (issue 32): a file against itself is zero everywhere; a planted 1 cm move of
+//! one joint's inverse bind matrix is found, named and measured (the displacement it must make
+//! is computed here from the joint's rest transform); gltfpack's copies of the shared models
+//! stay within the bound their flags imply (positions quantised to N bits over the mesh's
+//! extent), with a coarser quantisation measurably worse; reports, pictures and refusals.
+#![allow(clippy::unwrap_used, clippy::print_stdout)] // test code: panics and prints are its report
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use skinview::diff::{DiffOptions, Differ, MatchMethod, Times};
+use skinview::frame::FrameState;
+
+use crate::common::{self, glb, gltfpack};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_skinview")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("skinview-diff-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn diff(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new(bin()).arg("diff").args(args).output().unwrap()
+}
+
+/// Every shared model and rig against itself: paired by index, every vertex one to one,
+/// distance 0 at every frame, no joint named.
+#[test]
+fn every_model_against_itself_is_zero() {
+    for path in common::all_models() {
+        let scene = skinview::io::load(&path).unwrap();
+        let report = Differ::new(&scene, &scene, DiffOptions::default())
+            .unwrap()
+            .run(|_, _| {})
+            .unwrap();
+        let name = path.display();
+        assert!(report.passed, "{name}: {report}");
+        assert_eq!(report.vertices.method, MatchMethod::Index, "{name}");
+        assert_eq!(
+            report.vertices.one_to_one, report.vertices.a_vertices,
+            "{name}"
+        );
+        assert!(report.joints.changed.is_empty(), "{name}: {report}");
+        for c in &report.clips {
+            assert_eq!(c.max_rel, 0.0, "{name} {}", c.name);
+            assert!(c.frames >= 1);
+        }
+    }
+}
+
+/// The command on CesiumMan against itself: exit 0, the JSON in its schema.
+#[test]
+fn command_writes_its_json_and_passes_a_file_against_itself() {
+    let model = common::model("CesiumMan");
+    let dir = scratch("self");
+    let json = dir.join("d.json");
+    let out = diff(&[
+        model.as_os_str(),
+        model.as_os_str(),
+        "--json".as_ref(),
+        json.as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", common::output_text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["schema"], "skinview-diff/1");
+    assert_eq!(v["passed"], true);
+    for key in [
+        "diagonal",
+        "tolerance_rel",
+        "times",
+        "fps",
+        "vertices",
+        "joints",
+        "clips",
+        "worst",
+    ] {
+        assert!(v.get(key).is_some(), "{key} missing: {v}");
+    }
+    let clip = &v["clips"][0];
+    assert_eq!(
+        clip["frames"].as_u64().unwrap() as usize,
+        clip["series"].as_array().unwrap().len()
+    );
+    // Output over an input is refused.
+    let out = diff(&[
+        model.as_os_str(),
+        model.as_os_str(),
+        "--json".as_ref(),
+        model.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::output_text(&out));
+}
+
+/// One joint's inverse bind matrix moved 1 cm (its translation, in joint space): the command
+/// fails, names that joint first and alone, and measures the move: every vertex it binds moves
+/// by model_from_joint · (0.01, 0, 0) at rest, computed here from the joint's rest transform.
+#[test]
+fn a_planted_bind_move_is_found_and_named() {
+    let model = common::model("CesiumMan");
+    let bytes = std::fs::read(&model).unwrap();
+    let json = glb::json_of(&bytes);
+    let ibm = glb::accessor_at(&json, "/skins/0/inverseBindMatrices");
+    let joint = 3; // a neck joint: moves the head
+    let x = glb::read_component(&bytes, ibm, joint, 12) as f32;
+    let moved = glb::patch(&bytes, ibm, joint, 12, &(x + 0.01).to_le_bytes());
+    let dir = scratch("planted");
+    let planted = dir.join("planted.glb");
+    std::fs::write(&planted, moved).unwrap();
+
+    let scene = skinview::io::load(&model).unwrap();
+    let node = scene.skins[0].joints[joint];
+    let name = scene.node_label(node);
+    let mut rest = FrameState::new(&scene);
+    rest.evaluate(&scene, None, 0.0).unwrap();
+    let expected = rest.model_from_node[node]
+        .transform_vector3(glam::Vec3::new(0.01, 0.0, 0.0))
+        .length() as f64;
+
+    let (json_out, render, plot) = (
+        dir.join("d.json"),
+        dir.join("worst.png"),
+        dir.join("plot.png"),
+    );
+    let out = diff(&[
+        model.as_os_str(),
+        planted.as_os_str(),
+        "--json".as_ref(),
+        json_out.as_os_str(),
+        "--render".as_ref(),
+        render.as_os_str(),
+        "--plot".as_ref(),
+        plot.as_os_str(),
+        "--size".as_ref(),
+        "320x240".as_ref(),
+    ]);
+    let text = common::output_text(&out);
+    println!("{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json_out).unwrap()).unwrap();
+    let changed = v["joints"]["changed"].as_array().unwrap();
+    assert_eq!(changed.len(), 1, "{v}");
+    assert_eq!(changed[0]["name"], name.as_str());
+    let diagonal = v["diagonal"].as_f64().unwrap();
+    let bind = changed[0]["bind_distance_rel"].as_f64().unwrap() * diagonal;
+    assert!(
+        (bind / expected - 1.0).abs() < 1e-3,
+        "bind move {bind} m, expected {expected} m"
+    );
+    // The vertices move by at most the whole move (weights under 1 move them less).
+    let worst = v["worst"][1]["distance"].as_f64().unwrap();
+    assert!(
+        worst > 0.5 * expected && worst <= expected * (1.0 + 1e-3),
+        "{worst} vs {expected}"
+    );
+    assert!(text.contains(&format!("joint {name}")), "{text}");
+    // The pictures: a render the size asked for, with heat on the model; a plot.
+    for (png, (w, h)) in [(&render, (320, 240)), (&plot, (0, 0))] {
+        let img = skinview::io::png::read(png).unwrap();
+        if w > 0 {
+            assert_eq!((img.width, img.height), (w, h));
+        }
+        assert!(img.width > 100 && img.height > 100);
+    }
+    let img = skinview::io::png::read(&render).unwrap();
+    let hot = img
+        .pixels
+        .chunks_exact(4)
+        .filter(|p| p[0] > 150 && p[2] < 100)
+        .count();
+    assert!(hot > 20, "no red or yellow heat on the render ({hot} px)");
+}
+
+/// gltfpack's copies against gltfpack's unquantised copy (`-noq`: the same resampled clips,
+/// vertex order and merges, positions as floats) at its key times: the positions quantised to
+/// N bits over the mesh's largest extent E move a vertex by at most √3/2 · E / (2^N − 1) in
+/// bind space, times the largest rest-pose scale of a skinning matrix (its Frobenius norm
+/// bounds it), so the rest-pose offset stays under that; 10 bits give a rest-pose offset more
+/// than 4 times the default 14 bits' (16 expected). At gltfpack's key times the clips add
+/// nothing (its rotations and translations quantise the same with and without `-noq`), so the
+/// largest distance over the clips stays under the same bound. Every vertex is matched, no
+/// joint named.
+#[test]
+fn gltfpack_copies_stay_within_their_quantisation_bound() {
+    for stem in ["CesiumMan", "Fox", "RiggedFigure", "RiggedSimple"] {
+        let model = common::model(stem);
+        let dir = scratch(stem);
+        let reference_path = gltfpack::pack(&model, &dir, "noq.glb", &["-noq"]);
+        let reference = skinview::io::load(&reference_path).unwrap();
+        let (extent, scale) = extent_and_scale(&reference);
+        let mut rest_offsets = Vec::new();
+        for (name, flags, bits) in [
+            ("default.glb", &[][..], 14),
+            ("vp10.glb", &["-vp", "10"][..], 10),
+            ("c.glb", &["-c"][..], 14),
+            ("kn.glb", &["-kn", "-km"][..], 14),
+        ] {
+            let packed = skinview::io::load(&gltfpack::pack(&model, &dir, name, flags)).unwrap();
+            let options = DiffOptions {
+                times: Times::KeysOfB,
+                ..DiffOptions::default()
+            };
+            let mut differ = Differ::new(&reference, &packed, options).unwrap();
+            let report = differ.run(|_, _| {}).unwrap();
+            let diagonal = report.diagonal;
+            let bound = 3f64.sqrt() / 2.0 * extent / ((1u64 << bits) - 1) as f64 * scale;
+            let rest = report.vertices.worst_rest_distance;
+            println!(
+                "{stem} {name}: rest offset {:.3e} (bound {:.3e}), largest over the clips {:.3e} \
+                 of the diagonal",
+                rest / diagonal,
+                bound / diagonal,
+                report.worst.as_ref().map_or(0.0, |w| w.1.distance_rel)
+            );
+            assert!(rest <= bound, "{stem} {name}: {report}");
+            // gltfpack keeps the clips' keys as -noq has them: over the clips too.
+            let largest = report.worst.as_ref().map_or(0.0, |w| w.1.distance);
+            assert!(largest <= bound, "{stem} {name}: {report}");
+            assert_eq!(
+                report.vertices.a_unmatched + report.vertices.b_unmatched,
+                0,
+                "{report}"
+            );
+            assert!(report.joints.changed.is_empty(), "{stem} {name}: {report}");
+            if name == "default.glb" || name == "vp10.glb" {
+                rest_offsets.push(rest);
+            }
+        }
+        assert!(
+            rest_offsets[1] > 4.0 * rest_offsets[0],
+            "{stem}: 10-bit positions should move vertices more than 14-bit ones: {rest_offsets:?}"
+        );
+    }
+}
+
+/// The largest bind-space extent of any skinned primitive, and the largest Frobenius norm of
+/// a rest-pose skinning matrix's linear part.
+fn extent_and_scale(scene: &skinview::Scene) -> (f64, f64) {
+    let mut rest = FrameState::new(scene);
+    rest.evaluate(scene, None, 0.0).unwrap();
+    let (mut extent, mut scale) = (0.0f64, 0.0f64);
+    for (d, draw) in scene.draws.iter().enumerate() {
+        let p = scene.primitive(draw);
+        let (lo, hi) = p.positions.iter().fold(
+            (glam::Vec3::splat(f32::MAX), glam::Vec3::splat(f32::MIN)),
+            |(lo, hi), q| (lo.min(*q), hi.max(*q)),
+        );
+        extent = extent.max((hi - lo).max_element() as f64);
+        for m in rest.draw_palette(scene, d) {
+            let linear = glam::Mat3::from_mat4(*m);
+            let frob = (linear.x_axis.length_squared()
+                + linear.y_axis.length_squared()
+                + linear.z_axis.length_squared())
+            .sqrt() as f64;
+            scale = scale.max(frob);
+        }
+    }
+    (extent, scale)
+}
+
+/// Unknown files and bad options: exit 2 with words.
+#[test]
+fn bad_arguments_are_refused_with_words() {
+    let model = common::model("RiggedSimple");
+    let missing = Path::new("/nonexistent/x.glb");
+    let out = diff(&[model.as_os_str(), missing.as_os_str()]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::output_text(&out));
+    assert!(common::output_text(&out).contains("x.glb"));
+    let out = diff(&[
+        model.as_os_str(),
+        model.as_os_str(),
+        "--fps".as_ref(),
+        "0".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::output_text(&out));
+    assert!(
+        common::output_text(&out).contains("fps"),
+        "{}",
+        common::output_text(&out)
+    );
+}

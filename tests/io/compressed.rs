@@ -1,0 +1,257 @@
+//! Compressed glTF in (issue 32): `EXT_meshopt_compression` and `KHR_meshopt_compression`
+//! decoded, against gltfpack's own uncompressed output of the same model (made at test time,
+//! `tests/common/gltfpack.rs`). The meshopt codecs are lossless, so a compressed file
+//! (`-c`) decodes to exactly the quantised file gltfpack writes without compression: same
+//! vertices, indices, weights, and the same skinned result at every key. The filters of
+//! `-cc` (octahedral normals, quaternion rotations, exponential floats) re-quantise; their
+//! result stays within the filter's precision. Broken compressed views are refused naming
+//! the view and what is wrong; Draco is refused with advice.
+#![allow(clippy::unwrap_used, clippy::print_stdout)] // test code: panics and prints are its report
+
+use std::path::{Path, PathBuf};
+
+use skinview::Scene;
+use skinview::diff::{DiffOptions, Differ, Times};
+
+use crate::common::{self, glb, gltfpack};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("skinview-compressed-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn load(path: &Path) -> Scene {
+    skinview::io::load(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The models checked: skinned samples of every kind (one and many meshes, several clips,
+/// morph targets with skinning, 8 influences in 8-bit weights).
+const MODELS: [&str; 5] = [
+    "CesiumMan",
+    "Fox",
+    "RiggedFigure",
+    "RiggedSimple",
+    "rig_seed4_8inf_morph_ubyte",
+];
+
+/// Triangles, each rotated to start at its smallest index (winding kept), sorted.
+fn triangles(indices: &[u32]) -> Vec<[u32; 3]> {
+    let mut t: Vec<[u32; 3]> = indices
+        .chunks_exact(3)
+        .map(|c| {
+            let k = (0..3).min_by_key(|&i| c[i]).unwrap();
+            [c[k], c[(k + 1) % 3], c[(k + 2) % 3]]
+        })
+        .collect();
+    t.sort_unstable();
+    t
+}
+
+/// `diff` of two scenes at both files' key times.
+fn diff_at_keys(a: &Scene, b: &Scene) -> skinview::diff::Diff {
+    let options = DiffOptions {
+        times: Times::Keys,
+        ..DiffOptions::default()
+    };
+    Differ::new(a, b, options).unwrap().run(|_, _| {}).unwrap()
+}
+
+fn same_geometry(a: &Scene, b: &Scene, what: &str) {
+    assert_eq!(a.draws.len(), b.draws.len(), "{what}: draws");
+    for (da, db) in a.draws.iter().zip(&b.draws) {
+        let (pa, pb) = (a.primitive(da), b.primitive(db));
+        assert_eq!(pa.positions, pb.positions, "{what}: positions");
+        assert_eq!(pa.normals, pb.normals, "{what}: normals");
+        assert_eq!(pa.uvs, pb.uvs, "{what}: uvs");
+        // The index codec stores triangles rotated (same winding): compare them as sets.
+        assert_eq!(
+            triangles(&pa.indices),
+            triangles(&pb.indices),
+            "{what}: triangles"
+        );
+        assert_eq!(pa.skin_weights, pb.skin_weights, "{what}: weights");
+        assert_eq!(
+            pa.morph_targets.len(),
+            pb.morph_targets.len(),
+            "{what}: targets"
+        );
+    }
+    assert_eq!(a.skins.len(), b.skins.len(), "{what}: skins");
+    for (sa, sb) in a.skins.iter().zip(&b.skins) {
+        assert_eq!(
+            sa.joint_from_bind, sb.joint_from_bind,
+            "{what}: inverse binds"
+        );
+    }
+    assert_eq!(a.animations.len(), b.animations.len(), "{what}: clips");
+}
+
+/// `-c` (EXT) and `-c -ce khr` (KHR) decode to exactly gltfpack's uncompressed quantised
+/// file: the same arrays, and zero distance at every key of every clip.
+#[test]
+fn meshopt_compressed_files_decode_to_the_uncompressed_file() {
+    for stem in MODELS {
+        let model = common::model(stem);
+        let dir = scratch(stem);
+        let plain = load(&gltfpack::pack(&model, &dir, "plain.glb", &[]));
+        for (name, flags) in [
+            ("ext.glb", &["-c"][..]),
+            ("khr.glb", &["-c", "-ce", "khr"][..]),
+        ] {
+            let path = gltfpack::pack(&model, &dir, name, flags);
+            let json = glb::json_of(&std::fs::read(&path).unwrap());
+            let ext = if flags.len() > 1 {
+                "KHR_meshopt_compression"
+            } else {
+                "EXT_meshopt_compression"
+            };
+            assert!(
+                json["extensionsRequired"]
+                    .as_array()
+                    .is_some_and(|e| e.iter().any(|x| x == ext)),
+                "{stem} {name}: gltfpack did not compress ({ext} not required)"
+            );
+            let packed = load(&path);
+            let what = format!("{stem} {name}");
+            same_geometry(&plain, &packed, &what);
+            let report = diff_at_keys(&plain, &packed);
+            let worst = report.worst.as_ref().map_or(0.0, |w| w.1.distance);
+            println!(
+                "{what}: {} clip(s), largest distance {worst:e}",
+                report.clips.len()
+            );
+            assert_eq!(worst, 0.0, "{what}: {report}");
+            assert!(report.passed, "{what}: {report}");
+        }
+    }
+}
+
+/// `-cc` adds the filters: octahedral normals and quaternion rotations at 12 bits (the
+/// filter's reconstruction of the fourth component rounds differently from a plain 16-bit
+/// store), so the skinned result moves, within what 12-bit rotations allow: per joint of the
+/// chain an angle of at most 2·|Δq| with |Δq| ≤ 2·√3·(half a step of 1/2047 over ±1/√2),
+/// over a lever arm of at most the diagonal.
+#[test]
+fn filtered_files_stay_within_the_filters_precision() {
+    for stem in MODELS {
+        let model = common::model(stem);
+        let dir = scratch(&format!("{stem}-cc"));
+        let plain = load(&gltfpack::pack(&model, &dir, "plain.glb", &[]));
+        let packed = load(&gltfpack::pack(&model, &dir, "cc.glb", &["-cc"]));
+        let depth = plain.depths().into_iter().max().unwrap_or(0) as f64 + 1.0;
+        let half_step = std::f64::consts::FRAC_1_SQRT_2 / 2047.0 / 2.0;
+        let angle = 2.0 * 2.0 * 3f64.sqrt() * half_step;
+        // Two sides quantised: twice the angle per joint.
+        let bound = 2.0 * depth * angle;
+        let report = diff_at_keys(&plain, &packed);
+        let worst = report.worst.as_ref().map_or(0.0, |w| w.1.distance_rel);
+        println!("{stem} -cc: largest {worst:.3e} of the diagonal, bound {bound:.3e}");
+        assert!(worst <= bound, "{stem}: {report}");
+        assert_eq!(
+            report.vertices.a_unmatched + report.vertices.b_unmatched,
+            0,
+            "{report}"
+        );
+    }
+}
+
+/// Broken compressed views: the error names the view's extension field and what is wrong.
+#[test]
+fn broken_compressed_views_are_refused_by_name() {
+    let model = common::model("CesiumMan");
+    let dir = scratch("broken");
+    let bytes = std::fs::read(gltfpack::pack(&model, &dir, "ext.glb", &["-c"])).unwrap();
+    let json = glb::json_of(&bytes);
+    let view = json["bufferViews"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|v| v["extensions"]["EXT_meshopt_compression"]["mode"] == "ATTRIBUTES")
+        .unwrap();
+    let field = format!("bufferViews[{view}].extensions.EXT_meshopt_compression");
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "count off the view",
+            glb::edit_json(&bytes, |j| {
+                let c =
+                    &mut j["bufferViews"][view]["extensions"]["EXT_meshopt_compression"]["count"];
+                *c = (c.as_u64().unwrap() + 1).into();
+            }),
+            "is not the view's byteLength",
+        ),
+        (
+            "compressed bytes past the buffer",
+            glb::edit_json(&bytes, |j| {
+                j["bufferViews"][view]["extensions"]["EXT_meshopt_compression"]["byteOffset"] =
+                    (1u64 << 40).into();
+            }),
+            "outside the buffer",
+        ),
+        (
+            "an unknown mode",
+            glb::edit_json(&bytes, |j| {
+                j["bufferViews"][view]["extensions"]["EXT_meshopt_compression"]["mode"] =
+                    "VERTICES".into();
+            }),
+            "mode \"VERTICES\"",
+        ),
+        (
+            "a filter the stride cannot take",
+            glb::edit_json(&bytes, |j| {
+                j["bufferViews"][view]["extensions"]["EXT_meshopt_compression"]["filter"] =
+                    "QUATERNION".into();
+            }),
+            "filter \"QUATERNION\"",
+        ),
+        (
+            "garbage instead of the codec's data",
+            {
+                let (j, mut bin) = glb::split(&bytes);
+                let ext = &j["bufferViews"][view]["extensions"]["EXT_meshopt_compression"];
+                let at = ext["byteOffset"].as_u64().unwrap_or(0) as usize;
+                let len = ext["byteLength"].as_u64().unwrap() as usize;
+                bin[at..at + len].fill(0xff);
+                glb::pack(&j, &bin)
+            },
+            "does not decode",
+        ),
+    ];
+    for (what, file, expect) in cases {
+        let path = dir.join("broken.glb");
+        std::fs::write(&path, &file).unwrap();
+        let err = skinview::io::load(&path)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        println!("{what}: {err}");
+        assert!(
+            err.contains("broken.glb") && err.contains(&field) && err.contains(expect),
+            "{what}: {err}"
+        );
+    }
+}
+
+/// A file that requires Draco is refused with what to do instead.
+#[test]
+fn draco_is_refused_with_advice() {
+    let model = common::model("RiggedSimple");
+    let bytes = glb::edit_json(&std::fs::read(&model).unwrap(), |j| {
+        j["extensionsUsed"] = serde_json::json!(["KHR_draco_mesh_compression"]);
+        j["extensionsRequired"] = serde_json::json!(["KHR_draco_mesh_compression"]);
+    });
+    let dir = scratch("draco");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("draco.glb");
+    std::fs::write(&path, bytes).unwrap();
+    let err = skinview::io::load(&path)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("extensionsRequired[0]")
+            && err.contains("gltfpack")
+            && err.contains("meshopt"),
+        "{err}"
+    );
+}
