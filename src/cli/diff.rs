@@ -1,7 +1,7 @@
 //! `skinview diff A B`: two files of one character (converted, compressed, re-exported or
 //! re-weighted) skinned over every clip they share; how far the matched vertices are apart,
 //! where and when, and which joints' weights or bind matrices differ. Exit 1 past the
-//! tolerance.
+//! tolerance, for unmatched vertices, or for a clip of A that B lacks.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -158,7 +158,8 @@ fn render_worst(
     let mut character = CharacterSetup::clip(clip).build(&model.scene)?;
     character.update(time_s, 0.0)?;
     let ctx = super::gpu()?;
-    let image = skinview::view::render_distances(&ctx, &character, &distances, size)?;
+    let diagonal = differ.pairing().diagonal;
+    let image = skinview::view::render_distances(&ctx, &character, &distances, diagonal, size)?;
     let legend = skinview::view::legend::distance_legend("|A − B| / diagonal");
     let caption = format!(
         "{} at {time_s:.3} s: largest {:.2e} of the diagonal",
@@ -181,7 +182,11 @@ fn chart(report: &Diff) -> super::chart::Chart {
     let mut clips: Vec<_> = report.clips.iter().collect();
     clips.sort_by(|x, y| y.max_rel.total_cmp(&x.max_rel));
     clips.truncate(MAX_PLOTTED_CLIPS);
-    let tol = report.tolerance_rel.max(f64::MIN_POSITIVE);
+    // Distances in units of the tolerance (of 1e-4 of the diagonal when the tolerance is 0).
+    let tol = match report.tolerance_rel {
+        t if t > 0.0 => t,
+        _ => 1e-4,
+    };
     let end = clips
         .iter()
         .map(|c| c.duration_s as f64)
@@ -211,14 +216,17 @@ fn chart(report: &Diff) -> super::chart::Chart {
                     },
                     Series {
                         legend: 2,
-                        points: vec![(0.0, 1.0), (end, 1.0)],
+                        points: vec![
+                            (0.0, report.tolerance_rel / tol),
+                            (end, report.tolerance_rel / tol),
+                        ],
                     },
                 ],
             }
         })
         .collect();
     Chart {
-        title: format!("|A - B| / tolerance ({:.0e})", report.tolerance_rel),
+        title: format!("|A - B| / {tol:.0e} of the diagonal"),
         x_label: "time (s)".into(),
         x_range: (0.0, end),
         x_ticks: ticks(end),

@@ -63,6 +63,11 @@ pub struct ViewArgs {
     /// Start paused (the web page's `?paused=1`).
     #[arg(long)]
     paused: bool,
+    /// Compare with another file of the same character (a converted, compressed or
+    /// re-exported copy): both side by side, coloured by the distance between them, as
+    /// `skinview diff` measures it.
+    #[arg(long, value_name = "FILE")]
+    compare_with: Option<String>,
     /// Follow buffer and image URIs that lead outside the model's folder (absolute paths,
     /// `..`, symlinks, hidden files). Off by default: a model file cannot make skinview read
     /// other files.
@@ -182,6 +187,7 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         skeleton: a.skeleton.map(super::render::BoneStyleArg::style),
         time_s: a.time,
         paused: a.paused,
+        compare_with: a.compare_with.clone(),
     };
     let report = run(model, options)?;
     let m = report.mean_ms;
@@ -204,6 +210,17 @@ pub fn run_view(a: ViewArgs) -> CliResult {
             l.errors.worst.1,
             l.errors.worst.0,
             l.source.describe()
+        );
+    }
+    if let Some((label, now, largest, diagonal)) = &report.against {
+        let d = diagonal.max(f64::MIN_POSITIVE);
+        println!(
+            "  |A - B| against {label}: last frame {:.3e} ({:.2e} of diagonal), largest {:.3e} \
+             ({:.2e} of diagonal)",
+            now,
+            now / d,
+            largest,
+            largest / d
         );
     }
     for s in &report.screenshots {

@@ -11,7 +11,7 @@
 //!   D) is D and not a change, and B's rounded positions play no part; one joint whose bind
 //!   matrix moved stands out from the median and moves its vertices by as much.
 //!
-//! Cost: O(pairs × influences + draws × joints). Limits: a draw with one or two joints in
+//! Cost: O(pairs × influences + draws × joints) (palette slots looked up in per-draw maps). Limits: a draw with one or two joints in
 //! both skins has nothing to take a median against (its bind changes read as D); a joint
 //! that influences no matched vertex is judged by nothing.
 
@@ -28,6 +28,8 @@ use super::names::MatchedBy;
 /// One joint whose weights or bind matrix differ beyond the tolerances.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct JointChange {
+    /// The joint's node in A.
+    pub node: usize,
     /// The joint's name in A.
     pub name: String,
     /// Its name in B.
@@ -38,9 +40,10 @@ pub struct JointChange {
     pub bind_distance_rel: f64,
     /// Largest weight difference at a vertex.
     pub weight_max_difference: f32,
-    /// Vertices (of A) whose weight differs by more than the weight tolerance.
+    /// Vertex pairs whose weight differs by more than the weight tolerance.
     pub vertices_weight_differs: usize,
-    /// The vertex (draw, vertex of A) where the larger of the two shows.
+    /// The vertex (draw, vertex of A) of the largest bind distance when that is over the
+    /// tolerance, else of the largest weight difference.
     pub worst_vertex: (u32, u32),
 }
 
@@ -77,7 +80,11 @@ fn influences(scene: &Scene, draw: usize, vertex: usize, out: &mut Vec<(usize, f
     match (d.skin.and_then(|s| scene.skins.get(s)), &prim.skin_weights) {
         (Some(skin), Some(w)) => {
             let row = vertex * w.width..(vertex + 1) * w.width;
-            for (&j, &wt) in w.joints[row.clone()].iter().zip(&w.weights[row]) {
+            let (joints, weights) = (
+                w.joints.get(row.clone()).unwrap_or(&[]),
+                w.weights.get(row).unwrap_or(&[]),
+            );
+            for (&j, &wt) in joints.iter().zip(weights) {
                 if wt > 0.0
                     && let Some(&node) = skin.joints.get(j as usize)
                 {
@@ -89,14 +96,34 @@ fn influences(scene: &Scene, draw: usize, vertex: usize, out: &mut Vec<(usize, f
     }
 }
 
-/// Palette slot of `node` in `draw` (its index in the draw's skin; 0 for a rigid draw's own
-/// node).
-fn slot_of(scene: &Scene, draw: usize, node: usize) -> Option<usize> {
+/// Palette slot of every node in `draw` (its index in the draw's skin, the first when a node
+/// is there twice; 0 for a rigid draw's own node).
+fn slots(scene: &Scene, draw: usize) -> HashMap<usize, usize> {
     let d = &scene.draws[draw];
     match d.skin.and_then(|s| scene.skins.get(s)) {
-        Some(skin) => skin.joints.iter().position(|&n| n == node),
-        None => (d.node == node).then_some(0),
+        Some(skin) => {
+            let mut map = HashMap::with_capacity(skin.joints.len());
+            for (slot, &n) in skin.joints.iter().enumerate() {
+                map.entry(n).or_insert(slot);
+            }
+            map
+        }
+        None => HashMap::from([(d.node, 0)]),
     }
+}
+
+/// Palette slot of `node` in `draw` ([`slots`], made once per draw into `cache`).
+fn slot_of(
+    cache: &mut HashMap<usize, HashMap<usize, usize>>,
+    scene: &Scene,
+    draw: usize,
+    node: usize,
+) -> Option<usize> {
+    cache
+        .entry(draw)
+        .or_insert_with(|| slots(scene, draw))
+        .get(&node)
+        .copied()
 }
 
 /// The element-wise median of `matrices` (None when empty).
@@ -131,6 +158,7 @@ fn shared_inverse(
         Some(skin) => skin.joints.clone(),
         None => vec![a.scene.draws[da].node],
     };
+    let slots_b = slots(b.scene, db);
     let mut xs = Vec::new();
     for (slot_a, &n) in joints_a.iter().enumerate() {
         let Some((nb, _)) = nodes.get(n).copied().flatten() else {
@@ -138,7 +166,7 @@ fn shared_inverse(
         };
         let (Some(ma), Some(mb)) = (
             pal_a.get(slot_a),
-            slot_of(b.scene, db, nb).and_then(|s| pal_b.get(s)),
+            slots_b.get(&nb).and_then(|&s| pal_b.get(s)),
         ) else {
             continue;
         };
@@ -180,6 +208,7 @@ pub fn compare_joints(
     }
     let mut acc: HashMap<usize, Acc> = HashMap::new();
     let mut d_inv: HashMap<(usize, usize), Mat4> = HashMap::new();
+    let (mut slots_a, mut slots_b) = (HashMap::new(), HashMap::new());
     let (mut inf_a, mut inf_b) = (Vec::new(), Vec::new());
     let mut joint_set: Vec<(usize, f32, f32)> = Vec::new();
     for &(ia, ib) in pairs {
@@ -190,7 +219,10 @@ pub fn compare_joints(
         // (node of A, weight in A, weight in B) for every joint on either side.
         joint_set.clear();
         for &(n, w, _) in &inf_a {
-            joint_set.push((n, w, 0.0));
+            match joint_set.iter_mut().find(|e| e.0 == n) {
+                Some(e) => e.1 += w,
+                None => joint_set.push((n, w, 0.0)),
+            }
         }
         for &(nb, w, _) in &inf_b {
             let Some(&n) = a_of_b.get(&nb) else { continue };
@@ -221,10 +253,10 @@ pub fn compare_joints(
             let Some((nb, _)) = nodes.get(n).copied().flatten() else {
                 continue;
             };
-            let qa = slot_of(a.scene, da, n)
+            let qa = slot_of(&mut slots_a, a.scene, da, n)
                 .and_then(|s| pal_a.get(s))
                 .map(|m| m.transform_point3(pa));
-            let qb = slot_of(b.scene, db, nb)
+            let qb = slot_of(&mut slots_b, b.scene, db, nb)
                 .and_then(|s| pal_b.get(s))
                 .map(|m| m.transform_point3(pb));
             if let (Some(qa), Some(qb)) = (qa, qb) {
@@ -296,6 +328,7 @@ fn report(
             None => continue,
         };
         r.changed.push(JointChange {
+            node: n,
             name: a.node_label(n),
             b_name,
             matched_by,
@@ -313,7 +346,7 @@ fn report(
         y.bind_distance_rel
             .total_cmp(&x.bind_distance_rel)
             .then(y.weight_max_difference.total_cmp(&x.weight_max_difference))
-            .then(x.name.cmp(&y.name))
+            .then(x.node.cmp(&y.node))
     });
     r
 }

@@ -1,8 +1,7 @@
 //! Vertex matching for `diff`: which drawn vertex of one file is which of the other's.
 //!
-//! Based on: the uniform-grid nearest-neighbour search (cells as wide as the search radius,
-//! so a point's 27 neighbouring cells hold every candidate: Bentley and Friedman, "Data
-//! structures for range searching", 1979) and the greedy weighted matching (candidate pairs
+//! Based on: the k-d tree's k-nearest search (Bentley, "Multidimensional binary search trees
+//! used for associative searching", 1975) and the greedy weighted matching (candidate pairs
 //! taken in order of distance, each vertex once: Avis, "A survey of heuristics for the
 //! weighted matching problem", 1983).
 //!
@@ -14,12 +13,13 @@
 //! nearest vertex within the radius on the other, already taken or not (seams split into
 //! several vertices at one position, or merged back into one).
 //!
-//! Cost: O(n k log(n k)) time and O(n k) memory for n vertices, k = [`MAX_CANDIDATES`].
+//! Cost: O(n log n) to build the trees, about O(log n + k) a query (a subtree is skipped once
+//! its splitting plane is as far as the k-th candidate, so clusters of coincident vertices do
+//! not make it quadratic), O(n k log(n k)) to order the candidates, O(n k) memory for n
+//! vertices and k = [`MAX_CANDIDATES`].
 //! Limits: positions alone decide, so two vertices at one rest position that move apart
 //! (two layers of a mesh that touch) can be paired crosswise; vertices further apart than
 //! the radius in the rest pose are reported unmatched.
-
-use std::collections::HashMap;
 
 use glam::Vec3;
 
@@ -133,74 +133,109 @@ pub fn match_by_index(a: &VertexSet, b: &VertexSet, radius: f32) -> Option<Match
     })
 }
 
-/// A uniform grid over points, cells `radius` wide.
-struct Grid<'a> {
+/// A static k-d tree over points (Bentley, "Multidimensional binary search trees used for
+/// associative searching", 1975): indices ordered so each subrange's middle element splits it
+/// on the axis of its depth; non-finite points are left out.
+struct KdTree<'a> {
     points: &'a [Vec3],
-    inv_cell: f32,
-    cells: HashMap<[i64; 3], Vec<u32>>,
+    order: Vec<u32>,
 }
 
-impl<'a> Grid<'a> {
-    fn new(points: &'a [Vec3], radius: f32) -> Grid<'a> {
-        let inv_cell = 1.0 / radius.max(f32::MIN_POSITIVE);
-        let mut cells: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
-        for (i, p) in points.iter().enumerate() {
-            if p.is_finite() {
-                cells
-                    .entry(Self::cell_of(*p, inv_cell))
-                    .or_default()
-                    .push(i as u32);
-            }
-        }
-        Grid {
-            points,
-            inv_cell,
-            cells,
-        }
+impl<'a> KdTree<'a> {
+    fn new(points: &'a [Vec3]) -> KdTree<'a> {
+        let mut order: Vec<u32> = (0..points.len() as u32)
+            .filter(|&i| points[i as usize].is_finite())
+            .collect();
+        Self::build(points, &mut order, 0);
+        KdTree { points, order }
     }
 
-    /// The cell of `p` (float to integer casts saturate, so far points share edge cells).
-    fn cell_of(p: Vec3, inv_cell: f32) -> [i64; 3] {
-        (p * inv_cell).floor().to_array().map(|c| c as i64)
-    }
-
-    /// Points within `radius` of `p`, nearest first, at most `keep`, into `out`.
-    fn near(&self, p: Vec3, radius: f32, keep: usize, out: &mut Vec<(f32, u32)>) {
-        out.clear();
-        if !p.is_finite() {
+    fn build(points: &[Vec3], order: &mut [u32], depth: usize) {
+        if order.len() <= 1 {
             return;
         }
-        let c = Self::cell_of(p, self.inv_cell);
-        for dx in -1..=1i64 {
-            for dy in -1..=1i64 {
-                for dz in -1..=1i64 {
-                    let key = [
-                        c[0].saturating_add(dx),
-                        c[1].saturating_add(dy),
-                        c[2].saturating_add(dz),
-                    ];
-                    for &j in self.cells.get(&key).map(Vec::as_slice).unwrap_or(&[]) {
-                        let d = p.distance(self.points[j as usize]);
-                        if d <= radius {
-                            out.push((d, j));
-                        }
-                    }
-                }
-            }
+        let axis = depth % 3;
+        let mid = order.len() / 2;
+        order.select_nth_unstable_by(mid, |&x, &y| {
+            points[x as usize][axis].total_cmp(&points[y as usize][axis])
+        });
+        let (lo, hi) = order.split_at_mut(mid);
+        Self::build(points, lo, depth + 1);
+        Self::build(points, &mut hi[1..], depth + 1);
+    }
+
+    /// Points within `radius` of `p`, nearest first (ties by index), at most `keep`, into
+    /// `out`.
+    fn near(&self, p: Vec3, radius: f32, keep: usize, out: &mut Vec<(f32, u32)>) {
+        out.clear();
+        if p.is_finite() && keep > 0 {
+            self.search(&self.order, 0, p, radius, keep, out);
         }
         out.sort_unstable_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
-        out.truncate(keep);
+    }
+
+    /// The farthest distance `out` keeps: the radius until it holds `keep`, then its worst.
+    fn bound(out: &[(f32, u32)], radius: f32, keep: usize) -> f32 {
+        if out.len() < keep {
+            radius
+        } else {
+            out.iter().map(|c| c.0).fold(0.0, f32::max)
+        }
+    }
+
+    fn search(
+        &self,
+        order: &[u32],
+        depth: usize,
+        p: Vec3,
+        radius: f32,
+        keep: usize,
+        out: &mut Vec<(f32, u32)>,
+    ) {
+        if order.is_empty() {
+            return;
+        }
+        let mid = order.len() / 2;
+        let i = order[mid];
+        let q = self.points[i as usize];
+        let d = p.distance(q);
+        if d <= Self::bound(out, radius, keep) {
+            if out.len() == keep
+                && let Some(worst) = (0..out.len())
+                    .max_by(|&x, &y| out[x].0.total_cmp(&out[y].0).then(out[x].1.cmp(&out[y].1)))
+            {
+                if (d, i) < (out[worst].0, out[worst].1) {
+                    out[worst] = (d, i);
+                }
+            } else if out.len() < keep {
+                out.push((d, i));
+            }
+        }
+        let axis = depth % 3;
+        let delta = p[axis] - q[axis];
+        let (near, far) = if delta < 0.0 {
+            (&order[..mid], &order[mid + 1..])
+        } else {
+            (&order[mid + 1..], &order[..mid])
+        };
+        self.search(near, depth + 1, p, radius, keep, out);
+        // The far side only when the splitting plane is nearer than what is kept (strictly:
+        // a cluster of coincident points is not searched again and again).
+        let bound = Self::bound(out, radius, keep);
+        if delta.abs() < bound || (delta.abs() <= bound && out.len() < keep) {
+            self.search(far, depth + 1, p, radius, keep, out);
+        }
     }
 }
 
 /// Pair by rest-pose position: one to one in order of distance, then the leftovers with
 /// their nearest (see the module header).
 pub fn match_by_position(a: &VertexSet, b: &VertexSet, radius: f32) -> Matching {
-    let grid_b = Grid::new(&b.positions, radius);
+    let tree_b = KdTree::new(&b.positions);
     let mut candidates: Vec<(f32, u32, u32)> = Vec::new();
     let mut near = Vec::new();
     for (i, p) in a.positions.iter().enumerate() {
-        grid_b.near(*p, radius, MAX_CANDIDATES, &mut near);
+        tree_b.near(*p, radius, MAX_CANDIDATES, &mut near);
         candidates.extend(near.iter().map(|&(d, j)| (d, i as u32, j)));
     }
     candidates.sort_unstable_by(|x, y| x.0.total_cmp(&y.0).then((x.1, x.2).cmp(&(y.1, y.2))));
@@ -225,7 +260,7 @@ pub fn match_by_position(a: &VertexSet, b: &VertexSet, radius: f32) -> Matching 
         if a_used[i] {
             continue;
         }
-        grid_b.near(*p, radius, 1, &mut near);
+        tree_b.near(*p, radius, 1, &mut near);
         match near.first() {
             Some(&(d, j)) => {
                 pairs.push((i as u32, j));
@@ -236,13 +271,13 @@ pub fn match_by_position(a: &VertexSet, b: &VertexSet, radius: f32) -> Matching 
         }
     }
     // Leftovers of B: their nearest in A.
-    let grid_a = Grid::new(&a.positions, radius);
+    let tree_a = KdTree::new(&a.positions);
     let (mut b_shared, mut b_unmatched) = (0, 0);
     for (j, q) in b.positions.iter().enumerate() {
         if b_used[j] {
             continue;
         }
-        grid_a.near(*q, radius, 1, &mut near);
+        tree_a.near(*q, radius, 1, &mut near);
         match near.first() {
             Some(&(d, i)) => {
                 pairs.push((i, j as u32));

@@ -6,24 +6,24 @@
 //! the worst vertex and time. Joints are matched ([`names`]) and those whose weights or bind
 //! matrices differ are named ([`joints`]). Set-up ([`Differ::new`]) is apart from the
 //! per-frame work ([`Differ::frame`]); no skinned vertices are kept between frames, only the
-//! figures (16 bytes a frame for the series).
+//! figures (24 bytes a frame for the series).
 
 pub mod joints;
 pub mod matching;
 pub mod names;
+pub mod pairing;
 
 use std::fmt;
 
-use glam::Vec3;
-
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
-use crate::scene::{Scene, Topology};
-use crate::skin::{SkinnedVertices, position_error};
+use crate::scene::Scene;
+use crate::skin::SkinnedVertices;
 
 pub use joints::{JointChange, JointReport};
 pub use matching::{MatchMethod, MatchStats, Matching, VertexSet};
 pub use names::{ClipPair, MatchedBy};
+pub use pairing::Pairing;
 
 /// The report's schema name (bumped when a field changes meaning or goes away).
 pub const SCHEMA: &str = "skinview-diff/1";
@@ -58,7 +58,7 @@ pub struct DiffOptions {
     pub match_radius_rel: f64,
     /// Weight differences above this name the joint.
     pub weight_tolerance: f32,
-    /// Most frames over all clips (checked before any is skinned).
+    /// Most frames over all clips (checked before their times are made).
     pub max_frames: usize,
 }
 
@@ -83,7 +83,7 @@ impl Default for DiffOptions {
 
 impl DiffOptions {
     /// Rules: 1. `fps` is finite and in (0, 10000]; 2. `tolerance_rel` is finite and ≥ 0;
-    /// 3. `match_radius_rel` is finite and > 0; 4. `weight_tolerance` is in [0, 1];
+    /// 3. `match_radius_rel` is in [1e-7, 1]; 4. `weight_tolerance` is in [0, 1];
     /// 5. `max_frames` ≥ 1.
     pub fn validate(&self) -> Result<()> {
         let rule = |rule: u32, ok: bool, message: String| match ok {
@@ -106,9 +106,9 @@ impl DiffOptions {
         )?;
         rule(
             3,
-            self.match_radius_rel.is_finite() && self.match_radius_rel > 0.0,
+            (1e-7..=1.0).contains(&self.match_radius_rel),
             format!(
-                "match radius {} is not a finite share > 0",
+                "match radius {} is not in [1e-7, 1] of the diagonal",
                 self.match_radius_rel
             ),
         )?;
@@ -180,7 +180,7 @@ pub struct ClipDiff {
     pub b_name: String,
     /// How it was matched (None: the rest pose).
     pub matched_by: Option<MatchedBy>,
-    /// The longer of the two durations, s.
+    /// The last time compared, s (the longer clip's end at a rate; the last key otherwise).
     pub duration_s: f32,
     /// Frames compared.
     pub frames: usize,
@@ -251,48 +251,6 @@ pub struct FrameStats {
     pub worst: Option<(u32, u32)>,
 }
 
-/// The drawn vertices of `scene` and their rest-pose positions from `skinned`.
-fn vertex_set(scene: &Scene, skinned: &[SkinnedVertices]) -> VertexSet {
-    let mut set = VertexSet::default();
-    for (d, draw) in scene.draws.iter().enumerate() {
-        let prim = scene.primitive(draw);
-        let n = prim.vertex_count();
-        let mut drawn = vec![prim.indices.is_empty() || prim.topology == Topology::Points; n];
-        for &i in &prim.indices {
-            if let Some(slot) = drawn.get_mut(i as usize) {
-                *slot = true;
-            }
-        }
-        let before = set.positions.len();
-        for (v, _) in drawn.iter().enumerate().filter(|(_, d)| **d) {
-            let p = skinned
-                .get(d)
-                .and_then(|s| s.positions.get(v))
-                .copied()
-                .unwrap_or(Vec3::NAN);
-            set.positions.push(p);
-            set.draw.push(d as u32);
-            set.vertex.push(v as u32);
-        }
-        set.per_draw.push(set.positions.len() - before);
-    }
-    set
-}
-
-/// The diagonal of the finite points' bounds (0 without any).
-fn diagonal_of(points: &[Vec3]) -> f64 {
-    let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
-    for p in points.iter().filter(|p| p.is_finite()) {
-        lo = lo.min(*p);
-        hi = hi.max(*p);
-    }
-    if lo.x <= hi.x {
-        hi.as_dvec3().distance(lo.as_dvec3())
-    } else {
-        0.0
-    }
-}
-
 /// One side's per-frame state.
 struct Skinned<'a> {
     scene: &'a Scene,
@@ -323,18 +281,6 @@ impl<'a> Skinned<'a> {
         }
         Ok(())
     }
-
-    fn position(&self, set: &VertexSet, i: u32) -> Vec3 {
-        let (d, v) = (
-            set.draw[i as usize] as usize,
-            set.vertex[i as usize] as usize,
-        );
-        self.out
-            .get(d)
-            .and_then(|o| o.positions.get(v))
-            .copied()
-            .unwrap_or(Vec3::NAN)
-    }
 }
 
 /// Two scenes set up for comparison: matched vertices, joints and clips, and each side's
@@ -343,10 +289,7 @@ pub struct Differ<'a> {
     a: Skinned<'a>,
     b: Skinned<'a>,
     options: DiffOptions,
-    set_a: VertexSet,
-    set_b: VertexSet,
-    matching: Matching,
-    diagonal: f64,
+    pairing: Pairing,
     joints: JointReport,
     clips: Vec<ClipPair>,
     lone_a: Vec<usize>,
@@ -370,29 +313,22 @@ impl<'a> Differ<'a> {
         options.validate()?;
         let a_side = Skinned::new(a)?;
         let b_side = Skinned::new(b)?;
-        let set_a = vertex_set(a, &a_side.out);
-        let set_b = vertex_set(b, &b_side.out);
-        let diagonal = match diagonal_of(&set_a.positions) {
-            d if d > 0.0 => d,
-            _ => diagonal_of(&set_b.positions).max(1.0),
-        };
-        let radius = (options.match_radius_rel * diagonal) as f32;
-        let matching = matching::match_vertices(&set_a, &set_b, radius);
+        let pairing = Pairing::new(a, &a_side.out, b, &b_side.out, options.match_radius_rel)?;
         let nodes = names::match_nodes(a, b);
         let joints = joints::compare_joints(
             &joints::Side {
                 scene: a,
                 rest: &a_side.frame,
-                set: &set_a,
+                set: &pairing.set_a,
             },
             &joints::Side {
                 scene: b,
                 rest: &b_side.frame,
-                set: &set_b,
+                set: &pairing.set_b,
             },
-            &matching.pairs,
+            &pairing.matching.pairs,
             &nodes,
-            diagonal,
+            pairing.diagonal,
             (options.tolerance_rel, options.weight_tolerance),
         );
         let (clips, lone_a, lone_b) = names::match_clips(a, b);
@@ -400,11 +336,8 @@ impl<'a> Differ<'a> {
             a: a_side,
             b: b_side,
             options,
-            set_a,
-            set_b,
-            distances: vec![0.0; matching.pairs.len()],
-            matching,
-            diagonal,
+            distances: Vec::with_capacity(pairing.matching.pairs.len()),
+            pairing,
             joints,
             clips,
             lone_a,
@@ -412,14 +345,9 @@ impl<'a> Differ<'a> {
         })
     }
 
-    /// The vertex matching.
-    pub fn matching(&self) -> &Matching {
-        &self.matching
-    }
-
-    /// A's rest-pose diagonal (what distances are relative to).
-    pub fn diagonal(&self) -> f64 {
-        self.diagonal
+    /// The vertices paired.
+    pub fn pairing(&self) -> &Pairing {
+        &self.pairing
     }
 
     /// The shared clips.
@@ -427,14 +355,51 @@ impl<'a> Differ<'a> {
         &self.clips
     }
 
-    /// The times compared in `clip` (None: the rest pose), as [`DiffOptions::times`] says:
-    /// k / fps up to the longer clip's end and that end, or key times.
-    pub fn times(&self, clip: Option<ClipPair>) -> Vec<f32> {
-        let Some(c) = clip else { return vec![0.0] };
-        let (a, b) = (
+    /// The clips of `clip` on each side.
+    fn clips_of(&self, c: ClipPair) -> [Option<&crate::anim::Animation>; 2] {
+        [
             self.a.scene.animations.get(c.a),
             self.b.scene.animations.get(c.b),
-        );
+        ]
+    }
+
+    /// The longer of the two clips of `c`, s.
+    fn end_s(&self, c: ClipPair) -> f32 {
+        self.clips_of(c)
+            .iter()
+            .flatten()
+            .map(|a| a.duration_s())
+            .fold(0.0, f32::max)
+    }
+
+    /// At most how many times [`Differ::times`] gives for `clip`, counted without making
+    /// them (a key time past 1e30 s must not allocate first and check after).
+    fn frame_count(&self, clip: Option<ClipPair>) -> f64 {
+        let Some(c) = clip else { return 1.0 };
+        let keys = |which: &[usize]| -> f64 {
+            let clips = self.clips_of(c);
+            which
+                .iter()
+                .filter_map(|&i| clips[i])
+                .flat_map(|a| a.channels.iter().map(|ch| ch.sampler.times_s.len() as f64))
+                .sum::<f64>()
+                .max(1.0)
+        };
+        match self.options.times {
+            Times::Rate => (self.end_s(c) as f64 * self.options.fps as f64 + 1e-3).floor() + 2.0,
+            Times::KeysOfA => keys(&[0]),
+            Times::KeysOfB => keys(&[1]),
+            Times::Keys => keys(&[0, 1]),
+        }
+    }
+
+    /// The times compared in `clip` (None: the rest pose), as [`DiffOptions::times`] says:
+    /// k / fps up to the longer clip's end and that end, or key times. More than
+    /// [`DiffOptions::max_frames`] is an error, found before any is made.
+    pub fn times(&self, clip: Option<ClipPair>) -> Result<Vec<f32>> {
+        self.check_frames(&[clip])?;
+        let Some(c) = clip else { return Ok(vec![0.0]) };
+        let [a, b] = self.clips_of(c);
         let keys = |clips: &[Option<&crate::anim::Animation>]| {
             let mut t: Vec<f32> = clips
                 .iter()
@@ -452,16 +417,11 @@ impl<'a> Differ<'a> {
         };
         let times = match self.options.times {
             Times::Rate => {
-                let end = [a, b]
-                    .iter()
-                    .flatten()
-                    .map(|a| a.duration_s())
-                    .fold(0.0, f32::max);
-                let fps = self.options.fps;
+                let (end, fps) = (self.end_s(c) as f64, self.options.fps as f64);
                 let steps = (end * fps + 1e-3).floor().max(0.0) as usize;
-                let mut times: Vec<f32> = (0..=steps).map(|k| k as f32 / fps).collect();
-                if times.last().is_some_and(|&t| end - t > 1e-4) {
-                    times.push(end);
+                let mut times: Vec<f32> = (0..=steps).map(|k| (k as f64 / fps) as f32).collect();
+                if times.last().is_some_and(|&t| end - t as f64 > 1e-4) {
+                    times.push(end as f32);
                 }
                 times
             }
@@ -469,52 +429,43 @@ impl<'a> Differ<'a> {
             Times::KeysOfB => keys(&[b]),
             Times::Keys => keys(&[a, b]),
         };
-        if times.is_empty() { vec![0.0] } else { times }
+        Ok(if times.is_empty() { vec![0.0] } else { times })
+    }
+
+    /// An error when `plan`'s frames pass [`DiffOptions::max_frames`].
+    fn check_frames(&self, plan: &[Option<ClipPair>]) -> Result<()> {
+        let total: f64 = plan.iter().map(|&c| self.frame_count(c)).sum();
+        if total > self.options.max_frames as f64 {
+            return Err(Error::invalid(
+                &self.a.scene.name,
+                "animations",
+                format!(
+                    "comparing {} clip(s) takes {total:.0} frames, more than the limit of {} \
+                     (a lower rate, or the key times, take fewer)",
+                    plan.len(),
+                    self.options.max_frames
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Skin both at `time_s` of `clip` (None: the rest pose) and measure every pair.
     pub fn frame(&mut self, clip: Option<ClipPair>, time_s: f32) -> Result<FrameStats> {
         self.a.skin(clip.map(|c| c.a), time_s)?;
         self.b.skin(clip.map(|c| c.b), time_s)?;
-        let mut stats = FrameStats::default();
-        let mut sum = 0.0;
-        for (k, &(ia, ib)) in self.matching.pairs.iter().enumerate() {
-            let d = position_error(
-                self.a.position(&self.set_a, ia),
-                self.b.position(&self.set_b, ib),
-            );
-            self.distances[k] = d;
-            sum += d;
-            if d > stats.max || stats.worst.is_none() {
-                stats.max = d;
-                stats.worst = Some((self.set_a.draw[ia as usize], self.set_a.vertex[ia as usize]));
-            }
-        }
-        stats.mean = sum / self.matching.pairs.len().max(1) as f64;
-        Ok(stats)
+        Ok(self
+            .pairing
+            .measure(&self.a.out, &self.b.out, &mut self.distances))
     }
 
     /// The last frame's distance at every vertex of A, draws in order (the largest over a
     /// vertex's pairs; 0 for vertices not drawn or not matched): what a heatmap shows.
     pub fn vertex_distances(&self) -> Vec<f32> {
-        let scene = self.a.scene;
-        let mut start = Vec::with_capacity(scene.draws.len());
-        let mut total = 0usize;
-        for d in &scene.draws {
-            start.push(total);
-            total += scene.primitive(d).vertex_count();
-        }
-        let mut out = vec![0.0f32; total];
-        for (&(ia, _), &d) in self.matching.pairs.iter().zip(&self.distances) {
-            let (draw, v) = (self.set_a.draw[ia as usize], self.set_a.vertex[ia as usize]);
-            if let Some(slot) = start
-                .get(draw as usize)
-                .and_then(|s| out.get_mut(s + v as usize))
-            {
-                *slot = slot.max(d as f32);
-            }
-        }
-        out
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        self.pairing
+            .per_vertex(self.a.scene, self.b.scene, &self.distances, &mut a, &mut b);
+        a
     }
 
     /// The frames [`Differ::run`] will skin: every shared clip's times, or the rest pose.
@@ -529,18 +480,10 @@ impl<'a> Differ<'a> {
     /// total)` after each frame.
     pub fn run(&mut self, mut tick: impl FnMut(usize, usize)) -> Result<Diff> {
         let plan = self.plan();
-        let total: usize = plan.iter().map(|&c| self.times(c).len()).sum();
-        if total > self.options.max_frames {
-            return Err(Error::Job {
-                job: "DiffOptions",
-                rule: 5,
-                message: format!(
-                    "{total} frames over {} clip(s) at {} fps is more than the limit of {}",
-                    plan.len(),
-                    self.options.fps,
-                    self.options.max_frames
-                ),
-            });
+        self.check_frames(&plan)?;
+        let mut total = 0;
+        for &c in &plan {
+            total += self.times(c)?.len();
         }
         let mut done = 0;
         let mut clips = Vec::with_capacity(plan.len());
@@ -563,12 +506,13 @@ impl<'a> Differ<'a> {
         let mut draws = vec![DrawAcc::default(); scene.draws.len()];
         let mut series = Vec::new();
         let (mut sum, mut count) = (0.0, 0usize);
-        let scale = self.diagonal.max(f64::MIN_POSITIVE);
-        let times = self.times(clip);
+        let scale = self.pairing.diagonal.max(f64::MIN_POSITIVE);
+        let pairs = self.pairing.matching.pairs.len();
+        let times = self.times(clip)?;
         for &t in &times {
             let stats = self.frame(clip, t)?;
-            for (&(ia, _), &d) in self.matching.pairs.iter().zip(&self.distances) {
-                let (draw, v) = (self.set_a.draw[ia as usize], self.set_a.vertex[ia as usize]);
+            for (&(ia, _), &d) in self.pairing.matching.pairs.iter().zip(&self.distances) {
+                let (draw, v) = self.pairing.a_vertex(ia);
                 let acc = &mut draws[draw as usize];
                 acc.sum += d;
                 acc.count += 1;
@@ -583,8 +527,8 @@ impl<'a> Differ<'a> {
                     });
                 }
             }
-            sum += stats.mean * self.matching.pairs.len() as f64;
-            count += self.matching.pairs.len();
+            sum += stats.mean * pairs as f64;
+            count += pairs;
             series.push(FramePoint {
                 time_s: t,
                 max_rel: stats.max / scale,
@@ -631,7 +575,7 @@ impl<'a> Differ<'a> {
             .iter()
             .filter_map(|c| c.worst.map(|w| (c.name.clone(), w)))
             .max_by(|x, y| x.1.distance.total_cmp(&y.1.distance));
-        let stats = self.matching.stats;
+        let stats = self.pairing.matching.stats;
         let clips_only_in_a: Vec<String> = self
             .lone_a
             .iter()
@@ -666,7 +610,7 @@ impl<'a> Differ<'a> {
             schema: SCHEMA.into(),
             a: self.a.scene.name.clone(),
             b: self.b.scene.name.clone(),
-            diagonal: self.diagonal,
+            diagonal: self.pairing.diagonal,
             tolerance_rel: self.options.tolerance_rel,
             times: self.options.times,
             fps: self.options.fps,

@@ -3,7 +3,7 @@
 //! Method: nodes by name where the name is unique in both files, then by hierarchy (a node
 //! whose parent is matched takes the parent's match's child at its own place among the
 //! children, when that child is free; roots likewise). Clips by name where unique in both,
-//! then by index among those left. Cost: O(nodes + clips). Limits: renamed nodes under
+//! then those left on each side in order (converters rename clips). Cost: O(nodes + clips). Limits: renamed nodes under
 //! reordered children are not found; converters that insert or drop intermediate nodes
 //! leave the nodes below them to names alone.
 
@@ -112,11 +112,13 @@ pub fn match_clips(a: &Scene, b: &Scene) -> (Vec<ClipPair>, Vec<usize>, Vec<usiz
             taken[j] = true;
         }
     }
-    for (i, slot) in of_a.iter_mut().enumerate() {
-        if slot.is_none() && taken.get(i) == Some(&false) {
-            *slot = Some((i, MatchedBy::Index));
-            taken[i] = true;
-        }
+    // The clips left on each side, paired in order (converters rename clips: "Take 001",
+    // "Armature|walk"); the report shows both names.
+    let left_b: Vec<usize> = (0..b.animations.len()).filter(|&j| !taken[j]).collect();
+    let left_a = (0..a.animations.len()).filter(|&i| of_a[i].is_none());
+    for (i, j) in left_a.collect::<Vec<_>>().into_iter().zip(left_b) {
+        of_a[i] = Some((j, MatchedBy::Index));
+        taken[j] = true;
     }
     let pairs = of_a
         .iter()

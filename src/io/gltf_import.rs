@@ -167,11 +167,16 @@ pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> 
     let document = gltf::Document::from_json_without_validation(json);
     let mut report = Report::default();
     super::validate::validate_document(document.as_json(), &file, &mut report)?;
-    let buffers = load_buffers(&document, blob, files, &file)?;
+    #[cfg(not(target_arch = "wasm32"))]
+    let fallback =
+        super::meshopt::fallback_buffers(document.as_json(), bytes.starts_with(b"glTF"), &file)?;
+    #[cfg(target_arch = "wasm32")]
+    let fallback: Vec<bool> = Vec::new();
+    let buffers = load_buffers(&document, blob, &fallback, files, &file)?;
     #[cfg(not(target_arch = "wasm32"))]
     let (document, buffers) = {
         let mut json = document.into_json();
-        let buffers = super::meshopt::decompress(&mut json, buffers, &file)?;
+        let buffers = super::meshopt::decompress(&mut json, buffers, &fallback, &file)?;
         let document = gltf::Document::from_json_without_validation(json);
         // The decoded views against the same rules (their new buffer and ranges).
         super::validate::validate_document(document.as_json(), &file, &mut Report::default())?;
@@ -266,6 +271,7 @@ fn json_error_with_path(bytes: &[u8], file: &str) -> Option<Error> {
 fn load_buffers(
     document: &gltf::Document,
     mut blob: Option<Vec<u8>>,
+    fallback: &[bool],
     files: &mut Files,
     file: &str,
 ) -> Result<Vec<gltf::buffer::Data>> {
@@ -280,9 +286,8 @@ fn load_buffers(
                 format!("{len} bytes; buffers are read up to {MAX_FILE_BYTES}"),
             ));
         }
-        #[cfg(not(target_arch = "wasm32"))]
-        if super::meshopt::is_fallback(&document.as_json().buffers[buffer.index()]) {
-            // No data of its own: the compressed views it stands in for are decoded instead.
+        if fallback.get(buffer.index()) == Some(&true) {
+            // Not read: the compressed views it stands in for are decoded instead.
             out.push(gltf::buffer::Data(Vec::new()));
             continue;
         }

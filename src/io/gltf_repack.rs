@@ -20,9 +20,10 @@
 //! `asset` or on sparse accessor parts, for instance); none is dropped silently.
 //!
 //! Cost: one import, one copy of the buffers, one re-import (O(file size)).
-//! Limits: `EXT_meshopt_compression` is refused (it names buffers and byte offsets inside its
-//! extension object, which merging buffers would break); buffer names and extras of buffers
-//! after the first are not kept (reported as dropped).
+//! Limits: meshopt-compressed views arrive decoded (the importer decodes them), so they are
+//! written plain; where they are not decoded (the web build) they are refused, since they name
+//! buffers and byte offsets inside their extension objects, which merging buffers would break.
+//! Buffer names and extras of buffers after the first are not kept (reported as dropped).
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -73,7 +74,7 @@ pub struct RepackReport {
 }
 
 /// Extensions that name buffers by index and byte offset inside their own objects.
-const BUFFER_LEVEL_EXTENSIONS: &[&str] = &["EXT_meshopt_compression"];
+const BUFFER_LEVEL_EXTENSIONS: &[&str] = &["EXT_meshopt_compression", "KHR_meshopt_compression"];
 
 /// Import `path`, rewrite it as described in the module documentation and write the GLB to
 /// `out` (through a temporary file; refused when `out` is any file the model was read from).

@@ -33,15 +33,68 @@ fn extension(others: &serde_json::Map<String, Value>) -> Option<(&'static str, &
         .find_map(|name| others.get(*name).map(|v| (*name, v)))
 }
 
-/// Whether `buffer` is a fallback buffer: it has no data of its own (no URI, marked
-/// `fallback` by the extension) and only stands in for compressed views.
-pub(crate) fn is_fallback(buffer: &json::Buffer) -> bool {
-    buffer.uri.is_none()
-        && buffer
-            .extensions
-            .as_ref()
-            .and_then(|e| extension(&e.others))
-            .is_some_and(|(_, v)| v.get("fallback").and_then(Value::as_bool) == Some(true))
+/// Whether `buffer` is marked as a fallback buffer (`"fallback": true` in the extension): its
+/// data, if any, only stands in for compressed views, so it is not read.
+fn marked_fallback(buffer: &json::Buffer) -> bool {
+    buffer
+        .extensions
+        .as_ref()
+        .and_then(|e| extension(&e.others))
+        .is_some_and(|(_, v)| v.get("fallback").and_then(Value::as_bool) == Some(true))
+}
+
+/// Which buffers hold no data to read: those marked `fallback`, and those without a URI (not
+/// the GLB's binary chunk, buffer 0 of a `.glb`) that only compressed views point at (the
+/// extension's unmarked placeholder). Checked: a view without the extension never points at
+/// one, and no extension object takes its compressed bytes from one.
+pub(crate) fn fallback_buffers(root: &json::Root, glb: bool, file: &str) -> Result<Vec<bool>> {
+    let n = root.buffers.len();
+    let (mut plain_use, mut compressed_use) = (vec![false; n], vec![false; n]);
+    for v in &root.buffer_views {
+        let slot = match v.extensions.as_ref().and_then(|e| extension(&e.others)) {
+            Some(_) => compressed_use.get_mut(v.buffer.value()),
+            None => plain_use.get_mut(v.buffer.value()),
+        };
+        if let Some(s) = slot {
+            *s = true;
+        }
+    }
+    let fallback: Vec<bool> = root
+        .buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            marked_fallback(b)
+                || (b.uri.is_none() && !(glb && i == 0) && compressed_use[i] && !plain_use[i])
+        })
+        .collect();
+    for (vi, v) in root.buffer_views.iter().enumerate() {
+        let ext = v.extensions.as_ref().and_then(|e| extension(&e.others));
+        let b = v.buffer.value();
+        if ext.is_none() && fallback.get(b) == Some(&true) {
+            return Err(Error::invalid(
+                file,
+                format!("bufferViews[{vi}].buffer"),
+                format!(
+                    "buffers[{b}] is a fallback buffer without data, and this view is not \
+                     compressed (EXT_meshopt_compression: only compressed views may point at it)"
+                ),
+            ));
+        }
+        if let Some((name, e)) = ext
+            && let Some(src) = e.get("buffer").and_then(Value::as_u64)
+            && fallback.get(src as usize) == Some(&true)
+        {
+            return Err(Error::invalid(
+                file,
+                format!("bufferViews[{vi}].extensions.{name}.buffer"),
+                format!(
+                    "buffers[{src}] is a fallback buffer: compressed bytes must come from real data"
+                ),
+            ));
+        }
+    }
+    Ok(fallback)
 }
 
 /// A compressed view's extension object, read.
@@ -157,6 +210,13 @@ fn unfilter(
 fn decode(c: &Compressed, data: &[u8], khr: bool) -> std::result::Result<Vec<u8>, String> {
     let codec = |e: meshopt::Error| format!("the data does not decode: {e}");
     match c.mode.as_str() {
+        // EXT takes version 0 of the vertex codec only (header byte 0xa0); KHR adds version 1.
+        "ATTRIBUTES" if !khr && data.first().is_some_and(|&h| h != 0xa0) => Err(format!(
+            "vertex codec version {} (header byte {:#04x}): EXT_meshopt_compression takes \
+             version 0 only (KHR_meshopt_compression reads version 1)",
+            data.first().map_or(0, |h| h & 0x0f),
+            data.first().copied().unwrap_or(0)
+        )),
         "ATTRIBUTES" => {
             let mut bytes = decode_vertices(data, c.count, c.stride)
                 .ok_or_else(|| {
@@ -197,10 +257,12 @@ fn decode(c: &Compressed, data: &[u8], khr: bool) -> std::result::Result<Vec<u8>
 }
 
 /// Decode every compressed view of `root` into one new buffer (see the module header);
-/// `buffers` are the loaded buffers (fallback ones empty). Returns the new buffers.
+/// `buffers` are the loaded buffers, empty where `fallback` ([`fallback_buffers`]) says.
+/// Returns the new buffers.
 pub(crate) fn decompress(
     root: &mut json::Root,
     mut buffers: Vec<gltf::buffer::Data>,
+    fallback: &[bool],
     file: &str,
 ) -> Result<Vec<gltf::buffer::Data>> {
     let mut decoded: Vec<u8> = Vec::new();
@@ -227,6 +289,20 @@ pub(crate) fn decompress(
                 ),
             ));
         }
+        if c.mode == "ATTRIBUTES"
+            && let Some(stride) = view.byte_stride
+            && stride.0 != c.stride
+        {
+            return Err(Error::invalid(
+                file,
+                format!("{field}.byteStride"),
+                format!(
+                    "{} is not the view's byteStride {} (the decoded elements are read at the \
+                     view's stride)",
+                    c.stride, stride.0
+                ),
+            ));
+        }
         if (decoded.len() + view.byte_length.0 as usize) as u64 > MAX_FILE_BYTES {
             return Err(Error::invalid(
                 file,
@@ -234,9 +310,20 @@ pub(crate) fn decompress(
                 format!("decoded views pass {MAX_FILE_BYTES} bytes; files are read up to that"),
             ));
         }
-        let data = buffers
-            .get(c.buffer)
-            .and_then(|b| b.0.get(c.offset..c.offset.checked_add(c.length)?))
+        let source = buffers.get(c.buffer).ok_or_else(|| {
+            Error::invalid(
+                file,
+                format!("{field}.buffer"),
+                format!(
+                    "buffers[{}] does not exist ({} buffers)",
+                    c.buffer,
+                    buffers.len()
+                ),
+            )
+        })?;
+        let data = source
+            .0
+            .get(c.offset..c.offset.saturating_add(c.length))
             .ok_or_else(|| {
                 Error::invalid(
                     file,
@@ -254,9 +341,7 @@ pub(crate) fn decompress(
             .map_err(|m| Error::invalid(file, &field, m))?;
         view.buffer = json::Index::new(new_index as u32);
         view.byte_offset = Some(json::validation::USize64(decoded.len() as u64));
-        if let Some(e) = view.extensions.as_mut() {
-            e.others.remove(name);
-        }
+        strip(&mut view.extensions, |e| &mut e.others);
         decoded.extend_from_slice(&bytes);
         while !decoded.len().is_multiple_of(4) {
             decoded.push(0);
@@ -275,26 +360,48 @@ pub(crate) fn decompress(
     });
     decoded.resize(decoded.len().max(4), 0);
     buffers.push(gltf::buffer::Data(decoded));
+    for b in &mut root.buffers {
+        strip(&mut b.extensions, |e| &mut e.others);
+    }
     root.extensions_used
         .retain(|e| !EXTENSIONS.contains(&e.as_str()));
     root.extensions_required
         .retain(|e| !EXTENSIONS.contains(&e.as_str()));
-    Ok(drop_unused_fallbacks(root, buffers))
+    Ok(drop_unused_fallbacks(root, buffers, fallback))
 }
 
-/// Remove fallback buffers no view points at, renumbering the views' buffers.
+/// Remove both names of the extension from an object's extensions (and the extensions when
+/// nothing is left).
+fn strip<T>(
+    extensions: &mut Option<T>,
+    others: impl Fn(&mut T) -> &mut serde_json::Map<String, Value>,
+) {
+    if let Some(e) = extensions.as_mut() {
+        let map = others(e);
+        for name in EXTENSIONS {
+            map.remove(name);
+        }
+        if map.is_empty() {
+            *extensions = None;
+        }
+    }
+}
+
+/// Remove the fallback buffers (`fallback`, per buffer; the decoded buffer after them is
+/// none) that no view points at any more, renumbering the views' buffers.
 fn drop_unused_fallbacks(
     root: &mut json::Root,
     buffers: Vec<gltf::buffer::Data>,
+    fallback: &[bool],
 ) -> Vec<gltf::buffer::Data> {
-    let used: Vec<bool> = (0..root.buffers.len())
-        .map(|b| root.buffer_views.iter().any(|v| v.buffer.value() == b))
-        .collect();
-    let keep: Vec<bool> = root
-        .buffers
-        .iter()
-        .zip(&used)
-        .map(|(b, &u)| u || !is_fallback(b))
+    let mut used = vec![false; root.buffers.len()];
+    for v in &root.buffer_views {
+        if let Some(u) = used.get_mut(v.buffer.value()) {
+            *u = true;
+        }
+    }
+    let keep: Vec<bool> = (0..root.buffers.len())
+        .map(|b| used[b] || fallback.get(b) != Some(&true))
         .collect();
     let mut renumber = Vec::with_capacity(keep.len());
     let mut next = 0u32;

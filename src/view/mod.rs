@@ -422,12 +422,14 @@ pub fn render_character_with(
 }
 
 /// Render `character`'s current frame coloured by `distances` (one per vertex, draws in
-/// order, model units) on the error heatmap from [`crate::gpu::MODE_ERROR_LOG10_MIN`] of the
-/// diagonal (blue) to four decades up (red): the `diff` command's picture.
+/// order, model units) relative to `diagonal`, on the error heatmap from
+/// [`crate::gpu::MODE_ERROR_LOG10_MIN`] (blue) to four decades up (red): the `diff`
+/// command's picture.
 pub fn render_distances(
     ctx: &GpuContext,
     character: &Character,
     distances: &[f32],
+    diagonal: f64,
     size: (u32, u32),
 ) -> Result<Rgba8> {
     let options = ViewOptions {
@@ -441,11 +443,12 @@ pub fn render_distances(
         PaletteSource::Storage,
         None,
         size,
-        Some(distances),
+        Some((distances, diagonal)),
     )
 }
 
-/// [`render_character_with`], the heatmap showing `given` errors when there are.
+/// [`render_character_with`], the heatmap showing `given` errors (relative to the diagonal
+/// given with them) when there are.
 fn render_inner(
     ctx: &GpuContext,
     character: &Character,
@@ -453,7 +456,7 @@ fn render_inner(
     palette: PaletteSource,
     frame_points: Option<&[Vec3]>,
     (width, height): (u32, u32),
-    given: Option<&[f32]>,
+    given: Option<(&[f32], f64)>,
 ) -> Result<Rgba8> {
     let mut view = HeadlessView::new(ctx, width, height)?;
     view.view_mut().prepare_palette(ctx, palette)?;
@@ -494,8 +497,11 @@ fn render_inner(
         gpu.enable_compute_skinning(ctx)?;
     }
     gpu.update(ctx, scene, &character.frame);
-    if let Some(values) = given {
-        gpu.upload_vertex_errors(ctx, values);
+    if let Some((values, diagonal)) = given {
+        // The shader divides by this frame's diagonal: scale to the one given.
+        let scale = ((hi - lo).length() as f64 / diagonal.max(f64::MIN_POSITIVE)) as f32;
+        let scaled: Vec<f32> = values.iter().map(|v| v * scale).collect();
+        gpu.upload_vertex_errors(ctx, &scaled);
         view.view_mut()
             .set_error_floor(Some(crate::gpu::MODE_ERROR_LOG10_MIN));
     } else if options.color_mode == ColorMode::Errors

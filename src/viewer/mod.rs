@@ -14,6 +14,7 @@
 //! in the real window, saves the last (the whole window when the surface can be copied, else the
 //! viewport) and exits.
 
+pub mod against;
 pub mod page;
 pub mod panels;
 pub mod state;
@@ -71,6 +72,9 @@ pub struct ViewerOptions {
     pub time_s: Option<f32>,
     /// Start paused.
     pub paused: bool,
+    /// Start comparing with this file (a path or `builtin:` name): the model and it side by
+    /// side, coloured by the distance between them.
+    pub compare_with: Option<String>,
 }
 
 impl Default for ViewerOptions {
@@ -89,6 +93,7 @@ impl Default for ViewerOptions {
             skeleton: None,
             time_s: None,
             paused: false,
+            compare_with: None,
         }
     }
 }
@@ -112,6 +117,9 @@ pub struct ViewerReport {
     pub size_px: (u32, u32),
     /// The last live CPU-vs-GPU comparison (side by side and diff views).
     pub live: Option<state::LiveErrors>,
+    /// The comparison with another file: (its label, the last frame's largest distance, the
+    /// largest over the run, the diagonal), model units.
+    pub against: Option<(String, f64, f64, f64)>,
 }
 
 /// Where a frame's time goes (ms, means over the run).
@@ -150,6 +158,9 @@ fn start_state(model: Model, options: &ViewerOptions) -> Result<ViewerState> {
         state.scrub(t);
     }
     state.playback.playing = !options.paused;
+    if let Some(other) = &options.compare_with {
+        state.compare_with(other)?;
+    }
     Ok(state)
 }
 
@@ -288,7 +299,10 @@ impl App {
     fn adopt(&mut self, gfx: Gfx) -> Result<()> {
         self.report.adapter = gfx.adapter.clone();
         if let Some(s) = self.state.as_mut() {
-            s.mode = self.options.mode;
+            // A comparison asked for at start shows first, whatever the start mode.
+            if s.mode != state::ViewMode::AgainstFile {
+                s.mode = self.options.mode;
+            }
             s.gpu_skinning = self.options.gpu_skinning;
             if !gfx.ctx.storage_palette() {
                 s.use_uniform_palette_only(crate::gpu::max_uniform_bones(&gfx.ctx) as usize)?;
@@ -407,6 +421,10 @@ impl App {
         }
         self.report.time_s = state.playback.time_s;
         self.report.live = state.live;
+        self.report.against = state
+            .other
+            .as_ref()
+            .map(|o| (o.label.clone(), o.now.max, o.largest, o.diagonal()));
         self.report.size_px = (gfx.config.width, gfx.config.height);
         if last {
             event_loop.exit();

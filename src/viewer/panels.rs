@@ -47,7 +47,53 @@ pub fn model(ui: &mut Ui, state: &mut ViewerState) {
         }
     });
     ui.label(RichText::new("or drop a file on the window").weak());
+    // The page reads dropped files, not paths: comparing is on the desktop.
+    #[cfg(not(target_arch = "wasm32"))]
+    compare_with(ui, state);
     error(ui, state);
+}
+
+/// "Compare with…": a second file of the same character, side by side with the model and
+/// coloured by the distance between them; the figures of the frame and the largest so far.
+#[cfg(not(target_arch = "wasm32"))]
+fn compare_with(ui: &mut Ui, state: &mut ViewerState) {
+    ui.horizontal(|ui| {
+        let field = ui.add(
+            egui::TextEdit::singleline(&mut state.compare_path)
+                .hint_text("another file of this character")
+                .desired_width(170.0),
+        );
+        let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        if ui.button("Compare with").clicked() || enter {
+            let path = state.compare_path.clone();
+            let _ = state.compare_with(&path);
+        }
+    });
+    let Some(o) = &state.other else { return };
+    let diagonal = o.diagonal().max(f64::MIN_POSITIVE);
+    let unmatched = o.pairing().map_or(0, |p| {
+        p.matching.stats.a_unmatched + p.matching.stats.b_unmatched
+    });
+    let mut stop = false;
+    ui.horizontal_wrapped(|ui| {
+        ui.label(format!(
+            "B: {} — |A − B| now {:.2e}, largest so far {:.2e} of the diagonal{}",
+            o.label,
+            o.now.max / diagonal,
+            o.largest / diagonal,
+            match unmatched {
+                0 => String::new(),
+                n => format!("; {n} vertices unmatched"),
+            }
+        ));
+        stop = ui.small_button("stop").clicked();
+    });
+    if state.mode != ViewMode::AgainstFile && ui.small_button("show A | B").clicked() {
+        state.mode = ViewMode::AgainstFile;
+    }
+    if stop {
+        state.stop_comparing();
+    }
 }
 
 /// The last error, in red, with a button to dismiss it.
@@ -694,6 +740,13 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
         ui.label("view");
         for m in ViewMode::ALL {
             ui.selectable_value(&mut state.mode, m, m.label());
+        }
+        if state.other.is_some() {
+            ui.selectable_value(
+                &mut state.mode,
+                ViewMode::AgainstFile,
+                ViewMode::AgainstFile.label(),
+            );
         }
     });
     ui.horizontal(|ui| {

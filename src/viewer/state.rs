@@ -45,6 +45,9 @@ pub enum ViewMode {
     SideBySide,
     /// |GPU − CPU| per vertex as a heatmap on the GPU-skinned mesh.
     Diff,
+    /// The model (left) and another file of the same character (right), both CPU-skinned at
+    /// the same time, coloured by the distance between them ([`ViewerState::compare_with`]).
+    AgainstFile,
 }
 
 impl ViewMode {
@@ -63,6 +66,7 @@ impl ViewMode {
             ViewMode::Cpu => "CPU",
             ViewMode::SideBySide => "CPU | GPU",
             ViewMode::Diff => "|GPU - CPU|",
+            ViewMode::AgainstFile => "A | B",
         }
     }
 
@@ -254,6 +258,10 @@ pub struct ViewerState {
     pub frame_selection: bool,
     /// The hierarchy panel's filter: nodes whose label holds it (any case), flat.
     pub hierarchy_filter: String,
+    /// Another file of the same character, compared with the model ([`ViewMode::AgainstFile`]).
+    pub other: Option<super::against::OtherFile>,
+    /// The path field of "compare with".
+    pub compare_path: String,
     /// The selected bone's influence, and the character generation it was made for.
     influence: Option<(u64, crate::info::BoneInfluence)>,
 }
@@ -310,6 +318,8 @@ impl ViewerState {
             user_framed: false,
             frame_selection: false,
             hierarchy_filter: String::new(),
+            other: None,
+            compare_path: String::new(),
             influence: None,
         };
         state.after_rebuild(true)?;
@@ -558,7 +568,11 @@ impl ViewerState {
                 let uniform_bones = self.uniform_bones;
                 *self = next;
                 self.generation = generation + 1;
-                self.mode = mode;
+                // A comparison belongs to the model it was made for.
+                self.mode = match mode {
+                    ViewMode::AgainstFile => ViewMode::Gpu,
+                    m => m,
+                };
                 self.gpu_skinning = gpu_skinning;
                 // The split and palette path carry over to the new model (not to a native
                 // rig's stage, drawn whole).
@@ -593,6 +607,49 @@ impl ViewerState {
                 });
                 Err(e)
             }
+        }
+    }
+
+    /// Compare the model with another file of the same character (a path or `builtin:`
+    /// name): both play side by side, coloured by the distance between them. On failure the
+    /// view stays as it was and the error is kept (and returned).
+    pub fn compare_with(&mut self, text: &str) -> Result<()> {
+        let label = text.trim();
+        let loaded = ModelSource::parse(label)
+            .and_then(|s| s.load())
+            .and_then(|model| {
+                super::against::OtherFile::new(
+                    label,
+                    model,
+                    &self.character.scene,
+                    self.playback.anim,
+                )
+            });
+        match loaded {
+            Ok(other) => {
+                self.other = Some(other);
+                self.mode = ViewMode::AgainstFile;
+                self.error = None;
+                self.tick(0.0)
+            }
+            Err(e) => {
+                let message = e.to_string();
+                let name = crate::io::file_label(std::path::Path::new(label));
+                self.error = Some(if message.starts_with(&format!("{name}: ")) {
+                    message
+                } else {
+                    format!("{label}: {message}")
+                });
+                Err(e)
+            }
+        }
+    }
+
+    /// Stop comparing with another file: back to the GPU view.
+    pub fn stop_comparing(&mut self) {
+        self.other = None;
+        if self.mode == ViewMode::AgainstFile {
+            self.mode = ViewMode::Gpu;
         }
     }
 
@@ -743,25 +800,41 @@ impl ViewerState {
         self.character.cpu_skinning = self.mode.needs_cpu();
         let times = self.character.update(self.playback.time_s, dt.max(1e-4))?;
         self.stats.push(times);
+        if self.mode == ViewMode::AgainstFile
+            && let Some(other) = self.other.as_mut()
+        {
+            other.follow(
+                &self.character,
+                self.generation,
+                self.playback.anim,
+                self.playback.time_s,
+            )?;
+        }
         Ok(())
     }
 
     /// The view options this frame draws with.
     pub fn view_options(&self) -> ViewOptions {
+        let against = self.mode == ViewMode::AgainstFile;
         ViewOptions {
-            color_mode: if self.mode == ViewMode::Diff {
+            color_mode: if self.mode == ViewMode::Diff || against {
                 ColorMode::Errors
             } else {
                 self.view.color_mode
             },
-            skinning: if self.mode == ViewMode::Cpu {
+            skinning: if self.mode == ViewMode::Cpu || against {
                 Skinning::Cpu
             } else {
                 self.gpu_skinning
             },
-            split: self.mode == ViewMode::SideBySide,
+            split: self.split_view(),
             ..self.view
         }
+    }
+
+    /// The viewport shows two halves (CPU | GPU, or the model | the other file).
+    pub fn split_view(&self) -> bool {
+        matches!(self.mode, ViewMode::SideBySide | ViewMode::AgainstFile)
     }
 
     /// Select a bone (node), or none.

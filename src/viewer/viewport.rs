@@ -62,11 +62,20 @@ pub struct Viewport {
     /// The colour legend and what it was made for (made again when that changes, not each
     /// frame: the bone swatches sum every weight).
     legend: Option<(LegendKey, Option<Legend>)>,
+    /// The other file's GPU scene (compare with…), and the file's id it was made for.
+    other: Option<(u64, GpuScene)>,
 }
 
-/// What a legend depends on: the character generation, the colour mode, the selected bone,
-/// whether errors are mode against mode, whether submeshes are coloured.
-type LegendKey = (u64, crate::gpu::ColorMode, Option<usize>, bool, bool);
+/// What a legend depends on: the character generation, the view mode, the colour mode, the
+/// selected bone, whether errors are mode against mode, whether submeshes are coloured.
+type LegendKey = (
+    u64,
+    super::state::ViewMode,
+    crate::gpu::ColorMode,
+    Option<usize>,
+    bool,
+    bool,
+);
 
 struct SceneGpu {
     gpu: GpuScene,
@@ -138,6 +147,43 @@ impl Readback {
     }
 }
 
+/// The other file's GPU scene (made when the file is new), with this frame's CPU-skinned
+/// vertices and its distances to the model (times `scale`, as the model's). It is drawn as the CPU skinned it, so it needs
+/// no palette of its own beyond the storage buffer every desktop adapter has.
+fn upload_other(
+    ctx: &GpuContext,
+    slot: &mut Option<(u64, GpuScene)>,
+    other: &super::against::OtherFile,
+    scale: f32,
+    storage_palette: bool,
+) -> Result<()> {
+    if !storage_palette {
+        return Err(crate::error::Error::Gpu(
+            "comparing with another file needs storage buffers in the vertex stage, which \
+             this adapter lacks"
+                .into(),
+        ));
+    }
+    let b = &other.character;
+    if slot.as_ref().is_none_or(|(id, _)| *id != other.id) {
+        let gpu = GpuScene::with_palette(
+            ctx,
+            &b.scene,
+            &b.frame,
+            upload_influences(b, true),
+            PaletteSource::Storage,
+        )?;
+        *slot = Some((other.id, gpu));
+    }
+    if let Some((_, gpu)) = slot.as_mut() {
+        gpu.update(ctx, &b.scene, &b.frame);
+        gpu.upload_skinned(ctx, &b.outputs)?;
+        let scaled: Vec<f32> = other.distances_b.iter().map(|d| d * scale).collect();
+        gpu.upload_vertex_errors(ctx, &scaled);
+    }
+    Ok(())
+}
+
 /// Largest viewport side in pixels (and never more than the device's texture limit): beyond
 /// any display.
 const MAX_VIEWPORT_PX: u32 = 8192;
@@ -158,6 +204,7 @@ impl Viewport {
             snapshot_valid: false,
             pending_pick: None,
             legend: None,
+            other: None,
             dragging_target: None,
             texture_generation: 0,
             failed_generation: None,
@@ -302,13 +349,34 @@ impl Viewport {
         let c = &state.character;
         s.gpu.update(ctx, &c.scene, &c.frame);
         // The CPU result is drawn in the CPU and side-by-side views (the heatmap draws the GPU
-        // mesh; its errors come from the comparison below).
+        // mesh; its errors come from the comparison below), and beside another file.
         if matches!(
             state.mode,
-            super::state::ViewMode::Cpu | super::state::ViewMode::SideBySide
+            super::state::ViewMode::Cpu
+                | super::state::ViewMode::SideBySide
+                | super::state::ViewMode::AgainstFile
         ) {
             s.gpu.upload_skinned(ctx, &c.outputs)?;
         }
+        let other = match (state.mode, state.other.as_ref()) {
+            (super::state::ViewMode::AgainstFile, Some(o)) => {
+                // The heatmap divides by the opening bounds' diagonal: scale the distances
+                // so they read against the pairing's (the rest pose's), as `diff` reports.
+                let view_diagonal = (state.bounds.1 - state.bounds.0).length() as f64;
+                let scale = (view_diagonal / o.diagonal().max(f64::MIN_POSITIVE)) as f32;
+                self.errors.clear();
+                self.errors.extend(o.distances_a.iter().map(|d| d * scale));
+                s.gpu.upload_vertex_errors(ctx, &self.errors);
+                Some(upload_other(
+                    ctx,
+                    &mut self.other,
+                    o,
+                    scale,
+                    state.storage_palette,
+                )?)
+            }
+            _ => None,
+        };
         // Readbacks that landed.
         let t0 = web_time::Instant::now();
         let source = s.readback.source();
@@ -377,13 +445,30 @@ impl Viewport {
             s.readback.submit(ctx, &s.gpu, state.gpu_skinning)?;
         }
         state.stats.readback_ms = t0.elapsed().as_secs_f32() * 1000.0;
-        // Draw.
+        self.draw(ctx, state, (w, h), other.is_some())
+    }
+
+    /// Frame the view when asked (or when the model left it), build the overlay and record
+    /// the view into the target: one view, CPU | GPU, or the model | the other file
+    /// (`against`, its GPU scene uploaded).
+    fn draw(
+        &mut self,
+        ctx: &GpuContext,
+        state: &mut ViewerState,
+        (w, h): (u32, u32),
+        against: bool,
+    ) -> Result<()> {
         let options = state.view_options();
         let aspect = view_aspect((w, h), options.split);
         if state.reframe || (!state.user_framed && state.model_left_view(aspect)) {
             state.frame_view(aspect);
         }
+        let Some(s) = self.scene.as_ref() else {
+            return Ok(());
+        };
         let c = &state.character;
+        self.view
+            .set_error_floor(against.then_some(crate::gpu::MODE_ERROR_LOG10_MIN));
         self.view
             .prepare(ctx, c, &state.camera, aspect, state.bounds, &options);
         add_extras(self.view.geometry_mut(), state);
@@ -395,7 +480,18 @@ impl Viewport {
             });
         {
             let mut pass = self.target.begin_pass(&mut enc, BACKGROUND);
-            self.view.record_views(&mut pass, &s.gpu, &options, (w, h));
+            match self.other.as_ref().filter(|_| against) {
+                // The model on the left, the other file on the right, one camera.
+                Some((_, b)) => {
+                    let half = (w / 2).max(1) as f32;
+                    for (x, scene) in [(0.0, &s.gpu), (half, b)] {
+                        pass.set_viewport(x, 0.0, half, h as f32, 0.0, 1.0);
+                        self.view
+                            .record(&mut pass, scene, crate::gpu::Skinning::Cpu, &options);
+                    }
+                }
+                None => self.view.record_views(&mut pass, &s.gpu, &options, (w, h)),
+            }
         }
         ctx.queue.submit([enc.finish()]);
         Ok(())
@@ -412,42 +508,55 @@ impl Viewport {
             egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0)),
             egui::Color32::WHITE,
         );
-        if state.mode == super::state::ViewMode::SideBySide {
+        let halves = match (state.mode, &state.other) {
+            (super::state::ViewMode::SideBySide, _) => Some((
+                "CPU reference".to_string(),
+                state.view_options().gpu_skinning().describe().to_string(),
+            )),
+            (super::state::ViewMode::AgainstFile, Some(o)) => Some((
+                format!("A: {}", state.model.scene.name),
+                format!("B: {}", o.model.scene.name),
+            )),
+            _ => None,
+        };
+        if let Some((left, right)) = halves {
             let painter = ui.painter();
             let font = egui::FontId::proportional(14.0);
-            painter.text(
-                rect.left_top() + egui::vec2(10.0, 8.0),
-                egui::Align2::LEFT_TOP,
-                "CPU reference",
-                font.clone(),
-                egui::Color32::LIGHT_GRAY,
-            );
-            painter.text(
-                rect.center_top() + egui::vec2(10.0, 8.0),
-                egui::Align2::LEFT_TOP,
-                state.view_options().gpu_skinning().describe(),
-                font,
-                egui::Color32::LIGHT_GRAY,
-            );
+            for (at, text) in [(rect.left_top(), left), (rect.center_top(), right)] {
+                painter.text(
+                    at + egui::vec2(10.0, 8.0),
+                    egui::Align2::LEFT_TOP,
+                    text,
+                    font.clone(),
+                    egui::Color32::LIGHT_GRAY,
+                );
+            }
         }
         let submeshes = state.setup.split.is_some_and(|s| s.color_submeshes);
         let options = state.view_options();
         let key = (
             state.generation,
+            state.mode,
             options.color_mode,
             options.selected_node,
             options.error_against.is_some(),
             submeshes,
         );
         if self.legend.as_ref().is_none_or(|(k, _)| *k != key) {
-            self.legend = Some((key, legend(&state.character, &options, submeshes)));
+            let l = match state.mode {
+                super::state::ViewMode::AgainstFile => {
+                    Some(crate::view::legend::distance_legend("|A − B| / diagonal"))
+                }
+                _ => legend(&state.character, &options, submeshes),
+            };
+            self.legend = Some((key, l));
         }
         if let Some((_, Some(l))) = &self.legend {
             paint_legend(ui.painter(), rect, l);
         }
         // The sub-view under the pointer (split: each half has its own projection); `right`
         // forces a half (a drag stays in the half it started in).
-        let split = state.mode == super::state::ViewMode::SideBySide;
+        let split = state.split_view();
         let half = rect.width() / 2.0;
         let sub = |p: egui::Pos2, right: Option<bool>| -> (egui::Pos2, egui::Vec2) {
             let local = p - rect.min;

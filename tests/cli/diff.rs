@@ -102,18 +102,10 @@ fn command_writes_its_json_and_passes_a_file_against_itself() {
 #[test]
 fn a_planted_bind_move_is_found_and_named() {
     let model = common::model("CesiumMan");
-    let bytes = std::fs::read(&model).unwrap();
-    let json = glb::json_of(&bytes);
-    let ibm = glb::accessor_at(&json, "/skins/0/inverseBindMatrices");
-    let joint = 3; // a neck joint: moves the head
-    let x = glb::read_component(&bytes, ibm, joint, 12) as f32;
-    let moved = glb::patch(&bytes, ibm, joint, 12, &(x + 0.01).to_le_bytes());
     let dir = scratch("planted");
-    let planted = dir.join("planted.glb");
-    std::fs::write(&planted, moved).unwrap();
-
+    let joint = 3; // a neck joint: moves the head
+    let (planted, node) = glb::planted_bind_move(&model, joint, 0.01, &dir);
     let scene = skinview::io::load(&model).unwrap();
-    let node = scene.skins[0].joints[joint];
     let name = scene.node_label(node);
     let mut rest = FrameState::new(&scene);
     rest.evaluate(&scene, None, 0.0).unwrap();
@@ -260,6 +252,37 @@ fn extent_and_scale(scene: &skinview::Scene) -> (f64, f64) {
         }
     }
     (extent, scale)
+}
+
+/// A key time of 1e30 s (finite, so the importer takes it): comparing at 30 frames a second
+/// would take 3e31 frames. The command says so before making any (no allocation first, no
+/// panic), and exit 2; at the key times it compares.
+#[test]
+fn a_far_key_time_is_refused_before_any_frame_is_made() {
+    let model = common::model("RiggedSimple");
+    let bytes = std::fs::read(&model).unwrap();
+    let json = glb::json_of(&bytes);
+    let input = glb::accessor_at(&json, "/animations/0/samplers/0/input");
+    let last = json["accessors"][input]["count"].as_u64().unwrap() as usize - 1;
+    let far = glb::patch(&bytes, input, last, 0, &1e30f32.to_le_bytes());
+    let dir = scratch("far");
+    let path = dir.join("far.glb");
+    // The accessor's max must follow (the importer checks it against the data).
+    let far = glb::edit_json(&far, |j| {
+        j["accessors"][input]["max"] = serde_json::json!([1e30])
+    });
+    std::fs::write(&path, far).unwrap();
+    let out = diff(&[path.as_os_str(), path.as_os_str()]);
+    let text = common::output_text(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("frames") && text.contains("limit"), "{text}");
+    let out = diff(&[
+        path.as_os_str(),
+        path.as_os_str(),
+        "--times".as_ref(),
+        "keys".as_ref(),
+    ]);
+    assert!(out.status.success(), "{}", common::output_text(&out));
 }
 
 /// Unknown files and bad options: exit 2 with words.

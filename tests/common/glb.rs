@@ -142,3 +142,23 @@ pub fn accessor_at(json: &Value, pointer: &str) -> usize {
         .and_then(Value::as_u64)
         .unwrap_or_else(|| panic!("no accessor at {pointer}")) as usize
 }
+
+/// A copy of `model` (a GLB) in `dir` whose skin-0 joint `joint` has its inverse bind matrix's
+/// x translation moved by `metres`; the path, and the joint's node index in skinview's scene.
+pub fn planted_bind_move(
+    model: &std::path::Path,
+    joint: usize,
+    metres: f32,
+    dir: &std::path::Path,
+) -> (std::path::PathBuf, usize) {
+    let bytes = std::fs::read(model).expect("read the model");
+    let json = json_of(&bytes);
+    let ibm = accessor_at(&json, "/skins/0/inverseBindMatrices");
+    let x = read_component(&bytes, ibm, joint, 12) as f32;
+    let moved = patch(&bytes, ibm, joint, 12, &(x + metres).to_le_bytes());
+    std::fs::create_dir_all(dir).expect("make the folder");
+    let path = dir.join("planted.glb");
+    std::fs::write(&path, moved).expect("write the planted copy");
+    let scene = skinview::io::load(model).expect("load the model");
+    (path, scene.skins[0].joints[joint])
+}

@@ -205,13 +205,35 @@ fn broken_compressed_views_are_refused_by_name() {
             "filter \"QUATERNION\"",
         ),
         (
+            "a view's stride unlike the extension's",
+            glb::edit_json(&bytes, |j| {
+                let stride =
+                    j["bufferViews"][view]["extensions"]["EXT_meshopt_compression"]["byteStride"]
+                        .as_u64()
+                        .unwrap();
+                j["bufferViews"][view]["byteStride"] = (stride + 4).into();
+            }),
+            "is not the view's byteStride",
+        ),
+        (
+            "version 1 of the vertex codec under the EXT name",
+            {
+                let (j, mut bin) = glb::split(&bytes);
+                let ext = &j["bufferViews"][view]["extensions"]["EXT_meshopt_compression"];
+                bin[ext["byteOffset"].as_u64().unwrap_or(0) as usize] = 0xa1;
+                glb::pack(&j, &bin)
+            },
+            "version 1",
+        ),
+        (
             "garbage instead of the codec's data",
             {
                 let (j, mut bin) = glb::split(&bytes);
                 let ext = &j["bufferViews"][view]["extensions"]["EXT_meshopt_compression"];
                 let at = ext["byteOffset"].as_u64().unwrap_or(0) as usize;
                 let len = ext["byteLength"].as_u64().unwrap() as usize;
-                bin[at..at + len].fill(0xff);
+                // The header byte (codec version 0) kept; the data after it garbage.
+                bin[at + 1..at + len].fill(0xff);
                 glb::pack(&j, &bin)
             },
             "does not decode",
@@ -229,6 +251,60 @@ fn broken_compressed_views_are_refused_by_name() {
             err.contains("broken.glb") && err.contains(&field) && err.contains(expect),
             "{what}: {err}"
         );
+    }
+}
+
+/// A view without the extension pointing at the fallback buffer (which has no data) is refused
+/// naming the view; so is an extension taking its bytes from the fallback buffer.
+#[test]
+fn the_fallback_buffer_is_only_for_compressed_views() {
+    // CesiumMan: its texture's view stays plain.
+    let model = common::model("CesiumMan");
+    let dir = scratch("fallback");
+    let bytes = std::fs::read(gltfpack::pack(&model, &dir, "ext.glb", &["-c"])).unwrap();
+    let json = glb::json_of(&bytes);
+    let fallback = json["buffers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|b| b["extensions"]["EXT_meshopt_compression"]["fallback"] == true)
+        .unwrap();
+    let views = json["bufferViews"].as_array().unwrap();
+    let plain = views
+        .iter()
+        .position(|v| v.get("extensions").is_none())
+        .expect("gltfpack leaves the image's view plain");
+    let compressed = views
+        .iter()
+        .position(|v| v.get("extensions").is_some())
+        .unwrap();
+    let path = dir.join("broken.glb");
+    for (edit, field) in [
+        (
+            glb::edit_json(&bytes, |j| {
+                // Inside the fallback buffer's declared length, so only the fallback rule
+                // is broken.
+                j["bufferViews"][plain]["buffer"] = fallback.into();
+                j["bufferViews"][plain]["byteOffset"] = 0.into();
+                j["bufferViews"][plain]["byteLength"] = 4.into();
+            }),
+            format!("bufferViews[{plain}].buffer"),
+        ),
+        (
+            glb::edit_json(&bytes, |j| {
+                j["bufferViews"][compressed]["extensions"]["EXT_meshopt_compression"]["buffer"] =
+                    fallback.into();
+            }),
+            format!("bufferViews[{compressed}].extensions.EXT_meshopt_compression.buffer"),
+        ),
+    ] {
+        std::fs::write(&path, edit).unwrap();
+        let err = skinview::io::load(&path)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        println!("{err}");
+        assert!(err.contains(&field) && err.contains("fallback"), "{err}");
     }
 }
 

@@ -11,12 +11,16 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use skinview::builtin::Builtin;
 use skinview::io::ModelSource;
 use skinview::viewer::panels;
-use skinview::viewer::state::ViewerState;
+use skinview::viewer::state::{ViewMode, ViewerState};
 
 use crate::common;
 
 fn open(b: Builtin, demo: bool) -> ViewerState {
     ViewerState::new(ModelSource::Builtin(b).load().unwrap(), demo).unwrap()
+}
+
+fn open_file(path: &std::path::Path) -> ViewerState {
+    ViewerState::new(skinview::io::model::load(Some(path)).unwrap(), false).unwrap()
 }
 
 fn glb_arm() -> ViewerState {
@@ -113,7 +117,7 @@ fn a_bad_file_shows_its_error_and_keeps_the_model() {
     let mut h = Harness::new_ui_state(panels::model, open(Builtin::Arm, false));
     h.run();
     let before = h.state().character.scene.name.clone();
-    let field = h.get_by_role(Role::TextInput);
+    let field = h.get_all_by_role(Role::TextInput).next().unwrap();
     field.focus();
     field.type_text("/nonexistent/dragon.glb");
     h.run();
@@ -496,11 +500,14 @@ fn shortcuts_skip_text_fields_and_count_every_press() {
     );
     h.run();
     let grid = h.state().view.grid;
-    let field = h.get_by_role(Role::TextInput);
+    let field = h.get_all_by_role(Role::TextInput).next().unwrap();
     field.focus();
     h.run();
     h.key_press(egui::Key::G);
-    h.get_by_role(Role::TextInput).type_text("g");
+    h.get_all_by_role(Role::TextInput)
+        .next()
+        .unwrap()
+        .type_text("g");
     h.run();
     assert_eq!(h.state().view.grid, grid, "typing g into the path field");
     // Leave the field; V twice in one frame advances the view twice.
@@ -881,4 +888,104 @@ fn morph_targets_panel_lists_each_target() {
     let mut h = Harness::new_ui_state(panels::morph_targets, open(Builtin::Arm, false));
     h.run();
     assert!(h.query_by_label_contains("targets)").is_none());
+}
+
+/// "Compare with": a copy of CesiumMan with one inverse bind matrix moved 1 cm opens beside it;
+/// the distance at the paired vertices is what the move makes (every vertex that joint binds
+/// moves by model_from_joint · (0.01, 0, 0), computed here), the heatmaps' per-vertex values
+/// hold it, the panel says it; the file against itself is 0; a missing file shows its error and
+/// compares nothing; stop goes back to the GPU view.
+#[test]
+fn compare_with_shows_the_distance_to_another_file() {
+    let model = common::model("CesiumMan");
+    let dir = std::env::temp_dir().join("skinview-viewer-compare");
+    let (planted, node) = common::glb::planted_bind_move(&model, 3, 0.01, &dir);
+    let state = open_file(&model);
+    let mut h = Harness::new_ui_state(panels::model, state);
+    h.run();
+    let field = h.get_all_by_role(Role::TextInput).nth(1).unwrap();
+    field.focus();
+    field.type_text(planted.to_str().unwrap());
+    h.run();
+    h.get_by_label("Compare with").click();
+    h.run();
+    {
+        let s = h.state_mut();
+        assert!(s.error.is_none(), "{:?}", s.error);
+        assert_eq!(s.mode, ViewMode::AgainstFile);
+        s.scrub(0.5);
+        s.tick(0.0).unwrap();
+        let o = s.other.as_ref().unwrap();
+        let expected = s.character.frame.model_from_node[node]
+            .transform_vector3(glam::Vec3::new(0.01, 0.0, 0.0))
+            .length() as f64;
+        let now = o.now.max;
+        assert!(
+            now > 0.5 * expected && now <= expected * 1.001,
+            "{now} vs {expected}"
+        );
+        let heat = o.distances_a.iter().copied().fold(0.0f32, f32::max) as f64;
+        assert!((heat / now - 1.0).abs() < 1e-6, "{heat} vs {now}");
+        assert_eq!(o.distances_a.len(), s.character.scene.vertex_count());
+        assert_eq!(o.distances_b.len(), o.model.scene.vertex_count());
+    }
+    h.run();
+    assert!(h.query_by_label_contains("|A − B| now").is_some());
+    h.get_by_label("stop").click();
+    h.run();
+    assert!(h.state().other.is_none());
+    assert_eq!(h.state().mode, ViewMode::Gpu);
+    // The file against itself: zero everywhere.
+    let s = h.state_mut();
+    s.compare_with(model.to_str().unwrap()).unwrap();
+    s.scrub(1.0);
+    s.tick(0.0).unwrap();
+    assert_eq!(s.other.as_ref().unwrap().now.max, 0.0);
+    // A missing file: its error, and nothing compared.
+    s.stop_comparing();
+    assert!(s.compare_with("/nonexistent/dragon.glb").is_err());
+    assert!(s.error.as_deref().unwrap_or("").contains("dragon.glb"));
+    assert!(s.other.is_none() && s.mode != ViewMode::AgainstFile);
+}
+
+/// The viewport in "A | B": the model on the left and the other file on the right, both drawn
+/// as heat: blue where they agree, green to yellow on the head the moved bind matrix shifts
+/// (1 cm on a 1.9 m model: 5e-3 of the diagonal, between 1e-3 green and 1e-2 orange), in each
+/// half of the viewport's own target.
+#[test]
+fn viewport_draws_both_files_coloured_by_their_distance() {
+    let Some(ctx) = common::gpu() else { return };
+    let model = common::model("CesiumMan");
+    let dir = std::env::temp_dir().join("skinview-viewport-compare");
+    let (planted, _) = common::glb::planted_bind_move(&model, 3, 0.01, &dir);
+    let mut state = open_file(&model);
+    state.compare_with(planted.to_str().unwrap()).unwrap();
+    state.scrub(0.5);
+    state.tick(0.0).unwrap();
+    let mut viewport = skinview::viewer::viewport::Viewport::new(ctx).unwrap();
+    for _ in 0..2 {
+        viewport.frame(ctx, &mut state, (640, 320)).unwrap();
+    }
+    let encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    let image = viewport.target().read_rgba8(ctx, encoder).unwrap();
+    let count = |x0: u32, x1: u32, f: &dyn Fn(&[u8]) -> bool| {
+        (0..image.height)
+            .flat_map(|y| (x0..x1).map(move |x| ((y * image.width + x) * 4) as usize))
+            .filter(|&i| f(&image.pixels[i..i + 4]))
+            .count()
+    };
+    let blue = |p: &[u8]| p[2] > 120 && p[0] < 60;
+    let warm = |p: &[u8]| p[1] > 120 && p[2] < 80;
+    let half = image.width / 2;
+    for (name, x0, x1) in [("left (A)", 0, half), ("right (B)", half, image.width)] {
+        let (b, w) = (count(x0, x1, &blue), count(x0, x1, &warm));
+        println!("{name}: {b} blue, {w} green-to-yellow pixels");
+        assert!(
+            b > 200,
+            "{name}: the body is not drawn as agreeing (blue): {b}"
+        );
+        assert!(w > 20, "{name}: the moved head shows no heat: {w}");
+    }
 }

@@ -293,3 +293,41 @@ fn the_window_opens_on_a_bones_weights_with_their_legend() {
         "{text}"
     );
 }
+
+/// `view --compare-with`: CesiumMan beside a copy with one inverse bind matrix moved 1 cm.
+/// The window opens on both (what each half draws is checked on the viewport's own target in
+/// `viewer_panels.rs`), and the exit report's largest distance is about the move.
+#[test]
+fn the_window_compares_the_model_with_another_file() {
+    if !xvfb() || common::gpu().is_none() {
+        return;
+    }
+    let cesium = common::model("CesiumMan");
+    let dir = std::env::temp_dir().join("skinview-window-compare");
+    let (planted, _) = common::glb::planted_bind_move(&cesium, 3, 0.01, &dir);
+    let (text, _, image) = run_viewer(
+        &[
+            cesium.to_str().unwrap(),
+            "--compare-with",
+            planted.to_str().unwrap(),
+        ],
+        20,
+        "compare.png",
+    );
+    let line = text
+        .lines()
+        .find(|l| l.contains("|A - B| against"))
+        .unwrap_or_else(|| panic!("no comparison line:\n{text}"));
+    let largest: f64 = line
+        .split("largest ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(largest > 0.004 && largest < 0.011, "{line}");
+    let (colours, same) = not_blank(&image);
+    assert!(
+        colours > 200 && same < 0.9,
+        "screenshot looks blank: {colours} colours"
+    );
+}

@@ -1,0 +1,135 @@
+//! "Compare with…": a second file of the same character (a converted, compressed or
+//! re-exported copy) played beside the model at the same time, its vertices paired with the
+//! model's ([`crate::diff::Pairing`]) and the distance between them shown as a heatmap on both,
+//! side by side, as `skinview diff` measures it. No window or GPU in it.
+
+use crate::character::{Character, CharacterSetup};
+use crate::diff::{FrameStats, Pairing, names};
+use crate::error::Result;
+use crate::frame::{CpuSkinner, FrameState};
+use crate::io::Model;
+use crate::scene::Scene;
+use crate::skin::SkinnedVertices;
+
+/// The other file and its figures.
+pub struct OtherFile {
+    /// Its label (the path or name it was opened by).
+    pub label: String,
+    /// The loaded file.
+    pub model: Model,
+    /// Its character, playing the clip paired with the model's.
+    pub character: Character,
+    /// Per clip of the model: the paired clip of this file.
+    clip_of: Vec<Option<usize>>,
+    /// The clip it plays now.
+    anim: Option<usize>,
+    /// The vertices paired, and the model's character generation they were paired for.
+    pairing: Option<(u64, Pairing)>,
+    /// Per pair, the last frame's distance.
+    distances: Vec<f64>,
+    /// Per vertex of the model (draws in order), the last frame's distance to this file.
+    pub distances_a: Vec<f32>,
+    /// Per vertex of this file, the distance to the model.
+    pub distances_b: Vec<f32>,
+    /// The last frame's figures (model units).
+    pub now: FrameStats,
+    /// The largest distance since it was opened (or the clip changed), model units.
+    pub largest: f64,
+    /// Bumped when the vertices are paired again (the model was rebuilt).
+    pub generation: u64,
+    /// Unique among the files opened (the viewport makes its GPU scene once per file).
+    pub id: u64,
+}
+
+/// The next [`OtherFile::id`].
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Every draw of `scene` skinned at its rest pose.
+fn rest_pose(scene: &Scene) -> Result<Vec<SkinnedVertices>> {
+    let mut frame = FrameState::new(scene);
+    frame.evaluate(scene, None, 0.0)?;
+    CpuSkinner::new(scene, None).skin_all(scene, &frame)
+}
+
+impl OtherFile {
+    /// `model` beside `a` (the viewer's character), playing the clip paired with `a`'s clip
+    /// `anim` (clips by name, then index).
+    pub fn new(label: &str, model: Model, a: &Scene, anim: Option<usize>) -> Result<OtherFile> {
+        let (pairs, _, _) = names::match_clips(a, &model.scene);
+        let mut clip_of = vec![None; a.animations.len()];
+        for p in pairs {
+            clip_of[p.a] = Some(p.b);
+        }
+        let b_anim = anim.and_then(|i| clip_of.get(i).copied().flatten());
+        let mut character = CharacterSetup::clip(b_anim).build(&model.scene)?;
+        character.cpu_skinning = true;
+        Ok(OtherFile {
+            label: label.to_string(),
+            model,
+            character,
+            clip_of,
+            anim: b_anim,
+            pairing: None,
+            distances: Vec::new(),
+            distances_a: Vec::new(),
+            distances_b: Vec::new(),
+            now: FrameStats::default(),
+            largest: 0.0,
+            generation: 0,
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        })
+    }
+
+    /// The model's diagonal distances are read against (0 before the first frame).
+    pub fn diagonal(&self) -> f64 {
+        self.pairing.as_ref().map_or(0.0, |(_, p)| p.diagonal)
+    }
+
+    /// The pairing, once made.
+    pub fn pairing(&self) -> Option<&Pairing> {
+        self.pairing.as_ref().map(|(_, p)| p)
+    }
+
+    /// Follow `a` (the viewer's character, generation `generation`, CPU-skinned this frame,
+    /// playing its clip `anim` at `time_s`): play the paired clip at the same time and
+    /// measure the distance at every paired vertex.
+    pub fn follow(
+        &mut self,
+        a: &Character,
+        generation: u64,
+        anim: Option<usize>,
+        time_s: f32,
+    ) -> Result<()> {
+        let b_anim = anim.and_then(|i| self.clip_of.get(i).copied().flatten());
+        if b_anim != self.anim {
+            self.character.set_clip(b_anim, true)?;
+            self.anim = b_anim;
+            self.largest = 0.0;
+        }
+        if self.pairing.as_ref().is_none_or(|(g, _)| *g != generation) {
+            let pairing = Pairing::new(
+                &a.scene,
+                &rest_pose(&a.scene)?,
+                &self.model.scene,
+                &rest_pose(&self.model.scene)?,
+                crate::diff::DiffOptions::default().match_radius_rel,
+            )?;
+            self.pairing = Some((generation, pairing));
+            self.largest = 0.0;
+            self.generation += 1;
+        }
+        self.character.update(time_s, 0.0)?;
+        if let Some((_, p)) = &self.pairing {
+            self.now = p.measure(&a.outputs, &self.character.outputs, &mut self.distances);
+            p.per_vertex(
+                &a.scene,
+                &self.model.scene,
+                &self.distances,
+                &mut self.distances_a,
+                &mut self.distances_b,
+            );
+            self.largest = self.largest.max(self.now.max);
+        }
+        Ok(())
+    }
+}
