@@ -23,17 +23,20 @@ pub struct OtherFile {
     clip_of: Vec<Option<usize>>,
     /// The clip it plays now.
     anim: Option<usize>,
+    /// The model's blend and influence limit its character was built with.
+    built_for: (crate::skin::SkinOptions, Option<usize>),
     /// The vertices paired, and the model's character generation they were paired for.
     pairing: Option<(u64, Pairing)>,
     /// Per pair, the last frame's distance.
     distances: Vec<f64>,
     /// Per vertex of the model (draws in order), the last frame's distance to this file.
     pub distances_a: Vec<f32>,
-    /// Per vertex of this file, the distance to the model.
+    /// Per vertex of this file (its character's draws), the distance to the model.
     pub distances_b: Vec<f32>,
     /// The last frame's figures (model units).
     pub now: FrameStats,
-    /// The largest distance since it was opened (or the clip changed), model units.
+    /// The largest distance since the clip, the set-up or the pairing last changed, model
+    /// units.
     pub largest: f64,
     /// Bumped when the vertices are paired again (the model was rebuilt).
     pub generation: u64,
@@ -52,23 +55,30 @@ fn rest_pose(scene: &Scene) -> Result<Vec<SkinnedVertices>> {
 }
 
 impl OtherFile {
-    /// `model` beside `a` (the viewer's character), playing the clip paired with `a`'s clip
-    /// `anim` (clips by name, then index).
-    pub fn new(label: &str, model: Model, a: &Scene, anim: Option<usize>) -> Result<OtherFile> {
-        let (pairs, _, _) = names::match_clips(a, &model.scene);
-        let mut clip_of = vec![None; a.animations.len()];
+    /// `model` beside `a` (the viewer's character, set up as `setup` says), playing the clip
+    /// paired with `a`'s clip `anim` (clips by name, then the rest in order) with the same
+    /// blend and influence limit.
+    pub fn new(
+        label: &str,
+        model: Model,
+        a: &Character,
+        setup: &CharacterSetup,
+        anim: Option<usize>,
+    ) -> Result<OtherFile> {
+        let (pairs, _, _) = names::match_clips(&a.scene, &model.scene);
+        let mut clip_of = vec![None; a.scene.animations.len()];
         for p in pairs {
             clip_of[p.a] = Some(p.b);
         }
         let b_anim = anim.and_then(|i| clip_of.get(i).copied().flatten());
-        let mut character = CharacterSetup::clip(b_anim).build(&model.scene)?;
-        character.cpu_skinning = true;
+        let character = Self::build(&model.scene, setup, b_anim)?;
         Ok(OtherFile {
             label: label.to_string(),
             model,
             character,
             clip_of,
             anim: b_anim,
+            built_for: (setup.skin, setup.max_influences),
             pairing: None,
             distances: Vec::new(),
             distances_a: Vec::new(),
@@ -78,6 +88,19 @@ impl OtherFile {
             generation: 0,
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
+    }
+
+    /// Its character: `b_anim` on the whole file (no split: it is drawn from the CPU), with
+    /// the model's blend and influence limit, never looping (as `diff` holds a clip's end).
+    fn build(scene: &Scene, setup: &CharacterSetup, b_anim: Option<usize>) -> Result<Character> {
+        let mut character = CharacterSetup {
+            skin: setup.skin,
+            max_influences: setup.max_influences,
+            ..CharacterSetup::clip(b_anim)
+        }
+        .build(scene)?;
+        character.cpu_skinning = true;
+        Ok(character)
     }
 
     /// The model's diagonal distances are read against (0 before the first frame).
@@ -96,13 +119,31 @@ impl OtherFile {
     pub fn follow(
         &mut self,
         a: &Character,
+        setup: &CharacterSetup,
         generation: u64,
         anim: Option<usize>,
         time_s: f32,
     ) -> Result<()> {
         let b_anim = anim.and_then(|i| self.clip_of.get(i).copied().flatten());
+        if let (Some(i), None) = (anim, b_anim) {
+            return Err(crate::error::Error::invalid(
+                &self.model.scene.name,
+                "animations",
+                format!(
+                    "no clip pairs with the model's clip {i} ({} clips here): nothing to compare \
+                     it with",
+                    self.model.scene.animations.len()
+                ),
+            ));
+        }
+        if (setup.skin, setup.max_influences) != self.built_for {
+            self.character = Self::build(&self.model.scene, setup, b_anim)?;
+            self.built_for = (setup.skin, setup.max_influences);
+            self.anim = b_anim;
+            self.largest = 0.0;
+        }
         if b_anim != self.anim {
-            self.character.set_clip(b_anim, true)?;
+            self.character.set_clip(b_anim, false)?;
             self.anim = b_anim;
             self.largest = 0.0;
         }
@@ -110,8 +151,8 @@ impl OtherFile {
             let pairing = Pairing::new(
                 &a.scene,
                 &rest_pose(&a.scene)?,
-                &self.model.scene,
-                &rest_pose(&self.model.scene)?,
+                &self.character.scene,
+                &rest_pose(&self.character.scene)?,
                 crate::diff::DiffOptions::default().match_radius_rel,
             )?;
             self.pairing = Some((generation, pairing));
@@ -123,7 +164,7 @@ impl OtherFile {
             self.now = p.measure(&a.outputs, &self.character.outputs, &mut self.distances);
             p.per_vertex(
                 &a.scene,
-                &self.model.scene,
+                &self.character.scene,
                 &self.distances,
                 &mut self.distances_a,
                 &mut self.distances_b,

@@ -118,7 +118,7 @@ pub struct ViewerReport {
     /// The last live CPU-vs-GPU comparison (side by side and diff views).
     pub live: Option<state::LiveErrors>,
     /// The comparison with another file: (its label, the last frame's largest distance, the
-    /// largest over the run, the diagonal), model units.
+    /// largest since its clip or set-up last changed, the diagonal), model units.
     pub against: Option<(String, f64, f64, f64)>,
 }
 
@@ -306,6 +306,14 @@ impl App {
             s.gpu_skinning = self.options.gpu_skinning;
             if !gfx.ctx.storage_palette() {
                 s.use_uniform_palette_only(crate::gpu::max_uniform_bones(&gfx.ctx) as usize)?;
+                if let Some(o) = s.other.as_ref() {
+                    let label = o.label.clone();
+                    s.stop_comparing();
+                    s.error = Some(format!(
+                        "{label}: cannot compare: this adapter has no storage buffers in the \
+                         vertex stage, which the other file is drawn with"
+                    ));
+                }
             }
         }
         gfx.window.request_redraw();

@@ -51,7 +51,8 @@ pub enum ViewMode {
 }
 
 impl ViewMode {
-    /// Every mode, in the order the UI lists them.
+    /// The modes of any model, in the order the UI lists and `V` cycles them ("A | B" is
+    /// offered while another file is open, [`ViewerState::compare_with`]).
     pub const ALL: [ViewMode; 4] = [
         ViewMode::Gpu,
         ViewMode::Cpu,
@@ -68,6 +69,11 @@ impl ViewMode {
             ViewMode::Diff => "|GPU - CPU|",
             ViewMode::AgainstFile => "A | B",
         }
+    }
+
+    /// The surface is drawn from the CPU's vertices alone (no GPU skinning to upload for).
+    pub fn cpu_drawn(self) -> bool {
+        matches!(self, ViewMode::Cpu | ViewMode::AgainstFile)
     }
 
     /// The CPU reference must be computed every frame.
@@ -212,7 +218,7 @@ pub struct ViewerState {
     pub setup: CharacterSetup,
     /// Colour mode, overlays, selected bone.
     pub view: ViewOptions,
-    /// GPU, CPU, side by side or diff.
+    /// GPU, CPU, side by side, diff, or the model beside another file.
     pub mode: ViewMode,
     /// How the GPU skins: [`Skinning::VertexShader`] (the vertex shader) or [`Skinning::ComputePass`] (a
     /// compute pass, drawn by a plain vertex shader; storage palette only).
@@ -611,38 +617,53 @@ impl ViewerState {
     }
 
     /// Compare the model with another file of the same character (a path or `builtin:`
-    /// name): both play side by side, coloured by the distance between them. On failure the
-    /// view stays as it was and the error is kept (and returned).
+    /// name): both play side by side, coloured by the distance between them. The model must
+    /// play a clip (a native rig's animation stage has nothing to pair), and the adapter must
+    /// read storage buffers in the vertex stage. On failure the view stays as it was and the
+    /// error is kept (and returned).
     pub fn compare_with(&mut self, text: &str) -> Result<()> {
         let label = text.trim();
+        let refuse = if self.stage().is_some() {
+            Some("the model plays its animation stage (layers, IK); comparing pairs clips")
+        } else if !self.storage_palette {
+            Some(
+                "this adapter has no storage buffers in the vertex stage, which the other file is drawn with",
+            )
+        } else {
+            None
+        };
+        if let Some(why) = refuse {
+            self.error = Some(format!("{label}: cannot compare: {why}"));
+            return Err(crate::error::Error::Gpu(why.into()));
+        }
         let loaded = ModelSource::parse(label)
             .and_then(|s| s.load())
             .and_then(|model| {
                 super::against::OtherFile::new(
                     label,
                     model,
-                    &self.character.scene,
+                    &self.character,
+                    &self.setup,
                     self.playback.anim,
                 )
             });
-        match loaded {
-            Ok(other) => {
-                self.other = Some(other);
-                self.mode = ViewMode::AgainstFile;
-                self.error = None;
-                self.tick(0.0)
-            }
-            Err(e) => {
-                let message = e.to_string();
-                let name = crate::io::file_label(std::path::Path::new(label));
-                self.error = Some(if message.starts_with(&format!("{name}: ")) {
-                    message
-                } else {
-                    format!("{label}: {message}")
-                });
-                Err(e)
-            }
+        let before = (self.other.take(), self.mode);
+        let result = loaded.and_then(|other| {
+            self.other = Some(other);
+            self.mode = ViewMode::AgainstFile;
+            self.tick(0.0)
+        });
+        if let Err(e) = &result {
+            (self.other, self.mode) = before;
+            let message = e.to_string();
+            let name = crate::io::file_label(std::path::Path::new(label));
+            self.error = Some(if message.starts_with(&format!("{name}: ")) {
+                message
+            } else {
+                format!("{label}: {message}")
+            });
         }
+        result
     }
 
     /// Stop comparing with another file: back to the GPU view.
@@ -802,13 +823,18 @@ impl ViewerState {
         self.stats.push(times);
         if self.mode == ViewMode::AgainstFile
             && let Some(other) = self.other.as_mut()
-        {
-            other.follow(
+            && let Err(e) = other.follow(
                 &self.character,
+                &self.setup,
                 self.generation,
                 self.playback.anim,
                 self.playback.time_s,
-            )?;
+            )
+        {
+            // Once: the comparison stops and says why (a clip B lacks, a file that fails).
+            let label = other.label.clone();
+            self.stop_comparing();
+            self.error = Some(format!("{label}: {e}"));
         }
         Ok(())
     }

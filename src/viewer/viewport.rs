@@ -64,6 +64,8 @@ pub struct Viewport {
     legend: Option<(LegendKey, Option<Legend>)>,
     /// The other file's GPU scene (compare with…), and the file's id it was made for.
     other: Option<(u64, GpuScene)>,
+    /// Scratch: the other file's distances scaled for its heatmap.
+    scaled: Vec<f32>,
 }
 
 /// What a legend depends on: the character generation, the view mode, the colour mode, the
@@ -148,22 +150,16 @@ impl Readback {
 }
 
 /// The other file's GPU scene (made when the file is new), with this frame's CPU-skinned
-/// vertices and its distances to the model (times `scale`, as the model's). It is drawn as the CPU skinned it, so it needs
-/// no palette of its own beyond the storage buffer every desktop adapter has.
+/// vertices and its distances to the model (times `scale`, as the model's; `scaled` is
+/// scratch). It is drawn as the CPU skinned it, on the storage palette's scene layout
+/// ([`ViewerState::compare_with`] refuses adapters without it).
 fn upload_other(
     ctx: &GpuContext,
     slot: &mut Option<(u64, GpuScene)>,
     other: &super::against::OtherFile,
     scale: f32,
-    storage_palette: bool,
+    scaled: &mut Vec<f32>,
 ) -> Result<()> {
-    if !storage_palette {
-        return Err(crate::error::Error::Gpu(
-            "comparing with another file needs storage buffers in the vertex stage, which \
-             this adapter lacks"
-                .into(),
-        ));
-    }
     let b = &other.character;
     if slot.as_ref().is_none_or(|(id, _)| *id != other.id) {
         let gpu = GpuScene::with_palette(
@@ -178,8 +174,9 @@ fn upload_other(
     if let Some((_, gpu)) = slot.as_mut() {
         gpu.update(ctx, &b.scene, &b.frame);
         gpu.upload_skinned(ctx, &b.outputs)?;
-        let scaled: Vec<f32> = other.distances_b.iter().map(|d| d * scale).collect();
-        gpu.upload_vertex_errors(ctx, &scaled);
+        scaled.clear();
+        scaled.extend(other.distances_b.iter().map(|d| d * scale));
+        gpu.upload_vertex_errors(ctx, scaled);
     }
     Ok(())
 }
@@ -205,6 +202,7 @@ impl Viewport {
             pending_pick: None,
             legend: None,
             other: None,
+            scaled: Vec::new(),
             dragging_target: None,
             texture_generation: 0,
             failed_generation: None,
@@ -254,8 +252,7 @@ impl Viewport {
         if self.generation == state.generation && self.scene.is_some() {
             return Ok(());
         }
-        if !crate::view::gpu_can_skin(&state.character) && state.mode != super::state::ViewMode::Cpu
-        {
+        if !crate::view::gpu_can_skin(&state.character) && !state.mode.cpu_drawn() {
             state.mode = super::state::ViewMode::Cpu;
             state.error = Some(format!(
                 "{}: vertices have {} influences, more than the GPU path's {}: showing the CPU \
@@ -266,7 +263,7 @@ impl Viewport {
             ));
         }
         let c = &state.character;
-        let cpu_only = state.mode == super::state::ViewMode::Cpu;
+        let cpu_only = state.mode.cpu_drawn();
         let source = state.palette_source();
         self.view.prepare_palette(ctx, source)?;
         let gpu = GpuScene::with_palette(
@@ -313,7 +310,11 @@ impl Viewport {
         let (w, h) = (size_px.0.clamp(1, max), size_px.1.clamp(1, max));
         self.target.resize(ctx, w, h)?;
         // A mode switch to CPU-only on a rig the GPU cannot skin needs other uploads.
-        let cpu_only = state.mode == super::state::ViewMode::Cpu;
+        let cpu_only = state.mode.cpu_drawn();
+        // The other file's GPU scene lives as long as its comparison.
+        if self.other.as_ref().map(|(id, _)| *id) != state.other.as_ref().map(|o| o.id) {
+            self.other = None;
+        }
         if let Some(s) = &self.scene
             && (s.gpu.max_influences != upload_influences(&state.character, cpu_only)
                 || s.gpu.source != state.palette_source())
@@ -367,13 +368,11 @@ impl Viewport {
                 self.errors.clear();
                 self.errors.extend(o.distances_a.iter().map(|d| d * scale));
                 s.gpu.upload_vertex_errors(ctx, &self.errors);
-                Some(upload_other(
-                    ctx,
-                    &mut self.other,
-                    o,
-                    scale,
-                    state.storage_palette,
-                )?)
+                match upload_other(ctx, &mut self.other, o, scale, &mut self.scaled) {
+                    Ok(()) => Some(Ok(())),
+                    // Once, not every frame: the comparison stops and says why (below).
+                    Err(e) => Some(Err(format!("{}: {e}", o.label))),
+                }
             }
             _ => None,
         };
@@ -445,7 +444,16 @@ impl Viewport {
             s.readback.submit(ctx, &s.gpu, state.gpu_skinning)?;
         }
         state.stats.readback_ms = t0.elapsed().as_secs_f32() * 1000.0;
-        self.draw(ctx, state, (w, h), other.is_some())
+        let against = match other {
+            Some(Err(message)) => {
+                state.stop_comparing();
+                state.error = Some(message);
+                false
+            }
+            Some(Ok(())) => true,
+            None => false,
+        };
+        self.draw(ctx, state, (w, h), against)
     }
 
     /// Frame the view when asked (or when the model left it), build the overlay and record
@@ -514,8 +522,14 @@ impl Viewport {
                 state.view_options().gpu_skinning().describe().to_string(),
             )),
             (super::state::ViewMode::AgainstFile, Some(o)) => Some((
-                format!("A: {}", state.model.scene.name),
-                format!("B: {}", o.model.scene.name),
+                format!(
+                    "A: {}",
+                    crate::io::file_label(std::path::Path::new(&state.model.source.label()))
+                ),
+                format!(
+                    "B: {}",
+                    crate::io::file_label(std::path::Path::new(&o.label))
+                ),
             )),
             _ => None,
         };
@@ -557,6 +571,8 @@ impl Viewport {
         // The sub-view under the pointer (split: each half has its own projection); `right`
         // forces a half (a drag stays in the half it started in).
         let split = state.split_view();
+        // Clicks and drags in the other file's half do not act on the model.
+        let against = state.mode == super::state::ViewMode::AgainstFile;
         let half = rect.width() / 2.0;
         let sub = |p: egui::Pos2, right: Option<bool>| -> (egui::Pos2, egui::Vec2) {
             let local = p - rect.min;
@@ -583,7 +599,8 @@ impl Viewport {
             let right = split && p.x - rect.min.x >= half;
             let hit = project(clip_from_world, t, vsize)
                 .is_some_and(|(s, _)| s.distance(local) <= PICK_RADIUS_PX * 1.5);
-            self.dragging_target = hit.then_some(right);
+            // The other file's half shows B: the model's target is not dragged there.
+            self.dragging_target = hit.then_some(right).filter(|&r| !(against && r));
         }
         if let Some(right) = self.dragging_target
             && response.dragged_by(egui::PointerButton::Primary)
@@ -620,6 +637,7 @@ impl Viewport {
         // Click: a bone under the pointer selects it; else pick the vertex there.
         if response.clicked()
             && let Some(p) = response.interact_pointer_pos()
+            && !(against && p.x - rect.min.x >= half)
         {
             let (local, vsize) = sub(p, None);
             match self.bone_at(clip_from_world, local, vsize) {
@@ -745,8 +763,12 @@ pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState) {
     }
     if view > 0 {
         let all = super::state::ViewMode::ALL;
-        let i = all.iter().position(|&m| m == state.mode).unwrap_or(0);
-        state.mode = all[(i + view) % all.len()];
+        // From "A | B" (not in the cycle) the next is the first, GPU.
+        let next = all
+            .iter()
+            .position(|&m| m == state.mode)
+            .map_or(view - 1, |i| i + view);
+        state.mode = all[next % all.len()];
     }
     if shot > 0 {
         state.screenshot_requested = true;

@@ -941,11 +941,44 @@ fn compare_with_shows_the_distance_to_another_file() {
     s.scrub(1.0);
     s.tick(0.0).unwrap();
     assert_eq!(s.other.as_ref().unwrap().now.max, 0.0);
-    // A missing file: its error, and nothing compared.
+    // The other file takes the model's blend: against itself under DQS, still 0.
+    s.set_skin_options(skinview::skin::SkinOptions {
+        mode: skinview::skin::SkinMode::Dqs,
+        ..Default::default()
+    });
+    s.tick(0.0).unwrap();
+    assert_eq!(s.mode, ViewMode::AgainstFile, "{:?}", s.error);
+    assert_eq!(s.other.as_ref().unwrap().now.max, 0.0);
     s.stop_comparing();
+    // A missing file: its error, and nothing compared.
     assert!(s.compare_with("/nonexistent/dragon.glb").is_err());
     assert!(s.error.as_deref().unwrap_or("").contains("dragon.glb"));
     assert!(s.other.is_none() && s.mode != ViewMode::AgainstFile);
+    // V from "A | B" goes to the first mode of the cycle (GPU); the file stays open.
+    let mut with_b = open_file(&model);
+    with_b.compare_with(planted.to_str().unwrap()).unwrap();
+    let mut k = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| skinview::viewer::viewport::keyboard(ui, s),
+        with_b,
+    );
+    k.run();
+    k.key_press(egui::Key::V);
+    k.run();
+    assert_eq!(k.state().mode, ViewMode::Gpu);
+    assert!(k.state().other.is_some());
+    // A native rig's animation stage has no clip to pair: refused, with words.
+    let mut humanoid = open(Builtin::Humanoid, true);
+    assert!(humanoid.compare_with(model.to_str().unwrap()).is_err());
+    assert!(
+        humanoid
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("animation stage"),
+        "{:?}",
+        humanoid.error
+    );
+    assert!(humanoid.other.is_none());
 }
 
 /// The viewport in "A | B": the model on the left and the other file on the right, both drawn
