@@ -254,39 +254,26 @@ pub fn match_by_position(a: &VertexSet, b: &VertexSet, radius: f32) -> Matching 
         }
     }
     let one_to_one = pairs.len();
-    // Leftovers of A: their nearest in B, taken or not.
-    let (mut a_shared, mut a_unmatched) = (0, 0);
-    for (i, p) in a.positions.iter().enumerate() {
-        if a_used[i] {
-            continue;
-        }
-        tree_b.near(*p, radius, 1, &mut near);
-        match near.first() {
-            Some(&(d, j)) => {
-                pairs.push((i as u32, j));
-                a_shared += 1;
-                worst = worst.max(d as f64);
-            }
-            None => a_unmatched += 1,
-        }
-    }
-    // Leftovers of B: their nearest in A.
+    // Leftovers of each side: their nearest on the other, taken or not.
+    let (a_shared, a_unmatched) = pair_leftovers(
+        &a.positions,
+        &a_used,
+        &tree_b,
+        radius,
+        &mut pairs,
+        &mut worst,
+        false,
+    );
     let tree_a = KdTree::new(&a.positions);
-    let (mut b_shared, mut b_unmatched) = (0, 0);
-    for (j, q) in b.positions.iter().enumerate() {
-        if b_used[j] {
-            continue;
-        }
-        tree_a.near(*q, radius, 1, &mut near);
-        match near.first() {
-            Some(&(d, i)) => {
-                pairs.push((i, j as u32));
-                b_shared += 1;
-                worst = worst.max(d as f64);
-            }
-            None => b_unmatched += 1,
-        }
-    }
+    let (b_shared, b_unmatched) = pair_leftovers(
+        &b.positions,
+        &b_used,
+        &tree_a,
+        radius,
+        &mut pairs,
+        &mut worst,
+        true,
+    );
     Matching {
         pairs,
         stats: MatchStats {
@@ -302,4 +289,36 @@ pub fn match_by_position(a: &VertexSet, b: &VertexSet, radius: f32) -> Matching 
             worst_rest_distance: worst,
         },
     }
+}
+
+/// Pair each point of `points` not `used` with its nearest in `other` within `radius`
+/// (`flipped`: the points are B's, so pairs are written (other, point)); the counts paired and
+/// left unmatched.
+fn pair_leftovers(
+    points: &[Vec3],
+    used: &[bool],
+    other: &KdTree,
+    radius: f32,
+    pairs: &mut Vec<(u32, u32)>,
+    worst: &mut f64,
+    flipped: bool,
+) -> (usize, usize) {
+    let (mut shared, mut unmatched) = (0, 0);
+    let mut near = Vec::new();
+    for (i, p) in points.iter().enumerate().filter(|(i, _)| !used[*i]) {
+        other.near(*p, radius, 1, &mut near);
+        match near.first() {
+            Some(&(d, j)) => {
+                pairs.push(if flipped {
+                    (j, i as u32)
+                } else {
+                    (i as u32, j)
+                });
+                shared += 1;
+                *worst = worst.max(d as f64);
+            }
+            None => unmatched += 1,
+        }
+    }
+    (shared, unmatched)
 }

@@ -463,8 +463,7 @@ impl<'a> Differ<'a> {
     /// vertex's pairs; 0 for vertices not drawn or not matched): what a heatmap shows.
     pub fn vertex_distances(&self) -> Vec<f32> {
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        self.pairing
-            .per_vertex(self.a.scene, self.b.scene, &self.distances, &mut a, &mut b);
+        self.pairing.per_vertex(&self.distances, &mut a, &mut b);
         a
     }
 

@@ -25,6 +25,9 @@ pub struct Pairing {
     pub matching: Matching,
     /// A's rest-pose bounds diagonal (B's when A has none; 1 when neither has), model units.
     pub diagonal: f64,
+    /// Where each draw of A, and of B, starts in a per-vertex array of every draw, and the
+    /// arrays' lengths ([`Pairing::per_vertex`]; made once, not every frame).
+    starts: [(Vec<usize>, usize); 2],
 }
 
 /// The drawn vertices of `scene` and their positions in `skinned` (every draw's).
@@ -95,8 +98,9 @@ impl Pairing {
         rest_b: &[SkinnedVertices],
         match_radius_rel: f64,
     ) -> Result<Pairing> {
-        for scene in [a, b] {
-            let (_, total) = starts(scene);
+        let starts = [starts(a), starts(b)];
+        for (scene, (_, total)) in [a, b].into_iter().zip(&starts) {
+            let total = *total;
             if total as u64 > MAX_PAIRED_VERTICES {
                 return Err(Error::invalid(
                     &scene.name,
@@ -122,6 +126,7 @@ impl Pairing {
             set_b,
             matching,
             diagonal,
+            starts,
         })
     }
 
@@ -159,23 +164,15 @@ impl Pairing {
         (self.set_a.draw[ia as usize], self.set_a.vertex[ia as usize])
     }
 
-    /// Per vertex of every draw of `a` and of `b` (draws in order), the largest of `distances`
+    /// Per vertex of every draw of A and of B (draws in order), the largest of `distances`
     /// ([`Pairing::measure`]'s) over its pairs; 0 for vertices not drawn or not matched: what
     /// heatmaps show.
-    pub fn per_vertex(
-        &self,
-        a: &Scene,
-        b: &Scene,
-        distances: &[f64],
-        out_a: &mut Vec<f32>,
-        out_b: &mut Vec<f32>,
-    ) {
-        let (start_a, total_a) = starts(a);
-        let (start_b, total_b) = starts(b);
+    pub fn per_vertex(&self, distances: &[f64], out_a: &mut Vec<f32>, out_b: &mut Vec<f32>) {
+        let [(start_a, total_a), (start_b, total_b)] = &self.starts;
         out_a.clear();
-        out_a.resize(total_a, 0.0);
+        out_a.resize(*total_a, 0.0);
         out_b.clear();
-        out_b.resize(total_b, 0.0);
+        out_b.resize(*total_b, 0.0);
         for (&(ia, ib), &d) in self.matching.pairs.iter().zip(distances) {
             let d = d as f32;
             let (da, va) = self.a_vertex(ia);

@@ -163,8 +163,6 @@ impl OtherFile {
         if let Some((_, p)) = &self.pairing {
             self.now = p.measure(&a.outputs, &self.character.outputs, &mut self.distances);
             p.per_vertex(
-                &a.scene,
-                &self.character.scene,
                 &self.distances,
                 &mut self.distances_a,
                 &mut self.distances_b,

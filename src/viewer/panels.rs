@@ -27,18 +27,14 @@ pub fn model(ui: &mut Ui, state: &mut ViewerState) {
         scene.draws.len(),
         scene.animations.len()
     ));
-    ui.horizontal(|ui| {
-        let field = ui.add(
-            egui::TextEdit::singleline(&mut state.open_path)
-                .hint_text(".glb, .gltf, .rig.json or builtin:…")
-                .desired_width(170.0),
-        );
-        let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-        if ui.button("Open").clicked() || enter {
-            let path = state.open_path.clone();
-            let _ = state.open(&path);
-        }
-    });
+    if let Some(path) = path_field(
+        ui,
+        &mut state.open_path,
+        ".glb, .gltf, .rig.json or builtin:…",
+        "Open",
+    ) {
+        let _ = state.open(&path);
+    }
     ui.horizontal(|ui| {
         for b in Builtin::ALL {
             if ui.button(b.name()).clicked() {
@@ -57,18 +53,14 @@ pub fn model(ui: &mut Ui, state: &mut ViewerState) {
 /// coloured by the distance between them; the figures of the frame and the largest so far.
 #[cfg(not(target_arch = "wasm32"))]
 fn compare_with(ui: &mut Ui, state: &mut ViewerState) {
-    ui.horizontal(|ui| {
-        let field = ui.add(
-            egui::TextEdit::singleline(&mut state.compare_path)
-                .hint_text("another file of this character")
-                .desired_width(170.0),
-        );
-        let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-        if ui.button("Compare with").clicked() || enter {
-            let path = state.compare_path.clone();
-            let _ = state.compare_with(&path);
-        }
-    });
+    if let Some(path) = path_field(
+        ui,
+        &mut state.compare_path,
+        "another file of this character",
+        "Compare with",
+    ) {
+        let _ = state.compare_with(&path);
+    }
     let Some(o) = &state.other else { return };
     let diagonal = o.diagonal().max(f64::MIN_POSITIVE);
     let unmatched = o.pairing().map_or(0, |p| {
@@ -94,6 +86,20 @@ fn compare_with(ui: &mut Ui, state: &mut ViewerState) {
     if stop {
         state.stop_comparing();
     }
+}
+
+/// A path field and its button: the path when the button is clicked or Enter pressed in it.
+fn path_field(ui: &mut Ui, text: &mut String, hint: &str, button: &str) -> Option<String> {
+    ui.horizontal(|ui| {
+        let field = ui.add(
+            egui::TextEdit::singleline(text)
+                .hint_text(hint)
+                .desired_width(170.0),
+        );
+        let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        (ui.button(button).clicked() || enter).then(|| text.clone())
+    })
+    .inner
 }
 
 /// The last error, in red, with a button to dismiss it.

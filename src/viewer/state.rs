@@ -603,14 +603,7 @@ impl ViewerState {
                 Ok(())
             }
             Err(e) => {
-                // The label once: most errors name the file already.
-                let message = e.to_string();
-                let name = crate::io::file_label(std::path::Path::new(label.trim()));
-                self.error = Some(if message.starts_with(&format!("{name}: ")) {
-                    message
-                } else {
-                    format!("{}: {message}", label.trim())
-                });
+                self.error = Some(load_error(label.trim(), &e));
                 Err(e)
             }
         }
@@ -655,13 +648,7 @@ impl ViewerState {
         });
         if let Err(e) = &result {
             (self.other, self.mode) = before;
-            let message = e.to_string();
-            let name = crate::io::file_label(std::path::Path::new(label));
-            self.error = Some(if message.starts_with(&format!("{name}: ")) {
-                message
-            } else {
-                format!("{label}: {message}")
-            });
+            self.error = Some(load_error(label, e));
         }
         result
     }
@@ -941,6 +928,17 @@ impl ViewerState {
     /// what the command line and `info` take): [`crate::scene::Scene::node_label`].
     pub fn node_label(&self, n: usize) -> String {
         self.character.scene.node_label(n)
+    }
+}
+
+/// A file's load error for the panel, the label once (most errors name the file already).
+fn load_error(label: &str, e: &crate::error::Error) -> String {
+    let message = e.to_string();
+    let name = crate::io::file_label(std::path::Path::new(label));
+    if message.starts_with(&format!("{name}: ")) {
+        message
+    } else {
+        format!("{label}: {message}")
     }
 }
 
