@@ -2,6 +2,7 @@
 # Make a fresh Debian/Ubuntu machine ready to build and run skinview headless:
 # Rust toolchain (checked), a Vulkan driver (Mesa lavapipe, installed when missing).
 # With --tests also what the tests need: Node.js + three.js for the independent-engine tests,
+# Blender for the FBX test data (scripts/make-fbx-test-data.sh),
 # and the test data (../shared or $SKINVIEW_SHARED when present, otherwise the sample models
 # downloaded and the reference outputs made into tests/data by scripts/fetch-test-data.sh).
 # Prints exactly what is missing when it cannot install it itself.
@@ -147,6 +148,18 @@ elif [ ! -f "$here/tests/data/.complete" ]; then
     echo "setup: no ../shared test data beside this checkout; making tests/data" >&2
     "$here/scripts/fetch-test-data.sh"
 fi
+
+# The FBX tests' data: the shared models converted by Debian's Blender (headless), made here.
+# Blender's glTF importer needs numpy, which --no-install-recommends leaves out.
+if ! command -v blender >/dev/null || ! python3 -c 'import numpy' 2>/dev/null; then
+    echo "setup: installing Blender for the FBX test data (blender, python3-numpy)" >&2
+    if ! need_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
+       ! need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends blender python3-numpy; then
+        echo "missing: Blender for the FBX tests. Run as root:  apt-get install blender python3-numpy" >&2
+        exit 1
+    fi
+fi
+"$here/scripts/make-fbx-test-data.sh"
 
 # lavapipe complains without a private runtime directory.
 if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then

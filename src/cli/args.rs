@@ -15,7 +15,7 @@ use skinview::skin::{NormalMode, SkinMode, SkinOptions};
 use super::CliError;
 
 /// Help shared by every MODEL argument.
-pub const MODEL_HELP: &str = "Model: .gltf/.glb, native .rig.json, or builtin:arm / \
+pub const MODEL_HELP: &str = "Model: .gltf/.glb, .fbx, native .rig.json, or builtin:arm / \
     builtin:humanoid (default: the built-in arm)";
 
 /// Largest influence limit accepted by `--max-influences` (the CPU path takes any number;
@@ -367,7 +367,7 @@ pub const MAX_PIXELS: u64 = 4096 * 2048;
 /// The model argument of a command.
 #[derive(Args, Clone)]
 pub struct ModelArg {
-    #[doc = "Model: .gltf/.glb, native .rig.json, or builtin:arm / builtin:humanoid"]
+    #[doc = "Model: .gltf/.glb, .fbx, native .rig.json, or builtin:arm / builtin:humanoid"]
     #[arg(help = MODEL_HELP)]
     pub model: Option<PathBuf>,
     /// Follow buffer and image URIs that lead outside the model's folder (absolute paths,

@@ -18,7 +18,7 @@ use super::{CliError, CliResult};
 
 #[derive(Args)]
 pub struct BenchArgs {
-    #[arg(help = MODEL_HELP, long_help = "Model: .gltf/.glb, native .rig.json, or builtin:arm / \
+    #[arg(help = MODEL_HELP, long_help = "Model: .gltf/.glb, .fbx, native .rig.json, or builtin:arm / \
         builtin:humanoid (default: the built-in humanoid with layers, IK and bone links)")]
     model: Option<PathBuf>,
     /// Animation index or name to play (default: 0; the humanoid demo without it).

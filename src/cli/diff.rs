@@ -19,7 +19,7 @@ const MAX_PLOTTED_CLIPS: usize = 6;
 
 #[derive(Args)]
 pub struct DiffArgs {
-    /// The reference file (.gltf/.glb, .rig.json, builtin:NAME).
+    /// The reference file (.gltf/.glb, .fbx, .rig.json, builtin:NAME).
     a: PathBuf,
     /// The file compared with it.
     b: PathBuf,

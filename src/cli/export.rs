@@ -1,6 +1,7 @@
 //! `skinview export`: any model as binary glTF, or a native rig as `.rig.json` (how `assets/`
 //! is made). A glTF input is rewritten from its own document (nothing it had is lost; what
-//! changed and anything dropped are printed); a native rig is written from its scene.
+//! changed and anything dropped are printed); a native rig or an FBX file is written from its
+//! scene (an FBX conversion also prints the importer's repairs and warnings).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,6 +66,7 @@ pub fn run(a: ExportArgs) -> CliResult {
     let source = a.model.source()?;
     if let ModelSource::File(path) = &source
         && !source.is_native()
+        && !source.is_fbx()
     {
         if ext.as_deref() == Some("json") {
             return Err(CliError::Usage(
@@ -140,6 +142,10 @@ pub fn run(a: ExportArgs) -> CliResult {
         return Ok(ExitCode::SUCCESS);
     }
     let scene = &model.scene;
+    for n in &scene.report.notes {
+        let kind = if n.repaired { "repaired" } else { "warning" };
+        println!("  {kind}: {}: {}", n.field, n.message);
+    }
     let options = ExportOptions {
         joints: joints.unwrap_or(JointType::U16),
         weights: weights.unwrap_or(WeightType::F32),

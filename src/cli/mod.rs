@@ -121,7 +121,7 @@ type CliResult<T = ExitCode> = Result<T, CliError>;
     long_about = "\
 GPU skinning renderer and CPU vs GPU skinning comparison for glTF 2.0 rigs.
 
-Every command but `quality`, `diff` and `gpu-report` takes an optional MODEL: a .gltf/.glb file, a native rig
+Every command but `quality`, `diff` and `gpu-report` takes an optional MODEL: a .gltf/.glb or .fbx file, a native rig
 (.rig.json), or a built-in rig (builtin:arm, builtin:humanoid, builtin:dense-humanoid). Without
 one it uses the
 built-in arm (after Woodland, \"Filling the Gaps: Advanced Animation Using Stitching and

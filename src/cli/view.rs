@@ -20,7 +20,7 @@ const MAX_FRAMES: u64 = 216_000;
 
 #[derive(Args)]
 pub struct ViewArgs {
-    #[arg(help = MODEL_HELP, long_help = "Model: .gltf/.glb, native .rig.json, or builtin:arm / \
+    #[arg(help = MODEL_HELP, long_help = "Model: .gltf/.glb, .fbx, native .rig.json, or builtin:arm / \
         builtin:humanoid (default: the built-in humanoid running every animation stage)")]
     model: Option<PathBuf>,
     /// What the window shows first: gpu, cpu, split (CPU | GPU side by side) or diff

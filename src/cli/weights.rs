@@ -126,6 +126,7 @@ pub fn run(a: WeightsArgs) -> CliResult {
     let source = a.model.source()?;
     if let ModelSource::File(path) = &source
         && !source.is_native()
+        && !source.is_fbx()
     {
         let file = path.display().to_string();
         let options = RepackOptions {

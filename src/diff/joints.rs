@@ -3,8 +3,9 @@
 //!
 //! Method: over every matched vertex pair, each joint that influences either side:
 //! - weights: |w_A − w_B| (a joint missing on one side weighs 0 there);
-//! - bind: each joint's rest-pose skinning matrix (its inverse bind matrix composed with its
-//!   rest transform), M_A and M_B, judged where it acts, at A's bind-space position p_A:
+//! - bind: each joint's skinning matrix (its inverse bind matrix composed with its world
+//!   transform in the pose the vertices were paired in: the rest pose, or a clip's start
+//!   where the files rest differently), M_A and M_B, judged where it acts, at A's bind-space position p_A:
 //!   |M_B · D⁻¹ · p_A − M_A · p_A|. D is what the draw's joints share on B's side, the
 //!   element-wise median over them of M_A⁻¹ · M_B: a quantisation folded into every inverse
 //!   bind matrix (gltfpack stores integer positions and scales them back there, M_B = M_A ·

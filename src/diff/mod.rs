@@ -215,6 +215,9 @@ pub struct Diff {
     pub fps: f32,
     /// How the vertices matched.
     pub vertices: MatchStats,
+    /// Where the vertices were paired when not in the rest pose: the first shared clip at
+    /// its start, because the rest poses differ (see [`Differ::new`]).
+    pub paired_at: Option<PairedAt>,
     /// How the joints matched and which differ.
     pub joints: JointReport,
     /// Per clip.
@@ -229,6 +232,15 @@ pub struct Diff {
     pub failures: Vec<String>,
     /// No failure.
     pub passed: bool,
+}
+
+/// Where vertices were paired, when not in the rest pose.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PairedAt {
+    /// The clip's name in A.
+    pub clip: String,
+    /// The time both were skinned at, s.
+    pub time_s: f32,
 }
 
 /// Per-draw running figures over one clip.
@@ -294,6 +306,7 @@ pub struct Differ<'a> {
     clips: Vec<ClipPair>,
     lone_a: Vec<usize>,
     lone_b: Vec<usize>,
+    paired_at: Option<PairedAt>,
     /// Per pair, its distance in the last frame.
     distances: Vec<f64>,
 }
@@ -308,12 +321,23 @@ fn clip_name(scene: &Scene, i: usize) -> String {
 
 impl<'a> Differ<'a> {
     /// Set up the comparison of `a` with `b`: rest poses skinned, vertices, joints and clips
-    /// matched.
+    /// matched. Vertices are paired in the rest pose; when that leaves some unmatched and the
+    /// files share a clip, they are paired again at the start of the first shared clip and
+    /// the pairing that matches more is kept (the joints' skinning matrices are then compared
+    /// in that pose too). Files of one character can differ in what
+    /// "rest" means: Blender's rest pose is the bind pose, so an FBX it wrote rests where its
+    /// glTF source was bound, while the source's nodes rest elsewhere.
     pub fn new(a: &'a Scene, b: &'a Scene, options: DiffOptions) -> Result<Differ<'a>> {
         options.validate()?;
-        let a_side = Skinned::new(a)?;
-        let b_side = Skinned::new(b)?;
-        let pairing = Pairing::new(a, &a_side.out, b, &b_side.out, options.match_radius_rel)?;
+        let mut a_side = Skinned::new(a)?;
+        let mut b_side = Skinned::new(b)?;
+        let (clips, lone_a, lone_b) = names::match_clips(a, b);
+        let (pairing, paired_at) = Self::pair(
+            &mut a_side,
+            &mut b_side,
+            clips.first().copied(),
+            options.match_radius_rel,
+        )?;
         let nodes = names::match_nodes(a, b);
         let joints = joints::compare_joints(
             &joints::Side {
@@ -331,11 +355,15 @@ impl<'a> Differ<'a> {
             pairing.diagonal,
             (options.tolerance_rel, options.weight_tolerance),
         );
-        let (clips, lone_a, lone_b) = names::match_clips(a, b);
+        if paired_at.is_some() {
+            a_side.skin(None, 0.0)?;
+            b_side.skin(None, 0.0)?;
+        }
         Ok(Differ {
             a: a_side,
             b: b_side,
             options,
+            paired_at,
             distances: Vec::with_capacity(pairing.matching.pairs.len()),
             pairing,
             joints,
@@ -343,6 +371,35 @@ impl<'a> Differ<'a> {
             lone_a,
             lone_b,
         })
+    }
+
+    /// Pair the vertices in the rest pose, or at the start of `clip` when that matches more
+    /// (see [`Differ::new`]); both sides are left in the pose they were paired in.
+    fn pair(
+        a: &mut Skinned<'a>,
+        b: &mut Skinned<'a>,
+        clip: Option<ClipPair>,
+        radius_rel: f64,
+    ) -> Result<(Pairing, Option<PairedAt>)> {
+        let rest = Pairing::new(a.scene, &a.out, b.scene, &b.out, radius_rel)?;
+        let unmatched = |p: &Pairing| p.matching.stats.a_unmatched + p.matching.stats.b_unmatched;
+        let Some(c) = clip.filter(|_| unmatched(&rest) > 0) else {
+            return Ok((rest, None));
+        };
+        let time_s = 0.0;
+        a.skin(Some(c.a), time_s)?;
+        b.skin(Some(c.b), time_s)?;
+        let posed = Pairing::new(a.scene, &a.out, b.scene, &b.out, radius_rel)?;
+        if unmatched(&posed) >= unmatched(&rest) {
+            a.skin(None, 0.0)?;
+            b.skin(None, 0.0)?;
+            return Ok((rest, None));
+        }
+        let at = PairedAt {
+            clip: clip_name(a.scene, c.a),
+            time_s,
+        };
+        Ok((posed, Some(at)))
     }
 
     /// The vertices paired.
@@ -598,8 +655,11 @@ impl<'a> Differ<'a> {
         if stats.a_unmatched > 0 || stats.b_unmatched > 0 {
             failures.push(format!(
                 "{} vertices of A and {} of B have no vertex of the other within {:.1e} of the \
-                 diagonal in the rest pose",
-                stats.a_unmatched, stats.b_unmatched, self.options.match_radius_rel
+                 diagonal {}",
+                stats.a_unmatched,
+                stats.b_unmatched,
+                self.options.match_radius_rel,
+                paired_where(self.paired_at.as_ref())
             ));
         }
         if !clips_only_in_a.is_empty() {
@@ -614,6 +674,7 @@ impl<'a> Differ<'a> {
             times: self.options.times,
             fps: self.options.fps,
             vertices: stats,
+            paired_at: self.paired_at.clone(),
             joints: self.joints.clone(),
             clips,
             clips_only_in_a,
@@ -622,6 +683,20 @@ impl<'a> Differ<'a> {
             passed: failures.is_empty(),
             failures,
         }
+    }
+}
+
+impl Diff {
+    /// Where the vertices were paired, in words: `in the rest pose`, or `at "Walk" 0.000 s`.
+    pub fn paired_where(&self) -> String {
+        paired_where(self.paired_at.as_ref())
+    }
+}
+
+fn paired_where(at: Option<&PairedAt>) -> String {
+    match at {
+        None => "in the rest pose".into(),
+        Some(p) => format!("at {:?} {:.3} s", p.clip, p.time_s),
     }
 }
 
@@ -649,15 +724,16 @@ impl fmt::Display for Diff {
         writeln!(f, "A: {}\nB: {}", self.a, self.b)?;
         writeln!(
             f,
-            "vertices: {} of A, {} of B, paired by {}: {} one to one, {} of A and {} of B \
-             sharing a vertex, {} of A and {} of B unmatched (rest-pose offset up to {:.2e} of \
-             the diagonal)",
+            "vertices: {} of A, {} of B, paired by {} {}: {} one to one, {} of A and {} of B \
+             sharing a vertex, {} of A and {} of B unmatched (offset up to {:.2e} of the \
+             diagonal)",
             v.a_vertices,
             v.b_vertices,
             match v.method {
                 MatchMethod::Index => "index",
-                MatchMethod::Position => "rest-pose position",
+                MatchMethod::Position => "position",
             },
+            self.paired_where(),
             v.one_to_one,
             v.a_shared,
             v.b_shared,

@@ -3,7 +3,10 @@
 //! Method: nodes by name where the name is unique in both files, then by hierarchy (a node
 //! whose parent is matched takes the parent's match's child at its own place among the
 //! children, when that child is free; roots likewise). Clips by name where unique in both,
-//! then those left on each side in order (converters rename clips). Cost: O(nodes + clips). Limits: renamed nodes under
+//! then by the action's name inside an exporter's clip name (Blender writes `Object|Action`
+//! and names actions it imports `Action_Object`, so glTF's `Run` comes back as
+//! `root|Run_root`), then those left on each side in order (converters rename clips).
+//! Cost: O(nodes + clips). Limits: renamed nodes under
 //! reordered children are not found; converters that insert or drop intermediate nodes
 //! leave the nodes below them to names alone.
 
@@ -19,8 +22,23 @@ pub enum MatchedBy {
     Name,
     /// The same place under matched parents.
     Hierarchy,
+    /// The same action name inside an exporter's clip name (clips).
+    ActionName,
     /// The same index (clips).
     Index,
+}
+
+/// The action a clip name holds: `Run` for Blender's `root|Run_root` (object `root`, action
+/// `Run_root` imported as `Run` on `root`), `Walk` for `Armature|Walk`; the name otherwise.
+pub fn action_name(name: &str) -> &str {
+    let Some((object, action)) = name.split_once('|') else {
+        return name;
+    };
+    action
+        .strip_suffix(object)
+        .and_then(|a| a.strip_suffix('_'))
+        .filter(|a| !a.is_empty())
+        .unwrap_or(action)
 }
 
 /// Names that occur once among `names`, with their index.
@@ -88,6 +106,36 @@ pub fn match_nodes(a: &Scene, b: &Scene) -> Vec<Option<(usize, MatchedBy)>> {
     matched
 }
 
+/// Pair the clips of `a` and `b` left unpaired whose names are one and unique among those
+/// left once `key` is applied.
+fn pair_left_by_name(
+    a: &Scene,
+    b: &Scene,
+    of_a: &mut [Option<(usize, MatchedBy)>],
+    taken: &mut [bool],
+    key: fn(&str) -> &str,
+    by: MatchedBy,
+) {
+    let left_a = a
+        .animations
+        .iter()
+        .enumerate()
+        .map(|(i, c)| c.name.as_deref().filter(|_| of_a[i].is_none()).map(key));
+    let names_a = unique_names(left_a);
+    let left_b = b
+        .animations
+        .iter()
+        .enumerate()
+        .map(|(j, c)| c.name.as_deref().filter(|_| !taken[j]).map(key));
+    let names_b = unique_names(left_b);
+    for (name, &i) in &names_a {
+        if let Some(&j) = names_b.get(name) {
+            of_a[i] = Some((j, by));
+            taken[j] = true;
+        }
+    }
+}
+
 /// A clip of `a` and its clip in `b`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClipPair {
@@ -112,6 +160,14 @@ pub fn match_clips(a: &Scene, b: &Scene) -> (Vec<ClipPair>, Vec<usize>, Vec<usiz
             taken[j] = true;
         }
     }
+    pair_left_by_name(
+        a,
+        b,
+        &mut of_a,
+        &mut taken,
+        action_name,
+        MatchedBy::ActionName,
+    );
     // The clips left on each side, paired in order (converters rename clips: "Take 001",
     // "Armature|walk"); the report shows both names.
     let left_b: Vec<usize> = (0..b.animations.len()).filter(|&j| !taken[j]).collect();

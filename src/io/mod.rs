@@ -5,6 +5,8 @@
 
 pub mod accessor;
 pub mod dump;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod fbx;
 pub mod files;
 pub mod gltf_export;
 pub mod gltf_import;
@@ -26,16 +28,10 @@ use crate::scene::Scene;
 pub use files::{FileSet, ImportOptions};
 pub use model::{Model, ModelSource, NativeRig};
 
-/// Load a model file by extension: `.gltf` / `.glb`, or a native Weber rig (`.json`, e.g.
-/// `*.rig.json`).
+/// Load a model file by extension: `.gltf` / `.glb`, `.fbx`, or a native Weber rig (`.json`,
+/// e.g. `*.rig.json`).
 pub fn load(path: &Path) -> Result<Scene> {
-    if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
-    {
-        return Ok(rig_json::read(path)?.to_scene()?.scene);
-    }
-    gltf_import::import_file(path)
+    Ok(ModelSource::File(path.to_path_buf()).load()?.scene)
 }
 
 /// The file name of `path` for messages (the whole path when it has none).

@@ -1,4 +1,5 @@
-//! What a model argument names — a `.gltf`/`.glb` file, a native `.rig.json`, or a built-in
+//! What a model argument names — a `.gltf`/`.glb` file, an `.fbx` file, a native `.rig.json`,
+//! or a built-in
 //! (`builtin:arm`, `builtin:humanoid`) — and loading it once into everything the commands,
 //! the tests and the viewer need: the scene, and for native rigs the rig with its per-bone
 //! metadata (lengths, joint limits, sections, links) that the animation stage uses.
@@ -18,7 +19,8 @@ use crate::scene::Scene;
 pub enum ModelSource {
     /// A rig generated in code.
     Builtin(Builtin),
-    /// A `.gltf` / `.glb` file, or a native rig file (`.json`, e.g. `*.rig.json`).
+    /// A `.gltf` / `.glb` file, an `.fbx` file, or a native rig file (`.json`, e.g.
+    /// `*.rig.json`).
     File(PathBuf),
     /// The model `main` among files held in memory (the web page's dropped or fetched files;
     /// its buffers and images come from the same set).
@@ -63,6 +65,15 @@ impl ModelSource {
         }
     }
 
+    /// An `.fbx` file (read by `io::fbx`; `export` writes it from its scene).
+    pub fn is_fbx(&self) -> bool {
+        match self {
+            ModelSource::Builtin(_) => false,
+            ModelSource::File(p) => is_fbx(p),
+            ModelSource::Memory { main, .. } => is_fbx(Path::new(main)),
+        }
+    }
+
     /// How the source is named in messages.
     pub fn label(&self) -> String {
         match self {
@@ -96,6 +107,10 @@ impl ModelSource {
                     vec![canonical],
                 )
             }
+            ModelSource::File(p) if is_fbx(p) => {
+                let (scene, files) = import_fbx(p, options)?;
+                (scene, None, files)
+            }
             ModelSource::File(p) => {
                 let (scene, files) = super::gltf_import::import_file_with(p, options)?;
                 (scene, None, files)
@@ -109,6 +124,11 @@ impl ModelSource {
                     vec![PathBuf::from(main)],
                 )
             }
+            ModelSource::Memory { main, set } if is_fbx(Path::new(main)) => (
+                import_fbx_memory(main, set)?,
+                None,
+                vec![PathBuf::from(main)],
+            ),
             ModelSource::Memory { main, set } => {
                 let (scene, files) = super::gltf_import::import_memory(main, set.clone(), options)?;
                 (scene, None, files)
@@ -121,6 +141,42 @@ impl ModelSource {
             files,
         })
     }
+}
+
+fn is_fbx(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e.eq_ignore_ascii_case("fbx"))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn import_fbx(path: &Path, options: ImportOptions) -> Result<(Scene, Vec<PathBuf>)> {
+    super::fbx::import_file_with(path, options)
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn import_fbx_memory(main: &str, set: &FileSet) -> Result<Scene> {
+    super::fbx::import_slice(set.file(main)?, main)
+}
+
+/// The web build has no FBX reader (ufbx is C, not built for wasm).
+#[cfg(target_arch = "wasm32")]
+fn import_fbx(path: &Path, _options: ImportOptions) -> Result<(Scene, Vec<PathBuf>)> {
+    Err(fbx_on_the_web(&super::file_label(path)))
+}
+
+#[cfg(target_arch = "wasm32")]
+fn import_fbx_memory(main: &str, _set: &FileSet) -> Result<Scene> {
+    Err(fbx_on_the_web(main))
+}
+
+#[cfg(target_arch = "wasm32")]
+fn fbx_on_the_web(file: &str) -> crate::error::Error {
+    crate::error::Error::invalid(
+        file,
+        "file type",
+        "FBX is not read by the web page (its reader, ufbx, is C and is not built for the \
+         web); convert it on the desktop with `skinview export FILE.fbx` to a .glb and drop \
+         that",
+    )
 }
 
 fn is_rig_json(p: &Path) -> bool {

@@ -38,6 +38,9 @@ pub mod glb;
 /// gltfpack's quantised and compressed copies of the shared models, made at test time.
 pub mod gltfpack;
 
+/// FBX files Blender wrote from the shared models (scripts/make-fbx-test-data.sh).
+pub mod fbx;
+
 /// Golden-image comparison (renders and `render` images with legends).
 pub mod golden;
 /// Deterministic generated rigs (seeded skeleton, tube skin, morph targets, animations).

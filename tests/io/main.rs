@@ -7,6 +7,7 @@ mod common;
 
 mod compressed;
 mod export;
+mod fbx;
 mod hostile;
 mod hostile_corpus;
 mod import;

@@ -15,6 +15,7 @@ use std::sync::Once;
 
 use skinview::character::CharacterSetup;
 use skinview::io::gltf_import::import_slice;
+use skinview::scene::Scene;
 
 /// Mutants per model (well under a second of imports per model); `SKINVIEW_FUZZ_MUTANTS`
 /// and `SKINVIEW_FUZZ_SEED` run longer or other campaigns locally; `SKINVIEW_FUZZ_DUMP=DIR`
@@ -125,7 +126,7 @@ fn mutated_models_import_or_fail_cleanly() {
         })
         .collect();
     assert!(models.len() >= 10, "shared models missing");
-    fuzz(&models);
+    fuzz(&models, &gltf);
 }
 
 /// The same on meshopt-compressed copies (gltfpack `-c`, `-cc`, and `-c -ce khr` of CesiumMan
@@ -148,12 +149,33 @@ fn mutated_compressed_models_import_or_fail_cleanly() {
             models.push((file, std::fs::read(&path).unwrap()));
         }
     }
-    fuzz(&models);
+    fuzz(&models, &gltf);
 }
 
-/// [`MUTANTS`] mutants of each of `models` (name, bytes): each imports and skins, or fails
-/// with an error naming the file and a field; no panic.
-fn fuzz(models: &[(String, Vec<u8>)]) {
+/// The glTF importer, as the fuzzer calls importers.
+fn gltf(bytes: &[u8], name: &str) -> skinview::Result<Scene> {
+    import_slice(bytes, Path::new(name))
+}
+
+/// The same on FBX files Blender wrote from the shared models (scripts/make-fbx-test-data.sh):
+/// the mutants go through ufbx's binary FBX reader (node records, compressed arrays) and the
+/// importer's conversion.
+#[test]
+fn mutated_fbx_files_import_or_fail_cleanly() {
+    let models: Vec<(String, Vec<u8>)> =
+        ["RiggedSimple", "SimpleSkin", "rig_seed4_8inf_morph_ubyte"]
+            .into_iter()
+            .map(|stem| {
+                let path = common::fbx::converted(stem);
+                (format!("{stem}.fbx"), std::fs::read(&path).unwrap())
+            })
+            .collect();
+    fuzz(&models, &skinview::io::fbx::import_slice);
+}
+
+/// [`MUTANTS`] mutants of each of `models` (name, bytes), read by `import`: each imports and
+/// skins, or fails with an error naming the file and a field; no panic.
+fn fuzz(models: &[(String, Vec<u8>)], import: &dyn Fn(&[u8], &str) -> skinview::Result<Scene>) {
     let mutants = env_or("SKINVIEW_FUZZ_MUTANTS", MUTANTS as u64) as usize;
     let mut rng = XorShift64(env_or("SKINVIEW_FUZZ_SEED", 0x5EED_1234_ABCD_0001) | 1);
     let (mut panics, mut ok, mut errors) = (Vec::new(), 0usize, 0usize);
@@ -163,7 +185,7 @@ fn fuzz(models: &[(String, Vec<u8>)]) {
             let m = mutate(&mut rng, bytes, other);
             let result = quietly(|| {
                 catch_unwind(AssertUnwindSafe(|| {
-                    let scene = import_slice(&m, Path::new(name))?;
+                    let scene = import(&m, name)?;
                     // What imports must also animate and skin.
                     let anim = (!scene.animations.is_empty()).then_some(0);
                     let mut c = CharacterSetup::clip(anim).build(&scene)?;

@@ -1,0 +1,248 @@
+//! Animation stacks as clips: each stack baked by ufbx (linear keys kept at their times,
+//! other curves sampled at the file's frame rate), its node tracks and blend-channel weights
+//! as LINEAR channels.
+
+use super::mesh::MorphLinks;
+use super::{MAX_BAKED_KEYS, allocator, element_label, quat, ufbx_error, vec3};
+use crate::anim::{Animation, Channel, Interpolation, Path, Sampler};
+use crate::error::{Error, Result};
+use crate::scene::{Node, Report};
+
+/// Frame rate used when the file's is missing or unusable (ufbx's own default).
+const FALLBACK_FPS: f64 = 30.0;
+
+/// Every stack of `fbx` as a clip.
+pub(super) fn clips(
+    fbx: &ufbx::Scene,
+    node_index: &[Option<usize>],
+    morphs: &[MorphLinks],
+    nodes: &[Node],
+    file: &str,
+    report: &mut Report,
+) -> Result<Vec<Animation>> {
+    let fps = fbx.settings.frames_per_second;
+    let fps = if fps.is_finite() && (1.0..=1000.0).contains(&fps) {
+        fps
+    } else {
+        FALLBACK_FPS
+    };
+    let mut clips = Vec::with_capacity(fbx.anim_stacks.len());
+    for stack in fbx.anim_stacks.iter() {
+        let label = element_label("AnimationStack", &stack.element);
+        check_length(
+            stack,
+            fps,
+            fbx.nodes.len() + fbx.blend_channels.len(),
+            file,
+            &label,
+        )?;
+        let opts = ufbx::BakeOpts {
+            temp_allocator: allocator(),
+            result_allocator: allocator(),
+            resample_rate: fps,
+            ..Default::default()
+        };
+        let baked =
+            ufbx::bake_anim(fbx, &stack.anim, opts).map_err(|e| ufbx_error(file, &label, &e))?;
+        let mut channels = node_channels(&baked, node_index, nodes);
+        channels.extend(weight_channels(&baked, morphs));
+        if channels.is_empty() {
+            report.warn(&label, "animates nothing skinview draws: an empty clip");
+        }
+        clips.push(Animation {
+            name: Some(stack.element.name.to_string()).filter(|n| !n.is_empty()),
+            channels,
+        });
+    }
+    Ok(clips)
+}
+
+/// Refuse a stack whose bake would make more than [`MAX_BAKED_KEYS`] keys.
+fn check_length(
+    stack: &ufbx::AnimStack,
+    fps: f64,
+    elements: usize,
+    file: &str,
+    label: &str,
+) -> Result<()> {
+    let length_s = stack.time_end - stack.time_begin;
+    let keys = length_s * fps * elements as f64;
+    if !stack.time_begin.is_finite()
+        || !stack.time_end.is_finite()
+        || keys.is_nan()
+        || keys > MAX_BAKED_KEYS
+    {
+        return Err(Error::invalid(
+            file,
+            label,
+            format!(
+                "runs from {} s to {} s at {fps} frames/s over {elements} elements: more than \
+                 {MAX_BAKED_KEYS:e} keys to bake",
+                stack.time_begin, stack.time_end
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Translation, rotation and scale channels of the baked nodes (a constant track equal to
+/// the node's rest value is left out).
+fn node_channels(
+    baked: &ufbx::BakedAnim,
+    node_index: &[Option<usize>],
+    nodes: &[Node],
+) -> Vec<Channel> {
+    let mut channels = Vec::new();
+    for b in baked.nodes.iter() {
+        let Some(node) = node_index.get(b.typed_id as usize).copied().flatten() else {
+            continue;
+        };
+        let rest = nodes[node].rest;
+        let t: Vec<(f64, [f32; 4])> = b
+            .translation_keys
+            .iter()
+            .map(|k| (k.time, vec4(vec3(k.value).to_array())))
+            .collect();
+        let r: Vec<(f64, [f32; 4])> = b
+            .rotation_keys
+            .iter()
+            .map(|k| (k.time, quat(k.value).normalize().to_array()))
+            .collect();
+        let s: Vec<(f64, [f32; 4])> = b
+            .scale_keys
+            .iter()
+            .map(|k| (k.time, vec4(vec3(k.value).to_array())))
+            .collect();
+        let at_rest = |keys: &[(f64, [f32; 4])], value: [f32; 4]| {
+            keys.iter()
+                .all(|(_, v)| v.iter().zip(value).all(|(a, b)| (a - b).abs() <= 1e-6))
+        };
+        let rest_t = vec4(rest.translation.to_array());
+        let rest_s = vec4(rest.scale.to_array());
+        let rest_r = rest.rotation.to_array();
+        let rest_r_flipped = (-rest.rotation).to_array();
+        if !(b.constant_translation && at_rest(&t, rest_t)) {
+            channels.push(channel(node, Path::Translation, &t, 3));
+        }
+        if !(b.constant_rotation && (at_rest(&r, rest_r) || at_rest(&r, rest_r_flipped))) {
+            channels.push(channel(node, Path::Rotation, &r, 4));
+        }
+        if !(b.constant_scale && at_rest(&s, rest_s)) {
+            channels.push(channel(node, Path::Scale, &s, 3));
+        }
+    }
+    channels
+}
+
+fn vec4(v: [f32; 3]) -> [f32; 4] {
+    [v[0], v[1], v[2], 0.0]
+}
+
+/// A LINEAR channel from keys (seconds, value); keys whose time rounds to the previous one in
+/// f32 replace it (a baked step's two sides).
+fn channel(node: usize, path: Path, keys: &[(f64, [f32; 4])], components: usize) -> Channel {
+    let mut times_s: Vec<f32> = Vec::with_capacity(keys.len());
+    let mut values: Vec<f32> = Vec::with_capacity(keys.len() * components);
+    for (t, v) in keys {
+        let t = *t as f32;
+        if times_s.last().is_some_and(|&last| t <= last) {
+            values.truncate(values.len() - components);
+        } else {
+            times_s.push(t);
+        }
+        values.extend_from_slice(&v[..components]);
+    }
+    Channel {
+        node,
+        path,
+        sampler: Sampler {
+            interpolation: Interpolation::Linear,
+            times_s,
+            values,
+            components,
+            is_rotation: path == Path::Rotation,
+        },
+    }
+}
+
+/// Morph weights channels: for each mesh with an animated blend channel, one channel per node
+/// that draws it, keyed at every time any of its channels has a key.
+fn weight_channels(baked: &ufbx::BakedAnim, morphs: &[MorphLinks]) -> Vec<Channel> {
+    let mut channels = Vec::new();
+    for m in morphs {
+        let tracks: Vec<Option<&[ufbx::BakedVec3]>> = m
+            .channels
+            .iter()
+            .map(|&id| {
+                baked
+                    .elements
+                    .iter()
+                    .find(|e| e.element_id == id)
+                    .and_then(|e| {
+                        e.props
+                            .iter()
+                            .find(|p| p.name.as_ref() as &str == "DeformPercent")
+                    })
+                    .map(|p| p.keys.as_ref())
+            })
+            .collect();
+        if tracks.iter().all(Option::is_none) {
+            continue;
+        }
+        let mut times: Vec<f64> = tracks
+            .iter()
+            .flatten()
+            .flat_map(|k| k.iter().map(|k| k.time))
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times.dedup();
+        let n = m.channels.len();
+        let mut keys_times: Vec<f32> = Vec::with_capacity(times.len());
+        let mut values: Vec<f32> = Vec::with_capacity(times.len() * n);
+        for &t in &times {
+            let t32 = t as f32;
+            if keys_times.last().is_some_and(|&last| t32 <= last) {
+                values.truncate(values.len() - n);
+            } else {
+                keys_times.push(t32);
+            }
+            for (k, track) in tracks.iter().enumerate() {
+                values.push(match track {
+                    Some(keys) => (sample(keys, t) / 100.0) as f32,
+                    None => m.default_weights.get(k).copied().unwrap_or(0.0),
+                });
+            }
+        }
+        for &node in &m.nodes {
+            channels.push(Channel {
+                node,
+                path: Path::Weights,
+                sampler: Sampler {
+                    interpolation: Interpolation::Linear,
+                    times_s: keys_times.clone(),
+                    values: values.clone(),
+                    components: n,
+                    is_rotation: false,
+                },
+            });
+        }
+    }
+    channels
+}
+
+/// A baked track's x at `t` (linear between keys, held past the ends).
+fn sample(keys: &[ufbx::BakedVec3], t: f64) -> f64 {
+    let after = keys.partition_point(|k| k.time <= t);
+    match (
+        after.checked_sub(1).and_then(|i| keys.get(i)),
+        keys.get(after),
+    ) {
+        (Some(a), Some(b)) if b.time > a.time => {
+            let u = (t - a.time) / (b.time - a.time);
+            a.value.x + (b.value.x - a.value.x) * u
+        }
+        (Some(a), _) => a.value.x,
+        (None, Some(b)) => b.value.x,
+        (None, None) => 0.0,
+    }
+}

@@ -1,0 +1,438 @@
+//! One ufbx mesh as our mesh: a primitive per material part (faces triangulated, a vertex
+//! per distinct corner), its skin from the first skin deformer, its blend channels as morph
+//! targets.
+
+use std::collections::HashMap;
+
+use glam::{Vec2, Vec3, Vec4};
+
+use super::{MAX_INFLUENCES, element_label, mat4, vec3};
+use crate::error::{Error, Result};
+use crate::scene::{Mesh, MorphTarget, Primitive, Report, Skin, SkinWeights, Topology};
+
+/// Where a mesh's morph targets came from, for the animation's weights channels.
+pub(super) struct MorphLinks {
+    /// The blend channel (element id) of each morph target, in target order.
+    pub channels: Vec<u32>,
+    /// Our nodes that draw the mesh.
+    pub nodes: Vec<usize>,
+    /// Default weight of each target.
+    pub default_weights: Vec<f32>,
+}
+
+/// A converted mesh.
+pub(super) struct Converted {
+    pub mesh: Mesh,
+    pub skin: Option<Skin>,
+    /// Blend channel element id per morph target.
+    pub channels: Vec<u32>,
+}
+
+/// Influences of each of a mesh's vertices (ufbx's vertex, before corners are split).
+struct Influences {
+    skin: Skin,
+    width: usize,
+    joints: Vec<u32>,
+    weights: Vec<f32>,
+}
+
+/// Blend shapes as dense offsets per ufbx vertex.
+struct Shapes {
+    targets: Vec<(Vec<Vec3>, Option<Vec<Vec3>>)>,
+    channels: Vec<u32>,
+    weights: Vec<f32>,
+}
+
+/// Convert mesh `m`; `node_of` maps a ufbx node to ours.
+pub(super) fn convert(
+    m: &ufbx::Mesh,
+    node_of: &dyn Fn(&ufbx::Node) -> Option<usize>,
+    file: &str,
+    report: &mut Report,
+) -> Result<Converted> {
+    let label = element_label("Geometry", &m.element);
+    let influences = match m.skin_deformers.len() {
+        0 => None,
+        1 => Some(influences(m, &m.skin_deformers[0], node_of, file, report)?),
+        n => {
+            return Err(Error::invalid(
+                file,
+                label,
+                format!("{n} skin deformers; skinview reads a mesh bound by one"),
+            ));
+        }
+    };
+    let shapes = shapes(m, &label, report);
+    let mut primitives = Vec::new();
+    let parts: Vec<(usize, Vec<u32>)> = if m.material_parts.is_empty() {
+        vec![(0, (0..m.faces.len() as u32).collect())]
+    } else {
+        m.material_parts
+            .iter()
+            .map(|p| (p.index as usize, p.face_indices.to_vec()))
+            .collect()
+    };
+    let mut skipped_faces = 0usize;
+    for (material, faces) in parts {
+        let (prim, skipped) = primitive(m, &faces, influences.as_ref(), &shapes, material);
+        skipped_faces += skipped;
+        if !prim.indices.is_empty() {
+            primitives.push(prim);
+        }
+    }
+    if skipped_faces > 0 {
+        report.warn(
+            &label,
+            format!("{skipped_faces} faces with fewer than 3 corners (points, lines) not drawn"),
+        );
+    }
+    let mesh = Mesh {
+        name: Some(m.element.name.to_string()).filter(|n| !n.is_empty()),
+        primitives,
+        default_morph_weights: shapes.weights.clone(),
+    };
+    Ok(Converted {
+        mesh,
+        skin: influences.map(|i| i.skin),
+        channels: shapes.channels,
+    })
+}
+
+/// The skin and per-vertex influences of skin deformer `d` (see the module repairs).
+fn influences(
+    m: &ufbx::Mesh,
+    d: &ufbx::SkinDeformer,
+    node_of: &dyn Fn(&ufbx::Node) -> Option<usize>,
+    file: &str,
+    report: &mut Report,
+) -> Result<Influences> {
+    let label = element_label("Deformer", &d.element);
+    let mut skin = Skin {
+        name: Some(d.element.name.to_string()).filter(|n| !n.is_empty()),
+        joints: Vec::with_capacity(d.clusters.len()),
+        joint_from_bind: Vec::with_capacity(d.clusters.len()),
+    };
+    for (k, c) in d.clusters.iter().enumerate() {
+        let node = c
+            .bone_node
+            .as_ref()
+            .and_then(|n| node_of(n))
+            .ok_or_else(|| {
+                Error::invalid(
+                    file,
+                    format!("{label} cluster {k}"),
+                    "is linked to no bone node",
+                )
+            })?;
+        let joint_from_bind = mat4(&c.geometry_to_bone);
+        if !joint_from_bind.is_finite() {
+            return Err(Error::invalid(
+                file,
+                format!("{label} cluster {k}"),
+                "bind matrix (Transform, TransformLink) is not finite",
+            ));
+        }
+        skin.joints.push(node);
+        skin.joint_from_bind.push(joint_from_bind);
+    }
+    if skin.joints.is_empty() {
+        return Err(Error::invalid(file, label, "has no clusters (no joints)"));
+    }
+    let n = m.num_vertices;
+    if d.vertices.len() != n {
+        return Err(Error::invalid(
+            file,
+            label,
+            format!(
+                "weights for {} vertices, the mesh has {n}",
+                d.vertices.len()
+            ),
+        ));
+    }
+    let most = d
+        .vertices
+        .iter()
+        .map(|v| v.num_weights as usize)
+        .max()
+        .unwrap_or(0);
+    let width = most.clamp(1, MAX_INFLUENCES).next_multiple_of(4);
+    let mut joints = vec![0u32; n * width];
+    let mut weights = vec![0f32; n * width];
+    let (mut truncated, mut renormalised, mut unweighted, mut worst) =
+        (0usize, 0usize, 0usize, 0f32);
+    for (v, sv) in d.vertices.iter().enumerate() {
+        let begin = sv.weight_begin as usize;
+        let count = (sv.num_weights as usize).min(MAX_INFLUENCES);
+        truncated += usize::from(sv.num_weights as usize > MAX_INFLUENCES);
+        // ufbx lists a vertex's weights heaviest first.
+        let list = d.weights.get(begin..begin + count).ok_or_else(|| {
+            Error::invalid(
+                file,
+                format!("{label} vertex {v}"),
+                "weights outside the deformer's list",
+            )
+        })?;
+        let slots = v * width..(v + 1) * width;
+        for (slot, w) in slots.clone().zip(list) {
+            joints[slot] = w.cluster_index;
+            weights[slot] = w.weight as f32;
+        }
+        let sum: f32 = weights[slots.clone()].iter().sum();
+        if sum <= 0.0 {
+            weights[slots.start] = 1.0;
+            joints[slots.start] = 0;
+            unweighted += 1;
+        } else if (sum - 1.0).abs() > 1e-3 || sv.num_weights as usize > MAX_INFLUENCES {
+            worst = worst.max((sum - 1.0).abs());
+            renormalised += 1;
+            weights[slots].iter_mut().for_each(|w| *w /= sum);
+        }
+    }
+    if truncated > 0 {
+        report.repair(&label, format!("{truncated} of {n} vertices have more than {MAX_INFLUENCES} influences; the lightest dropped and the rest renormalised"));
+    }
+    if renormalised > truncated {
+        report.repair(&label, format!("{renormalised} of {n} vertices had weights not summing to 1 (worst off by {worst:.3e}); renormalised"));
+    }
+    if unweighted > 0 {
+        report.repair(&label, format!("{unweighted} of {n} vertices have no weight; bound with weight 1 to the first joint"));
+    }
+    Ok(Influences {
+        skin,
+        width,
+        joints,
+        weights,
+    })
+}
+
+/// Every blend channel of every blend deformer of `m`, in order, as dense offsets.
+fn shapes(m: &ufbx::Mesh, label: &str, report: &mut Report) -> Shapes {
+    let n = m.num_vertices;
+    let mut out = Shapes {
+        targets: Vec::new(),
+        channels: Vec::new(),
+        weights: Vec::new(),
+    };
+    for d in m.blend_deformers.iter() {
+        for c in d.channels.iter() {
+            if c.keyframes.len() > 1 {
+                report.warn(
+                    label,
+                    format!(
+                        "blend channel \"{}\" has {} in-between shapes; only its full-weight \
+                         shape is kept (glTF morph targets have none)",
+                        c.element.name.as_ref() as &str,
+                        c.keyframes.len() - 1
+                    ),
+                );
+            }
+            let mut positions = vec![Vec3::ZERO; n];
+            let mut normals = None;
+            if let Some(shape) = c.target_shape.as_ref() {
+                let has_normals = shape.normal_offsets.len() == shape.offset_vertices.len();
+                let mut nrm = vec![Vec3::ZERO; if has_normals { n } else { 0 }];
+                for (i, &v) in shape.offset_vertices.iter().enumerate() {
+                    let v = v as usize;
+                    if let (Some(p), Some(o)) =
+                        (positions.get_mut(v), shape.position_offsets.get(i))
+                    {
+                        *p = vec3(*o);
+                    }
+                    if let (Some(p), Some(o)) = (nrm.get_mut(v), shape.normal_offsets.get(i)) {
+                        *p = vec3(*o);
+                    }
+                }
+                normals = has_normals.then_some(nrm);
+            }
+            out.targets.push((positions, normals));
+            out.channels.push(c.element.element_id);
+            out.weights.push(c.weight as f32);
+        }
+    }
+    out
+}
+
+/// One material part's faces as a triangle list: a vertex per distinct (position, normal,
+/// UV, colour) corner; also the number of faces too small to draw.
+fn primitive(
+    m: &ufbx::Mesh,
+    faces: &[u32],
+    influences: Option<&Influences>,
+    shapes: &Shapes,
+    material: usize,
+) -> (Primitive, usize) {
+    let (corners, skipped) = triangulate(m, faces);
+    let (sources, indices) = merge_corners(m, &corners);
+    let vertex_of = |c: usize| m.vertex_indices.get(c).map_or(0, |&v| v as usize);
+    let normals = m.vertex_normal.exists.then(|| {
+        sources
+            .iter()
+            .map(|&c| normal(m, c).map_or(Vec3::ZERO, |n| vec3(*n)))
+            .collect()
+    });
+    // FBX's V runs up the image, glTF's down.
+    let uvs = m.vertex_uv.exists.then(|| {
+        sources
+            .iter()
+            .map(|&c| uv(m, c).map_or(Vec2::ZERO, |t| Vec2::new(t.x as f32, 1.0 - t.y as f32)))
+            .collect()
+    });
+    let colors = m.vertex_color.exists.then(|| {
+        sources
+            .iter()
+            .map(|&c| {
+                color(m, c).map_or(Vec4::ONE, |v| {
+                    Vec4::new(v.x as f32, v.y as f32, v.z as f32, v.w as f32)
+                })
+            })
+            .collect()
+    });
+    let prim = Primitive {
+        positions: sources
+            .iter()
+            .map(|&c| position(m, c).map_or(Vec3::ZERO, |p| vec3(*p)))
+            .collect(),
+        normals,
+        tangents: None,
+        indices,
+        topology: Topology::Triangles,
+        skin_weights: influences.map(|inf| inf.of_vertices(sources.iter().map(|&c| vertex_of(c)))),
+        morph_targets: shapes
+            .of_vertices(&sources.iter().map(|&c| vertex_of(c)).collect::<Vec<_>>()),
+        base_color: base_color(m, material),
+        base_color_texture: None,
+        uvs,
+        colors,
+    };
+    (prim, skipped)
+}
+
+/// The corners (indices into the mesh's index space) of `faces` triangulated; also how many
+/// faces have fewer than 3 corners (points and lines, not drawn).
+fn triangulate(m: &ufbx::Mesh, faces: &[u32]) -> (Vec<u32>, usize) {
+    let mut corners: Vec<u32> = Vec::new();
+    let mut tri = vec![0u32; m.max_face_triangles.max(1) * 3];
+    let mut skipped = 0;
+    for face in faces.iter().filter_map(|&f| m.faces.get(f as usize)) {
+        if face.num_indices < 3 {
+            skipped += 1;
+            continue;
+        }
+        let count = ufbx::triangulate_face(&mut tri, m, *face) as usize;
+        corners.extend_from_slice(&tri[..count * 3]);
+    }
+    (corners, skipped)
+}
+
+/// A vertex per distinct corner: the corner each new vertex is read from, and the index list.
+/// Corners are merged by value (the vertex and the bits of its normal, UV and colour):
+/// exporters write a normal and UV per corner, most of them equal around a vertex.
+fn merge_corners(m: &ufbx::Mesh, corners: &[u32]) -> (Vec<usize>, Vec<u32>) {
+    let bits = |v: Option<[f64; 4]>| v.map_or([u32::MAX; 4], |v| v.map(|x| (x as f32).to_bits()));
+    let mut first: HashMap<[u32; 13], u32> = HashMap::new();
+    let mut sources: Vec<usize> = Vec::new();
+    let mut indices = Vec::with_capacity(corners.len());
+    for &c in corners {
+        let c = c as usize;
+        let mut key = [u32::MAX; 13];
+        key[0] = m.vertex_indices.get(c).copied().unwrap_or(u32::MAX);
+        key[1..5].copy_from_slice(&bits(normal(m, c).map(|n| [n.x, n.y, n.z, 0.0])));
+        key[5..9].copy_from_slice(&bits(uv(m, c).map(|t| [t.x, t.y, 0.0, 0.0])));
+        key[9..13].copy_from_slice(&bits(color(m, c).map(|v| [v.x, v.y, v.z, v.w])));
+        let next = sources.len() as u32;
+        let index = *first.entry(key).or_insert_with(|| {
+            sources.push(c);
+            next
+        });
+        indices.push(index);
+    }
+    (sources, indices)
+}
+
+/// A per-corner attribute's value at corner `c` (None when the mesh has none).
+fn at<'a, T>(exists: bool, indices: &[u32], values: &'a [T], c: usize) -> Option<&'a T> {
+    exists
+        .then(|| indices.get(c))
+        .flatten()
+        .and_then(|&i| values.get(i as usize))
+}
+
+fn position(m: &ufbx::Mesh, c: usize) -> Option<&ufbx::Vec3> {
+    let a = &m.vertex_position;
+    at(a.exists, &a.indices, &a.values, c)
+}
+
+fn normal(m: &ufbx::Mesh, c: usize) -> Option<&ufbx::Vec3> {
+    let a = &m.vertex_normal;
+    at(a.exists, &a.indices, &a.values, c)
+}
+
+fn uv(m: &ufbx::Mesh, c: usize) -> Option<&ufbx::Vec2> {
+    let a = &m.vertex_uv;
+    at(a.exists, &a.indices, &a.values, c)
+}
+
+fn color(m: &ufbx::Mesh, c: usize) -> Option<&ufbx::Vec4> {
+    let a = &m.vertex_color;
+    at(a.exists, &a.indices, &a.values, c)
+}
+
+impl Influences {
+    /// The influences of the given mesh vertices, one per new vertex.
+    fn of_vertices(&self, vertices: impl Iterator<Item = usize>) -> SkinWeights {
+        let mut sw = SkinWeights {
+            width: self.width,
+            joints: Vec::new(),
+            weights: Vec::new(),
+        };
+        for v in vertices {
+            let slots = v * self.width..(v + 1) * self.width;
+            sw.joints.extend_from_slice(&self.joints[slots.clone()]);
+            sw.weights.extend_from_slice(&self.weights[slots]);
+        }
+        sw
+    }
+}
+
+impl Shapes {
+    /// Every target's offsets at the given mesh vertices.
+    fn of_vertices(&self, vertices: &[usize]) -> Vec<MorphTarget> {
+        let pick = |offsets: &[Vec3]| -> Vec<Vec3> {
+            vertices
+                .iter()
+                .map(|&v| offsets.get(v).copied().unwrap_or_default())
+                .collect()
+        };
+        self.targets
+            .iter()
+            .map(|(p, n)| MorphTarget {
+                positions: Some(pick(p)),
+                normals: n.as_deref().map(pick),
+                tangents: None,
+            })
+            .collect()
+    }
+}
+
+/// The base colour of material `index` of `m` (white when it has none).
+fn base_color(m: &ufbx::Mesh, index: usize) -> [f32; 4] {
+    let Some(mat) = m.materials.get(index) else {
+        return [1.0; 4];
+    };
+    let c = &mat.pbr.base_color;
+    if !c.has_value {
+        return [1.0; 4];
+    }
+    let v = c.value_vec4;
+    let factor = if mat.pbr.base_factor.has_value {
+        mat.pbr.base_factor.value_vec4.x
+    } else {
+        1.0
+    };
+    [
+        (v.x * factor) as f32,
+        (v.y * factor) as f32,
+        (v.z * factor) as f32,
+        1.0,
+    ]
+}

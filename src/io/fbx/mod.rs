@@ -1,0 +1,299 @@
+//! FBX importer (binary and ASCII, FBX 6.x to 7.x) through ufbx, into the same [`RawScene`]
+//! the glTF importer makes, so every command, the viewer and `export` take `.fbx` files.
+//!
+//! Conventions, made explicit (each is checked in `tests/io/fbx.rs`):
+//! - **Units and axes** become glTF's: metres, +Y up, +Z forward. ufbx converts the root
+//!   nodes' transforms and scales the geometry (`SpaceConversion::ModifyGeometry`), so joints
+//!   carry no 0.01 scale from a centimetre file.
+//! - **Bind pose from the skin clusters**: a joint's inverse bind matrix is its cluster's
+//!   `geometry_to_bone` (the mesh's geometry in the bone's space when the skin was bound),
+//!   not the inverse of the node's rest transform, which exporters often leave elsewhere.
+//! - **Geometric transforms** (offsets of a node's geometry that its children do not
+//!   inherit) are folded into the vertices and the cluster matrices; ufbx adds a helper node
+//!   where a mesh is instanced.
+//! - **Inherit modes**: a joint that does not pass its scale to its children (Maya's
+//!   segment-scale compensation) or scales them per component (3ds Max) gets a scale helper
+//!   node between it and its children, named `JOINT (scale helper)`; the hierarchy then
+//!   composes as glTF's does.
+//! - **Blend shapes** become morph targets: every channel of every blend deformer of a mesh,
+//!   in order, at its full-weight shape (in-between shapes are reported and dropped); a
+//!   channel's weight (`DeformPercent` / 100) is the default morph weight, and its animation a
+//!   weights channel.
+//! - **Every animation stack is a clip**, baked by ufbx: linear keys stay at their times,
+//!   other curves are sampled at the file's frame rate; the clip's tracks are LINEAR. Key
+//!   times are the file's (a stack that starts at 1 s has its first key at 1 s, as glTF
+//!   clips keep theirs).
+//! - **Influences**: every influence of a vertex is kept (the weight sets are as wide as the
+//!   most influenced vertex needs, in fours), up to [`MAX_INFLUENCES`].
+//!
+//! Repairs, each reported in the scene's report: weights not summing to 1 are renormalised;
+//! a vertex of a skinned mesh with no weight is bound to the skin's first joint; influences
+//! past [`MAX_INFLUENCES`] are dropped (lightest first) and the rest renormalised.
+//!
+//! Limits, checked before the work: the file is read as the glTF path reads its model
+//! ([`MAX_FILE_BYTES`](super::files::MAX_FILE_BYTES), regular files only); ufbx allocates at
+//! most [`MAX_FBX_MEMORY_BYTES`] in at most [`MAX_FBX_ALLOCATIONS`] allocations; bad indices
+//! stop the load (never clamped silently); no external file is opened (geometry caches and
+//! textures are not read); baked keys are counted before baking ([`MAX_BAKED_KEYS`]).
+//! Errors name the file and the FBX element: `rig.fbx: Deformer "Skin" cluster 3: …`.
+
+mod anim;
+mod mesh;
+
+use std::path::{Path, PathBuf};
+
+use glam::{Mat4, Quat, Vec3};
+
+use super::files::{Files, ImportOptions};
+use crate::error::{Error, Result};
+use crate::math::Trs;
+use crate::scene::{Node, RawScene, Scene, SceneBuilder};
+
+/// Most influences kept per vertex: 32, eight sets of four, past what any engine skins with
+/// (4 or 8) and what a reduced influence count is measured against; a file with more keeps its
+/// heaviest 32 (a reported repair), so one hostile vertex cannot widen every vertex's sets.
+pub const MAX_INFLUENCES: usize = 32;
+
+/// Most memory ufbx may hold for one file's scene, and again for its temporary data while
+/// parsing: 8 GiB, four times the largest file read (a binary FBX's compressed arrays
+/// expand; an ASCII one shrinks).
+pub const MAX_FBX_MEMORY_BYTES: u64 = 8 << 30;
+
+/// Most allocations ufbx may make for one file: 64 M, far above a real scene's element
+/// count, so a file of millions of tiny elements stops before the allocator is the limit.
+pub const MAX_FBX_ALLOCATIONS: usize = 64 << 20;
+
+/// Most keys baked for one animation stack, over every animated node and blend channel:
+/// 50 M (an hour at 30 fps for 460 animated elements); counted from the stack's length and
+/// frame rate before baking, so a stack ending at 1e9 s is an error, not a bake.
+pub const MAX_BAKED_KEYS: f64 = 50e6;
+
+/// Import an `.fbx` file (no external file is read); also every file read (canonical paths),
+/// so a command can refuse to write over it.
+pub fn import_file_with(path: &Path, options: ImportOptions) -> Result<(Scene, Vec<PathBuf>)> {
+    let mut files = Files::new(path, options);
+    let bytes = files.read_model()?;
+    let scene = import_slice(&bytes, &super::file_label(path))?;
+    Ok((scene, files.read))
+}
+
+/// Import FBX bytes; `file` names the file in messages.
+pub fn import_slice(bytes: &[u8], file: &str) -> Result<Scene> {
+    let fbx = ufbx::load_memory(bytes, load_options()).map_err(|e| ufbx_error(file, "FBX", &e))?;
+    let raw = Importer::new(file, &fbx).run()?;
+    SceneBuilder::build(raw)
+}
+
+/// ufbx's allocator limits (see [`MAX_FBX_MEMORY_BYTES`]).
+pub(super) fn allocator() -> ufbx::AllocatorOpts {
+    ufbx::AllocatorOpts {
+        memory_limit: usize::try_from(MAX_FBX_MEMORY_BYTES).unwrap_or(usize::MAX),
+        allocation_limit: MAX_FBX_ALLOCATIONS,
+        ..Default::default()
+    }
+}
+
+/// How ufbx reads a file: the conventions of the module documentation.
+fn load_options() -> ufbx::LoadOpts<'static> {
+    ufbx::LoadOpts {
+        temp_allocator: allocator(),
+        result_allocator: allocator(),
+        file_format: ufbx::FileFormat::Fbx,
+        ignore_embedded: true,
+        load_external_files: false,
+        clean_skin_weights: true,
+        generate_missing_normals: true,
+        index_error_handling: ufbx::IndexErrorHandling::AbortLoading,
+        target_axes: ufbx::CoordinateAxes::right_handed_y_up(),
+        target_unit_meters: 1.0,
+        space_conversion: ufbx::SpaceConversion::ModifyGeometry,
+        geometry_transform_handling: ufbx::GeometryTransformHandling::ModifyGeometry,
+        inherit_mode_handling: ufbx::InheritModeHandling::HelperNodes,
+        ..Default::default()
+    }
+}
+
+/// A ufbx error as ours: what ufbx says and where it was.
+pub(super) fn ufbx_error(file: &str, field: &str, e: &ufbx::Error) -> Error {
+    let mut message = e.description.to_string();
+    let info = e.info();
+    if !info.is_empty() {
+        message = format!("{message}: {info}");
+    }
+    Error::invalid(file, field, message)
+}
+
+/// How an FBX element is named in messages: `Deformer "Skin"` (its type and name).
+pub(super) fn element_label(kind: &str, element: &ufbx::Element) -> String {
+    format!("{kind} \"{}\"", element.name.as_ref() as &str)
+}
+
+pub(super) fn vec3(v: ufbx::Vec3) -> Vec3 {
+    Vec3::new(v.x as f32, v.y as f32, v.z as f32)
+}
+
+pub(super) fn quat(q: ufbx::Quat) -> Quat {
+    Quat::from_xyzw(q.x as f32, q.y as f32, q.z as f32, q.w as f32)
+}
+
+/// A ufbx affine matrix (column-major 3×4) as a 4×4 matrix.
+pub(super) fn mat4(m: &ufbx::Matrix) -> Mat4 {
+    Mat4::from_cols_array(&[
+        m.m00 as f32,
+        m.m10 as f32,
+        m.m20 as f32,
+        0.0,
+        m.m01 as f32,
+        m.m11 as f32,
+        m.m21 as f32,
+        0.0,
+        m.m02 as f32,
+        m.m12 as f32,
+        m.m22 as f32,
+        0.0,
+        m.m03 as f32,
+        m.m13 as f32,
+        m.m23 as f32,
+        1.0,
+    ])
+}
+
+/// One import: the ufbx scene and what has been made of it so far.
+struct Importer<'a> {
+    file: &'a str,
+    fbx: &'a ufbx::Scene,
+    raw: RawScene,
+    /// Our node per ufbx node (by typed id); `None` for ufbx's root, which is not a node of
+    /// the file.
+    node_index: Vec<Option<usize>>,
+}
+
+impl<'a> Importer<'a> {
+    fn new(file: &'a str, fbx: &'a ufbx::Scene) -> Importer<'a> {
+        let mut node_index = vec![None; fbx.nodes.len()];
+        let mut next = 0;
+        for n in fbx.nodes.iter() {
+            if !n.is_root
+                && let Some(slot) = node_index.get_mut(n.element.typed_id as usize)
+            {
+                *slot = Some(next);
+                next += 1;
+            }
+        }
+        Importer {
+            file,
+            fbx,
+            raw: RawScene {
+                name: file.to_string(),
+                ..Default::default()
+            },
+            node_index,
+        }
+    }
+
+    /// Our node index of a ufbx node (`None` for the root).
+    fn node_of(&self, n: &ufbx::Node) -> Option<usize> {
+        self.node_index
+            .get(n.element.typed_id as usize)
+            .copied()
+            .flatten()
+    }
+
+    fn run(mut self) -> Result<RawScene> {
+        self.nodes();
+        let morphs = self.meshes()?;
+        self.raw.animations = anim::clips(
+            self.fbx,
+            &self.node_index,
+            &morphs,
+            &self.raw.nodes,
+            self.file,
+            &mut self.raw.report,
+        )?;
+        Ok(self.raw)
+    }
+
+    /// Every node but ufbx's root, with its rest transform (the root's children become
+    /// roots).
+    fn nodes(&mut self) {
+        let mut nodes = Vec::with_capacity(self.fbx.nodes.len());
+        for n in self.fbx.nodes.iter().filter(|n| !n.is_root) {
+            let t = &n.local_transform;
+            nodes.push(Node {
+                name: self.node_name(n),
+                source_index: n.element.typed_id as usize,
+                parent: n.parent.as_ref().and_then(|p| self.node_of(p)),
+                rest: Trs {
+                    translation: vec3(t.translation),
+                    rotation: quat(t.rotation).normalize(),
+                    scale: vec3(t.scale),
+                },
+                matrix: None,
+                mesh: None,
+                skin: None,
+                morph_weights: None,
+            });
+            if n.inherit_mode != ufbx::InheritMode::Normal {
+                self.raw.report.warn(
+                    element_label("Model", &n.element),
+                    "inherits its parent's scale in a way glTF cannot hold and ufbx did not \
+                     convert; composed as a normal child",
+                );
+            }
+        }
+        self.raw.nodes = nodes;
+    }
+
+    /// A node's name; ufbx's helper nodes are named after the node they serve.
+    fn node_name(&self, n: &ufbx::Node) -> Option<String> {
+        let parent = n
+            .parent
+            .as_ref()
+            .map(|p| p.element.name.to_string())
+            .unwrap_or_default();
+        if n.is_scale_helper {
+            return Some(format!("{parent} (scale helper)"));
+        }
+        if n.is_geometry_transform_helper {
+            return Some(format!("{parent} (geometry)"));
+        }
+        let name = n.element.name.to_string();
+        (!name.is_empty()).then_some(name)
+    }
+
+    /// Every mesh with its skin, and each node that draws one; returns where each mesh's
+    /// blend channels went (for the animation's weights channels).
+    fn meshes(&mut self) -> Result<Vec<mesh::MorphLinks>> {
+        let mut links = Vec::new();
+        for m in self.fbx.meshes.iter() {
+            let node_index = &self.node_index;
+            let node_of = |n: &ufbx::Node| {
+                node_index
+                    .get(n.element.typed_id as usize)
+                    .copied()
+                    .flatten()
+            };
+            let converted = mesh::convert(m, &node_of, self.file, &mut self.raw.report)?;
+            let mesh_index = self.raw.meshes.len();
+            let skin_index = converted.skin.map(|s| {
+                self.raw.skins.push(s);
+                self.raw.skins.len() - 1
+            });
+            let mut nodes = Vec::new();
+            for instance in m.element.instances.iter() {
+                if let Some(k) = self.node_of(instance) {
+                    self.raw.nodes[k].mesh = Some(mesh_index);
+                    self.raw.nodes[k].skin = skin_index;
+                    nodes.push(k);
+                }
+            }
+            links.push(mesh::MorphLinks {
+                channels: converted.channels,
+                nodes,
+                default_weights: converted.mesh.default_morph_weights.clone(),
+            });
+            self.raw.meshes.push(converted.mesh);
+        }
+        Ok(links)
+    }
+}

@@ -1,0 +1,291 @@
+//! FBX import against the glTF it was made from: Blender 3.4 converted the shared models
+//! (scripts/make-fbx-test-data.sh), and each FBX must skin to the same world-space vertices
+//! as its source — on the CPU and, on the GPU, to its own CPU reference. Compared at the
+//! source's key times: there Blender keeps the source's value exactly (it puts key t on
+//! frame t × 24 and bakes whole frames), while between keys it interpolates quaternions its
+//! own way. Also: `export` of an FBX, the conventions (units, axes, influences, morph
+//! targets, clips) and broken files.
+#![allow(clippy::unwrap_used, clippy::print_stdout)] // test code
+
+use crate::common;
+
+use skinview::compare::{CompareOptions, compare};
+use skinview::diff::{Diff, DiffOptions, Differ, Times};
+use skinview::io::ModelSource;
+use skinview::scene::Scene;
+
+/// Distances within this share of the diagonal are "the same vertices" (the issue's bound;
+/// measured: 3e-7 to 1.3e-6, the f32 round trip through Blender).
+const EXACT_REL: f64 = 1e-4;
+
+fn load(path: &std::path::Path) -> Scene {
+    ModelSource::File(path.to_path_buf()).load().unwrap().scene
+}
+
+/// `fbx` against `source` at the source's key times.
+fn diff(fbx: &Scene, source: &Scene) -> Diff {
+    let options = DiffOptions {
+        times: Times::KeysOfB,
+        ..Default::default()
+    };
+    Differ::new(fbx, source, options)
+        .unwrap()
+        .run(|_, _| {})
+        .unwrap()
+}
+
+/// A clip Blender cannot carry over exactly: the source's clip name, the looser bound (share
+/// of the diagonal) and why.
+type Loose = (&'static str, f64, &'static str);
+
+/// The models Blender carries over exactly, and the clips it cannot.
+const MODELS: [(&str, &[Loose]); 5] = [
+    ("CesiumMan", &[]),
+    ("RiggedFigure", &[]),
+    ("RiggedSimple", &[]),
+    ("SimpleSkin", &[]),
+    (
+        "Fox",
+        &[(
+            "Run",
+            2e-2,
+            "keys every 0.048 s, off Blender's 24 fps grid: Blender bakes whole frames, so the \
+             FBX interpolates its own resampling there (measured 1.3e-2)",
+        )],
+    ),
+];
+
+#[test]
+fn fbx_from_blender_skins_like_its_source() {
+    for (stem, loose) in MODELS {
+        let fbx = load(&common::fbx::converted(stem));
+        let source = load(&common::model(stem));
+        let d = diff(&fbx, &source);
+        let v = &d.vertices;
+        assert_eq!(
+            (v.a_unmatched, v.b_unmatched),
+            (0, 0),
+            "{stem}: vertices left unpaired {}",
+            d.paired_where()
+        );
+        assert!(
+            d.clips_only_in_b.is_empty(),
+            "{stem}: clips of the source missing from the FBX: {:?}",
+            d.clips_only_in_b
+        );
+        assert_eq!(
+            d.clips.len(),
+            source.animations.len(),
+            "{stem}: clips compared"
+        );
+        if stem == "Fox" {
+            // Blender's `root|Run_root` is the source's `Run`, found by name, not by order
+            // (the stacks come out sorted: Run, Survey, Walk; the source has Survey first).
+            for c in &d.clips {
+                assert_eq!(c.matched_by, Some(skinview::diff::MatchedBy::ActionName));
+                assert_eq!(skinview::diff::names::action_name(&c.name), c.b_name);
+            }
+        }
+        for c in &d.clips {
+            let bound = loose
+                .iter()
+                .find(|(name, ..)| *name == c.b_name)
+                .map_or(EXACT_REL, |l| l.1);
+            println!(
+                "{stem} {:?} ({}): {} frames, largest {:.2e} of the diagonal (bound {bound:.0e})",
+                c.name, c.b_name, c.frames, c.max_rel
+            );
+            assert!(
+                c.max_rel <= bound,
+                "{stem} clip {:?}: {:.3e} of the diagonal, over {bound:e}",
+                c.name,
+                c.max_rel
+            );
+        }
+        // The weights and bind matrices came through: no joint is named (where every joint
+        // is matched; SimpleSkin's source joints are unnamed and Blender names them `Node_1`).
+        let all_matched = d.joints.unmatched_a.is_empty() && d.joints.unmatched_b.is_empty();
+        assert!(
+            !all_matched || d.joints.changed.is_empty(),
+            "{stem}: joints differ: {:?}",
+            d.joints.changed
+        );
+    }
+}
+
+/// The generated rigs have non-uniformly scaled joints (Blender's bones cannot hold the
+/// shear a non-uniform parent scale gives a rotated child), CUBICSPLINE and off-grid key
+/// times, and a second animated object whose actions Blender's exporter also applies to the
+/// armature (extra clips `armature|anim_0_mesh_parent`). Checked: every joint, influence
+/// (8 and 6 per vertex: more than 4 kept), morph target and weight came through; at the first
+/// key (the bind pose) the skin is within 1e-2 of the diagonal (measured 1.4e-3 to 5.0e-3,
+/// the lost shear).
+#[test]
+fn fbx_rigs_keep_joints_influences_and_morph_targets() {
+    for stem in [
+        "rig_seed1",
+        "rig_seed4_8inf_morph_ubyte",
+        "rig_seed5_40j_6inf_ushort",
+    ] {
+        let fbx = load(&common::fbx::converted(stem));
+        let source = load(&common::model(stem));
+        assert_eq!(fbx.joint_count(), source.joint_count(), "{stem}: joints");
+        assert_eq!(
+            fbx.max_influences(),
+            source.max_influences(),
+            "{stem}: influences"
+        );
+        let targets = |s: &Scene| {
+            s.meshes
+                .iter()
+                .map(|m| m.morph_target_count())
+                .sum::<usize>()
+        };
+        assert_eq!(targets(&fbx), targets(&source), "{stem}: morph targets");
+        let options = DiffOptions {
+            times: Times::Keys,
+            match_radius_rel: 1e-2,
+            ..Default::default()
+        };
+        let mut differ = Differ::new(&fbx, &source, options).unwrap();
+        let clip = differ.clips()[0];
+        let first = differ.frame(Some(clip), 0.0).unwrap();
+        let rel = first.max / differ.pairing().diagonal;
+        println!("{stem}: at the first key {rel:.2e} of the diagonal");
+        assert!(
+            rel <= 1e-2,
+            "{stem}: {rel:.3e} of the diagonal at the bind pose"
+        );
+        let d = differ.run(|_, _| {}).unwrap();
+        assert_eq!(
+            d.vertices.a_unmatched + d.vertices.b_unmatched,
+            0,
+            "{stem}: pairing"
+        );
+        for j in &d.joints.changed {
+            assert!(
+                j.weight_max_difference <= 1e-3,
+                "{stem} joint {}: weights differ by {}",
+                j.name,
+                j.weight_max_difference
+            );
+        }
+    }
+}
+
+/// The FBX's GPU skinning (every path) agrees with its CPU reference, as every glTF must.
+#[test]
+fn fbx_gpu_matches_cpu_reference() {
+    let Some(ctx) = common::gpu() else { return };
+    for stem in ["CesiumMan", "Fox", "rig_seed4_8inf_morph_ubyte"] {
+        let scene = load(&common::fbx::converted(stem));
+        let anims: Vec<Option<usize>> = (0..scene.animations.len()).map(Some).collect();
+        let options = CompareOptions {
+            frames: 5,
+            ..Default::default()
+        };
+        let cmp = compare(ctx, &scene, &anims, &options, |_, _| {}).unwrap();
+        let worst = cmp
+            .anims
+            .iter()
+            .flat_map(|a| &a.draws)
+            .map(|d| d.max_error)
+            .fold(0.0, f64::max);
+        println!(
+            "{stem}.fbx: GPU vs CPU {:.2e} of the diagonal",
+            worst / cmp.diagonal
+        );
+        assert!(
+            cmp.passed,
+            "{stem}.fbx: GPU and CPU disagree: {:.3e}",
+            worst / cmp.diagonal
+        );
+    }
+}
+
+/// Blender writes centimetres (UnitScaleFactor 100) with Z-up objects turned to Y-up; the
+/// import is in metres and +Y up (the first test's distances of 1e-6 of the diagonal say so),
+/// with no joint carrying the conversion as a scale, and clip names and times as written.
+#[test]
+fn fbx_units_axes_and_clips_are_gltfs() {
+    let fbx = load(&common::fbx::converted("CesiumMan"));
+    let source = load(&common::model("CesiumMan"));
+    // No joint carries the unit conversion as a scale.
+    for &j in &fbx.skins[0].joints {
+        let s = fbx.nodes[j].rest.scale;
+        assert!(
+            (s - glam::Vec3::ONE).abs().max_element() < 1e-4,
+            "joint scale {s}"
+        );
+    }
+    let names: Vec<_> = load(&common::fbx::converted("Fox"))
+        .animations
+        .iter()
+        .map(|a| a.name.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(names.len(), 3, "Fox's three stacks: {names:?}");
+    assert!(names.iter().any(|n| n == "root|Survey_root"), "{names:?}");
+    // The source's first key is at 1/24 s; the FBX keeps it there (clip end 2 s, as the source).
+    assert!((fbx.animations[0].duration_s() - source.animations[0].duration_s()).abs() < 1e-4);
+}
+
+/// `export FILE.fbx --out FILE.glb` converts: the glTF skins as the FBX does, exactly.
+#[test]
+fn export_converts_fbx_to_glb() {
+    let dir = std::env::temp_dir().join("skinview-fbx-export");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for stem in ["CesiumMan", "rig_seed4_8inf_morph_ubyte"] {
+        let fbx_path = common::fbx::converted(stem);
+        let out = dir.join(format!("{stem}.glb"));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_skinview"))
+            .arg("export")
+            .arg(&fbx_path)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", common::output_text(&o));
+        let fbx = load(&fbx_path);
+        let glb = load(&out);
+        assert_eq!(glb.animations.len(), fbx.animations.len());
+        let options = DiffOptions {
+            times: Times::Keys,
+            ..Default::default()
+        };
+        let d = Differ::new(&glb, &fbx, options)
+            .unwrap()
+            .run(|_, _| {})
+            .unwrap();
+        assert_eq!(
+            d.vertices.method,
+            skinview::diff::MatchMethod::Index,
+            "{stem}: same vertices"
+        );
+        let worst = d.clips.iter().map(|c| c.max_rel).fold(0.0, f64::max);
+        assert!(
+            worst <= 1e-6,
+            "{stem}: the export moves vertices by {worst:.3e}"
+        );
+    }
+}
+
+/// Broken files are errors naming the file and what ufbx found.
+#[test]
+fn broken_fbx_files_are_named_errors() {
+    let good = std::fs::read(common::fbx::converted("RiggedSimple")).unwrap();
+    let cases: [(&str, Vec<u8>); 4] = [
+        ("empty", Vec::new()),
+        ("garbage", b"this is not an FBX file at all".repeat(10)),
+        ("truncated", good[..good.len() / 3].to_vec()),
+        ("header only", good[..27].to_vec()),
+    ];
+    for (what, bytes) in cases {
+        let err = skinview::io::fbx::import_slice(&bytes, "broken.fbx")
+            .err()
+            .unwrap_or_else(|| panic!("{what}: imported"));
+        let text = err.to_string();
+        println!("{what}: {text}");
+        assert!(text.starts_with("broken.fbx: "), "{what}: {text}");
+    }
+}
