@@ -236,6 +236,10 @@ pub fn no_model(names: &[String]) -> Error {
         .iter()
         .find(|n| known.iter().any(|k| n.to_ascii_lowercase().ends_with(k)))
     {
+        Some(n) if n.to_ascii_lowercase().ends_with(".fbx") => format!(
+            " ({n}: this format is not read on the web page; the desktop build reads FBX and \
+             `skinview export {n}` converts it to .glb)"
+        ),
         Some(n) => format!(
             " ({n}: this format is not read; export glTF from your tool, or use the desktop \
              build where it adds more formats)"

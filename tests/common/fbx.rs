@@ -17,3 +17,193 @@ pub fn converted(stem: &str) -> PathBuf {
     );
     path
 }
+
+/// FBX's time unit: ticks a second.
+pub const KTIME_PER_S: f64 = 46_186_158_000.0;
+
+/// A two-bone arm as an ASCII FBX 7.4 file, written from this template (the project's own;
+/// CC0) with the conventions Blender's exporter never writes: centimetres, Z up, a geometric
+/// transform on the mesh, a bind pose other than the rest pose, and a joint that does not
+/// inherit its parent's scale.
+///
+/// The arm: bone `Upper` at the origin, `Lower` 10 units along its X; a square tube from x = 0
+/// to 20 (rings at x = 0, 5, 10, 15, 20, corners at y, z = ±1), each ring weighted to `Lower`
+/// by clamp((x − 5) / 10, 0, 1) and the rest to `Upper`. Bound straight and unscaled (the
+/// clusters' TransformLink); one clip, `Bend`: `Lower` turns about Z from 0° at 0 s to 90° at
+/// 1 s. A cluster's `Transform` is the mesh in the bone's space at bind time
+/// (TransformLink⁻¹ · the mesh node's bind world), as FBX stores it.
+#[derive(Clone, Debug)]
+pub struct AsciiArm {
+    /// The file's unit in centimetres (FBX `UnitScaleFactor`: 1 = cm, 100 = m).
+    pub unit_cm: f64,
+    /// Z up (`UpAxis` 2, front −Y, as Blender and 3ds Max write) instead of Y up.
+    pub z_up: bool,
+    /// The mesh node's translation (units).
+    pub mesh_translation: [f64; 3],
+    /// The mesh's geometric translation (units): moves the geometry, not the node.
+    pub geometric_translation: [f64; 3],
+    /// `Upper`'s rest rotation about Y, degrees (the bind pose is 0: bind ≠ rest when not 0).
+    pub upper_rest_y_deg: f64,
+    /// `Upper`'s rest scale (uniform).
+    pub upper_scale: f64,
+    /// `Lower`'s `InheritType` (1: normal; 2: ignores its parent's scale, Maya's
+    /// segment-scale compensation).
+    pub lower_inherit: i32,
+    /// The clip's end, s.
+    pub clip_end_s: f64,
+}
+
+impl Default for AsciiArm {
+    fn default() -> Self {
+        AsciiArm {
+            unit_cm: 100.0,
+            z_up: false,
+            mesh_translation: [0.0; 3],
+            geometric_translation: [0.0; 3],
+            upper_rest_y_deg: 0.0,
+            upper_scale: 1.0,
+            lower_inherit: 1,
+            clip_end_s: 1.0,
+        }
+    }
+}
+
+/// The arm's ring x positions (units).
+pub const ARM_RINGS: [f64; 5] = [0.0, 5.0, 10.0, 15.0, 20.0];
+/// `Lower`'s offset from `Upper` along X (units).
+pub const ARM_LOWER_X: f64 = 10.0;
+
+impl AsciiArm {
+    /// Mesh vertex `v` in geometry space (units): ring v / 4, corner v % 4.
+    pub fn vertex(v: usize) -> [f64; 3] {
+        const CORNERS: [[f64; 2]; 4] = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
+        let c = CORNERS[v % 4];
+        [ARM_RINGS[v / 4], c[0], c[1]]
+    }
+
+    /// `Lower`'s weight on vertex `v`.
+    pub fn lower_weight(v: usize) -> f64 {
+        ((ARM_RINGS[v / 4] - 5.0) / 10.0).clamp(0.0, 1.0)
+    }
+
+    /// The file's text.
+    pub fn text(&self) -> String {
+        let n = ARM_RINGS.len() * 4;
+        let vertices: Vec<String> = (0..n)
+            .flat_map(|v| Self::vertex(v).map(|x| format!("{x}")))
+            .collect();
+        let mut polygons = Vec::new();
+        for r in 0..ARM_RINGS.len() - 1 {
+            for c in 0..4 {
+                let (a, b) = (r * 4 + c, r * 4 + (c + 1) % 4);
+                let quad = [a, b, b + 4, a + 4];
+                polygons.extend_from_slice(&[
+                    quad[0] as i64,
+                    quad[1] as i64,
+                    quad[2] as i64,
+                    -(quad[3] as i64) - 1,
+                ]);
+            }
+        }
+        let list = |v: &[String]| v.join(",");
+        let ints = |v: &[i64]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let cluster = |id: u32, name: &str, weight: &dyn Fn(usize) -> f64, link_x: f64| {
+            let (idx, w): (Vec<i64>, Vec<String>) = (0..n)
+                .filter(|&v| weight(v) > 0.0)
+                .map(|v| (v as i64, format!("{}", weight(v))))
+                .unzip();
+            let t = self.mesh_translation;
+            format!(
+                "\tDeformer: {id}, \"SubDeformer::{name}\", \"Cluster\" {{\n\t\tVersion: 100\n\
+                 \t\tIndexes: *{} {{\n\t\t\ta: {}\n\t\t}}\n\t\tWeights: *{} {{\n\t\t\ta: {}\n\t\t}}\n\
+                 \t\tTransform: *16 {{\n\t\t\ta: 1,0,0,0,0,1,0,0,0,0,1,0,{},{},{},1\n\t\t}}\n\
+                 \t\tTransformLink: *16 {{\n\t\t\ta: 1,0,0,0,0,1,0,0,0,0,1,0,{link_x},0,0,1\n\t\t}}\n\t}}\n",
+                idx.len(),
+                ints(&idx),
+                w.len(),
+                list(&w),
+                t[0] - link_x,
+                t[1],
+                t[2]
+            )
+        };
+        let (up, front, front_sign) = if self.z_up { (2, 1, -1) } else { (1, 2, 1) };
+        let stop = (self.clip_end_s * KTIME_PER_S).round() as i64;
+        let [mx, my, mz] = self.mesh_translation;
+        let [gx, gy, gz] = self.geometric_translation;
+        format!(
+            "; FBX 7.4.0 project file\n\
+; A two-bone arm written by skinview's tests (CC0-1.0).\n\
+FBXHeaderExtension:  {{\n\tFBXHeaderVersion: 1003\n\tFBXVersion: 7400\n\tCreator: \"skinview tests\"\n}}\n\
+GlobalSettings:  {{\n\tVersion: 1000\n\tProperties70:  {{\n\
+\t\tP: \"UpAxis\", \"int\", \"Integer\", \"\",{up}\n\
+\t\tP: \"UpAxisSign\", \"int\", \"Integer\", \"\",1\n\
+\t\tP: \"FrontAxis\", \"int\", \"Integer\", \"\",{front}\n\
+\t\tP: \"FrontAxisSign\", \"int\", \"Integer\", \"\",{front_sign}\n\
+\t\tP: \"CoordAxis\", \"int\", \"Integer\", \"\",0\n\
+\t\tP: \"CoordAxisSign\", \"int\", \"Integer\", \"\",1\n\
+\t\tP: \"UnitScaleFactor\", \"double\", \"Number\", \"\",{unit}\n\
+\t\tP: \"TimeMode\", \"enum\", \"\", \"\",6\n\
+\t}}\n}}\n\
+Objects:  {{\n\
+\tGeometry: 100, \"Geometry::Tube\", \"Mesh\" {{\n\
+\t\tVertices: *{nv} {{\n\t\t\ta: {verts}\n\t\t}}\n\
+\t\tPolygonVertexIndex: *{np} {{\n\t\t\ta: {polys}\n\t\t}}\n\
+\t\tGeometryVersion: 124\n\t}}\n\
+\tModel: 200, \"Model::Tube\", \"Mesh\" {{\n\t\tVersion: 232\n\t\tProperties70:  {{\n\
+\t\t\tP: \"Lcl Translation\", \"Lcl Translation\", \"\", \"A\",{mx},{my},{mz}\n\
+\t\t\tP: \"GeometricTranslation\", \"Vector3D\", \"Vector\", \"\",{gx},{gy},{gz}\n\
+\t\t}}\n\t}}\n\
+\tModel: 300, \"Model::Upper\", \"LimbNode\" {{\n\t\tVersion: 232\n\t\tProperties70:  {{\n\
+\t\t\tP: \"Lcl Rotation\", \"Lcl Rotation\", \"\", \"A\",0,{ry},0\n\
+\t\t\tP: \"Lcl Scaling\", \"Lcl Scaling\", \"\", \"A\",{s},{s},{s}\n\
+\t\t}}\n\t}}\n\
+\tModel: 301, \"Model::Lower\", \"LimbNode\" {{\n\t\tVersion: 232\n\t\tProperties70:  {{\n\
+\t\t\tP: \"InheritType\", \"enum\", \"\", \"\",{inherit}\n\
+\t\t\tP: \"Lcl Translation\", \"Lcl Translation\", \"\", \"A\",{lx},0,0\n\
+\t\t}}\n\t}}\n\
+\tDeformer: 400, \"Deformer::Skin\", \"Skin\" {{\n\t\tVersion: 101\n\t}}\n\
+{upper_cluster}{lower_cluster}\
+\tAnimationStack: 500, \"AnimStack::Bend\", \"\" {{\n\t\tProperties70:  {{\n\
+\t\t\tP: \"LocalStop\", \"KTime\", \"Time\", \"\",{stop}\n\
+\t\t\tP: \"ReferenceStop\", \"KTime\", \"Time\", \"\",{stop}\n\
+\t\t}}\n\t}}\n\
+\tAnimationLayer: 501, \"AnimLayer::Base\", \"\" {{\n\t}}\n\
+\tAnimationCurveNode: 502, \"AnimCurveNode::R\", \"\" {{\n\t\tProperties70:  {{\n\
+\t\t\tP: \"d|X\", \"Number\", \"\", \"A\",0\n\
+\t\t\tP: \"d|Y\", \"Number\", \"\", \"A\",0\n\
+\t\t\tP: \"d|Z\", \"Number\", \"\", \"A\",0\n\
+\t\t}}\n\t}}\n\
+\tAnimationCurve: 503, \"AnimCurve::\", \"\" {{\n\t\tDefault: 0\n\t\tKeyVer: 4009\n\
+\t\tKeyTime: *2 {{\n\t\t\ta: 0,{stop}\n\t\t}}\n\
+\t\tKeyValueFloat: *2 {{\n\t\t\ta: 0,90\n\t\t}}\n\
+\t\tKeyAttrFlags: *1 {{\n\t\t\ta: 24836\n\t\t}}\n\
+\t\tKeyAttrDataFloat: *4 {{\n\t\t\ta: 0,0,255790911,0\n\t\t}}\n\
+\t\tKeyAttrRefCount: *1 {{\n\t\t\ta: 2\n\t\t}}\n\t}}\n\
+}}\n\
+Connections:  {{\n\
+\tC: \"OO\",200,0\n\tC: \"OO\",100,200\n\tC: \"OO\",300,0\n\tC: \"OO\",301,300\n\
+\tC: \"OO\",400,100\n\tC: \"OO\",401,400\n\tC: \"OO\",402,400\n\
+\tC: \"OO\",300,401\n\tC: \"OO\",301,402\n\
+\tC: \"OO\",501,500\n\tC: \"OO\",502,501\n\
+\tC: \"OP\",502,301, \"Lcl Rotation\"\n\tC: \"OP\",503,502, \"d|Z\"\n\
+}}\n",
+            unit = self.unit_cm,
+            nv = vertices.len(),
+            verts = list(&vertices),
+            np = polygons.len(),
+            polys = ints(&polygons),
+            ry = self.upper_rest_y_deg,
+            s = self.upper_scale,
+            inherit = self.lower_inherit,
+            lx = ARM_LOWER_X,
+            upper_cluster = cluster(401, "Upper", &|v| 1.0 - Self::lower_weight(v), 0.0),
+            lower_cluster = cluster(402, "Lower", &Self::lower_weight, ARM_LOWER_X),
+        )
+    }
+}

@@ -289,3 +289,88 @@ fn broken_fbx_files_are_named_errors() {
         assert!(text.starts_with("broken.fbx: "), "{what}: {text}");
     }
 }
+
+/// Hostile values in an otherwise good file (the tests' ASCII arm, edited): each is an
+/// error naming the file and the FBX element, or a reported repair; never a panic or NaN
+/// vertices.
+#[test]
+fn hostile_fbx_values_are_named_errors_or_reported_repairs() {
+    use common::fbx::AsciiArm;
+    let good = AsciiArm::default().text();
+    let edit = |from: &str, to: &str| {
+        assert!(good.contains(from), "the template has {from:?}");
+        good.replacen(from, to, 1)
+    };
+    let errors = [
+        (
+            "NaN position",
+            edit("a: 0,-1,-1,0,1", "a: nan,-1,-1,0,1"),
+            "Geometry \"Tube\": vertex position 0",
+        ),
+        (
+            "infinite position",
+            edit("a: 0,-1,-1,0,1", "a: 1e400,-1,-1,0,1"),
+            "Geometry \"Tube\": vertex position 0",
+        ),
+        (
+            "NaN rest",
+            edit("\"A\",10,0,0", "\"A\",nan,0,0"),
+            "Model \"Lower\": rest transform",
+        ),
+        (
+            "NaN key",
+            edit("a: 0,90", "a: 0,nan"),
+            "AnimationStack \"Bend\": Model \"Lower\" has a key at",
+        ),
+        (
+            "bad polygon index",
+            edit("a: 0,1,5,-5", "a: 0,1,5000,-5"),
+            "an index out of range",
+        ),
+    ];
+    for (what, text, expect) in errors {
+        let err = skinview::io::fbx::import_slice(text.as_bytes(), "arm.fbx")
+            .err()
+            .unwrap_or_else(|| panic!("{what}: imported"))
+            .to_string();
+        println!("{what}: {err}");
+        assert!(
+            err.starts_with("arm.fbx: ") && err.contains(expect),
+            "{what}: {err}"
+        );
+    }
+    // A cluster naming vertex 8000 of 20: ufbx drops the weight, the vertex's weights are
+    // renormalised and the repair reported.
+    let scene = skinview::io::fbx::import_slice(
+        edit("a: 8,9,10,11", "a: 8000,9,10,11").as_bytes(),
+        "arm.fbx",
+    )
+    .unwrap();
+    let notes: Vec<String> = scene
+        .report
+        .notes
+        .iter()
+        .map(|n| n.message.clone())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("1 of 20 vertices had weights not summing to 1")),
+        "{notes:?}"
+    );
+    // A clip to 1e8 s bakes to a bounded number of keys.
+    let long = AsciiArm {
+        clip_end_s: 1e8,
+        ..Default::default()
+    };
+    let scene = skinview::io::fbx::import_slice(long.text().as_bytes(), "arm.fbx").unwrap();
+    let keys: usize = scene.animations[0]
+        .channels
+        .iter()
+        .map(|c| c.sampler.times_s.len())
+        .sum();
+    assert!(
+        keys <= 2 * skinview::io::fbx::MAX_SEGMENTS_PER_KEY + 2,
+        "{keys} keys"
+    );
+}

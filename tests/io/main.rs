@@ -8,6 +8,7 @@ mod common;
 mod compressed;
 mod export;
 mod fbx;
+mod fbx_conventions;
 mod hostile;
 mod hostile_corpus;
 mod import;

@@ -68,7 +68,11 @@ fn the_model_among_dropped_files_and_the_message_when_none_is() {
         "{e}"
     );
     let e = no_model(&names(&["walk.fbx"])).to_string();
-    assert!(e.contains("walk.fbx: this format is not read"), "{e}");
+    assert!(
+        e.contains("walk.fbx: this format is not read on the web page"),
+        "{e}"
+    );
+    assert!(e.contains("skinview export walk.fbx"), "{e}");
 }
 
 #[test]

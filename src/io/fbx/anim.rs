@@ -3,7 +3,7 @@
 //! as LINEAR channels.
 
 use super::mesh::MorphLinks;
-use super::{MAX_BAKED_KEYS, allocator, element_label, quat, ufbx_error, vec3};
+use super::{MAX_SEGMENTS_PER_KEY, allocator, element_label, quat, ufbx_error, vec3};
 use crate::anim::{Animation, Channel, Interpolation, Path, Sampler};
 use crate::error::{Error, Result};
 use crate::scene::{Node, Report};
@@ -29,21 +29,16 @@ pub(super) fn clips(
     let mut clips = Vec::with_capacity(fbx.anim_stacks.len());
     for stack in fbx.anim_stacks.iter() {
         let label = element_label("AnimationStack", &stack.element);
-        check_length(
-            stack,
-            fps,
-            fbx.nodes.len() + fbx.blend_channels.len(),
-            file,
-            &label,
-        )?;
         let opts = ufbx::BakeOpts {
             temp_allocator: allocator(),
             result_allocator: allocator(),
             resample_rate: fps,
+            max_keyframe_segments: MAX_SEGMENTS_PER_KEY,
             ..Default::default()
         };
         let baked =
             ufbx::bake_anim(fbx, &stack.anim, opts).map_err(|e| ufbx_error(file, &label, &e))?;
+        check_keys(fbx, &baked, file, &label)?;
         let mut channels = node_channels(&baked, node_index, nodes);
         channels.extend(weight_channels(&baked, morphs));
         if channels.is_empty() {
@@ -57,30 +52,35 @@ pub(super) fn clips(
     Ok(clips)
 }
 
-/// Refuse a stack whose bake would make more than [`MAX_BAKED_KEYS`] keys.
-fn check_length(
-    stack: &ufbx::AnimStack,
-    fps: f64,
-    elements: usize,
-    file: &str,
-    label: &str,
-) -> Result<()> {
-    let length_s = stack.time_end - stack.time_begin;
-    let keys = length_s * fps * elements as f64;
-    if !stack.time_begin.is_finite()
-        || !stack.time_end.is_finite()
-        || keys.is_nan()
-        || keys > MAX_BAKED_KEYS
-    {
-        return Err(Error::invalid(
-            file,
-            label,
-            format!(
-                "runs from {} s to {} s at {fps} frames/s over {elements} elements: more than \
-                 {MAX_BAKED_KEYS:e} keys to bake",
-                stack.time_begin, stack.time_end
-            ),
-        ));
+/// Refuse a baked track with a NaN or infinite key, naming the node and time.
+fn check_keys(fbx: &ufbx::Scene, baked: &ufbx::BakedAnim, file: &str, label: &str) -> Result<()> {
+    let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+    for b in baked.nodes.iter() {
+        let bad = b
+            .translation_keys
+            .iter()
+            .chain(b.scale_keys.iter())
+            .find(|k| !finite(&[k.time, k.value.x, k.value.y, k.value.z]))
+            .map(|k| k.time)
+            .or_else(|| {
+                b.rotation_keys
+                    .iter()
+                    .find(|k| !finite(&[k.time, k.value.x, k.value.y, k.value.z, k.value.w]))
+                    .map(|k| k.time)
+            });
+        if let Some(time_s) = bad {
+            let node = fbx
+                .nodes
+                .get(b.typed_id as usize)
+                .map_or("?".to_string(), |n| n.element.name.to_string());
+            return Err(Error::invalid(
+                file,
+                label,
+                format!(
+                    "Model \"{node}\" has a key at {time_s} s that is not finite (NaN or infinite)"
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -51,6 +51,7 @@ pub(super) fn convert(
     report: &mut Report,
 ) -> Result<Converted> {
     let label = element_label("Geometry", &m.element);
+    check_finite(m, file, &label)?;
     let influences = match m.skin_deformers.len() {
         0 => None,
         1 => Some(influences(m, &m.skin_deformers[0], node_of, file, report)?),
@@ -96,6 +97,58 @@ pub(super) fn convert(
         skin: influences.map(|i| i.skin),
         channels: shapes.channels,
     })
+}
+
+/// Refuse NaN or infinite positions, normals, UVs, colours and blend shape offsets (ufbx
+/// passes them on as read).
+fn check_finite(m: &ufbx::Mesh, file: &str, label: &str) -> Result<()> {
+    let bad = |what: &str, i: usize| {
+        Err(Error::invalid(
+            file,
+            label,
+            format!("{what} {i} is not finite (NaN or infinite)"),
+        ))
+    };
+    let finite3 = |v: &ufbx::Vec3| v.x.is_finite() && v.y.is_finite() && v.z.is_finite();
+    if let Some(i) = m.vertices.iter().position(|v| !finite3(v)) {
+        return bad("vertex position", i);
+    }
+    if let Some(i) = m.vertex_normal.values.iter().position(|v| !finite3(v)) {
+        return bad("normal", i);
+    }
+    if let Some(i) = m
+        .vertex_uv
+        .values
+        .iter()
+        .position(|v| !(v.x.is_finite() && v.y.is_finite()))
+    {
+        return bad("UV", i);
+    }
+    let finite4 = |v: &ufbx::Vec4| [v.x, v.y, v.z, v.w].iter().all(|x| x.is_finite());
+    if let Some(i) = m.vertex_color.values.iter().position(|v| !finite4(v)) {
+        return bad("colour", i);
+    }
+    for d in m.blend_deformers.iter() {
+        for c in d.channels.iter() {
+            let Some(shape) = c.target_shape.as_ref() else {
+                continue;
+            };
+            let offsets = shape
+                .position_offsets
+                .iter()
+                .chain(shape.normal_offsets.iter());
+            if let Some(i) = offsets.clone().position(|v| !finite3(v)) {
+                return bad(
+                    &format!(
+                        "blend shape \"{}\" offset",
+                        shape.element.name.as_ref() as &str
+                    ),
+                    i,
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The skin and per-vertex influences of skin deformer `d` (see the module repairs).

@@ -34,7 +34,9 @@
 //! ([`MAX_FILE_BYTES`](super::files::MAX_FILE_BYTES), regular files only); ufbx allocates at
 //! most [`MAX_FBX_MEMORY_BYTES`] in at most [`MAX_FBX_ALLOCATIONS`] allocations; bad indices
 //! stop the load (never clamped silently); no external file is opened (geometry caches and
-//! textures are not read); baked keys are counted before baking ([`MAX_BAKED_KEYS`]).
+//! textures are not read); baking makes at most [`MAX_SEGMENTS_PER_KEY`] keys per source
+//! key. NaN or infinite positions, normals, UVs, colours, offsets, transforms and bind
+//! matrices are errors.
 //! Errors name the file and the FBX element: `rig.fbx: Deformer "Skin" cluster 3: …`.
 
 mod anim;
@@ -63,10 +65,10 @@ pub const MAX_FBX_MEMORY_BYTES: u64 = 8 << 30;
 /// count, so a file of millions of tiny elements stops before the allocator is the limit.
 pub const MAX_FBX_ALLOCATIONS: usize = 64 << 20;
 
-/// Most keys baked for one animation stack, over every animated node and blend channel:
-/// 50 M (an hour at 30 fps for 460 animated elements); counted from the stack's length and
-/// frame rate before baking, so a stack ending at 1e9 s is an error, not a bake.
-pub const MAX_BAKED_KEYS: f64 = 50e6;
+/// Most keys ufbx's bake makes between two keys of a curve it resamples: 32 (its default,
+/// stated): a curve from 0 to 1e8 s bakes to 33 keys, not three billion. Baking is thereby
+/// bounded by the keys in the file, and its memory by the allocator limits.
+pub const MAX_SEGMENTS_PER_KEY: usize = 32;
 
 /// Import an `.fbx` file (no external file is read); also every file read (canonical paths),
 /// so a command can refuse to write over it.
@@ -85,7 +87,7 @@ pub fn import_slice(bytes: &[u8], file: &str) -> Result<Scene> {
 }
 
 /// ufbx's allocator limits (see [`MAX_FBX_MEMORY_BYTES`]).
-pub(super) fn allocator() -> ufbx::AllocatorOpts {
+pub fn allocator() -> ufbx::AllocatorOpts {
     ufbx::AllocatorOpts {
         memory_limit: usize::try_from(MAX_FBX_MEMORY_BYTES).unwrap_or(usize::MAX),
         allocation_limit: MAX_FBX_ALLOCATIONS,
@@ -93,8 +95,9 @@ pub(super) fn allocator() -> ufbx::AllocatorOpts {
     }
 }
 
-/// How ufbx reads a file: the conventions of the module documentation.
-fn load_options() -> ufbx::LoadOpts<'static> {
+/// How ufbx reads a file: the conventions of the module documentation (public so a tool or
+/// test can load a file as skinview does and compare with ufbx's own evaluation).
+pub fn load_options() -> ufbx::LoadOpts<'static> {
     ufbx::LoadOpts {
         temp_allocator: allocator(),
         result_allocator: allocator(),
@@ -113,12 +116,26 @@ fn load_options() -> ufbx::LoadOpts<'static> {
     }
 }
 
-/// A ufbx error as ours: what ufbx says and where it was.
+/// A ufbx error as ours: what ufbx says, its details, and the innermost step it was in when
+/// it says no more ("Failed to load" alone names nothing).
 pub(super) fn ufbx_error(file: &str, field: &str, e: &ufbx::Error) -> Error {
     let mut message = e.description.to_string();
     let info = e.info();
     if !info.is_empty() {
         message = format!("{message}: {info}");
+    }
+    let frames = &e.stack[..(e.stack_size as usize).min(e.stack.len())];
+    if let Some(f) = frames.first().filter(|f| !f.description.is_empty()) {
+        message = format!("{message} ({})", f.description.as_ref() as &str);
+    }
+    if e.type_ == ufbx::ErrorType::Unknown && e.description.as_ref() as &str == "Failed to load" {
+        message.push_str(
+            " (ufbx gives no detail: a malformed record, an index out of range or a truncated \
+             array)",
+        );
+    }
+    if e.type_ == ufbx::ErrorType::BadIndex {
+        message.push_str("; a vertex, UV or normal index is out of range");
     }
     Error::invalid(file, field, message)
 }
@@ -200,7 +217,7 @@ impl<'a> Importer<'a> {
     }
 
     fn run(mut self) -> Result<RawScene> {
-        self.nodes();
+        self.nodes()?;
         let morphs = self.meshes()?;
         self.raw.animations = anim::clips(
             self.fbx,
@@ -215,10 +232,26 @@ impl<'a> Importer<'a> {
 
     /// Every node but ufbx's root, with its rest transform (the root's children become
     /// roots).
-    fn nodes(&mut self) {
+    fn nodes(&mut self) -> Result<()> {
         let mut nodes = Vec::with_capacity(self.fbx.nodes.len());
         for n in self.fbx.nodes.iter().filter(|n| !n.is_root) {
             let t = &n.local_transform;
+            let values = [
+                t.translation.x,
+                t.translation.y,
+                t.translation.z,
+                t.rotation.x,
+            ]
+            .into_iter()
+            .chain([t.rotation.y, t.rotation.z, t.rotation.w])
+            .chain([t.scale.x, t.scale.y, t.scale.z]);
+            if values.clone().any(|x| !x.is_finite()) {
+                return Err(Error::invalid(
+                    self.file,
+                    element_label("Model", &n.element),
+                    "rest transform (Lcl Translation, Rotation, Scaling) is not finite",
+                ));
+            }
             nodes.push(Node {
                 name: self.node_name(n),
                 source_index: n.element.typed_id as usize,
@@ -242,6 +275,7 @@ impl<'a> Importer<'a> {
             }
         }
         self.raw.nodes = nodes;
+        Ok(())
     }
 
     /// A node's name; ufbx's helper nodes are named after the node they serve.
