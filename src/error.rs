@@ -135,14 +135,14 @@ pub enum Error {
         max: u32,
     },
     /// Nothing drawable: no draws, or no finite skinned vertex.
-    #[error("{model}: nothing to draw (no finite skinned vertices)")]
+    #[error("{model}: meshes: nothing to draw (no drawn mesh, or no finite skinned vertex)")]
     NothingToRender {
         /// The model's name.
         model: String,
     },
     /// A draw whose vertices use more influences than the GPU path handles.
     #[error(
-        "{model}: draw {draw} has vertices with {used} influences; the GPU path handles up to {max}"
+        "{model}: draw {draw}: vertices with {used} influences; the GPU path handles up to {max}"
     )]
     TooManyInfluences {
         /// The model's name.

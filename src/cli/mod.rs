@@ -95,7 +95,7 @@ fn explain(e: &Error) -> String {
             used,
             max,
         } => format!(
-            "{model}: draw {draw} has vertices with {used} influences; the GPU path handles up to \
+            "{model}: draw {draw}: vertices with {used} influences; the GPU path handles up to \
              {max} (use --max-influences {max})"
         ),
         other => other.to_string(),

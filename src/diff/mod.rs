@@ -311,6 +311,49 @@ pub struct Differ<'a> {
     distances: Vec<f64>,
 }
 
+/// When in the first shared clip vertices are paired if the rest poses do not pair them: its
+/// start (glTF clips play from 0; the source's and the copy's first key).
+const PAIRING_TIME_S: f32 = 0.0;
+
+/// Pair the drawn vertices of `a` and `b` in their rest poses; when that leaves some
+/// unmatched and the files share `clip`, pair them again at the clip's start and keep the
+/// pairing that matches more (see [`Differ::new`]). Also where they were paired when not at
+/// rest. The viewer's "compare with" pairs the same way.
+pub fn pair_vertices(
+    a: &Scene,
+    b: &Scene,
+    clip: Option<ClipPair>,
+    radius_rel: f64,
+) -> Result<(Pairing, Option<PairedAt>)> {
+    let rest = Pairing::new(a, &skin_at(a, None)?, b, &skin_at(b, None)?, radius_rel)?;
+    let unmatched = |p: &Pairing| p.matching.stats.a_unmatched + p.matching.stats.b_unmatched;
+    let Some(c) = clip.filter(|_| unmatched(&rest) > 0) else {
+        return Ok((rest, None));
+    };
+    let posed = Pairing::new(
+        a,
+        &skin_at(a, Some(c.a))?,
+        b,
+        &skin_at(b, Some(c.b))?,
+        radius_rel,
+    )?;
+    if unmatched(&posed) >= unmatched(&rest) {
+        return Ok((rest, None));
+    }
+    let at = PairedAt {
+        clip: clip_name(a, c.a),
+        time_s: PAIRING_TIME_S,
+    };
+    Ok((posed, Some(at)))
+}
+
+/// Every draw of `scene` skinned at [`PAIRING_TIME_S`] of `anim` (None: the rest pose).
+fn skin_at(scene: &Scene, anim: Option<usize>) -> Result<Vec<SkinnedVertices>> {
+    let mut frame = FrameState::new(scene);
+    frame.evaluate(scene, anim, PAIRING_TIME_S)?;
+    CpuSkinner::new(scene, None).skin_all(scene, &frame)
+}
+
 /// A clip's name in words (`animation N` when unnamed).
 fn clip_name(scene: &Scene, i: usize) -> String {
     match scene.animations.get(i).and_then(|a| a.name.as_deref()) {
@@ -332,12 +375,13 @@ impl<'a> Differ<'a> {
         let mut a_side = Skinned::new(a)?;
         let mut b_side = Skinned::new(b)?;
         let (clips, lone_a, lone_b) = names::match_clips(a, b);
-        let (pairing, paired_at) = Self::pair(
-            &mut a_side,
-            &mut b_side,
-            clips.first().copied(),
-            options.match_radius_rel,
-        )?;
+        let first = clips.first().copied();
+        let (pairing, paired_at) = pair_vertices(a, b, first, options.match_radius_rel)?;
+        // The joints are judged in the pose the vertices were paired in.
+        if let (Some(c), Some(at)) = (first, &paired_at) {
+            a_side.skin(Some(c.a), at.time_s)?;
+            b_side.skin(Some(c.b), at.time_s)?;
+        }
         let nodes = names::match_nodes(a, b);
         let joints = joints::compare_joints(
             &joints::Side {
@@ -371,35 +415,6 @@ impl<'a> Differ<'a> {
             lone_a,
             lone_b,
         })
-    }
-
-    /// Pair the vertices in the rest pose, or at the start of `clip` when that matches more
-    /// (see [`Differ::new`]); both sides are left in the pose they were paired in.
-    fn pair(
-        a: &mut Skinned<'a>,
-        b: &mut Skinned<'a>,
-        clip: Option<ClipPair>,
-        radius_rel: f64,
-    ) -> Result<(Pairing, Option<PairedAt>)> {
-        let rest = Pairing::new(a.scene, &a.out, b.scene, &b.out, radius_rel)?;
-        let unmatched = |p: &Pairing| p.matching.stats.a_unmatched + p.matching.stats.b_unmatched;
-        let Some(c) = clip.filter(|_| unmatched(&rest) > 0) else {
-            return Ok((rest, None));
-        };
-        let time_s = 0.0;
-        a.skin(Some(c.a), time_s)?;
-        b.skin(Some(c.b), time_s)?;
-        let posed = Pairing::new(a.scene, &a.out, b.scene, &b.out, radius_rel)?;
-        if unmatched(&posed) >= unmatched(&rest) {
-            a.skin(None, 0.0)?;
-            b.skin(None, 0.0)?;
-            return Ok((rest, None));
-        }
-        let at = PairedAt {
-            clip: clip_name(a.scene, c.a),
-            time_s,
-        };
-        Ok((posed, Some(at)))
     }
 
     /// The vertices paired.

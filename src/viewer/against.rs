@@ -4,12 +4,10 @@
 //! side by side, as `skinview diff` measures it. No window or GPU in it.
 
 use crate::character::{Character, CharacterSetup};
-use crate::diff::{FrameStats, Pairing, names};
+use crate::diff::{ClipPair, FrameStats, MatchedBy, Pairing, names};
 use crate::error::Result;
-use crate::frame::{CpuSkinner, FrameState};
 use crate::io::Model;
 use crate::scene::Scene;
-use crate::skin::SkinnedVertices;
 
 /// The other file and its figures.
 pub struct OtherFile {
@@ -48,10 +46,16 @@ pub struct OtherFile {
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Every draw of `scene` skinned at its rest pose.
-fn rest_pose(scene: &Scene) -> Result<Vec<SkinnedVertices>> {
-    let mut frame = FrameState::new(scene);
-    frame.evaluate(scene, None, 0.0)?;
-    CpuSkinner::new(scene, None).skin_all(scene, &frame)
+/// Pair `a`'s vertices with the other file's as `diff` does: in the rest poses, or at the
+/// start of the clips played when the rest poses differ.
+fn pair(a: &Scene, b: &Scene, anim: Option<usize>, b_anim: Option<usize>) -> Result<Pairing> {
+    let clip = anim.zip(b_anim).map(|(a, b)| ClipPair {
+        a,
+        b,
+        by: MatchedBy::Index,
+    });
+    let radius = crate::diff::DiffOptions::default().match_radius_rel;
+    Ok(crate::diff::pair_vertices(a, b, clip, radius)?.0)
 }
 
 impl OtherFile {
@@ -148,13 +152,7 @@ impl OtherFile {
             self.largest = 0.0;
         }
         if self.pairing.as_ref().is_none_or(|(g, _)| *g != generation) {
-            let pairing = Pairing::new(
-                &a.scene,
-                &rest_pose(&a.scene)?,
-                &self.character.scene,
-                &rest_pose(&self.character.scene)?,
-                crate::diff::DiffOptions::default().match_radius_rel,
-            )?;
+            let pairing = pair(&a.scene, &self.character.scene, anim, b_anim)?;
             self.pairing = Some((generation, pairing));
             self.largest = 0.0;
             self.generation += 1;

@@ -42,15 +42,24 @@ pub struct AsciiArm {
     pub mesh_translation: [f64; 3],
     /// The mesh's geometric translation (units): moves the geometry, not the node.
     pub geometric_translation: [f64; 3],
+    /// The mesh's geometric rotation about X, degrees (after the geometric translation:
+    /// geometry → node is T · R).
+    pub geometric_rotation_x_deg: f64,
     /// `Upper`'s rest rotation about Y, degrees (the bind pose is 0: bind ≠ rest when not 0).
     pub upper_rest_y_deg: f64,
     /// `Upper`'s rest scale (uniform).
     pub upper_scale: f64,
+    /// `Lower`'s `PreRotation` about Z, degrees (Maya's joint orient: applied before its
+    /// animated rotation).
+    pub lower_pre_rotation_z_deg: f64,
     /// `Lower`'s `InheritType` (1: normal; 2: ignores its parent's scale, Maya's
     /// segment-scale compensation).
     pub lower_inherit: i32,
     /// The clip's end, s.
     pub clip_end_s: f64,
+    /// A blend shape channel `Bulge` (the tip ring moved by (1, 2, 0) at full weight) whose
+    /// `DeformPercent` goes from 0 at 0 s to 100 at the clip's end.
+    pub bulge: bool,
 }
 
 impl Default for AsciiArm {
@@ -60,10 +69,13 @@ impl Default for AsciiArm {
             z_up: false,
             mesh_translation: [0.0; 3],
             geometric_translation: [0.0; 3],
+            geometric_rotation_x_deg: 0.0,
             upper_rest_y_deg: 0.0,
             upper_scale: 1.0,
+            lower_pre_rotation_z_deg: 0.0,
             lower_inherit: 1,
             clip_end_s: 1.0,
+            bulge: false,
         }
     }
 }
@@ -79,6 +91,16 @@ impl AsciiArm {
         const CORNERS: [[f64; 2]; 4] = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
         let c = CORNERS[v % 4];
         [ARM_RINGS[v / 4], c[0], c[1]]
+    }
+
+    /// The `Bulge` shape's offset of vertex `v` (units): the tip ring moved by (1, 2, 0),
+    /// a direction no symmetry of the tube maps onto another.
+    pub fn bulge_offset(v: usize) -> [f64; 3] {
+        if v / 4 == ARM_RINGS.len() - 1 {
+            [1.0, 2.0, 0.0]
+        } else {
+            [0.0; 3]
+        }
     }
 
     /// `Lower`'s weight on vertex `v`.
@@ -158,6 +180,7 @@ Objects:  {{\n\
 \tModel: 200, \"Model::Tube\", \"Mesh\" {{\n\t\tVersion: 232\n\t\tProperties70:  {{\n\
 \t\t\tP: \"Lcl Translation\", \"Lcl Translation\", \"\", \"A\",{mx},{my},{mz}\n\
 \t\t\tP: \"GeometricTranslation\", \"Vector3D\", \"Vector\", \"\",{gx},{gy},{gz}\n\
+\t\t\tP: \"GeometricRotation\", \"Vector3D\", \"Vector\", \"\",{grx},0,0\n\
 \t\t}}\n\t}}\n\
 \tModel: 300, \"Model::Upper\", \"LimbNode\" {{\n\t\tVersion: 232\n\t\tProperties70:  {{\n\
 \t\t\tP: \"Lcl Rotation\", \"Lcl Rotation\", \"\", \"A\",0,{ry},0\n\
@@ -165,10 +188,12 @@ Objects:  {{\n\
 \t\t}}\n\t}}\n\
 \tModel: 301, \"Model::Lower\", \"LimbNode\" {{\n\t\tVersion: 232\n\t\tProperties70:  {{\n\
 \t\t\tP: \"InheritType\", \"enum\", \"\", \"\",{inherit}\n\
+\t\t\tP: \"RotationActive\", \"bool\", \"\", \"\",1\n\
+\t\t\tP: \"PreRotation\", \"Vector3D\", \"Vector\", \"\",0,0,{pre}\n\
 \t\t\tP: \"Lcl Translation\", \"Lcl Translation\", \"\", \"A\",{lx},0,0\n\
 \t\t}}\n\t}}\n\
 \tDeformer: 400, \"Deformer::Skin\", \"Skin\" {{\n\t\tVersion: 101\n\t}}\n\
-{upper_cluster}{lower_cluster}\
+{upper_cluster}{lower_cluster}{bulge_objects}\
 \tAnimationStack: 500, \"AnimStack::Bend\", \"\" {{\n\t\tProperties70:  {{\n\
 \t\t\tP: \"LocalStop\", \"KTime\", \"Time\", \"\",{stop}\n\
 \t\t\tP: \"ReferenceStop\", \"KTime\", \"Time\", \"\",{stop}\n\
@@ -192,18 +217,144 @@ Connections:  {{\n\
 \tC: \"OO\",300,401\n\tC: \"OO\",301,402\n\
 \tC: \"OO\",501,500\n\tC: \"OO\",502,501\n\
 \tC: \"OP\",502,301, \"Lcl Rotation\"\n\tC: \"OP\",503,502, \"d|Z\"\n\
-}}\n",
+{bulge_connections}}}\n",
             unit = self.unit_cm,
             nv = vertices.len(),
             verts = list(&vertices),
             np = polygons.len(),
             polys = ints(&polygons),
             ry = self.upper_rest_y_deg,
+            grx = self.geometric_rotation_x_deg,
             s = self.upper_scale,
             inherit = self.lower_inherit,
+            pre = self.lower_pre_rotation_z_deg,
             lx = ARM_LOWER_X,
             upper_cluster = cluster(401, "Upper", &|v| 1.0 - Self::lower_weight(v), 0.0),
             lower_cluster = cluster(402, "Lower", &Self::lower_weight, ARM_LOWER_X),
+            bulge_objects = if self.bulge {
+                self.bulge_objects(stop)
+            } else {
+                String::new()
+            },
+            bulge_connections = if self.bulge {
+                "\tC: \"OO\",610,100\n\tC: \"OO\",611,610\n\tC: \"OO\",600,611\n\
+                 \tC: \"OO\",620,501\n\tC: \"OP\",620,611, \"DeformPercent\"\n\
+                 \tC: \"OP\",621,620, \"d|DeformPercent\"\n"
+            } else {
+                ""
+            },
+        )
+    }
+
+    /// The `Bulge` shape, its blend shape deformer and channel, and the channel's curve.
+    fn bulge_objects(&self, stop: i64) -> String {
+        let n = ARM_RINGS.len() * 4;
+        let moved: Vec<usize> = (0..n)
+            .filter(|&v| Self::bulge_offset(v) != [0.0; 3])
+            .collect();
+        let indexes: Vec<String> = moved.iter().map(|v| v.to_string()).collect();
+        let offsets: Vec<String> = moved
+            .iter()
+            .flat_map(|&v| Self::bulge_offset(v).map(|x| format!("{x}")))
+            .collect();
+        let zeros = vec!["0"; offsets.len()].join(",");
+        format!(
+            "\tGeometry: 600, \"Geometry::Bulge\", \"Shape\" {{\n\t\tVersion: 100\n\
+             \t\tIndexes: *{ni} {{\n\t\t\ta: {indexes}\n\t\t}}\n\
+             \t\tVertices: *{no} {{\n\t\t\ta: {offsets}\n\t\t}}\n\
+             \t\tNormals: *{no} {{\n\t\t\ta: {zeros}\n\t\t}}\n\t}}\n\
+             \tDeformer: 610, \"Deformer::Morph\", \"BlendShape\" {{\n\t\tVersion: 100\n\t}}\n\
+             \tDeformer: 611, \"SubDeformer::Bulge\", \"BlendShapeChannel\" {{\n\t\tVersion: 100\n\
+             \t\tDeformPercent: 0\n\t\tFullWeights: *1 {{\n\t\t\ta: 100\n\t\t}}\n\
+             \t\tProperties70:  {{\n\t\t\tP: \"DeformPercent\", \"Number\", \"\", \"A\",0\n\t\t}}\n\t}}\n\
+             \tAnimationCurveNode: 620, \"AnimCurveNode::DeformPercent\", \"\" {{\n\
+             \t\tProperties70:  {{\n\t\t\tP: \"d|DeformPercent\", \"Number\", \"\", \"A\",0\n\t\t}}\n\t}}\n\
+             \tAnimationCurve: 621, \"AnimCurve::\", \"\" {{\n\t\tDefault: 0\n\t\tKeyVer: 4009\n\
+             \t\tKeyTime: *2 {{\n\t\t\ta: 0,{stop}\n\t\t}}\n\
+             \t\tKeyValueFloat: *2 {{\n\t\t\ta: 0,100\n\t\t}}\n\
+             \t\tKeyAttrFlags: *1 {{\n\t\t\ta: 24836\n\t\t}}\n\
+             \t\tKeyAttrDataFloat: *4 {{\n\t\t\ta: 0,0,255790911,0\n\t\t}}\n\
+             \t\tKeyAttrRefCount: *1 {{\n\t\t\ta: 2\n\t\t}}\n\t}}\n",
+            ni = indexes.len(),
+            indexes = indexes.join(","),
+            no = offsets.len(),
+            offsets = offsets.join(","),
+        )
+    }
+
+    /// The same arm as an ASCII FBX 6.1 file (objects named, not numbered; properties in
+    /// `Properties60`; the clip in `Takes`); Y up, in the arm's unit.
+    pub fn text_v6(&self) -> String {
+        let n = ARM_RINGS.len() * 4;
+        let vertices: Vec<String> = (0..n)
+            .flat_map(|v| Self::vertex(v).map(|x| format!("{x}")))
+            .collect();
+        let mut polygons: Vec<String> = Vec::new();
+        for r in 0..ARM_RINGS.len() - 1 {
+            for c in 0..4 {
+                let (a, b) = (r * 4 + c, r * 4 + (c + 1) % 4);
+                polygons.extend([a, b, b + 4].map(|i| i.to_string()));
+                polygons.push((-((a + 4) as i64) - 1).to_string());
+            }
+        }
+        let cluster = |name: &str, weight: &dyn Fn(usize) -> f64, link_x: f64| {
+            let (idx, w): (Vec<String>, Vec<String>) = (0..n)
+                .filter(|&v| weight(v) > 0.0)
+                .map(|v| (v.to_string(), format!("{}", weight(v))))
+                .unzip();
+            format!(
+                "\tDeformer: \"SubDeformer::Cluster {name}\", \"Cluster\" {{\n\t\tVersion: 100\n\
+                 \t\tIndexes: {}\n\t\tWeights: {}\n\
+                 \t\tTransform: 1,0,0,0,0,1,0,0,0,0,1,0,{},0,0,1\n\
+                 \t\tTransformLink: 1,0,0,0,0,1,0,0,0,0,1,0,{link_x},0,0,1\n\t}}\n",
+                idx.join(","),
+                w.join(","),
+                -link_x
+            )
+        };
+        let stop = (self.clip_end_s * KTIME_PER_S).round() as i64;
+        format!(
+            "; FBX 6.1.0 project file\n\
+; A two-bone arm written by skinview's tests (CC0-1.0).\n\
+FBXHeaderExtension:  {{\n\tFBXHeaderVersion: 1003\n\tFBXVersion: 6100\n}}\n\
+GlobalSettings:  {{\n\tVersion: 1000\n\tProperties60:  {{\n\
+\t\tProperty: \"UpAxis\", \"int\", \"\",1\n\t\tProperty: \"UpAxisSign\", \"int\", \"\",1\n\
+\t\tProperty: \"FrontAxis\", \"int\", \"\",2\n\t\tProperty: \"FrontAxisSign\", \"int\", \"\",1\n\
+\t\tProperty: \"CoordAxis\", \"int\", \"\",0\n\t\tProperty: \"CoordAxisSign\", \"int\", \"\",1\n\
+\t\tProperty: \"UnitScaleFactor\", \"double\", \"\",{unit}\n\t}}\n}}\n\
+Objects:  {{\n\
+\tModel: \"Model::Tube\", \"Mesh\" {{\n\t\tVersion: 232\n\
+\t\tVertices: {verts}\n\t\tPolygonVertexIndex: {polys}\n\t\tGeometryVersion: 124\n\t}}\n\
+\tModel: \"Model::Upper\", \"Limb\" {{\n\t\tVersion: 232\n\t\tProperties60:  {{\n\
+\t\t\tProperty: \"Lcl Translation\", \"Lcl Translation\", \"A+\",0,0,0\n\t\t}}\n\t}}\n\
+\tModel: \"Model::Lower\", \"Limb\" {{\n\t\tVersion: 232\n\t\tProperties60:  {{\n\
+\t\t\tProperty: \"Lcl Translation\", \"Lcl Translation\", \"A+\",{lx},0,0\n\t\t}}\n\t}}\n\
+\tDeformer: \"Deformer::Skin Tube\", \"Skin\" {{\n\t\tVersion: 100\n\t}}\n\
+{upper}{lower}}}\n\
+Connections:  {{\n\
+\tConnect: \"OO\", \"Model::Tube\", \"Model::Scene\"\n\
+\tConnect: \"OO\", \"Model::Upper\", \"Model::Scene\"\n\
+\tConnect: \"OO\", \"Model::Lower\", \"Model::Upper\"\n\
+\tConnect: \"OO\", \"Deformer::Skin Tube\", \"Model::Tube\"\n\
+\tConnect: \"OO\", \"SubDeformer::Cluster Upper\", \"Deformer::Skin Tube\"\n\
+\tConnect: \"OO\", \"SubDeformer::Cluster Lower\", \"Deformer::Skin Tube\"\n\
+\tConnect: \"OO\", \"Model::Upper\", \"SubDeformer::Cluster Upper\"\n\
+\tConnect: \"OO\", \"Model::Lower\", \"SubDeformer::Cluster Lower\"\n\
+}}\n\
+Takes:  {{\n\tCurrent: \"Bend\"\n\tTake: \"Bend\" {{\n\
+\t\tLocalTime: 0,{stop}\n\t\tReferenceTime: 0,{stop}\n\
+\t\tModel: \"Model::Lower\" {{\n\t\t\tVersion: 1.1\n\
+\t\t\tChannel: \"Transform\" {{\n\t\t\t\tChannel: \"R\" {{\n\
+\t\t\t\t\tChannel: \"X\" {{\n\t\t\t\t\t\tDefault: 0\n\t\t\t\t\t\tKeyVer: 4005\n\t\t\t\t\t\tKeyCount: 1\n\t\t\t\t\t\tKey: 0,0,L\n\t\t\t\t\t}}\n\
+\t\t\t\t\tChannel: \"Y\" {{\n\t\t\t\t\t\tDefault: 0\n\t\t\t\t\t\tKeyVer: 4005\n\t\t\t\t\t\tKeyCount: 1\n\t\t\t\t\t\tKey: 0,0,L\n\t\t\t\t\t}}\n\
+\t\t\t\t\tChannel: \"Z\" {{\n\t\t\t\t\t\tDefault: 0\n\t\t\t\t\t\tKeyVer: 4005\n\t\t\t\t\t\tKeyCount: 2\n\t\t\t\t\t\tKey: 0,0,L,{stop},90,L\n\t\t\t\t\t}}\n\
+\t\t\t\t}}\n\t\t\t}}\n\t\t}}\n\t}}\n}}\n",
+            unit = self.unit_cm,
+            verts = vertices.join(","),
+            polys = polygons.join(","),
+            lx = ARM_LOWER_X,
+            upper = cluster("Upper", &|v| 1.0 - Self::lower_weight(v), 0.0),
+            lower = cluster("Lower", &Self::lower_weight, ARM_LOWER_X),
         )
     }
 }

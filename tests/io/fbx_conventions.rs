@@ -38,12 +38,17 @@ fn expected(arm: &AsciiArm, v: usize, time_s: f64) -> DVec3 {
         * DMat4::from_scale(DVec3::splat(arm.upper_scale));
     let lower = upper
         * DMat4::from_translation(DVec3::X * ARM_LOWER_X)
+        * DMat4::from_rotation_z(arm.lower_pre_rotation_z_deg.to_radians())
         * DMat4::from_rotation_z((90.0 * time_s).to_radians());
     let upper_bind = DMat4::IDENTITY;
     let lower_bind = DMat4::from_translation(DVec3::X * ARM_LOWER_X);
     let mesh = DMat4::from_translation(DVec3::from(arm.mesh_translation))
-        * DMat4::from_translation(DVec3::from(arm.geometric_translation));
-    let p = DVec3::from(AsciiArm::vertex(v));
+        * DMat4::from_translation(DVec3::from(arm.geometric_translation))
+        * DMat4::from_rotation_x(arm.geometric_rotation_x_deg.to_radians());
+    let mut p = DVec3::from(AsciiArm::vertex(v));
+    if arm.bulge {
+        p += DVec3::from(AsciiArm::bulge_offset(v)) * (time_s / arm.clip_end_s).min(1.0);
+    }
     let w = AsciiArm::lower_weight(v);
     let world = (upper * upper_bind.inverse() * mesh).transform_point3(p) * (1.0 - w)
         + (lower * lower_bind.inverse() * mesh).transform_point3(p) * w;
@@ -58,7 +63,12 @@ fn expected(arm: &AsciiArm, v: usize, time_s: f64) -> DVec3 {
 /// The import of `arm` skins as [`expected`] says at 0, 0.25, 0.5 and 1 s: each drawn vertex
 /// is one of the arm's vertices at 0 s, and stays it.
 fn check_arm(what: &str, arm: &AsciiArm) {
-    let scene = import(arm);
+    check_arm_text(what, arm, &arm.text());
+}
+
+/// [`check_arm`] on the arm written as `text`.
+fn check_arm_text(what: &str, arm: &AsciiArm, text: &str) {
+    let scene = skinview::io::fbx::import_slice(text.as_bytes(), "arm.fbx").unwrap();
     let n = ARM_RINGS.len() * 4;
     let size = 20.0 * arm.unit_cm / 100.0;
     let at_rest = skinned(&scene, 0.0);
@@ -116,6 +126,60 @@ fn geometric_transform_moves_the_geometry_only() {
             ..Default::default()
         },
     );
+}
+
+/// A blend shape channel animated from 0 to 100 %: a morph target with a weights track,
+/// applied before skinning.
+#[test]
+fn blend_shapes_become_animated_morph_targets() {
+    let arm = AsciiArm {
+        bulge: true,
+        ..Default::default()
+    };
+    let scene = import(&arm);
+    assert_eq!(scene.meshes[0].morph_target_count(), 1, "one morph target");
+    let weights = scene.animations[0]
+        .channels
+        .iter()
+        .filter(|c| c.path == skinview::anim::Path::Weights)
+        .count();
+    assert_eq!(weights, 1, "one weights channel");
+    check_arm("blend shape", &arm);
+}
+
+/// `Lower` has a pre-rotation (Maya's joint orient) of 20° under its animated rotation: it
+/// is part of the rest transform and of every baked key.
+#[test]
+fn pre_rotation_composes_under_the_animated_rotation() {
+    check_arm(
+        "pre-rotation",
+        &AsciiArm {
+            lower_pre_rotation_z_deg: 20.0,
+            ..Default::default()
+        },
+    );
+}
+
+/// A geometric rotation turns the blend shape's offsets with the vertices (they are both in
+/// the geometry's space).
+#[test]
+fn geometric_transform_applies_to_blend_shapes_too() {
+    check_arm(
+        "geometric rotation with a blend shape",
+        &AsciiArm {
+            geometric_translation: [0.0, 0.0, 3.0],
+            geometric_rotation_x_deg: 90.0,
+            bulge: true,
+            ..Default::default()
+        },
+    );
+}
+
+/// The same arm as an FBX 6.1 file (named objects, `Properties60`, the clip in `Takes`).
+#[test]
+fn fbx_6_files_read_as_fbx_7_files() {
+    let arm = AsciiArm::default();
+    check_arm_text("FBX 6.1", &arm, &arm.text_v6());
 }
 
 /// `Upper` rests turned 30° and scaled 1.5 but was bound straight: the skin follows the

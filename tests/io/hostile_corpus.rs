@@ -40,7 +40,86 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
         c.push((name.into(), serde_json::to_vec(&d).unwrap()));
     }
     c.push(("deep-chain.gltf".into(), deep_chain()));
+    c.extend(fbx_files());
     c
+}
+
+/// FBX files: Blender's cut short, and the tests' ASCII arm with hostile values, a 20,000-deep
+/// chain of nodes, a vertex with 100 influences and a clip to 1e8 s.
+fn fbx_files() -> Vec<(String, Vec<u8>)> {
+    use common::fbx::AsciiArm;
+    let blender = std::fs::read(common::fbx::converted("RiggedSimple")).unwrap();
+    let arm = AsciiArm::default().text();
+    let edit = |from: &str, to: &str| {
+        assert!(arm.contains(from), "the arm has {from:?}");
+        arm.replacen(from, to, 1).into_bytes()
+    };
+    let mut deep = String::new();
+    let mut links = String::new();
+    for i in 0..20_000u32 {
+        deep.push_str(&format!(
+            "\tModel: {}, \"Model::n{i}\", \"Null\" {{\n\t}}\n",
+            1000 + i
+        ));
+        let parent = if i == 0 { 301 } else { 999 + i };
+        links.push_str(&format!("\tC: \"OO\",{},{parent}\n", 1000 + i));
+    }
+    let deep = arm
+        .replacen("Objects:  {\n", &format!("Objects:  {{\n{deep}"), 1)
+        .replacen(
+            "Connections:  {\n",
+            &format!("Connections:  {{\n{links}"),
+            1,
+        );
+    // 100 clusters on `Upper`, each weighing vertex 0 by 0.01.
+    let mut crowd = String::new();
+    let mut crowd_links = String::new();
+    for k in 0..100u32 {
+        crowd.push_str(&format!(
+            "\tDeformer: {}, \"SubDeformer::c{k}\", \"Cluster\" {{\n\t\tIndexes: *1 {{\n\t\t\ta: 0\n\t\t}}\n\
+             \t\tWeights: *1 {{\n\t\t\ta: 0.01\n\t\t}}\n\t}}\n",
+            3000 + k
+        ));
+        crowd_links.push_str(&format!(
+            "\tC: \"OO\",{},400\n\tC: \"OO\",300,{}\n",
+            3000 + k,
+            3000 + k
+        ));
+    }
+    let crowd = arm
+        .replacen("Objects:  {\n", &format!("Objects:  {{\n{crowd}"), 1)
+        .replacen(
+            "Connections:  {\n",
+            &format!("Connections:  {{\n{crowd_links}"),
+            1,
+        );
+    let long = AsciiArm {
+        clip_end_s: 1e8,
+        ..Default::default()
+    };
+    vec![
+        (
+            "truncated.fbx".into(),
+            blender[..blender.len() / 2].to_vec(),
+        ),
+        ("empty.fbx".into(), Vec::new()),
+        (
+            "not-fbx.fbx".into(),
+            b"; FBX 7.4.0 project file\nObjects: {".to_vec(),
+        ),
+        (
+            "nan-position.fbx".into(),
+            edit("a: 0,-1,-1,0,1", "a: nan,-1,-1,0,1"),
+        ),
+        (
+            "bad-polygon-index.fbx".into(),
+            edit("a: 0,1,5,-5", "a: 0,1,5000,-5"),
+        ),
+        ("nan-key.fbx".into(), edit("a: 0,90", "a: 0,nan")),
+        ("deep-chain.fbx".into(), deep.into_bytes()),
+        ("100-influences.fbx".into(), crowd.into_bytes()),
+        ("long-clip.fbx".into(), long.text().into_bytes()),
+    ]
 }
 
 /// Files broken as files: cut short, lying lengths, empty, noise, not glTF at all.

@@ -3,7 +3,9 @@
 //! as LINEAR channels.
 
 use super::mesh::MorphLinks;
-use super::{MAX_SEGMENTS_PER_KEY, allocator, element_label, quat, ufbx_error, vec3};
+use super::{
+    MAX_MORPH_VALUES, MAX_SEGMENTS_PER_KEY, allocator, element_label, quat, ufbx_error, vec3,
+};
 use crate::anim::{Animation, Channel, Interpolation, Path, Sampler};
 use crate::error::{Error, Result};
 use crate::scene::{Node, Report};
@@ -40,7 +42,7 @@ pub(super) fn clips(
             ufbx::bake_anim(fbx, &stack.anim, opts).map_err(|e| ufbx_error(file, &label, &e))?;
         check_keys(fbx, &baked, file, &label)?;
         let mut channels = node_channels(&baked, node_index, nodes);
-        channels.extend(weight_channels(&baked, morphs));
+        channels.extend(weight_channels(&baked, morphs, file, &label)?);
         if channels.is_empty() {
             report.warn(&label, "animates nothing skinview draws: an empty clip");
         }
@@ -138,18 +140,23 @@ fn vec4(v: [f32; 3]) -> [f32; 4] {
     [v[0], v[1], v[2], 0.0]
 }
 
-/// A LINEAR channel from keys (seconds, value); keys whose time rounds to the previous one in
-/// f32 replace it (a baked step's two sides).
+/// A key's time in f32 after `last`: `t`, or the next f32 after `last` when `t` rounds onto
+/// it (keys closer than an f32 step, such as the two sides of a baked step late in a long
+/// clip), so both keys are kept in order.
+fn key_time(last: Option<f32>, t: f64) -> f32 {
+    let t = t as f32;
+    match last {
+        Some(last) if t <= last => last.next_up(),
+        _ => t,
+    }
+}
+
+/// A LINEAR channel from keys (seconds, value).
 fn channel(node: usize, path: Path, keys: &[(f64, [f32; 4])], components: usize) -> Channel {
     let mut times_s: Vec<f32> = Vec::with_capacity(keys.len());
     let mut values: Vec<f32> = Vec::with_capacity(keys.len() * components);
     for (t, v) in keys {
-        let t = *t as f32;
-        if times_s.last().is_some_and(|&last| t <= last) {
-            values.truncate(values.len() - components);
-        } else {
-            times_s.push(t);
-        }
+        times_s.push(key_time(times_s.last().copied(), *t));
         values.extend_from_slice(&v[..components]);
     }
     Channel {
@@ -167,17 +174,24 @@ fn channel(node: usize, path: Path, keys: &[(f64, [f32; 4])], components: usize)
 
 /// Morph weights channels: for each mesh with an animated blend channel, one channel per node
 /// that draws it, keyed at every time any of its channels has a key.
-fn weight_channels(baked: &ufbx::BakedAnim, morphs: &[MorphLinks]) -> Vec<Channel> {
+fn weight_channels(
+    baked: &ufbx::BakedAnim,
+    morphs: &[MorphLinks],
+    file: &str,
+    label: &str,
+) -> Result<Vec<Channel>> {
     let mut channels = Vec::new();
     for m in morphs {
         let tracks: Vec<Option<&[ufbx::BakedVec3]>> = m
             .channels
             .iter()
             .map(|&id| {
+                // ufbx lists baked elements by element id.
                 baked
                     .elements
-                    .iter()
-                    .find(|e| e.element_id == id)
+                    .binary_search_by_key(&id, |e| e.element_id)
+                    .ok()
+                    .and_then(|i| baked.elements.get(i))
                     .and_then(|e| {
                         e.props
                             .iter()
@@ -197,15 +211,24 @@ fn weight_channels(baked: &ufbx::BakedAnim, morphs: &[MorphLinks]) -> Vec<Channe
         times.sort_by(f64::total_cmp);
         times.dedup();
         let n = m.channels.len();
+        let values_made = (times.len() as u64)
+            .saturating_mul(n as u64)
+            .saturating_mul(m.nodes.len().max(1) as u64);
+        if values_made > MAX_MORPH_VALUES {
+            return Err(Error::invalid(
+                file,
+                label,
+                format!(
+                    "{n} animated blend channels over {} key times: more than the \
+                     {MAX_MORPH_VALUES} morph weights an import holds",
+                    times.len()
+                ),
+            ));
+        }
         let mut keys_times: Vec<f32> = Vec::with_capacity(times.len());
         let mut values: Vec<f32> = Vec::with_capacity(times.len() * n);
         for &t in &times {
-            let t32 = t as f32;
-            if keys_times.last().is_some_and(|&last| t32 <= last) {
-                values.truncate(values.len() - n);
-            } else {
-                keys_times.push(t32);
-            }
+            keys_times.push(key_time(keys_times.last().copied(), t));
             for (k, track) in tracks.iter().enumerate() {
                 values.push(match track {
                     Some(keys) => (sample(keys, t) / 100.0) as f32,
@@ -227,7 +250,7 @@ fn weight_channels(baked: &ufbx::BakedAnim, morphs: &[MorphLinks]) -> Vec<Channe
             });
         }
     }
-    channels
+    Ok(channels)
 }
 
 /// A baked track's x at `t` (linear between keys, held past the ends).

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use glam::{Vec2, Vec3, Vec4};
 
-use super::{MAX_INFLUENCES, element_label, mat4, vec3};
+use super::{MAX_INFLUENCES, MAX_MORPH_VALUES, element_label, mat4, vec3};
 use crate::error::{Error, Result};
 use crate::scene::{Mesh, MorphTarget, Primitive, Report, Skin, SkinWeights, Topology};
 
@@ -36,6 +36,49 @@ struct Influences {
     weights: Vec<f32>,
 }
 
+/// Repairs of one deformer's weights.
+#[derive(Default)]
+struct RepairCounts {
+    truncated: usize,
+    renormalised: usize,
+    unweighted: usize,
+    worst: f64,
+}
+
+impl RepairCounts {
+    fn report(&self, label: &str, n: usize, report: &mut Report) {
+        if self.truncated > 0 {
+            report.repair(
+                label,
+                format!(
+                    "{} of {n} vertices have more than {MAX_INFLUENCES} influences; the \
+                     lightest dropped and the rest renormalised",
+                    self.truncated
+                ),
+            );
+        }
+        if self.renormalised > 0 {
+            report.repair(
+                label,
+                format!(
+                    "{} of {n} vertices had weights not summing to 1 (worst off by {:.3e}); \
+                     renormalised",
+                    self.renormalised, self.worst
+                ),
+            );
+        }
+        if self.unweighted > 0 {
+            report.repair(
+                label,
+                format!(
+                    "{} of {n} vertices have no weight; bound with weight 1 to the first joint",
+                    self.unweighted
+                ),
+            );
+        }
+    }
+}
+
 /// Blend shapes as dense offsets per ufbx vertex.
 struct Shapes {
     targets: Vec<(Vec<Vec3>, Option<Vec<Vec3>>)>,
@@ -63,7 +106,7 @@ pub(super) fn convert(
             ));
         }
     };
-    let shapes = shapes(m, &label, report);
+    let shapes = shapes(m, file, &label, report)?;
     let mut primitives = Vec::new();
     let parts: Vec<(usize, Vec<u32>)> = if m.material_parts.is_empty() {
         vec![(0, (0..m.faces.len() as u32).collect())]
@@ -74,8 +117,10 @@ pub(super) fn convert(
             .collect()
     };
     let mut skipped_faces = 0usize;
-    for (material, faces) in parts {
-        let (prim, skipped) = primitive(m, &faces, influences.as_ref(), &shapes, material);
+    let mut tri = vec![0u32; m.max_face_triangles.max(1) * 3];
+    for (material, faces) in parts.into_iter().filter(|(_, f)| !f.is_empty()) {
+        let (corners, skipped) = triangulate(m, &faces, &mut tri);
+        let prim = primitive(m, &corners, influences.as_ref(), &shapes, material);
         skipped_faces += skipped;
         if !prim.indices.is_empty() {
             primitives.push(prim);
@@ -109,7 +154,9 @@ fn check_finite(m: &ufbx::Mesh, file: &str, label: &str) -> Result<()> {
             format!("{what} {i} is not finite (NaN or infinite)"),
         ))
     };
-    let finite3 = |v: &ufbx::Vec3| v.x.is_finite() && v.y.is_finite() && v.z.is_finite();
+    // Finite once made f32 (1e39 is a finite f64 and an infinite f32).
+    let ok = |x: f64| x.is_finite() && x.abs() <= f32::MAX as f64;
+    let finite3 = |v: &ufbx::Vec3| ok(v.x) && ok(v.y) && ok(v.z);
     if let Some(i) = m.vertices.iter().position(|v| !finite3(v)) {
         return bad("vertex position", i);
     }
@@ -124,7 +171,7 @@ fn check_finite(m: &ufbx::Mesh, file: &str, label: &str) -> Result<()> {
     {
         return bad("UV", i);
     }
-    let finite4 = |v: &ufbx::Vec4| [v.x, v.y, v.z, v.w].iter().all(|x| x.is_finite());
+    let finite4 = |v: &ufbx::Vec4| [v.x, v.y, v.z, v.w].into_iter().all(ok);
     if let Some(i) = m.vertex_color.values.iter().position(|v| !finite4(v)) {
         return bad("colour", i);
     }
@@ -192,7 +239,8 @@ fn influences(
         return Err(Error::invalid(file, label, "has no clusters (no joints)"));
     }
     let n = m.num_vertices;
-    if d.vertices.len() != n {
+    // A deformer shared by several meshes lists as many vertices as the largest has.
+    let Some(vertices) = d.vertices.get(..n) else {
         return Err(Error::invalid(
             file,
             label,
@@ -201,9 +249,8 @@ fn influences(
                 d.vertices.len()
             ),
         ));
-    }
-    let most = d
-        .vertices
+    };
+    let most = vertices
         .iter()
         .map(|v| v.num_weights as usize)
         .max()
@@ -211,45 +258,44 @@ fn influences(
     let width = most.clamp(1, MAX_INFLUENCES).next_multiple_of(4);
     let mut joints = vec![0u32; n * width];
     let mut weights = vec![0f32; n * width];
-    let (mut truncated, mut renormalised, mut unweighted, mut worst) =
-        (0usize, 0usize, 0usize, 0f32);
-    for (v, sv) in d.vertices.iter().enumerate() {
+    let mut counts = RepairCounts::default();
+    for (v, sv) in vertices.iter().enumerate() {
         let begin = sv.weight_begin as usize;
         let count = (sv.num_weights as usize).min(MAX_INFLUENCES);
-        truncated += usize::from(sv.num_weights as usize > MAX_INFLUENCES);
+        let field = || format!("{label} vertex {v}");
         // ufbx lists a vertex's weights heaviest first.
-        let list = d.weights.get(begin..begin + count).ok_or_else(|| {
-            Error::invalid(
+        let list = d
+            .weights
+            .get(begin..begin + count)
+            .ok_or_else(|| Error::invalid(file, field(), "weights outside the deformer's list"))?;
+        if let Some(w) = list
+            .iter()
+            .find(|w| !(w.weight.is_finite() && w.weight <= 1e6))
+        {
+            return Err(Error::invalid(
                 file,
-                format!("{label} vertex {v}"),
-                "weights outside the deformer's list",
-            )
-        })?;
+                field(),
+                format!("weight {} is not a finite weight", w.weight),
+            ));
+        }
+        let sum: f64 = list.iter().map(|w| w.weight).sum();
         let slots = v * width..(v + 1) * width;
         for (slot, w) in slots.clone().zip(list) {
             joints[slot] = w.cluster_index;
-            weights[slot] = w.weight as f32;
+            weights[slot] = (w.weight / sum) as f32;
         }
-        let sum: f32 = weights[slots.clone()].iter().sum();
         if sum <= 0.0 {
             weights[slots.start] = 1.0;
             joints[slots.start] = 0;
-            unweighted += 1;
-        } else if (sum - 1.0).abs() > 1e-3 || sv.num_weights as usize > MAX_INFLUENCES {
-            worst = worst.max((sum - 1.0).abs());
-            renormalised += 1;
-            weights[slots].iter_mut().for_each(|w| *w /= sum);
+            counts.unweighted += 1;
+        } else if sv.num_weights as usize > MAX_INFLUENCES {
+            counts.truncated += 1;
+        } else if (sum - 1.0).abs() > 1e-3 {
+            counts.worst = counts.worst.max((sum - 1.0).abs());
+            counts.renormalised += 1;
         }
     }
-    if truncated > 0 {
-        report.repair(&label, format!("{truncated} of {n} vertices have more than {MAX_INFLUENCES} influences; the lightest dropped and the rest renormalised"));
-    }
-    if renormalised > truncated {
-        report.repair(&label, format!("{renormalised} of {n} vertices had weights not summing to 1 (worst off by {worst:.3e}); renormalised"));
-    }
-    if unweighted > 0 {
-        report.repair(&label, format!("{unweighted} of {n} vertices have no weight; bound with weight 1 to the first joint"));
-    }
+    counts.report(&label, n, report);
     Ok(Influences {
         skin,
         width,
@@ -259,8 +305,23 @@ fn influences(
 }
 
 /// Every blend channel of every blend deformer of `m`, in order, as dense offsets.
-fn shapes(m: &ufbx::Mesh, label: &str, report: &mut Report) -> Shapes {
+fn shapes(m: &ufbx::Mesh, file: &str, label: &str, report: &mut Report) -> Result<Shapes> {
     let n = m.num_vertices;
+    let channels: usize = m.blend_deformers.iter().map(|d| d.channels.len()).sum();
+    // Dense per-vertex offsets, then one target per primitive vertex: bounded before any is
+    // made (a corner can become a vertex, so corners bound the primitives' vertices).
+    let values = channels as u64 * n.max(m.num_indices) as u64;
+    if values > MAX_MORPH_VALUES {
+        return Err(Error::invalid(
+            file,
+            label,
+            format!(
+                "{channels} blend channels over {} vertices: more than the {MAX_MORPH_VALUES} \
+                 morph offsets an import holds",
+                n.max(m.num_indices)
+            ),
+        ));
+    }
     let mut out = Shapes {
         targets: Vec::new(),
         channels: Vec::new(),
@@ -279,43 +340,72 @@ fn shapes(m: &ufbx::Mesh, label: &str, report: &mut Report) -> Shapes {
                     ),
                 );
             }
-            let mut positions = vec![Vec3::ZERO; n];
-            let mut normals = None;
-            if let Some(shape) = c.target_shape.as_ref() {
-                let has_normals = shape.normal_offsets.len() == shape.offset_vertices.len();
-                let mut nrm = vec![Vec3::ZERO; if has_normals { n } else { 0 }];
-                for (i, &v) in shape.offset_vertices.iter().enumerate() {
-                    let v = v as usize;
-                    if let (Some(p), Some(o)) =
-                        (positions.get_mut(v), shape.position_offsets.get(i))
-                    {
-                        *p = vec3(*o);
-                    }
-                    if let (Some(p), Some(o)) = (nrm.get_mut(v), shape.normal_offsets.get(i)) {
-                        *p = vec3(*o);
-                    }
+            let target = match c.target_shape.as_ref() {
+                Some(shape) => {
+                    // The full shape is reached at the last keyframe's weight (FullWeights).
+                    let full = c.keyframes.last().map_or(1.0, |k| k.target_weight);
+                    let scale = if full > 0.0 && full.is_finite() {
+                        1.0 / full
+                    } else {
+                        1.0
+                    };
+                    dense_offsets(shape, n, scale, file, label)?
                 }
-                normals = has_normals.then_some(nrm);
-            }
-            out.targets.push((positions, normals));
+                None => (vec![Vec3::ZERO; n], None),
+            };
+            out.targets.push(target);
             out.channels.push(c.element.element_id);
             out.weights.push(c.weight as f32);
         }
     }
-    out
+    Ok(out)
 }
 
-/// One material part's faces as a triangle list: a vertex per distinct (position, normal,
-/// UV, colour) corner; also the number of faces too small to draw.
+/// A blend shape's offsets for every mesh vertex (zero where it has none), each scaled by its
+/// per-vertex weight (Blender's vertex-group shapes) and by `scale`; normal offsets when it
+/// has one per offset.
+fn dense_offsets(
+    shape: &ufbx::BlendShape,
+    n: usize,
+    scale: f64,
+    file: &str,
+    label: &str,
+) -> Result<(Vec<Vec3>, Option<Vec<Vec3>>)> {
+    let count = shape.offset_vertices.len();
+    let has_normals = count > 0 && shape.normal_offsets.len() == count;
+    let mut positions = vec![Vec3::ZERO; n];
+    let mut normals = vec![Vec3::ZERO; if has_normals { n } else { 0 }];
+    for (i, &v) in shape.offset_vertices.iter().enumerate() {
+        let Some(p) = positions.get_mut(v as usize) else {
+            return Err(Error::invalid(
+                file,
+                label,
+                format!(
+                    "blend shape \"{}\" moves vertex {v}; the mesh has {n}",
+                    shape.element.name.as_ref() as &str
+                ),
+            ));
+        };
+        let w = shape.offset_weights.get(i).copied().unwrap_or(1.0) * scale;
+        let o = shape.position_offsets.get(i).copied().unwrap_or_default();
+        *p = vec3(o) * w as f32;
+        if let (Some(p), Some(o)) = (normals.get_mut(v as usize), shape.normal_offsets.get(i)) {
+            *p = vec3(*o) * w as f32;
+        }
+    }
+    Ok((positions, has_normals.then_some(normals)))
+}
+
+/// One material part's triangle corners as a triangle list: a vertex per distinct (position,
+/// normal, UV, colour) corner.
 fn primitive(
     m: &ufbx::Mesh,
-    faces: &[u32],
+    corners: &[u32],
     influences: Option<&Influences>,
     shapes: &Shapes,
     material: usize,
-) -> (Primitive, usize) {
-    let (corners, skipped) = triangulate(m, faces);
-    let (sources, indices) = merge_corners(m, &corners);
+) -> Primitive {
+    let (sources, indices) = merge_corners(m, corners);
     let vertex_of = |c: usize| m.vertex_indices.get(c).map_or(0, |&v| v as usize);
     let normals = m.vertex_normal.exists.then(|| {
         sources
@@ -340,7 +430,7 @@ fn primitive(
             })
             .collect()
     });
-    let prim = Primitive {
+    Primitive {
         positions: sources
             .iter()
             .map(|&c| position(m, c).map_or(Vec3::ZERO, |p| vec3(*p)))
@@ -356,22 +446,21 @@ fn primitive(
         base_color_texture: None,
         uvs,
         colors,
-    };
-    (prim, skipped)
+    }
 }
 
 /// The corners (indices into the mesh's index space) of `faces` triangulated; also how many
-/// faces have fewer than 3 corners (points and lines, not drawn).
-fn triangulate(m: &ufbx::Mesh, faces: &[u32]) -> (Vec<u32>, usize) {
+/// faces have fewer than 3 corners (points and lines, not drawn). `tri` holds the mesh's
+/// largest face's triangles (3 × `max_face_triangles`).
+fn triangulate(m: &ufbx::Mesh, faces: &[u32], tri: &mut [u32]) -> (Vec<u32>, usize) {
     let mut corners: Vec<u32> = Vec::new();
-    let mut tri = vec![0u32; m.max_face_triangles.max(1) * 3];
     let mut skipped = 0;
     for face in faces.iter().filter_map(|&f| m.faces.get(f as usize)) {
         if face.num_indices < 3 {
             skipped += 1;
             continue;
         }
-        let count = ufbx::triangulate_face(&mut tri, m, *face) as usize;
+        let count = ufbx::triangulate_face(tri, m, *face) as usize;
         corners.extend_from_slice(&tri[..count * 3]);
     }
     (corners, skipped)

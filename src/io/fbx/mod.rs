@@ -9,8 +9,9 @@
 //!   `geometry_to_bone` (the mesh's geometry in the bone's space when the skin was bound),
 //!   not the inverse of the node's rest transform, which exporters often leave elsewhere.
 //! - **Geometric transforms** (offsets of a node's geometry that its children do not
-//!   inherit) are folded into the vertices and the cluster matrices; ufbx adds a helper node
-//!   where a mesh is instanced.
+//!   inherit) become a helper node between the node and its mesh, named `NODE (geometry)`,
+//!   so vertices and blend shape offsets stay in the same space; the skin's bind matrices
+//!   include the transform.
 //! - **Inherit modes**: a joint that does not pass its scale to its children (Maya's
 //!   segment-scale compensation) or scales them per component (3ds Max) gets a scale helper
 //!   node between it and its children, named `JOINT (scale helper)`; the hierarchy then
@@ -52,9 +53,15 @@ use crate::math::Trs;
 use crate::scene::{Node, RawScene, Scene, SceneBuilder};
 
 /// Most influences kept per vertex: 32, eight sets of four, past what any engine skins with
-/// (4 or 8) and what a reduced influence count is measured against; a file with more keeps its
-/// heaviest 32 (a reported repair), so one hostile vertex cannot widen every vertex's sets.
+/// (4 or 8); a vertex with more keeps its heaviest 32 (a reported repair). Every vertex of a
+/// mesh has as many slots as its most influenced vertex, so a mesh costs at most 32 slots a
+/// vertex.
 pub const MAX_INFLUENCES: usize = 32;
+
+/// Most morph values an import makes for one mesh: blend channels × vertices (and, for an
+/// animated mesh, channels × key times × the nodes drawing it): 64 M, a 100,000-vertex face
+/// with 600 shapes; a file asking for more is an error before anything is allocated.
+pub const MAX_MORPH_VALUES: u64 = 64 << 20;
 
 /// Most memory ufbx may hold for one file's scene, and again for its temporary data while
 /// parsing: 8 GiB, four times the largest file read (a binary FBX's compressed arrays
@@ -110,7 +117,7 @@ pub fn load_options() -> ufbx::LoadOpts<'static> {
         target_axes: ufbx::CoordinateAxes::right_handed_y_up(),
         target_unit_meters: 1.0,
         space_conversion: ufbx::SpaceConversion::ModifyGeometry,
-        geometry_transform_handling: ufbx::GeometryTransformHandling::ModifyGeometry,
+        geometry_transform_handling: ufbx::GeometryTransformHandling::HelperNodes,
         inherit_mode_handling: ufbx::InheritModeHandling::HelperNodes,
         ..Default::default()
     }
@@ -266,13 +273,6 @@ impl<'a> Importer<'a> {
                 skin: None,
                 morph_weights: None,
             });
-            if n.inherit_mode != ufbx::InheritMode::Normal {
-                self.raw.report.warn(
-                    element_label("Model", &n.element),
-                    "inherits its parent's scale in a way glTF cannot hold and ufbx did not \
-                     convert; composed as a normal child",
-                );
-            }
         }
         self.raw.nodes = nodes;
         Ok(())
@@ -293,6 +293,26 @@ impl<'a> Importer<'a> {
         }
         let name = n.element.name.to_string();
         (!name.is_empty()).then_some(name)
+    }
+
+    /// The node that draws a mesh instanced at node `k`: `k`, or for a node with a second
+    /// mesh a child of it with no transform of its own (a glTF node draws one mesh).
+    fn drawing_node(&mut self, k: usize) -> usize {
+        if self.raw.nodes[k].mesh.is_none() {
+            return k;
+        }
+        let name = self.raw.nodes[k].name.clone().unwrap_or_default();
+        self.raw.nodes.push(Node {
+            name: Some(format!("{name} (mesh {})", self.raw.nodes.len())),
+            source_index: self.raw.nodes[k].source_index,
+            parent: Some(k),
+            rest: Trs::IDENTITY,
+            matrix: None,
+            mesh: None,
+            skin: None,
+            morph_weights: None,
+        });
+        self.raw.nodes.len() - 1
     }
 
     /// Every mesh with its skin, and each node that draws one; returns where each mesh's
@@ -316,6 +336,7 @@ impl<'a> Importer<'a> {
             let mut nodes = Vec::new();
             for instance in m.element.instances.iter() {
                 if let Some(k) = self.node_of(instance) {
+                    let k = self.drawing_node(k);
                     self.raw.nodes[k].mesh = Some(mesh_index);
                     self.raw.nodes[k].skin = skin_index;
                     nodes.push(k);
