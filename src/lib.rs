@@ -28,6 +28,7 @@ pub mod skin;
 pub mod weights;
 
 // Files, GPU, and the stages built on them.
+pub mod check;
 pub mod compare;
 pub mod gpu;
 pub mod io;

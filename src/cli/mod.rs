@@ -7,6 +7,7 @@
 mod args;
 mod bench;
 mod chart;
+mod check;
 mod compare;
 mod diff;
 mod dump;
@@ -166,6 +167,10 @@ enum Command {
     /// skinned vertices are apart over every shared clip, where and when, and which joints'
     /// weights or bind matrices differ. Exit 1 past the tolerance.
     Diff(diff::DiffArgs),
+    /// Every character under some folders through the asset checks (import, weights, bind
+    /// matrices, clip bounds, GPU readback): one line per model, JSON and JUnit reports, in
+    /// parallel and in shards. Exit 1 when a model has an error.
+    Check(check::CheckArgs),
     /// Merge the rows of scripts/gpu-report.sh (bench --gpu and compare JSON) into
     /// report.json and report.md: vertices/s against the bandwidth floor, skinned against
     /// unskinned draw, vertex against compute path, storage against uniform palette.
@@ -217,6 +222,7 @@ pub fn main() -> ExitCode {
         Command::Compare(a) => compare::run(a),
         Command::Dump(a) => dump::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Check(a) => check::run(a),
         Command::Export(a) => export::run(a),
         Command::Bench(a) => bench::run(a),
         Command::GpuReport(a) => gpu_report::run(a),

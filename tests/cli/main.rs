@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod check;
 mod cli;
 mod diff;
 mod gpu_report;

@@ -1,0 +1,374 @@
+//! `skinview check`: every character under some folders through a fixed list of checks — a
+//! finding each with an id, a severity and a one-line reason — for asset pipelines that gate
+//! characters in CI. Reports: [`CheckReport`] (JSON, schema [`SCHEMA`]) and JUnit XML
+//! ([`junit`]).
+//!
+//! The checks ([`Check`], in the order they run): the import and its repairs; influences past
+//! the target engine's limit, with what dropping them costs; joints that influence nothing;
+//! inverse bind matrices that are singular, ill-conditioned, mirrored, or do not match the
+//! bind pose of the hierarchy; joints with non-uniform rest scale; clips whose skinned bounds
+//! leave the rest bounds (the culling problem); and GPU readback against the CPU reference.
+//! Each model is checked on its own: one model's failure never stops the rest.
+
+mod checks;
+pub mod junit;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::gpu::GpuContext;
+use crate::io::ModelSource;
+
+/// The JSON report's schema name and version.
+pub const SCHEMA: &str = "skinview-check/1";
+
+/// Most model files one run checks: a million (a studio's whole library; the sharding
+/// spreads more over machines).
+pub const MAX_FILES: usize = 1_000_000;
+
+/// Deepest folder nesting searched for models (a symlink loop stops here).
+pub const MAX_DEPTH: usize = 64;
+
+/// How bad a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Worth knowing; never fails.
+    Info,
+    /// Likely a problem; fails nothing.
+    Warning,
+    /// Fails the check (exit 1).
+    Error,
+}
+
+impl Severity {
+    /// In words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// The checks, by id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Check {
+    /// The file imports under every rule (an error otherwise); its repairs.
+    #[serde(rename = "import")]
+    Import,
+    /// Vertices with more influences than the target engine takes.
+    #[serde(rename = "weights.influences")]
+    Influences,
+    /// Skin joints that influence no vertex.
+    #[serde(rename = "weights.unused_joints")]
+    UnusedJoints,
+    /// Inverse bind matrices that cannot be inverted or lose precision.
+    #[serde(rename = "bind.invertible")]
+    Invertible,
+    /// Inverse bind matrices that mirror (negative determinant).
+    #[serde(rename = "bind.mirrored")]
+    Mirrored,
+    /// Inverse bind matrices that do not match the hierarchy's rest pose.
+    #[serde(rename = "bind.rest_pose")]
+    BindRestPose,
+    /// Joints whose rest scale is not uniform.
+    #[serde(rename = "joints.scale")]
+    JointScale,
+    /// Clips whose skinned bounds leave the rest bounds.
+    #[serde(rename = "anim.bounds")]
+    ClipBounds,
+    /// GPU readback against the CPU reference.
+    #[serde(rename = "gpu.readback")]
+    GpuReadback,
+}
+
+impl Check {
+    /// Every check, in the order they run.
+    pub const ALL: [Check; 9] = [
+        Check::Import,
+        Check::Influences,
+        Check::UnusedJoints,
+        Check::Invertible,
+        Check::Mirrored,
+        Check::BindRestPose,
+        Check::JointScale,
+        Check::ClipBounds,
+        Check::GpuReadback,
+    ];
+
+    /// Its id (`weights.influences`).
+    pub fn id(self) -> &'static str {
+        match self {
+            Check::Import => "import",
+            Check::Influences => "weights.influences",
+            Check::UnusedJoints => "weights.unused_joints",
+            Check::Invertible => "bind.invertible",
+            Check::Mirrored => "bind.mirrored",
+            Check::BindRestPose => "bind.rest_pose",
+            Check::JointScale => "joints.scale",
+            Check::ClipBounds => "anim.bounds",
+            Check::GpuReadback => "gpu.readback",
+        }
+    }
+}
+
+/// Thresholds, from the config file (`skinview.toml`; every field optional, these defaults
+/// otherwise).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckConfig {
+    /// Influences a vertex may have in the target engine (4 or 8).
+    pub max_influences: usize,
+    /// Dropping the extra influences moves a vertex by more than this share of the
+    /// diagonal: a warning (below: info).
+    pub influence_cost_rel: f64,
+    /// Largest condition number of an inverse bind matrix's 3×3 part before it is
+    /// ill-conditioned (a warning; f32 loses log10 of it in digits).
+    pub max_condition: f64,
+    /// A joint whose bind matrix and rest transform disagree by more than this share of the
+    /// diagonal at the vertices it moves: a warning.
+    pub bind_rest_rel: f64,
+    /// A clip's skinned bounds past the rest bounds by more than this share of the diagonal:
+    /// a warning (culling with the rest bounds would cut the model).
+    pub bounds_margin_rel: f64,
+    /// Frames sampled per clip (the influence cost, the bounds and the GPU readback).
+    pub frames: usize,
+    /// Skip the GPU readback (CPU checks only).
+    pub no_gpu: bool,
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        CheckConfig {
+            max_influences: 4,
+            influence_cost_rel: 1e-3,
+            max_condition: 1e4,
+            bind_rest_rel: 1e-4,
+            bounds_margin_rel: 1e-2,
+            frames: 9,
+            no_gpu: false,
+        }
+    }
+}
+
+impl CheckConfig {
+    /// Parse a config file's text (TOML); `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<CheckConfig> {
+        let config: CheckConfig = toml::from_str(text)
+            .map_err(|e| Error::invalid(file, "config", e.message().to_string()))?;
+        config.validate(file)?;
+        Ok(config)
+    }
+
+    /// Rules: 1. `max_influences` in 1..=64; 2. the shares in (0, 1]; 3. `max_condition` ≥ 1;
+    /// 4. `frames` in 1..=10,000.
+    pub fn validate(&self, file: &str) -> Result<()> {
+        let bad = |field: &str, what: String| Err(Error::invalid(file, field, what));
+        if !(1..=64).contains(&self.max_influences) {
+            return bad(
+                "max_influences",
+                format!("{} is not in 1..=64", self.max_influences),
+            );
+        }
+        for (field, v) in [
+            ("influence_cost_rel", self.influence_cost_rel),
+            ("bind_rest_rel", self.bind_rest_rel),
+            ("bounds_margin_rel", self.bounds_margin_rel),
+        ] {
+            if !(v > 0.0 && v <= 1.0) {
+                return bad(field, format!("{v} is not in (0, 1]"));
+            }
+        }
+        if self.max_condition.is_nan() || self.max_condition < 1.0 {
+            return bad(
+                "max_condition",
+                format!("{} is below 1", self.max_condition),
+            );
+        }
+        if !(1..=10_000).contains(&self.frames) {
+            return bad("frames", format!("{} is not in 1..=10000", self.frames));
+        }
+        Ok(())
+    }
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Finding {
+    /// Which check.
+    pub check: Check,
+    /// How bad.
+    pub severity: Severity,
+    /// One line a technical artist understands.
+    pub message: String,
+}
+
+/// A clip's skinned bounds over its sampled frames.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClipBounds {
+    /// The clip's name (`animation N` when unnamed).
+    pub clip: String,
+    /// Smallest corner, model units.
+    pub min: [f32; 3],
+    /// Largest corner.
+    pub max: [f32; 3],
+}
+
+/// One model's result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelResult {
+    /// The file.
+    pub path: String,
+    /// The worst severity found (None: nothing found).
+    pub worst: Option<Severity>,
+    /// Every finding, in check order.
+    pub findings: Vec<Finding>,
+    /// The rest bounds (model units), when it imported.
+    pub rest_bounds: Option<([f32; 3], [f32; 3])>,
+    /// Per clip, the skinned bounds over its sampled frames.
+    pub clip_bounds: Vec<ClipBounds>,
+    /// Which checks ran.
+    pub checks_run: Vec<Check>,
+}
+
+impl ModelResult {
+    /// No error.
+    pub fn passed(&self) -> bool {
+        self.worst != Some(Severity::Error)
+    }
+}
+
+/// The whole run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CheckReport {
+    /// [`SCHEMA`].
+    pub schema: String,
+    /// skinview's version.
+    pub version: String,
+    /// The thresholds used.
+    pub config: CheckConfig,
+    /// This run's shard (`[i, n]`: the i-th of n, from 1), when sharded.
+    pub shard: Option<[usize; 2]>,
+    /// Per model, in path order.
+    pub models: Vec<ModelResult>,
+    /// Models with an error.
+    pub failed: usize,
+    /// Models with a warning and no error.
+    pub warned: usize,
+}
+
+impl CheckReport {
+    /// The report of `models` checked under `config`.
+    pub fn new(config: CheckConfig, shard: Option<[usize; 2]>, models: Vec<ModelResult>) -> Self {
+        let count = |s: Severity| models.iter().filter(|m| m.worst == Some(s)).count();
+        CheckReport {
+            schema: SCHEMA.into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            failed: count(Severity::Error),
+            warned: count(Severity::Warning),
+            config,
+            shard,
+            models,
+        }
+    }
+}
+
+/// Whether `path` names a model `check` reads: `.glb`, `.gltf`, `.rig.json`, and `.fbx` on
+/// the desktop.
+pub fn is_model_file(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let fbx = cfg!(not(target_arch = "wasm32")) && name.ends_with(".fbx");
+    name.ends_with(".glb") || name.ends_with(".gltf") || name.ends_with(".rig.json") || fbx
+}
+
+/// Every model file under `paths` (files as given, folders searched to [`MAX_DEPTH`],
+/// hidden entries skipped), sorted and without repeats; more than [`MAX_FILES`] is an error.
+pub fn find_models(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, 0, &mut found)?;
+        } else if p.is_file() {
+            found.push(p.clone());
+        } else {
+            return Err(Error::invalid(
+                &p.display().to_string(),
+                "path",
+                "is neither a file nor a folder",
+            ));
+        }
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
+fn walk(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) -> Result<()> {
+    if depth > MAX_DEPTH {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::Io {
+        path: dir.to_path_buf(),
+        source: e,
+    })?;
+    for e in entries.flatten() {
+        let p = e.path();
+        if e.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if p.is_dir() {
+            walk(&p, depth + 1, found)?;
+        } else if is_model_file(&p) {
+            if found.len() >= MAX_FILES {
+                return Err(Error::invalid(
+                    &dir.display().to_string(),
+                    "files",
+                    format!("more than {MAX_FILES} models: check them in shards"),
+                ));
+            }
+            found.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// The `i`-th of `n` shards of `files` (from 1): every n-th file from the i-th, so each
+/// shard gets a deterministic share and the shards together are every file once.
+pub fn shard(files: Vec<PathBuf>, i: usize, n: usize) -> Vec<PathBuf> {
+    files
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| n > 0 && k % n == i.wrapping_sub(1))
+        .map(|(_, p)| p)
+        .collect()
+}
+
+/// Check one model file under `config`; `gpu` runs the readback (None: skipped, an info
+/// finding). Never fails: a file that does not import is an error finding.
+pub fn check_model(path: &Path, config: &CheckConfig, gpu: Option<&GpuContext>) -> ModelResult {
+    let mut result = ModelResult {
+        path: path.display().to_string(),
+        worst: None,
+        findings: Vec::new(),
+        rest_bounds: None,
+        clip_bounds: Vec::new(),
+        checks_run: vec![Check::Import],
+    };
+    match ModelSource::from_arg(Some(path)).and_then(|s| s.load()) {
+        Ok(model) => checks::run(&model.scene, config, gpu, &mut result),
+        Err(e) => result.findings.push(Finding {
+            check: Check::Import,
+            severity: Severity::Error,
+            message: e.to_string(),
+        }),
+    }
+    result.worst = result.findings.iter().map(|f| f.severity).max();
+    result
+}

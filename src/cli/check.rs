@@ -1,0 +1,185 @@
+//! `skinview check PATH...`: every model under the paths through the checks of
+//! `skinview::check`, in parallel, one line per model, with JSON and JUnit reports. Exit 0
+//! when no model has an error, 1 when one has, 2 for bad arguments or config.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use rayon::prelude::*;
+use skinview::check::{CheckConfig, CheckReport, ModelResult, Severity};
+
+use super::{CliError, CliResult};
+
+/// The config file looked for in the first folder given when `--config` is not.
+const DEFAULT_CONFIG: &str = "skinview.toml";
+
+/// Largest config file read (bytes): thresholds fit in a page.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// Model files or folders (searched for .glb, .gltf, .rig.json and .fbx files).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Write the report as JSON (schema skinview-check/1).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write the report as JUnit XML (a test case per model and check).
+    #[arg(long)]
+    junit: Option<PathBuf>,
+    /// Thresholds (TOML); default: skinview.toml in the first folder given, if there.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Models checked at once (default: every core).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Check the I-th of N deterministic shards of the files (I from 1): I/N.
+    #[arg(long, value_parser = parse_shard)]
+    shard: Option<[usize; 2]>,
+    /// CPU checks only (no GPU readback).
+    #[arg(long)]
+    no_gpu: bool,
+}
+
+fn parse_shard(text: &str) -> Result<[usize; 2], String> {
+    let bad = || format!("{text:?}: give I/N with 1 <= I <= N, e.g. 2/8");
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+    if i == 0 || n == 0 || i > n {
+        return Err(bad());
+    }
+    Ok([i, n])
+}
+
+/// The config: `--config`, else `skinview.toml` in the first folder given, else defaults.
+fn config(a: &CheckArgs) -> CliResult<CheckConfig> {
+    let found = a.config.clone().or_else(|| {
+        a.paths
+            .iter()
+            .find(|p| p.is_dir())
+            .map(|d| d.join(DEFAULT_CONFIG))
+            .filter(|p| p.is_file())
+    });
+    let mut config = match found {
+        Some(p) => {
+            let bytes = skinview::io::files::read_regular(&p, MAX_CONFIG_BYTES, None)?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| CliError::Usage(format!("{}: not UTF-8 text", p.display())))?;
+            CheckConfig::parse(&text, &p.display().to_string())
+                .map_err(|e| CliError::Usage(e.to_string()))?
+        }
+        None => CheckConfig::default(),
+    };
+    config.no_gpu |= a.no_gpu;
+    Ok(config)
+}
+
+pub fn run(a: CheckArgs) -> CliResult {
+    let config = config(&a)?;
+    let mut files = skinview::check::find_models(&a.paths)?;
+    if let Some([i, n]) = a.shard {
+        files = skinview::check::shard(files, i, n);
+    }
+    for out in [&a.json, &a.junit].into_iter().flatten() {
+        skinview::io::output::refuse_inputs(out, &files)?;
+    }
+    let gpu = if config.no_gpu {
+        None
+    } else {
+        Some(super::gpu()?)
+    };
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| CliError::Usage(format!("--jobs {jobs}: {e}")))?;
+    let style = indicatif::ProgressStyle::with_template(
+        "checking {wide_bar} {pos}/{len} models, {per_sec}, {eta} left",
+    )
+    .map_err(|e| CliError::Usage(format!("progress bar: {e}")))?;
+    let bar = indicatif::ProgressBar::new(files.len() as u64).with_style(style);
+    let models: Vec<ModelResult> = pool.install(|| {
+        files
+            .par_iter()
+            .map(|f| {
+                let r = check_one(f, &config, gpu.as_ref());
+                bar.inc(1);
+                r
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    for m in &models {
+        println!("{}", summary_line(m));
+    }
+    let report = CheckReport::new(config, a.shard, models);
+    println!(
+        "{} models: {} with errors, {} with warnings, {} clean",
+        report.models.len(),
+        report.failed,
+        report.warned,
+        report.models.len() - report.failed - report.warned
+    );
+    if let Some(p) = &a.json {
+        super::write_json(p, &report)?;
+    }
+    if let Some(p) = &a.junit {
+        skinview::io::output::write_file(p, skinview::check::junit::to_junit(&report).as_bytes())?;
+    }
+    Ok(if report.failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One model checked; a panic in it is that model's error, never the run's end.
+fn check_one(
+    path: &Path,
+    config: &CheckConfig,
+    gpu: Option<&skinview::gpu::GpuContext>,
+) -> ModelResult {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        skinview::check::check_model(path, config, gpu)
+    }))
+    .unwrap_or_else(|_| ModelResult {
+        path: path.display().to_string(),
+        worst: Some(Severity::Error),
+        findings: vec![skinview::check::Finding {
+            check: skinview::check::Check::Import,
+            severity: Severity::Error,
+            message: "the check crashed (a bug in skinview: please report it with the file)".into(),
+        }],
+        rest_bounds: None,
+        clip_bounds: Vec::new(),
+        checks_run: vec![skinview::check::Check::Import],
+    })
+}
+
+/// `FAIL  path: the worst finding` / `WARN  path: …` / `ok    path`.
+fn summary_line(m: &ModelResult) -> String {
+    let worst = m
+        .findings
+        .iter()
+        .filter(|f| Some(f.severity) == m.worst && f.severity != Severity::Info)
+        .map(|f| format!("{}: {}", f.check.id(), f.message))
+        .next();
+    let count = |s: Severity| m.findings.iter().filter(|f| f.severity == s).count();
+    match (m.worst, worst) {
+        (Some(Severity::Error), Some(w)) => format!(
+            "FAIL  {}: {w} ({} errors, {} warnings)",
+            m.path,
+            count(Severity::Error),
+            count(Severity::Warning)
+        ),
+        (Some(Severity::Warning), Some(w)) => format!(
+            "WARN  {}: {w} ({} warnings)",
+            m.path,
+            count(Severity::Warning)
+        ),
+        _ => format!("ok    {}", m.path),
+    }
+}

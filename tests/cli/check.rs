@@ -1,0 +1,360 @@
+//! `skinview check` on a folder made here with one model per finding: each gets exactly the
+//! finding it was made for (the rest of its findings are listed, not asserted away), a broken
+//! file among good ones fails alone, the JUnit report has what CI systems read, and shards
+//! joined are the whole run.
+#![allow(clippy::unwrap_used, clippy::print_stdout)] // test code
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn check(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .arg("check")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The folder: a singular inverse bind matrix, 6 influences against a target of 4, a bind
+/// matrix moved off the rest pose by 1 cm, a clip that leaves its rest bounds (the bending
+/// arm; the rigs' clips leave theirs too), an unreadable file, and the rig standing still.
+fn corpus(dir: &Path) -> Vec<(&'static str, PathBuf)> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let rig = common::model("rig_seed1");
+    let bytes = std::fs::read(&rig).unwrap();
+    let json = common::glb::json_of(&bytes);
+    let ibm = common::glb::accessor_at(&json, "/skins/0/inverseBindMatrices");
+    // Joint 2's inverse bind matrix with a zero x axis: it cannot be inverted.
+    let mut singular = bytes.clone();
+    for c in 0..3 {
+        singular = common::glb::patch(&singular, ibm, 2, c, &0f32.to_le_bytes());
+    }
+    // Joint 4's x axis scaled by 1e-5 (condition number 1e5, over the 1e4 allowed), and
+    // joint 5's negated (a mirror).
+    let scaled = |joint: usize, by: f32| {
+        let mut b = bytes.clone();
+        for c in 0..3 {
+            let x = common::glb::read_component(&b, ibm, joint, c) as f32;
+            b = common::glb::patch(&b, ibm, joint, c, &(x * by).to_le_bytes());
+        }
+        b
+    };
+    let (ill, mirrored) = (scaled(4, 1e-5), scaled(5, -1.0));
+    let put = |name: &str, b: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, b).unwrap();
+        p
+    };
+    let scratch = dir.with_extension("scratch");
+    let (moved, _) = common::glb::planted_bind_move(&rig, 3, 0.01, &scratch);
+    // The clean rig stands still: any clip of it leaves its rest bounds (anim.bounds).
+    let still = common::glb::edit_json(&bytes, |j| {
+        j.as_object_mut().unwrap().remove("animations");
+    });
+    let arm = dir.join("sub/bending-arm.glb");
+    let o = Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .args(["export", "builtin:arm", "--out"])
+        .arg(&arm)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    vec![
+        ("clean", put("clean.glb", &still)),
+        ("singular", put("singular-ibm.glb", &singular)),
+        ("ill", put("ill-conditioned-ibm.glb", &ill)),
+        ("mirrored", put("mirrored-ibm.glb", &mirrored)),
+        (
+            "six",
+            put(
+                "six-influences.glb",
+                &std::fs::read(common::model("rig_seed5_40j_6inf_ushort")).unwrap(),
+            ),
+        ),
+        (
+            "moved",
+            put("bind-moved.glb", &std::fs::read(moved).unwrap()),
+        ),
+        ("arm", arm),
+        (
+            "broken",
+            put("sub/broken.glb", b"glTF\x02\x00\x00\x00 not a model"),
+        ),
+    ]
+}
+
+/// The findings of the model at `path` in a JSON report: (check id, severity) pairs.
+fn findings(report: &Value, path: &Path) -> Vec<(String, String, String)> {
+    let m = report["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["path"].as_str() == Some(path.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("{} not in the report", path.display()));
+    m["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["check"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn has(found: &[(String, String, String)], check: &str, severity: &str) -> bool {
+    found.iter().any(|f| f.0 == check && f.1 == severity)
+}
+
+#[test]
+fn each_model_gets_the_finding_it_was_made_for() {
+    let dir = std::env::temp_dir().join("skinview-check-corpus");
+    let files = corpus(&dir);
+    let json = dir.join("out/report.json");
+    let junit = dir.join("out/report.xml");
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    let o = check(&[
+        dir.to_str().unwrap(),
+        "--no-gpu",
+        "--json",
+        json.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    let text = common::output_text(&o);
+    println!("{text}");
+    assert_eq!(o.status.code(), Some(1), "errors found: exit 1\n{text}");
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["schema"], "skinview-check/1");
+    assert_eq!(report["models"].as_array().unwrap().len(), files.len());
+    let path = |what: &str| files.iter().find(|f| f.0 == what).unwrap().1.clone();
+    let f = |what: &str| findings(&report, &path(what));
+    // The clean rig: no error and no warning.
+    let clean = f("clean");
+    assert!(
+        clean.iter().all(|x| x.1 == "info"),
+        "the clean rig: {clean:?}"
+    );
+    assert!(
+        has(&f("singular"), "bind.invertible", "error"),
+        "{:?}",
+        f("singular")
+    );
+    let ill = f("ill");
+    let expected = format!(
+        "condition number up to {:.1e}",
+        condition_of(&path("ill"), 4)
+    );
+    assert!(
+        ill.iter()
+            .any(|x| x.0 == "bind.invertible" && x.1 == "warning" && x.2.contains(&expected)),
+        "{expected}: {ill:?}"
+    );
+    assert!(!has(&ill, "bind.invertible", "error"), "{ill:?}");
+    let mirrored = f("mirrored");
+    assert!(has(&mirrored, "bind.mirrored", "warning"), "{mirrored:?}");
+    assert!(
+        !has(&mirrored, "bind.invertible", "warning"),
+        "{mirrored:?}"
+    );
+    let six = f("six");
+    assert!(
+        six.iter().any(
+            |x| x.0 == "weights.influences" && x.2.contains("more than 4 influences (up to 6)")
+        ),
+        "{six:?}"
+    );
+    let moved = f("moved");
+    assert!(has(&moved, "bind.rest_pose", "warning"), "{moved:?}");
+    assert!(!has(&clean, "bind.rest_pose", "warning"));
+    let arm = f("arm");
+    assert!(
+        arm.iter()
+            .any(|x| x.0 == "anim.bounds" && x.1 == "warning" && x.2.contains("\"bend\"")),
+        "{arm:?}"
+    );
+    let broken = f("broken");
+    assert_eq!(broken.len(), 1, "{broken:?}");
+    assert!(
+        has(&broken, "import", "error") && broken[0].2.contains("broken.glb"),
+        "{broken:?}"
+    );
+    // The console: a line per model.
+    assert!(
+        text.contains(&format!("FAIL  {}", path("broken").display())),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("ok    {}", path("clean").display())),
+        "{text}"
+    );
+    junit_has_what_ci_reads(&std::fs::read_to_string(&junit).unwrap(), &report);
+}
+
+/// The condition number of skin 0 joint `joint`'s inverse bind matrix (its 3×3 part) in the
+/// file at `path`: the square root of the ratio of the extreme eigenvalues of MᵀM, found by
+/// Jacobi rotations (not the closed form the check uses).
+fn condition_of(path: &Path, joint: usize) -> f64 {
+    let bytes = std::fs::read(path).unwrap();
+    let json = common::glb::json_of(&bytes);
+    let ibm = common::glb::accessor_at(&json, "/skins/0/inverseBindMatrices");
+    // Column-major: column c, row r at c * 4 + r.
+    let m = |r: usize, c: usize| common::glb::read_component(&bytes, ibm, joint, c * 4 + r);
+    let mut a = [[0f64; 3]; 3];
+    for (i, row) in a.iter_mut().enumerate() {
+        for (j, x) in row.iter_mut().enumerate() {
+            *x = (0..3).map(|k| m(k, i) * m(k, j)).sum();
+        }
+    }
+    for _ in 0..50 {
+        for (p, q) in [(0, 1), (0, 2), (1, 2)] {
+            if a[p][q].abs() < 1e-300 {
+                continue;
+            }
+            let theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
+            let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+            let t = if theta == 0.0 { 1.0 } else { t };
+            let (c, s) = (1.0 / (t * t + 1.0).sqrt(), t / (t * t + 1.0).sqrt());
+            let mut b = a;
+            for k in 0..3 {
+                b[k][p] = c * a[k][p] - s * a[k][q];
+                b[k][q] = s * a[k][p] + c * a[k][q];
+            }
+            a = b;
+            for k in 0..3 {
+                b[p][k] = c * a[p][k] - s * a[q][k];
+                b[q][k] = s * a[p][k] + c * a[q][k];
+            }
+            a = b;
+        }
+    }
+    let e = [a[0][0], a[1][1], a[2][2]];
+    let (lo, hi) = (
+        e.iter().copied().fold(f64::MAX, f64::min),
+        e.iter().copied().fold(0.0, f64::max),
+    );
+    (hi / lo).sqrt()
+}
+
+/// The JUnit elements and attributes CI systems require (the JUnit XSD's `testsuites`,
+/// `testsuite` with `name` and `tests`, `testcase` with `name` and `classname`, `failure`
+/// with `message`), well formed, and counts that add up.
+fn junit_has_what_ci_reads(xml: &str, report: &Value) {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let (mut suites, mut cases, mut failures) = (0usize, 0usize, 0usize);
+    loop {
+        match reader.read_event().unwrap() {
+            Event::Start(e) | Event::Empty(e) => {
+                let attr = |name: &str| {
+                    e.attributes()
+                        .flatten()
+                        .find(|a| a.key.as_ref() == name.as_bytes())
+                        .map(|a| String::from_utf8_lossy(&a.value).into_owned())
+                };
+                match e.name().as_ref() {
+                    b"testsuite" => {
+                        suites += 1;
+                        assert!(attr("name").is_some() && attr("tests").is_some());
+                    }
+                    b"testcase" => {
+                        cases += 1;
+                        assert!(attr("name").is_some() && attr("classname").is_some());
+                    }
+                    b"failure" => {
+                        failures += 1;
+                        assert!(attr("message").is_some());
+                    }
+                    _ => {}
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let models = report["models"].as_array().unwrap();
+    assert_eq!(suites, models.len());
+    let runs: usize = models
+        .iter()
+        .map(|m| m["checks_run"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(cases, runs);
+    let errors: usize = models
+        .iter()
+        .flat_map(|m| m["findings"].as_array().unwrap())
+        .filter(|f| f["severity"] == "error")
+        .count();
+    assert!(
+        failures >= 1 && failures <= errors,
+        "{failures} failures, {errors} errors"
+    );
+}
+
+/// Shards 1/3, 2/3 and 3/3 together are the unsharded run, each file once.
+#[test]
+fn shards_joined_are_the_whole_run() {
+    let dir = std::env::temp_dir().join("skinview-check-shards");
+    corpus(&dir);
+    let run = |shard: Option<&str>, out: &Path| -> Value {
+        let mut args = vec![
+            dir.to_str().unwrap(),
+            "--no-gpu",
+            "--json",
+            out.to_str().unwrap(),
+        ];
+        if let Some(s) = shard {
+            args.extend(["--shard", s]);
+        }
+        let o = check(&args);
+        assert!(
+            o.status.code().is_some_and(|c| c <= 1),
+            "{}",
+            common::output_text(&o)
+        );
+        serde_json::from_slice(&std::fs::read(out).unwrap()).unwrap()
+    };
+    let out = std::env::temp_dir().join("skinview-check-shards-out");
+    std::fs::create_dir_all(&out).unwrap();
+    let whole = run(None, &out.join("whole.json"));
+    let mut joined: Vec<Value> = Vec::new();
+    for s in ["1/3", "2/3", "3/3"] {
+        let part = run(Some(s), &out.join(format!("{}.json", s.replace('/', "of"))));
+        joined.extend(part["models"].as_array().unwrap().iter().cloned());
+    }
+    joined.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+    assert_eq!(&joined, whole["models"].as_array().unwrap());
+    // Bad arguments: exit 2.
+    assert_eq!(
+        check(&[dir.to_str().unwrap(), "--shard", "4/3"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(check(&["/nonexistent/folder"]).status.code(), Some(2));
+}
+
+/// The GPU readback runs on a model (lavapipe in CI) and passes.
+#[test]
+fn gpu_readback_runs_and_passes() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let model = common::model("RiggedSimple");
+    let out = std::env::temp_dir().join("skinview-check-gpu.json");
+    let o = check(&[model.to_str().unwrap(), "--json", out.to_str().unwrap()]);
+    let text = common::output_text(&o);
+    assert!(o.status.success(), "{text}");
+    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let found = findings(&report, &model);
+    assert!(
+        !found.iter().any(|f| f.0 == "gpu.readback"),
+        "the GPU check ran and passed: {found:?}"
+    );
+}
