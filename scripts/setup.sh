@@ -151,7 +151,9 @@ fi
 
 # The FBX tests' data: the shared models converted by Debian's Blender (headless), made here.
 # Blender's glTF importer needs numpy, which --no-install-recommends leaves out.
-if ! command -v blender >/dev/null || ! python3 -c 'import numpy' 2>/dev/null; then
+# (Debian's numpy package is what Blender's Python sees, whatever python3 is first on PATH.)
+have_numpy() { dpkg-query -W -f='${Status}' python3-numpy 2>/dev/null | grep -q "ok installed"; }
+if ! command -v blender >/dev/null || ! have_numpy; then
     echo "setup: installing Blender for the FBX test data (blender, python3-numpy)" >&2
     if ! need_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
        ! need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends blender python3-numpy; then

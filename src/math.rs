@@ -157,6 +157,23 @@ pub(crate) fn sin_cos_first_quadrant4(a: Vec4) -> (Vec4, Vec4) {
     (Vec4::select(high, cos, sin), Vec4::select(high, -sin, cos))
 }
 
+/// The element-wise median of `matrices` (None when empty): what a set of skinning matrices
+/// shares when most agree and a few stand out (`diff`'s joint check, `check`'s bind pose).
+pub fn elementwise_median(matrices: &[Mat4]) -> Option<Mat4> {
+    if matrices.is_empty() {
+        return None;
+    }
+    let mut cols = [0.0f32; 16];
+    let mut column = Vec::with_capacity(matrices.len());
+    for (k, out) in cols.iter_mut().enumerate() {
+        column.clear();
+        column.extend(matrices.iter().map(|m| m.to_cols_array()[k]));
+        column.sort_unstable_by(f32::total_cmp);
+        *out = column[column.len() / 2];
+    }
+    Some(Mat4::from_cols_array(&cols))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -341,13 +341,18 @@ impl Scene {
     /// Joint nodes over all skins, each once (skins that share joints, as a split model's
     /// submesh skins do, count them once).
     pub fn joint_count(&self) -> usize {
+        self.joint_nodes().len()
+    }
+
+    /// The nodes any skin uses as a joint, each once, in node order.
+    pub fn joint_nodes(&self) -> Vec<usize> {
         let mut joint = vec![false; self.nodes.len()];
         for &j in self.skins.iter().flat_map(|s| &s.joints) {
             if let Some(seen) = joint.get_mut(j) {
                 *seen = true;
             }
         }
-        joint.iter().filter(|&&j| j).count()
+        (0..joint.len()).filter(|&j| joint[j]).collect()
     }
 
     /// Largest number of non-zero weights of any vertex of a skinned draw (0 without skins).

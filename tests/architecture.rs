@@ -133,7 +133,10 @@ fn layers_import_only_downwards() {
     ));
     // The asset checks run on everything below (files, the CPU and GPU paths), never a front
     // end.
-    rules.push(("check", [&["gltf::", "use gltf"][..], &FRONT_ENDS[..]].concat()));
+    rules.push((
+        "check",
+        [&["gltf::", "use gltf"][..], &FRONT_ENDS[..]].concat(),
+    ));
     let mut violations = Vec::new();
     for (m, forbidden) in &rules {
         for f in module_files(m) {

@@ -1,7 +1,7 @@
 //! The checks `check_model` runs on an imported scene, one function each (see the module
 //! documentation of `check` for the list).
 
-use glam::{DMat3, Mat4, Vec3};
+use glam::{DMat3, Vec3};
 
 use super::{Check, CheckConfig, ClipBounds, Finding, ModelResult, Severity};
 use crate::compare::{CompareOptions, compare};
@@ -356,7 +356,9 @@ fn bind_rest_pose(
             continue;
         };
         let palette = frame.draw_palette(scene, di);
-        let shared = median(palette);
+        let Some(shared) = crate::math::elementwise_median(palette) else {
+            continue;
+        };
         let mut worst = vec![0f64; palette.len()];
         for (v, p) in scene.primitive(d).positions.iter().enumerate() {
             let slots = v * w.width..(v + 1) * w.width;
@@ -393,29 +395,10 @@ fn bind_rest_pose(
     Ok(())
 }
 
-/// The element-wise median of `ms`.
-fn median(ms: &[Mat4]) -> Mat4 {
-    let mut out = [0f32; 16];
-    let mut column: Vec<f32> = Vec::with_capacity(ms.len());
-    for (k, o) in out.iter_mut().enumerate() {
-        column.clear();
-        column.extend(ms.iter().map(|m| m.to_cols_array()[k]));
-        column.sort_by(f32::total_cmp);
-        *o = column.get(column.len() / 2).copied().unwrap_or(0.0);
-    }
-    Mat4::from_cols_array(&out)
-}
-
 /// Joints with a non-uniform rest scale (normals then need the inverse-transpose path).
 fn joint_scale(scene: &Scene, add: &mut impl FnMut(Check, Severity, String)) {
-    let mut joints: Vec<usize> = scene
-        .skins
-        .iter()
-        .flat_map(|s| s.joints.iter().copied())
-        .collect();
-    joints.sort_unstable();
-    joints.dedup();
-    let uneven: Vec<(f32, usize)> = joints
+    let uneven: Vec<(f32, usize)> = scene
+        .joint_nodes()
         .into_iter()
         .map(|j| {
             let s = scene.nodes[j].rest.scale.abs();

@@ -127,22 +127,6 @@ fn slot_of(
         .copied()
 }
 
-/// The element-wise median of `matrices` (None when empty).
-fn median(matrices: &mut [Mat4]) -> Option<Mat4> {
-    if matrices.is_empty() {
-        return None;
-    }
-    let mut cols = [0.0f32; 16];
-    let mut column = Vec::with_capacity(matrices.len());
-    for (k, out) in cols.iter_mut().enumerate() {
-        column.clear();
-        column.extend(matrices.iter().map(|m| m.to_cols_array()[k]));
-        column.sort_unstable_by(f32::total_cmp);
-        *out = column[column.len() / 2];
-    }
-    Some(Mat4::from_cols_array(&cols))
-}
-
 /// D⁻¹ of the draw pair `(da, db)` (see the module header); identity when nothing can be
 /// taken a median of or D is singular.
 fn shared_inverse(
@@ -176,7 +160,7 @@ fn shared_inverse(
             xs.push(x);
         }
     }
-    median(&mut xs)
+    crate::math::elementwise_median(&xs)
         .map(|d| d.inverse())
         .filter(|d| d.is_finite())
         .unwrap_or(Mat4::IDENTITY)
@@ -279,18 +263,6 @@ pub fn compare_joints(
     )
 }
 
-/// The nodes skins use as joints.
-fn skin_joints(scene: &Scene) -> Vec<usize> {
-    let mut joints: Vec<usize> = scene
-        .skins
-        .iter()
-        .flat_map(|s| s.joints.iter().copied())
-        .collect();
-    joints.sort_unstable();
-    joints.dedup();
-    joints
-}
-
 fn report(
     a: &Scene,
     b: &Scene,
@@ -301,7 +273,7 @@ fn report(
 ) -> JointReport {
     let mut r = JointReport::default();
     let mut b_matched = vec![false; b.nodes.len()];
-    for n in skin_joints(a) {
+    for n in a.joint_nodes() {
         match nodes.get(n).copied().flatten() {
             Some((j, by)) => {
                 b_matched[j] = true;
@@ -313,7 +285,8 @@ fn report(
             None => r.unmatched_a.push(a.node_label(n)),
         }
     }
-    r.unmatched_b = skin_joints(b)
+    r.unmatched_b = b
+        .joint_nodes()
         .into_iter()
         .filter(|&j| !b_matched[j])
         .map(|j| b.node_label(j))
