@@ -32,7 +32,7 @@ pub const MAX_FILES: usize = 1_000_000;
 pub const MAX_DEPTH: usize = 64;
 
 /// How bad a finding is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Worth knowing; never fails.
@@ -55,7 +55,7 @@ impl Severity {
 }
 
 /// The checks, by id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Check {
     /// The file imports under every rule (an error otherwise); its repairs.
     #[serde(rename = "import")]
@@ -197,7 +197,7 @@ impl CheckConfig {
 }
 
 /// One finding.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// Which check.
     pub check: Check,
@@ -208,7 +208,7 @@ pub struct Finding {
 }
 
 /// A clip's skinned bounds over its sampled frames.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClipBounds {
     /// The clip's name (`animation N` when unnamed).
     pub clip: String,
@@ -218,11 +218,25 @@ pub struct ClipBounds {
     pub max: [f32; 3],
 }
 
+/// A file a model was read from, and its content hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Input {
+    /// The file (the model first, then its buffers and images).
+    pub path: String,
+    /// FNV-1a 64 of its bytes, hex ([`content_hash`]); empty when it could not be read.
+    pub hash: String,
+}
+
 /// One model's result.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelResult {
     /// The file.
     pub path: String,
+    /// Every file it was read from, hashed: what a later run compares to reuse this result.
+    pub inputs: Vec<Input>,
+    /// Taken from an earlier report ([`reuse`]: its inputs, the config and skinview's
+    /// version unchanged), not checked again.
+    pub reused: bool,
     /// The worst severity found (None: nothing found).
     pub worst: Option<Severity>,
     /// Every finding, in check order.
@@ -243,7 +257,7 @@ impl ModelResult {
 }
 
 /// The whole run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CheckReport {
     /// [`SCHEMA`].
     pub schema: String,
@@ -355,6 +369,8 @@ pub fn shard(files: Vec<PathBuf>, i: usize, n: usize) -> Vec<PathBuf> {
 pub fn check_model(path: &Path, config: &CheckConfig, gpu: Option<&GpuContext>) -> ModelResult {
     let mut result = ModelResult {
         path: path.display().to_string(),
+        inputs: vec![hashed(path)],
+        reused: false,
         worst: None,
         findings: Vec::new(),
         rest_bounds: None,
@@ -362,7 +378,12 @@ pub fn check_model(path: &Path, config: &CheckConfig, gpu: Option<&GpuContext>) 
         checks_run: vec![Check::Import],
     };
     match ModelSource::from_arg(Some(path)).and_then(|s| s.load()) {
-        Ok(model) => checks::run(&model.scene, config, gpu, &mut result),
+        Ok(model) => {
+            // The model file as named, then the other files it was read from.
+            let others = model.files.iter().skip(1).map(|f| hashed(f));
+            result.inputs.extend(others);
+            checks::run(&model.scene, config, gpu, &mut result);
+        }
         Err(e) => result.findings.push(Finding {
             check: Check::Import,
             severity: Severity::Error,
@@ -371,4 +392,70 @@ pub fn check_model(path: &Path, config: &CheckConfig, gpu: Option<&GpuContext>) 
     }
     result.worst = result.findings.iter().map(|f| f.severity).max();
     result
+}
+
+/// FNV-1a 64 of `bytes`, hex: a content fingerprint for change detection (not a security
+/// hash: nobody gains by forging one here).
+pub fn content_hash(bytes: &[u8]) -> String {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let h = bytes
+        .iter()
+        .fold(OFFSET, |h, &b| (h ^ u64::from(b)).wrapping_mul(PRIME));
+    format!("{h:016x}")
+}
+
+/// `path` with its content hash (empty when it cannot be read within the import's limit).
+fn hashed(path: &Path) -> Input {
+    let bytes = crate::io::files::read_regular(path, crate::io::files::MAX_FILE_BYTES, None);
+    Input {
+        path: path.display().to_string(),
+        hash: bytes.map(|b| content_hash(&b)).unwrap_or_default(),
+    }
+}
+
+/// `path`'s result in `previous` when it still holds: the same skinview version and config,
+/// and every input file unchanged (marked `reused`).
+pub fn reuse(previous: &CheckReport, config: &CheckConfig, path: &Path) -> Option<ModelResult> {
+    if previous.version != env!("CARGO_PKG_VERSION") || previous.config != *config {
+        return None;
+    }
+    let name = path.display().to_string();
+    let old = previous.models.iter().find(|m| m.path == name)?;
+    let same = !old.inputs.is_empty()
+        && old
+            .inputs
+            .iter()
+            .all(|i| !i.hash.is_empty() && hashed(Path::new(&i.path)).hash == i.hash);
+    same.then(|| ModelResult {
+        reused: true,
+        ..old.clone()
+    })
+}
+
+/// The reports of several shards (or runs) as one: the same schema, version and config, each
+/// model once (in path order); the shard is dropped.
+pub fn merge(reports: Vec<(String, CheckReport)>) -> Result<CheckReport> {
+    let Some((_, first)) = reports.first() else {
+        return Err(Error::invalid("merge", "reports", "no report given"));
+    };
+    let (version, config) = (first.version.clone(), first.config.clone());
+    let mut models: Vec<ModelResult> = Vec::new();
+    for (file, r) in reports {
+        if r.schema != SCHEMA || r.version != version || r.config != config {
+            return Err(Error::invalid(
+                &file,
+                "schema, version, config",
+                format!(
+                    "{} of skinview {} differs from the first report's (skinview {version}): \
+                     reports merge only when made alike",
+                    r.schema, r.version
+                ),
+            ));
+        }
+        models.extend(r.models);
+    }
+    models.sort_by(|a, b| a.path.cmp(&b.path));
+    models.dedup_by(|a, b| a.path == b.path);
+    Ok(CheckReport::new(config, None, models))
 }

@@ -17,11 +17,33 @@ const DEFAULT_CONFIG: &str = "skinview.toml";
 /// Largest config file read (bytes): thresholds fit in a page.
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
+/// Largest report read by `--since` and `--merge` (bytes): 1 GiB, a million models' results.
+const MAX_REPORT_BYTES: u64 = 1 << 30;
+
+/// A JSON report read back.
+fn read_report(path: &Path) -> CliResult<CheckReport> {
+    let bytes = skinview::io::files::read_regular(path, MAX_REPORT_BYTES, None)?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        CliError::Usage(format!(
+            "{}: not a skinview check report (skinview-check/1): {e}",
+            path.display()
+        ))
+    })
+}
+
 #[derive(Args)]
 pub struct CheckArgs {
     /// Model files or folders (searched for .glb, .gltf, .rig.json and .fbx files).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "merge")]
     paths: Vec<PathBuf>,
+    /// Take each model's result from this earlier JSON report when none of its files, the
+    /// config nor skinview's version changed; check the rest.
+    #[arg(long)]
+    since: Option<PathBuf>,
+    /// Join these JSON reports (the shards of one run) into one (--json, --junit) instead of
+    /// checking.
+    #[arg(long, num_args = 1.., conflicts_with_all = ["paths", "since", "shard"])]
+    merge: Vec<PathBuf>,
     /// Write the report as JSON (schema skinview-check/1).
     #[arg(long)]
     json: Option<PathBuf>,
@@ -76,7 +98,11 @@ fn config(a: &CheckArgs) -> CliResult<CheckConfig> {
 }
 
 pub fn run(a: CheckArgs) -> CliResult {
+    if !a.merge.is_empty() {
+        return merge(&a);
+    }
     let config = config(&a)?;
+    let previous = a.since.as_deref().map(read_report).transpose()?;
     let mut files = skinview::check::find_models(&a.paths)?;
     if let Some([i, n]) = a.shard {
         files = skinview::check::shard(files, i, n);
@@ -105,7 +131,10 @@ pub fn run(a: CheckArgs) -> CliResult {
         files
             .par_iter()
             .map(|f| {
-                let r = check_one(f, &config, gpu.as_ref());
+                let r = previous
+                    .as_ref()
+                    .and_then(|p| skinview::check::reuse(p, &config, f))
+                    .unwrap_or_else(|| check_one(f, &config, gpu.as_ref()));
                 bar.inc(1);
                 r
             })
@@ -115,6 +144,13 @@ pub fn run(a: CheckArgs) -> CliResult {
     for m in &models {
         println!("{}", summary_line(m));
     }
+    let reused = models.iter().filter(|m| m.reused).count();
+    if a.since.is_some() {
+        println!(
+            "{reused} results taken from the earlier report, {} checked",
+            models.len() - reused
+        );
+    }
     let report = CheckReport::new(config, a.shard, models);
     println!(
         "{} models: {} with errors, {} with warnings, {} clean",
@@ -123,11 +159,36 @@ pub fn run(a: CheckArgs) -> CliResult {
         report.warned,
         report.models.len() - report.failed - report.warned
     );
+    write_reports(&a, &report)
+}
+
+/// `--merge`: the reports joined, written, and the exit code of the whole.
+fn merge(a: &CheckArgs) -> CliResult {
+    let mut reports = Vec::with_capacity(a.merge.len());
+    for p in &a.merge {
+        reports.push((p.display().to_string(), read_report(p)?));
+    }
+    for out in [&a.json, &a.junit].into_iter().flatten() {
+        skinview::io::output::refuse_inputs(out, &a.merge)?;
+    }
+    let report = skinview::check::merge(reports)?;
+    println!(
+        "{} reports merged: {} models, {} with errors, {} with warnings",
+        a.merge.len(),
+        report.models.len(),
+        report.failed,
+        report.warned
+    );
+    write_reports(a, &report)
+}
+
+/// The JSON and JUnit files asked for; exit 1 when a model has an error.
+fn write_reports(a: &CheckArgs, report: &CheckReport) -> CliResult {
     if let Some(p) = &a.json {
-        super::write_json(p, &report)?;
+        super::write_json(p, report)?;
     }
     if let Some(p) = &a.junit {
-        skinview::io::output::write_file(p, skinview::check::junit::to_junit(&report).as_bytes())?;
+        skinview::io::output::write_file(p, skinview::check::junit::to_junit(report).as_bytes())?;
     }
     Ok(if report.failed > 0 {
         ExitCode::from(1)
@@ -147,6 +208,8 @@ fn check_one(
     }))
     .unwrap_or_else(|_| ModelResult {
         path: path.display().to_string(),
+        inputs: Vec::new(),
+        reused: false,
         worst: Some(Severity::Error),
         findings: vec![skinview::check::Finding {
             check: skinview::check::Check::Import,

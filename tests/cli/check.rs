@@ -358,3 +358,103 @@ fn gpu_readback_runs_and_passes() {
         "the GPU check ran and passed: {found:?}"
     );
 }
+
+/// `--merge` of the three shards' reports is the unsharded report; `--since` takes back the
+/// results of unchanged files, checks a changed one again, and everything when the config
+/// changed.
+#[test]
+fn merge_joins_shards_and_since_rechecks_only_what_changed() {
+    let dir = std::env::temp_dir().join("skinview-check-since");
+    let files = corpus(&dir);
+    let out = std::env::temp_dir().join("skinview-check-since-out");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let o = |name: &str| out.join(name).to_str().unwrap().to_string();
+    let read = |name: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(out.join(name)).unwrap()).unwrap()
+    };
+    let d = dir.to_str().unwrap();
+    check(&[d, "--no-gpu", "--json", &o("whole.json")]);
+    for s in ["1/3", "2/3", "3/3"] {
+        let name = format!("part{}.json", &s[..1]);
+        check(&[d, "--no-gpu", "--shard", s, "--json", &o(&name)]);
+    }
+    let m = check(&[
+        "--merge",
+        &o("part1.json"),
+        &o("part2.json"),
+        &o("part3.json"),
+        "--json",
+        &o("merged.json"),
+    ]);
+    assert_eq!(
+        m.status.code(),
+        Some(1),
+        "the corpus has errors: {}",
+        common::output_text(&m)
+    );
+    let (whole, merged) = (read("whole.json"), read("merged.json"));
+    assert_eq!(merged["models"], whole["models"]);
+    assert_eq!(
+        (merged["failed"].clone(), merged["warned"].clone()),
+        (whole["failed"].clone(), whole["warned"].clone())
+    );
+    // One file changed: only it is checked again.
+    let changed = &files.iter().find(|f| f.0 == "six").unwrap().1;
+    std::fs::copy(common::model("rig_seed4_8inf_morph_ubyte"), changed).unwrap();
+    let again = check(&[
+        d,
+        "--no-gpu",
+        "--since",
+        &o("whole.json"),
+        "--json",
+        &o("since.json"),
+    ]);
+    let text = common::output_text(&again);
+    assert!(
+        text.contains(&format!(
+            "{} results taken from the earlier report, 1 checked",
+            files.len() - 1
+        )),
+        "{text}"
+    );
+    let since = read("since.json");
+    for m in since["models"].as_array().unwrap() {
+        let is_changed = m["path"].as_str() == Some(changed.to_str().unwrap());
+        assert_eq!(m["reused"].as_bool(), Some(!is_changed), "{}", m["path"]);
+    }
+    let six = findings(&since, changed);
+    assert!(
+        six.iter().any(|x| x.2.contains("(up to 8)")),
+        "checked again: {six:?}"
+    );
+    // Another config: everything is checked again.
+    std::fs::write(out.join("frames.toml"), "frames = 5\n").unwrap();
+    let other = check(&[
+        d,
+        "--no-gpu",
+        "--config",
+        &o("frames.toml"),
+        "--since",
+        &o("since.json"),
+        "--json",
+        &o("other.json"),
+    ]);
+    let text = common::output_text(&other);
+    assert!(
+        text.contains(&format!(
+            "0 results taken from the earlier report, {} checked",
+            files.len()
+        )),
+        "{text}"
+    );
+    // A bad config is a usage error naming the field.
+    std::fs::write(out.join("bad.toml"), "max_influences = 0\n").unwrap();
+    let bad = check(&[d, "--config", &o("bad.toml")]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        common::output_text(&bad).contains("max_influences"),
+        "{}",
+        common::output_text(&bad)
+    );
+}
