@@ -318,3 +318,17 @@ impl CpuSkinner {
         Ok(v)
     }
 }
+
+/// Every draw of `scene` skinned once, at `time_s` of clip `anim` (None: the rest pose), with
+/// at most `max_influences` per vertex (None: all): set-up and one frame, for callers that
+/// look at a pose or two rather than play (`diff`'s pairing, `check`).
+pub fn skin_pose(
+    scene: &Scene,
+    anim: Option<usize>,
+    time_s: f32,
+    max_influences: Option<usize>,
+) -> Result<Vec<SkinnedVertices>> {
+    let mut frame = FrameState::new(scene);
+    frame.evaluate(scene, anim, time_s)?;
+    CpuSkinner::new(scene, max_influences).skin_all(scene, &frame)
+}

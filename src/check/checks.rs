@@ -6,7 +6,7 @@ use glam::{DMat3, Vec3};
 use super::{Check, CheckConfig, ClipBounds, Finding, ModelResult, Severity};
 use crate::compare::{CompareOptions, compare};
 use crate::error::{Error, Result};
-use crate::frame::{CpuSkinner, FrameState};
+use crate::frame::{FrameState, skin_pose};
 use crate::gpu::GpuContext;
 use crate::scene::Scene;
 use crate::skin::SkinnedVertices;
@@ -40,7 +40,7 @@ pub(super) fn run(
     };
     imports(scene, &mut add);
     let outcome = (|| -> Result<()> {
-        let rest = skin(scene, None, None, 0.0)?;
+        let rest = skin_pose(scene, None, 0.0, None)?;
         let (lo, hi) = bounds(&rest);
         let diagonal = f64::from((hi - lo).length()).max(f64::MIN_POSITIVE);
         result.rest_bounds = Some((lo.to_array(), hi.to_array()));
@@ -61,19 +61,6 @@ pub(super) fn run(
         });
     }
     result.checks_run = Check::ALL.to_vec();
-}
-
-/// Every draw of `scene` skinned at `time_s` of `anim` (None: rest), with at most
-/// `max_influences` per vertex (None: all).
-fn skin(
-    scene: &Scene,
-    anim: Option<usize>,
-    max_influences: Option<usize>,
-    time_s: f32,
-) -> Result<Vec<SkinnedVertices>> {
-    let mut frame = FrameState::new(scene);
-    frame.evaluate(scene, anim, time_s)?;
-    CpuSkinner::new(scene, max_influences).skin_all(scene, &frame)
 }
 
 /// The bounds of every finite skinned vertex.
@@ -136,8 +123,8 @@ fn influences(
     }
     let (mut cost, mut at) = (0f64, String::new());
     for (anim, t) in sample_times(scene, config) {
-        let full = skin(scene, anim, None, t)?;
-        let reduced = skin(scene, anim, Some(max), t)?;
+        let full = skin_pose(scene, anim, t, None)?;
+        let reduced = skin_pose(scene, anim, t, Some(max))?;
         let worst = full
             .iter()
             .zip(&reduced)
@@ -444,7 +431,7 @@ fn clip_bounds(
         let (mut clo, mut chi) = (lo, hi);
         let (mut worst, mut at) = (0f32, 0f32);
         for t in crate::compare::run::frame_times(scene, Some(a), config.frames) {
-            let (flo, fhi) = bounds(&skin(scene, Some(a), None, t)?);
+            let (flo, fhi) = bounds(&skin_pose(scene, Some(a), t, None)?);
             let past = (lo - flo).max(fhi - hi).max_element();
             if past > worst {
                 (worst, at) = (past, t);

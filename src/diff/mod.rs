@@ -16,7 +16,7 @@ pub mod pairing;
 use std::fmt;
 
 use crate::error::{Error, Result};
-use crate::frame::{CpuSkinner, FrameState};
+use crate::frame::{CpuSkinner, FrameState, skin_pose};
 use crate::scene::Scene;
 use crate::skin::SkinnedVertices;
 
@@ -325,18 +325,13 @@ pub fn pair_vertices(
     clip: Option<ClipPair>,
     radius_rel: f64,
 ) -> Result<(Pairing, Option<PairedAt>)> {
-    let rest = Pairing::new(a, &skin_at(a, None)?, b, &skin_at(b, None)?, radius_rel)?;
+    let at = |scene: &Scene, anim| skin_pose(scene, anim, PAIRING_TIME_S, None);
+    let rest = Pairing::new(a, &at(a, None)?, b, &at(b, None)?, radius_rel)?;
     let unmatched = |p: &Pairing| p.matching.stats.a_unmatched + p.matching.stats.b_unmatched;
     let Some(c) = clip.filter(|_| unmatched(&rest) > 0) else {
         return Ok((rest, None));
     };
-    let posed = Pairing::new(
-        a,
-        &skin_at(a, Some(c.a))?,
-        b,
-        &skin_at(b, Some(c.b))?,
-        radius_rel,
-    )?;
+    let posed = Pairing::new(a, &at(a, Some(c.a))?, b, &at(b, Some(c.b))?, radius_rel)?;
     if unmatched(&posed) >= unmatched(&rest) {
         return Ok((rest, None));
     }
@@ -345,13 +340,6 @@ pub fn pair_vertices(
         time_s: PAIRING_TIME_S,
     };
     Ok((posed, Some(at)))
-}
-
-/// Every draw of `scene` skinned at [`PAIRING_TIME_S`] of `anim` (None: the rest pose).
-fn skin_at(scene: &Scene, anim: Option<usize>) -> Result<Vec<SkinnedVertices>> {
-    let mut frame = FrameState::new(scene);
-    frame.evaluate(scene, anim, PAIRING_TIME_S)?;
-    CpuSkinner::new(scene, None).skin_all(scene, &frame)
 }
 
 /// A clip's name in words (`animation N` when unnamed).
