@@ -11,7 +11,7 @@ use std::process::Command;
 use skinview::diff::{DiffOptions, Differ, MatchMethod, Times};
 use skinview::frame::FrameState;
 
-use crate::common::{self, glb, gltfpack};
+use crate::common::{self, glb, gltfpack, gltfpack_model};
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_skinview")
@@ -170,9 +170,9 @@ fn a_planted_bind_move_is_found_and_named() {
 /// gltfpack's copies against gltfpack's unquantised copy (`-noq`: the same resampled clips,
 /// vertex order and merges, positions as floats) at its key times: the positions quantised to
 /// N bits over the mesh's largest extent E move a vertex by at most √3/2 · E / (2^N − 1) in
-/// bind space, times the largest rest-pose scale of a skinning matrix (its Frobenius norm
-/// bounds it), so the rest-pose offset stays under that; 10 bits give a rest-pose offset more
-/// than 4 times the default 14 bits' (16 expected). At gltfpack's key times the clips add
+/// bind space, times the largest scale of a skinning matrix (its Frobenius norm bounds it;
+/// `gltfpack_model::position_bound`), so the rest-pose offset stays under that; 10 bits give
+/// a rest-pose offset more than 4 times the default 14 bits' (16 expected). At gltfpack's key times the clips add
 /// nothing (its rotations and translations quantise the same with and without `-noq`), so the
 /// largest distance over the clips stays under the same bound. Every vertex is matched, no
 /// joint named.
@@ -183,7 +183,6 @@ fn gltfpack_copies_stay_within_their_quantisation_bound() {
         let dir = scratch(stem);
         let reference_path = gltfpack::pack(&model, &dir, "noq.glb", &["-noq"]);
         let reference = skinview::io::load(&reference_path).unwrap();
-        let (extent, scale) = extent_and_scale(&reference);
         let mut rest_offsets = Vec::new();
         for (name, flags, bits) in [
             ("default.glb", &[][..], 14),
@@ -199,7 +198,7 @@ fn gltfpack_copies_stay_within_their_quantisation_bound() {
             let mut differ = Differ::new(&reference, &packed, options).unwrap();
             let report = differ.run(|_, _| {}).unwrap();
             let diagonal = report.diagonal;
-            let bound = 3f64.sqrt() / 2.0 * extent / ((1u64 << bits) - 1) as f64 * scale;
+            let bound = gltfpack_model::position_bound(&reference, bits);
             let rest = report.vertices.worst_rest_distance;
             println!(
                 "{stem} {name}: rest offset {:.3e} (bound {:.3e}), largest over the clips {:.3e} \
@@ -227,31 +226,6 @@ fn gltfpack_copies_stay_within_their_quantisation_bound() {
             "{stem}: 10-bit positions should move vertices more than 14-bit ones: {rest_offsets:?}"
         );
     }
-}
-
-/// The largest bind-space extent of any skinned primitive, and the largest Frobenius norm of
-/// a rest-pose skinning matrix's linear part.
-fn extent_and_scale(scene: &skinview::Scene) -> (f64, f64) {
-    let mut rest = FrameState::new(scene);
-    rest.evaluate(scene, None, 0.0).unwrap();
-    let (mut extent, mut scale) = (0.0f64, 0.0f64);
-    for (d, draw) in scene.draws.iter().enumerate() {
-        let p = scene.primitive(draw);
-        let (lo, hi) = p.positions.iter().fold(
-            (glam::Vec3::splat(f32::MAX), glam::Vec3::splat(f32::MIN)),
-            |(lo, hi), q| (lo.min(*q), hi.max(*q)),
-        );
-        extent = extent.max((hi - lo).max_element() as f64);
-        for m in rest.draw_palette(scene, d) {
-            let linear = glam::Mat3::from_mat4(*m);
-            let frob = (linear.x_axis.length_squared()
-                + linear.y_axis.length_squared()
-                + linear.z_axis.length_squared())
-            .sqrt() as f64;
-            scale = scale.max(frob);
-        }
-    }
-    (extent, scale)
 }
 
 /// A key time of 1e30 s (finite, so the importer takes it): comparing at 30 frames a second

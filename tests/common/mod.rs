@@ -37,6 +37,8 @@ pub fn dump(
 pub mod glb;
 /// gltfpack's quantised and compressed copies of the shared models, made at test time.
 pub mod gltfpack;
+/// What gltfpack's default settings change, applied to a scene (to bound its output).
+pub mod gltfpack_model;
 
 /// FBX files Blender wrote from the shared models (scripts/make-fbx-test-data.sh).
 pub mod fbx;

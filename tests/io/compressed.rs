@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 use skinview::Scene;
 use skinview::diff::{DiffOptions, Differ, Times};
 
-use crate::common::{self, glb, gltfpack};
+use skinview::compare::run::{Source, sample_frames};
+use skinview::gpu::GpuContext;
+
+use crate::common::{self, glb, gltfpack, gltfpack_model};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("skinview-compressed-{name}"));
@@ -154,6 +157,138 @@ fn filtered_files_stay_within_the_filters_precision() {
             "{report}"
         );
     }
+}
+
+/// A rounding allowance for comparing two evaluations of the same pose whose f32 operations
+/// run in different orders (gltfpack folds the position dequantisation into the inverse bind
+/// matrices; a chain of up to ~30 joints rounds each product by about 2.4e-7): 1e-6 of the
+/// diagonal, several times what that adds up to.
+const F32_ORDER_REL: f64 = 1e-6;
+
+/// gltfpack's default output against its source, at both files' key times: the distance is
+/// bounded by what gltfpack changes. Its animation resampling (30 Hz), track collapsing,
+/// 16-bit rotations and 8-bit weights are applied to the source by a model written from
+/// gltfpack's code (`tests/common/gltfpack_model.rs`); the model's distance to the source is
+/// the resampling, rotation and weight term, computed from the source clip. What the model
+/// leaves out, the 14-bit positions, is bounded by √3/2 · E / (2^14 − 1) times the largest
+/// skinning-matrix norm. So the decoded file is within the modelled file's position bound,
+/// and within the sum of both terms of its source (triangle inequality over the same
+/// vertex pairs and times), on the CPU and on the GPU (whose distance to the CPU reference
+/// at the same times adds).
+#[test]
+fn gltfpack_default_output_stays_within_its_derived_bound() {
+    let ctx = common::gpu();
+    for stem in ["CesiumMan", "Fox", "RiggedFigure", "RiggedSimple"] {
+        let model = common::model(stem);
+        let dir = scratch(&format!("{stem}-default"));
+        let source = load(&model);
+        let packed = load(&gltfpack::pack(&model, &dir, "default.glb", &[]));
+        let modelled = gltfpack_model::apply_lossy_steps(&source, &model);
+        same_clip_shapes(&modelled, &packed, stem);
+        let position = gltfpack_model::position_bound(&source, gltfpack_model::POSITION_BITS);
+
+        let to_model = diff_at_keys(&modelled, &packed);
+        let diagonal = to_model.diagonal;
+        let slack = F32_ORDER_REL * diagonal;
+        let model_worst = worst_distance(&to_model);
+        let modelled_term = worst_distance(&diff_at_keys(&source, &modelled));
+        let to_source = diff_at_keys(&source, &packed);
+        let worst = worst_distance(&to_source);
+        let bound = modelled_term + position + slack;
+        let gpu = ctx.map_or(0.0, |ctx| gpu_distance(ctx, &source, &packed));
+        println!(
+            "{stem}: to its source {:.3e} (GPU + {:.1e}) of the diagonal, bound {:.3e} = \
+             resampling, rotations and weights {:.3e} + positions {:.3e}; to the model {:.3e}",
+            worst / diagonal,
+            gpu / diagonal,
+            bound / diagonal,
+            modelled_term / diagonal,
+            position / diagonal,
+            model_worst / diagonal,
+        );
+        assert!(
+            model_worst <= position + slack,
+            "{stem} vs its model: {to_model}"
+        );
+        assert!(worst <= bound, "{stem}: {to_source}");
+        assert!(
+            worst + gpu <= bound,
+            "{stem} on the GPU: {gpu:e} more than the CPU"
+        );
+        assert_eq!(
+            to_source.vertices.a_unmatched + to_source.vertices.b_unmatched,
+            0,
+            "{to_source}"
+        );
+        if stem == "CesiumMan" {
+            // Its 24 fps keys resampled at 30 Hz: the resampling term is most of the bound,
+            // so a decoder that ignored the animation's changes could not pass.
+            assert!(modelled_term > 10.0 * position, "{stem}: {modelled_term:e}");
+        }
+    }
+}
+
+/// The same clips, each with the same number of channels and keys per channel (gltfpack
+/// renumbers nodes, so the key counts are compared as sorted lists).
+fn same_clip_shapes(modelled: &Scene, packed: &Scene, stem: &str) {
+    let shape = |scene: &Scene| -> Vec<Vec<usize>> {
+        scene
+            .animations
+            .iter()
+            .map(|clip| {
+                let mut keys: Vec<usize> = clip
+                    .channels
+                    .iter()
+                    .map(|c| c.sampler.times_s.len())
+                    .collect();
+                keys.sort_unstable();
+                keys
+            })
+            .collect()
+    };
+    assert_eq!(
+        shape(modelled),
+        shape(packed),
+        "{stem}: channels and keys per clip"
+    );
+}
+
+fn worst_distance(report: &skinview::diff::Diff) -> f64 {
+    report.worst.as_ref().map_or(0.0, |w| w.1.distance)
+}
+
+/// The largest distance between `packed`'s GPU-skinned and CPU-skinned vertices at every
+/// key time of its clips and of the source's (the times `diff_at_keys` compares).
+fn gpu_distance(ctx: &GpuContext, source: &Scene, packed: &Scene) -> f64 {
+    let draws = packed.deformed_draw_indices();
+    let mut largest = 0.0f64;
+    for (a, clip) in packed.animations.iter().enumerate() {
+        let mut times: Vec<f32> = clip
+            .channels
+            .iter()
+            .chain(&source.animations[a].channels)
+            .flat_map(|c| c.sampler.times_s.iter().copied())
+            .collect();
+        times.sort_by(f32::total_cmp);
+        times.dedup();
+        let cpu = sample_frames(None, packed, Some(a), &times, &draws, Source::Cpu, None).unwrap();
+        let gpu = sample_frames(
+            Some(ctx),
+            packed,
+            Some(a),
+            &times,
+            &draws,
+            common::GPU,
+            None,
+        )
+        .unwrap();
+        for (c, g) in cpu.iter().flatten().zip(gpu.iter().flatten()) {
+            for (p, q) in c.positions.iter().zip(&g.positions) {
+                largest = largest.max(p.distance(*q) as f64);
+            }
+        }
+    }
+    largest
 }
 
 /// Broken compressed views: the error names the view's extension field and what is wrong.
