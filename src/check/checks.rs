@@ -3,11 +3,15 @@
 
 use glam::{DMat3, Vec3};
 
-use super::{Check, CheckConfig, ClipBounds, Finding, ModelResult, Severity};
+use super::{
+    Check, CheckConfig, ClipBounds, Finding, FrameRef, JointBounds, ModelResult, Severity,
+    UniformSplit,
+};
 use crate::compare::{CompareOptions, compare};
 use crate::error::{Error, Result};
 use crate::frame::{FrameState, skin_pose};
-use crate::gpu::GpuContext;
+use crate::gpu::{CapturePath, GpuContext, PaletteSource};
+use crate::quality::{JointZone, joint_zones};
 use crate::scene::Scene;
 use crate::skin::SkinnedVertices;
 
@@ -31,36 +35,90 @@ pub(super) fn run(
     gpu: Option<&GpuContext>,
     result: &mut ModelResult,
 ) {
-    let mut add = |check: Check, severity: Severity, message: String| {
-        result.findings.push(Finding {
-            check,
-            severity,
-            message,
-        })
-    };
-    imports(scene, &mut add);
+    let out = &mut result.findings;
+    imports(scene, out);
     let outcome = (|| -> Result<()> {
         let rest = skin_pose(scene, None, 0.0, None)?;
         let (lo, hi) = bounds(&rest);
         let diagonal = f64::from((hi - lo).length()).max(f64::MIN_POSITIVE);
         result.rest_bounds = Some((lo.to_array(), hi.to_array()));
-        influences(scene, config, diagonal, &mut add)?;
-        unused_joints(scene, &mut add);
-        inverse_binds(scene, config, &mut add);
-        bind_rest_pose(scene, config, diagonal, &mut add)?;
-        joint_scale(scene, &mut add);
-        result.clip_bounds = clip_bounds(scene, config, (lo, hi), diagonal, &mut add)?;
-        gpu_readback(scene, config, gpu, &mut add);
+        result.joint_bounds = joint_bounds(scene);
+        influences(scene, config, diagonal, out)?;
+        unused_joints(scene, out);
+        inverse_binds(scene, config, out);
+        bind_rest_pose(scene, config, diagonal, out)?;
+        joint_scale(scene, out);
+        let mut clips = ClipSurvey::new(scene, (lo, hi));
+        let mut shapes = ShapeSurvey::new(joint_zones(scene, &rest));
+        for (anim, time_s) in sample_times(scene, config) {
+            let posed = skin_pose(scene, anim, time_s, None)?;
+            clips.observe(anim, time_s, &posed);
+            shapes.observe(anim, time_s, &posed);
+        }
+        result.clip_bounds = clips.finish(scene, config, diagonal, out);
+        shapes.finish(scene, config, out);
+        result.uniform_split = uniform_split(scene, config, out);
+        gpu_readback(scene, config, gpu, out);
         Ok(())
     })();
     if let Err(e) = outcome {
-        result.findings.push(Finding {
-            check: Check::Import,
-            severity: Severity::Error,
-            message: format!("imports, but cannot be skinned: {e}"),
-        });
+        out.add(
+            Check::Import,
+            Severity::Error,
+            format!("imports, but cannot be skinned: {e}"),
+        );
     }
     result.checks_run = Check::ALL.to_vec();
+}
+
+/// Findings as the checks add them.
+trait Findings {
+    /// A finding about the model as a whole.
+    fn add(&mut self, check: Check, severity: Severity, message: String);
+    /// A finding at one sampled frame.
+    fn add_at(&mut self, check: Check, severity: Severity, message: String, frame: FrameRef);
+}
+
+impl Findings for Vec<Finding> {
+    fn add(&mut self, check: Check, severity: Severity, message: String) {
+        self.push(Finding {
+            check,
+            severity,
+            message,
+            frame: None,
+        });
+    }
+    fn add_at(&mut self, check: Check, severity: Severity, message: String, frame: FrameRef) {
+        self.push(Finding {
+            check,
+            severity,
+            message,
+            frame: Some(frame),
+        });
+    }
+}
+
+/// A sampled frame: its clip (None: the rest pose) and time.
+fn frame_ref(scene: &Scene, anim: Option<usize>, time_s: f32) -> FrameRef {
+    FrameRef {
+        clip: anim.map(|a| clip_name(scene, a).trim_matches('"').to_string()),
+        clip_index: anim,
+        time_s,
+    }
+}
+
+/// Where a frame is, in words: `clip "walk" at 1.200 s`, `animation 2 at 0.500 s` or `the
+/// rest pose`.
+fn frame_words(scene: &Scene, anim: Option<usize>, time_s: f32) -> String {
+    anim.map_or("the rest pose".into(), |a| {
+        let name = clip_name(scene, a);
+        let clip = if name.starts_with('"') {
+            format!("clip {name}")
+        } else {
+            name
+        };
+        format!("{clip} at {time_s:.3} s")
+    })
 }
 
 /// The bounds of every finite skinned vertex.
@@ -82,7 +140,7 @@ fn bounds(out: &[SkinnedVertices]) -> (Vec3, Vec3) {
 }
 
 /// The importer's repairs (warnings) and warnings (info).
-fn imports(scene: &Scene, add: &mut impl FnMut(Check, Severity, String)) {
+fn imports(scene: &Scene, out: &mut Vec<Finding>) {
     for n in &scene.report.notes {
         let severity = if n.repaired {
             Severity::Warning
@@ -90,7 +148,7 @@ fn imports(scene: &Scene, add: &mut impl FnMut(Check, Severity, String)) {
             Severity::Info
         };
         let kind = if n.repaired { "repaired" } else { "warning" };
-        add(
+        out.add(
             Check::Import,
             severity,
             format!("{kind}: {}: {}", n.field, n.message),
@@ -104,7 +162,7 @@ fn influences(
     scene: &Scene,
     config: &CheckConfig,
     diagonal: f64,
-    add: &mut impl FnMut(Check, Severity, String),
+    out: &mut Vec<Finding>,
 ) -> Result<()> {
     let max = config.max_influences;
     let (mut over, mut most) = (0usize, 0usize);
@@ -121,7 +179,7 @@ fn influences(
     if over == 0 {
         return Ok(());
     }
-    let (mut cost, mut at) = (0f64, String::new());
+    let (mut cost, mut at) = (0f64, (None, 0.0));
     for (anim, t) in sample_times(scene, config) {
         let full = skin_pose(scene, anim, t, None)?;
         let reduced = skin_pose(scene, anim, t, Some(max))?;
@@ -132,10 +190,7 @@ fn influences(
             .map(|(p, q)| f64::from((*p - *q).length()))
             .fold(0.0, f64::max);
         if worst > cost {
-            cost = worst;
-            at = anim.map_or("the rest pose".into(), |a| {
-                format!("{} at {t:.3} s", clip_name(scene, a))
-            });
+            (cost, at) = (worst, (anim, t));
         }
     }
     let rel = cost / diagonal;
@@ -144,14 +199,16 @@ fn influences(
     } else {
         Severity::Info
     };
-    add(
+    out.add_at(
         Check::Influences,
         severity,
         format!(
             "{over} vertices have more than {max} influences (up to {most}); keeping the \
-             heaviest {max} moves a vertex by up to {} of the model's size ({at})",
-            percent(rel)
+             heaviest {max} moves a vertex by up to {} of the model's size ({})",
+            percent(rel),
+            frame_words(scene, at.0, at.1)
         ),
+        frame_ref(scene, at.0, at.1),
     );
     Ok(())
 }
@@ -171,7 +228,7 @@ fn sample_times(scene: &Scene, config: &CheckConfig) -> Vec<(Option<usize>, f32)
 }
 
 /// Skin joints no vertex of any draw of that skin is weighted to.
-fn unused_joints(scene: &Scene, add: &mut impl FnMut(Check, Severity, String)) {
+fn unused_joints(scene: &Scene, out: &mut Vec<Finding>) {
     for (s, skin) in scene.skins.iter().enumerate() {
         let mut used = vec![false; skin.joints.len()];
         for d in scene.deformed_draws().filter(|d| d.skin == Some(s)) {
@@ -191,7 +248,7 @@ fn unused_joints(scene: &Scene, add: &mut impl FnMut(Check, Severity, String)) {
             .map(|j| scene.node_label(skin.joints[j]))
             .collect();
         if !unused.is_empty() {
-            add(
+            out.add(
                 Check::UnusedJoints,
                 Severity::Info,
                 format!(
@@ -256,11 +313,7 @@ fn symmetric_eigenvalues(a: DMat3) -> [f64; 3] {
 }
 
 /// Inverse bind matrices that are singular or ill-conditioned (their 3×3 part), or mirror.
-fn inverse_binds(
-    scene: &Scene,
-    config: &CheckConfig,
-    add: &mut impl FnMut(Check, Severity, String),
-) {
+fn inverse_binds(scene: &Scene, config: &CheckConfig, out: &mut Vec<Finding>) {
     let (mut singular, mut ill, mut mirrored) = (Vec::new(), Vec::new(), Vec::new());
     let mut worst_condition = 0f64;
     for skin in &scene.skins {
@@ -279,7 +332,7 @@ fn inverse_binds(
         }
     }
     if !singular.is_empty() {
-        add(
+        out.add(
             Check::Invertible,
             Severity::Error,
             format!(
@@ -290,7 +343,7 @@ fn inverse_binds(
         );
     }
     if !ill.is_empty() {
-        add(
+        out.add(
             Check::Invertible,
             Severity::Warning,
             format!(
@@ -303,7 +356,7 @@ fn inverse_binds(
         );
     }
     if !mirrored.is_empty() {
-        add(
+        out.add(
             Check::Mirrored,
             Severity::Warning,
             format!(
@@ -333,7 +386,7 @@ fn bind_rest_pose(
     scene: &Scene,
     config: &CheckConfig,
     diagonal: f64,
-    add: &mut impl FnMut(Check, Severity, String),
+    out: &mut Vec<Finding>,
 ) -> Result<()> {
     let mut frame = FrameState::new(scene);
     frame.evaluate(scene, None, 0.0)?;
@@ -366,7 +419,7 @@ fn bind_rest_pose(
     moved.sort_by(|a, b| b.0.total_cmp(&a.0));
     if let Some((rel, name)) = moved.first() {
         let names: Vec<String> = moved.iter().map(|m| m.1.clone()).collect();
-        add(
+        out.add(
             Check::BindRestPose,
             Severity::Warning,
             format!(
@@ -383,7 +436,7 @@ fn bind_rest_pose(
 }
 
 /// Joints with a non-uniform rest scale (normals then need the inverse-transpose path).
-fn joint_scale(scene: &Scene, add: &mut impl FnMut(Check, Severity, String)) {
+fn joint_scale(scene: &Scene, out: &mut Vec<Finding>) {
     let uneven: Vec<(f32, usize)> = scene
         .joint_nodes()
         .into_iter()
@@ -396,7 +449,7 @@ fn joint_scale(scene: &Scene, add: &mut impl FnMut(Check, Severity, String)) {
     if let Some(&(_, j)) = uneven.iter().max_by(|a, b| a.0.total_cmp(&b.0)) {
         let s = scene.nodes[j].rest.scale;
         let names: Vec<String> = uneven.iter().map(|u| scene.node_label(u.1)).collect();
-        add(
+        out.add(
             Check::JointScale,
             Severity::Info,
             format!(
@@ -417,59 +470,272 @@ fn joint_scale(scene: &Scene, add: &mut impl FnMut(Check, Severity, String)) {
     }
 }
 
-/// Each clip's skinned bounds over its sampled frames, and a warning for each that leaves
-/// the rest bounds by more than the margin.
-fn clip_bounds(
-    scene: &Scene,
-    config: &CheckConfig,
-    (lo, hi): (Vec3, Vec3),
-    diagonal: f64,
-    add: &mut impl FnMut(Check, Severity, String),
-) -> Result<Vec<ClipBounds>> {
-    let mut out = Vec::new();
-    for a in 0..scene.animations.len() {
-        let (mut clo, mut chi) = (lo, hi);
-        let (mut worst, mut at) = (0f32, 0f32);
-        for t in crate::compare::run::frame_times(scene, Some(a), config.frames) {
-            let (flo, fhi) = bounds(&skin_pose(scene, Some(a), t, None)?);
-            let past = (lo - flo).max(fhi - hi).max_element();
-            if past > worst {
-                (worst, at) = (past, t);
-            }
-            clo = clo.min(flo);
-            chi = chi.max(fhi);
+/// Each clip's skinned bounds over its sampled frames, and how far past the rest bounds it
+/// goes (worst frame).
+struct ClipSurvey {
+    rest: (Vec3, Vec3),
+    /// Per clip: its bounds, and its worst excursion past the rest bounds and when.
+    clips: Vec<((Vec3, Vec3), f32, f32)>,
+}
+
+impl ClipSurvey {
+    fn new(scene: &Scene, rest: (Vec3, Vec3)) -> ClipSurvey {
+        ClipSurvey {
+            rest,
+            clips: vec![(rest, 0.0, 0.0); scene.animations.len()],
         }
-        let rel = f64::from(worst) / diagonal;
-        if rel > config.bounds_margin_rel {
-            add(
-                Check::ClipBounds,
+    }
+
+    fn observe(&mut self, anim: Option<usize>, time_s: f32, posed: &[SkinnedVertices]) {
+        let Some(clip) = anim.and_then(|a| self.clips.get_mut(a)) else {
+            return;
+        };
+        let (lo, hi) = self.rest;
+        let (flo, fhi) = bounds(posed);
+        let past = (lo - flo).max(fhi - hi).max_element();
+        if past > clip.1 {
+            (clip.1, clip.2) = (past, time_s);
+        }
+        clip.0 = (clip.0.0.min(flo), clip.0.1.max(fhi));
+    }
+
+    /// The clips' bounds, and a warning for each that leaves the rest bounds by more than the
+    /// margin.
+    fn finish(
+        self,
+        scene: &Scene,
+        config: &CheckConfig,
+        diagonal: f64,
+        out: &mut Vec<Finding>,
+    ) -> Vec<ClipBounds> {
+        let mut bounds = Vec::with_capacity(self.clips.len());
+        for (a, ((lo, hi), worst, at)) in self.clips.into_iter().enumerate() {
+            let rel = f64::from(worst) / diagonal;
+            if rel > config.bounds_margin_rel {
+                out.add_at(
+                    Check::ClipBounds,
+                    Severity::Warning,
+                    format!(
+                        "clip {} leaves the rest bounds by {} of the model's size (at {at:.3} \
+                         s): culled with the rest bounds it disappears early; use the clip's \
+                         bounds",
+                        clip_name(scene, a),
+                        percent(rel)
+                    ),
+                    frame_ref(scene, Some(a), at),
+                );
+            }
+            bounds.push(ClipBounds {
+                clip: clip_name(scene, a).trim_matches('"').to_string(),
+                min: lo.to_array(),
+                max: hi.to_array(),
+            });
+        }
+        bounds
+    }
+}
+
+/// The worst shape of every joint's blend zone over the sampled frames.
+struct ShapeSurvey {
+    zones: Vec<JointZone>,
+    /// Per zone: the smallest radius ratio and volume ratio, each with its frame.
+    worst: Vec<[(f64, Option<usize>, f32); 2]>,
+}
+
+impl ShapeSurvey {
+    fn new(zones: Vec<JointZone>) -> ShapeSurvey {
+        let worst = vec![[(f64::INFINITY, None, 0.0); 2]; zones.len()];
+        ShapeSurvey { zones, worst }
+    }
+
+    fn observe(&mut self, anim: Option<usize>, time_s: f32, posed: &[SkinnedVertices]) {
+        for (zone, worst) in self.zones.iter().zip(&mut self.worst) {
+            let Some(draw) = posed.get(zone.draw) else {
+                continue;
+            };
+            let shape = zone.measure(&draw.positions);
+            for (k, ratio) in [Some(shape.radius_ratio), shape.volume_ratio]
+                .into_iter()
+                .enumerate()
+            {
+                if let Some(r) = ratio.filter(|r| *r < worst[k].0) {
+                    worst[k] = (r, anim, time_s);
+                }
+            }
+        }
+    }
+
+    /// A warning per joint whose zone shrinks past the config's shares (worst first; the
+    /// first [`MAX_JOINT_FINDINGS`] joints, then how many more).
+    fn finish(self, scene: &Scene, config: &CheckConfig, out: &mut Vec<Finding>) {
+        let limits = [config.min_ring_radius_ratio, config.min_volume_ratio];
+        // (how far under its limit, zone, which measure)
+        let mut under: Vec<(f64, usize, usize)> = Vec::new();
+        for (z, worst) in self.worst.iter().enumerate() {
+            for k in 0..2 {
+                if worst[k].0 < limits[k] {
+                    under.push((worst[k].0 / limits[k], z, k));
+                }
+            }
+        }
+        // Worst first; a joint on several draws counts once per measure, at its worst draw.
+        under.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut seen: Vec<(usize, usize)> = Vec::new();
+        under.retain(|&(_, z, k)| {
+            let key = (self.zones[z].joint_node, k);
+            let fresh = !seen.contains(&key);
+            seen.push(key);
+            fresh
+        });
+        for &(_, z, k) in under.iter().take(MAX_JOINT_FINDINGS) {
+            let zone = &self.zones[z];
+            let (ratio, anim, time_s) = self.worst[z][k];
+            let (joint, at) = (
+                scene.node_label(zone.joint_node),
+                frame_words(scene, anim, time_s),
+            );
+            let message = if k == 0 {
+                format!(
+                    "candy-wrapper at \"{joint}\" ({at}): a ring of its blend zone keeps {} of its \
+                     rest radius (under {})",
+                    percent(ratio),
+                    percent(limits[0])
+                )
+            } else {
+                format!(
+                    "volume lost at \"{joint}\" ({at}): its blend zone keeps {} of its rest volume \
+                     (under {})",
+                    percent(ratio),
+                    percent(limits[1])
+                )
+            };
+            out.add_at(
+                Check::Deformation,
+                Severity::Warning,
+                message,
+                frame_ref(scene, anim, time_s),
+            );
+        }
+        if under.len() > MAX_JOINT_FINDINGS {
+            out.add(
+                Check::Deformation,
                 Severity::Warning,
                 format!(
-                    "clip {} leaves the rest bounds by {} of the model's size (at {at:.3} s): \
-                     culled with the rest bounds it disappears early; use the clip's bounds",
-                    clip_name(scene, a),
-                    percent(rel)
+                    "and {} more joints shrink past the limits",
+                    under.len() - MAX_JOINT_FINDINGS
                 ),
             );
         }
-        out.push(ClipBounds {
-            clip: clip_name(scene, a).trim_matches('"').to_string(),
-            min: clo.to_array(),
-            max: chi.to_array(),
-        });
     }
-    Ok(out)
 }
 
-/// GPU readback against the CPU reference over every clip's sampled frames.
+/// Joints named one finding each; past this, one line says how many more.
+const MAX_JOINT_FINDINGS: usize = 10;
+
+/// Per skin joint, the box its weighted vertices fill in the joint's own space (bind
+/// positions through the inverse bind matrix): an engine culls the skinned mesh with the
+/// union of these boxes moved by the joints each frame, which holds every skinned vertex
+/// (a blend of points each inside its joint's moved box).
+fn joint_bounds(scene: &Scene) -> Vec<JointBounds> {
+    let mut boxes: Vec<Vec<Option<(Vec3, Vec3)>>> = scene
+        .skins
+        .iter()
+        .map(|s| vec![None; s.joints.len()])
+        .collect();
+    for d in &scene.draws {
+        let (Some(s), Some(w)) = (d.skin, &scene.primitive(d).skin_weights) else {
+            continue;
+        };
+        let (Some(skin), Some(skin_boxes)) = (scene.skins.get(s), boxes.get_mut(s)) else {
+            continue;
+        };
+        let positions = &scene.primitive(d).positions;
+        for (v, p) in positions.iter().enumerate() {
+            let slots = v * w.width..(v + 1) * w.width;
+            for (j, x) in w.joints[slots.clone()].iter().zip(&w.weights[slots]) {
+                let j = *j as usize;
+                let (Some(m), Some(b)) = (skin.joint_from_bind.get(j), skin_boxes.get_mut(j))
+                else {
+                    continue;
+                };
+                if *x == 0.0 {
+                    continue;
+                }
+                let q = m.transform_point3(*p);
+                *b = Some(b.map_or((q, q), |(lo, hi)| (lo.min(q), hi.max(q))));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (s, skin_boxes) in boxes.into_iter().enumerate() {
+        for (j, b) in skin_boxes.into_iter().enumerate() {
+            let Some((lo, hi)) = b else { continue };
+            out.push(JointBounds {
+                skin: s,
+                joint: scene.node_label(scene.skins[s].joints[j]),
+                min: lo.to_array(),
+                max: hi.to_array(),
+            });
+        }
+    }
+    out
+}
+
+/// The split into submeshes of at most `config.uniform_bones` joints: an info finding with
+/// its size (an error when it cannot be made).
+fn uniform_split(
+    scene: &Scene,
+    config: &CheckConfig,
+    out: &mut Vec<Finding>,
+) -> Option<UniformSplit> {
+    if !scene.draws.iter().any(|d| d.skin.is_some()) {
+        return None;
+    }
+    let k = config.uniform_bones;
+    let part = match crate::partition::PartitionedScene::new(scene, k) {
+        Ok(p) => p,
+        Err(e) => {
+            out.add(
+                Check::GpuReadback,
+                Severity::Error,
+                format!("uniform palette: {e}"),
+            );
+            return None;
+        }
+    };
+    let stats = part.primitives.iter().map(|p| &p.partition.stats);
+    let (vertices_in, vertices_out) = stats
+        .clone()
+        .fold((0, 0), |(i, o), s| (i + s.vertices_in, o + s.vertices_out));
+    let split = UniformSplit {
+        k,
+        primitives: part.primitives.len(),
+        submeshes: stats.clone().map(|s| s.submeshes).sum(),
+        duplication_ratio: vertices_out as f64 / vertices_in.max(1) as f64,
+        dropped_influences: stats.map(|s| s.dropped_influences).sum(),
+    };
+    out.add(
+        Check::GpuReadback,
+        Severity::Info,
+        format!(
+            "uniform palette of {k} joints: {} skinned primitives drawn as {} submeshes, \
+             vertices ×{:.3}, {} influences dropped to fit",
+            split.primitives, split.submeshes, split.duplication_ratio, split.dropped_influences
+        ),
+    );
+    Some(split)
+}
+
+/// GPU readback against the CPU reference over every clip's sampled frames, on the storage
+/// palette and on the uniform palette at `config.uniform_bones`.
 fn gpu_readback(
     scene: &Scene,
     config: &CheckConfig,
     gpu: Option<&GpuContext>,
-    add: &mut impl FnMut(Check, Severity, String),
+    out: &mut Vec<Finding>,
 ) {
     let Some(ctx) = gpu.filter(|_| !config.no_gpu) else {
-        add(
+        out.add(
             Check::GpuReadback,
             Severity::Info,
             "not run (CPU checks only)".into(),
@@ -481,34 +747,65 @@ fn gpu_readback(
     } else {
         (0..scene.animations.len()).map(Some).collect()
     };
-    let options = CompareOptions {
+    let storage = CompareOptions {
         frames: config.frames,
+        palette: Some(PaletteSource::Storage),
         ..Default::default()
     };
-    match compare(ctx, scene, &anims, &options, |_, _| {}) {
-        Ok(c) if c.passed => {}
-        Ok(c) => {
-            let worst = c
-                .anims
-                .iter()
-                .flat_map(|a| &a.draws)
-                .map(|d| d.max_error)
-                .fold(0.0, f64::max);
-            add(
+    let uniform = CompareOptions {
+        frames: config.frames,
+        palette: Some(PaletteSource::Uniform {
+            bones: config.uniform_bones as u32,
+        }),
+        captures: vec![CapturePath::Draw],
+        ..Default::default()
+    };
+    for options in [storage, uniform] {
+        let Some(source) = options.palette else {
+            continue;
+        };
+        let palette = source.describe();
+        if let Err(e) = crate::gpu::check_source(ctx, source) {
+            out.add(
+                Check::GpuReadback,
+                Severity::Info,
+                format!("not run on the {palette}: {e}"),
+            );
+            continue;
+        }
+        match compare(ctx, scene, &anims, &options, |_, _| {}) {
+            Ok(c) if c.passed => {}
+            Ok(c) => {
+                let worst = c
+                    .anims
+                    .iter()
+                    .flat_map(|a| &a.draws)
+                    .map(|d| d.max_error)
+                    .fold(0.0, f64::max);
+                out.add(
+                    Check::GpuReadback,
+                    Severity::Error,
+                    format!(
+                        "the GPU skins differently from the CPU reference on the {palette}: \
+                         {:.2e} of the diagonal, over the tolerance {:.0e} ({})",
+                        c.relative(worst),
+                        c.tolerance_rel,
+                        c.adapter
+                    ),
+                );
+            }
+            Err(e @ Error::TooManyInfluences { .. }) => {
+                out.add(
+                    Check::GpuReadback,
+                    Severity::Info,
+                    format!("not run on the {palette}: {e}"),
+                );
+            }
+            Err(e) => out.add(
                 Check::GpuReadback,
                 Severity::Error,
-                format!(
-                    "the GPU skins differently from the CPU reference: {:.2e} of the \
-                     diagonal, over the tolerance {:.0e} ({})",
-                    c.relative(worst),
-                    c.tolerance_rel,
-                    c.adapter
-                ),
-            );
+                format!("on the {palette}: {e}"),
+            ),
         }
-        Err(e @ Error::TooManyInfluences { .. }) => {
-            add(Check::GpuReadback, Severity::Info, format!("not run: {e}"));
-        }
-        Err(e) => add(Check::GpuReadback, Severity::Error, e.to_string()),
     }
 }

@@ -7,8 +7,8 @@ use std::fmt::Write;
 
 use super::{Check, CheckReport, ModelResult, Severity};
 
-/// `text` escaped for XML attribute values and text.
-fn escape(text: &str) -> String {
+/// `text` escaped for XML and HTML attribute values and text.
+pub(super) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

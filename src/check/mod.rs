@@ -7,10 +7,13 @@
 //! the target engine's limit, with what dropping them costs; joints that influence nothing;
 //! inverse bind matrices that are singular, ill-conditioned, mirrored, or do not match the
 //! bind pose of the hierarchy; joints with non-uniform rest scale; clips whose skinned bounds
-//! leave the rest bounds (the culling problem); and GPU readback against the CPU reference.
+//! leave the rest bounds (the culling problem); joints whose blend zone loses ring radius or
+//! volume (`quality::joint_zones`); and GPU readback against the CPU reference. Each model's
+//! result also holds its clips' bounds and every joint's bounds in its own space.
 //! Each model is checked on its own: one model's failure never stops the rest.
 
 mod checks;
+pub mod html;
 pub mod junit;
 
 use std::path::{Path, PathBuf};
@@ -81,6 +84,9 @@ pub enum Check {
     /// Clips whose skinned bounds leave the rest bounds.
     #[serde(rename = "anim.bounds")]
     ClipBounds,
+    /// Joints whose blend zone loses ring radius or volume over the clips.
+    #[serde(rename = "deform.joints")]
+    Deformation,
     /// GPU readback against the CPU reference.
     #[serde(rename = "gpu.readback")]
     GpuReadback,
@@ -88,7 +94,7 @@ pub enum Check {
 
 impl Check {
     /// Every check, in the order they run.
-    pub const ALL: [Check; 9] = [
+    pub const ALL: [Check; 10] = [
         Check::Import,
         Check::Influences,
         Check::UnusedJoints,
@@ -97,6 +103,7 @@ impl Check {
         Check::BindRestPose,
         Check::JointScale,
         Check::ClipBounds,
+        Check::Deformation,
         Check::GpuReadback,
     ];
 
@@ -111,6 +118,7 @@ impl Check {
             Check::BindRestPose => "bind.rest_pose",
             Check::JointScale => "joints.scale",
             Check::ClipBounds => "anim.bounds",
+            Check::Deformation => "deform.joints",
             Check::GpuReadback => "gpu.readback",
         }
     }
@@ -135,7 +143,18 @@ pub struct CheckConfig {
     /// A clip's skinned bounds past the rest bounds by more than this share of the diagonal:
     /// a warning (culling with the rest bounds would cut the model).
     pub bounds_margin_rel: f64,
-    /// Frames sampled per clip (the influence cost, the bounds and the GPU readback).
+    /// A ring of a joint's blend zone (README, "Deformation at a joint") whose radius falls
+    /// under this share of its rest radius in a sampled frame: a warning (the candy-wrapper).
+    pub min_ring_radius_ratio: f64,
+    /// A joint's blend zone whose enclosed volume falls under this share of its rest volume
+    /// in a sampled frame: a warning (the collapsing elbow).
+    pub min_volume_ratio: f64,
+    /// K: the joint matrices a draw may use on the uniform palette path (engines without
+    /// storage buffers in the vertex stage): the skinned meshes are split into submeshes of
+    /// at most K joints, read back on the GPU, and the split reported.
+    pub uniform_bones: usize,
+    /// Frames sampled per clip (the influence cost, the bounds, the deformation and the GPU
+    /// readback).
     pub frames: usize,
     /// Skip the GPU readback (CPU checks only).
     pub no_gpu: bool,
@@ -149,6 +168,13 @@ impl Default for CheckConfig {
             max_condition: 1e4,
             bind_rest_rel: 1e-4,
             bounds_margin_rel: 1e-2,
+            // Under a twist a ring weighted half and half keeps cos(θ/2) of its radius: 60 %
+            // is a twist of about 106°, well past what a forearm twist bone is for.
+            min_ring_radius_ratio: 0.6,
+            // LBS keeps 74 % of the built-in arm's elbow volume at a 120° bend (`skinview
+            // quality`), 69 % at a 90° twist: under 70 % the joint visibly collapses.
+            min_volume_ratio: 0.7,
+            uniform_bones: crate::gpu::DEFAULT_UNIFORM_BONES as usize,
             frames: 9,
             no_gpu: false,
         }
@@ -165,7 +191,7 @@ impl CheckConfig {
     }
 
     /// Rules: 1. `max_influences` in 1..=64; 2. the shares in (0, 1]; 3. `max_condition` ≥ 1;
-    /// 4. `frames` in 1..=10,000.
+    /// 4. `frames` in 1..=10,000; 5. `uniform_bones` in the partitioner's range.
     pub fn validate(&self, file: &str) -> Result<()> {
         let bad = |field: &str, what: String| Err(Error::invalid(file, field, what));
         if !(1..=64).contains(&self.max_influences) {
@@ -178,6 +204,8 @@ impl CheckConfig {
             ("influence_cost_rel", self.influence_cost_rel),
             ("bind_rest_rel", self.bind_rest_rel),
             ("bounds_margin_rel", self.bounds_margin_rel),
+            ("min_ring_radius_ratio", self.min_ring_radius_ratio),
+            ("min_volume_ratio", self.min_volume_ratio),
         ] {
             if !(v > 0.0 && v <= 1.0) {
                 return bad(field, format!("{v} is not in (0, 1]"));
@@ -192,6 +220,18 @@ impl CheckConfig {
         if !(1..=10_000).contains(&self.frames) {
             return bad("frames", format!("{} is not in 1..=10000", self.frames));
         }
+        let bones = crate::partition::MIN_BONES..=crate::partition::MAX_BONES;
+        if !bones.contains(&self.uniform_bones) {
+            return bad(
+                "uniform_bones",
+                format!(
+                    "{} is not in {}..={}",
+                    self.uniform_bones,
+                    bones.start(),
+                    bones.end()
+                ),
+            );
+        }
         Ok(())
     }
 }
@@ -205,6 +245,61 @@ pub struct Finding {
     pub severity: Severity,
     /// One line a technical artist understands.
     pub message: String,
+    /// The sampled frame it was found at, when it is about one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<FrameRef>,
+}
+
+impl Finding {
+    /// A finding about the model as a whole.
+    pub fn new(check: Check, severity: Severity, message: String) -> Finding {
+        Finding {
+            check,
+            severity,
+            message,
+            frame: None,
+        }
+    }
+}
+
+/// A sampled frame a finding is about.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FrameRef {
+    /// The clip's name (`animation N` when unnamed); None: the rest pose.
+    pub clip: Option<String>,
+    /// The clip's index in the file.
+    pub clip_index: Option<usize>,
+    /// Seconds into the clip.
+    pub time_s: f32,
+}
+
+/// The split of the skinned meshes into submeshes of at most K joints (the uniform palette
+/// path), summed over the primitives.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UniformSplit {
+    /// K.
+    pub k: usize,
+    /// Skinned primitives split.
+    pub primitives: usize,
+    /// Submeshes made.
+    pub submeshes: usize,
+    /// Vertices over all submeshes / vertices of the primitives (border vertices repeat).
+    pub duplication_ratio: f64,
+    /// (vertex, joint) influences dropped to fit a face's joints into K.
+    pub dropped_influences: usize,
+}
+
+/// The box one joint's weighted vertices fill in the joint's own space.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JointBounds {
+    /// The skin (index in the file).
+    pub skin: usize,
+    /// The joint's name.
+    pub joint: String,
+    /// Smallest corner, in the joint's space.
+    pub min: [f32; 3],
+    /// Largest corner.
+    pub max: [f32; 3],
 }
 
 /// A clip's skinned bounds over its sampled frames.
@@ -245,11 +340,35 @@ pub struct ModelResult {
     pub rest_bounds: Option<([f32; 3], [f32; 3])>,
     /// Per clip, the skinned bounds over its sampled frames.
     pub clip_bounds: Vec<ClipBounds>,
+    /// Per skin joint that moves a vertex, the box its vertices fill in its own space: moved
+    /// by the joints each frame, their union bounds the skinned mesh (for culling).
+    #[serde(default)]
+    pub joint_bounds: Vec<JointBounds>,
+    /// The split at the config's `uniform_bones` (None: nothing skinned, or it failed: a
+    /// finding says why).
+    #[serde(default)]
+    pub uniform_split: Option<UniformSplit>,
     /// Which checks ran.
     pub checks_run: Vec<Check>,
 }
 
 impl ModelResult {
+    /// The result of a model not checked yet: the import alone listed as run.
+    pub fn new(path: &Path) -> ModelResult {
+        ModelResult {
+            path: path.display().to_string(),
+            inputs: Vec::new(),
+            reused: false,
+            worst: None,
+            findings: Vec::new(),
+            rest_bounds: None,
+            clip_bounds: Vec::new(),
+            joint_bounds: Vec::new(),
+            uniform_split: None,
+            checks_run: vec![Check::Import],
+        }
+    }
+
     /// No error.
     pub fn passed(&self) -> bool {
         self.worst != Some(Severity::Error)
@@ -368,14 +487,8 @@ pub fn shard(files: Vec<PathBuf>, i: usize, n: usize) -> Vec<PathBuf> {
 /// finding). Never fails: a file that does not import is an error finding.
 pub fn check_model(path: &Path, config: &CheckConfig, gpu: Option<&GpuContext>) -> ModelResult {
     let mut result = ModelResult {
-        path: path.display().to_string(),
         inputs: vec![hashed(path)],
-        reused: false,
-        worst: None,
-        findings: Vec::new(),
-        rest_bounds: None,
-        clip_bounds: Vec::new(),
-        checks_run: vec![Check::Import],
+        ..ModelResult::new(path)
     };
     match ModelSource::from_arg(Some(path)).and_then(|s| s.load()) {
         Ok(model) => {
@@ -384,11 +497,9 @@ pub fn check_model(path: &Path, config: &CheckConfig, gpu: Option<&GpuContext>) 
             result.inputs.extend(others);
             checks::run(&model.scene, config, gpu, &mut result);
         }
-        Err(e) => result.findings.push(Finding {
-            check: Check::Import,
-            severity: Severity::Error,
-            message: e.to_string(),
-        }),
+        Err(e) => result
+            .findings
+            .push(Finding::new(Check::Import, Severity::Error, e.to_string())),
     }
     result.worst = result.findings.iter().map(|f| f.severity).max();
     result
@@ -422,6 +533,14 @@ pub fn reuse(previous: &CheckReport, config: &CheckConfig, path: &Path) -> Optio
     }
     let name = path.display().to_string();
     let old = previous.models.iter().find(|m| m.path == name)?;
+    // A result from before a check was added lacks it (an import failure runs no other).
+    let import_failed = old
+        .findings
+        .iter()
+        .any(|f| f.check == Check::Import && f.severity == Severity::Error);
+    if !import_failed && !Check::ALL.iter().all(|c| old.checks_run.contains(c)) {
+        return None;
+    }
     let same = !old.inputs.is_empty()
         && old
             .inputs

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use rayon::prelude::*;
 use skinview::check::{CheckConfig, CheckReport, ModelResult, Severity};
 
 use super::{CliError, CliResult};
@@ -34,7 +33,7 @@ fn read_report(path: &Path) -> CliResult<CheckReport> {
 #[derive(Args)]
 pub struct CheckArgs {
     /// Model files or folders (searched for .glb, .gltf, .rig.json and .fbx files).
-    #[arg(required_unless_present = "merge")]
+    #[arg(required_unless_present_any = ["merge", "worker"])]
     paths: Vec<PathBuf>,
     /// Take each model's result from this earlier JSON report when none of its files, the
     /// config nor skinview's version changed; check the rest.
@@ -50,6 +49,10 @@ pub struct CheckArgs {
     /// Write the report as JUnit XML (a test case per model and check).
     #[arg(long)]
     junit: Option<PathBuf>,
+    /// Write a static page to this folder: index.html, a row per model with a thumbnail of
+    /// its worst frame, its findings linking to their frames' renders (img/), sortable.
+    #[arg(long)]
+    html: Option<PathBuf>,
     /// Thresholds (TOML); default: skinview.toml in the first folder given, if there.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -62,6 +65,13 @@ pub struct CheckArgs {
     /// CPU checks only (no GPU readback).
     #[arg(long)]
     no_gpu: bool,
+    /// Internal: be a worker process of a check run (model paths in on standard input,
+    /// results out on standard output, one JSON line each).
+    #[arg(long, hide = true, requires = "worker_config")]
+    worker: bool,
+    /// Internal: the worker's config, as JSON.
+    #[arg(long, hide = true)]
+    worker_config: Option<String>,
 }
 
 fn parse_shard(text: &str) -> Result<[usize; 2], String> {
@@ -98,6 +108,12 @@ fn config(a: &CheckArgs) -> CliResult<CheckConfig> {
 }
 
 pub fn run(a: CheckArgs) -> CliResult {
+    if a.worker {
+        let text = a.worker_config.as_deref().unwrap_or_default();
+        let config: CheckConfig = serde_json::from_str(text)
+            .map_err(|e| CliError::Usage(format!("worker config: {e}")))?;
+        return super::check_workers::serve(&config);
+    }
     if !a.merge.is_empty() {
         return merge(&a);
     }
@@ -107,39 +123,47 @@ pub fn run(a: CheckArgs) -> CliResult {
     if let Some([i, n]) = a.shard {
         files = skinview::check::shard(files, i, n);
     }
-    for out in [&a.json, &a.junit].into_iter().flatten() {
-        skinview::io::output::refuse_inputs(out, &files)?;
+    for out in outputs(&a) {
+        skinview::io::output::refuse_inputs(&out, &files)?;
     }
-    let gpu = if config.no_gpu {
-        None
-    } else {
-        Some(super::gpu()?)
-    };
+    if !config.no_gpu {
+        // Say now, not once per worker, when there is no adapter.
+        super::gpu()?;
+    }
     let jobs = a
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.max(1))
-        .build()
-        .map_err(|e| CliError::Usage(format!("--jobs {jobs}: {e}")))?;
     let style = indicatif::ProgressStyle::with_template(
         "checking {wide_bar} {pos}/{len} models, {per_sec}, {eta} left",
     )
     .map_err(|e| CliError::Usage(format!("progress bar: {e}")))?;
     let bar = indicatif::ProgressBar::new(files.len() as u64).with_style(style);
-    let models: Vec<ModelResult> = pool.install(|| {
-        files
-            .par_iter()
-            .map(|f| {
-                let r = previous
-                    .as_ref()
-                    .and_then(|p| skinview::check::reuse(p, &config, f))
-                    .unwrap_or_else(|| check_one(f, &config, gpu.as_ref()));
-                bar.inc(1);
-                r
-            })
-            .collect()
-    });
+    // Results an earlier report still holds are taken here; the rest go to the workers.
+    let mut models: Vec<Option<ModelResult>> = files
+        .iter()
+        .map(|f| {
+            previous
+                .as_ref()
+                .and_then(|p| skinview::check::reuse(p, &config, f))
+        })
+        .collect();
+    bar.inc(models.iter().flatten().count() as u64);
+    let todo: Vec<PathBuf> = files
+        .iter()
+        .zip(&models)
+        .filter(|(_, m)| m.is_none())
+        .map(|(f, _)| f.clone())
+        .collect();
+    let mut checked =
+        super::check_workers::check_all(&todo, &config, jobs, || bar.inc(1))?.into_iter();
+    for m in models.iter_mut().filter(|m| m.is_none()) {
+        *m = checked.next();
+    }
+    let models: Vec<ModelResult> = models
+        .into_iter()
+        .zip(&files)
+        .map(|(m, f)| m.unwrap_or_else(|| super::check_workers::crashed(f)))
+        .collect();
     bar.finish_and_clear();
     for m in &models {
         println!("{}", summary_line(m));
@@ -168,8 +192,8 @@ fn merge(a: &CheckArgs) -> CliResult {
     for p in &a.merge {
         reports.push((p.display().to_string(), read_report(p)?));
     }
-    for out in [&a.json, &a.junit].into_iter().flatten() {
-        skinview::io::output::refuse_inputs(out, &a.merge)?;
+    for out in outputs(a) {
+        skinview::io::output::refuse_inputs(&out, &a.merge)?;
     }
     let report = skinview::check::merge(reports)?;
     println!(
@@ -182,13 +206,52 @@ fn merge(a: &CheckArgs) -> CliResult {
     write_reports(a, &report)
 }
 
-/// The JSON and JUnit files asked for; exit 1 when a model has an error.
+/// The files the reports asked for would write (the page's index for `--html`).
+fn outputs(a: &CheckArgs) -> Vec<PathBuf> {
+    let page = a
+        .html
+        .as_ref()
+        .map(|d| d.join(skinview::check::html::INDEX));
+    [a.json.clone(), a.junit.clone(), page]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The JSON, JUnit and HTML reports asked for; exit 1 when a model has an error.
 fn write_reports(a: &CheckArgs, report: &CheckReport) -> CliResult {
     if let Some(p) = &a.json {
         super::write_json(p, report)?;
     }
     if let Some(p) = &a.junit {
         skinview::io::output::write_file(p, skinview::check::junit::to_junit(report).as_bytes())?;
+    }
+    if let Some(dir) = &a.html {
+        let gpu = if report.config.no_gpu || a.no_gpu {
+            None
+        } else {
+            Some(super::gpu()?)
+        };
+        let style = indicatif::ProgressStyle::with_template(
+            "drawing {wide_bar} {pos}/{len} models, {eta} left",
+        )
+        .map_err(|e| CliError::Usage(format!("progress bar: {e}")))?;
+        let bar = indicatif::ProgressBar::new(report.models.len() as u64).with_style(style);
+        let stats = skinview::check::html::write(report, dir, gpu.as_ref(), |done, _| {
+            bar.set_position(done as u64)
+        })?;
+        bar.finish_and_clear();
+        println!(
+            "{}: {} models, {} pictures{}",
+            dir.join(skinview::check::html::INDEX).display(),
+            stats.models,
+            stats.renders,
+            if stats.not_drawn > 0 {
+                format!(", {} models not drawn", stats.not_drawn)
+            } else {
+                String::new()
+            }
+        );
     }
     Ok(if report.failed > 0 {
         ExitCode::from(1)
@@ -198,7 +261,7 @@ fn write_reports(a: &CheckArgs, report: &CheckReport) -> CliResult {
 }
 
 /// One model checked; a panic in it is that model's error, never the run's end.
-fn check_one(
+pub(super) fn check_one(
     path: &Path,
     config: &CheckConfig,
     gpu: Option<&skinview::gpu::GpuContext>,
@@ -206,20 +269,7 @@ fn check_one(
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         skinview::check::check_model(path, config, gpu)
     }))
-    .unwrap_or_else(|_| ModelResult {
-        path: path.display().to_string(),
-        inputs: Vec::new(),
-        reused: false,
-        worst: Some(Severity::Error),
-        findings: vec![skinview::check::Finding {
-            check: skinview::check::Check::Import,
-            severity: Severity::Error,
-            message: "the check crashed (a bug in skinview: please report it with the file)".into(),
-        }],
-        rest_bounds: None,
-        clip_bounds: Vec::new(),
-        checks_run: vec![skinview::check::Check::Import],
-    })
+    .unwrap_or_else(|_| super::check_workers::crashed(path))
 }
 
 /// `FAIL  path: the worst finding` / `WARN  path: …` / `ok    path`.

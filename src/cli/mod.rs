@@ -8,6 +8,7 @@ mod args;
 mod bench;
 mod chart;
 mod check;
+mod check_workers;
 mod compare;
 mod diff;
 mod dump;

@@ -179,3 +179,91 @@ fn the_humanoid_elbow_under_every_remedy() {
         previous = l.radius_ratio;
     }
 }
+
+/// Every joint's zone, as `check` finds it on an imported rig, on Woodland's arm: one zone
+/// (the elbow: the forearm and its parent), with the arm's rings; its shape at the twist
+/// clip's 90° and 180° and the bend clip's 120° is what the remedies study measures for LBS:
+/// on this arm the vertices weighted between the elbow's two bones are the study's ±5 cm
+/// slab, so both find the same rings and the same piece of skin.
+#[test]
+fn joint_zones_of_an_imported_arm_agree_with_the_study() {
+    let scene = skinview::builtin::Builtin::Arm.scene().unwrap();
+    let rest = skinview::frame::skin_pose(&scene, None, 0.0, None).unwrap();
+    let zones = skinview::quality::joint_zones(&scene, &rest);
+    assert_eq!(zones.len(), 1, "{zones:?}");
+    let zone = &zones[0];
+    assert_eq!(scene.node_label(zone.joint_node), "forearm");
+    assert!(zone.ring_count() >= 6, "{zone:?}");
+    let rows = arm_quality(&[90.0, 120.0, 180.0], |_, _| {}).unwrap();
+    let clip = |name: &str| {
+        scene
+            .animations
+            .iter()
+            .position(|a| a.name.as_deref() == Some(name))
+            .unwrap()
+    };
+    let duration = |a: usize| scene.animations[a].duration_s();
+    let twist = clip("twist");
+    let bend = clip("bend");
+    for (anim, time_s, motion, angle) in [
+        (twist, duration(twist) / 2.0, "twist", 90.0),
+        (twist, duration(twist), "twist", 180.0),
+        (bend, duration(bend), "bend", 120.0),
+    ] {
+        let posed = skinview::frame::skin_pose(&scene, Some(anim), time_s, None).unwrap();
+        let shape = zone.measure(&posed[zone.draw].positions);
+        let study = row(&rows, "lbs", 0, motion, angle);
+        println!("{motion} {angle}°: {shape:?}, the study {study:?}");
+        assert!(
+            (shape.radius_ratio - study.radius_ratio).abs() < 1e-4,
+            "{motion} {angle}°: radius {} against the study's {}",
+            shape.radius_ratio,
+            study.radius_ratio
+        );
+        let volume = shape.volume_ratio.unwrap();
+        assert!(
+            (volume - study.volume_ratio).abs() < 1e-5,
+            "{motion} {angle}°: volume {volume} against the study's {}",
+            study.volume_ratio
+        );
+    }
+}
+
+/// On the sample characters every joint zone found measures 1 at rest (the rest pose is the
+/// reference), and the limbs have zones: CesiumMan's and Fox's arms and legs are tubes round
+/// their bones, so most of their joints with a parent joint get rings.
+#[test]
+fn joint_zones_of_the_sample_characters() {
+    for stem in ["CesiumMan", "Fox", "RiggedFigure"] {
+        let scene = skinview::io::load(&crate::common::model(stem)).unwrap();
+        let rest = skinview::frame::skin_pose(&scene, None, 0.0, None).unwrap();
+        let zones = skinview::quality::joint_zones(&scene, &rest);
+        let with_volume = zones
+            .iter()
+            .filter(|z| z.measure(&rest[z.draw].positions).volume_ratio.is_some())
+            .count();
+        let names: Vec<String> = zones
+            .iter()
+            .map(|z| scene.node_label(z.joint_node))
+            .collect();
+        println!(
+            "{stem}: {} zones ({with_volume} with a volume): {names:?}",
+            zones.len()
+        );
+        for z in &zones {
+            let shape = z.measure(&rest[z.draw].positions);
+            assert!((shape.radius_ratio - 1.0).abs() < 1e-9, "{stem}: {shape:?}");
+            if let Some(v) = shape.volume_ratio {
+                assert!((v - 1.0).abs() < 1e-9, "{stem}: {shape:?}");
+            }
+        }
+        assert!(zones.len() >= 4, "{stem}: {names:?}");
+        if stem == "CesiumMan" {
+            // Its limbs are closed tubes: most zones enclose a volume to watch.
+            assert!(
+                with_volume >= 8,
+                "{stem}: {with_volume} zones with a volume"
+            );
+        }
+    }
+}

@@ -353,3 +353,85 @@ fn tempfile_dir() -> PathBuf {
     std::fs::create_dir_all(&base).unwrap();
     base
 }
+
+/// The page `skinview check --html` writes, in headless Chromium: no console error or failed
+/// load, every thumbnail and frame picture loaded at its size, and a click on a column header
+/// sorts the rows by it (again: reversed; the verdict column sorts by severity, not text).
+#[test]
+fn check_page_loads_its_pictures_and_sorts() {
+    if let Some(missing) = missing_tools() {
+        if common::in_ci() {
+            panic!("CI=true and the web tests cannot run: missing {missing}");
+        }
+        eprintln!(
+            "SKIPPED check page test: missing {missing} (scripts/setup.sh --tests installs them)"
+        );
+        return;
+    }
+    let out = std::env::temp_dir().join("skinview-check-page");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(out.join("models")).unwrap();
+    for stem in ["CesiumMan", "rig_seed1", "rig_seed5_40j_6inf_ushort"] {
+        let model = common::model(stem);
+        std::fs::copy(&model, out.join("models").join(model.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(
+        out.join("models/broken.glb"),
+        b"glTF\x02\x00\x00\x00 not a model",
+    )
+    .unwrap();
+    let page = out.join("page");
+    let check = Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .arg("check")
+        .arg(out.join("models"))
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(
+        check.status.code(),
+        Some(1),
+        "{}",
+        common::output_text(&check)
+    );
+    let seen = out.join("seen.json");
+    run(
+        Command::new("node")
+            .arg(root().join("tests/web/check_page.mjs"))
+            .arg(&page)
+            .arg(&seen),
+        "tests/web/check_page.mjs",
+    );
+    let seen: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+    println!("{seen:#}");
+    assert_eq!(seen["messages"].as_array().unwrap().len(), 0, "{seen:#}");
+    let images = seen["images"].as_array().unwrap();
+    assert!(images.len() >= 3, "a thumbnail per drawn model: {seen:#}");
+    for i in images {
+        assert!(
+            i["complete"] == true && i["width"].as_u64().unwrap_or(0) > 0,
+            "not loaded: {i}"
+        );
+    }
+    let texts = |key: &str| -> Vec<String> {
+        seen[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut expected = texts("before");
+    assert_eq!(expected.len(), 4);
+    expected.sort();
+    assert_eq!(texts("sorted"), expected);
+    expected.reverse();
+    assert_eq!(texts("reversed"), expected);
+    let verdicts: Vec<u64> = seen["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert!(verdicts.windows(2).all(|w| w[0] <= w[1]), "{verdicts:?}");
+}

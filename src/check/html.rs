@@ -1,0 +1,223 @@
+//! A check report as a static page — a row per model with a thumbnail (the model at its
+//! worst frame), its verdict and its findings, each finding about a frame linking to a render
+//! of that frame; a click on a column header sorts the rows (a few lines of inline script;
+//! the page loads nothing from the network).
+//!
+//! The renders are made from the report and the model files, not during the checks, so the
+//! page of merged shard reports is made the same way as a single run's. Without a GPU (CPU
+//! checks only) the page has no pictures and says so.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::junit::escape;
+use super::{CheckReport, FrameRef, ModelResult, Severity};
+use crate::character::CharacterSetup;
+use crate::error::Result;
+use crate::gpu::GpuContext;
+use crate::io::ModelSource;
+use crate::view::{ViewOptions, render_character};
+
+/// Thumbnail size in the table (pixels): small enough for thousands of rows.
+pub const THUMB_SIZE: (u32, u32) = (192, 144);
+
+/// Size of a finding's frame render (pixels).
+pub const FRAME_SIZE: (u32, u32) = (640, 480);
+
+/// The page's file in DIR.
+pub const INDEX: &str = "index.html";
+
+/// What writing the page did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HtmlStats {
+    /// Models listed.
+    pub models: usize,
+    /// Pictures written (thumbnails and frames).
+    pub renders: usize,
+    /// Models that could not be drawn (not imported, or the render failed).
+    pub not_drawn: usize,
+}
+
+/// The pictures of one model: its thumbnail and each finding's frame render (file names in
+/// DIR), or why there are none.
+struct Pictures {
+    thumbnail: Option<String>,
+    /// Per finding (report order), its frame render.
+    frames: Vec<Option<String>>,
+    missing: Option<String>,
+}
+
+/// Write `report` as DIR/index.html with its renders under DIR/img (made on `gpu`; None: no
+/// pictures); `progress(done, total)` after each model.
+pub fn write(
+    report: &CheckReport,
+    dir: &Path,
+    gpu: Option<&GpuContext>,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<HtmlStats> {
+    std::fs::create_dir_all(dir.join("img")).map_err(|e| crate::error::Error::Output {
+        path: dir.to_path_buf(),
+        message: format!("cannot make the folder: {e}"),
+    })?;
+    let mut stats = HtmlStats {
+        models: report.models.len(),
+        ..HtmlStats::default()
+    };
+    let mut rows = String::new();
+    for (i, model) in report.models.iter().enumerate() {
+        let pictures = match gpu {
+            Some(ctx) => draw_model(ctx, model, i, dir),
+            None => Pictures {
+                thumbnail: None,
+                frames: vec![None; model.findings.len()],
+                missing: Some("not drawn: CPU checks only".into()),
+            },
+        };
+        stats.renders +=
+            usize::from(pictures.thumbnail.is_some()) + pictures.frames.iter().flatten().count();
+        stats.not_drawn += usize::from(pictures.thumbnail.is_none());
+        row(&mut rows, model, &pictures);
+        progress(i + 1, report.models.len());
+    }
+    let page = page(report, &rows);
+    crate::io::output::write_file(&dir.join(INDEX), page.as_bytes())?;
+    Ok(stats)
+}
+
+/// The frame a model's thumbnail shows: its worst finding's frame, else the middle of its
+/// first clip (None: the rest pose).
+fn worst_frame(model: &ModelResult) -> Option<FrameRef> {
+    let located = model.findings.iter().filter(|f| f.frame.is_some());
+    if let Some(f) = located.max_by_key(|f| f.severity) {
+        return f.frame.clone();
+    }
+    model.clip_bounds.first().map(|_| FrameRef {
+        clip: Some(model.clip_bounds[0].clip.clone()),
+        clip_index: Some(0),
+        time_s: f32::NAN,
+    })
+}
+
+/// Render a model's thumbnail and finding frames into DIR/img.
+fn draw_model(ctx: &GpuContext, model: &ModelResult, index: usize, dir: &Path) -> Pictures {
+    let mut pictures = Pictures {
+        thumbnail: None,
+        frames: vec![None; model.findings.len()],
+        missing: None,
+    };
+    let scene = match ModelSource::from_arg(Some(Path::new(&model.path))).and_then(|s| s.load()) {
+        Ok(m) => m.scene,
+        Err(e) => {
+            pictures.missing = Some(format!("not drawn: {e}"));
+            return pictures;
+        }
+    };
+    let draw = |frame: Option<&FrameRef>, size: (u32, u32), name: String| {
+        let anim = frame.and_then(|f| f.clip_index);
+        let mut character = CharacterSetup::clip(anim).build(&scene)?;
+        let time_s = match frame.map(|f| f.time_s) {
+            Some(t) if t.is_finite() => t,
+            // The middle of the clip.
+            _ => anim.map_or(0.0, |a| scene.animations[a].duration_s() / 2.0),
+        };
+        character.update(time_s, 0.0)?;
+        let image = render_character(ctx, &character, &ViewOptions::default(), size.0, size.1)?;
+        crate::io::png::write(&image, &dir.join("img").join(&name))?;
+        Ok::<String, crate::error::Error>(format!("img/{name}"))
+    };
+    match draw(
+        worst_frame(model).as_ref(),
+        THUMB_SIZE,
+        format!("{index:06}-thumb.png"),
+    ) {
+        Ok(name) => pictures.thumbnail = Some(name),
+        Err(e) => {
+            pictures.missing = Some(format!("not drawn: {e}"));
+            return pictures;
+        }
+    }
+    for (k, finding) in model.findings.iter().enumerate() {
+        if let Some(frame) = &finding.frame {
+            pictures.frames[k] = draw(Some(frame), FRAME_SIZE, format!("{index:06}-{k}.png")).ok();
+        }
+    }
+    pictures
+}
+
+/// One model's table row.
+fn row(out: &mut String, model: &ModelResult, pictures: &Pictures) {
+    let rank = model.worst.map_or(0, |s| s as usize + 1);
+    let verdict = match model.worst {
+        Some(Severity::Error) => "FAIL",
+        Some(Severity::Warning) => "WARN",
+        _ => "ok",
+    };
+    let thumb = match (&pictures.thumbnail, &pictures.missing) {
+        (Some(src), _) => format!(
+            "<img src=\"{}\" width=\"{}\" height=\"{}\" alt=\"{}\">",
+            escape(src),
+            THUMB_SIZE.0,
+            THUMB_SIZE.1,
+            escape(&model.path)
+        ),
+        (None, Some(why)) => format!("<span class=\"none\">{}</span>", escape(why)),
+        (None, None) => String::new(),
+    };
+    let mut findings = String::new();
+    for (finding, frame) in model.findings.iter().zip(&pictures.frames) {
+        let text = escape(&finding.message);
+        let text = match frame {
+            Some(src) => format!("<a href=\"{}\">{text}</a>", escape(src)),
+            None => text,
+        };
+        let _ = write!(
+            findings,
+            "<li class=\"{}\"><code>{}</code> {text}</li>",
+            finding.severity.name(),
+            finding.check.id()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<tr class=\"{verdict}\"><td>{thumb}</td><td data-sort=\"{path}\">{path}</td>\
+         <td data-sort=\"{rank}\">{verdict}</td><td data-sort=\"{count}\">{count}</td>\
+         <td><ul>{findings}</ul></td></tr>",
+        path = escape(&model.path),
+        count = model.findings.len(),
+    );
+}
+
+/// The whole page around the rows.
+fn page(report: &CheckReport, rows: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>skinview check: {models} models</title>\n<style>{STYLE}</style></head>\n<body>\
+         <h1>skinview check</h1>\n<p>{models} models: {failed} with errors, {warned} with \
+         warnings (skinview {version}, {schema}). Click a column to sort; a finding's link \
+         shows its frame.</p>\n<table id=\"models\"><thead><tr><th>model</th>\
+         <th class=\"sort\">file</th><th class=\"sort\">verdict</th>\
+         <th class=\"sort\">findings</th><th>what was found</th></tr></thead>\n<tbody>\n\
+         {rows}</tbody></table>\n<script>{SCRIPT}</script></body></html>\n",
+        models = report.models.len(),
+        failed = report.failed,
+        warned = report.warned,
+        version = escape(&report.version),
+        schema = escape(&report.schema),
+    )
+}
+
+const STYLE: &str = "body{font:14px sans-serif;margin:1em}table{border-collapse:collapse}\
+td,th{border-bottom:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}\
+th.sort{cursor:pointer;text-decoration:underline}tr.FAIL td:nth-child(3){color:#b00}\
+tr.WARN td:nth-child(3){color:#a60}li.error{color:#b00}li.warning{color:#a60}\
+li.info{color:#555}ul{margin:0;padding-left:1.2em}.none{color:#888}";
+
+/// Sorts the table by the clicked column's `data-sort` values (numbers as numbers, text in
+/// code-unit order, as the report lists paths), again to reverse.
+const SCRIPT: &str = "document.querySelectorAll('th.sort').forEach(function(th){\
+th.addEventListener('click',function(){var i=th.cellIndex;\
+var body=document.querySelector('#models tbody');var rows=Array.from(body.rows);\
+var up=th.dataset.dir!=='up';th.dataset.dir=up?'up':'down';\
+rows.sort(function(a,b){var x=a.cells[i].dataset.sort,y=b.cells[i].dataset.sort;\
+var n=Number(x)-Number(y);var c=isNaN(n)?(x<y?-1:x>y?1:0):n;return up?c:-c;});\
+rows.forEach(function(r){body.appendChild(r);});});});";
