@@ -5,7 +5,11 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
-    restore_sigpipe();
+    // `check` writes to its worker processes' pipes: a worker that died must cost its model,
+    // not end the run, so there SIGPIPE stays ignored (a write then fails with an error).
+    if std::env::args_os().nth(1).is_none_or(|c| c != "check") {
+        restore_sigpipe();
+    }
     ensure_runtime_dir();
     cli::main()
 }

@@ -621,7 +621,7 @@ impl ShapeSurvey {
                 Check::Deformation,
                 Severity::Warning,
                 format!(
-                    "and {} more joints shrink past the limits",
+                    "and {} more joint shapes (ring radius or volume) past the limits",
                     under.len() - MAX_JOINT_FINDINGS
                 ),
             );
@@ -633,9 +633,10 @@ impl ShapeSurvey {
 const MAX_JOINT_FINDINGS: usize = 10;
 
 /// Per skin joint, the box its weighted vertices fill in the joint's own space (bind
-/// positions through the inverse bind matrix): an engine culls the skinned mesh with the
-/// union of these boxes moved by the joints each frame, which holds every skinned vertex
-/// (a blend of points each inside its joint's moved box).
+/// positions through the inverse bind matrix; morph target offsets not included): an engine
+/// culls the skinned mesh with the box around these boxes moved by the joints each frame,
+/// which holds every skinned vertex (a blend of points, each inside its joint's moved box,
+/// lies in their convex hull). Non-finite corners (a degenerate inverse bind) are left out.
 fn joint_bounds(scene: &Scene) -> Vec<JointBounds> {
     let mut boxes: Vec<Vec<Option<(Vec3, Vec3)>>> = scene
         .skins
@@ -662,7 +663,9 @@ fn joint_bounds(scene: &Scene) -> Vec<JointBounds> {
                     continue;
                 }
                 let q = m.transform_point3(*p);
-                *b = Some(b.map_or((q, q), |(lo, hi)| (lo.min(q), hi.max(q))));
+                if q.is_finite() {
+                    *b = Some(b.map_or((q, q), |(lo, hi)| (lo.min(q), hi.max(q))));
+                }
             }
         }
     }

@@ -31,6 +31,9 @@ pub const SCHEMA: &str = "skinview-check/1";
 /// spreads more over machines).
 pub const MAX_FILES: usize = 1_000_000;
 
+/// Most `[[overrides]]` tables in a config: each is matched against every file.
+pub const MAX_OVERRIDES: usize = 1000;
+
 /// Deepest folder nesting searched for models (a symlink loop stops here).
 pub const MAX_DEPTH: usize = 64;
 
@@ -158,6 +161,129 @@ pub struct CheckConfig {
     pub frames: usize,
     /// Skip the GPU readback (CPU checks only).
     pub no_gpu: bool,
+    /// Thresholds for some files only, in order (a later match wins): `[[overrides]]` tables
+    /// with `paths` (globs) and any of the fields above.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<ConfigOverride>,
+}
+
+/// A config with its overrides' globs compiled, for choosing each file's thresholds.
+#[derive(Clone, Debug)]
+pub struct PathConfigs {
+    base: CheckConfig,
+    overrides: Vec<(globset::GlobSet, ConfigOverride)>,
+}
+
+impl PathConfigs {
+    /// `config`'s overrides compiled (errors name the bad glob; `file` names the config).
+    pub fn new(config: &CheckConfig, file: &str) -> Result<PathConfigs> {
+        let overrides = config
+            .overrides
+            .iter()
+            .enumerate()
+            .map(|(i, o)| Ok((o.matcher(file, i)?, o.clone())))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(PathConfigs {
+            base: CheckConfig {
+                overrides: Vec::new(),
+                ..config.clone()
+            },
+            overrides,
+        })
+    }
+
+    /// The config for the file at `relative` (its path relative to the config file's folder,
+    /// `/`-separated): every override whose globs match it applied in order, no overrides
+    /// left.
+    pub fn for_path(&self, relative: &str) -> CheckConfig {
+        let mut config = self.base.clone();
+        for (set, o) in &self.overrides {
+            if set.is_match(relative) {
+                o.apply(&mut config);
+            }
+        }
+        config
+    }
+}
+
+/// Thresholds for the files whose path matches one of `paths`: globs (`*` within a folder,
+/// `**` across folders, `?`, `[abc]`, `{a,b}`) against the path relative to the config file's
+/// folder (the folder given when there is no config file), `/`-separated.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConfigOverride {
+    /// The globs.
+    pub paths: Vec<String>,
+    /// [`CheckConfig::max_influences`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_influences: Option<usize>,
+    /// [`CheckConfig::influence_cost_rel`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub influence_cost_rel: Option<f64>,
+    /// [`CheckConfig::max_condition`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_condition: Option<f64>,
+    /// [`CheckConfig::bind_rest_rel`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bind_rest_rel: Option<f64>,
+    /// [`CheckConfig::bounds_margin_rel`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds_margin_rel: Option<f64>,
+    /// [`CheckConfig::min_ring_radius_ratio`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_ring_radius_ratio: Option<f64>,
+    /// [`CheckConfig::min_volume_ratio`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_volume_ratio: Option<f64>,
+    /// [`CheckConfig::uniform_bones`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uniform_bones: Option<usize>,
+    /// [`CheckConfig::frames`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames: Option<usize>,
+    /// [`CheckConfig::no_gpu`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_gpu: Option<bool>,
+}
+
+impl ConfigOverride {
+    /// `config` with this override's fields set.
+    fn apply(&self, config: &mut CheckConfig) {
+        fn set<T: Copy>(field: &mut T, value: Option<T>) {
+            if let Some(v) = value {
+                *field = v;
+            }
+        }
+        set(&mut config.max_influences, self.max_influences);
+        set(&mut config.influence_cost_rel, self.influence_cost_rel);
+        set(&mut config.max_condition, self.max_condition);
+        set(&mut config.bind_rest_rel, self.bind_rest_rel);
+        set(&mut config.bounds_margin_rel, self.bounds_margin_rel);
+        set(
+            &mut config.min_ring_radius_ratio,
+            self.min_ring_radius_ratio,
+        );
+        set(&mut config.min_volume_ratio, self.min_volume_ratio);
+        set(&mut config.uniform_bones, self.uniform_bones);
+        set(&mut config.frames, self.frames);
+        set(&mut config.no_gpu, self.no_gpu);
+    }
+
+    /// Its globs as one matcher (an error names the bad glob).
+    fn matcher(&self, file: &str, index: usize) -> Result<globset::GlobSet> {
+        let mut set = globset::GlobSetBuilder::new();
+        for p in &self.paths {
+            let glob = globset::GlobBuilder::new(p)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| {
+                    Error::invalid(file, format!("overrides[{index}].paths"), e.to_string())
+                })?;
+            set.add(glob);
+        }
+        set.build()
+            .map_err(|e| Error::invalid(file, format!("overrides[{index}].paths"), e.to_string()))
+    }
 }
 
 impl Default for CheckConfig {
@@ -172,11 +298,13 @@ impl Default for CheckConfig {
             // is a twist of about 106°, well past what a forearm twist bone is for.
             min_ring_radius_ratio: 0.6,
             // LBS keeps 74 % of the built-in arm's elbow volume at a 120° bend (`skinview
-            // quality`), 69 % at a 90° twist: under 70 % the joint visibly collapses.
-            min_volume_ratio: 0.7,
+            // quality`), 69 % at a 90° twist, and CesiumMan's knees 66 % in its walk: what a
+            // plain rig shows. Under 60 % the joint has collapsed.
+            min_volume_ratio: 0.6,
             uniform_bones: crate::gpu::DEFAULT_UNIFORM_BONES as usize,
             frames: 9,
             no_gpu: false,
+            overrides: Vec::new(),
         }
     }
 }
@@ -191,8 +319,46 @@ impl CheckConfig {
     }
 
     /// Rules: 1. `max_influences` in 1..=64; 2. the shares in (0, 1]; 3. `max_condition` ≥ 1;
-    /// 4. `frames` in 1..=10,000; 5. `uniform_bones` in the partitioner's range.
+    /// 4. `frames` in 1..=10,000; 5. `uniform_bones` in the partitioner's range; 6. each
+    /// override has at least one glob, every glob parses, and the config with it applied
+    /// keeps rules 1–5; at most [`MAX_OVERRIDES`] overrides.
     pub fn validate(&self, file: &str) -> Result<()> {
+        if self.overrides.len() > MAX_OVERRIDES {
+            return Err(Error::invalid(
+                file,
+                "overrides",
+                format!(
+                    "{} overrides, at most {MAX_OVERRIDES}",
+                    self.overrides.len()
+                ),
+            ));
+        }
+        for (i, o) in self.overrides.iter().enumerate() {
+            if o.paths.is_empty() {
+                return Err(Error::invalid(
+                    file,
+                    format!("overrides[{i}].paths"),
+                    "no glob: say which files the override is for",
+                ));
+            }
+            o.matcher(file, i)?;
+            let mut applied = CheckConfig {
+                overrides: Vec::new(),
+                ..self.clone()
+            };
+            o.apply(&mut applied);
+            applied.validate_fields(file).map_err(|e| match e {
+                Error::Invalid { field, message, .. } => {
+                    Error::invalid(file, format!("overrides[{i}].{field}"), message)
+                }
+                other => other,
+            })?;
+        }
+        self.validate_fields(file)
+    }
+
+    /// Rules 1–5 of [`CheckConfig::validate`].
+    fn validate_fields(&self, file: &str) -> Result<()> {
         let bad = |field: &str, what: String| Err(Error::invalid(file, field, what));
         if !(1..=64).contains(&self.max_influences) {
             return bad(

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
-use skinview::check::{CheckConfig, CheckReport, ModelResult, Severity};
+use skinview::check::{CheckConfig, CheckReport, ModelResult, PathConfigs, Severity};
 
 use super::{CliError, CliResult};
 
@@ -65,13 +65,10 @@ pub struct CheckArgs {
     /// CPU checks only (no GPU readback).
     #[arg(long)]
     no_gpu: bool,
-    /// Internal: be a worker process of a check run (model paths in on standard input,
-    /// results out on standard output, one JSON line each).
-    #[arg(long, hide = true, requires = "worker_config")]
-    worker: bool,
-    /// Internal: the worker's config, as JSON.
+    /// Internal: be a worker process of a check run (models and their configs in on
+    /// standard input, results out on standard output, one JSON line each).
     #[arg(long, hide = true)]
-    worker_config: Option<String>,
+    worker: bool,
 }
 
 fn parse_shard(text: &str) -> Result<[usize; 2], String> {
@@ -84,40 +81,57 @@ fn parse_shard(text: &str) -> Result<[usize; 2], String> {
     Ok([i, n])
 }
 
-/// The config: `--config`, else `skinview.toml` in the first folder given, else defaults.
-fn config(a: &CheckArgs) -> CliResult<CheckConfig> {
+/// The config: `--config`, else `skinview.toml` in the first folder given, else defaults;
+/// with the folder its overrides' globs are relative to (the config file's, else the first
+/// folder given, else the working folder) and the overrides compiled.
+fn config(a: &CheckArgs) -> CliResult<(CheckConfig, PathConfigs, PathBuf)> {
+    let first_dir = a.paths.iter().find(|p| p.is_dir()).cloned();
     let found = a.config.clone().or_else(|| {
-        a.paths
-            .iter()
-            .find(|p| p.is_dir())
+        first_dir
+            .as_ref()
             .map(|d| d.join(DEFAULT_CONFIG))
             .filter(|p| p.is_file())
     });
-    let mut config = match found {
+    let (mut config, name) = match &found {
         Some(p) => {
-            let bytes = skinview::io::files::read_regular(&p, MAX_CONFIG_BYTES, None)?;
+            let bytes = skinview::io::files::read_regular(p, MAX_CONFIG_BYTES, None)?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| CliError::Usage(format!("{}: not UTF-8 text", p.display())))?;
-            CheckConfig::parse(&text, &p.display().to_string())
-                .map_err(|e| CliError::Usage(e.to_string()))?
+            let name = p.display().to_string();
+            let config =
+                CheckConfig::parse(&text, &name).map_err(|e| CliError::Usage(e.to_string()))?;
+            (config, name)
         }
-        None => CheckConfig::default(),
+        None => (CheckConfig::default(), "defaults".to_string()),
     };
     config.no_gpu |= a.no_gpu;
-    Ok(config)
+    let base = found
+        .as_ref()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .or(first_dir)
+        .unwrap_or_default();
+    let compiled = PathConfigs::new(&config, &name).map_err(|e| CliError::Usage(e.to_string()))?;
+    Ok((config, compiled, base))
+}
+
+/// `file`'s path relative to `base`, `/`-separated (the whole path when not under it): what
+/// the overrides' globs match.
+fn relative(file: &Path, base: &Path) -> String {
+    let rel = file.strip_prefix(base).unwrap_or(file);
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 pub fn run(a: CheckArgs) -> CliResult {
     if a.worker {
-        let text = a.worker_config.as_deref().unwrap_or_default();
-        let config: CheckConfig = serde_json::from_str(text)
-            .map_err(|e| CliError::Usage(format!("worker config: {e}")))?;
-        return super::check_workers::serve(&config);
+        return super::check_workers::serve();
     }
     if !a.merge.is_empty() {
         return merge(&a);
     }
-    let config = config(&a)?;
+    let (config, per_path, base) = config(&a)?;
     let previous = a.since.as_deref().map(read_report).transpose()?;
     let mut files = skinview::check::find_models(&a.paths)?;
     if let Some([i, n]) = a.shard {
@@ -148,14 +162,17 @@ pub fn run(a: CheckArgs) -> CliResult {
         })
         .collect();
     bar.inc(models.iter().flatten().count() as u64);
-    let todo: Vec<PathBuf> = files
+    let todo: Vec<(PathBuf, CheckConfig)> = files
         .iter()
         .zip(&models)
         .filter(|(_, m)| m.is_none())
-        .map(|(f, _)| f.clone())
+        .map(|(f, _)| {
+            let mut c = per_path.for_path(&relative(f, &base));
+            c.no_gpu |= a.no_gpu;
+            (f.clone(), c)
+        })
         .collect();
-    let mut checked =
-        super::check_workers::check_all(&todo, &config, jobs, || bar.inc(1))?.into_iter();
+    let mut checked = super::check_workers::check_all(&todo, jobs, || bar.inc(1))?.into_iter();
     for m in models.iter_mut().filter(|m| m.is_none()) {
         *m = checked.next();
     }

@@ -1,6 +1,7 @@
 //! `skinview check`'s worker processes. Each model is checked in a child process (this same
-//! program, `check --worker`), which reads model paths on its standard input, one JSON string
-//! per line, and answers each with one line: the model's result as JSON. A worker is replaced
+//! program, `check --worker`), which reads requests on its standard input, one JSON line each
+//! (the model's path and its config, overrides applied), and answers each with one line: the
+//! model's result as JSON. A worker is replaced
 //! after [`WORKER_MODELS`] models, so what a driver keeps per readback (lavapipe: about 0.45 MB)
 //! is given back and the run's resident memory stays flat in the number of files; a worker
 //! that dies (a crash in a driver, an abort) costs only the model it was on, which gets an
@@ -12,6 +13,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use serde::{Deserialize, Serialize};
 use skinview::check::{Check, CheckConfig, Finding, ModelResult, Severity};
 use skinview::gpu::GpuContext;
 
@@ -26,6 +28,13 @@ pub const WORKER_MODELS: usize = 32;
 /// clip and joint box fits in far less.
 const MAX_ANSWER_BYTES: u64 = 64 << 20;
 
+/// One model to check: a worker's input line.
+#[derive(Serialize, Deserialize)]
+struct Request {
+    path: String,
+    config: CheckConfig,
+}
+
 /// A running worker.
 struct Worker {
     child: Child,
@@ -35,14 +44,12 @@ struct Worker {
 }
 
 impl Worker {
-    /// Start `check --worker` with `config`.
-    fn start(config: &CheckConfig) -> CliResult<Worker> {
+    /// Start `check --worker`.
+    fn start() -> CliResult<Worker> {
         let exe = std::env::current_exe()
             .map_err(|e| CliError::Usage(format!("cannot find skinview's own program: {e}")))?;
-        let config =
-            serde_json::to_string(config).map_err(|e| CliError::Usage(format!("config: {e}")))?;
         let mut child = Command::new(exe)
-            .args(["check", "--worker", "--worker-config", &config])
+            .args(["check", "--worker"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -59,9 +66,13 @@ impl Worker {
         })
     }
 
-    /// The worker's result for `path` (None: it died or answered nonsense).
-    fn check(&mut self, path: &Path) -> Option<ModelResult> {
-        let line = serde_json::to_string(&path.to_string_lossy()).ok()?;
+    /// The worker's result for `path` under `config` (None: it died or answered nonsense).
+    fn check(&mut self, path: &Path, config: &CheckConfig) -> Option<ModelResult> {
+        let request = Request {
+            path: path.to_string_lossy().into_owned(),
+            config: config.clone(),
+        };
+        let line = serde_json::to_string(&request).ok()?;
         writeln!(self.stdin, "{line}").ok()?;
         self.stdin.flush().ok()?;
         let mut answer = String::new();
@@ -104,11 +115,10 @@ pub fn crashed(path: &Path) -> ModelResult {
     r
 }
 
-/// Check `files` in `jobs` worker processes at once; `done()` after each model. Results in
-/// the order of `files`.
+/// Check `files`, each under its config, in `jobs` worker processes at once; `done()` after
+/// each model. Results in the order of `files`.
 pub fn check_all(
-    files: &[PathBuf],
-    config: &CheckConfig,
+    files: &[(PathBuf, CheckConfig)],
     jobs: usize,
     done: impl Fn() + Sync,
 ) -> CliResult<Vec<ModelResult>> {
@@ -118,7 +128,7 @@ pub fn check_all(
     std::thread::scope(|scope| {
         for _ in 0..jobs.clamp(1, files.len().max(1)) {
             scope.spawn(|| {
-                if let Err(e) = work(files, config, &next, &results, &done)
+                if let Err(e) = work(files, &next, &results, &done)
                     && let Ok(mut f) = failure.lock()
                 {
                     f.get_or_insert(e);
@@ -135,15 +145,14 @@ pub fn check_all(
     Ok(results
         .into_iter()
         .zip(files)
-        .map(|(r, f)| r.unwrap_or_else(|| crashed(f)))
+        .map(|(r, (f, _))| r.unwrap_or_else(|| crashed(f)))
         .collect())
 }
 
 /// One thread's share: take the next model, check it in this thread's worker (started,
 /// replaced after [`WORKER_MODELS`] or a death), store the result.
 fn work(
-    files: &[PathBuf],
-    config: &CheckConfig,
+    files: &[(PathBuf, CheckConfig)],
     next: &AtomicUsize,
     results: &Mutex<Vec<Option<ModelResult>>>,
     done: &(impl Fn() + Sync),
@@ -151,26 +160,37 @@ fn work(
     let mut worker: Option<Worker> = None;
     loop {
         let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some(path) = files.get(i) else { break };
-        let w = match worker.take() {
-            Some(w) if w.checked < WORKER_MODELS => w,
-            Some(w) => {
-                w.stop();
-                Worker::start(config)?
-            }
-            None => Worker::start(config)?,
+        let Some((path, config)) = files.get(i) else {
+            break;
         };
-        let mut w = w;
-        let result = match w.check(path) {
-            Some(r) => {
-                worker = Some(w);
-                r
+        let mut result = None;
+        // Twice: a worker that had died before this model (between answers) gets replaced
+        // and the model tried again on a fresh one; a second death is the model's.
+        for _ in 0..2 {
+            let mut w = match worker.take() {
+                Some(w) if w.checked < WORKER_MODELS => w,
+                Some(w) => {
+                    w.stop();
+                    Worker::start()?
+                }
+                None => Worker::start()?,
+            };
+            let fresh = w.checked == 0;
+            match w.check(path, config) {
+                Some(r) => {
+                    worker = Some(w);
+                    result = Some(r);
+                    break;
+                }
+                None => {
+                    w.kill();
+                    if fresh {
+                        break;
+                    }
+                }
             }
-            None => {
-                w.kill();
-                crashed(path)
-            }
-        };
+        }
+        let result = result.unwrap_or_else(|| crashed(path));
         if let Ok(mut all) = results.lock() {
             all[i] = Some(result);
         }
@@ -182,24 +202,24 @@ fn work(
     Ok(())
 }
 
-/// `check --worker`: answer each path read on standard input with its result, one JSON line
-/// each, until the input ends.
-pub fn serve(config: &CheckConfig) -> CliResult {
-    let gpu: Option<GpuContext> = if config.no_gpu {
-        None
-    } else {
-        Some(super::gpu()?)
-    };
+/// `check --worker`: answer each request read on standard input with its result, one JSON
+/// line each, until the input ends (the GPU set up at the first request that wants it).
+pub fn serve() -> CliResult {
+    let mut gpu: Option<GpuContext> = None;
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
     for line in stdin.lock().lines() {
         let line = line.map_err(|e| CliError::Usage(format!("worker input: {e}")))?;
-        let path: String = serde_json::from_str(&line)
-            .map_err(|e| CliError::Usage(format!("worker input {line:?}: {e}")))?;
-        if planted_crash(&path) {
+        let request: Request = serde_json::from_str(&line)
+            .map_err(|e| CliError::Usage(format!("worker input: {e}")))?;
+        if planted_crash(&request.path) {
             std::process::abort();
         }
-        let result = super::check::check_one(Path::new(&path), config, gpu.as_ref());
+        if !request.config.no_gpu && gpu.is_none() {
+            gpu = Some(super::gpu()?);
+        }
+        let ctx = gpu.as_ref().filter(|_| !request.config.no_gpu);
+        let result = super::check::check_one(Path::new(&request.path), &request.config, ctx);
         let answer = serde_json::to_string(&result)
             .map_err(|e| CliError::Usage(format!("worker answer: {e}")))?;
         writeln!(stdout, "{answer}")

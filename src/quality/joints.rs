@@ -11,7 +11,8 @@
 //! Definitions (the README's "Deformation at a joint" says the same):
 //! - the **blend zone** of joint J whose parent node P is a joint of the same skin: the
 //!   vertices of a draw skinned by that skin weighted to both J and P, the two holding at
-//!   least half the vertex's weight;
+//!   least half the vertex's weight (a vertex blended between several such pairs belongs to
+//!   the pair that holds most);
 //! - the **bone axis**: from P's bind position to J's (the origins of their bind matrices,
 //!   in the mesh's bind space);
 //! - the **rings**: the zone's vertices in order along the axis, a new ring starting past
@@ -21,7 +22,8 @@
 //!   distance from their own centroid;
 //! - the **volume**: the zone's triangles (corners all in the zone; vertices at the same bind
 //!   position welded, so UV seams do not open it), the open ends capped by fans; measured
-//!   only when that piece is a section of a tube (manifold, two open ends, each a ring).
+//!   only when that piece is a section of a tube (one manifold piece with the topology of an
+//!   annulus, its two open ends rings).
 //!
 //! A pose's [`ZoneShape`]: the smallest ring's radius and the volume, each over its value in
 //! the rest pose.
@@ -50,7 +52,7 @@ pub use super::MIN_RING_VERTICES;
 pub const MAX_RING_GAP_RAD: f32 = std::f32::consts::TAU / 3.0;
 
 /// Zone weight: the joint and its parent together hold at least this much of a vertex's
-/// weight (a vertex of a three-way blend at a shoulder counts for the pair that holds most).
+/// weight (a vertex of a three-way blend counts for the one pair that holds most).
 pub const MIN_PAIR_WEIGHT: f32 = 0.5;
 
 /// One joint's blend zone on one draw.
@@ -153,19 +155,25 @@ fn zone_members(
                 .map(|(_, w)| *w)
                 .sum()
         };
+        // The pair (joint, its parent) holding the most of this vertex's weight.
+        let mut best: Option<(f32, usize)> = None;
         for (&j, &w) in js.iter().zip(ws) {
             let j = j as usize;
             let Some(Some(p)) = parent_of.get(j) else {
                 continue;
             };
             let wp = weight_of(*p);
+            let pair = w + wp;
             if w > 0.0
                 && wp > 0.0
-                && w + wp >= MIN_PAIR_WEIGHT * total
-                && members[j].last() != Some(&v)
+                && pair >= MIN_PAIR_WEIGHT * total
+                && best.is_none_or(|(b, _)| pair > b)
             {
-                members[j].push(v);
+                best = Some((pair, j));
             }
+        }
+        if let Some((_, j)) = best {
+            members[j].push(v);
         }
     }
     members
@@ -192,7 +200,8 @@ fn weld(positions: &[Vec3]) -> Vec<u32> {
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let key = p.to_array().map(f32::to_bits);
+            // + 0.0 makes -0.0 into 0.0: the same position, one key.
+            let key = (*p + Vec3::ZERO).to_array().map(f32::to_bits);
             *first.entry(key).or_insert(i as u32)
         })
         .collect()
@@ -277,15 +286,16 @@ impl ZoneGeometry<'_> {
         rings
     }
 
-    /// Whether a ring's vertices go round the axis with no gap over [`MAX_RING_GAP_RAD`].
+    /// Whether a ring's vertices go round the bone's axis line with no gap over
+    /// [`MAX_RING_GAP_RAD`] (angles about the axis, not about the ring's own centroid, which
+    /// a half ring pulls towards its arc).
     fn surrounds(&self, ring: &[usize]) -> bool {
-        let (_, axis) = self.axis;
-        let centroid = ring.iter().map(|&v| self.bind[v]).sum::<Vec3>() / ring.len() as f32;
+        let (at, axis) = self.axis;
         let (u, w) = axis.any_orthonormal_pair();
         let mut angles: Vec<f32> = ring
             .iter()
             .map(|&v| {
-                let d = self.bind[v] - centroid;
+                let d = self.bind[v] - at;
                 d.dot(w).atan2(d.dot(u))
             })
             .collect();
@@ -352,8 +362,45 @@ fn boundary_loops(indices: &[u32]) -> Option<Vec<Vec<u32>>> {
 /// ends, each a ring of at least [`MIN_RING_VERTICES`] (a patch or a piece with holes has
 /// no volume a cap would make meaningful).
 fn is_tube_section(indices: &[u32]) -> bool {
-    boundary_loops(indices)
-        .is_some_and(|loops| loops.len() == 2 && loops.iter().all(|l| l.len() >= MIN_RING_VERTICES))
+    let ends = boundary_loops(indices).is_some_and(|loops| {
+        loops.len() == 2 && loops.iter().all(|l| l.len() >= MIN_RING_VERTICES)
+    });
+    ends && is_annulus(indices)
+}
+
+/// Whether a manifold triangle list is one connected piece with the topology of an annulus
+/// (Euler characteristic V − E + F = 0): two disjoint patches also have two open ends.
+fn is_annulus(indices: &[u32]) -> bool {
+    let mut vertices: Vec<u32> = indices.to_vec();
+    vertices.sort_unstable();
+    vertices.dedup();
+    let index_of = |v: u32| vertices.binary_search(&v).unwrap_or(0);
+    let mut parent: Vec<usize> = (0..vertices.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    let mut edges: Vec<(u32, u32)> = Vec::with_capacity(indices.len());
+    for t in indices.chunks_exact(3) {
+        for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
+            edges.push((a.min(b), a.max(b)));
+            let (ra, rb) = (
+                root(&mut parent, index_of(a)),
+                root(&mut parent, index_of(b)),
+            );
+            parent[ra] = rb;
+        }
+    }
+    edges.sort_unstable();
+    edges.dedup();
+    let pieces = (0..parent.len())
+        .filter(|&i| root(&mut parent, i) == i)
+        .count();
+    let euler = vertices.len() as i64 - edges.len() as i64 + (indices.len() / 3) as i64;
+    pieces == 1 && euler == 0
 }
 
 /// Mean edge length of a triangle list (0 when empty).
@@ -396,5 +443,67 @@ impl JointZone {
     /// Rings in the zone.
     pub fn ring_count(&self) -> usize {
         self.rings.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tube of `rings` rings of `n` vertices round +X (radius 1, 0.1 apart), keeping the
+    /// vertices whose angle lies in `[0, arc_rad)`, with its triangles.
+    fn tube(rings: usize, n: usize, arc_rad: f32) -> (Vec<Vec3>, Vec<u32>) {
+        let mut positions = Vec::new();
+        for r in 0..rings {
+            for k in 0..n {
+                let a = std::f32::consts::TAU * k as f32 / n as f32;
+                positions.push(Vec3::new(0.1 * r as f32, a.cos(), a.sin()));
+            }
+        }
+        let keep = |k: usize| std::f32::consts::TAU * k as f32 / (n as f32) < arc_rad;
+        let mut indices = Vec::new();
+        for r in 0..rings as u32 - 1 {
+            for k in 0..n as u32 {
+                let k1 = (k + 1) % n as u32;
+                if !(keep(k as usize) && keep(k1 as usize)) {
+                    continue;
+                }
+                let (a, b) = (r * n as u32 + k, r * n as u32 + k1);
+                let (c, d) = (a + n as u32, b + n as u32);
+                indices.extend_from_slice(&[a, b, d, a, d, c]);
+            }
+        }
+        (positions, indices)
+    }
+
+    /// A full tube's slabs are rings and its zone a tube section; half a tube (a slab of one
+    /// side of a limb, whose gap seen from its own centroid is under 120°) has no ring and
+    /// no volume.
+    #[test]
+    fn rings_go_round_the_axis_and_tubes_are_annuli() {
+        for (arc, expect_rings) in [(std::f32::consts::TAU, true), (std::f32::consts::PI, false)] {
+            let (bind, indices) = tube(6, 12, arc + 1e-3);
+            let used: Vec<usize> = {
+                let mut v: Vec<usize> = indices.iter().map(|&i| i as usize).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            let weld: Vec<u32> = (0..bind.len() as u32).collect();
+            let zone = ZoneGeometry {
+                bind: &bind,
+                indices: &indices,
+                weld: &weld,
+                axis: (Vec3::new(0.25, 0.0, 0.0), Vec3::X),
+            };
+            let rings = zone.rings(&used, 0.05);
+            assert_eq!(!rings.is_empty(), expect_rings, "arc {arc}: {rings:?}");
+            assert_eq!(is_tube_section(&indices), expect_rings, "arc {arc}");
+        }
+        // Two separate patches have two open ends too, but are no annulus.
+        let (_, a) = tube(3, 12, std::f32::consts::TAU + 1e-3);
+        let b: Vec<u32> = a.iter().map(|i| i + 1000).collect();
+        assert!(!is_annulus(&[a.clone(), b].concat()));
+        assert!(is_annulus(&a));
     }
 }

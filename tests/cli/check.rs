@@ -676,3 +676,53 @@ fn a_crashing_worker_fails_its_model_alone() {
         }
     }
 }
+
+/// `[[overrides]]` in the folder's skinview.toml: thresholds for the files its globs match
+/// (relative to the config's folder), here a target of 8 influences for `a/**` only; the
+/// same file elsewhere keeps the default 4. A glob that does not parse is a usage error
+/// naming the override.
+#[test]
+fn overrides_set_thresholds_for_matching_paths() {
+    let dir = std::env::temp_dir().join("skinview-check-overrides");
+    let _ = std::fs::remove_dir_all(&dir);
+    for sub in ["a", "b"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+        std::fs::copy(
+            common::model("rig_seed5_40j_6inf_ushort"),
+            dir.join(sub).join("six.glb"),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        dir.join("skinview.toml"),
+        "max_influences = 4\n\n[[overrides]]\npaths = [\"a/**\"]\nmax_influences = 8\n",
+    )
+    .unwrap();
+    let json = std::env::temp_dir().join("skinview-check-overrides.json");
+    let o = check(&[
+        dir.to_str().unwrap(),
+        "--no-gpu",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_ne!(o.status.code(), Some(2), "{}", common::output_text(&o));
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let a = findings(&report, &dir.join("a/six.glb"));
+    let b = findings(&report, &dir.join("b/six.glb"));
+    assert!(!a.iter().any(|f| f.0 == "weights.influences"), "{a:?}");
+    assert!(
+        b.iter()
+            .any(|f| f.0 == "weights.influences" && f.2.contains("more than 4 influences")),
+        "{b:?}"
+    );
+    assert_eq!(report["config"]["overrides"][0]["paths"][0], "a/**");
+    std::fs::write(
+        dir.join("skinview.toml"),
+        "[[overrides]]\npaths = [\"a/[\"]\nmax_influences = 8\n",
+    )
+    .unwrap();
+    let bad = check(&[dir.to_str().unwrap(), "--no-gpu"]);
+    let text = common::output_text(&bad);
+    assert_eq!(bad.status.code(), Some(2), "{text}");
+    assert!(text.contains("overrides[0].paths"), "{text}");
+}
