@@ -10,6 +10,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
+
 use super::junit::escape;
 use super::{CheckReport, FrameRef, ModelResult, Severity};
 use crate::character::CharacterSetup;
@@ -38,46 +40,78 @@ pub struct HtmlStats {
     pub not_drawn: usize,
 }
 
-/// The pictures of one model: its thumbnail and each finding's frame render (file names in
-/// DIR), or why there are none.
-struct Pictures {
-    thumbnail: Option<String>,
+/// The pictures of one model: its thumbnail and each finding's frame render (file names
+/// relative to DIR), or why there are none.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Pictures {
+    /// The thumbnail.
+    pub thumbnail: Option<String>,
     /// Per finding (report order), its frame render.
-    frames: Vec<Option<String>>,
-    missing: Option<String>,
+    pub frames: Vec<Option<String>>,
+    /// Why there is no thumbnail.
+    pub missing: Option<String>,
 }
 
-/// Write `report` as DIR/index.html with its renders under DIR/img (made on `gpu`; None: no
-/// pictures); `progress(done, total)` after each model.
+impl Pictures {
+    /// No pictures for `model`, and why.
+    pub fn none(model: &ModelResult, why: impl Into<String>) -> Pictures {
+        Pictures {
+            thumbnail: None,
+            frames: vec![None; model.findings.len()],
+            missing: Some(why.into()),
+        }
+    }
+}
+
+/// Make DIR and DIR/img for the page and its pictures.
+pub fn prepare(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir.join("img")).map_err(|e| crate::error::Error::Output {
+        path: dir.to_path_buf(),
+        message: format!("cannot make the folder: {e}"),
+    })
+}
+
+/// Write `report` as DIR/index.html with its renders under DIR/img, drawn here on `gpu`
+/// (None: no pictures); `progress(done, total)` after each model. (`skinview check` draws
+/// in its worker processes instead and calls [`write_page`].)
 pub fn write(
     report: &CheckReport,
     dir: &Path,
     gpu: Option<&GpuContext>,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<HtmlStats> {
-    std::fs::create_dir_all(dir.join("img")).map_err(|e| crate::error::Error::Output {
-        path: dir.to_path_buf(),
-        message: format!("cannot make the folder: {e}"),
-    })?;
+    prepare(dir)?;
+    let mut pictures = Vec::with_capacity(report.models.len());
+    for (i, model) in report.models.iter().enumerate() {
+        pictures.push(match gpu {
+            Some(ctx) => draw_model(ctx, model, i, dir),
+            None => Pictures::none(model, "not drawn: CPU checks only"),
+        });
+        progress(i + 1, report.models.len());
+    }
+    write_page(report, dir, &pictures)
+}
+
+/// Write DIR/index.html for `report`, with `pictures` per model (report order; the files
+/// already under DIR/img).
+pub fn write_page(report: &CheckReport, dir: &Path, pictures: &[Pictures]) -> Result<HtmlStats> {
     let mut stats = HtmlStats {
         models: report.models.len(),
         ..HtmlStats::default()
     };
     let mut rows = String::new();
     for (i, model) in report.models.iter().enumerate() {
-        let pictures = match gpu {
-            Some(ctx) => draw_model(ctx, model, i, dir),
-            None => Pictures {
-                thumbnail: None,
-                frames: vec![None; model.findings.len()],
-                missing: Some("not drawn: CPU checks only".into()),
-            },
+        let none;
+        let p = match pictures.get(i) {
+            Some(p) => p,
+            None => {
+                none = Pictures::none(model, "not drawn");
+                &none
+            }
         };
-        stats.renders +=
-            usize::from(pictures.thumbnail.is_some()) + pictures.frames.iter().flatten().count();
-        stats.not_drawn += usize::from(pictures.thumbnail.is_none());
-        row(&mut rows, model, &pictures);
-        progress(i + 1, report.models.len());
+        stats.renders += usize::from(p.thumbnail.is_some()) + p.frames.iter().flatten().count();
+        stats.not_drawn += usize::from(p.thumbnail.is_none());
+        row(&mut rows, model, p);
     }
     let page = page(report, &rows);
     crate::io::output::write_file(&dir.join(INDEX), page.as_bytes())?;
@@ -98,8 +132,9 @@ fn worst_frame(model: &ModelResult) -> Option<FrameRef> {
     })
 }
 
-/// Render a model's thumbnail and finding frames into DIR/img.
-fn draw_model(ctx: &GpuContext, model: &ModelResult, index: usize, dir: &Path) -> Pictures {
+/// Render a model's thumbnail and finding frames into DIR/img (names from `index`, the
+/// model's row), or say why not.
+pub fn draw_model(ctx: &GpuContext, model: &ModelResult, index: usize, dir: &Path) -> Pictures {
     let mut pictures = Pictures {
         thumbnail: None,
         frames: vec![None; model.findings.len()],
@@ -164,9 +199,9 @@ fn row(out: &mut String, model: &ModelResult, pictures: &Pictures) {
         (None, None) => String::new(),
     };
     let mut findings = String::new();
-    for (finding, frame) in model.findings.iter().zip(&pictures.frames) {
+    for (k, finding) in model.findings.iter().enumerate() {
         let text = escape(&finding.message);
-        let text = match frame {
+        let text = match pictures.frames.get(k).and_then(Option::as_ref) {
             Some(src) => format!("<a href=\"{}\">{text}</a>", escape(src)),
             None => text,
         };

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 use skinview::check::{CheckConfig, CheckReport, ModelResult, PathConfigs, Severity};
 
+use super::check_workers::Job;
 use super::{CliError, CliResult};
 
 /// The config file looked for in the first folder given when `--config` is not.
@@ -140,20 +141,9 @@ pub fn run(a: CheckArgs) -> CliResult {
     for out in outputs(&a) {
         skinview::io::output::refuse_inputs(&out, &files)?;
     }
-    if !config.no_gpu {
-        // Say now, not once per worker, when there is no adapter.
-        super::gpu()?;
-    }
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let style = indicatif::ProgressStyle::with_template(
-        "checking {wide_bar} {pos}/{len} models, {per_sec}, {eta} left",
-    )
-    .map_err(|e| CliError::Usage(format!("progress bar: {e}")))?;
-    let bar = indicatif::ProgressBar::new(files.len() as u64).with_style(style);
-    // Results an earlier report still holds are taken here; the rest go to the workers.
-    let mut models: Vec<Option<ModelResult>> = files
+    // Results an earlier report still holds are taken here; the rest go to the workers (all
+    // of them with --html, to be drawn).
+    let reused: Vec<Option<ModelResult>> = files
         .iter()
         .map(|f| {
             previous
@@ -161,27 +151,25 @@ pub fn run(a: CheckArgs) -> CliResult {
                 .and_then(|p| skinview::check::reuse(p, &config, f))
         })
         .collect();
-    bar.inc(models.iter().flatten().count() as u64);
-    let todo: Vec<(PathBuf, CheckConfig)> = files
+    if let Some(dir) = &a.html {
+        skinview::check::html::prepare(dir)?;
+    }
+    let jobs: Vec<Job> = files
         .iter()
-        .zip(&models)
-        .filter(|(_, m)| m.is_none())
-        .map(|(f, _)| {
-            let mut c = per_path.for_path(&relative(f, &base));
-            c.no_gpu |= a.no_gpu;
-            (f.clone(), c)
+        .zip(reused)
+        .enumerate()
+        .map(|(i, (f, result))| {
+            let mut config = per_path.for_path(&relative(f, &base));
+            config.no_gpu |= a.no_gpu;
+            Job {
+                path: f.clone(),
+                config,
+                result,
+                draw: a.html.clone().map(|d| (d, i)),
+            }
         })
         .collect();
-    let mut checked = super::check_workers::check_all(&todo, jobs, || bar.inc(1))?.into_iter();
-    for m in models.iter_mut().filter(|m| m.is_none()) {
-        *m = checked.next();
-    }
-    let models: Vec<ModelResult> = models
-        .into_iter()
-        .zip(&files)
-        .map(|(m, f)| m.unwrap_or_else(|| super::check_workers::crashed(f)))
-        .collect();
-    bar.finish_and_clear();
+    let (models, pictures) = run_jobs(&a, jobs, "checking")?;
     for m in &models {
         println!("{}", summary_line(m));
     }
@@ -200,7 +188,7 @@ pub fn run(a: CheckArgs) -> CliResult {
         report.warned,
         report.models.len() - report.failed - report.warned
     );
-    write_reports(&a, &report)
+    write_reports(&a, &report, &pictures)
 }
 
 /// `--merge`: the reports joined, written, and the exit code of the whole.
@@ -220,7 +208,28 @@ fn merge(a: &CheckArgs) -> CliResult {
         report.failed,
         report.warned
     );
-    write_reports(a, &report)
+    // The page: each model drawn by a worker from its merged result.
+    let mut pictures = Vec::new();
+    if let Some(dir) = &a.html {
+        skinview::check::html::prepare(dir)?;
+        let jobs = report
+            .models
+            .iter()
+            .enumerate()
+            .map(|(i, m)| Job {
+                path: PathBuf::from(&m.path),
+                config: CheckConfig {
+                    no_gpu: report.config.no_gpu || a.no_gpu,
+                    overrides: Vec::new(),
+                    ..report.config.clone()
+                },
+                result: Some(m.clone()),
+                draw: Some((dir.clone(), i)),
+            })
+            .collect();
+        pictures = run_jobs(a, jobs, "drawing")?.1;
+    }
+    write_reports(a, &report, &pictures)
 }
 
 /// The files the reports asked for would write (the page's index for `--html`).
@@ -235,8 +244,13 @@ fn outputs(a: &CheckArgs) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The JSON, JUnit and HTML reports asked for; exit 1 when a model has an error.
-fn write_reports(a: &CheckArgs, report: &CheckReport) -> CliResult {
+/// The JSON, JUnit and HTML reports asked for (the page with `pictures`, one per model);
+/// exit 1 when a model has an error.
+fn write_reports(
+    a: &CheckArgs,
+    report: &CheckReport,
+    pictures: &[skinview::check::html::Pictures],
+) -> CliResult {
     if let Some(p) = &a.json {
         super::write_json(p, report)?;
     }
@@ -244,20 +258,7 @@ fn write_reports(a: &CheckArgs, report: &CheckReport) -> CliResult {
         skinview::io::output::write_file(p, skinview::check::junit::to_junit(report).as_bytes())?;
     }
     if let Some(dir) = &a.html {
-        let gpu = if report.config.no_gpu || a.no_gpu {
-            None
-        } else {
-            Some(super::gpu()?)
-        };
-        let style = indicatif::ProgressStyle::with_template(
-            "drawing {wide_bar} {pos}/{len} models, {eta} left",
-        )
-        .map_err(|e| CliError::Usage(format!("progress bar: {e}")))?;
-        let bar = indicatif::ProgressBar::new(report.models.len() as u64).with_style(style);
-        let stats = skinview::check::html::write(report, dir, gpu.as_ref(), |done, _| {
-            bar.set_position(done as u64)
-        })?;
-        bar.finish_and_clear();
+        let stats = skinview::check::html::write_page(report, dir, pictures)?;
         println!(
             "{}: {} models, {} pictures{}",
             dir.join(skinview::check::html::INDEX).display(),
@@ -275,6 +276,51 @@ fn write_reports(a: &CheckArgs, report: &CheckReport) -> CliResult {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `jobs` through the worker processes with a progress bar (`what`: "checking"); the
+/// results, and the pictures where drawn (empty when no job draws).
+fn run_jobs(
+    a: &CheckArgs,
+    jobs: Vec<Job>,
+    what: &str,
+) -> CliResult<(Vec<ModelResult>, Vec<skinview::check::html::Pictures>)> {
+    if jobs.iter().any(|j| !j.config.no_gpu) {
+        // Say now, not once per worker, when there is no adapter.
+        super::gpu()?;
+    }
+    let workers = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let style = indicatif::ProgressStyle::with_template(&format!(
+        "{what} {{wide_bar}} {{pos}}/{{len}} models, {{per_sec}}, {{eta}} left"
+    ))
+    .map_err(|e| CliError::Usage(format!("progress bar: {e}")))?;
+    let bar = indicatif::ProgressBar::new(jobs.len() as u64).with_style(style);
+    // A job with its result and nothing to draw needs no worker.
+    type Numbered = Vec<(usize, Job)>;
+    let (done, todo): (Numbered, Numbered) = jobs
+        .into_iter()
+        .enumerate()
+        .partition(|(_, j)| j.result.is_some() && j.draw.is_none());
+    bar.inc(done.len() as u64);
+    let (indices, todo): (Vec<usize>, Vec<Job>) = todo.into_iter().unzip();
+    let answers = super::check_workers::run_all(&todo, workers, || bar.inc(1))?;
+    bar.finish_and_clear();
+    let total = done.len() + answers.len();
+    let mut models: Vec<Option<ModelResult>> = (0..total).map(|_| None).collect();
+    let mut pictures = vec![skinview::check::html::Pictures::default(); total];
+    for (i, job) in done {
+        models[i] = job.result;
+    }
+    for (i, (result, drawn)) in indices.into_iter().zip(answers) {
+        models[i] = Some(result);
+        if let Some(p) = drawn {
+            pictures[i] = p;
+        }
+    }
+    let models = models.into_iter().flatten().collect();
+    Ok((models, pictures))
 }
 
 /// One model checked; a panic in it is that model's error, never the run's end.

@@ -1,7 +1,9 @@
 //! `skinview check`'s worker processes. Each model is checked in a child process (this same
 //! program, `check --worker`), which reads requests on its standard input, one JSON line each
-//! (the model's path and its config, overrides applied), and answers each with one line: the
-//! model's result as JSON. A worker is replaced
+//! (the model's path and its config, overrides applied; for `--html`, where to draw its
+//! pictures, and the result when it is already known), and answers each with one line: the
+//! model's result and its pictures, as JSON. The pictures are drawn there too, so a page of
+//! many models keeps the parent's memory flat as well. A worker is replaced
 //! after [`WORKER_MODELS`] models, so what a driver keeps per readback (lavapipe: about 0.45 MB)
 //! is given back and the run's resident memory stays flat in the number of files; a worker
 //! that dies (a crash in a driver, an abort) costs only the model it was on, which gets an
@@ -14,6 +16,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
+use skinview::check::html::Pictures;
 use skinview::check::{Check, CheckConfig, Finding, ModelResult, Severity};
 use skinview::gpu::GpuContext;
 
@@ -28,11 +31,25 @@ pub const WORKER_MODELS: usize = 32;
 /// clip and joint box fits in far less.
 const MAX_ANSWER_BYTES: u64 = 64 << 20;
 
-/// One model to check: a worker's input line.
+/// One model to check (and draw): a worker's input line, and what the parent asks for.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Job {
+    /// The model file.
+    pub path: PathBuf,
+    /// Its config, overrides applied.
+    pub config: CheckConfig,
+    /// Its result when already known (an earlier report's, a merged one's): not checked
+    /// again, only drawn.
+    pub result: Option<ModelResult>,
+    /// Draw its pictures into this page folder, named from this row number.
+    pub draw: Option<(PathBuf, usize)>,
+}
+
+/// A worker's answer line.
 #[derive(Serialize, Deserialize)]
-struct Request {
-    path: String,
-    config: CheckConfig,
+struct Answer {
+    result: ModelResult,
+    pictures: Option<Pictures>,
 }
 
 /// A running worker.
@@ -66,13 +83,9 @@ impl Worker {
         })
     }
 
-    /// The worker's result for `path` under `config` (None: it died or answered nonsense).
-    fn check(&mut self, path: &Path, config: &CheckConfig) -> Option<ModelResult> {
-        let request = Request {
-            path: path.to_string_lossy().into_owned(),
-            config: config.clone(),
-        };
-        let line = serde_json::to_string(&request).ok()?;
+    /// The worker's answer to `job` (None: it died or answered nonsense).
+    fn run(&mut self, job: &Job) -> Option<Answer> {
+        let line = serde_json::to_string(job).ok()?;
         writeln!(self.stdin, "{line}").ok()?;
         self.stdin.flush().ok()?;
         let mut answer = String::new();
@@ -115,20 +128,20 @@ pub fn crashed(path: &Path) -> ModelResult {
     r
 }
 
-/// Check `files`, each under its config, in `jobs` worker processes at once; `done()` after
-/// each model. Results in the order of `files`.
-pub fn check_all(
-    files: &[(PathBuf, CheckConfig)],
-    jobs: usize,
+/// Run `jobs` (check, draw) in `workers` worker processes at once; `done()` after each.
+/// Results and pictures in the order of `jobs`.
+pub fn run_all(
+    jobs: &[Job],
+    workers: usize,
     done: impl Fn() + Sync,
-) -> CliResult<Vec<ModelResult>> {
+) -> CliResult<Vec<(ModelResult, Option<Pictures>)>> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<ModelResult>>> = Mutex::new(vec![None; files.len()]);
+    let answers: Mutex<Vec<Option<Answer>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     let failure: Mutex<Option<CliError>> = Mutex::new(None);
     std::thread::scope(|scope| {
-        for _ in 0..jobs.clamp(1, files.len().max(1)) {
+        for _ in 0..workers.clamp(1, jobs.len().max(1)) {
             scope.spawn(|| {
-                if let Err(e) = work(files, &next, &results, &done)
+                if let Err(e) = work(jobs, &next, &answers, &done)
                     && let Ok(mut f) = failure.lock()
                 {
                     f.get_or_insert(e);
@@ -139,33 +152,36 @@ pub fn check_all(
     if let Some(e) = failure.into_inner().ok().flatten() {
         return Err(e);
     }
-    let results = results
+    let answers = answers
         .into_inner()
         .map_err(|_| CliError::Usage("a check worker thread panicked".into()))?;
-    Ok(results
+    Ok(answers
         .into_iter()
-        .zip(files)
-        .map(|(r, (f, _))| r.unwrap_or_else(|| crashed(f)))
+        .zip(jobs)
+        .map(|(a, job)| match a {
+            Some(a) => (a.result, a.pictures),
+            None => (crashed(&job.path), None),
+        })
         .collect())
 }
 
-/// One thread's share: take the next model, check it in this thread's worker (started,
-/// replaced after [`WORKER_MODELS`] or a death), store the result.
+/// One thread's share: take the next job, run it in this thread's worker (started, replaced
+/// after [`WORKER_MODELS`] or a death), store the answer.
 fn work(
-    files: &[(PathBuf, CheckConfig)],
+    jobs: &[Job],
     next: &AtomicUsize,
-    results: &Mutex<Vec<Option<ModelResult>>>,
+    answers: &Mutex<Vec<Option<Answer>>>,
     done: &(impl Fn() + Sync),
 ) -> CliResult<()> {
     let mut worker: Option<Worker> = None;
     loop {
         let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some((path, config)) = files.get(i) else {
+        let Some(job) = jobs.get(i) else {
             break;
         };
-        let mut result = None;
-        // Twice: a worker that had died before this model (between answers) gets replaced
-        // and the model tried again on a fresh one; a second death is the model's.
+        let mut answer = None;
+        // Twice: a worker that had died before this job (between answers) gets replaced and
+        // the job tried again on a fresh one; a second death is the model's.
         for _ in 0..2 {
             let mut w = match worker.take() {
                 Some(w) if w.checked < WORKER_MODELS => w,
@@ -176,10 +192,10 @@ fn work(
                 None => Worker::start()?,
             };
             let fresh = w.checked == 0;
-            match w.check(path, config) {
-                Some(r) => {
+            match w.run(job) {
+                Some(a) => {
                     worker = Some(w);
-                    result = Some(r);
+                    answer = Some(a);
                     break;
                 }
                 None => {
@@ -190,9 +206,8 @@ fn work(
                 }
             }
         }
-        let result = result.unwrap_or_else(|| crashed(path));
-        if let Ok(mut all) = results.lock() {
-            all[i] = Some(result);
+        if let Ok(mut all) = answers.lock() {
+            all[i] = answer;
         }
         done();
     }
@@ -202,25 +217,32 @@ fn work(
     Ok(())
 }
 
-/// `check --worker`: answer each request read on standard input with its result, one JSON
-/// line each, until the input ends (the GPU set up at the first request that wants it).
+/// `check --worker`: answer each job read on standard input with its result and pictures,
+/// one JSON line each, until the input ends (the GPU set up at the first job that wants it).
 pub fn serve() -> CliResult {
     let mut gpu: Option<GpuContext> = None;
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
     for line in stdin.lock().lines() {
         let line = line.map_err(|e| CliError::Usage(format!("worker input: {e}")))?;
-        let request: Request = serde_json::from_str(&line)
+        let job: Job = serde_json::from_str(&line)
             .map_err(|e| CliError::Usage(format!("worker input: {e}")))?;
-        if planted_crash(&request.path) {
+        if planted_crash(&job.path) {
             std::process::abort();
         }
-        if !request.config.no_gpu && gpu.is_none() {
+        if !job.config.no_gpu && gpu.is_none() {
             gpu = Some(super::gpu()?);
         }
-        let ctx = gpu.as_ref().filter(|_| !request.config.no_gpu);
-        let result = super::check::check_one(Path::new(&request.path), &request.config, ctx);
-        let answer = serde_json::to_string(&result)
+        let ctx = gpu.as_ref().filter(|_| !job.config.no_gpu);
+        let result = match job.result {
+            Some(r) => r,
+            None => super::check::check_one(&job.path, &job.config, ctx),
+        };
+        let pictures = job.draw.map(|(dir, index)| match ctx {
+            Some(ctx) => draw(ctx, &result, index, &dir),
+            None => Pictures::none(&result, "not drawn: CPU checks only"),
+        });
+        let answer = serde_json::to_string(&Answer { result, pictures })
             .map_err(|e| CliError::Usage(format!("worker answer: {e}")))?;
         writeln!(stdout, "{answer}")
             .and_then(|()| stdout.flush())
@@ -229,10 +251,19 @@ pub fn serve() -> CliResult {
     Ok(std::process::ExitCode::SUCCESS)
 }
 
+/// A model's pictures; a panic while drawing is that model's missing pictures.
+fn draw(ctx: &GpuContext, result: &ModelResult, index: usize, dir: &Path) -> Pictures {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        skinview::check::html::draw_model(ctx, result, index, dir)
+    }))
+    .unwrap_or_else(|_| Pictures::none(result, "not drawn: the renderer crashed"))
+}
+
 /// Fault injection for the tests: a worker aborts (as a driver crash would end it) on a model
 /// whose path contains the text of `SKINVIEW_CHECK_ABORT_ON`.
 const ABORT_ON: &str = "SKINVIEW_CHECK_ABORT_ON";
 
-fn planted_crash(path: &str) -> bool {
-    std::env::var(ABORT_ON).is_ok_and(|text| !text.is_empty() && path.contains(&text))
+fn planted_crash(path: &Path) -> bool {
+    std::env::var(ABORT_ON)
+        .is_ok_and(|text| !text.is_empty() && path.to_string_lossy().contains(&text))
 }

@@ -590,7 +590,8 @@ fn joint_bounds_hold_every_skinned_vertex() {
 
 /// `--html DIR`: a page with a row per model, a thumbnail per drawn model (a PNG of the
 /// thumbnail size) and a link from each finding about a frame to that frame's render; the
-/// broken file's row says why it has no picture. (The page in a browser: tests/web.)
+/// broken file's row says why it has no picture; `--merge` of the run's report draws the same
+/// page. (The page in a browser: tests/web.)
 #[test]
 fn html_page_has_a_row_thumbnail_and_frame_links_per_model() {
     if common::gpu().is_none() {
@@ -600,10 +601,32 @@ fn html_page_has_a_row_thumbnail_and_frame_links_per_model() {
     let dir = std::env::temp_dir().join("skinview-check-html");
     let files = corpus(&dir);
     let page = dir.join("out/page");
-    let o = check(&[dir.to_str().unwrap(), "--html", page.to_str().unwrap()]);
+    let json = dir.join("out/report.json");
+    let o = check(&[
+        dir.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     let text = common::output_text(&o);
     assert_eq!(o.status.code(), Some(1), "{text}");
+    // The page of a merged report is drawn the same way, from the report and the files.
+    let merged = dir.join("out/merged-page");
+    let m = check(&[
+        "--merge",
+        json.to_str().unwrap(),
+        "--html",
+        merged.to_str().unwrap(),
+    ]);
+    assert_eq!(m.status.code(), Some(1), "{}", common::output_text(&m));
+    let merged_html = std::fs::read_to_string(merged.join("index.html")).unwrap();
     let html = std::fs::read_to_string(page.join("index.html")).unwrap();
+    assert_eq!(
+        merged_html.matches("-thumb.png").count(),
+        html.matches("-thumb.png").count(),
+        "{merged_html}"
+    );
     assert_eq!(html.matches("<tr class=").count(), files.len(), "{html}");
     let thumbs = html.matches("-thumb.png\"").count();
     assert_eq!(
