@@ -19,14 +19,19 @@ fn check(args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// The folder: a singular inverse bind matrix, 6 influences against a target of 4, a bind
-/// matrix moved off the rest pose by 1 cm, a clip that leaves its rest bounds (the bending
-/// arm; the rigs' clips leave theirs too), an unreadable file, and the rig standing still.
+/// The folder: a singular, an ill-conditioned and a mirrored inverse bind matrix and a bind
+/// matrix moved off the rest pose by 1 cm (each on a generated rig standing still, so its
+/// finding is its only one besides `bind.rest_pose`, which any edit of a bind matrix also
+/// is), 6 influences against a target of 4, the built-in arm (its bend leaves the rest bounds,
+/// its twist is a candy-wrapper), an unreadable file, and the rig standing still.
 fn corpus(dir: &Path) -> Vec<(&'static str, PathBuf)> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     let rig = common::model("rig_seed1");
-    let bytes = std::fs::read(&rig).unwrap();
+    // The rig standing still: no clip, so no clip finding.
+    let bytes = common::glb::edit_json(&std::fs::read(&rig).unwrap(), |j| {
+        j.as_object_mut().unwrap().remove("animations");
+    });
     let json = common::glb::json_of(&bytes);
     let ibm = common::glb::accessor_at(&json, "/skins/0/inverseBindMatrices");
     // Joint 2's inverse bind matrix with a zero x axis: it cannot be inverted.
@@ -51,11 +56,11 @@ fn corpus(dir: &Path) -> Vec<(&'static str, PathBuf)> {
         p
     };
     let scratch = dir.with_extension("scratch");
-    let (moved, _) = common::glb::planted_bind_move(&rig, 3, 0.01, &scratch);
-    // The clean rig stands still: any clip of it leaves its rest bounds (anim.bounds).
-    let still = common::glb::edit_json(&bytes, |j| {
-        j.as_object_mut().unwrap().remove("animations");
-    });
+    std::fs::create_dir_all(&scratch).unwrap();
+    let still_file = scratch.join("still.glb");
+    std::fs::write(&still_file, &bytes).unwrap();
+    let (moved, _) = common::glb::planted_bind_move(&still_file, 3, 0.01, &scratch);
+    let still = bytes.clone();
     let arm = export_arm(&dir.join("sub/bending-arm.glb"));
     vec![
         ("clean", put("clean.glb", &still)),
@@ -212,6 +217,43 @@ fn each_model_gets_the_finding_it_was_made_for() {
         text.contains(&format!("ok    {}", path("clean").display())),
         "{text}"
     );
+    // Exactly the findings each was made for (warnings and errors; infos are context).
+    for (what, expected) in [
+        ("clean", &[][..]),
+        (
+            "singular",
+            &["bind.invertible error", "bind.rest_pose warning"][..],
+        ),
+        (
+            "ill",
+            &["bind.invertible warning", "bind.rest_pose warning"][..],
+        ),
+        (
+            "mirrored",
+            &["bind.mirrored warning", "bind.rest_pose warning"][..],
+        ),
+        ("moved", &["bind.rest_pose warning"][..]),
+        // The generated rig's own clips leave its bounds and bend its joints hard.
+        (
+            "six",
+            &[
+                "anim.bounds warning",
+                "deform.joints warning",
+                "weights.influences warning",
+            ][..],
+        ),
+        ("arm", &["anim.bounds warning", "deform.joints warning"][..]),
+        ("broken", &["import error"][..]),
+    ] {
+        let mut found: Vec<String> = f(what)
+            .iter()
+            .filter(|x| x.1 != "info")
+            .map(|x| format!("{} {}", x.0, x.1))
+            .collect();
+        found.sort();
+        found.dedup();
+        assert_eq!(found, expected, "{what}: {:?}", f(what));
+    }
     junit_has_what_ci_reads(&std::fs::read_to_string(&junit).unwrap(), &report);
 }
 
