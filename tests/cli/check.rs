@@ -791,3 +791,35 @@ fn overrides_set_thresholds_for_matching_paths() {
     assert_eq!(bad.status.code(), Some(2), "{text}");
     assert!(text.contains("overrides[0].paths"), "{text}");
 }
+
+/// The README's example `skinview.toml` parses, its fields are the defaults the code uses,
+/// and its override holds only what it says.
+#[test]
+fn readme_config_example_is_the_defaults() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme
+        .find("```toml\nmax_influences")
+        .expect("the README's config example");
+    let text = &readme[start + "```toml\n".len()..];
+    let text = &text[..text.find("```").unwrap()];
+    let config = skinview::check::CheckConfig::parse(text, "README.md").unwrap();
+    let defaults = skinview::check::CheckConfig::default();
+    assert_eq!(
+        skinview::check::CheckConfig {
+            overrides: Vec::new(),
+            ..config.clone()
+        },
+        defaults
+    );
+    assert_eq!(config.overrides.len(), 1);
+    let o = &config.overrides[0];
+    assert_eq!(
+        *o,
+        skinview::check::ConfigOverride {
+            paths: vec!["props/**".into(), "**/*_lod[0-9].glb".into()],
+            max_influences: Some(8),
+            ..Default::default()
+        }
+    );
+}
