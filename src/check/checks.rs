@@ -43,18 +43,21 @@ pub(super) fn run(
         let diagonal = f64::from((hi - lo).length()).max(f64::MIN_POSITIVE);
         result.rest_bounds = Some((lo.to_array(), hi.to_array()));
         result.joint_bounds = joint_bounds(scene);
-        influences(scene, config, diagonal, out)?;
-        unused_joints(scene, out);
-        inverse_binds(scene, config, out);
-        bind_rest_pose(scene, config, diagonal, out)?;
-        joint_scale(scene, out);
+        // Every sampled frame skinned once, for the three checks that look at frames.
+        let mut influences = InfluenceSurvey::new(scene, config);
         let mut clips = ClipSurvey::new(scene, (lo, hi));
         let mut shapes = ShapeSurvey::new(joint_zones(scene, &rest));
         for (anim, time_s) in sample_times(scene, config) {
             let posed = skin_pose(scene, anim, time_s, None)?;
+            influences.observe(scene, anim, time_s, &posed)?;
             clips.observe(anim, time_s, &posed);
             shapes.observe(anim, time_s, &posed);
         }
+        influences.finish(scene, config, diagonal, out);
+        unused_joints(scene, out);
+        inverse_binds(scene, config, out);
+        bind_rest_pose(scene, config, diagonal, out)?;
+        joint_scale(scene, out);
         result.clip_bounds = clips.finish(scene, config, diagonal, out);
         shapes.finish(scene, config, out);
         result.uniform_split = uniform_split(scene, config, out);
@@ -158,59 +161,89 @@ fn imports(scene: &Scene, out: &mut Vec<Finding>) {
 
 /// Vertices with more influences than `config.max_influences`, and the largest distance
 /// dropping the extra ones moves a vertex over every clip's sampled frames.
-fn influences(
-    scene: &Scene,
-    config: &CheckConfig,
-    diagonal: f64,
-    out: &mut Vec<Finding>,
-) -> Result<()> {
-    let max = config.max_influences;
-    let (mut over, mut most) = (0usize, 0usize);
-    for d in scene.deformed_draws() {
-        let Some(w) = &scene.primitive(d).skin_weights else {
-            continue;
-        };
-        for v in w.weights.chunks_exact(w.width.max(1)) {
-            let used = v.iter().filter(|&&x| x != 0.0).count();
-            over += usize::from(used > max);
-            most = most.max(used);
+struct InfluenceSurvey {
+    max: usize,
+    /// Vertices over the limit, and the most influences of one.
+    over: usize,
+    most: usize,
+    /// The largest distance so far, and its frame.
+    cost: f64,
+    at: (Option<usize>, f32),
+}
+
+impl InfluenceSurvey {
+    fn new(scene: &Scene, config: &CheckConfig) -> InfluenceSurvey {
+        let max = config.max_influences;
+        let (mut over, mut most) = (0usize, 0usize);
+        for d in scene.deformed_draws() {
+            let Some(w) = &scene.primitive(d).skin_weights else {
+                continue;
+            };
+            for v in w.weights.chunks_exact(w.width.max(1)) {
+                let used = v.iter().filter(|&&x| x != 0.0).count();
+                over += usize::from(used > max);
+                most = most.max(used);
+            }
+        }
+        InfluenceSurvey {
+            max,
+            over,
+            most,
+            cost: 0.0,
+            at: (None, 0.0),
         }
     }
-    if over == 0 {
-        return Ok(());
-    }
-    let (mut cost, mut at) = (0f64, (None, 0.0));
-    for (anim, t) in sample_times(scene, config) {
-        let full = skin_pose(scene, anim, t, None)?;
-        let reduced = skin_pose(scene, anim, t, Some(max))?;
-        let worst = full
+
+    /// The frame skinned with the heaviest `max` influences against `posed` (all of them);
+    /// nothing to do when no vertex is over the limit.
+    fn observe(
+        &mut self,
+        scene: &Scene,
+        anim: Option<usize>,
+        time_s: f32,
+        posed: &[SkinnedVertices],
+    ) -> Result<()> {
+        if self.over == 0 {
+            return Ok(());
+        }
+        let reduced = skin_pose(scene, anim, time_s, Some(self.max))?;
+        let worst = posed
             .iter()
             .zip(&reduced)
             .flat_map(|(a, b)| a.positions.iter().zip(&b.positions))
             .map(|(p, q)| f64::from((*p - *q).length()))
             .fold(0.0, f64::max);
-        if worst > cost {
-            (cost, at) = (worst, (anim, t));
+        if worst > self.cost {
+            (self.cost, self.at) = (worst, (anim, time_s));
         }
+        Ok(())
     }
-    let rel = cost / diagonal;
-    let severity = if rel > config.influence_cost_rel {
-        Severity::Warning
-    } else {
-        Severity::Info
-    };
-    out.add_at(
-        Check::Influences,
-        severity,
-        format!(
-            "{over} vertices have more than {max} influences (up to {most}); keeping the \
-             heaviest {max} moves a vertex by up to {} of the model's size ({})",
-            percent(rel),
-            frame_words(scene, at.0, at.1)
-        ),
-        frame_ref(scene, at.0, at.1),
-    );
-    Ok(())
+
+    /// The finding (a warning past `influence_cost_rel`, else info), when any vertex is over.
+    fn finish(self, scene: &Scene, config: &CheckConfig, diagonal: f64, out: &mut Vec<Finding>) {
+        if self.over == 0 {
+            return;
+        }
+        let (max, rel, (anim, t)) = (self.max, self.cost / diagonal, self.at);
+        let severity = if rel > config.influence_cost_rel {
+            Severity::Warning
+        } else {
+            Severity::Info
+        };
+        out.add_at(
+            Check::Influences,
+            severity,
+            format!(
+                "{} vertices have more than {max} influences (up to {}); keeping the \
+                 heaviest {max} moves a vertex by up to {} of the model's size ({})",
+                self.over,
+                self.most,
+                percent(rel),
+                frame_words(scene, anim, t)
+            ),
+            frame_ref(scene, anim, t),
+        );
+    }
 }
 
 /// The clip and time of every sampled frame (the rest pose when there is no clip).

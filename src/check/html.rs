@@ -71,27 +71,6 @@ pub fn prepare(dir: &Path) -> Result<()> {
     })
 }
 
-/// Write `report` as DIR/index.html with its renders under DIR/img, drawn here on `gpu`
-/// (None: no pictures); `progress(done, total)` after each model. (`skinview check` draws
-/// in its worker processes instead and calls [`write_page`].)
-pub fn write(
-    report: &CheckReport,
-    dir: &Path,
-    gpu: Option<&GpuContext>,
-    mut progress: impl FnMut(usize, usize),
-) -> Result<HtmlStats> {
-    prepare(dir)?;
-    let mut pictures = Vec::with_capacity(report.models.len());
-    for (i, model) in report.models.iter().enumerate() {
-        pictures.push(match gpu {
-            Some(ctx) => draw_model(ctx, model, i, dir),
-            None => Pictures::none(model, "not drawn: CPU checks only"),
-        });
-        progress(i + 1, report.models.len());
-    }
-    write_page(report, dir, &pictures)
-}
-
 /// Write DIR/index.html for `report`, with `pictures` per model (report order; the files
 /// already under DIR/img).
 pub fn write_page(report: &CheckReport, dir: &Path, pictures: &[Pictures]) -> Result<HtmlStats> {
