@@ -7,7 +7,7 @@
 //   buffer, which a plain vertex shader then draws (render.wgsl with CPU_SKINNED), so several
 //   passes share one skinning. Pipeline: src/gpu/compute_skin.rs.
 
-// Mirrors `CaptureVertex` in src/gpu/capture.rs (keep field order in sync).
+// Mirrors `CaptureVertex` in src/gpu/shader_types.rs (keep field order in sync).
 struct CaptureVertex {
     // w = 1
     position: vec4<f32>,
@@ -28,13 +28,13 @@ struct CaptureVertex {
 @group(2) @binding(5) var<storage, read> in_positions: array<f32>;
 @group(2) @binding(6) var<storage, read> in_normals: array<f32>;
 // `skin_vertices`: the scene-wide skinned vertex buffer, CPU_VERTEX_STRIDE (24) bytes a
-// vertex: position xyz, normal xyz (src/gpu/scene_buffers.rs; the layout VertexLayout::
+// vertex: position xyz, normal xyz (src/gpu/shader_types.rs; the layout VertexLayout::
 // cpu_skinned reads). Instance i's copy starts draw.instance_vertex_stride vertices after
 // instance i - 1's, within one output buffer (a crowd may need several: SkinChunk below).
 @group(2) @binding(4) var<storage, read_write> skinned: array<f32>;
 
 // 64 threads: a multiple of every vendor's SIMD width (32/64) and lavapipe's 8-wide lanes.
-// Must match WORKGROUP_SIZE in src/gpu/capture.rs.
+// Must match WORKGROUP_SIZE in src/gpu/shader_types.rs.
 const WORKGROUP: u32 = 64u;
 
 // Joints and weights of vertex v (the vertex itself is loaded by the entry point).
@@ -70,7 +70,7 @@ fn capture(@builtin(global_invocation_id) id: vec3<u32>) {
         CaptureVertex(vec4<f32>(s.position, 1.0), vec4<f32>(s.normal, 0.0), s.tangent);
 }
 
-// Mirrors `SkinChunk` in src/gpu/compute_skin.rs (keep in sync): the crowd instances one
+// Mirrors `SkinChunk` in src/gpu/shader_types.rs (keep in sync): the crowd instances one
 // dispatch skins, the first of them, into the one output buffer bound as `skinned` (a crowd's
 // copies are split over several buffers when they outgrow one storage binding).
 struct SkinChunk {

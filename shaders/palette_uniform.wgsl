@@ -6,7 +6,7 @@
 // there). src/gpu/shaders.rs prepends `const PALETTE_SIZE: u32` (K) and `const MORPH_SLOTS: u32`
 // before this file. Bindings as in src/gpu/layouts.rs.
 
-// Mirrors `BonePaletteLayout` in src/gpu/palette_source.rs (sizes from K; checked by
+// Mirrors `BonePaletteLayout` in src/gpu/shader_types.rs (sizes from K; checked by
 // tests/gpu_layout.rs).
 struct BonePalette {
     // model_from_bind of the submesh's bones (its skin's joints, in order).

@@ -1,32 +1,10 @@
-// render.wgsl — the draw: vertex entry points for 4 and 8 influences (both calling the
+// render.wgsl (after view.wgsl, palette source and skin.wgsl) — the draw: vertex entry points for 4 and 8 influences (both calling the
 // shared skin() from skin.wgsl, prepended with a palette source), colour modes (material, weights of one bone, bone
 // colours, CPU-vs-GPU error heatmap), a lit fragment shader, the wireframe's, and the fragment
 // shader of the draw-path capture.
 // Pipelines: src/gpu/render.rs (draw, wireframe, CPU-skinned view) and
 // src/gpu/draw_capture.rs (readback of this very vertex stage).
 
-// Mirrors `ViewUniform` in src/gpu/camera.rs (keep field order and padding in sync).
-struct ViewUniform {
-    clip_from_world: mat4x4<f32>,
-    // Direction towards the key light (world space), w unused.
-    light_dir: vec4<f32>,
-    eye_position: vec4<f32>,
-    // Draw-path capture (the CAPTURE pipelines): (texels per row, read as CAPTURE_WIDTH, and
-    // rows); (0, 0) otherwise.
-    capture_size: vec2<u32>,
-    // 0 material, 1 weights of `selected_node`, 2 bone colours, 3 per-vertex error heatmap:
-    // what the renderer makes the draw's pipeline with as COLOR_MODE (the shader reads the
-    // constant, not this field).
-    color_mode: u32,
-    // Node whose weights mode 1 shows (u32 max: none).
-    selected_node: u32,
-    // Mode 3: per-vertex errors are multiplied by this (1 / model diagonal) before mapping.
-    error_scale: f32,
-    // Mode 3: log10 of the scaled error shown blue; four decades up is red.
-    error_log10_min: f32,
-    _pad0: u32,
-    _pad1: u32,
-};
 @group(2) @binding(0) var<uniform> view: ViewUniform;
 
 @group(1) @binding(2) var base_color_texture: texture_2d<f32>;
@@ -49,10 +27,7 @@ override COLOR_MODE: u32 = 0u;
 
 fn output(linear: vec3<f32>) -> vec4<f32> {
     if (ENCODE_SRGB) {
-        let cut = linear <= vec3<f32>(0.0031308);
-        let lo = linear * 12.92;
-        let hi = 1.055 * pow(max(linear, vec3<f32>(0.0)), vec3<f32>(1.0 / 2.4)) - vec3<f32>(0.055);
-        return vec4<f32>(select(hi, lo, cut), 1.0);
+        return vec4<f32>(encode_srgb(linear), 1.0);
     }
     return vec4<f32>(linear, 1.0);
 }

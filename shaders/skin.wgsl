@@ -44,7 +44,7 @@ override RENORMALIZE: bool = true;
 // The draw's morph targets (DrawParams.morph_target_count).
 override MORPH_TARGETS: u32 = 0u;
 
-// Mirrors `DrawParams` in src/gpu/scene_buffers.rs (keep field order and padding in sync).
+// Mirrors `DrawParams` in src/gpu/shader_types.rs (keep field order and padding in sync).
 struct DrawParams {
     base_color: vec4<f32>,
     palette_base: u32,

@@ -1,6 +1,18 @@
 //! A plain 8-bit RGBA image and image differences (core data; PNG files are read and
 //! written by `io::image`).
 
+/// Linear colour component to its sRGB-encoded value (IEC 61966-2-1: linear below 0.0031308,
+/// a 2.4 power above). The one CPU copy of the encoding (the shaders' is `encode_srgb` in
+/// shaders/view.wgsl): clear colours of targets that store encoded values, and legends painted
+/// in the image's own colours.
+pub fn linear_to_srgb(c: f64) -> f64 {
+    if c <= 0.003_130_8 {
+        c * 12.92
+    } else {
+        1.055 * c.powf(1.0 / 2.4) - 0.055
+    }
+}
+
 /// An 8-bit RGBA image.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rgba8 {

@@ -273,3 +273,182 @@ fn no_default_features_means_no_front_end_crates() {
         );
     }
 }
+
+/// The files of module directory `m` (its `mod.rs` apart) and, for each, the sibling files it
+/// names in code: `super::file`, `crate::m::file`, or an item `mod.rs` re-exports from a file
+/// (`pub use file::{A, B}`, then `super::A`). Names `mod.rs` defines itself are the module's
+/// root, which every file may use. Test modules (`#[cfg(test)]` to the end of a file) are left
+/// out: their `super::` is the file itself.
+fn sibling_imports(m: &str) -> Vec<(String, Vec<String>)> {
+    let dir = src().join(m);
+    let stem = |p: &Path| p.file_stem().unwrap().to_string_lossy().to_string();
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs") && stem(p) != "mod")
+        .collect();
+    let names: Vec<String> = files.iter().map(|p| stem(p)).collect();
+    // Items re-exported by mod.rs: `pub use file::{A, B};` (one or more lines).
+    let root = std::fs::read_to_string(dir.join("mod.rs")).unwrap();
+    let mut reexported: Vec<(String, String)> = Vec::new();
+    for stmt in root.split(';') {
+        let s = stmt.trim();
+        let Some(rest) = s.strip_prefix("pub use ") else {
+            continue;
+        };
+        let Some((file, items)) = rest.split_once("::") else {
+            continue;
+        };
+        for item in items.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            if !item.is_empty() && names.contains(&file.to_string()) {
+                reexported.push((item.to_string(), file.to_string()));
+            }
+        }
+    }
+    let mut graph = Vec::new();
+    for (f, name) in files.iter().zip(&names) {
+        // The file's code up to its test module, comments dropped, as one text.
+        let text: String = code(f)
+            .into_iter()
+            .map(|(_, l)| l)
+            .take_while(|l| !l.trim_start().starts_with("#[cfg(test)]"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut ids: Vec<String> = Vec::new();
+        for prefix in ["super::".to_string(), format!("crate::{m}::")] {
+            let mut rest = text.as_str();
+            while let Some(i) = rest.find(&prefix) {
+                let before = rest[..i].chars().next_back();
+                rest = &rest[i + prefix.len()..];
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                    continue; // `a::super::` is no path of ours
+                }
+                // `super::{a::X, B}`: every identifier of the group; `super::a::X`: `a`.
+                let taken = if rest.starts_with('{') {
+                    &rest[..rest.find('}').map_or(rest.len(), |e| e + 1)]
+                } else {
+                    let end = rest
+                        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .unwrap_or(rest.len());
+                    &rest[..end]
+                };
+                ids.extend(
+                    taken
+                        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .filter(|w| !w.is_empty())
+                        .map(str::to_string),
+                );
+            }
+        }
+        let mut deps: Vec<String> = Vec::new();
+        for id in ids {
+            let target = if names.contains(&id) {
+                Some(id)
+            } else {
+                reexported
+                    .iter()
+                    .find(|(item, _)| *item == id)
+                    .map(|(_, file)| file.clone())
+            };
+            if let Some(t) = target
+                && t != *name
+                && !deps.contains(&t)
+            {
+                deps.push(t);
+            }
+        }
+        deps.sort();
+        graph.push((name.clone(), deps));
+    }
+    graph.sort();
+    graph
+}
+
+/// A cycle in `graph` (each file and the files it imports), as the files along it, if any.
+fn find_cycle(graph: &[(String, Vec<String>)]) -> Option<Vec<String>> {
+    // Depth-first search with colours: 0 unvisited, 1 on the stack, 2 done.
+    fn visit(
+        n: usize,
+        graph: &[(String, Vec<String>)],
+        colour: &mut [u8],
+        stack: &mut Vec<usize>,
+    ) -> Option<Vec<String>> {
+        colour[n] = 1;
+        stack.push(n);
+        for d in &graph[n].1 {
+            let Some(k) = graph.iter().position(|(name, _)| name == d) else {
+                continue;
+            };
+            if colour[k] == 1 {
+                let from = stack.iter().position(|&s| s == k).unwrap();
+                let mut cycle: Vec<String> =
+                    stack[from..].iter().map(|&s| graph[s].0.clone()).collect();
+                cycle.push(graph[k].0.clone());
+                return Some(cycle);
+            }
+            if colour[k] == 0
+                && let Some(c) = visit(k, graph, colour, stack)
+            {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        colour[n] = 2;
+        None
+    }
+    let mut colour = vec![0u8; graph.len()];
+    for n in 0..graph.len() {
+        if colour[n] == 0
+            && let Some(c) = visit(n, graph, &mut colour, &mut Vec::new())
+        {
+            return Some(c);
+        }
+    }
+    None
+}
+
+/// The files of gpu/ and of cli/ import one another downwards only: no file reaches itself
+/// through its imports, so each can be read (and changed) knowing only the files below it.
+#[test]
+fn gpu_and_cli_files_import_without_cycles() {
+    for m in ["gpu", "cli"] {
+        let graph = sibling_imports(m);
+        assert!(graph.len() > 5, "{m}: {graph:?}");
+        if let Some(cycle) = find_cycle(&graph) {
+            panic!(
+                "src/{m}/ has an import cycle: {}\nimports: {graph:#?}",
+                cycle.join(" → ")
+            );
+        }
+    }
+}
+
+/// The cycle finder finds a planted cycle (and the import reader sees `super::file` and
+/// re-exported names): the test above can fail.
+#[test]
+fn cycle_finder_finds_a_planted_cycle() {
+    let g = |edges: &[(&str, &[&str])]| -> Vec<(String, Vec<String>)> {
+        edges
+            .iter()
+            .map(|(n, d)| (n.to_string(), d.iter().map(|s| s.to_string()).collect()))
+            .collect()
+    };
+    assert_eq!(
+        find_cycle(&g(&[("a", &["b"]), ("b", &["c"]), ("c", &[])])),
+        None
+    );
+    assert_eq!(
+        find_cycle(&g(&[("a", &["b"]), ("b", &["c"]), ("c", &["a"])])),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+    // gpu/: the pipelines sit above the scene, the scene above its buffers.
+    let gpu = sibling_imports("gpu");
+    let deps = |f: &str| gpu.iter().find(|(n, _)| n == f).unwrap().1.clone();
+    assert!(deps("render").contains(&"scene".to_string()), "{gpu:?}");
+    assert!(
+        deps("scene").contains(&"compute_skin".to_string()),
+        "{gpu:?}"
+    );
+    assert!(deps("shader_types").is_empty(), "{gpu:?}");
+}

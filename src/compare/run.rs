@@ -75,7 +75,7 @@ pub fn batch_frames(
         .max()
         .unwrap_or(1)
         .max(1);
-    let fits = max_binding_bytes / (widest as u64 * crate::gpu::capture::RECORD_BYTES);
+    let fits = max_binding_bytes / (widest as u64 * crate::gpu::shader_types::RECORD_BYTES);
     options
         .batch
         .unwrap_or(BATCH_VERTEX_FRAMES / vertices)

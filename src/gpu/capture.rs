@@ -2,33 +2,17 @@
 //! the chosen draws and writes positions/normals/tangents to storage buffers for readback.
 //! Shader: shaders/capture.wgsl (with shaders/skin.wgsl prepended).
 
-use bytemuck::{Pod, Zeroable};
 use glam::{Vec3, Vec4};
 
 use super::context::{GpuContext, MapsInFlight};
 use super::palette_source::PaletteSource;
-use super::readback::CapturePath;
-use super::scene_buffers::{CPU_VERTEX_STRIDE, GpuScene};
+use super::scene::GpuScene;
+use super::shader_types::{CPU_VERTEX_STRIDE, CaptureVertex, RECORD_BYTES, WORKGROUP_SIZE};
 use super::shaders::{CAPTURE_WGSL, module_with_skin};
+use super::skinning::CapturePath;
 use super::variants::{SkinVariant, Variants};
 use crate::error::{Error, Result};
 use crate::skin::SkinnedVertices;
-
-/// One vertex record of the capture's input and output. Mirrors `CaptureVertex` in
-/// shaders/capture.wgsl (the size and offsets are checked against it by tests/gpu/gpu_layout.rs).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct CaptureVertex {
-    /// Position, w = 1.
-    pub position: [f32; 4],
-    /// Normal, w = 0.
-    pub normal: [f32; 4],
-    /// Tangent, w = handedness.
-    pub tangent: [f32; 4],
-}
-
-/// Bytes per [`CaptureVertex`].
-pub const RECORD_BYTES: u64 = std::mem::size_of::<CaptureVertex>() as u64;
 
 /// Bytes of one draw's capture output for `instances` instances, within the adapter's
 /// storage binding size.
@@ -44,9 +28,6 @@ fn output_bytes(vertex_count: u32, instances: u32, ctx: &GpuContext) -> Result<u
     }
     Ok(bytes)
 }
-
-/// Threads per workgroup; must match `@workgroup_size` in capture.wgsl.
-pub(crate) const WORKGROUP_SIZE: u32 = 64;
 
 /// The capture shader of one [`GpuScene`] (its output buffers are sized to the scene).
 pub struct Capture {
@@ -209,7 +190,7 @@ impl Capture {
     }
 
     /// Skin the first `instances` instances of `draws` of a crowd upload (each with the
-    /// palette written into its block, [`GpuScene::write_instance_palette`]) in one pass and
+    /// palette written into its block, [`crate::gpu::SceneBuffers::write_instance_palette`]) in one pass and
     /// read them back together: `[instance][k]` for `draws[k]`. A batch of compared frames.
     pub fn run_instances(
         &mut self,

@@ -20,11 +20,10 @@
 //! one binding; a draw may have up to 64 × the adapter's workgroups per dimension² vertices;
 //! storage palette path only.
 
-use super::capture::WORKGROUP_SIZE;
 use super::context::GpuContext;
 use super::palette_source::PaletteSource;
-use super::render::PreSkinned;
-use super::scene_buffers::{CPU_VERTEX_STRIDE, GpuScene};
+use super::scene_buffers::{PreSkinned, SceneBuffers};
+use super::shader_types::{CPU_VERTEX_STRIDE, SkinChunk, WORKGROUP_SIZE};
 use super::shaders::{CAPTURE_WGSL, module_with_skin};
 use super::variants::{SkinVariant, Variants};
 use crate::error::{Error, Result};
@@ -83,19 +82,6 @@ impl DispatchOrder {
     }
 }
 
-/// Mirrors `SkinChunk` in shaders/capture.wgsl (keep in sync; checked by
-/// tests/gpu/gpu_layout.rs): the first instance an output buffer holds, padded to 16 bytes.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
-#[allow(missing_docs)] // padding
-pub struct SkinChunk {
-    /// The crowd instance whose copy starts the buffer.
-    pub instance_base: u32,
-    pub _pad0: u32,
-    pub _pad1: u32,
-    pub _pad2: u32,
-}
-
 /// How the skinned copies are laid out: how many instances one output buffer holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ComputeLayout {
@@ -133,7 +119,8 @@ impl ComputeLayout {
     }
 }
 
-/// The compute-skinning pass of one [`GpuScene`] and the buffers it writes.
+/// The compute-skinning pass of one scene's buffers ([`SceneBuffers`]) and the buffers it
+/// writes; a [`super::GpuScene`] holds it beside them.
 pub struct ComputeSkinning {
     device: wgpu::Device,
     module: wgpu::ShaderModule,
@@ -156,7 +143,7 @@ pub struct ComputeSkinning {
 impl ComputeSkinning {
     /// Pipelines, bind groups and the skinned vertex buffers (every instance) of `gpu`, each
     /// buffer at most the adapter's storage binding size.
-    pub(crate) fn new(ctx: &GpuContext, gpu: &GpuScene) -> Result<ComputeSkinning> {
+    pub(crate) fn new(ctx: &GpuContext, gpu: &SceneBuffers) -> Result<ComputeSkinning> {
         let limits = ctx.device.limits();
         let max = limits
             .max_storage_buffer_binding_size
@@ -168,7 +155,7 @@ impl ComputeSkinning {
     /// split small crowds this way; never more than the adapter binds).
     pub fn with_max_buffer(
         ctx: &GpuContext,
-        gpu: &GpuScene,
+        gpu: &SceneBuffers,
         max_buffer_bytes: u64,
     ) -> Result<ComputeSkinning> {
         if !ctx.compute_capture() || gpu.source != PaletteSource::Storage {
@@ -348,7 +335,7 @@ impl ComputeSkinning {
 
     /// Record the dispatches that skin every draw of `gpu` (every instance) with the palette
     /// last written, in [`ComputeSkinning::order`], into a compute pass the caller owns.
-    pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, gpu: &GpuScene) {
+    pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, gpu: &SceneBuffers) {
         self.record_in(pass, gpu, self.order);
     }
 
@@ -356,7 +343,7 @@ impl ComputeSkinning {
     pub fn record_in(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
-        gpu: &GpuScene,
+        gpu: &SceneBuffers,
         order: DispatchOrder,
     ) {
         pass.set_bind_group(0, &gpu.frame_bind_group, &[]);

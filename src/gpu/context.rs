@@ -3,6 +3,8 @@
 use std::sync::{Arc, Mutex};
 
 use super::layouts::Layouts;
+use super::palette_source::{DEFAULT_UNIFORM_BONES, PaletteSource};
+use super::shader_types::{UNIFORM_MORPH_SLOTS, WORKGROUP_SIZE};
 use crate::error::{Error, Result};
 
 /// A device and queue plus the adapter facts and bind group layouts the pipelines need.
@@ -117,8 +119,7 @@ impl GpuContext {
         );
         let compute = caps.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
             && layouts.storage.is_some()
-            && device.limits().max_compute_invocations_per_workgroup
-                >= super::capture::WORKGROUP_SIZE;
+            && device.limits().max_compute_invocations_per_workgroup >= WORKGROUP_SIZE;
         Ok(GpuContext {
             instance,
             adapter,
@@ -238,6 +239,54 @@ impl GpuContext {
         self.check()?;
         Ok(result)
     }
+}
+
+// Which palette source this context can run (palette_source.rs says what each is).
+
+/// The largest K whose block fits the device's uniform binding size.
+pub fn max_uniform_bones(ctx: &GpuContext) -> u32 {
+    let limit = ctx.device.limits().max_uniform_buffer_binding_size;
+    // size(K) = 64 K + 16 ⌈K/4⌉ + 4 · slots ≤ 68 K + 12 + 4 · slots.
+    let room = limit.saturating_sub(12 + 4 * UNIFORM_MORPH_SLOTS as u64) / 68;
+    room.min(u32::MAX as u64) as u32
+}
+
+/// Check that `source` can run on `ctx`: the storage path needs vertex-stage storage buffers,
+/// the uniform path a K from 1 up to [`max_uniform_bones`].
+pub fn check_source(ctx: &GpuContext, source: PaletteSource) -> Result<()> {
+    match source {
+        PaletteSource::Storage if ctx.layouts.storage.is_none() => Err(Error::Gpu(format!(
+            "adapter {} cannot read storage buffers in the vertex stage; use the uniform palette \
+             path",
+            ctx.info.name
+        ))),
+        PaletteSource::Storage => Ok(()),
+        PaletteSource::Uniform { bones } => {
+            let max = max_uniform_bones(ctx);
+            if bones == 0 || bones > max {
+                return Err(Error::Gpu(format!(
+                    "a uniform palette of {bones} matrices: this adapter's uniform buffers hold \
+                     1 to {max}"
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The palette source to run: `requested` when given (checked against the adapter), else the
+/// storage path where the vertex stage can read storage buffers, else a uniform array of
+/// [`DEFAULT_UNIFORM_BONES`] (or as many as the adapter's uniform buffers hold).
+pub fn choose_source(ctx: &GpuContext, requested: Option<PaletteSource>) -> Result<PaletteSource> {
+    let source = match requested {
+        Some(s) => s,
+        None if ctx.storage_palette() => PaletteSource::Storage,
+        None => PaletteSource::Uniform {
+            bones: DEFAULT_UNIFORM_BONES.min(max_uniform_bones(ctx)),
+        },
+    };
+    check_source(ctx, source)?;
+    Ok(source)
 }
 
 /// Staging buffers asked to be mapped without waiting, counted down by their callbacks: the

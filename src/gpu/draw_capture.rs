@@ -18,15 +18,18 @@
 
 use glam::Vec3;
 
-use super::camera::{Camera, ColorMode, ViewUniform};
-use super::context::{GpuContext, MapsInFlight};
-use super::palette_source::{PaletteSource, check_source};
+use super::camera::Camera;
+use super::context::{GpuContext, MapsInFlight, check_source};
+use super::palette_source::PaletteSource;
 use super::render::{
-    PreSkinned, SkinnedPipeline, Skinning, VertexLayout, set_pre_skinned_vertex_buffers,
-    set_skinned_vertex_buffers, skinned_pipeline, skinned_pipeline_layout,
+    SkinnedPipeline, VertexLayout, set_pre_skinned_vertex_buffers, set_skinned_vertex_buffers,
+    skinned_pipeline, skinned_pipeline_layout,
 };
-use super::scene_buffers::{GpuDraw, GpuScene};
+use super::scene::GpuScene;
+use super::scene_buffers::{GpuDraw, PreSkinned};
+use super::shader_types::{ColorMode, ViewUniform};
 use super::shaders::{RENDER_WGSL, module_with_skin};
+use super::skinning::Skinning;
 use super::variants::{SkinVariant, Variants};
 use crate::error::{Error, Result};
 use crate::skin::SkinnedVertices;

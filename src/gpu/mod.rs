@@ -5,6 +5,18 @@
 //! pipeline calls the one WGSL `skin()` in `shaders/skin.wgsl`, which reads its palette from a
 //! storage buffer or, for adapters without vertex-stage storage buffers, from a per-draw
 //! uniform array ([`PaletteSource`]). Depends on the core modules only.
+//!
+//! The files import one another downwards only (tests/architecture.rs checks that there is no
+//! cycle), from the bottom up:
+//! - `shader_types` (the Rust mirrors of WGSL structs and constants), `palette_source` and
+//!   `skinning` (the choices: where the palette lives, who skins, what is read back);
+//! - `layouts`, `context` (the device, and which palette source it runs), `shaders`;
+//! - `scene_buffers` (the one-time upload), `scene_frame` (the per-frame writes), `variants`,
+//!   `camera`;
+//! - `compute_skin` (built from a scene's buffers), `scene` ([`GpuScene`]: the buffers with the
+//!   compute pass beside them);
+//! - the pipelines and readbacks: `render`, `capture`, `draw_capture`, `overlay`, `target`,
+//!   `readback`.
 
 pub mod camera;
 pub mod capture;
@@ -16,22 +28,29 @@ pub mod overlay;
 pub mod palette_source;
 pub mod readback;
 pub mod render;
+pub mod scene;
 pub mod scene_buffers;
+pub mod scene_frame;
+pub mod shader_types;
 pub mod shaders;
+pub mod skinning;
 pub mod target;
 pub mod variants;
 
-pub use camera::{CPU_GPU_ERROR_LOG10_MIN, Camera, ColorMode, MODE_ERROR_LOG10_MIN, ViewUniform};
+pub use camera::Camera;
 pub use capture::{AsyncCapture, Capture};
 pub use compute_skin::ComputeSkinning;
-pub use context::GpuContext;
+pub use context::{GpuContext, check_source, choose_source, max_uniform_bones};
 pub use draw_capture::{AsyncDrawCapture, DrawCapture};
 pub use overlay::{Overlay, OverlayGeometry};
-pub use palette_source::{
-    DEFAULT_UNIFORM_BONES, PaletteSource, UNIFORM_MORPH_SLOTS, check_source, choose_source,
-    max_uniform_bones,
+pub use palette_source::{DEFAULT_UNIFORM_BONES, PaletteSource};
+pub use readback::GpuReadback;
+pub use render::{DrawOptions, Renderer, Target, VertexLayout};
+pub use scene::GpuScene;
+pub use scene_buffers::{GPU_MAX_INFLUENCES, MAX_INSTANCES, PreSkinned, SceneBuffers};
+pub use shader_types::{
+    CPU_GPU_ERROR_LOG10_MIN, ColorMode, DrawParams, MODE_ERROR_LOG10_MIN, UNIFORM_MORPH_SLOTS,
+    ViewUniform,
 };
-pub use readback::{CapturePath, GpuReadback};
-pub use render::{DrawOptions, Renderer, Skinning, Target, VertexLayout};
-pub use scene_buffers::{DrawParams, GPU_MAX_INFLUENCES, GpuScene, MAX_INSTANCES};
+pub use skinning::{CapturePath, Skinning};
 pub use target::OffscreenTarget;

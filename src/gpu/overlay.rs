@@ -13,6 +13,7 @@ use glam::Vec3;
 use super::camera::Camera;
 use super::context::GpuContext;
 use super::render::Target;
+use super::shaders::OVERLAY_WGSL;
 use crate::error::Result;
 
 /// One overlay vertex. Matches `VsIn` of shaders/overlay.wgsl (locations 0 and 1).
@@ -97,8 +98,6 @@ pub struct Overlay {
     ranges: [std::ops::Range<u32>; 4],
     scratch: Vec<OverlayVertex>,
 }
-
-const OVERLAY_WGSL: &str = include_str!("../../shaders/overlay.wgsl");
 
 impl Overlay {
     /// Pipelines for `target`.

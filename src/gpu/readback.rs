@@ -6,58 +6,12 @@ use super::capture::Capture;
 use super::context::GpuContext;
 use super::draw_capture::DrawCapture;
 use super::palette_source::PaletteSource;
-use super::render::Skinning;
-use super::scene_buffers::GpuScene;
+use super::scene::GpuScene;
+use super::skinning::{CapturePath, Skinning};
 use crate::error::{Error, Result};
 use crate::frame::FrameState;
 use crate::scene::Scene;
 use crate::skin::SkinnedVertices;
-
-/// Which readback checks the GPU's vertices: the GPU code that produces the vertices read
-/// back (who skins is [`super::Skinning`]). Every path runs the one WGSL `skin()`. In JSON
-/// reports the names are the format's own (`compute`, `draw`, `compute_skinning`), kept
-/// for the files already written.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
-pub enum CapturePath {
-    /// The capture shader: a compute pass runs the draw's `skin()` over storage buffers and
-    /// writes the vertices for readback (storage palette only).
-    #[default]
-    #[serde(rename = "compute")]
-    CaptureShader,
-    /// The draw's own vertex stage (vertex buffers, `vs_skin4`/`vs_skin8`), calling `skin()`.
-    #[serde(rename = "draw")]
-    Draw,
-    /// What compute skinning draws: the `skin_vertices` pass (calling `skin()`) writes the
-    /// skinned vertex buffer the plain vertex shader draws, and that is read back (storage
-    /// palette only).
-    #[serde(rename = "compute_skinning")]
-    ComputePass,
-}
-
-impl CapturePath {
-    /// `capture shader` / `draw` / `compute pass`.
-    pub fn name(self) -> &'static str {
-        match self {
-            CapturePath::CaptureShader => "capture shader",
-            CapturePath::Draw => "draw",
-            CapturePath::ComputePass => "compute pass",
-        }
-    }
-
-    /// In words, for reports.
-    pub fn describe(self) -> &'static str {
-        match self {
-            CapturePath::CaptureShader => "the capture shader",
-            CapturePath::Draw => "the draw's vertex stage",
-            CapturePath::ComputePass => "the compute-skinned buffer as drawn",
-        }
-    }
-
-    /// Whether it reads the storage palette only (no uniform-palette path).
-    pub fn storage_only(self) -> bool {
-        self != CapturePath::Draw
-    }
-}
 
 /// A scene on the GPU with both captures (the capture shader on the storage palette path
 /// only).

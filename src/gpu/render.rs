@@ -9,9 +9,13 @@
 
 use super::camera::Camera;
 use super::context::GpuContext;
-use super::palette_source::{PaletteSource, check_source};
-use super::scene_buffers::{CPU_VERTEX_STRIDE, GpuDraw, GpuScene};
+use super::context::check_source;
+use super::palette_source::PaletteSource;
+use super::scene::GpuScene;
+use super::scene_buffers::{GpuDraw, PreSkinned};
+use super::shader_types::CPU_VERTEX_STRIDE;
 use super::shaders::{RENDER_WGSL, module_with_skin};
+use super::skinning::Skinning;
 use super::variants::{SkinVariant, Variants};
 use crate::error::Result;
 use crate::scene::Topology;
@@ -34,36 +38,6 @@ impl Target {
         samples: 4,
         depth: Some(wgpu::TextureFormat::Depth32Float),
     };
-}
-
-/// Who skins what a draw shows: one of the three choices of the GPU paths (the others: which
-/// readback checks it, [`super::CapturePath`]; what the viewer shows, its `ViewMode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Skinning {
-    /// The draw's WGSL vertex shader skins from the palette.
-    VertexShader,
-    /// A compute pass skinned the vertices into a buffer once per frame
-    /// ([`GpuScene::enable_compute_skinning`]); a plain vertex shader draws them.
-    ComputePass,
-    /// The CPU reference, uploaded with [`GpuScene::upload_skinned`].
-    Cpu,
-}
-
-impl Skinning {
-    /// How a user names it: "GPU (vertex shader)", "GPU (compute pass)", "CPU".
-    pub fn describe(self) -> &'static str {
-        match self {
-            Skinning::VertexShader => "GPU (vertex shader)",
-            Skinning::ComputePass => "GPU (compute pass)",
-            Skinning::Cpu => "CPU",
-        }
-    }
-
-    /// The vertices come skinned in a buffer (compute pass or CPU upload): the draw runs the
-    /// plain vertex shader (`CPU_SKINNED`).
-    pub fn pre_skinned(self) -> bool {
-        self != Skinning::VertexShader
-    }
 }
 
 /// One vertex buffer slot: its stride and attributes.
@@ -189,39 +163,6 @@ pub fn set_pre_skinned_vertex_buffers(
     let end = start + d.vertex_count as u64 * CPU_VERTEX_STRIDE;
     pass.set_vertex_buffer(0, skinned.slice(start..end));
     set_shared_vertex_buffers(pass, d);
-}
-
-/// Where pre-skinned vertices are drawn from (the compute-skinned copies of a crowd, or the
-/// CPU upload): instance `i`'s copy lies in `buffers[i / instances_per_buffer]`, from vertex
-/// `(i % instances_per_buffer) × instance_vertices`.
-#[derive(Clone, Copy)]
-pub struct PreSkinned<'a> {
-    /// The buffers, [`CPU_VERTEX_STRIDE`] bytes a vertex.
-    pub buffers: &'a [wgpu::Buffer],
-    /// Whole instances per buffer (at least 1).
-    pub instances_per_buffer: u32,
-    /// Vertices of one instance's copy (every draw's).
-    pub instance_vertices: u64,
-}
-
-impl<'a> PreSkinned<'a> {
-    /// One buffer holding one instance (the CPU upload).
-    pub fn single(buffer: &'a wgpu::Buffer, vertices: u64) -> PreSkinned<'a> {
-        PreSkinned {
-            buffers: std::slice::from_ref(buffer),
-            instances_per_buffer: 1,
-            instance_vertices: vertices,
-        }
-    }
-
-    /// The buffer holding `instance`'s copy and the vertex of that buffer where `draw`'s
-    /// vertices of it start.
-    pub fn locate(&self, instance: u32, draw: &GpuDraw) -> Option<(&'a wgpu::Buffer, u64)> {
-        let per = self.instances_per_buffer.max(1);
-        let buffer = self.buffers.get((instance / per) as usize)?;
-        let first = (instance % per) as u64 * self.instance_vertices + draw.cpu_first_vertex;
-        Some((buffer, first))
-    }
 }
 
 /// The slots GPU-skinned and CPU-skinned draws share (2 to 6).
@@ -514,7 +455,7 @@ impl Renderer {
     }
 
     /// Record every draw of `scene` with `options`. [`Skinning::Cpu`] draws what
-    /// [`GpuScene::upload_skinned`] uploaded last (nothing before the first upload),
+    /// [`crate::gpu::SceneBuffers::upload_skinned`] uploaded last (nothing before the first upload),
     /// [`Skinning::ComputePass`] what the compute pass skinned (nothing before
     /// [`GpuScene::enable_compute_skinning`]). Nothing is drawn before [`Renderer::prepare`] for
     /// the scene's palette source.

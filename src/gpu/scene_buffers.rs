@@ -10,76 +10,22 @@
 //! most K matrices, their nodes, its morph weights; rewritten every frame) and keeps morph
 //! deltas and errors in float textures, so nothing in the vertex stage is a storage buffer.
 
-use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec2, Vec3, Vec4};
 use wgpu::util::DeviceExt;
 
-use super::capture::CaptureVertex;
-use super::compute_skin::ComputeSkinning;
-use super::context::GpuContext;
+use super::context::{GpuContext, check_source};
 use super::layouts::PaletteLayouts;
-use super::palette_source::{BonePaletteLayout, PaletteSource, UNIFORM_MORPH_SLOTS, check_source};
+use super::palette_source::PaletteSource;
+use super::shader_types::{BonePaletteLayout, CaptureVertex, DrawParams, UNIFORM_MORPH_SLOTS};
 use crate::error::{Error, Result};
 use crate::frame::FrameState;
 use crate::scene::{Draw, Primitive, Scene, SkinWeights, Texture, Topology, Wrap};
+use crate::skin::ReductionStats;
 use crate::skin::weights::reduce_influences;
-use crate::skin::{NormalMode, ReductionStats, SkinMode, SkinOptions, SkinnedVertices, dqs};
 
 pub use crate::skin::weights::GPU_MAX_INFLUENCES;
 
-/// Per-draw parameters. Mirrors `DrawParams` in shaders/skin.wgsl (same order and padding;
-/// the size is checked against the WGSL struct by tests/gpu/gpu_layout.rs).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-pub struct DrawParams {
-    /// Base colour factor (linear RGBA).
-    pub base_color: [f32; 4],
-    /// First palette entry of this draw's skin (or its one rigid matrix).
-    pub palette_base: u32,
-    /// Vertices of the draw.
-    pub vertex_count: u32,
-    /// Morph targets of the draw's primitive.
-    pub morph_target_count: u32,
-    /// First morph weight of this draw in the frame's weight array.
-    pub morph_weight_base: u32,
-    /// 1 when the primitive has normals.
-    pub has_normals: u32,
-    /// 1 when the primitive has tangents.
-    pub has_tangents: u32,
-    /// First vertex of this draw in the scene-wide per-vertex buffers (CPU-skinned upload,
-    /// per-vertex errors).
-    pub first_vertex: u32,
-    /// [`SkinMode::shader_code`]: 0 LBS, 1 DQS, 2 stitch.
-    pub skin_mode: u32,
-    /// 0 exact normals (inverse-transpose), 1 blend3x3.
-    pub normal_mode: u32,
-    /// 1: unit normals; 0: as the blend leaves them.
-    pub renormalize: u32,
-    /// Crowds (storage path): palette entries from one instance's block to the next (the
-    /// frame's matrices, then their DQS form: twice the palette's entries).
-    pub instance_palette_stride: u32,
-    /// Crowds: vertices from one instance's copy to the next in the compute-skinned buffer
-    /// (the scene's vertex total).
-    pub instance_vertex_stride: u32,
-}
-
-impl DrawParams {
-    /// Set the skinning fields from `options`.
-    pub fn set_options(&mut self, options: SkinOptions) {
-        self.skin_mode = options.mode.shader_code();
-        self.normal_mode = match options.normals {
-            NormalMode::Exact => 0,
-            NormalMode::Blend3x3 => 1,
-        };
-        self.renormalize = options.renormalize as u32;
-    }
-}
-
-/// Bytes per vertex of the CPU-skinned upload and of the compute-skinned buffer: position
-/// and normal, `vec3<f32>` each.
-pub const CPU_VERTEX_STRIDE: u64 = 24;
-
-/// Most instances of a crowd ([`GpuScene::crowd`]): a crowd bench's scale (a stadium) with
+/// Most instances of a crowd ([`super::GpuScene::crowd`]): a crowd bench's scale (a stadium) with
 /// room; the palette and skinned-buffer sizes are checked against the adapter besides.
 pub const MAX_INSTANCES: u32 = 65_536;
 
@@ -146,21 +92,55 @@ impl GpuDraw {
     }
 }
 
+/// Where pre-skinned vertices are drawn from (the compute-skinned copies of a crowd, or the
+/// CPU upload): instance `i`'s copy lies in `buffers[i / instances_per_buffer]`, from vertex
+/// `(i % instances_per_buffer) × instance_vertices`.
+#[derive(Clone, Copy)]
+pub struct PreSkinned<'a> {
+    /// The buffers, [`super::shader_types::CPU_VERTEX_STRIDE`] bytes a vertex.
+    pub buffers: &'a [wgpu::Buffer],
+    /// Whole instances per buffer (at least 1).
+    pub instances_per_buffer: u32,
+    /// Vertices of one instance's copy (every draw's).
+    pub instance_vertices: u64,
+}
+
+impl<'a> PreSkinned<'a> {
+    /// One buffer holding one instance (the CPU upload).
+    pub fn single(buffer: &'a wgpu::Buffer, vertices: u64) -> PreSkinned<'a> {
+        PreSkinned {
+            buffers: std::slice::from_ref(buffer),
+            instances_per_buffer: 1,
+            instance_vertices: vertices,
+        }
+    }
+
+    /// The buffer holding `instance`'s copy and the vertex of that buffer where `draw`'s
+    /// vertices of it start.
+    pub fn locate(&self, instance: u32, draw: &GpuDraw) -> Option<(&'a wgpu::Buffer, u64)> {
+        let per = self.instances_per_buffer.max(1);
+        let buffer = self.buffers.get((instance / per) as usize)?;
+        let first = (instance % per) as u64 * self.instance_vertices + draw.cpu_first_vertex;
+        Some((buffer, first))
+    }
+}
+
 /// Where the per-vertex errors of the heatmap live.
-enum ErrorStore {
+pub(super) enum ErrorStore {
     /// Storage path: one `f32` per vertex.
     Buffer(wgpu::Buffer),
     /// Uniform path: an R32Float texture filled row by row, `width` texels a row.
     Texture { texture: wgpu::Texture, width: u32 },
 }
 
-/// A scene on the GPU.
-pub struct GpuScene {
+/// A scene's buffers on the GPU: uploaded once here, written each frame by scene_frame.rs.
+/// [`super::GpuScene`] holds them with the compute-skinning pass beside them.
+pub struct SceneBuffers {
     /// Entries of the frame palette (the storage palette holds twice as many: the DQS form
     /// follows).
     pub palette_entries: usize,
     /// Scratch: palette entries packed as DQS joints.
-    dq_scratch: Vec<Mat4>,
+    pub(super) dq_scratch: Vec<Mat4>,
     /// The palette source the scene was uploaded for (pipelines must match it).
     pub source: PaletteSource,
     /// Storage path: the frame palette (`model_from_bind` per skin joint, one matrix per rigid
@@ -176,19 +156,17 @@ pub struct GpuScene {
     /// The influence limit the skin weights were reduced to (None = all kept).
     pub max_influences: Option<usize>,
     /// Per draw: first morph weight in the frame's weight array.
-    morph_weight_base: Vec<u32>,
-    morph_weight_scratch: Vec<f32>,
+    pub(super) morph_weight_base: Vec<u32>,
+    pub(super) morph_weight_scratch: Vec<f32>,
     /// CPU-skinned positions and normals of every draw (created on the first upload).
-    cpu_vertices: Option<wgpu::Buffer>,
+    pub(super) cpu_vertices: Option<wgpu::Buffer>,
     /// Characters drawn from this upload, each with its own palette block (storage path).
-    instances: u32,
-    /// The compute-skinning pass and its buffer, once enabled.
-    compute_skinning: Option<ComputeSkinning>,
-    cpu_scratch: Vec<f32>,
+    pub(super) instances: u32,
+    pub(super) cpu_scratch: Vec<f32>,
     /// |GPU − CPU| per vertex of the scene (zeros until written).
-    vertex_errors: ErrorStore,
-    error_scratch: Vec<f32>,
-    cpu_vertex_total: u64,
+    pub(super) vertex_errors: ErrorStore,
+    pub(super) error_scratch: Vec<f32>,
+    pub(super) cpu_vertex_total: u64,
     /// Textures stay alive as long as the bind groups that view them.
     _textures: Vec<wgpu::Texture>,
 }
@@ -228,7 +206,7 @@ fn float_texture(
 
 /// Write `values` (`channels` floats a texel, row by row) into `texture` of `width` texels a
 /// row, the last row padded with zeros (through `scratch`).
-fn write_float_texture(
+pub(super) fn write_float_texture(
     ctx: &GpuContext,
     texture: &wgpu::Texture,
     width: u32,
@@ -334,82 +312,17 @@ fn upload_texture(ctx: &GpuContext, t: &Texture) -> (wgpu::Texture, wgpu::Sample
     (texture, sampler)
 }
 
-impl GpuScene {
-    /// Upload `scene` for the storage palette path. `max_influences` reduces skinned draws
-    /// to the K largest weights (renormalised), as the CPU path does with the same K.
-    pub fn new(
-        ctx: &GpuContext,
-        scene: &Scene,
-        frame: &FrameState,
-        max_influences: Option<usize>,
-    ) -> Result<GpuScene> {
-        Self::with_palette(ctx, scene, frame, max_influences, PaletteSource::Storage)
-    }
-
-    /// Upload `scene` for `source`. The uniform path needs every draw to use at most K joints
-    /// (a [`crate::partition::PartitionedScene`]'s scene does) and at most
-    /// [`UNIFORM_MORPH_SLOTS`] morph targets.
-    pub fn with_palette(
-        ctx: &GpuContext,
-        scene: &Scene,
-        frame: &FrameState,
-        max_influences: Option<usize>,
-        source: PaletteSource,
-    ) -> Result<GpuScene> {
-        Self::build(ctx, scene, frame, max_influences, source, 1)
-    }
-
-    /// Upload `scene` for a crowd of `instances` characters on the storage palette path: one
-    /// palette buffer holding a block per instance ([`GpuScene::write_instance_palette`]),
-    /// drawn with instanced draws ([`crate::gpu::DrawOptions::instances`]) or skinned by the
-    /// compute pass into one copy per instance. Morph weights are shared. At most
-    /// [`MAX_INSTANCES`]; the palettes must fit one storage binding (checked).
-    pub fn crowd(
-        ctx: &GpuContext,
-        scene: &Scene,
-        frame: &FrameState,
-        max_influences: Option<usize>,
-        instances: u32,
-    ) -> Result<GpuScene> {
-        Self::crowd_with_palette(
-            ctx,
-            scene,
-            frame,
-            max_influences,
-            instances,
-            PaletteSource::Storage,
-        )
-    }
-
-    /// [`GpuScene::crowd`] on any palette source. On the uniform path each draw holds one
-    /// `BonePalette` block per instance and each instance is its own draw call (a uniform
-    /// array cannot be indexed by instance), as engines without storage buffers draw crowds.
-    pub fn crowd_with_palette(
-        ctx: &GpuContext,
-        scene: &Scene,
-        frame: &FrameState,
-        max_influences: Option<usize>,
-        instances: u32,
-        source: PaletteSource,
-    ) -> Result<GpuScene> {
-        if !(1..=MAX_INSTANCES).contains(&instances) {
-            return Err(Error::Gpu(format!(
-                "a crowd of {instances} instances: 1..={MAX_INSTANCES}"
-            )));
-        }
-        Self::build(ctx, scene, frame, max_influences, source, instances)
-    }
-
-    /// The upload behind every constructor: the scene checked against `source`, the
-    /// frame-wide bindings, the textures, then each draw's buffers and bind groups.
-    fn build(
+impl SceneBuffers {
+    /// The upload behind every [`super::GpuScene`] constructor: the scene checked against `source`,
+    /// the frame-wide bindings, the textures, then each draw's buffers and bind groups.
+    pub(super) fn upload(
         ctx: &GpuContext,
         scene: &Scene,
         frame: &FrameState,
         max_influences: Option<usize>,
         source: PaletteSource,
         instances: u32,
-    ) -> Result<GpuScene> {
+    ) -> Result<SceneBuffers> {
         check_source(ctx, source)?;
         let layouts = ctx.layouts.of(source)?;
         let plan = UploadPlan::new(ctx, scene, frame, max_influences, source, instances)?;
@@ -438,7 +351,7 @@ impl GpuScene {
         }
         ctx.check()?;
         kept_textures.extend(materials.uploaded.into_iter().map(|(t, _)| t));
-        Ok(GpuScene {
+        Ok(SceneBuffers {
             palette_entries: frame.layout.len,
             dq_scratch: Vec::new(),
             source,
@@ -451,7 +364,6 @@ impl GpuScene {
             morph_weight_base: plan.morph_weight_base,
             cpu_vertices: None,
             instances,
-            compute_skinning: None,
             cpu_scratch: Vec::new(),
             vertex_errors: frame_store.vertex_errors,
             error_scratch: Vec::new(),
@@ -1137,356 +1049,5 @@ impl DrawUpload<'_> {
             capture_input: None,
             morph_texture: Some(morph),
         })
-    }
-}
-
-// Per frame: palettes, morph weights, skinning options and the per-vertex stores.
-impl GpuScene {
-    /// Write this frame's palette and morph weights ([`GpuScene::write_frame`]) and, with
-    /// compute skinning on, skin every instance into its buffer (one submission). A crowd
-    /// writes its other instances' palettes ([`GpuScene::write_instance_palette`]) first.
-    pub fn update(&mut self, ctx: &GpuContext, scene: &Scene, frame: &FrameState) {
-        self.write_frame(ctx, scene, frame);
-        self.submit_compute_skinning(ctx);
-    }
-
-    /// Write this frame's palette (instance 0's on a crowd) and morph weights: on the storage
-    /// path one upload each; on the uniform path each draw's matrices and morph weights into
-    /// its block.
-    pub fn write_frame(&mut self, ctx: &GpuContext, scene: &Scene, frame: &FrameState) {
-        for (i, d) in scene.draws.iter().enumerate() {
-            let base = self.morph_weight_base[i] as usize;
-            let count = scene.primitive(d).morph_targets.len();
-            let w = &frame.pose.morph_weights[d.node];
-            for k in 0..count {
-                self.morph_weight_scratch[base + k] = w.get(k).copied().unwrap_or(0.0);
-            }
-        }
-        match self.source {
-            PaletteSource::Storage => {
-                if frame.palette.len() <= self.palette_entries {
-                    self.write_palette_block(ctx, 0, &frame.palette);
-                }
-                if let Some(weights) = &self.morph_weights
-                    && !self.morph_weight_scratch.is_empty()
-                {
-                    ctx.queue.write_buffer(
-                        weights,
-                        0,
-                        bytemuck::cast_slice(&self.morph_weight_scratch),
-                    );
-                }
-            }
-            PaletteSource::Uniform { bones } => {
-                self.write_uniform_blocks(ctx, 0, BonePaletteLayout { bones }, &frame.palette)
-            }
-        }
-    }
-
-    /// Write instance `instance`'s palette (`model_from_bind` per entry, the layout of
-    /// [`FrameState::palette`]) into its block of a crowd's palette (and its DQS form when a
-    /// draw skins with DQS): on the storage path its block of the palette buffer, on the
-    /// uniform path its block of each draw's `BonePalette` (with the morph weights the last
-    /// [`GpuScene::write_frame`] took). An instance out of range or a palette of another
-    /// length is an error and nothing is written.
-    pub fn write_instance_palette(
-        &mut self,
-        ctx: &GpuContext,
-        instance: u32,
-        palette: &[Mat4],
-    ) -> Result<()> {
-        if instance >= self.instances {
-            return Err(Error::Gpu(format!(
-                "palette of instance {instance}: this upload holds {} instance(s) on the {}",
-                self.instances,
-                self.source.describe()
-            )));
-        }
-        if palette.len() != self.palette_entries {
-            return Err(Error::Gpu(format!(
-                "palette of instance {instance}: {} matrices, the scene's palette has {}",
-                palette.len(),
-                self.palette_entries
-            )));
-        }
-        match self.source {
-            PaletteSource::Storage => self.write_palette_block(ctx, instance, palette),
-            PaletteSource::Uniform { bones } => {
-                self.write_uniform_blocks(ctx, instance, BonePaletteLayout { bones }, palette)
-            }
-        }
-        Ok(())
-    }
-
-    /// Uniform path: each draw's matrices (DQS-packed where the draw skins with DQS) and
-    /// morph weights into instance `instance`'s block.
-    fn write_uniform_blocks(
-        &mut self,
-        ctx: &GpuContext,
-        instance: u32,
-        block: BonePaletteLayout,
-        palette: &[Mat4],
-    ) {
-        let dqs = SkinMode::Dqs.shader_code();
-        for (i, gd) in self.draws.iter().enumerate() {
-            let Some(buffer) = &gd.bones else { continue };
-            let offset = instance as u64 * gd.bones_stride;
-            let base = gd.frame_palette_base as usize;
-            if let Some(m) = palette.get(base..base + gd.palette_len as usize) {
-                let m = if gd.params_data.skin_mode == dqs {
-                    self.dq_scratch.clear();
-                    self.dq_scratch
-                        .extend(m.iter().map(|m| dqs::pack(&dqs::decompose(m))));
-                    &self.dq_scratch[..]
-                } else {
-                    m
-                };
-                ctx.queue.write_buffer(
-                    buffer,
-                    offset + BonePaletteLayout::MATRICES,
-                    bytemuck::cast_slice(m),
-                );
-            }
-            let wb = self.morph_weight_base[i] as usize;
-            let end = self
-                .morph_weight_base
-                .get(i + 1)
-                .map_or(self.morph_weight_scratch.len(), |&e| e as usize);
-            if let Some(w) = self.morph_weight_scratch.get(wb..end)
-                && !w.is_empty()
-            {
-                ctx.queue.write_buffer(
-                    buffer,
-                    offset + block.morph_offset(),
-                    bytemuck::cast_slice(w),
-                );
-            }
-        }
-    }
-
-    /// Matrices, then their DQS form when a draw needs it, into instance `instance`'s block.
-    fn write_palette_block(&mut self, ctx: &GpuContext, instance: u32, palette: &[Mat4]) {
-        let Some(buffer) = &self.palette else { return };
-        if palette.is_empty() {
-            return;
-        }
-        let matrix = std::mem::size_of::<Mat4>() as u64;
-        let block = instance as u64 * 2 * self.palette_entries as u64 * matrix;
-        ctx.queue
-            .write_buffer(buffer, block, bytemuck::cast_slice(palette));
-        if self.any_dqs() {
-            self.dq_scratch.clear();
-            self.dq_scratch
-                .extend(palette.iter().map(|m| dqs::pack(&dqs::decompose(m))));
-            ctx.queue.write_buffer(
-                buffer,
-                block + self.palette_entries as u64 * matrix,
-                bytemuck::cast_slice(&self.dq_scratch),
-            );
-        }
-    }
-
-    /// Palette bytes one character's frame writes: on the storage path its matrices, and their
-    /// DQS form when a draw skins with DQS; on the uniform path each draw's own matrices (in
-    /// the form the draw skins with).
-    pub fn palette_upload_bytes(&self) -> u64 {
-        let matrix = std::mem::size_of::<Mat4>() as u64;
-        match self.source {
-            PaletteSource::Storage => {
-                let blocks = if self.any_dqs() { 2 } else { 1 };
-                blocks * self.palette_entries as u64 * matrix
-            }
-            // Each draw's own matrices (a joint shared by submeshes is written once for each).
-            PaletteSource::Uniform { .. } => self
-                .draws
-                .iter()
-                .filter(|d| d.bones.is_some())
-                .map(|d| d.palette_len as u64 * matrix)
-                .sum(),
-        }
-    }
-
-    /// Characters this upload draws (1 unless made by [`GpuScene::crowd`]).
-    pub fn instances(&self) -> u32 {
-        self.instances
-    }
-
-    /// Skin with the compute pass from now on ([`crate::gpu::Skinning::ComputePass`] draws its
-    /// buffer): builds the pipelines and the skinned vertex buffer once. Storage palette path
-    /// with compute shaders only (an error says so otherwise).
-    pub fn enable_compute_skinning(&mut self, ctx: &GpuContext) -> Result<()> {
-        self.enable_compute_skinning_with(ctx, None)
-    }
-
-    /// [`GpuScene::enable_compute_skinning`] with output buffers of at most
-    /// `max_buffer_bytes` each (`None`: the adapter's storage binding size).
-    pub fn enable_compute_skinning_with(
-        &mut self,
-        ctx: &GpuContext,
-        max_buffer_bytes: Option<u64>,
-    ) -> Result<()> {
-        if self.compute_skinning.is_none() {
-            self.compute_skinning = Some(match max_buffer_bytes {
-                Some(max) => ComputeSkinning::with_max_buffer(ctx, self, max)?,
-                None => ComputeSkinning::new(ctx, self)?,
-            });
-        }
-        Ok(())
-    }
-
-    /// Dispatch the compute-skinning pass in `order` from now on (nothing when it is off; the
-    /// same bits in either order).
-    pub fn set_dispatch_order(&mut self, order: super::compute_skin::DispatchOrder) {
-        if let Some(c) = &mut self.compute_skinning {
-            c.order = order;
-        }
-    }
-
-    /// The compute-skinning pass, once [`GpuScene::enable_compute_skinning`] has run.
-    pub fn compute_skinning(&self) -> Option<&ComputeSkinning> {
-        self.compute_skinning.as_ref()
-    }
-
-    /// Record the compute-skinning pass (nothing when it is off), with optional timestamps.
-    pub fn record_compute_skinning(
-        &self,
-        enc: &mut wgpu::CommandEncoder,
-        timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
-    ) {
-        if let Some(c) = &self.compute_skinning {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("compute skinning"),
-                timestamp_writes: timestamps,
-            });
-            c.record(&mut pass, self);
-        }
-    }
-
-    /// Skin every instance with the palettes written so far (one submission; nothing when
-    /// compute skinning is off).
-    pub fn submit_compute_skinning(&self, ctx: &GpuContext) {
-        if self.compute_skinning.is_none() {
-            return;
-        }
-        let mut enc = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("compute skinning"),
-            });
-        self.record_compute_skinning(&mut enc, None);
-        ctx.queue.submit([enc.finish()]);
-    }
-
-    /// Whether any draw is skinned with DQS.
-    fn any_dqs(&self) -> bool {
-        let dqs = SkinMode::Dqs.shader_code();
-        self.draws.iter().any(|d| d.params_data.skin_mode == dqs)
-    }
-
-    /// Skin draw `draw` with `options` from the next [`GpuScene::update`] on (DQS draws read
-    /// the packed half of the storage palette; uniform blocks are packed per draw).
-    /// Out-of-range draws are ignored.
-    pub fn set_skin_options(&mut self, ctx: &GpuContext, draw: usize, options: SkinOptions) {
-        let entries = self.palette_entries as u32;
-        let storage = self.source == PaletteSource::Storage;
-        let Some(gd) = self.draws.get_mut(draw) else {
-            return;
-        };
-        gd.params_data.set_options(options);
-        if storage {
-            gd.params_data.palette_base = gd.matrix_base
-                + if options.mode == SkinMode::Dqs {
-                    entries
-                } else {
-                    0
-                };
-        }
-        ctx.queue
-            .write_buffer(&gd.params, 0, bytemuck::bytes_of(&gd.params_data));
-    }
-
-    /// [`GpuScene::set_skin_options`] for every draw.
-    pub fn set_all_skin_options(&mut self, ctx: &GpuContext, options: SkinOptions) {
-        for d in 0..self.draws.len() {
-            self.set_skin_options(ctx, d, options);
-        }
-    }
-
-    /// Upload CPU-skinned vertices (one [`SkinnedVertices`] per draw, in draw order) into the
-    /// scene's one CPU vertex buffer, for views that draw the CPU reference: one
-    /// `write_buffer` from a scratch vector kept between frames; the buffer is made on the
-    /// first call. Outputs that do not match the scene (count or vertex counts) are an error
-    /// and nothing is written.
-    pub fn upload_skinned(&mut self, ctx: &GpuContext, outputs: &[SkinnedVertices]) -> Result<()> {
-        let floats = (self.cpu_vertex_total * CPU_VERTEX_STRIDE / 4) as usize;
-        if outputs.len() != self.draws.len() {
-            return Err(Error::Gpu(format!(
-                "CPU-skinned upload: {} outputs for {} draws",
-                outputs.len(),
-                self.draws.len()
-            )));
-        }
-        if let Some((i, (o, d))) = outputs
-            .iter()
-            .zip(&self.draws)
-            .enumerate()
-            .find(|(_, (o, d))| o.positions.len() != d.vertex_count as usize)
-        {
-            return Err(Error::Gpu(format!(
-                "CPU-skinned upload: draw {i} has {} vertices, the scene {}",
-                o.positions.len(),
-                d.vertex_count
-            )));
-        }
-        if floats == 0 {
-            return Ok(());
-        }
-        let buffer = self.cpu_vertices.get_or_insert_with(|| {
-            ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("cpu skinned vertices"),
-                size: floats as u64 * 4,
-                usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        });
-        self.cpu_scratch.resize(floats, 0.0);
-        for (o, d) in outputs.iter().zip(&self.draws) {
-            let n = d.vertex_count as usize;
-            let base = d.cpu_first_vertex as usize * 6;
-            let dst = &mut self.cpu_scratch[base..base + 6 * n];
-            for (v, chunk) in dst.chunks_exact_mut(6).enumerate() {
-                chunk[..3].copy_from_slice(&o.positions[v].to_array());
-                let nrm = o.normals.as_ref().and_then(|x| x.get(v)).copied();
-                chunk[3..].copy_from_slice(&nrm.unwrap_or(Vec3::ZERO).to_array());
-            }
-        }
-        ctx.queue
-            .write_buffer(buffer, 0, bytemuck::cast_slice(&self.cpu_scratch));
-        Ok(())
-    }
-
-    /// Write |GPU − CPU| per vertex (model units) for the error heatmap: one value per vertex
-    /// of the scene, draws in order (what [`crate::skin::vertex_distances`] computes). A slice of another
-    /// length is ignored.
-    pub fn upload_vertex_errors(&mut self, ctx: &GpuContext, errors: &[f32]) {
-        if errors.is_empty() || errors.len() as u64 != self.cpu_vertex_total {
-            return;
-        }
-        match &self.vertex_errors {
-            ErrorStore::Buffer(b) => ctx.queue.write_buffer(b, 0, bytemuck::cast_slice(errors)),
-            ErrorStore::Texture { texture, width } => {
-                write_float_texture(ctx, texture, *width, 1, errors, &mut self.error_scratch)
-            }
-        }
-    }
-
-    /// Vertices over all draws (the length of the per-vertex buffers).
-    pub fn vertex_total(&self) -> usize {
-        self.cpu_vertex_total as usize
-    }
-
-    /// The CPU-skinned vertex buffer, once [`GpuScene::upload_skinned`] has run.
-    pub fn cpu_vertices(&self) -> Option<&wgpu::Buffer> {
-        self.cpu_vertices.as_ref()
     }
 }

@@ -3,7 +3,8 @@
 //! sizes), so the draw and the capture pipelines compile the same `skin()` function and the
 //! two skinning paths differ only in where the palette comes from.
 
-use super::palette_source::{PaletteSource, UNIFORM_MORPH_SLOTS};
+use super::palette_source::PaletteSource;
+use super::shader_types::UNIFORM_MORPH_SLOTS;
 
 /// `skin.wgsl`: the shared `skin()` function, prepended to every pipeline's shader.
 pub const SKIN_WGSL: &str = include_str!("../../shaders/skin.wgsl");
@@ -13,9 +14,22 @@ pub const PALETTE_STORAGE_WGSL: &str = include_str!("../../shaders/palette_stora
 pub const PALETTE_UNIFORM_WGSL: &str = include_str!("../../shaders/palette_uniform.wgsl");
 /// `capture.wgsl`: the compute pipeline that skins vertices into a buffer for readback.
 pub const CAPTURE_WGSL: &str = include_str!("../../shaders/capture.wgsl");
-/// `render.wgsl`: the skinning vertex shaders, the CPU-skinned vertex entry point, the lit
-/// fragment shader and the draw-path capture fragment shader.
-pub const RENDER_WGSL: &str = include_str!("../../shaders/render.wgsl");
+/// `view.wgsl`: the view uniform and the sRGB encoding, prepended to every shader that draws
+/// to a view (as `skin.wgsl` is to every skinning one).
+pub const VIEW_WGSL: &str = include_str!("../../shaders/view.wgsl");
+/// `render.wgsl` after `view.wgsl`: the skinning vertex shaders, the CPU-skinned vertex entry
+/// point, the lit fragment shader and the draw-path capture fragment shader.
+pub const RENDER_WGSL: &str = concat!(
+    include_str!("../../shaders/view.wgsl"),
+    "\n",
+    include_str!("../../shaders/render.wgsl")
+);
+/// `overlay.wgsl` after `view.wgsl`: unlit lines and triangles (grid, skeleton, targets).
+pub const OVERLAY_WGSL: &str = concat!(
+    include_str!("../../shaders/view.wgsl"),
+    "\n",
+    include_str!("../../shaders/overlay.wgsl")
+);
 
 /// The WGSL of a pipeline: palette source, `skin.wgsl`, then `body`.
 pub fn source(body: &str, palette: PaletteSource) -> String {

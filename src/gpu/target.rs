@@ -183,12 +183,10 @@ impl OffscreenTarget {
         // A plain displayable target holds sRGB-encoded values, as its shaders write them
         // (`ENCODE_SRGB`): the clear colour is encoded the same way.
         let encode = |c: f64| {
-            if !super::render::stores_encoded_srgb(self.target.format) {
-                c
-            } else if c <= 0.003_130_8 {
-                c * 12.92
+            if super::render::stores_encoded_srgb(self.target.format) {
+                crate::image::linear_to_srgb(c)
             } else {
-                1.055 * c.powf(1.0 / 2.4) - 0.055
+                c
             }
         };
         let [r, g, b] = clear.map(encode);

@@ -117,6 +117,14 @@ pub fn pack(j: &DqJoint) -> Mat4 {
     )
 }
 
+/// A palette's matrices as packed DQS joints ([`decompose`] then [`pack`] each), into `out`
+/// (cleared first; kept between frames so a warm frame allocates nothing). The one place a
+/// palette is packed: the GPU uploads these for draws that skin with DQS.
+pub fn pack_palette(palette: &[Mat4], out: &mut Vec<Mat4>) {
+    out.clear();
+    out.extend(palette.iter().map(|m| pack(&decompose(m))));
+}
+
 /// Inverse of [`pack`].
 pub fn unpack(m: &Mat4) -> DqJoint {
     DqJoint {

@@ -187,10 +187,5 @@ pub fn linear_to_srgb8(c: f32) -> u8 {
     } else {
         0.0
     };
-    let s = if c <= 0.003_130_8 {
-        12.92 * c
-    } else {
-        1.055 * c.powf(1.0 / 2.4) - 0.055
-    };
-    (s * 255.0).round() as u8
+    (crate::image::linear_to_srgb(f64::from(c)) * 255.0).round() as u8
 }

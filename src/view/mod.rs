@@ -16,7 +16,7 @@ use glam::{Mat4, Vec3};
 use crate::camera::OrbitCamera;
 use crate::character::Character;
 use crate::error::{Error, Result};
-use crate::gpu::camera::key_light;
+use crate::gpu::shader_types::key_light;
 use crate::gpu::{
     Camera, Capture, ColorMode, DrawCapture, DrawOptions, GPU_MAX_INFLUENCES, GpuContext, GpuScene,
     OffscreenTarget, Overlay, OverlayGeometry, PaletteSource, Renderer, Skinning, Target,

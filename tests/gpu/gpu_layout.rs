@@ -6,8 +6,8 @@
 
 use std::mem::{offset_of, size_of};
 
-use skinview::gpu::capture::CaptureVertex;
-use skinview::gpu::palette_source::BonePaletteLayout;
+use skinview::gpu::shader_types::BonePaletteLayout;
+use skinview::gpu::shader_types::CaptureVertex;
 use skinview::gpu::shaders::{CAPTURE_WGSL, RENDER_WGSL, source};
 use skinview::gpu::{DrawParams, PaletteSource, VertexLayout, ViewUniform};
 use wgpu::naga;
@@ -121,7 +121,7 @@ fn capture_vertex_matches_capture_wgsl() {
 
 #[test]
 fn skin_chunk_matches_capture_wgsl() {
-    use skinview::gpu::compute_skin::SkinChunk;
+    use skinview::gpu::shader_types::SkinChunk;
     let m = module(CAPTURE_WGSL);
     check(
         "SkinChunk",
@@ -136,16 +136,62 @@ fn skin_chunk_matches_capture_wgsl() {
     );
 }
 
-/// The overlay shader declares the whole view uniform (it binds the same buffer).
+/// The view uniform and the sRGB encoding are written once, in view.wgsl: no other shader
+/// file declares them, and both shaders that draw to a view are built on it (so the overlay
+/// binds the very struct the render pipeline does).
 #[test]
-fn overlay_view_uniform_matches_render_wgsl() {
-    let overlay = include_str!("../../shaders/overlay.wgsl");
-    let m = naga::front::wgsl::parse_str(overlay).unwrap();
+fn view_wgsl_is_the_one_home_of_the_view_uniform_and_srgb_encoding() {
+    use skinview::gpu::shaders::{OVERLAY_WGSL, VIEW_WGSL};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wgsl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 6, "shaders/: {files:?}");
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let declares = [
+            text.contains("struct ViewUniform"),
+            text.contains("0.0031308"),
+        ];
+        let home = f.file_name().is_some_and(|n| n == "view.wgsl");
+        assert_eq!(
+            declares,
+            [home, home],
+            "{}: the view uniform and sRGB encoding belong in view.wgsl only",
+            f.display()
+        );
+    }
+    for body in [RENDER_WGSL, OVERLAY_WGSL] {
+        assert!(body.starts_with(VIEW_WGSL));
+    }
+    let overlay = naga::front::wgsl::parse_str(OVERLAY_WGSL).unwrap();
     let render = module(RENDER_WGSL);
     assert_eq!(
-        wgsl_struct(&m, "ViewUniform"),
+        wgsl_struct(&overlay, "ViewUniform"),
         wgsl_struct(&render, "ViewUniform")
     );
+}
+
+/// The CPU's sRGB encoding (clear colours, legends) agrees with the shaders' `encode_srgb`:
+/// both are IEC 61966-2-1, checked at the linear segment, the knee and the power segment
+/// against the standard's formula written out here.
+#[test]
+fn cpu_srgb_encoding_is_the_standard_curve() {
+    for c in [0.0, 0.001, 0.003_130_8, 0.01, 0.18, 0.5, 1.0] {
+        let expected = if c <= 0.003_130_8 {
+            12.92 * c
+        } else {
+            1.055 * f64::powf(c, 1.0 / 2.4) - 0.055
+        };
+        assert!((skinview::image::linear_to_srgb(c) - expected).abs() < 1e-12);
+    }
+    // The two segments meet at the knee (continuity within the standard's rounding).
+    let knee = 0.003_130_8;
+    assert!((12.92 * knee - (1.055 * f64::powf(knee, 1.0 / 2.4) - 0.055)).abs() < 1e-6);
 }
 
 #[test]
