@@ -11,6 +11,7 @@ pub mod anim;
 pub mod builtin;
 pub mod camera;
 pub mod character;
+pub mod choice;
 pub mod diff;
 pub mod error;
 pub mod frame;

@@ -52,11 +52,12 @@ fn code(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
-const CORE: [&str; 19] = [
+const CORE: [&str; 20] = [
     "anim",
     "builtin",
     "camera",
     "character",
+    "choice",
     "diff",
     "error",
     "frame",
@@ -451,4 +452,58 @@ fn cycle_finder_finds_a_planted_cycle() {
         "{gpu:?}"
     );
     assert!(deps("shader_types").is_empty(), "{gpu:?}");
+}
+
+/// The command line keeps no copy of a library enum: a choice the library has is parsed by its
+/// own names (`skinview::choice::Choice`, through `src/cli/choice.rs`). A `ValueEnum` in
+/// `src/cli/` is allowed only for a choice that exists on the command line alone, each with its
+/// reason.
+#[test]
+fn the_cli_mirrors_no_library_enum() {
+    let allowed: [(&str, &str); 4] = [
+        (
+            "CaptureChoice",
+            "compare's --capture names a set of readbacks (`both`), not one CapturePath",
+        ),
+        (
+            "ColorArg",
+            "render's picture: a colour mode or one of render's own pictures (diff, submesh)",
+        ),
+        (
+            "JointsArg",
+            "export's joint index type: left until the three weight-encoding pairs become one",
+        ),
+        (
+            "WeightsArg",
+            "export's weight type: left until the three weight-encoding pairs become one",
+        ),
+    ];
+    let mut found = Vec::new();
+    for f in rust_files(&src().join("cli")) {
+        let lines = code(&f);
+        for (k, (line, text)) in lines.iter().enumerate() {
+            if !(text.contains("derive(") && text.contains("ValueEnum")) {
+                continue;
+            }
+            // The enum the derive is on: the next line declaring one.
+            let name = lines[k..]
+                .iter()
+                .find_map(|(_, t)| {
+                    let t = t.trim_start().trim_start_matches("pub ");
+                    t.strip_prefix("enum ")
+                        .map(|r| r.split(|c: char| !c.is_alphanumeric()).next().unwrap_or(""))
+                })
+                .unwrap_or("?")
+                .to_string();
+            if !allowed.iter().any(|(n, _)| *n == name) {
+                found.push(format!("{}:{line}: ValueEnum on {name}", f.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "ValueEnum in src/cli/ outside the allow-list (give the library enum a \
+         skinview::choice::Choice instead):\n{}",
+        found.join("\n")
+    );
 }

@@ -3,16 +3,17 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use glam::Vec3;
 use skinview::anim::CrossFade;
 use skinview::character::{CharacterSpec, FadeDesc, IkGoal, LayerDesc, MaskSpec, MotionRef};
-use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource};
+use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource, Skinning};
 use skinview::io::{ImportOptions, Model, ModelSource};
 use skinview::partition::{MAX_BONES, MIN_BONES};
 use skinview::skin::{NormalMode, SkinMode, SkinOptions};
 
 use super::CliError;
+use super::choice::choice;
 
 /// Help shared by every MODEL argument.
 pub const MODEL_HELP: &str = "Model: .gltf/.glb, .fbx, native .rig.json, or builtin:arm / \
@@ -30,13 +31,13 @@ pub struct SkinArgs {
     /// Quaternion Blending", 2008) or stitch (each vertex follows the bone of its largest
     /// weight alone; Woodland, "Filling the Gaps: Advanced Animation Using Stitching and
     /// Skinning").
-    #[arg(long, alias = "mode", value_enum, default_value = "lbs")]
-    pub blend: BlendArg,
+    #[arg(long, alias = "mode", value_parser = choice::<SkinMode>(), default_value = "lbs")]
+    pub blend: SkinMode,
     /// How normals follow the blend: exact (the inverse-transpose, right under any scale) or
     /// blend3x3 (the blended matrix itself, as most engines do: cheaper, wrong under
     /// non-uniform scale).
-    #[arg(long, value_enum, default_value = "exact")]
-    pub normals: NormalsArg,
+    #[arg(long, value_parser = choice::<NormalMode>(), default_value = "exact")]
+    pub normals: NormalMode,
     /// Leave skinned normals and tangents as the blend makes them (normals shorter where
     /// rotations blend, tangents not made perpendicular to them) instead of scaling them back
     /// to unit length.
@@ -44,84 +45,37 @@ pub struct SkinArgs {
     pub no_renormalize: bool,
 }
 
-/// `--blend`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum BlendArg {
-    /// Linear blend skinning.
-    #[default]
-    Lbs,
-    /// Dual quaternion skinning.
-    Dqs,
-    /// One bone per vertex.
-    Stitch,
-}
-
-/// `--normals`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum NormalsArg {
-    /// Inverse-transpose of the blend.
-    #[default]
-    Exact,
-    /// The blend's upper 3x3.
-    Blend3x3,
-}
-
-impl BlendArg {
-    /// The skinning mode this names.
-    pub fn mode(self) -> SkinMode {
-        match self {
-            BlendArg::Lbs => SkinMode::Lbs,
-            BlendArg::Dqs => SkinMode::Dqs,
-            BlendArg::Stitch => SkinMode::Stitch,
-        }
-    }
-}
-
 impl SkinArgs {
     /// The options these flags name.
     pub fn options(&self) -> SkinOptions {
         SkinOptions {
-            mode: self.blend.mode(),
-            normals: match self.normals {
-                NormalsArg::Exact => NormalMode::Exact,
-                NormalsArg::Blend3x3 => NormalMode::Blend3x3,
-            },
+            mode: self.blend,
+            normals: self.normals,
             renormalize: !self.no_renormalize,
         }
     }
 }
 
-/// `--skinning`: how the GPU skins.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum GpuSkinningArg {
-    /// In the draw's vertex shader, every pass that draws the mesh.
-    #[default]
-    Vertex,
-    /// Once per frame in a compute pass, into a buffer a plain vertex shader draws (storage
-    /// palette only).
-    Compute,
-}
-
-impl GpuSkinningArg {
-    /// The renderer's skinning for the GPU side.
-    pub fn skinning(self) -> skinview::gpu::Skinning {
-        match self {
-            GpuSkinningArg::Vertex => skinview::gpu::Skinning::VertexShader,
-            GpuSkinningArg::Compute => skinview::gpu::Skinning::ComputePass,
-        }
-    }
-
-    /// `--skinning compute` on the uniform palette is refused: the compute pass reads the
-    /// storage palette.
-    pub fn check(self, palette: PaletteSource) -> Result<(), CliError> {
-        if self == GpuSkinningArg::Compute && palette != PaletteSource::Storage {
-            return Err(CliError::Usage(format!(
-                "--skinning compute reads the storage palette; the {} skins in the vertex \
-                 shader (--skinning vertex)",
+/// Checks a GPU skinning choice (`--skin`, or its alias `--skinning`, where only the GPU's ways
+/// make sense): the CPU is refused with `cpu_hint`, and the compute pass on the uniform palette
+/// (the pass reads the storage palette).
+pub fn check_gpu_skinning(
+    skinning: Skinning,
+    palette: PaletteSource,
+    cpu_hint: &str,
+) -> Result<(), CliError> {
+    match skinning {
+        Skinning::Cpu => Err(CliError::Usage(format!(
+            "--skin cpu: this command skins on the GPU (vertex or compute); {cpu_hint}"
+        ))),
+        Skinning::ComputePass if palette != PaletteSource::Storage => {
+            Err(CliError::Usage(format!(
+                "--skin compute reads the storage palette; the {} skins in the vertex shader \
+                 (--skin vertex)",
                 palette.describe()
-            )));
+            )))
         }
-        Ok(())
+        _ => Ok(()),
     }
 }
 
@@ -133,21 +87,12 @@ pub struct PaletteArgs {
     /// into submeshes of at most K bones: what GL ES / WebGL2-class adapters can run).
     /// Default: storage where the adapter reads storage buffers in the vertex stage, else
     /// uniform.
-    #[arg(long, value_enum)]
-    pub palette: Option<PaletteArg>,
+    #[arg(long, value_parser = choice::<PaletteSource>())]
+    pub palette: Option<PaletteSource>,
     /// K, the uniform palette's size: bones per submesh, 4..=1024 (default 64; at most what
     /// the adapter's uniform buffers hold). Without --palette it means --palette uniform.
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(MIN_BONES as u64..=MAX_BONES as u64))]
     pub max_bones: Option<u64>,
-}
-
-/// `--palette`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum PaletteArg {
-    /// One storage buffer per frame.
-    Storage,
-    /// K matrices per draw in a uniform buffer, the mesh partitioned.
-    Uniform,
 }
 
 impl PaletteArgs {
@@ -155,12 +100,12 @@ impl PaletteArgs {
     /// `--palette storage` is refused.
     pub fn requested(&self) -> Result<Option<PaletteSource>, CliError> {
         match (self.palette, self.max_bones) {
-            (Some(PaletteArg::Storage), Some(_)) => Err(CliError::Usage(
+            (Some(PaletteSource::Storage), Some(_)) => Err(CliError::Usage(
                 "--max-bones is the uniform palette's size; --palette storage has no bone limit"
                     .into(),
             )),
-            (Some(PaletteArg::Storage), None) => Ok(Some(PaletteSource::Storage)),
-            (Some(PaletteArg::Uniform), k) | (None, k @ Some(_)) => {
+            (Some(PaletteSource::Storage), None) => Ok(Some(PaletteSource::Storage)),
+            (Some(PaletteSource::Uniform { .. }), k) | (None, k @ Some(_)) => {
                 Ok(Some(PaletteSource::Uniform {
                     bones: k.map_or(DEFAULT_UNIFORM_BONES, |k| k as u32),
                 }))

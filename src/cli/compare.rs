@@ -8,11 +8,12 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use skinview::compare::{CompareOptions, compare};
-use skinview::gpu::{CapturePath, PaletteSource};
+use skinview::gpu::{CapturePath, PaletteSource, Skinning};
 
 use super::args::{
-    GpuSkinningArg, MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, SkinArgs, parse_anim,
+    MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, SkinArgs, check_gpu_skinning, parse_anim,
 };
+use super::choice::choice;
 use super::{CliError, CliResult, gpu};
 
 /// Most frames per animation (each frame is a GPU round trip per capture path).
@@ -40,9 +41,10 @@ pub struct CompareArgs {
     capture: Option<CaptureChoice>,
     /// How the GPU skins: vertex (the draw's vertex shader, read back as --capture says) or
     /// compute (the compute-skinning pass, read back as drawn by the plain vertex shader;
-    /// with --capture, those paths are compared too). Storage palette only for compute.
-    #[arg(long, value_enum, default_value = "vertex")]
-    skinning: GpuSkinningArg,
+    /// with --capture, those paths are compared too). Storage palette only for compute. Also
+    /// spelled --skinning.
+    #[arg(long = "skin", alias = "skinning", value_parser = choice::<Skinning>(), default_value = "vertex")]
+    who_skins: Skinning,
     #[command(flatten)]
     palette: PaletteArgs,
     #[command(flatten)]
@@ -93,15 +95,19 @@ pub fn run(a: CompareArgs) -> CliResult {
             palette.describe()
         )));
     }
-    a.skinning.check(palette)?;
-    let captures = match (a.skinning, a.capture) {
-        (GpuSkinningArg::Vertex, choice) => choice
+    check_gpu_skinning(
+        a.who_skins,
+        palette,
+        "compare checks the GPU against the CPU",
+    )?;
+    let captures = match (a.who_skins, a.capture) {
+        (Skinning::VertexShader | Skinning::Cpu, choice) => choice
             .unwrap_or(match palette {
                 PaletteSource::Storage if ctx.compute_capture() => CaptureChoice::Both,
                 _ => CaptureChoice::Draw,
             })
             .paths(),
-        (GpuSkinningArg::Compute, choice) => {
+        (Skinning::ComputePass, choice) => {
             let mut paths = choice.map(CaptureChoice::paths).unwrap_or_default();
             paths.push(CapturePath::ComputePass);
             paths

@@ -6,12 +6,13 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use skinview::character::CharacterSetup;
 use skinview::diff::{Diff, DiffOptions, Differ, Times};
 use skinview::io::{ImportOptions, Model, ModelSource};
 
 use super::args::parse_size;
+use super::choice::choice;
 use super::{CliError, CliResult};
 
 /// Clips drawn in `--plot` (the worst ones; the rest are in the JSON).
@@ -26,8 +27,8 @@ pub struct DiffArgs {
     /// When both are skinned: rate (every 1/fps s and each clip's end), a-keys or b-keys
     /// (that file's key times: where a file resampled from the other keeps its values), or
     /// keys (both files' key times).
-    #[arg(long, value_enum, default_value = "rate")]
-    times: TimesArg,
+    #[arg(long, value_parser = choice::<Times>(), default_value = "rate")]
+    times: Times,
     /// Frames a second for --times rate.
     #[arg(long, default_value_t = DiffOptions::default().fps)]
     fps: f32,
@@ -55,30 +56,6 @@ pub struct DiffArgs {
     size: (u32, u32),
 }
 
-/// `--times`.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum TimesArg {
-    /// Every 1/fps s.
-    Rate,
-    /// A's key times.
-    AKeys,
-    /// B's key times.
-    BKeys,
-    /// Both files' key times.
-    Keys,
-}
-
-impl TimesArg {
-    fn times(self) -> Times {
-        match self {
-            TimesArg::Rate => Times::Rate,
-            TimesArg::AKeys => Times::KeysOfA,
-            TimesArg::BKeys => Times::KeysOfB,
-            TimesArg::Keys => Times::Keys,
-        }
-    }
-}
-
 fn load(path: &Path, options: ImportOptions, outputs: &[Option<&Path>]) -> CliResult<Model> {
     let model = ModelSource::from_arg(Some(path))?.load_with(options)?;
     for out in outputs.iter().flatten() {
@@ -95,7 +72,7 @@ pub fn run(a: DiffArgs) -> CliResult {
     let model_a = load(&a.a, import, &outputs)?;
     let model_b = load(&a.b, import, &outputs)?;
     let options = DiffOptions {
-        times: a.times.times(),
+        times: a.times,
         fps: a.fps,
         tolerance_rel: a.tolerance,
         match_radius_rel: a.match_radius,

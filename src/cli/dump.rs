@@ -5,13 +5,16 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use skinview::compare::run::Source;
 use skinview::compare::{Sampling, sample_frames_each};
-use skinview::gpu::{CapturePath, PaletteSource, choose_source};
+use skinview::gpu::{CapturePath, PaletteSource, Skinning, choose_source};
 use skinview::io::dump::DumpWriter;
 
-use super::args::{MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, SkinArgs, parse_anim};
+use super::args::{
+    MAX_INFLUENCES_ARG, ModelArg, PaletteArgs, SkinArgs, check_gpu_skinning, parse_anim,
+};
+use super::choice::choice;
 use super::{CliError, CliResult, gpu};
 
 #[derive(Args)]
@@ -26,15 +29,17 @@ pub struct DumpArgs {
     /// clip's first or last pose (glTF holds values outside the key range), with a note.
     #[arg(long = "time", required = true, allow_hyphen_values = true)]
     times: Vec<f32>,
-    /// Which skinning to dump: cpu (the reference) or gpu (readback).
-    #[arg(long, value_enum, default_value = "cpu")]
-    path: PathArg,
-    /// With --path gpu: which GPU code to read back, shader (the capture shader: the draw's
+    /// Who skins what is dumped: cpu (the reference), vertex (the GPU's vertex-shader skinning,
+    /// read back as --capture says) or compute (the compute-skinning pass's buffer, read back
+    /// as drawn; storage palette only). Also spelled --path (gpu = vertex).
+    #[arg(long = "skin", alias = "path", value_parser = choice::<Skinning>(), default_value = "cpu")]
+    who_skins: Skinning,
+    /// With --skin vertex: which GPU code to read back, shader (the capture shader: the draw's
     /// skin() in a compute pass) or draw (the draw's own vertex stage). Default: shader on the
     /// storage palette, draw on the uniform palette.
-    #[arg(long, value_enum)]
-    capture: Option<CaptureArg>,
-    // With --path gpu: the palette path (--palette, --max-bones).
+    #[arg(long, value_parser = choice::<CapturePath>())]
+    capture: Option<CapturePath>,
+    // With --skin vertex or compute: the palette path (--palette, --max-bones).
     #[command(flatten)]
     palette: PaletteArgs,
     #[command(flatten)]
@@ -45,34 +50,6 @@ pub struct DumpArgs {
     /// Output JSON file.
     #[arg(long)]
     out: PathBuf,
-}
-
-/// `--path`.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PathArg {
-    /// The CPU reference.
-    Cpu,
-    /// GPU skinning, read back.
-    Gpu,
-}
-
-/// `--capture` of one path.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CaptureArg {
-    /// The capture shader (vertices from storage buffers).
-    #[value(alias = "compute")]
-    Shader,
-    /// The draw's vertex stage (vertex buffers), one point per vertex.
-    Draw,
-}
-
-impl From<CaptureArg> for CapturePath {
-    fn from(c: CaptureArg) -> Self {
-        match c {
-            CaptureArg::Shader => CapturePath::CaptureShader,
-            CaptureArg::Draw => CapturePath::Draw,
-        }
-    }
 }
 
 /// Most `--time` values (each is a frame of every deformed vertex in the JSON).
@@ -96,23 +73,34 @@ pub fn run(a: DumpArgs) -> CliResult {
         super::args::note_time_outside(&model.scene, i, &a.times);
     }
     let requested = a.palette.requested()?;
-    let (ctx, source) = match a.path {
-        PathArg::Cpu if requested.is_some() || a.capture.is_some() => {
+    let (ctx, source) = match a.who_skins {
+        Skinning::Cpu if requested.is_some() || a.capture.is_some() => {
             return Err(CliError::Usage(
-                "--palette, --max-bones and --capture choose the GPU code: add --path gpu".into(),
+                "--palette, --max-bones and --capture choose the GPU code: add --skin vertex (or \
+                 --skin compute)"
+                    .into(),
             ));
         }
-        PathArg::Cpu => (None, Source::Cpu),
-        PathArg::Gpu => {
+        Skinning::Cpu => (None, Source::Cpu),
+        Skinning::ComputePass if a.capture.is_some_and(|c| c != CapturePath::ComputePass) => {
+            return Err(CliError::Usage(
+                "--skin compute reads back the compute-skinned buffer as drawn; --capture \
+                 chooses among the vertex shader's readbacks (--skin vertex)"
+                    .into(),
+            ));
+        }
+        gpu_skin => {
             let ctx = gpu()?;
             let palette = choose_source(&ctx, requested)?;
-            let capture = a.capture.map_or(
-                match palette {
+            check_gpu_skinning(gpu_skin, palette, "")?;
+            let capture = match (gpu_skin, a.capture) {
+                (Skinning::ComputePass, _) => CapturePath::ComputePass,
+                (_, Some(c)) => c,
+                (_, None) => match palette {
                     PaletteSource::Storage if ctx.compute_capture() => CapturePath::CaptureShader,
                     _ => CapturePath::Draw,
                 },
-                CapturePath::from,
-            );
+            };
             (
                 Some(ctx),
                 Source::Gpu {

@@ -9,6 +9,7 @@ mod bench;
 mod chart;
 mod check;
 mod check_workers;
+mod choice;
 mod compare;
 mod diff;
 mod dump;

@@ -16,11 +16,10 @@ use skinview::partition::{MAX_BONES, MIN_BONES};
 use skinview::view::ViewOptions;
 use skinview::view::skeleton::BoneStyle;
 
-use super::args::{
-    BlendArg, GpuSkinningArg, ModelArg, PaletteArg, SkinArgs, StageArgs, parse_anim, parse_size,
-};
+use super::args::{ModelArg, SkinArgs, StageArgs, check_gpu_skinning, parse_anim, parse_size};
+use super::choice::choice;
 use super::{CliError, CliResult, gpu};
-use skinview::skin::SkinOptions;
+use skinview::skin::{SkinMode, SkinOptions};
 
 #[derive(Args)]
 pub struct RenderArgs {
@@ -36,16 +35,17 @@ pub struct RenderArgs {
     /// range), with a note.
     #[arg(long, allow_hyphen_values = true)]
     time: Option<f32>,
-    /// Which skinning result to draw: gpu (skinned as --skinning says) or cpu (reference,
-    /// uploaded).
+    /// Who skins what is drawn: vertex (the GPU, in the draw's vertex shader), compute (the
+    /// GPU, once per frame in a compute pass, into a buffer a plain vertex shader draws, as
+    /// Unreal and Godot do; storage palette only) or cpu (the reference, uploaded). --split
+    /// and the error colours show the GPU side this way. Also spelled --path (gpu = vertex).
     /// Rigs whose vertices have more than 8 influences are drawn from the CPU result.
-    #[arg(long, value_enum, default_value = "gpu")]
-    path: SkinningArg,
-    /// How the GPU skins (the GPU result, and the right half of --split): vertex (in the
-    /// draw's vertex shader) or compute (once per frame in a compute pass, into a buffer a
-    /// plain vertex shader draws, as Unreal and Godot do; storage palette only).
-    #[arg(long, value_enum, default_value = "vertex")]
-    skinning: GpuSkinningArg,
+    #[arg(long = "skin", alias = "path", value_parser = choice::<Skinning>(), default_value = "vertex")]
+    who_skins: Skinning,
+    /// The GPU's way alone (vertex or compute), as this flag said before --skin; with
+    /// --skin cpu (or --path cpu) the CPU still draws.
+    #[arg(long, value_parser = choice::<Skinning>())]
+    skinning: Option<Skinning>,
     /// Image size, WIDTHxHEIGHT.
     #[arg(long, default_value = "640x480", allow_hyphen_values = true, value_parser = parse_size)]
     size: (u32, u32),
@@ -70,14 +70,14 @@ pub struct RenderArgs {
     color: ColorArg,
     /// --color error: compare --blend with this skinning mode (same normals settings) on the
     /// CPU, instead of the GPU with the CPU.
-    #[arg(long, value_enum)]
-    against: Option<BlendArg>,
+    #[arg(long, value_parser = choice::<SkinMode>())]
+    against: Option<SkinMode>,
     /// Where the GPU skinning reads the joint matrices: storage (one buffer for the frame) or
     /// uniform (K matrices per draw, the model split into submeshes of at most K bones).
     /// Default: storage where the adapter reads storage buffers in the vertex stage, else
     /// uniform.
-    #[arg(long, value_enum)]
-    palette: Option<PaletteArg>,
+    #[arg(long, value_parser = choice::<PaletteSource>())]
+    palette: Option<PaletteSource>,
     /// K: the model is split into submeshes of at most K bones, drawn with a uniform palette
     /// of K matrices (unless --palette storage) and shown by --color submesh (`skinview
     /// partition` prints the split's stats). Default with --palette uniform: 64.
@@ -90,8 +90,8 @@ pub struct RenderArgs {
     /// Draw the skeleton in front of the mesh, one bone per joint with its axes, in a style:
     /// octahedral (the default, as Blender), stick, or spheres (joints as spheres, as
     /// Babylon's skeleton viewer); e.g. --skeleton or --skeleton=stick.
-    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "octahedral")]
-    skeleton: Option<BoneStyleArg>,
+    #[arg(long, value_parser = choice::<BoneStyle>(), num_args = 0..=1, require_equals = true, default_missing_value = "octahedral")]
+    skeleton: Option<BoneStyle>,
     /// Draw the ground grid under the model.
     #[arg(long)]
     grid: bool,
@@ -128,37 +128,6 @@ pub enum ColorArg {
     Submesh,
 }
 
-/// `--skeleton=STYLE`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BoneStyleArg {
-    /// Blender's octahedra.
-    Octahedral,
-    /// Thin rods.
-    Stick,
-    /// A sphere at each joint, a line to the bone's end.
-    Spheres,
-}
-
-impl BoneStyleArg {
-    /// The library's style.
-    pub fn style(self) -> BoneStyle {
-        match self {
-            BoneStyleArg::Octahedral => BoneStyle::Octahedral,
-            BoneStyleArg::Stick => BoneStyle::Stick,
-            BoneStyleArg::Spheres => BoneStyle::Spheres,
-        }
-    }
-}
-
-/// `--path`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SkinningArg {
-    /// The WGSL vertex shader.
-    Gpu,
-    /// The CPU reference.
-    Cpu,
-}
-
 pub fn run(a: RenderArgs) -> CliResult {
     check_flags(&a)?;
     let ctx = gpu()?;
@@ -167,7 +136,7 @@ pub fn run(a: RenderArgs) -> CliResult {
     let (mut c, anim, time) = character(&a, &setup)?;
     let skinning = skinning_path(&a, &c, palette)?;
     let error_against = a.against.map(|m| SkinOptions {
-        mode: m.mode(),
+        mode: m,
         ..setup.skin
     });
     if let Some(other) = error_against {
@@ -221,10 +190,12 @@ fn native_stage(a: &RenderArgs) -> bool {
 /// The palette asked for by the flags (`None`: the adapter's choice).
 fn requested_palette(a: &RenderArgs) -> Option<PaletteSource> {
     match (a.palette, a.max_bones) {
-        (Some(PaletteArg::Storage), _) => Some(PaletteSource::Storage),
-        (Some(PaletteArg::Uniform), k) | (None, k @ Some(_)) => Some(PaletteSource::Uniform {
-            bones: k.map_or(DEFAULT_UNIFORM_BONES, |k| k as u32),
-        }),
+        (Some(PaletteSource::Storage), _) => Some(PaletteSource::Storage),
+        (Some(PaletteSource::Uniform { .. }), k) | (None, k @ Some(_)) => {
+            Some(PaletteSource::Uniform {
+                bones: k.map_or(DEFAULT_UNIFORM_BONES, |k| k as u32),
+            })
+        }
         (None, None) => None,
     }
 }
@@ -232,7 +203,7 @@ fn requested_palette(a: &RenderArgs) -> Option<PaletteSource> {
 /// Flag combinations refused before the adapter opens (the set-up's own rules are
 /// [`CharacterSetup::validate`]'s).
 fn check_flags(a: &RenderArgs) -> CliResult<()> {
-    if a.palette == Some(PaletteArg::Storage)
+    if a.palette == Some(PaletteSource::Storage)
         && a.max_bones.is_some()
         && a.color != ColorArg::Submesh
     {
@@ -247,7 +218,8 @@ fn check_flags(a: &RenderArgs) -> CliResult<()> {
             skinview::io::png::IMAGE_EXTENSIONS
         ))
     })?;
-    let asks_split = a.max_bones.is_some() || a.palette == Some(PaletteArg::Uniform);
+    let asks_split =
+        a.max_bones.is_some() || matches!(a.palette, Some(PaletteSource::Uniform { .. }));
     if a.color == ColorArg::Submesh && !asks_split {
         return Err(CliError::Usage(
             "--color submesh shows a split: give its bone budget with --max-bones K".into(),
@@ -393,11 +365,14 @@ fn stage_time(a: &RenderArgs, time: f32) -> f32 {
 /// Who skins the drawn result: the GPU as --skinning says, or the CPU (asked for, or because
 /// the rig has more influences than the GPU path blends).
 fn skinning_path(a: &RenderArgs, c: &Character, palette: PaletteSource) -> CliResult<Skinning> {
-    a.skinning.check(palette)?;
-    let skinning = match a.path {
-        SkinningArg::Gpu => a.skinning.skinning(),
-        SkinningArg::Cpu => Skinning::Cpu,
+    let skinning = match (a.who_skins, a.skinning) {
+        (Skinning::Cpu, _) => Skinning::Cpu,
+        (_, Some(gpu)) => gpu,
+        (skin, None) => skin,
     };
+    if skinning != Skinning::Cpu {
+        check_gpu_skinning(skinning, palette, "the CPU reference is --skin cpu")?;
+    }
     if skinview::view::gpu_can_skin(c) {
         return Ok(skinning);
     }
@@ -459,9 +434,7 @@ fn view_options(
         },
         selected_node,
         skeleton: a.skeleton.is_some(),
-        bone_style: a
-            .skeleton
-            .map_or(BoneStyle::Octahedral, BoneStyleArg::style),
+        bone_style: a.skeleton.unwrap_or(BoneStyle::Octahedral),
         grid: a.grid,
         wireframe: a.wireframe,
         skinning,

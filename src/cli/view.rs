@@ -4,15 +4,15 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use skinview::builtin::Builtin;
 use skinview::character::SplitSpec;
-use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource};
+use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource, Skinning};
 use skinview::io::ModelSource;
 use skinview::viewer::state::ViewMode;
 use skinview::viewer::{ViewerOptions, run};
 
-use super::args::{GpuSkinningArg, MODEL_HELP, PaletteArg, PaletteArgs, parse_size};
+use super::args::{MODEL_HELP, PaletteArgs, check_gpu_skinning, parse_size};
 use super::{CliError, CliResult};
 
 /// Most frames a scripted run may ask for (an hour at 60 Hz).
@@ -25,13 +25,13 @@ pub struct ViewArgs {
     model: Option<PathBuf>,
     /// What the window shows first: gpu, cpu, split (CPU | GPU side by side) or diff
     /// (|GPU - CPU|).
-    #[arg(long, alias = "mode", value_enum, default_value = "gpu")]
-    show: ShowArg,
+    #[arg(long, alias = "mode", value_parser = super::choice::choice::<ViewMode>(), default_value = "gpu")]
+    show: ViewMode,
     /// How the GPU skins: vertex (in the draw's vertex shader) or compute (once per frame in a
     /// compute pass, drawn by a plain vertex shader; storage palette only). The window's
-    /// panel switches it too.
-    #[arg(long, value_enum, default_value = "vertex")]
-    skinning: GpuSkinningArg,
+    /// panel switches it too. Also spelled --skinning.
+    #[arg(long = "skin", alias = "skinning", value_parser = super::choice::choice::<Skinning>(), default_value = "vertex")]
+    who_skins: Skinning,
     /// Window size, WIDTHxHEIGHT (logical pixels).
     #[arg(long, default_value = "1280x800", allow_hyphen_values = true, value_parser = parse_size)]
     size: (u32, u32),
@@ -48,12 +48,12 @@ pub struct ViewArgs {
     bone: Option<String>,
     /// Start in this colour mode: material, weights (of --bone) or bones (every bone its own
     /// colour).
-    #[arg(long, value_enum, default_value = "material")]
-    color: ViewColorArg,
+    #[arg(long, value_parser = super::choice::choice::<skinview::gpu::ColorMode>(), default_value = "material")]
+    color: skinview::gpu::ColorMode,
     /// Start with the skeleton drawn: --skeleton (octahedral), --skeleton=stick or
     /// --skeleton=spheres.
-    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "octahedral")]
-    skeleton: Option<super::render::BoneStyleArg>,
+    #[arg(long, value_parser = super::choice::choice::<skinview::view::skeleton::BoneStyle>(), num_args = 0..=1, require_equals = true, default_missing_value = "octahedral")]
+    skeleton: Option<skinview::view::skeleton::BoneStyle>,
     /// Do not wait for vertical sync (frame-time measurements).
     #[arg(long)]
     no_vsync: bool,
@@ -88,30 +88,6 @@ fn parse_start_time(text: &str) -> Result<f32, String> {
     }
 }
 
-/// `view --color`.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ViewColorArg {
-    /// Base colour, texture and vertex colour.
-    Material,
-    /// The weights of --bone.
-    Weights,
-    /// Every bone its own colour, blended by weight.
-    Bones,
-}
-
-/// `--show`.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ShowArg {
-    /// GPU skinning.
-    Gpu,
-    /// The CPU reference.
-    Cpu,
-    /// CPU | GPU side by side.
-    Split,
-    /// |GPU - CPU| heatmap.
-    Diff,
-}
-
 pub fn run_view(a: ViewArgs) -> CliResult {
     if let Some(out) = &a.screenshot {
         skinview::io::png::ImageFormat::of_path(out).map_err(|_| {
@@ -143,8 +119,8 @@ pub fn run_view(a: ViewArgs) -> CliResult {
     }
     let k = a.palette.max_bones.map(|k| k as usize);
     let uniform = match a.palette.palette {
-        Some(PaletteArg::Uniform) => true,
-        Some(PaletteArg::Storage) => false,
+        Some(PaletteSource::Uniform { .. }) => true,
+        Some(PaletteSource::Storage) => false,
         None => k.is_some(),
     };
     if (uniform || k.is_some()) && model.rig.is_some() {
@@ -154,11 +130,13 @@ pub fn run_view(a: ViewArgs) -> CliResult {
                 .into(),
         ));
     }
-    if uniform {
-        a.skinning.check(PaletteSource::Uniform {
+    let palette = match uniform {
+        true => PaletteSource::Uniform {
             bones: k.map_or(DEFAULT_UNIFORM_BONES, |k| k as u32),
-        })?;
-    }
+        },
+        false => PaletteSource::Storage,
+    };
+    check_gpu_skinning(a.who_skins, palette, "the CPU reference is --show cpu")?;
     let split = (uniform || k.is_some()).then(|| SplitSpec {
         max_bones: k.unwrap_or(DEFAULT_UNIFORM_BONES as usize),
         uniform_palette: uniform,
@@ -168,23 +146,14 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         split,
         size: a.size,
         demo: a.model.is_none(),
-        mode: match a.show {
-            ShowArg::Gpu => ViewMode::Gpu,
-            ShowArg::Cpu => ViewMode::Cpu,
-            ShowArg::Split => ViewMode::SideBySide,
-            ShowArg::Diff => ViewMode::Diff,
-        },
-        gpu_skinning: a.skinning.skinning(),
+        mode: a.show,
+        gpu_skinning: a.who_skins,
         frames: a.frames,
         screenshot: a.screenshot,
         no_vsync: a.no_vsync,
         bone: a.bone,
-        color_mode: match a.color {
-            ViewColorArg::Material => skinview::gpu::ColorMode::Material,
-            ViewColorArg::Weights => skinview::gpu::ColorMode::Weights,
-            ViewColorArg::Bones => skinview::gpu::ColorMode::Bones,
-        },
-        skeleton: a.skeleton.map(super::render::BoneStyleArg::style),
+        color_mode: a.color,
+        skeleton: a.skeleton,
         time_s: a.time,
         paused: a.paused,
         compare_with: a.compare_with.clone(),

@@ -44,6 +44,28 @@ pub enum Times {
     Keys,
 }
 
+impl crate::choice::Choice for Times {
+    const ALL: &'static [Times] = &[Times::Rate, Times::KeysOfA, Times::KeysOfB, Times::Keys];
+
+    fn name(self) -> &'static str {
+        match self {
+            Times::Rate => "rate",
+            Times::KeysOfA => "a-keys",
+            Times::KeysOfB => "b-keys",
+            Times::Keys => "keys",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            Times::Rate => "Every 1/fps s",
+            Times::KeysOfA => "A's key times",
+            Times::KeysOfB => "B's key times",
+            Times::Keys => "Both files' key times",
+        }
+    }
+}
+
 /// How two files are compared.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DiffOptions {

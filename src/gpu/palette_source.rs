@@ -40,3 +40,30 @@ impl PaletteSource {
         }
     }
 }
+
+/// By name: `storage`, or `uniform` with [`DEFAULT_UNIFORM_BONES`] matrices (a user gives
+/// another K apart, as the command line's bone limit does).
+impl crate::choice::Choice for PaletteSource {
+    const ALL: &'static [PaletteSource] = &[
+        PaletteSource::Storage,
+        PaletteSource::Uniform {
+            bones: DEFAULT_UNIFORM_BONES,
+        },
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            PaletteSource::Storage => "storage",
+            PaletteSource::Uniform { .. } => "uniform",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            PaletteSource::Storage => "One storage buffer per frame",
+            PaletteSource::Uniform { .. } => {
+                "K matrices per draw in a uniform buffer, the mesh partitioned"
+            }
+        }
+    }
+}

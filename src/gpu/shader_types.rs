@@ -135,6 +135,31 @@ impl ColorMode {
     }
 }
 
+/// The colours a user starts a view in by name: `material`, `weights`, `bones`. The error
+/// heatmap is not among them: it comes with a comparison (the viewer's `diff` layout, the
+/// command line's error colours), which sets its scale.
+impl crate::choice::Choice for ColorMode {
+    const ALL: &'static [ColorMode] = &[ColorMode::Material, ColorMode::Weights, ColorMode::Bones];
+
+    fn name(self) -> &'static str {
+        match self {
+            ColorMode::Material => "material",
+            ColorMode::Weights => "weights",
+            ColorMode::Bones => "bones",
+            ColorMode::Errors => "errors",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            ColorMode::Material => "Base colour, texture and vertex colour",
+            ColorMode::Weights => "The weights of the selected bone",
+            ColorMode::Bones => "Every bone its own colour, blended by weight",
+            ColorMode::Errors => "Per-vertex error heatmap",
+        }
+    }
+}
+
 /// The key light every view uses (world space, towards the light): above, front-right.
 pub fn key_light() -> Vec3 {
     Vec3::new(0.4, 0.8, 0.6).normalize()

@@ -77,3 +77,69 @@ impl CapturePath {
         self != CapturePath::Draw
     }
 }
+
+/// `vertex` (also `gpu`: the name `render` and `dump` gave the GPU side), `compute`, `cpu`.
+impl crate::choice::Choice for Skinning {
+    const ALL: &'static [Skinning] =
+        &[Skinning::VertexShader, Skinning::ComputePass, Skinning::Cpu];
+
+    fn name(self) -> &'static str {
+        match self {
+            Skinning::VertexShader => "vertex",
+            Skinning::ComputePass => "compute",
+            Skinning::Cpu => "cpu",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            Skinning::VertexShader => "The GPU, in the draw's vertex shader",
+            Skinning::ComputePass => {
+                "The GPU, once a frame in a compute pass whose buffer a plain vertex shader \
+                 draws (storage palette only)"
+            }
+            Skinning::Cpu => "The CPU reference",
+        }
+    }
+
+    fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Skinning::VertexShader => &["gpu"],
+            _ => &[],
+        }
+    }
+}
+
+/// `shader` (also `compute`, its first name), `draw`, `compute-pass`.
+impl crate::choice::Choice for CapturePath {
+    const ALL: &'static [CapturePath] = &[
+        CapturePath::CaptureShader,
+        CapturePath::Draw,
+        CapturePath::ComputePass,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            CapturePath::CaptureShader => "shader",
+            CapturePath::Draw => "draw",
+            CapturePath::ComputePass => "compute-pass",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            CapturePath::CaptureShader => "The capture shader: the draw's skin() in a compute pass",
+            CapturePath::Draw => "The draw's own vertex stage",
+            CapturePath::ComputePass => {
+                "The compute-skinned buffer as drawn (storage palette only)"
+            }
+        }
+    }
+
+    fn aliases(self) -> &'static [&'static str] {
+        match self {
+            CapturePath::CaptureShader => &["compute"],
+            _ => &[],
+        }
+    }
+}

@@ -42,9 +42,9 @@ impl SkinMode {
         }
     }
 
-    /// Parse a short name.
+    /// Parse a short name (the [`crate::choice::Choice`] names).
     pub fn parse(s: &str) -> Option<SkinMode> {
-        SkinMode::ALL.into_iter().find(|m| m.name() == s)
+        <SkinMode as crate::choice::Choice>::parse(s)
     }
 
     /// The value `DrawParams.skin_mode` carries to `skin()` (shaders/skin.wgsl).
@@ -82,9 +82,40 @@ impl NormalMode {
         }
     }
 
-    /// Parse a short name.
+    /// Parse a short name (the [`crate::choice::Choice`] names).
     pub fn parse(s: &str) -> Option<NormalMode> {
-        NormalMode::ALL.into_iter().find(|m| m.name() == s)
+        <NormalMode as crate::choice::Choice>::parse(s)
+    }
+}
+
+impl crate::choice::Choice for SkinMode {
+    const ALL: &'static [SkinMode] = &SkinMode::ALL;
+
+    fn name(self) -> &'static str {
+        SkinMode::name(self)
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            SkinMode::Lbs => "Linear blend skinning",
+            SkinMode::Dqs => "Dual quaternion skinning",
+            SkinMode::Stitch => "One bone per vertex",
+        }
+    }
+}
+
+impl crate::choice::Choice for NormalMode {
+    const ALL: &'static [NormalMode] = &NormalMode::ALL;
+
+    fn name(self) -> &'static str {
+        NormalMode::name(self)
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            NormalMode::Exact => "Inverse-transpose of the blend",
+            NormalMode::Blend3x3 => "The blend's upper 3x3",
+        }
     }
 }
 

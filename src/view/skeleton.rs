@@ -59,6 +59,22 @@ impl BoneStyle {
     }
 }
 
+impl crate::choice::Choice for BoneStyle {
+    const ALL: &'static [BoneStyle] = &BoneStyle::ALL;
+
+    fn name(self) -> &'static str {
+        BoneStyle::name(self)
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            BoneStyle::Octahedral => "Blender's octahedral bones",
+            BoneStyle::Stick => "A thin rod from head to tail",
+            BoneStyle::Spheres => "A sphere at each joint, a line to the tail, the joint's axes",
+        }
+    }
+}
+
 /// Bone colours (linear RGBA) to choose from, saturated and apart from the selected orange:
 /// blue (the default, apart from skin tones), magenta, green, cyan. [`bone_color`] picks the
 /// one whose hue the model's materials use least; every bone is outlined in

@@ -87,6 +87,32 @@ impl ViewMode {
     }
 }
 
+/// The layout the window starts in: `gpu`, `cpu`, `split` (CPU | GPU) or `diff`; "A | B"
+/// needs another file and is not named.
+impl crate::choice::Choice for ViewMode {
+    const ALL: &'static [ViewMode] = &ViewMode::ALL;
+
+    fn name(self) -> &'static str {
+        match self {
+            ViewMode::Gpu => "gpu",
+            ViewMode::Cpu => "cpu",
+            ViewMode::SideBySide => "split",
+            ViewMode::Diff => "diff",
+            ViewMode::AgainstFile => "against-file",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            ViewMode::Gpu => "GPU skinning",
+            ViewMode::Cpu => "The CPU reference",
+            ViewMode::SideBySide => "CPU | GPU side by side",
+            ViewMode::Diff => "|GPU - CPU| heatmap",
+            ViewMode::AgainstFile => "The model and another file of the character side by side",
+        }
+    }
+}
+
 /// Clip playback.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Playback {

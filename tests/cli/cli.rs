@@ -698,7 +698,7 @@ fn uniform_palette_on_compare_dump_and_render() {
                 "--out",
                 "x.json",
             ],
-            "--path gpu",
+            "--skin vertex",
         ),
     ] {
         let o = skinview(&args);
@@ -1171,7 +1171,7 @@ fn compute_skinning_on_compare_render_and_bench() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
-        text(&o).contains("--skinning compute reads the storage palette"),
+        text(&o).contains("--skin compute reads the storage palette"),
         "{}",
         text(&o)
     );
@@ -1551,4 +1551,73 @@ fn a_closed_pipe_ends_quietly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
     assert_ne!(out.status.code(), Some(101), "{err}");
+}
+
+/// Who skins is one flag family, `--skin cpu|vertex|compute`, on render, dump and compare, and
+/// the old spellings keep working: `--path gpu|cpu` (gpu = vertex) and `--skinning`. Each
+/// spelling gives the same output as the other (dumps within the comparison tolerance of each
+/// other, renders identical), a wrong name lists the names the library gives, and the CPU is
+/// refused where only the GPU skins.
+#[test]
+fn skin_flag_family_and_its_old_spellings() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let model = common::model("RiggedSimple");
+    let m = model.to_str().unwrap();
+    let dump = |name: &str, flags: &[&str]| {
+        let out = tmp(&format!("skin-{name}.json"));
+        let mut args = vec!["dump", m, "--time", "0.5"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--out", out.to_str().unwrap()]);
+        let o = skinview(&args);
+        assert!(o.status.success(), "{flags:?}: {}", text(&o));
+        Dump::read(&out).unwrap()
+    };
+    let cpu = dump("cpu", &[]);
+    for (name, flags) in [
+        ("skin-cpu", &["--skin", "cpu"][..]),
+        ("path-cpu", &["--path", "cpu"]),
+        ("skin-vertex", &["--skin", "vertex"]),
+        ("path-gpu", &["--path", "gpu"]),
+        (
+            "skin-vertex-draw",
+            &["--skin", "vertex", "--capture", "draw"],
+        ),
+        ("skin-compute", &["--skin", "compute"]),
+    ] {
+        let other = dump(name, flags);
+        let d = diff(&cpu, &other).unwrap();
+        assert!(d.max_position < 1e-5 * cpu.diagonal(), "{flags:?}: {d:?}");
+    }
+    // The same picture from each spelling of the same choice.
+    let render = |name: &str, flags: &[&str]| {
+        let out = tmp(&format!("skin-{name}.png"));
+        let mut args = vec!["render", m, "--size", "96x72"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--out", out.to_str().unwrap()]);
+        let o = skinview(&args);
+        assert!(o.status.success(), "{flags:?}: {}", text(&o));
+        skinview::io::png::read(&out).unwrap()
+    };
+    // (Compared whole: a difference would print megabytes of pixels.)
+    let same = render("r-skin-cpu", &["--skin", "cpu"]) == render("r-path-cpu", &["--path", "cpu"]);
+    assert!(same, "render --skin cpu and --path cpu differ");
+    let same = render("r-skin-compute", &["--skin", "compute"])
+        == render("r-skinning", &["--path", "gpu", "--skinning", "compute"]);
+    assert!(
+        same,
+        "render --skin compute and --path gpu --skinning compute differ"
+    );
+    // A wrong name is refused with the library's names; the CPU where only the GPU skins.
+    let o = skinview(&["render", m, "--skin", "gpu-ish", "--out", "x.png"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    for name in ["vertex", "compute", "cpu"] {
+        assert!(text(&o).contains(name), "{}", text(&o));
+    }
+    let o = skinview(&["compare", m, "--frames", "1", "--skin", "cpu"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--skin cpu"), "{}", text(&o));
+    let o = skinview(&["compare", m, "--frames", "1", "--skinning", "compute"]);
+    assert!(o.status.success(), "{}", text(&o));
 }
