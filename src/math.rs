@@ -174,6 +174,30 @@ pub fn elementwise_median(matrices: &[Mat4]) -> Option<Mat4> {
     Some(Mat4::from_cols_array(&cols))
 }
 
+/// The box around the finite points (NaN or infinite ones skipped), `None` when none is
+/// finite. The one home of bounds: the skinned vertices' ([`crate::skin::bounds`]), the
+/// camera's framing, `check`, `diff`, the dump's scale and the partition's all take theirs here.
+pub fn finite_bounds(points: impl IntoIterator<Item = Vec3>) -> Option<(Vec3, Vec3)> {
+    let mut lo = Vec3::splat(f32::INFINITY);
+    let mut hi = Vec3::splat(f32::NEG_INFINITY);
+    for p in points.into_iter().filter(|p| p.is_finite()) {
+        lo = lo.min(p);
+        hi = hi.max(p);
+    }
+    (lo.x <= hi.x).then_some((lo, hi))
+}
+
+/// The length of a box's diagonal ([`finite_bounds`]), in f32: the one home of the model's
+/// scale; [`bounds_diagonal_f64`] measures the same corners in f64.
+pub fn bounds_diagonal((lo, hi): (Vec3, Vec3)) -> f32 {
+    (hi - lo).length()
+}
+
+/// [`bounds_diagonal`] in f64 (the f32 corners' difference taken exactly).
+pub fn bounds_diagonal_f64((lo, hi): (Vec3, Vec3)) -> f64 {
+    (hi.as_dvec3() - lo.as_dvec3()).length()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
