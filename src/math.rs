@@ -202,6 +202,23 @@ pub fn bounds_diagonal_f64((lo, hi): (Vec3, Vec3)) -> f64 {
 mod tests {
     use super::*;
 
+    /// Non-finite points are left out; none finite is no box.
+    #[test]
+    fn finite_bounds_skip_non_finite_points() {
+        let b = finite_bounds([
+            Vec3::new(1.0, -2.0, 0.5),
+            Vec3::NAN,
+            Vec3::new(-1.0, 2.0, f32::INFINITY),
+        ]);
+        assert_eq!(
+            b,
+            Some((Vec3::new(1.0, -2.0, 0.5), Vec3::new(1.0, -2.0, 0.5)))
+        );
+        assert_eq!(finite_bounds([Vec3::NAN]), None);
+        let b = (Vec3::ZERO, Vec3::new(3.0, 4.0, 0.0));
+        assert_eq!((bounds_diagonal(b), bounds_diagonal_f64(b)), (5.0, 5.0));
+    }
+
     /// Dense sweep of the first quadrant against f64 `atan2`, ratios from 0 to ∞ both ways.
     #[test]
     fn atan2_first_quadrant4_matches_f64() {

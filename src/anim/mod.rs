@@ -123,3 +123,23 @@ impl<'a> ClipName<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A clip's name in each form: reports, sentences, with its index.
+    #[test]
+    fn clip_names() {
+        let walk = ClipName::new(2, Some("walk"));
+        assert_eq!(
+            [walk.label(), walk.words(), walk.indexed()],
+            ["walk", "clip \"walk\"", "animation 2 \"walk\""]
+        );
+        let unnamed = ClipName::new(3, Some(""));
+        assert_eq!(
+            [unnamed.label(), unnamed.words(), unnamed.indexed()],
+            ["animation 3", "animation 3", "animation 3"]
+        );
+    }
+}

@@ -143,3 +143,32 @@ impl VertexErrors {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first distance sets the worst place, a larger one moves it, an equal one does not;
+    /// NaN counts as infinite and a later NaN leaves the first infinite place.
+    #[test]
+    fn running_error_keeps_the_first_largest() {
+        let mut acc = RunningError::default();
+        assert_eq!((acc.max, acc.mean(), acc.worst), (0.0, 0.0, None));
+        for (i, e) in [0.0, 2.0, 2.0, 1.0].into_iter().enumerate() {
+            acc.add(e, i);
+        }
+        assert_eq!((acc.max, acc.mean(), acc.worst), (2.0, 1.25, Some(1)));
+        acc.add(f64::NAN, 4);
+        acc.add(f64::NAN, 5);
+        assert_eq!((acc.max, acc.worst, acc.count), (f64::INFINITY, Some(4), 6));
+        // What could not be measured is infinite there and leaves the mean alone.
+        let mut short = RunningError::default();
+        short.add(3.0, 0);
+        short.add_infinite(7);
+        short.add(5.0, 1);
+        assert_eq!(
+            (short.max, short.mean(), short.worst),
+            (f64::INFINITY, 4.0, Some(7))
+        );
+    }
+}
