@@ -6,6 +6,8 @@
 
 use glam::{Mat4, Vec3};
 
+use crate::math::{bounds_diagonal, finite_bounds};
+
 /// Default vertical field of view (about 34°, a "normal" lens).
 pub const DEFAULT_FOV_Y_RAD: f32 = 0.6;
 
@@ -96,10 +98,10 @@ impl OrbitCamera {
     /// is then moved to the projected centre, and the two refined together. Cost:
     /// O(points × 160).
     pub fn fit(&mut self, points: &[Vec3], aspect: f32, fill: f32) -> bool {
-        let Some((lo, hi)) = finite_bounds(points) else {
+        let Some((lo, hi)) = finite_bounds(points.iter().copied()) else {
             return false;
         };
-        let radius = ((hi - lo).length() * 0.5).max(1e-4);
+        let radius = (bounds_diagonal((lo, hi)) * 0.5).max(1e-4);
         let forward = -self.direction();
         let right = forward.cross(Vec3::Y).normalize_or_zero();
         let up = right.cross(forward);
@@ -218,17 +220,6 @@ impl OrbitCamera {
             self.distance_m = (self.distance_m * factor).clamp(r * 0.05, r * 200.0);
         }
     }
-}
-
-/// The box around the finite points, None when there are none.
-fn finite_bounds(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
-    let mut lo = Vec3::splat(f32::INFINITY);
-    let mut hi = Vec3::splat(f32::NEG_INFINITY);
-    for p in points.iter().filter(|p| p.is_finite()) {
-        lo = lo.min(*p);
-        hi = hi.max(*p);
-    }
-    (lo.x <= hi.x).then_some((lo, hi))
 }
 
 /// `[min x, max x, min y, max y]` of the points projected in normalised device coordinates,

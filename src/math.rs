@@ -174,9 +174,50 @@ pub fn elementwise_median(matrices: &[Mat4]) -> Option<Mat4> {
     Some(Mat4::from_cols_array(&cols))
 }
 
+/// The box around the finite points (NaN or infinite ones skipped), `None` when none is
+/// finite. The one home of bounds: the skinned vertices' ([`crate::skin::bounds`]), the
+/// camera's framing, `check`, `diff`, the dump's scale and the partition's all take theirs here.
+pub fn finite_bounds(points: impl IntoIterator<Item = Vec3>) -> Option<(Vec3, Vec3)> {
+    let mut lo = Vec3::splat(f32::INFINITY);
+    let mut hi = Vec3::splat(f32::NEG_INFINITY);
+    for p in points.into_iter().filter(|p| p.is_finite()) {
+        lo = lo.min(p);
+        hi = hi.max(p);
+    }
+    (lo.x <= hi.x).then_some((lo, hi))
+}
+
+/// The length of a box's diagonal ([`finite_bounds`]), in f32: the one home of the model's
+/// scale; [`bounds_diagonal_f64`] measures the same corners in f64.
+pub fn bounds_diagonal((lo, hi): (Vec3, Vec3)) -> f32 {
+    (hi - lo).length()
+}
+
+/// [`bounds_diagonal`] in f64 (the f32 corners' difference taken exactly).
+pub fn bounds_diagonal_f64((lo, hi): (Vec3, Vec3)) -> f64 {
+    (hi.as_dvec3() - lo.as_dvec3()).length()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Non-finite points are left out; none finite is no box.
+    #[test]
+    fn finite_bounds_skip_non_finite_points() {
+        let b = finite_bounds([
+            Vec3::new(1.0, -2.0, 0.5),
+            Vec3::NAN,
+            Vec3::new(-1.0, 2.0, f32::INFINITY),
+        ]);
+        assert_eq!(
+            b,
+            Some((Vec3::new(1.0, -2.0, 0.5), Vec3::new(1.0, -2.0, 0.5)))
+        );
+        assert_eq!(finite_bounds([Vec3::NAN]), None);
+        let b = (Vec3::ZERO, Vec3::new(3.0, 4.0, 0.0));
+        assert_eq!((bounds_diagonal(b), bounds_diagonal_f64(b)), (5.0, 5.0));
+    }
 
     /// Dense sweep of the first quadrant against f64 `atan2`, ratios from 0 to ∞ both ways.
     #[test]

@@ -17,7 +17,7 @@
 
 use glam::{Mat4, Vec2, Vec3, Vec4};
 
-use crate::anim::Animation;
+use crate::anim::{Animation, ClipName};
 use crate::error::{Error, Result};
 use crate::math::Trs;
 
@@ -448,6 +448,13 @@ impl Scene {
             },
             None => format!("node {node}"),
         }
+    }
+
+    /// Clip `anim` in words ([`ClipName`]: `walk` or `animation 2`, in a sentence `clip
+    /// "walk"`); an index past the clips is named by its index.
+    pub fn clip_name(&self, anim: usize) -> ClipName<'_> {
+        let name = self.animations.get(anim).and_then(|a| a.name.as_deref());
+        ClipName::new(anim, name)
     }
 }
 

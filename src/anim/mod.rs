@@ -78,3 +78,68 @@ impl Animation {
         v
     }
 }
+
+/// A clip as a user reads it: the one home of a clip in words (`check`, `diff`, `compare` and
+/// the CLI all name clips here). Made by [`crate::Scene::clip_name`], or from a report's index
+/// and name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClipName<'a> {
+    /// Index in the scene's animations.
+    pub index: usize,
+    /// Its name; None when it has none or an empty one.
+    pub name: Option<&'a str>,
+}
+
+impl<'a> ClipName<'a> {
+    /// Clip `index` named `name` (an empty name is none).
+    pub fn new(index: usize, name: Option<&'a str>) -> ClipName<'a> {
+        ClipName {
+            index,
+            name: name.filter(|n| !n.is_empty()),
+        }
+    }
+
+    /// `walk`, or `animation 2` when it has no name: what reports store.
+    pub fn label(&self) -> String {
+        match self.name {
+            Some(n) => n.to_string(),
+            None => format!("animation {}", self.index),
+        }
+    }
+
+    /// `clip "walk"`, or `animation 2` when it has no name: in a sentence.
+    pub fn words(&self) -> String {
+        match self.name {
+            Some(n) => format!("clip {n:?}"),
+            None => format!("animation {}", self.index),
+        }
+    }
+
+    /// `animation 2 "walk"`, or `animation 2` when it has no name: the index always.
+    pub fn indexed(&self) -> String {
+        match self.name {
+            Some(n) => format!("animation {} {n:?}", self.index),
+            None => format!("animation {}", self.index),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A clip's name in each form: reports, sentences, with its index.
+    #[test]
+    fn clip_names() {
+        let walk = ClipName::new(2, Some("walk"));
+        assert_eq!(
+            [walk.label(), walk.words(), walk.indexed()],
+            ["walk", "clip \"walk\"", "animation 2 \"walk\""]
+        );
+        let unnamed = ClipName::new(3, Some(""));
+        assert_eq!(
+            [unnamed.label(), unnamed.words(), unnamed.indexed()],
+            ["animation 3", "animation 3", "animation 3"]
+        );
+    }
+}

@@ -11,6 +11,7 @@ use crate::compare::{CompareOptions, compare};
 use crate::error::{Error, Result};
 use crate::frame::{FrameState, skin_pose};
 use crate::gpu::{CapturePath, GpuContext, PaletteSource};
+use crate::math::bounds_diagonal;
 use crate::quality::{JointZone, joint_zones};
 use crate::scene::Scene;
 use crate::skin::SkinnedVertices;
@@ -18,14 +19,6 @@ use crate::skin::SkinnedVertices;
 /// A share of the diagonal in words (`3.2 %`).
 fn percent(rel: f64) -> String {
     format!("{:.2} %", rel * 100.0)
-}
-
-/// A clip's name in words.
-fn clip_name(scene: &Scene, a: usize) -> String {
-    match scene.animations.get(a).and_then(|c| c.name.as_deref()) {
-        Some(n) if !n.is_empty() => format!("\"{n}\""),
-        _ => format!("animation {a}"),
-    }
 }
 
 /// Every check on `scene`, into `result` (the GPU readback on `gpu` unless skipped).
@@ -40,7 +33,7 @@ pub(super) fn run(
     let outcome = (|| -> Result<()> {
         let rest = skin_pose(scene, None, 0.0, None)?;
         let (lo, hi) = bounds(&rest);
-        let diagonal = f64::from((hi - lo).length()).max(f64::MIN_POSITIVE);
+        let diagonal = f64::from(bounds_diagonal((lo, hi))).max(f64::MIN_POSITIVE);
         result.rest_bounds = Some((lo.to_array(), hi.to_array()));
         result.joint_bounds = joint_bounds(scene);
         // Every sampled frame skinned once, for the three checks that look at frames.
@@ -104,7 +97,7 @@ impl Findings for Vec<Finding> {
 /// A sampled frame: its clip (None: the rest pose) and time.
 fn frame_ref(scene: &Scene, anim: Option<usize>, time_s: f32) -> FrameRef {
     FrameRef {
-        clip: anim.map(|a| clip_name(scene, a).trim_matches('"').to_string()),
+        clip: anim.map(|a| scene.clip_name(a).label()),
         clip_index: anim,
         time_s,
     }
@@ -114,32 +107,13 @@ fn frame_ref(scene: &Scene, anim: Option<usize>, time_s: f32) -> FrameRef {
 /// rest pose`.
 fn frame_words(scene: &Scene, anim: Option<usize>, time_s: f32) -> String {
     anim.map_or("the rest pose".into(), |a| {
-        let name = clip_name(scene, a);
-        let clip = if name.starts_with('"') {
-            format!("clip {name}")
-        } else {
-            name
-        };
-        format!("{clip} at {time_s:.3} s")
+        format!("{} at {time_s:.3} s", scene.clip_name(a).words())
     })
 }
 
-/// The bounds of every finite skinned vertex.
+/// The bounds of every finite skinned vertex (a point at the origin without any).
 fn bounds(out: &[SkinnedVertices]) -> (Vec3, Vec3) {
-    let mut lo = Vec3::splat(f32::MAX);
-    let mut hi = Vec3::splat(f32::MIN);
-    for p in out
-        .iter()
-        .flat_map(|o| &o.positions)
-        .filter(|p| p.is_finite())
-    {
-        lo = lo.min(*p);
-        hi = hi.max(*p);
-    }
-    if lo.x > hi.x {
-        return (Vec3::ZERO, Vec3::ZERO);
-    }
-    (lo, hi)
+    crate::skin::bounds(out).unwrap_or((Vec3::ZERO, Vec3::ZERO))
 }
 
 /// The importer's repairs (warnings) and warnings (info).
@@ -549,17 +523,16 @@ impl ClipSurvey {
                     Check::ClipBounds,
                     Severity::Warning,
                     format!(
-                        "clip {} leaves the rest bounds by {} of the model's size (at {at:.3} \
-                         s): culled with the rest bounds it disappears early; use the clip's \
-                         bounds",
-                        clip_name(scene, a),
+                        "{} leaves the rest bounds by {} of the model's size (at {at:.3} s): \
+                         culled with the rest bounds it disappears early; use the clip's bounds",
+                        scene.clip_name(a).words(),
                         percent(rel)
                     ),
                     frame_ref(scene, Some(a), at),
                 );
             }
             bounds.push(ClipBounds {
-                clip: clip_name(scene, a).trim_matches('"').to_string(),
+                clip: scene.clip_name(a).label(),
                 min: lo.to_array(),
                 max: hi.to_array(),
             });

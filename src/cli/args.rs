@@ -348,10 +348,7 @@ impl ModelArg {
 /// An animation in words: `animation 0 "walk" (2.000 s)`, or `the rest pose` for none.
 pub fn describe_anim(scene: &skinview::scene::Scene, anim: Option<usize>) -> String {
     match anim.and_then(|i| scene.animations.get(i).map(|a| (i, a))) {
-        Some((i, a)) => match a.name.as_deref().filter(|n| !n.is_empty()) {
-            Some(name) => format!("animation {i} {name:?} ({:.3} s)", a.duration_s()),
-            None => format!("animation {i} ({:.3} s)", a.duration_s()),
-        },
+        Some((i, a)) => format!("{} ({:.3} s)", scene.clip_name(i).indexed(), a.duration_s()),
         None => "the rest pose".into(),
     }
 }

@@ -16,9 +16,10 @@ use serde::Serialize;
 
 pub use crate::skin::bounds;
 
+use crate::anim::ClipName;
 use crate::gpu::CapturePath;
 use crate::scene::Scene;
-use crate::skin::SkinnedVertices;
+use crate::skin::{RunningError, SkinnedVertices, nan_as_infinite, position_error};
 
 pub use normals::SurfaceNormalErrors;
 pub use run::{
@@ -65,10 +66,9 @@ pub struct DrawErrors {
     /// Largest distance between tangents (xyz; relative to their length where that is above
     /// 1, as for normals), 2 where the handedness `w` differs (0 without tangents).
     pub max_tangent_error: f64,
+    /// The position errors (worst place: vertex and time), the fields above mirror it.
     #[serde(skip)]
-    sum: f64,
-    #[serde(skip)]
-    count: usize,
+    acc: RunningError<(usize, f32)>,
 }
 
 impl DrawErrors {
@@ -89,21 +89,13 @@ impl DrawErrors {
     /// readback must fail, not pass over the common prefix); NaN counts as infinite.
     pub fn add(&mut self, time_s: f32, a: &SkinnedVertices, b: &SkinnedVertices) {
         if a.positions.len() != b.positions.len() {
-            self.max_error = f64::INFINITY;
-            self.worst_time_s = time_s;
+            self.unmeasured(Some(time_s));
             return;
         }
         for (v, (x, y)) in a.positions.iter().zip(&b.positions).enumerate() {
-            let err = crate::skin::position_error(*x, *y);
-            self.sum += err;
-            self.count += 1;
-            // The first vertex sets the worst one; a length mismatch's infinity stays.
-            if err > self.max_error || (self.count == 1 && self.max_error == 0.0) {
-                self.max_error = err;
-                self.worst_vertex = v;
-                self.worst_time_s = time_s;
-            }
+            self.acc.add(position_error(*x, *y), (v, time_s));
         }
+        self.mirror();
         if let (Some(na), Some(nb)) = (&a.normals, &b.normals) {
             self.has_normals = true;
             let worst = normal_error(na, nb);
@@ -114,11 +106,23 @@ impl DrawErrors {
             let worst = tangent_error(ta, tb);
             self.max_tangent_error = self.max_tangent_error.max(worst);
         }
-        self.mean_error = if self.count > 0 {
-            self.sum / self.count as f64
-        } else {
-            0.0
-        };
+    }
+
+    /// A frame that could not be compared (at `time_s` when known): an infinite error; the
+    /// worst vertex stays the one before.
+    fn unmeasured(&mut self, time_s: Option<f32>) {
+        let at = (self.worst_vertex, time_s.unwrap_or(self.worst_time_s));
+        self.acc.add_infinite(at);
+        self.mirror();
+    }
+
+    /// The public figures from the accumulator.
+    fn mirror(&mut self) {
+        self.max_error = self.acc.max;
+        self.mean_error = self.acc.mean();
+        if let Some((v, t)) = self.acc.worst {
+            (self.worst_vertex, self.worst_time_s) = (v, t);
+        }
     }
 
     /// The larger of two error records of the same draw (worst vertex from the larger).
@@ -150,10 +154,6 @@ impl DrawErrors {
     }
 }
 
-fn finite_or_inf(e: f64) -> f64 {
-    if e.is_nan() { f64::INFINITY } else { e }
-}
-
 /// Largest distance between corresponding normals, relative to their length where that is
 /// above 1: normals that are not renormalised keep the joints' scale (a node scaled by 100
 /// gives exact normals 10⁴ long), and f32 rounds them in proportion. Tangents likewise
@@ -166,7 +166,7 @@ fn normal_error(a: &[Vec3], b: &[Vec3]) -> f64 {
         .zip(b)
         .map(|(x, y)| {
             let (x, y) = (x.as_dvec3(), y.as_dvec3());
-            finite_or_inf((x - y).length() / x.length().max(y.length()).max(1.0))
+            nan_as_infinite((x - y).length() / x.length().max(y.length()).max(1.0))
         })
         .fold(0.0, f64::max)
 }
@@ -185,7 +185,7 @@ fn tangent_error(a: &[glam::Vec4], b: &[glam::Vec4]) -> f64 {
                 2.0
             } else {
                 let (x, y) = (x.truncate().as_dvec3(), y.truncate().as_dvec3());
-                finite_or_inf((x - y).length() / x.length().max(y.length()).max(1.0))
+                nan_as_infinite((x - y).length() / x.length().max(y.length()).max(1.0))
             }
         })
         .fold(0.0, f64::max)
@@ -207,7 +207,7 @@ pub fn errors(
                 b.get(ti).and_then(|f| f.get(k)),
             ) {
                 (Some(x), Some(y)) => e.add(t, x, y),
-                _ => e.max_error = f64::INFINITY,
+                _ => e.unmeasured(None),
             }
         }
     }
@@ -376,7 +376,7 @@ impl Comparison {
                 normals = normals.max(d.max_normal_error);
                 if worst
                     .as_ref()
-                    .is_none_or(|w| d.max_error > w.draw.max_error || d.max_error.is_nan())
+                    .is_none_or(|w| d.max_error > w.draw.max_error)
                 {
                     worst = Some(WorstError {
                         anim: i,
@@ -446,11 +446,9 @@ impl fmt::Display for Comparison {
         )?;
         self.write_worst(f)?;
         for an in &self.anims {
-            let what = match (an.anim, an.name.as_deref().filter(|n| !n.is_empty())) {
-                (Some(i), Some(name)) => format!("animation {i} {name:?}"),
-                (Some(i), None) => format!("animation {i}"),
-                (None, _) => "rest pose".into(),
-            };
+            let what = an.anim.map_or("rest pose".into(), |i| {
+                ClipName::new(i, an.name.as_deref()).indexed()
+            });
             writeln!(f, "{what}: {} frames", an.times.len())?;
             for c in &an.captures {
                 for d in &c.draws {

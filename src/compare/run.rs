@@ -15,6 +15,7 @@ use super::{
 use crate::character::{Character, CharacterSetup};
 use crate::error::{Error, Result};
 use crate::gpu::{CapturePath, GpuContext, GpuReadback, PaletteSource, choose_source};
+use crate::math::bounds_diagonal;
 use crate::partition::PartitionedScene;
 use crate::scene::Scene;
 use crate::skin::{SkinOptions, SkinnedVertices, bounds};
@@ -545,8 +546,8 @@ impl Reference<'_> {
         cpu.update(t, COMPARE_DT_S)?;
         // A reference that overflowed compares as "equal" to anything: an error instead.
         crate::skin::check_finite(&cpu.scene, self.draws, Some(t), &cpu.outputs)?;
-        if first && let Some((lo, hi)) = bounds(&cpu.outputs) {
-            *self.diagonal = self.diagonal.max((hi - lo).length() as f64);
+        if first && let Some(b) = bounds(&cpu.outputs) {
+            *self.diagonal = self.diagonal.max(f64::from(bounds_diagonal(b)));
         }
         for sn in self.surface_normals.iter_mut() {
             if let Some(k) = self.draws.iter().position(|&d| d == sn.draw)

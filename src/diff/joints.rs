@@ -22,6 +22,7 @@ use glam::Mat4;
 
 use crate::frame::FrameState;
 use crate::scene::Scene;
+use crate::skin::RunningError;
 
 use super::matching::VertexSet;
 use super::names::MatchedBy;
@@ -168,8 +169,8 @@ fn shared_inverse(
 
 #[derive(Clone, Copy, Default)]
 struct Acc {
-    bind: f64,
-    bind_at: (u32, u32),
+    /// The bind distance, and where it is largest.
+    bind: RunningError<(u32, u32)>,
     weight: f32,
     weight_at: (u32, u32),
     weight_count: usize,
@@ -245,11 +246,8 @@ pub fn compare_joints(
                 .and_then(|s| pal_b.get(s))
                 .map(|m| m.transform_point3(pb));
             if let (Some(qa), Some(qb)) = (qa, qb) {
-                let d = qa.as_dvec3().distance(qb.as_dvec3());
-                if d > e.bind || d.is_nan() {
-                    e.bind = if d.is_nan() { f64::INFINITY } else { d };
-                    e.bind_at = (da as u32, va);
-                }
+                e.bind
+                    .add(qa.as_dvec3().distance(qb.as_dvec3()), (da as u32, va));
             }
         }
     }
@@ -293,7 +291,7 @@ fn report(
         .collect();
     let scale = diagonal.max(f64::MIN_POSITIVE);
     for (&n, e) in acc {
-        let bind_rel = e.bind / scale;
+        let bind_rel = e.bind.max / scale;
         if bind_rel <= bind_tolerance_rel && e.weight <= weight_tolerance {
             continue;
         }
@@ -310,7 +308,7 @@ fn report(
             weight_max_difference: e.weight,
             vertices_weight_differs: e.weight_count,
             worst_vertex: if bind_rel > bind_tolerance_rel {
-                e.bind_at
+                e.bind.worst.unwrap_or_default()
             } else {
                 e.weight_at
             },

@@ -18,7 +18,7 @@ use std::fmt;
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState, skin_pose};
 use crate::scene::Scene;
-use crate::skin::SkinnedVertices;
+use crate::skin::{RunningError, SkinnedVertices};
 
 pub use joints::{JointChange, JointReport};
 pub use matching::{MatchMethod, MatchStats, Matching, VertexSet};
@@ -265,15 +265,6 @@ pub struct PairedAt {
     pub time_s: f32,
 }
 
-/// Per-draw running figures over one clip.
-#[derive(Clone, Copy, Default)]
-struct DrawAcc {
-    max: f64,
-    sum: f64,
-    count: usize,
-    worst: Option<Worst>,
-}
-
 /// One frame's figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FrameStats {
@@ -358,18 +349,10 @@ pub fn pair_vertices(
         return Ok((rest, None));
     }
     let at = PairedAt {
-        clip: clip_name(a, c.a),
+        clip: a.clip_name(c.a).label(),
         time_s: PAIRING_TIME_S,
     };
     Ok((posed, Some(at)))
-}
-
-/// A clip's name in words (`animation N` when unnamed).
-fn clip_name(scene: &Scene, i: usize) -> String {
-    match scene.animations.get(i).and_then(|a| a.name.as_deref()) {
-        Some(n) if !n.is_empty() => n.to_string(),
-        _ => format!("animation {i}"),
-    }
 }
 
 impl<'a> Differ<'a> {
@@ -584,7 +567,8 @@ impl<'a> Differ<'a> {
         tick: &mut dyn FnMut(usize),
     ) -> Result<ClipDiff> {
         let scene = self.a.scene;
-        let mut draws = vec![DrawAcc::default(); scene.draws.len()];
+        // Per draw of A: its distances, the worst at (time, draw, vertex).
+        let mut draws = vec![RunningError::<(f32, u32, u32)>::default(); scene.draws.len()];
         let mut series = Vec::new();
         let (mut sum, mut count) = (0.0, 0usize);
         let scale = self.pairing.diagonal.max(f64::MIN_POSITIVE);
@@ -594,19 +578,7 @@ impl<'a> Differ<'a> {
             let stats = self.frame(clip, t)?;
             for (&(ia, _), &d) in self.pairing.matching.pairs.iter().zip(&self.distances) {
                 let (draw, v) = self.pairing.a_vertex(ia);
-                let acc = &mut draws[draw as usize];
-                acc.sum += d;
-                acc.count += 1;
-                if d > acc.max || acc.worst.is_none() {
-                    acc.max = d;
-                    acc.worst = Some(Worst {
-                        time_s: t,
-                        draw,
-                        vertex: v,
-                        distance: d,
-                        distance_rel: d / scale,
-                    });
-                }
+                draws[draw as usize].add(d, (t, draw, v));
             }
             sum += stats.mean * pairs as f64;
             count += pairs;
@@ -617,16 +589,25 @@ impl<'a> Differ<'a> {
             });
             tick(1);
         }
+        let worst_of = |acc: &RunningError<(f32, u32, u32)>| {
+            acc.worst.map(|(time_s, draw, vertex)| Worst {
+                time_s,
+                draw,
+                vertex,
+                distance: acc.max,
+                distance_rel: acc.max / scale,
+            })
+        };
         let worst = draws
             .iter()
-            .filter_map(|d| d.worst)
+            .filter_map(worst_of)
             .max_by(|x, y| x.distance.total_cmp(&y.distance));
         let b = self.b.scene;
         Ok(ClipDiff {
-            name: clip.map_or("rest pose".into(), |c| clip_name(scene, c.a)),
+            name: clip.map_or("rest pose".into(), |c| scene.clip_name(c.a).label()),
             a: clip.map(|c| c.a),
             b: clip.map(|c| c.b),
-            b_name: clip.map_or("rest pose".into(), |c| clip_name(b, c.b)),
+            b_name: clip.map_or("rest pose".into(), |c| b.clip_name(c.b).label()),
             matched_by: clip.map(|c| c.by),
             duration_s: times.last().copied().unwrap_or(0.0),
             frames: times.len(),
@@ -642,8 +623,8 @@ impl<'a> Differ<'a> {
                     label: draw_label(scene, i),
                     pairs: acc.count / times.len().max(1),
                     max_rel: acc.max / scale,
-                    mean_rel: acc.sum / acc.count.max(1) as f64 / scale,
-                    worst: acc.worst,
+                    mean_rel: acc.mean() / scale,
+                    worst: worst_of(acc),
                 })
                 .collect(),
             series,
@@ -660,12 +641,12 @@ impl<'a> Differ<'a> {
         let clips_only_in_a: Vec<String> = self
             .lone_a
             .iter()
-            .map(|&i| clip_name(self.a.scene, i))
+            .map(|&i| self.a.scene.clip_name(i).label())
             .collect();
         let clips_only_in_b: Vec<String> = self
             .lone_b
             .iter()
-            .map(|&i| clip_name(self.b.scene, i))
+            .map(|&i| self.b.scene.clip_name(i).label())
             .collect();
         let mut failures = Vec::new();
         if let Some((clip, w)) = &worst

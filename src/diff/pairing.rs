@@ -5,8 +5,9 @@
 use glam::Vec3;
 
 use crate::error::{Error, Result};
+use crate::math::{bounds_diagonal_f64, finite_bounds};
 use crate::scene::{Scene, Topology};
-use crate::skin::{SkinnedVertices, position_error};
+use crate::skin::{RunningError, SkinnedVertices, position_error};
 
 use super::FrameStats;
 use super::matching::{self, Matching, VertexSet};
@@ -64,16 +65,7 @@ fn position(skinned: &[SkinnedVertices], d: usize, v: usize) -> Vec3 {
 
 /// The diagonal of the finite points' bounds (0 without any).
 fn diagonal_of(points: &[Vec3]) -> f64 {
-    let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
-    for p in points.iter().filter(|p| p.is_finite()) {
-        lo = lo.min(*p);
-        hi = hi.max(*p);
-    }
-    if lo.x <= hi.x {
-        hi.as_dvec3().distance(lo.as_dvec3())
-    } else {
-        0.0
-    }
+    finite_bounds(points.iter().copied()).map_or(0.0, bounds_diagonal_f64)
 }
 
 /// Where each draw's vertices start in a per-vertex array of every draw of `scene`, and the
@@ -139,8 +131,7 @@ impl Pairing {
         distances: &mut Vec<f64>,
     ) -> FrameStats {
         distances.clear();
-        let mut stats = FrameStats::default();
-        let mut sum = 0.0;
+        let mut acc = RunningError::default();
         for &(ia, ib) in &self.matching.pairs {
             let (da, va) = self.a_vertex(ia);
             let (db, vb) = (
@@ -149,14 +140,13 @@ impl Pairing {
             );
             let d = position_error(position(a, da as usize, va as usize), position(b, db, vb));
             distances.push(d);
-            sum += d;
-            if d > stats.max || stats.worst.is_none() {
-                stats.max = d;
-                stats.worst = Some((da, va));
-            }
+            acc.add(d, (da, va));
         }
-        stats.mean = sum / self.matching.pairs.len().max(1) as f64;
-        stats
+        FrameStats {
+            max: acc.max,
+            mean: acc.mean(),
+            worst: acc.worst,
+        }
     }
 
     /// A's draw and vertex of pair side `ia`.

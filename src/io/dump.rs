@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::scene::Scene;
-use crate::skin::SkinnedVertices;
+use crate::skin::{RunningError, SkinnedVertices, position_error};
 
 /// A whole dump: one entry per deformed draw, sampled at every time.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -99,24 +99,15 @@ impl Dump {
         super::output::write_file(path, text.as_bytes())
     }
 
-    /// Bounding-box diagonal of all positions at the first time (the error scale).
+    /// Bounding-box diagonal of all finite positions at the first time (the error scale; 0
+    /// without any).
     pub fn diagonal(&self) -> f64 {
-        let mut lo = [f64::INFINITY; 3];
-        let mut hi = [f64::NEG_INFINITY; 3];
-        for m in &self.meshes {
-            if let Some(p) = m.positions_by_time.first() {
-                for c in p.chunks_exact(3) {
-                    for i in 0..3 {
-                        lo[i] = lo[i].min(c[i] as f64);
-                        hi[i] = hi[i].max(c[i] as f64);
-                    }
-                }
-            }
-        }
-        if lo[0] > hi[0] {
-            return 0.0;
-        }
-        ((hi[0] - lo[0]).powi(2) + (hi[1] - lo[1]).powi(2) + (hi[2] - lo[2]).powi(2)).sqrt()
+        let first = self
+            .meshes
+            .iter()
+            .filter_map(|m| m.positions_by_time.first());
+        let points = first.flat_map(|p| p.chunks_exact(3).map(glam::Vec3::from_slice));
+        crate::math::finite_bounds(points).map_or(0.0, crate::math::bounds_diagonal_f64)
     }
 }
 
@@ -356,6 +347,7 @@ pub fn diff(a: &Dump, b: &Dump) -> std::result::Result<DumpDiff, String> {
         ));
     }
     let mut d = DumpDiff::default();
+    let mut positions = RunningError::default();
     for (mi, (ma, mb)) in a.meshes.iter().zip(&b.meshes).enumerate() {
         if (
             ma.node_index,
@@ -401,27 +393,23 @@ pub fn diff(a: &Dump, b: &Dump) -> std::result::Result<DumpDiff, String> {
                 ));
             }
             for (v, (x, y)) in pa.chunks_exact(3).zip(pb.chunks_exact(3)).enumerate() {
-                let e = (0..3)
-                    .map(|i| (x[i] as f64 - y[i] as f64).powi(2))
-                    .sum::<f64>()
-                    .sqrt();
-                if e > d.max_position || e.is_nan() {
-                    d.max_position = if e.is_nan() { f64::INFINITY } else { e };
-                    d.worst = (mi, ti, v);
-                }
+                positions.add(distance(x, y), (mi, ti, v));
             }
         }
         if let (Some(na), Some(nb)) = (&ma.normals_by_time, &mb.normals_by_time) {
             for (xa, xb) in na.iter().zip(nb) {
                 for (x, y) in xa.chunks_exact(3).zip(xb.chunks_exact(3)) {
-                    let e = (0..3)
-                        .map(|i| (x[i] as f64 - y[i] as f64).powi(2))
-                        .sum::<f64>()
-                        .sqrt();
-                    d.max_normal = d.max_normal.max(if e.is_nan() { f64::INFINITY } else { e });
+                    d.max_normal = d.max_normal.max(distance(x, y));
                 }
             }
         }
     }
+    d.max_position = positions.max;
+    d.worst = positions.worst.unwrap_or_default();
     Ok(d)
+}
+
+/// The distance between two x,y,z triples ([`position_error`]: NaN counts as infinite).
+fn distance(x: &[f32], y: &[f32]) -> f64 {
+    position_error(glam::Vec3::from_slice(x), glam::Vec3::from_slice(y))
 }

@@ -13,8 +13,9 @@
 
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
+use crate::math::bounds_diagonal;
 use crate::scene::{Draw, MorphTarget, Primitive, Scene, Skin, SkinWeights};
-use crate::skin::{SkinnedVertices, bounds};
+use crate::skin::{SkinnedVertices, bounds, nan_as_infinite};
 
 use super::split::{MIN_BONES, Partition, partition};
 
@@ -356,10 +357,7 @@ impl PartitionedScene {
             diagonal: 0.0,
             frames: times_s.len(),
         };
-        let (mut lo, mut hi) = (
-            glam::Vec3::splat(f32::INFINITY),
-            glam::Vec3::splat(f32::NEG_INFINITY),
-        );
+        let mut all: Option<(glam::Vec3, glam::Vec3)> = None;
         for &t in times_s {
             frame_src.evaluate(source, anim, t)?;
             frame_part.evaluate(&self.scene, anim, t)?;
@@ -374,21 +372,16 @@ impl PartitionedScene {
                     if a.to_array().map(f32::to_bits) == b.to_array().map(f32::to_bits) {
                         continue;
                     }
-                    let e = a.distance(*b);
                     // NaN (a broken pose) counts as an infinite error, never as none.
-                    out.max_error[d] = if e.is_nan() {
-                        f32::INFINITY
-                    } else {
-                        out.max_error[d].max(e)
-                    };
+                    let e = nan_as_infinite(f64::from(a.distance(*b))) as f32;
+                    out.max_error[d] = out.max_error[d].max(e);
                 }
             }
             if let Some((l, h)) = bounds(&reference) {
-                lo = lo.min(l);
-                hi = hi.max(h);
+                all = Some(all.map_or((l, h), |(lo, hi)| (lo.min(l), hi.max(h))));
             }
         }
-        out.diagonal = if lo.x <= hi.x { lo.distance(hi) } else { 0.0 };
+        out.diagonal = all.map_or(0.0, bounds_diagonal);
         Ok(out)
     }
 }

@@ -87,19 +87,9 @@ pub fn check_finite(
 }
 
 /// Axis-aligned bounds of skinned positions over several draws (non-finite positions
-/// skipped); `None` when there is no finite position.
+/// skipped); `None` when there is no finite position ([`crate::math::finite_bounds`]).
 pub fn bounds(frames: &[SkinnedVertices]) -> Option<(Vec3, Vec3)> {
-    let mut lo = Vec3::splat(f32::INFINITY);
-    let mut hi = Vec3::splat(f32::NEG_INFINITY);
-    for f in frames {
-        for p in &f.positions {
-            if p.is_finite() {
-                lo = lo.min(*p);
-                hi = hi.max(*p);
-            }
-        }
-    }
-    (lo.x <= hi.x).then_some((lo, hi))
+    crate::math::finite_bounds(frames.iter().flat_map(|f| f.positions.iter().copied()))
 }
 
 /// Validation rules:

@@ -13,7 +13,7 @@ pub mod weights;
 
 pub use cpu::{NormalizeJob, SkinnedVertices, SkinningJob, bounds, check_finite};
 pub use dqs::{DqJoint, DqsSkinningJob};
-pub use errors::{VertexErrors, position_error, vertex_distances};
+pub use errors::{RunningError, VertexErrors, nan_as_infinite, position_error, vertex_distances};
 pub use modes::{NormalMode, SkinMode, SkinOptions};
 pub use morph::MorphJob;
 pub use palette::{PaletteJob, PaletteLayout};

@@ -12,7 +12,7 @@ const MAJOR: [f32; 4] = [0.6, 0.6, 0.65, 0.4];
 
 /// Add a grid under the box `[min, max]` to `g` (depth-tested: the model hides it).
 pub fn draw(min: Vec3, max: Vec3, g: &mut OverlayGeometry) {
-    let size = (max - min).length().max(1e-3);
+    let size = crate::math::bounds_diagonal((min, max)).max(1e-3);
     let half = size * 1.5;
     // Cell: the power of ten giving 10 to 100 cells across the grid.
     let cell = 10f32.powf((2.0 * half / 10.0).log10().floor());

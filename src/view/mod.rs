@@ -23,6 +23,7 @@ use crate::gpu::{
     ViewUniform,
 };
 use crate::image::Rgba8;
+use crate::math::bounds_diagonal;
 use crate::skin::bounds;
 
 /// Background colour of every view (linear RGB): a dark blue-grey that neither hides dark
@@ -499,7 +500,7 @@ fn render_inner(
     gpu.update(ctx, scene, &character.frame);
     if let Some((values, diagonal)) = given {
         // The shader divides by this frame's diagonal: scale to the one given.
-        let scale = ((hi - lo).length() as f64 / diagonal.max(f64::MIN_POSITIVE)) as f32;
+        let scale = (f64::from(bounds_diagonal((lo, hi))) / diagonal.max(f64::MIN_POSITIVE)) as f32;
         let scaled: Vec<f32> = values.iter().map(|v| v * scale).collect();
         gpu.upload_vertex_errors(ctx, &scaled);
         view.view_mut()
