@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real-GPU report in one command (issue 28): crowds timed by `skinview bench --gpu` on both
+# The real-GPU report in one command: crowds timed by `skinview bench --gpu` on both
 # skinning paths and both palettes, and `skinview compare` of every shared model through every
 # path, merged by `skinview gpu-report` into OUTDIR/report.json (schema: docs/gpu-report.md)
 # and OUTDIR/report.md. Made for a GPU machine lent for a few minutes, bare and offline:
@@ -13,7 +13,7 @@
 #   --deadline S       overall deadline in seconds (default 340 full, 1800 quick): steps that
 #                      would start after it are logged as skipped; rows written so far stay
 #   --copy-bandwidth T the GPU's copy bandwidth in TB/s for the floor (default: the figure
-#                      ../shared/notes/gpu-anchor.md gives for H100 and H200)
+#                      measured on an H100, 3.0, or an H200, 4.3)
 # Environment:
 #   SKINVIEW_BIN     the binary (default: target/release/skinview, built with cargo if cargo
 #                    is here; nothing is built when it is given)

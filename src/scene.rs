@@ -20,6 +20,7 @@ use glam::{Mat4, Vec2, Vec3, Vec4};
 use crate::anim::{Animation, ClipName};
 use crate::error::{Error, Result};
 use crate::math::Trs;
+use crate::weights::Work;
 
 /// One node of the hierarchy.
 #[derive(Clone, Debug)]
@@ -465,7 +466,24 @@ impl SceneBuilder {
     /// Reorder nodes depth-first (parents before children), remap every index and check
     /// the invariants listed in the module documentation.
     pub fn build(raw: RawScene) -> Result<Scene> {
+        Self::build_counted(raw, &mut Work::default())
+    }
+
+    /// [`Self::build`], its steps added to `work`: each loop's trips (a node, joint, channel,
+    /// key, vertex, index or influence slot visited; a hash lookup is one step).
+    pub fn build_counted(raw: RawScene, work: &mut Work) -> Result<Scene> {
         let file = raw.name.clone();
+        // Children lists, the walk, the reordering and the draw list (its sort by source index
+        // counted as one pass): four passes over the nodes.
+        *work += Work::steps(4 * raw.nodes.len() + raw.roots.len());
+        *work += Work::steps(raw.skins.iter().map(|s| 2 * s.joints.len()).sum());
+        *work += Work::steps(
+            raw.animations
+                .iter()
+                .flat_map(|a| &a.channels)
+                .map(|c| 2 + c.sampler.times_s.len())
+                .sum(),
+        );
         let (order, new_index) = Self::depth_first_order(&raw, &file)?;
         let nodes = Self::reorder_nodes(&raw, &order, &new_index, &file)?;
         let skins = Self::remap_skins(raw.skins, &new_index, &file)?;
@@ -474,6 +492,11 @@ impl SceneBuilder {
         // Rule 4: attribute lengths and joint ranges.
         for d in &draws {
             let prim = &raw.meshes[d.mesh].primitives[d.primitive];
+            *work += Work::steps(
+                1 + prim.positions.len() * (1 + prim.morph_targets.len())
+                    + prim.indices.len()
+                    + prim.skin_weights.as_ref().map_or(0, |w| w.joints.len()),
+            );
             let field = format!("meshes[{}].primitives[{}]", d.mesh, d.primitive);
             Self::check_attributes(prim, raw.textures.len(), &field, &file)?;
             Self::check_skin_weights(prim, d.skin, &skins, &field, &file)?;

@@ -6,7 +6,12 @@
 //! - without default features the library's dependency tree has no winit, egui or clap (the
 //!   core builds and tests without them: CI runs `cargo test --no-default-features --lib --test
 //!   architecture`; the flags add only the viewer module to the library, so the rest of the
-//!   suite would test the same code again).
+//!   suite would test the same code again);
+//! - no function in `src/` is over 150 lines, counting every line from `fn` to its closing
+//!   brace;
+//! - no Markdown page has a prose line over 200 characters or a table row over 400;
+//! - the files of gpu/ and cli/ import one another without a cycle, and the CLI keeps no
+//!   copy of a library enum (`ValueEnum` only on an allow-list of CLI-only choices).
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 use std::path::{Path, PathBuf};
@@ -505,5 +510,295 @@ fn the_cli_mirrors_no_library_enum() {
         "ValueEnum in src/cli/ outside the allow-list (give the library enum a \
          skinview::choice::Choice instead):\n{}",
         found.join("\n")
+    );
+}
+
+/// Longest function allowed in `src/`, in lines from its `fn` to its closing brace (comments
+/// and blank lines count: a reader reads them too). clippy's `too_many_lines` (clippy.toml)
+/// counts code lines only; this bound holds the whole text.
+const MAX_FUNCTION_LINES: usize = 150;
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// `text` with the contents of comments, strings and character literals blanked (newlines
+/// kept), so that the braces and `fn`s left are the code's own.
+fn code_only(text: &str) -> Vec<char> {
+    let c: Vec<char> = text.chars().collect();
+    let n = c.len();
+    let mut out = c.clone();
+    let blank = |out: &mut Vec<char>, from: usize, to: usize| {
+        for x in &mut out[from..to.min(n)] {
+            if *x != '\n' {
+                *x = ' ';
+            }
+        }
+    };
+    let at = |i: usize, s: &str| s.chars().enumerate().all(|(k, x)| c.get(i + k) == Some(&x));
+    let mut i = 0;
+    while i < n {
+        let end = if at(i, "//") {
+            (i..n).find(|&j| c[j] == '\n').unwrap_or(n)
+        } else if at(i, "/*") {
+            // Block comments nest.
+            let (mut depth, mut j) = (0, i);
+            while j < n {
+                if at(j, "/*") {
+                    depth += 1;
+                    j += 2;
+                } else if at(j, "*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+            j
+        } else if let Some(end) = raw_string_end(&c, i) {
+            end
+        } else if c[i] == '"' {
+            let mut j = i + 1;
+            while j < n && c[j] != '"' {
+                j += if c[j] == '\\' { 2 } else { 1 };
+            }
+            j + 1
+        } else if c[i] == '\'' && c.get(i + 1) == Some(&'\\') {
+            // An escaped character literal: '\n', '\'', '\u{1F600}'.
+            (i + 3..n).find(|&j| c[j] == '\'').map_or(n, |j| j + 1)
+        } else if c[i] == '\'' && c.get(i + 2) == Some(&'\'') {
+            i + 3
+        } else {
+            // A lifetime or label's `'` stays, as does all other code.
+            i += 1;
+            continue;
+        };
+        blank(&mut out, i, end);
+        i = end;
+    }
+    out
+}
+
+/// Where the raw string literal starting at `i` (`r"…"`, `r#"…"#`, `br#"…"#`) ends, if one
+/// starts there.
+fn raw_string_end(c: &[char], i: usize) -> Option<usize> {
+    let starts_word = |k: usize| k == 0 || !is_ident(c[k - 1]);
+    let prefixed = i >= 1 && matches!(c[i - 1], 'b' | 'c') && starts_word(i - 1);
+    if c[i] != 'r' || !(starts_word(i) || prefixed) {
+        return None;
+    }
+    let hashes = c[i + 1..].iter().take_while(|&&x| x == '#').count();
+    if c.get(i + 1 + hashes) != Some(&'"') {
+        return None;
+    }
+    let close: Vec<char> = std::iter::once('"')
+        .chain(std::iter::repeat_n('#', hashes))
+        .collect();
+    let from = i + 2 + hashes;
+    Some(
+        (from..c.len())
+            .find(|&j| c[j..].starts_with(&close))
+            .map_or(c.len(), |j| j + close.len()),
+    )
+}
+
+/// Every function with a body in `text`: its name, the line of its `fn` and its length in
+/// lines up to the line of its closing brace.
+fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
+    let c = code_only(text);
+    let n = c.len();
+    let mut line_of = Vec::with_capacity(n);
+    let mut line = 1;
+    for &x in &c {
+        line_of.push(line);
+        if x == '\n' {
+            line += 1;
+        }
+    }
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i + 2 < n {
+        let keyword = c[i] == 'f'
+            && c[i + 1] == 'n'
+            && c[i + 2].is_whitespace()
+            && (i == 0 || !is_ident(c[i - 1]));
+        if !keyword {
+            i += 1;
+            continue;
+        }
+        let start = (i + 2..n).find(|&j| !c[j].is_whitespace()).unwrap_or(n);
+        let end = (start..n).find(|&j| !is_ident(c[j])).unwrap_or(n);
+        let name: String = c[start..end].iter().collect();
+        // `fn(…)` pointer types and macro patterns (`fn $name`) have no name here.
+        if name.is_empty() || name.starts_with(|x: char| x.is_ascii_digit()) {
+            i += 2;
+            continue;
+        }
+        // The body's `{` (or a declaration's `;`) outside the signature's parentheses and
+        // brackets (`-> [f32; 4]`).
+        let mut depth = 0i32;
+        let mut open = None;
+        for (j, &x) in c.iter().enumerate().skip(end) {
+            match x {
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
+                '{' if depth == 0 => {
+                    open = Some(j);
+                    break;
+                }
+                ';' if depth == 0 => break,
+                _ => {}
+            }
+        }
+        if let Some(open) = open {
+            let mut braces = 0;
+            let close = (open..n)
+                .find(|&j| {
+                    match c[j] {
+                        '{' => braces += 1,
+                        '}' => braces -= 1,
+                        _ => {}
+                    }
+                    braces == 0
+                })
+                .unwrap_or(n - 1);
+            found.push((name, line_of[i], line_of[close] - line_of[i] + 1));
+        }
+        i = end;
+    }
+    found
+}
+
+/// The scanner itself, on the cases that could fool it: braces in strings, raw strings,
+/// character literals and comments, lifetimes, `;` in a return type, declarations without a
+/// body, function pointer types and nested functions.
+#[test]
+fn function_lengths_count_from_fn_to_its_closing_brace() {
+    let text = r##"
+trait T {
+    fn declared(&self) -> u32;
+}
+fn outer<'a>(x: &'a str) -> [u8; 4] {
+    let s = "{ not a brace";
+    let r = r#"} "neither" {"#;
+    let c = '{';
+    let e = '\'';
+    // }
+    /* } /* nested } */ } */
+    fn inner(f: fn(u8) -> u8) -> u8 {
+        f(1)
+    }
+    [0; 4]
+}
+"##;
+    let found = function_lengths(text);
+    assert_eq!(
+        found,
+        vec![("outer".to_string(), 5, 12), ("inner".to_string(), 12, 3)]
+    );
+}
+
+/// No function in `src/` is longer than [`MAX_FUNCTION_LINES`], counting every line from
+/// `fn` to its closing brace: functions hold one idea each.
+#[test]
+fn no_function_in_src_is_over_150_lines() {
+    let mut long = Vec::new();
+    for f in rust_files(&src()) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (name, line, lines) in function_lengths(&text) {
+            if lines > MAX_FUNCTION_LINES {
+                long.push(format!("{}:{line}: {name}: {lines} lines", f.display()));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FUNCTION_LINES} lines (split them, one idea each):\n{}",
+        long.join("\n")
+    );
+}
+
+/// Longest prose line in a Markdown page, in characters: a longer one is a paragraph that was
+/// never wrapped, unreadable in a terminal or a diff.
+const MAX_PROSE_CHARS: usize = 200;
+/// Longest table row (a line starting with `|`): rows hold figures; a table whose cells hold
+/// paragraphs is a list.
+const MAX_TABLE_ROW_CHARS: usize = 400;
+
+/// The repository's Markdown pages: every `*.md` outside build output, installed packages,
+/// downloaded or generated test data and other ignored output folders (hidden folders such as
+/// `.git` and `.gpu-report`, `web/dist`).
+fn markdown_pages(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
+    const SKIPPED: [&str; 5] = [
+        "target",
+        "node_modules",
+        "tests/data",
+        "tests/hostile/corpus",
+        "web/dist",
+    ];
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        let rel = p
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let name = e.file_name().to_string_lossy().into_owned();
+        if p.is_dir() {
+            let skipped = name.starts_with('.')
+                || SKIPPED
+                    .iter()
+                    .any(|s| rel == *s || name == *s || rel.starts_with(&format!("{s}.")));
+            if !skipped {
+                markdown_pages(&p, root, out);
+            }
+        } else if name.ends_with(".md") {
+            out.push(p);
+        }
+    }
+}
+
+/// No Markdown page has a prose line over [`MAX_PROSE_CHARS`] characters or a table row over
+/// [`MAX_TABLE_ROW_CHARS`]. Lines in code blocks are held to the prose bound too: none needs
+/// more (a long command is broken with `\`).
+#[test]
+fn no_markdown_line_is_too_long() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = Vec::new();
+    markdown_pages(root, root, &mut pages);
+    pages.sort();
+    assert!(
+        pages.iter().any(|p| p.ends_with("README.md")),
+        "no README.md found under {}",
+        root.display()
+    );
+    let mut long = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let chars = line.chars().count();
+            let (limit, what) = if line.starts_with('|') {
+                (MAX_TABLE_ROW_CHARS, "table row")
+            } else {
+                (MAX_PROSE_CHARS, "line")
+            };
+            if chars > limit {
+                let rel = page.strip_prefix(root).unwrap_or(page);
+                long.push(format!(
+                    "{}:{}: {what} of {chars} characters",
+                    rel.display(),
+                    i + 1
+                ));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "Markdown lines over {MAX_PROSE_CHARS} characters (table rows over \
+         {MAX_TABLE_ROW_CHARS}):\n{}",
+        long.join("\n")
     );
 }

@@ -19,7 +19,8 @@ pub struct GpuReportArgs {
     #[arg(long)]
     out: PathBuf,
     /// The adapter's device-to-device copy bandwidth in TB/s (bytes read + written), the
-    /// floor's input; default: the figure ../shared/notes/gpu-anchor.md gives for the GPU.
+    /// floor's input; default: the figure measured on the GPU's model (3.0 for an H100, 4.3
+    /// for an H200).
     #[arg(long, value_parser = parse_bandwidth)]
     copy_bandwidth: Option<f64>,
     /// Exit 1 when the report is not a finished run: no rows, an empty row, a failed

@@ -13,8 +13,8 @@
 //!
 //! Cost: one dispatch per draw and output buffer (64-thread workgroups, instances along z, or
 //! along x in [`DispatchOrder::InstanceInner`]); reads 56 bytes a vertex from the draw's own
-//! vertex buffers (position and normal 12 each, joints as `vec4<u32>` 16, weights 16;
-//! `../shared/notes/gpu-anchor.md` counts 48 with u16 joints) and writes 24. A crowd's copies
+//! vertex buffers (position and normal 12 each, joints as `vec4<u32>` 16, weights 16; the GPU
+//! report's memory-bandwidth floor counts 48 with u16 joints) and writes 24. A crowd's copies
 //! (instances × vertices × 24 bytes) are split over as many output buffers as the adapter's
 //! storage binding size asks, whole instances in each. Limits: one instance's copy must fit
 //! one binding; a draw may have up to 64 × the adapter's workgroups per dimension² vertices;

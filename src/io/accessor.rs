@@ -163,135 +163,12 @@ pub fn read(
     if count == 0 {
         return Err(Error::invalid(file, fld(), "accessor count is 0"));
     }
-    let mut values = Vec::new();
-    match acc.view() {
-        Some(view) => {
-            let bytes = view_bytes(&view, buffers, file)?;
-            let (cols, rows, col_stride) =
-                column_layout(d, t).unwrap_or((1, comps, comps * component_size(t)));
-            let elem = cols * col_stride - (col_stride - rows * component_size(t));
-            let stride = view.stride().unwrap_or(elem);
-            // glTF 2.0 accessor data alignment: "the accessor's byteOffset and the buffer
-            // view's byteStride MUST be multiples of the size of the accessor's component type".
-            let csize = component_size(t);
-            if !stride.is_multiple_of(csize) {
-                return Err(Error::invalid(
-                    file,
-                    format!("bufferViews[{}].byteStride", view.index()),
-                    format!(
-                        "{stride} is not a multiple of the {csize}-byte component size of {} \
-                         (glTF 2.0 accessor data alignment)",
-                        fld()
-                    ),
-                ));
-            }
-            if !(acc.offset().saturating_add(view.offset())).is_multiple_of(csize) {
-                return Err(Error::invalid(
-                    file,
-                    format!("accessors[{}].byteOffset", acc.index()),
-                    format!(
-                        "accessor byteOffset {} + bufferView byteOffset {} is not a multiple of \
-                         the {csize}-byte component size (glTF 2.0 accessor data alignment)",
-                        acc.offset(),
-                        view.offset()
-                    ),
-                ));
-            }
-            read_elements(
-                bytes,
-                acc.offset(),
-                stride,
-                count,
-                d,
-                t,
-                normalized,
-                &mut values,
-            )
-            .map_err(|m| Error::invalid(file, fld(), format!("accessor out of range: {m}")))?;
-        }
-        None => {
-            // No buffer view: all zeros (plus sparse values). Bound the size, since nothing in
-            // the file backs it: 2^24 components (128 MiB as f64; a 5.6M-vertex VEC3) is far
-            // beyond any real mesh's zero-filled attribute.
-            const MAX_VIEWLESS_COMPONENTS: usize = 1 << 24;
-            if count.saturating_mul(comps) > MAX_VIEWLESS_COMPONENTS {
-                return Err(Error::invalid(
-                    file,
-                    fld(),
-                    format!(
-                        "count {count} x {comps} components without a bufferView exceeds \
-                         {MAX_VIEWLESS_COMPONENTS}"
-                    ),
-                ));
-            }
-            values.resize(count * comps, 0.0)
-        }
-    }
+    let mut values = match acc.view() {
+        Some(view) => read_view(acc, &view, buffers, file, &fld)?,
+        None => zeros(count, comps, file, &fld)?,
+    };
     if let Some(sparse) = acc.sparse() {
-        let n = sparse.count();
-        let idx = sparse.indices();
-        let ibytes = view_bytes(&idx.view(), buffers, file)?;
-        let it = match idx.index_type() {
-            gltf::accessor::sparse::IndexType::U8 => DataType::U8,
-            gltf::accessor::sparse::IndexType::U16 => DataType::U16,
-            gltf::accessor::sparse::IndexType::U32 => DataType::U32,
-        };
-        let mut indices = Vec::new();
-        read_elements(
-            ibytes,
-            idx.offset(),
-            component_size(it),
-            n,
-            Dimensions::Scalar,
-            it,
-            false,
-            &mut indices,
-        )
-        .map_err(|m| Error::invalid(file, format!("{}.sparse.indices", fld()), m))?;
-        let vals = sparse.values();
-        let vbytes = view_bytes(&vals.view(), buffers, file)?;
-        let mut svalues = Vec::new();
-        read_elements(
-            vbytes,
-            vals.offset(),
-            comps * component_size(t),
-            n,
-            d,
-            t,
-            normalized,
-            &mut svalues,
-        )
-        .map_err(|m| Error::invalid(file, format!("{}.sparse.values", fld()), m))?;
-        if n == 0 {
-            return Err(Error::invalid(
-                file,
-                format!("{}.sparse.count", fld()),
-                "0 (glTF 2.0 schema accessor.sparse.count: at least 1)",
-            ));
-        }
-        if let Some(k) = indices.windows(2).position(|w| w[1] <= w[0]) {
-            return Err(Error::invalid(
-                file,
-                format!("{}.sparse.indices[{}]", fld(), k + 1),
-                format!(
-                    "{} after {}: sparse indices MUST strictly increase (glTF 2.0 §3.6.2.3)",
-                    indices[k + 1],
-                    indices[k]
-                ),
-            ));
-        }
-        for (k, &i) in indices.iter().enumerate() {
-            let i = i as usize;
-            if i >= count {
-                return Err(Error::invalid(
-                    file,
-                    format!("{}.sparse.indices[{k}]", fld()),
-                    format!("index {i} >= accessor count {count}"),
-                ));
-            }
-            values[i * comps..(i + 1) * comps]
-                .copy_from_slice(&svalues[k * comps..(k + 1) * comps]);
-        }
+        apply_sparse(acc, &sparse, buffers, file, &fld, &mut values)?;
     }
     Ok(AccessorData {
         count,
@@ -300,6 +177,160 @@ pub fn read(
         data_type: t,
         normalized,
     })
+}
+
+/// The elements of `acc` from its buffer `view`, after checking the view's stride and the
+/// accessor's offset against glTF's alignment rule (`fld` names the accessor in errors).
+fn read_view(
+    acc: &gltf::Accessor,
+    view: &gltf::buffer::View,
+    buffers: &[gltf::buffer::Data],
+    file: &str,
+    fld: &dyn Fn() -> String,
+) -> Result<Vec<f64>> {
+    let (d, t) = (acc.dimensions(), acc.data_type());
+    let comps = components(d);
+    let bytes = view_bytes(view, buffers, file)?;
+    let (cols, rows, col_stride) =
+        column_layout(d, t).unwrap_or((1, comps, comps * component_size(t)));
+    let elem = cols * col_stride - (col_stride - rows * component_size(t));
+    let stride = view.stride().unwrap_or(elem);
+    // glTF 2.0 accessor data alignment: "the accessor's byteOffset and the buffer
+    // view's byteStride MUST be multiples of the size of the accessor's component type".
+    let csize = component_size(t);
+    if !stride.is_multiple_of(csize) {
+        return Err(Error::invalid(
+            file,
+            format!("bufferViews[{}].byteStride", view.index()),
+            format!(
+                "{stride} is not a multiple of the {csize}-byte component size of {} \
+                 (glTF 2.0 accessor data alignment)",
+                fld()
+            ),
+        ));
+    }
+    if !(acc.offset().saturating_add(view.offset())).is_multiple_of(csize) {
+        return Err(Error::invalid(
+            file,
+            format!("accessors[{}].byteOffset", acc.index()),
+            format!(
+                "accessor byteOffset {} + bufferView byteOffset {} is not a multiple of \
+                 the {csize}-byte component size (glTF 2.0 accessor data alignment)",
+                acc.offset(),
+                view.offset()
+            ),
+        ));
+    }
+    let mut values = Vec::new();
+    read_elements(
+        bytes,
+        acc.offset(),
+        stride,
+        acc.count(),
+        d,
+        t,
+        acc.normalized(),
+        &mut values,
+    )
+    .map_err(|m| Error::invalid(file, fld(), format!("accessor out of range: {m}")))?;
+    Ok(values)
+}
+
+/// The values of an accessor without a buffer view: `count` elements of `comps` zeros (sparse
+/// values go on top). The size is bounded, since nothing in the file backs it: 2^24
+/// components (128 MiB as f64; a 5.6M-vertex VEC3) is far beyond any real mesh's zero-filled
+/// attribute.
+fn zeros(count: usize, comps: usize, file: &str, fld: &dyn Fn() -> String) -> Result<Vec<f64>> {
+    const MAX_VIEWLESS_COMPONENTS: usize = 1 << 24;
+    if count.saturating_mul(comps) > MAX_VIEWLESS_COMPONENTS {
+        return Err(Error::invalid(
+            file,
+            fld(),
+            format!(
+                "count {count} x {comps} components without a bufferView exceeds \
+                 {MAX_VIEWLESS_COMPONENTS}"
+            ),
+        ));
+    }
+    Ok(vec![0.0; count * comps])
+}
+
+/// Substitute `sparse`'s values into `values` (the accessor's elements): its indices must
+/// strictly increase and stay below the accessor's count (`fld` names it in errors).
+fn apply_sparse(
+    acc: &gltf::Accessor,
+    sparse: &gltf::accessor::sparse::Sparse,
+    buffers: &[gltf::buffer::Data],
+    file: &str,
+    fld: &dyn Fn() -> String,
+    values: &mut [f64],
+) -> Result<()> {
+    let (count, d, t) = (acc.count(), acc.dimensions(), acc.data_type());
+    let comps = components(d);
+    let n = sparse.count();
+    let idx = sparse.indices();
+    let ibytes = view_bytes(&idx.view(), buffers, file)?;
+    let it = match idx.index_type() {
+        gltf::accessor::sparse::IndexType::U8 => DataType::U8,
+        gltf::accessor::sparse::IndexType::U16 => DataType::U16,
+        gltf::accessor::sparse::IndexType::U32 => DataType::U32,
+    };
+    let mut indices = Vec::new();
+    read_elements(
+        ibytes,
+        idx.offset(),
+        component_size(it),
+        n,
+        Dimensions::Scalar,
+        it,
+        false,
+        &mut indices,
+    )
+    .map_err(|m| Error::invalid(file, format!("{}.sparse.indices", fld()), m))?;
+    let vals = sparse.values();
+    let vbytes = view_bytes(&vals.view(), buffers, file)?;
+    let mut svalues = Vec::new();
+    read_elements(
+        vbytes,
+        vals.offset(),
+        comps * component_size(t),
+        n,
+        d,
+        t,
+        acc.normalized(),
+        &mut svalues,
+    )
+    .map_err(|m| Error::invalid(file, format!("{}.sparse.values", fld()), m))?;
+    if n == 0 {
+        return Err(Error::invalid(
+            file,
+            format!("{}.sparse.count", fld()),
+            "0 (glTF 2.0 schema accessor.sparse.count: at least 1)",
+        ));
+    }
+    if let Some(k) = indices.windows(2).position(|w| w[1] <= w[0]) {
+        return Err(Error::invalid(
+            file,
+            format!("{}.sparse.indices[{}]", fld(), k + 1),
+            format!(
+                "{} after {}: sparse indices MUST strictly increase (glTF 2.0 §3.6.2.3)",
+                indices[k + 1],
+                indices[k]
+            ),
+        ));
+    }
+    for (k, &i) in indices.iter().enumerate() {
+        let i = i as usize;
+        if i >= count {
+            return Err(Error::invalid(
+                file,
+                format!("{}.sparse.indices[{k}]", fld()),
+                format!("index {i} >= accessor count {count}"),
+            ));
+        }
+        values[i * comps..(i + 1) * comps].copy_from_slice(&svalues[k * comps..(k + 1) * comps]);
+    }
+    Ok(())
 }
 
 impl AccessorData {

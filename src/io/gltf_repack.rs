@@ -25,7 +25,7 @@
 //! buffers and byte offsets inside their extension objects, which merging buffers would break.
 //! Buffer names and extras of buffers after the first are not kept (reported as dropped).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use gltf::json;
@@ -36,7 +36,7 @@ use super::files::{Files, ImportOptions};
 use super::gltf_export::{JointType, WeightType, joint_bytes, pack_glb, quantise, weight_bytes};
 use super::texture::MAX_IMAGE_BYTES;
 use crate::error::{Error, Result};
-use crate::scene::Scene;
+use crate::scene::{Scene, SkinWeights};
 
 /// What [`repack_file`] changes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -408,17 +408,37 @@ fn reencode(
     edits: &mut Edits,
     report: &mut RepackReport,
 ) -> Result<()> {
-    let Edits {
-        replaced_views,
-        appended,
-        rewritten,
-    } = edits;
-    use json::accessor::ComponentType as C;
     if options.joints.is_none() && options.weights.is_none() && !options.rewrite_skin {
         return Ok(());
     }
-    // How many accessors and images use each view: a view only one replaced accessor uses
-    // can take its new bytes in place.
+    let mut out = Reencoder {
+        file,
+        options,
+        users: view_users(root),
+        done: HashSet::new(),
+        edits,
+        report,
+    };
+    for (mi, mesh) in scene.meshes.iter().enumerate() {
+        for (pi, prim) in mesh.primitives.iter().enumerate() {
+            let Some(sw) = &prim.skin_weights else {
+                continue;
+            };
+            let skin = SkinAttributes {
+                field: format!("meshes[{mi}].primitives[{pi}]"),
+                attributes: root.meshes[mi].primitives[pi].attributes.clone(),
+                weights: sw,
+            };
+            out.joints(root, &skin)?;
+            out.weights(root, &skin)?;
+        }
+    }
+    Ok(())
+}
+
+/// How many accessors and images use each view: a view only one replaced accessor uses can
+/// take its new bytes in place.
+fn view_users(root: &json::Root) -> Vec<usize> {
     let mut users = vec![0usize; root.buffer_views.len()];
     for a in &root.accessors {
         if let Some(v) = a.buffer_view
@@ -441,12 +461,59 @@ fn reencode(
             *u += 1;
         }
     }
-    let mut done: HashSet<usize> = HashSet::new();
-    let mut place = |root: &mut json::Root, acc: usize, bytes: Vec<u8>| {
+    users
+}
+
+/// An accessor's component type and whether it is normalised (an invalid type reads as float).
+fn component_of(root: &json::Root, a: usize) -> (json::accessor::ComponentType, bool) {
+    match root.accessors[a].component_type {
+        Checked::Valid(t) => (t.0, root.accessors[a].normalized),
+        Checked::Invalid => (json::accessor::ComponentType::F32, false),
+    }
+}
+
+/// One skinned primitive as re-encoding sees it: `field` names it, `attributes` are its glTF
+/// attributes, `weights` its imported (repaired) influences.
+struct SkinAttributes<'a> {
+    field: String,
+    attributes: BTreeMap<Checked<json::mesh::Semantic>, json::Index<json::Accessor>>,
+    weights: &'a SkinWeights,
+}
+
+impl SkinAttributes<'_> {
+    /// The accessor of attribute `name`, if the primitive has it.
+    fn accessor(&self, name: gltf::Semantic) -> Option<usize> {
+        self.attributes
+            .get(&Checked::Valid(name))
+            .map(|i| i.value())
+    }
+}
+
+/// The state of one re-encoding: which views may take new bytes in place (`users`), which
+/// accessors are done (one shared by several primitives is re-encoded once), the new bytes
+/// and the report.
+struct Reencoder<'a> {
+    file: &'a str,
+    options: &'a RepackOptions,
+    users: Vec<usize>,
+    done: HashSet<usize>,
+    edits: &'a mut Edits,
+    report: &'a mut RepackReport,
+}
+
+impl Reencoder<'_> {
+    /// Give accessor `acc` the new `bytes`: in its own view's slot when it alone uses that
+    /// view, else in a new view; its offset, sparse part and bounds go.
+    fn place(&mut self, root: &mut json::Root, acc: usize, bytes: Vec<u8>) {
+        let Edits {
+            replaced_views,
+            appended,
+            rewritten,
+        } = &mut *self.edits;
         rewritten.push(format!("accessors[{acc}]"));
         let old = root.accessors[acc].buffer_view.map(|v| v.value());
         let view = match old {
-            Some(v) if users.get(v) == Some(&1) && root.accessors[acc].sparse.is_none() => {
+            Some(v) if self.users.get(v) == Some(&1) && root.accessors[acc].sparse.is_none() => {
                 root.buffer_views[v].byte_stride = None;
                 replaced_views[v] = Some(bytes);
                 rewritten.push(format!("bufferViews[{v}]"));
@@ -463,102 +530,111 @@ fn reencode(
         a.sparse = None;
         a.min = None;
         a.max = None;
-    };
-    for (mi, mesh) in scene.meshes.iter().enumerate() {
-        for (pi, prim) in mesh.primitives.iter().enumerate() {
-            let Some(sw) = &prim.skin_weights else {
+    }
+
+    /// Accessor `acc` as `bytes` of component type `want` (normalised or not), placed and
+    /// reported (`what` names the attribute).
+    fn replace(
+        &mut self,
+        root: &mut json::Root,
+        acc: usize,
+        bytes: Vec<u8>,
+        (want, normalized): (json::accessor::ComponentType, bool),
+        what: &str,
+    ) {
+        let (ct, norm) = component_of(root, acc);
+        root.accessors[acc].component_type =
+            Checked::Valid(json::accessor::GenericComponentType(want));
+        root.accessors[acc].normalized = normalized;
+        self.place(root, acc, bytes);
+        self.report.reencoded.push(format!(
+            "accessors[{acc}] ({what}): {} -> {}",
+            type_name(ct, norm),
+            type_name(want, normalized)
+        ));
+    }
+
+    /// The primitive's JOINTS_n accessors in the joint type asked for (or, rewriting, the type
+    /// each had, widened to u16 when a joint index needs it).
+    fn joints(&mut self, root: &mut json::Root, skin: &SkinAttributes) -> Result<()> {
+        use json::accessor::ComponentType as C;
+        let options = self.options;
+        let sw = skin.weights;
+        let widest_joint = sw.joints.iter().copied().max().unwrap_or(0);
+        for set in 0..sw.width / 4 {
+            let Some(a) = skin.accessor(gltf::Semantic::Joints(set as u32)) else {
                 continue;
             };
-            let field = format!("meshes[{mi}].primitives[{pi}]");
-            let attrs = root.meshes[mi].primitives[pi].attributes.clone();
-            let get = |name: gltf::Semantic| attrs.get(&Checked::Valid(name)).map(|i| i.value());
-            let sets = sw.width / 4;
-            let current = |root: &json::Root, a: usize| match root.accessors[a].component_type {
-                Checked::Valid(t) => (t.0, root.accessors[a].normalized),
-                Checked::Invalid => (C::F32, false),
+            let (ct, _) = component_of(root, a);
+            let jt = match options.joints {
+                Some(jt) => jt,
+                None if !options.rewrite_skin => continue,
+                None if ct == C::U8 && widest_joint <= 255 => JointType::U8,
+                None => JointType::U16,
             };
-            let widest_joint = sw.joints.iter().copied().max().unwrap_or(0);
-            for set in 0..sets {
-                let Some(a) = get(gltf::Semantic::Joints(set as u32)) else {
-                    continue;
-                };
-                let (ct, norm) = current(root, a);
-                let jt = match options.joints {
-                    Some(jt) => jt,
-                    None if !options.rewrite_skin => continue,
-                    None if ct == C::U8 && widest_joint <= 255 => JointType::U8,
-                    None => JointType::U16,
-                };
-                let want = match jt {
-                    JointType::U8 => C::U8,
-                    JointType::U16 => C::U16,
-                };
-                if (ct == want && !options.rewrite_skin) || !done.insert(a) {
-                    continue;
-                }
-                let jf = format!("{field}.attributes.JOINTS_{set}");
-                let bytes = joint_bytes(file, &jf, sw, set, jt)?;
-                root.accessors[a].component_type =
-                    Checked::Valid(json::accessor::GenericComponentType(match jt {
-                        JointType::U8 => C::U8,
-                        JointType::U16 => C::U16,
-                    }));
-                root.accessors[a].normalized = false;
-                place(root, a, bytes);
-                report.reencoded.push(format!(
-                    "accessors[{a}] ({jf}): {} -> {}",
-                    type_name(ct, norm),
-                    type_name(want, false)
-                ));
+            let want = match jt {
+                JointType::U8 => C::U8,
+                JointType::U16 => C::U16,
+            };
+            if (ct == want && !options.rewrite_skin) || !self.done.insert(a) {
+                continue;
             }
-            let weights_type = options.weights.or_else(|| {
-                // Rewriting in place: the type of the first WEIGHTS accessor.
-                let a = get(gltf::Semantic::Weights(0))?;
-                options.rewrite_skin.then(|| match current(root, a) {
-                    (C::U8, true) => WeightType::Unorm8,
-                    (C::U16, true) => WeightType::Unorm16,
-                    _ => WeightType::F32,
-                })
-            });
-            if let Some(wt) = weights_type {
-                let (want, want_norm) = match wt {
-                    WeightType::F32 => (C::F32, false),
-                    WeightType::Unorm8 => (C::U8, true),
-                    WeightType::Unorm16 => (C::U16, true),
-                };
-                let targets: Vec<(usize, usize)> = (0..sets)
-                    .filter_map(|set| get(gltf::Semantic::Weights(set as u32)).map(|a| (set, a)))
-                    .filter(|&(_, a)| options.rewrite_skin || current(root, a) != (want, want_norm))
-                    .collect();
-                if targets.is_empty() {
-                    continue;
-                }
-                // Quantisation spreads rounding over all of a vertex's sets.
-                let quantised = match wt {
-                    WeightType::F32 => None,
-                    WeightType::Unorm8 => Some(quantise(file, &field, sw, 255)?),
-                    WeightType::Unorm16 => Some(quantise(file, &field, sw, 65535)?),
-                };
-                for (set, a) in targets {
-                    if !done.insert(a) {
-                        continue;
-                    }
-                    let (ct, norm) = current(root, a);
-                    let (bytes, _) = weight_bytes(sw, set, wt, quantised.as_deref());
-                    root.accessors[a].component_type =
-                        Checked::Valid(json::accessor::GenericComponentType(want));
-                    root.accessors[a].normalized = want_norm;
-                    place(root, a, bytes);
-                    report.reencoded.push(format!(
-                        "accessors[{a}] ({field}.attributes.WEIGHTS_{set}): {} -> {}",
-                        type_name(ct, norm),
-                        type_name(want, want_norm)
-                    ));
-                }
-            }
+            let jf = format!("{}.attributes.JOINTS_{set}", skin.field);
+            let bytes = joint_bytes(self.file, &jf, sw, set, jt)?;
+            self.replace(root, a, bytes, (want, false), &jf);
         }
+        Ok(())
     }
-    Ok(())
+
+    /// The primitive's WEIGHTS_n accessors in the weight type asked for (or, rewriting, the
+    /// type of its first WEIGHTS accessor), quantised per vertex for the normalised types.
+    fn weights(&mut self, root: &mut json::Root, skin: &SkinAttributes) -> Result<()> {
+        use json::accessor::ComponentType as C;
+        let options = self.options;
+        let (sw, field) = (skin.weights, &skin.field);
+        let weights_type = options.weights.or_else(|| {
+            // Rewriting in place: the type of the first WEIGHTS accessor.
+            let a = skin.accessor(gltf::Semantic::Weights(0))?;
+            options.rewrite_skin.then(|| match component_of(root, a) {
+                (C::U8, true) => WeightType::Unorm8,
+                (C::U16, true) => WeightType::Unorm16,
+                _ => WeightType::F32,
+            })
+        });
+        let Some(wt) = weights_type else {
+            return Ok(());
+        };
+        let (want, want_norm) = match wt {
+            WeightType::F32 => (C::F32, false),
+            WeightType::Unorm8 => (C::U8, true),
+            WeightType::Unorm16 => (C::U16, true),
+        };
+        let targets: Vec<(usize, usize)> = (0..sw.width / 4)
+            .filter_map(|set| {
+                skin.accessor(gltf::Semantic::Weights(set as u32))
+                    .map(|a| (set, a))
+            })
+            .filter(|&(_, a)| options.rewrite_skin || component_of(root, a) != (want, want_norm))
+            .collect();
+        if targets.is_empty() {
+            return Ok(());
+        }
+        // Quantisation spreads rounding over all of a vertex's sets.
+        let quantised = match wt {
+            WeightType::F32 => None,
+            WeightType::Unorm8 => Some(quantise(self.file, field, sw, 255)?),
+            WeightType::Unorm16 => Some(quantise(self.file, field, sw, 65535)?),
+        };
+        for (set, a) in targets {
+            if !self.done.insert(a) {
+                continue;
+            }
+            let (bytes, _) = weight_bytes(sw, set, wt, quantised.as_deref());
+            let what = format!("{field}.attributes.WEIGHTS_{set}");
+            self.replace(root, a, bytes, (want, want_norm), &what);
+        }
+        Ok(())
+    }
 }
 
 /// PNG, JPEG, WebP or KTX2 by magic bytes (never by the file name alone: a mislabelled file

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use glam::{Mat4, Quat, Vec3};
 
+use super::format::{mesh_steps, motion_steps};
 use super::{Bone, Key, LimitsDeg, LinkSettings, Motion, RigMesh, Section, Track, WeberRig};
 use crate::anim::{Animation, Channel, Interpolation, Path as AnimPath, Sampler};
 use crate::error::{Error, Result};
@@ -12,6 +13,7 @@ use crate::math::Trs;
 use crate::scene::{
     Mesh, Node, Primitive, RawScene, Scene, SceneBuilder, Skin, SkinWeights, Topology,
 };
+use crate::weights::Work;
 
 /// Weber metadata kept per scene node so the conversion can be inverted and later stages
 /// (IK limits, bone links, weight tools) find it.
@@ -119,14 +121,23 @@ impl WeberRig {
 
     /// Convert to the internal scene (see the [module documentation](crate::rig)).
     pub fn to_scene(&self) -> Result<RigScene> {
-        self.validate(&self.name)?;
+        self.to_scene_counted(&mut Work::default())
+    }
+
+    /// [`Self::to_scene`], its steps added to `work`: the validation's, one a bone, vertex,
+    /// influence, triangle, track and key converted, and [`SceneBuilder::build_counted`]'s.
+    pub fn to_scene_counted(&self, work: &mut Work) -> Result<RigScene> {
+        self.validate_counted(&self.name, work)?;
         let nb = self.bones.len();
+        // Nodes, bind matrices and the name index: one pass over the bones each.
+        *work += Work::steps(3 * nb);
         let (mut nodes, mut metas) = self.bone_nodes();
         let mut raw = RawScene {
             name: self.name.clone(),
             ..Default::default()
         };
         if let Some(m) = &self.mesh {
+            *work += Work::steps(mesh_steps(m));
             raw.meshes.push(self.skin_mesh(m));
             raw.skins.push(self.bind_skin(&nodes));
             nodes.push(Node {
@@ -143,11 +154,13 @@ impl WeberRig {
         }
         let bone_index = self.bone_indices();
         for m in &self.motions {
+            *work += Work::steps(motion_steps(m));
             raw.animations.push(self.motion_animation(m, &bone_index));
         }
         raw.nodes = nodes;
-        let scene = SceneBuilder::build(raw)?;
+        let scene = SceneBuilder::build_counted(raw, work)?;
         // The builder keeps bone order (parents come first already); map by source index.
+        *work += Work::steps(scene.nodes.len());
         let mut bones = vec![BoneMeta::default(); scene.nodes.len()];
         let mut node_of_bone = vec![0; nb];
         for (ni, n) in scene.nodes.iter().enumerate() {
@@ -303,7 +316,15 @@ impl WeberRig {
 
     /// Inverse of [`WeberRig::to_scene`] for scenes it produced.
     pub fn from_scene(rs: &RigScene, name: &str) -> Result<WeberRig> {
+        Self::from_scene_counted(rs, name, &mut Work::default())
+    }
+
+    /// [`Self::from_scene`], its steps added to `work`: one a node, bone, vertex, influence
+    /// slot, triangle, channel and key read back.
+    pub fn from_scene_counted(rs: &RigScene, name: &str, work: &mut Work) -> Result<WeberRig> {
         let scene = &rs.scene;
+        // The node → bone map (its nodes and bones), then the bones.
+        *work += Work::steps(scene.nodes.len() + 2 * rs.node_of_bone.len());
         let bone_by_node = bone_by_node(rs, name)?;
         let mut bones = Vec::with_capacity(rs.node_of_bone.len());
         for (b, &n) in rs.node_of_bone.iter().enumerate() {
@@ -327,7 +348,11 @@ impl WeberRig {
         }
         let mut rig = WeberRig::new(name, bones);
         rig.mesh = rig.mesh_of(scene, &bone_by_node, name)?;
+        if let Some(m) = &rig.mesh {
+            *work += Work::steps(mesh_steps(m));
+        }
         for (ai, a) in scene.animations.iter().enumerate() {
+            *work += Work::steps(a.channels.iter().map(|c| 1 + c.sampler.times_s.len()).sum());
             let tracks = rig.tracks_of(a, &bone_by_node);
             rig.motions.push(Motion {
                 name: a.name.clone().unwrap_or_else(|| format!("motion{ai}")),

@@ -575,6 +575,50 @@ pub fn run_crowd(
     mut progress: impl FnMut(usize),
 ) -> Result<(CrowdReport, Rgba8)> {
     let n = options.instances;
+    check_crowd(ctx, options)?;
+    let (layout, bounds) = crowd_layout(character, n)?;
+    let model = character.scene.name.clone();
+    let mut passes = CrowdPasses::new(ctx, character, options, bounds)?;
+    let mut palette: Vec<Mat4> = Vec::with_capacity(passes.gpu.palette_entries);
+    let mut samples = Samples::default();
+    let total = WARM_UP_FRAMES + options.frames.max(1);
+    let mut image = None;
+    for frame in 0..total {
+        let t_s = frame as f32 * options.dt_s;
+        let (anim_s, upload_s) = animate_crowd(
+            ctx,
+            character,
+            &mut passes.gpu,
+            &mut palette,
+            &layout,
+            (t_s, options.dt_s),
+        )?;
+        let walls = passes.time_paths(ctx)?;
+        if frame < WARM_UP_FRAMES {
+            continue;
+        }
+        passes.read_timestamps(ctx, &mut samples)?;
+        samples.animation.push(anim_s * 1e3);
+        samples.upload.push(upload_s * 1e3);
+        samples.vertex_wall.push(walls.vertex_ms);
+        samples.compute_wall.push(walls.compute_ms);
+        for (k, ms) in walls.alone_ms.into_iter().enumerate() {
+            samples.alone_wall[k].push(ms);
+        }
+        progress(frame - WARM_UP_FRAMES);
+        if frame + 1 == total {
+            image = Some(passes.picture(ctx, options.palette)?);
+        }
+    }
+    let report = summarize(ctx, &passes.gpu, options, model, n, samples);
+    let image = image.ok_or_else(|| Error::Gpu("the crowd drew no frame".into()))?;
+    Ok((report, image))
+}
+
+/// Refuse a crowd size out of range, and the storage palette on an adapter without storage
+/// buffers in the vertex stage or compute shaders.
+fn check_crowd(ctx: &GpuContext, options: &CrowdOptions) -> Result<()> {
+    let n = options.instances;
     if !(1..=MAX_INSTANCES).contains(&n) {
         return Err(Error::Gpu(format!(
             "a crowd of {n} characters: 1..={MAX_INSTANCES}"
@@ -589,7 +633,12 @@ pub fn run_crowd(
             ctx.info.name
         )));
     }
-    // Bounds of one character at rest pose of its clip: the grid's spacing and the camera.
+    Ok(())
+}
+
+/// The grid of `n` copies of `character` and the bounds of the whole crowd, from the bounds of
+/// one character at the rest pose of its clip (skinned on the CPU once).
+fn crowd_layout(character: &mut Character, n: u32) -> Result<(CrowdLayout, (Vec3, Vec3))> {
     character.cpu_skinning = true;
     character.update(0.0, 0.0)?;
     let (lo, hi) =
@@ -600,7 +649,6 @@ pub fn run_crowd(
     let extent = hi - lo;
     let step = SPACING * extent.x.max(extent.z).max(extent.length() * 1e-3).max(1e-6);
     let half = grid_half_extent(n, step);
-    let bounds = (lo - half, hi + half);
     let period_s = character
         .scene
         .animations
@@ -608,125 +656,152 @@ pub fn run_crowd(
         .map(|a| a.duration_s())
         .fold(0.0f32, f32::max)
         .max(1.0);
-
-    let model = character.scene.name.clone();
-    let mut gpu = GpuScene::crowd_with_palette(
-        ctx,
-        &character.scene,
-        &character.frame,
-        character.max_influences(),
-        n,
-        options.palette,
-    )?;
-    for d in 0..character.scene.draws.len() {
-        gpu.set_skin_options(ctx, d, character.skin_options(d));
-    }
-    if storage {
-        gpu.enable_compute_skinning_with(ctx, options.max_buffer_bytes)?;
-    }
-    let target = OffscreenTarget::new(ctx, Target::OFFSCREEN, options.size.0, options.size.1)?;
-    let mut renderer = Renderer::new(ctx, Target::OFFSCREEN)?;
-    renderer.prepare(ctx, options.palette)?;
-    let camera = Camera::new(ctx);
-    let orbit = OrbitCamera::framing(bounds.0, bounds.1, target.aspect());
-    camera.set(ctx, &ViewUniform::from_camera(&orbit, target.aspect()));
-    let queries = Queries::new(ctx);
-
-    let mut palette: Vec<Mat4> = Vec::with_capacity(gpu.palette_entries);
-    let mut samples = Samples::default();
-    let total = WARM_UP_FRAMES + options.frames.max(1);
-    let encoder = |label: &str| {
-        ctx.device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
+    let layout = CrowdLayout {
+        instances: n,
+        step_m: step,
+        period_s,
     };
-    let draw = |enc: &mut wgpu::CommandEncoder, gpu: &GpuScene, skinning, stamps| {
-        record_draw(enc, &target, &renderer, &camera, gpu, skinning, stamps)
-    };
-    let q = queries.as_ref();
-    let mut image = None;
-    for frame in 0..total {
-        let t_s = frame as f32 * options.dt_s;
-        let layout = CrowdLayout {
-            instances: n,
-            step_m: step,
-            period_s,
-        };
-        let (anim_s, upload_s) = animate_crowd(
+    Ok((layout, (lo - half, hi + half)))
+}
+
+/// Wall times of one frame's GPU work (ms): each path, and the skinning pass alone in each
+/// dispatch order (0 where the compute path does not run).
+struct PathWalls {
+    vertex_ms: f64,
+    compute_ms: f64,
+    alone_ms: [f64; 2],
+}
+
+/// What the crowd is drawn with: the crowd's scene on the GPU, the offscreen target, the
+/// renderer, the camera framing `bounds` and the timestamp queries (where the adapter has
+/// them).
+struct CrowdPasses {
+    gpu: GpuScene,
+    target: OffscreenTarget,
+    renderer: Renderer,
+    camera: Camera,
+    queries: Option<Queries>,
+}
+
+impl CrowdPasses {
+    /// Upload `character`'s scene for the crowd (and its compute skinning on the storage
+    /// palette), and frame `bounds`.
+    fn new(
+        ctx: &GpuContext,
+        character: &Character,
+        options: &CrowdOptions,
+        bounds: (Vec3, Vec3),
+    ) -> Result<CrowdPasses> {
+        let mut gpu = GpuScene::crowd_with_palette(
             ctx,
-            character,
-            &mut gpu,
-            &mut palette,
-            &layout,
-            (t_s, options.dt_s),
+            &character.scene,
+            &character.frame,
+            character.max_influences(),
+            options.instances,
+            options.palette,
         )?;
-        // The vertex-shader path.
-        let mut enc = encoder("crowd: vertex-shader path");
-        draw(
-            &mut enc,
-            &gpu,
-            Skinning::VertexShader,
-            q.map(|q| q.render(0)),
-        );
+        for d in 0..character.scene.draws.len() {
+            gpu.set_skin_options(ctx, d, character.skin_options(d));
+        }
+        if options.palette == PaletteSource::Storage {
+            gpu.enable_compute_skinning_with(ctx, options.max_buffer_bytes)?;
+        }
+        let target = OffscreenTarget::new(ctx, Target::OFFSCREEN, options.size.0, options.size.1)?;
+        let mut renderer = Renderer::new(ctx, Target::OFFSCREEN)?;
+        renderer.prepare(ctx, options.palette)?;
+        let camera = Camera::new(ctx);
+        let orbit = OrbitCamera::framing(bounds.0, bounds.1, target.aspect());
+        camera.set(ctx, &ViewUniform::from_camera(&orbit, target.aspect()));
+        let queries = Queries::new(ctx);
+        Ok(CrowdPasses {
+            gpu,
+            target,
+            renderer,
+            camera,
+            queries,
+        })
+    }
+
+    /// Record one draw of the whole crowd with `skinning`.
+    fn draw(
+        &self,
+        enc: &mut wgpu::CommandEncoder,
+        skinning: Skinning,
+        stamps: Option<wgpu::RenderPassTimestampWrites<'_>>,
+    ) {
+        let (target, renderer, camera) = (&self.target, &self.renderer, &self.camera);
+        record_draw(enc, target, renderer, camera, &self.gpu, skinning, stamps);
+    }
+
+    /// One frame's GPU work, each part submitted and waited for: the vertex-shader path, then
+    /// (where it runs) the compute path and the skinning pass alone in each dispatch order.
+    fn time_paths(&self, ctx: &GpuContext) -> Result<PathWalls> {
+        let q = self.queries.as_ref();
+        let mut enc = encoder(ctx, "crowd: vertex-shader path");
+        self.draw(&mut enc, Skinning::VertexShader, q.map(|q| q.render(0)));
         let vertex_ms = submit_and_wait(ctx, enc)?;
         let (mut compute_ms, mut alone_ms) = (0.0, [0.0; 2]);
-        if let Some(compute) = gpu.compute_skinning() {
+        if let Some(compute) = self.gpu.compute_skinning() {
             // The compute path: the skinning pass, then the plain draw of its buffers.
-            let mut enc = encoder("crowd: compute path");
-            gpu.record_compute_skinning(&mut enc, q.map(|q| q.compute(2)));
-            draw(
-                &mut enc,
-                &gpu,
-                Skinning::ComputePass,
-                q.map(|q| q.render(4)),
-            );
+            let mut enc = encoder(ctx, "crowd: compute path");
+            self.gpu
+                .record_compute_skinning(&mut enc, q.map(|q| q.compute(2)));
+            self.draw(&mut enc, Skinning::ComputePass, q.map(|q| q.render(4)));
             compute_ms = submit_and_wait(ctx, enc)?;
             // The skinning pass alone, in each dispatch order.
             for (k, order) in DispatchOrder::ALL.into_iter().enumerate() {
-                let mut enc = encoder("crowd: compute skinning alone");
+                let mut enc = encoder(ctx, "crowd: compute skinning alone");
                 {
                     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some("compute skinning alone"),
                         timestamp_writes: q.map(|q| q.compute(6 + 2 * k as u32)),
                     });
-                    compute.record_in(&mut pass, &gpu, order);
+                    compute.record_in(&mut pass, &self.gpu, order);
                 }
                 alone_ms[k] = submit_and_wait(ctx, enc)?;
             }
         }
-        if frame < WARM_UP_FRAMES {
-            continue;
-        }
-        if let Some(q) = q {
-            let mut enc = encoder("crowd: timestamps");
-            q.resolve(&mut enc);
-            submit_and_wait(ctx, enc)?;
-            let ms = q.read(ctx)?;
-            for (k, v) in ms.into_iter().enumerate() {
-                samples.stamps[k].push(v);
-            }
-        }
-        samples.animation.push(anim_s * 1e3);
-        samples.upload.push(upload_s * 1e3);
-        samples.vertex_wall.push(vertex_ms);
-        samples.compute_wall.push(compute_ms);
-        for (k, ms) in alone_ms.into_iter().enumerate() {
-            samples.alone_wall[k].push(ms);
-        }
-        progress(frame - WARM_UP_FRAMES);
-        if frame + 1 == total {
-            let mut enc = encoder("crowd: picture");
-            let skinning = if storage {
-                Skinning::ComputePass
-            } else {
-                Skinning::VertexShader
-            };
-            draw(&mut enc, &gpu, skinning, None);
-            image = Some(target.read_rgba8(ctx, enc)?);
-        }
+        Ok(PathWalls {
+            vertex_ms,
+            compute_ms,
+            alone_ms,
+        })
     }
-    let report = summarize(ctx, &gpu, options, model, n, samples);
-    let image = image.ok_or_else(|| Error::Gpu("the crowd drew no frame".into()))?;
-    Ok((report, image))
+
+    /// The frame's pass durations from the timestamp queries into `samples` (nothing without
+    /// queries).
+    fn read_timestamps(&self, ctx: &GpuContext, samples: &mut Samples) -> Result<()> {
+        let Some(q) = &self.queries else {
+            return Ok(());
+        };
+        let mut enc = encoder(ctx, "crowd: timestamps");
+        q.resolve(&mut enc);
+        submit_and_wait(ctx, enc)?;
+        let ms = q.read(ctx)?;
+        for (k, v) in ms.into_iter().enumerate() {
+            samples.stamps[k].push(v);
+        }
+        Ok(())
+    }
+
+    /// The crowd as drawn by the compute path on the storage palette, by the vertex-shader
+    /// path on the uniform one.
+    fn picture(&self, ctx: &GpuContext, palette: PaletteSource) -> Result<Rgba8> {
+        let mut enc = encoder(ctx, "crowd: picture");
+        let skinning = if palette == PaletteSource::Storage {
+            Skinning::ComputePass
+        } else {
+            Skinning::VertexShader
+        };
+        self.draw(&mut enc, skinning, None);
+        self.target.read_rgba8(ctx, enc)
+    }
+}
+
+/// A command encoder labelled `label`.
+fn encoder(ctx: &GpuContext, label: &str) -> wgpu::CommandEncoder {
+    ctx.device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
 }
 
 /// The report of a run: medians of the samples.

@@ -6,8 +6,9 @@
 //! draw unskinned, vertex-shader against compute path, storage against uniform palette, both
 //! dispatch orders, and the correctness of every path on every model).
 //!
-//! The floor is `../shared/notes/gpu-anchor.md`'s: the adapter's device-to-device copy
-//! bandwidth (bytes read + written per second) over the bytes a skinned vertex must move —
+//! The floor is the memory-bandwidth bound: the adapter's device-to-device copy bandwidth
+//! (bytes read + written per second, [`KNOWN_COPY_BANDWIDTH`]) over the bytes a skinned
+//! vertex must move —
 //! 72 for one character (read 48, write 24), 24 for a crowd sharing one mesh (the mesh stays
 //! in cache; each copy is written). The vertex-shader path writes nothing back: its floor is
 //! the same crowd drawn unskinned.
@@ -23,16 +24,16 @@ use crate::error::{Error, Result};
 pub const SCHEMA: &str = "skinview-gpu-report/1";
 
 /// Bytes a skinned vertex moves at least for one character (read position 12, normal 12, u16
-/// joints 8, weights 16; write position and normal 24): gpu-anchor.md.
+/// joints 8, weights 16; write position and normal 24).
 pub const FLOOR_BYTES_ONE: f64 = 72.0;
 
-/// Bytes a skinned vertex moves at least in a crowd sharing one mesh (the writes alone):
-/// gpu-anchor.md.
+/// Bytes a skinned vertex moves at least in a crowd sharing one mesh (the writes alone: the
+/// mesh is read from cache after the first character).
 pub const FLOOR_BYTES_CROWD: f64 = 24.0;
 
 /// Device-to-device copy bandwidth, bytes read + written per second, measured on the GPUs the
-/// project's device machines lend (gpu-anchor.md, November 2026), by a word of the adapter's
-/// name.
+/// project's device machines lend (an NVIDIA H100 80GB HBM3 and an NVIDIA H200, November
+/// 2026), by a word of the adapter's name.
 pub const KNOWN_COPY_BANDWIDTH: [(&str, f64); 2] = [("H100", 3.0e12), ("H200", 4.3e12)];
 
 /// Most row files one report merges (a full run writes about 80).
@@ -47,7 +48,7 @@ pub const MAX_ROW_BYTES: u64 = 64 << 20;
 pub struct CopyBandwidth {
     /// Bytes read + written per second.
     pub bytes_per_s: f64,
-    /// Where the figure comes from (`gpu-anchor.md (H100)`, or the caller's words).
+    /// Where the figure comes from (`measured on an H100`, or the caller's words).
     pub source: String,
 }
 
@@ -162,7 +163,7 @@ pub fn known_copy_bandwidth(adapter: &str) -> Option<CopyBandwidth> {
         .find(|(word, _)| adapter.contains(word))
         .map(|&(word, bytes_per_s)| CopyBandwidth {
             bytes_per_s,
-            source: format!("gpu-anchor.md ({word})"),
+            source: format!("measured on an {word}"),
         })
 }
 
@@ -589,8 +590,8 @@ fn ratio(v: Option<f64>) -> String {
 mod tests {
     use super::*;
 
-    /// The floor follows gpu-anchor.md's arithmetic: an H100's 3.0 TB/s is about 42 G
-    /// vertices/s for one character and 125 G/s for a crowd.
+    /// The floor's arithmetic: an H100's 3.0 TB/s is about 42 G vertices/s for one character
+    /// (72 B a vertex) and 125 G/s for a crowd (24 B).
     #[test]
     fn floors_are_the_anchor_notes() {
         let h100 = known_copy_bandwidth("NVIDIA H100 80GB HBM3 (Vulkan)").unwrap();

@@ -420,7 +420,9 @@ fn character_setup_rules() {
     };
     let demo = CharacterSetup::humanoid_demo();
     assert_eq!(rule(demo.validate()), None);
-    assert!(demo.build_rig(&rig).is_ok());
+    if let Err(e) = demo.build_rig(&rig) {
+        panic!("the demo set-up failed to build: {e}");
+    }
     let stage = |edit: &dyn Fn(&mut CharacterSpec)| {
         let mut s = demo.clone();
         edit(s.stage_spec_mut().unwrap());

@@ -560,7 +560,7 @@ fn assets_are_regenerable() {
     );
 }
 
-/// `partition` prints a row per skinned primitive and K and writes the JSON keys;
+/// `partition` prints a row per skinned primitive and K and writes its JSON keys;
 /// `render --color submesh` draws the split; the flags refuse what makes no sense.
 #[test]
 fn partition_reports_stats_and_render_shows_the_split() {
@@ -780,7 +780,9 @@ fn uniform_palette_on_compare_dump_and_render() {
         "{}",
         text(&o)
     );
-    assert!(skinview::io::png::read(&png).is_ok());
+    if let Err(e) = skinview::io::png::read(&png) {
+        panic!("{} is not a PNG: {e}", png.display());
+    }
 }
 
 /// `skinview weights` on a glTF file: regenerated, smoothed, rogue-free weights written to a

@@ -1,4 +1,4 @@
-//! `skinview diff` (issue 32): a file against itself is zero everywhere; a planted 1 cm move of
+//! `skinview diff`: a file against itself is zero everywhere; a planted 1 cm move of
 //! one joint's inverse bind matrix is found, named and measured (the displacement it must make
 //! is computed here from the joint's rest transform); gltfpack's copies of the shared models
 //! stay within the bound their flags imply (positions quantised to N bits over the mesh's

@@ -1,4 +1,4 @@
-//! `scripts/gpu-report.sh` as CI runs it (issue 28): `--quick --allow-software` on the adapter
+//! `scripts/gpu-report.sh` as CI runs it: `--quick --allow-software` on the adapter
 //! the tests have (lavapipe here), with the binary the tests built, so the script the GPU
 //! machine runs never rots; its `report.json` read back against the schema
 //! (`skinview::view::gpu_report::GpuReport`, unknown fields refused) with no empty rows; and

@@ -3,7 +3,7 @@
 //! targets together with the skin, and non-uniform scale on/off is exported to a .glb,
 //! re-imported, and dumped by us (CPU path, and GPU path when an adapter exists) and by the
 //! three.js r187 runner (tools/oracle/three_dump.mjs) at t = 0, four irregular mid times and
-//! the end of each animation (and at rest). The issue's bound is 1e-4 of the bounding-box
+//! the end of each animation (and at rest). The required bound is 1e-4 of the bounding-box
 //! diagonal; both engines compute in f32 from the same f32 file data, so, as in
 //! tests/core/oracle.rs, we require 5e-6 of the oracle dump's diagonal for positions and 2e-5 for
 //! normals. Without node or tools/oracle/node_modules/three the oracle test fails in CI and
@@ -401,7 +401,9 @@ fn generator_is_deterministic() {
 #[test]
 fn rejects_out_of_range_options() {
     let ok = RigOptions::default();
-    assert!(generate_rig(&ok).is_ok());
+    if let Err(e) = generate_rig(&ok) {
+        panic!("the default options refused: {e}");
+    }
     for bad in [
         RigOptions {
             joints: 1,
@@ -577,8 +579,8 @@ fn rest_pose_is_mesh_node_world_times_position() {
     }
 }
 
-/// The built-in rigs exported to glTF open in three.js and skin the same there (issue 3:
-/// "export to glTF so other tools open it"), every animation at start, two mid times and end.
+/// The built-in rigs exported to glTF open in three.js and skin the same there (glTF export
+/// is there so that other tools open them), every animation at start, two mid times and end.
 #[test]
 fn exported_builtin_rigs_match_three_js() {
     if !oracle_available("exported_builtin_rigs_match_three_js") {

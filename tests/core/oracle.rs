@@ -1,6 +1,6 @@
 //! `skinview dump` (CPU, GPU capture shader, GPU draw path) against an independent engine: every file in
 //! ../shared/oracle_ref (three.js r187 output for the shared models and rigs).
-//! The bound is 1e-4 of the model's bounding-box diagonal. Both engines compute in
+//! The required bound is 1e-4 of the model's bounding-box diagonal. Both engines compute in
 //! f32 from f32 data, so we hold ourselves to 5e-6 (measured on lavapipe, 2026-11-22: worst
 //! 5.5e-7, RiggedFigure; SimpleSkin's oracle times fall on keys, where normalising its
 //! non-unit rotation keys changes nothing).

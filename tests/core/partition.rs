@@ -1,4 +1,4 @@
-//! The partitioner (issue 9), checked against things it does not compute itself:
+//! The partitioner, checked against things it does not compute itself:
 //! - properties over random seeded meshes and K (grids with smooth, skin-like weights and
 //!   fully random weights; triangles, lines, points; degenerate faces, unused vertices):
 //!   every face in exactly one submesh, at most K bones per submesh, local joints and weights
@@ -8,8 +8,9 @@
 //! - hostile input: more influences than K, faces needing more than K bones, zero weights,
 //!   huge joint indices, out-of-range indices — errors or counted drops, never a panic;
 //! - the ACMR figure against meshoptimizer's own analyser;
-//! - the shared models against Assimp 5.2's `SplitByBoneCount` (issue 9's table) and the
-//!   exact minimum, and `PartitionedScene` skinning equal to the unpartitioned scene.
+//! - the shared models against Assimp 5.2's `SplitByBoneCount` (figures measured outside the
+//!   crate) and the exact minimum, and `PartitionedScene` skinning equal to the unpartitioned
+//!   scene.
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code
 
 use crate::common;
@@ -753,8 +754,8 @@ fn tipsify_orders_as_meshoptimizer_does() {
     assert_eq!(tipsify(&[], 0, 16).unwrap().0, Vec::<u32>::new());
 }
 
-/// Issue 9's Assimp 5.2 `SplitByBoneCount` figures (submeshes, vertex ratio) for K = 8, 12,
-/// 16; measured by the issue's author on this machine kind.
+/// Assimp 5.2's `SplitByBoneCount` figures (submeshes, vertex ratio) for K = 8, 12, 16,
+/// measured outside the crate on this machine kind.
 const ASSIMP: [(&str, [(usize, f64); 3]); 3] = [
     ("CesiumMan", [(9, 1.101), (5, 1.086), (3, 1.049)]),
     ("Fox", [(7, 1.336), (3, 1.175), (2, 1.092)]),

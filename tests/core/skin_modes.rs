@@ -134,7 +134,7 @@ fn dqs_of_a_single_bone_is_lbs() {
 /// The twisted joint (Weber §"vertex blending", fig. 7): a ring of radius r at the joint,
 /// weighted half to a bone at rest and half to one twisted by θ about the bone axis. LBS
 /// shrinks it to r·|cos(θ/2)| — to the axis at 180° — and DQS keeps r (checked to 2% at
-/// every angle, as the issue asks, and in fact to float precision); both against the
+/// every angle, as required, and in fact to float precision); both against the
 /// analytic values.
 #[test]
 fn twisted_ring_collapses_under_lbs_and_keeps_its_radius_under_dqs() {

@@ -1,4 +1,4 @@
-//! The uniform-palette GPU path (issue 9): each mesh partitioned into submeshes of at most K
+//! The uniform-palette GPU path: each mesh partitioned into submeshes of at most K
 //! bones, one draw per submesh with a uniform array of K matrices, the same WGSL `skin()` —
 //! read back through the draw's own vertex stage, scattered onto the source vertices and held
 //! against the unpartitioned CPU reference; on a device with WebGL2-class limits (no storage
@@ -18,7 +18,7 @@ use skinview::gpu::{
 use skinview::partition::PartitionedScene;
 use skinview::view::{ViewOptions, render_character_with};
 
-/// The K values the issue asks for.
+/// The K values the uniform palette is tested at (palettes of 8 to 64 matrices).
 const KS: [u32; 6] = [8, 12, 16, 24, 32, 64];
 
 fn anims(scene: &skinview::Scene) -> Vec<Option<usize>> {

@@ -1,4 +1,4 @@
-//! Compressed glTF in (issue 32): `EXT_meshopt_compression` and `KHR_meshopt_compression`
+//! Compressed glTF in: `EXT_meshopt_compression` and `KHR_meshopt_compression`
 //! decoded, against gltfpack's own uncompressed output of the same model (made at test time,
 //! `tests/common/gltfpack.rs`). The meshopt codecs are lossless, so a compressed file
 //! (`-c`) decodes to exactly the quantised file gltfpack writes without compression: same

@@ -1,4 +1,4 @@
-//! The hostile corpus (issue 10): malformed, lying, huge and hostile inputs generated here
+//! The hostile corpus: malformed, lying, huge and hostile inputs generated here
 //! (nothing large is committed), each run through every command under a 2 GB address-space
 //! limit (`ulimit -v`) and a time limit. Every run must end with exit code 0 or 2 — never a
 //! panic (101), an abort or a kill, never a timeout —, a failure must name the file, and the

@@ -1,4 +1,4 @@
-//! A mutation fuzzer on stable Rust (issue 10): the shared models with bytes flipped, runs
+//! A mutation fuzzer on stable Rust: the shared models with bytes flipped, runs
 //! overwritten with extreme values, cut short and spliced with each other, from a fixed seed,
 //! imported in memory. Every mutant must give a scene or an error — never a panic — and each
 //! scene it does give must run through the CPU frame (palette and skinning) without one.

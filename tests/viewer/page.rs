@@ -162,7 +162,9 @@ fn files_given_are_checked_before_any_is_read() {
             .map(|(i, &n)| (format!("f{i}.bin"), n))
             .collect()
     };
-    assert!(check_given(&files(&[10, 20])).is_ok());
+    if let Err(e) = check_given(&files(&[10, 20])) {
+        panic!("two small files refused: {e}");
+    }
     let e = check_given(&files(&vec![1; MAX_PAGE_FILES + 1]))
         .unwrap_err()
         .to_string();
@@ -186,5 +188,11 @@ fn files_given_are_checked_before_any_is_read() {
     budget.check("a", MAX_PAGE_BYTES).unwrap();
     budget.check("a", MAX_PAGE_BYTES).unwrap();
     budget.spend("a", MAX_PAGE_BYTES - 5).unwrap();
-    assert!(budget.check("b", 5).is_ok() && budget.check("b", 6).is_err());
+    if let Err(e) = budget.check("b", 5) {
+        panic!("the last 5 bytes of the budget refused: {e}");
+    }
+    assert!(
+        budget.check("b", 6).is_err(),
+        "6 bytes past a budget of 5 left"
+    );
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use skinview::image::Rgba8;
 
 /// Largest live |GPU − CPU| the page may report, relative to the model's bounding-box
-/// diagonal (the bound; both SwiftShader backends measure 0 to 1.3e-7).
+/// diagonal (the required bound; both SwiftShader backends measure 0 to 1.3e-7).
 const MAX_RELATIVE_ERROR: f64 = 1e-5;
 
 /// Columns of the canvas the goldens hold: the left panel, the viewport and the status bar.
