@@ -11,11 +11,12 @@
 //! target, links at elbows and knees. Timing whole runs is in [`mod@bench`].
 
 pub mod bench;
+mod motions;
 pub mod setup;
 
 use web_time::Instant;
 
-use crate::anim::layer::{CrossFade, DEFAULT_THRESHOLD, Layer, LayerJob};
+use crate::anim::layer::{DEFAULT_THRESHOLD, Layer, LayerJob};
 use crate::anim::{Pose, SoaAnimateJob, SoaClip, SoaState};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
@@ -106,28 +107,6 @@ pub struct Character {
 }
 
 impl Character {
-    /// The motion layers, blended in order.
-    pub fn layers(&self) -> &[LayerSpec] {
-        &self.layers
-    }
-
-    /// Set a layer's weight (≥ 0; read every frame, so no set-up is redone). Unknown layers and
-    /// weights that are not finite are ignored.
-    pub fn set_layer_weight(&mut self, layer: usize, weight: f32) {
-        if let Some(l) = self.layers.get_mut(layer)
-            && weight.is_finite()
-        {
-            l.weight = weight.max(0.0);
-        }
-    }
-
-    /// Move the cross-fade in time (the layers that take part in one keep their part).
-    pub fn set_fade_times(&mut self, fade: CrossFade) {
-        for f in self.layers.iter_mut().filter_map(|l| l.fade.as_mut()) {
-            f.fade = fade;
-        }
-    }
-
     /// Drive `node`'s local transform by hand from the next frame on (it replaces the layered
     /// motion; IK may still rotate it when it is in a chain). `None` hands it back to the motions.
     pub fn set_override(&mut self, node: usize, local: Option<Trs>) -> Result<()> {
@@ -291,10 +270,46 @@ impl Character {
                 max_s: f32::MAX,
             });
         }
-        let mut times = StageTimes::default();
-        let scene = &self.scene;
-        // 1. Sample every motion (four tracks at a time; intervals cached per layer).
         let t0 = Instant::now();
+        self.sample(time_s)?;
+        let t1 = Instant::now();
+        self.layer(time_s)?;
+        let t2 = Instant::now();
+        self.solve_ik(time_s, dt_s)?;
+        let t3 = Instant::now();
+        // 4. Bone links follow their parent and child.
+        if let Some(rig) = &self.links {
+            LinkPoseJob {
+                rig,
+                locals: &mut self.frame.pose.locals,
+            }
+            .run()?;
+        }
+        let t4 = Instant::now();
+        // 5. local→model and the gradient palette.
+        self.frame.evaluate_current_pose(&self.scene)?;
+        let t5 = Instant::now();
+        self.skin()?;
+        let t6 = Instant::now();
+        self.renormalize();
+        let t7 = Instant::now();
+        let us = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e6;
+        Ok(StageTimes {
+            sample: us(t0, t1),
+            layer: us(t1, t2),
+            ik: us(t2, t3),
+            links: us(t3, t4),
+            palette: us(t4, t5),
+            skin: us(t5, t6),
+            normals: us(t6, t7),
+            frame: us(t0, t7),
+        })
+    }
+
+    /// 1. Sample every motion at `time_s` into its layer's pose (four tracks at a time;
+    ///    intervals cached per layer).
+    fn sample(&mut self, time_s: f32) -> Result<()> {
+        let scene = &self.scene;
         for ((spec, pose), (clip, state)) in self
             .layers
             .iter()
@@ -317,8 +332,12 @@ impl Character {
             }
             .run()?;
         }
-        let t1 = Instant::now();
-        // 2. Layer them through their masks.
+        Ok(())
+    }
+
+    /// 2. Layer the sampled poses through their masks (fades at `time_s`), then the bones and
+    ///    morph weights held by hand.
+    fn layer(&mut self, time_s: f32) -> Result<()> {
         if self.layers.is_empty() {
             self.layered.copy_from_slice(&self.reference);
         } else {
@@ -358,63 +377,62 @@ impl Character {
         pose_morph_weights(
             &mut self.frame.pose,
             self.layer_poses.first(),
-            scene,
+            &self.scene,
             &self.morph_overrides,
         );
-        let t2 = Instant::now();
-        // 3. CCD IK.
-        // The solver writes the pose straight into the frame (no copy of its output).
-        if let Some(ik) = &mut self.ik {
-            if let Some(orbit) = ik.orbit {
-                let target = orbit.at(time_s);
-                for e in &mut ik.effectors {
-                    e.target_model = target;
-                }
-            }
-            let mut settings = ik.settings;
-            settings.dt_s = dt_s.max(1e-6);
-            CcdJob {
-                scene,
-                reference: &self.reference,
-                input: &self.layered,
-                previous: self.previous.as_deref().filter(|_| self.previous_valid),
-                participation: &ik.participation,
-                limits: &ik.limits,
-                effectors: &ik.effectors,
-                settings,
-                output: &mut self.frame.pose.locals,
-                result: &mut self.ik_result,
-                scratch: &mut self.ik_scratch,
-            }
-            .run()?;
-            match &mut self.previous {
-                Some(p) => p.copy_from_slice(&self.frame.pose.locals),
-                None => self.previous = Some(self.frame.pose.locals.clone()),
-            }
-            self.previous_valid = true;
-        } else {
+        Ok(())
+    }
+
+    /// 3. CCD IK on the layered pose (targets on their orbit at `time_s`, velocity limits over
+    ///    `dt_s`), written straight into the frame's pose (no copy of its output); without IK
+    ///    the layered pose is the frame's.
+    fn solve_ik(&mut self, time_s: f32, dt_s: f32) -> Result<()> {
+        let Some(ik) = &mut self.ik else {
             self.frame.pose.locals.clone_from(&self.layered);
-        }
-        let t3 = Instant::now();
-        // 4. Bone links follow their parent and child.
-        if let Some(rig) = &self.links {
-            LinkPoseJob {
-                rig,
-                locals: &mut self.frame.pose.locals,
+            return Ok(());
+        };
+        if let Some(orbit) = ik.orbit {
+            let target = orbit.at(time_s);
+            for e in &mut ik.effectors {
+                e.target_model = target;
             }
-            .run()?;
         }
-        let t4 = Instant::now();
-        // 5. local→model and the gradient palette.
-        self.frame.evaluate_current_pose(scene)?;
-        let t5 = Instant::now();
-        // 6. Skin every draw; 7. renormalise normals.
+        let mut settings = ik.settings;
+        settings.dt_s = dt_s.max(1e-6);
+        CcdJob {
+            scene: &self.scene,
+            reference: &self.reference,
+            input: &self.layered,
+            previous: self.previous.as_deref().filter(|_| self.previous_valid),
+            participation: &ik.participation,
+            limits: &ik.limits,
+            effectors: &ik.effectors,
+            settings,
+            output: &mut self.frame.pose.locals,
+            result: &mut self.ik_result,
+            scratch: &mut self.ik_scratch,
+        }
+        .run()?;
+        match &mut self.previous {
+            Some(p) => p.copy_from_slice(&self.frame.pose.locals),
+            None => self.previous = Some(self.frame.pose.locals.clone()),
+        }
+        self.previous_valid = true;
+        Ok(())
+    }
+
+    /// 6. Skin every draw on the CPU (when [`Character::cpu_skinning`] is on).
+    fn skin(&mut self) -> Result<()> {
         if self.cpu_skinning {
             for (i, out) in self.outputs.iter_mut().enumerate() {
-                self.skinner.skin_draw(scene, &self.frame, i, out)?;
+                self.skinner.skin_draw(&self.scene, &self.frame, i, out)?;
             }
         }
-        let t6 = Instant::now();
+        Ok(())
+    }
+
+    /// 7. Renormalise the CPU-skinned normals of the draws that ask for it.
+    fn renormalize(&mut self) {
         if self.cpu_skinning {
             for (i, out) in self.outputs.iter_mut().enumerate() {
                 if let Some(n) = out.normals.as_deref_mut()
@@ -424,17 +442,6 @@ impl Character {
                 }
             }
         }
-        let t7 = Instant::now();
-        let us = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e6;
-        times.sample = us(t0, t1);
-        times.layer = us(t1, t2);
-        times.ik = us(t2, t3);
-        times.links = us(t3, t4);
-        times.palette = us(t4, t5);
-        times.skin = us(t5, t6);
-        times.normals = us(t6, t7);
-        times.frame = us(t0, t7);
-        Ok(times)
     }
 }
 

@@ -10,8 +10,8 @@
 use glam::Vec3;
 
 use super::Character;
+use crate::anim::Pose;
 use crate::anim::layer::{BoneMask, CrossFade, track_mask};
-use crate::anim::{Pose, SoaClip, SoaState};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
 use crate::ik::{Effector, IkMode, IkResult, IkScratch, IkSettings, JointLimits};
@@ -621,7 +621,7 @@ impl Character {
         let pose = Pose::rest(&scene);
         let mut skinner = CpuSkinner::new(&scene, None);
         skinner.normalize_normals = false;
-        let clips = compile_layers(&scene, &layers)?;
+        let clips = super::motions::compile_layers(&scene, &layers)?;
         Ok(Character {
             layer_poses: layers.iter().map(|_| pose.clone()).collect(),
             clips,
@@ -655,58 +655,6 @@ impl Character {
         let mut c = Character::new(scene, Vec::new(), None, None)?;
         c.set_clip(anim, looping)?;
         Ok(c)
-    }
-
-    /// Replace the layers with one full-body layer of `anim` (`None`: rest pose), as
-    /// [`CharacterSetup::clip`] sets up; IK, links and hand-driven bones stay. Set-up time.
-    pub fn set_clip(&mut self, anim: Option<usize>, looping: bool) -> Result<()> {
-        let layers = match anim {
-            None => Vec::new(),
-            Some(a) => {
-                let clip = self
-                    .scene
-                    .animations
-                    .get(a)
-                    .ok_or_else(|| Error::UnknownAnimation {
-                        model: self.scene.name.clone(),
-                        requested: a.to_string(),
-                        count: self.scene.animations.len(),
-                    })?;
-                vec![LayerSpec {
-                    anim: a,
-                    mask: track_mask(&self.scene, clip),
-                    weight: 1.0,
-                    fade: None,
-                    looping,
-                }]
-            }
-        };
-        self.set_layers(layers)
-    }
-
-    /// Replace the motion layers (at most [`MAX_LAYERS`]); cursors start afresh. Set-up time.
-    pub fn set_layers(&mut self, layers: Vec<LayerSpec>) -> Result<()> {
-        if layers.len() > MAX_LAYERS {
-            return Err(Error::TooManyLayers {
-                count: layers.len(),
-                max: MAX_LAYERS,
-            });
-        }
-        for l in &layers {
-            let count = self.scene.animations.len();
-            if l.anim >= count || l.mask.len() != self.scene.nodes.len() {
-                return Err(Error::UnknownAnimation {
-                    model: self.scene.name.clone(),
-                    requested: l.anim.to_string(),
-                    count,
-                });
-            }
-        }
-        let pose = Pose::rest(&self.scene);
-        self.layer_poses = layers.iter().map(|_| pose.clone()).collect();
-        self.clips = compile_layers(&self.scene, &layers)?;
-        self.layers = layers;
-        Ok(())
     }
 
     /// The built-in humanoid with every stage in use (see the module documentation): the
@@ -817,26 +765,6 @@ impl Character {
         c.bones = bones;
         Ok(c)
     }
-}
-
-/// Each layer's motion compiled for four-lane sampling, with a fresh playback state.
-fn compile_layers(scene: &Scene, layers: &[LayerSpec]) -> Result<Vec<(SoaClip, SoaState)>> {
-    layers
-        .iter()
-        .map(|l| {
-            let anim = scene
-                .animations
-                .get(l.anim)
-                .ok_or_else(|| Error::UnknownAnimation {
-                    model: scene.name.clone(),
-                    requested: l.anim.to_string(),
-                    count: scene.animations.len(),
-                })?;
-            let clip = SoaClip::new(scene, anim)?;
-            let state = SoaState::new(&clip);
-            Ok((clip, state))
-        })
-        .collect()
 }
 
 /// Insert the bone links a native rig asks for (per bone `links`, at the bone's base joint).

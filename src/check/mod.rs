@@ -535,6 +535,21 @@ impl ModelResult {
         }
     }
 
+    /// The result of a model whose check crashed (a panic, or a worker process that died on
+    /// it): one import error asking for a report.
+    pub fn crashed(path: &Path) -> ModelResult {
+        let mut r = ModelResult::new(path);
+        r.worst = Some(Severity::Error);
+        r.findings.push(Finding::new(
+            Check::Import,
+            Severity::Error,
+            "the check crashed (a bug in skinview or the GPU driver: please report it with the \
+             file)"
+                .into(),
+        ));
+        r
+    }
+
     /// No error.
     pub fn passed(&self) -> bool {
         self.worst != Some(Severity::Error)
@@ -669,6 +684,19 @@ pub fn check_model(path: &Path, config: &CheckConfig, gpu: Option<&GpuContext>) 
     }
     result.worst = result.findings.iter().map(|f| f.severity).max();
     result
+}
+
+/// [`check_model`] with a panic in it caught: that model's error
+/// ([`ModelResult::crashed`]), never the end of the run that checks it.
+pub fn check_model_guarded(
+    path: &Path,
+    config: &CheckConfig,
+    gpu: Option<&GpuContext>,
+) -> ModelResult {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        check_model(path, config, gpu)
+    }))
+    .unwrap_or_else(|_| ModelResult::crashed(path))
 }
 
 /// FNV-1a 64 of `bytes`, hex: a content fingerprint for change detection (not a security

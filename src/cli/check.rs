@@ -323,18 +323,6 @@ fn run_jobs(
     Ok((models, pictures))
 }
 
-/// One model checked; a panic in it is that model's error, never the run's end.
-pub(super) fn check_one(
-    path: &Path,
-    config: &CheckConfig,
-    gpu: Option<&skinview::gpu::GpuContext>,
-) -> ModelResult {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        skinview::check::check_model(path, config, gpu)
-    }))
-    .unwrap_or_else(|_| super::check_workers::crashed(path))
-}
-
 /// `FAIL  path: the worst finding` / `WARN  path: …` / `ok    path`.
 fn summary_line(m: &ModelResult) -> String {
     let worst = m

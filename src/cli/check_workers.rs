@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 use skinview::check::html::Pictures;
-use skinview::check::{Check, CheckConfig, Finding, ModelResult, Severity};
+use skinview::check::{CheckConfig, ModelResult};
 use skinview::gpu::GpuContext;
 
 use super::{CliError, CliResult};
@@ -115,19 +115,6 @@ impl Worker {
     }
 }
 
-/// The result of a model whose worker died while checking it.
-pub fn crashed(path: &Path) -> ModelResult {
-    let mut r = ModelResult::new(path);
-    r.worst = Some(Severity::Error);
-    r.findings.push(Finding::new(
-        Check::Import,
-        Severity::Error,
-        "the check crashed (a bug in skinview or the GPU driver: please report it with the file)"
-            .into(),
-    ));
-    r
-}
-
 /// Run `jobs` (check, draw) in `workers` worker processes at once; `done()` after each.
 /// Results and pictures in the order of `jobs`.
 pub fn run_all(
@@ -160,7 +147,7 @@ pub fn run_all(
         .zip(jobs)
         .map(|(a, job)| match a {
             Some(a) => (a.result, a.pictures),
-            None => (crashed(&job.path), None),
+            None => (ModelResult::crashed(&job.path), None),
         })
         .collect())
 }
@@ -236,7 +223,7 @@ pub fn serve() -> CliResult {
         let ctx = gpu.as_ref().filter(|_| !job.config.no_gpu);
         let result = match job.result {
             Some(r) => r,
-            None => super::check::check_one(&job.path, &job.config, ctx),
+            None => skinview::check::check_model_guarded(&job.path, &job.config, ctx),
         };
         let pictures = job.draw.map(|(dir, index)| match ctx {
             Some(ctx) => draw(ctx, &result, index, &dir),

@@ -1,7 +1,8 @@
 //! The desktop viewer (feature `viewer`): winit + egui + egui-wgpu on the same wgpu device and
 //! the same renderer as `skinview render`. Panels on the left and right, the viewport in the
 //! middle, a status bar with the live CPU-vs-GPU comparison. See `state.rs` (what it shows and
-//! edits), `panels.rs` (the egui panels), `viewport.rs` (the 3D view, picking, readback).
+//! edits), `playback.rs` (its clock), `framing.rs` (its camera), `panels.rs` (the egui panels),
+//! `viewport.rs` (the 3D view, picking, readback).
 //!
 //! Frame: take egui input → advance the character (animation stage; CPU skinning only when the
 //! view needs it) → lay out panels and viewport → upload the palette, poll finished readbacks,
@@ -15,8 +16,10 @@
 //! viewport) and exits.
 
 pub mod against;
+pub mod framing;
 pub mod page;
 pub mod panels;
+pub mod playback;
 pub mod state;
 pub mod viewport;
 #[cfg(all(feature = "web", target_arch = "wasm32"))]

@@ -361,7 +361,7 @@ pub fn timeline(ui: &mut Ui, state: &mut ViewerState) {
         }
     }
     ui.add_space(8.0);
-    let frame = (state.playback.time_s / super::state::STEP_S).round() as i64;
+    let frame = (state.playback.time_s / super::playback::STEP_S).round() as i64;
     let keys = match state.view.selected_node {
         Some(n) if !own.is_empty() => format!(", {} keys of {}", own.len(), state.node_label(n)),
         _ => String::new(),
@@ -1084,7 +1084,7 @@ pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
         ui.separator();
         ui.label(format!("t = {:.3} s", state.playback.time_s));
         let share = state.stats.real_time_share;
-        if state.playback.playing && share < super::state::BEHIND_REAL_TIME {
+        if state.playback.playing && share < super::playback::BEHIND_REAL_TIME {
             ui.separator();
             ui.colored_label(
                 Color32::from_rgb(255, 170, 60),

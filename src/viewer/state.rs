@@ -1,15 +1,15 @@
 //! The viewer's state and what the panels do to it, with no window or GPU in it (the panel
-//! tests drive it through egui_kittest): the loaded model, the character playing it, playback,
-//! the native rig's animation stage (layers, cross-fade, IK, bone links), the view (mode,
-//! colour, overlays, camera, selection), the picked vertex, live comparison results and the
-//! stage timings. Loading a bad file keeps the previous model and shows the error.
+//! tests drive it through egui_kittest): the loaded model, the character playing it, playback
+//! (its clock in [`super::playback`]), the native rig's animation stage (layers, cross-fade,
+//! IK, bone links), the view (mode, colour, overlays, selection), the camera (its framing in
+//! [`super::framing`]), the picked vertex, live comparison results and the stage timings.
+//! Loading a bad file keeps the previous model and shows the error.
 
 use std::collections::VecDeque;
 
 use glam::Vec3;
 
 use crate::anim::CrossFade;
-use crate::camera::OrbitCamera;
 use crate::character::{
     Character, CharacterSetup, CharacterSpec, FadeDesc, IkGoal, Motion, Orbit, SplitSpec,
     StageTimes,
@@ -18,21 +18,13 @@ use crate::error::Result;
 use crate::gpu::{ColorMode, PaletteSource, Skinning};
 use crate::io::{Model, ModelSource};
 use crate::skin::{SkinOptions, bounds};
+
+pub use super::framing::Framing;
+pub use super::playback::{BEHIND_REAL_TIME, MAX_STEP_S, Playback, STEP_S};
 use crate::view::ViewOptions;
 
 /// Frames of stage timings kept for the performance plot (4 s at 60 Hz).
 pub const HISTORY_FRAMES: usize = 240;
-
-/// Longest frame step the playback takes (s). Playback follows the wall clock (a model drawn
-/// at 2.5 fps still plays at real time); only a longer stall (a file dialog, a debugger)
-/// resumes instead of jumping, and the status bar then says how far behind real time it is.
-pub const MAX_STEP_S: f32 = 0.5;
-
-/// One frame step of the timeline keys (s): 1/30 s, the frame of most authored clips.
-pub const STEP_S: f32 = 1.0 / 30.0;
-
-/// Share of real time below which the status bar says playback is behind.
-pub const BEHIND_REAL_TIME: f32 = 0.95;
 
 /// What the viewport shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,21 +103,6 @@ impl crate::choice::Choice for ViewMode {
             ViewMode::AgainstFile => "The model and another file of the character side by side",
         }
     }
-}
-
-/// Clip playback.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Playback {
-    /// The clip (glTF) or, for native rigs, the clip of the first layer; `None`: rest pose.
-    pub anim: Option<usize>,
-    /// Current time.
-    pub time_s: f32,
-    /// Advancing with the clock.
-    pub playing: bool,
-    /// Time scale (1 = real time).
-    pub speed: f32,
-    /// Wrap at the clip's end (else stop there).
-    pub looping: bool,
 }
 
 /// Rate of the IK target's circle in the viewer (rad/s): a turn every ~3 s, the demo's pace.
@@ -249,8 +226,8 @@ pub struct ViewerState {
     /// How the GPU skins: [`Skinning::VertexShader`] (the vertex shader) or [`Skinning::ComputePass`] (a
     /// compute pass, drawn by a plain vertex shader; storage palette only).
     pub gpu_skinning: Skinning,
-    /// The camera (orbit, pan, zoom).
-    pub camera: OrbitCamera,
+    /// The camera and when it frames the model again.
+    pub framing: Framing,
     /// The picked vertex.
     pub picked: Option<Picked>,
     /// The last load or setting error, shown until dismissed.
@@ -280,14 +257,6 @@ pub struct ViewerState {
     /// Without vertex-stage storage buffers: the uniform palette's size a model drawn whole
     /// uses (a native rig's stage).
     pub uniform_bones: u32,
-    /// Frame the model on the next drawn frame, at the view's own aspect: set on load and by
-    /// `F` ([`ViewerState::frame_view`]).
-    pub reframe: bool,
-    /// The user panned or zoomed since the last framing: the view then stays where they put
-    /// it, even if the model walks out of it, until `F`.
-    pub user_framed: bool,
-    /// The next framing frames the selected bone (`F` with a bone selected), not the model.
-    pub frame_selection: bool,
     /// The hierarchy panel's filter: nodes whose label holds it (any case), flat.
     pub hierarchy_filter: String,
     /// Another file of the same character, compared with the model ([`ViewMode::AgainstFile`]).
@@ -319,20 +288,14 @@ impl ViewerState {
             open_path: model.source.label(),
             model,
             character,
-            playback: Playback {
-                anim,
-                time_s: 0.0,
-                playing: true,
-                speed: 1.0,
-                looping: true,
-            },
+            playback: Playback::new(anim),
             setup,
             view: ViewOptions {
                 grid: true,
                 ..Default::default()
             },
             mode: ViewMode::Gpu,
-            camera: OrbitCamera::framing(Vec3::splat(-1.0), Vec3::splat(1.0), 1.0),
+            framing: Framing::default(),
             picked: None,
             error: None,
             stats: Stats::default(),
@@ -346,9 +309,6 @@ impl ViewerState {
             storage_palette: true,
             uniform_bones: crate::gpu::DEFAULT_UNIFORM_BONES,
             gpu_skinning: Skinning::VertexShader,
-            reframe: true,
-            user_framed: false,
-            frame_selection: false,
             hierarchy_filter: String::new(),
             other: None,
             compare_path: String::new(),
@@ -486,9 +446,7 @@ impl ViewerState {
         self.character.cpu_skinning = cpu;
         if new_model && let Some(b) = bounds(&self.character.outputs) {
             self.bounds = b;
-            // A first framing at a common window shape; the viewport frames again at its own.
-            self.camera = OrbitCamera::framing(b.0, b.1, 16.0 / 9.0);
-            self.reframe = true;
+            self.framing.open(b);
         }
         Ok(())
     }
@@ -508,73 +466,19 @@ impl ViewerState {
         self.influence.as_ref().map(|(_, b)| b)
     }
 
-    /// Frame the current frame's skinned vertices at `aspect` (one view's width / height) so
-    /// they fill [`crate::camera::FRAME_FILL`] of it ([`OrbitCamera::fit`]): those the selected
-    /// bone moves (and its joint) when a bone is selected, as Blender's "frame selected". The
-    /// CPU skins them for this when it does not run every frame.
+    /// Frame the current frame at `aspect` ([`Framing::frame`]): the selected bone's vertices
+    /// (and its joint) when the framing asks for the selection, else the whole model.
     pub fn frame_view(&mut self, aspect: f32) {
-        let bone = match self.frame_selection {
+        let bone = match self.framing.frame_selection {
             true => self.selected_influence().cloned(),
             false => None,
         };
-        let c = &self.character;
-        let skinned;
-        let outputs = if c.cpu_skinning {
-            &c.outputs
-        } else {
-            match c.skin_current_with(c.skin_options(0)) {
-                Ok(o) => {
-                    skinned = o;
-                    &skinned
-                }
-                Err(_) => &c.outputs,
-            }
-        };
-        let mut points: Vec<Vec3> = Vec::new();
-        if let Some(b) = &bone {
-            // A selected bone: the vertices it moves, and its joint.
-            for (d, vertices) in &b.draw_vertices {
-                let Some(out) = outputs.get(*d) else { continue };
-                points.extend(
-                    vertices
-                        .iter()
-                        .filter_map(|&v| out.positions.get(v as usize)),
-                );
-            }
-            points.extend(
-                c.frame
-                    .model_from_node
-                    .get(b.node)
-                    .map(|m| m.w_axis.truncate()),
-            );
-        }
-        let close_up = points.len() >= 2;
-        if !close_up {
-            points = outputs
-                .iter()
-                .flat_map(|o| o.positions.iter().copied())
-                .collect();
-            // The joints too: the view then holds every point the walk-out check tests.
-            points.extend(joint_positions(c));
-        }
-        let whole = bounds(outputs);
-        self.camera.fit(&points, aspect, crate::camera::FRAME_FILL);
-        if close_up && let Some((lo, hi)) = whole {
-            // Depth planes and zoom limits for the whole model, not the bone's vertices.
-            self.camera.scene_center = (lo + hi) * 0.5;
-            self.camera.scene_radius_m = ((hi - lo).length() * 0.5).max(1e-4);
-        }
-        self.reframe = false;
-        self.frame_selection = false;
-        // A close-up of a bone stays put (the rest of the model is meant to be out of view).
-        self.user_framed = close_up;
+        self.framing.frame(&self.character, bone.as_ref(), aspect);
     }
 
-    /// Whether a joint of the current pose is outside the view at `aspect`: the model walked
-    /// out of it (joints, not vertices, so the check costs nothing when the CPU does not skin).
+    /// Whether the model walked out of the view at `aspect` ([`Framing::left_view`]).
     pub fn model_left_view(&self, aspect: f32) -> bool {
-        let joints: Vec<Vec3> = joint_positions(&self.character).collect();
-        !self.camera.sees_all(&joints, aspect)
+        self.framing.left_view(&self.character, aspect)
     }
 
     /// Open a model by path or `builtin:` name. On failure the current model stays and the
@@ -689,24 +593,7 @@ impl ViewerState {
 
     /// Duration of the current clip (0 for the rest pose).
     pub fn duration_s(&self) -> f32 {
-        let scene = &self.character.scene;
-        match self.stage() {
-            // Native rigs: the longest layer clip, or the end of the cross-fade.
-            Some(stage) => loop_end_s(
-                stage,
-                self.character
-                    .layers()
-                    .iter()
-                    .filter_map(|l| scene.animations.get(l.anim))
-                    .map(|a| a.duration_s())
-                    .fold(0.0, f32::max),
-            ),
-            None => self
-                .playback
-                .anim
-                .and_then(|a| scene.animations.get(a))
-                .map_or(0.0, |a| a.duration_s()),
-        }
+        self.playback.duration_s(&self.character, self.stage())
     }
 
     fn update_key_times(&mut self) {
@@ -716,24 +603,7 @@ impl ViewerState {
     /// The key times (sorted, each once) of the clips playing: of every channel, or of the
     /// channels that drive `node` only.
     pub fn key_times_of(&self, node: Option<usize>) -> Vec<f32> {
-        let scene = &self.character.scene;
-        let anims: Vec<usize> = match self.stage() {
-            Some(_) => self.character.layers().iter().map(|l| l.anim).collect(),
-            None => self.playback.anim.into_iter().collect(),
-        };
-        let mut times = Vec::new();
-        for anim in anims.iter().filter_map(|&a| scene.animations.get(a)) {
-            for ch in anim
-                .channels
-                .iter()
-                .filter(|c| node.is_none_or(|n| c.node == n))
-            {
-                times.extend_from_slice(&ch.sampler.times_s);
-            }
-        }
-        times.sort_by(f32::total_cmp);
-        times.dedup();
-        times
+        self.playback.key_times(&self.character, self.stage(), node)
     }
 
     /// The selected bone's key times (empty when none is selected or it has no keys).
@@ -745,94 +615,63 @@ impl ViewerState {
 
     /// Play clip `anim` (glTF models; native rigs set layers instead).
     pub fn set_anim(&mut self, anim: Option<usize>) {
-        if self.playback.anim != anim {
-            self.playback.anim = anim;
-            self.playback.time_s = 0.0;
-            if self.stage().is_none() {
-                let looping = self.playback.looping;
-                self.setup.motion = anim.map_or(Motion::Rest, Motion::Clip);
-                if let Err(e) = self.character.set_clip(anim, looping) {
-                    self.error = Some(e.to_string());
-                }
-                self.update_key_times();
+        // A native rig's stage plays its layers: only the clock follows the choice.
+        if self.playback.select(anim) && self.stage().is_none() {
+            let looping = self.playback.looping;
+            self.setup.motion = anim.map_or(Motion::Rest, Motion::Clip);
+            if let Err(e) = self.character.set_clip(anim, looping) {
+                self.error = Some(e.to_string());
             }
+            self.update_key_times();
         }
     }
 
     /// Jump to `time_s` (not before 0; glTF clips: not past their end).
     pub fn scrub(&mut self, time_s: f32) {
-        let d = self.duration_s();
-        let t = if time_s.is_finite() {
-            time_s.max(0.0)
-        } else {
-            0.0
-        };
-        self.playback.time_s = if self.stage().is_none() {
-            t.min(d.max(0.0))
-        } else {
-            t
-        };
+        let end_s = self.stage().is_none().then(|| self.duration_s());
+        self.playback.scrub(time_s, end_s);
     }
 
     /// Step `frames` frames of [`STEP_S`] forward (negative: back), or with `by_key` to the
     /// next (previous) key time of the clip instead; playback pauses, as in Blender.
     pub fn step(&mut self, frames: i32, by_key: bool) {
-        self.playback.playing = false;
-        let t = self.playback.time_s;
-        let target = if by_key {
-            // The selected bone's keys when it has some (Blender's jump to keyframe), else
-            // every key; strictly after (before) now, by more than rounding.
-            let own = self.selected_key_times();
-            let keys = if own.is_empty() {
-                &self.key_times
-            } else {
-                &own
-            };
-            let eps = 1e-5;
-            let mut t2 = t;
-            for _ in 0..frames.unsigned_abs() {
-                t2 = if frames > 0 {
-                    keys.iter().copied().find(|&k| k > t2 + eps)
-                } else {
-                    keys.iter().rev().copied().find(|&k| k < t2 - eps)
-                }
-                .unwrap_or(t2);
-            }
-            t2
-        } else {
-            t + frames as f32 * STEP_S
+        // The selected bone's keys when it has some (Blender's jump to keyframe), else every
+        // key.
+        let own = match by_key {
+            true => self.selected_key_times(),
+            false => Vec::new(),
         };
+        let keys = if own.is_empty() {
+            &self.key_times
+        } else {
+            &own
+        };
+        let target = self
+            .playback
+            .step_to(frames, by_key.then_some(keys.as_slice()));
         self.scrub(target);
     }
 
     /// Play or pause.
     pub fn toggle_play(&mut self) {
-        self.playback.playing = !self.playback.playing;
+        self.playback.toggle();
     }
 
     /// Advance the clock by `dt_s` (when playing) and run the animation stage; the CPU skins
     /// only when the view needs it.
     pub fn tick(&mut self, dt_s: f32) -> Result<()> {
-        let wall = if dt_s.is_finite() { dt_s.max(0.0) } else { 0.0 };
-        let dt = wall.min(MAX_STEP_S);
-        if self.playback.playing {
-            self.stats.real_time(dt, wall);
-            let d = self.duration_s();
-            let p = &mut self.playback;
-            p.time_s = (p.time_s + dt * p.speed).max(0.0);
-            if d > 0.0 && p.time_s > d {
-                if p.looping {
-                    p.time_s = p.time_s.rem_euclid(d);
-                    // Back to the start: incremental IK must not blend from the loop's end.
-                    self.character.restart();
-                } else {
-                    p.time_s = d;
-                    p.playing = false;
-                }
-            }
+        let step = self.playback.advance(dt_s, self.duration_s());
+        if step.played {
+            self.stats.real_time(step.dt_s, step.wall_s);
+        }
+        if step.wrapped {
+            // Back to the start: incremental IK must not blend from the loop's end.
+            self.character.restart();
         }
         self.character.cpu_skinning = self.mode.needs_cpu();
-        let times = self.character.update(self.playback.time_s, dt.max(1e-4))?;
+        let times = self
+            .character
+            .update(self.playback.time_s, step.dt_s.max(1e-4))?;
         self.stats.push(times);
         if self.mode == ViewMode::AgainstFile
             && let Some(other) = self.other.as_mut()
@@ -980,17 +819,6 @@ pub fn motion_ref(scene: &crate::scene::Scene, a: usize) -> crate::character::Mo
         .map_or(MotionRef::Index(a), MotionRef::Name)
 }
 
-/// Where every skin's joints are in `character`'s current pose (model space).
-fn joint_positions(character: &Character) -> impl Iterator<Item = Vec3> + '_ {
-    let m = &character.frame.model_from_node;
-    character
-        .scene
-        .skins
-        .iter()
-        .flat_map(|s| s.joints.iter().filter_map(|&j| m.get(j)))
-        .map(|m| m.w_axis.truncate())
-}
-
 /// A default IK goal for `scene`: the deepest leaf joint below the root (ties: the first; by
 /// its label, so unnamed joints work), a chain of two bones, reaching for `target_m`.
 pub fn default_ik_goal(scene: &crate::scene::Scene, target_m: Vec3) -> Option<IkGoal> {
@@ -1015,14 +843,6 @@ pub fn default_ik_goal(scene: &crate::scene::Scene, target_m: Vec3) -> Option<Ik
         target_m,
         weight: 1.0,
     })
-}
-
-/// When the stage's timeline ends: the longest clip, or the cross-fade's end if later.
-fn loop_end_s(stage: &CharacterSpec, clip_s: f32) -> f32 {
-    let fade_end = stage
-        .fade
-        .map_or(0.0, |f| f.fade.start_s + f.fade.duration_s);
-    clip_s.max(fade_end)
 }
 
 /// The IK target's circle around `centre_m` in the viewer: a tenth of the model's size.

@@ -302,6 +302,37 @@ impl Viewport {
         state: &mut ViewerState,
         size_px: (u32, u32),
     ) -> Result<()> {
+        let Some(size) = self.sync(ctx, state, size_px)? else {
+            return Ok(());
+        };
+        let other = self.upload(ctx, state)?;
+        let t0 = web_time::Instant::now();
+        self.poll(ctx, state)?;
+        self.submit(ctx, state)?;
+        state.stats.readback_ms = t0.elapsed().as_secs_f32() * 1000.0;
+        let against = match other {
+            Some(Err(message)) => {
+                state.stop_comparing();
+                state.error = Some(message);
+                false
+            }
+            Some(Ok(())) => true,
+            None => false,
+        };
+        self.draw(ctx, state, size, against)
+    }
+
+    /// Bring the GPU side in step with the state: the target at `size_px` (clamped to the
+    /// device), the GPU scenes made again when the character, its influences or the palette
+    /// source changed, the draws' skinning options, compute skinning when asked for. The
+    /// target's size, or None when there is no scene to draw (its making failed for this
+    /// generation: not retried until it changes).
+    fn sync(
+        &mut self,
+        ctx: &GpuContext,
+        state: &mut ViewerState,
+        size_px: (u32, u32),
+    ) -> Result<Option<(u32, u32)>> {
         let max = ctx
             .device
             .limits()
@@ -322,7 +353,7 @@ impl Viewport {
             self.scene = None;
         }
         if self.failed_generation == Some(state.generation) {
-            return Ok(());
+            return Ok(None);
         }
         if let Err(e) = self.ensure_scene(ctx, state) {
             self.scene = None;
@@ -330,7 +361,7 @@ impl Viewport {
             return Err(e);
         }
         let Some(s) = self.scene.as_mut() else {
-            return Ok(());
+            return Ok(None);
         };
         let c = &state.character;
         // The GPU draws the character's skinning options (a panel may have changed them).
@@ -347,10 +378,24 @@ impl Viewport {
             state.gpu_skinning = crate::gpu::Skinning::VertexShader;
             state.error = Some(format!("{e}: skinning in the vertex shader"));
         }
+        Ok(Some((w, h)))
+    }
+
+    /// Upload this frame: the palette, the CPU result where it is drawn, and beside another
+    /// file the distances of both and the other file's scene. That upload's outcome (None:
+    /// no other file; an error, once, stops the comparison).
+    fn upload(
+        &mut self,
+        ctx: &GpuContext,
+        state: &ViewerState,
+    ) -> Result<Option<std::result::Result<(), String>>> {
+        let Some(s) = self.scene.as_mut() else {
+            return Ok(None);
+        };
         let c = &state.character;
         s.gpu.update(ctx, &c.scene, &c.frame);
         // The CPU result is drawn in the CPU and side-by-side views (the heatmap draws the GPU
-        // mesh; its errors come from the comparison below), and beside another file.
+        // mesh; its errors come from the comparison), and beside another file.
         if matches!(
             state.mode,
             super::state::ViewMode::Cpu
@@ -359,32 +404,37 @@ impl Viewport {
         ) {
             s.gpu.upload_skinned(ctx, &c.outputs)?;
         }
-        let other = match (state.mode, state.other.as_ref()) {
-            (super::state::ViewMode::AgainstFile, Some(o)) => {
-                // The heatmap divides by the opening bounds' diagonal: scale the distances
-                // so they read against the pairing's (the rest pose's), as `diff` reports.
-                let view_diagonal = (state.bounds.1 - state.bounds.0).length() as f64;
-                let scale = (view_diagonal / o.diagonal().max(f64::MIN_POSITIVE)) as f32;
-                self.errors.clear();
-                self.errors.extend(o.distances_a.iter().map(|d| d * scale));
-                s.gpu.upload_vertex_errors(ctx, &self.errors);
-                match upload_other(ctx, &mut self.other, o, scale, &mut self.scaled) {
-                    Ok(()) => Some(Ok(())),
-                    // Once, not every frame: the comparison stops and says why (below).
-                    Err(e) => Some(Err(format!("{}: {e}", o.label))),
-                }
-            }
-            _ => None,
+        let (super::state::ViewMode::AgainstFile, Some(o)) = (state.mode, state.other.as_ref())
+        else {
+            return Ok(None);
         };
-        // Readbacks that landed.
-        let t0 = web_time::Instant::now();
+        // The heatmap divides by the opening bounds' diagonal: scale the distances so they
+        // read against the pairing's (the rest pose's), as `diff` reports.
+        let view_diagonal = (state.bounds.1 - state.bounds.0).length() as f64;
+        let scale = (view_diagonal / o.diagonal().max(f64::MIN_POSITIVE)) as f32;
+        self.errors.clear();
+        self.errors.extend(o.distances_a.iter().map(|d| d * scale));
+        s.gpu.upload_vertex_errors(ctx, &self.errors);
+        Ok(Some(
+            upload_other(ctx, &mut self.other, o, scale, &mut self.scaled)
+                .map_err(|e| format!("{}: {e}", o.label)),
+        ))
+    }
+
+    /// Hand a readback that landed to the state: the live CPU-vs-GPU errors (when the view
+    /// compares and the CPU result of its frame was kept), a pending pick, the picked vertex's
+    /// new position. A failed readback is retried once before it is an error.
+    fn poll(&mut self, ctx: &GpuContext, state: &mut ViewerState) -> Result<()> {
+        let Some(s) = self.scene.as_mut() else {
+            return Ok(());
+        };
         let source = s.readback.source();
         let polled = match s.readback.poll(ctx, &s.gpu) {
             Ok(p) => {
                 s.readback_failed &= p.is_none();
                 p
             }
-            // Once: the capture is submitted again below.
+            // Once: the capture is submitted again ([`Viewport::submit`]).
             Err(_) if !s.readback_failed => {
                 s.readback_failed = true;
                 self.readback_retries += 1;
@@ -392,68 +442,69 @@ impl Viewport {
             }
             Err(e) => return Err(e),
         };
-        if let Some(gpu_vertices) = polled {
-            if state.mode.compares()
-                && self.snapshot_valid
-                && self.cpu_snapshot.len() == gpu_vertices.len()
-            {
-                crate::skin::vertex_distances(&self.cpu_snapshot, gpu_vertices, &mut self.errors);
-                s.gpu.upload_vertex_errors(ctx, &self.errors);
-                state.live = Some(LiveErrors {
-                    source,
-                    ..live_errors(
-                        &self.errors,
-                        &self.cpu_snapshot,
-                        state.bounds,
-                        state.stats.frames.saturating_sub(self.snapshot_frame),
-                    )
-                });
-            }
-            if let Some((pos, clip_from_world, size)) = self.pending_pick.take() {
-                state.picked = pick_vertex(
-                    gpu_vertices,
-                    &c.scene,
-                    c.max_influences(),
-                    pos,
-                    clip_from_world,
-                    size,
-                );
-            }
-            // The picked vertex follows the animation.
-            if let Some(p) = state.picked.as_mut()
-                && let Some(&q) = gpu_vertices
-                    .get(p.draw)
-                    .and_then(|v| v.positions.get(p.vertex))
-            {
-                p.position = q;
-            }
-        }
-        // The next capture: every frame while comparing or while a vertex is picked, or once
-        // for a new pick.
-        let wanted = state.mode.compares() || self.pending_pick.is_some() || state.picked.is_some();
-        if !s.readback.in_flight() && wanted {
-            self.snapshot_valid = c.cpu_skinning;
-            if self.snapshot_valid {
-                self.cpu_snapshot
-                    .resize_with(c.outputs.len(), Default::default);
-                for (dst, src) in self.cpu_snapshot.iter_mut().zip(&c.outputs) {
-                    dst.clone_from(src);
-                }
-            }
-            self.snapshot_frame = state.stats.frames;
-            s.readback.submit(ctx, &s.gpu, state.gpu_skinning)?;
-        }
-        state.stats.readback_ms = t0.elapsed().as_secs_f32() * 1000.0;
-        let against = match other {
-            Some(Err(message)) => {
-                state.stop_comparing();
-                state.error = Some(message);
-                false
-            }
-            Some(Ok(())) => true,
-            None => false,
+        let Some(gpu_vertices) = polled else {
+            return Ok(());
         };
-        self.draw(ctx, state, (w, h), against)
+        if state.mode.compares()
+            && self.snapshot_valid
+            && self.cpu_snapshot.len() == gpu_vertices.len()
+        {
+            crate::skin::vertex_distances(&self.cpu_snapshot, gpu_vertices, &mut self.errors);
+            s.gpu.upload_vertex_errors(ctx, &self.errors);
+            state.live = Some(LiveErrors {
+                source,
+                ..live_errors(
+                    &self.errors,
+                    &self.cpu_snapshot,
+                    state.bounds,
+                    state.stats.frames.saturating_sub(self.snapshot_frame),
+                )
+            });
+        }
+        let c = &state.character;
+        if let Some((pos, clip_from_world, size)) = self.pending_pick.take() {
+            state.picked = pick_vertex(
+                gpu_vertices,
+                &c.scene,
+                c.max_influences(),
+                pos,
+                clip_from_world,
+                size,
+            );
+        }
+        // The picked vertex follows the animation.
+        if let Some(p) = state.picked.as_mut()
+            && let Some(&q) = gpu_vertices
+                .get(p.draw)
+                .and_then(|v| v.positions.get(p.vertex))
+        {
+            p.position = q;
+        }
+        Ok(())
+    }
+
+    /// Start the next readback, with a copy of this frame's CPU result to compare it with:
+    /// every frame while comparing or while a vertex is picked, or once for a new pick (never
+    /// while one is on its way).
+    fn submit(&mut self, ctx: &GpuContext, state: &ViewerState) -> Result<()> {
+        let Some(s) = self.scene.as_mut() else {
+            return Ok(());
+        };
+        let wanted = state.mode.compares() || self.pending_pick.is_some() || state.picked.is_some();
+        if s.readback.in_flight() || !wanted {
+            return Ok(());
+        }
+        let c = &state.character;
+        self.snapshot_valid = c.cpu_skinning;
+        if self.snapshot_valid {
+            self.cpu_snapshot
+                .resize_with(c.outputs.len(), Default::default);
+            for (dst, src) in self.cpu_snapshot.iter_mut().zip(&c.outputs) {
+                dst.clone_from(src);
+            }
+        }
+        self.snapshot_frame = state.stats.frames;
+        s.readback.submit(ctx, &s.gpu, state.gpu_skinning)
     }
 
     /// Frame the view when asked (or when the model left it), build the overlay and record
@@ -468,7 +519,7 @@ impl Viewport {
     ) -> Result<()> {
         let options = state.view_options();
         let aspect = view_aspect((w, h), options.split);
-        if state.reframe || (!state.user_framed && state.model_left_view(aspect)) {
+        if state.framing.due(&state.character, aspect) {
             state.frame_view(aspect);
         }
         let Some(s) = self.scene.as_ref() else {
@@ -477,8 +528,14 @@ impl Viewport {
         let c = &state.character;
         self.view
             .set_error_floor(against.then_some(crate::gpu::MODE_ERROR_LOG10_MIN));
-        self.view
-            .prepare(ctx, c, &state.camera, aspect, state.bounds, &options);
+        self.view.prepare(
+            ctx,
+            c,
+            &state.framing.camera,
+            aspect,
+            state.bounds,
+            &options,
+        );
         add_extras(self.view.geometry_mut(), state);
         self.view.upload_overlay(ctx);
         let mut enc = ctx
@@ -516,36 +573,21 @@ impl Viewport {
             egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0)),
             egui::Color32::WHITE,
         );
-        let halves = match (state.mode, &state.other) {
-            (super::state::ViewMode::SideBySide, _) => Some((
-                "CPU reference".to_string(),
-                state.view_options().gpu_skinning().describe().to_string(),
-            )),
-            (super::state::ViewMode::AgainstFile, Some(o)) => Some((
-                format!(
-                    "A: {}",
-                    crate::io::file_label(std::path::Path::new(&state.model.source.label()))
-                ),
-                format!(
-                    "B: {}",
-                    crate::io::file_label(std::path::Path::new(&o.label))
-                ),
-            )),
-            _ => None,
+        paint_half_labels(ui.painter(), rect, state);
+        self.show_legend(ui.painter(), rect, state);
+        let views = Views {
+            rect,
+            split: state.split_view(),
         };
-        if let Some((left, right)) = halves {
-            let painter = ui.painter();
-            let font = egui::FontId::proportional(14.0);
-            for (at, text) in [(rect.left_top(), left), (rect.center_top(), right)] {
-                painter.text(
-                    at + egui::vec2(10.0, 8.0),
-                    egui::Align2::LEFT_TOP,
-                    text,
-                    font.clone(),
-                    egui::Color32::LIGHT_GRAY,
-                );
-            }
-        }
+        let clip_from_world = state.framing.camera.clip_from_world(views.aspect());
+        let target_held = self.drag_target(ui, &response, views, clip_from_world, state);
+        camera_controls(ui, &response, rect.height(), state, target_held);
+        self.click_and_hover(&response, views, clip_from_world, state);
+        keyboard(ui, state);
+    }
+
+    /// The colour legend of what the view shows, made again when that changed.
+    fn show_legend(&mut self, painter: &egui::Painter, rect: egui::Rect, state: &ViewerState) {
         let submeshes = state.setup.split.is_some_and(|s| s.color_submeshes);
         let options = state.view_options();
         let key = (
@@ -566,80 +608,65 @@ impl Viewport {
             self.legend = Some((key, l));
         }
         if let Some((_, Some(l))) = &self.legend {
-            paint_legend(ui.painter(), rect, l);
+            paint_legend(painter, rect, l);
         }
-        // The sub-view under the pointer (split: each half has its own projection); `right`
-        // forces a half (a drag stays in the half it started in).
-        let split = state.split_view();
+    }
+
+    /// The IK target dragged in the view plane by the primary button (a drag that starts on
+    /// it, in the half it started in; never in the other file's half). Whether a drag of the
+    /// target was under way (the camera then does not orbit).
+    fn drag_target(
+        &mut self,
+        ui: &egui::Ui,
+        response: &egui::Response,
+        views: Views,
+        clip_from_world: Mat4,
+        state: &mut ViewerState,
+    ) -> bool {
+        let target = state.ik_target();
         // Clicks and drags in the other file's half do not act on the model.
         let against = state.mode == super::state::ViewMode::AgainstFile;
-        let half = rect.width() / 2.0;
-        let sub = |p: egui::Pos2, right: Option<bool>| -> (egui::Pos2, egui::Vec2) {
-            let local = p - rect.min;
-            if split {
-                let right = right.unwrap_or(local.x >= half);
-                let x = if right { local.x - half } else { local.x };
-                (egui::pos2(x, local.y), egui::vec2(half, rect.height()))
-            } else {
-                (egui::pos2(local.x, local.y), rect.size())
-            }
-        };
-        let (vw, vh) = if split {
-            (rect.width() / 2.0, rect.height())
-        } else {
-            (rect.width(), rect.height())
-        };
-        let clip_from_world = state.camera.clip_from_world(vw / vh.max(1.0));
-        // IK target: drag it in the view plane.
-        let target = state.ik_target();
         if response.drag_started_by(egui::PointerButton::Primary)
             && let (Some(t), Some(p)) = (target, ui.input(|i| i.pointer.press_origin()))
         {
-            let (local, vsize) = sub(p, None);
-            let right = split && p.x - rect.min.x >= half;
+            let (local, vsize) = views.local(p, None);
+            let right = views.in_right(p);
             let hit = project(clip_from_world, t, vsize)
                 .is_some_and(|(s, _)| s.distance(local) <= PICK_RADIUS_PX * 1.5);
             // The other file's half shows B: the model's target is not dragged there.
             self.dragging_target = hit.then_some(right).filter(|&r| !(against && r));
         }
-        if let Some(right) = self.dragging_target
+        let held = self.dragging_target;
+        if let Some(right) = held
             && response.dragged_by(egui::PointerButton::Primary)
+            && let (Some(t), Some(p)) = (target, response.interact_pointer_pos())
         {
-            if let (Some(t), Some(p)) = (target, response.interact_pointer_pos()) {
-                let (local, vsize) = sub(p, Some(right));
-                if let Some(new) = move_in_view_plane(clip_from_world, t, local, vsize) {
-                    state.set_ik_target(new);
-                }
+            let (local, vsize) = views.local(p, Some(right));
+            if let Some(new) = move_in_view_plane(clip_from_world, t, local, vsize) {
+                state.set_ik_target(new);
             }
-        } else if response.dragged_by(egui::PointerButton::Primary) {
-            let d = response.drag_delta();
-            state
-                .camera
-                .orbit(-d.x * ORBIT_RAD_PER_PX, d.y * ORBIT_RAD_PER_PX);
         }
         if response.drag_stopped() {
             self.dragging_target = None;
         }
-        if response.dragged_by(egui::PointerButton::Secondary)
-            || response.dragged_by(egui::PointerButton::Middle)
-        {
-            let d = response.drag_delta();
-            state.camera.pan(-d.x / vh.max(1.0), d.y / vh.max(1.0));
-            state.user_framed = true;
-        }
-        if response.hovered() {
-            let scroll = ui.input(|i| i.smooth_scroll_delta.y);
-            if scroll != 0.0 {
-                state.camera.zoom((-scroll * ZOOM_PER_POINT).exp());
-                state.user_framed = true;
-            }
-        }
-        // Click: a bone under the pointer selects it; else pick the vertex there.
+        held.is_some()
+    }
+
+    /// A click selects the bone under the pointer, else picks the vertex there (when its
+    /// positions are read back); hovering a bone names it. Not in the other file's half.
+    fn click_and_hover(
+        &mut self,
+        response: &egui::Response,
+        views: Views,
+        clip_from_world: Mat4,
+        state: &mut ViewerState,
+    ) {
+        let against = state.mode == super::state::ViewMode::AgainstFile;
         if response.clicked()
             && let Some(p) = response.interact_pointer_pos()
-            && !(against && p.x - rect.min.x >= half)
+            && !(against && views.in_right(p))
         {
-            let (local, vsize) = sub(p, None);
+            let (local, vsize) = views.local(p, None);
             match self.bone_at(clip_from_world, local, vsize) {
                 Some(node) => state.select(Some(node)),
                 None => {
@@ -648,15 +675,13 @@ impl Viewport {
                 }
             }
         }
-        // Hover: the bone's name.
         if let Some(p) = response.hover_pos() {
-            let (local, vsize) = sub(p, None);
+            let (local, vsize) = views.local(p, None);
             if let Some(node) = self.bone_at(clip_from_world, local, vsize) {
                 let name = state.node_label(node);
                 response.clone().on_hover_text_at_pointer(name);
             }
         }
-        keyboard(ui, state);
     }
 
     fn bone_at(&self, clip_from_world: Mat4, p: egui::Pos2, size: egui::Vec2) -> Option<usize> {
@@ -674,6 +699,119 @@ impl Viewport {
             }
         }
         best.map(|(_, n)| n)
+    }
+}
+
+/// The viewport's rectangle as its views share it: one view, or two halves side by side
+/// (CPU | GPU, A | B), each with its own projection.
+#[derive(Clone, Copy)]
+struct Views {
+    rect: egui::Rect,
+    split: bool,
+}
+
+impl Views {
+    /// Width of one half.
+    fn half(self) -> f32 {
+        self.rect.width() / 2.0
+    }
+
+    /// `p` is in the right half of a split view.
+    fn in_right(self, p: egui::Pos2) -> bool {
+        self.split && p.x - self.rect.min.x >= self.half()
+    }
+
+    /// `p` in the view under it (or in the half `right` forces: a drag stays in the half it
+    /// started in), and that view's size.
+    fn local(self, p: egui::Pos2, right: Option<bool>) -> (egui::Pos2, egui::Vec2) {
+        let local = p - self.rect.min;
+        if self.split {
+            let right = right.unwrap_or(local.x >= self.half());
+            let x = if right {
+                local.x - self.half()
+            } else {
+                local.x
+            };
+            (
+                egui::pos2(x, local.y),
+                egui::vec2(self.half(), self.rect.height()),
+            )
+        } else {
+            (egui::pos2(local.x, local.y), self.rect.size())
+        }
+    }
+
+    /// One view's width / height.
+    fn aspect(self) -> f32 {
+        let w = if self.split {
+            self.half()
+        } else {
+            self.rect.width()
+        };
+        w / self.rect.height().max(1.0)
+    }
+}
+
+/// The names of the two halves of a split view, at their top left.
+fn paint_half_labels(painter: &egui::Painter, rect: egui::Rect, state: &ViewerState) {
+    let (left, right) = match (state.mode, &state.other) {
+        (super::state::ViewMode::SideBySide, _) => (
+            "CPU reference".to_string(),
+            state.view_options().gpu_skinning().describe().to_string(),
+        ),
+        (super::state::ViewMode::AgainstFile, Some(o)) => (
+            format!(
+                "A: {}",
+                crate::io::file_label(std::path::Path::new(&state.model.source.label()))
+            ),
+            format!(
+                "B: {}",
+                crate::io::file_label(std::path::Path::new(&o.label))
+            ),
+        ),
+        _ => return,
+    };
+    let font = egui::FontId::proportional(14.0);
+    for (at, text) in [(rect.left_top(), left), (rect.center_top(), right)] {
+        painter.text(
+            at + egui::vec2(10.0, 8.0),
+            egui::Align2::LEFT_TOP,
+            text,
+            font.clone(),
+            egui::Color32::LIGHT_GRAY,
+        );
+    }
+}
+
+/// The mouse's camera controls: primary drag orbits (unless it holds the IK target:
+/// `target_held`), secondary or middle drag pans (by the view's `height`), the wheel over the
+/// view zooms.
+fn camera_controls(
+    ui: &egui::Ui,
+    response: &egui::Response,
+    height: f32,
+    state: &mut ViewerState,
+    target_held: bool,
+) {
+    if !target_held && response.dragged_by(egui::PointerButton::Primary) {
+        let d = response.drag_delta();
+        state
+            .framing
+            .orbit(-d.x * ORBIT_RAD_PER_PX, d.y * ORBIT_RAD_PER_PX);
+    }
+    if response.dragged_by(egui::PointerButton::Secondary)
+        || response.dragged_by(egui::PointerButton::Middle)
+    {
+        let d = response.drag_delta();
+        state
+            .framing
+            .pan(-d.x / height.max(1.0), d.y / height.max(1.0));
+    }
+    if response.hovered() {
+        let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+        if scroll != 0.0 {
+            state.framing.zoom((-scroll * ZOOM_PER_POINT).exp());
+        }
     }
 }
 
@@ -746,8 +884,7 @@ pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState) {
     // A toggle pressed twice is back where it was.
     let odd = |n: usize| n % 2 == 1;
     if frame > 0 {
-        state.reframe = true;
-        state.frame_selection = state.view.selected_node.is_some();
+        state.framing.request(state.view.selected_node.is_some());
     }
     if odd(play) {
         state.toggle_play();
@@ -787,15 +924,13 @@ pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState) {
     );
     if dx != 0.0 || dy != 0.0 {
         if shift {
-            state.camera.pan(dx * 0.01, dy * 0.01);
-            state.user_framed = true;
+            state.framing.pan(dx * 0.01, dy * 0.01);
         } else {
-            state.camera.orbit(dx * KEY_ORBIT_RAD, dy * KEY_ORBIT_RAD);
+            state.framing.orbit(dx * KEY_ORBIT_RAD, dy * KEY_ORBIT_RAD);
         }
     }
     if zoom_in || zoom_out {
-        state.camera.zoom(if zoom_in { 0.97 } else { 1.03 });
-        state.user_framed = true;
+        state.framing.zoom(if zoom_in { 0.97 } else { 1.03 });
     }
 }
 

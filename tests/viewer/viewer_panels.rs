@@ -214,15 +214,15 @@ fn layer_weight_in_place_and_mask_typed() {
 fn projection_drag_and_vertex_picking() {
     use skinview::viewer::viewport::{move_in_view_plane, pick_vertex, project};
     let s = open(Builtin::Arm, false);
-    let m = s.camera.clip_from_world(16.0 / 9.0);
+    let m = s.framing.camera.clip_from_world(16.0 / 9.0);
     let size = egui::vec2(1600.0, 900.0);
-    let (centre, depth) = project(m, s.camera.target, size).unwrap();
+    let (centre, depth) = project(m, s.framing.camera.target, size).unwrap();
     assert!(
         (centre - egui::pos2(800.0, 450.0)).length() < 1e-2,
         "{centre:?}"
     );
     let to = egui::pos2(900.0, 300.0);
-    let moved = move_in_view_plane(m, s.camera.target, to, size).unwrap();
+    let moved = move_in_view_plane(m, s.framing.camera.target, to, size).unwrap();
     let (back, d2) = project(m, moved, size).unwrap();
     assert!(
         (back - to).length() < 1e-2 && (d2 - depth).abs() < 1e-5,
@@ -626,11 +626,14 @@ fn the_viewer_frames_the_model_and_follows_it_out_of_view() {
     use skinview::camera::FRAME_FILL;
     let fox = ModelSource::File(common::model("Fox")).load().unwrap();
     let mut s = ViewerState::new(fox, false).unwrap();
-    assert!(s.reframe, "a new model is framed on its first drawn frame");
+    assert!(
+        s.framing.reframe,
+        "a new model is framed on its first drawn frame"
+    );
     let aspect = 0.9; // one half of a split window
     s.frame_view(aspect);
-    assert!(!s.reframe);
-    let m = s.camera.clip_from_world(aspect);
+    assert!(!s.framing.reframe);
+    let m = s.framing.camera.clip_from_world(aspect);
     let mut reach: f32 = 0.0;
     let mut extent = [
         f32::INFINITY,
@@ -655,7 +658,7 @@ fn the_viewer_frames_the_model_and_follows_it_out_of_view() {
     assert!(!s.model_left_view(aspect));
     // The model walks off: 3 of its sizes to the side.
     let size = (s.bounds.1 - s.bounds.0).length();
-    s.camera.target += glam::Vec3::X * 3.0 * size;
+    s.framing.camera.target += glam::Vec3::X * 3.0 * size;
     assert!(s.model_left_view(aspect));
     // F asks for a framing (the viewport does it on its next frame, at its own shape).
     let mut h = Harness::new_ui_state(
@@ -665,7 +668,7 @@ fn the_viewer_frames_the_model_and_follows_it_out_of_view() {
     h.run();
     h.key_press(egui::Key::F);
     h.run();
-    assert!(h.state().reframe, "F asks for a framing");
+    assert!(h.state().framing.reframe, "F asks for a framing");
 }
 
 /// The bone inspector: the selected bone's local translation as the pose has it, the vertices
@@ -733,12 +736,12 @@ fn f_frames_the_selected_bone() {
     let mut s = open(Builtin::Humanoid, true);
     let fore = s.character.scene.find_node("l_forearm").unwrap();
     s.select(Some(fore));
-    s.reframe = true;
-    s.frame_selection = true;
+    s.framing.reframe = true;
+    s.framing.frame_selection = true;
     let aspect = 1.5;
     s.frame_view(aspect);
     let b = skinview::info::BoneInfluence::of(&s.character.scene, fore);
-    let m = s.camera.clip_from_world(aspect);
+    let m = s.framing.camera.clip_from_world(aspect);
     let ndc = |p: glam::Vec3| {
         let c = m * p.extend(1.0);
         glam::Vec2::new(c.x / c.w, c.y / c.w)
@@ -765,9 +768,9 @@ fn f_frames_the_selected_bone() {
     );
     // The close-up stays (no walk-out framing undoes it), and the depth planes still hold the
     // whole model.
-    assert!(s.user_framed, "a close-up is the user's framing");
+    assert!(s.framing.user_framed, "a close-up is the user's framing");
     let (lo, hi) = skinview::skin::bounds(&s.character.outputs).unwrap();
-    assert!((s.camera.scene_radius_m - (hi - lo).length() * 0.5).abs() < 1e-4);
+    assert!((s.framing.camera.scene_radius_m - (hi - lo).length() * 0.5).abs() < 1e-4);
 }
 
 /// The timeline names the time and frame and the selected bone's keys; Shift+`.` / `,` step
