@@ -115,7 +115,7 @@ struct Attributes {
     normals: bool,
     tangents: bool,
     mode: NormalMode,
-    normalize: bool,
+    renormalize: bool,
     /// Tangents made perpendicular to the unit normal and unit (else as the blend gives them).
     ortho: bool,
 }
@@ -137,7 +137,7 @@ fn skin(
         out_positions: &mut out.p,
         out_normals: a.normals.then_some(&mut out.n[..]),
         out_tangents: a.tangents.then_some(&mut out.t[..]),
-        normalize_normals: a.normalize,
+        renormalize: a.normalize,
         orthonormalize_tangents: a.ortho,
         normal_mode: a.mode,
     };
@@ -176,12 +176,12 @@ fn cpu_skinning(c: &mut Criterion) {
         .num_threads(threads)
         .build()
         .unwrap();
-    let attrs = |normals, tangents, mode, normalize| Attributes {
+    let attrs = |normals, tangents, mode, renormalize| Attributes {
         normals,
         tangents,
         mode,
-        normalize,
-        ortho: normalize,
+        renormalize,
+        ortho: renormalize,
     };
     // The ids ../shared/peers/ozzbench reads (…/fixed4_1_thread), then the same on the
     // portable path, on the 256-bit AVX2 kernel (where the CPU runs it), on all threads, with

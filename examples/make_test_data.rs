@@ -26,10 +26,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use rigs::{RigOptions, generate_rig};
-use skinview::io::gltf_export::{ExportOptions, JointType, WeightType, export_glb};
+use skinview::io::gltf_export::{ExportOptions, JointEncoding, WeightEncoding, export_glb};
 
 /// The rigs of `../shared/rigs/README.md`, by name and generator options.
-fn rigs() -> Vec<(&'static str, RigOptions, JointType, WeightType)> {
+fn rigs() -> Vec<(&'static str, RigOptions, JointEncoding, WeightEncoding)> {
     let base = RigOptions::default();
     vec![
         (
@@ -38,8 +38,8 @@ fn rigs() -> Vec<(&'static str, RigOptions, JointType, WeightType)> {
                 seed: 1,
                 ..base.clone()
             },
-            JointType::U16,
-            WeightType::F32,
+            JointEncoding::U16,
+            WeightEncoding::F32,
         ),
         (
             "rig_seed2",
@@ -47,8 +47,8 @@ fn rigs() -> Vec<(&'static str, RigOptions, JointType, WeightType)> {
                 seed: 2,
                 ..base.clone()
             },
-            JointType::U16,
-            WeightType::F32,
+            JointEncoding::U16,
+            WeightEncoding::F32,
         ),
         (
             "rig_seed3",
@@ -56,8 +56,8 @@ fn rigs() -> Vec<(&'static str, RigOptions, JointType, WeightType)> {
                 seed: 3,
                 ..base.clone()
             },
-            JointType::U16,
-            WeightType::F32,
+            JointEncoding::U16,
+            WeightEncoding::F32,
         ),
         (
             "rig_seed4_8inf_morph_ubyte",
@@ -67,8 +67,8 @@ fn rigs() -> Vec<(&'static str, RigOptions, JointType, WeightType)> {
                 morph_targets: 3,
                 ..base.clone()
             },
-            JointType::U8,
-            WeightType::Unorm8,
+            JointEncoding::U8,
+            WeightEncoding::Unorm8,
         ),
         (
             "rig_seed5_40j_6inf_ushort",
@@ -79,8 +79,8 @@ fn rigs() -> Vec<(&'static str, RigOptions, JointType, WeightType)> {
                 verts_per_ring: 12,
                 ..base
             },
-            JointType::U16,
-            WeightType::Unorm16,
+            JointEncoding::U16,
+            WeightEncoding::Unorm16,
         ),
     ]
 }

@@ -140,9 +140,9 @@ pub struct CpuSkinner {
     morphed_p: Vec<Vec3>,
     morphed_n: Vec<Vec3>,
     morphed_t: Vec<Vec4>,
-    /// Normalise normals while skinning (default); false leaves it to a `NormalizeJob` pass.
+    /// Normalise normals while skinning (default); false leaves it to a `RenormalizeJob` pass.
     /// Draws whose options say not to renormalise are never normalised.
-    pub normalize_normals: bool,
+    pub renormalize: bool,
     /// How each draw is skinned (blend, normals).
     options: Vec<SkinOptions>,
     /// Per draw: stitching weights (one bone per vertex), made when a draw is set to stitch.
@@ -183,7 +183,7 @@ impl CpuSkinner {
             morphed_p: Vec::new(),
             morphed_n: Vec::new(),
             morphed_t: Vec::new(),
-            normalize_normals: true,
+            renormalize: true,
             options: vec![SkinOptions::default(); scene.draws.len()],
             stitch: vec![None; scene.draws.len()],
             dq_palette: Vec::new(),
@@ -264,7 +264,7 @@ impl CpuSkinner {
             (slot, None) => *slot = None,
         }
         let options = self.options(draw);
-        let normalize = self.normalize_normals && options.renormalize;
+        let normalize = self.renormalize && options.renormalize;
         let palette = frame.draw_palette(scene, draw);
         match options.mode {
             SkinMode::Dqs => {
@@ -298,7 +298,7 @@ impl CpuSkinner {
                     out_positions: &mut out.positions,
                     out_normals: out.normals.as_deref_mut(),
                     out_tangents: out.tangents.as_deref_mut(),
-                    normalize_normals: normalize,
+                    renormalize: normalize,
                     orthonormalize_tangents: options.renormalize,
                     normal_mode: options.normals,
                 }

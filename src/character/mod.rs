@@ -25,7 +25,7 @@ use crate::links::{LinkPoseJob, LinkRig, LinkStats};
 use crate::math::Trs;
 use crate::rig::BoneMeta;
 use crate::scene::Scene;
-use crate::skin::{NormalizeJob, SkinOptions, SkinnedVertices};
+use crate::skin::{RenormalizeJob, SkinOptions, SkinnedVertices};
 
 pub use bench::{BenchReport, bench};
 pub use setup::{
@@ -185,7 +185,7 @@ impl Character {
                 .map(|d| self.skinner.options(d))
                 .collect();
             self.skinner = CpuSkinner::new(&self.scene, k);
-            self.skinner.normalize_normals = false;
+            self.skinner.renormalize = false;
             for (d, o) in options.into_iter().enumerate() {
                 self.skinner.set_draw_options(&self.scene, d, o);
             }
@@ -438,7 +438,7 @@ impl Character {
                 if let Some(n) = out.normals.as_deref_mut()
                     && self.skinner.options(i).renormalize
                 {
-                    NormalizeJob { normals: n }.run();
+                    RenormalizeJob { normals: n }.run();
                 }
             }
         }

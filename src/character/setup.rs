@@ -620,7 +620,7 @@ impl Character {
         let reference: Vec<Trs> = scene.nodes.iter().map(|n| n.rest).collect();
         let pose = Pose::rest(&scene);
         let mut skinner = CpuSkinner::new(&scene, None);
-        skinner.normalize_normals = false;
+        skinner.renormalize = false;
         let clips = super::motions::compile_layers(&scene, &layers)?;
         Ok(Character {
             layer_poses: layers.iter().map(|_| pose.clone()).collect(),

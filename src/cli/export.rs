@@ -6,12 +6,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use skinview::io::ModelSource;
-use skinview::io::gltf_export::{ExportOptions, JointType, WeightType, write_glb};
+use skinview::io::gltf_export::{ExportOptions, JointEncoding, WeightEncoding, write_glb};
 use skinview::io::gltf_repack::{RepackOptions, repack_file};
 
 use super::args::ModelArg;
+use super::choice::choice;
 use super::{CliError, CliResult};
 
 #[derive(Args)]
@@ -19,27 +20,14 @@ pub struct ExportArgs {
     #[command(flatten)]
     model: ModelArg,
     /// Joint index type (glTF input: kept as written unless given; rigs: u16).
-    #[arg(long, value_enum)]
-    joints: Option<JointsArg>,
+    #[arg(long, value_parser = choice::<JointEncoding>())]
+    joints: Option<JointEncoding>,
     /// Weight type (glTF input: kept as written unless given; rigs: f32).
-    #[arg(long, value_enum)]
-    weights: Option<WeightsArg>,
+    #[arg(long, value_parser = choice::<WeightEncoding>())]
+    weights: Option<WeightEncoding>,
     /// Output: FILE.glb (binary glTF), or FILE.rig.json for a native rig.
     #[arg(long)]
     out: PathBuf,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum JointsArg {
-    U8,
-    U16,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum WeightsArg {
-    F32,
-    Unorm8,
-    Unorm16,
 }
 
 pub fn run(a: ExportArgs) -> CliResult {
@@ -54,15 +42,7 @@ pub fn run(a: ExportArgs) -> CliResult {
             a.out.display()
         )));
     }
-    let joints = a.joints.map(|j| match j {
-        JointsArg::U8 => JointType::U8,
-        JointsArg::U16 => JointType::U16,
-    });
-    let weights = a.weights.map(|w| match w {
-        WeightsArg::F32 => WeightType::F32,
-        WeightsArg::Unorm8 => WeightType::Unorm8,
-        WeightsArg::Unorm16 => WeightType::Unorm16,
-    });
+    let (joints, weights) = (a.joints, a.weights);
     let source = a.model.source()?;
     if let ModelSource::File(path) = &source
         && !source.is_native()
@@ -147,8 +127,8 @@ pub fn run(a: ExportArgs) -> CliResult {
         println!("  {kind}: {}: {}", n.field, n.message);
     }
     let options = ExportOptions {
-        joints: joints.unwrap_or(JointType::U16),
-        weights: weights.unwrap_or(WeightType::F32),
+        joints: joints.unwrap_or(JointEncoding::U16),
+        weights: weights.unwrap_or(WeightEncoding::F32),
         ..Default::default()
     };
     write_glb(scene, &options, &a.out)?;

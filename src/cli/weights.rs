@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use skinview::io::ModelSource;
-use skinview::io::gltf_export::{ExportOptions, JointType, WeightType, write_glb};
+use skinview::io::gltf_export::{ExportOptions, JointEncoding, WeightEncoding, write_glb};
 use skinview::io::gltf_repack::{RepackOptions, repack_file_edited};
 use skinview::weights::edit::{
     NewWeights, PrimitiveReport, SmoothSettings, WeightEdit, edit_scene,
@@ -167,8 +167,8 @@ pub fn run(a: WeightsArgs) -> CliResult {
         );
         print_reports(&reports);
         let options = ExportOptions {
-            joints: JointType::U16,
-            weights: WeightType::F32,
+            joints: JointEncoding::U16,
+            weights: WeightEncoding::F32,
             ..Default::default()
         };
         write_glb(&model.scene, &options, &a.out)?;

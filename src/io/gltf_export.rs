@@ -34,34 +34,15 @@ use serde_json::{Map, Value, json};
 use crate::anim::{Interpolation, Path as AnimPath, Sampler};
 use crate::error::{Error, Result};
 use crate::scene::{Mesh, Node, Primitive, Scene, SkinWeights, Topology};
-
-/// Component type of JOINTS_n.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JointType {
-    /// Unsigned byte: joint indices up to 255.
-    U8,
-    /// Unsigned short: joint indices up to 65535.
-    U16,
-}
-
-/// Component type of WEIGHTS_n.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WeightType {
-    /// 32-bit float, written exactly as stored.
-    F32,
-    /// Normalised unsigned byte: weight = integer / 255.
-    Unorm8,
-    /// Normalised unsigned short: weight = integer / 65535.
-    Unorm16,
-}
+pub use crate::skin::weights::{JointEncoding, WeightEncoding};
 
 /// How [`export_glb`] encodes skin data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExportOptions {
     /// Component type of JOINTS_n.
-    pub joints: JointType,
+    pub joints: JointEncoding,
     /// Component type of WEIGHTS_n.
-    pub weights: WeightType,
+    pub weights: WeightEncoding,
     /// `false` omits the accessor, which glTF defines as identity matrices (the scene's own
     /// inverse bind matrices are then not written).
     pub write_inverse_bind_matrices: bool,
@@ -70,8 +51,8 @@ pub struct ExportOptions {
 impl Default for ExportOptions {
     fn default() -> Self {
         ExportOptions {
-            joints: JointType::U16,
-            weights: WeightType::F32,
+            joints: JointEncoding::U16,
+            weights: WeightEncoding::F32,
             write_inverse_bind_matrices: true,
         }
     }
@@ -134,10 +115,10 @@ pub(super) fn quantise(file: &str, field: &str, sw: &SkinWeights, total: u32) ->
 }
 
 /// glTF component type of joint indices of type `t`.
-pub(super) fn joint_component(t: JointType) -> u32 {
+pub(super) fn joint_component(t: JointEncoding) -> u32 {
     match t {
-        JointType::U8 => UNSIGNED_BYTE,
-        JointType::U16 => UNSIGNED_SHORT,
+        JointEncoding::U8 => UNSIGNED_BYTE,
+        JointEncoding::U16 => UNSIGNED_SHORT,
     }
 }
 
@@ -148,12 +129,12 @@ pub(super) fn joint_bytes(
     field: &str,
     sw: &SkinWeights,
     set: usize,
-    t: JointType,
+    t: JointEncoding,
 ) -> Result<Vec<u8>> {
     let width = sw.width;
     let limit = match t {
-        JointType::U8 => u8::MAX as u32,
-        JointType::U16 => u16::MAX as u32,
+        JointEncoding::U8 => u8::MAX as u32,
+        JointEncoding::U16 => u16::MAX as u32,
     };
     let mut out = Vec::with_capacity(sw.vertex_count() * 8);
     for (v, slots) in sw.joints.chunks_exact(width).enumerate() {
@@ -166,8 +147,8 @@ pub(super) fn joint_bytes(
                 ));
             }
             match t {
-                JointType::U8 => out.push(j as u8),
-                JointType::U16 => out.extend_from_slice(&(j as u16).to_le_bytes()),
+                JointEncoding::U8 => out.push(j as u8),
+                JointEncoding::U16 => out.extend_from_slice(&(j as u16).to_le_bytes()),
             }
         }
     }
@@ -180,20 +161,20 @@ pub(super) fn joint_bytes(
 pub(super) fn weight_bytes(
     sw: &SkinWeights,
     set: usize,
-    t: WeightType,
+    t: WeightEncoding,
     quantised: Option<&[u32]>,
 ) -> (Vec<u8>, u32) {
     let width = sw.width;
     let slots = |v: usize| v * width + set * 4..v * width + set * 4 + 4;
     let n = sw.vertex_count();
     match (t, quantised) {
-        (WeightType::Unorm8, Some(q)) => (
+        (WeightEncoding::Unorm8, Some(q)) => (
             (0..n)
                 .flat_map(|v| q[slots(v)].iter().map(|&x| x as u8))
                 .collect(),
             UNSIGNED_BYTE,
         ),
-        (WeightType::Unorm16, Some(q)) => (
+        (WeightEncoding::Unorm16, Some(q)) => (
             (0..n)
                 .flat_map(|v| q[slots(v)].iter().flat_map(|&x| (x as u16).to_le_bytes()))
                 .collect(),
@@ -715,9 +696,9 @@ impl Writer<'_> {
             ));
         }
         let quantised = match self.options.weights {
-            WeightType::F32 => None,
-            WeightType::Unorm8 => Some(quantise(self.file, field, sw, 255)?),
-            WeightType::Unorm16 => Some(quantise(self.file, field, sw, 65535)?),
+            WeightEncoding::F32 => None,
+            WeightEncoding::Unorm8 => Some(quantise(self.file, field, sw, 255)?),
+            WeightEncoding::Unorm16 => Some(quantise(self.file, field, sw, 65535)?),
         };
         for set in 0..width / 4 {
             let jf = format!("{field}.attributes.JOINTS_{set}");
@@ -744,7 +725,7 @@ impl Writer<'_> {
                     count: n,
                     component_type,
                     ty: "VEC4",
-                    normalized: self.options.weights != WeightType::F32,
+                    normalized: self.options.weights != WeightEncoding::F32,
                     min_max: None,
                     target: Some(ARRAY_BUFFER),
                 },

@@ -33,7 +33,9 @@ use json::validation::{Checked, USize64};
 use serde_json::Value;
 
 use super::files::{Files, ImportOptions};
-use super::gltf_export::{JointType, WeightType, joint_bytes, pack_glb, quantise, weight_bytes};
+use super::gltf_export::{
+    JointEncoding, WeightEncoding, joint_bytes, pack_glb, quantise, weight_bytes,
+};
 use super::texture::MAX_IMAGE_BYTES;
 use crate::error::{Error, Result};
 use crate::scene::{Scene, SkinWeights};
@@ -42,9 +44,9 @@ use crate::scene::{Scene, SkinWeights};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RepackOptions {
     /// Re-encode JOINTS_n accessors of another type into this one (`None`: keep as written).
-    pub joints: Option<JointType>,
+    pub joints: Option<JointEncoding>,
     /// Re-encode WEIGHTS_n accessors of another type into this one (`None`: keep as written).
-    pub weights: Option<WeightType>,
+    pub weights: Option<WeightEncoding>,
     /// Rewrite every JOINTS_n / WEIGHTS_n accessor from the (edited) scene, in the type asked
     /// for or else the type it had (a u8 JOINTS accessor becomes u16 when a joint index
     /// needs it).
@@ -569,12 +571,12 @@ impl Reencoder<'_> {
             let jt = match options.joints {
                 Some(jt) => jt,
                 None if !options.rewrite_skin => continue,
-                None if ct == C::U8 && widest_joint <= 255 => JointType::U8,
-                None => JointType::U16,
+                None if ct == C::U8 && widest_joint <= 255 => JointEncoding::U8,
+                None => JointEncoding::U16,
             };
             let want = match jt {
-                JointType::U8 => C::U8,
-                JointType::U16 => C::U16,
+                JointEncoding::U8 => C::U8,
+                JointEncoding::U16 => C::U16,
             };
             if (ct == want && !options.rewrite_skin) || !self.done.insert(a) {
                 continue;
@@ -596,18 +598,18 @@ impl Reencoder<'_> {
             // Rewriting in place: the type of the first WEIGHTS accessor.
             let a = skin.accessor(gltf::Semantic::Weights(0))?;
             options.rewrite_skin.then(|| match component_of(root, a) {
-                (C::U8, true) => WeightType::Unorm8,
-                (C::U16, true) => WeightType::Unorm16,
-                _ => WeightType::F32,
+                (C::U8, true) => WeightEncoding::Unorm8,
+                (C::U16, true) => WeightEncoding::Unorm16,
+                _ => WeightEncoding::F32,
             })
         });
         let Some(wt) = weights_type else {
             return Ok(());
         };
         let (want, want_norm) = match wt {
-            WeightType::F32 => (C::F32, false),
-            WeightType::Unorm8 => (C::U8, true),
-            WeightType::Unorm16 => (C::U16, true),
+            WeightEncoding::F32 => (C::F32, false),
+            WeightEncoding::Unorm8 => (C::U8, true),
+            WeightEncoding::Unorm16 => (C::U16, true),
         };
         let targets: Vec<(usize, usize)> = (0..sw.width / 4)
             .filter_map(|set| {
@@ -621,9 +623,9 @@ impl Reencoder<'_> {
         }
         // Quantisation spreads rounding over all of a vertex's sets.
         let quantised = match wt {
-            WeightType::F32 => None,
-            WeightType::Unorm8 => Some(quantise(self.file, field, sw, 255)?),
-            WeightType::Unorm16 => Some(quantise(self.file, field, sw, 65535)?),
+            WeightEncoding::F32 => None,
+            WeightEncoding::Unorm8 => Some(quantise(self.file, field, sw, 255)?),
+            WeightEncoding::Unorm16 => Some(quantise(self.file, field, sw, 65535)?),
         };
         for (set, a) in targets {
             if !self.done.insert(a) {

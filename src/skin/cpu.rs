@@ -116,10 +116,10 @@ pub struct SkinningJob<'a> {
     /// Receives the skinned tangents; given exactly when `tangents` is.
     pub out_tangents: Option<&'a mut [Vec4]>,
     /// Normalise skinned normals here (true), or leave `sign(det)·cof(M)·n` unnormalised for a
-    /// separate [`NormalizeJob`] pass (Weber, "Run-Time Skin Deformation", §Caching and Performance
+    /// separate [`RenormalizeJob`] pass (Weber, "Run-Time Skin Deformation", §Caching and Performance
     /// times it as its own stage and notes it can be skipped at the cost of slight dimming at bent
     /// joints).
-    pub normalize_normals: bool,
+    pub renormalize: bool,
     /// Make skinned tangents perpendicular to the unit normal and unit length (true), or
     /// write them as the blend gives them, `M₃ₓ₃·t` (ozz-animation's output; a shader that
     /// normalises per pixel needs no more). The handedness `w` is kept either way.
@@ -192,7 +192,7 @@ impl SkinningJob<'_> {
                 positions: self.positions,
                 normals: self.normals,
                 tangents: self.tangents,
-                normalize: self.normalize_normals,
+                renormalize: self.renormalize,
                 orthonormalize_tangents: self.orthonormalize_tangents,
                 blend3x3: self.normal_mode == super::modes::NormalMode::Blend3x3,
                 wide: kernel == SimdKernel::Avx512Blend,
@@ -254,7 +254,7 @@ impl SkinningJob<'_> {
             positions: self.positions,
             normals: self.normals,
             tangents: self.tangents,
-            normalize: self.normalize_normals,
+            renormalize: self.renormalize,
             orthonormalize_tangents: self.orthonormalize_tangents,
             blend3x3: self.normal_mode == super::modes::NormalMode::Blend3x3,
         }
@@ -411,7 +411,7 @@ impl Blend for Csr<'_> {
 
 struct Kernel<'a, B: Blend> {
     blend: B,
-    normalize: bool,
+    renormalize: bool,
     orthonormalize_tangents: bool,
     /// Normals by the blended upper 3×3 instead of its inverse-transpose.
     blend3x3: bool,
@@ -452,15 +452,18 @@ impl<B: Blend> Kernel<'_, B> {
                     for k in 0..4 {
                         out_p[i + k] = transform_point(&m[k], self.positions[v + k]);
                     }
-                    let r =
-                        skin_normals4(&m, [ns[v], ns[v + 1], ns[v + 2], ns[v + 3]], self.normalize);
+                    let r = skin_normals4(
+                        &m,
+                        [ns[v], ns[v + 1], ns[v + 2], ns[v + 3]],
+                        self.renormalize,
+                    );
                     on[i..i + 4].copy_from_slice(&r);
                 }
                 for i in whole..n {
                     let v = start + i;
                     let m = self.blend.blend(v);
                     out_p[i] = transform_point(&m, self.positions[v]);
-                    on[i] = if self.normalize {
+                    on[i] = if self.renormalize {
                         skin_normal(&m, ns[v]).into()
                     } else {
                         skin_normal_unnormalized(&m, ns[v]).into()
@@ -485,7 +488,7 @@ impl<B: Blend> Kernel<'_, B> {
                             skin_normal_unnormalized(&m, ns[v])
                         };
                         skinned_n = unit_or_zero(raw);
-                        on[i] = if self.normalize {
+                        on[i] = if self.renormalize {
                             skinned_n.into()
                         } else {
                             raw.into()
@@ -515,7 +518,7 @@ impl<B: Blend> Kernel<'_, B> {
 /// [`skin_normal`] (or its unnormalised form) for four vertices at once, lane k = vertex k:
 /// the same operations in the same order per lane, so results match the one-vertex path.
 #[inline(always)]
-pub(super) fn skin_normals4(m: &[Mat4; 4], n: [Vec3; 4], normalize: bool) -> [Vec3; 4] {
+pub(super) fn skin_normals4(m: &[Mat4; 4], n: [Vec3; 4], renormalize: bool) -> [Vec3; 4] {
     // Rows of the transposes: x_axis components of the four blended x columns, etc.
     let xs = Mat4::from_cols(m[0].x_axis, m[1].x_axis, m[2].x_axis, m[3].x_axis).transpose();
     let ys = Mat4::from_cols(m[0].y_axis, m[1].y_axis, m[2].y_axis, m[3].y_axis).transpose();
@@ -538,7 +541,7 @@ pub(super) fn skin_normals4(m: &[Mat4; 4], n: [Vec3; 4], normalize: bool) -> [Ve
     rx = Vec4::select(flip, -rx, rx);
     ry = Vec4::select(flip, -ry, ry);
     rz = Vec4::select(flip, -rz, rz);
-    if normalize {
+    if renormalize {
         let len2 = rx * rx + ry * ry + rz * rz;
         let ok = len2.cmpgt(Vec4::ZERO) & len2.is_finite_mask();
         let inv = Vec4::select(ok, Vec4::ONE / len2.sqrt(), Vec4::ZERO);
@@ -590,15 +593,15 @@ pub(super) fn unit_or_zero(r: Vec3A) -> Vec3A {
     }
 }
 
-/// NormalizeJob: renormalise skinned normals in place (zero vectors stay zero), the "re-normalize
+/// RenormalizeJob: renormalise skinned normals in place (zero vectors stay zero), the "re-normalize
 /// the normals" stage of Weber, "Run-Time Skin Deformation", §Caching and Performance. Parallel
 /// above the same threshold as skinning.
-pub struct NormalizeJob<'a> {
+pub struct RenormalizeJob<'a> {
     /// Normals renormalised in place.
     pub normals: &'a mut [Vec3],
 }
 
-impl NormalizeJob<'_> {
+impl RenormalizeJob<'_> {
     /// Scale every normal to unit length; zero or non-finite vectors become zero.
     pub fn run(&mut self) {
         let f = |c: &mut [Vec3]| {

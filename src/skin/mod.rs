@@ -11,7 +11,7 @@ pub mod reference64;
 pub mod simd;
 pub mod weights;
 
-pub use cpu::{NormalizeJob, SkinnedVertices, SkinningJob, bounds, check_finite};
+pub use cpu::{RenormalizeJob, SkinnedVertices, SkinningJob, bounds, check_finite};
 pub use dqs::{DqJoint, DqsSkinningJob};
 pub use errors::{RunningError, VertexErrors, nan_as_infinite, position_error, vertex_distances};
 pub use modes::{NormalMode, SkinMode, SkinOptions};

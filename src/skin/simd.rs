@@ -246,7 +246,7 @@ pub(super) struct Range<'a> {
     pub positions: &'a [Vec3],
     pub normals: Option<&'a [Vec3]>,
     pub tangents: Option<&'a [Vec4]>,
-    pub normalize: bool,
+    pub renormalize: bool,
     pub orthonormalize_tangents: bool,
     pub blend3x3: bool,
     /// Blend four-slot matrices in 512-bit registers ([`Kernel::Avx512Blend`]).
@@ -328,7 +328,7 @@ mod x86 {
     use glam::{Vec3, Vec4};
 
     use super::{BLOCK, Range};
-    use crate::skin::weights::{Influence, SlotJoints, SlotWeights, WeightLayout};
+    use crate::skin::weights::{Influence, JointEncoding, WeightEncoding, WeightLayout};
 
     /// The register width weights are broadcast to: [`L256`] (two matrix columns) or [`L512`]
     /// (a whole `Mat4`, with AVX-512F).
@@ -835,22 +835,22 @@ mod x86 {
             macro_rules! per_encoding {
                 ($run:ident, $four:ident) => {
                     match w.encoding() {
-                        (SlotJoints::U8, SlotWeights::F32) => {
+                        (JointEncoding::U8, WeightEncoding::F32) => {
                             $run::<$four<F32U8>>(k, &inp, start, out_p, out_n, out_t)
                         }
-                        (SlotJoints::U16, SlotWeights::F32) => {
+                        (JointEncoding::U16, WeightEncoding::F32) => {
                             $run::<$four<F32U16>>(k, &inp, start, out_p, out_n, out_t)
                         }
-                        (SlotJoints::U8, SlotWeights::Unorm16) => {
+                        (JointEncoding::U8, WeightEncoding::Unorm16) => {
                             $run::<$four<Unorm16U8>>(k, &inp, start, out_p, out_n, out_t)
                         }
-                        (SlotJoints::U16, SlotWeights::Unorm16) => {
+                        (JointEncoding::U16, WeightEncoding::Unorm16) => {
                             $run::<$four<Unorm16U16>>(k, &inp, start, out_p, out_n, out_t)
                         }
-                        (SlotJoints::U8, SlotWeights::Unorm8) => {
+                        (JointEncoding::U8, WeightEncoding::Unorm8) => {
                             $run::<$four<Unorm8U8>>(k, &inp, start, out_p, out_n, out_t)
                         }
-                        (SlotJoints::U16, SlotWeights::Unorm8) => {
+                        (JointEncoding::U16, WeightEncoding::Unorm8) => {
                             $run::<$four<Unorm8U16>>(k, &inp, start, out_p, out_n, out_t)
                         }
                     }
@@ -895,7 +895,7 @@ mod x86 {
                             let p = load3(inp.positions, v, room);
                             store3(op.add(3 * i), transform(a, b, p), room);
                         }),
-                        (Some(on), None) if !k.normalize && k.blend3x3 => {
+                        (Some(on), None) if !k.renormalize && k.blend3x3 => {
                             // Raw blended-3×3 normals: written in phase 1, no second phase.
                             let onp = on.as_mut_ptr().cast::<f32>();
                             each_vertex(n, |i, room| {
@@ -909,7 +909,7 @@ mod x86 {
                         }
                         (on, Some(ot))
                             if !k.orthonormalize_tangents
-                                && (on.is_none() || (!k.normalize && k.blend3x3)) =>
+                                && (on.is_none() || (!k.renormalize && k.blend3x3)) =>
                         {
                             // Raw tangents (and raw blended-3×3 normals, if any): written in phase
                             // 1.
@@ -1042,11 +1042,11 @@ mod x86 {
                                 } else {
                                     cofactor_normal8(cols, nin)
                                 };
-                                if k.normalize || (tangents && k.orthonormalize_tangents) {
+                                if k.renormalize || (tangents && k.orthonormalize_tangents) {
                                     unit = unit8(raw[0], raw[1], raw[2]);
                                 }
                                 if let Some(onp) = onp {
-                                    let out = if k.normalize { unit } else { raw };
+                                    let out = if k.renormalize { unit } else { raw };
                                     if whole {
                                         store_aos3(out, onp.add(3 * first));
                                     } else {
@@ -1289,7 +1289,7 @@ mod tests {
                 positions: &positions,
                 normals: None,
                 tangents: None,
-                normalize: true,
+                renormalize: true,
                 orthonormalize_tangents: true,
                 blend3x3: false,
                 wide,
@@ -1316,7 +1316,7 @@ mod tests {
                 out_positions: &mut out,
                 out_normals: None,
                 out_tangents: None,
-                normalize_normals: true,
+                renormalize: true,
                 orthonormalize_tangents: true,
                 normal_mode: crate::skin::NormalMode::Exact,
             }
@@ -1388,7 +1388,7 @@ mod tests {
                 out_positions: &mut p,
                 out_normals: Some(&mut nn),
                 out_tangents: Some(&mut t),
-                normalize_normals: false,
+                renormalize: false,
                 orthonormalize_tangents: false,
                 normal_mode: NormalMode::Blend3x3,
             }

@@ -54,35 +54,79 @@ pub struct Influences4 {
     pub joints: [u16; 4],
 }
 
-/// How [`Packed4`] stores joint indices.
+/// How joint indices are stored: in [`Packed4`]'s slots, and as the component type of a glTF
+/// file's `JOINTS_n` (export, repacking). The one encoding type of joints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SlotJoints {
-    /// One byte each (palettes of at most 256 matrices).
+pub enum JointEncoding {
+    /// One byte each (palettes of at most 256 matrices; glTF unsigned byte).
     U8,
-    /// Two bytes each.
+    /// Two bytes each (glTF unsigned short).
     U16,
 }
 
-/// How [`Packed4`] stores weights.
+/// How weights are stored: in [`Packed4`]'s slots, and as the component type of a glTF file's
+/// `WEIGHTS_n`. The one encoding type of weights.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SlotWeights {
+pub enum WeightEncoding {
     /// f32, as given (any value, negative ones of muscle bones too).
     F32,
-    /// `k / 65535` for k in 0..=65535, two bytes each.
+    /// `k / 65535` for k in 0..=65535, two bytes each (glTF normalised unsigned short).
     Unorm16,
-    /// `k / 255` for k in 0..=255, one byte each.
+    /// `k / 255` for k in 0..=255, one byte each (glTF normalised unsigned byte).
     Unorm8,
 }
 
-/// Four influence slots per vertex in a compact encoding ([`SlotJoints`], [`SlotWeights`]):
+impl crate::choice::Choice for JointEncoding {
+    const ALL: &'static [JointEncoding] = &[JointEncoding::U8, JointEncoding::U16];
+
+    fn name(self) -> &'static str {
+        match self {
+            JointEncoding::U8 => "u8",
+            JointEncoding::U16 => "u16",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            JointEncoding::U8 => "One byte a joint index (up to 255)",
+            JointEncoding::U16 => "Two bytes a joint index (up to 65535)",
+        }
+    }
+}
+
+impl crate::choice::Choice for WeightEncoding {
+    const ALL: &'static [WeightEncoding] = &[
+        WeightEncoding::F32,
+        WeightEncoding::Unorm8,
+        WeightEncoding::Unorm16,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            WeightEncoding::F32 => "f32",
+            WeightEncoding::Unorm8 => "unorm8",
+            WeightEncoding::Unorm16 => "unorm16",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            WeightEncoding::F32 => "32-bit float, as stored",
+            WeightEncoding::Unorm8 => "Normalised unsigned byte: weight = integer / 255",
+            WeightEncoding::Unorm16 => "Normalised unsigned short: weight = integer / 65535",
+        }
+    }
+}
+
+/// Four influence slots per vertex in a compact encoding ([`JointEncoding`], [`WeightEncoding`]):
 /// per vertex the four weights, then the four joints, `stride` bytes in all. Decodes exactly:
 /// an unorm weight is `k as f32 / 255.0` (or `/ 65535.0`), the same f32 a glTF importer makes
 /// of it, and is only chosen when every weight has that form, so every encoding skins to the
 /// same result. Immutable once built: the kernels trust its `max_joint`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Packed4 {
-    joints: SlotJoints,
-    weights: SlotWeights,
+    joints: JointEncoding,
+    weights: WeightEncoding,
     stride: usize,
     len: usize,
     bytes: Vec<u8>,
@@ -102,9 +146,9 @@ impl Packed4 {
             .max()
             .unwrap_or(0);
         let joints = if max_joint <= u8::MAX as u32 {
-            SlotJoints::U8
+            JointEncoding::U8
         } else {
-            SlotJoints::U16
+            JointEncoding::U16
         };
         let exact = |q: f32| {
             slots.iter().all(|i| {
@@ -114,11 +158,11 @@ impl Packed4 {
             })
         };
         let weights = if exact(255.0) {
-            SlotWeights::Unorm8
+            WeightEncoding::Unorm8
         } else if exact(65535.0) {
-            SlotWeights::Unorm16
+            WeightEncoding::Unorm16
         } else {
-            SlotWeights::F32
+            WeightEncoding::F32
         };
         Self::with_encoding(slots, joints, weights, max_joint)
     }
@@ -126,37 +170,37 @@ impl Packed4 {
     /// Pack in a given encoding (the caller has checked that it holds every slot).
     fn with_encoding(
         slots: &[Influences4],
-        joints: SlotJoints,
-        weights: SlotWeights,
+        joints: JointEncoding,
+        weights: WeightEncoding,
         max_joint: u32,
     ) -> Packed4 {
         let wbytes = match weights {
-            SlotWeights::F32 => 16,
-            SlotWeights::Unorm16 => 8,
-            SlotWeights::Unorm8 => 4,
+            WeightEncoding::F32 => 16,
+            WeightEncoding::Unorm16 => 8,
+            WeightEncoding::Unorm8 => 4,
         };
         let jbytes = match joints {
-            SlotJoints::U8 => 4,
-            SlotJoints::U16 => 8,
+            JointEncoding::U8 => 4,
+            JointEncoding::U16 => 8,
         };
         let stride = wbytes + jbytes;
         let mut bytes = Vec::with_capacity(slots.len() * stride);
         for i in slots {
             for &w in &i.weights {
                 match weights {
-                    SlotWeights::F32 => bytes.extend_from_slice(&w.to_le_bytes()),
-                    SlotWeights::Unorm16 => {
+                    WeightEncoding::F32 => bytes.extend_from_slice(&w.to_le_bytes()),
+                    WeightEncoding::Unorm16 => {
                         bytes.extend_from_slice(&((w * 65535.0).round() as u16).to_le_bytes())
                     }
-                    SlotWeights::Unorm8 => bytes.push((w * 255.0).round() as u8),
+                    WeightEncoding::Unorm8 => bytes.push((w * 255.0).round() as u8),
                 }
             }
             for (k, &j) in i.joints.iter().enumerate() {
                 // Unused slots keep joint 0: every stored index is within the palette.
                 let j = if i.weights[k] != 0.0 { j } else { 0 };
                 match joints {
-                    SlotJoints::U8 => bytes.push(j as u8),
-                    SlotJoints::U16 => bytes.extend_from_slice(&j.to_le_bytes()),
+                    JointEncoding::U8 => bytes.push(j as u8),
+                    JointEncoding::U16 => bytes.extend_from_slice(&j.to_le_bytes()),
                 }
             }
         }
@@ -181,7 +225,7 @@ impl Packed4 {
     }
 
     /// The encoding.
-    pub fn encoding(&self) -> (SlotJoints, SlotWeights) {
+    pub fn encoding(&self) -> (JointEncoding, WeightEncoding) {
         (self.joints, self.weights)
     }
 
@@ -221,17 +265,17 @@ impl Packed4 {
         let r = &self.bytes[v * stride..(v + 1) * stride];
         let (w, j) = r.split_at(C::WEIGHT_BYTES);
         let weights: [f32; 4] = match C::WEIGHTS {
-            SlotWeights::F32 => bytemuck::pod_read_unaligned(w),
-            SlotWeights::Unorm16 => {
+            WeightEncoding::F32 => bytemuck::pod_read_unaligned(w),
+            WeightEncoding::Unorm16 => {
                 bytemuck::pod_read_unaligned::<[u16; 4]>(w).map(|k| k as f32 / 65535.0)
             }
-            SlotWeights::Unorm8 => {
+            WeightEncoding::Unorm8 => {
                 bytemuck::pod_read_unaligned::<[u8; 4]>(w).map(|k| k as f32 / 255.0)
             }
         };
         let joints: [u16; 4] = match C::JOINTS {
-            SlotJoints::U8 => bytemuck::pod_read_unaligned::<[u8; 4]>(j).map(u16::from),
-            SlotJoints::U16 => bytemuck::pod_read_unaligned(j),
+            JointEncoding::U8 => bytemuck::pod_read_unaligned::<[u8; 4]>(j).map(u16::from),
+            JointEncoding::U16 => bytemuck::pod_read_unaligned(j),
         };
         Influences4 { weights, joints }
     }
@@ -240,16 +284,16 @@ impl Packed4 {
 /// One [`Packed4`] encoding as a type, so loops over records can be compiled per encoding
 /// (nothing matched per vertex).
 pub(crate) trait SlotCodec {
-    const JOINTS: SlotJoints;
-    const WEIGHTS: SlotWeights;
+    const JOINTS: JointEncoding;
+    const WEIGHTS: WeightEncoding;
     const WEIGHT_BYTES: usize = match Self::WEIGHTS {
-        SlotWeights::F32 => 16,
-        SlotWeights::Unorm16 => 8,
-        SlotWeights::Unorm8 => 4,
+        WeightEncoding::F32 => 16,
+        WeightEncoding::Unorm16 => 8,
+        WeightEncoding::Unorm8 => 4,
     };
     const JOINT_BYTES: usize = match Self::JOINTS {
-        SlotJoints::U8 => 4,
-        SlotJoints::U16 => 8,
+        JointEncoding::U8 => 4,
+        JointEncoding::U16 => 8,
     };
 }
 
@@ -258,8 +302,8 @@ macro_rules! codecs {
         #[doc = concat!("Joints ", stringify!($j), ", weights ", stringify!($w), ".")]
         pub(crate) struct $name;
         impl SlotCodec for $name {
-            const JOINTS: SlotJoints = SlotJoints::$j;
-            const WEIGHTS: SlotWeights = SlotWeights::$w;
+            const JOINTS: JointEncoding = JointEncoding::$j;
+            const WEIGHTS: WeightEncoding = WeightEncoding::$w;
         }
     )*};
 }

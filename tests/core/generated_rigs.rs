@@ -23,7 +23,7 @@ use common::rigs::{RigOptions, generate_rig};
 use glam::{DMat4, DVec3};
 use skinview::anim::Interpolation;
 use skinview::io::dump::{Dump, diff};
-use skinview::io::gltf_export::{ExportOptions, JointType, WeightType, export_glb};
+use skinview::io::gltf_export::{ExportOptions, JointEncoding, WeightEncoding, export_glb};
 use skinview::scene::Scene;
 
 const ORACLE_TOLERANCE_REL: f64 = 5e-6;
@@ -36,8 +36,8 @@ const MID_FRACTIONS: [f32; 4] = [0.137, 0.3829, 0.6154, 0.8731];
 struct Case {
     name: &'static str,
     rig: RigOptions,
-    joints: JointType,
-    weights: WeightType,
+    joints: JointEncoding,
+    weights: WeightEncoding,
 }
 
 fn rig(
@@ -61,8 +61,8 @@ fn rig(
 /// The rig matrix: influences 1..=8, every weight and joint type, 2–40 joints, morph 0/3,
 /// non-uniform scale on/off.
 fn cases() -> Vec<Case> {
-    use JointType::*;
-    use WeightType::*;
+    use JointEncoding::*;
+    use WeightEncoding::*;
     vec![
         Case {
             name: "i1_j3_f32_u8",
@@ -485,7 +485,7 @@ fn vertices_use_max_influences() {
             "{:<20} {:?}: max influences used {got} (wanted {want})",
             case.name, case.weights
         );
-        if case.weights == WeightType::Unorm8 {
+        if case.weights == WeightEncoding::Unorm8 {
             assert!(
                 got >= 1 && got <= want,
                 "{}: {got} influences after unorm8",

@@ -57,7 +57,7 @@ fn skinning_job_rules() {
             out_positions: &mut out,
             out_normals: out_n.as_deref_mut(),
             out_tangents: None,
-            normalize_normals: true,
+            renormalize: true,
             orthonormalize_tangents: true,
             normal_mode: skinview::skin::NormalMode::Exact,
         };

@@ -284,7 +284,7 @@ fn skin_positions(palette: &[Mat4], weights: &SkinWeights, positions: &[Vec3]) -
         out_positions: &mut out,
         out_normals: None,
         out_tangents: None,
-        normalize_normals: true,
+        renormalize: true,
         orthonormalize_tangents: true,
         normal_mode: skinview::skin::NormalMode::Exact,
     }

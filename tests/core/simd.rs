@@ -103,7 +103,7 @@ struct Asked {
     normals: bool,
     tangents: bool,
     mode: NormalMode,
-    normalize: bool,
+    renormalize: bool,
     ortho: bool,
 }
 
@@ -146,7 +146,7 @@ fn run_on(c: &Case, palette: &[Mat4], a: Asked, kernel: Kernel) -> Out {
         normals,
         tangents,
         mode,
-        normalize,
+        renormalize,
         ortho,
     } = a;
     let n = c.positions.len();
@@ -164,7 +164,7 @@ fn run_on(c: &Case, palette: &[Mat4], a: Asked, kernel: Kernel) -> Out {
         out_positions: &mut o.p,
         out_normals: o.n.as_deref_mut(),
         out_tangents: o.t.as_deref_mut(),
-        normalize_normals: normalize,
+        renormalize,
         orthonormalize_tangents: ortho,
         normal_mode: mode,
     };
@@ -288,11 +288,11 @@ fn sub_case(c: &Case, range: std::ops::Range<usize>, any_count: bool) -> Case {
 
 /// Every combination of outputs and normal modes a case is run in, by name.
 fn asked_modes() -> Vec<(&'static str, Asked)> {
-    let asked = |normals, tangents, mode, normalize, ortho| Asked {
+    let asked = |normals, tangents, mode, renormalize, ortho| Asked {
         normals,
         tangents,
         mode,
-        normalize,
+        renormalize,
         ortho,
     };
     use NormalMode::{Blend3x3, Exact};
@@ -525,7 +525,7 @@ fn simd_kernel_matches_f64_and_skins_every_vertex_alike() {
 /// to the very weights they were made from.
 #[test]
 fn packed_weights_choose_the_smallest_exact_encoding() {
-    use skinview::skin::weights::{SlotJoints, SlotWeights, WeightLayout};
+    use skinview::skin::weights::{JointEncoding, WeightEncoding, WeightLayout};
     for (e, &(encoding, joints, quantum)) in ENCODINGS.iter().enumerate() {
         let c = case(0xC0DE + e as u64, 500, joints, quantum);
         let WeightLayout::Fixed4(p) = &c.weights.layout else {
@@ -533,14 +533,14 @@ fn packed_weights_choose_the_smallest_exact_encoding() {
         };
         let want = (
             if joints <= 255 {
-                SlotJoints::U8
+                JointEncoding::U8
             } else {
-                SlotJoints::U16
+                JointEncoding::U16
             },
             match quantum {
-                Some(255.0) => SlotWeights::Unorm8,
-                Some(_) => SlotWeights::Unorm16,
-                None => SlotWeights::F32,
+                Some(255.0) => WeightEncoding::Unorm8,
+                Some(_) => WeightEncoding::Unorm16,
+                None => WeightEncoding::F32,
             },
         );
         assert_eq!(p.encoding(), want, "{encoding}");
@@ -577,7 +577,7 @@ fn simd_kernel_refuses_joints_beyond_the_palette() {
         out_positions: &mut out,
         out_normals: None,
         out_tangents: None,
-        normalize_normals: true,
+        renormalize: true,
         orthonormalize_tangents: true,
         normal_mode: NormalMode::Exact,
     }
@@ -624,7 +624,7 @@ fn simd_kernel_skins_alike_from_any_palette_alignment() {
         normals: true,
         tangents: true,
         mode: NormalMode::Exact,
-        normalize: true,
+        renormalize: true,
         ortho: true,
     };
     let mut seen = [false; 4];

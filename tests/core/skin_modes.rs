@@ -73,7 +73,7 @@ fn skin(
             out_positions: &mut out,
             out_normals: Some(&mut out_n),
             out_tangents: None,
-            normalize_normals: true,
+            renormalize: true,
             orthonormalize_tangents: true,
             normal_mode,
         }

@@ -199,7 +199,7 @@ fn skin_f32(rig: &RandomRig, weights: &VertexWeights) -> (Vec<Vec3>, Vec<Vec3>, 
     .unwrap();
     let prim = scene.primitive(&scene.draws[0]);
     let n = prim.vertex_count();
-    let run = |normalize: bool| {
+    let run = |renormalize: bool| {
         let mut p = vec![Vec3::ZERO; n];
         let mut nr = vec![Vec3::ZERO; n];
         SkinningJob {
@@ -211,7 +211,7 @@ fn skin_f32(rig: &RandomRig, weights: &VertexWeights) -> (Vec<Vec3>, Vec<Vec3>, 
             out_positions: &mut p,
             out_normals: Some(&mut nr),
             out_tangents: None,
-            normalize_normals: normalize,
+            renormalize,
             orthonormalize_tangents: true,
             normal_mode: skinview::skin::NormalMode::Exact,
         }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use skinview::io::ImportOptions;
-use skinview::io::gltf_export::{JointType, WeightType};
+use skinview::io::gltf_export::{JointEncoding, WeightEncoding};
 use skinview::io::gltf_repack::{RepackOptions, repack_file};
 
 fn scratch(name: &str) -> PathBuf {
@@ -317,9 +317,13 @@ fn export_keeps_cameras_extras_extensions_and_embeds_external_files() {
 fn export_reencodes_only_the_skin_types_asked_for() {
     let dir = scratch("reencode");
     for (stem, weights, total) in [
-        ("CesiumMan", WeightType::Unorm8, 255.0),
-        ("rig_seed5_40j_6inf_ushort", WeightType::Unorm8, 255.0),
-        ("rig_seed4_8inf_morph_ubyte", WeightType::Unorm16, 65535.0),
+        ("CesiumMan", WeightEncoding::Unorm8, 255.0),
+        ("rig_seed5_40j_6inf_ushort", WeightEncoding::Unorm8, 255.0),
+        (
+            "rig_seed4_8inf_morph_ubyte",
+            WeightEncoding::Unorm16,
+            65535.0,
+        ),
     ] {
         let input = common::model(stem);
         let before = std::fs::read(&input).unwrap();
@@ -328,7 +332,7 @@ fn export_reencodes_only_the_skin_types_asked_for() {
             &input,
             &out,
             RepackOptions {
-                joints: Some(JointType::U8),
+                joints: Some(JointEncoding::U8),
                 weights: Some(weights),
                 rewrite_skin: false,
             },
@@ -413,7 +417,7 @@ fn export_reencodes_only_the_skin_types_asked_for() {
             &back,
             RepackOptions {
                 joints: None,
-                weights: Some(WeightType::F32),
+                weights: Some(WeightEncoding::F32),
                 rewrite_skin: false,
             },
         );
@@ -502,7 +506,7 @@ fn export_refuses_what_it_cannot_keep_and_leaves_the_output_alone() {
     )
     .unwrap();
     let u8_joints = RepackOptions {
-        joints: Some(JointType::U8),
+        joints: Some(JointEncoding::U8),
         weights: None,
         rewrite_skin: false,
     };

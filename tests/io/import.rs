@@ -15,7 +15,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use skinview::anim::{Animation, Channel, Interpolation, Path as AnimPath, Sampler};
 use skinview::frame::{CpuSkinner, FrameState};
-use skinview::io::gltf_export::{ExportOptions, JointType, WeightType, export_glb};
+use skinview::io::gltf_export::{ExportOptions, JointEncoding, WeightEncoding, export_glb};
 use skinview::io::gltf_import::{import_file, import_slice};
 use skinview::math::Trs;
 use skinview::scene::{
@@ -248,8 +248,8 @@ fn has_note(scene: &Scene, field_part: &str, message_part: &str) -> bool {
 }
 
 const F32_U8: ExportOptions = ExportOptions {
-    joints: JointType::U8,
-    weights: WeightType::F32,
+    joints: JointEncoding::U8,
+    weights: WeightEncoding::F32,
     write_inverse_bind_matrices: true,
 };
 
@@ -501,8 +501,8 @@ fn eight_influences_use_joints_1_and_weights_1() {
     // Σ w_k · offset_k by hand: x = .3+.1+.5+.5, y = .2+.1+1+.5, z = .1+1+.5.
     let expected = v(1.4, 1.8, 1.6);
     let unorm16 = ExportOptions {
-        joints: JointType::U16,
-        weights: WeightType::Unorm16,
+        joints: JointEncoding::U16,
+        weights: WeightEncoding::Unorm16,
         write_inverse_bind_matrices: true,
     };
     // Unorm16: each weight off by < 1/65535, offsets at most |(10,10,10)| < 17.33 long.
@@ -561,11 +561,11 @@ fn joint_and_weight_encodings_decode_to_the_same_positions() {
         })
         .collect();
     let bound = |t: f64| (1.0 + 2.0 + 3.0 + 4.0) / t + EPS;
-    for (joints, jct) in [(JointType::U8, 5121), (JointType::U16, 5123)] {
+    for (joints, jct) in [(JointEncoding::U8, 5121), (JointEncoding::U16, 5123)] {
         for (wt, wct, normalized, tol) in [
-            (WeightType::F32, 5126, false, EPS),
-            (WeightType::Unorm8, 5121, true, bound(255.0)),
-            (WeightType::Unorm16, 5123, true, bound(65535.0)),
+            (WeightEncoding::F32, 5126, false, EPS),
+            (WeightEncoding::Unorm8, 5121, true, bound(255.0)),
+            (WeightEncoding::Unorm16, 5123, true, bound(65535.0)),
         ] {
             let options = ExportOptions {
                 joints,
@@ -649,7 +649,10 @@ fn exported_unorm_weights_sum_exactly() {
         [1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 0.0, 0.0, 0.0, 0.0, 0.0],
         [0.01, 0.02, 0.03, 0.04, 0.2, 0.2, 0.25, 0.25],
     ];
-    for (wt, total) in [(WeightType::Unorm8, 255.0), (WeightType::Unorm16, 65535.0)] {
+    for (wt, total) in [
+        (WeightEncoding::Unorm8, 255.0),
+        (WeightEncoding::Unorm16, 65535.0),
+    ] {
         let mut raw = RawScene::default();
         let js = translated_joints(&mut raw, &OFFSETS8);
         let mut prim = points(&[[0.0; 3]; 3]);
