@@ -186,7 +186,7 @@ step() {
 
 # The adapter: printed, and refused when it is software unless allowed.
 echo "== adapter"
-if ! timeout --kill-after=5 120 "$bin" bench --gpu builtin:arm --instances 1 --frames 1 \
+if ! timeout --kill-after=5 120 "$bin" bench --gpu builtin:arm --crowd 1 --frames 1 \
     --size 64x64 --json "$rows/adapter.json" >"$rows/adapter.log" 2>&1; then
     cat "$rows/adapter.log" >&2
     echo "gpu-report: no GPU adapter (see above)" >&2
@@ -268,7 +268,7 @@ for palette in storage uniform; do
             [ "$palette" = uniform ] && extra=(--palette uniform --max-bones 64)
             [ "$palette" = storage ] && [ "$m" = "$split_model" ] && extra=("${split[@]}")
             name="crowd-$palette-$(slug "$m")-$(printf '%05d' "$n")"
-            step "$name" "$bench_limit" "$bin" bench --gpu "$path" --instances "$n" \
+            step "$name" "$bench_limit" "$bin" bench --gpu "$path" --crowd "$n" \
                 --frames "$f" --size "$size" "${extra[@]}" --json "$rows/$name.json"
         done
     done

@@ -1,6 +1,6 @@
 //! `skinview bench`: per-stage CPU times (Weber's table in "Run-Time Skin Deformation"), medians over many
 //! frames; with no MODEL the built-in humanoid runs every stage. `--gpu`: a crowd of
-//! `--instances` characters drawn by both GPU skinning paths (the vertex-shader path alone on
+//! `--crowd` characters drawn by both GPU skinning paths (the vertex-shader path alone on
 //! `--palette uniform`), timed per pass.
 
 use std::path::PathBuf;
@@ -32,16 +32,16 @@ pub struct BenchArgs {
     /// the crowd's figures, per pass).
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Time the GPU instead: a crowd of --instances characters (each its own time offset and
+    /// Time the GPU instead: a crowd of --crowd characters (each its own time offset and
     /// palette; one palette buffer, instanced draws) drawn by the vertex-shader path and by
-    /// the compute-skinning path (--skinning compute), each pass timed with timestamp queries
+    /// the compute-skinning path (--skin compute), each pass timed with timestamp queries
     /// where the adapter has them (wall time otherwise, said in the output): vertices/s, ms
     /// per frame, palette upload per frame. Default model: the built-in humanoid playing its
     /// walk.
     #[arg(long)]
     gpu: bool,
-    /// --gpu: characters in the crowd, 1..=65536 (default 16).
-    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=skinview::gpu::MAX_INSTANCES as i64))]
+    /// --gpu: characters in the crowd, 1..=65536 (default 16). Also spelled --instances.
+    #[arg(long = "crowd", alias = "instances", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=skinview::gpu::MAX_INSTANCES as i64))]
     instances: Option<u32>,
     /// --gpu: the crowd's target size, WIDTHxHEIGHT, 4x MSAA (default 1280x720).
     #[arg(long, allow_hyphen_values = true, value_parser = super::args::parse_size)]
@@ -81,7 +81,7 @@ pub fn run(a: BenchArgs) -> CliResult {
         || a.palette.max_bones.is_some();
     if !a.gpu && crowd_set {
         return Err(CliError::Usage(
-            "--instances, --size, --out, --palette, --max-bones and --max-buffer-bytes set up \
+            "--crowd, --size, --out, --palette, --max-bones and --max-buffer-bytes set up \
              the GPU crowd: add --gpu"
                 .into(),
         ));

@@ -21,6 +21,9 @@ pub struct OtherFile {
     clip_of: Vec<Option<usize>>,
     /// The clip it plays now.
     anim: Option<usize>,
+    /// Whether that clip wraps at its end, as the model's does (at a clip's last instant a
+    /// looping clip shows its start: the two must agree there).
+    looping: bool,
     /// The model's blend and influence limit its character was built with.
     built_for: (crate::skin::SkinOptions, Option<usize>),
     /// The vertices paired, and the model's character generation they were paired for.
@@ -82,6 +85,7 @@ impl OtherFile {
             character,
             clip_of,
             anim: b_anim,
+            looping: false,
             built_for: (setup.skin, setup.max_influences),
             pairing: None,
             distances: Vec::new(),
@@ -95,7 +99,8 @@ impl OtherFile {
     }
 
     /// Its character: `b_anim` on the whole file (no split: it is drawn from the CPU), with
-    /// the model's blend and influence limit, never looping (as `diff` holds a clip's end).
+    /// the model's blend and influence limit, not looping until [`OtherFile::follow`] sees the
+    /// model's clip loop.
     fn build(scene: &Scene, setup: &CharacterSetup, b_anim: Option<usize>) -> Result<Character> {
         let mut character = CharacterSetup {
             skin: setup.skin,
@@ -144,11 +149,14 @@ impl OtherFile {
             self.character = Self::build(&self.model.scene, setup, b_anim)?;
             self.built_for = (setup.skin, setup.max_influences);
             self.anim = b_anim;
+            self.looping = false;
             self.largest = 0.0;
         }
-        if b_anim != self.anim {
-            self.character.set_clip(b_anim, false)?;
+        let looping = a.layers().first().is_some_and(|l| l.looping);
+        if b_anim != self.anim || looping != self.looping {
+            self.character.set_clip(b_anim, looping)?;
             self.anim = b_anim;
+            self.looping = looping;
             self.largest = 0.0;
         }
         if self.pairing.as_ref().is_none_or(|(g, _)| *g != generation) {

@@ -1238,7 +1238,7 @@ fn compute_skinning_on_compare_render_and_bench() {
     assert_eq!(v["vertices_per_frame"], 3 * 3273);
     assert!(v["compute_wall_ms"].as_f64().unwrap() > 0.0);
     assert_eq!(skinview::io::png::read(&png).unwrap().width, 160);
-    let o = skinview(&["bench", "--instances", "3"]);
+    let o = skinview(&["bench", "--crowd", "3"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("add --gpu"), "{}", text(&o));
     for flags in [

@@ -944,6 +944,13 @@ fn compare_with_shows_the_distance_to_another_file() {
     s.scrub(1.0);
     s.tick(0.0).unwrap();
     assert_eq!(s.other.as_ref().unwrap().now.max, 0.0);
+    // At the clip's last instant too: the model's looping clip shows its start there, and so
+    // does the other file's (a slow machine's playback lands on the end in whole steps).
+    let end_s = s.duration_s();
+    assert!(end_s > 1.0, "{end_s}");
+    s.scrub(end_s);
+    s.tick(0.0).unwrap();
+    assert_eq!(s.other.as_ref().unwrap().now.max, 0.0, "at {end_s} s");
     // The other file takes the model's blend: against itself under DQS, still 0.
     s.set_skin_options(skinview::skin::SkinOptions {
         mode: skinview::skin::SkinMode::Dqs,
