@@ -137,7 +137,7 @@ fn skin(
         out_positions: &mut out.p,
         out_normals: a.normals.then_some(&mut out.n[..]),
         out_tangents: a.tangents.then_some(&mut out.t[..]),
-        renormalize: a.normalize,
+        renormalize: a.renormalize,
         orthonormalize_tangents: a.ortho,
         normal_mode: a.mode,
     };

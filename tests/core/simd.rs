@@ -353,7 +353,7 @@ fn check_vertex(
     let normal = reference_normal(c, v, a.mode).filter(|_| a.normals);
     if let Some((rn, mag)) = normal {
         let got_n = out.n.as_ref().unwrap()[v];
-        if let Err(e) = check_direction(got_n, rn, mag, a.normalize) {
+        if let Err(e) = check_direction(got_n, rn, mag, a.renormalize) {
             panic!("{}: normal {e}", at());
         }
     }
