@@ -25,6 +25,28 @@ pub struct Rgba8 {
 }
 
 impl Rgba8 {
+    /// `left` and `right` side by side (`None` when their heights differ).
+    pub fn side_by_side(left: &Rgba8, right: &Rgba8) -> Option<Rgba8> {
+        if left.height != right.height {
+            return None;
+        }
+        let (l, r) = (left.width as usize * 4, right.width as usize * 4);
+        let mut pixels = Vec::with_capacity(left.pixels.len() + right.pixels.len());
+        for (a, b) in left
+            .pixels
+            .chunks_exact(l.max(1))
+            .zip(right.pixels.chunks_exact(r.max(1)))
+        {
+            pixels.extend_from_slice(a);
+            pixels.extend_from_slice(b);
+        }
+        Some(Rgba8 {
+            width: left.width + right.width,
+            height: left.height,
+            pixels,
+        })
+    }
+
     /// Mean absolute channel difference (0–255 scale) and a difference image (|a-b| × 4).
     pub fn difference(&self, other: &Rgba8) -> Option<(f64, Rgba8)> {
         if (self.width, self.height) != (other.width, other.height) {

@@ -1,7 +1,7 @@
 //! `skinview bench`: per-stage CPU times (Weber's table in "Run-Time Skin Deformation"), medians over many
 //! frames; with no MODEL the built-in humanoid runs every stage. `--gpu`: a crowd of
-//! `--crowd` characters drawn by both GPU skinning paths (the vertex-shader path alone on
-//! `--palette uniform`), timed per pass.
+//! `--crowd` characters drawn by both GPU skinning paths (one alone with `--skin vertex` or
+//! `--skin compute`; the vertex-shader path alone on `--palette uniform`), timed per pass.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Args;
 use skinview::builtin::Builtin;
 use skinview::character::{BenchReport, Character, CharacterSetup, Motion, SplitSpec};
-use skinview::gpu::PaletteSource;
+use skinview::gpu::{PaletteSource, Skinning};
 use skinview::io::{Model, ModelSource};
 use skinview::view::crowd::{CrowdOptions, run_crowd};
 
@@ -34,12 +34,18 @@ pub struct BenchArgs {
     json: Option<PathBuf>,
     /// Time the GPU instead: a crowd of --crowd characters (each its own time offset and
     /// palette; one palette buffer, instanced draws) drawn by the vertex-shader path and by
-    /// the compute-skinning path (--skin compute), each pass timed with timestamp queries
+    /// the compute-skinning path (one alone: --skin), each pass timed with timestamp queries
     /// where the adapter has them (wall time otherwise, said in the output): vertices/s, ms
     /// per frame, palette upload per frame. Default model: the built-in humanoid playing its
     /// walk.
     #[arg(long)]
     gpu: bool,
+    /// Who skins what is timed: cpu (the CPU animation stage and skinning, per stage: the
+    /// default), vertex (the GPU crowd, the vertex-shader path alone) or compute (the GPU
+    /// crowd, the compute-skinning path alone; storage palette only). vertex and compute imply
+    /// --gpu; --gpu alone times both.
+    #[arg(long = "skin", value_parser = super::choice::choice::<Skinning>())]
+    who_skins: Option<Skinning>,
     /// --gpu: characters in the crowd, 1..=65536 (default 16). Also spelled --instances.
     #[arg(long = "crowd", alias = "instances", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=skinview::gpu::MAX_INSTANCES as i64))]
     instances: Option<u32>,
@@ -72,7 +78,18 @@ pub struct BenchArgs {
     palette: PaletteArgs,
 }
 
-pub fn run(a: BenchArgs) -> CliResult {
+pub fn run(mut a: BenchArgs) -> CliResult {
+    match a.who_skins {
+        Some(Skinning::Cpu) if a.gpu => {
+            return Err(CliError::Usage(
+                "--skin cpu times the CPU stages; --gpu times the GPU crowd (--skin vertex or \
+                 --skin compute for one path alone)"
+                    .into(),
+            ));
+        }
+        Some(Skinning::VertexShader | Skinning::ComputePass) => a.gpu = true,
+        _ => {}
+    }
     let crowd_set = a.out.is_some()
         || a.instances.is_some()
         || a.size.is_some()
@@ -207,6 +224,7 @@ fn run_gpu(
         dt_s: 1.0 / 60.0,
         palette,
         max_buffer_bytes: a.max_buffer_bytes,
+        only: a.who_skins,
     };
     let bar = indicatif::ProgressBar::new(frames).with_message("crowd frames");
     let (report, image) = run_crowd(ctx, character, &options, |i| bar.set_position(i as u64))?;
@@ -214,9 +232,9 @@ fn run_gpu(
     print!("{report}");
     if let Some(out) = &a.out {
         skinview::io::png::write(&image, out)?;
-        let path = match options.palette {
-            PaletteSource::Storage => "compute path",
-            PaletteSource::Uniform { .. } => "vertex-shader path",
+        let path = match report.compute_wall_ms {
+            Some(_) => "compute path",
+            None => "vertex-shader path",
         };
         println!("last frame ({path}) -> {}", out.display());
     }

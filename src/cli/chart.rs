@@ -118,15 +118,33 @@ impl Canvas {
         }
     }
 
+    /// The width of `s` at `size` px, in pixels.
+    pub(super) fn text_width(&self, s: &str, size: f32) -> f32 {
+        let scaled = self.font.as_scaled(PxScale::from(size));
+        s.chars()
+            .map(|c| scaled.h_advance(scaled.glyph_id(c)))
+            .sum()
+    }
+
+    /// Left-aligned text at `(x, y)` (its baseline) on a darkened box, so it reads over a
+    /// model of any colour.
+    pub(super) fn label(&mut self, s: &str, x: f32, y: f32, size: f32, rgb: [u8; 3]) {
+        let width = self.text_width(s, size);
+        let (x0, x1) = (x as i32 - 4, (x + width) as i32 + 4);
+        for py in (y - size) as i32 - 1..y as i32 + 5 {
+            for px in x0..x1 {
+                self.blend(px, py, [0, 0, 0], 0.45);
+            }
+        }
+        self.text(s, x, y, size, Align::Left, rgb);
+    }
+
     /// Text with its left end at `x` (or centred on it, or right-aligned) and its baseline
     /// at `y`.
     pub(super) fn text(&mut self, s: &str, x: f32, y: f32, size: f32, align: Align, rgb: [u8; 3]) {
         let font = self.font.clone();
         let scaled = font.as_scaled(PxScale::from(size));
-        let width: f32 = s
-            .chars()
-            .map(|c| scaled.h_advance(scaled.glyph_id(c)))
-            .sum();
+        let width = self.text_width(s, size);
         let mut pen = match align {
             Align::Left => x,
             Align::Centre => x - width * 0.5,

@@ -136,7 +136,14 @@ fn render_worst(
     character.update(time_s, 0.0)?;
     let ctx = super::gpu()?;
     let diagonal = differ.pairing().diagonal;
-    let image = skinview::view::render_distances(&ctx, &character, &distances, diagonal, size)?;
+    let image = skinview::view::render_distances(
+        &ctx,
+        &character,
+        (&distances, diagonal),
+        &skinview::view::ViewOptions::default(),
+        None,
+        size,
+    )?;
     let legend = skinview::view::legend::distance_legend("|A − B| / diagonal");
     let caption = format!(
         "{} at {time_s:.3} s: largest {:.2e} of the diagonal",

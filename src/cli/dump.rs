@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 use skinview::compare::run::Source;
 use skinview::compare::{Sampling, sample_frames_each};
-use skinview::gpu::{CapturePath, PaletteSource, Skinning, choose_source};
+use skinview::gpu::{CapturePath, Skinning, choose_source};
 use skinview::io::dump::DumpWriter;
 
 use super::args::{
@@ -73,7 +73,13 @@ pub fn run(a: DumpArgs) -> CliResult {
         super::args::note_time_outside(&model.scene, i, &a.times);
     }
     let requested = a.palette.requested()?;
-    let (ctx, source) = match a.who_skins {
+    // `--capture compute-pass` reads compute skinning: it says who skins (as it did before
+    // --skin).
+    let who_skins = match (a.who_skins, a.capture) {
+        (Skinning::VertexShader, Some(CapturePath::ComputePass)) => Skinning::ComputePass,
+        (who, _) => who,
+    };
+    let (ctx, source) = match who_skins {
         Skinning::Cpu if requested.is_some() || a.capture.is_some() => {
             return Err(CliError::Usage(
                 "--palette, --max-bones and --capture choose the GPU code: add --skin vertex (or \
@@ -81,7 +87,7 @@ pub fn run(a: DumpArgs) -> CliResult {
                     .into(),
             ));
         }
-        Skinning::Cpu => (None, Source::Cpu),
+        Skinning::Cpu => (None, Source::CPU),
         Skinning::ComputePass if a.capture.is_some_and(|c| c != CapturePath::ComputePass) => {
             return Err(CliError::Usage(
                 "--skin compute reads back the compute-skinned buffer as drawn; --capture \
@@ -89,25 +95,16 @@ pub fn run(a: DumpArgs) -> CliResult {
                     .into(),
             ));
         }
-        gpu_skin => {
+        skinning => {
             let ctx = gpu()?;
             let palette = choose_source(&ctx, requested)?;
-            check_gpu_skinning(gpu_skin, palette, "")?;
-            let capture = match (gpu_skin, a.capture) {
-                (Skinning::ComputePass, _) => CapturePath::ComputePass,
-                (_, Some(c)) => c,
-                (_, None) => match palette {
-                    PaletteSource::Storage if ctx.compute_capture() => CapturePath::CaptureShader,
-                    _ => CapturePath::Draw,
-                },
+            check_gpu_skinning(skinning, palette, "")?;
+            let source = Source {
+                skinning,
+                capture: a.capture,
+                palette: Some(palette),
             };
-            (
-                Some(ctx),
-                Source::Gpu {
-                    readback: capture,
-                    palette: Some(palette),
-                },
-            )
+            (Some(ctx), source)
         }
     };
     let draws = scene.deformed_draw_indices();

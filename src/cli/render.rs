@@ -101,6 +101,13 @@ pub struct RenderArgs {
     /// CPU reference (left) and GPU skinning (right) side by side under one camera.
     #[arg(long)]
     split: bool,
+    /// Compare with another file of the same character (a converted, compressed or
+    /// re-exported copy): the model (left) and FILE (right) at the same clip time (clips
+    /// paired by name, then in order), side by side under one camera, coloured by the
+    /// distance between paired vertices as `skinview diff` measures it; prints the largest
+    /// and mean distance.
+    #[arg(long, value_name = "FILE")]
+    compare_with: Option<PathBuf>,
     /// Frame the model's skinned bounds over the whole clip (the animation stage and --demo:
     /// from 0 to --time) instead of at --time: renders of one clip at several times then share
     /// one camera.
@@ -143,6 +150,10 @@ pub fn run(a: RenderArgs) -> CliResult {
         print_mode_difference(&c, other)?;
     }
     let options = view_options(&a, &c, skinning, error_against)?;
+    if let Some(file) = &a.compare_with {
+        render_against_file(&a, &ctx, (&c, &setup), (anim, time), &options, file)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let frame_points = match a.frame_clip {
         true => Some(clip_frame_points(&a, &mut c, anim, time)?),
         false => None,
@@ -242,12 +253,151 @@ fn check_flags(a: &RenderArgs) -> CliResult<()> {
             ));
         }
     }
+    if a.compare_with.is_some() {
+        check_compare_with(a)?;
+    }
     let against_needs_error = a.against.is_some() && !error_color(a);
     if against_needs_error {
         return Err(CliError::Usage(
             "--against compares two skinning modes in the error colours: add --color error".into(),
         ));
     }
+    Ok(())
+}
+
+/// `--compare-with`: the flags it cannot take. The picture's colours are the distance, the
+/// other file plays the paired clip, and both are drawn on the storage palette, whole.
+fn check_compare_with(a: &RenderArgs) -> CliResult<()> {
+    let clash = [
+        (a.split, "--split"),
+        (a.against.is_some(), "--against"),
+        (
+            a.demo || native_stage(a),
+            "--demo, --links, --layer, --fade and --ik",
+        ),
+        (a.frame_clip, "--frame-clip"),
+        (a.max_bones.is_some(), "--max-bones"),
+        (
+            matches!(a.palette, Some(PaletteSource::Uniform { .. })),
+            "--palette uniform",
+        ),
+        (
+            !matches!(
+                a.color,
+                ColorArg::Material | ColorArg::Error | ColorArg::Diff
+            ),
+            "--color other than the distance",
+        ),
+    ];
+    match clash.iter().find(|(set, _)| *set) {
+        Some((_, flags)) => Err(CliError::Usage(format!(
+            "--compare-with colours both files by the distance between them, each playing a \
+             clip whole on the storage palette: it does not take {flags}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `render --compare-with FILE`: the model (left) and `file` (right) at the character's time,
+/// under one camera framing both, coloured by the distance between paired vertices; the
+/// figures printed.
+fn render_against_file(
+    a: &RenderArgs,
+    ctx: &GpuContext,
+    (c, setup): (&Character, &CharacterSetup),
+    (anim, time_s): (Option<usize>, f32),
+    options: &ViewOptions,
+    file: &std::path::Path,
+) -> CliResult<()> {
+    use skinview::diff::against::OtherFile;
+    if !ctx.storage_palette() {
+        return Err(CliError::Usage(format!(
+            "--compare-with draws both files on the storage palette, which {} cannot run",
+            ctx.info.name
+        )));
+    }
+    let model = ModelSource::from_arg(Some(file))?.load_with(a.model.import_options())?;
+    model.refuse_as_output(&a.out)?;
+    let label = file.display().to_string();
+    let mut other = OtherFile::new(&label, model.scene, c, setup, anim)?;
+    other.follow(c, setup, 0, anim, time_s)?;
+    let stats = other.pairing().map(|p| p.matching.stats);
+    let Some(stats) = stats.filter(|s| s.a_unmatched < s.a_vertices) else {
+        return Err(CliError::Usage(format!(
+            "--compare-with {label}: none of its {} vertices lies within {:.2e} (the match \
+             radius) of the model's in the rest pose: not a copy of the same character",
+            other.scene.vertex_count(),
+            other.pairing().map_or(0.0, |p| p.matching.stats.radius),
+        )));
+    };
+    let diagonal = other.diagonal();
+    let points: Vec<glam::Vec3> = [&c.outputs, &other.character.outputs]
+        .into_iter()
+        .flatten()
+        .flat_map(|o| o.positions.iter().copied())
+        .collect();
+    let (width, height) = a.size;
+    let left_w = width.div_ceil(2);
+    let render = skinview::view::render_distances;
+    let left = render(
+        ctx,
+        c,
+        (&other.distances_a, diagonal),
+        options,
+        Some(&points),
+        (left_w, height),
+    )?;
+    let b = &other.character;
+    let b_options = ViewOptions {
+        skinning: Skinning::Cpu,
+        selected_node: None,
+        ..*options
+    };
+    let right_size = (width - left_w, height);
+    let right = render(
+        ctx,
+        b,
+        (&other.distances_b, diagonal),
+        &b_options,
+        Some(&points),
+        right_size,
+    )?;
+    let image = skinview::image::Rgba8::side_by_side(&left, &right)
+        .ok_or_else(|| CliError::Usage("--compare-with: the halves differ in height".into()))?;
+    let legend = skinview::view::legend::distance_legend("|A − B| / diagonal");
+    let caption = format!(
+        "{} at {time_s:.3} s: largest {:.2e} of the diagonal",
+        super::args::describe_anim(&c.scene, anim),
+        other.now.max / diagonal
+    );
+    let names = [format!("A: {}", c.scene.name), format!("B: {label}")];
+    let image = annotate_pair(image, left_w, &names, &caption, &legend).map_err(CliError::Usage)?;
+    skinview::io::png::write(&image, &a.out)?;
+    let unmatched = match (stats.a_unmatched, stats.b_unmatched) {
+        (0, 0) => String::new(),
+        (a, b) => format!(
+            " ({a} of A's {} and {b} of B's {} vertices unmatched, drawn at the scale's floor)",
+            stats.a_vertices, stats.b_vertices
+        ),
+    };
+    if 2 * stats.a_unmatched > stats.a_vertices {
+        println!(
+            "note: most of the model's vertices have no partner in {label}: is it a copy of the \
+             same character?"
+        );
+    }
+    println!(
+        "{} vs {label}: {} at t = {time_s:.3} s, vertices paired by {}{unmatched}: largest \
+         distance {:.3e} ({:.2e} of the diagonal), mean {:.3e} -> {} ({width}x{height}) on {}",
+        c.scene.name,
+        super::args::describe_anim(&c.scene, anim),
+        stats.method.name(),
+        other.now.max,
+        other.now.max / diagonal,
+        other.now.mean,
+        a.out.display(),
+        ctx.describe()
+    );
     Ok(())
 }
 
@@ -536,6 +686,23 @@ fn annotate(
     if let Some(l) = legend {
         paint_legend(&mut c, l);
     }
+    Ok(c.image)
+}
+
+/// A side-by-side picture whose left half is `left_w` pixels wide: each half's name at its
+/// top left, `caption` under the first, the legend in the bottom-left corner.
+fn annotate_pair(
+    image: skinview::image::Rgba8,
+    left_w: u32,
+    names: &[String; 2],
+    caption: &str,
+    legend: &skinview::view::legend::Legend,
+) -> Result<skinview::image::Rgba8, String> {
+    let mut c = super::chart::Canvas::over(image)?;
+    c.label(&names[0], 8.0, 16.0, LABEL_PX, LABEL_INK);
+    c.label(&names[1], left_w as f32 + 8.0, 16.0, LABEL_PX, LABEL_INK);
+    c.label(caption, 8.0, 16.0 + ROW_PX as f32, LABEL_PX, LABEL_INK);
+    paint_legend(&mut c, legend);
     Ok(c.image)
 }
 

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::character::{Character, CharacterSetup};
 use crate::error::{Error, Result};
-use crate::gpu::{CapturePath, GpuContext, GpuReadback, PaletteSource, choose_source};
+use crate::gpu::{CapturePath, GpuContext, GpuReadback, PaletteSource, Skinning, choose_source};
 use crate::math::bounds_diagonal;
 use crate::partition::PartitionedScene;
 use crate::scene::Scene;
@@ -619,28 +619,78 @@ fn read_paths(
     Ok(options.captures.iter().copied().zip(each).collect())
 }
 
-/// Where [`sample_frames`] takes its vertices from.
+/// Where [`sample_frames`] takes its vertices from: who skins ([`Skinning`], the one choice of
+/// who skins every command names) and, on the GPU, which readback checks it and where the
+/// palette lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// The CPU reference.
-    Cpu,
-    /// GPU skinning read back through `readback`, on `palette` (`None`: the adapter's choice,
-    /// [`choose_source`]; the uniform palette draws the partitioned scene, and vertices no face
-    /// uses take the CPU's values).
-    Gpu {
-        /// Which readback.
-        readback: CapturePath,
-        /// Where the GPU reads the joint matrices.
-        palette: Option<PaletteSource>,
-    },
+pub struct Source {
+    /// Who skins.
+    pub skinning: Skinning,
+    /// The GPU's readback (`None`: the one `skinning` and the adapter imply,
+    /// [`Source::readback`]); only for GPU skinning.
+    pub capture: Option<CapturePath>,
+    /// Where the GPU reads the joint matrices (`None`: the adapter's choice,
+    /// [`choose_source`]; the uniform palette draws the partitioned scene, and vertices no
+    /// face uses take the CPU's values); only for GPU skinning.
+    pub palette: Option<PaletteSource>,
 }
 
 impl Source {
-    /// GPU skinning read back through `readback`, on the adapter's palette.
-    pub fn gpu(readback: CapturePath) -> Source {
-        Source::Gpu {
-            readback,
+    /// The CPU reference.
+    pub const CPU: Source = Source::of(Skinning::Cpu);
+
+    /// `skinning`, read back (on the GPU) the way it implies, on the adapter's palette.
+    pub const fn of(skinning: Skinning) -> Source {
+        Source {
+            skinning,
+            capture: None,
             palette: None,
+        }
+    }
+
+    /// GPU skinning read back through `capture`, on the adapter's palette: the compute pass
+    /// for [`CapturePath::ComputePass`], the vertex shader's `skin()` for the others.
+    pub const fn gpu(capture: CapturePath) -> Source {
+        let skinning = match capture {
+            CapturePath::ComputePass => Skinning::ComputePass,
+            CapturePath::CaptureShader | CapturePath::Draw => Skinning::VertexShader,
+        };
+        Source {
+            skinning,
+            capture: Some(capture),
+            palette: None,
+        }
+    }
+
+    /// The readback that checks this skinning on `palette`: the compute-skinned buffer as
+    /// drawn for [`Skinning::ComputePass`]; for the vertex shader the one asked for, else the
+    /// capture shader where it runs (storage palette, compute shaders), else the draw's own
+    /// vertex stage. Refuses a readback of other GPU code than the skinning's, and any
+    /// readback or palette for the CPU.
+    pub fn readback(self, ctx: &GpuContext, palette: PaletteSource) -> Result<CapturePath> {
+        let refuse = |why: String| Err(Error::Gpu(why));
+        match (self.skinning, self.capture) {
+            (Skinning::Cpu, _) => refuse(
+                "the CPU reference has no GPU readback (ask for vertex or compute skinning)".into(),
+            ),
+            (Skinning::ComputePass, None | Some(CapturePath::ComputePass)) => {
+                Ok(CapturePath::ComputePass)
+            }
+            (Skinning::ComputePass, Some(c)) => refuse(format!(
+                "compute skinning is read back as drawn ({}); {} reads the vertex shader's \
+                 skin()",
+                CapturePath::ComputePass.describe(),
+                c.describe()
+            )),
+            (Skinning::VertexShader, Some(CapturePath::ComputePass)) => refuse(format!(
+                "{} reads compute skinning, not the vertex shader's",
+                CapturePath::ComputePass.describe()
+            )),
+            (Skinning::VertexShader, Some(c)) => Ok(c),
+            (Skinning::VertexShader, None) => Ok(match palette {
+                PaletteSource::Storage if ctx.compute_capture() => CapturePath::CaptureShader,
+                _ => CapturePath::Draw,
+            }),
         }
     }
 }
@@ -716,23 +766,26 @@ pub fn sample_frames_each(
         ..CharacterSetup::clip(anim)
     };
     let mut c = setup.build(scene)?;
-    let (path, palette) = match source {
-        Source::Cpu => {
-            let mut frame: Vec<SkinnedVertices> = Vec::with_capacity(draws.len());
-            for (ti, &t) in times.iter().enumerate() {
-                c.update(t, COMPARE_DT_S)?;
-                frame.clear();
-                frame.extend(draws.iter().map(|&d| c.outputs[d].clone()));
-                crate::skin::check_finite(scene, draws, Some(t), &frame)?;
-                each(ti, &frame)?;
-            }
-            return Ok(());
+    if source.skinning == Skinning::Cpu {
+        if source.capture.is_some() || source.palette.is_some() {
+            return Err(Error::Gpu(
+                "the CPU reference reads no GPU palette and has no GPU readback".into(),
+            ));
         }
-        Source::Gpu { readback, palette } => (readback, palette),
-    };
+        let mut frame: Vec<SkinnedVertices> = Vec::with_capacity(draws.len());
+        for (ti, &t) in times.iter().enumerate() {
+            c.update(t, COMPARE_DT_S)?;
+            frame.clear();
+            frame.extend(draws.iter().map(|&d| c.outputs[d].clone()));
+            crate::skin::check_finite(scene, draws, Some(t), &frame)?;
+            each(ti, &frame)?;
+        }
+        return Ok(());
+    }
     let ctx =
         ctx.ok_or_else(|| Error::NoAdapter("GPU skinning requested without a GPU context".into()))?;
-    let palette = choose_source(ctx, palette)?;
+    let palette = choose_source(ctx, source.palette)?;
+    let path = source.readback(ctx, palette)?;
     let (mut gpu, part) = GpuSide::new(ctx, scene, &c, max_influences, palette, skin, 1)?;
     gpu.set_clip(anim)?;
     match &part {

@@ -54,6 +54,16 @@ pub enum MatchMethod {
     Position,
 }
 
+impl MatchMethod {
+    /// `index` or `position`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MatchMethod::Index => "index",
+            MatchMethod::Position => "position",
+        }
+    }
+}
+
 /// What the matching found.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct MatchStats {

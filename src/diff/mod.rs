@@ -8,6 +8,7 @@
 //! per-frame work ([`Differ::frame`]); no skinned vertices are kept between frames, only the
 //! figures (24 bytes a frame for the series).
 
+pub mod against;
 pub mod joints;
 pub mod matching;
 pub mod names;
@@ -735,10 +736,7 @@ impl fmt::Display for Diff {
              diagonal)",
             v.a_vertices,
             v.b_vertices,
-            match v.method {
-                MatchMethod::Index => "index",
-                MatchMethod::Position => "position",
-            },
+            v.method.name(),
             self.paired_where(),
             v.one_to_one,
             v.a_shared,

@@ -64,6 +64,9 @@ pub struct CrowdOptions {
     /// Compute path: output buffers of at most this many bytes (`None`: the adapter's storage
     /// binding size), whole instances in each.
     pub max_buffer_bytes: Option<u64>,
+    /// Time this GPU path alone (`None`: both, the vertex-shader path alone on the uniform
+    /// palette).
+    pub only: Option<Skinning>,
 }
 
 /// How the GPU passes were timed.
@@ -116,8 +119,9 @@ pub struct CrowdReport {
     pub animation_ms: f64,
     /// Vertex-shader path: the draw pass (timestamps; `None` without), ms.
     pub vertex_draw_ms: Option<f64>,
-    /// Vertex-shader path, submission to completion, ms.
-    pub vertex_wall_ms: f64,
+    /// Vertex-shader path, submission to completion, ms (`None` when the compute path was
+    /// timed alone).
+    pub vertex_wall_ms: Option<f64>,
     /// Compute path: the skinning pass (timestamps), ms.
     pub compute_skin_ms: Option<f64>,
     /// Compute path: the plain draw of the skinned buffers (timestamps), ms: the same crowd
@@ -147,13 +151,16 @@ pub struct SkinAlone {
 }
 
 impl CrowdReport {
-    /// Skinned vertices per second of the vertex-shader path (its draw pass, or its wall
-    /// time without timestamps).
-    pub fn vertex_path_vertices_per_s(&self) -> f64 {
-        per_s(
-            self.vertices_per_frame,
-            self.vertex_draw_ms.unwrap_or(self.vertex_wall_ms),
-        )
+    /// The vertex-shader path's time a frame: its draw pass, or its wall time without
+    /// timestamps (`None` when it was not timed).
+    pub fn vertex_path_ms(&self) -> Option<f64> {
+        self.vertex_draw_ms.or(self.vertex_wall_ms)
+    }
+
+    /// Skinned vertices per second of the vertex-shader path ([`CrowdReport::vertex_path_ms`]).
+    pub fn vertex_path_vertices_per_s(&self) -> Option<f64> {
+        self.vertex_path_ms()
+            .map(|ms| per_s(self.vertices_per_frame, ms))
     }
 
     /// Vertices per second of the compute-skinning pass alone (timestamps only).
@@ -283,23 +290,24 @@ impl std::fmt::Display for CrowdReport {
             self.palette_upload_bytes as f64 / 1024.0,
             self.palette_upload_ms
         )?;
-        match self.vertex_draw_ms {
-            Some(ms) => writeln!(
+        let rate = si(self.vertex_path_vertices_per_s().unwrap_or(0.0));
+        match (self.vertex_draw_ms, self.vertex_wall_ms) {
+            (Some(ms), Some(wall)) => writeln!(
                 f,
-                "vertex-shader path: draw {ms:.3} ms ({} skinned vertices/s); submit to done \
-                 {:.3} ms",
-                si(self.vertex_path_vertices_per_s()),
-                self.vertex_wall_ms
+                "vertex-shader path: draw {ms:.3} ms ({rate} skinned vertices/s); submit to \
+                 done {wall:.3} ms",
             )?,
-            None => writeln!(
+            (_, Some(wall)) => writeln!(
                 f,
-                "vertex-shader path: {:.3} ms a frame ({} skinned vertices/s)",
-                self.vertex_wall_ms,
-                si(self.vertex_path_vertices_per_s())
+                "vertex-shader path: {wall:.3} ms a frame ({rate} skinned vertices/s)",
             )?,
+            (_, None) => writeln!(f, "vertex-shader path: not timed (compute path alone)")?,
         }
         let Some(wall) = self.compute_wall_ms else {
-            return writeln!(f, "compute path: not on the {} palette", self.palette);
+            return match self.palette.as_str() {
+                "storage" => writeln!(f, "compute path: not timed (vertex-shader path alone)"),
+                palette => writeln!(f, "compute path: not on the {palette} palette"),
+            };
         };
         let suspect = self.compute_timestamps_suspect();
         match (self.compute_skin_ms, self.compute_draw_ms) {
@@ -600,14 +608,14 @@ pub fn run_crowd(
         passes.read_timestamps(ctx, &mut samples)?;
         samples.animation.push(anim_s * 1e3);
         samples.upload.push(upload_s * 1e3);
-        samples.vertex_wall.push(walls.vertex_ms);
+        samples.vertex_wall.extend(walls.vertex_ms);
         samples.compute_wall.push(walls.compute_ms);
         for (k, ms) in walls.alone_ms.into_iter().enumerate() {
             samples.alone_wall[k].push(ms);
         }
         progress(frame - WARM_UP_FRAMES);
         if frame + 1 == total {
-            image = Some(passes.picture(ctx, options.palette)?);
+            image = Some(passes.picture(ctx)?);
         }
     }
     let report = summarize(ctx, &passes.gpu, options, model, n, samples);
@@ -625,6 +633,21 @@ fn check_crowd(ctx: &GpuContext, options: &CrowdOptions) -> Result<()> {
         )));
     }
     let storage = options.palette == PaletteSource::Storage;
+    match options.only {
+        Some(Skinning::Cpu) => {
+            return Err(Error::Gpu(
+                "the crowd benchmark times GPU skinning: the vertex shader or the compute pass"
+                    .into(),
+            ));
+        }
+        Some(Skinning::ComputePass) if !storage => {
+            return Err(Error::Gpu(format!(
+                "compute skinning reads the storage palette, not the {}",
+                options.palette.describe()
+            )));
+        }
+        _ => {}
+    }
     if storage && (!ctx.storage_palette() || !ctx.compute_capture()) {
         return Err(Error::Gpu(format!(
             "the crowd benchmark on the storage palette needs storage buffers in the vertex \
@@ -667,7 +690,7 @@ fn crowd_layout(character: &mut Character, n: u32) -> Result<(CrowdLayout, (Vec3
 /// Wall times of one frame's GPU work (ms): each path, and the skinning pass alone in each
 /// dispatch order (0 where the compute path does not run).
 struct PathWalls {
-    vertex_ms: f64,
+    vertex_ms: Option<f64>,
     compute_ms: f64,
     alone_ms: [f64; 2],
 }
@@ -681,6 +704,8 @@ struct CrowdPasses {
     renderer: Renderer,
     camera: Camera,
     queries: Option<Queries>,
+    /// The one path timed ([`CrowdOptions::only`]).
+    only: Option<Skinning>,
 }
 
 impl CrowdPasses {
@@ -703,7 +728,8 @@ impl CrowdPasses {
         for d in 0..character.scene.draws.len() {
             gpu.set_skin_options(ctx, d, character.skin_options(d));
         }
-        if options.palette == PaletteSource::Storage {
+        if options.palette == PaletteSource::Storage && options.only != Some(Skinning::VertexShader)
+        {
             gpu.enable_compute_skinning_with(ctx, options.max_buffer_bytes)?;
         }
         let target = OffscreenTarget::new(ctx, Target::OFFSCREEN, options.size.0, options.size.1)?;
@@ -719,6 +745,7 @@ impl CrowdPasses {
             renderer,
             camera,
             queries,
+            only: options.only,
         })
     }
 
@@ -737,9 +764,12 @@ impl CrowdPasses {
     /// (where it runs) the compute path and the skinning pass alone in each dispatch order.
     fn time_paths(&self, ctx: &GpuContext) -> Result<PathWalls> {
         let q = self.queries.as_ref();
-        let mut enc = encoder(ctx, "crowd: vertex-shader path");
-        self.draw(&mut enc, Skinning::VertexShader, q.map(|q| q.render(0)));
-        let vertex_ms = submit_and_wait(ctx, enc)?;
+        let mut vertex_ms = None;
+        if self.only != Some(Skinning::ComputePass) {
+            let mut enc = encoder(ctx, "crowd: vertex-shader path");
+            self.draw(&mut enc, Skinning::VertexShader, q.map(|q| q.render(0)));
+            vertex_ms = Some(submit_and_wait(ctx, enc)?);
+        }
         let (mut compute_ms, mut alone_ms) = (0.0, [0.0; 2]);
         if let Some(compute) = self.gpu.compute_skinning() {
             // The compute path: the skinning pass, then the plain draw of its buffers.
@@ -784,14 +814,12 @@ impl CrowdPasses {
         Ok(())
     }
 
-    /// The crowd as drawn by the compute path on the storage palette, by the vertex-shader
-    /// path on the uniform one.
-    fn picture(&self, ctx: &GpuContext, palette: PaletteSource) -> Result<Rgba8> {
+    /// The crowd as drawn by the compute path where it runs, else by the vertex-shader path.
+    fn picture(&self, ctx: &GpuContext) -> Result<Rgba8> {
         let mut enc = encoder(ctx, "crowd: picture");
-        let skinning = if palette == PaletteSource::Storage {
-            Skinning::ComputePass
-        } else {
-            Skinning::VertexShader
+        let skinning = match self.gpu.compute_skinning() {
+            Some(_) => Skinning::ComputePass,
+            None => Skinning::VertexShader,
         };
         self.draw(&mut enc, skinning, None);
         self.target.read_rgba8(ctx, enc)
@@ -817,6 +845,7 @@ fn summarize(
     let compute = gpu.compute_skinning();
     let stamp = |k: usize, s: &mut Samples| timed.then(|| median(&mut s.stamps[k]));
     let on_compute = |v: Option<f64>| compute.and(v);
+    let vertex_timed = options.only != Some(Skinning::ComputePass);
     let skin_alone = match compute {
         Some(_) => DispatchOrder::ALL
             .into_iter()
@@ -855,8 +884,8 @@ fn summarize(
         palette_upload_bytes: gpu.palette_upload_bytes() * n as u64,
         palette_upload_ms: median(&mut s.upload),
         animation_ms: median(&mut s.animation),
-        vertex_draw_ms: stamp(0, &mut s),
-        vertex_wall_ms: median(&mut s.vertex_wall),
+        vertex_draw_ms: vertex_timed.then(|| stamp(0, &mut s)).flatten(),
+        vertex_wall_ms: vertex_timed.then(|| median(&mut s.vertex_wall)),
         compute_skin_ms: on_compute(stamp(1, &mut s)),
         compute_draw_ms: on_compute(stamp(2, &mut s)),
         compute_wall_ms: compute.map(|_| median(&mut s.compute_wall)),

@@ -68,8 +68,8 @@ pub struct CrowdRow {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CrowdDerived {
-    /// Skinned vertices per second of the vertex-shader path's draw.
-    pub vertex_path_vertices_per_s: f64,
+    /// Skinned vertices per second of the vertex-shader path's draw (`None`: not timed).
+    pub vertex_path_vertices_per_s: Option<f64>,
     /// Skinned vertices per second of the compute pass in the faster order (timestamps, else
     /// wall time of the pass alone).
     pub compute_vertices_per_s: Option<f64>,
@@ -197,7 +197,8 @@ impl CrowdDerived {
             vertex_over_compute_wall: run
                 .compute_wall_ms
                 .filter(|&c| c > 0.0)
-                .map(|c| run.vertex_wall_ms / c),
+                .zip(run.vertex_wall_ms)
+                .map(|(c, v)| v / c),
         }
     }
 }
@@ -396,7 +397,9 @@ impl GpuReport {
         }
         for row in &self.crowd {
             let r = &row.run;
-            let timed = r.vertex_wall_ms.is_finite() && r.vertex_wall_ms > 0.0;
+            let timed = r
+                .vertex_wall_ms
+                .is_some_and(|ms| ms.is_finite() && ms > 0.0);
             if r.vertices_per_frame == 0 || r.frames == 0 || !timed {
                 p.push(format!(
                     "{}: empty row (no vertices, frames or time)",
@@ -485,7 +488,7 @@ impl GpuReport {
                 opt_ms(r.vertex_draw_ms),
                 opt_ms(r.compute_draw_ms),
                 ratio(d.skinned_over_unskinned),
-                ms(r.vertex_wall_ms),
+                opt_ms(r.vertex_wall_ms),
                 opt_ms(r.compute_wall_ms),
             ));
         }
@@ -506,8 +509,7 @@ impl GpuReport {
                     && s.run.instances == r.instances
             });
             let over = storage.and_then(|s| {
-                let a = r.vertex_draw_ms.unwrap_or(r.vertex_wall_ms);
-                let b = s.run.vertex_draw_ms.unwrap_or(s.run.vertex_wall_ms);
+                let (a, b) = (r.vertex_path_ms()?, s.run.vertex_path_ms()?);
                 (b > 0.0).then(|| a / b)
             });
             line(format!(
@@ -516,8 +518,8 @@ impl GpuReport {
                 r.instances,
                 r.palette,
                 r.draws,
-                ms(r.vertex_draw_ms.unwrap_or(r.vertex_wall_ms)),
-                giga(Some(row.derived.vertex_path_vertices_per_s)),
+                opt_ms(r.vertex_path_ms()),
+                giga(row.derived.vertex_path_vertices_per_s),
                 ratio(over),
             ));
         }

@@ -424,25 +424,29 @@ pub fn render_character_with(
 
 /// Render `character`'s current frame coloured by `distances` (one per vertex, draws in
 /// order, model units) relative to `diagonal`, on the error heatmap from
-/// [`crate::gpu::MODE_ERROR_LOG10_MIN`] (blue) to four decades up (red): the `diff`
-/// command's picture.
+/// [`crate::gpu::MODE_ERROR_LOG10_MIN`] (blue) to four decades up (red), with the overlays
+/// and the skinning `options` ask for, framing `frame_points` when given: the pictures of
+/// `diff` and of `render` comparing two files.
 pub fn render_distances(
     ctx: &GpuContext,
     character: &Character,
-    distances: &[f32],
-    diagonal: f64,
+    (distances, diagonal): (&[f32], f64),
+    options: &ViewOptions,
+    frame_points: Option<&[Vec3]>,
     size: (u32, u32),
 ) -> Result<Rgba8> {
     let options = ViewOptions {
         color_mode: ColorMode::Errors,
-        ..ViewOptions::default()
+        split: false,
+        error_against: None,
+        ..*options
     };
     render_inner(
         ctx,
         character,
         &options,
         PaletteSource::Storage,
-        None,
+        frame_points,
         size,
         Some((distances, diagonal)),
     )

@@ -15,7 +15,6 @@
 //! in the real window, saves the last (the whole window when the surface can be copied, else the
 //! viewport) and exits.
 
-pub mod against;
 pub mod framing;
 pub mod page;
 pub mod panels;

@@ -260,7 +260,7 @@ pub struct ViewerState {
     /// The hierarchy panel's filter: nodes whose label holds it (any case), flat.
     pub hierarchy_filter: String,
     /// Another file of the same character, compared with the model ([`ViewMode::AgainstFile`]).
-    pub other: Option<super::against::OtherFile>,
+    pub other: Option<crate::diff::against::OtherFile>,
     /// The path field of "compare with".
     pub compare_path: String,
     /// The selected bone's influence, and the character generation it was made for.
@@ -562,9 +562,9 @@ impl ViewerState {
         let loaded = ModelSource::parse(label)
             .and_then(|s| s.load())
             .and_then(|model| {
-                super::against::OtherFile::new(
+                crate::diff::against::OtherFile::new(
                     label,
-                    model,
+                    model.scene,
                     &self.character,
                     &self.setup,
                     self.playback.anim,

@@ -156,7 +156,7 @@ impl Readback {
 fn upload_other(
     ctx: &GpuContext,
     slot: &mut Option<(u64, GpuScene)>,
-    other: &super::against::OtherFile,
+    other: &crate::diff::against::OtherFile,
     scale: f32,
     scaled: &mut Vec<f32>,
 ) -> Result<()> {

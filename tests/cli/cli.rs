@@ -550,8 +550,8 @@ fn assets_are_regenerable() {
     let a = skinview::builtin::woodland_arm().unwrap();
     let b = skinview::io::load(&assets.join("woodland_arm.glb")).unwrap();
     let times = [0.0, 0.77, 2.0];
-    let da = common::dump(&a, Some(0), &times, common::Source::Cpu, None, None).unwrap();
-    let db = common::dump(&b, Some(0), &times, common::Source::Cpu, None, None).unwrap();
+    let da = common::dump(&a, Some(0), &times, common::Source::CPU, None, None).unwrap();
+    let db = common::dump(&b, Some(0), &times, common::Source::CPU, None, None).unwrap();
     let d = diff(&da, &db).unwrap();
     assert!(
         d.max_position < 1e-6,
@@ -946,7 +946,7 @@ fn streamed_dump_is_the_serialised_dump() {
         let times = [0.0f32, 0.37, 1.5];
         let draws = scene.deformed_draw_indices();
         let sampling = Sampling {
-            source: Source::Cpu,
+            source: Source::CPU,
             max_influences: None,
             skin: Default::default(),
         };
@@ -1587,11 +1587,32 @@ fn skin_flag_family_and_its_old_spellings() {
             &["--skin", "vertex", "--capture", "draw"],
         ),
         ("skin-compute", &["--skin", "compute"]),
+        (
+            "capture-compute-pass",
+            &["--path", "gpu", "--capture", "compute-pass"],
+        ),
     ] {
         let other = dump(name, flags);
         let d = diff(&cpu, &other).unwrap();
         assert!(d.max_position < 1e-5 * cpu.diagonal(), "{flags:?}: {d:?}");
     }
+    // `--capture compute-pass` (its spelling before --skin) reads compute skinning.
+    let (compute, old) = (
+        dump("c1", &["--skin", "compute"]),
+        dump("c2", &["--path", "gpu", "--capture", "compute-pass"]),
+    );
+    assert_eq!(diff(&compute, &old).unwrap().max_position, 0.0);
+    let o = skinview(&[
+        "dump",
+        m,
+        "--skin",
+        "compute",
+        "--capture",
+        "draw",
+        "--out",
+        "x.json",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     // The same picture from each spelling of the same choice.
     let render = |name: &str, flags: &[&str]| {
         let out = tmp(&format!("skin-{name}.png"));
@@ -1622,4 +1643,29 @@ fn skin_flag_family_and_its_old_spellings() {
     assert!(text(&o).contains("--skin cpu"), "{}", text(&o));
     let o = skinview(&["compare", m, "--frames", "1", "--skinning", "compute"]);
     assert!(o.status.success(), "{}", text(&o));
+    // bench: --skin vertex|compute times that GPU path alone (and implies --gpu); cpu is the
+    // CPU stages, which --gpu contradicts; --instances is --crowd's old name.
+    let bench = |flags: &[&str]| {
+        let mut args = vec!["bench", m, "--frames", "2"];
+        args.extend_from_slice(flags);
+        skinview(&args)
+    };
+    let o = bench(&["--skin", "compute", "--crowd", "2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("vertex-shader path: not timed"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("compute path ("), "{}", text(&o));
+    let o = bench(&["--skin", "vertex", "--instances", "2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("2 x "), "{}", text(&o));
+    assert!(text(&o).contains("compute path: not timed"), "{}", text(&o));
+    let o = bench(&["--skin", "cpu"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains("vertex-shader path"), "{}", text(&o));
+    let o = bench(&["--skin", "cpu", "--gpu"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--skin cpu"), "{}", text(&o));
 }

@@ -280,3 +280,94 @@ fn bad_arguments_are_refused_with_words() {
         common::output_text(&out)
     );
 }
+
+/// `render --compare-with`: the model beside a copy with one joint's inverse bind matrix
+/// moved 1 cm (computed here from the joint's rest transform, as above): at the rest pose the
+/// largest distance printed is at most that move and more than half of it, and both halves of
+/// the picture show heat; a file against itself is 0 everywhere with no heat; a file of another
+/// character, and the flags it cannot take, are refused with exit 2 and words.
+#[test]
+fn render_compare_with_shows_a_planted_move_on_both_halves() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let model = common::model("CesiumMan");
+    let dir = scratch("compare-with");
+    let joint = 3;
+    let (planted, node) = glb::planted_bind_move(&model, joint, 0.01, &dir);
+    let scene = skinview::io::load(&model).unwrap();
+    let mut rest = FrameState::new(&scene);
+    rest.evaluate(&scene, None, 0.0).unwrap();
+    let expected = rest.model_from_node[node]
+        .transform_vector3(glam::Vec3::new(0.01, 0.0, 0.0))
+        .length() as f64;
+    let render = |other: &Path, extra: &[&str], out: &Path| {
+        Command::new(bin())
+            .arg("render")
+            .arg(&model)
+            .arg("--compare-with")
+            .arg(other)
+            .args(["--size", "321x200"])
+            .args(extra)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let largest = |text: &str| -> f64 {
+        let after = text.split("largest distance ").nth(1).unwrap();
+        after.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    // Heat (red or yellow) in each half of the picture, above the legend (its bar is
+    // coloured; it takes the bottom 56 px).
+    let hot_in_halves = |png: &Path| -> [usize; 2] {
+        let img = skinview::io::png::read(png).unwrap();
+        assert_eq!((img.width, img.height), (321, 200));
+        let mut hot = [0; 2];
+        for (i, p) in img.pixels.chunks_exact(4).enumerate() {
+            let (x, y) = (i as u32 % img.width, i as u32 / img.width);
+            if y < 200 - 64 && p[0] > 150 && p[2] < 100 {
+                hot[usize::from(x >= 161)] += 1;
+            }
+        }
+        hot
+    };
+
+    let moved = dir.join("moved.png");
+    let out = render(&planted, &["--anim", "none"], &moved);
+    let text = common::output_text(&out);
+    println!("{text}");
+    assert!(out.status.success(), "{text}");
+    let d = largest(&text);
+    assert!(
+        d > 0.5 * expected && d <= expected * (1.0 + 1e-3),
+        "{d} vs {expected}"
+    );
+    let hot = hot_in_halves(&moved);
+    assert!(hot[0] > 20 && hot[1] > 20, "heat in each half: {hot:?}");
+
+    let same = dir.join("same.png");
+    let out = render(&model, &["--time", "0.7"], &same);
+    let text = common::output_text(&out);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(largest(&text), 0.0, "{text}");
+    assert_eq!(hot_in_halves(&same), [0, 0]);
+
+    let refused = [
+        (
+            common::model("Fox"),
+            vec![],
+            "not a copy of the same character",
+        ),
+        (planted.clone(), vec!["--split"], "--split"),
+        (planted.clone(), vec!["--color", "weights"], "--color"),
+        (planted.clone(), vec!["--max-bones", "16"], "--max-bones"),
+    ];
+    for (other, extra, says) in refused {
+        let out = render(&other, &extra, &dir.join("refused.png"));
+        let text = common::output_text(&out);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {text}");
+        assert!(text.contains(says), "{extra:?}: {text}");
+    }
+    assert!(!dir.join("refused.png").exists());
+}

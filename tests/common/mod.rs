@@ -13,10 +13,7 @@ use skinview::io::dump::Dump;
 pub use skinview::compare::run::Source;
 
 /// GPU skinning through the capture shader (what `dump --path gpu` writes by default).
-pub const GPU: Source = Source::Gpu {
-    readback: CapturePath::CaptureShader,
-    palette: None,
-};
+pub const GPU: Source = Source::gpu(CapturePath::CaptureShader);
 
 /// The `dump` exchange format of the deformed draws at `times` of `anim`, from `source`.
 pub fn dump(

@@ -318,9 +318,9 @@ fn generated_rigs_match_three_js() {
             let diag = oracle.diagonal();
             let mut cols = Vec::new();
             let paths: Vec<common::Source> = if ctx.is_some() {
-                vec![common::Source::Cpu, common::GPU]
+                vec![common::Source::CPU, common::GPU]
             } else {
-                vec![common::Source::Cpu]
+                vec![common::Source::CPU]
             };
             for p in paths {
                 let ours = common::dump(&imported, anim, &times, p, ctx, None)
@@ -543,7 +543,7 @@ fn check_rest(name: &str, scene: &Scene) {
     runs.extend((0..scene.animations.len()).map(Some));
     for anim in runs {
         let dump =
-            common::dump(scene, anim, &[0.0], common::Source::Cpu, None, None).expect("dump");
+            common::dump(scene, anim, &[0.0], common::Source::CPU, None, None).expect("dump");
         let got = &dump.meshes[0].positions_by_time[0];
         let worst = expected
             .iter()
@@ -604,7 +604,7 @@ fn exported_builtin_rigs_match_three_js() {
                 &dir.join(format!("builtin_{name}_{anim}.json")),
             );
             let ours =
-                common::dump(&back, Some(anim), &times, common::Source::Cpu, None, None).unwrap();
+                common::dump(&back, Some(anim), &times, common::Source::CPU, None, None).unwrap();
             let e = diff(&oracle, &ours).unwrap();
             let rel = e.max_position / oracle.diagonal();
             println!(

@@ -40,12 +40,12 @@ fn oracle_files() -> Vec<std::path::PathBuf> {
 // `!(x <= tol)` also catches NaN errors.
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn check(path: common::Source) {
-    let ctx = match path {
-        common::Source::Gpu { .. } => match common::gpu() {
+    let ctx = match path.skinning {
+        skinview::gpu::Skinning::Cpu => None,
+        _ => match common::gpu() {
             Some(c) => Some(c),
             None => return,
         },
-        common::Source::Cpu => None,
     };
     let mut failures = Vec::new();
     for file in oracle_files() {
@@ -87,7 +87,7 @@ fn check(path: common::Source) {
 
 #[test]
 fn cpu_dump_matches_independent_engine() {
-    check(common::Source::Cpu);
+    check(common::Source::CPU);
 }
 
 #[test]
@@ -105,8 +105,8 @@ fn gpu_draw_path_matches_independent_engine() {
 /// no shared model or rig drops an influence) against the independent engine.
 #[test]
 fn gpu_uniform_palette_matches_independent_engine() {
-    check(common::Source::Gpu {
-        readback: skinview::gpu::CapturePath::Draw,
+    check(common::Source {
         palette: Some(skinview::gpu::PaletteSource::Uniform { bones: 12 }),
+        ..common::Source::gpu(skinview::gpu::CapturePath::Draw)
     });
 }

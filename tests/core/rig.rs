@@ -169,13 +169,13 @@ fn native_to_gltf_round_trip_skins_the_same() {
                 &rs.scene,
                 Some(anim),
                 &times,
-                common::Source::Cpu,
+                common::Source::CPU,
                 None,
                 None,
             )
             .unwrap();
             let b =
-                common::dump(&back, Some(anim), &times, common::Source::Cpu, None, None).unwrap();
+                common::dump(&back, Some(anim), &times, common::Source::CPU, None, None).unwrap();
             let e = diff(&a, &b).unwrap();
             println!(
                 "{} anim {anim}: glTF round trip {:.2e} of diagonal",

@@ -211,6 +211,7 @@ fn crowd_benchmark_reports_both_paths_and_draws_the_crowd() {
         dt_s: 1.0 / 60.0,
         palette: skinview::gpu::PaletteSource::Storage,
         max_buffer_bytes: None,
+        only: None,
     };
     let mut frames_seen = 0;
     let (r, image) = run_crowd(ctx, &mut c, &options, |_| frames_seen += 1).unwrap();
@@ -223,7 +224,7 @@ fn crowd_benchmark_reports_both_paths_and_draws_the_crowd() {
         3 * 64 * r.palette_entries as u64,
         "LBS uploads the matrices alone"
     );
-    assert!(r.vertex_wall_ms > 0.0 && r.compute_wall_ms.unwrap() > 0.0);
+    assert!(r.vertex_wall_ms.unwrap() > 0.0 && r.compute_wall_ms.unwrap() > 0.0);
     assert_eq!(r.skin_alone.len(), 2, "both dispatch orders timed");
     assert!(r.skin_alone.iter().all(|a| a.wall_ms > 0.0), "{r:?}");
     assert_eq!(r.timing == Timing::TimestampQueries, ctx.timestamps());
@@ -276,7 +277,7 @@ fn crowd_benchmark_reports_both_paths_and_draws_the_crowd() {
     println!("{u}");
     assert_eq!(u.palette, "uniform K=64");
     assert_eq!(u.vertices_per_frame, r.vertices_per_frame);
-    assert!(u.vertex_wall_ms > 0.0);
+    assert!(u.vertex_wall_ms.unwrap() > 0.0);
     assert!(u.compute_wall_ms.is_none() && u.skin_alone.is_empty() && u.compute_buffers == 0);
     let differing = image
         .pixels
@@ -298,6 +299,85 @@ fn crowd_benchmark_reports_both_paths_and_draws_the_crowd() {
         |_| {},
     );
     assert!(refused.is_err());
+}
+
+/// One path alone (`bench --skin vertex|compute`): only its figures, the other's lines say
+/// "not timed", and the two draw the same crowd (the one WGSL `skin()`; a few edge pixels may
+/// round differently). The CPU, and compute skinning on the uniform palette, are refused.
+#[test]
+fn crowd_benchmark_times_one_path_alone() {
+    use skinview::gpu::{PaletteSource, Skinning};
+    use skinview::view::crowd::{CrowdOptions, run_crowd};
+    let Some(ctx) = common::gpu() else { return };
+    let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
+    let options = CrowdOptions {
+        instances: 3,
+        frames: 2,
+        size: (160, 120),
+        dt_s: 1.0 / 60.0,
+        palette: PaletteSource::Storage,
+        max_buffer_bytes: None,
+        only: Some(Skinning::ComputePass),
+    };
+    let (a, compute_image) = run_crowd(ctx, &mut c, &options, |_| {}).unwrap();
+    println!("{a}");
+    assert!(
+        a.vertex_wall_ms.is_none() && a.vertex_draw_ms.is_none(),
+        "{a:?}"
+    );
+    assert!(
+        a.compute_wall_ms.unwrap() > 0.0 && a.skin_alone.len() == 2,
+        "{a:?}"
+    );
+    assert!(
+        a.to_string().contains("vertex-shader path: not timed"),
+        "{a}"
+    );
+    let vertex = CrowdOptions {
+        only: Some(Skinning::VertexShader),
+        ..options
+    };
+    let (v, vertex_image) = run_crowd(ctx, &mut c, &vertex, |_| {}).unwrap();
+    println!("{v}");
+    assert!(v.vertex_wall_ms.unwrap() > 0.0, "{v:?}");
+    assert!(
+        v.compute_wall_ms.is_none() && v.skin_alone.is_empty(),
+        "{v:?}"
+    );
+    assert!(v.to_string().contains("compute path: not timed"), "{v}");
+    let differing = compute_image
+        .pixels
+        .chunks_exact(4)
+        .zip(vertex_image.pixels.chunks_exact(4))
+        .filter(|(a, b)| a.iter().zip(*b).any(|(x, y)| x.abs_diff(*y) > 8))
+        .count();
+    assert!(
+        differing as f64 <= 0.002 * (160.0 * 120.0),
+        "{differing} pixels differ"
+    );
+    let uniform = PaletteSource::Uniform { bones: 64 };
+    for (refuse, says) in [
+        (
+            CrowdOptions {
+                only: Some(Skinning::Cpu),
+                ..options
+            },
+            "GPU skinning",
+        ),
+        (
+            CrowdOptions {
+                palette: uniform,
+                ..options
+            },
+            "storage palette",
+        ),
+    ] {
+        let e = run_crowd(ctx, &mut c, &refuse, |_| {})
+            .err()
+            .map(|e| e.to_string());
+        assert!(e.as_deref().is_some_and(|e| e.contains(says)), "{e:?}");
+    }
 }
 
 /// Compute skinning is refused with words on the uniform palette path (no storage buffers to

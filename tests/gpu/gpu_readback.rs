@@ -479,3 +479,61 @@ fn each_draw_skins_with_its_own_blend_on_every_path() {
         "the blends differ by only {blends_apart:.2e} of the diagonal here"
     );
 }
+
+/// `compare::run::Source`, built on who skins: each skinning's readback is the GPU code it
+/// runs (the compute-skinned buffer for compute skinning; the capture shader on the storage
+/// palette for the vertex shader, the draw's vertex stage on the uniform one), a readback of
+/// other code than the skinning's is refused with words, and the CPU reference has none.
+#[test]
+fn each_skinning_is_read_back_by_its_own_code() {
+    use skinview::compare::run::Source;
+    use skinview::gpu::{PaletteSource, Skinning};
+    let Some(ctx) = common::gpu() else { return };
+    let storage = PaletteSource::Storage;
+    let uniform = PaletteSource::Uniform { bones: 64 };
+    let read = |s: Source, p| s.readback(ctx, p).map_err(|e| e.to_string());
+    assert_eq!(
+        read(Source::of(Skinning::ComputePass), storage),
+        Ok(CapturePath::ComputePass)
+    );
+    let vertex_default = match ctx.compute_capture() {
+        true => CapturePath::CaptureShader,
+        false => CapturePath::Draw,
+    };
+    assert_eq!(
+        read(Source::of(Skinning::VertexShader), storage),
+        Ok(vertex_default)
+    );
+    assert_eq!(
+        read(Source::of(Skinning::VertexShader), uniform),
+        Ok(CapturePath::Draw)
+    );
+    for path in [
+        CapturePath::CaptureShader,
+        CapturePath::Draw,
+        CapturePath::ComputePass,
+    ] {
+        assert_eq!(read(Source::gpu(path), storage), Ok(path), "{path:?}");
+    }
+    let refused = [
+        (
+            Source {
+                capture: Some(CapturePath::Draw),
+                ..Source::of(Skinning::ComputePass)
+            },
+            "compute skinning",
+        ),
+        (
+            Source {
+                capture: Some(CapturePath::ComputePass),
+                ..Source::of(Skinning::VertexShader)
+            },
+            "vertex shader",
+        ),
+        (Source::CPU, "CPU reference"),
+    ];
+    for (source, says) in refused {
+        let e = read(source, storage).unwrap_err();
+        assert!(e.contains(says), "{source:?}: {e}");
+    }
+}

@@ -271,7 +271,7 @@ fn gpu_distance(ctx: &GpuContext, source: &Scene, packed: &Scene) -> f64 {
             .collect();
         times.sort_by(f32::total_cmp);
         times.dedup();
-        let cpu = sample_frames(None, packed, Some(a), &times, &draws, Source::Cpu, None).unwrap();
+        let cpu = sample_frames(None, packed, Some(a), &times, &draws, Source::CPU, None).unwrap();
         let gpu = sample_frames(
             Some(ctx),
             packed,

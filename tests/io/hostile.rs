@@ -432,7 +432,7 @@ fn overflowing_skinning_is_an_error_not_null() {
         *m = glam::Mat4::from_cols_array(&[3e38; 16]);
     }
     let draws = scene.deformed_draw_indices();
-    let e = sample_frames(None, &scene, Some(0), &[0.5], &draws, Source::Cpu, None)
+    let e = sample_frames(None, &scene, Some(0), &[0.5], &draws, Source::CPU, None)
         .unwrap_err()
         .to_string();
     assert!(

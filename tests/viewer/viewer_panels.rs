@@ -930,7 +930,7 @@ fn compare_with_shows_the_distance_to_another_file() {
         let heat = o.distances_a.iter().copied().fold(0.0f32, f32::max) as f64;
         assert!((heat / now - 1.0).abs() < 1e-6, "{heat} vs {now}");
         assert_eq!(o.distances_a.len(), s.character.scene.vertex_count());
-        assert_eq!(o.distances_b.len(), o.model.scene.vertex_count());
+        assert_eq!(o.distances_b.len(), o.scene.vertex_count());
     }
     h.run();
     assert!(h.query_by_label_contains("|A − B| now").is_some());

@@ -1,20 +1,20 @@
 //! "Compare with…": a second file of the same character (a converted, compressed or
 //! re-exported copy) played beside the model at the same time, its vertices paired with the
-//! model's ([`crate::diff::Pairing`]) and the distance between them shown as a heatmap on both,
-//! side by side, as `skinview diff` measures it. No window or GPU in it.
+//! model's ([`crate::diff::Pairing`]) and the distance between them measured per vertex on
+//! both, as `skinview diff` measures it: the viewer's A|B view and the `render` command show it
+//! as a heatmap side by side. No window or GPU in it.
 
+use super::{ClipPair, FrameStats, MatchedBy, Pairing, names};
 use crate::character::{Character, CharacterSetup};
-use crate::diff::{ClipPair, FrameStats, MatchedBy, Pairing, names};
 use crate::error::Result;
-use crate::io::Model;
 use crate::scene::Scene;
 
 /// The other file and its figures.
 pub struct OtherFile {
     /// Its label (the path or name it was opened by).
     pub label: String,
-    /// The loaded file.
-    pub model: Model,
+    /// The loaded file's scene.
+    pub scene: Scene,
     /// Its character, playing the clip paired with the model's.
     pub character: Character,
     /// Per clip of the model: the paired clip of this file.
@@ -57,31 +57,31 @@ fn pair(a: &Scene, b: &Scene, anim: Option<usize>, b_anim: Option<usize>) -> Res
         b,
         by: MatchedBy::Index,
     });
-    let radius = crate::diff::DiffOptions::default().match_radius_rel;
-    Ok(crate::diff::pair_vertices(a, b, clip, radius)?.0)
+    let radius = super::DiffOptions::default().match_radius_rel;
+    Ok(super::pair_vertices(a, b, clip, radius)?.0)
 }
 
 impl OtherFile {
-    /// `model` beside `a` (the viewer's character, set up as `setup` says), playing the clip
+    /// `scene` beside `a` (the viewer's character, set up as `setup` says), playing the clip
     /// paired with `a`'s clip `anim` (clips by name, then the rest in order) with the same
     /// blend and influence limit.
     pub fn new(
         label: &str,
-        model: Model,
+        scene: Scene,
         a: &Character,
         setup: &CharacterSetup,
         anim: Option<usize>,
     ) -> Result<OtherFile> {
-        let (pairs, _, _) = names::match_clips(&a.scene, &model.scene);
+        let (pairs, _, _) = names::match_clips(&a.scene, &scene);
         let mut clip_of = vec![None; a.scene.animations.len()];
         for p in pairs {
             clip_of[p.a] = Some(p.b);
         }
         let b_anim = anim.and_then(|i| clip_of.get(i).copied().flatten());
-        let character = Self::build(&model.scene, setup, b_anim)?;
+        let character = Self::build(&scene, setup, b_anim)?;
         Ok(OtherFile {
             label: label.to_string(),
-            model,
+            scene,
             character,
             clip_of,
             anim: b_anim,
@@ -136,17 +136,17 @@ impl OtherFile {
         let b_anim = anim.and_then(|i| self.clip_of.get(i).copied().flatten());
         if let (Some(i), None) = (anim, b_anim) {
             return Err(crate::error::Error::invalid(
-                &self.model.scene.name,
+                &self.scene.name,
                 "animations",
                 format!(
                     "no clip pairs with the model's clip {i} ({} clips here): nothing to compare \
                      it with",
-                    self.model.scene.animations.len()
+                    self.scene.animations.len()
                 ),
             ));
         }
         if (setup.skin, setup.max_influences) != self.built_for {
-            self.character = Self::build(&self.model.scene, setup, b_anim)?;
+            self.character = Self::build(&self.scene, setup, b_anim)?;
             self.built_for = (setup.skin, setup.max_influences);
             self.anim = b_anim;
             self.looping = false;
