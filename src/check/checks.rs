@@ -4,7 +4,7 @@
 use glam::{DMat3, Vec3};
 
 use super::{
-    Check, CheckConfig, ClipBounds, Finding, FrameRef, JointBounds, ModelResult, Severity,
+    Check, CheckConfig, ClipBounds, Finding, FrameRef, JointBounds, ModelResult, Severity, Stage,
     UniformSplit,
 };
 use crate::compare::{CompareOptions, compare};
@@ -21,16 +21,19 @@ fn percent(rel: f64) -> String {
     format!("{:.2} %", rel * 100.0)
 }
 
-/// Every check on `scene`, into `result` (the GPU readback on `gpu` unless skipped).
+/// Every check on `scene`, into `result` (the GPU readback on `gpu` unless skipped);
+/// `stage` as each [`Stage`] from [`Stage::Frames`] begins.
 pub(super) fn run(
     scene: &Scene,
     config: &CheckConfig,
     gpu: Option<&GpuContext>,
     result: &mut ModelResult,
+    stage: &mut dyn FnMut(Stage),
 ) {
     let out = &mut result.findings;
     imports(scene, out);
-    let outcome = (|| -> Result<()> {
+    let mut outcome = || -> Result<()> {
+        stage(Stage::Frames);
         let rest = skin_pose(scene, None, 0.0, None)?;
         let (lo, hi) = bounds(&rest);
         let diagonal = f64::from(bounds_diagonal((lo, hi))).max(f64::MIN_POSITIVE);
@@ -46,6 +49,7 @@ pub(super) fn run(
             clips.observe(anim, time_s, &posed);
             shapes.observe(anim, time_s, &posed);
         }
+        stage(Stage::Findings);
         influences.finish(scene, config, diagonal, out);
         unused_joints(scene, out);
         inverse_binds(scene, config, out);
@@ -53,11 +57,13 @@ pub(super) fn run(
         joint_scale(scene, out);
         result.clip_bounds = clips.finish(scene, config, diagonal, out);
         shapes.finish(scene, config, out);
+        stage(Stage::Split);
         result.uniform_split = uniform_split(scene, config, out);
+        stage(Stage::GpuReadback);
         gpu_readback(scene, config, gpu, out);
         Ok(())
-    })();
-    if let Err(e) = outcome {
+    };
+    if let Err(e) = outcome() {
         out.add(
             Check::Import,
             Severity::Error,
@@ -77,19 +83,12 @@ trait Findings {
 
 impl Findings for Vec<Finding> {
     fn add(&mut self, check: Check, severity: Severity, message: String) {
-        self.push(Finding {
-            check,
-            severity,
-            message,
-            frame: None,
-        });
+        self.push(Finding::new(check, severity, message));
     }
     fn add_at(&mut self, check: Check, severity: Severity, message: String, frame: FrameRef) {
         self.push(Finding {
-            check,
-            severity,
-            message,
             frame: Some(frame),
+            ..Finding::new(check, severity, message)
         });
     }
 }

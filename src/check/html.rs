@@ -112,14 +112,21 @@ fn worst_frame(model: &ModelResult) -> Option<FrameRef> {
 }
 
 /// Render a model's thumbnail and finding frames into DIR/img (names from `index`, the
-/// model's row), or say why not.
-pub fn draw_model(ctx: &GpuContext, model: &ModelResult, index: usize, dir: &Path) -> Pictures {
+/// model's row), the model read from `path` (its file: `model.path` is the name in words,
+/// which loses bytes that are not UTF-8), or say why not.
+pub fn draw_model(
+    ctx: &GpuContext,
+    path: &Path,
+    model: &ModelResult,
+    index: usize,
+    dir: &Path,
+) -> Pictures {
     let mut pictures = Pictures {
         thumbnail: None,
         frames: vec![None; model.findings.len()],
         missing: None,
     };
-    let scene = match ModelSource::from_arg(Some(Path::new(&model.path))).and_then(|s| s.load()) {
+    let scene = match ModelSource::from_arg(Some(path)).and_then(|s| s.load()) {
         Ok(m) => m.scene,
         Err(e) => {
             pictures.missing = Some(format!("not drawn: {e}"));
@@ -184,9 +191,15 @@ fn row(out: &mut String, model: &ModelResult, pictures: &Pictures) {
             Some(src) => format!("<a href=\"{}\">{text}</a>", escape(src)),
             None => text,
         };
+        // A crashed or timed-out model's last lines of its worker's standard error.
+        let stderr = if finding.stderr.is_empty() {
+            String::new()
+        } else {
+            format!("<pre>{}</pre>", escape(&finding.stderr.join("\n")))
+        };
         let _ = write!(
             findings,
-            "<li class=\"{}\"><code>{}</code> {text}</li>",
+            "<li class=\"{}\"><code>{}</code> {text}{stderr}</li>",
             finding.severity.name(),
             finding.check.id()
         );
@@ -224,7 +237,8 @@ const STYLE: &str = "body{font:14px sans-serif;margin:1em}table{border-collapse:
 td,th{border-bottom:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}\
 th.sort{cursor:pointer;text-decoration:underline}tr.FAIL td:nth-child(3){color:#b00}\
 tr.WARN td:nth-child(3){color:#a60}li.error{color:#b00}li.warning{color:#a60}\
-li.info{color:#555}ul{margin:0;padding-left:1.2em}.none{color:#888}";
+li.info{color:#555}ul{margin:0;padding-left:1.2em}.none{color:#888}\
+li pre{color:#333;background:#f4f4f4;margin:2px 0;padding:2px 4px;white-space:pre-wrap}";
 
 /// Sorts the table by the clicked column's `data-sort` values (numbers as numbers, text in
 /// code-unit order, as the report lists paths), again to reverse.

@@ -94,9 +94,15 @@ fn suite(x: &mut String, m: &ModelResult) {
         }
         for f in found.iter().filter(|f| f.severity == Severity::Error) {
             let text = escape(&f.message);
+            // A crashed or timed-out model's worker's last lines on standard error.
+            let stderr: String = f
+                .stderr
+                .iter()
+                .map(|line| format!("\n{}", escape(line)))
+                .collect();
             let _ = writeln!(
                 x,
-                "      <failure message=\"{text}\" type=\"error\">{text}</failure>"
+                "      <failure message=\"{text}\" type=\"error\">{text}{stderr}</failure>"
             );
         }
         let notes: Vec<String> = found

@@ -37,6 +37,12 @@ pub const MAX_OVERRIDES: usize = 1000;
 /// Deepest folder nesting searched for models (a symlink loop stops here).
 pub const MAX_DEPTH: usize = 64;
 
+/// Largest `timeout_s`: a day. A model's check costs in proportion to vertices × frames
+/// sampled (27 ms for the shared models, BENCHMARKS.md), so even a huge character with
+/// `frames` at its limit is far inside it; a longer wait outlasts any CI job, and the bound
+/// keeps the time arithmetic far from overflow.
+pub const MAX_TIMEOUT_S: f64 = 86_400.0;
+
 /// How bad a finding is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -93,6 +99,11 @@ pub enum Check {
     /// GPU readback against the CPU reference.
     #[serde(rename = "gpu.readback")]
     GpuReadback,
+    /// The model's check passed `timeout_s` (a hang): its worker process was ended. Not one
+    /// of [`Check::ALL`]: the worker's watch over the checks, listed as run only when it
+    /// fires.
+    #[serde(rename = "worker.timeout")]
+    WorkerTimeout,
 }
 
 impl Check {
@@ -123,7 +134,67 @@ impl Check {
             Check::ClipBounds => "anim.bounds",
             Check::Deformation => "deform.joints",
             Check::GpuReadback => "gpu.readback",
+            Check::WorkerTimeout => "worker.timeout",
         }
+    }
+}
+
+/// The stages of one model's check (and drawing), in order: what a worker process reports
+/// as it enters each, so a model that passes `timeout_s` is reported with the stage it hung
+/// in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Stage {
+    /// Setting up the GPU device (a fresh worker's first model that wants it).
+    #[serde(rename = "gpu.setup")]
+    GpuSetup,
+    /// Reading and importing the files.
+    #[serde(rename = "import")]
+    Import,
+    /// Skinning the rest pose and every sampled frame (influences, bounds, deformation).
+    #[serde(rename = "frames")]
+    Frames,
+    /// The checks on the bind matrices and joints, and the findings of the frames.
+    #[serde(rename = "findings")]
+    Findings,
+    /// Splitting the skinned meshes for the uniform palette.
+    #[serde(rename = "split")]
+    Split,
+    /// The GPU readback on both palettes.
+    #[serde(rename = "gpu.readback")]
+    GpuReadback,
+    /// Drawing the check page's pictures.
+    #[serde(rename = "draw")]
+    Draw,
+}
+
+impl Stage {
+    /// Every stage, in order.
+    pub const ALL: [Stage; 7] = [
+        Stage::GpuSetup,
+        Stage::Import,
+        Stage::Frames,
+        Stage::Findings,
+        Stage::Split,
+        Stage::GpuReadback,
+        Stage::Draw,
+    ];
+
+    /// Its name (`gpu.readback`), as the reports and the worker's progress lines give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::GpuSetup => "gpu.setup",
+            Stage::Import => "import",
+            Stage::Frames => "frames",
+            Stage::Findings => "findings",
+            Stage::Split => "split",
+            Stage::GpuReadback => "gpu.readback",
+            Stage::Draw => "draw",
+        }
+    }
+
+    /// The stage named `name`.
+    pub fn from_name(name: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|s| s.name() == name)
     }
 }
 
@@ -161,6 +232,10 @@ pub struct CheckConfig {
     pub frames: usize,
     /// Skip the GPU readback (CPU checks only).
     pub no_gpu: bool,
+    /// Seconds a model's worker may take over it (its check and pictures, and a fresh
+    /// worker's GPU set-up) before the worker is ended and the model reported as timed out
+    /// (`worker.timeout`, an error naming the stage it was in).
+    pub timeout_s: f64,
     /// Thresholds for some files only, in order (a later match wins): `[[overrides]]` tables
     /// with `paths` (globs) and any of the fields above.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -244,6 +319,9 @@ pub struct ConfigOverride {
     /// [`CheckConfig::no_gpu`] for these files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_gpu: Option<bool>,
+    /// [`CheckConfig::timeout_s`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
 }
 
 impl ConfigOverride {
@@ -267,6 +345,7 @@ impl ConfigOverride {
         set(&mut config.uniform_bones, self.uniform_bones);
         set(&mut config.frames, self.frames);
         set(&mut config.no_gpu, self.no_gpu);
+        set(&mut config.timeout_s, self.timeout_s);
     }
 
     /// Its globs as one matcher (an error names the bad glob).
@@ -304,6 +383,11 @@ impl Default for CheckConfig {
             uniform_bones: crate::gpu::DEFAULT_UNIFORM_BONES as usize,
             frames: 9,
             no_gpu: false,
+            // The shared models check in about 27 ms each with the GPU readback on lavapipe
+            // (BENCHMARKS.md), in proportion to vertices × frames: a character 100 times as
+            // large stays in seconds, so 120 s is room for a slow machine and a debug build,
+            // while a hang costs a CI run two minutes, not its whole time limit.
+            timeout_s: 120.0,
             overrides: Vec::new(),
         }
     }
@@ -319,9 +403,10 @@ impl CheckConfig {
     }
 
     /// Rules: 1. `max_influences` in 1..=64; 2. the shares in (0, 1]; 3. `max_condition` ≥ 1;
-    /// 4. `frames` in 1..=10,000; 5. `uniform_bones` in the partitioner's range; 6. each
-    /// override has at least one glob, every glob parses, and the config with it applied
-    /// keeps rules 1–5; at most [`MAX_OVERRIDES`] overrides.
+    /// 4. `frames` in 1..=10,000; 5. `uniform_bones` in the partitioner's range;
+    /// 6. `timeout_s` finite, over 0 and at most [`MAX_TIMEOUT_S`]; 7. each override has at
+    /// least one glob, every glob parses, and the config with it applied keeps rules 1–6; at
+    /// most [`MAX_OVERRIDES`] overrides.
     pub fn validate(&self, file: &str) -> Result<()> {
         if self.overrides.len() > MAX_OVERRIDES {
             return Err(Error::invalid(
@@ -357,7 +442,7 @@ impl CheckConfig {
         self.validate_fields(file)
     }
 
-    /// Rules 1–5 of [`CheckConfig::validate`].
+    /// Rules 1–6 of [`CheckConfig::validate`].
     fn validate_fields(&self, file: &str) -> Result<()> {
         let bad = |field: &str, what: String| Err(Error::invalid(file, field, what));
         if !(1..=64).contains(&self.max_influences) {
@@ -398,7 +483,27 @@ impl CheckConfig {
                 ),
             );
         }
+        if !(self.timeout_s > 0.0 && self.timeout_s <= MAX_TIMEOUT_S) {
+            return bad(
+                "timeout_s",
+                format!(
+                    "{} is not in (0, {MAX_TIMEOUT_S}] seconds (a day)",
+                    self.timeout_s
+                ),
+            );
+        }
         Ok(())
+    }
+
+    /// [`CheckConfig::timeout_s`] as a duration ([`MAX_TIMEOUT_S`] when out of range: a
+    /// config read back from a report is not validated).
+    pub fn timeout(&self) -> std::time::Duration {
+        let s = if self.timeout_s > 0.0 && self.timeout_s <= MAX_TIMEOUT_S {
+            self.timeout_s
+        } else {
+            MAX_TIMEOUT_S
+        };
+        std::time::Duration::from_secs_f64(s)
     }
 }
 
@@ -414,6 +519,10 @@ pub struct Finding {
     /// The sampled frame it was found at, when it is about one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<FrameRef>,
+    /// The last lines its worker process wrote on standard error, oldest first: on a model
+    /// whose check crashed or timed out (a panic's message, a driver's complaint).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stderr: Vec<String>,
 }
 
 impl Finding {
@@ -424,6 +533,7 @@ impl Finding {
             severity,
             message,
             frame: None,
+            stderr: Vec::new(),
         }
     }
 }
@@ -536,17 +646,51 @@ impl ModelResult {
     }
 
     /// The result of a model whose check crashed (a panic, or a worker process that died on
-    /// it): one import error asking for a report.
-    pub fn crashed(path: &Path) -> ModelResult {
+    /// it, with the last lines it wrote on standard error): one import error asking for a
+    /// report.
+    pub fn crashed(path: &Path, stderr: Vec<String>) -> ModelResult {
         let mut r = ModelResult::new(path);
         r.worst = Some(Severity::Error);
-        r.findings.push(Finding::new(
-            Check::Import,
-            Severity::Error,
-            "the check crashed (a bug in skinview or the GPU driver: please report it with the \
-             file)"
-                .into(),
-        ));
+        r.findings.push(Finding {
+            stderr,
+            ..Finding::new(
+                Check::Import,
+                Severity::Error,
+                "the check crashed (a bug in skinview or the GPU driver: please report it with \
+                 the file)"
+                    .into(),
+            )
+        });
+        r
+    }
+
+    /// The result of a model whose worker passed `timeout_s` seconds on it, in `stage` (None:
+    /// before its first), and was ended: one `worker.timeout` error, with the last lines the
+    /// worker wrote on standard error.
+    pub fn timed_out(
+        path: &Path,
+        timeout_s: f64,
+        stage: Option<Stage>,
+        stderr: Vec<String>,
+    ) -> ModelResult {
+        let mut r = ModelResult::new(path);
+        let at = stage.map_or("before its first stage".to_string(), |s| {
+            format!("in stage \"{}\"", s.name())
+        });
+        r.worst = Some(Severity::Error);
+        r.checks_run = vec![Check::WorkerTimeout];
+        r.findings.push(Finding {
+            stderr,
+            ..Finding::new(
+                Check::WorkerTimeout,
+                Severity::Error,
+                format!(
+                    "the check timed out after {timeout_s} s {at} and its worker was ended (a \
+                     hang in skinview or the GPU driver: please report it with the file; \
+                     timeout_s sets the limit)"
+                ),
+            )
+        });
         r
     }
 
@@ -665,18 +809,26 @@ pub fn shard(files: Vec<PathBuf>, i: usize, n: usize) -> Vec<PathBuf> {
 }
 
 /// Check one model file under `config`; `gpu` runs the readback (None: skipped, an info
-/// finding). Never fails: a file that does not import is an error finding.
-pub fn check_model(path: &Path, config: &CheckConfig, gpu: Option<&GpuContext>) -> ModelResult {
+/// finding); `stage` is called as the check enters each [`Stage`] (from [`Stage::Import`] to
+/// [`Stage::GpuReadback`]; `&mut |_| {}` when nobody watches). Never fails: a file that does
+/// not import is an error finding.
+pub fn check_model(
+    path: &Path,
+    config: &CheckConfig,
+    gpu: Option<&GpuContext>,
+    stage: &mut dyn FnMut(Stage),
+) -> ModelResult {
     let mut result = ModelResult {
         inputs: vec![hashed(path)],
         ..ModelResult::new(path)
     };
+    stage(Stage::Import);
     match ModelSource::from_arg(Some(path)).and_then(|s| s.load()) {
         Ok(model) => {
             // The model file as named, then the other files it was read from.
             let others = model.files.iter().skip(1).map(|f| hashed(f));
             result.inputs.extend(others);
-            checks::run(&model.scene, config, gpu, &mut result);
+            checks::run(&model.scene, config, gpu, &mut result, stage);
         }
         Err(e) => result
             .findings
@@ -687,16 +839,26 @@ pub fn check_model(path: &Path, config: &CheckConfig, gpu: Option<&GpuContext>) 
 }
 
 /// [`check_model`] with a panic in it caught: that model's error
-/// ([`ModelResult::crashed`]), never the end of the run that checks it.
+/// ([`ModelResult::crashed`], with the panic's message), never the end of the run that
+/// checks it.
 pub fn check_model_guarded(
     path: &Path,
     config: &CheckConfig,
     gpu: Option<&GpuContext>,
+    stage: &mut dyn FnMut(Stage),
 ) -> ModelResult {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        check_model(path, config, gpu)
+        check_model(path, config, gpu, stage)
     }))
-    .unwrap_or_else(|_| ModelResult::crashed(path))
+    .unwrap_or_else(|payload| {
+        // The panic's message, as the default hook also writes it on standard error.
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|m| m.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned());
+        let lines = message.map(|m| format!("panicked: {m}"));
+        ModelResult::crashed(path, lines.into_iter().collect())
+    })
 }
 
 /// FNV-1a 64 of `bytes`, hex: a content fingerprint for change detection (not a security

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 use skinview::check::{CheckConfig, CheckReport, ModelResult, PathConfigs, Severity};
 
-use super::check_workers::Job;
+use super::check_workers::{Draw, Job};
 use super::{CliError, CliResult};
 
 /// The config file looked for in the first folder given when `--config` is not.
@@ -165,13 +165,17 @@ pub fn run(a: CheckArgs) -> CliResult {
                 path: f.clone(),
                 config,
                 result,
-                draw: a.html.clone().map(|d| (d, i)),
+                draw: a.html.clone().map(|dir| Draw { dir, row: i }),
             }
         })
         .collect();
     let (models, pictures) = run_jobs(&a, jobs, "checking")?;
     for m in &models {
         println!("{}", summary_line(m));
+        // A crashed or timed-out model's worker's last lines on standard error.
+        for line in m.findings.iter().flat_map(|f| &f.stderr) {
+            println!("      | {line}");
+        }
     }
     let reused = models.iter().filter(|m| m.reused).count();
     if a.since.is_some() {
@@ -224,7 +228,10 @@ fn merge(a: &CheckArgs) -> CliResult {
                     ..report.config.clone()
                 },
                 result: Some(m.clone()),
-                draw: Some((dir.clone(), i)),
+                draw: Some(Draw {
+                    dir: dir.clone(),
+                    row: i,
+                }),
             })
             .collect();
         pictures = run_jobs(a, jobs, "drawing")?.1;

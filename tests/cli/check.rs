@@ -7,7 +7,8 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -732,6 +733,16 @@ fn a_crashing_worker_fails_its_model_alone() {
                     .any(|f| f.1 == "error" && f.2.contains("the check crashed")),
                 "{found:?}"
             );
+            // The worker's last line on standard error, written just before it aborted.
+            assert_eq!(
+                m["findings"][0]["stderr"],
+                serde_json::json!([format!("planted crash on {path}")]),
+                "{text}"
+            );
+            assert!(
+                text.contains(&format!("      | planted crash on {path}")),
+                "{text}"
+            );
         } else {
             assert_ne!(m["worst"], "error", "{path}: {found:?}");
             assert!(
@@ -740,6 +751,201 @@ fn a_crashing_worker_fails_its_model_alone() {
             );
         }
     }
+}
+
+/// `skinview check` with `env` set, ended (and the test failed) past `limit`: its output
+/// and wall time.
+fn check_within(
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &str)],
+    limit: Duration,
+) -> (Output, Duration) {
+    use std::io::Read;
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .arg("check")
+        .args(args)
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).unwrap();
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("check still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let elapsed = start.elapsed();
+    let output = Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    };
+    (output, elapsed)
+}
+
+/// A worker that hangs on a model (a driver that never returns, planted here with the
+/// workers' fault-injection variable as the model enters its `frames` stage) costs that
+/// model its `timeout_s` (3 s, from the folder's config) alone: the run ends soon after, the
+/// model fails as timed out in that stage with the worker's last line on standard error, in
+/// the text, JSON, JUnit and HTML reports, and the models after it, on a fresh worker, are
+/// checked. A `timeout_s` out of range is a usage error naming it.
+#[test]
+fn a_hanging_worker_times_out_its_model_alone() {
+    let dir = std::env::temp_dir().join("skinview-check-hang");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("models")).unwrap();
+    let models = dir.join("models");
+    for name in ["a.glb", "b-hang.glb", "c.glb", "d.glb"] {
+        std::fs::copy(common::model("rig_seed1"), models.join(name)).unwrap();
+    }
+    std::fs::write(models.join("skinview.toml"), "timeout_s = 3\n").unwrap();
+    let (json, junit, html) = (dir.join("r.json"), dir.join("r.xml"), dir.join("page"));
+    let args = [
+        models.as_os_str(),
+        "--no-gpu".as_ref(),
+        "--jobs".as_ref(),
+        "1".as_ref(),
+        "--json".as_ref(),
+        json.as_os_str(),
+        "--junit".as_ref(),
+        junit.as_os_str(),
+        "--html".as_ref(),
+        html.as_os_str(),
+    ];
+    let hang = [("SKINVIEW_CHECK_HANG_ON", "b-hang@frames")];
+    let (o, elapsed) = check_within(&args, &hang, Duration::from_secs(90));
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    // The 3 s limit, waited for once, well inside the 120 s default.
+    assert!(
+        elapsed >= Duration::from_secs(3) && elapsed < Duration::from_secs(30),
+        "{elapsed:?}: {text}"
+    );
+    let hung = models.join("b-hang.glb");
+    let hung_name = hung.to_str().unwrap();
+    let planted = format!("planted hang in stage frames on {hung_name}");
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for m in report["models"].as_array().unwrap() {
+        let path = m["path"].as_str().unwrap();
+        let found = findings(&report, Path::new(path));
+        if path == hung_name {
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(
+                (found[0].0.as_str(), found[0].1.as_str()),
+                ("worker.timeout", "error")
+            );
+            assert!(
+                found[0]
+                    .2
+                    .starts_with("the check timed out after 3 s in stage \"frames\""),
+                "{found:?}"
+            );
+            assert_eq!(m["findings"][0]["stderr"], serde_json::json!([planted]));
+            assert_eq!(m["checks_run"], serde_json::json!(["worker.timeout"]));
+        } else {
+            assert_ne!(m["worst"], "error", "{path}: {found:?}");
+            assert_eq!(
+                m["checks_run"].as_array().unwrap().len(),
+                10,
+                "{path} checked"
+            );
+        }
+    }
+    assert_eq!(report["failed"], 1);
+    assert!(
+        text.contains(&format!(
+            "FAIL  {hung_name}: worker.timeout: the check timed out"
+        )),
+        "{text}"
+    );
+    assert!(text.contains(&format!("      | {planted}")), "{text}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let case = &xml[xml
+        .find("name=\"worker.timeout\"")
+        .expect("a worker.timeout case")..];
+    let case = &case[..case.find("</testcase>").unwrap()];
+    assert!(
+        case.contains("<failure message=\"the check timed out after 3 s"),
+        "{case}"
+    );
+    assert!(case.contains(&planted), "{case}");
+    let page = std::fs::read_to_string(html.join("index.html")).unwrap();
+    assert!(
+        page.contains("<code>worker.timeout</code> the check timed out after 3 s"),
+        "{page}"
+    );
+    assert!(page.contains(&format!("<pre>{planted}</pre>")), "{page}");
+
+    for (config, field) in [
+        ("timeout_s = 0\n", "timeout_s"),
+        ("timeout_s = nan\n", "timeout_s"),
+        ("timeout_s = 1e9\n", "timeout_s"),
+        (
+            "[[overrides]]\npaths = [\"**\"]\ntimeout_s = -1.0\n",
+            "overrides[0].timeout_s",
+        ),
+    ] {
+        std::fs::write(models.join("skinview.toml"), config).unwrap();
+        let bad = check(&[models.to_str().unwrap(), "--no-gpu"]);
+        let text = common::output_text(&bad);
+        assert_eq!(bad.status.code(), Some(2), "{config}: {text}");
+        assert!(text.contains(field), "{config}: {text}");
+    }
+}
+
+/// A file whose name is not UTF-8 reaches its worker (paths travel as bytes when they are
+/// not text) and is checked like any other: the same findings as its copy under a plain name.
+#[cfg(unix)]
+#[test]
+fn a_file_name_not_utf8_is_checked_like_any_other() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = std::env::temp_dir().join("skinview-check-not-utf8");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let plain = dir.join("plain.glb");
+    let odd = dir.join(std::ffi::OsStr::from_bytes(b"odd-\xff\xfe.glb"));
+    assert!(odd.to_str().is_none());
+    for p in [&plain, &odd] {
+        std::fs::copy(common::model("rig_seed1"), p).unwrap();
+    }
+    let json = dir.with_extension("json");
+    let o = check(&[
+        dir.to_str().unwrap(),
+        "--no-gpu",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let models = report["models"].as_array().unwrap();
+    assert_eq!(models.len(), 2, "{text}");
+    let by_name = |name: &str| {
+        models
+            .iter()
+            .find(|m| m["path"].as_str().unwrap().ends_with(name))
+            .unwrap_or_else(|| panic!("{name} not in {text}"))
+    };
+    let (odd, plain) = (by_name("odd-\u{fffd}\u{fffd}.glb"), by_name("plain.glb"));
+    assert_eq!(odd["checks_run"].as_array().unwrap().len(), 10, "{odd}");
+    assert_eq!(odd["findings"], plain["findings"]);
+    assert_eq!(odd["clip_bounds"], plain["clip_bounds"]);
+    assert_eq!(odd["inputs"][0]["hash"], plain["inputs"][0]["hash"]);
 }
 
 /// `[[overrides]]` in the folder's skinview.toml: thresholds for the files its globs match
