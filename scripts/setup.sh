@@ -113,6 +113,7 @@ npm_ci() {
 }
 npm_ci tools/oracle three "the independent-engine tests"
 npm_ci tools/gltfpack gltfpack "the compressed-glTF and diff tests"
+npm_ci tools/gltf-validator gltf-validator "the tests that validate every file skinview writes"
 
 # The library's web build (.ci/run checks `--no-default-features --lib` for
 # wasm32-unknown-unknown): the target's standard library, from rustup.

@@ -23,8 +23,12 @@
 //! indices too large for the chosen type, negative weights in a normalised type, arrays
 //! whose lengths disagree, primitives of one mesh with different morph target counts and
 //! channels on `matrix` nodes. Float weights are written exactly as stored (not
-//! renormalised); an animation without channels is written with empty channel and sampler
-//! arrays (the schema wants at least one), so animation indices are kept.
+//! renormalised). Two repairs, because glTF requires them (the Khronos glTF-Validator checks
+//! both): an animation without channels is written with one channel holding the first
+//! animatable node at its rest translation (one key at 0 s), so the clip, its name and the
+//! animation indices are kept and nothing moves; normals and tangent directions are written
+//! at unit length (tangent `w` as ±1), a zero or non-finite one, which no direction fits, as
+//! +Z (tangent +X).
 
 use std::path::Path;
 
@@ -366,6 +370,13 @@ fn vec3_floats(v: &[Vec3]) -> Vec<f32> {
     v.iter().flat_map(|p| p.to_array()).collect()
 }
 
+/// Directions at unit length, as glTF's NORMAL requires (a zero or non-finite one as `or`).
+fn unit_vec3_floats(v: &[Vec3], or: Vec3) -> Vec<f32> {
+    v.iter()
+        .flat_map(|d| d.try_normalize().unwrap_or(or).to_array())
+        .collect()
+}
+
 fn all_finite(v: &[f32]) -> bool {
     v.iter().all(|x| x.is_finite())
 }
@@ -562,7 +573,7 @@ impl Writer<'_> {
             check(normals.len(), "NORMAL")?;
             let a = self.floats(
                 &format!("{field}.attributes.NORMAL"),
-                &vec3_floats(normals),
+                &unit_vec3_floats(normals, Vec3::Z),
                 3,
                 "VEC3",
                 false,
@@ -572,7 +583,15 @@ impl Writer<'_> {
         }
         if let Some(tangents) = &p.tangents {
             check(tangents.len(), "TANGENT")?;
-            let v: Vec<f32> = tangents.iter().flat_map(|t| t.to_array()).collect();
+            // glTF's TANGENT: a unit direction, and w = ±1 (the bitangent's sign).
+            let v: Vec<f32> = tangents
+                .iter()
+                .flat_map(|t| {
+                    let d = t.truncate().try_normalize().unwrap_or(Vec3::X);
+                    let w = if t.w < 0.0 { -1.0 } else { 1.0 };
+                    d.extend(w).to_array()
+                })
+                .collect();
             let a = self.floats(
                 &format!("{field}.attributes.TANGENT"),
                 &v,
@@ -776,6 +795,33 @@ impl Writer<'_> {
         Ok(Value::Object(s))
     }
 
+    /// For an animation without channels (`animations[index]`), which glTF forbids: one
+    /// channel keeping the first node without a `matrix` at its rest translation, one key at
+    /// 0 s, so nothing moves. Its channel and sampler (sampler 0).
+    fn still_channel(&mut self, scene: &Scene, index: usize) -> Result<(Value, Value)> {
+        let field = format!("animations[{index}]");
+        let Some((node, n)) = scene
+            .nodes
+            .iter()
+            .enumerate()
+            .find(|(_, n)| n.matrix.is_none())
+        else {
+            return Err(self.err(
+                field,
+                "animates nothing, and no node without a matrix can hold the one channel glTF \
+                 requires",
+            ));
+        };
+        let sf = format!("{field}.samplers[0]");
+        let input = self.floats(&format!("{sf}.input"), &[0.0], 1, "SCALAR", true, None)?;
+        let rest = n.rest.translation.to_array();
+        let output = self.floats(&format!("{sf}.output"), &rest, 3, "VEC3", false, None)?;
+        Ok((
+            json!({ "sampler": 0, "target": { "node": node, "path": "translation" } }),
+            json!({ "input": input, "output": output, "interpolation": "LINEAR" }),
+        ))
+    }
+
     fn animation(&mut self, scene: &Scene, index: usize) -> Result<Value> {
         let anim = &scene.animations[index];
         let mut channels = Vec::with_capacity(anim.channels.len());
@@ -836,6 +882,11 @@ impl Writer<'_> {
             channels.push(
                 json!({ "sampler": ci, "target": { "node": ch.node, "path": ch.path.name() } }),
             );
+        }
+        if channels.is_empty() {
+            let (channel, sampler) = self.still_channel(scene, index)?;
+            channels.push(channel);
+            samplers.push(sampler);
         }
         let mut a = Map::new();
         if let Some(name) = &anim.name {

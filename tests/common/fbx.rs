@@ -60,6 +60,10 @@ pub struct AsciiArm {
     /// A blend shape channel `Bulge` (the tip ring moved by (1, 2, 0) at full weight) whose
     /// `DeformPercent` goes from 0 at 0 s to 100 at the clip's end.
     pub bulge: bool,
+    /// Takes sharing the one timeline (name, `LocalStart` and `LocalStop` in s), each a stack
+    /// whose layer plays the same curves; empty: the one stack `Bend` with a `LocalStop` at
+    /// the clip's end alone.
+    pub takes: Vec<(String, f64, f64)>,
 }
 
 impl Default for AsciiArm {
@@ -74,6 +78,7 @@ impl Default for AsciiArm {
             upper_scale: 1.0,
             lower_pre_rotation_z_deg: 0.0,
             lower_inherit: 1,
+            takes: Vec::new(),
             clip_end_s: 1.0,
             bulge: false,
         }
@@ -194,11 +199,7 @@ Objects:  {{\n\
 \t\t}}\n\t}}\n\
 \tDeformer: 400, \"Deformer::Skin\", \"Skin\" {{\n\t\tVersion: 101\n\t}}\n\
 {upper_cluster}{lower_cluster}{bulge_objects}\
-\tAnimationStack: 500, \"AnimStack::Bend\", \"\" {{\n\t\tProperties70:  {{\n\
-\t\t\tP: \"LocalStop\", \"KTime\", \"Time\", \"\",{stop}\n\
-\t\t\tP: \"ReferenceStop\", \"KTime\", \"Time\", \"\",{stop}\n\
-\t\t}}\n\t}}\n\
-\tAnimationLayer: 501, \"AnimLayer::Base\", \"\" {{\n\t}}\n\
+{stacks}\
 \tAnimationCurveNode: 502, \"AnimCurveNode::R\", \"\" {{\n\t\tProperties70:  {{\n\
 \t\t\tP: \"d|X\", \"Number\", \"\", \"A\",0\n\
 \t\t\tP: \"d|Y\", \"Number\", \"\", \"A\",0\n\
@@ -215,7 +216,7 @@ Connections:  {{\n\
 \tC: \"OO\",200,0\n\tC: \"OO\",100,200\n\tC: \"OO\",300,0\n\tC: \"OO\",301,300\n\
 \tC: \"OO\",400,100\n\tC: \"OO\",401,400\n\tC: \"OO\",402,400\n\
 \tC: \"OO\",300,401\n\tC: \"OO\",301,402\n\
-\tC: \"OO\",501,500\n\tC: \"OO\",502,501\n\
+{stack_connections}\
 \tC: \"OP\",502,301, \"Lcl Rotation\"\n\tC: \"OP\",503,502, \"d|Z\"\n\
 {bulge_connections}}}\n",
             unit = self.unit_cm,
@@ -231,6 +232,8 @@ Connections:  {{\n\
             lx = ARM_LOWER_X,
             upper_cluster = cluster(401, "Upper", &|v| 1.0 - Self::lower_weight(v), 0.0),
             lower_cluster = cluster(402, "Lower", &Self::lower_weight, ARM_LOWER_X),
+            stacks = self.stacks(stop),
+            stack_connections = self.stack_connections(),
             bulge_objects = if self.bulge {
                 self.bulge_objects(stop)
             } else {
@@ -244,6 +247,54 @@ Connections:  {{\n\
                 ""
             },
         )
+    }
+
+    /// The animation stacks and their layers: stack 500 with layer 501, then 700 + 2k with
+    /// 701 + 2k for take k > 0.
+    fn stacks(&self, stop: i64) -> String {
+        let ktime = |s: f64| (s * KTIME_PER_S).round() as i64;
+        if self.takes.is_empty() {
+            return format!(
+                "\tAnimationStack: 500, \"AnimStack::Bend\", \"\" {{\n\t\tProperties70:  {{\n\
+                 \t\t\tP: \"LocalStop\", \"KTime\", \"Time\", \"\",{stop}\n\
+                 \t\t\tP: \"ReferenceStop\", \"KTime\", \"Time\", \"\",{stop}\n\
+                 \t\t}}\n\t}}\n\
+                 \tAnimationLayer: 501, \"AnimLayer::Base\", \"\" {{\n\t}}\n"
+            );
+        }
+        let mut text = String::new();
+        for (k, (name, start_s, stop_s)) in self.takes.iter().enumerate() {
+            let (stack, layer) = Self::take_ids(k);
+            let (a, b) = (ktime(*start_s), ktime(*stop_s));
+            text += &format!(
+                "\tAnimationStack: {stack}, \"AnimStack::{name}\", \"\" {{\n\t\tProperties70:  {{\n\
+                 \t\t\tP: \"LocalStart\", \"KTime\", \"Time\", \"\",{a}\n\
+                 \t\t\tP: \"LocalStop\", \"KTime\", \"Time\", \"\",{b}\n\
+                 \t\t\tP: \"ReferenceStart\", \"KTime\", \"Time\", \"\",{a}\n\
+                 \t\t\tP: \"ReferenceStop\", \"KTime\", \"Time\", \"\",{b}\n\
+                 \t\t}}\n\t}}\n\
+                 \tAnimationLayer: {layer}, \"AnimLayer::Base\", \"\" {{\n\t}}\n"
+            );
+        }
+        text
+    }
+
+    /// Take `k`'s stack and layer ids.
+    fn take_ids(k: usize) -> (usize, usize) {
+        match k {
+            0 => (500, 501),
+            k => (700 + 2 * k, 701 + 2 * k),
+        }
+    }
+
+    /// Each layer in its stack, each playing the rotation curve node 502.
+    fn stack_connections(&self) -> String {
+        (0..self.takes.len().max(1))
+            .map(|k| {
+                let (stack, layer) = Self::take_ids(k);
+                format!("\tC: \"OO\",{layer},{stack}\n\tC: \"OO\",502,{layer}\n")
+            })
+            .collect()
     }
 
     /// The `Bulge` shape, its blend shape deformer and channel, and the channel's curve.

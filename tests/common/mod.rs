@@ -40,6 +40,9 @@ pub mod gltfpack_model;
 /// FBX files Blender wrote from the shared models (scripts/make-fbx-test-data.sh).
 pub mod fbx;
 
+/// The Khronos glTF-Validator over files the tests write.
+pub mod validator;
+
 /// Golden-image comparison (renders and `render` images with legends).
 pub mod golden;
 /// Deterministic generated rigs (seeded skeleton, tube skin, morph targets, animations).

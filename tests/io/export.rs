@@ -556,3 +556,149 @@ fn export_command_says_what_it_did() {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
 }
+
+/// Every kind of file skinview writes passes the Khronos glTF-Validator with no error: `export`
+/// of every shared model and rig (the repacker), with quantised joints and weights too, of the
+/// native rigs and of every FBX test file (the glTF writer), and `weights --out`.
+#[test]
+fn every_written_file_passes_the_khronos_validator() {
+    let dir = scratch("validator");
+    let skinview = |args: &[&std::ffi::OsStr]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_skinview"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", common::output_text(&o));
+    };
+    let mut sources: Vec<PathBuf> = common::all_models();
+    sources.extend(["builtin:arm", "builtin:humanoid"].map(PathBuf::from));
+    let fbx_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fbx");
+    let mut fbx: Vec<PathBuf> = std::fs::read_dir(&fbx_dir)
+        .unwrap_or_else(|e| panic!("{}: {e}: run scripts/setup.sh --tests", fbx_dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "fbx"))
+        .collect();
+    fbx.sort();
+    assert!(fbx.len() >= 5, "FBX test files: {fbx:?}");
+    sources.extend(fbx);
+    let mut written = Vec::new();
+    for (i, source) in sources.iter().enumerate() {
+        let out = dir.join(format!("{i}.glb"));
+        skinview(&[
+            "export".as_ref(),
+            source.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ]);
+        written.push(out);
+    }
+    for (name, extra) in [
+        ("u8", &["--joints", "u16", "--weights", "unorm8"][..]),
+        ("u16", &["--weights", "unorm16"]),
+    ] {
+        let out = dir.join(format!("cesium-{name}.glb"));
+        let model = common::model("CesiumMan");
+        let mut args: Vec<&std::ffi::OsStr> = vec!["export".as_ref(), model.as_os_str()];
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
+        args.extend(["--out".as_ref(), out.as_os_str()]);
+        skinview(&args);
+        written.push(out);
+    }
+    for (name, flag) in [("RiggedSimple", "--regenerate"), ("CesiumMan", "--smooth")] {
+        let out = dir.join(format!("weights-{name}.glb"));
+        let model = common::model(name);
+        let args = [
+            "weights".as_ref(),
+            model.as_os_str(),
+            flag.as_ref(),
+            "--out".as_ref(),
+        ];
+        skinview(&[&args[..], &[out.as_os_str()]].concat());
+        written.push(out);
+    }
+    let reports = common::validator::validate(&written);
+    let mut failed = Vec::new();
+    for (r, source) in reports.iter().zip(
+        sources.iter().map(|s| s.display().to_string()).chain(
+            [
+                "export --weights unorm8",
+                "export --weights unorm16",
+                "weights --regenerate",
+                "weights --smooth",
+            ]
+            .map(String::from),
+        ),
+    ) {
+        println!("{source}: {} errors, {} warnings", r.errors, r.warnings);
+        if r.errors > 0 {
+            failed.push(format!(
+                "{source} -> {}: {:#?}",
+                r.file.display(),
+                r.messages
+            ));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "invalid glTF written:\n{}",
+        failed.join("\n")
+    );
+}
+
+/// The two repairs glTF requires of the writer, each checked by the validator against a file
+/// that lacks it: an animation without channels (the validator rejects `channels: []`) is
+/// written with one channel that holds a node still, its name and index kept; normals twice
+/// as long as a unit and a zero one are written at unit length (the validator rejects
+/// others).
+#[test]
+fn the_writer_repairs_what_gltf_forbids() {
+    use skinview::anim::Animation;
+    let dir = scratch("repairs");
+    // Control: the validator rejects a clip without channels.
+    let bad = dir.join("empty-clip.gltf");
+    let text = r#"{"asset":{"version":"2.0"},"nodes":[{}],"scenes":[{"nodes":[0]}],
+        "animations":[{"channels":[],"samplers":[]}]}"#;
+    std::fs::write(&bad, text).unwrap();
+    let control = common::validator::validate(std::slice::from_ref(&bad));
+    assert!(control[0].errors > 0, "{control:?}");
+    assert!(
+        control[0]
+            .messages
+            .iter()
+            .any(|m| m.contains("/animations/0")),
+        "{control:?}"
+    );
+
+    let mut scene = skinview::io::load(&common::model("RiggedSimple")).unwrap();
+    let clips = scene.animations.len();
+    scene.animations.push(Animation {
+        name: Some("still".into()),
+        channels: Vec::new(),
+    });
+    let normals = scene.meshes[0].primitives[0].normals.as_mut().unwrap();
+    for n in normals.iter_mut() {
+        *n *= 2.0;
+    }
+    normals[0] = glam::Vec3::ZERO;
+    let out = dir.join("repaired.glb");
+    skinview::io::gltf_export::write_glb(&scene, &Default::default(), &out).unwrap();
+    let report = common::validator::validate(std::slice::from_ref(&out));
+    assert_eq!(report[0].errors, 0, "{report:?}");
+    let back = skinview::io::load(&out).unwrap();
+    assert_eq!(back.animations.len(), clips + 1);
+    assert_eq!(back.animations[clips].name.as_deref(), Some("still"));
+    let mut still = skinview::frame::FrameState::new(&back);
+    still.evaluate(&back, Some(clips), 0.0).unwrap();
+    let mut rest = skinview::frame::FrameState::new(&back);
+    rest.evaluate(&back, None, 0.0).unwrap();
+    assert_eq!(
+        still.model_from_node, rest.model_from_node,
+        "the still clip moves nothing"
+    );
+    let written = back.meshes[0].primitives[0].normals.as_ref().unwrap();
+    assert!(
+        written.iter().all(|n| (n.length() - 1.0).abs() < 1e-6),
+        "unit normals"
+    );
+}

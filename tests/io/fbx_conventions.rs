@@ -213,17 +213,23 @@ fn check_against_ufbx(name: &str, bytes: &[u8], samples: usize) -> f64 {
     for (clip, stack) in fbx.anim_stacks.iter().enumerate() {
         // At whole frames of the file's rate: there the baked tracks hold the curves' values
         // (between frames a cubic FBX curve is sampled, not kept: the module's convention).
+        // The clip starts at its take's start (file time `begin`).
         let fps = fbx.settings.frames_per_second;
         let frames = (scene.animations[clip].duration_s() as f64 * fps).floor();
+        let begin = match stack.time_begin < stack.time_end {
+            true => stack.time_begin,
+            false => 0.0,
+        };
         for k in 0..samples {
-            let t = (frames * k as f64 / (samples - 1).max(1) as f64).round() / fps;
+            let u = (frames * k as f64 / (samples - 1).max(1) as f64).round() / fps;
+            let t = begin + u;
             let opts = ufbx::EvaluateOpts {
                 evaluate_skinning: true,
                 ..Default::default()
             };
             let ev = ufbx::evaluate_scene(&fbx, &stack.anim, t, opts).unwrap();
             let mut frame = FrameState::new(&scene);
-            frame.evaluate(&scene, Some(clip), t as f32).unwrap();
+            frame.evaluate(&scene, Some(clip), u as f32).unwrap();
             let mut skinner = CpuSkinner::new(&scene, None);
             let ours = skinner.skin_all(&scene, &frame).unwrap();
             let (mut lo, mut hi) = (DVec3::MAX, DVec3::MIN);
@@ -316,5 +322,69 @@ fn blender_files_skin_as_ufbx_evaluates_them() {
             rel <= TOLERANCE_REL,
             "{stem}.fbx: {rel:.3e} of the diagonal from ufbx"
         );
+    }
+}
+
+/// Three takes sharing one timeline (`Lower` turns 0° → 90° over 0–1 s), each its own
+/// `LocalStart`…`LocalStop`: each clip lasts its range, starts at 0 s and plays that part of
+/// the timeline (keys outside it dropped; a range past the last key holds it), as
+/// [`expected`] puts the vertices at the file's time begin + t.
+#[test]
+fn each_take_plays_its_own_range_from_zero() {
+    let takes = [
+        ("Early", 0.0, 0.25),
+        ("Middle", 0.25, 0.8),
+        ("Hold", 0.6, 1.5),
+    ];
+    let arm = AsciiArm {
+        takes: takes
+            .iter()
+            .map(|&(name, a, b)| (name.to_string(), a, b))
+            .collect(),
+        ..Default::default()
+    };
+    let scene = import(&arm);
+    let n = ARM_RINGS.len() * 4;
+    let size = 20.0 * arm.unit_cm / 100.0;
+    assert_eq!(scene.animations.len(), takes.len());
+    for (clip, &(name, begin_s, end_s)) in takes.iter().enumerate() {
+        let a = &scene.animations[clip];
+        assert_eq!(a.name.as_deref(), Some(name));
+        let duration = a.duration_s() as f64;
+        assert!(
+            (duration - (end_s - begin_s)).abs() < 1e-6,
+            "{name}: {duration} s"
+        );
+        for u in [0.0, 0.3 * duration, 0.7 * duration, duration] {
+            let mut frame = FrameState::new(&scene);
+            frame.evaluate(&scene, Some(clip), u as f32).unwrap();
+            let got = CpuSkinner::new(&scene, None)
+                .skin_all(&scene, &frame)
+                .unwrap();
+            let file_s = (begin_s + u).min(1.0);
+            // Each drawn vertex is the arm vertex nearest it (they are far apart).
+            let worst = got
+                .iter()
+                .flat_map(|o| o.positions.iter())
+                .map(|p| {
+                    (0..n)
+                        .map(|v| (p.as_dvec3() - expected(&arm, v, file_s)).length())
+                        .fold(f64::MAX, f64::min)
+                })
+                .fold(0.0, f64::max);
+            println!(
+                "{name} at {u:.3} s (file {file_s:.3} s): {:.2e} of the arm",
+                worst / size
+            );
+            assert!(
+                worst <= TOLERANCE_REL * size,
+                "{name} at {u} s: {worst:.3e} m off"
+            );
+        }
+    }
+    // ufbx reads the same ranges from the file.
+    let fbx = ufbx::load_memory(arm.text().as_bytes(), skinview::io::fbx::load_options()).unwrap();
+    for (stack, &(_, begin_s, end_s)) in fbx.anim_stacks.iter().zip(&takes) {
+        assert!((stack.time_begin - begin_s).abs() < 1e-9 && (stack.time_end - end_s).abs() < 1e-9);
     }
 }

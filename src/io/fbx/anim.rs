@@ -1,6 +1,7 @@
 //! Animation stacks as clips: each stack baked by ufbx (linear keys kept at their times,
 //! other curves sampled at the file's frame rate), its node tracks and blend-channel weights
-//! as LINEAR channels.
+//! as LINEAR channels, cut to the stack's take range and moved to start at 0 s
+//! ([`TakeRange`]).
 
 use super::mesh::MorphLinks;
 use super::{
@@ -41,8 +42,9 @@ pub(super) fn clips(
         let baked =
             ufbx::bake_anim(fbx, &stack.anim, opts).map_err(|e| ufbx_error(file, &label, &e))?;
         check_keys(fbx, &baked, file, &label)?;
-        let mut channels = node_channels(&baked, node_index, nodes);
-        channels.extend(weight_channels(&baked, morphs, file, &label)?);
+        let range = TakeRange::of(stack);
+        let mut channels = node_channels(&baked, node_index, nodes, range);
+        channels.extend(weight_channels(&baked, morphs, range, file, &label)?);
         if channels.is_empty() {
             report.warn(&label, "animates nothing skinview draws: an empty clip");
         }
@@ -52,6 +54,78 @@ pub(super) fn clips(
         });
     }
     Ok(clips)
+}
+
+/// The part of the file's timeline a stack's take plays, in the file's seconds: its
+/// `LocalStart`…`LocalStop` (`ReferenceStart`…`ReferenceStop` without them; a FBX 6 take's
+/// `LocalTime`), as ufbx reads them. Several takes often share one timeline, each its own
+/// range of it: a clip is the keys inside its range, moved so the take starts at 0 s, with a
+/// key at each end holding the value there (Unity's importer and three.js's
+/// `AnimationUtils.subclip` cut takes so). A stack with no usable range (none, or an empty
+/// or reversed one) keeps every key at the file's times.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct TakeRange {
+    begin_s: f64,
+    end_s: f64,
+}
+
+impl TakeRange {
+    /// `stack`'s range, when it has a usable one.
+    fn of(stack: &ufbx::AnimStack) -> Option<TakeRange> {
+        let (begin_s, end_s) = (stack.time_begin, stack.time_end);
+        (begin_s.is_finite() && end_s.is_finite() && begin_s < end_s)
+            .then_some(TakeRange { begin_s, end_s })
+    }
+
+    /// `keys` (in time order) cut to the range and moved to start at 0, a key at each end
+    /// valued as `mix` interpolates between the keys around it (held past the first and last).
+    fn cut<T: Copy>(self, keys: &[(f64, T)], mix: impl Fn(T, T, f32) -> T) -> Vec<(f64, T)> {
+        let at = |t: f64| {
+            let after = keys.partition_point(|k| k.0 <= t);
+            match (
+                after.checked_sub(1).and_then(|i| keys.get(i)),
+                keys.get(after),
+            ) {
+                (Some(a), Some(b)) if b.0 > a.0 => {
+                    Some(mix(a.1, b.1, ((t - a.0) / (b.0 - a.0)) as f32))
+                }
+                (Some(a), _) => Some(a.1),
+                (None, Some(b)) => Some(b.1),
+                (None, None) => None,
+            }
+        };
+        let inside = keys
+            .iter()
+            .filter(|k| k.0 > self.begin_s && k.0 < self.end_s)
+            .map(|&(t, v)| (t - self.begin_s, v));
+        let first = at(self.begin_s).map(|v| (0.0, v));
+        let last = at(self.end_s).map(|v| (self.end_s - self.begin_s, v));
+        first.into_iter().chain(inside).chain(last).collect()
+    }
+
+    /// Key times (in order) cut to the range, with its ends, still in the file's seconds.
+    fn cut_times(self, times: &[f64]) -> Vec<f64> {
+        let inside = times
+            .iter()
+            .copied()
+            .filter(|&t| t > self.begin_s && t < self.end_s);
+        std::iter::once(self.begin_s)
+            .chain(inside)
+            .chain(std::iter::once(self.end_s))
+            .collect()
+    }
+}
+
+/// Linear interpolation of the first three components (translation, scale).
+fn lerp4(a: [f32; 4], b: [f32; 4], u: f32) -> [f32; 4] {
+    std::array::from_fn(|i| a[i] + (b[i] - a[i]) * u)
+}
+
+/// Spherical interpolation of two rotations (x, y, z, w), as a LINEAR rotation track plays.
+fn slerp4(a: [f32; 4], b: [f32; 4], u: f32) -> [f32; 4] {
+    glam::Quat::from_array(a)
+        .slerp(glam::Quat::from_array(b), u)
+        .to_array()
 }
 
 /// Refuse a baked track with a NaN or infinite key, naming the node and time.
@@ -87,12 +161,13 @@ fn check_keys(fbx: &ufbx::Scene, baked: &ufbx::BakedAnim, file: &str, label: &st
     Ok(())
 }
 
-/// Translation, rotation and scale channels of the baked nodes (a constant track equal to
-/// the node's rest value is left out).
+/// Translation, rotation and scale channels of the baked nodes, cut to `range` (a constant
+/// track equal to the node's rest value is left out).
 fn node_channels(
     baked: &ufbx::BakedAnim,
     node_index: &[Option<usize>],
     nodes: &[Node],
+    range: Option<TakeRange>,
 ) -> Vec<Channel> {
     let mut channels = Vec::new();
     for b in baked.nodes.iter() {
@@ -115,6 +190,14 @@ fn node_channels(
             .iter()
             .map(|k| (k.time, vec4(vec3(k.value).to_array())))
             .collect();
+        let (t, r, s) = match range {
+            Some(range) => (
+                range.cut(&t, lerp4),
+                range.cut(&r, slerp4),
+                range.cut(&s, lerp4),
+            ),
+            None => (t, r, s),
+        };
         let at_rest = |keys: &[(f64, [f32; 4])], value: [f32; 4]| {
             keys.iter()
                 .all(|(_, v)| v.iter().zip(value).all(|(a, b)| (a - b).abs() <= 1e-6))
@@ -177,6 +260,7 @@ fn channel(node: usize, path: Path, keys: &[(f64, [f32; 4])], components: usize)
 fn weight_channels(
     baked: &ufbx::BakedAnim,
     morphs: &[MorphLinks],
+    range: Option<TakeRange>,
     file: &str,
     label: &str,
 ) -> Result<Vec<Channel>> {
@@ -210,6 +294,10 @@ fn weight_channels(
             .collect();
         times.sort_by(f64::total_cmp);
         times.dedup();
+        if let Some(range) = range {
+            times = range.cut_times(&times);
+        }
+        let begin_s = range.map_or(0.0, |r| r.begin_s);
         let n = m.channels.len();
         let values_made = (times.len() as u64)
             .saturating_mul(n as u64)
@@ -228,7 +316,7 @@ fn weight_channels(
         let mut keys_times: Vec<f32> = Vec::with_capacity(times.len());
         let mut values: Vec<f32> = Vec::with_capacity(times.len() * n);
         for &t in &times {
-            keys_times.push(key_time(keys_times.last().copied(), t));
+            keys_times.push(key_time(keys_times.last().copied(), t - begin_s));
             for (k, track) in tracks.iter().enumerate() {
                 values.push(match track {
                     Some(keys) => (sample(keys, t) / 100.0) as f32,

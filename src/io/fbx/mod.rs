@@ -21,9 +21,10 @@
 //!   channel's weight (`DeformPercent` / 100) is the default morph weight, and its animation a
 //!   weights channel.
 //! - **Every animation stack is a clip**, baked by ufbx: linear keys stay at their times,
-//!   other curves are sampled at the file's frame rate; the clip's tracks are LINEAR. Key
-//!   times are the file's (a stack that starts at 1 s has its first key at 1 s, as glTF
-//!   clips keep theirs).
+//!   other curves are sampled at the file's frame rate; the clip's tracks are LINEAR. A clip
+//!   plays its take's range (`LocalStart`…`LocalStop`): keys outside it are dropped and the
+//!   times move so the take starts at 0 s, as Unity's importer and three.js do (several takes
+//!   often share one timeline); a stack without a range keeps the file's times.
 //! - **Influences**: every influence of a vertex is kept (the weight sets are as wide as the
 //!   most influenced vertex needs, in fours), up to [`MAX_INFLUENCES`].
 //!
