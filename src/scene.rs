@@ -315,6 +315,17 @@ pub struct Scene {
 }
 
 impl Scene {
+    /// Refuse a scene that draws nothing (a file with no mesh: an animation-only file, an
+    /// FBX with its header alone): every command that draws or skins calls it first.
+    pub fn require_draws(&self) -> Result<()> {
+        match self.draws.is_empty() {
+            true => Err(Error::NothingToRender {
+                model: self.name.clone(),
+            }),
+            false => Ok(()),
+        }
+    }
+
     /// Draws that are deformed: skinned, or whose mesh has morph targets (the `dump` set).
     pub fn deformed_draws(&self) -> impl Iterator<Item = &Draw> {
         self.draws.iter().filter(|d| {

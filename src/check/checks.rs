@@ -115,8 +115,16 @@ fn bounds(out: &[SkinnedVertices]) -> (Vec3, Vec3) {
     crate::skin::bounds(out).unwrap_or((Vec3::ZERO, Vec3::ZERO))
 }
 
-/// The importer's repairs (warnings) and warnings (info).
+/// The importer's repairs (warnings) and warnings (info); a file with no mesh (an error:
+/// nothing to draw or skin).
 fn imports(scene: &Scene, out: &mut Vec<Finding>) {
+    if scene.draws.is_empty() {
+        out.add(
+            Check::Import,
+            Severity::Error,
+            "the file has no mesh: nothing to draw or skin".to_string(),
+        );
+    }
     for n in &scene.report.notes {
         let severity = if n.repaired {
             Severity::Warning

@@ -135,6 +135,7 @@ pub fn run(mut a: BenchArgs) -> CliResult {
     let model = source.load_with(skinview::io::ImportOptions {
         allow_external_uris: a.allow_external_uris,
     })?;
+    model.scene.require_draws()?;
     for out in [&a.json, &a.out].into_iter().flatten() {
         model.refuse_as_output(out)?;
     }

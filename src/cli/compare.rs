@@ -78,6 +78,7 @@ impl CaptureChoice {
 
 pub fn run(a: CompareArgs) -> CliResult {
     let model = a.model.load_writing(&[a.json.as_deref()])?;
+    model.scene.require_draws()?;
     let scene = &model.scene;
     let anims: Vec<Option<usize>> = match a.anim.as_deref() {
         Some(s) => vec![parse_anim(&model, Some(s))?],

@@ -58,6 +58,7 @@ pub struct DiffArgs {
 
 fn load(path: &Path, options: ImportOptions, outputs: &[Option<&Path>]) -> CliResult<Model> {
     let model = ModelSource::from_arg(Some(path))?.load_with(options)?;
+    model.scene.require_draws()?;
     for out in outputs.iter().flatten() {
         model.refuse_as_output(out)?;
     }

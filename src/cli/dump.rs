@@ -67,6 +67,7 @@ pub fn run(a: DumpArgs) -> CliResult {
         )));
     }
     let model = a.model.load_writing(&[Some(&a.out)])?;
+    model.scene.require_draws()?;
     let scene = &model.scene;
     let anim = parse_anim(&model, a.anim.as_deref())?;
     if let Some(i) = anim {

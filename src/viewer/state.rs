@@ -271,6 +271,7 @@ impl ViewerState {
     /// Open `model`; `demo` runs the built-in humanoid's demo set-up on a native humanoid
     /// (the built-in humanoid always opens with it, however it is named).
     pub fn new(model: Model, demo: bool) -> Result<ViewerState> {
+        model.scene.require_draws()?;
         let anim = (!model.scene.animations.is_empty()).then_some(0);
         let demo = demo || model.source == ModelSource::Builtin(crate::builtin::Builtin::Humanoid);
         let setup = CharacterSetup {

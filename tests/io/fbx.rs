@@ -374,3 +374,143 @@ fn hostile_fbx_values_are_named_errors_or_reported_repairs() {
         "{keys} keys"
     );
 }
+
+/// Files cut short, a header alone, a future version, garbage after a header: each import
+/// is an error naming the file and what is wrong, or loads with a warning saying so (a
+/// binary file cut between records; an ASCII file cut between sections, which reads as the
+/// smaller file it then is: a mesh in no node, or no mesh). Never silent.
+#[test]
+fn cut_and_forged_fbx_files_never_load_silently() {
+    use skinview::io::fbx::import_slice;
+    let binary = std::fs::read(common::fbx::converted("RiggedSimple")).unwrap();
+    let ascii = common::fbx::AsciiArm::default().text().into_bytes();
+    let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
+    for (kind, bytes) in [("binary", &binary), ("ascii", &ascii)] {
+        let n = bytes.len();
+        let mut cuts: Vec<usize> = (1..48).map(|k| n * k / 48).collect();
+        cuts.extend([n - 98, n - 16, n - 1]);
+        // (A cut of trailing whitespace alone leaves the whole file.)
+        for cut in cuts
+            .into_iter()
+            .filter(|&c| !bytes[c..].iter().all(u8::is_ascii_whitespace))
+        {
+            cases.push((format!("{kind} cut at {cut} of {n}"), bytes[..cut].to_vec()));
+        }
+    }
+    let mut future = binary[..27].to_vec();
+    future[23..27].copy_from_slice(&99_000u32.to_le_bytes());
+    future.extend(vec![0u8; 200]);
+    cases.push(("version 99000".into(), future));
+    let mut garbage = binary[..27].to_vec();
+    garbage.extend((0..4000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
+    cases.push(("header and garbage".into(), garbage));
+    cases.push((
+        "ASCII header comment alone".into(),
+        b"; FBX 7.4.0 project file\n; nothing\n".to_vec(),
+    ));
+    for (what, bytes) in cases {
+        match import_slice(&bytes, "cut.fbx") {
+            Err(e) => {
+                let text = e.to_string();
+                assert!(text.starts_with("cut.fbx: "), "{what}: {text}");
+                assert!(!text.contains("gives no detail"), "{what}: {text}");
+            }
+            Ok(scene) => {
+                let warned = scene.report.notes.iter().any(|n| !n.repaired);
+                assert!(warned, "{what}: loaded without a word");
+                if what.starts_with("binary") {
+                    let says = scene
+                        .report
+                        .notes
+                        .iter()
+                        .any(|n| n.message.contains("cut short"));
+                    assert!(says, "{what}: {:?}", scene.report.notes);
+                }
+            }
+        }
+    }
+    // The version is named; a file cut inside a record names the record.
+    let mut future = binary[..27].to_vec();
+    future[23..27].copy_from_slice(&99_000u32.to_le_bytes());
+    future.extend(vec![0u8; 200]);
+    let e = import_slice(&future, "v.fbx").unwrap_err().to_string();
+    assert!(e.contains("99000"), "{e}");
+    let e = import_slice(&binary[..binary.len() / 2], "half.fbx")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("record \"") && e.contains("cut short"), "{e}");
+    // An ASCII file cut inside a block names the block and the line it opened at.
+    let text = common::fbx::AsciiArm::default().text();
+    let cut = text.find("PolygonVertexIndex").unwrap() + 30;
+    let e = import_slice(&text.as_bytes()[..cut], "a.fbx")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("line ") && e.contains("PolygonVertexIndex"),
+        "{e}"
+    );
+}
+
+/// A cluster listing vertices past the mesh's: ufbx drops them with their weights, and the
+/// import says so for that cluster.
+#[test]
+fn cluster_indices_past_the_mesh_are_reported() {
+    let text = common::fbx::AsciiArm::default().text();
+    // The Upper cluster's first index (0) becomes 999 (the arm has 20 vertices).
+    let at = text.find("SubDeformer::Upper").unwrap();
+    let indexes = at + text[at..].find("a: ").unwrap() + 3;
+    let edited = format!("{}999{}", &text[..indexes], &text[indexes + 1..]);
+    let scene = skinview::io::fbx::import_slice(edited.as_bytes(), "arm.fbx").unwrap();
+    let note = scene
+        .report
+        .notes
+        .iter()
+        .find(|n| n.field.contains("cluster 0"))
+        .unwrap_or_else(|| panic!("{:?}", scene.report.notes));
+    assert!(
+        note.message.contains("1 of its") && note.message.contains("past"),
+        "{note:?}"
+    );
+}
+
+/// A file with no mesh (an FBX header comment alone) is an error with exit 2 for every
+/// command that draws or skins, and `info` says it has none.
+#[test]
+fn commands_that_draw_or_skin_refuse_a_file_without_a_mesh() {
+    let dir = std::env::temp_dir().join(format!("skinview-no-mesh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("empty.fbx");
+    std::fs::write(&file, "; FBX 7.4.0 project file\n; nothing else\n").unwrap();
+    let f = file.to_str().unwrap();
+    let out = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (png, json) = (out("x.png"), out("x.json"));
+    let commands: [Vec<&str>; 6] = [
+        vec!["render", f, "--out", &png],
+        vec!["dump", f, "--time", "0", "--out", &json],
+        vec!["compare", f, "--frames", "1"],
+        vec!["view", f, "--frames", "1"],
+        vec!["bench", f, "--frames", "1"],
+        vec!["diff", f, f],
+    ];
+    for args in commands {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_skinview"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let text = common::output_text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {text}");
+        assert!(
+            text.contains("empty.fbx") && text.contains("nothing to draw"),
+            "{args:?}: {text}"
+        );
+    }
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .args(["info", f])
+        .output()
+        .unwrap();
+    assert!(
+        common::output_text(&o).contains("no mesh"),
+        "{}",
+        common::output_text(&o)
+    );
+}

@@ -234,6 +234,23 @@ fn influences(
         }
         skin.joints.push(node);
         skin.joint_from_bind.push(joint_from_bind);
+        // ufbx drops a cluster's indices past the vertices it skins, with their weights.
+        let past = c
+            .vertices
+            .iter()
+            .filter(|&&v| v as usize >= d.vertices.len())
+            .count();
+        if past > 0 {
+            report.warn(
+                format!("{label} cluster {k}"),
+                format!(
+                    "{past} of its {} vertex indices are past the mesh's {} vertices: dropped, \
+                     with their weights",
+                    c.vertices.len(),
+                    d.vertices.len()
+                ),
+            );
+        }
     }
     if skin.joints.is_empty() {
         return Err(Error::invalid(file, label, "has no clusters (no joints)"));

@@ -39,10 +39,15 @@
 //! textures are not read); baking makes at most [`MAX_SEGMENTS_PER_KEY`] keys per source
 //! key. NaN or infinite positions, normals, UVs, colours, offsets, transforms and bind
 //! matrices are errors.
-//! Errors name the file and the FBX element: `rig.fbx: Deformer "Skin" cluster 3: …`.
+//! Errors name the file and the FBX element: `rig.fbx: Deformer "Skin" cluster 3: …`. Where
+//! ufbx says no more than "Failed to load" (an ASCII file), [`structure`] finds the line; a
+//! binary file is walked record by record first, so a file cut short names the record it was
+//! cut in (or, cut between records, loads with a warning); a version past
+//! [`MAX_FBX_VERSION`] is an error; ufbx's warnings become the scene's warnings.
 
 mod anim;
 mod mesh;
+pub mod structure;
 
 use std::path::{Path, PathBuf};
 
@@ -87,11 +92,67 @@ pub fn import_file_with(path: &Path, options: ImportOptions) -> Result<(Scene, V
     Ok((scene, files.read))
 }
 
+/// The newest FBX version ufbx 0.11 reads (7.7, FBX 2020): a file claiming a newer one is
+/// refused rather than read as whatever its bytes happen to parse to.
+pub const MAX_FBX_VERSION: u32 = 7700;
+
 /// Import FBX bytes; `file` names the file in messages.
 pub fn import_slice(bytes: &[u8], file: &str) -> Result<Scene> {
-    let fbx = ufbx::load_memory(bytes, load_options()).map_err(|e| ufbx_error(file, "FBX", &e))?;
-    let raw = Importer::new(file, &fbx).run()?;
+    let cut = match structure::binary(bytes) {
+        structure::Structure::Broken(why) => return Err(Error::invalid(file, "FBX", why)),
+        structure::Structure::EndMissing(why) => Some(why),
+        structure::Structure::Whole => None,
+    };
+    let fbx = ufbx::load_memory(bytes, load_options()).map_err(|e| load_error(file, bytes, &e))?;
+    if fbx.metadata.version > MAX_FBX_VERSION {
+        return Err(Error::invalid(
+            file,
+            "FBX",
+            format!(
+                "FBX version {} is newer than the reader knows (7.0 to {}.{})",
+                fbx.metadata.version,
+                MAX_FBX_VERSION / 1000,
+                MAX_FBX_VERSION % 1000 / 100
+            ),
+        ));
+    }
+    let mut raw = Importer::new(file, &fbx).run()?;
+    if fbx.meshes.is_empty() {
+        raw.report
+            .warn("FBX", "the file has no mesh: nothing to draw or skin");
+    }
+    if let Some(why) = cut {
+        raw.report.warn("FBX", why);
+    }
+    for w in fbx.metadata.warnings.iter() {
+        let field = fbx.elements.get(w.element_id as usize).map_or_else(
+            || "FBX".to_string(),
+            |e| format!("{:?} \"{}\"", e.type_, e.name.as_ref() as &str),
+        );
+        let times = match w.count {
+            0 | 1 => String::new(),
+            n => format!(" ({n} times)"),
+        };
+        raw.report.warn(
+            field,
+            format!("ufbx: {}{times}", w.description.as_ref() as &str),
+        );
+    }
     SceneBuilder::build(raw)
+}
+
+/// A load error: ufbx's words, and where ufbx has none (an ASCII file it could not parse),
+/// the line [`structure::ascii_problem`] finds.
+fn load_error(file: &str, bytes: &[u8], e: &ufbx::Error) -> Error {
+    let no_detail = e.type_ == ufbx::ErrorType::Unknown && e.info().is_empty();
+    let ascii = structure::binary_version(bytes).is_none();
+    if no_detail && ascii {
+        let text = String::from_utf8_lossy(bytes);
+        if let Some(problem) = structure::ascii_problem(&text) {
+            return Error::invalid(file, "FBX", format!("not a readable ASCII FBX: {problem}"));
+        }
+    }
+    ufbx_error(file, "FBX", e)
 }
 
 /// ufbx's allocator limits (see [`MAX_FBX_MEMORY_BYTES`]).
@@ -342,6 +403,12 @@ impl<'a> Importer<'a> {
                     self.raw.nodes[k].skin = skin_index;
                     nodes.push(k);
                 }
+            }
+            if nodes.is_empty() {
+                self.raw.report.warn(
+                    element_label("Geometry", &m.element),
+                    "is in no node (no connection places it): not drawn",
+                );
             }
             links.push(mesh::MorphLinks {
                 channels: converted.channels,
