@@ -484,19 +484,39 @@ fn joint_scale(scene: &Scene, out: &mut Vec<Finding>) {
     }
 }
 
-/// Each clip's skinned bounds over its sampled frames, and how far past the rest bounds it
-/// goes (worst frame).
+/// Each clip's skinned bounds over its sampled frames, and how far it goes past the rest
+/// bounds (worst frame): past the rest box, and past the rest box's bounding sphere (centre
+/// the box's, radius half its diagonal), the shape a renderer culls with when it culls a
+/// skinned mesh by a sphere made once (three.js's `SkinnedMesh.boundingSphere`, computed at
+/// its first frame).
 struct ClipSurvey {
     rest: (Vec3, Vec3),
-    /// Per clip: its bounds, and its worst excursion past the rest bounds and when.
-    clips: Vec<((Vec3, Vec3), f32, f32)>,
+    clips: Vec<ClipExcursion>,
+}
+
+/// An excursion past the rest box under this share of the diagonal is f32 noise (a clip
+/// that holds its rest pose), not a clip leaving its box: 1e-5, ten times the skinned
+/// positions' rounding.
+const BOX_NOISE_REL: f64 = 1e-5;
+
+/// One clip's bounds and worst excursions, each with its time.
+#[derive(Clone, Copy)]
+struct ClipExcursion {
+    bounds: (Vec3, Vec3),
+    past_box: (f32, f32),
+    past_sphere: (f32, f32),
 }
 
 impl ClipSurvey {
     fn new(scene: &Scene, rest: (Vec3, Vec3)) -> ClipSurvey {
+        let still = ClipExcursion {
+            bounds: rest,
+            past_box: (0.0, 0.0),
+            past_sphere: (0.0, 0.0),
+        };
         ClipSurvey {
             rest,
-            clips: vec![(rest, 0.0, 0.0); scene.animations.len()],
+            clips: vec![still; scene.animations.len()],
         }
     }
 
@@ -507,14 +527,25 @@ impl ClipSurvey {
         let (lo, hi) = self.rest;
         let (flo, fhi) = bounds(posed);
         let past = (lo - flo).max(fhi - hi).max_element();
-        if past > clip.1 {
-            (clip.1, clip.2) = (past, time_s);
+        if past > clip.past_box.0 {
+            clip.past_box = (past, time_s);
         }
-        clip.0 = (clip.0.0.min(flo), clip.0.1.max(fhi));
+        let (centre, radius) = ((lo + hi) * 0.5, (hi - lo).length() * 0.5);
+        let farthest = posed
+            .iter()
+            .flat_map(|o| o.positions.iter())
+            .filter(|p| p.is_finite())
+            .map(|p| p.distance(centre))
+            .fold(0.0f32, f32::max);
+        if farthest - radius > clip.past_sphere.0 {
+            clip.past_sphere = (farthest - radius, time_s);
+        }
+        clip.bounds = (clip.bounds.0.min(flo), clip.bounds.1.max(fhi));
     }
 
-    /// The clips' bounds, and a warning for each that leaves the rest bounds by more than the
-    /// margin.
+    /// The clips' bounds, and for each that leaves the rest bounds' sphere by more than the
+    /// margin a warning; a clip that leaves the rest box within that (clips move out of their
+    /// rest box: that alone is normal) an info finding.
     fn finish(
         self,
         scene: &Scene,
@@ -523,25 +554,41 @@ impl ClipSurvey {
         out: &mut Vec<Finding>,
     ) -> Vec<ClipBounds> {
         let mut bounds = Vec::with_capacity(self.clips.len());
-        for (a, ((lo, hi), worst, at)) in self.clips.into_iter().enumerate() {
-            let rel = f64::from(worst) / diagonal;
-            if rel > config.bounds_margin_rel {
+        for (a, clip) in self.clips.into_iter().enumerate() {
+            let words = scene.clip_name(a).words();
+            let (sphere, at) = clip.past_sphere;
+            let sphere_rel = f64::from(sphere) / diagonal;
+            if sphere_rel > config.bounds_margin_rel {
                 out.add_at(
                     Check::ClipBounds,
                     Severity::Warning,
                     format!(
-                        "{} leaves the rest bounds by {} of the model's size (at {at:.3} s): \
-                         culled with the rest bounds it disappears early; use the clip's bounds",
-                        scene.clip_name(a).words(),
-                        percent(rel)
+                        "{words} leaves the rest bounds' sphere by {} of the model's size (at \
+                         {at:.3} s): culled with the rest bounds it disappears early; use the \
+                         clip's bounds",
+                        percent(sphere_rel)
+                    ),
+                    frame_ref(scene, Some(a), at),
+                );
+            } else if f64::from(clip.past_box.0) / diagonal > BOX_NOISE_REL {
+                let (past, at) = clip.past_box;
+                out.add_at(
+                    Check::ClipBounds,
+                    Severity::Info,
+                    format!(
+                        "{words} leaves the rest box by {} of the model's size (at {at:.3} s), \
+                         within its sphere (past it by at most {}, under the {} margin)",
+                        percent(f64::from(past) / diagonal),
+                        percent(sphere_rel.max(0.0)),
+                        percent(config.bounds_margin_rel)
                     ),
                     frame_ref(scene, Some(a), at),
                 );
             }
             bounds.push(ClipBounds {
                 clip: scene.clip_name(a).label(),
-                min: lo.to_array(),
-                max: hi.to_array(),
+                min: clip.bounds.0.to_array(),
+                max: clip.bounds.1.to_array(),
             });
         }
         bounds
