@@ -42,7 +42,10 @@
 //! Errors name the file and the FBX element: `rig.fbx: Deformer "Skin" cluster 3: …`.
 
 mod anim;
+mod curves;
 mod mesh;
+mod resample;
+mod track;
 
 use std::path::{Path, PathBuf};
 
