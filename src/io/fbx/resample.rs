@@ -84,11 +84,15 @@ pub(super) fn sample(target: &Target, property: Property, base: &[Base]) -> Samp
             None => [0.0; 4],
         };
         let knot = Knot::new(b.time, v, in_tangent, out_tangent);
-        if let Some(&a) = knots.last()
-            && !base[i - 1].step_after
-        {
-            worst = worst.max(refine(target, property, a, knot, depth, &mut knots));
-        }
+        let knot = match knots.last() {
+            Some(&a) if !base[i - 1].step_after => {
+                let (error, knot) = refine(target, property, a, knot, depth, &mut knots);
+                worst = worst.max(error);
+                knot
+            }
+            Some(a) => continued(property, a, knot),
+            None => knot,
+        };
         knots.push(knot);
     }
     Sampled {
@@ -98,7 +102,9 @@ pub(super) fn sample(target: &Target, property: Property, base: &[Base]) -> Samp
 }
 
 /// Knots between `a` and `b` (pushed onto `out`, `a` already there) until the Hermite
-/// between each pair is within tolerance or `depth` halvings are spent; the worst error left.
+/// between each pair is within tolerance or `depth` halvings are spent; the worst error left,
+/// and `b` as the last of them continues (a rotation's sign follows the knots made, so a
+/// turn past 180° between two keys keeps turning).
 fn refine(
     target: &Target,
     property: Property,
@@ -106,7 +112,8 @@ fn refine(
     b: Knot,
     depth: u32,
     out: &mut Vec<Knot>,
-) -> f64 {
+) -> (f64, Knot) {
+    let b = continued(property, &a, b);
     let error = CHECKS
         .iter()
         .map(|&u| {
@@ -116,7 +123,7 @@ fn refine(
         })
         .fold(0.0, f64::max);
     if error <= 1.0 || depth == 0 {
-        return error;
+        return (error, b);
     }
     let t = 0.5 * (a.time + b.time);
     let v = nearest(property, a.value, target.eval(property, t));
@@ -125,10 +132,23 @@ fn refine(
     let behind = derivative(target, property, v, t, -half);
     let d: [f64; 4] = std::array::from_fn(|i| 0.5 * (ahead[i] + behind[i]));
     let m = Knot::new(t, v, d, d);
-    let left = refine(target, property, a, m, depth - 1, out);
+    let (left, m) = refine(target, property, a, m, depth - 1, out);
     out.push(m);
-    let right = refine(target, property, m, b, depth - 1, out);
-    left.max(right)
+    let (right, b) = refine(target, property, m, b, depth - 1, out);
+    (left.max(right), b)
+}
+
+/// `b`, or for a rotation `b` negated (value and tangents) when nearer so to `a`.
+fn continued(property: Property, a: &Knot, b: Knot) -> Knot {
+    if nearest(property, a.value, b.value) == b.value {
+        return b;
+    }
+    Knot {
+        time: b.time,
+        value: b.value.map(|x| -x),
+        in_tangent: b.in_tangent.map(|x| -x),
+        out_tangent: b.out_tangent.map(|x| -x),
+    }
 }
 
 /// ufbx's derivative (per second) at `t`, where its value is `v`, from inside the interval

@@ -173,8 +173,16 @@ impl Target<'_> {
 }
 
 /// Fractions of a key interval where a track is checked against ufbx: the quarter points,
-/// where a cubic's error between two exact knots peaks and a Hermite's nearly so.
-pub(super) const CHECKS: [f64; 3] = [0.25, 0.5, 0.75];
+/// near where the error of a chord or a Hermite between exact knots peaks, and the golden
+/// section's two points, which no whole number of turns in the interval maps onto its ends
+/// (at the quarter points alone, a segment of 4k turns would look like no turn at all).
+pub(super) const CHECKS: [f64; 5] = [
+    0.25,
+    0.381_966_011_250_105,
+    0.5,
+    0.618_033_988_749_895,
+    0.75,
+];
 
 /// The worst error (in tolerances) of `track` between its knots, at [`CHECKS`] of each
 /// interval but `skip`ped ones (steps, which the bake leaves as a short ramp).
