@@ -1,7 +1,8 @@
-//! Animation stacks as clips: each stack baked by ufbx (linear keys kept at their times,
-//! other curves sampled at the file's frame rate), its node tracks and blend-channel weights
-//! as LINEAR channels, cut to the stack's take range and moved to start at 0 s
-//! ([`TakeRange`]).
+//! Animation stacks as clips: node tracks exact where the curves allow (`curves`), else
+//! sampled to the tolerance from ufbx's evaluation (`resample`), on the knots of ufbx's bake
+//! (the curves' keys and the sides of each step); blend-channel weights baked by ufbx at the
+//! file's frame rate (LINEAR); every channel cut to the stack's take range and moved to start
+//! at 0 s ([`TakeRange`]).
 
 use super::mesh::MorphLinks;
 use super::resample::{self, Base};

@@ -162,7 +162,8 @@ fn convertible(curve: &ufbx::AnimCurve) -> bool {
     curve.keyframes.windows(2).all(|w| {
         let (a, b) = (&w[0], &w[1]);
         let span = b.time - a.time;
-        if !(span > 0.0) {
+        // Keys at one time (or out of order, or NaN): a jump, not a curve.
+        if span.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             return false;
         }
         let third = |dx: f32| (f64::from(dx) / span - 1.0 / 3.0).abs() <= UNWEIGHTED_SLACK;

@@ -86,29 +86,23 @@ fn f32_round(v: [f64; 4]) -> [f64; 4] {
 pub(super) fn interpolate(property: Property, cubic: bool, a: &Knot, b: &Knot, u: f64) -> [f64; 4] {
     let dt = b.time - a.time;
     let rotation = property == Property::Rotation;
-    let mut out = [0.0; 4];
-    if cubic {
+    let mut out: [f64; 4] = if cubic {
         let (u2, u3) = (u * u, u * u * u);
         let h00 = 2.0 * u3 - 3.0 * u2 + 1.0;
         let h10 = (u3 - 2.0 * u2 + u) * dt;
         let h01 = -2.0 * u3 + 3.0 * u2;
         let h11 = (u3 - u2) * dt;
-        for i in 0..4 {
-            out[i] = h00 * a.value[i]
-                + h10 * a.out_tangent[i]
-                + h01 * b.value[i]
-                + h11 * b.in_tangent[i];
-        }
+        std::array::from_fn(|i| {
+            h00 * a.value[i] + h10 * a.out_tangent[i] + h01 * b.value[i] + h11 * b.in_tangent[i]
+        })
     } else if rotation {
         let qa = glam::DQuat::from_array(a.value);
         let qb = glam::DQuat::from_array(b.value);
         let qb = if qa.dot(qb) < 0.0 { -qb } else { qb };
-        out = qa.slerp(qb, u).to_array();
+        qa.slerp(qb, u).to_array()
     } else {
-        for i in 0..4 {
-            out[i] = a.value[i] + (b.value[i] - a.value[i]) * u;
-        }
-    }
+        std::array::from_fn(|i| a.value[i] + (b.value[i] - a.value[i]) * u)
+    };
     if rotation {
         let len = out.iter().map(|x| x * x).sum::<f64>().sqrt();
         if len > 0.0 && len.is_finite() {
