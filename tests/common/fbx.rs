@@ -64,6 +64,85 @@ pub struct AsciiArm {
     /// whose layer plays the same curves; empty: the one stack `Bend` with a `LocalStop` at
     /// the clip's end alone.
     pub takes: Vec<(String, f64, f64)>,
+    /// `Lower`'s Z rotation curve (degrees); empty: 0° at 0 s to 90° at the clip's end, linear.
+    pub bend: Vec<Key>,
+    /// `Upper`'s `Lcl Translation` curves, X, Y and Z (units); all empty: not animated.
+    pub upper_translation: [Vec<Key>; 3],
+}
+
+/// A key of a curve the tests write: time (s), value, and how the curve leaves it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Key {
+    pub time_s: f64,
+    pub value: f64,
+    pub kind: KeyKind,
+}
+
+/// How a curve leaves a key (FBX `KeyAttrFlags`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KeyKind {
+    /// Linear to the next key.
+    Linear,
+    /// Cubic with auto tangents (ufbx solves them from the neighbouring keys).
+    Auto,
+    /// Cubic with user tangents, broken: the slope (per second) leaving this key and the one
+    /// arriving at the next.
+    User { right: f64, next_left: f64 },
+}
+
+impl Key {
+    pub fn new(time_s: f64, value: f64, kind: KeyKind) -> Key {
+        Key {
+            time_s,
+            value,
+            kind,
+        }
+    }
+}
+
+/// An `AnimationCurve` object `id` with `keys`, one attribute record a key.
+fn curve_object(id: u32, keys: &[Key]) -> String {
+    let join = |v: Vec<String>| v.join(",");
+    let times = join(
+        keys.iter()
+            .map(|k| ((k.time_s * KTIME_PER_S).round() as i64).to_string())
+            .collect(),
+    );
+    let values = join(keys.iter().map(|k| format!("{}", k.value)).collect());
+    // Flags: 0x4 linear; 0x8 cubic with 0x100 auto, or 0x400 user and 0x800 broken. The
+    // attributes (right slope, next left slope, weights, velocities) are f32s written as
+    // their bits, as an ASCII FBX 7.2+ file holds them.
+    let flags = join(
+        keys.iter()
+            .map(|k| match k.kind {
+                KeyKind::Linear => "24836".to_string(),
+                KeyKind::Auto => "264".to_string(),
+                KeyKind::User { .. } => "3080".to_string(),
+            })
+            .collect(),
+    );
+    let attrs = join(
+        keys.iter()
+            .map(|k| match k.kind {
+                KeyKind::User { right, next_left } => {
+                    let bits = |x: f64| (x as f32).to_bits() as i32;
+                    format!("{},{},0,0", bits(right), bits(next_left))
+                }
+                _ => "0,0,0,0".to_string(),
+            })
+            .collect(),
+    );
+    let n = keys.len();
+    let refs = vec!["1"; n].join(",");
+    format!(
+        "\tAnimationCurve: {id}, \"AnimCurve::\", \"\" {{\n\t\tDefault: 0\n\t\tKeyVer: 4009\n\
+         \t\tKeyTime: *{n} {{\n\t\t\ta: {times}\n\t\t}}\n\
+         \t\tKeyValueFloat: *{n} {{\n\t\t\ta: {values}\n\t\t}}\n\
+         \t\tKeyAttrFlags: *{n} {{\n\t\t\ta: {flags}\n\t\t}}\n\
+         \t\tKeyAttrDataFloat: *{} {{\n\t\t\ta: {attrs}\n\t\t}}\n\
+         \t\tKeyAttrRefCount: *{n} {{\n\t\t\ta: {refs}\n\t\t}}\n\t}}\n",
+        4 * n
+    )
 }
 
 impl Default for AsciiArm {
@@ -81,6 +160,8 @@ impl Default for AsciiArm {
             takes: Vec::new(),
             clip_end_s: 1.0,
             bulge: false,
+            bend: Vec::new(),
+            upper_translation: Default::default(),
         }
     }
 }
@@ -205,12 +286,7 @@ Objects:  {{\n\
 \t\t\tP: \"d|Y\", \"Number\", \"\", \"A\",0\n\
 \t\t\tP: \"d|Z\", \"Number\", \"\", \"A\",0\n\
 \t\t}}\n\t}}\n\
-\tAnimationCurve: 503, \"AnimCurve::\", \"\" {{\n\t\tDefault: 0\n\t\tKeyVer: 4009\n\
-\t\tKeyTime: *2 {{\n\t\t\ta: 0,{stop}\n\t\t}}\n\
-\t\tKeyValueFloat: *2 {{\n\t\t\ta: 0,90\n\t\t}}\n\
-\t\tKeyAttrFlags: *1 {{\n\t\t\ta: 24836\n\t\t}}\n\
-\t\tKeyAttrDataFloat: *4 {{\n\t\t\ta: 0,0,255790911,0\n\t\t}}\n\
-\t\tKeyAttrRefCount: *1 {{\n\t\t\ta: 2\n\t\t}}\n\t}}\n\
+{bend_curve}{translation_objects}\
 }}\n\
 Connections:  {{\n\
 \tC: \"OO\",200,0\n\tC: \"OO\",100,200\n\tC: \"OO\",300,0\n\tC: \"OO\",301,300\n\
@@ -218,7 +294,7 @@ Connections:  {{\n\
 \tC: \"OO\",300,401\n\tC: \"OO\",301,402\n\
 {stack_connections}\
 \tC: \"OP\",502,301, \"Lcl Rotation\"\n\tC: \"OP\",503,502, \"d|Z\"\n\
-{bulge_connections}}}\n",
+{translation_connections}{bulge_connections}}}\n",
             unit = self.unit_cm,
             nv = vertices.len(),
             verts = list(&vertices),
@@ -234,6 +310,9 @@ Connections:  {{\n\
             lower_cluster = cluster(402, "Lower", &Self::lower_weight, ARM_LOWER_X),
             stacks = self.stacks(stop),
             stack_connections = self.stack_connections(),
+            bend_curve = self.bend_curve(stop),
+            translation_objects = self.translation_objects(),
+            translation_connections = self.translation_connections(),
             bulge_objects = if self.bulge {
                 self.bulge_objects(stop)
             } else {
@@ -275,6 +354,58 @@ Connections:  {{\n\
                  \t\t}}\n\t}}\n\
                  \tAnimationLayer: {layer}, \"AnimLayer::Base\", \"\" {{\n\t}}\n"
             );
+        }
+        text
+    }
+
+    /// `Lower`'s Z rotation curve 503: [`AsciiArm::bend`], or 0° to 90° over the clip
+    /// (written as it always was, so the hostile corpus's edits of it still apply).
+    fn bend_curve(&self, stop: i64) -> String {
+        if !self.bend.is_empty() {
+            return curve_object(503, &self.bend);
+        }
+        format!(
+            "\tAnimationCurve: 503, \"AnimCurve::\", \"\" {{\n\t\tDefault: 0\n\t\tKeyVer: 4009\n\
+             \t\tKeyTime: *2 {{\n\t\t\ta: 0,{stop}\n\t\t}}\n\
+             \t\tKeyValueFloat: *2 {{\n\t\t\ta: 0,90\n\t\t}}\n\
+             \t\tKeyAttrFlags: *1 {{\n\t\t\ta: 24836\n\t\t}}\n\
+             \t\tKeyAttrDataFloat: *4 {{\n\t\t\ta: 0,0,255790911,0\n\t\t}}\n\
+             \t\tKeyAttrRefCount: *1 {{\n\t\t\ta: 2\n\t\t}}\n\t}}\n"
+        )
+    }
+
+    /// `Upper`'s translation curve node 510 and its curves 511–513, when animated.
+    fn translation_objects(&self) -> String {
+        if self.upper_translation.iter().all(Vec::is_empty) {
+            return String::new();
+        }
+        let mut text = "\tAnimationCurveNode: 510, \"AnimCurveNode::T\", \"\" {\n\
+                        \t\tProperties70:  {\n\
+                        \t\t\tP: \"d|X\", \"Number\", \"\", \"A\",0\n\
+                        \t\t\tP: \"d|Y\", \"Number\", \"\", \"A\",0\n\
+                        \t\t\tP: \"d|Z\", \"Number\", \"\", \"A\",0\n\t\t}\n\t}\n"
+            .to_string();
+        for (i, keys) in self.upper_translation.iter().enumerate() {
+            if !keys.is_empty() {
+                text += &curve_object(511 + i as u32, keys);
+            }
+        }
+        text
+    }
+
+    /// The translation curves' connections (node 510 on `Upper` and in every layer).
+    fn translation_connections(&self) -> String {
+        if self.upper_translation.iter().all(Vec::is_empty) {
+            return String::new();
+        }
+        let mut text = "\tC: \"OP\",510,300, \"Lcl Translation\"\n".to_string();
+        for (i, axis) in ["X", "Y", "Z"].iter().enumerate() {
+            if !self.upper_translation[i].is_empty() {
+                text += &format!("\tC: \"OP\",{},510, \"d|{axis}\"\n", 511 + i);
+            }
+        }
+        for k in 0..self.takes.len().max(1) {
+            text += &format!("\tC: \"OO\",510,{}\n", Self::take_ids(k).1);
         }
         text
     }

@@ -202,6 +202,12 @@ fn bind_pose_comes_from_the_clusters_not_the_rest_pose() {
 /// frames of every clip: the conversion to glTF's node tree, TRS tracks, clusters and split vertices
 /// changes nothing. Vertices are matched through their geometry-space positions.
 fn check_against_ufbx(name: &str, bytes: &[u8], samples: usize) -> f64 {
+    check_against_ufbx_at(name, bytes, samples, 0.0)
+}
+
+/// [`check_against_ufbx`] `offset` frames after each sampled frame (0.37: between frames,
+/// where a resampled curve would be interpolated), the last sample kept inside the clip.
+pub(crate) fn check_against_ufbx_at(name: &str, bytes: &[u8], samples: usize, offset: f64) -> f64 {
     let scene = skinview::io::fbx::import_slice(bytes, name).unwrap();
     let fbx = ufbx::load_memory(bytes, skinview::io::fbx::load_options()).unwrap();
     assert_eq!(
@@ -211,9 +217,7 @@ fn check_against_ufbx(name: &str, bytes: &[u8], samples: usize) -> f64 {
     );
     let mut worst_rel: f64 = 0.0;
     for (clip, stack) in fbx.anim_stacks.iter().enumerate() {
-        // At whole frames of the file's rate: there the baked tracks hold the curves' values
-        // (between frames a cubic FBX curve is sampled, not kept: the module's convention).
-        // The clip starts at its take's start (file time `begin`).
+        // At whole frames of the file's rate, or `offset` frames after them. The clip starts at its take's start (file time `begin`).
         let fps = fbx.settings.frames_per_second;
         let frames = (scene.animations[clip].duration_s() as f64 * fps).floor();
         let begin = match stack.time_begin < stack.time_end {
@@ -221,7 +225,9 @@ fn check_against_ufbx(name: &str, bytes: &[u8], samples: usize) -> f64 {
             false => 0.0,
         };
         for k in 0..samples {
-            let u = (frames * k as f64 / (samples - 1).max(1) as f64).round() / fps;
+            let frame = (frames * k as f64 / (samples - 1).max(1) as f64).round();
+            let u = ((frame + offset).min(frames) / fps)
+                .min(scene.animations[clip].duration_s() as f64);
             let t = begin + u;
             let opts = ufbx::EvaluateOpts {
                 evaluate_skinning: true,

@@ -9,6 +9,7 @@ mod compressed;
 mod export;
 mod fbx;
 mod fbx_conventions;
+mod fbx_curves;
 mod hostile;
 mod hostile_corpus;
 mod import;

@@ -1,12 +1,13 @@
-//! Animation stacks as clips: each stack baked by ufbx (linear keys kept at their times,
-//! other curves sampled at the file's frame rate), its node tracks and blend-channel weights
-//! as LINEAR channels, cut to the stack's take range and moved to start at 0 s
-//! ([`TakeRange`]).
+//! Animation stacks as clips: node tracks exact where the curves allow (`curves`), else
+//! sampled to the tolerance from ufbx's evaluation (`resample`), on the knots of ufbx's bake
+//! (the curves' keys and the sides of each step); blend-channel weights baked by ufbx at the
+//! file's frame rate (LINEAR); every channel cut to the stack's take range and moved to start
+//! at 0 s ([`TakeRange`]).
 
 use super::mesh::MorphLinks;
-use super::{
-    MAX_MORPH_VALUES, MAX_SEGMENTS_PER_KEY, allocator, element_label, quat, ufbx_error, vec3,
-};
+use super::resample::{self, Base};
+use super::track::{self, Property, TOLERANCE_REL, Target, Track};
+use super::{MAX_MORPH_VALUES, MAX_SEGMENTS_PER_KEY, allocator, curves, element_label, ufbx_error};
 use crate::anim::{Animation, Channel, Interpolation, Path, Sampler};
 use crate::error::{Error, Result};
 use crate::scene::{Node, Report};
@@ -29,6 +30,7 @@ pub(super) fn clips(
     } else {
         FALLBACK_FPS
     };
+    let diagonal = track::rest_diagonal(fbx);
     let mut clips = Vec::with_capacity(fbx.anim_stacks.len());
     for stack in fbx.anim_stacks.iter() {
         let label = element_label("AnimationStack", &stack.element);
@@ -43,7 +45,16 @@ pub(super) fn clips(
             ufbx::bake_anim(fbx, &stack.anim, opts).map_err(|e| ufbx_error(file, &label, &e))?;
         check_keys(fbx, &baked, file, &label)?;
         let range = TakeRange::of(stack);
-        let mut channels = node_channels(&baked, node_index, nodes, range);
+        let tracks = NodeTracks {
+            fbx,
+            stack,
+            label: &label,
+            node_index,
+            nodes,
+            range,
+            diagonal,
+        };
+        let mut channels = tracks.channels(&baked, report);
         channels.extend(weight_channels(&baked, morphs, range, file, &label)?);
         if channels.is_empty() {
             report.warn(&label, "animates nothing skinview draws: an empty clip");
@@ -77,32 +88,6 @@ impl TakeRange {
             .then_some(TakeRange { begin_s, end_s })
     }
 
-    /// `keys` (in time order) cut to the range and moved to start at 0, a key at each end
-    /// valued as `mix` interpolates between the keys around it (held past the first and last).
-    fn cut<T: Copy>(self, keys: &[(f64, T)], mix: impl Fn(T, T, f32) -> T) -> Vec<(f64, T)> {
-        let at = |t: f64| {
-            let after = keys.partition_point(|k| k.0 <= t);
-            match (
-                after.checked_sub(1).and_then(|i| keys.get(i)),
-                keys.get(after),
-            ) {
-                (Some(a), Some(b)) if b.0 > a.0 => {
-                    Some(mix(a.1, b.1, ((t - a.0) / (b.0 - a.0)) as f32))
-                }
-                (Some(a), _) => Some(a.1),
-                (None, Some(b)) => Some(b.1),
-                (None, None) => None,
-            }
-        };
-        let inside = keys
-            .iter()
-            .filter(|k| k.0 > self.begin_s && k.0 < self.end_s)
-            .map(|&(t, v)| (t - self.begin_s, v));
-        let first = at(self.begin_s).map(|v| (0.0, v));
-        let last = at(self.end_s).map(|v| (self.end_s - self.begin_s, v));
-        first.into_iter().chain(inside).chain(last).collect()
-    }
-
     /// Key times (in order) cut to the range, with its ends, still in the file's seconds.
     fn cut_times(self, times: &[f64]) -> Vec<f64> {
         let inside = times
@@ -114,18 +99,6 @@ impl TakeRange {
             .chain(std::iter::once(self.end_s))
             .collect()
     }
-}
-
-/// Linear interpolation of the first three components (translation, scale).
-fn lerp4(a: [f32; 4], b: [f32; 4], u: f32) -> [f32; 4] {
-    std::array::from_fn(|i| a[i] + (b[i] - a[i]) * u)
-}
-
-/// Spherical interpolation of two rotations (x, y, z, w), as a LINEAR rotation track plays.
-fn slerp4(a: [f32; 4], b: [f32; 4], u: f32) -> [f32; 4] {
-    glam::Quat::from_array(a)
-        .slerp(glam::Quat::from_array(b), u)
-        .to_array()
 }
 
 /// Refuse a baked track with a NaN or infinite key, naming the node and time.
@@ -161,62 +134,146 @@ fn check_keys(fbx: &ufbx::Scene, baked: &ufbx::BakedAnim, file: &str, label: &st
     Ok(())
 }
 
-/// Translation, rotation and scale channels of the baked nodes, cut to `range` (a constant
-/// track equal to the node's rest value is left out).
-fn node_channels(
-    baked: &ufbx::BakedAnim,
-    node_index: &[Option<usize>],
-    nodes: &[Node],
+/// What the node tracks of one stack are made from.
+struct NodeTracks<'a> {
+    fbx: &'a ufbx::Scene,
+    stack: &'a ufbx::AnimStack,
+    label: &'a str,
+    node_index: &'a [Option<usize>],
+    nodes: &'a [Node],
     range: Option<TakeRange>,
-) -> Vec<Channel> {
-    let mut channels = Vec::new();
-    for b in baked.nodes.iter() {
-        let Some(node) = node_index.get(b.typed_id as usize).copied().flatten() else {
-            continue;
-        };
-        let rest = nodes[node].rest;
-        let t: Vec<(f64, [f32; 4])> = b
-            .translation_keys
-            .iter()
-            .map(|k| (k.time, vec4(vec3(k.value).to_array())))
-            .collect();
-        let r: Vec<(f64, [f32; 4])> = b
-            .rotation_keys
-            .iter()
-            .map(|k| (k.time, quat(k.value).normalize().to_array()))
-            .collect();
-        let s: Vec<(f64, [f32; 4])> = b
-            .scale_keys
-            .iter()
-            .map(|k| (k.time, vec4(vec3(k.value).to_array())))
-            .collect();
-        let (t, r, s) = match range {
-            Some(range) => (
-                range.cut(&t, lerp4),
-                range.cut(&r, slerp4),
-                range.cut(&s, lerp4),
-            ),
-            None => (t, r, s),
-        };
-        let at_rest = |keys: &[(f64, [f32; 4])], value: [f32; 4]| {
-            keys.iter()
-                .all(|(_, v)| v.iter().zip(value).all(|(a, b)| (a - b).abs() <= 1e-6))
-        };
-        let rest_t = vec4(rest.translation.to_array());
-        let rest_s = vec4(rest.scale.to_array());
-        let rest_r = rest.rotation.to_array();
-        let rest_r_flipped = (-rest.rotation).to_array();
-        if !(b.constant_translation && at_rest(&t, rest_t)) {
-            channels.push(channel(node, Path::Translation, &t, 3));
+    /// The model's rest diagonal ([`track::rest_diagonal`]).
+    diagonal: f64,
+}
+
+impl NodeTracks<'_> {
+    /// Translation, rotation and scale channels of the baked nodes, within `range`: exact
+    /// (`curves`) where the curves allow, else sampled to the tolerance (`resample`), each
+    /// stopped short by the cap reported; a constant track equal to the node's rest value
+    /// is left out.
+    fn channels(&self, baked: &ufbx::BakedAnim, report: &mut Report) -> Vec<Channel> {
+        let mut channels = Vec::new();
+        for b in baked.nodes.iter() {
+            let (Some(node), Some(fbx_node)) = (
+                self.node_index.get(b.typed_id as usize).copied().flatten(),
+                self.fbx.nodes.get(b.typed_id as usize),
+            ) else {
+                continue;
+            };
+            let target = Target {
+                anim: &self.stack.anim,
+                node: fbx_node,
+                translation_tolerance: TOLERANCE_REL * self.diagonal
+                    / track::parent_scale(fbx_node),
+            };
+            let rest = self.nodes[node].rest;
+            let flags = |k: &[(f64, ufbx::BakedKeyFlags)]| self.base(k);
+            let t: Vec<_> = b
+                .translation_keys
+                .iter()
+                .map(|k| (k.time, k.flags))
+                .collect();
+            let r: Vec<_> = b.rotation_keys.iter().map(|k| (k.time, k.flags)).collect();
+            let s: Vec<_> = b.scale_keys.iter().map(|k| (k.time, k.flags)).collect();
+            let rest_t = vec4(rest.translation.to_array());
+            let rest_s = vec4(rest.scale.to_array());
+            let rest_r = rest.rotation.to_array();
+            let rest_r_flipped = (-rest.rotation).to_array();
+            for (property, base, constant, rests) in [
+                (
+                    Property::Translation,
+                    flags(&t),
+                    b.constant_translation,
+                    vec![rest_t],
+                ),
+                (
+                    Property::Rotation,
+                    flags(&r),
+                    b.constant_rotation,
+                    vec![rest_r, rest_r_flipped],
+                ),
+                (Property::Scale, flags(&s), b.constant_scale, vec![rest_s]),
+            ] {
+                if base.is_empty() {
+                    continue;
+                }
+                let track = self.track(&target, property, &base, report);
+                let at_rest = |value: [f32; 4]| {
+                    track.knots.iter().all(|k| {
+                        k.value
+                            .iter()
+                            .zip(value)
+                            .all(|(a, b)| (*a as f32 - b).abs() <= 1e-6)
+                    })
+                };
+                if constant && rests.iter().any(|&v| at_rest(v)) {
+                    continue;
+                }
+                let begin = self.range.map_or(0.0, |r| r.begin_s);
+                channels.push(channel(node, property, &track, begin));
+            }
         }
-        if !(b.constant_rotation && (at_rest(&r, rest_r) || at_rest(&r, rest_r_flipped))) {
-            channels.push(channel(node, Path::Rotation, &r, 4));
-        }
-        if !(b.constant_scale && at_rest(&s, rest_s)) {
-            channels.push(channel(node, Path::Scale, &s, 3));
-        }
+        channels
     }
-    channels
+
+    /// `property`'s track: exact when [`curves::exact`] allows, else sampled, reporting a
+    /// track the cap left outside the tolerance.
+    fn track(
+        &self,
+        target: &Target,
+        property: Property,
+        base: &[Base],
+        report: &mut Report,
+    ) -> Track {
+        let range = self.range.map(|r| (r.begin_s, r.end_s));
+        if let Some(track) = curves::exact(target, property, range) {
+            return track;
+        }
+        let sampled = resample::sample(target, property, base);
+        if sampled.worst > 1.0 {
+            report.repair(
+                self.label,
+                format!(
+                    "Model \"{}\": {} sampled to within {:.1e} of the model's diagonal, not \
+                     {TOLERANCE_REL:.0e} ({MAX_SEGMENTS_PER_KEY} segments per key, the most made)",
+                    target.node.element.name.as_ref() as &str,
+                    property.name(),
+                    sampled.worst * TOLERANCE_REL,
+                ),
+            );
+        }
+        sampled.track
+    }
+
+    /// The bake's keys of a property (time, flags) as knot times: the curves' keys and the
+    /// sides of each step (not the frame-rate samples), the first and last, cut to the range.
+    fn base(&self, keys: &[(f64, ufbx::BakedKeyFlags)]) -> Vec<Base> {
+        use ufbx::BakedKeyFlags as F;
+        let kept = F::KEYFRAME | F::STEP_LEFT | F::STEP_RIGHT | F::STEP_KEY;
+        let last = keys.len().saturating_sub(1);
+        let mut picked: Vec<(f64, ufbx::BakedKeyFlags)> = keys
+            .iter()
+            .enumerate()
+            .filter(|&(i, k)| i == 0 || i == last || k.1.has_any(kept))
+            .map(|(_, &k)| k)
+            .collect();
+        if let Some(range) = self.range
+            && !picked.is_empty()
+        {
+            picked.retain(|k| k.0 > range.begin_s && k.0 < range.end_s);
+            picked.insert(0, (range.begin_s, F::NONE));
+            picked.push((range.end_s, F::NONE));
+        }
+        (0..picked.len())
+            .map(|i| Base {
+                time: picked[i].0,
+                step_after: picked[i].1.has_any(F::STEP_LEFT)
+                    || picked
+                        .get(i + 1)
+                        .is_some_and(|n| n.1.has_any(F::STEP_RIGHT)),
+            })
+            .collect()
+    }
 }
 
 fn vec4(v: [f32; 3]) -> [f32; 4] {
@@ -234,19 +291,37 @@ fn key_time(last: Option<f32>, t: f64) -> f32 {
     }
 }
 
-/// A LINEAR channel from keys (seconds, value).
-fn channel(node: usize, path: Path, keys: &[(f64, [f32; 4])], components: usize) -> Channel {
-    let mut times_s: Vec<f32> = Vec::with_capacity(keys.len());
-    let mut values: Vec<f32> = Vec::with_capacity(keys.len() * components);
-    for (t, v) in keys {
-        times_s.push(key_time(times_s.last().copied(), *t));
-        values.extend_from_slice(&v[..components]);
+/// The channel of `track` (LINEAR or CUBICSPLINE), its times moved back by `begin_s`.
+fn channel(node: usize, property: Property, track: &Track, begin_s: f64) -> Channel {
+    let components = property.components();
+    let per_key = if track.cubic { 3 } else { 1 };
+    let mut times_s: Vec<f32> = Vec::with_capacity(track.knots.len());
+    let mut values: Vec<f32> = Vec::with_capacity(track.knots.len() * components * per_key);
+    for k in &track.knots {
+        times_s.push(key_time(times_s.last().copied(), k.time - begin_s));
+        let parts = if track.cubic {
+            vec![k.in_tangent, k.value, k.out_tangent]
+        } else {
+            vec![k.value]
+        };
+        for p in parts {
+            values.extend(p[..components].iter().map(|&x| x as f32));
+        }
     }
+    let path = match property {
+        Property::Translation => Path::Translation,
+        Property::Rotation => Path::Rotation,
+        Property::Scale => Path::Scale,
+    };
     Channel {
         node,
         path,
         sampler: Sampler {
-            interpolation: Interpolation::Linear,
+            interpolation: if track.cubic {
+                Interpolation::CubicSpline
+            } else {
+                Interpolation::Linear
+            },
             times_s,
             values,
             components,

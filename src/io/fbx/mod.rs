@@ -20,8 +20,18 @@
 //!   in order, at its full-weight shape (in-between shapes are reported and dropped); a
 //!   channel's weight (`DeformPercent` / 100) is the default morph weight, and its animation a
 //!   weights channel.
-//! - **Every animation stack is a clip**, baked by ufbx: linear keys stay at their times,
-//!   other curves are sampled at the file's frame rate; the clip's tracks are LINEAR. A clip
+//! - **Every animation stack is a clip**, its curves kept exactly where glTF can hold them:
+//!   a translation or scale whose curves are linear or cubic with unweighted tangents (and
+//!   whose node passes the rule of `curves.rs`: no animated pivot, no helper, one layer) is
+//!   a CUBICSPLINE track keyed at its curves' key times (LINEAR when every segment is a
+//!   line). Everything else (rotations, which FBX keys as Euler angles; weighted tangents;
+//!   animated pivots) is sampled from ufbx's evaluation between its keys until it is within
+//!   1e-6 of the model's rest diagonal, or 4 f32 ulps of the coordinate, at every checked
+//!   time (`resample.rs`): LINEAR when the keys alone are, else CUBICSPLINE with ufbx's
+//!   derivatives as tangents, each key interval halved at most down to
+//!   [`MAX_SEGMENTS_PER_KEY`] pieces; a track the cap leaves outside the tolerance is a
+//!   reported repair with the error reached. Blend-channel weights are sampled at the
+//!   file's frame rate (LINEAR). A clip
 //!   plays its take's range (`LocalStart`…`LocalStop`): keys outside it are dropped and the
 //!   times move so the take starts at 0 s, as Unity's importer and three.js do (several takes
 //!   often share one timeline); a stack without a range keeps the file's times.
@@ -36,7 +46,7 @@
 //! ([`MAX_FILE_BYTES`](super::files::MAX_FILE_BYTES), regular files only); ufbx allocates at
 //! most [`MAX_FBX_MEMORY_BYTES`] in at most [`MAX_FBX_ALLOCATIONS`] allocations; bad indices
 //! stop the load (never clamped silently); no external file is opened (geometry caches and
-//! textures are not read); baking makes at most [`MAX_SEGMENTS_PER_KEY`] keys per source
+//! textures are not read); sampling makes at most [`MAX_SEGMENTS_PER_KEY`] keys per source
 //! key. NaN or infinite positions, normals, UVs, colours, offsets, transforms and bind
 //! matrices are errors.
 //! Errors name the file and the FBX element: `rig.fbx: Deformer "Skin" cluster 3: …`. Where
@@ -46,8 +56,11 @@
 //! [`MAX_FBX_VERSION`] is an error; ufbx's warnings become the scene's warnings.
 
 mod anim;
+mod curves;
 mod mesh;
+mod resample;
 pub mod structure;
+mod track;
 
 use std::path::{Path, PathBuf};
 
@@ -78,9 +91,10 @@ pub const MAX_FBX_MEMORY_BYTES: u64 = 8 << 30;
 /// count, so a file of millions of tiny elements stops before the allocator is the limit.
 pub const MAX_FBX_ALLOCATIONS: usize = 64 << 20;
 
-/// Most keys ufbx's bake makes between two keys of a curve it resamples: 32 (its default,
-/// stated): a curve from 0 to 1e8 s bakes to 33 keys, not three billion. Baking is thereby
-/// bounded by the keys in the file, and its memory by the allocator limits.
+/// Most pieces a key interval is cut into, by ufbx's bake (blend weights) or by the import's
+/// sampling (node tracks): 32 (ufbx's default, stated): a curve from 0 to 1e8 s makes at most
+/// 33 keys, not three billion. Tracks are thereby bounded by the keys in the file, and their
+/// memory by the allocator limits.
 pub const MAX_SEGMENTS_PER_KEY: usize = 32;
 
 /// Import an `.fbx` file (no external file is read); also every file read (canonical paths),
