@@ -289,6 +289,13 @@ fn check_compare_with(a: &RenderArgs) -> CliResult<()> {
             "--color other than the distance",
         ),
     ];
+    if a.size.0 < 2 {
+        return Err(CliError::Usage(format!(
+            "--size {}x{}: --compare-with draws two halves side by side, so the width is at \
+             least 2",
+            a.size.0, a.size.1
+        )));
+    }
     match clash.iter().find(|(set, _)| *set) {
         Some((_, flags)) => Err(CliError::Usage(format!(
             "--compare-with colours both files by the distance between them, each playing a \

@@ -369,5 +369,20 @@ fn render_compare_with_shows_a_planted_move_on_both_halves() {
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {text}");
         assert!(text.contains(says), "{extra:?}: {text}");
     }
+    let out = Command::new(bin())
+        .arg("render")
+        .arg(&model)
+        .arg("--compare-with")
+        .arg(&planted)
+        .args(["--size", "1x1", "--out"])
+        .arg(dir.join("refused.png"))
+        .output()
+        .unwrap();
+    let text = common::output_text(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("--size 1x1") && text.contains("two halves"),
+        "{text}"
+    );
     assert!(!dir.join("refused.png").exists());
 }
