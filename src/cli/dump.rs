@@ -89,13 +89,6 @@ pub fn run(a: DumpArgs) -> CliResult {
             ));
         }
         Skinning::Cpu => (None, Source::CPU),
-        Skinning::ComputePass if a.capture.is_some_and(|c| c != CapturePath::ComputePass) => {
-            return Err(CliError::Usage(
-                "--skin compute reads back the compute-skinned buffer as drawn; --capture \
-                 chooses among the vertex shader's readbacks (--skin vertex)"
-                    .into(),
-            ));
-        }
         skinning => {
             let ctx = gpu()?;
             let palette = choose_source(&ctx, requested)?;
@@ -105,6 +98,8 @@ pub fn run(a: DumpArgs) -> CliResult {
                 capture: a.capture,
                 palette: Some(palette),
             };
+            // The readback's rules, before the output file is made.
+            source.readback(&ctx, palette)?;
             (Some(ctx), source)
         }
     };
