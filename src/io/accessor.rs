@@ -20,7 +20,8 @@ pub struct AccessorData {
     pub normalized: bool,
 }
 
-fn components(d: Dimensions) -> usize {
+/// Components per element of type `d` (MAT4: 16).
+pub(crate) fn components(d: Dimensions) -> usize {
     match d {
         Dimensions::Scalar => 1,
         Dimensions::Vec2 => 2,
@@ -32,12 +33,22 @@ fn components(d: Dimensions) -> usize {
     }
 }
 
-fn component_size(t: DataType) -> usize {
+/// Bytes of one component of type `t`.
+pub(crate) fn component_size(t: DataType) -> usize {
     match t {
         DataType::I8 | DataType::U8 => 1,
         DataType::I16 | DataType::U16 => 2,
         DataType::U32 | DataType::F32 => 4,
     }
+}
+
+/// Bytes one element of `d` and `t` takes in a buffer view, matrix column padding included
+/// (glTF 2.0 §3.6.2.4: each column of a 1- or 2-byte matrix starts on a 4-byte boundary).
+pub(crate) fn element_size(d: Dimensions, t: DataType) -> usize {
+    let csize = component_size(t);
+    let (cols, rows, col_stride) =
+        column_layout(d, t).unwrap_or((1, components(d), components(d) * csize));
+    cols * col_stride - (col_stride - rows * csize)
 }
 
 /// Column padding: glTF aligns each matrix column of 1- and 2-byte types to 4 bytes.
@@ -154,21 +165,41 @@ pub fn read(
     file: &str,
     field: &str,
 ) -> Result<AccessorData> {
+    read_as(acc, buffers, file, field, acc.normalized())
+}
+
+/// [`read`], with normalised integers left as the integers stored (what `accessor.min` and
+/// `max` describe).
+pub fn read_stored(
+    acc: &gltf::Accessor,
+    buffers: &[gltf::buffer::Data],
+    file: &str,
+    field: &str,
+) -> Result<AccessorData> {
+    read_as(acc, buffers, file, field, false)
+}
+
+fn read_as(
+    acc: &gltf::Accessor,
+    buffers: &[gltf::buffer::Data],
+    file: &str,
+    field: &str,
+    normalized: bool,
+) -> Result<AccessorData> {
     let fld = || format!("{field} (accessors[{}])", acc.index());
     let count = acc.count();
     let d = acc.dimensions();
     let t = acc.data_type();
-    let normalized = acc.normalized();
     let comps = components(d);
     if count == 0 {
         return Err(Error::invalid(file, fld(), "accessor count is 0"));
     }
     let mut values = match acc.view() {
-        Some(view) => read_view(acc, &view, buffers, file, &fld)?,
+        Some(view) => read_view(acc, &view, buffers, file, &fld, normalized)?,
         None => zeros(count, comps, file, &fld)?,
     };
     if let Some(sparse) = acc.sparse() {
-        apply_sparse(acc, &sparse, buffers, file, &fld, &mut values)?;
+        apply_sparse(acc, &sparse, buffers, file, &fld, normalized, &mut values)?;
     }
     Ok(AccessorData {
         count,
@@ -187,6 +218,7 @@ fn read_view(
     buffers: &[gltf::buffer::Data],
     file: &str,
     fld: &dyn Fn() -> String,
+    normalized: bool,
 ) -> Result<Vec<f64>> {
     let (d, t) = (acc.dimensions(), acc.data_type());
     let comps = components(d);
@@ -229,7 +261,7 @@ fn read_view(
         acc.count(),
         d,
         t,
-        acc.normalized(),
+        normalized,
         &mut values,
     )
     .map_err(|m| Error::invalid(file, fld(), format!("accessor out of range: {m}")))?;
@@ -263,6 +295,7 @@ fn apply_sparse(
     buffers: &[gltf::buffer::Data],
     file: &str,
     fld: &dyn Fn() -> String,
+    normalized: bool,
     values: &mut [f64],
 ) -> Result<()> {
     let (count, d, t) = (acc.count(), acc.dimensions(), acc.data_type());
@@ -297,7 +330,7 @@ fn apply_sparse(
         n,
         d,
         t,
-        acc.normalized(),
+        normalized,
         &mut svalues,
     )
     .map_err(|m| Error::invalid(file, format!("{}.sparse.values", fld()), m))?;

@@ -452,7 +452,59 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
 /// digits is kept as it is (as the gltf crate's decoder does), and bytes that do not decode
 /// to UTF-8 leave the URI undecoded.
 pub fn percent_decode(uri: &str) -> String {
-    let b = uri.as_bytes();
+    String::from_utf8(percent_decode_bytes(uri)).unwrap_or_else(|_| uri.to_string())
+}
+
+/// A URI cut for messages (data URIs and hostile strings can be megabytes).
+fn shorten(uri: &str) -> String {
+    const SHOWN: usize = 80;
+    match uri.char_indices().nth(SHOWN) {
+        Some((i, _)) => format!("{}…", &uri[..i]),
+        None => uri.to_string(),
+    }
+}
+
+/// The media type and bytes of a `data:` URI (RFC 2397: `data:[type][;name=value]*[;base64],
+/// data`, the data base64 or percent-encoded), or why it is malformed; None when `uri` is not
+/// a `data:` URI. Refused before decoding when the bytes would pass `limit`.
+pub fn data_uri(uri: &str, limit: u64) -> Option<std::result::Result<(String, Vec<u8>), String>> {
+    let rest = uri.strip_prefix("data:")?;
+    Some((|| {
+        let (header, data) = rest
+            .split_once(',')
+            .ok_or("a data: URI without the ',' before its data (RFC 2397)")?;
+        let (header, is_base64) = match header.strip_suffix(";base64") {
+            Some(h) => (h, true),
+            None => (header, false),
+        };
+        let mut parts = header.split(';');
+        let media_type = parts.next().unwrap_or_default().to_string();
+        if let Some(p) = parts.find(|p| !p.contains('=')) {
+            return Err(format!(
+                "a data: URI whose parameter {:?} is not name=value (RFC 2397)",
+                shorten(p)
+            ));
+        }
+        let decoded_len = if is_base64 {
+            data.len() / 4 * 3
+        } else {
+            data.len()
+        };
+        if decoded_len as u64 > limit {
+            return Err(format!("a data: URI of more than {limit} bytes"));
+        }
+        let bytes = if is_base64 {
+            base64::decode(data).map_err(|e| format!("bad base64: {e}"))?
+        } else {
+            percent_decode_bytes(data)
+        };
+        Ok((media_type, bytes))
+    })())
+}
+
+/// `%XX` escapes decoded to bytes; a `%` not followed by two hex digits is kept.
+fn percent_decode_bytes(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
@@ -471,16 +523,7 @@ pub fn percent_decode(uri: &str) -> String {
             }
         }
     }
-    String::from_utf8(out).unwrap_or_else(|_| uri.to_string())
-}
-
-/// A URI cut for messages (data URIs and hostile strings can be megabytes).
-fn shorten(uri: &str) -> String {
-    const SHOWN: usize = 80;
-    match uri.char_indices().nth(SHOWN) {
-        Some((i, _)) => format!("{}…", &uri[..i]),
-        None => uri.to_string(),
-    }
+    out
 }
 
 #[cfg(test)]
@@ -494,5 +537,37 @@ mod tests {
         assert_eq!(percent_decode("100%.bin"), "100%.bin");
         assert_eq!(percent_decode("bad%zz"), "bad%zz");
         assert_eq!(percent_decode("bad%ff"), "bad%ff");
+    }
+
+    #[test]
+    fn data_uris_follow_rfc_2397() {
+        let ok = |uri: &str| {
+            data_uri(uri, 1 << 20)
+                .expect("a data URI")
+                .expect("well formed")
+        };
+        assert_eq!(
+            ok("data:application/octet-stream;base64,AAEC"),
+            ("application/octet-stream".to_string(), vec![0, 1, 2])
+        );
+        assert_eq!(
+            ok("data:application/gltf-buffer,0%41"),
+            ("application/gltf-buffer".to_string(), b"0A".to_vec())
+        );
+        assert_eq!(ok("data:;charset=x;base64,AA=="), (String::new(), vec![0]));
+        let bad = |uri: &str| {
+            data_uri(uri, 1 << 20)
+                .expect("a data URI")
+                .expect_err("malformed")
+        };
+        assert!(bad("data:").contains("','"));
+        assert!(bad("data:application/octet-stream;;base64,AA==").contains("name=value"));
+        assert!(bad("data:;base64,@@@@").contains("base64"));
+        assert!(
+            data_uri("data:;base64,AAAAAAAA", 5)
+                .expect("a data URI")
+                .is_err()
+        );
+        assert!(data_uri("buffer.bin", 5).is_none());
     }
 }

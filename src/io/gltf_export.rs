@@ -28,7 +28,9 @@
 //! animatable node at its rest translation (one key at 0 s), so the clip, its name and the
 //! animation indices are kept and nothing moves; normals and tangent directions are written
 //! at unit length (tangent `w` as ±1), a zero or non-finite one, which no direction fits, as
-//! +Z (tangent +X).
+//! +Z (tangent +X). And one arrangement: a skin whose joints lie in separate hierarchies
+//! (glTF asks for a common root) gets one, a node named [`COMMON_ROOT_NAME`] with no
+//! transform, added last (no index moves) above those hierarchies' roots.
 
 use std::path::Path;
 
@@ -223,13 +225,21 @@ pub fn export_glb(scene: &Scene, options: &ExportOptions) -> Result<Vec<u8>> {
         .enumerate()
         .map(|(i, n)| w.node(i, n))
         .collect::<Result<Vec<_>>>()?;
-    let roots: Vec<usize> = scene
+    let mut nodes = nodes;
+    let mut roots: Vec<usize> = scene
         .nodes
         .iter()
         .enumerate()
         .filter(|(_, n)| n.parent.is_none())
         .map(|(i, _)| i)
         .collect();
+    let split = split_skin_roots(scene);
+    if !split.is_empty() {
+        // A common root, last so no index moves, holding the skins' separate hierarchies.
+        roots.retain(|r| !split.contains(r));
+        roots.push(nodes.len());
+        nodes.push(json!({ "name": COMMON_ROOT_NAME, "children": split }));
+    }
     let meshes = scene
         .meshes
         .iter()
@@ -293,6 +303,30 @@ pub fn export_glb(scene: &Scene, options: &ExportOptions) -> Result<Vec<u8>> {
             "file would exceed the 4 GiB GLB limit",
         )
     })
+}
+
+/// The name of the node the writer adds above skin joints that have no common root.
+pub const COMMON_ROOT_NAME: &str = "skinview common root";
+
+/// The roots of the hierarchies a skin's joints are spread over, for skins whose joints have
+/// no common root (glTF 2.0 §3.7.3 asks for one; the Khronos glTF-Validator's
+/// SKIN_NO_COMMON_ROOT): sorted, empty when every skin has one.
+fn split_skin_roots(scene: &Scene) -> Vec<usize> {
+    let top = |mut n: usize| {
+        // Nodes come parents first (the scene builder's order), so this ends.
+        while let Some(p) = scene.nodes.get(n).and_then(|node| node.parent) {
+            n = p;
+        }
+        n
+    };
+    let mut split = std::collections::BTreeSet::new();
+    for skin in &scene.skins {
+        let tops: std::collections::BTreeSet<usize> = skin.joints.iter().map(|&j| top(j)).collect();
+        if tops.len() > 1 {
+            split.extend(tops);
+        }
+    }
+    split.into_iter().collect()
 }
 
 /// Export `scene` and write it to `path`.

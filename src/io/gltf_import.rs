@@ -16,7 +16,9 @@
 //!   (1e-3 for float, half a step per weight for unorm) are renormalised;
 //! - vertices whose weights are all zero are bound with weight 1 to their first listed joint;
 //! - joint indices out of range on a zero weight are reset to 0;
-//! - non-unit rotation quaternions (node rotations, LINEAR/STEP keys) are normalised.
+//! - non-unit rotation quaternions (node rotations; LINEAR/STEP keys within the Khronos
+//!   glTF-Validator's 0.00769) are normalised;
+//! - channels without a target node, or whose sampler has no data, are skipped.
 //!   Errors (no repair): NaN/infinite data, negative weights, joint index ≥ joint count with a
 //!   non-zero weight, accessors outside their buffers, missing POSITION.
 
@@ -116,63 +118,25 @@ pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> 
         }
     }
     check_glb_chunks(bytes, &file)?;
-    let gltf::Gltf { document, blob } =
-        gltf::Gltf::from_slice_without_validation(bytes).map_err(|e| match e {
-            // The container around the JSON and BIN chunks.
-            gltf::Error::Binary(e) => Error::invalid(
-                &file,
-                "GLB chunks",
-                format!("{e} (glTF 2.0 GLB file format)"),
-            ),
-            e => json_error_with_path(bytes, &file).unwrap_or_else(|| gltf_err(e)),
-        })?;
-    check_unvalidated_indices(document.as_json(), &file)?;
-    // The schema's verdict (index ranges, enum values, required properties), reported for
-    // the first failing field with what it allows. Required extensions are judged by rule 2
-    // of `validate` instead (the gltf crate refuses every one it does not parse itself).
-    let json = document.into_json();
-    let mut errors = Vec::new();
-    {
-        use gltf::json::validation::Validate;
-        json.validate(&json, gltf::json::Path::new, &mut |path, error| {
-            errors.push((path(), error))
-        });
-    }
-    // Also not errors: an accessor without bufferView (glTF 2.0 §3.6.2.3: it is all zeros,
-    // which `accessor::read` provides, bounded), which the gltf crate calls missing.
-    errors.retain(|(path, error)| {
-        use gltf::json::validation::Error as E;
-        let p = path.as_str();
-        let required_extension =
-            matches!(error, E::Unsupported) && p.starts_with("extensionsRequired");
-        let zeros = matches!(error, E::Missing)
-            && p.starts_with("accessors[")
-            && p.ends_with("].bufferView");
-        !(required_extension || zeros)
-    });
-    if let Some((path, error)) = errors.first() {
-        let more = match errors.len() {
-            1 => String::new(),
-            n => format!(" ({} more schema errors)", n - 1),
-        };
-        return Err(Error::invalid(
-            &file,
-            path.as_str(),
-            format!(
-                "{}{more}",
-                super::validate::explain_schema_error(path.as_str(), error)
-            ),
-        ));
-    }
-    let document = gltf::Document::from_json_without_validation(json);
+    let (json_bytes, blob) = split_glb(bytes, &file)?;
+    super::validate_use::empty_arrays(&json_bytes, &file)?;
     let mut report = Report::default();
+    let json_bytes = drop_node_less_channels(json_bytes, &mut report);
+    let json: gltf::json::Root = serde_json::from_slice(&json_bytes).map_err(|e| {
+        json_error_with_path(&json_bytes, &file)
+            .unwrap_or_else(|| gltf_err(gltf::Error::Deserialize(e)))
+    })?;
+    check_unvalidated_indices(&json, &file)?;
+    check_schema(&json, &file, &mut report)?;
+    let document = gltf::Document::from_json_without_validation(json);
     super::validate::validate_document(document.as_json(), &file, &mut report)?;
     #[cfg(not(target_arch = "wasm32"))]
     let fallback =
         super::meshopt::fallback_buffers(document.as_json(), bytes.starts_with(b"glTF"), &file)?;
     #[cfg(target_arch = "wasm32")]
     let fallback: Vec<bool> = Vec::new();
-    let buffers = load_buffers(&document, blob, &fallback, files, &file)?;
+    let glb = bytes.starts_with(b"glTF");
+    let (buffers, absent) = load_buffers(&document, blob, glb, &fallback, files, &file)?;
     #[cfg(not(target_arch = "wasm32"))]
     let (document, buffers) = {
         let mut json = document.into_json();
@@ -182,6 +146,10 @@ pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> 
         super::validate::validate_document(document.as_json(), &file, &mut Report::default())?;
         (document, buffers)
     };
+    // After decoding: a compressed view's own rules (its extension's) are named first.
+    super::validate_use::validate_use(document.as_json(), &file)?;
+    check_used_buffers_carried(document.as_json(), &absent, &file)?;
+    super::validate_data::validate_data(&document, &buffers, &absent, &file)?;
     let raw = Importer {
         file: file.clone(),
         buffers: &buffers,
@@ -195,6 +163,192 @@ pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> 
         document,
         buffers,
     })
+}
+
+/// The JSON of a `.gltf` (the whole file) or a GLB (its JSON chunk), and a GLB's binary chunk.
+type GltfParts<'b> = (std::borrow::Cow<'b, [u8]>, Option<Vec<u8>>);
+
+/// [`GltfParts`] of `bytes`.
+fn split_glb<'b>(bytes: &'b [u8], file: &str) -> Result<GltfParts<'b>> {
+    if !bytes.starts_with(b"glTF") {
+        return Ok((std::borrow::Cow::Borrowed(bytes), None));
+    }
+    // The container around the JSON and BIN chunks.
+    let glb = gltf::binary::Glb::from_slice(bytes).map_err(|e| {
+        Error::invalid(
+            file,
+            "GLB chunks",
+            format!("{e} (glTF 2.0 GLB file format)"),
+        )
+    })?;
+    Ok((glb.json, glb.bin.map(std::borrow::Cow::into_owned)))
+}
+
+/// Animation channels whose target has no `node` (glTF 2.0 §3.11: "when undefined, the
+/// animated object MAY be defined by an extension", as `KHR_animation_pointer` does) are
+/// dropped, each with a warning: skinview animates nodes only. The JSON comes back rewritten
+/// only when there were some.
+fn drop_node_less_channels<'b>(
+    json: std::borrow::Cow<'b, [u8]>,
+    report: &mut Report,
+) -> std::borrow::Cow<'b, [u8]> {
+    use serde::Deserialize;
+    #[derive(Deserialize)]
+    struct Target {
+        node: Option<serde::de::IgnoredAny>,
+    }
+    #[derive(Deserialize)]
+    struct Channel {
+        target: Option<Target>,
+    }
+    #[derive(Deserialize)]
+    struct Animation {
+        #[serde(default)]
+        channels: Vec<Channel>,
+    }
+    #[derive(Deserialize)]
+    struct Shape {
+        #[serde(default)]
+        animations: Vec<Animation>,
+    }
+    // A file of another shape: the full parse says what is wrong.
+    let Ok(shape) = serde_json::from_slice::<Shape>(&json) else {
+        return json;
+    };
+    let node_less = |c: &Channel| c.target.as_ref().is_some_and(|t| t.node.is_none());
+    if !shape
+        .animations
+        .iter()
+        .any(|a| a.channels.iter().any(node_less))
+    {
+        return json;
+    }
+    let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&json) else {
+        return json;
+    };
+    let Some(animations) = value.get_mut("animations").and_then(|a| a.as_array_mut()) else {
+        return json;
+    };
+    for (ai, (anim, shape)) in animations.iter_mut().zip(&shape.animations).enumerate() {
+        let Some(channels) = anim.get_mut("channels").and_then(|c| c.as_array_mut()) else {
+            continue;
+        };
+        let mut ci = 0;
+        channels.retain(|_| {
+            let keep = !shape.channels.get(ci).is_some_and(node_less);
+            if !keep {
+                report.warn(
+                    format!("animations[{ai}].channels[{ci}].target"),
+                    "has no node (its target is an extension's, such as \
+                     KHR_animation_pointer's): skinview animates nodes only, so the channel is \
+                     skipped and this animation's later channels are numbered without it",
+                );
+            }
+            ci += 1;
+            keep
+        });
+    }
+    match serde_json::to_vec(&value) {
+        Ok(rewritten) => std::borrow::Cow::Owned(rewritten),
+        Err(_) => json,
+    }
+}
+
+/// The gltf crate's schema verdict (index ranges, enum values, required properties), the
+/// first failing field an error with what it allows. Not errors: required extensions (rule 2
+/// of `validate` judges them: the gltf crate refuses every one it does not parse itself); an
+/// accessor without bufferView (glTF 2.0 §3.6.2.3: it is all zeros, which `accessor::read`
+/// provides, bounded), which the gltf crate calls missing; and an unknown value in an
+/// accessor that nothing uses, a warning (as the Khronos glTF-Validator's VALUE_NOT_IN_LIST:
+/// a later version of glTF may allow it).
+fn check_schema(json: &gltf::json::Root, file: &str, report: &mut Report) -> Result<()> {
+    use gltf::json::validation::{Error as E, Validate};
+    let mut errors = Vec::new();
+    json.validate(json, gltf::json::Path::new, &mut |path, error| {
+        errors.push((path(), error))
+    });
+    let used = super::validate_use::used_accessors(json);
+    let unused_accessor = |p: &str| {
+        p.strip_prefix("accessors[")
+            .and_then(|r| r.split(']').next())
+            .and_then(|i| i.parse::<usize>().ok())
+            .is_some_and(|i| used.get(i) == Some(&false))
+    };
+    let mut first = None;
+    let mut more = 0usize;
+    for (path, error) in errors {
+        let p = path.as_str();
+        let required_extension =
+            matches!(error, E::Unsupported) && p.starts_with("extensionsRequired");
+        let zeros = matches!(error, E::Missing)
+            && p.starts_with("accessors[")
+            && p.ends_with("].bufferView");
+        if required_extension || zeros {
+            continue;
+        }
+        if matches!(error, E::Invalid) && unused_accessor(p) {
+            report.warn(
+                p,
+                format!(
+                    "{}; the accessor is unused, so it is skipped",
+                    super::validate::explain_schema_error(p, &error)
+                ),
+            );
+            continue;
+        }
+        match first {
+            None => first = Some((path, error)),
+            Some(_) => more += 1,
+        }
+    }
+    let Some((path, error)) = first else {
+        return Ok(());
+    };
+    let more = match more {
+        0 => String::new(),
+        n => format!(" ({n} more schema errors)"),
+    };
+    Err(Error::invalid(
+        file,
+        path.as_str(),
+        format!(
+            "{}{more}",
+            super::validate::explain_schema_error(path.as_str(), &error)
+        ),
+    ))
+}
+
+/// A buffer the file does not carry (no `uri` in a `.gltf`, a placeholder in a GLB, a URI
+/// that is not a relative path) is an error only when something an import reads lies in it.
+fn check_used_buffers_carried(
+    json: &gltf::json::Root,
+    absent: &[Option<String>],
+    file: &str,
+) -> Result<()> {
+    let used = super::validate_use::used_accessors(json);
+    for (ai, acc) in json.accessors.iter().enumerate() {
+        if used.get(ai) != Some(&true) {
+            continue;
+        }
+        let mut views: Vec<usize> = acc.buffer_view.iter().map(|v| v.value()).collect();
+        if let Some(s) = &acc.sparse {
+            views.extend([s.indices.buffer_view.value(), s.values.buffer_view.value()]);
+        }
+        for v in views {
+            let Some(b) = json.buffer_views.get(v).map(|v| v.buffer.value()) else {
+                continue;
+            };
+            if let Some(Some(why)) = absent.get(b) {
+                let uri = json.buffers.get(b).is_some_and(|b| b.uri.is_some());
+                return Err(Error::invalid(
+                    file,
+                    format!("buffers[{b}]{}", if uri { ".uri" } else { "" }),
+                    format!("not read ({why}), but accessors[{ai}] lies in it"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A GLB's chunks after the JSON: at most one BIN chunk, and it comes first (glTF 2.0 GLB
@@ -238,14 +392,7 @@ fn check_glb_chunks(bytes: &[u8], file: &str) -> Result<()> {
 /// the value that failed (`animations[0].channels[2]: missing field `target``), so the
 /// message names the field and not only a line and column. `None` when the failure is not
 /// in the JSON (a broken GLB container), left to the gltf crate's message.
-fn json_error_with_path(bytes: &[u8], file: &str) -> Option<Error> {
-    let glb;
-    let json: &[u8] = if bytes.starts_with(b"glTF") {
-        glb = gltf::binary::Glb::from_slice(bytes).ok()?;
-        &glb.json
-    } else {
-        bytes
-    };
+fn json_error_with_path(json: &[u8], file: &str) -> Option<Error> {
     let de = &mut serde_json::Deserializer::from_slice(json);
     let e = serde_path_to_error::deserialize::<_, gltf::json::Root>(de).err()?;
     let path = e.path().to_string();
@@ -265,17 +412,24 @@ fn json_error_with_path(bytes: &[u8], file: &str) -> Option<Error> {
     ))
 }
 
-/// Every buffer's bytes: the GLB binary chunk, a base64 `data:` URI, or a file beside the
-/// model read up to exactly its declared `byteLength` ([`Files::read_exactly`]); padded to a
-/// multiple of four as the gltf crate does.
+/// Every buffer's bytes: the GLB binary chunk, a `data:` URI, or a file beside the model
+/// read up to exactly its declared `byteLength` ([`Files::read_exactly`]); padded to a
+/// multiple of four as the gltf crate does. A buffer the file does not carry is empty, with
+/// why beside it (the second list): no `uri` in a `.gltf` file, a GLB's buffer other than the
+/// first without one (a placeholder, as the glTF-Validator allows), or a URI that is not a
+/// relative path (skinview reads no network). A GLB's first buffer without a `uri` and no
+/// binary chunk is an error (BUFFER_MISSING_GLB_DATA).
+#[allow(clippy::type_complexity)]
 fn load_buffers(
     document: &gltf::Document,
     mut blob: Option<Vec<u8>>,
+    glb: bool,
     fallback: &[bool],
     files: &mut Files,
     file: &str,
-) -> Result<Vec<gltf::buffer::Data>> {
+) -> Result<(Vec<gltf::buffer::Data>, Vec<Option<String>>)> {
     let mut out = Vec::with_capacity(document.buffers().len());
+    let mut absent = vec![None; document.buffers().len()];
     for buffer in document.buffers() {
         let field = format!("buffers[{}]", buffer.index());
         let len = buffer.length() as u64;
@@ -291,30 +445,56 @@ fn load_buffers(
             out.push(gltf::buffer::Data(Vec::new()));
             continue;
         }
+        let not_carried = match buffer.source() {
+            gltf::buffer::Source::Bin if !glb => Some("it has no uri, in a .gltf file".into()),
+            gltf::buffer::Source::Bin if buffer.index() > 0 => {
+                Some("it has no uri, and only a GLB's first buffer is its binary chunk".into())
+            }
+            gltf::buffer::Source::Uri(uri) if has_scheme(uri) && !uri.starts_with("data:") => {
+                Some(format!(
+                    "{:?}: only relative file paths and data: URIs are read",
+                    uri.chars().take(80).collect::<String>()
+                ))
+            }
+            _ => None,
+        };
+        if let Some(why) = not_carried {
+            absent[buffer.index()] = Some(why);
+            out.push(gltf::buffer::Data(Vec::new()));
+            continue;
+        }
         let mut data = match buffer.source() {
             gltf::buffer::Source::Bin => blob.take().ok_or_else(|| {
                 Error::invalid(
                     file,
                     &field,
-                    "names the GLB binary chunk, but the file has none (or another buffer \
-                     took it)",
+                    "names the GLB binary chunk, but the file has none (glTF 2.0 GLB file \
+                     format; BUFFER_MISSING_GLB_DATA)",
                 )
             })?,
-            gltf::buffer::Source::Uri(uri) if uri.starts_with("data:") => {
-                let (_, data) = uri.split_once(";base64,").ok_or_else(|| {
-                    Error::invalid(
-                        file,
-                        format!("{field}.uri"),
-                        "a data: URI that is not base64",
-                    )
-                })?;
-                base64::decode(data).map_err(|e| {
-                    Error::invalid(file, format!("{field}.uri"), format!("bad base64: {e}"))
-                })?
-            }
-            gltf::buffer::Source::Uri(uri) => {
-                files.read_exactly(uri, len, &format!("{field}.uri"))?
-            }
+            gltf::buffer::Source::Uri(uri) => match super::files::data_uri(uri, MAX_FILE_BYTES) {
+                Some(decoded) => {
+                    let (media_type, data) =
+                        decoded.map_err(|m| Error::invalid(file, format!("{field}.uri"), m))?;
+                    let media_type = media_type.to_ascii_lowercase();
+                    if !matches!(
+                        media_type.as_str(),
+                        "application/octet-stream" | "application/gltf-buffer"
+                    ) {
+                        return Err(Error::invalid(
+                            file,
+                            format!("{field}.uri"),
+                            format!(
+                                "a data: URI of media type {media_type:?} (glTF 2.0 §3.6.1: \
+                                 application/octet-stream or application/gltf-buffer; \
+                                 BUFFER_DATA_URI_MIME_TYPE_INVALID)"
+                            ),
+                        ));
+                    }
+                    data
+                }
+                None => files.read_exactly(uri, len, &format!("{field}.uri"))?,
+            },
         };
         if (data.len() as u64) < len {
             return Err(Error::invalid(
@@ -331,7 +511,18 @@ fn load_buffers(
         }
         out.push(gltf::buffer::Data(data));
     }
-    Ok(out)
+    Ok((out, absent))
+}
+
+/// Whether `uri` starts with a URI scheme (`http:`, `file:`, `data:`): RFC 3986's
+/// `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"`.
+fn has_scheme(uri: &str) -> bool {
+    let Some((scheme, _)) = uri.split_once(':') else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 /// Indices that gltf 1.4 dereferences without a range check: its validation indexes the
@@ -591,44 +782,23 @@ impl Importer<'_> {
         })
     }
 
-    /// A POSITION accessor's declared `min`/`max` against its data (glTF 2.0 §3.7.2.1: they
-    /// are required and MUST be the bounds): a wrong or missing bound is reported — skinview
-    /// computes its own — not refused.
-    fn check_bounds(&mut self, acc: &gltf::Accessor, positions: &[Vec3]) {
+    /// A POSITION accessor without a declared `min` or `max` (glTF 2.0 §3.7.2.1: they are
+    /// required) is reported — skinview computes its own — not refused. Declared bounds that
+    /// contradict the data were refused before (`validate_data`, rule 17).
+    fn check_bounds(&mut self, acc: &gltf::Accessor) {
         let field = format!("accessors[{}]", acc.index());
-        let (lo, hi) = positions.iter().fold(
-            (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
-            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
-        );
-        let declared = |v: Option<gltf::json::Value>| -> Option<Vec3> {
-            let a = v?;
-            let a = a.as_array()?;
-            let f = |i: usize| a.get(i).and_then(|x| x.as_f64()).map(|x| x as f32);
-            Some(Vec3::new(f(0)?, f(1)?, f(2)?))
+        let declared = |v: Option<gltf::json::Value>| {
+            v.as_ref()
+                .and_then(|a| a.as_array())
+                .is_some_and(|a| a.len() == 3 && a.iter().all(|x| x.as_f64().is_some()))
         };
-        for (name, declared, actual) in [
-            ("min", declared(acc.min()), lo),
-            ("max", declared(acc.max()), hi),
-        ] {
-            match declared {
-                None => self.report.warn(
+        for (name, ok) in [("min", declared(acc.min())), ("max", declared(acc.max()))] {
+            if !ok {
+                self.report.warn(
                     format!("{field}.{name}"),
                     "missing or not 3 numbers (glTF 2.0 §3.7.2.1: POSITION accessors MUST \
                      declare min and max); computed from the data",
-                ),
-                Some(d) => {
-                    // Writers round to f32 or print a few digits: a relative slack.
-                    let slack = 1e-4 * actual.abs().max(Vec3::ONE);
-                    if ((d - actual).abs() - slack).max_element() > 0.0 {
-                        self.report.warn(
-                            format!("{field}.{name}"),
-                            format!(
-                                "declares {d} but the data's {name} is {actual} (glTF 2.0 \
-                                 §3.7.2.1: min and max MUST be the data's bounds); not used"
-                            ),
-                        );
-                    }
-                }
+                );
             }
         }
     }
@@ -652,7 +822,7 @@ impl Importer<'_> {
             )
         })?;
         let positions = self.vec3_attr(&pos_acc, &format!("{field}.attributes.POSITION"))?;
-        self.check_bounds(&pos_acc, &positions);
+        self.check_bounds(&pos_acc);
         let n = positions.len();
         let normals = self.normals(prim, &field, n)?;
         let tangents = self.tangents(prim, &field, n)?;
@@ -1079,14 +1249,24 @@ impl Importer<'_> {
                 gltf::animation::Property::Scale => AnimPath::Scale,
                 gltf::animation::Property::MorphTargetWeights => AnimPath::Weights,
             };
-            if nodes[node].matrix.is_some() {
+            let s = ch.sampler();
+            // An accessor with neither a bufferView nor sparse values is all zeros (glTF 2.0
+            // §3.6.2.3): as key times they do not increase, so nothing can play.
+            let no_data = |a: gltf::Accessor| a.view().is_none() && a.sparse().is_none();
+            if let Some(key) = [("input", s.input()), ("output", s.output())]
+                .into_iter()
+                .find_map(|(key, a)| no_data(a).then_some(key))
+            {
                 self.report.warn(
-                    format!("{field}.target"),
-                    format!("node {node} has a matrix and must not be animated; channel ignored"),
+                    format!("{field}.sampler"),
+                    format!(
+                        "samplers[{}].{key} has no data (no bufferView, no sparse values: all \
+                         zeros); the channel is skipped",
+                        s.index()
+                    ),
                 );
                 continue;
             }
-            let s = ch.sampler();
             let interpolation = match s.interpolation() {
                 gltf::animation::Interpolation::Step => Interpolation::Step,
                 gltf::animation::Interpolation::Linear => Interpolation::Linear,

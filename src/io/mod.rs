@@ -19,6 +19,8 @@ pub mod png;
 pub mod rig_json;
 pub mod texture;
 pub mod validate;
+pub mod validate_data;
+pub mod validate_use;
 
 use std::path::Path;
 

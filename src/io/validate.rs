@@ -31,9 +31,12 @@
 //!     `zfar` beyond it, positive `aspectRatio`) for a perspective, non-zero finite
 //!     `xmag`/`ymag` and `zfar` > `znear` ≥ 0 for an orthographic one (glTF 2.0 §3.10).
 //!
+//! Rules 11–15 (how objects are used) are in [`super::validate_use`], 16–20 (the data) in
+//! [`super::validate_data`].
+//!
 //! Cost: one pass over the document's objects, O(nodes + accessors + channels).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use gltf::json;
 use json::validation::Checked;
@@ -227,9 +230,14 @@ fn check_buffers(root: &json::Root, file: &str) -> Result<()> {
         let start = view.byte_offset.map_or(0, |o| o.0);
         let end = start.saturating_add(view.byte_length.0);
         if end > buffer.byte_length.0 {
+            let key = if start > buffer.byte_length.0 {
+                "byteOffset"
+            } else {
+                "byteLength"
+            };
             return invalid(
                 file,
-                format!("bufferViews[{vi}]"),
+                format!("bufferViews[{vi}].{key}"),
                 format!(
                     "bytes {start}..{end} lie outside buffers[{b}] of {} bytes (glTF 2.0 §3.6.2: \
                      byteOffset + byteLength MUST NOT exceed the buffer's byteLength)",
@@ -490,19 +498,20 @@ fn check_scene_roots(root: &json::Root, file: &str) -> Result<()> {
 /// channels target a mesh with morph targets (§3.11).
 fn check_animations(root: &json::Root, file: &str) -> Result<()> {
     for (ai, anim) in root.animations.iter().enumerate() {
-        let mut seen = HashSet::with_capacity(anim.channels.len());
+        let mut first = HashMap::with_capacity(anim.channels.len());
         for (ci, ch) in anim.channels.iter().enumerate() {
             let Checked::Valid(path) = ch.target.path else {
                 continue; // schema validation reports it
             };
             let node = ch.target.node.value();
-            if !seen.insert((node, property_name(path))) {
+            if let Some(earlier) = first.insert((node, property_name(path)), ci) {
                 return invalid(
                     file,
-                    format!("animations[{ai}].channels[{ci}].target"),
+                    format!("animations[{ai}].channels[{earlier}].target"),
                     format!(
-                        "node {node} {} is animated by an earlier channel too (glTF 2.0 §3.11: \
-                         each target MUST NOT be used more than once in an animation)",
+                        "node {node} {} is animated by channel {ci} too (glTF 2.0 §3.11: each \
+                         target MUST NOT be used more than once in an animation; \
+                         ANIMATION_DUPLICATE_TARGETS)",
                         property_name(path)
                     ),
                 );

@@ -8,3 +8,4 @@ mod check;
 mod cli;
 mod diff;
 mod gpu_report;
+mod validator_suite;

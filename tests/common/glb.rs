@@ -115,11 +115,67 @@ pub fn patch(
     component: usize,
     bytes: &[u8],
 ) -> Vec<u8> {
-    let (json, mut bin) = split(glb);
+    let (mut json, mut bin) = split(glb);
     let (at, size) = element_offset(&json, accessor, element, component);
     assert_eq!(bytes.len(), size, "patch size");
     bin[at..at + size].copy_from_slice(bytes);
+    refresh_bounds(&mut json, &bin, accessor);
     pack(&json, &bin)
+}
+
+/// The accessor's declared `min` and `max` (when it has them) set to its data's, so a patch
+/// tests what it plants and not a stale bound (glTF 2.0 §3.6.2.5). Bounds are left as they
+/// were when the data hold a NaN or an infinity, which the patch is then about.
+fn refresh_bounds(json: &mut Value, bin: &[u8], accessor: usize) {
+    let acc = &json["accessors"][accessor];
+    if acc.get("min").is_none() && acc.get("max").is_none() {
+        return;
+    }
+    let comps = components(acc["type"].as_str().expect("type"));
+    let count = acc["count"].as_u64().expect("count") as usize;
+    let float = acc["componentType"].as_u64() == Some(5126);
+    let signed = acc["componentType"].as_u64();
+    let mut lo = vec![f64::INFINITY; comps];
+    let mut hi = vec![f64::NEG_INFINITY; comps];
+    for e in 0..count {
+        for c in 0..comps {
+            let (at, size) = element_offset(json, accessor, e, c);
+            let b = &bin[at..at + size];
+            let v = match signed {
+                Some(5120) => b[0] as i8 as f64,
+                Some(5121) => b[0] as f64,
+                Some(5122) => i16::from_le_bytes([b[0], b[1]]) as f64,
+                Some(5123) => u16::from_le_bytes([b[0], b[1]]) as f64,
+                Some(5125) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+                _ => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+            };
+            if !v.is_finite() {
+                return;
+            }
+            lo[c] = lo[c].min(v);
+            hi[c] = hi[c].max(v);
+        }
+    }
+    let to_json = |v: &[f64]| -> Value {
+        v.iter()
+            .map(|&x| {
+                if float {
+                    serde_json::json!(x)
+                } else {
+                    serde_json::json!(x as i64)
+                }
+            })
+            .collect()
+    };
+    let acc = json["accessors"][accessor]
+        .as_object_mut()
+        .expect("an accessor object");
+    if acc.contains_key("min") {
+        acc.insert("min".into(), to_json(&lo));
+    }
+    if acc.contains_key("max") {
+        acc.insert("max".into(), to_json(&hi));
+    }
 }
 
 /// Read one accessor component as f64 (unnormalised integers as their value).

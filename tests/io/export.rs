@@ -489,6 +489,19 @@ fn export_refuses_what_it_cannot_keep_and_leaves_the_output_alone() {
         }
         let mut joints = j["skins"][0]["joints"].as_array().unwrap().clone();
         joints.extend((first_new..first_new + 298).map(|n| json!(n)));
+        // Under the first joint: a skin's joints have a common root (glTF 2.0 §3.7.3).
+        let parent = joints[0].as_u64().unwrap() as usize;
+        let node = j["nodes"][parent].as_object_mut().unwrap();
+        let children = node.entry("children").or_insert_with(|| json!([]));
+        let children = children.as_array_mut().unwrap();
+        children.extend((first_new..first_new + 298).map(|n| json!(n)));
+        // Vertex 0's joint becomes 299 below: the accessor's bounds would be wrong.
+        let joints_0 = j["meshes"][0]["primitives"][0]["attributes"]["JOINTS_0"]
+            .as_u64()
+            .unwrap() as usize;
+        let accessor = j["accessors"][joints_0].as_object_mut().unwrap();
+        accessor.remove("min");
+        accessor.remove("max");
         j["skins"][0]["joints"] = Value::Array(joints);
         j["skins"][0]
             .as_object_mut()
