@@ -88,6 +88,14 @@ pub enum KeyKind {
     /// Cubic with user tangents, broken: the slope (per second) leaving this key and the one
     /// arriving at the next.
     User { right: f64, next_left: f64 },
+    /// Cubic with user tangents whose weights (the handles' lengths as fractions of the
+    /// interval; unweighted is a third) are given: written to FBX's four decimals.
+    Weighted {
+        right: f64,
+        next_left: f64,
+        right_weight: f64,
+        next_left_weight: f64,
+    },
 }
 
 impl Key {
@@ -118,6 +126,8 @@ fn curve_object(id: u32, keys: &[Key]) -> String {
                 KeyKind::Linear => "24836".to_string(),
                 KeyKind::Auto => "264".to_string(),
                 KeyKind::User { .. } => "3080".to_string(),
+                // User and broken, with 0x1000000 (right) and 0x2000000 (next left) weighted.
+                KeyKind::Weighted { .. } => (3080 | 0x0100_0000 | 0x0200_0000).to_string(),
             })
             .collect(),
     );
@@ -127,6 +137,18 @@ fn curve_object(id: u32, keys: &[Key]) -> String {
                 KeyKind::User { right, next_left } => {
                     let bits = |x: f64| (x as f32).to_bits() as i32;
                     format!("{},{},0,0", bits(right), bits(next_left))
+                }
+                KeyKind::Weighted {
+                    right,
+                    next_left,
+                    right_weight,
+                    next_left_weight,
+                } => {
+                    let bits = |x: f64| (x as f32).to_bits() as i32;
+                    // Two 0.4 decimal fixed-point weights packed in the third float's bits.
+                    let fixed = |w: f64| (w * 10_000.0).round() as u32;
+                    let packed = (fixed(right_weight) | (fixed(next_left_weight) << 16)) as i32;
+                    format!("{},{},{packed},0", bits(right), bits(next_left))
                 }
                 _ => "0,0,0,0".to_string(),
             })

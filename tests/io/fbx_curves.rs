@@ -107,6 +107,90 @@ fn cubic_translation_keys_become_an_exact_cubicspline() {
     assert!(worst <= 4.0, "{worst} ulp from ufbx's evaluation");
 }
 
+/// Weighted tangents (handles longer or shorter than a third of the interval) cannot be a
+/// CUBICSPLINE: the translation is sampled, and between frames it is within 1e-6 of the
+/// arm's diagonal (or 4 ulp of the coordinate) of ufbx's evaluation, with nothing to report;
+/// where the segment cap stops short (extreme handles), the repair says so with the error.
+#[test]
+fn weighted_tangents_are_sampled_to_the_tolerance() {
+    let weighted = |right, next_left, right_weight, next_left_weight| KeyKind::Weighted {
+        right,
+        next_left,
+        right_weight,
+        next_left_weight,
+    };
+    let arm = AsciiArm {
+        upper_translation: [
+            vec![
+                Key::new(0.0, 0.0, weighted(4.0, -2.0, 0.4, 0.25)),
+                Key::new(0.6, 1.5, weighted(0.0, 1.0, 0.3, 0.4)),
+                Key::new(1.0, 0.5, KeyKind::Linear),
+            ],
+            Vec::new(),
+            Vec::new(),
+        ],
+        ..Default::default()
+    };
+    let scene = import(&arm);
+    assert!(scene.report.notes.is_empty(), "{:?}", scene.report.notes);
+    let s = sampler(&scene, "Upper", Path::Translation);
+    // The rest mesh's diagonal, as the importer's tolerance measures it.
+    let points = scene
+        .meshes
+        .iter()
+        .flat_map(|m| &m.primitives)
+        .flat_map(|p| &p.positions);
+    let (lo, hi) = points.fold(
+        (glam::Vec3::INFINITY, glam::Vec3::NEG_INFINITY),
+        |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+    );
+    let diagonal = f64::from((hi - lo).length());
+    assert!(diagonal > 0.0);
+    let mut worst: f64 = 0.0;
+    for t in between_frames() {
+        let mut out = [0.0f32; 3];
+        s.sample_binary_search(t as f32, &mut out);
+        let theirs = ufbx_transform(&arm, "Upper", t as f32 as f64).translation;
+        let x = theirs.x;
+        let ulp = f64::from((x.abs() as f32).next_up() - x.abs() as f32);
+        let bound = (1e-6 * diagonal).max(4.0 * ulp);
+        worst = worst.max((f64::from(out[0]) - x).abs() / bound);
+    }
+    println!(
+        "weighted tangents: {} keys, {}, {worst:.2} of the bound from ufbx",
+        s.times_s.len(),
+        s.interpolation.name()
+    );
+    assert!(
+        worst <= 1.0,
+        "{worst:.3} times the bound from ufbx's evaluation"
+    );
+    // Handles far from a third (0.6 and 0.15 of the interval) are not followed within the
+    // cap: the import says so, with the error reached.
+    let extreme = AsciiArm {
+        upper_translation: [
+            vec![
+                Key::new(0.0, 0.0, weighted(4.0, -2.0, 0.6, 0.15)),
+                Key::new(0.6, 1.5, weighted(0.0, 1.0, 0.1, 0.5)),
+                Key::new(1.0, 0.5, KeyKind::Linear),
+            ],
+            Vec::new(),
+            Vec::new(),
+        ],
+        ..Default::default()
+    };
+    let notes = import(&extreme).report.notes;
+    let note = notes.first().expect("the cap's repair is reported");
+    assert!(
+        note.repaired
+            && note
+                .message
+                .contains("Model \"Upper\": translation sampled to within")
+            && note.message.contains("of the model's diagonal, not 1e-6"),
+        "{notes:?}"
+    );
+}
+
 /// A cubic Euler rotation (auto and user tangents) is sampled: between frames the rotation
 /// is within 1e-6 rad of ufbx's (1e-6 of the diagonal a diagonal away), and the skinned arm
 /// within 2e-6 of its diagonal of ufbx's skinning (f32 skinning adds its own ~2e-7).
