@@ -1,7 +1,7 @@
 //! What a model holds, in words and as data: skins with their joints (index, node, name or
 //! label, parent), draws with their vertices, influences, morph targets and attributes,
-//! mirrored nodes, animations with their interpolation modes, and every repair and warning
-//! the importer made. `skinview info` prints it (and writes it as JSON); the viewer shows it.
+//! mirrored nodes, base colour textures, animations with their interpolation modes, and every
+//! repair and warning the importer made. `skinview info` prints it (and writes it as JSON); the viewer shows it.
 
 use serde::Serialize;
 
@@ -33,6 +33,8 @@ pub struct InfoReport {
     pub max_influences: usize,
     /// Rigid draws whose node is mirrored (negative determinant: the winding flips).
     pub mirrored_nodes: Vec<usize>,
+    /// Decoded base colour textures (what [`DrawInfo::texture`] indexes).
+    pub textures: Vec<TextureInfo>,
     /// Animations.
     pub animations: Vec<AnimationInfo>,
     /// The importer's repairs and warnings.
@@ -92,6 +94,21 @@ pub struct DrawInfo {
     pub normals: bool,
     /// Has tangents.
     pub tangents: bool,
+    /// Has texture coordinates.
+    pub uvs: bool,
+    /// Its base colour texture (index into [`InfoReport::textures`]).
+    pub texture: Option<usize>,
+}
+
+/// One decoded texture.
+#[derive(Clone, Debug, Serialize)]
+pub struct TextureInfo {
+    /// Its name in the file (an image's name or file name).
+    pub name: Option<String>,
+    /// Width (pixels).
+    pub width: u32,
+    /// Height (pixels).
+    pub height: u32,
 }
 
 /// One animation.
@@ -154,6 +171,15 @@ impl InfoReport {
             joints: scene.joint_count(),
             max_influences: scene.max_influences(),
             mirrored_nodes: mirrored_nodes(scene),
+            textures: scene
+                .textures
+                .iter()
+                .map(|t| TextureInfo {
+                    name: t.name.clone(),
+                    width: t.image.width,
+                    height: t.image.height,
+                })
+                .collect(),
             animations: scene
                 .animations
                 .iter()
@@ -204,6 +230,8 @@ fn draws(scene: &Scene) -> Vec<DrawInfo> {
                 morph_targets: p.morph_targets.len(),
                 normals: p.normals.is_some(),
                 tangents: p.tangents.is_some(),
+                uvs: p.uvs.is_some(),
+                texture: p.base_color_texture,
             }
         })
         .collect()
@@ -266,7 +294,8 @@ impl std::fmt::Display for InfoReport {
             writeln!(
                 f,
                 "  node {} {} mesh {} prim {}: {} vertices, {} indices ({}), skin {}, weight sets \
-                 {}, max influences {}, morph targets {}, normals {}, tangents {}",
+                 {}, max influences {}, morph targets {}, normals {}, tangents {}, UVs {}, \
+                 texture {}",
                 d.node,
                 quoted(d.name.as_deref()),
                 d.mesh,
@@ -280,6 +309,8 @@ impl std::fmt::Display for InfoReport {
                 d.morph_targets,
                 if d.normals { "yes" } else { "no" },
                 if d.tangents { "yes" } else { "no" },
+                if d.uvs { "yes" } else { "no" },
+                d.texture.map_or("none".into(), |t| t.to_string()),
             )?;
         }
         writeln!(
@@ -291,6 +322,16 @@ impl std::fmt::Display for InfoReport {
             writeln!(
                 f,
                 "  node {n}: negative determinant, triangle winding flipped"
+            )?;
+        }
+        writeln!(f, "textures: {}", self.textures.len())?;
+        for (i, t) in self.textures.iter().enumerate() {
+            writeln!(
+                f,
+                "  texture {i} {}: {} x {} pixels",
+                quoted(t.name.as_deref()),
+                t.width,
+                t.height
             )?;
         }
         writeln!(f, "animations: {}", self.animations.len())?;

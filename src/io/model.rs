@@ -124,11 +124,10 @@ impl ModelSource {
                     vec![PathBuf::from(main)],
                 )
             }
-            ModelSource::Memory { main, set } if is_fbx(Path::new(main)) => (
-                import_fbx_memory(main, set)?,
-                None,
-                vec![PathBuf::from(main)],
-            ),
+            ModelSource::Memory { main, set } if is_fbx(Path::new(main)) => {
+                let (scene, files) = import_fbx_memory(main, set.clone(), options)?;
+                (scene, None, files)
+            }
             ModelSource::Memory { main, set } => {
                 let (scene, files) = super::gltf_import::import_memory(main, set.clone(), options)?;
                 (scene, None, files)
@@ -153,8 +152,12 @@ fn import_fbx(path: &Path, options: ImportOptions) -> Result<(Scene, Vec<PathBuf
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn import_fbx_memory(main: &str, set: &FileSet) -> Result<Scene> {
-    super::fbx::import_slice(set.file(main)?, main)
+fn import_fbx_memory(
+    main: &str,
+    set: Arc<FileSet>,
+    options: ImportOptions,
+) -> Result<(Scene, Vec<PathBuf>)> {
+    super::fbx::import_memory(main, set, options)
 }
 
 /// The web build has no FBX reader (ufbx is C, not built for wasm).
@@ -164,7 +167,11 @@ fn import_fbx(path: &Path, _options: ImportOptions) -> Result<(Scene, Vec<PathBu
 }
 
 #[cfg(target_arch = "wasm32")]
-fn import_fbx_memory(main: &str, _set: &FileSet) -> Result<Scene> {
+fn import_fbx_memory(
+    main: &str,
+    _set: Arc<FileSet>,
+    _options: ImportOptions,
+) -> Result<(Scene, Vec<PathBuf>)> {
     Err(fbx_on_the_web(main))
 }
 

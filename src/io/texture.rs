@@ -138,7 +138,8 @@ fn encoded_bytes(
     }
 }
 
-fn decode(bytes: &[u8]) -> Result<Rgba8, String> {
+/// Decode a PNG or JPEG image to RGBA8, within [`MAX_IMAGE_SIDE`] a side (also FBX's textures).
+pub(super) fn decode(bytes: &[u8]) -> Result<Rgba8, String> {
     let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| e.to_string())?;

@@ -10,6 +10,7 @@ mod export;
 mod fbx;
 mod fbx_conventions;
 mod fbx_curves;
+mod fbx_textures;
 mod hostile;
 mod hostile_corpus;
 mod import;

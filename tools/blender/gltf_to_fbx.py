@@ -1,7 +1,9 @@
 # Convert glTF files to FBX with Blender (run by scripts/make-fbx-test-data.sh):
 #   blender --background --factory-startup --python gltf_to_fbx.py -- SRC.glb DST.fbx [SRC DST ...]
 # Leaf bones off and curve simplification off, so the FBX keeps the source's joints and a key at
-# every frame; Blender bakes animation at whole frames of the scene's rate.
+# every frame; Blender bakes animation at whole frames of the scene's rate. Textures embedded
+# (the glTF's images are packed in Blender, with no file to name), as the FBX texture tests
+# compare them with the glTF's.
 import math
 import sys
 
@@ -34,5 +36,7 @@ for src, dst in zip(args[0::2], args[1::2]):
         add_leaf_bones=False,
         bake_anim=True,
         bake_anim_simplify_factor=0.0,
+        path_mode="COPY",
+        embed_textures=True,
     )
     print(f"gltf_to_fbx: {src} -> {dst}")

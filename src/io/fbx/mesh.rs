@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use glam::{Vec2, Vec3, Vec4};
 
+use super::texture::BaseColorTextures;
 use super::{MAX_INFLUENCES, MAX_MORPH_VALUES, element_label, mat4, vec3};
 use crate::error::{Error, Result};
 use crate::scene::{Mesh, MorphTarget, Primitive, Report, Skin, SkinWeights, Topology};
@@ -86,10 +87,12 @@ struct Shapes {
     weights: Vec<f32>,
 }
 
-/// Convert mesh `m`; `node_of` maps a ufbx node to ours.
+/// Convert mesh `m`; `node_of` maps a ufbx node to ours, `textures` a material to its base
+/// colour texture.
 pub(super) fn convert(
     m: &ufbx::Mesh,
     node_of: &dyn Fn(&ufbx::Node) -> Option<usize>,
+    textures: &BaseColorTextures,
     file: &str,
     report: &mut Report,
 ) -> Result<Converted> {
@@ -120,7 +123,8 @@ pub(super) fn convert(
     let mut tri = vec![0u32; m.max_face_triangles.max(1) * 3];
     for (material, faces) in parts.into_iter().filter(|(_, f)| !f.is_empty()) {
         let (corners, skipped) = triangulate(m, &faces, &mut tri);
-        let prim = primitive(m, &corners, influences.as_ref(), &shapes, material);
+        let look = Look::of(m, material, textures, &label, report);
+        let prim = primitive(m, &corners, influences.as_ref(), &shapes, &look);
         skipped_faces += skipped;
         if !prim.indices.is_empty() {
             primitives.push(prim);
@@ -170,6 +174,17 @@ fn check_finite(m: &ufbx::Mesh, file: &str, label: &str) -> Result<()> {
         .position(|v| !(v.x.is_finite() && v.y.is_finite()))
     {
         return bad("UV", i);
+    }
+    // The other UV sets (a texture may read one).
+    for set in m.uv_sets.iter().skip(1) {
+        if let Some(i) = set
+            .vertex_uv
+            .values
+            .iter()
+            .position(|v| !(v.x.is_finite() && v.y.is_finite()))
+        {
+            return bad(&format!("UV set \"{}\" UV", set.name.as_ref() as &str), i);
+        }
     }
     let finite4 = |v: &ufbx::Vec4| [v.x, v.y, v.z, v.w].into_iter().all(ok);
     if let Some(i) = m.vertex_color.values.iter().position(|v| !finite4(v)) {
@@ -414,15 +429,15 @@ fn dense_offsets(
 }
 
 /// One material part's triangle corners as a triangle list: a vertex per distinct (position,
-/// normal, UV, colour) corner.
+/// normal, UV, colour) corner, its UVs from the set its material's texture reads.
 fn primitive(
     m: &ufbx::Mesh,
     corners: &[u32],
     influences: Option<&Influences>,
     shapes: &Shapes,
-    material: usize,
+    look: &Look,
 ) -> Primitive {
-    let (sources, indices) = merge_corners(m, corners);
+    let (sources, indices) = merge_corners(m, look.uv, corners);
     let vertex_of = |c: usize| m.vertex_indices.get(c).map_or(0, |&v| v as usize);
     let normals = m.vertex_normal.exists.then(|| {
         sources
@@ -431,10 +446,12 @@ fn primitive(
             .collect()
     });
     // FBX's V runs up the image, glTF's down.
-    let uvs = m.vertex_uv.exists.then(|| {
+    let uvs = look.uv.exists.then(|| {
         sources
             .iter()
-            .map(|&c| uv(m, c).map_or(Vec2::ZERO, |t| Vec2::new(t.x as f32, 1.0 - t.y as f32)))
+            .map(|&c| {
+                uv(look.uv, c).map_or(Vec2::ZERO, |t| Vec2::new(t.x as f32, 1.0 - t.y as f32))
+            })
             .collect()
     });
     let colors = m.vertex_color.exists.then(|| {
@@ -459,8 +476,8 @@ fn primitive(
         skin_weights: influences.map(|inf| inf.of_vertices(sources.iter().map(|&c| vertex_of(c)))),
         morph_targets: shapes
             .of_vertices(&sources.iter().map(|&c| vertex_of(c)).collect::<Vec<_>>()),
-        base_color: base_color(m, material),
-        base_color_texture: None,
+        base_color: look.base_color,
+        base_color_texture: look.texture,
         uvs,
         colors,
     }
@@ -486,7 +503,11 @@ fn triangulate(m: &ufbx::Mesh, faces: &[u32], tri: &mut [u32]) -> (Vec<u32>, usi
 /// A vertex per distinct corner: the corner each new vertex is read from, and the index list.
 /// Corners are merged by value (the vertex and the bits of its normal, UV and colour):
 /// exporters write a normal and UV per corner, most of them equal around a vertex.
-fn merge_corners(m: &ufbx::Mesh, corners: &[u32]) -> (Vec<usize>, Vec<u32>) {
+fn merge_corners(
+    m: &ufbx::Mesh,
+    uvs: &ufbx::VertexVec2,
+    corners: &[u32],
+) -> (Vec<usize>, Vec<u32>) {
     let bits = |v: Option<[f64; 4]>| v.map_or([u32::MAX; 4], |v| v.map(|x| (x as f32).to_bits()));
     let mut first: HashMap<[u32; 13], u32> = HashMap::new();
     let mut sources: Vec<usize> = Vec::new();
@@ -496,7 +517,7 @@ fn merge_corners(m: &ufbx::Mesh, corners: &[u32]) -> (Vec<usize>, Vec<u32>) {
         let mut key = [u32::MAX; 13];
         key[0] = m.vertex_indices.get(c).copied().unwrap_or(u32::MAX);
         key[1..5].copy_from_slice(&bits(normal(m, c).map(|n| [n.x, n.y, n.z, 0.0])));
-        key[5..9].copy_from_slice(&bits(uv(m, c).map(|t| [t.x, t.y, 0.0, 0.0])));
+        key[5..9].copy_from_slice(&bits(uv(uvs, c).map(|t| [t.x, t.y, 0.0, 0.0])));
         key[9..13].copy_from_slice(&bits(color(m, c).map(|v| [v.x, v.y, v.z, v.w])));
         let next = sources.len() as u32;
         let index = *first.entry(key).or_insert_with(|| {
@@ -526,8 +547,7 @@ fn normal(m: &ufbx::Mesh, c: usize) -> Option<&ufbx::Vec3> {
     at(a.exists, &a.indices, &a.values, c)
 }
 
-fn uv(m: &ufbx::Mesh, c: usize) -> Option<&ufbx::Vec2> {
-    let a = &m.vertex_uv;
+fn uv(a: &ufbx::VertexVec2, c: usize) -> Option<&ufbx::Vec2> {
     at(a.exists, &a.indices, &a.values, c)
 }
 
@@ -573,25 +593,94 @@ impl Shapes {
     }
 }
 
-/// The base colour of material `index` of `m` (white when it has none).
-fn base_color(m: &ufbx::Mesh, index: usize) -> [f32; 4] {
-    let Some(mat) = m.materials.get(index) else {
-        return [1.0; 4];
-    };
+/// How a material part is drawn: its base colour, its base colour texture and the UVs that
+/// read it.
+struct Look<'m> {
+    base_color: [f32; 4],
+    texture: Option<usize>,
+    uv: &'m ufbx::VertexVec2,
+}
+
+impl<'m> Look<'m> {
+    /// Material `index` of `m`. A texture replaces the material's colour (FBX's rule for a
+    /// connected property, which Blender's importer follows) and is scaled by its factor; it
+    /// reads the UV set it names, or the mesh's first where the mesh has no set of that name
+    /// (a warning when the mesh has several); a mesh without UVs draws it untextured (a
+    /// warning).
+    fn of(
+        m: &'m ufbx::Mesh,
+        index: usize,
+        textures: &BaseColorTextures,
+        label: &str,
+        report: &mut Report,
+    ) -> Look<'m> {
+        let mat = m.materials.get(index);
+        let untextured = Look {
+            base_color: mat.map_or([1.0; 4], |mat| base_color(mat)),
+            texture: None,
+            uv: &m.vertex_uv,
+        };
+        let Some((mat, t)) = mat.and_then(|mat| textures.of(mat).map(|t| (mat, t))) else {
+            return untextured;
+        };
+        let named = m
+            .uv_sets
+            .iter()
+            .find(|s| s.name.as_ref() as &str == t.uv_set);
+        if named.is_none() && m.uv_sets.len() > 1 {
+            report.warn(
+                label,
+                format!(
+                    "material \"{}\"'s texture reads UV set \"{}\", which the mesh does not \
+                     have: read with its first, \"{}\"",
+                    mat.element.name.as_ref() as &str,
+                    t.uv_set,
+                    m.uv_sets[0].name.as_ref() as &str
+                ),
+            );
+        }
+        let uv = named.map_or(&m.vertex_uv, |s| &s.vertex_uv);
+        if !uv.exists {
+            report.warn(
+                label,
+                format!(
+                    "material \"{}\" has a texture but the mesh has no UVs to read it with: \
+                     drawn untextured",
+                    mat.element.name.as_ref() as &str
+                ),
+            );
+            return untextured;
+        }
+        let factor = base_factor(mat) as f32;
+        Look {
+            base_color: [factor, factor, factor, 1.0],
+            texture: Some(t.texture),
+            uv,
+        }
+    }
+}
+
+/// The base colour of `mat` (white when it has none).
+fn base_color(mat: &ufbx::Material) -> [f32; 4] {
     let c = &mat.pbr.base_color;
     if !c.has_value {
         return [1.0; 4];
     }
     let v = c.value_vec4;
-    let factor = if mat.pbr.base_factor.has_value {
-        mat.pbr.base_factor.value_vec4.x
-    } else {
-        1.0
-    };
+    let factor = base_factor(mat);
     [
         (v.x * factor) as f32,
         (v.y * factor) as f32,
         (v.z * factor) as f32,
         1.0,
     ]
+}
+
+/// The factor that scales `mat`'s base colour (`DiffuseFactor`; 1 when it has none).
+fn base_factor(mat: &ufbx::Material) -> f64 {
+    if mat.pbr.base_factor.has_value {
+        mat.pbr.base_factor.value_vec4.x
+    } else {
+        1.0
+    }
 }

@@ -37,6 +37,12 @@
 //!   often share one timeline); a stack without a range keeps the file's times.
 //! - **Influences**: every influence of a vertex is kept (the weight sets are as wide as the
 //!   most influenced vertex needs, in fours), up to [`MAX_INFLUENCES`].
+//! - **Base colour textures** (`texture.rs`): a material's `DiffuseColor` (or PBR base colour)
+//!   texture is read from the image its `Video` embeds, else from the file it names beside the
+//!   model (its relative name, then its bare name, as three.js and Blender look), decoded as
+//!   glTF's images (sRGB), and read with the UV set the texture names. The texture replaces
+//!   the material's colour, as a connected FBX property does; `DiffuseFactor` scales it.
+//!   One that cannot be found or decoded is a warning; the material draws untextured.
 //!
 //! Repairs, each reported in the scene's report: weights not summing to 1 are renormalised;
 //! a vertex of a skinned mesh with no weight is bound to the skin's first joint; influences
@@ -45,8 +51,10 @@
 //! Limits, checked before the work: the file is read as the glTF path reads its model
 //! ([`MAX_FILE_BYTES`](super::files::MAX_FILE_BYTES), regular files only); ufbx allocates at
 //! most [`MAX_FBX_MEMORY_BYTES`] in at most [`MAX_FBX_ALLOCATIONS`] allocations; bad indices
-//! stop the load (never clamped silently); no external file is opened (geometry caches and
-//! textures are not read); sampling makes at most [`MAX_SEGMENTS_PER_KEY`] keys per source
+//! stop the load (never clamped silently); the only external files opened are texture images,
+//! by the rules of glTF's external images (inside the model's folder unless allowed, at most
+//! [`MAX_IMAGE_BYTES`](super::texture::MAX_IMAGE_BYTES) each; an embedded image is held to
+//! the same size); geometry caches are not read; sampling makes at most [`MAX_SEGMENTS_PER_KEY`] keys per source
 //! key. NaN or infinite positions, normals, UVs, colours, offsets, transforms and bind
 //! matrices are errors.
 //! Errors name the file and the FBX element: `rig.fbx: Deformer "Skin" cluster 3: …`. Where
@@ -60,13 +68,14 @@ mod curves;
 mod mesh;
 mod resample;
 pub mod structure;
+mod texture;
 mod track;
 
 use std::path::{Path, PathBuf};
 
 use glam::{Mat4, Quat, Vec3};
 
-use super::files::{Files, ImportOptions};
+use super::files::{FileSet, Files, ImportOptions};
 use crate::error::{Error, Result};
 use crate::math::Trs;
 use crate::scene::{Node, RawScene, Scene, SceneBuilder};
@@ -97,12 +106,25 @@ pub const MAX_FBX_ALLOCATIONS: usize = 64 << 20;
 /// memory by the allocator limits.
 pub const MAX_SEGMENTS_PER_KEY: usize = 32;
 
-/// Import an `.fbx` file (no external file is read); also every file read (canonical paths),
-/// so a command can refuse to write over it.
+/// Import an `.fbx` file (and the texture files it names, beside it); also every file read
+/// (canonical paths), so a command can refuse to write over it.
 pub fn import_file_with(path: &Path, options: ImportOptions) -> Result<(Scene, Vec<PathBuf>)> {
     let mut files = Files::new(path, options);
     let bytes = files.read_model()?;
-    let scene = import_slice(&bytes, &super::file_label(path))?;
+    let scene = import(&bytes, &super::file_label(path), Some(&mut files))?;
+    Ok((scene, files.read))
+}
+
+/// Import the FBX `main` of the files in memory `set` (its texture files from the set); also
+/// the names of the files read.
+pub fn import_memory(
+    main: &str,
+    set: std::sync::Arc<FileSet>,
+    options: ImportOptions,
+) -> Result<(Scene, Vec<PathBuf>)> {
+    let mut files = Files::in_memory(main, set, options);
+    let bytes = files.read_model()?;
+    let scene = import(&bytes, main, Some(&mut files))?;
     Ok((scene, files.read))
 }
 
@@ -110,8 +132,15 @@ pub fn import_file_with(path: &Path, options: ImportOptions) -> Result<(Scene, V
 /// refused rather than read as whatever its bytes happen to parse to.
 pub const MAX_FBX_VERSION: u32 = 7700;
 
-/// Import FBX bytes; `file` names the file in messages.
+/// Import FBX bytes; `file` names the file in messages. Embedded textures are read; a texture
+/// in a file of its own is not (a warning).
 pub fn import_slice(bytes: &[u8], file: &str) -> Result<Scene> {
+    import(bytes, file, None)
+}
+
+/// Import FBX bytes; `file` names the file in messages, `files` reads the texture files it
+/// names (`None`: none is read).
+fn import(bytes: &[u8], file: &str, files: Option<&mut Files>) -> Result<Scene> {
     let cut = match structure::binary(bytes) {
         structure::Structure::Broken(why) => return Err(Error::invalid(file, "FBX", why)),
         structure::Structure::EndMissing(why) => Some(why),
@@ -130,7 +159,7 @@ pub fn import_slice(bytes: &[u8], file: &str) -> Result<Scene> {
             ),
         ));
     }
-    let mut raw = Importer::new(file, &fbx).run()?;
+    let mut raw = Importer::new(file, &fbx).run(files)?;
     if fbx.meshes.is_empty() {
         raw.report
             .warn("FBX", "the file has no mesh: nothing to draw or skin");
@@ -185,7 +214,7 @@ pub fn load_options() -> ufbx::LoadOpts<'static> {
         temp_allocator: allocator(),
         result_allocator: allocator(),
         file_format: ufbx::FileFormat::Fbx,
-        ignore_embedded: true,
+        ignore_embedded: false,
         load_external_files: false,
         clean_skin_weights: true,
         generate_missing_normals: true,
@@ -299,9 +328,11 @@ impl<'a> Importer<'a> {
             .flatten()
     }
 
-    fn run(mut self) -> Result<RawScene> {
+    fn run(mut self, files: Option<&mut Files>) -> Result<RawScene> {
         self.nodes()?;
-        let morphs = self.meshes()?;
+        let textures = texture::load(self.fbx, files, &mut self.raw.report);
+        let morphs = self.meshes(&textures)?;
+        self.raw.textures = textures.textures;
         self.raw.animations = anim::clips(
             self.fbx,
             &self.node_index,
@@ -393,7 +424,7 @@ impl<'a> Importer<'a> {
 
     /// Every mesh with its skin, and each node that draws one; returns where each mesh's
     /// blend channels went (for the animation's weights channels).
-    fn meshes(&mut self) -> Result<Vec<mesh::MorphLinks>> {
+    fn meshes(&mut self, textures: &texture::BaseColorTextures) -> Result<Vec<mesh::MorphLinks>> {
         let mut links = Vec::new();
         for m in self.fbx.meshes.iter() {
             let node_index = &self.node_index;
@@ -403,7 +434,7 @@ impl<'a> Importer<'a> {
                     .copied()
                     .flatten()
             };
-            let converted = mesh::convert(m, &node_of, self.file, &mut self.raw.report)?;
+            let converted = mesh::convert(m, &node_of, textures, self.file, &mut self.raw.report)?;
             let mesh_index = self.raw.meshes.len();
             let skin_index = converted.skin.map(|s| {
                 self.raw.skins.push(s);
