@@ -12,8 +12,8 @@ use crate::math::{bounds_diagonal, finite_bounds};
 pub const DEFAULT_FOV_Y_RAD: f32 = 0.6;
 
 /// Direction from the target towards the eye of the default framing: front-right, slightly
-/// above (the three-quarter view a rig is usually inspected from).
-const FRAMING_DIRECTION: Vec3 = Vec3::new(0.45, 0.3, 1.0);
+/// above (the three-quarter view a rig is usually inspected from); not of unit length.
+pub const FRAMING_DIRECTION: Vec3 = Vec3::new(0.45, 0.3, 1.0);
 
 /// The share of a view's limiting dimension a framed model fills: inside the 80–90 % that
 /// Blender's "frame selected" and three.js editors leave, so nothing touches the edge and the

@@ -1,19 +1,19 @@
 //! The checks `check_model` runs on an imported scene, one function each (see the module
 //! documentation of `check` for the list).
 
-use glam::{DMat3, Vec3};
+use glam::{DMat3, Mat4, Vec3};
 
 use super::{
-    Check, CheckConfig, ClipBounds, Finding, FrameRef, JointBounds, ModelResult, Severity, Stage,
-    UniformSplit,
+    Check, CheckConfig, ClipBounds, Finding, FrameRef, JointBounds, Mark, ModelResult, Severity,
+    Stage, UniformSplit,
 };
 use crate::compare::{CompareOptions, compare};
 use crate::error::{Error, Result};
-use crate::frame::{FrameState, skin_pose};
+use crate::frame::{CpuSkinner, FrameState, skin_pose};
 use crate::gpu::{CapturePath, GpuContext, PaletteSource};
 use crate::math::bounds_diagonal;
-use crate::quality::{JointZone, joint_zones};
-use crate::scene::Scene;
+use crate::quality::{JointZone, RingShape, joint_zones};
+use crate::scene::{Scene, SkinWeights};
 use crate::skin::SkinnedVertices;
 
 /// A share of the diagonal in words (`3.2 %`).
@@ -40,14 +40,16 @@ pub(super) fn run(
         result.rest_bounds = Some((lo.to_array(), hi.to_array()));
         result.joint_bounds = joint_bounds(scene);
         // Every sampled frame skinned once, for the three checks that look at frames.
-        let mut influences = InfluenceSurvey::new(scene, config);
+        let mut influences = InfluenceSurvey::new(scene, config, &rest);
         let mut clips = ClipSurvey::new(scene, (lo, hi));
         let mut shapes = ShapeSurvey::new(joint_zones(scene, &rest));
+        let (mut frame, mut skinner) = (FrameState::new(scene), CpuSkinner::new(scene, None));
         for (anim, time_s) in sample_times(scene, config) {
-            let posed = skin_pose(scene, anim, time_s, None)?;
+            frame.evaluate(scene, anim, time_s)?;
+            let posed = skinner.skin_all(scene, &frame)?;
             influences.observe(scene, anim, time_s, &posed)?;
             clips.observe(anim, time_s, &posed);
-            shapes.observe(anim, time_s, &posed);
+            shapes.observe(anim, time_s, &frame.model_from_node, &posed);
         }
         stage(Stage::Findings);
         influences.finish(scene, config, diagonal, out);
@@ -77,17 +79,21 @@ pub(super) fn run(
 trait Findings {
     /// A finding about the model as a whole.
     fn add(&mut self, check: Check, severity: Severity, message: String);
-    /// A finding at one sampled frame.
-    fn add_at(&mut self, check: Check, severity: Severity, message: String, frame: FrameRef);
+    /// A finding at one sampled frame, with where its picture marks the problem.
+    fn add_at(&mut self, check: Check, severity: Severity, message: String, at: At);
 }
+
+/// A finding's frame and its mark.
+type At = (FrameRef, Option<Mark>);
 
 impl Findings for Vec<Finding> {
     fn add(&mut self, check: Check, severity: Severity, message: String) {
         self.push(Finding::new(check, severity, message));
     }
-    fn add_at(&mut self, check: Check, severity: Severity, message: String, frame: FrameRef) {
+    fn add_at(&mut self, check: Check, severity: Severity, message: String, at: At) {
         self.push(Finding {
-            frame: Some(frame),
+            frame: Some(at.0),
+            mark: at.1,
             ..Finding::new(check, severity, message)
         });
     }
@@ -104,7 +110,7 @@ fn frame_ref(scene: &Scene, anim: Option<usize>, time_s: f32) -> FrameRef {
 
 /// Where a frame is, in words: `clip "walk" at 1.200 s`, `animation 2 at 0.500 s` or `the
 /// rest pose`.
-fn frame_words(scene: &Scene, anim: Option<usize>, time_s: f32) -> String {
+pub(super) fn frame_words(scene: &Scene, anim: Option<usize>, time_s: f32) -> String {
     anim.map_or("the rest pose".into(), |a| {
         format!("{} at {time_s:.3} s", scene.clip_name(a).words())
     })
@@ -150,28 +156,47 @@ struct InfluenceSurvey {
     /// The largest distance so far, and its frame.
     cost: f64,
     at: (Option<usize>, f32),
+    /// The vertex that moved that far there (draw, vertex, position); before one moves, the
+    /// first with the most influences, at rest.
+    worst: (usize, usize, Vec3),
+}
+
+/// The influences (nonzero weights) of vertex `v`.
+fn used_influences(w: &SkinWeights, v: usize) -> usize {
+    let slots = v * w.width..(v + 1) * w.width;
+    w.weights
+        .get(slots)
+        .map_or(0, |s| s.iter().filter(|&&x| x != 0.0).count())
 }
 
 impl InfluenceSurvey {
-    fn new(scene: &Scene, config: &CheckConfig) -> InfluenceSurvey {
+    fn new(scene: &Scene, config: &CheckConfig, rest: &[SkinnedVertices]) -> InfluenceSurvey {
         let max = config.max_influences;
-        let (mut over, mut most) = (0usize, 0usize);
-        for d in scene.deformed_draws() {
-            let Some(w) = &scene.primitive(d).skin_weights else {
+        let (mut over, mut most, mut worst) = (0usize, 0usize, (0, 0));
+        for d in scene.deformed_draw_indices() {
+            let Some(w) = &scene.primitive(&scene.draws[d]).skin_weights else {
                 continue;
             };
-            for v in w.weights.chunks_exact(w.width.max(1)) {
-                let used = v.iter().filter(|&&x| x != 0.0).count();
+            for v in 0..w.vertex_count() {
+                let used = used_influences(w, v);
                 over += usize::from(used > max);
-                most = most.max(used);
+                if used > most {
+                    (most, worst) = (used, (d, v));
+                }
             }
         }
+        let at_rest = rest
+            .get(worst.0)
+            .and_then(|o| o.positions.get(worst.1))
+            .copied()
+            .unwrap_or(Vec3::ZERO);
         InfluenceSurvey {
             max,
             over,
             most,
             cost: 0.0,
             at: (None, 0.0),
+            worst: (worst.0, worst.1, at_rest),
         }
     }
 
@@ -188,14 +213,13 @@ impl InfluenceSurvey {
             return Ok(());
         }
         let reduced = skin_pose(scene, anim, time_s, Some(self.max))?;
-        let worst = posed
-            .iter()
-            .zip(&reduced)
-            .flat_map(|(a, b)| a.positions.iter().zip(&b.positions))
-            .map(|(p, q)| f64::from((*p - *q).length()))
-            .fold(0.0, f64::max);
-        if worst > self.cost {
-            (self.cost, self.at) = (worst, (anim, time_s));
+        for (d, (a, b)) in posed.iter().zip(&reduced).enumerate() {
+            for (v, (p, q)) in a.positions.iter().zip(&b.positions).enumerate() {
+                let moved = f64::from((*p - *q).length());
+                if moved > self.cost {
+                    (self.cost, self.at, self.worst) = (moved, (anim, time_s), (d, v, *p));
+                }
+            }
         }
         Ok(())
     }
@@ -206,6 +230,17 @@ impl InfluenceSurvey {
             return;
         }
         let (max, rel, (anim, t)) = (self.max, self.cost / diagonal, self.at);
+        let (draw, vertex, position) = self.worst;
+        let mark = Mark::Vertex {
+            draw,
+            vertex,
+            position: position.to_array(),
+            influences: scene
+                .draws
+                .get(draw)
+                .and_then(|d| scene.primitive(d).skin_weights.as_ref())
+                .map_or(0, |w| used_influences(w, vertex)),
+        };
         let severity = if rel > config.influence_cost_rel {
             Severity::Warning
         } else {
@@ -222,7 +257,7 @@ impl InfluenceSurvey {
                 percent(rel),
                 frame_words(scene, anim, t)
             ),
-            frame_ref(scene, anim, t),
+            (frame_ref(scene, anim, t), Some(mark)),
         );
     }
 }
@@ -499,20 +534,47 @@ struct ClipSurvey {
 /// positions' rounding.
 const BOX_NOISE_REL: f64 = 1e-5;
 
-/// One clip's bounds and worst excursions, each with its time.
+/// One clip's bounds and worst excursions.
 #[derive(Clone, Copy)]
 struct ClipExcursion {
     bounds: (Vec3, Vec3),
-    past_box: (f32, f32),
-    past_sphere: (f32, f32),
+    past_box: Excursion,
+    past_sphere: Excursion,
+}
+
+/// How far a clip's skinned vertices go past a rest bound at its worst frame: the time, and
+/// that frame's box.
+#[derive(Clone, Copy)]
+struct Excursion {
+    past: f32,
+    time_s: f32,
+    frame: (Vec3, Vec3),
+}
+
+impl Excursion {
+    /// The finding's frame and its mark: the rest box and this frame's.
+    fn at(&self, scene: &Scene, anim: usize, rest: (Vec3, Vec3)) -> At {
+        let mark = Mark::Bounds {
+            rest_min: rest.0.to_array(),
+            rest_max: rest.1.to_array(),
+            frame_min: self.frame.0.to_array(),
+            frame_max: self.frame.1.to_array(),
+        };
+        (frame_ref(scene, Some(anim), self.time_s), Some(mark))
+    }
 }
 
 impl ClipSurvey {
     fn new(scene: &Scene, rest: (Vec3, Vec3)) -> ClipSurvey {
+        let none = Excursion {
+            past: 0.0,
+            time_s: 0.0,
+            frame: rest,
+        };
         let still = ClipExcursion {
             bounds: rest,
-            past_box: (0.0, 0.0),
-            past_sphere: (0.0, 0.0),
+            past_box: none,
+            past_sphere: none,
         };
         ClipSurvey {
             rest,
@@ -527,8 +589,13 @@ impl ClipSurvey {
         let (lo, hi) = self.rest;
         let (flo, fhi) = bounds(posed);
         let past = (lo - flo).max(fhi - hi).max_element();
-        if past > clip.past_box.0 {
-            clip.past_box = (past, time_s);
+        let frame = (flo, fhi);
+        if past > clip.past_box.past {
+            clip.past_box = Excursion {
+                past,
+                time_s,
+                frame,
+            };
         }
         let (centre, radius) = ((lo + hi) * 0.5, (hi - lo).length() * 0.5);
         let farthest = posed
@@ -537,8 +604,12 @@ impl ClipSurvey {
             .filter(|p| p.is_finite())
             .map(|p| p.distance(centre))
             .fold(0.0f32, f32::max);
-        if farthest - radius > clip.past_sphere.0 {
-            clip.past_sphere = (farthest - radius, time_s);
+        if farthest - radius > clip.past_sphere.past {
+            clip.past_sphere = Excursion {
+                past: farthest - radius,
+                time_s,
+                frame,
+            };
         }
         clip.bounds = (clip.bounds.0.min(flo), clip.bounds.1.max(fhi));
     }
@@ -556,7 +627,7 @@ impl ClipSurvey {
         let mut bounds = Vec::with_capacity(self.clips.len());
         for (a, clip) in self.clips.into_iter().enumerate() {
             let words = scene.clip_name(a).words();
-            let (sphere, at) = clip.past_sphere;
+            let (sphere, at) = (clip.past_sphere.past, clip.past_sphere.time_s);
             let sphere_rel = f64::from(sphere) / diagonal;
             if sphere_rel > config.bounds_margin_rel {
                 out.add_at(
@@ -568,10 +639,10 @@ impl ClipSurvey {
                          clip's bounds",
                         percent(sphere_rel)
                     ),
-                    frame_ref(scene, Some(a), at),
+                    clip.past_sphere.at(scene, a, self.rest),
                 );
-            } else if f64::from(clip.past_box.0) / diagonal > BOX_NOISE_REL {
-                let (past, at) = clip.past_box;
+            } else if f64::from(clip.past_box.past) / diagonal > BOX_NOISE_REL {
+                let (past, at) = (clip.past_box.past, clip.past_box.time_s);
                 out.add_at(
                     Check::ClipBounds,
                     Severity::Info,
@@ -582,7 +653,7 @@ impl ClipSurvey {
                         percent(sphere_rel.max(0.0)),
                         percent(config.bounds_margin_rel)
                     ),
-                    frame_ref(scene, Some(a), at),
+                    clip.past_box.at(scene, a, self.rest),
                 );
             }
             bounds.push(ClipBounds {
@@ -598,17 +669,74 @@ impl ClipSurvey {
 /// The worst shape of every joint's blend zone over the sampled frames.
 struct ShapeSurvey {
     zones: Vec<JointZone>,
-    /// Per zone: the smallest radius ratio and volume ratio, each with its frame.
-    worst: Vec<[(f64, Option<usize>, f32); 2]>,
+    /// Per zone: the smallest radius ratio and volume ratio, each at its frame.
+    worst: Vec<[WorstShape; 2]>,
+}
+
+/// A zone's smallest ratio of one measure so far: its frame, and the zone's narrowest ring
+/// there.
+#[derive(Clone, Copy)]
+struct WorstShape {
+    ratio: f64,
+    anim: Option<usize>,
+    time_s: f32,
+    ring: Option<RingAt>,
+}
+
+/// A zone's narrowest ring at a frame, with its joint's origin and bone direction there.
+#[derive(Clone, Copy)]
+struct RingAt {
+    ring: RingShape,
+    joint: Vec3,
+    axis: Vec3,
+}
+
+impl RingAt {
+    /// `zone`'s narrowest ring in `positions` (its draw skinned), its joint placed by
+    /// `model_from_node` (the same frame).
+    fn new(zone: &JointZone, positions: &[Vec3], model_from_node: &[Mat4]) -> Option<RingAt> {
+        let origin = |n: usize| model_from_node.get(n).map(|m| m.w_axis.truncate());
+        let (joint, parent) = (origin(zone.joint_node)?, origin(zone.parent_node)?);
+        Some(RingAt {
+            ring: zone.narrowest_ring(positions)?,
+            joint,
+            axis: (joint - parent).normalize_or(Vec3::Y),
+        })
+    }
+
+    /// The mark of `zone`'s finding.
+    fn mark(&self, scene: &Scene, zone: &JointZone) -> Mark {
+        Mark::Ring {
+            joint: scene.node_label(zone.joint_node),
+            joint_node: zone.joint_node,
+            joint_position: self.joint.to_array(),
+            centre: self.ring.centre.to_array(),
+            axis: self.axis.to_array(),
+            radius: self.ring.radius as f32,
+            rest_radius: self.ring.rest_radius as f32,
+        }
+    }
 }
 
 impl ShapeSurvey {
     fn new(zones: Vec<JointZone>) -> ShapeSurvey {
-        let worst = vec![[(f64::INFINITY, None, 0.0); 2]; zones.len()];
+        let none = WorstShape {
+            ratio: f64::INFINITY,
+            anim: None,
+            time_s: 0.0,
+            ring: None,
+        };
+        let worst = vec![[none; 2]; zones.len()];
         ShapeSurvey { zones, worst }
     }
 
-    fn observe(&mut self, anim: Option<usize>, time_s: f32, posed: &[SkinnedVertices]) {
+    fn observe(
+        &mut self,
+        anim: Option<usize>,
+        time_s: f32,
+        model_from_node: &[Mat4],
+        posed: &[SkinnedVertices],
+    ) {
         for (zone, worst) in self.zones.iter().zip(&mut self.worst) {
             let Some(draw) = posed.get(zone.draw) else {
                 continue;
@@ -618,8 +746,13 @@ impl ShapeSurvey {
                 .into_iter()
                 .enumerate()
             {
-                if let Some(r) = ratio.filter(|r| *r < worst[k].0) {
-                    worst[k] = (r, anim, time_s);
+                if let Some(ratio) = ratio.filter(|r| *r < worst[k].ratio) {
+                    worst[k] = WorstShape {
+                        ratio,
+                        anim,
+                        time_s,
+                        ring: RingAt::new(zone, &draw.positions, model_from_node),
+                    };
                 }
             }
         }
@@ -633,8 +766,8 @@ impl ShapeSurvey {
         let mut under: Vec<(f64, usize, usize)> = Vec::new();
         for (z, worst) in self.worst.iter().enumerate() {
             for k in 0..2 {
-                if worst[k].0 < limits[k] {
-                    under.push((worst[k].0 / limits[k], z, k));
+                if worst[k].ratio < limits[k] {
+                    under.push((worst[k].ratio / limits[k], z, k));
                 }
             }
         }
@@ -649,7 +782,12 @@ impl ShapeSurvey {
         });
         for &(_, z, k) in under.iter().take(MAX_JOINT_FINDINGS) {
             let zone = &self.zones[z];
-            let (ratio, anim, time_s) = self.worst[z][k];
+            let WorstShape {
+                ratio,
+                anim,
+                time_s,
+                ring,
+            } = self.worst[z][k];
             let (joint, at) = (
                 scene.node_label(zone.joint_node),
                 frame_words(scene, anim, time_s),
@@ -673,7 +811,10 @@ impl ShapeSurvey {
                 Check::Deformation,
                 Severity::Warning,
                 message,
-                frame_ref(scene, anim, time_s),
+                (
+                    frame_ref(scene, anim, time_s),
+                    ring.map(|r| r.mark(scene, zone)),
+                ),
             );
         }
         if under.len() > MAX_JOINT_FINDINGS {

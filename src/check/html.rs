@@ -1,7 +1,9 @@
 //! A check report as a static page — a row per model with a thumbnail (the model at its
-//! worst frame), its verdict and its findings, each finding about a frame linking to a render
-//! of that frame; a click on a column header sorts the rows (a few lines of inline script;
-//! the page loads nothing from the network).
+//! worst frame), its verdict and its findings, each finding about a frame or a place linking
+//! to a render of that frame with the place marked ([`super::marks`]: the boxes of a clip
+//! leaving its bounds, the ring and joint of a shrinking blend zone, the vertex of a weight
+//! problem); a click on a column header sorts the rows (a few lines of inline script; the page
+//! loads nothing from the network).
 //!
 //! The renders are made from the report and the model files, not during the checks, so the
 //! page of merged shard reports is made the same way as a single run's. Without a GPU (CPU
@@ -13,18 +15,24 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::junit::escape;
-use super::{CheckReport, FrameRef, ModelResult, Severity};
-use crate::character::CharacterSetup;
-use crate::error::Result;
+use super::{CheckReport, Finding, FrameRef, ModelResult, Severity};
+use crate::character::{Character, CharacterSetup};
+use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
+use crate::image::Rgba8;
 use crate::io::ModelSource;
-use crate::view::{ViewOptions, render_character};
+use crate::scene::Scene;
+use crate::view::legend::Legend;
+use crate::view::{ViewOptions, render_character, render_marked};
 
 /// Thumbnail size in the table (pixels): small enough for thousands of rows.
 pub const THUMB_SIZE: (u32, u32) = (192, 144);
 
 /// Size of a finding's frame render (pixels).
 pub const FRAME_SIZE: (u32, u32) = (640, 480);
+
+/// Paints a legend over a picture (the command line's, in its font: the library has none).
+pub type PaintLegend<'a> = &'a dyn Fn(Rgba8, &Legend) -> std::result::Result<Rgba8, String>;
 
 /// The page's file in DIR.
 pub const INDEX: &str = "index.html";
@@ -111,15 +119,17 @@ fn worst_frame(model: &ModelResult) -> Option<FrameRef> {
     })
 }
 
-/// Render a model's thumbnail and finding frames into DIR/img (names from `index`, the
+/// Render a model's thumbnail and finding pictures into DIR/img (names from `index`, the
 /// model's row), the model read from `path` (its file: `model.path` is the name in words,
-/// which loses bytes that are not UTF-8), or say why not.
+/// which loses bytes that are not UTF-8), or say why not. A finding with a frame or a mark
+/// gets a picture: its frame (the rest pose without one) with its mark drawn and the mark's
+/// legend painted by `paint`.
 pub fn draw_model(
     ctx: &GpuContext,
     path: &Path,
     model: &ModelResult,
-    index: usize,
-    dir: &Path,
+    (index, dir): (usize, &Path),
+    paint: PaintLegend<'_>,
 ) -> Pictures {
     let mut pictures = Pictures {
         thumbnail: None,
@@ -133,24 +143,15 @@ pub fn draw_model(
             return pictures;
         }
     };
-    let draw = |frame: Option<&FrameRef>, size: (u32, u32), name: String| {
-        let anim = frame.and_then(|f| f.clip_index);
-        let mut character = CharacterSetup::clip(anim).build(&scene)?;
-        let time_s = match frame.map(|f| f.time_s) {
-            Some(t) if t.is_finite() => t,
-            // The middle of the clip.
-            _ => anim.map_or(0.0, |a| scene.animations[a].duration_s() / 2.0),
-        };
-        character.update(time_s, 0.0)?;
-        let image = render_character(ctx, &character, &ViewOptions::default(), size.0, size.1)?;
+    let save = |image: Rgba8, name: String| {
         crate::io::png::write(&image, &dir.join("img").join(&name))?;
-        Ok::<String, crate::error::Error>(format!("img/{name}"))
+        Ok::<String, Error>(format!("img/{name}"))
     };
-    match draw(
-        worst_frame(model).as_ref(),
-        THUMB_SIZE,
-        format!("{index:06}-thumb.png"),
-    ) {
+    let thumbnail = posed(&scene, worst_frame(model).as_ref()).and_then(|c| {
+        let image = render_character(ctx, &c, &ViewOptions::default(), THUMB_SIZE.0, THUMB_SIZE.1)?;
+        save(image, format!("{index:06}-thumb.png"))
+    });
+    match thumbnail {
         Ok(name) => pictures.thumbnail = Some(name),
         Err(e) => {
             pictures.missing = Some(format!("not drawn: {e}"));
@@ -158,11 +159,78 @@ pub fn draw_model(
         }
     }
     for (k, finding) in model.findings.iter().enumerate() {
-        if let Some(frame) = &finding.frame {
-            pictures.frames[k] = draw(Some(frame), FRAME_SIZE, format!("{index:06}-{k}.png")).ok();
+        if finding.frame.is_none() && finding.mark.is_none() {
+            continue;
         }
+        let name = format!("{index:06}-{k}.png");
+        let picture =
+            finding_picture(ctx, &scene, finding, FRAME_SIZE).and_then(|(image, legend)| {
+                let image = match legend {
+                    Some(l) => paint(image, &l).map_err(|message| Error::Output {
+                        path: dir.join("img").join(&name),
+                        message: format!("cannot paint the legend: {message}"),
+                    })?,
+                    None => image,
+                };
+                save(image, name)
+            });
+        pictures.frames[k] = picture.ok();
     }
     pictures
+}
+
+/// `scene` posed at `frame`: its clip at its time (the middle of the clip when the time is
+/// not a number); the rest pose without a frame or clip.
+fn posed(scene: &Scene, frame: Option<&FrameRef>) -> Result<Character> {
+    let anim = frame.and_then(|f| f.clip_index);
+    let mut character = CharacterSetup::clip(anim).build(scene)?;
+    let time_s = match frame.map(|f| f.time_s) {
+        Some(t) if t.is_finite() => t,
+        // The middle of the clip.
+        _ => anim
+            .and_then(|a| scene.animations.get(a))
+            .map_or(0.0, |a| a.duration_s() / 2.0),
+    };
+    character.update(time_s, 0.0)?;
+    Ok(character)
+}
+
+/// A finding's picture at `size`: its frame (the rest pose without one), its mark drawn over
+/// it, framed on the model and the mark together; and the legend of the mark's colours, to
+/// paint over it.
+pub fn finding_picture(
+    ctx: &GpuContext,
+    scene: &Scene,
+    finding: &Finding,
+    size: (u32, u32),
+) -> Result<(Rgba8, Option<Legend>)> {
+    let character = posed(scene, finding.frame.as_ref())?;
+    let options = ViewOptions::default();
+    let Some(mark) = &finding.mark else {
+        let image = render_character(ctx, &character, &options, size.0, size.1)?;
+        return Ok((image, None));
+    };
+    let skinned: Vec<glam::Vec3> = character
+        .outputs
+        .iter()
+        .flat_map(|o| o.positions.iter().copied())
+        .collect();
+    let frame = finding.frame.as_ref();
+    let (anim, time_s) = (
+        frame.and_then(|f| f.clip_index),
+        frame.map_or(0.0, |f| f.time_s),
+    );
+    let title = super::checks::frame_words(scene, anim, time_s);
+    let d = super::marks::draw(mark, title, &skinned);
+    let image = render_marked(
+        ctx,
+        &character,
+        &options,
+        &d.overlay,
+        Some(&d.frame_points),
+        size,
+    )?;
+    Ok((image, Some(d.legend)))
 }
 
 /// One model's table row.

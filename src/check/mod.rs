@@ -15,6 +15,7 @@
 mod checks;
 pub mod html;
 pub mod junit;
+pub mod marks;
 
 use std::path::{Path, PathBuf};
 
@@ -527,6 +528,60 @@ pub struct Finding {
     /// whose check crashed or timed out (a panic's message, a driver's complaint).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stderr: Vec<String>,
+    /// Where the problem is, for its picture to mark (at its frame; the rest pose without
+    /// one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark: Option<Mark>,
+}
+
+/// What a finding's picture marks, in model space at the finding's frame: the pictures are
+/// drawn from the report (a merged shard report's page too), so the report carries it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Mark {
+    /// A clip leaving its rest bounds (`anim.bounds`): the rest box, and the box of the
+    /// skinned vertices at the frame.
+    Bounds {
+        /// The rest box's smallest corner.
+        rest_min: [f32; 3],
+        /// Its largest corner.
+        rest_max: [f32; 3],
+        /// The frame's box's smallest corner.
+        frame_min: [f32; 3],
+        /// Its largest corner.
+        frame_max: [f32; 3],
+    },
+    /// A joint whose blend zone shrinks (`deform.joints`): the joint, and the zone's ring
+    /// that keeps the least of its rest radius at the frame (a circle round its centroid of
+    /// the radius the check measures, across the bone from the parent joint to this one).
+    Ring {
+        /// The joint's name.
+        joint: String,
+        /// The joint's node (index in the file's nodes).
+        joint_node: usize,
+        /// The joint's origin.
+        joint_position: [f32; 3],
+        /// The ring's centroid.
+        centre: [f32; 3],
+        /// Unit normal of the circle drawn: the bone's direction at the frame.
+        axis: [f32; 3],
+        /// The ring's radius at the frame (its vertices' mean distance from the centroid).
+        radius: f32,
+        /// Its radius at rest.
+        rest_radius: f32,
+    },
+    /// A vertex (`weights.influences`): the one dropping the extra influences moves most at
+    /// the frame (with none moved, the one with the most influences, at rest).
+    Vertex {
+        /// The draw (index in the scene's draws).
+        draw: usize,
+        /// The vertex in its primitive.
+        vertex: usize,
+        /// Where it is.
+        position: [f32; 3],
+        /// Its influences (nonzero weights).
+        influences: usize,
+    },
 }
 
 impl Finding {
@@ -538,6 +593,7 @@ impl Finding {
             message,
             frame: None,
             stderr: Vec::new(),
+            mark: None,
         }
     }
 }

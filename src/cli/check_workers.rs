@@ -506,7 +506,8 @@ fn enter(out: &mut impl Write, path: &Path, stage: Stage) {
 /// A model's pictures; a panic while drawing is that model's missing pictures.
 fn draw(ctx: &GpuContext, path: &Path, result: &ModelResult, to: &Draw) -> Pictures {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        skinview::check::html::draw_model(ctx, path, result, to.row, &to.dir)
+        let paint = |image, legend: &_| super::render::annotate_with(image, Some(legend), &[]);
+        skinview::check::html::draw_model(ctx, path, result, (to.row, &to.dir), &paint)
     }))
     .unwrap_or_else(|_| Pictures::none(result, "not drawn: the renderer crashed"))
 }

@@ -753,7 +753,15 @@ fn paint_legend(c: &mut super::chart::Canvas, legend: &skinview::view::legend::L
     };
     let bar_w = (c.image.width as i32 / 3).clamp(60, 220);
     let (x0, y0) = (8, c.image.height as i32 - 8 - rows * ROW_PX);
-    let box_w = (bar_w + 24).max(7 * legend.title.chars().count() as i32 + 12);
+    // Wide enough for the title and each swatch's label (Hack at 12 px: 7 px a character).
+    let widest_swatch = swatches
+        .iter()
+        .map(|(_, label)| 7 * label.chars().count() as i32 + 40)
+        .max()
+        .unwrap_or(0);
+    let box_w = (bar_w + 24)
+        .max(7 * legend.title.chars().count() as i32 + 12)
+        .max(widest_swatch);
     // Darken the box behind the legend so it reads on any model.
     for y in y0 - 4..c.image.height as i32 - 4 {
         for x in x0 - 4..x0 + box_w {

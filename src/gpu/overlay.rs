@@ -26,6 +26,9 @@ pub struct OverlayVertex {
     pub color: [f32; 4],
 }
 
+/// Lines of a [`OverlayGeometry::circle`]: round at any size a view shows it.
+pub const CIRCLE_SEGMENTS: usize = 48;
+
 /// Overlay geometry of one frame, in four lists by pipeline.
 #[derive(Clone, Debug, Default)]
 pub struct OverlayGeometry {
@@ -78,6 +81,55 @@ impl OverlayGeometry {
                 color,
             });
         }
+    }
+
+    /// The twelve edges of the box `[min, max]`.
+    pub fn wire_box(&mut self, min: Vec3, max: Vec3, color: [f32; 4], front: bool) {
+        let corner = |i: usize| {
+            Vec3::new(
+                if i & 1 == 0 { min.x } else { max.x },
+                if i & 2 == 0 { min.y } else { max.y },
+                if i & 4 == 0 { min.z } else { max.z },
+            )
+        };
+        // Corners one bit apart share an edge.
+        for i in 0..8 {
+            for bit in [1, 2, 4] {
+                if i & bit == 0 {
+                    self.line(corner(i), corner(i | bit), color, front);
+                }
+            }
+        }
+    }
+
+    /// A circle of `radius` round `centre` in the plane across `normal` (a unit vector), as
+    /// [`CIRCLE_SEGMENTS`] lines.
+    pub fn circle(
+        &mut self,
+        centre: Vec3,
+        normal: Vec3,
+        radius: f32,
+        color: [f32; 4],
+        front: bool,
+    ) {
+        let u = normal.any_orthonormal_vector() * radius;
+        let v = normal.cross(u);
+        let point = |k: usize| {
+            let a = std::f32::consts::TAU * k as f32 / CIRCLE_SEGMENTS as f32;
+            centre + u * a.cos() + v * a.sin()
+        };
+        for k in 0..CIRCLE_SEGMENTS {
+            self.line(point(k), point(k + 1), color, front);
+        }
+    }
+
+    /// Add everything in `other`.
+    pub fn append(&mut self, other: &OverlayGeometry) {
+        self.lines.extend_from_slice(&other.lines);
+        self.lines_front.extend_from_slice(&other.lines_front);
+        self.triangles.extend_from_slice(&other.triangles);
+        self.triangles_front
+            .extend_from_slice(&other.triangles_front);
     }
 
     fn len(&self) -> usize {

@@ -40,7 +40,7 @@ use std::collections::HashMap;
 
 use glam::{Mat4, Vec3};
 
-use super::measure::{closed_volume, ring_radius};
+use super::measure::{closed_volume, ring_circle, ring_radius};
 use crate::scene::Scene;
 use crate::skin::SkinnedVertices;
 
@@ -81,6 +81,17 @@ pub struct ZoneShape {
     pub radius_ratio: f64,
     /// Enclosed volume over its rest volume (None: the zone encloses no volume).
     pub volume_ratio: Option<f64>,
+}
+
+/// One ring of a zone in a pose.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RingShape {
+    /// Its vertices' centroid.
+    pub centre: Vec3,
+    /// Its radius: the vertices' mean distance from the centroid.
+    pub radius: f64,
+    /// Its radius in the rest pose.
+    pub rest_radius: f64,
 }
 
 /// The zone of every joint of every skinned draw of `scene` that has rings, measured at rest
@@ -423,21 +434,34 @@ fn mean_edge(positions: &[Vec3], indices: &[u32]) -> f32 {
 impl JointZone {
     /// The zone's shape in a skinned pose of its draw (`posed`: that draw's positions).
     pub fn measure(&self, posed: &[Vec3]) -> ZoneShape {
-        let radius_ratio = self
-            .rings
-            .iter()
-            .map(|(ring, rest)| ring_radius(posed, ring) / rest)
-            .fold(f64::INFINITY, f64::min);
         ZoneShape {
-            radius_ratio: if radius_ratio.is_finite() {
-                radius_ratio
-            } else {
-                0.0
-            },
+            radius_ratio: self
+                .narrowest_ring(posed)
+                .map_or(0.0, |r| r.radius / r.rest_radius),
             volume_ratio: self
                 .rest_volume
                 .map(|rest| closed_volume(posed, &self.indices) / rest),
         }
+    }
+
+    /// The ring that keeps the least of its rest radius in a skinned pose of its draw
+    /// (`posed`: that draw's positions); None when no ring has a finite ratio.
+    pub fn narrowest_ring(&self, posed: &[Vec3]) -> Option<RingShape> {
+        let mut narrowest: Option<RingShape> = None;
+        for (ring, rest) in &self.rings {
+            // A ring none of whose vertices are in `posed` has lost its whole radius.
+            let (centre, radius) = ring_circle(posed, ring).unwrap_or_default();
+            let ratio = radius / rest;
+            let best = narrowest.map_or(f64::INFINITY, |n| n.radius / n.rest_radius);
+            if ratio < best {
+                narrowest = Some(RingShape {
+                    centre: centre.as_vec3(),
+                    radius,
+                    rest_radius: *rest,
+                });
+            }
+        }
+        narrowest
     }
 
     /// Rings in the zone.

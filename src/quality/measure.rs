@@ -10,16 +10,22 @@ use glam::{DVec3, Vec3};
 /// the ring's radius wherever the skin put it (the centroid, not the joint, so the ring's
 /// offset along the bone does not count).
 pub fn ring_radius(positions: &[Vec3], ring: &[usize]) -> f64 {
+    ring_circle(positions, ring).map_or(0.0, |(_, radius)| radius)
+}
+
+/// A ring's centroid and [`ring_radius`] (None: none of its vertices in `positions`).
+pub fn ring_circle(positions: &[Vec3], ring: &[usize]) -> Option<(DVec3, f64)> {
     let points: Vec<DVec3> = ring
         .iter()
         .filter_map(|&v| positions.get(v))
         .map(|p| p.as_dvec3())
         .collect();
     if points.is_empty() {
-        return 0.0;
+        return None;
     }
     let centroid = points.iter().sum::<DVec3>() / points.len() as f64;
-    points.iter().map(|q| (*q - centroid).length()).sum::<f64>() / points.len() as f64
+    let radius = points.iter().map(|q| (*q - centroid).length()).sum::<f64>() / points.len() as f64;
+    Some((centroid, radius))
 }
 
 /// Area-weighted vertex normals of a triangle list.

@@ -36,7 +36,7 @@
 mod joints;
 mod measure;
 
-pub use joints::{JointZone, ZoneShape, joint_zones};
+pub use joints::{JointZone, RingShape, ZoneShape, joint_zones};
 pub use measure::{closed_volume, ring_radius, surface_normals};
 
 use std::collections::HashMap;

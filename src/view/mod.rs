@@ -264,7 +264,8 @@ impl HeadlessView {
     }
 
     /// Draw `character`'s frame as uploaded in `scene` (palette, and the CPU upload for the
-    /// CPU side) through `camera` with `options`, and read the image back.
+    /// CPU side) through `camera` with `options`, `marks` over it, and read the image back.
+    #[allow(clippy::too_many_arguments)]
     pub fn render(
         &mut self,
         ctx: &GpuContext,
@@ -273,10 +274,14 @@ impl HeadlessView {
         camera: &OrbitCamera,
         bounds: (Vec3, Vec3),
         options: &ViewOptions,
+        marks: Option<&OverlayGeometry>,
     ) -> Result<Rgba8> {
         let aspect = self.view_aspect(options.split);
         self.view
             .prepare(ctx, character, camera, aspect, bounds, options);
+        if let Some(m) = marks {
+            self.view.geometry_mut().append(m);
+        }
         self.view.upload_overlay(ctx);
         let mut enc = ctx
             .device
@@ -419,7 +424,36 @@ pub fn render_character_with(
     frame_points: Option<&[Vec3]>,
     size: (u32, u32),
 ) -> Result<Rgba8> {
-    render_inner(ctx, character, options, palette, frame_points, size, None)
+    let extra = Extra::default();
+    render_inner(ctx, character, options, palette, frame_points, size, extra)
+}
+
+/// [`render_character`] with `marks` drawn over it under the same camera (lines and
+/// triangles in model space: a check finding's marks), framing `frame_points` when given
+/// (the skinned vertices and the marks, so both are in view).
+pub fn render_marked(
+    ctx: &GpuContext,
+    character: &Character,
+    options: &ViewOptions,
+    marks: &OverlayGeometry,
+    frame_points: Option<&[Vec3]>,
+    size: (u32, u32),
+) -> Result<Rgba8> {
+    let extra = Extra {
+        marks: Some(marks),
+        ..Extra::default()
+    };
+    let storage = PaletteSource::Storage;
+    render_inner(ctx, character, options, storage, frame_points, size, extra)
+}
+
+/// What a render adds to the character's own view.
+#[derive(Clone, Copy, Default)]
+struct Extra<'a> {
+    /// Per-vertex distances the heatmap shows, and the diagonal they are relative to.
+    distances: Option<(&'a [f32], f64)>,
+    /// Overlay geometry drawn over the view.
+    marks: Option<&'a OverlayGeometry>,
 }
 
 /// Render `character`'s current frame coloured by `distances` (one per vertex, draws in
@@ -448,12 +482,15 @@ pub fn render_distances(
         PaletteSource::Storage,
         frame_points,
         size,
-        Some((distances, diagonal)),
+        Extra {
+            distances: Some((distances, diagonal)),
+            ..Extra::default()
+        },
     )
 }
 
-/// [`render_character_with`], the heatmap showing `given` errors (relative to the diagonal
-/// given with them) when there are.
+/// [`render_character_with`], the heatmap showing `extra`'s distances when given, its marks
+/// over the view.
 fn render_inner(
     ctx: &GpuContext,
     character: &Character,
@@ -461,7 +498,7 @@ fn render_inner(
     palette: PaletteSource,
     frame_points: Option<&[Vec3]>,
     (width, height): (u32, u32),
-    given: Option<(&[f32], f64)>,
+    extra: Extra<'_>,
 ) -> Result<Rgba8> {
     let mut view = HeadlessView::new(ctx, width, height)?;
     view.view_mut().prepare_palette(ctx, palette)?;
@@ -502,7 +539,7 @@ fn render_inner(
         gpu.enable_compute_skinning(ctx)?;
     }
     gpu.update(ctx, scene, &character.frame);
-    if let Some((values, diagonal)) = given {
+    if let Some((values, diagonal)) = extra.distances {
         // The shader divides by this frame's diagonal: scale to the one given.
         let scale = (f64::from(bounds_diagonal((lo, hi))) / diagonal.max(f64::MIN_POSITIVE)) as f32;
         let scaled: Vec<f32> = values.iter().map(|v| v * scale).collect();
@@ -536,5 +573,6 @@ fn render_inner(
     if options.split || options.skinning == Skinning::Cpu {
         gpu.upload_skinned(ctx, &character.outputs)?;
     }
-    view.render(ctx, character, &gpu, &camera, (lo, hi), options)
+    let bounds = (lo, hi);
+    view.render(ctx, character, &gpu, &camera, bounds, options, extra.marks)
 }

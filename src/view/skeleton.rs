@@ -517,7 +517,12 @@ const SPHERE_RINGS: usize = 4;
 const SPHERE_SEGMENTS: usize = 8;
 
 /// A faceted sphere of `radius` at `centre`.
-fn sphere(centre: Vec3, radius: f32, shade: &dyn Fn(Vec3) -> [f32; 4], g: &mut OverlayGeometry) {
+pub(crate) fn sphere(
+    centre: Vec3,
+    radius: f32,
+    shade: &dyn Fn(Vec3) -> [f32; 4],
+    g: &mut OverlayGeometry,
+) {
     let point = |ring: usize, seg: usize| {
         let theta = std::f32::consts::PI * ring as f32 / SPHERE_RINGS as f32;
         let phi = std::f32::consts::TAU * seg as f32 / SPHERE_SEGMENTS as f32;

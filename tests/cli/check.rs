@@ -1094,3 +1094,265 @@ fn clips_moving_out_of_their_rest_box_are_info_not_warnings() {
         assert_eq!(warned, grows, "{path}: {bounds:?}");
     }
 }
+
+/// A folder with the built-in arm (its bend leaves the rest box, its twist is a
+/// candy-wrapper at "forearm") and a generated rig with 6 influences a vertex against a
+/// target of 4: a finding of each kind of mark. Returns the two files.
+fn marked_corpus(dir: &Path) -> (PathBuf, PathBuf) {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let arm = export_arm(&dir.join("arm.glb"));
+    let six = dir.join("six-influences.glb");
+    std::fs::copy(common::model("rig_seed5_40j_6inf_ushort"), &six).unwrap();
+    (arm, six)
+}
+
+/// `check DIR ARGS --json DIR.json`, which finds nothing worse than warnings: its report.
+fn checked(dir: &Path, args: &[&str]) -> Value {
+    let json = dir.with_extension("json");
+    let mut all = vec![dir.to_str().unwrap()];
+    all.extend(args);
+    all.extend(["--json", json.to_str().unwrap()]);
+    let o = check(&all);
+    let text = common::output_text(&o);
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{text}");
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+}
+
+/// The findings of the model at `path` in a JSON report, with their index among its
+/// findings.
+fn findings_of<'a>(report: &'a Value, path: &Path) -> Vec<(usize, &'a Value)> {
+    report["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["path"].as_str() == Some(path.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("{} not in the report", path.display()))["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .collect()
+}
+
+fn vec3(v: &Value) -> glam::Vec3 {
+    let a = v.as_array().unwrap();
+    glam::Vec3::new(
+        a[0].as_f64().unwrap() as f32,
+        a[1].as_f64().unwrap() as f32,
+        a[2].as_f64().unwrap() as f32,
+    )
+}
+
+/// A finding's frame: its clip and time.
+fn frame_of(f: &Value) -> (Option<usize>, f32) {
+    (
+        f["frame"]["clip_index"].as_u64().map(|a| a as usize),
+        f["frame"]["time_s"].as_f64().unwrap() as f32,
+    )
+}
+
+/// The number before `" % of its rest radius"` in a candy-wrapper finding's message.
+fn kept_percent(message: &str) -> f64 {
+    let end = message.find(" % of its rest radius").unwrap();
+    let start = message[..end].rfind(' ').unwrap() + 1;
+    message[start..end].parse().unwrap()
+}
+
+/// The marks in the report are where each problem is, computed here again from the file: a
+/// clip's bounds finding marks the rest box and the box of every vertex skinned at its frame;
+/// the candy-wrapper marks "forearm" where its frame puts it, a ring of the radius ratio the
+/// message gives round a centre on the bone, the circle across the bone; the influences
+/// finding marks the vertex that dropping the extra influences moves most at its frame, with
+/// its own count of influences.
+#[test]
+fn finding_marks_are_where_the_problem_is() {
+    let dir = std::env::temp_dir().join("skinview-check-marks");
+    let (arm, six) = marked_corpus(&dir);
+    let report = checked(&dir, &["--no-gpu"]);
+    let box_of = |scene: &skinview::scene::Scene, anim: Option<usize>, t: f32| {
+        let posed = skinview::frame::skin_pose(scene, anim, t, None).unwrap();
+        let points = posed.iter().flat_map(|d| d.positions.iter().copied());
+        points.fold(
+            (glam::Vec3::INFINITY, glam::Vec3::NEG_INFINITY),
+            |(lo, hi), p| (lo.min(p), hi.max(p)),
+        )
+    };
+
+    // Bounds: every anim.bounds finding of the arm.
+    let scene = skinview::io::load(&arm).unwrap();
+    let found = findings_of(&report, &arm);
+    let bounds: Vec<&Value> = found
+        .iter()
+        .map(|f| f.1)
+        .filter(|f| f["check"] == "anim.bounds")
+        .collect();
+    assert!(!bounds.is_empty(), "{found:?}");
+    let rest = box_of(&scene, None, 0.0);
+    for f in bounds {
+        let m = &f["mark"];
+        assert_eq!(m["kind"], "bounds", "{f}");
+        assert_eq!((vec3(&m["rest_min"]), vec3(&m["rest_max"])), rest, "{f}");
+        let (anim, t) = frame_of(f);
+        let at = box_of(&scene, anim, t);
+        assert_eq!((vec3(&m["frame_min"]), vec3(&m["frame_max"])), at, "{f}");
+        assert!(
+            at.1.cmpgt(rest.1).any() || at.0.cmplt(rest.0).any(),
+            "{f}: leaves the box"
+        );
+    }
+
+    // The candy-wrapper at the forearm.
+    let f = found
+        .iter()
+        .map(|f| f.1)
+        .find(|f| {
+            f["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("candy-wrapper at \"forearm\"")
+        })
+        .unwrap_or_else(|| panic!("{found:?}"));
+    let m = &f["mark"];
+    assert_eq!(
+        (m["kind"].as_str(), m["joint"].as_str()),
+        (Some("ring"), Some("forearm"))
+    );
+    let node = m["joint_node"].as_u64().unwrap() as usize;
+    assert_eq!(scene.node_label(node), "forearm");
+    let (anim, t) = frame_of(f);
+    let mut frame = skinview::frame::FrameState::new(&scene);
+    frame.evaluate(&scene, anim, t).unwrap();
+    let origin = |n: usize| frame.model_from_node[n].w_axis.truncate();
+    let parent = scene.nodes[node].parent.unwrap();
+    let (joint, upper) = (origin(node), origin(parent));
+    let size = (rest.1 - rest.0).length();
+    assert!(
+        vec3(&m["joint_position"]).distance(joint) < 1e-6 * size,
+        "{f}"
+    );
+    let bone = (joint - upper).normalize();
+    assert!(vec3(&m["axis"]).dot(bone) > 1.0 - 1e-6, "{f}");
+    let (radius, rest_radius) = (
+        m["radius"].as_f64().unwrap(),
+        m["rest_radius"].as_f64().unwrap(),
+    );
+    let percent = kept_percent(f["message"].as_str().unwrap());
+    assert!(
+        (100.0 * radius / rest_radius - percent).abs() < 0.006,
+        "{f}"
+    );
+    // A twisted ring's centroid stays on the bone, between the two joints' reach.
+    let centre = vec3(&m["centre"]);
+    let across = (centre - upper) - bone * (centre - upper).dot(bone);
+    assert!(across.length() < 0.1 * rest_radius as f32, "{f}: {across}");
+
+    // The vertex of the influences finding.
+    let scene = skinview::io::load(&six).unwrap();
+    let found = findings_of(&report, &six);
+    let f = found
+        .iter()
+        .map(|f| f.1)
+        .find(|f| f["check"] == "weights.influences")
+        .unwrap_or_else(|| panic!("{found:?}"));
+    let m = &f["mark"];
+    assert_eq!(m["kind"], "vertex", "{f}");
+    let (anim, t) = frame_of(f);
+    let full = skinview::frame::skin_pose(&scene, anim, t, None).unwrap();
+    let kept = skinview::frame::skin_pose(&scene, anim, t, Some(4)).unwrap();
+    let mut worst = (0f32, 0, 0);
+    for (d, (a, b)) in full.iter().zip(&kept).enumerate() {
+        for (v, (p, q)) in a.positions.iter().zip(&b.positions).enumerate() {
+            if p.distance(*q) > worst.0 {
+                worst = (p.distance(*q), d, v);
+            }
+        }
+    }
+    assert!(worst.0 > 0.0, "dropping influences moves a vertex");
+    let (draw, vertex) = (
+        m["draw"].as_u64().unwrap() as usize,
+        m["vertex"].as_u64().unwrap() as usize,
+    );
+    assert_eq!((draw, vertex), (worst.1, worst.2), "{f}");
+    assert_eq!(vec3(&m["position"]), full[draw].positions[vertex], "{f}");
+    let w = scene
+        .primitive(&scene.draws[draw])
+        .skin_weights
+        .as_ref()
+        .unwrap();
+    let used = w.weights[vertex * w.width..(vertex + 1) * w.width]
+        .iter()
+        .filter(|&&x| x != 0.0)
+        .count();
+    assert!(used > 4, "the vertex is over the limit");
+    assert_eq!(m["influences"].as_u64(), Some(used as u64), "{f}");
+}
+
+/// The picture each kind of mark gets on the page, as golden images (looked at when
+/// committed): the arm's bend leaving its rest box (the rest box cyan, the frame's box
+/// orange), its twist's candy-wrapper (the narrowest ring orange inside the grey circle of its
+/// rest radius, the forearm joint a magenta dot) and the rig's vertex with 6 influences (a
+/// yellow circled dot), each with its legend.
+#[test]
+fn finding_pictures_match_golden_images() {
+    use crate::common::golden::check_golden_png;
+    let Some(ctx) = common::gpu() else {
+        eprintln!("SKIPPED: no adapter for the renders (CI fails in common::gpu)");
+        return;
+    };
+    let dir = std::env::temp_dir().join("skinview-check-pictures");
+    let (arm, six) = marked_corpus(&dir);
+    let page = dir.with_extension("page");
+    let report = checked(&dir, &["--html", page.to_str().unwrap()]);
+    let row = |path: &Path| {
+        report["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|m| m["path"].as_str() == Some(path.to_str().unwrap()))
+            .unwrap()
+    };
+    let picture = |path: &Path, pick: &dyn Fn(&Value) -> bool| {
+        let found = findings_of(&report, path);
+        let (k, _) = found
+            .iter()
+            .find(|f| pick(f.1))
+            .unwrap_or_else(|| panic!("{found:?}"));
+        page.join(format!("img/{:06}-{k}.png", row(path)))
+    };
+    let cases = [
+        (
+            "check_mark_bounds",
+            picture(&arm, &|f| f["check"] == "anim.bounds"),
+        ),
+        (
+            "check_mark_ring",
+            picture(&arm, &|f| {
+                f["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("candy-wrapper at \"forearm\"")
+            }),
+        ),
+        (
+            "check_mark_vertex",
+            picture(&six, &|f| f["check"] == "weights.influences"),
+        ),
+    ];
+    let html = std::fs::read_to_string(page.join("index.html")).unwrap();
+    let mut failures = Vec::new();
+    for (name, file) in cases {
+        let link = file
+            .strip_prefix(&page)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            html.contains(&format!("<a href=\"{link}\">")),
+            "{name}: {link} not linked"
+        );
+        failures.extend(check_golden_png(name, &file, &ctx.describe()));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1445,7 +1445,7 @@ fn render_images_carry_their_legend_and_labels() {
 /// |GPU − CPU| ramp and the mode-against-mode ramp.
 #[test]
 fn render_legends_match_golden_images() {
-    use crate::common::golden::{bless, check_golden, golden_dir};
+    use crate::common::golden::check_golden_png;
     let Some(ctx) = common::gpu() else { return };
     let cesium = common::model("CesiumMan");
     let fox = common::model("Fox");
@@ -1496,14 +1496,7 @@ fn render_legends_match_golden_images() {
         ]);
         let o = skinview(&all);
         assert!(o.status.success(), "{name}: {}", text(&o));
-        let image = skinview::io::png::read(&out).unwrap();
-        failures.extend(check_golden(
-            &golden_dir(),
-            name,
-            &image,
-            &ctx.describe(),
-            bless(),
-        ));
+        failures.extend(check_golden_png(name, &out, &ctx.describe()));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -61,3 +61,10 @@ pub fn check_golden(
         None => Some(format!("{name}: golden image has another size")),
     }
 }
+
+/// [`check_golden`] of the PNG at `path` against `name` in [`golden_dir`], rewritten when
+/// [`bless`] says.
+pub fn check_golden_png(name: &str, path: &std::path::Path, adapter: &str) -> Option<String> {
+    let image = png::read(path).unwrap();
+    check_golden(&golden_dir(), name, &image, adapter, bless())
+}
