@@ -231,6 +231,20 @@ pub struct Note {
     pub message: String,
     /// True when data was changed (a repair), false for a plain warning.
     pub repaired: bool,
+    /// The vertex it is about (the first or worst of those it counts), when it is about
+    /// vertices: what `check`'s picture marks.
+    pub vertex: Option<NoteVertex>,
+}
+
+/// A vertex of a mesh's primitive, as the importer numbers them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoteVertex {
+    /// The mesh (index into `scene.meshes`).
+    pub mesh: usize,
+    /// The primitive within the mesh.
+    pub primitive: usize,
+    /// The vertex within the primitive.
+    pub vertex: usize,
 }
 
 /// Repairs and warnings collected while importing a scene.
@@ -247,7 +261,20 @@ impl Report {
             field: field.into(),
             message: message.into(),
             repaired: true,
+            vertex: None,
         });
+    }
+    /// Record a repair of `field` that changed `vertex` (the first or worst of several).
+    pub fn repair_vertex(
+        &mut self,
+        field: impl Into<String>,
+        message: impl Into<String>,
+        vertex: NoteVertex,
+    ) {
+        self.repair(field, message);
+        if let Some(note) = self.notes.last_mut() {
+            note.vertex = Some(vertex);
+        }
     }
     /// Record a warning about `field` (no data changed).
     pub fn warn(&mut self, field: impl Into<String>, message: impl Into<String>) {
@@ -255,6 +282,7 @@ impl Report {
             field: field.into(),
             message: message.into(),
             repaired: false,
+            vertex: None,
         });
     }
 }

@@ -131,6 +131,7 @@ fn imports(scene: &Scene, out: &mut Vec<Finding>) {
             "the file has no mesh: nothing to draw or skin".to_string(),
         );
     }
+    let mut rest: Option<Vec<SkinnedVertices>> = None;
     for n in &scene.report.notes {
         let severity = if n.repaired {
             Severity::Warning
@@ -138,12 +139,47 @@ fn imports(scene: &Scene, out: &mut Vec<Finding>) {
             Severity::Info
         };
         let kind = if n.repaired { "repaired" } else { "warning" };
-        out.add(
+        let mut finding = Finding::new(
             Check::Import,
             severity,
             format!("{kind}: {}: {}", n.field, n.message),
         );
+        if let Some(v) = n.vertex {
+            // The rest pose as the picture draws it, skinned once for all such notes.
+            if rest.is_none() {
+                rest = Some(skin_pose(scene, None, 0.0, None).unwrap_or_default());
+            }
+            finding.mark = rest.as_deref().and_then(|r| vertex_mark(scene, r, v));
+        }
+        out.push(finding);
     }
+}
+
+/// The mark of an importer's note about a vertex: the vertex in `rest` (the skinned rest
+/// pose, as the picture draws it), in the first draw of its primitive (None when no draw
+/// shows it).
+fn vertex_mark(
+    scene: &Scene,
+    rest: &[SkinnedVertices],
+    at: crate::scene::NoteVertex,
+) -> Option<Mark> {
+    let draw = scene
+        .draws
+        .iter()
+        .position(|d| d.mesh == at.mesh && d.primitive == at.primitive)?;
+    let primitive = scene.meshes.get(at.mesh)?.primitives.get(at.primitive)?;
+    let position = *rest.get(draw)?.positions.get(at.vertex)?;
+    let influences = primitive.skin_weights.as_ref().map_or(0, |w| {
+        w.weights
+            .get(at.vertex * w.width..(at.vertex + 1) * w.width)
+            .map_or(0, |ws| ws.iter().filter(|&&x| x != 0.0).count())
+    });
+    Some(Mark::Vertex {
+        draw,
+        vertex: at.vertex,
+        position: position.to_array(),
+        influences,
+    })
 }
 
 /// Vertices with more influences than `config.max_influences`, and the largest distance

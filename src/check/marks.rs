@@ -114,7 +114,10 @@ pub fn draw(mark: &Mark, title: String, skinned: &[Vec3]) -> MarkDrawing {
             overlay.circle(p, towards_eye, circle, rgba(POINT_COLOR), true);
             vec![(
                 POINT_COLOR,
-                format!("vertex {vertex} of draw {draw}: {influences} influences"),
+                format!(
+                    "vertex {vertex} of draw {draw}: {influences} influence{}",
+                    if *influences == 1 { "" } else { "s" }
+                ),
             )]
         }
     };

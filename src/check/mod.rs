@@ -571,7 +571,8 @@ pub enum Mark {
         rest_radius: f32,
     },
     /// A vertex (`weights.influences`): the one dropping the extra influences moves most at
-    /// the frame (with none moved, the one with the most influences, at rest).
+    /// the frame (with none moved, the one with the most influences, at rest); for an
+    /// importer's weight repair (`import`), the vertex it names, at rest.
     Vertex {
         /// The draw (index in the scene's draws).
         draw: usize,

@@ -34,8 +34,8 @@ use crate::anim::{Animation, Channel, Interpolation, Path as AnimPath, Sampler};
 use crate::error::{Error, Result};
 use crate::math::Trs;
 use crate::scene::{
-    Mesh, MorphTarget, Node, Primitive, RawScene, Report, Scene, SceneBuilder, Skin, SkinWeights,
-    Topology,
+    Mesh, MorphTarget, Node, NoteVertex, Primitive, RawScene, Report, Scene, SceneBuilder, Skin,
+    SkinWeights, Topology,
 };
 
 /// Quaternions whose length is off 1 by more than this are reported as repaired
@@ -830,7 +830,7 @@ impl Importer<'_> {
         let skin_weights = if sets.is_empty() {
             None
         } else {
-            Some(self.weights(&field, n, &sets)?)
+            Some(self.weights(&field, (mesh_index, prim.index()), n, &sets)?)
         };
         let morph_targets = self.morph_targets(prim, &field, n)?;
         let raw_indices = self.raw_indices(prim, &field, n)?;
@@ -1121,6 +1121,7 @@ impl Importer<'_> {
     fn weights(
         &mut self,
         field: &str,
+        (mesh, primitive): (usize, usize),
         n: usize,
         sets: &[(AccessorData, AccessorData)],
     ) -> Result<SkinWeights> {
@@ -1155,7 +1156,7 @@ impl Importer<'_> {
             }
         }
         let (mut renormalised, mut zero, mut worst) = (0usize, 0usize, 0f32);
-        let mut first_zero = None;
+        let (mut first_zero, mut worst_vertex) = (None, 0usize);
         for v in 0..n {
             let ws = &mut weights[v * width..(v + 1) * width];
             let sum: f32 = ws.iter().sum();
@@ -1168,19 +1169,28 @@ impl Importer<'_> {
             let off = (sum - 1.0).abs();
             if off > tolerance[v].max(1e-3) {
                 renormalised += 1;
-                worst = worst.max(off);
+                if off > worst {
+                    worst = off;
+                    worst_vertex = v;
+                }
                 for w in ws.iter_mut() {
                     *w /= sum;
                 }
             }
         }
+        let at = |vertex| NoteVertex {
+            mesh,
+            primitive,
+            vertex,
+        };
         if renormalised > 0 {
-            self.report.repair(format!("{field}.attributes.WEIGHTS_0"), format!("{renormalised} of {n} vertices had weights not summing to 1 (worst off by {worst:.3e}); renormalised"));
+            self.report.repair_vertex(format!("{field}.attributes.WEIGHTS_0"), format!("{renormalised} of {n} vertices had weights not summing to 1 (worst off by {worst:.3e}: vertex {worst_vertex}); renormalised"), at(worst_vertex));
         }
-        if zero > 0 {
-            self.report.repair(
+        if let Some(first) = first_zero {
+            self.report.repair_vertex(
                 format!("{field}.attributes.WEIGHTS_0"),
-                format!("{zero} of {n} vertices had all-zero weights (first: vertex {}); bound with weight 1 to their first listed joint", first_zero.unwrap_or(0)),
+                format!("{zero} of {n} vertices had all-zero weights (first: vertex {first}); bound with weight 1 to their first listed joint"),
+                at(first),
             );
         }
         Ok(SkinWeights {

@@ -1356,3 +1356,74 @@ fn finding_pictures_match_golden_images() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// An importer's weight repair marks the vertex it names: CesiumMan with vertex 7's weights
+/// zeroed gives an `import` finding whose mark is vertex 7 of its draw, at its rest position
+/// in the file, bound to one joint after the repair.
+#[test]
+fn a_weight_repair_marks_its_vertex() {
+    let dir = std::env::temp_dir().join("skinview-check-repair-mark");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let glb = std::fs::read(common::shared_dir().join("models/CesiumMan/CesiumMan.glb")).unwrap();
+    let json = common::glb::json_of(&glb);
+    let weights = common::glb::accessor_at(&json, "/meshes/0/primitives/0/attributes/WEIGHTS_0");
+    let positions = common::glb::accessor_at(&json, "/meshes/0/primitives/0/attributes/POSITION");
+    let size = common::glb::element_offset(&json, weights, 7, 0).1;
+    let mut patched = glb.clone();
+    for c in 0..4 {
+        patched = common::glb::patch(&patched, weights, 7, c, &vec![0u8; size]);
+    }
+    let model = dir.join("zeroed.glb");
+    std::fs::write(&model, &patched).unwrap();
+    let report = checked(&dir, &["--no-gpu"]);
+    let found = findings_of(&report, &model);
+    let f = found
+        .iter()
+        .map(|f| f.1)
+        .find(|f| f["check"] == "import" && f["message"].as_str().unwrap().contains("all-zero"))
+        .unwrap_or_else(|| panic!("no repair finding: {found:?}"));
+    let m = &f["mark"];
+    assert_eq!(m["kind"], "vertex", "{f}");
+    assert_eq!(m["vertex"], 7, "{f}");
+    assert_eq!(m["influences"], 1, "{f}");
+    // Where the rest-pose picture draws it: bound to its first joint alone after the repair,
+    // the file's position through that joint's rest transform and inverse bind matrix.
+    let scene = skinview::io::load(&model).unwrap();
+    let file_position = glam::DVec3::new(
+        common::glb::read_component(&patched, positions, 7, 0),
+        common::glb::read_component(&patched, positions, 7, 1),
+        common::glb::read_component(&patched, positions, 7, 2),
+    );
+    let draw = &scene.draws[m["draw"].as_u64().unwrap() as usize];
+    let skin = &scene.skins[draw.skin.unwrap()];
+    let weights = scene.meshes[draw.mesh].primitives[draw.primitive]
+        .skin_weights
+        .as_ref()
+        .unwrap();
+    let joint = weights.joints[7 * weights.width] as usize;
+    let mut model_from_joint = glam::DMat4::IDENTITY;
+    let mut node = Some(skin.joints[joint]);
+    while let Some(n) = node {
+        let rest = &scene.nodes[n].rest;
+        let local = scene.nodes[n].matrix.map_or_else(
+            || {
+                glam::DMat4::from_scale_rotation_translation(
+                    rest.scale.as_dvec3(),
+                    rest.rotation.as_dquat(),
+                    rest.translation.as_dvec3(),
+                )
+            },
+            |m| m.as_dmat4(),
+        );
+        model_from_joint = local * model_from_joint;
+        node = scene.nodes[n].parent;
+    }
+    let expected =
+        model_from_joint * skin.joint_from_bind[joint].as_dmat4() * file_position.extend(1.0);
+    let got = vec3(&m["position"]).as_dvec3();
+    assert!(
+        (got - expected.truncate()).length() < 1e-5,
+        "{f}: mark at {got}, the skinned rest position {expected}"
+    );
+}
