@@ -169,16 +169,14 @@ fn vertex_mark(
         .position(|d| d.mesh == at.mesh && d.primitive == at.primitive)?;
     let primitive = scene.meshes.get(at.mesh)?.primitives.get(at.primitive)?;
     let position = *rest.get(draw)?.positions.get(at.vertex)?;
-    let influences = primitive.skin_weights.as_ref().map_or(0, |w| {
-        w.weights
-            .get(at.vertex * w.width..(at.vertex + 1) * w.width)
-            .map_or(0, |ws| ws.iter().filter(|&&x| x != 0.0).count())
-    });
     Some(Mark::Vertex {
         draw,
         vertex: at.vertex,
         position: position.to_array(),
-        influences,
+        influences: primitive
+            .skin_weights
+            .as_ref()
+            .map_or(0, |w| used_influences(w, at.vertex)),
     })
 }
 

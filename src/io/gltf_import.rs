@@ -127,7 +127,8 @@ pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> 
             .unwrap_or_else(|| gltf_err(gltf::Error::Deserialize(e)))
     })?;
     check_unvalidated_indices(&json, &file)?;
-    check_schema(&json, &file, &mut report)?;
+    let used = super::validate_use::used_accessors(&json);
+    check_schema(&json, &used, &file, &mut report)?;
     let document = gltf::Document::from_json_without_validation(json);
     super::validate::validate_document(document.as_json(), &file, &mut report)?;
     #[cfg(not(target_arch = "wasm32"))]
@@ -148,7 +149,7 @@ pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> 
     };
     // After decoding: a compressed view's own rules (its extension's) are named first.
     super::validate_use::validate_use(document.as_json(), &file)?;
-    check_used_buffers_carried(document.as_json(), &absent, &file)?;
+    check_used_buffers_carried(document.as_json(), &used, &absent, &file)?;
     super::validate_data::validate_data(&document, &buffers, &absent, &file)?;
     let raw = Importer {
         file: file.clone(),
@@ -261,13 +262,17 @@ fn drop_node_less_channels<'b>(
 /// provides, bounded), which the gltf crate calls missing; and an unknown value in an
 /// accessor that nothing uses, a warning (as the Khronos glTF-Validator's VALUE_NOT_IN_LIST:
 /// a later version of glTF may allow it).
-fn check_schema(json: &gltf::json::Root, file: &str, report: &mut Report) -> Result<()> {
+fn check_schema(
+    json: &gltf::json::Root,
+    used: &[bool],
+    file: &str,
+    report: &mut Report,
+) -> Result<()> {
     use gltf::json::validation::{Error as E, Validate};
     let mut errors = Vec::new();
     json.validate(json, gltf::json::Path::new, &mut |path, error| {
         errors.push((path(), error))
     });
-    let used = super::validate_use::used_accessors(json);
     let unused_accessor = |p: &str| {
         p.strip_prefix("accessors[")
             .and_then(|r| r.split(']').next())
@@ -322,10 +327,10 @@ fn check_schema(json: &gltf::json::Root, file: &str, report: &mut Report) -> Res
 /// that is not a relative path) is an error only when something an import reads lies in it.
 fn check_used_buffers_carried(
     json: &gltf::json::Root,
+    used: &[bool],
     absent: &[Option<String>],
     file: &str,
 ) -> Result<()> {
-    let used = super::validate_use::used_accessors(json);
     for (ai, acc) in json.accessors.iter().enumerate() {
         if used.get(ai) != Some(&true) {
             continue;

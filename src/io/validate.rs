@@ -468,17 +468,10 @@ fn check_cameras(root: &json::Root, file: &str) -> Result<()> {
 
 /// Rule 7: the nodes a scene lists are roots, no other node's child (§3.5.2).
 fn check_scene_roots(root: &json::Root, file: &str) -> Result<()> {
-    let mut is_child = vec![false; root.nodes.len()];
-    for node in &root.nodes {
-        for c in node.children.iter().flatten() {
-            if let Some(x) = is_child.get_mut(c.value()) {
-                *x = true;
-            }
-        }
-    }
+    let parent = parents(root);
     for (si, scene) in root.scenes.iter().enumerate() {
         for (k, n) in scene.nodes.iter().enumerate() {
-            if is_child.get(n.value()) == Some(&true) {
+            if parent.get(n.value()).is_some_and(Option::is_some) {
                 return invalid(
                     file,
                     format!("scenes[{si}].nodes[{k}]"),
@@ -591,4 +584,17 @@ pub fn explain_schema_error(path: &str, error: &json::validation::Error) -> Stri
             format!("invalid value: must be {allowed} (glTF 2.0 schema)")
         }
     }
+}
+
+/// Each node's parent (None for roots; a node listed by several parents gets the last).
+pub(super) fn parents(root: &json::Root) -> Vec<Option<usize>> {
+    let mut parent = vec![None; root.nodes.len()];
+    for (ni, node) in root.nodes.iter().enumerate() {
+        for c in node.children.iter().flatten() {
+            if let Some(p) = parent.get_mut(c.value()) {
+                *p = Some(ni);
+            }
+        }
+    }
+    parent
 }

@@ -676,7 +676,7 @@ fn check_output(
 /// Rule 15 on skins: packed matrices, a common root that `skeleton` names when given, and a
 /// scene that holds the joints of every skinned node in it.
 fn check_skins(root: &json::Root, file: &str) -> Result<()> {
-    let parent = parents(root);
+    let parent = super::validate::parents(root);
     // The root above `n`, None in a cycle (the hierarchy rules report that).
     let top = |mut n: usize| {
         for _ in 0..=root.nodes.len() {
@@ -786,17 +786,4 @@ fn check_skinned_nodes_in_scenes(
         }
     }
     Ok(())
-}
-
-/// Each node's parent (None for roots).
-fn parents(root: &json::Root) -> Vec<Option<usize>> {
-    let mut parent = vec![None; root.nodes.len()];
-    for (ni, node) in root.nodes.iter().enumerate() {
-        for c in node.children.iter().flatten() {
-            if let Some(p) = parent.get_mut(c.value()) {
-                *p = Some(ni);
-            }
-        }
-    }
-    parent
 }

@@ -119,11 +119,12 @@ fn weighted_tangents_are_sampled_to_the_tolerance() {
         right_weight,
         next_left_weight,
     };
-    let arm = AsciiArm {
+    // `Upper` moving along X on two weighted segments, handles of the given lengths.
+    let weighted_arm = |[a, b, c, d]: [f64; 4]| AsciiArm {
         upper_translation: [
             vec![
-                Key::new(0.0, 0.0, weighted(4.0, -2.0, 0.4, 0.25)),
-                Key::new(0.6, 1.5, weighted(0.0, 1.0, 0.3, 0.4)),
+                Key::new(0.0, 0.0, weighted(4.0, -2.0, a, b)),
+                Key::new(0.6, 1.5, weighted(0.0, 1.0, c, d)),
                 Key::new(1.0, 0.5, KeyKind::Linear),
             ],
             Vec::new(),
@@ -131,6 +132,7 @@ fn weighted_tangents_are_sampled_to_the_tolerance() {
         ],
         ..Default::default()
     };
+    let arm = weighted_arm([0.4, 0.25, 0.3, 0.4]);
     let scene = import(&arm);
     assert!(scene.report.notes.is_empty(), "{:?}", scene.report.notes);
     let s = sampler(&scene, "Upper", Path::Translation);
@@ -167,18 +169,7 @@ fn weighted_tangents_are_sampled_to_the_tolerance() {
     );
     // Handles far from a third (0.6 and 0.15 of the interval) are not followed within the
     // cap: the import says so, with the error reached.
-    let extreme = AsciiArm {
-        upper_translation: [
-            vec![
-                Key::new(0.0, 0.0, weighted(4.0, -2.0, 0.6, 0.15)),
-                Key::new(0.6, 1.5, weighted(0.0, 1.0, 0.1, 0.5)),
-                Key::new(1.0, 0.5, KeyKind::Linear),
-            ],
-            Vec::new(),
-            Vec::new(),
-        ],
-        ..Default::default()
-    };
+    let extreme = weighted_arm([0.6, 0.15, 0.1, 0.5]);
     let notes = import(&extreme).report.notes;
     let note = notes.first().expect("the cap's repair is reported");
     assert!(
