@@ -22,11 +22,6 @@ use skinview::scene::{Node, RawScene, Scene, SceneBuilder, Skin};
 use skinview::skeleton::LocalToModelJob;
 use skinview::skin::{PaletteJob, PaletteLayout};
 
-// The tests' seeded xorshift64 (the same stream as ozz_bench's).
-#[path = "../tests/common/rng.rs"]
-mod rng;
-use rng::XorShift64;
-
 fn rotation_sampler(keys: usize, duration_s: f32, phase: f32) -> Sampler {
     let times_s: Vec<f32> = (0..keys)
         .map(|k| duration_s * k as f32 / (keys - 1) as f32)
@@ -219,91 +214,13 @@ fn character_pose(c: &mut Criterion) {
 }
 
 /// ozz-animation's anchor workload (`../shared/peers/ozzbench/ozz_bench.cc`,
-/// `ozz_anim_64j_sample_l2m`): a 64-joint random tree (joint i's parent drawn in [0, i)),
-/// joints 0.1–0.2 m apart, a 1 s clip with 30 linear keys on every translation, rotation and
-/// scale track, played forward at 60 Hz and looping; per frame sample every track (cursors)
-/// and run local→model. The same xorshift stream and draw order as ozz_bench, so the trees
-/// match; ozz prints its figure in the same side-by-side run.
+/// `ozz_anim_64j_sample_l2m`): a 64-joint random tree, a 1 s clip with 30 linear keys on every
+/// translation, rotation and scale track, played forward at 60 Hz and looping; per frame sample
+/// every track (cursors) and run local→model. Built by the library as ozz_bench builds it
+/// ([`skinview::crowd::ozz`]), so the trees match; ozz prints its figure in the same
+/// side-by-side run.
 fn ozz_workload_scene() -> Scene {
-    const JOINTS: usize = 64;
-    const KEYS: usize = 30;
-    let mut r = XorShift64(0xD1B54A32D192ED03);
-    let mut parent = vec![None; JOINTS];
-    for (i, p) in parent.iter_mut().enumerate().skip(1) {
-        *p = Some(((r.next_f32() * i as f32) as usize).min(i - 1));
-    }
-    // ozz fills joint transforms depth-first from the root, children in index order.
-    let mut translation = vec![Vec3::ZERO; JOINTS];
-    let mut order = Vec::with_capacity(JOINTS);
-    let mut stack = vec![0usize];
-    while let Some(j) = stack.pop() {
-        order.push(j);
-        let children: Vec<usize> = (0..JOINTS).filter(|&c| parent[c] == Some(j)).collect();
-        stack.extend(children.into_iter().rev());
-    }
-    for &j in &order {
-        translation[j] = Vec3::new(0.1 + 0.1 * r.next_f32(), 0.1 * r.next_f32(), 0.0);
-    }
-    let nodes = (0..JOINTS)
-        .map(|i| Node {
-            name: Some(format!("j{i}")),
-            source_index: i,
-            parent: parent[i],
-            rest: Trs {
-                translation: translation[i],
-                ..Trs::IDENTITY
-            },
-            matrix: None,
-            mesh: None,
-            skin: None,
-            morph_weights: None,
-        })
-        .collect();
-    // Tracks in ozz's joint order (depth-first), 30 keys of T, R, S each.
-    let times_s: Vec<f32> = (0..KEYS).map(|k| k as f32 / (KEYS - 1) as f32).collect();
-    let mut channels = Vec::with_capacity(3 * JOINTS);
-    for &j in &order {
-        let (mut t, mut q, mut sc) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..KEYS {
-            t.extend([r.range(-0.2, 0.2), r.range(-0.2, 0.2), r.range(-0.2, 0.2)]);
-            let (ax, ay, az, aw) = (
-                r.range(-1.0, 1.0),
-                r.range(-1.0, 1.0),
-                r.range(-1.0, 1.0),
-                r.range(0.5, 1.0),
-            );
-            let inv = 1.0 / (ax * ax + ay * ay + az * az + aw * aw).sqrt();
-            q.extend([ax * inv, ay * inv, az * inv, aw * inv]);
-            sc.extend([r.range(0.9, 1.1), r.range(0.9, 1.1), r.range(0.9, 1.1)]);
-        }
-        for (path, values, components) in [
-            (Path::Translation, t, 3),
-            (Path::Rotation, q, 4),
-            (Path::Scale, sc, 3),
-        ] {
-            channels.push(Channel {
-                node: j,
-                path,
-                sampler: Sampler {
-                    interpolation: Interpolation::Linear,
-                    times_s: times_s.clone(),
-                    values,
-                    components,
-                    is_rotation: path == Path::Rotation,
-                },
-            });
-        }
-    }
-    let raw = RawScene {
-        name: "ozz_workload_64".into(),
-        nodes,
-        animations: vec![Animation {
-            name: Some("clip".into()),
-            channels,
-        }],
-        ..Default::default()
-    };
-    SceneBuilder::build(raw).expect("ozz workload scene")
+    skinview::crowd::ozz::scene(false).unwrap()
 }
 
 /// Sample + local→model of [`ozz_workload_scene`] at 60 Hz (criterion id
@@ -365,5 +282,38 @@ fn ozz_workload(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, sampling_vs_keys, character_pose, ozz_workload);
+/// ozz-animation's crowd case (`ozz_crowd_64j_c{N}_t{T}` of ozz_bench): N characters of the
+/// workload above, character c at phase frac(c × 0.618…), each sampled, taken to model space
+/// and turned into its palette every frame, on one thread and on every core (criterion ids
+/// `crowd/ozz_64j_c{N}_t{T}`; one iteration is one frame at 60 Hz).
+fn crowd(c: &mut Criterion) {
+    let scene = skinview::crowd::ozz::scene(true).unwrap();
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut group = c.benchmark_group("crowd");
+    for n in [1024usize, 4096] {
+        group.throughput(Throughput::Elements(n as u64));
+        let counts = if all > 1 { vec![1, all] } else { vec![1] };
+        for threads in counts {
+            let setup = skinview::crowd::ozz::crowd_setup(n, threads);
+            let mut crowd = skinview::crowd::Crowd::new(scene.clone(), setup).unwrap();
+            let mut frame = 0u32;
+            group.bench_function(format!("ozz_64j_c{n}_t{threads}"), |b| {
+                b.iter(|| {
+                    crowd.update((frame % 60) as f32 / 60.0).unwrap();
+                    frame = frame.wrapping_add(1);
+                    black_box(crowd.palettes());
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    sampling_vs_keys,
+    character_pose,
+    ozz_workload,
+    crowd
+);
 criterion_main!(benches);

@@ -3,12 +3,15 @@
 // by skin() (skin.wgsl) and the colour modes (render.wgsl); bindings as in src/gpu/layouts.rs.
 
 // Frame palette: model_from_bind of every skin joint, then one model_from_node per rigid draw
-// (src/skin/palette.rs), then their DQS form; a crowd holds one such block per instance
-// (skin.wgsl's palette_instance_base). Sized to the scene, no joint cap.
+// (src/skin/palette.rs): one such block per crowd instance (skin.wgsl's palette_instance_base),
+// then every instance's block again in DQS form (DQS draws' palette_base points past the
+// matrices). Sized to the scene, no joint cap; a crowd's matrices are written in one upload.
 @group(0) @binding(0) var<storage, read> palette: array<mat4x4<f32>>;
 // Morph weights of every draw for this frame, from DrawParams.morph_weight_base.
 @group(0) @binding(1) var<storage, read> morph_weights: array<f32>;
-// Node of each palette entry (skin joints, then rigid draws): what bone a joint index means.
+// Node of each entry of one palette block (skin joints, then rigid draws): what bone a joint
+// index means. Every block of the palette has this many entries, so entry p's node is
+// joint_nodes[p % arrayLength] in any instance's block and either form.
 @group(0) @binding(2) var<storage, read> joint_nodes: array<u32>;
 // |GPU - CPU| of every vertex of the scene (model units), indexed by first_vertex + index.
 @group(0) @binding(3) var<storage, read> vertex_errors: array<f32>;
@@ -28,7 +31,7 @@ fn morph_delta(i: u32) -> vec4<f32> {
 }
 
 fn joint_node(j: u32) -> u32 {
-    return joint_nodes[draw.palette_base + j];
+    return joint_nodes[(draw.palette_base + j) % arrayLength(&joint_nodes)];
 }
 
 fn vertex_error(v: u32) -> f32 {

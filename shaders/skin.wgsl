@@ -64,8 +64,8 @@ struct DrawParams {
     // 1: unit normals; 0: as the blend leaves them: the pipeline's RENORMALIZE (read as the
     // constant).
     renormalize: u32,
-    // Crowds (storage path): palette entries from one instance's block to the next
-    // (matrices, then their DQS form).
+    // Crowds (storage path): palette entries from one instance's block to the next (one
+    // character's palette; the DQS forms follow every instance's matrices).
     instance_palette_stride: u32,
     // Crowds: vertices from one instance's copy to the next in the compute-skinned buffer.
     instance_vertex_stride: u32,

@@ -163,6 +163,11 @@ pub enum Error {
     /// The GPU reported an error (validation, out of memory, device lost, mapping).
     #[error("GPU error: {0}")]
     Gpu(String),
+
+    /// A worker thread of a parallel stage failed (a panic: a bug, reported rather than
+    /// hidden).
+    #[error("worker thread: {0}")]
+    Worker(String),
     /// What a web page asked for cannot be done (its URL parameters, the files given, a
     /// fetch, the browser's APIs).
     #[error("{0}")]

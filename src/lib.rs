@@ -12,6 +12,7 @@ pub mod builtin;
 pub mod camera;
 pub mod character;
 pub mod choice;
+pub mod crowd;
 pub mod diff;
 pub mod error;
 pub mod frame;

@@ -57,12 +57,13 @@ fn code(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
-const CORE: [&str; 20] = [
+const CORE: [&str; 21] = [
     "anim",
     "builtin",
     "camera",
     "character",
     "choice",
+    "crowd",
     "diff",
     "error",
     "frame",

@@ -46,9 +46,23 @@ pub struct BenchArgs {
     /// --gpu; --gpu alone times both.
     #[arg(long = "skin", value_parser = super::choice::choice::<Skinning>())]
     who_skins: Option<Skinning>,
-    /// --gpu: characters in the crowd, 1..=65536 (default 16). Also spelled --instances.
+    /// A crowd of this many characters, 1..=65536: without --gpu its CPU stage (every
+    /// character's clip, local→model and palette, in parallel over characters), timed on
+    /// --threads threads and on one, as ozz-animation's crowd case is (runs of 60 frames at
+    /// 60 Hz, the median run); with --gpu the GPU crowd (default 16). Also spelled
+    /// --instances.
     #[arg(long = "crowd", alias = "instances", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=skinview::gpu::MAX_INSTANCES as i64))]
     instances: Option<u32>,
+    /// --crowd without --gpu: threads for the stage, the calling thread included (default:
+    /// every core); it is timed on one thread too.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=skinview::crowd::MAX_THREADS as i64))]
+    threads: Option<u32>,
+    /// --crowd without --gpu: `ozz` plays ozz-animation's benchmark workload instead of a
+    /// model (the 64-joint random tree and its 1 s clip of 30 keys a track, as
+    /// ../shared/peers/ozzbench builds them; character c at phase frac(c × 0.618…), no
+    /// shared evaluations), to stand beside `ozz_bench --only crowd`.
+    #[arg(long, value_parser = ["ozz"])]
+    workload: Option<String>,
     /// --gpu: the crowd's target size, WIDTHxHEIGHT, 4x MSAA (default 1280x720).
     #[arg(long, allow_hyphen_values = true, value_parser = super::args::parse_size)]
     size: Option<(u32, u32)>,
@@ -90,16 +104,23 @@ pub fn run(mut a: BenchArgs) -> CliResult {
         Some(Skinning::VertexShader | Skinning::ComputePass) => a.gpu = true,
         _ => {}
     }
+    if a.instances.is_some() && !a.gpu {
+        return run_cpu_crowd(&a);
+    }
+    if a.threads.is_some() || a.workload.is_some() {
+        return Err(CliError::Usage(
+            "--threads and --workload set up the CPU crowd: --crowd N without --gpu".into(),
+        ));
+    }
     let crowd_set = a.out.is_some()
-        || a.instances.is_some()
         || a.size.is_some()
         || a.max_buffer_bytes.is_some()
         || a.palette.palette.is_some()
         || a.palette.max_bones.is_some();
     if !a.gpu && crowd_set {
         return Err(CliError::Usage(
-            "--crowd, --size, --out, --palette, --max-bones and --max-buffer-bytes set up \
-             the GPU crowd: add --gpu"
+            "--size, --out, --palette, --max-bones and --max-buffer-bytes set up the GPU \
+             crowd: add --gpu"
                 .into(),
         ));
     }
@@ -241,6 +262,96 @@ fn run_gpu(
     }
     if let Some(path) = &a.json {
         super::write_json(path, &report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bench --crowd N` without `--gpu`: the crowd's CPU stage on `--threads` threads (every core
+/// by default) and on one, ozz-animation's crowd case beside it with `--workload ozz`.
+fn run_cpu_crowd(a: &BenchArgs) -> CliResult {
+    let n = a.instances.unwrap_or(1) as usize;
+    if a.out.is_some() || a.size.is_some() || a.max_buffer_bytes.is_some() {
+        return Err(CliError::Usage(
+            "--out, --size and --max-buffer-bytes set up the GPU crowd: add --gpu".into(),
+        ));
+    }
+    let (scene, setup) = match a.workload.as_deref() {
+        Some(_) => {
+            if a.model.is_some() || a.anim.is_some() {
+                return Err(CliError::Usage(
+                    "--workload ozz plays ozz-animation's rig and clip: give no MODEL or --anim"
+                        .into(),
+                ));
+            }
+            let scene = skinview::crowd::ozz::scene(true)?;
+            (scene, skinview::crowd::ozz::crowd_setup(n, 0))
+        }
+        None => {
+            let source = ModelSource::from_arg(a.model.as_deref())?;
+            let model = source.load_with(skinview::io::ImportOptions {
+                allow_external_uris: a.allow_external_uris,
+            })?;
+            if let Some(json) = &a.json {
+                model.refuse_as_output(json)?;
+            }
+            let mut setup = skinview::crowd::CrowdSetup::cycling(&model.scene, n);
+            if let Some(anim) = parse_anim(&model, a.anim.as_deref())? {
+                let d = model.scene.animations[anim].duration_s();
+                for (c, m) in setup.members.iter_mut().enumerate() {
+                    *m = skinview::crowd::Member::clip(anim, skinview::crowd::golden_phase(c) * d);
+                }
+            }
+            (model.scene, setup)
+        }
+    };
+    let all = match a.threads {
+        Some(t) => t as usize,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let runs = a.frames.map_or(25, |f| {
+        (f as usize).div_ceil(skinview::crowd::bench::FRAMES_PER_RUN)
+    });
+    let mut rows = Vec::new();
+    let mut counts = vec![all];
+    if all > 1 {
+        counts.push(1);
+    }
+    for threads in counts {
+        let bar = indicatif::ProgressBar::new(runs as u64)
+            .with_message(format!("crowd runs on {threads} thread(s)"));
+        let setup = skinview::crowd::CrowdSetup {
+            threads,
+            ..setup.clone()
+        };
+        let row = skinview::crowd::bench::measure(&scene, setup, runs, |i| {
+            bar.set_position(i as u64 + 1)
+        })?;
+        bar.finish_and_clear();
+        println!(
+            "{}: {} characters on {} thread(s): {:.1} µs a frame ({:.1}–{:.1}), {:.1} ns a \
+             character; {} evaluations; palettes {} bytes a frame in {} write",
+            row.model,
+            row.characters,
+            row.threads,
+            row.stage_us_per_frame,
+            row.min_us_per_frame,
+            row.max_us_per_frame,
+            row.ns_per_character,
+            row.evaluations,
+            row.upload_bytes_per_frame,
+            row.palette_writes_per_frame
+        );
+        rows.push(row);
+    }
+    if let (Some(t), Some(one)) = (rows.first(), rows.get(1)) {
+        println!(
+            "{} threads: {:.2}x one thread",
+            t.threads,
+            one.stage_us_per_frame / t.stage_us_per_frame
+        );
+    }
+    if let Some(path) = &a.json {
+        super::write_json(path, &rows)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -47,7 +47,7 @@ pub use palette_source::{DEFAULT_UNIFORM_BONES, PaletteSource};
 pub use readback::GpuReadback;
 pub use render::{DrawOptions, Renderer, Target, VertexLayout};
 pub use scene::GpuScene;
-pub use scene_buffers::{GPU_MAX_INFLUENCES, MAX_INSTANCES, PreSkinned, SceneBuffers};
+pub use scene_buffers::{FrameWrites, GPU_MAX_INFLUENCES, MAX_INSTANCES, PreSkinned, SceneBuffers};
 pub use shader_types::{
     CPU_GPU_ERROR_LOG10_MIN, ColorMode, DrawParams, MODE_ERROR_LOG10_MIN, UNIFORM_MORPH_SLOTS,
     ViewUniform,

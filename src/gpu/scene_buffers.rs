@@ -133,14 +133,31 @@ pub(super) enum ErrorStore {
     Texture { texture: wgpu::Texture, width: u32 },
 }
 
+/// The queue writes a scene made since they were last taken ([`SceneBuffers::take_writes`]):
+/// what a frame costs the upload, and what the crowd's "one palette write a frame" is checked
+/// against.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrameWrites {
+    /// Writes of palette data (matrices, DQS forms, uniform palette blocks).
+    pub palette: u32,
+    /// Bytes those writes carried.
+    pub palette_bytes: u64,
+    /// Every other write (morph weights, skinning options, CPU-skinned vertices, errors).
+    pub other: u32,
+}
+
 /// A scene's buffers on the GPU: uploaded once here, written each frame by scene_frame.rs.
 /// [`super::GpuScene`] holds them with the compute-skinning pass beside them.
 pub struct SceneBuffers {
-    /// Entries of the frame palette (the storage palette holds twice as many: the DQS form
-    /// follows).
+    /// Entries of the frame palette, one character's (the storage palette holds every
+    /// instance's matrices, then all of them again in their DQS form).
     pub palette_entries: usize,
     /// Scratch: palette entries packed as DQS joints.
     pub(super) dq_scratch: Vec<Mat4>,
+    /// Scratch: one instance's palette moved to where it stands.
+    pub(super) moved: Vec<Mat4>,
+    /// Queue writes since they were last taken.
+    pub(super) writes: FrameWrites,
     /// The palette source the scene was uploaded for (pipelines must match it).
     pub source: PaletteSource,
     /// Storage path: the frame palette (`model_from_bind` per skin joint, one matrix per rigid
@@ -354,6 +371,8 @@ impl SceneBuffers {
         Ok(SceneBuffers {
             palette_entries: frame.layout.len,
             dq_scratch: Vec::new(),
+            moved: Vec::new(),
+            writes: Default::default(),
             source,
             palette: frame_store.palette,
             morph_weights: frame_store.morph_weights,
@@ -479,9 +498,10 @@ fn check_uniform_fit(scene: &Scene, palette_len: &[u32], bones: u32) -> Result<(
     Ok(())
 }
 
-/// The node each palette entry stands for (same order as PaletteJob writes), listed twice:
-/// the storage palette holds the frame's matrices, then the same entries packed as DQS joints
-/// (draws skinned with DQS index the second half).
+/// The node each palette entry stands for (same order as PaletteJob writes). The storage
+/// palette holds every instance's block of matrices, then every instance's block packed as DQS
+/// joints, each block these entries: entry p of the buffer stands for node
+/// `joint_nodes[p mod len]` (palette_storage.wgsl's `joint_node`).
 fn palette_joint_nodes(scene: &Scene, frame: &FrameState) -> Vec<u32> {
     let mut joint_nodes: Vec<u32> = Vec::with_capacity(frame.layout.len);
     for skin in &scene.skins {
@@ -490,7 +510,6 @@ fn palette_joint_nodes(scene: &Scene, frame: &FrameState) -> Vec<u32> {
     for d in scene.draws.iter().filter(|d| d.skin.is_none()) {
         joint_nodes.push(d.node as u32);
     }
-    joint_nodes.extend_from_within(..);
     joint_nodes
 }
 
@@ -889,7 +908,7 @@ impl DrawUpload<'_> {
             normal_mode: 0,
             renormalize: 1,
             instance_palette_stride: if storage {
-                2 * self.frame.layout.len as u32
+                self.frame.layout.len as u32
             } else {
                 0
             },

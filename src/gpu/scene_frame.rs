@@ -1,13 +1,14 @@
 //! A scene's per-frame writes: the palette (a block per crowd instance, with its DQS form
-//! where a draw skins with DQS), the morph weights, the skinning options, and the scene-wide
-//! per-vertex stores (the CPU-skinned vertices and the |GPU − CPU| errors), each one upload from
-//! scratch space kept between frames. The buffers they write are made once in scene_buffers.rs.
+//! where a draw skins with DQS: a crowd's in one upload), the morph weights, the skinning
+//! options, and the scene-wide per-vertex stores (the CPU-skinned vertices and the |GPU − CPU|
+//! errors), each one upload from scratch space kept between frames, each counted
+//! ([`FrameWrites`]). The buffers they write are made once in scene_buffers.rs.
 
 use glam::{Mat4, Vec3};
 
 use super::context::GpuContext;
 use super::palette_source::PaletteSource;
-use super::scene_buffers::{ErrorStore, SceneBuffers, write_float_texture};
+use super::scene_buffers::{ErrorStore, FrameWrites, SceneBuffers, write_float_texture};
 use super::shader_types::{BonePaletteLayout, CPU_VERTEX_STRIDE};
 use crate::error::{Error, Result};
 use crate::frame::FrameState;
@@ -19,6 +20,23 @@ impl SceneBuffers {
     /// path one upload each; on the uniform path each draw's matrices and morph weights into
     /// its block.
     pub fn write_frame(&mut self, ctx: &GpuContext, scene: &Scene, frame: &FrameState) {
+        self.write_morph_weights(ctx, scene, frame);
+        match self.source {
+            PaletteSource::Storage => {
+                if frame.palette.len() <= self.palette_entries {
+                    self.write_palette_block(ctx, 0, &frame.palette);
+                }
+            }
+            PaletteSource::Uniform { bones } => {
+                self.write_uniform_blocks(ctx, 0, BonePaletteLayout { bones }, &frame.palette)
+            }
+        }
+    }
+
+    /// This frame's morph weights (shared by a crowd's instances) from `frame`'s pose: one
+    /// upload on the storage path; on the uniform path they go into each draw's block with its
+    /// palette (the next [`SceneBuffers::write_frame`] or [`SceneBuffers::write_crowd`]).
+    pub fn write_morph_weights(&mut self, ctx: &GpuContext, scene: &Scene, frame: &FrameState) {
         for (i, d) in scene.draws.iter().enumerate() {
             let base = self.morph_weight_base[i] as usize;
             let count = scene.primitive(d).morph_targets.len();
@@ -27,25 +45,82 @@ impl SceneBuffers {
                 self.morph_weight_scratch[base + k] = w.get(k).copied().unwrap_or(0.0);
             }
         }
-        match self.source {
-            PaletteSource::Storage => {
-                if frame.palette.len() <= self.palette_entries {
-                    self.write_palette_block(ctx, 0, &frame.palette);
-                }
-                if let Some(weights) = &self.morph_weights
-                    && !self.morph_weight_scratch.is_empty()
-                {
-                    ctx.queue.write_buffer(
-                        weights,
-                        0,
-                        bytemuck::cast_slice(&self.morph_weight_scratch),
-                    );
-                }
+        if self.source == PaletteSource::Storage
+            && let Some(weights) = &self.morph_weights
+            && !self.morph_weight_scratch.is_empty()
+        {
+            ctx.queue
+                .write_buffer(weights, 0, bytemuck::cast_slice(&self.morph_weight_scratch));
+            self.writes.other += 1;
+        }
+    }
+
+    /// Every instance's palette in one upload (storage path): `palettes` holds the crowd's
+    /// palettes back to back ([`crate::crowd::Crowd::palettes`]: `palette_entries` each, one
+    /// per instance), each moved by its instance's `offsets` entry (where the character
+    /// stands). One queue write carries the matrices and, when a draw skins with DQS, their
+    /// packed forms after them, written straight into the queue's staging memory. On the
+    /// uniform path each draw's block of each instance is written (one write each). Palettes
+    /// or offsets that do not match the upload are an error and nothing is written.
+    pub fn write_crowd(
+        &mut self,
+        ctx: &GpuContext,
+        palettes: &[Mat4],
+        offsets: &[Vec3],
+    ) -> Result<()> {
+        let (n, e) = (self.instances as usize, self.palette_entries);
+        if palettes.len() != n * e || offsets.len() != n {
+            return Err(Error::Gpu(format!(
+                "crowd palettes: {} matrices and {} offsets for {n} instance(s) of {e} entries",
+                palettes.len(),
+                offsets.len()
+            )));
+        }
+        if let PaletteSource::Uniform { bones } = self.source {
+            for (i, (p, &o)) in palettes.chunks_exact(e.max(1)).zip(offsets).enumerate() {
+                self.moved.clear();
+                self.moved.extend(p.iter().map(|m| moved(*m, o)));
+                let moved = std::mem::take(&mut self.moved);
+                self.write_uniform_blocks(ctx, i as u32, BonePaletteLayout { bones }, &moved);
+                self.moved = moved;
             }
-            PaletteSource::Uniform { bones } => {
-                self.write_uniform_blocks(ctx, 0, BonePaletteLayout { bones }, &frame.palette)
+            return Ok(());
+        }
+        let Some(buffer) = &self.palette else {
+            return Ok(());
+        };
+        let matrix = std::mem::size_of::<Mat4>();
+        let forms = if self.any_dqs() { 2 } else { 1 };
+        let Some(size) = wgpu::BufferSize::new((forms * n * e * matrix) as u64) else {
+            return Ok(());
+        };
+        let Some(mut view) = ctx.queue.write_buffer_with(buffer, 0, size) else {
+            return Err(Error::Gpu(
+                "crowd palettes: the queue gave no staging memory".into(),
+            ));
+        };
+        let block = e * matrix;
+        for (i, (p, &o)) in palettes.chunks_exact(e).zip(offsets).enumerate() {
+            self.moved.clear();
+            self.moved.extend(p.iter().map(|m| moved(*m, o)));
+            view.slice(i * block..(i + 1) * block)
+                .copy_from_slice(bytemuck::cast_slice(&self.moved));
+            if forms == 2 {
+                dqs::pack_palette(&self.moved, &mut self.dq_scratch);
+                let at = (n + i) * block;
+                view.slice(at..at + block)
+                    .copy_from_slice(bytemuck::cast_slice(&self.dq_scratch));
             }
         }
+        drop(view);
+        self.writes.palette += 1;
+        self.writes.palette_bytes += size.get();
+        Ok(())
+    }
+
+    /// The writes made since the last call, and the count starts again.
+    pub fn take_writes(&mut self) -> FrameWrites {
+        std::mem::take(&mut self.writes)
     }
 
     /// Write instance `instance`'s palette (`model_from_bind` per entry, the layout of
@@ -109,6 +184,8 @@ impl SceneBuffers {
                     offset + BonePaletteLayout::MATRICES,
                     bytemuck::cast_slice(m),
                 );
+                self.writes.palette += 1;
+                self.writes.palette_bytes += std::mem::size_of_val(m) as u64;
             }
             let wb = self.morph_weight_base[i] as usize;
             let end = self
@@ -123,27 +200,36 @@ impl SceneBuffers {
                     offset + block.morph_offset(),
                     bytemuck::cast_slice(w),
                 );
+                self.writes.other += 1;
             }
         }
     }
 
-    /// Matrices, then their DQS form when a draw needs it, into instance `instance`'s block.
+    /// Matrices into instance `instance`'s block, and their DQS form into its DQS block (after
+    /// every instance's matrices) when a draw needs it.
     fn write_palette_block(&mut self, ctx: &GpuContext, instance: u32, palette: &[Mat4]) {
         let Some(buffer) = &self.palette else { return };
         if palette.is_empty() {
             return;
         }
         let matrix = std::mem::size_of::<Mat4>() as u64;
-        let block = instance as u64 * 2 * self.palette_entries as u64 * matrix;
-        ctx.queue
-            .write_buffer(buffer, block, bytemuck::cast_slice(palette));
+        let block = self.palette_entries as u64 * matrix;
+        ctx.queue.write_buffer(
+            buffer,
+            instance as u64 * block,
+            bytemuck::cast_slice(palette),
+        );
+        self.writes.palette += 1;
+        self.writes.palette_bytes += std::mem::size_of_val(palette) as u64;
         if self.any_dqs() {
             dqs::pack_palette(palette, &mut self.dq_scratch);
             ctx.queue.write_buffer(
                 buffer,
-                block + self.palette_entries as u64 * matrix,
+                (self.instances + instance) as u64 * block,
                 bytemuck::cast_slice(&self.dq_scratch),
             );
+            self.writes.palette += 1;
+            self.writes.palette_bytes += std::mem::size_of_val(&self.dq_scratch[..]) as u64;
         }
     }
 
@@ -182,7 +268,8 @@ impl SceneBuffers {
     /// the packed half of the storage palette; uniform blocks are packed per draw).
     /// Out-of-range draws are ignored.
     pub fn set_skin_options(&mut self, ctx: &GpuContext, draw: usize, options: SkinOptions) {
-        let entries = self.palette_entries as u32;
+        // DQS draws read the packed blocks, which follow every instance's matrices.
+        let dqs_base = self.instances * self.palette_entries as u32;
         let storage = self.source == PaletteSource::Storage;
         let Some(gd) = self.draws.get_mut(draw) else {
             return;
@@ -191,13 +278,14 @@ impl SceneBuffers {
         if storage {
             gd.params_data.palette_base = gd.matrix_base
                 + if options.mode == SkinMode::Dqs {
-                    entries
+                    dqs_base
                 } else {
                     0
                 };
         }
         ctx.queue
             .write_buffer(&gd.params, 0, bytemuck::bytes_of(&gd.params_data));
+        self.writes.other += 1;
     }
 
     /// [`SceneBuffers::set_skin_options`] for every draw.
@@ -257,6 +345,7 @@ impl SceneBuffers {
         }
         ctx.queue
             .write_buffer(buffer, 0, bytemuck::cast_slice(&self.cpu_scratch));
+        self.writes.other += 1;
         Ok(())
     }
 
@@ -273,6 +362,7 @@ impl SceneBuffers {
                 write_float_texture(ctx, texture, *width, 1, errors, &mut self.error_scratch)
             }
         }
+        self.writes.other += 1;
     }
 
     /// Vertices over all draws (the length of the per-vertex buffers).
@@ -284,4 +374,13 @@ impl SceneBuffers {
     pub fn cpu_vertices(&self) -> Option<&wgpu::Buffer> {
         self.cpu_vertices.as_ref()
     }
+}
+
+/// `m` moved by `offset` (a translation applied after it: column 3 gains the offset times the
+/// matrix's last row, which is (0, 0, 0, 1) for the affine palettes skinning uses).
+fn moved(m: Mat4, offset: Vec3) -> Mat4 {
+    if offset == Vec3::ZERO {
+        return m;
+    }
+    Mat4::from_translation(offset) * m
 }

@@ -45,8 +45,8 @@ pub struct DrawParams {
     pub normal_mode: u32,
     /// 1: unit normals; 0: as the blend leaves them.
     pub renormalize: u32,
-    /// Crowds (storage path): palette entries from one instance's block to the next (the
-    /// frame's matrices, then their DQS form: twice the palette's entries).
+    /// Crowds (storage path): palette entries from one instance's block to the next (one
+    /// character's palette; the DQS forms follow every instance's matrices).
     pub instance_palette_stride: u32,
     /// Crowds: vertices from one instance's copy to the next in the compute-skinned buffer
     /// (the scene's vertex total).

@@ -127,20 +127,32 @@ impl PaletteJob<'_> {
     /// `model_from_node` to `palette`.
     pub fn run(&mut self) -> Result<()> {
         self.validate()?;
-        let out = &mut *self.palette;
-        out.clear();
-        out.reserve(self.layout.len);
-        for skin in &self.scene.skins {
-            for (&node, joint_from_bind) in skin.joints.iter().zip(&skin.joint_from_bind) {
-                out.push(self.model_from_node[node] * *joint_from_bind);
-            }
-        }
-        for d in &self.scene.draws {
-            if d.skin.is_none() {
-                out.push(self.model_from_node[d.node]);
-            }
-        }
+        self.palette.resize(self.layout.len, Mat4::IDENTITY);
+        write_palette(self.scene, self.model_from_node, self.palette);
         Ok(())
+    }
+}
+
+/// The frame palette of `scene` from `model_from_node` into `out`, in [`PaletteLayout`]'s
+/// order (the body of [`PaletteJob::run`], for callers that keep many palettes in one buffer:
+/// the crowd). The caller has checked [`PaletteJob`]'s rules and that `out` holds the layout's
+/// `len` entries; entries past either end are left alone.
+pub(crate) fn write_palette(scene: &Scene, model_from_node: &[Mat4], out: &mut [Mat4]) {
+    let skinned = scene
+        .skins
+        .iter()
+        .flat_map(|skin| skin.joints.iter().zip(&skin.joint_from_bind))
+        .map(|(&node, joint_from_bind)| {
+            model_from_node.get(node).copied().unwrap_or(Mat4::IDENTITY) * *joint_from_bind
+        });
+    let rigid = scene.draws.iter().filter(|d| d.skin.is_none()).map(|d| {
+        model_from_node
+            .get(d.node)
+            .copied()
+            .unwrap_or(Mat4::IDENTITY)
+    });
+    for (slot, m) in out.iter_mut().zip(skinned.chain(rigid)) {
+        *slot = m;
     }
 }
 

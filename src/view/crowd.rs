@@ -16,11 +16,12 @@
 
 use web_time::Instant;
 
-use glam::{Mat4, Vec3};
+use glam::Vec3;
 
 use super::BACKGROUND;
 use crate::camera::OrbitCamera;
 use crate::character::Character;
+use crate::crowd::{Crowd, CrowdLayer, CrowdSetup, MAX_CROWD_LAYERS, Member};
 use crate::error::{Error, Result};
 use crate::gpu::compute_skin::DispatchOrder;
 use crate::gpu::{
@@ -117,6 +118,13 @@ pub struct CrowdReport {
     pub palette_upload_ms: f64,
     /// CPU animation stage of every instance per frame, ms.
     pub animation_ms: f64,
+    /// Threads the animation stage ran on (0 in reports made before it ran in parallel).
+    #[serde(default)]
+    pub animation_threads: usize,
+    /// Queue writes of palette data a frame (one on the storage palette, whatever the crowd's
+    /// size; 0 in reports made before it was counted).
+    #[serde(default)]
+    pub palette_writes_per_frame: u32,
     /// Vertex-shader path: the draw pass (timestamps; `None` without), ms.
     pub vertex_draw_ms: Option<f64>,
     /// Vertex-shader path, submission to completion, ms (`None` when the compute path was
@@ -284,10 +292,12 @@ impl std::fmt::Display for CrowdReport {
         )?;
         writeln!(
             f,
-            "CPU per frame: animation stage of every character {:.3} ms; palette upload {:.1} KB \
-             in {:.3} ms",
+            "CPU per frame: animation stage of every character {:.3} ms on {} thread(s); \
+             palette upload {:.1} KB in {} write(s), {:.3} ms",
             self.animation_ms,
+            self.animation_threads,
             self.palette_upload_bytes as f64 / 1024.0,
+            self.palette_writes_per_frame,
             self.palette_upload_ms
         )?;
         let rate = si(self.vertex_path_vertices_per_s().unwrap_or(0.0));
@@ -519,63 +529,67 @@ struct Samples {
     alone_wall: [Vec<f64>; 2],
     /// Per pass, in [`QUERIES`] order.
     stamps: [Vec<f64>; PASSES],
+    /// Palette writes of the last frame.
+    palette_writes: u32,
+    /// Threads of the crowd stage.
+    threads: usize,
 }
 
 /// Where the crowd's characters stand and how their clocks are offset.
 struct CrowdLayout {
-    /// Characters.
-    instances: u32,
     /// Grid spacing (model units).
     step_m: f32,
     /// The longest clip: instance clocks are offset within it.
     period_s: f32,
 }
 
-/// The CPU side of one crowd frame at `(time_s, dt_s)`: every character's stage, its palette
-/// moved to its place on the grid and uploaded. Returns the seconds spent animating and
-/// uploading.
+/// The CPU side of one crowd frame at `time_s`: the crowd stage (every character's palette,
+/// in parallel over characters) and the upload of every palette, moved to its place on the
+/// grid, in one write. Returns the seconds spent in each.
 fn animate_crowd(
     ctx: &GpuContext,
-    character: &mut Character,
+    crowd: &mut Crowd,
     gpu: &mut GpuScene,
-    palette: &mut Vec<Mat4>,
-    layout: &CrowdLayout,
-    (time_s, dt_s): (f32, f32),
+    offsets: &[Vec3],
+    time_s: f32,
 ) -> Result<(f64, f64)> {
-    let n = layout.instances;
-    let (mut anim_s, mut upload_s) = (0.0, 0.0);
-    for i in 0..n {
-        let t0 = Instant::now();
-        if character.ik.is_some() {
-            // Each instance is its own character: no IK warm start from another's pose.
-            character.restart();
-        }
-        character.update(time_s + time_offset_s(i, layout.period_s), dt_s)?;
-        let model_from_instance = Mat4::from_translation(grid_offset(i, n, layout.step_m));
-        palette.clear();
-        palette.extend(
-            character
-                .frame
-                .palette
-                .iter()
-                .map(|m| model_from_instance * *m),
-        );
-        let t1 = Instant::now();
-        if i == 0 {
-            // Morph weights (shared by the crowd) with the first character's frame.
-            gpu.write_frame(ctx, &character.scene, &character.frame);
-        }
-        gpu.write_instance_palette(ctx, i, palette)?;
-        anim_s += (t1 - t0).as_secs_f64();
-        upload_s += t1.elapsed().as_secs_f64();
-    }
-    Ok((anim_s, upload_s))
+    let t0 = Instant::now();
+    crowd.update(time_s)?;
+    let t1 = Instant::now();
+    gpu.write_crowd(ctx, crowd.palettes(), offsets)?;
+    Ok(((t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64()))
 }
 
-/// Run the crowd benchmark on `character` (its clip plays looping; IK, when it has some, is
-/// solved afresh for each instance): `progress(frame)` after each timed frame. Returns the
-/// report and the last frame as drawn by the compute path (the vertex path on the uniform
-/// palette; both draw the same picture, tests compare them).
+/// The crowd stage for `n` copies of `character`: each plays the character's clips (its
+/// first [`MAX_CROWD_LAYERS`] layers, at their weights, over the whole body) from its own
+/// offset in the longest clip. What a character adds on top of its clips (IK, bone links,
+/// masks, fades) is its own; the crowd plays clips.
+pub fn crowd_of(character: &Character, n: u32, period_s: f32, threads: usize) -> Result<Crowd> {
+    let mut layers = [None; MAX_CROWD_LAYERS];
+    for (slot, l) in layers.iter_mut().zip(character.layers()) {
+        *slot = Some(CrowdLayer {
+            clip: l.anim,
+            weight: l.weight,
+        });
+    }
+    let members = (0..n)
+        .map(|i| Member {
+            layers,
+            phase_s: time_offset_s(i, period_s),
+            speed: 1.0,
+        })
+        .collect();
+    let setup = CrowdSetup {
+        threads,
+        ..CrowdSetup::new(members)
+    };
+    Crowd::new(character.scene.clone(), setup)
+}
+
+/// Run the crowd benchmark on `character` (its clips play looping through the crowd stage,
+/// [`crowd_of`], on every core): `progress(frame)` after each timed frame. Returns the report
+/// and the last frame as drawn by the compute path (the vertex path on the uniform palette;
+/// both draw the same picture, tests compare them).
 pub fn run_crowd(
     ctx: &GpuContext,
     character: &mut Character,
@@ -587,20 +601,20 @@ pub fn run_crowd(
     let (layout, bounds) = crowd_layout(character, n)?;
     let model = character.scene.name.clone();
     let mut passes = CrowdPasses::new(ctx, character, options, bounds)?;
-    let mut palette: Vec<Mat4> = Vec::with_capacity(passes.gpu.palette_entries);
+    let mut crowd = crowd_of(character, n, layout.period_s, 0)?;
+    let offsets: Vec<Vec3> = (0..n).map(|i| grid_offset(i, n, layout.step_m)).collect();
+    // Morph weights are shared by the crowd: the character's at rest.
+    passes
+        .gpu
+        .write_morph_weights(ctx, &character.scene, &character.frame);
     let mut samples = Samples::default();
     let total = WARM_UP_FRAMES + options.frames.max(1);
     let mut image = None;
     for frame in 0..total {
         let t_s = frame as f32 * options.dt_s;
-        let (anim_s, upload_s) = animate_crowd(
-            ctx,
-            character,
-            &mut passes.gpu,
-            &mut palette,
-            &layout,
-            (t_s, options.dt_s),
-        )?;
+        passes.gpu.take_writes();
+        let (anim_s, upload_s) = animate_crowd(ctx, &mut crowd, &mut passes.gpu, &offsets, t_s)?;
+        samples.palette_writes = passes.gpu.take_writes().palette;
         let walls = passes.time_paths(ctx)?;
         if frame < WARM_UP_FRAMES {
             continue;
@@ -618,6 +632,7 @@ pub fn run_crowd(
             image = Some(passes.picture(ctx)?);
         }
     }
+    samples.threads = crowd.threads();
     let report = summarize(ctx, &passes.gpu, options, model, n, samples);
     let image = image.ok_or_else(|| Error::Gpu("the crowd drew no frame".into()))?;
     Ok((report, image))
@@ -680,7 +695,6 @@ fn crowd_layout(character: &mut Character, n: u32) -> Result<(CrowdLayout, (Vec3
         .fold(0.0f32, f32::max)
         .max(1.0);
     let layout = CrowdLayout {
-        instances: n,
         step_m: step,
         period_s,
     };
@@ -884,6 +898,8 @@ fn summarize(
         palette_upload_bytes: gpu.palette_upload_bytes() * n as u64,
         palette_upload_ms: median(&mut s.upload),
         animation_ms: median(&mut s.animation),
+        animation_threads: s.threads,
+        palette_writes_per_frame: s.palette_writes,
         vertex_draw_ms: vertex_timed.then(|| stamp(0, &mut s)).flatten(),
         vertex_wall_ms: vertex_timed.then(|| median(&mut s.vertex_wall)),
         compute_skin_ms: on_compute(stamp(1, &mut s)),

@@ -10,10 +10,12 @@
 mod common;
 
 mod character;
+mod crowd;
 mod ik;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Counts allocations made on this thread while counting is on (other tests run in
 /// parallel on other threads and must not be counted).
@@ -25,12 +27,45 @@ thread_local! {
     static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
 }
 
+thread_local! {
+    /// This thread is a worker of a pool whose allocations a test counts
+    /// ([`mark_pool_worker`]).
+    static POOL_WORKER: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether allocations on marked pool workers are counted now.
+static POOL_COUNTING: AtomicBool = AtomicBool::new(false);
+/// Allocations counted on marked pool workers.
+static POOL_ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
 fn note_allocation() {
     let _ = COUNTING.try_with(|c| {
         if c.get() {
             let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
         }
     });
+    if POOL_COUNTING.load(Ordering::Relaxed) && POOL_WORKER.try_with(Cell::get).unwrap_or(false) {
+        POOL_ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Marks the calling thread as a pool worker whose allocations count (a pool's start
+/// handler). One test at a time may count pool workers: only the crowd test does.
+fn mark_pool_worker() {
+    POOL_WORKER.with(|w| w.set(true));
+}
+
+/// Turns counting on marked pool workers on (from zero) or off.
+fn set_pool_counting(on: bool) {
+    if on {
+        POOL_ALLOCATIONS.store(0, Ordering::Relaxed);
+    }
+    POOL_COUNTING.store(on, Ordering::Relaxed);
+}
+
+/// Allocations counted on marked pool workers since counting went on.
+fn pool_allocations() -> usize {
+    POOL_ALLOCATIONS.load(Ordering::Relaxed)
 }
 
 /// Turns counting on this thread on or off.

@@ -1238,9 +1238,6 @@ fn compute_skinning_on_compare_render_and_bench() {
     assert_eq!(v["vertices_per_frame"], 3 * 3273);
     assert!(v["compute_wall_ms"].as_f64().unwrap() > 0.0);
     assert_eq!(skinview::io::png::read(&png).unwrap().width, 160);
-    let o = skinview(&["bench", "--crowd", "3"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("add --gpu"), "{}", text(&o));
     for flags in [
         &["--palette", "uniform"][..],
         &["--max-buffer-bytes", "4096"],
@@ -1661,4 +1658,97 @@ fn skin_flag_family_and_its_old_spellings() {
     let o = bench(&["--skin", "cpu", "--gpu"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--skin cpu"), "{}", text(&o));
+}
+
+/// `bench --crowd N` without `--gpu` times the crowd's CPU stage on --threads threads and on
+/// one, and writes rows whose counts follow from the workload: ozz's 64-joint rig (64 palette
+/// entries a character, every character evaluated), a model's clips; wrong combinations are
+/// usage errors.
+#[test]
+fn bench_crowd_times_the_cpu_stage_as_json() {
+    let json = tmp("crowd.json");
+    let j = json.to_str().unwrap();
+    let o = skinview(&[
+        "bench",
+        "--crowd",
+        "9",
+        "--workload",
+        "ozz",
+        "--threads",
+        "2",
+        "--frames",
+        "60",
+        "--json",
+        j,
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let threads: Vec<u64> = rows
+        .iter()
+        .map(|r| r["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, [2, 1], "{t}");
+    for r in &rows {
+        assert_eq!(r["model"], "ozz_workload_64");
+        assert_eq!(r["characters"], 9);
+        assert_eq!(r["palette_entries"], 64);
+        assert_eq!(r["evaluations"], 9);
+        assert_eq!(r["upload_bytes_per_frame"], 9 * 64 * 64);
+        assert_eq!(r["palette_writes_per_frame"], 1);
+        let (us, ns) = (
+            r["stage_us_per_frame"].as_f64().unwrap(),
+            r["ns_per_character"].as_f64().unwrap(),
+        );
+        assert!(us > 0.0 && (ns - us * 1e3 / 9.0).abs() < 1e-6 * ns, "{r}");
+        assert!(r["min_us_per_frame"].as_f64().unwrap() <= us);
+        assert!(r["max_us_per_frame"].as_f64().unwrap() >= us);
+    }
+    // A model: Fox's three clips cycling over the crowd.
+    let fox = common::model("Fox");
+    let o = skinview(&[
+        "bench",
+        fox.to_str().unwrap(),
+        "--crowd",
+        "6",
+        "--threads",
+        "1",
+        "--frames",
+        "1",
+        "--json",
+        j,
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(rows.len(), 1, "one thread asked: one row");
+    assert_eq!(rows[0]["characters"], 6);
+    for (args, says) in [
+        (&["bench", "--threads", "2"][..], "--crowd N without --gpu"),
+        (
+            &["bench", "--workload", "ozz"][..],
+            "--crowd N without --gpu",
+        ),
+        (
+            &[
+                "bench",
+                fox.to_str().unwrap(),
+                "--crowd",
+                "4",
+                "--workload",
+                "ozz",
+            ][..],
+            "give no MODEL",
+        ),
+        (
+            &["bench", "--crowd", "4", "--out", "x.png"][..],
+            "add --gpu",
+        ),
+        (&["bench", "--crowd", "0"][..], "0"),
+    ] {
+        let o = skinview(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(says), "{args:?}: {}", text(&o));
+    }
 }

@@ -1,7 +1,7 @@
 //! Every numbered `validate()` rule of every job, broken once: the job refuses with
 //! `Error::Job { job, rule }` naming that rule (and `run()` refuses the same way before it
 //! touches anything), while the unbroken inputs pass. Jobs: SkinningJob, PaletteJob,
-//! MorphJob, LocalToModelJob, AnimateJob, LayerJob (CcdJob and LinkPoseJob have their own
+//! MorphJob, LocalToModelJob, AnimateJob, LayerJob, CrowdSetup (CcdJob and LinkPoseJob have their own
 //! rule tests in tests/alloc/ik.rs and tests/core/links.rs).
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
@@ -338,4 +338,47 @@ fn dqs_skinning_job_rules() {
     assert_eq!(check(&weights(n, 2), &positions, None, n, None), Some(2));
     assert_eq!(check(&ok, &positions, Some(&normals), n, None), Some(3));
     assert_eq!(check(&ok, &positions, None, n - 1, None), Some(3));
+}
+
+#[test]
+fn crowd_setup_rules() {
+    use skinview::crowd::{CrowdLayer, CrowdSetup, MAX_CHARACTERS, Member};
+    let scene = skinview::crowd::ozz::scene(true).unwrap();
+    let ok = CrowdSetup::new(vec![Member::clip(0, 0.5)]);
+    assert_eq!(rule(ok.validate(&scene), "CrowdSetup"), None);
+    let broken = |members: Vec<Member>| CrowdSetup::new(members).validate(&scene);
+    assert_eq!(rule(broken(vec![]), "CrowdSetup"), Some(1));
+    assert_eq!(
+        rule(
+            broken(vec![Member::rest(); MAX_CHARACTERS + 1]),
+            "CrowdSetup"
+        ),
+        Some(1)
+    );
+    assert_eq!(
+        rule(broken(vec![Member::clip(1, 0.0)]), "CrowdSetup"),
+        Some(2)
+    );
+    let negative = Member {
+        layers: [
+            Some(CrowdLayer {
+                clip: 0,
+                weight: -1.0,
+            }),
+            None,
+        ],
+        ..Member::rest()
+    };
+    assert_eq!(rule(broken(vec![negative]), "CrowdSetup"), Some(2));
+    let nan = Member {
+        speed: f32::NAN,
+        ..Member::clip(0, 0.0)
+    };
+    assert_eq!(rule(broken(vec![nan]), "CrowdSetup"), Some(3));
+    // No palette: the rig without its skin.
+    let bare = skinview::crowd::ozz::scene(false).unwrap();
+    let r = CrowdSetup::new(vec![Member::rest()]).validate(&bare);
+    assert_eq!(rule(r, "CrowdSetup"), Some(4));
+    // And the crowd refuses what its set-up refuses.
+    assert!(skinview::crowd::Crowd::new(bare, CrowdSetup::new(vec![Member::rest()])).is_err());
 }

@@ -8,6 +8,7 @@ mod common;
 
 mod analytic;
 mod bone_info;
+mod crowd;
 mod generated_rigs;
 mod interpolation;
 mod job_rules;

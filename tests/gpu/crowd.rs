@@ -87,20 +87,33 @@ fn every_crowd_instance_skins_as_its_own_character_on_both_paths() {
         let mut c = CharacterSetup::clip(anim).build(&scene).unwrap();
         c.set_skin_options(skin);
         for layout in layouts {
-            check_crowd(ctx, &mut c, duration, skin, layout, N);
+            for upload in [Upload::PerInstance, Upload::OneWrite] {
+                check_crowd(ctx, &mut c, duration, skin, layout, upload, N);
+            }
         }
     }
 }
 
-/// Upload `c` as a crowd of `n` in `layout`, skin each instance at its own time (within
-/// `duration`) and place, and compare every instance read back through the draw with the CPU
-/// reference.
+/// How the test writes the crowd's palettes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Upload {
+    /// One instance at a time, each moved on the CPU (`write_instance_palette`).
+    PerInstance,
+    /// Every palette back to back with the instances' offsets, in one call (`write_crowd`):
+    /// one queue write on the storage palette.
+    OneWrite,
+}
+
+/// Upload `c` as a crowd of `n` in `layout` by `upload`, skin each instance at its own time
+/// (within `duration`) and place, and compare every instance read back through the draw with
+/// the CPU reference.
 fn check_crowd(
     ctx: &skinview::gpu::GpuContext,
     c: &mut Character,
     duration: f32,
     skin: SkinOptions,
     layout: Layout,
+    upload: Upload,
     n: u32,
 ) {
     let mut gpu =
@@ -129,6 +142,7 @@ fn check_crowd(
         .any(|d| !c.scene.primitive(d).morph_targets.is_empty());
     let mut expected: Vec<Vec<SkinnedVertices>> = Vec::new();
     let mut diagonal: f32 = 0.0;
+    let (mut palettes, mut offsets) = (Vec::new(), Vec::new());
     for i in 0..n {
         let t = if morphs {
             0.4 * duration
@@ -141,7 +155,13 @@ fn check_crowd(
         if i == 0 {
             gpu.write_frame(ctx, &c.scene, &c.frame);
         }
-        gpu.write_instance_palette(ctx, i, &palette).unwrap();
+        match upload {
+            Upload::PerInstance => gpu.write_instance_palette(ctx, i, &palette).unwrap(),
+            Upload::OneWrite => {
+                palettes.extend_from_slice(&c.frame.palette);
+                offsets.push(offset(i));
+            }
+        }
         let (lo, hi) = skinview::skin::bounds(&c.outputs).unwrap();
         diagonal = diagonal.max((hi - lo).length());
         expected.push(
@@ -153,6 +173,17 @@ fn check_crowd(
                 })
                 .collect(),
         );
+    }
+    if upload == Upload::OneWrite {
+        gpu.take_writes();
+        gpu.write_crowd(ctx, &palettes, &offsets).unwrap();
+        let writes = gpu.take_writes();
+        if storage {
+            assert_eq!(
+                writes.palette, 1,
+                "{layout:?}: one palette write for {n} instances"
+            );
+        }
     }
     gpu.submit_compute_skinning(ctx);
     let limit = CPU_GPU_TOLERANCE_REL * diagonal as f64;
@@ -171,8 +202,8 @@ fn check_crowd(
                 err.add(0.0, ev, gv);
                 assert!(
                     err.max_error <= limit && err.max_normal_error <= 1e-4,
-                    "{} {:?} {layout:?} instance {i} draw {d}: {:e} (limit {limit:e}), normals \
-                     {:e}",
+                    "{} {:?} {layout:?} {upload:?} instance {i} draw {d}: {:e} (limit \
+                     {limit:e}), normals {:e}",
                     c.scene.name,
                     skinning,
                     err.max_error,
@@ -181,7 +212,7 @@ fn check_crowd(
             }
         }
         println!(
-            "{} {} {layout:?}: {n} instances match",
+            "{} {} {layout:?} {upload:?}: {n} instances match",
             c.scene.name,
             skinning.describe()
         );
@@ -414,4 +445,57 @@ fn compute_skinning_refusals_say_why() {
         .to_string();
     assert!(e.contains("matrices"), "{e}");
     assert!(GpuScene::crowd(ctx, &c.scene, &c.frame, None, 0).is_err());
+}
+
+/// One palette write a frame for any crowd size on the storage palette, the DQS forms in the
+/// same write; the bytes it carries are every instance's palette (twice with DQS); a frame's
+/// other writes are counted apart; palettes or offsets of the wrong length are refused and
+/// nothing is written.
+#[test]
+fn a_crowd_frame_writes_its_palettes_once() {
+    let Some(ctx) = common::gpu() else { return };
+    let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
+    c.update(0.5, 0.0).unwrap();
+    let e = c.frame.palette.len();
+    assert!(e > 0);
+    for (n, mode) in [
+        (1u32, SkinMode::Lbs),
+        (2, SkinMode::Dqs),
+        (37, SkinMode::Lbs),
+        (1000, SkinMode::Dqs),
+    ] {
+        let mut gpu = GpuScene::crowd(ctx, &c.scene, &c.frame, None, n).unwrap();
+        gpu.set_all_skin_options(
+            ctx,
+            SkinOptions {
+                mode,
+                ..Default::default()
+            },
+        );
+        let palettes: Vec<Mat4> = (0..n)
+            .flat_map(|_| c.frame.palette.iter().copied())
+            .collect();
+        let offsets: Vec<Vec3> = (0..n).map(offset).collect();
+        for _frame in 0..3 {
+            gpu.take_writes();
+            gpu.write_morph_weights(ctx, &c.scene, &c.frame);
+            gpu.write_crowd(ctx, &palettes, &offsets).unwrap();
+            let w = gpu.take_writes();
+            let forms = if mode == SkinMode::Dqs { 2 } else { 1 };
+            assert_eq!(w.palette, 1, "{n} instances, {mode:?}");
+            assert_eq!(
+                w.palette_bytes,
+                forms * n as u64 * e as u64 * 64,
+                "{n} instances"
+            );
+        }
+        assert!(gpu.write_crowd(ctx, &palettes[1..], &offsets).is_err());
+        assert!(gpu.write_crowd(ctx, &palettes, &offsets[1..]).is_err());
+        assert_eq!(
+            gpu.take_writes().palette,
+            0,
+            "a refused upload writes nothing"
+        );
+    }
 }

@@ -1,0 +1,665 @@
+//! A crowd: N characters of one scene, each playing the scene's clips at its own phase and
+//! speed with its own layer weights, updated every frame in parallel over characters, into one
+//! buffer holding every character's palette back to back (what the GPU reads in one upload).
+//!
+//! Based on: ozz-animation's crowd of independent sampling contexts (Guillaume Blanc,
+//! ozz-animation's `SamplingJob::Context` and its "multithread" sample), run as
+//! `../shared/peers/ozzbench`'s crowd case does (persistent threads, contiguous slices, a
+//! barrier a frame: [`workers`]); Unreal Engine's animation sharing (characters in the same
+//! state play one shared evaluation).
+//!
+//! Method: at set-up, characters whose motion is the same (clips, weights, phase, speed) form
+//! one *evaluation*; every clip a character plays is compiled once ([`SoaClip`]) and each
+//! evaluation keeps its own playback state per layer. A frame splits the evaluations into one
+//! contiguous range per thread; each thread samples its evaluations' layers with its own
+//! scratch poses, blends them (`LayerJob`), runs local→model and writes the palette straight
+//! into its part of the output. Characters sharing an evaluation then copy its palette. Every
+//! evaluation depends on its own inputs alone, so the palettes are the same bits on any number
+//! of threads.
+//!
+//! Cost: per evaluation, what one character's clip costs ([`crate::character`] without IK or
+//! links), plus a 64-byte copy per palette entry of a character that shares. No allocation in
+//! a warm frame on any thread.
+//!
+//! Limits: at most [`MAX_CROWD_LAYERS`] layers a character, each over the whole body (no
+//! masks, no IK, no bone links: those are [`crate::character::Character`]'s); morph weights
+//! are not sampled (a crowd shares its scene's); [`MAX_CHARACTERS`] characters and
+//! [`MAX_PALETTE_BYTES`] of palettes.
+
+pub mod bench;
+pub mod ozz;
+pub mod workers;
+
+use std::sync::{Mutex, PoisonError};
+
+use glam::Mat4;
+use web_time::Instant;
+
+use crate::anim::layer::{DEFAULT_THRESHOLD, Layer, LayerJob};
+use crate::anim::{Pose, SoaAnimateJob, SoaClip, SoaState};
+use crate::error::{Error, Result};
+use crate::math::Trs;
+use crate::scene::Scene;
+use crate::skeleton::LocalToModelJob;
+use crate::skin::PaletteLayout;
+use crate::skin::palette::write_palette;
+pub use workers::{MAX_THREADS, Workers};
+
+/// Layers one character blends: a base motion and one over it (a walk and a run at a weight,
+/// as Unreal's blend spaces and ozz's blending sample mix two locomotion clips).
+pub const MAX_CROWD_LAYERS: usize = 2;
+
+/// Most characters a crowd holds: the GPU crowd's instance limit
+/// ([`crate::gpu::MAX_INSTANCES`] is the same figure).
+pub const MAX_CHARACTERS: usize = 65_536;
+
+/// Most bytes of palettes a crowd keeps (characters × palette entries × 64): 1 GiB, past what
+/// one GPU storage binding holds on any adapter, and a bound on the memory asked for up front.
+pub const MAX_PALETTE_BYTES: u64 = 1 << 30;
+
+/// One layer of a character's motion: a clip of the scene (`scene.animations[clip]`) at a
+/// weight.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CrowdLayer {
+    /// Index into the scene's animations.
+    pub clip: usize,
+    /// Weight ≥ 0 (layers blend in proportion; below [`DEFAULT_THRESHOLD`] in all the rest
+    /// pose fills in, as [`LayerJob`] does).
+    pub weight: f32,
+}
+
+/// What one character plays: its layers, where it starts in them and how fast it plays.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Member {
+    /// Its layers (`None`: unused). No layer at all: the rest pose.
+    pub layers: [Option<CrowdLayer>; MAX_CROWD_LAYERS],
+    /// Its clock at crowd time 0, in seconds (each clip loops over its own length).
+    pub phase_s: f32,
+    /// Its clock's rate (1: real time; finite, may be 0 or negative).
+    pub speed: f32,
+}
+
+impl Member {
+    /// One clip at weight 1, starting at `phase_s`, in real time.
+    pub fn clip(clip: usize, phase_s: f32) -> Member {
+        Member {
+            layers: [Some(CrowdLayer { clip, weight: 1.0 }), None],
+            phase_s,
+            speed: 1.0,
+        }
+    }
+
+    /// The rest pose.
+    pub fn rest() -> Member {
+        Member {
+            layers: [None; MAX_CROWD_LAYERS],
+            phase_s: 0.0,
+            speed: 1.0,
+        }
+    }
+
+    /// The key that says two characters pose the same every frame (bit patterns: a NaN never
+    /// gets here, the set-up rules refuse it).
+    fn key(&self) -> [u64; MAX_CROWD_LAYERS + 1] {
+        let mut k = [0u64; MAX_CROWD_LAYERS + 1];
+        for (slot, l) in k.iter_mut().zip(&self.layers) {
+            *slot = l.map_or(u64::MAX, |l| {
+                ((l.clip as u64) << 32) | u64::from(l.weight.to_bits())
+            });
+        }
+        k[MAX_CROWD_LAYERS] =
+            (u64::from(self.phase_s.to_bits()) << 32) | u64::from(self.speed.to_bits());
+        k
+    }
+}
+
+/// How a crowd is made.
+///
+/// Validation rules:
+/// 1. 1..=[`MAX_CHARACTERS`] members;
+/// 2. every layer names an animation of the scene, with a finite weight ≥ 0;
+/// 3. every phase and speed is finite;
+/// 4. the scene has a palette (a skin or a drawn node), and the palettes fit
+///    [`MAX_PALETTE_BYTES`].
+#[derive(Clone, Debug)]
+pub struct CrowdSetup {
+    /// One per character.
+    pub members: Vec<Member>,
+    /// Threads the stage runs on, the calling thread included (0: every core; clamped to
+    /// [`MAX_THREADS`]).
+    pub threads: usize,
+    /// Characters whose motion is the same share one evaluation (on by default; the
+    /// benchmarks that stand beside ozz-animation's crowd turn it off, so each character is
+    /// evaluated as ozz's are).
+    pub share: bool,
+    /// Runs first on each worker thread (the allocation tests mark the threads they count).
+    pub on_worker_start: Option<fn()>,
+}
+
+impl CrowdSetup {
+    /// `members` on every core, sharing evaluations.
+    pub fn new(members: Vec<Member>) -> CrowdSetup {
+        CrowdSetup {
+            members,
+            threads: 0,
+            share: true,
+            on_worker_start: None,
+        }
+    }
+
+    /// `n` characters cycling through the scene's clips, the crowd the viewer and `render`
+    /// show: character c plays clip c mod clips, from phase frac(c × 0.618…) of that clip (the
+    /// golden ratio spreads phases evenly for any n), in real time. A scene without clips
+    /// stands at rest.
+    pub fn cycling(scene: &Scene, n: usize) -> CrowdSetup {
+        let clips = scene.animations.len();
+        let members = (0..n)
+            .map(|c| match clips {
+                0 => Member::rest(),
+                _ => {
+                    let clip = c % clips;
+                    let d = scene.animations[clip].duration_s();
+                    Member::clip(clip, golden_phase(c) * d)
+                }
+            })
+            .collect();
+        CrowdSetup::new(members)
+    }
+
+    /// Check the numbered rules above against `scene`.
+    pub fn validate(&self, scene: &Scene) -> Result<()> {
+        const JOB: &str = "CrowdSetup";
+        let n = self.members.len();
+        if !(1..=MAX_CHARACTERS).contains(&n) {
+            return Err(Error::job(
+                JOB,
+                1,
+                format!("{n} characters: a crowd holds 1..={MAX_CHARACTERS}"),
+            ));
+        }
+        let clips = scene.animations.len();
+        for (c, m) in self.members.iter().enumerate() {
+            for l in m.layers.iter().flatten() {
+                if l.clip >= clips {
+                    return Err(Error::job(
+                        JOB,
+                        2,
+                        format!(
+                            "character {c}: clip {} does not exist ({clips} animation(s))",
+                            l.clip
+                        ),
+                    ));
+                }
+                if !(l.weight.is_finite() && l.weight >= 0.0) {
+                    return Err(Error::job(
+                        JOB,
+                        2,
+                        format!(
+                            "character {c}: layer weight {} is not finite and ≥ 0",
+                            l.weight
+                        ),
+                    ));
+                }
+            }
+            if !(m.phase_s.is_finite() && m.speed.is_finite()) {
+                return Err(Error::job(
+                    JOB,
+                    3,
+                    format!(
+                        "character {c}: phase {} s and speed {} must be finite",
+                        m.phase_s, m.speed
+                    ),
+                ));
+            }
+        }
+        let entries = PaletteLayout::new(scene).len;
+        let bytes = n as u64 * entries as u64 * std::mem::size_of::<Mat4>() as u64;
+        if entries == 0 || bytes > MAX_PALETTE_BYTES {
+            return Err(Error::job(
+                JOB,
+                4,
+                format!(
+                    "{}: {entries} palette entries a character, {bytes} bytes for {n}: a crowd \
+                     needs a palette (a skin or a drawn node) of at most {MAX_PALETTE_BYTES} \
+                     bytes in all",
+                    scene.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// frac(c × 0.6180339887): the golden-ratio sequence (ozz's crowd benchmark draws its phases
+/// the same way), in [0, 1).
+pub fn golden_phase(c: usize) -> f32 {
+    (c as f64 * 0.618_033_988_7).fract() as f32
+}
+
+/// What the last frame did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct CrowdStats {
+    /// Characters in the crowd.
+    pub characters: usize,
+    /// Poses evaluated (sampled, blended, taken to model space and into a palette).
+    pub evaluations: usize,
+    /// Characters that copied another's evaluation instead ([`CrowdSetup::share`]).
+    pub shared: usize,
+    /// Threads the stage ran on.
+    pub threads: usize,
+    /// Wall time of the frame's stage, µs.
+    pub stage_us: f64,
+}
+
+/// One thread's part: its evaluations, their playback states and its scratch.
+struct Lane {
+    /// Its evaluations, a contiguous range.
+    first: usize,
+    count: usize,
+    /// Per evaluation of the lane, one state per layer slot (`None`: the slot is unused).
+    states: Vec<[Option<SoaState>; MAX_CROWD_LAYERS]>,
+    /// Sampled poses, one per layer slot, and the blended locals.
+    layer_poses: [Pose; MAX_CROWD_LAYERS],
+    blended: Pose,
+    model_from_node: Vec<Mat4>,
+    /// The first error of the frame (an error stops the lane's frame).
+    error: Option<Error>,
+}
+
+/// N characters of one scene (see the module documentation).
+pub struct Crowd {
+    scene: Scene,
+    /// The scene's rest locals (blending's reference).
+    reference: Vec<Trs>,
+    layout: PaletteLayout,
+    members: Vec<Member>,
+    /// Per animation of the scene: compiled when a member plays it.
+    clips: Vec<Option<SoaClip>>,
+    /// Per evaluation: the member whose motion it plays.
+    leaders: Vec<usize>,
+    /// Per member: its evaluation.
+    evaluation_of: Vec<usize>,
+    /// Every character's palette, back to back (`entries` each).
+    palettes: Vec<Mat4>,
+    /// Every evaluation's palette when characters share (empty when none does: evaluations
+    /// are then the members, and write `palettes` directly).
+    evaluated: Vec<Mat4>,
+    lanes: Vec<Mutex<Lane>>,
+    workers: Workers,
+    share: bool,
+    stats: CrowdStats,
+}
+
+impl Crowd {
+    /// Set up a crowd of `scene` (validated: [`CrowdSetup`]'s rules); every buffer a frame
+    /// needs is made here.
+    pub fn new(scene: Scene, setup: CrowdSetup) -> Result<Crowd> {
+        setup.validate(&scene)?;
+        let threads = match setup.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            t => t,
+        };
+        let workers = Workers::new(threads.min(setup.members.len()), setup.on_worker_start);
+        let layout = PaletteLayout::new(&scene);
+        let mut crowd = Crowd {
+            clips: (0..scene.animations.len()).map(|_| None).collect(),
+            layout,
+            reference: scene.nodes.iter().map(|n| n.rest).collect(),
+            scene,
+            members: Vec::new(),
+            leaders: Vec::new(),
+            evaluation_of: Vec::new(),
+            palettes: Vec::new(),
+            evaluated: Vec::new(),
+            lanes: Vec::new(),
+            workers,
+            share: setup.share,
+            stats: CrowdStats::default(),
+        };
+        crowd.set_members(setup.members)?;
+        Ok(crowd)
+    }
+
+    /// Replace what every character plays (set-up time: it groups the evaluations again and
+    /// compiles any clip not played before; the playback states start afresh). The same rules
+    /// as [`CrowdSetup::validate`].
+    pub fn set_members(&mut self, members: Vec<Member>) -> Result<()> {
+        CrowdSetup {
+            members: members.clone(),
+            threads: 1,
+            share: self.share,
+            on_worker_start: None,
+        }
+        .validate(&self.scene)?;
+        for l in members.iter().flat_map(|m| m.layers.iter().flatten()) {
+            if self.clips[l.clip].is_none() {
+                self.clips[l.clip] =
+                    Some(SoaClip::new(&self.scene, &self.scene.animations[l.clip])?);
+            }
+        }
+        self.group(&members);
+        let entries = self.layout.len;
+        self.palettes = vec![Mat4::IDENTITY; members.len() * entries];
+        self.evaluated = match self.leaders.len() == members.len() {
+            true => Vec::new(),
+            false => vec![Mat4::IDENTITY; self.leaders.len() * entries],
+        };
+        self.members = members;
+        self.make_lanes();
+        Ok(())
+    }
+
+    /// Group the members into evaluations, in order of first appearance (so with no two
+    /// alike, evaluation i is member i).
+    fn group(&mut self, members: &[Member]) {
+        self.leaders.clear();
+        self.evaluation_of.clear();
+        let mut seen: std::collections::HashMap<[u64; MAX_CROWD_LAYERS + 1], usize> =
+            std::collections::HashMap::with_capacity(members.len());
+        for (c, m) in members.iter().enumerate() {
+            let e = match self.share {
+                true => *seen.entry(m.key()).or_insert_with(|| {
+                    self.leaders.push(c);
+                    self.leaders.len() - 1
+                }),
+                false => {
+                    self.leaders.push(c);
+                    c
+                }
+            };
+            self.evaluation_of.push(e);
+        }
+    }
+
+    /// One lane a thread, each a contiguous range of the evaluations (as ozz's crowd splits
+    /// its characters), with its states and scratch.
+    fn make_lanes(&mut self) {
+        let threads = self.workers.threads();
+        let evaluations = self.leaders.len();
+        let rest = Pose::rest(&self.scene);
+        self.lanes = (0..threads)
+            .map(|t| {
+                let first = evaluations * t / threads;
+                let end = evaluations * (t + 1) / threads;
+                let states = self.leaders[first..end]
+                    .iter()
+                    .map(|&c| {
+                        self.members[c]
+                            .layers
+                            .map(|l| l.and_then(|l| self.clips[l.clip].as_ref().map(SoaState::new)))
+                    })
+                    .collect();
+                Mutex::new(Lane {
+                    first,
+                    count: end - first,
+                    states,
+                    layer_poses: std::array::from_fn(|_| rest.clone()),
+                    blended: rest.clone(),
+                    model_from_node: Vec::with_capacity(self.scene.nodes.len()),
+                    error: None,
+                })
+            })
+            .collect();
+    }
+
+    /// Advance every character to crowd time `time_s` (each at its own phase and speed) and
+    /// write every palette. Returns the frame's figures.
+    pub fn update(&mut self, time_s: f32) -> Result<CrowdStats> {
+        if !time_s.is_finite() {
+            return Err(Error::TimeRange {
+                time_s,
+                max_s: f32::MAX,
+            });
+        }
+        let t0 = Instant::now();
+        let entries = self.layout.len;
+        let threads = self.workers.threads();
+        let sharing = !self.evaluated.is_empty();
+        {
+            let out = match sharing {
+                true => &mut self.evaluated[..],
+                false => &mut self.palettes[..],
+            };
+            let parts = split_parts(out, &self.lanes, entries);
+            let ctx = Evaluate {
+                scene: &self.scene,
+                reference: &self.reference,
+                clips: &self.clips,
+                members: &self.members,
+                leaders: &self.leaders,
+                time_s,
+            };
+            self.workers.run(&|t| {
+                let (Some(lane), Some(part)) = (self.lanes.get(t), parts.get(t)) else {
+                    return;
+                };
+                let mut lane = lane.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut part = part.lock().unwrap_or_else(PoisonError::into_inner);
+                ctx.lane(&mut lane, &mut part, entries);
+            })?;
+        }
+        for lane in &self.lanes {
+            let mut lane = lane.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(e) = lane.error.take() {
+                return Err(e);
+            }
+        }
+        if sharing {
+            self.copy_shared()?;
+        }
+        self.stats = CrowdStats {
+            characters: self.members.len(),
+            evaluations: self.leaders.len(),
+            shared: self.members.len() - self.leaders.len(),
+            threads,
+            stage_us: t0.elapsed().as_secs_f64() * 1e6,
+        };
+        Ok(self.stats)
+    }
+
+    /// Characters sharing an evaluation take its palette (in parallel over characters).
+    fn copy_shared(&mut self) -> Result<()> {
+        let entries = self.layout.len;
+        let threads = self.workers.threads();
+        let n = self.members.len();
+        let mut rest = &mut self.palettes[..];
+        let parts: [Mutex<(usize, &mut [Mat4])>; MAX_THREADS] = std::array::from_fn(|t| {
+            let (first, end) = (n * t / threads, n * (t + 1) / threads);
+            let count = if t < threads { end - first } else { 0 };
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(count * entries);
+            rest = tail;
+            Mutex::new((first, part))
+        });
+        let (evaluated, evaluation_of) = (&self.evaluated, &self.evaluation_of);
+        self.workers.run(&|t| {
+            let Some(part) = parts.get(t) else { return };
+            let mut part = part.lock().unwrap_or_else(PoisonError::into_inner);
+            let first = part.0;
+            for (i, block) in part.1.chunks_exact_mut(entries).enumerate() {
+                let e = evaluation_of.get(first + i).copied().unwrap_or(0);
+                if let Some(src) = evaluated.get(e * entries..(e + 1) * entries) {
+                    block.copy_from_slice(src);
+                }
+            }
+        })
+    }
+
+    /// Every character's palette back to back ([`Crowd::entries`] each, the layout of
+    /// [`crate::frame::FrameState::palette`]): what the GPU crowd uploads in one write.
+    pub fn palettes(&self) -> &[Mat4] {
+        &self.palettes
+    }
+
+    /// Character `c`'s palette (`None` past the crowd).
+    pub fn palette(&self, c: usize) -> Option<&[Mat4]> {
+        let e = self.layout.len;
+        self.palettes.get(c * e..(c + 1) * e)
+    }
+
+    /// Palette entries of one character.
+    pub fn entries(&self) -> usize {
+        self.layout.len
+    }
+
+    /// Characters.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Never true: a crowd holds at least one character (rule 1).
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// What each character plays.
+    pub fn members(&self) -> &[Member] {
+        &self.members
+    }
+
+    /// The scene every character is an instance of.
+    pub fn scene(&self) -> &Scene {
+        &self.scene
+    }
+
+    /// Threads the stage runs on.
+    pub fn threads(&self) -> usize {
+        self.workers.threads()
+    }
+
+    /// The last frame's figures.
+    pub fn stats(&self) -> CrowdStats {
+        self.stats
+    }
+}
+
+/// The output split into one part per lane (its evaluations' palettes), in a fixed array so a
+/// frame allocates nothing.
+fn split_parts<'a>(
+    out: &'a mut [Mat4],
+    lanes: &[Mutex<Lane>],
+    entries: usize,
+) -> [Mutex<&'a mut [Mat4]>; MAX_THREADS] {
+    let mut rest = out;
+    std::array::from_fn(|t| {
+        let count = lanes.get(t).map_or(0, |l| {
+            l.lock().unwrap_or_else(PoisonError::into_inner).count
+        });
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(count * entries);
+        rest = tail;
+        Mutex::new(part)
+    })
+}
+
+/// What every lane reads in a frame.
+struct Evaluate<'a> {
+    scene: &'a Scene,
+    /// The scene's rest locals: what blending fills in below the threshold.
+    reference: &'a [Trs],
+    clips: &'a [Option<SoaClip>],
+    members: &'a [Member],
+    leaders: &'a [usize],
+    time_s: f32,
+}
+
+impl Evaluate<'_> {
+    /// Evaluate the lane's range into `out` (its palettes, `entries` each).
+    fn lane(&self, lane: &mut Lane, out: &mut [Mat4], entries: usize) {
+        lane.error = None;
+        let first = lane.first;
+        for (i, block) in out.chunks_exact_mut(entries).enumerate() {
+            let member = self
+                .leaders
+                .get(first + i)
+                .and_then(|&c| self.members.get(c));
+            let Some(member) = member else { break };
+            if let Err(e) = self.one(lane, i, member, block) {
+                lane.error = Some(e);
+                return;
+            }
+        }
+    }
+
+    /// Sample `member`'s layers (the lane's evaluation `i`), blend, local→model, palette.
+    fn one(&self, lane: &mut Lane, i: usize, member: &Member, out: &mut [Mat4]) -> Result<()> {
+        let local_s = member.phase_s + member.speed * self.time_s;
+        let Lane {
+            states,
+            layer_poses,
+            blended,
+            model_from_node,
+            ..
+        } = lane;
+        let states = states
+            .get_mut(i)
+            .ok_or_else(|| Error::Worker(format!("crowd lane has no state for evaluation {i}")))?;
+        let mut sampled = 0usize;
+        for ((layer, state), pose) in member.layers.iter().zip(states).zip(layer_poses.iter_mut()) {
+            let (Some(layer), Some(state)) = (layer, state) else {
+                continue;
+            };
+            let Some(clip) = self.clips.get(layer.clip).and_then(Option::as_ref) else {
+                continue;
+            };
+            let d = clip.duration_s();
+            SoaAnimateJob {
+                scene: self.scene,
+                clip,
+                time_s: if d > 0.0 { local_s.rem_euclid(d) } else { 0.0 },
+                state,
+                pose,
+            }
+            .run()?;
+            sampled += 1;
+        }
+        let single = member.layers.iter().position(Option::is_some);
+        let pose: &Pose = match (sampled, single) {
+            // One layer at full weight: its pose as sampled (no blend, as a character's one clip).
+            (1, Some(l)) if member.layers[l].is_some_and(|x| x.weight == 1.0) => &layer_poses[l],
+            _ => {
+                blend(self.reference, member, layer_poses, blended)?;
+                blended
+            }
+        };
+        LocalToModelJob {
+            scene: self.scene,
+            pose,
+            model_from_node,
+        }
+        .run()?;
+        write_palette(self.scene, model_from_node, out);
+        Ok(())
+    }
+}
+
+/// Blend `member`'s sampled layers over `reference` into `out` (no layer: the reference).
+fn blend(
+    reference: &[Trs],
+    member: &Member,
+    poses: &[Pose; MAX_CROWD_LAYERS],
+    out: &mut Pose,
+) -> Result<()> {
+    let unused = Layer {
+        pose: reference,
+        weight: 0.0,
+        mask: None,
+    };
+    let mut layers = [unused; MAX_CROWD_LAYERS];
+    let mut count = 0;
+    for (l, pose) in member.layers.iter().zip(poses) {
+        if let Some(l) = l {
+            layers[count] = Layer {
+                pose: &pose.locals,
+                weight: l.weight,
+                mask: None,
+            };
+            count += 1;
+        }
+    }
+    LayerJob {
+        reference,
+        layers: &layers[..count],
+        threshold: DEFAULT_THRESHOLD,
+        output: &mut out.locals,
+    }
+    .run()
+}
