@@ -113,6 +113,11 @@ pub struct RenderArgs {
     /// one camera.
     #[arg(long)]
     frame_clip: bool,
+    /// A still of a crowd of N characters (1..=65536) on a grid, each cycling through the
+    /// model's clips from its own phase at --time, animated by the crowd stage and drawn by
+    /// the GPU (--skin vertex or compute) in their material colours.
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=skinview::gpu::MAX_INSTANCES as i64))]
+    crowd: Option<u32>,
     /// Output image: PNG (.png) or JPEG (.jpg, .jpeg), by the extension.
     #[arg(long)]
     out: PathBuf,
@@ -148,6 +153,9 @@ pub fn run(a: RenderArgs) -> CliResult {
     });
     if let Some(other) = error_against {
         print_mode_difference(&c, other)?;
+    }
+    if let Some(n) = a.crowd {
+        return render_crowd(&a, &ctx, &mut c, palette, skinning, (n, time));
     }
     let options = view_options(&a, &c, skinning, error_against)?;
     if let Some(file) = &a.compare_with {
@@ -256,6 +264,9 @@ fn check_flags(a: &RenderArgs) -> CliResult<()> {
     if a.compare_with.is_some() {
         check_compare_with(a)?;
     }
+    if a.crowd.is_some() {
+        check_crowd(a)?;
+    }
     let against_needs_error = a.against.is_some() && !error_color(a);
     if against_needs_error {
         return Err(CliError::Usage(
@@ -263,6 +274,61 @@ fn check_flags(a: &RenderArgs) -> CliResult<()> {
         ));
     }
     Ok(())
+}
+
+/// `--crowd`: the flags it cannot take (the crowd is drawn by the GPU, in material colours,
+/// each character playing the model's clips).
+fn check_crowd(a: &RenderArgs) -> CliResult<()> {
+    let refused = [
+        (a.split, "--split"),
+        (a.compare_with.is_some(), "--compare-with"),
+        (a.color != ColorArg::Material, "--color"),
+        (a.against.is_some(), "--against"),
+        (a.skeleton.is_some(), "--skeleton"),
+        (a.bone.is_some(), "--bone"),
+        (a.wireframe, "--wireframe"),
+        (a.frame_clip, "--frame-clip"),
+        (a.demo, "--demo"),
+        (a.stage.is_set(), "--layer/--fade/--ik"),
+        (a.links, "--links"),
+        (a.who_skins == Skinning::Cpu, "--skin cpu"),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(set, _)| *set) {
+        return Err(CliError::Usage(format!(
+            "--crowd draws a field of characters playing the model's clips, skinned by the \
+             GPU in their material colours: drop {flag}"
+        )));
+    }
+    Ok(())
+}
+
+/// `render --crowd N`: the still of the crowd at `time` (s), written to `--out`.
+fn render_crowd(
+    a: &RenderArgs,
+    ctx: &GpuContext,
+    c: &mut Character,
+    palette: PaletteSource,
+    skinning: Skinning,
+    (n, time): (u32, f32),
+) -> CliResult {
+    let still = skinview::view::crowd::CrowdStill {
+        instances: n,
+        size: a.size,
+        time_s: time,
+        palette,
+        skinning,
+    };
+    let img = skinview::view::crowd::render_crowd(ctx, c, &still)?;
+    skinview::io::png::write(&img, &a.out)?;
+    println!(
+        "{}: a crowd of {n} at {time:.3} s ({} clip(s) cycling), {} palette, {} -> {}",
+        c.scene.name,
+        c.scene.animations.len(),
+        palette.describe(),
+        skinning.describe(),
+        a.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `--compare-with`: the flags it cannot take. The picture's colours are the distance, the

@@ -448,16 +448,16 @@ impl CapturePass<'_> {
         let instances = self.instances;
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &self.gpu.frame_bind_group, &[]);
-        pass.set_bind_group(1, &d.bind_group, &[]);
+        d.set_bind_group(&mut pass, 0);
         pass.set_bind_group(2, self.camera, &[]);
         match self.skinned {
             None => {
                 set_skinned_vertex_buffers(&mut pass, d);
-                if d.instance_bind_groups.is_empty() {
+                if d.bones_offset.is_none() {
                     pass.draw(0..d.vertex_count, 0..instances);
                 } else {
                     for k in 0..instances {
-                        pass.set_bind_group(1, d.group_of(k), &[]);
+                        d.set_bind_group(&mut pass, k);
                         pass.draw(0..d.vertex_count, k..k + 1);
                     }
                 }

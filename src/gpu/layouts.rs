@@ -6,7 +6,7 @@
 //! | group | storage path | uniform path |
 //! |---|---|---|
 //! | 0 frame (per scene) | 0: palette `array<mat4x4<f32>>`, 1: morph weights `array<f32>`, 2: node of each palette entry `array<u32>`, 3: per-vertex errors `array<f32>` (2, 3: vertex stage only) | 0: per-vertex errors, R32Float texture |
-//! | 1 draw (per draw) | 0: `DrawParams`, 1: morph deltas `array<vec4<f32>>`, 2: base colour texture, 3: its sampler | 0: `DrawParams`, 1: morph deltas, Rgba32Float texture, 2, 3: as storage, 4: `BonePalette` uniform (K matrices, their nodes, morph weights) |
+//! | 1 draw (per draw) | 0: `DrawParams`, 1: morph deltas `array<vec4<f32>>`, 2: base colour texture, 3: its sampler | 0: `DrawParams`, 1: morph deltas, Rgba32Float texture, 2, 3: as storage, 4: `BonePalette` uniform (K matrices, their nodes, morph weights), at a dynamic offset (the instance's run of blocks) |
 //! | 2 view (render, draw capture) | 0: `ViewUniform` | same |
 //! | 2 capture io (capture shader) | its own layout, see `capture.rs` | — |
 
@@ -60,6 +60,23 @@ pub fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::Bind
         ty: wgpu::BindingType::Buffer {
             ty: wgpu::BufferBindingType::Uniform,
             has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+/// A uniform buffer entry bound at a dynamic offset (`set_bind_group`'s offsets).
+fn dynamic_uniform_entry(
+    binding: u32,
+    visibility: wgpu::ShaderStages,
+) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: true,
             min_binding_size: None,
         },
         count: None,
@@ -146,7 +163,9 @@ impl Layouts {
                     texture_entry(1, S::VERTEX, false),
                     texture,
                     sampler,
-                    uniform_entry(4, S::VERTEX),
+                    // One buffer holds every draw's block for every instance: a dynamic
+                    // offset picks the instance's.
+                    dynamic_uniform_entry(4, S::VERTEX),
                 ],
             }),
         };

@@ -513,19 +513,19 @@ impl Renderer {
                     pass.set_pipeline(&p);
                     bound = Some((key, p));
                 }
-                pass.set_bind_group(1, &d.bind_group, &[]);
+                d.set_bind_group(pass, 0);
                 let indices = if wire { &d.edges } else { &d.indices };
                 pass.set_index_buffer(indices.slice(..), wgpu::IndexFormat::Uint32);
                 match skinned {
-                    None if d.instance_bind_groups.is_empty() => {
+                    None if d.bones_offset.is_none() => {
                         set_skinned_vertex_buffers(pass, d);
                         pass.draw_indexed(0..count, 0, 0..instances);
                     }
-                    // A uniform crowd: one draw per instance, each with its own block.
+                    // The uniform palette: one draw per instance, each binding its block.
                     None => {
                         set_skinned_vertex_buffers(pass, d);
                         for i in 0..instances {
-                            pass.set_bind_group(1, d.group_of(i), &[]);
+                            d.set_bind_group(pass, i);
                             pass.draw_indexed(0..count, 0, i..i + 1);
                         }
                     }

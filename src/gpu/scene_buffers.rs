@@ -59,15 +59,16 @@ pub struct GpuDraw {
     /// Storage path: the draw's first entry among the frame's matrices (its DQS joints start
     /// `palette_entries` later).
     pub matrix_base: u32,
-    /// Uniform path: the draw's `BonePalette` blocks (matrices, nodes, morph weights), one per
-    /// instance, [`GpuDraw::bones_stride`] bytes apart.
-    pub bones: Option<wgpu::Buffer>,
-    /// Uniform path: bytes from one instance's block to the next (the block size rounded up
-    /// to the adapter's uniform offset alignment).
-    pub bones_stride: u64,
-    /// Uniform path on a crowd: the bind groups of instances 1.. (instance 0 uses
-    /// `bind_group`), each binding that instance's block. Empty otherwise.
-    pub instance_bind_groups: Vec<wgpu::BindGroup>,
+    /// Uniform path: where the draw's `BonePalette` block (matrices, nodes, morph weights)
+    /// lies in instance 0's run of [`SceneBuffers::bones`] (each instance's run of blocks
+    /// follows the previous one's; group 1 binds the block at a dynamic offset). `None` on the
+    /// storage path.
+    pub bones_offset: Option<u64>,
+    /// Uniform path: bytes from one instance's run of blocks to the next.
+    pub bones_instance_bytes: u64,
+    /// Uniform path: the node of each of the draw's palette matrices (written into every
+    /// block with the matrices).
+    pub bone_nodes: Vec<u32>,
     /// The draw's first entry in the frame's palette (its skin's joints follow).
     pub frame_palette_base: u32,
     /// Palette entries the draw uses (its skin's joints, 1 for a rigid draw).
@@ -79,15 +80,16 @@ pub struct GpuDraw {
 }
 
 impl GpuDraw {
-    /// The bind group (group 1) that draws `instance`: its own uniform block on a uniform
-    /// crowd, the draw's one group otherwise.
-    pub fn group_of(&self, instance: u32) -> &wgpu::BindGroup {
-        match instance.checked_sub(1) {
-            Some(k) => self
-                .instance_bind_groups
-                .get(k as usize)
-                .unwrap_or(&self.bind_group),
-            None => &self.bind_group,
+    /// Bind the draw's group 1 for `instance`: on the uniform path at the dynamic offset of
+    /// that instance's block, on the storage path as it is (every instance reads its palette
+    /// block by its instance index).
+    pub fn set_bind_group(&self, pass: &mut wgpu::RenderPass<'_>, instance: u32) {
+        match self.bones_offset {
+            Some(_) => {
+                let offset = instance as u64 * self.bones_instance_bytes;
+                pass.set_bind_group(1, &self.bind_group, &[offset as u32]);
+            }
+            None => pass.set_bind_group(1, &self.bind_group, &[]),
         }
     }
 }
@@ -156,6 +158,8 @@ pub struct SceneBuffers {
     pub(super) dq_scratch: Vec<Mat4>,
     /// Scratch: one instance's palette moved to where it stands.
     pub(super) moved: Vec<Mat4>,
+    /// Scratch: one instance's run of uniform blocks.
+    pub(super) block_scratch: Vec<u8>,
     /// Queue writes since they were last taken.
     pub(super) writes: FrameWrites,
     /// The palette source the scene was uploaded for (pipelines must match it).
@@ -165,6 +169,10 @@ pub struct SceneBuffers {
     pub palette: Option<wgpu::Buffer>,
     /// Storage path: morph weights of every draw for the current frame.
     pub morph_weights: Option<wgpu::Buffer>,
+    /// Uniform path: every draw's `BonePalette` block, draw after draw, for instance 0, then
+    /// the same run for each further instance ([`GpuDraw::bones_offset`]): a crowd's frame is
+    /// one write.
+    pub bones: Option<wgpu::Buffer>,
     /// Group 0 (storage: palette, morph weights, node of each palette entry, per-vertex errors;
     /// uniform: per-vertex errors).
     pub frame_bind_group: wgpu::BindGroup,
@@ -348,6 +356,7 @@ impl SceneBuffers {
             PaletteSource::Uniform { .. } => uniform_frame_store(ctx, layouts, &plan)?,
         };
         let materials = Materials::upload(ctx, scene);
+        let bones = uniform_bones_buffer(ctx, scene, &plan)?;
         let upload = DrawUpload {
             ctx,
             layouts,
@@ -355,6 +364,7 @@ impl SceneBuffers {
             frame,
             plan: &plan,
             materials: &materials,
+            bones: bones.as_ref(),
         };
         let mut kept_textures: Vec<wgpu::Texture> = Vec::new();
         let mut scratch: Vec<f32> = Vec::new();
@@ -372,10 +382,12 @@ impl SceneBuffers {
             palette_entries: frame.layout.len,
             dq_scratch: Vec::new(),
             moved: Vec::new(),
+            block_scratch: Vec::new(),
             writes: Default::default(),
             source,
             palette: frame_store.palette,
             morph_weights: frame_store.morph_weights,
+            bones,
             frame_bind_group: frame_store.bind_group,
             draws,
             max_influences,
@@ -390,6 +402,35 @@ impl SceneBuffers {
             _textures: kept_textures,
         })
     }
+}
+
+/// Uniform path: the scene's one buffer of `BonePalette` blocks, a run of every draw's block
+/// per instance (`None` on the storage path). Its size is checked against the adapter's
+/// largest buffer first.
+fn uniform_bones_buffer(
+    ctx: &GpuContext,
+    scene: &Scene,
+    plan: &UploadPlan,
+) -> Result<Option<wgpu::Buffer>> {
+    if plan.storage() {
+        return Ok(None);
+    }
+    let bytes = plan.bones_stride * scene.draws.len() as u64 * plan.instances as u64;
+    let max = ctx.device.limits().max_buffer_size;
+    if bytes > max {
+        return Err(Error::Gpu(format!(
+            "{} instance(s) of {} draws on the uniform palette need {bytes} bytes of palette \
+             blocks; the adapter's largest buffer is {max}",
+            plan.instances,
+            scene.draws.len()
+        )));
+    }
+    Ok(Some(ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bone palettes"),
+        size: bytes.max(16),
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })))
 }
 
 /// The sizes and per-draw facts an upload is laid out by, worked out (and checked against the
@@ -769,12 +810,11 @@ impl DrawAttributes {
 
 /// A draw's group 1 and what only its palette path binds.
 struct DrawBinding {
-    /// Group 1 of the draw (instance 0 on a uniform crowd).
+    /// Group 1 of the draw (on the uniform path its block bound at a dynamic offset).
     bind_group: wgpu::BindGroup,
-    /// Uniform crowd: the groups of instances 1...
-    instance_bind_groups: Vec<wgpu::BindGroup>,
-    /// Uniform path: the draw's `BonePalette` blocks.
-    bones: Option<wgpu::Buffer>,
+    /// Uniform path: the draw's block in an instance's run, and its nodes.
+    bones_offset: Option<u64>,
+    bone_nodes: Vec<u32>,
     /// Storage path: the capture shader's input.
     capture_input: Option<wgpu::Buffer>,
     /// Uniform path: the morph delta texture (kept alive with the scene).
@@ -790,6 +830,8 @@ struct DrawUpload<'a> {
     frame: &'a FrameState,
     plan: &'a UploadPlan,
     materials: &'a Materials,
+    /// Uniform path: the scene's one buffer of `BonePalette` blocks.
+    bones: Option<&'a wgpu::Buffer>,
 }
 
 impl DrawUpload<'_> {
@@ -870,9 +912,9 @@ impl DrawUpload<'_> {
             params,
             params_data,
             matrix_base: params_data.palette_base,
-            bones: binding.bones,
-            bones_stride: self.plan.bones_stride,
-            instance_bind_groups: binding.instance_bind_groups,
+            bones_offset: binding.bones_offset,
+            bones_instance_bytes: self.plan.bones_stride * self.scene.draws.len() as u64,
+            bone_nodes: binding.bone_nodes,
             frame_palette_base: self.frame.layout.draw_base.get(i).copied().unwrap_or(0),
             palette_len: self.plan.palette_len[i],
             bind_group: binding.bind_group,
@@ -983,16 +1025,16 @@ impl DrawUpload<'_> {
         );
         DrawBinding {
             bind_group: group,
-            instance_bind_groups: Vec::new(),
-            bones: None,
+            bones_offset: None,
+            bone_nodes: Vec::new(),
             capture_input: Some(capture_input),
             morph_texture: None,
         }
     }
 
-    /// Uniform path: draw `i`'s `BonePalette` blocks of `bones` matrices (one per instance,
-    /// its nodes written once into each), its morph deltas in a float texture (rows padded
-    /// through `scratch`), and a group 1 per instance binding that instance's block.
+    /// Uniform path: draw `i`'s group 1, binding its block of the scene's `BonePalette`
+    /// buffer (at a dynamic offset per instance) and its morph delta texture (padded rows
+    /// through `scratch`); the block's nodes written into every instance's run.
     fn uniform_binding(
         &self,
         i: usize,
@@ -1003,15 +1045,15 @@ impl DrawUpload<'_> {
         scratch: &mut Vec<f32>,
     ) -> Result<DrawBinding> {
         let (ctx, device) = (self.ctx, &self.ctx.device);
-        let (instances, bones_stride) = (self.plan.instances, self.plan.bones_stride);
+        let bones_buffer = self
+            .bones
+            .ok_or_else(|| Error::Gpu("uniform palette upload without its bone buffer".into()))?;
+        let (instances, stride) = (self.plan.instances, self.plan.bones_stride);
+        let instance_bytes = stride * self.scene.draws.len() as u64;
         let block = BonePaletteLayout { bones };
-        let bones_buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("bone palette"),
-            size: bones_stride * instances as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        // The nodes never change: written once into every instance's block.
+        let offset = i as u64 * stride;
+        // The nodes never change: written once into every instance's block (and again with
+        // each crowd frame, which writes whole blocks).
         let base = self.frame.layout.draw_base[i] as usize;
         let nodes: Vec<u32> = self
             .plan
@@ -1021,8 +1063,8 @@ impl DrawUpload<'_> {
             .unwrap_or_default();
         for k in 0..instances as u64 {
             ctx.queue.write_buffer(
-                &bones_buffer,
-                k * bones_stride + block.nodes_offset(),
+                bones_buffer,
+                k * instance_bytes + offset + block.nodes_offset(),
                 bytemuck::cast_slice(&nodes),
             );
         }
@@ -1036,35 +1078,31 @@ impl DrawUpload<'_> {
         write_float_texture(ctx, &morph, width, 4, bytemuck::cast_slice(deltas), scratch);
         let morph_view = morph.create_view(&Default::default());
         let shared = self.shared_entries(prim, params);
-        let group_at = |k: u64| {
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("draw (uniform palette)"),
-                layout: &self.layouts.draw,
-                entries: &[
-                    shared[0].clone(),
-                    shared[1].clone(),
-                    shared[2].clone(),
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: wgpu::BindingResource::TextureView(&morph_view),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 4,
-                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                            buffer: &bones_buffer,
-                            offset: k * bones_stride,
-                            size: wgpu::BufferSize::new(block.size()),
-                        }),
-                    },
-                ],
-            })
-        };
-        let bind_group = group_at(0);
-        let instance_bind_groups = (1..instances as u64).map(group_at).collect();
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("draw (uniform palette)"),
+            layout: &self.layouts.draw,
+            entries: &[
+                shared[0].clone(),
+                shared[1].clone(),
+                shared[2].clone(),
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::TextureView(&morph_view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: bones_buffer,
+                        offset,
+                        size: wgpu::BufferSize::new(block.size()),
+                    }),
+                },
+            ],
+        });
         Ok(DrawBinding {
             bind_group,
-            instance_bind_groups,
-            bones: Some(bones_buffer),
+            bones_offset: Some(offset),
+            bone_nodes: nodes,
             capture_input: None,
             morph_texture: Some(morph),
         })

@@ -58,10 +58,12 @@ impl SceneBuffers {
     /// Every instance's palette in one upload (storage path): `palettes` holds the crowd's
     /// palettes back to back ([`crate::crowd::Crowd::palettes`]: `palette_entries` each, one
     /// per instance), each moved by its instance's `offsets` entry (where the character
-    /// stands). One queue write carries the matrices and, when a draw skins with DQS, their
-    /// packed forms after them, written straight into the queue's staging memory. On the
-    /// uniform path each draw's block of each instance is written (one write each). Palettes
-    /// or offsets that do not match the upload are an error and nothing is written.
+    /// stands), in one queue write straight into the queue's staging memory: on the storage
+    /// path the matrices and, when a draw skins with DQS, their packed forms after them; on
+    /// the uniform path every instance's run of `BonePalette` blocks (each draw's matrices in
+    /// the form it skins with, its nodes and the morph weights of the last
+    /// [`SceneBuffers::write_morph_weights`]), bound by dynamic offsets. Palettes or offsets
+    /// that do not match the upload are an error and nothing is written.
     pub fn write_crowd(
         &mut self,
         ctx: &GpuContext,
@@ -77,14 +79,7 @@ impl SceneBuffers {
             )));
         }
         if let PaletteSource::Uniform { bones } = self.source {
-            for (i, (p, &o)) in palettes.chunks_exact(e.max(1)).zip(offsets).enumerate() {
-                self.moved.clear();
-                self.moved.extend(p.iter().map(|m| moved(*m, o)));
-                let moved = std::mem::take(&mut self.moved);
-                self.write_uniform_blocks(ctx, i as u32, BonePaletteLayout { bones }, &moved);
-                self.moved = moved;
-            }
-            return Ok(());
+            return self.write_crowd_blocks(ctx, palettes, offsets, BonePaletteLayout { bones });
         }
         let Some(buffer) = &self.palette else {
             return Ok(());
@@ -111,6 +106,72 @@ impl SceneBuffers {
                 view.slice(at..at + block)
                     .copy_from_slice(bytemuck::cast_slice(&self.dq_scratch));
             }
+        }
+        drop(view);
+        self.writes.palette += 1;
+        self.writes.palette_bytes += size.get();
+        Ok(())
+    }
+
+    /// Uniform path of [`SceneBuffers::write_crowd`]: every instance's run of blocks (each
+    /// draw's matrices in the form it skins with, its nodes, the shared morph weights) in one
+    /// queue write.
+    fn write_crowd_blocks(
+        &mut self,
+        ctx: &GpuContext,
+        palettes: &[Mat4],
+        offsets: &[Vec3],
+        block: BonePaletteLayout,
+    ) -> Result<()> {
+        let (Some(buffer), Some(first)) = (&self.bones, self.draws.first()) else {
+            return Ok(());
+        };
+        let (e, run) = (self.palette_entries, first.bones_instance_bytes as usize);
+        let Some(size) = wgpu::BufferSize::new((offsets.len() * run) as u64) else {
+            return Ok(());
+        };
+        let Some(mut view) = ctx.queue.write_buffer_with(buffer, 0, size) else {
+            return Err(Error::Gpu(
+                "crowd palettes: the queue gave no staging memory".into(),
+            ));
+        };
+        let dqs = SkinMode::Dqs.shader_code();
+        self.block_scratch.resize(run, 0);
+        for (i, (p, &o)) in palettes.chunks_exact(e.max(1)).zip(offsets).enumerate() {
+            self.moved.clear();
+            self.moved.extend(p.iter().map(|m| moved(*m, o)));
+            self.block_scratch.fill(0);
+            for (d, gd) in self.draws.iter().enumerate() {
+                let Some(at) = gd.bones_offset.map(|b| b as usize) else {
+                    continue;
+                };
+                let base = gd.frame_palette_base as usize;
+                if let Some(m) = self.moved.get(base..base + gd.palette_len as usize) {
+                    let m = if gd.params_data.skin_mode == dqs {
+                        dqs::pack_palette(m, &mut self.dq_scratch);
+                        &self.dq_scratch[..]
+                    } else {
+                        m
+                    };
+                    let bytes: &[u8] = bytemuck::cast_slice(m);
+                    self.block_scratch[at..at + bytes.len()].copy_from_slice(bytes);
+                }
+                let nodes: &[u8] = bytemuck::cast_slice(&gd.bone_nodes);
+                let n = at + block.nodes_offset() as usize;
+                self.block_scratch[n..n + nodes.len()].copy_from_slice(nodes);
+                let wb = self.morph_weight_base[d] as usize;
+                let end = self
+                    .morph_weight_base
+                    .get(d + 1)
+                    .map_or(self.morph_weight_scratch.len(), |&x| x as usize);
+                if let Some(w) = self.morph_weight_scratch.get(wb..end) {
+                    let w: &[u8] = bytemuck::cast_slice(w);
+                    let m = at + block.morph_offset() as usize;
+                    self.block_scratch[m..m + w.len()].copy_from_slice(w);
+                }
+            }
+            view.slice(i * run..(i + 1) * run)
+                .copy_from_slice(&self.block_scratch);
         }
         drop(view);
         self.writes.palette += 1;
@@ -168,9 +229,12 @@ impl SceneBuffers {
         palette: &[Mat4],
     ) {
         let dqs = SkinMode::Dqs.shader_code();
+        let Some(buffer) = &self.bones else { return };
         for (i, gd) in self.draws.iter().enumerate() {
-            let Some(buffer) = &gd.bones else { continue };
-            let offset = instance as u64 * gd.bones_stride;
+            let Some(block_offset) = gd.bones_offset else {
+                continue;
+            };
+            let offset = instance as u64 * gd.bones_instance_bytes + block_offset;
             let base = gd.frame_palette_base as usize;
             if let Some(m) = palette.get(base..base + gd.palette_len as usize) {
                 let m = if gd.params_data.skin_mode == dqs {
@@ -243,13 +307,10 @@ impl SceneBuffers {
                 let blocks = if self.any_dqs() { 2 } else { 1 };
                 blocks * self.palette_entries as u64 * matrix
             }
-            // Each draw's own matrices (a joint shared by submeshes is written once for each).
-            PaletteSource::Uniform { .. } => self
-                .draws
-                .iter()
-                .filter(|d| d.bones.is_some())
-                .map(|d| d.palette_len as u64 * matrix)
-                .sum(),
+            // Every draw's whole block (a crowd frame writes an instance's run of blocks).
+            PaletteSource::Uniform { .. } => {
+                self.draws.first().map_or(0, |d| d.bones_instance_bytes)
+            }
         }
     }
 

@@ -638,6 +638,60 @@ pub fn run_crowd(
     Ok((report, image))
 }
 
+/// A still of a crowd ([`render_crowd`]).
+#[derive(Clone, Copy, Debug)]
+pub struct CrowdStill {
+    /// Characters, 1..=[`MAX_INSTANCES`].
+    pub instances: u32,
+    /// Image size in pixels.
+    pub size: (u32, u32),
+    /// Crowd time (s): each character is at its own phase of its clip.
+    pub time_s: f32,
+    /// Where the skinning reads its palette.
+    pub palette: PaletteSource,
+    /// Who skins: the vertex shader or the compute pass (storage palette only).
+    pub skinning: Skinning,
+}
+
+/// A field of `still.instances` copies of `character`'s model, each cycling through the
+/// model's clips from its own phase ([`CrowdSetup::cycling`], as the viewer's crowd plays),
+/// animated by the crowd stage, uploaded in one write and drawn by `still.skinning` into a
+/// 4× MSAA image.
+pub fn render_crowd(
+    ctx: &GpuContext,
+    character: &mut Character,
+    still: &CrowdStill,
+) -> Result<Rgba8> {
+    let n = still.instances;
+    if !still.time_s.is_finite() {
+        return Err(Error::TimeRange {
+            time_s: still.time_s,
+            max_s: f32::MAX,
+        });
+    }
+    let options = CrowdOptions {
+        instances: n,
+        frames: 1,
+        size: still.size,
+        dt_s: 1.0 / 60.0,
+        palette: still.palette,
+        max_buffer_bytes: None,
+        only: Some(still.skinning),
+    };
+    check_crowd(ctx, &options)?;
+    let (layout, bounds) = crowd_layout(character, n)?;
+    let mut passes = CrowdPasses::new(ctx, character, &options, bounds)?;
+    let setup = CrowdSetup::cycling(&character.scene, n as usize);
+    let mut crowd = Crowd::new(character.scene.clone(), setup)?;
+    let offsets: Vec<Vec3> = (0..n).map(|i| grid_offset(i, n, layout.step_m)).collect();
+    passes
+        .gpu
+        .write_morph_weights(ctx, &character.scene, &character.frame);
+    animate_crowd(ctx, &mut crowd, &mut passes.gpu, &offsets, still.time_s)?;
+    passes.gpu.submit_compute_skinning(ctx);
+    passes.picture(ctx)
+}
+
 /// Refuse a crowd size out of range, and the storage palette on an adapter without storage
 /// buffers in the vertex stage or compute shaders.
 fn check_crowd(ctx: &GpuContext, options: &CrowdOptions) -> Result<()> {

@@ -1752,3 +1752,35 @@ fn bench_crowd_times_the_cpu_stage_as_json() {
         assert!(text(&o).contains(says), "{args:?}: {}", text(&o));
     }
 }
+
+/// `render --crowd N` writes a still of the crowd at the asked size, and refuses the flags a
+/// crowd does not draw.
+#[test]
+fn render_crowd_writes_a_still() {
+    let png = tmp("crowd.png");
+    let p = png.to_str().unwrap();
+    let fox = common::model("Fox");
+    let f = fox.to_str().unwrap();
+    let o = skinview(&[
+        "render", f, "--crowd", "5", "--time", "0.5", "--size", "120x90", "--out", p,
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("a crowd of 5"), "{t}");
+    let img = skinview::io::png::read(&png).unwrap();
+    assert_eq!((img.width, img.height), (120, 90));
+    for extra in [
+        &["--split"][..],
+        &["--color", "weights"],
+        &["--skin", "cpu"],
+        &["--skeleton"],
+    ] {
+        let o = skinview(&[&["render", f, "--crowd", "5", "--out", p][..], extra].concat());
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("--crowd draws a field"),
+            "{extra:?}: {}",
+            text(&o)
+        );
+    }
+}

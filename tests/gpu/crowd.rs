@@ -178,12 +178,10 @@ fn check_crowd(
         gpu.take_writes();
         gpu.write_crowd(ctx, &palettes, &offsets).unwrap();
         let writes = gpu.take_writes();
-        if storage {
-            assert_eq!(
-                writes.palette, 1,
-                "{layout:?}: one palette write for {n} instances"
-            );
-        }
+        assert_eq!(
+            writes.palette, 1,
+            "{layout:?}: one palette write for {n} instances"
+        );
     }
     gpu.submit_compute_skinning(ctx);
     let limit = CPU_GPU_TOLERANCE_REL * diagonal as f64;
@@ -447,10 +445,10 @@ fn compute_skinning_refusals_say_why() {
     assert!(GpuScene::crowd(ctx, &c.scene, &c.frame, None, 0).is_err());
 }
 
-/// One palette write a frame for any crowd size on the storage palette, the DQS forms in the
-/// same write; the bytes it carries are every instance's palette (twice with DQS); a frame's
-/// other writes are counted apart; palettes or offsets of the wrong length are refused and
-/// nothing is written.
+/// One palette write a frame for any crowd size, on the storage palette (the DQS forms in the
+/// same write) and on the uniform palette (one buffer of blocks); on the storage palette the
+/// bytes it carries are every instance's palette (twice with DQS); a frame's other writes are
+/// counted apart; palettes or offsets of the wrong length are refused and nothing is written.
 #[test]
 fn a_crowd_frame_writes_its_palettes_once() {
     let Some(ctx) = common::gpu() else { return };
@@ -490,6 +488,24 @@ fn a_crowd_frame_writes_its_palettes_once() {
                 "{n} instances"
             );
         }
+        // The uniform palette: one buffer of blocks, one write too.
+        let mut uniform = GpuScene::crowd_with_palette(
+            ctx,
+            &c.scene,
+            &c.frame,
+            None,
+            n,
+            PaletteSource::Uniform { bones: 64 },
+        )
+        .unwrap();
+        uniform.write_morph_weights(ctx, &c.scene, &c.frame);
+        uniform.take_writes();
+        uniform.write_crowd(ctx, &palettes, &offsets).unwrap();
+        assert_eq!(
+            uniform.take_writes().palette,
+            1,
+            "{n} instances, uniform palette"
+        );
         assert!(gpu.write_crowd(ctx, &palettes[1..], &offsets).is_err());
         assert!(gpu.write_crowd(ctx, &palettes, &offsets[1..]).is_err());
         assert_eq!(
@@ -497,5 +513,98 @@ fn a_crowd_frame_writes_its_palettes_once() {
             0,
             "a refused upload writes nothing"
         );
+    }
+}
+
+/// `render --crowd`'s still: a field of Fox characters each cycling through Fox's clips is
+/// the same picture from the vertex shader, the compute pass and the uniform palette (three
+/// ways to skin the same palettes), covers a share of the image, and changes with the crowd's
+/// time (the characters move); a compute still on the uniform palette and a time that is not
+/// finite are refused.
+#[test]
+fn a_crowd_still_is_the_same_on_every_gpu_path() {
+    use skinview::view::crowd::{CrowdStill, render_crowd};
+    let Some(ctx) = common::gpu() else { return };
+    let scene = skinview::io::load(&common::model("Fox")).unwrap();
+    let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
+    let still = CrowdStill {
+        instances: 9,
+        size: (200, 150),
+        time_s: 0.8,
+        palette: PaletteSource::Storage,
+        skinning: Skinning::VertexShader,
+    };
+    let vertex = render_crowd(ctx, &mut c, &still).unwrap();
+    let compute = render_crowd(
+        ctx,
+        &mut c,
+        &CrowdStill {
+            skinning: Skinning::ComputePass,
+            ..still
+        },
+    )
+    .unwrap();
+    let uniform = render_crowd(
+        ctx,
+        &mut c,
+        &CrowdStill {
+            palette: PaletteSource::Uniform { bones: 64 },
+            ..still
+        },
+    )
+    .unwrap();
+    let later = render_crowd(
+        ctx,
+        &mut c,
+        &CrowdStill {
+            time_s: 1.3,
+            ..still
+        },
+    )
+    .unwrap();
+    let differing = |a: &skinview::image::Rgba8, b: &skinview::image::Rgba8| {
+        a.pixels
+            .chunks_exact(4)
+            .zip(b.pixels.chunks_exact(4))
+            .filter(|(x, y)| x.iter().zip(*y).any(|(p, q)| p.abs_diff(*q) > 8))
+            .count() as f64
+            / (200.0 * 150.0)
+    };
+    for (name, other) in [("compute", &compute), ("uniform", &uniform)] {
+        let d = differing(&vertex, other);
+        assert!(d <= 0.003, "{name}: {:.2}% of pixels differ", 100.0 * d);
+    }
+    let background = vertex.pixels[..4].to_vec();
+    let covered = vertex
+        .pixels
+        .chunks_exact(4)
+        .filter(|p| p[..3] != background[..3])
+        .count() as f64
+        / (200.0 * 150.0);
+    assert!(
+        covered > 0.02 && covered < 0.9,
+        "the crowd covers {covered}"
+    );
+    assert!(
+        differing(&vertex, &later) > 0.005,
+        "the crowd moves between 0.8 s and 1.3 s"
+    );
+    let refused = [
+        CrowdStill {
+            palette: PaletteSource::Uniform { bones: 64 },
+            skinning: Skinning::ComputePass,
+            ..still
+        },
+        CrowdStill {
+            time_s: f32::NAN,
+            ..still
+        },
+        CrowdStill {
+            instances: 0,
+            ..still
+        },
+    ];
+    for s in refused {
+        assert!(render_crowd(ctx, &mut c, &s).is_err(), "{s:?}");
     }
 }
