@@ -54,7 +54,7 @@ pub struct BenchArgs {
     #[arg(long = "crowd", alias = "instances", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=skinview::gpu::MAX_INSTANCES as i64))]
     instances: Option<u32>,
     /// --crowd without --gpu: threads for the stage, the calling thread included (default:
-    /// every core); it is timed on one thread too.
+    /// every core, at least 64 characters a thread); it is timed on one thread too.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=skinview::crowd::MAX_THREADS as i64))]
     threads: Option<u32>,
     /// --crowd without --gpu: `ozz` plays ozz-animation's benchmark workload instead of a
@@ -287,7 +287,10 @@ fn run_cpu_crowd(a: &BenchArgs) -> CliResult {
             (scene, skinview::crowd::ozz::crowd_setup(n, 0))
         }
         None => {
-            let source = ModelSource::from_arg(a.model.as_deref())?;
+            let source = match a.model.as_deref() {
+                None => ModelSource::Builtin(Builtin::Humanoid),
+                Some(p) => ModelSource::from_arg(Some(p))?,
+            };
             let model = source.load_with(skinview::io::ImportOptions {
                 allow_external_uris: a.allow_external_uris,
             })?;
@@ -304,21 +307,18 @@ fn run_cpu_crowd(a: &BenchArgs) -> CliResult {
             (model.scene, setup)
         }
     };
-    let all = match a.threads {
-        Some(t) => t as usize,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    // 0: the crowd's own choice (every core, at least 64 characters a thread).
+    let asked = a.threads.map_or(0, |t| t as usize);
     let runs = a.frames.map_or(25, |f| {
         (f as usize).div_ceil(skinview::crowd::bench::FRAMES_PER_RUN)
     });
-    let mut rows = Vec::new();
-    let mut counts = vec![all];
-    if all > 1 {
-        counts.push(1);
-    }
-    for threads in counts {
-        let bar = indicatif::ProgressBar::new(runs as u64)
-            .with_message(format!("crowd runs on {threads} thread(s)"));
+    let mut rows: Vec<skinview::crowd::bench::CrowdBenchRow> = Vec::new();
+    for threads in [asked, 1] {
+        // One thread already timed (asked for, or all the crowd would use): done.
+        if rows.first().is_some_and(|r| r.threads == 1) {
+            break;
+        }
+        let bar = indicatif::ProgressBar::new(runs as u64).with_message("crowd runs");
         let setup = skinview::crowd::CrowdSetup {
             threads,
             ..setup.clone()

@@ -53,6 +53,12 @@ pub const MAX_CROWD_LAYERS: usize = 2;
 /// ([`crate::gpu::MAX_INSTANCES`] is the same figure).
 pub const MAX_CHARACTERS: usize = 65_536;
 
+/// Characters each thread gets at least when the thread count is left to the crowd: waking a
+/// sleeping thread costs tens of microseconds on a virtual machine, as much as evaluating a
+/// few dozen characters, so a small crowd runs on fewer threads (measured on the 2 vCPU CI
+/// kind: 16 to 100 characters ran no faster on two threads than on one).
+pub const MIN_CHARACTERS_PER_THREAD: usize = 64;
+
 /// Most bytes of palettes a crowd keeps (characters × palette entries × 64): 1 GiB, past what
 /// one GPU storage binding holds on any adapter, and a bound on the memory asked for up front.
 pub const MAX_PALETTE_BYTES: u64 = 1 << 30;
@@ -125,7 +131,8 @@ impl Member {
 pub struct CrowdSetup {
     /// One per character.
     pub members: Vec<Member>,
-    /// Threads the stage runs on, the calling thread included (0: every core; clamped to
+    /// Threads the stage runs on, the calling thread included (0: every core, but no more
+    /// threads than [`MIN_CHARACTERS_PER_THREAD`] characters each fill; clamped to
     /// [`MAX_THREADS`]).
     pub threads: usize,
     /// Characters whose motion is the same share one evaluation (on by default; the
@@ -299,7 +306,9 @@ impl Crowd {
     pub fn new(scene: Scene, setup: CrowdSetup) -> Result<Crowd> {
         setup.validate(&scene)?;
         let threads = match setup.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            0 => std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(setup.members.len().div_ceil(MIN_CHARACTERS_PER_THREAD)),
             t => t,
         };
         let workers = Workers::new(threads.min(setup.members.len()), setup.on_worker_start);

@@ -18,6 +18,7 @@ use skinview::math::Trs;
 use skinview::scene::{Node, RawScene, Scene, SceneBuilder};
 
 // The counting global allocator (tests/alloc/main.rs).
+use crate::common::f32s;
 use crate::{allocations, set_counting};
 
 // ---------------------------------------------------------------- scenes and f64 FK
@@ -398,7 +399,7 @@ struct Case {
 }
 
 fn axis() -> impl Strategy<Value = [f32; 3]> {
-    [-1.0f32..1.0, -1.0f32..1.0, -1.0f32..1.0]
+    [f32s(-1.0..1.0), f32s(-1.0..1.0), f32s(-1.0..1.0)]
 }
 
 fn limits_strategy() -> impl Strategy<Value = Option<([f32; 3], [f32; 3])>> {
@@ -407,7 +408,7 @@ fn limits_strategy() -> impl Strategy<Value = Option<([f32; 3], [f32; 3])>> {
     let axis_range = |m: f32| {
         (
             -m..m,
-            prop_oneof![Just(0.0f32), 0.0f32..0.05, 0.0f32..2.0 * m],
+            prop_oneof![Just(0.0f32), f32s(0.0..0.05), f32s(0.0..2.0 * m)],
         )
             .prop_map(move |(lo, w)| (lo, (lo + w).min(m)))
     };
@@ -420,19 +421,19 @@ fn limits_strategy() -> impl Strategy<Value = Option<([f32; 3], [f32; 3])>> {
 fn case_strategy() -> impl Strategy<Value = Case> {
     (2usize..=8).prop_flat_map(|n| {
         (
-            prop::collection::vec(0.05f32..1.0, n),
-            prop::collection::vec((axis(), -3.1f32..3.1), n),
-            prop::collection::vec((axis(), -1.0f32..1.0), n),
+            prop::collection::vec(f32s(0.05..1.0), n),
+            prop::collection::vec((axis(), f32s(-3.1..3.1)), n),
+            prop::collection::vec((axis(), f32s(-1.0..1.0)), n),
             prop::collection::vec(limits_strategy(), n),
             prop::collection::vec(
-                prop_oneof![2 => Just(1.0f32), 1 => Just(0.0f32), 1 => 0.0f32..1.0],
+                prop_oneof![2 => Just(1.0f32), 1 => Just(0.0f32), 1 => f32s(0.0..1.0)],
                 n,
             ),
-            [-3.0f32..3.0, -3.0f32..3.0, -3.0f32..3.0],
-            [-3.0f32..3.0, -3.0f32..3.0, -3.0f32..3.0],
+            [f32s(-3.0..3.0), f32s(-3.0..3.0), f32s(-3.0..3.0)],
+            [f32s(-3.0..3.0), f32s(-3.0..3.0), f32s(-3.0..3.0)],
             1u32..20,
             any::<bool>(),
-            prop_oneof![Just(None), (0.5f32..20.0).prop_map(Some)],
+            prop_oneof![Just(None), (f32s(0.5..20.0)).prop_map(Some)],
         )
             .prop_map(
                 |(
@@ -1365,7 +1366,7 @@ proptest! {
 fn wide_limits_strategy() -> impl Strategy<Value = JointLimits> {
     let axis = (
         -2.0 * PI32 - 0.5..2.0 * PI32 + 0.5,
-        prop_oneof![Just(0.0f32), 0.0f32..0.05, 0.0f32..7.0],
+        prop_oneof![Just(0.0f32), f32s(0.0..0.05), f32s(0.0..7.0)],
     )
         .prop_map(|(lo, w)| (lo, lo + w));
     (axis.clone(), axis.clone(), axis)
@@ -1393,8 +1394,8 @@ proptest! {
     fn inside_test_passes_only_what_the_clamp_keeps(
         l in wide_limits_strategy(),
         pick in [any::<u8>(), any::<u8>(), any::<u8>()],
-        t in [0.0f32..1.0, 0.0f32..1.0, 0.0f32..1.0],
-        eps in prop_oneof![Just(0.0f32), 1e-7f32..1e-4, 1e-4f32..0.1],
+        t in [f32s(0.0..1.0), f32s(0.0..1.0), f32s(0.0..1.0)],
+        eps in prop_oneof![Just(0.0f32), f32s(1e-7..1e-4), f32s(1e-4..0.1)],
         reference in [-PI32..PI32, -FRAC_PI_2..FRAC_PI_2, -PI32..PI32],
     ) {
         let test = InsideTest::new(&l);
@@ -1412,9 +1413,9 @@ proptest! {
     /// one (a Y range past ±π/2, as at an elbow).
     #[test]
     fn inside_test_passes_rotations_well_inside(
-        lo in [-3.0f32..3.0, -3.0f32..3.0, -3.0f32..3.0],
-        w in [0.05f32..3.0, 0.05f32..3.0, 0.05f32..3.0],
-        t in [0.0f32..1.0, 0.0f32..1.0, 0.0f32..1.0],
+        lo in [f32s(-3.0..3.0), f32s(-3.0..3.0), f32s(-3.0..3.0)],
+        w in [f32s(0.05..3.0), f32s(0.05..3.0), f32s(0.05..3.0)],
+        t in [f32s(0.0..1.0), f32s(0.0..1.0), f32s(0.0..1.0)],
     ) {
         const IN: f32 = 0.01;
         let hi: [f32; 3] = std::array::from_fn(|k| (lo[k] + w[k]).min(PI32));

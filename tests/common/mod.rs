@@ -170,3 +170,25 @@ pub fn gpu() -> Option<&'static GpuContext> {
         }
     }
 }
+
+/// Fineness of [`f32s`] and [`f64s`]: 2²⁴ evenly spaced values over the range (f32's mantissa).
+const FLOAT_STEPS: u32 = 1 << 24;
+
+/// Floats in `r` (start included, end not) for proptest, drawn as integers and scaled.
+/// proptest's own float range sampler trips its debug assertion `self.low - result <
+/// initial.step` on some seeds (proptest 1.10–1.12; other projects replaced it the same way),
+/// which failed a property test at random; integers shrink towards `r.start`.
+pub fn f32s(r: std::ops::Range<f32>) -> impl proptest::strategy::Strategy<Value = f32> + Clone {
+    use proptest::strategy::Strategy;
+    (0..FLOAT_STEPS).prop_map(move |k| {
+        let v = r.start + (r.end - r.start) * (k as f32 / FLOAT_STEPS as f32);
+        v.min(r.end.next_down())
+    })
+}
+
+/// [`f32s`] for f64.
+pub fn f64s(r: std::ops::Range<f64>) -> impl proptest::strategy::Strategy<Value = f64> + Clone {
+    use proptest::strategy::Strategy;
+    (0..FLOAT_STEPS)
+        .prop_map(move |k| r.start + (r.end - r.start) * (k as f64 / FLOAT_STEPS as f64))
+}

@@ -268,3 +268,28 @@ fn ozz_workload_matches_its_description() {
         assert!(err < 1e-4, "character {c}: {err:e}");
     }
 }
+
+/// Left to itself the crowd runs on every core, but gives each thread at least
+/// `MIN_CHARACTERS_PER_THREAD` characters; an explicit thread count is kept.
+#[test]
+fn small_crowds_run_on_fewer_threads() {
+    use skinview::crowd::MIN_CHARACTERS_PER_THREAD;
+    let scene = load("CesiumMan");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for n in [
+        1,
+        10,
+        MIN_CHARACTERS_PER_THREAD,
+        MIN_CHARACTERS_PER_THREAD + 1,
+        1000,
+    ] {
+        let crowd = Crowd::new(scene.clone(), CrowdSetup::cycling(&scene, n)).unwrap();
+        let want = cores.min(n.div_ceil(MIN_CHARACTERS_PER_THREAD));
+        assert_eq!(crowd.threads(), want, "{n} characters on {cores} cores");
+    }
+    let setup = CrowdSetup {
+        threads: 3,
+        ..CrowdSetup::cycling(&scene, 10)
+    };
+    assert_eq!(Crowd::new(scene, setup).unwrap().threads(), 3);
+}

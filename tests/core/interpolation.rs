@@ -6,6 +6,8 @@ use glam::{DQuat, Quat};
 use proptest::prelude::*;
 use skinview::anim::{Cursor, Interpolation, Sampler};
 
+use crate::common::f32s;
+
 fn sampler(
     interpolation: Interpolation,
     times_s: Vec<f32>,
@@ -215,8 +217,8 @@ proptest! {
     /// gives bit-identical results to a fresh binary-search sample.
     #[test]
     fn cursor_equals_binary_search(
-        gaps in prop::collection::vec(0.001f32..0.5, 2..60),
-        seeks in prop::collection::vec(-1.0f32..40.0, 1..200),
+        gaps in prop::collection::vec(f32s(0.001..0.5), 2..60),
+        seeks in prop::collection::vec(f32s(-1.0..40.0), 1..200),
         mode in 0usize..3,
     ) {
         let mut times = vec![0.0f32];

@@ -18,6 +18,8 @@ use skinview::skin::reference64::skin_draw_f64;
 use skinview::skin::weights::reduce_influences;
 use skinview::skin::{PaletteJob, PaletteLayout, SkinningJob, VertexWeights};
 
+use crate::common::{f32s, f64s};
+
 /// Positions agree to this fraction of the rig's extent (f32 against f64 through a few
 /// matrix products: ~1e-6 measured; margin for deep hierarchies).
 const POSITION_TOLERANCE_REL: f32 = 2e-5;
@@ -26,9 +28,9 @@ const NORMAL_TOLERANCE: f32 = 2e-4;
 
 fn trs() -> impl Strategy<Value = Trs> {
     (
-        prop::array::uniform3(-1.0f32..1.0),
-        prop::array::uniform4(-1.0f32..1.0),
-        prop::array::uniform3(0.6f32..1.5),
+        prop::array::uniform3(f32s(-1.0..1.0)),
+        prop::array::uniform4(f32s(-1.0..1.0)),
+        prop::array::uniform3(f32s(0.6..1.5)),
         any::<bool>(),
     )
         .prop_map(|(t, q, s, uniform)| {
@@ -61,13 +63,13 @@ struct RandomRig {
 fn random_rig() -> impl Strategy<Value = RandomRig> {
     (1usize..10, 1usize..48, 1usize..=8).prop_flat_map(|(joints, vertices, influences)| {
         (
-            prop::collection::vec((trs(), trs(), 0.0f64..1.0), joints),
+            prop::collection::vec((trs(), trs(), f64s(0.0..1.0)), joints),
             prop::collection::vec(trs(), joints),
             prop::collection::vec(
                 (
-                    prop::array::uniform3(-1.0f32..1.0),
-                    prop::array::uniform3(-1.0f32..1.0),
-                    prop::collection::vec((0..joints as u32, 0.0f32..1.0), influences),
+                    prop::array::uniform3(f32s(-1.0..1.0)),
+                    prop::array::uniform3(f32s(-1.0..1.0)),
+                    prop::collection::vec((0..joints as u32, f32s(0.0..1.0)), influences),
                 ),
                 vertices,
             ),
