@@ -144,10 +144,8 @@ pub fn run(mut a: BenchArgs) -> CliResult {
             ))
         })?;
     }
-    let source = match a.model.as_deref() {
-        None => ModelSource::Builtin(Builtin::Humanoid),
-        Some(p) => ModelSource::from_arg(Some(p))?,
-    };
+    let source =
+        ModelSource::from_arg_or(a.model.as_deref(), ModelSource::Builtin(Builtin::Humanoid))?;
     let demo = !a.gpu
         && source == ModelSource::Builtin(Builtin::Humanoid)
         && !a.stage.is_set()
@@ -287,10 +285,10 @@ fn run_cpu_crowd(a: &BenchArgs) -> CliResult {
             (scene, skinview::crowd::ozz::crowd_setup(n, 0))
         }
         None => {
-            let source = match a.model.as_deref() {
-                None => ModelSource::Builtin(Builtin::Humanoid),
-                Some(p) => ModelSource::from_arg(Some(p))?,
-            };
+            let source = ModelSource::from_arg_or(
+                a.model.as_deref(),
+                ModelSource::Builtin(Builtin::Humanoid),
+            )?;
             let model = source.load_with(skinview::io::ImportOptions {
                 allow_external_uris: a.allow_external_uris,
             })?;

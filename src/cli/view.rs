@@ -107,10 +107,8 @@ pub fn run_view(a: ViewArgs) -> CliResult {
             "--size {w}x{h}: each side 1..=16384"
         )));
     }
-    let source = match a.model.as_deref() {
-        None => ModelSource::Builtin(Builtin::Humanoid),
-        Some(p) => ModelSource::from_arg(Some(p))?,
-    };
+    let source =
+        ModelSource::from_arg_or(a.model.as_deref(), ModelSource::Builtin(Builtin::Humanoid))?;
     let model = source.load_with(skinview::io::ImportOptions {
         allow_external_uris: a.allow_external_uris,
     })?;

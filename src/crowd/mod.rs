@@ -175,66 +175,71 @@ impl CrowdSetup {
 
     /// Check the numbered rules above against `scene`.
     pub fn validate(&self, scene: &Scene) -> Result<()> {
-        const JOB: &str = "CrowdSetup";
-        let n = self.members.len();
-        if !(1..=MAX_CHARACTERS).contains(&n) {
-            return Err(Error::job(
-                JOB,
-                1,
-                format!("{n} characters: a crowd holds 1..={MAX_CHARACTERS}"),
-            ));
-        }
-        let clips = scene.animations.len();
-        for (c, m) in self.members.iter().enumerate() {
-            for l in m.layers.iter().flatten() {
-                if l.clip >= clips {
-                    return Err(Error::job(
-                        JOB,
-                        2,
-                        format!(
-                            "character {c}: clip {} does not exist ({clips} animation(s))",
-                            l.clip
-                        ),
-                    ));
-                }
-                if !(l.weight.is_finite() && l.weight >= 0.0) {
-                    return Err(Error::job(
-                        JOB,
-                        2,
-                        format!(
-                            "character {c}: layer weight {} is not finite and ≥ 0",
-                            l.weight
-                        ),
-                    ));
-                }
-            }
-            if !(m.phase_s.is_finite() && m.speed.is_finite()) {
+        validate_members(&self.members, scene)
+    }
+}
+
+/// [`CrowdSetup`]'s rules on `members` (all of them are about the members).
+fn validate_members(members: &[Member], scene: &Scene) -> Result<()> {
+    const JOB: &str = "CrowdSetup";
+    let n = members.len();
+    if !(1..=MAX_CHARACTERS).contains(&n) {
+        return Err(Error::job(
+            JOB,
+            1,
+            format!("{n} characters: a crowd holds 1..={MAX_CHARACTERS}"),
+        ));
+    }
+    let clips = scene.animations.len();
+    for (c, m) in members.iter().enumerate() {
+        for l in m.layers.iter().flatten() {
+            if l.clip >= clips {
                 return Err(Error::job(
                     JOB,
-                    3,
+                    2,
                     format!(
-                        "character {c}: phase {} s and speed {} must be finite",
-                        m.phase_s, m.speed
+                        "character {c}: clip {} does not exist ({clips} animation(s))",
+                        l.clip
+                    ),
+                ));
+            }
+            if !(l.weight.is_finite() && l.weight >= 0.0) {
+                return Err(Error::job(
+                    JOB,
+                    2,
+                    format!(
+                        "character {c}: layer weight {} is not finite and ≥ 0",
+                        l.weight
                     ),
                 ));
             }
         }
-        let entries = PaletteLayout::new(scene).len;
-        let bytes = n as u64 * entries as u64 * std::mem::size_of::<Mat4>() as u64;
-        if entries == 0 || bytes > MAX_PALETTE_BYTES {
+        if !(m.phase_s.is_finite() && m.speed.is_finite()) {
             return Err(Error::job(
                 JOB,
-                4,
+                3,
                 format!(
-                    "{}: {entries} palette entries a character, {bytes} bytes for {n}: a crowd \
-                     needs a palette (a skin or a drawn node) of at most {MAX_PALETTE_BYTES} \
-                     bytes in all",
-                    scene.name
+                    "character {c}: phase {} s and speed {} must be finite",
+                    m.phase_s, m.speed
                 ),
             ));
         }
-        Ok(())
     }
+    let entries = PaletteLayout::new(scene).len;
+    let bytes = n as u64 * entries as u64 * std::mem::size_of::<Mat4>() as u64;
+    if entries == 0 || bytes > MAX_PALETTE_BYTES {
+        return Err(Error::job(
+            JOB,
+            4,
+            format!(
+                "{}: {entries} palette entries a character, {bytes} bytes for {n}: a crowd \
+                 needs a palette (a skin or a drawn node) of at most {MAX_PALETTE_BYTES} \
+                 bytes in all",
+                scene.name
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// frac(c × 0.6180339887): the golden-ratio sequence (ozz's crowd benchmark draws its phases
@@ -263,9 +268,8 @@ pub struct CrowdStats {
 /// never share a line with another's (false sharing cost the second core most of its gain).
 #[repr(align(128))]
 struct Lane {
-    /// Its evaluations, a contiguous range.
+    /// Its first evaluation (it has a contiguous range of them: [`share`]).
     first: usize,
-    count: usize,
     /// Per evaluation of the lane, one state per layer slot (`None`: the slot is unused).
     states: Vec<[Option<SoaState>; MAX_CROWD_LAYERS]>,
     /// Sampled poses, one per layer slot, and the blended locals.
@@ -336,13 +340,7 @@ impl Crowd {
     /// compiles any clip not played before; the playback states start afresh). The same rules
     /// as [`CrowdSetup::validate`].
     pub fn set_members(&mut self, members: Vec<Member>) -> Result<()> {
-        CrowdSetup {
-            members: members.clone(),
-            threads: 1,
-            share: self.share,
-            on_worker_start: None,
-        }
-        .validate(&self.scene)?;
+        validate_members(&members, &self.scene)?;
         for l in members.iter().flat_map(|m| m.layers.iter().flatten()) {
             if self.clips[l.clip].is_none() {
                 self.clips[l.clip] =
@@ -391,9 +389,9 @@ impl Crowd {
         let rest = Pose::rest(&self.scene);
         self.lanes = (0..threads)
             .map(|t| {
-                let first = evaluations * t / threads;
-                let end = evaluations * (t + 1) / threads;
-                let states = self.leaders[first..end]
+                let range = share(evaluations, t, threads);
+                let first = range.start;
+                let states = self.leaders[range]
                     .iter()
                     .map(|&c| {
                         self.members[c]
@@ -403,7 +401,6 @@ impl Crowd {
                     .collect();
                 Mutex::new(Lane {
                     first,
-                    count: end - first,
                     states,
                     layer_poses: std::array::from_fn(|_| rest.clone()),
                     blended: rest.clone(),
@@ -432,7 +429,7 @@ impl Crowd {
                 true => &mut self.evaluated[..],
                 false => &mut self.palettes[..],
             };
-            let parts = split_parts(out, &self.lanes, entries);
+            let parts = split_parts(out, self.leaders.len(), threads, entries);
             let ctx = Evaluate {
                 scene: &self.scene,
                 reference: &self.reference,
@@ -447,7 +444,7 @@ impl Crowd {
                 };
                 let mut lane = lane.lock().unwrap_or_else(PoisonError::into_inner);
                 let mut part = part.lock().unwrap_or_else(PoisonError::into_inner);
-                ctx.lane(&mut lane, &mut part, entries);
+                ctx.lane(&mut lane, &mut *part.1, entries);
             })?;
         }
         for lane in &self.lanes {
@@ -473,15 +470,7 @@ impl Crowd {
     fn copy_shared(&mut self) -> Result<()> {
         let entries = self.layout.len;
         let threads = self.workers.threads();
-        let n = self.members.len();
-        let mut rest = &mut self.palettes[..];
-        let parts: [Mutex<(usize, &mut [Mat4])>; MAX_THREADS] = std::array::from_fn(|t| {
-            let (first, end) = (n * t / threads, n * (t + 1) / threads);
-            let count = if t < threads { end - first } else { 0 };
-            let (part, tail) = std::mem::take(&mut rest).split_at_mut(count * entries);
-            rest = tail;
-            Mutex::new((first, part))
-        });
+        let parts = split_parts(&mut self.palettes, self.members.len(), threads, entries);
         let (evaluated, evaluation_of) = (&self.evaluated, &self.evaluation_of);
         self.workers.run(&|t| {
             let Some(part) = parts.get(t) else { return };
@@ -544,21 +533,29 @@ impl Crowd {
     }
 }
 
-/// The output split into one part per lane (its evaluations' palettes), in a fixed array so a
-/// frame allocates nothing.
-fn split_parts<'a>(
-    out: &'a mut [Mat4],
-    lanes: &[Mutex<Lane>],
+/// Thread `t`'s contiguous share of `items` items over `threads` threads (as ozz's crowd
+/// splits its characters).
+fn share(items: usize, t: usize, threads: usize) -> std::ops::Range<usize> {
+    items * t / threads..items * (t + 1) / threads
+}
+
+/// `out` (`items` blocks of `entries` matrices) split into each thread's [`share`], with the
+/// share's first item, in a fixed array so a frame allocates nothing.
+fn split_parts(
+    out: &mut [Mat4],
+    items: usize,
+    threads: usize,
     entries: usize,
-) -> [Mutex<&'a mut [Mat4]>; MAX_THREADS] {
+) -> [Mutex<(usize, &mut [Mat4])>; MAX_THREADS] {
     let mut rest = out;
     std::array::from_fn(|t| {
-        let count = lanes.get(t).map_or(0, |l| {
-            l.lock().unwrap_or_else(PoisonError::into_inner).count
-        });
-        let (part, tail) = std::mem::take(&mut rest).split_at_mut(count * entries);
+        let range = match t < threads {
+            true => share(items, t, threads),
+            false => items..items,
+        };
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(range.len() * entries);
         rest = tail;
-        Mutex::new(part)
+        Mutex::new((range.start, part))
     })
 }
 

@@ -159,12 +159,9 @@ impl SceneBuffers {
                 let nodes: &[u8] = bytemuck::cast_slice(&gd.bone_nodes);
                 let n = at + block.nodes_offset() as usize;
                 self.block_scratch[n..n + nodes.len()].copy_from_slice(nodes);
-                let wb = self.morph_weight_base[d] as usize;
-                let end = self
-                    .morph_weight_base
-                    .get(d + 1)
-                    .map_or(self.morph_weight_scratch.len(), |&x| x as usize);
-                if let Some(w) = self.morph_weight_scratch.get(wb..end) {
+                if let Some(w) =
+                    draw_morph_weights(&self.morph_weight_base, &self.morph_weight_scratch, d)
+                {
                     let w: &[u8] = bytemuck::cast_slice(w);
                     let m = at + block.morph_offset() as usize;
                     self.block_scratch[m..m + w.len()].copy_from_slice(w);
@@ -251,12 +248,8 @@ impl SceneBuffers {
                 self.writes.palette += 1;
                 self.writes.palette_bytes += std::mem::size_of_val(m) as u64;
             }
-            let wb = self.morph_weight_base[i] as usize;
-            let end = self
-                .morph_weight_base
-                .get(i + 1)
-                .map_or(self.morph_weight_scratch.len(), |&e| e as usize);
-            if let Some(w) = self.morph_weight_scratch.get(wb..end)
+            if let Some(w) =
+                draw_morph_weights(&self.morph_weight_base, &self.morph_weight_scratch, i)
                 && !w.is_empty()
             {
                 ctx.queue.write_buffer(
@@ -444,4 +437,12 @@ fn moved(m: Mat4, offset: Vec3) -> Mat4 {
         return m;
     }
     Mat4::from_translation(offset) * m
+}
+
+/// Draw `draw`'s morph weights in the frame's weight array (`base`: each draw's first weight;
+/// the draw's weights run to the next draw's first).
+fn draw_morph_weights<'a>(base: &[u32], weights: &'a [f32], draw: usize) -> Option<&'a [f32]> {
+    let start = *base.get(draw)? as usize;
+    let end = base.get(draw + 1).map_or(weights.len(), |&e| e as usize);
+    weights.get(start..end)
 }

@@ -47,8 +47,13 @@ impl ModelSource {
 
     /// A path argument as given on a command line (`None` = [`ModelSource::DEFAULT`]).
     pub fn from_arg(arg: Option<&Path>) -> Result<ModelSource> {
+        Self::from_arg_or(arg, Self::DEFAULT)
+    }
+
+    /// [`ModelSource::from_arg`] with another default (`view` and `bench` play the humanoid).
+    pub fn from_arg_or(arg: Option<&Path>, default: ModelSource) -> Result<ModelSource> {
         match arg {
-            None => Ok(Self::DEFAULT),
+            None => Ok(default),
             Some(p) => match p.to_str() {
                 Some(s) => Self::parse(s),
                 None => Ok(ModelSource::File(p.to_path_buf())),
