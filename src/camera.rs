@@ -316,3 +316,43 @@ pub fn support_points(points: &[Vec3], out: &mut Vec<Vec3>) {
         }
     }
 }
+
+/// The six planes of a view's `clip_from_world` matrix in wgpu's clip space (x, y in [−w, w],
+/// z in [0, w]), as Gribb and Hartmann, "Fast Extraction of Viewing Frustum Planes from the
+/// World-View-Projection Matrix" (2001), take them from its rows: what a crowd is culled
+/// against.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Frustum {
+    /// `(n, d)`: a point p is inside the plane when `n · p + d ≥ 0`.
+    planes: [glam::Vec4; 6],
+}
+
+impl Frustum {
+    /// The frustum of `clip_from_world`.
+    pub fn new(clip_from_world: Mat4) -> Frustum {
+        let r = |i| clip_from_world.row(i);
+        Frustum {
+            planes: [
+                r(3) + r(0),
+                r(3) - r(0),
+                r(3) + r(1),
+                r(3) - r(1),
+                r(2),
+                r(3) - r(2),
+            ],
+        }
+    }
+
+    /// False only when the box `lo..hi` lies wholly outside one plane (so it cannot be seen);
+    /// a box that crosses a corner outside two planes counts as inside (culling is
+    /// conservative). A non-finite box counts as inside.
+    pub fn intersects(&self, lo: Vec3, hi: Vec3) -> bool {
+        self.planes.iter().all(|p| {
+            let n = p.truncate();
+            // The corner furthest along the plane's normal.
+            let far = Vec3::select(n.cmpge(Vec3::ZERO), hi, lo);
+            let d = n.dot(far) + p.w;
+            d >= 0.0 || d.is_nan()
+        })
+    }
+}

@@ -867,43 +867,13 @@ impl ShapeSurvey {
 /// Joints named one finding each; past this, one line says how many more.
 const MAX_JOINT_FINDINGS: usize = 10;
 
-/// Per skin joint, the box its weighted vertices fill in the joint's own space (bind
-/// positions through the inverse bind matrix; morph target offsets not included): an engine
+/// Per skin joint, the box its weighted vertices fill in the joint's own space
+/// ([`crate::skin::skinned_bounds::joint_space_boxes`], what a crowd culls with): an engine
 /// culls the skinned mesh with the box around these boxes moved by the joints each frame,
 /// which holds every skinned vertex (a blend of points, each inside its joint's moved box,
 /// lies in their convex hull). Non-finite corners (a degenerate inverse bind) are left out.
 fn joint_bounds(scene: &Scene) -> Vec<JointBounds> {
-    let mut boxes: Vec<Vec<Option<(Vec3, Vec3)>>> = scene
-        .skins
-        .iter()
-        .map(|s| vec![None; s.joints.len()])
-        .collect();
-    for d in &scene.draws {
-        let (Some(s), Some(w)) = (d.skin, &scene.primitive(d).skin_weights) else {
-            continue;
-        };
-        let (Some(skin), Some(skin_boxes)) = (scene.skins.get(s), boxes.get_mut(s)) else {
-            continue;
-        };
-        let positions = &scene.primitive(d).positions;
-        for (v, p) in positions.iter().enumerate() {
-            let slots = v * w.width..(v + 1) * w.width;
-            for (j, x) in w.joints[slots.clone()].iter().zip(&w.weights[slots]) {
-                let j = *j as usize;
-                let (Some(m), Some(b)) = (skin.joint_from_bind.get(j), skin_boxes.get_mut(j))
-                else {
-                    continue;
-                };
-                if *x == 0.0 {
-                    continue;
-                }
-                let q = m.transform_point3(*p);
-                if q.is_finite() {
-                    *b = Some(b.map_or((q, q), |(lo, hi)| (lo.min(q), hi.max(q))));
-                }
-            }
-        }
-    }
+    let boxes = crate::skin::skinned_bounds::joint_space_boxes(scene);
     let mut out = Vec::new();
     for (s, skin_boxes) in boxes.into_iter().enumerate() {
         for (j, b) in skin_boxes.into_iter().enumerate() {

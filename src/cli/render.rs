@@ -317,12 +317,16 @@ fn render_crowd(
         time_s: time,
         palette,
         skinning,
+        camera: None,
+        cull: true,
     };
-    let img = skinview::view::crowd::render_crowd(ctx, c, &still)?;
+    let (img, stats) = skinview::view::crowd::render_crowd(ctx, c, &still)?;
     skinview::io::png::write(&img, &a.out)?;
     println!(
-        "{}: a crowd of {n} at {time:.3} s ({} clip(s) cycling), {} palette, {} -> {}",
+        "{}: a crowd of {n} ({} in view) at {time:.3} s ({} clip(s) cycling), {} palette, {} \
+         -> {}",
         c.scene.name,
+        stats.visible,
         c.scene.animations.len(),
         palette.describe(),
         skinning.describe(),

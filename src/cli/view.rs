@@ -73,6 +73,11 @@ pub struct ViewArgs {
     /// other files.
     #[arg(long)]
     allow_external_uris: bool,
+    /// Show a crowd: N copies of the model on a grid, each cycling through its clips at its
+    /// own phase, culled to the view, with a panel of the frame's figures; `[` halves N and
+    /// `]` doubles it (the web page's `?crowd=N`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=skinview::gpu::MAX_INSTANCES as i64))]
+    crowd: Option<u32>,
     // glTF models: --max-bones K splits each skinned mesh into submeshes of at most K bones,
     // drawn through a uniform palette of K matrices, or through the storage buffer with
     // --palette storage (the split shown by colour).
@@ -85,6 +90,31 @@ fn parse_start_time(text: &str) -> Result<f32, String> {
     match text.parse::<f32>() {
         Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
         _ => Err(format!("`{text}`: expected a time in seconds, 0 or more")),
+    }
+}
+
+/// `--crowd`: the flags it cannot take (the crowd view shows the GPU's picture of many
+/// characters, not one character's comparison or skeleton).
+fn check_crowd(a: &ViewArgs) -> Result<(), CliError> {
+    if a.crowd.is_none() {
+        return Ok(());
+    }
+    let refused = [
+        (
+            a.show != ViewMode::Gpu,
+            "--show (the crowd is the GPU's picture)",
+        ),
+        (a.compare_with.is_some(), "--compare-with"),
+        (a.skeleton.is_some(), "--skeleton"),
+        (
+            a.color == skinview::gpu::ColorMode::Weights,
+            "--color weights (one bone's weights; --color bones works)",
+        ),
+        (a.bone.is_some(), "--bone"),
+    ];
+    match refused.iter().find(|(on, _)| *on) {
+        Some((_, flag)) => Err(CliError::Usage(format!("--crowd does not take {flag}"))),
+        None => Ok(()),
     }
 }
 
@@ -107,6 +137,7 @@ pub fn run_view(a: ViewArgs) -> CliResult {
             "--size {w}x{h}: each side 1..=16384"
         )));
     }
+    check_crowd(&a)?;
     let source =
         ModelSource::from_arg_or(a.model.as_deref(), ModelSource::Builtin(Builtin::Humanoid))?;
     let model = source.load_with(skinview::io::ImportOptions {
@@ -155,6 +186,7 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         time_s: a.time,
         paused: a.paused,
         compare_with: a.compare_with.clone(),
+        crowd: a.crowd,
     };
     let report = run(model, options)?;
     let m = report.mean_ms;
@@ -188,6 +220,25 @@ pub fn run_view(a: ViewArgs) -> CliResult {
             now / d,
             largest,
             largest / d
+        );
+    }
+    if let Some(c) = report.crowd {
+        println!(
+            "  crowd: {} characters, {} in view; stage {:.2} ms on {} thread(s), cull {:.2} ms, \
+             upload {:.1} KB in {} write(s) ({:.0} B a character) {:.2} ms",
+            c.characters,
+            c.visible,
+            c.stage_ms,
+            c.threads,
+            c.cull_ms,
+            c.upload_bytes as f64 / 1024.0,
+            c.palette_writes,
+            c.bytes_per_character(),
+            c.upload_ms
+        );
+        println!(
+            "  crowd GPU: {}",
+            skinview::viewer::crowd::gpu_ms_text(report.crowd_gpu_ms)
         );
     }
     for s in &report.screenshots {

@@ -43,6 +43,7 @@ use crate::scene::Scene;
 use crate::skeleton::LocalToModelJob;
 use crate::skin::PaletteLayout;
 use crate::skin::palette::write_palette;
+use crate::skin::skinned_bounds::{Aabb, SkinnedBounds};
 pub use workers::{MAX_THREADS, Workers};
 
 /// Layers one character blends: a base motion and one over it (a walk and a run at a weight,
@@ -302,6 +303,8 @@ pub struct Crowd {
     workers: Workers,
     share: bool,
     stats: CrowdStats,
+    /// Per evaluation: its skinned bounds ([`Crowd::bound`]).
+    evaluation_bounds: Vec<Option<Aabb>>,
 }
 
 impl Crowd {
@@ -331,6 +334,7 @@ impl Crowd {
             workers,
             share: setup.share,
             stats: CrowdStats::default(),
+            evaluation_bounds: Vec::new(),
         };
         crowd.set_members(setup.members)?;
         Ok(crowd)
@@ -354,6 +358,7 @@ impl Crowd {
             true => Vec::new(),
             false => vec![Mat4::IDENTITY; self.leaders.len() * entries],
         };
+        self.evaluation_bounds = vec![None; self.leaders.len()];
         self.members = members;
         self.make_lanes();
         Ok(())
@@ -485,6 +490,51 @@ impl Crowd {
         })
     }
 
+    /// Bound every character by its palette ([`SkinnedBounds::bound`], set up for this
+    /// crowd's scene) with the scene's `morph_weights` (per node), on the crowd's threads: each
+    /// evaluation once, characters that share taking their evaluation's. `out[c]` is
+    /// character c's box in its own (palette) space, None where it cannot be bounded (then it
+    /// must be drawn). No allocation once `out` has held the crowd.
+    pub fn bound(
+        &mut self,
+        bounds: &SkinnedBounds,
+        morph_weights: &[Vec<f32>],
+        out: &mut Vec<Option<Aabb>>,
+    ) -> Result<()> {
+        let entries = self.layout.len;
+        if bounds.entries() != entries {
+            return Err(Error::Worker(format!(
+                "crowd bounds set up for {} palette entries, the crowd has {entries}",
+                bounds.entries()
+            )));
+        }
+        let threads = self.workers.threads();
+        let evaluations = self.leaders.len();
+        let palettes = match self.evaluated.is_empty() {
+            true => &self.palettes[..],
+            false => &self.evaluated[..],
+        };
+        let parts = split_parts(&mut self.evaluation_bounds, evaluations, threads, 1);
+        self.workers.run(&|t| {
+            let Some(part) = parts.get(t) else { return };
+            let mut part = part.lock().unwrap_or_else(PoisonError::into_inner);
+            let first = part.0;
+            for (i, b) in part.1.iter_mut().enumerate() {
+                let e = first + i;
+                *b = palettes
+                    .get(e * entries..(e + 1) * entries)
+                    .and_then(|p| bounds.bound(p, morph_weights));
+            }
+        })?;
+        out.clear();
+        out.extend(
+            self.evaluation_of
+                .iter()
+                .map(|&e| self.evaluation_bounds.get(e).copied().flatten()),
+        );
+        Ok(())
+    }
+
     /// Every character's palette back to back ([`Crowd::entries`] each, the layout of
     /// [`crate::frame::FrameState::palette`]): what the GPU crowd uploads in one write.
     pub fn palettes(&self) -> &[Mat4] {
@@ -541,12 +591,12 @@ fn share(items: usize, t: usize, threads: usize) -> std::ops::Range<usize> {
 
 /// `out` (`items` blocks of `entries` matrices) split into each thread's [`share`], with the
 /// share's first item, in a fixed array so a frame allocates nothing.
-fn split_parts(
-    out: &mut [Mat4],
+fn split_parts<T>(
+    out: &mut [T],
     items: usize,
     threads: usize,
     entries: usize,
-) -> [Mutex<(usize, &mut [Mat4])>; MAX_THREADS] {
+) -> [Mutex<(usize, &mut [T])>; MAX_THREADS] {
     let mut rest = out;
     std::array::from_fn(|t| {
         let range = match t < threads {

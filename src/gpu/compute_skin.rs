@@ -349,7 +349,12 @@ impl ComputeSkinning {
         pass.set_bind_group(0, &gpu.frame_bind_group, &[]);
         let max = self.max_groups.max(1);
         for (b, groups) in self.bind_groups.iter().enumerate() {
-            let (_, held) = self.layout.range(b as u32, self.instances);
+            let (first, held) = self.layout.range(b as u32, self.instances);
+            // Instances past the drawn ones (culled from a crowd) are not skinned.
+            let held = held.min(gpu.drawn_instances().saturating_sub(first));
+            if held == 0 {
+                continue;
+            }
             for (d, bind_group) in gpu.draws.iter().zip(groups) {
                 if d.vertex_count == 0 {
                     continue;

@@ -482,7 +482,10 @@ impl Renderer {
             },
         };
         let color_mode = camera.color_mode();
-        let instances = options.instances.clamp(1, instances.max(1));
+        let instances = options.instances.min(instances);
+        if instances == 0 {
+            return; // every character culled
+        }
         pass.set_bind_group(0, &scene.frame_bind_group, &[]);
         pass.set_bind_group(2, camera.bind_group(), &[]);
         let kinds: &[bool] = if options.wireframe {

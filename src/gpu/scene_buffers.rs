@@ -187,6 +187,8 @@ pub struct SceneBuffers {
     pub(super) cpu_vertices: Option<wgpu::Buffer>,
     /// Characters drawn from this upload, each with its own palette block (storage path).
     pub(super) instances: u32,
+    /// Instances drawn and skinned: `instances` unless the last crowd upload culled some.
+    pub(super) drawn: u32,
     pub(super) cpu_scratch: Vec<f32>,
     /// |GPU − CPU| per vertex of the scene (zeros until written).
     pub(super) vertex_errors: ErrorStore,
@@ -395,6 +397,7 @@ impl SceneBuffers {
             morph_weight_base: plan.morph_weight_base,
             cpu_vertices: None,
             instances,
+            drawn: instances,
             cpu_scratch: Vec::new(),
             vertex_errors: frame_store.vertex_errors,
             error_scratch: Vec::new(),

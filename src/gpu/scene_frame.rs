@@ -70,6 +70,20 @@ impl SceneBuffers {
         palettes: &[Mat4],
         offsets: &[Vec3],
     ) -> Result<()> {
+        self.write_crowd_visible(ctx, palettes, offsets, None)
+    }
+
+    /// [`SceneBuffers::write_crowd`] for the characters `visible` lists (indices into the
+    /// crowd, each at most once; None: all), packed to the front: instance `k` of the draws
+    /// is character `visible[k]`, and [`SceneBuffers::drawn_instances`] becomes their count,
+    /// what the draws and the compute pass skin. Culled characters cost no upload.
+    pub fn write_crowd_visible(
+        &mut self,
+        ctx: &GpuContext,
+        palettes: &[Mat4],
+        offsets: &[Vec3],
+        visible: Option<&[u32]>,
+    ) -> Result<()> {
         let (n, e) = (self.instances as usize, self.palette_entries);
         if palettes.len() != n * e || offsets.len() != n {
             return Err(Error::Gpu(format!(
@@ -78,15 +92,39 @@ impl SceneBuffers {
                 offsets.len()
             )));
         }
+        if let Some(v) = visible
+            && (v.len() > n || v.iter().any(|&c| c as usize >= n))
+        {
+            return Err(Error::Gpu(format!(
+                "crowd visibility: {} characters listed for {n}, or one out of range",
+                v.len()
+            )));
+        }
+        let drawn = visible.map_or(n, |v| v.len());
+        self.drawn = drawn as u32;
+        let chosen = Chosen { visible, drawn };
         if let PaletteSource::Uniform { bones } = self.source {
-            return self.write_crowd_blocks(ctx, palettes, offsets, BonePaletteLayout { bones });
+            return self.write_crowd_blocks(
+                ctx,
+                palettes,
+                offsets,
+                chosen,
+                BonePaletteLayout { bones },
+            );
         }
         let Some(buffer) = &self.palette else {
             return Ok(());
         };
         let matrix = std::mem::size_of::<Mat4>();
         let forms = if self.any_dqs() { 2 } else { 1 };
-        let Some(size) = wgpu::BufferSize::new((forms * n * e * matrix) as u64) else {
+        // The matrices of the drawn instances, then (DQS) the packed forms at their place
+        // after every instance's matrices.
+        let bytes = if forms == 2 {
+            (n + drawn) * e * matrix
+        } else {
+            drawn * e * matrix
+        };
+        let Some(size) = wgpu::BufferSize::new(bytes as u64) else {
             return Ok(());
         };
         let Some(mut view) = ctx.queue.write_buffer_with(buffer, 0, size) else {
@@ -95,7 +133,8 @@ impl SceneBuffers {
             ));
         };
         let block = e * matrix;
-        for (i, (p, &o)) in palettes.chunks_exact(e).zip(offsets).enumerate() {
+        for (i, c) in chosen.iter().enumerate() {
+            let (p, o) = (&palettes[c * e..(c + 1) * e], offsets[c]);
             self.moved.clear();
             self.moved.extend(p.iter().map(|m| moved(*m, o)));
             view.slice(i * block..(i + 1) * block)
@@ -121,13 +160,14 @@ impl SceneBuffers {
         ctx: &GpuContext,
         palettes: &[Mat4],
         offsets: &[Vec3],
+        chosen: Chosen<'_>,
         block: BonePaletteLayout,
     ) -> Result<()> {
         let (Some(buffer), Some(first)) = (&self.bones, self.draws.first()) else {
             return Ok(());
         };
         let (e, run) = (self.palette_entries, first.bones_instance_bytes as usize);
-        let Some(size) = wgpu::BufferSize::new((offsets.len() * run) as u64) else {
+        let Some(size) = wgpu::BufferSize::new((chosen.drawn * run) as u64) else {
             return Ok(());
         };
         let Some(mut view) = ctx.queue.write_buffer_with(buffer, 0, size) else {
@@ -137,7 +177,8 @@ impl SceneBuffers {
         };
         let dqs = SkinMode::Dqs.shader_code();
         self.block_scratch.resize(run, 0);
-        for (i, (p, &o)) in palettes.chunks_exact(e.max(1)).zip(offsets).enumerate() {
+        for (i, c) in chosen.iter().enumerate() {
+            let (p, o) = (&palettes[c * e..(c + 1) * e], offsets[c]);
             self.moved.clear();
             self.moved.extend(p.iter().map(|m| moved(*m, o)));
             self.block_scratch.fill(0);
@@ -174,6 +215,12 @@ impl SceneBuffers {
         self.writes.palette += 1;
         self.writes.palette_bytes += size.get();
         Ok(())
+    }
+
+    /// Instances the draws and the compute pass skin: every instance, or after
+    /// [`SceneBuffers::write_crowd_visible`] the characters it was given.
+    pub fn drawn_instances(&self) -> u32 {
+        self.drawn
     }
 
     /// The writes made since the last call, and the count starts again.
@@ -445,4 +492,23 @@ fn draw_morph_weights<'a>(base: &[u32], weights: &'a [f32], draw: usize) -> Opti
     let start = *base.get(draw)? as usize;
     let end = base.get(draw + 1).map_or(weights.len(), |&e| e as usize);
     weights.get(start..end)
+}
+
+/// The characters a crowd upload writes, in instance order.
+#[derive(Clone, Copy)]
+struct Chosen<'a> {
+    visible: Option<&'a [u32]>,
+    drawn: usize,
+}
+
+impl Chosen<'_> {
+    /// Character index of each drawn instance.
+    fn iter(self) -> impl Iterator<Item = usize> {
+        let listed = self.visible.map(|v| v.iter().map(|&c| c as usize));
+        let all = self.visible.is_none().then_some(0..self.drawn);
+        listed
+            .into_iter()
+            .flatten()
+            .chain(all.into_iter().flatten())
+    }
 }

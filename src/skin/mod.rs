@@ -9,6 +9,7 @@ pub mod morph;
 pub mod palette;
 pub mod reference64;
 pub mod simd;
+pub mod skinned_bounds;
 pub mod weights;
 
 pub use cpu::{RenormalizeJob, SkinnedVertices, SkinningJob, bounds, check_finite};

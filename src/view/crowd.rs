@@ -19,7 +19,9 @@ use web_time::Instant;
 use glam::Vec3;
 
 use super::BACKGROUND;
-use crate::camera::OrbitCamera;
+use super::crowd_field::{CrowdField, FieldStats};
+use super::pass_stamps::PassStamps;
+use crate::camera::{Frustum, OrbitCamera};
 use crate::character::Character;
 use crate::crowd::{Crowd, CrowdLayer, CrowdSetup, MAX_CROWD_LAYERS, Member};
 use crate::error::{Error, Result};
@@ -40,11 +42,8 @@ const SPACING: f32 = 1.25;
 /// (`vec4<u32>`, 16) and weights (16), writes position and normal (24).
 pub const COMPUTE_BYTES_PER_VERTEX: u64 = 80;
 
-/// Timestamps written per frame, two a pass: the vertex path's draw, the compute path's
+/// Passes timed per frame, two timestamps each: the vertex path's draw, the compute path's
 /// skinning pass and its draw, the skinning pass alone in each dispatch order.
-const QUERIES: u32 = 2 * PASSES as u32;
-
-/// Passes timed per frame (see [`QUERIES`]).
 const PASSES: usize = 5;
 
 /// What to run.
@@ -387,7 +386,7 @@ fn grid_shape(n: u32) -> (u32, u32) {
 }
 
 /// Where instance `i` of `n` stands: a square grid centred on the origin, `step` apart.
-fn grid_offset(i: u32, n: u32, step: f32) -> Vec3 {
+pub(super) fn grid_offset(i: u32, n: u32, step: f32) -> Vec3 {
     let (cols, rows) = grid_shape(n);
     let x = (i % cols) as f32 - (cols - 1) as f32 / 2.0;
     let z = (i / cols) as f32 - (rows - 1) as f32 / 2.0;
@@ -419,7 +418,7 @@ fn record_draw(
         DrawOptions {
             skinning,
             wireframe: false,
-            instances: gpu.instances(),
+            instances: gpu.drawn_instances(),
         },
     );
 }
@@ -428,84 +427,6 @@ fn record_draw(
 /// move in step.
 fn time_offset_s(i: u32, period_s: f32) -> f32 {
     (i as f64 * 0.618_033_988_749_895).fract() as f32 * period_s
-}
-
-/// Timestamp query set, its resolve buffer and a staging copy.
-struct Queries {
-    set: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    staging: wgpu::Buffer,
-    period_ns: f64,
-}
-
-impl Queries {
-    fn new(ctx: &GpuContext) -> Option<Queries> {
-        if !ctx.timestamps() {
-            return None;
-        }
-        let bytes = QUERIES as u64 * wgpu::QUERY_SIZE as u64;
-        let buffer = |label, usage| {
-            ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: bytes,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        Some(Queries {
-            set: ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("crowd timestamps"),
-                ty: wgpu::QueryType::Timestamp,
-                count: QUERIES,
-            }),
-            resolve: buffer(
-                "crowd timestamps",
-                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            ),
-            staging: buffer(
-                "crowd timestamps staging",
-                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            ),
-            period_ns: ctx.queue.get_timestamp_period() as f64,
-        })
-    }
-
-    fn render(&self, first: u32) -> wgpu::RenderPassTimestampWrites<'_> {
-        wgpu::RenderPassTimestampWrites {
-            query_set: &self.set,
-            beginning_of_pass_write_index: Some(first),
-            end_of_pass_write_index: Some(first + 1),
-        }
-    }
-
-    fn compute(&self, first: u32) -> wgpu::ComputePassTimestampWrites<'_> {
-        wgpu::ComputePassTimestampWrites {
-            query_set: &self.set,
-            beginning_of_pass_write_index: Some(first),
-            end_of_pass_write_index: Some(first + 1),
-        }
-    }
-
-    /// Resolve every timestamp of the frame into the staging buffer.
-    fn resolve(&self, enc: &mut wgpu::CommandEncoder) {
-        enc.resolve_query_set(&self.set, 0..QUERIES, &self.resolve, 0);
-        enc.copy_buffer_to_buffer(&self.resolve, 0, &self.staging, 0, self.resolve.size());
-    }
-
-    /// The pass durations (ms, in [`QUERIES`] order) once the encoder that resolved them has
-    /// run.
-    fn read(&self, ctx: &GpuContext) -> Result<[f64; PASSES]> {
-        let bytes = ctx.map_read(&self.staging)?;
-        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
-        let ms = |k: usize| {
-            let (a, b) = (ticks.get(2 * k), ticks.get(2 * k + 1));
-            match (a, b) {
-                (Some(a), Some(b)) => b.wrapping_sub(*a) as f64 * self.period_ns * 1e-6,
-                _ => 0.0,
-            }
-        };
-        Ok(std::array::from_fn(ms))
-    }
 }
 
 /// Submit `enc` and wait until the GPU is done; returns the time that took (ms).
@@ -527,7 +448,7 @@ struct Samples {
     vertex_wall: Vec<f64>,
     compute_wall: Vec<f64>,
     alone_wall: [Vec<f64>; 2],
-    /// Per pass, in [`QUERIES`] order.
+    /// Per pass, in [`PASSES`] order.
     stamps: [Vec<f64>; PASSES],
     /// Palette writes of the last frame.
     palette_writes: u32,
@@ -536,11 +457,11 @@ struct Samples {
 }
 
 /// Where the crowd's characters stand and how their clocks are offset.
-struct CrowdLayout {
+pub(super) struct CrowdLayout {
     /// Grid spacing (model units).
-    step_m: f32,
+    pub(super) step_m: f32,
     /// The longest clip: instance clocks are offset within it.
-    period_s: f32,
+    pub(super) period_s: f32,
 }
 
 /// The CPU side of one crowd frame at `time_s`: the crowd stage (every character's palette,
@@ -651,18 +572,21 @@ pub struct CrowdStill {
     pub palette: PaletteSource,
     /// Who skins: the vertex shader or the compute pass (storage palette only).
     pub skinning: Skinning,
+    /// The camera (None: the whole field framed).
+    pub camera: Option<OrbitCamera>,
+    /// Skip the characters outside the view (the same picture, fewer characters drawn).
+    pub cull: bool,
 }
 
 /// A field of `still.instances` copies of `character`'s model, each cycling through the
 /// model's clips from its own phase ([`CrowdSetup::cycling`], as the viewer's crowd plays),
-/// animated by the crowd stage, uploaded in one write and drawn by `still.skinning` into a
-/// 4× MSAA image.
+/// animated by the crowd stage, culled to the view when asked, uploaded in one write and
+/// drawn by `still.skinning` into a 4× MSAA image. Returns the image and the frame's figures.
 pub fn render_crowd(
     ctx: &GpuContext,
     character: &mut Character,
     still: &CrowdStill,
-) -> Result<Rgba8> {
-    let n = still.instances;
+) -> Result<(Rgba8, FieldStats)> {
     if !still.time_s.is_finite() {
         return Err(Error::TimeRange {
             time_s: still.time_s,
@@ -670,7 +594,7 @@ pub fn render_crowd(
         });
     }
     let options = CrowdOptions {
-        instances: n,
+        instances: still.instances,
         frames: 1,
         size: still.size,
         dt_s: 1.0 / 60.0,
@@ -679,17 +603,37 @@ pub fn render_crowd(
         only: Some(still.skinning),
     };
     check_crowd(ctx, &options)?;
-    let (layout, bounds) = crowd_layout(character, n)?;
-    let mut passes = CrowdPasses::new(ctx, character, &options, bounds)?;
-    let setup = CrowdSetup::cycling(&character.scene, n as usize);
-    let mut crowd = Crowd::new(character.scene.clone(), setup)?;
-    let offsets: Vec<Vec3> = (0..n).map(|i| grid_offset(i, n, layout.step_m)).collect();
-    passes
-        .gpu
-        .write_morph_weights(ctx, &character.scene, &character.frame);
-    animate_crowd(ctx, &mut crowd, &mut passes.gpu, &offsets, still.time_s)?;
-    passes.gpu.submit_compute_skinning(ctx);
-    passes.picture(ctx)
+    let mut field = CrowdField::new(
+        ctx,
+        character,
+        still.instances,
+        still.palette,
+        still.skinning,
+    )?;
+    let target = OffscreenTarget::new(ctx, Target::OFFSCREEN, still.size.0, still.size.1)?;
+    let mut renderer = Renderer::new(ctx, Target::OFFSCREEN)?;
+    renderer.prepare(ctx, still.palette)?;
+    let camera = Camera::new(ctx);
+    let aspect = target.aspect();
+    let (lo, hi) = field.field_bounds();
+    let orbit = still
+        .camera
+        .unwrap_or_else(|| OrbitCamera::framing(lo, hi, aspect));
+    camera.set(ctx, &ViewUniform::from_camera(&orbit, aspect));
+    let frustum = Frustum::new(orbit.clip_from_world(aspect));
+    let stats = field.update(ctx, still.time_s, still.cull.then_some(&frustum))?;
+    field.gpu().submit_compute_skinning(ctx);
+    let mut enc = encoder(ctx, "crowd: still");
+    record_draw(
+        &mut enc,
+        &target,
+        &renderer,
+        &camera,
+        field.gpu(),
+        still.skinning,
+        None,
+    );
+    Ok((target.read_rgba8(ctx, enc)?, stats))
 }
 
 /// Refuse a crowd size out of range, and the storage palette on an adapter without storage
@@ -730,7 +674,10 @@ fn check_crowd(ctx: &GpuContext, options: &CrowdOptions) -> Result<()> {
 
 /// The grid of `n` copies of `character` and the bounds of the whole crowd, from the bounds of
 /// one character at the rest pose of its clip (skinned on the CPU once).
-fn crowd_layout(character: &mut Character, n: u32) -> Result<(CrowdLayout, (Vec3, Vec3))> {
+pub(super) fn crowd_layout(
+    character: &mut Character,
+    n: u32,
+) -> Result<(CrowdLayout, (Vec3, Vec3))> {
     character.cpu_skinning = true;
     character.update(0.0, 0.0)?;
     let (lo, hi) =
@@ -771,7 +718,7 @@ struct CrowdPasses {
     target: OffscreenTarget,
     renderer: Renderer,
     camera: Camera,
-    queries: Option<Queries>,
+    queries: Option<PassStamps>,
     /// The one path timed ([`CrowdOptions::only`]).
     only: Option<Skinning>,
 }
@@ -806,7 +753,7 @@ impl CrowdPasses {
         let camera = Camera::new(ctx);
         let orbit = OrbitCamera::framing(bounds.0, bounds.1, target.aspect());
         camera.set(ctx, &ViewUniform::from_camera(&orbit, target.aspect()));
-        let queries = Queries::new(ctx);
+        let queries = PassStamps::new(ctx, PASSES as u32, "crowd timestamps");
         Ok(CrowdPasses {
             gpu,
             target,
@@ -876,8 +823,8 @@ impl CrowdPasses {
         q.resolve(&mut enc);
         submit_and_wait(ctx, enc)?;
         let ms = q.read(ctx)?;
-        for (k, v) in ms.into_iter().enumerate() {
-            samples.stamps[k].push(v);
+        for (k, v) in samples.stamps.iter_mut().enumerate() {
+            v.push(ms.get(k).copied().flatten().unwrap_or(0.0));
         }
         Ok(())
     }

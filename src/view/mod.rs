@@ -6,9 +6,11 @@
 //! one.
 
 pub mod crowd;
+pub mod crowd_field;
 pub mod gpu_report;
 pub mod grid;
 pub mod legend;
+pub mod pass_stamps;
 pub mod skeleton;
 
 use glam::{Mat4, Vec3};
@@ -214,6 +216,18 @@ impl ViewRenderer {
         }
     }
 
+    /// Record a crowd's drawn instances ([`crate::gpu::SceneBuffers::drawn_instances`]) with
+    /// `skinning`, and the overlay, into `pass`.
+    pub fn record_crowd(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        scene: &GpuScene,
+        skinning: Skinning,
+        options: &ViewOptions,
+    ) {
+        self.record_instances(pass, scene, skinning, options, scene.drawn_instances());
+    }
+
     /// Record the surface (with `skinning`) and the overlay into `pass`, whose viewport the
     /// caller has set.
     pub fn record(
@@ -223,6 +237,18 @@ impl ViewRenderer {
         skinning: Skinning,
         options: &ViewOptions,
     ) {
+        self.record_instances(pass, scene, skinning, options, 1);
+    }
+
+    /// Record `instances` instances of the surface and the overlay into `pass`.
+    fn record_instances(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        scene: &GpuScene,
+        skinning: Skinning,
+        options: &ViewOptions,
+        instances: u32,
+    ) {
         self.renderer.draw_with(
             pass,
             &self.camera,
@@ -230,7 +256,7 @@ impl ViewRenderer {
             DrawOptions {
                 skinning,
                 wireframe: options.wireframe,
-                instances: 1,
+                instances,
             },
         );
         self.overlay.draw(pass, &self.camera);

@@ -15,6 +15,7 @@
 //! in the real window, saves the last (the whole window when the surface can be copied, else the
 //! viewport) and exits.
 
+pub mod crowd;
 pub mod framing;
 pub mod page;
 pub mod panels;
@@ -77,6 +78,9 @@ pub struct ViewerOptions {
     /// Start comparing with this file (a path or `builtin:` name): the model and it side by
     /// side, coloured by the distance between them.
     pub compare_with: Option<String>,
+    /// Start in the crowd view with this many copies of the model (1..=
+    /// [`crate::gpu::MAX_INSTANCES`]).
+    pub crowd: Option<u32>,
 }
 
 impl Default for ViewerOptions {
@@ -96,6 +100,7 @@ impl Default for ViewerOptions {
             time_s: None,
             paused: false,
             compare_with: None,
+            crowd: None,
         }
     }
 }
@@ -122,6 +127,10 @@ pub struct ViewerReport {
     /// The comparison with another file: (its label, the last frame's largest distance, the
     /// largest since its clip or set-up last changed, the diagonal), model units.
     pub against: Option<(String, f64, f64, f64)>,
+    /// The crowd view's last frame.
+    pub crowd: Option<crate::view::crowd_field::FieldStats>,
+    /// The crowd's GPU passes from timestamps.
+    pub crowd_gpu_ms: Option<crowd::CrowdGpuMs>,
 }
 
 /// Where a frame's time goes (ms, means over the run).
@@ -162,6 +171,15 @@ fn start_state(model: Model, options: &ViewerOptions) -> Result<ViewerState> {
     state.playback.playing = !options.paused;
     if let Some(other) = &options.compare_with {
         state.compare_with(other)?;
+    }
+    if let Some(n) = options.crowd {
+        if !(1..=crate::gpu::MAX_INSTANCES).contains(&n) {
+            return Err(Error::Gpu(format!(
+                "a crowd of {n} characters: 1..={}",
+                crate::gpu::MAX_INSTANCES
+            )));
+        }
+        state.crowd = Some(n);
     }
     Ok(state)
 }
@@ -436,6 +454,8 @@ impl App {
             .as_ref()
             .map(|o| (o.label.clone(), o.now.max, o.largest, o.diagonal()));
         self.report.size_px = (gfx.config.width, gfx.config.height);
+        self.report.crowd = state.crowd.and(state.crowd_stats);
+        self.report.crowd_gpu_ms = state.crowd.and(state.crowd_gpu_ms);
         if last {
             event_loop.exit();
         }
@@ -696,6 +716,8 @@ fn layout(
             egui::ScrollArea::vertical()
                 .id_salt("right scroll")
                 .show(ui, |ui| {
+                    panels::crowd(ui, state);
+                    ui.separator();
                     panels::deformation(ui, state);
                     ui.separator();
                     panels::weights(ui, state);

@@ -43,6 +43,8 @@ pub struct PageParams {
     pub paused: bool,
     /// `?size=WxH` in CSS pixels.
     pub size: Option<(u32, u32)>,
+    /// `?crowd=N`: the crowd view of N copies of the model.
+    pub crowd: Option<u32>,
 }
 
 impl PageParams {
@@ -56,6 +58,7 @@ impl PageParams {
             time_s: None,
             paused: false,
             size: None,
+            crowd: None,
         };
         let bad = |k: &str, v: &str, takes: &str| {
             Error::Page(format!("the page's URL: {k}={v}: expected {takes}"))
@@ -100,10 +103,16 @@ impl PageParams {
                         _ => return Err(bad(k, &v, takes)),
                     }
                 }
+                "crowd" => {
+                    let max = crate::gpu::MAX_INSTANCES;
+                    let n = v.parse::<u32>().ok().filter(|n| (1..=max).contains(n));
+                    let takes = format!("a number of characters, 1 to {max}");
+                    p.crowd = Some(n.ok_or_else(|| bad(k, &v, &takes))?);
+                }
                 _ => {
                     return Err(Error::Page(format!(
                         "the page's URL: unknown parameter `{k}` (model, backend, view, time, \
-                         paused, size)"
+                         paused, size, crowd)"
                     )));
                 }
             }

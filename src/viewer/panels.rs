@@ -1038,6 +1038,70 @@ pub fn performance(ui: &mut Ui, state: &ViewerState) {
     ui.label(RichText::new("µs per frame, last 240 frames").weak());
 }
 
+/// Characters the crowd button starts with.
+const FIRST_CROWD: u32 = 64;
+
+/// The crowd view: enter and leave it, halve or double it (`[`, `]`), and the frame's figures
+/// (characters, in view, the CPU stage, the cull, the upload and its bytes a character, the
+/// frame).
+pub fn crowd(ui: &mut Ui, state: &mut ViewerState) {
+    ui.heading("Crowd");
+    let Some(n) = state.crowd else {
+        let button = ui.button(format!("Show a crowd of {FIRST_CROWD}"));
+        if button
+            .on_hover_text("copies of the model on a grid, each cycling through its clips")
+            .clicked()
+        {
+            state.crowd = Some(FIRST_CROWD);
+            state.crowd_stats = None;
+        }
+        return;
+    };
+    ui.horizontal(|ui| {
+        if ui.button("÷2").on_hover_text("[").clicked() {
+            state.crowd = Some(super::crowd::resized(n, false));
+        }
+        ui.label(format!("{n} characters"));
+        if ui.button("×2").on_hover_text("]").clicked() {
+            state.crowd = Some(super::crowd::resized(n, true));
+        }
+        if ui.button("One character").clicked() {
+            state.crowd = None;
+        }
+    });
+    let Some(s) = state.crowd_stats.filter(|s| s.characters == n as usize) else {
+        ui.label(RichText::new("setting up…").weak());
+        return;
+    };
+    egui::Grid::new("crowd stats")
+        .num_columns(2)
+        .show(ui, |ui| {
+            let mut row = |name: &str, value: String| {
+                ui.label(name);
+                ui.label(value);
+                ui.end_row();
+            };
+            row("in view", format!("{} of {}", s.visible, s.characters));
+            row(
+                "CPU stage",
+                format!("{:.2} ms on {} thread(s)", s.stage_ms, s.threads),
+            );
+            row("culling", format!("{:.2} ms", s.cull_ms));
+            row(
+                "upload",
+                format!(
+                    "{:.1} KB in {} write(s), {:.2} ms",
+                    s.upload_bytes as f64 / 1024.0,
+                    s.palette_writes,
+                    s.upload_ms
+                ),
+            );
+            row("per character", format!("{:.0} B", s.bytes_per_character()));
+            row("GPU", super::crowd::gpu_ms_text(state.crowd_gpu_ms));
+            row("frame", format!("{:.2} ms", state.stats.frame_ms));
+        });
+}
+
 /// The status bar: live comparison, frame, adapter.
 pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
     ui.horizontal(|ui| {

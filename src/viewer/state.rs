@@ -265,6 +265,12 @@ pub struct ViewerState {
     pub compare_path: String,
     /// The selected bone's influence, and the character generation it was made for.
     influence: Option<(u64, crate::info::BoneInfluence)>,
+    /// The crowd view: this many copies of the model (None: the one character).
+    pub crowd: Option<u32>,
+    /// The crowd's last frame (characters, in view, stage, upload).
+    pub crowd_stats: Option<crate::view::crowd_field::FieldStats>,
+    /// The crowd's GPU passes from timestamps (None: the adapter writes none, or not yet).
+    pub crowd_gpu_ms: Option<super::crowd::CrowdGpuMs>,
 }
 
 impl ViewerState {
@@ -314,6 +320,9 @@ impl ViewerState {
             other: None,
             compare_path: String::new(),
             influence: None,
+            crowd: None,
+            crowd_stats: None,
+            crowd_gpu_ms: None,
         };
         state.after_rebuild(true)?;
         Ok(state)

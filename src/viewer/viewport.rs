@@ -66,6 +66,8 @@ pub struct Viewport {
     other: Option<(u64, GpuScene)>,
     /// Scratch: the other file's distances scaled for its heatmap.
     scaled: Vec<f32>,
+    /// The crowd view's field ([`ViewerState::crowd`]).
+    crowd: Option<super::crowd::CrowdGpu>,
 }
 
 /// What a legend depends on: the character generation, the view mode, the colour mode, the
@@ -207,6 +209,7 @@ impl Viewport {
             texture_generation: 0,
             failed_generation: None,
             readback_retries: 0,
+            crowd: None,
         })
     }
 
@@ -302,6 +305,23 @@ impl Viewport {
         state: &mut ViewerState,
         size_px: (u32, u32),
     ) -> Result<()> {
+        if state.crowd.is_some() {
+            self.resize(ctx, size_px)?;
+            let result =
+                super::crowd::frame(ctx, &mut self.crowd, &mut self.view, &self.target, state);
+            if result.is_err() {
+                // Back to the one character; the error is shown.
+                state.crowd = None;
+                self.crowd = None;
+                self.generation = u64::MAX;
+            }
+            return result;
+        }
+        if self.crowd.take().is_some() {
+            // The one character again: its palette source prepared afresh.
+            self.generation = u64::MAX;
+            state.framing.reframe = true;
+        }
         let Some(size) = self.sync(ctx, state, size_px)? else {
             return Ok(());
         };
@@ -322,6 +342,18 @@ impl Viewport {
         self.draw(ctx, state, size, against)
     }
 
+    /// The target at `size_px`, clamped to the device; the size it has.
+    fn resize(&mut self, ctx: &GpuContext, size_px: (u32, u32)) -> Result<(u32, u32)> {
+        let max = ctx
+            .device
+            .limits()
+            .max_texture_dimension_2d
+            .min(MAX_VIEWPORT_PX);
+        let (w, h) = (size_px.0.clamp(1, max), size_px.1.clamp(1, max));
+        self.target.resize(ctx, w, h)?;
+        Ok((w, h))
+    }
+
     /// Bring the GPU side in step with the state: the target at `size_px` (clamped to the
     /// device), the GPU scenes made again when the character, its influences or the palette
     /// source changed, the draws' skinning options, compute skinning when asked for. The
@@ -333,13 +365,7 @@ impl Viewport {
         state: &mut ViewerState,
         size_px: (u32, u32),
     ) -> Result<Option<(u32, u32)>> {
-        let max = ctx
-            .device
-            .limits()
-            .max_texture_dimension_2d
-            .min(MAX_VIEWPORT_PX);
-        let (w, h) = (size_px.0.clamp(1, max), size_px.1.clamp(1, max));
-        self.target.resize(ctx, w, h)?;
+        let (w, h) = self.resize(ctx, size_px)?;
         // A mode switch to CPU-only on a rig the GPU cannot skin needs other uploads.
         let cpu_only = state.mode.cpu_drawn();
         // The other file's GPU scene lives as long as its comparison.
@@ -836,6 +862,8 @@ pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState) {
                 Key::P,
                 Key::Home,
                 Key::Escape,
+                Key::OpenBracket,
+                Key::CloseBracket,
             ]
             .map(|k| i.num_presses(k)),
             [
@@ -848,7 +876,19 @@ pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState) {
             ],
         )
     });
-    let [frame, play, wire, skel, grid, view, shot, home, escape] = pressed;
+    let [
+        frame,
+        play,
+        wire,
+        skel,
+        grid,
+        view,
+        shot,
+        home,
+        escape,
+        fewer,
+        more,
+    ] = pressed;
     // `.` and `,` step a frame (1/30 s); with Shift, to the next or previous key (the
     // modifiers of each press: two presses of one frame may differ).
     let (frames, keys) = ui.input(|i| {
@@ -916,6 +956,15 @@ pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState) {
     if escape > 0 {
         state.select(None);
         state.picked = None;
+    }
+    // `[` halves the crowd, `]` doubles it (the crowd view only).
+    if let Some(n) = state.crowd.as_mut() {
+        for _ in 0..fewer {
+            *n = super::crowd::resized(*n, false);
+        }
+        for _ in 0..more {
+            *n = super::crowd::resized(*n, true);
+        }
     }
     let [left, right, up, dn, zoom_in, zoom_out] = down;
     let (dx, dy) = (

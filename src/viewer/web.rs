@@ -104,6 +104,7 @@ async fn open_page() -> Result<()> {
         mode: params.mode,
         time_s: params.time_s,
         paused: params.paused,
+        crowd: params.crowd,
         ..ViewerOptions::default()
     };
     let state = super::start_state(model, &options)?;
@@ -211,6 +212,20 @@ impl Page {
                 "influences": p.influences.len(),
             })
         });
+        let crowd = state.crowd.and(state.crowd_stats).map(|c| {
+            serde_json::json!({
+                "characters": c.characters,
+                "visible": c.visible,
+                "threads": c.threads,
+                "stage_ms": c.stage_ms,
+                "cull_ms": c.cull_ms,
+                "upload_bytes": c.upload_bytes,
+                "upload_ms": c.upload_ms,
+                "palette_writes": c.palette_writes,
+                "gpu_draw_ms": state.crowd_gpu_ms.and_then(|g| g.draw),
+                "gpu_skinning_pass_ms": state.crowd_gpu_ms.and_then(|g| g.skinning_pass),
+            })
+        });
         let report = serde_json::json!({
             "model": state.model.source.label(),
             "frames": state.stats.frames,
@@ -224,6 +239,7 @@ impl Page {
             "split": split,
             "live": live,
             "picked": picked,
+            "crowd": crowd,
             "fps": state.stats.fps,
             "canvas": [gfx.config.width, gfx.config.height],
             "error": state.error,

@@ -1,8 +1,10 @@
-//! The crowd stage allocates nothing in a warm frame, on the calling thread or on any of its
-//! worker threads, sharing evaluations or not.
+//! The crowd stage, and the bounds culling takes from it, allocate nothing in a warm frame, on
+//! the calling thread or on any of its worker threads, sharing evaluations or not.
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 use skinview::crowd::{Crowd, CrowdLayer, CrowdSetup, Member, ozz};
+use skinview::skin::SkinMode;
+use skinview::skin::skinned_bounds::SkinnedBounds;
 
 use crate::common;
 use crate::{
@@ -39,17 +41,27 @@ fn a_warm_crowd_frame_allocates_nothing_on_any_thread() {
             on_worker_start: Some(mark_pool_worker),
             ..CrowdSetup::new(members)
         };
+        // Culling's bounds too, for each skinning mode's set-up.
+        let layout = skinview::skin::PaletteLayout::new(&scene);
+        let bounds: Vec<SkinnedBounds> = SkinMode::ALL
+            .iter()
+            .map(|&m| SkinnedBounds::new(&scene, &layout, |_| m))
+            .collect();
+        let morph = skinview::anim::Pose::rest(&scene).morph_weights;
+        let mut boxes = Vec::new();
         let mut crowd = Crowd::new(scene, setup).unwrap();
         assert_eq!(crowd.threads(), 3, "{name}: two workers beside this thread");
         let dt = 1.0 / 60.0;
         for i in 0..30 {
             crowd.update(i as f32 * dt).unwrap();
+            crowd.bound(&bounds[i % 3], &morph, &mut boxes).unwrap();
         }
         reset_allocations();
         set_counting(true);
         set_pool_counting(true);
         for i in 30..90 {
             crowd.update(i as f32 * dt).unwrap();
+            crowd.bound(&bounds[i % 3], &morph, &mut boxes).unwrap();
         }
         set_pool_counting(false);
         set_counting(false);

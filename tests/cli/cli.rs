@@ -1766,7 +1766,7 @@ fn render_crowd_writes_a_still() {
     ]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
-    assert!(t.contains("a crowd of 5"), "{t}");
+    assert!(t.contains("a crowd of 5 (5 in view)"), "{t}");
     let img = skinview::io::png::read(&png).unwrap();
     assert_eq!((img.width, img.height), (120, 90));
     for extra in [
@@ -1782,5 +1782,35 @@ fn render_crowd_writes_a_still() {
             "{extra:?}: {}",
             text(&o)
         );
+    }
+}
+
+/// `view --crowd N` refuses, before any window opens, a crowd size out of range and the flags
+/// that show one character (a comparison, its skeleton, one bone's weights, another view).
+#[test]
+fn view_crowd_refuses_what_a_crowd_does_not_show() {
+    let fox = common::model("Fox");
+    let f = fox.to_str().unwrap();
+    for (extra, says) in [
+        (&["--show", "split"][..], "--crowd does not take --show"),
+        (
+            &["--compare-with", f],
+            "--crowd does not take --compare-with",
+        ),
+        (&["--skeleton"], "--crowd does not take --skeleton"),
+        (
+            &["--color", "weights"],
+            "--crowd does not take --color weights",
+        ),
+        (&["--bone", "b_Hip_01"], "--crowd does not take --bone"),
+    ] {
+        let o = skinview(&[&["view", f, "--crowd", "10"][..], extra].concat());
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", text(&o));
+        assert!(text(&o).contains(says), "{extra:?}: {}", text(&o));
+    }
+    for n in ["0", "65537", "many"] {
+        let o = skinview(&["view", f, "--crowd", n]);
+        assert_eq!(o.status.code(), Some(2), "{n}: {}", text(&o));
+        assert!(text(&o).contains("--crowd"), "{n}: {}", text(&o));
     }
 }

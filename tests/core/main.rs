@@ -19,6 +19,7 @@ mod quality;
 mod rig;
 mod simd;
 mod skin_modes;
+mod skinned_bounds;
 mod skinning_props;
 mod soa;
 mod weights;

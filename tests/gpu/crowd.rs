@@ -533,8 +533,10 @@ fn a_crowd_still_is_the_same_on_every_gpu_path() {
         time_s: 0.8,
         palette: PaletteSource::Storage,
         skinning: Skinning::VertexShader,
+        camera: None,
+        cull: false,
     };
-    let vertex = render_crowd(ctx, &mut c, &still).unwrap();
+    let vertex = render_crowd(ctx, &mut c, &still).unwrap().0;
     let compute = render_crowd(
         ctx,
         &mut c,
@@ -543,7 +545,8 @@ fn a_crowd_still_is_the_same_on_every_gpu_path() {
             ..still
         },
     )
-    .unwrap();
+    .unwrap()
+    .0;
     let uniform = render_crowd(
         ctx,
         &mut c,
@@ -552,7 +555,8 @@ fn a_crowd_still_is_the_same_on_every_gpu_path() {
             ..still
         },
     )
-    .unwrap();
+    .unwrap()
+    .0;
     let later = render_crowd(
         ctx,
         &mut c,
@@ -561,7 +565,8 @@ fn a_crowd_still_is_the_same_on_every_gpu_path() {
             ..still
         },
     )
-    .unwrap();
+    .unwrap()
+    .0;
     let differing = |a: &skinview::image::Rgba8, b: &skinview::image::Rgba8| {
         a.pixels
             .chunks_exact(4)
@@ -606,5 +611,74 @@ fn a_crowd_still_is_the_same_on_every_gpu_path() {
     ];
     for s in refused {
         assert!(render_crowd(ctx, &mut c, &s).is_err(), "{s:?}");
+    }
+}
+
+/// Culling never hides a visible character: a close view into a field of 49 characters, with
+/// and without culling, is the same picture in every skinning mode (linear, DQS, stitched) on
+/// the vertex shader and the compute pass, while culling draws fewer characters (and still
+/// some); from far away every character is in view.
+#[test]
+fn culling_skips_characters_out_of_view_and_hides_none() {
+    use skinview::camera::OrbitCamera;
+    use skinview::view::crowd::{CrowdStill, render_crowd};
+    let Some(ctx) = common::gpu() else { return };
+    let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
+    let whole = CrowdStill {
+        instances: 49,
+        size: (160, 120),
+        time_s: 0.7,
+        palette: PaletteSource::Storage,
+        skinning: Skinning::VertexShader,
+        camera: None,
+        cull: true,
+    };
+    let (_, far) = render_crowd(ctx, &mut c, &whole).unwrap();
+    assert_eq!((far.characters, far.visible), (49, 49), "{far:?}");
+    // A camera among the characters, looking across a corner of the field.
+    let mut close = OrbitCamera::framing(Vec3::splat(-0.5), Vec3::splat(0.5), 160.0 / 120.0);
+    close.distance_m *= 1.5;
+    let mut skinnings = vec![Skinning::VertexShader];
+    if ctx.storage_palette() && ctx.compute_capture() {
+        skinnings.push(Skinning::ComputePass);
+    }
+    for mode in SkinMode::ALL {
+        c.set_skin_options(SkinOptions {
+            mode,
+            ..SkinOptions::default()
+        });
+        for &skinning in &skinnings {
+            let still = CrowdStill {
+                camera: Some(close),
+                skinning,
+                ..whole
+            };
+            let (all, every) = render_crowd(
+                ctx,
+                &mut c,
+                &CrowdStill {
+                    cull: false,
+                    ..still
+                },
+            )
+            .unwrap();
+            let (culled, seen) = render_crowd(ctx, &mut c, &still).unwrap();
+            let label = format!("{} on {skinning:?}", mode.name());
+            assert_eq!(every.visible, 49, "{label}: without culling all are drawn");
+            assert!(
+                (1..40).contains(&seen.visible),
+                "{label}: {} of 49 in view",
+                seen.visible
+            );
+            let differing = all
+                .pixels
+                .chunks_exact(4)
+                .zip(culled.pixels.chunks_exact(4))
+                .filter(|(x, y)| x.iter().zip(*y).any(|(p, q)| p.abs_diff(*q) > 2))
+                .count();
+            assert_eq!(differing, 0, "{label}: culling changed {differing} pixels");
+            assert!(seen.upload_bytes < every.upload_bytes, "{label}: {seen:?}");
+        }
     }
 }

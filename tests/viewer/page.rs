@@ -16,7 +16,11 @@ fn page_url_parameters_parse_and_bad_ones_say_what_they_take() {
     assert_eq!(p.model, "builtin:humanoid");
     assert_eq!(p.backend, Backend::Auto);
     assert_eq!(p.mode, ViewMode::Gpu);
-    assert_eq!((p.time_s, p.paused, p.size), (None, false, None));
+    assert_eq!(
+        (p.time_s, p.paused, p.size, p.crowd),
+        (None, false, None, None)
+    );
+    assert_eq!(PageParams::parse("crowd=500").unwrap().crowd, Some(500));
     let p = PageParams::parse(
         "?model=%2Fmodels%2FFox%20one.glb&backend=webgl2&view=diff&time=1.5&paused=1&size=640x480",
     )
@@ -43,6 +47,15 @@ fn page_url_parameters_parse_and_bad_ones_say_what_they_take() {
         ("size=10x10", "size=10x10: expected WIDTHxHEIGHT"),
         ("size=640", "size=640: expected WIDTHxHEIGHT"),
         ("colour=red", "unknown parameter `colour`"),
+        (
+            "crowd=0",
+            "crowd=0: expected a number of characters, 1 to 65536",
+        ),
+        ("crowd=lots", "crowd=lots: expected a number of characters"),
+        (
+            "crowd=70000",
+            "crowd=70000: expected a number of characters",
+        ),
     ] {
         let e = PageParams::parse(query).unwrap_err().to_string();
         assert!(e.contains(says), "{query}: {e}");

@@ -1054,3 +1054,44 @@ fn opens_an_fbx_and_compares_it_with_its_source() {
         assert!(now < 1e-5, "frame {frame}: {now:e} m apart");
     }
 }
+
+/// The crowd panel enters the crowd view, `]` doubles and `[` halves it (each press counts,
+/// within 1..=MAX_INSTANCES), and "One character" leaves it.
+#[test]
+fn crowd_panel_and_keys_resize_the_crowd() {
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| {
+            panels::crowd(ui, s);
+            skinview::viewer::viewport::keyboard(ui, s);
+        },
+        open(Builtin::Arm, false),
+    );
+    h.run();
+    assert_eq!(h.state().crowd, None);
+    h.get_by_label("Show a crowd of 64").click();
+    h.run();
+    assert_eq!(h.state().crowd, Some(64));
+    h.key_press(egui::Key::CloseBracket);
+    h.key_press(egui::Key::CloseBracket);
+    h.run();
+    assert_eq!(h.state().crowd, Some(256));
+    h.key_press(egui::Key::OpenBracket);
+    h.run();
+    assert_eq!(h.state().crowd, Some(128));
+    h.get_by_label("÷2").click();
+    h.run();
+    assert_eq!(h.state().crowd, Some(64));
+    for _ in 0..10 {
+        h.key_press(egui::Key::OpenBracket);
+    }
+    h.run();
+    assert_eq!(h.state().crowd, Some(1), "halving stops at one character");
+    for _ in 0..20 {
+        h.key_press(egui::Key::CloseBracket);
+    }
+    h.run();
+    assert_eq!(h.state().crowd, Some(skinview::gpu::MAX_INSTANCES));
+    h.get_by_label("One character").click();
+    h.run();
+    assert_eq!(h.state().crowd, None);
+}

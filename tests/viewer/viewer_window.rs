@@ -331,3 +331,55 @@ fn the_window_compares_the_model_with_another_file() {
         "screenshot looks blank: {colours} colours"
     );
 }
+
+/// `view --crowd N`: the window shows the field (not blank), its exit report gives the crowd's
+/// figures (every character posed, the ones in view uploaded in one write of a palette each,
+/// the GPU passes' times from timestamps), on the vertex shader and the compute pass.
+#[test]
+fn the_window_shows_a_crowd() {
+    if !xvfb() || common::gpu().is_none() {
+        return;
+    }
+    let fox = common::model("Fox");
+    for skinning in ["vertex", "compute"] {
+        let (text, chunks, image) = run_viewer(
+            &[fox.to_str().unwrap(), "--crowd", "60", "--skin", skinning],
+            8,
+            &format!("crowd_{skinning}.png"),
+        );
+        assert_eq!(chunk(&chunks, "Frames"), "8");
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("crowd: 60 characters"))
+            .unwrap_or_else(|| panic!("no crowd line:\n{text}"));
+        let visible: usize = line
+            .split(", ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!((1..=60).contains(&visible), "{line}");
+        assert!(line.contains("in 1 write(s)"), "{line}");
+        // Fox: 24 joints of 64 bytes a character.
+        assert!(line.contains("(1536 B a character)"), "{line}");
+        // The GPU passes from timestamps, read back without waiting, where the adapter
+        // writes them.
+        let gpu = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("crowd GPU: "))
+            .unwrap_or_else(|| panic!("no crowd GPU line:\n{text}"));
+        if common::gpu().is_some_and(|c| c.timestamps()) {
+            assert!(gpu.contains(" draw "), "{gpu}");
+            assert_eq!(
+                gpu.contains("skinning pass"),
+                skinning == "compute",
+                "{gpu}"
+            );
+        }
+        let (colours, same) = not_blank(&image);
+        assert!(
+            colours > 200 && same < 0.9,
+            "{skinning}: the crowd looks blank: {colours} colours, {same:.2}"
+        );
+    }
+}

@@ -314,10 +314,43 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
         share >= MIN_MODEL_SHARE,
         "{backend}: the downloaded PNG's viewport looks blank ({share:.3} of it bright)"
     );
+    check_crowd(backend, b, out);
     // The golden frame: paused at 1 s.
     clean(&what("golden"), &b["golden"]);
     assert!((num(&b["golden"], "time_s") - 1.0).abs() < 1e-6);
     assert_eq!(b["golden"]["playing"], false);
+}
+
+/// `?crowd=20`: the field of Foxes, every character posed, the ones in view uploaded in one
+/// write; `]` doubles it; the canvas shows it.
+fn check_crowd(backend: &str, b: &Value, out: &Path) {
+    let what = |s: &str| format!("{backend}: {s}");
+    for (key, n) in [("crowd", 20.0), ("crowd_doubled", 40.0)] {
+        clean(&what(key), &b[key]);
+        let c = &b[key]["crowd"];
+        assert_eq!(num(c, "characters"), n, "{backend} {key}: {c}");
+        let visible = num(c, "visible");
+        assert!(visible >= 1.0 && visible <= n, "{backend} {key}: {c}");
+        assert_eq!(num(c, "palette_writes"), 1.0, "{backend} {key}: {c}");
+        assert!(num(c, "upload_bytes") > 0.0, "{backend} {key}: {c}");
+    }
+    // The foxes are small in a field framed whole: count their orange fur (1.5 % of the strip
+    // on SwiftShader, both backends, 2026-11-29; the CesiumMan frame has 0.2 %: the grid's red
+    // axis).
+    let crowd = crop(
+        &image(&out.join(b["crowd_shot"].as_str().unwrap_or_default())),
+        VIEWPORT,
+    );
+    let orange = crowd
+        .pixels
+        .chunks_exact(4)
+        .filter(|p| p[0] > 120 && p[0] as u32 > p[2] as u32 + 60)
+        .count() as f64
+        / (crowd.width * crowd.height).max(1) as f64;
+    assert!(
+        orange >= 0.008,
+        "{backend}: no foxes in the crowd's viewport ({orange:.4} of it orange)"
+    );
 }
 
 /// The columns of `img` left of `width`.

@@ -213,6 +213,18 @@ for (const backend of ["webgpu", "webgl2"]) {
     await escape.page.close();
   }
 
+  // ?crowd=N: a field of Foxes, culled, uploaded in one write a frame; `]` doubles it.
+  {
+    const fox = encodeURIComponent(MODELS.Fox);
+    const { page } = await open(`${q}&model=${fox}&crowd=20`, b.messages);
+    b.crowd = await until(page, (r) => r.crowd !== null && r.frames >= 3);
+    await page.locator("#skinview").focus();
+    await page.keyboard.press("]");
+    b.crowd_doubled = await until(page, (r) => r.crowd?.characters === 40 && r.frames >= 3);
+    b.crowd_shot = await canvasShot(page, `${backend}-crowd.png`);
+    await page.close();
+  }
+
   // A fixed frame for the golden image.
   {
     const { page, started } = await open(
