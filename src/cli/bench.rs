@@ -327,7 +327,8 @@ fn run_cpu_crowd(a: &BenchArgs) -> CliResult {
         bar.finish_and_clear();
         println!(
             "{}: {} characters on {} thread(s): {:.1} µs a frame ({:.1}–{:.1}), {:.1} ns a \
-             character; {} evaluations; palettes {} bytes a frame in {} write",
+             character; {} evaluations; palettes {} bytes a frame in {} write; culling's \
+             bounds {:.1} µs a frame",
             row.model,
             row.characters,
             row.threads,
@@ -337,7 +338,8 @@ fn run_cpu_crowd(a: &BenchArgs) -> CliResult {
             row.ns_per_character,
             row.evaluations,
             row.upload_bytes_per_frame,
-            row.palette_writes_per_frame
+            row.palette_writes_per_frame,
+            row.bound_us_per_frame
         );
         rows.push(row);
     }

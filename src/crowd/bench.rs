@@ -9,6 +9,7 @@ use web_time::Instant;
 use super::{Crowd, CrowdSetup};
 use crate::error::Result;
 use crate::scene::Scene;
+use crate::skin::skinned_bounds::SkinnedBounds;
 
 /// Frames in one timed run (ozz_bench's `kFrames`: one second at 60 Hz).
 pub const FRAMES_PER_RUN: usize = 60;
@@ -45,6 +46,10 @@ pub struct CrowdBenchRow {
     /// Palette writes a frame on the GPU crowd: one, whatever the size
     /// ([`crate::crowd::Crowd::palettes`] is the one buffer written).
     pub palette_writes_per_frame: u32,
+    /// Culling's bounds of every character from its palette ([`Crowd::bound`], linear
+    /// blend), on the same threads, per frame: the median over runs, µs. Timed apart from
+    /// the stage (ozz's crowd case has no culling).
+    pub bound_us_per_frame: f64,
 }
 
 /// Time `setup` on `scene`: [`WARM_UP_RUNS`] runs, then `runs` runs of [`FRAMES_PER_RUN`]
@@ -75,6 +80,7 @@ pub fn measure(
     }
     per_frame_us.sort_by(f64::total_cmp);
     let median = per_frame_us[per_frame_us.len() / 2];
+    let bound_us = time_bounds(&mut crowd, scene, runs)?;
     let stats = crowd.stats();
     Ok(CrowdBenchRow {
         model: scene.name.clone(),
@@ -89,5 +95,26 @@ pub fn measure(
         ns_per_character: median * 1e3 / crowd.len() as f64,
         upload_bytes_per_frame: std::mem::size_of_val(crowd.palettes()) as u64,
         palette_writes_per_frame: 1,
+        bound_us_per_frame: bound_us,
     })
+}
+
+/// The median over `runs` runs of [`FRAMES_PER_RUN`] frames of bounding every character of
+/// `crowd` (its last pose), per frame, µs.
+fn time_bounds(crowd: &mut Crowd, scene: &Scene, runs: usize) -> Result<f64> {
+    let layout = crate::skin::PaletteLayout::new(scene);
+    let bounds = SkinnedBounds::new(scene, &layout, |_| crate::skin::SkinMode::Lbs);
+    let morph = crate::anim::Pose::rest(scene).morph_weights;
+    let mut boxes = Vec::with_capacity(crowd.len());
+    crowd.bound(&bounds, &morph, &mut boxes)?;
+    let mut per_frame_us = Vec::with_capacity(runs.max(1));
+    for _ in 0..runs.max(1) {
+        let t0 = Instant::now();
+        for _ in 0..FRAMES_PER_RUN {
+            crowd.bound(&bounds, &morph, &mut boxes)?;
+        }
+        per_frame_us.push(t0.elapsed().as_secs_f64() * 1e6 / FRAMES_PER_RUN as f64);
+    }
+    per_frame_us.sort_by(f64::total_cmp);
+    Ok(per_frame_us[per_frame_us.len() / 2])
 }

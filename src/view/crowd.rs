@@ -649,8 +649,7 @@ fn check_crowd(ctx: &GpuContext, options: &CrowdOptions) -> Result<()> {
     match options.only {
         Some(Skinning::Cpu) => {
             return Err(Error::Gpu(
-                "the crowd benchmark times GPU skinning: the vertex shader or the compute pass"
-                    .into(),
+                "a crowd is drawn with GPU skinning: the vertex shader or the compute pass".into(),
             ));
         }
         Some(Skinning::ComputePass) if !storage => {
@@ -663,7 +662,7 @@ fn check_crowd(ctx: &GpuContext, options: &CrowdOptions) -> Result<()> {
     }
     if storage && (!ctx.storage_palette() || !ctx.compute_capture()) {
         return Err(Error::Gpu(format!(
-            "the crowd benchmark on the storage palette needs storage buffers in the vertex \
+            "a crowd on the storage palette needs storage buffers in the vertex \
              stage and compute shaders (one palette buffer for every character, the \
              compute-skinning path); {} has not: try the uniform palette",
             ctx.info.name

@@ -50,6 +50,8 @@ pub fn frame(
         *crowd = None;
         return Ok(());
     };
+    // The crowd is the GPU's picture: the view selector stays on it.
+    state.mode = super::state::ViewMode::Gpu;
     let aspect = target.aspect();
     let source = state.palette_source();
     let key = (n, state.generation, source, state.gpu_skinning);

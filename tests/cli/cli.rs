@@ -1704,6 +1704,7 @@ fn bench_crowd_times_the_cpu_stage_as_json() {
         assert!(us > 0.0 && (ns - us * 1e3 / 9.0).abs() < 1e-6 * ns, "{r}");
         assert!(r["min_us_per_frame"].as_f64().unwrap() <= us);
         assert!(r["max_us_per_frame"].as_f64().unwrap() >= us);
+        assert!(r["bound_us_per_frame"].as_f64().unwrap() > 0.0, "{r}");
     }
     // A model: Fox's three clips cycling over the crowd.
     let fox = common::model("Fox");
