@@ -585,8 +585,10 @@ fn storage_frame_store(
     if palette_bytes > max_binding {
         return Err(Error::Gpu(format!(
             "{instances} palette(s) of {} matrices and their DQS form ({palette_bytes} \
-             bytes) exceed the adapter's storage binding limit {max_binding}",
-            frame.layout.len
+             bytes) exceed the adapter's storage binding limit {max_binding}: at most {} \
+             characters of this model fit",
+            frame.layout.len,
+            max_binding / (2 * frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64
         )));
     }
     let palette = device.create_buffer(&wgpu::BufferDescriptor {

@@ -310,10 +310,11 @@ impl Viewport {
             let result =
                 super::crowd::frame(ctx, &mut self.crowd, &mut self.view, &self.target, state);
             if result.is_err() {
-                // Back to the one character; the error is shown.
+                // Back to the one character, framed again; the error is shown.
                 state.crowd = None;
                 self.crowd = None;
                 self.generation = u64::MAX;
+                state.framing.request(false);
             }
             return result;
         }
