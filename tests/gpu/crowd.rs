@@ -616,8 +616,9 @@ fn a_crowd_still_is_the_same_on_every_gpu_path() {
 
 /// Culling never hides a visible character: a close view into a field of 49 characters, with
 /// and without culling, is the same picture in every skinning mode (linear, DQS, stitched) on
-/// the vertex shader and the compute pass, while culling draws fewer characters (and still
-/// some); from far away every character is in view.
+/// the vertex shader and the compute pass and from the uniform palette's blocks, while culling
+/// draws fewer characters (and still some) and uploads less; from far away every character is
+/// in view.
 #[test]
 fn culling_skips_characters_out_of_view_and_hides_none() {
     use skinview::camera::OrbitCamera;
@@ -639,19 +640,23 @@ fn culling_skips_characters_out_of_view_and_hides_none() {
     // A camera among the characters, looking across a corner of the field.
     let mut close = OrbitCamera::framing(Vec3::splat(-0.5), Vec3::splat(0.5), 160.0 / 120.0);
     close.distance_m *= 1.5;
-    let mut skinnings = vec![Skinning::VertexShader];
+    // Who skins, from which palette: the storage palette's two paths and the uniform
+    // palette's blocks (one draw per visible character).
+    let mut skinnings = vec![(Skinning::VertexShader, PaletteSource::Uniform { bones: 64 })];
     if ctx.storage_palette() && ctx.compute_capture() {
-        skinnings.push(Skinning::ComputePass);
+        skinnings.push((Skinning::VertexShader, PaletteSource::Storage));
+        skinnings.push((Skinning::ComputePass, PaletteSource::Storage));
     }
     for mode in SkinMode::ALL {
         c.set_skin_options(SkinOptions {
             mode,
             ..SkinOptions::default()
         });
-        for &skinning in &skinnings {
+        for &(skinning, palette) in &skinnings {
             let still = CrowdStill {
                 camera: Some(close),
                 skinning,
+                palette,
                 ..whole
             };
             let (all, every) = render_crowd(
@@ -664,7 +669,7 @@ fn culling_skips_characters_out_of_view_and_hides_none() {
             )
             .unwrap();
             let (culled, seen) = render_crowd(ctx, &mut c, &still).unwrap();
-            let label = format!("{} on {skinning:?}", mode.name());
+            let label = format!("{} on {skinning:?}, {palette:?}", mode.name());
             assert_eq!(every.visible, 49, "{label}: without culling all are drawn");
             assert!(
                 (1..40).contains(&seen.visible),
