@@ -504,11 +504,7 @@ struct Chosen<'a> {
 impl Chosen<'_> {
     /// Character index of each drawn instance.
     fn iter(self) -> impl Iterator<Item = usize> {
-        let listed = self.visible.map(|v| v.iter().map(|&c| c as usize));
-        let all = self.visible.is_none().then_some(0..self.drawn);
-        listed
-            .into_iter()
-            .flatten()
-            .chain(all.into_iter().flatten())
+        let visible = self.visible;
+        (0..self.drawn).map(move |i| visible.map_or(i, |v| v[i] as usize))
     }
 }

@@ -121,7 +121,12 @@ impl Gather {
 }
 
 fn grow(b: Option<Aabb>, p: Vec3) -> Aabb {
-    b.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p)))
+    union(b, (p, p))
+}
+
+/// The box around `b` (when there is one) and `x`.
+fn union(b: Option<Aabb>, x: Aabb) -> Aabb {
+    b.map_or(x, |(lo, hi)| (lo.min(x.0), hi.max(x.1)))
 }
 
 /// Add a growth that moves anything (a zero or non-finite length adds nothing: a
@@ -413,19 +418,17 @@ impl SkinnedBounds {
             return None;
         }
         let mut b: Option<Aabb> = None;
-        let mut union = |x: Aabb| {
-            b = Some(b.map_or(x, |(lo, hi)| (lo.min(x.0), hi.max(x.1))));
-        };
+        let mut add = |x: Aabb| b = Some(union(b, x));
         if let Some(boxes) = self.moved_boxes(palette, morph_weights) {
             let (w0, w1) = self.weight_sum;
             let (lo, hi) = boxes;
-            union(((lo * w0).min(lo * w1), (hi * w0).max(hi * w1)));
+            add(((lo * w0).min(lo * w1), (hi * w0).max(hi * w1)));
         }
         for s in &self.spheres {
-            union(self.dqs_sphere(s, palette, morph_weights)?);
+            add(self.dqs_sphere(s, palette, morph_weights)?);
         }
         if self.weightless {
-            union((Vec3::ZERO, Vec3::ZERO));
+            add((Vec3::ZERO, Vec3::ZERO));
         }
         let (lo, hi) = b?;
         if !(lo.is_finite() && hi.is_finite()) {
@@ -450,7 +453,7 @@ impl SkinnedBounds {
                 extent += row_lengths(linear) * g;
             }
             let x = (center - extent, center + extent);
-            b = Some(b.map_or(x, |(lo, hi)| (lo.min(x.0), hi.max(x.1))));
+            b = Some(union(b, x));
         }
         b
     }

@@ -12,8 +12,8 @@ use super::crowd::{crowd_layout, grid_offset};
 use crate::camera::Frustum;
 use crate::character::Character;
 use crate::crowd::{Crowd, CrowdSetup};
-use crate::error::{Error, Result};
-use crate::gpu::{GpuContext, GpuScene, MAX_INSTANCES, PaletteSource, Skinning};
+use crate::error::Result;
+use crate::gpu::{GpuContext, GpuScene, PaletteSource, Skinning};
 use crate::skin::PaletteLayout;
 use crate::skin::skinned_bounds::{Aabb, SkinnedBounds};
 
@@ -75,28 +75,23 @@ impl CrowdField {
         source: PaletteSource,
         skinning: Skinning,
     ) -> Result<CrowdField> {
-        // Checked before the grid is sized (GpuScene checks it too, after).
-        if !(1..=MAX_INSTANCES).contains(&n) {
-            return Err(Error::Gpu(format!(
-                "a crowd of {n} characters: 1..={MAX_INSTANCES}"
-            )));
-        }
-        let (layout, field) = crowd_layout(character, n)?;
-        let scene = &character.scene;
+        // The upload first: it refuses a crowd size out of range before the grid is sized.
         let mut gpu = GpuScene::crowd_with_palette(
             ctx,
-            scene,
+            &character.scene,
             &character.frame,
             character.max_influences(),
             n,
             source,
         )?;
-        for d in 0..scene.draws.len() {
+        for d in 0..character.scene.draws.len() {
             gpu.set_skin_options(ctx, d, character.skin_options(d));
         }
         if skinning == Skinning::ComputePass {
             gpu.enable_compute_skinning(ctx)?;
         }
+        let (layout, field) = crowd_layout(character, n)?;
+        let scene = &character.scene;
         gpu.write_morph_weights(ctx, scene, &character.frame);
         let crowd = Crowd::new(scene.clone(), CrowdSetup::cycling(scene, n as usize))?;
         let bounds = SkinnedBounds::new(scene, &PaletteLayout::new(scene), |d| {

@@ -308,12 +308,7 @@ fn crowd_benchmark_reports_both_paths_and_draws_the_crowd() {
     assert_eq!(u.vertices_per_frame, r.vertices_per_frame);
     assert!(u.vertex_wall_ms.unwrap() > 0.0);
     assert!(u.compute_wall_ms.is_none() && u.skin_alone.is_empty() && u.compute_buffers == 0);
-    let differing = image
-        .pixels
-        .chunks_exact(4)
-        .zip(uniform_image.pixels.chunks_exact(4))
-        .filter(|(a, b)| a.iter().zip(*b).any(|(x, y)| x.abs_diff(*y) > 8))
-        .count();
+    let differing = pixels_differing(&image, &uniform_image, 8);
     assert!(
         differing as f64 <= 0.002 * (160.0 * 120.0),
         "{differing} pixels differ between the storage and uniform crowds"
@@ -375,12 +370,7 @@ fn crowd_benchmark_times_one_path_alone() {
         "{v:?}"
     );
     assert!(v.to_string().contains("compute path: not timed"), "{v}");
-    let differing = compute_image
-        .pixels
-        .chunks_exact(4)
-        .zip(vertex_image.pixels.chunks_exact(4))
-        .filter(|(a, b)| a.iter().zip(*b).any(|(x, y)| x.abs_diff(*y) > 8))
-        .count();
+    let differing = pixels_differing(&compute_image, &vertex_image, 8);
     assert!(
         differing as f64 <= 0.002 * (160.0 * 120.0),
         "{differing} pixels differ"
@@ -568,12 +558,7 @@ fn a_crowd_still_is_the_same_on_every_gpu_path() {
     .unwrap()
     .0;
     let differing = |a: &skinview::image::Rgba8, b: &skinview::image::Rgba8| {
-        a.pixels
-            .chunks_exact(4)
-            .zip(b.pixels.chunks_exact(4))
-            .filter(|(x, y)| x.iter().zip(*y).any(|(p, q)| p.abs_diff(*q) > 8))
-            .count() as f64
-            / (200.0 * 150.0)
+        pixels_differing(a, b, 8) as f64 / (200.0 * 150.0)
     };
     for (name, other) in [("compute", &compute), ("uniform", &uniform)] {
         let d = differing(&vertex, other);
@@ -676,14 +661,18 @@ fn culling_skips_characters_out_of_view_and_hides_none() {
                 "{label}: {} of 49 in view",
                 seen.visible
             );
-            let differing = all
-                .pixels
-                .chunks_exact(4)
-                .zip(culled.pixels.chunks_exact(4))
-                .filter(|(x, y)| x.iter().zip(*y).any(|(p, q)| p.abs_diff(*q) > 2))
-                .count();
+            let differing = pixels_differing(&all, &culled, 2);
             assert_eq!(differing, 0, "{label}: culling changed {differing} pixels");
             assert!(seen.upload_bytes < every.upload_bytes, "{label}: {seen:?}");
         }
     }
+}
+
+/// Pixels of `a` and `b` (the same size) with a channel more than `by` apart.
+fn pixels_differing(a: &skinview::image::Rgba8, b: &skinview::image::Rgba8, by: u8) -> usize {
+    a.pixels
+        .chunks_exact(4)
+        .zip(b.pixels.chunks_exact(4))
+        .filter(|(x, y)| x.iter().zip(*y).any(|(p, q)| p.abs_diff(*q) > by))
+        .count()
 }
