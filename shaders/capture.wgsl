@@ -18,13 +18,15 @@ struct CaptureVertex {
 };
 
 @group(2) @binding(0) var<storage, read> in_vertices: array<CaptureVertex>;
-// INFLUENCE_SETS vec4 per vertex.
-@group(2) @binding(1) var<storage, read> in_joints: array<vec4<u32>>;
-@group(2) @binding(2) var<storage, read> in_weights: array<vec4<f32>>;
+// INFLUENCE_SETS sets of four joints and four weights per vertex, packed as JOINT_BITS and
+// WEIGHT_BITS say (skin.wgsl), read as words.
+@group(2) @binding(1) var<storage, read> in_joints: array<u32>;
+@group(2) @binding(2) var<storage, read> in_weights: array<u32>;
 // `capture`: skinned position, normal, tangent per vertex.
 @group(2) @binding(3) var<storage, read_write> out_vertices: array<CaptureVertex>;
 // `skin_vertices` reads the draw's own vertex buffers (POSITION, NORMAL: 3 floats a vertex)
-// rather than the capture's 48-byte records: 56 bytes in and 24 out a vertex.
+// rather than the capture's 48-byte records: 24 bytes and the packed influences in (8 for u8
+// joints and unorm8 weights, 32 for u32 and f32), 24 out a vertex.
 @group(2) @binding(5) var<storage, read> in_positions: array<f32>;
 @group(2) @binding(6) var<storage, read> in_normals: array<f32>;
 // `skin_vertices`: the scene-wide skinned vertex buffer, CPU_VERTEX_STRIDE (24) bytes a
@@ -37,16 +39,46 @@ struct CaptureVertex {
 // Must match WORKGROUP_SIZE in src/gpu/shader_types.rs.
 const WORKGROUP: u32 = 64u;
 
+// Four joint indices of set s (0 or 1) of vertex v: four u8 a word, two u16, or one u32.
+fn load_joints(v: u32, s: u32) -> vec4<u32> {
+    let at = INFLUENCE_SETS * v + s;
+    if (JOINT_BITS == 8u) {
+        let a = in_joints[at];
+        return vec4<u32>(a & 0xffu, (a >> 8u) & 0xffu, (a >> 16u) & 0xffu, a >> 24u);
+    }
+    if (JOINT_BITS == 16u) {
+        let a = in_joints[2u * at];
+        let b = in_joints[2u * at + 1u];
+        return vec4<u32>(a & 0xffffu, a >> 16u, b & 0xffffu, b >> 16u);
+    }
+    return vec4<u32>(in_joints[4u * at], in_joints[4u * at + 1u], in_joints[4u * at + 2u],
+        in_joints[4u * at + 3u]);
+}
+
+// Four weights of set s (0 or 1) of vertex v: four unorm8 a word, two unorm16, or one f32.
+fn load_weights(v: u32, s: u32) -> vec4<f32> {
+    let at = INFLUENCE_SETS * v + s;
+    if (WEIGHT_BITS == 8u) {
+        return unpack4x8unorm(in_weights[at]);
+    }
+    if (WEIGHT_BITS == 16u) {
+        return vec4<f32>(unpack2x16unorm(in_weights[2u * at]),
+            unpack2x16unorm(in_weights[2u * at + 1u]));
+    }
+    return bitcast<vec4<f32>>(vec4<u32>(in_weights[4u * at], in_weights[4u * at + 1u],
+        in_weights[4u * at + 2u], in_weights[4u * at + 3u]));
+}
+
 // Joints and weights of vertex v (the vertex itself is loaded by the entry point).
 fn load_influences(v: u32) -> SkinInput {
     var input: SkinInput;
-    input.joints0 = in_joints[INFLUENCE_SETS * v];
-    input.weights0 = in_weights[INFLUENCE_SETS * v];
+    input.joints0 = load_joints(v, 0u);
+    input.weights0 = load_weights(v, 0u);
     input.joints1 = vec4<u32>(0u);
     input.weights1 = vec4<f32>(0.0);
     if (INFLUENCE_SETS > 1u) {
-        input.joints1 = in_joints[INFLUENCE_SETS * v + 1u];
-        input.weights1 = in_weights[INFLUENCE_SETS * v + 1u];
+        input.joints1 = load_joints(v, 1u);
+        input.weights1 = load_weights(v, 1u);
     }
     return input;
 }

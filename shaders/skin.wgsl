@@ -33,6 +33,12 @@ const NORMALS_EXACT: u32 = 0u;
 // Influence sets per vertex: 1 (JOINTS_0/WEIGHTS_0, 4 influences) or 2 (adds JOINTS_1/WEIGHTS_1).
 // Set per pipeline by src/gpu/{render,capture}.rs.
 override INFLUENCE_SETS: u32 = 1u;
+// How the draw's joints and weights are stored (src/gpu/influence_packing.rs): 8-, 16- or
+// 32-bit joint indices, 8- or 16-bit normalized or 32-bit float weights. The vertex path reads them
+// through its vertex formats; the shaders that load them from storage (capture.wgsl
+// `load_influences()`) unpack them by these.
+override JOINT_BITS: u32 = 32u;
+override WEIGHT_BITS: u32 = 32u;
 // The draw's skinning options, from DrawParams (every pipeline calling skin() is made per
 // draw's options: src/gpu/variants.rs `SkinVariant`). The blend: SKIN_LBS, SKIN_DQS or
 // SKIN_STITCH.

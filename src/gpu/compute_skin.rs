@@ -12,9 +12,10 @@
 //! ([`super::CapturePath::ComputePass`]).
 //!
 //! Cost: one dispatch per draw and output buffer (64-thread workgroups, instances along z, or
-//! along x in [`DispatchOrder::InstanceInner`]); reads 56 bytes a vertex from the draw's own
-//! vertex buffers (position and normal 12 each, joints as `vec4<u32>` 16, weights 16; the GPU
-//! report's memory-bandwidth floor counts 48 with u16 joints) and writes 24. A crowd's copies
+//! along x in [`DispatchOrder::InstanceInner`]); reads from the draw's own vertex buffers its
+//! position and normal (12 each) and its joints and weights as packed
+//! ([`super::influence_packing`]: 8 bytes for four u8 joints and unorm8 weights, 20 with f32
+//! weights, 32 unpacked), and writes 24: [`bytes_moved`]. A crowd's copies
 //! (instances × vertices × 24 bytes) are split over as many output buffers as the adapter's
 //! storage binding size asks, whole instances in each. Limits: one instance's copy must fit
 //! one binding; a draw may have up to 64 × the adapter's workgroups per dimension² vertices;
@@ -22,11 +23,18 @@
 
 use super::context::GpuContext;
 use super::palette_source::PaletteSource;
-use super::scene_buffers::{PreSkinned, SceneBuffers};
+use super::scene_buffers::{GpuDraw, PreSkinned, SceneBuffers};
 use super::shader_types::{CPU_VERTEX_STRIDE, SkinChunk, WORKGROUP_SIZE};
 use super::shaders::{CAPTURE_WGSL, module_with_skin};
 use super::variants::{SkinVariant, Variants};
 use crate::error::{Error, Result};
+
+/// Bytes the skinning pass moves for one vertex of `d` without morph targets: reads its
+/// position and normal (24) and its packed joints and weights, writes the skinned position
+/// and normal ([`CPU_VERTEX_STRIDE`]).
+pub fn bytes_moved(d: &GpuDraw) -> u64 {
+    24 + d.packing.bytes_per_vertex(d.influence_sets) + CPU_VERTEX_STRIDE
+}
 
 fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
     wgpu::BindGroupEntry {

@@ -20,6 +20,7 @@ use glam::Vec3;
 
 use super::camera::Camera;
 use super::context::{GpuContext, MapsInFlight, check_source};
+use super::influence_packing::InfluencePacking;
 use super::palette_source::PaletteSource;
 use super::render::{
     SkinnedPipeline, VertexLayout, set_pre_skinned_vertex_buffers, set_skinned_vertex_buffers,
@@ -45,7 +46,7 @@ const TEXEL_BYTES: u32 = 16;
 /// The draw-path capture: per palette source its shader (made when a scene of that source is
 /// first read back), and the pipelines made on them per specialisation a draw needs.
 pub struct DrawCapture {
-    layouts: [VertexLayout; 2],
+    layout_of: LayoutOf,
     /// Shader module and pipeline layout per palette source (one uniform source at a time).
     shaders: Vec<(PaletteSource, wgpu::ShaderModule, wgpu::PipelineLayout)>,
     /// Per palette source, pre-skinned vertices (the plain vertex shader, `CPU_SKINNED`:
@@ -72,6 +73,9 @@ pub struct DrawCapture {
 /// flat, for about 0.1 s per renewal on 2 cores. Hardware adapters keep their pipelines.
 const CPU_ADAPTER_PIPELINE_DRAWS: u64 = 32;
 
+/// The vertex layout of a draw with these influence sets and packing.
+pub type LayoutOf = fn(u32, InfluencePacking) -> VertexLayout;
+
 /// What a draw-capture pipeline is made for: palette source, pre-skinned vertices or not,
 /// influence sets and blend.
 type CaptureKey = (PaletteSource, bool, SkinVariant);
@@ -79,14 +83,15 @@ type CaptureKey = (PaletteSource, bool, SkinVariant);
 impl DrawCapture {
     /// Pipelines with the draw's own vertex layouts ([`VertexLayout::skinned`]).
     pub fn new(ctx: &GpuContext) -> Result<DrawCapture> {
-        Self::with_layouts(ctx, [VertexLayout::skinned(1), VertexLayout::skinned(2)])
+        Self::with_layouts(ctx, VertexLayout::skinned)
     }
 
-    /// Pipelines with the given vertex layouts for 4 and 8 influences (tests plant faults in
-    /// copies of the draw's layouts to show the comparison catches them).
-    pub fn with_layouts(ctx: &GpuContext, layouts: [VertexLayout; 2]) -> Result<DrawCapture> {
+    /// Pipelines with the vertex layouts `layout_of` gives for a draw's influence sets and
+    /// packing (tests plant faults in copies of the draw's layouts to show the comparison
+    /// catches them).
+    pub fn with_layouts(ctx: &GpuContext, layout_of: LayoutOf) -> Result<DrawCapture> {
         let mut c = DrawCapture {
-            layouts,
+            layout_of,
             shaders: Vec::new(),
             pipelines: Variants::new(),
             camera: Camera::new(ctx),
@@ -142,12 +147,12 @@ impl DrawCapture {
         });
         let targets = [target.clone(), target];
         Ok(self.pipelines.get(key, |_| {
-            let plain;
             let (skinning, vertex) = if pre_skinned {
-                plain = VertexLayout::cpu_skinned(skin.sets);
-                (Skinning::Cpu, &plain)
+                let plain = VertexLayout::cpu_skinned(skin.sets, skin.packing);
+                (Skinning::Cpu, plain)
             } else {
-                (Skinning::VertexShader, &self.layouts[skin.sets_slot()])
+                let drawn = (self.layout_of)(skin.sets, skin.packing);
+                (Skinning::VertexShader, drawn)
             };
             skinned_pipeline(
                 &ctx.device,
@@ -158,7 +163,7 @@ impl DrawCapture {
                     skinning,
                     skin,
                     color_mode: ColorMode::Material.code(),
-                    vertex,
+                    vertex: &vertex,
                     topology: wgpu::PrimitiveTopology::PointList,
                     depth_pull: 0.0,
                     fragment_entry: "fs_capture",

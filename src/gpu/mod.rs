@@ -9,7 +9,8 @@
 //! The files import one another downwards only (tests/architecture.rs checks that there is no
 //! cycle), from the bottom up:
 //! - `shader_types` (the Rust mirrors of WGSL structs and constants), `palette_source` and
-//!   `skinning` (the choices: where the palette lives, who skins, what is read back);
+//!   `skinning` (the choices: where the palette lives, who skins, what is read back),
+//!   `influence_packing` (how a draw's joints and weights are stored);
 //! - `layouts`, `context` (the device, and which palette source it runs), `shaders`;
 //! - `scene_buffers` (the one-time upload), `scene_frame` (the per-frame writes), `variants`,
 //!   `camera`;
@@ -23,6 +24,7 @@ pub mod capture;
 pub mod compute_skin;
 pub mod context;
 pub mod draw_capture;
+pub mod influence_packing;
 pub mod layouts;
 pub mod overlay;
 pub mod palette_source;
@@ -42,6 +44,7 @@ pub use capture::{AsyncCapture, Capture};
 pub use compute_skin::ComputeSkinning;
 pub use context::{GpuContext, check_source, choose_source, max_uniform_bones};
 pub use draw_capture::{AsyncDrawCapture, DrawCapture};
+pub use influence_packing::InfluencePacking;
 pub use overlay::{Overlay, OverlayGeometry};
 pub use palette_source::{DEFAULT_UNIFORM_BONES, PaletteSource};
 pub use readback::GpuReadback;

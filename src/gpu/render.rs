@@ -10,6 +10,7 @@
 use super::camera::Camera;
 use super::context::GpuContext;
 use super::context::check_source;
+use super::influence_packing::InfluencePacking;
 use super::palette_source::PaletteSource;
 use super::scene::GpuScene;
 use super::scene_buffers::{GpuDraw, PreSkinned};
@@ -76,30 +77,27 @@ fn slot(stride: u64, attributes: Vec<wgpu::VertexAttribute>) -> Option<VertexSlo
 }
 
 impl VertexLayout {
-    /// GPU skinning with `sets` influence sets (1: 4 influences, 2: 8): positions (location
-    /// 0), normals (1), tangents (2) in their own buffers, the joint sets (3, 5) in one
-    /// buffer, the weight sets (4, 6) in another, TEXCOORD_0 (7) and COLOR_0 (8). Matches
-    /// `VsIn4` / `VsIn8` in render.wgsl and the buffers of `GpuDraw`.
-    pub fn skinned(sets: u32) -> VertexLayout {
+    /// GPU skinning with `sets` influence sets (1: 4 influences, 2: 8) stored as `packing`
+    /// says: positions (location 0), normals (1), tangents (2) in their own buffers, the joint
+    /// sets (3, 5) in one buffer, the weight sets (4, 6) in another, TEXCOORD_0 (7) and
+    /// COLOR_0 (8). Matches `VsIn4` / `VsIn8` in render.wgsl and the buffers of `GpuDraw`.
+    pub fn skinned(sets: u32, packing: InfluencePacking) -> VertexLayout {
         use wgpu::VertexFormat as F;
-        let stride = 16 * sets as u64;
+        let (joint_format, weight_format) = packing.vertex_formats();
+        let (joint_bytes, weight_bytes) = packing.set_bytes();
+        let sets_of = |format, bytes: u64, first_location: u32| {
+            let attributes = (0..sets)
+                .map(|s| attribute(format, bytes * u64::from(s), first_location + 2 * s))
+                .collect();
+            slot(bytes * u64::from(sets), attributes)
+        };
         VertexLayout {
             slots: vec![
                 slot(12, vec![attribute(F::Float32x3, 0, 0)]),
                 slot(12, vec![attribute(F::Float32x3, 0, 1)]),
                 slot(16, vec![attribute(F::Float32x4, 0, 2)]),
-                slot(
-                    stride,
-                    (0..sets)
-                        .map(|s| attribute(F::Uint32x4, 16 * s as u64, 3 + 2 * s))
-                        .collect(),
-                ),
-                slot(
-                    stride,
-                    (0..sets)
-                        .map(|s| attribute(F::Float32x4, 16 * s as u64, 4 + 2 * s))
-                        .collect(),
-                ),
+                sets_of(joint_format, joint_bytes, 3),
+                sets_of(weight_format, weight_bytes, 4),
                 slot(8, vec![attribute(F::Float32x2, 0, 7)]),
                 slot(16, vec![attribute(F::Float32x4, 0, 8)]),
             ],
@@ -109,9 +107,9 @@ impl VertexLayout {
     /// CPU-skinned vertices: as [`VertexLayout::skinned`], but position (location 0) and
     /// normal (1) come interleaved from the scene's upload buffer in slot 0, slot 1 is empty,
     /// and the tangent (unused without `skin()`) still comes from slot 2.
-    pub fn cpu_skinned(sets: u32) -> VertexLayout {
+    pub fn cpu_skinned(sets: u32, packing: InfluencePacking) -> VertexLayout {
         use wgpu::VertexFormat as F;
-        let mut l = VertexLayout::skinned(sets);
+        let mut l = VertexLayout::skinned(sets, packing);
         l.slots[0] = slot(
             CPU_VERTEX_STRIDE,
             vec![
@@ -407,8 +405,14 @@ impl Renderer {
                 write_mask: wgpu::ColorWrites::ALL,
             })];
             let (skinning, vertex) = match key.pre_skinned {
-                false => (Skinning::VertexShader, VertexLayout::skinned(key.skin.sets)),
-                true => (Skinning::Cpu, VertexLayout::cpu_skinned(key.skin.sets)),
+                false => (
+                    Skinning::VertexShader,
+                    VertexLayout::skinned(key.skin.sets, key.skin.packing),
+                ),
+                true => (
+                    Skinning::Cpu,
+                    VertexLayout::cpu_skinned(key.skin.sets, key.skin.packing),
+                ),
             };
             let wire = key.kind == Kind::Wire;
             skinned_pipeline(

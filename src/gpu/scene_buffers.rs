@@ -14,6 +14,7 @@ use glam::{Mat4, Vec2, Vec3, Vec4};
 use wgpu::util::DeviceExt;
 
 use super::context::{GpuContext, check_source};
+use super::influence_packing::InfluencePacking;
 use super::layouts::PaletteLayouts;
 use super::palette_source::PaletteSource;
 use super::shader_types::{BonePaletteLayout, CaptureVertex, DrawParams, UNIFORM_MORPH_SLOTS};
@@ -40,9 +41,12 @@ pub struct GpuDraw {
     pub positions: wgpu::Buffer,
     pub normals: wgpu::Buffer,
     pub tangents: wgpu::Buffer,
-    /// `influence_sets` `vec4<u32>` per vertex; also bound as capture input.
+    /// `influence_sets` sets of four joint indices and four weights per vertex, stored as
+    /// `packing` says; also the capture and compute shaders' input.
     pub joints: wgpu::Buffer,
     pub weights: wgpu::Buffer,
+    /// How `joints` and `weights` are stored: the narrowest form that holds them exactly.
+    pub packing: InfluencePacking,
     /// TEXCOORD_0 (zeros without): `vec2<f32>` per vertex.
     pub uvs: wgpu::Buffer,
     /// COLOR_0 (white without): `vec4<f32>` per vertex.
@@ -854,6 +858,8 @@ impl DrawUpload<'_> {
         let prim = self.scene.primitive(d);
         let (weights, reduction) = draw_influences(self.scene, i, d, self.plan.max_influences)?;
         let influence_sets = (weights.width / 4) as u32;
+        let packing = InfluencePacking::of(&weights);
+        let (joint_bytes, weight_bytes) = packing.pack(&weights);
         let attributes = DrawAttributes::of(prim);
         let vtx = wgpu::BufferUsages::VERTEX;
         // Joints and weights are also the capture shader's input on the storage path, and
@@ -891,18 +897,9 @@ impl DrawUpload<'_> {
             ),
             normals: buffer_init(device, "normals", bytemuck::cast_slice(&a.normals), vtx_in),
             tangents: buffer_init(device, "tangents", bytemuck::cast_slice(&a.tangents), vtx),
-            joints: buffer_init(
-                device,
-                "joints",
-                bytemuck::cast_slice(&weights.joints),
-                vtx_in,
-            ),
-            weights: buffer_init(
-                device,
-                "weights",
-                bytemuck::cast_slice(&weights.weights),
-                vtx_in,
-            ),
+            joints: buffer_init(device, "joints", &joint_bytes, vtx_in),
+            weights: buffer_init(device, "weights", &weight_bytes, vtx_in),
+            packing,
             uvs: buffer_init(device, "uvs", bytemuck::cast_slice(&a.uvs), vtx),
             colors: buffer_init(device, "colors", bytemuck::cast_slice(&a.colors), vtx),
             indices: buffer_init(

@@ -14,13 +14,15 @@
 
 use std::sync::{Mutex, PoisonError};
 
+use super::influence_packing::InfluencePacking;
 use super::scene_buffers::GpuDraw;
 
 /// What a pipeline calling `skin()` is specialised on: the influence sets its vertex layout
 /// and `skin()` read (`INFLUENCE_SETS`: 1 for JOINTS_0/WEIGHTS_0, 2 adds JOINTS_1/WEIGHTS_1)
 /// and the draw's skinning options and morph target count (`SKIN_MODE`, `NORMAL_MODE`,
 /// `RENORMALIZE`, `MORPH_TARGETS`: its [`super::DrawParams`] fields, which the shader does not
-/// read).
+/// read), and how its joints and weights are stored (the vertex formats of its layout, and
+/// `JOINT_BITS`, `WEIGHT_BITS` for the shaders that read them from storage).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SkinVariant {
     /// Influence sets, 1 or 2.
@@ -33,6 +35,8 @@ pub struct SkinVariant {
     pub renormalize: bool,
     /// Morph targets of the draw's primitive.
     pub morph_targets: u32,
+    /// The storage of the draw's joints and weights.
+    pub packing: InfluencePacking,
 }
 
 impl SkinVariant {
@@ -45,6 +49,7 @@ impl SkinVariant {
             normals: p.normal_mode,
             renormalize: p.renormalize != 0,
             morph_targets: p.morph_target_count,
+            packing: d.packing,
         }
     }
 
@@ -60,6 +65,7 @@ impl SkinVariant {
                 normals: 0,
                 renormalize: true,
                 morph_targets: 0,
+                packing: d.packing,
             },
         }
     }
@@ -70,13 +76,16 @@ impl SkinVariant {
     }
 
     /// The pipeline-overridable constants of skin.wgsl that select this variant.
-    pub fn constants(self) -> [(&'static str, f64); 5] {
+    pub fn constants(self) -> [(&'static str, f64); 7] {
+        let [joint_bits, weight_bits] = self.packing.constants();
         [
             ("INFLUENCE_SETS", f64::from(self.sets)),
             ("SKIN_MODE", f64::from(self.blend)),
             ("NORMAL_MODE", f64::from(self.normals)),
             ("RENORMALIZE", f64::from(u8::from(self.renormalize))),
             ("MORPH_TARGETS", f64::from(self.morph_targets)),
+            joint_bits,
+            weight_bits,
         ]
     }
 }

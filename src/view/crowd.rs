@@ -25,7 +25,7 @@ use crate::camera::{Frustum, OrbitCamera};
 use crate::character::Character;
 use crate::crowd::{Crowd, CrowdLayer, CrowdSetup, MAX_CROWD_LAYERS, Member};
 use crate::error::{Error, Result};
-use crate::gpu::compute_skin::DispatchOrder;
+use crate::gpu::compute_skin::{DispatchOrder, bytes_moved};
 use crate::gpu::{
     Camera, DrawOptions, GpuContext, GpuScene, MAX_INSTANCES, OffscreenTarget, PaletteSource,
     Renderer, Skinning, Target, ViewUniform,
@@ -38,9 +38,9 @@ pub const WARM_UP_FRAMES: usize = 3;
 /// Gap between neighbours on the grid, in model sizes (their widest horizontal extent).
 const SPACING: f32 = 1.25;
 
-/// Bytes the compute-skinning pass moves a vertex: reads position and normal (12 each), joints
-/// (`vec4<u32>`, 16) and weights (16), writes position and normal (24).
-pub const COMPUTE_BYTES_PER_VERTEX: u64 = 80;
+/// Bytes the compute-skinning pass moved a vertex before joints and weights were packed (reports
+/// made before `compute_bytes_per_instance` was recorded).
+const UNPACKED_COMPUTE_BYTES_PER_VERTEX: u64 = 80;
 
 /// Passes timed per frame, two timestamps each: the vertex path's draw, the compute path's
 /// skinning pass and its draw, the skinning pass alone in each dispatch order.
@@ -104,6 +104,11 @@ pub struct CrowdReport {
     pub vertices_per_instance: usize,
     /// Vertices skinned per frame (instances × vertices).
     pub vertices_per_frame: u64,
+    /// Bytes the compute-skinning pass moves for one character
+    /// ([`crate::gpu::compute_skin::bytes_moved`] over its draws; 0 in reports made before it
+    /// was recorded).
+    #[serde(default)]
+    pub compute_bytes_per_instance: u64,
     /// Frames timed.
     pub frames: usize,
     /// Target size in pixels.
@@ -205,10 +210,18 @@ impl CrowdReport {
             .map(|a| a.order)
     }
 
-    /// Bytes per second the skinning pass moved ([`COMPUTE_BYTES_PER_VERTEX`] a vertex).
+    /// Bytes the skinning pass moves a vertex, on average over the character's vertices.
+    pub fn compute_bytes_per_vertex(&self) -> f64 {
+        match (self.compute_bytes_per_instance, self.vertices_per_instance) {
+            (0, _) | (_, 0) => UNPACKED_COMPUTE_BYTES_PER_VERTEX as f64,
+            (b, v) => b as f64 / v as f64,
+        }
+    }
+
+    /// Bytes per second the skinning pass moved ([`CrowdReport::compute_bytes_per_vertex`]).
     pub fn compute_skin_bytes_per_s(&self) -> Option<f64> {
         self.compute_skin_vertices_per_s()
-            .map(|v| v * COMPUTE_BYTES_PER_VERTEX as f64)
+            .map(|v| v * self.compute_bytes_per_vertex())
     }
 
     /// The compute pass's timestamps are not to be trusted: the driver is known to stamp a
@@ -334,12 +347,13 @@ impl std::fmt::Display for CrowdReport {
                 writeln!(
                     f,
                     "compute path ({}, {} buffer(s)): skinning pass {skin:.3} ms ({} vertices/s, \
-                     {}B/s at {COMPUTE_BYTES_PER_VERTEX} B a vertex) + plain draw {draw:.3} ms; \
+                     {}B/s at {:.0} B a vertex) + plain draw {draw:.3} ms; \
                      submit to done {wall:.3} ms",
                     self.dispatch_order.name(),
                     self.compute_buffers,
                     si(self.compute_skin_vertices_per_s().unwrap_or(0.0)),
                     si(self.compute_skin_bytes_per_s().unwrap_or(0.0)),
+                    self.compute_bytes_per_vertex(),
                 )?;
                 if let Some(r) = self.skinned_over_plain_draw() {
                     writeln!(
@@ -892,6 +906,11 @@ fn summarize(
         instances: n,
         vertices_per_instance: gpu.vertex_total(),
         vertices_per_frame: gpu.vertex_total() as u64 * n as u64,
+        compute_bytes_per_instance: gpu
+            .draws
+            .iter()
+            .map(|d| u64::from(d.vertex_count) * bytes_moved(d))
+            .sum(),
         frames: options.frames.max(1),
         size: options.size,
         palette_entries: gpu.palette_entries,

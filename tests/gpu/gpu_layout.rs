@@ -9,7 +9,7 @@ use std::mem::{offset_of, size_of};
 use skinview::gpu::shader_types::BonePaletteLayout;
 use skinview::gpu::shader_types::CaptureVertex;
 use skinview::gpu::shaders::{CAPTURE_WGSL, RENDER_WGSL, source};
-use skinview::gpu::{DrawParams, PaletteSource, VertexLayout, ViewUniform};
+use skinview::gpu::{DrawParams, InfluencePacking, PaletteSource, VertexLayout, ViewUniform};
 use wgpu::naga;
 
 fn module_for(body: &str, palette: PaletteSource) -> naga::Module {
@@ -263,7 +263,8 @@ fn vertex_layouts_match_the_vertex_inputs() {
                     F::Float32x2 => (ScalarKind::Float, 2),
                     F::Float32x3 => (ScalarKind::Float, 3),
                     F::Float32x4 => (ScalarKind::Float, 4),
-                    F::Uint32x4 => (ScalarKind::Uint, 4),
+                    F::Uint32x4 | F::Uint16x4 | F::Uint8x4 => (ScalarKind::Uint, 4),
+                    F::Unorm8x4 | F::Unorm16x4 => (ScalarKind::Float, 4),
                     other => panic!("unexpected format {other:?}"),
                 };
                 (a.shader_location, kind, n)
@@ -272,15 +273,30 @@ fn vertex_layouts_match_the_vertex_inputs() {
         v.sort_by_key(|a| a.0);
         v
     };
-    for (layout, name) in [
-        (VertexLayout::skinned(1), "VsIn4"),
-        (VertexLayout::skinned(2), "VsIn8"),
-        (VertexLayout::cpu_skinned(1), "VsIn4"),
-        (VertexLayout::cpu_skinned(2), "VsIn8"),
-    ] {
-        let mut want = inputs(name);
-        want.sort_by_key(|a| a.0);
-        assert_eq!(attributes(&layout), want, "{name}");
+    use skinview::skin::weights::{JointEncoding, WeightEncoding};
+    for joints in [Some(JointEncoding::U8), Some(JointEncoding::U16), None] {
+        for weights in [
+            WeightEncoding::Unorm8,
+            WeightEncoding::Unorm16,
+            WeightEncoding::F32,
+        ] {
+            let p = InfluencePacking { joints, weights };
+            for (layout, name) in [
+                (VertexLayout::skinned(1, p), "VsIn4"),
+                (VertexLayout::skinned(2, p), "VsIn8"),
+                (VertexLayout::cpu_skinned(1, p), "VsIn4"),
+                (VertexLayout::cpu_skinned(2, p), "VsIn8"),
+            ] {
+                let mut want = inputs(name);
+                want.sort_by_key(|a| a.0);
+                assert_eq!(attributes(&layout), want, "{name}, {}", p.describe());
+                // The joint and weight slots hold `sets` sets back to back.
+                let sets = if name == "VsIn8" { 2 } else { 1 };
+                let (j, w) = p.set_bytes();
+                let stride = |i: usize| layout.slots[i].as_ref().map(|s| s.stride);
+                assert_eq!((stride(3), stride(4)), (Some(j * sets), Some(w * sets)));
+            }
+        }
     }
 }
 

@@ -220,8 +220,8 @@ fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
     use skinview::compare::DrawErrors;
     use skinview::gpu::{DrawCapture, GpuReadback, VertexLayout};
     let Some(ctx) = common::gpu() else { return };
-    let swapped = |sets| {
-        let mut l = VertexLayout::skinned(sets);
+    let swapped = |sets, packing| {
+        let mut l = VertexLayout::skinned(sets, packing);
         // Slot 0 feeds location 0 (position), slot 1 location 1 (normal): swap them.
         let slot = |l: &mut VertexLayout, i: usize| {
             l.slots[i].as_mut().expect("slot").attributes[0].shader_location
@@ -255,7 +255,7 @@ fn draw_path_capture_catches_a_planted_vertex_layout_fault() {
                 })
                 .fold(0.0, f64::max)
         };
-        let faulty = || DrawCapture::with_layouts(ctx, [swapped(1), swapped(2)]).unwrap();
+        let faulty = || DrawCapture::with_layouts(ctx, swapped).unwrap();
         let good = worst(DrawCapture::new(ctx).unwrap(), CapturePath::Draw);
         let caught = worst(faulty(), CapturePath::Draw);
         let compute = worst(faulty(), CapturePath::CaptureShader);
@@ -280,15 +280,15 @@ fn draw_path_capture_judges_normals_too() {
     use skinview::compare::{DrawErrors, NORMAL_TOLERANCE};
     use skinview::gpu::{DrawCapture, GpuReadback, VertexLayout};
     let Some(ctx) = common::gpu() else { return };
-    let stride0 = |sets| {
-        let mut l = VertexLayout::skinned(sets);
+    let stride0 = |sets, packing| {
+        let mut l = VertexLayout::skinned(sets, packing);
         l.slots[1].as_mut().expect("normal slot").stride = 0;
         l
     };
     let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
     let mut c = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
     c.update(0.7, 0.0).unwrap();
-    let capture = DrawCapture::with_layouts(ctx, [stride0(1), stride0(2)]).unwrap();
+    let capture = DrawCapture::with_layouts(ctx, stride0).unwrap();
     let mut g = GpuReadback::with_draw_capture(ctx, &c.scene, &c.frame, None, capture).unwrap();
     let out = g
         .read(ctx, &c.scene, &c.frame, CapturePath::Draw, &[0])
