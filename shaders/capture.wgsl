@@ -91,7 +91,7 @@ fn capture(@builtin(global_invocation_id) id: vec3<u32>) {
     if (v >= draw.vertex_count) {
         return;
     }
-    palette_instance_base = id.y * draw.instance_palette_stride;
+    palette_instance_base = id.y * draw.instance_palette_rows;
     var input = load_influences(v);
     let vertex = in_vertices[v];
     input.position = vertex.position.xyz;
@@ -143,7 +143,7 @@ fn skin_vertices(
     if (v >= draw.vertex_count) {
         return;
     }
-    palette_instance_base = (chunk.instance_base + instance) * draw.instance_palette_stride;
+    palette_instance_base = (chunk.instance_base + instance) * draw.instance_palette_rows;
     var input = load_influences(v);
     input.position = vec3<f32>(in_positions[3u * v], in_positions[3u * v + 1u], in_positions[3u * v + 2u]);
     input.normal = vec3<f32>(in_normals[3u * v], in_normals[3u * v + 1u], in_normals[3u * v + 2u]);

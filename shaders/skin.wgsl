@@ -53,6 +53,7 @@ override MORPH_TARGETS: u32 = 0u;
 // Mirrors `DrawParams` in src/gpu/shader_types.rs (keep field order and padding in sync).
 struct DrawParams {
     base_color: vec4<f32>,
+    // First palette entry of the draw within a character's palette (joint_node()).
     palette_base: u32,
     vertex_count: u32,
     // The pipeline's MORPH_TARGETS (read as the constant).
@@ -70,17 +71,24 @@ struct DrawParams {
     // 1: unit normals; 0: as the blend leaves them: the pipeline's RENORMALIZE (read as the
     // constant).
     renormalize: u32,
-    // Crowds (storage path): palette entries from one instance's block to the next (one
-    // character's palette; the DQS forms follow every instance's matrices).
-    instance_palette_stride: u32,
+    // Storage path: vec4 rows from one instance's palette block to the next, in the form the
+    // draw skins with (MATRIX_ROWS or DQS_ROWS an entry; the DQS forms follow every instance's
+    // matrices).
+    instance_palette_rows: u32,
     // Crowds: vertices from one instance's copy to the next in the compute-skinned buffer.
     instance_vertex_stride: u32,
+    // Storage path: the vec4 row of the draw's first entry in instance 0's block, in the form
+    // it skins with.
+    palette_row_base: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 };
 @group(1) @binding(0) var<uniform> draw: DrawParams;
 
-// The palette block of the instance being skinned: an entry point that draws or skins a crowd
-// sets it (instance × draw.instance_palette_stride) before calling skin(); 0 otherwise. Read by
-// the storage palette source's palette_matrix().
+// The palette block of the instance being skinned, in vec4 rows: an entry point that draws or
+// skins a crowd sets it (instance × draw.instance_palette_rows) before calling skin(); 0
+// otherwise. Read by the storage palette source's palette_matrix().
 var<private> palette_instance_base: u32 = 0u;
 
 struct SkinInput {

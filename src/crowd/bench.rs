@@ -9,6 +9,7 @@ use web_time::Instant;
 use super::{Crowd, CrowdSetup};
 use crate::error::Result;
 use crate::scene::Scene;
+use crate::skin::MatrixRows;
 use crate::skin::skinned_bounds::SkinnedBounds;
 
 /// Frames in one timed run (ozz_bench's `kFrames`: one second at 60 Hz).
@@ -41,7 +42,8 @@ pub struct CrowdBenchRow {
     pub max_us_per_frame: f64,
     /// `stage_us_per_frame` per character, ns.
     pub ns_per_character: f64,
-    /// Bytes of palettes the GPU crowd uploads a frame (every character's matrices).
+    /// Bytes of palettes the GPU crowd uploads a frame (every character's matrices as
+    /// [`MatrixRows`], linear blending's form).
     pub upload_bytes_per_frame: u64,
     /// Palette writes a frame on the GPU crowd: one, whatever the size
     /// ([`crate::crowd::Crowd::palettes`] is the one buffer written).
@@ -93,7 +95,7 @@ pub fn measure(
         min_us_per_frame: per_frame_us[0],
         max_us_per_frame: per_frame_us[per_frame_us.len() - 1],
         ns_per_character: median * 1e3 / crowd.len() as f64,
-        upload_bytes_per_frame: std::mem::size_of_val(crowd.palettes()) as u64,
+        upload_bytes_per_frame: (crowd.palettes().len() * size_of::<MatrixRows>()) as u64,
         palette_writes_per_frame: 1,
         bound_us_per_frame: bound_us,
     })

@@ -5,7 +5,7 @@
 //!
 //! | group | storage path | uniform path |
 //! |---|---|---|
-//! | 0 frame (per scene) | 0: palette `array<mat4x4<f32>>`, 1: morph weights `array<f32>`, 2: node of each palette entry `array<u32>`, 3: per-vertex errors `array<f32>` (2, 3: vertex stage only) | 0: per-vertex errors, R32Float texture |
+//! | 0 frame (per scene) | 0: palette `array<vec4<f32>>` (3 rows an entry, 4 in DQS form), 1: morph weights `array<f32>`, 2: node of each palette entry `array<u32>`, 3: per-vertex errors `array<f32>` (2, 3: vertex stage only) | 0: per-vertex errors, R32Float texture |
 //! | 1 draw (per draw) | 0: `DrawParams`, 1: morph deltas `array<vec4<f32>>`, 2: base colour texture, 3: its sampler | 0: `DrawParams`, 1: morph deltas, Rgba32Float texture, 2, 3: as storage, 4: `BonePalette` uniform (K matrices, their nodes, morph weights), at a dynamic offset (the instance's run of blocks) |
 //! | 2 view (render, draw capture) | 0: `ViewUniform` | same |
 //! | 2 capture io (capture shader) | its own layout, see `capture.rs` | — |

@@ -17,12 +17,14 @@ use super::context::{GpuContext, check_source};
 use super::influence_packing::InfluencePacking;
 use super::layouts::PaletteLayouts;
 use super::palette_source::PaletteSource;
-use super::shader_types::{BonePaletteLayout, CaptureVertex, DrawParams, UNIFORM_MORPH_SLOTS};
+use super::shader_types::{
+    BonePaletteLayout, CaptureVertex, DrawParams, PALETTE_MATRIX_ROWS, UNIFORM_MORPH_SLOTS,
+};
 use crate::error::{Error, Result};
 use crate::frame::FrameState;
 use crate::scene::{Draw, Primitive, Scene, SkinWeights, Texture, Topology, Wrap};
-use crate::skin::ReductionStats;
 use crate::skin::weights::reduce_influences;
+use crate::skin::{MatrixRows, ReductionStats};
 
 pub use crate::skin::weights::GPU_MAX_INFLUENCES;
 
@@ -162,6 +164,8 @@ pub struct SceneBuffers {
     pub(super) dq_scratch: Vec<Mat4>,
     /// Scratch: one instance's palette moved to where it stands.
     pub(super) moved: Vec<Mat4>,
+    /// Scratch: palette entries as the storage palette's rows.
+    pub(super) rows: Vec<MatrixRows>,
     /// Scratch: one instance's run of uniform blocks.
     pub(super) block_scratch: Vec<u8>,
     /// Queue writes since they were last taken.
@@ -388,6 +392,7 @@ impl SceneBuffers {
             palette_entries: frame.layout.len,
             dq_scratch: Vec::new(),
             moved: Vec::new(),
+            rows: Vec::new(),
             block_scratch: Vec::new(),
             writes: Default::default(),
             source,
@@ -583,8 +588,11 @@ fn storage_frame_store(
 ) -> Result<FrameStore> {
     let device = &ctx.device;
     let instances = plan.instances;
-    let palette_bytes =
-        instances as u64 * (2 * frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64;
+    // One character's entries as rows and in DQS form.
+    let character_bytes = (frame.layout.len.max(1)
+        * (std::mem::size_of::<MatrixRows>() + std::mem::size_of::<Mat4>()))
+        as u64;
+    let palette_bytes = instances as u64 * character_bytes;
     let max_binding = device.limits().max_storage_buffer_binding_size;
     if palette_bytes > max_binding {
         return Err(Error::Gpu(format!(
@@ -592,7 +600,7 @@ fn storage_frame_store(
              bytes) exceed the adapter's storage binding limit {max_binding}: at most {} \
              characters of this model fit",
             frame.layout.len,
-            max_binding / (2 * frame.layout.len.max(1) * std::mem::size_of::<Mat4>()) as u64
+            max_binding / character_bytes
         )));
     }
     let palette = device.create_buffer(&wgpu::BufferDescriptor {
@@ -951,12 +959,18 @@ impl DrawUpload<'_> {
             skin_mode: 0,
             normal_mode: 0,
             renormalize: 1,
-            instance_palette_stride: if storage {
-                self.frame.layout.len as u32
+            instance_palette_rows: if storage {
+                self.frame.layout.len as u32 * PALETTE_MATRIX_ROWS
             } else {
                 0
             },
             instance_vertex_stride: self.plan.vertex_total as u32,
+            palette_row_base: if storage {
+                self.frame.layout.draw_base[i] * PALETTE_MATRIX_ROWS
+            } else {
+                0
+            },
+            ..DrawParams::default()
         }
     }
 

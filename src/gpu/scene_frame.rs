@@ -9,11 +9,13 @@ use glam::{Mat4, Vec3};
 use super::context::GpuContext;
 use super::palette_source::PaletteSource;
 use super::scene_buffers::{ErrorStore, FrameWrites, SceneBuffers, write_float_texture};
-use super::shader_types::{BonePaletteLayout, CPU_VERTEX_STRIDE};
+use super::shader_types::{
+    BonePaletteLayout, CPU_VERTEX_STRIDE, PALETTE_DQS_ROWS, PALETTE_MATRIX_ROWS,
+};
 use crate::error::{Error, Result};
 use crate::frame::FrameState;
 use crate::scene::Scene;
-use crate::skin::{SkinMode, SkinOptions, SkinnedVertices, dqs};
+use crate::skin::{MatrixRows, SkinMode, SkinOptions, SkinnedVertices, dqs};
 
 impl SceneBuffers {
     /// Write this frame's palette (instance 0's on a crowd) and morph weights: on the storage
@@ -115,14 +117,14 @@ impl SceneBuffers {
         let Some(buffer) = &self.palette else {
             return Ok(());
         };
-        let matrix = std::mem::size_of::<Mat4>();
-        let forms = if self.any_dqs() { 2 } else { 1 };
-        // The matrices of the drawn instances, then (DQS) the packed forms at their place
-        // after every instance's matrices.
-        let bytes = if forms == 2 {
-            (n + drawn) * e * matrix
+        let (rows, dq) = (size_of::<MatrixRows>(), size_of::<Mat4>());
+        let dqs = self.any_dqs();
+        // The rows of the drawn instances, then (DQS) the packed forms at their place after
+        // every instance's rows.
+        let bytes = if dqs {
+            n * e * rows + drawn * e * dq
         } else {
-            drawn * e * matrix
+            drawn * e * rows
         };
         let Some(size) = wgpu::BufferSize::new(bytes as u64) else {
             return Ok(());
@@ -132,17 +134,19 @@ impl SceneBuffers {
                 "crowd palettes: the queue gave no staging memory".into(),
             ));
         };
-        let block = e * matrix;
+        let (block, dq_block) = (e * rows, e * dq);
         for (i, c) in chosen.iter().enumerate() {
             let (p, o) = (&palettes[c * e..(c + 1) * e], offsets[c]);
             self.moved.clear();
             self.moved.extend(p.iter().map(|m| moved(*m, o)));
+            self.rows.clear();
+            self.rows.extend(self.moved.iter().map(MatrixRows::of));
             view.slice(i * block..(i + 1) * block)
-                .copy_from_slice(bytemuck::cast_slice(&self.moved));
-            if forms == 2 {
+                .copy_from_slice(bytemuck::cast_slice(&self.rows));
+            if dqs {
                 dqs::pack_palette(&self.moved, &mut self.dq_scratch);
-                let at = (n + i) * block;
-                view.slice(at..at + block)
+                let at = n * block + i * dq_block;
+                view.slice(at..at + dq_block)
                     .copy_from_slice(bytemuck::cast_slice(&self.dq_scratch));
             }
         }
@@ -309,43 +313,41 @@ impl SceneBuffers {
         }
     }
 
-    /// Matrices into instance `instance`'s block, and their DQS form into its DQS block (after
-    /// every instance's matrices) when a draw needs it.
+    /// Matrices (as rows) into instance `instance`'s block, and their DQS form into its DQS
+    /// block (after every instance's rows) when a draw needs it.
     fn write_palette_block(&mut self, ctx: &GpuContext, instance: u32, palette: &[Mat4]) {
         let Some(buffer) = &self.palette else { return };
         if palette.is_empty() {
             return;
         }
-        let matrix = std::mem::size_of::<Mat4>() as u64;
-        let block = self.palette_entries as u64 * matrix;
-        ctx.queue.write_buffer(
-            buffer,
-            instance as u64 * block,
-            bytemuck::cast_slice(palette),
-        );
+        let e = self.palette_entries as u64;
+        let (rows, dq) = (size_of::<MatrixRows>() as u64, size_of::<Mat4>() as u64);
+        self.rows.clear();
+        self.rows.extend(palette.iter().map(MatrixRows::of));
+        let written: &[u8] = bytemuck::cast_slice(&self.rows);
+        ctx.queue
+            .write_buffer(buffer, u64::from(instance) * e * rows, written);
         self.writes.palette += 1;
-        self.writes.palette_bytes += std::mem::size_of_val(palette) as u64;
+        self.writes.palette_bytes += written.len() as u64;
         if self.any_dqs() {
             dqs::pack_palette(palette, &mut self.dq_scratch);
-            ctx.queue.write_buffer(
-                buffer,
-                (self.instances + instance) as u64 * block,
-                bytemuck::cast_slice(&self.dq_scratch),
-            );
+            let at = u64::from(self.instances) * e * rows + u64::from(instance) * e * dq;
+            let written: &[u8] = bytemuck::cast_slice(&self.dq_scratch);
+            ctx.queue.write_buffer(buffer, at, written);
             self.writes.palette += 1;
-            self.writes.palette_bytes += std::mem::size_of_val(&self.dq_scratch[..]) as u64;
+            self.writes.palette_bytes += written.len() as u64;
         }
     }
 
-    /// Palette bytes one character's frame writes: on the storage path its matrices, and their
-    /// DQS form when a draw skins with DQS; on the uniform path each draw's own matrices (in
-    /// the form the draw skins with).
+    /// Palette bytes one character's frame writes: on the storage path its matrices as rows,
+    /// and their DQS form when a draw skins with DQS; on the uniform path each draw's own
+    /// matrices (in the form the draw skins with).
     pub fn palette_upload_bytes(&self) -> u64 {
-        let matrix = std::mem::size_of::<Mat4>() as u64;
+        let e = self.palette_entries as u64;
         match self.source {
             PaletteSource::Storage => {
-                let blocks = if self.any_dqs() { 2 } else { 1 };
-                blocks * self.palette_entries as u64 * matrix
+                let dq = if self.any_dqs() { size_of::<Mat4>() } else { 0 };
+                e * (size_of::<MatrixRows>() + dq) as u64
             }
             // Every draw's whole block (a crowd frame writes an instance's run of blocks).
             PaletteSource::Uniform { .. } => {
@@ -369,20 +371,26 @@ impl SceneBuffers {
     /// the packed half of the storage palette; uniform blocks are packed per draw).
     /// Out-of-range draws are ignored.
     pub fn set_skin_options(&mut self, ctx: &GpuContext, draw: usize, options: SkinOptions) {
-        // DQS draws read the packed blocks, which follow every instance's matrices.
-        let dqs_base = self.instances * self.palette_entries as u32;
+        // DQS draws read the packed blocks, which follow every instance's rows.
+        let e = self.palette_entries as u32;
+        let dqs_first_row = self.instances * e * PALETTE_MATRIX_ROWS;
         let storage = self.source == PaletteSource::Storage;
         let Some(gd) = self.draws.get_mut(draw) else {
             return;
         };
         gd.params_data.set_options(options);
         if storage {
-            gd.params_data.palette_base = gd.matrix_base
-                + if options.mode == SkinMode::Dqs {
-                    dqs_base
-                } else {
-                    0
-                };
+            let p = &mut gd.params_data;
+            (p.palette_row_base, p.instance_palette_rows) = match options.mode {
+                SkinMode::Dqs => (
+                    dqs_first_row + gd.matrix_base * PALETTE_DQS_ROWS,
+                    e * PALETTE_DQS_ROWS,
+                ),
+                SkinMode::Lbs | SkinMode::Stitch => (
+                    gd.matrix_base * PALETTE_MATRIX_ROWS,
+                    e * PALETTE_MATRIX_ROWS,
+                ),
+            };
         }
         ctx.queue
             .write_buffer(&gd.params, 0, bytemuck::bytes_of(&gd.params_data));

@@ -10,6 +10,7 @@
 //! | [`CaptureVertex`], [`SkinChunk`], [`WORKGROUP_SIZE`] | shaders/capture.wgsl |
 //! | [`BonePaletteLayout`], [`UNIFORM_MORPH_SLOTS`] | `BonePalette`, shaders/palette_uniform.wgsl |
 //! | [`CPU_VERTEX_STRIDE`] | the pre-skinned vertex buffer of shaders/render.wgsl and capture.wgsl |
+//! | [`PALETTE_MATRIX_ROWS`], [`PALETTE_DQS_ROWS`] | `MATRIX_ROWS`, `DQS_ROWS`, shaders/palette_storage.wgsl |
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec3};
@@ -24,7 +25,8 @@ use crate::skin::{NormalMode, SkinOptions};
 pub struct DrawParams {
     /// Base colour factor (linear RGBA).
     pub base_color: [f32; 4],
-    /// First palette entry of this draw's skin (or its one rigid matrix).
+    /// First palette entry of this draw's skin (or its one rigid matrix) within a character's
+    /// palette (what `joint_node` indexes from).
     pub palette_base: u32,
     /// Vertices of the draw.
     pub vertex_count: u32,
@@ -45,13 +47,28 @@ pub struct DrawParams {
     pub normal_mode: u32,
     /// 1: unit normals; 0: as the blend leaves them.
     pub renormalize: u32,
-    /// Crowds (storage path): palette entries from one instance's block to the next (one
-    /// character's palette; the DQS forms follow every instance's matrices).
-    pub instance_palette_stride: u32,
+    /// Storage path: `vec4` rows from one instance's palette block to the next, in the form
+    /// the draw skins with ([`PALETTE_MATRIX_ROWS`] or [`PALETTE_DQS_ROWS`] an entry; the DQS
+    /// forms follow every instance's matrices).
+    pub instance_palette_rows: u32,
     /// Crowds: vertices from one instance's copy to the next in the compute-skinned buffer
     /// (the scene's vertex total).
     pub instance_vertex_stride: u32,
+    /// Storage path: the `vec4` row of the draw's first entry in instance 0's block, in the
+    /// form it skins with.
+    pub palette_row_base: u32,
+    /// Pads the struct to a multiple of 16 bytes (a uniform's size).
+    pub _pad: [u32; 3],
 }
+
+/// Storage palette: `vec4` rows of one matrix entry, its top three rows
+/// ([`crate::skin::MatrixRows`]; mirrors `MATRIX_ROWS` in shaders/palette_storage.wgsl).
+pub const PALETTE_MATRIX_ROWS: u32 = 3;
+
+/// Storage palette: `vec4` rows of one packed DQS entry (14 floats: real and dual quaternions,
+/// symmetric scale/shear; [`crate::skin::dqs::pack`]; mirrors `DQS_ROWS` in
+/// shaders/palette_storage.wgsl).
+pub const PALETTE_DQS_ROWS: u32 = 4;
 
 impl DrawParams {
     /// Set the skinning fields from `options`.

@@ -17,5 +17,5 @@ pub use dqs::{DqJoint, DqsSkinningJob};
 pub use errors::{RunningError, VertexErrors, nan_as_infinite, position_error, vertex_distances};
 pub use modes::{NormalMode, SkinMode, SkinOptions};
 pub use morph::MorphJob;
-pub use palette::{PaletteJob, PaletteLayout};
+pub use palette::{MatrixRows, PaletteJob, PaletteLayout};
 pub use weights::{Influence, ReductionStats, VertexWeights};

@@ -15,11 +15,43 @@
 //!
 //! Limits: a joint listed by several skins gets one entry per skin (each with that skin's
 //! inverse bind matrix), computed each time.
+//!
+//! Upload form: [`MatrixRows`], an entry's top three rows (48 bytes instead of 64), what the
+//! GPU's storage palette holds for linear blending and stitching.
 
-use glam::{DMat4, Mat4};
+use bytemuck::{Pod, Zeroable};
+use glam::{DMat4, Mat4, Vec4};
 
 use crate::error::{Error, Result};
 use crate::scene::Scene;
+
+/// A palette matrix's top three rows: the 3×4 form a GPU reads for linear blending and
+/// stitching (Unreal's and ozz-animation's samples upload skinning matrices the same way). The
+/// last row of a palette matrix is never read by those blends: positions take `(M p).xyz`,
+/// normals and tangents the upper 3×3, so dropping it changes no skinned vertex, whatever the
+/// matrix (an inverse bind matrix with a projective last row included). Mirrored by
+/// `palette_matrix()` in shaders/palette_storage.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct MatrixRows(pub [Vec4; 3]);
+
+impl MatrixRows {
+    /// Rows 0, 1 and 2 of `m` (each `(m.x_axis[i], m.y_axis[i], m.z_axis[i], m.w_axis[i])`).
+    pub fn of(m: &Mat4) -> MatrixRows {
+        MatrixRows([m.row(0), m.row(1), m.row(2)])
+    }
+
+    /// The matrix with these rows and `(0, 0, 0, 1)` below them.
+    pub fn to_mat4(self) -> Mat4 {
+        let [x, y, z] = self.0;
+        Mat4::from_cols(
+            Vec4::new(x.x, y.x, z.x, 0.0),
+            Vec4::new(x.y, y.y, z.y, 0.0),
+            Vec4::new(x.z, y.z, z.z, 0.0),
+            Vec4::new(x.w, y.w, z.w, 1.0),
+        )
+    }
+}
 
 /// Where each skin's and each draw's palette starts in the frame palette.
 #[derive(Clone, Debug)]

@@ -586,3 +586,43 @@ fn dump_modes_on_a_twisted_gltf_tube() {
         }
     }
 }
+
+/// The storage palette's 3×4 form (`MatrixRows`) keeps every row a linear blend or stitching
+/// reads: over random matrices, projective last rows included, the rows rebuild the matrix with
+/// (0, 0, 0, 1) below, and a point, a normal's linear part and a direction transform exactly as
+/// with the full matrix.
+#[test]
+fn matrix_rows_keep_what_linear_blending_reads() {
+    use glam::Vec4;
+    use skinview::skin::MatrixRows;
+    let mut rng = XorShift64(0x3a4f);
+    for _ in 0..200 {
+        let cols: Vec<Vec4> = (0..4)
+            .map(|_| {
+                Vec4::new(
+                    rng.range(-3.0, 3.0),
+                    rng.range(-3.0, 3.0),
+                    rng.range(-3.0, 3.0),
+                    rng.range(-1.0, 1.0),
+                )
+            })
+            .collect();
+        let m = Mat4::from_cols(cols[0], cols[1], cols[2], cols[3]);
+        let rows = MatrixRows::of(&m);
+        for i in 0..3 {
+            assert_eq!(rows.0[i], m.row(i));
+        }
+        let back = rows.to_mat4();
+        assert_eq!(back.row(3), Vec4::W);
+        let p = Vec3::new(
+            rng.range(-2.0, 2.0),
+            rng.range(-2.0, 2.0),
+            rng.range(-2.0, 2.0),
+        );
+        assert_eq!(
+            (back * p.extend(1.0)).truncate(),
+            (m * p.extend(1.0)).truncate()
+        );
+        assert_eq!(back.transform_vector3(p), m.transform_vector3(p));
+    }
+}

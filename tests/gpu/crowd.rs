@@ -250,8 +250,8 @@ fn crowd_benchmark_reports_both_paths_and_draws_the_crowd() {
     assert_eq!(r.vertices_per_frame, 3 * vertices as u64);
     assert_eq!(
         r.palette_upload_bytes,
-        3 * 64 * r.palette_entries as u64,
-        "LBS uploads the matrices alone"
+        3 * 48 * r.palette_entries as u64,
+        "LBS uploads the matrices' rows alone"
     );
     assert!(r.vertex_wall_ms.unwrap() > 0.0 && r.compute_wall_ms.unwrap() > 0.0);
     assert_eq!(r.skin_alone.len(), 2, "both dispatch orders timed");
@@ -437,8 +437,9 @@ fn compute_skinning_refusals_say_why() {
 
 /// One palette write a frame for any crowd size, on the storage palette (the DQS forms in the
 /// same write) and on the uniform palette (one buffer of blocks); on the storage palette the
-/// bytes it carries are every instance's palette (twice with DQS); a frame's other writes are
-/// counted apart; palettes or offsets of the wrong length are refused and nothing is written.
+/// bytes it carries are every instance's palette (as rows, and packed again with DQS); a
+/// frame's other writes are counted apart; palettes or offsets of the wrong length are refused
+/// and nothing is written.
 #[test]
 fn a_crowd_frame_writes_its_palettes_once() {
     let Some(ctx) = common::gpu() else { return };
@@ -470,11 +471,13 @@ fn a_crowd_frame_writes_its_palettes_once() {
             gpu.write_morph_weights(ctx, &c.scene, &c.frame);
             gpu.write_crowd(ctx, &palettes, &offsets).unwrap();
             let w = gpu.take_writes();
-            let forms = if mode == SkinMode::Dqs { 2 } else { 1 };
+            // Every instance's matrices as three rows (48 bytes), and with DQS every
+            // instance's packed joints (64 bytes) after them.
+            let entry_bytes = if mode == SkinMode::Dqs { 48 + 64 } else { 48 };
             assert_eq!(w.palette, 1, "{n} instances, {mode:?}");
             assert_eq!(
                 w.palette_bytes,
-                forms * n as u64 * e as u64 * 64,
+                n as u64 * e as u64 * entry_bytes,
                 "{n} instances"
             );
         }

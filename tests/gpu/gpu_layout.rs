@@ -92,13 +92,17 @@ fn draw_params_matches_skin_wgsl() {
                 ("normal_mode", offset_of!(DrawParams, normal_mode)),
                 ("renormalize", offset_of!(DrawParams, renormalize)),
                 (
-                    "instance_palette_stride",
-                    offset_of!(DrawParams, instance_palette_stride),
+                    "instance_palette_rows",
+                    offset_of!(DrawParams, instance_palette_rows),
                 ),
                 (
                     "instance_vertex_stride",
                     offset_of!(DrawParams, instance_vertex_stride),
                 ),
+                ("palette_row_base", offset_of!(DrawParams, palette_row_base)),
+                ("_pad0", offset_of!(DrawParams, _pad)),
+                ("_pad1", offset_of!(DrawParams, _pad) + 4),
+                ("_pad2", offset_of!(DrawParams, _pad) + 8),
             ],
         );
     }
