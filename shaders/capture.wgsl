@@ -2,10 +2,10 @@
 // both calling the shared skin() (skin.wgsl, prepended):
 // - `capture`: every vertex of a draw (of each crowd instance) skinned into a record for
 //   readback (position, normal, tangent). Pipeline: src/gpu/capture.rs.
-// - `skin_vertices`: the compute-skinning path, as Unreal's and Godot's: each vertex of a draw
-//   (and of each crowd instance) skinned once per frame into the scene's skinned vertex
-//   buffer, which a plain vertex shader then draws (render.wgsl with CPU_SKINNED), so several
-//   passes share one skinning. Pipeline: src/gpu/compute_skin.rs.
+// - `skin_vertices`: the compute-skinning path, as Unreal's and Godot's: each vertex of every
+//   draw of a batch (and of each crowd instance) skinned once per frame, in one dispatch, into
+//   the scene's skinned vertex buffer, which a plain vertex shader then draws (render.wgsl
+//   with CPU_SKINNED), so several passes share one skinning. Pipeline: src/gpu/compute_skin.rs.
 
 // Mirrors `CaptureVertex` in src/gpu/shader_types.rs (keep field order in sync).
 struct CaptureVertex {
@@ -24,8 +24,9 @@ struct CaptureVertex {
 @group(2) @binding(2) var<storage, read> in_weights: array<u32>;
 // `capture`: skinned position, normal, tangent per vertex.
 @group(2) @binding(3) var<storage, read_write> out_vertices: array<CaptureVertex>;
-// `skin_vertices` reads the draw's own vertex buffers (POSITION, NORMAL: 3 floats a vertex)
-// rather than the capture's 48-byte records: 24 bytes and the packed influences in (8 for u8
+// `skin_vertices` reads its batch's copies of the draws' vertex buffers (POSITION, NORMAL: 3
+// floats a vertex; joints and weights as packed), draw after draw, rather than the capture's
+// 48-byte records: 24 bytes and the packed influences in (8 for u8
 // joints and unorm8 weights, 32 for u32 and f32), 24 out a vertex.
 @group(2) @binding(5) var<storage, read> in_positions: array<f32>;
 @group(2) @binding(6) var<storage, read> in_normals: array<f32>;
@@ -91,6 +92,7 @@ fn capture(@builtin(global_invocation_id) id: vec3<u32>) {
     if (v >= draw.vertex_count) {
         return;
     }
+    skin_draw = draw;
     palette_instance_base = id.y * draw.instance_palette_rows;
     var input = load_influences(v);
     let vertex = in_vertices[v];
@@ -113,17 +115,40 @@ struct SkinChunk {
 };
 @group(2) @binding(7) var<uniform> chunk: SkinChunk;
 
+// Mirrors `BatchDraw` in src/gpu/shader_types.rs (keep in sync): one draw of a batch, the
+// draws `skin_vertices` skins in one dispatch (src/gpu/compute_skin.rs `Batch`).
+struct BatchDraw {
+    // The draw's index in the scene (into draw_params).
+    draw: u32,
+    // Its first vertex in the batch's inputs (positions, normals, joints, weights; its morph
+    // deltas start MORPH_TARGETS × 3 × first_vertex deltas in).
+    first_vertex: u32,
+    // Its first 64-vertex block in the batch.
+    first_block: u32,
+    _pad: u32,
+};
+// Every draw's parameters (src/gpu/scene_buffers.rs `SceneBuffers::draw_params`), as its
+// uniform holds them.
+@group(2) @binding(8) var<storage, read> draw_params: array<DrawParams>;
+@group(2) @binding(9) var<storage, read> batch_draws: array<BatchDraw>;
+// Per 64-vertex block of the batch: its draw (an index into batch_draws). Each draw starts a
+// block, so a workgroup skins one draw.
+@group(2) @binding(10) var<storage, read> block_draws: array<u32>;
+
 // Dispatch order of `skin_vertices` (src/gpu/compute_skin.rs `DispatchOrder`): false = the
 // instance is the outer index (workgroup z; one instance's vertices, then the next's), true =
 // the instance is the inner one (workgroup x: neighbouring workgroups skin the same 64
 // vertices for consecutive instances, so the mesh data is read from cache).
 override INSTANCE_INNER: bool = false;
 
-// Grid (instance outer): x × y workgroups cover the draw's vertices (y > 1 only past the
+// Grid (instance outer): x × y workgroups cover the batch's blocks (y > 1 only past the
 // adapter's workgroups-per-dimension limit), z is the instance. Instance inner: x is the
-// instance, y × z cover the vertices. Each thread writes its vertex's six floats itself: staging
-// a workgroup's outputs in workgroup memory to write them coalesced ran 10–20 % slower on an
-// H200 (BENCHMARKS.md).
+// instance, y × z cover the blocks. A batch is every draw that shares the influence sets,
+// packing and morph target count, so one dispatch skins them all; a draw whose skinning options
+// differ from this pipeline's is left to the dispatch made with its own (its workgroups
+// return at once). Each thread writes its vertex's six floats itself: staging a workgroup's
+// outputs in workgroup memory to write them coalesced ran 10–20 % slower on an H200
+// (BENCHMARKS.md).
 @compute @workgroup_size(WORKGROUP)
 fn skin_vertices(
     @builtin(workgroup_id) group: vec3<u32>,
@@ -139,18 +164,29 @@ fn skin_vertices(
         instance = group.z;
         block = group.y * groups.x + group.x;
     }
-    let v = block * WORKGROUP + lane;
-    if (v >= draw.vertex_count) {
+    if (block >= arrayLength(&block_draws)) {
         return;
     }
-    palette_instance_base = (chunk.instance_base + instance) * draw.instance_palette_rows;
-    var input = load_influences(v);
-    input.position = vec3<f32>(in_positions[3u * v], in_positions[3u * v + 1u], in_positions[3u * v + 2u]);
-    input.normal = vec3<f32>(in_normals[3u * v], in_normals[3u * v + 1u], in_normals[3u * v + 2u]);
+    let b = batch_draws[block_draws[block]];
+    skin_draw = draw_params[b.draw];
+    let options = vec3<u32>(skin_draw.skin_mode, skin_draw.normal_mode, skin_draw.renormalize);
+    if (any(options != vec3<u32>(SKIN_MODE, NORMAL_MODE, u32(RENORMALIZE)))) {
+        return;
+    }
+    let v = (block - b.first_block) * WORKGROUP + lane;
+    if (v >= skin_draw.vertex_count) {
+        return;
+    }
+    palette_instance_base = (chunk.instance_base + instance) * skin_draw.instance_palette_rows;
+    morph_delta_base = MORPH_TARGETS * 3u * b.first_vertex;
+    let at = b.first_vertex + v;
+    var input = load_influences(at);
+    input.position = vec3<f32>(in_positions[3u * at], in_positions[3u * at + 1u], in_positions[3u * at + 2u]);
+    input.normal = vec3<f32>(in_normals[3u * at], in_normals[3u * at + 1u], in_normals[3u * at + 2u]);
     // No tangent: the plain vertex shader does not read one (skin() still returns it).
     input.tangent = vec4<f32>(0.0);
     let s = skin(v, input);
-    let o = (instance * draw.instance_vertex_stride + draw.first_vertex + v) * 6u;
+    let o = (instance * skin_draw.instance_vertex_stride + skin_draw.first_vertex + v) * 6u;
     skinned[o] = s.position.x;
     skinned[o + 1u] = s.position.y;
     skinned[o + 2u] = s.position.z;

@@ -27,7 +27,7 @@ const DQS_ROWS: u32 = 4u;
 // Entry j of the draw's palette in the form it skins with: a DQS draw's packed joint as its
 // four columns, otherwise the matrix rebuilt from its three rows with (0, 0, 0, 1) below.
 fn palette_matrix(j: u32) -> mat4x4<f32> {
-    let first = palette_instance_base + draw.palette_row_base;
+    let first = palette_instance_base + skin_draw.palette_row_base;
     if (SKIN_MODE == SKIN_DQS) {
         let at = first + DQS_ROWS * j;
         return mat4x4<f32>(palette[at], palette[at + 1u], palette[at + 2u], palette[at + 3u]);
@@ -45,11 +45,11 @@ fn palette_matrix(j: u32) -> mat4x4<f32> {
 }
 
 fn morph_weight(k: u32) -> f32 {
-    return morph_weights[draw.morph_weight_base + k];
+    return morph_weights[skin_draw.morph_weight_base + k];
 }
 
 fn morph_delta(i: u32) -> vec4<f32> {
-    return morph_deltas[i];
+    return morph_deltas[morph_delta_base + i];
 }
 
 fn joint_node(j: u32) -> u32 {

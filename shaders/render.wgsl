@@ -169,6 +169,7 @@ fn vs_skin4(v: VsIn4) -> VsOut {
     i.weights0 = v.weights0;
     i.joints1 = vec4<u32>(0u);
     i.weights1 = vec4<f32>(0.0);
+    skin_draw = draw;
     palette_instance_base = v.instance_index * draw.instance_palette_rows;
     let s = skin(v.vertex_index, i);
     return finish(v.vertex_index, v.instance_index, s.position, s.normal, v.uv, tint);
@@ -192,6 +193,7 @@ fn vs_skin8(v: VsIn8) -> VsOut {
     i.weights0 = v.weights0;
     i.joints1 = v.joints1;
     i.weights1 = v.weights1;
+    skin_draw = draw;
     palette_instance_base = v.instance_index * draw.instance_palette_rows;
     let s = skin(v.vertex_index, i);
     return finish(v.vertex_index, v.instance_index, s.position, s.normal, v.uv, tint);

@@ -91,6 +91,15 @@ struct DrawParams {
 // otherwise. Read by the storage palette source's palette_matrix().
 var<private> palette_instance_base: u32 = 0u;
 
+// The draw skin() skins and its palette source reads (palette_matrix, morph_weight): every
+// entry point that calls skin() sets it first, from its draw's uniform (`skin_draw = draw`)
+// or, in the compute-skinning pass, from the scene's table of draws (one dispatch skins every
+// draw of a batch, capture.wgsl `skin_vertices`).
+var<private> skin_draw: DrawParams;
+// Storage palette source: where the draw's morph deltas start in the bound delta array (the
+// compute-skinning pass binds a batch's deltas, draw after draw); 0 otherwise.
+var<private> morph_delta_base: u32 = 0u;
+
 struct SkinInput {
     position: vec3<f32>,
     normal: vec3<f32>,
@@ -221,7 +230,7 @@ fn skin(vertex_index: u32, input: SkinInput) -> SkinOutput {
     for (var k = 0u; k < MORPH_TARGETS; k = k + 1u) {
         let w = morph_weight(k);
         if (w != 0.0) {
-            let at = (k * draw.vertex_count + vertex_index) * 3u;
+            let at = (k * skin_draw.vertex_count + vertex_index) * 3u;
             p = p + morph_delta(at).xyz * w;
             n = n + morph_delta(at + 1u).xyz * w;
             t = t + morph_delta(at + 2u).xyz * w;

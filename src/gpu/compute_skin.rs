@@ -11,20 +11,29 @@
 //! code too, and the draw-path capture reads the drawn buffer back
 //! ([`super::CapturePath::ComputePass`]).
 //!
-//! Cost: one dispatch per draw and output buffer (64-thread workgroups, instances along z, or
-//! along x in [`DispatchOrder::InstanceInner`]); reads from the draw's own vertex buffers its
-//! position and normal (12 each) and its joints and weights as packed
-//! ([`super::influence_packing`]: 8 bytes for four u8 joints and unorm8 weights, 20 with f32
-//! weights, 32 unpacked), and writes 24: [`bytes_moved`]. A crowd's copies
-//! (instances × vertices × 24 bytes) are split over as many output buffers as the adapter's
-//! storage binding size asks, whole instances in each. Limits: one instance's copy must fit
-//! one binding; a draw may have up to 64 × the adapter's workgroups per dimension² vertices;
-//! storage palette path only.
+//! Batches: draws that share their influence sets, joint and weight packing and morph target
+//! count are skinned in one dispatch per output buffer (RecursiveSkeletons' 84 draws in one),
+//! their inputs copied draw after draw into the batch's buffers at set-up, a table giving each
+//! 64-vertex block its draw, and every draw's parameters read from the scene's table
+//! ([`SceneBuffers::draw_params`]), so per-draw skinning options cost a dispatch only when a
+//! batch's draws differ in them. Bevy packs every skin's matrices into one buffer for the same
+//! reason: the cost of a crowd should not grow with its draw calls.
+//!
+//! Cost: one dispatch per batch and output buffer (64-thread workgroups, instances along z, or
+//! along x in [`DispatchOrder::InstanceInner`]); reads each vertex's position and normal (12
+//! each) and its joints and weights as packed ([`super::influence_packing`]: 8 bytes for four
+//! u8 joints and unorm8 weights, 20 with f32 weights, 32 unpacked), and writes 24:
+//! [`bytes_moved`]. Memory: the batches' inputs are a second copy of the draws' positions,
+//! normals, joints, weights and morph deltas. A crowd's copies (instances × vertices × 24
+//! bytes) are split over as many output buffers as the adapter's storage binding size asks,
+//! whole instances in each. Limits: one instance's copy must fit one binding; a batch may have
+//! up to 64 × the adapter's workgroups per dimension² vertices; storage palette path only.
 
 use super::context::GpuContext;
+use super::influence_packing::InfluencePacking;
 use super::palette_source::PaletteSource;
 use super::scene_buffers::{GpuDraw, PreSkinned, SceneBuffers};
-use super::shader_types::{CPU_VERTEX_STRIDE, SkinChunk, WORKGROUP_SIZE};
+use super::shader_types::{BatchDraw, CPU_VERTEX_STRIDE, SkinChunk, WORKGROUP_SIZE};
 use super::shaders::{CAPTURE_WGSL, module_with_skin};
 use super::variants::{SkinVariant, Variants};
 use crate::error::{Error, Result};
@@ -135,7 +144,9 @@ pub struct ComputeSkinning {
     pipeline_layout: wgpu::PipelineLayout,
     /// Per dispatch order, influence sets and blend, made when a draw first needs one.
     pipelines: Variants<(DispatchOrder, SkinVariant), wgpu::ComputePipeline>,
-    /// Per output buffer, per draw.
+    /// The draws skinned together, each batch in one dispatch per output buffer.
+    batches: Vec<Batch>,
+    /// Per output buffer, per batch.
     bind_groups: Vec<Vec<wgpu::BindGroup>>,
     outputs: Vec<wgpu::Buffer>,
     layout: ComputeLayout,
@@ -220,11 +231,20 @@ impl ComputeSkinning {
                     },
                     count: None,
                 },
+                storage(8, true),
+                storage(9, true),
+                storage(10, true),
             ],
+        });
+        // Group 1 of `skin_vertices`: the batch's morph deltas (it reads its draws'
+        // parameters from the scene's table, not a draw's uniform).
+        let morph_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("compute skinning morph deltas"),
+            entries: &[storage(1, true)],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("compute skinning"),
-            bind_group_layouts: &[Some(&groups.frame), Some(&groups.draw), Some(&io_layout)],
+            bind_group_layouts: &[Some(&groups.frame), Some(&morph_layout), Some(&io_layout)],
             immediate_size: 0,
         });
         let module = module_with_skin(
@@ -233,6 +253,12 @@ impl ComputeSkinning {
             CAPTURE_WGSL,
             PaletteSource::Storage,
         );
+        let batches = Batch::all(ctx, gpu, &morph_layout)?;
+        let Some(draw_params) = &gpu.draw_params else {
+            return Err(Error::Gpu(
+                "compute skinning: the scene has no table of draw parameters".into(),
+            ));
+        };
         let mut outputs = Vec::with_capacity(layout.buffers as usize);
         let mut bind_groups = Vec::with_capacity(layout.buffers as usize);
         for b in 0..layout.buffers {
@@ -256,20 +282,23 @@ impl ComputeSkinning {
                     usage: wgpu::BufferUsages::UNIFORM,
                 },
             );
-            let groups: Vec<wgpu::BindGroup> = gpu
-                .draws
+            let groups: Vec<wgpu::BindGroup> = batches
                 .iter()
-                .map(|d| {
+                .map(|batch| {
+                    let i = &batch.inputs;
                     device.create_bind_group(&wgpu::BindGroupDescriptor {
                         label: Some("compute skinning io"),
                         layout: &io_layout,
                         entries: &[
-                            entry(1, &d.joints),
-                            entry(2, &d.weights),
+                            entry(1, &i.joints),
+                            entry(2, &i.weights),
                             entry(4, &output),
-                            entry(5, &d.positions),
-                            entry(6, &d.normals),
+                            entry(5, &i.positions),
+                            entry(6, &i.normals),
                             entry(7, &chunk),
+                            entry(8, draw_params),
+                            entry(9, &i.batch_draws),
+                            entry(10, &i.block_draws),
                         ],
                     })
                 })
@@ -283,6 +312,7 @@ impl ComputeSkinning {
             module,
             pipeline_layout,
             pipelines: Variants::new(),
+            batches,
             bind_groups,
             outputs,
             layout,
@@ -363,26 +393,217 @@ impl ComputeSkinning {
             if held == 0 {
                 continue;
             }
-            for (d, bind_group) in gpu.draws.iter().zip(groups) {
-                if d.vertex_count == 0 {
-                    continue;
-                }
-                let blocks = d.vertex_count.div_ceil(WORKGROUP_SIZE);
-                let rows = blocks.min(max);
-                pass.set_pipeline(&self.pipeline(order, SkinVariant::of(d)));
-                pass.set_bind_group(1, &d.bind_group, &[]);
-                pass.set_bind_group(2, bind_group, &[]);
-                match order {
-                    DispatchOrder::InstanceOuter => {
-                        pass.dispatch_workgroups(rows, blocks.div_ceil(rows), held)
-                    }
-                    DispatchOrder::InstanceInner => {
-                        pass.dispatch_workgroups(held, rows, blocks.div_ceil(rows))
+            for (batch, group) in self.batches.iter().zip(groups) {
+                pass.set_bind_group(1, &batch.morph_group, &[]);
+                pass.set_bind_group(2, group, &[]);
+                let rows = batch.blocks.min(max);
+                let columns = batch.blocks.div_ceil(rows);
+                for variant in batch.variants(gpu) {
+                    pass.set_pipeline(&self.pipeline(order, variant));
+                    match order {
+                        DispatchOrder::InstanceOuter => {
+                            pass.dispatch_workgroups(rows, columns, held)
+                        }
+                        DispatchOrder::InstanceInner => {
+                            pass.dispatch_workgroups(held, rows, columns)
+                        }
                     }
                 }
             }
         }
     }
+
+    /// Dispatches one [`ComputeSkinning::record`] makes when every instance is drawn: one per
+    /// output buffer and batch when the batch's draws skin with the same options (one more per
+    /// further set of options in a batch).
+    pub fn dispatches(&self, gpu: &SceneBuffers) -> usize {
+        let per_buffer: usize = self.batches.iter().map(|b| b.variants(gpu).count()).sum();
+        per_buffer * self.layout.buffers as usize
+    }
+
+    /// Batches of draws skinned together (draws that share influence sets, packing and morph
+    /// target count).
+    pub fn batch_count(&self) -> usize {
+        self.batches.len()
+    }
+}
+
+/// The inputs of a batch: its draws' vertex data copied draw after draw, and the tables the
+/// shader finds a workgroup's draw with.
+struct BatchInputs {
+    positions: wgpu::Buffer,
+    normals: wgpu::Buffer,
+    joints: wgpu::Buffer,
+    weights: wgpu::Buffer,
+    /// One [`BatchDraw`] per draw.
+    batch_draws: wgpu::Buffer,
+    /// Per [`WORKGROUP_SIZE`]-vertex block: its draw's index in `batch_draws`.
+    block_draws: wgpu::Buffer,
+}
+
+/// Draws the compute pass skins in one dispatch: every draw with vertices that shares its
+/// influence sets, joint and weight packing and morph target count (what a pipeline's data
+/// constants and the copied inputs fix). The skinning options (blend, normals) may differ per
+/// draw: a batch is dispatched once per distinct set of them, each draw's workgroups skinning
+/// in the dispatch of its own.
+struct Batch {
+    /// Indices into the scene's draws.
+    draws: Vec<usize>,
+    /// [`WORKGROUP_SIZE`]-vertex blocks of all its draws (each draw starts a block).
+    blocks: u32,
+    inputs: BatchInputs,
+    /// Group 1: the batch's morph deltas, draw after draw.
+    morph_group: wgpu::BindGroup,
+}
+
+/// What makes draws batch together: their inputs' layout and the data constants.
+fn batch_key(d: &GpuDraw) -> (u32, u32, InfluencePacking) {
+    let v = SkinVariant::of(d);
+    (v.sets, v.morph_targets, v.packing)
+}
+
+impl Batch {
+    /// The scene's draws grouped into batches, their inputs copied on the GPU (one
+    /// submission).
+    fn all(
+        ctx: &GpuContext,
+        gpu: &SceneBuffers,
+        morph_layout: &wgpu::BindGroupLayout,
+    ) -> Result<Vec<Batch>> {
+        let mut keys: Vec<(u32, u32, InfluencePacking)> = Vec::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        for (i, d) in gpu.draws.iter().enumerate() {
+            if d.vertex_count == 0 {
+                continue;
+            }
+            let key = batch_key(d);
+            match keys.iter().position(|k| *k == key) {
+                Some(k) => members[k].push(i),
+                None => {
+                    keys.push(key);
+                    members.push(vec![i]);
+                }
+            }
+        }
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("compute skinning batches"),
+            });
+        let batches = members
+            .into_iter()
+            .map(|draws| Batch::new(ctx, gpu, draws, morph_layout, &mut encoder))
+            .collect::<Result<Vec<Batch>>>()?;
+        ctx.queue.submit([encoder.finish()]);
+        Ok(batches)
+    }
+
+    /// One batch of `draws` (sharing [`batch_key`]), its inputs copied by `encoder`.
+    fn new(
+        ctx: &GpuContext,
+        gpu: &SceneBuffers,
+        draws: Vec<usize>,
+        morph_layout: &wgpu::BindGroupLayout,
+        encoder: &mut wgpu::CommandEncoder,
+    ) -> Result<Batch> {
+        let device = &ctx.device;
+        let mut table = Vec::with_capacity(draws.len());
+        let mut block_draws: Vec<u32> = Vec::new();
+        let (mut vertices, mut blocks) = (0u32, 0u32);
+        for (k, &i) in draws.iter().enumerate() {
+            let n = gpu.draws[i].vertex_count;
+            table.push(BatchDraw {
+                draw: i as u32,
+                first_vertex: vertices,
+                first_block: blocks,
+                _pad: 0,
+            });
+            let b = n.div_ceil(WORKGROUP_SIZE);
+            block_draws.extend(std::iter::repeat_n(k as u32, b as usize));
+            vertices += n;
+            blocks += b;
+        }
+        // Bytes a vertex of each input takes, from the first draw (the batch shares them).
+        let first = &gpu.draws[draws[0]];
+        let (joint_set, weight_set) = first.packing.set_bytes();
+        let sets = u64::from(first.influence_sets);
+        let morph_bytes = u64::from(batch_key(first).1) * 3 * 16;
+        let copy = |encoder: &mut wgpu::CommandEncoder,
+                    label: &str,
+                    per_vertex: u64,
+                    source: &dyn Fn(&GpuDraw) -> Option<&wgpu::Buffer>|
+         -> Result<wgpu::Buffer> {
+            let total = u64::from(vertices) * per_vertex;
+            let out = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: total.max(16),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            for (t, &i) in table.iter().zip(&draws) {
+                let d = &gpu.draws[i];
+                let bytes = u64::from(d.vertex_count) * per_vertex;
+                if bytes == 0 {
+                    continue;
+                }
+                let Some(from) = source(d) else {
+                    return Err(Error::Gpu(format!(
+                        "compute skinning: draw {i} has no {label} buffer to batch"
+                    )));
+                };
+                let at = u64::from(t.first_vertex) * per_vertex;
+                encoder.copy_buffer_to_buffer(from, 0, &out, at, bytes);
+            }
+            Ok(out)
+        };
+        let inputs = BatchInputs {
+            positions: copy(encoder, "positions", 12, &|d| Some(&d.positions))?,
+            normals: copy(encoder, "normals", 12, &|d| Some(&d.normals))?,
+            joints: copy(encoder, "joints", joint_set * sets, &|d| Some(&d.joints))?,
+            weights: copy(encoder, "weights", weight_set * sets, &|d| Some(&d.weights))?,
+            batch_draws: init(device, "batch draws", bytemuck::cast_slice(&table)),
+            block_draws: init(device, "block draws", bytemuck::cast_slice(&block_draws)),
+        };
+        let deltas = copy(encoder, "morph deltas", morph_bytes, &|d| {
+            d.morph_deltas.as_ref()
+        })?;
+        let morph_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("compute skinning morph deltas"),
+            layout: morph_layout,
+            entries: &[entry(1, &deltas)],
+        });
+        Ok(Batch {
+            draws,
+            blocks,
+            inputs,
+            morph_group,
+        })
+    }
+
+    /// The pipelines' variants this batch dispatches with: each distinct one among its draws'
+    /// current options, in draw order.
+    fn variants<'a>(&'a self, gpu: &'a SceneBuffers) -> impl Iterator<Item = SkinVariant> + 'a {
+        let variant = |i: usize| SkinVariant::of(&gpu.draws[i]);
+        self.draws.iter().enumerate().filter_map(move |(k, &i)| {
+            let v = variant(i);
+            let earlier = self.draws[..k].iter().any(|&e| variant(e) == v);
+            (!earlier).then_some(v)
+        })
+    }
+}
+
+/// A read-only storage buffer holding `bytes` (at least 16 bytes).
+fn init(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+    let mut data = bytes.to_vec();
+    data.resize(data.len().max(16), 0);
+    wgpu::util::DeviceExt::create_buffer_init(
+        device,
+        &wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: &data,
+            usage: wgpu::BufferUsages::STORAGE,
+        },
+    )
 }
 
 #[cfg(test)]

@@ -59,6 +59,9 @@ pub struct GpuDraw {
     pub edge_index_count: u32,
     /// One [`CaptureVertex`] per vertex (the capture shader's input; storage path only).
     pub capture_input: Option<wgpu::Buffer>,
+    /// Storage path: the morph deltas group 1 binds (copied into the compute-skinning pass's
+    /// batch).
+    pub morph_deltas: Option<wgpu::Buffer>,
     pub params: wgpu::Buffer,
     /// What `params` holds (rewritten when the skinning options change).
     pub params_data: DrawParams,
@@ -186,6 +189,9 @@ pub struct SceneBuffers {
     pub frame_bind_group: wgpu::BindGroup,
     /// Per draw buffers, in scene draw order.
     pub draws: Vec<GpuDraw>,
+    /// Storage path: every draw's [`DrawParams`] in draw order, as its uniform holds them
+    /// (the compute-skinning pass reads a batch's draws from here).
+    pub draw_params: Option<wgpu::Buffer>,
     /// The influence limit the skin weights were reduced to (None = all kept).
     pub max_influences: Option<usize>,
     /// Per draw: first morph weight in the frame's weight array.
@@ -386,6 +392,15 @@ impl SceneBuffers {
             cpu_first_vertex += draw.vertex_count as u64;
             draws.push(draw);
         }
+        let draw_params = plan.storage().then(|| {
+            let all: Vec<DrawParams> = draws.iter().map(|d| d.params_data).collect();
+            buffer_init(
+                &ctx.device,
+                "draw params (all)",
+                bytemuck::cast_slice(&all),
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            )
+        });
         ctx.check()?;
         kept_textures.extend(materials.uploaded.into_iter().map(|(t, _)| t));
         Ok(SceneBuffers {
@@ -401,6 +416,7 @@ impl SceneBuffers {
             bones,
             frame_bind_group: frame_store.bind_group,
             draws,
+            draw_params,
             max_influences,
             morph_weight_scratch: vec![0.0; plan.total_weights as usize],
             morph_weight_base: plan.morph_weight_base,
@@ -834,6 +850,8 @@ struct DrawBinding {
     bone_nodes: Vec<u32>,
     /// Storage path: the capture shader's input.
     capture_input: Option<wgpu::Buffer>,
+    /// Storage path: the morph deltas the bind group holds.
+    morph_deltas: Option<wgpu::Buffer>,
     /// Uniform path: the morph delta texture (kept alive with the scene).
     morph_texture: Option<wgpu::Texture>,
 }
@@ -871,9 +889,9 @@ impl DrawUpload<'_> {
         let attributes = DrawAttributes::of(prim);
         let vtx = wgpu::BufferUsages::VERTEX;
         // Joints and weights are also the capture shader's input on the storage path, and
-        // with positions and normals the compute skinning's.
+        // with positions and normals the compute skinning's (copied into its batches).
         let vtx_in = if self.plan.storage() {
-            vtx | wgpu::BufferUsages::STORAGE
+            vtx | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC
         } else {
             vtx
         };
@@ -919,6 +937,7 @@ impl DrawUpload<'_> {
             edge_index_count: a.edges.len() as u32,
             edges: buffer_init(device, "edges", bytemuck::cast_slice(&a.edges), index),
             capture_input: binding.capture_input,
+            morph_deltas: binding.morph_deltas,
             params,
             params_data,
             matrix_base: params_data.palette_base,
@@ -1010,7 +1029,7 @@ impl DrawUpload<'_> {
             device,
             "morph deltas",
             bytemuck::cast_slice(&attributes.morph_deltas),
-            wgpu::BufferUsages::STORAGE,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
         );
         let [params_entry, view_entry, sampler_entry] = self.shared_entries(prim, params);
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -1044,6 +1063,7 @@ impl DrawUpload<'_> {
             bones_offset: None,
             bone_nodes: Vec::new(),
             capture_input: Some(capture_input),
+            morph_deltas: Some(morph_deltas),
             morph_texture: None,
         }
     }
@@ -1120,6 +1140,7 @@ impl DrawUpload<'_> {
             bones_offset: Some(offset),
             bone_nodes: nodes,
             capture_input: None,
+            morph_deltas: None,
             morph_texture: Some(morph),
         })
     }

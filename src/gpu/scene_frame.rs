@@ -10,7 +10,7 @@ use super::context::GpuContext;
 use super::palette_source::PaletteSource;
 use super::scene_buffers::{ErrorStore, FrameWrites, SceneBuffers, write_float_texture};
 use super::shader_types::{
-    BonePaletteLayout, CPU_VERTEX_STRIDE, PALETTE_DQS_ROWS, PALETTE_MATRIX_ROWS,
+    BonePaletteLayout, CPU_VERTEX_STRIDE, DrawParams, PALETTE_DQS_ROWS, PALETTE_MATRIX_ROWS,
 };
 use crate::error::{Error, Result};
 use crate::frame::FrameState;
@@ -395,6 +395,12 @@ impl SceneBuffers {
         ctx.queue
             .write_buffer(&gd.params, 0, bytemuck::bytes_of(&gd.params_data));
         self.writes.other += 1;
+        if let Some(all) = &self.draw_params {
+            let at = (draw * size_of::<DrawParams>()) as u64;
+            ctx.queue
+                .write_buffer(all, at, bytemuck::bytes_of(&gd.params_data));
+            self.writes.other += 1;
+        }
     }
 
     /// [`SceneBuffers::set_skin_options`] for every draw.

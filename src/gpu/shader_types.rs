@@ -7,7 +7,7 @@
 //! |---|---|
 //! | [`DrawParams`] | `DrawParams`, shaders/skin.wgsl |
 //! | [`ViewUniform`], [`ColorMode::code`] | `ViewUniform`, `COLOR_MODE`, shaders/view.wgsl |
-//! | [`CaptureVertex`], [`SkinChunk`], [`WORKGROUP_SIZE`] | shaders/capture.wgsl |
+//! | [`CaptureVertex`], [`SkinChunk`], [`BatchDraw`], [`WORKGROUP_SIZE`] | shaders/capture.wgsl |
 //! | [`BonePaletteLayout`], [`UNIFORM_MORPH_SLOTS`] | `BonePalette`, shaders/palette_uniform.wgsl |
 //! | [`CPU_VERTEX_STRIDE`] | the pre-skinned vertex buffer of shaders/render.wgsl and capture.wgsl |
 //! | [`PALETTE_MATRIX_ROWS`], [`PALETTE_DQS_ROWS`] | `MATRIX_ROWS`, `DQS_ROWS`, shaders/palette_storage.wgsl |
@@ -251,6 +251,21 @@ pub struct SkinChunk {
     pub _pad0: u32,
     pub _pad1: u32,
     pub _pad2: u32,
+}
+
+/// Mirrors `BatchDraw` in shaders/capture.wgsl (keep in sync; checked by
+/// tests/gpu/gpu_layout.rs): one draw of a compute-skinning batch.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct BatchDraw {
+    /// The draw's index in the scene.
+    pub draw: u32,
+    /// Its first vertex in the batch's inputs.
+    pub first_vertex: u32,
+    /// Its first [`WORKGROUP_SIZE`]-vertex block in the batch.
+    pub first_block: u32,
+    /// Pads the struct to 16 bytes.
+    pub _pad: u32,
 }
 
 /// Threads per workgroup of the capture shader and the compute-skinning pass; mirrors

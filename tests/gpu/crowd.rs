@@ -679,3 +679,74 @@ fn pixels_differing(a: &skinview::image::Rgba8, b: &skinview::image::Rgba8, by: 
         .filter(|(x, y)| x.iter().zip(*y).any(|(p, q)| p.abs_diff(*q) > by))
         .count()
 }
+
+/// The compute pass skins every draw that shares influence sets, packing and morph target
+/// count in one dispatch per output buffer: over every shared model and rig, the batches are
+/// the distinct such keys among the draws with vertices, and with one set of skinning options
+/// the pass makes one dispatch per batch and buffer. Draws of one batch on three blends make
+/// three dispatches, each draw still skinned with its own (the readback tests check the bits).
+#[test]
+fn compute_skinning_dispatches_once_per_batch_of_draws() {
+    use skinview::frame::FrameState;
+    let Some(ctx) = common::gpu() else { return };
+    let mut paths = common::all_models();
+    paths.push(common::model("CesiumMan"));
+    let mut fewer = 0;
+    for (k, path) in paths.iter().enumerate() {
+        let mut scene = skinview::io::load(path).unwrap();
+        let last = k + 1 == paths.len();
+        if last {
+            // CesiumMan's draw three times, on three blends.
+            scene.draws = vec![scene.draws[0]; 3];
+        }
+        let frame = FrameState::new(&scene);
+        let mut gpu = GpuScene::crowd(ctx, &scene, &frame, None, 3).unwrap();
+        if last {
+            for (d, mode) in SkinMode::ALL.into_iter().enumerate() {
+                let options = SkinOptions {
+                    mode,
+                    ..Default::default()
+                };
+                gpu.set_skin_options(ctx, d, options);
+            }
+        }
+        // Two characters' copies a buffer: the three need two buffers.
+        let copy = gpu.vertex_total() as u64 * skinview::gpu::shader_types::CPU_VERTEX_STRIDE;
+        gpu.enable_compute_skinning_with(ctx, Some(2 * copy))
+            .unwrap();
+        let mut keys = Vec::new();
+        for d in gpu.draws.iter().filter(|d| d.vertex_count > 0) {
+            let key = (
+                d.influence_sets,
+                d.params_data.morph_target_count,
+                d.packing,
+            );
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        let c = gpu.compute_skinning().unwrap();
+        let buffers = c.layout().buffers as usize;
+        assert_eq!(buffers, 2, "{}", scene.name);
+        let blends = if last { 3 } else { 1 };
+        println!(
+            "{:<36} {} draws, {} batch(es), {} buffer(s): {} dispatches",
+            scene.name,
+            gpu.draws.len(),
+            c.batch_count(),
+            buffers,
+            c.dispatches(&gpu)
+        );
+        assert_eq!(c.batch_count(), keys.len(), "{}", scene.name);
+        assert_eq!(
+            c.dispatches(&gpu),
+            keys.len() * buffers * blends,
+            "{}",
+            scene.name
+        );
+        if keys.len() < gpu.draws.len() {
+            fewer += 1;
+        }
+    }
+    assert!(fewer > 0, "no model with several draws in one batch");
+}

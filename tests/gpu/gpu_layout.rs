@@ -124,7 +124,7 @@ fn capture_vertex_matches_capture_wgsl() {
 }
 
 #[test]
-fn skin_chunk_matches_capture_wgsl() {
+fn skin_chunk_and_batch_draw_match_capture_wgsl() {
     use skinview::gpu::shader_types::SkinChunk;
     let m = module(CAPTURE_WGSL);
     check(
@@ -136,6 +136,18 @@ fn skin_chunk_matches_capture_wgsl() {
             ("_pad0", offset_of!(SkinChunk, _pad0)),
             ("_pad1", offset_of!(SkinChunk, _pad1)),
             ("_pad2", offset_of!(SkinChunk, _pad2)),
+        ],
+    );
+    use skinview::gpu::shader_types::BatchDraw;
+    check(
+        "BatchDraw",
+        wgsl_struct(&m, "BatchDraw"),
+        size_of::<BatchDraw>(),
+        &[
+            ("draw", offset_of!(BatchDraw, draw)),
+            ("first_vertex", offset_of!(BatchDraw, first_vertex)),
+            ("first_block", offset_of!(BatchDraw, first_block)),
+            ("_pad", offset_of!(BatchDraw, _pad)),
         ],
     );
 }
