@@ -224,12 +224,13 @@ pub fn run_view(a: ViewArgs) -> CliResult {
     }
     if let Some(c) = report.crowd {
         println!(
-            "  crowd: {} characters, {} in view; stage {:.2} ms on {} thread(s), cull {:.2} ms, \
-             upload {:.1} KB in {} write(s) ({:.0} B a character) {:.2} ms",
+            "  crowd: {} characters, {} in view; stage {:.2} ms on {} thread(s) ({} animated), \
+             cull {:.2} ms, upload {:.1} KB in {} write(s) ({:.0} B a character) {:.2} ms",
             c.characters,
             c.visible,
             c.stage_ms,
             c.threads,
+            c.animated,
             c.cull_ms,
             c.upload_bytes as f64 / 1024.0,
             c.palette_writes,

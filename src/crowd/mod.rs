@@ -17,6 +17,12 @@
 //! evaluation depends on its own inputs alone, so the palettes are the same bits on any number
 //! of threads.
 //!
+//! Level of detail: [`Crowd::update_some`] animates only the characters a caller picks (an
+//! evaluation when any of its characters is picked); the others keep the palette of the frame
+//! that last animated them, as Unreal's update rate optimisation lowers the rate of characters
+//! that are small on screen or out of view. The viewer's crowd field picks them by screen
+//! size; `bench` and every check animate every character.
+//!
 //! Cost: per evaluation, what one character's clip costs ([`crate::character`] without IK or
 //! links), plus a 64-byte copy per palette entry of a character that shares. No allocation in
 //! a warm frame on any thread.
@@ -258,6 +264,8 @@ pub struct CrowdStats {
     pub evaluations: usize,
     /// Characters that copied another's evaluation instead ([`CrowdSetup::share`]).
     pub shared: usize,
+    /// Evaluations animated this frame (all of them but with [`Crowd::update_some`]).
+    pub animated: usize,
     /// Threads the stage ran on.
     pub threads: usize,
     /// Wall time of the frame's stage, µs.
@@ -305,6 +313,8 @@ pub struct Crowd {
     stats: CrowdStats,
     /// Per evaluation: its skinned bounds ([`Crowd::bound`]).
     evaluation_bounds: Vec<Option<Aabb>>,
+    /// Per evaluation: animated by the frame being run ([`Crowd::update_some`]).
+    animate: Vec<bool>,
 }
 
 impl Crowd {
@@ -335,6 +345,7 @@ impl Crowd {
             share: setup.share,
             stats: CrowdStats::default(),
             evaluation_bounds: Vec::new(),
+            animate: Vec::new(),
         };
         crowd.set_members(setup.members)?;
         Ok(crowd)
@@ -359,6 +370,7 @@ impl Crowd {
             false => vec![Mat4::IDENTITY; self.leaders.len() * entries],
         };
         self.evaluation_bounds = vec![None; self.leaders.len()];
+        self.animate = vec![true; self.leaders.len()];
         self.members = members;
         self.make_lanes();
         Ok(())
@@ -419,6 +431,34 @@ impl Crowd {
     /// Advance every character to crowd time `time_s` (each at its own phase and speed) and
     /// write every palette. Returns the frame's figures.
     pub fn update(&mut self, time_s: f32) -> Result<CrowdStats> {
+        self.animate.fill(true);
+        self.run(time_s)
+    }
+
+    /// [`Crowd::update`] for the characters `animate` picks (one flag per character): an
+    /// evaluation is animated when any of its characters is picked, and every character of it
+    /// then takes its palette; the others keep theirs from the frame that last animated them
+    /// (an animation level of detail). A list of another length is an error and nothing is
+    /// animated.
+    pub fn update_some(&mut self, time_s: f32, animate: &[bool]) -> Result<CrowdStats> {
+        if animate.len() != self.members.len() {
+            return Err(Error::Worker(format!(
+                "crowd level of detail: {} flags for {} characters",
+                animate.len(),
+                self.members.len()
+            )));
+        }
+        self.animate.fill(false);
+        for (&e, _) in self.evaluation_of.iter().zip(animate).filter(|(_, a)| **a) {
+            if let Some(flag) = self.animate.get_mut(e) {
+                *flag = true;
+            }
+        }
+        self.run(time_s)
+    }
+
+    /// The frame of [`Crowd::update`] for the evaluations `self.animate` flags.
+    fn run(&mut self, time_s: f32) -> Result<CrowdStats> {
         if !time_s.is_finite() {
             return Err(Error::TimeRange {
                 time_s,
@@ -441,6 +481,7 @@ impl Crowd {
                 clips: &self.clips,
                 members: &self.members,
                 leaders: &self.leaders,
+                animate: &self.animate,
                 time_s,
             };
             self.workers.run(&|t| {
@@ -465,6 +506,7 @@ impl Crowd {
             characters: self.members.len(),
             evaluations: self.leaders.len(),
             shared: self.members.len() - self.leaders.len(),
+            animated: self.animate.iter().filter(|&&a| a).count(),
             threads,
             stage_us: t0.elapsed().as_secs_f64() * 1e6,
         };
@@ -617,6 +659,8 @@ struct Evaluate<'a> {
     clips: &'a [Option<SoaClip>],
     members: &'a [Member],
     leaders: &'a [usize],
+    /// Per evaluation: animated this frame (the others keep their palettes).
+    animate: &'a [bool],
     time_s: f32,
 }
 
@@ -631,6 +675,9 @@ impl Evaluate<'_> {
                 .get(first + i)
                 .and_then(|&c| self.members.get(c));
             let Some(member) = member else { break };
+            if !self.animate.get(first + i).copied().unwrap_or(true) {
+                continue;
+            }
             if let Err(e) = self.one(lane, i, member, block) {
                 lane.error = Some(e);
                 return;

@@ -7,7 +7,7 @@ use crate::camera::Frustum;
 use crate::error::Result;
 use crate::gpu::context::MapsInFlight;
 use crate::gpu::{ColorMode, GpuContext, MAX_INSTANCES, PaletteSource, Skinning};
-use crate::view::crowd_field::CrowdField;
+use crate::view::crowd_field::{CrowdField, LodView};
 use crate::view::pass_stamps::PassStamps;
 use crate::view::{BACKGROUND, ViewRenderer};
 
@@ -87,6 +87,10 @@ pub fn frame(
     }
     let camera = state.framing.camera;
     let frustum = Frustum::new(camera.clip_from_world(aspect));
+    // Paused or scrubbed, every character shows the time on screen.
+    let lod =
+        (state.crowd_lod && state.playback.playing).then(|| LodView::of(&camera, target.size().1));
+    c.field.set_lod(lod);
     state.crowd_stats = Some(c.field.update(ctx, state.playback.time_s, Some(&frustum))?);
     if let Some(t) = c.timer.as_mut()
         && let Some(ms) = t.poll(ctx)?

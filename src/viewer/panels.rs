@@ -1069,6 +1069,11 @@ pub fn crowd(ui: &mut Ui, state: &mut ViewerState) {
             state.crowd = None;
         }
     });
+    ui.checkbox(&mut state.crowd_lod, "Animation level of detail")
+        .on_hover_text(
+            "while playing, characters small on screen are animated every 2nd or 4th frame, \
+             those out of view every 8th",
+        );
     let Some(s) = state.crowd_stats.filter(|s| s.characters == n as usize) else {
         ui.label(RichText::new("setting up…").weak());
         return;
@@ -1082,6 +1087,7 @@ pub fn crowd(ui: &mut Ui, state: &mut ViewerState) {
                 ui.end_row();
             };
             row("in view", format!("{} of {}", s.visible, s.characters));
+            row("animated", format!("{} of {}", s.animated, s.characters));
             row(
                 "CPU stage",
                 format!("{:.2} ms on {} thread(s)", s.stage_ms, s.threads),

@@ -271,6 +271,9 @@ pub struct ViewerState {
     pub crowd_stats: Option<crate::view::crowd_field::FieldStats>,
     /// The crowd's GPU passes from timestamps (None: the adapter writes none, or not yet).
     pub crowd_gpu_ms: Option<super::crowd::CrowdGpuMs>,
+    /// The crowd's animation level of detail: characters small on screen or out of view are
+    /// animated less often ([`crate::view::crowd_field::lod_period`]).
+    pub crowd_lod: bool,
 }
 
 impl ViewerState {
@@ -323,6 +326,7 @@ impl ViewerState {
             crowd: None,
             crowd_stats: None,
             crowd_gpu_ms: None,
+            crowd_lod: true,
         };
         state.after_rebuild(true)?;
         Ok(state)

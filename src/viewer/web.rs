@@ -217,6 +217,7 @@ impl Page {
                 "characters": c.characters,
                 "visible": c.visible,
                 "threads": c.threads,
+                "animated": c.animated,
                 "stage_ms": c.stage_ms,
                 "cull_ms": c.cull_ms,
                 "upload_bytes": c.upload_bytes,

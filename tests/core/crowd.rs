@@ -293,3 +293,75 @@ fn small_crowds_run_on_fewer_threads() {
     };
     assert_eq!(Crowd::new(scene, setup).unwrap().threads(), 3);
 }
+
+/// The animation level of detail: `update_some` animates the picked characters to the same
+/// bits as a full update, on any thread count and with shared evaluations (an evaluation is
+/// animated when any of its characters is picked, and all of them take it); the others keep
+/// the palette of the frame that last animated them; a list of the wrong length is refused.
+#[test]
+fn update_some_animates_the_picked_and_keeps_the_rest() {
+    let scene = load("Fox");
+    let n = 53;
+    let members = mixed_members(&scene, n);
+    let mut full = Crowd::new(scene.clone(), CrowdSetup::new(members.clone())).unwrap();
+    let bits = |p: &[Mat4]| -> Vec<u32> {
+        p.iter()
+            .flat_map(|m| m.to_cols_array().map(f32::to_bits))
+            .collect()
+    };
+    for (threads, share) in [(1, true), (2, true), (7, false)] {
+        let setup = CrowdSetup {
+            threads,
+            share,
+            ..CrowdSetup::new(members.clone())
+        };
+        let mut lod = Crowd::new(scene.clone(), setup).unwrap();
+        lod.update(0.1).unwrap();
+        let mut before = lod.palettes().to_vec();
+        let mut rng = common::rng::XorShift64(0x10d + threads as u64);
+        for frame in 1..6 {
+            let t = 0.1 + frame as f32 * 0.37;
+            let picked: Vec<bool> = (0..n).map(|_| rng.below(3) == 0).collect();
+            let s = lod.update_some(t, &picked).unwrap();
+            full.update(t).unwrap();
+            // A character moves when it, or one it shares an evaluation with, is picked.
+            let moves: Vec<bool> = (0..n)
+                .map(|c| {
+                    (0..n).any(|d| picked[d] && (d == c || (share && members[d] == members[c])))
+                })
+                .collect();
+            for c in 0..n {
+                let got = bits(lod.palette(c).unwrap());
+                let want = match moves[c] {
+                    true => bits(full.palette(c).unwrap()),
+                    false => bits(&before[c * lod.entries()..(c + 1) * lod.entries()]),
+                };
+                assert!(
+                    got == want,
+                    "{threads} thread(s), frame {frame}, character {c}"
+                );
+            }
+            let evaluations = match share {
+                true => {
+                    let mut seen: Vec<Member> = Vec::new();
+                    for c in (0..n).filter(|&c| moves[c]) {
+                        if !seen.contains(&members[c]) {
+                            seen.push(members[c]);
+                        }
+                    }
+                    seen.len()
+                }
+                false => picked.iter().filter(|&&p| p).count(),
+            };
+            assert_eq!(s.animated, evaluations, "frame {frame}");
+            before = lod.palettes().to_vec();
+        }
+        let all = lod.update(3.0).unwrap();
+        assert_eq!(all.animated, all.evaluations);
+        let e = lod.update_some(3.1, &vec![true; n - 1]).unwrap_err();
+        assert!(
+            e.to_string().contains(&format!("{} flags for {n}", n - 1)),
+            "{e}"
+        );
+    }
+}

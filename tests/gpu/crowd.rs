@@ -750,3 +750,47 @@ fn compute_skinning_dispatches_once_per_batch_of_draws() {
     }
     assert!(fewer > 0, "no model with several draws in one batch");
 }
+
+/// The field's animation level of detail: seen from far away every character is a few pixels
+/// across, so each is animated every fourth frame, on its own beat (a quarter of the field a
+/// frame); with the level of detail off, all of them every frame.
+#[test]
+fn a_far_crowd_animates_a_quarter_of_its_characters_a_frame() {
+    use skinview::camera::{Frustum, OrbitCamera};
+    use skinview::view::crowd_field::{CrowdField, LodView};
+    let Some(ctx) = common::gpu() else { return };
+    let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let mut character = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
+    let n = 64;
+    let mut field = CrowdField::new(
+        ctx,
+        &mut character,
+        n,
+        PaletteSource::Storage,
+        Skinning::VertexShader,
+    )
+    .unwrap();
+    let (lo, hi) = field.field_bounds();
+    let mut camera = OrbitCamera::framing(lo, hi, 1.0);
+    camera.distance_m *= 20.0;
+    let frustum = Frustum::new(camera.clip_from_world(1.0));
+    field.set_lod(Some(LodView::of(&camera, 720)));
+    let first = field.update(ctx, 0.0, Some(&frustum)).unwrap();
+    assert_eq!(
+        first.animated, n as usize,
+        "before any box, every character"
+    );
+    for frame in 1..=8 {
+        let s = field
+            .update(ctx, frame as f32 * 0.25, Some(&frustum))
+            .unwrap();
+        assert_eq!(
+            s.visible, n as usize,
+            "frame {frame}: all in view from afar"
+        );
+        assert_eq!(s.animated, n as usize / 4, "frame {frame}");
+    }
+    field.set_lod(None);
+    let s = field.update(ctx, 2.0, Some(&frustum)).unwrap();
+    assert_eq!(s.animated, n as usize);
+}
