@@ -1,6 +1,8 @@
-//! Where the viewer's camera looks and when it frames the model again: on opening, on `F`
-//! (the selected bone's vertices when one is selected, as Blender's "frame selected"), and
-//! when the model walks out of a view the user has not panned or zoomed. No window in it: the
+//! Where the viewer's camera looks and when it frames the model again: on opening (over the
+//! whole clip, so nothing it reaches leaves the view), on `F` (the current pose; the selected
+//! bone's vertices when one is selected, as Blender's "frame selected"), and, in a view the
+//! user has not panned or zoomed, when the model walks out of it or the view changes shape (the
+//! window resized, the side panels laid out, a split view joined or parted). No window in it: the
 //! viewport asks at its own aspect ([`Framing::due`], [`super::state::ViewerState::frame_view`]).
 
 use glam::Vec3;
@@ -11,7 +13,7 @@ use crate::info::BoneInfluence;
 use crate::skin::bounds;
 
 /// The camera and when it frames the model.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Framing {
     /// The camera (orbit, pan, zoom).
     pub camera: OrbitCamera,
@@ -23,7 +25,18 @@ pub struct Framing {
     pub user_framed: bool,
     /// The next framing frames the selected bone (`F` with a bone selected), not the model.
     pub frame_selection: bool,
+    /// The aspect of the view last framed (0 before the first framing).
+    pub framed_aspect: f32,
+    /// The points the clip reaches ([`crate::view::clip_frame_points`]), set on opening:
+    /// every framing but `F`'s holds them beside the current pose.
+    pub clip_points: Option<Vec<Vec3>>,
+    /// The next framing is `F`'s: the current pose alone.
+    pub current_pose: bool,
 }
+
+/// A change of the view's aspect by more than this fraction frames the model again (when the
+/// user has not framed it): a window resized by a pixel or two keeps the camera still.
+pub const RESHAPE_TOLERANCE: f32 = 0.02;
 
 impl Default for Framing {
     /// A unit box framed at a common window shape, to be framed again on the first frame.
@@ -33,28 +46,43 @@ impl Default for Framing {
             reframe: true,
             user_framed: false,
             frame_selection: false,
+            framed_aspect: 0.0,
+            clip_points: None,
+            current_pose: false,
         }
     }
 }
 
 impl Framing {
-    /// A model opened with rest bounds `lo..hi`: a first framing at a common window shape
-    /// (16:9); the viewport frames again at its own on the first frame.
-    pub fn open(&mut self, (lo, hi): (Vec3, Vec3)) {
+    /// A model opened with bounds `lo..hi`: a first framing at a common window shape (16:9);
+    /// the viewport frames again at its own on the first frame, over `clip_points` when given
+    /// (what the clip reaches) rather than the current pose.
+    pub fn open(&mut self, (lo, hi): (Vec3, Vec3), clip_points: Option<Vec<Vec3>>) {
         self.camera = OrbitCamera::framing(lo, hi, 16.0 / 9.0);
         self.reframe = true;
+        self.user_framed = false;
+        self.clip_points = clip_points.filter(|p| p.len() >= 2);
+        self.current_pose = false;
     }
 
     /// Frame on the next drawn frame (`F`): the selected bone when `selection`.
     pub fn request(&mut self, selection: bool) {
         self.reframe = true;
         self.frame_selection = selection;
+        self.current_pose = true;
     }
 
-    /// Whether to frame `character` now at `aspect`: asked for, or the model walked out of a
-    /// view the user left alone.
+    /// Whether to frame `character` now at `aspect`: asked for, or, in a view the user left
+    /// alone, the view changed shape or the model walked out of it.
     pub fn due(&self, character: &Character, aspect: f32) -> bool {
-        self.reframe || (!self.user_framed && self.left_view(character, aspect))
+        self.reframe
+            || (!self.user_framed && (self.reshaped(aspect) || self.left_view(character, aspect)))
+    }
+
+    /// Whether `aspect` differs from the last framed view's by more than
+    /// [`RESHAPE_TOLERANCE`].
+    pub fn reshaped(&self, aspect: f32) -> bool {
+        (aspect / self.framed_aspect.max(1e-6) - 1.0).abs() > RESHAPE_TOLERANCE
     }
 
     /// Orbit by (`yaw`, `pitch`) radians (the view still follows the model).
@@ -118,6 +146,10 @@ impl Framing {
                 .collect();
             // The joints too: the view then holds every point the walk-out check tests.
             points.extend(joint_positions(c));
+            // But for `F`, everything the clip reaches too.
+            if let (false, Some(clip)) = (self.current_pose, &self.clip_points) {
+                points.extend(clip.iter().copied());
+            }
         }
         let whole = bounds(outputs);
         self.camera.fit(&points, aspect, crate::camera::FRAME_FILL);
@@ -128,6 +160,8 @@ impl Framing {
         }
         self.reframe = false;
         self.frame_selection = false;
+        self.framed_aspect = aspect;
+        self.current_pose = false;
         // A close-up of a bone stays put (the rest of the model is meant to be out of view).
         self.user_framed = close_up;
     }

@@ -460,9 +460,30 @@ impl ViewerState {
         self.character.cpu_skinning = cpu;
         if new_model && let Some(b) = bounds(&self.character.outputs) {
             self.bounds = b;
-            self.framing.open(b);
+            let clip_points = self.clip_frame_points()?;
+            self.framing.open(b, clip_points);
         }
         Ok(())
+    }
+
+    /// The points the playing clip reaches over its whole length (CPU-skinned, at 30 samples
+    /// a second: [`crate::view::clip_frame_points`]), what opening frames; None for a native
+    /// rig's stage or without a clip. The character is left at the playback time.
+    fn clip_frame_points(&mut self) -> Result<Option<Vec<glam::Vec3>>> {
+        let (Some(anim), None) = (self.playback.anim, self.setup.stage_spec()) else {
+            return Ok(None);
+        };
+        let Some(clip) = self.character.scene.animations.get(anim) else {
+            return Ok(None);
+        };
+        let duration = clip.duration_s();
+        let cpu = self.character.cpu_skinning;
+        self.character.cpu_skinning = true;
+        let points = crate::view::clip_frame_points(&mut self.character, duration, false);
+        let back = self.character.update(self.playback.time_s, 0.0);
+        self.character.cpu_skinning = cpu;
+        back?;
+        Ok(Some(points?))
     }
 
     /// The selected bone's influence on the skin ([`crate::info::BoneInfluence`]), made once

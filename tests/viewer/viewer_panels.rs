@@ -617,10 +617,12 @@ fn frame_stepping_by_frame_and_by_key() {
     assert_eq!(h.state().playback.time_s, before_next);
 }
 
-/// Framing in the viewer: a model opens framed at the view's own shape (85 % of its limiting
-/// dimension, measured by projecting the skinned vertices through the camera); `F` frames
-/// again; a model that walks out of view is framed again unless the user has panned or
-/// zoomed.
+/// Framing in the viewer: a model opens framed at the view's own shape over its whole clip
+/// (every sampled frame within 85 % of the view's limiting dimension, the widest near it,
+/// measured by projecting the CPU-skinned vertices through the camera); `F` frames the current
+/// pose to 85 %; a view the user left alone is framed again when its shape changes, one they
+/// zoomed is not; a model that walks out of view is framed again unless the user has panned
+/// or zoomed.
 #[test]
 fn the_viewer_frames_the_model_and_follows_it_out_of_view() {
     use skinview::camera::FRAME_FILL;
@@ -633,28 +635,60 @@ fn the_viewer_frames_the_model_and_follows_it_out_of_view() {
     let aspect = 0.9; // one half of a split window
     s.frame_view(aspect);
     assert!(!s.framing.reframe);
-    let m = s.framing.camera.clip_from_world(aspect);
-    let mut reach: f32 = 0.0;
-    let mut extent = [
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-    ];
-    for p in s.character.outputs.iter().flat_map(|o| o.positions.iter()) {
-        let c = m * p.extend(1.0);
-        let (x, y) = (c.x / c.w, c.y / c.w);
-        extent = [
-            extent[0].min(x),
-            extent[1].max(x),
-            extent[2].min(y),
-            extent[3].max(y),
+    // (fill of the limiting dimension, farthest reach) of the current CPU-skinned vertices.
+    let measure = |s: &ViewerState| {
+        let m = s.framing.camera.clip_from_world(aspect);
+        let mut reach: f32 = 0.0;
+        let mut extent = [
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
         ];
-        reach = reach.max(x.abs()).max(y.abs());
+        for p in s.character.outputs.iter().flat_map(|o| o.positions.iter()) {
+            let c = m * p.extend(1.0);
+            let (x, y) = (c.x / c.w, c.y / c.w);
+            extent = [
+                extent[0].min(x),
+                extent[1].max(x),
+                extent[2].min(y),
+                extent[3].max(y),
+            ];
+            reach = reach.max(x.abs()).max(y.abs());
+        }
+        (
+            0.5 * (extent[1] - extent[0]).max(extent[3] - extent[2]),
+            reach,
+        )
+    };
+    let time = s.playback.time_s;
+    let duration = s.character.scene.animations[s.playback.anim.unwrap()].duration_s();
+    s.character.cpu_skinning = true;
+    let mut widest: f32 = 0.0;
+    for i in 0..=40 {
+        // Times off the framing's 30 Hz samples too.
+        s.character.update(duration * i as f32 / 40.0, 0.0).unwrap();
+        let (_, reach) = measure(&s);
+        assert!(
+            reach <= FRAME_FILL + 0.02,
+            "frame {i} reaches {reach} of the view"
+        );
+        widest = widest.max(reach);
     }
-    let fill = 0.5 * (extent[1] - extent[0]).max(extent[3] - extent[2]);
+    assert!(widest >= FRAME_FILL - 0.1, "the clip only reaches {widest}");
+    s.character.update(time, 0.0).unwrap();
+    // F: the current pose alone, to 85 %.
+    s.framing.request(false);
+    s.frame_view(aspect);
+    let (fill, reach) = measure(&s);
     assert!((fill - FRAME_FILL).abs() < 0.01, "fills {fill}");
     assert!(reach < 0.9, "reaches {reach} of the view");
+    // A change of shape frames again, unless the user framed the view.
+    assert!(!s.framing.due(&s.character, aspect * 1.01));
+    assert!(s.framing.due(&s.character, aspect * 2.0));
+    let mut zoomed = s.framing.clone();
+    zoomed.zoom(0.9);
+    assert!(!zoomed.due(&s.character, aspect * 2.0));
     assert!(!s.model_left_view(aspect));
     // The model walks off: 3 of its sizes to the side.
     let size = (s.bounds.1 - s.bounds.0).length();
