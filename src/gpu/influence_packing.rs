@@ -54,21 +54,20 @@ fn unorm_max(e: WeightEncoding) -> Option<f32> {
     }
 }
 
-/// `w`'s code in encoding `e` when `e` holds `w` exactly: bit-equal (-0.0 is not the code 0's
-/// +0.0) to the f32 quotient `c / max` or to the f64 one rounded to f32 (the importer's
-/// normalisation, src/io/accessor.rs).
-fn exact_code(e: WeightEncoding, w: f32) -> Option<u32> {
+/// Whether encoding `e` holds `w` exactly: `w` is bit-equal (-0.0 is not the code 0's +0.0)
+/// to the f32 quotient `c / max` of its nearest code, or to the f64 one rounded to f32 (the
+/// importer's normalisation, src/io/accessor.rs). f32 holds anything.
+fn holds_exactly(e: WeightEncoding, w: f32) -> bool {
     let Some(max) = unorm_max(e) else {
-        return Some(w.to_bits());
+        return true;
     };
     if !(0.0..=1.0).contains(&w) {
-        return None;
+        return false;
     }
     let code = (w * max).round() as u32;
     let narrow = code as f32 / max;
     let wide = (f64::from(code) / f64::from(max)) as f32;
-    let exact = narrow.to_bits() == w.to_bits() || wide.to_bits() == w.to_bits();
-    exact.then_some(code)
+    narrow.to_bits() == w.to_bits() || wide.to_bits() == w.to_bits()
 }
 
 impl Default for InfluencePacking {
@@ -90,7 +89,7 @@ impl InfluencePacking {
             .find(|&e| widest < 1 << joint_bits(Some(e)));
         let weights = [WeightEncoding::Unorm8, WeightEncoding::Unorm16]
             .into_iter()
-            .find(|&e| w.weights.iter().all(|&x| exact_code(e, x).is_some()))
+            .find(|&e| w.weights.iter().all(|&x| holds_exactly(e, x)))
             .unwrap_or(WeightEncoding::F32);
         InfluencePacking { joints, weights }
     }

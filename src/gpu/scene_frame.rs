@@ -15,6 +15,7 @@ use super::shader_types::{
 use crate::error::{Error, Result};
 use crate::frame::FrameState;
 use crate::scene::Scene;
+use crate::skin::palette::rows_of_palette;
 use crate::skin::{MatrixRows, SkinMode, SkinOptions, SkinnedVertices, dqs};
 
 impl SceneBuffers {
@@ -139,8 +140,7 @@ impl SceneBuffers {
             let (p, o) = (&palettes[c * e..(c + 1) * e], offsets[c]);
             self.moved.clear();
             self.moved.extend(p.iter().map(|m| moved(*m, o)));
-            self.rows.clear();
-            self.rows.extend(self.moved.iter().map(MatrixRows::of));
+            rows_of_palette(&self.moved, &mut self.rows);
             view.slice(i * block..(i + 1) * block)
                 .copy_from_slice(bytemuck::cast_slice(&self.rows));
             if dqs {
@@ -322,8 +322,7 @@ impl SceneBuffers {
         }
         let e = self.palette_entries as u64;
         let (rows, dq) = (size_of::<MatrixRows>() as u64, size_of::<Mat4>() as u64);
-        self.rows.clear();
-        self.rows.extend(palette.iter().map(MatrixRows::of));
+        rows_of_palette(palette, &mut self.rows);
         let written: &[u8] = bytemuck::cast_slice(&self.rows);
         ctx.queue
             .write_buffer(buffer, u64::from(instance) * e * rows, written);

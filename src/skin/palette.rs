@@ -53,6 +53,14 @@ impl MatrixRows {
     }
 }
 
+/// A palette's matrices as [`MatrixRows`], into `out` (cleared first; kept between frames so a
+/// warm frame allocates nothing). The one place a palette is put in row form, as
+/// [`crate::skin::dqs::pack_palette`] is for the DQS form.
+pub fn rows_of_palette(palette: &[Mat4], out: &mut Vec<MatrixRows>) {
+    out.clear();
+    out.extend(palette.iter().map(MatrixRows::of));
+}
+
 /// Where each skin's and each draw's palette starts in the frame palette.
 #[derive(Clone, Debug)]
 pub struct PaletteLayout {

@@ -404,6 +404,24 @@ fn batched_comparison_equals_frame_by_frame() {
     }
 }
 
+/// `draws` of `scene` as the CPU reference `cpu` skins them in `frame` (each with its own
+/// options).
+pub(crate) fn cpu_skin_draws(
+    cpu: &mut CpuSkinner,
+    scene: &skinview::Scene,
+    frame: &FrameState,
+    draws: &[usize],
+) -> Vec<SkinnedVertices> {
+    draws
+        .iter()
+        .map(|&d| {
+            let mut out = SkinnedVertices::default();
+            cpu.skin_draw(scene, frame, d, &mut out).unwrap();
+            out
+        })
+        .collect()
+}
+
 /// One upload whose draws skin with different blends (CesiumMan's mesh drawn three times:
 /// LBS, DQS and stitching) reads back, through the capture shader, the draw and the compute
 /// pass, each draw as the CPU reference skins it with its own blend: the pipelines are made
@@ -431,14 +449,7 @@ fn each_draw_skins_with_its_own_blend_on_every_path() {
     let duration = scene.animations[0].duration_s();
     let diagonal = {
         frame.evaluate(&scene, Some(0), 0.0).unwrap();
-        let rest: Vec<SkinnedVertices> = draws
-            .iter()
-            .map(|&d| {
-                let mut out = SkinnedVertices::default();
-                cpu.skin_draw(&scene, &frame, d, &mut out).unwrap();
-                out
-            })
-            .collect();
+        let rest = cpu_skin_draws(&mut cpu, &scene, &frame, &draws);
         let (lo, hi) = skinview::skin::bounds(&rest).unwrap();
         f64::from((hi - lo).length())
     };

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::print_stdout)] // test code: panics and prints are its report
 
 use crate::common;
+use crate::gpu_readback::cpu_skin_draws;
 
 use skinview::Scene;
 use skinview::compare::CPU_GPU_TOLERANCE_REL;
@@ -13,7 +14,7 @@ use skinview::frame::{CpuSkinner, FrameState};
 use skinview::gpu::InfluencePacking;
 use skinview::gpu::{CapturePath, GpuReadback};
 use skinview::skin::weights::{JointEncoding, WeightEncoding};
-use skinview::skin::{SkinMode, SkinOptions, SkinnedVertices};
+use skinview::skin::{SkinMode, SkinOptions};
 
 /// Every draw's weights rounded to codes of `max` (largest remainder, so each vertex's codes
 /// sum to `max`), stored as the f32 `code / max` an importer makes of a normalized file.
@@ -89,14 +90,7 @@ fn check_every_path(ctx: &skinview::gpu::GpuContext, mut scene: Scene) -> Influe
     let mut worst = 0.0f64;
     for t in [duration * 0.3, duration * 0.7] {
         frame.evaluate(&scene, clip, t).unwrap();
-        let want: Vec<SkinnedVertices> = draws
-            .iter()
-            .map(|&d| {
-                let mut out = SkinnedVertices::default();
-                cpu.skin_draw(&scene, &frame, d, &mut out).unwrap();
-                out
-            })
-            .collect();
+        let want = cpu_skin_draws(&mut cpu, &scene, &frame, &draws);
         let (lo, hi) = skinview::skin::bounds(&want).unwrap();
         let diagonal = f64::from((hi - lo).length());
         for path in [
