@@ -64,12 +64,14 @@ pub enum Error {
         count: usize,
     },
     /// A bone (node) asked for by name that the model does not have.
-    #[error("{model}: no bone named {bone:?}")]
+    #[error("{model}: no bone named {bone:?}{}", did_you_mean(.closest))]
     UnknownBone {
         /// The model's name.
         model: String,
         /// The name asked for.
         bone: String,
+        /// The model's names closest to it ([`closest_names`]), for the message.
+        closest: Vec<String>,
     },
     /// A node index outside the scene.
     #[error("node {node} does not exist ({count} nodes)")]
@@ -202,5 +204,81 @@ impl Error {
             rule,
             message: message.into(),
         }
+    }
+}
+
+/// Names a message suggests for a mistyped one.
+const SUGGESTIONS: usize = 3;
+
+/// The names among `names` closest to `asked`, for "did you mean": those holding it or held
+/// by it (any case), then those within a third of its length in edits (Levenshtein, any case;
+/// at least 2), nearest first, at most three.
+pub fn closest_names<'a>(asked: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let asked_lower = asked.to_lowercase();
+    let most = (asked.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, &str)> = names
+        .into_iter()
+        .filter_map(|name| {
+            let lower = name.to_lowercase();
+            let holds = !asked_lower.is_empty()
+                && (lower.contains(&asked_lower) || asked_lower.contains(&lower));
+            let d = edit_distance(&asked_lower, &lower);
+            match (holds, d <= most) {
+                (true, _) => Some((0, name)),
+                (false, true) => Some((d, name)),
+                _ => None,
+            }
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored
+        .into_iter()
+        .take(SUGGESTIONS)
+        .map(|(_, n)| n.to_string())
+        .collect()
+}
+
+/// Levenshtein distance in characters (two rows; names are short).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(here + 1);
+            prev = here;
+        }
+    }
+    row[b.len()]
+}
+
+/// `; did you mean "a", "b"?` for a non-empty list, else nothing.
+pub fn did_you_mean(closest: &[String]) -> String {
+    match closest.is_empty() {
+        true => String::new(),
+        false => {
+            let quoted: Vec<String> = closest.iter().map(|c| format!("{c:?}")).collect();
+            format!("; did you mean {}?", quoted.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closest_names_take_substrings_then_small_edits() {
+        let names = ["l_hand", "r_hand", "l_forearm", "head", "pelvis"];
+        assert_eq!(closest_names("hand", names), ["l_hand", "r_hand", "head"]);
+        assert_eq!(closest_names("L_Hnad", names), ["l_hand"]);
+        assert_eq!(closest_names("pelvsi", names), ["pelvis"]);
+        assert!(closest_names("xyzzy_quux", names).is_empty());
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(did_you_mean(&[]), "");
+        assert_eq!(did_you_mean(&["a".into()]), "; did you mean \"a\"?");
     }
 }

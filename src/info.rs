@@ -391,11 +391,10 @@ impl TransformParts {
     pub fn of(m: &glam::Mat4) -> TransformParts {
         let (scale, rotation, translation) = m.to_scale_rotation_translation();
         let rotation = rotation.normalize();
-        let (z, y, x) = rotation.to_euler(glam::EulerRot::ZYX);
         TransformParts {
             translation,
             rotation,
-            euler_deg: glam::Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI),
+            euler_deg: crate::math::euler_xyz_rad(rotation) * (180.0 / std::f32::consts::PI),
             scale,
         }
     }

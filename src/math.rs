@@ -174,6 +174,13 @@ pub fn elementwise_median(matrices: &[Mat4]) -> Option<Mat4> {
     Some(Mat4::from_cols_array(&cols))
 }
 
+/// Blender's "XYZ" Euler angles of `q` in radians: about X, then Y, then Z (`R = Rz · Ry · Rx`).
+/// The one home of the Euler convention the bone panel and the curves panel show.
+pub fn euler_xyz_rad(q: Quat) -> Vec3 {
+    let (z, y, x) = q.to_euler(glam::EulerRot::ZYX);
+    Vec3::new(x, y, z)
+}
+
 /// The box around the finite points (NaN or infinite ones skipped), `None` when none is
 /// finite. The one home of bounds: the skinned vertices' ([`crate::skin::bounds`]), the
 /// camera's framing, `check`, `diff`, the dump's scale and the partition's all take theirs here.

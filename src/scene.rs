@@ -475,6 +475,10 @@ impl Scene {
             .ok_or_else(|| Error::UnknownBone {
                 model: self.name.clone(),
                 bone: name.to_string(),
+                closest: crate::error::closest_names(
+                    name,
+                    self.nodes.iter().filter_map(|n| n.name.as_deref()),
+                ),
             })
     }
 

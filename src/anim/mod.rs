@@ -4,6 +4,7 @@
 //! from a compiled clip ([`SoaAnimateJob`], what the frame drivers play).
 
 mod animate;
+pub mod curves;
 pub mod layer;
 mod sampler;
 pub mod soa;

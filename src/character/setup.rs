@@ -165,18 +165,28 @@ pub struct FadeDesc {
     pub fade: CrossFade,
 }
 
-/// An IK goal: the tip of `end_bone` reaches `target_m` (model space), moving a chain of
-/// `chain_length` bones ending at it.
+/// An IK goal: the tip of `end_bone` reaches `target_m` (model space), turning the
+/// `chain_length` joints of the chain that ends at it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IkGoal {
     /// The bone whose tip reaches the target.
     pub end_bone: String,
-    /// Bones in the chain, the end bone included (≥ 1).
+    /// Joints that turn (≥ 1): the end bone and its nearest ancestors. An end bone with no
+    /// length (a glTF joint) has its tip at its origin, which its own turn does not move: then
+    /// its nearest ancestors alone ([`IkGoal::effector_chain`]).
     pub chain_length: usize,
     /// The target in model space (metres).
     pub target_m: Vec3,
     /// Effector weight (≥ 0) when several effectors share joints.
     pub weight: f32,
+}
+
+impl IkGoal {
+    /// The solver's chain for an end bone of `length_m`: the end bone and `chain_length − 1`
+    /// ancestors, or `chain_length` ancestors above an end bone with no length.
+    pub fn effector_chain(&self, length_m: f32) -> usize {
+        self.chain_length + usize::from(length_m <= 0.0)
+    }
 }
 
 /// How to animate a native rig: layers, an optional cross-fade, IK effectors and bone links.
@@ -736,7 +746,7 @@ impl Character {
                     .map_or(0.0, |b| b.length_m);
                 effectors.push(Effector {
                     end_node,
-                    chain_length: e.chain_length,
+                    chain_length: e.effector_chain(length_m),
                     tip_local: Vec3::new(length_m, 0.0, 0.0),
                     target_model: e.target_m,
                     weight: e.weight,

@@ -55,10 +55,15 @@ fn explain(e: &Error) -> String {
             "{model}: no animation {requested:?} ({count} animation(s)); check --anim or the \
              MOTION of --layer"
         ),
-        Error::UnknownBone { model, bone } => format!(
-            "{model}: no bone {bone:?}; check --bone, the MASK of --layer and the END_BONE of \
+        Error::UnknownBone {
+            model,
+            bone,
+            closest,
+        } => format!(
+            "{model}: no bone {bone:?}{}; check --bone, the MASK of --layer and the END_BONE of \
              --ik: a bone is a joint's name, its label `node N` or its node index N (`skinview \
-             info` lists every skin's joints)"
+             info` lists every skin's joints)",
+            skinview::error::did_you_mean(closest)
         ),
         Error::FadeLayers { from, to, layers } => format!(
             "--fade {from}:{to}: there are {layers} --layer entries (numbered from 0), and the two \

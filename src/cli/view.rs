@@ -12,7 +12,7 @@ use skinview::io::ModelSource;
 use skinview::viewer::state::ViewMode;
 use skinview::viewer::{ViewerOptions, run};
 
-use super::args::{MODEL_HELP, PaletteArgs, check_gpu_skinning, parse_size};
+use super::args::{MODEL_HELP, PaletteArgs, check_gpu_skinning, parse_anim, parse_size};
 use super::{CliError, CliResult};
 
 /// Most frames a scripted run may ask for (an hour at 60 Hz).
@@ -57,6 +57,10 @@ pub struct ViewArgs {
     /// Do not wait for vertical sync (frame-time measurements).
     #[arg(long)]
     no_vsync: bool,
+    /// Play this clip: its index or name, or "none" for the rest pose (as `render --anim`).
+    /// Default: the first clip. A native rig's stage plays its layers; its clock follows.
+    #[arg(long, allow_negative_numbers = true)]
+    anim: Option<String>,
     /// Start at this clip time in seconds (the web page's `?time=`).
     #[arg(long, allow_negative_numbers = true, value_parser = parse_start_time)]
     time: Option<f32>,
@@ -78,6 +82,11 @@ pub struct ViewArgs {
     /// `]` doubles it (the web page's `?crowd=N`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=skinview::gpu::MAX_INSTANCES as i64))]
     crowd: Option<u32>,
+    /// Open the curves panel: the selected bone's (--bone) animation curves over the clip,
+    /// its keys and their interpolation, and a dope sheet of every animated node (C in the
+    /// window; the web page's `?curves=1`).
+    #[arg(long)]
+    curves: bool,
     // glTF models: --max-bones K splits each skinned mesh into submeshes of at most K bones,
     // drawn through a uniform palette of K matrices, or through the storage buffer with
     // --palette storage (the split shown by colour).
@@ -146,6 +155,10 @@ pub fn run_view(a: ViewArgs) -> CliResult {
     if let Some(out) = &a.screenshot {
         model.refuse_as_output(out)?;
     }
+    let anim = match &a.anim {
+        Some(text) => Some(parse_anim(&model, Some(text))?),
+        None => None,
+    };
     let k = a.palette.max_bones.map(|k| k as usize);
     let uniform = match a.palette.palette {
         Some(PaletteSource::Uniform { .. }) => true,
@@ -187,6 +200,8 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         paused: a.paused,
         compare_with: a.compare_with.clone(),
         crowd: a.crowd,
+        curves: a.curves,
+        anim,
     };
     let report = run(model, options)?;
     let m = report.mean_ms;

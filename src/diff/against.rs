@@ -117,6 +117,11 @@ impl OtherFile {
         self.pairing.as_ref().map_or(0.0, |(_, p)| p.diagonal)
     }
 
+    /// The clip of this file that plays beside the model's (None: its rest pose).
+    pub fn clip(&self) -> Option<usize> {
+        self.anim
+    }
+
     /// The pairing, once made.
     pub fn pairing(&self) -> Option<&Pairing> {
         self.pairing.as_ref().map(|(_, p)| p)

@@ -143,6 +143,10 @@ fn joint_quality(
             .ok_or_else(|| Error::UnknownBone {
                 model: base.name.clone(),
                 bone: case.bone.into(),
+                closest: crate::error::closest_names(
+                    case.bone,
+                    base.bones.iter().map(|b| b.name.as_str()),
+                ),
             })?;
         let rest_rotation = Quat::from_array(base.bones[bone].rotation).normalize();
         // The zone per variant (links change the mesh's weights, not its rest shape).

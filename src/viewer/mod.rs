@@ -16,7 +16,9 @@
 //! viewport) and exits.
 
 pub mod crowd;
+pub mod curves;
 pub mod framing;
+pub mod keys;
 pub mod page;
 pub mod panels;
 pub mod playback;
@@ -81,6 +83,10 @@ pub struct ViewerOptions {
     /// Start in the crowd view with this many copies of the model (1..=
     /// [`crate::gpu::MAX_INSTANCES`]).
     pub crowd: Option<u32>,
+    /// Start with the curves panel open.
+    pub curves: bool,
+    /// Start on this clip (`Some(None)`: the rest pose); `None`: the first clip.
+    pub anim: Option<Option<usize>>,
 }
 
 impl Default for ViewerOptions {
@@ -101,6 +107,8 @@ impl Default for ViewerOptions {
             paused: false,
             compare_with: None,
             crowd: None,
+            curves: false,
+            anim: None,
         }
     }
 }
@@ -152,11 +160,14 @@ pub struct FrameSplit {
 
 /// The viewer's state on `model` as `options` ask for it (start-up options checked before a
 /// window opens).
-fn start_state(model: Model, options: &ViewerOptions) -> Result<ViewerState> {
+pub fn start_state(model: Model, options: &ViewerOptions) -> Result<ViewerState> {
     let mut state = ViewerState::new(model, options.demo)?;
     if options.split != state.setup.split {
         state.setup.split = options.split;
         state.rebuild()?;
+    }
+    if let Some(anim) = options.anim {
+        state.set_anim(anim);
     }
     if let Some(bone) = &options.bone {
         let node = state.character.scene.find_node(bone)?;
@@ -169,6 +180,7 @@ fn start_state(model: Model, options: &ViewerOptions) -> Result<ViewerState> {
         state.scrub(t);
     }
     state.playback.playing = !options.paused;
+    state.curves.open = options.curves;
     if let Some(other) = &options.compare_with {
         state.compare_with(other)?;
     }
@@ -602,45 +614,15 @@ impl Gfx {
         pixels_per_point: f32,
     ) -> (wgpu::CommandEncoder, Vec<wgpu::CommandBuffer>) {
         let view = frame.texture.create_view(&Default::default());
-        let screen = egui_wgpu::ScreenDescriptor {
-            size_in_pixels: [self.config.width, self.config.height],
-            pixels_per_point,
-        };
-        let mut enc = self
-            .ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("egui"),
-            });
-        let user = self.egui_renderer.update_buffers(
-            &self.ctx.device,
-            &self.ctx.queue,
-            &mut enc,
+        let size_px = [self.config.width, self.config.height];
+        record_egui_pass(
+            &self.ctx,
+            &mut self.egui_renderer,
+            &view,
+            size_px,
             primitives,
-            &screen,
-        );
-        {
-            let mut pass = enc
-                .begin_render_pass(&wgpu::RenderPassDescriptor {
-                    label: Some("egui"),
-                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                        view: &view,
-                        depth_slice: None,
-                        resolve_target: None,
-                        ops: wgpu::Operations {
-                            load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                            store: wgpu::StoreOp::Store,
-                        },
-                    })],
-                    depth_stencil_attachment: None,
-                    timestamp_writes: None,
-                    occlusion_query_set: None,
-                    multiview_mask: None,
-                })
-                .forget_lifetime();
-            self.egui_renderer.render(&mut pass, primitives, &screen);
-        }
-        (enc, user)
+            pixels_per_point,
+        )
     }
 
     /// Write the screenshot of frame `frames` to `path`: the window's copy when the surface
@@ -679,6 +661,50 @@ impl Gfx {
     }
 }
 
+/// Record egui's pass over `view` (cleared to black): the encoder, and egui's own command
+/// buffers to submit before it. The window's frames and the tests' panel images draw this way.
+pub fn record_egui_pass(
+    ctx: &GpuContext,
+    renderer: &mut egui_wgpu::Renderer,
+    view: &wgpu::TextureView,
+    size_in_pixels: [u32; 2],
+    primitives: &[egui::ClippedPrimitive],
+    pixels_per_point: f32,
+) -> (wgpu::CommandEncoder, Vec<wgpu::CommandBuffer>) {
+    let screen = egui_wgpu::ScreenDescriptor {
+        size_in_pixels,
+        pixels_per_point,
+    };
+    let mut enc = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("egui"),
+        });
+    let user = renderer.update_buffers(&ctx.device, &ctx.queue, &mut enc, primitives, &screen);
+    {
+        let mut pass = enc
+            .begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("egui"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            })
+            .forget_lifetime();
+        renderer.render(&mut pass, primitives, &screen);
+    }
+    (enc, user)
+}
+
 /// The window's layout: model, hierarchy and animation on the left; IK, deformation, weights
 /// and performance on the right; the status bar below; the viewport in the middle.
 fn layout(
@@ -691,6 +717,15 @@ fn layout(
 ) {
     let before = state.setup.clone();
     egui::Panel::bottom("status").show(ui, |ui| panels::status(ui, state, adapter));
+    if state.curves.open {
+        // Two fifths of the window at most when it opens, so the viewport keeps the rest.
+        let height = ui.available_height();
+        egui::Panel::bottom("curves")
+            .resizable(true)
+            .default_size((height * 0.4).min(340.0))
+            .max_size(height * 0.75)
+            .show(ui, |ui| curves::panel(ui, state));
+    }
     egui::Panel::left("left")
         .resizable(true)
         .default_size(280.0)
@@ -733,6 +768,9 @@ fn layout(
         *viewport_points = ui.available_size();
         viewport.ui(ui, state, texture);
     });
+    if state.help {
+        keys::help_window(ui.ctx(), state);
+    }
     // Settings edited this frame rebuild the character once.
     state.apply_pending(Some(before));
 }

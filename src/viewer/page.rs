@@ -45,6 +45,8 @@ pub struct PageParams {
     pub size: Option<(u32, u32)>,
     /// `?crowd=N`: the crowd view of N copies of the model.
     pub crowd: Option<u32>,
+    /// `?curves=1`: the curves panel open.
+    pub curves: bool,
 }
 
 impl PageParams {
@@ -59,6 +61,7 @@ impl PageParams {
             paused: false,
             size: None,
             crowd: None,
+            curves: false,
         };
         let bad = |k: &str, v: &str, takes: &str| {
             Error::Page(format!("the page's URL: {k}={v}: expected {takes}"))
@@ -94,6 +97,7 @@ impl PageParams {
                     p.time_s = Some(t);
                 }
                 "paused" => p.paused = matches!(v.as_str(), "1" | "true" | ""),
+                "curves" => p.curves = matches!(v.as_str(), "1" | "true" | ""),
                 "size" => {
                     let takes = "WIDTHxHEIGHT in pixels, each 16 to 8192";
                     let (w, h) = v.split_once('x').ok_or_else(|| bad(k, &v, takes))?;
@@ -112,7 +116,7 @@ impl PageParams {
                 _ => {
                     return Err(Error::Page(format!(
                         "the page's URL: unknown parameter `{k}` (model, backend, view, time, \
-                         paused, size, crowd)"
+                         paused, size, crowd, curves)"
                     )));
                 }
             }

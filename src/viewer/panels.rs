@@ -269,7 +269,8 @@ fn node_tree(ui: &mut Ui, state: &mut ViewerState, n: usize, depth: usize) {
 /// Clip choice, play/pause, the timeline with its key markers, speed and loop.
 pub fn animation(ui: &mut Ui, state: &mut ViewerState) {
     ui.heading("Animation");
-    if state.stage().is_none() {
+    // A glTF model keeps its clip choice on the stage (where it goes for IK).
+    if state.stage().is_none() || state.model.rig.is_none() {
         let names: Vec<String> = state
             .character
             .scene
@@ -306,6 +307,8 @@ pub fn animation(ui: &mut Ui, state: &mut ViewerState) {
             state.toggle_play();
         }
         ui.checkbox(&mut state.playback.looping, "loop");
+        ui.checkbox(&mut state.curves.open, "curves")
+            .on_hover_text("the curves panel (C): the selected bone's curves and the dope sheet");
         ui.add(
             egui::Slider::new(&mut state.playback.speed, 0.0..=4.0)
                 .text("speed")
@@ -376,7 +379,12 @@ pub fn timeline(ui: &mut Ui, state: &mut ViewerState) {
 /// and fade times apply in place; motions, masks and the layer list rebuild the character once,
 /// at the end of the frame.
 pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
-    let Some(stage) = state.setup.stage_spec() else {
+    // A native rig's layers (a glTF model on the stage for IK plays its one clip).
+    let Some(stage) = state
+        .setup
+        .stage_spec()
+        .filter(|_| state.model.rig.is_some())
+    else {
         return;
     };
     ui.heading("Layers");
@@ -504,35 +512,16 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
         ik_on_a_clip(ui, state);
         return;
     }
+    ui.heading("IK");
+    let bones = state.ik_bone_choices();
+    let goal = state.effector_goal();
     let Some(stage) = state.setup.stage_spec_mut() else {
         return;
     };
-    ui.heading("IK");
-    let scene = &state.character.scene;
-    let bones: Vec<String> = (0..scene.nodes.len())
-        .map(|n| scene.node_label(n))
-        .collect();
     let mut changed = false;
     let mut on = !stage.ik.is_empty();
     changed |= ui.checkbox(&mut on, "effector").changed();
     if on && stage.ik.is_empty() {
-        // The deepest named leaf, reaching for where it is now (ticking the box moves nothing).
-        let scene = &state.character.scene;
-        let goal = super::state::default_ik_goal(scene, state.bounds.1).map(|mut g| {
-            if let Ok(end) = scene.find_node(&g.end_bone)
-                && let Some(m) = state.character.frame.model_from_node.get(end)
-            {
-                // The effector is the bone's tip: its length along +X of the joint.
-                let length_m = state
-                    .character
-                    .bones
-                    .as_ref()
-                    .and_then(|b| b.get(end))
-                    .map_or(0.0, |b| b.length_m);
-                g.target_m = m.transform_point3(Vec3::new(length_m, 0.0, 0.0));
-            }
-            g
-        });
         stage.ik = goal.into_iter().collect();
     } else if !on {
         stage.ik.clear();
@@ -544,11 +533,15 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
             return;
         }
     }
-    let scene = &state.character.scene;
-    let depth_of = |name: &str| scene.find_node(name).map_or(0, |n| scene.depth(n));
+    let chain_max = stage
+        .ik
+        .first()
+        .and_then(|g| state.character.scene.find_node(&g.end_bone).ok())
+        .map_or(1, |end| state.ik_chain_max(end).max(1));
+    let Some(stage) = state.setup.stage_spec_mut() else {
+        return;
+    };
     if let Some(goal) = stage.ik.first_mut() {
-        // A chain reaches at most the root (CcdJob rule 6: 1 + the ancestors).
-        let chain_max = (depth_of(&goal.end_bone) + 1).min(8);
         goal.chain_length = goal.chain_length.clamp(1, chain_max);
         ui.horizontal(|ui| {
             egui::ComboBox::from_label("end bone")
@@ -561,8 +554,22 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
                     }
                 });
         });
+        ui.horizontal(|ui| {
+            let label = ui.label("joint filter");
+            ui.add(
+                egui::TextEdit::singleline(&mut state.ik_bone_filter)
+                    .hint_text("joint name")
+                    .desired_width(120.0),
+            )
+            .labelled_by(label.id);
+        });
         changed |= ui
-            .add(egui::Slider::new(&mut goal.chain_length, 1..=chain_max).text("chain"))
+            .add(egui::Slider::new(&mut goal.chain_length, 1..=chain_max).text("joints turn"))
+            .on_hover_text(
+                "how many joints the solver turns: the end bone and its parents, or its \
+                 parents alone when the end bone has no length (a glTF joint, whose tip is \
+                 where it turns)",
+            )
             .changed();
         ui.horizontal(|ui| {
             ui.label("target");
@@ -621,8 +628,9 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
 }
 
 /// The IK panel of a model playing a clip (a glTF model): ticking "effector" moves it onto the
-/// animation stage with its clip as the one layer and an effector on its deepest joint (the
-/// end bone and chain then chosen in the IK panel), joint limits off: a glTF joint has none.
+/// animation stage with its clip as the one layer and an effector on the selected joint (else
+/// its deepest; the end bone and chain then chosen in the IK panel), joint limits off: a glTF
+/// joint has none. The clip stays chosen in the Animation panel.
 fn ik_on_a_clip(ui: &mut Ui, state: &mut ViewerState) {
     if state.character.scene.skins.is_empty() {
         return;
@@ -632,19 +640,11 @@ fn ik_on_a_clip(ui: &mut Ui, state: &mut ViewerState) {
     if !ui.checkbox(&mut on, "effector").changed() || !on {
         return;
     }
-    let scene = &state.character.scene;
     let motion = state
         .playback
         .anim
-        .map(|a| super::state::motion_ref(scene, a));
-    let goal = super::state::default_ik_goal(scene, Vec3::ZERO).map(|mut g| {
-        if let Ok(end) = scene.find_node(&g.end_bone)
-            && let Some(m) = state.character.frame.model_from_node.get(end)
-        {
-            g.target_m = m.w_axis.truncate();
-        }
-        g
-    });
+        .map(|a| super::state::motion_ref(&state.character.scene, a));
+    let goal = state.effector_goal();
     state.setup.motion = Motion::Stage(CharacterSpec {
         ik: goal.into_iter().collect(),
         ik_limits: false,
@@ -831,7 +831,11 @@ fn palette(ui: &mut Ui, state: &mut ViewerState) {
         } else {
             "uniform array (this adapter has no vertex-stage storage buffers)"
         };
-        ui.label(RichText::new(format!("{how}; native rigs are drawn whole")).weak());
+        let why = match state.model.rig {
+            Some(_) => "native rigs are drawn whole",
+            None => "with an IK effector the model is drawn whole",
+        };
+        ui.label(RichText::new(format!("{how}; {why}")).weak());
         return;
     }
     let mut p = state
@@ -1109,8 +1113,15 @@ pub fn crowd(ui: &mut Ui, state: &mut ViewerState) {
 }
 
 /// The status bar: live comparison, frame, adapter.
-pub fn status(ui: &mut Ui, state: &ViewerState, adapter: &str) {
+pub fn status(ui: &mut Ui, state: &mut ViewerState, adapter: &str) {
     ui.horizontal(|ui| {
+        if ui
+            .selectable_label(state.help, "?")
+            .on_hover_text("the keys (?)")
+            .clicked()
+        {
+            state.help = !state.help;
+        }
         match (state.mode.compares(), state.live) {
             (
                 true,

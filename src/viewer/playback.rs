@@ -161,8 +161,16 @@ impl Playback {
         }
     }
 
-    /// The key times (sorted, each once) of the clips playing (a native rig's `stage`: every
-    /// layer's): of every channel, or of the channels that drive `node` only.
+    /// The clips playing: the chosen one, or a native rig's `stage`: every layer's.
+    pub fn clips(&self, character: &Character, stage: Option<&CharacterSpec>) -> Vec<usize> {
+        match stage {
+            Some(_) => character.layers().iter().map(|l| l.anim).collect(),
+            None => self.anim.into_iter().collect(),
+        }
+    }
+
+    /// The key times (sorted, each once) of the clips playing ([`Playback::clips`]): of every
+    /// channel, or of the channels that drive `node` only.
     pub fn key_times(
         &self,
         character: &Character,
@@ -170,12 +178,12 @@ impl Playback {
         node: Option<usize>,
     ) -> Vec<f32> {
         let scene = &character.scene;
-        let anims: Vec<usize> = match stage {
-            Some(_) => character.layers().iter().map(|l| l.anim).collect(),
-            None => self.anim.into_iter().collect(),
-        };
         let mut times = Vec::new();
-        for anim in anims.iter().filter_map(|&a| scene.animations.get(a)) {
+        for anim in self
+            .clips(character, stage)
+            .iter()
+            .filter_map(|&a| scene.animations.get(a))
+        {
             for ch in anim
                 .channels
                 .iter()

@@ -207,6 +207,14 @@ impl Stats {
     }
 }
 
+/// Joints an effector turns when ticked (Blender's and Maya's two-bone default: an arm's upper
+/// arm and forearm for a hand).
+pub const DEFAULT_IK_CHAIN: usize = 2;
+
+/// Joints an effector turns at most from the IK panel (CCD spreads a turn over a long chain
+/// unevenly; the command line's IK effectors are not capped).
+pub const MAX_IK_CHAIN: usize = 8;
+
 /// Everything the viewer shows and edits.
 pub struct ViewerState {
     /// The loaded model.
@@ -274,6 +282,12 @@ pub struct ViewerState {
     /// The crowd's animation level of detail: characters small on screen or out of view are
     /// animated less often ([`crate::view::crowd_field::lod_period`]).
     pub crowd_lod: bool,
+    /// The curves panel: open or not, its bones, forms and last views.
+    pub curves: super::curves::CurvesPanel,
+    /// The key help overlay is open (`?`).
+    pub help: bool,
+    /// The IK panel's end-bone filter.
+    pub ik_bone_filter: String,
 }
 
 impl ViewerState {
@@ -327,9 +341,68 @@ impl ViewerState {
             crowd_stats: None,
             crowd_gpu_ms: None,
             crowd_lod: true,
+            curves: super::curves::CurvesPanel::default(),
+            help: false,
+            ik_bone_filter: String::new(),
         };
         state.after_rebuild(true)?;
         Ok(state)
+    }
+
+    /// The length of `node`'s bone (a native rig's; 0 for a glTF joint, whose tip is its origin).
+    pub fn bone_length_m(&self, node: usize) -> f32 {
+        self.character
+            .bones
+            .as_ref()
+            .and_then(|b| b.get(node))
+            .map_or(0.0, |b| b.length_m)
+    }
+
+    /// The most joints an effector on `end` can turn: its ancestors, and itself when it has a
+    /// length (at most [`MAX_IK_CHAIN`]).
+    pub fn ik_chain_max(&self, end: usize) -> usize {
+        let ancestors = self.character.scene.depth(end);
+        (ancestors + usize::from(self.bone_length_m(end) > 0.0)).min(MAX_IK_CHAIN)
+    }
+
+    /// The effector "effector" adds: on the selected joint (else the deepest leaf joint),
+    /// turning [`DEFAULT_IK_CHAIN`] joints (fewer near the root), its target where its tip is
+    /// now, so ticking the box moves nothing. None when the model has no joint that can turn.
+    pub fn effector_goal(&self) -> Option<IkGoal> {
+        let scene = &self.character.scene;
+        let is_joint = crate::view::skeleton::joint_flags(scene);
+        let end = self
+            .view
+            .selected_node
+            .filter(|&n| is_joint.get(n) == Some(&true))
+            .or_else(|| deepest_leaf_joint(scene))?;
+        let max = self.ik_chain_max(end);
+        let tip = Vec3::new(self.bone_length_m(end), 0.0, 0.0);
+        let target_m = self
+            .character
+            .frame
+            .model_from_node
+            .get(end)?
+            .transform_point3(tip);
+        (max > 0).then(|| IkGoal {
+            end_bone: scene.node_label(end),
+            chain_length: DEFAULT_IK_CHAIN.min(max),
+            target_m,
+            weight: 1.0,
+        })
+    }
+
+    /// The IK panel's end-bone list: the skeleton's joints whose label holds the filter (any
+    /// case), in node order.
+    pub fn ik_bone_choices(&self) -> Vec<String> {
+        let scene = &self.character.scene;
+        let is_joint = crate::view::skeleton::joint_flags(scene);
+        let filter = self.ik_bone_filter.trim().to_lowercase();
+        (0..scene.nodes.len())
+            .filter(|&n| is_joint[n])
+            .map(|n| scene.node_label(n))
+            .filter(|l| filter.is_empty() || l.to_lowercase().contains(&filter))
+            .collect()
     }
 
     /// The native rig's animation stage, when one plays.
@@ -650,8 +723,21 @@ impl ViewerState {
 
     /// Play clip `anim` (glTF models; native rigs set layers instead).
     pub fn set_anim(&mut self, anim: Option<usize>) {
+        let chosen = self.playback.select(anim);
+        // A glTF model on the stage for IK: its one layer plays the clip chosen.
+        if chosen && self.model.rig.is_none() {
+            let motion = anim.map(|a| motion_ref(&self.model.scene, a));
+            if let Some(stage) = self.setup.stage_spec_mut() {
+                stage.layers = CharacterSpec::single(motion).layers;
+                if let Err(e) = self.rebuild() {
+                    self.error = Some(e.to_string());
+                }
+                self.update_key_times();
+                return;
+            }
+        }
         // A native rig's stage plays its layers: only the clock follows the choice.
-        if self.playback.select(anim) && self.stage().is_none() {
+        if chosen && self.stage().is_none() {
             let looping = self.playback.looping;
             self.setup.motion = anim.map_or(Motion::Rest, Motion::Clip);
             if let Err(e) = self.character.set_clip(anim, looping) {
@@ -854,12 +940,12 @@ pub fn motion_ref(scene: &crate::scene::Scene, a: usize) -> crate::character::Mo
         .map_or(MotionRef::Index(a), MotionRef::Name)
 }
 
-/// A default IK goal for `scene`: the deepest leaf joint below the root (ties: the first; by
-/// its label, so unnamed joints work), a chain of two bones, reaching for `target_m`.
-pub fn default_ik_goal(scene: &crate::scene::Scene, target_m: Vec3) -> Option<IkGoal> {
+/// The deepest leaf of the skeleton (a joint with no joint below it; ties: the first), the
+/// end bone an effector takes when no joint is selected.
+pub fn deepest_leaf_joint(scene: &crate::scene::Scene) -> Option<usize> {
     let n = scene.nodes.len();
     let is_joint = crate::view::skeleton::joint_flags(scene);
-    // A leaf of the skeleton: a joint with no joint below it (a glTF joint may carry meshes).
+    // A glTF joint may carry meshes: only joints below count.
     let mut has_child = vec![false; n];
     for (c, node) in scene.nodes.iter().enumerate() {
         if let Some(p) = node.parent
@@ -869,15 +955,9 @@ pub fn default_ik_goal(scene: &crate::scene::Scene, target_m: Vec3) -> Option<Ik
         }
     }
     let depth = scene.depths();
-    let end = (0..n)
+    (0..n)
         .filter(|&i| is_joint[i] && !has_child[i] && depth[i] > 0)
-        .max_by(|&a, &b| depth[a].cmp(&depth[b]).then(b.cmp(&a)))?;
-    Some(IkGoal {
-        end_bone: scene.node_label(end),
-        chain_length: (depth[end] + 1).min(2),
-        target_m,
-        weight: 1.0,
-    })
+        .max_by(|&a, &b| depth[a].cmp(&depth[b]).then(b.cmp(&a)))
 }
 
 /// The IK target's circle around `centre_m` in the viewer: a tenth of the model's size.

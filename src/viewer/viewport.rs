@@ -30,8 +30,6 @@ pub const PICK_RADIUS_PX: f32 = 10.0;
 pub const BONE_PICK_PX: f32 = 6.0;
 /// Orbit speed: radians per pixel of drag.
 const ORBIT_RAD_PER_PX: f32 = 0.008;
-/// Keyboard orbit: radians per frame an arrow key is held.
-const KEY_ORBIT_RAD: f32 = 0.03;
 /// Zoom factor per wheel notch (egui reports ~50 points a notch).
 const ZOOM_PER_POINT: f32 = 0.0025;
 
@@ -610,7 +608,7 @@ impl Viewport {
         let target_held = self.drag_target(ui, &response, views, clip_from_world, state);
         camera_controls(ui, &response, rect.height(), state, target_held);
         self.click_and_hover(&response, views, clip_from_world, state);
-        keyboard(ui, state);
+        super::keys::keyboard(ui, state);
     }
 
     /// The colour legend of what the view shows, made again when that changed.
@@ -839,148 +837,6 @@ fn camera_controls(
         if scroll != 0.0 {
             state.framing.zoom((-scroll * ZOOM_PER_POINT).exp());
         }
-    }
-}
-
-/// Keyboard controls, never while a text field has focus. Every press
-/// counts, even several of one key in one frame (V pressed twice advances the view twice).
-pub fn keyboard(ui: &egui::Ui, state: &mut ViewerState) {
-    if ui.ctx().egui_wants_keyboard_input() {
-        return;
-    }
-    use egui::Key;
-    let (shift, pressed, down) = ui.input(|i| {
-        let down = |k| i.key_down(k);
-        (
-            i.modifiers.shift,
-            [
-                Key::F,
-                Key::Space,
-                Key::W,
-                Key::K,
-                Key::G,
-                Key::V,
-                Key::P,
-                Key::Home,
-                Key::Escape,
-                Key::OpenBracket,
-                Key::CloseBracket,
-            ]
-            .map(|k| i.num_presses(k)),
-            [
-                down(Key::ArrowLeft),
-                down(Key::ArrowRight),
-                down(Key::ArrowUp),
-                down(Key::ArrowDown),
-                down(Key::Plus) || down(Key::Equals),
-                down(Key::Minus),
-            ],
-        )
-    });
-    let [
-        frame,
-        play,
-        wire,
-        skel,
-        grid,
-        view,
-        shot,
-        home,
-        escape,
-        fewer,
-        more,
-    ] = pressed;
-    // `.` and `,` step a frame (1/30 s); with Shift, to the next or previous key (the
-    // modifiers of each press: two presses of one frame may differ).
-    let (frames, keys) = ui.input(|i| {
-        let mut steps = (0i32, 0i32);
-        for e in &i.events {
-            if let egui::Event::Key {
-                key,
-                pressed: true,
-                modifiers,
-                ..
-            } = e
-            {
-                let d = match key {
-                    Key::Period => 1,
-                    Key::Comma => -1,
-                    _ => 0,
-                };
-                if modifiers.shift {
-                    steps.1 += d;
-                } else {
-                    steps.0 += d;
-                }
-            }
-        }
-        steps
-    });
-    if frames != 0 {
-        state.step(frames, false);
-    }
-    if keys != 0 {
-        state.step(keys, true);
-    }
-    // A toggle pressed twice is back where it was.
-    let odd = |n: usize| n % 2 == 1;
-    if frame > 0 {
-        state.framing.request(state.view.selected_node.is_some());
-    }
-    if odd(play) {
-        state.toggle_play();
-    }
-    if odd(wire) {
-        state.view.wireframe = !state.view.wireframe;
-    }
-    if odd(skel) {
-        state.view.skeleton = !state.view.skeleton;
-    }
-    if odd(grid) {
-        state.view.grid = !state.view.grid;
-    }
-    if view > 0 {
-        let all = super::state::ViewMode::ALL;
-        // From "A | B" (not in the cycle) the next is the first, GPU.
-        let next = all
-            .iter()
-            .position(|&m| m == state.mode)
-            .map_or(view - 1, |i| i + view);
-        state.mode = all[next % all.len()];
-    }
-    if shot > 0 {
-        state.screenshot_requested = true;
-    }
-    if home > 0 {
-        state.scrub(0.0);
-    }
-    if escape > 0 {
-        state.select(None);
-        state.picked = None;
-    }
-    // `[` halves the crowd, `]` doubles it (the crowd view only).
-    if let Some(n) = state.crowd.as_mut() {
-        for _ in 0..fewer {
-            *n = super::crowd::resized(*n, false);
-        }
-        for _ in 0..more {
-            *n = super::crowd::resized(*n, true);
-        }
-    }
-    let [left, right, up, dn, zoom_in, zoom_out] = down;
-    let (dx, dy) = (
-        f32::from(u8::from(right)) - f32::from(u8::from(left)),
-        f32::from(u8::from(up)) - f32::from(u8::from(dn)),
-    );
-    if dx != 0.0 || dy != 0.0 {
-        if shift {
-            state.framing.pan(dx * 0.01, dy * 0.01);
-        } else {
-            state.framing.orbit(dx * KEY_ORBIT_RAD, dy * KEY_ORBIT_RAD);
-        }
-    }
-    if zoom_in || zoom_out {
-        state.framing.zoom(if zoom_in { 0.97 } else { 1.03 });
     }
 }
 

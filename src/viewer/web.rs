@@ -13,7 +13,8 @@
 //!
 //! URL parameters: `model` (a `builtin:` name or a URL on the same site), `backend`
 //! (`webgpu` | `webgl2`), `view` (`gpu` | `cpu` | `split` | `diff`), `time` (s), `paused=1`,
-//! `size=WxH` (canvas size in CSS pixels; else the whole page).
+//! `size=WxH` (canvas size in CSS pixels; else the whole page), `crowd=N`, `curves=1` (the
+//! curves panel open).
 
 use std::cell::RefCell;
 use std::path::Path;
@@ -105,6 +106,7 @@ async fn open_page() -> Result<()> {
         time_s: params.time_s,
         paused: params.paused,
         crowd: params.crowd,
+        curves: params.curves,
         ..ViewerOptions::default()
     };
     let state = super::start_state(model, &options)?;
@@ -227,6 +229,24 @@ impl Page {
                 "gpu_skinning_pass_ms": state.crowd_gpu_ms.and_then(|g| g.skinning_pass),
             })
         });
+        let curves = &state.curves;
+        // Row 0 of the dope sheet at 40 % of its time axis, in the canvas's points (a test
+        // clicks there to select that row's bone).
+        let row0 = curves.dope.plot.map(|t| {
+            let [x0, _] = t.bounds().min();
+            let [x1, _] = t.bounds().max();
+            let p = t.position_from_point(&egui_plot::PlotPoint::new(x0 + 0.4 * (x1 - x0), 0.0));
+            [p.x, p.y]
+        });
+        let curves = serde_json::json!({
+            "open": curves.open,
+            "rows": curves.dope.rows.len(),
+            "row0": row0,
+            "channels": curves.drawn.len(),
+            "keys": curves.drawn.iter().map(|d| d.curves.keys.len()).sum::<usize>(),
+            "points": curves.drawn.iter().map(|d| d.curves.lines.iter().map(Vec::len).sum::<usize>()).sum::<usize>(),
+            "bone": state.view.selected_node.map(|n| state.node_label(n)),
+        });
         let report = serde_json::json!({
             "model": state.model.source.label(),
             "frames": state.stats.frames,
@@ -241,6 +261,7 @@ impl Page {
             "live": live,
             "picked": picked,
             "crowd": crowd,
+            "curves": curves,
             "fps": state.stats.fps,
             "canvas": [gfx.config.width, gfx.config.height],
             "error": state.error,

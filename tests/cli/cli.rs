@@ -1816,3 +1816,23 @@ fn view_crowd_refuses_what_a_crowd_does_not_show() {
         assert!(text(&o).contains("--crowd"), "{n}: {}", text(&o));
     }
 }
+
+/// `view --anim` and `--bone` are checked before a window opens: an unknown clip lists the
+/// model's clips, a mistyped bone suggests the closest names.
+#[test]
+fn view_refuses_an_unknown_clip_or_bone_with_the_names_it_has() {
+    let fox = common::model("Fox");
+    let f = fox.to_str().unwrap();
+    let o = skinview(&["view", f, "--anim", "Sprint"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    for name in ["--anim Sprint", "Survey", "Walk", "Run"] {
+        assert!(text(&o).contains(name), "{name}: {}", text(&o));
+    }
+    let o = skinview(&["view", f, "--bone", "b_head_5"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("did you mean \"b_Head_05\""),
+        "{}",
+        text(&o)
+    );
+}

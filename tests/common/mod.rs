@@ -151,6 +151,17 @@ pub fn output_text(o: &std::process::Output) -> String {
     )
 }
 
+/// A drawn polyline's value at `t`: between its two vertices around `t`; at a vertical step
+/// (two vertices at one time, as STEP keys draw) the value after it.
+pub fn polyline_at(line: &[[f64; 2]], t: f64) -> f64 {
+    let k = line.partition_point(|p| p[0] <= t).clamp(1, line.len() - 1);
+    let ([t0, v0], [t1, v1]) = (line[k - 1], line[k]);
+    if t1 <= t0 {
+        return v1;
+    }
+    v0 + (v1 - v0) * ((t - t0) / (t1 - t0)).clamp(0.0, 1.0)
+}
+
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
 }

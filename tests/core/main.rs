@@ -9,6 +9,7 @@ mod common;
 mod analytic;
 mod bone_info;
 mod crowd;
+mod curves;
 mod generated_rigs;
 mod interpolation;
 mod job_rules;

@@ -5,7 +5,10 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod curves_panel;
+mod ik_panel;
 mod newcomer;
 mod page;
+mod ui_image;
 mod viewer_panels;
 mod viewer_window;

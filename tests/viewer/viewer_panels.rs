@@ -494,7 +494,7 @@ fn shortcuts_skip_text_fields_and_count_every_press() {
     let mut h = Harness::new_ui_state(
         |ui, s: &mut ViewerState| {
             panels::model(ui, s);
-            skinview::viewer::viewport::keyboard(ui, s);
+            skinview::viewer::keys::keyboard(ui, s);
         },
         open(Builtin::Arm, false),
     );
@@ -582,7 +582,7 @@ fn performance_plot_shows_the_stages_that_run() {
 fn frame_stepping_by_frame_and_by_key() {
     use skinview::viewer::state::STEP_S;
     let mut h = Harness::new_ui_state(
-        |ui, s: &mut ViewerState| skinview::viewer::viewport::keyboard(ui, s),
+        |ui, s: &mut ViewerState| skinview::viewer::keys::keyboard(ui, s),
         glb_arm(),
     );
     h.state_mut().scrub(0.5);
@@ -696,7 +696,7 @@ fn the_viewer_frames_the_model_and_follows_it_out_of_view() {
     assert!(s.model_left_view(aspect));
     // F asks for a framing (the viewport does it on its next frame, at its own shape).
     let mut h = Harness::new_ui_state(
-        |ui, s: &mut ViewerState| skinview::viewer::viewport::keyboard(ui, s),
+        |ui, s: &mut ViewerState| skinview::viewer::keys::keyboard(ui, s),
         s,
     );
     h.run();
@@ -830,7 +830,7 @@ fn timeline_follows_the_selected_bones_keys() {
     let mut h = Harness::new_ui_state(
         |ui, s: &mut ViewerState| {
             panels::timeline(ui, s);
-            skinview::viewer::viewport::keyboard(ui, s);
+            skinview::viewer::keys::keyboard(ui, s);
         },
         s,
     );
@@ -1002,7 +1002,7 @@ fn compare_with_shows_the_distance_to_another_file() {
     let mut with_b = open_file(&model);
     with_b.compare_with(planted.to_str().unwrap()).unwrap();
     let mut k = Harness::new_ui_state(
-        |ui, s: &mut ViewerState| skinview::viewer::viewport::keyboard(ui, s),
+        |ui, s: &mut ViewerState| skinview::viewer::keys::keyboard(ui, s),
         with_b,
     );
     k.run();
@@ -1096,7 +1096,7 @@ fn crowd_panel_and_keys_resize_the_crowd() {
     let mut h = Harness::new_ui_state(
         |ui, s: &mut ViewerState| {
             panels::crowd(ui, s);
-            skinview::viewer::viewport::keyboard(ui, s);
+            skinview::viewer::keys::keyboard(ui, s);
         },
         open(Builtin::Arm, false),
     );
@@ -1128,4 +1128,25 @@ fn crowd_panel_and_keys_resize_the_crowd() {
     h.get_by_label("One character").click();
     h.run();
     assert_eq!(h.state().crowd, None);
+}
+
+/// `view --anim`: the viewer starts on the clip asked for (by name or index), or the rest pose.
+#[test]
+fn the_view_command_starts_on_the_clip_it_names() {
+    for (anim, want) in [
+        (Some(Some(2)), Some(2)),
+        (Some(None), None),
+        (None, Some(0)),
+    ] {
+        let m = ModelSource::File(common::model("Fox")).load().unwrap();
+        let options = skinview::viewer::ViewerOptions {
+            anim,
+            ..Default::default()
+        };
+        let s = skinview::viewer::start_state(m, &options).unwrap();
+        assert_eq!(s.playback.anim, want, "{anim:?}");
+        let name = want.map(|a| s.character.scene.clip_name(a).label());
+        let playing = s.character.layers().first().map(|l| l.anim);
+        assert_eq!(playing, want, "{anim:?} {name:?}: the character plays it");
+    }
 }

@@ -315,6 +315,7 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
         "{backend}: the downloaded PNG's viewport looks blank ({share:.3} of it bright)"
     );
     check_crowd(backend, b, out);
+    check_curves(backend, b);
     // The golden frame: paused at 1 s.
     clean(&what("golden"), &b["golden"]);
     assert!((num(&b["golden"], "time_s") - 1.0).abs() < 1e-6);
@@ -351,6 +352,33 @@ fn check_crowd(backend: &str, b: &Value, out: &Path) {
         orange >= 0.008,
         "{backend}: no foxes in the crowd's viewport ({orange:.4} of it orange)"
     );
+}
+
+/// `?curves=1` on the Fox: the dope sheet's rows, a click on the first selecting its bone
+/// and drawing its curves with their keys, and `C` closing the panel (CPU data: the same on
+/// both backends).
+fn check_curves(backend: &str, b: &Value) {
+    let what = |s: &str| format!("{backend}: {s}");
+    for key in ["curves", "curves_selected", "curves_closed"] {
+        clean(&what(key), &b[key]);
+    }
+    let c = &b["curves"]["curves"];
+    assert_eq!(c["open"], true, "{backend}: {c}");
+    assert!(
+        num(c, "rows") >= 20.0,
+        "{backend}: the Fox animates 20+ bones: {c}"
+    );
+    let c = &b["curves_selected"]["curves"];
+    assert!(
+        c["bone"].is_string(),
+        "{backend}: the click selected no bone: {c}"
+    );
+    assert!(
+        num(c, "channels") >= 1.0 && num(c, "keys") >= 2.0,
+        "{backend}: {c}"
+    );
+    assert!(num(c, "points") >= num(c, "keys"), "{backend}: {c}");
+    assert_eq!(b["curves_closed"]["curves"]["open"], false, "{backend}");
 }
 
 /// The columns of `img` left of `width`.

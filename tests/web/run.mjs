@@ -225,6 +225,27 @@ for (const backend of ["webgpu", "webgl2"]) {
     await page.close();
   }
 
+  // ?curves=1: the curves panel's dope sheet lists the Fox's animated bones; a click on its
+  // first row selects that bone and draws its curves; C closes the panel.
+  {
+    const fox = encodeURIComponent(MODELS.Fox);
+    const { page } = await open(`${q}&model=${fox}&curves=1`, b.messages);
+    b.curves = await until(page, (r) => r.curves?.rows > 0 && r.curves?.row0 !== null && r.frames >= 3);
+    // The panel settles over its first frames (slow ones on WebGL2): click where the last
+    // report puts row 0, a few times if a click lands before the layout does.
+    const box = await page.locator("#skinview").boundingBox();
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const [x, y] = (await report(page))?.curves?.row0 ?? [0, 0];
+      await page.mouse.click((box?.x ?? 0) + x, (box?.y ?? 0) + y);
+      b.curves_selected = await until(page, (r) => r.curves?.bone !== null && r.curves?.channels > 0, 8000);
+      if (!b.curves_selected.timed_out) break;
+    }
+    await page.locator("#skinview").focus();
+    await page.keyboard.press("c");
+    b.curves_closed = await until(page, (r) => r.curves?.open === false);
+    await page.close();
+  }
+
   // A fixed frame for the golden image.
   {
     const { page, started } = await open(
