@@ -13,6 +13,7 @@ use skinview::viewer::state::ViewMode;
 use skinview::viewer::{ViewerOptions, run};
 
 use super::args::{MODEL_HELP, PaletteArgs, check_gpu_skinning, parse_anim, parse_size};
+use super::render::ColorArg;
 use super::{CliError, CliResult};
 
 /// Most frames a scripted run may ask for (an hour at 60 Hz).
@@ -46,10 +47,12 @@ pub struct ViewArgs {
     /// bone panel): a joint name, the label the viewer shows ("node 5"), or a node index.
     #[arg(long)]
     bone: Option<String>,
-    /// Start in this colour mode: material, weights (of --bone) or bones (every bone its own
-    /// colour).
-    #[arg(long, value_parser = super::choice::choice::<skinview::gpu::ColorMode>(), default_value = "material")]
-    color: skinview::gpu::ColorMode,
+    /// Start in this colour mode, as `render --color`: material, weights (of --bone), bones
+    /// (every bone its own colour) or submesh (a glTF model split into submeshes of at most
+    /// --max-bones bones, 64 by default, each its own colour). The error colours come with a
+    /// comparison: --show diff.
+    #[arg(long, value_enum, default_value = "material")]
+    color: ColorArg,
     /// Start with the skeleton drawn: --skeleton (octahedral), --skeleton=stick or
     /// --skeleton=spheres.
     #[arg(long, value_parser = super::choice::choice::<skinview::view::skeleton::BoneStyle>(), num_args = 0..=1, require_equals = true, default_missing_value = "octahedral")]
@@ -116,7 +119,7 @@ fn check_crowd(a: &ViewArgs) -> Result<(), CliError> {
         (a.compare_with.is_some(), "--compare-with"),
         (a.skeleton.is_some(), "--skeleton"),
         (
-            a.color == skinview::gpu::ColorMode::Weights,
+            a.color == ColorArg::Weights,
             "--color weights (one bone's weights; --color bones works)",
         ),
         (a.bone.is_some(), "--bone"),
@@ -124,6 +127,20 @@ fn check_crowd(a: &ViewArgs) -> Result<(), CliError> {
     match refused.iter().find(|(on, _)| *on) {
         Some((_, flag)) => Err(CliError::Usage(format!("--crowd does not take {flag}"))),
         None => Ok(()),
+    }
+}
+
+/// The colour mode `--color` starts the viewer in (`submesh`: the material, the split's
+/// colours coming from the split); the error colours are refused: they come with a view.
+fn view_colour(c: ColorArg) -> Result<skinview::gpu::ColorMode, CliError> {
+    use skinview::gpu::ColorMode;
+    match c {
+        ColorArg::Material | ColorArg::Submesh => Ok(ColorMode::Material),
+        ColorArg::Weights => Ok(ColorMode::Weights),
+        ColorArg::Bones => Ok(ColorMode::Bones),
+        ColorArg::Error | ColorArg::Diff => Err(CliError::Usage(
+            "--color error: the viewer colours |GPU - CPU| in its heatmap view: --show diff".into(),
+        )),
     }
 }
 
@@ -165,10 +182,12 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         Some(PaletteSource::Storage) => false,
         None => k.is_some(),
     };
-    if (uniform || k.is_some()) && model.rig.is_some() {
+    let submeshes = a.color == ColorArg::Submesh;
+    if (uniform || k.is_some() || submeshes) && model.rig.is_some() {
         return Err(CliError::Usage(
-            "--palette uniform and --max-bones split a glTF model's stored weights; native rigs \
-             (builtin:, .rig.json) rewrite theirs with bone links and are drawn whole"
+            "--palette uniform, --max-bones and --color submesh split a glTF model's stored \
+             weights; native rigs (builtin:, .rig.json) rewrite theirs with bone links and are \
+             drawn whole"
                 .into(),
         ));
     }
@@ -179,10 +198,10 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         false => PaletteSource::Storage,
     };
     check_gpu_skinning(a.who_skins, palette, "the CPU reference is --show cpu")?;
-    let split = (uniform || k.is_some()).then(|| SplitSpec {
+    let split = (uniform || k.is_some() || submeshes).then(|| SplitSpec {
         max_bones: k.unwrap_or(DEFAULT_UNIFORM_BONES as usize),
         uniform_palette: uniform,
-        color_submeshes: !uniform,
+        color_submeshes: !uniform || submeshes,
     });
     let options = ViewerOptions {
         split,
@@ -194,7 +213,7 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         screenshot: a.screenshot,
         no_vsync: a.no_vsync,
         bone: a.bone,
-        color_mode: a.color,
+        color_mode: view_colour(a.color)?,
         skeleton: a.skeleton,
         time_s: a.time,
         paused: a.paused,

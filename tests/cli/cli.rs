@@ -1828,6 +1828,14 @@ fn view_refuses_an_unknown_clip_or_bone_with_the_names_it_has() {
     for name in ["--anim Sprint", "Survey", "Walk", "Run"] {
         assert!(text(&o).contains(name), "{name}: {}", text(&o));
     }
+    // --color takes render's names; the error colours come with --show diff, and a native
+    // rig is drawn whole (no split to colour).
+    let o = skinview(&["view", f, "--color", "error"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--show diff"), "{}", text(&o));
+    let o = skinview(&["view", "builtin:humanoid", "--color", "submesh"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("drawn whole"), "{}", text(&o));
     let o = skinview(&["view", f, "--bone", "b_head_5"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
