@@ -269,6 +269,13 @@ fn node_tree(ui: &mut Ui, state: &mut ViewerState, n: usize, depth: usize) {
 /// Clip choice, play/pause, the timeline with its key markers, speed and loop.
 pub fn animation(ui: &mut Ui, state: &mut ViewerState) {
     ui.heading("Animation");
+    if !state.has_clock() {
+        // Nothing plays: no clock, no Play button, no timeline.
+        ui.label(RichText::new("no animation in this file: the rest pose").weak());
+        ui.checkbox(&mut state.curves.open, "curves")
+            .on_hover_text("the curves panel (C): the selected bone's curves and the dope sheet");
+        return;
+    }
     // A glTF model keeps its clip choice on the stage (where it goes for IK).
     if state.stage().is_none() || state.model.rig.is_none() {
         let names: Vec<String> = state
@@ -1162,8 +1169,10 @@ pub fn status(ui: &mut Ui, state: &mut ViewerState, adapter: &str) {
                 ui.label(format!("view {}", state.mode.label()));
             }
         }
-        ui.separator();
-        ui.label(format!("t = {:.3} s", state.playback.time_s));
+        if state.has_clock() {
+            ui.separator();
+            ui.label(format!("t = {:.3} s", state.playback.time_s));
+        }
         let share = state.stats.real_time_share;
         if state.playback.playing && share < super::playback::BEHIND_REAL_TIME {
             ui.separator();

@@ -349,6 +349,12 @@ impl ViewerState {
         Ok(state)
     }
 
+    /// Whether anything plays: a clip in the file, or a native rig's stage (a model with no
+    /// animation shows no clock and no Play button).
+    pub fn has_clock(&self) -> bool {
+        self.stage().is_some() || !self.character.scene.animations.is_empty()
+    }
+
     /// The length of `node`'s bone (a native rig's; 0 for a glTF joint, whose tip is its origin).
     pub fn bone_length_m(&self, node: usize) -> f32 {
         self.character

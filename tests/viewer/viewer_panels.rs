@@ -1150,3 +1150,39 @@ fn the_view_command_starts_on_the_clip_it_names() {
         assert_eq!(playing, want, "{anim:?} {name:?}: the character plays it");
     }
 }
+
+/// A model with no animation: no Play or Pause button, no timeline, no clock in the status bar.
+#[test]
+fn a_model_with_no_animation_shows_no_clock() {
+    let mut m = ModelSource::File(common::model("CesiumMan"))
+        .load()
+        .unwrap();
+    m.scene.animations.clear();
+    let s = ViewerState::new(m, false).unwrap();
+    assert!(!s.has_clock());
+    let both = |ui: &mut egui::Ui, s: &mut ViewerState| {
+        panels::animation(ui, s);
+        panels::status(ui, s, "adapter");
+    };
+    let mut h = Harness::new_ui_state(both, s);
+    h.run();
+    h.get_by_label("no animation in this file: the rest pose");
+    for gone in ["Play", "Pause", "loop"] {
+        assert!(h.query_by_label(gone).is_none(), "{gone} is shown");
+    }
+    assert!(
+        h.query_by_label_contains("t = ").is_none(),
+        "a clock is shown"
+    );
+    // With its clip, the same model has them.
+    let s = ViewerState::new(
+        ModelSource::File(common::model("CesiumMan"))
+            .load()
+            .unwrap(),
+        false,
+    )
+    .unwrap();
+    let mut h = Harness::new_ui_state(both, s);
+    h.run();
+    assert!(h.query_by_label("Pause").is_some() && h.query_by_label_contains("t = ").is_some());
+}
