@@ -272,8 +272,8 @@ fn series<'a>(
         let name = scene.nodes.get(node)?.name.as_deref()?;
         let n = o.scene.find_node(name).ok()?;
         let c = o.clip()?;
-        let ch = o.scene.animations.get(c)?.channels.iter();
-        let ch = ch.clone().find(|ch| ch.node == n && ch.path == path)?;
+        let channels = &o.scene.animations.get(c)?.channels;
+        let ch = channels.iter().find(|ch| ch.node == n && ch.path == path)?;
         Some(Series {
             sampler: &ch.sampler,
             clip: c,

@@ -46,14 +46,7 @@ fn the_selected_hand_reaches_10_cm_toward_the_shoulder_turning_two_joints() {
         .map(|t| t.rotation)
         .collect();
     let clip = s.playback.anim;
-    let mut h = Harness::new_ui_state(
-        |ui, s: &mut ViewerState| {
-            let before = s.setup.clone();
-            panels::ik(ui, s);
-            s.apply_pending(Some(before));
-        },
-        s,
-    );
+    let mut h = Harness::new_ui_state(crate::viewer_panels::ik_applied, s);
     h.run();
     h.get_by_label("effector").click();
     h.run();

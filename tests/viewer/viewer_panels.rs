@@ -436,15 +436,15 @@ fn humanoid_by_name_opens_the_demo() {
 
 /// The IK panel over `s` (its edits applied as the window applies them), after a click on
 /// "effector" and the frames that rebuild the character.
+/// The IK panel with the end of the window's frame: settings edited rebuild the character.
+pub fn ik_applied(ui: &mut egui::Ui, s: &mut ViewerState) {
+    let before = s.setup.clone();
+    panels::ik(ui, s);
+    s.apply_pending(Some(before));
+}
+
 fn tick_effector(s: ViewerState) -> Harness<'static, ViewerState> {
-    let mut h = Harness::new_ui_state(
-        |ui, s: &mut ViewerState| {
-            let before = s.setup.clone();
-            panels::ik(ui, s);
-            s.apply_pending(Some(before));
-        },
-        s,
-    );
+    let mut h = Harness::new_ui_state(ik_applied, s);
     h.run();
     h.get_by_label("effector").click();
     h.run();
