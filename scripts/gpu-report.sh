@@ -104,34 +104,40 @@ fi
     exit 2
 }
 
-# The Vulkan loader: installed, or unpacked from carried .deb files. (ldconfig's list is read
-# whole: grep -q closing the pipe early would fail it under pipefail. ldconfig lives in sbin,
-# which a user's PATH may lack.)
+# The Vulkan loader, and libglvnd's dispatch library that NVIDIA's Vulkan driver
+# (libGLX_nvidia.so.0) loads: installed, or unpacked from carried .deb files. (ldconfig's list
+# is read whole: grep -q closing the pipe early would fail it under pipefail. ldconfig lives in
+# sbin, which a user's PATH may lack.)
 export PATH="$PATH:/usr/sbin:/sbin"
-has_loader() {
-    ldconfig -p 2>/dev/null | grep -c 'libvulkan\.so\.1' >/dev/null && return 0
+has_lib() {
+    ldconfig -p 2>/dev/null | grep -c "$1" >/dev/null && return 0
     local f
-    for f in /usr/lib/*/libvulkan.so.1 /usr/lib64/libvulkan.so.1 /usr/lib/libvulkan.so.1; do
+    for f in /usr/lib/*/"$1" /usr/lib64/"$1" /usr/lib/"$1"; do
         [ -e "$f" ] && return 0
     done
     return 1
 }
-if ! has_loader; then
+nv=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if ! has_lib libvulkan.so.1 || { [ -f "$nv" ] && ! has_lib libGLdispatch.so.0; }; then
     debs="${SKINVIEW_DEBS:-$here/.gpu-report/debs}"
     if ls "$debs"/*.deb >/dev/null 2>&1; then
-        echo "== unpacking the Vulkan loader from $debs"
+        echo "== unpacking the Vulkan loader and libglvnd from $debs"
         for f in "$debs"/*.deb; do dpkg -x "$f" / || exit 2; done
         ldconfig
     fi
 fi
-if ! has_loader; then
+if ! has_lib libvulkan.so.1; then
     echo "gpu-report: the Vulkan loader (libvulkan.so.1) is missing: install Debian's libvulkan1" \
         "(and mesa-vulkan-drivers for a software adapter), or carry its .deb in" \
-        "SKINVIEW_DEBS (apt-get download libvulkan1)" >&2
+        "SKINVIEW_DEBS (apt-get download libvulkan1 libglvnd0)" >&2
+    exit 2
+fi
+if [ -f "$nv" ] && ! has_lib libGLdispatch.so.0; then
+    echo "gpu-report: NVIDIA's Vulkan driver needs libGLdispatch.so.0: install Debian's" \
+        "libglvnd0, or carry its .deb in SKINVIEW_DEBS (apt-get download libvulkan1 libglvnd0)" >&2
     exit 2
 fi
 # NVIDIA machines whose driver lives outside the loader's search path.
-nv=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -f "$nv" ]; then
     export VK_DRIVER_FILES="$nv"
 fi
