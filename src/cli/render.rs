@@ -92,6 +92,9 @@ pub struct RenderArgs {
     /// Babylon's skeleton viewer); e.g. --skeleton or --skeleton=stick.
     #[arg(long, value_parser = choice::<BoneStyle>(), num_args = 0..=1, require_equals = true, default_missing_value = "octahedral")]
     skeleton: Option<BoneStyle>,
+    /// With --skeleton: leave out the bones that move no vertex (control and end bones).
+    #[arg(long)]
+    hide_unweighted_bones: bool,
     /// Draw the ground grid under the model.
     #[arg(long)]
     grid: bool,
@@ -261,6 +264,11 @@ fn check_flags(a: &RenderArgs) -> CliResult<()> {
             ));
         }
     }
+    if a.hide_unweighted_bones && a.skeleton.is_none() {
+        return Err(CliError::Usage(
+            "--hide-unweighted-bones leaves bones out of the skeleton: add --skeleton".into(),
+        ));
+    }
     if a.compare_with.is_some() {
         check_compare_with(a)?;
     }
@@ -285,6 +293,7 @@ fn check_crowd(a: &RenderArgs) -> CliResult<()> {
         (a.color != ColorArg::Material, "--color"),
         (a.against.is_some(), "--against"),
         (a.skeleton.is_some(), "--skeleton"),
+        (a.hide_unweighted_bones, "--hide-unweighted-bones"),
         (a.bone.is_some(), "--bone"),
         (a.wireframe, "--wireframe"),
         (a.frame_clip, "--frame-clip"),
@@ -662,6 +671,7 @@ fn view_options(
         selected_node,
         skeleton: a.skeleton.is_some(),
         bone_style: a.skeleton.unwrap_or(BoneStyle::Octahedral),
+        hide_unweighted_bones: a.hide_unweighted_bones,
         grid: a.grid,
         wireframe: a.wireframe,
         skinning,

@@ -57,6 +57,9 @@ pub struct ViewArgs {
     /// --skeleton=spheres.
     #[arg(long, value_parser = super::choice::choice::<skinview::view::skeleton::BoneStyle>(), num_args = 0..=1, require_equals = true, default_missing_value = "octahedral")]
     skeleton: Option<skinview::view::skeleton::BoneStyle>,
+    /// With --skeleton: leave out the bones that move no vertex (control and end bones).
+    #[arg(long)]
+    hide_unweighted_bones: bool,
     /// Do not wait for vertical sync (frame-time measurements).
     #[arg(long)]
     no_vsync: bool,
@@ -118,6 +121,7 @@ fn check_crowd(a: &ViewArgs) -> Result<(), CliError> {
         ),
         (a.compare_with.is_some(), "--compare-with"),
         (a.skeleton.is_some(), "--skeleton"),
+        (a.hide_unweighted_bones, "--hide-unweighted-bones"),
         (
             a.color == ColorArg::Weights,
             "--color weights (one bone's weights; --color bones works)",
@@ -164,6 +168,13 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         )));
     }
     check_crowd(&a)?;
+    if a.hide_unweighted_bones && a.skeleton.is_none() {
+        return Err(CliError::Usage(
+            "--hide-unweighted-bones leaves bones out of the skeleton: add --skeleton (the \
+             viewer's Shift + K toggles it too)"
+                .into(),
+        ));
+    }
     let source =
         ModelSource::from_arg_or(a.model.as_deref(), ModelSource::Builtin(Builtin::Humanoid))?;
     let model = source.load_with(skinview::io::ImportOptions {
@@ -215,6 +226,7 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         bone: a.bone,
         color_mode: view_colour(a.color)?,
         skeleton: a.skeleton,
+        hide_unweighted_bones: a.hide_unweighted_bones,
         time_s: a.time,
         paused: a.paused,
         compare_with: a.compare_with.clone(),

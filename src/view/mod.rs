@@ -43,6 +43,9 @@ pub struct ViewOptions {
     pub skeleton: bool,
     /// How the skeleton's bones are drawn.
     pub bone_style: skeleton::BoneStyle,
+    /// Leave the bones that move no vertex (control and end bones) out of the skeleton, its
+    /// picking included.
+    pub hide_unweighted_bones: bool,
     /// Draw the ground grid.
     pub grid: bool,
     /// Draw triangle edges over the faces.
@@ -81,6 +84,7 @@ impl Default for ViewOptions {
             selected_node: None,
             skeleton: false,
             bone_style: skeleton::BoneStyle::Octahedral,
+            hide_unweighted_bones: false,
             grid: false,
             wireframe: false,
             skinning: Skinning::VertexShader,
@@ -174,7 +178,8 @@ impl ViewRenderer {
             grid::draw(bounds.0, bounds.1, &mut self.geometry);
         }
         let m: &[Mat4] = &character.frame.model_from_node;
-        self.shape.bones(m, &mut self.bones);
+        self.shape
+            .bones(m, options.hide_unweighted_bones, &mut self.bones);
         if options.skeleton {
             let heatmap = matches!(options.color_mode, ColorMode::Weights | ColorMode::Errors);
             let how = skeleton::BoneDraw {
@@ -186,6 +191,7 @@ impl ViewRenderer {
                 selected: options.selected_node,
                 light: key_light(),
                 diagonal_m: diagonal,
+                hide_unweighted: options.hide_unweighted_bones,
             };
             skeleton::draw(&self.shape, &self.bones, m, &how, &mut self.geometry);
         }

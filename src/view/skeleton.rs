@@ -11,8 +11,15 @@
 //! direction with the parent's bone length, fixed in the leaf's own space at the rest pose, so
 //! the leaf bone turns with its joint; a native rig's bone ends where the rig says (its +X by
 //! its length), and a joint the rig gained (a bone link) spans to its parent's end, or as far
-//! as the bone beside it at its own joint. Per frame the tails are carried by the current `model_from_node`. Shapes are
-//! sized to the bone and never wider than [`BONE_WIDTH_SHARE`] of the model's diagonal.
+//! as the bone beside it at its own joint. End and control bones are kept short, since a
+//! parent's length can dwarf the body (a robot's control bones, a head bone): a glTF leaf is as
+//! long as the reach of the vertices it moves most (at least [`MARKER_SHARE`] of the model's
+//! diagonal, at most its parent's length), a leaf that moves no vertex is a marker that long,
+//! and no leaf or bone that moves no vertex is longer than [`END_BONE_MAX_SHARE`] of the
+//! diagonal (a longer control bone points at its child and a relationship line goes on to it);
+//! a native rig's bones, links included, keep the lengths the rig gives them. Bones that move no vertex can be hidden ([`SkeletonShape::bones`]). Per frame the tails are
+//! carried by the current `model_from_node`. Shapes are sized to the bone and never wider than
+//! [`BONE_WIDTH_SHARE`] of the model's diagonal.
 //! Cost: set-up O(nodes + skinned influences); per frame O(joints), into reused vectors.
 //! Limits: a joint whose parent node is not a joint starts a new chain (no bone joins them).
 
@@ -99,6 +106,14 @@ const OCTAHEDRON_WAIST: f32 = 0.1;
 const STICK_SHARE: f32 = 0.04;
 /// Joint axes are this share of their bone long (at most 2.5 width caps).
 const AXIS_SHARE: f32 = 0.25;
+/// A leaf bone that moves no vertex is a marker this share of the model's diagonal long (and a
+/// leaf that moves some is at least this long): short beside any limb, long enough to see and
+/// pick at the default framing.
+pub const MARKER_SHARE: f64 = 1.0 / 40.0;
+/// No leaf bone, and no bone that moves no vertex, is longer than this share of the model's
+/// diagonal. The inspector promises a tenth of the diagonal the viewer frames; a twelfth leaves
+/// room for that framing (the clip's bounds) being smaller than the rest pose's.
+pub const END_BONE_MAX_SHARE: f64 = 1.0 / 12.0;
 
 /// Where a joint's bone ends.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -120,6 +135,8 @@ pub struct SkeletonShape {
     /// Joint children that are not their parent's tail: `(parent, child)`, drawn as thin
     /// relationship lines.
     others: Vec<(usize, usize)>,
+    /// Per node: some vertex has a weight on it.
+    moves: Vec<bool>,
 }
 
 impl SkeletonShape {
@@ -191,20 +208,38 @@ impl SkeletonShape {
                 tails[j] = Tail::Local(t);
             }
         }
+        let moves: Vec<bool> = own_weights(scene).iter().map(|&w| w > 0.0).collect();
+        let ends = EndBones {
+            leaf: (0..n)
+                .map(|j| is_joint[j] && best[j].is_none() && tips.is_empty())
+                .collect(),
+            // A native rig's own bone lengths stand as the rig says.
+            end: (0..n)
+                .map(|j| is_joint[j] && (best[j].is_none() || !moves[j]) && tips.is_empty())
+                .collect(),
+            reach_m: dominated_reach_m(scene, &rest),
+            diagonal_m: rest_diagonal_m(scene, &rest),
+        };
+        ends.shorten(&rest, &mut tails, &mut others);
         SkeletonShape {
             color: bone_color(scene),
             tails,
             others,
+            moves,
         }
     }
 
     /// The bones of the pose `model_from_node` into `out` (cleared): one per joint that has a
-    /// tail, zero-length bones left out.
-    pub fn bones(&self, model_from_node: &[Mat4], out: &mut Vec<Bone>) {
+    /// tail, zero-length bones left out, and bones that move no vertex left out when
+    /// `hide_unweighted`.
+    pub fn bones(&self, model_from_node: &[Mat4], hide_unweighted: bool, out: &mut Vec<Bone>) {
         out.clear();
         let pos = |n: usize| model_from_node.get(n).map(|m| m.w_axis.truncate());
         for (j, tail) in self.tails.iter().enumerate() {
             let Some(head) = pos(j) else { break };
+            if hide_unweighted && !self.moves_vertices(j) {
+                continue;
+            }
             let tail = match *tail {
                 Tail::None => continue,
                 Tail::Child(c) => pos(c),
@@ -220,13 +255,24 @@ impl SkeletonShape {
         }
     }
 
+    /// True when some vertex has a weight on `node`.
+    pub fn moves_vertices(&self, node: usize) -> bool {
+        self.moves.get(node).copied().unwrap_or(false)
+    }
+
     /// The relationship lines (parent head to each child joint that is not its tail) of the
-    /// pose `model_from_node`.
+    /// pose `model_from_node`; with `hide_unweighted`, none that starts or ends on a bone that
+    /// moves no vertex.
     pub fn relations<'a>(
         &'a self,
         model_from_node: &'a [Mat4],
+        hide_unweighted: bool,
     ) -> impl Iterator<Item = (Vec3, Vec3)> + 'a {
+        let shown = move |n: usize| !hide_unweighted || self.moves_vertices(n);
         self.others.iter().filter_map(move |&(p, c)| {
+            if !(shown(p) && shown(c)) {
+                return None;
+            }
             Some((
                 model_from_node.get(p)?.w_axis.truncate(),
                 model_from_node.get(c)?.w_axis.truncate(),
@@ -356,6 +402,134 @@ pub fn own_weights(scene: &Scene) -> Vec<f64> {
     weight
 }
 
+/// What [`SkeletonShape::new`] shortens end and control bones by (see the module
+/// documentation). Per node: `leaf`, a glTF joint with no joint below it (its tail borrowed
+/// from its parent); `end`, a joint that is a leaf or moves no vertex; `reach_m`, how far the
+/// vertices it moves most reach from it (0: none). `diagonal_m`: the model's size at rest.
+struct EndBones {
+    leaf: Vec<bool>,
+    end: Vec<bool>,
+    reach_m: Vec<f64>,
+    diagonal_m: f64,
+}
+
+impl EndBones {
+    /// Shorten every end bone's tail in `tails` to its length (at the rest pose `rest`); a
+    /// bone that pointed at a child joint and is cut short keeps a relationship line to it.
+    fn shorten(&self, rest: &[DMat4], tails: &mut [Tail], others: &mut Vec<(usize, usize)>) {
+        let marker = self.diagonal_m * MARKER_SHARE;
+        let cap = self.diagonal_m * END_BONE_MAX_SHARE;
+        for j in (0..tails.len()).filter(|&j| self.end[j]) {
+            let head = rest[j].w_axis.truncate();
+            let tip = match tails[j] {
+                Tail::None => continue,
+                Tail::Child(c) => rest[c].w_axis.truncate(),
+                Tail::Local(v) => rest[j].transform_point3(v.as_dvec3()),
+            };
+            let len = tip.distance(head);
+            let mut want = len.min(cap);
+            if self.leaf[j] {
+                let reach = self.reach_m.get(j).copied().unwrap_or(0.0);
+                want = want.min(if reach > 0.0 {
+                    reach.max(marker)
+                } else {
+                    marker
+                });
+            }
+            if !(len.is_finite() && want < len) {
+                continue;
+            }
+            let short = head + (tip - head) * (want / len);
+            if let Some(t) = local_point(&rest[j], short) {
+                if let Tail::Child(c) = tails[j] {
+                    others.push((j, c));
+                }
+                tails[j] = Tail::Local(t);
+            }
+        }
+    }
+}
+
+/// Every skinned vertex of the deformed draws at the rest pose `rest`, carried rigidly by the
+/// joint its largest weight is on (`rest × joint_from_bind`): `f(node, model_point)`. Vertices
+/// with no positive finite weight, or on a joint out of range, are skipped.
+fn each_dominated_vertex(scene: &Scene, rest: &[DMat4], mut f: impl FnMut(usize, DVec3)) {
+    // Per skin, each joint's node and model_from_bind at rest.
+    let carried: Vec<Vec<Option<(usize, DMat4)>>> = scene
+        .skins
+        .iter()
+        .map(|skin| {
+            skin.joints
+                .iter()
+                .zip(&skin.joint_from_bind)
+                .map(|(&node, m)| Some((node, *rest.get(node)? * m.as_dmat4())))
+                .collect()
+        })
+        .collect();
+    for d in scene.deformed_draws() {
+        let p = scene.primitive(d);
+        let (Some(carried), Some(sw)) = (d.skin.and_then(|s| carried.get(s)), &p.skin_weights)
+        else {
+            continue;
+        };
+        if sw.width == 0 {
+            continue;
+        }
+        let rows = sw
+            .joints
+            .chunks_exact(sw.width)
+            .zip(sw.weights.chunks_exact(sw.width));
+        for ((joints, weights), v) in rows.zip(&p.positions) {
+            let Some((k, _)) = weights
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| w.is_finite() && **w > 0.0)
+                .max_by(|a, b| a.1.total_cmp(b.1))
+            else {
+                continue;
+            };
+            if let Some(&Some((node, m))) = carried.get(joints[k] as usize) {
+                f(node, m.transform_point3(v.as_dvec3()));
+            }
+        }
+    }
+}
+
+/// Per node, how far from the joint (at the rest pose `rest`) reach the vertices whose largest
+/// weight is on it, each carried by that joint alone (0 for a node that leads no vertex).
+fn dominated_reach_m(scene: &Scene, rest: &[DMat4]) -> Vec<f64> {
+    let mut reach = vec![0.0f64; scene.nodes.len()];
+    each_dominated_vertex(scene, rest, |node, p| {
+        let r = p.distance(rest[node].w_axis.truncate());
+        if r.is_finite() {
+            reach[node] = reach[node].max(r);
+        }
+    });
+    reach
+}
+
+/// The diagonal of the model at rest: the box of its joints at the rest pose `rest` and its
+/// skinned vertices, each carried by the joint it leans on most.
+fn rest_diagonal_m(scene: &Scene, rest: &[DMat4]) -> f64 {
+    let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+    let mut add = |p: DVec3| {
+        if p.is_finite() {
+            lo = lo.min(p);
+            hi = hi.max(p);
+        }
+    };
+    each_dominated_vertex(scene, rest, |_, p| add(p));
+    let is_joint = joint_flags(scene);
+    for (m, _) in rest.iter().zip(&is_joint).filter(|(_, j)| **j) {
+        add(m.w_axis.truncate());
+    }
+    if lo.cmple(hi).all() {
+        (hi - lo).length()
+    } else {
+        0.0
+    }
+}
+
 /// A leaf joint's tail: its nearest ancestor joint's bone (direction and length at the rest
 /// pose `rest`) moved to the leaf, in the leaf's own space. None for a lone joint, when every
 /// ancestor bone has zero length, or when the leaf's rest matrix cannot be inverted.
@@ -409,6 +583,8 @@ pub struct BoneDraw {
     pub light: Vec3,
     /// The model's bounding-box diagonal (metres).
     pub diagonal_m: f32,
+    /// Leave out the bones that move no vertex (and their relationship lines).
+    pub hide_unweighted: bool,
 }
 
 /// Add the bones (in front of the mesh), the relationship lines and the joint axes to `g`.
@@ -449,7 +625,7 @@ pub fn draw(
             }
         }
     }
-    for (a, b) in shape.relations(model_from_node) {
+    for (a, b) in shape.relations(model_from_node, how.hide_unweighted) {
         g.line(a, b, OUTLINE_COLOR, true);
     }
     // Joint axes at every bone head.

@@ -45,6 +45,8 @@ pub enum Action {
     NextView,
     /// Skeleton on or off.
     Skeleton,
+    /// Bones that move no vertex hidden or shown.
+    UnweightedBones,
     /// Grid on or off.
     Grid,
     /// Wireframe on or off.
@@ -173,7 +175,14 @@ pub const KEYS: &[Binding] = &[
         Shift::Any,
         Action::Curves,
     ),
-    bind("K", "skeleton", &[Key::K], Shift::Any, Action::Skeleton),
+    bind("K", "skeleton", &[Key::K], Shift::Without, Action::Skeleton),
+    bind(
+        "Shift + K",
+        "hide / show the bones that move no vertex (control and end bones)",
+        &[Key::K],
+        Shift::With,
+        Action::UnweightedBones,
+    ),
     bind("G", "grid", &[Key::G], Shift::Any, Action::Grid),
     bind("W", "wireframe", &[Key::W], Shift::Any, Action::Wireframe),
     bind("P", "screenshot", &[Key::P], Shift::Any, Action::Screenshot),
@@ -352,6 +361,9 @@ fn press(state: &mut ViewerState, action: Action, n: usize) {
             state.mode = all[next % all.len()];
         }
         Action::Skeleton if odd => state.view.skeleton = !state.view.skeleton,
+        Action::UnweightedBones if odd => {
+            state.view.hide_unweighted_bones = !state.view.hide_unweighted_bones;
+        }
         Action::Grid if odd => state.view.grid = !state.view.grid,
         Action::Wireframe if odd => state.view.wireframe = !state.view.wireframe,
         Action::Curves if odd => state.curves.open = !state.curves.open,

@@ -73,6 +73,8 @@ pub struct ViewerOptions {
     pub color_mode: crate::gpu::ColorMode,
     /// Start with the skeleton drawn, in this style.
     pub skeleton: Option<crate::view::skeleton::BoneStyle>,
+    /// Start with the bones that move no vertex hidden.
+    pub hide_unweighted_bones: bool,
     /// Start at this clip time (s) instead of 0.
     pub time_s: Option<f32>,
     /// Start paused.
@@ -103,6 +105,7 @@ impl Default for ViewerOptions {
             bone: None,
             color_mode: crate::gpu::ColorMode::Material,
             skeleton: None,
+            hide_unweighted_bones: false,
             time_s: None,
             paused: false,
             compare_with: None,
@@ -176,6 +179,7 @@ pub fn start_state(model: Model, options: &ViewerOptions) -> Result<ViewerState>
     state.view.color_mode = options.color_mode;
     state.view.skeleton = options.skeleton.is_some();
     state.view.bone_style = options.skeleton.unwrap_or_default();
+    state.view.hide_unweighted_bones = options.hide_unweighted_bones;
     if let Some(t) = options.time_s {
         state.scrub(t);
     }

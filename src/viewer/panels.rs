@@ -937,6 +937,11 @@ pub fn weights(ui: &mut Ui, state: &mut ViewerState) {
                 ui.selectable_value(&mut state.view.bone_style, style, style.name());
             }
         });
+        ui.checkbox(
+            &mut state.view.hide_unweighted_bones,
+            "hide bones that move no vertex",
+        )
+        .on_hover_text("control and end bones (Shift + K)");
     }
     match state.picked.clone() {
         Some(p) => {

@@ -1843,4 +1843,16 @@ fn view_refuses_an_unknown_clip_or_bone_with_the_names_it_has() {
         "{}",
         text(&o)
     );
+    // Hiding bones asks for the skeleton, in both commands.
+    let out = std::env::temp_dir().join("skinview-hide-bones.png");
+    for args in [vec!["view"], vec!["render", "--out", out.to_str().unwrap()]] {
+        let o = skinview(&[&args[..], &[f, "--hide-unweighted-bones"]].concat());
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(
+            text(&o).contains("add --skeleton"),
+            "{args:?}: {}",
+            text(&o)
+        );
+        assert!(!out.exists(), "nothing written");
+    }
 }

@@ -1,9 +1,11 @@
 //! The skeleton overlay's bones, against independent computations: one bone per joint,
 //! pointing at its one child or at the child whose subtree holds the most skinned weight
 //! (summed here by walking each influence up its ancestors, not by the overlay's backward
-//! pass); a leaf carrying its parent's bone (direction and length at the rest pose) and
-//! turning with its own joint (the built-in arm's forearm bends 120° with the skin); shapes
-//! never wider than their cap, in every style. On every shared model and the built-ins.
+//! pass), a bone that moves no vertex cut short toward it; a leaf continuing its parent's
+//! bone (direction at the rest pose) as long as the vertices it moves reach (a short marker
+//! when it moves none) and turning with its own joint (the built-in arm's forearm bends 120°
+//! with the skin); bones that move no vertex hidden on request; shapes never wider than their
+//! cap, in every style. On every shared model and the built-ins.
 #![allow(clippy::unwrap_used)] // test code: a panic is the report
 
 use crate::common;
@@ -13,7 +15,8 @@ use skinview::Scene;
 use skinview::character::{Character, CharacterSetup};
 use skinview::gpu::OverlayGeometry;
 use skinview::view::skeleton::{
-    BONE_WIDTH_SHARE, Bone, BoneDraw, BoneStyle, SkeletonShape, joint_flags,
+    BONE_WIDTH_SHARE, Bone, BoneDraw, BoneStyle, END_BONE_MAX_SHARE, MARKER_SHARE, SkeletonShape,
+    joint_flags,
 };
 
 /// Every shared model with a skin, and the two built-ins, as characters at rest.
@@ -39,7 +42,7 @@ fn skinned_at_rest() -> Vec<Character> {
 fn bones_of(c: &Character) -> (SkeletonShape, Vec<Bone>) {
     let shape = SkeletonShape::new(&c.scene, &skinview::view::bone_tips(c));
     let mut bones = Vec::new();
-    shape.bones(&c.frame.model_from_node, &mut bones);
+    shape.bones(&c.frame.model_from_node, false, &mut bones);
     (shape, bones)
 }
 
@@ -61,13 +64,78 @@ fn subtree_weight(scene: &Scene) -> Vec<f64> {
     w
 }
 
+/// Per node, the sum of its own skinned weights.
+fn own_weight(scene: &Scene) -> Vec<f64> {
+    let mut w = vec![0.0; scene.nodes.len()];
+    for d in scene.deformed_draws() {
+        let skin = &scene.skins[d.skin.unwrap()];
+        let sw = scene.primitive(d).skin_weights.as_ref().unwrap();
+        for (&j, &x) in sw.joints.iter().zip(&sw.weights) {
+            w[skin.joints[j as usize]] += f64::from(x);
+        }
+    }
+    w
+}
+
+/// Every skinned vertex at rest carried by the joint its largest weight is on alone (its
+/// model matrix times its inverse bind matrix): (that joint's node, the point).
+fn carried_at_rest(c: &Character) -> Vec<(usize, Vec3)> {
+    let scene = &c.scene;
+    let mut out = Vec::new();
+    for d in scene.deformed_draws() {
+        let skin = &scene.skins[d.skin.unwrap()];
+        let p = scene.primitive(d);
+        let sw = p.skin_weights.as_ref().unwrap();
+        for (v, pos) in p.positions.iter().enumerate() {
+            let slots = v * sw.width..(v + 1) * sw.width;
+            let k = slots
+                .filter(|&k| sw.weights[k] > 0.0)
+                .max_by(|&a, &b| sw.weights[a].total_cmp(&sw.weights[b]));
+            let Some(k) = k else { continue };
+            let j = sw.joints[k] as usize;
+            let node = skin.joints[j];
+            let m = c.frame.model_from_node[node] * skin.joint_from_bind[j];
+            out.push((node, m.transform_point3(*pos)));
+        }
+    }
+    out
+}
+
+/// The diagonal of the box of the joints and the carried vertices at rest.
+fn rest_diagonal(c: &Character) -> f32 {
+    let is_joint = joint_flags(&c.scene);
+    let joints = (0..c.scene.nodes.len())
+        .filter(|&n| is_joint[n])
+        .map(|n| c.frame.model_from_node[n].w_axis.truncate());
+    let (lo, hi) = carried_at_rest(c)
+        .into_iter()
+        .map(|(_, p)| p)
+        .chain(joints)
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(p), hi.max(p))
+        });
+    (hi - lo).length()
+}
+
+/// Per node, how far from the joint at rest reach the vertices it carries.
+fn reach(c: &Character) -> Vec<f32> {
+    let mut r = vec![0.0f32; c.scene.nodes.len()];
+    for (node, p) in carried_at_rest(c) {
+        let head = c.frame.model_from_node[node].w_axis.truncate();
+        r[node] = r[node].max(p.distance(head));
+    }
+    r
+}
+
 #[test]
 fn a_joint_points_at_its_heaviest_child() {
-    let mut checked = 0;
+    let (mut checked, mut cut) = (0, 0);
     for c in skinned_at_rest() {
         let scene = &c.scene;
         let is_joint = joint_flags(scene);
         let weight = subtree_weight(scene);
+        let own = own_weight(scene);
+        let cap = rest_diagonal(&c) * END_BONE_MAX_SHARE as f32;
         let (_, bones) = bones_of(&c);
         let pos = |n: usize| c.frame.model_from_node[n].w_axis.truncate();
         for p in (0..scene.nodes.len()).filter(|&p| is_joint[p]) {
@@ -81,7 +149,8 @@ fn a_joint_points_at_its_heaviest_child() {
                 .iter()
                 .fold(first, |b, &k| if weight[k] > weight[b] { k } else { b });
             let bone = bones.iter().filter(|b| b.node == p).collect::<Vec<_>>();
-            if pos(heaviest).distance(pos(p)) == 0.0 {
+            let to_child = pos(heaviest) - pos(p);
+            if to_child.length() == 0.0 {
                 assert!(bone.is_empty(), "{}: zero-length bone drawn", scene.name);
                 continue;
             }
@@ -92,55 +161,123 @@ fn a_joint_points_at_its_heaviest_child() {
                 scene.name,
                 bone.len()
             );
-            assert_eq!(
-                bone[0].tail,
-                pos(heaviest),
-                "{}: joint {} should point at {} (subtree weight {:.3} of {:?})",
+            // A bone that moves no vertex stops at the cap on its way to the child.
+            let expected = if own[p] == 0.0 && to_child.length() > cap {
+                cut += 1;
+                pos(p) + to_child * (cap / to_child.length())
+            } else {
+                pos(heaviest)
+            };
+            assert!(
+                bone[0].tail.distance(expected) <= 1e-4 * to_child.length(),
+                "{}: joint {} should point at {} (subtree weight {:.3} of {:?}), tail {} not {}",
                 scene.name,
                 scene.node_label(p),
                 scene.node_label(heaviest),
                 weight[heaviest],
-                children.iter().map(|&k| weight[k]).collect::<Vec<_>>()
+                children.iter().map(|&k| weight[k]).collect::<Vec<_>>(),
+                bone[0].tail,
+                expected
             );
             checked += 1;
         }
     }
     assert!(checked > 100, "only {checked} joints with children checked");
+    assert!(
+        cut > 0,
+        "no control bone was cut short: the case is untested"
+    );
+}
+
+/// The built-in arm with an end joint under its forearm that moves no vertex (as Blender's
+/// exporter adds `_end` bones), 0.25 m along the forearm's +Y.
+fn arm_with_an_end_joint() -> Character {
+    let mut scene = skinview::builtin::woodland_arm().unwrap();
+    let fore = *scene.skins[0].joints.last().unwrap();
+    let mut end = scene.nodes[fore].clone();
+    end.name = Some("forearm_end".into());
+    end.parent = Some(fore);
+    (end.mesh, end.skin, end.morph_weights, end.matrix) = (None, None, None, None);
+    end.rest = skinview::math::Trs {
+        translation: Vec3::new(0.0, 0.25, 0.0),
+        ..Default::default()
+    };
+    end.source_index = scene.nodes.len();
+    scene.nodes.push(end);
+    let at_rest = |scene: &Scene| {
+        let mut c = CharacterSetup::clip(None).build(scene).unwrap();
+        c.update(0.0, 0.0).unwrap();
+        c
+    };
+    let m = at_rest(&scene).frame.model_from_node[scene.nodes.len() - 1];
+    scene.skins[0].joints.push(scene.nodes.len() - 1);
+    scene.skins[0].joint_from_bind.push(m.inverse());
+    at_rest(&scene)
 }
 
 #[test]
-fn a_leaf_carries_its_parents_bone_at_rest() {
-    let mut checked = 0;
-    for c in skinned_at_rest() {
+fn a_leaf_continues_its_parent_as_far_as_its_vertices_reach() {
+    let (mut checked, mut markers, mut reached) = (0, 0, 0);
+    for c in skinned_at_rest()
+        .into_iter()
+        .chain([arm_with_an_end_joint()])
+    {
         if c.bones.is_some() {
             continue; // native rigs end their leaves where the rig says
         }
         let scene = &c.scene;
         let (_, bones) = bones_of(&c);
         let is_joint = joint_flags(scene);
+        let own = own_weight(scene);
+        let weight = subtree_weight(scene);
+        let reach = reach(&c);
+        let diagonal = rest_diagonal(&c);
+        let pos = |n: usize| c.frame.model_from_node[n].w_axis.truncate();
         for b in &bones {
-            let leaf = (0..scene.nodes.len())
-                .all(|k| !(is_joint[k] && scene.nodes[k].parent == Some(b.node)));
-            let Some(parent) = bones
-                .iter()
-                .find(|q| Some(q.node) == scene.nodes[b.node].parent)
-            else {
+            let is_joint = &is_joint;
+            let children = |p: usize| {
+                (0..scene.nodes.len())
+                    .filter(move |&k| is_joint[k] && scene.nodes[k].parent == Some(p))
+            };
+            let Some(parent) = scene.nodes[b.node].parent.filter(|&p| is_joint[p]) else {
                 continue;
             };
-            if !leaf {
+            if children(b.node).next().is_some() {
                 continue;
             }
-            let (own, theirs) = (b.tail - b.head, parent.tail - parent.head);
+            // The parent's bone before any cut: to its heaviest child (the first on ties).
+            let heaviest = children(parent)
+                .reduce(|a, k| if weight[k] > weight[a] { k } else { a })
+                .unwrap();
+            let theirs = pos(heaviest) - pos(parent);
+            if theirs.length() == 0.0 {
+                continue;
+            }
+            let own_bone = b.tail - b.head;
+            let marker = diagonal * MARKER_SHARE as f32;
+            let wanted = if own[b.node] > 0.0 {
+                reached += 1;
+                reach[b.node].max(marker)
+            } else {
+                markers += 1;
+                marker
+            };
+            let expected = theirs
+                .length()
+                .min(wanted)
+                .min(diagonal * END_BONE_MAX_SHARE as f32);
             assert!(
-                (own.length() - theirs.length()).abs() <= 1e-4 * theirs.length(),
-                "{}: leaf {} is {} long, its parent's bone {}",
+                (own_bone.length() - expected).abs() <= 1e-3 * expected,
+                "{}: leaf {} is {} long, expected {expected} (parent's bone {}, reach {}, marker \
+                 {marker})",
                 scene.name,
                 scene.node_label(b.node),
-                own.length(),
-                theirs.length()
+                own_bone.length(),
+                theirs.length(),
+                reach[b.node]
             );
             assert!(
-                own.normalize().dot(theirs.normalize()) > 0.9999,
+                own_bone.normalize().dot(theirs.normalize()) > 0.9999,
                 "{}: leaf {} does not continue its parent's direction",
                 scene.name,
                 scene.node_label(b.node)
@@ -149,6 +286,42 @@ fn a_leaf_carries_its_parents_bone_at_rest() {
         }
     }
     assert!(checked > 20, "only {checked} leaves checked");
+    assert!(
+        markers > 0 && reached > 0,
+        "markers {markers}, leaves with vertices {reached}"
+    );
+}
+
+/// Hiding the bones that move no vertex leaves out exactly those bones and their
+/// relationship lines.
+#[test]
+fn bones_that_move_no_vertex_hide_on_request() {
+    let mut hidden = 0;
+    for c in skinned_at_rest() {
+        let own = own_weight(&c.scene);
+        let (shape, all) = bones_of(&c);
+        let mut shown = Vec::new();
+        shape.bones(&c.frame.model_from_node, true, &mut shown);
+        let expected: Vec<&Bone> = all.iter().filter(|b| own[b.node] > 0.0).collect();
+        assert_eq!(
+            shown.iter().collect::<Vec<_>>(),
+            expected,
+            "{}",
+            c.scene.name
+        );
+        hidden += all.len() - shown.len();
+        let m = &c.frame.model_from_node;
+        let at = |p: Vec3| (0..m.len()).find(|&n| m[n].w_axis.truncate() == p);
+        for (a, b) in shape.relations(m, true) {
+            for end in [a, b] {
+                let moves = (0..m.len())
+                    .filter(|&n| m[n].w_axis.truncate() == end)
+                    .any(|n| own[n] > 0.0);
+                assert!(moves, "{}: a line to {:?}", c.scene.name, at(end));
+            }
+        }
+    }
+    assert!(hidden > 0, "no model has a bone that moves no vertex");
 }
 
 /// `skinview render builtin:arm --skeleton --time 2`: the forearm's bone bends with the skin.
@@ -187,6 +360,7 @@ fn bone_shapes_stay_within_their_width_cap_in_every_style() {
                 selected: None,
                 light: Vec3::Y,
                 diagonal_m,
+                hide_unweighted: false,
             };
             skinview::view::skeleton::draw(&shape, &bones, &c.frame.model_from_node, &how, &mut g);
             assert!(!g.triangles_front.is_empty() || bones.is_empty());

@@ -520,6 +520,22 @@ fn shortcuts_skip_text_fields_and_count_every_press() {
     let all = skinview::viewer::state::ViewMode::ALL;
     let i = all.iter().position(|&m| m == mode).unwrap();
     assert_eq!(h.state().mode, all[(i + 2) % all.len()]);
+    // K toggles the skeleton, Shift + K the bones that move no vertex (and not the skeleton).
+    let (skeleton, hide) = (
+        h.state().view.skeleton,
+        h.state().view.hide_unweighted_bones,
+    );
+    h.key_press(egui::Key::K);
+    h.run();
+    assert_eq!(h.state().view.skeleton, !skeleton);
+    h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::K);
+    h.run();
+    assert_eq!(
+        h.state().view.skeleton,
+        !skeleton,
+        "Shift + K leaves the skeleton"
+    );
+    assert_eq!(h.state().view.hide_unweighted_bones, !hide);
 }
 
 /// Playback follows the wall clock: a slow frame (0.4 s) advances the clip by 0.4 s at speed
@@ -1185,4 +1201,50 @@ fn a_model_with_no_animation_shows_no_clock() {
     let mut h = Harness::new_ui_state(both, s);
     h.run();
     assert!(h.query_by_label("Pause").is_some() && h.query_by_label_contains("t = ").is_some());
+}
+
+/// Opened in the viewer (every shared model and the built-ins), no leaf bone and no bone that
+/// moves no vertex is drawn longer than a tenth of the diagonal the viewer frames, with every
+/// bone shown; hidden, none of the bones that move no vertex is left. A native rig's bones,
+/// links included, are as long as the rig says (the humanoid's head bone is its head's 0.26 m,
+/// a forearm's twist links span the forearm): only its hiding is checked.
+#[test]
+fn end_and_control_bones_stay_short() {
+    use skinview::view::skeleton::{SkeletonShape, joint_flags, own_weights};
+    let mut states: Vec<ViewerState> = common::all_models().iter().map(|p| open_file(p)).collect();
+    states.push(open(Builtin::Humanoid, true));
+    states.push(open(Builtin::Arm, false));
+    let (mut ends, mut models) = (0, 0);
+    for s in &states {
+        let scene = &s.character.scene;
+        let is_joint = joint_flags(scene);
+        let own = own_weights(scene);
+        let shape = SkeletonShape::new(scene, &skinview::view::bone_tips(&s.character));
+        let diagonal = (s.bounds.1 - s.bounds.0).length();
+        let m = &s.character.frame.model_from_node;
+        let mut bones = Vec::new();
+        shape.bones(m, false, &mut bones);
+        models += usize::from(!bones.is_empty());
+        for b in &bones {
+            let leaf = !(0..scene.nodes.len())
+                .any(|k| is_joint[k] && scene.nodes[k].parent == Some(b.node));
+            if !(leaf || own[b.node] == 0.0) || s.character.bones.is_some() {
+                continue;
+            }
+            ends += 1;
+            let len = b.tail.distance(b.head);
+            assert!(
+                len <= diagonal / 10.0,
+                "{}: {} is {len} long, over a tenth of the diagonal {diagonal}",
+                scene.name,
+                scene.node_label(b.node)
+            );
+        }
+        shape.bones(m, true, &mut bones);
+        assert!(bones.iter().all(|b| own[b.node] > 0.0), "{}", scene.name);
+    }
+    assert!(
+        models >= 10 && ends > 50,
+        "{models} models, {ends} end bones"
+    );
 }
