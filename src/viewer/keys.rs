@@ -264,7 +264,7 @@ pub const POINTER: &[(&str, &str)] = &[
     ("wheel", "zoom"),
     (
         "click",
-        "select the bone / pick the vertex under the pointer",
+        "select the bone (with the skeleton shown) / pick the vertex under the pointer",
     ),
     ("drop a file", "open it"),
 ];

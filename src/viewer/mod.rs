@@ -709,8 +709,8 @@ pub fn record_egui_pass(
     (enc, user)
 }
 
-/// The window's layout: model, hierarchy and animation on the left; IK, deformation, weights
-/// and performance on the right; the status bar below; the viewport in the middle.
+/// The window's layout: model, animation, layers and hierarchy on the left; the selected bone,
+/// crowd, deformation, weights, morph targets, IK and performance on the right; the status bar below; the viewport in the middle.
 fn layout(
     ui: &mut egui::Ui,
     state: &mut ViewerState,
@@ -744,8 +744,6 @@ fn layout(
                     panels::layers(ui, state);
                     ui.separator();
                     panels::hierarchy(ui, state);
-                    ui.separator();
-                    panels::bone_inspector(ui, state);
                 });
         });
     egui::Panel::right("right")
@@ -755,6 +753,9 @@ fn layout(
             egui::ScrollArea::vertical()
                 .id_salt("right scroll")
                 .show(ui, |ui| {
+                    // The selected bone first, so its inverse bind matrix shows at any height.
+                    panels::bone_inspector(ui, state);
+                    ui.separator();
                     panels::crowd(ui, state);
                     ui.separator();
                     panels::deformation(ui, state);

@@ -6,7 +6,7 @@
 use egui::{Color32, RichText, Ui};
 use glam::Vec3;
 
-use super::state::{LiveErrors, ViewMode, ViewerState};
+use super::state::{LiveErrors, SurfaceColours, ViewMode, ViewerState};
 use crate::builtin::Builtin;
 use crate::character::{CharacterSpec, LayerDesc, MaskSpec, Motion, MotionRef};
 use crate::gpu::ColorMode;
@@ -126,6 +126,26 @@ pub fn hierarchy(ui: &mut Ui, state: &mut ViewerState) {
         );
     });
     let filter = state.hierarchy_filter.trim().to_lowercase();
+    // A selection made elsewhere: open its ancestors, and scroll to it below.
+    let reveal = state
+        .view
+        .selected_node
+        .filter(|&n| state.hierarchy_revealed != Some(n));
+    if let Some(n) = reveal {
+        let mut up = state.character.scene.nodes.get(n).and_then(|x| x.parent);
+        while let Some(p) = up {
+            let id = tree_id(p);
+            let mut open = egui::collapsing_header::CollapsingState::load_with_default_open(
+                ui.ctx(),
+                id,
+                false,
+            );
+            open.set_open(true);
+            open.store(ui.ctx());
+            up = state.character.scene.nodes.get(p).and_then(|x| x.parent);
+        }
+    }
+    state.hierarchy_revealed = state.view.selected_node;
     egui::ScrollArea::vertical()
         .id_salt("hierarchy")
         .max_height(260.0)
@@ -138,9 +158,15 @@ pub fn hierarchy(ui: &mut Ui, state: &mut ViewerState) {
                 .filter(|&n| state.character.scene.nodes[n].parent.is_none())
                 .collect();
             for r in roots {
-                node_tree(ui, state, r, 0);
+                node_tree(ui, state, r, 0, reveal);
             }
         });
+}
+
+/// The hierarchy's collapsing state of node `n`: one id whatever the depth it is drawn at, so
+/// revealing a selection can open it.
+fn tree_id(n: usize) -> egui::Id {
+    egui::Id::unique(("skinview hierarchy node", n))
 }
 
 /// The hierarchy filtered: every node whose label holds `filter` (lower case), flat, with
@@ -224,8 +250,27 @@ pub fn bone_inspector(ui: &mut Ui, state: &mut ViewerState) {
     if b.inverse_binds.is_empty() {
         ui.label(RichText::new("not a joint of any skin").weak());
     }
-    for (skin, m) in &b.inverse_binds {
-        ui.label(format!("inverse bind matrix (skin {skin}), rows:"));
+    // Once per distinct matrix: a split repeats each joint's in every submesh's skin.
+    let mut shown: Vec<(Vec<usize>, glam::Mat4)> = Vec::new();
+    for &(skin, m) in &b.inverse_binds {
+        match shown.iter_mut().find(|(_, x)| *x == m) {
+            Some((skins, _)) => skins.push(skin),
+            None => shown.push((vec![skin], m)),
+        }
+    }
+    for (skins, m) in &shown {
+        let which = match skins.as_slice() {
+            [one] => format!("skin {one}"),
+            many if many.len() == b.inverse_binds.len() => format!("all {} skins", many.len()),
+            many => format!(
+                "skins {}",
+                many.iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        ui.label(format!("inverse bind matrix ({which}), rows:"));
         let rows = m.transpose();
         for r in [rows.x_axis, rows.y_axis, rows.z_axis, rows.w_axis] {
             ui.monospace(format!(
@@ -240,30 +285,37 @@ pub fn bone_inspector(ui: &mut Ui, state: &mut ViewerState) {
 /// subtrees (a pathological file must not overflow the UI's stack).
 const MAX_TREE_DEPTH: usize = 64;
 
-fn node_tree(ui: &mut Ui, state: &mut ViewerState, n: usize, depth: usize) {
+/// Node `n` and (open) its subtree; `reveal`: the node to scroll into view.
+fn node_tree(ui: &mut Ui, state: &mut ViewerState, n: usize, depth: usize, reveal: Option<usize>) {
     let label = state.node_label(n);
     let selected = state.view.selected_node == Some(n);
-    let child_count = state.children.get(n).map_or(0, Vec::len);
-    if child_count == 0 || depth >= MAX_TREE_DEPTH {
-        if ui.selectable_label(selected, label).clicked() {
+    let row = |ui: &mut Ui, state: &mut ViewerState| {
+        let r = ui.selectable_label(selected, label.as_str());
+        if reveal == Some(n) {
+            r.scroll_to_me(Some(egui::Align::Center));
+        }
+        if r.clicked() {
             state.select((!selected).then_some(n));
         }
+    };
+    let child_count = state.children.get(n).map_or(0, Vec::len);
+    if child_count == 0 || depth >= MAX_TREE_DEPTH {
+        row(ui, state);
         return;
     }
-    let id = ui.make_persistent_id(("node", n));
-    egui::collapsing_header::CollapsingState::load_with_default_open(ui.ctx(), id, depth < 3)
-        .show_header(ui, |ui| {
-            if ui.selectable_label(selected, label).clicked() {
-                state.select((!selected).then_some(n));
+    egui::collapsing_header::CollapsingState::load_with_default_open(
+        ui.ctx(),
+        tree_id(n),
+        depth < 3,
+    )
+    .show_header(ui, |ui| row(ui, state))
+    .body(|ui| {
+        for k in 0..child_count {
+            if let Some(&c) = state.children.get(n).and_then(|v| v.get(k)) {
+                node_tree(ui, state, c, depth + 1, reveal);
             }
-        })
-        .body(|ui| {
-            for k in 0..child_count {
-                if let Some(&c) = state.children.get(n).and_then(|v| v.get(k)) {
-                    node_tree(ui, state, c, depth + 1);
-                }
-            }
-        });
+        }
+    });
 }
 
 /// Clip choice, play/pause, the timeline with its key markers, speed and loop.
@@ -909,13 +961,23 @@ fn palette(ui: &mut Ui, state: &mut ViewerState) {
 /// Colour mode, overlays, and the picked vertex's influences.
 pub fn weights(ui: &mut Ui, state: &mut ViewerState) {
     ui.heading("Weights & overlays");
-    ui.horizontal(|ui| {
-        for (mode, label) in [
-            (ColorMode::Material, "material"),
-            (ColorMode::Weights, "weights"),
-            (ColorMode::Bones, "bone colours"),
-        ] {
-            ui.selectable_value(&mut state.view.color_mode, mode, label);
+    let drawn = state.surface_colours();
+    // Wrapped: the row must not widen the panel (the viewport keeps its width).
+    ui.horizontal_wrapped(|ui| {
+        // Lit: what the surface shows now; submesh colours come with a split.
+        let split = state.setup.split.is_some();
+        let offered = SurfaceColours::CHOSEN
+            .into_iter()
+            .filter(|&c| c != SurfaceColours::Submesh || split);
+        for c in offered {
+            if ui.selectable_label(drawn == c, c.label()).clicked() {
+                state.choose_colours(c);
+            }
+        }
+        if matches!(drawn, SurfaceColours::Error | SurfaceColours::Distance) {
+            let _ = ui
+                .selectable_label(true, drawn.label())
+                .on_hover_text("the colours of this view (V): pick another to leave it");
         }
     });
     if state.view.color_mode == ColorMode::Weights {
@@ -1124,9 +1186,10 @@ pub fn crowd(ui: &mut Ui, state: &mut ViewerState) {
         });
 }
 
-/// The status bar: live comparison, frame, adapter.
+/// The status bar: the model, what plays, the selected bone and the colours shown; the live
+/// comparison, the time, the palette and the adapter. It wraps rather than cut off.
 pub fn status(ui: &mut Ui, state: &mut ViewerState, adapter: &str) {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         if ui
             .selectable_label(state.help, "?")
             .on_hover_text("the keys (?)")
@@ -1134,6 +1197,13 @@ pub fn status(ui: &mut Ui, state: &mut ViewerState, adapter: &str) {
         {
             state.help = !state.help;
         }
+        ui.label(RichText::new(&state.character.scene.name).strong());
+        ui.label(state.motion_label());
+        if let Some(n) = state.view.selected_node {
+            ui.label(format!("bone {}", state.node_label(n)));
+        }
+        ui.label(format!("colours: {}", state.surface_colours().label()));
+        ui.separator();
         match (state.mode.compares(), state.live) {
             (
                 true,
@@ -1192,6 +1262,8 @@ pub fn status(ui: &mut Ui, state: &mut ViewerState, adapter: &str) {
         ui.separator();
         ui.label(format!("palette: {}", state.palette_source().describe()));
         ui.separator();
-        ui.label(RichText::new(adapter).weak());
+        // The adapter's name; the backend and driver on hover (the bar stays short).
+        let name = adapter.split(" (").next().unwrap_or(adapter);
+        ui.label(RichText::new(name).weak()).on_hover_text(adapter);
     });
 }

@@ -42,6 +42,47 @@ pub enum ViewMode {
     AgainstFile,
 }
 
+/// The colours the viewport draws the surface in, as the colour buttons light them and the
+/// status bar names them: the chosen colour mode, unless the view overrides it (the
+/// difference views) or the split paints each submesh its own colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SurfaceColours {
+    /// The model's own materials.
+    Material,
+    /// Each submesh of the split its own colour.
+    Submesh,
+    /// The selected bone's weights.
+    Weights,
+    /// Every bone its own colour, blended by weight.
+    Bones,
+    /// |GPU − CPU| per vertex (the difference view).
+    Error,
+    /// The distance to the other file ("A | B").
+    Distance,
+}
+
+impl SurfaceColours {
+    /// The ones a user picks (the others come with a view).
+    pub const CHOSEN: [SurfaceColours; 4] = [
+        SurfaceColours::Material,
+        SurfaceColours::Submesh,
+        SurfaceColours::Weights,
+        SurfaceColours::Bones,
+    ];
+
+    /// Label in the UI.
+    pub fn label(self) -> &'static str {
+        match self {
+            SurfaceColours::Material => "material",
+            SurfaceColours::Submesh => "submesh",
+            SurfaceColours::Weights => "weights",
+            SurfaceColours::Bones => "bone colours",
+            SurfaceColours::Error => "|GPU - CPU| error",
+            SurfaceColours::Distance => "distance to B",
+        }
+    }
+}
+
 impl ViewMode {
     /// The modes of any model, in the order the UI lists and `V` cycles them ("A | B" is
     /// offered while another file is open, [`ViewerState::compare_with`]).
@@ -267,6 +308,9 @@ pub struct ViewerState {
     pub uniform_bones: u32,
     /// The hierarchy panel's filter: nodes whose label holds it (any case), flat.
     pub hierarchy_filter: String,
+    /// The selection the hierarchy last opened and scrolled to (a new one, by a click in the
+    /// viewport or on the command line, is revealed once).
+    pub hierarchy_revealed: Option<usize>,
     /// Another file of the same character, compared with the model ([`ViewMode::AgainstFile`]).
     pub other: Option<crate::diff::against::OtherFile>,
     /// The path field of "compare with".
@@ -334,6 +378,7 @@ impl ViewerState {
             uniform_bones: crate::gpu::DEFAULT_UNIFORM_BONES,
             gpu_skinning: Skinning::VertexShader,
             hierarchy_filter: String::new(),
+            hierarchy_revealed: None,
             other: None,
             compare_path: String::new(),
             influence: None,
@@ -834,6 +879,58 @@ impl ViewerState {
             },
             split: self.split_view(),
             ..self.view
+        }
+    }
+
+    /// The colours the surface is drawn in now ([`SurfaceColours`]).
+    pub fn surface_colours(&self) -> SurfaceColours {
+        match (self.mode, self.view.color_mode) {
+            (ViewMode::AgainstFile, _) => SurfaceColours::Distance,
+            (ViewMode::Diff, _) | (_, ColorMode::Errors) => SurfaceColours::Error,
+            (_, ColorMode::Weights) => SurfaceColours::Weights,
+            (_, ColorMode::Bones) => SurfaceColours::Bones,
+            (_, ColorMode::Material) if self.setup.split.is_some_and(|s| s.color_submeshes) => {
+                SurfaceColours::Submesh
+            }
+            (_, ColorMode::Material) => SurfaceColours::Material,
+        }
+    }
+
+    /// Draw the surface in `colours`: a difference view gives way to the GPU view, and the
+    /// submesh colours turn on or off with the split's own switch (a rebuild). Submesh colours
+    /// without a split, and the colours that come with a view, change nothing.
+    pub fn choose_colours(&mut self, colours: SurfaceColours) {
+        let color_mode = match colours {
+            SurfaceColours::Material | SurfaceColours::Submesh => ColorMode::Material,
+            SurfaceColours::Weights => ColorMode::Weights,
+            SurfaceColours::Bones => ColorMode::Bones,
+            SurfaceColours::Error | SurfaceColours::Distance => return,
+        };
+        if colours == SurfaceColours::Submesh && self.setup.split.is_none() {
+            return;
+        }
+        if matches!(self.mode, ViewMode::Diff | ViewMode::AgainstFile) {
+            self.mode = ViewMode::Gpu;
+        }
+        self.view.color_mode = color_mode;
+        if let Some(split) = self.setup.split.as_mut()
+            && matches!(colours, SurfaceColours::Material | SurfaceColours::Submesh)
+            && split.color_submeshes != (colours == SurfaceColours::Submesh)
+        {
+            split.color_submeshes = colours == SurfaceColours::Submesh;
+            self.request_rebuild();
+        }
+    }
+
+    /// What plays: the clip's name, "rest pose", or the animation stage's layers.
+    pub fn motion_label(&self) -> String {
+        if let Some(spec) = self.stage() {
+            return format!("animation stage ({} layer(s))", spec.layers.len());
+        }
+        let animations = &self.character.scene.animations;
+        match self.playback.anim.and_then(|a| animations.get(a)) {
+            Some(a) => a.name.clone().unwrap_or_else(|| "(unnamed clip)".into()),
+            None => "rest pose".into(),
         }
     }
 

@@ -692,7 +692,12 @@ impl Viewport {
             && !(against && views.in_right(p))
         {
             let (local, vsize) = views.local(p, None);
-            match self.bone_at(clip_from_world, local, vsize) {
+            // Bones are picked only where they are drawn.
+            let bone = state
+                .view
+                .skeleton
+                .then(|| self.bone_at(clip_from_world, local, vsize));
+            match bone.flatten() {
                 Some(node) => state.select(Some(node)),
                 None => {
                     let px = egui::pos2(local.x, local.y);
@@ -700,7 +705,9 @@ impl Viewport {
                 }
             }
         }
-        if let Some(p) = response.hover_pos() {
+        if let Some(p) = response.hover_pos()
+            && state.view.skeleton
+        {
             let (local, vsize) = views.local(p, None);
             if let Some(node) = self.bone_at(clip_from_world, local, vsize) {
                 let name = state.node_label(node);

@@ -1248,3 +1248,106 @@ fn end_and_control_bones_stay_short() {
         "{models} models, {ends} end bones"
     );
 }
+
+fn lit(h: &Harness<'_, ViewerState>, label: &str) -> bool {
+    h.get_by_label(label).accesskit_node().toggled() == Some(Toggled::True)
+}
+
+/// The status bar names the model, the clip, the selected bone and the colours drawn, and
+/// follows the view: the difference view's colours replace the chosen ones.
+#[test]
+fn the_status_bar_says_what_is_shown() {
+    let mut s = open_file(&common::model("Fox"));
+    let head = s.character.scene.find_node("b_Head_05").unwrap();
+    s.select(Some(head));
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| panels::status(ui, s, "test adapter"),
+        s,
+    );
+    h.run();
+    let clip = h.state().motion_label();
+    let anim = h.state().playback.anim.unwrap();
+    let expected = h.state().character.scene.animations[anim].name.clone();
+    assert_eq!(Some(clip.clone()), expected);
+    h.get_by_label("Fox.glb");
+    h.get_by_label(&clip);
+    h.get_by_label("bone b_Head_05");
+    h.get_by_label("colours: material");
+    h.state_mut().mode = ViewMode::Diff;
+    h.run();
+    h.get_by_label("colours: |GPU - CPU| error");
+    assert!(h.query_by_label("colours: material").is_none());
+}
+
+/// The colour buttons light what the surface shows: the submesh colours of a split (not
+/// "material"), the difference view's error colours (not "weights"); choosing weights there
+/// leaves the difference view for the GPU view.
+#[test]
+fn colour_buttons_light_the_colours_drawn() {
+    use skinview::gpu::ColorMode;
+    let mut s = open_file(&common::model("CesiumMan"));
+    s.setup.split = Some(skinview::viewer::state::default_split());
+    s.rebuild().unwrap();
+    let weights_applied = |ui: &mut egui::Ui, s: &mut ViewerState| {
+        let before = s.setup.clone();
+        panels::weights(ui, s);
+        s.apply_pending(Some(before));
+    };
+    let mut h = Harness::new_ui_state(weights_applied, s);
+    h.run();
+    assert!(lit(&h, "submesh") && !lit(&h, "material"));
+    h.get_by_label("material").click();
+    h.run();
+    h.run();
+    assert!(lit(&h, "material") && !lit(&h, "submesh"));
+    assert!(!h.state().setup.split.unwrap().color_submeshes);
+    h.state_mut().view.color_mode = ColorMode::Weights;
+    h.state_mut().mode = ViewMode::Diff;
+    h.run();
+    assert!(lit(&h, "|GPU - CPU| error") && !lit(&h, "weights"));
+    h.get_by_label("weights").click();
+    h.run();
+    assert_eq!(h.state().mode, ViewMode::Gpu);
+    assert!(lit(&h, "weights"));
+    assert!(h.query_by_label("|GPU - CPU| error").is_none());
+}
+
+/// A bone selected outside the hierarchy (in the viewport, by `--bone`) opens its ancestors
+/// there; the bone inspector shows its inverse bind matrix once, not once per submesh skin.
+#[test]
+fn a_selection_opens_the_hierarchy_and_its_inverse_bind_shows_once() {
+    let mut s = open_file(&common::model("Fox"));
+    s.setup.split = Some(skinview::character::SplitSpec {
+        max_bones: 8,
+        ..skinview::viewer::state::default_split()
+    });
+    s.rebuild().unwrap();
+    let skins = s.character.scene.skins.len();
+    assert!(skins > 1, "the split makes a skin per submesh");
+    // The deepest joint: closed under the tree's default (three levels open).
+    let deepest = skinview::viewer::state::deepest_leaf_joint(&s.character.scene).unwrap();
+    let label = s.node_label(deepest);
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| {
+            panels::hierarchy(ui, s);
+            panels::bone_inspector(ui, s);
+        },
+        s,
+    );
+    h.run();
+    assert!(
+        h.query_by_label(&label).is_none(),
+        "{label} starts folded away"
+    );
+    h.state_mut().select(Some(deepest));
+    h.run();
+    h.run();
+    assert!(
+        h.query_all_by_label(&label).count() >= 2,
+        "{label}: tree row and inspector"
+    );
+    let ibm = h
+        .query_all_by_label_contains("inverse bind matrix")
+        .collect::<Vec<_>>();
+    assert_eq!(ibm.len(), 1);
+}
