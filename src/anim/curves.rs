@@ -20,8 +20,8 @@
 //!   until the chord is within the tolerance at a quarter, a half and three quarters of it.
 //!
 //! Quaternions are drawn on one hemisphere (each point continues the previous one's sign, as
-//! `q` and `−q` are one rotation); Euler angles (X, then Y, then Z, [`crate::math::euler_xyz_rad`])
-//! are unwrapped, so a turn past 180° keeps climbing.
+//! `q` and `−q` are one rotation); Euler angles (X, then Y, then Z,
+//! [`crate::math::euler_xyz_rad`]) are unwrapped, so a turn past 180° keeps climbing.
 //!
 //! Cost: one sample per point; the points scale with the curve's length in tolerances (about
 //! one per pixel of a drawn curve), not with the clip's keys outside the window.

@@ -56,6 +56,19 @@ impl SkinArgs {
     }
 }
 
+/// Checks `--hide-unweighted-bones`: it leaves bones out of the skeleton, so it asks for
+/// `--skeleton` (`render` and `view`).
+pub fn check_hide_unweighted_bones(hide: bool, skeleton: bool) -> Result<(), CliError> {
+    match hide && !skeleton {
+        true => Err(CliError::Usage(
+            "--hide-unweighted-bones leaves bones out of the skeleton: add --skeleton (the \
+             viewer's Shift + K toggles it too)"
+                .into(),
+        )),
+        false => Ok(()),
+    }
+}
+
 /// Checks a GPU skinning choice (`--skin`, or its alias `--skinning`, where only the GPU's ways
 /// make sense): the CPU is refused with `cpu_hint`, and the compute pass on the uniform palette
 /// (the pass reads the storage palette).

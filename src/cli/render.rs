@@ -264,11 +264,7 @@ fn check_flags(a: &RenderArgs) -> CliResult<()> {
             ));
         }
     }
-    if a.hide_unweighted_bones && a.skeleton.is_none() {
-        return Err(CliError::Usage(
-            "--hide-unweighted-bones leaves bones out of the skeleton: add --skeleton".into(),
-        ));
-    }
+    super::args::check_hide_unweighted_bones(a.hide_unweighted_bones, a.skeleton.is_some())?;
     if a.compare_with.is_some() {
         check_compare_with(a)?;
     }

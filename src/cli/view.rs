@@ -168,13 +168,7 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         )));
     }
     check_crowd(&a)?;
-    if a.hide_unweighted_bones && a.skeleton.is_none() {
-        return Err(CliError::Usage(
-            "--hide-unweighted-bones leaves bones out of the skeleton: add --skeleton (the \
-             viewer's Shift + K toggles it too)"
-                .into(),
-        ));
-    }
+    super::args::check_hide_unweighted_bones(a.hide_unweighted_bones, a.skeleton.is_some())?;
     let source =
         ModelSource::from_arg_or(a.model.as_deref(), ModelSource::Builtin(Builtin::Humanoid))?;
     let model = source.load_with(skinview::io::ImportOptions {

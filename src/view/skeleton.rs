@@ -17,8 +17,9 @@
 //! diagonal, at most its parent's length), a leaf that moves no vertex is a marker that long,
 //! and no leaf or bone that moves no vertex is longer than [`END_BONE_MAX_SHARE`] of the
 //! diagonal (a longer control bone points at its child and a relationship line goes on to it);
-//! a native rig's bones, links included, keep the lengths the rig gives them. Bones that move no vertex can be hidden ([`SkeletonShape::bones`]). Per frame the tails are
-//! carried by the current `model_from_node`. Shapes are sized to the bone and never wider than
+//! a native rig's bones, links included, keep the lengths the rig gives them. Bones that move
+//! no vertex can be hidden ([`SkeletonShape::bones`]). Per frame the tails are carried by the
+//! current `model_from_node`. Shapes are sized to the bone and never wider than
 //! [`BONE_WIDTH_SHARE`] of the model's diagonal.
 //! Cost: set-up O(nodes + skinned influences); per frame O(joints), into reused vectors.
 //! Limits: a joint whose parent node is not a joint starts a new chain (no bone joins them).
@@ -145,7 +146,8 @@ impl SkeletonShape {
     pub fn new(scene: &Scene, tips: &[Option<Vec3>]) -> SkeletonShape {
         let n = scene.nodes.len();
         let is_joint = joint_flags(scene);
-        let weight = subtree_weights(scene);
+        let own = own_weights(scene);
+        let weight = sum_subtrees(scene, own.clone());
         let mut tails = vec![Tail::None; n];
         let mut others = Vec::new();
         // Non-leaf joints: the heaviest child subtree (the first on ties).
@@ -208,19 +210,17 @@ impl SkeletonShape {
                 tails[j] = Tail::Local(t);
             }
         }
-        let moves: Vec<bool> = own_weights(scene).iter().map(|&w| w > 0.0).collect();
-        let ends = EndBones {
-            leaf: (0..n)
-                .map(|j| is_joint[j] && best[j].is_none() && tips.is_empty())
-                .collect(),
-            // A native rig's own bone lengths stand as the rig says.
-            end: (0..n)
-                .map(|j| is_joint[j] && (best[j].is_none() || !moves[j]) && tips.is_empty())
-                .collect(),
-            reach_m: dominated_reach_m(scene, &rest),
-            diagonal_m: rest_diagonal_m(scene, &rest),
-        };
-        ends.shorten(&rest, &mut tails, &mut others);
+        let moves: Vec<bool> = own.iter().map(|&w| w > 0.0).collect();
+        // A native rig's own bone lengths stand as the rig says.
+        if tips.is_empty() {
+            let ends = EndBones {
+                leaf: (0..n).map(|j| is_joint[j] && best[j].is_none()).collect(),
+                moves: &moves,
+                reach_m: dominated_reach_m(scene, &rest),
+                diagonal_m: rest_diagonal_m(scene, &rest, &is_joint),
+            };
+            ends.shorten(&rest, &mut tails, &mut others);
+        }
         SkeletonShape {
             color: bone_color(scene),
             tails,
@@ -371,7 +371,11 @@ pub fn joint_flags(scene: &Scene) -> Vec<bool> {
 /// Per node, the skinned weight of its subtree: the sum over every deformed draw's vertices of
 /// the weights of the node and its descendants (what Blender's importer picks a tail by).
 pub fn subtree_weights(scene: &Scene) -> Vec<f64> {
-    let mut weight = own_weights(scene);
+    sum_subtrees(scene, own_weights(scene))
+}
+
+/// Per node, the sum of `weight` over its subtree (`weight`: per node, its own).
+fn sum_subtrees(scene: &Scene, mut weight: Vec<f64>) -> Vec<f64> {
     // Children after parents (depth-first order): one backward pass sums the subtrees.
     for c in (0..scene.nodes.len()).rev() {
         if let Some(p) = scene.nodes[c].parent.filter(|&p| p < c) {
@@ -402,24 +406,25 @@ pub fn own_weights(scene: &Scene) -> Vec<f64> {
     weight
 }
 
-/// What [`SkeletonShape::new`] shortens end and control bones by (see the module
-/// documentation). Per node: `leaf`, a glTF joint with no joint below it (its tail borrowed
-/// from its parent); `end`, a joint that is a leaf or moves no vertex; `reach_m`, how far the
-/// vertices it moves most reach from it (0: none). `diagonal_m`: the model's size at rest.
-struct EndBones {
+/// What [`SkeletonShape::new`] shortens a glTF skeleton's end and control bones by (see the
+/// module documentation). Per node: `leaf`, a joint with no joint below it (its tail borrowed
+/// from its parent); `moves`, some vertex has a weight on it; `reach_m`, how far the vertices
+/// it moves most reach from it (0: none). `diagonal_m`: the model's size at rest.
+struct EndBones<'a> {
     leaf: Vec<bool>,
-    end: Vec<bool>,
+    moves: &'a [bool],
     reach_m: Vec<f64>,
     diagonal_m: f64,
 }
 
-impl EndBones {
+impl EndBones<'_> {
     /// Shorten every end bone's tail in `tails` to its length (at the rest pose `rest`); a
     /// bone that pointed at a child joint and is cut short keeps a relationship line to it.
     fn shorten(&self, rest: &[DMat4], tails: &mut [Tail], others: &mut Vec<(usize, usize)>) {
         let marker = self.diagonal_m * MARKER_SHARE;
         let cap = self.diagonal_m * END_BONE_MAX_SHARE;
-        for j in (0..tails.len()).filter(|&j| self.end[j]) {
+        // End bones: leaves, and bones that move no vertex.
+        for j in (0..tails.len()).filter(|&j| self.leaf[j] || !self.moves[j]) {
             let head = rest[j].w_axis.truncate();
             let tip = match tails[j] {
                 Tail::None => continue,
@@ -508,9 +513,9 @@ fn dominated_reach_m(scene: &Scene, rest: &[DMat4]) -> Vec<f64> {
     reach
 }
 
-/// The diagonal of the model at rest: the box of its joints at the rest pose `rest` and its
-/// skinned vertices, each carried by the joint it leans on most.
-fn rest_diagonal_m(scene: &Scene, rest: &[DMat4]) -> f64 {
+/// The diagonal of the model at rest: the box of its joints (`is_joint`, per node) at the rest
+/// pose `rest` and its skinned vertices, each carried by the joint it leans on most.
+fn rest_diagonal_m(scene: &Scene, rest: &[DMat4], is_joint: &[bool]) -> f64 {
     let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
     let mut add = |p: DVec3| {
         if p.is_finite() {
@@ -519,8 +524,7 @@ fn rest_diagonal_m(scene: &Scene, rest: &[DMat4]) -> f64 {
         }
     };
     each_dominated_vertex(scene, rest, |_, p| add(p));
-    let is_joint = joint_flags(scene);
-    for (m, _) in rest.iter().zip(&is_joint).filter(|(_, j)| **j) {
+    for (m, _) in rest.iter().zip(is_joint).filter(|(_, j)| **j) {
         add(m.w_axis.truncate());
     }
     if lo.cmple(hi).all() {

@@ -710,7 +710,8 @@ pub fn record_egui_pass(
 }
 
 /// The window's layout: model, animation, layers and hierarchy on the left; the selected bone,
-/// crowd, deformation, weights, morph targets, IK and performance on the right; the status bar below; the viewport in the middle.
+/// crowd, deformation, weights, morph targets, IK and performance on the right; the status bar
+/// below; the viewport in the middle.
 fn layout(
     ui: &mut egui::Ui,
     state: &mut ViewerState,

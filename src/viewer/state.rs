@@ -884,15 +884,18 @@ impl ViewerState {
 
     /// The colours the surface is drawn in now ([`SurfaceColours`]).
     pub fn surface_colours(&self) -> SurfaceColours {
-        match (self.mode, self.view.color_mode) {
-            (ViewMode::AgainstFile, _) => SurfaceColours::Distance,
-            (ViewMode::Diff, _) | (_, ColorMode::Errors) => SurfaceColours::Error,
-            (_, ColorMode::Weights) => SurfaceColours::Weights,
-            (_, ColorMode::Bones) => SurfaceColours::Bones,
-            (_, ColorMode::Material) if self.setup.split.is_some_and(|s| s.color_submeshes) => {
+        if self.mode == ViewMode::AgainstFile {
+            return SurfaceColours::Distance;
+        }
+        // The colour mode the frame draws with (the difference view's override included).
+        match self.view_options().color_mode {
+            ColorMode::Errors => SurfaceColours::Error,
+            ColorMode::Weights => SurfaceColours::Weights,
+            ColorMode::Bones => SurfaceColours::Bones,
+            ColorMode::Material if self.setup.split.is_some_and(|s| s.color_submeshes) => {
                 SurfaceColours::Submesh
             }
-            (_, ColorMode::Material) => SurfaceColours::Material,
+            ColorMode::Material => SurfaceColours::Material,
         }
     }
 

@@ -238,13 +238,18 @@ impl Page {
             let p = t.position_from_point(&egui_plot::PlotPoint::new(x0 + 0.4 * (x1 - x0), 0.0));
             [p.x, p.y]
         });
+        let points: usize = curves
+            .drawn
+            .iter()
+            .flat_map(|d| d.curves.lines.iter().map(Vec::len))
+            .sum();
         let curves = serde_json::json!({
             "open": curves.open,
             "rows": curves.dope.rows.len(),
             "row0": row0,
             "channels": curves.drawn.len(),
             "keys": curves.drawn.iter().map(|d| d.curves.keys.len()).sum::<usize>(),
-            "points": curves.drawn.iter().map(|d| d.curves.lines.iter().map(Vec::len).sum::<usize>()).sum::<usize>(),
+            "points": points,
             "bone": state.view.selected_node.map(|n| state.node_label(n)),
         });
         let report = serde_json::json!({
