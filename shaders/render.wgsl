@@ -82,14 +82,37 @@ fn heat(t_in: f32) -> vec3<f32> {
     return mix(stops[i], stops[i + 1u], t - f32(i));
 }
 
-// A distinct colour per bone: hues spaced by the golden ratio. Mirrored in
-// src/view/legend.rs (bone_color) for the legends: keep the two the same.
+// Colour `i` of a qualitative palette (Kelly's colours of maximum contrast, linear RGB), every
+// other round half-way to white. Mirrors QUALITATIVE and qualitative() in src/image.rs: keep
+// the two the same.
+fn qualitative(i: u32) -> vec3<f32> {
+    var colors = array<vec3<f32>, 17>(
+        vec3<f32>(0.8963, 0.5457, 0.0000), // #F3C300
+        vec3<f32>(0.2423, 0.0931, 0.2874), // #875692
+        vec3<f32>(0.8963, 0.2307, 0.0000), // #F38400
+        vec3<f32>(0.3564, 0.5906, 0.8796), // #A1CAF1
+        vec3<f32>(0.5149, 0.0000, 0.0319), // #BE0032
+        vec3<f32>(0.5395, 0.4452, 0.2159), // #C2B280
+        vec3<f32>(0.0000, 0.2462, 0.0931), // #008856
+        vec3<f32>(0.7913, 0.2747, 0.4125), // #E68FAC
+        vec3<f32>(0.0000, 0.1356, 0.3763), // #0067A5
+        vec3<f32>(0.9473, 0.2918, 0.1912), // #F99379
+        vec3<f32>(0.1170, 0.0762, 0.3095), // #604E97
+        vec3<f32>(0.9216, 0.3813, 0.0000), // #F6A600
+        vec3<f32>(0.4508, 0.0578, 0.1500), // #B3446C
+        vec3<f32>(0.7157, 0.6514, 0.0000), // #DCD300
+        vec3<f32>(0.2462, 0.0262, 0.0086), // #882D17
+        vec3<f32>(0.2664, 0.4678, 0.0000), // #8DB600
+        vec3<f32>(0.7605, 0.0976, 0.0160), // #E25822
+    );
+    let c = colors[i % 17u];
+    return select(c, mix(c, vec3<f32>(1.0), 0.5), (i / 17u) % 2u == 1u);
+}
+
+// A bone's colour: its node's colour in the qualitative palette (neighbours in the hierarchy's
+// depth-first order differ in hue). Mirrored by bone_color in src/view/legend.rs.
 fn bone_color(node: u32) -> vec3<f32> {
-    let h = fract(f32(node) * 0.61803398875 + 0.1);
-    let k = vec3<f32>(0.0, 2.0 / 3.0, 1.0 / 3.0);
-    let p = abs(fract(vec3<f32>(h) + k) * 6.0 - vec3<f32>(3.0));
-    let rgb = clamp(p - vec3<f32>(1.0), vec3<f32>(0.0), vec3<f32>(1.0));
-    return mix(vec3<f32>(1.0), rgb, 0.7) * 0.95;
+    return qualitative(node);
 }
 
 fn mode_color(joints: vec4<u32>, weights: vec4<f32>, acc: vec4<f32>) -> vec4<f32> {

@@ -13,6 +13,42 @@ pub fn linear_to_srgb(c: f64) -> f64 {
     }
 }
 
+/// A qualitative palette: Kelly's colours of maximum contrast (K. L. Kelly, "Twenty-two
+/// colors of maximum contrast", Color Engineering 3(6), 1965) in his order, so neighbours in
+/// it differ in hue, less white, black, grey, olive and deep brown (background, unskinned
+/// draws and shadow): linear RGB. Mirrored by `qualitative()` in shaders/render.wgsl: keep
+/// the two the same.
+pub const QUALITATIVE: [[f32; 3]; 17] = [
+    [0.8963, 0.5457, 0.0000], // #F3C300
+    [0.2423, 0.0931, 0.2874], // #875692
+    [0.8963, 0.2307, 0.0000], // #F38400
+    [0.3564, 0.5906, 0.8796], // #A1CAF1
+    [0.5149, 0.0000, 0.0319], // #BE0032
+    [0.5395, 0.4452, 0.2159], // #C2B280
+    [0.0000, 0.2462, 0.0931], // #008856
+    [0.7913, 0.2747, 0.4125], // #E68FAC
+    [0.0000, 0.1356, 0.3763], // #0067A5
+    [0.9473, 0.2918, 0.1912], // #F99379
+    [0.1170, 0.0762, 0.3095], // #604E97
+    [0.9216, 0.3813, 0.0000], // #F6A600
+    [0.4508, 0.0578, 0.1500], // #B3446C
+    [0.7157, 0.6514, 0.0000], // #DCD300
+    [0.2462, 0.0262, 0.0086], // #882D17
+    [0.2664, 0.4678, 0.0000], // #8DB600
+    [0.7605, 0.0976, 0.0160], // #E25822
+];
+
+/// Colour `i` of [`QUALITATIVE`]; the palette repeats, every other round half-way to white
+/// (so colour `i` and `i + 17` still differ).
+pub fn qualitative(i: usize) -> [f32; 3] {
+    let n = QUALITATIVE.len();
+    let c = QUALITATIVE[i % n];
+    match (i / n) % 2 {
+        0 => c,
+        _ => c.map(|v| v + (1.0 - v) * 0.5),
+    }
+}
+
 /// An 8-bit RGBA image.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rgba8 {

@@ -166,6 +166,11 @@ impl Character {
         Ok(())
     }
 
+    /// Hand every morph weight held by hand back to the clip.
+    pub fn release_morph_overrides(&mut self) {
+        self.morph_overrides.clear();
+    }
+
     /// The morph weights held by hand: (node, target, weight).
     pub fn morph_overrides(&self) -> &[(usize, usize, f32)] {
         &self.morph_overrides

@@ -15,6 +15,7 @@ mod diff;
 mod dump;
 mod export;
 mod gpu_report;
+mod help;
 mod info;
 mod partition;
 mod quality;
@@ -129,14 +130,14 @@ type CliResult<T = ExitCode> = Result<T, CliError>;
     long_about = "\
 GPU skinning renderer and CPU vs GPU skinning comparison for glTF 2.0 rigs.
 
-Every command but `quality`, `diff` and `gpu-report` takes an optional MODEL: a .gltf/.glb or .fbx file, a native rig
-(.rig.json), or a built-in rig (builtin:arm, builtin:humanoid, builtin:dense-humanoid). Without
-one it uses the
-built-in arm (after Woodland, \"Filling the Gaps: Advanced Animation Using Stitching and
-Skinning\"): two bones with a generated skin and two motions, \"bend\" (0 -> 120 degrees) and
-\"twist\" (0 -> 180 degrees about the forearm); `view` and `bench` use the built-in humanoid.
+Every command but `quality`, `diff` and `gpu-report` takes an optional MODEL: a .gltf/.glb or \
+.fbx file, a native rig (.rig.json), or a built-in rig (builtin:arm, builtin:humanoid, \
+builtin:dense-humanoid). Without one it uses the built-in arm (after Woodland, \"Filling the \
+Gaps: Advanced Animation Using Stitching and Skinning\"): two bones with a generated skin and \
+two motions, \"bend\" (0 -> 120 degrees) and \"twist\" (0 -> 180 degrees about the forearm); \
+`view` and `bench` use the built-in humanoid.
 
-GPU work runs headless through wgpu; on machines without a GPU install Mesa's software
+GPU work runs headless through wgpu; on machines without a GPU install Mesa's software \
 Vulkan driver (Debian: mesa-vulkan-drivers). WGPU_BACKEND=vulkan|gl picks a backend."
 )]
 struct Cli {
@@ -219,7 +220,10 @@ fn gpu() -> CliResult<GpuContext> {
 
 /// Parse the command line, run the command, print errors; the process exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return help::print(&e),
+    };
     if let Some(w) = skinview::skin::simd::Kernel::env_warning() {
         eprintln!("skinview: warning: {}", printable(&w));
     }

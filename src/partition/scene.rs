@@ -209,10 +209,10 @@ impl PartitionedScene {
     }
 
     /// Give every submesh its own flat colour (material base colour; textures and vertex
-    /// colours dropped) so a render shows the split: hues a golden angle apart, so neighbours
-    /// in submesh order never look alike; unskinned draws turn grey.
+    /// colours dropped) so a render shows the split: the qualitative palette
+    /// ([`crate::image::qualitative`]) in submesh order, so neighbours never look alike;
+    /// unskinned draws turn grey.
     pub fn color_submeshes(&mut self) {
-        const GOLDEN_TURN: f32 = 0.618_034;
         let mut painted: Vec<(usize, usize)> = Vec::new();
         let mut next = 0usize;
         for (d, sd) in self.scene.draws.iter().zip(&self.draws) {
@@ -223,9 +223,8 @@ impl PartitionedScene {
             painted.push(key);
             let color = match sd.submesh {
                 Some(_) => {
-                    let hue = (next as f32 * GOLDEN_TURN).fract();
                     next += 1;
-                    hsv_to_linear(hue, 0.65, 0.9)
+                    crate::image::qualitative(next - 1)
                 }
                 None => [0.3, 0.3, 0.3],
             };
@@ -384,23 +383,6 @@ impl PartitionedScene {
         out.diagonal = all.map_or(0.0, bounds_diagonal);
         Ok(out)
     }
-}
-
-/// An HSV colour (all in 0..1) as linear RGB.
-fn hsv_to_linear(h: f32, s: f32, v: f32) -> [f32; 3] {
-    let c = v * s;
-    let x = c * (1.0 - ((h * 6.0) % 2.0 - 1.0).abs());
-    let m = v - c;
-    let (r, g, b) = match (h * 6.0) as u32 {
-        0 => (c, x, 0.0),
-        1 => (x, c, 0.0),
-        2 => (0.0, c, x),
-        3 => (0.0, x, c),
-        4 => (x, 0.0, c),
-        _ => (c, 0.0, x),
-    };
-    // sRGB-looking values to linear (the renderer works in linear light).
-    [r + m, g + m, b + m].map(|u| u.powf(2.2))
 }
 
 /// Gather `values` by `remap`.

@@ -13,6 +13,8 @@ use super::ViewOptions;
 pub const ERROR_DECADES: f32 = 4.0;
 /// At most this many swatches; the rest are counted ("+N more").
 pub const MAX_SWATCHES: usize = 12;
+/// At most this many bone names on one swatch (bones sharing its colour); the rest counted.
+pub const NAMES_PER_SWATCH: usize = 3;
 
 /// A legend: a title and a ramp or swatches.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,16 +59,10 @@ pub fn heat(t: f32) -> [f32; 3] {
     std::array::from_fn(|k| STOPS[i][k] + (STOPS[i + 1][k] - STOPS[i][k]) * f)
 }
 
-/// A bone's colour in the bone-colour mode (linear RGB): hues a golden ratio apart, paled.
-/// Mirrors `bone_color()` in shaders/render.wgsl: keep the two the same.
+/// A bone's colour in the bone-colour mode (linear RGB): its node's colour in the qualitative
+/// palette ([`crate::image::qualitative`]). Mirrors `bone_color()` in shaders/render.wgsl.
 pub fn bone_color(node: u32) -> [f32; 3] {
-    let h = (node as f32 * 0.618_034 + 0.1).fract();
-    let k = [0.0, 2.0 / 3.0, 1.0 / 3.0];
-    std::array::from_fn(|i| {
-        let p = (((h + k[i]).fract() * 6.0) - 3.0).abs();
-        let rgb = (p - 1.0).clamp(0.0, 1.0);
-        (1.0 + (rgb - 1.0) * 0.7) * 0.95
-    })
+    crate::image::qualitative(node as usize)
 }
 
 /// The legend of what `options` show on `character`, None in the material colours (and for
@@ -135,20 +131,38 @@ fn error_ticks(log10_min: f32) -> Vec<(f32, String)> {
         .collect()
 }
 
-/// The bones with the most skinned weight, each in its colour.
+/// The bones with the most skinned weight, heaviest first, one swatch per colour: the palette
+/// repeats every [`crate::image::QUALITATIVE`] length of nodes, so a swatch names every listed
+/// bone drawn in it (at most [`NAMES_PER_SWATCH`], the rest counted).
 fn bone_swatches(scene: &Scene) -> Legend {
     let own = super::skeleton::own_weights(scene);
     let mut joints: Vec<usize> = (0..scene.nodes.len()).filter(|&n| own[n] > 0.0).collect();
     joints.sort_by(|&a, &b| own[b].total_cmp(&own[a]));
-    let more = joints.len().saturating_sub(MAX_SWATCHES);
-    joints.truncate(MAX_SWATCHES);
+    let mut rows: Vec<([f32; 3], Vec<usize>)> = Vec::new();
+    let mut more = 0;
+    for n in joints {
+        let c = bone_color(n as u32);
+        match rows.iter().position(|(rc, _)| *rc == c) {
+            Some(i) => rows[i].1.push(n),
+            None if rows.len() < MAX_SWATCHES => rows.push((c, vec![n])),
+            None => more += 1,
+        }
+    }
+    let label = |names: &[usize]| {
+        let mut l: Vec<String> = names
+            .iter()
+            .take(NAMES_PER_SWATCH)
+            .map(|&n| scene.node_label(n))
+            .collect();
+        if names.len() > NAMES_PER_SWATCH {
+            l.push(format!("+{}", names.len() - NAMES_PER_SWATCH));
+        }
+        l.join(" · ")
+    };
     Legend {
-        title: "bone colours (blended by weight), heaviest first".into(),
+        title: "bone colours by weight, heaviest first".into(),
         kind: LegendKind::Swatches {
-            entries: joints
-                .into_iter()
-                .map(|n| (bone_color(n as u32), scene.node_label(n)))
-                .collect(),
+            entries: rows.iter().map(|(c, names)| (*c, label(names))).collect(),
             more,
         },
     }

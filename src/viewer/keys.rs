@@ -61,6 +61,8 @@ pub enum Action {
     FewerCharacters,
     /// Double the crowd.
     MoreCharacters,
+    /// Both side panels hidden (or shown again).
+    Panels,
     /// This help open or closed.
     Help,
     /// While held: orbit by the arrows held.
@@ -174,6 +176,13 @@ pub const KEYS: &[Binding] = &[
         &[Key::C],
         Shift::Any,
         Action::Curves,
+    ),
+    bind(
+        "H",
+        "hide the side panels (or show them again)",
+        &[Key::H],
+        Shift::Any,
+        Action::Panels,
     ),
     bind("K", "skeleton", &[Key::K], Shift::Without, Action::Skeleton),
     bind(
@@ -367,6 +376,10 @@ fn press(state: &mut ViewerState, action: Action, n: usize) {
         Action::Grid if odd => state.view.grid = !state.view.grid,
         Action::Wireframe if odd => state.view.wireframe = !state.view.wireframe,
         Action::Curves if odd => state.curves.open = !state.curves.open,
+        Action::Panels if odd => {
+            let shown = state.side_panels.contains(&true);
+            state.side_panels = [!shown; 2];
+        }
         Action::Help if odd => state.help = !state.help,
         Action::Screenshot => state.screenshot_requested = true,
         Action::Clear => {

@@ -709,6 +709,23 @@ pub fn record_egui_pass(
     (enc, user)
 }
 
+/// Each side panel's width at most, as a share of the window's: the viewport keeps the other
+/// three fifths at any window size (the panels' contents wrap or scroll).
+const SIDE_PANEL_MAX_SHARE: f32 = 0.2;
+/// A side panel's narrowest width when the window allows (points): dragged below it, it shuts.
+const SIDE_PANEL_MIN_PX: f32 = 120.0;
+
+/// A side panel's contents, scrolled both ways (a wide hierarchy or matrix scrolls sideways
+/// rather than widening the panel), with labels that do not take drags for text selection (a
+/// drag near the panel's edge resizes it).
+fn side_scroll(ui: &mut egui::Ui, id: &str, contents: impl FnOnce(&mut egui::Ui)) {
+    ui.style_mut().interaction.selectable_labels = false;
+    egui::ScrollArea::both()
+        .id_salt(id)
+        .auto_shrink([false, false])
+        .show(ui, contents);
+}
+
 /// The window's layout: model, animation, layers and hierarchy on the left; the selected bone,
 /// crowd, deformation, weights, morph targets, IK and performance on the right; the status bar
 /// below; the viewport in the middle.
@@ -731,48 +748,49 @@ fn layout(
             .max_size(height * 0.75)
             .show(ui, |ui| curves::panel(ui, state));
     }
-    egui::Panel::left("left")
-        .resizable(true)
-        .default_size(280.0)
-        .show(ui, |ui| {
-            egui::ScrollArea::vertical()
-                .id_salt("left scroll")
-                .show(ui, |ui| {
-                    panels::model(ui, state);
-                    ui.separator();
-                    panels::animation(ui, state);
-                    ui.separator();
-                    panels::layers(ui, state);
-                    ui.separator();
-                    panels::hierarchy(ui, state);
-                });
+    // Each side panel takes a fifth of the window at most, so the viewport keeps three fifths
+    // at any size; what does not fit the panel's width scrolls.
+    let side_px = ui.available_width() * SIDE_PANEL_MAX_SHARE;
+    let side = |panel: egui::Panel| {
+        panel
+            .resizable(true)
+            .default_size(side_px)
+            .size_range(SIDE_PANEL_MIN_PX.min(side_px)..=side_px)
+    };
+    let [mut left, mut right] = state.side_panels;
+    side(egui::Panel::left("left")).show_collapsible(ui, &mut left, |ui| {
+        side_scroll(ui, "left scroll", |ui| {
+            panels::model(ui, state);
+            ui.separator();
+            panels::animation(ui, state);
+            ui.separator();
+            panels::layers(ui, state);
+            ui.separator();
+            panels::hierarchy(ui, state);
         });
-    egui::Panel::right("right")
-        .resizable(true)
-        .default_size(300.0)
-        .show(ui, |ui| {
-            egui::ScrollArea::vertical()
-                .id_salt("right scroll")
-                .show(ui, |ui| {
-                    // The selected bone first, so its inverse bind matrix shows at any height.
-                    panels::bone_inspector(ui, state);
-                    ui.separator();
-                    panels::crowd(ui, state);
-                    ui.separator();
-                    panels::deformation(ui, state);
-                    ui.separator();
-                    panels::weights(ui, state);
-                    ui.separator();
-                    panels::morph_targets(ui, state);
-                    ui.separator();
-                    panels::ik(ui, state);
-                    ui.separator();
-                    panels::performance(ui, state);
-                });
+    });
+    side(egui::Panel::right("right")).show_collapsible(ui, &mut right, |ui| {
+        side_scroll(ui, "right scroll", |ui| {
+            // The selected bone first, so its inverse bind matrix shows at any height.
+            panels::bone_inspector(ui, state);
+            ui.separator();
+            panels::crowd(ui, state);
+            ui.separator();
+            panels::deformation(ui, state);
+            ui.separator();
+            panels::weights(ui, state);
+            ui.separator();
+            panels::morph_targets(ui, state);
+            ui.separator();
+            panels::ik(ui, state);
+            ui.separator();
+            panels::performance(ui, state);
         });
+    });
+    // Dragged shut (or open again) by an edge or a double click on it.
+    state.side_panels = [left, right];
     egui::CentralPanel::no_frame().show(ui, |ui| {
-        *viewport_points = ui.available_size();
-        viewport.ui(ui, state, texture);
+        *viewport_points = viewport.ui(ui, state, texture);
     });
     if state.help {
         keys::help_window(ui.ctx(), state);

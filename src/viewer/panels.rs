@@ -35,7 +35,7 @@ pub fn model(ui: &mut Ui, state: &mut ViewerState) {
     ) {
         let _ = state.open(&path);
     }
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         for b in Builtin::ALL {
             if ui.button(b.name()).clicked() {
                 let _ = state.open(b.name());
@@ -90,7 +90,7 @@ fn compare_with(ui: &mut Ui, state: &mut ViewerState) {
 
 /// A path field and its button: the path when the button is clicked or Enter pressed in it.
 fn path_field(ui: &mut Ui, text: &mut String, hint: &str, button: &str) -> Option<String> {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let field = ui.add(
             egui::TextEdit::singleline(text)
                 .hint_text(hint)
@@ -117,7 +117,7 @@ pub fn error(ui: &mut Ui, state: &mut ViewerState) {
 /// The joint hierarchy as a tree; clicking a node selects it (the viewport highlights it).
 pub fn hierarchy(ui: &mut Ui, state: &mut ViewerState) {
     ui.heading("Hierarchy");
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("filter");
         ui.add(
             egui::TextEdit::singleline(&mut state.hierarchy_filter)
@@ -356,7 +356,7 @@ pub fn animation(ui: &mut Ui, state: &mut ViewerState) {
             state.set_anim(choice);
         }
     }
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let label = if state.playback.playing {
             "Pause"
         } else {
@@ -460,7 +460,7 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
     let mut weights = Vec::new();
     let mut remove = None;
     for (li, layer) in edited.iter_mut().enumerate() {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let name = ui.label(format!("{li}"));
             egui::ComboBox::from_id_salt(("layer motion", li))
                 .selected_text(layer.motion.to_string())
@@ -518,7 +518,7 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
         .fade
         .map_or((0.5, 0.6), |f| (f.fade.start_s, f.fade.duration_s));
     let mut fade_changed = false;
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         fade_changed |= ui.checkbox(&mut fade, "cross-fade layer 0 to 1").changed();
         fade_changed |= ui
             .add(egui::DragValue::new(&mut start).speed(0.05).prefix("at "))
@@ -602,7 +602,7 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
     };
     if let Some(goal) = stage.ik.first_mut() {
         goal.chain_length = goal.chain_length.clamp(1, chain_max);
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             egui::ComboBox::from_label("end bone")
                 .selected_text(goal.end_bone.clone())
                 .show_ui(ui, |ui| {
@@ -613,7 +613,7 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
                     }
                 });
         });
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let label = ui.label("joint filter");
             ui.add(
                 egui::TextEdit::singleline(&mut state.ik_bone_filter)
@@ -630,7 +630,7 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
                  where it turns)",
             )
             .changed();
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label("target");
             let mut t = goal.target_m;
             let mut moved = false;
@@ -647,7 +647,7 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
             }
         });
         let mode = &mut stage.ik_settings.mode;
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             changed |= ui
                 .radio_value(mode, IkMode::Incremental, "incremental")
                 .changed();
@@ -744,7 +744,9 @@ pub fn morph_targets(ui: &mut Ui, state: &mut ViewerState) {
     }
 }
 
-/// One target's slider: the current weight, held while dragged.
+/// One target's slider: the current weight. A dragged value is held (it replaces the clip's)
+/// while dragged when the clip plays, and until Play or "release" when paused, as Blender's
+/// shape-key values and Babylon's influence sliders stay where they are put.
 fn morph_slider(ui: &mut Ui, state: &mut ViewerState, node: usize, target: usize) {
     let weights = &state.character.frame.pose.morph_weights;
     let mut w = weights
@@ -752,22 +754,33 @@ fn morph_slider(ui: &mut Ui, state: &mut ViewerState, node: usize, target: usize
         .and_then(|w| w.get(target))
         .copied()
         .unwrap_or(0.0);
-    let response = ui.add(egui::Slider::new(&mut w, 0.0..=1.0).text(format!("target {target}")));
-    let held = if response.dragged() || response.changed() {
-        Some(w)
-    } else if response.drag_stopped() || !response.is_pointer_button_down_on() {
-        None
-    } else {
-        return;
-    };
     let holding = state
         .character
         .morph_overrides()
         .iter()
         .any(|&(n, t, _)| (n, t) == (node, target));
-    if (held.is_some() || holding)
-        && let Err(e) = state.character.set_morph_override(node, target, held)
+    let (slider, release) = ui
+        .horizontal(|ui| {
+            let slider =
+                ui.add(egui::Slider::new(&mut w, 0.0..=1.0).text(format!("target {target}")));
+            let release = holding
+                && ui
+                    .small_button("release")
+                    .on_hover_text("hand this weight back to the clip")
+                    .clicked();
+            (slider, release)
+        })
+        .inner;
+    let held = if slider.dragged() || slider.changed() {
+        Some(w)
+    } else if release
+        || (holding && state.clip_drives_morphs() && !slider.is_pointer_button_down_on())
     {
+        None
+    } else {
+        return;
+    };
+    if let Err(e) = state.character.set_morph_override(node, target, held) {
         state.error = Some(e.to_string());
     }
 }
@@ -783,7 +796,7 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
     }
     let mut limited = state.setup.max_influences.is_some();
     let mut k = state.setup.max_influences.unwrap_or(4);
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         rebuild |= ui.checkbox(&mut limited, "influence limit").changed();
         rebuild |= ui
             .add_enabled(limited, egui::Slider::new(&mut k, 1..=8).text("K"))
@@ -801,7 +814,7 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
     }
     skinning(ui, state);
     palette(ui, state);
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("view");
         for m in ViewMode::ALL {
             ui.selectable_value(&mut state.mode, m, m.label());
@@ -814,7 +827,7 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
             );
         }
     });
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         use crate::gpu::Skinning;
         ui.label("GPU skins in");
         ui.selectable_value(
@@ -848,7 +861,7 @@ const MAX_SLIDER_BONES: usize = 128;
 fn skinning(ui: &mut Ui, state: &mut ViewerState) {
     use crate::skin::{NormalMode, SkinMode};
     let mut options = state.setup.skin;
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("skinning");
         for (m, label) in [
             (SkinMode::Lbs, "LBS"),
@@ -865,7 +878,7 @@ fn skinning(ui: &mut Ui, state: &mut ViewerState) {
                 });
         }
     });
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("normals");
         ui.selectable_value(&mut options.normals, NormalMode::Exact, "exact")
             .on_hover_text("inverse-transpose: right under non-uniform scale");
@@ -904,7 +917,7 @@ fn palette(ui: &mut Ui, state: &mut ViewerState) {
     let mut split = state.setup.split.is_some();
     let mut k = p.max_bones;
     let mut changed = false;
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         changed |= ui
             .add_enabled(
                 state.storage_palette,
@@ -919,7 +932,7 @@ fn palette(ui: &mut Ui, state: &mut ViewerState) {
             )
             .changed();
     });
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         changed |= ui
             .add_enabled(
                 split && state.storage_palette,
@@ -987,13 +1000,13 @@ pub fn weights(ui: &mut Ui, state: &mut ViewerState) {
             .map_or("select a bone".into(), |n| state.node_label(n));
         ui.label(format!("weights of: {name}"));
     }
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.checkbox(&mut state.view.skeleton, "skeleton");
         ui.checkbox(&mut state.view.grid, "grid");
         ui.checkbox(&mut state.view.wireframe, "wireframe");
     });
     if state.view.skeleton {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label("bones:");
             for style in BoneStyle::ALL {
                 ui.selectable_value(&mut state.view.bone_style, style, style.name());
@@ -1135,7 +1148,7 @@ pub fn crowd(ui: &mut Ui, state: &mut ViewerState) {
         }
         return;
     };
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         if ui.button("÷2").on_hover_text("[").clicked() {
             state.crowd = Some(super::crowd::resized(n, false));
         }
@@ -1196,6 +1209,16 @@ pub fn status(ui: &mut Ui, state: &mut ViewerState, adapter: &str) {
             .clicked()
         {
             state.help = !state.help;
+        }
+        for (i, name) in ["left panel", "right panel"].into_iter().enumerate() {
+            let open = state.side_panels[i];
+            if ui
+                .selectable_label(open, if i == 0 { "«" } else { "»" })
+                .on_hover_text(format!("show or hide the {name} (H: both)"))
+                .clicked()
+            {
+                state.side_panels[i] = !open;
+            }
         }
         ui.label(RichText::new(&state.character.scene.name).strong());
         ui.label(state.motion_label());

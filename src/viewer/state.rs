@@ -330,6 +330,9 @@ pub struct ViewerState {
     pub curves: super::curves::CurvesPanel,
     /// The key help overlay is open (`?`).
     pub help: bool,
+    /// The side panels shown: left (model, animation, hierarchy) and right (bone, settings,
+    /// performance); `H` hides or shows both.
+    pub side_panels: [bool; 2],
     /// The IK panel's end-bone filter.
     pub ik_bone_filter: String,
 }
@@ -388,6 +391,7 @@ impl ViewerState {
             crowd_lod: true,
             curves: super::curves::CurvesPanel::default(),
             help: false,
+            side_panels: [true, true],
             ik_bone_filter: String::new(),
         };
         state.after_rebuild(true)?;
@@ -824,9 +828,18 @@ impl ViewerState {
         self.scrub(target);
     }
 
-    /// Play or pause.
+    /// Play or pause. Playing hands the morph weights held by hand back to the clip.
     pub fn toggle_play(&mut self) {
         self.playback.toggle();
+        if self.clip_drives_morphs() {
+            self.character.release_morph_overrides();
+        }
+    }
+
+    /// Whether a playing clip sets the morph weights (a weight dragged then is held only while
+    /// dragged; paused, or with no clip, it stays where it is put).
+    pub fn clip_drives_morphs(&self) -> bool {
+        self.playback.playing && self.playback.anim.is_some() && self.has_clock()
     }
 
     /// Advance the clock by `dt_s` (when playing) and run the animation stage; the CPU skins

@@ -587,11 +587,23 @@ impl Viewport {
         Ok(())
     }
 
-    /// Lay out the viewport in `ui`: the image, camera controls, picking, IK dragging,
-    /// hover names. Call with the texture from [`Viewport::texture`].
-    pub fn ui(&mut self, ui: &mut egui::Ui, state: &mut ViewerState, texture: egui::TextureId) {
-        let size = ui.available_size();
-        let (rect, response) = ui.allocate_exact_size(size, egui::Sense::click_and_drag());
+    /// Lay out the viewport in `ui`: the colour legend in a strip of its own (so it never
+    /// covers the model), then the image, camera controls, picking, IK dragging, hover names.
+    /// Call with the texture from [`Viewport::texture`]; returns the image's size in points
+    /// (the size to render the next frame at).
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        state: &mut ViewerState,
+        texture: egui::TextureId,
+    ) -> egui::Vec2 {
+        let legend = self.update_legend(state);
+        let whole = ui.available_rect_before_wrap();
+        let (rect, strip) = match legend {
+            Some(l) => legend_strip(ui.painter(), whole, l),
+            None => (whole, None),
+        };
+        let response = ui.allocate_rect(rect, egui::Sense::click_and_drag());
         ui.painter().image(
             texture,
             rect,
@@ -599,7 +611,10 @@ impl Viewport {
             egui::Color32::WHITE,
         );
         paint_half_labels(ui.painter(), rect, state);
-        self.show_legend(ui.painter(), rect, state);
+        if let (Some(l), Some(strip)) = (legend, strip) {
+            ui.painter().rect_filled(strip, 0.0, LEGEND_BACKGROUND);
+            paint_legend(ui.painter(), strip, l);
+        }
         let views = Views {
             rect,
             split: state.split_view(),
@@ -609,10 +624,11 @@ impl Viewport {
         camera_controls(ui, &response, rect.height(), state, target_held);
         self.click_and_hover(&response, views, clip_from_world, state);
         super::keys::keyboard(ui, state);
+        rect.size()
     }
 
     /// The colour legend of what the view shows, made again when that changed.
-    fn show_legend(&mut self, painter: &egui::Painter, rect: egui::Rect, state: &ViewerState) {
+    fn update_legend(&mut self, state: &ViewerState) -> Option<&Legend> {
         let submeshes = state.setup.split.is_some_and(|s| s.color_submeshes);
         let options = state.view_options();
         let key = (
@@ -632,9 +648,7 @@ impl Viewport {
             };
             self.legend = Some((key, l));
         }
-        if let Some((_, Some(l))) = &self.legend {
-            paint_legend(painter, rect, l);
-        }
+        self.legend.as_ref().and_then(|(_, l)| l.as_ref())
     }
 
     /// The IK target dragged in the view plane by the primary button (a drag that starts on
@@ -994,11 +1008,64 @@ fn live_errors(
     }
 }
 
-/// Paint `legend` in the bottom-left corner of the viewport `rect`: its title, then a colour
-/// bar with its ticks, or a column of swatches.
+/// Behind the legend's strip: the egui dark theme's panel fill, so the strip reads as a panel
+/// beside the picture, not part of it.
+const LEGEND_BACKGROUND: egui::Color32 = egui::Color32::from_gray(27);
+/// A legend's row height and font size (points).
+const LEGEND_ROW_PX: f32 = 16.0;
+const LEGEND_FONT_PX: f32 = 12.0;
+/// Width of a ramp legend's colour bar (points).
+const LEGEND_BAR_PX: f32 = 220.0;
+/// Room around a legend's rows (points).
+const LEGEND_PAD_PX: f32 = 12.0;
+/// The most of the viewport's width a swatch column takes (longer labels are cut), and of its
+/// height a ramp strip.
+const LEGEND_MAX_SHARE: f32 = 0.3;
+
+/// Split `whole` into the picture and `legend`'s strip: a ramp under the picture, full width;
+/// swatches in a column on its left, as wide as their longest label. A viewport too small
+/// for the strip shows no legend (the picture keeps it all).
+fn legend_strip(
+    painter: &egui::Painter,
+    whole: egui::Rect,
+    legend: &Legend,
+) -> (egui::Rect, Option<egui::Rect>) {
+    let font = egui::FontId::proportional(LEGEND_FONT_PX);
+    let text_w = |t: &str| {
+        painter
+            .layout_no_wrap(t.to_string(), font.clone(), egui::Color32::WHITE)
+            .size()
+            .x
+    };
+    match &legend.kind {
+        LegendKind::Ramp(_) => {
+            let h = 3.5 * LEGEND_ROW_PX + LEGEND_PAD_PX;
+            if h > whole.height() * LEGEND_MAX_SHARE {
+                return (whole, None);
+            }
+            let (picture, strip) = whole.split_top_bottom_at_y(whole.bottom() - h);
+            (picture, Some(strip))
+        }
+        LegendKind::Swatches { entries, .. } => {
+            let widest = entries
+                .iter()
+                .map(|(_, label)| 18.0 + text_w(label))
+                .fold(text_w(&legend.title), f32::max);
+            let w = (widest + 2.0 * LEGEND_PAD_PX).min(whole.width() * LEGEND_MAX_SHARE);
+            if w < 80.0 {
+                return (whole, None);
+            }
+            let (strip, picture) = whole.split_left_right_at_x(whole.left() + w);
+            (picture, Some(strip))
+        }
+    }
+}
+
+/// Paint `legend` in its strip `rect` (from [`legend_strip`]): its title, then a colour bar
+/// with its ticks, or a column of swatches (as many as the strip's height holds, the rest
+/// counted). Labels wider than the strip are cut by it.
 fn paint_legend(painter: &egui::Painter, rect: egui::Rect, legend: &Legend) {
-    const BAR: egui::Vec2 = egui::vec2(220.0, 12.0);
-    const ROW_PX: f32 = 16.0;
+    let painter = painter.with_clip_rect(rect);
     let color = |c: [f32; 3]| {
         egui::Color32::from_rgb(
             linear_to_srgb8(c[0]),
@@ -1006,40 +1073,32 @@ fn paint_legend(painter: &egui::Painter, rect: egui::Rect, legend: &Legend) {
             linear_to_srgb8(c[2]),
         )
     };
-    let font = egui::FontId::proportional(12.0);
+    let font = egui::FontId::proportional(LEGEND_FONT_PX);
     let ink = egui::Color32::LIGHT_GRAY;
-    let rows = match &legend.kind {
-        LegendKind::Ramp(_) => 2.5,
-        LegendKind::Swatches { entries, more } => {
-            entries.len() as f32 + f32::from(u8::from(*more > 0))
-        }
-    };
-    let mut at = rect.left_bottom() + egui::vec2(12.0, -12.0 - (rows + 1.0) * ROW_PX);
+    let mut at = rect.left_top() + egui::vec2(LEGEND_PAD_PX, LEGEND_PAD_PX * 0.5);
     painter.text(at, egui::Align2::LEFT_TOP, &legend.title, font.clone(), ink);
-    at.y += ROW_PX;
+    at.y += LEGEND_ROW_PX;
     match &legend.kind {
         LegendKind::Ramp(ticks) => {
             const STEPS: usize = 44;
-            let step = BAR.x / STEPS as f32;
+            let bar_w = LEGEND_BAR_PX.min(rect.width() - 2.0 * LEGEND_PAD_PX);
+            let step = bar_w / STEPS as f32;
             for i in 0..STEPS {
                 let t = (i as f32 + 0.5) / STEPS as f32;
                 let r = egui::Rect::from_min_size(
                     at + egui::vec2(i as f32 * step, 0.0),
-                    egui::vec2(step + 0.5, BAR.y),
+                    egui::vec2(step + 0.5, 12.0),
                 );
                 painter.rect_filled(r, 0.0, color(crate::view::legend::heat(t)));
             }
             for (t, label) in ticks {
-                let x = at.x + t * BAR.x;
+                let x = at.x + t * bar_w;
                 painter.line_segment(
-                    [
-                        egui::pos2(x, at.y + BAR.y),
-                        egui::pos2(x, at.y + BAR.y + 3.0),
-                    ],
+                    [egui::pos2(x, at.y + 12.0), egui::pos2(x, at.y + 15.0)],
                     egui::Stroke::new(1.0, ink),
                 );
                 painter.text(
-                    egui::pos2(x, at.y + BAR.y + 3.0),
+                    egui::pos2(x, at.y + 15.0),
                     egui::Align2::CENTER_TOP,
                     label,
                     font.clone(),
@@ -1048,7 +1107,14 @@ fn paint_legend(painter: &egui::Painter, rect: egui::Rect, legend: &Legend) {
             }
         }
         LegendKind::Swatches { entries, more } => {
-            for (c, label) in entries {
+            // Rows the strip holds under its title, one kept for the count.
+            let fit = (((rect.bottom() - at.y) / LEGEND_ROW_PX).floor() as usize).max(2) - 1;
+            let shown = if entries.len() + usize::from(*more > 0) <= fit + 1 {
+                entries.len()
+            } else {
+                fit.min(entries.len())
+            };
+            for (c, label) in &entries[..shown] {
                 let r = egui::Rect::from_min_size(at, egui::vec2(12.0, 12.0));
                 painter.rect_filled(r, 0.0, color(*c));
                 painter.text(
@@ -1058,13 +1124,14 @@ fn paint_legend(painter: &egui::Painter, rect: egui::Rect, legend: &Legend) {
                     font.clone(),
                     ink,
                 );
-                at.y += ROW_PX;
+                at.y += LEGEND_ROW_PX;
             }
-            if *more > 0 {
+            let hidden = more + entries.len() - shown;
+            if hidden > 0 {
                 painter.text(
                     at,
                     egui::Align2::LEFT_TOP,
-                    format!("+{more} more"),
+                    format!("+{hidden} more"),
                     font,
                     ink,
                 );

@@ -1856,3 +1856,49 @@ fn view_refuses_an_unknown_clip_or_bone_with_the_names_it_has() {
         assert!(!out.exists(), "nothing written");
     }
 }
+
+/// `--help` is wrapped at word boundaries to the terminal (`COLUMNS`): at 80 columns every
+/// line fits (or is one word), and the words are exactly those of the same help at 120 columns,
+/// so no word was cut or joined; a continued row keeps its second column.
+#[test]
+fn help_wraps_at_word_boundaries() {
+    let help = |args: &[&str], columns: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_skinview"))
+            .args(args)
+            .env("COLUMNS", columns)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    for args in [&["--help"][..], &["render", "--help"], &["check", "--help"]] {
+        let narrow = help(args, "80");
+        let wide = help(args, "120");
+        for line in narrow.lines() {
+            assert!(
+                line.chars().count() <= 80 || !line.trim().contains(' '),
+                "{args:?}: {line:?}"
+            );
+        }
+        let words = |t: &str| t.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(words(&narrow), words(&wide), "{args:?}");
+        assert!(
+            narrow.lines().count() > wide.lines().count(),
+            "{args:?}: nothing wrapped"
+        );
+    }
+    let top = help(&["--help"], "80");
+    let row = top
+        .lines()
+        .position(|l| l.starts_with("  partition"))
+        .unwrap();
+    let next = top.lines().nth(row + 1).unwrap();
+    assert!(
+        next.starts_with(&" ".repeat(14)) && !next.starts_with(&" ".repeat(15)),
+        "{next:?}"
+    );
+    // A usage error still goes to standard error with clap's exit code.
+    let o = skinview(&["render", "--bogus"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--bogus"));
+}

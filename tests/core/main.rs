@@ -15,6 +15,7 @@ mod interpolation;
 mod job_rules;
 mod links;
 mod oracle;
+mod palette;
 mod partition;
 mod quality;
 mod rig;

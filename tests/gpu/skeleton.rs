@@ -460,9 +460,29 @@ fn legends_describe_each_colour_mode() {
         .unwrap();
     match legend(&c, &bones, false).unwrap().kind {
         LegendKind::Swatches { entries, more } => {
-            assert_eq!(entries[0].1, scene.node_label(heaviest));
+            // One row per colour, each naming the bones drawn in it ("a · b", "+k" beyond
+            // three), the heaviest bone first; every weighted bone named, counted or more.
+            assert!(entries[0].1.starts_with(&scene.node_label(heaviest)));
+            let mut counted = more;
+            for (i, (color, label)) in entries.iter().enumerate() {
+                assert!(entries[..i].iter().all(|(c, _)| c != color), "{label}");
+                for name in label.split(" · ") {
+                    match name.strip_prefix('+') {
+                        Some(k) => counted += k.parse::<usize>().unwrap(),
+                        None => {
+                            let n = scene.find_node(name).unwrap();
+                            assert_eq!(skinview::view::legend::bone_color(n as u32), *color);
+                            counted += 1;
+                        }
+                    }
+                }
+            }
             let used = total.iter().filter(|&&x| x > 0.0).count();
-            assert_eq!(entries.len() + more, used);
+            assert_eq!(counted, used);
+            assert!(
+                used > skinview::image::QUALITATIVE.len(),
+                "a rig that repeats colours"
+            );
         }
         k => panic!("{k:?}"),
     }

@@ -536,6 +536,36 @@ fn shortcuts_skip_text_fields_and_count_every_press() {
         "Shift + K leaves the skeleton"
     );
     assert_eq!(h.state().view.hide_unweighted_bones, !hide);
+    // H hides both side panels, shows both again; with one shown, H hides it.
+    h.key_press(egui::Key::H);
+    h.run();
+    assert_eq!(h.state().side_panels, [false, false]);
+    h.key_press(egui::Key::H);
+    h.run();
+    assert_eq!(h.state().side_panels, [true, true]);
+    h.state_mut().side_panels = [false, true];
+    h.key_press(egui::Key::H);
+    h.run();
+    assert_eq!(h.state().side_panels, [false, false]);
+}
+
+/// The status bar's two panel buttons show and hide each side panel.
+#[test]
+fn status_bar_buttons_show_and_hide_each_side_panel() {
+    let mut h = Harness::new_ui_state(
+        |ui, s: &mut ViewerState| panels::status(ui, s, "test adapter"),
+        open(Builtin::Arm, false),
+    );
+    h.run();
+    h.get_by_label("«").click();
+    h.run();
+    assert_eq!(h.state().side_panels, [false, true]);
+    h.get_by_label("»").click();
+    h.run();
+    assert_eq!(h.state().side_panels, [false, false]);
+    h.get_by_label("«").click();
+    h.run();
+    assert_eq!(h.state().side_panels, [true, false]);
 }
 
 /// Playback follows the wall clock: a slow frame (0.4 s) advances the clip by 0.4 s at speed
@@ -941,6 +971,70 @@ fn morph_targets_panel_lists_each_target() {
     let mut h = Harness::new_ui_state(panels::morph_targets, open(Builtin::Arm, false));
     h.run();
     assert!(h.query_by_label_contains("targets)").is_none());
+}
+
+/// A morph slider set while paused keeps its value over later frames (the clip's weight at
+/// that time differs), until "release" or Play hands it back to the clip; while playing, a set
+/// value is let go once the slider is.
+#[test]
+fn morph_sliders_keep_their_value_while_paused() {
+    let cube = ModelSource::File(common::model("AnimatedMorphCube"))
+        .load()
+        .unwrap();
+    let mut state = ViewerState::new(cube, false).unwrap();
+    state.playback.playing = false;
+    state.scrub(0.5);
+    state.tick(0.0).unwrap();
+    let node = (0..state.character.scene.nodes.len())
+        .find(|&n| {
+            state
+                .character
+                .frame
+                .pose
+                .morph_weights
+                .get(n)
+                .is_some_and(|w| !w.is_empty())
+        })
+        .unwrap();
+    let clip_w = state.character.frame.pose.morph_weights[node][0];
+    let held_w = if clip_w > 0.5 { 0.1 } else { 0.9 };
+    let mut h = Harness::new_ui_state(panels::morph_targets, state);
+    h.run();
+    h.get_by_role_and_label(Role::Slider, "target 0")
+        .set_value_accesskit(held_w as f64);
+    for _ in 0..4 {
+        h.run();
+        h.state_mut().tick(1.0 / 30.0).unwrap();
+    }
+    let now = h.state().character.frame.pose.morph_weights[node][0];
+    assert!(
+        (now - held_w).abs() < 1e-4,
+        "held {held_w}, now {now} (clip {clip_w})"
+    );
+    h.get_by_label("release").click();
+    h.run();
+    h.state_mut().tick(0.0).unwrap();
+    let now = h.state().character.frame.pose.morph_weights[node][0];
+    assert!(
+        (now - clip_w).abs() < 1e-4,
+        "released: {now} vs the clip's {clip_w}"
+    );
+    assert!(h.query_by_label("release").is_none());
+    // Held again, then Play: the clip drives it.
+    h.get_by_role_and_label(Role::Slider, "target 0")
+        .set_value_accesskit(held_w as f64);
+    h.run();
+    h.run();
+    assert_eq!(h.state().character.morph_overrides().len(), 1);
+    h.state_mut().toggle_play();
+    assert!(h.state().character.morph_overrides().is_empty());
+    // Playing: a value set is held for that frame only.
+    h.get_by_role_and_label(Role::Slider, "target 0")
+        .set_value_accesskit(held_w as f64);
+    h.run();
+    h.run();
+    h.run();
+    assert!(h.state().character.morph_overrides().is_empty());
 }
 
 /// "Compare with": a copy of CesiumMan with one inverse bind matrix moved 1 cm opens beside it;
