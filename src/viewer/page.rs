@@ -14,8 +14,8 @@ pub const MAX_PAGE_FILES: usize = 256;
 /// wasm32's 4 GiB address space (an import holds the file and the scene made from it).
 pub const MAX_PAGE_BYTES: u64 = 1 << 30;
 
-/// The model a page opens with no `?model=`.
-const DEFAULT_MODEL: &str = "builtin:humanoid";
+/// The model a page opens with no `?model=` (or when that model cannot be had).
+pub const DEFAULT_MODEL: &str = "builtin:humanoid";
 
 /// The graphics API the page asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,7 +31,8 @@ pub enum Backend {
 /// What the page's URL asks for.
 #[derive(Clone, Debug)]
 pub struct PageParams {
-    /// `?model=`: a `builtin:` name or a URL on the same site.
+    /// `?model=`: a `builtin:` name or a URL (this site's, or another's that allows
+    /// cross-origin reads).
     pub model: String,
     /// `?backend=`.
     pub backend: Backend,

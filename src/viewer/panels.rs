@@ -27,6 +27,27 @@ pub fn model(ui: &mut Ui, state: &mut ViewerState) {
         scene.draws.len(),
         scene.animations.len()
     ));
+    open_field(ui, state);
+    ui.horizontal_wrapped(|ui| {
+        for b in Builtin::ALL {
+            if ui.button(b.name()).clicked() {
+                let _ = state.open(b.name());
+            }
+        }
+    });
+    #[cfg(not(target_arch = "wasm32"))]
+    ui.label(RichText::new("or drop a file on the window").weak());
+    #[cfg(target_arch = "wasm32")]
+    ui.label(RichText::new("or drop files on the page, or pick them below it").weak());
+    // The page reads dropped files, not paths: comparing is on the desktop.
+    #[cfg(not(target_arch = "wasm32"))]
+    compare_with(ui, state);
+    error(ui, state);
+}
+
+/// The model's path and its Open button (on the desktop).
+#[cfg(not(target_arch = "wasm32"))]
+fn open_field(ui: &mut Ui, state: &mut ViewerState) {
     if let Some(path) = path_field(
         ui,
         &mut state.open_path,
@@ -35,18 +56,27 @@ pub fn model(ui: &mut Ui, state: &mut ViewerState) {
     ) {
         let _ = state.open(&path);
     }
-    ui.horizontal_wrapped(|ui| {
-        for b in Builtin::ALL {
-            if ui.button(b.name()).clicked() {
-                let _ = state.open(b.name());
-            }
+}
+
+/// The page cannot read paths: a URL field instead (a model on this site, or on another whose
+/// server allows cross-origin reads), fetched by the page, or a `builtin:` name.
+#[cfg(target_arch = "wasm32")]
+fn open_field(ui: &mut Ui, state: &mut ViewerState) {
+    let (asked, at) = path_field_at(
+        ui,
+        &mut state.open_path,
+        "URL of a .glb, .gltf, .rig.json, or builtin:…",
+        "Open URL",
+    );
+    state.url_field_at = Some(at.center().into());
+    if let Some(url) = asked {
+        let url = url.trim();
+        if url.starts_with("builtin:") {
+            let _ = state.open(url);
+        } else if !url.is_empty() {
+            state.url_requested = Some(url.to_string());
         }
-    });
-    ui.label(RichText::new("or drop a file on the window").weak());
-    // The page reads dropped files, not paths: comparing is on the desktop.
-    #[cfg(not(target_arch = "wasm32"))]
-    compare_with(ui, state);
-    error(ui, state);
+    }
 }
 
 /// "Compare with…": a second file of the same character, side by side with the model and
@@ -89,7 +119,18 @@ fn compare_with(ui: &mut Ui, state: &mut ViewerState) {
 }
 
 /// A path field and its button: the path when the button is clicked or Enter pressed in it.
+#[cfg(not(target_arch = "wasm32"))]
 fn path_field(ui: &mut Ui, text: &mut String, hint: &str, button: &str) -> Option<String> {
+    path_field_at(ui, text, hint, button).0
+}
+
+/// [`path_field`], and where the field is (the web page reports it, for scripts to click).
+fn path_field_at(
+    ui: &mut Ui,
+    text: &mut String,
+    hint: &str,
+    button: &str,
+) -> (Option<String>, egui::Rect) {
     ui.horizontal_wrapped(|ui| {
         let field = ui.add(
             egui::TextEdit::singleline(text)
@@ -97,7 +138,8 @@ fn path_field(ui: &mut Ui, text: &mut String, hint: &str, button: &str) -> Optio
                 .desired_width(170.0),
         );
         let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-        (ui.button(button).clicked() || enter).then(|| text.clone())
+        let asked = (ui.button(button).clicked() || enter).then(|| text.clone());
+        (asked, field.rect)
     })
     .inner
 }

@@ -281,8 +281,13 @@ pub struct ViewerState {
     pub picked: Option<Picked>,
     /// The last load or setting error, shown until dismissed.
     pub error: Option<String>,
-    /// The path field of the model panel.
+    /// The path field of the model panel (the web page's URL field): the model shown.
     pub open_path: String,
+    /// The web page: a URL the model panel asked to open (the page fetches it and hands the
+    /// model back, or its error).
+    pub url_requested: Option<String>,
+    /// The web page: the URL field's centre in points (the page's report gives it to scripts).
+    pub url_field_at: Option<[f32; 2]>,
     /// Timings.
     pub stats: Stats,
     /// The last live comparison.
@@ -357,6 +362,8 @@ impl ViewerState {
         let character = model.character(&setup)?;
         let mut state = ViewerState {
             open_path: model.source.label(),
+            url_requested: None,
+            url_field_at: None,
             model,
             character,
             playback: Playback::new(anim),
@@ -665,8 +672,10 @@ impl ViewerState {
                 let (mode, gpu_skinning) = (self.mode, self.gpu_skinning);
                 let (split, storage) = (self.setup.split, self.storage_palette);
                 let uniform_bones = self.uniform_bones;
+                let side_panels = self.side_panels;
                 *self = next;
                 self.generation = generation + 1;
+                self.side_panels = side_panels;
                 // A comparison belongs to the model it was made for.
                 self.mode = match mode {
                     ViewMode::AgainstFile => ViewMode::Gpu,

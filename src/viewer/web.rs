@@ -5,13 +5,14 @@
 //!   where the browser has none (or `?backend=webgl2`), WebGL2; the window takes it when it
 //!   arrives ([`connect`], [`take_inbox`]);
 //! - **files**: dropped on the page or picked with its button, read as a [`FileSet`] with
-//!   the native importer's limits (sizes checked before a byte is read), or fetched from the
-//!   same site with `?model=URL`;
+//!   the native importer's limits (sizes checked before a byte is read), or fetched with
+//!   `?model=URL` or the model panel's URL field (this site, or another that allows
+//!   cross-origin reads; a model that cannot be had leaves the default model and its error);
 //! - **screenshots**: `P` downloads a PNG of the canvas, encoded by the browser;
 //! - **the report**: `<pre id="skinview-report">` holds what the page shows (model, backend,
 //!   palette path and K, the live |GPU − CPU|, errors) as JSON, for tests and scripts.
 //!
-//! URL parameters: `model` (a `builtin:` name or a URL on the same site), `backend`
+//! URL parameters: `model` (a `builtin:` name or a URL), `backend`
 //! (`webgpu` | `webgl2`), `view` (`gpu` | `cpu` | `split` | `diff`), `time` (s), `paused=1`,
 //! `size=WxH` (canvas size in CSS pixels; else the whole page), `crowd=N`, `curves=1` (the
 //! curves panel open).
@@ -29,8 +30,8 @@ use winit::platform::web::{EventLoopExtWebSys, WindowAttributesExtWebSys};
 use winit::window::WindowAttributes;
 
 use super::page::{
-    Backend, PageBudget, PageParams, check_given, external_uris, fetched_inside, model_among,
-    no_model,
+    Backend, DEFAULT_MODEL, PageBudget, PageParams, check_given, external_uris, fetched_inside,
+    model_among, no_model,
 };
 use super::state::ViewerState;
 use super::{App, Gfx, ViewerOptions};
@@ -100,7 +101,16 @@ async fn open_page() -> Result<()> {
         .map(|w| w.location().search().unwrap_or_default())
         .unwrap_or_default();
     let params = PageParams::parse(&search)?;
-    let model = load_param_model(&params.model).await?;
+    // A model that cannot be had starts the page on the default one, with the error shown
+    // (as a dropped bad file keeps the model shown).
+    let (model, failed) = match load_param_model(&params.model).await {
+        Ok(m) => (m, None),
+        Err(e) if params.model != DEFAULT_MODEL => (
+            load_param_model(DEFAULT_MODEL).await?,
+            Some(format!("?model={}: {e}", params.model)),
+        ),
+        Err(e) => return Err(e),
+    };
     let options = ViewerOptions {
         mode: params.mode,
         time_s: params.time_s,
@@ -109,7 +119,12 @@ async fn open_page() -> Result<()> {
         curves: params.curves,
         ..ViewerOptions::default()
     };
-    let state = super::start_state(model, &options)?;
+    let mut state = super::start_state(model, &options)?;
+    // The URL field shows the URL of the model shown, for the next one to be typed over it.
+    if failed.is_none() {
+        state.open_path.clone_from(&params.model);
+    }
+    state.error = failed;
     let event_loop = EventLoop::new().map_err(|e| Error::Gpu(format!("event loop: {e}")))?;
     let page = Page {
         params,
@@ -144,13 +159,17 @@ impl Page {
         })
     }
 
-    /// After each frame: download the canvas when asked for (`P`), and write the report.
+    /// After each frame: fetch a URL the model panel asked for, download the canvas when
+    /// asked for (`P`), and write the report.
     pub(super) fn after_frame(
         &mut self,
         gfx: &Gfx,
         state: &mut ViewerState,
         download: Option<&Path>,
     ) {
+        if let Some(url) = state.url_requested.take() {
+            self.fetch_for_window(url);
+        }
         if let Some(path) = download {
             use winit::platform::web::WindowExtWebSys;
             let result = gfx
@@ -177,6 +196,16 @@ impl Page {
             self.write_report(gfx, state);
             self.reported = Some(web_time::Instant::now());
         }
+    }
+
+    /// Fetch the model at `url` and hand it (or its error) to the window through the inbox.
+    fn fetch_for_window(&self, url: String) {
+        let (inbox, proxy) = (self.inbox.clone(), self.proxy.clone());
+        spawn_local(async move {
+            let model = load_param_model(&url).await;
+            inbox.borrow_mut().opened.push((url, model));
+            let _ = proxy.send_event(());
+        });
     }
 
     /// The report: what the page shows, as JSON in `#skinview-report`.
@@ -272,6 +301,8 @@ impl Page {
             "error": state.error,
             "errors": self.errors,
             "readback_retries": gfx.viewport.readback_retries,
+            "url_field": state.url_field_at,
+            "open_path": state.open_path,
         });
         element.set_text_content(Some(&report.to_string()));
     }
@@ -340,9 +371,10 @@ pub(super) fn take_inbox(app: &mut App) -> Result<()> {
     }
     if let Some(state) = app.state.as_mut() {
         for (label, model) in opened {
-            // The error is shown in the window; the model stays.
-            let _ = state.open_loaded(model, &label);
-            state.open_path = label;
+            // The error is shown in the window; the model (and its name in the field) stays.
+            if state.open_loaded(model, &label).is_ok() {
+                state.open_path = label;
+            }
         }
     }
     Ok(())
@@ -371,11 +403,14 @@ async fn fetch_model(url: &str) -> Result<(String, FileSet)> {
         .map_err(|e| js_error("origin", e))?;
     let href = window.location().href().map_err(|e| js_error("href", e))?;
     let full = web_sys::Url::new_with_base(url, &href).map_err(|e| js_error(url, e))?;
-    if full.origin() != origin {
+    if !["http:", "https:"].contains(&full.protocol().as_str()) {
         return Err(Error::Page(format!(
-            "?model={url}: only models on this site ({origin}) are fetched"
+            "{url}: only http and https URLs are fetched"
         )));
     }
+    // Another site's model is read when its server allows it (CORS); its files too, from
+    // its own folder there.
+    let cross_origin = full.origin() != origin;
     let main = full
         .pathname()
         .rsplit('/')
@@ -384,7 +419,7 @@ async fn fetch_model(url: &str) -> Result<(String, FileSet)> {
         .unwrap_or_default();
     let mut set = FileSet::new();
     let mut budget = PageBudget::default();
-    let bytes = fetch_bytes(&full.href(), &main, &mut budget).await?;
+    let bytes = fetch_bytes(&full.href(), &main, &mut budget, cross_origin).await?;
     let external = if main.to_ascii_lowercase().ends_with(".gltf") {
         external_uris(&main, &bytes)?
     } else {
@@ -398,34 +433,47 @@ async fn fetch_model(url: &str) -> Result<(String, FileSet)> {
             .to_string();
         let at = web_sys::Url::new_with_base(&uri, &full.href()).map_err(|e| js_error(&uri, e))?;
         let inside = fetched_inside(&full.pathname(), &at.pathname(), &at.search(), &at.hash());
-        if at.origin() != origin || !inside {
+        if at.origin() != full.origin() || !inside {
             return Err(Error::invalid(
                 &main,
                 &field,
                 format!(
-                    "\"{uri}\" resolves to {}, outside the model's folder on this site: not \
+                    "\"{uri}\" resolves to {}, outside the model's folder on its site: not \
                      fetched",
                     at.href()
                 ),
             ));
         }
-        let bytes = fetch_bytes(&at.href(), &name, &mut budget).await?;
+        let bytes = fetch_bytes(&at.href(), &name, &mut budget, cross_origin).await?;
         set.add(&name, bytes)?;
     }
     Ok((main, set))
 }
 
-/// GET `url` from this site (no cookies, no redirects followed), counted into `budget`: a
-/// declared length over the limits is refused before the body is read, and the body's own
-/// length is what counts.
-async fn fetch_bytes(url: &str, name: &str, budget: &mut PageBudget) -> Result<Vec<u8>> {
+/// GET `url` (no cookies, no redirects followed; `cross_origin`: from another site, which must
+/// allow it), counted into `budget`: a declared length over the limits is refused before the
+/// body is read, and the body's own length is what counts.
+async fn fetch_bytes(
+    url: &str,
+    name: &str,
+    budget: &mut PageBudget,
+    cross_origin: bool,
+) -> Result<Vec<u8>> {
     let window = web_sys::window().ok_or_else(|| Error::Page("no window".into()))?;
     let init = web_sys::RequestInit::new();
     init.set_credentials(web_sys::RequestCredentials::Omit);
     init.set_redirect(web_sys::RequestRedirect::Error);
+    init.set_mode(web_sys::RequestMode::Cors);
     let response: web_sys::Response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
         .await
-        .map_err(|e| js_error(url, e))?
+        .map_err(|e| match cross_origin {
+            // The browser says only "Failed to fetch" when the other site does not allow it.
+            true => Error::Page(format!(
+                "{url}: not read: the server is unreachable or does not allow pages of other \
+                 sites to read it (it must answer with Access-Control-Allow-Origin)"
+            )),
+            false => js_error(url, e),
+        })?
         .dyn_into()
         .map_err(|e| js_error(url, e))?;
     if !response.ok() {

@@ -253,13 +253,7 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
         num(&fetched["live"], "relative") <= MAX_RELATIVE_ERROR,
         "{fetched}"
     );
-    let escape = b["fetched_escape"]["fatal"].as_str().unwrap_or_default();
-    assert!(
-        escape.contains("escape.gltf: buffers[0].uri")
-            && escape.contains("outside the model's folder on this site"),
-        "{backend}: {}",
-        b["fetched_escape"]
-    );
+    check_model_urls(backend, b);
     // A click on CesiumMan picks a vertex: GPU-skinned positions read back, its influences.
     let picked = &b["picked_vertex"]["picked"];
     assert!(
@@ -324,6 +318,53 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
 
 /// `?crowd=20`: the field of Foxes, every character posed, the ones in view uploaded in one
 /// write; `]` doubles it; the canvas shows it.
+/// `?model=` and the URL field: a model that cannot be had (outside its folder, missing,
+/// another site that does not allow it) starts the page on the default model with the reason;
+/// the URL field then opens a model; another site's model is read where its server allows it.
+fn check_model_urls(backend: &str, b: &Value) {
+    for (what, words) in [
+        (
+            "fetched_escape",
+            &[
+                "escape.gltf: buffers[0].uri",
+                "outside the model's folder on its site",
+            ][..],
+        ),
+        ("fetched_missing", &["no-such-model.glb", "404"]),
+        (
+            "cross_origin_refused",
+            &["Fox.glb", "Access-Control-Allow-Origin"],
+        ),
+    ] {
+        let r = &b[what];
+        let error = r["error"].as_str().unwrap_or_default();
+        assert!(
+            r["fatal"].is_null() && r["model"] == "builtin:humanoid",
+            "{backend} {what}: no viewer: {r}"
+        );
+        assert!(
+            words.iter().all(|w| error.contains(w)),
+            "{backend} {what}: {error:?} lacks {words:?}"
+        );
+    }
+    // The URL field then opens a model, and shows the one shown; another site's model is
+    // read where its server allows it.
+    for what in ["url_field_opened", "cross_origin"] {
+        let r = &b[what];
+        assert!(
+            r["fatal"].is_null() && r["timed_out"].is_null() && r["model"] == "Fox.glb",
+            "{backend} {what}: {r}"
+        );
+    }
+    assert!(
+        b["url_field_opened"]["open_path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("Fox.glb")),
+        "{backend}: {}",
+        b["url_field_opened"]
+    );
+}
+
 fn check_crowd(backend: &str, b: &Value, out: &Path) {
     let what = |s: &str| format!("{backend}: {s}");
     for (key, n) in [("crowd", 20.0), ("crowd_doubled", 40.0)] {

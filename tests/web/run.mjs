@@ -48,6 +48,11 @@ escaping.buffers[0].uri = "a\\..\\..\\split\\CesiumMan.bin";
 fs.writeFileSync(path.join(out, "site/escape/escape.gltf"), JSON.stringify(escaping));
 const server = await serve(0, [["/out/", path.join(out, "site")]]);
 const base = `http://127.0.0.1:${server.address().port}/`;
+// Two other sites (other ports are other origins): one lets other pages read its models, one
+// does not.
+const open_site = await serve(0, [], { cors: true });
+const closed_site = await serve(0);
+const at = (s, p) => `http://127.0.0.1:${s.address().port}${p}`;
 const browser = await chromium.launch({
   executablePath: BROWSER,
   headless: false,
@@ -208,9 +213,31 @@ for (const backend of ["webgpu", "webgl2"]) {
     const { page } = await open(`${q}&view=diff&model=/out/split/CesiumMan.gltf`, b.messages);
     b.fetched_gltf = await until(page, (r) => r.live !== null && r.frames >= 5);
     await page.close();
+    // A model that cannot be had starts the page on the humanoid, with the error shown.
     const escape = await open(`${q}&model=/out/escape/escape.gltf`, []);
-    b.fetched_escape = await until(escape.page, () => false, 15000);
+    b.fetched_escape = await until(escape.page, (r) => r.frames >= 2 && r.error !== null, 30000);
     await escape.page.close();
+    const missing = await open(`${q}&model=/models/no-such-model.glb`, []);
+    b.fetched_missing = await until(missing.page, (r) => r.frames >= 2 && r.error !== null, 30000);
+    // Then the URL field opens a good one (and shows its name).
+    const box = await missing.page.locator("#skinview").boundingBox();
+    const [fx, fy] = b.fetched_missing.url_field ?? [0, 0];
+    await missing.page.mouse.click((box?.x ?? 0) + fx, (box?.y ?? 0) + fy);
+    await missing.page.waitForTimeout(500);
+    // Clear the field as a person would (End, then Backspace), then type the URL.
+    await missing.page.keyboard.press("End");
+    for (let i = 0; i < 40; i++) await missing.page.keyboard.press("Backspace", { delay: 10 });
+    await missing.page.keyboard.type(MODELS.Fox, { delay: 30 });
+    await missing.page.keyboard.press("Enter");
+    b.url_field_opened = await until(missing.page, (r) => r.model === "Fox.glb" && r.frames >= 1, 30000);
+    await missing.page.close();
+    // Another site's model: read where its server allows it, an error naming CORS where not.
+    const other = await open(`${q}&model=${encodeURIComponent(at(open_site, MODELS.Fox))}`, b.messages);
+    b.cross_origin = await until(other.page, (r) => r.model === "Fox.glb" && r.frames >= 2, 30000);
+    await other.page.close();
+    const closed = await open(`${q}&model=${encodeURIComponent(at(closed_site, MODELS.Fox))}`, []);
+    b.cross_origin_refused = await until(closed.page, (r) => r.frames >= 2 && r.error !== null, 30000);
+    await closed.page.close();
   }
 
   // ?crowd=N: a field of Foxes, culled, uploaded in one write a frame; `]` doubles it.
@@ -263,4 +290,6 @@ for (const backend of ["webgpu", "webgl2"]) {
 fs.writeFileSync(path.join(out, "results.json"), JSON.stringify(results, null, 2));
 await browser.close();
 server.close();
+open_site.close();
+closed_site.close();
 console.log(`web: results in ${path.join(out, "results.json")}`);

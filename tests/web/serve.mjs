@@ -34,8 +34,9 @@ export function sharedDir() {
 }
 
 /// Start serving on 127.0.0.1:`port` (0: any free port), with `extra` [prefix, folder] mounts
-/// first (the tests' own files); resolves to the server.
-export function serve(port = 0, extra = []) {
+/// first (the tests' own files); `cors`: let pages of any site read the files
+/// (Access-Control-Allow-Origin: *). Resolves to the server.
+export function serve(port = 0, extra = [], { cors = false } = {}) {
   const mounts = [
     ...extra,
     ["/models/", path.join(sharedDir(), "models")],
@@ -65,6 +66,7 @@ export function serve(port = 0, extra = []) {
       "content-type": TYPES[path.extname(file).toLowerCase()] ?? "application/octet-stream",
       "content-length": size,
       "cache-control": "no-store",
+      ...(cors ? { "access-control-allow-origin": "*" } : {}),
     });
     if (req.method === "HEAD") return res.end();
     fs.createReadStream(file).pipe(res);
