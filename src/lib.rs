@@ -22,6 +22,7 @@ pub mod info;
 pub mod links;
 pub mod math;
 pub mod partition;
+pub mod poses;
 pub mod quality;
 pub mod rig;
 pub mod scene;

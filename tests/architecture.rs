@@ -57,7 +57,7 @@ fn code(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
-const CORE: [&str; 21] = [
+const CORE: [&str; 22] = [
     "anim",
     "builtin",
     "camera",
@@ -73,6 +73,7 @@ const CORE: [&str; 21] = [
     "links",
     "math",
     "partition",
+    "poses",
     "quality",
     "rig",
     "scene",

@@ -171,6 +171,11 @@ impl Character {
         self.morph_overrides.clear();
     }
 
+    /// The reference pose (local transforms per node) that IK joint limits are relative to.
+    pub fn reference_pose(&self) -> &[Trs] {
+        &self.reference
+    }
+
     /// The morph weights held by hand: (node, target, weight).
     pub fn morph_overrides(&self) -> &[(usize, usize, f32)] {
         &self.morph_overrides

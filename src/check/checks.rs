@@ -463,42 +463,22 @@ fn plural(n: usize, what: &str) -> String {
 /// Joints whose bind matrix does not match the hierarchy's rest pose: at rest each joint's
 /// skinning matrix M_j (rest world × inverse bind) should be what every joint of the draw
 /// shares (the element-wise median M̄: the mesh's own bind transform, or a quantisation
-/// folded into every inverse bind); |M_j p − M̄ p| over the vertices j moves, worst joint
-/// named.
+/// folded into every inverse bind); |M_j p − M̄ p| over the vertices j moves
+/// ([`crate::poses::ReferencePoses::gap_m`], the viewer's marks too), worst joint named.
 fn bind_rest_pose(
     scene: &Scene,
     config: &CheckConfig,
     diagonal: f64,
     out: &mut Vec<Finding>,
 ) -> Result<()> {
-    let mut frame = FrameState::new(scene);
-    frame.evaluate(scene, None, 0.0)?;
-    let mut moved: Vec<(f64, String)> = Vec::new();
-    for (di, d) in scene.draws.iter().enumerate() {
-        let (Some(skin), Some(w)) = (d.skin, &scene.primitive(d).skin_weights) else {
-            continue;
-        };
-        let palette = frame.draw_palette(scene, di);
-        let Some(shared) = crate::math::elementwise_median(palette) else {
-            continue;
-        };
-        let mut worst = vec![0f64; palette.len()];
-        for (v, p) in scene.primitive(d).positions.iter().enumerate() {
-            let slots = v * w.width..(v + 1) * w.width;
-            for (j, x) in w.joints[slots.clone()].iter().zip(&w.weights[slots]) {
-                let Some(m) = palette.get(*j as usize).filter(|_| *x != 0.0) else {
-                    continue;
-                };
-                let e = f64::from((m.transform_point3(*p) - shared.transform_point3(*p)).length());
-                worst[*j as usize] = worst[*j as usize].max(e);
-            }
-        }
-        for (j, e) in worst.into_iter().enumerate() {
-            if e / diagonal > config.bind_rest_rel {
-                moved.push((e / diagonal, scene.node_label(scene.skins[skin].joints[j])));
-            }
-        }
-    }
+    let poses = crate::poses::ReferencePoses::new(scene)?;
+    let mut moved: Vec<(f64, String)> = poses
+        .gap_m
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| **e / diagonal > config.bind_rest_rel)
+        .map(|(node, e)| (e / diagonal, scene.node_label(node)))
+        .collect();
     moved.sort_by(|a, b| b.0.total_cmp(&a.0));
     if let Some((rel, name)) = moved.first() {
         let names: Vec<String> = moved.iter().map(|m| m.1.clone()).collect();

@@ -376,7 +376,7 @@ impl Default for CheckConfig {
             max_influences: 4,
             influence_cost_rel: 1e-3,
             max_condition: 1e4,
-            bind_rest_rel: 1e-4,
+            bind_rest_rel: crate::poses::BIND_REST_REL,
             bounds_margin_rel: 5e-2,
             // Under a twist a ring weighted half and half keeps cos(θ/2) of its radius: 60 %
             // is a twist of about 106°, well past what a forearm twist bone is for.

@@ -95,6 +95,14 @@ pub struct RenderArgs {
     /// With --skeleton: leave out the bones that move no vertex (control and end bones).
     #[arg(long)]
     hide_unweighted_bones: bool,
+    /// Draw the rest pose (the nodes' own transforms) as a ghost skeleton, each joint with its
+    /// axes (X red, Y green, Z blue).
+    #[arg(long)]
+    rest_pose: bool,
+    /// Draw the bind pose (where the inverse bind matrices put the joints) as a ghost
+    /// skeleton with axes; joints whose bind and rest disagree (as `check` reports) are red.
+    #[arg(long)]
+    bind_pose: bool,
     /// Draw the ground grid under the model.
     #[arg(long)]
     grid: bool,
@@ -290,6 +298,8 @@ fn check_crowd(a: &RenderArgs) -> CliResult<()> {
         (a.against.is_some(), "--against"),
         (a.skeleton.is_some(), "--skeleton"),
         (a.hide_unweighted_bones, "--hide-unweighted-bones"),
+        (a.rest_pose, "--rest-pose"),
+        (a.bind_pose, "--bind-pose"),
         (a.bone.is_some(), "--bone"),
         (a.wireframe, "--wireframe"),
         (a.frame_clip, "--frame-clip"),
@@ -668,6 +678,8 @@ fn view_options(
         skeleton: a.skeleton.is_some(),
         bone_style: a.skeleton.unwrap_or(BoneStyle::Octahedral),
         hide_unweighted_bones: a.hide_unweighted_bones,
+        rest_pose: a.rest_pose,
+        bind_pose: a.bind_pose,
         grid: a.grid,
         wireframe: a.wireframe,
         skinning,

@@ -60,6 +60,21 @@ pub struct ViewArgs {
     /// With --skeleton: leave out the bones that move no vertex (control and end bones).
     #[arg(long)]
     hide_unweighted_bones: bool,
+    /// Draw the rest pose (the nodes' own transforms) as a ghost skeleton, each joint with its
+    /// axes (X red, Y green, Z blue).
+    #[arg(long)]
+    rest_pose: bool,
+    /// Draw the bind pose (where the inverse bind matrices put the joints) as a ghost
+    /// skeleton with axes; joints whose bind and rest disagree (as `check` reports) are red.
+    #[arg(long)]
+    bind_pose: bool,
+    /// Draw the selected bone's path over the clip (the motion trail).
+    #[arg(long)]
+    motion_trail: bool,
+    /// Draw each limited IK joint's ZYX box as arcs (red while an angle sits on a bound) and
+    /// the effector chains with their weights (native rigs).
+    #[arg(long)]
+    limits: bool,
     /// Do not wait for vertical sync (frame-time measurements).
     #[arg(long)]
     no_vsync: bool,
@@ -122,6 +137,10 @@ fn check_crowd(a: &ViewArgs) -> Result<(), CliError> {
         (a.compare_with.is_some(), "--compare-with"),
         (a.skeleton.is_some(), "--skeleton"),
         (a.hide_unweighted_bones, "--hide-unweighted-bones"),
+        (a.rest_pose, "--rest-pose"),
+        (a.bind_pose, "--bind-pose"),
+        (a.motion_trail, "--motion-trail"),
+        (a.limits, "--limits"),
         (
             a.color == ColorArg::Weights,
             "--color weights (one bone's weights; --color bones works)",
@@ -221,6 +240,10 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         color_mode: view_colour(a.color)?,
         skeleton: a.skeleton,
         hide_unweighted_bones: a.hide_unweighted_bones,
+        rest_pose: a.rest_pose,
+        bind_pose: a.bind_pose,
+        motion_trail: a.motion_trail,
+        limits: a.limits,
         time_s: a.time,
         paused: a.paused,
         compare_with: a.compare_with.clone(),

@@ -10,6 +10,7 @@ pub mod crowd_field;
 pub mod gpu_report;
 pub mod grid;
 pub mod legend;
+pub mod limits;
 pub mod pass_stamps;
 pub mod skeleton;
 
@@ -46,6 +47,11 @@ pub struct ViewOptions {
     /// Leave the bones that move no vertex (control and end bones) out of the skeleton, its
     /// picking included.
     pub hide_unweighted_bones: bool,
+    /// Draw the rest pose (the nodes' own transforms) as a ghost skeleton with each joint's axes.
+    pub rest_pose: bool,
+    /// Draw the bind pose (from the inverse bind matrices) as a ghost skeleton with each
+    /// joint's axes; joints whose bind and rest disagree are marked on both.
+    pub bind_pose: bool,
     /// Draw the ground grid.
     pub grid: bool,
     /// Draw triangle edges over the faces.
@@ -85,6 +91,8 @@ impl Default for ViewOptions {
             skeleton: false,
             bone_style: skeleton::BoneStyle::Octahedral,
             hide_unweighted_bones: false,
+            rest_pose: false,
+            bind_pose: false,
             grid: false,
             wireframe: false,
             skinning: Skinning::VertexShader,
@@ -102,6 +110,8 @@ pub struct ViewRenderer {
     geometry: OverlayGeometry,
     bones: Vec<skeleton::Bone>,
     shape: skeleton::SkeletonShape,
+    /// The character's rest and bind poses (None when they could not be evaluated).
+    poses: Option<crate::poses::ReferencePoses>,
     /// The error heatmap's floor when set ([`ViewRenderer::set_error_floor`]).
     error_floor_log10: Option<f32>,
 }
@@ -116,6 +126,7 @@ impl ViewRenderer {
             geometry: OverlayGeometry::default(),
             bones: Vec::new(),
             shape: skeleton::SkeletonShape::default(),
+            poses: None,
             error_floor_log10: None,
         })
     }
@@ -130,6 +141,8 @@ impl ViewRenderer {
     /// time.
     pub fn set_skeleton(&mut self, character: &Character) {
         self.shape = skeleton::SkeletonShape::new(&character.scene, &bone_tips(character));
+        // A model whose rest pose does not evaluate draws no ghosts (its error shows elsewhere).
+        self.poses = crate::poses::ReferencePoses::new(&character.scene).ok();
     }
 
     /// Build the pipelines that draw a [`GpuScene`] uploaded for `source` (the storage path's
@@ -194,6 +207,19 @@ impl ViewRenderer {
                 hide_unweighted: options.hide_unweighted_bones,
             };
             skeleton::draw(&self.shape, &self.bones, m, &how, &mut self.geometry);
+        }
+        if let Some(poses) = self
+            .poses
+            .as_ref()
+            .filter(|_| options.rest_pose || options.bind_pose)
+        {
+            let ghost = skeleton::Ghosts {
+                rest: options.rest_pose,
+                bind: options.bind_pose,
+                hide_unweighted: options.hide_unweighted_bones,
+                diagonal_m: diagonal,
+            };
+            skeleton::draw_ghosts(&self.shape, poses, &ghost, &mut self.geometry);
         }
     }
 

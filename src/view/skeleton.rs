@@ -727,3 +727,77 @@ pub(crate) fn sphere(
         }
     }
 }
+
+/// The rest pose's ghost colour (linear RGBA): pale cyan, apart from the bones' own colours.
+pub const REST_GHOST_COLOR: [f32; 4] = [0.35, 0.85, 1.0, 0.9];
+/// The bind pose's ghost colour: pale violet.
+pub const BIND_GHOST_COLOR: [f32; 4] = [0.8, 0.5, 1.0, 0.9];
+/// A joint whose bind and rest disagree: red, as `check` reports it.
+pub const BIND_REST_MARK_COLOR: [f32; 4] = [1.0, 0.15, 0.1, 1.0];
+/// A mark's radius, as a share of the model's diagonal: seen at any zoom that shows the model.
+const MARK_SHARE: f32 = 0.008;
+
+/// Which ghost skeletons [`draw_ghosts`] draws.
+#[derive(Clone, Copy, Debug)]
+pub struct Ghosts {
+    /// The rest pose.
+    pub rest: bool,
+    /// The bind pose.
+    pub bind: bool,
+    /// Leave out the bones that move no vertex.
+    pub hide_unweighted: bool,
+    /// The model's bounding-box diagonal (metres): the marks' size and threshold.
+    pub diagonal_m: f32,
+}
+
+/// Add the rest and bind poses as ghost skeletons to `g`: each bone a line from head to tail
+/// in the pose's colour, each joint's local axes (X red, Y green, Z blue), and on each joint
+/// whose bind and rest disagree ([`crate::poses::ReferencePoses::differs`]) a red ball, with a
+/// red line from its rest place to its bind place when both are drawn.
+pub fn draw_ghosts(
+    shape: &SkeletonShape,
+    poses: &crate::poses::ReferencePoses,
+    how: &Ghosts,
+    g: &mut OverlayGeometry,
+) {
+    let diagonal = f64::from(how.diagonal_m);
+    let mark = how.diagonal_m * MARK_SHARE;
+    let mut bones = Vec::new();
+    for (on, pose, color) in [
+        (how.rest, &poses.rest, REST_GHOST_COLOR),
+        (how.bind, &poses.bind, BIND_GHOST_COLOR),
+    ] {
+        if !on {
+            continue;
+        }
+        shape.bones(pose, how.hide_unweighted, &mut bones);
+        for b in &bones {
+            g.line(b.head, b.tail, color, true);
+            let len = ((b.tail - b.head).length() * AXIS_SHARE).min(mark * 4.0);
+            if let Some(m) = pose.get(b.node) {
+                for (axis, c) in [
+                    (m.x_axis.truncate(), [0.95, 0.2, 0.2, 1.0]),
+                    (m.y_axis.truncate(), [0.2, 0.9, 0.25, 1.0]),
+                    (m.z_axis.truncate(), [0.25, 0.45, 1.0, 1.0]),
+                ] {
+                    g.line(b.head, b.head + axis.normalize_or_zero() * len, c, true);
+                }
+            }
+            if poses.differs(b.node, diagonal) {
+                sphere(b.head, mark, &|_| BIND_REST_MARK_COLOR, g);
+            }
+        }
+    }
+    if how.rest && how.bind {
+        for node in (0..poses.rest.len()).filter(|&n| poses.differs(n, diagonal)) {
+            if let (Some(r), Some(b)) = (poses.rest.get(node), poses.bind.get(node)) {
+                g.line(
+                    r.w_axis.truncate(),
+                    b.w_axis.truncate(),
+                    BIND_REST_MARK_COLOR,
+                    true,
+                );
+            }
+        }
+    }
+}

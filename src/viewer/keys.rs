@@ -47,6 +47,14 @@ pub enum Action {
     Skeleton,
     /// Bones that move no vertex hidden or shown.
     UnweightedBones,
+    /// The rest pose's ghost skeleton on or off.
+    RestPose,
+    /// The bind pose's ghost skeleton on or off.
+    BindPose,
+    /// The selected bone's motion trail on or off.
+    Trail,
+    /// Joint limits and IK chains on or off.
+    Limits,
     /// Grid on or off.
     Grid,
     /// Wireframe on or off.
@@ -191,6 +199,34 @@ pub const KEYS: &[Binding] = &[
         &[Key::K],
         Shift::With,
         Action::UnweightedBones,
+    ),
+    bind(
+        "R",
+        "rest pose: the nodes' own transforms as a ghost skeleton with axes",
+        &[Key::R],
+        Shift::Any,
+        Action::RestPose,
+    ),
+    bind(
+        "B",
+        "bind pose: the inverse bind matrices' skeleton, bind ≠ rest in red",
+        &[Key::B],
+        Shift::Any,
+        Action::BindPose,
+    ),
+    bind(
+        "T",
+        "motion trail: the selected bone's path over the clip",
+        &[Key::T],
+        Shift::Any,
+        Action::Trail,
+    ),
+    bind(
+        "L",
+        "joint limits (arcs, red on a bound) and IK chains with their weights",
+        &[Key::L],
+        Shift::Any,
+        Action::Limits,
     ),
     bind("G", "grid", &[Key::G], Shift::Any, Action::Grid),
     bind("W", "wireframe", &[Key::W], Shift::Any, Action::Wireframe),
@@ -373,6 +409,10 @@ fn press(state: &mut ViewerState, action: Action, n: usize) {
         Action::UnweightedBones if odd => {
             state.view.hide_unweighted_bones = !state.view.hide_unweighted_bones;
         }
+        Action::RestPose if odd => state.view.rest_pose = !state.view.rest_pose,
+        Action::BindPose if odd => state.view.bind_pose = !state.view.bind_pose,
+        Action::Trail if odd => state.trail.shown = !state.trail.shown,
+        Action::Limits if odd => state.show_limits = !state.show_limits,
         Action::Grid if odd => state.view.grid = !state.view.grid,
         Action::Wireframe if odd => state.view.wireframe = !state.view.wireframe,
         Action::Curves if odd => state.curves.open = !state.curves.open,

@@ -23,6 +23,7 @@ pub mod page;
 pub mod panels;
 pub mod playback;
 pub mod state;
+pub mod trail;
 pub mod viewport;
 #[cfg(all(feature = "web", target_arch = "wasm32"))]
 pub mod web;
@@ -75,6 +76,14 @@ pub struct ViewerOptions {
     pub skeleton: Option<crate::view::skeleton::BoneStyle>,
     /// Start with the bones that move no vertex hidden.
     pub hide_unweighted_bones: bool,
+    /// Start with the rest pose's ghost skeleton drawn.
+    pub rest_pose: bool,
+    /// Start with the bind pose's ghost skeleton drawn.
+    pub bind_pose: bool,
+    /// Start with the selected bone's motion trail drawn.
+    pub motion_trail: bool,
+    /// Start with the joint limits and IK chains drawn.
+    pub limits: bool,
     /// Start at this clip time (s) instead of 0.
     pub time_s: Option<f32>,
     /// Start paused.
@@ -106,6 +115,10 @@ impl Default for ViewerOptions {
             color_mode: crate::gpu::ColorMode::Material,
             skeleton: None,
             hide_unweighted_bones: false,
+            rest_pose: false,
+            bind_pose: false,
+            motion_trail: false,
+            limits: false,
             time_s: None,
             paused: false,
             compare_with: None,
@@ -180,6 +193,10 @@ pub fn start_state(model: Model, options: &ViewerOptions) -> Result<ViewerState>
     state.view.skeleton = options.skeleton.is_some();
     state.view.bone_style = options.skeleton.unwrap_or_default();
     state.view.hide_unweighted_bones = options.hide_unweighted_bones;
+    state.view.rest_pose = options.rest_pose;
+    state.view.bind_pose = options.bind_pose;
+    state.trail.shown = options.motion_trail;
+    state.show_limits = options.limits;
     if let Some(t) = options.time_s {
         state.scrub(t);
     }
@@ -720,10 +737,15 @@ const SIDE_PANEL_MIN_PX: f32 = 120.0;
 /// drag near the panel's edge resizes it).
 fn side_scroll(ui: &mut egui::Ui, id: &str, contents: impl FnOnce(&mut egui::Ui)) {
     ui.style_mut().interaction.selectable_labels = false;
+    // Rows wrap at the panel's width; only what cannot wrap (a deep tree, a matrix) scrolls.
+    let width = ui.available_width();
     egui::ScrollArea::both()
         .id_salt(id)
         .auto_shrink([false, false])
-        .show(ui, contents);
+        .show(ui, |ui| {
+            ui.set_max_width(width);
+            contents(ui);
+        });
 }
 
 /// The window's layout: model, animation, layers and hierarchy on the left; the selected bone,

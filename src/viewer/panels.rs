@@ -282,6 +282,7 @@ pub fn bone_inspector(ui: &mut Ui, state: &mut ViewerState) {
                 ui.end_row();
             }
         });
+    rest_and_bind(ui, state, node);
     let Some(b) = state.selected_influence().cloned() else {
         return;
     };
@@ -321,6 +322,54 @@ pub fn bone_inspector(ui: &mut Ui, state: &mut ViewerState) {
             ));
         }
     }
+}
+
+/// The selected joint in the rest pose (its node's own transforms) and the bind pose (its
+/// inverse bind matrix), model space, and how far apart: metres between the joints, degrees
+/// between their rotations, and the furthest its bind matrix moves one of its vertices at rest
+/// (red past `check`'s threshold).
+fn rest_and_bind(ui: &mut Ui, state: &ViewerState, node: usize) {
+    let Some(poses) = state.poses.as_ref() else {
+        return;
+    };
+    let (Some(rest), Some(bind), Some(true)) = (
+        poses.rest.get(node),
+        poses.bind.get(node),
+        poses.bound.get(node).copied(),
+    ) else {
+        return;
+    };
+    let (r, b) = (
+        crate::info::TransformParts::of(rest),
+        crate::info::TransformParts::of(bind),
+    );
+    egui::Grid::new("rest and bind")
+        .striped(true)
+        .show(ui, |ui| {
+            for (name, p) in [("rest", &r), ("bind", &b)] {
+                ui.label(format!("{name} position"));
+                let t = p.translation;
+                ui.label(format!("{:.4} {:.4} {:.4}", t.x, t.y, t.z));
+                ui.end_row();
+                ui.label(format!("{name} Euler XYZ °"));
+                let e = p.euler_deg;
+                ui.label(format!("{:.2} {:.2} {:.2}", e.x, e.y, e.z));
+                ui.end_row();
+            }
+        });
+    let apart_m = (r.translation - b.translation).length();
+    let apart_deg = r.rotation.angle_between(b.rotation).to_degrees();
+    let diagonal = f64::from((state.bounds.1 - state.bounds.0).length());
+    let gap = poses.gap_m.get(node).copied().unwrap_or(0.0);
+    let text = format!(
+        "bind − rest: {apart_m:.4} m, {apart_deg:.2}°; moves its vertices up to {gap:.2e} m at rest"
+    );
+    match poses.differs(node, diagonal) {
+        true => ui
+            .colored_label(Color32::from_rgb(255, 110, 90), text)
+            .on_hover_text("bind pose ≠ rest pose, as `skinview check` reports"),
+        false => ui.label(text),
+    };
 }
 
 /// Deepest hierarchy level drawn as a tree; nodes deeper than this are listed without their
@@ -697,7 +746,14 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
                 .radio_value(mode, IkMode::ReferenceBased, "reference-based")
                 .changed();
         });
-        changed |= ui.checkbox(&mut stage.ik_limits, "joint limits").changed();
+        ui.horizontal_wrapped(|ui| {
+            changed |= ui.checkbox(&mut stage.ik_limits, "joint limits").changed();
+            ui.checkbox(&mut state.show_limits, "show limits and chains")
+                .on_hover_text(
+                    "each limited joint's ZYX box as arcs (red while an angle sits on a \
+                     bound), the effector chains with their weights (L)",
+                );
+        });
         let mut circles = stage.orbit.is_some();
         if ui.checkbox(&mut circles, "target circles").changed() {
             changed = true;
@@ -1060,6 +1116,16 @@ pub fn weights(ui: &mut Ui, state: &mut ViewerState) {
         )
         .on_hover_text("control and end bones (Shift + K)");
     }
+    ui.horizontal_wrapped(|ui| {
+        ui.checkbox(&mut state.view.rest_pose, "rest pose")
+            .on_hover_text("the nodes' own transforms as a ghost skeleton, with axes (R)");
+        ui.checkbox(&mut state.view.bind_pose, "bind pose")
+            .on_hover_text(
+                "where the inverse bind matrices put the joints, with axes; red: bind ≠ rest (B)",
+            );
+        ui.checkbox(&mut state.trail.shown, "motion trail")
+            .on_hover_text("the selected bone's path over the clip (T)");
+    });
     match state.picked.clone() {
         Some(p) => {
             ui.label(format!(

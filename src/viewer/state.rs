@@ -338,6 +338,13 @@ pub struct ViewerState {
     /// The side panels shown: left (model, animation, hierarchy) and right (bone, settings,
     /// performance); `H` hides or shows both.
     pub side_panels: [bool; 2],
+    /// The selected bone's motion trail (`T`).
+    pub trail: super::trail::MotionTrail,
+    /// Draw the IK chains with their weights and each limited joint's box (`L`).
+    pub show_limits: bool,
+    /// The character's rest and bind poses (the bone panel's figures; None when the rest pose
+    /// does not evaluate).
+    pub poses: Option<crate::poses::ReferencePoses>,
     /// The IK panel's end-bone filter.
     pub ik_bone_filter: String,
 }
@@ -399,6 +406,9 @@ impl ViewerState {
             curves: super::curves::CurvesPanel::default(),
             help: false,
             side_panels: [true, true],
+            trail: super::trail::MotionTrail::default(),
+            show_limits: false,
+            poses: None,
             ik_bone_filter: String::new(),
         };
         state.after_rebuild(true)?;
@@ -588,6 +598,7 @@ impl ViewerState {
             self.view.selected_node = None;
         }
         self.update_key_times();
+        self.poses = crate::poses::ReferencePoses::new(&self.character.scene).ok();
         // A first frame (with CPU skinning) gives the bounds the camera and the grid use.
         let cpu = self.character.cpu_skinning;
         self.character.cpu_skinning = true;
@@ -673,9 +684,12 @@ impl ViewerState {
                 let (split, storage) = (self.setup.split, self.storage_palette);
                 let uniform_bones = self.uniform_bones;
                 let side_panels = self.side_panels;
+                let (trail_shown, show_limits) = (self.trail.shown, self.show_limits);
                 *self = next;
+                self.show_limits = show_limits;
                 self.generation = generation + 1;
                 self.side_panels = side_panels;
+                self.trail.shown = trail_shown;
                 // A comparison belongs to the model it was made for.
                 self.mode = match mode {
                     ViewMode::AgainstFile => ViewMode::Gpu,

@@ -611,6 +611,9 @@ impl Viewport {
             egui::Color32::WHITE,
         );
         paint_half_labels(ui.painter(), rect, state);
+        if state.show_limits {
+            paint_chain_weights(ui.painter(), rect, state);
+        }
         if let (Some(l), Some(strip)) = (legend, strip) {
             ui.painter().rect_filled(strip, 0.0, LEGEND_BACKGROUND);
             paint_legend(ui.painter(), strip, l);
@@ -863,8 +866,29 @@ fn camera_controls(
 
 /// Overlay extras of the window: the IK target and the lines from the picked vertex to its
 /// bones (thicker colour for heavier weights).
-fn add_extras(g: &mut crate::gpu::OverlayGeometry, state: &ViewerState) {
+fn add_extras(g: &mut crate::gpu::OverlayGeometry, state: &mut ViewerState) {
     let size = (state.bounds.1 - state.bounds.0).length().max(1e-3) * 0.02;
+    if state.show_limits {
+        use crate::view::limits;
+        limits::draw_chains(&state.character, g);
+        // Arcs half a bone long (a glTF joint, with no length: a share of the model's size).
+        let radius = |node: usize| match state.bone_length_m(node) {
+            l if l > 0.0 => l * 0.5,
+            _ => size * 2.0,
+        };
+        let joints = limits::limited_joints(&state.character, state.view.selected_node, &radius);
+        limits::draw_limits(&joints, g);
+    }
+    if let (true, Some(node), Some(anim)) = (
+        state.trail.shown,
+        state.view.selected_node,
+        state.playback.anim,
+    ) {
+        let path = state
+            .trail
+            .path(&state.character.scene, state.generation, node, anim);
+        super::trail::draw(path, size * 0.25, g);
+    }
     if let Some(t) = state.ik_target() {
         let yellow = [1.0, 0.85, 0.1, 1.0];
         for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
@@ -1058,6 +1082,39 @@ fn legend_strip(
             let (strip, picture) = whole.split_left_right_at_x(whole.left() + w);
             (picture, Some(strip))
         }
+    }
+}
+
+/// Each IK effector's end bone and weight beside its tip (with the chains drawn).
+fn paint_chain_weights(painter: &egui::Painter, rect: egui::Rect, state: &ViewerState) {
+    let Some(ik) = &state.character.ik else {
+        return;
+    };
+    let views = Views {
+        rect,
+        split: state.split_view(),
+    };
+    let clip_from_world = state.framing.camera.clip_from_world(views.aspect());
+    let model = &state.character.frame.model_from_node;
+    for e in &ik.effectors {
+        let Some(tip) = model
+            .get(e.end_node)
+            .map(|m| m.transform_point3(e.tip_local))
+        else {
+            continue;
+        };
+        // The (left, in a split) view's size: both halves show the same pose.
+        let (_, size) = views.local(rect.min, Some(false));
+        let Some((at, _)) = project(clip_from_world, tip, size) else {
+            continue;
+        };
+        painter.text(
+            rect.min + at.to_vec2() + egui::vec2(8.0, -8.0),
+            egui::Align2::LEFT_BOTTOM,
+            format!("{} · weight {:.2}", state.node_label(e.end_node), e.weight),
+            egui::FontId::proportional(12.0),
+            egui::Color32::from_rgb(255, 220, 40),
+        );
     }
 }
 

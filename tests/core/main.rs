@@ -17,6 +17,7 @@ mod links;
 mod oracle;
 mod palette;
 mod partition;
+mod poses;
 mod quality;
 mod rig;
 mod simd;

@@ -536,3 +536,80 @@ fn native_bones_end_where_the_rig_says_and_links_on_the_skeleton() {
     }
     assert_eq!(links, 16, "the humanoid's 16 bone links");
 }
+
+/// The rest and bind ghosts: one line per bone in each pose's colour (the bones of the shape
+/// in that pose), and the red marks (a ball on each pose, a line between them) only on the
+/// joint whose inverse bind matrix was moved 1 cm; none on the file as it is.
+#[test]
+fn ghosts_mark_only_the_joint_whose_bind_moved() {
+    use skinview::view::skeleton::{
+        BIND_GHOST_COLOR, BIND_REST_MARK_COLOR, Ghosts, REST_GHOST_COLOR, draw_ghosts,
+    };
+    let mut scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let at_rest = |scene: &Scene| {
+        let mut c = CharacterSetup::clip(None).build(scene).unwrap();
+        c.update(0.0, 0.0).unwrap();
+        c
+    };
+    let count = |scene: &Scene| {
+        let c = at_rest(scene);
+        let (shape, bones) = bones_of(&c);
+        let poses = skinview::poses::ReferencePoses::new(scene).unwrap();
+        let how = Ghosts {
+            rest: true,
+            bind: true,
+            hide_unweighted: false,
+            diagonal_m: rest_diagonal(&c),
+        };
+        let mut g = OverlayGeometry::default();
+        draw_ghosts(&shape, &poses, &how, &mut g);
+        let lines = |color: [f32; 4]| {
+            g.lines_front
+                .chunks(2)
+                .filter(|l| l[0].color == color)
+                .count()
+        };
+        let marked: Vec<[f32; 3]> = g
+            .triangles_front
+            .iter()
+            .filter(|v| v.color == BIND_REST_MARK_COLOR)
+            .map(|v| v.position)
+            .collect();
+        (
+            bones.len(),
+            lines(REST_GHOST_COLOR),
+            lines(BIND_GHOST_COLOR),
+            lines(BIND_REST_MARK_COLOR),
+            marked,
+        )
+    };
+    let (bones, rest, bind, red_lines, marked) = count(&scene);
+    assert_eq!((rest, bind), (bones, bones));
+    assert_eq!(
+        (red_lines, marked.len()),
+        (0, 0),
+        "a consistent rig is marked"
+    );
+    let joint = 3;
+    let node = scene.skins[0].joints[joint];
+    let ibm = scene.skins[0].joint_from_bind[joint];
+    scene.skins[0].joint_from_bind[joint] =
+        glam::Mat4::from_translation(Vec3::new(0.01, 0.0, 0.0)) * ibm;
+    let (_, _, _, red_lines, marked) = count(&scene);
+    assert_eq!(
+        red_lines, 1,
+        "one line from the moved joint's rest place to its bind place"
+    );
+    // The balls sit around the joint's rest and bind places (within a mark's radius).
+    let poses = skinview::poses::ReferencePoses::new(&scene).unwrap();
+    let places = [poses.rest[node], poses.bind[node]].map(|m| m.w_axis.truncate());
+    let radius = 0.01 * rest_diagonal(&at_rest(&scene));
+    assert!(!marked.is_empty());
+    for p in marked {
+        let p = Vec3::from(p);
+        assert!(
+            places.iter().any(|c| c.distance(p) <= radius),
+            "a mark at {p}, away from {places:?}"
+        );
+    }
+}

@@ -7,6 +7,7 @@ mod common;
 
 mod curves_panel;
 mod ik_panel;
+mod limits_overlay;
 mod newcomer;
 mod page;
 mod ui_image;

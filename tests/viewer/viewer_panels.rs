@@ -536,6 +536,19 @@ fn shortcuts_skip_text_fields_and_count_every_press() {
         "Shift + K leaves the skeleton"
     );
     assert_eq!(h.state().view.hide_unweighted_bones, !hide);
+    // R, B and T: the rest and bind ghosts and the motion trail.
+    let (rest, bind, trail) = (
+        h.state().view.rest_pose,
+        h.state().view.bind_pose,
+        h.state().trail.shown,
+    );
+    for k in [egui::Key::R, egui::Key::B, egui::Key::T] {
+        h.key_press(k);
+    }
+    h.run();
+    assert_eq!(h.state().view.rest_pose, !rest);
+    assert_eq!(h.state().view.bind_pose, !bind);
+    assert_eq!(h.state().trail.shown, !trail);
     // H hides both side panels, shows both again; with one shown, H hides it.
     h.key_press(egui::Key::H);
     h.run();
@@ -1444,4 +1457,88 @@ fn a_selection_opens_the_hierarchy_and_its_inverse_bind_shows_once() {
         .query_all_by_label_contains("inverse bind matrix")
         .collect::<Vec<_>>();
     assert_eq!(ibm.len(), 1);
+}
+
+/// The bone panel shows the selected joint's rest and bind places and how far apart they are:
+/// on a copy of CesiumMan with one inverse bind matrix moved 1 cm, that joint's bind place is
+/// the offset through its rest rotation away (computed here from the rest pose), in red; the
+/// other joints agree. The overlay toggles are in the panel.
+#[test]
+fn the_bone_panel_shows_rest_bind_and_their_difference() {
+    let model = common::model("CesiumMan");
+    let dir = std::env::temp_dir().join("skinview-viewer-rest-bind");
+    let (planted, node) = common::glb::planted_bind_move(&model, 3, 0.01, &dir);
+    let mut state = open_file(&planted);
+    state.select(Some(node));
+    let rest = state.poses.as_ref().unwrap().rest[node];
+    let expected_m = rest
+        .transform_vector3(glam::Vec3::new(0.01, 0.0, 0.0))
+        .length();
+    let mut h = Harness::new_ui_state(panels::bone_inspector, state);
+    h.run();
+    let difference = |h: &Harness<'_, ViewerState>| {
+        let row = h.get_by_label_contains("bind − rest:");
+        let n = row.accesskit_node();
+        n.label().or(n.value()).unwrap_or_default().to_string()
+    };
+    let text = difference(&h);
+    let metres: f32 = text
+        .split("bind − rest: ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((metres - expected_m).abs() < 2e-4, "{text} vs {expected_m}");
+    assert!(h.query_by_label_contains("rest position").is_some());
+    assert!(h.query_by_label_contains("bind position").is_some());
+    // Another joint: bind and rest agree.
+    let other = h.state().character.scene.skins[0].joints[5];
+    h.state_mut().select(Some(other));
+    h.run();
+    let text = difference(&h);
+    assert!(text.starts_with("bind − rest: 0.0000 m, 0.00°"), "{text}");
+    // The toggles.
+    let mut h = Harness::new_ui_state(panels::weights, open_file(&model));
+    h.run();
+    h.get_by_label("rest pose").click();
+    h.get_by_label("bind pose").click();
+    h.get_by_label("motion trail").click();
+    h.run();
+    let s = h.state();
+    assert!(s.view.rest_pose && s.view.bind_pose && s.trail.shown);
+}
+
+/// The motion trail follows the selected bone over the clip: its first and middle points are
+/// where the character's own animation stage puts the joint at those times.
+#[test]
+fn the_motion_trail_runs_through_the_bones_places() {
+    let mut s = open_file(&common::model("CesiumMan"));
+    let node = s
+        .character
+        .scene
+        .find_node("Skeleton_arm_joint_L__3_")
+        .unwrap();
+    let anim = s.playback.anim.unwrap();
+    let generation = s.generation;
+    let path = s
+        .trail
+        .path(&s.character.scene, generation, node, anim)
+        .to_vec();
+    assert_eq!(path.len(), skinview::viewer::trail::TRAIL_SAMPLES);
+    // The start and the middle (the viewer's looping clip shows its start at its end).
+    let mid = path.len() / 2;
+    let mid_s = s.duration_s() * mid as f32 / (path.len() - 1) as f32;
+    for (t, p) in [(0.0, path[0]), (mid_s, path[mid])] {
+        s.playback.playing = false;
+        s.scrub(t);
+        s.tick(0.0).unwrap();
+        let at = s.character.frame.model_from_node[node].w_axis.truncate();
+        assert!(at.distance(p) < 1e-4, "t = {t}: trail {p}, joint {at}");
+    }
+    let travelled: f32 = path.windows(2).map(|w| w[0].distance(w[1])).sum();
+    assert!(
+        travelled > 0.05,
+        "the hand moves over the walk: {travelled}"
+    );
 }
