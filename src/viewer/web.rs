@@ -170,6 +170,10 @@ impl Page {
         if let Some(url) = state.url_requested.take() {
             self.fetch_for_window(url);
         }
+        if self.reported.is_none() {
+            // The first frame is up: the loading line goes.
+            hide_loading();
+        }
         if let Some(path) = download {
             use winit::platform::web::WindowExtWebSys;
             let result = gfx
@@ -308,6 +312,36 @@ impl Page {
     }
 }
 
+/// Hide the page's loading line (`#skinview-loading`), once a frame or an error shows.
+fn hide_loading() {
+    if let Some(e) = document()
+        .ok()
+        .and_then(|d| d.get_element_by_id("skinview-loading"))
+    {
+        let _ = e.set_attribute("hidden", "");
+    }
+}
+
+/// The WebGPU adapter as the browser names it (`GPUAdapter.info`: vendor, architecture, device,
+/// description; what it leaves empty left out), which wgpu's adapter info leaves empty.
+async fn browser_adapter_name() -> Option<String> {
+    let navigator = web_sys::window()?.navigator();
+    let gpu = js_sys::Reflect::get(&navigator, &"gpu".into()).ok()?;
+    let request: js_sys::Function = js_sys::Reflect::get(&gpu, &"requestAdapter".into())
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let promise: js_sys::Promise = request.call0(&gpu).ok()?.dyn_into().ok()?;
+    let adapter = JsFuture::from(promise).await.ok()?;
+    let info = js_sys::Reflect::get(&adapter, &"info".into()).ok()?;
+    let parts: Vec<String> = ["vendor", "architecture", "device", "description"]
+        .iter()
+        .filter_map(|k| js_sys::Reflect::get(&info, &(*k).into()).ok()?.as_string())
+        .filter(|s| !s.trim().is_empty())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
 /// Start the device for `window` on the page's backend; the window takes it when it arrives.
 pub(super) fn connect(app: &mut App, window: Arc<winit::window::Window>) -> Result<()> {
     let page = app
@@ -340,6 +374,15 @@ async fn connect_backend(window: Arc<winit::window::Window>, backend: Backend) -
     }
     let webgpu = instance(wgpu::Backends::BROWSER_WEBGPU);
     match super::connect(window.clone(), webgpu, false, None).await {
+        Ok(mut gfx) => {
+            if gfx.ctx.info.name.is_empty() {
+                let name = browser_adapter_name()
+                    .await
+                    .unwrap_or_else(|| "WebGPU adapter (the browser names none)".into());
+                gfx.adapter = format!("{name}{}", gfx.adapter);
+            }
+            Ok(gfx)
+        }
         Err(Error::NoAdapter(_)) if backend == Backend::Auto => {
             super::connect(window, instance(wgpu::Backends::GL), false, None).await
         }
@@ -619,6 +662,7 @@ fn download_blob(blob: &web_sys::Blob, name: &str) -> Result<()> {
 
 /// Show an error that stopped the viewer in the page (`#skinview-error`), and in the console.
 pub fn show_fatal(e: &Error) {
+    hide_loading();
     let text = format!("skinview: {e}");
     web_sys::console::error_1(&text.clone().into());
     show_text(&text);

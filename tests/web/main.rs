@@ -170,7 +170,25 @@ fn web_page_runs_compares_and_downloads_on_webgpu_and_webgl2() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// The loading line shows until the first frame and then goes; the file bar lies below the
+/// canvas (not over the panels or the plot); the adapter has a name (on WebGPU the browser's).
+fn check_page_frame(backend: &str, b: &Value) {
+    assert_eq!(b["loading_at_start"], true, "{backend}: no loading line");
+    assert_eq!(b["loading_after_frames"], false, "{backend}: the loading line stayed");
+    let (bar, canvas) = (&b["bar_box"], &b["canvas_box"]);
+    assert!(
+        num(bar, "y") >= num(canvas, "y") + num(canvas, "height") - 0.5,
+        "{backend}: the file bar {bar} covers the canvas {canvas}"
+    );
+    let adapter = b["humanoid"]["adapter"].as_str().unwrap_or_default();
+    assert!(
+        !adapter.starts_with(" (") && !adapter.is_empty(),
+        "{backend}: the adapter has no name: {adapter:?}"
+    );
+}
+
 fn check_backend(backend: &str, b: &Value, out: &Path) {
+    check_page_frame(backend, b);
     let what = |s: &str| format!("{backend}: {s}");
     // No error, warning or uncaught exception of the page's own.
     assert_eq!(

@@ -149,7 +149,13 @@ for (const backend of ["webgpu", "webgl2"]) {
   // shows its error and the model stays.
   {
     const { page, started } = await open(q, b.messages);
+    // The loading line shows until the first frame, then goes; the file bar sits below the
+    // canvas, never over it.
+    b.loading_at_start = await page.isVisible("#skinview-loading");
     const first = await until(page, (r) => r.frames >= 2);
+    b.loading_after_frames = await page.isVisible("#skinview-loading");
+    b.bar_box = await page.locator("#bar").boundingBox();
+    b.canvas_box = await page.locator("#skinview").boundingBox();
     b.first_frame_ms = Date.now() - started;
     const r = await until(page, (r) => r.frames >= 30);
     b.humanoid = r;
