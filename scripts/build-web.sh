@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the viewer's web page into web/dist/ (a static site: index.html, skinview.js,
 # skinview_bg.wasm; any static host serves it). Installs what it needs when missing: the
-# wasm32-unknown-unknown target (rustup) and wasm-bindgen-cli from crates.io at the version of
+# wasm32-unknown-unknown target (rustup), clang and llvm (apt; ufbx's C file is built into the
+# page), and wasm-bindgen-cli from crates.io at the version of
 # wasm-bindgen in Cargo.lock (the two must match). binaryen's wasm-opt (Debian `binaryen`)
 # shrinks the module where present. Prints the module's size, raw and gzipped.
 #   scripts/build-web.sh            the `web` profile (Cargo.toml: release, optimised for size)
@@ -23,6 +24,24 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknow
     echo "build-web: installing the wasm32-unknown-unknown target (rustup)" >&2
     if ! command -v rustup >/dev/null || ! rustup target add wasm32-unknown-unknown >&2; then
         echo "missing: the wasm32 target. Run:  rustup target add wasm32-unknown-unknown" >&2
+        exit 1
+    fi
+fi
+
+need_root() {
+    if [ "$(id -u)" = 0 ]; then "$@"
+    elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo "$@"
+    else return 1
+    fi
+}
+
+# The web page carries ufbx (C) built for wasm32: clang and LLVM's archiver (.cargo/config.toml
+# names them).
+if ! command -v clang >/dev/null || ! command -v llvm-ar >/dev/null; then
+    echo "build-web: installing clang and llvm (the web page builds ufbx's C file for wasm32)" >&2
+    if ! need_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
+       ! need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang llvm; then
+        echo "missing: clang and llvm-ar for the web page's FBX reader. Run as root:  apt-get install clang llvm" >&2
         exit 1
     fi
 fi

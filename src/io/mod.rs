@@ -5,7 +5,7 @@
 
 pub mod accessor;
 pub mod dump;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(any(not(target_arch = "wasm32"), feature = "web"))]
 pub mod fbx;
 pub mod files;
 pub mod gltf_export;

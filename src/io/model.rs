@@ -151,12 +151,12 @@ fn is_fbx(p: &Path) -> bool {
     p.extension().is_some_and(|e| e.eq_ignore_ascii_case("fbx"))
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(any(not(target_arch = "wasm32"), feature = "web"))]
 fn import_fbx(path: &Path, options: ImportOptions) -> Result<(Scene, Vec<PathBuf>)> {
     super::fbx::import_file_with(path, options)
 }
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(any(not(target_arch = "wasm32"), feature = "web"))]
 fn import_fbx_memory(
     main: &str,
     set: Arc<FileSet>,
@@ -165,13 +165,14 @@ fn import_fbx_memory(
     super::fbx::import_memory(main, set, options)
 }
 
-/// The web build has no FBX reader (ufbx is C, not built for wasm).
-#[cfg(target_arch = "wasm32")]
+/// The lean wasm library (no `web` feature) has no FBX reader: ufbx is C, built only for the
+/// page.
+#[cfg(all(target_arch = "wasm32", not(feature = "web")))]
 fn import_fbx(path: &Path, _options: ImportOptions) -> Result<(Scene, Vec<PathBuf>)> {
     Err(fbx_on_the_web(&super::file_label(path)))
 }
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", not(feature = "web")))]
 fn import_fbx_memory(
     main: &str,
     _set: Arc<FileSet>,
@@ -180,14 +181,13 @@ fn import_fbx_memory(
     Err(fbx_on_the_web(main))
 }
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", not(feature = "web")))]
 fn fbx_on_the_web(file: &str) -> crate::error::Error {
     crate::error::Error::invalid(
         file,
         "file type",
-        "FBX is not read by the web page (its reader, ufbx, is C and is not built for the \
-         web); convert it on the desktop with `skinview export FILE.fbx` to a .glb and drop \
-         that",
+        "FBX is not read by this build (its reader, ufbx, is C, built only with the `web` \
+         feature); convert it on the desktop with `skinview export FILE.fbx` to a .glb",
     )
 }
 

@@ -232,11 +232,11 @@ pub fn check_given(files: &[(String, u64)]) -> Result<()> {
     Ok(())
 }
 
-/// The model among dropped files: a `.glb`, a `.gltf`, or a native `.json` rig (in that
-/// order of preference).
+/// The model among dropped files: a `.glb`, a `.gltf`, an `.fbx`, or a native `.json` rig (in
+/// that order of preference).
 pub fn model_among(names: &[String]) -> Option<String> {
     let has = |n: &String, ext: &str| n.to_ascii_lowercase().ends_with(ext);
-    [".glb", ".gltf", ".json"]
+    [".glb", ".gltf", ".fbx", ".json"]
         .iter()
         .find_map(|ext| names.iter().find(|n| has(n, ext)))
         .cloned()
@@ -245,24 +245,17 @@ pub fn model_among(names: &[String]) -> Option<String> {
 /// The error when none of `names` is a model this build reads (naming a known format that is
 /// not read, when one was given).
 pub fn no_model(names: &[String]) -> Error {
-    let known = [".fbx", ".obj", ".dae", ".blend"];
+    let known = [".obj", ".dae", ".blend", ".usd", ".usdz"];
     let hint = match names
         .iter()
         .find(|n| known.iter().any(|k| n.to_ascii_lowercase().ends_with(k)))
     {
-        Some(n) if n.to_ascii_lowercase().ends_with(".fbx") => format!(
-            " ({n}: this format is not read on the web page; the desktop build reads FBX and \
-             `skinview export {n}` converts it to .glb)"
-        ),
-        Some(n) => format!(
-            " ({n}: this format is not read; export glTF from your tool, or use the desktop \
-             build where it adds more formats)"
-        ),
+        Some(n) => format!(" ({n}: this format is not read; export glTF or FBX from your tool)"),
         None => String::new(),
     };
     Error::Page(format!(
         "no model among the files given ({}): give a .glb, a .gltf with its .bin and images, \
-         or a native .rig.json{hint}",
+         an .fbx, or a native .rig.json{hint}",
         names.join(", ")
     ))
 }

@@ -174,7 +174,10 @@ fn web_page_runs_compares_and_downloads_on_webgpu_and_webgl2() {
 /// canvas (not over the panels or the plot); the adapter has a name (on WebGPU the browser's).
 fn check_page_frame(backend: &str, b: &Value) {
     assert_eq!(b["loading_at_start"], true, "{backend}: no loading line");
-    assert_eq!(b["loading_after_frames"], false, "{backend}: the loading line stayed");
+    assert_eq!(
+        b["loading_after_frames"], false,
+        "{backend}: the loading line stayed"
+    );
     let (bar, canvas) = (&b["bar_box"], &b["canvas_box"]);
     assert!(
         num(bar, "y") >= num(canvas, "y") + num(canvas, "height") - 0.5,
@@ -298,6 +301,7 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
             "CesiumMan.gltf",
         ),
         ("picked .glb", &b["picked"], "Fox.glb"),
+        ("dropped .fbx", &b["fbx"], "CesiumMan.fbx"),
     ] {
         assert!(
             r["fatal"].is_null() && r["timed_out"].is_null(),

@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { serve, sharedDir } from "./serve.mjs";
+import { root, serve, sharedDir } from "./serve.mjs";
 
 const out = process.argv[2];
 if (!out) {
@@ -194,6 +194,14 @@ for (const backend of ["webgpu", "webgl2"]) {
       buffer: fs.readFileSync(path.join(sharedDir(), "models/Fox/Fox.glb")),
     });
     b.picked = await until(page, (r) => r.model === "Fox.glb", 30000);
+    // An FBX dropped on the page opens (ufbx built into the page).
+    const fbx = path.join(root, "tests/data/fbx/CesiumMan.fbx");
+    if (fs.existsSync(fbx)) {
+      await drop(page, [["CesiumMan.fbx", fs.readFileSync(fbx)]]);
+      b.fbx = await until(page, (r) => r.model === "CesiumMan.fbx" && r.frames >= 1, 30000);
+    } else {
+      b.fbx = { missing: fbx };
+    }
     await page.close();
   }
 

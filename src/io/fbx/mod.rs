@@ -65,6 +65,8 @@
 
 mod anim;
 mod curves;
+#[cfg(all(target_arch = "wasm32", feature = "web"))]
+mod freestanding;
 mod mesh;
 mod resample;
 pub mod structure;
