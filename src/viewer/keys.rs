@@ -311,7 +311,10 @@ pub const POINTER: &[(&str, &str)] = &[
         "click",
         "select the bone (with the skeleton shown) / pick the vertex under the pointer",
     ),
-    ("drop a file", "open it"),
+    (
+        "drop a file",
+        "open it, or compare the model with it (the page opens it)",
+    ),
 ];
 
 /// Presses of each [`KEYS`] row this frame (each press with its own Shift state: two

@@ -817,6 +817,9 @@ fn layout(
     if state.help {
         keys::help_window(ui.ctx(), state);
     }
+    if state.dropped.is_some() {
+        panels::drop_prompt(ui.ctx(), state);
+    }
     // Settings edited this frame rebuild the character once.
     state.apply_pending(Some(before));
 }
@@ -862,9 +865,9 @@ impl ApplicationHandler for App {
                 }
             }
             WindowEvent::DroppedFile(path) => {
+                // Asked what to do with it (open, or compare with it) on the next frame.
                 if let Some(s) = self.state.as_mut() {
-                    let _ = s.open(&path.display().to_string());
-                    s.open_path = path.display().to_string();
+                    s.dropped = Some(path.display().to_string());
                 }
             }
             WindowEvent::RedrawRequested if gfx.minimized => {}

@@ -79,6 +79,55 @@ fn open_field(ui: &mut Ui, state: &mut ViewerState) {
     }
 }
 
+/// A file dropped on the window while a model is open: open it instead, or compare the model
+/// with it (a converted or re-exported copy), or neither (Esc, a click outside).
+pub fn drop_prompt(ctx: &egui::Context, state: &mut ViewerState) {
+    let Some(path) = state.dropped.clone() else {
+        return;
+    };
+    let name = crate::io::file_label(std::path::Path::new(&path));
+    let refusal = state.compare_refusal();
+    let modal = egui::Modal::new(egui::Id::unique("skinview dropped file")).show(ctx, |ui| {
+        ui.heading(format!("Dropped: {name}"));
+        ui.label(format!(
+            "{} is open. What should {name} do?",
+            state.character.scene.name
+        ));
+        let mut choice = None;
+        ui.horizontal_wrapped(|ui| {
+            if ui.button("Open it").clicked() {
+                choice = Some(true);
+            }
+            let compare = ui
+                .add_enabled(refusal.is_none(), egui::Button::new("Compare with it"))
+                .on_hover_text("beside the model, coloured by the distance between the two")
+                .on_disabled_hover_text(refusal.unwrap_or_default());
+            if compare.clicked() {
+                choice = Some(false);
+            }
+            if ui.button("Cancel").clicked() {
+                state.dropped = None;
+            }
+        });
+        choice
+    });
+    match modal.inner {
+        Some(true) => {
+            state.dropped = None;
+            if state.open(&path).is_ok() {
+                state.open_path = path;
+            }
+        }
+        Some(false) => {
+            state.dropped = None;
+            state.compare_path.clone_from(&path);
+            let _ = state.compare_with(&path);
+        }
+        None if modal.should_close() => state.dropped = None,
+        None => {}
+    }
+}
+
 /// "Compare with…": a second file of the same character, side by side with the model and
 /// coloured by the distance between them; the figures of the frame and the largest so far.
 #[cfg(not(target_arch = "wasm32"))]

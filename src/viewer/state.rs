@@ -286,6 +286,9 @@ pub struct ViewerState {
     /// The web page: a URL the model panel asked to open (the page fetches it and hands the
     /// model back, or its error).
     pub url_requested: Option<String>,
+    /// A file dropped on the desktop window, waiting for the user's choice: open it, or compare
+    /// the model with it ([`super::panels::drop_prompt`]).
+    pub dropped: Option<String>,
     /// The web page: the URL field's centre in points (the page's report gives it to scripts).
     pub url_field_at: Option<[f32; 2]>,
     /// Timings.
@@ -370,6 +373,7 @@ impl ViewerState {
         let mut state = ViewerState {
             open_path: model.source.label(),
             url_requested: None,
+            dropped: None,
             url_field_at: None,
             model,
             character,
@@ -732,16 +736,7 @@ impl ViewerState {
     /// error is kept (and returned).
     pub fn compare_with(&mut self, text: &str) -> Result<()> {
         let label = text.trim();
-        let refuse = if self.stage().is_some() {
-            Some("the model plays its animation stage (layers, IK); comparing pairs clips")
-        } else if !self.storage_palette {
-            Some(
-                "this adapter has no storage buffers in the vertex stage, which the other file is drawn with",
-            )
-        } else {
-            None
-        };
-        if let Some(why) = refuse {
+        if let Some(why) = self.compare_refusal() {
             self.error = Some(format!("{label}: cannot compare: {why}"));
             return Err(crate::error::Error::Gpu(why.into()));
         }
@@ -767,6 +762,19 @@ impl ViewerState {
             self.error = Some(load_error(label, e));
         }
         result
+    }
+
+    /// Why the model cannot be compared with another file now (None: it can).
+    pub fn compare_refusal(&self) -> Option<&'static str> {
+        if self.stage().is_some() {
+            Some("the model plays its animation stage (layers, IK); comparing pairs clips")
+        } else if !self.storage_palette {
+            Some(
+                "this adapter has no storage buffers in the vertex stage, which the other file is drawn with",
+            )
+        } else {
+            None
+        }
     }
 
     /// Stop comparing with another file: back to the GPU view.

@@ -302,6 +302,7 @@ impl Page {
             "curves": curves,
             "fps": state.stats.fps,
             "canvas": [gfx.config.width, gfx.config.height],
+            "viewport_px": [gfx.viewport_px.0, gfx.viewport_px.1],
             "error": state.error,
             "errors": self.errors,
             "readback_retries": gfx.viewport.readback_retries,

@@ -1542,3 +1542,48 @@ fn the_motion_trail_runs_through_the_bones_places() {
         "the hand moves over the walk: {travelled}"
     );
 }
+
+/// A file dropped on the window asks what to do: "Compare with it" shows the model beside it
+/// (the copy with one bind matrix moved 1 cm: the distance view), "Open it" opens it, "Cancel"
+/// leaves everything as it was; on the humanoid's animation stage comparing is offered
+/// disabled (its reason on hover).
+#[test]
+fn a_dropped_file_asks_to_open_or_compare() {
+    let model = common::model("CesiumMan");
+    let dir = std::env::temp_dir().join("skinview-viewer-drop");
+    let (planted, _) = common::glb::planted_bind_move(&model, 3, 0.01, &dir);
+    let prompt = |ui: &mut egui::Ui, s: &mut ViewerState| panels::drop_prompt(ui.ctx(), s);
+    let mut h = Harness::new_ui_state(prompt, open_file(&model));
+    h.state_mut().dropped = Some(planted.display().to_string());
+    h.run();
+    h.get_by_label_contains("Dropped: planted.glb");
+    h.get_by_label("Compare with it").click();
+    h.run();
+    let s = h.state();
+    assert!(s.dropped.is_none() && s.error.is_none(), "{:?}", s.error);
+    assert_eq!(s.mode, ViewMode::AgainstFile);
+    assert!(s.other.is_some());
+    assert_eq!(s.character.scene.name, "CesiumMan.glb", "the model stays");
+    // Cancel: nothing changes.
+    h.state_mut().dropped = Some(common::model("Fox").display().to_string());
+    h.run();
+    h.get_by_label("Cancel").click();
+    h.run();
+    assert!(h.state().dropped.is_none());
+    assert_eq!(h.state().character.scene.name, "CesiumMan.glb");
+    // Open it.
+    h.state_mut().dropped = Some(common::model("Fox").display().to_string());
+    h.run();
+    h.get_by_label("Open it").click();
+    h.run();
+    assert_eq!(h.state().character.scene.name, "Fox.glb");
+    // The humanoid's stage cannot be compared: the button is there, disabled.
+    let mut h = Harness::new_ui_state(prompt, open(Builtin::Humanoid, true));
+    h.state_mut().dropped = Some(model.display().to_string());
+    h.run();
+    assert!(
+        h.get_by_label("Compare with it")
+            .accesskit_node()
+            .is_disabled()
+    );
+}

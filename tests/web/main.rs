@@ -170,9 +170,20 @@ fn web_page_runs_compares_and_downloads_on_webgpu_and_webgl2() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// The loading line shows until the first frame and then goes; the file bar lies below the
-/// canvas (not over the panels or the plot); the adapter has a name (on WebGPU the browser's).
+/// An 800×600 page keeps a usable viewport; the loading line shows until the first frame and
+/// then goes; the file bar lies below the canvas (not over the panels or the plot); the adapter
+/// has a name (on WebGPU the browser's).
 fn check_page_frame(backend: &str, b: &Value) {
+    // At 800×600 the viewport keeps at least half the width (each side panel a fifth at most).
+    let small = &b["small"];
+    clean(&format!("{backend}: 800×600"), small);
+    let (canvas, viewport) = (&small["canvas"], &small["viewport_px"]);
+    assert_eq!(canvas, &serde_json::json!([800, 600]), "{backend}: {small}");
+    let share = viewport[0].as_f64().unwrap_or(0.0) / 800.0;
+    assert!(
+        share >= 0.5,
+        "{backend}: at 800×600 the viewport is {viewport} ({share:.2})"
+    );
     assert_eq!(b["loading_at_start"], true, "{backend}: no loading line");
     assert_eq!(
         b["loading_after_frames"], false,

@@ -205,6 +205,13 @@ for (const backend of ["webgpu", "webgl2"]) {
     await page.close();
   }
 
+  // A small window (800×600): the side panels leave the viewport most of the width.
+  {
+    const { page } = await open(`?backend=${backend}&size=800x600`, b.messages);
+    b.small = await until(page, (r) => r.frames >= 3);
+    await page.close();
+  }
+
   // The live comparison on each model, in the diff view (the page's own |GPU - CPU|).
   b.live = {};
   for (const [name, url] of Object.entries(MODELS)) {
