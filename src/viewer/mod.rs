@@ -729,16 +729,20 @@ pub fn record_egui_pass(
 /// Each side panel's width at most, as a share of the window's: the viewport keeps the other
 /// three fifths at any window size (the panels' contents wrap or scroll).
 const SIDE_PANEL_MAX_SHARE: f32 = 0.2;
+/// A side panel's row beside a slider: its value box, a short name and the spacing (points).
+const SLIDER_ROOM_PX: f32 = 130.0;
 /// A side panel's narrowest width when the window allows (points): dragged below it, it shuts.
 const SIDE_PANEL_MIN_PX: f32 = 120.0;
 
 /// A side panel's contents, scrolled both ways (a wide hierarchy or matrix scrolls sideways
 /// rather than widening the panel), with labels that do not take drags for text selection (a
 /// drag near the panel's edge resizes it).
-fn side_scroll(ui: &mut egui::Ui, id: &str, contents: impl FnOnce(&mut egui::Ui)) {
+pub fn side_scroll(ui: &mut egui::Ui, id: &str, contents: impl FnOnce(&mut egui::Ui)) {
     ui.style_mut().interaction.selectable_labels = false;
     // Rows wrap at the panel's width; only what cannot wrap (a deep tree, a matrix) scrolls.
+    // A slider, its value and a short name fit the width on a row of their own.
     let width = ui.available_width();
+    ui.spacing_mut().slider_width = (width - SLIDER_ROOM_PX).clamp(40.0, 160.0);
     egui::ScrollArea::both()
         .id_salt(id)
         .auto_shrink([false, false])

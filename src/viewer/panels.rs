@@ -508,6 +508,8 @@ pub fn animation(ui: &mut Ui, state: &mut ViewerState) {
         ui.checkbox(&mut state.playback.looping, "loop");
         ui.checkbox(&mut state.curves.open, "curves")
             .on_hover_text("the curves panel (C): the selected bone's curves and the dope sheet");
+        // A slider on a row of its own: as one widget it would not wrap.
+        ui.end_row();
         ui.add(
             egui::Slider::new(&mut state.playback.speed, 0.0..=4.0)
                 .text("speed")
@@ -642,6 +644,7 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
                 ui.data_mut(|d| d.insert_temp(id, text));
             }
             let mut w = layer.weight;
+            ui.end_row();
             if ui
                 .add(egui::Slider::new(&mut w, 0.0..=1.0).text("w"))
                 .changed()
@@ -945,6 +948,7 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
     let mut k = state.setup.max_influences.unwrap_or(4);
     ui.horizontal_wrapped(|ui| {
         rebuild |= ui.checkbox(&mut limited, "influence limit").changed();
+        ui.end_row();
         rebuild |= ui
             .add_enabled(limited, egui::Slider::new(&mut k, 1..=8).text("K"))
             .changed();
@@ -983,20 +987,19 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
             "vertex shader",
         )
         .on_hover_text("every pass that draws the mesh blends the palette itself");
-        ui.add_enabled_ui(
-            state.palette_source() == crate::gpu::PaletteSource::Storage,
-            |ui| {
-                ui.selectable_value(
-                    &mut state.gpu_skinning,
-                    Skinning::ComputePass,
-                    "compute pass",
-                )
-                .on_hover_text(
-                    "skinned once per frame into a buffer that a plain vertex shader draws (as \
-                     Unreal and Godot do); storage palette only",
-                );
-            },
-        );
+        // One widget, not a child ui: a wrapping row moves it whole to the next line.
+        let storage = state.palette_source() == crate::gpu::PaletteSource::Storage;
+        let compute = state.gpu_skinning == Skinning::ComputePass;
+        if ui
+            .add_enabled(storage, egui::Button::selectable(compute, "compute pass"))
+            .on_hover_text(
+                "skinned once per frame into a buffer that a plain vertex shader draws (as \
+                 Unreal and Godot do); storage palette only",
+            )
+            .clicked()
+        {
+            state.gpu_skinning = Skinning::ComputePass;
+        }
     });
 }
 
@@ -1071,6 +1074,7 @@ fn palette(ui: &mut Ui, state: &mut ViewerState) {
                 egui::Checkbox::new(&mut split, "split into submeshes"),
             )
             .changed();
+        ui.end_row();
         changed |= ui
             .add_enabled(
                 split,

@@ -1587,3 +1587,57 @@ fn a_dropped_file_asks_to_open_or_compare() {
             .is_disabled()
     );
 }
+
+/// A side panel a fifth of a 1000-px window wide (200 points): the panels' rows wrap inside
+/// it (sliders on rows of their own, buttons moved down whole), so nothing but a hierarchy or
+/// a matrix reaches past its edge. Measured on every widget's accessible bounds.
+#[test]
+fn side_panel_rows_wrap_at_the_panel_width() {
+    const WIDTH: f32 = 200.0;
+    let all = |ui: &mut egui::Ui, s: &mut ViewerState| {
+        skinview::viewer::side_scroll(ui, "test panel", |ui| {
+            panels::model(ui, s);
+            panels::animation(ui, s);
+            panels::layers(ui, s);
+            panels::crowd(ui, s);
+            panels::deformation(ui, s);
+            panels::weights(ui, s);
+            panels::morph_targets(ui, s);
+            panels::ik(ui, s);
+        });
+    };
+    for state in [
+        open(Builtin::Humanoid, true),
+        open_file(&common::model("CesiumMan")),
+    ] {
+        let mut h = Harness::builder()
+            .with_size(egui::vec2(WIDTH, 2400.0))
+            .build_ui_state(all, state);
+        h.run();
+        h.run();
+        // A button whose text is a few points wider than the row still sits on it.
+        let slack = 12.0;
+        let wide: Vec<String> = h
+            .root()
+            .children_recursive()
+            .filter_map(|n| {
+                let n = n.accesskit_node();
+                // A text field's own text runs on inside it (the field is what is laid out).
+                if n.role() == Role::TextRun {
+                    return None;
+                }
+                let b = n.bounding_box()?;
+                (b.x1 > f64::from(WIDTH + slack)).then(|| {
+                    format!(
+                        "{:?} {:?} {:?} to x {:.0}",
+                        n.role(),
+                        n.label(),
+                        n.value(),
+                        b.x1
+                    )
+                })
+            })
+            .collect();
+        assert!(wide.is_empty(), "past the panel's edge: {wide:#?}");
+    }
+}
