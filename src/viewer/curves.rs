@@ -216,8 +216,8 @@ fn header(ui: &mut Ui, state: &mut ViewerState) {
         for (i, path) in PATHS.into_iter().enumerate() {
             ui.checkbox(&mut state.curves.show[i], path.name());
         }
-        if let Some(other) = &state.other {
-            ui.label(RichText::new(format!("dashed: {}", other.label)).weak());
+        if let Some((_, _, label)) = compared(state) {
+            ui.label(RichText::new(format!("dashed: {label}")).weak());
         }
     });
 }
@@ -242,9 +242,53 @@ struct Series<'a> {
     label: String,
 }
 
+/// Another file whose curves are drawn over the model's without comparing vertices (the
+/// comparison needs vertex-stage storage and a clip; curves are CPU data, so this works on any
+/// adapter): its scene and, per clip of the model, its paired clip (by name, then in order).
+#[derive(Clone, Debug)]
+pub struct CurvesFile {
+    /// The path or name it was opened by.
+    pub label: String,
+    /// Its scene.
+    pub scene: Scene,
+    /// Per clip of the model, the paired clip of this file.
+    clip_of: Vec<Option<usize>>,
+}
+
+impl CurvesFile {
+    /// `scene` (opened as `label`) paired with `model`'s clips.
+    pub fn new(label: &str, scene: Scene, model: &Scene) -> CurvesFile {
+        let (pairs, _, _) = crate::diff::names::match_clips(model, &scene);
+        let mut clip_of = vec![None; model.animations.len()];
+        for p in pairs {
+            clip_of[p.a] = Some(p.b);
+        }
+        CurvesFile {
+            label: label.to_string(),
+            scene,
+            clip_of,
+        }
+    }
+
+    /// This file's clip paired with the model's clip `anim`.
+    pub fn clip(&self, anim: Option<usize>) -> Option<usize> {
+        anim.and_then(|a| self.clip_of.get(a).copied().flatten())
+    }
+}
+
+/// The file whose curves are drawn dashed, if any: the compared file (vertices too) or a
+/// curves-only one; its scene, the clip paired with the model's, and its label.
+fn compared(state: &ViewerState) -> Option<(&Scene, Option<usize>, &str)> {
+    match (&state.other, &state.curves_file) {
+        (Some(o), _) => Some((&o.scene, o.clip(), o.label.as_str())),
+        (None, Some(f)) => Some((&f.scene, f.clip(state.playback.anim), f.label.as_str())),
+        (None, None) => None,
+    }
+}
+
 fn series<'a>(
     scene: &'a Scene,
-    other: Option<&'a crate::diff::against::OtherFile>,
+    other: Option<(&'a Scene, Option<usize>, &'a str)>,
     clips: &[usize],
     node: usize,
     path: Path,
@@ -268,11 +312,11 @@ fn series<'a>(
         }
     }
     // The compared file's channel of the same-named node, in the clip paired with the model's.
-    let b = other.and_then(|o| {
+    let b = other.and_then(|(b_scene, b_clip, _)| {
         let name = scene.nodes.get(node)?.name.as_deref()?;
-        let n = o.scene.find_node(name).ok()?;
-        let c = o.clip()?;
-        let channels = &o.scene.animations.get(c)?.channels;
+        let n = b_scene.find_node(name).ok()?;
+        let c = b_clip?;
+        let channels = &b_scene.animations.get(c)?.channels;
         let ch = channels.iter().find(|ch| ch.node == n && ch.path == path)?;
         Some(Series {
             sampler: &ch.sampler,
@@ -358,13 +402,7 @@ fn first_view(samplers: &[Series<'_>], path: Path, form: RotationForm, clip_s: f
 /// One property of one bone: its curves from every clip playing (and the compared file's).
 fn channel_plot(ui: &mut Ui, state: &mut ViewerState, clips: &[usize], node: usize, path: Path) {
     let form = state.curves.rotation;
-    let series = series(
-        &state.character.scene,
-        state.other.as_ref(),
-        clips,
-        node,
-        path,
-    );
+    let series = series(&state.character.scene, compared(state), clips, node, path);
     if series.is_empty() {
         return;
     }

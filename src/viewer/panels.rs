@@ -98,10 +98,10 @@ pub fn drop_prompt(ctx: &egui::Context, state: &mut ViewerState) {
             if ui.button("Open it").clicked() {
                 choice = Some(true);
             }
-            let compare = ui
-                .add_enabled(refusal.is_none(), egui::Button::new("Compare with it"))
-                .on_hover_text("beside the model, coloured by the distance between the two")
-                .on_disabled_hover_text(refusal.unwrap_or_default());
+            let compare = ui.button("Compare with it").on_hover_text(match refusal {
+                None => "beside the model, coloured by the distance between the two",
+                Some(_) => "its curves over the model's (its vertices cannot be compared here)",
+            });
             if compare.clicked() {
                 choice = Some(false);
             }
@@ -139,6 +139,19 @@ fn compare_with(ui: &mut Ui, state: &mut ViewerState) {
         "Compare with",
     ) {
         let _ = state.compare_with(&path);
+    }
+    if let (None, Some(f)) = (&state.other, &state.curves_file) {
+        let why = state
+            .compare_refusal()
+            .unwrap_or("its vertices are not compared");
+        ui.label(format!(
+            "B: {} — its curves, dashed in the curves panel; vertices not compared: {why}",
+            f.label
+        ));
+        if ui.small_button("stop").clicked() {
+            state.stop_comparing();
+        }
+        return;
     }
     let Some(o) = &state.other else { return };
     let diagonal = o.diagonal().max(f64::MIN_POSITIVE);

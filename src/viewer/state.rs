@@ -323,6 +323,9 @@ pub struct ViewerState {
     pub other: Option<crate::diff::against::OtherFile>,
     /// The path field of "compare with".
     pub compare_path: String,
+    /// Another file's curves drawn over the model's, where its vertices cannot be compared
+    /// (this adapter, or the model's animation stage): curves are CPU data.
+    pub curves_file: Option<super::curves::CurvesFile>,
     /// The selected bone's influence, and the character generation it was made for.
     influence: Option<(u64, crate::info::BoneInfluence)>,
     /// The crowd view: this many copies of the model (None: the one character).
@@ -402,6 +405,7 @@ impl ViewerState {
             hierarchy_revealed: None,
             other: None,
             compare_path: String::new(),
+            curves_file: None,
             influence: None,
             crowd: None,
             crowd_stats: None,
@@ -736,9 +740,8 @@ impl ViewerState {
     /// error is kept (and returned).
     pub fn compare_with(&mut self, text: &str) -> Result<()> {
         let label = text.trim();
-        if let Some(why) = self.compare_refusal() {
-            self.error = Some(format!("{label}: cannot compare: {why}"));
-            return Err(crate::error::Error::Gpu(why.into()));
+        if self.compare_refusal().is_some() {
+            return self.compare_curves_with(label);
         }
         let loaded = ModelSource::parse(label)
             .and_then(|s| s.load())
@@ -764,6 +767,24 @@ impl ViewerState {
         result
     }
 
+    /// Draw another file's curves over the model's in the curves panel (opened), without its
+    /// vertices: what [`ViewerState::compare_with`] does where those cannot be compared.
+    pub fn compare_curves_with(&mut self, label: &str) -> Result<()> {
+        match ModelSource::parse(label).and_then(|s| s.load()) {
+            Ok(model) => {
+                let file =
+                    super::curves::CurvesFile::new(label, model.scene, &self.character.scene);
+                self.curves_file = Some(file);
+                self.curves.open = true;
+                Ok(())
+            }
+            Err(e) => {
+                self.error = Some(load_error(label, &e));
+                Err(e)
+            }
+        }
+    }
+
     /// Why the model cannot be compared with another file now (None: it can).
     pub fn compare_refusal(&self) -> Option<&'static str> {
         if self.stage().is_some() {
@@ -780,6 +801,7 @@ impl ViewerState {
     /// Stop comparing with another file: back to the GPU view.
     pub fn stop_comparing(&mut self) {
         self.other = None;
+        self.curves_file = None;
         if self.mode == ViewMode::AgainstFile {
             self.mode = ViewMode::Gpu;
         }

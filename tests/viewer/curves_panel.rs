@@ -208,12 +208,27 @@ fn clicking_a_key_jumps_to_it_and_a_dope_sheet_row_selects_its_bone() {
     );
 }
 
+/// CesiumMan beside itself: B's curves are the model's, drawn second; on an adapter without
+/// vertex-stage storage (WebGL2's kind), where vertices cannot be compared, the curves still
+/// are (they are CPU data).
 #[test]
 fn a_compared_file_is_drawn_dashed_over_the_model() {
-    // CesiumMan beside itself: B's curves are the model's, drawn second.
+    for storage in [true, false] {
+        compared_curves_match_the_model(storage);
+    }
+}
+
+fn compared_curves_match_the_model(storage: bool) {
     let path = common::model("CesiumMan");
     let mut s = ViewerState::new(skinview::io::model::load(Some(&path)).unwrap(), false).unwrap();
+    s.storage_palette = storage;
     s.compare_with(path.to_str().unwrap()).unwrap();
+    assert_eq!(
+        s.other.is_some(),
+        storage,
+        "vertices compared only with storage"
+    );
+    assert_eq!(s.curves_file.is_some(), !storage);
     s.curves.open = true;
     let node = s.character.scene.animations[0].channels[3].node;
     s.select(Some(node));

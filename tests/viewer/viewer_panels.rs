@@ -1133,19 +1133,17 @@ fn compare_with_shows_the_distance_to_another_file() {
     k.run();
     assert_eq!(k.state().mode, ViewMode::Gpu);
     assert!(k.state().other.is_some());
-    // A native rig's animation stage has no clip to pair: refused, with words.
+    // A native rig's animation stage has no clip to pair: its vertices are not compared, its
+    // curves are (and the panel says why).
     let mut humanoid = open(Builtin::Humanoid, true);
-    assert!(humanoid.compare_with(model.to_str().unwrap()).is_err());
+    humanoid.compare_with(model.to_str().unwrap()).unwrap();
+    assert!(humanoid.other.is_none() && humanoid.curves_file.is_some());
     assert!(
         humanoid
-            .error
-            .as_deref()
-            .unwrap_or("")
-            .contains("animation stage"),
-        "{:?}",
-        humanoid.error
+            .compare_refusal()
+            .unwrap()
+            .contains("animation stage")
     );
-    assert!(humanoid.other.is_none());
 }
 
 /// The viewport in "A | B": the model on the left and the other file on the right, both drawn
@@ -1545,8 +1543,7 @@ fn the_motion_trail_runs_through_the_bones_places() {
 
 /// A file dropped on the window asks what to do: "Compare with it" shows the model beside it
 /// (the copy with one bind matrix moved 1 cm: the distance view), "Open it" opens it, "Cancel"
-/// leaves everything as it was; on the humanoid's animation stage comparing is offered
-/// disabled (its reason on hover).
+/// leaves everything as it was; on the humanoid's animation stage it compares the curves.
 #[test]
 fn a_dropped_file_asks_to_open_or_compare() {
     let model = common::model("CesiumMan");
@@ -1577,15 +1574,16 @@ fn a_dropped_file_asks_to_open_or_compare() {
     h.get_by_label("Open it").click();
     h.run();
     assert_eq!(h.state().character.scene.name, "Fox.glb");
-    // The humanoid's stage cannot be compared: the button is there, disabled.
+    // The humanoid's stage cannot be compared vertex by vertex: its curves are, in the
+    // curves panel.
     let mut h = Harness::new_ui_state(prompt, open(Builtin::Humanoid, true));
     h.state_mut().dropped = Some(model.display().to_string());
     h.run();
-    assert!(
-        h.get_by_label("Compare with it")
-            .accesskit_node()
-            .is_disabled()
-    );
+    h.get_by_label("Compare with it").click();
+    h.run();
+    let s = h.state();
+    assert!(s.other.is_none() && s.error.is_none(), "{:?}", s.error);
+    assert!(s.curves_file.is_some() && s.curves.open);
 }
 
 /// A side panel a fifth of a 1000-px window wide (200 points): the panels' rows wrap inside
