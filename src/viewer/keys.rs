@@ -313,7 +313,7 @@ pub const POINTER: &[(&str, &str)] = &[
     ),
     (
         "drop a file",
-        "open it, or compare the model with it (the page opens it)",
+        "open it, or compare the model with it (on the page: its curves)",
     ),
 ];
 

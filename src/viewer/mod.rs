@@ -821,7 +821,7 @@ fn layout(
     if state.help {
         keys::help_window(ui.ctx(), state);
     }
-    if state.dropped.is_some() {
+    if state.dropped.is_some() || state.dropped_model.is_some() {
         panels::drop_prompt(ui.ctx(), state);
     }
     // Settings edited this frame rebuild the character once.

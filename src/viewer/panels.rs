@@ -79,14 +79,21 @@ fn open_field(ui: &mut Ui, state: &mut ViewerState) {
     }
 }
 
-/// A file dropped on the window while a model is open: open it instead, or compare the model
-/// with it (a converted or re-exported copy), or neither (Esc, a click outside).
+/// A file dropped while a model is open (on the desktop window: a path; on the page: a model
+/// read there): open it instead, or compare the model with it (a converted or re-exported
+/// copy: its vertices where they can be compared, else its curves), or neither (Esc, a click
+/// outside).
 pub fn drop_prompt(ctx: &egui::Context, state: &mut ViewerState) {
-    let Some(path) = state.dropped.clone() else {
-        return;
+    let label = match (&state.dropped, &state.dropped_model) {
+        (Some(path), _) => path.clone(),
+        (None, Some((label, _))) => label.clone(),
+        (None, None) => return,
     };
-    let name = crate::io::file_label(std::path::Path::new(&path));
-    let refusal = state.compare_refusal();
+    let name = crate::io::file_label(std::path::Path::new(&label));
+    let refusal = state.compare_refusal().or(state
+        .dropped_model
+        .as_ref()
+        .map(|_| "the page compares curves only"));
     let modal = egui::Modal::new(egui::Id::unique("skinview dropped file")).show(ctx, |ui| {
         ui.heading(format!("Dropped: {name}"));
         ui.label(format!(
@@ -95,36 +102,56 @@ pub fn drop_prompt(ctx: &egui::Context, state: &mut ViewerState) {
         ));
         let mut choice = None;
         ui.horizontal_wrapped(|ui| {
-            if ui.button("Open it").clicked() {
-                choice = Some(true);
-            }
+            let open = ui.button("Open it");
             let compare = ui.button("Compare with it").on_hover_text(match refusal {
                 None => "beside the model, coloured by the distance between the two",
                 Some(_) => "its curves over the model's (its vertices cannot be compared here)",
             });
+            state.prompt_buttons_at =
+                Some([open.rect.center().into(), compare.rect.center().into()]);
+            if open.clicked() {
+                choice = Some(true);
+            }
             if compare.clicked() {
                 choice = Some(false);
             }
             if ui.button("Cancel").clicked() {
                 state.dropped = None;
+                state.dropped_model = None;
             }
         });
         choice
     });
-    match modal.inner {
-        Some(true) => {
+    let choice = match modal.inner {
+        None if modal.should_close() => {
             state.dropped = None;
+            state.dropped_model = None;
+            return;
+        }
+        None => return,
+        Some(c) => c,
+    };
+    match (state.dropped.take(), state.dropped_model.take()) {
+        (Some(path), _) if choice => {
             if state.open(&path).is_ok() {
                 state.open_path = path;
             }
         }
-        Some(false) => {
-            state.dropped = None;
+        (Some(path), _) => {
             state.compare_path.clone_from(&path);
             let _ = state.compare_with(&path);
         }
-        None if modal.should_close() => state.dropped = None,
-        None => {}
+        (None, Some((label, model))) if choice => {
+            if state.open_loaded(Ok(model), &label).is_ok() {
+                state.open_path = label;
+            }
+        }
+        (None, Some((label, model))) => {
+            let file = super::curves::CurvesFile::new(&label, model.scene, &state.character.scene);
+            state.curves_file = Some(file);
+            state.curves.open = true;
+        }
+        (None, None) => {}
     }
 }
 

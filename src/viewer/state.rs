@@ -289,6 +289,11 @@ pub struct ViewerState {
     /// A file dropped on the desktop window, waiting for the user's choice: open it, or compare
     /// the model with it ([`super::panels::drop_prompt`]).
     pub dropped: Option<String>,
+    /// A model dropped on the web page (read there), waiting for the same choice.
+    pub dropped_model: Option<(String, crate::io::Model)>,
+    /// Where the drop prompt's "Open it" and "Compare with it" buttons are (points; the page's
+    /// report gives them to scripts).
+    pub prompt_buttons_at: Option<[[f32; 2]; 2]>,
     /// The web page: the URL field's centre in points (the page's report gives it to scripts).
     pub url_field_at: Option<[f32; 2]>,
     /// Timings.
@@ -377,6 +382,8 @@ impl ViewerState {
             open_path: model.source.label(),
             url_requested: None,
             dropped: None,
+            dropped_model: None,
+            prompt_buttons_at: None,
             url_field_at: None,
             model,
             character,

@@ -42,7 +42,9 @@ use crate::io::{FileSet, Model, ModelSource};
 #[derive(Default)]
 struct Inbox {
     gfx: Option<Result<Gfx>>,
-    opened: Vec<(String, Result<Model>)>,
+    /// Models read from the page: label, model, and whether it was dropped (it then asks what
+    /// to do when a model is open; picked files and URLs open).
+    opened: Vec<(String, Result<Model>, bool)>,
 }
 
 /// The page around the canvas.
@@ -207,7 +209,7 @@ impl Page {
         let (inbox, proxy) = (self.inbox.clone(), self.proxy.clone());
         spawn_local(async move {
             let model = load_param_model(&url).await;
-            inbox.borrow_mut().opened.push((url, model));
+            inbox.borrow_mut().opened.push((url, model, false));
             let _ = proxy.send_event(());
         });
     }
@@ -307,6 +309,8 @@ impl Page {
             "errors": self.errors,
             "readback_retries": gfx.viewport.readback_retries,
             "url_field": state.url_field_at,
+            "prompt": state.prompt_buttons_at.filter(|_| state.dropped_model.is_some()),
+            "curves_file": state.curves_file.as_ref().map(|f| f.label.clone()),
             "open_path": state.open_path,
         });
         element.set_text_content(Some(&report.to_string()));
@@ -414,10 +418,17 @@ pub(super) fn take_inbox(app: &mut App) -> Result<()> {
         app.adopt(gfx)?;
     }
     if let Some(state) = app.state.as_mut() {
-        for (label, model) in opened {
-            // The error is shown in the window; the model (and its name in the field) stays.
-            if state.open_loaded(model, &label).is_ok() {
-                state.open_path = label;
+        for (label, model, dropped) in opened {
+            match model {
+                // A dropped model asks what to do with it (open it, or compare its curves).
+                Ok(m) if dropped => state.dropped_model = Some((label, m)),
+                // The error is shown in the window; the model (and its name in the field)
+                // stays.
+                model => {
+                    if state.open_loaded(model, &label).is_ok() {
+                        state.open_path = label;
+                    }
+                }
             }
         }
     }
@@ -564,7 +575,7 @@ fn listen_for_files(page: &Page) -> Result<()> {
     let drop = Closure::<dyn FnMut(web_sys::DragEvent)>::new(move |e: web_sys::DragEvent| {
         e.prevent_default();
         if let Some(files) = e.data_transfer().and_then(|d| d.files()) {
-            read_given(files, inbox.clone(), proxy.clone());
+            read_given(files, true, inbox.clone(), proxy.clone());
         }
     });
     document
@@ -579,7 +590,7 @@ fn listen_for_files(page: &Page) -> Result<()> {
         let target = input.clone();
         let change = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
             if let Some(files) = target.files() {
-                read_given(files, inbox.clone(), proxy.clone());
+                read_given(files, false, inbox.clone(), proxy.clone());
             }
             // The same file picked again is a change too.
             target.set_value("");
@@ -593,8 +604,13 @@ fn listen_for_files(page: &Page) -> Result<()> {
 }
 
 /// Read `files` (sizes checked before reading), pick the model among them and load it; the
-/// result goes to the inbox under the model's name.
-fn read_given(files: web_sys::FileList, inbox: Rc<RefCell<Inbox>>, proxy: EventLoopProxy<()>) {
+/// result goes to the inbox under the model's name (`dropped`: on the page, not picked).
+fn read_given(
+    files: web_sys::FileList,
+    dropped: bool,
+    inbox: Rc<RefCell<Inbox>>,
+    proxy: EventLoopProxy<()>,
+) {
     let list: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
     spawn_local(async move {
         let names: Vec<String> = list.iter().map(|f| f.name()).collect();
@@ -608,7 +624,7 @@ fn read_given(files: web_sys::FileList, inbox: Rc<RefCell<Inbox>>, proxy: EventL
             }
             .load()
         });
-        inbox.borrow_mut().opened.push((label, loaded));
+        inbox.borrow_mut().opened.push((label, loaded, dropped));
         let _ = proxy.send_event(());
     });
 }

@@ -174,6 +174,13 @@ fn web_page_runs_compares_and_downloads_on_webgpu_and_webgl2() {
 /// then goes; the file bar lies below the canvas (not over the panels or the plot); the adapter
 /// has a name (on WebGPU the browser's).
 fn check_page_frame(backend: &str, b: &Value) {
+    // A second file dropped on the page and compared: its curves over the model's (CPU data,
+    // so on WebGL2 too), the model kept.
+    let c = &b["curves_compared"];
+    assert!(
+        c["timed_out"].is_null() && c["model"] == "CesiumMan.fbx" && c["curves"]["open"] == true,
+        "{backend}: curves not compared: {c}"
+    );
     // At 800×600 the viewport keeps at least half the width (each side panel a fifth at most).
     let small = &b["small"];
     clean(&format!("{backend}: 800×600"), small);

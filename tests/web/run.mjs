@@ -117,6 +117,27 @@ async function drop(page, files) {
   await page.dispatchEvent("#skinview", "drop", { dataTransfer: transfer });
 }
 
+/// A file dropped while a model is open asks what to do: click its "Open it" (0) or "Compare
+/// with it" (1) button where the report puts it.
+async function answerDrop(page, which) {
+  const box = await page.locator("#skinview").boundingBox();
+  // The prompt settles over its first frames (slow ones on WebGL2): press where the last
+  // report puts the button, a few times if a press lands before the layout does.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const r = await until(page, (r) => r.prompt !== null && r.prompt !== undefined, 30000);
+    if (r.timed_out) return;
+    await page.waitForTimeout(400);
+    const [x, y] = (await report(page))?.prompt?.[which] ?? r.prompt[which];
+    await page.mouse.move((box?.x ?? 0) + x, (box?.y ?? 0) + y);
+    await page.waitForTimeout(150);
+    await page.mouse.down();
+    await page.waitForTimeout(150);
+    await page.mouse.up();
+    const after = await until(page, (r) => r.prompt === null, 4000);
+    if (!after.timed_out) return;
+  }
+}
+
 /// CesiumMan as a .gltf, its buffer and its texture: three files, as an exporter writes them.
 function cesiumInThreeFiles() {
   const glb = fs.readFileSync(path.join(sharedDir(), "models/CesiumMan/CesiumMan.glb"));
@@ -186,6 +207,7 @@ for (const backend of ["webgpu", "webgl2"]) {
     b.broken = await until(page, (r) => (r.error ?? "").includes("broken.glb"), 20000);
     // A .gltf with its .bin and texture dropped together.
     await drop(page, cesiumInThreeFiles());
+    await answerDrop(page, 0);
     b.dropped = await until(page, (r) => r.model === "CesiumMan.gltf" && r.frames >= 1, 30000);
     // The file button reads the same way.
     await page.setInputFiles("#skinview-open", {
@@ -198,7 +220,13 @@ for (const backend of ["webgpu", "webgl2"]) {
     const fbx = path.join(root, "tests/data/fbx/CesiumMan.fbx");
     if (fs.existsSync(fbx)) {
       await drop(page, [["CesiumMan.fbx", fs.readFileSync(fbx)]]);
+      await answerDrop(page, 0);
       b.fbx = await until(page, (r) => r.model === "CesiumMan.fbx" && r.frames >= 1, 30000);
+      // The glTF it came from, dropped and compared: its curves drawn over the FBX's.
+      const glb = fs.readFileSync(path.join(sharedDir(), "models/CesiumMan/CesiumMan.glb"));
+      await drop(page, [["CesiumMan.glb", glb]]);
+      await answerDrop(page, 1);
+      b.curves_compared = await until(page, (r) => r.curves_file === "CesiumMan.glb", 30000);
     } else {
       b.fbx = { missing: fbx };
     }
