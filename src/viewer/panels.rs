@@ -343,34 +343,27 @@ pub fn bone_inspector(ui: &mut Ui, state: &mut ViewerState) {
     let local = c.frame.pose.locals.get(node).map(|t| t.to_mat4());
     let local = c.scene.nodes[node].matrix.or(local);
     let model = c.frame.model_from_node.get(node).copied();
-    egui::Grid::new("bone transforms")
-        .striped(true)
-        .show(ui, |ui| {
-            for (name, m) in [("local", local), ("model", model)] {
-                let Some(m) = m else { continue };
-                let p = crate::info::TransformParts::of(&m);
-                let v3 = |v: Vec3| format!("{:.4} {:.4} {:.4}", v.x, v.y, v.z);
-                ui.label(format!("{name} translation"));
-                ui.label(v3(p.translation));
-                ui.end_row();
-                ui.label(format!("{name} rotation"));
-                let q = p.rotation;
-                ui.label(format!(
-                    "{:.4} {:.4} {:.4} {:.4} (xyzw)",
-                    q.x, q.y, q.z, q.w
-                ));
-                ui.end_row();
-                ui.label(format!("{name} Euler XYZ °"));
-                ui.label(format!(
-                    "{:.2} {:.2} {:.2}",
-                    p.euler_deg.x, p.euler_deg.y, p.euler_deg.z
-                ));
-                ui.end_row();
-                ui.label(format!("{name} scale"));
-                ui.label(v3(p.scale));
-                ui.end_row();
-            }
-        });
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for (name, m) in [("local", local), ("model", model)] {
+        let Some(m) = m else { continue };
+        let p = crate::info::TransformParts::of(&m);
+        let v3 = |v: Vec3| format!("{:.4} {:.4} {:.4}", v.x, v.y, v.z);
+        let q = p.rotation;
+        let e = p.euler_deg;
+        rows.extend([
+            (format!("{name} translation"), v3(p.translation)),
+            (
+                format!("{name} rotation"),
+                format!("{:.4} {:.4} {:.4} {:.4} (xyzw)", q.x, q.y, q.z, q.w),
+            ),
+            (
+                format!("{name} Euler XYZ °"),
+                format!("{:.2} {:.2} {:.2}", e.x, e.y, e.z),
+            ),
+            (format!("{name} scale"), v3(p.scale)),
+        ]);
+    }
+    facts(ui, "bone transforms", &rows);
     rest_and_bind(ui, state, node);
     let Some(b) = state.selected_influence().cloned() else {
         return;
@@ -404,12 +397,43 @@ pub fn bone_inspector(ui: &mut Ui, state: &mut ViewerState) {
         };
         ui.label(format!("inverse bind matrix ({which}), rows:"));
         let rows = m.transpose();
+        // Four decimals where the panel is wide; narrower, three in a smaller face, so the
+        // columns stay whole.
+        let wide = ui.available_width() >= FACTS_TABLE_MIN_PX;
         for r in [rows.x_axis, rows.y_axis, rows.z_axis, rows.w_axis] {
-            ui.monospace(format!(
-                "{:>9.4} {:>9.4} {:>9.4} {:>9.4}",
-                r.x, r.y, r.z, r.w
-            ));
+            let text = match wide {
+                true => format!("{:>9.4} {:>9.4} {:>9.4} {:>9.4}", r.x, r.y, r.z, r.w),
+                false => format!("{:>7.3} {:>7.3} {:>7.3} {:>7.3}", r.x, r.y, r.z, r.w),
+            };
+            ui.label(
+                RichText::new(text)
+                    .monospace()
+                    .size(if wide { 14.0 } else { 11.0 }),
+            );
         }
+    }
+}
+
+/// A panel this wide (points) shows facts as a two-column table; narrower, each value goes
+/// under its name (a side panel a fifth of a 1280-px window is 256 wide).
+const FACTS_TABLE_MIN_PX: f32 = 320.0;
+
+/// Named values: a striped two-column table where the panel is wide enough, else each name
+/// (small) over its value, so no number is cut by the panel's edge.
+fn facts(ui: &mut Ui, id: &str, rows: &[(String, String)]) {
+    if ui.available_width() >= FACTS_TABLE_MIN_PX {
+        egui::Grid::new(id).striped(true).show(ui, |ui| {
+            for (name, value) in rows {
+                ui.label(name);
+                ui.label(value);
+                ui.end_row();
+            }
+        });
+        return;
+    }
+    for (name, value) in rows {
+        ui.label(RichText::new(name).small().weak());
+        ui.label(value);
     }
 }
 
@@ -432,20 +456,19 @@ fn rest_and_bind(ui: &mut Ui, state: &ViewerState, node: usize) {
         crate::info::TransformParts::of(rest),
         crate::info::TransformParts::of(bind),
     );
-    egui::Grid::new("rest and bind")
-        .striped(true)
-        .show(ui, |ui| {
-            for (name, p) in [("rest", &r), ("bind", &b)] {
-                ui.label(format!("{name} position"));
-                let t = p.translation;
-                ui.label(format!("{:.4} {:.4} {:.4}", t.x, t.y, t.z));
-                ui.end_row();
-                ui.label(format!("{name} Euler XYZ °"));
-                let e = p.euler_deg;
-                ui.label(format!("{:.2} {:.2} {:.2}", e.x, e.y, e.z));
-                ui.end_row();
-            }
-        });
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for (name, p) in [("rest", &r), ("bind", &b)] {
+        let (t, e) = (p.translation, p.euler_deg);
+        rows.push((
+            format!("{name} position"),
+            format!("{:.4} {:.4} {:.4}", t.x, t.y, t.z),
+        ));
+        rows.push((
+            format!("{name} Euler XYZ °"),
+            format!("{:.2} {:.2} {:.2}", e.x, e.y, e.z),
+        ));
+    }
+    facts(ui, "rest and bind", &rows);
     let apart_m = (r.translation - b.translation).length();
     let apart_deg = r.rotation.angle_between(b.rotation).to_degrees();
     let diagonal = f64::from((state.bounds.1 - state.bounds.0).length());

@@ -1587,13 +1587,15 @@ fn a_dropped_file_asks_to_open_or_compare() {
 }
 
 /// A side panel a fifth of a 1000-px window wide (200 points): the panels' rows wrap inside
-/// it (sliders on rows of their own, buttons moved down whole), so nothing but a hierarchy or
-/// a matrix reaches past its edge. Measured on every widget's accessible bounds.
+/// it (sliders on rows of their own, buttons moved down whole, a bone's values under their
+/// names, its matrix in three decimals), so nothing reaches past its edge. Measured on every
+/// widget's accessible bounds, with a bone selected.
 #[test]
 fn side_panel_rows_wrap_at_the_panel_width() {
     const WIDTH: f32 = 200.0;
     let all = |ui: &mut egui::Ui, s: &mut ViewerState| {
         skinview::viewer::side_scroll(ui, "test panel", |ui| {
+            panels::bone_inspector(ui, s);
             panels::model(ui, s);
             panels::animation(ui, s);
             panels::layers(ui, s);
@@ -1604,10 +1606,14 @@ fn side_panel_rows_wrap_at_the_panel_width() {
             panels::ik(ui, s);
         });
     };
-    for state in [
-        open(Builtin::Humanoid, true),
-        open_file(&common::model("CesiumMan")),
-    ] {
+    let mut cesium = open_file(&common::model("CesiumMan"));
+    let arm = cesium
+        .character
+        .scene
+        .find_node("Skeleton_arm_joint_L__3_")
+        .ok();
+    cesium.select(arm);
+    for state in [open(Builtin::Humanoid, true), cesium] {
         let mut h = Harness::builder()
             .with_size(egui::vec2(WIDTH, 2400.0))
             .build_ui_state(all, state);
