@@ -11,6 +11,7 @@ use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource, Skinning};
 use skinview::io::{ImportOptions, Model, ModelSource};
 use skinview::partition::{MAX_BONES, MIN_BONES};
 use skinview::skin::{NormalMode, SkinMode, SkinOptions};
+use skinview::view::skeleton::BoneStyle;
 
 use super::CliError;
 use super::choice::choice;
@@ -56,16 +57,50 @@ impl SkinArgs {
     }
 }
 
-/// Checks `--hide-unweighted-bones`: it leaves bones out of the skeleton, so it asks for
-/// `--skeleton` (`render` and `view`).
-pub fn check_hide_unweighted_bones(hide: bool, skeleton: bool) -> Result<(), CliError> {
-    match hide && !skeleton {
-        true => Err(CliError::Usage(
-            "--hide-unweighted-bones leaves bones out of the skeleton: add --skeleton (the \
-             viewer's Shift + K toggles it too)"
-                .into(),
-        )),
-        false => Ok(()),
+/// The skeleton flags `render` and `view` share: the skeleton's style, the bones left out, and
+/// the rest and bind ghosts.
+#[derive(Args, Clone, Debug, Default)]
+pub struct SkeletonArgs {
+    /// Draw the skeleton in front of the mesh (the viewer: start with it drawn), one bone per
+    /// joint with its axes, in a style: octahedral (the default, as Blender), stick, or spheres
+    /// (joints as spheres, as Babylon's skeleton viewer); e.g. --skeleton or --skeleton=stick.
+    #[arg(long, value_parser = super::choice::choice::<BoneStyle>(), num_args = 0..=1, require_equals = true, default_missing_value = "octahedral")]
+    pub skeleton: Option<BoneStyle>,
+    /// With --skeleton: leave out the bones that move no vertex (control and end bones).
+    #[arg(long)]
+    pub hide_unweighted_bones: bool,
+    /// Draw the rest pose (the nodes' own transforms) as a ghost skeleton, each joint with its
+    /// axes (X red, Y green, Z blue).
+    #[arg(long)]
+    pub rest_pose: bool,
+    /// Draw the bind pose (where the inverse bind matrices put the joints) as a ghost
+    /// skeleton with axes; joints whose bind and rest disagree (as `check` reports) are red.
+    #[arg(long)]
+    pub bind_pose: bool,
+}
+
+impl SkeletonArgs {
+    /// Checks `--hide-unweighted-bones`: it leaves bones out of the skeleton, so it asks for
+    /// `--skeleton`.
+    pub fn check(&self) -> Result<(), CliError> {
+        match self.hide_unweighted_bones && self.skeleton.is_none() {
+            true => Err(CliError::Usage(
+                "--hide-unweighted-bones leaves bones out of the skeleton: add --skeleton (the \
+                 viewer's Shift + K toggles it too)"
+                    .into(),
+            )),
+            false => Ok(()),
+        }
+    }
+
+    /// Each flag given, by name (what a view without a skeleton, the crowd's, refuses).
+    pub fn given(&self) -> [(bool, &'static str); 4] {
+        [
+            (self.skeleton.is_some(), "--skeleton"),
+            (self.hide_unweighted_bones, "--hide-unweighted-bones"),
+            (self.rest_pose, "--rest-pose"),
+            (self.bind_pose, "--bind-pose"),
+        ]
     }
 }
 

@@ -87,22 +87,8 @@ pub struct RenderArgs {
     /// `info` and the viewer show ("node 5"), or a node index.
     #[arg(long)]
     bone: Option<String>,
-    /// Draw the skeleton in front of the mesh, one bone per joint with its axes, in a style:
-    /// octahedral (the default, as Blender), stick, or spheres (joints as spheres, as
-    /// Babylon's skeleton viewer); e.g. --skeleton or --skeleton=stick.
-    #[arg(long, value_parser = choice::<BoneStyle>(), num_args = 0..=1, require_equals = true, default_missing_value = "octahedral")]
-    skeleton: Option<BoneStyle>,
-    /// With --skeleton: leave out the bones that move no vertex (control and end bones).
-    #[arg(long)]
-    hide_unweighted_bones: bool,
-    /// Draw the rest pose (the nodes' own transforms) as a ghost skeleton, each joint with its
-    /// axes (X red, Y green, Z blue).
-    #[arg(long)]
-    rest_pose: bool,
-    /// Draw the bind pose (where the inverse bind matrices put the joints) as a ghost
-    /// skeleton with axes; joints whose bind and rest disagree (as `check` reports) are red.
-    #[arg(long)]
-    bind_pose: bool,
+    #[command(flatten)]
+    skeleton: super::args::SkeletonArgs,
     /// Draw the ground grid under the model.
     #[arg(long)]
     grid: bool,
@@ -272,7 +258,7 @@ fn check_flags(a: &RenderArgs) -> CliResult<()> {
             ));
         }
     }
-    super::args::check_hide_unweighted_bones(a.hide_unweighted_bones, a.skeleton.is_some())?;
+    a.skeleton.check()?;
     if a.compare_with.is_some() {
         check_compare_with(a)?;
     }
@@ -296,10 +282,6 @@ fn check_crowd(a: &RenderArgs) -> CliResult<()> {
         (a.compare_with.is_some(), "--compare-with"),
         (a.color != ColorArg::Material, "--color"),
         (a.against.is_some(), "--against"),
-        (a.skeleton.is_some(), "--skeleton"),
-        (a.hide_unweighted_bones, "--hide-unweighted-bones"),
-        (a.rest_pose, "--rest-pose"),
-        (a.bind_pose, "--bind-pose"),
         (a.bone.is_some(), "--bone"),
         (a.wireframe, "--wireframe"),
         (a.frame_clip, "--frame-clip"),
@@ -308,7 +290,8 @@ fn check_crowd(a: &RenderArgs) -> CliResult<()> {
         (a.links, "--links"),
         (a.who_skins == Skinning::Cpu, "--skin cpu"),
     ];
-    if let Some((_, flag)) = refused.iter().find(|(set, _)| *set) {
+    let skeleton = a.skeleton.given();
+    if let Some((_, flag)) = refused.iter().chain(&skeleton).find(|(set, _)| *set) {
         return Err(CliError::Usage(format!(
             "--crowd draws a field of characters playing the model's clips, skinned by the \
              GPU in their material colours: drop {flag}"
@@ -675,11 +658,11 @@ fn view_options(
             ColorArg::Error | ColorArg::Diff => ColorMode::Errors,
         },
         selected_node,
-        skeleton: a.skeleton.is_some(),
-        bone_style: a.skeleton.unwrap_or(BoneStyle::Octahedral),
-        hide_unweighted_bones: a.hide_unweighted_bones,
-        rest_pose: a.rest_pose,
-        bind_pose: a.bind_pose,
+        skeleton: a.skeleton.skeleton.is_some(),
+        bone_style: a.skeleton.skeleton.unwrap_or(BoneStyle::Octahedral),
+        hide_unweighted_bones: a.skeleton.hide_unweighted_bones,
+        rest_pose: a.skeleton.rest_pose,
+        bind_pose: a.skeleton.bind_pose,
         grid: a.grid,
         wireframe: a.wireframe,
         skinning,

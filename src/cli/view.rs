@@ -53,21 +53,8 @@ pub struct ViewArgs {
     /// comparison: --show diff.
     #[arg(long, value_enum, default_value = "material")]
     color: ColorArg,
-    /// Start with the skeleton drawn: --skeleton (octahedral), --skeleton=stick or
-    /// --skeleton=spheres.
-    #[arg(long, value_parser = super::choice::choice::<skinview::view::skeleton::BoneStyle>(), num_args = 0..=1, require_equals = true, default_missing_value = "octahedral")]
-    skeleton: Option<skinview::view::skeleton::BoneStyle>,
-    /// With --skeleton: leave out the bones that move no vertex (control and end bones).
-    #[arg(long)]
-    hide_unweighted_bones: bool,
-    /// Draw the rest pose (the nodes' own transforms) as a ghost skeleton, each joint with its
-    /// axes (X red, Y green, Z blue).
-    #[arg(long)]
-    rest_pose: bool,
-    /// Draw the bind pose (where the inverse bind matrices put the joints) as a ghost
-    /// skeleton with axes; joints whose bind and rest disagree (as `check` reports) are red.
-    #[arg(long)]
-    bind_pose: bool,
+    #[command(flatten)]
+    skeleton: super::args::SkeletonArgs,
     /// Draw the selected bone's path over the clip (the motion trail).
     #[arg(long)]
     motion_trail: bool,
@@ -135,10 +122,6 @@ fn check_crowd(a: &ViewArgs) -> Result<(), CliError> {
             "--show (the crowd is the GPU's picture)",
         ),
         (a.compare_with.is_some(), "--compare-with"),
-        (a.skeleton.is_some(), "--skeleton"),
-        (a.hide_unweighted_bones, "--hide-unweighted-bones"),
-        (a.rest_pose, "--rest-pose"),
-        (a.bind_pose, "--bind-pose"),
         (a.motion_trail, "--motion-trail"),
         (a.limits, "--limits"),
         (
@@ -147,7 +130,8 @@ fn check_crowd(a: &ViewArgs) -> Result<(), CliError> {
         ),
         (a.bone.is_some(), "--bone"),
     ];
-    match refused.iter().find(|(on, _)| *on) {
+    let skeleton = a.skeleton.given();
+    match refused.iter().chain(&skeleton).find(|(on, _)| *on) {
         Some((_, flag)) => Err(CliError::Usage(format!("--crowd does not take {flag}"))),
         None => Ok(()),
     }
@@ -187,7 +171,7 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         )));
     }
     check_crowd(&a)?;
-    super::args::check_hide_unweighted_bones(a.hide_unweighted_bones, a.skeleton.is_some())?;
+    a.skeleton.check()?;
     let source =
         ModelSource::from_arg_or(a.model.as_deref(), ModelSource::Builtin(Builtin::Humanoid))?;
     let model = source.load_with(skinview::io::ImportOptions {
@@ -238,10 +222,10 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         no_vsync: a.no_vsync,
         bone: a.bone,
         color_mode: view_colour(a.color)?,
-        skeleton: a.skeleton,
-        hide_unweighted_bones: a.hide_unweighted_bones,
-        rest_pose: a.rest_pose,
-        bind_pose: a.bind_pose,
+        skeleton: a.skeleton.skeleton,
+        hide_unweighted_bones: a.skeleton.hide_unweighted_bones,
+        rest_pose: a.skeleton.rest_pose,
+        bind_pose: a.skeleton.bind_pose,
         motion_trail: a.motion_trail,
         limits: a.limits,
         time_s: a.time,
