@@ -83,6 +83,17 @@ impl Rgba8 {
         })
     }
 
+    /// This image with `rows` more rows of `rgba` under it.
+    pub fn extended_down(mut self, rows: u32, rgba: [u8; 4]) -> Rgba8 {
+        let added = rows as usize * self.width as usize;
+        self.pixels.reserve(added * 4);
+        for _ in 0..added {
+            self.pixels.extend_from_slice(&rgba);
+        }
+        self.height += rows;
+        self
+    }
+
     /// Mean absolute channel difference (0–255 scale) and a difference image (|a-b| × 4).
     pub fn difference(&self, other: &Rgba8) -> Option<(f64, Rgba8)> {
         if (self.width, self.height) != (other.width, other.height) {

@@ -31,7 +31,7 @@ pub const THUMB_SIZE: (u32, u32) = (192, 144);
 /// Size of a finding's frame render (pixels).
 pub const FRAME_SIZE: (u32, u32) = (640, 480);
 
-/// Paints a legend over a picture (the command line's, in its font: the library has none).
+/// Adds a legend under a picture (the command line's strip, in its font: the library has none).
 pub type PaintLegend<'a> = &'a dyn Fn(Rgba8, &Legend) -> std::result::Result<Rgba8, String>;
 
 /// The page's file in DIR.

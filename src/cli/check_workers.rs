@@ -506,7 +506,10 @@ fn enter(out: &mut impl Write, path: &Path, stage: Stage) {
 /// A model's pictures; a panic while drawing is that model's missing pictures.
 fn draw(ctx: &GpuContext, path: &Path, result: &ModelResult, to: &Draw) -> Pictures {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let paint = |image, legend: &_| super::render::annotate_with(image, Some(legend), &[]);
+        let paint = |image: skinview::image::Rgba8, legend: &_| {
+            let total_h = super::annotate::grown_height(legend, &image);
+            super::annotate::annotate_with(image, legend, total_h, &[])
+        };
         skinview::check::html::draw_model(ctx, path, result, (to.row, &to.dir), &paint)
     }))
     .unwrap_or_else(|_| Pictures::none(result, "not drawn: the renderer crashed"))

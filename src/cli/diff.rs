@@ -137,15 +137,17 @@ fn render_worst(
     character.update(time_s, 0.0)?;
     let ctx = super::gpu()?;
     let diagonal = differ.pairing().diagonal;
+    let legend = skinview::view::legend::distance_legend("|A − B| / diagonal");
+    let (width, height) = size;
+    let picture_h = super::annotate::picture_height(Some(&legend), width, height);
     let image = skinview::view::render_distances(
         &ctx,
         &character,
         (&distances, diagonal),
         &skinview::view::ViewOptions::default(),
         None,
-        size,
+        (width, picture_h),
     )?;
-    let legend = skinview::view::legend::distance_legend("|A − B| / diagonal");
     let caption = format!(
         "{} at {time_s:.3} s: largest {:.2e} of the diagonal",
         report
@@ -154,7 +156,7 @@ fn render_worst(
             .map_or("rest pose", |(name, _)| name.as_str()),
         report.worst.as_ref().map_or(0.0, |(_, w)| w.distance_rel)
     );
-    let image = super::render::annotate_with(image, Some(&legend), &[caption])
+    let image = super::annotate::annotate_with(image, &legend, height, &[caption])
         .map_err(|e| CliError::Usage(format!("--render: cannot label the picture: {e}")))?;
     skinview::io::png::write(&image, path)?;
     Ok(())

@@ -4,6 +4,7 @@
 //!
 //! Exit codes: 0 success, 1 a comparison above tolerance, 2 bad input or no adapter.
 
+mod annotate;
 mod args;
 mod bench;
 mod chart;

@@ -16,6 +16,7 @@ use skinview::partition::{MAX_BONES, MIN_BONES};
 use skinview::view::ViewOptions;
 use skinview::view::skeleton::BoneStyle;
 
+use super::annotate;
 use super::args::{ModelArg, SkinArgs, StageArgs, check_gpu_skinning, parse_anim, parse_size};
 use super::choice::choice;
 use super::{CliError, CliResult, gpu};
@@ -163,18 +164,20 @@ pub fn run(a: RenderArgs) -> CliResult {
         true => Some(clip_frame_points(&a, &mut c, anim, time)?),
         false => None,
     };
+    let submeshes = a.color == ColorArg::Submesh;
+    let legend = skinview::view::legend::legend(&c, &options, submeshes);
+    let (width, height) = a.size;
+    let picture_h = annotate::picture_height(legend.as_ref(), width, height);
     let img = skinview::view::render_character_with(
         &ctx,
         &c,
         &options,
         palette,
         frame_points.as_deref(),
-        a.size,
+        (width, picture_h),
     )?;
-    let submeshes = a.color == ColorArg::Submesh;
-    let legend = skinview::view::legend::legend(&c, &options, submeshes);
-    let img = annotate(img, legend.as_ref(), options.split.then_some(skinning))
-        .map_err(CliError::Usage)?;
+    let split = options.split.then(|| skinning.describe());
+    let img = annotate::annotate(img, legend.as_ref(), height, split).map_err(CliError::Usage)?;
     skinview::io::png::write(&img, &a.out)?;
     print_summary(&a, &c, &ctx, palette, skinning, anim, time);
     Ok(ExitCode::SUCCESS)
@@ -411,7 +414,9 @@ fn render_against_file(
         .flatten()
         .flat_map(|o| o.positions.iter().copied())
         .collect();
+    let legend = skinview::view::legend::distance_legend("|A − B| / diagonal");
     let (width, height) = a.size;
+    let picture_h = annotate::picture_height(Some(&legend), width, height);
     let left_w = width.div_ceil(2);
     let render = skinview::view::render_distances;
     let left = render(
@@ -420,7 +425,7 @@ fn render_against_file(
         (&other.distances_a, diagonal),
         options,
         Some(&points),
-        (left_w, height),
+        (left_w, picture_h),
     )?;
     let b = &other.character;
     let b_options = ViewOptions {
@@ -428,7 +433,7 @@ fn render_against_file(
         selected_node: None,
         ..*options
     };
-    let right_size = (width - left_w, height);
+    let right_size = (width - left_w, picture_h);
     let right = render(
         ctx,
         b,
@@ -439,14 +444,14 @@ fn render_against_file(
     )?;
     let image = skinview::image::Rgba8::side_by_side(&left, &right)
         .ok_or_else(|| CliError::Usage("--compare-with: the halves differ in height".into()))?;
-    let legend = skinview::view::legend::distance_legend("|A − B| / diagonal");
     let caption = format!(
         "{} at {time_s:.3} s: largest {:.2e} of the diagonal",
         super::args::describe_anim(&c.scene, anim),
         other.now.max / diagonal
     );
     let names = [format!("A: {}", c.scene.name), format!("B: {label}")];
-    let image = annotate_pair(image, left_w, &names, &caption, &legend).map_err(CliError::Usage)?;
+    let image = annotate::annotate_pair(image, (left_w, height), &names, &caption, &legend)
+        .map_err(CliError::Usage)?;
     skinview::io::png::write(&image, &a.out)?;
     let unmatched = match (stats.a_unmatched, stats.b_unmatched) {
         (0, 0) => String::new(),
@@ -732,168 +737,5 @@ fn print_summary(
             s.max_influences_before,
             s.max_influences_after,
         );
-    }
-}
-
-/// Legend text and labels: light grey on a darkened box, 12 px.
-const LABEL_INK: [u8; 3] = [205, 205, 212];
-const LABEL_PX: f32 = 12.0;
-const ROW_PX: i32 = 16;
-
-/// The picture with its colour legend in the bottom-left corner and, for a split view, each
-/// half's label at its top-left (as the viewer shows them).
-fn annotate(
-    image: skinview::image::Rgba8,
-    legend: Option<&skinview::view::legend::Legend>,
-    split_gpu: Option<Skinning>,
-) -> Result<skinview::image::Rgba8, String> {
-    use super::chart::{Align, Canvas};
-    let mut c = Canvas::over(image)?;
-    if let Some(gpu) = split_gpu {
-        let half = c.image.width as f32 / 2.0;
-        c.text("CPU reference", 8.0, 16.0, LABEL_PX, Align::Left, LABEL_INK);
-        c.text(
-            gpu.describe(),
-            half + 8.0,
-            16.0,
-            LABEL_PX,
-            Align::Left,
-            LABEL_INK,
-        );
-    }
-    if let Some(l) = legend {
-        paint_legend(&mut c, l);
-    }
-    Ok(c.image)
-}
-
-/// A side-by-side picture whose left half is `left_w` pixels wide: each half's name at its
-/// top left, `caption` under the first, the legend in the bottom-left corner.
-fn annotate_pair(
-    image: skinview::image::Rgba8,
-    left_w: u32,
-    names: &[String; 2],
-    caption: &str,
-    legend: &skinview::view::legend::Legend,
-) -> Result<skinview::image::Rgba8, String> {
-    let mut c = super::chart::Canvas::over(image)?;
-    c.label(&names[0], 8.0, 16.0, LABEL_PX, LABEL_INK);
-    c.label(&names[1], left_w as f32 + 8.0, 16.0, LABEL_PX, LABEL_INK);
-    c.label(caption, 8.0, 16.0 + ROW_PX as f32, LABEL_PX, LABEL_INK);
-    paint_legend(&mut c, legend);
-    Ok(c.image)
-}
-
-/// The picture with its colour legend in the bottom-left corner and `captions` at its top
-/// left, one line each.
-pub(super) fn annotate_with(
-    image: skinview::image::Rgba8,
-    legend: Option<&skinview::view::legend::Legend>,
-    captions: &[String],
-) -> Result<skinview::image::Rgba8, String> {
-    use super::chart::{Align, Canvas};
-    let mut c = Canvas::over(image)?;
-    for (i, line) in captions.iter().enumerate() {
-        let y = 16.0 + (i as i32 * ROW_PX) as f32;
-        c.text(line, 8.0, y, LABEL_PX, Align::Left, LABEL_INK);
-    }
-    if let Some(l) = legend {
-        paint_legend(&mut c, l);
-    }
-    Ok(c.image)
-}
-
-/// A legend in the bottom-left corner: the title, then a colour bar with ticks, or swatches.
-fn paint_legend(c: &mut super::chart::Canvas, legend: &skinview::view::legend::Legend) {
-    use super::chart::Align;
-    use skinview::view::legend::{LegendKind, heat, linear_to_srgb8};
-    let srgb = |c: [f32; 3]| c.map(linear_to_srgb8);
-    // Swatches shown: as many as fit a third of the picture's height (title and "+N more"
-    // rows aside; at least three), the rest counted, so a small render keeps its model clear.
-    let fit = ((c.image.height as i32 / 3) / ROW_PX - 2).max(3) as usize;
-    let (swatches, hidden) = match &legend.kind {
-        LegendKind::Ramp(_) => (&[][..], 0),
-        LegendKind::Swatches { entries, more } => {
-            let shown = entries.len().min(fit);
-            (&entries[..shown], more + entries.len() - shown)
-        }
-    };
-    let rows = match &legend.kind {
-        LegendKind::Ramp(_) => 3,
-        LegendKind::Swatches { .. } => swatches.len() as i32 + 1 + i32::from(hidden > 0),
-    };
-    let bar_w = (c.image.width as i32 / 3).clamp(60, 220);
-    let (x0, y0) = (8, c.image.height as i32 - 8 - rows * ROW_PX);
-    // Wide enough for the title and each swatch's label (Hack at 12 px: 7 px a character).
-    let widest_swatch = swatches
-        .iter()
-        .map(|(_, label)| 7 * label.chars().count() as i32 + 40)
-        .max()
-        .unwrap_or(0);
-    let box_w = (bar_w + 24)
-        .max(7 * legend.title.chars().count() as i32 + 12)
-        .max(widest_swatch);
-    // Darken the box behind the legend so it reads on any model.
-    for y in y0 - 4..c.image.height as i32 - 4 {
-        for x in x0 - 4..x0 + box_w {
-            c.blend(x, y, [0, 0, 0], 0.45);
-        }
-    }
-    c.text(
-        &legend.title,
-        x0 as f32,
-        (y0 + 11) as f32,
-        LABEL_PX,
-        Align::Left,
-        LABEL_INK,
-    );
-    let top = y0 + ROW_PX;
-    // Room for the first tick's label, centred on the bar's start.
-    let x0 = x0 + 12;
-    match &legend.kind {
-        LegendKind::Ramp(ticks) => {
-            for x in 0..bar_w {
-                let rgb = srgb(heat((x as f32 + 0.5) / bar_w as f32));
-                c.rect(x0 + x, top, x0 + x + 1, top + 10, rgb);
-            }
-            for (t, label) in ticks {
-                let x = x0 as f32 + t * (bar_w - 1) as f32;
-                c.rect(x as i32, top + 10, x as i32 + 1, top + 13, LABEL_INK);
-                c.text(
-                    label,
-                    x,
-                    (top + 24) as f32,
-                    LABEL_PX - 1.0,
-                    Align::Centre,
-                    LABEL_INK,
-                );
-            }
-        }
-        LegendKind::Swatches { .. } => {
-            let mut y = top;
-            for (rgb, label) in swatches {
-                c.rect(x0, y, x0 + 10, y + 10, srgb(*rgb));
-                c.text(
-                    label,
-                    (x0 + 16) as f32,
-                    (y + 10) as f32,
-                    LABEL_PX,
-                    Align::Left,
-                    LABEL_INK,
-                );
-                y += ROW_PX;
-            }
-            if hidden > 0 {
-                let text = format!("+{hidden} more");
-                c.text(
-                    &text,
-                    x0 as f32,
-                    (y + 10) as f32,
-                    LABEL_PX,
-                    Align::Left,
-                    LABEL_INK,
-                );
-            }
-        }
     }
 }

@@ -601,7 +601,18 @@ pub struct AsyncDrawCapture {
     /// The staging buffers' maps on their way.
     maps: MapsInFlight,
     results: Vec<SkinnedVertices>,
+    /// New staging buffers for every capture (GL): see [`GL_FRESH_STAGING`].
+    fresh_staging: bool,
 }
+
+/// On GL (WebGL2 above all) each capture reads back into staging buffers of its own, deleted
+/// once read. Chromium 156 keeps a shadow copy of every READ-usage buffer written before a
+/// fence, and logs "READ-usage buffer was written, then fenced, but written again before
+/// being read back" each time such a buffer is written again, even when it was read in
+/// between (measured: a 1,024×64 texel read into one buffer, fenced, waited for and read back,
+/// 40 times, warns 39 times, with one buffer or a ring of three; a new buffer each time warns
+/// never, and its `getBufferSubData` takes the same 0.4 ms). Elsewhere the buffers are kept.
+const GL_FRESH_STAGING: wgpu::Backend = wgpu::Backend::Gl;
 
 impl AsyncDrawCapture {
     /// A capture of every draw of `gpu`, its pipelines made for `gpu`'s palette source.
@@ -613,6 +624,7 @@ impl AsyncDrawCapture {
             draws: (0..gpu.draws.len()).collect(),
             maps: MapsInFlight::default(),
             results: vec![SkinnedVertices::default(); gpu.draws.len()],
+            fresh_staging: ctx.info.backend == GL_FRESH_STAGING,
         })
     }
 
@@ -672,6 +684,11 @@ impl AsyncDrawCapture {
                 b.unmap();
             }
             out.tangents = None;
+        }
+        if self.fresh_staging {
+            for (_, pair) in self.capture.staging.drain(..) {
+                pair.iter().for_each(wgpu::Buffer::destroy);
+            }
         }
         Ok(Some(&self.results))
     }

@@ -1288,7 +1288,7 @@ pub fn performance(ui: &mut Ui, state: &ViewerState) {
     ));
     ui.label(format!(
         "GPU submit {:.2} ms · readback {:.2} ms",
-        s.submit_ms, s.readback_ms
+        s.submit_ms, s.readback_smoothed_ms
     ));
     // Only the stages that run for this model, each in its own colour; the legend is a row
     // under the plot, so it never covers a line.

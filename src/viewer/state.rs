@@ -194,8 +194,11 @@ pub struct Stats {
     pub frame_ms: f32,
     /// GPU submit and present time in ms (what the window measures).
     pub submit_ms: f32,
-    /// Readback handling time in ms.
+    /// Readback handling time in ms (the last frame's: the capture's draw and copies when
+    /// one is submitted, reading it back when one lands).
     pub readback_ms: f32,
+    /// [`Stats::readback_ms`] smoothed as [`Stats::frame_ms`] is.
+    pub readback_smoothed_ms: f32,
     /// Frames drawn since the model was opened.
     pub frames: u64,
     /// Clip time advanced per wall-clock time while playing, smoothed (1: real time).
@@ -210,6 +213,7 @@ impl Default for Stats {
             frame_ms: 0.0,
             submit_ms: 0.0,
             readback_ms: 0.0,
+            readback_smoothed_ms: 0.0,
             frames: 0,
             real_time_share: 1.0,
         }
@@ -231,6 +235,12 @@ impl Stats {
             let share = (step_s / wall_s).clamp(0.0, 1.0);
             self.real_time_share = self.real_time_share * 0.8 + share * 0.2;
         }
+    }
+
+    /// A frame's readback handling time, blended into [`Stats::readback_smoothed_ms`].
+    pub fn readback(&mut self, ms: f32) {
+        self.readback_ms = ms;
+        self.readback_smoothed_ms = self.readback_smoothed_ms * 0.9 + ms * 0.1;
     }
 
     /// Blend a frame time into the smoothed figures.

@@ -328,7 +328,7 @@ impl Viewport {
         let t0 = web_time::Instant::now();
         self.poll(ctx, state)?;
         self.submit(ctx, state)?;
-        state.stats.readback_ms = t0.elapsed().as_secs_f32() * 1000.0;
+        state.stats.readback(t0.elapsed().as_secs_f32() * 1000.0);
         let against = match other {
             Some(Err(message)) => {
                 state.stop_comparing();

@@ -303,6 +303,8 @@ impl Page {
             "crowd": crowd,
             "curves": curves,
             "fps": state.stats.fps,
+            "frame_ms": state.stats.frame_ms,
+            "readback_ms": state.stats.readback_smoothed_ms,
             "canvas": [gfx.config.width, gfx.config.height],
             "viewport_px": [gfx.viewport_px.0, gfx.viewport_px.1],
             "error": state.error,

@@ -1385,8 +1385,9 @@ fn render_skeleton_styles_and_clip_framing() {
 }
 
 /// Colour legends in `render` images: the weights ramp (unlit, fully saturated colours no lit
-/// surface has, blue to red) in the bottom-left corner; the split view's halves labelled in
-/// light text.
+/// surface has, blue to red) in a strip of its own under the picture (a full-width separator
+/// row above it, so it never covers the model), the image the size asked for; the split
+/// view's halves labelled in light text.
 #[test]
 fn render_images_carry_their_legend_and_labels() {
     let Some(_) = common::gpu() else { return };
@@ -1408,15 +1409,21 @@ fn render_images_carry_their_legend_and_labels() {
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let img = skinview::io::png::read(&out).unwrap();
+    assert_eq!((img.width, img.height), (w as u32, h as u32));
     let px = |x: usize, y: usize| &img.pixels[(y * w + x) * 4..][..3];
+    // The strip's separator: a row of its colour (`SEPARATOR` in src/cli/annotate.rs) from
+    // edge to edge.
+    let separator = (0..h)
+        .find(|&y| (0..w).all(|x| px(x, y) == [70, 72, 80]))
+        .expect("no separator row above a legend strip");
     // The bar: a row of at least 120 fully saturated, bright pixels (no lit surface is),
-    // blue at its left end and red at its right.
+    // blue at its left end and red at its right, under the separator.
     let vivid = |p: &[u8]| p.iter().max().unwrap() >= &235 && p.iter().min().unwrap() <= &20;
-    let bar = (h - 70..h).find_map(|y| {
+    let bar = (separator + 1..h).find_map(|y| {
         let xs: Vec<usize> = (0..w / 2).filter(|&x| vivid(px(x, y))).collect();
         (xs.len() >= 120).then(|| (y, xs[0], *xs.last().unwrap()))
     });
-    let (y, left, right) = bar.expect("no colour bar in the bottom-left corner");
+    let (y, left, right) = bar.expect("no colour bar in the strip under the picture");
     assert!(
         px(left, y)[2] >= 235 && px(left, y)[0] <= 20,
         "{:?}",

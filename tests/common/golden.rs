@@ -58,7 +58,18 @@ pub fn check_golden(
                 )
             })
         }
-        None => Some(format!("{name}: golden image has another size")),
+        None => {
+            let actual = dir.join(format!("{name}-actual.png"));
+            png::write_tagged(image, &actual, &tag).unwrap();
+            Some(format!(
+                "{name}: golden image is {}×{}, this one {}×{}; see {}",
+                expected.width,
+                expected.height,
+                image.width,
+                image.height,
+                actual.display()
+            ))
+        }
     }
 }
 

@@ -262,8 +262,13 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
         let l = &live["live"];
         let relative = num(l, "relative");
         println!(
-            "{backend} {model}: |GPU - CPU| {} of the diagonal (source {}, palette {})",
-            relative, l["source"], live["palette"]
+            "{backend} {model}: |GPU - CPU| {} of the diagonal (source {}, palette {}); \
+             readback handling {:.1} ms of a {:.1} ms frame",
+            relative,
+            l["source"],
+            live["palette"],
+            num(live, "readback_ms"),
+            num(live, "frame_ms")
         );
         assert!(
             relative.is_finite() && relative <= MAX_RELATIVE_ERROR,

@@ -21,10 +21,11 @@ if (!out) {
 fs.mkdirSync(out, { recursive: true });
 
 const BROWSER = process.env.SKINVIEW_CHROMIUM ?? "/usr/bin/chromium";
-// Chromium's own messages about its software rendering, not the page's: ignored by name.
+// Chromium's own messages about its software rendering, not the page's: ignored by name. (Not
+// "READ-usage buffer was written, then fenced, but written again": the page's readback gives
+// every capture buffers of its own, so that warning counts as the page's.)
 const CHROMIUM_NOISE = [
   /GPU stall due to ReadPixels/,
-  /READ-usage buffer was written, then fenced/,
   /Automatic fallback to software WebGL has been deprecated/,
   /WebGL: too many errors/,
   /GL_CLOSE_PATH_NV/,
