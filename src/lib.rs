@@ -24,6 +24,7 @@ pub mod math;
 pub mod partition;
 pub mod poses;
 pub mod quality;
+pub mod retarget;
 pub mod rig;
 pub mod scene;
 pub mod skeleton;

@@ -57,7 +57,7 @@ fn code(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
-const CORE: [&str; 22] = [
+const CORE: [&str; 23] = [
     "anim",
     "builtin",
     "camera",
@@ -75,6 +75,7 @@ const CORE: [&str; 22] = [
     "partition",
     "poses",
     "quality",
+    "retarget",
     "rig",
     "scene",
     "skeleton",

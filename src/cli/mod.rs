@@ -21,6 +21,7 @@ mod info;
 mod partition;
 mod quality;
 mod render;
+mod retarget;
 #[cfg(feature = "viewer")]
 mod view;
 mod weights;
@@ -176,6 +177,10 @@ enum Command {
     /// skinned vertices are apart over every shared clip, where and when, and which joints'
     /// weights or bind matrices differ. Exit 1 past the tolerance.
     Diff(diff::DiffArgs),
+    /// SOURCE's clips played on TARGET's skeleton (bone map from the names, or --map) and
+    /// written with TARGET's own into a new .glb, with the map's problems and each clip's
+    /// foot sliding and hand/foot reach.
+    Retarget(retarget::RetargetArgs),
     /// Every character under some folders through the asset checks (import, weights, bind
     /// matrices, clip bounds, GPU readback): one line per model, JSON and JUnit reports, in
     /// parallel and in shards. Exit 1 when a model has an error.
@@ -234,6 +239,7 @@ pub fn main() -> ExitCode {
         Command::Compare(a) => compare::run(a),
         Command::Dump(a) => dump::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Retarget(a) => retarget::run(a),
         Command::Check(a) => check::run(a),
         Command::Export(a) => export::run(a),
         Command::Bench(a) => bench::run(a),

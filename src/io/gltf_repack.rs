@@ -161,6 +161,7 @@ fn repack<T>(
         let target = Some(Checked::Valid(json::buffer::Target::ArrayBuffer));
         append_view(&mut bin, &mut root.buffer_views, &data, target);
     }
+    append_animations(&mut root, &mut bin, &imported.scene);
     embed_images(&mut root, &mut bin, files, &file, &mut report)?;
     // The one buffer, keeping the first buffer's name, extensions and extras.
     let first = root.buffers.first().cloned();
@@ -364,6 +365,86 @@ fn append_view(
     });
     bin.extend_from_slice(data);
     json::Index::new(views.len() as u32 - 1)
+}
+
+/// The edited scene's animations past the document's own (clips an edit added: `retarget`),
+/// appended with one sampler per channel, float accessors, node indices as the file's.
+fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
+    use json::accessor::{ComponentType, GenericComponentType, Type};
+    use json::animation::{Interpolation as Gi, Property};
+    let floats = |bin: &mut Vec<u8>, root: &mut json::Root, v: &[f32], ty: Type, minmax: bool| {
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let view = append_view(bin, &mut root.buffer_views, &bytes, None);
+        let comps = match ty {
+            Type::Scalar => 1,
+            Type::Vec3 => 3,
+            _ => 4,
+        };
+        // Key times' bounds (glTF requires them on animation inputs).
+        let bound = |pick: fn(f32, f32) -> f32| {
+            (minmax && !v.is_empty()).then(|| Value::from(vec![v.iter().copied().fold(v[0], pick)]))
+        };
+        root.accessors.push(json::Accessor {
+            buffer_view: Some(view),
+            byte_offset: None,
+            count: USize64((v.len() / comps) as u64),
+            component_type: Checked::Valid(GenericComponentType(ComponentType::F32)),
+            extensions: None,
+            extras: Default::default(),
+            type_: Checked::Valid(ty),
+            min: bound(f32::min),
+            max: bound(f32::max),
+            name: None,
+            normalized: false,
+            sparse: None,
+        });
+        json::Index::<json::Accessor>::new(root.accessors.len() as u32 - 1)
+    };
+    for anim in scene.animations.iter().skip(root.animations.len()) {
+        let mut channels = Vec::with_capacity(anim.channels.len());
+        let mut samplers = Vec::with_capacity(anim.channels.len());
+        for c in &anim.channels {
+            let (ty, path) = match c.path {
+                crate::anim::Path::Rotation => (Type::Vec4, Property::Rotation),
+                crate::anim::Path::Translation => (Type::Vec3, Property::Translation),
+                crate::anim::Path::Scale => (Type::Vec3, Property::Scale),
+                crate::anim::Path::Weights => (Type::Scalar, Property::MorphTargetWeights),
+            };
+            let input = floats(bin, root, &c.sampler.times_s, Type::Scalar, true);
+            let output = floats(bin, root, &c.sampler.values, ty, false);
+            let interpolation = match c.sampler.interpolation {
+                crate::anim::Interpolation::Step => Gi::Step,
+                crate::anim::Interpolation::Linear => Gi::Linear,
+                crate::anim::Interpolation::CubicSpline => Gi::CubicSpline,
+            };
+            samplers.push(json::animation::Sampler {
+                extensions: None,
+                extras: Default::default(),
+                input,
+                interpolation: Checked::Valid(interpolation),
+                output,
+            });
+            let node = scene.nodes.get(c.node).map_or(0, |n| n.source_index);
+            channels.push(json::animation::Channel {
+                sampler: json::Index::new(samplers.len() as u32 - 1),
+                target: json::animation::Target {
+                    extensions: None,
+                    extras: Default::default(),
+                    node: json::Index::new(node as u32),
+                    path: Checked::Valid(path),
+                },
+                extensions: None,
+                extras: Default::default(),
+            });
+        }
+        root.animations.push(json::Animation {
+            extensions: None,
+            extras: Default::default(),
+            channels,
+            name: anim.name.clone(),
+            samplers,
+        });
+    }
 }
 
 /// The input's JSON as written (the JSON chunk of a GLB).
@@ -727,6 +808,24 @@ fn is_default(key: &str, v: &Value) -> bool {
 /// Compare the re-imported output with the input scene: positions bit-exact, joints exact
 /// where the weight is non-zero, the same nodes, skins and animations. Returns the largest
 /// weight change.
+/// Rotation keys are normalised on import, which moves an already unit f32 quaternion by an
+/// ulp or so: they match within this; every other key exactly.
+const ROTATION_KEY_ROUNDING: f32 = 1e-6;
+
+/// Whether two samplers' keys read the same (see [`ROTATION_KEY_ROUNDING`]).
+fn same_values(a: &crate::anim::Sampler, b: &crate::anim::Sampler) -> bool {
+    match a.is_rotation {
+        false => a.values == b.values,
+        true => {
+            a.values.len() == b.values.len()
+                && a.values
+                    .iter()
+                    .zip(&b.values)
+                    .all(|(x, y)| (x - y).abs() <= ROTATION_KEY_ROUNDING)
+        }
+    }
+}
+
 fn check_same(file: &str, input: &Scene, output: &Scene) -> Result<f32> {
     let internal = |what: String| {
         Error::invalid(
@@ -741,6 +840,26 @@ fn check_same(file: &str, input: &Scene, output: &Scene) -> Result<f32> {
         || input.meshes.len() != output.meshes.len()
     {
         return Err(internal("object counts differ".into()));
+    }
+    for (ai, (a, b)) in input.animations.iter().zip(&output.animations).enumerate() {
+        if a.channels.len() != b.channels.len() {
+            return Err(internal(format!("animations[{ai}] channel count")));
+        }
+        for (ci, (x, y)) in a.channels.iter().zip(&b.channels).enumerate() {
+            let (u, v) = (&x.sampler, &y.sampler);
+            let what = if (x.node, x.path) != (y.node, y.path) {
+                "target"
+            } else if u.interpolation != v.interpolation {
+                "interpolation"
+            } else if u.times_s != v.times_s {
+                "key times"
+            } else if !same_values(u, v) {
+                "key values"
+            } else {
+                continue;
+            };
+            return Err(internal(format!("animations[{ai}].channels[{ci}] {what}")));
+        }
     }
     let mut max_change = 0.0f32;
     for (mi, (a, b)) in input.meshes.iter().zip(&output.meshes).enumerate() {

@@ -8,4 +8,5 @@ mod check;
 mod cli;
 mod diff;
 mod gpu_report;
+mod retarget;
 mod validator_suite;

@@ -45,6 +45,8 @@ pub mod validator;
 
 /// Golden-image comparison (renders and `render` images with legends).
 pub mod golden;
+/// Characters for the retargeting tests (made from the built-in humanoid).
+pub mod retarget;
 /// Deterministic generated rigs (seeded skeleton, tube skin, morph targets, animations).
 pub mod rigs;
 /// The seeded pseudo-random generators (one file, shared with the benches and the example).

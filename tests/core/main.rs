@@ -19,6 +19,7 @@ mod palette;
 mod partition;
 mod poses;
 mod quality;
+mod retarget;
 mod rig;
 mod simd;
 mod skin_modes;
