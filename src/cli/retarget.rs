@@ -309,8 +309,11 @@ fn print_clip(
         made.transferred, made.sampled, made.samples
     );
     for e in &readouts.effectors {
-        let sliding = match (e.target_sliding_m, e.source_sliding_m) {
-            (Some(t), Some(s)) => format!("; sliding in contact {t:.3} m (source {s:.3} m)"),
+        let sliding = match (e.contact_samples, e.target_sliding_m, e.source_sliding_m) {
+            (Some(0), ..) => "; never planted".to_string(),
+            (Some(_), Some(t), Some(s)) => {
+                format!("; sliding in contact {t:.3} m (source {s:.3} m)")
+            }
             _ => String::new(),
         };
         println!(

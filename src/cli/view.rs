@@ -80,6 +80,16 @@ pub struct ViewArgs {
     /// `skinview diff` measures it.
     #[arg(long, value_name = "FILE")]
     compare_with: Option<String>,
+    /// Play another character's clips on the model, retargeted (a path or `builtin:` name):
+    /// its clips added as "CLIP from FILE", the Motion panel showing the bone map, its
+    /// problems and each clip's foot sliding and hand/foot reach, as `skinview retarget`
+    /// writes them.
+    #[arg(long, value_name = "FILE")]
+    motion: Option<String>,
+    /// The bone map for --motion (TOML, as `skinview retarget --save-map` writes); default:
+    /// made from the names.
+    #[arg(long, value_name = "FILE", requires = "motion")]
+    map: Option<std::path::PathBuf>,
     /// Follow buffer and image URIs that lead outside the model's folder (absolute paths,
     /// `..`, symlinks, hidden files). Off by default: a model file cannot make skinview read
     /// other files.
@@ -122,6 +132,7 @@ fn check_crowd(a: &ViewArgs) -> Result<(), CliError> {
             "--show (the crowd is the GPU's picture)",
         ),
         (a.compare_with.is_some(), "--compare-with"),
+        (a.motion.is_some(), "--motion"),
         (a.motion_trail, "--motion-trail"),
         (a.limits, "--limits"),
         (
@@ -234,6 +245,8 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         crowd: a.crowd,
         curves: a.curves,
         anim,
+        motion: a.motion.clone(),
+        motion_map: a.map.clone(),
     };
     let report = run(model, options)?;
     let m = report.mean_ms;

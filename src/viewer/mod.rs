@@ -19,6 +19,7 @@ pub mod crowd;
 pub mod curves;
 pub mod framing;
 pub mod keys;
+pub mod motion;
 pub mod page;
 pub mod panels;
 pub mod playback;
@@ -98,6 +99,10 @@ pub struct ViewerOptions {
     pub curves: bool,
     /// Start on this clip (`Some(None)`: the rest pose); `None`: the first clip.
     pub anim: Option<Option<usize>>,
+    /// Play another character's clips on the model (a path or `builtin:` name), retargeted.
+    pub motion: Option<String>,
+    /// The bone map for `motion` (TOML; default: made from the names).
+    pub motion_map: Option<PathBuf>,
 }
 
 impl Default for ViewerOptions {
@@ -125,6 +130,8 @@ impl Default for ViewerOptions {
             crowd: None,
             curves: false,
             anim: None,
+            motion: None,
+            motion_map: None,
         }
     }
 }
@@ -181,6 +188,16 @@ pub fn start_state(model: Model, options: &ViewerOptions) -> Result<ViewerState>
     if options.split != state.setup.split {
         state.setup.split = options.split;
         state.rebuild()?;
+    }
+    // The motion's clips first: the start clip and time may be among them.
+    if let Some(source) = &options.motion {
+        let scene = crate::io::ModelSource::parse(source)?.load()?.scene;
+        state.use_motion(source, scene)?;
+        #[cfg(not(target_arch = "wasm32"))]
+        if let (Some(path), Some(m)) = (&options.motion_map, &mut state.motion) {
+            m.map_path = path.display().to_string();
+            state.load_motion_map()?;
+        }
     }
     if let Some(anim) = options.anim {
         state.set_anim(anim);
@@ -790,6 +807,11 @@ fn layout(
             ui.separator();
             panels::animation(ui, state);
             ui.separator();
+            if state.motion.is_some() {
+                ui.heading("Motion");
+                motion::panel(ui, state);
+                ui.separator();
+            }
             panels::layers(ui, state);
             ui.separator();
             panels::hierarchy(ui, state);

@@ -107,13 +107,22 @@ pub fn drop_prompt(ctx: &egui::Context, state: &mut ViewerState) {
                 None => "beside the model, coloured by the distance between the two",
                 Some(_) => "its curves over the model's (its vertices cannot be compared here)",
             });
-            state.prompt_buttons_at =
-                Some([open.rect.center().into(), compare.rect.center().into()]);
-            if open.clicked() {
-                choice = Some(true);
-            }
-            if compare.clicked() {
-                choice = Some(false);
+            let motion = ui
+                .button("Play its motion here")
+                .on_hover_text("its clips retargeted onto the model (the Motion panel)");
+            state.prompt_buttons_at = Some([
+                open.rect.center().into(),
+                compare.rect.center().into(),
+                motion.rect.center().into(),
+            ]);
+            for (button, c) in [
+                (open, DropChoice::Open),
+                (compare, DropChoice::Compare),
+                (motion, DropChoice::Motion),
+            ] {
+                if button.clicked() {
+                    choice = Some(c);
+                }
             }
             if ui.button("Cancel").clicked() {
                 state.dropped = None;
@@ -131,28 +140,49 @@ pub fn drop_prompt(ctx: &egui::Context, state: &mut ViewerState) {
         None => return,
         Some(c) => c,
     };
-    match (state.dropped.take(), state.dropped_model.take()) {
-        (Some(path), _) if choice => {
-            if state.open(&path).is_ok() {
-                state.open_path = path;
-            }
-        }
+    // A desktop path compared is read by the comparison; any other is read now.
+    if let (DropChoice::Compare, Some(path)) = (choice, &state.dropped) {
+        let path = path.clone();
+        state.dropped = None;
+        state.compare_path.clone_from(&path);
+        let _ = state.compare_with(&path);
+        return;
+    }
+    let (label, loaded) = match (state.dropped.take(), state.dropped_model.take()) {
         (Some(path), _) => {
-            state.compare_path.clone_from(&path);
-            let _ = state.compare_with(&path);
+            let loaded = crate::io::ModelSource::parse(&path).and_then(|s| s.load());
+            (path, loaded)
         }
-        (None, Some((label, model))) if choice => {
-            if state.open_loaded(Ok(model), &label).is_ok() {
+        (None, Some((label, model))) => (label, Ok(model)),
+        (None, None) => return,
+    };
+    match (choice, loaded) {
+        (DropChoice::Open, loaded) => {
+            if state.open_loaded(loaded, &label).is_ok() {
                 state.open_path = label;
             }
         }
-        (None, Some((label, model))) => {
+        (DropChoice::Compare, Ok(model)) => {
             let file = super::curves::CurvesFile::new(&label, model.scene, &state.character.scene);
             state.curves_file = Some(file);
             state.curves.open = true;
         }
-        (None, None) => {}
+        (DropChoice::Motion, Ok(model)) if model.scene.animations.is_empty() => {
+            state.error = Some(format!("{label}: no animation to play on the model"));
+        }
+        (DropChoice::Motion, Ok(model)) => {
+            let _ = state.use_motion(&label, model.scene);
+        }
+        (_, Err(e)) => state.error = Some(format!("{label}: {e}")),
     }
+}
+
+/// What a dropped file is for.
+#[derive(Clone, Copy)]
+enum DropChoice {
+    Open,
+    Compare,
+    Motion,
 }
 
 /// "Compare with…": a second file of the same character, side by side with the model and

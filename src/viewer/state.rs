@@ -301,9 +301,9 @@ pub struct ViewerState {
     pub dropped: Option<String>,
     /// A model dropped on the web page (read there), waiting for the same choice.
     pub dropped_model: Option<(String, crate::io::Model)>,
-    /// Where the drop prompt's "Open it" and "Compare with it" buttons are (points; the page's
-    /// report gives them to scripts).
-    pub prompt_buttons_at: Option<[[f32; 2]; 2]>,
+    /// Where the drop prompt's "Open it", "Compare with it" and "Play its motion here" buttons
+    /// are (points; the page's report gives them to scripts).
+    pub prompt_buttons_at: Option<[[f32; 2]; 3]>,
     /// The web page: the URL field's centre in points (the page's report gives it to scripts).
     pub url_field_at: Option<[f32; 2]>,
     /// Timings.
@@ -368,6 +368,8 @@ pub struct ViewerState {
     pub poses: Option<crate::poses::ReferencePoses>,
     /// The IK panel's end-bone filter.
     pub ik_bone_filter: String,
+    /// Another character's motion played on the model (the Motion panel).
+    pub motion: Option<super::motion::MotionSource>,
 }
 
 impl ViewerState {
@@ -435,6 +437,7 @@ impl ViewerState {
             show_limits: false,
             poses: None,
             ik_bone_filter: String::new(),
+            motion: None,
         };
         state.after_rebuild(true)?;
         Ok(state)
@@ -829,7 +832,7 @@ impl ViewerState {
         self.playback.duration_s(&self.character, self.stage())
     }
 
-    fn update_key_times(&mut self) {
+    pub(super) fn update_key_times(&mut self) {
         self.key_times = self.key_times_of(None);
     }
 

@@ -889,6 +889,7 @@ fn add_extras(g: &mut crate::gpu::OverlayGeometry, state: &mut ViewerState) {
             .path(&state.character.scene, state.generation, node, anim);
         super::trail::draw(path, size * 0.25, g);
     }
+    super::motion::draw_source(state, g);
     if let Some(t) = state.ik_target() {
         let yellow = [1.0, 0.85, 0.1, 1.0];
         for axis in [Vec3::X, Vec3::Y, Vec3::Z] {

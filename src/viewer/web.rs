@@ -187,6 +187,15 @@ impl Page {
                 state.error = Some(format!("screenshot: {e}"));
             }
         }
+        if let Some(text) = state.motion.as_mut().and_then(|m| m.download.take()) {
+            let parts = js_sys::Array::of1(&text.into());
+            let result = web_sys::Blob::new_with_str_sequence(&parts)
+                .map_err(|e| js_error("map blob", e))
+                .and_then(|blob| download_blob(&blob, "bone-map.toml"));
+            if let Err(e) = result {
+                state.error = Some(format!("bone map: {e}"));
+            }
+        }
         let mut changed = false;
         if let Some(e) = &state.error
             && self.errors.last() != Some(e)
@@ -313,6 +322,12 @@ impl Page {
             "url_field": state.url_field_at,
             "prompt": state.prompt_buttons_at.filter(|_| state.dropped_model.is_some()),
             "curves_file": state.curves_file.as_ref().map(|f| f.label.clone()),
+            "motion": state.motion.as_ref().map(|m| serde_json::json!({
+                "label": m.label,
+                "clips": m.clips.len(),
+                "mapped": m.map.pairs().count(),
+                "download_at": m.download_at,
+            })),
             "open_path": state.open_path,
         });
         element.set_text_content(Some(&report.to_string()));

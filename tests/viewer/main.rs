@@ -8,6 +8,7 @@ mod common;
 mod curves_panel;
 mod ik_panel;
 mod limits_overlay;
+mod motion_panel;
 mod newcomer;
 mod page;
 mod ui_image;

@@ -123,6 +123,16 @@ fn web_page_runs_compares_and_downloads_on_webgpu_and_webgl2() {
     // The bad file the page is given; the command line reads it too, for its error text.
     let broken = out.join("broken.glb");
     std::fs::write(&broken, b"glTF\x02\x00\x00\x00this is not a model").unwrap();
+    // A file whose clips the page plays on its humanoid ("Play its motion here").
+    let humanoid = skinview::io::ModelSource::Builtin(skinview::builtin::Builtin::Humanoid)
+        .load()
+        .unwrap();
+    skinview::io::gltf_export::write_glb(
+        &humanoid.scene,
+        &Default::default(),
+        &out.join("humanoid.glb"),
+    )
+    .unwrap();
     let cli = Command::new(env!("CARGO_BIN_EXE_skinview"))
         .arg("info")
         .arg(&broken)
@@ -208,6 +218,34 @@ fn check_page_frame(backend: &str, b: &Value) {
     );
 }
 
+/// A file's motion played on the humanoid: its three clips, all 18 joints mapped; its map
+/// downloaded from the Motion panel.
+fn check_motion(backend: &str, b: &Value) {
+    // A file's motion played on the humanoid: its three clips, all 18 joints mapped.
+    // (The broken file's error is still listed: the page keeps its errors.)
+    let m = &b["motion"];
+    assert!(
+        m["fatal"].is_null() && m["timed_out"].is_null(),
+        "{backend}: {m}"
+    );
+    assert_eq!(m["motion"]["clips"], 3, "{backend}: {m}");
+    assert_eq!(m["motion"]["mapped"], 18, "{backend}: {m}");
+    // Its map, downloaded from the Motion panel: the TOML `skinview retarget --map` reads, one
+    // line a joint.
+    let d = &b["map_download"];
+    assert_eq!(d["suggested"], "bone-map.toml", "{backend}: {d}");
+    let text = d["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("[bones]") && text.contains("\"l_hand\" = \"l_hand\""),
+        "{backend}: {text}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.contains("\" = \"")).count(),
+        18,
+        "{backend}: {text}"
+    );
+}
+
 fn check_backend(backend: &str, b: &Value, out: &Path) {
     check_page_frame(backend, b);
     let what = |s: &str| format!("{backend}: {s}");
@@ -217,6 +255,7 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
         serde_json::json!([]),
         "{backend}: the page logged"
     );
+    check_motion(backend, b);
     // The humanoid loads, draws and animates.
     let h = &b["humanoid"];
     clean(&what("humanoid"), h);

@@ -118,8 +118,31 @@ async function drop(page, files) {
   await page.dispatchEvent("#skinview", "drop", { dataTransfer: transfer });
 }
 
-/// A file dropped while a model is open asks what to do: click its "Open it" (0) or "Compare
-/// with it" (1) button where the report puts it.
+/// Scroll the left panel until the Motion panel's "download map" button shows, click it and
+/// return the downloaded file's text (or what went wrong).
+async function downloadMap(page, out) {
+  const box = await page.locator("#skinview").boundingBox();
+  for (let attempt = 0; attempt < 30; attempt++) {
+    const r = await report(page);
+    const at = r?.motion?.download_at;
+    if (at) {
+      const [d] = await Promise.all([
+        page.waitForEvent("download", { timeout: 15000 }),
+        page.mouse.click(box.x + at[0], box.y + at[1]),
+      ]);
+      const file = path.join(out, "bone-map.toml");
+      await d.saveAs(file);
+      return { text: fs.readFileSync(file, "utf8"), suggested: d.suggestedFilename() };
+    }
+    await page.mouse.move(box.x + 80, box.y + 300);
+    await page.mouse.wheel(0, 150);
+    await page.waitForTimeout(600);
+  }
+  return { missing: "the download map button never showed" };
+}
+
+/// A file dropped while a model is open asks what to do: click its "Open it" (0), "Compare
+/// with it" (1) or "Play its motion here" (2) button where the report puts it.
 async function answerDrop(page, which) {
   const box = await page.locator("#skinview").boundingBox();
   // The prompt settles over its first frames (slow ones on WebGL2): press where the last
@@ -209,6 +232,13 @@ for (const backend of ["webgpu", "webgl2"]) {
     // A broken file dropped on the canvas: its error, and the humanoid stays.
     await drop(page, [["broken.glb", fs.readFileSync(path.join(out, "broken.glb"))]]);
     b.broken = await until(page, (r) => (r.error ?? "").includes("broken.glb"), 20000);
+    // The humanoid's clips from a file (OUT/humanoid.glb), played on it through the
+    // retargeting: "Play its motion here".
+    await drop(page, [["humanoid.glb", fs.readFileSync(path.join(out, "humanoid.glb"))]]);
+    await answerDrop(page, 2);
+    b.motion = await until(page, (r) => r.motion && r.motion.clips === 3 && r.frames >= 1, 30000);
+    // Its bone map downloaded from the Motion panel (scrolled to its button).
+    b.map_download = await downloadMap(page, out);
     // A .gltf with its .bin and texture dropped together.
     await drop(page, cesiumInThreeFiles());
     await answerDrop(page, 0);
