@@ -54,6 +54,10 @@ pub struct RetargetArgs {
     /// Play the clips in place: take the hips' travel over each clip away.
     #[arg(long)]
     in_place: bool,
+    /// Hold each foot where it is planted (within 2 cm of its lowest, slower than 0.1 m/s on
+    /// the source), turning the leg with CCD IK; the legs' channels are then sampled.
+    #[arg(long)]
+    foot_lock: bool,
     /// Follow buffer and image URIs outside the models' folders.
     #[arg(long)]
     allow_external_uris: bool,
@@ -159,6 +163,7 @@ pub fn run(a: RetargetArgs) -> CliResult {
         reference: a.reference,
         translations: !a.rotation_only,
         root_motion: !a.in_place,
+        foot_lock: a.foot_lock,
     };
     let issues = map.issues(&source.scene, &target.scene);
     let setup = RetargetSetup::new(&source.scene, &target.scene, map, options)?;

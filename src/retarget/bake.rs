@@ -68,11 +68,16 @@ pub fn retarget_clip(
     let mut channels = Vec::new();
     let mut to_sample: Vec<(usize, Path)> = Vec::new();
     let hips = setup.hips.map(|h| h.0);
+    // Legs turned by the foot lock are sampled (their IK is per frame).
+    let locked = match setup.options.foot_lock {
+        true => super::foot_lock::locked_nodes(target, setup),
+        false => Vec::new(),
+    };
     for (t, s) in setup.map.pairs() {
         let still = still_parents(source, target, setup, (t, s), &animated);
         let parent_turn = parent_turn(setup, target, (t, s), still, (&rest_source, &rest_target));
         let source_channel = |path| anim.channels.iter().find(|c| c.node == s && c.path == path);
-        match parent_turn {
+        match parent_turn.filter(|_| !locked.contains(&t)) {
             Some(a) => {
                 let b = setup.turn(Some(t), Some(s));
                 let rest = source.nodes[s].rest.rotation;

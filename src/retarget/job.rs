@@ -68,6 +68,8 @@ pub struct RetargetOptions {
     pub translations: bool,
     /// Keep the hips' horizontal travel over the clip (else the clip plays in place).
     pub root_motion: bool,
+    /// Hold each foot where it was planted ([`super::foot_lock`]).
+    pub foot_lock: bool,
 }
 
 impl Default for RetargetOptions {
@@ -76,6 +78,7 @@ impl Default for RetargetOptions {
             reference: Reference::Bind,
             translations: true,
             root_motion: true,
+            foot_lock: false,
         }
     }
 }

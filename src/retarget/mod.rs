@@ -6,6 +6,7 @@
 //! [`RetargetPlayer`] plays a clip through it frame by frame (the preview); [`retarget_clip`] writes a whole clip for the target (the `retarget` command).
 
 mod bake;
+pub mod foot_lock;
 mod job;
 pub mod map;
 pub mod names;

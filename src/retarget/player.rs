@@ -65,6 +65,9 @@ pub struct RetargetPlayer<'a> {
     setup: &'a RetargetSetup,
     clip: usize,
     travel: Travel,
+    /// Each locked foot's plants (none unless the options lock the feet).
+    plants: Vec<super::foot_lock::FootPlants>,
+    lock: super::foot_lock::LockScratch,
     /// The source at the time played.
     pub frame: FrameState,
     /// The target's retargeted pose.
@@ -74,8 +77,22 @@ pub struct RetargetPlayer<'a> {
 }
 
 impl<'a> RetargetPlayer<'a> {
-    /// A player of `source`'s clip `clip` on `target` through `setup`.
+    /// A player of `source`'s clip `clip` on `target` through `setup` (its feet locked where
+    /// the options say so: [`super::foot_lock`]).
     pub fn new(
+        source: &'a Scene,
+        target: &'a Scene,
+        setup: &'a RetargetSetup,
+        clip: usize,
+    ) -> Result<RetargetPlayer<'a>> {
+        let mut player = RetargetPlayer::unlocked(source, target, setup, clip)?;
+        if setup.options.foot_lock {
+            player.plants = player.find_plants()?;
+        }
+        Ok(player)
+    }
+
+    fn unlocked(
         source: &'a Scene,
         target: &'a Scene,
         setup: &'a RetargetSetup,
@@ -83,6 +100,8 @@ impl<'a> RetargetPlayer<'a> {
     ) -> Result<RetargetPlayer<'a>> {
         Ok(RetargetPlayer {
             travel: Travel::of(source, setup, clip)?,
+            plants: Vec::new(),
+            lock: super::foot_lock::LockScratch::default(),
             frame: FrameState::new(source),
             pose: Pose::rest(target),
             model: Vec::with_capacity(target.nodes.len()),
@@ -91,6 +110,54 @@ impl<'a> RetargetPlayer<'a> {
             setup,
             clip,
         })
+    }
+
+    /// The plants of each mapped foot over the clip, each held where the plain retarget puts
+    /// the foot at its start.
+    fn find_plants(&mut self) -> Result<Vec<super::foot_lock::FootPlants>> {
+        use super::foot_lock::{FootPlants, feet, plants};
+        let feet = feet(self.target, self.setup);
+        let duration = self
+            .source
+            .animations
+            .get(self.clip)
+            .map_or(0.0, Animation::duration_s);
+        let n = ((duration * super::READOUT_RATE_HZ).ceil() as usize + 1).min(super::MAX_SAMPLES);
+        let at = |k: usize| {
+            if n > 1 {
+                duration * k as f32 / (n - 1) as f32
+            } else {
+                0.0
+            }
+        };
+        let ratio = self.setup.height_ratio;
+        let mut tracks: Vec<Vec<Vec3>> = feet.iter().map(|_| Vec::with_capacity(n)).collect();
+        for k in 0..n {
+            self.frame.evaluate(self.source, Some(self.clip), at(k))?;
+            for (&t, track) in feet.iter().zip(&mut tracks) {
+                let s = self.setup.map.source_of[t].unwrap_or(t);
+                track.push(ratio * self.frame.model_from_node[s].w_axis.truncate());
+            }
+        }
+        let dt = if n > 1 {
+            duration / (n - 1) as f32
+        } else {
+            0.0
+        };
+        let mut out = Vec::with_capacity(feet.len());
+        for (&foot, track) in feet.iter().zip(&tracks) {
+            let mut held = FootPlants {
+                foot,
+                plants: Vec::new(),
+            };
+            for (a, b) in plants(track, dt, ratio) {
+                self.play(at(a))?;
+                held.plants
+                    .push((at(a), at(b), self.model[foot].w_axis.truncate()));
+            }
+            out.push(held);
+        }
+        Ok(out)
     }
 
     /// Play the source at `time_s` and retarget it.
@@ -106,6 +173,22 @@ impl<'a> RetargetPlayer<'a> {
             target_pose: &mut self.pose,
             target_model: &mut self.model,
         }
-        .run()
+        .run()?;
+        let held = super::foot_lock::hold_feet(
+            self.target,
+            &self.plants,
+            time_s,
+            (&mut self.pose, &self.model),
+            &mut self.lock,
+        )?;
+        if held {
+            crate::skeleton::LocalToModelJob {
+                scene: self.target,
+                pose: &self.pose,
+                model_from_node: &mut self.model,
+            }
+            .run()?;
+        }
+        Ok(())
     }
 }

@@ -147,7 +147,7 @@ pub fn clip_readouts(
 }
 
 /// Per sample, whether the foot at `track` is planted (thresholds scaled by `ratio`).
-fn contact(track: &[Vec3], dt: f32, ratio: f32) -> Vec<bool> {
+pub(super) fn contact(track: &[Vec3], dt: f32, ratio: f32) -> Vec<bool> {
     let lowest = track.iter().map(|p| p.y).fold(f32::INFINITY, f32::min);
     (0..track.len())
         .map(|k| {

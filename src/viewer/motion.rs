@@ -284,6 +284,8 @@ pub fn panel(ui: &mut egui::Ui, state: &mut ViewerState) {
         ui.checkbox(&mut in_place, "in place")
             .on_hover_text("take the hips' travel over the clip away");
         options.root_motion = !in_place;
+        ui.checkbox(&mut options.foot_lock, "lock feet")
+            .on_hover_text("hold each foot where the source plants it, turning the leg with CCD IK");
     });
     if let Some(m) = &mut state.motion {
         ui.checkbox(&mut m.show_source, "source skeleton")

@@ -1,8 +1,8 @@
 //! `skinview retarget` end to end: the built-in humanoid's clips onto a renamed, re-bound,
 //! larger character written by the test; the output keeps the target's clips, adds the new
 //! ones (a colliding name gets a suffix), imports back with them and passes the Khronos
-//! glTF-Validator; the map it saves gives the same file when given back; refusals name what
-//! is wrong.
+//! glTF-Validator (so does the throw written with its feet locked); the map it saves gives
+//! the same file when given back; refusals name what is wrong.
 #![allow(clippy::unwrap_used, clippy::print_stdout)] // test code: panics and prints are its report
 
 use std::path::{Path, PathBuf};
@@ -99,8 +99,23 @@ fn the_humanoid_onto_a_renamed_larger_character() {
     );
     let feet = &report["clips"][0]["readouts"]["effectors"];
     assert_eq!(feet.as_array().unwrap().len(), 4, "{report}");
-    let v = validator::validate(std::slice::from_ref(&out));
-    assert_eq!(v[0].errors, 0, "{:?}", v[0].messages);
+    // The throw alone with its feet locked (the legs sampled).
+    let locked = dir.join("locked.glb");
+    let o = run(&[
+        "builtin:humanoid".as_ref(),
+        target.as_os_str(),
+        "--out".as_ref(),
+        locked.as_os_str(),
+        "--clips".as_ref(),
+        "throw".as_ref(),
+        "--foot-lock".as_ref(),
+    ]);
+    let text = output_text(&o);
+    assert!(o.status.success() && text.contains("sampled"), "{text}");
+    let v = validator::validate(&[out.clone(), locked]);
+    for r in &v {
+        assert_eq!(r.errors, 0, "{}: {:?}", r.file.display(), r.messages);
+    }
     // The saved map given back makes the same file.
     let again = dir.join("again.glb");
     let o = run(&[
@@ -180,4 +195,38 @@ fn refusals_name_what_is_wrong() {
         !o.status.success() && text.contains("bad.toml") && text.contains("LeftWing"),
         "{text}"
     );
+}
+
+/// CesiumMan's clip retargeted onto CesiumMan without clips: `skinview diff` pairs the one
+/// clip with the original's and finds every vertex where the original puts it (within 1e-5 of
+/// the diagonal, `--tolerance`).
+#[test]
+fn a_model_onto_itself_passes_diff() {
+    let dir = scratch();
+    let original = crate::common::model("CesiumMan");
+    let mut bare = skinview::io::gltf_import::import_file(&original).unwrap();
+    bare.animations.clear();
+    let target = dir.join("cesium-bare.glb");
+    write_glb(&bare, &ExportOptions::default(), &target).unwrap();
+    let out = dir.join("cesium-again.glb");
+    let o = run(&[
+        original.as_os_str(),
+        target.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", output_text(&o));
+    let diff = Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .args([
+            "diff".as_ref(),
+            original.as_os_str(),
+            out.as_os_str(),
+            "--tolerance".as_ref(),
+            "1e-5".as_ref(),
+        ])
+        .output()
+        .unwrap();
+    let text = output_text(&diff);
+    assert!(diff.status.success() && text.contains("PASS"), "{text}");
+    assert!(!text.contains("clip only in"), "the clips pair: {text}");
 }

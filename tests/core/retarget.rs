@@ -50,7 +50,6 @@ fn largest_gap(a: &[Vec3], b: &[Vec3]) -> f32 {
 /// built-in walk has no stance phase of its own: in place, no foot is ever slower than
 /// 0.1 m/s).
 fn with_root_motion(mut scene: Scene, clip: usize) -> Scene {
-    use skinview::anim::{Channel, Interpolation, Path as P, Sampler};
     let foot = node(&scene, "l_foot");
     let duration = scene.animations[clip].duration_s();
     let mut frame = FrameState::new(&scene);
@@ -78,20 +77,7 @@ fn with_root_motion(mut scene: Scene, clip: usize) -> Scene {
             (frame.pose.locals[pelvis].translation - v * t).to_array()
         })
         .collect();
-    let anim = &mut scene.animations[clip];
-    anim.channels
-        .retain(|c| !(c.node == pelvis && c.path == P::Translation));
-    anim.channels.push(Channel {
-        node: pelvis,
-        path: P::Translation,
-        sampler: Sampler {
-            interpolation: Interpolation::Linear,
-            times_s: times,
-            values,
-            components: 3,
-            is_rotation: false,
-        },
-    });
+    set_pelvis_translation(&mut scene, clip, times, values);
     scene
 }
 
@@ -462,4 +448,96 @@ fn the_retarget_job_rules() {
     let mut bad = BoneMap::identity(&scene);
     bad.source_of.push(Some(0));
     assert!(RetargetSetup::new(&scene, &other, bad, RetargetOptions::default()).is_err());
+}
+
+/// `scene`'s clip `clip` with the pelvis swaying 1.5 cm side to side once over the clip (the
+/// feet, without IK, sway with it: planted by the contact rule, 2 cm of sliding or more).
+fn with_sway(mut scene: Scene, clip: usize) -> Scene {
+    let pelvis = node(&scene, "pelvis");
+    let rest = scene.nodes[pelvis].rest.translation;
+    let duration = scene.animations[clip].duration_s();
+    let times: Vec<f32> = (0..=60).map(|k| duration * k as f32 / 60.0).collect();
+    let values = times
+        .iter()
+        .flat_map(|t| {
+            let x = 0.015 * (std::f32::consts::TAU * t / duration).sin();
+            (rest + Vec3::X * x).to_array()
+        })
+        .collect();
+    set_pelvis_translation(&mut scene, clip, times, values);
+    scene
+}
+
+/// Foot locking: the throw given a pelvis sway slides the planted feet of the plain retarget
+/// (as the source's own do, scaled); locked, each foot stays within 2 mm of where it was
+/// planted, in the readouts and in the written clip (its legs sampled), the source's sliding
+/// unchanged.
+#[test]
+fn locked_feet_stay_where_they_are_planted() {
+    let throw = humanoid().find_animation("throw").unwrap();
+    let source = with_sway(humanoid(), throw);
+    let target = mixamo(rebind(turn_rest(humanoid(), &ARMS, A_POSE_RAD)), 1.15);
+    let sliding = |foot_lock: bool| {
+        let options = RetargetOptions {
+            foot_lock,
+            ..RetargetOptions::default()
+        };
+        let map = BoneMap::auto(&source, &target);
+        let setup = RetargetSetup::new(&source, &target, map, options).unwrap();
+        let r = clip_readouts(&source, &target, &setup, throw).unwrap();
+        let left = r
+            .effectors
+            .iter()
+            .find(|e| e.bone == "leftFoot")
+            .unwrap()
+            .clone();
+        (left, setup)
+    };
+    let (free, _) = sliding(false);
+    let (held, setup) = sliding(true);
+    println!("free {free:?}\nheld {held:?}");
+    let source_slides = free.source_sliding_m.unwrap();
+    assert!(source_slides >= 0.02, "the source slides {source_slides} m");
+    assert!(free.contact_samples.unwrap() > 10, "{free:?}");
+    assert!(free.target_sliding_m.unwrap() >= 0.02, "{free:?}");
+    assert!(held.target_sliding_m.unwrap() <= 0.002, "{held:?}");
+    assert_eq!(held.source_sliding_m, free.source_sliding_m);
+    // The written clip: the legs sampled, the foot held.
+    let made = retarget_clip(&source, &target, &setup, throw, "throw".into()).unwrap();
+    assert!(made.sampled >= 6, "{} sampled", made.sampled);
+    let mut played = target.clone();
+    played.animations.push(made.animation);
+    let foot = node(&played, "mixamorig:LeftFoot");
+    let mut f = FrameState::new(&played);
+    let duration = source.animations[throw].duration_s();
+    let at = |f: &mut FrameState, t: f32| {
+        f.evaluate(&played, Some(0), t).unwrap();
+        f.model_from_node[foot].w_axis.truncate()
+    };
+    let planted = at(&mut f, 0.0);
+    for k in 1..=20 {
+        let t = duration * k as f32 / 20.0;
+        let now = at(&mut f, t);
+        assert!(now.distance(planted) <= 0.002, "at {t}: {now} vs {planted}");
+    }
+}
+
+/// Clip `clip`'s pelvis translation replaced by LINEAR keys `values` at `times`.
+fn set_pelvis_translation(scene: &mut Scene, clip: usize, times: Vec<f32>, values: Vec<f32>) {
+    use skinview::anim::{Channel, Interpolation, Path as P, Sampler};
+    let pelvis = node(scene, "pelvis");
+    let anim = &mut scene.animations[clip];
+    anim.channels
+        .retain(|c| !(c.node == pelvis && c.path == P::Translation));
+    anim.channels.push(Channel {
+        node: pelvis,
+        path: P::Translation,
+        sampler: Sampler {
+            interpolation: Interpolation::Linear,
+            times_s: times,
+            values,
+            components: 3,
+            is_rotation: false,
+        },
+    });
 }

@@ -1,8 +1,8 @@
 //! The retargeting preview through the viewer (egui_kittest): the built-in humanoid's clips
 //! played on a renamed, re-bound, larger character (made by `common::retarget`), added as
 //! "CLIP from SOURCE"; the Motion panel's map, its problems, a pairing removed and the clips
-//! rewritten, "in place", the map saved and read back, "stop"; and a dropped file's "Play its
-//! motion here".
+//! rewritten, "in place", "lock feet", the map saved and read back, "stop"; and a dropped
+//! file's "Play its motion here".
 #![allow(clippy::unwrap_used)] // test code: a panic is its report
 
 use egui_kittest::Harness;
@@ -125,6 +125,25 @@ fn the_motion_panel_plays_the_walk_and_rewrites_it_on_every_change() {
     let m = h.state().motion.as_ref().unwrap();
     assert!(!m.options.root_motion);
     assert_eq!(h.state().model.scene.animations.len(), own + 3);
+    // "lock feet": the clips written again with the legs sampled (the walk plants its feet
+    // nowhere, so they play as before).
+    let keys_before: usize = h.state().model.scene.animations[own]
+        .channels
+        .iter()
+        .map(|c| c.sampler.times_s.len())
+        .sum();
+    h.get_by_label("lock feet").click();
+    h.run();
+    assert!(h.state().motion.as_ref().unwrap().options.foot_lock);
+    let keys_after: usize = h.state().model.scene.animations[own]
+        .channels
+        .iter()
+        .map(|c| c.sampler.times_s.len())
+        .sum();
+    assert!(
+        keys_after > keys_before,
+        "{keys_before} -> {keys_after} keys"
+    );
     // The map saved, a pairing changed, the file read back: as saved.
     let path = scratch().join("map.toml");
     let s = h.state_mut();
