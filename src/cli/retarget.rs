@@ -173,7 +173,8 @@ pub fn run(a: RetargetArgs) -> CliResult {
         && skinview::retarget::map::humanoid_profile(&target.scene)[t] != Some("hips")
     {
         println!(
-            "  note: no bone of {} reads as the hips; the mapped bone nearest the root moves              in its place (a map file can say which)",
+            "  note: no bone of {} reads as the hips; the mapped bone nearest the root moves \
+             in its place (a map file can say which)",
             target.scene.name
         );
     }
