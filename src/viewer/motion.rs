@@ -16,7 +16,6 @@ use crate::scene::Scene;
 use super::state::ViewerState;
 
 /// Largest bone map file read (as the `retarget` command reads one): a humanoid's map is a few KB.
-#[cfg(not(target_arch = "wasm32"))]
 const MAX_MAP_BYTES: u64 = 1 << 20;
 
 /// The motion source and what its retargeting made.
@@ -157,15 +156,38 @@ impl ViewerState {
     /// Read the bone map from the map field's path and write the clips again (desktop only).
     #[cfg(not(target_arch = "wasm32"))]
     pub fn load_motion_map(&mut self) -> Result<()> {
-        let Some(motion) = &mut self.motion else {
+        let Some(motion) = &self.motion else {
             return Ok(());
         };
         let path = std::path::PathBuf::from(motion.map_path.trim());
         let bytes = crate::io::files::read_regular(&path, MAX_MAP_BYTES, None)?;
         let label = path.display().to_string();
-        let text = String::from_utf8(bytes)
-            .map_err(|_| crate::Error::invalid(&label, "(file)", "not UTF-8 text"))?;
-        motion.map = BoneMap::from_toml(&text, &label, &motion.scene, &self.model.scene)?;
+        self.set_motion_map_file(&bytes, &label)
+    }
+
+    /// Use the bone map file `bytes` (TOML, named `label`: a path, or a file dropped on the
+    /// page) and write the clips again.
+    pub fn set_motion_map_file(&mut self, bytes: &[u8], label: &str) -> Result<()> {
+        let Some(motion) = &mut self.motion else {
+            return Err(crate::Error::invalid(
+                label,
+                "(bone map)",
+                "a bone map is for a motion: play a file's clips on the model first",
+            ));
+        };
+        if bytes.len() as u64 > MAX_MAP_BYTES {
+            return Err(crate::Error::invalid(
+                label,
+                "file size",
+                format!(
+                    "{} bytes; a bone map is at most {MAX_MAP_BYTES}",
+                    bytes.len()
+                ),
+            ));
+        }
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| crate::Error::invalid(label, "(file)", "not UTF-8 text"))?;
+        motion.map = BoneMap::from_toml(text, label, &motion.scene, &self.model.scene)?;
         motion.issues = motion.map.issues(&motion.scene, &self.model.scene);
         motion.note = Some(format!("map read from {label}"));
         self.retarget_motion()

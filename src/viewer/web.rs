@@ -45,6 +45,8 @@ struct Inbox {
     /// Models read from the page: label, model, and whether it was dropped (it then asks what
     /// to do when a model is open; picked files and URLs open).
     opened: Vec<(String, Result<Model>, bool)>,
+    /// Bone maps (`.toml`) given to the page: name and bytes (the Motion panel's map).
+    maps: Vec<(String, Result<Vec<u8>>)>,
 }
 
 /// The page around the canvas.
@@ -422,9 +424,10 @@ pub(super) fn take_inbox(app: &mut App) -> Result<()> {
     let Some(page) = app.page.as_mut() else {
         return Ok(());
     };
-    let (gfx, opened) = {
+    let (gfx, opened, maps) = {
         let mut inbox = page.inbox.borrow_mut();
-        (inbox.gfx.take(), std::mem::take(&mut inbox.opened))
+        let maps = std::mem::take(&mut inbox.maps);
+        (inbox.gfx.take(), std::mem::take(&mut inbox.opened), maps)
     };
     if let Some(gfx) = gfx {
         let gfx = gfx?;
@@ -435,6 +438,11 @@ pub(super) fn take_inbox(app: &mut App) -> Result<()> {
         app.adopt(gfx)?;
     }
     if let Some(state) = app.state.as_mut() {
+        for (name, bytes) in maps {
+            if let Err(e) = bytes.and_then(|b| state.set_motion_map_file(&b, &name)) {
+                state.error = Some(e.to_string());
+            }
+        }
         for (label, model, dropped) in opened {
             match model {
                 // A dropped model asks what to do with it (open it, or compare its curves).
@@ -631,6 +639,17 @@ fn read_given(
     let list: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
     spawn_local(async move {
         let names: Vec<String> = list.iter().map(|f| f.name()).collect();
+        // A bone map alone: the Motion panel's.
+        if let [name] = names.as_slice()
+            && name.to_ascii_lowercase().ends_with(".toml")
+        {
+            let bytes = read_files(&list)
+                .await
+                .and_then(|set| set.file(name).map(<[u8]>::to_vec));
+            inbox.borrow_mut().maps.push((name.clone(), bytes));
+            let _ = proxy.send_event(());
+            return;
+        }
         let main = model_among(&names);
         let label = main.clone().unwrap_or_else(|| names.join(", "));
         let loaded = read_files(&list).await.and_then(|set| {

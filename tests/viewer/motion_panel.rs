@@ -21,10 +21,11 @@ fn scratch() -> std::path::PathBuf {
     dir
 }
 
-/// The viewer on the larger, renamed, A-pose-bound humanoid (written as a .glb), no clips.
-fn target_state() -> ViewerState {
+/// The viewer on the larger, renamed, A-pose-bound humanoid (written as `TAG.glb`: tests run
+/// in parallel), no clips.
+fn target_state(tag: &str) -> ViewerState {
     let scene = mixamo(rebind(turn_rest(humanoid(), &ARMS, A_POSE_RAD)), 1.15);
-    let path = scratch().join("mixamo.glb");
+    let path = scratch().join(format!("{tag}.glb"));
     skinview::io::gltf_export::write_glb(&scene, &Default::default(), &path).unwrap();
     ViewerState::new(skinview::io::model::load(Some(&path)).unwrap(), false).unwrap()
 }
@@ -39,7 +40,7 @@ fn place(f: &FrameState, n: usize) -> Vec3 {
 
 #[test]
 fn the_motion_panel_plays_the_walk_and_rewrites_it_on_every_change() {
-    let mut s = target_state();
+    let mut s = target_state("panel");
     let own = s.model.scene.animations.len();
     let source = humanoid();
     s.use_motion("builtin:humanoid", source.clone()).unwrap();
@@ -164,7 +165,7 @@ fn the_motion_panel_plays_the_walk_and_rewrites_it_on_every_change() {
 
 #[test]
 fn a_dropped_file_plays_its_motion_on_the_model() {
-    let mut s = target_state();
+    let mut s = target_state("dropped");
     s.dropped = Some("builtin:humanoid".into());
     let mut h = Harness::new_ui_state(
         |ui, s: &mut ViewerState| panels::drop_prompt(ui.ctx(), s),
@@ -178,8 +179,8 @@ fn a_dropped_file_plays_its_motion_on_the_model() {
     let m = s.motion.as_ref().expect("the motion panel's source");
     assert_eq!(m.clips.len(), 3);
     // A file without clips says so.
-    let mut s = target_state();
-    s.dropped = Some(scratch().join("mixamo.glb").display().to_string());
+    let mut s = target_state("dropped-empty");
+    s.dropped = Some(scratch().join("dropped-empty.glb").display().to_string());
     let mut h = Harness::new_ui_state(
         |ui, s: &mut ViewerState| panels::drop_prompt(ui.ctx(), s),
         s,
@@ -217,4 +218,29 @@ fn a_motion_on_the_humanoid_demo_and_back() {
         demo.stage_spec().map(|x| x.layers.len())
     );
     assert_eq!(s.model.scene.animations.len(), own);
+}
+
+/// A bone map given without a motion (a `.toml` dropped on the page first) says what it is
+/// for; one naming a bone the model lacks names the file and the entry, and the map stays.
+#[test]
+fn a_bone_map_file_needs_a_motion_and_its_bones() {
+    let mut s = target_state("map-file");
+    let map = b"[bones]\n\"mixamorig:LeftHand\" = \"l_hand\"\n";
+    let e = s
+        .set_motion_map_file(map, "bone-map.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bone-map.toml") && e.contains("motion"), "{e}");
+    s.use_motion("builtin:humanoid", humanoid()).unwrap();
+    let before = s.motion.as_ref().unwrap().map.clone();
+    let bad = b"[bones]\n\"mixamorig:LeftWing\" = \"l_hand\"\n";
+    let e = s
+        .set_motion_map_file(bad, "bone-map.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bone-map.toml") && e.contains("LeftWing"), "{e}");
+    assert_eq!(s.motion.as_ref().unwrap().map, before);
+    // A good one: the hand alone mapped.
+    s.set_motion_map_file(map, "bone-map.toml").unwrap();
+    assert_eq!(s.motion.as_ref().unwrap().map.pairs().count(), 1);
 }

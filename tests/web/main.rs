@@ -219,7 +219,7 @@ fn check_page_frame(backend: &str, b: &Value) {
 }
 
 /// A file's motion played on the humanoid: its three clips, all 18 joints mapped; its map
-/// downloaded from the Motion panel.
+/// downloaded from the Motion panel, edited and dropped back.
 fn check_motion(backend: &str, b: &Value) {
     // A file's motion played on the humanoid: its three clips, all 18 joints mapped.
     // (The broken file's error is still listed: the page keeps its errors.)
@@ -244,6 +244,13 @@ fn check_motion(backend: &str, b: &Value) {
         18,
         "{backend}: {text}"
     );
+    // The map edited and dropped back on the page: the left hand unmapped.
+    let d = &b["map_dropped"];
+    assert!(
+        d["fatal"].is_null() && d["timed_out"].is_null(),
+        "{backend}: {d}"
+    );
+    assert_eq!(d["motion"]["mapped"], 17, "{backend}: {d}");
 }
 
 fn check_backend(backend: &str, b: &Value, out: &Path) {

@@ -239,6 +239,15 @@ for (const backend of ["webgpu", "webgl2"]) {
     b.motion = await until(page, (r) => r.motion && r.motion.clips === 3 && r.frames >= 1, 30000);
     // Its bone map downloaded from the Motion panel (scrolled to its button).
     b.map_download = await downloadMap(page, out);
+    // The map edited (the left hand's line taken out) and dropped back: 17 joints mapped.
+    if (b.map_download.text) {
+      const edited = b.map_download.text
+        .split("\n")
+        .filter((l) => !l.startsWith('"l_hand"'))
+        .join("\n");
+      await drop(page, [["bone-map.toml", Buffer.from(edited)]]);
+      b.map_dropped = await until(page, (r) => r.motion && r.motion.mapped === 17, 30000);
+    }
     // A .gltf with its .bin and texture dropped together.
     await drop(page, cesiumInThreeFiles());
     await answerDrop(page, 0);
