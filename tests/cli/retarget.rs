@@ -21,8 +21,9 @@ fn run(args: &[&std::ffi::OsStr]) -> std::process::Output {
         .unwrap()
 }
 
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("skinview-retarget-{}", std::process::id()));
+/// A folder of the test `tag`'s own (the tests run in parallel and write files of one name).
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("skinview-retarget-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -54,7 +55,7 @@ fn target(dir: &Path) -> PathBuf {
 
 #[test]
 fn the_humanoid_onto_a_renamed_larger_character() {
-    let dir = scratch();
+    let dir = scratch("onto");
     let target = target(&dir);
     let (out, json, map) = (
         dir.join("out.glb"),
@@ -132,7 +133,7 @@ fn the_humanoid_onto_a_renamed_larger_character() {
 
 #[test]
 fn refusals_name_what_is_wrong() {
-    let dir = scratch();
+    let dir = scratch("refusals");
     let target = target(&dir);
     let cases: [(Vec<&std::ffi::OsStr>, &str); 4] = [
         (
@@ -202,7 +203,7 @@ fn refusals_name_what_is_wrong() {
 /// the diagonal, `--tolerance`).
 #[test]
 fn a_model_onto_itself_passes_diff() {
-    let dir = scratch();
+    let dir = scratch("self");
     let original = crate::common::model("CesiumMan");
     let mut bare = skinview::io::gltf_import::import_file(&original).unwrap();
     bare.animations.clear();
