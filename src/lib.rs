@@ -21,6 +21,7 @@ pub mod image;
 pub mod info;
 pub mod links;
 pub mod math;
+pub mod optimize;
 pub mod partition;
 pub mod poses;
 pub mod quality;

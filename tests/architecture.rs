@@ -57,7 +57,7 @@ fn code(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
-const CORE: [&str; 23] = [
+const CORE: [&str; 24] = [
     "anim",
     "builtin",
     "camera",
@@ -72,6 +72,7 @@ const CORE: [&str; 23] = [
     "info",
     "links",
     "math",
+    "optimize",
     "partition",
     "poses",
     "quality",

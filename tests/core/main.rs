@@ -14,6 +14,7 @@ mod generated_rigs;
 mod interpolation;
 mod job_rules;
 mod links;
+mod optimize;
 mod oracle;
 mod palette;
 mod partition;
