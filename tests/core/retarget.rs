@@ -541,3 +541,76 @@ fn set_pelvis_translation(scene: &mut Scene, clip: usize, times: Vec<f32>, value
         },
     });
 }
+
+/// In place: the hips' ground travel over the clip taken away (the walk given root motion ends
+/// where it started, on the ground plane); with root motion kept it travels the source's
+/// distance times the hip-height ratio.
+#[test]
+fn in_place_takes_the_travel_away() {
+    let walk = humanoid().find_animation("walk").unwrap();
+    let source = with_root_motion(humanoid(), walk);
+    let target = mixamo(rebind(turn_rest(humanoid(), &ARMS, A_POSE_RAD)), 1.15);
+    let hips = node(&target, "mixamorig:Hips");
+    let duration = source.animations[walk].duration_s();
+    let travel = |root_motion: bool| {
+        let options = RetargetOptions {
+            root_motion,
+            ..RetargetOptions::default()
+        };
+        let setup =
+            RetargetSetup::new(&source, &target, BoneMap::auto(&source, &target), options).unwrap();
+        let mut player = RetargetPlayer::new(&source, &target, &setup, walk).unwrap();
+        let mut at = |t: f32| {
+            player.play(t).unwrap();
+            let p = player.model[hips].w_axis.truncate();
+            Vec3::new(p.x, 0.0, p.z)
+        };
+        (at(0.0), at(duration))
+    };
+    let (a, b) = travel(false);
+    assert!(a.distance(b) < 1e-4, "in place: {a} -> {b}");
+    let (a, b) = travel(true);
+    let mut f = FrameState::new(&source);
+    f.evaluate(&source, Some(walk), 0.0).unwrap();
+    let p0 = f.model_from_node[node(&source, "pelvis")].w_axis.truncate();
+    f.evaluate(&source, Some(walk), duration).unwrap();
+    let p1 = f.model_from_node[node(&source, "pelvis")].w_axis.truncate();
+    let source_travel = Vec3::new(p1.x - p0.x, 0.0, p1.z - p0.z).length();
+    assert!(source_travel > 0.1, "the walk travels {source_travel} m");
+    assert!(
+        (a.distance(b) - 1.15 * source_travel).abs() < 1e-3,
+        "{} vs {}",
+        a.distance(b),
+        1.15 * source_travel
+    );
+}
+
+/// Rotation only: the written clip moves the hips alone (every other joint keeps its own
+/// translation: no channel); with translations, every mapped joint gets one.
+#[test]
+fn rotation_only_writes_the_hips_translation_alone() {
+    let cesium =
+        skinview::io::gltf_import::import_file(&crate::common::model("CesiumMan")).unwrap();
+    let count = |translations: bool| {
+        let options = RetargetOptions {
+            translations,
+            ..RetargetOptions::default()
+        };
+        let map = BoneMap::auto(&cesium, &cesium);
+        let pairs = map.pairs().count();
+        let setup = RetargetSetup::new(&cesium, &cesium, map, options).unwrap();
+        let made = retarget_clip(&cesium, &cesium, &setup, 0, "again".into()).unwrap();
+        let moved: Vec<usize> = made
+            .animation
+            .channels
+            .iter()
+            .filter(|c| c.path == skinview::anim::Path::Translation)
+            .map(|c| c.node)
+            .collect();
+        (moved, setup.hips.unwrap().0, pairs)
+    };
+    let (moved, hips, _) = count(false);
+    assert_eq!(moved, vec![hips]);
+    let (moved, _, pairs) = count(true);
+    assert_eq!(moved.len(), pairs);
+}

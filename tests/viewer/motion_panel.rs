@@ -244,3 +244,29 @@ fn a_bone_map_file_needs_a_motion_and_its_bones() {
     s.set_motion_map_file(map, "bone-map.toml").unwrap();
     assert_eq!(s.motion.as_ref().unwrap().map.pairs().count(), 1);
 }
+
+/// The source's skeleton drawn over the model: a line from each joint to its parent joint,
+/// from the model's hips; none when "source skeleton" is off.
+#[test]
+fn the_source_skeleton_is_drawn_on_the_model_hips() {
+    let mut s = target_state("overlay");
+    let source = humanoid();
+    let bones = source.nodes.iter().filter(|n| n.parent.is_some()).count();
+    s.use_motion("builtin:humanoid", source).unwrap();
+    s.tick(0.0).unwrap();
+    let mut g = skinview::gpu::OverlayGeometry::default();
+    motion::draw_source(&mut s, &mut g);
+    assert_eq!(g.lines_front.len(), 2 * bones);
+    let hips = node(&s.character.scene, "mixamorig:Hips");
+    let at = s.character.frame.model_from_node[hips].w_axis.truncate();
+    assert!(
+        g.lines_front
+            .iter()
+            .any(|v| Vec3::from(v.position).distance(at) < 1e-5),
+        "no bone starts at the model's hips {at}"
+    );
+    s.motion.as_mut().unwrap().show_source = false;
+    let mut g = skinview::gpu::OverlayGeometry::default();
+    motion::draw_source(&mut s, &mut g);
+    assert!(g.lines_front.is_empty());
+}
