@@ -35,16 +35,9 @@ need_root() {
     fi
 }
 
-# The web page carries ufbx (C) built for wasm32: clang and LLVM's archiver (.cargo/config.toml
-# names them).
-if ! command -v clang >/dev/null || ! command -v llvm-ar >/dev/null; then
-    echo "build-web: installing clang and llvm (the web page builds ufbx's C file for wasm32)" >&2
-    if ! need_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
-       ! need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang llvm; then
-        echo "missing: clang and llvm-ar for the web page's FBX reader. Run as root:  apt-get install clang llvm" >&2
-        exit 1
-    fi
-fi
+# The web page's FBX reader needs clang and llvm-ar (scripts/need-clang.sh).
+. "$here/scripts/need-clang.sh"
+need_clang build-web
 
 want=$(awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 if [ -z "$want" ]; then

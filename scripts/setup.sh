@@ -125,16 +125,9 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknow
     fi
 fi
 
-# The web page carries ufbx (C) built for wasm32: clang and LLVM's archiver (.cargo/config.toml
-# names them).
-if ! command -v clang >/dev/null || ! command -v llvm-ar >/dev/null; then
-    echo "setup: installing clang and llvm (the web page builds ufbx's C file for wasm32)" >&2
-    if ! need_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
-       ! need_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang llvm; then
-        echo "missing: clang and llvm-ar for the web page's FBX reader. Run as root:  apt-get install clang llvm" >&2
-        exit 1
-    fi
-fi
+# The web page's FBX reader needs clang and llvm-ar (scripts/need-clang.sh).
+. "$here/scripts/need-clang.sh"
+need_clang setup
 
 # The web page's tests (tests/web): Debian's Chromium, driven by playwright-core from npm (no
 # browser download), under Xvfb. scripts/build-web.sh installs wasm-bindgen-cli itself.

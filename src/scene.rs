@@ -386,13 +386,19 @@ impl Scene {
 
     /// The nodes any skin uses as a joint, each once, in node order.
     pub fn joint_nodes(&self) -> Vec<usize> {
+        let joint = self.joint_mask();
+        (0..joint.len()).filter(|&j| joint[j]).collect()
+    }
+
+    /// Per node: whether any skin uses it as a joint.
+    pub fn joint_mask(&self) -> Vec<bool> {
         let mut joint = vec![false; self.nodes.len()];
         for &j in self.skins.iter().flat_map(|s| &s.joints) {
             if let Some(seen) = joint.get_mut(j) {
                 *seen = true;
             }
         }
-        (0..joint.len()).filter(|&j| joint[j]).collect()
+        joint
     }
 
     /// Largest number of non-zero weights of any vertex of a skinned draw (0 without skins).

@@ -370,6 +370,20 @@ pub struct ModelArg {
     pub allow_external_uris: bool,
 }
 
+/// Load the model at `path` (a file or `builtin:` name), and refuse any of `outputs` that is one
+/// of the files it was read from (the commands that take two models: `diff`, `retarget`).
+pub fn load_path(
+    path: &Path,
+    import: ImportOptions,
+    outputs: &[Option<&Path>],
+) -> Result<Model, CliError> {
+    let model = ModelSource::from_arg(Some(path))?.load_with(import)?;
+    for out in outputs.iter().flatten() {
+        model.refuse_as_output(out)?;
+    }
+    Ok(model)
+}
+
 impl ModelArg {
     /// Where it comes from (the built-in arm when absent).
     pub fn source(&self) -> Result<ModelSource, CliError> {

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Args;
 use skinview::character::CharacterSetup;
 use skinview::diff::{Diff, DiffOptions, Differ, Times};
-use skinview::io::{ImportOptions, Model, ModelSource};
+use skinview::io::{ImportOptions, Model};
 
 use super::args::parse_size;
 use super::choice::choice;
@@ -57,11 +57,8 @@ pub struct DiffArgs {
 }
 
 fn load(path: &Path, options: ImportOptions, outputs: &[Option<&Path>]) -> CliResult<Model> {
-    let model = ModelSource::from_arg(Some(path))?.load_with(options)?;
+    let model = super::args::load_path(path, options, outputs)?;
     model.scene.require_draws()?;
-    for out in outputs.iter().flatten() {
-        model.refuse_as_output(out)?;
-    }
     Ok(model)
 }
 

@@ -2,13 +2,14 @@
 //! skeleton and written into a copy of TARGET beside its own clips, with the bone map, its
 //! problems and each clip's readouts printed (and written with `--json`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use skinview::io::gltf_export::{ExportOptions, write_glb};
 use skinview::io::gltf_repack::{RepackOptions, repack_file_edited};
 use skinview::io::{ImportOptions, Model, ModelSource};
+use skinview::retarget::map::MAX_MAP_BYTES;
 use skinview::retarget::{
     BoneMap, ClipReadouts, MapIssues, Reference, RetargetOptions, RetargetSetup, clip_readouts,
     retarget_clip,
@@ -17,10 +18,6 @@ use skinview::scene::Scene;
 
 use super::choice::choice;
 use super::{CliError, CliResult};
-
-/// Largest bone map read: a map names each bone of two skeletons once (a few KB for a
-/// humanoid); a megabyte is far past any real one.
-const MAX_MAP_BYTES: u64 = 1 << 20;
 
 #[derive(Args)]
 pub struct RetargetArgs {
@@ -100,14 +97,6 @@ fn node_name(scene: &Scene, n: usize) -> String {
         .unwrap_or_else(|| format!("node {}", scene.nodes[n].source_index))
 }
 
-fn load(path: &Path, import: ImportOptions, outputs: &[Option<&Path>]) -> CliResult<Model> {
-    let model = ModelSource::from_arg(Some(path))?.load_with(import)?;
-    for out in outputs.iter().flatten() {
-        model.refuse_as_output(out)?;
-    }
-    Ok(model)
-}
-
 pub fn run(a: RetargetArgs) -> CliResult {
     let is_glb = a
         .out
@@ -128,8 +117,8 @@ pub fn run(a: RetargetArgs) -> CliResult {
         a.json.as_deref(),
         a.save_map.as_deref(),
     ];
-    let source = load(&a.source, import, &outputs)?;
-    let target = load(&a.target, import, &outputs)?;
+    let source = super::args::load_path(&a.source, import, &outputs)?;
+    let target = super::args::load_path(&a.target, import, &outputs)?;
     if source.scene.animations.is_empty() {
         return Err(CliError::Usage(format!(
             "{}: no animation to retarget",
@@ -141,9 +130,7 @@ pub fn run(a: RetargetArgs) -> CliResult {
         Some(path) => {
             let bytes = skinview::io::files::read_regular(path, MAX_MAP_BYTES, None)?;
             let label = path.display().to_string();
-            let text = String::from_utf8(bytes)
-                .map_err(|_| CliError::Usage(format!("{label}: not UTF-8 text")))?;
-            BoneMap::from_toml(&text, &label, &source.scene, &target.scene)?
+            BoneMap::from_toml_bytes(&bytes, &label, &source.scene, &target.scene)?
         }
         None => BoneMap::auto(&source.scene, &target.scene),
     };

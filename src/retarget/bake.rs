@@ -216,22 +216,18 @@ fn parent_turn(
     still: bool,
     (rest_source, rest_target): (&[Mat4], &[Mat4]),
 ) -> Option<Quat> {
-    let rot = |m: &Mat4| m.to_scale_rotation_translation().1.normalize();
+    let rot = super::job::rotation;
     let pt = target.nodes[t].parent;
     let ps =
         |scene_parent: Option<usize>| scene_parent.map_or(Quat::IDENTITY, |p| rot(&rest_source[p]));
     if still {
-        let source_parent = setup_parent(setup, s);
+        let source_parent = setup.source_parent(s);
         let target_parent = pt.map_or(Quat::IDENTITY, |p| rot(&rest_target[p]));
         return Some(target_parent.inverse() * ps(source_parent));
     }
     let pt = pt?;
     let mapped = setup.map.source_of[pt]?;
-    (setup_parent(setup, s) == Some(mapped)).then(|| setup.turn(Some(pt), Some(mapped)).inverse())
-}
-
-fn setup_parent(setup: &RetargetSetup, s: usize) -> Option<usize> {
-    setup.source_parent(s)
+    (setup.source_parent(s) == Some(mapped)).then(|| setup.turn(Some(pt), Some(mapped)).inverse())
 }
 
 /// The hips' translation map with both parents still: the source's local place to the

@@ -125,7 +125,7 @@ pub fn hold_feet(
     if scratch.effectors.is_empty() {
         return Ok(false);
     }
-    let world = |m: &Mat4| m.to_scale_rotation_translation().1;
+    let world = super::job::rotation;
     let kept: Vec<(usize, Quat)> = scratch
         .effectors
         .iter()

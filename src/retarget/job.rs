@@ -113,7 +113,7 @@ pub struct RetargetSetup {
 }
 
 /// Rotation of a model matrix (its scale dropped).
-fn rotation(m: &Mat4) -> Quat {
+pub(super) fn rotation(m: &Mat4) -> Quat {
     m.to_scale_rotation_translation().1.normalize()
 }
 

@@ -23,6 +23,10 @@ use super::names::{NOISE, humanoid_bone, tokens};
 use crate::error::{Error, Result};
 use crate::scene::Scene;
 
+/// Largest bone map file read: a map names each bone of two skeletons once (a few KB for a
+/// humanoid); a megabyte is far past any real one.
+pub const MAX_MAP_BYTES: u64 = 1 << 20;
+
 /// Which source node drives each target node.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BoneMap {
@@ -62,7 +66,7 @@ pub fn canonical_name(name: &str) -> String {
 
 /// Per node of `scene`, the humanoid profile bone it reads as (names, then the spine chain).
 pub fn humanoid_profile(scene: &Scene) -> Vec<Option<&'static str>> {
-    let joints = joints(scene);
+    let joints = scene.joint_mask();
     let mut profile: Vec<Option<&'static str>> = scene
         .nodes
         .iter()
@@ -138,21 +142,10 @@ fn depths(scene: &Scene) -> Vec<usize> {
     d
 }
 
-/// Per node of `scene`: a joint of one of its skins (what a bone map maps).
-pub fn joints(scene: &Scene) -> Vec<bool> {
-    let mut out = vec![false; scene.nodes.len()];
-    for &j in scene.skins.iter().flat_map(|s| s.joints.iter()) {
-        if let Some(x) = out.get_mut(j) {
-            *x = true;
-        }
-    }
-    out
-}
-
 /// Joint names that occur once in `scene`, canonical, with their node.
 fn unique_names(scene: &Scene) -> BTreeMap<String, usize> {
     let mut seen: BTreeMap<String, Option<usize>> = BTreeMap::new();
-    let joints = joints(scene);
+    let joints = scene.joint_mask();
     for (i, n) in scene.nodes.iter().enumerate() {
         let Some(name) = n.name.as_deref().filter(|_| joints[i]) else {
             continue;
@@ -199,7 +192,7 @@ impl BoneMap {
 
     /// Every joint driven by itself (a scene onto itself).
     pub fn identity(scene: &Scene) -> BoneMap {
-        let joints = joints(scene);
+        let joints = scene.joint_mask();
         BoneMap {
             source_of: (0..scene.nodes.len())
                 .map(|i| joints[i].then_some(i))
@@ -264,6 +257,28 @@ impl BoneMap {
             }
         }
         out
+    }
+
+    /// [`BoneMap::from_toml`] of a file's bytes: at most [`MAX_MAP_BYTES`], UTF-8.
+    pub fn from_toml_bytes(
+        bytes: &[u8],
+        file: &str,
+        source: &Scene,
+        target: &Scene,
+    ) -> Result<BoneMap> {
+        if bytes.len() as u64 > MAX_MAP_BYTES {
+            return Err(Error::invalid(
+                file,
+                "file size",
+                format!(
+                    "{} bytes; a bone map is at most {MAX_MAP_BYTES}",
+                    bytes.len()
+                ),
+            ));
+        }
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| Error::invalid(file, "(file)", "not UTF-8 text"))?;
+        BoneMap::from_toml(text, file, source, target)
     }
 
     /// A map read from a TOML file `file` ([`BoneMap::to_toml`]'s layout), every name checked

@@ -15,15 +15,14 @@ use crate::scene::Scene;
 
 use super::state::ViewerState;
 
-/// Largest bone map file read (as the `retarget` command reads one): a humanoid's map is a few KB.
-const MAX_MAP_BYTES: u64 = 1 << 20;
-
 /// The motion source and what its retargeting made.
 pub struct MotionSource {
     /// The source as the user named it.
     pub label: String,
     /// Its scene (the clips played).
     pub scene: Scene,
+    /// Per source node, and per model node: a joint (what the map pairs and the overlay draws).
+    joints: (Vec<bool>, Vec<bool>),
     /// Which source joint drives each of the model's nodes.
     pub map: BoneMap,
     /// Reference pose, translations, root motion.
@@ -72,6 +71,7 @@ impl ViewerState {
         let motion = MotionSource {
             label: label.to_string(),
             issues: map.issues(&source, &self.model.scene),
+            joints: (source.joint_mask(), self.model.scene.joint_mask()),
             scene: source,
             map,
             options: RetargetOptions::default(),
@@ -160,7 +160,8 @@ impl ViewerState {
             return Ok(());
         };
         let path = std::path::PathBuf::from(motion.map_path.trim());
-        let bytes = crate::io::files::read_regular(&path, MAX_MAP_BYTES, None)?;
+        let bytes =
+            crate::io::files::read_regular(&path, crate::retarget::map::MAX_MAP_BYTES, None)?;
         let label = path.display().to_string();
         self.set_motion_map_file(&bytes, &label)
     }
@@ -175,19 +176,7 @@ impl ViewerState {
                 "a bone map is for a motion: play a file's clips on the model first",
             ));
         };
-        if bytes.len() as u64 > MAX_MAP_BYTES {
-            return Err(crate::Error::invalid(
-                label,
-                "file size",
-                format!(
-                    "{} bytes; a bone map is at most {MAX_MAP_BYTES}",
-                    bytes.len()
-                ),
-            ));
-        }
-        let text = std::str::from_utf8(bytes)
-            .map_err(|_| crate::Error::invalid(label, "(file)", "not UTF-8 text"))?;
-        motion.map = BoneMap::from_toml(text, label, &motion.scene, &self.model.scene)?;
+        motion.map = BoneMap::from_toml_bytes(bytes, label, &motion.scene, &self.model.scene)?;
         motion.issues = motion.map.issues(&motion.scene, &self.model.scene);
         motion.note = Some(format!("map read from {label}"));
         self.retarget_motion()
@@ -281,10 +270,8 @@ fn write_clips(model: &mut Scene, motion: &mut MotionSource) -> Result<()> {
 /// The Motion panel (see the module documentation).
 pub fn panel(ui: &mut egui::Ui, state: &mut ViewerState) {
     let Some(motion) = &state.motion else { return };
-    let scene = &state.model.scene;
-    let joints = crate::retarget::map::joints(scene);
     let mapped = motion.map.pairs().count();
-    let total = joints.iter().filter(|j| **j).count();
+    let total = motion.joints.1.iter().filter(|j| **j).count();
     ui.label(format!(
         "{}: {mapped} of {total} joints mapped; height ratio {:.3}",
         motion.label, motion.height_ratio
@@ -467,8 +454,7 @@ fn readouts_lines(ui: &mut egui::Ui, state: &ViewerState) {
 /// The bone map: each joint of the model and the source joint driving it, changeable.
 fn map_table(ui: &mut egui::Ui, state: &mut ViewerState) {
     let Some(motion) = &state.motion else { return };
-    let joints = crate::retarget::map::joints(&state.model.scene);
-    let source_joints = crate::retarget::map::joints(&motion.scene);
+    let (source_joints, joints) = &motion.joints;
     let source_name = |s: usize| {
         motion.scene.nodes[s]
             .name
@@ -567,7 +553,7 @@ pub fn draw_source(state: &mut ViewerState, g: &mut crate::gpu::OverlayGeometry)
     let source_model = &frame.model_from_node;
     let origin = source_model[hips_s].w_axis.truncate();
     let place = |n: usize| hips_now + m.height_ratio * (source_model[n].w_axis.truncate() - origin);
-    let joints = crate::retarget::map::joints(&m.scene);
+    let joints = &m.joints.0;
     for (n, node) in m.scene.nodes.iter().enumerate().filter(|(n, _)| joints[*n]) {
         if let Some(p) = node.parent.filter(|p| joints[*p]) {
             g.line(place(p), place(n), SOURCE_SKELETON_COLOR, true);
