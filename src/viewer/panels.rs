@@ -1317,7 +1317,7 @@ pub fn performance(ui: &mut Ui, state: &ViewerState) {
         scene.draws.len()
     ));
     ui.label(format!(
-        "GPU submit {:.2} ms · readback {:.2} ms",
+        "GPU submit {:.2} ms · readback {:.2} ms (waits included)",
         s.submit_ms, s.readback_smoothed_ms
     ));
     // Only the stages that run for this model, each in its own colour; the legend is a row
