@@ -59,6 +59,7 @@ pub fn run(a: ExportArgs) -> CliResult {
             joints,
             weights,
             rewrite_skin: false,
+            rewrite_animations: false,
         };
         let report = repack_file(path, a.model.import_options(), &options, &a.out)?;
         println!(

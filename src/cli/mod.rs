@@ -18,6 +18,7 @@ mod export;
 mod gpu_report;
 mod help;
 mod info;
+mod optimize;
 mod partition;
 mod quality;
 mod render;
@@ -181,6 +182,10 @@ enum Command {
     /// written with TARGET's own into a new .glb, with the map's problems and each clip's
     /// foot sliding and hand/foot reach.
     Retarget(retarget::RetargetArgs),
+    /// Every clip's keys reduced while every skinned vertex stays within the tolerance of
+    /// where the original puts it (checked on the written file, read back), into a new .glb
+    /// with a report. Exit 1, nothing written, past the tolerance.
+    Optimize(optimize::OptimizeArgs),
     /// Every character under some folders through the asset checks (import, weights, bind
     /// matrices, clip bounds, GPU readback): one line per model, JSON and JUnit reports, in
     /// parallel and in shards. Exit 1 when a model has an error.
@@ -240,6 +245,7 @@ pub fn main() -> ExitCode {
         Command::Dump(a) => dump::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Retarget(a) => retarget::run(a),
+        Command::Optimize(a) => optimize::run(a),
         Command::Check(a) => check::run(a),
         Command::Export(a) => export::run(a),
         Command::Bench(a) => bench::run(a),

@@ -43,10 +43,19 @@ pub enum Times {
     KeysOfB,
     /// Both files' key times.
     Keys,
+    /// A's evaluation times ([`crate::optimize::evaluation_times`]: every key time, 4 samples
+    /// between each two, at least 120 Hz): where `skinview optimize` states its bound.
+    Evaluation,
 }
 
 impl crate::choice::Choice for Times {
-    const ALL: &'static [Times] = &[Times::Rate, Times::KeysOfA, Times::KeysOfB, Times::Keys];
+    const ALL: &'static [Times] = &[
+        Times::Rate,
+        Times::KeysOfA,
+        Times::KeysOfB,
+        Times::Keys,
+        Times::Evaluation,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -54,6 +63,7 @@ impl crate::choice::Choice for Times {
             Times::KeysOfA => "a-keys",
             Times::KeysOfB => "b-keys",
             Times::Keys => "keys",
+            Times::Evaluation => "evaluation",
         }
     }
 
@@ -63,6 +73,9 @@ impl crate::choice::Choice for Times {
             Times::KeysOfA => "A's key times",
             Times::KeysOfB => "B's key times",
             Times::Keys => "Both files' key times",
+            Times::Evaluation => {
+                "A's key times, 4 between each two and at least 120 Hz (where optimize checks)"
+            }
         }
     }
 }
@@ -277,6 +290,15 @@ pub struct FrameStats {
     pub worst: Option<(u32, u32)>,
 }
 
+/// `scene`'s rest-pose bounds diagonal, the length a comparison's distances are relative to
+/// (every draw skinned at rest, as [`pairing::Pairing`] measures it for A; 1 without a finite
+/// vertex).
+pub fn rest_diagonal(scene: &Scene) -> Result<f64> {
+    let rest = Skinned::new(scene)?;
+    let points = rest.out.iter().flat_map(|o| o.positions.iter().copied());
+    Ok(crate::math::finite_bounds(points).map_or(1.0, crate::math::bounds_diagonal_f64))
+}
+
 /// One side's per-frame state.
 struct Skinned<'a> {
     scene: &'a Scene,
@@ -456,6 +478,10 @@ impl<'a> Differ<'a> {
             Times::KeysOfA => keys(&[0]),
             Times::KeysOfB => keys(&[1]),
             Times::Keys => keys(&[0, 1]),
+            Times::Evaluation => {
+                let floor = self.end_s(c) as f64 * crate::optimize::MIN_RATE_HZ as f64 + 2.0;
+                keys(&[0]) * (crate::optimize::SAMPLES_PER_INTERVAL as f64 + 1.0) + floor
+            }
         }
     }
 
@@ -494,6 +520,10 @@ impl<'a> Differ<'a> {
             Times::KeysOfA => keys(&[a]),
             Times::KeysOfB => keys(&[b]),
             Times::Keys => keys(&[a, b]),
+            Times::Evaluation => match a.or(b) {
+                Some(clip) => crate::optimize::evaluation_times(clip)?,
+                None => Vec::new(),
+            },
         };
         Ok(if times.is_empty() { vec![0.0] } else { times })
     }

@@ -1336,6 +1336,10 @@ impl Importer<'_> {
                 ));
             }
             if path == AnimPath::Rotation {
+                // A key already unit length within f32 rounding keeps the file's bits, so a
+                // file written from an import reads back bit for bit (an optimisation with a
+                // zero tolerance); dividing by a length that close to 1 would move it by ulps.
+                const UNIT_QUATERNION_ROUNDING: f32 = 4.0 * f32::EPSILON;
                 let mut worst = 0f32;
                 for (e, q) in values.chunks_exact_mut(4).enumerate() {
                     let is_tangent = per_key == 3 && e % 3 != 1;
@@ -1351,8 +1355,10 @@ impl Importer<'_> {
                         ));
                     }
                     worst = worst.max((len - 1.0).abs());
-                    for x in q.iter_mut() {
-                        *x /= len;
+                    if (len - 1.0).abs() > UNIT_QUATERNION_ROUNDING {
+                        for x in q.iter_mut() {
+                            *x /= len;
+                        }
                     }
                 }
                 if worst > QUAT_REPORT_TOLERANCE {

@@ -51,6 +51,11 @@ pub struct RepackOptions {
     /// for or else the type it had (a u8 JOINTS accessor becomes u16 when a joint index
     /// needs it).
     pub rewrite_skin: bool,
+    /// Write every animation from the (edited) scene in place of the document's own (same
+    /// order, names kept; `optimize`), and drop the accessors and buffer views only the old
+    /// ones used. Refused when a document animation has channels the scene does not (an
+    /// extension's), which rewriting would lose.
+    pub rewrite_animations: bool,
 }
 
 /// What [`repack_file`] did, for the user.
@@ -99,6 +104,21 @@ pub fn repack_file_edited<T>(
     out: &Path,
     edit: impl FnOnce(&mut Scene) -> Result<T>,
 ) -> Result<(RepackReport, T)> {
+    let (glb, report, edited) = repack_bytes_edited(path, import, options, out, edit)?;
+    super::output::write_file(out, &glb)?;
+    Ok((report, edited))
+}
+
+/// [`repack_file_edited`] without the writing: the GLB bytes (checked as it checks them) for a
+/// caller that measures them before writing them to `out` (refused, as there, when `out` is
+/// a file the model was read from).
+pub fn repack_bytes_edited<T>(
+    path: &Path,
+    import: ImportOptions,
+    options: &RepackOptions,
+    out: &Path,
+    edit: impl FnOnce(&mut Scene) -> Result<T>,
+) -> Result<(Vec<u8>, RepackReport, T)> {
     let mut files = Files::new(path, import);
     let bytes = files.read_model()?;
     // Refuse writing over an input before any work.
@@ -116,8 +136,7 @@ pub fn repack_file_edited<T>(
     })?;
     report.max_weight_change = check_same(&file, &input, &again)?;
     report.bytes = glb.len();
-    super::output::write_file(out, &glb)?;
-    Ok((report, edited))
+    Ok((glb, report, edited))
 }
 
 /// The GLB bytes of the repacked model in memory (`files` reads the model's external files).
@@ -161,7 +180,20 @@ fn repack<T>(
         let target = Some(Checked::Valid(json::buffer::Target::ArrayBuffer));
         append_view(&mut bin, &mut root.buffer_views, &data, target);
     }
+    let mut old_animations = Vec::new();
+    if options.rewrite_animations {
+        refuse_lost_channels(&root, &imported.scene, &file)?;
+        old_animations = std::mem::take(&mut root.animations);
+    }
     append_animations(&mut root, &mut bin, &imported.scene);
+    // A rewritten animation keeps its object's own extensions and extras.
+    for (new, old) in root.animations.iter_mut().zip(old_animations) {
+        new.extensions = old.extensions;
+        new.extras = old.extras;
+    }
+    if options.rewrite_animations {
+        bin = drop_unused(&mut root, &bin, &file, &mut report)?;
+    }
     embed_images(&mut root, &mut bin, files, &file, &mut report)?;
     // The one buffer, keeping the first buffer's name, extensions and extras.
     let first = root.buffers.first().cloned();
@@ -185,6 +217,12 @@ fn repack<T>(
     report
         .dropped
         .retain(|p| !rewritten.iter().any(|r| p.starts_with(&format!("{r}."))));
+    if options.rewrite_animations {
+        // Accessors and views are renumbered on purpose: the input's paths name others.
+        report
+            .dropped
+            .retain(|p| !p.starts_with("accessors[") && !p.starts_with("bufferViews["));
+    }
     report.kept = kept_summary(&root);
     let glb = pack_glb(&json_bytes, &bin)
         .ok_or_else(|| Error::invalid(&file, "(glb)", "file would exceed the 4 GiB GLB limit"))?;
@@ -400,6 +438,9 @@ fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
         });
         json::Index::<json::Accessor>::new(root.accessors.len() as u32 - 1)
     };
+    // Key time arrays already written, by their bits: samplers with the same times share one
+    // input accessor (as exporters write them).
+    let mut inputs: BTreeMap<Vec<u32>, json::Index<json::Accessor>> = BTreeMap::new();
     for anim in scene.animations.iter().skip(root.animations.len()) {
         let mut channels = Vec::with_capacity(anim.channels.len());
         let mut samplers = Vec::with_capacity(anim.channels.len());
@@ -410,7 +451,15 @@ fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
                 crate::anim::Path::Scale => (Type::Vec3, Property::Scale),
                 crate::anim::Path::Weights => (Type::Scalar, Property::MorphTargetWeights),
             };
-            let input = floats(bin, root, &c.sampler.times_s, Type::Scalar, true);
+            let bits: Vec<u32> = c.sampler.times_s.iter().map(|t| t.to_bits()).collect();
+            let input = match inputs.get(&bits) {
+                Some(&i) => i,
+                None => {
+                    let i = floats(bin, root, &c.sampler.times_s, Type::Scalar, true);
+                    inputs.insert(bits, i);
+                    i
+                }
+            };
             let output = floats(bin, root, &c.sampler.values, ty, false);
             let interpolation = match c.sampler.interpolation {
                 crate::anim::Interpolation::Step => Gi::Step,
@@ -886,4 +935,214 @@ fn check_same(file: &str, input: &Scene, output: &Scene) -> Result<f32> {
         }
     }
     Ok(max_change)
+}
+
+/// Extensions known not to name accessors or buffer views (so [`drop_unused`] can renumber
+/// them); any other extension keeps the old animation data in the file.
+const RENUMBER_SAFE_EXTENSIONS: &[&str] = &[
+    "KHR_lights_punctual",
+    "KHR_materials_",
+    "KHR_mesh_quantization",
+    "KHR_texture_basisu",
+    "KHR_texture_transform",
+    "EXT_texture_webp",
+    "EXT_texture_avif",
+];
+
+/// An error when a document animation has channels its imported clip does not (an
+/// extension's target, a node the importer left out): rewriting the animations from the
+/// scene would lose them.
+fn refuse_lost_channels(root: &json::Root, scene: &Scene, file: &str) -> Result<()> {
+    for (ai, a) in root.animations.iter().enumerate() {
+        let imported = scene.animations.get(ai).map_or(0, |x| x.channels.len());
+        if a.channels.len() != imported {
+            return Err(Error::invalid(
+                file,
+                format!("animations[{ai}]"),
+                format!(
+                    "{} channels, {imported} of which skinview reads: rewriting it would lose \
+                     the others; nothing written",
+                    a.channels.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Remove the accessors nothing uses any more and the buffer views no accessor or image uses,
+/// renumbering every reference, and return the BIN chunk without their bytes (each kept view
+/// congruent mod 4 to where it was, so accessor alignment holds). Skipped, with a note, when
+/// the document uses an extension that might name accessors or views.
+fn drop_unused(
+    root: &mut json::Root,
+    bin: &[u8],
+    file: &str,
+    report: &mut RepackReport,
+) -> Result<Vec<u8>> {
+    if let Some(ext) = root
+        .extensions_used
+        .iter()
+        .find(|e| !RENUMBER_SAFE_EXTENSIONS.iter().any(|s| e.starts_with(s)))
+    {
+        report.input_notes.push(format!(
+            "extensionsUsed: {ext} may name accessors, so the old animation data stays in the \
+             file unused"
+        ));
+        return Ok(bin.to_vec());
+    }
+    // Accessors in use, and their new indices.
+    let mut used = vec![false; root.accessors.len()];
+    for_each_accessor_ref(root, |i| {
+        if let Some(u) = used.get_mut(i.value()) {
+            *u = true;
+        }
+    });
+    let new_index = renumbering(&used);
+    let mut k = 0;
+    root.accessors.retain(|_| {
+        k += 1;
+        used[k - 1]
+    });
+    for_each_accessor_ref(root, |i| *i = json::Index::new(new_index[i.value()]));
+    // Views in use.
+    let mut used = vec![false; root.buffer_views.len()];
+    for_each_view_ref(root, |v| {
+        if let Some(u) = used.get_mut(v.value()) {
+            *u = true;
+        }
+    });
+    let new_index = renumbering(&used);
+    let mut out = Vec::with_capacity(bin.len());
+    let mut kept = Vec::with_capacity(root.buffer_views.len());
+    for (vi, mut view) in root.buffer_views.drain(..).enumerate() {
+        if !used[vi] {
+            continue;
+        }
+        let start = view.byte_offset.map_or(0, |o| o.0) as usize;
+        let end = start.saturating_add(view.byte_length.0 as usize);
+        let data = bin.get(start..end).ok_or_else(|| {
+            Error::invalid(
+                file,
+                format!("bufferViews[{vi}]"),
+                "outside the merged buffer",
+            )
+        })?;
+        while out.len() % 4 != start % 4 {
+            out.push(0);
+        }
+        view.byte_offset = (!out.is_empty()).then_some(USize64(out.len() as u64));
+        out.extend_from_slice(data);
+        kept.push(view);
+    }
+    root.buffer_views = kept;
+    for_each_view_ref(root, |v| *v = json::Index::new(new_index[v.value()]));
+    Ok(out)
+}
+
+/// Old index → new index for the kept entries (`used`).
+fn renumbering(used: &[bool]) -> Vec<u32> {
+    let mut next = 0u32;
+    used.iter()
+        .map(|&u| {
+            let i = next;
+            next += u32::from(u);
+            i
+        })
+        .collect()
+}
+
+/// Every accessor reference of the document (meshes, morph targets, skins, animations).
+fn for_each_accessor_ref(
+    root: &mut json::Root,
+    mut f: impl FnMut(&mut json::Index<json::Accessor>),
+) {
+    for mesh in &mut root.meshes {
+        for p in &mut mesh.primitives {
+            p.attributes.values_mut().for_each(&mut f);
+            p.indices.iter_mut().for_each(&mut f);
+            for t in p.targets.iter_mut().flatten() {
+                t.positions.iter_mut().for_each(&mut f);
+                t.normals.iter_mut().for_each(&mut f);
+                t.tangents.iter_mut().for_each(&mut f);
+            }
+        }
+    }
+    for skin in &mut root.skins {
+        skin.inverse_bind_matrices.iter_mut().for_each(&mut f);
+    }
+    for a in &mut root.animations {
+        for s in &mut a.samplers {
+            f(&mut s.input);
+            f(&mut s.output);
+        }
+    }
+}
+
+/// Every buffer view reference of the document (accessors, their sparse parts, images).
+fn for_each_view_ref(
+    root: &mut json::Root,
+    mut f: impl FnMut(&mut json::Index<json::buffer::View>),
+) {
+    for a in &mut root.accessors {
+        a.buffer_view.iter_mut().for_each(&mut f);
+        if let Some(s) = &mut a.sparse {
+            f(&mut s.indices.buffer_view);
+            f(&mut s.values.buffer_view);
+        }
+    }
+    for image in &mut root.images {
+        image.buffer_view.iter_mut().for_each(&mut f);
+    }
+}
+
+/// Bytes of each animation's data in a glTF or GLB file: the accessors its samplers read
+/// (each counted once per animation), as stored (count × element size; a sparse accessor's
+/// parts added).
+pub fn animation_bytes(bytes: &[u8], file: &str) -> Result<Vec<u64>> {
+    let value = raw_json(bytes, file)?;
+    let root: json::Root =
+        serde_json::from_value(value).map_err(|e| Error::invalid(file, "(json)", e.to_string()))?;
+    let accessor_bytes = |i: json::Index<json::Accessor>| -> u64 {
+        let Some(a) = root.accessors.get(i.value()) else {
+            return 0;
+        };
+        let component = match &a.component_type {
+            Checked::Valid(t) => t.0.size() as u64,
+            Checked::Invalid => 0,
+        };
+        let width = match &a.type_ {
+            Checked::Valid(t) => t.multiplicity() as u64,
+            Checked::Invalid => 0,
+        };
+        let sparse = a.sparse.as_ref().map_or(0, |s| {
+            let index = match &s.indices.component_type {
+                Checked::Valid(t) => t.0.size() as u64,
+                Checked::Invalid => 0,
+            };
+            s.count.0 * (index + component * width)
+        });
+        let dense = if a.buffer_view.is_some() {
+            a.count.0 * component * width
+        } else {
+            0
+        };
+        dense + sparse
+    };
+    Ok(root
+        .animations
+        .iter()
+        .map(|anim| {
+            let mut seen: Vec<u32> = anim
+                .samplers
+                .iter()
+                .flat_map(|s| [s.input.value() as u32, s.output.value() as u32])
+                .collect();
+            seen.sort_unstable();
+            seen.dedup();
+            seen.into_iter()
+                .map(|i| accessor_bytes(json::Index::new(i)))
+                .sum()
+        })
+        .collect())
 }

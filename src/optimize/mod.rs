@@ -1,11 +1,16 @@
-//! `skinview optimize`'s measures (issue 48, first slice): where a clip is checked, how far
-//! each joint's turn reaches on the skin, and the worst skinned-vertex distance between two
-//! versions of a character. The key reduction, the quantisation and the command build on them.
+//! `skinview optimize`'s library side (issue 48): where a clip is checked, how far each joint's
+//! turn reaches on the skin, the worst skinned-vertex distance between two versions of a
+//! character, the key reduction of one channel, and the job that reduces every clip within a
+//! distance on the skin.
 
 mod eval_times;
+mod job;
 mod measure;
 mod reach;
+mod reduce;
 
 pub use eval_times::{MAX_EVALUATION_TIMES, MIN_RATE_HZ, SAMPLES_PER_INTERVAL, evaluation_times};
+pub use job::{ClipResult, KeyCounts, MAX_ROUNDS, OptimizeJob, path_slot};
 pub use measure::{WorstError, worst_error};
 pub use reach::joint_reach;
+pub use reduce::{ErrorMeasure, ReduceStats, quaternion_angle, reduce_channel};

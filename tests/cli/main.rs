@@ -8,5 +8,6 @@ mod check;
 mod cli;
 mod diff;
 mod gpu_report;
+mod optimize;
 mod retarget;
 mod validator_suite;

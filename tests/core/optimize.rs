@@ -1,18 +1,22 @@
-//! `skinview optimize`'s measures (issue 48, first slice): the evaluation times of a clip, each
-//! joint's reach on the skin (a turn of θ at a joint moves no vertex further than θ × reach,
-//! and about one of three axes nearly that far), and the worst skinned-vertex error between two
-//! versions of a character.
+//! `skinview optimize`'s library side: the evaluation times of a clip, each joint's reach on
+//! the skin (a turn of θ at a joint moves no vertex further than θ × reach, and about one of
+//! three axes nearly that far), the worst skinned-vertex error between two versions of a
+//! character, the key reduction of one channel (lines collapse, needed keys stay, a zero
+//! tolerance keeps every bit, random channels hold their tolerance measured again in f64) and
+//! the job over whole characters (every skinned vertex within the tolerance).
 #![allow(clippy::unwrap_used)] // test code: a panic is its report
 
 use glam::{Quat, Vec3};
 use skinview::anim::{Animation, Channel, Interpolation, Path, Sampler};
 use skinview::frame::{CpuSkinner, FrameState};
 use skinview::optimize::{
-    MIN_RATE_HZ, SAMPLES_PER_INTERVAL, evaluation_times, joint_reach, worst_error,
+    ErrorMeasure, MIN_RATE_HZ, OptimizeJob, SAMPLES_PER_INTERVAL, evaluation_times, joint_reach,
+    reduce_channel, worst_error,
 };
 use skinview::scene::Scene;
 
 use crate::common::retarget::humanoid;
+use crate::common::rng::XorShift64 as Rng;
 
 fn clip(times: Vec<f32>) -> Animation {
     let n = times.len();
@@ -146,4 +150,254 @@ fn the_worst_error_is_zero_against_itself_and_finds_a_moved_key() {
     // Another character is refused.
     let other = skinview::io::gltf_import::import_file(&crate::common::model("CesiumMan")).unwrap();
     assert!(worst_error((&scene, walk), (&other, 0), &times).is_err());
+}
+
+fn sampler(interpolation: Interpolation, times: Vec<f32>, values: Vec<f32>, c: usize) -> Sampler {
+    Sampler {
+        interpolation,
+        times_s: times,
+        values,
+        components: c,
+        is_rotation: c == 4,
+    }
+}
+
+/// The check times of a one-channel clip of `s`.
+fn times_of(s: &Sampler) -> Vec<f32> {
+    let mut a = clip(s.times_s.clone());
+    a.channels[0].sampler = s.clone();
+    evaluation_times(&a).unwrap()
+}
+
+/// The largest error of `b` against `a` at `times`, computed in f64 by the test (the angle by
+/// acos of the dot product in f64, the distance component by component).
+fn largest_error_f64(a: &Sampler, b: &Sampler, times: &[f32]) -> f64 {
+    let c = a.components;
+    let (mut x, mut y) = (vec![0f32; c], vec![0f32; c]);
+    let mut worst = 0f64;
+    for &t in times {
+        a.sample_binary_search(t, &mut x);
+        b.sample_binary_search(t, &mut y);
+        let e = if a.is_rotation {
+            let dot: f64 = x
+                .iter()
+                .zip(&y)
+                .map(|(p, q)| f64::from(*p) * f64::from(*q))
+                .sum();
+            let (nx, ny): (f64, f64) = (
+                x.iter().map(|p| f64::from(*p).powi(2)).sum::<f64>().sqrt(),
+                y.iter().map(|p| f64::from(*p).powi(2)).sum::<f64>().sqrt(),
+            );
+            2.0 * (dot.abs() / (nx * ny)).min(1.0).acos()
+        } else {
+            x.iter()
+                .zip(&y)
+                .map(|(p, q)| (f64::from(*p) - f64::from(*q)).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        };
+        worst = worst.max(e);
+    }
+    worst
+}
+
+#[test]
+fn keys_on_a_line_collapse_to_two_and_needed_keys_stay() {
+    // Irregular times, values on one line: the two ends reproduce it exactly.
+    let times = vec![0.0, 0.05, 0.3, 0.31, 0.7, 1.3, 2.0];
+    let line: Vec<f32> = times
+        .iter()
+        .flat_map(|t| [1.0 + 2.0 * t, -0.5 * t, 3.0])
+        .collect();
+    let s = sampler(Interpolation::Linear, times.clone(), line, 3);
+    let (r, stats) = reduce_channel(&s, &times_of(&s), 1e-5, &ErrorMeasure::Distance);
+    assert_eq!((stats.keys_before, stats.keys_after), (7, 2));
+    assert_eq!(r.times_s, vec![0.0, 2.0]);
+    assert!(largest_error_f64(&s, &r, &times_of(&s)) <= 1e-5);
+    // A zigzag 1 unit high needs every key at a tolerance of 0.1.
+    let zig: Vec<f32> = (0..times.len())
+        .flat_map(|k| [(k % 2) as f32, 0.0, 0.0])
+        .collect();
+    let s = sampler(Interpolation::Linear, times.clone(), zig, 3);
+    let (r, stats) = reduce_channel(&s, &times_of(&s), 0.1, &ErrorMeasure::Distance);
+    assert_eq!(stats.keys_after, 7);
+    assert_eq!(r.values, s.values);
+    // STEP holding runs: only the changes stay.
+    let held: Vec<f32> = [0.0, 0.0, 0.0, 5.0, 5.0, 1.0, 1.0].to_vec();
+    let s = sampler(Interpolation::Step, times.clone(), held, 1);
+    let (r, _) = reduce_channel(&s, &times_of(&s), 1e-3, &ErrorMeasure::Distance);
+    assert_eq!(r.times_s, vec![0.0, 0.31, 1.3, 2.0]);
+    assert_eq!(largest_error_f64(&s, &r, &times_of(&s)), 0.0);
+}
+
+#[test]
+fn a_tolerance_of_zero_keeps_every_key_bit_for_bit() {
+    let mut rng = Rng(7);
+    let times: Vec<f32> = (0..20).map(|k| k as f32 / 30.0).collect();
+    let values: Vec<f32> = (0..60).map(|_| rng.next_f32()).collect();
+    let s = sampler(Interpolation::Linear, times, values, 3);
+    for tol in [0.0, -1.0, f32::NAN] {
+        let (r, stats) = reduce_channel(&s, &times_of(&s), tol, &ErrorMeasure::Distance);
+        assert_eq!(stats.keys_after, 20);
+        assert_eq!(r.times_s, s.times_s);
+        assert!(
+            r.values
+                .iter()
+                .zip(&s.values)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        );
+    }
+}
+
+/// Random seeded channels of every interpolation (rotations turning up to 1.5 rad between
+/// keys, so slerping over dropped keys bulges): the reduced curve is within the tolerance at
+/// every evaluation time, measured again in f64, and keeps fewer keys where it can.
+#[test]
+fn reduced_channels_hold_their_tolerance_at_every_evaluation_time() {
+    let mut rng = Rng(0x5eed);
+    let mut dropped = 0;
+    for round in 0..60 {
+        let interpolation = [
+            Interpolation::Linear,
+            Interpolation::Step,
+            Interpolation::CubicSpline,
+        ][round % 3];
+        let rotation = round % 2 == 0;
+        let c = if rotation { 4 } else { 3 };
+        let n = 12 + round % 20;
+        let mut t = 0.0;
+        let times: Vec<f32> = (0..n)
+            .map(|_| {
+                t += 0.01 + 0.1 * rng.next_f32();
+                t
+            })
+            .collect();
+        // A smooth walk with some noise: reducible in places.
+        let mut q = Quat::IDENTITY;
+        let mut p = Vec3::ZERO;
+        let mut key = |rng: &mut Rng| -> Vec<f32> {
+            if rotation {
+                let axis = Vec3::new(
+                    rng.next_f32() - 0.5,
+                    rng.next_f32() - 0.5,
+                    rng.next_f32() - 0.5,
+                )
+                .normalize_or(Vec3::X);
+                q = (Quat::from_axis_angle(axis, 0.3 * rng.next_f32().powi(3) * 5.0) * q)
+                    .normalize();
+                q.to_array().to_vec()
+            } else {
+                p += Vec3::new(0.1, 0.02 * rng.next_f32(), 0.01 * (rng.next_f32() - 0.5));
+                p.to_array().to_vec()
+            }
+        };
+        let mut values = Vec::new();
+        for _ in 0..n {
+            let v = key(&mut rng);
+            if interpolation == Interpolation::CubicSpline {
+                let tangent: Vec<f32> = (0..c).map(|_| 0.2 * (rng.next_f32() - 0.5)).collect();
+                values.extend(&tangent);
+                values.extend(&v);
+                values.extend(&tangent);
+            } else {
+                values.extend(&v);
+            }
+        }
+        let s = sampler(interpolation, times, values, c);
+        let measure = if rotation {
+            ErrorMeasure::Angle
+        } else {
+            ErrorMeasure::Distance
+        };
+        let tol = [1e-3, 1e-2, 5e-2][round % 3];
+        let check = times_of(&s);
+        let (r, stats) = reduce_channel(&s, &check, tol, &measure);
+        let e = largest_error_f64(&s, &r, &check);
+        // f32 rounding of the sampled values: 2e-6 (angles near tolerance in f32).
+        assert!(
+            e <= f64::from(tol) + 2e-6,
+            "round {round} ({interpolation:?}, rotation {rotation}): {e} over {tol}"
+        );
+        assert!(r.times_s.first() == s.times_s.first() && r.times_s.last() == s.times_s.last());
+        dropped += stats.keys_before - stats.keys_after;
+    }
+    assert!(
+        dropped > 100,
+        "only {dropped} keys dropped over 60 channels"
+    );
+}
+
+#[test]
+fn the_job_keeps_every_skinned_vertex_within_the_tolerance() {
+    // The humanoid's clips are sparse (11 keys a channel over a second of sines): little to
+    // drop. CesiumMan's are exported at 30 Hz.
+    let cesium =
+        skinview::io::load(&crate::common::shared_dir().join("models/CesiumMan/CesiumMan.glb"))
+            .unwrap();
+    for (scene, dense) in [(humanoid(), false), (cesium, true)] {
+        let diagonal = skinview::diff::rest_diagonal(&scene).unwrap() as f32;
+        for rel in [0.0, 1e-4, 1e-3] {
+            let job = OptimizeJob {
+                scene: &scene,
+                tolerance: rel * diagonal,
+            };
+            let (clips, results) = job.run(|_| {}).unwrap();
+            let mut reduced = scene.clone();
+            reduced.animations = clips;
+            for r in &results {
+                let times = evaluation_times(&scene.animations[r.clip]).unwrap();
+                let w = worst_error((&scene, r.clip), (&reduced, r.clip), &times).unwrap();
+                assert!(
+                    w.distance <= rel * diagonal,
+                    "{} clip {} at {rel}: {} over {}",
+                    scene.name,
+                    r.clip,
+                    w.distance,
+                    rel * diagonal
+                );
+                assert_eq!(w, r.worst, "the job reports what it measured");
+                let (before, after): (usize, usize) = r
+                    .keys
+                    .iter()
+                    .fold((0, 0), |(b, a), k| (b + k.before, a + k.after));
+                let kept: usize = reduced.animations[r.clip]
+                    .channels
+                    .iter()
+                    .map(|c| c.sampler.times_s.len())
+                    .sum();
+                assert_eq!(after, kept, "key counts");
+                if rel == 0.0 {
+                    assert_eq!(before, after);
+                    for (a, b) in scene.animations[r.clip]
+                        .channels
+                        .iter()
+                        .zip(&reduced.animations[r.clip].channels)
+                    {
+                        assert_eq!(a.sampler.times_s, b.sampler.times_s);
+                        assert!(
+                            a.sampler
+                                .values
+                                .iter()
+                                .zip(&b.sampler.values)
+                                .all(|(x, y)| x.to_bits() == y.to_bits())
+                        );
+                    }
+                } else if rel == 1e-3 && dense {
+                    assert!(after < before, "{}: nothing dropped at {rel}", scene.name);
+                }
+            }
+        }
+    }
+    // Rule 1: a tolerance that is not a distance.
+    let scene = humanoid();
+    for bad in [-1.0, f32::NAN, f32::INFINITY] {
+        let e = OptimizeJob {
+            scene: &scene,
+            tolerance: bad,
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("tolerance"), "{e}");
+    }
 }

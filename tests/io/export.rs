@@ -335,6 +335,7 @@ fn export_reencodes_only_the_skin_types_asked_for() {
                 joints: Some(JointEncoding::U8),
                 weights: Some(weights),
                 rewrite_skin: false,
+                rewrite_animations: false,
             },
         );
         assert!(report.dropped.is_empty(), "{stem}: {:?}", report.dropped);
@@ -419,6 +420,7 @@ fn export_reencodes_only_the_skin_types_asked_for() {
                 joints: None,
                 weights: Some(WeightEncoding::F32),
                 rewrite_skin: false,
+                rewrite_animations: false,
             },
         );
         let b = skinview::io::load(&back).unwrap();
@@ -522,6 +524,7 @@ fn export_refuses_what_it_cannot_keep_and_leaves_the_output_alone() {
         joints: Some(JointEncoding::U8),
         weights: None,
         rewrite_skin: false,
+        rewrite_animations: false,
     };
     let e = repack_file(&many, ImportOptions::default(), &u8_joints, &out)
         .unwrap_err()

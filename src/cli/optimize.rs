@@ -1,0 +1,347 @@
+//! `skinview optimize IN --out OUT.glb`: every clip's keys reduced while every skinned vertex
+//! stays within the tolerance of where the original clip puts it (at the clip's evaluation
+//! times), the file written from its own document, then read back and measured again: a
+//! result over the tolerance is an error and nothing is written.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use skinview::anim::ClipName;
+use skinview::io::gltf_export::{ExportOptions, export_glb};
+use skinview::io::gltf_repack::{RepackOptions, animation_bytes, repack_bytes_edited};
+use skinview::io::{ImportOptions, Model, ModelSource};
+use skinview::optimize::{
+    ClipResult, KeyCounts, OptimizeJob, WorstError, evaluation_times, worst_error,
+};
+use skinview::scene::Scene;
+
+use super::{CliError, CliResult};
+
+#[derive(Args)]
+pub struct OptimizeArgs {
+    /// The character (.gltf/.glb, .fbx, .rig.json, builtin:NAME).
+    input: PathBuf,
+    /// Output: FILE.glb.
+    #[arg(long)]
+    out: PathBuf,
+    /// The largest distance a skinned vertex may move, relative to the rest pose's bounding
+    /// box diagonal (as `diff` measures it); 0 keeps every key.
+    #[arg(
+        long,
+        default_value_t = 1e-4,
+        conflicts_with = "tolerance_abs",
+        allow_hyphen_values = true
+    )]
+    tolerance: f64,
+    /// The largest distance a skinned vertex may move, in model units (metres for glTF).
+    #[arg(long, allow_hyphen_values = true)]
+    tolerance_abs: Option<f64>,
+    /// Follow buffer and image URIs outside the model's folder.
+    #[arg(long)]
+    allow_external_uris: bool,
+    /// Write the report as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// The command's report (`--json`).
+#[derive(serde::Serialize)]
+struct Report {
+    schema: &'static str,
+    input: String,
+    out: String,
+    /// The tolerance in model units, and relative to the diagonal.
+    tolerance: f64,
+    tolerance_rel: f64,
+    diagonal: f64,
+    /// Where the bound is stated and checked.
+    checked_at: &'static str,
+    bytes_before: u64,
+    bytes_after: u64,
+    clips: Vec<ClipReport>,
+}
+
+#[derive(serde::Serialize)]
+struct ClipReport {
+    clip: String,
+    translation: KeyCounts,
+    rotation: KeyCounts,
+    scale: KeyCounts,
+    weights: KeyCounts,
+    animation_bytes_before: u64,
+    animation_bytes_after: u64,
+    times_checked: usize,
+    /// Budget halvings before the reduction held, doublings that still held, and reductions
+    /// tried.
+    tightened: usize,
+    loosened: usize,
+    attempts: usize,
+    kept_original: bool,
+    /// Measured on the written file, read back.
+    worst_error: f64,
+    worst_error_rel: f64,
+    worst_time_s: f32,
+    worst_draw: usize,
+    worst_vertex: usize,
+    worst_joint: Option<String>,
+}
+
+const CHECKED_AT: &str = "every key time of the clip, 4 samples between each two, and at \
+                          least 120 Hz (skinview diff --times evaluation)";
+
+pub fn run(a: OptimizeArgs) -> CliResult {
+    if a.out
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        != Some("glb".into())
+    {
+        return Err(CliError::Usage(format!(
+            "--out {}: write FILE.glb (binary glTF)",
+            a.out.display()
+        )));
+    }
+    check_tolerance(&a)?;
+    let import = ImportOptions {
+        allow_external_uris: a.allow_external_uris,
+    };
+    let model = super::args::load_path(&a.input, import, &[Some(&a.out), a.json.as_deref()])?;
+    let scene = &model.scene;
+    if scene.animations.is_empty() {
+        return Err(CliError::Usage(format!(
+            "{}: no animation to optimise",
+            a.input.display()
+        )));
+    }
+    let diagonal = skinview::diff::rest_diagonal(scene)?;
+    let tolerance = match a.tolerance_abs {
+        Some(t) => t,
+        None => a.tolerance * diagonal,
+    };
+    let job = OptimizeJob {
+        scene,
+        tolerance: tolerance as f32,
+    };
+    let (clips, results) = job.run(|clip| {
+        let name = ClipName::new(clip, scene.animations[clip].name.as_deref()).label();
+        println!("clip {}/{} {name}", clip + 1, scene.animations.len());
+    })?;
+    let glb = write_bytes(&a, &model, clips)?;
+    // The guarantee, checked on the file as written.
+    let written = skinview::io::gltf_import::import_slice(&glb, &a.out)?;
+    let before = bytes_before(&model)?;
+    let after = animation_bytes(&glb, &a.out.display().to_string())?;
+    let mut report = Report {
+        schema: "skinview-optimize/1",
+        input: a.input.display().to_string(),
+        out: a.out.display().to_string(),
+        tolerance,
+        tolerance_rel: tolerance / diagonal.max(f64::MIN_POSITIVE),
+        diagonal,
+        checked_at: CHECKED_AT,
+        bytes_before: before.1,
+        bytes_after: glb.len() as u64,
+        clips: Vec::with_capacity(results.len()),
+    };
+    let mut over = Vec::new();
+    for r in &results {
+        let times = evaluation_times(&scene.animations[r.clip])?;
+        let worst = worst_error((scene, r.clip), (&written, r.clip), &times)?;
+        let clip = clip_report(scene, r, &worst, diagonal, &before.0, &after);
+        print_clip(&clip);
+        if f64::from(worst.distance) > tolerance {
+            over.push(clip.clip.clone());
+        }
+        report.clips.push(clip);
+    }
+    println!(
+        "{} bytes -> {} bytes ({:.1} %); bound {:.3e} ({:.2e} of the diagonal) checked at {}",
+        report.bytes_before,
+        report.bytes_after,
+        100.0 * report.bytes_after as f64 / report.bytes_before.max(1) as f64,
+        tolerance,
+        report.tolerance_rel,
+        CHECKED_AT
+    );
+    if let Some(path) = &a.json {
+        super::write_json(path, &report)?;
+        println!("report -> {}", path.display());
+    }
+    if !over.is_empty() {
+        eprintln!(
+            "skinview: the written file moves skinned vertices past the tolerance in {}; \
+             {} not written",
+            over.join(", "),
+            a.out.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    skinview::io::output::write_file(&a.out, &glb)?;
+    println!("-> {}", a.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Refuse a tolerance that is not a distance: negative, NaN, infinite, or over 1 of the
+/// diagonal.
+fn check_tolerance(a: &OptimizeArgs) -> CliResult<()> {
+    let (flag, t, most) = match a.tolerance_abs {
+        Some(t) => ("--tolerance-abs", t, f64::MAX),
+        None => ("--tolerance", a.tolerance, 1.0),
+    };
+    if !(t.is_finite() && (0.0..=most).contains(&t)) {
+        let range = if most == 1.0 {
+            "between 0 and 1 (a fraction of the diagonal)"
+        } else {
+            "a finite distance, 0 or more"
+        };
+        return Err(CliError::Usage(format!("{flag} {t}: give {range}")));
+    }
+    Ok(())
+}
+
+/// The output's bytes: a glTF input rewritten from its own document (everything it had kept,
+/// the clips replaced and their old data dropped), a native rig or FBX file from its scene.
+fn write_bytes(
+    a: &OptimizeArgs,
+    model: &Model,
+    clips: Vec<skinview::anim::Animation>,
+) -> CliResult<Vec<u8>> {
+    let source = &model.source;
+    Ok(match source {
+        ModelSource::File(path) if !source.is_native() && !source.is_fbx() => {
+            let import = ImportOptions {
+                allow_external_uris: a.allow_external_uris,
+            };
+            let options = RepackOptions {
+                rewrite_animations: true,
+                ..Default::default()
+            };
+            let (glb, report, ()) = repack_bytes_edited(path, import, &options, &a.out, |s| {
+                s.animations = clips;
+                Ok(())
+            })?;
+            for d in &report.dropped {
+                println!("  not kept: {d}");
+            }
+            glb
+        }
+        _ => {
+            let mut scene = model.scene.clone();
+            scene.animations = clips;
+            export_glb(&scene, &ExportOptions::default())?
+        }
+    })
+}
+
+/// Per clip, the bytes of its animation data in the input, and the input's size: a glTF
+/// file's as stored (its file size), another input's as `export` would write it.
+fn bytes_before(model: &Model) -> CliResult<(Vec<u64>, u64)> {
+    let source = &model.source;
+    let (bytes, label) = match source {
+        ModelSource::File(path) if !source.is_native() && !source.is_fbx() => {
+            let limit = skinview::io::files::MAX_FILE_BYTES;
+            (
+                skinview::io::files::read_regular(path, limit, None)?,
+                path.display().to_string(),
+            )
+        }
+        _ => (
+            export_glb(&model.scene, &ExportOptions::default())?,
+            model.scene.name.clone(),
+        ),
+    };
+    let files: u64 = model
+        .files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let size = if files > 0 { files } else { bytes.len() as u64 };
+    Ok((animation_bytes(&bytes, &label)?, size))
+}
+
+fn clip_report(
+    scene: &Scene,
+    r: &ClipResult,
+    worst: &WorstError,
+    diagonal: f64,
+    before: &[u64],
+    after: &[u64],
+) -> ClipReport {
+    let [translation, rotation, scale, weights] = r.keys;
+    ClipReport {
+        clip: ClipName::new(r.clip, scene.animations[r.clip].name.as_deref()).label(),
+        translation,
+        rotation,
+        scale,
+        weights,
+        animation_bytes_before: before.get(r.clip).copied().unwrap_or(0),
+        animation_bytes_after: after.get(r.clip).copied().unwrap_or(0),
+        times_checked: r.times_checked,
+        tightened: r.tightened,
+        loosened: r.loosened,
+        attempts: r.attempts,
+        kept_original: r.kept_original,
+        worst_error: f64::from(worst.distance),
+        worst_error_rel: f64::from(worst.distance) / diagonal.max(f64::MIN_POSITIVE),
+        worst_time_s: worst.time_s,
+        worst_draw: worst.draw,
+        worst_vertex: worst.vertex,
+        worst_joint: heaviest_joint(scene, worst.draw, worst.vertex),
+    }
+}
+
+/// The name of the joint with the largest weight on `vertex` of `draw` (None for a rigid
+/// draw or an unnamed joint).
+fn heaviest_joint(scene: &Scene, draw: usize, vertex: usize) -> Option<String> {
+    let d = scene.draws.get(draw)?;
+    let w = scene.primitive(d).skin_weights.as_ref()?;
+    let slots = vertex * w.width..(vertex + 1) * w.width;
+    let k = slots
+        .clone()
+        .filter(|&k| k < w.weights.len())
+        .max_by(|&x, &y| w.weights[x].total_cmp(&w.weights[y]))?;
+    let node = *scene.skins.get(d.skin?)?.joints.get(w.joints[k] as usize)?;
+    scene.nodes.get(node)?.name.clone()
+}
+
+fn print_clip(c: &ClipReport) {
+    let keys = |k: &KeyCounts, what: &str| {
+        (k.channels > 0).then(|| format!("{what} {} -> {}", k.before, k.after))
+    };
+    let parts: Vec<String> = [
+        keys(&c.translation, "translation"),
+        keys(&c.rotation, "rotation"),
+        keys(&c.scale, "scale"),
+        keys(&c.weights, "weights"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    println!(
+        "  {}: keys {}; animation data {} -> {} bytes{}",
+        c.clip,
+        parts.join(", "),
+        c.animation_bytes_before,
+        c.animation_bytes_after,
+        if c.kept_original {
+            " (kept as it was)"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "  worst skinned-vertex error {:.3e} ({:.2e} of the diagonal) at {:.3} s, draw {} vertex \
+         {}{} ({} times checked)",
+        c.worst_error,
+        c.worst_error_rel,
+        c.worst_time_s,
+        c.worst_draw,
+        c.worst_vertex,
+        c.worst_joint
+            .as_ref()
+            .map_or(String::new(), |j| format!(" (joint {j})")),
+        c.times_checked
+    );
+}

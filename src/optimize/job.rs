@@ -1,0 +1,367 @@
+//! [`OptimizeJob`]: every clip of a character with its keys reduced while every skinned vertex
+//! of every mesh stays within a distance of where the original clip puts it, at the clip's
+//! evaluation times.
+//!
+//! Based on: the per-joint error budget of skeletal animation compressors (Frechette, ACL:
+//! error measured on virtual vertices at a distance from each bone), here with each node's
+//! distance taken from the vertices it actually moves (through its descendants, at the pose
+//! the clip starts in) and the guarantee checked on the real skinned vertices afterwards.
+//! Method: a node's channels get an equal share of the tolerance, 1 / (the most animated
+//! channels on any path from the root to a node that moves vertices): a turn error θ moves
+//! a vertex by at most θ × reach, a translation error δ by δ × the parent's scale, a scale
+//! error σ by σ × reach, a morph weight error Δw_k by Δw_k × target k's largest offset. Each
+//! channel is reduced within its budget (`reduce_channel`), then [`worst_error`] skins both
+//! versions at every evaluation time; over the tolerance, every budget is halved and the clip
+//! reduced again (at most [`MAX_ROUNDS`] times; then the clip is kept as it was); within it,
+//! the budgets are doubled while the result still holds with fewer keys (the shares add up
+//! only when every error lines up). Cost: per attempt, the channel reductions and two CPU
+//! skinnings per evaluation time. Limits: keys are
+//! the clip's own (no refit, no resampling); a node that moves no vertex is budgeted as if it
+//! carried one a whole diagonal away, so attachment and helper bones keep their motion.
+
+use glam::{Mat4, Vec3};
+
+use super::eval_times::evaluation_times;
+use super::measure::{WorstError, worst_error};
+use super::reduce::{ErrorMeasure, reduce_channel};
+use crate::anim::{Animation, Path};
+use crate::error::{Error, Result};
+use crate::frame::{CpuSkinner, FrameState};
+use crate::scene::Scene;
+
+/// Times a clip's budgets are halved before it is kept unreduced.
+pub const MAX_ROUNDS: usize = 6;
+
+/// Keys before and after, per channel kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct KeyCounts {
+    /// Channels of this kind.
+    pub channels: usize,
+    /// Their keys in the original clip.
+    pub before: usize,
+    /// Their keys kept.
+    pub after: usize,
+}
+
+/// What the job did to one clip.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClipResult {
+    /// Index in the scene's animations.
+    pub clip: usize,
+    /// Translation, rotation, scale and morph-weight channels (in [`Path`] order).
+    pub keys: [KeyCounts; 4],
+    /// The worst skinned-vertex distance of the reduced clip from the original (model units).
+    pub worst: WorstError,
+    /// Evaluation times checked.
+    pub times_checked: usize,
+    /// Budget halvings needed (0: the first reduction held).
+    pub tightened: usize,
+    /// Budget doublings that still held with fewer keys.
+    pub loosened: usize,
+    /// Reductions tried (each checked at every evaluation time).
+    pub attempts: usize,
+    /// No reduction held within [`MAX_ROUNDS`]: the clip is the original.
+    pub kept_original: bool,
+}
+
+/// The key reduction of every clip of `scene` within `tolerance` (see the module
+/// documentation).
+pub struct OptimizeJob<'a> {
+    /// The character; its animations are the originals.
+    pub scene: &'a Scene,
+    /// The largest distance a skinned vertex may move (model units, at least 0; 0 keeps
+    /// every key).
+    pub tolerance: f32,
+}
+
+impl OptimizeJob<'_> {
+    /// Rule 1: the tolerance is finite and not negative. Rule 2: the scene draws something
+    /// (the error is measured on its vertices).
+    pub fn validate(&self) -> Result<()> {
+        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
+            return Err(Error::invalid(
+                &self.scene.name,
+                "tolerance",
+                format!("{} is not a distance (finite, 0 or more)", self.tolerance),
+            ));
+        }
+        self.scene.require_draws()
+    }
+
+    /// The reduced clips (one per animation of the scene, in order) and what was done to
+    /// each; `progress(clip)` is called as each clip starts.
+    pub fn run(
+        &self,
+        mut progress: impl FnMut(usize),
+    ) -> Result<(Vec<Animation>, Vec<ClipResult>)> {
+        self.validate()?;
+        let scene = self.scene;
+        let budget = Budgets::new(scene)?;
+        let mut work = scene.clone();
+        let mut clips = Vec::with_capacity(scene.animations.len());
+        let mut results = Vec::with_capacity(scene.animations.len());
+        for (ci, original) in scene.animations.iter().enumerate() {
+            progress(ci);
+            let times = evaluation_times(original)?;
+            let share = self.tolerance / budget.shares(original) as f32;
+            let mut result = ClipResult {
+                clip: ci,
+                times_checked: times.len(),
+                ..Default::default()
+            };
+            let mut attempt = |factor: f32, result: &mut ClipResult| -> Result<Option<Animation>> {
+                result.attempts += 1;
+                let (candidate, keys) = reduce_clip(original, &times, &budget, factor);
+                work.animations[ci] = candidate;
+                let worst = worst_error((scene, ci), (&work, ci), &times)?;
+                let held = worst.distance <= self.tolerance;
+                let smaller = kept_keys(&keys) < kept_keys(&result.keys) || result.attempts == 1;
+                let out = std::mem::replace(&mut work.animations[ci], original.clone());
+                Ok(
+                    (held && (smaller || result.keys == [KeyCounts::default(); 4])).then(|| {
+                        result.keys = keys;
+                        result.worst = worst;
+                        out
+                    }),
+                )
+            };
+            // Tighten from the equal shares until the reduction holds, then loosen while it
+            // still holds and keeps fewer keys: the shares add up only in the worst case.
+            let mut chosen = None;
+            let mut factor = share;
+            for round in 0..=MAX_ROUNDS {
+                if let Some(a) = attempt(factor, &mut result)? {
+                    chosen = Some(a);
+                    result.tightened = round;
+                    break;
+                }
+                factor *= 0.5;
+            }
+            if chosen.is_some() && result.tightened == 0 && self.tolerance > 0.0 {
+                for _ in 0..MAX_ROUNDS {
+                    factor *= 2.0;
+                    match attempt(factor, &mut result)? {
+                        Some(a) => {
+                            chosen = Some(a);
+                            result.loosened += 1;
+                        }
+                        None => break,
+                    }
+                }
+            }
+            let clip = chosen.unwrap_or_else(|| {
+                result.kept_original = true;
+                result.keys = reduce_clip(original, &times, &budget, 0.0).1;
+                result.worst = WorstError::default();
+                original.clone()
+            });
+            clips.push(clip);
+            results.push(result);
+        }
+        Ok((clips, results))
+    }
+}
+
+/// Keys kept over every kind.
+fn kept_keys(keys: &[KeyCounts; 4]) -> usize {
+    keys.iter().map(|k| k.after).sum()
+}
+
+/// `anim` with every channel reduced within `factor` × its budget, and the key counts. A
+/// channel keeps all its keys unless the reduction saves floats even when its key times
+/// need an array of their own (the original's are usually shared with other channels).
+fn reduce_clip(
+    anim: &Animation,
+    times: &[f32],
+    budget: &Budgets,
+    factor: f32,
+) -> (Animation, [KeyCounts; 4]) {
+    let mut keys = [KeyCounts::default(); 4];
+    let mut out = anim.clone();
+    for ch in &mut out.channels {
+        let (tolerance, measure) = budget.channel(ch.node, ch.path, factor);
+        let (reduced, stats) = reduce_channel(&ch.sampler, times, tolerance, &measure);
+        let per_key = ch.sampler.values.len() / stats.keys_before.max(1);
+        let k = &mut keys[path_slot(ch.path)];
+        k.channels += 1;
+        k.before += stats.keys_before;
+        if stats.keys_after * (per_key + 1) < stats.keys_before * per_key {
+            k.after += stats.keys_after;
+            ch.sampler = reduced;
+        } else {
+            k.after += stats.keys_before;
+        }
+    }
+    (out, keys)
+}
+
+/// The index of `path` in [`ClipResult::keys`].
+pub fn path_slot(path: Path) -> usize {
+    match path {
+        Path::Translation => 0,
+        Path::Rotation => 1,
+        Path::Scale => 2,
+        Path::Weights => 3,
+    }
+}
+
+/// Per node: what an error of each channel kind costs on the skin.
+struct Budgets {
+    /// The largest distance from the node to a vertex it moves (model units, at the rest
+    /// pose); a node that moves none gets the diagonal.
+    reach: Vec<f32>,
+    /// Whether the node moves a vertex.
+    moves: Vec<bool>,
+    /// The largest axis scale of the node's parent's model matrix (1 at a root).
+    parent_scale: Vec<f32>,
+    /// Per node with a mesh: each morph target's largest vertex offset (model units).
+    morph: Vec<Vec<f32>>,
+    parents: Vec<Option<usize>>,
+}
+
+impl Budgets {
+    fn new(scene: &Scene) -> Result<Budgets> {
+        let mut frame = FrameState::new(scene);
+        frame.evaluate(scene, None, 0.0)?;
+        let rest = CpuSkinner::new(scene, None).skin_all(scene, &frame)?;
+        let n = scene.nodes.len();
+        let origin: Vec<Vec3> = frame
+            .model_from_node
+            .iter()
+            .map(|m| m.w_axis.truncate())
+            .collect();
+        let mut reach = vec![0f32; n];
+        let mut moves = vec![false; n];
+        let parents: Vec<Option<usize>> = scene.nodes.iter().map(|x| x.parent).collect();
+        let mut touch = |node: usize, p: Vec3| {
+            let mut at = Some(node);
+            while let Some(a) = at {
+                moves[a] = true;
+                reach[a] = reach[a].max(p.distance(origin[a]));
+                at = parents[a];
+            }
+        };
+        let mut all = Vec::new();
+        for (d, out) in scene.draws.iter().zip(&rest) {
+            let prim = scene.primitive(d);
+            let finite = out
+                .positions
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.is_finite());
+            match (d.skin, &prim.skin_weights) {
+                (Some(s), Some(w)) => {
+                    let joints = &scene.skins[s].joints;
+                    for (v, p) in finite {
+                        all.push(*p);
+                        for k in v * w.width..(v + 1) * w.width {
+                            if w.weights[k] > 0.0
+                                && let Some(&j) = joints.get(w.joints[k] as usize)
+                            {
+                                touch(j, *p);
+                            }
+                        }
+                    }
+                }
+                _ => finite.for_each(|(_, p)| {
+                    all.push(*p);
+                    touch(d.node, *p);
+                }),
+            }
+        }
+        let diagonal = crate::math::finite_bounds(all.iter().copied())
+            .map_or(1.0, crate::math::bounds_diagonal)
+            .max(f32::MIN_POSITIVE);
+        for (r, m) in reach.iter_mut().zip(&moves) {
+            if !*m {
+                *r = diagonal;
+            }
+        }
+        let scale_of = |m: &Mat4| {
+            [m.x_axis, m.y_axis, m.z_axis]
+                .iter()
+                .map(|a| a.truncate().length())
+                .fold(0.0, f32::max)
+        };
+        let parent_scale = parents
+            .iter()
+            .map(|p| p.map_or(1.0, |p| scale_of(&frame.model_from_node[p])))
+            .collect();
+        let morph = (0..n)
+            .map(|i| morph_offsets(scene, i, scale_of(&frame.model_from_node[i])))
+            .collect();
+        Ok(Budgets {
+            reach,
+            moves,
+            parent_scale,
+            morph,
+            parents,
+        })
+    }
+
+    /// How many shares a clip's tolerance is cut into: the most animated channels on a
+    /// path from the root to a node that moves vertices (at least 1).
+    fn shares(&self, anim: &Animation) -> usize {
+        let mut own = vec![0usize; self.reach.len()];
+        for c in &anim.channels {
+            if let Some(o) = own.get_mut(c.node) {
+                *o += 1;
+            }
+        }
+        // Nodes are in depth-first order: a parent's count is final before its children's.
+        let mut path = vec![0usize; own.len()];
+        for i in 0..own.len() {
+            path[i] = own[i] + self.parents[i].map_or(0, |p| path[p]);
+        }
+        (0..own.len())
+            .filter(|&i| self.moves[i])
+            .map(|i| path[i])
+            .max()
+            .unwrap_or(0)
+            .max(1)
+    }
+
+    /// The tolerance of a channel on `node`'s `path` given `share` (a distance on the skin),
+    /// in the unit its measure gives.
+    fn channel(&self, node: usize, path: Path, share: f32) -> (f32, ErrorMeasure) {
+        let reach = self.reach.get(node).copied().unwrap_or(1.0).max(1e-6);
+        match path {
+            Path::Rotation => (share / reach, ErrorMeasure::Angle),
+            Path::Scale => (share / reach, ErrorMeasure::Distance),
+            Path::Translation => {
+                let s = self.parent_scale.get(node).copied().unwrap_or(1.0);
+                (share / s.max(1e-6), ErrorMeasure::Distance)
+            }
+            Path::Weights => {
+                let f = self.morph.get(node).cloned().unwrap_or_default();
+                (share, ErrorMeasure::Weighted(f))
+            }
+        }
+    }
+}
+
+/// Per morph target of node `i`'s mesh: its largest vertex offset times the node's scale.
+fn morph_offsets(scene: &Scene, i: usize, scale: f32) -> Vec<f32> {
+    let Some(mesh) = scene.nodes[i].mesh.and_then(|m| scene.meshes.get(m)) else {
+        return Vec::new();
+    };
+    let count = mesh
+        .primitives
+        .iter()
+        .map(|p| p.morph_targets.len())
+        .max()
+        .unwrap_or(0);
+    (0..count)
+        .map(|k| {
+            let largest = mesh
+                .primitives
+                .iter()
+                .filter_map(|p| p.morph_targets.get(k)?.positions.as_ref())
+                .flatten()
+                .map(|o| o.length())
+                .filter(|l| l.is_finite())
+                .fold(0.0, f32::max);
+            largest * scale
+        })
+        .collect()
+}

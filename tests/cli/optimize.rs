@@ -1,0 +1,229 @@
+//! `skinview optimize` end to end: CesiumMan and the Fox written within the tolerance, the
+//! reported worst error equal to what `diff --times evaluation` measures on the written file,
+//! the output valid glTF (Khronos glTF-Validator) and smaller in animation data; a tolerance
+//! of 0 keeps every key bit for bit; FBX and native inputs; refusals name what is wrong.
+#![allow(clippy::unwrap_used, clippy::print_stdout)] // test code: panics and prints are its report
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::{output_text, shared_dir, validator};
+
+fn run(command: &str, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .arg(command)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A folder of the test `tag`'s own (the tests run in parallel).
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("skinview-optimize-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// `optimize MODEL --out OUT --json OUT.json EXTRA...`, asserted to succeed; the report.
+fn optimize(model: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
+    let report = out.with_extension("json");
+    let mut args: Vec<&std::ffi::OsStr> = vec![
+        model.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+        "--json".as_ref(),
+        report.as_os_str(),
+    ];
+    args.extend(extra.iter().map(|a| std::ffi::OsStr::new(*a)));
+    let o = run("optimize", &args);
+    assert!(o.status.success(), "{}", output_text(&o));
+    json(&report)
+}
+
+#[test]
+fn the_written_file_holds_the_tolerance_diff_measures() {
+    let dir = scratch("diff");
+    let models = ["models/CesiumMan/CesiumMan.glb", "models/Fox/Fox.glb"];
+    let mut written = Vec::new();
+    for (m, tolerance) in models.iter().zip(["1e-3", "1e-4"]) {
+        let model = shared_dir().join(m);
+        let out = dir.join(model.file_name().unwrap());
+        let report = optimize(&model, &out, &["--tolerance", tolerance]);
+        let tolerance: f64 = tolerance.parse().unwrap();
+        // `diff` at the same times measures what the report says, clip by clip.
+        let diff_json = dir.join("diff.json");
+        let o = run(
+            "diff",
+            &[
+                model.as_os_str(),
+                out.as_os_str(),
+                "--times".as_ref(),
+                "evaluation".as_ref(),
+                "--tolerance".as_ref(),
+                "1".as_ref(),
+                "--json".as_ref(),
+                diff_json.as_os_str(),
+            ],
+        );
+        assert!(o.status.success(), "{}", output_text(&o));
+        let diff = json(&diff_json);
+        let mut saved = false;
+        for clip in report["clips"].as_array().unwrap() {
+            let name = clip["clip"].as_str().unwrap();
+            let d = diff["clips"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == name)
+                .unwrap_or_else(|| panic!("{m}: diff has no clip {name}: {diff}"));
+            let (ours, theirs) = (
+                clip["worst_error_rel"].as_f64().unwrap(),
+                d["max_rel"].as_f64().unwrap(),
+            );
+            assert!(
+                (ours - theirs).abs() <= 1e-6 * theirs.max(1e-9),
+                "{m} {name}: optimize says {ours}, diff {theirs}"
+            );
+            assert!(ours <= tolerance, "{m} {name}: {ours} over {tolerance}");
+            saved |=
+                clip["animation_bytes_after"].as_u64() < clip["animation_bytes_before"].as_u64();
+            for kind in ["translation", "rotation", "scale", "weights"] {
+                let k = &clip[kind];
+                assert!(
+                    k["after"].as_u64() <= k["before"].as_u64(),
+                    "{m} {name} {kind}: {k}"
+                );
+            }
+        }
+        assert!(saved, "{m}: no clip's animation data shrank: {report}");
+        assert!(
+            report["bytes_after"].as_u64() < report["bytes_before"].as_u64(),
+            "{report}"
+        );
+        // Names are kept: diff paired every clip and joint by name.
+        assert!(
+            diff["clips_only_in_a"].as_array().unwrap().is_empty(),
+            "{diff}"
+        );
+        written.push(out);
+    }
+    for v in validator::validate(&written) {
+        assert_eq!(v.errors, 0, "{}: {:?}", v.file.display(), v.messages);
+    }
+}
+
+#[test]
+fn a_zero_tolerance_keeps_every_key_and_other_inputs_work() {
+    let dir = scratch("zero");
+    let model = shared_dir().join("models/CesiumMan/CesiumMan.glb");
+    let out = dir.join("same.glb");
+    let report = optimize(&model, &out, &["--tolerance", "0"]);
+    assert_eq!(report["clips"][0]["worst_error"], 0.0, "{report}");
+    let (a, b) = (
+        skinview::io::load(&model).unwrap(),
+        skinview::io::load(&out).unwrap(),
+    );
+    assert_eq!(a.animations.len(), b.animations.len());
+    for (x, y) in a.animations.iter().zip(&b.animations) {
+        for (p, q) in x.channels.iter().zip(&y.channels) {
+            assert_eq!(
+                (p.node, p.path, p.sampler.interpolation),
+                (q.node, q.path, q.sampler.interpolation)
+            );
+            assert_eq!(p.sampler.times_s, q.sampler.times_s);
+            let bits = |s: &skinview::anim::Sampler| -> Vec<u32> {
+                s.values.iter().map(|v| v.to_bits()).collect()
+            };
+            assert_eq!(bits(&p.sampler), bits(&q.sampler));
+        }
+    }
+    // An FBX file and a native rig, written from their scenes.
+    let fbx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fbx/CesiumMan.fbx");
+    for (input, name) in [
+        (fbx.as_os_str(), "fbx.glb"),
+        ("builtin:humanoid".as_ref(), "humanoid.glb"),
+    ] {
+        let out = dir.join(name);
+        let report = optimize(Path::new(input), &out, &["--tolerance", "1e-3"]);
+        let written = skinview::io::load(&out).unwrap();
+        let clips = report["clips"].as_array().unwrap();
+        assert_eq!(clips.len(), written.animations.len(), "{report}");
+        assert!(
+            clips
+                .iter()
+                .all(|c| c["worst_error_rel"].as_f64().unwrap() <= 1e-3),
+            "{report}"
+        );
+    }
+}
+
+#[test]
+fn bad_tolerances_and_outputs_are_refused() {
+    let dir = scratch("refused");
+    let model = shared_dir().join("models/CesiumMan/CesiumMan.glb");
+    let out = dir.join("x.glb");
+    for (flag, value, says) in [
+        ("--tolerance", "-1", "--tolerance -1"),
+        ("--tolerance", "NaN", "--tolerance NaN"),
+        ("--tolerance", "2", "between 0 and 1"),
+        ("--tolerance-abs", "-0.5", "--tolerance-abs -0.5"),
+        ("--tolerance-abs", "inf", "finite"),
+    ] {
+        let o = run(
+            "optimize",
+            &[
+                model.as_os_str(),
+                "--out".as_ref(),
+                out.as_os_str(),
+                flag.as_ref(),
+                value.as_ref(),
+            ],
+        );
+        let text = output_text(&o);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}: {text}");
+        assert!(text.contains(says), "{flag} {value}: {text}");
+    }
+    assert!(!out.exists(), "nothing written");
+    // The input as output, another format, a model without clips.
+    let copy = dir.join("copy.glb");
+    std::fs::copy(&model, &copy).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let o = run(
+        "optimize",
+        &[copy.as_os_str(), "--out".as_ref(), copy.as_os_str()],
+    );
+    assert!(!o.status.success(), "{}", output_text(&o));
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        before,
+        "the input is untouched"
+    );
+    let o = run(
+        "optimize",
+        &[
+            model.as_os_str(),
+            "--out".as_ref(),
+            dir.join("x.gltf").as_os_str(),
+        ],
+    );
+    assert!(output_text(&o).contains("FILE.glb"), "{}", output_text(&o));
+    let still = shared_dir().join("rigs/rig_seed1.glb");
+    let scene = skinview::io::load(&still).unwrap();
+    let mut no_clips = scene.clone();
+    no_clips.animations.clear();
+    let path = dir.join("still.glb");
+    skinview::io::gltf_export::write_glb(&no_clips, &Default::default(), &path).unwrap();
+    let o = run(
+        "optimize",
+        &[path.as_os_str(), "--out".as_ref(), out.as_os_str()],
+    );
+    assert!(
+        output_text(&o).contains("no animation"),
+        "{}",
+        output_text(&o)
+    );
+}
