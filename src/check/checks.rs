@@ -59,6 +59,9 @@ pub(super) fn run(
         joint_scale(scene, out);
         result.clip_bounds = clips.finish(scene, config, diagonal, out);
         shapes.finish(scene, config, out);
+        if config.clip_reduction {
+            clip_reduction(scene, config, diagonal, out)?;
+        }
         stage(Stage::Split);
         result.uniform_split = uniform_split(scene, config, out);
         stage(Stage::GpuReadback);
@@ -73,6 +76,56 @@ pub(super) fn run(
         );
     }
     result.checks_run = Check::ALL.to_vec();
+    if config.clip_reduction {
+        result.checks_run.push(Check::ClipReduction);
+    }
+}
+
+/// `anim.reducible`: each clip reduced within `clip_reduction_rel` of the diagonal as
+/// `skinview optimize` reduces it; an info finding for each clip whose animation data (as
+/// floats, key times shared where equal) would shrink by a tenth or more.
+fn clip_reduction(
+    scene: &Scene,
+    config: &CheckConfig,
+    diagonal: f64,
+    out: &mut Vec<Finding>,
+) -> Result<()> {
+    let job = crate::optimize::OptimizeJob {
+        scene,
+        tolerance: (config.clip_reduction_rel * diagonal) as f32,
+    };
+    let (clips, results) = job.run(|_, _| {})?;
+    for ((original, reduced), r) in scene.animations.iter().zip(&clips).zip(&results) {
+        let (before, after) = (
+            crate::optimize::clip_bytes(original),
+            crate::optimize::clip_bytes(reduced),
+        );
+        if after * 10 > before * 9 {
+            continue;
+        }
+        let keys = |k: &[crate::optimize::KeyCounts]| -> (usize, usize) {
+            k.iter()
+                .fold((0, 0), |(b, a), x| (b + x.before, a + x.after))
+        };
+        let (kb, ka) = keys(&r.keys);
+        let name = crate::anim::ClipName::new(r.clip, original.name.as_deref());
+        out.add(
+            Check::ClipReduction,
+            Severity::Info,
+            format!(
+                "{} could be {:.1}× smaller within {:.1e} of the model's size ({} keys → {}, \
+                 {before} → {after} bytes of floats; the worst skinned vertex moves {:.2e} of \
+                 the size): `skinview optimize`",
+                name.words(),
+                before as f64 / after.max(1) as f64,
+                config.clip_reduction_rel,
+                kb,
+                ka,
+                f64::from(r.worst.distance) / diagonal
+            ),
+        );
+    }
+    Ok(())
 }
 
 /// Findings as the checks add them.

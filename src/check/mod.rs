@@ -100,6 +100,11 @@ pub enum Check {
     /// GPU readback against the CPU reference.
     #[serde(rename = "gpu.readback")]
     GpuReadback,
+    /// Clips whose keys could be reduced within a distance on the skin (`skinview optimize`'s
+    /// reduction). Not one of [`Check::ALL`]: it costs a reduction of every clip, so it runs
+    /// (and is listed as run) only when [`CheckConfig::clip_reduction`] asks for it.
+    #[serde(rename = "anim.reducible")]
+    ClipReduction,
     /// The model's check passed `timeout_s` (a hang): its worker process was ended. Not one
     /// of [`Check::ALL`]: the worker's watch over the checks, listed as run only when it
     /// fires.
@@ -135,6 +140,7 @@ impl Check {
             Check::ClipBounds => "anim.bounds",
             Check::Deformation => "deform.joints",
             Check::GpuReadback => "gpu.readback",
+            Check::ClipReduction => "anim.reducible",
             Check::WorkerTimeout => "worker.timeout",
         }
     }
@@ -237,6 +243,12 @@ pub struct CheckConfig {
     pub frames: usize,
     /// Skip the GPU readback (CPU checks only).
     pub no_gpu: bool,
+    /// Run `anim.reducible`: each clip's keys reduced as `skinview optimize` does, an info
+    /// finding for a clip whose animation data would shrink by a tenth or more (off by default:
+    /// it costs two CPU skinnings per evaluation time and attempt).
+    pub clip_reduction: bool,
+    /// The tolerance of `anim.reducible`, relative to the rest diagonal (`optimize`'s default).
+    pub clip_reduction_rel: f64,
     /// Seconds a model's worker may take over it (its check and pictures, and a fresh
     /// worker's GPU set-up) before the worker is ended and the model reported as timed out
     /// (`worker.timeout`, an error naming the stage it was in).
@@ -324,6 +336,12 @@ pub struct ConfigOverride {
     /// [`CheckConfig::no_gpu`] for these files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_gpu: Option<bool>,
+    /// [`CheckConfig::clip_reduction`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clip_reduction: Option<bool>,
+    /// [`CheckConfig::clip_reduction_rel`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clip_reduction_rel: Option<f64>,
     /// [`CheckConfig::timeout_s`] for these files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<f64>,
@@ -350,6 +368,8 @@ impl ConfigOverride {
         set(&mut config.uniform_bones, self.uniform_bones);
         set(&mut config.frames, self.frames);
         set(&mut config.no_gpu, self.no_gpu);
+        set(&mut config.clip_reduction, self.clip_reduction);
+        set(&mut config.clip_reduction_rel, self.clip_reduction_rel);
         set(&mut config.timeout_s, self.timeout_s);
     }
 
@@ -388,6 +408,8 @@ impl Default for CheckConfig {
             uniform_bones: crate::gpu::DEFAULT_UNIFORM_BONES as usize,
             frames: 9,
             no_gpu: false,
+            clip_reduction: false,
+            clip_reduction_rel: 1e-4,
             // The shared models check in about 27 ms each with the GPU readback on lavapipe
             // (BENCHMARKS.md), in proportion to vertices × frames: a character 100 times as
             // large stays in seconds, so 120 s is room for a slow machine and a debug build,

@@ -123,9 +123,12 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         scene,
         tolerance: tolerance as f32,
     };
-    let (clips, results) = job.run(|clip| {
+    let (clips, results) = job.run(|clip, attempt| {
         let name = ClipName::new(clip, scene.animations[clip].name.as_deref()).label();
-        println!("clip {}/{} {name}", clip + 1, scene.animations.len());
+        match attempt {
+            0 => println!("clip {}/{} {name}", clip + 1, scene.animations.len()),
+            k => println!("  {name}: reduction {} (budgets halved or doubled)", k + 1),
+        }
     })?;
     let glb = write_bytes(&a, &model, clips)?;
     // The guarantee, checked on the file as written.

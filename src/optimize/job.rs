@@ -89,10 +89,11 @@ impl OptimizeJob<'_> {
     }
 
     /// The reduced clips (one per animation of the scene, in order) and what was done to
-    /// each; `progress(clip)` is called as each clip starts.
+    /// each; `progress(clip, attempt)` is called before each reduction is tried (attempt 0 as
+    /// the clip starts).
     pub fn run(
         &self,
-        mut progress: impl FnMut(usize),
+        mut progress: impl FnMut(usize, usize),
     ) -> Result<(Vec<Animation>, Vec<ClipResult>)> {
         self.validate()?;
         let scene = self.scene;
@@ -101,7 +102,6 @@ impl OptimizeJob<'_> {
         let mut clips = Vec::with_capacity(scene.animations.len());
         let mut results = Vec::with_capacity(scene.animations.len());
         for (ci, original) in scene.animations.iter().enumerate() {
-            progress(ci);
             let times = evaluation_times(original)?;
             let share = self.tolerance / budget.shares(original) as f32;
             let mut result = ClipResult {
@@ -110,6 +110,7 @@ impl OptimizeJob<'_> {
                 ..Default::default()
             };
             let mut attempt = |factor: f32, result: &mut ClipResult| -> Result<Option<Animation>> {
+                progress(ci, result.attempts);
                 result.attempts += 1;
                 let (candidate, keys) = reduce_clip(original, &times, &budget, factor);
                 work.animations[ci] = candidate;
@@ -160,6 +161,30 @@ impl OptimizeJob<'_> {
         }
         Ok((clips, results))
     }
+}
+
+/// Bytes of `anim`'s data stored as floats (key times, then values; channels with the same
+/// key times share one array of them, as the writer shares one input accessor).
+pub fn clip_bytes(anim: &Animation) -> usize {
+    let mut times: Vec<&[f32]> = anim
+        .channels
+        .iter()
+        .map(|c| &c.sampler.times_s[..])
+        .collect();
+    times.sort_by(|a, b| {
+        a.len().cmp(&b.len()).then_with(|| {
+            a.iter()
+                .map(|t| t.to_bits())
+                .cmp(b.iter().map(|t| t.to_bits()))
+        })
+    });
+    times.dedup_by(|a, b| {
+        a.iter()
+            .map(|t| t.to_bits())
+            .eq(b.iter().map(|t| t.to_bits()))
+    });
+    let values: usize = anim.channels.iter().map(|c| c.sampler.values.len()).sum();
+    4 * (times.iter().map(|t| t.len()).sum::<usize>() + values)
 }
 
 /// Keys kept over every kind.

@@ -10,7 +10,7 @@ mod reach;
 mod reduce;
 
 pub use eval_times::{MAX_EVALUATION_TIMES, MIN_RATE_HZ, SAMPLES_PER_INTERVAL, evaluation_times};
-pub use job::{ClipResult, KeyCounts, MAX_ROUNDS, OptimizeJob, path_slot};
+pub use job::{ClipResult, KeyCounts, MAX_ROUNDS, OptimizeJob, clip_bytes, path_slot};
 pub use measure::{WorstError, worst_error};
 pub use reach::joint_reach;
 pub use reduce::{ErrorMeasure, ReduceStats, quaternion_angle, reduce_channel};

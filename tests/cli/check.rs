@@ -1427,3 +1427,87 @@ fn a_weight_repair_marks_its_vertex() {
         "{f}: mark at {got}, the skinned rest position {expected}"
     );
 }
+
+/// `anim.reducible` runs only when the config asks: then CesiumMan's walk (keyed at 30 Hz) is
+/// an info finding with the same key counts `skinview optimize` reports at that tolerance.
+#[test]
+fn clip_reduction_is_off_by_default_and_finds_a_reducible_clip() {
+    let dir = std::env::temp_dir().join(format!("skinview-check-reducible-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("CesiumMan.glb");
+    std::fs::copy(common::model("CesiumMan"), &model).unwrap();
+    let report = checked(&dir, &["--no-gpu"]);
+    let m = &report["models"][0];
+    assert!(
+        !m["checks_run"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "anim.reducible"),
+        "{m}"
+    );
+    assert!(!has(&findings(&report, &model), "anim.reducible", "info"));
+    let config = dir.with_extension("toml");
+    std::fs::write(
+        &config,
+        "clip_reduction = true\nclip_reduction_rel = 1e-3\n",
+    )
+    .unwrap();
+    let report = checked(&dir, &["--no-gpu", "--config", config.to_str().unwrap()]);
+    let m = &report["models"][0];
+    assert!(
+        m["checks_run"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "anim.reducible"),
+        "{m}"
+    );
+    let found = findings(&report, &model);
+    let f = found
+        .iter()
+        .find(|f| f.0 == "anim.reducible")
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert_eq!(f.1, "info");
+    let factor: f64 =
+        f.2.split("could be ")
+            .nth(1)
+            .unwrap()
+            .split('×')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+    assert!(factor >= 1.1, "{}", f.2);
+    // The same reduction as the command's.
+    let out = dir.with_extension("glb");
+    let json = dir.with_extension("opt.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .args([
+            "optimize",
+            model.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(["--tolerance", "1e-3", "--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let clip = &r["clips"][0];
+    let (before, after) =
+        ["translation", "rotation", "scale", "weights"]
+            .iter()
+            .fold((0, 0), |(b, a), k| {
+                (
+                    b + clip[k]["before"].as_u64().unwrap(),
+                    a + clip[k]["after"].as_u64().unwrap(),
+                )
+            });
+    assert!(
+        f.2.contains(&format!("({before} keys → {after},")),
+        "{} vs {before} → {after}",
+        f.2
+    );
+}

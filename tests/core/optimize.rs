@@ -341,7 +341,7 @@ fn the_job_keeps_every_skinned_vertex_within_the_tolerance() {
                 scene: &scene,
                 tolerance: rel * diagonal,
             };
-            let (clips, results) = job.run(|_| {}).unwrap();
+            let (clips, results) = job.run(|_, _| {}).unwrap();
             let mut reduced = scene.clone();
             reduced.animations = clips;
             for r in &results {
