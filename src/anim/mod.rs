@@ -7,6 +7,7 @@ mod animate;
 pub mod curves;
 pub mod layer;
 mod sampler;
+pub mod snorm;
 pub mod soa;
 
 pub use animate::{AnimateJob, Pose};

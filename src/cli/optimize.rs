@@ -311,7 +311,11 @@ fn heaviest_joint(scene: &Scene, draw: usize, vertex: usize) -> Option<String> {
 
 fn print_clip(c: &ClipReport) {
     let keys = |k: &KeyCounts, what: &str| {
-        (k.channels > 0).then(|| format!("{what} {} -> {}", k.before, k.after))
+        let codes = match k.quantised {
+            0 => String::new(),
+            n => format!(" ({n} of {} channels as 16-bit codes)", k.channels),
+        };
+        (k.channels > 0).then(|| format!("{what} {} -> {}{codes}", k.before, k.after))
     };
     let parts: Vec<String> = [
         keys(&c.translation, "translation"),

@@ -195,6 +195,7 @@ pub(super) fn weight_bytes(
 
 const FLOAT: u32 = 5126;
 const UNSIGNED_BYTE: u32 = 5121;
+const SHORT: u32 = 5122;
 const UNSIGNED_SHORT: u32 = 5123;
 const UNSIGNED_INT: u32 = 5125;
 const ARRAY_BUFFER: u32 = 34962;
@@ -911,7 +912,26 @@ impl Writer<'_> {
                     ),
                 ));
             }
-            let output = self.floats(&format!("{sf}.output"), &s.values, comps, ty, false, None)?;
+            // Rotation keys that are all exactly 16-bit codes are stored as them.
+            let codes = match ch.path {
+                AnimPath::Rotation => crate::anim::snorm::snorm16_codes(&s.values),
+                _ => None,
+            };
+            let output = match codes {
+                Some(codes) => self.push(
+                    &format!("{sf}.output"),
+                    Acc {
+                        bytes: codes.iter().flat_map(|c| c.to_le_bytes()).collect(),
+                        count: codes.len() / 4,
+                        component_type: SHORT,
+                        ty,
+                        normalized: true,
+                        min_max: None,
+                        target: None,
+                    },
+                )?,
+                None => self.floats(&format!("{sf}.output"), &s.values, comps, ty, false, None)?,
+            };
             samplers.push(json!({ "input": input, "output": output, "interpolation": s.interpolation.name() }));
             channels.push(
                 json!({ "sampler": ci, "target": { "node": ch.node, "path": ch.path.name() } }),

@@ -1336,39 +1336,19 @@ impl Importer<'_> {
                 ));
             }
             if path == AnimPath::Rotation {
-                // A key already unit length within f32 rounding keeps the file's bits, so a
-                // file written from an import reads back bit for bit (an optimisation with a
-                // zero tolerance); dividing by a length that close to 1 would move it by ulps.
-                const UNIT_QUATERNION_ROUNDING: f32 = 4.0 * f32::EPSILON;
-                let mut worst = 0f32;
-                for (e, q) in values.chunks_exact_mut(4).enumerate() {
-                    let is_tangent = per_key == 3 && e % 3 != 1;
-                    if is_tangent {
-                        continue;
-                    }
-                    let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
-                    if len == 0.0 {
-                        return Err(Error::invalid(
-                            &self.file,
-                            format!("{sf}.output"),
-                            format!("key {} is a zero quaternion", e / per_key),
-                        ));
-                    }
-                    worst = worst.max((len - 1.0).abs());
-                    if (len - 1.0).abs() > UNIT_QUATERNION_ROUNDING {
-                        for x in q.iter_mut() {
-                            *x /= len;
+                normalise_rotation_keys(&mut values, per_key, &output, &self.file, &sf).map(
+                    |worst| {
+                        if worst > QUAT_REPORT_TOLERANCE {
+                            self.report.repair(
+                                format!("{sf}.output"),
+                                format!(
+                                    "rotation keys not unit length (worst |q|-1 = {worst:.2e}); \
+                                     normalised"
+                                ),
+                            );
                         }
-                    }
-                }
-                if worst > QUAT_REPORT_TOLERANCE {
-                    self.report.repair(
-                        format!("{sf}.output"),
-                        format!(
-                            "rotation keys not unit length (worst |q|-1 = {worst:.2e}); normalised"
-                        ),
-                    );
-                }
+                    },
+                )?;
             }
             channels.push(Channel {
                 node,
@@ -1414,4 +1394,46 @@ impl Importer<'_> {
         }
         Ok(())
     }
+}
+
+/// Normalise the rotation keys in `values` (`per_key` elements a key: tangents are left as
+/// they are), returning the largest |q| − 1 among those normalised; an error for a zero
+/// quaternion. A key already unit length within its storage's rounding keeps its bits: f32
+/// keys within 4 ulps (dividing by a length that close to 1 would move them by ulps), keys
+/// stored as normalised shorts or bytes within their codes' rounding
+/// ([`crate::anim::snorm::SNORM16_LENGTH_ROUNDING`]). So a file written from an import, or
+/// with rotation codes, reads back bit for bit.
+fn normalise_rotation_keys(
+    values: &mut [f32],
+    per_key: usize,
+    output: &super::accessor::AccessorData,
+    file: &str,
+    field: &str,
+) -> Result<f32> {
+    let rounding = match (output.normalized, output.data_type) {
+        (true, gltf::accessor::DataType::I16) => crate::anim::snorm::SNORM16_LENGTH_ROUNDING,
+        (true, gltf::accessor::DataType::I8) => 2.0 / 127.0,
+        _ => 4.0 * f32::EPSILON,
+    };
+    let mut worst = 0f32;
+    for (e, q) in values.chunks_exact_mut(4).enumerate() {
+        if per_key == 3 && e % 3 != 1 {
+            continue;
+        }
+        let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+        if len == 0.0 {
+            return Err(Error::invalid(
+                file,
+                format!("{field}.output"),
+                format!("key {} is a zero quaternion", e / per_key),
+            ));
+        }
+        if (len - 1.0).abs() > rounding {
+            worst = worst.max((len - 1.0).abs());
+            for x in q.iter_mut() {
+                *x /= len;
+            }
+        }
+    }
+    Ok(worst)
 }

@@ -460,7 +460,15 @@ fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
                     i
                 }
             };
-            let output = floats(bin, root, &c.sampler.values, ty, false);
+            // Rotation keys that are all exactly 16-bit codes are stored as them.
+            let codes = match c.path {
+                crate::anim::Path::Rotation => crate::anim::snorm::snorm16_codes(&c.sampler.values),
+                _ => None,
+            };
+            let output = match codes {
+                Some(codes) => snorm16_accessor(bin, root, &codes),
+                None => floats(bin, root, &c.sampler.values, ty, false),
+            };
             let interpolation = match c.sampler.interpolation {
                 crate::anim::Interpolation::Step => Gi::Step,
                 crate::anim::Interpolation::Linear => Gi::Linear,
@@ -494,6 +502,32 @@ fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
             samplers,
         });
     }
+}
+
+/// A VEC4 accessor of normalised signed shorts holding `codes` (rotation keys).
+fn snorm16_accessor(
+    bin: &mut Vec<u8>,
+    root: &mut json::Root,
+    codes: &[i16],
+) -> json::Index<json::Accessor> {
+    use json::accessor::{ComponentType, GenericComponentType, Type};
+    let bytes: Vec<u8> = codes.iter().flat_map(|c| c.to_le_bytes()).collect();
+    let view = append_view(bin, &mut root.buffer_views, &bytes, None);
+    root.accessors.push(json::Accessor {
+        buffer_view: Some(view),
+        byte_offset: None,
+        count: USize64((codes.len() / 4) as u64),
+        component_type: Checked::Valid(GenericComponentType(ComponentType::I16)),
+        extensions: None,
+        extras: Default::default(),
+        type_: Checked::Valid(Type::Vec4),
+        min: None,
+        max: None,
+        name: None,
+        normalized: true,
+        sparse: None,
+    });
+    json::Index::new(root.accessors.len() as u32 - 1)
 }
 
 /// The input's JSON as written (the JSON chunk of a GLB).

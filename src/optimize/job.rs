@@ -13,8 +13,11 @@
 //! channel is reduced within its budget (`reduce_channel`), then [`worst_error`] skins both
 //! versions at every evaluation time; over the tolerance, every budget is halved and the clip
 //! reduced again (at most [`MAX_ROUNDS`] times; then the clip is kept as it was); within it,
-//! the budgets are doubled while the result still holds with fewer keys (the shares add up
-//! only when every error lines up). Cost: per attempt, the channel reductions and two CPU
+//! the budgets are doubled while the result still holds in fewer bytes (the shares add up
+//! only when every error lines up). A LINEAR or STEP rotation channel whose budget holds four
+//! times the rounding of 16-bit codes ([`SNORM16_ROTATION_ERROR_RAD`]) is reduced within its
+//! budget less that rounding and its keys rounded to codes, which the writers store as
+//! normalised shorts. Cost: per attempt, the channel reductions and two CPU
 //! skinnings per evaluation time. Limits: keys are
 //! the clip's own (no refit, no resampling); a node that moves no vertex is budgeted as if it
 //! carried one a whole diagonal away, so attachment and helper bones keep their motion.
@@ -24,7 +27,8 @@ use glam::{Mat4, Vec3};
 use super::eval_times::evaluation_times;
 use super::measure::{WorstError, worst_error};
 use super::reduce::{ErrorMeasure, reduce_channel};
-use crate::anim::{Animation, Path};
+use crate::anim::snorm::{SNORM16_ROTATION_ERROR_RAD, snorm16_codes, snorm16_round};
+use crate::anim::{Animation, Interpolation, Path};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
 use crate::scene::Scene;
@@ -41,6 +45,8 @@ pub struct KeyCounts {
     pub before: usize,
     /// Their keys kept.
     pub after: usize,
+    /// Of those channels, how many store their values as 16-bit codes (rotations).
+    pub quantised: usize,
 }
 
 /// What the job did to one clip.
@@ -56,7 +62,7 @@ pub struct ClipResult {
     pub times_checked: usize,
     /// Budget halvings needed (0: the first reduction held).
     pub tightened: usize,
-    /// Budget doublings that still held with fewer keys.
+    /// Budget doublings that still held in fewer bytes.
     pub loosened: usize,
     /// Reductions tried (each checked at every evaluation time).
     pub attempts: usize,
@@ -109,25 +115,26 @@ impl OptimizeJob<'_> {
                 times_checked: times.len(),
                 ..Default::default()
             };
+            // The bytes of the best reduction that held so far.
+            let mut best_bytes = usize::MAX;
             let mut attempt = |factor: f32, result: &mut ClipResult| -> Result<Option<Animation>> {
                 progress(ci, result.attempts);
                 result.attempts += 1;
                 let (candidate, keys) = reduce_clip(original, &times, &budget, factor);
+                let bytes = clip_bytes(&candidate);
                 work.animations[ci] = candidate;
                 let worst = worst_error((scene, ci), (&work, ci), &times)?;
-                let held = worst.distance <= self.tolerance;
-                let smaller = kept_keys(&keys) < kept_keys(&result.keys) || result.attempts == 1;
                 let out = std::mem::replace(&mut work.animations[ci], original.clone());
-                Ok(
-                    (held && (smaller || result.keys == [KeyCounts::default(); 4])).then(|| {
-                        result.keys = keys;
-                        result.worst = worst;
-                        out
-                    }),
-                )
+                if worst.distance > self.tolerance || bytes >= best_bytes {
+                    return Ok(None);
+                }
+                best_bytes = bytes;
+                result.keys = keys;
+                result.worst = worst;
+                Ok(Some(out))
             };
             // Tighten from the equal shares until the reduction holds, then loosen while it
-            // still holds and keeps fewer keys: the shares add up only in the worst case.
+            // still holds and takes fewer bytes: the shares add up only in the worst case.
             let mut chosen = None;
             let mut factor = share;
             for round in 0..=MAX_ROUNDS {
@@ -163,8 +170,9 @@ impl OptimizeJob<'_> {
     }
 }
 
-/// Bytes of `anim`'s data stored as floats (key times, then values; channels with the same
-/// key times share one array of them, as the writer shares one input accessor).
+/// Bytes of `anim`'s data as the writers store it: key times as floats (channels with the same
+/// key times share one array of them, as the writer shares one input accessor), rotation keys
+/// that are all exactly 16-bit codes as codes, other values as floats.
 pub fn clip_bytes(anim: &Animation) -> usize {
     let mut times: Vec<&[f32]> = anim
         .channels
@@ -183,13 +191,16 @@ pub fn clip_bytes(anim: &Animation) -> usize {
             .map(|t| t.to_bits())
             .eq(b.iter().map(|t| t.to_bits()))
     });
-    let values: usize = anim.channels.iter().map(|c| c.sampler.values.len()).sum();
-    4 * (times.iter().map(|t| t.len()).sum::<usize>() + values)
-}
-
-/// Keys kept over every kind.
-fn kept_keys(keys: &[KeyCounts; 4]) -> usize {
-    keys.iter().map(|k| k.after).sum()
+    let values: usize = anim
+        .channels
+        .iter()
+        .map(|c| {
+            let s = &c.sampler;
+            let codes = s.is_rotation && snorm16_codes(&s.values).is_some();
+            s.values.len() * if codes { 2 } else { 4 }
+        })
+        .sum();
+    4 * times.iter().map(|t| t.len()).sum::<usize>() + values
 }
 
 /// `anim` with every channel reduced within `factor` × its budget, and the key counts. A
@@ -205,16 +216,37 @@ fn reduce_clip(
     let mut out = anim.clone();
     for ch in &mut out.channels {
         let (tolerance, measure) = budget.channel(ch.node, ch.path, factor);
-        let (reduced, stats) = reduce_channel(&ch.sampler, times, tolerance, &measure);
+        // Rotation keys as 16-bit codes when the budget holds their rounding four times over
+        // (CUBICSPLINE tangents may leave [-1, 1]: those stay floats).
+        let quantise = ch.path == Path::Rotation
+            && ch.sampler.interpolation != Interpolation::CubicSpline
+            && tolerance >= 4.0 * SNORM16_ROTATION_ERROR_RAD;
+        let reduce_within = if quantise {
+            tolerance - SNORM16_ROTATION_ERROR_RAD
+        } else {
+            tolerance
+        };
+        let (reduced, stats) = reduce_channel(&ch.sampler, times, reduce_within, &measure);
         let per_key = ch.sampler.values.len() / stats.keys_before.max(1);
+        let value_bytes = if quantise { 2 } else { 4 };
         let k = &mut keys[path_slot(ch.path)];
         k.channels += 1;
         k.before += stats.keys_before;
-        if stats.keys_after * (per_key + 1) < stats.keys_before * per_key {
+        // Reduced keys need their own times (4 bytes a key); the original's are shared.
+        if stats.keys_after * (4 + value_bytes * per_key)
+            < stats.keys_before * value_bytes * per_key
+        {
             k.after += stats.keys_after;
             ch.sampler = reduced;
         } else {
             k.after += stats.keys_before;
+        }
+        if quantise {
+            ch.sampler
+                .values
+                .iter_mut()
+                .for_each(|v| *v = snorm16_round(*v));
+            k.quantised += 1;
         }
     }
     (out, keys)

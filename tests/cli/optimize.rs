@@ -100,6 +100,28 @@ fn the_written_file_holds_the_tolerance_diff_measures() {
             }
         }
         assert!(saved, "{m}: no clip's animation data shrank: {report}");
+        // Rotations the budget allows are stored as normalised shorts.
+        let coded: u64 = report["clips"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["rotation"]["quantised"].as_u64().unwrap())
+            .sum();
+        let glb = std::fs::read(&out).unwrap();
+        let length = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+        let doc: serde_json::Value = serde_json::from_slice(&glb[20..20 + length]).unwrap();
+        let shorts = doc["animations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|a| a["samplers"].as_array().unwrap())
+            .map(|s| &doc["accessors"][s["output"].as_u64().unwrap() as usize])
+            .filter(|a| a["componentType"] == 5122 && a["normalized"] == true)
+            .count();
+        assert!(
+            coded > 0 && shorts as u64 >= coded,
+            "{m}: {coded} coded channels, {shorts} short outputs"
+        );
         assert!(
             report["bytes_after"].as_u64() < report["bytes_before"].as_u64(),
             "{report}"

@@ -1,0 +1,50 @@
+//! Rotation keys stored as normalised signed 16-bit integers, which glTF 2.0 allows for
+//! rotation outputs (§3.11, "Animations": SHORT normalized): what a code reads as, the
+//! nearest code of a value, and whether a value is exactly one code's (so a writer can store
+//! it as that code and a reader gets the same bits back).
+//!
+//! Based on: the glTF 2.0 specification's normalisation rule for signed shorts,
+//! `max(c / 32767, -1)`, computed in f64 and rounded to f32 as the importer computes it.
+//! Cost: O(1) per value. Limits: values outside [-1, 1] (CUBICSPLINE tangents) have no code.
+
+/// The largest code: 2¹⁵ − 1.
+pub const SNORM16_MAX: f64 = 32767.0;
+
+/// How far a unit quaternion's turn moves when its components are rounded to codes, at most
+/// (radians): each component moves by at most 0.5/32767, the 4-vector by at most 1/32767, and
+/// the turn by twice the 4D angle, 2/32767 (6.1e-5), here with room for the renormalisation
+/// of sampling.
+pub const SNORM16_ROTATION_ERROR_RAD: f32 = 6.2e-5;
+
+/// How far from unit length a quaternion of codes may be, at most (its 4-vector moved by at
+/// most 1/32767 from a unit one): such keys are read as stored, not renormalised.
+pub const SNORM16_LENGTH_ROUNDING: f32 = 2.0 / 32767.0;
+
+/// The value code `c` reads as.
+pub fn snorm16_value(c: i16) -> f32 {
+    (f64::from(c) / SNORM16_MAX).max(-1.0) as f32
+}
+
+/// The code nearest `v` (clamped to ±32767).
+pub fn snorm16_nearest(v: f32) -> i16 {
+    (f64::from(v) * SNORM16_MAX)
+        .round()
+        .clamp(-SNORM16_MAX, SNORM16_MAX) as i16
+}
+
+/// `v` rounded to the nearest code's value.
+pub fn snorm16_round(v: f32) -> f32 {
+    snorm16_value(snorm16_nearest(v))
+}
+
+/// The codes of `values` when every one reads back exactly as it is (a zero of either sign
+/// counts), else None.
+pub fn snorm16_codes(values: &[f32]) -> Option<Vec<i16>> {
+    values
+        .iter()
+        .map(|&v| {
+            let c = snorm16_nearest(v);
+            (snorm16_value(c) == v).then_some(c)
+        })
+        .collect()
+}
