@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use skinview::anim::ClipName;
+use skinview::choice::Choice;
 use skinview::io::gltf_export::{ExportOptions, export_glb};
 use skinview::io::gltf_repack::{RepackOptions, animation_bytes, repack_bytes_edited};
 use skinview::io::{ImportOptions, Model, ModelSource};
@@ -15,6 +16,7 @@ use skinview::optimize::{
     ClipResult, KeyCounts, OptimizeJob, WorstError, evaluation_times, worst_error,
 };
 use skinview::scene::Scene;
+use skinview::skin::weights::WeightEncoding;
 
 use super::{CliError, CliResult};
 
@@ -59,6 +61,8 @@ struct Report {
     checked_at: &'static str,
     bytes_before: u64,
     bytes_after: u64,
+    /// How the skin weights are stored: `unorm8`, `unorm16` or as in the input.
+    skin_weights: &'static str,
     clips: Vec<ClipReport>,
 }
 
@@ -86,6 +90,13 @@ struct ClipReport {
     worst_vertex: usize,
     worst_joint: Option<String>,
 }
+
+/// The most of the tolerance the skin weights' rounding may take (the keys get the rest): a
+/// narrower encoding that takes more leaves too little for the keys.
+const WEIGHTS_SHARE: f64 = 0.5;
+
+/// Skin weight encodings tried, narrowest first; the input's own when neither holds.
+const WEIGHT_ENCODINGS: [WeightEncoding; 2] = [WeightEncoding::Unorm8, WeightEncoding::Unorm16];
 
 const CHECKED_AT: &str = "every key time of the clip, 4 samples between each two, and at \
                           least 120 Hz (skinview diff --times evaluation)";
@@ -119,9 +130,18 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         Some(t) => t,
         None => a.tolerance * diagonal,
     };
+    // The skin weights' rounding first: the keys get what it leaves of the tolerance.
+    let skinned = scene
+        .draws
+        .iter()
+        .any(|d| scene.primitive(d).skin_weights.is_some());
+    let weights = match skinned && tolerance > 0.0 {
+        true => narrowest_weights(&a, &model, tolerance)?,
+        false => None,
+    };
     let job = OptimizeJob {
         scene,
-        tolerance: tolerance as f32,
+        tolerance: (tolerance - weights.map_or(0.0, |w| w.1)).max(0.0) as f32,
     };
     let (clips, results) = job.run(|clip, attempt| {
         let name = ClipName::new(clip, scene.animations[clip].name.as_deref()).label();
@@ -130,9 +150,7 @@ pub fn run(a: OptimizeArgs) -> CliResult {
             k => println!("  {name}: reduction {} (budgets halved or doubled)", k + 1),
         }
     })?;
-    let glb = write_bytes(&a, &model, clips)?;
-    // The guarantee, checked on the file as written.
-    let written = skinview::io::gltf_import::import_slice(&glb, &a.out)?;
+    let (glb, worst, weights) = write_checked(&a, &model, clips, tolerance, weights.map(|w| w.0))?;
     let before = bytes_before(&model)?;
     let after = animation_bytes(&glb, &a.out.display().to_string())?;
     let mut report = Report {
@@ -145,19 +163,19 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         checked_at: CHECKED_AT,
         bytes_before: before.1,
         bytes_after: glb.len() as u64,
+        skin_weights: weights.map_or("as in the input", |w| w.name()),
         clips: Vec::with_capacity(results.len()),
     };
     let mut over = Vec::new();
-    for r in &results {
-        let times = evaluation_times(&scene.animations[r.clip])?;
-        let worst = worst_error((scene, r.clip), (&written, r.clip), &times)?;
-        let clip = clip_report(scene, r, &worst, diagonal, &before.0, &after);
+    for (r, worst) in results.iter().zip(&worst) {
+        let clip = clip_report(scene, r, worst, diagonal, &before.0, &after);
         print_clip(&clip);
         if f64::from(worst.distance) > tolerance {
             over.push(clip.clip.clone());
         }
         report.clips.push(clip);
     }
+    println!("skin weights: {}", report.skin_weights);
     println!(
         "{} bytes -> {} bytes ({:.1} %); bound {:.3e} ({:.2e} of the diagonal) checked at {}",
         report.bytes_before,
@@ -185,6 +203,75 @@ pub fn run(a: OptimizeArgs) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The narrowest skin weight encoding whose rounding alone (the clips as they are, the file
+/// written and read back) moves no vertex by more than [`WEIGHTS_SHARE`] of the tolerance at
+/// any evaluation time, and that distance; None when neither does.
+fn narrowest_weights(
+    a: &OptimizeArgs,
+    model: &Model,
+    tolerance: f64,
+) -> CliResult<Option<(WeightEncoding, f64)>> {
+    for w in WEIGHT_ENCODINGS {
+        let (_, worst) = write_measured(a, model, model.scene.animations.clone(), Some(w))?;
+        let largest = worst
+            .iter()
+            .map(|e| f64::from(e.distance))
+            .fold(0.0, f64::max);
+        let fits = largest <= WEIGHTS_SHARE * tolerance;
+        println!(
+            "skin weights as {}: rounding moves vertices by {largest:.3e}{}",
+            w.name(),
+            if fits {
+                ""
+            } else {
+                ", over half the tolerance"
+            }
+        );
+        if fits {
+            return Ok(Some((w, largest)));
+        }
+    }
+    Ok(None)
+}
+
+/// The output's bytes with `weights` (None: as in the input), and the worst error of each
+/// clip measured on them read back, at its evaluation times.
+fn write_measured(
+    a: &OptimizeArgs,
+    model: &Model,
+    clips: Vec<skinview::anim::Animation>,
+    weights: Option<WeightEncoding>,
+) -> CliResult<(Vec<u8>, Vec<WorstError>)> {
+    let scene = &model.scene;
+    let glb = write_bytes(a, model, clips, weights)?;
+    let written = skinview::io::gltf_import::import_slice(&glb, &a.out)?;
+    let mut worst = Vec::with_capacity(scene.animations.len());
+    for c in 0..scene.animations.len() {
+        let times = evaluation_times(&scene.animations[c])?;
+        worst.push(worst_error((scene, c), (&written, c), &times)?);
+    }
+    Ok((glb, worst))
+}
+
+/// The output's bytes and each clip's worst error with `weights`; when that passes the
+/// tolerance, again with the weights as in the input (the caller refuses a result still
+/// over).
+fn write_checked(
+    a: &OptimizeArgs,
+    model: &Model,
+    clips: Vec<skinview::anim::Animation>,
+    tolerance: f64,
+    weights: Option<WeightEncoding>,
+) -> CliResult<(Vec<u8>, Vec<WorstError>, Option<WeightEncoding>)> {
+    let (glb, worst) = write_measured(a, model, clips.clone(), weights)?;
+    if weights.is_none() || worst.iter().all(|w| f64::from(w.distance) <= tolerance) {
+        return Ok((glb, worst, weights));
+    }
+    println!("  over the tolerance with the weights rounded: written with them as they were");
+    let (glb, worst) = write_measured(a, model, clips, None)?;
+    Ok((glb, worst, None))
+}
+
 /// Refuse a tolerance that is not a distance: negative, NaN, infinite, or over 1 of the
 /// diagonal.
 fn check_tolerance(a: &OptimizeArgs) -> CliResult<()> {
@@ -209,6 +296,7 @@ fn write_bytes(
     a: &OptimizeArgs,
     model: &Model,
     clips: Vec<skinview::anim::Animation>,
+    weights: Option<WeightEncoding>,
 ) -> CliResult<Vec<u8>> {
     let source = &model.source;
     Ok(match source {
@@ -218,6 +306,7 @@ fn write_bytes(
             };
             let options = RepackOptions {
                 rewrite_animations: true,
+                weights,
                 ..Default::default()
             };
             let (glb, report, ()) = repack_bytes_edited(path, import, &options, &a.out, |s| {
@@ -232,7 +321,11 @@ fn write_bytes(
         _ => {
             let mut scene = model.scene.clone();
             scene.animations = clips;
-            export_glb(&scene, &ExportOptions::default())?
+            let options = ExportOptions {
+                weights: weights.unwrap_or(ExportOptions::default().weights),
+                ..Default::default()
+            };
+            export_glb(&scene, &options)?
         }
     })
 }

@@ -153,7 +153,16 @@ impl OptimizeJob<'_> {
                             chosen = Some(a);
                             result.loosened += 1;
                         }
-                        None => break,
+                        None => {
+                            // Halfway (in ratio) to the doubling that did not hold.
+                            if let Some(a) =
+                                attempt(factor * std::f32::consts::FRAC_1_SQRT_2, &mut result)?
+                            {
+                                chosen = Some(a);
+                                result.loosened += 1;
+                            }
+                            break;
+                        }
                     }
                 }
             }
