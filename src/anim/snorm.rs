@@ -1,11 +1,12 @@
-//! Rotation keys stored as normalised signed 16-bit integers, which glTF 2.0 allows for
-//! rotation outputs (§3.11, "Animations": SHORT normalized): what a code reads as, the
-//! nearest code of a value, and whether a value is exactly one code's (so a writer can store
-//! it as that code and a reader gets the same bits back).
+//! Animation outputs stored as normalised 16-bit integers, which glTF 2.0 allows (§3.11,
+//! "Animations"): rotations as signed shorts, morph weights as unsigned shorts. What a code
+//! reads as, the nearest code of a value, and whether a value is exactly one code's (so a
+//! writer can store it as that code and a reader gets the same bits back).
 //!
-//! Based on: the glTF 2.0 specification's normalisation rule for signed shorts,
-//! `max(c / 32767, -1)`, computed in f64 and rounded to f32 as the importer computes it.
-//! Cost: O(1) per value. Limits: values outside [-1, 1] (CUBICSPLINE tangents) have no code.
+//! Based on: the glTF 2.0 specification's normalisation rules, `max(c / 32767, -1)` for signed
+//! and `c / 65535` for unsigned shorts, computed in f64 and rounded to f32 as the importer
+//! computes them. Cost: O(1) per value. Limits: values outside [-1, 1] (signed; CUBICSPLINE
+//! tangents) or [0, 1] (unsigned; negative morph weights) have no code.
 
 /// The largest code: 2¹⁵ − 1.
 pub const SNORM16_MAX: f64 = 32767.0;
@@ -45,6 +46,35 @@ pub fn snorm16_codes(values: &[f32]) -> Option<Vec<i16>> {
         .map(|&v| {
             let c = snorm16_nearest(v);
             (snorm16_value(c) == v).then_some(c)
+        })
+        .collect()
+}
+
+/// The largest code of normalised unsigned shorts: 2¹⁶ − 1 (morph weight outputs).
+pub const UNORM16_MAX: f64 = 65535.0;
+
+/// The value unsigned code `c` reads as (glTF: c / 65535).
+pub fn unorm16_value(c: u16) -> f32 {
+    (f64::from(c) / UNORM16_MAX) as f32
+}
+
+/// The unsigned code nearest `v` (clamped to 0..=65535).
+pub fn unorm16_nearest(v: f32) -> u16 {
+    (f64::from(v) * UNORM16_MAX).round().clamp(0.0, UNORM16_MAX) as u16
+}
+
+/// `v` rounded to the nearest unsigned code's value (values outside [0, 1] clamp).
+pub fn unorm16_round(v: f32) -> f32 {
+    unorm16_value(unorm16_nearest(v))
+}
+
+/// The unsigned codes of `values` when every one reads back exactly as it is, else None.
+pub fn unorm16_codes(values: &[f32]) -> Option<Vec<u16>> {
+    values
+        .iter()
+        .map(|&v| {
+            let c = unorm16_nearest(v);
+            (unorm16_value(c) == v).then_some(c)
         })
         .collect()
 }

@@ -203,16 +203,23 @@ pub fn run(a: OptimizeArgs) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The narrowest skin weight encoding whose rounding alone (the clips as they are, the file
-/// written and read back) moves no vertex by more than [`WEIGHTS_SHARE`] of the tolerance at
-/// any evaluation time, and that distance; None when neither does.
+/// The narrowest skin weight encoding that makes the file smaller and whose rounding alone (the
+/// clips as they are, the file written and read back) moves no vertex by more than
+/// [`WEIGHTS_SHARE`] of the tolerance at any evaluation time, and that distance; None when
+/// neither does.
 fn narrowest_weights(
     a: &OptimizeArgs,
     model: &Model,
     tolerance: f64,
 ) -> CliResult<Option<(WeightEncoding, f64)>> {
+    // An encoding that does not make the file smaller is not worth its error (a tiny mesh's
+    // re-encoded weights take a view of their own).
+    let plain = write_bytes(a, model, model.scene.animations.clone(), None)?.len();
     for w in WEIGHT_ENCODINGS {
-        let (_, worst) = write_measured(a, model, model.scene.animations.clone(), Some(w))?;
+        let (glb, worst) = write_measured(a, model, model.scene.animations.clone(), Some(w))?;
+        if glb.len() >= plain {
+            continue;
+        }
         let largest = worst
             .iter()
             .map(|e| f64::from(e.distance))

@@ -912,18 +912,30 @@ impl Writer<'_> {
                     ),
                 ));
             }
-            // Rotation keys that are all exactly 16-bit codes are stored as them.
+            // Rotation keys and morph weights that are all exactly 16-bit codes are stored as
+            // them.
             let codes = match ch.path {
-                AnimPath::Rotation => crate::anim::snorm::snorm16_codes(&s.values),
+                AnimPath::Rotation => crate::anim::snorm::snorm16_codes(&s.values).map(|c| {
+                    (
+                        c.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+                        SHORT,
+                    )
+                }),
+                AnimPath::Weights => crate::anim::snorm::unorm16_codes(&s.values).map(|c| {
+                    (
+                        c.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                        UNSIGNED_SHORT,
+                    )
+                }),
                 _ => None,
             };
             let output = match codes {
-                Some(codes) => self.push(
+                Some((bytes, component_type)) => self.push(
                     &format!("{sf}.output"),
                     Acc {
-                        bytes: codes.iter().flat_map(|c| c.to_le_bytes()).collect(),
-                        count: codes.len() / 4,
-                        component_type: SHORT,
+                        count: bytes.len() / (2 * comps),
+                        bytes,
+                        component_type,
                         ty,
                         normalized: true,
                         min_max: None,

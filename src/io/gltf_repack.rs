@@ -460,15 +460,23 @@ fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
                     i
                 }
             };
-            // Rotation keys that are all exactly 16-bit codes are stored as them.
-            let codes = match c.path {
-                crate::anim::Path::Rotation => crate::anim::snorm::snorm16_codes(&c.sampler.values),
+            // Rotation keys and morph weights that are all exactly 16-bit codes are stored as
+            // them.
+            let values = &c.sampler.values;
+            let output = match c.path {
+                crate::anim::Path::Rotation => {
+                    crate::anim::snorm::snorm16_codes(values).map(|codes| {
+                        code_accessor(bin, root, &shorts(&codes), ComponentType::I16, Type::Vec4)
+                    })
+                }
+                crate::anim::Path::Weights => {
+                    crate::anim::snorm::unorm16_codes(values).map(|codes| {
+                        code_accessor(bin, root, &shorts(&codes), ComponentType::U16, Type::Scalar)
+                    })
+                }
                 _ => None,
             };
-            let output = match codes {
-                Some(codes) => snorm16_accessor(bin, root, &codes),
-                None => floats(bin, root, &c.sampler.values, ty, false),
-            };
+            let output = output.unwrap_or_else(|| floats(bin, root, values, ty, false));
             let interpolation = match c.sampler.interpolation {
                 crate::anim::Interpolation::Step => Gi::Step,
                 crate::anim::Interpolation::Linear => Gi::Linear,
@@ -504,23 +512,33 @@ fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
     }
 }
 
-/// A VEC4 accessor of normalised signed shorts holding `codes` (rotation keys).
-fn snorm16_accessor(
+/// Little-endian bytes of 16-bit codes.
+fn shorts<T: Copy + Into<i32>>(codes: &[T]) -> Vec<u8> {
+    codes
+        .iter()
+        .flat_map(|&c| (c.into() as u16).to_le_bytes())
+        .collect()
+}
+
+/// An accessor of normalised 16-bit codes (`bytes`, two a value) of `component` and `ty`.
+fn code_accessor(
     bin: &mut Vec<u8>,
     root: &mut json::Root,
-    codes: &[i16],
+    bytes: &[u8],
+    component: json::accessor::ComponentType,
+    ty: json::accessor::Type,
 ) -> json::Index<json::Accessor> {
-    use json::accessor::{ComponentType, GenericComponentType, Type};
-    let bytes: Vec<u8> = codes.iter().flat_map(|c| c.to_le_bytes()).collect();
-    let view = append_view(bin, &mut root.buffer_views, &bytes, None);
+    use json::accessor::GenericComponentType;
+    let width = ty.multiplicity();
+    let view = append_view(bin, &mut root.buffer_views, bytes, None);
     root.accessors.push(json::Accessor {
         buffer_view: Some(view),
         byte_offset: None,
-        count: USize64((codes.len() / 4) as u64),
-        component_type: Checked::Valid(GenericComponentType(ComponentType::I16)),
+        count: USize64((bytes.len() / (2 * width)) as u64),
+        component_type: Checked::Valid(GenericComponentType(component)),
         extensions: None,
         extras: Default::default(),
-        type_: Checked::Valid(Type::Vec4),
+        type_: Checked::Valid(ty),
         min: None,
         max: None,
         name: None,

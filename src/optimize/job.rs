@@ -14,10 +14,10 @@
 //! versions at every evaluation time; over the tolerance, every budget is halved and the clip
 //! reduced again (at most [`MAX_ROUNDS`] times; then the clip is kept as it was); within it,
 //! the budgets are doubled while the result still holds in fewer bytes (the shares add up
-//! only when every error lines up). A LINEAR or STEP rotation channel whose budget holds four
-//! times the rounding of 16-bit codes ([`SNORM16_ROTATION_ERROR_RAD`]) is reduced within its
-//! budget less that rounding and its keys rounded to codes, which the writers store as
-//! normalised shorts. Cost: per attempt, the channel reductions and two CPU
+//! only when every error lines up). A LINEAR or STEP rotation or morph weight channel whose
+//! budget holds four times the rounding of 16-bit codes ([`SNORM16_ROTATION_ERROR_RAD`]; half a
+//! step of 1/65535 times each target's offset) is reduced within its budget less that rounding
+//! and its keys rounded to codes, which the writers store as normalised shorts. Cost: per attempt, the channel reductions and two CPU
 //! skinnings per evaluation time. Limits: keys are
 //! the clip's own (no refit, no resampling); a node that moves no vertex is budgeted as if it
 //! carried one a whole diagonal away, so attachment and helper bones keep their motion.
@@ -27,7 +27,10 @@ use glam::{Mat4, Vec3};
 use super::eval_times::evaluation_times;
 use super::measure::{WorstError, worst_error};
 use super::reduce::{ErrorMeasure, reduce_channel};
-use crate::anim::snorm::{SNORM16_ROTATION_ERROR_RAD, snorm16_codes, snorm16_round};
+use crate::anim::snorm::{
+    SNORM16_ROTATION_ERROR_RAD, UNORM16_MAX, snorm16_codes, snorm16_round, unorm16_codes,
+    unorm16_round,
+};
 use crate::anim::{Animation, Interpolation, Path};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
@@ -181,7 +184,7 @@ impl OptimizeJob<'_> {
 
 /// Bytes of `anim`'s data as the writers store it: key times as floats (channels with the same
 /// key times share one array of them, as the writer shares one input accessor), rotation keys
-/// that are all exactly 16-bit codes as codes, other values as floats.
+/// and morph weights that are all exactly 16-bit codes as codes, other values as floats.
 pub fn clip_bytes(anim: &Animation) -> usize {
     let mut times: Vec<&[f32]> = anim
         .channels
@@ -205,7 +208,11 @@ pub fn clip_bytes(anim: &Animation) -> usize {
         .iter()
         .map(|c| {
             let s = &c.sampler;
-            let codes = s.is_rotation && snorm16_codes(&s.values).is_some();
+            let codes = match c.path {
+                Path::Rotation => snorm16_codes(&s.values).is_some(),
+                Path::Weights => unorm16_codes(&s.values).is_some(),
+                _ => false,
+            };
             s.values.len() * if codes { 2 } else { 4 }
         })
         .sum();
@@ -225,15 +232,15 @@ fn reduce_clip(
     let mut out = anim.clone();
     for ch in &mut out.channels {
         let (tolerance, measure) = budget.channel(ch.node, ch.path, factor);
-        // Rotation keys as 16-bit codes when the budget holds their rounding four times over
-        // (CUBICSPLINE tangents may leave [-1, 1]: those stay floats).
-        let quantise = ch.path == Path::Rotation
-            && ch.sampler.interpolation != Interpolation::CubicSpline
-            && tolerance >= 4.0 * SNORM16_ROTATION_ERROR_RAD;
-        let reduce_within = if quantise {
-            tolerance - SNORM16_ROTATION_ERROR_RAD
-        } else {
-            tolerance
+        // Rotation keys and morph weights as 16-bit codes when the budget holds their rounding
+        // four times over (CUBICSPLINE tangents may leave the codes' range: those stay floats;
+        // so do weights outside [0, 1]).
+        let rounding = code_rounding(ch, &measure);
+        let quantise = ch.sampler.interpolation != Interpolation::CubicSpline
+            && rounding.is_some_and(|r| tolerance >= 4.0 * r);
+        let reduce_within = match (quantise, rounding) {
+            (true, Some(r)) => tolerance - r,
+            _ => tolerance,
         };
         let (reduced, stats) = reduce_channel(&ch.sampler, times, reduce_within, &measure);
         let per_key = ch.sampler.values.len() / stats.keys_before.max(1);
@@ -251,14 +258,30 @@ fn reduce_clip(
             k.after += stats.keys_before;
         }
         if quantise {
-            ch.sampler
-                .values
-                .iter_mut()
-                .for_each(|v| *v = snorm16_round(*v));
+            let round = match ch.path {
+                Path::Weights => unorm16_round,
+                _ => snorm16_round,
+            };
+            ch.sampler.values.iter_mut().for_each(|v| *v = round(*v));
             k.quantised += 1;
         }
     }
     (out, keys)
+}
+
+/// How far rounding channel `ch`'s values to 16-bit codes moves it, at most, in `measure`'s
+/// unit; None when its values cannot be codes (translations, scales, weights outside [0, 1]).
+fn code_rounding(ch: &crate::anim::Channel, measure: &ErrorMeasure) -> Option<f32> {
+    match (ch.path, measure) {
+        (Path::Rotation, _) => Some(SNORM16_ROTATION_ERROR_RAD),
+        (Path::Weights, ErrorMeasure::Weighted(factors)) => {
+            let in_range = ch.sampler.values.iter().all(|v| (0.0..=1.0).contains(v));
+            // Each weight moves by at most half a step; a target's offset scales it.
+            let half_step = (0.5 / UNORM16_MAX) as f32;
+            in_range.then(|| factors.iter().map(|f| f * half_step).sum())
+        }
+        _ => None,
+    }
 }
 
 /// The index of `path` in [`ClipResult::keys`].

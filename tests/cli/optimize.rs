@@ -249,3 +249,53 @@ fn bad_tolerances_and_outputs_are_refused() {
         output_text(&o)
     );
 }
+
+/// Morph weights (MorphStressTest: three clips of weights only) are stored as normalised
+/// unsigned shorts where the budget holds their rounding, and the written file stays within
+/// the tolerance as `diff` measures it; the output is valid glTF.
+#[test]
+fn morph_weights_are_stored_as_codes_within_the_tolerance() {
+    let dir = scratch("morph");
+    let model = shared_dir().join("models/MorphStressTest/MorphStressTest.glb");
+    let out = dir.join("morph.glb");
+    let report = optimize(&model, &out, &["--tolerance", "1e-3"]);
+    let clips = report["clips"].as_array().unwrap();
+    let coded: u64 = clips
+        .iter()
+        .map(|c| c["weights"]["quantised"].as_u64().unwrap())
+        .sum();
+    assert!(coded > 0, "{report}");
+    let glb = std::fs::read(&out).unwrap();
+    let length = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    let doc: serde_json::Value = serde_json::from_slice(&glb[20..20 + length]).unwrap();
+    let ushorts = doc["animations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["samplers"].as_array().unwrap())
+        .map(|s| &doc["accessors"][s["output"].as_u64().unwrap() as usize])
+        .filter(|a| a["componentType"] == 5123 && a["normalized"] == true)
+        .count();
+    assert!(
+        ushorts as u64 >= coded,
+        "{coded} coded channels, {ushorts} outputs"
+    );
+    let diff_json = dir.join("diff.json");
+    let o = run(
+        "diff",
+        &[
+            model.as_os_str(),
+            out.as_os_str(),
+            "--times".as_ref(),
+            "evaluation".as_ref(),
+            "--tolerance".as_ref(),
+            "1e-3".as_ref(),
+            "--json".as_ref(),
+            diff_json.as_os_str(),
+        ],
+    );
+    assert!(o.status.success(), "{}", output_text(&o));
+    for v in validator::validate(&[out]) {
+        assert_eq!(v.errors, 0, "{}: {:?}", v.file.display(), v.messages);
+    }
+}
