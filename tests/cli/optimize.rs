@@ -44,6 +44,38 @@ fn optimize(model: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
     json(&report)
 }
 
+/// glTF component types of normalised 16-bit outputs.
+const SHORT: u64 = 5122;
+const UNSIGNED_SHORT: u64 = 5123;
+
+/// The JSON chunk of a .glb.
+fn glb_json(path: &Path) -> serde_json::Value {
+    let glb = std::fs::read(path).unwrap();
+    let length = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    serde_json::from_slice(&glb[20..20 + length]).unwrap()
+}
+
+/// The channels of `kind` the report says store codes, and the animation outputs of the
+/// written file that are normalised `component`s.
+fn coded_outputs(report: &serde_json::Value, out: &Path, kind: &str, component: u64) -> (u64, u64) {
+    let coded = report["clips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c[kind]["quantised"].as_u64().unwrap())
+        .sum();
+    let doc = glb_json(out);
+    let outputs = doc["animations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["samplers"].as_array().unwrap())
+        .map(|s| &doc["accessors"][s["output"].as_u64().unwrap() as usize])
+        .filter(|a| a["componentType"] == component && a["normalized"] == true)
+        .count();
+    (coded, outputs as u64)
+}
+
 #[test]
 fn the_written_file_holds_the_tolerance_diff_measures() {
     let dir = scratch("diff");
@@ -101,26 +133,27 @@ fn the_written_file_holds_the_tolerance_diff_measures() {
         }
         assert!(saved, "{m}: no clip's animation data shrank: {report}");
         // Rotations the budget allows are stored as normalised shorts.
-        let coded: u64 = report["clips"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["rotation"]["quantised"].as_u64().unwrap())
-            .sum();
-        let glb = std::fs::read(&out).unwrap();
-        let length = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
-        let doc: serde_json::Value = serde_json::from_slice(&glb[20..20 + length]).unwrap();
-        let shorts = doc["animations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|a| a["samplers"].as_array().unwrap())
-            .map(|s| &doc["accessors"][s["output"].as_u64().unwrap() as usize])
-            .filter(|a| a["componentType"] == 5122 && a["normalized"] == true)
-            .count();
+        let (coded, shorts) = coded_outputs(&report, &out, "rotation", SHORT);
         assert!(
-            coded > 0 && shorts as u64 >= coded,
+            coded > 0 && shorts >= coded,
             "{m}: {coded} coded channels, {shorts} short outputs"
+        );
+        // The skin weights in the narrowest form that held, as the report says.
+        let doc = glb_json(&out);
+        let weights_0 = &doc["meshes"][0]["primitives"][0]["attributes"]["WEIGHTS_0"];
+        let weights = &doc["accessors"][weights_0.as_u64().unwrap() as usize];
+        let expected = match report["skin_weights"].as_str().unwrap() {
+            "unorm8" => 5121,
+            "unorm16" => 5123,
+            other => panic!("{m}: skin weights {other}: {report}"),
+        };
+        assert_eq!(
+            (
+                weights["componentType"].as_u64(),
+                weights["normalized"].as_bool()
+            ),
+            (Some(expected), Some(true)),
+            "{m}"
         );
         assert!(
             report["bytes_after"].as_u64() < report["bytes_before"].as_u64(),
@@ -259,25 +292,10 @@ fn morph_weights_are_stored_as_codes_within_the_tolerance() {
     let model = shared_dir().join("models/MorphStressTest/MorphStressTest.glb");
     let out = dir.join("morph.glb");
     let report = optimize(&model, &out, &["--tolerance", "1e-3"]);
-    let clips = report["clips"].as_array().unwrap();
-    let coded: u64 = clips
-        .iter()
-        .map(|c| c["weights"]["quantised"].as_u64().unwrap())
-        .sum();
+    let (coded, ushorts) = coded_outputs(&report, &out, "weights", UNSIGNED_SHORT);
     assert!(coded > 0, "{report}");
-    let glb = std::fs::read(&out).unwrap();
-    let length = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
-    let doc: serde_json::Value = serde_json::from_slice(&glb[20..20 + length]).unwrap();
-    let ushorts = doc["animations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|a| a["samplers"].as_array().unwrap())
-        .map(|s| &doc["accessors"][s["output"].as_u64().unwrap() as usize])
-        .filter(|a| a["componentType"] == 5123 && a["normalized"] == true)
-        .count();
     assert!(
-        ushorts as u64 >= coded,
+        ushorts >= coded,
         "{coded} coded channels, {ushorts} outputs"
     );
     let diff_json = dir.join("diff.json");
