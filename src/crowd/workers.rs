@@ -11,21 +11,33 @@
 //! queue, and crossbeam-deque's `Injector::push` allocates a new block every 63 jobs, so a
 //! frame driven from the viewer's thread would allocate now and then. These threads are made
 //! once; a frame takes a lock, wakes them through a condition variable and waits on another:
-//! no allocation on any thread (the allocation tests count on these threads too).
+//! no allocation on any thread (the allocation tests count on these threads too). Before
+//! sleeping on either, a thread spins for up to [`SPIN`] on an atomic copy of what it waits
+//! for (as ozz's benchmark barrier spins), so back-to-back frames do not pay a futex wake-up
+//! each: on the 2-vCPU CI kind that wake-up was what kept the second core's gain on 1,024
+//! characters under ozz's.
 //!
-//! Cost: two futex wake-ups a frame per thread. Limits: [`MAX_THREADS`]; one job at a time
+//! Cost: at most two futex wake-ups a frame per thread, none while frames follow each other
+//! within [`SPIN`]. Limits: [`MAX_THREADS`]; one job at a time
 //! (`run` takes `&mut self`); on targets without threads (wasm32) the pool has the calling
 //! thread alone.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
 /// Most threads a pool runs (the calling thread included): far past the cores of any machine
 /// the crowd runs on, and it bounds the per-thread scratch a crowd keeps.
 pub const MAX_THREADS: usize = 256;
+
+/// How long a thread spins on a frame's start or end before it sleeps on the condition
+/// variable: longer than a crowd frame's stage on 2 cores for 1,024 characters (about 0.7 ms
+/// measured), short enough that a pool between a viewer's frames sleeps most of each one.
+pub const SPIN: Duration = Duration::from_micros(1000);
 
 /// The job of one frame: called once with each thread index `0..threads` (0 on the caller).
 pub type Job<'a> = &'a (dyn Fn(usize) + Sync);
@@ -47,6 +59,27 @@ struct Shared {
     start: Condvar,
     /// Signalled when the last worker finishes a frame.
     done: Condvar,
+    /// [`State::generation`] as last published, read without the lock by spinning workers.
+    generation: AtomicU64,
+    /// [`State::running`] as last set, read without the lock by the spinning caller.
+    running: AtomicUsize,
+}
+
+/// Spin until `ready` or [`SPIN`] has passed; whether it became ready.
+fn spin_until(ready: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        for _ in 0..64 {
+            if ready() {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        if start.elapsed() > SPIN {
+            return false;
+        }
+        std::thread::yield_now();
+    }
 }
 
 struct State {
@@ -88,6 +121,8 @@ impl Workers {
             }),
             start: Condvar::new(),
             done: Condvar::new(),
+            generation: AtomicU64::new(0),
+            running: AtomicUsize::new(0),
         });
         let mut handles = Vec::with_capacity(threads.clamp(1, MAX_THREADS) - 1);
         for index in 1..threads.clamp(1, MAX_THREADS) {
@@ -136,9 +171,14 @@ impl Workers {
             s.running = workers;
             s.panicked = false;
             s.generation = s.generation.wrapping_add(1);
+            self.shared.running.store(workers, Ordering::Release);
+            self.shared
+                .generation
+                .store(s.generation, Ordering::Release);
         }
         self.shared.start.notify_all();
         let mine = catch_unwind(AssertUnwindSafe(|| job(0)));
+        spin_until(|| self.shared.running.load(Ordering::Acquire) == 0);
         let panicked = {
             let mut s = lock(&self.shared.state);
             while s.running > 0 {
@@ -167,6 +207,7 @@ impl Workers {
 fn work(shared: &Shared, index: usize) {
     let mut seen = 0u64;
     loop {
+        spin_until(|| shared.generation.load(Ordering::Acquire) != seen);
         let job = {
             let mut s = lock(&shared.state);
             while s.generation == seen && !s.exit {
@@ -188,6 +229,7 @@ fn work(shared: &Shared, index: usize) {
         let mut s = lock(&shared.state);
         s.panicked |= !ok;
         s.running -= 1;
+        shared.running.store(s.running, Ordering::Release);
         if s.running == 0 {
             shared.done.notify_all();
         }
@@ -196,7 +238,15 @@ fn work(shared: &Shared, index: usize) {
 
 impl Drop for Workers {
     fn drop(&mut self) {
-        lock(&self.shared.state).exit = true;
+        {
+            let mut s = lock(&self.shared.state);
+            s.exit = true;
+            // Spinning workers see a new generation and go to the lock, which says exit.
+            s.generation = s.generation.wrapping_add(1);
+            self.shared
+                .generation
+                .store(s.generation, Ordering::Release);
+        }
         self.shared.start.notify_all();
         for h in self.handles.drain(..) {
             let _ = h.join();
@@ -207,7 +257,6 @@ impl Drop for Workers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// Every index runs once a frame, over many frames, and results written through the
     /// borrowed job are all there when `run` returns.
