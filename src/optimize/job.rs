@@ -17,7 +17,8 @@
 //! only when every error lines up). A LINEAR or STEP rotation or morph weight channel whose
 //! budget holds four times the rounding of 16-bit codes ([`SNORM16_ROTATION_ERROR_RAD`]; half a
 //! step of 1/65535 times each target's offset) is reduced within its budget less that rounding
-//! and its keys rounded to codes, which the writers store as normalised shorts. Cost: per attempt, the channel reductions and two CPU
+//! and its keys rounded to codes, which the writers store as normalised shorts; a last attempt
+//! at the best budgets asks the budget to hold the rounding once. Cost: per attempt, the channel reductions and two CPU
 //! skinnings per evaluation time. Limits: keys are
 //! the clip's own (no refit, no resampling); a node that moves no vertex is budgeted as if it
 //! carried one a whole diagonal away, so attachment and helper bones keep their motion.
@@ -35,6 +36,10 @@ use crate::anim::{Animation, Interpolation, Path};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
 use crate::scene::Scene;
+
+/// How many times over a channel's budget must hold its values' rounding to 16-bit codes
+/// before the search rounds them (a last attempt at the best budgets asks only once over).
+const CODE_MARGIN: f32 = 4.0;
 
 /// Times a clip's budgets are halved before it is kept unreduced.
 pub const MAX_ROUNDS: usize = 6;
@@ -120,48 +125,51 @@ impl OptimizeJob<'_> {
             };
             // The bytes of the best reduction that held so far.
             let mut best_bytes = usize::MAX;
-            let mut attempt = |factor: f32, result: &mut ClipResult| -> Result<Option<Animation>> {
-                progress(ci, result.attempts);
-                result.attempts += 1;
-                let (candidate, keys) = reduce_clip(original, &times, &budget, factor);
-                let bytes = clip_bytes(&candidate);
-                work.animations[ci] = candidate;
-                let worst = worst_error((scene, ci), (&work, ci), &times)?;
-                let out = std::mem::replace(&mut work.animations[ci], original.clone());
-                if worst.distance > self.tolerance || bytes >= best_bytes {
-                    return Ok(None);
-                }
-                best_bytes = bytes;
-                result.keys = keys;
-                result.worst = worst;
-                Ok(Some(out))
-            };
+            let mut attempt =
+                |factor: f32, margin: f32, result: &mut ClipResult| -> Result<Option<Animation>> {
+                    progress(ci, result.attempts);
+                    result.attempts += 1;
+                    let (candidate, keys) = reduce_clip(original, &times, &budget, factor, margin);
+                    let bytes = clip_bytes(&candidate);
+                    work.animations[ci] = candidate;
+                    let worst = worst_error((scene, ci), (&work, ci), &times)?;
+                    let out = std::mem::replace(&mut work.animations[ci], original.clone());
+                    if worst.distance > self.tolerance || bytes >= best_bytes {
+                        return Ok(None);
+                    }
+                    best_bytes = bytes;
+                    result.keys = keys;
+                    result.worst = worst;
+                    Ok(Some(out))
+                };
             // Tighten from the equal shares until the reduction holds, then loosen while it
             // still holds and takes fewer bytes: the shares add up only in the worst case.
             let mut chosen = None;
             let mut factor = share;
             for round in 0..=MAX_ROUNDS {
-                if let Some(a) = attempt(factor, &mut result)? {
+                if let Some(a) = attempt(factor, CODE_MARGIN, &mut result)? {
                     chosen = Some(a);
                     result.tightened = round;
                     break;
                 }
                 factor *= 0.5;
             }
+            let mut best = factor;
             if chosen.is_some() && result.tightened == 0 && self.tolerance > 0.0 {
                 for _ in 0..MAX_ROUNDS {
                     factor *= 2.0;
-                    match attempt(factor, &mut result)? {
+                    match attempt(factor, CODE_MARGIN, &mut result)? {
                         Some(a) => {
                             chosen = Some(a);
+                            best = factor;
                             result.loosened += 1;
                         }
                         None => {
                             // Halfway (in ratio) to the doubling that did not hold.
-                            if let Some(a) =
-                                attempt(factor * std::f32::consts::FRAC_1_SQRT_2, &mut result)?
-                            {
+                            let half = factor * std::f32::consts::FRAC_1_SQRT_2;
+                            if let Some(a) = attempt(half, CODE_MARGIN, &mut result)? {
                                 chosen = Some(a);
+                                best = half;
                                 result.loosened += 1;
                             }
                             break;
@@ -169,9 +177,16 @@ impl OptimizeJob<'_> {
                     }
                 }
             }
+            // Codes wherever the budget holds their rounding once, the check deciding.
+            if chosen.is_some()
+                && self.tolerance > 0.0
+                && let Some(a) = attempt(best, 1.0, &mut result)?
+            {
+                chosen = Some(a);
+            }
             let clip = chosen.unwrap_or_else(|| {
                 result.kept_original = true;
-                result.keys = reduce_clip(original, &times, &budget, 0.0).1;
+                result.keys = reduce_clip(original, &times, &budget, 0.0, CODE_MARGIN).1;
                 result.worst = WorstError::default();
                 original.clone()
             });
@@ -227,17 +242,18 @@ fn reduce_clip(
     times: &[f32],
     budget: &Budgets,
     factor: f32,
+    code_margin: f32,
 ) -> (Animation, [KeyCounts; 4]) {
     let mut keys = [KeyCounts::default(); 4];
     let mut out = anim.clone();
     for ch in &mut out.channels {
         let (tolerance, measure) = budget.channel(ch.node, ch.path, factor);
         // Rotation keys and morph weights as 16-bit codes when the budget holds their rounding
-        // four times over (CUBICSPLINE tangents may leave the codes' range: those stay floats;
-        // so do weights outside [0, 1]).
+        // `code_margin` times over (CUBICSPLINE tangents may leave the codes' range: those stay
+        // floats; so do weights outside [0, 1]).
         let rounding = code_rounding(ch, &measure);
         let quantise = ch.sampler.interpolation != Interpolation::CubicSpline
-            && rounding.is_some_and(|r| tolerance >= 4.0 * r);
+            && rounding.is_some_and(|r| tolerance >= code_margin * r);
         let reduce_within = match (quantise, rounding) {
             (true, Some(r)) => tolerance - r,
             _ => tolerance,
