@@ -182,9 +182,10 @@ enum Command {
     /// written with TARGET's own into a new .glb, with the map's problems and each clip's
     /// foot sliding and hand/foot reach.
     Retarget(retarget::RetargetArgs),
-    /// Every clip's keys reduced while every skinned vertex stays within the tolerance of
-    /// where the original puts it (checked on the written file, read back), into a new .glb
-    /// with a report. Exit 1, nothing written, past the tolerance.
+    /// A smaller .glb: every clip's keys reduced, rotations and morph weights stored as 16-bit
+    /// codes and skin weights as bytes or shorts, while every skinned vertex stays within the
+    /// tolerance of where the original puts it (checked on the written file, read back), with
+    /// a report. Exit 1, nothing written, past the tolerance.
     Optimize(optimize::OptimizeArgs),
     /// Every character under some folders through the asset checks (import, weights, bind
     /// matrices, clip bounds, GPU readback): one line per model, JSON and JUnit reports, in
