@@ -676,6 +676,75 @@ fn frame_stepping_by_frame_and_by_key() {
     assert_eq!(h.state().playback.time_s, before_next);
 }
 
+/// (fill of the limiting dimension, farthest reach), in the view of shape `aspect`, of the
+/// current CPU-skinned vertices projected through the viewer's camera.
+fn framed_extent(s: &ViewerState, aspect: f32) -> (f32, f32) {
+    let m = s.framing.camera.clip_from_world(aspect);
+    let mut reach: f32 = 0.0;
+    let mut extent = [
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    for p in s.character.outputs.iter().flat_map(|o| o.positions.iter()) {
+        let c = m * p.extend(1.0);
+        let (x, y) = (c.x / c.w, c.y / c.w);
+        extent = [
+            extent[0].min(x),
+            extent[1].max(x),
+            extent[2].min(y),
+            extent[3].max(y),
+        ];
+        reach = reach.max(x.abs()).max(y.abs());
+    }
+    (
+        0.5 * (extent[1] - extent[0]).max(extent[3] - extent[2]),
+        reach,
+    )
+}
+
+/// Every shared model and rig opened through the viewer's own load path, framed at two view
+/// shapes (a wide window and one half of a split) and played at nine times of its clip: no
+/// vertex touches the view's edge (within the framing's fill and 0.02), and the clip fills the
+/// view (its widest frame reaches the fill within 0.1). A model without a clip is checked at
+/// rest.
+#[test]
+fn every_shared_model_opens_framed_over_its_clip() {
+    use skinview::camera::FRAME_FILL;
+    let mut checked = 0;
+    for path in common::all_models() {
+        for aspect in [1.6f32, 0.9] {
+            let mut s = open_file(&path);
+            s.character.cpu_skinning = true;
+            s.frame_view(aspect);
+            let duration = s
+                .playback
+                .anim
+                .map_or(0.0, |a| s.character.scene.animations[a].duration_s());
+            let mut widest: f32 = 0.0;
+            for i in 0..=8 {
+                s.character.update(duration * i as f32 / 8.0, 0.0).unwrap();
+                let (_, reach) = framed_extent(&s, aspect);
+                assert!(
+                    reach <= FRAME_FILL + 0.02,
+                    "{} at aspect {aspect}, {:.3} s: reaches {reach} of the view",
+                    path.display(),
+                    duration * i as f32 / 8.0
+                );
+                widest = widest.max(reach);
+            }
+            assert!(
+                widest >= FRAME_FILL - 0.1,
+                "{} at aspect {aspect}: its clip only reaches {widest} of the view",
+                path.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} models framed");
+}
+
 /// Framing in the viewer: a model opens framed at the view's own shape over its whole clip
 /// (every sampled frame within 85 % of the view's limiting dimension, the widest near it,
 /// measured by projecting the CPU-skinned vertices through the camera); `F` frames the current
@@ -694,32 +763,7 @@ fn the_viewer_frames_the_model_and_follows_it_out_of_view() {
     let aspect = 0.9; // one half of a split window
     s.frame_view(aspect);
     assert!(!s.framing.reframe);
-    // (fill of the limiting dimension, farthest reach) of the current CPU-skinned vertices.
-    let measure = |s: &ViewerState| {
-        let m = s.framing.camera.clip_from_world(aspect);
-        let mut reach: f32 = 0.0;
-        let mut extent = [
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-        ];
-        for p in s.character.outputs.iter().flat_map(|o| o.positions.iter()) {
-            let c = m * p.extend(1.0);
-            let (x, y) = (c.x / c.w, c.y / c.w);
-            extent = [
-                extent[0].min(x),
-                extent[1].max(x),
-                extent[2].min(y),
-                extent[3].max(y),
-            ];
-            reach = reach.max(x.abs()).max(y.abs());
-        }
-        (
-            0.5 * (extent[1] - extent[0]).max(extent[3] - extent[2]),
-            reach,
-        )
-    };
+    let measure = |s: &ViewerState| framed_extent(s, aspect);
     let time = s.playback.time_s;
     let duration = s.character.scene.animations[s.playback.anim.unwrap()].duration_s();
     s.character.cpu_skinning = true;
