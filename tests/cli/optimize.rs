@@ -76,6 +76,27 @@ fn coded_outputs(report: &serde_json::Value, out: &Path, kind: &str, component: 
     (coded, outputs as u64)
 }
 
+/// `diff A B --times evaluation --tolerance TOLERANCE`, asserted to pass: its JSON report
+/// (written beside B).
+fn diff_at_evaluation_times(a: &Path, b: &Path, tolerance: &str) -> serde_json::Value {
+    let report = b.with_extension("diff.json");
+    let o = run(
+        "diff",
+        &[
+            a.as_os_str(),
+            b.as_os_str(),
+            "--times".as_ref(),
+            "evaluation".as_ref(),
+            "--tolerance".as_ref(),
+            tolerance.as_ref(),
+            "--json".as_ref(),
+            report.as_os_str(),
+        ],
+    );
+    assert!(o.status.success(), "{}", output_text(&o));
+    json(&report)
+}
+
 #[test]
 fn the_written_file_holds_the_tolerance_diff_measures() {
     let dir = scratch("diff");
@@ -87,22 +108,7 @@ fn the_written_file_holds_the_tolerance_diff_measures() {
         let report = optimize(&model, &out, &["--tolerance", tolerance]);
         let tolerance: f64 = tolerance.parse().unwrap();
         // `diff` at the same times measures what the report says, clip by clip.
-        let diff_json = dir.join("diff.json");
-        let o = run(
-            "diff",
-            &[
-                model.as_os_str(),
-                out.as_os_str(),
-                "--times".as_ref(),
-                "evaluation".as_ref(),
-                "--tolerance".as_ref(),
-                "1".as_ref(),
-                "--json".as_ref(),
-                diff_json.as_os_str(),
-            ],
-        );
-        assert!(o.status.success(), "{}", output_text(&o));
-        let diff = json(&diff_json);
+        let diff = diff_at_evaluation_times(&model, &out, "1");
         let mut saved = false;
         for clip in report["clips"].as_array().unwrap() {
             let name = clip["clip"].as_str().unwrap();
@@ -298,21 +304,7 @@ fn morph_weights_are_stored_as_codes_within_the_tolerance() {
         ushorts >= coded,
         "{coded} coded channels, {ushorts} outputs"
     );
-    let diff_json = dir.join("diff.json");
-    let o = run(
-        "diff",
-        &[
-            model.as_os_str(),
-            out.as_os_str(),
-            "--times".as_ref(),
-            "evaluation".as_ref(),
-            "--tolerance".as_ref(),
-            "1e-3".as_ref(),
-            "--json".as_ref(),
-            diff_json.as_os_str(),
-        ],
-    );
-    assert!(o.status.success(), "{}", output_text(&o));
+    diff_at_evaluation_times(&model, &out, "1e-3");
     for v in validator::validate(&[out]) {
         assert_eq!(v.errors, 0, "{}: {:?}", v.file.display(), v.messages);
     }
