@@ -316,9 +316,12 @@ for (const backend of ["webgpu", "webgl2"]) {
     const [fx, fy] = b.fetched_missing.url_field ?? [0, 0];
     await missing.page.mouse.click((box?.x ?? 0) + fx, (box?.y ?? 0) + fy);
     await missing.page.waitForTimeout(500);
-    // Clear the field as a person would (End, then Backspace), then type the URL.
+    // Clear the field as a person would (End, then Backspace), then type the URL. Delete too:
+    // on a slow frame the click's focus can land after End, leaving the cursor mid-text (one
+    // run typed the URL before the "oid" of "builtin:humanoid").
     await missing.page.keyboard.press("End");
     for (let i = 0; i < 40; i++) await missing.page.keyboard.press("Backspace", { delay: 10 });
+    for (let i = 0; i < 40; i++) await missing.page.keyboard.press("Delete", { delay: 10 });
     await missing.page.keyboard.type(MODELS.Fox, { delay: 30 });
     await missing.page.keyboard.press("Enter");
     b.url_field_opened = await until(missing.page, (r) => r.model === "Fox.glb" && r.frames >= 1, 30000);
