@@ -5,7 +5,8 @@
 # SKINVIEW is a (release) build of skinview, SHARED the test data (default ../shared). For each
 # model: gltfpack -cc's output and the worst error `skinview diff` measures on it (relative to
 # the diagonal; vertices paired by position, since gltfpack welds and reorders them), then
-# `skinview optimize` at that error and at 1e-4. Sizes are a file's bytes other than its images
+# `skinview optimize` at that error and at 1e-4, with its keys alone and with
+# `--quantize-mesh --compress` (beside it, the ratio to gltfpack's bytes). Sizes are a file's bytes other than its images
 # (the GLB minus the bytes of buffer views that images use). Prints a markdown table; the
 # files stay in a scratch folder named on the last line.
 # With LONG_CLIP=target/release/examples/long_clip (cargo build --release --example long_clip)
@@ -54,7 +55,12 @@ timed() {
     echo "$t1 - $t0" | bc -l | xargs printf "%.2f"
 }
 
-echo "| model | source bytes | gltfpack -cc bytes | its error | skinview at that error | skinview at 1e-4 | skinview time (s) |"
+# A's bytes over B's, two decimals.
+ratio() {
+    echo "$1 / $2" | bc -l | xargs printf "%.2f"
+}
+
+echo "| model | source bytes | gltfpack -cc bytes | its error | skinview at that error: keys / all (× gltfpack) | skinview at 1e-4: keys / all (× gltfpack) | time at that error / 1e-4, all (s) |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for model in "$SHARED"/models/*/*.glb "$SHARED"/rigs/*.glb; do
     # Skinned and animated only.
@@ -68,12 +74,19 @@ for model in "$SHARED"/models/*/*.glb "$SHARED"/rigs/*.glb; do
     (cd "$dir" && node "$PACK" -i in.glb -o cc.glb -cc >/dev/null)
     "$SV" diff "$dir/in.glb" "$dir/cc.glb" --tolerance 1 --json "$dir/cc.json" >/dev/null
     err="$(worst_rel "$dir/cc.json")"
-    at_err="$(timed "$SV" optimize "$dir/in.glb" --out "$dir/at_err.glb" --tolerance "$err")"
-    at_default="$(timed "$SV" optimize "$dir/in.glb" --out "$dir/default.glb")"
-    printf '| %s | %s | %s | %s | %s | %s | %s / %s |\n' "$name" \
-        "$(non_image_bytes "$dir/in.glb")" "$(non_image_bytes "$dir/cc.glb")" "$err" \
-        "$(non_image_bytes "$dir/at_err.glb")" "$(non_image_bytes "$dir/default.glb")" \
-        "$at_err" "$at_default"
+    all=(--quantize-mesh --compress)
+    "$SV" optimize "$dir/in.glb" --out "$dir/at_err.glb" --tolerance "$err" >/dev/null
+    "$SV" optimize "$dir/in.glb" --out "$dir/default.glb" >/dev/null
+    t_err="$(timed "$SV" optimize "$dir/in.glb" --out "$dir/at_err_all.glb" --tolerance "$err" "${all[@]}")"
+    t_default="$(timed "$SV" optimize "$dir/in.glb" --out "$dir/default_all.glb" "${all[@]}")"
+    cc="$(non_image_bytes "$dir/cc.glb")"
+    e_all="$(non_image_bytes "$dir/at_err_all.glb")"
+    d_all="$(non_image_bytes "$dir/default_all.glb")"
+    printf '| %s | %s | %s | %s | %s / %s (%s) | %s / %s (%s) | %s / %s |\n' "$name" \
+        "$(non_image_bytes "$dir/in.glb")" "$cc" "$err" \
+        "$(non_image_bytes "$dir/at_err.glb")" "$e_all" "$(ratio "$e_all" "$cc")" \
+        "$(non_image_bytes "$dir/default.glb")" "$d_all" "$(ratio "$d_all" "$cc")" \
+        "$t_err" "$t_default"
 done
 if [ -n "${LONG_CLIP:-}" ]; then
     echo

@@ -60,6 +60,8 @@ pub fn run(a: ExportArgs) -> CliResult {
             weights,
             rewrite_skin: false,
             rewrite_animations: false,
+            quantize_mesh: None,
+            compress: false,
         };
         let report = repack_file(path, a.model.import_options(), &options, &a.out)?;
         println!(

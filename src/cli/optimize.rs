@@ -9,11 +9,14 @@ use std::process::ExitCode;
 use clap::Args;
 use skinview::anim::ClipName;
 use skinview::choice::Choice;
-use skinview::io::gltf_export::{ExportOptions, export_glb};
-use skinview::io::gltf_repack::{RepackOptions, animation_bytes, repack_bytes_edited};
+use skinview::io::gltf_export::{ExportOptions, JointEncoding, export_glb};
+use skinview::io::gltf_quantize::MeshQuantization;
+use skinview::io::gltf_repack::{
+    CompressStats, RepackOptions, animation_bytes, repack_bytes_edited, repack_glb_in_memory,
+};
 use skinview::io::{ImportOptions, Model, ModelSource};
 use skinview::optimize::{
-    ClipResult, KeyCounts, OptimizeJob, WorstError, evaluation_times, worst_error,
+    ClipResult, KeyCounts, OptimizeJob, WorstError, evaluation_times, worst_error_renumbered,
 };
 use skinview::scene::Scene;
 use skinview::skin::weights::WeightEncoding;
@@ -39,6 +42,14 @@ pub struct OptimizeArgs {
     /// The largest distance a skinned vertex may move, in model units (metres for glTF).
     #[arg(long, allow_hyphen_values = true)]
     tolerance_abs: Option<f64>,
+    /// Store positions, normals, tangents and texture coordinates as integers
+    /// (KHR_mesh_quantization); their rounding counts in the tolerance.
+    #[arg(long)]
+    quantize_mesh: bool,
+    /// Store the vertex, animation and index data compressed (EXT_meshopt_compression, as
+    /// gltfpack -c; lossless).
+    #[arg(long)]
+    compress: bool,
     /// Follow buffer and image URIs outside the model's folder.
     #[arg(long)]
     allow_external_uris: bool,
@@ -63,7 +74,20 @@ struct Report {
     bytes_after: u64,
     /// How the skin weights are stored: `unorm8`, `unorm16` or as in the input.
     skin_weights: &'static str,
+    /// With `--quantize-mesh` when it was kept: the position grid's bits and step (model
+    /// units), and what the mesh's rounding alone moves the skinned vertices by.
+    position_grid: Option<GridReport>,
+    /// With `--compress`: the views compressed, their bytes before and after.
+    compressed: Option<CompressStats>,
     clips: Vec<ClipReport>,
+}
+
+#[derive(serde::Serialize, Clone, Copy)]
+struct GridReport {
+    bits: u32,
+    /// None when no position was quantised (rigid meshes; normals and the rest were).
+    step: Option<f32>,
+    error: f64,
 }
 
 #[derive(serde::Serialize)]
@@ -91,9 +115,25 @@ struct ClipReport {
     worst_joint: Option<String>,
 }
 
-/// The most of the tolerance the skin weights' rounding may take (the keys get the rest): a
-/// narrower encoding that takes more leaves too little for the keys.
+/// The most of the tolerance the skin weights' rounding may take of what the mesh's leaves (the
+/// keys get the rest): a narrower encoding that takes more leaves too little for the keys.
 const WEIGHTS_SHARE: f64 = 0.5;
+
+/// The most of the tolerance the position grid's rounding may take (`--quantize-mesh`): a
+/// quarter, so the weights and keys keep most of it.
+const MESH_SHARE: f64 = 0.25;
+
+/// Position grid bits tried (`--quantize-mesh`), fewest first: stored in unsigned shorts, so
+/// without compression every count costs the same bytes and the finest is taken; compressed,
+/// fewer bits take fewer bytes (gltfpack's default is 14).
+const POSITION_BITS: [u32; 4] = [11, 12, 14, 16];
+
+/// How the written file stores what is not keys.
+#[derive(Clone, Copy, Default)]
+struct Encodings {
+    weights: Option<WeightEncoding>,
+    mesh: Option<MeshQuantization>,
+}
 
 /// Skin weight encodings tried, narrowest first; the input's own when neither holds.
 const WEIGHT_ENCODINGS: [WeightEncoding; 2] = [WeightEncoding::Unorm8, WeightEncoding::Unorm16];
@@ -114,6 +154,13 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         )));
     }
     check_tolerance(&a)?;
+    if a.tolerance_abs.unwrap_or(a.tolerance) == 0.0 && (a.quantize_mesh || a.compress) {
+        return Err(CliError::Usage(
+            "--tolerance 0 keeps every bit as it is: --quantize-mesh and --compress need a \
+             tolerance above 0"
+                .into(),
+        ));
+    }
     let import = ImportOptions {
         allow_external_uris: a.allow_external_uris,
     };
@@ -130,18 +177,32 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         Some(t) => t,
         None => a.tolerance * diagonal,
     };
-    // The skin weights' rounding first: the keys get what it leaves of the tolerance.
+    // The mesh's and the skin weights' rounding first: the keys get what they leave of the
+    // tolerance.
+    let mut enc = Encodings::default();
+    let mut grid = None;
+    if a.quantize_mesh {
+        grid = position_grid(&a, &model, tolerance)?;
+        enc.mesh = grid.map(|g| MeshQuantization {
+            position_bits: g.bits,
+        });
+    }
+    let mesh_error = grid.map_or(0.0, |g| g.error);
     let skinned = scene
         .draws
         .iter()
         .any(|d| scene.primitive(d).skin_weights.is_some());
-    let weights = match skinned && tolerance > 0.0 {
-        true => narrowest_weights(&a, &model, tolerance)?,
-        false => None,
-    };
+    let mut used = mesh_error;
+    if skinned && tolerance > 0.0 {
+        let allowed = mesh_error + WEIGHTS_SHARE * (tolerance - mesh_error);
+        if let Some((w, e)) = narrowest_weights(&a, &model, enc, allowed)? {
+            enc.weights = Some(w);
+            used = e;
+        }
+    }
     let job = OptimizeJob {
         scene,
-        tolerance: (tolerance - weights.map_or(0.0, |w| w.1)).max(0.0) as f32,
+        tolerance: (tolerance - used).max(0.0) as f32,
     };
     let (clips, results) = job.run(|clip, attempt| {
         let name = ClipName::new(clip, scene.animations[clip].name.as_deref()).label();
@@ -150,7 +211,11 @@ pub fn run(a: OptimizeArgs) -> CliResult {
             k => println!("  {name}: reduction {} (budgets halved or doubled)", k + 1),
         }
     })?;
-    let (glb, worst, weights) = write_checked(&a, &model, clips, tolerance, weights.map(|w| w.0))?;
+    let (written, worst, enc) = write_checked(&a, &model, clips, tolerance, enc)?;
+    let glb = written.glb;
+    if enc.mesh.is_none() {
+        grid = None;
+    }
     let before = bytes_before(&model)?;
     let after = animation_bytes(&glb, &a.out.display().to_string())?;
     let mut report = Report {
@@ -163,7 +228,9 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         checked_at: CHECKED_AT,
         bytes_before: before.1,
         bytes_after: glb.len() as u64,
-        skin_weights: weights.map_or("as in the input", |w| w.name()),
+        skin_weights: enc.weights.map_or("as in the input", |w| w.name()),
+        position_grid: grid,
+        compressed: written.compressed,
         clips: Vec::with_capacity(results.len()),
     };
     let mut over = Vec::new();
@@ -176,6 +243,22 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         report.clips.push(clip);
     }
     println!("skin weights: {}", report.skin_weights);
+    if let Some(c) = &report.compressed {
+        println!(
+            "compressed: {} views, {} bytes -> {}",
+            c.views, c.bytes_before, c.bytes_after
+        );
+    }
+    if let Some(g) = &report.position_grid {
+        match g.step {
+            Some(step) => println!(
+                "mesh: positions on a {}-bit grid, step {step:.3e}; normals, tangents and texture \
+                 coordinates as integers (their rounding moves vertices by {:.3e})",
+                g.bits, g.error
+            ),
+            None => println!("mesh: normals, tangents and texture coordinates as integers"),
+        }
+    }
     println!(
         "{} bytes -> {} bytes ({:.1} %); bound {:.3e} ({:.2e} of the diagonal) checked at {}",
         report.bytes_before,
@@ -203,80 +286,171 @@ pub fn run(a: OptimizeArgs) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The narrowest skin weight encoding that makes the file smaller and whose rounding alone (the
-/// clips as they are, the file written and read back) moves no vertex by more than
-/// [`WEIGHTS_SHARE`] of the tolerance at any evaluation time, and that distance; None when
-/// neither does.
+/// The position grid (`--quantize-mesh`) when it makes the file smaller and its rounding alone
+/// (the clips as they are, the file written and read back) moves no vertex by more than
+/// [`MESH_SHARE`] of the tolerance at any evaluation time; None (said why) otherwise.
+fn position_grid(a: &OptimizeArgs, model: &Model, tolerance: f64) -> CliResult<Option<GridReport>> {
+    let clips = || model.scene.animations.clone();
+    let plain = write_bytes(a, model, clips(), Encodings::default())?
+        .glb
+        .len();
+    let bits: &[u32] = match a.compress {
+        true => &POSITION_BITS,
+        false => &POSITION_BITS[POSITION_BITS.len() - 1..],
+    };
+    for &b in bits {
+        let mesh = Some(MeshQuantization { position_bits: b });
+        let enc = Encodings {
+            weights: None,
+            mesh,
+        };
+        let (written, worst) = write_measured(a, model, clips(), enc)?;
+        let (glb, step) = (written.glb, written.position_step);
+        let error = largest(&worst);
+        println!(
+            "mesh quantised ({}): {plain} bytes -> {}; rounding moves vertices by {error:.3e}",
+            step.map_or(
+                "normals, tangents, texture coordinates".into(),
+                |s| format!("{b}-bit position grid, step {s:.3e}")
+            ),
+            glb.len()
+        );
+        if glb.len() >= plain {
+            println!("  not smaller: the mesh stays as it was");
+            return Ok(None);
+        }
+        if error <= MESH_SHARE * tolerance {
+            return Ok(Some(GridReport {
+                bits: b,
+                step,
+                error,
+            }));
+        }
+        println!("  over a quarter of the tolerance");
+    }
+    println!("  the mesh stays as it was");
+    Ok(None)
+}
+
+/// The largest of the clips' worst errors.
+fn largest(worst: &[WorstError]) -> f64 {
+    worst
+        .iter()
+        .map(|e| f64::from(e.distance))
+        .fold(0.0, f64::max)
+}
+
+/// The narrowest skin weight encoding that makes the file (written as `enc` says otherwise)
+/// smaller and with which no vertex moves by more than `allowed` at any evaluation time (the
+/// clips as they are, the file written and read back), and that distance; None when neither
+/// does.
 fn narrowest_weights(
     a: &OptimizeArgs,
     model: &Model,
-    tolerance: f64,
+    enc: Encodings,
+    allowed: f64,
 ) -> CliResult<Option<(WeightEncoding, f64)>> {
     // An encoding that does not make the file smaller is not worth its error (a tiny mesh's
     // re-encoded weights take a view of their own).
-    let plain = write_bytes(a, model, model.scene.animations.clone(), None)?.len();
+    let clips = || model.scene.animations.clone();
+    let plain = write_bytes(a, model, clips(), enc)?.glb.len();
     for w in WEIGHT_ENCODINGS {
-        let (glb, worst) = write_measured(a, model, model.scene.animations.clone(), Some(w))?;
+        let with = Encodings {
+            weights: Some(w),
+            ..enc
+        };
+        let (written, worst) = write_measured(a, model, clips(), with)?;
+        let glb = written.glb;
         if glb.len() >= plain {
             continue;
         }
-        let largest = worst
-            .iter()
-            .map(|e| f64::from(e.distance))
-            .fold(0.0, f64::max);
-        let fits = largest <= WEIGHTS_SHARE * tolerance;
+        let moved = largest(&worst);
+        let fits = moved <= allowed;
         println!(
-            "skin weights as {}: rounding moves vertices by {largest:.3e}{}",
+            "skin weights as {}: vertices move by {moved:.3e}{}",
             w.name(),
-            if fits {
-                ""
-            } else {
-                ", over half the tolerance"
-            }
+            if fits { "" } else { ", over their share" }
         );
         if fits {
-            return Ok(Some((w, largest)));
+            return Ok(Some((w, moved)));
         }
     }
     Ok(None)
 }
 
-/// The output's bytes with `weights` (None: as in the input), and the worst error of each
-/// clip measured on them read back, at its evaluation times.
+/// The output written as `enc` says, and the worst error of each clip measured on it read
+/// back, at its evaluation times.
 fn write_measured(
     a: &OptimizeArgs,
     model: &Model,
     clips: Vec<skinview::anim::Animation>,
-    weights: Option<WeightEncoding>,
-) -> CliResult<(Vec<u8>, Vec<WorstError>)> {
+    enc: Encodings,
+) -> CliResult<(Written, Vec<WorstError>)> {
     let scene = &model.scene;
-    let glb = write_bytes(a, model, clips, weights)?;
-    let written = skinview::io::gltf_import::import_slice(&glb, &a.out)?;
+    let written = write_bytes(a, model, clips, enc)?;
+    let back = skinview::io::gltf_import::import_slice(&written.glb, &a.out)?;
     let mut worst = Vec::with_capacity(scene.animations.len());
     for c in 0..scene.animations.len() {
         let times = evaluation_times(&scene.animations[c])?;
-        worst.push(worst_error((scene, c), (&written, c), &times)?);
+        let order = &written.vertex_orders;
+        worst.push(worst_error_renumbered(
+            (scene, c),
+            (&back, c),
+            &times,
+            order,
+        )?);
     }
-    Ok((glb, worst))
+    Ok((written, worst))
 }
 
-/// The output's bytes and each clip's worst error with `weights`; when that passes the
-/// tolerance, again with the weights as in the input (the caller refuses a result still
-/// over).
+/// The output and each clip's worst error written as `enc` says; when that passes the
+/// tolerance, again with the weights as in the input, and then with the mesh as well (the
+/// caller refuses a result still over). The encodings the bytes have.
 fn write_checked(
     a: &OptimizeArgs,
     model: &Model,
     clips: Vec<skinview::anim::Animation>,
     tolerance: f64,
-    weights: Option<WeightEncoding>,
-) -> CliResult<(Vec<u8>, Vec<WorstError>, Option<WeightEncoding>)> {
-    let (glb, worst) = write_measured(a, model, clips.clone(), weights)?;
-    if weights.is_none() || worst.iter().all(|w| f64::from(w.distance) <= tolerance) {
-        return Ok((glb, worst, weights));
+    enc: Encodings,
+) -> CliResult<(Written, Vec<WorstError>, Encodings)> {
+    let fallbacks = [
+        enc,
+        Encodings {
+            weights: None,
+            ..enc
+        },
+        Encodings::default(),
+    ];
+    let mut tried: Vec<(bool, bool)> = Vec::new();
+    let mut last = None;
+    for e in fallbacks {
+        let key = (e.weights.is_some(), e.mesh.is_some());
+        if tried.contains(&key) {
+            continue;
+        }
+        if !tried.is_empty() {
+            println!(
+                "  over the tolerance with the {} rounded: written with {} as they were",
+                if tried.len() == 1 && enc.weights.is_some() {
+                    "weights"
+                } else {
+                    "mesh"
+                },
+                if e.mesh.is_none() && e.weights.is_none() {
+                    "both"
+                } else {
+                    "them"
+                }
+            );
+        }
+        tried.push(key);
+        let (written, worst) = write_measured(a, model, clips.clone(), e)?;
+        if worst.iter().all(|w| f64::from(w.distance) <= tolerance) {
+            return Ok((written, worst, e));
+        }
+        last = Some((written, worst, e));
     }
-    println!("  over the tolerance with the weights rounded: written with them as they were");
-    let (glb, worst) = write_measured(a, model, clips, None)?;
-    Ok((glb, worst, None))
+    last.ok_or_else(|| CliError::Usage("nothing was written".into()))
 }
 
 /// Refuse a tolerance that is not a distance: negative, NaN, infinite, or over 1 of the
@@ -297,23 +471,28 @@ fn check_tolerance(a: &OptimizeArgs) -> CliResult<()> {
     Ok(())
 }
 
-/// The output's bytes: a glTF input rewritten from its own document (everything it had kept,
-/// the clips replaced and their old data dropped), a native rig or FBX file from its scene.
+/// The output's bytes written as `enc` says, and the position grid's step when positions were
+/// quantised: a glTF input rewritten from its own document (everything it had kept, the clips
+/// replaced and their old data dropped), a native rig or FBX file from its scene (and that
+/// file repacked in memory to quantise its mesh).
 fn write_bytes(
     a: &OptimizeArgs,
     model: &Model,
     clips: Vec<skinview::anim::Animation>,
-    weights: Option<WeightEncoding>,
-) -> CliResult<Vec<u8>> {
+    enc: Encodings,
+) -> CliResult<Written> {
     let source = &model.source;
-    Ok(match source {
+    let report = match source {
         ModelSource::File(path) if !source.is_native() && !source.is_fbx() => {
             let import = ImportOptions {
                 allow_external_uris: a.allow_external_uris,
             };
             let options = RepackOptions {
                 rewrite_animations: true,
-                weights,
+                weights: enc.weights,
+                joints: narrow_joints(&model.scene),
+                quantize_mesh: enc.mesh,
+                compress: a.compress,
                 ..Default::default()
             };
             let (glb, report, ()) = repack_bytes_edited(path, import, &options, &a.out, |s| {
@@ -323,18 +502,62 @@ fn write_bytes(
             for d in &report.dropped {
                 println!("  not kept: {d}");
             }
-            glb
+            (glb, report)
         }
         _ => {
             let mut scene = model.scene.clone();
             scene.animations = clips;
             let options = ExportOptions {
-                weights: weights.unwrap_or(ExportOptions::default().weights),
+                joints: narrow_joints(&scene).unwrap_or(ExportOptions::default().joints),
+                weights: enc.weights.unwrap_or(ExportOptions::default().weights),
                 ..Default::default()
             };
-            export_glb(&scene, &options)?
+            let glb = export_glb(&scene, &options)?;
+            if enc.mesh.is_none() && !a.compress {
+                return Ok(Written {
+                    glb,
+                    ..Default::default()
+                });
+            }
+            let options = RepackOptions {
+                quantize_mesh: enc.mesh,
+                compress: a.compress,
+                ..Default::default()
+            };
+            repack_glb_in_memory(glb, &format!("{}.glb", scene.name), &options, &a.out)?
         }
+    };
+    let (glb, report) = report;
+    Ok(Written {
+        glb,
+        position_step: report.position_step,
+        vertex_orders: report.vertex_orders,
+        compressed: report.compressed,
     })
+}
+
+/// A written file's bytes, with what reading it back needs to know.
+#[derive(Default)]
+struct Written {
+    glb: Vec<u8>,
+    /// The position grid's step, when positions were quantised.
+    position_step: Option<f32>,
+    /// Primitives whose vertices were renumbered (mesh, primitive, `new_from_old`).
+    vertex_orders: Vec<(usize, usize, Vec<u32>)>,
+    /// What compression did.
+    compressed: Option<CompressStats>,
+}
+
+/// Joint indices as bytes when every one fits (lossless: the same indices in half the bytes);
+/// None keeps them as the input has them.
+fn narrow_joints(scene: &Scene) -> Option<JointEncoding> {
+    let fits = scene
+        .meshes
+        .iter()
+        .flat_map(|m| &m.primitives)
+        .filter_map(|p| p.skin_weights.as_ref())
+        .all(|w| w.joints.iter().all(|&j| j <= u32::from(u8::MAX)));
+    fits.then_some(JointEncoding::U8)
 }
 
 /// Per clip, the bytes of its animation data in the input, and the input's size: a glTF
@@ -411,11 +634,21 @@ fn heaviest_joint(scene: &Scene, draw: usize, vertex: usize) -> Option<String> {
 
 fn print_clip(c: &ClipReport) {
     let keys = |k: &KeyCounts, what: &str| {
-        let codes = match k.quantised {
-            0 => String::new(),
-            n => format!(" ({n} of {} channels as 16-bit codes)", k.channels),
+        let mut notes = Vec::new();
+        if k.quantised > 0 {
+            notes.push(format!(
+                "{} of {} channels as 16-bit codes",
+                k.quantised, k.channels
+            ));
+        }
+        if k.dropped > 0 {
+            notes.push(format!("{} held by the node's own value", k.dropped));
+        }
+        let notes = match notes.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", notes.join(", ")),
         };
-        (k.channels > 0).then(|| format!("{what} {} -> {}{codes}", k.before, k.after))
+        (k.channels > 0).then(|| format!("{what} {} -> {}{notes}", k.before, k.after))
     };
     let parts: Vec<String> = [
         keys(&c.translation, "translation"),

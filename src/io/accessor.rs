@@ -51,6 +51,28 @@ pub(crate) fn element_size(d: Dimensions, t: DataType) -> usize {
     cols * col_stride - (col_stride - rows * csize)
 }
 
+/// Where a document accessor's elements lie: its view's index, the element's size and the
+/// stride between elements (the view's, else the element's). None for an accessor without a
+/// view, of an invalid type, or naming a view that does not exist.
+pub(crate) fn json_layout(
+    root: &gltf::json::Root,
+    a: &gltf::json::Accessor,
+) -> Option<(usize, usize, usize)> {
+    use gltf::json::validation::Checked;
+    let (Some(v), Checked::Valid(t), Checked::Valid(ct)) =
+        (a.buffer_view, &a.type_, &a.component_type)
+    else {
+        return None;
+    };
+    let view = root.buffer_views.get(v.value())?;
+    let element = element_size(*t, ct.0);
+    Some((
+        v.value(),
+        element,
+        view.byte_stride.map_or(element, |s| s.0),
+    ))
+}
+
 /// Column padding: glTF aligns each matrix column of 1- and 2-byte types to 4 bytes.
 fn column_layout(d: Dimensions, t: DataType) -> Option<(usize, usize, usize)> {
     let size = component_size(t);

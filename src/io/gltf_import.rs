@@ -131,14 +131,14 @@ pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> 
     check_schema(&json, &used, &file, &mut report)?;
     let document = gltf::Document::from_json_without_validation(json);
     super::validate::validate_document(document.as_json(), &file, &mut report)?;
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(any(not(target_arch = "wasm32"), feature = "web"))]
     let fallback =
         super::meshopt::fallback_buffers(document.as_json(), bytes.starts_with(b"glTF"), &file)?;
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(all(target_arch = "wasm32", not(feature = "web")))]
     let fallback: Vec<bool> = Vec::new();
     let glb = bytes.starts_with(b"glTF");
     let (buffers, absent) = load_buffers(&document, blob, glb, &fallback, files, &file)?;
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(any(not(target_arch = "wasm32"), feature = "web"))]
     let (document, buffers) = {
         let mut json = document.into_json();
         let buffers = super::meshopt::decompress(&mut json, buffers, &fallback, &file)?;

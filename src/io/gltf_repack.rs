@@ -21,7 +21,7 @@
 //!
 //! Cost: one import, one copy of the buffers, one re-import (O(file size)).
 //! Limits: meshopt-compressed views arrive decoded (the importer decodes them), so they are
-//! written plain; where they are not decoded (the web build) they are refused, since they name
+//! written plain; where they are not decoded (the lean wasm32 library) they are refused, since they name
 //! buffers and byte offsets inside their extension objects, which merging buffers would break.
 //! Buffer names and extras of buffers after the first are not kept (reported as dropped).
 
@@ -36,6 +36,7 @@ use super::files::{Files, ImportOptions};
 use super::gltf_export::{
     JointEncoding, WeightEncoding, joint_bytes, pack_glb, quantise, weight_bytes,
 };
+use super::gltf_quantize::{MeshQuantization, Replacement};
 use super::texture::MAX_IMAGE_BYTES;
 use crate::error::{Error, Result};
 use crate::scene::{Scene, SkinWeights};
@@ -56,6 +57,13 @@ pub struct RepackOptions {
     /// ones used. Refused when a document animation has channels the scene does not (an
     /// extension's), which rewriting would lose.
     pub rewrite_animations: bool,
+    /// Store positions, normals, tangents and texture coordinates as integers
+    /// (`KHR_mesh_quantization`, [`super::gltf_quantize`]). Positions then read back on their
+    /// grid, not bit for bit: the caller measures what that moves (`optimize` does).
+    pub quantize_mesh: Option<MeshQuantization>,
+    /// Store the vertex, animation and index views compressed (`EXT_meshopt_compression`,
+    /// lossless; desktop builds only).
+    pub compress: bool,
 }
 
 /// What [`repack_file`] did, for the user.
@@ -78,6 +86,25 @@ pub struct RepackReport {
     /// What the importer repaired or warned about in the input (`field: what`): export writes
     /// the input's data as it was, so these problems are in the output too.
     pub input_notes: Vec<String>,
+    /// What the options asked for that was not done, and why (`meshes[2] is rigid: ...`).
+    pub not_done: Vec<String>,
+    /// The position grid's step (model units), when positions were quantised.
+    pub position_step: Option<f32>,
+    /// Views compressed, and their bytes before and after (`compress`).
+    pub compressed: Option<CompressStats>,
+    /// Primitives whose vertices `compress` renumbered: (mesh, primitive, `new_from_old`).
+    pub vertex_orders: Vec<(usize, usize, Vec<u32>)>,
+}
+
+/// What `EXT_meshopt_compression` did to a file's views.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CompressStats {
+    /// Views compressed.
+    pub views: usize,
+    /// Their bytes before.
+    pub bytes_before: u64,
+    /// Their bytes after.
+    pub bytes_after: u64,
 }
 
 /// Extensions that name buffers by index and byte offset inside their own objects.
@@ -119,14 +146,40 @@ pub fn repack_bytes_edited<T>(
     out: &Path,
     edit: impl FnOnce(&mut Scene) -> Result<T>,
 ) -> Result<(Vec<u8>, RepackReport, T)> {
-    let mut files = Files::new(path, import);
+    repack_checked(Files::new(path, import), options, out, edit)
+}
+
+/// [`repack_bytes_edited`] of a GLB held in memory (`name` labels it in messages), unedited:
+/// what `optimize` does to the file it wrote from a native rig or an FBX scene.
+pub fn repack_glb_in_memory(
+    glb: Vec<u8>,
+    name: &str,
+    options: &RepackOptions,
+    out: &Path,
+) -> Result<(Vec<u8>, RepackReport)> {
+    let mut set = super::files::FileSet::new();
+    set.add(name, glb)?;
+    let files = Files::in_memory(name, std::sync::Arc::new(set), ImportOptions::default());
+    let (glb, report, ()) = repack_checked(files, options, out, |_| Ok(()))?;
+    Ok((glb, report))
+}
+
+/// The repacked bytes of the model `files` reads, checked against it (see
+/// [`repack_bytes_edited`]).
+fn repack_checked<T>(
+    mut files: Files,
+    options: &RepackOptions,
+    out: &Path,
+    edit: impl FnOnce(&mut Scene) -> Result<T>,
+) -> Result<(Vec<u8>, RepackReport, T)> {
+    let path = files.model.clone();
     let bytes = files.read_model()?;
     // Refuse writing over an input before any work.
     super::output::refuse_inputs(out, std::slice::from_ref(&files.model))?;
     let (glb, mut report, input, edited) = repack(&bytes, &mut files, options, edit)?;
     super::output::refuse_inputs(out, &files.read)?;
     // The output must read back as the input did.
-    let file = super::file_label(path);
+    let file = super::file_label(&path);
     let again = super::gltf_import::import_slice(&glb, out).map_err(|e| {
         Error::invalid(
             &file,
@@ -134,7 +187,14 @@ pub fn repack_bytes_edited<T>(
             format!("the written file would not import ({e}); nothing written"),
         )
     })?;
-    report.max_weight_change = check_same(&file, &input, &again)?;
+    let exact_positions = options.quantize_mesh.is_none();
+    report.max_weight_change = check_same(
+        &file,
+        &input,
+        &again,
+        exact_positions,
+        &report.vertex_orders,
+    )?;
     report.bytes = glb.len();
     Ok((glb, report, edited))
 }
@@ -148,12 +208,20 @@ fn repack<T>(
 ) -> Result<(Vec<u8>, RepackReport, Scene, T)> {
     let file = super::file_label(&files.model);
     let mut imported = super::gltf_import::import_parts(bytes, files)?;
+    if options.rewrite_animations {
+        // Against the clips as imported: the edit may leave channels out on purpose.
+        refuse_lost_channels(imported.document.as_json(), &imported.scene, &file)?;
+    }
     let edited = edit(&mut imported.scene)?;
     let input_json = raw_json(bytes, &file)?;
     let mut root = imported.document.as_json().clone();
     refuse_buffer_level_extensions(&root, &file)?;
     let mut report = initial_report(&root, &imported.scene);
 
+    if options.rewrite_animations {
+        // Accessors then own their views, so a re-encoded one leaves no old bytes behind.
+        split_shared_views(&mut root);
+    }
     // Re-encode joints and weights first: it decides which views take new bytes.
     let mut edits = Edits {
         replaced_views: vec![None; root.buffer_views.len()],
@@ -168,6 +236,18 @@ fn repack<T>(
         &mut edits,
         &mut report,
     )?;
+    if let Some(q) = options.quantize_mesh {
+        let quantized =
+            super::gltf_quantize::quantize(&file, &imported.document, &imported.buffers, q)?;
+        apply_quantization(
+            &file,
+            &mut root,
+            options,
+            quantized,
+            &mut edits,
+            &mut report,
+        );
+    }
     let Edits {
         replaced_views,
         appended,
@@ -176,13 +256,13 @@ fn repack<T>(
 
     let mut bin = merge_views(&mut root, &imported.buffers, &replaced_views, &file)?;
     // New views (re-encoded accessors whose old view is shared), 4-aligned.
-    for data in appended {
+    for (data, stride) in appended {
         let target = Some(Checked::Valid(json::buffer::Target::ArrayBuffer));
-        append_view(&mut bin, &mut root.buffer_views, &data, target);
+        let view = append_view(&mut bin, &mut root.buffer_views, &data, target);
+        root.buffer_views[view.value()].byte_stride = stride.map(json::buffer::Stride);
     }
     let mut old_animations = Vec::new();
     if options.rewrite_animations {
-        refuse_lost_channels(&root, &imported.scene, &file)?;
         old_animations = std::mem::take(&mut root.animations);
     }
     append_animations(&mut root, &mut bin, &imported.scene);
@@ -208,6 +288,9 @@ fn repack<T>(
         });
     }
 
+    if options.compress {
+        bin = compress(&mut root, bin, &file, &mut report)?;
+    }
     let json_bytes = root
         .to_vec()
         .map_err(|e| Error::invalid(&file, "(json)", format!("cannot serialise: {e}")))?;
@@ -227,6 +310,34 @@ fn repack<T>(
     let glb = pack_glb(&json_bytes, &bin)
         .ok_or_else(|| Error::invalid(&file, "(glb)", "file would exceed the 4 GiB GLB limit"))?;
     Ok((glb, report, imported.scene, edited))
+}
+
+/// `bin` with the views compressed (buffer 0 resized to it), the stats in `report`.
+#[cfg(not(target_arch = "wasm32"))]
+fn compress(
+    root: &mut json::Root,
+    bin: Vec<u8>,
+    file: &str,
+    report: &mut RepackReport,
+) -> Result<Vec<u8>> {
+    let mut bin = bin;
+    report.vertex_orders = super::gltf_reorder::reorder(root, &mut bin, file)?;
+    let (bin, stats) = super::meshopt_encode::compress(root, &bin, file)?;
+    if let Some(b) = root.buffers.first_mut() {
+        b.byte_length = USize64(bin.len() as u64);
+    }
+    report.compressed = Some(stats);
+    Ok(bin)
+}
+
+/// The web build has no meshoptimizer encoder.
+#[cfg(target_arch = "wasm32")]
+fn compress(_: &mut json::Root, _: Vec<u8>, file: &str, _: &mut RepackReport) -> Result<Vec<u8>> {
+    Err(Error::invalid(
+        file,
+        "(compress)",
+        "EXT_meshopt_compression is written by the desktop build only",
+    ))
 }
 
 /// An error when the document uses an extension that names buffers by byte offset
@@ -410,34 +521,37 @@ fn append_view(
 fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
     use json::accessor::{ComponentType, GenericComponentType, Type};
     use json::animation::{Interpolation as Gi, Property};
-    let floats = |bin: &mut Vec<u8>, root: &mut json::Root, v: &[f32], ty: Type, minmax: bool| {
-        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let view = append_view(bin, &mut root.buffer_views, &bytes, None);
-        let comps = match ty {
-            Type::Scalar => 1,
-            Type::Vec3 => 3,
-            _ => 4,
+    let mut pool = AnimationViews::default();
+    let floats =
+        |pool: &mut AnimationViews, root: &mut json::Root, v: &[f32], ty: Type, minmax: bool| {
+            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            let comps = match ty {
+                Type::Scalar => 1,
+                Type::Vec3 => 3,
+                _ => 4,
+            };
+            // Key times' bounds (glTF requires them on animation inputs).
+            let bound = |pick: fn(f32, f32) -> f32| {
+                (minmax && !v.is_empty())
+                    .then(|| Value::from(vec![v.iter().copied().fold(v[0], pick)]))
+            };
+            let byte_offset = pool.add(root.accessors.len(), &bytes, 4 * comps);
+            root.accessors.push(json::Accessor {
+                buffer_view: None,
+                byte_offset,
+                count: USize64((v.len() / comps) as u64),
+                component_type: Checked::Valid(GenericComponentType(ComponentType::F32)),
+                extensions: None,
+                extras: Default::default(),
+                type_: Checked::Valid(ty),
+                min: bound(f32::min),
+                max: bound(f32::max),
+                name: None,
+                normalized: false,
+                sparse: None,
+            });
+            json::Index::<json::Accessor>::new(root.accessors.len() as u32 - 1)
         };
-        // Key times' bounds (glTF requires them on animation inputs).
-        let bound = |pick: fn(f32, f32) -> f32| {
-            (minmax && !v.is_empty()).then(|| Value::from(vec![v.iter().copied().fold(v[0], pick)]))
-        };
-        root.accessors.push(json::Accessor {
-            buffer_view: Some(view),
-            byte_offset: None,
-            count: USize64((v.len() / comps) as u64),
-            component_type: Checked::Valid(GenericComponentType(ComponentType::F32)),
-            extensions: None,
-            extras: Default::default(),
-            type_: Checked::Valid(ty),
-            min: bound(f32::min),
-            max: bound(f32::max),
-            name: None,
-            normalized: false,
-            sparse: None,
-        });
-        json::Index::<json::Accessor>::new(root.accessors.len() as u32 - 1)
-    };
     // Key time arrays already written, by their bits: samplers with the same times share one
     // input accessor (as exporters write them).
     let mut inputs: BTreeMap<Vec<u32>, json::Index<json::Accessor>> = BTreeMap::new();
@@ -455,7 +569,7 @@ fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
             let input = match inputs.get(&bits) {
                 Some(&i) => i,
                 None => {
-                    let i = floats(bin, root, &c.sampler.times_s, Type::Scalar, true);
+                    let i = floats(&mut pool, root, &c.sampler.times_s, Type::Scalar, true);
                     inputs.insert(bits, i);
                     i
                 }
@@ -466,17 +580,19 @@ fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
             let output = match c.path {
                 crate::anim::Path::Rotation => {
                     crate::anim::snorm::snorm16_codes(values).map(|codes| {
-                        code_accessor(bin, root, &shorts(&codes), ComponentType::I16, Type::Vec4)
+                        let bytes = shorts(&codes);
+                        code_accessor(&mut pool, root, &bytes, ComponentType::I16, Type::Vec4)
                     })
                 }
                 crate::anim::Path::Weights => {
                     crate::anim::snorm::unorm16_codes(values).map(|codes| {
-                        code_accessor(bin, root, &shorts(&codes), ComponentType::U16, Type::Scalar)
+                        let bytes = shorts(&codes);
+                        code_accessor(&mut pool, root, &bytes, ComponentType::U16, Type::Scalar)
                     })
                 }
                 _ => None,
             };
-            let output = output.unwrap_or_else(|| floats(bin, root, values, ty, false));
+            let output = output.unwrap_or_else(|| floats(&mut pool, root, values, ty, false));
             let interpolation = match c.sampler.interpolation {
                 crate::anim::Interpolation::Step => Gi::Step,
                 crate::anim::Interpolation::Linear => Gi::Linear,
@@ -510,6 +626,37 @@ fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
             samplers,
         });
     }
+    pool.append(root, bin);
+}
+
+/// New animation data gathered by element size, one buffer view each: fewer views (a smaller
+/// JSON chunk), and each compresses as one stream.
+#[derive(Default)]
+struct AnimationViews {
+    /// Element size → the bytes, and the accessors that point into them.
+    parts: BTreeMap<usize, (Vec<u8>, Vec<usize>)>,
+}
+
+impl AnimationViews {
+    /// Add accessor `accessor`'s `bytes` (elements of `element` bytes) to the view of that
+    /// element size; its byte offset in that view (None for 0).
+    fn add(&mut self, accessor: usize, bytes: &[u8], element: usize) -> Option<USize64> {
+        let (data, users) = self.parts.entry(element).or_default();
+        let offset = data.len();
+        data.extend_from_slice(bytes);
+        users.push(accessor);
+        (offset > 0).then_some(USize64(offset as u64))
+    }
+
+    /// Append each view to `bin` and point its accessors at it.
+    fn append(self, root: &mut json::Root, bin: &mut Vec<u8>) {
+        for (data, users) in self.parts.into_values() {
+            let view = append_view(bin, &mut root.buffer_views, &data, None);
+            for a in users {
+                root.accessors[a].buffer_view = Some(view);
+            }
+        }
+    }
 }
 
 /// Little-endian bytes of 16-bit codes.
@@ -522,7 +669,7 @@ fn shorts<T: Copy + Into<i32>>(codes: &[T]) -> Vec<u8> {
 
 /// An accessor of normalised 16-bit codes (`bytes`, two a value) of `component` and `ty`.
 fn code_accessor(
-    bin: &mut Vec<u8>,
+    pool: &mut AnimationViews,
     root: &mut json::Root,
     bytes: &[u8],
     component: json::accessor::ComponentType,
@@ -530,10 +677,10 @@ fn code_accessor(
 ) -> json::Index<json::Accessor> {
     use json::accessor::GenericComponentType;
     let width = ty.multiplicity();
-    let view = append_view(bin, &mut root.buffer_views, bytes, None);
+    let byte_offset = pool.add(root.accessors.len(), bytes, 2 * width);
     root.accessors.push(json::Accessor {
-        buffer_view: Some(view),
-        byte_offset: None,
+        buffer_view: None,
+        byte_offset,
         count: USize64((bytes.len() / (2 * width)) as u64),
         component_type: Checked::Valid(GenericComponentType(component)),
         extensions: None,
@@ -577,8 +724,8 @@ fn type_name(component: json::accessor::ComponentType, normalized: bool) -> &'st
 struct Edits {
     /// New bytes for a view, in its own slot.
     replaced_views: Vec<Option<Vec<u8>>>,
-    /// New views to append.
-    appended: Vec<Vec<u8>>,
+    /// New views to append, with their stride when their elements are padded.
+    appended: Vec<(Vec<u8>, Option<usize>)>,
     /// Objects re-encoded on purpose (their old properties are not "dropped").
     rewritten: Vec<String>,
 }
@@ -595,14 +742,7 @@ fn reencode(
     if options.joints.is_none() && options.weights.is_none() && !options.rewrite_skin {
         return Ok(());
     }
-    let mut out = Reencoder {
-        file,
-        options,
-        users: view_users(root),
-        done: HashSet::new(),
-        edits,
-        report,
-    };
+    let mut out = Reencoder::new(file, options, root, edits, report);
     for (mi, mesh) in scene.meshes.iter().enumerate() {
         for (pi, prim) in mesh.primitives.iter().enumerate() {
             let Some(sw) = &prim.skin_weights else {
@@ -618,6 +758,110 @@ fn reencode(
         }
     }
     Ok(())
+}
+
+/// [`super::gltf_quantize`]'s decisions written into `root`: each accessor re-encoded in
+/// place, new inverse bind matrices for skins without them, the extension used and required.
+fn apply_quantization(
+    file: &str,
+    root: &mut json::Root,
+    options: &RepackOptions,
+    quantized: super::gltf_quantize::Quantized,
+    edits: &mut Edits,
+    report: &mut RepackReport,
+) {
+    use json::accessor::{ComponentType, GenericComponentType, Type};
+    let mut out = Reencoder::new(file, options, root, edits, report);
+    let any = !quantized.replacements.is_empty() || !quantized.new_inverse_binds.is_empty();
+    for r in quantized.replacements {
+        out.quantized(root, r);
+    }
+    for (skin, bytes, joints) in quantized.new_inverse_binds {
+        let a = root.accessors.len();
+        root.accessors.push(json::Accessor {
+            buffer_view: None,
+            byte_offset: None,
+            count: USize64(joints as u64),
+            component_type: Checked::Valid(GenericComponentType(ComponentType::F32)),
+            extensions: None,
+            extras: Default::default(),
+            type_: Checked::Valid(Type::Mat4),
+            min: None,
+            max: None,
+            name: None,
+            normalized: false,
+            sparse: None,
+        });
+        root.skins[skin].inverse_bind_matrices = Some(json::Index::new(a as u32));
+        out.place(root, a, bytes, None);
+        out.report.reencoded.push(format!(
+            "skins[{skin}].inverseBindMatrices: new, with the position grid folded in"
+        ));
+    }
+    out.report.not_done.extend(quantized.notes);
+    out.report.position_step = quantized.position_step;
+    if any {
+        let name = "KHR_mesh_quantization".to_string();
+        for list in [&mut root.extensions_used, &mut root.extensions_required] {
+            if !list.contains(&name) {
+                list.push(name.clone());
+            }
+        }
+    }
+}
+
+/// Give every accessor of a view that several accessors share, one after another (not
+/// interleaved, no sparse part, no image in it), a view of its own over the same bytes, so
+/// each can take new bytes in its own slot.
+fn split_shared_views(root: &mut json::Root) {
+    let users = view_users(root);
+    let mut by_view: BTreeMap<usize, Vec<(u64, u64, usize)>> = BTreeMap::new();
+    for (ai, a) in root.accessors.iter().enumerate() {
+        let Some((v, element, stride)) = super::accessor::json_layout(root, a) else {
+            continue;
+        };
+        let (element, stride) = (element as u64, stride as u64);
+        let start = a.byte_offset.map_or(0, |o| o.0);
+        let len = stride.saturating_mul(a.count.0.saturating_sub(1)) + element;
+        by_view
+            .entry(v)
+            .or_default()
+            .push((start, start.saturating_add(len), ai));
+    }
+    for (v, mut ranges) in by_view {
+        if ranges.len() < 2 || users[v] != ranges.len() {
+            continue;
+        }
+        ranges.sort();
+        let view = root.buffer_views[v].clone();
+        let fits = ranges.windows(2).all(|w| w[0].1 <= w[1].0)
+            && ranges.iter().all(|r| r.1 <= view.byte_length.0)
+            && ranges.iter().all(|r| root.accessors[r.2].sparse.is_none());
+        if !fits {
+            continue;
+        }
+        let base = view.byte_offset.map_or(0, |o| o.0);
+        let stride = view.byte_stride.map_or(0, |s| s.0 as u64);
+        for (k, &(start, end, ai)) in ranges.iter().enumerate() {
+            // A strided part spans whole strides where the bytes allow (the validator wants
+            // a view at least one stride long).
+            let next = ranges.get(k + 1).map_or(view.byte_length.0, |r| r.0);
+            let whole = start + stride * root.accessors[ai].count.0;
+            let mut part = view.clone();
+            part.byte_offset = Some(USize64(base + start));
+            part.byte_length = USize64(end.max(whole.min(next)) - start);
+            let index = match k {
+                0 => v,
+                _ => root.buffer_views.len(),
+            };
+            match k {
+                0 => root.buffer_views[v] = part,
+                _ => root.buffer_views.push(part),
+            }
+            root.accessors[ai].buffer_view = Some(json::Index::new(index as u32));
+            root.accessors[ai].byte_offset = None;
+        }
+    }
 }
 
 /// How many accessors and images use each view: a view only one replaced accessor uses can
@@ -685,10 +929,29 @@ struct Reencoder<'a> {
     report: &'a mut RepackReport,
 }
 
-impl Reencoder<'_> {
-    /// Give accessor `acc` the new `bytes`: in its own view's slot when it alone uses that
-    /// view, else in a new view; its offset, sparse part and bounds go.
-    fn place(&mut self, root: &mut json::Root, acc: usize, bytes: Vec<u8>) {
+impl<'a> Reencoder<'a> {
+    /// A re-encoding of `root`'s accessors into `edits` and `report`.
+    fn new(
+        file: &'a str,
+        options: &'a RepackOptions,
+        root: &json::Root,
+        edits: &'a mut Edits,
+        report: &'a mut RepackReport,
+    ) -> Reencoder<'a> {
+        Reencoder {
+            file,
+            options,
+            users: view_users(root),
+            done: HashSet::new(),
+            edits,
+            report,
+        }
+    }
+
+    /// Give accessor `acc` the new `bytes` (elements `stride` apart when padded): in its own
+    /// view's slot when it alone uses that view, else in a new view; its offset, sparse part
+    /// and bounds go.
+    fn place(&mut self, root: &mut json::Root, acc: usize, bytes: Vec<u8>, stride: Option<usize>) {
         let Edits {
             replaced_views,
             appended,
@@ -698,13 +961,13 @@ impl Reencoder<'_> {
         let old = root.accessors[acc].buffer_view.map(|v| v.value());
         let view = match old {
             Some(v) if self.users.get(v) == Some(&1) && root.accessors[acc].sparse.is_none() => {
-                root.buffer_views[v].byte_stride = None;
+                root.buffer_views[v].byte_stride = stride.map(json::buffer::Stride);
                 replaced_views[v] = Some(bytes);
                 rewritten.push(format!("bufferViews[{v}]"));
                 v
             }
             _ => {
-                appended.push(bytes);
+                appended.push((bytes, stride));
                 root.buffer_views.len() + appended.len() - 1
             }
         };
@@ -730,11 +993,31 @@ impl Reencoder<'_> {
         root.accessors[acc].component_type =
             Checked::Valid(json::accessor::GenericComponentType(want));
         root.accessors[acc].normalized = normalized;
-        self.place(root, acc, bytes);
+        self.place(root, acc, bytes, None);
         self.report.reencoded.push(format!(
             "accessors[{acc}] ({what}): {} -> {}",
             type_name(ct, norm),
             type_name(want, normalized)
+        ));
+    }
+
+    /// Accessor `r.accessor` as [`Replacement`] says: its type, bytes, stride and bounds.
+    fn quantized(&mut self, root: &mut json::Root, r: Replacement) {
+        let (ct, norm) = component_of(root, r.accessor);
+        let a = &mut root.accessors[r.accessor];
+        a.component_type = Checked::Valid(json::accessor::GenericComponentType(r.component));
+        a.normalized = r.normalized;
+        self.place(root, r.accessor, r.bytes, r.stride);
+        if let Some((lo, hi)) = r.bounds {
+            root.accessors[r.accessor].min = Some(Value::from(lo));
+            root.accessors[r.accessor].max = Some(Value::from(hi));
+        }
+        self.report.reencoded.push(format!(
+            "{} ({}): {} -> {}",
+            r.what,
+            r.accessor,
+            type_name(ct, norm),
+            type_name(r.component, r.normalized)
         ));
     }
 
@@ -927,7 +1210,16 @@ fn same_values(a: &crate::anim::Sampler, b: &crate::anim::Sampler) -> bool {
     }
 }
 
-fn check_same(file: &str, input: &Scene, output: &Scene) -> Result<f32> {
+/// An error unless `output` reads as `input`: the same objects and keys, indices, joints,
+/// weights within their new type's step (the largest change is returned), and positions bit
+/// for bit when `exact_positions` (quantised positions are measured by the caller).
+fn check_same(
+    file: &str,
+    input: &Scene,
+    output: &Scene,
+    exact_positions: bool,
+    orders: &[(usize, usize, Vec<u32>)],
+) -> Result<f32> {
     let internal = |what: String| {
         Error::invalid(
             file,
@@ -969,7 +1261,20 @@ fn check_same(file: &str, input: &Scene, output: &Scene) -> Result<f32> {
         }
         for (pi, (p, q)) in a.primitives.iter().zip(&b.primitives).enumerate() {
             let f = format!("meshes[{mi}].primitives[{pi}]");
-            if p.positions != q.positions || p.indices != q.indices {
+            let renumbered;
+            let p = match orders.iter().find(|o| (o.0, o.1) == (mi, pi)) {
+                Some((_, _, new_from_old)) => {
+                    renumbered = renumber(p, new_from_old)
+                        .ok_or_else(|| internal(format!("{f} vertex order")))?;
+                    &renumbered
+                }
+                None => p,
+            };
+            let moved = exact_positions && p.positions != q.positions;
+            let same_indices = p.indices == q.indices
+                || (p.topology == crate::scene::Topology::Triangles
+                    && same_triangles(&p.indices, &q.indices));
+            if moved || p.positions.len() != q.positions.len() || !same_indices {
                 return Err(internal(format!("{f} positions or indices")));
             }
             match (&p.skin_weights, &q.skin_weights) {
@@ -987,6 +1292,58 @@ fn check_same(file: &str, input: &Scene, output: &Scene) -> Result<f32> {
         }
     }
     Ok(max_change)
+}
+
+/// `p`'s positions, indices and skin weights with vertex `v` renumbered `new_from_old[v]`
+/// (several to one where welded; None when the renumbering does not fit the primitive).
+fn renumber(p: &crate::scene::Primitive, new_from_old: &[u32]) -> Option<crate::scene::Primitive> {
+    if new_from_old.len() != p.positions.len() {
+        return None;
+    }
+    let n = new_from_old.iter().max().map_or(0, |&m| m as usize + 1);
+    let mut out = crate::scene::Primitive {
+        positions: vec![glam::Vec3::ZERO; n],
+        ..Default::default()
+    };
+    for (old, &new) in new_from_old.iter().enumerate() {
+        *out.positions.get_mut(new as usize)? = p.positions[old];
+    }
+    out.indices = p
+        .indices
+        .iter()
+        .map(|&i| new_from_old.get(i as usize).copied())
+        .collect::<Option<_>>()?;
+    out.topology = p.topology;
+    if let Some(w) = &p.skin_weights {
+        let mut moved = w.clone();
+        moved.joints.truncate(n * w.width);
+        moved.weights.truncate(n * w.width);
+        for (old, &new) in new_from_old.iter().enumerate() {
+            let (from, to) = (old * w.width, new as usize * w.width);
+            moved.joints[to..to + w.width].copy_from_slice(&w.joints[from..from + w.width]);
+            moved.weights[to..to + w.width].copy_from_slice(&w.weights[from..from + w.width]);
+        }
+        out.skin_weights = Some(moved);
+    }
+    Some(out)
+}
+
+/// Whether two triangle lists hold the same triangles, in any order, each perhaps rotated
+/// (meshoptimizer's index codec rotates a triangle's corners, keeping its winding, and
+/// compression reorders the triangles for the vertex cache).
+fn same_triangles(a: &[u32], b: &[u32]) -> bool {
+    let normalised = |list: &[u32]| {
+        let mut t: Vec<[u32; 3]> = list
+            .chunks_exact(3)
+            .map(|t| {
+                let k = (0..3).min_by_key(|&k| t[k]).unwrap_or(0);
+                [t[k], t[(k + 1) % 3], t[(k + 2) % 3]]
+            })
+            .collect();
+        t.sort_unstable();
+        t
+    };
+    a.len() == b.len() && a.len().is_multiple_of(3) && normalised(a) == normalised(b)
 }
 
 /// Extensions known not to name accessors or buffer views (so [`drop_unused`] can renumber

@@ -10,9 +10,14 @@ pub mod fbx;
 pub mod files;
 pub mod gltf_export;
 pub mod gltf_import;
-pub mod gltf_repack;
+pub mod gltf_quantize;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod gltf_reorder;
+pub mod gltf_repack;
+#[cfg(any(not(target_arch = "wasm32"), feature = "web"))]
 mod meshopt;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod meshopt_encode;
 pub mod model;
 pub mod output;
 pub mod png;

@@ -45,14 +45,15 @@ use crate::error::{Error, Result};
 use crate::scene::Report;
 
 /// Extensions skinview implements (a file may require them). The meshopt codecs are C++
-/// (meshoptimizer), built for the desktop, not into the web page.
-#[cfg(not(target_arch = "wasm32"))]
+/// (meshoptimizer), built for the desktop and into the web page, not into the lean wasm32
+/// library build.
+#[cfg(any(not(target_arch = "wasm32"), feature = "web"))]
 const SUPPORTED_EXTENSIONS: &[&str] = &[
     "KHR_mesh_quantization",
     "EXT_meshopt_compression",
     "KHR_meshopt_compression",
 ];
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", not(feature = "web")))]
 const SUPPORTED_EXTENSIONS: &[&str] = &["KHR_mesh_quantization"];
 
 /// Required extensions skinview refuses with advice: (name, what to do instead).
@@ -64,13 +65,13 @@ const REFUSED_WITH_ADVICE: &[(&str, &str)] = &[
     ),
     (
         "EXT_meshopt_compression",
-        "meshopt-compressed files are read by the desktop build only; open it there, or write \
-         it uncompressed with its export command",
+        "meshopt-compressed files are read by the desktop build and the web page, not by the \
+         lean library build; open it there, or write it uncompressed with its export command",
     ),
     (
         "KHR_meshopt_compression",
-        "meshopt-compressed files are read by the desktop build only; open it there, or write \
-         it uncompressed with its export command",
+        "meshopt-compressed files are read by the desktop build and the web page, not by the \
+         lean library build; open it there, or write it uncompressed with its export command",
     ),
 ];
 

@@ -55,6 +55,9 @@ pub struct KeyCounts {
     pub after: usize,
     /// Of those channels, how many store their values as 16-bit codes (rotations).
     pub quantised: usize,
+    /// Of those channels, how many are left out: their node's rest value holds the clip
+    /// within their budget (glTF plays an unanimated channel at the node's own value).
+    pub dropped: usize,
 }
 
 /// What the job did to one clip.
@@ -246,12 +249,23 @@ fn reduce_clip(
 ) -> (Animation, [KeyCounts; 4]) {
     let mut keys = [KeyCounts::default(); 4];
     let mut out = anim.clone();
-    for ch in &mut out.channels {
+    out.channels.clear();
+    for ch in &anim.channels {
         let (tolerance, measure) = budget.channel(ch.node, ch.path, factor);
+        // A channel its node's own value holds, everywhere, is left out.
+        let rest = budget.rest_value(ch.node, ch.path);
+        if rest.is_some_and(|r| holds_at(&ch.sampler, times, &r, tolerance, &measure)) {
+            let k = &mut keys[path_slot(ch.path)];
+            k.channels += 1;
+            k.before += ch.sampler.times_s.len();
+            k.dropped += 1;
+            continue;
+        }
+        let mut ch = ch.clone();
         // Rotation keys and morph weights as 16-bit codes when the budget holds their rounding
         // `code_margin` times over (CUBICSPLINE tangents may leave the codes' range: those stay
         // floats; so do weights outside [0, 1]).
-        let rounding = code_rounding(ch, &measure);
+        let rounding = code_rounding(&ch, &measure);
         let quantise = ch.sampler.interpolation != Interpolation::CubicSpline
             && rounding.is_some_and(|r| tolerance >= code_margin * r);
         let reduce_within = match (quantise, rounding) {
@@ -281,8 +295,29 @@ fn reduce_clip(
             ch.sampler.values.iter_mut().for_each(|v| *v = round(*v));
             k.quantised += 1;
         }
+        out.channels.push(ch);
     }
     (out, keys)
+}
+
+/// Whether `value`, held, is within `tolerance` of `sampler` at every one of `times` (and at
+/// its keys).
+fn holds_at(
+    sampler: &crate::anim::Sampler,
+    times: &[f32],
+    value: &[f32],
+    tolerance: f32,
+    measure: &ErrorMeasure,
+) -> bool {
+    let c = sampler.components;
+    if value.len() != c || tolerance.is_nan() || tolerance <= 0.0 {
+        return false;
+    }
+    let mut at = vec![0f32; c];
+    times.iter().chain(&sampler.times_s).all(|&t| {
+        sampler.sample_binary_search(t, &mut at);
+        measure.error(&at, value) <= tolerance
+    })
 }
 
 /// How far rounding channel `ch`'s values to 16-bit codes moves it, at most, in `measure`'s
@@ -322,6 +357,9 @@ struct Budgets {
     /// Per node with a mesh: each morph target's largest vertex offset (model units).
     morph: Vec<Vec<f32>>,
     parents: Vec<Option<usize>>,
+    /// Each node's own translation, rotation and scale (what it holds where no channel
+    /// animates it); None for a node given by a matrix.
+    rest: Vec<Option<crate::math::Trs>>,
 }
 
 impl Budgets {
@@ -401,6 +439,11 @@ impl Budgets {
             parent_scale,
             morph,
             parents,
+            rest: scene
+                .nodes
+                .iter()
+                .map(|n| n.matrix.is_none().then_some(n.rest))
+                .collect(),
         })
     }
 
@@ -428,6 +471,17 @@ impl Budgets {
 
     /// The tolerance of a channel on `node`'s `path` given `share` (a distance on the skin),
     /// in the unit its measure gives.
+    /// Node `node`'s own value for channel kind `path` (xyz or xyzw), when it has one.
+    fn rest_value(&self, node: usize, path: Path) -> Option<Vec<f32>> {
+        let rest = self.rest.get(node).copied().flatten()?;
+        match path {
+            Path::Translation => Some(rest.translation.to_array().to_vec()),
+            Path::Rotation => Some(rest.rotation.to_array().to_vec()),
+            Path::Scale => Some(rest.scale.to_array().to_vec()),
+            Path::Weights => None,
+        }
+    }
+
     fn channel(&self, node: usize, path: Path, share: f32) -> (f32, ErrorMeasure) {
         let reach = self.reach.get(node).copied().unwrap_or(1.0).max(1e-6);
         match path {

@@ -309,3 +309,95 @@ fn morph_weights_are_stored_as_codes_within_the_tolerance() {
         assert_eq!(v.errors, 0, "{}: {:?}", v.file.display(), v.messages);
     }
 }
+
+/// `--quantize-mesh --compress` on a glTF model, an FBX file and a native rig: positions on
+/// the integer grid with its dequantisation in the inverse bind matrices, the views stored
+/// compressed (meshoptimizer's codecs, vertices renumbered for them), the report's worst error
+/// equal to what `diff` measures on the written file (vertices paired by position there) and
+/// within the tolerance, the file smaller than without the two switches, and valid glTF.
+#[test]
+fn quantised_and_compressed_files_hold_the_tolerance() {
+    let dir = scratch("compress");
+    let fbx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fbx/CesiumMan.fbx");
+    let cesium = shared_dir().join("models/CesiumMan/CesiumMan.glb");
+    let mut written = Vec::new();
+    for (input, name, tolerance) in [
+        (cesium.clone(), "cesium", "1e-3"),
+        (shared_dir().join("models/Fox/Fox.glb"), "fox", "1e-4"),
+        (fbx, "fbx", "1e-3"),
+        (PathBuf::from("builtin:humanoid"), "humanoid", "1e-3"),
+    ] {
+        let plain = dir.join(format!("{name}.plain.glb"));
+        let out = dir.join(format!("{name}.glb"));
+        let before = optimize(&input, &plain, &["--tolerance", tolerance]);
+        let args = ["--tolerance", tolerance, "--quantize-mesh", "--compress"];
+        let report = optimize(&input, &out, &args);
+        assert!(
+            report["bytes_after"].as_u64() < before["bytes_after"].as_u64(),
+            "{name}: {} bytes, {} without the switches",
+            report["bytes_after"],
+            before["bytes_after"]
+        );
+        let grid = &report["position_grid"];
+        assert!(grid["step"].as_f64().unwrap() > 0.0, "{name}: {report}");
+        let doc = glb_json(&out);
+        let required: Vec<&str> = doc["extensionsRequired"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_str().unwrap())
+            .collect();
+        for e in ["KHR_mesh_quantization", "EXT_meshopt_compression"] {
+            assert!(required.contains(&e), "{name}: {required:?}");
+        }
+        let position = &doc["meshes"][0]["primitives"][0]["attributes"]["POSITION"];
+        let position = &doc["accessors"][position.as_u64().unwrap() as usize];
+        assert_eq!(position["componentType"], UNSIGNED_SHORT, "{name}");
+        let compressed = doc["bufferViews"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["extensions"]["EXT_meshopt_compression"].is_object())
+            .count();
+        assert!(compressed > 0, "{name}: no compressed view");
+        // The bound, measured again by `diff` (vertices paired by their rest positions),
+        // equals the report's.
+        let diff = diff_at_evaluation_times(&input, &out, "1");
+        for clip in report["clips"].as_array().unwrap() {
+            let ours = clip["worst_error_rel"].as_f64().unwrap();
+            assert!(ours <= tolerance.parse().unwrap(), "{name}: {ours}");
+            let d = diff["clips"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == clip["clip"])
+                .unwrap_or_else(|| panic!("{name}: diff has no clip {}: {diff}", clip["clip"]));
+            let theirs = d["max_rel"].as_f64().unwrap();
+            assert!(
+                (ours - theirs).abs() <= 1e-6 * theirs.max(1e-9),
+                "{name}: optimize says {ours}, diff {theirs}"
+            );
+        }
+        written.push(out);
+    }
+    for v in validator::validate(&written) {
+        assert_eq!(v.errors, 0, "{}: {:?}", v.file.display(), v.messages);
+    }
+    // A tolerance of 0 keeps every bit: neither switch is allowed with it.
+    for switch in ["--quantize-mesh", "--compress"] {
+        let o = run(
+            "optimize",
+            &[
+                cesium.as_os_str(),
+                "--out".as_ref(),
+                dir.join("zero.glb").as_os_str(),
+                "--tolerance".as_ref(),
+                "0".as_ref(),
+                switch.as_ref(),
+            ],
+        );
+        let text = output_text(&o);
+        assert_eq!(o.status.code(), Some(2), "{switch}: {text}");
+        assert!(text.contains("tolerance above 0"), "{switch}: {text}");
+    }
+}

@@ -11,7 +11,7 @@ use skinview::anim::{Animation, Channel, Interpolation, Path, Sampler};
 use skinview::frame::{CpuSkinner, FrameState};
 use skinview::optimize::{
     ErrorMeasure, MIN_RATE_HZ, OptimizeJob, SAMPLES_PER_INTERVAL, evaluation_times, joint_reach,
-    reduce_channel, worst_error,
+    path_slot, reduce_channel, worst_error,
 };
 use skinview::scene::Scene;
 
@@ -400,4 +400,58 @@ fn the_job_keeps_every_skinned_vertex_within_the_tolerance() {
         .to_string();
         assert!(e.contains("tolerance"), "{e}");
     }
+}
+
+/// A channel its node's own value holds is left out (glTF plays an unanimated channel at the
+/// node's value): a scale channel constant at the joint's rest scale goes, one constant at
+/// 1.1 times it stays, and every skinned vertex stays within the tolerance.
+#[test]
+fn channels_the_rest_value_holds_are_left_out() {
+    let mut scene = humanoid();
+    let skin = &scene.skins[0];
+    // Two joints that move vertices and have no scale channel.
+    let unscaled: Vec<usize> = skin
+        .joints
+        .iter()
+        .copied()
+        .filter(|&j| {
+            !scene.animations[0]
+                .channels
+                .iter()
+                .any(|c| c.node == j && c.path == Path::Scale)
+        })
+        .take(2)
+        .collect();
+    let (held, kept) = (unscaled[0], unscaled[1]);
+    let times = scene.animations[0].channels[0].sampler.times_s.clone();
+    for (node, factor) in [(held, 1.0), (kept, 1.1)] {
+        let s = scene.nodes[node].rest.scale * factor;
+        let values = times.iter().flat_map(|_| s.to_array()).collect();
+        scene.animations[0].channels.push(Channel {
+            node,
+            path: Path::Scale,
+            sampler: sampler(Interpolation::Linear, times.clone(), values, 3),
+        });
+    }
+    let diagonal = skinview::diff::rest_diagonal(&scene).unwrap() as f32;
+    let job = OptimizeJob {
+        scene: &scene,
+        tolerance: 1e-4 * diagonal,
+    };
+    let (clips, results) = job.run(|_, _| {}).unwrap();
+    let scales = |node: usize| {
+        clips[0]
+            .channels
+            .iter()
+            .filter(|c| c.node == node && c.path == Path::Scale)
+            .count()
+    };
+    assert_eq!(scales(held), 0, "the rest-valued channel stays");
+    assert_eq!(scales(kept), 1, "the scaled channel went");
+    assert!(results[0].keys[path_slot(Path::Scale)].dropped >= 1);
+    let mut reduced = scene.clone();
+    reduced.animations = clips;
+    let t = evaluation_times(&scene.animations[0]).unwrap();
+    let w = worst_error((&scene, 0), (&reduced, 0), &t).unwrap();
+    assert!(w.distance <= 1e-4 * diagonal, "{w:?}");
 }

@@ -133,6 +133,16 @@ fn web_page_runs_compares_and_downloads_on_webgpu_and_webgl2() {
         &out.join("humanoid.glb"),
     )
     .unwrap();
+    // A file `optimize` wrote with every encoding it has, compressed included.
+    run(
+        Command::new(env!("CARGO_BIN_EXE_skinview"))
+            .arg("optimize")
+            .arg(common::shared_dir().join("models/CesiumMan/CesiumMan.glb"))
+            .arg("--out")
+            .arg(out.join("CesiumMan.opt.glb"))
+            .args(["--tolerance", "1e-3", "--quantize-mesh", "--compress"]),
+        "skinview optimize",
+    );
     let cli = Command::new(env!("CARGO_BIN_EXE_skinview"))
         .arg("info")
         .arg(&broken)
@@ -371,6 +381,11 @@ fn check_backend(backend: &str, b: &Value, out: &Path) {
         ),
         ("picked .glb", &b["picked"], "Fox.glb"),
         ("dropped .fbx", &b["fbx"], "CesiumMan.fbx"),
+        (
+            "dropped optimize --compress output",
+            &b["optimized"],
+            "CesiumMan.opt.glb",
+        ),
     ] {
         assert!(
             r["fatal"].is_null() && r["timed_out"].is_null(),

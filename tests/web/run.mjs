@@ -259,6 +259,11 @@ for (const backend of ["webgpu", "webgl2"]) {
       buffer: fs.readFileSync(path.join(sharedDir(), "models/Fox/Fox.glb")),
     });
     b.picked = await until(page, (r) => r.model === "Fox.glb", 30000);
+    // What `skinview optimize --quantize-mesh --compress` writes opens (meshopt decoders and
+    // integer attributes in the page).
+    await drop(page, [["CesiumMan.opt.glb", fs.readFileSync(path.join(out, "CesiumMan.opt.glb"))]]);
+    await answerDrop(page, 0);
+    b.optimized = await until(page, (r) => r.model === "CesiumMan.opt.glb" && r.frames >= 1, 30000);
     // An FBX dropped on the page opens (ufbx built into the page).
     const fbx = path.join(root, "tests/data/fbx/CesiumMan.fbx");
     if (fs.existsSync(fbx)) {

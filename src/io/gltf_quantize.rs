@@ -1,0 +1,458 @@
+//! Vertex attributes stored as integers (`KHR_mesh_quantization`), for `optimize`'s mesh
+//! quantisation: positions on one grid for the whole file, normals and tangents as
+//! normalised bytes, texture coordinates as normalised shorts.
+//!
+//! Based on: the `KHR_mesh_quantization` specification (Khronos glTF repository,
+//! `extensions/2.0/Khronos/KHR_mesh_quantization`) and gltfpack's quantisation (meshoptimizer,
+//! Arseny Kapoulkine, `gltf/`): one position grid for the scene, its dequantisation folded
+//! into the inverse bind matrices of skinned meshes (a skinned mesh's node transform is not
+//! applied, so the skin is the one place it can go).
+//!
+//! Method: the grid is the smallest box holding every quantised position, with one step for
+//! all three axes (`largest extent / (2^bits - 1)`), so the dequantisation `D` (translate to
+//! the box's corner, scale by the step) is a uniform scale and normals keep their directions.
+//! Positions become unsigned shorts `round((p - corner) / step)` (stride 8: glTF aligns vertex
+//! attributes to 4 bytes); every inverse bind matrix `joint_from_bind` becomes
+//! `joint_from_bind * D`, and morph position deltas are divided by the step (float). Normals
+//! become `round(127 n)` bytes (stride 4), tangents likewise with their sign, texture
+//! coordinates in `[0, 1]` `round(65535 uv)` shorts.
+//! Cost: one read and one write of each attribute (O(vertices)).
+//! Limits: positions only of skinned meshes: a rigid mesh's dequantisation would need a node
+//! of its own, which renumbers the nodes and the draws (left as float, and reported). A mesh
+//! drawn both with and without a skin, or a position or delta accessor shared with a rigid
+//! mesh, keeps every position as float (reported). Texture coordinates outside `[0, 1]` stay
+//! float (no `KHR_texture_transform`); morph normal and tangent deltas stay float; sparse
+//! morph deltas of quantised meshes are written dense. The rounding's distance on the skinned
+//! vertices is not bounded here: `optimize` measures it on the file read back.
+
+use std::collections::BTreeSet;
+
+use gltf::json;
+use json::accessor::ComponentType;
+
+use crate::error::{Error, Result};
+
+/// Position grid resolutions `optimize` may ask for.
+pub const POSITION_BITS: std::ops::RangeInclusive<u32> = 8..=16;
+
+/// What `optimize`'s mesh quantisation stores as integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MeshQuantization {
+    /// Bits of the position grid (in [`POSITION_BITS`]; stored in unsigned shorts whatever
+    /// the count: fewer bits compress better, they do not make plain files smaller).
+    pub position_bits: u32,
+}
+
+/// One accessor's new bytes.
+pub(crate) struct Replacement {
+    /// The accessor (index into the document's accessors).
+    pub accessor: usize,
+    /// Its elements, tightly packed or padded to `stride`.
+    pub bytes: Vec<u8>,
+    /// Bytes between elements when the elements are padded (vertex attributes are 4-aligned).
+    pub stride: Option<usize>,
+    pub component: ComponentType,
+    pub normalized: bool,
+    /// `min` and `max` to write (POSITION must have them; the stored integers).
+    pub bounds: Option<(Vec<f64>, Vec<f64>)>,
+    /// What it is, for the report (`meshes[0].primitives[0].attributes.POSITION`).
+    pub what: String,
+}
+
+/// What [`quantize`] decided.
+pub(crate) struct Quantized {
+    /// Accessors to replace (each once, whoever shares it).
+    pub replacements: Vec<Replacement>,
+    /// Skins without inverse bind matrices that need them now (skin, `joint_from_bind * D` as
+    /// column-major f32 bytes, joint count).
+    pub new_inverse_binds: Vec<(usize, Vec<u8>, usize)>,
+    /// What stays float and why.
+    pub notes: Vec<String>,
+    /// The position grid's step (model units), when positions were quantised.
+    pub position_step: Option<f32>,
+}
+
+/// The document's attributes as [`MeshQuantization`] asks (see the module documentation).
+pub(crate) fn quantize(
+    file: &str,
+    doc: &gltf::Document,
+    buffers: &[gltf::buffer::Data],
+    q: MeshQuantization,
+) -> Result<Quantized> {
+    if !POSITION_BITS.contains(&q.position_bits) {
+        return Err(Error::invalid(
+            file,
+            "(quantize)",
+            format!(
+                "{} position bits: give {} to {}",
+                q.position_bits,
+                POSITION_BITS.start(),
+                POSITION_BITS.end()
+            ),
+        ));
+    }
+    let mut out = Quantized {
+        replacements: Vec::new(),
+        new_inverse_binds: Vec::new(),
+        notes: Vec::new(),
+        position_step: None,
+    };
+    let mut done = BTreeSet::new();
+    if let Some(plan) = position_plan(doc, &mut out.notes) {
+        quantize_positions(file, doc, buffers, &plan, q, &mut done, &mut out)?;
+    }
+    directions_and_uvs(file, doc, buffers, &mut done, &mut out)?;
+    Ok(out)
+}
+
+/// Which accessors and skins the position grid covers.
+struct PositionPlan {
+    /// POSITION accessors of skinned meshes.
+    positions: BTreeSet<usize>,
+    /// Their primitives' morph POSITION delta accessors.
+    deltas: BTreeSet<usize>,
+    /// Skins of the nodes drawing them.
+    skins: BTreeSet<usize>,
+}
+
+/// The skinned meshes' positions, deltas and skins, or None (with a note) when a mesh is
+/// drawn both with and without a skin or an accessor is shared with a rigid mesh.
+fn position_plan(doc: &gltf::Document, notes: &mut Vec<String>) -> Option<PositionPlan> {
+    // Per mesh: drawn with a skin, without one.
+    let mut drawn = vec![(false, false); doc.meshes().len()];
+    let mut skins = BTreeSet::new();
+    for node in doc.nodes() {
+        if let Some(m) = node.mesh() {
+            let d = &mut drawn[m.index()];
+            match node.skin() {
+                Some(s) => {
+                    d.0 = true;
+                    skins.insert(s.index());
+                }
+                None => d.1 = true,
+            }
+        }
+    }
+    let mut plan = PositionPlan {
+        positions: BTreeSet::new(),
+        deltas: BTreeSet::new(),
+        skins,
+    };
+    let mut rigid = BTreeSet::new();
+    for mesh in doc.meshes() {
+        let (skinned, unskinned) = drawn[mesh.index()];
+        if skinned && unskinned {
+            notes.push(format!(
+                "meshes[{}] is drawn with and without a skin: positions stay float",
+                mesh.index()
+            ));
+            return None;
+        }
+        for prim in mesh.primitives() {
+            let set = match skinned {
+                true => &mut plan.positions,
+                false => &mut rigid,
+            };
+            if let Some(a) = prim.get(&gltf::Semantic::Positions) {
+                set.insert(a.index());
+            }
+            for t in prim.morph_targets() {
+                let set = match skinned {
+                    true => &mut plan.deltas,
+                    false => &mut rigid,
+                };
+                if let Some(a) = t.positions() {
+                    set.insert(a.index());
+                }
+            }
+        }
+        if unskinned && !skinned {
+            notes.push(format!(
+                "meshes[{}] is rigid: its positions stay float (its grid would need a node of \
+                 its own)",
+                mesh.index()
+            ));
+        }
+    }
+    if let Some(a) = plan
+        .positions
+        .iter()
+        .chain(&plan.deltas)
+        .find(|a| rigid.contains(*a))
+    {
+        notes.push(format!(
+            "accessors[{a}] holds positions of skinned and rigid meshes: positions stay float"
+        ));
+        return None;
+    }
+    (!plan.positions.is_empty()).then_some(plan)
+}
+
+/// Read accessor `index` as f64 values (normalised integers mapped), `what` naming it.
+fn read(
+    file: &str,
+    doc: &gltf::Document,
+    buffers: &[gltf::buffer::Data],
+    index: usize,
+    what: &str,
+) -> Result<super::accessor::AccessorData> {
+    let acc = doc
+        .accessors()
+        .nth(index)
+        .ok_or_else(|| Error::invalid(file, what, format!("accessors[{index}] is missing")))?;
+    super::accessor::read(&acc, buffers, file, what)
+}
+
+/// The grid over the skinned positions, the positions on it, their deltas scaled to it and
+/// the skins' inverse bind matrices with its dequantisation folded in.
+fn quantize_positions(
+    file: &str,
+    doc: &gltf::Document,
+    buffers: &[gltf::buffer::Data],
+    plan: &PositionPlan,
+    q: MeshQuantization,
+    done: &mut BTreeSet<usize>,
+    out: &mut Quantized,
+) -> Result<()> {
+    let mut read_all = Vec::new();
+    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+    for &a in &plan.positions {
+        let what = format!("accessors[{a}] (POSITION)");
+        let data = read(file, doc, buffers, a, &what)?;
+        data.expect_components(3, file, &what)?;
+        data.expect_finite(file, &what)?;
+        for p in data.values.chunks_exact(3) {
+            for k in 0..3 {
+                lo[k] = lo[k].min(p[k]);
+                hi[k] = hi[k].max(p[k]);
+            }
+        }
+        read_all.push((a, data, what));
+    }
+    let extent = (0..3).map(|k| hi[k] - lo[k]).fold(0.0, f64::max);
+    let levels = f64::from((1u32 << q.position_bits) - 1);
+    // A flat or single-point mesh: any step stores it exactly.
+    let step = if extent > 0.0 { extent / levels } else { 1.0 };
+    // The corner and step as the file stores them (f32): the integers are rounded against
+    // these, so the rounding is all the error.
+    let corner = [lo[0] as f32, lo[1] as f32, lo[2] as f32];
+    let step32 = step as f32;
+    for (a, data, what) in read_all {
+        let mut bytes = Vec::with_capacity(data.count * 8);
+        let (mut qmin, mut qmax) = (vec![f64::MAX; 3], vec![0.0f64; 3]);
+        for p in data.values.chunks_exact(3) {
+            for k in 0..3 {
+                let v = ((p[k] as f32 - corner[k]) / step32)
+                    .round()
+                    .clamp(0.0, levels as f32);
+                qmin[k] = qmin[k].min(f64::from(v));
+                qmax[k] = qmax[k].max(f64::from(v));
+                bytes.extend_from_slice(&(v as u16).to_le_bytes());
+            }
+            bytes.extend_from_slice(&[0, 0]);
+        }
+        done.insert(a);
+        out.replacements.push(Replacement {
+            accessor: a,
+            bytes,
+            stride: Some(8),
+            component: ComponentType::U16,
+            normalized: false,
+            bounds: Some((qmin, qmax)),
+            what,
+        });
+    }
+    for &a in &plan.deltas {
+        let what = format!("accessors[{a}] (morph POSITION delta)");
+        let data = read(file, doc, buffers, a, &what)?;
+        data.expect_components(3, file, &what)?;
+        let scaled: Vec<f32> = data.values.iter().map(|&d| d as f32 / step32).collect();
+        done.insert(a);
+        out.replacements.push(Replacement {
+            accessor: a,
+            bytes: scaled.iter().flat_map(|d| d.to_le_bytes()).collect(),
+            stride: None,
+            component: ComponentType::F32,
+            normalized: false,
+            bounds: Some(float_bounds(&scaled, 3)),
+            what,
+        });
+    }
+    let bind_from_grid = glam::Mat4::from_scale_rotation_translation(
+        glam::Vec3::splat(step32),
+        glam::Quat::IDENTITY,
+        glam::Vec3::from(corner),
+    );
+    fold_into_inverse_binds(file, doc, buffers, plan, bind_from_grid, done, out)?;
+    out.position_step = Some(step32);
+    Ok(())
+}
+
+/// Each skin's `joint_from_bind * bind_from_grid`: its inverse bind accessor replaced (once
+/// when shared), or new matrices for a skin without one.
+fn fold_into_inverse_binds(
+    file: &str,
+    doc: &gltf::Document,
+    buffers: &[gltf::buffer::Data],
+    plan: &PositionPlan,
+    bind_from_grid: glam::Mat4,
+    done: &mut BTreeSet<usize>,
+    out: &mut Quantized,
+) -> Result<()> {
+    for skin in doc.skins().filter(|s| plan.skins.contains(&s.index())) {
+        let joints = skin.joints().count();
+        let (matrices, accessor) = match skin.inverse_bind_matrices() {
+            Some(acc) if done.contains(&acc.index()) => continue,
+            Some(acc) => {
+                let what = format!("skins[{}].inverseBindMatrices", skin.index());
+                let data = read(file, doc, buffers, acc.index(), &what)?;
+                data.expect_components(16, file, &what)?;
+                let m: Vec<glam::Mat4> = data
+                    .values
+                    .chunks_exact(16)
+                    .map(|c| glam::Mat4::from_cols_array(&std::array::from_fn(|k| c[k] as f32)))
+                    .collect();
+                (m, Some((acc.index(), what)))
+            }
+            None => (vec![glam::Mat4::IDENTITY; joints], None),
+        };
+        let bytes: Vec<u8> = matrices
+            .iter()
+            .flat_map(|m| (*m * bind_from_grid).to_cols_array())
+            .flat_map(f32::to_le_bytes)
+            .collect();
+        match accessor {
+            Some((a, what)) => {
+                done.insert(a);
+                out.replacements.push(Replacement {
+                    accessor: a,
+                    bytes,
+                    stride: None,
+                    component: ComponentType::F32,
+                    normalized: false,
+                    bounds: None,
+                    what,
+                });
+            }
+            None => out.new_inverse_binds.push((skin.index(), bytes, joints)),
+        }
+    }
+    Ok(())
+}
+
+/// Normals and tangents as normalised bytes and texture coordinates in `[0, 1]` as
+/// normalised shorts, for every mesh (float accessors only; each once).
+fn directions_and_uvs(
+    file: &str,
+    doc: &gltf::Document,
+    buffers: &[gltf::buffer::Data],
+    done: &mut BTreeSet<usize>,
+    out: &mut Quantized,
+) -> Result<()> {
+    use gltf::Semantic as S;
+    for mesh in doc.meshes() {
+        for prim in mesh.primitives() {
+            for (semantic, acc) in prim.attributes() {
+                let a = acc.index();
+                let float = acc.data_type() == gltf::accessor::DataType::F32;
+                if !float || done.contains(&a) {
+                    continue;
+                }
+                let field = format!(
+                    "meshes[{}].primitives[{}].attributes.{}",
+                    mesh.index(),
+                    prim.index(),
+                    semantic.to_string()
+                );
+                let replacement = match semantic {
+                    S::Normals => Some(directions(file, doc, buffers, a, 3, field)?),
+                    S::Tangents => Some(directions(file, doc, buffers, a, 4, field)?),
+                    S::TexCoords(_) => uvs(file, doc, buffers, a, field, &mut out.notes)?,
+                    _ => None,
+                };
+                if let Some(r) = replacement {
+                    done.insert(a);
+                    out.replacements.push(r);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A NORMAL (`n` = 3) or TANGENT (`n` = 4) accessor as normalised bytes, padded to 4.
+fn directions(
+    file: &str,
+    doc: &gltf::Document,
+    buffers: &[gltf::buffer::Data],
+    a: usize,
+    n: usize,
+    what: String,
+) -> Result<Replacement> {
+    let data = read(file, doc, buffers, a, &what)?;
+    data.expect_components(n, file, &what)?;
+    data.expect_finite(file, &what)?;
+    let mut bytes = Vec::with_capacity(data.count * 4);
+    for v in data.values.chunks_exact(n) {
+        for &c in v {
+            bytes.push(((c.clamp(-1.0, 1.0) * 127.0).round() as i8) as u8);
+        }
+        bytes.resize(bytes.len().div_ceil(4) * 4, 0);
+    }
+    Ok(Replacement {
+        accessor: a,
+        bytes,
+        stride: (n == 3).then_some(4),
+        component: ComponentType::I8,
+        normalized: true,
+        bounds: None,
+        what,
+    })
+}
+
+/// A TEXCOORD accessor as normalised unsigned shorts when every value is in `[0, 1]` (None,
+/// with a note, when one is not).
+fn uvs(
+    file: &str,
+    doc: &gltf::Document,
+    buffers: &[gltf::buffer::Data],
+    a: usize,
+    what: String,
+    notes: &mut Vec<String>,
+) -> Result<Option<Replacement>> {
+    let data = read(file, doc, buffers, a, &what)?;
+    data.expect_components(2, file, &what)?;
+    if !data.values.iter().all(|v| (0.0..=1.0).contains(v)) {
+        notes.push(format!(
+            "{what}: coordinates outside [0, 1] stay float (no KHR_texture_transform)"
+        ));
+        return Ok(None);
+    }
+    let bytes = data
+        .values
+        .iter()
+        .flat_map(|&v| ((v * 65535.0).round() as u16).to_le_bytes())
+        .collect();
+    Ok(Some(Replacement {
+        accessor: a,
+        bytes,
+        stride: None,
+        component: ComponentType::U16,
+        normalized: true,
+        bounds: None,
+        what,
+    }))
+}
+
+/// Per component, the smallest and largest of `values` (`n` per element), as written in
+/// `min` and `max`.
+fn float_bounds(values: &[f32], n: usize) -> (Vec<f64>, Vec<f64>) {
+    let (mut lo, mut hi) = (vec![f64::MAX; n], vec![f64::MIN; n]);
+    for v in values.chunks_exact(n) {
+        for k in 0..n {
+            lo[k] = lo[k].min(f64::from(v[k]));
+            hi[k] = hi[k].max(f64::from(v[k]));
+        }
+    }
+    (lo, hi)
+}
