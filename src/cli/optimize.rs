@@ -47,7 +47,7 @@ pub struct OptimizeArgs {
     #[arg(long)]
     quantize_mesh: bool,
     /// Store the vertex, animation and index data compressed (EXT_meshopt_compression, as
-    /// gltfpack -c; lossless).
+    /// gltfpack -c): lossless, but for byte normals and tangents (octahedral filter).
     #[arg(long)]
     compress: bool,
     /// Follow buffer and image URIs outside the model's folder.

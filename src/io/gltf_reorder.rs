@@ -14,6 +14,8 @@
 //! vertices, and the indices follow. Other triangle lists are only reordered. The same
 //! triangles and vertex data, so nothing moves; the caller learns each renumbering
 //! (`new_from_old`, several old vertices to one new where welded) to pair vertices by index.
+//! A triangle list without indices that owns its accessors is welded the same way and given
+//! indices (16-bit where they fit), as gltfpack does.
 //! Cost: O(indices + vertices × attributes) per primitive.
 //! Limits: a primitive sharing an accessor with another keeps its vertices as they are
 //! (renumbering one would scramble the other); welding needs equal bytes (no tolerance).
@@ -27,17 +29,17 @@ use crate::error::{Error, Result};
 pub type VertexOrders = Vec<(usize, usize, Vec<u32>)>;
 
 /// Reorder the triangle lists of `root` whose bytes lie in `bin` (buffer 0), and weld and
-/// renumber the vertices of primitives that own their accessors (module documentation).
-pub fn reorder(root: &mut json::Root, bin: &mut [u8], file: &str) -> Result<VertexOrders> {
+/// renumber the vertices of primitives that own their accessors (module documentation); a
+/// triangle list without indices that owns its accessors gets them (appended to `bin`).
+pub fn reorder(root: &mut json::Root, bin: &mut Vec<u8>, file: &str) -> Result<VertexOrders> {
     let uses = accessor_uses(root);
     // (mesh, primitive, index accessor, its other accessors, vertex count).
     let mut lists = Vec::new();
     for (mi, mesh) in root.meshes.iter().enumerate() {
         for (pi, prim) in mesh.primitives.iter().enumerate() {
-            let triangles = matches!(prim.mode, Checked::Valid(json::mesh::Mode::Triangles));
-            let (Some(ia), true) = (prim.indices, triangles) else {
+            if !matches!(prim.mode, Checked::Valid(json::mesh::Mode::Triangles)) {
                 continue;
-            };
+            }
             let Some(vertices) = prim
                 .attributes
                 .get(&Checked::Valid(json::mesh::Semantic::Positions))
@@ -46,30 +48,44 @@ pub fn reorder(root: &mut json::Root, bin: &mut [u8], file: &str) -> Result<Vert
             else {
                 continue;
             };
+            let ia = prim.indices.map(|i| i.value());
             let mut others = primitive_accessors(prim);
-            others.retain(|&a| a != ia.value());
-            lists.push((mi, pi, ia.value(), others, vertices));
+            others.retain(|&a| Some(a) != ia);
+            lists.push((mi, pi, ia, others, vertices));
         }
     }
     let mut orders = Vec::new();
     for (mi, pi, ia, others, vertices) in lists {
-        let Some(index_slot) = slot(root, ia) else {
-            continue;
-        };
-        let mut indices = read_indices(bin, &index_slot, file, mi, pi)?;
-        if indices.iter().any(|&i| i as usize >= vertices) || !indices.len().is_multiple_of(3) {
-            continue;
-        }
-        let owned = uses.get(ia) == Some(&1)
+        let owned = ia.is_none_or(|a| uses.get(a) == Some(&1))
             && others
                 .iter()
                 .all(|&a| uses.get(a) == Some(&1) && slot(root, a).is_some());
+        let (index_slot, mut indices) = match ia {
+            Some(a) => {
+                let Some(s) = slot(root, a) else {
+                    continue;
+                };
+                let indices = read_indices(bin, &s, file, mi, pi)?;
+                (Some(s), indices)
+            }
+            // A list without indices is drawn in vertex order.
+            None if owned => (None, (0..vertices as u32).collect()),
+            None => continue,
+        };
+        if indices.iter().any(|&i| i as usize >= vertices) || !indices.len().is_multiple_of(3) {
+            continue;
+        }
         if owned {
             let new_from_old = renumber(root, bin, &others, &mut indices, vertices, file)?;
             orders.push((mi, pi, new_from_old));
         } else {
             meshopt::optimize::optimize_vertex_cache_in_place(&mut indices, vertices);
         }
+        let (Some(ia), Some(index_slot)) = (ia, index_slot) else {
+            let a = append_indices(root, bin, &indices);
+            root.meshes[mi].primitives[pi].indices = Some(a);
+            continue;
+        };
         write_indices(bin, &index_slot, &indices);
         // Declared bounds follow the new numbers.
         let acc = &mut root.accessors[ia];
@@ -80,6 +96,54 @@ pub fn reorder(root: &mut json::Root, bin: &mut [u8], file: &str) -> Result<Vert
         }
     }
     Ok(orders)
+}
+
+/// `indices` appended to `bin` (16-bit when every one fits, else 32-bit) with a view and an
+/// accessor of their own; the accessor.
+fn append_indices(
+    root: &mut json::Root,
+    bin: &mut Vec<u8>,
+    indices: &[u32],
+) -> json::Index<json::Accessor> {
+    use json::accessor::{ComponentType, GenericComponentType, Type};
+    let short = indices.iter().all(|&i| i <= u32::from(u16::MAX));
+    bin.resize(bin.len().div_ceil(4) * 4, 0);
+    let start = bin.len();
+    for &i in indices {
+        match short {
+            true => bin.extend_from_slice(&(i as u16).to_le_bytes()),
+            false => bin.extend_from_slice(&i.to_le_bytes()),
+        }
+    }
+    root.buffer_views.push(json::buffer::View {
+        buffer: json::Index::new(0),
+        byte_length: USize64((bin.len() - start) as u64),
+        byte_offset: (start > 0).then_some(USize64(start as u64)),
+        byte_stride: None,
+        name: None,
+        target: Some(Checked::Valid(json::buffer::Target::ElementArrayBuffer)),
+        extensions: None,
+        extras: Default::default(),
+    });
+    let component = match short {
+        true => ComponentType::U16,
+        false => ComponentType::U32,
+    };
+    root.accessors.push(json::Accessor {
+        buffer_view: Some(json::Index::new(root.buffer_views.len() as u32 - 1)),
+        byte_offset: None,
+        count: USize64(indices.len() as u64),
+        component_type: Checked::Valid(GenericComponentType(component)),
+        extensions: None,
+        extras: Default::default(),
+        type_: Checked::Valid(Type::Scalar),
+        min: None,
+        max: None,
+        name: None,
+        normalized: false,
+        sparse: None,
+    });
+    json::Index::new(root.accessors.len() as u32 - 1)
 }
 
 /// One primitive's vertices welded (those whose every attribute's bytes are equal become

@@ -61,8 +61,10 @@ pub struct RepackOptions {
     /// (`KHR_mesh_quantization`, [`super::gltf_quantize`]). Positions then read back on their
     /// grid, not bit for bit: the caller measures what that moves (`optimize` does).
     pub quantize_mesh: Option<MeshQuantization>,
-    /// Store the vertex, animation and index views compressed (`EXT_meshopt_compression`,
-    /// lossless; desktop builds only).
+    /// Store the vertex, animation and index views compressed (`EXT_meshopt_compression`;
+    /// lossless but for normals and tangents stored as bytes, which take the octahedral
+    /// filter; desktop builds only). Vertices are welded and renumbered
+    /// ([`RepackReport::vertex_orders`]).
     pub compress: bool,
 }
 

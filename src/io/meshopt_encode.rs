@@ -16,8 +16,11 @@
 //! view is kept plain when compressing it would not save bytes.
 //! The triangles and vertices are put in the codecs' order first (`gltf_reorder`).
 //! Cost: one encode per view (meshoptimizer encodes at hundreds of MB/s).
-//! Limits: no filters (octahedral, quaternion, exponent): the encoding is lossless, so it adds
-//! nothing to `optimize`'s error; vertices are compressed in the order the file has them (no
+//! Normals and tangents stored as normalised bytes (`optimize`'s mesh quantisation) go
+//! through the octahedral filter at 8 bits (meshoptimizer's `meshopt_encodeFilterOct`): their
+//! directions move by up to about a degree, which moves no vertex.
+//! Limits: no quaternion or exponent filter: everything but those directions is lossless, so
+//! compression adds nothing to `optimize`'s error; vertices are compressed in the order the file has them (no
 //! fetch reordering, which would renumber the vertices `optimize` measures by index).
 
 use gltf::json;
@@ -36,6 +39,9 @@ pub use super::gltf_repack::CompressStats;
 enum Mode {
     /// Vertex or animation elements of this many bytes.
     Attributes(usize),
+    /// Normals or tangents as normalised bytes (4 a vertex: xyz and the tangent's sign),
+    /// through the octahedral filter.
+    Octahedral,
     /// A triangle list's indices of this many bytes each.
     Triangles(usize),
 }
@@ -44,7 +50,15 @@ enum Mode {
 /// bytes; `root` gets the fallback buffer, the views' extension objects and the extension in
 /// `extensionsUsed` and `extensionsRequired`. `file` names the model in errors.
 pub fn compress(root: &mut json::Root, bin: &[u8], file: &str) -> Result<(Vec<u8>, CompressStats)> {
-    let modes = view_modes(root);
+    let octahedral = octahedral_views(root);
+    let modes: Vec<Option<Mode>> = view_modes(root)
+        .into_iter()
+        .zip(octahedral)
+        .map(|(m, oct)| match (m, oct) {
+            (Some(Mode::Attributes(4)), true) => Some(Mode::Octahedral),
+            (m, _) => m,
+        })
+        .collect();
     let mut out = Vec::with_capacity(bin.len() / 2);
     let mut fallback_len = 0u64;
     let mut stats = CompressStats::default();
@@ -61,7 +75,7 @@ pub fn compress(root: &mut json::Root, bin: &[u8], file: &str) -> Result<(Vec<u8
             None => None,
         };
         out.resize(out.len().div_ceil(4) * 4, 0);
-        let Some((bytes, stride, count, mode)) = encoded.filter(|e| e.0.len() < len) else {
+        let Some((bytes, stride, count, mode, filter)) = encoded.filter(|e| e.0.len() < len) else {
             view.byte_offset = (!out.is_empty()).then_some(USize64(out.len() as u64));
             out.extend_from_slice(data);
             continue;
@@ -70,17 +84,18 @@ pub fn compress(root: &mut json::Root, bin: &[u8], file: &str) -> Result<(Vec<u8
         stats.bytes_before += len as u64;
         stats.bytes_after += bytes.len() as u64;
         let mut others = view.extensions.take().map(|e| e.others).unwrap_or_default();
-        others.insert(
-            EXTENSION.into(),
-            value!({
-                "buffer": 0,
-                "byteOffset": out.len(),
-                "byteLength": bytes.len(),
-                "byteStride": stride,
-                "count": count,
-                "mode": mode,
-            }),
-        );
+        let mut ext = value!({
+            "buffer": 0,
+            "byteOffset": out.len(),
+            "byteLength": bytes.len(),
+            "byteStride": stride,
+            "count": count,
+            "mode": mode,
+        });
+        if let Some(f) = filter {
+            ext["filter"] = value!(f);
+        }
+        others.insert(EXTENSION.into(), ext);
         view.extensions = Some(json::extensions::buffer::View { others });
         out.extend_from_slice(&bytes);
         // The plain layout in the fallback buffer, 4-aligned like the views were.
@@ -110,9 +125,9 @@ pub fn compress(root: &mut json::Root, bin: &[u8], file: &str) -> Result<(Vec<u8
     Ok((out, stats))
 }
 
-/// The bytes of `data` encoded as `mode` says, with the extension's byte stride, count and
-/// mode name; None when the bytes do not divide into whole elements.
-type Encoded = (Vec<u8>, usize, usize, &'static str);
+/// The bytes of `data` encoded as `mode` says, with the extension's byte stride, count, mode
+/// and filter names; None when the bytes do not divide into whole elements.
+type Encoded = (Vec<u8>, usize, usize, &'static str, Option<&'static str>);
 fn encode(data: &[u8], mode: Mode) -> std::result::Result<Option<Encoded>, meshopt::Error> {
     Ok(match mode {
         Mode::Attributes(size) => {
@@ -120,7 +135,25 @@ fn encode(data: &[u8], mode: Mode) -> std::result::Result<Option<Encoded>, mesho
                 return Ok(None);
             }
             let count = data.len() / size;
-            encode_vertices(data, size)?.map(|bytes| (bytes, size, count, "ATTRIBUTES"))
+            encode_vertices(data, size)?.map(|bytes| (bytes, size, count, "ATTRIBUTES", None))
+        }
+        Mode::Octahedral => {
+            if data.is_empty() || !data.len().is_multiple_of(4) {
+                return Ok(None);
+            }
+            let unit = |b: u8| f32::from(b as i8) / 127.0;
+            let vectors: Vec<[f32; 4]> = data
+                .chunks_exact(4)
+                .map(|c| [unit(c[0]), unit(c[1]), unit(c[2]), unit(c[3])])
+                .collect();
+            let filtered: Vec<u8> = meshopt::encoding::encode_filter_oct::<i8>(&vectors, 8)
+                .iter()
+                .flatten()
+                .map(|&c| c as u8)
+                .collect();
+            let count = vectors.len();
+            encode_vertices(&filtered, 4)?
+                .map(|bytes| (bytes, 4, count, "ATTRIBUTES", Some("OCTAHEDRAL")))
         }
         Mode::Triangles(size) => {
             if data.is_empty() || !data.len().is_multiple_of(size * 3) {
@@ -138,7 +171,7 @@ fn encode(data: &[u8], mode: Mode) -> std::result::Result<Option<Encoded>, mesho
             };
             let vertices = indices.iter().max().map_or(0, |&m| m as usize + 1);
             let bytes = meshopt::encoding::encode_index_buffer(&indices, vertices)?;
-            Some((bytes, size, indices.len(), "TRIANGLES"))
+            Some((bytes, size, indices.len(), "TRIANGLES", None))
         }
     })
 }
@@ -173,6 +206,31 @@ fn encode_vertices(
         };
     }
     by_size!(4 8 12 16 20 24 28 32 36 40 48 64)
+}
+
+/// Per view, whether it holds only normals or tangents as normalised bytes, 4 a vertex: what
+/// the octahedral filter takes (their rounding moves no vertex).
+fn octahedral_views(root: &json::Root) -> Vec<bool> {
+    use json::accessor::ComponentType as C;
+    use json::mesh::Semantic as S;
+    let mut directions = std::collections::HashSet::new();
+    for p in root.meshes.iter().flat_map(|m| &m.primitives) {
+        for (sem, a) in &p.attributes {
+            if matches!(sem, Checked::Valid(S::Normals | S::Tangents)) {
+                directions.insert(a.value());
+            }
+        }
+    }
+    let mut fit = vec![None; root.buffer_views.len()];
+    for (ai, a) in root.accessors.iter().enumerate() {
+        let Some((v, _, stride)) = super::accessor::json_layout(root, a) else {
+            continue;
+        };
+        let bytes = matches!(&a.component_type, Checked::Valid(t) if t.0 == C::I8);
+        let ok = directions.contains(&ai) && bytes && a.normalized && stride == 4;
+        fit[v] = Some(fit[v].unwrap_or(true) && ok);
+    }
+    fit.into_iter().map(|f| f == Some(true)).collect()
 }
 
 /// Per view, how it can be compressed: every accessor in it of one element size, packed

@@ -250,15 +250,23 @@ fn reduce_clip(
     let mut keys = [KeyCounts::default(); 4];
     let mut out = anim.clone();
     out.channels.clear();
+    // The first channel left out: a clip must keep one (glTF animations have channels).
+    let mut first_held = None;
     for ch in &anim.channels {
         let (tolerance, measure) = budget.channel(ch.node, ch.path, factor);
         // A channel its node's own value holds, everywhere, is left out.
         let rest = budget.rest_value(ch.node, ch.path);
-        if rest.is_some_and(|r| holds_at(&ch.sampler, times, &r, tolerance, &measure)) {
+        if rest
+            .as_ref()
+            .is_some_and(|r| holds_at(&ch.sampler, times, r, tolerance, &measure))
+        {
             let k = &mut keys[path_slot(ch.path)];
             k.channels += 1;
             k.before += ch.sampler.times_s.len();
             k.dropped += 1;
+            if first_held.is_none() {
+                first_held = rest.map(|r| (ch, r));
+            }
             continue;
         }
         let mut ch = ch.clone();
@@ -296,6 +304,20 @@ fn reduce_clip(
             k.quantised += 1;
         }
         out.channels.push(ch);
+    }
+    if let (true, Some((ch, rest))) = (out.channels.is_empty(), first_held) {
+        // Held as one key of the node's own value: the same motion as leaving it out.
+        let mut sampler = ch.sampler.clone();
+        sampler.interpolation = Interpolation::Linear;
+        sampler.times_s.truncate(1);
+        sampler.values = rest;
+        let k = &mut keys[path_slot(ch.path)];
+        k.dropped -= 1;
+        k.after += 1;
+        out.channels.push(crate::anim::Channel {
+            sampler,
+            ..ch.clone()
+        });
     }
     (out, keys)
 }

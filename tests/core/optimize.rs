@@ -455,3 +455,33 @@ fn channels_the_rest_value_holds_are_left_out() {
     let w = worst_error((&scene, 0), (&reduced, 0), &t).unwrap();
     assert!(w.distance <= 1e-4 * diagonal, "{w:?}");
 }
+
+/// A clip whose every channel its nodes' own values hold keeps one, as one key of that value
+/// (a glTF animation must have a channel): the clip still plays the rest pose.
+#[test]
+fn a_clip_the_rest_pose_holds_keeps_one_key() {
+    let mut scene = humanoid();
+    let joint = scene.skins[0].joints[1];
+    let times = vec![0.0, 0.5, 1.0];
+    let s = scene.nodes[joint].rest.scale;
+    let values = times.iter().flat_map(|_| s.to_array()).collect();
+    let mut still = scene.animations[0].clone();
+    still.channels = vec![Channel {
+        node: joint,
+        path: Path::Scale,
+        sampler: sampler(Interpolation::Linear, times, values, 3),
+    }];
+    scene.animations = vec![still];
+    let diagonal = skinview::diff::rest_diagonal(&scene).unwrap() as f32;
+    let job = OptimizeJob {
+        scene: &scene,
+        tolerance: 1e-4 * diagonal,
+    };
+    let (clips, results) = job.run(|_, _| {}).unwrap();
+    let kept = &clips[0].channels;
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].sampler.times_s.len(), 1);
+    assert_eq!(kept[0].sampler.values, s.to_array().to_vec());
+    let k = results[0].keys[path_slot(Path::Scale)];
+    assert_eq!((k.before, k.after, k.dropped), (3, 1, 0));
+}

@@ -805,3 +805,69 @@ fn compression_gives_back_every_bit() {
     }
     assert!(compressed_any > 0, "no view was compressed");
 }
+
+/// Quantised and compressed (positions on the grid, normals through the octahedral filter):
+/// every normal read back is within 2° of the input's (8-bit octahedral encoding: about 1°),
+/// every position within half a grid step of the input's along each axis once the grid is
+/// undone, and the normals' view carries the filter.
+#[test]
+fn quantised_normals_and_positions_stay_close() {
+    let dir = scratch("quantised");
+    let input = common::model("CesiumMan");
+    let out = dir.join("q.glb");
+    let options = RepackOptions {
+        quantize_mesh: Some(skinview::io::gltf_quantize::MeshQuantization { position_bits: 14 }),
+        compress: true,
+        ..Default::default()
+    };
+    let report = repack(&input, &out, options);
+    let step = report.position_step.unwrap();
+    let (a, b) = (
+        skinview::io::load(&input).unwrap(),
+        skinview::io::load(&out).unwrap(),
+    );
+    let (p, q) = (&a.meshes[0].primitives[0], &b.meshes[0].primitives[0]);
+    let order = &report
+        .vertex_orders
+        .iter()
+        .find(|o| (o.0, o.1) == (0, 0))
+        .unwrap()
+        .2;
+    // The grid's corner: the smallest input coordinate per axis.
+    let corner = p
+        .positions
+        .iter()
+        .fold(glam::Vec3::splat(f32::MAX), |m, v| m.min(*v));
+    let (na, nb) = (p.normals.as_ref().unwrap(), q.normals.as_ref().unwrap());
+    let mut worst_deg = 0f32;
+    for v in 0..p.positions.len() {
+        let w = order[v] as usize;
+        let back = corner + q.positions[w] * step;
+        let off = (back - p.positions[v]).abs().max_element();
+        assert!(
+            off <= 0.5 * step * 1.001,
+            "vertex {v}: {off} off, step {step}"
+        );
+        let angle = na[v]
+            .normalize()
+            .angle_between(nb[w].normalize())
+            .to_degrees();
+        worst_deg = worst_deg.max(angle);
+    }
+    assert!(worst_deg <= 2.0, "a normal turned by {worst_deg}°");
+    let doc: Value = {
+        let glb = std::fs::read(&out).unwrap();
+        let n = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+        serde_json::from_slice(&glb[20..20 + n]).unwrap()
+    };
+    let normal = doc["meshes"][0]["primitives"][0]["attributes"]["NORMAL"]
+        .as_u64()
+        .unwrap();
+    let view = doc["accessors"][normal as usize]["bufferView"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        doc["bufferViews"][view as usize]["extensions"]["EXT_meshopt_compression"]["filter"],
+        "OCTAHEDRAL"
+    );
+}
