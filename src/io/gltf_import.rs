@@ -92,6 +92,9 @@ pub(crate) struct Imported {
     pub buffers: Vec<gltf::buffer::Data>,
 }
 
+/// The extension a base colour texture's coordinates are transformed by.
+const TEXTURE_TRANSFORM: &str = "KHR_texture_transform";
+
 /// Import `bytes` (the model file `files` reads from), keeping the document and buffers.
 pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> {
     let path = files.model.clone();
@@ -842,10 +845,26 @@ impl Importer<'_> {
         let (topology, indices) = self.topology(prim.mode(), raw_indices, &field);
         let pbr = prim.material().pbr_metallic_roughness();
         let base_color = pbr.base_color_factor();
-        // The base colour texture reads the texture coordinate set it names (usually 0).
+        // The base colour texture reads the texture coordinate set it names (usually 0),
+        // through its KHR_texture_transform when it has one.
         let info = pbr.base_color_texture();
-        let uv_set = info.as_ref().map_or(0, |i| i.tex_coord());
-        let uvs = self.uvs(prim, &field, uv_set, n)?;
+        let transform = match info
+            .as_ref()
+            .and_then(|i| i.extension_value(TEXTURE_TRANSFORM))
+        {
+            Some(t) => Some(self.texture_transform(t, &field)?),
+            None => None,
+        };
+        let uv_set = transform
+            .and_then(|t| t.0)
+            .or(info.as_ref().map(|i| i.tex_coord()))
+            .unwrap_or(0);
+        let mut uvs = self.uvs(prim, &field, uv_set, n)?;
+        if let (Some((_, m)), Some(uvs)) = (transform, uvs.as_mut()) {
+            for uv in uvs.iter_mut() {
+                *uv = m.transform_point2(*uv);
+            }
+        }
         let mut base_color_texture =
             info.and_then(|i| self.texture_of.get(i.texture().index()).copied().flatten());
         if base_color_texture.is_some() && uvs.is_none() {
@@ -1068,6 +1087,71 @@ impl Importer<'_> {
                 (Topology::Triangles, v)
             }
         }
+    }
+
+    /// A base colour texture's `KHR_texture_transform` object (at `field`'s material): the
+    /// texture coordinate set it names instead of the texture's, and the matrix
+    /// `translation * rotation * scale` it applies to the coordinates (the extension's
+    /// specification, its GLSL read column by column). An error names a property that is not
+    /// what the extension says.
+    fn texture_transform(
+        &self,
+        t: &serde_json::Value,
+        field: &str,
+    ) -> Result<(Option<u32>, glam::Affine2)> {
+        let f = format!(
+            "{field}.material.pbrMetallicRoughness.baseColorTexture.extensions.{TEXTURE_TRANSFORM}"
+        );
+        let bad = |what: &str| {
+            Error::invalid(
+                &self.file,
+                format!("{f}.{what}"),
+                "not what KHR_texture_transform allows (offset and scale: two finite numbers; rotation: a finite number; texCoord: a whole number)",
+            )
+        };
+        let pair = |key: &str, default: [f32; 2]| -> Result<glam::Vec2> {
+            match t.get(key) {
+                None => Ok(glam::Vec2::from(default)),
+                Some(v) => {
+                    let a = v
+                        .as_array()
+                        .filter(|a| a.len() == 2)
+                        .ok_or_else(|| bad(key))?;
+                    let x = a[0]
+                        .as_f64()
+                        .filter(|x| x.is_finite())
+                        .ok_or_else(|| bad(key))?;
+                    let y = a[1]
+                        .as_f64()
+                        .filter(|y| y.is_finite())
+                        .ok_or_else(|| bad(key))?;
+                    Ok(glam::Vec2::new(x as f32, y as f32))
+                }
+            }
+        };
+        let offset = pair("offset", [0.0, 0.0])?;
+        let scale = pair("scale", [1.0, 1.0])?;
+        let rotation = match t.get("rotation") {
+            None => 0.0,
+            Some(r) => r
+                .as_f64()
+                .filter(|r| r.is_finite())
+                .ok_or_else(|| bad("rotation"))? as f32,
+        };
+        let tex_coord = match t.get("texCoord") {
+            None => None,
+            Some(c) => Some(
+                c.as_u64()
+                    .and_then(|c| u32::try_from(c).ok())
+                    .ok_or_else(|| bad("texCoord"))?,
+            ),
+        };
+        let (sin, cos) = rotation.sin_cos();
+        // Columns (cos, sin) and (-sin, cos), as the specification's GLSL mat3 lists them.
+        let rotate = glam::Mat2::from_cols(glam::Vec2::new(cos, sin), glam::Vec2::new(-sin, cos));
+        let m =
+            glam::Affine2::from_mat2_translation(rotate * glam::Mat2::from_diagonal(scale), offset);
+        Ok((tex_coord, m))
     }
 
     /// The primitive's TEXCOORD_`uv_set` attribute (`n` finite 2-vectors), if any.

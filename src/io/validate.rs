@@ -50,11 +50,12 @@ use crate::scene::Report;
 #[cfg(any(not(target_arch = "wasm32"), feature = "web"))]
 const SUPPORTED_EXTENSIONS: &[&str] = &[
     "KHR_mesh_quantization",
+    "KHR_texture_transform",
     "EXT_meshopt_compression",
     "KHR_meshopt_compression",
 ];
 #[cfg(all(target_arch = "wasm32", not(feature = "web")))]
-const SUPPORTED_EXTENSIONS: &[&str] = &["KHR_mesh_quantization"];
+const SUPPORTED_EXTENSIONS: &[&str] = &["KHR_mesh_quantization", "KHR_texture_transform"];
 
 /// Required extensions skinview refuses with advice: (name, what to do instead).
 const REFUSED_WITH_ADVICE: &[(&str, &str)] = &[
@@ -78,7 +79,6 @@ const REFUSED_WITH_ADVICE: &[(&str, &str)] = &[
 /// Extensions that only change how a material or texture looks: a file that requires one is
 /// still drawn, without it, and the report says so.
 const APPEARANCE_EXTENSIONS: &[&str] = &[
-    "KHR_texture_transform",
     "KHR_texture_basisu",
     "EXT_texture_webp",
     "EXT_texture_avif",

@@ -466,3 +466,42 @@ fn draco_is_refused_with_advice() {
         "{err}"
     );
 }
+
+/// gltfpack stores texture coordinates quantised over their own range, with the range in the
+/// base colour texture's `KHR_texture_transform`: read through it, every coordinate of its
+/// output lies within a 12-bit step (gltfpack's default) of one of the input's, and every
+/// input coordinate within a step of one of the output's.
+#[test]
+fn gltfpack_texture_coordinates_read_through_their_transform() {
+    for stem in ["Fox", "CesiumMan"] {
+        let model = common::model(stem);
+        let dir = scratch(&format!("{stem}-uv"));
+        let packed = gltfpack::pack(&model, &dir, "uv.glb", &[]);
+        let json = glb::json_of(&std::fs::read(&packed).unwrap());
+        assert!(
+            json["extensionsUsed"]
+                .as_array()
+                .is_some_and(|e| e.iter().any(|x| x == "KHR_texture_transform")),
+            "{stem}: gltfpack wrote no texture transform; the test needs one"
+        );
+        let (a, b) = (load(&model), load(&packed));
+        let ua = a.meshes[0].primitives[0].uvs.clone().unwrap();
+        let ub = b.meshes[0].primitives[0].uvs.clone().unwrap();
+        let lo = ua.iter().fold(glam::Vec2::MAX, |m, v| m.min(*v));
+        let hi = ua.iter().fold(glam::Vec2::MIN, |m, v| m.max(*v));
+        // Half a step of 12 bits over the range, and the f32 arithmetic's slack.
+        let step = (hi - lo).max_element() / 4095.0 * 0.51 + 1e-6;
+        let nearest = |p: glam::Vec2, set: &[glam::Vec2]| {
+            set.iter()
+                .map(|q| (p - *q).abs().max_element())
+                .fold(f32::MAX, f32::min)
+        };
+        for (from, to, what) in [(&ub, &ua, "output"), (&ua, &ub, "input")] {
+            let worst = from.iter().map(|p| nearest(*p, to)).fold(0.0, f32::max);
+            assert!(
+                worst <= step,
+                "{stem}: an {what} coordinate is {worst} from the other side's, step {step}"
+            );
+        }
+    }
+}

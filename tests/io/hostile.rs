@@ -656,8 +656,8 @@ fn every_spec_rule_names_the_file_the_field_and_the_section() {
 /// appearance-only one is noted.
 fn readable_required_extensions_load_with_a_note(dir: &Path) {
     let (mut doc, _) = external_simple_skin(dir);
-    doc["extensionsUsed"] = json!(["KHR_mesh_quantization", "KHR_texture_transform"]);
-    doc["extensionsRequired"] = json!(["KHR_mesh_quantization", "KHR_texture_transform"]);
+    doc["extensionsUsed"] = json!(["KHR_texture_transform", "KHR_materials_unlit"]);
+    doc["extensionsRequired"] = json!(["KHR_texture_transform", "KHR_materials_unlit"]);
     let path = write_model(dir, &doc);
     let scene = import_file_with(&path, ImportOptions::default()).unwrap().0;
     let notes: Vec<&str> = scene
