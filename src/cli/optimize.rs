@@ -185,6 +185,7 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         grid = position_grid(&a, &model, tolerance)?;
         enc.mesh = grid.map(|g| MeshQuantization {
             position_bits: g.bits,
+            uv_bits: uv_bits(&a),
         });
     }
     let mesh_error = grid.map_or(0.0, |g| g.error);
@@ -299,7 +300,10 @@ fn position_grid(a: &OptimizeArgs, model: &Model, tolerance: f64) -> CliResult<O
         false => &POSITION_BITS[POSITION_BITS.len() - 1..],
     };
     for &b in bits {
-        let mesh = Some(MeshQuantization { position_bits: b });
+        let mesh = Some(MeshQuantization {
+            position_bits: b,
+            uv_bits: uv_bits(a),
+        });
         let enc = Encodings {
             weights: None,
             mesh,
@@ -330,6 +334,16 @@ fn position_grid(a: &OptimizeArgs, model: &Model, tolerance: f64) -> CliResult<O
     }
     println!("  the mesh stays as it was");
     Ok(None)
+}
+
+/// Bits of texture coordinates over their range: gltfpack's 12 when compressed (fewer bits
+/// compress; a step of 1/4095 of the range, under a texel of a 4096-pixel texture), else 16
+/// (plain shorts cost the same whatever the bits).
+fn uv_bits(a: &OptimizeArgs) -> u32 {
+    match a.compress {
+        true => 12,
+        false => 16,
+    }
 }
 
 /// The largest of the clips' worst errors.

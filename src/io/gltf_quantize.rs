@@ -14,14 +14,18 @@
 //! Positions become unsigned shorts `round((p - corner) / step)` (stride 8: glTF aligns vertex
 //! attributes to 4 bytes); every inverse bind matrix `joint_from_bind` becomes
 //! `joint_from_bind * D`, and morph position deltas are divided by the step (float). Normals
-//! become `round(127 n)` bytes (stride 4), tangents likewise with their sign, texture
-//! coordinates in `[0, 1]` `round(65535 uv)` shorts.
+//! become `round(127 n)` bytes (stride 4), tangents likewise with their sign. Texture
+//! coordinates are stored over their own range in `uv_bits` bits (normalised shorts holding
+//! the codes), the range composed into the `KHR_texture_transform` of every texture that
+//! reads them, as gltfpack does, where each material using them reads that set from them
+//! alone and has no extension of its own; elsewhere those in `[0, 1]` are `round(65535 uv)`
+//! shorts.
 //! Cost: one read and one write of each attribute (O(vertices)).
 //! Limits: positions only of skinned meshes: a rigid mesh's dequantisation would need a node
 //! of its own, which renumbers the nodes and the draws (left as float, and reported). A mesh
 //! drawn both with and without a skin, or a position or delta accessor shared with a rigid
-//! mesh, keeps every position as float (reported). Texture coordinates outside `[0, 1]` stay
-//! float (no `KHR_texture_transform`); morph normal and tangent deltas stay float; sparse
+//! mesh, keeps every position as float (reported). Texture coordinates that cannot take a
+//! range and lie outside `[0, 1]` stay float; morph normal and tangent deltas stay float; sparse
 //! morph deltas of quantised meshes are written dense. The rounding's distance on the skinned
 //! vertices is not bounded here: `optimize` measures it on the file read back.
 
@@ -41,7 +45,13 @@ pub struct MeshQuantization {
     /// Bits of the position grid (in [`POSITION_BITS`]; stored in unsigned shorts whatever
     /// the count: fewer bits compress better, they do not make plain files smaller).
     pub position_bits: u32,
+    /// Bits of texture coordinates quantised over their own range (in [`UV_BITS`]; stored in
+    /// normalised shorts, the range in the textures' `KHR_texture_transform`).
+    pub uv_bits: u32,
 }
+
+/// Texture coordinate resolutions over their range `optimize` may ask for.
+pub const UV_BITS: std::ops::RangeInclusive<u32> = 8..=16;
 
 /// One accessor's new bytes.
 pub(crate) struct Replacement {
@@ -70,6 +80,18 @@ pub(crate) struct Quantized {
     pub notes: Vec<String>,
     /// The position grid's step (model units), when positions were quantised.
     pub position_step: Option<f32>,
+    /// Texture coordinates quantised over their range: the materials whose textures read
+    /// them, the set, and the `offset` and `scale` that give them back.
+    pub uv_transforms: Vec<UvTransform>,
+}
+
+/// A texture coordinate set stored over its own range: every texture of `materials` that
+/// reads set `set` gets `offset` and `scale` composed into its `KHR_texture_transform`.
+pub(crate) struct UvTransform {
+    pub materials: BTreeSet<usize>,
+    pub set: u32,
+    pub offset: glam::Vec2,
+    pub scale: glam::Vec2,
 }
 
 /// The document's attributes as [`MeshQuantization`] asks (see the module documentation).
@@ -79,6 +101,18 @@ pub(crate) fn quantize(
     buffers: &[gltf::buffer::Data],
     q: MeshQuantization,
 ) -> Result<Quantized> {
+    if !UV_BITS.contains(&q.uv_bits) {
+        return Err(Error::invalid(
+            file,
+            "(quantize)",
+            format!(
+                "{} texture coordinate bits: give {} to {}",
+                q.uv_bits,
+                UV_BITS.start(),
+                UV_BITS.end()
+            ),
+        ));
+    }
     if !POSITION_BITS.contains(&q.position_bits) {
         return Err(Error::invalid(
             file,
@@ -96,12 +130,21 @@ pub(crate) fn quantize(
         new_inverse_binds: Vec::new(),
         notes: Vec::new(),
         position_step: None,
+        uv_transforms: Vec::new(),
     };
     let mut done = BTreeSet::new();
     if let Some(plan) = position_plan(doc, &mut out.notes) {
         quantize_positions(file, doc, buffers, &plan, q, &mut done, &mut out)?;
     }
-    directions_and_uvs(file, doc, buffers, &mut done, &mut out)?;
+    let ranged = uv_range_plan(doc);
+    directions_and_uvs(
+        file,
+        doc,
+        buffers,
+        (&ranged, q.uv_bits),
+        &mut done,
+        &mut out,
+    )?;
     Ok(out)
 }
 
@@ -346,6 +389,7 @@ fn directions_and_uvs(
     file: &str,
     doc: &gltf::Document,
     buffers: &[gltf::buffer::Data],
+    (ranged, uv_bits): (&UvPlan, u32),
     done: &mut BTreeSet<usize>,
     out: &mut Quantized,
 ) -> Result<()> {
@@ -367,7 +411,20 @@ fn directions_and_uvs(
                 let replacement = match semantic {
                     S::Normals => Some(directions(file, doc, buffers, a, 3, field)?),
                     S::Tangents => Some(directions(file, doc, buffers, a, 4, field)?),
-                    S::TexCoords(_) => uvs(file, doc, buffers, a, field, &mut out.notes)?,
+                    S::TexCoords(_) => match ranged.get(&a) {
+                        Some((set, materials)) => {
+                            let data = read(file, doc, buffers, a, &field)?;
+                            let (r, offset, scale) = ranged_uvs(file, data, a, uv_bits, field)?;
+                            out.uv_transforms.push(UvTransform {
+                                materials: materials.clone(),
+                                set: *set,
+                                offset,
+                                scale,
+                            });
+                            Some(r)
+                        }
+                        None => uvs(file, doc, buffers, a, field, &mut out.notes)?,
+                    },
                     _ => None,
                 };
                 if let Some(r) = replacement {
@@ -410,6 +467,88 @@ fn directions(
     })
 }
 
+/// Per TEXCOORD accessor that can be stored over its own range: its set and the materials
+/// whose textures read it. An accessor qualifies when every primitive uses it as the same
+/// set, and each of those primitives' materials reads that set from this accessor alone and
+/// has no extension of its own (an extension's textures could read it unseen).
+type UvPlan = std::collections::HashMap<usize, (u32, BTreeSet<usize>)>;
+
+fn uv_range_plan(doc: &gltf::Document) -> UvPlan {
+    use std::collections::HashMap;
+    // Accessor → (set, material) of each use; (material, set) → accessors it reads.
+    let mut uses: HashMap<usize, Vec<(u32, Option<usize>)>> = HashMap::new();
+    let mut reads: HashMap<(usize, u32), BTreeSet<usize>> = HashMap::new();
+    for prim in doc.meshes().flat_map(|m| m.primitives()) {
+        let material = prim.material().index();
+        for (semantic, acc) in prim.attributes() {
+            if let gltf::Semantic::TexCoords(set) = semantic {
+                uses.entry(acc.index()).or_default().push((set, material));
+                if let Some(m) = material {
+                    reads.entry((m, set)).or_default().insert(acc.index());
+                }
+            }
+        }
+    }
+    let plain = |m: usize| {
+        doc.materials()
+            .nth(m)
+            .is_some_and(|mat| mat.extensions().is_none_or(|e| e.is_empty()))
+    };
+    uses.into_iter()
+        .filter_map(|(a, list)| {
+            let set = list.first()?.0;
+            let materials: BTreeSet<usize> = list.iter().filter_map(|u| u.1).collect();
+            let fits = list.iter().all(|u| u.0 == set)
+                && materials
+                    .iter()
+                    .all(|&m| plain(m) && reads.get(&(m, set)).is_some_and(|r| r.len() == 1));
+            fits.then_some((a, (set, materials)))
+        })
+        .collect()
+}
+
+/// A TEXCOORD accessor (`data`) stored over its own range in `bits` bits (normalised shorts
+/// holding codes up to `2^bits - 1`), with the `offset` and `scale` that give it back.
+fn ranged_uvs(
+    file: &str,
+    data: super::accessor::AccessorData,
+    a: usize,
+    bits: u32,
+    what: String,
+) -> Result<(Replacement, glam::Vec2, glam::Vec2)> {
+    data.expect_components(2, file, &what)?;
+    data.expect_finite(file, &what)?;
+    let (mut lo, mut hi) = ([f64::MAX; 2], [f64::MIN; 2]);
+    for uv in data.values.chunks_exact(2) {
+        for k in 0..2 {
+            lo[k] = lo[k].min(uv[k]);
+            hi[k] = hi[k].max(uv[k]);
+        }
+    }
+    let levels = f64::from((1u32 << bits) - 1);
+    // A coordinate that does not vary keeps any range: 1 stores it exactly.
+    let range = [0, 1].map(|k| if hi[k] > lo[k] { hi[k] - lo[k] } else { 1.0 });
+    let bytes = data
+        .values
+        .chunks_exact(2)
+        .flat_map(|uv| {
+            [0, 1].map(|k| {
+                (((uv[k] - lo[k]) / range[k] * levels)
+                    .round()
+                    .clamp(0.0, levels)) as u16
+            })
+        })
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    // Stored code c reads as c / 65535; the texture's transform scales that back.
+    let scale = [0, 1].map(|k| (range[k] * 65535.0 / levels) as f32);
+    Ok((
+        short_uvs(a, bytes, what),
+        glam::Vec2::new(lo[0] as f32, lo[1] as f32),
+        glam::Vec2::from(scale),
+    ))
+}
+
 /// A TEXCOORD accessor as normalised unsigned shorts when every value is in `[0, 1]` (None,
 /// with a note, when one is not).
 fn uvs(
@@ -424,7 +563,7 @@ fn uvs(
     data.expect_components(2, file, &what)?;
     if !data.values.iter().all(|v| (0.0..=1.0).contains(v)) {
         notes.push(format!(
-            "{what}: coordinates outside [0, 1] stay float (no KHR_texture_transform)"
+            "{what}: coordinates outside [0, 1] whose materials cannot take a range stay float"
         ));
         return Ok(None);
     }
@@ -433,7 +572,12 @@ fn uvs(
         .iter()
         .flat_map(|&v| ((v * 65535.0).round() as u16).to_le_bytes())
         .collect();
-    Ok(Some(Replacement {
+    Ok(Some(short_uvs(a, bytes, what)))
+}
+
+/// Accessor `a` as texture coordinates in normalised unsigned shorts (`bytes`).
+fn short_uvs(a: usize, bytes: Vec<u8>, what: String) -> Replacement {
+    Replacement {
         accessor: a,
         bytes,
         stride: None,
@@ -441,7 +585,7 @@ fn uvs(
         normalized: true,
         bounds: None,
         what,
-    }))
+    }
 }
 
 /// Per component, the smallest and largest of `values` (`n` per element), as written in

@@ -775,6 +775,21 @@ fn apply_quantization(
     use json::accessor::{ComponentType, GenericComponentType, Type};
     let mut out = Reencoder::new(file, options, root, edits, report);
     let any = !quantized.replacements.is_empty() || !quantized.new_inverse_binds.is_empty();
+    for t in &quantized.uv_transforms {
+        for &m in &t.materials {
+            if let Some(material) = root.materials.get_mut(m) {
+                compose_uv_transform(material, t.set, t.offset, t.scale);
+            }
+        }
+    }
+    if !quantized.uv_transforms.is_empty() {
+        let name = "KHR_texture_transform".to_string();
+        for list in [&mut root.extensions_used, &mut root.extensions_required] {
+            if !list.contains(&name) {
+                list.push(name.clone());
+            }
+        }
+    }
     for r in quantized.replacements {
         out.quantized(root, r);
     }
@@ -863,6 +878,65 @@ fn split_shared_views(root: &mut json::Root) {
             root.accessors[ai].buffer_view = Some(json::Index::new(index as u32));
             root.accessors[ai].byte_offset = None;
         }
+    }
+}
+
+/// Every texture of `material` that reads texture coordinate set `set` gets `offset` and
+/// `scale` (coordinates stored over their range: `uv = offset + scale * stored`) composed
+/// into its `KHR_texture_transform`, after any it had (its offset then moves by its own
+/// rotation and scale).
+fn compose_uv_transform(
+    material: &mut json::Material,
+    set: u32,
+    offset: glam::Vec2,
+    scale: glam::Vec2,
+) {
+    let Ok(mut v) = serde_json::to_value(&*material) else {
+        return;
+    };
+    let slots = [
+        "/pbrMetallicRoughness/baseColorTexture",
+        "/pbrMetallicRoughness/metallicRoughnessTexture",
+        "/normalTexture",
+        "/occlusionTexture",
+        "/emissiveTexture",
+    ];
+    for slot in slots {
+        let Some(info) = v.pointer_mut(slot).and_then(Value::as_object_mut) else {
+            continue;
+        };
+        let own = info.get("texCoord").and_then(Value::as_u64).unwrap_or(0);
+        let old = info
+            .get("extensions")
+            .and_then(|e| e.get("KHR_texture_transform"))
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        if old.get("texCoord").and_then(Value::as_u64).unwrap_or(own) != u64::from(set) {
+            continue;
+        }
+        let pair = |key: &str, default: f32| {
+            let a = old.get(key).and_then(Value::as_array);
+            let at = |i: usize| {
+                a.and_then(|a| a.get(i))
+                    .and_then(Value::as_f64)
+                    .map_or(default, |x| x as f32)
+            };
+            glam::Vec2::new(at(0), at(1))
+        };
+        let (o, s) = (pair("offset", 0.0), pair("scale", 1.0));
+        let r = old.get("rotation").and_then(Value::as_f64).unwrap_or(0.0) as f32;
+        let (sin, cos) = r.sin_cos();
+        let turned = |p: glam::Vec2| glam::Vec2::new(p.x * cos - p.y * sin, p.x * sin + p.y * cos);
+        let mut new = old.clone();
+        new["offset"] = serde_json::json!([o.x + turned(s * offset).x, o.y + turned(s * offset).y]);
+        new["scale"] = serde_json::json!([s.x * scale.x, s.y * scale.y]);
+        let extensions = info
+            .entry("extensions")
+            .or_insert_with(|| Value::Object(Default::default()));
+        extensions["KHR_texture_transform"] = new;
+    }
+    if let Ok(m) = serde_json::from_value(v) {
+        *material = m;
     }
 }
 

@@ -806,17 +806,22 @@ fn compression_gives_back_every_bit() {
     assert!(compressed_any > 0, "no view was compressed");
 }
 
-/// Quantised and compressed (positions on the grid, normals through the octahedral filter):
-/// every normal read back is within 2° of the input's (8-bit octahedral encoding: about 1°),
-/// every position within half a grid step of the input's along each axis once the grid is
-/// undone, and the normals' view carries the filter.
+/// Quantised and compressed (positions on the grid, normals through the octahedral filter,
+/// texture coordinates over their range): every normal read back is within 2° of the input's
+/// (8-bit octahedral encoding: about 1°), every position within half a grid step of the
+/// input's along each axis once the grid is undone, every texture coordinate (read through
+/// the KHR_texture_transform the material gained) within half a 12-bit step of its range,
+/// and the normals' view carries the filter.
 #[test]
 fn quantised_normals_and_positions_stay_close() {
     let dir = scratch("quantised");
     let input = common::model("CesiumMan");
     let out = dir.join("q.glb");
     let options = RepackOptions {
-        quantize_mesh: Some(skinview::io::gltf_quantize::MeshQuantization { position_bits: 14 }),
+        quantize_mesh: Some(skinview::io::gltf_quantize::MeshQuantization {
+            position_bits: 14,
+            uv_bits: 12,
+        }),
         compress: true,
         ..Default::default()
     };
@@ -839,6 +844,10 @@ fn quantised_normals_and_positions_stay_close() {
         .iter()
         .fold(glam::Vec3::splat(f32::MAX), |m, v| m.min(*v));
     let (na, nb) = (p.normals.as_ref().unwrap(), q.normals.as_ref().unwrap());
+    let (ua, ub) = (p.uvs.as_ref().unwrap(), q.uvs.as_ref().unwrap());
+    let lo = ua.iter().fold(glam::Vec2::MAX, |m, v| m.min(*v));
+    let hi = ua.iter().fold(glam::Vec2::MIN, |m, v| m.max(*v));
+    let uv_step = (hi - lo) / 4095.0;
     let mut worst_deg = 0f32;
     for v in 0..p.positions.len() {
         let w = order[v] as usize;
@@ -847,6 +856,11 @@ fn quantised_normals_and_positions_stay_close() {
         assert!(
             off <= 0.5 * step * 1.001,
             "vertex {v}: {off} off, step {step}"
+        );
+        let uv_off = (ua[v] - ub[w]).abs();
+        assert!(
+            uv_off.cmple(uv_step * 0.51 + 1e-6).all(),
+            "vertex {v}: texture coordinate {uv_off} off, step {uv_step}"
         );
         let angle = na[v]
             .normalize()
