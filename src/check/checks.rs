@@ -93,6 +93,8 @@ fn clip_reduction(
     let job = crate::optimize::OptimizeJob {
         scene,
         tolerance: (config.clip_reduction_rel * diagonal) as f32,
+        exact: Vec::new(),
+        caps: Vec::new(),
     };
     let (clips, results) = job.run(|_, _| {})?;
     for ((original, reduced), r) in scene.animations.iter().zip(&clips).zip(&results) {

@@ -42,6 +42,13 @@ pub struct OptimizeArgs {
     /// The largest distance a skinned vertex may move, in model units (metres for glTF).
     #[arg(long, allow_hyphen_values = true)]
     tolerance_abs: Option<f64>,
+    /// Keep every skin's root joint's keys bit for bit (root motion as authored).
+    #[arg(long)]
+    exact_root: bool,
+    /// JOINT=REL: what the joint's own keys may move the skin, at most (relative to the
+    /// diagonal, as --tolerance), when that is less than its share; repeatable.
+    #[arg(long, value_name = "JOINT=REL")]
+    joint_tolerance: Vec<String>,
     /// Store positions, normals, tangents and texture coordinates as integers
     /// (KHR_mesh_quantization); their rounding counts in the tolerance.
     #[arg(long)]
@@ -177,33 +184,19 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         Some(t) => t,
         None => a.tolerance * diagonal,
     };
+    // Joint names checked before any work.
+    let caps = joint_caps(&a, scene, diagonal)?;
     // The mesh's and the skin weights' rounding first: the keys get what they leave of the
     // tolerance.
-    let mut enc = Encodings::default();
-    let mut grid = None;
-    if a.quantize_mesh {
-        grid = position_grid(&a, &model, tolerance)?;
-        enc.mesh = grid.map(|g| MeshQuantization {
-            position_bits: g.bits,
-            uv_bits: uv_bits(&a),
-        });
-    }
-    let mesh_error = grid.map_or(0.0, |g| g.error);
-    let skinned = scene
-        .draws
-        .iter()
-        .any(|d| scene.primitive(d).skin_weights.is_some());
-    let mut used = mesh_error;
-    if skinned && tolerance > 0.0 {
-        let allowed = mesh_error + WEIGHTS_SHARE * (tolerance - mesh_error);
-        if let Some((w, e)) = narrowest_weights(&a, &model, enc, allowed)? {
-            enc.weights = Some(w);
-            used = e;
-        }
-    }
+    let (enc, mut grid, used) = encodings(&a, &model, tolerance)?;
     let job = OptimizeJob {
         scene,
         tolerance: (tolerance - used).max(0.0) as f32,
+        exact: match a.exact_root {
+            true => root_joints(scene),
+            false => Vec::new(),
+        },
+        caps,
     };
     let (clips, results) = job.run(|clip, attempt| {
         let name = ClipName::new(clip, scene.animations[clip].name.as_deref()).label();
@@ -285,6 +278,40 @@ pub fn run(a: OptimizeArgs) -> CliResult {
     skinview::io::output::write_file(&a.out, &glb)?;
     println!("-> {}", a.out.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The mesh's encoding (`--quantize-mesh`) and the skin weights' narrowest, each measured
+/// on the file written with the clips as they are; the position grid kept, and how far the
+/// two roundings together move the vertices (what the keys do not get of the tolerance).
+fn encodings(
+    a: &OptimizeArgs,
+    model: &Model,
+    tolerance: f64,
+) -> CliResult<(Encodings, Option<GridReport>, f64)> {
+    let scene = &model.scene;
+    let mut enc = Encodings::default();
+    let mut grid = None;
+    if a.quantize_mesh {
+        grid = position_grid(a, model, tolerance)?;
+        enc.mesh = grid.map(|g| MeshQuantization {
+            position_bits: g.bits,
+            uv_bits: uv_bits(a),
+        });
+    }
+    let mesh_error = grid.map_or(0.0, |g| g.error);
+    let skinned = scene
+        .draws
+        .iter()
+        .any(|d| scene.primitive(d).skin_weights.is_some());
+    let mut used = mesh_error;
+    if skinned && tolerance > 0.0 {
+        let allowed = mesh_error + WEIGHTS_SHARE * (tolerance - mesh_error);
+        if let Some((w, e)) = narrowest_weights(a, model, enc, allowed)? {
+            enc.weights = Some(w);
+            used = e;
+        }
+    }
+    Ok((enc, grid, used))
 }
 
 /// The position grid (`--quantize-mesh`) when it makes the file smaller and its rounding alone
@@ -560,6 +587,46 @@ struct Written {
     vertex_orders: Vec<(usize, usize, Vec<u32>)>,
     /// What compression did.
     compressed: Option<CompressStats>,
+}
+
+/// Each skin's root joints: its joints whose parent is not one of its joints.
+fn root_joints(scene: &Scene) -> Vec<usize> {
+    let mut roots: Vec<usize> = scene
+        .skins
+        .iter()
+        .flat_map(|s| {
+            s.joints
+                .iter()
+                .copied()
+                .filter(|&j| scene.nodes[j].parent.is_none_or(|p| !s.joints.contains(&p)))
+        })
+        .collect();
+    roots.sort_unstable();
+    roots.dedup();
+    roots
+}
+
+/// `--joint-tolerance JOINT=REL` as (node, distance in model units); an error names a joint
+/// the scene lacks or a value that is not a fraction of the diagonal.
+fn joint_caps(a: &OptimizeArgs, scene: &Scene, diagonal: f64) -> CliResult<Vec<(usize, f32)>> {
+    a.joint_tolerance
+        .iter()
+        .map(|spec| {
+            let usage = || {
+                CliError::Usage(format!(
+                    "--joint-tolerance {spec}: give JOINT=REL, REL between 0 and 1 (a fraction \
+                     of the diagonal)"
+                ))
+            };
+            let (name, rel) = spec.rsplit_once('=').ok_or_else(usage)?;
+            let rel: f64 = rel.trim().parse().map_err(|_| usage())?;
+            if !(rel.is_finite() && (0.0..=1.0).contains(&rel)) {
+                return Err(usage());
+            }
+            let node = scene.find_node(name.trim())?;
+            Ok((node, (rel * diagonal) as f32))
+        })
+        .collect()
 }
 
 /// Joint indices as bytes when every one fits (lossless: the same indices in half the bytes);

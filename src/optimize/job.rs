@@ -89,20 +89,44 @@ pub struct OptimizeJob<'a> {
     /// The largest distance a skinned vertex may move (model units, at least 0; 0 keeps
     /// every key).
     pub tolerance: f32,
+    /// Nodes whose channels are kept bit for bit (an exact root).
+    pub exact: Vec<usize>,
+    /// Per node, a cap on what its channels' errors may move the skin (model units): their
+    /// budget is the smaller of their share and this.
+    pub caps: Vec<(usize, f32)>,
 }
 
 impl OptimizeJob<'_> {
-    /// Rule 1: the tolerance is finite and not negative. Rule 2: the scene draws something
-    /// (the error is measured on its vertices).
+    /// Rule 1: the tolerance and every cap are finite and not negative. Rule 2: the scene
+    /// draws something (the error is measured on its vertices). Rule 3: every exact or capped
+    /// node is one of the scene's.
     pub fn validate(&self) -> Result<()> {
-        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
+        let caps = self.caps.iter().map(|c| c.1);
+        if let Some(t) = std::iter::once(self.tolerance)
+            .chain(caps)
+            .find(|t| !(t.is_finite() && *t >= 0.0))
+        {
             return Err(Error::invalid(
                 &self.scene.name,
                 "tolerance",
-                format!("{} is not a distance (finite, 0 or more)", self.tolerance),
+                format!("{t} is not a distance (finite, 0 or more)"),
             ));
         }
-        self.scene.require_draws()
+        self.scene.require_draws()?;
+        let n = self.scene.nodes.len();
+        if let Some(bad) = self
+            .exact
+            .iter()
+            .chain(self.caps.iter().map(|c| &c.0))
+            .find(|&&i| i >= n)
+        {
+            return Err(Error::invalid(
+                &self.scene.name,
+                "nodes",
+                format!("node {bad} is not one of the scene's {n}"),
+            ));
+        }
+        Ok(())
     }
 
     /// The reduced clips (one per animation of the scene, in order) and what was done to
@@ -114,7 +138,13 @@ impl OptimizeJob<'_> {
     ) -> Result<(Vec<Animation>, Vec<ClipResult>)> {
         self.validate()?;
         let scene = self.scene;
-        let budget = Budgets::new(scene)?;
+        let mut budget = Budgets::new(scene)?;
+        for &i in &self.exact {
+            budget.exact[i] = true;
+        }
+        for &(i, cap) in &self.caps {
+            budget.cap[i] = Some(budget.cap[i].map_or(cap, |c| c.min(cap)));
+        }
         let mut work = scene.clone();
         let mut clips = Vec::with_capacity(scene.animations.len());
         let mut results = Vec::with_capacity(scene.animations.len());
@@ -253,7 +283,19 @@ fn reduce_clip(
     // The first channel left out: a clip must keep one (glTF animations have channels).
     let mut first_held = None;
     for ch in &anim.channels {
-        let (tolerance, measure) = budget.channel(ch.node, ch.path, factor);
+        if budget.exact.get(ch.node) == Some(&true) {
+            let k = &mut keys[path_slot(ch.path)];
+            k.channels += 1;
+            k.before += ch.sampler.times_s.len();
+            k.after += ch.sampler.times_s.len();
+            out.channels.push(ch.clone());
+            continue;
+        }
+        let share = match budget.cap.get(ch.node).copied().flatten() {
+            Some(cap) => factor.min(cap),
+            None => factor,
+        };
+        let (tolerance, measure) = budget.channel(ch.node, ch.path, share);
         // A channel its node's own value holds, everywhere, is left out.
         let rest = budget.rest_value(ch.node, ch.path);
         if rest
@@ -382,6 +424,10 @@ struct Budgets {
     /// Each node's own translation, rotation and scale (what it holds where no channel
     /// animates it); None for a node given by a matrix.
     rest: Vec<Option<crate::math::Trs>>,
+    /// Nodes whose channels stay as they are.
+    exact: Vec<bool>,
+    /// Per node, the most its channels' errors may move the skin (model units).
+    cap: Vec<Option<f32>>,
 }
 
 impl Budgets {
@@ -466,6 +512,8 @@ impl Budgets {
                 .iter()
                 .map(|n| n.matrix.is_none().then_some(n.rest))
                 .collect(),
+            exact: vec![false; n],
+            cap: vec![None; n],
         })
     }
 

@@ -1487,6 +1487,8 @@ fn clip_reduction_is_off_by_default_and_finds_a_reducible_clip() {
     let job = skinview::optimize::OptimizeJob {
         scene: &scene,
         tolerance: (1e-3 * diagonal) as f32,
+        exact: Vec::new(),
+        caps: Vec::new(),
     };
     let (_, results) = job.run(|_, _| {}).unwrap();
     let (before, after) = results[0]

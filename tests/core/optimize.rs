@@ -340,6 +340,8 @@ fn the_job_keeps_every_skinned_vertex_within_the_tolerance() {
             let job = OptimizeJob {
                 scene: &scene,
                 tolerance: rel * diagonal,
+                exact: Vec::new(),
+                caps: Vec::new(),
             };
             let (clips, results) = job.run(|_, _| {}).unwrap();
             let mut reduced = scene.clone();
@@ -394,6 +396,8 @@ fn the_job_keeps_every_skinned_vertex_within_the_tolerance() {
         let e = OptimizeJob {
             scene: &scene,
             tolerance: bad,
+            exact: Vec::new(),
+            caps: Vec::new(),
         }
         .validate()
         .unwrap_err()
@@ -437,6 +441,8 @@ fn channels_the_rest_value_holds_are_left_out() {
     let job = OptimizeJob {
         scene: &scene,
         tolerance: 1e-4 * diagonal,
+        exact: Vec::new(),
+        caps: Vec::new(),
     };
     let (clips, results) = job.run(|_, _| {}).unwrap();
     let scales = |node: usize| {
@@ -476,6 +482,8 @@ fn a_clip_the_rest_pose_holds_keeps_one_key() {
     let job = OptimizeJob {
         scene: &scene,
         tolerance: 1e-4 * diagonal,
+        exact: Vec::new(),
+        caps: Vec::new(),
     };
     let (clips, results) = job.run(|_, _| {}).unwrap();
     let kept = &clips[0].channels;
@@ -484,4 +492,65 @@ fn a_clip_the_rest_pose_holds_keeps_one_key() {
     assert_eq!(kept[0].sampler.values, s.to_array().to_vec());
     let k = results[0].keys[path_slot(Path::Scale)];
     assert_eq!((k.before, k.after, k.dropped), (3, 1, 0));
+}
+
+/// An exact node keeps its channels bit for bit, and so does a node capped at 0; the rest of
+/// the clip is still reduced, within the tolerance.
+#[test]
+fn exact_and_capped_joints_keep_their_keys() {
+    // CesiumMan's clip is keyed at 30 Hz: much to drop elsewhere.
+    let scene =
+        skinview::io::load(&crate::common::shared_dir().join("models/CesiumMan/CesiumMan.glb"))
+            .unwrap();
+    let animated: Vec<usize> = scene.animations[0]
+        .channels
+        .iter()
+        .map(|c| c.node)
+        .collect();
+    let (exact, capped) = (
+        animated[0],
+        *animated.iter().find(|&&n| n != animated[0]).unwrap(),
+    );
+    let diagonal = skinview::diff::rest_diagonal(&scene).unwrap() as f32;
+    let job = OptimizeJob {
+        scene: &scene,
+        tolerance: 1e-3 * diagonal,
+        exact: vec![exact],
+        caps: vec![(capped, 0.0)],
+    };
+    let (clips, results) = job.run(|_, _| {}).unwrap();
+    for (a, b) in [(exact, "exact"), (capped, "capped at 0")] {
+        let before: Vec<&Channel> = scene.animations[0]
+            .channels
+            .iter()
+            .filter(|c| c.node == a)
+            .collect();
+        let after: Vec<&Channel> = clips[0].channels.iter().filter(|c| c.node == a).collect();
+        assert_eq!(before.len(), after.len(), "{b}");
+        for (x, y) in before.iter().zip(&after) {
+            assert_eq!(x.sampler.times_s, y.sampler.times_s, "{b}");
+            assert_eq!(x.sampler.values, y.sampler.values, "{b}");
+        }
+    }
+    let (before, after) = results[0]
+        .keys
+        .iter()
+        .fold((0, 0), |(b, a), k| (b + k.before, a + k.after));
+    assert!(
+        after < before,
+        "nothing else was reduced: {before} -> {after}"
+    );
+    let t = evaluation_times(&scene.animations[0]).unwrap();
+    let mut reduced = scene.clone();
+    reduced.animations = clips;
+    let w = worst_error((&scene, 0), (&reduced, 0), &t).unwrap();
+    assert!(w.distance <= 1e-3 * diagonal);
+    // A node the scene lacks is refused.
+    let bad = OptimizeJob {
+        scene: &scene,
+        tolerance: 0.0,
+        exact: vec![scene.nodes.len()],
+        caps: Vec::new(),
+    };
+    assert!(bad.validate().is_err());
 }
