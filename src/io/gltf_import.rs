@@ -93,7 +93,61 @@ pub(crate) struct Imported {
 }
 
 /// The extension a base colour texture's coordinates are transformed by.
-const TEXTURE_TRANSFORM: &str = "KHR_texture_transform";
+pub(crate) const TEXTURE_TRANSFORM: &str = "KHR_texture_transform";
+
+/// A `KHR_texture_transform` object: `uv' = offset + rotation * (scale * uv)`, read from
+/// texture set `tex_coord` when given (the extension's specification).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct TextureTransform {
+    pub offset: Vec2,
+    pub rotation: f32,
+    pub scale: Vec2,
+    pub tex_coord: Option<u32>,
+}
+
+impl TextureTransform {
+    /// The object `t`, its properties defaulted (offset 0, rotation 0, scale 1); `Err` names a
+    /// property that is not what the extension allows.
+    pub(crate) fn read(t: &serde_json::Value) -> std::result::Result<Self, &'static str> {
+        let pair = |key: &'static str, default: [f32; 2]| match t.get(key) {
+            None => Ok::<Vec2, &'static str>(Vec2::from(default)),
+            Some(v) => {
+                let a = v.as_array().filter(|a| a.len() == 2).ok_or(key)?;
+                let c = |i: usize| a[i].as_f64().filter(|x| x.is_finite()).ok_or(key);
+                Ok(Vec2::new(c(0)? as f32, c(1)? as f32))
+            }
+        };
+        let rotation = match t.get("rotation") {
+            None => 0.0,
+            Some(r) => r.as_f64().filter(|r| r.is_finite()).ok_or("rotation")? as f32,
+        };
+        let tex_coord = match t.get("texCoord") {
+            None => None,
+            Some(c) => Some(
+                c.as_u64()
+                    .and_then(|c| u32::try_from(c).ok())
+                    .ok_or("texCoord")?,
+            ),
+        };
+        Ok(TextureTransform {
+            offset: pair("offset", [0.0, 0.0])?,
+            rotation,
+            scale: pair("scale", [1.0, 1.0])?,
+            tex_coord,
+        })
+    }
+
+    /// `translation * rotation * scale`, the rotation's columns (cos, sin) and (-sin, cos) as
+    /// the specification's GLSL mat3 lists them.
+    pub(crate) fn matrix(&self) -> glam::Affine2 {
+        let (sin, cos) = self.rotation.sin_cos();
+        let rotate = glam::Mat2::from_cols(Vec2::new(cos, sin), Vec2::new(-sin, cos));
+        glam::Affine2::from_mat2_translation(
+            rotate * glam::Mat2::from_diagonal(self.scale),
+            self.offset,
+        )
+    }
+}
 
 /// Import `bytes` (the model file `files` reads from), keeping the document and buffers.
 pub(crate) fn import_parts(bytes: &[u8], files: &mut Files) -> Result<Imported> {
@@ -856,11 +910,12 @@ impl Importer<'_> {
             None => None,
         };
         let uv_set = transform
-            .and_then(|t| t.0)
+            .and_then(|t| t.tex_coord)
             .or(info.as_ref().map(|i| i.tex_coord()))
             .unwrap_or(0);
         let mut uvs = self.uvs(prim, &field, uv_set, n)?;
-        if let (Some((_, m)), Some(uvs)) = (transform, uvs.as_mut()) {
+        if let (Some(t), Some(uvs)) = (transform, uvs.as_mut()) {
+            let m = t.matrix();
             for uv in uvs.iter_mut() {
                 *uv = m.transform_point2(*uv);
             }
@@ -1089,69 +1144,20 @@ impl Importer<'_> {
         }
     }
 
-    /// A base colour texture's `KHR_texture_transform` object (at `field`'s material): the
-    /// texture coordinate set it names instead of the texture's, and the matrix
-    /// `translation * rotation * scale` it applies to the coordinates (the extension's
-    /// specification, its GLSL read column by column). An error names a property that is not
-    /// what the extension says.
-    fn texture_transform(
-        &self,
-        t: &serde_json::Value,
-        field: &str,
-    ) -> Result<(Option<u32>, glam::Affine2)> {
-        let f = format!(
-            "{field}.material.pbrMetallicRoughness.baseColorTexture.extensions.{TEXTURE_TRANSFORM}"
-        );
-        let bad = |what: &str| {
+    /// A base colour texture's `KHR_texture_transform` object (at `field`'s material),
+    /// read; an error names a property that is not what the extension says.
+    fn texture_transform(&self, t: &serde_json::Value, field: &str) -> Result<TextureTransform> {
+        TextureTransform::read(t).map_err(|key| {
             Error::invalid(
                 &self.file,
-                format!("{f}.{what}"),
-                "not what KHR_texture_transform allows (offset and scale: two finite numbers; rotation: a finite number; texCoord: a whole number)",
+                format!(
+                    "{field}.material.pbrMetallicRoughness.baseColorTexture.extensions.\
+                     {TEXTURE_TRANSFORM}.{key}"
+                ),
+                "not what KHR_texture_transform allows (offset and scale: two finite numbers; \
+                 rotation: a finite number; texCoord: a whole number)",
             )
-        };
-        let pair = |key: &str, default: [f32; 2]| -> Result<glam::Vec2> {
-            match t.get(key) {
-                None => Ok(glam::Vec2::from(default)),
-                Some(v) => {
-                    let a = v
-                        .as_array()
-                        .filter(|a| a.len() == 2)
-                        .ok_or_else(|| bad(key))?;
-                    let x = a[0]
-                        .as_f64()
-                        .filter(|x| x.is_finite())
-                        .ok_or_else(|| bad(key))?;
-                    let y = a[1]
-                        .as_f64()
-                        .filter(|y| y.is_finite())
-                        .ok_or_else(|| bad(key))?;
-                    Ok(glam::Vec2::new(x as f32, y as f32))
-                }
-            }
-        };
-        let offset = pair("offset", [0.0, 0.0])?;
-        let scale = pair("scale", [1.0, 1.0])?;
-        let rotation = match t.get("rotation") {
-            None => 0.0,
-            Some(r) => r
-                .as_f64()
-                .filter(|r| r.is_finite())
-                .ok_or_else(|| bad("rotation"))? as f32,
-        };
-        let tex_coord = match t.get("texCoord") {
-            None => None,
-            Some(c) => Some(
-                c.as_u64()
-                    .and_then(|c| u32::try_from(c).ok())
-                    .ok_or_else(|| bad("texCoord"))?,
-            ),
-        };
-        let (sin, cos) = rotation.sin_cos();
-        // Columns (cos, sin) and (-sin, cos), as the specification's GLSL mat3 lists them.
-        let rotate = glam::Mat2::from_cols(glam::Vec2::new(cos, sin), glam::Vec2::new(-sin, cos));
-        let m =
-            glam::Affine2::from_mat2_translation(rotate * glam::Mat2::from_diagonal(scale), offset);
-        Ok((tex_coord, m))
+        })
     }
 
     /// The primitive's TEXCOORD_`uv_set` attribute (`n` finite 2-vectors), if any.

@@ -36,6 +36,7 @@ use super::files::{Files, ImportOptions};
 use super::gltf_export::{
     JointEncoding, WeightEncoding, joint_bytes, pack_glb, quantise, weight_bytes,
 };
+use super::gltf_import::{TEXTURE_TRANSFORM, TextureTransform};
 use super::gltf_quantize::{MeshQuantization, Replacement};
 use super::texture::MAX_IMAGE_BYTES;
 use crate::error::{Error, Result};
@@ -783,12 +784,7 @@ fn apply_quantization(
         }
     }
     if !quantized.uv_transforms.is_empty() {
-        let name = "KHR_texture_transform".to_string();
-        for list in [&mut root.extensions_used, &mut root.extensions_required] {
-            if !list.contains(&name) {
-                list.push(name.clone());
-            }
-        }
+        require_extension(root, TEXTURE_TRANSFORM);
     }
     for r in quantized.replacements {
         out.quantized(root, r);
@@ -818,12 +814,7 @@ fn apply_quantization(
     out.report.not_done.extend(quantized.notes);
     out.report.position_step = quantized.position_step;
     if any {
-        let name = "KHR_mesh_quantization".to_string();
-        for list in [&mut root.extensions_used, &mut root.extensions_required] {
-            if !list.contains(&name) {
-                list.push(name.clone());
-            }
-        }
+        require_extension(root, "KHR_mesh_quantization");
     }
 }
 
@@ -908,35 +899,39 @@ fn compose_uv_transform(
         let own = info.get("texCoord").and_then(Value::as_u64).unwrap_or(0);
         let old = info
             .get("extensions")
-            .and_then(|e| e.get("KHR_texture_transform"))
+            .and_then(|e| e.get(TEXTURE_TRANSFORM))
             .cloned()
             .unwrap_or_else(|| Value::Object(Default::default()));
-        if old.get("texCoord").and_then(Value::as_u64).unwrap_or(own) != u64::from(set) {
+        // The importer has read this file: a transform it holds is well formed.
+        let Ok(t) = TextureTransform::read(&old) else {
+            continue;
+        };
+        if t.tex_coord.map_or(own, u64::from) != u64::from(set) {
             continue;
         }
-        let pair = |key: &str, default: f32| {
-            let a = old.get(key).and_then(Value::as_array);
-            let at = |i: usize| {
-                a.and_then(|a| a.get(i))
-                    .and_then(Value::as_f64)
-                    .map_or(default, |x| x as f32)
-            };
-            glam::Vec2::new(at(0), at(1))
-        };
-        let (o, s) = (pair("offset", 0.0), pair("scale", 1.0));
-        let r = old.get("rotation").and_then(Value::as_f64).unwrap_or(0.0) as f32;
-        let (sin, cos) = r.sin_cos();
-        let turned = |p: glam::Vec2| glam::Vec2::new(p.x * cos - p.y * sin, p.x * sin + p.y * cos);
-        let mut new = old.clone();
-        new["offset"] = serde_json::json!([o.x + turned(s * offset).x, o.y + turned(s * offset).y]);
-        new["scale"] = serde_json::json!([s.x * scale.x, s.y * scale.y]);
+        // M (offset + scale * x) = M offset + R S scale x: the offset moves, the scales
+        // multiply, the rotation stays.
+        let moved = t.matrix().transform_point2(offset);
+        let mut new = old;
+        new["offset"] = serde_json::json!([moved.x, moved.y]);
+        new["scale"] = serde_json::json!([t.scale.x * scale.x, t.scale.y * scale.y]);
         let extensions = info
             .entry("extensions")
             .or_insert_with(|| Value::Object(Default::default()));
-        extensions["KHR_texture_transform"] = new;
+        extensions[TEXTURE_TRANSFORM] = new;
     }
     if let Ok(m) = serde_json::from_value(v) {
         *material = m;
+    }
+}
+
+/// `name` in the document's `extensionsUsed` and `extensionsRequired` (once each): a reader
+/// without it would misread the file.
+pub(crate) fn require_extension(root: &mut json::Root, name: &str) {
+    for list in [&mut root.extensions_used, &mut root.extensions_required] {
+        if !list.iter().any(|e| e == name) {
+            list.push(name.to_string());
+        }
     }
 }
 

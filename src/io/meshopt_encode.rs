@@ -117,11 +117,7 @@ pub fn compress(root: &mut json::Root, bin: &[u8], file: &str) -> Result<(Vec<u8
         extensions: Some(json::extensions::buffer::Buffer { others }),
         extras: Default::default(),
     });
-    for list in [&mut root.extensions_used, &mut root.extensions_required] {
-        if !list.iter().any(|e| e == EXTENSION) {
-            list.push(EXTENSION.into());
-        }
-    }
+    super::gltf_repack::require_extension(root, EXTENSION);
     Ok((out, stats))
 }
 

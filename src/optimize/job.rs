@@ -283,10 +283,10 @@ fn reduce_clip(
     // The first channel left out: a clip must keep one (glTF animations have channels).
     let mut first_held = None;
     for ch in &anim.channels {
+        let k = &mut keys[path_slot(ch.path)];
+        k.channels += 1;
+        k.before += ch.sampler.times_s.len();
         if budget.exact.get(ch.node) == Some(&true) {
-            let k = &mut keys[path_slot(ch.path)];
-            k.channels += 1;
-            k.before += ch.sampler.times_s.len();
             k.after += ch.sampler.times_s.len();
             out.channels.push(ch.clone());
             continue;
@@ -302,50 +302,19 @@ fn reduce_clip(
             .as_ref()
             .is_some_and(|r| holds_at(&ch.sampler, times, r, tolerance, &measure))
         {
-            let k = &mut keys[path_slot(ch.path)];
-            k.channels += 1;
-            k.before += ch.sampler.times_s.len();
             k.dropped += 1;
             if first_held.is_none() {
                 first_held = rest.map(|r| (ch, r));
             }
             continue;
         }
-        let mut ch = ch.clone();
-        // Rotation keys and morph weights as 16-bit codes when the budget holds their rounding
-        // `code_margin` times over (CUBICSPLINE tangents may leave the codes' range: those stay
-        // floats; so do weights outside [0, 1]).
-        let rounding = code_rounding(&ch, &measure);
-        let quantise = ch.sampler.interpolation != Interpolation::CubicSpline
-            && rounding.is_some_and(|r| tolerance >= code_margin * r);
-        let reduce_within = match (quantise, rounding) {
-            (true, Some(r)) => tolerance - r,
-            _ => tolerance,
-        };
-        let (reduced, stats) = reduce_channel(&ch.sampler, times, reduce_within, &measure);
-        let per_key = ch.sampler.values.len() / stats.keys_before.max(1);
-        let value_bytes = if quantise { 2 } else { 4 };
-        let k = &mut keys[path_slot(ch.path)];
-        k.channels += 1;
-        k.before += stats.keys_before;
-        // Reduced keys need their own times (4 bytes a key); the original's are shared.
-        if stats.keys_after * (4 + value_bytes * per_key)
-            < stats.keys_before * value_bytes * per_key
-        {
-            k.after += stats.keys_after;
-            ch.sampler = reduced;
-        } else {
-            k.after += stats.keys_before;
-        }
-        if quantise {
-            let round = match ch.path {
-                Path::Weights => unorm16_round,
-                _ => snorm16_round,
-            };
-            ch.sampler.values.iter_mut().for_each(|v| *v = round(*v));
-            k.quantised += 1;
-        }
-        out.channels.push(ch);
+        out.channels.push(reduce_kept(
+            ch,
+            times,
+            (tolerance, &measure),
+            code_margin,
+            k,
+        ));
     }
     if let (true, Some((ch, rest))) = (out.channels.is_empty(), first_held) {
         // Held as one key of the node's own value: the same motion as leaving it out.
@@ -362,6 +331,47 @@ fn reduce_clip(
         });
     }
     (out, keys)
+}
+
+/// Channel `ch` reduced within `tolerance` (in `measure`'s unit), its keys counted in `k`:
+/// rotation keys and morph weights as 16-bit codes when the tolerance holds their rounding
+/// `code_margin` times over (CUBICSPLINE tangents may leave the codes' range: those stay
+/// floats; so do weights outside [0, 1]); all its keys kept unless the reduction saves bytes
+/// once its key times need an array of their own.
+fn reduce_kept(
+    ch: &crate::anim::Channel,
+    times: &[f32],
+    (tolerance, measure): (f32, &ErrorMeasure),
+    code_margin: f32,
+    k: &mut KeyCounts,
+) -> crate::anim::Channel {
+    let mut ch = ch.clone();
+    let rounding = code_rounding(&ch, measure);
+    let quantise = ch.sampler.interpolation != Interpolation::CubicSpline
+        && rounding.is_some_and(|r| tolerance >= code_margin * r);
+    let reduce_within = match (quantise, rounding) {
+        (true, Some(r)) => tolerance - r,
+        _ => tolerance,
+    };
+    let (reduced, stats) = reduce_channel(&ch.sampler, times, reduce_within, measure);
+    let per_key = ch.sampler.values.len() / stats.keys_before.max(1);
+    let value_bytes = if quantise { 2 } else { 4 };
+    // Reduced keys need their own times (4 bytes a key); the original's are shared.
+    if stats.keys_after * (4 + value_bytes * per_key) < stats.keys_before * value_bytes * per_key {
+        k.after += stats.keys_after;
+        ch.sampler = reduced;
+    } else {
+        k.after += stats.keys_before;
+    }
+    if quantise {
+        let round = match ch.path {
+            Path::Weights => unorm16_round,
+            _ => snorm16_round,
+        };
+        ch.sampler.values.iter_mut().for_each(|v| *v = round(*v));
+        k.quantised += 1;
+    }
+    ch
 }
 
 /// Whether `value`, held, is within `tolerance` of `sampler` at every one of `times` (and at

@@ -406,6 +406,34 @@ fn the_job_keeps_every_skinned_vertex_within_the_tolerance() {
     }
 }
 
+/// The job on `scene` at `rel` of its rest diagonal: the clips, the results, the diagonal.
+fn reduce_at(
+    scene: &Scene,
+    rel: f32,
+) -> (Vec<Animation>, Vec<skinview::optimize::ClipResult>, f32) {
+    let diagonal = skinview::diff::rest_diagonal(scene).unwrap() as f32;
+    let job = OptimizeJob {
+        scene,
+        tolerance: rel * diagonal,
+        exact: Vec::new(),
+        caps: Vec::new(),
+    };
+    let (clips, results) = job.run(|_, _| {}).unwrap();
+    (clips, results, diagonal)
+}
+
+/// A LINEAR scale channel on `node` holding `factor` times its rest scale at every one of
+/// `times`.
+fn constant_scale(scene: &Scene, node: usize, times: Vec<f32>, factor: f32) -> Channel {
+    let s = scene.nodes[node].rest.scale * factor;
+    let values = times.iter().flat_map(|_| s.to_array()).collect();
+    Channel {
+        node,
+        path: Path::Scale,
+        sampler: sampler(Interpolation::Linear, times, values, 3),
+    }
+}
+
 /// A channel its node's own value holds is left out (glTF plays an unanimated channel at the
 /// node's value): a scale channel constant at the joint's rest scale goes, one constant at
 /// 1.1 times it stays, and every skinned vertex stays within the tolerance.
@@ -429,22 +457,10 @@ fn channels_the_rest_value_holds_are_left_out() {
     let (held, kept) = (unscaled[0], unscaled[1]);
     let times = scene.animations[0].channels[0].sampler.times_s.clone();
     for (node, factor) in [(held, 1.0), (kept, 1.1)] {
-        let s = scene.nodes[node].rest.scale * factor;
-        let values = times.iter().flat_map(|_| s.to_array()).collect();
-        scene.animations[0].channels.push(Channel {
-            node,
-            path: Path::Scale,
-            sampler: sampler(Interpolation::Linear, times.clone(), values, 3),
-        });
+        let channel = constant_scale(&scene, node, times.clone(), factor);
+        scene.animations[0].channels.push(channel);
     }
-    let diagonal = skinview::diff::rest_diagonal(&scene).unwrap() as f32;
-    let job = OptimizeJob {
-        scene: &scene,
-        tolerance: 1e-4 * diagonal,
-        exact: Vec::new(),
-        caps: Vec::new(),
-    };
-    let (clips, results) = job.run(|_, _| {}).unwrap();
+    let (clips, results, diagonal) = reduce_at(&scene, 1e-4);
     let scales = |node: usize| {
         clips[0]
             .channels
@@ -470,22 +486,10 @@ fn a_clip_the_rest_pose_holds_keeps_one_key() {
     let joint = scene.skins[0].joints[1];
     let times = vec![0.0, 0.5, 1.0];
     let s = scene.nodes[joint].rest.scale;
-    let values = times.iter().flat_map(|_| s.to_array()).collect();
     let mut still = scene.animations[0].clone();
-    still.channels = vec![Channel {
-        node: joint,
-        path: Path::Scale,
-        sampler: sampler(Interpolation::Linear, times, values, 3),
-    }];
+    still.channels = vec![constant_scale(&scene, joint, times, 1.0)];
     scene.animations = vec![still];
-    let diagonal = skinview::diff::rest_diagonal(&scene).unwrap() as f32;
-    let job = OptimizeJob {
-        scene: &scene,
-        tolerance: 1e-4 * diagonal,
-        exact: Vec::new(),
-        caps: Vec::new(),
-    };
-    let (clips, results) = job.run(|_, _| {}).unwrap();
+    let (clips, results, _) = reduce_at(&scene, 1e-4);
     let kept = &clips[0].channels;
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].sampler.times_s.len(), 1);
