@@ -11,12 +11,6 @@
 /// The largest code: 2¹⁵ − 1.
 pub const SNORM16_MAX: f64 = 32767.0;
 
-/// How far a unit quaternion's turn moves when its components are rounded to codes, at most
-/// (radians): each component moves by at most 0.5/32767, the 4-vector by at most 1/32767, and
-/// the turn by twice the 4D angle, 2/32767 (6.1e-5), here with room for the renormalisation
-/// of sampling.
-pub const SNORM16_ROTATION_ERROR_RAD: f32 = 6.2e-5;
-
 /// How far from unit length a quaternion of codes may be, at most (its 4-vector moved by at
 /// most 1/32767 from a unit one): such keys are read as stored, not renormalised.
 pub const SNORM16_LENGTH_ROUNDING: f32 = 2.0 / 32767.0;

@@ -82,8 +82,9 @@ pub(super) fn run(
 }
 
 /// `anim.reducible`: each clip reduced within `clip_reduction_rel` of the diagonal as
-/// `skinview optimize` reduces it; an info finding for each clip whose animation data (as
-/// floats, key times shared where equal) would shrink by a tenth or more.
+/// `skinview optimize` reduces it; an info finding for each clip whose animation data
+/// (as `optimize` writes it: key times shared where equal, codes as shorts) would shrink by a
+/// tenth or more.
 fn clip_reduction(
     scene: &Scene,
     config: &CheckConfig,
@@ -95,6 +96,7 @@ fn clip_reduction(
         tolerance: (config.clip_reduction_rel * diagonal) as f32,
         exact: Vec::new(),
         caps: Vec::new(),
+        rotation_codes: vec![crate::optimize::RotationCodes::SNORM16],
     };
     let (clips, results) = job.run(|_, _| {})?;
     for ((original, reduced), r) in scene.animations.iter().zip(&clips).zip(&results) {

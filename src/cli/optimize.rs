@@ -16,7 +16,8 @@ use skinview::io::gltf_repack::{
 };
 use skinview::io::{ImportOptions, Model, ModelSource};
 use skinview::optimize::{
-    ClipResult, KeyCounts, OptimizeJob, WorstError, evaluation_times, worst_error_renumbered,
+    ClipResult, KeyCounts, OptimizeJob, RotationCodes, WorstError, evaluation_times,
+    worst_error_renumbered,
 };
 use skinview::scene::Scene;
 use skinview::skin::weights::WeightEncoding;
@@ -113,6 +114,10 @@ struct ClipReport {
     loosened: usize,
     attempts: usize,
     kept_original: bool,
+    /// How rotation keys are stored as codes (None: floats), and how far that rounding and
+    /// the morph weights' alone move a vertex (model units; measured before the reduction).
+    rotation_codes: Option<String>,
+    codes_error: f64,
     /// Measured on the written file, read back.
     worst_error: f64,
     worst_error_rel: f64,
@@ -134,6 +139,46 @@ const MESH_SHARE: f64 = 0.25;
 /// without compression every count costs the same bytes and the finest is taken; compressed,
 /// fewer bits take fewer bytes (gltfpack's default is 14).
 const POSITION_BITS: [u32; 4] = [11, 12, 14, 16];
+
+/// Quaternion filter bits offered for rotation keys (`--compress`), fewest first: gltfpack's
+/// default is 12; 14 is as far as the filter is coarser than plain 16-bit codes.
+const QUATERNION_BITS: [i32; 3] = [10, 12, 14];
+
+/// Unit quaternions (xyzw) rounded in place to what the file reads back.
+type Rounding = Box<dyn Fn(&mut [f32])>;
+
+/// Rotation keys rounded as the quaternion filter at some bits gives them back.
+struct QuaternionFilter {
+    name: String,
+    round: Rounding,
+}
+
+impl QuaternionFilter {
+    fn choices() -> Vec<QuaternionFilter> {
+        QUATERNION_BITS
+            .iter()
+            .map(|&bits| QuaternionFilter {
+                name: format!("quaternion filter, {bits} bits"),
+                round: Box::new(move |v: &mut [f32]| {
+                    skinview::io::meshopt_encode::quaternion_filter_round(bits, v)
+                }),
+            })
+            .collect()
+    }
+}
+
+/// The ways the keys' rotations may be stored, coarsest first: through the quaternion filter
+/// (`--compress`), else 16-bit codes.
+fn rotation_codes<'a>(a: &OptimizeArgs, filters: &'a [QuaternionFilter]) -> Vec<RotationCodes<'a>> {
+    let filtered = filters
+        .iter()
+        .filter(|_| a.compress)
+        .map(|f| RotationCodes {
+            name: &f.name,
+            round: &*f.round,
+        });
+    filtered.chain([RotationCodes::SNORM16]).collect()
+}
 
 /// How the written file stores what is not keys.
 #[derive(Clone, Copy, Default)]
@@ -188,7 +233,8 @@ pub fn run(a: OptimizeArgs) -> CliResult {
     let caps = joint_caps(&a, scene, diagonal)?;
     // The mesh's and the skin weights' rounding first: the keys get what they leave of the
     // tolerance.
-    let (enc, mut grid, used) = encodings(&a, &model, tolerance)?;
+    let (enc, mut grid, coarser, used) = encodings(&a, &model, tolerance)?;
+    let filters = QuaternionFilter::choices();
     let job = OptimizeJob {
         scene,
         tolerance: (tolerance - used).max(0.0) as f32,
@@ -197,6 +243,7 @@ pub fn run(a: OptimizeArgs) -> CliResult {
             false => Vec::new(),
         },
         caps,
+        rotation_codes: rotation_codes(&a, &filters),
     };
     let (clips, results) = job.run(|clip, attempt| {
         let name = ClipName::new(clip, scene.animations[clip].name.as_deref()).label();
@@ -205,11 +252,16 @@ pub fn run(a: OptimizeArgs) -> CliResult {
             k => println!("  {name}: reduction {} (budgets halved or doubled)", k + 1),
         }
     })?;
-    let (written, worst, enc) = write_checked(&a, &model, clips, tolerance, enc)?;
+    let checked = write_checked(&a, &model, clips.clone(), tolerance, enc)?;
+    let (written, worst, enc) = coarsest_grid(&a, &model, clips, tolerance, checked, &coarser)?;
     let glb = written.glb;
-    if enc.mesh.is_none() {
-        grid = None;
-    }
+    grid = match enc.mesh {
+        None => None,
+        Some(m) => coarser
+            .into_iter()
+            .find(|g| g.bits == m.position_bits)
+            .or(grid),
+    };
     let before = bytes_before(&model)?;
     let after = animation_bytes(&glb, &a.out.display().to_string())?;
     let mut report = Report {
@@ -282,17 +334,18 @@ pub fn run(a: OptimizeArgs) -> CliResult {
 
 /// The mesh's encoding (`--quantize-mesh`) and the skin weights' narrowest, each measured
 /// on the file written with the clips as they are; the position grid kept, and how far the
-/// two roundings together move the vertices (what the keys do not get of the tolerance).
+/// two roundings together move the vertices (what the keys do not get of the tolerance);
+/// also the coarser grids measured that took more than their share (tried again at the end).
 fn encodings(
     a: &OptimizeArgs,
     model: &Model,
     tolerance: f64,
-) -> CliResult<(Encodings, Option<GridReport>, f64)> {
+) -> CliResult<(Encodings, Option<GridReport>, Vec<GridReport>, f64)> {
     let scene = &model.scene;
     let mut enc = Encodings::default();
-    let mut grid = None;
+    let (mut grid, mut coarser) = (None, Vec::new());
     if a.quantize_mesh {
-        grid = position_grid(a, model, tolerance)?;
+        (grid, coarser) = position_grid(a, model, tolerance)?;
         enc.mesh = grid.map(|g| MeshQuantization {
             position_bits: g.bits,
             uv_bits: uv_bits(a),
@@ -311,13 +364,19 @@ fn encodings(
             used = e;
         }
     }
-    Ok((enc, grid, used))
+    Ok((enc, grid, coarser, used))
 }
 
 /// The position grid (`--quantize-mesh`) when it makes the file smaller and its rounding alone
 /// (the clips as they are, the file written and read back) moves no vertex by more than
-/// [`MESH_SHARE`] of the tolerance at any evaluation time; None (said why) otherwise.
-fn position_grid(a: &OptimizeArgs, model: &Model, tolerance: f64) -> CliResult<Option<GridReport>> {
+/// [`MESH_SHARE`] of the tolerance at any evaluation time; None (said why) otherwise. Also the
+/// coarser grids measured that made the file smaller but took more than that, finest first.
+fn position_grid(
+    a: &OptimizeArgs,
+    model: &Model,
+    tolerance: f64,
+) -> CliResult<(Option<GridReport>, Vec<GridReport>)> {
+    let mut coarser = Vec::new();
     let clips = || model.scene.animations.clone();
     let plain = write_bytes(a, model, clips(), Encodings::default())?
         .glb
@@ -348,19 +407,22 @@ fn position_grid(a: &OptimizeArgs, model: &Model, tolerance: f64) -> CliResult<O
         );
         if glb.len() >= plain {
             println!("  not smaller: the mesh stays as it was");
-            return Ok(None);
+            return Ok((None, Vec::new()));
         }
+        let report = GridReport {
+            bits: b,
+            step,
+            error,
+        };
         if error <= MESH_SHARE * tolerance {
-            return Ok(Some(GridReport {
-                bits: b,
-                step,
-                error,
-            }));
+            coarser.reverse();
+            return Ok((Some(report), coarser));
         }
         println!("  over a quarter of the tolerance");
+        coarser.push(report);
     }
     println!("  the mesh stays as it was");
-    Ok(None)
+    Ok((None, Vec::new()))
 }
 
 /// Bits of texture coordinates over their range: gltfpack's 12 when compressed (fewer bits
@@ -492,6 +554,53 @@ fn write_checked(
         last = Some((written, worst, e));
     }
     last.ok_or_else(|| CliError::Usage("nothing was written".into()))
+}
+
+/// The checked output with its position grid made coarser while the whole file still holds
+/// the tolerance and gets smaller: each of `coarser` (finest first, each measured alone over
+/// its share) written with the reduced clips and the other encodings as they are, read back
+/// and measured at every evaluation time. The budgets split the tolerance before the keys were
+/// reduced; what the reduction left unused goes to the grid.
+fn coarsest_grid(
+    a: &OptimizeArgs,
+    model: &Model,
+    clips: Vec<skinview::anim::Animation>,
+    tolerance: f64,
+    checked: (Written, Vec<WorstError>, Encodings),
+    coarser: &[GridReport],
+) -> CliResult<(Written, Vec<WorstError>, Encodings)> {
+    let mut best = checked;
+    let holds = |w: &[WorstError]| w.iter().all(|e| f64::from(e.distance) <= tolerance);
+    let Some(mesh) = best.2.mesh.filter(|_| holds(&best.1)) else {
+        return Ok(best);
+    };
+    for g in coarser.iter().filter(|g| g.bits < mesh.position_bits) {
+        let enc = Encodings {
+            mesh: Some(MeshQuantization {
+                position_bits: g.bits,
+                ..mesh
+            }),
+            ..best.2
+        };
+        let (written, worst) = write_measured(a, model, clips.clone(), enc)?;
+        let smaller = written.glb.len() < best.0.glb.len();
+        println!(
+            "  {}-bit position grid with the reduced clips: {} bytes, vertices move by {:.3e}{}",
+            g.bits,
+            written.glb.len(),
+            largest(&worst),
+            if holds(&worst) && smaller {
+                ""
+            } else {
+                ": kept the finer grid"
+            }
+        );
+        if !(holds(&worst) && smaller) {
+            break;
+        }
+        best = (written, worst, enc);
+    }
+    Ok(best)
 }
 
 /// Refuse a tolerance that is not a distance: negative, NaN, infinite, or over 1 of the
@@ -690,6 +799,8 @@ fn clip_report(
         loosened: r.loosened,
         attempts: r.attempts,
         kept_original: r.kept_original,
+        rotation_codes: r.rotation_codes.clone(),
+        codes_error: f64::from(r.codes_error),
         worst_error: f64::from(worst.distance),
         worst_error_rel: f64::from(worst.distance) / diagonal.max(f64::MIN_POSITIVE),
         worst_time_s: worst.time_s,
@@ -717,8 +828,12 @@ fn print_clip(c: &ClipReport) {
     let keys = |k: &KeyCounts, what: &str| {
         let mut notes = Vec::new();
         if k.quantised > 0 {
+            let codes = match (what, &c.rotation_codes) {
+                ("rotation", Some(name)) => name.as_str(),
+                _ => "16-bit codes",
+            };
             notes.push(format!(
-                "{} of {} channels as 16-bit codes",
+                "{} of {} channels as {codes}",
                 k.quantised, k.channels
             ));
         }
@@ -752,6 +867,12 @@ fn print_clip(c: &ClipReport) {
             ""
         }
     );
+    if c.codes_error > 0.0 {
+        println!(
+            "  codes: their rounding alone moves vertices by {:.3e}",
+            c.codes_error
+        );
+    }
     println!(
         "  worst skinned-vertex error {:.3e} ({:.2e} of the diagonal) at {:.3} s, draw {} vertex \
          {}{} ({} times checked)",

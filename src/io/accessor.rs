@@ -20,6 +20,20 @@ pub struct AccessorData {
     pub normalized: bool,
 }
 
+/// Floats as a JSON array of numbers with the fewest digits that read back as the same
+/// `f32` (serde_json widens an `f32` to `f64` and prints every digit of that: an accessor
+/// bound of 0.0416666195 would cost 19 characters instead of 12). Not a number or infinite:
+/// null.
+pub(crate) fn json_floats(values: &[f32]) -> serde_json::Value {
+    values
+        .iter()
+        .map(|v| {
+            let shortest = v.to_string().parse::<f64>().unwrap_or(f64::from(*v));
+            serde_json::Value::from(shortest)
+        })
+        .collect()
+}
+
 /// Components per element of type `d` (MAT4: 16).
 pub(crate) fn components(d: Dimensions) -> usize {
     match d {

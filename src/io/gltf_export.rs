@@ -442,8 +442,8 @@ impl Writer<'_> {
             if !all_finite(&lo) || !all_finite(&hi) {
                 return Err(self.err(field, "NaN or infinite value"));
             }
-            acc["min"] = json!(lo);
-            acc["max"] = json!(hi);
+            acc["min"] = super::accessor::json_floats(&lo);
+            acc["max"] = super::accessor::json_floats(&hi);
         }
         self.accessors.push(acc);
         Ok(self.accessors.len() - 1)

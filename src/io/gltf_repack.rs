@@ -536,7 +536,7 @@ fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
             // Key times' bounds (glTF requires them on animation inputs).
             let bound = |pick: fn(f32, f32) -> f32| {
                 (minmax && !v.is_empty())
-                    .then(|| Value::from(vec![v.iter().copied().fold(v[0], pick)]))
+                    .then(|| super::accessor::json_floats(&[v.iter().copied().fold(v[0], pick)]))
             };
             let byte_offset = pool.add(root.accessors.len(), &bytes, 4 * comps);
             root.accessors.push(json::Accessor {

@@ -19,9 +19,14 @@
 //! Normals and tangents stored as normalised bytes (`optimize`'s mesh quantisation) go
 //! through the octahedral filter at 8 bits (meshoptimizer's `meshopt_encodeFilterOct`): their
 //! directions move by up to about a degree, which moves no vertex.
-//! Limits: no quaternion or exponent filter: everything but those directions is lossless, so
-//! compression adds nothing to `optimize`'s error; vertices are compressed in the order the file has them (no
-//! fetch reordering, which would renumber the vertices `optimize` measures by index).
+//! Rotation keys stored as normalised shorts go through the quaternion filter
+//! (`meshopt_encodeFilterQuat`) at the fewest bits, 4 to 16, that give every key back bit for
+//! bit; `optimize` rounds them to such keys beforehand ([`quaternion_filter_round`]), within
+//! its tolerance, so the filter itself loses nothing. A view with a key no bit count gives
+//! back is stored unfiltered.
+//! Limits: no exponent filter (translations and scales stay floats, compressed losslessly);
+//! everything but normals and tangents is given back as written, so compression adds nothing
+//! to `optimize`'s error.
 
 use gltf::json;
 use json::validation::{Checked, USize64};
@@ -42,8 +47,46 @@ enum Mode {
     /// Normals or tangents as normalised bytes (4 a vertex: xyz and the tangent's sign),
     /// through the octahedral filter.
     Octahedral,
+    /// Rotation keys as normalised shorts (8 bytes a key), through the quaternion filter
+    /// where it gives them back.
+    Quaternion,
     /// A triangle list's indices of this many bytes each.
     Triangles(usize),
+}
+
+/// Quaternion filter bits tried, fewest first: the filter takes 4 to 16.
+const QUATERNION_BITS: std::ops::RangeInclusive<i32> = 4..=16;
+
+/// Unit quaternions (xyzw, 4 values each) rounded in place to what a reader gets back from
+/// them stored through the quaternion filter at `bits` bits (4 to 16): 16-bit codes' values,
+/// each the fixed point of encoding and decoding (so the writer's filter gives them back bit
+/// for bit; a key still moving after a few rounds keeps its last codes, and its view is then
+/// stored unfiltered). The turn moves by up to about 1.4 / (2^(bits−1) − 1) rad (the three
+/// smallest components on a grid of 1/√2 over 2^(bits−1) − 1 steps), plus the 16-bit codes'
+/// rounding.
+pub fn quaternion_filter_round(bits: i32, values: &mut [f32]) {
+    /// Encode-and-decode rounds after the first that a key may take to settle.
+    const SETTLE_ROUNDS: usize = 3;
+    let bits = bits.clamp(*QUATERNION_BITS.start(), *QUATERNION_BITS.end());
+    let round_trip = |q: [f32; 4]| -> [i16; 4] {
+        let mut codes = meshopt::encoding::encode_filter_quat(&[q], bits);
+        meshopt::decode_filter_quat(&mut codes);
+        codes[0]
+    };
+    let value = crate::anim::snorm::snorm16_value;
+    for key in values.chunks_exact_mut(4) {
+        let mut codes = round_trip([key[0], key[1], key[2], key[3]]);
+        for _ in 0..SETTLE_ROUNDS {
+            let again = round_trip(codes.map(value));
+            if again == codes {
+                break;
+            }
+            codes = again;
+        }
+        for (v, c) in key.iter_mut().zip(codes) {
+            *v = value(c);
+        }
+    }
 }
 
 /// Compress the views of `root` whose bytes lie in `bin` (buffer 0): returns the new buffer 0
@@ -51,11 +94,13 @@ enum Mode {
 /// `extensionsUsed` and `extensionsRequired`. `file` names the model in errors.
 pub fn compress(root: &mut json::Root, bin: &[u8], file: &str) -> Result<(Vec<u8>, CompressStats)> {
     let octahedral = octahedral_views(root);
+    let quaternions = quaternion_views(root);
     let modes: Vec<Option<Mode>> = view_modes(root)
         .into_iter()
-        .zip(octahedral)
-        .map(|(m, oct)| match (m, oct) {
-            (Some(Mode::Attributes(4)), true) => Some(Mode::Octahedral),
+        .zip(octahedral.into_iter().zip(quaternions))
+        .map(|(m, kind)| match (m, kind) {
+            (Some(Mode::Attributes(4)), (true, _)) => Some(Mode::Octahedral),
+            (Some(Mode::Attributes(8)), (_, true)) => Some(Mode::Quaternion),
             (m, _) => m,
         })
         .collect();
@@ -151,6 +196,19 @@ fn encode(data: &[u8], mode: Mode) -> std::result::Result<Option<Encoded>, mesho
             encode_vertices(&filtered, 4)?
                 .map(|bytes| (bytes, 4, count, "ATTRIBUTES", Some("OCTAHEDRAL")))
         }
+        Mode::Quaternion => {
+            if data.is_empty() || !data.len().is_multiple_of(8) {
+                return Ok(None);
+            }
+            let keys: Vec<[i16; 4]> = bytemuck::pod_collect_to_vec(data);
+            let count = keys.len();
+            let Some(filtered) = quaternion_filtered(&keys) else {
+                return encode_vertices(data, 8)
+                    .map(|e| e.map(|bytes| (bytes, 8, count, "ATTRIBUTES", None)));
+            };
+            encode_vertices(bytemuck::cast_slice(&filtered), 8)?
+                .map(|bytes| (bytes, 8, count, "ATTRIBUTES", Some("QUATERNION")))
+        }
         Mode::Triangles(size) => {
             if data.is_empty() || !data.len().is_multiple_of(size * 3) {
                 return Ok(None);
@@ -169,6 +227,19 @@ fn encode(data: &[u8], mode: Mode) -> std::result::Result<Option<Encoded>, mesho
             let bytes = meshopt::encoding::encode_index_buffer(&indices, vertices)?;
             Some((bytes, size, indices.len(), "TRIANGLES", None))
         }
+    })
+}
+
+/// `keys` (normalised shorts, xyzw) through the quaternion filter at the fewest bits whose
+/// decoding gives every one back bit for bit; None when no bit count does.
+fn quaternion_filtered(keys: &[[i16; 4]]) -> Option<Vec<[i16; 4]>> {
+    let value = crate::anim::snorm::snorm16_value;
+    let unit: Vec<[f32; 4]> = keys.iter().map(|k| k.map(value)).collect();
+    QUATERNION_BITS.into_iter().find_map(|bits| {
+        let filtered = meshopt::encoding::encode_filter_quat(&unit, bits);
+        let mut back = filtered.clone();
+        meshopt::decode_filter_quat(&mut back);
+        (back == keys).then_some(filtered)
     })
 }
 
@@ -224,6 +295,35 @@ fn octahedral_views(root: &json::Root) -> Vec<bool> {
         };
         let bytes = matches!(&a.component_type, Checked::Valid(t) if t.0 == C::I8);
         let ok = directions.contains(&ai) && bytes && a.normalized && stride == 4;
+        fit[v] = Some(fit[v].unwrap_or(true) && ok);
+    }
+    fit.into_iter().map(|f| f == Some(true)).collect()
+}
+
+/// Per view, whether it holds only rotation keys as normalised shorts (animation sampler
+/// outputs of rotation channels, VEC4 of SHORT, 8 bytes apart): what the quaternion filter
+/// takes.
+fn quaternion_views(root: &json::Root) -> Vec<bool> {
+    use json::accessor::{ComponentType as C, Type as T};
+    use json::animation::Property as P;
+    let mut rotations = std::collections::HashSet::new();
+    for anim in &root.animations {
+        for ch in &anim.channels {
+            if matches!(ch.target.path, Checked::Valid(P::Rotation))
+                && let Some(s) = anim.samplers.get(ch.sampler.value())
+            {
+                rotations.insert(s.output.value());
+            }
+        }
+    }
+    let mut fit = vec![None; root.buffer_views.len()];
+    for (ai, a) in root.accessors.iter().enumerate() {
+        let Some((v, _, stride)) = super::accessor::json_layout(root, a) else {
+            continue;
+        };
+        let shorts = matches!(&a.component_type, Checked::Valid(t) if t.0 == C::I16);
+        let vec4 = matches!(a.type_, Checked::Valid(T::Vec4));
+        let ok = rotations.contains(&ai) && shorts && vec4 && a.normalized && stride == 8;
         fit[v] = Some(fit[v].unwrap_or(true) && ok);
     }
     fit.into_iter().map(|f| f == Some(true)).collect()

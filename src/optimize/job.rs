@@ -14,32 +14,59 @@
 //! versions at every evaluation time; over the tolerance, every budget is halved and the clip
 //! reduced again (at most [`MAX_ROUNDS`] times; then the clip is kept as it was); within it,
 //! the budgets are doubled while the result still holds in fewer bytes (the shares add up
-//! only when every error lines up). A LINEAR or STEP rotation or morph weight channel whose
-//! budget holds four times the rounding of 16-bit codes ([`SNORM16_ROTATION_ERROR_RAD`]; half a
-//! step of 1/65535 times each target's offset) is reduced within its budget less that rounding
-//! and its keys rounded to codes, which the writers store as normalised shorts; a last attempt
-//! at the best budgets asks the budget to hold the rounding once. Cost: per attempt, the channel reductions and two CPU
-//! skinnings per evaluation time. Limits: keys are
-//! the clip's own (no refit, no resampling); a node that moves no vertex is budgeted as if it
-//! carried one a whole diagonal away, so attachment and helper bones keep their motion.
+//! only when every error lines up). Before the reduction, every LINEAR or STEP rotation
+//! channel is rounded to integer codes ([`OptimizeJob::rotation_codes`], coarsest first: what
+//! the writer stores them as) and every morph weight channel in [0, 1] to 16-bit codes; the
+//! coarsest rounding that moves no vertex by more than [`CODES_SHARE`] of the tolerance, as
+//! measured on the skin, is kept (else the finest on as many rotation channels as hold it,
+//! those whose node reaches least first), and the keys are reduced from the rounded clip
+//! within what it leaves. Cost: per attempt, the channel reductions and two CPU skinnings
+//! per evaluation time. Limits: keys are the clip's own (no refit, no resampling); a node that moves no
+//! vertex is budgeted as if it carried one a whole diagonal away, so attachment and helper
+//! bones keep their motion.
 
 use glam::{Mat4, Vec3};
 
 use super::eval_times::evaluation_times;
 use super::measure::{WorstError, worst_error};
 use super::reduce::{ErrorMeasure, reduce_channel};
-use crate::anim::snorm::{
-    SNORM16_ROTATION_ERROR_RAD, UNORM16_MAX, snorm16_codes, snorm16_round, unorm16_codes,
-    unorm16_round,
-};
+use crate::anim::snorm::{snorm16_codes, snorm16_round, unorm16_codes, unorm16_round};
 use crate::anim::{Animation, Interpolation, Path};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
 use crate::scene::Scene;
 
-/// How many times over a channel's budget must hold its values' rounding to 16-bit codes
-/// before the search rounds them (a last attempt at the best budgets asks only once over).
-const CODE_MARGIN: f32 = 4.0;
+/// The most of the tolerance the rounding of rotations and morph weights to codes may take,
+/// measured on the skin: codes halve the bytes of every key, so they get as much as the key
+/// reduction.
+pub const CODES_SHARE: f32 = 0.5;
+
+/// One way the writer may store rotation keys as integer codes ([`OptimizeJob::rotation_codes`]).
+#[derive(Clone, Copy)]
+pub struct RotationCodes<'a> {
+    /// How the report names it.
+    pub name: &'a str,
+    /// Unit quaternions (xyzw, 4 values each) rounded in place to the values the file reads
+    /// back: each must be exactly a 16-bit code's value ([`snorm16_codes`]), which is how the
+    /// writers know to store them as codes.
+    pub round: &'a dyn Fn(&mut [f32]),
+}
+
+impl RotationCodes<'static> {
+    /// Each component to the nearest normalised signed short (glTF's own encoding).
+    pub const SNORM16: RotationCodes<'static> = RotationCodes {
+        name: "16-bit codes",
+        round: &round_snorm16,
+    };
+}
+
+fn round_snorm16(values: &mut [f32]) {
+    values.iter_mut().for_each(|v| *v = snorm16_round(*v));
+}
+
+/// What one more key time array costs in the file's JSON: its accessor with the bounds glTF
+/// requires (about 100 characters), beside its 4 bytes a key.
+const INPUT_JSON_BYTES: usize = 100;
 
 /// Times a clip's budgets are halved before it is kept unreduced.
 pub const MAX_ROUNDS: usize = 6;
@@ -53,7 +80,7 @@ pub struct KeyCounts {
     pub before: usize,
     /// Their keys kept.
     pub after: usize,
-    /// Of those channels, how many store their values as 16-bit codes (rotations).
+    /// Of those channels, how many store their values as integer codes.
     pub quantised: usize,
     /// Of those channels, how many are left out: their node's rest value holds the clip
     /// within their budget (glTF plays an unanimated channel at the node's own value).
@@ -79,6 +106,11 @@ pub struct ClipResult {
     pub attempts: usize,
     /// No reduction held within [`MAX_ROUNDS`]: the clip is the original.
     pub kept_original: bool,
+    /// The name of the rotation codes chosen ([`RotationCodes::name`]); None: rotations stay
+    /// floats.
+    pub rotation_codes: Option<String>,
+    /// How far the rounding to codes alone moves a vertex, at most (model units, measured).
+    pub codes_error: f32,
 }
 
 /// The key reduction of every clip of `scene` within `tolerance` (see the module
@@ -94,6 +126,10 @@ pub struct OptimizeJob<'a> {
     /// Per node, a cap on what its channels' errors may move the skin (model units): their
     /// budget is the smaller of their share and this.
     pub caps: Vec<(usize, f32)>,
+    /// Ways rotation keys may be stored as codes, coarsest first (tried in order; the first
+    /// whose rounding takes at most [`CODES_SHARE`] of the tolerance is kept); empty keeps
+    /// rotations as floats. [`RotationCodes::SNORM16`] is what every glTF reader reads.
+    pub rotation_codes: Vec<RotationCodes<'a>>,
 }
 
 impl OptimizeJob<'_> {
@@ -145,64 +181,69 @@ impl OptimizeJob<'_> {
         for &(i, cap) in &self.caps {
             budget.cap[i] = Some(budget.cap[i].map_or(cap, |c| c.min(cap)));
         }
+        // Exact and capped nodes' keys keep their values (a cap bounds their keys' error).
+        let keep: Vec<bool> = (budget.exact.iter().zip(&budget.cap))
+            .map(|(e, c)| *e || c.is_some())
+            .collect();
         let mut work = scene.clone();
         let mut clips = Vec::with_capacity(scene.animations.len());
         let mut results = Vec::with_capacity(scene.animations.len());
         for (ci, original) in scene.animations.iter().enumerate() {
             let times = evaluation_times(original)?;
-            let share = self.tolerance / budget.shares(original) as f32;
             let mut result = ClipResult {
                 clip: ci,
                 times_checked: times.len(),
                 ..Default::default()
             };
+            progress(ci, 0);
+            let coded = self.coded_clip(&mut work, (ci, &times), &budget, &keep, &mut result)?;
+            let share =
+                (self.tolerance - result.codes_error).max(0.0) / budget.shares(original) as f32;
             // The bytes of the best reduction that held so far.
             let mut best_bytes = usize::MAX;
-            let mut attempt =
-                |factor: f32, margin: f32, result: &mut ClipResult| -> Result<Option<Animation>> {
+            let mut attempt = |factor: f32, result: &mut ClipResult| -> Result<Option<Animation>> {
+                if result.attempts > 0 {
                     progress(ci, result.attempts);
-                    result.attempts += 1;
-                    let (candidate, keys) = reduce_clip(original, &times, &budget, factor, margin);
-                    let bytes = clip_bytes(&candidate);
-                    work.animations[ci] = candidate;
-                    let worst = worst_error((scene, ci), (&work, ci), &times)?;
-                    let out = std::mem::replace(&mut work.animations[ci], original.clone());
-                    if worst.distance > self.tolerance || bytes >= best_bytes {
-                        return Ok(None);
-                    }
-                    best_bytes = bytes;
-                    result.keys = keys;
-                    result.worst = worst;
-                    Ok(Some(out))
-                };
+                }
+                result.attempts += 1;
+                let (candidate, keys) = reduce_clip(&coded, &times, &budget, factor);
+                let bytes = clip_bytes(&candidate);
+                work.animations[ci] = candidate;
+                let worst = worst_error((scene, ci), (&work, ci), &times)?;
+                let out = std::mem::replace(&mut work.animations[ci], original.clone());
+                if worst.distance > self.tolerance || bytes >= best_bytes {
+                    return Ok(None);
+                }
+                best_bytes = bytes;
+                result.keys = keys;
+                result.worst = worst;
+                Ok(Some(out))
+            };
             // Tighten from the equal shares until the reduction holds, then loosen while it
             // still holds and takes fewer bytes: the shares add up only in the worst case.
             let mut chosen = None;
             let mut factor = share;
             for round in 0..=MAX_ROUNDS {
-                if let Some(a) = attempt(factor, CODE_MARGIN, &mut result)? {
+                if let Some(a) = attempt(factor, &mut result)? {
                     chosen = Some(a);
                     result.tightened = round;
                     break;
                 }
                 factor *= 0.5;
             }
-            let mut best = factor;
             if chosen.is_some() && result.tightened == 0 && self.tolerance > 0.0 {
                 for _ in 0..MAX_ROUNDS {
                     factor *= 2.0;
-                    match attempt(factor, CODE_MARGIN, &mut result)? {
+                    match attempt(factor, &mut result)? {
                         Some(a) => {
                             chosen = Some(a);
-                            best = factor;
                             result.loosened += 1;
                         }
                         None => {
                             // Halfway (in ratio) to the doubling that did not hold.
                             let half = factor * std::f32::consts::FRAC_1_SQRT_2;
-                            if let Some(a) = attempt(half, CODE_MARGIN, &mut result)? {
+                            if let Some(a) = attempt(half, &mut result)? {
                                 chosen = Some(a);
-                                best = half;
                                 result.loosened += 1;
                             }
                             break;
@@ -210,17 +251,13 @@ impl OptimizeJob<'_> {
                     }
                 }
             }
-            // Codes wherever the budget holds their rounding once, the check deciding.
-            if chosen.is_some()
-                && self.tolerance > 0.0
-                && let Some(a) = attempt(best, 1.0, &mut result)?
-            {
-                chosen = Some(a);
-            }
             let clip = chosen.unwrap_or_else(|| {
                 result.kept_original = true;
-                result.keys = reduce_clip(original, &times, &budget, 0.0, CODE_MARGIN).1;
+                result.keys = reduce_clip(original, &times, &budget, 0.0).1;
+                result.keys.iter_mut().for_each(|k| k.quantised = 0);
                 result.worst = WorstError::default();
+                result.rotation_codes = None;
+                result.codes_error = 0.0;
                 original.clone()
             });
             clips.push(clip);
@@ -228,11 +265,128 @@ impl OptimizeJob<'_> {
         }
         Ok((clips, results))
     }
+
+    /// Clip `ci` of the scene with its rotations rounded by the coarsest of
+    /// [`OptimizeJob::rotation_codes`], and its morph weights in [0, 1] to 16-bit codes, whose
+    /// rounding moves no vertex by more than [`CODES_SHARE`] of the tolerance at `times`;
+    /// failing that, the finest codes on as many of the rotation channels as hold it, those
+    /// whose node reaches least first (found by bisection); failing that, the morph weights
+    /// alone; failing that, the clip as it is. Channels on `keep` nodes are left as they are.
+    /// `work` is the scene with the original clips (given back so); `result` gets the choice
+    /// and its error.
+    fn coded_clip(
+        &self,
+        work: &mut Scene,
+        (ci, times): (usize, &[f32]),
+        budget: &Budgets,
+        keep: &[bool],
+        result: &mut ClipResult,
+    ) -> Result<Animation> {
+        let original = &self.scene.animations[ci];
+        if self.tolerance <= 0.0 {
+            return Ok(original.clone());
+        }
+        let allowed = CODES_SHARE * self.tolerance;
+        let rounds = code_channels(original, keep);
+        let rotation = |i: usize| original.channels[i].path == Path::Rotation;
+        let weights: Vec<bool> = (0..rounds.len())
+            .map(|i| rounds[i] && !rotation(i))
+            .collect();
+        // The rounding of `codes` on `which` channels, measured: Some when it holds.
+        let mut attempt = |codes: Option<&RotationCodes>, which: &[bool]| -> Result<_> {
+            if !which.contains(&true) {
+                return Ok(None);
+            }
+            work.animations[ci] = round_to_codes(original, codes, which);
+            let worst = worst_error((self.scene, ci), (&*work, ci), times)?;
+            let coded = std::mem::replace(&mut work.animations[ci], original.clone());
+            Ok((worst.distance <= allowed).then_some((coded, worst.distance)))
+        };
+        let mut chosen = None;
+        for codes in &self.rotation_codes {
+            if let Some(c) = attempt(Some(codes), &rounds)? {
+                chosen = Some((c, Some(codes)));
+                break;
+            }
+        }
+        if let (None, Some(finest)) = (&chosen, self.rotation_codes.last()) {
+            // The rotation channels whose rounding moves the skin least first.
+            let mut order: Vec<usize> = (0..rounds.len())
+                .filter(|&i| rounds[i] && rotation(i))
+                .collect();
+            let reach = |i: usize| budget.reach.get(original.channels[i].node).copied();
+            order.sort_by(|&a, &b| {
+                reach(a)
+                    .partial_cmp(&reach(b))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+            // Bisect the longest prefix that holds: `lo` holds (0: none), `hi` does not.
+            let (mut lo, mut hi) = (0, order.len());
+            while hi - lo > 1 {
+                let mid = (lo + hi) / 2;
+                let mut which = weights.clone();
+                order[..mid].iter().for_each(|&i| which[i] = true);
+                match attempt(Some(finest), &which)? {
+                    Some(c) => {
+                        chosen = Some((c, Some(finest)));
+                        lo = mid;
+                    }
+                    None => hi = mid,
+                }
+            }
+        }
+        if chosen.is_none() {
+            chosen = attempt(None, &weights)?.map(|c| (c, None));
+        }
+        Ok(match chosen {
+            Some(((coded, error), codes)) => {
+                result.rotation_codes = codes.map(|c| c.name.to_string());
+                result.codes_error = error;
+                coded
+            }
+            None => original.clone(),
+        })
+    }
+}
+
+/// Per channel of `anim`, whether it can be stored as codes: LINEAR and STEP rotations and
+/// morph weights in [0, 1], not on a `keep` node. CUBICSPLINE channels stay floats (their
+/// tangents may leave the codes' range).
+fn code_channels(anim: &Animation, keep: &[bool]) -> Vec<bool> {
+    anim.channels
+        .iter()
+        .map(|ch| {
+            let s = &ch.sampler;
+            let free =
+                keep.get(ch.node) != Some(&true) && s.interpolation != Interpolation::CubicSpline;
+            free && match ch.path {
+                Path::Rotation => s.components == 4,
+                Path::Weights => s.values.iter().all(|v| (0.0..=1.0).contains(v)),
+                _ => false,
+            }
+        })
+        .collect()
+}
+
+/// `anim` with the channels `which` says rounded: rotations by `codes` (left as they are when
+/// None), morph weights to 16-bit codes.
+fn round_to_codes(anim: &Animation, codes: Option<&RotationCodes>, which: &[bool]) -> Animation {
+    let mut out = anim.clone();
+    for (ch, _) in out.channels.iter_mut().zip(which).filter(|(_, w)| **w) {
+        let s = &mut ch.sampler;
+        match (ch.path, codes) {
+            (Path::Rotation, Some(c)) => (c.round)(&mut s.values),
+            (Path::Weights, _) => s.values.iter_mut().for_each(|v| *v = unorm16_round(*v)),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Bytes of `anim`'s data as the writers store it: key times as floats (channels with the same
-/// key times share one array of them, as the writer shares one input accessor), rotation keys
-/// and morph weights that are all exactly 16-bit codes as codes, other values as floats.
+/// key times share one array of them, as the writer shares one input accessor), each array
+/// with its accessor's JSON (about 100 bytes), rotation keys and morph weights that are
+/// all exactly 16-bit codes as codes, other values as floats.
 pub fn clip_bytes(anim: &Animation) -> usize {
     let mut times: Vec<&[f32]> = anim
         .channels
@@ -254,38 +408,33 @@ pub fn clip_bytes(anim: &Animation) -> usize {
     let values: usize = anim
         .channels
         .iter()
-        .map(|c| {
-            let s = &c.sampler;
-            let codes = match c.path {
-                Path::Rotation => snorm16_codes(&s.values).is_some(),
-                Path::Weights => unorm16_codes(&s.values).is_some(),
-                _ => false,
-            };
-            s.values.len() * if codes { 2 } else { 4 }
-        })
+        .map(|c| c.sampler.values.len() * if stores_codes(c) { 2 } else { 4 })
         .sum();
-    4 * times.iter().map(|t| t.len()).sum::<usize>() + values
+    let inputs: usize = times.iter().map(|t| 4 * t.len() + INPUT_JSON_BYTES).sum();
+    inputs + values
 }
 
 /// `anim` with every channel reduced within `factor` × its budget, and the key counts. A
-/// channel keeps all its keys unless the reduction saves floats even when its key times
+/// channel keeps all its keys unless the reduction saves bytes even when its key times
 /// need an array of their own (the original's are usually shared with other channels).
 fn reduce_clip(
     anim: &Animation,
     times: &[f32],
     budget: &Budgets,
     factor: f32,
-    code_margin: f32,
 ) -> (Animation, [KeyCounts; 4]) {
     let mut keys = [KeyCounts::default(); 4];
     let mut out = anim.clone();
     out.channels.clear();
     // The first channel left out: a clip must keep one (glTF animations have channels).
     let mut first_held = None;
-    for ch in &anim.channels {
+    let shared = shared_times(anim);
+    for (ch, &shared) in anim.channels.iter().zip(&shared) {
         let k = &mut keys[path_slot(ch.path)];
         k.channels += 1;
         k.before += ch.sampler.times_s.len();
+        let codes = stores_codes(ch);
+        k.quantised += usize::from(codes);
         if budget.exact.get(ch.node) == Some(&true) {
             k.after += ch.sampler.times_s.len();
             out.channels.push(ch.clone());
@@ -303,18 +452,18 @@ fn reduce_clip(
             .is_some_and(|r| holds_at(&ch.sampler, times, r, tolerance, &measure))
         {
             k.dropped += 1;
+            k.quantised -= usize::from(codes);
             if first_held.is_none() {
                 first_held = rest.map(|r| (ch, r));
             }
             continue;
         }
-        out.channels.push(reduce_kept(
-            ch,
-            times,
-            (tolerance, &measure),
-            code_margin,
-            k,
-        ));
+        let bytes = StoredBytes {
+            value: if codes { 2 } else { 4 },
+            shared,
+        };
+        out.channels
+            .push(reduce_kept(ch, times, (tolerance, &measure), bytes, k));
     }
     if let (true, Some((ch, rest))) = (out.channels.is_empty(), first_held) {
         // Held as one key of the node's own value: the same motion as leaving it out.
@@ -333,43 +482,58 @@ fn reduce_clip(
     (out, keys)
 }
 
+/// Whether the writers store channel `ch`'s values as 16-bit codes: rotations and morph
+/// weights whose every value is exactly a code's.
+fn stores_codes(ch: &crate::anim::Channel) -> bool {
+    match ch.path {
+        Path::Rotation => snorm16_codes(&ch.sampler.values).is_some(),
+        Path::Weights => unorm16_codes(&ch.sampler.values).is_some(),
+        _ => false,
+    }
+}
+
+/// Per channel of `anim`, whether another channel has the same key times (the writer then
+/// stores them once).
+fn shared_times(anim: &Animation) -> Vec<bool> {
+    let bits = |c: &crate::anim::Channel| -> Vec<u32> {
+        c.sampler.times_s.iter().map(|t| t.to_bits()).collect()
+    };
+    let mut count = std::collections::HashMap::new();
+    for c in &anim.channels {
+        *count.entry(bits(c)).or_insert(0usize) += 1;
+    }
+    anim.channels.iter().map(|c| count[&bits(c)] > 1).collect()
+}
+
+/// How a channel's keys are stored: bytes a value, and whether its key times are shared
+/// with another channel (so keeping them all costs no times of its own).
+#[derive(Clone, Copy)]
+struct StoredBytes {
+    value: usize,
+    shared: bool,
+}
+
 /// Channel `ch` reduced within `tolerance` (in `measure`'s unit), its keys counted in `k`:
-/// rotation keys and morph weights as 16-bit codes when the tolerance holds their rounding
-/// `code_margin` times over (CUBICSPLINE tangents may leave the codes' range: those stay
-/// floats; so do weights outside [0, 1]); all its keys kept unless the reduction saves bytes
-/// once its key times need an array of their own.
+/// all its keys kept unless the reduction saves bytes, its key times then needing an array
+/// of their own (4 bytes a key and an accessor) where the original's were shared.
 fn reduce_kept(
     ch: &crate::anim::Channel,
     times: &[f32],
     (tolerance, measure): (f32, &ErrorMeasure),
-    code_margin: f32,
+    bytes: StoredBytes,
     k: &mut KeyCounts,
 ) -> crate::anim::Channel {
     let mut ch = ch.clone();
-    let rounding = code_rounding(&ch, measure);
-    let quantise = ch.sampler.interpolation != Interpolation::CubicSpline
-        && rounding.is_some_and(|r| tolerance >= code_margin * r);
-    let reduce_within = match (quantise, rounding) {
-        (true, Some(r)) => tolerance - r,
-        _ => tolerance,
-    };
-    let (reduced, stats) = reduce_channel(&ch.sampler, times, reduce_within, measure);
+    let (reduced, stats) = reduce_channel(&ch.sampler, times, tolerance, measure);
     let per_key = ch.sampler.values.len() / stats.keys_before.max(1);
-    let value_bytes = if quantise { 2 } else { 4 };
-    // Reduced keys need their own times (4 bytes a key); the original's are shared.
-    if stats.keys_after * (4 + value_bytes * per_key) < stats.keys_before * value_bytes * per_key {
+    let stored = |keys: usize, times: bool| {
+        keys * bytes.value * per_key + usize::from(times) * (4 * keys + INPUT_JSON_BYTES)
+    };
+    if stored(stats.keys_after, true) < stored(stats.keys_before, !bytes.shared) {
         k.after += stats.keys_after;
         ch.sampler = reduced;
     } else {
         k.after += stats.keys_before;
-    }
-    if quantise {
-        let round = match ch.path {
-            Path::Weights => unorm16_round,
-            _ => snorm16_round,
-        };
-        ch.sampler.values.iter_mut().for_each(|v| *v = round(*v));
-        k.quantised += 1;
     }
     ch
 }
@@ -392,21 +556,6 @@ fn holds_at(
         sampler.sample_binary_search(t, &mut at);
         measure.error(&at, value) <= tolerance
     })
-}
-
-/// How far rounding channel `ch`'s values to 16-bit codes moves it, at most, in `measure`'s
-/// unit; None when its values cannot be codes (translations, scales, weights outside [0, 1]).
-fn code_rounding(ch: &crate::anim::Channel, measure: &ErrorMeasure) -> Option<f32> {
-    match (ch.path, measure) {
-        (Path::Rotation, _) => Some(SNORM16_ROTATION_ERROR_RAD),
-        (Path::Weights, ErrorMeasure::Weighted(factors)) => {
-            let in_range = ch.sampler.values.iter().all(|v| (0.0..=1.0).contains(v));
-            // Each weight moves by at most half a step; a target's offset scales it.
-            let half_step = (0.5 / UNORM16_MAX) as f32;
-            in_range.then(|| factors.iter().map(|f| f * half_step).sum())
-        }
-        _ => None,
-    }
 }
 
 /// The index of `path` in [`ClipResult::keys`].

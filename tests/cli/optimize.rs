@@ -363,6 +363,22 @@ fn quantised_and_compressed_files_hold_the_tolerance() {
             .filter(|v| v["extensions"]["EXT_meshopt_compression"].is_object())
             .count();
         assert!(compressed > 0, "{name}: no compressed view");
+        // Rotation keys through the quaternion filter where the report says so (CesiumMan's,
+        // at 1e-3, take it).
+        let filtered = doc["bufferViews"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["extensions"]["EXT_meshopt_compression"]["filter"] == "QUATERNION");
+        let codes = report["clips"][0]["rotation_codes"].as_str().unwrap_or("");
+        assert_eq!(
+            filtered,
+            codes.starts_with("quaternion filter"),
+            "{name}: {codes}"
+        );
+        if name == "cesium" {
+            assert!(filtered, "{name}: {codes}");
+        }
         // The bound, measured again by `diff` (vertices paired by their rest positions),
         // equals the report's.
         let diff = diff_at_evaluation_times(&input, &out, "1");

@@ -342,6 +342,7 @@ fn the_job_keeps_every_skinned_vertex_within_the_tolerance() {
                 tolerance: rel * diagonal,
                 exact: Vec::new(),
                 caps: Vec::new(),
+                rotation_codes: vec![skinview::optimize::RotationCodes::SNORM16],
             };
             let (clips, results) = job.run(|_, _| {}).unwrap();
             let mut reduced = scene.clone();
@@ -398,6 +399,7 @@ fn the_job_keeps_every_skinned_vertex_within_the_tolerance() {
             tolerance: bad,
             exact: Vec::new(),
             caps: Vec::new(),
+            rotation_codes: vec![skinview::optimize::RotationCodes::SNORM16],
         }
         .validate()
         .unwrap_err()
@@ -417,6 +419,7 @@ fn reduce_at(
         tolerance: rel * diagonal,
         exact: Vec::new(),
         caps: Vec::new(),
+        rotation_codes: vec![skinview::optimize::RotationCodes::SNORM16],
     };
     let (clips, results) = job.run(|_, _| {}).unwrap();
     (clips, results, diagonal)
@@ -521,6 +524,7 @@ fn exact_and_capped_joints_keep_their_keys() {
         tolerance: 1e-3 * diagonal,
         exact: vec![exact],
         caps: vec![(capped, 0.0)],
+        rotation_codes: vec![skinview::optimize::RotationCodes::SNORM16],
     };
     let (clips, results) = job.run(|_, _| {}).unwrap();
     for (a, b) in [(exact, "exact"), (capped, "capped at 0")] {
@@ -555,6 +559,111 @@ fn exact_and_capped_joints_keep_their_keys() {
         tolerance: 0.0,
         exact: vec![scene.nodes.len()],
         caps: Vec::new(),
+        rotation_codes: vec![skinview::optimize::RotationCodes::SNORM16],
     };
     assert!(bad.validate().is_err());
+}
+
+/// Every LINEAR rotation of `anim` rounded by `round` (as the job rounds them).
+fn rotations_rounded(anim: &Animation, round: &dyn Fn(&mut [f32])) -> Animation {
+    let mut out = anim.clone();
+    for c in &mut out.channels {
+        if c.path == Path::Rotation && c.sampler.interpolation == Interpolation::Linear {
+            round(&mut c.sampler.values);
+        }
+    }
+    out
+}
+
+/// Rotations take the coarsest codes offered whose rounding, measured on the skin, takes at
+/// most half the tolerance: a coarse 10-bit rounding (each component to k/511) at 1e-2 of the
+/// diagonal, not at 1e-4, where an independent measure of its rounding is over half (plain
+/// 16-bit codes are taken there, on some rotation channels at least); the
+/// rounding's error the job reports is that measure; every result holds the tolerance; with
+/// no codes offered, rotations stay floats.
+#[test]
+fn rotations_take_the_coarsest_codes_whose_rounding_fits() {
+    use skinview::anim::snorm::{snorm16_codes, snorm16_round};
+    use skinview::optimize::{CODES_SHARE, RotationCodes};
+    let scene =
+        skinview::io::load(&crate::common::shared_dir().join("models/CesiumMan/CesiumMan.glb"))
+            .unwrap();
+    let coarse_round = |v: &mut [f32]| {
+        v.iter_mut()
+            .for_each(|x| *x = snorm16_round((*x * 511.0).round() / 511.0));
+    };
+    let coarse = RotationCodes {
+        name: "coarse",
+        round: &coarse_round,
+    };
+    let diagonal = skinview::diff::rest_diagonal(&scene).unwrap() as f32;
+    let times = evaluation_times(&scene.animations[0]).unwrap();
+    let mut rounded = scene.clone();
+    rounded.animations[0] = rotations_rounded(&scene.animations[0], &coarse_round);
+    let coarse_error = worst_error((&scene, 0), (&rounded, 0), &times)
+        .unwrap()
+        .distance;
+    for (rel, offered, expect) in [
+        (1e-2, vec![coarse, RotationCodes::SNORM16], Some("coarse")),
+        (
+            1e-4,
+            vec![coarse, RotationCodes::SNORM16],
+            Some("16-bit codes"),
+        ),
+        (1e-2, Vec::new(), None),
+    ] {
+        let tolerance = rel * diagonal;
+        let job = OptimizeJob {
+            scene: &scene,
+            tolerance,
+            exact: Vec::new(),
+            caps: Vec::new(),
+            rotation_codes: offered,
+        };
+        let (clips, results) = job.run(|_, _| {}).unwrap();
+        let r = &results[0];
+        assert_eq!(r.rotation_codes.as_deref(), expect, "at {rel}");
+        let mut reduced = scene.clone();
+        reduced.animations = clips;
+        let w = worst_error((&scene, 0), (&reduced, 0), &times).unwrap();
+        assert!(
+            w.distance <= tolerance,
+            "at {rel}: {} over {tolerance}",
+            w.distance
+        );
+        let rotations = reduced.animations[0]
+            .channels
+            .iter()
+            .filter(|c| c.path == Path::Rotation);
+        let mut stored = 0;
+        for c in rotations {
+            let v = &c.sampler.values;
+            if expect == Some("coarse") {
+                let on_lattice = |&x: &f32| snorm16_round((x * 511.0).round() / 511.0) == x;
+                assert!(v.iter().all(on_lattice));
+            }
+            stored += usize::from(snorm16_codes(v).is_some());
+        }
+        assert_eq!(
+            r.keys[path_slot(Path::Rotation)].quantised,
+            stored,
+            "at {rel}"
+        );
+        match expect {
+            Some("coarse") => {
+                assert_eq!(
+                    r.codes_error, coarse_error,
+                    "the job's measure of its rounding"
+                );
+                assert!(coarse_error <= CODES_SHARE * tolerance);
+            }
+            Some(_) => {
+                // Plain codes on every rotation channel or, bisected, on those nearest the
+                // skin's ends.
+                assert!(stored > 0, "at {rel}");
+                assert!(coarse_error > CODES_SHARE * tolerance, "{coarse_error}");
+            }
+            None => assert_eq!(stored, 0, "floats when no codes are offered"),
+        }
+    }
 }

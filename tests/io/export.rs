@@ -885,3 +885,104 @@ fn quantised_normals_and_positions_stay_close() {
         "OCTAHEDRAL"
     );
 }
+
+/// Rotation keys rounded as the quaternion filter gives them back (`optimize --compress`
+/// rounds them so): over random seeded unit quaternions at every bit count the filter takes,
+/// each is left as 16-bit codes, turned by no more than the filter's bound (its three
+/// smallest components on a grid of 1/√2 over 2^(bits−1) − 1 steps, the largest rebuilt from
+/// them, then 16-bit rounding; the turn is about twice the 4D distance), and rounding it again
+/// changes nothing, so the writer's filter gives it back bit for bit.
+#[test]
+fn quaternion_filter_rounding_is_its_own_fixed_point() {
+    use skinview::anim::snorm::snorm16_codes;
+    use skinview::io::meshopt_encode::quaternion_filter_round;
+    use skinview::optimize::quaternion_angle;
+    let mut rng = common::rng::XorShift64(0x9e37_79b9_7f4a_7c15);
+    for bits in 4..=16 {
+        let steps = f64::from((1u32 << (bits - 1)) - 1);
+        let xyz = 3f64.sqrt() * 0.5 * std::f64::consts::FRAC_1_SQRT_2 / steps;
+        // |Δw| ≤ √3 |Δxyz| (w is the largest component); 16-bit rounding adds 1/32767.
+        let bound = (2.1 * ((1.0 + 3f64.sqrt()) * xyz + 1.0 / 32767.0)) as f32;
+        let mut unsettled = 0;
+        for _ in 0..2000 {
+            let q = glam::Quat::from_xyzw(
+                rng.next_f32() - 0.5,
+                rng.next_f32() - 0.5,
+                rng.next_f32() - 0.5,
+                rng.next_f32() - 0.5,
+            )
+            .normalize();
+            let mut r = q.to_array();
+            quaternion_filter_round(bits, &mut r);
+            assert!(snorm16_codes(&r).is_some(), "{bits} bits: {r:?}");
+            let turn = quaternion_angle(&q.to_array(), &r);
+            assert!(
+                turn <= bound,
+                "{bits} bits: {q:?} turned by {turn} (bound {bound})"
+            );
+            let mut again = r;
+            quaternion_filter_round(bits, &mut again);
+            unsettled += usize::from(again != r);
+        }
+        assert_eq!(unsettled, 0, "{bits} bits: keys not settled");
+    }
+}
+
+/// A clip whose rotation keys went through the quaternion filter's rounding is written
+/// compressed with its rotation view through the filter and reads back bit for bit; keys
+/// rounded to plain 16-bit codes read back bit for bit too (through the filter only where it
+/// gives every one of them back).
+#[test]
+fn filtered_rotations_read_back_bit_for_bit() {
+    use skinview::io::gltf_repack::repack_file_edited;
+    use skinview::io::meshopt_encode::quaternion_filter_round;
+    let dir = scratch("quaternion");
+    let input = common::model("CesiumMan");
+    let snorm = |v: &mut [f32]| {
+        v.iter_mut()
+            .for_each(|x| *x = skinview::anim::snorm::snorm16_round(*x));
+    };
+    let filter = |v: &mut [f32]| quaternion_filter_round(12, v);
+    type Round<'a> = &'a dyn Fn(&mut [f32]);
+    let roundings: [(Round, Option<bool>); 2] = [(&filter, Some(true)), (&snorm, None)];
+    for (round, filtered) in roundings {
+        let out = dir.join(format!("filtered-{}.glb", filtered.is_some()));
+        let options = RepackOptions {
+            rewrite_animations: true,
+            compress: true,
+            ..Default::default()
+        };
+        let (_, edited) =
+            repack_file_edited(&input, ImportOptions::default(), &options, &out, |s| {
+                for c in s.animations.iter_mut().flat_map(|a| &mut a.channels) {
+                    if c.path == skinview::anim::Path::Rotation {
+                        round(&mut c.sampler.values);
+                    }
+                }
+                Ok(s.animations.clone())
+            })
+            .unwrap();
+        let doc = common::glb::json_of(&std::fs::read(&out).unwrap());
+        let filters: Vec<&str> = doc["bufferViews"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v["extensions"]["EXT_meshopt_compression"]["filter"].as_str())
+            .collect();
+        if let Some(f) = filtered {
+            assert_eq!(filters.contains(&"QUATERNION"), f, "{filters:?}");
+        }
+        let back = skinview::io::load(&out).unwrap();
+        for (x, y) in edited.iter().zip(&back.animations) {
+            for (c, d) in x.channels.iter().zip(&y.channels) {
+                assert_eq!(c.sampler.times_s, d.sampler.times_s);
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&c.sampler.values),
+                    bits(&d.sampler.values),
+                    "{filtered:?}"
+                );
+            }
+        }
+    }
+}
