@@ -96,7 +96,8 @@ fn clip_reduction(
         tolerance: (config.clip_reduction_rel * diagonal) as f32,
         exact: Vec::new(),
         caps: Vec::new(),
-        rotation_codes: vec![crate::optimize::RotationCodes::SNORM16],
+        rotation_codes: vec![crate::optimize::KeyCodes::SNORM16],
+        vector_codes: Vec::new(),
     };
     let (clips, results) = job.run(|_, _| {})?;
     for ((original, reduced), r) in scene.animations.iter().zip(&clips).zip(&results) {

@@ -16,7 +16,7 @@ use skinview::io::gltf_repack::{
 };
 use skinview::io::{ImportOptions, Model, ModelSource};
 use skinview::optimize::{
-    ClipResult, KeyCounts, OptimizeJob, RotationCodes, WorstError, evaluation_times,
+    ClipResult, KeyCodes, KeyCounts, OptimizeJob, WorstError, evaluation_times,
     worst_error_renumbered,
 };
 use skinview::scene::Scene;
@@ -114,9 +114,11 @@ struct ClipReport {
     loosened: usize,
     attempts: usize,
     kept_original: bool,
-    /// How rotation keys are stored as codes (None: floats), and how far that rounding and
-    /// the morph weights' alone move a vertex (model units; measured before the reduction).
+    /// How rotation keys are stored as codes (None: floats) and translation and scale keys
+    /// rounded (None: as they were), and how far those roundings and the morph weights' alone
+    /// move a vertex (model units; measured before the reduction).
     rotation_codes: Option<String>,
+    vector_codes: Option<String>,
     codes_error: f64,
     /// Measured on the written file, read back.
     worst_error: f64,
@@ -144,40 +146,44 @@ const POSITION_BITS: [u32; 4] = [11, 12, 14, 16];
 /// default is 12; 14 is as far as the filter is coarser than plain 16-bit codes.
 const QUATERNION_BITS: [i32; 3] = [10, 12, 14];
 
-/// Unit quaternions (xyzw) rounded in place to what the file reads back.
+/// Exponent filter mantissa bits offered for translation and scale keys (`--compress`),
+/// fewest first: gltfpack's default is 16 for both.
+const EXPONENT_BITS: [i32; 2] = [12, 16];
+
+/// Keys rounded in place to what the file reads back.
 type Rounding = Box<dyn Fn(&mut [f32])>;
 
-/// Rotation keys rounded as the quaternion filter at some bits gives them back.
-struct QuaternionFilter {
+/// Keys rounded as one of meshoptimizer's filters gives them back at some bits.
+struct Filter {
     name: String,
     round: Rounding,
 }
 
-impl QuaternionFilter {
-    fn choices() -> Vec<QuaternionFilter> {
-        QUATERNION_BITS
-            .iter()
-            .map(|&bits| QuaternionFilter {
-                name: format!("quaternion filter, {bits} bits"),
-                round: Box::new(move |v: &mut [f32]| {
-                    skinview::io::meshopt_encode::quaternion_filter_round(bits, v)
-                }),
+impl Filter {
+    /// Rotations through the quaternion filter, translations and scales through the exponent
+    /// filter, coarsest first.
+    fn choices() -> (Vec<Filter>, Vec<Filter>) {
+        use skinview::io::meshopt_encode::{exponent_filter_round, quaternion_filter_round};
+        let quaternion = QUATERNION_BITS.iter().map(|&bits| Filter {
+            name: format!("quaternion filter, {bits} bits"),
+            round: Box::new(move |v: &mut [f32]| quaternion_filter_round(bits, v)),
+        });
+        let exponent = EXPONENT_BITS.iter().map(|&bits| Filter {
+            name: format!("exponent filter, {bits} bits"),
+            round: Box::new(move |v: &mut [f32]| exponent_filter_round(bits, v)),
+        });
+        (quaternion.collect(), exponent.collect())
+    }
+
+    /// `filters` as the job takes them when the output is compressed, else none.
+    fn offered<'a>(a: &OptimizeArgs, filters: &'a [Filter]) -> Vec<KeyCodes<'a>> {
+        (filters.iter().filter(|_| a.compress))
+            .map(|f| KeyCodes {
+                name: &f.name,
+                round: &*f.round,
             })
             .collect()
     }
-}
-
-/// The ways the keys' rotations may be stored, coarsest first: through the quaternion filter
-/// (`--compress`), else 16-bit codes.
-fn rotation_codes<'a>(a: &OptimizeArgs, filters: &'a [QuaternionFilter]) -> Vec<RotationCodes<'a>> {
-    let filtered = filters
-        .iter()
-        .filter(|_| a.compress)
-        .map(|f| RotationCodes {
-            name: &f.name,
-            round: &*f.round,
-        });
-    filtered.chain([RotationCodes::SNORM16]).collect()
 }
 
 /// How the written file stores what is not keys.
@@ -234,7 +240,7 @@ pub fn run(a: OptimizeArgs) -> CliResult {
     // The mesh's and the skin weights' rounding first: the keys get what they leave of the
     // tolerance.
     let (enc, mut grid, coarser, used) = encodings(&a, &model, tolerance)?;
-    let filters = QuaternionFilter::choices();
+    let (quaternion, exponent) = Filter::choices();
     let job = OptimizeJob {
         scene,
         tolerance: (tolerance - used).max(0.0) as f32,
@@ -243,7 +249,9 @@ pub fn run(a: OptimizeArgs) -> CliResult {
             false => Vec::new(),
         },
         caps,
-        rotation_codes: rotation_codes(&a, &filters),
+        // Through the quaternion filter (`--compress`), else 16-bit codes.
+        rotation_codes: [Filter::offered(&a, &quaternion), vec![KeyCodes::SNORM16]].concat(),
+        vector_codes: Filter::offered(&a, &exponent),
     };
     let (clips, results) = job.run(|clip, attempt| {
         let name = ClipName::new(clip, scene.animations[clip].name.as_deref()).label();
@@ -669,7 +677,9 @@ fn write_bytes(
                     ..Default::default()
                 });
             }
+            // The clips rewritten too: their data gathered into one view per element size.
             let options = RepackOptions {
+                rewrite_animations: true,
                 quantize_mesh: enc.mesh,
                 compress: a.compress,
                 ..Default::default()
@@ -800,6 +810,7 @@ fn clip_report(
         attempts: r.attempts,
         kept_original: r.kept_original,
         rotation_codes: r.rotation_codes.clone(),
+        vector_codes: r.vector_codes.clone(),
         codes_error: f64::from(r.codes_error),
         worst_error: f64::from(worst.distance),
         worst_error_rel: f64::from(worst.distance) / diagonal.max(f64::MIN_POSITIVE),
@@ -828,8 +839,9 @@ fn print_clip(c: &ClipReport) {
     let keys = |k: &KeyCounts, what: &str| {
         let mut notes = Vec::new();
         if k.quantised > 0 {
-            let codes = match (what, &c.rotation_codes) {
-                ("rotation", Some(name)) => name.as_str(),
+            let codes = match (what, &c.rotation_codes, &c.vector_codes) {
+                ("rotation", Some(name), _) => name.as_str(),
+                ("translation" | "scale", _, Some(name)) => name.as_str(),
                 _ => "16-bit codes",
             };
             notes.push(format!(

@@ -24,9 +24,11 @@
 //! bit; `optimize` rounds them to such keys beforehand ([`quaternion_filter_round`]), within
 //! its tolerance, so the filter itself loses nothing. A view with a key no bit count gives
 //! back is stored unfiltered.
-//! Limits: no exponent filter (translations and scales stay floats, compressed losslessly);
-//! everything but normals and tangents is given back as written, so compression adds nothing
-//! to `optimize`'s error.
+//! Translation and scale keys (floats) go through the exponent filter
+//! (`meshopt_encodeFilterExp`, one exponent a key) at the fewest mantissa bits, 1 to 24, that
+//! give every key back bit for bit, as `optimize` rounds them ([`exponent_filter_round`]).
+//! Limits: everything but normals and tangents is given back as written, so compression adds
+//! nothing to `optimize`'s error.
 
 use gltf::json;
 use json::validation::{Checked, USize64};
@@ -50,12 +52,55 @@ enum Mode {
     /// Rotation keys as normalised shorts (8 bytes a key), through the quaternion filter
     /// where it gives them back.
     Quaternion,
+    /// Translation or scale keys as floats (12 bytes a key), through the exponent filter where
+    /// it gives them back.
+    Exponential,
     /// A triangle list's indices of this many bytes each.
     Triangles(usize),
 }
 
 /// Quaternion filter bits tried, fewest first: the filter takes 4 to 16.
 const QUATERNION_BITS: std::ops::RangeInclusive<i32> = 4..=16;
+
+/// Exponent filter mantissa bits tried, fewest first: the filter takes 1 to 24.
+const EXPONENT_BITS: std::ops::RangeInclusive<i32> = 1..=24;
+
+/// Encode-and-decode rounds after the first that a key may take to settle on a filter's
+/// values.
+const SETTLE_ROUNDS: usize = 3;
+
+/// xyz keys (3 values each) rounded in place to what a reader gets back from them stored
+/// through the exponent filter with `bits` bits of mantissa (2 to 24; with 1, a key grows on
+/// each round trip) and one exponent a key,
+/// as gltfpack stores translations and scales: each the fixed point of encoding and decoding,
+/// as [`quaternion_filter_round`]. Each component moves by at most 2^(1 − bits) times the
+/// key's largest component, or 3 times that when the largest rounds up to a power of two and
+/// the key settles one exponent higher.
+pub fn exponent_filter_round(bits: i32, values: &mut [f32]) {
+    use meshopt::encoding::EncodeExpMode;
+    let bits = bits.clamp(2, *EXPONENT_BITS.end());
+    let round_trip = |v: [f32; 3]| -> [f32; 3] {
+        let mut codes =
+            meshopt::encoding::encode_filter_exp(&[v], bits, EncodeExpMode::SharedVector);
+        meshopt::decode_filter_exp(&mut codes);
+        codes[0].map(f32::from_bits)
+    };
+    let same = |a: [f32; 3], b: [f32; 3]| a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits());
+    for key in values.chunks_exact_mut(3) {
+        if !key.iter().all(|v| v.is_finite()) {
+            continue;
+        }
+        let mut v = round_trip([key[0], key[1], key[2]]);
+        for _ in 0..SETTLE_ROUNDS {
+            let again = round_trip(v);
+            if same(again, v) {
+                break;
+            }
+            v = again;
+        }
+        key.copy_from_slice(&v);
+    }
+}
 
 /// Unit quaternions (xyzw, 4 values each) rounded in place to what a reader gets back from
 /// them stored through the quaternion filter at `bits` bits (4 to 16): 16-bit codes' values,
@@ -65,8 +110,6 @@ const QUATERNION_BITS: std::ops::RangeInclusive<i32> = 4..=16;
 /// smallest components on a grid of 1/√2 over 2^(bits−1) − 1 steps), plus the 16-bit codes'
 /// rounding.
 pub fn quaternion_filter_round(bits: i32, values: &mut [f32]) {
-    /// Encode-and-decode rounds after the first that a key may take to settle.
-    const SETTLE_ROUNDS: usize = 3;
     let bits = bits.clamp(*QUATERNION_BITS.start(), *QUATERNION_BITS.end());
     let round_trip = |q: [f32; 4]| -> [i16; 4] {
         let mut codes = meshopt::encoding::encode_filter_quat(&[q], bits);
@@ -93,15 +136,18 @@ pub fn quaternion_filter_round(bits: i32, values: &mut [f32]) {
 /// bytes; `root` gets the fallback buffer, the views' extension objects and the extension in
 /// `extensionsUsed` and `extensionsRequired`. `file` names the model in errors.
 pub fn compress(root: &mut json::Root, bin: &[u8], file: &str) -> Result<(Vec<u8>, CompressStats)> {
+    let mut split = bin.to_vec();
+    split_key_views(root, &mut split);
+    let bin = &split[..];
     let octahedral = octahedral_views(root);
-    let quaternions = quaternion_views(root);
-    let modes: Vec<Option<Mode>> = view_modes(root)
-        .into_iter()
-        .zip(octahedral.into_iter().zip(quaternions))
-        .map(|(m, kind)| match (m, kind) {
-            (Some(Mode::Attributes(4)), (true, _)) => Some(Mode::Octahedral),
-            (Some(Mode::Attributes(8)), (_, true)) => Some(Mode::Quaternion),
-            (m, _) => m,
+    let quaternions = key_views(root, KeyView::Rotations);
+    let vectors = key_views(root, KeyView::Vectors);
+    let modes: Vec<Option<Mode>> = (view_modes(root).into_iter().enumerate())
+        .map(|(v, m)| match m {
+            Some(Mode::Attributes(4)) if octahedral[v] => Some(Mode::Octahedral),
+            Some(Mode::Attributes(8)) if quaternions[v] => Some(Mode::Quaternion),
+            Some(Mode::Attributes(12)) if vectors[v] => Some(Mode::Exponential),
+            m => m,
         })
         .collect();
     let mut out = Vec::with_capacity(bin.len() / 2);
@@ -202,12 +248,25 @@ fn encode(data: &[u8], mode: Mode) -> std::result::Result<Option<Encoded>, mesho
             }
             let keys: Vec<[i16; 4]> = bytemuck::pod_collect_to_vec(data);
             let count = keys.len();
-            let Some(filtered) = quaternion_filtered(&keys) else {
+            let Some((_, filtered)) = quaternion_filtered(&keys) else {
                 return encode_vertices(data, 8)
                     .map(|e| e.map(|bytes| (bytes, 8, count, "ATTRIBUTES", None)));
             };
             encode_vertices(bytemuck::cast_slice(&filtered), 8)?
                 .map(|bytes| (bytes, 8, count, "ATTRIBUTES", Some("QUATERNION")))
+        }
+        Mode::Exponential => {
+            if data.is_empty() || !data.len().is_multiple_of(12) {
+                return Ok(None);
+            }
+            let keys: Vec<[u32; 3]> = bytemuck::pod_collect_to_vec(data);
+            let count = keys.len();
+            let Some(filtered) = exponent_filtered(&keys) else {
+                return encode_vertices(data, 12)
+                    .map(|e| e.map(|bytes| (bytes, 12, count, "ATTRIBUTES", None)));
+            };
+            encode_vertices(bytemuck::cast_slice(&filtered), 12)?
+                .map(|bytes| (bytes, 12, count, "ATTRIBUTES", Some("EXPONENTIAL")))
         }
         Mode::Triangles(size) => {
             if data.is_empty() || !data.len().is_multiple_of(size * 3) {
@@ -231,16 +290,117 @@ fn encode(data: &[u8], mode: Mode) -> std::result::Result<Option<Encoded>, mesho
 }
 
 /// `keys` (normalised shorts, xyzw) through the quaternion filter at the fewest bits whose
-/// decoding gives every one back bit for bit; None when no bit count does.
-fn quaternion_filtered(keys: &[[i16; 4]]) -> Option<Vec<[i16; 4]>> {
+/// decoding gives every one back bit for bit, and those bits; None when no bit count does.
+fn quaternion_filtered(keys: &[[i16; 4]]) -> Option<(i32, Vec<[i16; 4]>)> {
     let value = crate::anim::snorm::snorm16_value;
     let unit: Vec<[f32; 4]> = keys.iter().map(|k| k.map(value)).collect();
     QUATERNION_BITS.into_iter().find_map(|bits| {
         let filtered = meshopt::encoding::encode_filter_quat(&unit, bits);
         let mut back = filtered.clone();
         meshopt::decode_filter_quat(&mut back);
+        (back == keys).then_some((bits, filtered))
+    })
+}
+
+/// `keys` (float bits, xyz) through the exponent filter (one exponent a key) at the fewest
+/// mantissa bits whose decoding gives every one back bit for bit; None when no bit count
+/// does.
+fn exponent_filtered(keys: &[[u32; 3]]) -> Option<Vec<[u32; 3]>> {
+    use meshopt::encoding::EncodeExpMode;
+    let floats: Vec<[f32; 3]> = keys.iter().map(|k| k.map(f32::from_bits)).collect();
+    if !floats.iter().flatten().all(|v| v.is_finite()) {
+        return None;
+    }
+    EXPONENT_BITS.into_iter().find_map(|bits| {
+        let filtered =
+            meshopt::encoding::encode_filter_exp(&floats, bits, EncodeExpMode::SharedVector);
+        let mut back = filtered.clone();
+        meshopt::decode_filter_exp(&mut back);
         (back == keys).then_some(filtered)
     })
+}
+
+/// The fewest bits at which a filter gives back every one of a key accessor's `bytes` (None:
+/// none does): the quaternion filter's for rotations, the exponent filter's for translations
+/// and scales (whose values at fewer bits are also values at more, so only whether it takes
+/// them matters: Some(0)).
+fn filter_bits(bytes: &[u8], kind: KeyView) -> Option<i32> {
+    match kind {
+        KeyView::Rotations => {
+            let keys: Vec<[i16; 4]> = bytemuck::pod_collect_to_vec(bytes);
+            quaternion_filtered(&keys).map(|(bits, _)| bits)
+        }
+        KeyView::Vectors => {
+            let keys: Vec<[u32; 3]> = bytemuck::pod_collect_to_vec(bytes);
+            exponent_filtered(&keys).map(|_| 0)
+        }
+    }
+}
+
+/// Each key view (rotations or translations and scales, packed) whose accessors the filters
+/// take at different bits, or not at all, split into one view per group, so one accessor
+/// the filter cannot give back leaves the others filtered (and rotations at different bits,
+/// whose values differ, are each filtered): the first group's bytes move to the front of the
+/// view, the others go to new views at the end of `bin`.
+fn split_key_views(root: &mut json::Root, bin: &mut Vec<u8>) {
+    for kind in [KeyView::Rotations, KeyView::Vectors] {
+        let views = key_views(root, kind);
+        for (v, _) in views.iter().enumerate().filter(|(_, k)| **k) {
+            let view = &root.buffer_views[v];
+            if view.byte_stride.is_some() || view.buffer.value() != 0 {
+                continue;
+            }
+            let start = view.byte_offset.map_or(0, |o| o.0) as usize;
+            // Per group (the bits), its accessors and their bytes.
+            let mut groups: std::collections::BTreeMap<Option<i32>, Vec<(usize, Vec<u8>)>> =
+                Default::default();
+            for (ai, a) in root.accessors.iter().enumerate() {
+                let Some((av, element, _)) = super::accessor::json_layout(root, a) else {
+                    continue;
+                };
+                if av != v {
+                    continue;
+                }
+                let from = start + a.byte_offset.map_or(0, |o| o.0) as usize;
+                let Some(bytes) = bin.get(from..from + element * a.count.0 as usize) else {
+                    return;
+                };
+                groups
+                    .entry(filter_bits(bytes, kind))
+                    .or_default()
+                    .push((ai, bytes.to_vec()));
+            }
+            if groups.len() < 2 {
+                continue;
+            }
+            for (g, (_, members)) in groups.into_iter().enumerate() {
+                let data: Vec<u8> = members.iter().flat_map(|m| m.1.iter().copied()).collect();
+                let at = match g {
+                    0 => {
+                        bin[start..start + data.len()].copy_from_slice(&data);
+                        root.buffer_views[v].byte_length = USize64(data.len() as u64);
+                        v
+                    }
+                    _ => {
+                        bin.resize(bin.len().div_ceil(4) * 4, 0);
+                        let mut view = root.buffer_views[v].clone();
+                        view.byte_offset = Some(USize64(bin.len() as u64));
+                        view.byte_length = USize64(data.len() as u64);
+                        bin.extend_from_slice(&data);
+                        root.buffer_views.push(view);
+                        root.buffer_views.len() - 1
+                    }
+                };
+                let mut offset = 0;
+                for (ai, bytes) in members {
+                    let a = &mut root.accessors[ai];
+                    a.buffer_view = Some(json::Index::new(at as u32));
+                    a.byte_offset = (offset > 0).then_some(USize64(offset as u64));
+                    offset += bytes.len();
+                }
+            }
+        }
+    }
 }
 
 /// Element sizes the vertex codec is asked to take (the crate's encoder is generic over the
@@ -300,30 +460,46 @@ fn octahedral_views(root: &json::Root) -> Vec<bool> {
     fit.into_iter().map(|f| f == Some(true)).collect()
 }
 
-/// Per view, whether it holds only rotation keys as normalised shorts (animation sampler
-/// outputs of rotation channels, VEC4 of SHORT, 8 bytes apart): what the quaternion filter
-/// takes.
-fn quaternion_views(root: &json::Root) -> Vec<bool> {
+/// Which animation keys a view may hold for a filter to take it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KeyView {
+    /// Rotation outputs as normalised shorts (VEC4 of SHORT, 8 bytes apart): the quaternion
+    /// filter's.
+    Rotations,
+    /// Translation and scale outputs as floats (VEC3 of FLOAT, 12 bytes apart): the exponent
+    /// filter's.
+    Vectors,
+}
+
+/// Per view, whether it holds only the keys `kind` names.
+fn key_views(root: &json::Root, kind: KeyView) -> Vec<bool> {
     use json::accessor::{ComponentType as C, Type as T};
     use json::animation::Property as P;
-    let mut rotations = std::collections::HashSet::new();
+    let mut outputs = std::collections::HashSet::new();
     for anim in &root.animations {
         for ch in &anim.channels {
-            if matches!(ch.target.path, Checked::Valid(P::Rotation))
-                && let Some(s) = anim.samplers.get(ch.sampler.value())
-            {
-                rotations.insert(s.output.value());
+            let wanted = matches!(
+                (&ch.target.path, kind),
+                (Checked::Valid(P::Rotation), KeyView::Rotations)
+                    | (Checked::Valid(P::Translation | P::Scale), KeyView::Vectors)
+            );
+            if let (true, Some(s)) = (wanted, anim.samplers.get(ch.sampler.value())) {
+                outputs.insert(s.output.value());
             }
         }
     }
+    let (component, ty, size, normalized) = match kind {
+        KeyView::Rotations => (C::I16, T::Vec4, 8, true),
+        KeyView::Vectors => (C::F32, T::Vec3, 12, false),
+    };
     let mut fit = vec![None; root.buffer_views.len()];
     for (ai, a) in root.accessors.iter().enumerate() {
         let Some((v, _, stride)) = super::accessor::json_layout(root, a) else {
             continue;
         };
-        let shorts = matches!(&a.component_type, Checked::Valid(t) if t.0 == C::I16);
-        let vec4 = matches!(a.type_, Checked::Valid(T::Vec4));
-        let ok = rotations.contains(&ai) && shorts && vec4 && a.normalized && stride == 8;
+        let typed = matches!(&a.component_type, Checked::Valid(t) if t.0 == component)
+            && a.type_ == Checked::Valid(ty);
+        let ok = outputs.contains(&ai) && typed && a.normalized == normalized && stride == size;
         fit[v] = Some(fit[v].unwrap_or(true) && ok);
     }
     fit.into_iter().map(|f| f == Some(true)).collect()

@@ -19,10 +19,12 @@
 //! the writer stores them as) and every morph weight channel in [0, 1] to 16-bit codes; the
 //! coarsest rounding that moves no vertex by more than [`CODES_SHARE`] of the tolerance, as
 //! measured on the skin, is kept (else the finest on as many rotation channels as hold it,
-//! those whose node reaches least first), and the keys are reduced from the rounded clip
-//! within what it leaves. Cost: per attempt, the channel reductions and two CPU skinnings
-//! per evaluation time. Limits: keys are the clip's own (no refit, no resampling); a node that moves no
-//! vertex is budgeted as if it carried one a whole diagonal away, so attachment and helper
+//! those whose node reaches least first); then translations and scales are rounded likewise
+//! ([`OptimizeJob::vector_codes`]: what a writer's filter gives back) where the clip still
+//! holds that share. The keys are reduced from the rounded clip within what it leaves. Cost:
+//! per attempt, the channel reductions and two CPU skinnings per evaluation time. Limits:
+//! keys are the clip's own (no refit, no resampling); a node that moves no vertex is budgeted
+//! as if it carried one a whole diagonal away, so attachment and helper
 //! bones keep their motion.
 
 use glam::{Mat4, Vec3};
@@ -41,20 +43,22 @@ use crate::scene::Scene;
 /// reduction.
 pub const CODES_SHARE: f32 = 0.5;
 
-/// One way the writer may store rotation keys as integer codes ([`OptimizeJob::rotation_codes`]).
+/// One way the writer may store keys with fewer bits ([`OptimizeJob::rotation_codes`],
+/// [`OptimizeJob::vector_codes`]).
 #[derive(Clone, Copy)]
-pub struct RotationCodes<'a> {
+pub struct KeyCodes<'a> {
     /// How the report names it.
     pub name: &'a str,
-    /// Unit quaternions (xyzw, 4 values each) rounded in place to the values the file reads
-    /// back: each must be exactly a 16-bit code's value ([`snorm16_codes`]), which is how the
-    /// writers know to store them as codes.
+    /// Keys rounded in place to the values the file reads back. Rotations: unit quaternions
+    /// (xyzw, 4 values each), each value exactly a 16-bit code's ([`snorm16_codes`]), which is
+    /// how the writers know to store them as codes. Translations and scales: xyz, 3 values
+    /// each, still floats.
     pub round: &'a dyn Fn(&mut [f32]),
 }
 
-impl RotationCodes<'static> {
+impl KeyCodes<'static> {
     /// Each component to the nearest normalised signed short (glTF's own encoding).
-    pub const SNORM16: RotationCodes<'static> = RotationCodes {
+    pub const SNORM16: KeyCodes<'static> = KeyCodes {
         name: "16-bit codes",
         round: &round_snorm16,
     };
@@ -80,7 +84,9 @@ pub struct KeyCounts {
     pub before: usize,
     /// Their keys kept.
     pub after: usize,
-    /// Of those channels, how many store their values as integer codes.
+    /// Of those channels, how many store their values with fewer bits: rotations and morph
+    /// weights as integer codes, translations and scales rounded to
+    /// [`OptimizeJob::vector_codes`].
     pub quantised: usize,
     /// Of those channels, how many are left out: their node's rest value holds the clip
     /// within their budget (glTF plays an unanimated channel at the node's own value).
@@ -106,9 +112,11 @@ pub struct ClipResult {
     pub attempts: usize,
     /// No reduction held within [`MAX_ROUNDS`]: the clip is the original.
     pub kept_original: bool,
-    /// The name of the rotation codes chosen ([`RotationCodes::name`]); None: rotations stay
+    /// The name of the rotation codes chosen ([`KeyCodes::name`]); None: rotations stay
     /// floats.
     pub rotation_codes: Option<String>,
+    /// The name of the translation and scale codes chosen; None: they stay as they are.
+    pub vector_codes: Option<String>,
     /// How far the rounding to codes alone moves a vertex, at most (model units, measured).
     pub codes_error: f32,
 }
@@ -128,8 +136,12 @@ pub struct OptimizeJob<'a> {
     pub caps: Vec<(usize, f32)>,
     /// Ways rotation keys may be stored as codes, coarsest first (tried in order; the first
     /// whose rounding takes at most [`CODES_SHARE`] of the tolerance is kept); empty keeps
-    /// rotations as floats. [`RotationCodes::SNORM16`] is what every glTF reader reads.
-    pub rotation_codes: Vec<RotationCodes<'a>>,
+    /// rotations as floats. [`KeyCodes::SNORM16`] is what every glTF reader reads.
+    pub rotation_codes: Vec<KeyCodes<'a>>,
+    /// Ways translation and scale keys may be rounded (what a writer's filter gives back),
+    /// coarsest first; the first whose rounding, with the rotations', still takes at most
+    /// [`CODES_SHARE`] of the tolerance is kept; empty keeps them as they are.
+    pub vector_codes: Vec<KeyCodes<'a>>,
 }
 
 impl OptimizeJob<'_> {
@@ -197,6 +209,8 @@ impl OptimizeJob<'_> {
             };
             progress(ci, 0);
             let coded = self.coded_clip(&mut work, (ci, &times), &budget, &keep, &mut result)?;
+            let (coded, lattice) =
+                self.vector_coded(&mut work, (ci, &times), coded, &keep, &mut result)?;
             let share =
                 (self.tolerance - result.codes_error).max(0.0) / budget.shares(original) as f32;
             // The bytes of the best reduction that held so far.
@@ -206,7 +220,7 @@ impl OptimizeJob<'_> {
                     progress(ci, result.attempts);
                 }
                 result.attempts += 1;
-                let (candidate, keys) = reduce_clip(&coded, &times, &budget, factor);
+                let (candidate, keys) = reduce_clip((&coded, &lattice), &times, &budget, factor);
                 let bytes = clip_bytes(&candidate);
                 work.animations[ci] = candidate;
                 let worst = worst_error((scene, ci), (&work, ci), &times)?;
@@ -253,13 +267,23 @@ impl OptimizeJob<'_> {
             }
             let clip = chosen.unwrap_or_else(|| {
                 result.kept_original = true;
-                result.keys = reduce_clip(original, &times, &budget, 0.0).1;
+                let none = vec![false; original.channels.len()];
+                result.keys = reduce_clip((original, &none), &times, &budget, 0.0).1;
                 result.keys.iter_mut().for_each(|k| k.quantised = 0);
                 result.worst = WorstError::default();
                 result.rotation_codes = None;
+                result.vector_codes = None;
                 result.codes_error = 0.0;
                 original.clone()
             });
+            // A choice no kept channel uses (every rounded one left out) is not reported.
+            let rounded = |p: Path| result.keys[path_slot(p)].quantised > 0;
+            if !rounded(Path::Rotation) {
+                result.rotation_codes = None;
+            }
+            if !rounded(Path::Translation) && !rounded(Path::Scale) {
+                result.vector_codes = None;
+            }
             clips.push(clip);
             results.push(result);
         }
@@ -293,7 +317,7 @@ impl OptimizeJob<'_> {
             .map(|i| rounds[i] && !rotation(i))
             .collect();
         // The rounding of `codes` on `which` channels, measured: Some when it holds.
-        let mut attempt = |codes: Option<&RotationCodes>, which: &[bool]| -> Result<_> {
+        let mut attempt = |codes: Option<&KeyCodes>, which: &[bool]| -> Result<_> {
             if !which.contains(&true) {
                 return Ok(None);
             }
@@ -347,6 +371,52 @@ impl OptimizeJob<'_> {
             None => original.clone(),
         })
     }
+
+    /// `coded` (clip `ci` with its codes) with its LINEAR and STEP translation and scale
+    /// channels rounded by the coarsest of [`OptimizeJob::vector_codes`] with which the clip
+    /// still moves no vertex by more than [`CODES_SHARE`] of the tolerance at `times`, and
+    /// per channel whether it was so rounded; `coded` as it is when none holds. Channels on
+    /// `keep` nodes are left as they are.
+    fn vector_coded(
+        &self,
+        work: &mut Scene,
+        (ci, times): (usize, &[f32]),
+        coded: Animation,
+        keep: &[bool],
+        result: &mut ClipResult,
+    ) -> Result<(Animation, Vec<bool>)> {
+        let which: Vec<bool> = coded
+            .channels
+            .iter()
+            .map(|ch| {
+                let s = &ch.sampler;
+                keep.get(ch.node) != Some(&true)
+                    && s.interpolation != Interpolation::CubicSpline
+                    && matches!(ch.path, Path::Translation | Path::Scale)
+                    && s.components == 3
+            })
+            .collect();
+        let none = vec![false; which.len()];
+        if self.tolerance <= 0.0 || !which.contains(&true) {
+            return Ok((coded, none));
+        }
+        let original = &self.scene.animations[ci];
+        for codes in &self.vector_codes {
+            let mut rounded = coded.clone();
+            for (ch, _) in rounded.channels.iter_mut().zip(&which).filter(|(_, w)| **w) {
+                (codes.round)(&mut ch.sampler.values);
+            }
+            work.animations[ci] = rounded;
+            let worst = worst_error((self.scene, ci), (&*work, ci), times)?;
+            let rounded = std::mem::replace(&mut work.animations[ci], original.clone());
+            if worst.distance <= CODES_SHARE * self.tolerance {
+                result.vector_codes = Some(codes.name.to_string());
+                result.codes_error = worst.distance;
+                return Ok((rounded, which));
+            }
+        }
+        Ok((coded, none))
+    }
 }
 
 /// Per channel of `anim`, whether it can be stored as codes: LINEAR and STEP rotations and
@@ -370,7 +440,7 @@ fn code_channels(anim: &Animation, keep: &[bool]) -> Vec<bool> {
 
 /// `anim` with the channels `which` says rounded: rotations by `codes` (left as they are when
 /// None), morph weights to 16-bit codes.
-fn round_to_codes(anim: &Animation, codes: Option<&RotationCodes>, which: &[bool]) -> Animation {
+fn round_to_codes(anim: &Animation, codes: Option<&KeyCodes>, which: &[bool]) -> Animation {
     let mut out = anim.clone();
     for (ch, _) in out.channels.iter_mut().zip(which).filter(|(_, w)| **w) {
         let s = &mut ch.sampler;
@@ -414,11 +484,12 @@ pub fn clip_bytes(anim: &Animation) -> usize {
     inputs + values
 }
 
-/// `anim` with every channel reduced within `factor` × its budget, and the key counts. A
-/// channel keeps all its keys unless the reduction saves bytes even when its key times
+/// `anim` with every channel reduced within `factor` × its budget, and the key counts
+/// (`lattice`: per channel, whether its keys were rounded to [`OptimizeJob::vector_codes`]).
+/// A channel keeps all its keys unless the reduction saves bytes even when its key times
 /// need an array of their own (the original's are usually shared with other channels).
 fn reduce_clip(
-    anim: &Animation,
+    (anim, lattice): (&Animation, &[bool]),
     times: &[f32],
     budget: &Budgets,
     factor: f32,
@@ -429,12 +500,13 @@ fn reduce_clip(
     // The first channel left out: a clip must keep one (glTF animations have channels).
     let mut first_held = None;
     let shared = shared_times(anim);
-    for (ch, &shared) in anim.channels.iter().zip(&shared) {
+    for (i, (ch, &shared)) in anim.channels.iter().zip(&shared).enumerate() {
         let k = &mut keys[path_slot(ch.path)];
         k.channels += 1;
         k.before += ch.sampler.times_s.len();
         let codes = stores_codes(ch);
-        k.quantised += usize::from(codes);
+        let rounded = codes || lattice.get(i) == Some(&true);
+        k.quantised += usize::from(rounded);
         if budget.exact.get(ch.node) == Some(&true) {
             k.after += ch.sampler.times_s.len();
             out.channels.push(ch.clone());
@@ -452,7 +524,7 @@ fn reduce_clip(
             .is_some_and(|r| holds_at(&ch.sampler, times, r, tolerance, &measure))
         {
             k.dropped += 1;
-            k.quantised -= usize::from(codes);
+            k.quantised -= usize::from(rounded);
             if first_held.is_none() {
                 first_held = rest.map(|r| (ch, r));
             }

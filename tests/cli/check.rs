@@ -1489,7 +1489,8 @@ fn clip_reduction_is_off_by_default_and_finds_a_reducible_clip() {
         tolerance: (1e-3 * diagonal) as f32,
         exact: Vec::new(),
         caps: Vec::new(),
-        rotation_codes: vec![skinview::optimize::RotationCodes::SNORM16],
+        rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
+        vector_codes: Vec::new(),
     };
     let (_, results) = job.run(|_, _| {}).unwrap();
     let (before, after) = results[0]

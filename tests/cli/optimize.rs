@@ -363,21 +363,28 @@ fn quantised_and_compressed_files_hold_the_tolerance() {
             .filter(|v| v["extensions"]["EXT_meshopt_compression"].is_object())
             .count();
         assert!(compressed > 0, "{name}: no compressed view");
-        // Rotation keys through the quaternion filter where the report says so (CesiumMan's,
-        // at 1e-3, take it).
-        let filtered = doc["bufferViews"]
+        // Rotation keys through the quaternion filter, translations and scales through the
+        // exponent filter, where the report says so (other keys a filter gives back bit for
+        // bit may take it too); CesiumMan's rotations, at 1e-3, take it.
+        let filters: Vec<&str> = doc["bufferViews"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|v| v["extensions"]["EXT_meshopt_compression"]["filter"] == "QUATERNION");
-        let codes = report["clips"][0]["rotation_codes"].as_str().unwrap_or("");
-        assert_eq!(
-            filtered,
-            codes.starts_with("quaternion filter"),
-            "{name}: {codes}"
-        );
+            .filter_map(|v| v["extensions"]["EXT_meshopt_compression"]["filter"].as_str())
+            .collect();
+        for clip in report["clips"].as_array().unwrap() {
+            for (field, named, filter) in [
+                ("rotation_codes", "quaternion filter", "QUATERNION"),
+                ("vector_codes", "exponent filter", "EXPONENTIAL"),
+            ] {
+                let codes = clip[field].as_str().unwrap_or("");
+                if codes.starts_with(named) {
+                    assert!(filters.contains(&filter), "{name}: {codes}: {filters:?}");
+                }
+            }
+        }
         if name == "cesium" {
-            assert!(filtered, "{name}: {codes}");
+            assert!(filters.contains(&"QUATERNION"), "{name}: {filters:?}");
         }
         // The bound, measured again by `diff` (vertices paired by their rest positions),
         // equals the report's.

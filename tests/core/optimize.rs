@@ -342,7 +342,8 @@ fn the_job_keeps_every_skinned_vertex_within_the_tolerance() {
                 tolerance: rel * diagonal,
                 exact: Vec::new(),
                 caps: Vec::new(),
-                rotation_codes: vec![skinview::optimize::RotationCodes::SNORM16],
+                rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
+                vector_codes: Vec::new(),
             };
             let (clips, results) = job.run(|_, _| {}).unwrap();
             let mut reduced = scene.clone();
@@ -399,7 +400,8 @@ fn the_job_keeps_every_skinned_vertex_within_the_tolerance() {
             tolerance: bad,
             exact: Vec::new(),
             caps: Vec::new(),
-            rotation_codes: vec![skinview::optimize::RotationCodes::SNORM16],
+            rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
+            vector_codes: Vec::new(),
         }
         .validate()
         .unwrap_err()
@@ -419,7 +421,8 @@ fn reduce_at(
         tolerance: rel * diagonal,
         exact: Vec::new(),
         caps: Vec::new(),
-        rotation_codes: vec![skinview::optimize::RotationCodes::SNORM16],
+        rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
+        vector_codes: Vec::new(),
     };
     let (clips, results) = job.run(|_, _| {}).unwrap();
     (clips, results, diagonal)
@@ -524,7 +527,8 @@ fn exact_and_capped_joints_keep_their_keys() {
         tolerance: 1e-3 * diagonal,
         exact: vec![exact],
         caps: vec![(capped, 0.0)],
-        rotation_codes: vec![skinview::optimize::RotationCodes::SNORM16],
+        rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
+        vector_codes: Vec::new(),
     };
     let (clips, results) = job.run(|_, _| {}).unwrap();
     for (a, b) in [(exact, "exact"), (capped, "capped at 0")] {
@@ -559,7 +563,8 @@ fn exact_and_capped_joints_keep_their_keys() {
         tolerance: 0.0,
         exact: vec![scene.nodes.len()],
         caps: Vec::new(),
-        rotation_codes: vec![skinview::optimize::RotationCodes::SNORM16],
+        rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
+        vector_codes: Vec::new(),
     };
     assert!(bad.validate().is_err());
 }
@@ -584,7 +589,7 @@ fn rotations_rounded(anim: &Animation, round: &dyn Fn(&mut [f32])) -> Animation 
 #[test]
 fn rotations_take_the_coarsest_codes_whose_rounding_fits() {
     use skinview::anim::snorm::{snorm16_codes, snorm16_round};
-    use skinview::optimize::{CODES_SHARE, RotationCodes};
+    use skinview::optimize::{CODES_SHARE, KeyCodes};
     let scene =
         skinview::io::load(&crate::common::shared_dir().join("models/CesiumMan/CesiumMan.glb"))
             .unwrap();
@@ -592,7 +597,7 @@ fn rotations_take_the_coarsest_codes_whose_rounding_fits() {
         v.iter_mut()
             .for_each(|x| *x = snorm16_round((*x * 511.0).round() / 511.0));
     };
-    let coarse = RotationCodes {
+    let coarse = KeyCodes {
         name: "coarse",
         round: &coarse_round,
     };
@@ -604,12 +609,8 @@ fn rotations_take_the_coarsest_codes_whose_rounding_fits() {
         .unwrap()
         .distance;
     for (rel, offered, expect) in [
-        (1e-2, vec![coarse, RotationCodes::SNORM16], Some("coarse")),
-        (
-            1e-4,
-            vec![coarse, RotationCodes::SNORM16],
-            Some("16-bit codes"),
-        ),
+        (1e-2, vec![coarse, KeyCodes::SNORM16], Some("coarse")),
+        (1e-4, vec![coarse, KeyCodes::SNORM16], Some("16-bit codes")),
         (1e-2, Vec::new(), None),
     ] {
         let tolerance = rel * diagonal;
@@ -619,6 +620,7 @@ fn rotations_take_the_coarsest_codes_whose_rounding_fits() {
             exact: Vec::new(),
             caps: Vec::new(),
             rotation_codes: offered,
+            vector_codes: Vec::new(),
         };
         let (clips, results) = job.run(|_, _| {}).unwrap();
         let r = &results[0];
@@ -664,6 +666,71 @@ fn rotations_take_the_coarsest_codes_whose_rounding_fits() {
                 assert!(coarse_error > CODES_SHARE * tolerance, "{coarse_error}");
             }
             None => assert_eq!(stored, 0, "floats when no codes are offered"),
+        }
+    }
+}
+
+/// Translations and scales take the coarsest rounding offered whose error, measured on the
+/// skin, takes at most half the tolerance: a rounding to 1/64 of a unit, measured
+/// independently (E), is taken at a tolerance of 4 E and reported as E, refused at 1.5 E;
+/// every result holds the tolerance and counts the channels it rounded.
+#[test]
+fn translations_and_scales_take_a_rounding_that_fits() {
+    use skinview::optimize::KeyCodes;
+    let scene =
+        skinview::io::load(&crate::common::shared_dir().join("models/CesiumMan/CesiumMan.glb"))
+            .unwrap();
+    let round = |v: &mut [f32]| v.iter_mut().for_each(|x| *x = (*x * 64.0).round() / 64.0);
+    let times = evaluation_times(&scene.animations[0]).unwrap();
+    let mut rounded = scene.clone();
+    for c in &mut rounded.animations[0].channels {
+        if matches!(c.path, Path::Translation | Path::Scale) {
+            round(&mut c.sampler.values);
+        }
+    }
+    let e = worst_error((&scene, 0), (&rounded, 0), &times)
+        .unwrap()
+        .distance;
+    assert!(e > 0.0, "the rounding moves nothing");
+    for (tolerance, taken) in [(4.0 * e, true), (1.5 * e, false)] {
+        let job = OptimizeJob {
+            scene: &scene,
+            tolerance,
+            exact: Vec::new(),
+            caps: Vec::new(),
+            rotation_codes: Vec::new(),
+            vector_codes: vec![KeyCodes {
+                name: "sixty-fourths",
+                round: &round,
+            }],
+        };
+        let (clips, results) = job.run(|_, _| {}).unwrap();
+        let r = &results[0];
+        assert_eq!(r.vector_codes.is_some(), taken, "at {tolerance}");
+        let mut reduced = scene.clone();
+        reduced.animations = clips;
+        let w = worst_error((&scene, 0), (&reduced, 0), &times).unwrap();
+        assert!(w.distance <= tolerance, "{} over {tolerance}", w.distance);
+        let on_grid = |c: &&Channel| {
+            matches!(c.path, Path::Translation | Path::Scale)
+                && c.sampler
+                    .values
+                    .iter()
+                    .all(|x| (x * 64.0).round() / 64.0 == *x)
+        };
+        let kept = reduced.animations[0]
+            .channels
+            .iter()
+            .filter(on_grid)
+            .count();
+        let counted = r.keys[path_slot(Path::Translation)].quantised
+            + r.keys[path_slot(Path::Scale)].quantised;
+        if taken {
+            assert_eq!(r.codes_error, e, "the job's measure of its rounding");
+            assert_eq!(counted, kept, "channels counted as rounded");
+            assert!(kept > 0);
+        } else {
+            assert_eq!(counted, 0);
         }
     }
 }
