@@ -849,6 +849,9 @@ fn print_clip(c: &ClipReport) {
                 k.quantised, k.channels
             ));
         }
+        if k.linearised > 0 {
+            notes.push(format!("{} CUBICSPLINE made LINEAR", k.linearised));
+        }
         if k.dropped > 0 {
             notes.push(format!("{} held by the node's own value", k.dropped));
         }

@@ -22,10 +22,12 @@
 //! those whose node reaches least first); then translations and scales are rounded likewise
 //! ([`OptimizeJob::vector_codes`]: what a writer's filter gives back) where the clip still
 //! holds that share. The keys are reduced from the rounded clip within what it leaves. Cost:
-//! per attempt, the channel reductions and two CPU skinnings per evaluation time. Limits:
-//! keys are the clip's own (no refit, no resampling); a node that moves no vertex is budgeted
-//! as if it carried one a whole diagonal away, so attachment and helper
-//! bones keep their motion.
+//! per attempt, the channel reductions and two CPU skinnings per evaluation time. First of
+//! all, a CUBICSPLINE channel whose reduction at its equal share takes fewer bytes as LINEAR
+//! keys at the evaluation times (the cubic curve's values there) than as cubic keys is made
+//! so. Limits: other keys are the clip's own (no refit); a node that moves no vertex is
+//! budgeted as if it carried one a whole diagonal away, so attachment and helper bones keep
+//! their motion.
 
 use glam::{Mat4, Vec3};
 
@@ -88,6 +90,9 @@ pub struct KeyCounts {
     /// weights as integer codes, translations and scales rounded to
     /// [`OptimizeJob::vector_codes`].
     pub quantised: usize,
+    /// Of those channels, how many were CUBICSPLINE and are stored as LINEAR keys (fewer
+    /// bytes within their budget).
+    pub linearised: usize,
     /// Of those channels, how many are left out: their node's rest value holds the clip
     /// within their budget (glTF plays an unanimated channel at the node's own value).
     pub dropped: usize,
@@ -208,7 +213,19 @@ impl OptimizeJob<'_> {
                 ..Default::default()
             };
             progress(ci, 0);
-            let coded = self.coded_clip(&mut work, (ci, &times), &budget, &keep, &mut result)?;
+            let share = self.tolerance / budget.shares(original) as f32;
+            // A tolerance of 0 keeps every key as it is.
+            let (basis, linear) = match self.tolerance > 0.0 {
+                true => linearised(original, &times, (&budget, share), &keep),
+                false => (original.clone(), vec![false; original.channels.len()]),
+            };
+            let coded = self.coded_clip(
+                &mut work,
+                (ci, &times),
+                (&basis, &budget),
+                &keep,
+                &mut result,
+            )?;
             let (coded, lattice) =
                 self.vector_coded(&mut work, (ci, &times), coded, &keep, &mut result)?;
             let share =
@@ -220,7 +237,12 @@ impl OptimizeJob<'_> {
                     progress(ci, result.attempts);
                 }
                 result.attempts += 1;
-                let (candidate, keys) = reduce_clip((&coded, &lattice), &times, &budget, factor);
+                let (candidate, mut keys) =
+                    reduce_clip((&coded, &lattice, &linear), &times, &budget, factor);
+                // Keys before are the original's (a channel made LINEAR has more).
+                for (k, before) in keys.iter_mut().zip(key_counts(original)) {
+                    k.before = before;
+                }
                 let bytes = clip_bytes(&candidate);
                 work.animations[ci] = candidate;
                 let worst = worst_error((scene, ci), (&work, ci), &times)?;
@@ -268,7 +290,7 @@ impl OptimizeJob<'_> {
             let clip = chosen.unwrap_or_else(|| {
                 result.kept_original = true;
                 let none = vec![false; original.channels.len()];
-                result.keys = reduce_clip((original, &none), &times, &budget, 0.0).1;
+                result.keys = reduce_clip((original, &none, &none), &times, &budget, 0.0).1;
                 result.keys.iter_mut().for_each(|k| k.quantised = 0);
                 result.worst = WorstError::default();
                 result.rotation_codes = None;
@@ -290,7 +312,8 @@ impl OptimizeJob<'_> {
         Ok((clips, results))
     }
 
-    /// Clip `ci` of the scene with its rotations rounded by the coarsest of
+    /// `original` (clip `ci` of the scene, or a version of it) with its rotations rounded by
+    /// the coarsest of
     /// [`OptimizeJob::rotation_codes`], and its morph weights in [0, 1] to 16-bit codes, whose
     /// rounding moves no vertex by more than [`CODES_SHARE`] of the tolerance at `times`;
     /// failing that, the finest codes on as many of the rotation channels as hold it, those
@@ -302,11 +325,10 @@ impl OptimizeJob<'_> {
         &self,
         work: &mut Scene,
         (ci, times): (usize, &[f32]),
-        budget: &Budgets,
+        (original, budget): (&Animation, &Budgets),
         keep: &[bool],
         result: &mut ClipResult,
     ) -> Result<Animation> {
-        let original = &self.scene.animations[ci];
         if self.tolerance <= 0.0 {
             return Ok(original.clone());
         }
@@ -419,6 +441,75 @@ impl OptimizeJob<'_> {
     }
 }
 
+/// Keys per channel kind of `anim` (in [`Path`] order).
+fn key_counts(anim: &Animation) -> [usize; 4] {
+    let mut n = [0; 4];
+    for c in &anim.channels {
+        n[path_slot(c.path)] += c.sampler.times_s.len();
+    }
+    n
+}
+
+/// `anim` with each CUBICSPLINE channel (not on a `keep` node) replaced by LINEAR keys at
+/// every one of `times` inside its key range and at its keys, where that channel reduced
+/// within `share` of its budget takes fewer bytes so than as cubic keys (a value and two
+/// tangents a key, floats); and per channel whether it was. The LINEAR keys are the cubic
+/// curve's values at those times, so at the times the error is checked they are exact.
+fn linearised(
+    anim: &Animation,
+    times: &[f32],
+    (budget, share): (&Budgets, f32),
+    keep: &[bool],
+) -> (Animation, Vec<bool>) {
+    let mut out = anim.clone();
+    let mut made = vec![false; anim.channels.len()];
+    for (ch, made) in out.channels.iter_mut().zip(&mut made) {
+        let s = &ch.sampler;
+        let (Some(&first), Some(&last)) = (s.times_s.first(), s.times_s.last()) else {
+            continue;
+        };
+        if s.interpolation != Interpolation::CubicSpline || keep.get(ch.node) == Some(&true) {
+            continue;
+        }
+        let mut at: Vec<f32> = (times.iter().copied())
+            .filter(|t| (first..=last).contains(t))
+            .chain(s.times_s.iter().copied())
+            .collect();
+        at.sort_by(f32::total_cmp);
+        at.dedup_by(|a, b| a.to_bits() == b.to_bits());
+        let c = s.components;
+        let mut values = vec![0f32; at.len() * c];
+        for (t, v) in at.iter().zip(values.chunks_exact_mut(c)) {
+            s.sample_binary_search(*t, v);
+        }
+        let line = crate::anim::Sampler {
+            interpolation: Interpolation::Linear,
+            times_s: at,
+            values,
+            ..s.clone()
+        };
+        let share = match budget.cap.get(ch.node).copied().flatten() {
+            Some(cap) => share.min(cap),
+            None => share,
+        };
+        let (tolerance, measure) = budget.channel(ch.node, ch.path, share);
+        let cubic_keys = reduce_channel(s, times, tolerance, &measure).1.keys_after;
+        let line_keys = reduce_channel(&line, times, tolerance, &measure)
+            .1
+            .keys_after;
+        // Rotations and morph weights become 16-bit codes once LINEAR (most often).
+        let value = match ch.path {
+            Path::Rotation | Path::Weights => 2,
+            _ => 4,
+        };
+        if line_keys * (4 + value * c) < cubic_keys * (4 + 3 * 4 * c) {
+            ch.sampler = line;
+            *made = true;
+        }
+    }
+    (out, made)
+}
+
 /// Per channel of `anim`, whether it can be stored as codes: LINEAR and STEP rotations and
 /// morph weights in [0, 1], not on a `keep` node. CUBICSPLINE channels stay floats (their
 /// tangents may leave the codes' range).
@@ -485,11 +576,12 @@ pub fn clip_bytes(anim: &Animation) -> usize {
 }
 
 /// `anim` with every channel reduced within `factor` × its budget, and the key counts
-/// (`lattice`: per channel, whether its keys were rounded to [`OptimizeJob::vector_codes`]).
+/// (`lattice`: per channel, whether its keys were rounded to [`OptimizeJob::vector_codes`];
+/// `linear`: whether it was made LINEAR from CUBICSPLINE).
 /// A channel keeps all its keys unless the reduction saves bytes even when its key times
 /// need an array of their own (the original's are usually shared with other channels).
 fn reduce_clip(
-    (anim, lattice): (&Animation, &[bool]),
+    (anim, lattice, linear): (&Animation, &[bool], &[bool]),
     times: &[f32],
     budget: &Budgets,
     factor: f32,
@@ -507,6 +599,8 @@ fn reduce_clip(
         let codes = stores_codes(ch);
         let rounded = codes || lattice.get(i) == Some(&true);
         k.quantised += usize::from(rounded);
+        let made_linear = linear.get(i) == Some(&true);
+        k.linearised += usize::from(made_linear);
         if budget.exact.get(ch.node) == Some(&true) {
             k.after += ch.sampler.times_s.len();
             out.channels.push(ch.clone());
@@ -525,6 +619,7 @@ fn reduce_clip(
         {
             k.dropped += 1;
             k.quantised -= usize::from(rounded);
+            k.linearised -= usize::from(made_linear);
             if first_held.is_none() {
                 first_held = rest.map(|r| (ch, r));
             }

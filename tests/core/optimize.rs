@@ -734,3 +734,73 @@ fn translations_and_scales_take_a_rounding_that_fits() {
         }
     }
 }
+
+/// CUBICSPLINE channels are made LINEAR where that takes fewer bytes within the tolerance:
+/// the FBX CesiumMan's cubic rotations (keyed densely) become LINEAR keys at 1e-3 of the
+/// diagonal, each counted, its keys before still the original's, and every skinned vertex
+/// within the tolerance at every evaluation time; at a tolerance of 0 every channel keeps its
+/// interpolation and keys bit for bit.
+#[test]
+fn cubic_channels_become_linear_where_that_saves_bytes() {
+    let fbx = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fbx/CesiumMan.fbx");
+    let scene = skinview::io::load(&fbx).unwrap();
+    let original = &scene.animations[0];
+    let cubic = |c: &Channel| c.sampler.interpolation == Interpolation::CubicSpline;
+    assert!(
+        original.channels.iter().any(cubic),
+        "the FBX clip has cubic channels"
+    );
+    let diagonal = skinview::diff::rest_diagonal(&scene).unwrap() as f32;
+    let times = evaluation_times(original).unwrap();
+    for rel in [1e-3, 0.0] {
+        let job = OptimizeJob {
+            scene: &scene,
+            tolerance: rel * diagonal,
+            exact: Vec::new(),
+            caps: Vec::new(),
+            rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
+            vector_codes: Vec::new(),
+        };
+        let (clips, results) = job.run(|_, _| {}).unwrap();
+        let r = &results[0];
+        let linearised: usize = r.keys.iter().map(|k| k.linearised).sum();
+        // Channels the output has as LINEAR that were cubic (same node and kind).
+        let made = clips[0]
+            .channels
+            .iter()
+            .filter(|c| c.sampler.interpolation == Interpolation::Linear)
+            .filter(|c| {
+                (original.channels.iter()).any(|o| o.node == c.node && o.path == c.path && cubic(o))
+            })
+            .count();
+        assert_eq!(linearised, made, "at {rel}");
+        for (k, slot) in r.keys.iter().zip(0..) {
+            let before: usize = (original.channels.iter())
+                .filter(|c| path_slot(c.path) == slot)
+                .map(|c| c.sampler.times_s.len())
+                .sum();
+            assert_eq!(k.before, before, "at {rel}: the original's keys");
+        }
+        let mut reduced = scene.clone();
+        reduced.animations = clips;
+        let w = worst_error((&scene, 0), (&reduced, 0), &times).unwrap();
+        assert!(w.distance <= rel * diagonal, "at {rel}: {}", w.distance);
+        if rel > 0.0 {
+            assert!(
+                r.keys[path_slot(Path::Rotation)].linearised > 0,
+                "{:?}",
+                r.keys
+            );
+        } else {
+            assert_eq!(linearised, 0);
+            for (a, b) in original
+                .channels
+                .iter()
+                .zip(&reduced.animations[0].channels)
+            {
+                assert_eq!(a.sampler.interpolation, b.sampler.interpolation);
+                assert_eq!(a.sampler.values, b.sampler.values);
+            }
+        }
+    }
+}
