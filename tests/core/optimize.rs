@@ -337,15 +337,7 @@ fn the_job_keeps_every_skinned_vertex_within_the_tolerance() {
     for (scene, dense) in [(humanoid(), false), (cesium, true)] {
         let diagonal = skinview::diff::rest_diagonal(&scene).unwrap() as f32;
         for rel in [0.0, 1e-4, 1e-3] {
-            let job = OptimizeJob {
-                scene: &scene,
-                tolerance: rel * diagonal,
-                exact: Vec::new(),
-                caps: Vec::new(),
-                rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
-                vector_codes: Vec::new(),
-            };
-            let (clips, results) = job.run(|_, _| {}).unwrap();
+            let (clips, results, _) = reduce_at(&scene, rel);
             let mut reduced = scene.clone();
             reduced.animations = clips;
             for r in &results {
@@ -753,15 +745,7 @@ fn cubic_channels_become_linear_where_that_saves_bytes() {
     let diagonal = skinview::diff::rest_diagonal(&scene).unwrap() as f32;
     let times = evaluation_times(original).unwrap();
     for rel in [1e-3, 0.0] {
-        let job = OptimizeJob {
-            scene: &scene,
-            tolerance: rel * diagonal,
-            exact: Vec::new(),
-            caps: Vec::new(),
-            rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
-            vector_codes: Vec::new(),
-        };
-        let (clips, results) = job.run(|_, _| {}).unwrap();
+        let (clips, results, _) = reduce_at(&scene, rel);
         let r = &results[0];
         let linearised: usize = r.keys.iter().map(|k| k.linearised).sum();
         // Channels the output has as LINEAR that were cubic (same node and kind).
