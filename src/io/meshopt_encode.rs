@@ -361,8 +361,11 @@ fn split_key_views(root: &mut json::Root, bin: &mut Vec<u8>) {
                 if av != v {
                     continue;
                 }
-                let from = start + a.byte_offset.map_or(0, |o| o.0) as usize;
-                let Some(bytes) = bin.get(from..from + element * a.count.0 as usize) else {
+                let from = start.checked_add(a.byte_offset.map_or(0, |o| o.0) as usize);
+                let len = element.checked_mul(a.count.0 as usize);
+                let range = from.zip(len).and_then(|(f, n)| Some(f..f.checked_add(n)?));
+                let Some(bytes) = range.and_then(|r| bin.get(r)) else {
+                    // Bytes outside the BIN chunk: left for `compress` to name.
                     return;
                 };
                 groups
