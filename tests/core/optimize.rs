@@ -734,7 +734,7 @@ fn translations_and_scales_take_a_rounding_that_fits() {
 /// interpolation and keys bit for bit.
 #[test]
 fn cubic_channels_become_linear_where_that_saves_bytes() {
-    let fbx = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fbx/CesiumMan.fbx");
+    let fbx = crate::common::fbx::converted("CesiumMan");
     let scene = skinview::io::load(&fbx).unwrap();
     let original = &scene.animations[0];
     let cubic = |c: &Channel| c.sampler.interpolation == Interpolation::CubicSpline;
