@@ -742,7 +742,20 @@ fn joint_caps(a: &OptimizeArgs, scene: &Scene, diagonal: f64) -> CliResult<Vec<(
             if !(rel.is_finite() && (0.0..=1.0).contains(&rel)) {
                 return Err(usage());
             }
-            let node = scene.find_node(name.trim())?;
+            // Named for this switch: the library's message names the animation switches.
+            let node = scene.find_node(name.trim()).map_err(|e| match e {
+                skinview::error::Error::UnknownBone {
+                    model,
+                    bone,
+                    closest,
+                } => CliError::Usage(format!(
+                    "--joint-tolerance {spec}: {model} has no joint {bone:?} (a joint is its \
+                     name, its label `node N` or its node index N; `skinview info` lists every \
+                     skin's joints){}",
+                    skinview::error::did_you_mean(&closest)
+                )),
+                e => e.into(),
+            })?;
             Ok((node, (rel * diagonal) as f32))
         })
         .collect()

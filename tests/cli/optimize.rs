@@ -235,7 +235,11 @@ fn bad_tolerances_and_outputs_are_refused() {
         ("--tolerance-abs", "inf", "finite"),
         ("--joint-tolerance", "Skeleton_neck_joint_2", "JOINT=REL"),
         ("--joint-tolerance", "Skeleton_neck_joint_2=2", "JOINT=REL"),
-        ("--joint-tolerance", "nosuch=1e-5", "no bone \"nosuch\""),
+        (
+            "--joint-tolerance",
+            "nosuch=1e-5",
+            "has no joint \"nosuch\"",
+        ),
     ] {
         let o = run(
             "optimize",
