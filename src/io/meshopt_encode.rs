@@ -79,27 +79,38 @@ const SETTLE_ROUNDS: usize = 3;
 pub fn exponent_filter_round(bits: i32, values: &mut [f32]) {
     use meshopt::encoding::EncodeExpMode;
     let bits = bits.clamp(2, *EXPONENT_BITS.end());
-    let round_trip = |v: [f32; 3]| -> [f32; 3] {
+    // On float bits, so that a key settles when its bits do.
+    let round_trip = |v: [u32; 3]| -> [u32; 3] {
+        let v = v.map(f32::from_bits);
         let mut codes =
             meshopt::encoding::encode_filter_exp(&[v], bits, EncodeExpMode::SharedVector);
         meshopt::decode_filter_exp(&mut codes);
-        codes[0].map(f32::from_bits)
+        codes[0]
     };
-    let same = |a: [f32; 3], b: [f32; 3]| a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits());
     for key in values.chunks_exact_mut(3) {
         if !key.iter().all(|v| v.is_finite()) {
             continue;
         }
-        let mut v = round_trip([key[0], key[1], key[2]]);
-        for _ in 0..SETTLE_ROUNDS {
-            let again = round_trip(v);
-            if same(again, v) {
-                break;
-            }
-            v = again;
-        }
-        key.copy_from_slice(&v);
+        let v = settle(
+            round_trip([key[0], key[1], key[2]].map(f32::to_bits)),
+            round_trip,
+        );
+        key.copy_from_slice(&v.map(f32::from_bits));
     }
+}
+
+/// `key` (a filter's output) through the filter's encode-and-decode `round_trip` again until
+/// a round changes nothing (at most [`SETTLE_ROUNDS`] rounds; a key still moving keeps its
+/// last values).
+fn settle<K: PartialEq + Copy>(mut key: K, round_trip: impl Fn(K) -> K) -> K {
+    for _ in 0..SETTLE_ROUNDS {
+        let again = round_trip(key);
+        if again == key {
+            break;
+        }
+        key = again;
+    }
+    key
 }
 
 /// Unit quaternions (xyzw, 4 values each) rounded in place to what a reader gets back from
@@ -111,21 +122,15 @@ pub fn exponent_filter_round(bits: i32, values: &mut [f32]) {
 /// rounding.
 pub fn quaternion_filter_round(bits: i32, values: &mut [f32]) {
     let bits = bits.clamp(*QUATERNION_BITS.start(), *QUATERNION_BITS.end());
+    let value = crate::anim::snorm::snorm16_value;
     let round_trip = |q: [f32; 4]| -> [i16; 4] {
         let mut codes = meshopt::encoding::encode_filter_quat(&[q], bits);
         meshopt::decode_filter_quat(&mut codes);
         codes[0]
     };
-    let value = crate::anim::snorm::snorm16_value;
     for key in values.chunks_exact_mut(4) {
-        let mut codes = round_trip([key[0], key[1], key[2], key[3]]);
-        for _ in 0..SETTLE_ROUNDS {
-            let again = round_trip(codes.map(value));
-            if again == codes {
-                break;
-            }
-            codes = again;
-        }
+        let first = round_trip([key[0], key[1], key[2], key[3]]);
+        let codes = settle(first, |c: [i16; 4]| round_trip(c.map(value)));
         for (v, c) in key.iter_mut().zip(codes) {
             *v = value(c);
         }
@@ -242,32 +247,14 @@ fn encode(data: &[u8], mode: Mode) -> std::result::Result<Option<Encoded>, mesho
             encode_vertices(&filtered, 4)?
                 .map(|bytes| (bytes, 4, count, "ATTRIBUTES", Some("OCTAHEDRAL")))
         }
-        Mode::Quaternion => {
-            if data.is_empty() || !data.len().is_multiple_of(8) {
-                return Ok(None);
-            }
-            let keys: Vec<[i16; 4]> = bytemuck::pod_collect_to_vec(data);
-            let count = keys.len();
-            let Some((_, filtered)) = quaternion_filtered(&keys) else {
-                return encode_vertices(data, 8)
-                    .map(|e| e.map(|bytes| (bytes, 8, count, "ATTRIBUTES", None)));
-            };
-            encode_vertices(bytemuck::cast_slice(&filtered), 8)?
-                .map(|bytes| (bytes, 8, count, "ATTRIBUTES", Some("QUATERNION")))
-        }
-        Mode::Exponential => {
-            if data.is_empty() || !data.len().is_multiple_of(12) {
-                return Ok(None);
-            }
-            let keys: Vec<[u32; 3]> = bytemuck::pod_collect_to_vec(data);
-            let count = keys.len();
-            let Some(filtered) = exponent_filtered(&keys) else {
-                return encode_vertices(data, 12)
-                    .map(|e| e.map(|bytes| (bytes, 12, count, "ATTRIBUTES", None)));
-            };
-            encode_vertices(bytemuck::cast_slice(&filtered), 12)?
-                .map(|bytes| (bytes, 12, count, "ATTRIBUTES", Some("EXPONENTIAL")))
-        }
+        Mode::Quaternion => filtered_keys(data, 8, "QUATERNION", |d| {
+            let keys: Vec<[i16; 4]> = bytemuck::pod_collect_to_vec(d);
+            quaternion_filtered(&keys).map(|(_, f)| bytemuck::cast_slice(&f).to_vec())
+        })?,
+        Mode::Exponential => filtered_keys(data, 12, "EXPONENTIAL", |d| {
+            let keys: Vec<[u32; 3]> = bytemuck::pod_collect_to_vec(d);
+            exponent_filtered(&keys).map(|f| bytemuck::cast_slice(&f).to_vec())
+        })?,
         Mode::Triangles(size) => {
             if data.is_empty() || !data.len().is_multiple_of(size * 3) {
                 return Ok(None);
@@ -287,6 +274,26 @@ fn encode(data: &[u8], mode: Mode) -> std::result::Result<Option<Encoded>, mesho
             Some((bytes, size, indices.len(), "TRIANGLES", None))
         }
     })
+}
+
+/// Animation keys of `size` bytes (`data`) encoded by the vertex codec: through the filter
+/// named `filter` where `filtered` gives their filtered bytes (None: it would not give every
+/// one back), else plain; None when the bytes do not divide into whole keys.
+fn filtered_keys(
+    data: &[u8],
+    size: usize,
+    filter: &'static str,
+    filtered: impl FnOnce(&[u8]) -> Option<Vec<u8>>,
+) -> std::result::Result<Option<Encoded>, meshopt::Error> {
+    if data.is_empty() || !data.len().is_multiple_of(size) {
+        return Ok(None);
+    }
+    let count = data.len() / size;
+    let (bytes, filter) = match filtered(data) {
+        Some(f) => (f, Some(filter)),
+        None => (data.to_vec(), None),
+    };
+    Ok(encode_vertices(&bytes, size)?.map(|e| (e, size, count, "ATTRIBUTES", filter)))
 }
 
 /// `keys` (normalised shorts, xyzw) through the quaternion filter at the fewest bits whose

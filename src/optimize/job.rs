@@ -232,6 +232,7 @@ impl OptimizeJob<'_> {
                 (self.tolerance - result.codes_error).max(0.0) / budget.shares(original) as f32;
             // The bytes of the best reduction that held so far.
             let mut best_bytes = usize::MAX;
+            let keys_before = key_counts(original);
             let mut attempt = |factor: f32, result: &mut ClipResult| -> Result<Option<Animation>> {
                 if result.attempts > 0 {
                     progress(ci, result.attempts);
@@ -240,13 +241,11 @@ impl OptimizeJob<'_> {
                 let (candidate, mut keys) =
                     reduce_clip((&coded, &lattice, &linear), &times, &budget, factor);
                 // Keys before are the original's (a channel made LINEAR has more).
-                for (k, before) in keys.iter_mut().zip(key_counts(original)) {
+                for (k, &before) in keys.iter_mut().zip(&keys_before) {
                     k.before = before;
                 }
                 let bytes = clip_bytes(&candidate);
-                work.animations[ci] = candidate;
-                let worst = worst_error((scene, ci), (&work, ci), &times)?;
-                let out = std::mem::replace(&mut work.animations[ci], original.clone());
+                let (out, worst) = measured(scene, &mut work, (ci, &times), candidate)?;
                 if worst.distance > self.tolerance || bytes >= best_bytes {
                     return Ok(None);
                 }
@@ -343,9 +342,8 @@ impl OptimizeJob<'_> {
             if !which.contains(&true) {
                 return Ok(None);
             }
-            work.animations[ci] = round_to_codes(original, codes, which);
-            let worst = worst_error((self.scene, ci), (&*work, ci), times)?;
-            let coded = std::mem::replace(&mut work.animations[ci], original.clone());
+            let candidate = round_to_codes(original, codes, which);
+            let (coded, worst) = measured(self.scene, work, (ci, times), candidate)?;
             Ok((worst.distance <= allowed).then_some((coded, worst.distance)))
         };
         let mut chosen = None;
@@ -422,15 +420,12 @@ impl OptimizeJob<'_> {
         if self.tolerance <= 0.0 || !which.contains(&true) {
             return Ok((coded, none));
         }
-        let original = &self.scene.animations[ci];
         for codes in &self.vector_codes {
             let mut rounded = coded.clone();
             for (ch, _) in rounded.channels.iter_mut().zip(&which).filter(|(_, w)| **w) {
                 (codes.round)(&mut ch.sampler.values);
             }
-            work.animations[ci] = rounded;
-            let worst = worst_error((self.scene, ci), (&*work, ci), times)?;
-            let rounded = std::mem::replace(&mut work.animations[ci], original.clone());
+            let (rounded, worst) = measured(self.scene, work, (ci, times), rounded)?;
             if worst.distance <= CODES_SHARE * self.tolerance {
                 result.vector_codes = Some(codes.name.to_string());
                 result.codes_error = worst.distance;
@@ -573,6 +568,21 @@ pub fn clip_bytes(anim: &Animation) -> usize {
         .sum();
     let inputs: usize = times.iter().map(|t| 4 * t.len() + INPUT_JSON_BYTES).sum();
     inputs + values
+}
+
+/// The worst skinned-vertex distance at `times` of clip `ci` of `scene` from `candidate`,
+/// skinned in `work` (a copy of `scene`) with the candidate in the clip's place for the
+/// measure; the candidate given back, and `work` as it was.
+fn measured(
+    scene: &Scene,
+    work: &mut Scene,
+    (ci, times): (usize, &[f32]),
+    candidate: Animation,
+) -> Result<(Animation, WorstError)> {
+    let before = std::mem::replace(&mut work.animations[ci], candidate);
+    let worst = worst_error((scene, ci), (&*work, ci), times);
+    let candidate = std::mem::replace(&mut work.animations[ci], before);
+    Ok((candidate, worst?))
 }
 
 /// `anim` with every channel reduced within `factor` × its budget, and the key counts

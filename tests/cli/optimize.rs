@@ -50,9 +50,7 @@ const UNSIGNED_SHORT: u64 = 5123;
 
 /// The JSON chunk of a .glb.
 fn glb_json(path: &Path) -> serde_json::Value {
-    let glb = std::fs::read(path).unwrap();
-    let length = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
-    serde_json::from_slice(&glb[20..20 + length]).unwrap()
+    crate::common::glb::json_of(&std::fs::read(path).unwrap())
 }
 
 /// The channels of `kind` the report says store codes, and the animation outputs of the
@@ -370,12 +368,7 @@ fn quantised_and_compressed_files_hold_the_tolerance() {
         // Rotation keys through the quaternion filter, translations and scales through the
         // exponent filter, where the report says so (other keys a filter gives back bit for
         // bit may take it too); CesiumMan's rotations, at 1e-3, take it.
-        let filters: Vec<&str> = doc["bufferViews"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|v| v["extensions"]["EXT_meshopt_compression"]["filter"].as_str())
-            .collect();
+        let filters = crate::common::glb::meshopt_filters(&doc);
         for clip in report["clips"].as_array().unwrap() {
             for (field, named, filter) in [
                 ("rotation_codes", "quaternion filter", "QUATERNION"),

@@ -57,6 +57,13 @@ pub fn json_of(glb: &[u8]) -> Value {
     split(glb).0
 }
 
+/// The `EXT_meshopt_compression` filters a glTF document's buffer views name, in view order.
+pub fn meshopt_filters(doc: &Value) -> Vec<&str> {
+    (doc["bufferViews"].as_array().into_iter().flatten())
+        .filter_map(|v| v["extensions"]["EXT_meshopt_compression"]["filter"].as_str())
+        .collect()
+}
+
 /// Copy of `glb` with its JSON edited by `edit`.
 pub fn edit_json(glb: &[u8], edit: impl FnOnce(&mut Value)) -> Vec<u8> {
     let (mut json, bin) = split(glb);

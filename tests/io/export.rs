@@ -1014,12 +1014,7 @@ fn filtered_keys_read_back_bit_for_bit() {
             })
             .unwrap();
         let doc = common::glb::json_of(&std::fs::read(&out).unwrap());
-        let filters: Vec<&str> = doc["bufferViews"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|v| v["extensions"]["EXT_meshopt_compression"]["filter"].as_str())
-            .collect();
+        let filters = common::glb::meshopt_filters(&doc);
         if let Some(f) = filtered {
             assert_eq!(filters.contains(&"QUATERNION"), f, "{filters:?}");
             assert_eq!(filters.contains(&"EXPONENTIAL"), f, "{filters:?}");
