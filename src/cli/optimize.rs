@@ -82,6 +82,9 @@ struct Report {
     bytes_after: u64,
     /// How the skin weights are stored: `unorm8`, `unorm16` or as in the input.
     skin_weights: &'static str,
+    /// The most influences a vertex kept when a skin with more was limited (its largest,
+    /// renormalised); None: every influence as in the input.
+    influences: Option<usize>,
     /// With `--quantize-mesh` when it was kept: the position grid's bits and step (model
     /// units), and what the mesh's rounding alone moves the skinned vertices by.
     position_grid: Option<GridReport>,
@@ -139,7 +142,10 @@ const MESH_SHARE: f64 = 0.25;
 
 /// Position grid bits tried (`--quantize-mesh`), fewest first: stored in unsigned shorts, so
 /// without compression every count costs the same bytes and the finest is taken; compressed,
-/// fewer bits take fewer bytes (gltfpack's default is 14).
+/// fewer bits take fewer bytes (gltfpack's default is 14). Not fewer than 11: a coarser grid
+/// moves a vertex of a human figure by about the distance to its neighbours, and `diff`, which
+/// pairs renumbered vertices by their rest positions, could no longer tell them apart to check
+/// the file.
 const POSITION_BITS: [u32; 4] = [11, 12, 14, 16];
 
 /// Quaternion filter bits offered for rotation keys (`--compress`), fewest first: gltfpack's
@@ -190,11 +196,24 @@ impl Filter {
 #[derive(Clone, Copy, Default)]
 struct Encodings {
     weights: Option<WeightEncoding>,
+    /// Most influences a vertex keeps (its largest, renormalised); None: all of them.
+    influences: Option<usize>,
     mesh: Option<MeshQuantization>,
+}
+
+impl Encodings {
+    /// Whether the skin weights are written other than as in the input.
+    fn skin_changed(&self) -> bool {
+        self.weights.is_some() || self.influences.is_some()
+    }
 }
 
 /// Skin weight encodings tried, narrowest first; the input's own when neither holds.
 const WEIGHT_ENCODINGS: [WeightEncoding; 2] = [WeightEncoding::Unorm8, WeightEncoding::Unorm16];
+
+/// Influences a vertex keeps when a skin with more is limited: glTF's one JOINTS/WEIGHTS set,
+/// all that three.js and Bevy read, and what gltfpack keeps.
+const LIMITED_INFLUENCES: usize = 4;
 
 const CHECKED_AT: &str = "every key time of the clip, 4 samples between each two, and at \
                           least 120 Hz (skinview diff --times evaluation)";
@@ -283,6 +302,7 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         bytes_before: before.1,
         bytes_after: glb.len() as u64,
         skin_weights: enc.weights.map_or("as in the input", |w| w.name()),
+        influences: enc.influences,
         position_grid: grid,
         compressed: written.compressed,
         clips: Vec::with_capacity(results.len()),
@@ -296,7 +316,13 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         }
         report.clips.push(clip);
     }
-    println!("skin weights: {}", report.skin_weights);
+    match report.influences {
+        Some(k) => println!(
+            "skin weights: {}, at most {k} influences a vertex",
+            report.skin_weights
+        ),
+        None => println!("skin weights: {}", report.skin_weights),
+    }
     if let Some(c) = &report.compressed {
         println!(
             "compressed: {} views, {} bytes -> {}",
@@ -367,8 +393,8 @@ fn encodings(
     let mut used = mesh_error;
     if skinned && tolerance > 0.0 {
         let allowed = mesh_error + WEIGHTS_SHARE * (tolerance - mesh_error);
-        if let Some((w, e)) = narrowest_weights(a, model, enc, allowed)? {
-            enc.weights = Some(w);
+        if let Some((w, k, e)) = narrowest_weights(a, model, enc, allowed)? {
+            (enc.weights, enc.influences) = (Some(w), k);
             used = e;
         }
     }
@@ -378,7 +404,8 @@ fn encodings(
 /// The position grid (`--quantize-mesh`) when it makes the file smaller and its rounding alone
 /// (the clips as they are, the file written and read back) moves no vertex by more than
 /// [`MESH_SHARE`] of the tolerance at any evaluation time; None (said why) otherwise. Also the
-/// coarser grids measured that made the file smaller but took more than that, finest first.
+/// coarser grids (all of them when none held) measured that made the file smaller but took
+/// more than that, finest first.
 fn position_grid(
     a: &OptimizeArgs,
     model: &Model,
@@ -399,8 +426,8 @@ fn position_grid(
             uv_bits: uv_bits(a),
         });
         let enc = Encodings {
-            weights: None,
             mesh,
+            ..Default::default()
         };
         let (written, worst) = write_measured(a, model, clips(), enc)?;
         let (glb, step) = (written.glb, written.position_step);
@@ -429,8 +456,9 @@ fn position_grid(
         println!("  over a quarter of the tolerance");
         coarser.push(report);
     }
-    println!("  the mesh stays as it was");
-    Ok((None, Vec::new()))
+    println!("  the mesh stays as it was (tried again once the keys are reduced)");
+    coarser.reverse();
+    Ok((None, coarser))
 }
 
 /// Bits of texture coordinates over their range: gltfpack's 12 when compressed (fewer bits
@@ -451,23 +479,35 @@ fn largest(worst: &[WorstError]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// The narrowest skin weight encoding that makes the file (written as `enc` says otherwise)
-/// smaller and with which no vertex moves by more than `allowed` at any evaluation time (the
-/// clips as they are, the file written and read back), and that distance; None when neither
-/// does.
+/// The narrowest skin weight encoding, with the influences limited to
+/// [`LIMITED_INFLUENCES`] first where a skin has more, that makes the file (written as `enc`
+/// says otherwise) smaller and with which no vertex moves by more than `allowed` at any
+/// evaluation time (the clips as they are, the file written and read back), and that distance;
+/// None when none does.
 fn narrowest_weights(
     a: &OptimizeArgs,
     model: &Model,
     enc: Encodings,
     allowed: f64,
-) -> CliResult<Option<(WeightEncoding, f64)>> {
+) -> CliResult<Option<(WeightEncoding, Option<usize>, f64)>> {
     // An encoding that does not make the file smaller is not worth its error (a tiny mesh's
     // re-encoded weights take a view of their own).
     let clips = || model.scene.animations.clone();
     let plain = write_bytes(a, model, clips(), enc)?.glb.len();
-    for w in WEIGHT_ENCODINGS {
+    let wide = (model.scene.meshes.iter().flat_map(|m| &m.primitives))
+        .filter_map(|p| p.skin_weights.as_ref())
+        .any(|w| w.max_influences() > LIMITED_INFLUENCES);
+    let limits = match wide {
+        true => vec![Some(LIMITED_INFLUENCES), None],
+        false => vec![None],
+    };
+    for (k, w) in limits
+        .into_iter()
+        .flat_map(|k| WEIGHT_ENCODINGS.map(|w| (k, w)))
+    {
         let with = Encodings {
             weights: Some(w),
+            influences: k,
             ..enc
         };
         let (written, worst) = write_measured(a, model, clips(), with)?;
@@ -478,12 +518,15 @@ fn narrowest_weights(
         let moved = largest(&worst);
         let fits = moved <= allowed;
         println!(
-            "skin weights as {}: vertices move by {moved:.3e}{}",
+            "skin weights as {}{}: vertices move by {moved:.3e}{}",
             w.name(),
+            k.map_or(String::new(), |k| format!(
+                ", at most {k} influences a vertex"
+            )),
             if fits { "" } else { ", over their share" }
         );
         if fits {
-            return Ok(Some((w, moved)));
+            return Ok(Some((w, k, moved)));
         }
     }
     Ok(None)
@@ -528,6 +571,7 @@ fn write_checked(
         enc,
         Encodings {
             weights: None,
+            influences: None,
             ..enc
         },
         Encodings::default(),
@@ -535,19 +579,19 @@ fn write_checked(
     let mut tried: Vec<(bool, bool)> = Vec::new();
     let mut last = None;
     for e in fallbacks {
-        let key = (e.weights.is_some(), e.mesh.is_some());
+        let key = (e.skin_changed(), e.mesh.is_some());
         if tried.contains(&key) {
             continue;
         }
         if !tried.is_empty() {
             println!(
                 "  over the tolerance with the {} rounded: written with {} as they were",
-                if tried.len() == 1 && enc.weights.is_some() {
+                if tried.len() == 1 && enc.skin_changed() {
                     "weights"
                 } else {
                     "mesh"
                 },
-                if e.mesh.is_none() && e.weights.is_none() {
+                if e.mesh.is_none() && !e.skin_changed() {
                     "both"
                 } else {
                     "them"
@@ -564,11 +608,12 @@ fn write_checked(
     last.ok_or_else(|| CliError::Usage("nothing was written".into()))
 }
 
-/// The checked output with its position grid made coarser while the whole file still holds
-/// the tolerance and gets smaller: each of `coarser` (finest first, each measured alone over
-/// its share) written with the reduced clips and the other encodings as they are, read back
-/// and measured at every evaluation time. The budgets split the tolerance before the keys were
-/// reduced; what the reduction left unused goes to the grid.
+/// The checked output with its position grid made coarser (or, when no grid held its share,
+/// quantised at all) while the whole file still holds the tolerance and gets smaller: each of
+/// `coarser` (finest first, each measured alone over its share) written with the reduced clips
+/// and the other encodings as they are, read back and measured at every evaluation time. The
+/// budgets split the tolerance before the keys were reduced; what the reduction left unused
+/// goes to the grid.
 fn coarsest_grid(
     a: &OptimizeArgs,
     model: &Model,
@@ -579,14 +624,15 @@ fn coarsest_grid(
 ) -> CliResult<(Written, Vec<WorstError>, Encodings)> {
     let mut best = checked;
     let holds = |w: &[WorstError]| w.iter().all(|e| f64::from(e.distance) <= tolerance);
-    let Some(mesh) = best.2.mesh.filter(|_| holds(&best.1)) else {
+    if !holds(&best.1) {
         return Ok(best);
-    };
-    for g in coarser.iter().filter(|g| g.bits < mesh.position_bits) {
+    }
+    let finest = best.2.mesh.map_or(u32::MAX, |m| m.position_bits);
+    for g in coarser.iter().filter(|g| g.bits < finest) {
         let enc = Encodings {
             mesh: Some(MeshQuantization {
                 position_bits: g.bits,
-                ..mesh
+                uv_bits: uv_bits(a),
             }),
             ..best.2
         };
@@ -597,10 +643,10 @@ fn coarsest_grid(
             g.bits,
             written.glb.len(),
             largest(&worst),
-            if holds(&worst) && smaller {
-                ""
-            } else {
-                ": kept the finer grid"
+            match (holds(&worst) && smaller, best.2.mesh) {
+                (true, _) => "",
+                (false, Some(_)) => ": kept the finer grid",
+                (false, None) => ": the mesh stays as it was",
             }
         );
         if !(holds(&worst) && smaller) {
@@ -649,12 +695,13 @@ fn write_bytes(
                 rewrite_animations: true,
                 weights: enc.weights,
                 joints: narrow_joints(&model.scene),
+                rewrite_skin: enc.influences.is_some() || a.compress,
                 quantize_mesh: enc.mesh,
                 compress: a.compress,
-                ..Default::default()
             };
             let (glb, report, ()) = repack_bytes_edited(path, import, &options, &a.out, |s| {
                 s.animations = clips;
+                shape_skin(s, enc.influences, a.compress);
                 Ok(())
             })?;
             for d in &report.dropped {
@@ -665,6 +712,7 @@ fn write_bytes(
         _ => {
             let mut scene = model.scene.clone();
             scene.animations = clips;
+            shape_skin(&mut scene, enc.influences, a.compress);
             let options = ExportOptions {
                 joints: narrow_joints(&scene).unwrap_or(ExportOptions::default().joints),
                 weights: enc.weights.unwrap_or(ExportOptions::default().weights),
@@ -694,6 +742,24 @@ fn write_bytes(
         vertex_orders: report.vertex_orders,
         compressed: report.compressed,
     })
+}
+
+/// Every skin's influences limited to `influences` a vertex (its largest, renormalised) when
+/// given, and sorted by joint when the file is compressed (gltfpack's order: the joint bytes
+/// of neighbouring vertices then repeat, and compress).
+fn shape_skin(scene: &mut Scene, influences: Option<usize>, compress: bool) {
+    use skinview::skin::weights::{reduce_influences, sort_by_joint};
+    for p in scene.meshes.iter_mut().flat_map(|m| &mut m.primitives) {
+        let Some(w) = &mut p.skin_weights else {
+            continue;
+        };
+        if let Some(k) = influences.filter(|&k| w.max_influences() > k) {
+            *w = reduce_influences(w, k).0;
+        }
+        if compress {
+            sort_by_joint(w);
+        }
+    }
 }
 
 /// A written file's bytes, with what reading it back needs to know.

@@ -294,9 +294,7 @@ pub fn export_glb(scene: &Scene, options: &ExportOptions) -> Result<Vec<u8>> {
     let typed = gltf::Document::from_json(typed)
         .map_err(|e| Error::invalid(&scene.name, "(json)", format!("not valid glTF: {e}")))?
         .into_json();
-    let json = typed
-        .to_vec()
-        .map_err(|e| Error::invalid(&scene.name, "(json)", format!("cannot serialise: {e}")))?;
+    let json = super::json_defaults::document_bytes(&typed, &scene.name)?;
     pack_glb(&json, &w.bin).ok_or_else(|| {
         Error::invalid(
             &scene.name,

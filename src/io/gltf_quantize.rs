@@ -13,8 +13,10 @@
 //! the box's corner, scale by the step) is a uniform scale and normals keep their directions.
 //! Positions become unsigned shorts `round((p - corner) / step)` (stride 8: glTF aligns vertex
 //! attributes to 4 bytes); every inverse bind matrix `joint_from_bind` becomes
-//! `joint_from_bind * D`, and morph position deltas are divided by the step (float). Normals
-//! become `round(127 n)` bytes (stride 4), tangents likewise with their sign. Texture
+//! `joint_from_bind * D`, and morph position deltas become whole steps in shorts (stride 8;
+//! the step-scaled floats when a delta spans more steps than a short holds). Normals become
+//! `round(127 n)` bytes (stride 4), tangents likewise with their sign, and morph normal and
+//! tangent deltas likewise where they lie in [-1, 1]. Texture
 //! coordinates are stored over their own range in `uv_bits` bits (normalised shorts holding
 //! the codes), the range composed into the `KHR_texture_transform` of every texture that
 //! reads them, as gltfpack does, where each material using them reads that set from them
@@ -25,8 +27,8 @@
 //! of its own, which renumbers the nodes and the draws (left as float, and reported). A mesh
 //! drawn both with and without a skin, or a position or delta accessor shared with a rigid
 //! mesh, keeps every position as float (reported). Texture coordinates that cannot take a
-//! range and lie outside `[0, 1]` stay float; morph normal and tangent deltas stay float; sparse
-//! morph deltas of quantised meshes are written dense. The rounding's distance on the skinned
+//! range and lie outside `[0, 1]` stay float, as do morph normal and tangent deltas outside
+//! [-1, 1]; sparse morph deltas of quantised meshes are written dense. The rounding's distance on the skinned
 //! vertices is not bounded here: `optimize` measures it on the file read back.
 
 use std::collections::BTreeSet;
@@ -309,17 +311,10 @@ fn quantize_positions(
         let what = format!("accessors[{a}] (morph POSITION delta)");
         let data = read(file, doc, buffers, a, &what)?;
         data.expect_components(3, file, &what)?;
+        data.expect_finite(file, &what)?;
         let scaled: Vec<f32> = data.values.iter().map(|&d| d as f32 / step32).collect();
         done.insert(a);
-        out.replacements.push(Replacement {
-            accessor: a,
-            bytes: scaled.iter().flat_map(|d| d.to_le_bytes()).collect(),
-            stride: None,
-            component: ComponentType::F32,
-            normalized: false,
-            bounds: Some(float_bounds(&scaled, 3)),
-            what,
-        });
+        out.replacements.push(grid_deltas(a, scaled, what));
     }
     let bind_from_grid = glam::Mat4::from_scale_rotation_translation(
         glam::Vec3::splat(step32),
@@ -329,6 +324,40 @@ fn quantize_positions(
     fold_into_inverse_binds(file, doc, buffers, plan, bind_from_grid, done, out)?;
     out.position_step = Some(step32);
     Ok(())
+}
+
+/// Morph position deltas in grid steps (`scaled`) as whole steps in shorts (stride 8, vertex
+/// attributes being 4-aligned), as gltfpack stores them; as the scaled floats when a delta
+/// spans more steps than a short holds.
+fn grid_deltas(a: usize, scaled: Vec<f32>, what: String) -> Replacement {
+    let steps: Vec<f32> = scaled.iter().map(|d| d.round()).collect();
+    if steps.iter().any(|s| s.abs() > f32::from(i16::MAX)) {
+        return Replacement {
+            accessor: a,
+            bytes: scaled.iter().flat_map(|d| d.to_le_bytes()).collect(),
+            stride: None,
+            component: ComponentType::F32,
+            normalized: false,
+            bounds: Some(float_bounds(&scaled, 3)),
+            what,
+        };
+    }
+    let mut bytes = Vec::with_capacity(steps.len() / 3 * 8);
+    for d in steps.chunks_exact(3) {
+        for &c in d {
+            bytes.extend_from_slice(&(c as i16).to_le_bytes());
+        }
+        bytes.extend_from_slice(&[0, 0]);
+    }
+    Replacement {
+        accessor: a,
+        bytes,
+        stride: Some(8),
+        component: ComponentType::I16,
+        normalized: false,
+        bounds: Some(float_bounds(&steps, 3)),
+        what,
+    }
 }
 
 /// Each skin's `joint_from_bind * bind_from_grid`: its inverse bind accessor replaced (once
@@ -432,9 +461,67 @@ fn directions_and_uvs(
                     out.replacements.push(r);
                 }
             }
+            for (t, target) in prim.morph_targets().enumerate() {
+                let deltas = [("NORMAL", target.normals()), ("TANGENT", target.tangents())];
+                for (name, acc) in deltas {
+                    let Some(acc) = acc else { continue };
+                    let a = acc.index();
+                    if acc.data_type() != gltf::accessor::DataType::F32 || done.contains(&a) {
+                        continue;
+                    }
+                    let field = format!(
+                        "meshes[{}].primitives[{}].targets[{t}].{name}",
+                        mesh.index(),
+                        prim.index()
+                    );
+                    if let Some(r) = direction_deltas(file, doc, buffers, a, field, &mut out.notes)?
+                    {
+                        done.insert(a);
+                        out.replacements.push(r);
+                    }
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// A morph NORMAL or TANGENT delta accessor (VEC3) as normalised bytes padded to 4, as
+/// gltfpack stores them, when every component is within [-1, 1] (None, with a note, when one
+/// is not: a byte would clip it).
+fn direction_deltas(
+    file: &str,
+    doc: &gltf::Document,
+    buffers: &[gltf::buffer::Data],
+    a: usize,
+    what: String,
+    notes: &mut Vec<String>,
+) -> Result<Option<Replacement>> {
+    let data = read(file, doc, buffers, a, &what)?;
+    data.expect_components(3, file, &what)?;
+    data.expect_finite(file, &what)?;
+    if !data.values.iter().all(|c| (-1.0..=1.0).contains(c)) {
+        notes.push(format!(
+            "{what}: deltas outside [-1, 1] stay float (a normalised byte holds [-1, 1])"
+        ));
+        return Ok(None);
+    }
+    let mut bytes = Vec::with_capacity(data.count * 4);
+    for v in data.values.chunks_exact(3) {
+        for &c in v {
+            bytes.push(((c * 127.0).round() as i8) as u8);
+        }
+        bytes.push(0);
+    }
+    Ok(Some(Replacement {
+        accessor: a,
+        bytes,
+        stride: Some(4),
+        component: ComponentType::I8,
+        normalized: true,
+        bounds: None,
+        what,
+    }))
 }
 
 /// A NORMAL (`n` = 3) or TANGENT (`n` = 4) accessor as normalised bytes, padded to 4.

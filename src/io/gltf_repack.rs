@@ -38,6 +38,7 @@ use super::gltf_export::{
 };
 use super::gltf_import::{TEXTURE_TRANSFORM, TextureTransform};
 use super::gltf_quantize::{MeshQuantization, Replacement};
+use super::json_defaults::is_schema_default;
 use super::texture::MAX_IMAGE_BYTES;
 use crate::error::{Error, Result};
 use crate::scene::{Scene, SkinWeights};
@@ -230,6 +231,7 @@ fn repack<T>(
         replaced_views: vec![None; root.buffer_views.len()],
         appended: Vec::new(),
         rewritten: Vec::new(),
+        sets_dropped: false,
     };
     reencode(
         &file,
@@ -255,6 +257,7 @@ fn repack<T>(
         replaced_views,
         appended,
         rewritten,
+        sets_dropped,
     } = edits;
 
     let mut bin = merge_views(&mut root, &imported.buffers, &replaced_views, &file)?;
@@ -274,7 +277,7 @@ fn repack<T>(
         new.extensions = old.extensions;
         new.extras = old.extras;
     }
-    if options.rewrite_animations {
+    if options.rewrite_animations || sets_dropped {
         bin = drop_unused(&mut root, &bin, &file, &mut report)?;
     }
     embed_images(&mut root, &mut bin, files, &file, &mut report)?;
@@ -294,20 +297,24 @@ fn repack<T>(
     if options.compress {
         bin = compress(&mut root, bin, &file, &mut report)?;
     }
-    let json_bytes = root
-        .to_vec()
-        .map_err(|e| Error::invalid(&file, "(json)", format!("cannot serialise: {e}")))?;
+    let json_bytes = super::json_defaults::document_bytes(&root, &file)?;
     let output_json: Value = serde_json::from_slice(&json_bytes)
         .map_err(|e| Error::invalid(&file, "(json)", format!("cannot re-read: {e}")))?;
     dropped_properties(&input_json, &output_json, "", &mut report.dropped);
     report
         .dropped
         .retain(|p| !rewritten.iter().any(|r| p.starts_with(&format!("{r}."))));
-    if options.rewrite_animations {
+    if options.rewrite_animations || sets_dropped {
         // Accessors and views are renumbered on purpose: the input's paths name others.
         report
             .dropped
             .retain(|p| !p.starts_with("accessors[") && !p.starts_with("bufferViews["));
+    }
+    if options.rewrite_animations {
+        // A rewritten sampler's interpolation is the clip's (LINEAR, the default, unwritten).
+        report
+            .dropped
+            .retain(|p| !(p.starts_with("animations[") && p.ends_with(".interpolation")));
     }
     report.kept = kept_summary(&root);
     let glb = pack_glb(&json_bytes, &bin)
@@ -731,6 +738,8 @@ struct Edits {
     appended: Vec<(Vec<u8>, Option<usize>)>,
     /// Objects re-encoded on purpose (their old properties are not "dropped").
     rewritten: Vec<String>,
+    /// Whether influence sets were taken off primitives (their accessors then go unused).
+    sets_dropped: bool,
 }
 
 /// Replace the JOINTS_n / WEIGHTS_n accessors whose type differs from the requested one.
@@ -758,6 +767,9 @@ fn reencode(
             };
             out.joints(root, &skin)?;
             out.weights(root, &skin)?;
+            if options.rewrite_skin {
+                out.drop_sets(root, (mi, pi), sw.width / 4);
+            }
         }
     }
     Ok(())
@@ -1027,6 +1039,7 @@ impl<'a> Reencoder<'a> {
             replaced_views,
             appended,
             rewritten,
+            ..
         } = &mut *self.edits;
         rewritten.push(format!("accessors[{acc}]"));
         let old = root.accessors[acc].buffer_view.map(|v| v.value());
@@ -1122,6 +1135,29 @@ impl<'a> Reencoder<'a> {
             self.replace(root, a, bytes, (want, false), &jf);
         }
         Ok(())
+    }
+
+    /// The primitive's JOINTS_n and WEIGHTS_n attributes of sets `sets` and on gone (the
+    /// scene's influences were limited to fewer sets); their accessors go when unused.
+    fn drop_sets(&mut self, root: &mut json::Root, (mi, pi): (usize, usize), sets: usize) {
+        let attributes = &mut root.meshes[mi].primitives[pi].attributes;
+        let before = attributes.len();
+        attributes.retain(|k, _| match k {
+            Checked::Valid(gltf::Semantic::Joints(n) | gltf::Semantic::Weights(n)) => {
+                (*n as usize) < sets
+            }
+            _ => true,
+        });
+        if attributes.len() < before {
+            self.edits.sets_dropped = true;
+            self.report.reencoded.push(format!(
+                "meshes[{mi}].primitives[{pi}]: influences in {sets} JOINTS/WEIGHTS set(s), the \
+                 others gone"
+            ));
+            self.edits
+                .rewritten
+                .push(format!("meshes[{mi}].primitives[{pi}].attributes"));
+        }
     }
 
     /// The primitive's WEIGHTS_n accessors in the weight type asked for (or, rewriting, the
@@ -1227,7 +1263,7 @@ fn dropped_properties(input: &Value, output: &Value, path: &str, out: &mut Vec<S
                 }
                 match b.get(k) {
                     Some(w) => dropped_properties(v, w, &p, out),
-                    None if is_default(k, v) => {}
+                    None if is_default(v) || is_schema_default(path, k, v) => {}
                     // Rewritten on purpose: external images embedded, views re-laid out.
                     None if k == "uri" && path.starts_with("images[") => {}
                     None if k == "byteOffset" && path.starts_with("bufferViews[") => {}
@@ -1244,18 +1280,13 @@ fn dropped_properties(input: &Value, output: &Value, path: &str, out: &mut Vec<S
     }
 }
 
-/// Values the gltf-json serialiser leaves out because glTF defines them as the default.
-fn is_default(key: &str, v: &Value) -> bool {
+/// Values the gltf-json serialiser leaves out whatever the property: null, false, empty.
+/// (The writers leave out the schema's own defaults: [`is_schema_default`].)
+fn is_default(v: &Value) -> bool {
     match v {
         Value::Null | Value::Bool(false) => true,
         Value::Array(a) if a.is_empty() => true,
         Value::Object(o) if o.is_empty() => true,
-        Value::Number(n) => match key {
-            "byteOffset" => n.as_f64() == Some(0.0),
-            // mesh.primitive.mode: TRIANGLES.
-            "mode" => n.as_u64() == Some(4),
-            _ => false,
-        },
         _ => false,
     }
 }

@@ -14,6 +14,7 @@ pub mod gltf_quantize;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod gltf_reorder;
 pub mod gltf_repack;
+mod json_defaults;
 #[cfg(any(not(target_arch = "wasm32"), feature = "web"))]
 mod meshopt;
 #[cfg(not(target_arch = "wasm32"))]

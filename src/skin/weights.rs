@@ -452,6 +452,37 @@ impl VertexWeights {
     }
 }
 
+/// Each vertex's influences in joint order, unused slots (weight 0) last with joint 0: what
+/// gltfpack does before compressing (`sortBoneInfluences`, meshoptimizer's `gltf/mesh.cpp`):
+/// neighbouring vertices then hold the same joints in the same slots, which the vertex codec's
+/// byte deltas take in fewer bits. The slots are a sum, so the skin is the same (to the order
+/// of a float sum).
+pub fn sort_by_joint(w: &mut SkinWeights) {
+    let width = w.width;
+    if width == 0 {
+        return;
+    }
+    let mut pairs: Vec<(u32, f32)> = Vec::with_capacity(width);
+    for (joints, weights) in w
+        .joints
+        .chunks_exact_mut(width)
+        .zip(w.weights.chunks_exact_mut(width))
+    {
+        pairs.clear();
+        pairs.extend(
+            joints
+                .iter()
+                .zip(weights.iter())
+                .filter(|p| *p.1 != 0.0)
+                .map(|(&j, &x)| (j, x)),
+        );
+        pairs.sort_by_key(|p| p.0);
+        for k in 0..width {
+            (joints[k], weights[k]) = pairs.get(k).copied().unwrap_or((0, 0.0));
+        }
+    }
+}
+
 /// What [`keep_largest`] removed from one vertex.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Dropped {

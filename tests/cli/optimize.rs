@@ -424,3 +424,84 @@ fn quantised_and_compressed_files_hold_the_tolerance() {
         assert!(text.contains("tolerance above 0"), "{switch}: {text}");
     }
 }
+
+/// A skin of more than four influences a vertex (rig_seed4: eight, and three morph targets)
+/// at a tolerance its four largest hold: the report says four were kept, the file has one
+/// JOINTS/WEIGHTS set, each vertex's influences in joint order (gltfpack's, for the
+/// compressor), the morph position deltas in whole grid steps as shorts and the normal deltas
+/// as normalised bytes (`--quantize-mesh`); `diff` measures the report's worst error on it and
+/// the validator finds no error. At 1e-4 the influences past four move vertices too far
+/// (rig_seed5's six random weights), and every one is kept.
+#[test]
+fn skins_keep_four_influences_and_deltas_take_integers_where_the_tolerance_holds() {
+    let dir = scratch("influences");
+    let input = shared_dir().join("rigs/rig_seed4_8inf_morph_ubyte.glb");
+    let out = dir.join("four.glb");
+    let tolerance = "0.3";
+    let report = optimize(
+        &input,
+        &out,
+        &["--tolerance", tolerance, "--quantize-mesh", "--compress"],
+    );
+    assert_eq!(report["influences"], 4, "{report}");
+    let doc = glb_json(&out);
+    let prim = &doc["meshes"][0]["primitives"][0];
+    let attributes = prim["attributes"].as_object().unwrap();
+    for set in ["JOINTS_1", "WEIGHTS_1"] {
+        assert!(!attributes.contains_key(set), "{set} kept: {attributes:?}");
+    }
+    let targets = prim["targets"].as_array().unwrap();
+    assert!(!targets.is_empty());
+    for t in targets {
+        let accessor = |name: &str| &doc["accessors"][t[name].as_u64().unwrap() as usize];
+        let (p, n) = (accessor("POSITION"), accessor("NORMAL"));
+        assert_eq!(
+            (&p["componentType"], p["normalized"].as_bool()),
+            (&SHORT.into(), None),
+            "{p}"
+        );
+        assert_eq!(
+            (&n["componentType"], &n["normalized"]),
+            (&5120.into(), &true.into()),
+            "{n}"
+        );
+    }
+    let scene = skinview::io::load(&out).unwrap();
+    let w = scene.meshes[0].primitives[0].skin_weights.as_ref().unwrap();
+    assert_eq!(w.width, 4);
+    for v in 0..w.vertex_count() {
+        let used: Vec<u32> = (0..4)
+            .filter(|&k| w.weights[v * 4 + k] != 0.0)
+            .map(|k| w.joints[v * 4 + k])
+            .collect();
+        assert!(
+            used.windows(2).all(|p| p[0] < p[1]),
+            "vertex {v}: joints {used:?}"
+        );
+    }
+    let diff = diff_at_evaluation_times(&input, &out, "1");
+    for clip in report["clips"].as_array().unwrap() {
+        let ours = clip["worst_error_rel"].as_f64().unwrap();
+        assert!(ours <= tolerance.parse().unwrap(), "{ours}");
+        let d = diff["clips"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == clip["clip"])
+            .unwrap();
+        let theirs = d["max_rel"].as_f64().unwrap();
+        assert!(
+            (ours - theirs).abs() <= 1e-6 * theirs,
+            "optimize says {ours}, diff {theirs}"
+        );
+    }
+    for v in validator::validate(std::slice::from_ref(&out)) {
+        assert_eq!(v.errors, 0, "{}: {:?}", v.file.display(), v.messages);
+    }
+    let tight = dir.join("all.glb");
+    let input = shared_dir().join("rigs/rig_seed5_40j_6inf_ushort.glb");
+    let report = optimize(&input, &tight, &["--tolerance", "1e-4"]);
+    assert!(report["influences"].is_null(), "{report}");
+    let scene = skinview::io::load(&tight).unwrap();
+    assert_eq!(scene.max_influences(), 6);
+}

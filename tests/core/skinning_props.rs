@@ -3,7 +3,9 @@
 //!   reference (`skin::reference64`, which shares no code with it) on random rigs: random
 //!   hierarchies with non-uniform scales, random inverse bind matrices, 1–8 influences;
 //! - `reduce_influences` keeps the K largest weights of each vertex, in a stable order
-//!   (equal weights keep their file order), renormalised to sum 1, and touches nothing else.
+//!   (equal weights keep their file order), renormalised to sum 1, and touches nothing else;
+//! - `sort_by_joint` keeps each vertex's (joint, weight) pairs, puts them in joint order and
+//!   the unused slots last as (0, 0), and the f64 reference skins the same either way.
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)] // test code: panics and prints are its report
 
 use glam::{Mat4, Quat, Vec3};
@@ -15,7 +17,7 @@ use skinview::scene::{
 };
 use skinview::skeleton::LocalToModelJob;
 use skinview::skin::reference64::skin_draw_f64;
-use skinview::skin::weights::reduce_influences;
+use skinview::skin::weights::{reduce_influences, sort_by_joint};
 use skinview::skin::{PaletteJob, PaletteLayout, SkinningJob, VertexWeights};
 
 use crate::common::{f32s, f64s};
@@ -327,5 +329,33 @@ proptest! {
             prop_assert!(dropped.iter().all(|&d| d <= smallest_kept));
         }
         prop_assert_eq!(stats.vertices_reduced, reduced);
+    }
+
+    #[test]
+    fn sorting_by_joint_keeps_every_influence_and_the_skin(rig in random_rig()) {
+        let before = rig.scene.primitive(&rig.scene.draws[0]).skin_weights.clone().unwrap();
+        let mut after = before.clone();
+        sort_by_joint(&mut after);
+        prop_assert_eq!(after.width, before.width);
+        let pairs = |s: &SkinWeights, v: usize| -> Vec<(u32, f32)> {
+            (0..s.width).map(|i| (s.joints[v * s.width + i], s.weights[v * s.width + i])).collect()
+        };
+        for v in 0..before.vertex_count() {
+            let mut expected: Vec<(u32, f32)> = pairs(&before, v).into_iter().filter(|p| p.1 != 0.0).collect();
+            expected.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+            let got = pairs(&after, v);
+            let (used, unused) = got.split_at(expected.len());
+            prop_assert!(used.windows(2).all(|p| p[0].0 <= p[1].0), "vertex {}: {:?}", v, got);
+            let mut used_sorted = used.to_vec();
+            used_sorted.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+            prop_assert_eq!(&used_sorted, &expected, "vertex {}", v);
+            prop_assert!(unused.iter().all(|&p| p == (0, 0.0)), "vertex {}: {:?}", v, got);
+        }
+        // The same skin, to the order of a float sum, on the f64 reference.
+        let a = skin_draw_f64(&rig.scene, &rig.pose, 0, Some(&before));
+        let b = skin_draw_f64(&rig.scene, &rig.pose, 0, Some(&after));
+        for (x, y) in a.positions.iter().zip(&b.positions) {
+            prop_assert!((*x - *y).length() <= 1e-9 * (1.0 + x.length()), "{} vs {}", x, y);
+        }
     }
 }

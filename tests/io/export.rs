@@ -38,9 +38,8 @@ fn same_json(a: &Value, b: &Value, path: &str) -> Result<(), String> {
                 match y.get(k) {
                     Some(w) => same_json(v, w, &p)?,
                     None => {
-                        let default = matches!(v, Value::Bool(false))
-                            || (k == "mode" && v == 4)
-                            || (k == "byteOffset" && v == 0);
+                        // The writers leave out what restates the schema's default.
+                        let default = matches!(v, Value::Bool(false)) || is_spec_default(k, v);
                         if !default {
                             return Err(format!("{p} dropped"));
                         }
@@ -76,15 +75,23 @@ fn is_spec_default(key: &str, v: &Value) -> bool {
         "alphaMode" => v == "OPAQUE",
         "alphaCutoff" => v == 0.5,
         "doubleSided" | "normalized" => v == false,
-        "emissiveFactor" => v == json!([0.0, 0.0, 0.0]),
-        "baseColorFactor" => v == json!([1.0, 1.0, 1.0, 1.0]),
-        "metallicFactor" | "roughnessFactor" | "scale" | "strength" => v == 1.0,
+        "emissiveFactor" => numbers(&v) == Some(vec![0.0; 3]),
+        "baseColorFactor" => numbers(&v) == Some(vec![1.0; 4]),
+        "translation" => numbers(&v) == Some(vec![0.0; 3]),
+        "rotation" => numbers(&v) == Some(vec![0.0, 0.0, 0.0, 1.0]),
+        "metallicFactor" | "roughnessFactor" | "strength" => v == 1.0,
+        "scale" => v == 1.0 || numbers(&v) == Some(vec![1.0; 3]),
         "texCoord" | "byteOffset" => v == 0,
         "wrapS" | "wrapT" => v == 10497,
         "mode" => v == 4,
         "interpolation" => v == "LINEAR",
         _ => false,
     }
+}
+
+/// A JSON array of numbers as f64s (`0` and `0.0` alike), None for anything else.
+fn numbers(v: &Value) -> Option<Vec<f64>> {
+    v.as_array()?.iter().map(Value::as_f64).collect()
 }
 
 /// The bytes of buffer view `v` of a GLB's JSON and BIN chunk.
@@ -806,6 +813,36 @@ fn compression_gives_back_every_bit() {
     assert!(compressed_any > 0, "no view was compressed");
 }
 
+/// `input` repacked to `out` with its mesh quantised (`bits`: position and texture coordinate
+/// bits), compressed or not: the report, the position grid's step, and both files loaded.
+fn quantised(
+    input: &Path,
+    out: &Path,
+    (position_bits, uv_bits): (u32, u32),
+    compress: bool,
+) -> (
+    skinview::io::gltf_repack::RepackReport,
+    f32,
+    skinview::scene::Scene,
+    skinview::scene::Scene,
+) {
+    let options = RepackOptions {
+        quantize_mesh: Some(skinview::io::gltf_quantize::MeshQuantization {
+            position_bits,
+            uv_bits,
+        }),
+        compress,
+        ..Default::default()
+    };
+    let report = repack(input, out, options);
+    let step = report.position_step.unwrap();
+    let scenes = (
+        skinview::io::load(input).unwrap(),
+        skinview::io::load(out).unwrap(),
+    );
+    (report, step, scenes.0, scenes.1)
+}
+
 /// Quantised and compressed (positions on the grid, normals through the octahedral filter,
 /// texture coordinates over their range): every normal read back is within 2° of the input's
 /// (8-bit octahedral encoding: about 1°), every position within half a grid step of the
@@ -817,20 +854,7 @@ fn quantised_normals_and_positions_stay_close() {
     let dir = scratch("quantised");
     let input = common::model("CesiumMan");
     let out = dir.join("q.glb");
-    let options = RepackOptions {
-        quantize_mesh: Some(skinview::io::gltf_quantize::MeshQuantization {
-            position_bits: 14,
-            uv_bits: 12,
-        }),
-        compress: true,
-        ..Default::default()
-    };
-    let report = repack(&input, &out, options);
-    let step = report.position_step.unwrap();
-    let (a, b) = (
-        skinview::io::load(&input).unwrap(),
-        skinview::io::load(&out).unwrap(),
-    );
+    let (report, step, a, b) = quantised(&input, &out, (14, 12), true);
     let (p, q) = (&a.meshes[0].primitives[0], &b.meshes[0].primitives[0]);
     let order = &report
         .vertex_orders
@@ -1031,5 +1055,123 @@ fn filtered_keys_read_back_bit_for_bit() {
                 );
             }
         }
+    }
+}
+
+/// The writers leave out what restates the schema's defaults (CesiumMan's 57 samplers say
+/// `"interpolation": "LINEAR"`, its material `"alphaMode": "OPAQUE"`, its texture sampler
+/// `"wrapS": 10497`) and write whole floats as integers; samplers of other interpolations
+/// keep theirs (rig_seed2's STEP and CUBICSPLINE). That the files read back the same is
+/// `export_keeps_every_model_as_it_was`'s check.
+#[test]
+fn writers_leave_out_schema_defaults() {
+    let dir = scratch("defaults");
+    let text = |json: &Value| serde_json::to_string(json).unwrap();
+    let interpolations = |json: &Value| -> Vec<String> {
+        let samplers = json["animations"].as_array().unwrap().iter();
+        let samplers = samplers.flat_map(|a| a["samplers"].as_array().unwrap());
+        samplers
+            .map(|s| s["interpolation"].as_str().unwrap_or("LINEAR").to_string())
+            .collect()
+    };
+    for (model, defaults) in [
+        (
+            common::model("CesiumMan"),
+            &[
+                r#""interpolation":"LINEAR""#,
+                r#""alphaMode":"OPAQUE""#,
+                r#""wrapS":10497"#,
+            ][..],
+        ),
+        (common::shared_dir().join("rigs/rig_seed2.glb"), &[][..]),
+    ] {
+        let out = dir.join(model.file_name().unwrap());
+        repack(&model, &out, RepackOptions::default());
+        let (input, output) = (
+            common::glb::json_of(&std::fs::read(&model).unwrap()),
+            common::glb::json_of(&std::fs::read(&out).unwrap()),
+        );
+        for d in defaults {
+            assert!(
+                text(&input).contains(d),
+                "{}: the input lacks {d}",
+                model.display()
+            );
+            assert!(
+                !text(&output).contains(d),
+                "{}: {d} written",
+                model.display()
+            );
+        }
+        assert_eq!(
+            interpolations(&input),
+            interpolations(&output),
+            "{}",
+            model.display()
+        );
+        let mut whole = Vec::new();
+        every_number(&output, &mut |n| {
+            let whole_float = |x: f64| x.fract() == 0.0 && !(x == 0.0 && x.is_sign_negative());
+            if n.is_f64() && n.as_f64().is_some_and(whole_float) {
+                whole.push(n.to_string());
+            }
+        });
+        assert!(
+            whole.is_empty(),
+            "{}: whole floats {whole:?}",
+            model.display()
+        );
+    }
+}
+
+/// Call `f` on every number in `v`.
+fn every_number(v: &Value, f: &mut impl FnMut(&serde_json::Number)) {
+    match v {
+        Value::Number(n) => f(n),
+        Value::Array(a) => a.iter().for_each(|x| every_number(x, f)),
+        Value::Object(o) => o.values().for_each(|x| every_number(x, f)),
+        _ => {}
+    }
+}
+
+/// Morph deltas of a quantised skinned mesh (rig_seed4: three targets with position and
+/// normal deltas): each position delta read back (whole grid steps in shorts, times the
+/// step) within half a step of the input's along each axis, each normal delta (normalised
+/// bytes) within half of 1/127; the accessors are SHORT and normalised BYTE.
+#[test]
+fn quantised_morph_deltas_stay_within_half_a_step() {
+    let dir = scratch("deltas");
+    let input = common::shared_dir().join("rigs/rig_seed4_8inf_morph_ubyte.glb");
+    let out = dir.join("deltas.glb");
+    let (_, step, a, b) = quantised(&input, &out, (12, 16), false);
+    let (p, q) = (&a.meshes[0].primitives[0], &b.meshes[0].primitives[0]);
+    assert_eq!(p.morph_targets.len(), 3);
+    for (t, (x, y)) in p.morph_targets.iter().zip(&q.morph_targets).enumerate() {
+        let (dx, dy) = (x.positions.as_ref().unwrap(), y.positions.as_ref().unwrap());
+        for (v, (d, e)) in dx.iter().zip(dy).enumerate() {
+            let off = (*e * step - *d).abs().max_element();
+            assert!(
+                off <= 0.5 * step * 1.001,
+                "target {t} vertex {v}: {off}, step {step}"
+            );
+        }
+        let (nx, ny) = (x.normals.as_ref().unwrap(), y.normals.as_ref().unwrap());
+        for (v, (d, e)) in nx.iter().zip(ny).enumerate() {
+            let off = (*e - *d).abs().max_element();
+            assert!(
+                off <= 0.5 / 127.0 + 1e-6,
+                "target {t} vertex {v}: normal delta {off} off"
+            );
+        }
+    }
+    let doc = common::glb::json_of(&std::fs::read(&out).unwrap());
+    for target in doc["meshes"][0]["primitives"][0]["targets"]
+        .as_array()
+        .unwrap()
+    {
+        let accessor = |name: &str| &doc["accessors"][target[name].as_u64().unwrap() as usize];
+        assert_eq!(accessor("POSITION")["componentType"], 5122);
+        assert_eq!(accessor("NORMAL")["componentType"], 5120);
+        assert_eq!(accessor("NORMAL")["normalized"], true);
     }
 }
