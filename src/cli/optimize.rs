@@ -260,27 +260,52 @@ pub fn run(a: OptimizeArgs) -> CliResult {
     // tolerance.
     let (enc, mut grid, coarser, used) = encodings(&a, &model, tolerance)?;
     let (quaternion, exponent) = Filter::choices();
-    let job = OptimizeJob {
-        scene,
-        tolerance: (tolerance - used).max(0.0) as f32,
-        exact: match a.exact_root {
-            true => root_joints(scene),
-            false => Vec::new(),
-        },
-        caps,
-        // Through the quaternion filter (`--compress`), else 16-bit codes.
-        rotation_codes: [Filter::offered(&a, &quaternion), vec![KeyCodes::SNORM16]].concat(),
-        vector_codes: Filter::offered(&a, &exponent),
+    // Every clip's keys reduced within `keys_tolerance` (model units).
+    let reduce = |keys_tolerance: f64| {
+        let job = OptimizeJob {
+            scene,
+            tolerance: keys_tolerance.max(0.0) as f32,
+            exact: match a.exact_root {
+                true => root_joints(scene),
+                false => Vec::new(),
+            },
+            caps: caps.clone(),
+            // Through the quaternion filter (`--compress`), else 16-bit codes.
+            rotation_codes: [Filter::offered(&a, &quaternion), vec![KeyCodes::SNORM16]].concat(),
+            vector_codes: Filter::offered(&a, &exponent),
+        };
+        job.run(|clip, attempt| {
+            let name = ClipName::new(clip, scene.animations[clip].name.as_deref()).label();
+            match attempt {
+                0 => println!("clip {}/{} {name}", clip + 1, scene.animations.len()),
+                k => println!("  {name}: reduction {} (budgets halved or doubled)", k + 1),
+            }
+        })
     };
-    let (clips, results) = job.run(|clip, attempt| {
-        let name = ClipName::new(clip, scene.animations[clip].name.as_deref()).label();
-        match attempt {
-            0 => println!("clip {}/{} {name}", clip + 1, scene.animations.len()),
-            k => println!("  {name}: reduction {} (budgets halved or doubled)", k + 1),
-        }
-    })?;
-    let checked = write_checked(&a, &model, clips.clone(), tolerance, enc)?;
-    let (written, worst, enc) = coarsest_grid(&a, &model, clips, tolerance, checked, &coarser)?;
+    let (clips, results) = reduce(tolerance - used)?;
+    let (written, worst, enc) = write_checked(&a, &model, clips.clone(), tolerance, enc)?;
+    let weights_error = used - grid.map_or(0.0, |g| g.error);
+    let best = Best {
+        written,
+        worst,
+        enc,
+        clips,
+        results,
+    };
+    let Best {
+        written,
+        worst,
+        enc,
+        results,
+        ..
+    } = coarsest_grid(
+        &a,
+        &model,
+        (tolerance, weights_error),
+        best,
+        &coarser,
+        reduce,
+    )?;
     let glb = written.glb;
     grid = match enc.mesh {
         None => None,
@@ -316,6 +341,28 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         }
         report.clips.push(clip);
     }
+    print_file_summary(&report);
+    if let Some(path) = &a.json {
+        super::write_json(path, &report)?;
+        println!("report -> {}", path.display());
+    }
+    if !over.is_empty() {
+        eprintln!(
+            "skinview: the written file moves skinned vertices past the tolerance in {}; \
+             {} not written",
+            over.join(", "),
+            a.out.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    skinview::io::output::write_file(&a.out, &glb)?;
+    println!("-> {}", a.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the report says of the file as a whole: the skin weights, compression, the mesh's
+/// integers, the sizes and the bound.
+fn print_file_summary(report: &Report) {
     match report.influences {
         Some(k) => println!(
             "skin weights: {}, at most {k} influences a vertex",
@@ -344,26 +391,10 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         report.bytes_before,
         report.bytes_after,
         100.0 * report.bytes_after as f64 / report.bytes_before.max(1) as f64,
-        tolerance,
+        report.tolerance,
         report.tolerance_rel,
         CHECKED_AT
     );
-    if let Some(path) = &a.json {
-        super::write_json(path, &report)?;
-        println!("report -> {}", path.display());
-    }
-    if !over.is_empty() {
-        eprintln!(
-            "skinview: the written file moves skinned vertices past the tolerance in {}; \
-             {} not written",
-            over.join(", "),
-            a.out.display()
-        );
-        return Ok(ExitCode::from(1));
-    }
-    skinview::io::output::write_file(&a.out, &glb)?;
-    println!("-> {}", a.out.display());
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The mesh's encoding (`--quantize-mesh`) and the skin weights' narrowest, each measured
@@ -608,51 +639,95 @@ fn write_checked(
     last.ok_or_else(|| CliError::Usage("nothing was written".into()))
 }
 
+/// A written output with what it was written from: the file and its clips' worst errors, its
+/// encodings, the reduced clips and the reduction's report.
+struct Best {
+    written: Written,
+    worst: Vec<WorstError>,
+    enc: Encodings,
+    clips: Vec<skinview::anim::Animation>,
+    results: Vec<ClipResult>,
+}
+
 /// The checked output with its position grid made coarser (or, when no grid held its share,
 /// quantised at all) while the whole file still holds the tolerance and gets smaller: each of
-/// `coarser` (finest first, each measured alone over its share) written with the reduced clips
-/// and the other encodings as they are, read back and measured at every evaluation time. The
-/// budgets split the tolerance before the keys were reduced; what the reduction left unused
-/// goes to the grid.
+/// `coarser` (finest first, each measured alone over its share) is written with the reduced
+/// clips and the other encodings as they are, read back and measured at every evaluation time;
+/// when that passes the tolerance, the keys are reduced again (`reduce`) within what the grid's
+/// and the weights' (`weights_error`) rounding leave, and it is written and measured with
+/// those. The budgets split the tolerance before the keys were reduced; what the reduction
+/// left unused, or gives back, goes to the grid.
 fn coarsest_grid(
     a: &OptimizeArgs,
     model: &Model,
-    clips: Vec<skinview::anim::Animation>,
-    tolerance: f64,
-    checked: (Written, Vec<WorstError>, Encodings),
+    (tolerance, weights_error): (f64, f64),
+    checked: Best,
     coarser: &[GridReport],
-) -> CliResult<(Written, Vec<WorstError>, Encodings)> {
+    reduce: impl Fn(f64) -> skinview::error::Result<(Vec<skinview::anim::Animation>, Vec<ClipResult>)>,
+) -> CliResult<Best> {
     let mut best = checked;
     let holds = |w: &[WorstError]| w.iter().all(|e| f64::from(e.distance) <= tolerance);
-    if !holds(&best.1) {
+    if !holds(&best.worst) {
         return Ok(best);
     }
-    let finest = best.2.mesh.map_or(u32::MAX, |m| m.position_bits);
+    let finest = best.enc.mesh.map_or(u32::MAX, |m| m.position_bits);
     for g in coarser.iter().filter(|g| g.bits < finest) {
         let enc = Encodings {
             mesh: Some(MeshQuantization {
                 position_bits: g.bits,
                 uv_bits: uv_bits(a),
             }),
-            ..best.2
+            ..best.enc
         };
-        let (written, worst) = write_measured(a, model, clips.clone(), enc)?;
-        let smaller = written.glb.len() < best.0.glb.len();
+        let (written, worst) = write_measured(a, model, best.clips.clone(), enc)?;
+        let mut fits = holds(&worst) && written.glb.len() < best.written.glb.len();
         println!(
-            "  {}-bit position grid with the reduced clips: {} bytes, vertices move by {:.3e}{}",
+            "  {}-bit position grid with the reduced clips: {} bytes, vertices move by {:.3e}",
             g.bits,
             written.glb.len(),
             largest(&worst),
-            match (holds(&worst) && smaller, best.2.mesh) {
-                (true, _) => "",
-                (false, Some(_)) => ": kept the finer grid",
-                (false, None) => ": the mesh stays as it was",
-            }
         );
-        if !(holds(&worst) && smaller) {
+        let mut next = Best {
+            written,
+            worst,
+            enc,
+            clips: best.clips.clone(),
+            results: best.results.clone(),
+        };
+        let left = tolerance - g.error - weights_error;
+        if !fits && left > 0.0 {
+            println!(
+                "  the keys reduced again within the {left:.3e} the {}-bit grid leaves",
+                g.bits
+            );
+            let (clips, results) = reduce(left)?;
+            let (written, worst) = write_measured(a, model, clips.clone(), enc)?;
+            fits = holds(&worst) && written.glb.len() < best.written.glb.len();
+            println!(
+                "  {}-bit position grid with those keys: {} bytes, vertices move by {:.3e}",
+                g.bits,
+                written.glb.len(),
+                largest(&worst),
+            );
+            next = Best {
+                written,
+                worst,
+                enc,
+                clips,
+                results,
+            };
+        }
+        if !fits {
+            println!(
+                "  {}",
+                match best.enc.mesh {
+                    Some(_) => "kept the finer grid",
+                    None => "the mesh stays as it was",
+                }
+            );
             break;
         }
-        best = (written, worst, enc);
+        best = next;
     }
     Ok(best)
 }
@@ -930,6 +1005,9 @@ fn print_clip(c: &ClipReport) {
         }
         if k.linearised > 0 {
             notes.push(format!("{} CUBICSPLINE made LINEAR", k.linearised));
+        }
+        if k.refitted > 0 {
+            notes.push(format!("{} refitted", k.refitted));
         }
         if k.dropped > 0 {
             notes.push(format!("{} held by the node's own value", k.dropped));

@@ -87,13 +87,10 @@ pub fn reorder(root: &mut json::Root, bin: &mut Vec<u8>, file: &str) -> Result<V
             continue;
         };
         write_indices(bin, &index_slot, &indices);
-        // Declared bounds follow the new numbers.
+        // Bounds are optional on indices (glTF asks for them on positions and animation
+        // inputs): the rewritten indices go without, as gltfpack writes them.
         let acc = &mut root.accessors[ia];
-        if acc.min.is_some() || acc.max.is_some() {
-            let (lo, hi) = (indices.iter().min(), indices.iter().max());
-            acc.min = lo.map(|&v| serde_json::Value::from(vec![v]));
-            acc.max = hi.map(|&v| serde_json::Value::from(vec![v]));
-        }
+        (acc.min, acc.max) = (None, None);
     }
     Ok(orders)
 }

@@ -25,15 +25,18 @@
 //! per attempt, the channel reductions and two CPU skinnings per evaluation time. First of
 //! all, a CUBICSPLINE channel whose reduction at its equal share takes fewer bytes as LINEAR
 //! keys at the evaluation times (the cubic curve's values there) than as cubic keys is made
-//! so. Limits: other keys are the clip's own (no refit); a node that moves no vertex is
-//! budgeted as if it carried one a whole diagonal away, so attachment and helper bones keep
-//! their motion.
+//! so. Once the budgets are chosen, the clip is reduced once more with its LINEAR channels
+//! refitted (`reduce_refit`: fewer keys than their own values allow, fitted to the curve and
+//! rounded as the file stores them), kept when it still holds in fewer bytes. Limits: STEP and CUBICSPLINE keys are
+//! the clip's own; a node that moves no vertex is budgeted as if it carried one a whole
+//! diagonal away, so attachment and helper bones keep their motion.
 
 use glam::{Mat4, Vec3};
 
 use super::eval_times::evaluation_times;
 use super::measure::{WorstError, worst_error};
 use super::reduce::{ErrorMeasure, reduce_channel};
+use super::refit::{RefitStats, Rounding, reduce_refit};
 use crate::anim::snorm::{snorm16_codes, snorm16_round, unorm16_codes, unorm16_round};
 use crate::anim::{Animation, Interpolation, Path};
 use crate::error::{Error, Result};
@@ -70,6 +73,10 @@ fn round_snorm16(values: &mut [f32]) {
     values.iter_mut().for_each(|v| *v = snorm16_round(*v));
 }
 
+fn round_unorm16(values: &mut [f32]) {
+    values.iter_mut().for_each(|v| *v = unorm16_round(*v));
+}
+
 /// What one more key time array costs in the file's JSON: its accessor with the bounds glTF
 /// requires (about 100 characters), beside its 4 bytes a key.
 const INPUT_JSON_BYTES: usize = 100;
@@ -93,6 +100,9 @@ pub struct KeyCounts {
     /// Of those channels, how many were CUBICSPLINE and are stored as LINEAR keys (fewer
     /// bytes within their budget).
     pub linearised: usize,
+    /// Of those channels, how many keep fewer keys than their own values allow, with values
+    /// refitted to the original curve (LINEAR channels; `reduce_refit`).
+    pub refitted: usize,
     /// Of those channels, how many are left out: their node's rest value holds the clip
     /// within their budget (glTF plays an unanimated channel at the node's own value).
     pub dropped: usize,
@@ -219,27 +229,38 @@ impl OptimizeJob<'_> {
                 true => linearised(original, &times, (&budget, share), &keep),
                 false => (original.clone(), vec![false; original.channels.len()]),
             };
-            let coded = self.coded_clip(
+            let (coded, mut rounding) = self.coded_clip(
                 &mut work,
                 (ci, &times),
                 (&basis, &budget),
                 &keep,
                 &mut result,
             )?;
-            let (coded, lattice) =
-                self.vector_coded(&mut work, (ci, &times), coded, &keep, &mut result)?;
+            let (coded, lattice) = self.vector_coded(
+                &mut work,
+                (ci, &times),
+                coded,
+                (&keep, &mut rounding),
+                &mut result,
+            )?;
             let share =
                 (self.tolerance - result.codes_error).max(0.0) / budget.shares(original) as f32;
             // The bytes of the best reduction that held so far.
             let mut best_bytes = usize::MAX;
             let keys_before = key_counts(original);
-            let mut attempt = |factor: f32, result: &mut ClipResult| -> Result<Option<Animation>> {
+            let attempt = |(factor, refit): (f32, bool),
+                           result: &mut ClipResult|
+             -> Result<Option<Animation>> {
                 if result.attempts > 0 {
                     progress(ci, result.attempts);
                 }
                 result.attempts += 1;
-                let (candidate, mut keys) =
-                    reduce_clip((&coded, &lattice, &linear), &times, &budget, factor);
+                let (candidate, mut keys) = reduce_clip(
+                    (&coded, &lattice, &linear),
+                    (&times, &rounding),
+                    &budget,
+                    (factor, refit),
+                );
                 // Keys before are the original's (a channel made LINEAR has more).
                 for (k, &before) in keys.iter_mut().zip(&keys_before) {
                     k.before = before;
@@ -254,42 +275,18 @@ impl OptimizeJob<'_> {
                 result.worst = worst;
                 Ok(Some(out))
             };
-            // Tighten from the equal shares until the reduction holds, then loosen while it
-            // still holds and takes fewer bytes: the shares add up only in the worst case.
-            let mut chosen = None;
-            let mut factor = share;
-            for round in 0..=MAX_ROUNDS {
-                if let Some(a) = attempt(factor, &mut result)? {
-                    chosen = Some(a);
-                    result.tightened = round;
-                    break;
-                }
-                factor *= 0.5;
-            }
-            if chosen.is_some() && result.tightened == 0 && self.tolerance > 0.0 {
-                for _ in 0..MAX_ROUNDS {
-                    factor *= 2.0;
-                    match attempt(factor, &mut result)? {
-                        Some(a) => {
-                            chosen = Some(a);
-                            result.loosened += 1;
-                        }
-                        None => {
-                            // Halfway (in ratio) to the doubling that did not hold.
-                            let half = factor * std::f32::consts::FRAC_1_SQRT_2;
-                            if let Some(a) = attempt(half, &mut result)? {
-                                chosen = Some(a);
-                                result.loosened += 1;
-                            }
-                            break;
-                        }
-                    }
-                }
-            }
+            let chosen = search_budgets(share, self.tolerance > 0.0, &mut result, attempt)?;
             let clip = chosen.unwrap_or_else(|| {
                 result.kept_original = true;
                 let none = vec![false; original.channels.len()];
-                result.keys = reduce_clip((original, &none, &none), &times, &budget, 0.0).1;
+                let floats = vec![None; original.channels.len()];
+                let plain = reduce_clip(
+                    (original, &none, &none),
+                    (&times, &floats),
+                    &budget,
+                    (0.0, false),
+                );
+                result.keys = plain.1;
                 result.keys.iter_mut().for_each(|k| k.quantised = 0);
                 result.worst = WorstError::default();
                 result.rotation_codes = None;
@@ -319,7 +316,7 @@ impl OptimizeJob<'_> {
     /// whose node reaches least first (found by bisection); failing that, the morph weights
     /// alone; failing that, the clip as it is. Channels on `keep` nodes are left as they are.
     /// `work` is the scene with the original clips (given back so); `result` gets the choice
-    /// and its error.
+    /// and its error. Also each channel's rounding (a refit's keys are rounded so).
     fn coded_clip(
         &self,
         work: &mut Scene,
@@ -327,9 +324,10 @@ impl OptimizeJob<'_> {
         (original, budget): (&Animation, &Budgets),
         keep: &[bool],
         result: &mut ClipResult,
-    ) -> Result<Animation> {
+    ) -> Result<(Animation, Vec<Rounding<'_>>)> {
+        let mut rounding: Vec<Rounding<'_>> = vec![None; original.channels.len()];
         if self.tolerance <= 0.0 {
-            return Ok(original.clone());
+            return Ok((original.clone(), rounding));
         }
         let allowed = CODES_SHARE * self.tolerance;
         let rounds = code_channels(original, keep);
@@ -344,7 +342,7 @@ impl OptimizeJob<'_> {
             }
             let candidate = round_to_codes(original, codes, which);
             let (coded, worst) = measured(self.scene, work, (ci, times), candidate)?;
-            Ok((worst.distance <= allowed).then_some((coded, worst.distance)))
+            Ok((worst.distance <= allowed).then_some((coded, worst.distance, which.to_vec())))
         };
         let mut chosen = None;
         for codes in &self.rotation_codes {
@@ -383,26 +381,32 @@ impl OptimizeJob<'_> {
             chosen = attempt(None, &weights)?.map(|c| (c, None));
         }
         Ok(match chosen {
-            Some(((coded, error), codes)) => {
+            Some(((coded, error, which), codes)) => {
                 result.rotation_codes = codes.map(|c| c.name.to_string());
                 result.codes_error = error;
-                coded
+                for (i, r) in rounding.iter_mut().enumerate().filter(|(i, _)| which[*i]) {
+                    *r = match rotation(i) {
+                        true => codes.map(|c| c.round),
+                        false => Some(&round_unorm16),
+                    };
+                }
+                (coded, rounding)
             }
-            None => original.clone(),
+            None => (original.clone(), rounding),
         })
     }
 
     /// `coded` (clip `ci` with its codes) with its LINEAR and STEP translation and scale
     /// channels rounded by the coarsest of [`OptimizeJob::vector_codes`] with which the clip
     /// still moves no vertex by more than [`CODES_SHARE`] of the tolerance at `times`, and
-    /// per channel whether it was so rounded; `coded` as it is when none holds. Channels on
-    /// `keep` nodes are left as they are.
-    fn vector_coded(
-        &self,
+    /// per channel whether it was so rounded (and its `rounding` set); `coded` as it is when
+    /// none holds. Channels on `keep` nodes are left as they are.
+    fn vector_coded<'s>(
+        &'s self,
         work: &mut Scene,
         (ci, times): (usize, &[f32]),
         coded: Animation,
-        keep: &[bool],
+        (keep, rounding): (&[bool], &mut [Rounding<'s>]),
         result: &mut ClipResult,
     ) -> Result<(Animation, Vec<bool>)> {
         let which: Vec<bool> = coded
@@ -429,11 +433,71 @@ impl OptimizeJob<'_> {
             if worst.distance <= CODES_SHARE * self.tolerance {
                 result.vector_codes = Some(codes.name.to_string());
                 result.codes_error = worst.distance;
+                for (r, _) in rounding.iter_mut().zip(&which).filter(|(_, w)| **w) {
+                    *r = Some(codes.round);
+                }
                 return Ok((rounded, which));
             }
         }
         Ok((coded, none))
     }
+}
+
+/// The reduction the budget search settles on (None: none held): from the equal shares
+/// (`share`), tightened by halving until a reduction holds (at most [`MAX_ROUNDS`] times), then,
+/// when the first held and `reducing` (a tolerance above 0), loosened by doubling while it
+/// still holds in fewer bytes; then tried once more refitted at the budgets chosen.
+/// `attempt((factor, refit), result)` reduces the clip at `factor` × the budgets and gives it
+/// when it holds in fewer bytes than the last that did.
+fn search_budgets(
+    share: f32,
+    reducing: bool,
+    result: &mut ClipResult,
+    mut attempt: impl FnMut((f32, bool), &mut ClipResult) -> Result<Option<Animation>>,
+) -> Result<Option<Animation>> {
+    // Tighten from the equal shares until the reduction holds, then loosen while it
+    // still holds and takes fewer bytes: the shares add up only in the worst case.
+    let mut chosen = None;
+    let mut factor = share;
+    let mut chosen_factor = factor;
+    for round in 0..=MAX_ROUNDS {
+        if let Some(a) = attempt((factor, false), result)? {
+            (chosen, chosen_factor) = (Some(a), factor);
+            result.tightened = round;
+            break;
+        }
+        factor *= 0.5;
+    }
+    if chosen.is_some() && result.tightened == 0 && reducing {
+        for _ in 0..MAX_ROUNDS {
+            factor *= 2.0;
+            match attempt((factor, false), result)? {
+                Some(a) => {
+                    (chosen, chosen_factor) = (Some(a), factor);
+                    result.loosened += 1;
+                }
+                None => {
+                    // Halfway (in ratio) to the doubling that did not hold.
+                    let half = factor * std::f32::consts::FRAC_1_SQRT_2;
+                    if let Some(a) = attempt((half, false), result)? {
+                        (chosen, chosen_factor) = (Some(a), half);
+                        result.loosened += 1;
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    // Refitted at the budgets chosen, kept where it still holds in fewer bytes: a refit
+    // moves every error towards its channel's budget, so the errors add up more often
+    // on the skin, and budgets are not chosen with it.
+    if chosen.is_some()
+        && reducing
+        && let Some(a) = attempt((chosen_factor, true), result)?
+    {
+        chosen = Some(a);
+    }
+    Ok(chosen)
 }
 
 /// Keys per channel kind of `anim` (in [`Path`] order).
@@ -585,16 +649,17 @@ fn measured(
     Ok((candidate, worst?))
 }
 
-/// `anim` with every channel reduced within `factor` × its budget, and the key counts
+/// `anim` with every channel reduced within `factor` × its budget (`refit`: LINEAR channels
+/// refitted where that keeps fewer keys, rounded as `rounding` says), and the key counts
 /// (`lattice`: per channel, whether its keys were rounded to [`OptimizeJob::vector_codes`];
 /// `linear`: whether it was made LINEAR from CUBICSPLINE).
 /// A channel keeps all its keys unless the reduction saves bytes even when its key times
 /// need an array of their own (the original's are usually shared with other channels).
 fn reduce_clip(
     (anim, lattice, linear): (&Animation, &[bool], &[bool]),
-    times: &[f32],
+    (times, rounding): (&[f32], &[Rounding<'_>]),
     budget: &Budgets,
-    factor: f32,
+    (factor, refit): (f32, bool),
 ) -> (Animation, [KeyCounts; 4]) {
     let mut keys = [KeyCounts::default(); 4];
     let mut out = anim.clone();
@@ -639,8 +704,14 @@ fn reduce_clip(
             value: if codes { 2 } else { 4 },
             shared,
         };
-        out.channels
-            .push(reduce_kept(ch, times, (tolerance, &measure), bytes, k));
+        let round = rounding.get(i).copied().flatten();
+        out.channels.push(reduce_kept(
+            ch,
+            (times, refit.then_some(round)),
+            (tolerance, &measure),
+            bytes,
+            k,
+        ));
     }
     if let (true, Some((ch, rest))) = (out.channels.is_empty(), first_held) {
         // Held as one key of the node's own value: the same motion as leaving it out.
@@ -690,24 +761,37 @@ struct StoredBytes {
     shared: bool,
 }
 
-/// Channel `ch` reduced within `tolerance` (in `measure`'s unit), its keys counted in `k`:
+/// Channel `ch` reduced within `tolerance` (in `measure`'s unit), refitted when `refit` gives
+/// its rounding, its keys counted in `k`:
 /// all its keys kept unless the reduction saves bytes, its key times then needing an array
 /// of their own (4 bytes a key and an accessor) where the original's were shared.
 fn reduce_kept(
     ch: &crate::anim::Channel,
-    times: &[f32],
+    (times, refit): (&[f32], Option<Rounding<'_>>),
     (tolerance, measure): (f32, &ErrorMeasure),
     bytes: StoredBytes,
     k: &mut KeyCounts,
 ) -> crate::anim::Channel {
     let mut ch = ch.clone();
-    let (reduced, stats) = reduce_channel(&ch.sampler, times, tolerance, measure);
+    let (reduced, refit) = match refit {
+        Some(round) => reduce_refit(&ch.sampler, times, tolerance, measure, round),
+        None => {
+            let (reduced, reduce) = reduce_channel(&ch.sampler, times, tolerance, measure);
+            let refit = RefitStats {
+                reduce,
+                looseness: None,
+            };
+            (reduced, refit)
+        }
+    };
+    let stats = refit.reduce;
     let per_key = ch.sampler.values.len() / stats.keys_before.max(1);
     let stored = |keys: usize, times: bool| {
         keys * bytes.value * per_key + usize::from(times) * (4 * keys + INPUT_JSON_BYTES)
     };
     if stored(stats.keys_after, true) < stored(stats.keys_before, !bytes.shared) {
         k.after += stats.keys_after;
+        k.refitted += usize::from(refit.looseness.is_some());
         ch.sampler = reduced;
     } else {
         k.after += stats.keys_before;

@@ -13,8 +13,8 @@
 //! (1, 2, 4, ... keys ahead) to the first segment that fails, then binary-search the last one
 //! that holds; a segment holds when its two-key curve is within the tolerance at every check
 //! time inside it. Cost: O(n log n) segment checks of O(times inside) each. Limits: keys are
-//! chosen among the channel's own (values are not refitted), and a segment found to fail
-//! ends the gallop even if a longer one would hold.
+//! chosen among the channel's own, with their values (`refit` fits new ones), and a segment
+//! found to fail ends the gallop even if a longer one would hold.
 
 use crate::anim::{Interpolation, Sampler};
 

@@ -11,7 +11,7 @@ use skinview::anim::{Animation, Channel, Interpolation, Path, Sampler};
 use skinview::frame::{CpuSkinner, FrameState};
 use skinview::optimize::{
     ErrorMeasure, MIN_RATE_HZ, OptimizeJob, SAMPLES_PER_INTERVAL, evaluation_times, joint_reach,
-    path_slot, reduce_channel, worst_error,
+    path_slot, reduce_channel, reduce_refit, worst_error,
 };
 use skinview::scene::Scene;
 
@@ -325,6 +325,112 @@ fn reduced_channels_hold_their_tolerance_at_every_evaluation_time() {
         dropped > 100,
         "only {dropped} keys dropped over 60 channels"
     );
+}
+
+/// Smooth LINEAR channels keyed at 60 Hz (a translation along a sine, a rotation turning on
+/// a wobbling axis): refitted keys hold the tolerance at every evaluation time, measured again
+/// in f64, with fewer keys than the channel's own values allow (a chord of a curve is off it at
+/// its middle by all the error; the fitted line splits it), and the stats say which looseness
+/// held. Rounded as a file stores them (1/256 steps here), the values are on that grid and
+/// still hold. A zigzag that needs every key keeps its values; STEP is not refitted.
+#[test]
+fn refitted_keys_hold_the_tolerance_with_fewer_keys() {
+    let times: Vec<f32> = (0..121).map(|k| k as f32 / 60.0).collect();
+    let sine: Vec<f32> = (times.iter())
+        .flat_map(|t| [(3.0 * t).sin(), 0.5 * (5.0 * t).cos(), 0.2 * t])
+        .collect();
+    let turn: Vec<f32> = (times.iter())
+        .flat_map(|t| {
+            let axis = Vec3::new(1.0, (2.0 * t).sin(), 0.3).normalize();
+            Quat::from_axis_angle(axis, 2.0 * t).to_array()
+        })
+        .collect();
+    let grid = |v: &mut [f32]| v.iter_mut().for_each(|x| *x = (*x * 256.0).round() / 256.0);
+    let cases = [
+        (
+            sampler(Interpolation::Linear, times.clone(), sine, 3),
+            ErrorMeasure::Distance,
+            1e-3,
+        ),
+        (
+            sampler(Interpolation::Linear, times.clone(), turn, 4),
+            ErrorMeasure::Angle,
+            1e-3,
+        ),
+    ];
+    for (s, measure, tol) in &cases {
+        let check = times_of(s);
+        let plain = reduce_channel(s, &check, *tol, measure).1.keys_after;
+        let (r, stats) = reduce_refit(s, &check, *tol, measure, None);
+        let e = largest_error_f64(s, &r, &check);
+        assert!(e <= f64::from(*tol) + 2e-6, "{e} over {tol}");
+        assert!(stats.looseness.is_some(), "not refitted: {stats:?}");
+        assert!(
+            stats.reduce.keys_after < plain,
+            "{} keys refitted, {plain} plain",
+            stats.reduce.keys_after
+        );
+        assert_eq!(r.times_s.len(), stats.reduce.keys_after);
+        if !s.is_rotation {
+            // Keys already on the grid (the job rounds them first) stay on it.
+            let mut on_grid = s.clone();
+            grid(&mut on_grid.values);
+            let (r, stats) = reduce_refit(&on_grid, &check, 8e-3, measure, Some(&grid));
+            assert!(
+                stats.looseness.is_some(),
+                "not refitted on the grid: {stats:?}"
+            );
+            assert!(
+                r.values.iter().all(|v| (v * 256.0).fract() == 0.0),
+                "{:?}",
+                r.values
+            );
+            assert!(largest_error_f64(&on_grid, &r, &check) <= 8e-3 + 2e-6);
+        }
+    }
+    // A zigzag needs every key: nothing to refit.
+    let zig: Vec<f32> = (0..times.len()).map(|k| (k % 2) as f32).collect();
+    let s = sampler(Interpolation::Linear, times.clone(), zig, 1);
+    let (r, stats) = reduce_refit(&s, &times_of(&s), 0.1, &ErrorMeasure::Distance, None);
+    assert_eq!((r.values, stats.looseness), (s.values.clone(), None));
+    let s = Sampler {
+        interpolation: Interpolation::Step,
+        ..cases[0].0.clone()
+    };
+    let (_, stats) = reduce_refit(&s, &times_of(&s), 1e-3, &ErrorMeasure::Distance, None);
+    assert_eq!(stats.looseness, None);
+}
+
+/// The job refits where that keeps fewer keys within the tolerance on the skin: the Fox's
+/// Survey clip (24 Hz motion capture, smooth) at 1e-4 has refitted rotation channels, and the
+/// clip, measured again here, holds the tolerance with the keys the report counts.
+#[test]
+fn the_job_refits_smooth_channels_within_the_tolerance() {
+    let fox = skinview::io::load(&crate::common::shared_dir().join("models/Fox/Fox.glb")).unwrap();
+    let (clips, results, diagonal) = reduce_at(&fox, 1e-4);
+    let survey = results
+        .iter()
+        .find(|r| fox.animations[r.clip].name.as_deref() == Some("Survey"))
+        .unwrap();
+    let rotation = survey.keys[path_slot(Path::Rotation)];
+    assert!(rotation.refitted > 0, "{rotation:?}");
+    let mut reduced = fox.clone();
+    reduced.animations = clips;
+    let times = evaluation_times(&fox.animations[survey.clip]).unwrap();
+    let w = worst_error((&fox, survey.clip), (&reduced, survey.clip), &times).unwrap();
+    assert!(
+        w.distance <= 1e-4 * diagonal,
+        "{} over {}",
+        w.distance,
+        1e-4 * diagonal
+    );
+    let kept: usize = reduced.animations[survey.clip]
+        .channels
+        .iter()
+        .filter(|c| c.path == Path::Rotation)
+        .map(|c| c.sampler.times_s.len())
+        .sum();
+    assert_eq!(kept, rotation.after);
 }
 
 #[test]
