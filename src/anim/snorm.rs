@@ -1,11 +1,12 @@
-//! Animation outputs stored as normalised 16-bit integers, which glTF 2.0 allows (§3.11,
-//! "Animations"): rotations as signed shorts, morph weights as unsigned shorts. What a code
-//! reads as, the nearest code of a value, and whether a value is exactly one code's (so a
-//! writer can store it as that code and a reader gets the same bits back).
+//! Animation outputs stored as normalised integers, which glTF 2.0 allows (§3.11,
+//! "Animations"): rotations as signed shorts, morph weights as unsigned shorts or bytes. What
+//! a code reads as, the nearest code of a value, and whether a value is exactly one code's (so
+//! a writer can store it as that code and a reader gets the same bits back). Every byte code's
+//! value is also a short code's (65535 = 255 × 257), so a writer checks bytes first.
 //!
 //! Based on: the glTF 2.0 specification's normalisation rules, `max(c / 32767, -1)` for signed
-//! and `c / 65535` for unsigned shorts, computed in f64 and rounded to f32 as the importer
-//! computes them. Cost: O(1) per value. Limits: values outside [-1, 1] (signed; CUBICSPLINE
+//! shorts, `c / 65535` for unsigned shorts and `c / 255` for unsigned bytes, computed in f64
+//! and rounded to f32 as the importer computes them. Cost: O(1) per value. Limits: values outside [-1, 1] (signed; CUBICSPLINE
 //! tangents) or [0, 1] (unsigned; negative morph weights) have no code.
 
 /// The largest code: 2¹⁵ − 1.
@@ -69,6 +70,35 @@ pub fn unorm16_codes(values: &[f32]) -> Option<Vec<u16>> {
         .map(|&v| {
             let c = unorm16_nearest(v);
             (unorm16_value(c) == v).then_some(c)
+        })
+        .collect()
+}
+
+/// The largest code of normalised unsigned bytes: 2⁸ − 1 (morph weight outputs).
+pub const UNORM8_MAX: f64 = 255.0;
+
+/// The value unsigned byte code `c` reads as (glTF: c / 255).
+pub fn unorm8_value(c: u8) -> f32 {
+    (f64::from(c) / UNORM8_MAX) as f32
+}
+
+/// The unsigned byte code nearest `v` (clamped to 0..=255).
+pub fn unorm8_nearest(v: f32) -> u8 {
+    (f64::from(v) * UNORM8_MAX).round().clamp(0.0, UNORM8_MAX) as u8
+}
+
+/// `v` rounded to the nearest unsigned byte code's value (values outside [0, 1] clamp).
+pub fn unorm8_round(v: f32) -> f32 {
+    unorm8_value(unorm8_nearest(v))
+}
+
+/// The unsigned byte codes of `values` when every one reads back exactly as it is, else None.
+pub fn unorm8_codes(values: &[f32]) -> Option<Vec<u8>> {
+    values
+        .iter()
+        .map(|&v| {
+            let c = unorm8_nearest(v);
+            (unorm8_value(c) == v).then_some(c)
         })
         .collect()
 }

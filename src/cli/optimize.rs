@@ -122,6 +122,8 @@ struct ClipReport {
     /// move a vertex (model units; measured before the reduction).
     rotation_codes: Option<String>,
     vector_codes: Option<String>,
+    /// How morph weight keys are stored: `8-bit codes`, `16-bit codes`; None: floats.
+    weight_codes: Option<String>,
     codes_error: f64,
     /// Measured on the written file, read back.
     worst_error: f64,
@@ -965,6 +967,7 @@ fn clip_report(
         kept_original: r.kept_original,
         rotation_codes: r.rotation_codes.clone(),
         vector_codes: r.vector_codes.clone(),
+        weight_codes: r.weight_codes.clone(),
         codes_error: f64::from(r.codes_error),
         worst_error: f64::from(worst.distance),
         worst_error_rel: f64::from(worst.distance) / diagonal.max(f64::MIN_POSITIVE),
@@ -996,6 +999,7 @@ fn print_clip(c: &ClipReport) {
             let codes = match (what, &c.rotation_codes, &c.vector_codes) {
                 ("rotation", Some(name), _) => name.as_str(),
                 ("translation" | "scale", _, Some(name)) => name.as_str(),
+                ("weights", ..) => c.weight_codes.as_deref().unwrap_or("16-bit codes"),
                 _ => "16-bit codes",
             };
             notes.push(format!(

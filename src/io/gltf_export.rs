@@ -910,28 +910,35 @@ impl Writer<'_> {
                     ),
                 ));
             }
-            // Rotation keys and morph weights that are all exactly 16-bit codes are stored as
-            // them.
+            // Rotation keys that are all exactly 16-bit codes, and morph weights that are all
+            // exactly 8-bit (else 16-bit) codes, are stored as them: (bytes, component type,
+            // bytes a component).
             let codes = match ch.path {
                 AnimPath::Rotation => crate::anim::snorm::snorm16_codes(&s.values).map(|c| {
                     (
                         c.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
                         SHORT,
+                        2,
                     )
                 }),
-                AnimPath::Weights => crate::anim::snorm::unorm16_codes(&s.values).map(|c| {
-                    (
-                        c.iter().flat_map(|x| x.to_le_bytes()).collect(),
-                        UNSIGNED_SHORT,
-                    )
-                }),
+                AnimPath::Weights => crate::anim::snorm::unorm8_codes(&s.values)
+                    .map(|c| (c, UNSIGNED_BYTE, 1))
+                    .or_else(|| {
+                        crate::anim::snorm::unorm16_codes(&s.values).map(|c| {
+                            (
+                                c.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                                UNSIGNED_SHORT,
+                                2,
+                            )
+                        })
+                    }),
                 _ => None,
             };
             let output = match codes {
-                Some((bytes, component_type)) => self.push(
+                Some((bytes, component_type, size)) => self.push(
                     &format!("{sf}.output"),
                     Acc {
-                        count: bytes.len() / (2 * comps),
+                        count: bytes.len() / (size * comps),
                         bytes,
                         component_type,
                         ty,

@@ -584,8 +584,8 @@ fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
                     i
                 }
             };
-            // Rotation keys and morph weights that are all exactly 16-bit codes are stored as
-            // them.
+            // Rotation keys that are all exactly 16-bit codes, and morph weights that are all
+            // exactly 8-bit (else 16-bit) codes, are stored as them.
             let values = &c.sampler.values;
             let output = match c.path {
                 crate::anim::Path::Rotation => {
@@ -594,12 +594,19 @@ fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
                         code_accessor(&mut pool, root, &bytes, ComponentType::I16, Type::Vec4)
                     })
                 }
-                crate::anim::Path::Weights => {
-                    crate::anim::snorm::unorm16_codes(values).map(|codes| {
+                crate::anim::Path::Weights => match crate::anim::snorm::unorm8_codes(values) {
+                    Some(bytes) => Some(code_accessor(
+                        &mut pool,
+                        root,
+                        &bytes,
+                        ComponentType::U8,
+                        Type::Scalar,
+                    )),
+                    None => crate::anim::snorm::unorm16_codes(values).map(|codes| {
                         let bytes = shorts(&codes);
                         code_accessor(&mut pool, root, &bytes, ComponentType::U16, Type::Scalar)
-                    })
-                }
+                    }),
+                },
                 _ => None,
             };
             let output = output.unwrap_or_else(|| floats(&mut pool, root, values, ty, false));
@@ -677,7 +684,7 @@ fn shorts<T: Copy + Into<i32>>(codes: &[T]) -> Vec<u8> {
         .collect()
 }
 
-/// An accessor of normalised 16-bit codes (`bytes`, two a value) of `component` and `ty`.
+/// An accessor of normalised integer codes (`bytes`, little-endian) of `component` and `ty`.
 fn code_accessor(
     pool: &mut AnimationViews,
     root: &mut json::Root,
@@ -685,13 +692,18 @@ fn code_accessor(
     component: json::accessor::ComponentType,
     ty: json::accessor::Type,
 ) -> json::Index<json::Accessor> {
-    use json::accessor::GenericComponentType;
-    let width = ty.multiplicity();
-    let byte_offset = pool.add(root.accessors.len(), bytes, 2 * width);
+    use json::accessor::{ComponentType as C, GenericComponentType};
+    let element = ty.multiplicity()
+        * match component {
+            C::I8 | C::U8 => 1,
+            C::I16 | C::U16 => 2,
+            C::U32 | C::F32 => 4,
+        };
+    let byte_offset = pool.add(root.accessors.len(), bytes, element);
     root.accessors.push(json::Accessor {
         buffer_view: None,
         byte_offset,
-        count: USize64((bytes.len() / (2 * width)) as u64),
+        count: USize64((bytes.len() / element) as u64),
         component_type: Checked::Valid(GenericComponentType(component)),
         extensions: None,
         extras: Default::default(),

@@ -16,7 +16,8 @@
 //! the budgets are doubled while the result still holds in fewer bytes (the shares add up
 //! only when every error lines up). Before the reduction, every LINEAR or STEP rotation
 //! channel is rounded to integer codes ([`OptimizeJob::rotation_codes`], coarsest first: what
-//! the writer stores them as) and every morph weight channel in [0, 1] to 16-bit codes; the
+//! the writer stores them as) and every morph weight channel in [0, 1] to 16-bit codes (then to
+//! 8-bit ones where the clip still holds so); the
 //! coarsest rounding that moves no vertex by more than [`CODES_SHARE`] of the tolerance, as
 //! measured on the skin, is kept (else the finest on as many rotation channels as hold it,
 //! those whose node reaches least first); then translations and scales are rounded likewise
@@ -37,7 +38,9 @@ use super::eval_times::evaluation_times;
 use super::measure::{WorstError, worst_error};
 use super::reduce::{ErrorMeasure, reduce_channel};
 use super::refit::{RefitStats, Rounding, reduce_refit};
-use crate::anim::snorm::{snorm16_codes, snorm16_round, unorm16_codes, unorm16_round};
+use crate::anim::snorm::{
+    snorm16_codes, snorm16_round, unorm8_codes, unorm8_round, unorm16_codes, unorm16_round,
+};
 use crate::anim::{Animation, Interpolation, Path};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
@@ -76,6 +79,13 @@ fn round_snorm16(values: &mut [f32]) {
 fn round_unorm16(values: &mut [f32]) {
     values.iter_mut().for_each(|v| *v = unorm16_round(*v));
 }
+
+fn round_unorm8(values: &mut [f32]) {
+    values.iter_mut().for_each(|v| *v = unorm8_round(*v));
+}
+
+/// How the report names morph weights stored as 8-bit and as 16-bit codes.
+const WEIGHT_CODES: [&str; 2] = ["8-bit codes", "16-bit codes"];
 
 /// What one more key time array costs in the file's JSON: its accessor with the bounds glTF
 /// requires (about 100 characters), beside its 4 bytes a key.
@@ -132,6 +142,8 @@ pub struct ClipResult {
     pub rotation_codes: Option<String>,
     /// The name of the translation and scale codes chosen; None: they stay as they are.
     pub vector_codes: Option<String>,
+    /// The name of the morph weight codes chosen (8-bit or 16-bit codes); None: floats.
+    pub weight_codes: Option<String>,
     /// How far the rounding to codes alone moves a vertex, at most (model units, measured).
     pub codes_error: f32,
 }
@@ -291,6 +303,7 @@ impl OptimizeJob<'_> {
                 result.worst = WorstError::default();
                 result.rotation_codes = None;
                 result.vector_codes = None;
+                result.weight_codes = None;
                 result.codes_error = 0.0;
                 original.clone()
             });
@@ -302,6 +315,9 @@ impl OptimizeJob<'_> {
             if !rounded(Path::Translation) && !rounded(Path::Scale) {
                 result.vector_codes = None;
             }
+            if !rounded(Path::Weights) {
+                result.weight_codes = None;
+            }
             clips.push(clip);
             results.push(result);
         }
@@ -310,7 +326,8 @@ impl OptimizeJob<'_> {
 
     /// `original` (clip `ci` of the scene, or a version of it) with its rotations rounded by
     /// the coarsest of
-    /// [`OptimizeJob::rotation_codes`], and its morph weights in [0, 1] to 16-bit codes, whose
+    /// [`OptimizeJob::rotation_codes`], and its morph weights in [0, 1] to 16-bit codes (8-bit
+    /// ones where the clip still holds so), whose
     /// rounding moves no vertex by more than [`CODES_SHARE`] of the tolerance at `times`;
     /// failing that, the finest codes on as many of the rotation channels as hold it, those
     /// whose node reaches least first (found by bisection); failing that, the morph weights
@@ -335,18 +352,19 @@ impl OptimizeJob<'_> {
         let weights: Vec<bool> = (0..rounds.len())
             .map(|i| rounds[i] && !rotation(i))
             .collect();
-        // The rounding of `codes` on `which` channels, measured: Some when it holds.
-        let mut attempt = |codes: Option<&KeyCodes>, which: &[bool]| -> Result<_> {
+        // The rounding of `codes` on `which` channels (morph weights to 16-bit codes, or to
+        // 8-bit ones with `bytes`), measured: Some when it holds.
+        let mut attempt = |codes: Option<&KeyCodes>, which: &[bool], bytes: bool| -> Result<_> {
             if !which.contains(&true) {
                 return Ok(None);
             }
-            let candidate = round_to_codes(original, codes, which);
+            let candidate = round_to_codes(original, codes, which, bytes);
             let (coded, worst) = measured(self.scene, work, (ci, times), candidate)?;
             Ok((worst.distance <= allowed).then_some((coded, worst.distance, which.to_vec())))
         };
         let mut chosen = None;
         for codes in &self.rotation_codes {
-            if let Some(c) = attempt(Some(codes), &rounds)? {
+            if let Some(c) = attempt(Some(codes), &rounds, false)? {
                 chosen = Some((c, Some(codes)));
                 break;
             }
@@ -368,7 +386,7 @@ impl OptimizeJob<'_> {
                 let mid = (lo + hi) / 2;
                 let mut which = weights.clone();
                 order[..mid].iter().for_each(|&i| which[i] = true);
-                match attempt(Some(finest), &which)? {
+                match attempt(Some(finest), &which, false)? {
                     Some(c) => {
                         chosen = Some((c, Some(finest)));
                         lo = mid;
@@ -378,17 +396,33 @@ impl OptimizeJob<'_> {
             }
         }
         if chosen.is_none() {
-            chosen = attempt(None, &weights)?.map(|c| (c, None));
+            chosen = attempt(None, &weights, false)?.map(|c| (c, None));
+        }
+        // Morph weights as 8-bit codes, half the bytes again, where the clip still holds so.
+        let mut bytes = false;
+        if let Some(((_, _, which), codes)) = &chosen
+            && (0..which.len()).any(|i| which[i] && !rotation(i))
+            && let Some(c) = attempt(*codes, &which.clone(), true)?
+        {
+            chosen = Some((c, *codes));
+            bytes = true;
         }
         Ok(match chosen {
             Some(((coded, error, which), codes)) => {
                 result.rotation_codes = codes.map(|c| c.name.to_string());
                 result.codes_error = error;
+                let weight_rounding: &dyn Fn(&mut [f32]) = match bytes {
+                    true => &round_unorm8,
+                    false => &round_unorm16,
+                };
                 for (i, r) in rounding.iter_mut().enumerate().filter(|(i, _)| which[*i]) {
                     *r = match rotation(i) {
                         true => codes.map(|c| c.round),
-                        false => Some(&round_unorm16),
+                        false => Some(weight_rounding),
                     };
+                }
+                if which.iter().enumerate().any(|(i, w)| *w && !rotation(i)) {
+                    result.weight_codes = Some(WEIGHT_CODES[usize::from(!bytes)].to_string());
                 }
                 (coded, rounding)
             }
@@ -589,14 +623,20 @@ fn code_channels(anim: &Animation, keep: &[bool]) -> Vec<bool> {
 }
 
 /// `anim` with the channels `which` says rounded: rotations by `codes` (left as they are when
-/// None), morph weights to 16-bit codes.
-fn round_to_codes(anim: &Animation, codes: Option<&KeyCodes>, which: &[bool]) -> Animation {
+/// None), morph weights to 16-bit codes (8-bit with `bytes`).
+fn round_to_codes(
+    anim: &Animation,
+    codes: Option<&KeyCodes>,
+    which: &[bool],
+    bytes: bool,
+) -> Animation {
     let mut out = anim.clone();
     for (ch, _) in out.channels.iter_mut().zip(which).filter(|(_, w)| **w) {
         let s = &mut ch.sampler;
         match (ch.path, codes) {
             (Path::Rotation, Some(c)) => (c.round)(&mut s.values),
-            (Path::Weights, _) => s.values.iter_mut().for_each(|v| *v = unorm16_round(*v)),
+            (Path::Weights, _) if bytes => round_unorm8(&mut s.values),
+            (Path::Weights, _) => round_unorm16(&mut s.values),
             _ => {}
         }
     }
@@ -606,7 +646,8 @@ fn round_to_codes(anim: &Animation, codes: Option<&KeyCodes>, which: &[bool]) ->
 /// Bytes of `anim`'s data as the writers store it: key times as floats (channels with the same
 /// key times share one array of them, as the writer shares one input accessor), each array
 /// with its accessor's JSON (about 100 bytes), rotation keys and morph weights that are
-/// all exactly 16-bit codes as codes, other values as floats.
+/// all exactly codes as codes (morph weights as bytes where they are 8-bit codes), other values
+/// as floats.
 pub fn clip_bytes(anim: &Animation) -> usize {
     let mut times: Vec<&[f32]> = anim
         .channels
@@ -628,7 +669,7 @@ pub fn clip_bytes(anim: &Animation) -> usize {
     let values: usize = anim
         .channels
         .iter()
-        .map(|c| c.sampler.values.len() * if stores_codes(c) { 2 } else { 4 })
+        .map(|c| c.sampler.values.len() * code_bytes(c).unwrap_or(4))
         .sum();
     let inputs: usize = times.iter().map(|t| 4 * t.len() + INPUT_JSON_BYTES).sum();
     inputs + values
@@ -671,8 +712,8 @@ fn reduce_clip(
         let k = &mut keys[path_slot(ch.path)];
         k.channels += 1;
         k.before += ch.sampler.times_s.len();
-        let codes = stores_codes(ch);
-        let rounded = codes || lattice.get(i) == Some(&true);
+        let codes = code_bytes(ch);
+        let rounded = codes.is_some() || lattice.get(i) == Some(&true);
         k.quantised += usize::from(rounded);
         let made_linear = linear.get(i) == Some(&true);
         k.linearised += usize::from(made_linear);
@@ -701,7 +742,7 @@ fn reduce_clip(
             continue;
         }
         let bytes = StoredBytes {
-            value: if codes { 2 } else { 4 },
+            value: codes.unwrap_or(4),
             shared,
         };
         let round = rounding.get(i).copied().flatten();
@@ -730,13 +771,15 @@ fn reduce_clip(
     (out, keys)
 }
 
-/// Whether the writers store channel `ch`'s values as 16-bit codes: rotations and morph
-/// weights whose every value is exactly a code's.
-fn stores_codes(ch: &crate::anim::Channel) -> bool {
+/// The bytes a value when the writers store channel `ch`'s values as codes (as they decide):
+/// rotations whose every value is exactly a 16-bit code's (2), morph weights whose every value
+/// is exactly an 8-bit code's (1), else a 16-bit one's (2); None: floats.
+fn code_bytes(ch: &crate::anim::Channel) -> Option<usize> {
+    let values = &ch.sampler.values;
     match ch.path {
-        Path::Rotation => snorm16_codes(&ch.sampler.values).is_some(),
-        Path::Weights => unorm16_codes(&ch.sampler.values).is_some(),
-        _ => false,
+        Path::Rotation => snorm16_codes(values).map(|_| 2),
+        Path::Weights => (unorm8_codes(values).map(|_| 1)).or(unorm16_codes(values).map(|_| 2)),
+        _ => None,
     }
 }
 

@@ -1175,3 +1175,75 @@ fn quantised_morph_deltas_stay_within_half_a_step() {
         assert_eq!(accessor("NORMAL")["normalized"], true);
     }
 }
+
+/// Morph weight keys rounded to 8-bit codes are written as normalised unsigned bytes, those
+/// rounded to 16-bit codes as unsigned shorts, others as floats, by both writers (the repacker
+/// of a glTF document, and the scene exporter FBX and native inputs take): MorphStressTest's
+/// three clips, one rounding each, read back bit for bit.
+#[test]
+fn morph_weight_codes_read_back_bit_for_bit() {
+    use skinview::anim::snorm::{unorm8_round, unorm16_round};
+    use skinview::io::gltf_repack::repack_file_edited;
+    let dir = scratch("weight-codes");
+    let input = common::model("MorphStressTest");
+    let round = |anims: &mut [skinview::anim::Animation]| {
+        assert_eq!(anims.len(), 3);
+        for (a, f) in anims
+            .iter_mut()
+            .zip([unorm8_round, unorm16_round, |v: f32| v])
+        {
+            for c in &mut a.channels {
+                c.sampler.values.iter_mut().for_each(|v| *v = f(*v));
+            }
+        }
+    };
+    let expected = [5121, 5123, 5126];
+    let out = dir.join("repacked.glb");
+    let options = RepackOptions {
+        rewrite_animations: true,
+        ..Default::default()
+    };
+    let (_, edited) = repack_file_edited(&input, ImportOptions::default(), &options, &out, |s| {
+        round(&mut s.animations);
+        Ok(s.animations.clone())
+    })
+    .unwrap();
+    let mut scene = skinview::io::load(&input).unwrap();
+    round(&mut scene.animations);
+    let exported = dir.join("exported.glb");
+    let glb = skinview::io::gltf_export::export_glb(&scene, &Default::default()).unwrap();
+    std::fs::write(&exported, glb).unwrap();
+    for (file, clips) in [(&out, &edited), (&exported, &scene.animations)] {
+        let doc = common::glb::json_of(&std::fs::read(file).unwrap());
+        for (a, want) in doc["animations"].as_array().unwrap().iter().zip(expected) {
+            for s in a["samplers"].as_array().unwrap() {
+                let output = &doc["accessors"][s["output"].as_u64().unwrap() as usize];
+                assert_eq!(
+                    output["componentType"],
+                    want,
+                    "{}: {output}",
+                    file.display()
+                );
+                assert_eq!(
+                    output["normalized"].as_bool().unwrap_or(false),
+                    want != 5126
+                );
+            }
+        }
+        let back = skinview::io::load(file).unwrap();
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for (x, y) in clips.iter().zip(&back.animations) {
+            for (c, d) in x.channels.iter().zip(&y.channels) {
+                assert_eq!(
+                    bits(&c.sampler.values),
+                    bits(&d.sampler.values),
+                    "{}",
+                    file.display()
+                );
+            }
+        }
+    }
+    for v in common::validator::validate(&[out, exported]) {
+        assert_eq!(v.errors, 0, "{}: {:?}", v.file.display(), v.messages);
+    }
+}
