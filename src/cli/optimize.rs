@@ -50,7 +50,7 @@ pub struct OptimizeArgs {
     /// diagonal, as --tolerance), when that is less than its share; repeatable.
     #[arg(long, value_name = "JOINT=REL")]
     joint_tolerance: Vec<String>,
-    /// Store positions, normals, tangents and texture coordinates as integers
+    /// Store positions, normals, tangents, texture coordinates and morph deltas as integers
     /// (KHR_mesh_quantization); their rounding counts in the tolerance.
     #[arg(long)]
     quantize_mesh: bool,
