@@ -102,3 +102,55 @@ pub fn unorm8_codes(values: &[f32]) -> Option<Vec<u8>> {
         })
         .collect()
 }
+
+/// A channel's output values as the writers store them when every one is exactly a code's:
+/// rotations as signed shorts, morph weights as unsigned bytes, else unsigned shorts (the one
+/// place that choice is made: the writers and `optimize`'s byte count follow it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum OutputCodes {
+    /// Rotations (xyzw) as normalised signed shorts.
+    Snorm16(Vec<i16>),
+    /// Morph weights as normalised unsigned bytes.
+    Unorm8(Vec<u8>),
+    /// Morph weights as normalised unsigned shorts.
+    Unorm16(Vec<u16>),
+}
+
+impl OutputCodes {
+    /// The codes of `values`, outputs of a `path` channel, when every value is exactly one;
+    /// None: floats (translations and scales always).
+    pub fn of(path: super::Path, values: &[f32]) -> Option<OutputCodes> {
+        match path {
+            super::Path::Rotation => snorm16_codes(values).map(OutputCodes::Snorm16),
+            super::Path::Weights => (unorm8_codes(values).map(OutputCodes::Unorm8))
+                .or_else(|| unorm16_codes(values).map(OutputCodes::Unorm16)),
+            _ => None,
+        }
+    }
+
+    /// Bytes a value takes.
+    pub fn bytes_per_value(&self) -> usize {
+        match self {
+            OutputCodes::Unorm8(_) => 1,
+            OutputCodes::Snorm16(_) | OutputCodes::Unorm16(_) => 2,
+        }
+    }
+
+    /// glTF's `componentType` of the accessor holding them (normalised).
+    pub fn component_type(&self) -> u32 {
+        match self {
+            OutputCodes::Unorm8(_) => 5121,
+            OutputCodes::Snorm16(_) => 5122,
+            OutputCodes::Unorm16(_) => 5123,
+        }
+    }
+
+    /// The codes as little-endian bytes.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        match self {
+            OutputCodes::Snorm16(c) => c.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            OutputCodes::Unorm8(c) => c.clone(),
+            OutputCodes::Unorm16(c) => c.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+}

@@ -633,7 +633,7 @@ fn write_checked(
         }
         tried.push(key);
         let (written, worst) = write_measured(a, model, clips.clone(), e)?;
-        if worst.iter().all(|w| f64::from(w.distance) <= tolerance) {
+        if within(&worst, tolerance) {
             return Ok((written, worst, e));
         }
         last = Some((written, worst, e));
@@ -655,9 +655,9 @@ struct Best {
 /// quantised at all) while the whole file still holds the tolerance and gets smaller: each of
 /// `coarser` (finest first, each measured alone over its share) is written with the reduced
 /// clips and the other encodings as they are, read back and measured at every evaluation time;
-/// when that passes the tolerance, the keys are reduced again (`reduce`) within what the grid's
-/// and the weights' (`weights_error`) rounding leave, and it is written and measured with
-/// those. The budgets split the tolerance before the keys were reduced; what the reduction
+/// when that fails the tolerance (or is no smaller), the keys are reduced again (`reduce`)
+/// within what the grid's and the weights' (`weights_error`) rounding leave, and it is written
+/// and measured with those. The budgets split the tolerance before the keys were reduced; what the reduction
 /// left unused, or gives back, goes to the grid.
 fn coarsest_grid(
     a: &OptimizeArgs,
@@ -668,8 +668,7 @@ fn coarsest_grid(
     reduce: impl Fn(f64) -> skinview::error::Result<(Vec<skinview::anim::Animation>, Vec<ClipResult>)>,
 ) -> CliResult<Best> {
     let mut best = checked;
-    let holds = |w: &[WorstError]| w.iter().all(|e| f64::from(e.distance) <= tolerance);
-    if !holds(&best.worst) {
+    if !within(&best.worst, tolerance) {
         return Ok(best);
     }
     let finest = best.enc.mesh.map_or(u32::MAX, |m| m.position_bits);
@@ -681,57 +680,60 @@ fn coarsest_grid(
             }),
             ..best.enc
         };
+        let better = |written: &Written, worst: &[WorstError], best: &Best| {
+            within(worst, tolerance) && written.glb.len() < best.written.glb.len()
+        };
         let (written, worst) = write_measured(a, model, best.clips.clone(), enc)?;
-        let mut fits = holds(&worst) && written.glb.len() < best.written.glb.len();
         println!(
             "  {}-bit position grid with the reduced clips: {} bytes, vertices move by {:.3e}",
             g.bits,
             written.glb.len(),
             largest(&worst),
         );
-        let mut next = Best {
-            written,
-            worst,
-            enc,
-            clips: best.clips.clone(),
-            results: best.results.clone(),
-        };
+        if better(&written, &worst, &best) {
+            (best.written, best.worst, best.enc) = (written, worst, enc);
+            continue;
+        }
         let left = tolerance - g.error - weights_error;
-        if !fits && left > 0.0 {
+        if left > 0.0 {
             println!(
                 "  the keys reduced again within the {left:.3e} the {}-bit grid leaves",
                 g.bits
             );
             let (clips, results) = reduce(left)?;
             let (written, worst) = write_measured(a, model, clips.clone(), enc)?;
-            fits = holds(&worst) && written.glb.len() < best.written.glb.len();
             println!(
                 "  {}-bit position grid with those keys: {} bytes, vertices move by {:.3e}",
                 g.bits,
                 written.glb.len(),
                 largest(&worst),
             );
-            next = Best {
-                written,
-                worst,
-                enc,
-                clips,
-                results,
-            };
+            if better(&written, &worst, &best) {
+                best = Best {
+                    written,
+                    worst,
+                    enc,
+                    clips,
+                    results,
+                };
+                continue;
+            }
         }
-        if !fits {
-            println!(
-                "  {}",
-                match best.enc.mesh {
-                    Some(_) => "kept the finer grid",
-                    None => "the mesh stays as it was",
-                }
-            );
-            break;
-        }
-        best = next;
+        println!(
+            "  {}",
+            match best.enc.mesh {
+                Some(_) => "kept the finer grid",
+                None => "the mesh stays as it was",
+            }
+        );
+        break;
     }
     Ok(best)
+}
+
+/// Whether every clip's worst error is within `tolerance` (model units).
+fn within(worst: &[WorstError], tolerance: f64) -> bool {
+    worst.iter().all(|e| f64::from(e.distance) <= tolerance)
 }
 
 /// Refuse a tolerance that is not a distance: negative, NaN, infinite, or over 1 of the

@@ -195,7 +195,6 @@ pub(super) fn weight_bytes(
 
 const FLOAT: u32 = 5126;
 const UNSIGNED_BYTE: u32 = 5121;
-const SHORT: u32 = 5122;
 const UNSIGNED_SHORT: u32 = 5123;
 const UNSIGNED_INT: u32 = 5125;
 const ARRAY_BUFFER: u32 = 34962;
@@ -910,37 +909,14 @@ impl Writer<'_> {
                     ),
                 ));
             }
-            // Rotation keys that are all exactly 16-bit codes, and morph weights that are all
-            // exactly 8-bit (else 16-bit) codes, are stored as them: (bytes, component type,
-            // bytes a component).
-            let codes = match ch.path {
-                AnimPath::Rotation => crate::anim::snorm::snorm16_codes(&s.values).map(|c| {
-                    (
-                        c.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
-                        SHORT,
-                        2,
-                    )
-                }),
-                AnimPath::Weights => crate::anim::snorm::unorm8_codes(&s.values)
-                    .map(|c| (c, UNSIGNED_BYTE, 1))
-                    .or_else(|| {
-                        crate::anim::snorm::unorm16_codes(&s.values).map(|c| {
-                            (
-                                c.iter().flat_map(|x| x.to_le_bytes()).collect(),
-                                UNSIGNED_SHORT,
-                                2,
-                            )
-                        })
-                    }),
-                _ => None,
-            };
-            let output = match codes {
-                Some((bytes, component_type, size)) => self.push(
+            // Outputs that are all exactly codes are stored as them.
+            let output = match crate::anim::snorm::OutputCodes::of(ch.path, &s.values) {
+                Some(codes) => self.push(
                     &format!("{sf}.output"),
                     Acc {
-                        count: bytes.len() / (size * comps),
-                        bytes,
-                        component_type,
+                        count: s.values.len() / comps,
+                        bytes: codes.to_le_bytes(),
+                        component_type: codes.component_type(),
                         ty,
                         normalized: true,
                         min_max: None,

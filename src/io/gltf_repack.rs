@@ -584,31 +584,10 @@ fn append_animations(root: &mut json::Root, bin: &mut Vec<u8>, scene: &Scene) {
                     i
                 }
             };
-            // Rotation keys that are all exactly 16-bit codes, and morph weights that are all
-            // exactly 8-bit (else 16-bit) codes, are stored as them.
+            // Outputs that are all exactly codes are stored as them.
             let values = &c.sampler.values;
-            let output = match c.path {
-                crate::anim::Path::Rotation => {
-                    crate::anim::snorm::snorm16_codes(values).map(|codes| {
-                        let bytes = shorts(&codes);
-                        code_accessor(&mut pool, root, &bytes, ComponentType::I16, Type::Vec4)
-                    })
-                }
-                crate::anim::Path::Weights => match crate::anim::snorm::unorm8_codes(values) {
-                    Some(bytes) => Some(code_accessor(
-                        &mut pool,
-                        root,
-                        &bytes,
-                        ComponentType::U8,
-                        Type::Scalar,
-                    )),
-                    None => crate::anim::snorm::unorm16_codes(values).map(|codes| {
-                        let bytes = shorts(&codes);
-                        code_accessor(&mut pool, root, &bytes, ComponentType::U16, Type::Scalar)
-                    }),
-                },
-                _ => None,
-            };
+            let output = crate::anim::snorm::OutputCodes::of(c.path, values)
+                .map(|codes| code_accessor(&mut pool, root, &codes, ty));
             let output = output.unwrap_or_else(|| floats(&mut pool, root, values, ty, false));
             let interpolation = match c.sampler.interpolation {
                 crate::anim::Interpolation::Step => Gi::Step,
@@ -676,30 +655,22 @@ impl AnimationViews {
     }
 }
 
-/// Little-endian bytes of 16-bit codes.
-fn shorts<T: Copy + Into<i32>>(codes: &[T]) -> Vec<u8> {
-    codes
-        .iter()
-        .flat_map(|&c| (c.into() as u16).to_le_bytes())
-        .collect()
-}
-
-/// An accessor of normalised integer codes (`bytes`, little-endian) of `component` and `ty`.
+/// An accessor of normalised integer `codes` of type `ty`.
 fn code_accessor(
     pool: &mut AnimationViews,
     root: &mut json::Root,
-    bytes: &[u8],
-    component: json::accessor::ComponentType,
+    codes: &crate::anim::snorm::OutputCodes,
     ty: json::accessor::Type,
 ) -> json::Index<json::Accessor> {
     use json::accessor::{ComponentType as C, GenericComponentType};
-    let element = ty.multiplicity()
-        * match component {
-            C::I8 | C::U8 => 1,
-            C::I16 | C::U16 => 2,
-            C::U32 | C::F32 => 4,
-        };
-    let byte_offset = pool.add(root.accessors.len(), bytes, element);
+    let component = match codes {
+        crate::anim::snorm::OutputCodes::Snorm16(_) => C::I16,
+        crate::anim::snorm::OutputCodes::Unorm8(_) => C::U8,
+        crate::anim::snorm::OutputCodes::Unorm16(_) => C::U16,
+    };
+    let bytes = codes.to_le_bytes();
+    let element = ty.multiplicity() * super::accessor::component_size(component);
+    let byte_offset = pool.add(root.accessors.len(), &bytes, element);
     root.accessors.push(json::Accessor {
         buffer_view: None,
         byte_offset,

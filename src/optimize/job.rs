@@ -28,19 +28,17 @@
 //! keys at the evaluation times (the cubic curve's values there) than as cubic keys is made
 //! so. Once the budgets are chosen, the clip is reduced once more with its LINEAR channels
 //! refitted (`reduce_refit`: fewer keys than their own values allow, fitted to the curve and
-//! rounded as the file stores them), kept when it still holds in fewer bytes. Limits: STEP and CUBICSPLINE keys are
-//! the clip's own; a node that moves no vertex is budgeted as if it carried one a whole
-//! diagonal away, so attachment and helper bones keep their motion.
+//! rounded as the file stores them), kept when it still holds in fewer bytes. Limits: STEP
+//! and CUBICSPLINE keys are the clip's own; a node that moves no vertex is budgeted as if it
+//! carried one a whole diagonal away, so attachment and helper bones keep their motion.
 
 use glam::{Mat4, Vec3};
 
 use super::eval_times::evaluation_times;
 use super::measure::{WorstError, worst_error};
-use super::reduce::{ErrorMeasure, reduce_channel};
+use super::reduce::{ErrorMeasure, reduce_channel, sampled_at};
 use super::refit::{RefitStats, Rounding, reduce_refit};
-use crate::anim::snorm::{
-    snorm16_codes, snorm16_round, unorm8_codes, unorm8_round, unorm16_codes, unorm16_round,
-};
+use crate::anim::snorm::{OutputCodes, snorm16_round, unorm8_round, unorm16_round};
 use crate::anim::{Animation, Interpolation, Path};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
@@ -58,7 +56,7 @@ pub struct KeyCodes<'a> {
     /// How the report names it.
     pub name: &'a str,
     /// Keys rounded in place to the values the file reads back. Rotations: unit quaternions
-    /// (xyzw, 4 values each), each value exactly a 16-bit code's ([`snorm16_codes`]), which is
+    /// (xyzw, 4 values each), each value exactly a 16-bit code's ([`OutputCodes`]), which is
     /// how the writers know to store them as codes. Translations and scales: xyz, 3 values
     /// each, still floats.
     pub round: &'a dyn Fn(&mut [f32]),
@@ -399,9 +397,10 @@ impl OptimizeJob<'_> {
             chosen = attempt(None, &weights, false)?.map(|c| (c, None));
         }
         // Morph weights as 8-bit codes, half the bytes again, where the clip still holds so.
+        let rounds_weights = |which: &[bool]| (0..which.len()).any(|i| which[i] && !rotation(i));
         let mut bytes = false;
         if let Some(((_, _, which), codes)) = &chosen
-            && (0..which.len()).any(|i| which[i] && !rotation(i))
+            && rounds_weights(which)
             && let Some(c) = attempt(*codes, &which.clone(), true)?
         {
             chosen = Some((c, *codes));
@@ -421,7 +420,7 @@ impl OptimizeJob<'_> {
                         false => Some(weight_rounding),
                     };
                 }
-                if which.iter().enumerate().any(|(i, w)| *w && !rotation(i)) {
+                if rounds_weights(&which) {
                     result.weight_codes = Some(WEIGHT_CODES[usize::from(!bytes)].to_string());
                 }
                 (coded, rounding)
@@ -558,23 +557,12 @@ fn linearised(
     let mut made = vec![false; anim.channels.len()];
     for (ch, made) in out.channels.iter_mut().zip(&mut made) {
         let s = &ch.sampler;
-        let (Some(&first), Some(&last)) = (s.times_s.first(), s.times_s.last()) else {
-            continue;
-        };
-        if s.interpolation != Interpolation::CubicSpline || keep.get(ch.node) == Some(&true) {
+        let cubic = s.interpolation == Interpolation::CubicSpline;
+        if !cubic || s.times_s.is_empty() || keep.get(ch.node) == Some(&true) {
             continue;
         }
-        let mut at: Vec<f32> = (times.iter().copied())
-            .filter(|t| (first..=last).contains(t))
-            .chain(s.times_s.iter().copied())
-            .collect();
-        at.sort_by(f32::total_cmp);
-        at.dedup_by(|a, b| a.to_bits() == b.to_bits());
         let c = s.components;
-        let mut values = vec![0f32; at.len() * c];
-        for (t, v) in at.iter().zip(values.chunks_exact_mut(c)) {
-            s.sample_binary_search(*t, v);
-        }
+        let (at, values) = sampled_at(s, times);
         let line = crate::anim::Sampler {
             interpolation: Interpolation::Linear,
             times_s: at,
@@ -771,16 +759,10 @@ fn reduce_clip(
     (out, keys)
 }
 
-/// The bytes a value when the writers store channel `ch`'s values as codes (as they decide):
-/// rotations whose every value is exactly a 16-bit code's (2), morph weights whose every value
-/// is exactly an 8-bit code's (1), else a 16-bit one's (2); None: floats.
+/// The bytes a value when the writers store channel `ch`'s values as codes
+/// ([`OutputCodes`]); None: floats.
 fn code_bytes(ch: &crate::anim::Channel) -> Option<usize> {
-    let values = &ch.sampler.values;
-    match ch.path {
-        Path::Rotation => snorm16_codes(values).map(|_| 2),
-        Path::Weights => (unorm8_codes(values).map(|_| 1)).or(unorm16_codes(values).map(|_| 2)),
-        _ => None,
-    }
+    OutputCodes::of(ch.path, &ch.sampler.values).map(|c| c.bytes_per_value())
 }
 
 /// Per channel of `anim`, whether another channel has the same key times (the writer then

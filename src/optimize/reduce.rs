@@ -148,6 +148,27 @@ pub fn reduce_channel(
     (keys_of(sampler, &kept), stats)
 }
 
+/// The times among `times` inside `sampler`'s keys, with its own key times, ascending and
+/// distinct, and the sampler's values there (`components` floats each): its curve where a
+/// version of it is checked (empty for a sampler without keys).
+pub(super) fn sampled_at(sampler: &Sampler, times: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    let (Some(&first), Some(&last)) = (sampler.times_s.first(), sampler.times_s.last()) else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut at: Vec<f32> = (times.iter().copied())
+        .filter(|t| (first..=last).contains(t))
+        .chain(sampler.times_s.iter().copied())
+        .collect();
+    at.sort_by(f32::total_cmp);
+    at.dedup_by(|a, b| a.to_bits() == b.to_bits());
+    let c = sampler.components;
+    let mut values = vec![0f32; at.len() * c];
+    for (t, v) in at.iter().zip(values.chunks_exact_mut(c)) {
+        sampler.sample_binary_search(*t, v);
+    }
+    (at, values)
+}
+
 /// What a segment is checked against.
 struct Check<'a> {
     sampler: &'a Sampler,

@@ -19,7 +19,7 @@
 //! fit minimises the squared error, not the largest, so it is checked; rotations are fitted
 //! as 4-vectors (close to slerp for the small turns between kept keys; the check slerps).
 
-use super::reduce::{ErrorMeasure, ReduceStats, reduce_channel};
+use super::reduce::{ErrorMeasure, ReduceStats, reduce_channel, sampled_at};
 use crate::anim::{Interpolation, Sampler};
 
 /// Tolerances the keys are selected at before the refit, as multiples of the channel's own,
@@ -123,20 +123,7 @@ struct Target {
 impl Target {
     fn new(sampler: &Sampler, times: &[f32]) -> Target {
         let c = sampler.components;
-        let (first, last) = match (sampler.times_s.first(), sampler.times_s.last()) {
-            (Some(&f), Some(&l)) => (f, l),
-            _ => (0.0, 0.0),
-        };
-        let mut at: Vec<f32> = (times.iter().copied())
-            .filter(|t| (first..=last).contains(t))
-            .chain(sampler.times_s.iter().copied())
-            .collect();
-        at.sort_by(f32::total_cmp);
-        at.dedup_by(|a, b| a.to_bits() == b.to_bits());
-        let mut values = vec![0f32; at.len() * c];
-        for (t, v) in at.iter().zip(values.chunks_exact_mut(c)) {
-            sampler.sample_binary_search(*t, v);
-        }
+        let (at, mut values) = sampled_at(sampler, times);
         if sampler.is_rotation {
             for k in 1..at.len() {
                 let (before, rest) = values.split_at_mut(k * c);
