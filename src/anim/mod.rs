@@ -51,6 +51,16 @@ pub struct Channel {
     pub sampler: Sampler,
 }
 
+/// The distinct key time arrays of `channels` (equal bit for bit counted once, as the glTF
+/// writers share one input accessor between samplers with the same key times).
+pub fn distinct_key_times<'c>(channels: impl Iterator<Item = &'c Channel>) -> Vec<&'c [f32]> {
+    let bits = |a: &[f32]| a.iter().map(|t| t.to_bits()).collect::<Vec<u32>>();
+    let mut times: Vec<&[f32]> = channels.map(|c| &c.sampler.times_s[..]).collect();
+    times.sort_by_cached_key(|a| bits(a));
+    times.dedup_by(|a, b| bits(a) == bits(b));
+    times
+}
+
 /// An animation clip: a set of channels played on a common timeline (seconds).
 #[derive(Clone, Debug)]
 pub struct Animation {

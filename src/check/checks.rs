@@ -98,6 +98,7 @@ fn clip_reduction(
         caps: Vec::new(),
         rotation_codes: vec![crate::optimize::KeyCodes::SNORM16],
         vector_codes: Vec::new(),
+        price: None,
     };
     let (clips, results) = job.run(|_, _| {})?;
     for ((original, reduced), r) in scene.animations.iter().zip(&clips).zip(&results) {

@@ -275,6 +275,9 @@ pub fn run(a: OptimizeArgs) -> CliResult {
             // Through the quaternion filter (`--compress`), else 16-bit codes.
             rotation_codes: [Filter::offered(&a, &quaternion), vec![KeyCodes::SNORM16]].concat(),
             vector_codes: Filter::offered(&a, &exponent),
+            price: a
+                .compress
+                .then_some(&skinview::io::meshopt_encode::clip_compressed_bytes as _),
         };
         job.run(|clip, attempt| {
             let name = ClipName::new(clip, scene.animations[clip].name.as_deref()).label();

@@ -1,19 +1,23 @@
 //! Vertex attributes stored as integers (`KHR_mesh_quantization`), for `optimize`'s mesh
-//! quantisation: positions on one grid for the whole file, normals and tangents as
-//! normalised bytes, texture coordinates as normalised shorts.
+//! quantisation: skinned positions on one grid for the whole file and each rigid mesh's on
+//! one of its own, normals and tangents as normalised bytes, texture coordinates as
+//! normalised shorts.
 //!
 //! Based on: the `KHR_mesh_quantization` specification (Khronos glTF repository,
 //! `extensions/2.0/Khronos/KHR_mesh_quantization`) and gltfpack's quantisation (meshoptimizer,
 //! Arseny Kapoulkine, `gltf/`): one position grid for the scene, its dequantisation folded
 //! into the inverse bind matrices of skinned meshes (a skinned mesh's node transform is not
-//! applied, so the skin is the one place it can go).
+//! applied, so the skin is the one place it can go), and into the node transform of a rigid
+//! mesh.
 //!
 //! Method: the grid is the smallest box holding every quantised position, with one step for
 //! all three axes (`largest extent / (2^bits - 1)`), so the dequantisation `D` (translate to
 //! the box's corner, scale by the step) is a uniform scale and normals keep their directions.
 //! Positions become unsigned shorts `round((p - corner) / step)` (stride 8: glTF aligns vertex
 //! attributes to 4 bytes); every inverse bind matrix `joint_from_bind` becomes
-//! `joint_from_bind * D`, and morph position deltas become whole steps in shorts (stride 8;
+//! `joint_from_bind * D`, a rigid mesh's grid (its own box) goes into the transform of
+//! each node drawing it (`node_from_mesh * D`: its matrix, or its translation and scale),
+//! and morph position deltas become whole steps in shorts (stride 8;
 //! the step-scaled floats when a delta spans more steps than a short holds). Normals become
 //! `round(127 n)` bytes (stride 4), tangents likewise with their sign, and morph normal and
 //! tangent deltas likewise where they lie in [-1, 1]. Texture
@@ -23,10 +27,11 @@
 //! alone and has no extension of its own; elsewhere those in `[0, 1]` are `round(65535 uv)`
 //! shorts.
 //! Cost: one read and one write of each attribute (O(vertices)).
-//! Limits: positions only of skinned meshes: a rigid mesh's dequantisation would need a node
-//! of its own, which renumbers the nodes and the draws (left as float, and reported). A mesh
-//! drawn both with and without a skin, or a position or delta accessor shared with a rigid
-//! mesh, keeps every position as float (reported). Texture coordinates that cannot take a
+//! Limits: a rigid mesh keeps float positions when a node drawing it has children (they
+//! would take the grid's scale), animated translation, rotation or scale, a camera, or is a
+//! skin's joint, or when one of its position accessors holds another mesh's too (reported).
+//! A mesh drawn both with and without a skin, or a position or delta accessor shared by
+//! skinned and rigid meshes, keeps every skinned position as float (reported). Texture coordinates that cannot take a
 //! range and lie outside `[0, 1]` stay float, as do morph normal and tangent deltas outside
 //! [-1, 1]; sparse morph deltas of quantised meshes are written dense. The rounding's distance on the skinned
 //! vertices is not bounded here: `optimize` measures it on the file read back.
@@ -78,13 +83,24 @@ pub(crate) struct Quantized {
     /// Skins without inverse bind matrices that need them now (skin, `joint_from_bind * D` as
     /// column-major f32 bytes, joint count).
     pub new_inverse_binds: Vec<(usize, Vec<u8>, usize)>,
+    /// Nodes drawing a rigid mesh whose positions are on a grid of their own, to take its
+    /// dequantisation into their transforms.
+    pub node_grids: Vec<NodeGrid>,
     /// What stays float and why.
     pub notes: Vec<String>,
-    /// The position grid's step (model units), when positions were quantised.
+    /// The largest step of the position grids (model units), when positions were quantised.
     pub position_step: Option<f32>,
     /// Texture coordinates quantised over their range: the materials whose textures read
     /// them, the set, and the `offset` and `scale` that give them back.
     pub uv_transforms: Vec<UvTransform>,
+}
+
+/// A node whose transform takes its rigid mesh's dequantisation: `node_from_mesh *
+/// translate(corner) * scale(step)`.
+pub(crate) struct NodeGrid {
+    pub node: usize,
+    pub corner: [f32; 3],
+    pub step: f32,
 }
 
 /// A texture coordinate set stored over its own range: every texture of `materials` that
@@ -130,6 +146,7 @@ pub(crate) fn quantize(
     let mut out = Quantized {
         replacements: Vec::new(),
         new_inverse_binds: Vec::new(),
+        node_grids: Vec::new(),
         notes: Vec::new(),
         position_step: None,
         uv_transforms: Vec::new(),
@@ -137,6 +154,13 @@ pub(crate) fn quantize(
     let mut done = BTreeSet::new();
     if let Some(plan) = position_plan(doc, &mut out.notes) {
         quantize_positions(file, doc, buffers, &plan, q, &mut done, &mut out)?;
+    }
+    for rigid in rigid_plans(doc, &mut out.notes) {
+        let (corner, step) = on_grid(file, (doc, buffers), &rigid.grid, q, &mut done, &mut out)?;
+        for &node in &rigid.nodes {
+            out.node_grids.push(NodeGrid { node, corner, step });
+        }
+        out.position_step = Some(out.position_step.map_or(step, |s| s.max(step)));
     }
     let ranged = uv_range_plan(doc);
     directions_and_uvs(
@@ -150,14 +174,26 @@ pub(crate) fn quantize(
     Ok(out)
 }
 
-/// Which accessors and skins the position grid covers.
-struct PositionPlan {
-    /// POSITION accessors of skinned meshes.
+/// The accessors one position grid covers.
+#[derive(Default)]
+struct GridAccessors {
+    /// POSITION accessors.
     positions: BTreeSet<usize>,
     /// Their primitives' morph POSITION delta accessors.
     deltas: BTreeSet<usize>,
+}
+
+/// Which accessors and skins the skinned meshes' position grid covers.
+struct PositionPlan {
+    grid: GridAccessors,
     /// Skins of the nodes drawing them.
     skins: BTreeSet<usize>,
+}
+
+/// A rigid mesh's own position grid and the nodes drawing it.
+struct RigidPlan {
+    grid: GridAccessors,
+    nodes: Vec<usize>,
 }
 
 /// The skinned meshes' positions, deltas and skins, or None (with a note) when a mesh is
@@ -179,8 +215,7 @@ fn position_plan(doc: &gltf::Document, notes: &mut Vec<String>) -> Option<Positi
         }
     }
     let mut plan = PositionPlan {
-        positions: BTreeSet::new(),
-        deltas: BTreeSet::new(),
+        grid: GridAccessors::default(),
         skins,
     };
     let mut rigid = BTreeSet::new();
@@ -195,7 +230,7 @@ fn position_plan(doc: &gltf::Document, notes: &mut Vec<String>) -> Option<Positi
         }
         for prim in mesh.primitives() {
             let set = match skinned {
-                true => &mut plan.positions,
+                true => &mut plan.grid.positions,
                 false => &mut rigid,
             };
             if let Some(a) = prim.get(&gltf::Semantic::Positions) {
@@ -203,7 +238,7 @@ fn position_plan(doc: &gltf::Document, notes: &mut Vec<String>) -> Option<Positi
             }
             for t in prim.morph_targets() {
                 let set = match skinned {
-                    true => &mut plan.deltas,
+                    true => &mut plan.grid.deltas,
                     false => &mut rigid,
                 };
                 if let Some(a) = t.positions() {
@@ -211,18 +246,12 @@ fn position_plan(doc: &gltf::Document, notes: &mut Vec<String>) -> Option<Positi
                 }
             }
         }
-        if unskinned && !skinned {
-            notes.push(format!(
-                "meshes[{}] is rigid: its positions stay float (its grid would need a node of \
-                 its own)",
-                mesh.index()
-            ));
-        }
     }
     if let Some(a) = plan
+        .grid
         .positions
         .iter()
-        .chain(&plan.deltas)
+        .chain(&plan.grid.deltas)
         .find(|a| rigid.contains(*a))
     {
         notes.push(format!(
@@ -230,7 +259,85 @@ fn position_plan(doc: &gltf::Document, notes: &mut Vec<String>) -> Option<Positi
         ));
         return None;
     }
-    (!plan.positions.is_empty()).then_some(plan)
+    (!plan.grid.positions.is_empty()).then_some(plan)
+}
+
+/// One grid per rigid mesh (drawn only without a skin) whose nodes can each take its
+/// dequantisation: a node with no children (they would be scaled with it), no animated
+/// translation, rotation or scale (keys would need it too), not a skin's joint (its matrix
+/// moves a skin) and no camera. Other rigid meshes, and those sharing a position or delta
+/// accessor with another mesh, keep float positions (noted).
+fn rigid_plans(doc: &gltf::Document, notes: &mut Vec<String>) -> Vec<RigidPlan> {
+    let mut nodes_of: Vec<Vec<gltf::Node>> = vec![Vec::new(); doc.meshes().len()];
+    let mut skinned = vec![false; doc.meshes().len()];
+    for node in doc.nodes() {
+        if let Some(m) = node.mesh() {
+            skinned[m.index()] |= node.skin().is_some();
+            nodes_of[m.index()].push(node);
+        }
+    }
+    let joints: BTreeSet<usize> = doc
+        .skins()
+        .flat_map(|s| s.joints().map(|j| j.index()).collect::<Vec<_>>())
+        .collect();
+    let animated: BTreeSet<usize> = (doc.animations())
+        .flat_map(|a| a.channels().collect::<Vec<_>>())
+        .filter(|c| c.target().property() != gltf::animation::Property::MorphTargetWeights)
+        .map(|c| c.target().node().index())
+        .collect();
+    // Which meshes each position or delta accessor holds data of.
+    let mut owners: std::collections::BTreeMap<usize, BTreeSet<usize>> = Default::default();
+    let mut grids: Vec<GridAccessors> = Vec::new();
+    for mesh in doc.meshes() {
+        let mut grid = GridAccessors::default();
+        for prim in mesh.primitives() {
+            grid.positions
+                .extend(prim.get(&gltf::Semantic::Positions).map(|a| a.index()));
+            grid.deltas.extend(
+                prim.morph_targets()
+                    .filter_map(|t| t.positions())
+                    .map(|a| a.index()),
+            );
+        }
+        for &a in grid.positions.iter().chain(&grid.deltas) {
+            owners.entry(a).or_default().insert(mesh.index());
+        }
+        grids.push(grid);
+    }
+    let mut plans = Vec::new();
+    for (m, grid) in grids.into_iter().enumerate() {
+        if skinned[m] || nodes_of[m].is_empty() || grid.positions.is_empty() {
+            continue;
+        }
+        let why = |n: &gltf::Node| {
+            let i = n.index();
+            if n.children().len() > 0 {
+                Some(format!("nodes[{i}] drawing it has children"))
+            } else if animated.contains(&i) {
+                Some(format!("nodes[{i}] drawing it is animated"))
+            } else if joints.contains(&i) {
+                Some(format!("nodes[{i}] drawing it is a skin's joint"))
+            } else if n.camera().is_some() {
+                Some(format!("nodes[{i}] drawing it has a camera"))
+            } else {
+                None
+            }
+        };
+        let shared = (grid.positions.iter().chain(&grid.deltas))
+            .find(|a| owners.get(a).is_some_and(|o| o.len() > 1))
+            .map(|a| format!("accessors[{a}] holds positions of another mesh too"));
+        match nodes_of[m].iter().find_map(why).or(shared) {
+            Some(reason) => notes.push(format!(
+                "meshes[{m}] is rigid and {reason}: its positions stay float (its grid's \
+                 dequantisation goes into its node)"
+            )),
+            None => plans.push(RigidPlan {
+                grid,
+                nodes: nodes_of[m].iter().map(|n| n.index()).collect(),
+            }),
+        }
+    }
+    plans
 }
 
 /// Read accessor `index` as f64 values (normalised integers mapped), `what` naming it.
@@ -259,9 +366,30 @@ fn quantize_positions(
     done: &mut BTreeSet<usize>,
     out: &mut Quantized,
 ) -> Result<()> {
+    let (corner, step) = on_grid(file, (doc, buffers), &plan.grid, q, done, out)?;
+    let bind_from_grid = glam::Mat4::from_scale_rotation_translation(
+        glam::Vec3::splat(step),
+        glam::Quat::IDENTITY,
+        glam::Vec3::from(corner),
+    );
+    fold_into_inverse_binds(file, doc, buffers, plan, bind_from_grid, done, out)?;
+    out.position_step = Some(step);
+    Ok(())
+}
+
+/// `grid`'s positions on one grid of `q.position_bits` over their box, and its deltas scaled
+/// to it (replacements in `out`); the grid's corner and step as the file stores them.
+fn on_grid(
+    file: &str,
+    (doc, buffers): (&gltf::Document, &[gltf::buffer::Data]),
+    grid: &GridAccessors,
+    q: MeshQuantization,
+    done: &mut BTreeSet<usize>,
+    out: &mut Quantized,
+) -> Result<([f32; 3], f32)> {
     let mut read_all = Vec::new();
     let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
-    for &a in &plan.positions {
+    for &a in &grid.positions {
         let what = format!("accessors[{a}] (POSITION)");
         let data = read(file, doc, buffers, a, &what)?;
         data.expect_components(3, file, &what)?;
@@ -273,6 +401,9 @@ fn quantize_positions(
             }
         }
         read_all.push((a, data, what));
+    }
+    if read_all.iter().all(|(_, d, _)| d.count == 0) {
+        (lo, hi) = ([0.0; 3], [0.0; 3]);
     }
     let extent = (0..3).map(|k| hi[k] - lo[k]).fold(0.0, f64::max);
     let levels = f64::from((1u32 << q.position_bits) - 1);
@@ -307,7 +438,7 @@ fn quantize_positions(
             what,
         });
     }
-    for &a in &plan.deltas {
+    for &a in &grid.deltas {
         let what = format!("accessors[{a}] (morph POSITION delta)");
         let data = read(file, doc, buffers, a, &what)?;
         data.expect_components(3, file, &what)?;
@@ -316,14 +447,7 @@ fn quantize_positions(
         done.insert(a);
         out.replacements.push(grid_deltas(a, scaled, what));
     }
-    let bind_from_grid = glam::Mat4::from_scale_rotation_translation(
-        glam::Vec3::splat(step32),
-        glam::Quat::IDENTITY,
-        glam::Vec3::from(corner),
-    );
-    fold_into_inverse_binds(file, doc, buffers, plan, bind_from_grid, done, out)?;
-    out.position_step = Some(step32);
-    Ok(())
+    Ok((corner, step32))
 }
 
 /// Morph position deltas in grid steps (`scaled`) as whole steps in shorts (stride 8, vertex

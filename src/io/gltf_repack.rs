@@ -771,6 +771,15 @@ fn apply_quantization(
     use json::accessor::{ComponentType, GenericComponentType, Type};
     let mut out = Reencoder::new(file, options, root, edits, report);
     let any = !quantized.replacements.is_empty() || !quantized.new_inverse_binds.is_empty();
+    for g in &quantized.node_grids {
+        if let Some(node) = root.nodes.get_mut(g.node) {
+            fold_grid_into_node(node, g);
+            out.report.reencoded.push(format!(
+                "nodes[{}]: its mesh's position grid folded into its transform",
+                g.node
+            ));
+        }
+    }
     for t in &quantized.uv_transforms {
         for &m in &t.materials {
             if let Some(material) = root.materials.get_mut(m) {
@@ -810,6 +819,31 @@ fn apply_quantization(
     out.report.position_step = quantized.position_step;
     if any {
         require_extension(root, "KHR_mesh_quantization");
+    }
+}
+
+/// `node`'s transform made `node_from_mesh * translate(corner) * scale(step)`: its matrix
+/// multiplied, or its translation moved by the corner through its rotation and scale and
+/// its scale multiplied by the step (the grid's scale is uniform, so the product stays a
+/// translation, rotation and scale).
+fn fold_grid_into_node(node: &mut json::Node, g: &super::gltf_quantize::NodeGrid) {
+    let corner = glam::Vec3::from(g.corner);
+    match node.matrix {
+        Some(m) => {
+            let mesh_from_grid = glam::Mat4::from_scale_rotation_translation(
+                glam::Vec3::splat(g.step),
+                glam::Quat::IDENTITY,
+                corner,
+            );
+            node.matrix = Some((glam::Mat4::from_cols_array(&m) * mesh_from_grid).to_cols_array());
+        }
+        None => {
+            let t = glam::Vec3::from(node.translation.unwrap_or([0.0; 3]));
+            let r = glam::Quat::from_array(node.rotation.map_or([0.0, 0.0, 0.0, 1.0], |q| q.0));
+            let s = glam::Vec3::from(node.scale.unwrap_or([1.0; 3]));
+            node.translation = Some((t + r * (s * corner)).to_array());
+            node.scale = Some((s * g.step).to_array());
+        }
     }
 }
 

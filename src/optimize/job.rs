@@ -13,8 +13,10 @@
 //! channel is reduced within its budget (`reduce_channel`), then [`worst_error`] skins both
 //! versions at every evaluation time; over the tolerance, every budget is halved and the clip
 //! reduced again (at most [`MAX_ROUNDS`] times; then the clip is kept as it was); within it,
-//! the budgets are doubled while the result still holds in fewer bytes (the shares add up
-//! only when every error lines up). Before the reduction, every LINEAR or STEP rotation
+//! the budgets are doubled while the result still holds, and the one in the fewest bytes is
+//! kept (the shares add up only when every error lines up). Channels with the same key times
+//! are reduced each on its own and together onto common times (`reduce_together`), and kept
+//! the way that takes fewer bytes. Before the reduction, every LINEAR or STEP rotation
 //! channel is rounded to integer codes ([`OptimizeJob::rotation_codes`], coarsest first: what
 //! the writer stores them as) and every morph weight channel in [0, 1] to 16-bit codes (then to
 //! 8-bit ones where the clip still holds so); the
@@ -36,10 +38,10 @@ use glam::{Mat4, Vec3};
 
 use super::eval_times::evaluation_times;
 use super::measure::{WorstError, worst_error};
-use super::reduce::{ErrorMeasure, reduce_channel, sampled_at};
+use super::reduce::{ErrorMeasure, reduce_channel, reduce_together, sampled_at};
 use super::refit::{RefitStats, Rounding, reduce_refit};
 use crate::anim::snorm::{OutputCodes, snorm16_round, unorm8_round, unorm16_round};
-use crate::anim::{Animation, Interpolation, Path};
+use crate::anim::{Animation, Channel, Interpolation, Path};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
 use crate::scene::Scene;
@@ -167,6 +169,10 @@ pub struct OptimizeJob<'a> {
     /// coarsest first; the first whose rounding, with the rotations', still takes at most
     /// [`CODES_SHARE`] of the tolerance is kept; empty keeps them as they are.
     pub vector_codes: Vec<KeyCodes<'a>>,
+    /// The bytes a version of a clip takes in the file, which the budget search keeps the
+    /// fewest of (None: [`clip_bytes`], its bytes uncompressed; a writer that compresses
+    /// gives its own).
+    pub price: Option<&'a dyn Fn(&Animation) -> usize>,
 }
 
 impl OptimizeJob<'_> {
@@ -258,33 +264,37 @@ impl OptimizeJob<'_> {
             // The bytes of the best reduction that held so far.
             let mut best_bytes = usize::MAX;
             let keys_before = key_counts(original);
-            let attempt = |(factor, refit): (f32, bool),
-                           result: &mut ClipResult|
-             -> Result<Option<Animation>> {
-                if result.attempts > 0 {
-                    progress(ci, result.attempts);
-                }
-                result.attempts += 1;
-                let (candidate, mut keys) = reduce_clip(
-                    (&coded, &lattice, &linear),
-                    (&times, &rounding),
-                    &budget,
-                    (factor, refit),
-                );
-                // Keys before are the original's (a channel made LINEAR has more).
-                for (k, &before) in keys.iter_mut().zip(&keys_before) {
-                    k.before = before;
-                }
-                let bytes = clip_bytes(&candidate);
-                let (out, worst) = measured(scene, &mut work, (ci, &times), candidate)?;
-                if worst.distance > self.tolerance || bytes >= best_bytes {
-                    return Ok(None);
-                }
-                best_bytes = bytes;
-                result.keys = keys;
-                result.worst = worst;
-                Ok(Some(out))
-            };
+            let attempt =
+                |(factor, refit): (f32, bool), result: &mut ClipResult| -> Result<Tried> {
+                    if result.attempts > 0 {
+                        progress(ci, result.attempts);
+                    }
+                    result.attempts += 1;
+                    let (candidate, mut keys) = reduce_clip(
+                        (&coded, &lattice, &linear),
+                        (&times, &rounding),
+                        &budget,
+                        (factor, refit),
+                    );
+                    // Keys before are the original's (a channel made LINEAR has more).
+                    for (k, &before) in keys.iter_mut().zip(&keys_before) {
+                        k.before = before;
+                    }
+                    let bytes = self
+                        .price
+                        .map_or_else(|| clip_bytes(&candidate), |p| p(&candidate));
+                    let (out, worst) = measured(scene, &mut work, (ci, &times), candidate)?;
+                    if worst.distance > self.tolerance {
+                        return Ok(Tried::Fails);
+                    }
+                    if bytes >= best_bytes {
+                        return Ok(Tried::Holds(None));
+                    }
+                    best_bytes = bytes;
+                    result.keys = keys;
+                    result.worst = worst;
+                    Ok(Tried::Holds(Some(out)))
+                };
             let chosen = search_budgets(share, self.tolerance > 0.0, &mut result, attempt)?;
             let clip = chosen.unwrap_or_else(|| {
                 result.kept_original = true;
@@ -476,26 +486,35 @@ impl OptimizeJob<'_> {
     }
 }
 
+/// What one reduction the budget search tries gives.
+enum Tried {
+    /// Over the tolerance on the skin.
+    Fails,
+    /// Within it: Some when in fewer bytes than every reduction that held before.
+    Holds(Option<Animation>),
+}
+
 /// The reduction the budget search settles on (None: none held): from the equal shares
 /// (`share`), tightened by halving until a reduction holds (at most [`MAX_ROUNDS`] times), then,
 /// when the first held and `reducing` (a tolerance above 0), loosened by doubling while it
-/// still holds in fewer bytes; then tried once more refitted at the budgets chosen.
-/// `attempt((factor, refit), result)` reduces the clip at `factor` × the budgets and gives it
-/// when it holds in fewer bytes than the last that did.
+/// still holds (at most [`MAX_ROUNDS`] times; a doubling that holds in no fewer bytes goes on:
+/// keys are kept whole until their channel's reduction pays for its own key times), keeping
+/// the one in the fewest bytes; then tried once more refitted at the budgets chosen.
+/// `attempt((factor, refit), result)` reduces the clip at `factor` × the budgets.
 fn search_budgets(
     share: f32,
     reducing: bool,
     result: &mut ClipResult,
-    mut attempt: impl FnMut((f32, bool), &mut ClipResult) -> Result<Option<Animation>>,
+    mut attempt: impl FnMut((f32, bool), &mut ClipResult) -> Result<Tried>,
 ) -> Result<Option<Animation>> {
     // Tighten from the equal shares until the reduction holds, then loosen while it
-    // still holds and takes fewer bytes: the shares add up only in the worst case.
+    // still holds: the shares add up only in the worst case.
     let mut chosen = None;
     let mut factor = share;
     let mut chosen_factor = factor;
     for round in 0..=MAX_ROUNDS {
-        if let Some(a) = attempt((factor, false), result)? {
-            (chosen, chosen_factor) = (Some(a), factor);
+        if let Tried::Holds(a) = attempt((factor, false), result)? {
+            (chosen, chosen_factor) = (a, factor);
             result.tightened = round;
             break;
         }
@@ -505,14 +524,15 @@ fn search_budgets(
         for _ in 0..MAX_ROUNDS {
             factor *= 2.0;
             match attempt((factor, false), result)? {
-                Some(a) => {
+                Tried::Holds(Some(a)) => {
                     (chosen, chosen_factor) = (Some(a), factor);
                     result.loosened += 1;
                 }
-                None => {
+                Tried::Holds(None) => {}
+                Tried::Fails => {
                     // Halfway (in ratio) to the doubling that did not hold.
                     let half = factor * std::f32::consts::FRAC_1_SQRT_2;
-                    if let Some(a) = attempt((half, false), result)? {
+                    if let Tried::Holds(Some(a)) = attempt((half, false), result)? {
                         (chosen, chosen_factor) = (Some(a), half);
                         result.loosened += 1;
                     }
@@ -526,7 +546,7 @@ fn search_budgets(
     // on the skin, and budgets are not chosen with it.
     if chosen.is_some()
         && reducing
-        && let Some(a) = attempt((chosen_factor, true), result)?
+        && let Tried::Holds(Some(a)) = attempt((chosen_factor, true), result)?
     {
         chosen = Some(a);
     }
@@ -637,26 +657,13 @@ fn round_to_codes(
 /// all exactly codes as codes (morph weights as bytes where they are 8-bit codes), other values
 /// as floats.
 pub fn clip_bytes(anim: &Animation) -> usize {
-    let mut times: Vec<&[f32]> = anim
-        .channels
-        .iter()
-        .map(|c| &c.sampler.times_s[..])
-        .collect();
-    times.sort_by(|a, b| {
-        a.len().cmp(&b.len()).then_with(|| {
-            a.iter()
-                .map(|t| t.to_bits())
-                .cmp(b.iter().map(|t| t.to_bits()))
-        })
-    });
-    times.dedup_by(|a, b| {
-        a.iter()
-            .map(|t| t.to_bits())
-            .eq(b.iter().map(|t| t.to_bits()))
-    });
-    let values: usize = anim
-        .channels
-        .iter()
+    channel_bytes(anim.channels.iter())
+}
+
+/// [`clip_bytes`] of a clip with `channels`.
+fn channel_bytes<'c>(channels: impl Iterator<Item = &'c Channel> + Clone) -> usize {
+    let times = crate::anim::distinct_key_times(channels.clone());
+    let values: usize = channels
         .map(|c| c.sampler.values.len() * code_bytes(c).unwrap_or(4))
         .sum();
     let inputs: usize = times.iter().map(|t| 4 * t.len() + INPUT_JSON_BYTES).sum();
@@ -682,8 +689,10 @@ fn measured(
 /// refitted where that keeps fewer keys, rounded as `rounding` says), and the key counts
 /// (`lattice`: per channel, whether its keys were rounded to [`OptimizeJob::vector_codes`];
 /// `linear`: whether it was made LINEAR from CUBICSPLINE).
-/// A channel keeps all its keys unless the reduction saves bytes even when its key times
-/// need an array of their own (the original's are usually shared with other channels).
+/// Channels with the same key times are reduced each on its own and together (onto common
+/// times, [`reduce_together`]); the one taking fewer bytes is kept. A channel reduced on its
+/// own keeps all its keys unless the reduction saves bytes even when its key times need an
+/// array of their own (the original's are usually shared with other channels).
 fn reduce_clip(
     (anim, lattice, linear): (&Animation, &[bool], &[bool]),
     (times, rounding): (&[f32], &[Rounding<'_>]),
@@ -691,8 +700,8 @@ fn reduce_clip(
     (factor, refit): (f32, bool),
 ) -> (Animation, [KeyCounts; 4]) {
     let mut keys = [KeyCounts::default(); 4];
-    let mut out = anim.clone();
-    out.channels.clear();
+    let mut slots: Vec<Option<Channel>> = vec![None; anim.channels.len()];
+    let mut pending = Vec::new();
     // The first channel left out: a clip must keep one (glTF animations have channels).
     let mut first_held = None;
     let shared = shared_times(anim);
@@ -702,12 +711,12 @@ fn reduce_clip(
         k.before += ch.sampler.times_s.len();
         let codes = code_bytes(ch);
         let rounded = codes.is_some() || lattice.get(i) == Some(&true);
-        k.quantised += usize::from(rounded);
         let made_linear = linear.get(i) == Some(&true);
-        k.linearised += usize::from(made_linear);
         if budget.exact.get(ch.node) == Some(&true) {
+            k.quantised += usize::from(rounded);
+            k.linearised += usize::from(made_linear);
             k.after += ch.sampler.times_s.len();
-            out.channels.push(ch.clone());
+            slots[i] = Some(ch.clone());
             continue;
         }
         let share = match budget.cap.get(ch.node).copied().flatten() {
@@ -722,26 +731,35 @@ fn reduce_clip(
             .is_some_and(|r| holds_at(&ch.sampler, times, r, tolerance, &measure))
         {
             k.dropped += 1;
-            k.quantised -= usize::from(rounded);
-            k.linearised -= usize::from(made_linear);
             if first_held.is_none() {
                 first_held = rest.map(|r| (ch, r));
             }
             continue;
         }
-        let bytes = StoredBytes {
-            value: codes.unwrap_or(4),
-            shared,
-        };
-        let round = rounding.get(i).copied().flatten();
-        out.channels.push(reduce_kept(
+        k.quantised += usize::from(rounded);
+        k.linearised += usize::from(made_linear);
+        pending.push(Pending {
+            index: i,
             ch,
-            (times, refit.then_some(round)),
-            (tolerance, &measure),
-            bytes,
-            k,
-        ));
+            tolerance,
+            measure,
+            bytes: StoredBytes {
+                value: codes.unwrap_or(4),
+                shared,
+            },
+            round: refit.then(|| rounding.get(i).copied().flatten()),
+        });
     }
+    for group in same_key_times(pending) {
+        for (p, ch, kept) in reduce_group(&group, times) {
+            let k = &mut keys[path_slot(ch.path)];
+            k.after += kept.after;
+            k.refitted += kept.refitted;
+            slots[p] = Some(ch);
+        }
+    }
+    let mut out = anim.clone();
+    out.channels = slots.into_iter().flatten().collect();
     if let (true, Some((ch, rest))) = (out.channels.is_empty(), first_held) {
         // Held as one key of the node's own value: the same motion as leaving it out.
         let mut sampler = ch.sampler.clone();
@@ -751,7 +769,7 @@ fn reduce_clip(
         let k = &mut keys[path_slot(ch.path)];
         k.dropped -= 1;
         k.after += 1;
-        out.channels.push(crate::anim::Channel {
+        out.channels.push(Channel {
             sampler,
             ..ch.clone()
         });
@@ -759,18 +777,92 @@ fn reduce_clip(
     (out, keys)
 }
 
+/// A channel of a clip to reduce, and within what.
+struct Pending<'a> {
+    /// Its index in the clip.
+    index: usize,
+    ch: &'a Channel,
+    /// In `measure`'s unit.
+    tolerance: f32,
+    measure: ErrorMeasure,
+    bytes: StoredBytes,
+    /// Some when refitted: its keys' rounding.
+    round: Option<Rounding<'a>>,
+}
+
+/// `pending` in groups of channels with the same key times (in the clip's order).
+fn same_key_times(pending: Vec<Pending<'_>>) -> Vec<Vec<Pending<'_>>> {
+    let mut groups: Vec<(Vec<u32>, Vec<Pending>)> = Vec::new();
+    for p in pending {
+        let bits: Vec<u32> = p.ch.sampler.times_s.iter().map(|t| t.to_bits()).collect();
+        match groups.iter_mut().find(|(b, _)| *b == bits) {
+            Some((_, g)) => g.push(p),
+            None => groups.push((bits, vec![p])),
+        }
+    }
+    groups.into_iter().map(|(_, g)| g).collect()
+}
+
+/// Keys a reduced channel keeps, and whether they were refitted.
+#[derive(Clone, Copy, Default)]
+struct Kept {
+    after: usize,
+    refitted: usize,
+}
+
+/// A group of channels with the same key times reduced, each on its own ([`reduce_kept`]) or
+/// together onto common times, whichever the writer stores in fewer bytes ([`channel_bytes`]):
+/// per channel, its index, the channel and its keys.
+fn reduce_group(group: &[Pending<'_>], times: &[f32]) -> Vec<(usize, Channel, Kept)> {
+    let alone: Vec<(usize, Channel, Kept)> = group
+        .iter()
+        .map(|p| {
+            let (ch, kept) =
+                reduce_kept(p.ch, (times, p.round), (p.tolerance, &p.measure), p.bytes);
+            (p.index, ch, kept)
+        })
+        .collect();
+    if group.len() < 2 {
+        return alone;
+    }
+    let inputs: Vec<_> = (group.iter())
+        .map(|p| (&p.ch.sampler, p.tolerance, &p.measure))
+        .collect();
+    let Some((samplers, stats)) = reduce_together(&inputs, times) else {
+        return alone;
+    };
+    let together: Vec<(usize, Channel, Kept)> = (group.iter().zip(samplers))
+        .map(|(p, sampler)| {
+            let kept = Kept {
+                after: stats.keys_after,
+                refitted: 0,
+            };
+            let ch = Channel {
+                sampler,
+                ..p.ch.clone()
+            };
+            (p.index, ch, kept)
+        })
+        .collect();
+    let bytes = |v: &[(usize, Channel, Kept)]| channel_bytes(v.iter().map(|c| &c.1));
+    if bytes(&together) < bytes(&alone) {
+        together
+    } else {
+        alone
+    }
+}
+
 /// The bytes a value when the writers store channel `ch`'s values as codes
 /// ([`OutputCodes`]); None: floats.
-fn code_bytes(ch: &crate::anim::Channel) -> Option<usize> {
+fn code_bytes(ch: &Channel) -> Option<usize> {
     OutputCodes::of(ch.path, &ch.sampler.values).map(|c| c.bytes_per_value())
 }
 
 /// Per channel of `anim`, whether another channel has the same key times (the writer then
 /// stores them once).
 fn shared_times(anim: &Animation) -> Vec<bool> {
-    let bits = |c: &crate::anim::Channel| -> Vec<u32> {
-        c.sampler.times_s.iter().map(|t| t.to_bits()).collect()
-    };
+    let bits =
+        |c: &Channel| -> Vec<u32> { c.sampler.times_s.iter().map(|t| t.to_bits()).collect() };
     let mut count = std::collections::HashMap::new();
     for c in &anim.channels {
         *count.entry(bits(c)).or_insert(0usize) += 1;
@@ -787,16 +879,15 @@ struct StoredBytes {
 }
 
 /// Channel `ch` reduced within `tolerance` (in `measure`'s unit), refitted when `refit` gives
-/// its rounding, its keys counted in `k`:
+/// its rounding, and its keys:
 /// all its keys kept unless the reduction saves bytes, its key times then needing an array
 /// of their own (4 bytes a key and an accessor) where the original's were shared.
 fn reduce_kept(
-    ch: &crate::anim::Channel,
+    ch: &Channel,
     (times, refit): (&[f32], Option<Rounding<'_>>),
     (tolerance, measure): (f32, &ErrorMeasure),
     bytes: StoredBytes,
-    k: &mut KeyCounts,
-) -> crate::anim::Channel {
+) -> (Channel, Kept) {
     let mut ch = ch.clone();
     let (reduced, refit) = match refit {
         Some(round) => reduce_refit(&ch.sampler, times, tolerance, measure, round),
@@ -815,13 +906,19 @@ fn reduce_kept(
         keys * bytes.value * per_key + usize::from(times) * (4 * keys + INPUT_JSON_BYTES)
     };
     if stored(stats.keys_after, true) < stored(stats.keys_before, !bytes.shared) {
-        k.after += stats.keys_after;
-        k.refitted += usize::from(refit.looseness.is_some());
         ch.sampler = reduced;
+        let kept = Kept {
+            after: stats.keys_after,
+            refitted: usize::from(refit.looseness.is_some()),
+        };
+        (ch, kept)
     } else {
-        k.after += stats.keys_before;
+        let kept = Kept {
+            after: stats.keys_before,
+            refitted: 0,
+        };
+        (ch, kept)
     }
-    ch
 }
 
 /// Whether `value`, held, is within `tolerance` of `sampler` at every one of `times` (and at
@@ -984,8 +1081,6 @@ impl Budgets {
             .max(1)
     }
 
-    /// The tolerance of a channel on `node`'s `path` given `share` (a distance on the skin),
-    /// in the unit its measure gives.
     /// Node `node`'s own value for channel kind `path` (xyz or xyzw), when it has one.
     fn rest_value(&self, node: usize, path: Path) -> Option<Vec<f32>> {
         let rest = self.rest.get(node).copied().flatten()?;
@@ -997,6 +1092,8 @@ impl Budgets {
         }
     }
 
+    /// The tolerance of a channel on `node`'s `path` given `share` (a distance on the skin),
+    /// in the unit its measure gives, and that measure.
     fn channel(&self, node: usize, path: Path, share: f32) -> (f32, ErrorMeasure) {
         let reach = self.reach.get(node).copied().unwrap_or(1.0).max(1e-6);
         match path {

@@ -16,5 +16,5 @@ pub use job::{
 };
 pub use measure::{WorstError, worst_error, worst_error_renumbered};
 pub use reach::joint_reach;
-pub use reduce::{ErrorMeasure, ReduceStats, quaternion_angle, reduce_channel};
+pub use reduce::{ErrorMeasure, ReduceStats, quaternion_angle, reduce_channel, reduce_together};
 pub use refit::{LOOSENESS, RefitStats, Rounding, reduce_refit};

@@ -14,7 +14,9 @@
 //! that holds; a segment holds when its two-key curve is within the tolerance at every check
 //! time inside it. Cost: O(n log n) segment checks of O(times inside) each. Limits: keys are
 //! chosen among the channel's own, with their values (`refit` fits new ones), and a segment
-//! found to fail ends the gallop even if a longer one would hold.
+//! found to fail ends the gallop even if a longer one would hold. Channels with the same key
+//! times may be reduced together (`reduce_together`): the same search, a segment holding
+//! when it holds for every channel, so they keep common key times.
 
 use crate::anim::{Interpolation, Sampler};
 
@@ -95,16 +97,7 @@ pub fn reduce_channel(
     if n <= 2 || tolerance.is_nan() || tolerance <= 0.0 {
         return (sampler.clone(), stats);
     }
-    let c = sampler.components;
-    // The original curve at every check time inside the keys.
-    let (first, last) = (sampler.times_s[0], sampler.times_s[n - 1]);
-    let lo = times.partition_point(|&t| t < first);
-    let hi = times.partition_point(|&t| t <= last);
-    let inside = &times[lo..hi];
-    let mut original = vec![0f32; inside.len() * c];
-    for (t, out) in inside.iter().zip(original.chunks_exact_mut(c)) {
-        sampler.sample_binary_search(*t, out);
-    }
+    let (inside, original) = original_inside(sampler, times);
     let check = Check {
         sampler,
         inside,
@@ -112,17 +105,81 @@ pub fn reduce_channel(
         tolerance,
         measure,
     };
+    let mut scratch = Scratch::new(sampler);
+    let kept = select_keys(n, &mut stats.segments_checked, |i, j| {
+        check.holds(i, j, &mut scratch)
+    });
+    stats.keys_after = kept.len();
+    (keys_of(sampler, &kept), stats)
+}
+
+/// Channels with the same key times reduced onto common ones: the fewest of those times at
+/// which every channel, keeping its own keys there, stays within its tolerance (in its
+/// measure's unit) of its original at every one of `times`, so that one array of key times
+/// serves them all (as gltfpack's resampling shares one input). None when the channels'
+/// key times differ; every key kept when a tolerance is not above 0.
+pub fn reduce_together(
+    channels: &[(&Sampler, f32, &ErrorMeasure)],
+    times: &[f32],
+) -> Option<(Vec<Sampler>, ReduceStats)> {
+    let (first, _, _) = channels.first()?;
+    let bits = |s: &Sampler| s.times_s.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
+    let key_times = bits(first);
+    if channels.iter().any(|(s, _, _)| bits(s) != key_times) {
+        return None;
+    }
+    let n = key_times.len();
+    let mut stats = ReduceStats {
+        keys_before: n,
+        keys_after: n,
+        segments_checked: 0,
+    };
+    let all: Vec<Sampler> = channels.iter().map(|(s, _, _)| (*s).clone()).collect();
+    if n <= 2 || channels.iter().any(|(_, t, _)| t.is_nan() || *t <= 0.0) {
+        return Some((all, stats));
+    }
+    let originals: Vec<_> = channels
+        .iter()
+        .map(|(s, _, _)| original_inside(s, times))
+        .collect();
+    let checks: Vec<Check> = (channels.iter().zip(&originals))
+        .map(
+            |(&(sampler, tolerance, measure), (inside, original))| Check {
+                sampler,
+                inside,
+                original,
+                tolerance,
+                measure,
+            },
+        )
+        .collect();
+    let mut scratch: Vec<Scratch> = all.iter().map(Scratch::new).collect();
+    let kept = select_keys(n, &mut stats.segments_checked, |i, j| {
+        (checks.iter().zip(&mut scratch)).all(|(c, s)| c.holds(i, j, s))
+    });
+    stats.keys_after = kept.len();
+    Some((all.iter().map(|s| keys_of(s, &kept)).collect(), stats))
+}
+
+/// The fewest of `n` keys (indices, ascending; the first and last always kept) such that
+/// `holds(i, j)` for every two kept in a row: from each kept key, gallop to the first
+/// segment that fails, then binary-search the last that holds. `checked` counts the
+/// segments tried.
+fn select_keys(
+    n: usize,
+    checked: &mut usize,
+    mut holds: impl FnMut(usize, usize) -> bool,
+) -> Vec<usize> {
     let mut kept = vec![0usize];
     let mut i = 0;
-    let mut scratch = Scratch::new(sampler);
-    while i < n - 1 {
+    while i + 1 < n {
         let mut good = i + 1;
         let mut bad = None;
         let mut step = 1;
         while good < n - 1 {
             let cand = (good + step).min(n - 1);
-            stats.segments_checked += 1;
-            if check.holds(i, cand, &mut scratch) {
+            *checked += 1;
+            if holds(i, cand) {
                 good = cand;
                 step *= 2;
             } else {
@@ -133,8 +190,8 @@ pub fn reduce_channel(
         if let Some(mut bad) = bad {
             while bad - good > 1 {
                 let mid = good + (bad - good) / 2;
-                stats.segments_checked += 1;
-                if check.holds(i, mid, &mut scratch) {
+                *checked += 1;
+                if holds(i, mid) {
                     good = mid;
                 } else {
                     bad = mid;
@@ -144,8 +201,24 @@ pub fn reduce_channel(
         kept.push(good);
         i = good;
     }
-    stats.keys_after = kept.len();
-    (keys_of(sampler, &kept), stats)
+    kept
+}
+
+/// The check times among `times` inside `sampler`'s keys, and the sampler's values there
+/// (`components` floats each).
+fn original_inside<'t>(sampler: &Sampler, times: &'t [f32]) -> (&'t [f32], Vec<f32>) {
+    let c = sampler.components;
+    let (Some(&first), Some(&last)) = (sampler.times_s.first(), sampler.times_s.last()) else {
+        return (&[], Vec::new());
+    };
+    let lo = times.partition_point(|&t| t < first);
+    let hi = times.partition_point(|&t| t <= last);
+    let inside = &times[lo..hi];
+    let mut original = vec![0f32; inside.len() * c];
+    for (t, out) in inside.iter().zip(original.chunks_exact_mut(c)) {
+        sampler.sample_binary_search(*t, out);
+    }
+    (inside, original)
 }
 
 /// The times among `times` inside `sampler`'s keys, with its own key times, ascending and

@@ -1491,6 +1491,7 @@ fn clip_reduction_is_off_by_default_and_finds_a_reducible_clip() {
         caps: Vec::new(),
         rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
         vector_codes: Vec::new(),
+        price: None,
     };
     let (_, results) = job.run(|_, _| {}).unwrap();
     let (before, after) = results[0]

@@ -11,7 +11,7 @@ use skinview::anim::{Animation, Channel, Interpolation, Path, Sampler};
 use skinview::frame::{CpuSkinner, FrameState};
 use skinview::optimize::{
     ErrorMeasure, MIN_RATE_HZ, OptimizeJob, SAMPLES_PER_INTERVAL, evaluation_times, joint_reach,
-    path_slot, reduce_channel, reduce_refit, worst_error,
+    path_slot, reduce_channel, reduce_refit, reduce_together, worst_error,
 };
 use skinview::scene::Scene;
 
@@ -327,6 +327,102 @@ fn reduced_channels_hold_their_tolerance_at_every_evaluation_time() {
     );
 }
 
+/// Channels with the same key times reduced together share their kept times, and each stays
+/// within its own tolerance at every evaluation time, measured again in f64 (random seeded
+/// smooth walks with noise, rotations and translations). Two lines keep their ends; a line
+/// beside a zigzag keeps every key of both; channels whose key times differ are refused.
+#[test]
+fn channels_reduced_together_share_their_times_and_each_holds() {
+    let mut rng = Rng(0x70_6e7e);
+    let times: Vec<f32> = {
+        let mut t = 0.0;
+        (0..40)
+            .map(|_| {
+                t += 0.01 + 0.05 * rng.next_f32();
+                t
+            })
+            .collect()
+    };
+    let mut shared_fewer = 0;
+    for round in 0..20 {
+        let mut samplers = Vec::new();
+        for c in 0..3 {
+            let rotation = (round + c) % 2 == 0;
+            let mut q = Quat::IDENTITY;
+            let mut p = Vec3::ZERO;
+            let mut values = Vec::new();
+            for _ in &times {
+                if rotation {
+                    let axis = Vec3::new(1.0, 0.1 * rng.next_f32(), 0.3).normalize();
+                    q = (Quat::from_axis_angle(axis, 0.05 + 0.01 * rng.next_f32()) * q).normalize();
+                    values.extend(q.to_array());
+                } else {
+                    p += Vec3::new(0.05, 0.002 * rng.next_f32(), 0.004 * (rng.next_f32() - 0.5));
+                    values.extend(p.to_array());
+                }
+            }
+            let n = if rotation { 4 } else { 3 };
+            samplers.push(sampler(Interpolation::Linear, times.clone(), values, n));
+        }
+        let measures: Vec<ErrorMeasure> = (samplers.iter())
+            .map(|s| match s.is_rotation {
+                true => ErrorMeasure::Angle,
+                false => ErrorMeasure::Distance,
+            })
+            .collect();
+        let tolerances = [5e-3f32, 1e-2, 2e-2];
+        let inputs: Vec<_> = (0..3)
+            .map(|k| (&samplers[k], tolerances[k], &measures[k]))
+            .collect();
+        let check = times_of(&samplers[0]);
+        let (reduced, stats) = reduce_together(&inputs, &check).unwrap();
+        for (k, r) in reduced.iter().enumerate() {
+            assert_eq!(r.times_s, reduced[0].times_s, "round {round}: times differ");
+            assert_eq!(r.times_s.len(), stats.keys_after);
+            let e = largest_error_f64(&samplers[k], r, &check);
+            assert!(
+                e <= f64::from(tolerances[k]) + 2e-6,
+                "round {round} channel {k}: {e} over {}",
+                tolerances[k]
+            );
+            // No channel alone needs more keys than the group keeps.
+            let alone = reduce_channel(&samplers[k], &check, tolerances[k], &measures[k]).1;
+            assert!(
+                alone.keys_after <= stats.keys_after,
+                "round {round} channel {k}"
+            );
+        }
+        shared_fewer += usize::from(stats.keys_after < stats.keys_before);
+    }
+    assert!(
+        shared_fewer >= 15,
+        "only {shared_fewer} of 20 groups dropped a key"
+    );
+    // Two lines keep their ends; a zigzag beside a line keeps every key of both.
+    let line = |slope: f32| -> Sampler {
+        let v = times.iter().flat_map(|t| [slope * t, 1.0, -t]).collect();
+        sampler(Interpolation::Linear, times.clone(), v, 3)
+    };
+    let zig = {
+        let v = (0..times.len())
+            .flat_map(|k| [(k % 2) as f32, 0.0, 0.0])
+            .collect();
+        sampler(Interpolation::Linear, times.clone(), v, 3)
+    };
+    let d = ErrorMeasure::Distance;
+    let check = times_of(&zig);
+    let (r, _) =
+        reduce_together(&[(&line(1.0), 1e-4, &d), (&line(-3.0), 1e-4, &d)], &check).unwrap();
+    assert_eq!(r[0].times_s, vec![times[0], times[times.len() - 1]]);
+    let (r, stats) = reduce_together(&[(&line(1.0), 1e-4, &d), (&zig, 0.1, &d)], &check).unwrap();
+    assert_eq!(stats.keys_after, times.len());
+    assert_eq!(r[0].values, line(1.0).values);
+    // Different key times: not reduced together.
+    let mut other = line(1.0);
+    other.times_s[1] += 1e-3;
+    assert!(reduce_together(&[(&line(1.0), 1e-4, &d), (&other, 1e-4, &d)], &check).is_none());
+}
+
 /// Smooth LINEAR channels keyed at 60 Hz (a translation along a sine, a rotation turning on
 /// a wobbling axis): refitted keys hold the tolerance at every evaluation time, measured again
 /// in f64, with fewer keys than the channel's own values allow (a chord of a curve is off it at
@@ -500,12 +596,58 @@ fn the_job_keeps_every_skinned_vertex_within_the_tolerance() {
             caps: Vec::new(),
             rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
             vector_codes: Vec::new(),
+            price: None,
         }
         .validate()
         .unwrap_err()
         .to_string();
         assert!(e.contains("tolerance"), "{e}");
     }
+}
+
+/// The budget search loosens past budgets that hold in no fewer bytes (a compressed file
+/// prices reductions that do not yet pay for key times of their own no lower than keeping
+/// every key): CesiumMan at 3e-3 of its diagonal, its first three reductions priced the same.
+/// The search goes on doubling, keeps a later one (priced by its keys), and the clip holds.
+#[test]
+fn the_budget_search_loosens_past_budgets_priced_the_same() {
+    let scene =
+        skinview::io::load(&crate::common::shared_dir().join("models/CesiumMan/CesiumMan.glb"))
+            .unwrap();
+    let diagonal = skinview::diff::rest_diagonal(&scene).unwrap() as f32;
+    let keys =
+        |a: &Animation| -> usize { a.channels.iter().map(|c| c.sampler.times_s.len()).sum() };
+    let calls = std::cell::Cell::new(0usize);
+    let price = |a: &Animation| {
+        calls.set(calls.get() + 1);
+        match calls.get() <= 3 {
+            true => usize::MAX / 2,
+            false => keys(a),
+        }
+    };
+    let job = OptimizeJob {
+        scene: &scene,
+        tolerance: 3e-3 * diagonal,
+        exact: Vec::new(),
+        caps: Vec::new(),
+        rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
+        vector_codes: Vec::new(),
+        price: Some(&price),
+    };
+    let (clips, results) = job.run(|_, _| {}).unwrap();
+    let r = &results[0];
+    assert_eq!(r.tightened, 0, "{r:?}");
+    assert!(
+        r.loosened >= 1,
+        "stopped at the first budgets that saved nothing: {r:?}"
+    );
+    assert!(calls.get() > 4, "{} reductions priced", calls.get());
+    let mut reduced = scene.clone();
+    reduced.animations = clips;
+    let times = evaluation_times(&scene.animations[0]).unwrap();
+    let w = worst_error((&scene, 0), (&reduced, 0), &times).unwrap();
+    assert!(w.distance <= 3e-3 * diagonal, "{} over", w.distance);
+    assert!(keys(&reduced.animations[0]) < keys(&scene.animations[0]));
 }
 
 /// The job on `scene` at `rel` of its rest diagonal: the clips, the results, the diagonal.
@@ -521,6 +663,7 @@ fn reduce_at(
         caps: Vec::new(),
         rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
         vector_codes: Vec::new(),
+        price: None,
     };
     let (clips, results) = job.run(|_, _| {}).unwrap();
     (clips, results, diagonal)
@@ -627,6 +770,7 @@ fn exact_and_capped_joints_keep_their_keys() {
         caps: vec![(capped, 0.0)],
         rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
         vector_codes: Vec::new(),
+        price: None,
     };
     let (clips, results) = job.run(|_, _| {}).unwrap();
     for (a, b) in [(exact, "exact"), (capped, "capped at 0")] {
@@ -663,6 +807,7 @@ fn exact_and_capped_joints_keep_their_keys() {
         caps: Vec::new(),
         rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
         vector_codes: Vec::new(),
+        price: None,
     };
     assert!(bad.validate().is_err());
 }
@@ -719,6 +864,7 @@ fn rotations_take_the_coarsest_codes_whose_rounding_fits() {
             caps: Vec::new(),
             rotation_codes: offered,
             vector_codes: Vec::new(),
+            price: None,
         };
         let (clips, results) = job.run(|_, _| {}).unwrap();
         let r = &results[0];
@@ -771,7 +917,9 @@ fn rotations_take_the_coarsest_codes_whose_rounding_fits() {
 /// Translations and scales take the coarsest rounding offered whose error, measured on the
 /// skin, takes at most half the tolerance: a rounding to 1/64 of a unit, measured
 /// independently (E), is taken at a tolerance of 4 E and reported as E, refused at 1.5 E;
-/// every result holds the tolerance and counts the channels it rounded.
+/// every result holds the tolerance and counts the channels it rounded. The job is priced so
+/// that it keeps its reduction at the equal shares (a later one, with fewer keys, costs more),
+/// where translation channels are kept to carry the rounding.
 #[test]
 fn translations_and_scales_take_a_rounding_that_fits() {
     use skinview::optimize::KeyCodes;
@@ -790,6 +938,13 @@ fn translations_and_scales_take_a_rounding_that_fits() {
         .unwrap()
         .distance;
     assert!(e > 0.0, "the rounding moves nothing");
+    let more_keys_cheaper = |a: &Animation| {
+        usize::MAX / 2
+            - a.channels
+                .iter()
+                .map(|c| c.sampler.times_s.len())
+                .sum::<usize>()
+    };
     for (tolerance, taken) in [(4.0 * e, true), (1.5 * e, false)] {
         let job = OptimizeJob {
             scene: &scene,
@@ -801,6 +956,7 @@ fn translations_and_scales_take_a_rounding_that_fits() {
                 name: "sixty-fourths",
                 round: &round,
             }],
+            price: Some(&more_keys_cheaper),
         };
         let (clips, results) = job.run(|_, _| {}).unwrap();
         let r = &results[0];

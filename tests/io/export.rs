@@ -1247,3 +1247,84 @@ fn morph_weight_codes_read_back_bit_for_bit() {
         assert_eq!(v.errors, 0, "{}: {:?}", v.file.display(), v.messages);
     }
 }
+
+/// Rigid meshes' positions go on a grid of their own, its dequantisation folded into the
+/// transform of the node drawing it (MorphStressTest's and AnimatedMorphSphere's meshes are
+/// drawn without a skin): every vertex, through its node's model matrix at rest, lands within
+/// half a grid step (times the node's largest axis scale, along each axis) of the input's,
+/// the POSITION accessors are unsigned shorts, and the file passes the validator. A node
+/// with a child (planted into AnimatedMorphCube) cannot take the grid: its mesh keeps float
+/// positions, and the report names the node.
+#[test]
+fn rigid_meshes_take_their_grid_into_their_nodes() {
+    use skinview::frame::FrameState;
+    let dir = scratch("rigid-grid");
+    for stem in ["MorphStressTest", "AnimatedMorphSphere"] {
+        let out = dir.join(format!("{stem}.glb"));
+        let (report, step, a, b) = quantised(&common::model(stem), &out, (12, 16), false);
+        assert!(
+            report
+                .reencoded
+                .iter()
+                .any(|r| r.contains("folded into its transform")),
+            "{stem}: {:?}",
+            report.reencoded
+        );
+        let (mut fa, mut fb) = (FrameState::new(&a), FrameState::new(&b));
+        fa.evaluate(&a, None, 0.0).unwrap();
+        fb.evaluate(&b, None, 0.0).unwrap();
+        assert_eq!(a.draws.len(), b.draws.len(), "{stem}");
+        for (d, (da, db)) in a.draws.iter().zip(&b.draws).enumerate() {
+            let (ma, mb) = (fa.model_from_node[da.node], fb.model_from_node[db.node]);
+            let scale = [ma.x_axis, ma.y_axis, ma.z_axis]
+                .iter()
+                .map(|v| v.truncate().length())
+                .fold(0.0, f32::max);
+            let (p, q) = (&a.primitive(da).positions, &b.primitive(db).positions);
+            assert_eq!(p.len(), q.len(), "{stem} draw {d}");
+            for (v, (x, y)) in p.iter().zip(q).enumerate() {
+                let (x, y) = (ma.transform_point3(*x), mb.transform_point3(*y));
+                let off = (x - y).abs().max_element();
+                let bound = 0.5 * step * scale * 3f32.sqrt() * 1.001 + 1e-6 * x.length();
+                assert!(off <= bound, "{stem} draw {d} vertex {v}: {off} > {bound}");
+            }
+        }
+        let doc = common::glb::json_of(&std::fs::read(&out).unwrap());
+        for mesh in doc["meshes"].as_array().unwrap() {
+            for prim in mesh["primitives"].as_array().unwrap() {
+                let a = prim["attributes"]["POSITION"].as_u64().unwrap() as usize;
+                assert_eq!(doc["accessors"][a]["componentType"], 5123, "{stem}");
+            }
+        }
+        let v = common::validator::validate(std::slice::from_ref(&out));
+        assert_eq!(v[0].errors, 0, "{stem}: {:?}", v[0].messages);
+    }
+    // A child under the mesh's node: the grid cannot go there.
+    let cube = std::fs::read(common::model("AnimatedMorphCube")).unwrap();
+    let planted = common::glb::edit_json(&cube, |j| {
+        let nodes = j["nodes"].as_array_mut().unwrap();
+        let child = nodes.len();
+        nodes.push(json!({"name": "planted child"}));
+        let host = nodes.iter().position(|n| n.get("mesh").is_some()).unwrap();
+        nodes[host]["children"] = json!([child]);
+    });
+    let input = dir.join("cube-with-child.glb");
+    std::fs::write(&input, planted).unwrap();
+    let options = RepackOptions {
+        quantize_mesh: Some(skinview::io::gltf_quantize::MeshQuantization {
+            position_bits: 12,
+            uv_bits: 16,
+        }),
+        ..Default::default()
+    };
+    let report = repack(&input, &dir.join("cube.glb"), options);
+    assert!(
+        report
+            .not_done
+            .iter()
+            .any(|n| n.contains("meshes[0] is rigid") && n.contains("has children")),
+        "{:?}",
+        report.not_done
+    );
+    assert_eq!(report.position_step, None);
+}
