@@ -1,23 +1,29 @@
-//! Key refit: a LINEAR channel reduced to fewer keys than its own values allow, by giving the
-//! kept keys the values whose curve comes closest to the original, then checking it.
+//! Key refit: a LINEAR or STEP channel reduced to fewer keys than its own values allow, by
+//! giving the kept keys the values whose curve comes closest to the original, then checking
+//! it.
 //!
 //! Based on: least-squares approximation by piecewise-linear functions with fixed knots
 //! (de Boor, "A Practical Guide to Splines", 1978, ch. XIV: the normal equations of linear
 //! B-splines are tridiagonal), solved by the Thomas algorithm (Conte and de Boor, "Elementary
 //! Numerical Analysis", 1980, §4.3). Method: keys are selected as [`reduce_channel`] selects
-//! them at [`LOOSENESS`] × the tolerance (the loosest first); their values are fitted to the
-//! original curve at every check time (rotations component-wise, sign-aligned and then
+//! them at [`LOOSENESS`] × the tolerance (the loosest first). LINEAR: their values are fitted
+//! to the original curve at every check time (rotations component-wise, sign-aligned and then
 //! renormalised), each time's squared error weighted by Lawson's iteration (Lawson,
 //! "Contributions to the theory of linear least maximum approximation", 1961: weights grow
-//! with the errors, so the fit tends to the least largest error), rounded as the file stores
-//! them, and the curve is kept when it is within the tolerance at every check time and has
-//! fewer keys than [`reduce_channel`]'s own selection at the tolerance. A line through points that curve has its kept keys off the curve: the fit
-//! splits the error on both sides, so a selection made at twice the tolerance often holds it.
+//! with the errors, so the fit tends to the least largest error). STEP: each kept key holds
+//! the middle of the original values it stands for (per component, between the least and the
+//! largest: the best constant in the largest error, per component). The values are rounded as
+//! the file stores them, and the curve is kept when it is within the tolerance at every check
+//! time and has fewer keys than [`reduce_channel`]'s own selection at the tolerance. A line
+//! through points that curve has its kept keys off the curve, and a held value is off by all
+//! of the spread it stands for: the fit splits the error on both sides, so a selection made
+//! at twice the tolerance often holds it.
 //! Cost: per looseness one selection and up to [`LAWSON_ROUNDS`] fits (O(check times + keys))
 //! and checks.
-//! Limits: LINEAR channels only (STEP keys hold values, CUBICSPLINE keys carry tangents); the
-//! fit minimises the squared error, not the largest, so it is checked; rotations are fitted
-//! as 4-vectors (close to slerp for the small turns between kept keys; the check slerps).
+//! Limits: not CUBICSPLINE (its keys carry tangents); the fit minimises the squared error,
+//! not the largest, so it is checked; rotations are fitted as 4-vectors (close to slerp for
+//! the small turns between kept keys; the check slerps), and a STEP rotation's middle is
+//! taken per component and renormalised.
 
 use super::reduce::{ErrorMeasure, ReduceStats, reduce_channel, sampled_at};
 use crate::anim::{Interpolation, Sampler};
@@ -46,7 +52,7 @@ pub struct RefitStats {
 
 /// `sampler` with the fewest keys within `tolerance` (in `measure`'s unit) of the original at
 /// every one of `times` and at its keys: [`reduce_channel`]'s selection, or fewer keys
-/// refitted (LINEAR channels), their values rounded by `round` (what the file stores) before
+/// refitted (LINEAR and STEP channels), their values rounded by `round` (what the file stores) before
 /// they are checked.
 pub fn reduce_refit(
     sampler: &Sampler,
@@ -63,10 +69,24 @@ pub fn reduce_refit(
             looseness: None,
         },
     );
-    if sampler.interpolation != Interpolation::Linear || stats.keys_after <= 2 {
+    if stats.keys_after <= 2 {
         return plain;
     }
     let target = Target::new(sampler, times);
+    match sampler.interpolation {
+        Interpolation::Linear => {}
+        Interpolation::Step => {
+            let refit = refit_step(
+                (sampler, times),
+                &target,
+                (tolerance, measure),
+                round,
+                stats,
+            );
+            return refit.unwrap_or(plain);
+        }
+        Interpolation::CubicSpline => return plain,
+    }
     for g in LOOSENESS {
         let (selected, s) = reduce_channel(sampler, times, tolerance * g, measure);
         if s.keys_after >= stats.keys_after {
@@ -88,15 +108,7 @@ pub fn reduce_refit(
             };
             let errors = target.errors(&candidate, measure);
             if errors.iter().all(|&e| e <= tolerance) {
-                let reduce = ReduceStats {
-                    segments_checked: stats.segments_checked + s.segments_checked,
-                    ..s
-                };
-                let refit = RefitStats {
-                    reduce,
-                    looseness: Some(g),
-                };
-                return (candidate, refit);
+                return (candidate, refitted(stats, s, g));
             }
             let total: f64 = errors.iter().map(|&e| f64::from(e)).sum();
             if !(total > 0.0 && total.is_finite()) {
@@ -110,6 +122,87 @@ pub fn reduce_refit(
         }
     }
     plain
+}
+
+/// A STEP channel's keys selected at each [`LOOSENESS`] × `tolerance` (checked at `times`),
+/// each kept key given
+/// the middle (per component, between the least and the largest) of the original values it
+/// holds over, rotations sign-aligned to the key's own and renormalised, then rounded by
+/// `round`: the first selection with fewer keys than `plain` whose curve holds the tolerance
+/// at every check time. A held value is off by half the spread of what it stands for, so a
+/// selection at twice the tolerance can hold it.
+fn refit_step(
+    (sampler, times): (&Sampler, &[f32]),
+    target: &Target,
+    (tolerance, measure): (f32, &ErrorMeasure),
+    round: Rounding<'_>,
+    plain: ReduceStats,
+) -> Option<(Sampler, RefitStats)> {
+    let c = sampler.components;
+    for g in LOOSENESS {
+        let (selected, s) = reduce_channel(sampler, times, tolerance * g, measure);
+        if s.keys_after >= plain.keys_after {
+            continue;
+        }
+        let mut values = selected.values.clone();
+        let kept = &selected.times_s;
+        for k in 0..kept.len().saturating_sub(1) {
+            let lo = sampler.times_s.partition_point(|&t| t < kept[k]);
+            let hi = sampler.times_s.partition_point(|&t| t < kept[k + 1]);
+            let held = middle(&sampler.values, (lo, hi), c, sampler.is_rotation)?;
+            values[k * c..(k + 1) * c].copy_from_slice(&held);
+        }
+        if let Some(round) = round {
+            round(&mut values);
+        }
+        let candidate = Sampler { values, ..selected };
+        if (target.errors(&candidate, measure).iter()).all(|&e| e <= tolerance) {
+            return Some((candidate, refitted(plain, s, g)));
+        }
+    }
+    None
+}
+
+/// What a refit of selection `s` (made at `g` × the tolerance) that held did, counting the
+/// segments `plain`'s selection checked too.
+fn refitted(plain: ReduceStats, s: ReduceStats, g: f32) -> RefitStats {
+    let reduce = ReduceStats {
+        segments_checked: plain.segments_checked + s.segments_checked,
+        ..s
+    };
+    RefitStats {
+        reduce,
+        looseness: Some(g),
+    }
+}
+
+/// Per component, the middle between the least and the largest of keys `lo..hi` of `values`
+/// (`c` floats a key); rotations first turned onto key `lo`'s hemisphere, the result
+/// renormalised. None when there are no keys or the middle is not a rotation.
+fn middle(values: &[f32], (lo, hi): (usize, usize), c: usize, rotation: bool) -> Option<Vec<f32>> {
+    let own = values.get(lo * c..(lo + 1) * c)?;
+    let (mut least, mut most) = (vec![f32::INFINITY; c], vec![f32::NEG_INFINITY; c]);
+    for key in values.get(lo * c..hi * c)?.chunks_exact(c) {
+        let dot: f32 = key.iter().zip(own).map(|(a, b)| a * b).sum();
+        let sign = if rotation && dot < 0.0 { -1.0 } else { 1.0 };
+        for (j, v) in key.iter().enumerate() {
+            least[j] = least[j].min(sign * v);
+            most[j] = most[j].max(sign * v);
+        }
+    }
+    let mut mid: Vec<f32> = least
+        .iter()
+        .zip(&most)
+        .map(|(a, b)| 0.5 * (a + b))
+        .collect();
+    if rotation {
+        let n = mid.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if !(n.is_finite() && n > 0.0) {
+            return None;
+        }
+        mid.iter_mut().for_each(|x| *x /= n);
+    }
+    mid.iter().all(|v| v.is_finite()).then_some(mid)
 }
 
 /// The original curve at every check time inside its keys and at its keys.

@@ -428,7 +428,7 @@ fn channels_reduced_together_share_their_times_and_each_holds() {
 /// in f64, with fewer keys than the channel's own values allow (a chord of a curve is off it at
 /// its middle by all the error; the fitted line splits it), and the stats say which looseness
 /// held. Rounded as a file stores them (1/256 steps here), the values are on that grid and
-/// still hold. A zigzag that needs every key keeps its values; STEP is not refitted.
+/// still hold. A zigzag that needs every key keeps its values.
 #[test]
 fn refitted_keys_hold_the_tolerance_with_fewer_keys() {
     let times: Vec<f32> = (0..121).map(|k| k as f32 / 60.0).collect();
@@ -489,12 +489,60 @@ fn refitted_keys_hold_the_tolerance_with_fewer_keys() {
     let s = sampler(Interpolation::Linear, times.clone(), zig, 1);
     let (r, stats) = reduce_refit(&s, &times_of(&s), 0.1, &ErrorMeasure::Distance, None);
     assert_eq!((r.values, stats.looseness), (s.values.clone(), None));
-    let s = Sampler {
-        interpolation: Interpolation::Step,
-        ..cases[0].0.clone()
+}
+
+/// STEP channels drifting slowly at 60 Hz (a translation, a turn): each kept key holds the
+/// middle of the values it stands for, so the refit keeps fewer keys than the plain selection,
+/// within the tolerance at every evaluation time measured again in f64; rounded to a 1/4096
+/// grid the values stay on it. A staircase of exact changes keeps them, values its own.
+#[test]
+fn step_keys_refit_to_the_middle_of_what_they_hold() {
+    let times: Vec<f32> = (0..241).map(|k| k as f32 / 60.0).collect();
+    let drift: Vec<f32> = (times.iter())
+        .flat_map(|t| [0.05 * (0.7 * t).sin(), 0.02 * t, 0.0])
+        .collect();
+    let turn: Vec<f32> = (times.iter())
+        .flat_map(|t| {
+            Quat::from_axis_angle(Vec3::new(0.2, 1.0, 0.1).normalize(), 0.05 * t).to_array()
+        })
+        .collect();
+    let cases = [
+        (
+            sampler(Interpolation::Step, times.clone(), drift, 3),
+            ErrorMeasure::Distance,
+        ),
+        (
+            sampler(Interpolation::Step, times.clone(), turn, 4),
+            ErrorMeasure::Angle,
+        ),
+    ];
+    let grid = |v: &mut [f32]| {
+        v.iter_mut()
+            .for_each(|x| *x = (*x * 4096.0).round() / 4096.0)
     };
-    let (_, stats) = reduce_refit(&s, &times_of(&s), 1e-3, &ErrorMeasure::Distance, None);
+    for (s, measure) in &cases {
+        let tol = 2e-3;
+        let check = times_of(s);
+        let plain = reduce_channel(s, &check, tol, measure).1.keys_after;
+        for round in [None, Some(&grid as &dyn Fn(&mut [f32]))] {
+            let (r, stats) = reduce_refit(s, &check, tol, measure, round);
+            let e = largest_error_f64(s, &r, &check);
+            assert!(e <= f64::from(tol) + 2e-6, "{e} over {tol}");
+            assert!(stats.looseness.is_some(), "not refitted: {stats:?}");
+            assert!(stats.reduce.keys_after < plain, "{stats:?}, {plain} plain");
+            assert_eq!(r.interpolation, Interpolation::Step);
+            if round.is_some() {
+                assert!(r.values.iter().all(|v| (v * 4096.0).fract() == 0.0));
+            }
+        }
+    }
+    // Exact changes: the plain selection keeps them with their own values.
+    let stairs: Vec<f32> = (0..times.len()).map(|k| (k / 30) as f32).collect();
+    let s = sampler(Interpolation::Step, times.clone(), stairs, 1);
+    let (r, stats) = reduce_refit(&s, &times_of(&s), 1e-3, &ErrorMeasure::Distance, None);
     assert_eq!(stats.looseness, None);
+    assert_eq!(r.times_s.len(), 9, "the first key and the 8 changes");
+    assert!(r.values.iter().all(|v| v.fract() == 0.0));
 }
 
 /// The job refits where that keeps fewer keys within the tolerance on the skin: the Fox's
