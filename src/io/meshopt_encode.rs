@@ -613,7 +613,10 @@ pub fn clip_compressed_bytes(anim: &crate::anim::Animation) -> usize {
     for c in &anim.channels {
         let values = &c.sampler.values;
         match (OutputCodes::of(c.path, values), c.path) {
-            (Some(OutputCodes::Snorm16(codes)), _) if c.sampler.components == 4 => {
+            (Some(OutputCodes::Snorm16(codes)), _)
+                if c.sampler.components == 4
+                    && c.sampler.interpolation != crate::anim::Interpolation::CubicSpline =>
+            {
                 rotations.extend(codes.iter().flat_map(|v| v.to_le_bytes()));
             }
             (Some(codes), _) => plain += codes.to_le_bytes().len(),

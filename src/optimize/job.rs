@@ -16,8 +16,9 @@
 //! the budgets are doubled while the result still holds, and the one in the fewest bytes is
 //! kept (the shares add up only when every error lines up). Channels with the same key times
 //! are reduced each on its own and together onto common times (`reduce_together`), and kept
-//! the way that takes fewer bytes. Before the reduction, every LINEAR or STEP rotation
-//! channel is rounded to integer codes ([`OptimizeJob::rotation_codes`], coarsest first: what
+//! the way that takes fewer bytes. Before the reduction, every rotation channel (a
+//! CUBICSPLINE one where its tangents are in [-1, 1], to plain 16-bit codes) is rounded to
+//! integer codes ([`OptimizeJob::rotation_codes`], coarsest first: what
 //! the writer stores them as) and every morph weight channel in [0, 1] to 16-bit codes (then to
 //! 8-bit ones where the clip still holds so); the
 //! coarsest rounding that moves no vertex by more than [`CODES_SHARE`] of the tolerance, as
@@ -163,7 +164,8 @@ pub struct OptimizeJob<'a> {
     pub caps: Vec<(usize, f32)>,
     /// Ways rotation keys may be stored as codes, coarsest first (tried in order; the first
     /// whose rounding takes at most [`CODES_SHARE`] of the tolerance is kept); empty keeps
-    /// rotations as floats. [`KeyCodes::SNORM16`] is what every glTF reader reads.
+    /// rotations as floats. [`KeyCodes::SNORM16`] is what every glTF reader reads; a
+    /// CUBICSPLINE rotation takes it whichever is chosen (its tangents are no rotations).
     pub rotation_codes: Vec<KeyCodes<'a>>,
     /// Ways translation and scale keys may be rounded (what a writer's filter gives back),
     /// coarsest first; the first whose rounding, with the rotations', still takes at most
@@ -425,9 +427,13 @@ impl OptimizeJob<'_> {
                     false => &round_unorm16,
                 };
                 for (i, r) in rounding.iter_mut().enumerate().filter(|(i, _)| which[*i]) {
-                    *r = match rotation(i) {
-                        true => codes.map(|c| c.round),
-                        false => Some(weight_rounding),
+                    let cubic =
+                        original.channels[i].sampler.interpolation == Interpolation::CubicSpline;
+                    *r = match (rotation(i), cubic) {
+                        // Tangents are no rotations: plain codes, whatever the filter.
+                        (true, true) => Some(KeyCodes::SNORM16.round),
+                        (true, false) => codes.map(|c| c.round),
+                        (false, _) => Some(weight_rounding),
                     };
                 }
                 if rounds_weights(&which) {
@@ -611,21 +617,21 @@ fn linearised(
     (out, made)
 }
 
-/// Per channel of `anim`, whether it can be stored as codes: LINEAR and STEP rotations and
-/// morph weights in [0, 1], not on a `keep` node. CUBICSPLINE channels stay floats (their
-/// tangents may leave the codes' range).
+/// Per channel of `anim`, whether it can be stored as codes: rotations and morph weights in
+/// [0, 1], not on a `keep` node; CUBICSPLINE rotations where every tangent is in [-1, 1] too
+/// (normalised shorts hold no more).
 fn code_channels(anim: &Animation, keep: &[bool]) -> Vec<bool> {
     anim.channels
         .iter()
         .map(|ch| {
             let s = &ch.sampler;
-            let free =
-                keep.get(ch.node) != Some(&true) && s.interpolation != Interpolation::CubicSpline;
-            free && match ch.path {
-                Path::Rotation => s.components == 4,
-                Path::Weights => s.values.iter().all(|v| (0.0..=1.0).contains(v)),
-                _ => false,
-            }
+            let in_range = |lo: f32| s.values.iter().all(|v| (lo..=1.0).contains(v));
+            keep.get(ch.node) != Some(&true)
+                && match ch.path {
+                    Path::Rotation => s.components == 4 && in_range(-1.0),
+                    Path::Weights => in_range(0.0),
+                    _ => false,
+                }
         })
         .collect()
 }
@@ -642,6 +648,10 @@ fn round_to_codes(
     for (ch, _) in out.channels.iter_mut().zip(which).filter(|(_, w)| **w) {
         let s = &mut ch.sampler;
         match (ch.path, codes) {
+            (Path::Rotation, Some(_)) if s.interpolation == Interpolation::CubicSpline => {
+                // Tangents are no rotations: plain codes, whatever the filter.
+                round_snorm16(&mut s.values)
+            }
             (Path::Rotation, Some(c)) => (c.round)(&mut s.values),
             (Path::Weights, _) if bytes => round_unorm8(&mut s.values),
             (Path::Weights, _) => round_unorm16(&mut s.values),

@@ -592,3 +592,56 @@ fn the_compressed_price_of_a_clip_is_close_to_the_file() {
         assert!(priced < raw, "{model}: priced {priced}, uncompressed {raw}");
     }
 }
+
+/// CUBICSPLINE rotations whose tangents are in [-1, 1] are stored as 16-bit codes, values and
+/// tangents alike (normalised shorts; glTF allows them for rotation outputs whatever the
+/// interpolation): rig_seed2 at 1e-3, with and without `--compress` (its filter then takes the
+/// other rotations; the cubic ones keep plain codes). Every rotation channel is counted as
+/// rounded, its cubic samplers' outputs are SHORT, `diff` measures the report's worst error,
+/// and the validator finds no error.
+#[test]
+fn cubic_rotations_take_codes_where_their_tangents_fit() {
+    let dir = scratch("cubic-codes");
+    let input = shared_dir().join("rigs/rig_seed2.glb");
+    let source = crate::common::glb::json_of(&std::fs::read(&input).unwrap());
+    let cubic_rotations = |doc: &serde_json::Value| -> Vec<u64> {
+        let mut out = Vec::new();
+        for a in doc["animations"].as_array().unwrap() {
+            for c in a["channels"].as_array().unwrap() {
+                let s = &a["samplers"][c["sampler"].as_u64().unwrap() as usize];
+                if c["target"]["path"] == "rotation" && s["interpolation"] == "CUBICSPLINE" {
+                    out.push(s["output"].as_u64().unwrap());
+                }
+            }
+        }
+        out
+    };
+    assert!(
+        !cubic_rotations(&source).is_empty(),
+        "rig_seed2 has no cubic rotation"
+    );
+    for (tag, extra) in [("plain", &[][..]), ("compressed", &["--compress"][..])] {
+        let out = dir.join(format!("{tag}.glb"));
+        let args = [&["--tolerance", "1e-3"][..], extra].concat();
+        let report = optimize(&input, &out, &args);
+        for clip in report["clips"].as_array().unwrap() {
+            let r = &clip["rotation"];
+            assert_eq!(r["quantised"], r["channels"], "{tag}: {clip}");
+        }
+        let doc = crate::common::glb::json_of(&std::fs::read(&out).unwrap());
+        let outputs = cubic_rotations(&doc);
+        assert!(!outputs.is_empty(), "{tag}: no cubic rotation kept");
+        for o in outputs {
+            let a = &doc["accessors"][o as usize];
+            assert_eq!(
+                (&a["componentType"], &a["normalized"]),
+                (&5122.into(), &true.into()),
+                "{tag}"
+            );
+        }
+        let diff = diff_at_evaluation_times(&input, &out, "1");
+        worst_is_diffs(&report, &diff, 1e-3, "rig_seed2");
+        let v = validator::validate(std::slice::from_ref(&out));
+        assert_eq!(v[0].errors, 0, "{tag}: {:?}", v[0].messages);
+    }
+}
