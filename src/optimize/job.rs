@@ -29,10 +29,9 @@
 //! per attempt, the channel reductions and two CPU skinnings per evaluation time. First of
 //! all, a CUBICSPLINE channel whose reduction at its equal share takes fewer bytes as LINEAR
 //! keys at the evaluation times (the cubic curve's values there) than as cubic keys is made
-//! so. Once the budgets are chosen, the clip is reduced once more with its LINEAR and STEP
-//! channels refitted (`reduce_refit`: fewer keys than their own values allow, fitted to the
-//! curve and rounded as the file stores them), kept when it still holds in fewer bytes.
-//! Limits: CUBICSPLINE keys are the clip's own; a node that moves no vertex is budgeted as if it
+//! so. Once the budgets are chosen, the clip is reduced once more with its channels
+//! refitted (`reduce_refit`: fewer keys than their own values allow, fitted to the curve and
+//! rounded as the file stores them), kept when it still holds in fewer bytes. Limits: a node that moves no vertex is budgeted as if it
 //! carried one a whole diagonal away, so attachment and helper bones keep their motion.
 
 use glam::{Mat4, Vec3};
@@ -112,7 +111,7 @@ pub struct KeyCounts {
     /// bytes within their budget).
     pub linearised: usize,
     /// Of those channels, how many keep fewer keys than their own values allow, with values
-    /// refitted to the original curve (LINEAR and STEP channels; `reduce_refit`).
+    /// refitted to the original curve (`reduce_refit`).
     pub refitted: usize,
     /// Of those channels, how many are left out: their node's rest value holds the clip
     /// within their budget (glTF plays an unanimated channel at the node's own value).
@@ -695,7 +694,7 @@ fn measured(
     Ok((candidate, worst?))
 }
 
-/// `anim` with every channel reduced within `factor` × its budget (`refit`: LINEAR and STEP channels
+/// `anim` with every channel reduced within `factor` × its budget (`refit`: channels
 /// refitted where that keeps fewer keys, rounded as `rounding` says), and the key counts
 /// (`lattice`: per channel, whether its keys were rounded to [`OptimizeJob::vector_codes`];
 /// `linear`: whether it was made LINEAR from CUBICSPLINE).

@@ -1,13 +1,16 @@
-//! Key refit: a LINEAR or STEP channel reduced to fewer keys than its own values allow, by
-//! giving the kept keys the values whose curve comes closest to the original, then checking
-//! it.
+//! Key refit: a channel reduced to fewer keys than its own values allow, by giving the kept
+//! keys the values (and CUBICSPLINE tangents) whose curve comes closest to the original, then
+//! checking it.
 //!
 //! Based on: least-squares approximation by piecewise-linear functions with fixed knots
 //! (de Boor, "A Practical Guide to Splines", 1978, ch. XIV: the normal equations of linear
 //! B-splines are tridiagonal), solved by the Thomas algorithm (Conte and de Boor, "Elementary
-//! Numerical Analysis", 1980, §4.3). Method: keys are selected as [`reduce_channel`] selects
-//! them at [`LOOSENESS`] × the tolerance (the loosest first). LINEAR: their values are fitted
-//! to the original curve at every check time (rotations component-wise, sign-aligned and then
+//! Numerical Analysis", 1980, §4.3); for CUBICSPLINE, the same with glTF's cubic Hermite
+//! segments (a segment's curve is linear in its ends' values and tangents, so the normal
+//! equations are banded), solved by a banded Cholesky factorisation (Golub and Van Loan,
+//! "Matrix Computations", 4th ed., 2013, §4.3.5). Method: keys are selected as [`reduce_channel`] selects
+//! them at [`LOOSENESS`] × the tolerance (the loosest first). LINEAR and CUBICSPLINE: their
+//! values (and tangents) are fitted to the original curve at every check time (rotations component-wise, sign-aligned and then
 //! renormalised), each time's squared error weighted by Lawson's iteration (Lawson,
 //! "Contributions to the theory of linear least maximum approximation", 1961: weights grow
 //! with the errors, so the fit tends to the least largest error). STEP: each kept key holds
@@ -20,8 +23,8 @@
 //! at twice the tolerance often holds it.
 //! Cost: per looseness one selection and up to [`LAWSON_ROUNDS`] fits (O(check times + keys))
 //! and checks.
-//! Limits: not CUBICSPLINE (its keys carry tangents); the fit minimises the squared error,
-//! not the largest, so it is checked; rotations are fitted as 4-vectors (close to slerp for
+//! Limits: the fit minimises the squared error, not the largest, so it is checked; a cubic
+//! fit's first in-tangent and last out-tangent shape nothing and are 0; rotations are fitted as 4-vectors (close to slerp for
 //! the small turns between kept keys; the check slerps), and a STEP rotation's middle is
 //! taken per component and renormalised.
 
@@ -52,7 +55,7 @@ pub struct RefitStats {
 
 /// `sampler` with the fewest keys within `tolerance` (in `measure`'s unit) of the original at
 /// every one of `times` and at its keys: [`reduce_channel`]'s selection, or fewer keys
-/// refitted (LINEAR and STEP channels), their values rounded by `round` (what the file stores) before
+/// refitted, their values rounded by `round` (what the file stores) before
 /// they are checked.
 pub fn reduce_refit(
     sampler: &Sampler,
@@ -85,8 +88,12 @@ pub fn reduce_refit(
             );
             return refit.unwrap_or(plain);
         }
-        Interpolation::CubicSpline => return plain,
+        Interpolation::CubicSpline => {}
     }
+    let fit = match sampler.interpolation {
+        Interpolation::CubicSpline => fit_cubic,
+        _ => fit_linear,
+    };
     for g in LOOSENESS {
         let (selected, s) = reduce_channel(sampler, times, tolerance * g, measure);
         if s.keys_after >= stats.keys_after {
@@ -250,7 +257,7 @@ impl Target {
 /// piecewise-linear curve closest to `target` in the least-squares sense, each time's
 /// squared error `weights`-weighted, rotations renormalised; None when the system is singular
 /// or the result not finite.
-fn fit(target: &Target, knots: &[f32], weights: &[f64], rotation: bool) -> Option<Vec<f32>> {
+fn fit_linear(target: &Target, knots: &[f32], weights: &[f64], rotation: bool) -> Option<Vec<f32>> {
     let (m, c) = (knots.len(), target.components);
     if m < 2 {
         return None;
@@ -260,12 +267,7 @@ fn fit(target: &Target, knots: &[f32], weights: &[f64], rotation: bool) -> Optio
     let mut off = vec![0f64; m - 1];
     let mut rhs = vec![0f64; m * c];
     for (k, &t) in target.times.iter().enumerate() {
-        let s = (knots.partition_point(|&x| x <= t).max(1) - 1).min(m - 2);
-        let span = f64::from(knots[s + 1] - knots[s]);
-        let u = match span > 0.0 {
-            true => (f64::from(t - knots[s]) / span).clamp(0.0, 1.0),
-            false => 0.0,
-        };
+        let (s, _, u) = segment_at(knots, t);
         let (a, b, w) = (1.0 - u, u, weights[k]);
         diag[s] += w * a * a;
         diag[s + 1] += w * b * b;
@@ -306,4 +308,134 @@ fn fit(target: &Target, knots: &[f32], weights: &[f64], rotation: bool) -> Optio
         }
     }
     values.iter().all(|v| v.is_finite()).then_some(values)
+}
+
+/// The segment of `knots` (at least two, ascending) that holds time `t` (the first or last
+/// outside them), its length and `t`'s place in it, from 0 to 1.
+fn segment_at(knots: &[f32], t: f32) -> (usize, f64, f64) {
+    let s = (knots.partition_point(|&x| x <= t).max(1) - 1).min(knots.len() - 2);
+    let span = f64::from(knots[s + 1] - knots[s]);
+    let u = match span > 0.0 {
+        true => (f64::from(t - knots[s]) / span).clamp(0.0, 1.0),
+        false => 0.0,
+    };
+    (s, span, u)
+}
+
+/// Unknowns a CUBICSPLINE key has per component: its in-tangent, value and out-tangent (the
+/// order glTF stores them in).
+const CUBIC_UNKNOWNS: usize = 3;
+
+/// A segment's samples touch its start's value and out-tangent and its end's in-tangent and
+/// value: four unknowns in a row, so the normal equations are a band 3 wide off the diagonal.
+const CUBIC_BAND: usize = 3;
+
+/// Ridge added to the diagonal, relative to its largest entry: the first key's in-tangent and
+/// the last key's out-tangent shape no segment, and stay 0.
+const CUBIC_RIDGE: f64 = 1e-12;
+
+/// The in-tangents, values and out-tangents at `knots` (ascending, the first and last at the
+/// target's ends) of the CUBICSPLINE curve closest to `target` in the least-squares sense
+/// (glTF's Hermite segments: a segment's curve is linear in its ends' values and tangents),
+/// each time's squared error `weights`-weighted, rotation values renormalised; laid out as
+/// glTF stores them (in-tangent, value, out-tangent a key). None when the system is not
+/// positive definite or the result not finite. Solved by a banded Cholesky factorisation.
+fn fit_cubic(target: &Target, knots: &[f32], weights: &[f64], rotation: bool) -> Option<Vec<f32>> {
+    let (m, c) = (knots.len(), target.components);
+    if m < 2 {
+        return None;
+    }
+    let n = m * CUBIC_UNKNOWNS;
+    let w = CUBIC_BAND + 1;
+    // band[i * w + d] = A[i][i + d].
+    let mut band = vec![0f64; n * w];
+    let mut rhs = vec![0f64; n * c];
+    for (k, &t) in target.times.iter().enumerate() {
+        let (s, span, u) = segment_at(knots, t);
+        let (u2, u3) = (u * u, u * u * u);
+        // v_s, b_s (out), a_{s+1} (in), v_{s+1}: unknowns 3s + 1 .. 3s + 4.
+        let basis = [
+            2.0 * u3 - 3.0 * u2 + 1.0,
+            (u3 - 2.0 * u2 + u) * span,
+            (u3 - u2) * span,
+            -2.0 * u3 + 3.0 * u2,
+        ];
+        let first = CUBIC_UNKNOWNS * s + 1;
+        let wk = weights[k];
+        for p in 0..4 {
+            for q in p..4 {
+                band[(first + p) * w + (q - p)] += wk * basis[p] * basis[q];
+            }
+            for j in 0..c {
+                rhs[(first + p) * c + j] += wk * basis[p] * f64::from(target.values[k * c + j]);
+            }
+        }
+    }
+    let largest = (0..n).map(|i| band[i * w]).fold(0.0, f64::max);
+    let ridge = (CUBIC_RIDGE * largest).max(f64::MIN_POSITIVE);
+    (0..n).for_each(|i| band[i * w] += ridge);
+    let lower = banded_cholesky(&band, n, CUBIC_BAND)?;
+    banded_solve(&lower, n, CUBIC_BAND, &mut rhs, c);
+    let mut values: Vec<f32> = rhs.iter().map(|&v| v as f32).collect();
+    if rotation {
+        for key in values.chunks_exact_mut(CUBIC_UNKNOWNS * c) {
+            let v = &mut key[c..2 * c];
+            let len = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if !(len.is_finite() && len > 0.0) {
+                return None;
+            }
+            v.iter_mut().for_each(|x| *x /= len);
+        }
+    }
+    values.iter().all(|v| v.is_finite()).then_some(values)
+}
+
+/// The Cholesky factor L (A = L Lᵀ) of the symmetric banded matrix `band` (`n` rows, `p`
+/// entries right of the diagonal, `band[i * (p + 1) + d] = A[i][i + d]`), stored as
+/// `lower[i * (p + 1) + d] = L[i][i - d]`; None when A is not positive definite.
+fn banded_cholesky(band: &[f64], n: usize, p: usize) -> Option<Vec<f64>> {
+    let w = p + 1;
+    let mut lower = vec![0f64; n * w];
+    for i in 0..n {
+        for j in i.saturating_sub(p)..=i {
+            // A[j][i] less the products of rows i and j left of column j.
+            let mut sum = band[j * w + (i - j)];
+            for k in i.saturating_sub(p)..j {
+                sum -= lower[i * w + (i - k)] * lower[j * w + (j - k)];
+            }
+            if i == j {
+                if !(sum > 0.0 && sum.is_finite()) {
+                    return None;
+                }
+                lower[i * w] = sum.sqrt();
+            } else {
+                lower[i * w + (i - j)] = sum / lower[j * w];
+            }
+        }
+    }
+    Some(lower)
+}
+
+/// `rhs` (`n` rows of `c`) overwritten with the solution of L Lᵀ x = rhs, L from
+/// [`banded_cholesky`].
+fn banded_solve(lower: &[f64], n: usize, p: usize, rhs: &mut [f64], c: usize) {
+    let w = p + 1;
+    for i in 0..n {
+        for j in 0..c {
+            let mut sum = rhs[i * c + j];
+            for k in i.saturating_sub(p)..i {
+                sum -= lower[i * w + (i - k)] * rhs[k * c + j];
+            }
+            rhs[i * c + j] = sum / lower[i * w];
+        }
+    }
+    for i in (0..n).rev() {
+        for j in 0..c {
+            let mut sum = rhs[i * c + j];
+            for k in i + 1..(i + w).min(n) {
+                sum -= lower[k * w + (k - i)] * rhs[k * c + j];
+            }
+            rhs[i * c + j] = sum / lower[i * w];
+        }
+    }
 }

@@ -423,6 +423,24 @@ fn channels_reduced_together_share_their_times_and_each_holds() {
     assert!(reduce_together(&[(&line(1.0), 1e-4, &d), (&other, 1e-4, &d)], &check).is_none());
 }
 
+/// `s` refitted within `tol` (no rounding): within the tolerance at every evaluation time,
+/// measured again in f64, refitted, with fewer keys than the plain selection keeps; the
+/// refitted channel.
+fn assert_refits(s: &Sampler, measure: &ErrorMeasure, tol: f32) -> Sampler {
+    let check = times_of(s);
+    let plain = reduce_channel(s, &check, tol, measure).1.keys_after;
+    let (r, stats) = reduce_refit(s, &check, tol, measure, None);
+    let e = largest_error_f64(s, &r, &check);
+    assert!(e <= f64::from(tol) + 2e-6, "{e} over {tol}");
+    assert!(
+        stats.looseness.is_some(),
+        "not refitted: {stats:?}, {plain} plain"
+    );
+    assert!(stats.reduce.keys_after < plain, "{stats:?}, {plain} plain");
+    assert_eq!(r.times_s.len(), stats.reduce.keys_after);
+    r
+}
+
 /// Smooth LINEAR channels keyed at 60 Hz (a translation along a sine, a rotation turning on
 /// a wobbling axis): refitted keys hold the tolerance at every evaluation time, measured again
 /// in f64, with fewer keys than the channel's own values allow (a chord of a curve is off it at
@@ -456,17 +474,8 @@ fn refitted_keys_hold_the_tolerance_with_fewer_keys() {
     ];
     for (s, measure, tol) in &cases {
         let check = times_of(s);
-        let plain = reduce_channel(s, &check, *tol, measure).1.keys_after;
-        let (r, stats) = reduce_refit(s, &check, *tol, measure, None);
-        let e = largest_error_f64(s, &r, &check);
-        assert!(e <= f64::from(*tol) + 2e-6, "{e} over {tol}");
-        assert!(stats.looseness.is_some(), "not refitted: {stats:?}");
-        assert!(
-            stats.reduce.keys_after < plain,
-            "{} keys refitted, {plain} plain",
-            stats.reduce.keys_after
-        );
-        assert_eq!(r.times_s.len(), stats.reduce.keys_after);
+        let r = assert_refits(s, measure, *tol);
+        assert_eq!(r.interpolation, Interpolation::Linear);
         if !s.is_rotation {
             // Keys already on the grid (the job rounds them first) stay on it.
             let mut on_grid = s.clone();
@@ -487,6 +496,69 @@ fn refitted_keys_hold_the_tolerance_with_fewer_keys() {
     // A zigzag needs every key: nothing to refit.
     let zig: Vec<f32> = (0..times.len()).map(|k| (k % 2) as f32).collect();
     let s = sampler(Interpolation::Linear, times.clone(), zig, 1);
+    let (r, stats) = reduce_refit(&s, &times_of(&s), 0.1, &ErrorMeasure::Distance, None);
+    assert_eq!((r.values, stats.looseness), (s.values.clone(), None));
+}
+
+/// CUBICSPLINE channels keyed at 30 Hz with their exact derivatives as tangents (a
+/// translation along sines, a rotation turning about a wobbling axis): refitted values and
+/// tangents (least squares over glTF's Hermite segments) hold the tolerance at every
+/// evaluation time, measured again in f64, with fewer keys than the channel's own keys and
+/// tangents allow, and stay CUBICSPLINE. A zigzag that needs every key keeps its own.
+#[test]
+fn cubic_keys_refit_with_fewer_keys() {
+    let times: Vec<f32> = (0..61).map(|k| k as f32 / 30.0).collect();
+    let position = |t: f32| [(3.0 * t).sin(), 0.5 * (5.0 * t).cos(), 0.2 * t * t];
+    let velocity = |t: f32| [3.0 * (3.0 * t).cos(), -2.5 * (5.0 * t).sin(), 0.4 * t];
+    let turn = |t: f32| {
+        let axis = Vec3::new(1.0, (0.5 * t).sin(), 0.3).normalize();
+        Quat::from_axis_angle(axis, 1.5 * t)
+    };
+    // The derivative of the turn's components, by a central difference in f64-sized steps.
+    let spin = |t: f32| {
+        let h = 1e-3;
+        let (a, b) = (turn(t - h).to_array(), turn(t + h).to_array());
+        [0, 1, 2, 3].map(|i| (b[i] - a[i]) / (2.0 * h))
+    };
+    let mut moving = Vec::new();
+    let mut turning = Vec::new();
+    for &t in &times {
+        for x in [
+            velocity(t).to_vec(),
+            position(t).to_vec(),
+            velocity(t).to_vec(),
+        ] {
+            moving.extend(x);
+        }
+        for x in [
+            spin(t).to_vec(),
+            turn(t).to_array().to_vec(),
+            spin(t).to_vec(),
+        ] {
+            turning.extend(x);
+        }
+    }
+    let cases = [
+        (
+            sampler(Interpolation::CubicSpline, times.clone(), moving, 3),
+            ErrorMeasure::Distance,
+            2e-4,
+        ),
+        (
+            sampler(Interpolation::CubicSpline, times.clone(), turning, 4),
+            ErrorMeasure::Angle,
+            2e-4,
+        ),
+    ];
+    for (s, measure, tol) in &cases {
+        let r = assert_refits(s, measure, *tol);
+        assert_eq!(r.interpolation, Interpolation::CubicSpline);
+        assert_eq!(r.values.len(), 3 * s.components * r.times_s.len());
+    }
+    let zig: Vec<f32> = (0..times.len())
+        .flat_map(|k| [0.0, (k % 2) as f32, 0.0])
+        .collect();
+    let s = sampler(Interpolation::CubicSpline, times.clone(), zig, 1);
     let (r, stats) = reduce_refit(&s, &times_of(&s), 0.1, &ErrorMeasure::Distance, None);
     assert_eq!((r.values, stats.looseness), (s.values.clone(), None));
 }
