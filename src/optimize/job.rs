@@ -148,6 +148,9 @@ pub struct ClipResult {
     pub codes_error: f32,
 }
 
+/// The bytes a version of a clip takes in a file ([`OptimizeJob::price`]).
+pub type Price<'a> = &'a dyn Fn(&Animation) -> usize;
+
 /// The key reduction of every clip of `scene` within `tolerance` (see the module
 /// documentation).
 pub struct OptimizeJob<'a> {
@@ -173,7 +176,7 @@ pub struct OptimizeJob<'a> {
     /// The bytes a version of a clip takes in the file, which the budget search keeps the
     /// fewest of (None: [`clip_bytes`], its bytes uncompressed; a writer that compresses
     /// gives its own).
-    pub price: Option<&'a dyn Fn(&Animation) -> usize>,
+    pub price: Option<Price<'a>>,
 }
 
 impl OptimizeJob<'_> {
@@ -274,7 +277,7 @@ impl OptimizeJob<'_> {
                     let (candidate, mut keys) = reduce_clip(
                         (&coded, &lattice, &linear),
                         (&times, &rounding),
-                        &budget,
+                        (&budget, self.price),
                         (factor, refit),
                     );
                     // Keys before are the original's (a channel made LINEAR has more).
@@ -304,7 +307,7 @@ impl OptimizeJob<'_> {
                 let plain = reduce_clip(
                     (original, &none, &none),
                     (&times, &floats),
-                    &budget,
+                    (&budget, None),
                     (0.0, false),
                 );
                 result.keys = plain.1;
@@ -699,13 +702,14 @@ fn measured(
 /// (`lattice`: per channel, whether its keys were rounded to [`OptimizeJob::vector_codes`];
 /// `linear`: whether it was made LINEAR from CUBICSPLINE).
 /// Channels with the same key times are reduced each on its own and together (onto common
-/// times, [`reduce_together`]); the one taking fewer bytes is kept. A channel reduced on its
+/// times, [`reduce_together`]); the one taking fewer bytes (`price`'s, else [`clip_bytes`]')
+/// is kept. A channel reduced on its
 /// own keeps all its keys unless the reduction saves bytes even when its key times need an
 /// array of their own (the original's are usually shared with other channels).
 fn reduce_clip(
     (anim, lattice, linear): (&Animation, &[bool], &[bool]),
     (times, rounding): (&[f32], &[Rounding<'_>]),
-    budget: &Budgets,
+    (budget, price): (&Budgets, Option<Price<'_>>),
     (factor, refit): (f32, bool),
 ) -> (Animation, [KeyCounts; 4]) {
     let mut keys = [KeyCounts::default(); 4];
@@ -760,7 +764,7 @@ fn reduce_clip(
         });
     }
     for group in same_key_times(pending) {
-        for (p, ch, kept) in reduce_group(&group, times) {
+        for (p, ch, kept) in reduce_group(&group, times, price) {
             let k = &mut keys[path_slot(ch.path)];
             k.after += kept.after;
             k.refitted += kept.refitted;
@@ -820,9 +824,13 @@ struct Kept {
 }
 
 /// A group of channels with the same key times reduced, each on its own ([`reduce_kept`]) or
-/// together onto common times, whichever the writer stores in fewer bytes ([`channel_bytes`]):
-/// per channel, its index, the channel and its keys.
-fn reduce_group(group: &[Pending<'_>], times: &[f32]) -> Vec<(usize, Channel, Kept)> {
+/// together onto common times, whichever the writer stores in fewer bytes (`price`'s of a clip
+/// of them, else [`channel_bytes`]): per channel, its index, the channel and its keys.
+fn reduce_group(
+    group: &[Pending<'_>],
+    times: &[f32],
+    price: Option<Price<'_>>,
+) -> Vec<(usize, Channel, Kept)> {
     let alone: Vec<(usize, Channel, Kept)> = group
         .iter()
         .map(|p| {
@@ -853,7 +861,13 @@ fn reduce_group(group: &[Pending<'_>], times: &[f32]) -> Vec<(usize, Channel, Ke
             (p.index, ch, kept)
         })
         .collect();
-    let bytes = |v: &[(usize, Channel, Kept)]| channel_bytes(v.iter().map(|c| &c.1));
+    let bytes = |v: &[(usize, Channel, Kept)]| match price {
+        Some(price) => price(&Animation {
+            name: None,
+            channels: v.iter().map(|c| c.1.clone()).collect(),
+        }),
+        None => channel_bytes(v.iter().map(|c| &c.1)),
+    };
     if bytes(&together) < bytes(&alone) {
         together
     } else {

@@ -12,7 +12,8 @@ mod refit;
 
 pub use eval_times::{MAX_EVALUATION_TIMES, MIN_RATE_HZ, SAMPLES_PER_INTERVAL, evaluation_times};
 pub use job::{
-    CODES_SHARE, ClipResult, KeyCodes, KeyCounts, MAX_ROUNDS, OptimizeJob, clip_bytes, path_slot,
+    CODES_SHARE, ClipResult, KeyCodes, KeyCounts, MAX_ROUNDS, OptimizeJob, Price, clip_bytes,
+    path_slot,
 };
 pub use measure::{WorstError, worst_error, worst_error_renumbered};
 pub use reach::joint_reach;

@@ -731,43 +731,83 @@ fn the_job_keeps_every_skinned_vertex_within_the_tolerance() {
 /// The search goes on doubling, keeps a later one (priced by its keys), and the clip holds.
 #[test]
 fn the_budget_search_loosens_past_budgets_priced_the_same() {
-    let scene =
-        skinview::io::load(&crate::common::shared_dir().join("models/CesiumMan/CesiumMan.glb"))
-            .unwrap();
-    let diagonal = skinview::diff::rest_diagonal(&scene).unwrap() as f32;
-    let keys =
-        |a: &Animation| -> usize { a.channels.iter().map(|c| c.sampler.times_s.len()).sum() };
+    let scene = cesium_man();
     let calls = std::cell::Cell::new(0usize);
     let price = |a: &Animation| {
         calls.set(calls.get() + 1);
         match calls.get() <= 3 {
             true => usize::MAX / 2,
-            false => keys(a),
+            false => key_count(a),
         }
     };
-    let job = OptimizeJob {
-        scene: &scene,
-        tolerance: 3e-3 * diagonal,
-        exact: Vec::new(),
-        caps: Vec::new(),
-        rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
-        vector_codes: Vec::new(),
-        price: Some(&price),
-    };
-    let (clips, results) = job.run(|_, _| {}).unwrap();
-    let r = &results[0];
+    let (clip, r) = cesium_man_at_3e3(&scene, Some(&price));
     assert_eq!(r.tightened, 0, "{r:?}");
     assert!(
         r.loosened >= 1,
         "stopped at the first budgets that saved nothing: {r:?}"
     );
     assert!(calls.get() > 4, "{} reductions priced", calls.get());
+    assert!(key_count(&clip) < key_count(&scene.animations[0]));
+}
+
+fn cesium_man() -> Scene {
+    skinview::io::load(&crate::common::shared_dir().join("models/CesiumMan/CesiumMan.glb")).unwrap()
+}
+
+fn key_count(a: &Animation) -> usize {
+    a.channels.iter().map(|c| c.sampler.times_s.len()).sum()
+}
+
+/// `scene`'s (CesiumMan's) clip reduced within 3e-3 of its diagonal, rotations as 16-bit
+/// codes, priced by `price`: the clip, checked to hold the tolerance at every evaluation time,
+/// and what the job did.
+fn cesium_man_at_3e3(
+    scene: &Scene,
+    price: Option<skinview::optimize::Price>,
+) -> (Animation, skinview::optimize::ClipResult) {
+    let diagonal = skinview::diff::rest_diagonal(scene).unwrap() as f32;
+    let job = OptimizeJob {
+        scene,
+        tolerance: 3e-3 * diagonal,
+        exact: Vec::new(),
+        caps: Vec::new(),
+        rotation_codes: vec![skinview::optimize::KeyCodes::SNORM16],
+        vector_codes: Vec::new(),
+        price,
+    };
+    let (clips, results) = job.run(|_, _| {}).unwrap();
     let mut reduced = scene.clone();
     reduced.animations = clips;
     let times = evaluation_times(&scene.animations[0]).unwrap();
-    let w = worst_error((&scene, 0), (&reduced, 0), &times).unwrap();
+    let w = worst_error((scene, 0), (&reduced, 0), &times).unwrap();
     assert!(w.distance <= 3e-3 * diagonal, "{} over", w.distance);
-    assert!(keys(&reduced.animations[0]) < keys(&scene.animations[0]));
+    let clip = reduced.animations.swap_remove(0);
+    (clip, results.into_iter().next().unwrap())
+}
+
+/// Channels with the same key times go onto common times where the price says that is
+/// cheaper: CesiumMan at 3e-3 of its diagonal (its channels share one array of key times in
+/// the file), priced 10,000 bytes an array of key times, keeps one array for all its kept
+/// channels and fewer keys than it had; priced as uncompressed bytes, its channels keep times
+/// of their own. Both hold the tolerance.
+#[test]
+fn channels_share_their_times_where_the_price_says_so() {
+    use skinview::anim::distinct_key_times;
+    let scene = cesium_man();
+    assert_eq!(
+        distinct_key_times(scene.animations[0].channels.iter()).len(),
+        1
+    );
+    let arrays_dear =
+        |a: &Animation| 10_000 * distinct_key_times(a.channels.iter()).len() + key_count(a);
+    let mut arrays = Vec::new();
+    for price in [Some(&arrays_dear as skinview::optimize::Price), None] {
+        let (clip, _) = cesium_man_at_3e3(&scene, price);
+        assert!(key_count(&clip) < key_count(&scene.animations[0]));
+        arrays.push(distinct_key_times(clip.channels.iter()).len());
+    }
+    assert_eq!(arrays[0], 1, "priced by arrays");
+    assert!(arrays[1] > 1, "priced uncompressed: {}", arrays[1]);
 }
 
 /// The job on `scene` at `rel` of its rest diagonal: the clips, the results, the diagonal.
