@@ -1011,6 +1011,13 @@ fn print_clip(c: &ClipReport) {
                 "{} of {} channels as {codes}",
                 k.quantised, k.channels
             ));
+            if k.cubic_codes > 0 && codes != KeyCodes::SNORM16.name {
+                notes.push(format!(
+                    "{} CUBICSPLINE of them as {}",
+                    k.cubic_codes,
+                    KeyCodes::SNORM16.name
+                ));
+            }
         }
         if k.linearised > 0 {
             notes.push(format!("{} CUBICSPLINE made LINEAR", k.linearised));

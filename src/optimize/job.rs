@@ -107,6 +107,10 @@ pub struct KeyCounts {
     /// weights as integer codes, translations and scales rounded to
     /// [`OptimizeJob::vector_codes`].
     pub quantised: usize,
+    /// Of the channels stored with fewer bits, how many are CUBICSPLINE rotations, which take
+    /// plain 16-bit codes whatever rotation codes the clip chose (their tangents are no
+    /// rotations).
+    pub cubic_codes: usize,
     /// Of those channels, how many were CUBICSPLINE and are stored as LINEAR keys (fewer
     /// bytes within their budget).
     pub linearised: usize,
@@ -311,7 +315,10 @@ impl OptimizeJob<'_> {
                     (0.0, false),
                 );
                 result.keys = plain.1;
-                result.keys.iter_mut().for_each(|k| k.quantised = 0);
+                result.keys.iter_mut().for_each(|k| {
+                    k.quantised = 0;
+                    k.cubic_codes = 0;
+                });
                 result.worst = WorstError::default();
                 result.rotation_codes = None;
                 result.vector_codes = None;
@@ -724,9 +731,15 @@ fn reduce_clip(
         k.before += ch.sampler.times_s.len();
         let codes = code_bytes(ch);
         let rounded = codes.is_some() || lattice.get(i) == Some(&true);
+        let cubic_codes = usize::from(
+            rounded
+                && ch.path == Path::Rotation
+                && ch.sampler.interpolation == Interpolation::CubicSpline,
+        );
         let made_linear = linear.get(i) == Some(&true);
         if budget.exact.get(ch.node) == Some(&true) {
             k.quantised += usize::from(rounded);
+            k.cubic_codes += cubic_codes;
             k.linearised += usize::from(made_linear);
             k.after += ch.sampler.times_s.len();
             slots[i] = Some(ch.clone());
@@ -750,6 +763,7 @@ fn reduce_clip(
             continue;
         }
         k.quantised += usize::from(rounded);
+        k.cubic_codes += cubic_codes;
         k.linearised += usize::from(made_linear);
         pending.push(Pending {
             index: i,

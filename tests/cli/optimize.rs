@@ -597,7 +597,7 @@ fn the_compressed_price_of_a_clip_is_close_to_the_file() {
 /// tangents alike (normalised shorts; glTF allows them for rotation outputs whatever the
 /// interpolation): rig_seed2 at 1e-3, with and without `--compress` (its filter then takes the
 /// other rotations; the cubic ones keep plain codes). Every rotation channel is counted as
-/// rounded, its cubic samplers' outputs are SHORT, `diff` measures the report's worst error,
+/// rounded and the cubic ones as such (`cubic_codes`), its cubic samplers' outputs are SHORT, `diff` measures the report's worst error,
 /// and the validator finds no error.
 #[test]
 fn cubic_rotations_take_codes_where_their_tangents_fit() {
@@ -631,6 +631,14 @@ fn cubic_rotations_take_codes_where_their_tangents_fit() {
         let doc = crate::common::glb::json_of(&std::fs::read(&out).unwrap());
         let outputs = cubic_rotations(&doc);
         assert!(!outputs.is_empty(), "{tag}: no cubic rotation kept");
+        let counted: u64 = (report["clips"].as_array().unwrap().iter())
+            .map(|c| c["rotation"]["cubic_codes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            counted,
+            outputs.len() as u64,
+            "{tag}: cubic rotations counted"
+        );
         for o in outputs {
             let a = &doc["accessors"][o as usize];
             assert_eq!(
