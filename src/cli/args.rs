@@ -377,6 +377,7 @@ pub fn load_path(
     import: ImportOptions,
     outputs: &[Option<&Path>],
 ) -> Result<Model, CliError> {
+    skinview::io::output::check_outputs(&outputs.iter().flatten().copied().collect::<Vec<_>>())?;
     let model = ModelSource::from_arg(Some(path))?.load_with(import)?;
     for out in outputs.iter().flatten() {
         model.refuse_as_output(out)?;
@@ -397,8 +398,12 @@ impl ModelArg {
         }
     }
 
-    /// Load it, and refuse any of `outputs` that is one of the files it was read from.
+    /// Load it, and refuse any of `outputs` that is one of the files it was read from (first of
+    /// all, outputs that name one file or a folder that does not exist).
     pub fn load_writing(&self, outputs: &[Option<&Path>]) -> Result<Model, CliError> {
+        skinview::io::output::check_outputs(
+            &outputs.iter().flatten().copied().collect::<Vec<_>>(),
+        )?;
         let model = self.source()?.load_with(self.import_options())?;
         for out in outputs.iter().flatten() {
             model.refuse_as_output(out)?;

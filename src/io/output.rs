@@ -64,6 +64,52 @@ pub fn write_file_with(
     result.map_err(err)
 }
 
+/// An error, before any work, when the outputs a command was given cannot all be written:
+/// two of them name one file (compared as [`refuse_inputs`] compares, and by spelling for
+/// files not there yet: the last written would replace the others), or one's folder does not
+/// exist.
+pub fn check_outputs(outputs: &[&Path]) -> Result<()> {
+    for (i, out) in outputs.iter().enumerate() {
+        let dir = match out.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if !dir.is_dir() {
+            return Err(Error::Output {
+                path: out.to_path_buf(),
+                message: format!("its folder {} does not exist", dir.display()),
+            });
+        }
+        for other in &outputs[..i] {
+            let same =
+                same_place(out, other) || refuse_inputs(out, &[other.to_path_buf()]).is_err();
+            if same {
+                return Err(Error::Output {
+                    path: out.to_path_buf(),
+                    message: format!(
+                        "named as two outputs (also as {}): each needs a file of its own",
+                        other.display()
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `a` and `b` name one place: the same file name in the same folder (folders
+/// compared canonically, so `o.glb` and `./o.glb` are one even before either exists).
+fn same_place(a: &Path, b: &Path) -> bool {
+    let folder = |p: &Path| {
+        let d = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        d.canonicalize().ok()
+    };
+    a == b || (a.file_name() == b.file_name() && folder(a).is_some() && folder(a) == folder(b))
+}
+
 /// An error when `output` names one of `inputs` (compared by canonical path, and on Unix by
 /// device and inode, so a hard link or another spelling is caught too). An output that does
 /// not exist yet is never an input.

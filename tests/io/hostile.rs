@@ -294,6 +294,55 @@ fn no_command_writes_over_its_input() {
     }
 }
 
+/// Two outputs naming one file (under two spellings too), or an output in a folder that does
+/// not exist, are refused before any work: exit 2 with the file named, and nothing written.
+#[cfg(feature = "cli")]
+#[test]
+fn outputs_are_checked_before_the_work() {
+    use std::process::Command;
+    let dir = scratch("outputs");
+    let model = common::model("CesiumMan");
+    let m = model.to_str().unwrap();
+    let out = dir.join("o.glb");
+    let o = out.to_str().unwrap();
+    let again = format!("{}/./o.glb", dir.display());
+    let missing = dir.join("no-such-folder/r.json");
+    let missing = missing.to_str().unwrap();
+    let cases: [(Vec<&str>, &str); 4] = [
+        (
+            vec!["optimize", m, "--out", o, "--json", o],
+            "named as two outputs",
+        ),
+        (
+            vec!["optimize", m, "--out", o, "--json", &again],
+            "named as two outputs",
+        ),
+        (
+            vec!["optimize", m, "--out", o, "--json", missing],
+            "does not exist",
+        ),
+        (
+            vec!["diff", m, m, "--json", o, "--plot", o],
+            "named as two outputs",
+        ),
+    ];
+    for (args, expect) in cases {
+        let run = Command::new(env!("CARGO_BIN_EXE_skinview"))
+            .args(&args)
+            .env("XDG_RUNTIME_DIR", &dir)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {text}");
+        assert!(text.contains(expect), "{args:?}: {text}");
+        assert!(
+            String::from_utf8_lossy(&run.stdout).is_empty(),
+            "{args:?}: worked first"
+        );
+        assert!(!out.exists(), "{args:?} wrote {o}");
+    }
+}
+
 /// Flag values: negative times are values (`--time -1` clamps to the clip's start, as glTF
 /// players do), sizes and counts out of range are refused by name before any work, and
 /// `--allow-external-uris` is what lets a model reach outside its folder.
