@@ -151,6 +151,12 @@ pub fn run(mut a: BenchArgs) -> CliResult {
         && !a.stage.is_set()
         && a.anim.is_none()
         && !a.links;
+    let written: Vec<&std::path::Path> = [&a.json, &a.out]
+        .into_iter()
+        .flatten()
+        .map(|p| p.as_path())
+        .collect();
+    skinview::io::output::check_outputs(&written)?;
     let model = source.load_with(skinview::io::ImportOptions {
         allow_external_uris: a.allow_external_uris,
     })?;

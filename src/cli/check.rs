@@ -129,6 +129,12 @@ pub fn run(a: CheckArgs) -> CliResult {
     if a.worker {
         return super::check_workers::serve();
     }
+    // Before any work: the --html folder made, then every report file checked writable.
+    if let Some(dir) = &a.html {
+        skinview::check::html::prepare(dir)?;
+    }
+    let written = outputs(&a);
+    skinview::io::output::check_outputs(&written.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
     if !a.merge.is_empty() {
         return merge(&a);
     }

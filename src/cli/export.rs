@@ -42,6 +42,7 @@ pub fn run(a: ExportArgs) -> CliResult {
             a.out.display()
         )));
     }
+    skinview::io::output::check_outputs(&[a.out.as_path()])?;
     let (joints, weights) = (a.joints, a.weights);
     let source = a.model.source()?;
     if let ModelSource::File(path) = &source

@@ -295,7 +295,8 @@ fn no_command_writes_over_its_input() {
 }
 
 /// Two outputs naming one file (under two spellings too), or an output in a folder that does
-/// not exist, are refused before any work: exit 2 with the file named, and nothing written.
+/// not exist, are refused before any work (`optimize`, `diff`, `export`, `check`, `bench`):
+/// exit 2 with the file named, and nothing written.
 #[cfg(feature = "cli")]
 #[test]
 fn outputs_are_checked_before_the_work() {
@@ -308,7 +309,7 @@ fn outputs_are_checked_before_the_work() {
     let again = format!("{}/./o.glb", dir.display());
     let missing = dir.join("no-such-folder/r.json");
     let missing = missing.to_str().unwrap();
-    let cases: [(Vec<&str>, &str); 4] = [
+    let cases: [(Vec<&str>, &str); 7] = [
         (
             vec!["optimize", m, "--out", o, "--json", o],
             "named as two outputs",
@@ -324,6 +325,15 @@ fn outputs_are_checked_before_the_work() {
         (
             vec!["diff", m, m, "--json", o, "--plot", o],
             "named as two outputs",
+        ),
+        (vec!["export", m, "--out", missing], "does not exist"),
+        (
+            vec!["check", m, "--json", o, "--junit", &again],
+            "named as two outputs",
+        ),
+        (
+            vec!["bench", m, "--frames", "2", "--json", missing],
+            "does not exist",
         ),
     ];
     for (args, expect) in cases {
