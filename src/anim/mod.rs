@@ -51,13 +51,18 @@ pub struct Channel {
     pub sampler: Sampler,
 }
 
+/// Key times as their bits: two samplers have the same key times when these are equal (the
+/// glTF writers then share one input accessor between them).
+pub fn key_time_bits(times_s: &[f32]) -> Vec<u32> {
+    times_s.iter().map(|t| t.to_bits()).collect()
+}
+
 /// The distinct key time arrays of `channels` (equal bit for bit counted once, as the glTF
 /// writers share one input accessor between samplers with the same key times).
 pub fn distinct_key_times<'c>(channels: impl Iterator<Item = &'c Channel>) -> Vec<&'c [f32]> {
-    let bits = |a: &[f32]| a.iter().map(|t| t.to_bits()).collect::<Vec<u32>>();
     let mut times: Vec<&[f32]> = channels.map(|c| &c.sampler.times_s[..]).collect();
-    times.sort_by_cached_key(|a| bits(a));
-    times.dedup_by(|a, b| bits(a) == bits(b));
+    times.sort_by_cached_key(|a| key_time_bits(a));
+    times.dedup_by(|a, b| key_time_bits(a) == key_time_bits(b));
     times
 }
 

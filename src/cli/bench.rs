@@ -104,6 +104,13 @@ pub fn run(mut a: BenchArgs) -> CliResult {
         Some(Skinning::VertexShader | Skinning::ComputePass) => a.gpu = true,
         _ => {}
     }
+    // Before any work (the GPU started, a crowd run): every output writable.
+    let written: Vec<&std::path::Path> = [&a.json, &a.out]
+        .into_iter()
+        .flatten()
+        .map(|p| p.as_path())
+        .collect();
+    skinview::io::output::check_outputs(&written)?;
     if a.instances.is_some() && !a.gpu {
         return run_cpu_crowd(&a);
     }
@@ -151,12 +158,6 @@ pub fn run(mut a: BenchArgs) -> CliResult {
         && !a.stage.is_set()
         && a.anim.is_none()
         && !a.links;
-    let written: Vec<&std::path::Path> = [&a.json, &a.out]
-        .into_iter()
-        .flatten()
-        .map(|p| p.as_path())
-        .collect();
-    skinview::io::output::check_outputs(&written)?;
     let model = source.load_with(skinview::io::ImportOptions {
         allow_external_uris: a.allow_external_uris,
     })?;

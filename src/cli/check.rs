@@ -157,9 +157,6 @@ pub fn run(a: CheckArgs) -> CliResult {
                 .and_then(|p| skinview::check::reuse(p, &config, f))
         })
         .collect();
-    if let Some(dir) = &a.html {
-        skinview::check::html::prepare(dir)?;
-    }
     let jobs: Vec<Job> = files
         .iter()
         .zip(reused)
@@ -221,7 +218,6 @@ fn merge(a: &CheckArgs) -> CliResult {
     // The page: each model drawn by a worker from its merged result.
     let mut pictures = Vec::new();
     if let Some(dir) = &a.html {
-        skinview::check::html::prepare(dir)?;
         let jobs = report
             .models
             .iter()

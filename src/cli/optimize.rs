@@ -96,7 +96,8 @@ struct Report {
 #[derive(serde::Serialize, Clone, Copy)]
 struct GridReport {
     bits: u32,
-    /// None when no position was quantised (rigid meshes; normals and the rest were).
+    /// The largest step of the grids (each in the units of the positions it covers); None when
+    /// no position was quantised (normals and the rest were).
     step: Option<f32>,
     error: f64,
 }
@@ -848,7 +849,7 @@ fn shape_skin(scene: &mut Scene, influences: Option<usize>, compress: bool) {
 #[derive(Default)]
 struct Written {
     glb: Vec<u8>,
-    /// The position grid's step, when positions were quantised.
+    /// The largest position grid's step, when positions were quantised.
     position_step: Option<f32>,
     /// Primitives whose vertices were renumbered (mesh, primitive, `new_from_old`).
     vertex_orders: Vec<(usize, usize, Vec<u32>)>,

@@ -28,8 +28,8 @@
 //! shorts.
 //! Cost: one read and one write of each attribute (O(vertices)).
 //! Limits: a rigid mesh keeps float positions when a node drawing it has children (they
-//! would take the grid's scale), animated translation, rotation or scale, a camera, or is a
-//! skin's joint, or when one of its position accessors holds another mesh's too (reported).
+//! would take the grid's scale), animated translation, rotation or scale, a camera or
+//! extensions (a light, GPU instancing), or is a skin's joint, or when one of its position accessors holds another mesh's too (reported).
 //! A mesh drawn both with and without a skin, or a position or delta accessor shared by
 //! skinned and rigid meshes, keeps every skinned position as float (reported). Texture coordinates that cannot take a
 //! range and lie outside `[0, 1]` stay float, as do morph normal and tangent deltas outside
@@ -88,7 +88,8 @@ pub(crate) struct Quantized {
     pub node_grids: Vec<NodeGrid>,
     /// What stays float and why.
     pub notes: Vec<String>,
-    /// The largest step of the position grids (model units), when positions were quantised.
+    /// The largest step of the position grids, when positions were quantised (in the units of
+    /// the positions each covers: the skinned meshes' bind space, a rigid mesh's own).
     pub position_step: Option<f32>,
     /// Texture coordinates quantised over their range: the materials whose textures read
     /// them, the set, and the `offset` and `scale` that give them back.
@@ -265,7 +266,8 @@ fn position_plan(doc: &gltf::Document, notes: &mut Vec<String>) -> Option<Positi
 /// One grid per rigid mesh (drawn only without a skin) whose nodes can each take its
 /// dequantisation: a node with no children (they would be scaled with it), no animated
 /// translation, rotation or scale (keys would need it too), not a skin's joint (its matrix
-/// moves a skin) and no camera. Other rigid meshes, and those sharing a position or delta
+/// moves a skin), no camera and no extensions (a light would move with the grid, instances
+/// would be scaled about it). Other rigid meshes, and those sharing a position or delta
 /// accessor with another mesh, keep float positions (noted).
 fn rigid_plans(doc: &gltf::Document, notes: &mut Vec<String>) -> Vec<RigidPlan> {
     let mut nodes_of: Vec<Vec<gltf::Node>> = vec![Vec::new(); doc.meshes().len()];
@@ -319,6 +321,9 @@ fn rigid_plans(doc: &gltf::Document, notes: &mut Vec<String>) -> Vec<RigidPlan> 
                 Some(format!("nodes[{i}] drawing it is a skin's joint"))
             } else if n.camera().is_some() {
                 Some(format!("nodes[{i}] drawing it has a camera"))
+            } else if n.extensions().is_some_and(|e| !e.is_empty()) {
+                // A light would move with the grid, GPU instances would scale about it.
+                Some(format!("nodes[{i}] drawing it has extensions"))
             } else {
                 None
             }

@@ -92,7 +92,8 @@ pub struct RepackReport {
     pub input_notes: Vec<String>,
     /// What the options asked for that was not done, and why (`meshes[2] is rigid: ...`).
     pub not_done: Vec<String>,
-    /// The position grid's step (model units), when positions were quantised.
+    /// The largest step of the position grids, when positions were quantised (in the units of
+    /// the positions each covers: the skinned meshes' bind space, a rigid mesh's own).
     pub position_step: Option<f32>,
     /// Views compressed, and their bytes before and after (`compress`).
     pub compressed: Option<CompressStats>,

@@ -30,6 +30,8 @@
 //! Limits: everything but normals and tangents is given back as written, so compression adds
 //! nothing to `optimize`'s error.
 
+use std::collections::BTreeMap;
+
 use gltf::json;
 use json::validation::{Checked, USize64};
 use serde_json::json as value;
@@ -598,8 +600,10 @@ fn view_modes(root: &json::Root) -> Vec<Option<Mode>> {
 /// (and about 100 bytes of JSON each, as `optimize::clip_bytes` prices them), its rotation
 /// codes in another through the quaternion filter, its translation and scale floats through
 /// the exponent filter, each encoded by the vertex codec (a view that would not shrink
-/// counted plain); morph weight codes and other values counted plain. An estimate: the
-/// writer splits views by the filter bits their accessors take.
+/// counted plain), in groups as the writer splits its views (rotations by the filter bits
+/// that give them back, translations and scales by whether the filter gives them back);
+/// morph weight codes and other values counted plain. An estimate: the writer's views are
+/// laid out and split by its own rules.
 pub fn clip_compressed_bytes(anim: &crate::anim::Animation) -> usize {
     use crate::anim::Path;
     use crate::anim::snorm::OutputCodes;
@@ -609,7 +613,12 @@ pub fn clip_compressed_bytes(anim: &crate::anim::Animation) -> usize {
         .flat_map(|a| a.iter())
         .flat_map(|t| t.to_le_bytes())
         .collect();
-    let (mut rotations, mut vectors, mut plain) = (Vec::new(), Vec::new(), 0usize);
+    // Rotations grouped by the quaternion filter bits that give them back (None: unfiltered),
+    // translations and scales by whether the exponent filter gives them back, as the writer
+    // splits its views.
+    let mut rotations: BTreeMap<Option<i32>, Vec<u8>> = BTreeMap::new();
+    let mut vectors: BTreeMap<bool, Vec<u8>> = BTreeMap::new();
+    let mut plain = 0usize;
     for c in &anim.channels {
         let values = &c.sampler.values;
         match (OutputCodes::of(c.path, values), c.path) {
@@ -617,11 +626,24 @@ pub fn clip_compressed_bytes(anim: &crate::anim::Animation) -> usize {
                 if c.sampler.components == 4
                     && c.sampler.interpolation != crate::anim::Interpolation::CubicSpline =>
             {
-                rotations.extend(codes.iter().flat_map(|v| v.to_le_bytes()));
+                let keys: Vec<[i16; 4]> = codes
+                    .chunks_exact(4)
+                    .map(|k| [k[0], k[1], k[2], k[3]])
+                    .collect();
+                let bits = quaternion_filtered(&keys).map(|(bits, _)| bits);
+                let group = rotations.entry(bits).or_default();
+                group.extend(codes.iter().flat_map(|v| v.to_le_bytes()));
             }
             (Some(codes), _) => plain += codes.to_le_bytes().len(),
             (None, Path::Translation | Path::Scale) if c.sampler.components == 3 => {
-                vectors.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+                let keys: Vec<[u32; 3]> = values
+                    .chunks_exact(3)
+                    .map(|k| [k[0].to_bits(), k[1].to_bits(), k[2].to_bits()])
+                    .collect();
+                let group = vectors
+                    .entry(exponent_filtered(&keys).is_some())
+                    .or_default();
+                group.extend(values.iter().flat_map(|v| v.to_le_bytes()));
             }
             (None, _) => plain += 4 * values.len(),
         }
@@ -630,10 +652,22 @@ pub fn clip_compressed_bytes(anim: &crate::anim::Animation) -> usize {
         Ok(Some(e)) => e.0.len().min(data.len()),
         _ => data.len(),
     };
+    let rotation_bytes: usize = (rotations.iter())
+        .map(|(bits, data)| match bits {
+            Some(_) => encoded(data, Mode::Quaternion),
+            None => encoded(data, Mode::Attributes(8)),
+        })
+        .sum();
+    let vector_bytes: usize = (vectors.iter())
+        .map(|(filtered, data)| match filtered {
+            true => encoded(data, Mode::Exponential),
+            false => encoded(data, Mode::Attributes(12)),
+        })
+        .sum();
     encoded(&times, Mode::Attributes(4))
         + ARRAY_JSON_BYTES * arrays.len()
-        + encoded(&rotations, Mode::Quaternion)
-        + encoded(&vectors, Mode::Exponential)
+        + rotation_bytes
+        + vector_bytes
         + plain
 }
 

@@ -626,9 +626,10 @@ fn linearised(
     (out, made)
 }
 
-/// Per channel of `anim`, whether it can be stored as codes: rotations and morph weights in
-/// [0, 1], not on a `keep` node; CUBICSPLINE rotations where every tangent is in [-1, 1] too
-/// (normalised shorts hold no more).
+/// Per channel of `anim`, whether it can be stored as codes: rotations and LINEAR or STEP
+/// morph weights in [0, 1], not on a `keep` node; CUBICSPLINE rotations where every tangent
+/// is in [-1, 1] too (normalised shorts hold no more; cubic morph weights' tangents leave
+/// [0, 1] as soon as a weight falls).
 fn code_channels(anim: &Animation, keep: &[bool]) -> Vec<bool> {
     anim.channels
         .iter()
@@ -638,7 +639,7 @@ fn code_channels(anim: &Animation, keep: &[bool]) -> Vec<bool> {
             keep.get(ch.node) != Some(&true)
                 && match ch.path {
                     Path::Rotation => s.components == 4 && in_range(-1.0),
-                    Path::Weights => in_range(0.0),
+                    Path::Weights => s.interpolation != Interpolation::CubicSpline && in_range(0.0),
                     _ => false,
                 }
         })
@@ -778,7 +779,13 @@ fn reduce_clip(
         });
     }
     for group in same_key_times(pending) {
-        for (p, ch, kept) in reduce_group(&group, times, price) {
+        // Channels kept as they are with these key times share their array whichever way.
+        let bits = crate::anim::key_time_bits(&group[0].ch.sampler.times_s);
+        let outside: Vec<Channel> = (slots.iter().flatten())
+            .filter(|c| crate::anim::key_time_bits(&c.sampler.times_s) == bits)
+            .cloned()
+            .collect();
+        for (p, ch, kept) in reduce_group(&group, times, (price, &outside)) {
             let k = &mut keys[path_slot(ch.path)];
             k.after += kept.after;
             k.refitted += kept.refitted;
@@ -821,7 +828,7 @@ struct Pending<'a> {
 fn same_key_times(pending: Vec<Pending<'_>>) -> Vec<Vec<Pending<'_>>> {
     let mut groups: Vec<(Vec<u32>, Vec<Pending>)> = Vec::new();
     for p in pending {
-        let bits: Vec<u32> = p.ch.sampler.times_s.iter().map(|t| t.to_bits()).collect();
+        let bits = crate::anim::key_time_bits(&p.ch.sampler.times_s);
         match groups.iter_mut().find(|(b, _)| *b == bits) {
             Some((_, g)) => g.push(p),
             None => groups.push((bits, vec![p])),
@@ -839,11 +846,12 @@ struct Kept {
 
 /// A group of channels with the same key times reduced, each on its own ([`reduce_kept`]) or
 /// together onto common times, whichever the writer stores in fewer bytes (`price`'s of a clip
-/// of them, else [`channel_bytes`]): per channel, its index, the channel and its keys.
+/// of them and the `outside` channels kept as they are with the same key times, else
+/// [`channel_bytes`]): per channel, its index, the channel and its keys.
 fn reduce_group(
     group: &[Pending<'_>],
     times: &[f32],
-    price: Option<Price<'_>>,
+    (price, outside): (Option<Price<'_>>, &[Channel]),
 ) -> Vec<(usize, Channel, Kept)> {
     let alone: Vec<(usize, Channel, Kept)> = group
         .iter()
@@ -875,12 +883,15 @@ fn reduce_group(
             (p.index, ch, kept)
         })
         .collect();
-    let bytes = |v: &[(usize, Channel, Kept)]| match price {
-        Some(price) => price(&Animation {
-            name: None,
-            channels: v.iter().map(|c| c.1.clone()).collect(),
-        }),
-        None => channel_bytes(v.iter().map(|c| &c.1)),
+    let bytes = |v: &[(usize, Channel, Kept)]| {
+        let channels = v.iter().map(|c| &c.1).chain(outside);
+        match price {
+            Some(price) => price(&Animation {
+                name: None,
+                channels: channels.cloned().collect(),
+            }),
+            None => channel_bytes(channels),
+        }
     };
     if bytes(&together) < bytes(&alone) {
         together
@@ -898,8 +909,7 @@ fn code_bytes(ch: &Channel) -> Option<usize> {
 /// Per channel of `anim`, whether another channel has the same key times (the writer then
 /// stores them once).
 fn shared_times(anim: &Animation) -> Vec<bool> {
-    let bits =
-        |c: &Channel| -> Vec<u32> { c.sampler.times_s.iter().map(|t| t.to_bits()).collect() };
+    let bits = |c: &Channel| crate::anim::key_time_bits(&c.sampler.times_s);
     let mut count = std::collections::HashMap::new();
     for c in &anim.channels {
         *count.entry(bits(c)).or_insert(0usize) += 1;

@@ -123,9 +123,8 @@ pub fn reduce_together(
     times: &[f32],
 ) -> Option<(Vec<Sampler>, ReduceStats)> {
     let (first, _, _) = channels.first()?;
-    let bits = |s: &Sampler| s.times_s.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
-    let key_times = bits(first);
-    if channels.iter().any(|(s, _, _)| bits(s) != key_times) {
+    let key_times = crate::anim::key_time_bits(&first.times_s);
+    if (channels.iter()).any(|(s, _, _)| crate::anim::key_time_bits(&s.times_s) != key_times) {
         return None;
     }
     let n = key_times.len();

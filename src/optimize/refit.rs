@@ -146,7 +146,7 @@ fn refit_step(
     plain: ReduceStats,
 ) -> Option<(Sampler, RefitStats)> {
     let c = sampler.components;
-    for g in LOOSENESS {
+    'looseness: for g in LOOSENESS {
         let (selected, s) = reduce_channel(sampler, times, tolerance * g, measure);
         if s.keys_after >= plain.keys_after {
             continue;
@@ -156,7 +156,9 @@ fn refit_step(
         for k in 0..kept.len().saturating_sub(1) {
             let lo = sampler.times_s.partition_point(|&t| t < kept[k]);
             let hi = sampler.times_s.partition_point(|&t| t < kept[k + 1]);
-            let held = middle(&sampler.values, (lo, hi), c, sampler.is_rotation)?;
+            let Some(held) = middle(&sampler.values, (lo, hi), c, sampler.is_rotation) else {
+                continue 'looseness;
+            };
             values[k * c..(k + 1) * c].copy_from_slice(&held);
         }
         if let Some(round) = round {

@@ -1253,8 +1253,8 @@ fn morph_weight_codes_read_back_bit_for_bit() {
 /// drawn without a skin): every vertex, through its node's model matrix at rest, lands within
 /// half a grid step (times the node's largest axis scale, along each axis) of the input's,
 /// the POSITION accessors are unsigned shorts, and the file passes the validator. A node
-/// with a child (planted into AnimatedMorphCube) cannot take the grid: its mesh keeps float
-/// positions, and the report names the node.
+/// with a child or a light (planted into AnimatedMorphCube) cannot take the grid: its mesh
+/// keeps float positions, and the report names the node and why.
 #[test]
 fn rigid_meshes_take_their_grid_into_their_nodes() {
     use skinview::frame::FrameState;
@@ -1299,32 +1299,43 @@ fn rigid_meshes_take_their_grid_into_their_nodes() {
         let v = common::validator::validate(std::slice::from_ref(&out));
         assert_eq!(v[0].errors, 0, "{stem}: {:?}", v[0].messages);
     }
-    // A child under the mesh's node: the grid cannot go there.
+    // A child under the mesh's node, or a light on it: the grid cannot go there.
     let cube = std::fs::read(common::model("AnimatedMorphCube")).unwrap();
-    let planted = common::glb::edit_json(&cube, |j| {
+    let with_child = |j: &mut Value| {
         let nodes = j["nodes"].as_array_mut().unwrap();
         let child = nodes.len();
         nodes.push(json!({"name": "planted child"}));
         let host = nodes.iter().position(|n| n.get("mesh").is_some()).unwrap();
         nodes[host]["children"] = json!([child]);
-    });
-    let input = dir.join("cube-with-child.glb");
-    std::fs::write(&input, planted).unwrap();
-    let options = RepackOptions {
-        quantize_mesh: Some(skinview::io::gltf_quantize::MeshQuantization {
-            position_bits: 12,
-            uv_bits: 16,
-        }),
-        ..Default::default()
     };
-    let report = repack(&input, &dir.join("cube.glb"), options);
-    assert!(
-        report
-            .not_done
-            .iter()
-            .any(|n| n.contains("meshes[0] is rigid") && n.contains("has children")),
-        "{:?}",
-        report.not_done
-    );
-    assert_eq!(report.position_step, None);
+    let with_light = |j: &mut Value| {
+        j["extensionsUsed"] = json!(["KHR_lights_punctual"]);
+        j["extensions"] = json!({"KHR_lights_punctual": {"lights": [{"type": "point"}]}});
+        let nodes = j["nodes"].as_array_mut().unwrap();
+        let host = nodes.iter().position(|n| n.get("mesh").is_some()).unwrap();
+        nodes[host]["extensions"] = json!({"KHR_lights_punctual": {"light": 0}});
+    };
+    type Plant<'a> = &'a dyn Fn(&mut Value);
+    let planted: [(&str, Plant, &str); 2] = [
+        ("child", &with_child, "has children"),
+        ("light", &with_light, "has extensions"),
+    ];
+    for (name, plant, why) in planted {
+        let input = dir.join(format!("cube-with-{name}.glb"));
+        std::fs::write(&input, common::glb::edit_json(&cube, plant)).unwrap();
+        let options = RepackOptions {
+            quantize_mesh: Some(skinview::io::gltf_quantize::MeshQuantization {
+                position_bits: 12,
+                uv_bits: 16,
+            }),
+            ..Default::default()
+        };
+        let report = repack(&input, &dir.join(format!("cube-{name}.glb")), options);
+        assert!(
+            (report.not_done.iter()).any(|n| n.contains("meshes[0] is rigid") && n.contains(why)),
+            "{name}: {:?}",
+            report.not_done
+        );
+        assert_eq!(report.position_step, None, "{name}");
+    }
 }
