@@ -254,6 +254,14 @@ pub fn run(a: OptimizeArgs) -> CliResult {
     }
     let diagonal = skinview::diff::rest_diagonal(scene)?;
     let tolerance = match a.tolerance_abs {
+        // Over the whole model's size, as over 1 for --tolerance: no bound at all.
+        Some(t) if t > diagonal => {
+            return Err(CliError::Usage(format!(
+                "--tolerance-abs {t}: more than {}'s rest diagonal ({diagonal:.4}): give at most \
+                 that",
+                a.input.display()
+            )));
+        }
         Some(t) => t,
         None => a.tolerance * diagonal,
     };

@@ -243,6 +243,7 @@ fn bad_tolerances_and_outputs_are_refused() {
         ("--tolerance", "2", "between 0 and 1"),
         ("--tolerance-abs", "-0.5", "--tolerance-abs -0.5"),
         ("--tolerance-abs", "inf", "finite"),
+        ("--tolerance-abs", "1e9", "rest diagonal"),
         ("--joint-tolerance", "Skeleton_neck_joint_2", "JOINT=REL"),
         ("--joint-tolerance", "Skeleton_neck_joint_2=2", "JOINT=REL"),
         (
