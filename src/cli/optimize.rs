@@ -253,18 +253,7 @@ pub fn run(a: OptimizeArgs) -> CliResult {
         )));
     }
     let diagonal = skinview::diff::rest_diagonal(scene)?;
-    let tolerance = match a.tolerance_abs {
-        // Over the whole model's size, as over 1 for --tolerance: no bound at all.
-        Some(t) if t > diagonal => {
-            return Err(CliError::Usage(format!(
-                "--tolerance-abs {t}: more than {}'s rest diagonal ({diagonal:.4}): give at most \
-                 that",
-                a.input.display()
-            )));
-        }
-        Some(t) => t,
-        None => a.tolerance * diagonal,
-    };
+    let tolerance = tolerance_in_units(&a, diagonal)?;
     // Joint names checked before any work.
     let caps = joint_caps(&a, scene, diagonal)?;
     // The mesh's and the skin weights' rounding first: the keys get what they leave of the
@@ -746,6 +735,20 @@ fn coarsest_grid(
 /// Whether every clip's worst error is within `tolerance` (model units).
 fn within(worst: &[WorstError], tolerance: f64) -> bool {
     worst.iter().all(|e| f64::from(e.distance) <= tolerance)
+}
+
+/// The tolerance in model units: `--tolerance-abs`, refused over the rest `diagonal` (over the
+/// whole model's size, as over 1 for `--tolerance`: no bound at all), or `--tolerance` times
+/// the diagonal.
+fn tolerance_in_units(a: &OptimizeArgs, diagonal: f64) -> CliResult<f64> {
+    match a.tolerance_abs {
+        Some(t) if t > diagonal => Err(CliError::Usage(format!(
+            "--tolerance-abs {t}: more than {}'s rest diagonal ({diagonal:.4}): give at most that",
+            a.input.display()
+        ))),
+        Some(t) => Ok(t),
+        None => Ok(a.tolerance * diagonal),
+    }
 }
 
 /// Refuse a tolerance that is not a distance: negative, NaN, infinite, or over 1 of the
