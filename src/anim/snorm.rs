@@ -36,11 +36,21 @@ pub fn snorm16_round(v: f32) -> f32 {
 /// The codes of `values` when every one reads back exactly as it is (a zero of either sign
 /// counts), else None.
 pub fn snorm16_codes(values: &[f32]) -> Option<Vec<i16>> {
+    exact_codes(values, snorm16_nearest, snorm16_value)
+}
+
+/// The codes `nearest` gives `values` when every one reads back (through `value`) exactly as
+/// it is, else None.
+fn exact_codes<C: Copy>(
+    values: &[f32],
+    nearest: fn(f32) -> C,
+    value: fn(C) -> f32,
+) -> Option<Vec<C>> {
     values
         .iter()
         .map(|&v| {
-            let c = snorm16_nearest(v);
-            (snorm16_value(c) == v).then_some(c)
+            let c = nearest(v);
+            (value(c) == v).then_some(c)
         })
         .collect()
 }
@@ -65,13 +75,7 @@ pub fn unorm16_round(v: f32) -> f32 {
 
 /// The unsigned codes of `values` when every one reads back exactly as it is, else None.
 pub fn unorm16_codes(values: &[f32]) -> Option<Vec<u16>> {
-    values
-        .iter()
-        .map(|&v| {
-            let c = unorm16_nearest(v);
-            (unorm16_value(c) == v).then_some(c)
-        })
-        .collect()
+    exact_codes(values, unorm16_nearest, unorm16_value)
 }
 
 /// The largest code of normalised unsigned bytes: 2⁸ − 1 (morph weight outputs).
@@ -94,13 +98,7 @@ pub fn unorm8_round(v: f32) -> f32 {
 
 /// The unsigned byte codes of `values` when every one reads back exactly as it is, else None.
 pub fn unorm8_codes(values: &[f32]) -> Option<Vec<u8>> {
-    values
-        .iter()
-        .map(|&v| {
-            let c = unorm8_nearest(v);
-            (unorm8_value(c) == v).then_some(c)
-        })
-        .collect()
+    exact_codes(values, unorm8_nearest, unorm8_value)
 }
 
 /// A channel's output values as the writers store them when every one is exactly a code's:

@@ -681,17 +681,20 @@ fn coarsest_grid(
             }),
             ..best.enc
         };
-        let better = |written: &Written, worst: &[WorstError], best: &Best| {
-            within(worst, tolerance) && written.glb.len() < best.written.glb.len()
+        // The file on this grid with `clips`, measured and told (`with`: which keys); Some
+        // when it holds and is smaller than the best so far.
+        let try_grid = |clips: Vec<skinview::anim::Animation>, with: &str, best: &Best| {
+            let (written, worst) = write_measured(a, model, clips, enc)?;
+            println!(
+                "  {}-bit position grid with {with}: {} bytes, vertices move by {:.3e}",
+                g.bits,
+                written.glb.len(),
+                largest(&worst),
+            );
+            let better = within(&worst, tolerance) && written.glb.len() < best.written.glb.len();
+            CliResult::Ok(better.then_some((written, worst)))
         };
-        let (written, worst) = write_measured(a, model, best.clips.clone(), enc)?;
-        println!(
-            "  {}-bit position grid with the reduced clips: {} bytes, vertices move by {:.3e}",
-            g.bits,
-            written.glb.len(),
-            largest(&worst),
-        );
-        if better(&written, &worst, &best) {
+        if let Some((written, worst)) = try_grid(best.clips.clone(), "the reduced clips", &best)? {
             (best.written, best.worst, best.enc) = (written, worst, enc);
             continue;
         }
@@ -702,14 +705,7 @@ fn coarsest_grid(
                 g.bits
             );
             let (clips, results) = reduce(left)?;
-            let (written, worst) = write_measured(a, model, clips.clone(), enc)?;
-            println!(
-                "  {}-bit position grid with those keys: {} bytes, vertices move by {:.3e}",
-                g.bits,
-                written.glb.len(),
-                largest(&worst),
-            );
-            if better(&written, &worst, &best) {
+            if let Some((written, worst)) = try_grid(clips.clone(), "those keys", &best)? {
                 best = Best {
                     written,
                     worst,

@@ -665,12 +665,8 @@ pub fn clip_compressed_bytes(anim: &crate::anim::Animation) -> usize {
         })
         .sum();
     encoded(&times, Mode::Attributes(4))
-        + ARRAY_JSON_BYTES * arrays.len()
+        + crate::anim::KEY_TIMES_JSON_BYTES * arrays.len()
         + rotation_bytes
         + vector_bytes
         + plain
 }
-
-/// About what one more key time array costs in JSON (its accessor with the bounds glTF
-/// requires), as `optimize::clip_bytes` prices it.
-const ARRAY_JSON_BYTES: usize = 100;

@@ -41,7 +41,7 @@ use super::measure::{WorstError, worst_error};
 use super::reduce::{ErrorMeasure, reduce_channel, reduce_together, sampled_at};
 use super::refit::{RefitStats, Rounding, reduce_refit};
 use crate::anim::snorm::{OutputCodes, snorm16_round, unorm8_round, unorm16_round};
-use crate::anim::{Animation, Channel, Interpolation, Path};
+use crate::anim::{Animation, Channel, Interpolation, KEY_TIMES_JSON_BYTES, Path};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState};
 use crate::scene::Scene;
@@ -86,10 +86,6 @@ fn round_unorm8(values: &mut [f32]) {
 
 /// How the report names morph weights stored as 8-bit and as 16-bit codes.
 const WEIGHT_CODES: [&str; 2] = ["8-bit codes", "16-bit codes"];
-
-/// What one more key time array costs in the file's JSON: its accessor with the bounds glTF
-/// requires (about 100 characters), beside its 4 bytes a key.
-const INPUT_JSON_BYTES: usize = 100;
 
 /// Times a clip's budgets are halved before it is kept unreduced.
 pub const MAX_ROUNDS: usize = 6;
@@ -686,7 +682,10 @@ fn channel_bytes<'c>(channels: impl Iterator<Item = &'c Channel> + Clone) -> usi
     let values: usize = channels
         .map(|c| c.sampler.values.len() * code_bytes(c).unwrap_or(4))
         .sum();
-    let inputs: usize = times.iter().map(|t| 4 * t.len() + INPUT_JSON_BYTES).sum();
+    let inputs: usize = times
+        .iter()
+        .map(|t| 4 * t.len() + KEY_TIMES_JSON_BYTES)
+        .sum();
     inputs + values
 }
 
@@ -950,7 +949,7 @@ fn reduce_kept(
     let stats = refit.reduce;
     let per_key = ch.sampler.values.len() / stats.keys_before.max(1);
     let stored = |keys: usize, times: bool| {
-        keys * bytes.value * per_key + usize::from(times) * (4 * keys + INPUT_JSON_BYTES)
+        keys * bytes.value * per_key + usize::from(times) * (4 * keys + KEY_TIMES_JSON_BYTES)
     };
     if stored(stats.keys_after, true) < stored(stats.keys_before, !bytes.shared) {
         ch.sampler = reduced;
