@@ -145,11 +145,12 @@ const MESH_SHARE: f64 = 0.25;
 
 /// Position grid bits tried (`--quantize-mesh`), fewest first: stored in unsigned shorts, so
 /// without compression every count costs the same bytes and the finest is taken; compressed,
-/// fewer bits take fewer bytes (gltfpack's default is 14). Not fewer than 11: a coarser grid
-/// moves a vertex of a human figure by about the distance to its neighbours, and `diff`, which
-/// pairs renumbered vertices by their rest positions, could no longer tell them apart to check
-/// the file.
-const POSITION_BITS: [u32; 4] = [11, 12, 14, 16];
+/// fewer bits take fewer bytes (gltfpack's default is 14). Not fewer than 9: a grid over the
+/// mesh's largest extent E moves a vertex by up to √3/2 · E / (2^N − 1), which at 8 bits (E
+/// about 0.8 of the diagonal on a figure) passes `diff`'s match radius (2e-3 of the diagonal),
+/// so the check would find vertices unmatched. Where a coarse grid moves neighbours past each
+/// other, `diff` tells them apart by their texture coordinates (`diff::matching::pair_cost`).
+const POSITION_BITS: [u32; 6] = [9, 10, 11, 12, 14, 16];
 
 /// Quaternion filter bits offered for rotation keys (`--compress`), fewest first: gltfpack's
 /// default is 12; 14 is as far as the filter is coarser than plain 16-bit codes.
@@ -373,11 +374,13 @@ fn print_file_summary(report: &Report) {
         ),
         None => println!("skin weights: {}", report.skin_weights),
     }
-    if let Some(c) = &report.compressed {
-        println!(
+    match &report.compressed {
+        Some(c) if c.views == 0 => println!("compressed: no view would shrink, all kept plain"),
+        Some(c) => println!(
             "compressed: {} views, {} bytes -> {}",
             c.views, c.bytes_before, c.bytes_after
-        );
+        ),
+        None => {}
     }
     if let Some(g) = &report.position_grid {
         match g.step {

@@ -9,23 +9,34 @@
 //! re-exported copy), the vertices are paired by index. Otherwise (gltfpack and converters
 //! reorder, split and merge vertices) by rest-pose position: each vertex of A keeps its
 //! [`MAX_CANDIDATES`] nearest vertices of B within the radius, the pairs are taken one to
-//! one in order of distance, then every vertex left over on either side is paired with its
-//! nearest vertex within the radius on the other, already taken or not (seams split into
-//! several vertices at one position, or merged back into one).
+//! one in order of cost, then every vertex left over on either side is paired with its
+//! cheapest candidate within the radius on the other, already taken or not (seams split into
+//! several vertices at one position, or merged back into one). A pair's cost is its rest-pose
+//! distance, plus up to the radius more as its texture coordinates differ ([`pair_cost`]):
+//! the copies of a seam, at one position, are told apart by their texture coordinates, and so
+//! are neighbours that a coarse position grid (`optimize`'s mesh quantisation) moved past each
+//! other, where the file keeps texture coordinates finer than that.
 //!
 //! Cost: O(n log n) to build the trees, about O(log n + k) a query (a subtree is skipped once
 //! its splitting plane is as far as the k-th candidate, so clusters of coincident vertices do
 //! not make it quadratic), O(n k log(n k)) to order the candidates, O(n k) memory for n
 //! vertices and k = [`MAX_CANDIDATES`].
-//! Limits: positions alone decide, so two vertices at one rest position that move apart
-//! (two layers of a mesh that touch) can be paired crosswise; vertices further apart than
-//! the radius in the rest pose are reported unmatched.
+//! Limits: without texture coordinates (or with the same ones) positions alone decide, so two
+//! vertices at one rest position that move apart (two layers of a mesh that touch) can be
+//! paired crosswise; vertices further apart than the radius in the rest pose are reported
+//! unmatched; a candidate must be among the [`MAX_CANDIDATES`] nearest by position.
 
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 
 /// Candidates each vertex keeps (seams put a few vertices at one position; more than this
 /// many within the radius means the radius is too large for the mesh).
 pub const MAX_CANDIDATES: usize = 8;
+
+/// Texture-coordinate distance at which a candidate pair costs a whole match radius more: 16
+/// times the rounding of gltfpack's default 12-bit texture coordinates (1/8190 of their
+/// range, about 1.2e-4), under the spacing of neighbouring vertices on a texture of 256
+/// texels or more (a texel is 3.9e-3).
+pub const UV_RADIUS: f32 = 2e-3;
 
 /// Share of index pairs that must lie within the radius for index order to be trusted: a
 /// copy with a planted change still pairs by index, a reordered file falls below it.
@@ -36,6 +47,8 @@ pub const INDEX_MATCH_SHARE: f64 = 0.9;
 pub struct VertexSet {
     /// Rest-pose (skinned) position, model space.
     pub positions: Vec<Vec3>,
+    /// Texture coordinates (the first set; NaN where the draw has none).
+    pub uvs: Vec<Vec2>,
     /// The draw each vertex belongs to.
     pub draw: Vec<u32>,
     /// Its index in that draw's primitive.
@@ -50,7 +63,7 @@ pub struct VertexSet {
 pub enum MatchMethod {
     /// The same draws and vertex counts, paired in order.
     Index,
-    /// Nearest rest-pose positions.
+    /// Nearest rest-pose positions (texture coordinates breaking ties).
     Position,
 }
 
@@ -238,24 +251,44 @@ impl<'a> KdTree<'a> {
     }
 }
 
-/// Pair by rest-pose position: one to one in order of distance, then the leftovers with
-/// their nearest (see the module header).
+/// What pairing A's vertex `i` with B's `j`, `distance` apart in the rest pose, costs: the
+/// distance, plus `radius` times their texture coordinates' distance in [`UV_RADIUS`]s, at
+/// most one (so coordinates that differ everywhere, a copy whose texture layout changed, leave
+/// the positions to decide); the distance alone where either has none.
+pub fn pair_cost(distance: f32, uv_a: Vec2, uv_b: Vec2, radius: f32) -> f32 {
+    let uv = uv_a.distance(uv_b);
+    if uv.is_nan() {
+        distance
+    } else {
+        distance + radius * (uv / UV_RADIUS).min(1.0)
+    }
+}
+
+/// A candidate pair: its cost ([`pair_cost`]), rest-pose distance, A's vertex, B's.
+type Candidate = (f32, f32, u32, u32);
+
+/// Pair by rest-pose position: one to one in order of cost, then the leftovers with
+/// their cheapest (see the module header).
 pub fn match_by_position(a: &VertexSet, b: &VertexSet, radius: f32) -> Matching {
     let tree_b = KdTree::new(&b.positions);
-    let mut candidates: Vec<(f32, u32, u32)> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
     let mut near = Vec::new();
     for (i, p) in a.positions.iter().enumerate() {
         tree_b.near(*p, radius, MAX_CANDIDATES, &mut near);
-        candidates.extend(near.iter().map(|&(d, j)| (d, i as u32, j)));
+        let uv_a = uv_of(a, i as u32);
+        candidates.extend(near.iter().map(|&(d, j)| {
+            let cost = pair_cost(d, uv_a, uv_of(b, j), radius);
+            (cost, d, i as u32, j)
+        }));
     }
-    candidates.sort_unstable_by(|x, y| x.0.total_cmp(&y.0).then((x.1, x.2).cmp(&(y.1, y.2))));
+    candidates.sort_unstable_by(|x, y| x.0.total_cmp(&y.0).then((x.2, x.3).cmp(&(y.2, y.3))));
     let (mut a_used, mut b_used) = (
         vec![false; a.positions.len()],
         vec![false; b.positions.len()],
     );
     let mut pairs = Vec::new();
     let mut worst = 0.0f64;
-    for &(d, i, j) in &candidates {
+    for &(_, d, i, j) in &candidates {
         if !a_used[i as usize] && !b_used[j as usize] {
             a_used[i as usize] = true;
             b_used[j as usize] = true;
@@ -264,24 +297,20 @@ pub fn match_by_position(a: &VertexSet, b: &VertexSet, radius: f32) -> Matching 
         }
     }
     let one_to_one = pairs.len();
-    // Leftovers of each side: their nearest on the other, taken or not.
+    // Leftovers of each side: their cheapest on the other, taken or not.
     let (a_shared, a_unmatched) = pair_leftovers(
-        &a.positions,
-        &a_used,
-        &tree_b,
+        (a, &a_used),
+        (b, &tree_b),
         radius,
-        &mut pairs,
-        &mut worst,
+        (&mut pairs, &mut worst),
         false,
     );
     let tree_a = KdTree::new(&a.positions);
     let (b_shared, b_unmatched) = pair_leftovers(
-        &b.positions,
-        &b_used,
-        &tree_a,
+        (b, &b_used),
+        (a, &tree_a),
         radius,
-        &mut pairs,
-        &mut worst,
+        (&mut pairs, &mut worst),
         true,
     );
     Matching {
@@ -301,24 +330,33 @@ pub fn match_by_position(a: &VertexSet, b: &VertexSet, radius: f32) -> Matching 
     }
 }
 
-/// Pair each point of `points` not `used` with its nearest in `other` within `radius`
-/// (`flipped`: the points are B's, so pairs are written (other, point)); the counts paired and
-/// left unmatched.
+/// Vertex `i`'s texture coordinates in `set` (NaN when it has none).
+fn uv_of(set: &VertexSet, i: u32) -> Vec2 {
+    set.uvs.get(i as usize).copied().unwrap_or(Vec2::NAN)
+}
+
+/// Pair each vertex of `set` not `used` with its cheapest candidate in `other` within
+/// `radius` (`flipped`: `set` is B, so pairs are written (other, vertex)); the counts paired
+/// and left unmatched.
 fn pair_leftovers(
-    points: &[Vec3],
-    used: &[bool],
-    other: &KdTree,
+    (set, used): (&VertexSet, &[bool]),
+    (other, tree): (&VertexSet, &KdTree),
     radius: f32,
-    pairs: &mut Vec<(u32, u32)>,
-    worst: &mut f64,
+    (pairs, worst): (&mut Vec<(u32, u32)>, &mut f64),
     flipped: bool,
 ) -> (usize, usize) {
     let (mut shared, mut unmatched) = (0, 0);
     let mut near = Vec::new();
-    for (i, p) in points.iter().enumerate().filter(|(i, _)| !used[*i]) {
-        other.near(*p, radius, 1, &mut near);
-        match near.first() {
-            Some(&(d, j)) => {
+    for (i, p) in set.positions.iter().enumerate().filter(|(i, _)| !used[*i]) {
+        tree.near(*p, radius, MAX_CANDIDATES, &mut near);
+        let uv = uv_of(set, i as u32);
+        // The first of the cheapest (`near` is ordered by distance, then index).
+        let cheapest = near
+            .iter()
+            .map(|&(d, j)| (pair_cost(d, uv, uv_of(other, j), radius), d, j))
+            .reduce(|best, c| if c.0 < best.0 { c } else { best });
+        match cheapest {
+            Some((_, d, j)) => {
                 pairs.push(if flipped {
                     (j, i as u32)
                 } else {

@@ -2,7 +2,7 @@
 //! measures every frame, owned (no borrow of either scene), so the viewer keeps one beside
 //! its two characters.
 
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 
 use crate::error::{Error, Result};
 use crate::math::{bounds_diagonal_f64, finite_bounds};
@@ -31,7 +31,8 @@ pub struct Pairing {
     starts: [(Vec<usize>, usize); 2],
 }
 
-/// The drawn vertices of `scene` and their positions in `skinned` (every draw's).
+/// The drawn vertices of `scene`, their positions in `skinned` (every draw's) and their
+/// texture coordinates.
 pub fn vertex_set(scene: &Scene, skinned: &[SkinnedVertices]) -> VertexSet {
     let mut set = VertexSet::default();
     for (d, draw) in scene.draws.iter().enumerate() {
@@ -46,6 +47,8 @@ pub fn vertex_set(scene: &Scene, skinned: &[SkinnedVertices]) -> VertexSet {
         let before = set.positions.len();
         for (v, _) in drawn.iter().enumerate().filter(|(_, d)| **d) {
             set.positions.push(position(skinned, d, v));
+            let uv = prim.uvs.as_ref().and_then(|u| u.get(v));
+            set.uvs.push(uv.copied().unwrap_or(Vec2::NAN));
             set.draw.push(d as u32);
             set.vertex.push(v as u32);
         }

@@ -228,6 +228,79 @@ fn gltfpack_copies_stay_within_their_quantisation_bound() {
     }
 }
 
+/// CesiumMan against a copy of itself whose positions lie on a 9-bit grid over each mesh's box
+/// (what `optimize --quantize-mesh` may write) and whose vertices are listed in a shuffled
+/// order, paired by position: every vertex of the source is paired, one to one, with its own
+/// copy or with one the source has at the same position with the same texture coordinates
+/// (checked on the source's values, so seam copies and neighbours the grid moved past each other
+/// must pair by their texture coordinates). With the texture coordinates left out, positions
+/// alone pair a hundred or more seam copies crosswise: what the coordinates fix.
+#[test]
+fn seams_and_a_coarse_grid_pair_by_texture_coordinates() {
+    use skinview::diff::matching::{VertexSet, match_by_position};
+    use skinview::diff::pairing::vertex_set;
+    use skinview::frame::skin_pose;
+
+    let source = skinview::io::load(&common::model("CesiumMan")).unwrap();
+    let mut grid = source.clone();
+    for prim in grid.meshes.iter_mut().flat_map(|m| &mut m.primitives) {
+        let (lo, hi) = prim.positions.iter().fold(
+            (glam::Vec3::splat(f32::MAX), glam::Vec3::splat(f32::MIN)),
+            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+        );
+        let step = (hi - lo).max_element() / 511.0;
+        for p in &mut prim.positions {
+            *p = lo + ((*p - lo) / step).round() * step;
+        }
+    }
+    let set_a = vertex_set(&source, &skin_pose(&source, None, 0.0, None).unwrap());
+    let mut set_b = vertex_set(&grid, &skin_pose(&grid, None, 0.0, None).unwrap());
+    let mut order: Vec<usize> = (0..set_b.positions.len()).collect();
+    common::rng::XorShift64Star::from_state(0x5eed_0009).shuffle(&mut order);
+    let pick = |v: &[u32]| order.iter().map(|&i| v[i]).collect::<Vec<u32>>();
+    set_b = VertexSet {
+        positions: order.iter().map(|&i| set_b.positions[i]).collect(),
+        uvs: order.iter().map(|&i| set_b.uvs[i]).collect(),
+        draw: pick(&set_b.draw),
+        vertex: pick(&set_b.vertex),
+        per_draw: set_b.per_draw.clone(),
+    };
+    let diagonal = Differ::new(&source, &source, DiffOptions::default())
+        .unwrap()
+        .run(|_, _| {})
+        .unwrap()
+        .diagonal;
+    let radius = (2e-3 * diagonal) as f32;
+    // The source's position and texture coordinates of a set's entry.
+    let of = |set: &VertexSet, i: u32| {
+        let (d, v) = (
+            set.draw[i as usize] as usize,
+            set.vertex[i as usize] as usize,
+        );
+        let prim = source.primitive(&source.draws[d]);
+        (d, prim.positions[v], prim.uvs.as_ref().unwrap()[v])
+    };
+    let crosswise = |a: &VertexSet, b: &VertexSet| {
+        let m = match_by_position(a, b, radius);
+        assert_eq!(m.stats.one_to_one, a.positions.len(), "{:?}", m.stats);
+        (m.pairs.iter())
+            .filter(|&&(ia, ib)| of(a, ia) != of(b, ib))
+            .count()
+    };
+    assert!(set_a.uvs.iter().all(|uv| uv.is_finite()));
+    assert_eq!(crosswise(&set_a, &set_b), 0);
+    let blind = |s: &VertexSet| VertexSet {
+        uvs: vec![glam::Vec2::NAN; s.uvs.len()],
+        ..s.clone()
+    };
+    let without = crosswise(&blind(&set_a), &blind(&set_b));
+    println!("{without} pairs crosswise without texture coordinates");
+    assert!(
+        without >= 100,
+        "{without} crosswise without texture coordinates"
+    );
+}
+
 /// A key time of 1e30 s (finite, so the importer takes it): comparing at 30 frames a second
 /// would take 3e31 frames. The command says so before making any (no allocation first, no
 /// panic), and exit 2; at the key times it compares.
