@@ -843,16 +843,19 @@ struct Kept {
     refitted: usize,
 }
 
-/// A group of channels with the same key times reduced, each on its own ([`reduce_kept`]) or
-/// together onto common times, whichever the writer stores in fewer bytes (`price`'s of a clip
-/// of them and the `outside` channels kept as they are with the same key times, else
-/// [`channel_bytes`]): per channel, its index, the channel and its keys.
+/// A group of channels with the same key times reduced, each on its own ([`reduce_kept`]),
+/// together onto common times, or split: the channels that keep fewest keys on their own
+/// (the first quarter, half or three quarters of them) together and the rest on their own
+/// (channels that need most of their keys keep the group's times whole, while the others
+/// share fewer), whichever the writer stores in fewest bytes (`price`'s of a clip of them and
+/// the `outside` channels kept as they are with the same key times, else [`channel_bytes`]):
+/// per channel, its index, the channel and its keys.
 fn reduce_group(
     group: &[Pending<'_>],
     times: &[f32],
     (price, outside): (Option<Price<'_>>, &[Channel]),
-) -> Vec<(usize, Channel, Kept)> {
-    let alone: Vec<(usize, Channel, Kept)> = group
+) -> Vec<Reduced> {
+    let alone: Vec<Reduced> = group
         .iter()
         .map(|p| {
             let (ch, kept) =
@@ -863,26 +866,7 @@ fn reduce_group(
     if group.len() < 2 {
         return alone;
     }
-    let inputs: Vec<_> = (group.iter())
-        .map(|p| (&p.ch.sampler, p.tolerance, &p.measure))
-        .collect();
-    let Some((samplers, stats)) = reduce_together(&inputs, times) else {
-        return alone;
-    };
-    let together: Vec<(usize, Channel, Kept)> = (group.iter().zip(samplers))
-        .map(|(p, sampler)| {
-            let kept = Kept {
-                after: stats.keys_after,
-                refitted: 0,
-            };
-            let ch = Channel {
-                sampler,
-                ..p.ch.clone()
-            };
-            (p.index, ch, kept)
-        })
-        .collect();
-    let bytes = |v: &[(usize, Channel, Kept)]| {
+    let bytes = |v: &[Reduced]| {
         let channels = v.iter().map(|c| &c.1).chain(outside);
         match price {
             Some(price) => price(&Animation {
@@ -892,11 +876,59 @@ fn reduce_group(
             None => channel_bytes(channels),
         }
     };
-    if bytes(&together) < bytes(&alone) {
-        together
-    } else {
-        alone
+    // Members of the group by the keys they keep on their own, fewest first.
+    let mut by_keys: Vec<usize> = (0..group.len()).collect();
+    by_keys.sort_by_key(|&k| (alone[k].2.after, k));
+    let n = group.len();
+    let mut cuts: Vec<usize> = [n / 4, n / 2, 3 * n / 4, n]
+        .into_iter()
+        .filter(|&c| c >= 2)
+        .collect();
+    cuts.dedup();
+    let mut best_bytes = bytes(&alone);
+    let mut best = alone.clone();
+    for cut in cuts {
+        let Some(shared) = together(group, &by_keys[..cut], times) else {
+            continue;
+        };
+        let mut candidate = alone.clone();
+        for (k, c) in shared {
+            candidate[k] = c;
+        }
+        let b = bytes(&candidate);
+        if b < best_bytes {
+            (best_bytes, best) = (b, candidate);
+        }
     }
+    best
+}
+
+/// A channel of a group reduced: its index in the clip, the channel, its keys.
+type Reduced = (usize, Channel, Kept);
+
+/// Members `members` of `group` reduced together onto common times ([`reduce_together`]): per
+/// member, its place in the group and its reduced channel; None when they cannot be.
+fn together(
+    group: &[Pending<'_>],
+    members: &[usize],
+    times: &[f32],
+) -> Option<Vec<(usize, Reduced)>> {
+    let inputs: Vec<_> = (members.iter())
+        .map(|&k| (&group[k].ch.sampler, group[k].tolerance, &group[k].measure))
+        .collect();
+    let (samplers, stats) = reduce_together(&inputs, times)?;
+    let kept = Kept {
+        after: stats.keys_after,
+        refitted: 0,
+    };
+    let reduced = (members.iter().zip(samplers)).map(|(&k, sampler)| {
+        let ch = Channel {
+            sampler,
+            ..group[k].ch.clone()
+        };
+        (k, (group[k].index, ch, kept))
+    });
+    Some(reduced.collect())
 }
 
 /// The bytes a value when the writers store channel `ch`'s values as codes

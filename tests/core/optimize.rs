@@ -810,6 +810,56 @@ fn channels_share_their_times_where_the_price_says_so() {
     assert!(arrays[1] > 1, "priced uncompressed: {}", arrays[1]);
 }
 
+/// A group of channels with the same key times splits where that is cheaper: three scale
+/// channels of the humanoid on 21 common key times, one zigzagging (it needs every key), two
+/// bent once each at different keys (3 keys each on their own, on different times). Priced
+/// as stored uncompressed, the two bent ones share one array of the 4 times they need
+/// together while the zigzag keeps the clip's own: two arrays, where on their own the three
+/// would need three and all together 63 keys. The clip holds the tolerance.
+#[test]
+fn a_group_of_channels_splits_where_two_arrays_cost_less() {
+    use skinview::anim::distinct_key_times;
+    let mut scene = humanoid();
+    let joints: Vec<usize> = scene.skins[0].joints[1..4].to_vec();
+    let times: Vec<f32> = (0..21).map(|k| k as f32 * 0.05).collect();
+    let factor = |shape: usize, k: usize| -> f32 {
+        match shape {
+            0 => 1.0 + 0.2 * (k % 2) as f32,
+            1 => 1.0 + 0.01 * k.min(5) as f32,
+            _ => 1.0 + 0.01 * k.saturating_sub(15) as f32,
+        }
+    };
+    let mut clip = scene.animations[0].clone();
+    clip.channels = (joints.iter().enumerate())
+        .map(|(shape, &node)| {
+            let s = scene.nodes[node].rest.scale;
+            let values = (0..times.len())
+                .flat_map(|k| (s * factor(shape, k)).to_array())
+                .collect();
+            Channel {
+                node,
+                path: Path::Scale,
+                sampler: sampler(Interpolation::Linear, times.clone(), values, 3),
+            }
+        })
+        .collect();
+    scene.animations = vec![clip];
+    let (clips, _, diagonal) = reduce_at(&scene, 1e-4);
+    let keys = |node: usize| {
+        let c = clips[0].channels.iter().find(|c| c.node == node).unwrap();
+        c.sampler.times_s.clone()
+    };
+    assert_eq!(keys(joints[0]), times);
+    assert_eq!(keys(joints[1]), vec![0.0, 0.25, 0.75, 1.0]);
+    assert_eq!(keys(joints[1]), keys(joints[2]));
+    assert_eq!(distinct_key_times(clips[0].channels.iter()).len(), 2);
+    let mut reduced = scene.clone();
+    reduced.animations = clips;
+    let t = evaluation_times(&scene.animations[0]).unwrap();
+    let w = worst_error((&scene, 0), (&reduced, 0), &t).unwrap();
+    assert!(w.distance <= 1e-4 * diagonal, "{w:?}");
+}
+
 /// The job on `scene` at `rel` of its rest diagonal: the clips, the results, the diagonal.
 fn reduce_at(
     scene: &Scene,
