@@ -15,7 +15,11 @@
 //! triangles and vertex data, so nothing moves; the caller learns each renumbering
 //! (`new_from_old`, several old vertices to one new where welded) to pair vertices by index.
 //! A triangle list without indices that owns its accessors is welded the same way and given
-//! indices (16-bit where they fit), as gltfpack does.
+//! indices (16-bit where they fit), as gltfpack does. Such a primitive with one set of
+//! influences (JOINTS_0 and WEIGHTS_0 alone) has each vertex's four slots put largest weight
+//! first, as gltfpack writes them, where the vertex codec stores the two views in fewer bytes
+//! so (smaller on CesiumMan; larger on rigs whose joints come in ascending order): the same
+//! joints with the same weights, so nothing moves.
 //! Cost: O(indices + vertices × attributes) per primitive.
 //! Limits: a primitive sharing an accessor with another keeps its vertices as they are
 //! (renumbering one would scramble the other); welding needs equal bytes (no tolerance).
@@ -78,6 +82,7 @@ pub fn reorder(root: &mut json::Root, bin: &mut Vec<u8>, file: &str) -> Result<V
         if owned {
             let new_from_old = renumber(root, bin, &others, &mut indices, vertices, file)?;
             orders.push((mi, pi, new_from_old));
+            order_influences(root, bin, mi, pi);
         } else {
             meshopt::optimize::optimize_vertex_cache_in_place(&mut indices, vertices);
         }
@@ -181,6 +186,150 @@ fn renumber(
         shrink(root, *a, s, unique);
     }
     Ok(new_from_old)
+}
+
+/// Primitive `pi` of mesh `mi` (owning its accessors) with one set of influences: each
+/// vertex's four JOINTS_0 and WEIGHTS_0 slots put largest weight first (equal weights keep
+/// their order) where the vertex codec stores the two in fewer bytes so (module
+/// documentation); else as they are.
+fn order_influences(root: &mut json::Root, bin: &mut [u8], mi: usize, pi: usize) {
+    use super::meshopt_encode::attribute_bytes;
+    use json::mesh::Semantic;
+    let Some(prim) = root.meshes.get(mi).and_then(|m| m.primitives.get(pi)) else {
+        return;
+    };
+    let get = |s: Semantic| prim.attributes.get(&Checked::Valid(s)).map(|a| a.value());
+    let (Some(ja), Some(wa)) = (get(Semantic::Joints(0)), get(Semantic::Weights(0))) else {
+        return;
+    };
+    if get(Semantic::Joints(1)).is_some() || get(Semantic::Weights(1)).is_some() {
+        return;
+    }
+    let (Some(js), Some(ws)) = (slot(root, ja), slot(root, wa)) else {
+        return;
+    };
+    let Some((weight_of, size)) = weight_reader(&root.accessors[wa]) else {
+        return;
+    };
+    // Four components a vertex on both sides, of the weight's size on the weights' side.
+    if js.count != ws.count || ws.element != 4 * size || !js.element.is_multiple_of(4) {
+        return;
+    }
+    let elements = |s: &Slot, bin: &[u8]| -> Option<Vec<u8>> {
+        let end = s.start + s.stride * s.count.saturating_sub(1) + s.element;
+        bin.get(s.start..end)?;
+        Some(
+            (0..s.count)
+                .flat_map(|v| &bin[s.start + v * s.stride..][..s.element])
+                .copied()
+                .collect(),
+        )
+    };
+    let (Some(joints), Some(weights)) = (elements(&js, bin), elements(&ws, bin)) else {
+        return;
+    };
+    let (jc, wc) = (js.element / 4, size);
+    let (mut sorted_joints, mut sorted_weights) = (joints.clone(), weights.clone());
+    for v in 0..js.count {
+        let w = &weights[v * ws.element..][..ws.element];
+        let mut order = [0usize, 1, 2, 3];
+        order.sort_by(|&a, &b| {
+            weight_of(&w[b * wc..][..wc]).total_cmp(&weight_of(&w[a * wc..][..wc]))
+        });
+        for (to, &from) in order.iter().enumerate() {
+            sorted_joints[v * js.element + to * jc..][..jc]
+                .copy_from_slice(&joints[v * js.element + from * jc..][..jc]);
+            sorted_weights[v * ws.element + to * wc..][..wc]
+                .copy_from_slice(&weights[v * ws.element + from * wc..][..wc]);
+        }
+    }
+    let bytes =
+        |j: &[u8], w: &[u8]| attribute_bytes(j, js.element) + attribute_bytes(w, ws.element);
+    if bytes(&sorted_joints, &sorted_weights) >= bytes(&joints, &weights) {
+        return;
+    }
+    for (a, s, data) in [(ja, &js, &sorted_joints), (wa, &ws, &sorted_weights)] {
+        for (v, e) in data.chunks_exact(s.element).enumerate() {
+            bin[s.start + v * s.stride..][..s.element].copy_from_slice(e);
+        }
+        refresh_bounds(&mut root.accessors[a], data, s.element);
+    }
+}
+
+/// Accessor `acc`'s `min` and `max`, where it declares them, made again from its elements
+/// `data` (`element` bytes each) after their components moved between slots: the values as
+/// stored (glTF: `normalized` has no effect on them).
+fn refresh_bounds(acc: &mut json::Accessor, data: &[u8], element: usize) {
+    use json::accessor::ComponentType as C;
+    let (Some(_), Some(_), Checked::Valid(ct)) = (&acc.min, &acc.max, &acc.component_type) else {
+        return;
+    };
+    let (size, read): (usize, fn(&[u8]) -> f64) = match ct.0 {
+        C::I8 => (1, |b| f64::from(b[0] as i8)),
+        C::U8 => (1, |b| f64::from(b[0])),
+        C::I16 => (2, |b| f64::from(i16::from_le_bytes([b[0], b[1]]))),
+        C::U16 => (2, |b| f64::from(u16::from_le_bytes([b[0], b[1]]))),
+        C::U32 => (4, |b| {
+            f64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        }),
+        C::F32 => (4, |b| {
+            f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        }),
+    };
+    let components = element / size;
+    let mut lo = vec![f64::INFINITY; components];
+    let mut hi = vec![f64::NEG_INFINITY; components];
+    for e in data.chunks_exact(element) {
+        for (c, bytes) in e.chunks_exact(size).enumerate() {
+            let x = read(bytes);
+            lo[c] = lo[c].min(x);
+            hi[c] = hi[c].max(x);
+        }
+    }
+    if data.is_empty() {
+        return;
+    }
+    let number = |x: f64| match ct.0 {
+        C::F32 => serde_json::json!(x as f32),
+        _ => serde_json::json!(x as i64),
+    };
+    acc.min = Some(serde_json::Value::Array(
+        lo.into_iter().map(number).collect(),
+    ));
+    acc.max = Some(serde_json::Value::Array(
+        hi.into_iter().map(number).collect(),
+    ));
+}
+
+/// Reads one weight from its bytes.
+type ReadWeight = fn(&[u8]) -> f32;
+
+/// How to read one weight of accessor `acc` from its bytes (little-endian; normalised bytes
+/// or shorts, or floats), and how many bytes one takes; None for another type. The reader is
+/// given exactly that many bytes.
+fn weight_reader(acc: &json::Accessor) -> Option<(ReadWeight, usize)> {
+    use json::accessor::ComponentType as C;
+    let Checked::Valid(ct) = &acc.component_type else {
+        return None;
+    };
+    let read: ReadWeight = match (ct.0, acc.normalized) {
+        (C::U8, true) => |b| b.first().map_or(0.0, |&x| f32::from(x)),
+        (C::U16, true) => |b| match b {
+            &[lo, hi] => f32::from(u16::from_le_bytes([lo, hi])),
+            _ => 0.0,
+        },
+        (C::F32, _) => |b| match b {
+            &[b0, b1, b2, b3] => f32::from_le_bytes([b0, b1, b2, b3]),
+            _ => 0.0,
+        },
+        _ => return None,
+    };
+    let size = match ct.0 {
+        C::U8 => 1,
+        C::U16 => 2,
+        _ => 4,
+    };
+    Some((read, size))
 }
 
 /// Per vertex, the index of the first vertex whose every attribute's bytes equal its own,

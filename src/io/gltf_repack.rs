@@ -1400,18 +1400,49 @@ fn check_same(
             match (&p.skin_weights, &q.skin_weights) {
                 (None, None) => {}
                 (Some(x), Some(y)) if x.width == y.width => {
-                    for (i, (&wx, &wy)) in x.weights.iter().zip(&y.weights).enumerate() {
-                        max_change = max_change.max((wx - wy).abs());
-                        if (wx > 0.0 || wy > 0.0) && x.joints[i] != y.joints[i] {
-                            return Err(internal(format!("{f} joint index of slot {i}")));
-                        }
-                    }
+                    let change = influence_change(x, y)
+                        .map_err(|v| internal(format!("{f} joints of vertex {v}")))?;
+                    max_change = max_change.max(change);
                 }
                 _ => return Err(internal(format!("{f} skin weights"))),
             }
         }
     }
     Ok(max_change)
+}
+
+/// The largest change of a joint's weight on a vertex from `x` to `y` (the same width),
+/// whichever slots hold it (compression may put a vertex's slots largest weight first);
+/// `Err(vertex)` where a joint with weight in either has none in `x`.
+fn influence_change(x: &SkinWeights, y: &SkinWeights) -> std::result::Result<f32, usize> {
+    let w = x.width.max(1);
+    // Joint `j`'s whole weight in a vertex's slots.
+    let weight_of = |(joints, weights): (&[u32], &[f32]), j: u32| -> f32 {
+        (joints.iter().zip(weights))
+            .filter(|&(&k, &wt)| k == j && wt > 0.0)
+            .map(|(_, &wt)| wt)
+            .sum()
+    };
+    let xs = x.joints.chunks_exact(w).zip(x.weights.chunks_exact(w));
+    let ys = y.joints.chunks_exact(w).zip(y.weights.chunks_exact(w));
+    let mut largest = 0.0f32;
+    for (v, (a, b)) in xs.zip(ys).enumerate() {
+        let weighted = |(joints, weights): (&[u32], &[f32])| {
+            let slots = joints.iter().zip(weights);
+            slots
+                .filter(|&(_, &wt)| wt > 0.0)
+                .map(|(&j, _)| j)
+                .collect::<Vec<u32>>()
+        };
+        for j in weighted(a).into_iter().chain(weighted(b)) {
+            let (wx, wy) = (weight_of(a, j), weight_of(b, j));
+            if wx == 0.0 {
+                return Err(v);
+            }
+            largest = largest.max((wx - wy).abs());
+        }
+    }
+    Ok(largest)
 }
 
 /// `p`'s positions, indices and skin weights with vertex `v` renumbered `new_from_old[v]`

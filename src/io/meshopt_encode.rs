@@ -595,6 +595,16 @@ fn view_modes(root: &json::Root) -> Vec<Option<Mode>> {
         .collect()
 }
 
+/// The bytes the vertex codec stores `data` in, as elements of `size` bytes (the data's own
+/// length where that would not shrink it, or for a size the codec does not take): how
+/// [`super::gltf_reorder`] compares two orders of a vertex's influences.
+pub fn attribute_bytes(data: &[u8], size: usize) -> usize {
+    match encode(data, Mode::Attributes(size)) {
+        Ok(Some(e)) => e.0.len().min(data.len()),
+        _ => data.len(),
+    }
+}
+
 /// About how many bytes clip `anim`'s data takes once this module compresses it, for
 /// `optimize`'s choice between reductions of a clip: its distinct key time arrays in one view
 /// (and about 100 bytes of JSON each, as `optimize::clip_bytes` prices them), its rotation

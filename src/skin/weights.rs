@@ -452,11 +452,12 @@ impl VertexWeights {
     }
 }
 
-/// Each vertex's influences in joint order, unused slots (weight 0) last with joint 0: what
-/// gltfpack does before compressing (`sortBoneInfluences`, meshoptimizer's `gltf/mesh.cpp`):
+/// Each vertex's influences in joint order, unused slots (weight 0) last with joint 0:
 /// neighbouring vertices then hold the same joints in the same slots, which the vertex codec's
-/// byte deltas take in fewer bits. The slots are a sum, so the skin is the same (to the order
-/// of a float sum).
+/// byte deltas take in fewer bits. (gltfpack writes largest weight first, as its `-cc` copy of
+/// CesiumMan shows; `optimize`'s compression takes that order where it compresses smaller,
+/// `io::gltf_reorder`.) The slots are a sum, so the skin is the same (to the order of a float
+/// sum).
 pub fn sort_by_joint(w: &mut SkinWeights) {
     let width = w.width;
     if width == 0 {

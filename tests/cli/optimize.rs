@@ -654,3 +654,76 @@ fn cubic_rotations_take_codes_where_their_tangents_fit() {
         assert_eq!(v[0].errors, 0, "{tag}: {:?}", v[0].messages);
     }
 }
+
+/// Joints and weights of every vertex, one set of four bytes each.
+type Influences = (Vec<[u8; 4]>, Vec<[u8; 4]>);
+
+/// `scene`'s first skinned primitive's influences as the file stores them in one set of
+/// normalised bytes (joints as bytes), each vertex's slots in file order and largest weight
+/// first: the vertex codec's bytes for the two orders (`encode_vertex_buffer`, as
+/// `EXT_meshopt_compression` stores views), and how many vertices are not largest first.
+fn influence_orders(scene: &skinview::scene::Scene) -> ([usize; 2], usize) {
+    let sw = scene
+        .meshes
+        .iter()
+        .flat_map(|m| &m.primitives)
+        .find_map(|p| p.skin_weights.as_ref())
+        .unwrap();
+    assert_eq!(sw.width, 4);
+    let mut unsorted = 0;
+    let mut orders: [Influences; 2] = Default::default();
+    for (js, ws) in sw.joints.chunks_exact(4).zip(sw.weights.chunks_exact(4)) {
+        let mut by_weight = [0usize, 1, 2, 3];
+        by_weight.sort_by(|&a, &b| ws[b].total_cmp(&ws[a]));
+        unsorted += usize::from(by_weight != [0, 1, 2, 3] && ws.windows(2).any(|p| p[0] < p[1]));
+        for (order, slots) in orders.iter_mut().zip([[0usize, 1, 2, 3], by_weight]) {
+            order.0.push(slots.map(|k| js[k] as u8));
+            order.1.push(slots.map(|k| (ws[k] * 255.0).round() as u8));
+        }
+    }
+    let bytes = |(j, w): &Influences| {
+        let encoded = |e: &Vec<[u8; 4]>| {
+            let bytes = meshopt::encoding::encode_vertex_buffer_level(e, 2, Some(0));
+            bytes.unwrap().len()
+        };
+        encoded(j) + encoded(w)
+    };
+    ([bytes(&orders[0]), bytes(&orders[1])], unsorted)
+}
+
+/// With `--compress`, a vertex's four influences go largest weight first where the vertex
+/// codec stores them in fewer bytes so (as gltfpack writes them), else stay as they are:
+/// CesiumMan's, unsorted in the source, come out sorted; rig_seed5's (six random weights a
+/// vertex on joints in ascending order, limited to four at 0.3 of the diagonal) stay
+/// unsorted, and sorted they would encode larger (encoded here on their own, by the codec
+/// version the extension reads). Both files hold the tolerance `diff` measures.
+#[test]
+fn influences_go_largest_first_where_that_compresses_smaller() {
+    let dir = scratch("slots");
+    let cesium = shared_dir().join("models/CesiumMan/CesiumMan.glb");
+    let (_, before) = influence_orders(&skinview::io::load(&cesium).unwrap());
+    assert!(before > 100, "{before} vertices unsorted in the source");
+    let out = dir.join("cesium.glb");
+    let report = optimize(&cesium, &out, &["--tolerance", "1e-3", "--compress"]);
+    let (_, after) = influence_orders(&skinview::io::load(&out).unwrap());
+    assert_eq!(after, 0, "vertices not largest first");
+    worst_is_diffs(
+        &report,
+        &diff_at_evaluation_times(&cesium, &out, "1e-3"),
+        1e-3,
+        "CesiumMan",
+    );
+
+    let rig = shared_dir().join("rigs/rig_seed5_40j_6inf_ushort.glb");
+    let out = dir.join("rig.glb");
+    let report = optimize(&rig, &out, &["--tolerance", "0.3", "--compress"]);
+    let ([kept, sorted], unsorted) = influence_orders(&skinview::io::load(&out).unwrap());
+    assert!(unsorted > 100, "{unsorted} vertices unsorted");
+    assert!(kept < sorted, "kept {kept} bytes, sorted {sorted}");
+    worst_is_diffs(
+        &report,
+        &diff_at_evaluation_times(&rig, &out, "0.3"),
+        0.3,
+        "rig_seed5",
+    );
+}
