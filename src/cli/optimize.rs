@@ -149,7 +149,9 @@ const MESH_SHARE: f64 = 0.25;
 /// mesh's largest extent E moves a vertex by up to √3/2 · E / (2^N − 1), which at 8 bits (E
 /// about 0.8 of the diagonal on a figure) passes `diff`'s match radius (2e-3 of the diagonal),
 /// so the check would find vertices unmatched. Where a coarse grid moves neighbours past each
-/// other, `diff` tells them apart by their texture coordinates (`diff::matching::pair_cost`).
+/// other, `diff` tells them apart by their texture coordinates (`diff::matching::pair_cost`),
+/// among the 8 nearest by position: on a mesh with more than 8 vertices within a grid step of
+/// one another the right one may not be among them, and there positions alone decide.
 const POSITION_BITS: [u32; 6] = [9, 10, 11, 12, 14, 16];
 
 /// Quaternion filter bits offered for rotation keys (`--compress`), fewest first: gltfpack's

@@ -47,7 +47,8 @@ pub const INDEX_MATCH_SHARE: f64 = 0.9;
 pub struct VertexSet {
     /// Rest-pose (skinned) position, model space.
     pub positions: Vec<Vec3>,
-    /// Texture coordinates (the first set; NaN where the draw has none).
+    /// Texture coordinates: those the base colour texture is read with, as the importer gives
+    /// them (its texture transform applied); NaN where the draw has none.
     pub uvs: Vec<Vec2>,
     /// The draw each vertex belongs to.
     pub draw: Vec<u32>,
@@ -254,13 +255,13 @@ impl<'a> KdTree<'a> {
 /// What pairing A's vertex `i` with B's `j`, `distance` apart in the rest pose, costs: the
 /// distance, plus `radius` times their texture coordinates' distance in [`UV_RADIUS`]s, at
 /// most one (so coordinates that differ everywhere, a copy whose texture layout changed, leave
-/// the positions to decide); the distance alone where either has none.
+/// the positions to decide); the distance alone where neither has any, and a whole radius more
+/// where one has and the other has not (a file without any adds the same to every pair).
 pub fn pair_cost(distance: f32, uv_a: Vec2, uv_b: Vec2, radius: f32) -> f32 {
-    let uv = uv_a.distance(uv_b);
-    if uv.is_nan() {
-        distance
-    } else {
-        distance + radius * (uv / UV_RADIUS).min(1.0)
+    match (uv_a.is_nan(), uv_b.is_nan()) {
+        (true, true) => distance,
+        (false, false) => distance + radius * (uv_a.distance(uv_b) / UV_RADIUS).min(1.0),
+        _ => distance + radius,
     }
 }
 

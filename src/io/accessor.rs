@@ -98,7 +98,7 @@ fn column_layout(d: Dimensions, t: DataType) -> Option<(usize, usize, usize)> {
     }
 }
 
-fn read_component(bytes: &[u8], t: DataType, normalized: bool) -> f64 {
+pub(crate) fn read_component(bytes: &[u8], t: DataType, normalized: bool) -> f64 {
     let raw = match t {
         DataType::I8 => bytes[0] as i8 as f64,
         DataType::U8 => bytes[0] as f64,

@@ -15,11 +15,12 @@
 //! triangles and vertex data, so nothing moves; the caller learns each renumbering
 //! (`new_from_old`, several old vertices to one new where welded) to pair vertices by index.
 //! A triangle list without indices that owns its accessors is welded the same way and given
-//! indices (16-bit where they fit), as gltfpack does. Such a primitive with one set of
-//! influences (JOINTS_0 and WEIGHTS_0 alone) has each vertex's four slots put largest weight
-//! first, as gltfpack writes them, where the vertex codec stores the two views in fewer bytes
-//! so (smaller on CesiumMan; larger on rigs whose joints come in ascending order): the same
-//! joints with the same weights, so nothing moves.
+//! indices (16-bit where they fit), as gltfpack does. A primitive that owns its accessors and
+//! has one set of influences (JOINTS_0 and WEIGHTS_0 alone) has each vertex's four slots put
+//! largest weight first, as gltfpack writes them, where the vertex codec would store the two
+//! accessors in fewer bytes so (an estimate: each encoded on its own, as the writer stores an
+//! attribute alone in its view; smaller on CesiumMan, larger on rigs whose joints come in
+//! ascending order): the same joints with the same weights, so nothing moves.
 //! Cost: O(indices + vertices × attributes) per primitive.
 //! Limits: a primitive sharing an accessor with another keeps its vertices as they are
 //! (renumbering one would scramble the other); welding needs equal bytes (no tolerance).
@@ -193,7 +194,9 @@ fn renumber(
 /// their order) where the vertex codec stores the two in fewer bytes so (module
 /// documentation); else as they are.
 fn order_influences(root: &mut json::Root, bin: &mut [u8], mi: usize, pi: usize) {
+    use super::accessor::{component_size, read_component};
     use super::meshopt_encode::attribute_bytes;
+    use gltf::accessor::DataType as T;
     use json::mesh::Semantic;
     let Some(prim) = root.meshes.get(mi).and_then(|m| m.primitives.get(pi)) else {
         return;
@@ -208,13 +211,22 @@ fn order_influences(root: &mut json::Root, bin: &mut [u8], mi: usize, pi: usize)
     let (Some(js), Some(ws)) = (slot(root, ja), slot(root, wa)) else {
         return;
     };
-    let Some((weight_of, size)) = weight_reader(&root.accessors[wa]) else {
+    // Four unsigned bytes or shorts a vertex for the joints; four normalised bytes or shorts,
+    // or floats, for the weights.
+    let (Some(jt), Some(wt)) = (vec4_of(&root.accessors[ja]), vec4_of(&root.accessors[wa])) else {
         return;
     };
-    // Four components a vertex on both sides, of the weight's size on the weights' side.
-    if js.count != ws.count || ws.element != 4 * size || !js.element.is_multiple_of(4) {
+    let joints_ok = matches!(jt, (T::U8 | T::U16, false));
+    let weights_ok = matches!(wt, (T::U8 | T::U16, true) | (T::F32, _));
+    if !joints_ok || !weights_ok || js.count != ws.count {
         return;
     }
+    let (jc, wc) = (component_size(jt.0), component_size(wt.0));
+    if js.element != 4 * jc || ws.element != 4 * wc {
+        return;
+    }
+    // Raw values order as the weights do (normalising is monotonic).
+    let weight_of = |b: &[u8]| read_component(b, wt.0, false);
     let elements = |s: &Slot, bin: &[u8]| -> Option<Vec<u8>> {
         let end = s.start + s.stride * s.count.saturating_sub(1) + s.element;
         bin.get(s.start..end)?;
@@ -228,7 +240,6 @@ fn order_influences(root: &mut json::Root, bin: &mut [u8], mi: usize, pi: usize)
     let (Some(joints), Some(weights)) = (elements(&js, bin), elements(&ws, bin)) else {
         return;
     };
-    let (jc, wc) = (js.element / 4, size);
     let (mut sorted_joints, mut sorted_weights) = (joints.clone(), weights.clone());
     for v in 0..js.count {
         let w = &weights[v * ws.element..][..ws.element];
@@ -256,80 +267,48 @@ fn order_influences(root: &mut json::Root, bin: &mut [u8], mi: usize, pi: usize)
     }
 }
 
+/// Accessor `acc`'s component type and whether it is normalised, when it is a VEC4.
+fn vec4_of(acc: &json::Accessor) -> Option<(gltf::accessor::DataType, bool)> {
+    match (&acc.type_, &acc.component_type) {
+        (Checked::Valid(json::accessor::Type::Vec4), Checked::Valid(ct)) => {
+            Some((ct.0, acc.normalized))
+        }
+        _ => None,
+    }
+}
+
 /// Accessor `acc`'s `min` and `max`, where it declares them, made again from its elements
 /// `data` (`element` bytes each) after their components moved between slots: the values as
-/// stored (glTF: `normalized` has no effect on them).
+/// stored (glTF: `normalized` has no effect on them), floats in their shortest form.
 fn refresh_bounds(acc: &mut json::Accessor, data: &[u8], element: usize) {
-    use json::accessor::ComponentType as C;
+    use super::accessor::{component_size, json_floats, read_component};
+    use gltf::accessor::DataType;
     let (Some(_), Some(_), Checked::Valid(ct)) = (&acc.min, &acc.max, &acc.component_type) else {
         return;
     };
-    let (size, read): (usize, fn(&[u8]) -> f64) = match ct.0 {
-        C::I8 => (1, |b| f64::from(b[0] as i8)),
-        C::U8 => (1, |b| f64::from(b[0])),
-        C::I16 => (2, |b| f64::from(i16::from_le_bytes([b[0], b[1]]))),
-        C::U16 => (2, |b| f64::from(u16::from_le_bytes([b[0], b[1]]))),
-        C::U32 => (4, |b| {
-            f64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        }),
-        C::F32 => (4, |b| {
-            f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        }),
-    };
+    let t = ct.0;
+    let size = component_size(t);
+    if data.is_empty() || element == 0 || !element.is_multiple_of(size) {
+        return;
+    }
     let components = element / size;
     let mut lo = vec![f64::INFINITY; components];
     let mut hi = vec![f64::NEG_INFINITY; components];
     for e in data.chunks_exact(element) {
         for (c, bytes) in e.chunks_exact(size).enumerate() {
-            let x = read(bytes);
+            let x = read_component(bytes, t, false);
             lo[c] = lo[c].min(x);
             hi[c] = hi[c].max(x);
         }
     }
-    if data.is_empty() {
-        return;
-    }
-    let number = |x: f64| match ct.0 {
-        C::F32 => serde_json::json!(x as f32),
-        _ => serde_json::json!(x as i64),
+    let bounds = |v: Vec<f64>| match t {
+        DataType::F32 => json_floats(&v.iter().map(|&x| x as f32).collect::<Vec<f32>>()),
+        _ => v
+            .into_iter()
+            .map(|x| serde_json::Value::from(x as i64))
+            .collect(),
     };
-    acc.min = Some(serde_json::Value::Array(
-        lo.into_iter().map(number).collect(),
-    ));
-    acc.max = Some(serde_json::Value::Array(
-        hi.into_iter().map(number).collect(),
-    ));
-}
-
-/// Reads one weight from its bytes.
-type ReadWeight = fn(&[u8]) -> f32;
-
-/// How to read one weight of accessor `acc` from its bytes (little-endian; normalised bytes
-/// or shorts, or floats), and how many bytes one takes; None for another type. The reader is
-/// given exactly that many bytes.
-fn weight_reader(acc: &json::Accessor) -> Option<(ReadWeight, usize)> {
-    use json::accessor::ComponentType as C;
-    let Checked::Valid(ct) = &acc.component_type else {
-        return None;
-    };
-    let read: ReadWeight = match (ct.0, acc.normalized) {
-        (C::U8, true) => |b| b.first().map_or(0.0, |&x| f32::from(x)),
-        (C::U16, true) => |b| match b {
-            &[lo, hi] => f32::from(u16::from_le_bytes([lo, hi])),
-            _ => 0.0,
-        },
-        (C::F32, _) => |b| match b {
-            &[b0, b1, b2, b3] => f32::from_le_bytes([b0, b1, b2, b3]),
-            _ => 0.0,
-        },
-        _ => return None,
-    };
-    let size = match ct.0 {
-        C::U8 => 1,
-        C::U16 => 2,
-        _ => 4,
-    };
-    Some((read, size))
+    (acc.min, acc.max) = (Some(bounds(lo)), Some(bounds(hi)));
 }
 
 /// Per vertex, the index of the first vertex whose every attribute's bytes equal its own,

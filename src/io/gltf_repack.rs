@@ -1427,14 +1427,9 @@ fn influence_change(x: &SkinWeights, y: &SkinWeights) -> std::result::Result<f32
     let ys = y.joints.chunks_exact(w).zip(y.weights.chunks_exact(w));
     let mut largest = 0.0f32;
     for (v, (a, b)) in xs.zip(ys).enumerate() {
-        let weighted = |(joints, weights): (&[u32], &[f32])| {
-            let slots = joints.iter().zip(weights);
-            slots
-                .filter(|&(_, &wt)| wt > 0.0)
-                .map(|(&j, _)| j)
-                .collect::<Vec<u32>>()
-        };
-        for j in weighted(a).into_iter().chain(weighted(b)) {
+        // Every joint weighted on either side (the slots of both, in order).
+        let slots = (a.0.iter().zip(a.1)).chain(b.0.iter().zip(b.1));
+        for (&j, _) in slots.filter(|&(_, &wt)| wt > 0.0) {
             let (wx, wy) = (weight_of(a, j), weight_of(b, j));
             if wx == 0.0 {
                 return Err(v);
@@ -1705,4 +1700,35 @@ pub fn animation_bytes(bytes: &[u8], file: &str) -> Result<Vec<u64>> {
                 .sum()
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::influence_change;
+    use crate::scene::SkinWeights;
+
+    fn weights(joints: [u32; 4], weights: [f32; 4]) -> SkinWeights {
+        SkinWeights {
+            width: 4,
+            joints: joints.to_vec(),
+            weights: weights.to_vec(),
+        }
+    }
+
+    /// Slots in another order read the same; a weight moved between joints is its change; a
+    /// joint weighted in the output that the input does not weight is an error, naming the
+    /// vertex.
+    #[test]
+    fn influences_compare_per_joint_whatever_the_slots() {
+        let input = weights([1, 2, 3, 0], [0.25, 0.5, 0.25, 0.0]);
+        let sorted = weights([2, 1, 3, 0], [0.5, 0.25, 0.25, 0.0]);
+        assert_eq!(influence_change(&input, &sorted), Ok(0.0));
+        let moved = weights([2, 1, 3, 0], [0.5, 0.2, 0.3, 0.0]);
+        let change = influence_change(&input, &moved).map_or(f32::NAN, |c| c);
+        assert!((change - 0.05).abs() < 1e-6, "{change}");
+        let stranger = weights([2, 1, 7, 0], [0.5, 0.25, 0.25, 0.0]);
+        assert_eq!(influence_change(&input, &stranger), Err(0));
+        let dropped = weights([2, 1, 0, 0], [0.5, 0.25, 0.0, 0.0]);
+        assert_eq!(influence_change(&input, &dropped), Ok(0.25));
+    }
 }

@@ -15,8 +15,9 @@
 //! reduced again (at most [`MAX_ROUNDS`] times; then the clip is kept as it was); within it,
 //! the budgets are doubled while the result still holds, and the one in the fewest bytes is
 //! kept (the shares add up only when every error lines up). Channels with the same key times
-//! are reduced each on its own and together onto common times (`reduce_together`), and kept
-//! the way that takes fewer bytes. Before the reduction, every rotation channel (a
+//! are reduced each on its own, together onto common times (`reduce_together`), and split
+//! (those that keep fewest keys on their own together, the others on their own), and kept the
+//! way that takes fewest bytes. Before the reduction, every rotation channel (a
 //! CUBICSPLINE one where its tangents are in [-1, 1], to plain 16-bit codes) is rounded to
 //! integer codes ([`OptimizeJob::rotation_codes`], coarsest first: what
 //! the writer stores them as) and every morph weight channel in [0, 1] to 16-bit codes (then to
@@ -708,9 +709,9 @@ fn measured(
 /// refitted where that keeps fewer keys, rounded as `rounding` says), and the key counts
 /// (`lattice`: per channel, whether its keys were rounded to [`OptimizeJob::vector_codes`];
 /// `linear`: whether it was made LINEAR from CUBICSPLINE).
-/// Channels with the same key times are reduced each on its own and together (onto common
-/// times, [`reduce_together`]); the one taking fewer bytes (`price`'s, else [`clip_bytes`]')
-/// is kept. A channel reduced on its
+/// Channels with the same key times are reduced each on its own, together (onto common times,
+/// [`reduce_together`]) and split ([`reduce_group`]); the one taking fewest bytes (`price`'s,
+/// else [`clip_bytes`]') is kept. A channel reduced on its
 /// own keeps all its keys unless the reduction saves bytes even when its key times need an
 /// array of their own (the original's are usually shared with other channels).
 fn reduce_clip(

@@ -718,6 +718,13 @@ fn influences_go_largest_first_where_that_compresses_smaller() {
     let out = dir.join("rig.glb");
     let report = optimize(&rig, &out, &["--tolerance", "0.3", "--compress"]);
     let ([kept, sorted], unsorted) = influence_orders(&skinview::io::load(&out).unwrap());
+    // The orders encoded here are the file's own bytes: joints and weights as bytes.
+    let doc = glb_json(&out);
+    let attributes = &doc["meshes"][0]["primitives"][0]["attributes"];
+    for name in ["JOINTS_0", "WEIGHTS_0"] {
+        let accessor = &doc["accessors"][attributes[name].as_u64().unwrap() as usize];
+        assert_eq!(accessor["componentType"], UNSIGNED_BYTE, "{name}");
+    }
     assert!(unsorted > 100, "{unsorted} vertices unsorted");
     assert!(kept < sorted, "kept {kept} bytes, sorted {sorted}");
     worst_is_diffs(
