@@ -377,9 +377,20 @@ pub fn load_path(
     import: ImportOptions,
     outputs: &[Option<&Path>],
 ) -> Result<Model, CliError> {
-    skinview::io::output::check_outputs(&outputs.iter().flatten().copied().collect::<Vec<_>>())?;
-    let model = ModelSource::from_arg(Some(path))?.load_with(import)?;
-    for out in outputs.iter().flatten() {
+    load_refusing(|| Ok(ModelSource::from_arg(Some(path))?), import, outputs)
+}
+
+/// The outputs checked first (none naming one file, every folder there), then the model
+/// loaded from `source` and each output refused that is one of the files it was read from.
+fn load_refusing(
+    source: impl FnOnce() -> Result<ModelSource, CliError>,
+    import: ImportOptions,
+    outputs: &[Option<&Path>],
+) -> Result<Model, CliError> {
+    let written: Vec<&Path> = outputs.iter().flatten().copied().collect();
+    skinview::io::output::check_outputs(&written)?;
+    let model = source()?.load_with(import)?;
+    for out in written {
         model.refuse_as_output(out)?;
     }
     Ok(model)
@@ -401,14 +412,7 @@ impl ModelArg {
     /// Load it, and refuse any of `outputs` that is one of the files it was read from (first of
     /// all, outputs that name one file or a folder that does not exist).
     pub fn load_writing(&self, outputs: &[Option<&Path>]) -> Result<Model, CliError> {
-        skinview::io::output::check_outputs(
-            &outputs.iter().flatten().copied().collect::<Vec<_>>(),
-        )?;
-        let model = self.source()?.load_with(self.import_options())?;
-        for out in outputs.iter().flatten() {
-            model.refuse_as_output(out)?;
-        }
-        Ok(model)
+        load_refusing(|| self.source(), self.import_options(), outputs)
     }
 }
 

@@ -386,7 +386,7 @@ fn f32_bytes(v: impl IntoIterator<Item = f32>) -> Vec<u8> {
 }
 
 /// Component-wise min and max of `comps`-wide elements.
-fn min_max(values: &[f32], comps: usize) -> (Vec<f32>, Vec<f32>) {
+pub(super) fn min_max(values: &[f32], comps: usize) -> (Vec<f32>, Vec<f32>) {
     let mut lo = vec![f32::INFINITY; comps];
     let mut hi = vec![f32::NEG_INFINITY; comps];
     for e in values.chunks_exact(comps) {

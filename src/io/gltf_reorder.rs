@@ -279,7 +279,8 @@ fn vec4_of(acc: &json::Accessor) -> Option<(gltf::accessor::DataType, bool)> {
 
 /// Accessor `acc`'s `min` and `max`, where it declares them, made again from its elements
 /// `data` (`element` bytes each) after their components moved between slots: the values as
-/// stored (glTF: `normalized` has no effect on them), floats in their shortest form.
+/// stored (glTF: `normalized` has no effect on them), floats in their shortest form. Bytes,
+/// shorts and floats (every value exact as a float); other types are left as they are.
 fn refresh_bounds(acc: &mut json::Accessor, data: &[u8], element: usize) {
     use super::accessor::{component_size, json_floats, read_component};
     use gltf::accessor::DataType;
@@ -288,21 +289,15 @@ fn refresh_bounds(acc: &mut json::Accessor, data: &[u8], element: usize) {
     };
     let t = ct.0;
     let size = component_size(t);
-    if data.is_empty() || element == 0 || !element.is_multiple_of(size) {
+    if t == DataType::U32 || data.is_empty() || element == 0 || !element.is_multiple_of(size) {
         return;
     }
-    let components = element / size;
-    let mut lo = vec![f64::INFINITY; components];
-    let mut hi = vec![f64::NEG_INFINITY; components];
-    for e in data.chunks_exact(element) {
-        for (c, bytes) in e.chunks_exact(size).enumerate() {
-            let x = read_component(bytes, t, false);
-            lo[c] = lo[c].min(x);
-            hi[c] = hi[c].max(x);
-        }
-    }
-    let bounds = |v: Vec<f64>| match t {
-        DataType::F32 => json_floats(&v.iter().map(|&x| x as f32).collect::<Vec<f32>>()),
+    let values: Vec<f32> = (data.chunks_exact(size))
+        .map(|bytes| read_component(bytes, t, false) as f32)
+        .collect();
+    let (lo, hi) = super::gltf_export::min_max(&values, element / size);
+    let bounds = |v: Vec<f32>| match t {
+        DataType::F32 => json_floats(&v),
         _ => v
             .into_iter()
             .map(|x| serde_json::Value::from(x as i64))

@@ -599,7 +599,13 @@ fn view_modes(root: &json::Root) -> Vec<Option<Mode>> {
 /// length where that would not shrink it, or for a size the codec does not take): how
 /// [`super::gltf_reorder`] compares two orders of a vertex's influences.
 pub fn attribute_bytes(data: &[u8], size: usize) -> usize {
-    match encode(data, Mode::Attributes(size)) {
+    encoded_len(data, Mode::Attributes(size))
+}
+
+/// The bytes `data` takes encoded as `mode` says, or its own length where that would not
+/// shrink it or the encoder does not take it (the writer then stores the view plain).
+fn encoded_len(data: &[u8], mode: Mode) -> usize {
+    match encode(data, mode) {
         Ok(Some(e)) => e.0.len().min(data.len()),
         _ => data.len(),
     }
@@ -658,23 +664,19 @@ pub fn clip_compressed_bytes(anim: &crate::anim::Animation) -> usize {
             (None, _) => plain += 4 * values.len(),
         }
     }
-    let encoded = |data: &[u8], mode: Mode| match encode(data, mode) {
-        Ok(Some(e)) => e.0.len().min(data.len()),
-        _ => data.len(),
-    };
     let rotation_bytes: usize = (rotations.iter())
         .map(|(bits, data)| match bits {
-            Some(_) => encoded(data, Mode::Quaternion),
-            None => encoded(data, Mode::Attributes(8)),
+            Some(_) => encoded_len(data, Mode::Quaternion),
+            None => encoded_len(data, Mode::Attributes(8)),
         })
         .sum();
     let vector_bytes: usize = (vectors.iter())
         .map(|(filtered, data)| match filtered {
-            true => encoded(data, Mode::Exponential),
-            false => encoded(data, Mode::Attributes(12)),
+            true => encoded_len(data, Mode::Exponential),
+            false => encoded_len(data, Mode::Attributes(12)),
         })
         .sum();
-    encoded(&times, Mode::Attributes(4))
+    encoded_len(&times, Mode::Attributes(4))
         + crate::anim::KEY_TIMES_JSON_BYTES * arrays.len()
         + rotation_bytes
         + vector_bytes

@@ -70,10 +70,7 @@ pub fn write_file_with(
 /// exist.
 pub fn check_outputs(outputs: &[&Path]) -> Result<()> {
     for (i, out) in outputs.iter().enumerate() {
-        let dir = match out.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
+        let dir = folder_of(out);
         if !dir.is_dir() {
             return Err(Error::Output {
                 path: out.to_path_buf(),
@@ -100,14 +97,16 @@ pub fn check_outputs(outputs: &[&Path]) -> Result<()> {
 /// Whether `a` and `b` name one place: the same file name in the same folder (folders
 /// compared canonically, so `o.glb` and `./o.glb` are one even before either exists).
 fn same_place(a: &Path, b: &Path) -> bool {
-    let folder = |p: &Path| {
-        let d = match p.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        d.canonicalize().ok()
-    };
+    let folder = |p: &Path| folder_of(p).canonicalize().ok();
     a == b || (a.file_name() == b.file_name() && folder(a).is_some() && folder(a) == folder(b))
+}
+
+/// The folder a file `path` goes in (`.` for a bare file name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
 }
 
 /// An error when `output` names one of `inputs` (compared by canonical path, and on Unix by

@@ -433,10 +433,7 @@ impl OptimizeJob<'_> {
                     false => &round_unorm16,
                 };
                 for (i, r) in rounding.iter_mut().enumerate().filter(|(i, _)| which[*i]) {
-                    let cubic =
-                        original.channels[i].sampler.interpolation == Interpolation::CubicSpline;
-                    *r = match (rotation(i), cubic) {
-                        // Tangents are no rotations: plain codes, whatever the filter.
+                    *r = match (rotation(i), cubic_rotation(&original.channels[i])) {
                         (true, true) => Some(KeyCodes::SNORM16.round),
                         (true, false) => codes.map(|c| c.round),
                         (false, _) => Some(weight_rounding),
@@ -653,12 +650,10 @@ fn round_to_codes(
 ) -> Animation {
     let mut out = anim.clone();
     for (ch, _) in out.channels.iter_mut().zip(which).filter(|(_, w)| **w) {
+        let cubic = cubic_rotation(ch);
         let s = &mut ch.sampler;
         match (ch.path, codes) {
-            (Path::Rotation, Some(_)) if s.interpolation == Interpolation::CubicSpline => {
-                // Tangents are no rotations: plain codes, whatever the filter.
-                round_snorm16(&mut s.values)
-            }
+            (Path::Rotation, Some(_)) if cubic => round_snorm16(&mut s.values),
             (Path::Rotation, Some(c)) => (c.round)(&mut s.values),
             (Path::Weights, _) if bytes => round_unorm8(&mut s.values),
             (Path::Weights, _) => round_unorm16(&mut s.values),
@@ -725,18 +720,18 @@ fn reduce_clip(
     let mut pending = Vec::new();
     // The first channel left out: a clip must keep one (glTF animations have channels).
     let mut first_held = None;
-    let shared = shared_times(anim);
+    // Each channel's key times as bits, once: what groups channels on one array of times.
+    let bits: Vec<Vec<u32>> = (anim.channels.iter())
+        .map(|c| crate::anim::key_time_bits(&c.sampler.times_s))
+        .collect();
+    let shared = shared_times(&bits);
     for (i, (ch, &shared)) in anim.channels.iter().zip(&shared).enumerate() {
         let k = &mut keys[path_slot(ch.path)];
         k.channels += 1;
         k.before += ch.sampler.times_s.len();
         let codes = code_bytes(ch);
         let rounded = codes.is_some() || lattice.get(i) == Some(&true);
-        let cubic_codes = usize::from(
-            rounded
-                && ch.path == Path::Rotation
-                && ch.sampler.interpolation == Interpolation::CubicSpline,
-        );
+        let cubic_codes = usize::from(rounded && cubic_rotation(ch));
         let made_linear = linear.get(i) == Some(&true);
         if budget.exact.get(ch.node) == Some(&true) {
             k.quantised += usize::from(rounded);
@@ -778,11 +773,17 @@ fn reduce_clip(
             round: refit.then(|| rounding.get(i).copied().flatten()),
         });
     }
-    for group in same_key_times(pending) {
+    for group in same_key_times(pending, &bits) {
         // Channels kept as they are with these key times share their array whichever way.
-        let bits = crate::anim::key_time_bits(&group[0].ch.sampler.times_s);
+        let times_of_group = &bits[group[0].index];
         let outside: Vec<Channel> = (slots.iter().flatten())
-            .filter(|c| crate::anim::key_time_bits(&c.sampler.times_s) == bits)
+            .filter(|c| {
+                c.sampler
+                    .times_s
+                    .iter()
+                    .map(|t| t.to_bits())
+                    .eq(times_of_group.iter().copied())
+            })
             .cloned()
             .collect();
         for (p, ch, kept) in reduce_group(&group, times, (price, &outside)) {
@@ -824,14 +825,15 @@ struct Pending<'a> {
     round: Option<Rounding<'a>>,
 }
 
-/// `pending` in groups of channels with the same key times (in the clip's order).
-fn same_key_times(pending: Vec<Pending<'_>>) -> Vec<Vec<Pending<'_>>> {
-    let mut groups: Vec<(Vec<u32>, Vec<Pending>)> = Vec::new();
+/// `pending` in groups of channels with the same key times (`bits`, per channel of the clip:
+/// its key times' bits), in the clip's order.
+fn same_key_times<'a>(pending: Vec<Pending<'a>>, bits: &[Vec<u32>]) -> Vec<Vec<Pending<'a>>> {
+    let mut groups: Vec<(&[u32], Vec<Pending>)> = Vec::new();
     for p in pending {
-        let bits = crate::anim::key_time_bits(&p.ch.sampler.times_s);
-        match groups.iter_mut().find(|(b, _)| *b == bits) {
+        let b = &bits[p.index][..];
+        match groups.iter_mut().find(|(g, _)| *g == b) {
             Some((_, g)) => g.push(p),
-            None => groups.push((bits, vec![p])),
+            None => groups.push((b, vec![p])),
         }
     }
     groups.into_iter().map(|(_, g)| g).collect()
@@ -938,15 +940,23 @@ fn code_bytes(ch: &Channel) -> Option<usize> {
     OutputCodes::of(ch.path, &ch.sampler.values).map(|c| c.bytes_per_value())
 }
 
-/// Per channel of `anim`, whether another channel has the same key times (the writer then
-/// stores them once).
-fn shared_times(anim: &Animation) -> Vec<bool> {
-    let bits = |c: &Channel| crate::anim::key_time_bits(&c.sampler.times_s);
+/// Per channel (`bits`: its key times' bits), whether another channel has the same key times
+/// (the writer then stores them once).
+fn shared_times(bits: &[Vec<u32>]) -> Vec<bool> {
     let mut count = std::collections::HashMap::new();
-    for c in &anim.channels {
-        *count.entry(bits(c)).or_insert(0usize) += 1;
+    for b in bits {
+        *count.entry(b).or_insert(0usize) += 1;
     }
-    anim.channels.iter().map(|c| count[&bits(c)] > 1).collect()
+    bits.iter()
+        .map(|b| count.get(b).is_some_and(|&n| n > 1))
+        .collect()
+}
+
+/// A CUBICSPLINE rotation: stored as plain 16-bit codes whatever rotation codes the clip
+/// chose, since its tangents are no rotations (a filter for unit quaternions would not give
+/// them back).
+fn cubic_rotation(ch: &Channel) -> bool {
+    ch.path == Path::Rotation && ch.sampler.interpolation == Interpolation::CubicSpline
 }
 
 /// How a channel's keys are stored: bytes a value, and whether its key times are shared

@@ -76,8 +76,9 @@ pub fn reduce_refit(
         return plain;
     }
     let target = Target::new(sampler, times);
-    match sampler.interpolation {
-        Interpolation::Linear => {}
+    let fit = match sampler.interpolation {
+        Interpolation::Linear => fit_linear,
+        Interpolation::CubicSpline => fit_cubic,
         Interpolation::Step => {
             let refit = refit_step(
                 (sampler, times),
@@ -88,11 +89,6 @@ pub fn reduce_refit(
             );
             return refit.unwrap_or(plain);
         }
-        Interpolation::CubicSpline => {}
-    }
-    let fit = match sampler.interpolation {
-        Interpolation::CubicSpline => fit_cubic,
-        _ => fit_linear,
     };
     for g in LOOSENESS {
         let (selected, s) = reduce_channel(sampler, times, tolerance * g, measure);
@@ -205,11 +201,7 @@ fn middle(values: &[f32], (lo, hi): (usize, usize), c: usize, rotation: bool) ->
         .map(|(a, b)| 0.5 * (a + b))
         .collect();
     if rotation {
-        let n = mid.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if !(n.is_finite() && n > 0.0) {
-            return None;
-        }
-        mid.iter_mut().for_each(|x| *x /= n);
+        unit_length(&mut mid)?;
     }
     mid.iter().all(|v| v.is_finite()).then_some(mid)
 }
@@ -302,14 +294,21 @@ fn fit_linear(target: &Target, knots: &[f32], weights: &[f64], rotation: bool) -
     let mut values: Vec<f32> = rhs.iter().map(|&v| v as f32).collect();
     if rotation {
         for q in values.chunks_exact_mut(c) {
-            let n = q.iter().map(|x| x * x).sum::<f32>().sqrt();
-            if n.is_nan() || n <= 0.0 {
-                return None;
-            }
-            q.iter_mut().for_each(|x| *x /= n);
+            unit_length(q)?;
         }
     }
     values.iter().all(|v| v.is_finite()).then_some(values)
+}
+
+/// A fitted rotation `q` (its components) scaled to unit length; None when it has no length
+/// (zero or not finite).
+fn unit_length(q: &mut [f32]) -> Option<()> {
+    let n = q.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if !(n.is_finite() && n > 0.0) {
+        return None;
+    }
+    q.iter_mut().for_each(|x| *x /= n);
+    Some(())
 }
 
 /// The segment of `knots` (at least two, ascending) that holds time `t` (the first or last
@@ -381,12 +380,7 @@ fn fit_cubic(target: &Target, knots: &[f32], weights: &[f64], rotation: bool) ->
     let mut values: Vec<f32> = rhs.iter().map(|&v| v as f32).collect();
     if rotation {
         for key in values.chunks_exact_mut(CUBIC_UNKNOWNS * c) {
-            let v = &mut key[c..2 * c];
-            let len = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-            if !(len.is_finite() && len > 0.0) {
-                return None;
-            }
-            v.iter_mut().for_each(|x| *x /= len);
+            unit_length(&mut key[c..2 * c])?;
         }
     }
     values.iter().all(|v| v.is_finite()).then_some(values)

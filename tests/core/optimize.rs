@@ -423,6 +423,28 @@ fn channels_reduced_together_share_their_times_and_each_holds() {
     assert!(reduce_together(&[(&line(1.0), 1e-4, &d), (&other, 1e-4, &d)], &check).is_none());
 }
 
+/// A translation channel (`vectors`, measured as distances) and a rotation channel
+/// (`rotations`, measured as angles) on `times`, each with `tolerance`: the refit cases.
+fn moving_and_turning(
+    interpolation: Interpolation,
+    times: &[f32],
+    (vectors, rotations): (Vec<f32>, Vec<f32>),
+    tolerance: f32,
+) -> [(Sampler, ErrorMeasure, f32); 2] {
+    [
+        (
+            sampler(interpolation, times.to_vec(), vectors, 3),
+            ErrorMeasure::Distance,
+            tolerance,
+        ),
+        (
+            sampler(interpolation, times.to_vec(), rotations, 4),
+            ErrorMeasure::Angle,
+            tolerance,
+        ),
+    ]
+}
+
 /// `s` refitted within `tol` (no rounding): within the tolerance at every evaluation time,
 /// measured again in f64, refitted, with fewer keys than the plain selection keeps; the
 /// refitted channel.
@@ -460,18 +482,7 @@ fn refitted_keys_hold_the_tolerance_with_fewer_keys() {
         })
         .collect();
     let grid = |v: &mut [f32]| v.iter_mut().for_each(|x| *x = (*x * 256.0).round() / 256.0);
-    let cases = [
-        (
-            sampler(Interpolation::Linear, times.clone(), sine, 3),
-            ErrorMeasure::Distance,
-            1e-3,
-        ),
-        (
-            sampler(Interpolation::Linear, times.clone(), turn, 4),
-            ErrorMeasure::Angle,
-            1e-3,
-        ),
-    ];
+    let cases = moving_and_turning(Interpolation::Linear, &times, (sine, turn), 1e-3);
     for (s, measure, tol) in &cases {
         let check = times_of(s);
         let r = assert_refits(s, measure, *tol);
@@ -538,18 +549,7 @@ fn cubic_keys_refit_with_fewer_keys() {
             turning.extend(x);
         }
     }
-    let cases = [
-        (
-            sampler(Interpolation::CubicSpline, times.clone(), moving, 3),
-            ErrorMeasure::Distance,
-            2e-4,
-        ),
-        (
-            sampler(Interpolation::CubicSpline, times.clone(), turning, 4),
-            ErrorMeasure::Angle,
-            2e-4,
-        ),
-    ];
+    let cases = moving_and_turning(Interpolation::CubicSpline, &times, (moving, turning), 2e-4);
     for (s, measure, tol) in &cases {
         let r = assert_refits(s, measure, *tol);
         assert_eq!(r.interpolation, Interpolation::CubicSpline);

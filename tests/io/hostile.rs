@@ -255,7 +255,6 @@ fn glb_header_length_must_match_the_file() {
 #[cfg(feature = "cli")]
 #[test]
 fn no_command_writes_over_its_input() {
-    use std::process::Command;
     let dir = scratch("overwrite");
     let model = dir.join("m.glb");
     let original = std::fs::read(common::model("CesiumMan")).unwrap();
@@ -278,13 +277,7 @@ fn no_command_writes_over_its_input() {
             vec!["partition", m, "--max-bones", "8", "--json", target],
             vec!["bench", m, "--frames", "2", "--json", target],
         ] {
-            let o = Command::new(env!("CARGO_BIN_EXE_skinview"))
-                .args(&args)
-                .env("XDG_RUNTIME_DIR", &dir)
-                .output()
-                .unwrap();
-            let text = String::from_utf8_lossy(&o.stderr);
-            assert_eq!(o.status.code(), Some(2), "{args:?}: {text}");
+            let (text, _) = refused(&args, &dir);
             assert!(text.contains("refusing to overwrite"), "{args:?}: {text}");
             assert!(
                 std::fs::read(&model).unwrap() == original,
@@ -294,13 +287,25 @@ fn no_command_writes_over_its_input() {
     }
 }
 
+/// `skinview ARGS` (runtime folder `dir`), asserted to exit 2 (refused): its stderr and stdout.
+#[cfg(feature = "cli")]
+fn refused(args: &[&str], dir: &Path) -> (String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_skinview"))
+        .args(args)
+        .env("XDG_RUNTIME_DIR", dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {text}");
+    (text, String::from_utf8_lossy(&o.stdout).to_string())
+}
+
 /// Two outputs naming one file (under two spellings too), or an output in a folder that does
 /// not exist, are refused before any work (`optimize`, `diff`, `export`, `check`, `bench`):
 /// exit 2 with the file named, and nothing written.
 #[cfg(feature = "cli")]
 #[test]
 fn outputs_are_checked_before_the_work() {
-    use std::process::Command;
     let dir = scratch("outputs");
     let model = common::model("CesiumMan");
     let m = model.to_str().unwrap();
@@ -337,18 +342,9 @@ fn outputs_are_checked_before_the_work() {
         ),
     ];
     for (args, expect) in cases {
-        let run = Command::new(env!("CARGO_BIN_EXE_skinview"))
-            .args(&args)
-            .env("XDG_RUNTIME_DIR", &dir)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&run.stderr);
-        assert_eq!(run.status.code(), Some(2), "{args:?}: {text}");
+        let (text, stdout) = refused(&args, &dir);
         assert!(text.contains(expect), "{args:?}: {text}");
-        assert!(
-            String::from_utf8_lossy(&run.stdout).is_empty(),
-            "{args:?}: worked first"
-        );
+        assert!(stdout.is_empty(), "{args:?}: worked first");
         assert!(!out.exists(), "{args:?} wrote {o}");
     }
 }
