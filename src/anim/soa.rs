@@ -402,6 +402,12 @@ pub struct SoaClip {
 }
 
 impl SoaClip {
+    /// Whether the clip drives morph-target weights (its samples then carry more than the
+    /// rest weights).
+    pub fn animates_morph_weights(&self) -> bool {
+        self.generic.iter().any(|c| c.path == Path::Weights)
+    }
+
     /// The compiled animation's length ([`Animation::duration_s`]: its last key time).
     pub fn duration_s(&self) -> f32 {
         self.duration_s

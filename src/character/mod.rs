@@ -274,31 +274,10 @@ impl Character {
     /// Advance to `time_s` (`dt_s` since the last frame, for IK velocity limits) and skin on
     /// the CPU. Returns this frame's stage times in µs.
     pub fn update(&mut self, time_s: f32, dt_s: f32) -> Result<StageTimes> {
-        if !time_s.is_finite() {
-            return Err(Error::TimeRange {
-                time_s,
-                max_s: f32::MAX,
-            });
-        }
         let t0 = Instant::now();
-        self.sample(time_s)?;
-        let t1 = Instant::now();
-        self.layer(time_s)?;
-        let t2 = Instant::now();
-        self.solve_ik(time_s, dt_s)?;
-        let t3 = Instant::now();
-        // 4. Bone links follow their parent and child.
-        if let Some(rig) = &self.links {
-            LinkPoseJob {
-                rig,
-                locals: &mut self.frame.pose.locals,
-            }
-            .run()?;
-        }
-        let t4 = Instant::now();
-        // 5. local→model and the gradient palette.
-        self.frame.evaluate_current_pose(&self.scene)?;
-        let t5 = Instant::now();
+        let mut marks = [t0; 5];
+        self.animate_marked(time_s, dt_s, &mut |stage| marks[stage] = Instant::now())?;
+        let [t1, t2, t3, t4, t5] = marks;
         self.skin()?;
         let t6 = Instant::now();
         self.renormalize();
@@ -316,27 +295,70 @@ impl Character {
         })
     }
 
+    /// The animation stage alone (stages 1 to 5: sample, layer, IK, bone links, local→model
+    /// and the palette), untimed: [`Character::update`] without skinning and without its clock
+    /// reads between stages. What `bench` times as a whole, the way ozz-animation's benchmark
+    /// times its sampling and local→model.
+    pub fn animate(&mut self, time_s: f32, dt_s: f32) -> Result<()> {
+        self.animate_marked(time_s, dt_s, &mut |_| {})
+    }
+
+    /// Stages 1 to 5 in order, calling `done(k)` after stage `k + 1` (`k` in 0..5).
+    fn animate_marked(
+        &mut self,
+        time_s: f32,
+        dt_s: f32,
+        done: &mut impl FnMut(usize),
+    ) -> Result<()> {
+        if !time_s.is_finite() {
+            return Err(Error::TimeRange {
+                time_s,
+                max_s: f32::MAX,
+            });
+        }
+        self.sample(time_s)?;
+        done(0);
+        self.layer(time_s)?;
+        done(1);
+        self.solve_ik(time_s, dt_s)?;
+        done(2);
+        // 4. Bone links follow their parent and child.
+        if let Some(rig) = &self.links {
+            LinkPoseJob {
+                rig,
+                locals: &mut self.frame.pose.locals,
+            }
+            .run()?;
+        }
+        done(3);
+        // 5. local→model and the gradient palette.
+        self.frame.evaluate_current_pose(&self.scene)?;
+        done(4);
+        Ok(())
+    }
+
     /// 1. Sample every motion at `time_s` into its layer's pose (four tracks at a time;
-    ///    intervals cached per layer).
+    ///    intervals cached per layer). A layer whose weight is 0 at `time_s` (faded out, or not
+    ///    yet in) is not sampled: the layering skips it whatever its pose holds. The first
+    ///    layer is sampled anyway when its clip drives morph weights (the frame's come from it).
     fn sample(&mut self, time_s: f32) -> Result<()> {
         let scene = &self.scene;
-        for ((spec, pose), (clip, state)) in self
+        for (i, ((spec, pose), (clip, state))) in self
             .layers
             .iter()
             .zip(&mut self.layer_poses)
             .zip(&mut self.clips)
+            .enumerate()
         {
+            let morph_source = i == 0 && clip.animates_morph_weights();
+            if spec.weight_at(time_s) == 0.0 && !morph_source {
+                continue;
+            }
             // The clip was compiled from `scene.animations[spec.anim]` (`compile_layers`).
-            let d = clip.duration_s();
-            let t = if spec.looping && d > 0.0 {
-                time_s.rem_euclid(d)
-            } else {
-                time_s
-            };
             SoaAnimateJob {
                 scene,
                 clip,
-                time_s: t,
+                time_s: spec.clip_time(time_s, clip.duration_s()),
                 state,
                 pose,
             }
@@ -363,10 +385,9 @@ impl Character {
                 .iter_mut()
                 .zip(self.layers.iter().zip(&self.layer_poses))
             {
-                let fade = spec.fade.map_or(1.0, |f| f.weight(time_s));
                 *slot = Layer {
                     pose: &pose.locals,
-                    weight: spec.weight * fade,
+                    weight: spec.weight_at(time_s),
                     mask: Some(&spec.mask),
                 };
             }
@@ -486,5 +507,79 @@ fn pose_morph_weights(
         {
             *slot = w;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: panics are its report
+    use super::*;
+
+    /// Every layer of `c` sampled afresh at `time_s` (new playback states) and layered:
+    /// what `layer` gives when nothing is skipped.
+    fn layered_afresh(c: &Character, time_s: f32) -> Vec<Trs> {
+        let poses: Vec<Pose> = c
+            .layers
+            .iter()
+            .zip(&c.clips)
+            .map(|(spec, (clip, _))| {
+                let mut pose = Pose::rest(&c.scene);
+                SoaAnimateJob {
+                    scene: &c.scene,
+                    clip,
+                    time_s: spec.clip_time(time_s, clip.duration_s()),
+                    state: &mut SoaState::new(clip),
+                    pose: &mut pose,
+                }
+                .run()
+                .unwrap();
+                pose
+            })
+            .collect();
+        let layers: Vec<Layer> = c
+            .layers
+            .iter()
+            .zip(&poses)
+            .map(|(spec, p)| Layer {
+                pose: &p.locals,
+                weight: spec.weight_at(time_s),
+                mask: Some(&spec.mask),
+            })
+            .collect();
+        let mut out = c.reference.clone();
+        LayerJob {
+            reference: &c.reference,
+            layers: &layers,
+            threshold: DEFAULT_THRESHOLD,
+            output: &mut out,
+        }
+        .run()
+        .unwrap();
+        out
+    }
+
+    /// A layer at weight 0 is not sampled, and that changes nothing: over the demo's first
+    /// three seconds (the walk fades out from 0.5 to 1.1 s while the run fades in) the layered
+    /// pose is bit for bit that of every layer sampled afresh, while the walk's last sample
+    /// stays as it was when it left (it is not sampled again).
+    #[test]
+    fn layers_at_weight_zero_are_skipped_without_changing_the_pose() {
+        let mut c = Character::humanoid_demo().unwrap();
+        assert_eq!(c.layers[0].weight_at(0.0), 1.0);
+        let dt = 1.0 / 60.0;
+        let mut left: Option<Pose> = None;
+        for i in 0..180 {
+            let t = i as f32 * dt;
+            c.update(t, dt).unwrap();
+            assert!(c.layered == layered_afresh(&c, t), "t = {t} s");
+            if c.layers[0].weight_at(t) == 0.0 {
+                let walk = &c.layer_poses[0];
+                match &left {
+                    None => left = Some(walk.clone()),
+                    Some(p) => assert!(walk.locals == p.locals, "walk sampled at {t} s"),
+                }
+            }
+        }
+        assert!(left.is_some(), "the walk faded out");
     }
 }

@@ -297,6 +297,23 @@ pub struct LayerSpec {
     pub looping: bool,
 }
 
+impl LayerSpec {
+    /// The layer's weight at `time_s`: its weight times its part in the cross-fade.
+    pub fn weight_at(&self, time_s: f32) -> f32 {
+        self.weight * self.fade.map_or(1.0, |f| f.weight(time_s))
+    }
+
+    /// Where in its clip (of `duration_s`) the layer is at `time_s`: wrapped into the clip
+    /// when the layer loops, else `time_s` (the clip holds its last key).
+    pub fn clip_time(&self, time_s: f32, duration_s: f32) -> f32 {
+        if self.looping && duration_s > 0.0 {
+            time_s.rem_euclid(duration_s)
+        } else {
+            time_s
+        }
+    }
+}
+
 /// IK set-up: effectors whose targets may move each frame, settings, per-node data.
 #[derive(Clone, Debug)]
 pub struct IkSpec {

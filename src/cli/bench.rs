@@ -28,7 +28,7 @@ pub struct BenchArgs {
     /// --gpu 60.
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     frames: Option<u64>,
-    /// Write {"model","joints","vertices","stages_us":{...},"frame_us"} here (with --gpu:
+    /// Write {"model","joints","vertices","stages_us":{...},"frame_us","stage_us"} here (with --gpu:
     /// the crowd's figures, per pass).
     #[arg(long)]
     json: Option<PathBuf>,

@@ -145,13 +145,13 @@ pub struct IkResult {
 /// Reusable buffers for [`CcdJob`]: keep one per solver so frames do not allocate.
 #[derive(Clone, Debug, Default)]
 pub struct IkScratch {
-    /// `model_from_node` for chain nodes and their ancestors (others unused), indexed by node
-    /// up to the deepest chain node.
+    /// `model_from_node` for chain nodes and their ancestors (`used`; other entries are stale
+    /// and never read), indexed by node, at least up to the deepest chain node.
     model: Vec<Mat4>,
     /// `parent_from_node` (the local matrix) of the same nodes, kept current as chain joints
     /// turn, so a subtree update is products only.
     local: Vec<Mat4>,
-    /// Per node: recomputed in the current subtree update.
+    /// Per node: recomputed in the current subtree update (all false between uses).
     moved: Vec<bool>,
     /// Every chain node (any participation), ascending, unique.
     path: Vec<usize>,
@@ -178,9 +178,10 @@ pub struct IkScratch {
 /// Validation rules:
 /// 1. `reference` and `input` have one entry per scene node;
 /// 2. `previous`, when given, has one entry per scene node;
-/// 3. `participation` is empty (every weight 1) or has one entry per node, each in [0, 1];
-/// 4. `limits` is empty (no limits) or has one entry per node; given limits are finite with
-///    `min_rad <= max_rad` on every axis;
+/// 3. `participation` is empty (every weight 1) or has one entry per node, each chain node's
+///    in [0, 1] (the solver reads no other);
+/// 4. `limits` is empty (no limits) or has one entry per node; the chain nodes' given limits
+///    are finite with `min_rad <= max_rad` on every axis (the solver reads no other);
 /// 5. every effector's `end_node` is a scene node;
 /// 6. every effector's `chain_length` is at least 1 and at most 1 + the number of ancestors
 ///    of its `end_node`;
@@ -261,12 +262,10 @@ impl CcdJob<'_> {
         Ok(())
     }
 
-    /// Rule 3: `participation` is empty or has `n` weights, each in [0, 1].
+    /// Rule 3's count: `participation` is empty or has `n` weights (their range is checked
+    /// on the chains, [`CcdJob::validate_chain`]).
     fn validate_participation(&self, n: usize) -> Result<()> {
-        if self.participation.is_empty() {
-            return Ok(());
-        }
-        if self.participation.len() != n {
+        if !self.participation.is_empty() && self.participation.len() != n {
             return Err(Error::job(
                 JOB,
                 3,
@@ -276,57 +275,48 @@ impl CcdJob<'_> {
                 ),
             ));
         }
-        // Every frame: a branch-free pass first, the search for the culprit only when it
-        // fails (so for the limits below).
-        let out_of_range = |w: &f32| !(0.0..=1.0).contains(w);
-        if self
-            .participation
-            .iter()
-            .fold(false, |bad, w| bad | out_of_range(w))
-            && let Some(i) = self.participation.iter().position(out_of_range)
-        {
-            return Err(Error::job(
-                JOB,
-                3,
-                format!(
-                    "participation[{i}] = {} is not in [0, 1]",
-                    self.participation[i]
-                ),
-            ));
-        }
         Ok(())
     }
 
-    /// Rule 4: `limits` is empty or has `n` entries, the given ones valid.
+    /// Rule 4's count: `limits` is empty or has `n` entries (their values are checked on the
+    /// chains, [`CcdJob::validate_chain`]).
     fn validate_limits(&self, n: usize) -> Result<()> {
-        if self.limits.is_empty() {
-            return Ok(());
-        }
-        if self.limits.len() != n {
+        if !self.limits.is_empty() && self.limits.len() != n {
             return Err(Error::job(
                 JOB,
                 4,
                 format!("{} joint limits for {n} nodes", self.limits.len()),
             ));
         }
-        let invalid = |l: &Option<JointLimits>| l.is_some_and(|l| !l.is_valid());
-        if self.limits.iter().fold(false, |bad, l| bad | invalid(l))
-            && let Some(i) = self.limits.iter().position(invalid)
+        Ok(())
+    }
+
+    /// Rules 3 and 4 at chain node `node`: its participation weight lies in [0, 1] and its
+    /// limits, when given, are finite with min <= max.
+    fn validate_chain_node(&self, node: usize) -> Result<()> {
+        if let Some(&w) = self.participation.get(node)
+            && !(0.0..=1.0).contains(&w)
+        {
+            return Err(Error::job(
+                JOB,
+                3,
+                format!("participation[{node}] = {w} is not in [0, 1]"),
+            ));
+        }
+        if let Some(Some(l)) = self.limits.get(node)
+            && !l.is_valid()
         {
             return Err(Error::job(
                 JOB,
                 4,
-                format!(
-                    "limits[{i}] = {:?} are not finite with min <= max",
-                    self.limits[i]
-                ),
+                format!("limits[{node}] = {l:?} are not finite with min <= max"),
             ));
         }
         Ok(())
     }
 
-    /// Rules 5 to 8 for effector `e` (and rule 10 for its chain's reference and previous
-    /// locals, checked as the chain is walked).
+    /// Rules 5 to 8 for effector `e` (and rules 3, 4 and 10 for its chain's participation,
+    /// limits, reference and previous locals, checked as the chain is walked).
     fn validate_effector(&self, e: usize, eff: &Effector, n: usize) -> Result<()> {
         if eff.end_node >= n {
             return Err(Error::job(
@@ -369,8 +359,9 @@ impl CcdJob<'_> {
         Ok(())
     }
 
-    /// Rules 6, 7 and 10 along effector `e`'s chain (its `end_node` in range): enough
-    /// ancestors, none a `matrix` node, finite reference and previous locals.
+    /// Rules 3, 4, 6, 7 and 10 along effector `e`'s chain (its `end_node` in range): valid
+    /// participation and limits, enough ancestors, none a `matrix` node, finite reference and
+    /// previous locals.
     fn validate_chain(&self, e: usize, eff: &Effector) -> Result<()> {
         let mut k = Some(eff.end_node);
         for c in 0..eff.chain_length {
@@ -384,6 +375,7 @@ impl CcdJob<'_> {
                     ),
                 ));
             };
+            self.validate_chain_node(node)?;
             if self.scene.nodes[node].matrix.is_some() {
                 return Err(Error::job(
                     JOB,
@@ -411,11 +403,16 @@ impl CcdJob<'_> {
     fn validate_input(&self) -> Result<()> {
         // Every frame: first a branch-free pass (x·0 is 0 for finite x, NaN otherwise; four
         // lanes summed across nodes, one horizontal sum at the end), the search for the
-        // culprit only when it fails.
-        let zero_if_finite = self.input.iter().fold(Vec4::ZERO, |acc, t| {
-            acc + Vec4::from(t.rotation) * 0.0 + (t.translation * 0.0 + t.scale * 0.0).extend(0.0)
-        });
-        if zero_if_finite.element_sum() != 0.0
+        // culprit only when it fails. Two sums, each taking every other node (the fold swaps
+        // them), so each node waits on the add of the node before last, not on that of the last.
+        let zero = |t: &Trs| {
+            Vec4::from(t.rotation) * 0.0 + (t.translation * 0.0 + t.scale * 0.0).extend(0.0)
+        };
+        let (a, b) = self
+            .input
+            .iter()
+            .fold((Vec4::ZERO, Vec4::ZERO), |(a, b), t| (b, a + zero(t)));
+        if (a + b).element_sum() != 0.0
             && let Some(i) = self.input.iter().position(|t| !trs_is_finite(t))
         {
             return Err(Error::job(JOB, 10, format!("input[{i}] is not finite")));
@@ -630,8 +627,14 @@ impl IkScratch {
     /// read), listed ascending in `used`.
     fn chain_models(&mut self, nodes: &[Node], out: &[Trs]) {
         let top = self.path.last().map_or(0, |&k| k + 1);
-        self.moved.clear();
-        self.moved.resize(top, false);
+        // Grown, never cleared: `moved` is all false between uses (this loop and
+        // `update_subtree` put back what they set), and `model` and `local` are read only at
+        // the nodes written below (`used`: a used node's parent is used too).
+        if self.moved.len() < top {
+            self.moved.resize(top, false);
+            self.model.resize(top, Mat4::IDENTITY);
+            self.local.resize(top, Mat4::IDENTITY);
+        }
         for &k in &self.path {
             // Mark k and its unmarked ancestors (parents have lower indices: depth-first).
             let mut n = Some(k);
@@ -643,10 +646,6 @@ impl IkScratch {
                 n = nodes[i].parent;
             }
         }
-        self.model.clear();
-        self.model.resize(top, Mat4::IDENTITY);
-        self.local.clear();
-        self.local.resize(top, Mat4::IDENTITY);
         self.used.clear();
         for i in 0..top {
             if !self.moved[i] {

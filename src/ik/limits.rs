@@ -94,8 +94,8 @@ impl JointLimits {
 
     /// Finite bounds with `min <= max` on every axis (what `CcdJob::validate` checks).
     pub fn is_valid(&self) -> bool {
-        // Without branches (`CcdJob` checks every joint's limits every frame): `x · 0` is 0
-        // for finite `x` and NaN for infinite or NaN `x`.
+        // Without branches (`CcdJob` checks its chain joints' limits every frame): `x · 0` is
+        // 0 for finite `x` and NaN for infinite or NaN `x`.
         (0..3).fold(true, |ok, i| {
             let (lo, hi) = (self.min_rad[i], self.max_rad[i]);
             ok & (lo * 0.0 + hi * 0.0 == 0.0) & (lo <= hi)

@@ -178,21 +178,19 @@ impl PaletteJob<'_> {
 /// the crowd). The caller has checked [`PaletteJob`]'s rules and that `out` holds the layout's
 /// `len` entries; entries past either end are left alone.
 pub(crate) fn write_palette(scene: &Scene, model_from_node: &[Mat4], out: &mut [Mat4]) {
-    let skinned = scene
-        .skins
-        .iter()
-        .flat_map(|skin| skin.joints.iter().zip(&skin.joint_from_bind))
-        .map(|(&node, joint_from_bind)| {
-            model_from_node.get(node).copied().unwrap_or(Mat4::IDENTITY) * *joint_from_bind
-        });
-    let rigid = scene.draws.iter().filter(|d| d.skin.is_none()).map(|d| {
-        model_from_node
-            .get(d.node)
-            .copied()
-            .unwrap_or(Mat4::IDENTITY)
-    });
-    for (slot, m) in out.iter_mut().zip(skinned.chain(rigid)) {
-        *slot = m;
+    let model = |node: usize| model_from_node.get(node).copied().unwrap_or(Mat4::IDENTITY);
+    // Plain loops over one slot iterator: the same products as an iterator chain, without its
+    // per-entry bookkeeping (this runs every frame for every character).
+    let mut slots = out.iter_mut();
+    for skin in &scene.skins {
+        for (&node, joint_from_bind) in skin.joints.iter().zip(&skin.joint_from_bind) {
+            let Some(slot) = slots.next() else { return };
+            *slot = model(node) * *joint_from_bind;
+        }
+    }
+    for d in scene.draws.iter().filter(|d| d.skin.is_none()) {
+        let Some(slot) = slots.next() else { return };
+        *slot = model(d.node);
     }
 }
 

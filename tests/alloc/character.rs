@@ -579,3 +579,70 @@ fn playing_to_a_time_again_plays_the_same() {
     c.play_to(1.0).unwrap();
     assert_eq!(c.frame.model_from_node, first);
 }
+
+/// A faded-out first layer is still sampled when its clip drives morph weights (the frame's
+/// weights come from the first layer): AnimatedMorphSphere's clip on two full-body layers, the
+/// first faded out by 0.1 s; afterwards the frame's morph weights follow the clip, as the
+/// per-channel sampler gives them afresh at each time.
+#[test]
+fn a_faded_out_first_layer_still_drives_morph_weights() {
+    use skinview::anim::{AnimateJob, CrossFade, Pose};
+    use skinview::character::{CharacterSpec, FadeDesc, LayerDesc, MaskSpec, MotionRef};
+    let scene = skinview::io::load(&common::model("AnimatedMorphSphere")).unwrap();
+    let layer = LayerDesc {
+        motion: MotionRef::Index(0),
+        mask: MaskSpec::All,
+        weight: 1.0,
+    };
+    let spec = CharacterSpec {
+        layers: vec![layer.clone(), layer],
+        fade: Some(FadeDesc {
+            from: 0,
+            to: 1,
+            fade: CrossFade {
+                start_s: 0.0,
+                duration_s: 0.1,
+            },
+        }),
+        links: false,
+        ..CharacterSpec::single(None)
+    };
+    let mut c = CharacterSetup::stage(spec).build(&scene).unwrap();
+    let animation = &scene.animations[0];
+    let dt = 1.0 / 60.0;
+    let mut compared = 0;
+    for i in 0..120 {
+        let t = i as f32 * dt;
+        c.update(t, dt).unwrap();
+        if c.layers()[0].weight_at(t) > 0.0 || t > animation.duration_s() {
+            continue;
+        }
+        let mut want = Pose::rest(&scene);
+        AnimateJob {
+            scene: &scene,
+            animation: Some(animation),
+            time_s: t,
+            cursors: &mut vec![Default::default(); animation.channels.len()],
+            pose: &mut want,
+        }
+        .run()
+        .unwrap();
+        for (node, (got, want)) in c
+            .frame
+            .pose
+            .morph_weights
+            .iter()
+            .zip(&want.morph_weights)
+            .enumerate()
+        {
+            for (g, w) in got.iter().zip(want) {
+                assert!(
+                    (g - w).abs() < 1e-6,
+                    "node {node} at {t} s: {got:?} against {want:?}"
+                );
+            }
+        }
+        compared += 1;
+    }
+    assert!(compared > 30, "{compared} frames after the fade");
+}

@@ -1201,6 +1201,23 @@ fn invalid_inputs_are_validate_errors() {
         rule_of(run(&[good], st, &rest, &[], &bad_limits).unwrap_err()),
         4
     );
+    // Only the chains' weights and limits are read, so only theirs are checked: a chain of
+    // the last two joints ignores the first joint's, and still refuses its own.
+    let short = Effector {
+        chain_length: 2,
+        ..good
+    };
+    let bad_first = [bad_limits[1], None, None];
+    assert!(run(&[short], st, &rest, &[2.0, 1.0, 1.0], &bad_first).is_ok());
+    assert_eq!(
+        rule_of(run(&[short], st, &rest, &[1.0, 1.0, 2.0], &[]).unwrap_err()),
+        3
+    );
+    let bad_last = [None, None, bad_limits[1]];
+    assert_eq!(
+        rule_of(run(&[short], st, &rest, &[], &bad_last).unwrap_err()),
+        4
+    );
     let mut nan_input = rest.clone();
     nan_input[0].rotation = Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0);
     assert_eq!(

@@ -387,6 +387,7 @@ fn bench_reports_every_stage_as_json() {
         "skin",
         "renormalise normals",
         "frame",
+        "animation stage as a whole",
     ] {
         assert!(t.contains(stage), "bench output lacks {stage}:\n{t}");
     }
@@ -412,6 +413,17 @@ fn bench_reports_every_stage_as_json() {
     assert!(
         frame > 0.0 && frame < 3.0 * sum && frame > sum / 3.0,
         "frame {frame} vs stage sum {sum}"
+    );
+    // The stage timed as a whole is the frame without skinning: below the whole frame, above
+    // a third of its own stages' medians.
+    let stage = v["stage_us"].as_f64().unwrap();
+    let animation: f64 = ["sample", "layer", "ik", "links", "palette"]
+        .iter()
+        .map(|k| stages[*k].as_f64().unwrap())
+        .sum();
+    assert!(
+        stage > animation / 3.0 && stage < frame,
+        "stage {stage} vs its stages {animation} and the frame {frame}"
     );
     // Any native rig with command-line layers, a fade, IK and links.
     let rig = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/humanoid.rig.json");
