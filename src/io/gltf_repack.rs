@@ -1476,14 +1476,16 @@ fn renumber(p: &crate::scene::Primitive, new_from_old: &[u32]) -> Option<crate::
 
 /// Whether two triangle lists hold the same triangles, in any order, each perhaps rotated
 /// (meshoptimizer's index codec rotates a triangle's corners, keeping its winding, and
-/// compression reorders the triangles for the vertex cache).
+/// compression reorders the triangles for the vertex cache). Each triangle is compared as the
+/// least of its three rotations, so one with a repeated corner (welding can make them) reads
+/// the same however it was rotated.
 fn same_triangles(a: &[u32], b: &[u32]) -> bool {
     let normalised = |list: &[u32]| {
         let mut t: Vec<[u32; 3]> = list
             .chunks_exact(3)
             .map(|t| {
-                let k = (0..3).min_by_key(|&k| t[k]).unwrap_or(0);
-                [t[k], t[(k + 1) % 3], t[(k + 2) % 3]]
+                let rotation = |k: usize| [t[k], t[(k + 1) % 3], t[(k + 2) % 3]];
+                rotation(0).min(rotation(1)).min(rotation(2))
             })
             .collect();
         t.sort_unstable();
@@ -1704,8 +1706,28 @@ pub fn animation_bytes(bytes: &[u8], file: &str) -> Result<Vec<u64>> {
 
 #[cfg(test)]
 mod tests {
-    use super::influence_change;
+    use super::{influence_change, same_triangles};
     use crate::scene::SkinWeights;
+
+    /// The same triangles in another order and each rotated read the same, those with a
+    /// repeated corner too (welding makes them: [5, 5, 7] rotated is [5, 7, 5] or [7, 5, 5]);
+    /// a flipped winding, another triangle or a missing one does not.
+    #[test]
+    fn triangles_compare_whatever_their_order_and_rotation() {
+        let list = [0, 1, 2, 5, 5, 7, 3, 4, 3];
+        for rotated in [[5, 7, 5, 1, 2, 0, 4, 3, 3], [7, 5, 5, 2, 0, 1, 3, 3, 4]] {
+            assert!(same_triangles(&list, &rotated), "{rotated:?}");
+        }
+        assert!(
+            !same_triangles(&list, &[0, 2, 1, 5, 5, 7, 3, 4, 3]),
+            "winding"
+        );
+        assert!(
+            !same_triangles(&list, &[0, 1, 2, 5, 7, 7, 3, 4, 3]),
+            "corners"
+        );
+        assert!(!same_triangles(&list, &list[..6]), "count");
+    }
 
     fn weights(joints: [u32; 4], weights: [f32; 4]) -> SkinWeights {
         SkinWeights {

@@ -734,3 +734,33 @@ fn influences_go_largest_first_where_that_compresses_smaller() {
         "rig_seed5",
     );
 }
+
+/// A dense mesh on a coarse grid: neighbours that quantise to the same bytes are welded into
+/// one vertex, which leaves triangles with a repeated corner, and the index codec may store
+/// those rotated. The compressed file still reads back as the input (`optimize` refused it
+/// before the read-back compared such triangles rotation-free), has fewer vertices, and holds
+/// the tolerance by `diff`'s measure. (Not the same worst as `optimize`'s: this mesh has no
+/// texture coordinates, and on a 9-bit grid neighbours 2–4 mm apart trade places, so `diff`,
+/// pairing by position, pairs a few vertices with a neighbour; see `diff::matching`.)
+#[test]
+fn welded_triangles_with_a_repeated_corner_read_back() {
+    let dir = scratch("welded");
+    let input = PathBuf::from("builtin:dense-humanoid");
+    let out = dir.join("dense.glb");
+    let tolerance = "1e-2";
+    let args = ["--tolerance", tolerance, "--quantize-mesh", "--compress"];
+    let report = optimize(&input, &out, &args);
+    let doc = glb_json(&out);
+    let positions = doc["meshes"][0]["primitives"][0]["attributes"]["POSITION"]
+        .as_u64()
+        .unwrap();
+    let drawn = doc["accessors"][positions as usize]["count"]
+        .as_u64()
+        .unwrap();
+    assert!(drawn < 108_258, "{drawn} vertices: nothing was welded");
+    let diff = diff_at_evaluation_times(&input, &out, tolerance);
+    assert_eq!(diff["passed"], true, "{}", diff["worst"]);
+    for clip in report["clips"].as_array().unwrap() {
+        assert!(clip["worst_error_rel"].as_f64().unwrap() <= 1e-2, "{clip}");
+    }
+}
