@@ -380,16 +380,23 @@ impl Character {
                 mask: None,
             };
             let mut layers = [unused; MAX_LAYERS];
-            let count = self.layers.len().min(MAX_LAYERS);
-            for (slot, (spec, pose)) in layers
-                .iter_mut()
-                .zip(self.layers.iter().zip(&self.layer_poses))
-            {
+            let mut count = 0;
+            // Layers at weight 0 add nothing (`LayerJob` skips them bone by bone): left out,
+            // the others in their order, so the blend is the same to the bit.
+            for (spec, pose) in self.layers.iter().zip(&self.layer_poses) {
+                let weight = spec.weight_at(time_s);
+                if weight == 0.0 {
+                    continue;
+                }
+                let Some(slot) = layers.get_mut(count) else {
+                    break;
+                };
                 *slot = Layer {
                     pose: &pose.locals,
-                    weight: spec.weight_at(time_s),
+                    weight,
                     mask: Some(&spec.mask),
                 };
+                count += 1;
             }
             LayerJob {
                 reference: &self.reference,
