@@ -157,6 +157,13 @@ pub(crate) fn sin_cos_first_quadrant4(a: Vec4) -> (Vec4, Vec4) {
     (Vec4::select(high, cos, sin), Vec4::select(high, -sin, cos))
 }
 
+/// The median of `v` (the upper of the two middle values for an even count; 0 when empty),
+/// sorting `v` in place: what the benchmarks report of their timed runs.
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
 /// The element-wise median of `matrices` (None when empty): what a set of skinning matrices
 /// shares when most agree and a few stand out (`diff`'s joint check, `check`'s bind pose).
 pub fn elementwise_median(matrices: &[Mat4]) -> Option<Mat4> {

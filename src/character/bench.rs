@@ -15,6 +15,9 @@ pub const STAGE_RUNS: usize = 25;
 /// ozz-animation benchmark run plays (600).
 pub const STAGE_FRAMES_PER_RUN: usize = 600;
 
+/// Frames [`bench`] plays before it times any: buffers reach their final size, caches fill.
+const WARM_UP_FRAMES: usize = 10;
+
 /// Run `frames` frames at 60 Hz and return the per-stage medians (µs).
 pub fn bench(
     character: &mut Character,
@@ -23,18 +26,15 @@ pub fn bench(
 ) -> Result<StageTimes> {
     let dt = 1.0 / 60.0;
     let mut all: Vec<StageTimes> = Vec::with_capacity(frames);
-    // Warm-up: buffers reach their final size, caches fill.
-    for i in 0..10 {
+    for i in 0..WARM_UP_FRAMES {
         character.update(i as f32 * dt, dt)?;
     }
     for i in 0..frames {
-        all.push(character.update((i + 10) as f32 * dt, dt)?);
+        all.push(character.update((i + WARM_UP_FRAMES) as f32 * dt, dt)?);
         progress(i);
     }
     let median = |f: &dyn Fn(&StageTimes) -> f64| {
-        let mut v: Vec<f64> = all.iter().map(f).collect();
-        v.sort_by(|a, b| a.total_cmp(b));
-        v.get(v.len() / 2).copied().unwrap_or(0.0)
+        crate::math::median(&mut all.iter().map(f).collect::<Vec<f64>>())
     };
     Ok(StageTimes {
         sample: median(&|t| t.sample),
@@ -65,8 +65,7 @@ pub fn time_stage(character: &mut Character, start_s: f32, frames: usize) -> Res
         }
         per_frame_us.push(t0.elapsed().as_secs_f64() * 1e6 / per_run as f64);
     }
-    per_frame_us.sort_by(f64::total_cmp);
-    Ok(per_frame_us[per_frame_us.len() / 2])
+    Ok(crate::math::median(&mut per_frame_us))
 }
 
 /// What a benchmark run measured on one character: its JSON form is the bench report
@@ -116,7 +115,11 @@ impl BenchReport {
     ) -> Result<BenchReport> {
         let t = bench(character, frames.max(1), progress)?;
         // Time goes on from the last frame `bench` played.
-        let stage_us = time_stage(character, (frames.max(1) + 10) as f32 / 60.0, frames)?;
+        let stage_us = time_stage(
+            character,
+            (frames.max(1) + WARM_UP_FRAMES) as f32 / 60.0,
+            frames,
+        )?;
         let scene = &character.scene;
         // Nanosecond resolution: the clock's, and no float noise in the JSON.
         let ns = |us: f64| (us * 1000.0).round() / 1000.0;

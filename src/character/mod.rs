@@ -350,8 +350,8 @@ impl Character {
             .zip(&mut self.clips)
             .enumerate()
         {
-            let morph_source = i == 0 && clip.animates_morph_weights();
-            if spec.weight_at(time_s) == 0.0 && !morph_source {
+            let morph_source = || i == 0 && clip.animates_morph_weights();
+            if spec.weight_at(time_s) == 0.0 && !morph_source() {
                 continue;
             }
             // The clip was compiled from `scene.animations[spec.anim]` (`compile_layers`).

@@ -80,8 +80,8 @@ pub fn measure(
             progress(run - WARM_UP_RUNS);
         }
     }
-    per_frame_us.sort_by(f64::total_cmp);
-    let median = per_frame_us[per_frame_us.len() / 2];
+    // Sorted by the median: the first and last are the fastest and slowest runs.
+    let median = crate::math::median(&mut per_frame_us);
     let bound_us = time_bounds(&mut crowd, scene, runs)?;
     let stats = crowd.stats();
     Ok(CrowdBenchRow {
@@ -117,6 +117,5 @@ fn time_bounds(crowd: &mut Crowd, scene: &Scene, runs: usize) -> Result<f64> {
         }
         per_frame_us.push(t0.elapsed().as_secs_f64() * 1e6 / FRAMES_PER_RUN as f64);
     }
-    per_frame_us.sort_by(f64::total_cmp);
-    Ok(per_frame_us[per_frame_us.len() / 2])
+    Ok(crate::math::median(&mut per_frame_us))
 }

@@ -31,6 +31,7 @@ use crate::gpu::{
     Renderer, Skinning, Target, ViewUniform,
 };
 use crate::image::Rgba8;
+use crate::math::median;
 
 /// Frames drawn before timing starts (pipelines compiled, buffers resident, clocks up).
 pub const WARM_UP_FRAMES: usize = 3;
@@ -385,12 +386,6 @@ impl std::fmt::Display for CrowdReport {
         }
         Ok(())
     }
-}
-
-/// Median of `v` (0 when empty).
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// Columns and rows of the square grid of `n` instances.
