@@ -14,7 +14,9 @@
 //!    with AVX-512F ([`Kernel::Avx512Blend`], four-slot weights; [`Kernel::fastest`] says
 //!    where it is chosen), whole in one 512-bit register (one load and one fused multiply-add
 //!    per influence: the same lanes in the same order, so the same bits); the position is
-//!    transformed (one permute, a multiply, a fused multiply-add, two adds) and written once.
+//!    transformed (one permute, a multiply, a fused multiply-add, two adds) and written once
+//!    ([`Kernel::Avx512Broadcast`] reads each vector's coordinates as three broadcast loads
+//!    instead of spreading them across lanes with shuffles: the same arithmetic).
 //!    Normals go through the blended 3×3 (blend3x3) or its cofactor with the determinant's
 //!    sign (exact: the inverse-transpose up to scale; three cross products, two of them in one
 //!    256-bit register), tangents through the blended 3×3; where nothing more is asked (raw
@@ -96,6 +98,12 @@ pub enum Kernel {
     /// The same kernel with each four-slot vertex's matrices blended whole in one 512-bit
     /// register (AVX-512F): four loads and four fused multiply-adds a vertex instead of eight.
     Avx512Blend,
+    /// [`Kernel::Avx512Blend`] with each input vector's coordinates broadcast from memory
+    /// in phase 1 instead of spread across lanes by shuffles: the same operations in the same
+    /// order, so the same bits, with three shuffles a vertex instead of five to eleven. For
+    /// Intel cores, which run lane-crossing shuffles on one port only (port 5, which also
+    /// takes half the 512-bit multiply-adds).
+    Avx512Broadcast,
 }
 
 /// The environment variable that picks a kernel by hand.
@@ -103,7 +111,12 @@ pub const KERNEL_ENV: &str = "SKINVIEW_SKIN_KERNEL";
 
 impl Kernel {
     /// Every kernel.
-    pub const ALL: [Kernel; 3] = [Kernel::Portable, Kernel::Avx2Fma, Kernel::Avx512Blend];
+    pub const ALL: [Kernel; 4] = [
+        Kernel::Portable,
+        Kernel::Avx2Fma,
+        Kernel::Avx512Blend,
+        Kernel::Avx512Broadcast,
+    ];
 
     /// Its name in [`KERNEL_ENV`] and in reports.
     pub fn name(self) -> &'static str {
@@ -111,6 +124,7 @@ impl Kernel {
             Kernel::Portable => "portable",
             Kernel::Avx2Fma => "avx2",
             Kernel::Avx512Blend => "avx512",
+            Kernel::Avx512Broadcast => "avx512-broadcast",
         }
     }
 
@@ -124,7 +138,7 @@ impl Kernel {
         match self {
             Kernel::Portable => true,
             Kernel::Avx2Fma => available(),
-            Kernel::Avx512Blend => available() && avx512f(),
+            Kernel::Avx512Blend | Kernel::Avx512Broadcast => available() && avx512f(),
         }
     }
 
@@ -136,7 +150,7 @@ impl Kernel {
     }
 
     /// The kernel [`super::SkinningJob::run`] uses on this CPU: the one [`KERNEL_ENV`] names
-    /// (`portable`, `avx2` or `avx512`) when this CPU runs it, else [`Kernel::fastest`].
+    /// (`portable`, `avx2`, `avx512` or `avx512-broadcast`) when this CPU runs it, else [`Kernel::fastest`].
     /// Chosen once per process.
     pub fn chosen() -> Kernel {
         static CHOSEN: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
@@ -171,19 +185,26 @@ impl Kernel {
         }
     }
 
-    /// The kernel expected to be fastest on this CPU, ignoring the environment: `avx512` on
-    /// CPUs with AVX2, FMA and AVX-512F except AMD family 19h, `avx2` on CPUs with AVX2 and
-    /// FMA, `portable` otherwise.
+    /// The kernel expected to be fastest on this CPU, ignoring the environment: on CPUs with
+    /// AVX2, FMA and AVX-512F except AMD family 19h, `avx512-broadcast` on Intel's and
+    /// `avx512` on the others; `avx2` on CPUs with AVX2 and FMA, `portable` otherwise.
     ///
     /// Measured: on AMD Zen 5 (family 1Ah, desktop/server cores with 512-bit pipes) the
     /// 512-bit blend took positions from 535 to 640 M vertices/s (BENCHMARKS.md). AMD family
     /// 19h (Zen 4) runs each 512-bit operation as two 256-bit halves, and an earlier AVX-512
     /// kernel measured slower than the AVX2 one there (324 against 390 M vertices/s), so it
-    /// keeps `avx2`. Not measured: Intel cores with AVX-512, and Zen 5 mobile parts (which also
-    /// split 512-bit operations); [`KERNEL_ENV`] overrides the choice on any of them.
+    /// keeps `avx2`. On an Intel Xeon (family 6 model 207) the 512-bit blend beat the 256-bit
+    /// one (positions 250–265 → 330 M vertices/s), and broadcasting the vectors' coordinates
+    /// added about 5 % with normals or tangents (BENCHMARKS.md); on Zen 5 that form is not
+    /// measured, so AMD keeps `avx512`. Not measured: Zen 5 mobile parts (which split 512-bit
+    /// operations); [`KERNEL_ENV`] overrides the choice on any CPU.
     pub fn fastest() -> Kernel {
         if Kernel::Avx512Blend.is_available() && !amd_family_19h() {
-            Kernel::Avx512Blend
+            if intel() {
+                Kernel::Avx512Broadcast
+            } else {
+                Kernel::Avx512Blend
+            }
         } else if available() {
             Kernel::Avx2Fma
         } else {
@@ -197,6 +218,20 @@ fn avx512f() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether this is an Intel CPU (CPUID vendor "GenuineIntel").
+fn intel() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // CPUID leaf 0 (vendor) exists on every x86-64.
+        let vendor = std::arch::x86_64::__cpuid(0);
+        (vendor.ebx, vendor.edx, vendor.ecx) == (0x756e_6547, 0x4965_6e69, 0x6c65_746e)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -234,6 +269,7 @@ pub fn kernel_name() -> &'static str {
         Kernel::Portable => "portable (sse2)",
         Kernel::Avx2Fma => "avx2 (avx2+fma)",
         Kernel::Avx512Blend => "avx512 (avx2+fma, avx-512 blend)",
+        Kernel::Avx512Broadcast => "avx512-broadcast (avx2+fma, avx-512 blend, vectors broadcast)",
     }
 }
 
@@ -251,6 +287,9 @@ pub(super) struct Range<'a> {
     pub blend3x3: bool,
     /// Blend four-slot matrices in 512-bit registers ([`Kernel::Avx512Blend`]).
     pub wide: bool,
+    /// With `wide`: broadcast each input vector's coordinates from memory
+    /// ([`Kernel::Avx512Broadcast`]).
+    pub broadcast: bool,
     /// Write raw tangents with streaming (non-temporal) stores: for outputs too large to stay
     /// in cache ([`STREAM_MIN_BYTES`]).
     pub stream_tangents: bool,
@@ -700,12 +739,72 @@ mod x86 {
         }
     }
 
-    /// The point through the blended matrix: `rotate + c3`.
+    /// Columns `c0..c3` of the blended matrix from its `x|y` and `z|w` halves.
     #[inline(always)]
-    unsafe fn transform(a: __m256, b: __m256, p: __m128) -> __m128 {
-        // SAFETY: register operations only; callers run with AVX2 and FMA (the kernel is chosen
-        // only on CPUs that have them).
-        unsafe { _mm_add_ps(rotate(a, b, p), _mm256_extractf128_ps::<1>(b)) }
+    unsafe fn columns(a: __m256, b: __m256) -> [__m128; 4] {
+        // SAFETY: register operations only; callers run with AVX2 and FMA.
+        unsafe {
+            [
+                _mm256_castps256_ps128(a),
+                _mm256_extractf128_ps::<1>(a),
+                _mm256_castps256_ps128(b),
+                _mm256_extractf128_ps::<1>(b),
+            ]
+        }
+    }
+
+    /// [`rotate`] of the vector at `d` (3 floats), its coordinates broadcast from memory
+    /// (loads) rather than spread across lanes (shuffles): `(c0·x + c1·y) + c2·z`, the same
+    /// operations in the same order, so the same bits.
+    #[inline(always)]
+    unsafe fn rotate_at(c: &[__m128; 4], d: *const f32) -> __m128 {
+        // SAFETY: the caller's contract: three floats at `d`.
+        unsafe {
+            let sum = _mm_add_ps(
+                _mm_mul_ps(c[0], _mm_broadcast_ss(&*d)),
+                _mm_mul_ps(c[1], _mm_broadcast_ss(&*d.add(1))),
+            );
+            _mm_fmadd_ps(c[2], _mm_broadcast_ss(&*d.add(2)), sum)
+        }
+    }
+
+    /// Vector `v` of the `Vec3` array at `base` through the blended 3×3: [`rotate`] of the
+    /// loaded vector, or with `BC` [`rotate_at`] (the same bits).
+    #[inline(always)]
+    unsafe fn direction<const BC: bool>(
+        a: __m256,
+        b: __m256,
+        base: *const f32,
+        v: usize,
+        room: bool,
+    ) -> __m128 {
+        // SAFETY: the caller's contract: as for `load3`.
+        unsafe {
+            if BC {
+                rotate_at(&columns(a, b), base.add(3 * v))
+            } else {
+                rotate(a, b, load3(base, v, room))
+            }
+        }
+    }
+
+    /// Point `v` of the `Vec3` array at `base` through the blended matrix: [`direction`] plus
+    /// the fourth column.
+    #[inline(always)]
+    unsafe fn point<const BC: bool>(
+        a: __m256,
+        b: __m256,
+        base: *const f32,
+        v: usize,
+        room: bool,
+    ) -> __m128 {
+        // SAFETY: the caller's contract: as for `load3`.
+        unsafe {
+            _mm_add_ps(
+                direction::<BC>(a, b, base, v, room),
+                _mm256_extractf128_ps::<1>(b),
+            )
+        }
     }
 
     /// Eight rows of four floats at `p` (stride 16 bytes) to four registers of eight lanes
@@ -829,29 +928,29 @@ mod x86 {
         // SAFETY: the caller's contract: as for `run`; `wide` only where the caller checked AVX-512F.
         unsafe {
             let WeightLayout::Fixed4(w) = &k.weights.layout else {
-                return run::<AnyCount>(k, &inp, start, out_p, out_n, out_t);
+                return run::<AnyCount, false>(k, &inp, start, out_p, out_n, out_t);
             };
             // One monomorphised loop per encoding and blend width.
             macro_rules! per_encoding {
-                ($run:ident, $four:ident) => {
+                ($run:ident, $four:ident, $bc:literal) => {
                     match w.encoding() {
                         (JointEncoding::U8, WeightEncoding::F32) => {
-                            $run::<$four<F32U8>>(k, &inp, start, out_p, out_n, out_t)
+                            $run::<$four<F32U8>, $bc>(k, &inp, start, out_p, out_n, out_t)
                         }
                         (JointEncoding::U16, WeightEncoding::F32) => {
-                            $run::<$four<F32U16>>(k, &inp, start, out_p, out_n, out_t)
+                            $run::<$four<F32U16>, $bc>(k, &inp, start, out_p, out_n, out_t)
                         }
                         (JointEncoding::U8, WeightEncoding::Unorm16) => {
-                            $run::<$four<Unorm16U8>>(k, &inp, start, out_p, out_n, out_t)
+                            $run::<$four<Unorm16U8>, $bc>(k, &inp, start, out_p, out_n, out_t)
                         }
                         (JointEncoding::U16, WeightEncoding::Unorm16) => {
-                            $run::<$four<Unorm16U16>>(k, &inp, start, out_p, out_n, out_t)
+                            $run::<$four<Unorm16U16>, $bc>(k, &inp, start, out_p, out_n, out_t)
                         }
                         (JointEncoding::U8, WeightEncoding::Unorm8) => {
-                            $run::<$four<Unorm8U8>>(k, &inp, start, out_p, out_n, out_t)
+                            $run::<$four<Unorm8U8>, $bc>(k, &inp, start, out_p, out_n, out_t)
                         }
                         (JointEncoding::U16, WeightEncoding::Unorm8) => {
-                            $run::<$four<Unorm8U16>>(k, &inp, start, out_p, out_n, out_t)
+                            $run::<$four<Unorm8U16>, $bc>(k, &inp, start, out_p, out_n, out_t)
                         }
                     }
                 };
@@ -859,9 +958,15 @@ mod x86 {
             if wide {
                 #[cfg(test)]
                 super::tests::WIDE_RANGES.with(|c| c.set(c.get() + 1));
-                per_encoding!(run512, Four512)
+                if k.broadcast {
+                    #[cfg(test)]
+                    super::tests::BROADCAST_RANGES.with(|c| c.set(c.get() + 1));
+                    per_encoding!(run512, Four512, true)
+                } else {
+                    per_encoding!(run512, Four512, false)
+                }
             } else {
-                per_encoding!(run, Four)
+                per_encoding!(run, Four, false)
             }
         }
     }
@@ -874,7 +979,7 @@ mod x86 {
         ($run:ident, $blocks:ident, $features:literal) => {
             /// One loop per attribute combination, so the hot ones carry no per-vertex branches.
             #[target_feature(enable = $features)]
-            unsafe fn $run<S: Source>(
+            unsafe fn $run<S: Source, const BC: bool>(
                 k: &Range<'_>,
                 inp: &Inputs,
                 start: usize,
@@ -892,8 +997,11 @@ mod x86 {
                         (None, None) => each_vertex(n, |i, room| {
                             let v = start + i;
                             let (a, b) = S::blend(inp, v);
-                            let p = load3(inp.positions, v, room);
-                            store3(op.add(3 * i), transform(a, b, p), room);
+                            store3(
+                                op.add(3 * i),
+                                point::<BC>(a, b, inp.positions, v, room),
+                                room,
+                            );
                         }),
                         (Some(on), None) if !k.renormalize && k.blend3x3 => {
                             // Raw blended-3×3 normals: written in phase 1, no second phase.
@@ -901,10 +1009,13 @@ mod x86 {
                             each_vertex(n, |i, room| {
                                 let v = start + i;
                                 let (a, b) = S::blend(inp, v);
-                                let p = load3(inp.positions, v, room);
-                                store3(op.add(3 * i), transform(a, b, p), room);
-                                let nv = load3(inp.normals, v, room);
-                                store3(onp.add(3 * i), rotate(a, b, nv), room);
+                                store3(
+                                    op.add(3 * i),
+                                    point::<BC>(a, b, inp.positions, v, room),
+                                    room,
+                                );
+                                let nv = direction::<BC>(a, b, inp.normals, v, room);
+                                store3(onp.add(3 * i), nv, room);
                             });
                         }
                         (on, Some(ot))
@@ -920,15 +1031,23 @@ mod x86 {
                             each_vertex(n, |i, room| {
                                 let v = start + i;
                                 let (a, b) = S::blend(inp, v);
-                                let p = load3(inp.positions, v, room);
-                                store3(op.add(3 * i), transform(a, b, p), room);
+                                store3(
+                                    op.add(3 * i),
+                                    point::<BC>(a, b, inp.positions, v, room),
+                                    room,
+                                );
                                 if let Some(onp) = onp {
-                                    let nv = load3(inp.normals, v, room);
-                                    store3(onp.add(3 * i), rotate(a, b, nv), room);
+                                    let nv = direction::<BC>(a, b, inp.normals, v, room);
+                                    store3(onp.add(3 * i), nv, room);
                                 }
                                 let t = _mm_loadu_ps(inp.tangents.add(4 * v));
+                                let rt = if BC {
+                                    rotate_at(&columns(a, b), inp.tangents.add(4 * v))
+                                } else {
+                                    rotate(a, b, t)
+                                };
                                 // xyz through the blended 3×3, w (handedness) as given.
-                                let r = _mm_blend_ps::<0b1000>(rotate(a, b, t), t);
+                                let r = _mm_blend_ps::<0b1000>(rt, t);
                                 if stream {
                                     _mm_stream_ps(otp.add(4 * i), r);
                                 } else {
@@ -944,7 +1063,7 @@ mod x86 {
                                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             }
                         }
-                        (on, ot) => $blocks::<S>(k, inp, start, n, op, on, ot),
+                        (on, ot) => $blocks::<S, BC>(k, inp, start, n, op, on, ot),
                     }
                 }
             }
@@ -955,7 +1074,7 @@ mod x86 {
             /// their results straight from and to the arrays; a group at the end of the range goes
             /// through the scratch (zero padding lanes, whose results are never written).
             #[target_feature(enable = $features)]
-            unsafe fn $blocks<S: Source>(
+            unsafe fn $blocks<S: Source, const BC: bool>(
                 k: &Range<'_>,
                 inp: &Inputs,
                 start: usize,
@@ -984,8 +1103,11 @@ mod x86 {
                         let mut phase1 = |i: usize, room: bool| {
                             let (g, v) = (i0 + i, start + i0 + i);
                             let (a, b) = S::blend(inp, v);
-                            let p = load3(inp.positions, v, room);
-                            store3(op.add(3 * g), transform(a, b, p), room);
+                            store3(
+                                op.add(3 * g),
+                                point::<BC>(a, b, inp.positions, v, room),
+                                room,
+                            );
                             _mm256_storeu_ps(sa[i].as_mut_ptr(), a);
                             _mm_storeu_ps(sb[i].as_mut_ptr(), _mm256_castps256_ps128(b));
                         };
@@ -1259,6 +1381,8 @@ mod tests {
         /// Ranges this thread ran through the 512-bit loops (the two blends give the same bits,
         /// so only this tells which ran).
         pub(super) static WIDE_RANGES: Cell<usize> = const { Cell::new(0) };
+        /// Ranges run with the vectors broadcast ([`Kernel::Avx512Broadcast`]).
+        pub(super) static BROADCAST_RANGES: Cell<usize> = const { Cell::new(0) };
     }
 
     /// A `wide` range of four-slot weights runs the 512-bit loops; a range that is not wide,
@@ -1293,6 +1417,7 @@ mod tests {
                 orthonormalize_tangents: true,
                 blend3x3: false,
                 wide,
+                broadcast: false,
                 stream_tangents: false,
             };
             let before = WIDE_RANGES.with(Cell::get);
@@ -1303,10 +1428,16 @@ mod tests {
                 "wide: {wide}"
             );
         }
-        // `SkinningJob::run_kernel` asks for the 512-bit loops exactly for `Avx512Blend` (a
-        // mesh this small is skinned on the calling thread).
-        for (kernel, expected) in [(Kernel::Avx512Blend, 1), (Kernel::Avx2Fma, 0)] {
+        // `SkinningJob::run_kernel` asks for the 512-bit loops exactly for the two 512-bit
+        // kernels, and for broadcast vectors for `Avx512Broadcast` only (a mesh this small is
+        // skinned on the calling thread).
+        for (kernel, expected, broadcast) in [
+            (Kernel::Avx512Blend, 1, 0),
+            (Kernel::Avx512Broadcast, 1, 1),
+            (Kernel::Avx2Fma, 0, 0),
+        ] {
             let before = WIDE_RANGES.with(Cell::get);
+            let broadcast_before = BROADCAST_RANGES.with(Cell::get);
             crate::skin::SkinningJob {
                 palette: &palette,
                 weights: &four,
@@ -1323,6 +1454,11 @@ mod tests {
             .run_kernel(kernel)
             .expect("a valid job");
             assert_eq!(WIDE_RANGES.with(Cell::get) - before, expected, "{kernel:?}");
+            assert_eq!(
+                BROADCAST_RANGES.with(Cell::get) - broadcast_before,
+                broadcast,
+                "{kernel:?}: vectors broadcast"
+            );
         }
     }
 
@@ -1399,7 +1535,11 @@ mod tests {
                 .map(f32::to_bits)
                 .collect::<Vec<u32>>()
         };
-        for kernel in [Kernel::Avx2Fma, Kernel::Avx512Blend] {
+        for kernel in [
+            Kernel::Avx2Fma,
+            Kernel::Avx512Blend,
+            Kernel::Avx512Broadcast,
+        ] {
             if !kernel.is_available() {
                 continue;
             }

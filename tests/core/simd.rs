@@ -412,18 +412,21 @@ fn bits4(x: &[Vec4]) -> Vec<[u32; 4]> {
     x.iter().map(|v| v.to_array().map(f32::to_bits)).collect()
 }
 
-/// Both AVX2 kernels (256- and 512-bit blends) give the same bits; false (nothing compared)
-/// where the CPU lacks the wider one.
+/// The AVX2 kernels (the 256-bit blend, the 512-bit one, and the 512-bit one with its vectors
+/// broadcast) give the same bits; false (nothing compared) where the CPU lacks AVX-512F.
 fn avx2_kernels_agree(c: &Case, a: Asked, label: &str) -> bool {
     if !Kernel::Avx512Blend.is_available() {
         return false;
     }
-    let wide = run_on(c, &c.palette, a, Kernel::Avx512Blend);
-    let narrow = run_on(c, &c.palette, a, Kernel::Avx2Fma);
-    assert!(
-        out_bits(&wide) == out_bits(&narrow),
-        "{label}: the avx2 and avx512 kernels differ"
-    );
+    let narrow = out_bits(&run_on(c, &c.palette, a, Kernel::Avx2Fma));
+    for kernel in [Kernel::Avx512Blend, Kernel::Avx512Broadcast] {
+        let wide = run_on(c, &c.palette, a, kernel);
+        assert!(
+            out_bits(&wide) == narrow,
+            "{label}: the avx2 and {} kernels differ",
+            kernel.name()
+        );
+    }
     true
 }
 

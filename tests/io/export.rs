@@ -905,11 +905,7 @@ fn quantised_normals_and_positions_stay_close() {
         worst_deg = worst_deg.max(angle);
     }
     assert!(worst_deg <= 2.0, "a normal turned by {worst_deg}°");
-    let doc: Value = {
-        let glb = std::fs::read(&out).unwrap();
-        let n = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
-        serde_json::from_slice(&glb[20..20 + n]).unwrap()
-    };
+    let doc = common::glb::json_of(&std::fs::read(&out).unwrap());
     let normal = doc["meshes"][0]["primitives"][0]["attributes"]["NORMAL"]
         .as_u64()
         .unwrap();
