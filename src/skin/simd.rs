@@ -150,8 +150,8 @@ impl Kernel {
     }
 
     /// The kernel [`super::SkinningJob::run`] uses on this CPU: the one [`KERNEL_ENV`] names
-    /// (`portable`, `avx2`, `avx512` or `avx512-broadcast`) when this CPU runs it, else [`Kernel::fastest`].
-    /// Chosen once per process.
+    /// (`portable`, `avx2`, `avx512` or `avx512-broadcast`) when this CPU runs it, else
+    /// [`Kernel::fastest`]. Chosen once per process.
     pub fn chosen() -> Kernel {
         static CHOSEN: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
         *CHOSEN.get_or_init(|| {
