@@ -195,11 +195,7 @@ impl SkinningJob<'_> {
                 renormalize: self.renormalize,
                 orthonormalize_tangents: self.orthonormalize_tangents,
                 blend3x3: self.normal_mode == super::modes::NormalMode::Blend3x3,
-                wide: matches!(
-                    kernel,
-                    SimdKernel::Avx512Blend | SimdKernel::Avx512Broadcast
-                ),
-                broadcast: kernel == SimdKernel::Avx512Broadcast,
+                kernel,
                 stream_tangents: self.output_bytes() >= super::simd::STREAM_MIN_BYTES,
             };
             let refused = std::sync::atomic::AtomicBool::new(false);

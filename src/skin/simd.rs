@@ -285,11 +285,10 @@ pub(super) struct Range<'a> {
     pub renormalize: bool,
     pub orthonormalize_tangents: bool,
     pub blend3x3: bool,
-    /// Blend four-slot matrices in 512-bit registers ([`Kernel::Avx512Blend`]).
-    pub wide: bool,
-    /// With `wide`: broadcast each input vector's coordinates from memory
-    /// ([`Kernel::Avx512Broadcast`]).
-    pub broadcast: bool,
+    /// The AVX2 kernel to run: four-slot matrices blended in 512-bit registers for the two
+    /// AVX-512 kernels, each input vector's coordinates broadcast from memory for
+    /// [`Kernel::Avx512Broadcast`]. [`Kernel::Portable`] declines every range.
+    pub kernel: Kernel,
     /// Write raw tangents with streaming (non-temporal) stores: for outputs too large to stay
     /// in cache ([`STREAM_MIN_BYTES`]).
     pub stream_tangents: bool,
@@ -336,8 +335,8 @@ impl Range<'_> {
                         && offsets[start + n] as usize <= influences.len()
                 }
             };
-            let ok = available()
-                && (!self.wide || avx512f())
+            let ok = self.kernel != Kernel::Portable
+                && self.kernel.is_available()
                 && !self.palette.is_empty()
                 && weights_ok
                 && covered(self.positions.len())
@@ -348,8 +347,9 @@ impl Range<'_> {
                 && out_n.is_some() == self.normals.is_some()
                 && out_t.is_some() == self.tangents.is_some();
             if ok {
-                // SAFETY: the CPU has AVX2 and FMA (and AVX-512F when `wide`), every range lies in
-                // its array and every joint index within the palette (all checked above).
+                // SAFETY: the CPU runs the kernel (AVX2 and FMA, and AVX-512F for the 512-bit
+                // ones: `is_available`), every range lies in its array and every joint index
+                // within the palette (all checked above).
                 unsafe { x86::skin(self, start, out_p, out_n, out_t) };
                 return true;
             }
@@ -366,7 +366,7 @@ mod x86 {
 
     use glam::{Vec3, Vec4};
 
-    use super::{BLOCK, Range};
+    use super::{BLOCK, Kernel, Range};
     use crate::skin::weights::{Influence, JointEncoding, WeightEncoding, WeightLayout};
 
     /// The register width weights are broadcast to: [`L256`] (two matrix columns) or [`L512`]
@@ -894,7 +894,8 @@ mod x86 {
         // 64-byte lines on the stack first when it fits and the range is long enough to pay
         // for it (one matrix copied per vertex at most). Measured: positions 326 → 356 M
         // vertices/s. The values, and so the results, are unchanged.
-        let wide = k.wide && matches!(k.weights.layout, WeightLayout::Fixed4(_));
+        let wide = matches!(k.kernel, Kernel::Avx512Blend | Kernel::Avx512Broadcast)
+            && matches!(k.weights.layout, WeightLayout::Fixed4(_));
         // A 512-bit load of a matrix straddles two lines unless the matrix starts one.
         let align = if wide { 64 } else { 32 };
         let mut lines = [const { MaybeUninit::<CacheLine>::uninit() }; ALIGNED_PALETTE_MAX];
@@ -925,7 +926,8 @@ mod x86 {
                 .tangents
                 .map_or(std::ptr::null(), |t| t.as_ptr().cast::<f32>()),
         };
-        // SAFETY: the caller's contract: as for `run`; `wide` only where the caller checked AVX-512F.
+        // SAFETY: the caller's contract: as for `run`; the 512-bit loops only for the kernels
+        // the caller found available.
         unsafe {
             let WeightLayout::Fixed4(w) = &k.weights.layout else {
                 return run::<AnyCount, false>(k, &inp, start, out_p, out_n, out_t);
@@ -958,7 +960,7 @@ mod x86 {
             if wide {
                 #[cfg(test)]
                 super::tests::WIDE_RANGES.with(|c| c.set(c.get() + 1));
-                if k.broadcast {
+                if k.kernel == Kernel::Avx512Broadcast {
                     #[cfg(test)]
                     super::tests::BROADCAST_RANGES.with(|c| c.set(c.get() + 1));
                     per_encoding!(run512, Four512, true)
@@ -1385,8 +1387,8 @@ mod tests {
         pub(super) static BROADCAST_RANGES: Cell<usize> = const { Cell::new(0) };
     }
 
-    /// A `wide` range of four-slot weights runs the 512-bit loops; a range that is not wide,
-    /// or whose weights are in the any-count layout, runs the 256-bit ones.
+    /// A range of four-slot weights on an AVX-512 kernel runs the 512-bit loops; a range on
+    /// the 256-bit kernel, or whose weights are in the any-count layout, runs the 256-bit ones.
     #[test]
     fn wide_ranges_take_the_512_bit_loops() {
         if !Kernel::Avx512Blend.is_available() {
@@ -1406,7 +1408,11 @@ mod tests {
         let mut out = vec![Vec3::ZERO; n];
         let four = VertexWeights::from_skin_weights(&raw);
         let any = VertexWeights::csr_from_skin_weights(&raw);
-        for (weights, wide, expected) in [(&four, true, 1), (&four, false, 0), (&any, true, 0)] {
+        for (weights, kernel, expected) in [
+            (&four, Kernel::Avx512Blend, 1),
+            (&four, Kernel::Avx2Fma, 0),
+            (&any, Kernel::Avx512Blend, 0),
+        ] {
             let range = Range {
                 palette: &palette,
                 weights,
@@ -1416,17 +1422,12 @@ mod tests {
                 renormalize: true,
                 orthonormalize_tangents: true,
                 blend3x3: false,
-                wide,
-                broadcast: false,
+                kernel,
                 stream_tangents: false,
             };
             let before = WIDE_RANGES.with(Cell::get);
             assert!(range.skin(0, &mut out, None, None));
-            assert_eq!(
-                WIDE_RANGES.with(Cell::get) - before,
-                expected,
-                "wide: {wide}"
-            );
+            assert_eq!(WIDE_RANGES.with(Cell::get) - before, expected, "{kernel:?}");
         }
         // `SkinningJob::run_kernel` asks for the 512-bit loops exactly for the two 512-bit
         // kernels, and for broadcast vectors for `Avx512Broadcast` only (a mesh this small is
