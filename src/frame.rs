@@ -85,19 +85,7 @@ impl FrameState {
             }
             .run()?,
         }
-        LocalToModelJob {
-            scene,
-            pose: &self.pose,
-            model_from_node: &mut self.model_from_node,
-        }
-        .run()?;
-        PaletteJob {
-            scene,
-            layout: &self.layout,
-            model_from_node: &self.model_from_node,
-            palette: &mut self.palette,
-        }
-        .run()
+        self.evaluate_current_pose(scene)
     }
 
     /// Local→model and palette from `self.pose` as the caller left it (layering, IK and links

@@ -805,14 +805,9 @@ fn short_uvs(a: usize, bytes: Vec<u8>, what: String) -> Replacement {
 }
 
 /// Per component, the smallest and largest of `values` (`n` per element), as written in
-/// `min` and `max`.
+/// `min` and `max` ([`super::gltf_export::min_max`] widened).
 fn float_bounds(values: &[f32], n: usize) -> (Vec<f64>, Vec<f64>) {
-    let (mut lo, mut hi) = (vec![f64::MAX; n], vec![f64::MIN; n]);
-    for v in values.chunks_exact(n) {
-        for k in 0..n {
-            lo[k] = lo[k].min(f64::from(v[k]));
-            hi[k] = hi[k].max(f64::from(v[k]));
-        }
-    }
-    (lo, hi)
+    let (lo, hi) = super::gltf_export::min_max(values, n);
+    let wide = |v: Vec<f32>| v.into_iter().map(f64::from).collect();
+    (wide(lo), wide(hi))
 }
