@@ -21,6 +21,27 @@ impl Default for Trs {
     }
 }
 
+/// Xorshift64 (Marsaglia, "Xorshift RNGs", 2003: shifts 13, 7, 17), floats from the top 24
+/// bits: ozz_bench's generator, which the ozz workload draws from (`crowd::ozz`), and the unit
+/// tests' seeded inputs. Not for anything that needs unpredictability.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct XorShift64(pub(crate) u64);
+
+impl XorShift64 {
+    /// The next float in [0, 1).
+    pub(crate) fn next_f32(&mut self) -> f32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// The next float in [lo, hi).
+    pub(crate) fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.next_f32()
+    }
+}
+
 /// Whether this CPU has AVX2 and FMA (x86-64 with both; the standard library caches the
 /// answer): the fast kernels' and passes' runtime dispatch, so one portable binary uses them
 /// where they exist.

@@ -14,6 +14,7 @@ use super::{CrowdSetup, Member, golden_phase};
 use crate::anim::{Animation, Channel, Interpolation, Path, Sampler};
 use crate::error::Result;
 use crate::math::Trs;
+use crate::math::XorShift64;
 use crate::scene::{Node, RawScene, Scene, SceneBuilder, Skin};
 
 /// Joints of the rig (ozz_bench's `kJoints`).
@@ -24,21 +25,6 @@ pub const KEYS: usize = 30;
 
 /// The frame rate the clip plays at (ozz_bench's 60 frames a second).
 pub const FRAME_HZ: f32 = 60.0;
-
-/// ozz_bench's generator: xorshift64, floats from the top 24 bits.
-struct XorShift64(u64);
-
-impl XorShift64 {
-    fn next_f32(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.next_f32()
-    }
-}
 
 /// The rig and its clip (`with_skin`: and a skin of every joint, for palettes).
 pub fn scene(with_skin: bool) -> Result<Scene> {

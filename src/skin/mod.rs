@@ -7,6 +7,8 @@ pub mod errors;
 pub mod modes;
 pub mod morph;
 pub mod palette;
+#[cfg(target_arch = "x86_64")]
+mod palette_wide;
 pub mod reference64;
 pub mod simd;
 pub mod skinned_bounds;

@@ -10,7 +10,8 @@
 //! (morph-only or static) draw holding that node's `model_from_node`, so every draw skins with
 //! "joints + weights" (a rigid draw is a one-joint skin with weight 1).
 //!
-//! Cost: one 4x4 multiply per joint of every skin. No joint cap: the GPU side stores it in a
+//! Cost: one 4x4 multiply per joint of every skin (on CPUs with AVX-512F, one 512-bit register
+//! a product: `palette_wide`, the same bits). No joint cap: the GPU side stores it in a
 //! storage buffer sized to the frame palette.
 //!
 //! Limits: a joint listed by several skins gets one entry per skin (each with that skin's
@@ -178,19 +179,50 @@ impl PaletteJob<'_> {
 /// the crowd). The caller has checked [`PaletteJob`]'s rules and that `out` holds the layout's
 /// `len` entries; entries past either end are left alone.
 pub(crate) fn write_palette(scene: &Scene, model_from_node: &[Mat4], out: &mut [Mat4]) {
-    let model = |node: usize| model_from_node.get(node).copied().unwrap_or(Mat4::IDENTITY);
-    // Plain loops over one slot iterator: the same products as an iterator chain, without its
-    // per-entry bookkeeping (this runs every frame for every character).
-    let mut slots = out.iter_mut();
+    let mut at = 0;
     for skin in &scene.skins {
-        for (&node, joint_from_bind) in skin.joints.iter().zip(&skin.joint_from_bind) {
-            let Some(slot) = slots.next() else { return };
-            *slot = model(node) * *joint_from_bind;
-        }
+        let Some(slots) = out.get_mut(at..) else {
+            return;
+        };
+        joint_products(&skin.joints, &skin.joint_from_bind, model_from_node, slots);
+        at += skin.joints.len().min(skin.joint_from_bind.len());
     }
     for d in scene.draws.iter().filter(|d| d.skin.is_none()) {
-        let Some(slot) = slots.next() else { return };
-        *slot = model(d.node);
+        let Some(slot) = out.get_mut(at) else { return };
+        *slot = model_from_node
+            .get(d.node)
+            .copied()
+            .unwrap_or(Mat4::IDENTITY);
+        at += 1;
+    }
+}
+
+/// `out[i] = model_from_node[joints[i]] · joint_from_bind[i]` over the shortest of the three
+/// (a joint past `model_from_node` reads as identity): glam's product, or the same bits four
+/// columns at once where the CPU has AVX-512F ([`super::palette_wide`]). This runs every frame
+/// for every character.
+fn joint_products(
+    joints: &[usize],
+    joint_from_bind: &[Mat4],
+    model_from_node: &[Mat4],
+    out: &mut [Mat4],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if super::simd::avx512f() {
+        #[allow(unsafe_code)]
+        // SAFETY: the CPU has AVX-512F (checked just above).
+        unsafe {
+            super::palette_wide::joint_products_avx512(
+                joints,
+                joint_from_bind,
+                model_from_node,
+                out,
+            );
+        }
+        return;
+    }
+    for ((slot, &node), joint_from_bind) in out.iter_mut().zip(joints).zip(joint_from_bind) {
+        *slot = model_from_node.get(node).copied().unwrap_or(Mat4::IDENTITY) * *joint_from_bind;
     }
 }
 

@@ -214,7 +214,7 @@ impl Kernel {
 }
 
 /// Whether the CPU has AVX-512F (cached by the standard library).
-fn avx512f() -> bool {
+pub(crate) fn avx512f() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx512f")
@@ -1478,13 +1478,8 @@ mod tests {
         }
         // 40 bytes of outputs a vertex: just past the threshold.
         let n = super::STREAM_MIN_BYTES / 40 + 1000;
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut f = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
+        let mut rng = crate::math::XorShift64(0x2545_f491_4f6c_dd1d);
+        let mut f = move || rng.range(-0.5, 0.5);
         let palette: Vec<Mat4> = (0..64)
             .map(|_| {
                 let axis = Vec3::new(f(), f(), f()).normalize_or(Vec3::Y);
