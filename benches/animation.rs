@@ -259,6 +259,7 @@ fn ozz_workload(c: &mut Criterion) {
                 clip: &clip,
                 time_s: t,
                 state: &mut state,
+                ahead: None,
                 pose,
             }
             .run()

@@ -71,6 +71,7 @@ impl FrameState {
                         clip,
                         time_s,
                         state,
+                        ahead: None,
                         pose: &mut self.pose,
                     }
                     .run()?;

@@ -42,6 +42,27 @@ impl XorShift64 {
     }
 }
 
+/// Ask the CPU to bring every 64-byte line of `data` into its caches ahead of use
+/// (`PREFETCHT0`, Intel's and AMD's optimisation manuals), without waiting for it: a hint that
+/// changes no result. One instruction a line; nothing off x86-64.
+#[inline]
+pub fn prefetch<T>(data: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let start = data.as_ptr().cast::<i8>();
+        for offset in (0..std::mem::size_of_val(data)).step_by(64) {
+            #[allow(unsafe_code)]
+            // SAFETY: a prefetch reads nothing and cannot fault; the address lies in `data`.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(offset));
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
+}
+
 /// Whether this CPU has AVX2 and FMA (x86-64 with both; the standard library caches the
 /// answer): the fast kernels' and passes' runtime dispatch, so one portable binary uses them
 /// where they exist.

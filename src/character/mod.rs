@@ -360,6 +360,7 @@ impl Character {
                 clip,
                 time_s: spec.clip_time(time_s, clip.duration_s()),
                 state,
+                ahead: None,
                 pose,
             }
             .run()?;
@@ -536,6 +537,7 @@ mod tests {
                     clip,
                     time_s: spec.clip_time(time_s, clip.duration_s()),
                     state: &mut SoaState::new(clip),
+                    ahead: None,
                     pose: &mut pose,
                 }
                 .run()

@@ -15,7 +15,8 @@
 //! scratch poses, blends them (`LayerJob`), runs local→model and writes the palette straight
 //! into its part of the output. Characters sharing an evaluation then copy its palette. Every
 //! evaluation depends on its own inputs alone, so the palettes are the same bits on any number
-//! of threads.
+//! of threads. When a thread's playback states outgrow the caches, each evaluation prefetches
+//! the next one's lane group by lane group as it samples (`SoaAnimateJob::ahead`).
 //!
 //! Level of detail: [`Crowd::update_some`] animates only the characters a caller picks (an
 //! evaluation when any of its characters is picked); the others keep the palette of the frame
@@ -281,6 +282,9 @@ struct Lane {
     first: usize,
     /// Per evaluation of the lane, one state per layer slot (`None`: the slot is unused).
     states: Vec<[Option<SoaState>; MAX_CROWD_LAYERS]>,
+    /// The states outgrow the caches ([`PREFETCH_STATE_BYTES`]): each evaluation prefetches
+    /// the next one's as it plays.
+    prefetch: bool,
     /// Sampled poses, one per layer slot, and the blended locals.
     layer_poses: [Pose; MAX_CROWD_LAYERS],
     blended: Pose,
@@ -415,9 +419,12 @@ impl Crowd {
                             .layers
                             .map(|l| l.and_then(|l| self.clips[l.clip].as_ref().map(SoaState::new)))
                     })
-                    .collect();
+                    .collect::<Vec<[Option<SoaState>; MAX_CROWD_LAYERS]>>();
+                let state_bytes: usize =
+                    states.iter().flatten().flatten().map(SoaState::bytes).sum();
                 Mutex::new(Lane {
                     first,
+                    prefetch: state_bytes > PREFETCH_STATE_BYTES,
                     states,
                     layer_poses: std::array::from_fn(|_| rest.clone()),
                     blended: rest.clone(),
@@ -651,6 +658,14 @@ fn split_parts<T>(
     })
 }
 
+/// Above this many bytes of playback states in a lane, each evaluation prefetches the next
+/// one's as it plays. Below it they stay in the caches between frames and the prefetches only
+/// cost instructions (64 characters of ozz's crowd workload, 0.8 MB, on the CI kind's Xeon:
+/// about 10 % slower); from 1024 characters (12 MB) they break even, at 4096 (48 MB) they
+/// save about a quarter of the stage (BENCHMARKS.md, crowd section). Twice the CI kind's
+/// largest L2 (2 MB a core).
+const PREFETCH_STATE_BYTES: usize = 4 << 20;
+
 /// What every lane reads in a frame.
 struct Evaluate<'a> {
     scene: &'a Scene,
@@ -690,19 +705,36 @@ impl Evaluate<'_> {
         let local_s = member.phase_s + member.speed * self.time_s;
         let Lane {
             states,
+            prefetch,
             layer_poses,
             blended,
             model_from_node,
             ..
         } = lane;
-        let states = states
-            .get_mut(i)
-            .ok_or_else(|| Error::Worker(format!("crowd lane has no state for evaluation {i}")))?;
+        // This evaluation's states, and the next one's, brought into the caches as these play.
+        let (states, next) = match states.get_mut(i..) {
+            Some([states, next @ ..]) => (states, next.first()),
+            _ => {
+                return Err(Error::Worker(format!(
+                    "crowd lane has no state for evaluation {i}"
+                )));
+            }
+        };
         let mut sampled = 0usize;
-        for ((layer, state), pose) in member.layers.iter().zip(states).zip(layer_poses.iter_mut()) {
+        for (slot, ((layer, state), pose)) in member
+            .layers
+            .iter()
+            .zip(states)
+            .zip(layer_poses.iter_mut())
+            .enumerate()
+        {
             let (Some(layer), Some(state)) = (layer, state) else {
                 continue;
             };
+            let ahead = next
+                .filter(|_| *prefetch)
+                .and_then(|n| n.get(slot))
+                .and_then(Option::as_ref);
             let Some(clip) = self.clips.get(layer.clip).and_then(Option::as_ref) else {
                 continue;
             };
@@ -712,6 +744,7 @@ impl Evaluate<'_> {
                 clip,
                 time_s: if d > 0.0 { local_s.rem_euclid(d) } else { 0.0 },
                 state,
+                ahead,
                 pose,
             }
             .run()?;

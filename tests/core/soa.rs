@@ -48,6 +48,9 @@ fn compare_along(scene: &Scene, ai: usize, visits: &[f32], label: &str) -> usize
     let clip = SoaClip::new(scene, anim).unwrap();
     assert_eq!(clip.duration_s(), anim.duration_s(), "{label}: clip length");
     let mut state = SoaState::new(&clip);
+    // A second state the job prefetches as it plays (a crowd's next character): a hint that
+    // must change nothing below.
+    let ahead = SoaState::new(&clip);
     let mut cursors = vec![Cursor::default(); anim.channels.len()];
     let (mut a, mut b) = (Pose::rest(scene), Pose::rest(scene));
     for &t in visits {
@@ -65,6 +68,7 @@ fn compare_along(scene: &Scene, ai: usize, visits: &[f32], label: &str) -> usize
             clip: &clip,
             time_s: t,
             state: &mut state,
+            ahead: Some(&ahead),
             pose: &mut b,
         }
         .run()
@@ -144,6 +148,7 @@ fn soa_rules_are_named() {
             clip: &clip,
             time_s: t,
             state,
+            ahead: None,
             pose,
         }
         .run()
@@ -184,6 +189,7 @@ fn soa_rules_are_named() {
         clip: &copy,
         time_s: 0.5,
         state: &mut state,
+        ahead: None,
         pose: &mut pose,
     }
     .run();
