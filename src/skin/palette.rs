@@ -189,12 +189,16 @@ pub(crate) fn write_palette(scene: &Scene, model_from_node: &[Mat4], out: &mut [
     }
     for d in scene.draws.iter().filter(|d| d.skin.is_none()) {
         let Some(slot) = out.get_mut(at) else { return };
-        *slot = model_from_node
-            .get(d.node)
-            .copied()
-            .unwrap_or(Mat4::IDENTITY);
+        *slot = model_of(model_from_node, d.node);
         at += 1;
     }
+}
+
+/// Node `node`'s model matrix, identity past the end of `model_from_node` (the palette's rule
+/// for every entry, also in [`super::palette_wide`]).
+#[inline]
+pub(super) fn model_of(model_from_node: &[Mat4], node: usize) -> Mat4 {
+    model_from_node.get(node).copied().unwrap_or(Mat4::IDENTITY)
 }
 
 /// `out[i] = model_from_node[joints[i]] · joint_from_bind[i]` over the shortest of the three
@@ -222,7 +226,7 @@ fn joint_products(
         return;
     }
     for ((slot, &node), joint_from_bind) in out.iter_mut().zip(joints).zip(joint_from_bind) {
-        *slot = model_from_node.get(node).copied().unwrap_or(Mat4::IDENTITY) * *joint_from_bind;
+        *slot = model_of(model_from_node, node) * *joint_from_bind;
     }
 }
 

@@ -38,8 +38,8 @@ pub(super) unsafe fn joint_products_avx512(
         _mm512_permute_ps, _mm512_storeu_ps,
     };
     for ((slot, &node), b) in out.iter_mut().zip(joints).zip(joint_from_bind) {
-        let a = model_from_node.get(node).unwrap_or(&Mat4::IDENTITY);
-        let a = std::ptr::from_ref(a).cast::<f32>();
+        let a = super::palette::model_of(model_from_node, node);
+        let a = std::ptr::from_ref(&a).cast::<f32>();
         // SAFETY: `a`, `b` and `slot` each point at a whole `Mat4` (16 `f32`s, columns back
         // to back); the loads and the store are unaligned.
         unsafe {
