@@ -14,11 +14,11 @@
 //! offline tools prepare its keys). A lane group keeps each lane's segment and the four records
 //! transposed. A frame tests the four windows at once (almost always inside in forward playback);
 //! when one was left, each such lane tries its next segment (one compare) and otherwise searches
-//! through the channel's own cursor (current and next interval, then a gallop), and the group's
+//! its track from the segment it was on (current and next interval, then a gallop), and the group's
 //! records are transposed again (whole registers written, so the evaluation's 4-wide reads never
 //! wait on lane-sized stores). Tracks on the same key times (a baked export's, usually all of them)
 //! are grouped four at a time when the clip is compiled, and such a *lockstep* group keeps its
-//! segments already transposed: its four windows are one, lane 0 alone moves (with its cursor) and
+//! segments already transposed: its four windows are one, lane 0 alone moves and
 //! the others follow, and the group reads its transposed records in place, so a segment change
 //! costs one compare and an index. One blend factor serves consecutive lockstep groups on the same
 //! segment (the same start and length, bit for bit). All four lanes are evaluated at once in `Vec4`
@@ -37,10 +37,13 @@
 //! group after the first of its segment), three (vector) or about twenty (quaternion) 4-wide
 //! operations and a scatter of four results; per segment change a compare for that lane and
 //! three or four 4×4 transposes for its group, or for a lockstep group one compare; with a state
-//! to prefetch (`ahead`), four or five prefetch instructions a lane group. Memory: the
-//! clip copies its channels' samplers and keeps 48 bytes per vector key and 64 per rotation
-//! key, twice that for tracks in lockstep groups (their records are also kept transposed);
-//! the state is 220–290 bytes per lane group.
+//! to prefetch (`ahead`), its lane groups (24 bytes each) at the start and each other group's
+//! records as it plays. Memory: the clip copies its channels' samplers and keeps 48 bytes per
+//! vector key and 64 per rotation key, twice that for tracks in lockstep groups (their records
+//! are also kept transposed); the state is 24 bytes per lockstep lane group and 216 or 280 per
+//! other group (its records transposed), plus a cursor per CUBICSPLINE or morph-weight channel:
+//! a frame that stays on its segments reads 24 bytes a group, so a crowd's states stream
+//! through the caches cheaply.
 //!
 //! Limits: one clip per animation and scene (rules below), a state plays only the clip it was
 //! made for; fewer than 2³² segments in all; a lane group that crosses many intervals per
@@ -213,9 +216,14 @@ struct Segments<const ROWS: usize> {
     /// Per lane group: for a lockstep group (four tracks on the same key times, so the same
     /// windows), the index in `group_cols` of its first segment's transposed records.
     lockstep: Vec<Option<u32>>,
-    /// Lockstep groups' segments, transposed as [`Lanes::cols`] holds them; such a group
-    /// reads its current one in place (a segment change moves an index).
-    group_cols: Vec<[[Vec4; 4]; ROWS]>,
+    /// Lockstep groups' segments, transposed ([`Cols`]); such a group reads its current one
+    /// in place (a segment change moves an index).
+    group_cols: Vec<Cols<ROWS>>,
+    /// Lane groups not in lockstep: each keeps its transposed records in the state.
+    own_groups: usize,
+    /// The padding lanes' record on all four lanes, transposed (what an index out of range
+    /// reads).
+    pad_cols: Cols<ROWS>,
 }
 
 impl<const ROWS: usize> Segments<ROWS>
@@ -229,7 +237,57 @@ where
             count: Vec::new(),
             lockstep: Vec::new(),
             group_cols: Vec::new(),
+            own_groups: 0,
+            pad_cols: std::array::from_fn(|row| rows(&[&<[Vec4; ROWS]>::PAD; LANES], row)),
         }
+    }
+
+    /// The records of segments `at`, transposed.
+    fn transposed(&self, at: [u32; LANES]) -> Cols<ROWS> {
+        let r = at.map(|i| self.record(i));
+        std::array::from_fn(|row| rows(&r, row))
+    }
+
+    /// The transposed records lane group `lanes` reads: a lockstep group's shared ones, any
+    /// other's own (in `own`, its state's); the padding lanes' for an index out of range (a
+    /// state made for this clip never has one).
+    #[inline]
+    fn cols<'a>(&'a self, lanes: &Lanes, own: &'a [Cols<ROWS>]) -> &'a Cols<ROWS> {
+        match lanes.shared {
+            u32::MAX => own.get(lanes.own as usize),
+            shared => self.group_cols.get(shared as usize),
+        }
+        .unwrap_or(&self.pad_cols)
+    }
+
+    /// Every lane group on its tracks' first segments (the first key held), and the
+    /// transposed records of those not in lockstep.
+    fn first_lanes(&self) -> (Vec<Lanes>, Vec<Cols<ROWS>>) {
+        let mut own = Vec::with_capacity(self.own_groups);
+        let lanes = self
+            .first
+            .chunks(LANES)
+            .enumerate()
+            .map(|(g, c)| {
+                let at = std::array::from_fn(|l| c.get(l).copied().unwrap_or(0));
+                match self.lockstep.get(g) {
+                    Some(Some(base)) => Lanes {
+                        at,
+                        shared: *base,
+                        own: u32::MAX,
+                    },
+                    _ => {
+                        own.push(self.transposed(at));
+                        Lanes {
+                            at,
+                            shared: u32::MAX,
+                            own: u32::try_from(own.len() - 1).unwrap_or(u32::MAX),
+                        }
+                    }
+                }
+            })
+            .collect();
+        (lanes, own)
     }
 
     /// Record `i` (record 0, the padding lanes', for an index past the end: a state made for
@@ -279,13 +337,14 @@ where
                         self.first.get(g * LANES + l).copied().unwrap_or(0)
                     });
                     for rel in 0..count {
-                        let cols = Lanes::new(self, first.map(|f| f + rel)).cols;
+                        let cols = self.transposed(first.map(|f| f + rel));
                         self.group_cols.push(cols);
                     }
                 }
                 _ => self.lockstep.push(None),
             }
         }
+        self.own_groups = self.lockstep.iter().filter(|g| g.is_none()).count();
     }
 }
 
@@ -558,94 +617,64 @@ impl SoaClip {
     }
 }
 
-/// Playback state of one [`SoaClip`]: each lane's current segment and every track's cursor.
-/// Keep one per playing instance (a character, a layer); it does not allocate once made.
+/// Playback state of one [`SoaClip`]: each lane's current segment, the transposed records
+/// of the lane groups not in lockstep, and the per-channel sampler's cursors. Keep one per
+/// playing instance (a character, a layer); it does not allocate once made.
 #[derive(Clone, Debug, Default)]
 pub struct SoaState {
     /// The clip it was made for.
     clip_id: u64,
-    /// Per lane group, each lane's segment and the four records transposed.
-    vec_lanes: Vec<Lanes<3>>,
-    quat_lanes: Vec<Lanes<4>>,
-    vec_cursors: Vec<Cursor>,
-    quat_cursors: Vec<Cursor>,
+    /// Per lane group, each lane's segment.
+    vec_lanes: Vec<Lanes>,
+    quat_lanes: Vec<Lanes>,
+    /// Per lane group not in lockstep, its records transposed ([`Lanes::own`]).
+    vec_cols: Vec<Cols<3>>,
+    quat_cols: Vec<Cols<4>>,
     generic_cursors: Vec<Cursor>,
 }
 
+/// A lane group's four records transposed, row by row (`cols[row][e]`: element `e` of that
+/// row, four lanes), so a frame inside every window reads whole registers (copying a refilled
+/// lane's values in lane by lane and reading them back 4-wide would stall on store
+/// forwarding).
+type Cols<const ROWS: usize> = [[Vec4; 4]; ROWS];
+
 /// One lane group's segments: each lane's (an index into the clip's records; padding lanes:
-/// 0, the whole line) and their records transposed, row by row (`cols[row][e]`: element `e`
-/// of that row, four lanes), so a frame inside every window reads whole registers (copying
-/// a refilled lane's values in lane by lane and reading them back 4-wide would stall on
-/// store forwarding).
+/// 0, the whole line) and where its transposed records are. 24 bytes: a frame that stays on
+/// its segments reads only these, so a character's playback state is a few cache lines
+/// (a crowd's states stream from memory every frame).
 #[derive(Clone, Copy, Debug)]
-struct Lanes<const ROWS: usize> {
+struct Lanes {
     at: [u32; LANES],
-    cols: [[Vec4; 4]; ROWS],
-    /// A lockstep group's current segment in [`Segments::group_cols`], read in place of
-    /// `cols` (`u32::MAX`: not a lockstep group).
+    /// A lockstep group's current segment in [`Segments::group_cols`] (`u32::MAX`: not a
+    /// lockstep group).
     shared: u32,
-}
-
-impl<const ROWS: usize> Lanes<ROWS>
-where
-    [Vec4; ROWS]: Record,
-{
-    /// The records of segments `at` of `segs`, transposed.
-    fn new(segs: &Segments<ROWS>, at: [u32; LANES]) -> Self {
-        let r = at.map(|i| segs.record(i));
-        Lanes {
-            at,
-            cols: std::array::from_fn(|row| rows(&r, row)),
-            shared: u32::MAX,
-        }
-    }
-
-    /// The group's segments transposed: its own, or a lockstep group's shared ones.
-    #[inline]
-    fn cols<'a>(&'a self, segs: &'a Segments<ROWS>) -> &'a [[Vec4; 4]; ROWS] {
-        segs.group_cols
-            .get(self.shared as usize)
-            .unwrap_or(&self.cols)
-    }
-
-    /// Each lane group of `segs` on its tracks' first segments (the first key held).
-    fn first(segs: &Segments<ROWS>) -> Vec<Self> {
-        segs.first
-            .chunks(LANES)
-            .enumerate()
-            .map(|(g, c)| {
-                let mut lanes = Lanes::new(
-                    segs,
-                    std::array::from_fn(|l| c.get(l).copied().unwrap_or(0)),
-                );
-                if let Some(Some(base)) = segs.lockstep.get(g) {
-                    lanes.shared = *base;
-                }
-                lanes
-            })
-            .collect()
-    }
+    /// Another group's index in the state's transposed records (`u32::MAX`: a lockstep
+    /// group).
+    own: u32,
 }
 
 impl SoaState {
-    /// Bytes of its lane groups and cursors (what a frame reads and writes).
+    /// Bytes of its lane groups, records and cursors (what a frame reads and writes).
     pub fn bytes(&self) -> usize {
         std::mem::size_of_val(&self.vec_lanes[..])
             + std::mem::size_of_val(&self.quat_lanes[..])
-            + std::mem::size_of_val(&self.vec_cursors[..])
-            + std::mem::size_of_val(&self.quat_cursors[..])
+            + std::mem::size_of_val(&self.vec_cols[..])
+            + std::mem::size_of_val(&self.quat_cols[..])
             + std::mem::size_of_val(&self.generic_cursors[..])
     }
 
     /// Fresh state for `clip`: every lane on its first segment, searched from on the first
     /// sample after the first key.
     pub fn new(clip: &SoaClip) -> SoaState {
+        let (vec_lanes, vec_cols) = clip.vec_segments.first_lanes();
+        let (quat_lanes, quat_cols) = clip.quat_segments.first_lanes();
         SoaState {
             clip_id: clip.id,
-            vec_lanes: Lanes::first(&clip.vec_segments),
-            quat_lanes: Lanes::first(&clip.quat_segments),
-            vec_cursors: vec![Cursor::default(); clip.vec_tracks.len()],
-            quat_cursors: vec![Cursor::default(); clip.quat_tracks.len()],
+            vec_lanes,
+            quat_lanes,
+            vec_cols,
+            quat_cols,
             generic_cursors: vec![Cursor::default(); clip.generic.len()],
         }
     }
@@ -653,8 +682,8 @@ impl SoaState {
     /// True when this state was made for `clip` (by [`SoaState::new`] with it or a clone).
     pub fn fits(&self, clip: &SoaClip) -> bool {
         self.clip_id == clip.id
-            && self.vec_cursors.len() == clip.vec_tracks.len()
-            && self.quat_cursors.len() == clip.quat_tracks.len()
+            && self.vec_cols.len() == clip.vec_segments.own_groups
+            && self.quat_cols.len() == clip.quat_segments.own_groups
             && self.generic_cursors.len() == clip.generic.len()
             && self.vec_lanes.len() == clip.vec_tracks.len().div_ceil(LANES)
             && self.quat_lanes.len() == clip.quat_tracks.len().div_ceil(LANES)
@@ -735,21 +764,22 @@ impl SoaAnimateJob<'_> {
         let state = &mut *self.state;
         let ahead = self.ahead;
         if let Some(a) = ahead {
-            prefetch(&a.vec_cursors);
-            prefetch(&a.quat_cursors);
+            prefetch(&a.vec_lanes);
+            prefetch(&a.quat_lanes);
         }
         let locals = &mut self.pose.locals;
         let mut blend = LastBlend::NONE;
         for (g, lanes) in state.vec_lanes.iter_mut().enumerate() {
             if let Some(a) = ahead {
-                prefetch(a.vec_lanes.get(g..=g).unwrap_or_default());
+                let own = lanes.own as usize;
+                prefetch(a.vec_cols.get(own..=own).unwrap_or_default());
             }
             let segs = &clip.vec_segments;
-            let cursors = &mut state.vec_cursors;
-            advance(segs, lanes, g, t, cursors, |k| {
+            advance(segs, lanes, &mut state.vec_cols, g, t, |k| {
                 clip.vec_tracks.get(k).map(|track| &track.sampler)
             });
-            let [[_, _, t0, dt], [ax, ay, az, dx], [dy, dz, _, _]] = *lanes.cols(segs);
+            let [[_, _, t0, dt], [ax, ay, az, dx], [dy, dz, _, _]] =
+                *segs.cols(lanes, &state.vec_cols);
             let u = blend.factor(lanes.shared != u32::MAX, t, t0, dt);
             let (x, y, z) = (
                 (ax + dx * u).to_array(),
@@ -769,14 +799,14 @@ impl SoaAnimateJob<'_> {
         }
         for (g, lanes) in state.quat_lanes.iter_mut().enumerate() {
             if let Some(a) = ahead {
-                prefetch(a.quat_lanes.get(g..=g).unwrap_or_default());
+                let own = lanes.own as usize;
+                prefetch(a.quat_cols.get(own..=own).unwrap_or_default());
             }
             let segs = &clip.quat_segments;
-            let cursors = &mut state.quat_cursors;
-            advance(segs, lanes, g, t, cursors, |k| {
+            advance(segs, lanes, &mut state.quat_cols, g, t, |k| {
                 clip.quat_tracks.get(k).map(|track| &track.sampler)
             });
-            let cols = lanes.cols(segs);
+            let cols = segs.cols(lanes, &state.quat_cols);
             let [[_, _, t0, dt], ..] = *cols;
             let q = sample_quats(cols, blend.factor(lanes.shared != u32::MAX, t, t0, dt));
             let tracks = clip.quat_tracks.iter().skip(g * LANES).take(LANES);
@@ -816,34 +846,34 @@ impl SoaAnimateJob<'_> {
     }
 }
 
-/// Move lane group `g`'s lanes to the segments holding `t` (and their transposed records
-/// with them). A lane whose window `t` left tries the next segment (forward playback: one
-/// check), else searches its track through the sampler's cursor. `sampler(k)` gives track
-/// `k`'s sampler, `cursors` every track's cursor (none past the last track: padding lanes,
-/// whose window is the whole line). A lockstep group moves all four lanes with lane 0 and
-/// points at its shared transposed records.
+/// Move lane group `g`'s lanes to the segments holding `t` (a group not in lockstep
+/// refills its transposed records in `own`, the state's). A lane whose window `t` left tries
+/// the next segment (forward playback: one check), else searches its track. `sampler(k)`
+/// gives track `k`'s sampler (none past the last track: padding lanes, whose window is the
+/// whole line). A lockstep group moves all four lanes with lane 0 and points at its shared
+/// transposed records.
 #[inline]
 fn advance<'s, const ROWS: usize>(
     segs: &Segments<ROWS>,
-    group: &mut Lanes<ROWS>,
+    group: &mut Lanes,
+    own: &mut [Cols<ROWS>],
     g: usize,
     t: f32,
-    cursors: &mut [Cursor],
     sampler: impl Fn(usize) -> Option<&'s Sampler>,
 ) where
     [Vec4; ROWS]: Record,
 {
-    let [lo, hi, ..] = group.cols(segs)[0];
+    let [lo, hi, ..] = segs.cols(group, own)[0];
     let tv = Vec4::splat(t);
     let kept = (tv.cmpge(lo) & tv.cmplt(hi)).bitmask();
     if kept == 0b1111 {
         return;
     }
     if let Some(Some(base)) = segs.lockstep.get(g).copied() {
-        // Four tracks on the same key times: lane 0 moves (with its cursor) and the others
-        // follow to the same segment, read from the shared transposed records.
+        // Four tracks on the same key times: lane 0 moves and the others follow to the same
+        // segment, read from the shared transposed records.
         let k = g * LANES;
-        let Some((at, first)) = next_segment(segs, k, group.at[0], t, &sampler, cursors) else {
+        let Some((at, first)) = next_segment(segs, k, group.at[0], t, &sampler) else {
             return;
         };
         let rel = at - first;
@@ -854,21 +884,23 @@ fn advance<'s, const ROWS: usize>(
         }
         return;
     }
-    let mut lanes = group.at;
-    for (lane, at) in lanes.iter_mut().enumerate() {
+    for (lane, at) in group.at.iter_mut().enumerate() {
         if kept & (1 << lane) != 0 {
             continue;
         }
-        if let Some((next, _)) = next_segment(segs, g * LANES + lane, *at, t, &sampler, cursors) {
+        if let Some((next, _)) = next_segment(segs, g * LANES + lane, *at, t, &sampler) {
             *at = next;
         }
     }
-    *group = Lanes::new(segs, lanes);
+    if let Some(cols) = own.get_mut(group.own as usize) {
+        *cols = segs.transposed(group.at);
+    }
 }
 
 /// The segment (an index into `segs`' records) holding `t` of track `k`, which was on
 /// segment `at`, and the track's first segment: the next one with one compare (forward
-/// playback), else a search through the track's sampler and cursor. `None` past the last
+/// playback), else a search through the track's sampler from the interval of segment `at`
+/// (where a cursor kept along would be, so the state keeps none). `None` past the last
 /// track (padding lanes).
 #[inline]
 fn next_segment<'s, const ROWS: usize>(
@@ -877,32 +909,28 @@ fn next_segment<'s, const ROWS: usize>(
     at: u32,
     t: f32,
     sampler: &impl Fn(usize) -> Option<&'s Sampler>,
-    cursors: &mut [Cursor],
 ) -> Option<(u32, u32)>
 where
     [Vec4; ROWS]: Record,
 {
-    let (Some(s), Some(cursor), Some(&first), Some(&count)) = (
-        sampler(k),
-        cursors.get_mut(k),
-        segs.first.get(k),
-        segs.count.get(k),
-    ) else {
+    let (Some(s), Some(&first), Some(&count)) = (sampler(k), segs.first.get(k), segs.count.get(k))
+    else {
         return None;
     };
     let inside = |(lo, hi): (f32, f32)| t >= lo && t < hi;
     let next = at + 1;
     let seg = if next < first + count && inside(segs.record(next).window()) {
-        // Interval `rel − 1`, or the last key held (the cursor stays on the last
-        // interval, as the sampler leaves it).
-        let rel = (next - first) as usize;
+        next
+    } else {
+        // Segment `rel` is interval `rel − 1` (the first key held: interval 0; the last
+        // key held: the last interval, as the sampler leaves its cursor).
+        let mut cursor = Cursor::default();
+        let rel = at.saturating_sub(first) as usize;
         cursor.set_key(
             rel.saturating_sub(1)
                 .min((count as usize).saturating_sub(3)),
         );
-        next
-    } else {
-        let rel = match s.segment(t, cursor).0 {
+        let rel = match s.segment(t, &mut cursor).0 {
             Segment::Held(0) => 0,
             Segment::Held(k) | Segment::Span(k) => k + 1,
         };
@@ -1104,7 +1132,7 @@ mod tests {
                     (w0.0.to_bits(), w0.1.to_bits())
                 );
             }
-            let own = Lanes::new(&segs, at).cols;
+            let own = segs.transposed(at);
             let shared = segs.group_cols[(base + rel) as usize];
             for (r, s) in own.iter().flatten().zip(shared.iter().flatten()) {
                 assert_eq!(

@@ -16,7 +16,7 @@
 //! into its part of the output. Characters sharing an evaluation then copy its palette. Every
 //! evaluation depends on its own inputs alone, so the palettes are the same bits on any number
 //! of threads. When a thread's playback states outgrow the caches, each evaluation prefetches
-//! the next one's lane group by lane group as it samples (`SoaAnimateJob::ahead`).
+//! the next one's as it samples (`SoaAnimateJob::ahead`).
 //!
 //! Level of detail: [`Crowd::update_some`] animates only the characters a caller picks (an
 //! evaluation when any of its characters is picked); the others keep the palette of the frame
@@ -659,12 +659,11 @@ fn split_parts<T>(
 }
 
 /// Above this many bytes of playback states in a lane, each evaluation prefetches the next
-/// one's as it plays. Below it they stay in the caches between frames and the prefetches only
-/// cost instructions (64 characters of ozz's crowd workload, 0.8 MB, on the CI kind's Xeon:
-/// about 10 % slower); from 1024 characters (12 MB) they break even, at 4096 (48 MB) they
-/// save about a quarter of the stage (BENCHMARKS.md, crowd section). Twice the CI kind's
-/// largest L2 (2 MB a core).
-const PREFETCH_STATE_BYTES: usize = 4 << 20;
+/// one's as it plays; below it they stay in the caches between frames. A core's L2 on the CI
+/// kind's Xeon (2 MB). Measured there with ozz's crowd workload (1.1 KB of state a character,
+/// BENCHMARKS.md, crowd section): 4096 characters on two threads (2.4 MB a lane) 950–1010
+/// against 1040–1330 ns a character without; at 64 to 2048 characters within noise either way.
+const PREFETCH_STATE_BYTES: usize = 2 << 20;
 
 /// What every lane reads in a frame.
 struct Evaluate<'a> {
