@@ -18,8 +18,8 @@
 //!    ([`Kernel::Avx512Broadcast`] reads each vector's coordinates as three broadcast loads
 //!    instead of spreading them across lanes with shuffles: the same arithmetic).
 //!    Normals go through the blended 3×3 (blend3x3) or its cofactor with the determinant's
-//!    sign (exact: the inverse-transpose up to scale; three cross products, two of them in one
-//!    256-bit register), tangents through the blended 3×3; where nothing more is asked (raw
+//!    sign (exact: the inverse-transpose up to scale; two cross products and a combination, in
+//!    phase 2), tangents through the blended 3×3; where nothing more is asked (raw
 //!    blended-3×3 normals, raw tangents) they are written here too, otherwise kept in a small
 //!    scratch.
 //! 2. **Eight vertices at a time, structure-of-arrays**: the scratch is transposed (eight rows
@@ -50,8 +50,8 @@
 //! Cost per vertex: 8 matrix loads and 8 fused multiply-adds for the blend (4 influences; 4 and 4
 //! with the 512-bit blend, chosen where 512-bit operations run at full width), ~8 operations for
 //! the position; in phase 2 per eight vertices two transposes (~30 shuffles), 9 multiply-adds per
-//! transformed direction, 27 for the exact normal's cofactor, and a square root and a division per
-//! renormalisation. A 3×4 palette (12 floats a joint instead of 16) measured slower in a prototype:
+//! transformed direction, 24 for the exact normal's cofactor and determinant, and a square root
+//! and a division per renormalisation. A 3×4 palette (12 floats a joint instead of 16) measured slower in a prototype:
 //! it saves loads but its transform needs shuffles on the same pipes as the blend. BENCHMARKS.md
 //! has the speeds.
 //!
@@ -1340,16 +1340,26 @@ mod x86 {
     }
 
     /// `sign(det A) · cof(A) · n` on eight lanes: `(c1×c2) nx + (c2×c0) ny + (c0×c1) nz`,
-    /// negated where `det A = c0 · (c1×c2)` is negative.
+    /// computed as `(c1×c2) nx + c0 × (c1 nz − c2 ny)` (two cross products instead of three:
+    /// 21 operations instead of 27), negated where `det A = c0 · (c1×c2)` is negative.
     #[inline(always)]
     unsafe fn cofactor_normal8(c: [[__m256; 3]; 3], n: [__m256; 3]) -> [__m256; 3] {
         // SAFETY: register operations only; callers run with AVX2 and FMA (the kernel is chosen
         // only on CPUs that have them).
         unsafe {
             let k0 = cross8(c[1], c[2]);
-            let k1 = cross8(c[2], c[0]);
-            let k2 = cross8(c[0], c[1]);
-            let r = apply8([k0, k1, k2], n);
+            let w: [__m256; 3] = std::array::from_fn(|e| {
+                _mm256_fmsub_ps(c[1][e], n[2], _mm256_mul_ps(c[2][e], n[1]))
+            });
+            // c0 × w + nx k0, component e: c0[e+1] w[e+2] − c0[e+2] w[e+1] + nx k0[e].
+            let r: [__m256; 3] = std::array::from_fn(|e| {
+                let (a, b) = ((e + 1) % 3, (e + 2) % 3);
+                _mm256_fmadd_ps(
+                    c[0][a],
+                    w[b],
+                    _mm256_fnmadd_ps(c[0][b], w[a], _mm256_mul_ps(n[0], k0[e])),
+                )
+            });
             let det = _mm256_fmadd_ps(
                 c[0][2],
                 k0[2],
