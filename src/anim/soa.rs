@@ -253,9 +253,9 @@ where
     /// state made for this clip never has one).
     #[inline]
     fn cols<'a>(&'a self, lanes: &Lanes, own: &'a [Cols<ROWS>]) -> &'a Cols<ROWS> {
-        match lanes.shared {
-            u32::MAX => own.get(lanes.own as usize),
-            shared => self.group_cols.get(shared as usize),
+        match lanes.records {
+            Records::Own(i) => own.get(i as usize),
+            Records::Shared(i) => self.group_cols.get(i as usize),
         }
         .unwrap_or(&self.pad_cols)
     }
@@ -273,15 +273,13 @@ where
                 match self.lockstep.get(g) {
                     Some(Some(base)) => Lanes {
                         at,
-                        shared: *base,
-                        own: u32::MAX,
+                        records: Records::Shared(*base),
                     },
                     _ => {
                         own.push(self.transposed(at));
                         Lanes {
                             at,
-                            shared: u32::MAX,
-                            own: u32::try_from(own.len() - 1).unwrap_or(u32::MAX),
+                            records: Records::Own(u32::try_from(own.len() - 1).unwrap_or(u32::MAX)),
                         }
                     }
                 }
@@ -627,7 +625,7 @@ pub struct SoaState {
     /// Per lane group, each lane's segment.
     vec_lanes: Vec<Lanes>,
     quat_lanes: Vec<Lanes>,
-    /// Per lane group not in lockstep, its records transposed ([`Lanes::own`]).
+    /// Per lane group not in lockstep, its records transposed ([`Records::Own`]).
     vec_cols: Vec<Cols<3>>,
     quat_cols: Vec<Cols<4>>,
     generic_cursors: Vec<Cursor>,
@@ -646,12 +644,23 @@ type Cols<const ROWS: usize> = [[Vec4; 4]; ROWS];
 #[derive(Clone, Copy, Debug)]
 struct Lanes {
     at: [u32; LANES],
-    /// A lockstep group's current segment in [`Segments::group_cols`] (`u32::MAX`: not a
-    /// lockstep group).
-    shared: u32,
-    /// Another group's index in the state's transposed records (`u32::MAX`: a lockstep
-    /// group).
-    own: u32,
+    records: Records,
+}
+
+/// Where a lane group's transposed records are.
+#[derive(Clone, Copy, Debug)]
+enum Records {
+    /// A lockstep group's current segment in [`Segments::group_cols`] (the clip's).
+    Shared(u32),
+    /// Another group's index in the state's transposed records.
+    Own(u32),
+}
+
+impl Lanes {
+    /// The group plays in lockstep (its records are the clip's).
+    fn lockstep(&self) -> bool {
+        matches!(self.records, Records::Shared(_))
+    }
 }
 
 impl SoaState {
@@ -707,8 +716,9 @@ pub struct SoaAnimateJob<'a> {
     pub time_s: f32,
     /// The clip's playback state, kept between calls.
     pub state: &'a mut SoaState,
-    /// Another playback state to bring into the caches, lane group by lane group, as this one
-    /// plays (a crowd passes the next character's): a hint that changes no result.
+    /// Another playback state to bring into the caches as this one plays (its lane groups at
+    /// the start, each other group's records on the way; a crowd passes the next character's):
+    /// a hint that changes no result.
     pub ahead: Option<&'a SoaState>,
     /// Receives the rest pose with the animated properties overwritten.
     pub pose: &'a mut Pose,
@@ -770,9 +780,9 @@ impl SoaAnimateJob<'_> {
         let locals = &mut self.pose.locals;
         let mut blend = LastBlend::NONE;
         for (g, lanes) in state.vec_lanes.iter_mut().enumerate() {
-            if let Some(a) = ahead {
-                let own = lanes.own as usize;
-                prefetch(a.vec_cols.get(own..=own).unwrap_or_default());
+            if let (Some(a), Records::Own(i)) = (ahead, lanes.records) {
+                let i = i as usize;
+                prefetch(a.vec_cols.get(i..=i).unwrap_or_default());
             }
             let segs = &clip.vec_segments;
             advance(segs, lanes, &mut state.vec_cols, g, t, |k| {
@@ -780,7 +790,7 @@ impl SoaAnimateJob<'_> {
             });
             let [[_, _, t0, dt], [ax, ay, az, dx], [dy, dz, _, _]] =
                 *segs.cols(lanes, &state.vec_cols);
-            let u = blend.factor(lanes.shared != u32::MAX, t, t0, dt);
+            let u = blend.factor(lanes.lockstep(), t, t0, dt);
             let (x, y, z) = (
                 (ax + dx * u).to_array(),
                 (ay + dy * u).to_array(),
@@ -798,9 +808,9 @@ impl SoaAnimateJob<'_> {
             }
         }
         for (g, lanes) in state.quat_lanes.iter_mut().enumerate() {
-            if let Some(a) = ahead {
-                let own = lanes.own as usize;
-                prefetch(a.quat_cols.get(own..=own).unwrap_or_default());
+            if let (Some(a), Records::Own(i)) = (ahead, lanes.records) {
+                let i = i as usize;
+                prefetch(a.quat_cols.get(i..=i).unwrap_or_default());
             }
             let segs = &clip.quat_segments;
             advance(segs, lanes, &mut state.quat_cols, g, t, |k| {
@@ -808,7 +818,7 @@ impl SoaAnimateJob<'_> {
             });
             let cols = segs.cols(lanes, &state.quat_cols);
             let [[_, _, t0, dt], ..] = *cols;
-            let q = sample_quats(cols, blend.factor(lanes.shared != u32::MAX, t, t0, dt));
+            let q = sample_quats(cols, blend.factor(lanes.lockstep(), t, t0, dt));
             let tracks = clip.quat_tracks.iter().skip(g * LANES).take(LANES);
             for (lane, track) in tracks.enumerate() {
                 if let Some(local) = locals.get_mut(track.node) {
@@ -880,7 +890,7 @@ fn advance<'s, const ROWS: usize>(
         let shared = base + rel;
         if (shared as usize) < segs.group_cols.len() {
             group.at = std::array::from_fn(|l| segs.first.get(k + l).map_or(0, |f| f + rel));
-            group.shared = shared;
+            group.records = Records::Shared(shared);
         }
         return;
     }
@@ -892,7 +902,9 @@ fn advance<'s, const ROWS: usize>(
             *at = next;
         }
     }
-    if let Some(cols) = own.get_mut(group.own as usize) {
+    if let Records::Own(i) = group.records
+        && let Some(cols) = own.get_mut(i as usize)
+    {
         *cols = segs.transposed(group.at);
     }
 }
