@@ -32,6 +32,8 @@ use crate::gpu::{
 };
 use crate::image::Rgba8;
 use crate::math::median;
+use crate::skin::PaletteLayout;
+use crate::skin::skinned_bounds::SkinnedBounds;
 
 /// Frames drawn before timing starts (pipelines compiled, buffers resident, clocks up).
 pub const WARM_UP_FRAMES: usize = 3;
@@ -402,10 +404,37 @@ pub(super) fn grid_offset(i: u32, n: u32, step: f32) -> Vec3 {
     Vec3::new(x * step, 0.0, z * step)
 }
 
-/// The largest offset of the grid of `n` (the smallest is its negation).
-fn grid_half_extent(n: u32, step: f32) -> Vec3 {
-    let (cols, rows) = grid_shape(n);
-    Vec3::new((cols - 1) as f32 / 2.0, 0.0, (rows - 1) as f32 / 2.0) * step
+/// The corners of the field's occupied cells as a view frames them: `one` (a character's box
+/// in its own space) over the grid's full rows, and over its last row's characters when that
+/// row is partly filled. A field of 5 is a row of 3 and a row of 2: the sixth cell stays out of
+/// the framing (framed as one box, the empty cell nearest the eye left the lower part of the
+/// view empty). 8 or 16 points.
+pub(super) fn field_corners(one: (Vec3, Vec3), n: u32, step: f32) -> Vec<Vec3> {
+    let n = n.max(1);
+    let (cols, _) = grid_shape(n);
+    let (full_rows, rest) = (n / cols, n % cols);
+    let mut cells = Vec::with_capacity(2);
+    if full_rows > 0 {
+        cells.push((0, cols * full_rows - 1));
+    }
+    if rest > 0 {
+        cells.push((cols * full_rows, n - 1));
+    }
+    cells
+        .into_iter()
+        .flat_map(|(first, last)| {
+            // `first` is a row's column 0 and `last` its box's largest column and row.
+            let lo = one.0 + grid_offset(first, n, step);
+            let hi = one.1 + grid_offset(last, n, step);
+            (0..8).map(move |i| {
+                Vec3::new(
+                    if i & 1 == 0 { lo.x } else { hi.x },
+                    if i & 2 == 0 { lo.y } else { hi.y },
+                    if i & 4 == 0 { lo.z } else { hi.z },
+                )
+            })
+        })
+        .collect()
 }
 
 /// Record one draw of the whole crowd with `skinning` into a pass on `target`.
@@ -528,9 +557,9 @@ pub fn run_crowd(
 ) -> Result<(CrowdReport, Rgba8)> {
     let n = options.instances;
     check_crowd(ctx, options)?;
-    let (layout, bounds) = crowd_layout(character, n)?;
+    let (layout, corners) = crowd_layout(character, n)?;
     let model = character.scene.name.clone();
-    let mut passes = CrowdPasses::new(ctx, character, options, bounds)?;
+    let mut passes = CrowdPasses::new(ctx, character, options, &corners)?;
     let mut crowd = crowd_of(character, n, layout.period_s, 0)?;
     let offsets: Vec<Vec3> = (0..n).map(|i| grid_offset(i, n, layout.step_m)).collect();
     // Morph weights are shared by the crowd: the character's at rest.
@@ -624,10 +653,9 @@ pub fn render_crowd(
     renderer.prepare(ctx, still.palette)?;
     let camera = Camera::new(ctx);
     let aspect = target.aspect();
-    let (lo, hi) = field.field_bounds();
     let orbit = still
         .camera
-        .unwrap_or_else(|| OrbitCamera::framing(lo, hi, aspect));
+        .unwrap_or_else(|| framing_field(field.framing_points(), aspect));
     camera.set(ctx, &ViewUniform::from_camera(&orbit, aspect));
     let frustum = Frustum::new(orbit.clip_from_world(aspect));
     let stats = field.update(ctx, still.time_s, still.cull.then_some(&frustum))?;
@@ -680,12 +708,16 @@ fn check_crowd(ctx: &GpuContext, options: &CrowdOptions) -> Result<()> {
     Ok(())
 }
 
-/// The grid of `n` copies of `character` and the bounds of the whole crowd, from the bounds of
-/// one character at the rest pose of its clip (skinned on the CPU once).
-pub(super) fn crowd_layout(
-    character: &mut Character,
-    n: u32,
-) -> Result<(CrowdLayout, (Vec3, Vec3))> {
+/// The default camera on a field whose occupied cells have these [`field_corners`].
+pub(super) fn framing_field(corners: &[Vec3], aspect: f32) -> OrbitCamera {
+    // The corners come from a finite box, so some point is finite; the unit box otherwise.
+    OrbitCamera::framing_points(corners, aspect)
+        .unwrap_or_else(|| OrbitCamera::framing(Vec3::NEG_ONE, Vec3::ONE, aspect))
+}
+
+/// The grid of `n` copies of `character` and the corners a view frames ([`field_corners`]),
+/// from the bounds of one character at the rest pose of its clip (skinned on the CPU once).
+pub(super) fn crowd_layout(character: &mut Character, n: u32) -> Result<(CrowdLayout, Vec<Vec3>)> {
     character.cpu_skinning = true;
     character.update(0.0, 0.0)?;
     let (lo, hi) =
@@ -695,7 +727,6 @@ pub(super) fn crowd_layout(
     character.cpu_skinning = false;
     let extent = hi - lo;
     let step = SPACING * extent.x.max(extent.z).max(extent.length() * 1e-3).max(1e-6);
-    let half = grid_half_extent(n, step);
     let period_s = character
         .scene
         .animations
@@ -707,7 +738,51 @@ pub(super) fn crowd_layout(
         step_m: step,
         period_s,
     };
-    Ok((layout, (lo - half, hi + half)))
+    let reach = motion_envelope(character, (lo, hi))?;
+    Ok((layout, field_corners(reach, n, step)))
+}
+
+/// Samples a second at which [`motion_envelope`] bounds a clip, and at most this many a clip
+/// and in all: the reach of a clip is framed, not every frame of it (a wave's or a jump's peak
+/// falls between samples by at most what a 30 Hz frame moves).
+const ENVELOPE_HZ: f32 = 30.0;
+const ENVELOPE_SAMPLES_PER_CLIP: usize = 64;
+const ENVELOPE_SAMPLES: usize = 4096;
+
+/// The box one character reaches in its own space while playing any of its scene's clips,
+/// joined to `rest` (its box at rest): what a view of the field frames, so that arms raised or
+/// a walk's stride stay in view. Each clip is sampled on a one-thread [`Crowd`] and bounded
+/// as culling bounds a character ([`SkinnedBounds`]: joint boxes moved by the palette).
+fn motion_envelope(character: &Character, rest: (Vec3, Vec3)) -> Result<(Vec3, Vec3)> {
+    let scene = &character.scene;
+    let members: Vec<Member> = scene
+        .animations
+        .iter()
+        .enumerate()
+        .flat_map(|(clip, a)| {
+            let d = a.duration_s();
+            let k = ((d * ENVELOPE_HZ).ceil() as usize).clamp(1, ENVELOPE_SAMPLES_PER_CLIP);
+            (0..k).map(move |i| Member::clip(clip, d * i as f32 / k as f32))
+        })
+        .take(ENVELOPE_SAMPLES)
+        .collect();
+    if members.is_empty() {
+        return Ok(rest);
+    }
+    let mut setup = CrowdSetup::new(members);
+    setup.threads = 1;
+    let mut crowd = Crowd::new(scene.clone(), setup)?;
+    crowd.update(0.0)?;
+    let bounds = SkinnedBounds::new(scene, &PaletteLayout::new(scene), |d| {
+        character.skin_options(d).mode
+    });
+    let mut boxes = Vec::new();
+    crowd.bound(&bounds, &character.frame.pose.morph_weights, &mut boxes)?;
+    Ok(boxes
+        .iter()
+        .flatten()
+        .filter(|(a, b)| a.is_finite() && b.is_finite())
+        .fold(rest, |(lo, hi), (a, b)| (lo.min(*a), hi.max(*b))))
 }
 
 /// Wall times of one frame's GPU work (ms): each path, and the skinning pass alone in each
@@ -719,7 +794,7 @@ struct PathWalls {
 }
 
 /// What the crowd is drawn with: the crowd's scene on the GPU, the offscreen target, the
-/// renderer, the camera framing `bounds` and the timestamp queries (where the adapter has
+/// renderer, the camera framing the field's corners and the timestamp queries (where the adapter has
 /// them).
 struct CrowdPasses {
     gpu: GpuScene,
@@ -733,12 +808,12 @@ struct CrowdPasses {
 
 impl CrowdPasses {
     /// Upload `character`'s scene for the crowd (and its compute skinning on the storage
-    /// palette), and frame `bounds`.
+    /// palette), and frame the field's `corners` ([`field_corners`]).
     fn new(
         ctx: &GpuContext,
         character: &Character,
         options: &CrowdOptions,
-        bounds: (Vec3, Vec3),
+        corners: &[Vec3],
     ) -> Result<CrowdPasses> {
         let mut gpu = GpuScene::crowd_with_palette(
             ctx,
@@ -759,7 +834,7 @@ impl CrowdPasses {
         let mut renderer = Renderer::new(ctx, Target::OFFSCREEN)?;
         renderer.prepare(ctx, options.palette)?;
         let camera = Camera::new(ctx);
-        let orbit = OrbitCamera::framing(bounds.0, bounds.1, target.aspect());
+        let orbit = framing_field(corners, target.aspect());
         camera.set(ctx, &ViewUniform::from_camera(&orbit, target.aspect()));
         let queries = PassStamps::new(ctx, PASSES as u32, "crowd timestamps");
         Ok(CrowdPasses {
@@ -922,5 +997,46 @@ fn summarize(
         compute_buffers: compute.map_or(0, |c| c.layout().buffers),
         dispatch_order: compute.map_or_else(DispatchOrder::default, |c| c.order),
         skin_alone,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+
+    use super::{field_corners, grid_offset, grid_shape};
+
+    /// The framed boxes hold every character's cell and no empty cell of the grid, for any
+    /// crowd size (a partly filled last row framed apart from the full rows).
+    #[test]
+    fn field_corners_frame_the_occupied_cells_alone() {
+        let one = (Vec3::new(-0.4, 0.0, -0.3), Vec3::new(0.4, 1.7, 0.3));
+        let step = 1.0;
+        for n in 1..=50u32 {
+            let corners = field_corners(one, n, step);
+            let boxes: Vec<(Vec3, Vec3)> = corners
+                .chunks_exact(8)
+                .map(|c| {
+                    let lo = c.iter().copied().fold(Vec3::INFINITY, Vec3::min);
+                    let hi = c.iter().copied().fold(Vec3::NEG_INFINITY, Vec3::max);
+                    (lo, hi)
+                })
+                .collect();
+            assert_eq!(corners.len(), boxes.len() * 8, "n {n}");
+            let inside = |p: Vec3| {
+                boxes
+                    .iter()
+                    .any(|(lo, hi)| p.cmpge(*lo - 1e-5).all() && p.cmple(*hi + 1e-5).all())
+            };
+            for i in 0..n {
+                let o = grid_offset(i, n, step);
+                assert!(inside(one.0 + o) && inside(one.1 + o), "n {n}: cell {i}");
+            }
+            let (cols, rows) = grid_shape(n);
+            for i in n..cols * rows {
+                let centre = (one.0 + one.1) * 0.5 + grid_offset(i, n, step);
+                assert!(!inside(centre), "n {n}: empty cell {i} framed");
+            }
+        }
     }
 }

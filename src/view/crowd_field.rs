@@ -16,8 +16,9 @@ use super::crowd::{crowd_layout, grid_offset};
 use crate::camera::{Frustum, OrbitCamera};
 use crate::character::Character;
 use crate::crowd::{Crowd, CrowdSetup};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::{GpuContext, GpuScene, PaletteSource, Skinning};
+use crate::math::finite_bounds;
 use crate::skin::PaletteLayout;
 use crate::skin::skinned_bounds::{Aabb, SkinnedBounds};
 
@@ -108,7 +109,10 @@ pub struct CrowdField {
     offsets: Vec<Vec3>,
     /// The character's morph weights at set-up (the crowd shares them).
     morph_weights: Vec<Vec<f32>>,
+    /// Bounds of the whole field, and the corners of its occupied cells
+    /// ([`super::crowd::field_corners`]).
     field: Aabb,
+    corners: Vec<Vec3>,
     period_s: f32,
     gpu: GpuScene,
     stats: FieldStats,
@@ -148,7 +152,11 @@ impl CrowdField {
         if skinning == Skinning::ComputePass {
             gpu.enable_compute_skinning(ctx)?;
         }
-        let (layout, field) = crowd_layout(character, n)?;
+        let (layout, corners) = crowd_layout(character, n)?;
+        let field =
+            finite_bounds(corners.iter().copied()).ok_or_else(|| Error::NothingToRender {
+                model: character.scene.name.clone(),
+            })?;
         let scene = &character.scene;
         gpu.write_morph_weights(ctx, scene, &character.frame);
         let crowd = Crowd::new(scene.clone(), CrowdSetup::cycling(scene, n as usize))?;
@@ -163,6 +171,7 @@ impl CrowdField {
             offsets: (0..n).map(|i| grid_offset(i, n, layout.step_m)).collect(),
             morph_weights: character.frame.pose.morph_weights.clone(),
             field,
+            corners,
             period_s: layout.period_s,
             gpu,
             stats: FieldStats::default(),
@@ -263,6 +272,12 @@ impl CrowdField {
     /// Bounds of the whole field at the rest pose (what a view frames).
     pub fn field_bounds(&self) -> Aabb {
         self.field
+    }
+
+    /// What a view frames: the corners of the occupied cells' boxes (a partly filled last row
+    /// framed apart from the full ones).
+    pub fn framing_points(&self) -> &[Vec3] {
+        &self.corners
     }
 
     /// The longest clip: characters' phases are spread over it.

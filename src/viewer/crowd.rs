@@ -3,7 +3,7 @@
 //! culled to the view, uploaded in one write and drawn by the GPU path the viewer skins with.
 //! `[` halves N and `]` doubles it; the crowd panel shows the frame's figures.
 
-use crate::camera::Frustum;
+use crate::camera::{FRAME_FILL, Frustum};
 use crate::error::Result;
 use crate::gpu::context::MapsInFlight;
 use crate::gpu::{ColorMode, GpuContext, MAX_INSTANCES, PaletteSource, Skinning};
@@ -81,7 +81,7 @@ pub fn frame(
         state
             .framing
             .camera
-            .frame(field_bounds.0, field_bounds.1, aspect);
+            .fit(c.field.framing_points(), aspect, FRAME_FILL);
         state.framing.reframe = false;
         state.framing.user_framed = false;
     }

@@ -757,19 +757,12 @@ fn compute_skinning_dispatches_once_per_batch_of_draws() {
 #[test]
 fn a_far_crowd_animates_a_quarter_of_its_characters_a_frame() {
     use skinview::camera::{Frustum, OrbitCamera};
-    use skinview::view::crowd_field::{CrowdField, LodView};
+    use skinview::view::crowd_field::LodView;
     let Some(ctx) = common::gpu() else { return };
     let scene = skinview::io::load(&common::model("CesiumMan")).unwrap();
     let mut character = CharacterSetup::clip(Some(0)).build(&scene).unwrap();
     let n = 64;
-    let mut field = CrowdField::new(
-        ctx,
-        &mut character,
-        n,
-        PaletteSource::Storage,
-        Skinning::VertexShader,
-    )
-    .unwrap();
+    let mut field = storage_field(ctx, &mut character, n);
     let (lo, hi) = field.field_bounds();
     let mut camera = OrbitCamera::framing(lo, hi, 1.0);
     camera.distance_m *= 20.0;
@@ -793,4 +786,74 @@ fn a_far_crowd_animates_a_quarter_of_its_characters_a_frame() {
     field.set_lod(None);
     let s = field.update(ctx, 2.0, Some(&frustum)).unwrap();
     assert_eq!(s.animated, n as usize);
+}
+
+/// A field is framed on what its characters reach while they play (every clip sampled), not on
+/// one character at rest: at times between those samples, every character's culling box
+/// (bounding its skinned vertices) stays in the default view, for fields with a partly filled
+/// last row too, at two aspects.
+#[test]
+fn a_framed_field_keeps_every_character_in_view_as_it_plays() {
+    use skinview::camera::{Frustum, OrbitCamera};
+    let Some(ctx) = common::gpu() else { return };
+    let mut models: Vec<(String, skinview::scene::Scene)> = ["CesiumMan", "Fox", "RiggedFigure"]
+        .iter()
+        .map(|m| {
+            (
+                m.to_string(),
+                skinview::io::load(&common::model(m)).unwrap(),
+            )
+        })
+        .collect();
+    models.push(("arm".into(), skinview::builtin::woodland_arm().unwrap()));
+    for (name, scene) in &models {
+        let mut character = CharacterSetup::clip(Some(0)).build(scene).unwrap();
+        for n in [3u32, 5, 7] {
+            let mut field = storage_field(ctx, &mut character, n);
+            for aspect in [16.0 / 9.0, 0.5] {
+                let camera = OrbitCamera::framing_points(field.framing_points(), aspect).unwrap();
+                let frustum = Frustum::new(camera.clip_from_world(aspect));
+                for frame in 0..24 {
+                    // 0.173 s apart: off the 30 Hz samples of the framing.
+                    let s = field
+                        .update(ctx, frame as f32 * 0.173, Some(&frustum))
+                        .unwrap();
+                    assert_eq!(s.visible, n as usize, "{name} × {n}, frame {frame}");
+                    for c in 0..n as usize {
+                        let (lo, hi) = field.character_bounds(c).unwrap();
+                        let corners: Vec<Vec3> = (0..8)
+                            .map(|i| {
+                                Vec3::new(
+                                    if i & 1 == 0 { lo.x } else { hi.x },
+                                    if i & 2 == 0 { lo.y } else { hi.y },
+                                    if i & 4 == 0 { lo.z } else { hi.z },
+                                )
+                            })
+                            .collect();
+                        assert!(
+                            camera.sees_all(&corners, aspect),
+                            "{name} × {n} at aspect {aspect}, frame {frame}: character {c}'s \
+                             box {lo} {hi} leaves the view"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A field of `n` copies of `character` on the storage palette, skinned in the vertex shader.
+fn storage_field(
+    ctx: &skinview::gpu::GpuContext,
+    character: &mut Character,
+    n: u32,
+) -> skinview::view::crowd_field::CrowdField {
+    skinview::view::crowd_field::CrowdField::new(
+        ctx,
+        character,
+        n,
+        PaletteSource::Storage,
+        Skinning::VertexShader,
+    )
+    .unwrap()
 }
