@@ -4,19 +4,23 @@
 //!
 //! Based on: ozz-animation's crowd of independent sampling contexts (Guillaume Blanc,
 //! ozz-animation's `SamplingJob::Context` and its "multithread" sample), run as
-//! `../shared/peers/ozzbench`'s crowd case does (persistent threads, contiguous slices, a
-//! barrier a frame: [`workers`]); Unreal Engine's animation sharing (characters in the same
-//! state play one shared evaluation).
+//! `../shared/peers/ozzbench`'s crowd case does (persistent threads, a contiguous share each, a
+//! barrier a frame), with work stealing between the shares ([`workers`]); Unreal Engine's
+//! animation sharing (characters in the same state play one shared evaluation).
 //!
 //! Method: at set-up, characters whose motion is the same (clips, weights, phase, speed) form
 //! one *evaluation*; every clip a character plays is compiled once ([`SoaClip`]) and each
-//! evaluation keeps its own playback state per layer. A frame splits the evaluations into one
-//! contiguous range per thread; each thread samples its evaluations' layers with its own
-//! scratch poses, blends them (`LayerJob`), runs local→model and writes the palette straight
-//! into its part of the output. Characters sharing an evaluation then copy its palette. Every
+//! evaluation keeps its own playback state per layer. The evaluations are cut into pieces (up
+//! to 16 a thread), each thread owning a contiguous share of them, so that its states stay in
+//! its caches from frame to frame. A frame's threads claim pieces ([`Claims`]): their own
+//! first, then, when those are done, the back of another's share (a thread whose core is busy
+//! elsewhere holds up the frame by one piece at most, and one that has not woken does not
+//! hold it up). For each evaluation a thread samples the layers with its own scratch poses,
+//! blends them (`LayerJob`), runs local→model and writes the palette straight into the
+//! piece's part of the output. Characters sharing an evaluation then copy its palette. Every
 //! evaluation depends on its own inputs alone, so the palettes are the same bits on any number
-//! of threads. When a thread's playback states outgrow the caches, each evaluation prefetches
-//! the next one's as it samples (`SoaAnimateJob::ahead`).
+//! of threads and whoever evaluates them. When a thread's playback states outgrow the caches,
+//! each evaluation prefetches the next one's as it samples (`SoaAnimateJob::ahead`).
 //!
 //! Level of detail: [`Crowd::update_some`] animates only the characters a caller picks (an
 //! evaluation when any of its characters is picked); the others keep the palette of the frame
@@ -25,8 +29,8 @@
 //! size; `bench` and every check animate every character.
 //!
 //! Cost: per evaluation, what one character's clip costs ([`crate::character`] without IK or
-//! links), plus a 64-byte copy per palette entry of a character that shares. No allocation in
-//! a warm frame on any thread.
+//! links), plus a 64-byte copy per palette entry of a character that shares; a
+//! compare-and-swap a piece. No allocation in a warm frame on any thread.
 //!
 //! Limits: at most [`MAX_CROWD_LAYERS`] layers a character, each over the whole body (no
 //! masks, no IK, no bone links: those are [`crate::character::Character`]'s); morph weights
@@ -37,6 +41,7 @@ pub mod bench;
 pub mod ozz;
 pub mod workers;
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, PoisonError};
 
 use glam::Mat4;
@@ -51,7 +56,7 @@ use crate::skeleton::LocalToModelJob;
 use crate::skin::PaletteLayout;
 use crate::skin::palette::write_palette;
 use crate::skin::skinned_bounds::{Aabb, SkinnedBounds};
-pub use workers::{MAX_THREADS, Workers};
+pub use workers::{Claims, MAX_THREADS, Parts, Workers, owned};
 
 /// Layers one character blends: a base motion and one over it (a walk and a run at a weight,
 /// as Unreal's blend spaces and ozz's blending sample mix two locomotion clips).
@@ -273,23 +278,29 @@ pub struct CrowdStats {
     pub stage_us: f64,
 }
 
-/// One thread's part: its evaluations, their playback states and its scratch. Aligned to two
-/// cache lines (the prefetcher's pair), so one thread's writes to its scratch buffers' lengths
-/// never share a line with another's (false sharing cost the second core most of its gain).
+/// A piece of the frame's work: a contiguous range of evaluations with their playback states,
+/// claimed by one thread a frame ([`Claims`]: its owner's unless another thread ran out of
+/// its own). Aligned to two cache lines (the prefetcher's pair), so no two pieces' or threads'
+/// fields share a line (false sharing cost the second core most of its gain).
 #[repr(align(128))]
-struct Lane {
-    /// Its first evaluation (it has a contiguous range of them: [`share`]).
+struct Piece {
+    /// Its first evaluation.
     first: usize,
-    /// Per evaluation of the lane, one state per layer slot (`None`: the slot is unused).
+    /// Per evaluation of the piece, one state per layer slot (`None`: the slot is unused).
     states: Vec<[Option<SoaState>; MAX_CROWD_LAYERS]>,
-    /// The states outgrow the caches ([`PREFETCH_STATE_BYTES`]): each evaluation prefetches
-    /// the next one's as it plays.
+    /// Its owner's states outgrow the caches ([`PREFETCH_STATE_BYTES`]): each evaluation
+    /// prefetches the next one's as it plays.
     prefetch: bool,
+}
+
+/// One thread's scratch (aligned as [`Piece`] is).
+#[repr(align(128))]
+struct Scratch {
     /// Sampled poses, one per layer slot, and the blended locals.
     layer_poses: [Pose; MAX_CROWD_LAYERS],
     blended: Pose,
     model_from_node: Vec<Mat4>,
-    /// The first error of the frame (an error stops the lane's frame).
+    /// The first error of the frame on this thread (it then claims no more pieces).
     error: Option<Error>,
 }
 
@@ -311,7 +322,18 @@ pub struct Crowd {
     /// Every evaluation's palette when characters share (empty when none does: evaluations
     /// are then the members, and write `palettes` directly).
     evaluated: Vec<Mat4>,
-    lanes: Vec<Mutex<Lane>>,
+    /// The evaluations in pieces ([`Piece`]), and where each ends (exclusive), in evaluations
+    /// and in palette entries.
+    pieces: Vec<Mutex<Piece>>,
+    piece_ends: Vec<usize>,
+    piece_entry_ends: Vec<usize>,
+    /// The characters in pieces for the copy of shared palettes: where each ends, in entries.
+    member_entry_ends: Vec<usize>,
+    /// Per thread: its scratch.
+    scratch: Vec<Mutex<Scratch>>,
+    /// Who takes which piece this frame, and which parts of an output are out.
+    claims: Claims,
+    taken: Vec<AtomicBool>,
     workers: Workers,
     share: bool,
     stats: CrowdStats,
@@ -344,7 +366,13 @@ impl Crowd {
             evaluation_of: Vec::new(),
             palettes: Vec::new(),
             evaluated: Vec::new(),
-            lanes: Vec::new(),
+            pieces: Vec::new(),
+            piece_ends: Vec::new(),
+            piece_entry_ends: Vec::new(),
+            member_entry_ends: Vec::new(),
+            scratch: Vec::new(),
+            claims: Claims::new(workers.threads()),
+            taken: Vec::new(),
             workers,
             share: setup.share,
             stats: CrowdStats::default(),
@@ -376,7 +404,7 @@ impl Crowd {
         self.evaluation_bounds = vec![None; self.leaders.len()];
         self.animate = vec![true; self.leaders.len()];
         self.members = members;
-        self.make_lanes();
+        self.make_pieces();
         Ok(())
     }
 
@@ -402,30 +430,60 @@ impl Crowd {
         }
     }
 
-    /// One lane a thread, each a contiguous range of the evaluations (as ozz's crowd splits
-    /// its characters), with its states and scratch.
-    fn make_lanes(&mut self) {
+    /// The evaluations in pieces, each with its states; each thread's scratch; the characters
+    /// in pieces for the copy of shared palettes.
+    fn make_pieces(&mut self) {
         let threads = self.workers.threads();
         let evaluations = self.leaders.len();
-        let rest = Pose::rest(&self.scene);
-        self.lanes = (0..threads)
-            .map(|t| {
-                let range = share(evaluations, t, threads);
-                let first = range.start;
-                let states = self.leaders[range]
+        let entries = self.layout.len;
+        let count = piece_count(evaluations, threads);
+        let mut pieces: Vec<Piece> = (0..count)
+            .map(|k| {
+                let range = owned(evaluations, k, count);
+                let states = self.leaders[range.clone()]
                     .iter()
                     .map(|&c| {
                         self.members[c]
                             .layers
                             .map(|l| l.and_then(|l| self.clips[l.clip].as_ref().map(SoaState::new)))
                     })
-                    .collect::<Vec<[Option<SoaState>; MAX_CROWD_LAYERS]>>();
-                let state_bytes: usize =
-                    states.iter().flatten().flatten().map(SoaState::bytes).sum();
-                Mutex::new(Lane {
-                    first,
-                    prefetch: state_bytes > PREFETCH_STATE_BYTES,
+                    .collect();
+                Piece {
+                    first: range.start,
                     states,
+                    prefetch: false,
+                }
+            })
+            .collect();
+        // A thread's pieces prefetch when the states it owns outgrow its caches.
+        for t in 0..threads {
+            let mine = &mut pieces[owned(count, t, threads)];
+            let bytes: usize = mine
+                .iter()
+                .flat_map(|p| p.states.iter().flatten().flatten())
+                .map(SoaState::bytes)
+                .sum();
+            for p in mine {
+                p.prefetch = bytes > PREFETCH_STATE_BYTES;
+            }
+        }
+        self.piece_ends = (0..count)
+            .map(|k| owned(evaluations, k, count).end)
+            .collect();
+        self.piece_entry_ends = self.piece_ends.iter().map(|&e| e * entries).collect();
+        let members = self.members.len();
+        let member_pieces = piece_count(members, threads);
+        self.member_entry_ends = (0..member_pieces)
+            .map(|k| owned(members, k, member_pieces).end * entries)
+            .collect();
+        self.taken = (0..count.max(member_pieces))
+            .map(|_| AtomicBool::new(false))
+            .collect();
+        self.pieces = pieces.into_iter().map(Mutex::new).collect();
+        let rest = Pose::rest(&self.scene);
+        self.scratch = (0..threads)
+            .map(|_| {
+                Mutex::new(Scratch {
                     layer_poses: std::array::from_fn(|_| rest.clone()),
                     blended: rest.clone(),
                     model_from_node: Vec::with_capacity(self.scene.nodes.len()),
@@ -481,7 +539,12 @@ impl Crowd {
                 true => &mut self.evaluated[..],
                 false => &mut self.palettes[..],
             };
-            let parts = split_parts(out, self.leaders.len(), threads, entries);
+            let parts = Parts::new(out, &self.piece_entry_ends, &self.taken)?;
+            let (pieces, scratch, claims) = (&self.pieces, &self.scratch, &self.claims);
+            claims.reset(pieces.len());
+            for scratch in scratch {
+                lock(scratch).error = None;
+            }
             let ctx = Evaluate {
                 scene: &self.scene,
                 reference: &self.reference,
@@ -492,17 +555,23 @@ impl Crowd {
                 time_s,
             };
             self.workers.run(&|t| {
-                let (Some(lane), Some(part)) = (self.lanes.get(t), parts.get(t)) else {
+                let Some(scratch) = scratch.get(t) else {
                     return;
                 };
-                let mut lane = lane.lock().unwrap_or_else(PoisonError::into_inner);
-                let mut part = part.lock().unwrap_or_else(PoisonError::into_inner);
-                ctx.lane(&mut lane, &mut *part.1, entries);
+                let mut scratch = lock(scratch);
+                while let Some(k) = claims.next(t) {
+                    let (Some(piece), Some((_, out))) = (pieces.get(k), parts.take(k)) else {
+                        continue;
+                    };
+                    if let Err(e) = ctx.piece(&mut lock(piece), &mut scratch, out, entries) {
+                        scratch.error = Some(e);
+                        return;
+                    }
+                }
             })?;
         }
-        for lane in &self.lanes {
-            let mut lane = lane.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(e) = lane.error.take() {
+        for scratch in &self.scratch {
+            if let Some(e) = lock(scratch).error.take() {
                 return Err(e);
             }
         }
@@ -523,17 +592,21 @@ impl Crowd {
     /// Characters sharing an evaluation take its palette (in parallel over characters).
     fn copy_shared(&mut self) -> Result<()> {
         let entries = self.layout.len;
-        let threads = self.workers.threads();
-        let parts = split_parts(&mut self.palettes, self.members.len(), threads, entries);
-        let (evaluated, evaluation_of) = (&self.evaluated, &self.evaluation_of);
+        let parts = Parts::new(&mut self.palettes, &self.member_entry_ends, &self.taken)?;
+        let (evaluated, evaluation_of, claims) =
+            (&self.evaluated, &self.evaluation_of, &self.claims);
+        claims.reset(self.member_entry_ends.len());
         self.workers.run(&|t| {
-            let Some(part) = parts.get(t) else { return };
-            let mut part = part.lock().unwrap_or_else(PoisonError::into_inner);
-            let first = part.0;
-            for (i, block) in part.1.chunks_exact_mut(entries).enumerate() {
-                let e = evaluation_of.get(first + i).copied().unwrap_or(0);
-                if let Some(src) = evaluated.get(e * entries..(e + 1) * entries) {
-                    block.copy_from_slice(src);
+            while let Some(k) = claims.next(t) {
+                let Some((start, part)) = parts.take(k) else {
+                    continue;
+                };
+                let first = start / entries.max(1);
+                for (i, block) in part.chunks_exact_mut(entries).enumerate() {
+                    let e = evaluation_of.get(first + i).copied().unwrap_or(0);
+                    if let Some(src) = evaluated.get(e * entries..(e + 1) * entries) {
+                        block.copy_from_slice(src);
+                    }
                 }
             }
         })
@@ -557,22 +630,25 @@ impl Crowd {
                 bounds.entries()
             )));
         }
-        let threads = self.workers.threads();
-        let evaluations = self.leaders.len();
         let palettes = match self.evaluated.is_empty() {
             true => &self.palettes[..],
             false => &self.evaluated[..],
         };
-        let parts = split_parts(&mut self.evaluation_bounds, evaluations, threads, 1);
+        // The evaluations in the pieces the stage uses, their bounds one entry each.
+        let parts = Parts::new(&mut self.evaluation_bounds, &self.piece_ends, &self.taken)?;
+        let claims = &self.claims;
+        claims.reset(self.piece_ends.len());
         self.workers.run(&|t| {
-            let Some(part) = parts.get(t) else { return };
-            let mut part = part.lock().unwrap_or_else(PoisonError::into_inner);
-            let first = part.0;
-            for (i, b) in part.1.iter_mut().enumerate() {
-                let e = first + i;
-                *b = palettes
-                    .get(e * entries..(e + 1) * entries)
-                    .and_then(|p| bounds.bound(p, morph_weights));
+            while let Some(k) = claims.next(t) {
+                let Some((first, part)) = parts.take(k) else {
+                    continue;
+                };
+                for (i, b) in part.iter_mut().enumerate() {
+                    let e = first + i;
+                    *b = palettes
+                        .get(e * entries..(e + 1) * entries)
+                        .and_then(|p| bounds.bound(p, morph_weights));
+                }
             }
         })?;
         out.clear();
@@ -632,30 +708,27 @@ impl Crowd {
     }
 }
 
-/// Thread `t`'s contiguous share of `items` items over `threads` threads (as ozz's crowd
-/// splits its characters).
-fn share(items: usize, t: usize, threads: usize) -> std::ops::Range<usize> {
-    items * t / threads..items * (t + 1) / threads
+/// Evaluations (or characters) a piece holds at least: a claim costs a compare-and-swap, a
+/// piece of eight costs some 10 µs to evaluate.
+const PIECE_MIN: usize = 8;
+
+/// Pieces a thread owns at most: enough that a thread that runs out of its own finds pieces
+/// to take while the others work (a frame ends within about a sixteenth of a thread's share
+/// of the last piece's start), few enough that the evaluations' prefetch of the next one's
+/// states rarely meets a piece's end.
+const PIECES_PER_THREAD: usize = 16;
+
+/// How many pieces `items` evaluations or characters are cut into on `threads` threads.
+fn piece_count(items: usize, threads: usize) -> usize {
+    items
+        .div_ceil(PIECE_MIN)
+        .clamp(1, threads.max(1) * PIECES_PER_THREAD)
 }
 
-/// `out` (`items` blocks of `entries` matrices) split into each thread's [`share`], with the
-/// share's first item, in a fixed array so a frame allocates nothing.
-fn split_parts<T>(
-    out: &mut [T],
-    items: usize,
-    threads: usize,
-    entries: usize,
-) -> [Mutex<(usize, &mut [T])>; MAX_THREADS] {
-    let mut rest = out;
-    std::array::from_fn(|t| {
-        let range = match t < threads {
-            true => share(items, t, threads),
-            false => items..items,
-        };
-        let (part, tail) = std::mem::take(&mut rest).split_at_mut(range.len() * entries);
-        rest = tail;
-        Mutex::new((range.start, part))
-    })
+/// Lock `m`, going on after a panic elsewhere (a poisoned piece or scratch is whole: a panic
+/// there is an error of the frame, reported by [`Workers::run`]).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Above this many bytes of playback states in a lane, each evaluation prefetches the next
@@ -679,10 +752,16 @@ struct Evaluate<'a> {
 }
 
 impl Evaluate<'_> {
-    /// Evaluate the lane's range into `out` (its palettes, `entries` each).
-    fn lane(&self, lane: &mut Lane, out: &mut [Mat4], entries: usize) {
-        lane.error = None;
-        let first = lane.first;
+    /// Evaluate `piece`'s evaluations into `out` (their palettes, `entries` each) with this
+    /// thread's `scratch`; the first error stops the piece.
+    fn piece(
+        &self,
+        piece: &mut Piece,
+        scratch: &mut Scratch,
+        out: &mut [Mat4],
+        entries: usize,
+    ) -> Result<()> {
+        let first = piece.first;
         for (i, block) in out.chunks_exact_mut(entries).enumerate() {
             let member = self
                 .leaders
@@ -692,30 +771,34 @@ impl Evaluate<'_> {
             if !self.animate.get(first + i).copied().unwrap_or(true) {
                 continue;
             }
-            if let Err(e) = self.one(lane, i, member, block) {
-                lane.error = Some(e);
-                return;
-            }
+            self.one(piece, scratch, i, member, block)?;
         }
+        Ok(())
     }
 
-    /// Sample `member`'s layers (the lane's evaluation `i`), blend, local→model, palette.
-    fn one(&self, lane: &mut Lane, i: usize, member: &Member, out: &mut [Mat4]) -> Result<()> {
+    /// Sample `member`'s layers (the piece's evaluation `i`), blend, local→model, palette.
+    fn one(
+        &self,
+        piece: &mut Piece,
+        scratch: &mut Scratch,
+        i: usize,
+        member: &Member,
+        out: &mut [Mat4],
+    ) -> Result<()> {
         let local_s = member.phase_s + member.speed * self.time_s;
-        let Lane {
-            states,
-            prefetch,
+        let Scratch {
             layer_poses,
             blended,
             model_from_node,
             ..
-        } = lane;
+        } = scratch;
+        let prefetch = piece.prefetch;
         // This evaluation's states, and the next one's, brought into the caches as these play.
-        let (states, next) = match states.get_mut(i..) {
+        let (states, next) = match piece.states.get_mut(i..) {
             Some([states, next @ ..]) => (states, next.first()),
             _ => {
                 return Err(Error::Worker(format!(
-                    "crowd lane has no state for evaluation {i}"
+                    "crowd piece has no state for evaluation {i}"
                 )));
             }
         };
@@ -731,7 +814,7 @@ impl Evaluate<'_> {
                 continue;
             };
             let ahead = next
-                .filter(|_| *prefetch)
+                .filter(|_| prefetch)
                 .and_then(|n| n.get(slot))
                 .and_then(Option::as_ref);
             let Some(clip) = self.clips.get(layer.clip).and_then(Option::as_ref) else {

@@ -82,10 +82,20 @@ fn a_warm_crowd_frame_allocates_nothing_on_any_thread() {
         let mut probe = skinview::crowd::Workers::new(2, Some(mark_pool_worker));
         probe.run(&|_| {}).unwrap();
         set_pool_counting(true);
+        // A worker may skip a frame the calling thread ends first: this one waits for it.
+        let allocated = std::sync::atomic::AtomicBool::new(false);
         probe
             .run(&|t| {
                 if t == 1 {
                     std::hint::black_box(vec![0u8; 16]);
+                    allocated.store(true, std::sync::atomic::Ordering::Release);
+                }
+                let t0 = std::time::Instant::now();
+                while t == 0
+                    && !allocated.load(std::sync::atomic::Ordering::Acquire)
+                    && t0.elapsed() < std::time::Duration::from_secs(20)
+                {
+                    std::thread::yield_now();
                 }
             })
             .unwrap();
