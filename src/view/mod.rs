@@ -137,12 +137,17 @@ impl ViewRenderer {
         self.error_floor_log10 = log10_min;
     }
 
-    /// Start on a new character: where its bones end ([`skeleton::SkeletonShape`]). Set-up
-    /// time.
-    pub fn set_skeleton(&mut self, character: &Character) {
+    /// Start on a new character: where its bones end ([`skeleton::SkeletonShape`]), and its
+    /// rest and bind poses for the ghosts (`None`: a model whose rest pose does not evaluate
+    /// draws none; its error shows elsewhere). The caller builds the poses once and keeps its
+    /// own copy (the viewer's panels read them too). Set-up time.
+    pub fn set_skeleton(
+        &mut self,
+        character: &Character,
+        poses: Option<crate::poses::ReferencePoses>,
+    ) {
         self.shape = skeleton::SkeletonShape::new(&character.scene, &bone_tips(character));
-        // A model whose rest pose does not evaluate draws no ghosts (its error shows elsewhere).
-        self.poses = crate::poses::ReferencePoses::new(&character.scene).ok();
+        self.poses = poses;
     }
 
     /// Build the pipelines that draw a [`GpuScene`] uploaded for `source` (the storage path's
@@ -560,7 +565,8 @@ fn render_inner(
 ) -> Result<Rgba8> {
     let mut view = HeadlessView::new(ctx, width, height)?;
     view.view_mut().prepare_palette(ctx, palette)?;
-    view.view_mut().set_skeleton(character);
+    let poses = crate::poses::ReferencePoses::new(&character.scene).ok();
+    view.view_mut().set_skeleton(character, poses);
     let all: Vec<usize> = (0..character.scene.draws.len()).collect();
     crate::skin::check_finite(&character.scene, &all, None, &character.outputs)?;
     let (lo, hi) = bounds(&character.outputs).ok_or_else(|| Error::NothingToRender {

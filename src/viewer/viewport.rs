@@ -287,7 +287,7 @@ impl Viewport {
             skin: None,
             readback_failed: false,
         });
-        self.view.set_skeleton(c);
+        self.view.set_skeleton(c, state.poses.clone());
         self.generation = state.generation;
         self.pending_pick = None;
         self.snapshot_valid = false;
