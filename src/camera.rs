@@ -6,7 +6,7 @@
 
 use glam::{Mat4, Vec3};
 
-use crate::math::{bounds_diagonal, finite_bounds};
+use crate::math::{bounds_diagonal, box_corners, finite_bounds};
 
 /// Default vertical field of view (about 34°, a "normal" lens).
 pub const DEFAULT_FOV_Y_RAD: f32 = 0.6;
@@ -78,14 +78,7 @@ impl OrbitCamera {
     /// Keep the direction; frame the corners of the box `[min, max]` (see
     /// [`OrbitCamera::fit`]).
     pub fn frame(&mut self, min: Vec3, max: Vec3, aspect: f32) {
-        let corners: [Vec3; 8] = std::array::from_fn(|i| {
-            Vec3::new(
-                if i & 1 == 0 { min.x } else { max.x },
-                if i & 2 == 0 { min.y } else { max.y },
-                if i & 4 == 0 { min.z } else { max.z },
-            )
-        });
-        self.fit(&corners, aspect, FRAME_FILL);
+        self.fit(&box_corners((min, max)), aspect, FRAME_FILL);
     }
 
     /// Keep the direction; move the target and the distance so that `points` seen at `aspect`

@@ -243,6 +243,18 @@ pub fn finite_bounds(points: impl IntoIterator<Item = Vec3>) -> Option<(Vec3, Ve
     (lo.x <= hi.x).then_some((lo, hi))
 }
 
+/// The eight corners of the box `(lo, hi)`: corner `i` takes `hi`'s x, y or z where bit 0, 1
+/// or 2 of `i` is set (so corners one bit apart share an edge).
+pub fn box_corners((lo, hi): (Vec3, Vec3)) -> [Vec3; 8] {
+    std::array::from_fn(|i| {
+        Vec3::new(
+            if i & 1 == 0 { lo.x } else { hi.x },
+            if i & 2 == 0 { lo.y } else { hi.y },
+            if i & 4 == 0 { lo.z } else { hi.z },
+        )
+    })
+}
+
 /// The length of a box's diagonal ([`finite_bounds`]), in f32: the one home of the model's
 /// scale; [`bounds_diagonal_f64`] measures the same corners in f64.
 pub fn bounds_diagonal((lo, hi): (Vec3, Vec3)) -> f32 {

@@ -540,8 +540,7 @@ impl Crowd {
                 false => &mut self.palettes[..],
             };
             let parts = Parts::new(out, &self.piece_entry_ends, &self.taken)?;
-            let (pieces, scratch, claims) = (&self.pieces, &self.scratch, &self.claims);
-            claims.reset(pieces.len());
+            let (pieces, scratch) = (&self.pieces, &self.scratch);
             for scratch in scratch {
                 lock(scratch).error = None;
             }
@@ -554,21 +553,19 @@ impl Crowd {
                 animate: &self.animate,
                 time_s,
             };
-            self.workers.run(&|t| {
-                let Some(scratch) = scratch.get(t) else {
-                    return;
-                };
-                let mut scratch = lock(scratch);
-                while let Some(k) = claims.next(t) {
-                    let (Some(piece), Some((_, out))) = (pieces.get(k), parts.take(k)) else {
-                        continue;
-                    };
-                    if let Err(e) = ctx.piece(&mut lock(piece), &mut scratch, out, entries) {
-                        scratch.error = Some(e);
+            self.workers
+                .run_parts(&self.claims, &parts, &|t, k, _, out| {
+                    let (Some(scratch), Some(piece)) = (scratch.get(t), pieces.get(k)) else {
                         return;
+                    };
+                    // A thread's first error stops its work on the frame's stage.
+                    let mut scratch = lock(scratch);
+                    if scratch.error.is_none()
+                        && let Err(e) = ctx.piece(&mut lock(piece), &mut scratch, out, entries)
+                    {
+                        scratch.error = Some(e);
                     }
-                }
-            })?;
+                })?;
         }
         for scratch in &self.scratch {
             if let Some(e) = lock(scratch).error.take() {
@@ -593,14 +590,9 @@ impl Crowd {
     fn copy_shared(&mut self) -> Result<()> {
         let entries = self.layout.len;
         let parts = Parts::new(&mut self.palettes, &self.member_entry_ends, &self.taken)?;
-        let (evaluated, evaluation_of, claims) =
-            (&self.evaluated, &self.evaluation_of, &self.claims);
-        claims.reset(self.member_entry_ends.len());
-        self.workers.run(&|t| {
-            while let Some(k) = claims.next(t) {
-                let Some((start, part)) = parts.take(k) else {
-                    continue;
-                };
+        let (evaluated, evaluation_of) = (&self.evaluated, &self.evaluation_of);
+        self.workers
+            .run_parts(&self.claims, &parts, &|_, _, start, part| {
                 let first = start / entries.max(1);
                 for (i, block) in part.chunks_exact_mut(entries).enumerate() {
                     let e = evaluation_of.get(first + i).copied().unwrap_or(0);
@@ -608,8 +600,7 @@ impl Crowd {
                         block.copy_from_slice(src);
                     }
                 }
-            }
-        })
+            })
     }
 
     /// Bound every character by its palette ([`SkinnedBounds::bound`], set up for this
@@ -636,21 +627,15 @@ impl Crowd {
         };
         // The evaluations in the pieces the stage uses, their bounds one entry each.
         let parts = Parts::new(&mut self.evaluation_bounds, &self.piece_ends, &self.taken)?;
-        let claims = &self.claims;
-        claims.reset(self.piece_ends.len());
-        self.workers.run(&|t| {
-            while let Some(k) = claims.next(t) {
-                let Some((first, part)) = parts.take(k) else {
-                    continue;
-                };
+        self.workers
+            .run_parts(&self.claims, &parts, &|_, _, first, part| {
                 for (i, b) in part.iter_mut().enumerate() {
                     let e = first + i;
                     *b = palettes
                         .get(e * entries..(e + 1) * entries)
                         .and_then(|p| bounds.bound(p, morph_weights));
                 }
-            }
-        })?;
+            })?;
         out.clear();
         out.extend(
             self.evaluation_of

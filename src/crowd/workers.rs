@@ -238,6 +238,27 @@ impl Workers {
     }
 }
 
+impl Workers {
+    /// [`Workers::run`] over the parts of one output: every part of `parts` claimed once
+    /// through `claims` (reset here), and `f(t, i, start, part)` called on the thread `t` that
+    /// took part `i` (its first element at `start`).
+    pub fn run_parts<T: Send>(
+        &mut self,
+        claims: &Claims,
+        parts: &Parts<'_, T>,
+        f: &(impl Fn(usize, usize, usize, &mut [T]) + Sync),
+    ) -> Result<()> {
+        claims.reset(parts.count());
+        self.run(&|t| {
+            while let Some(i) = claims.next(t) {
+                if let Some((start, part)) = parts.take(i) {
+                    f(t, i, start, part);
+                }
+            }
+        })
+    }
+}
+
 /// A worker's loop: wait for a new generation, enter its gate if still open, run the job, leave.
 fn work(shared: &Shared, index: usize) {
     let mut seen = 0u64;
@@ -354,11 +375,6 @@ impl Claims {
                 .map(|w| (w >> 32) as usize - 1)
         })
     }
-
-    /// Threads the claims are made for.
-    pub fn threads(&self) -> usize {
-        self.queues.len()
-    }
 }
 
 /// Thread `t`'s contiguous share of `count` pieces over `threads` threads (as ozz's crowd
@@ -414,6 +430,11 @@ impl<'a, T> Parts<'a, T> {
             taken,
             _slice: std::marker::PhantomData,
         })
+    }
+
+    /// Parts.
+    pub fn count(&self) -> usize {
+        self.ends.len()
     }
 
     /// Part `i` with its first element's index, once: `None` when taken already, past the

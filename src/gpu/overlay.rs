@@ -15,6 +15,7 @@ use super::context::GpuContext;
 use super::render::Target;
 use super::shaders::OVERLAY_WGSL;
 use crate::error::Result;
+use crate::math::box_corners;
 
 /// One overlay vertex. Matches `VsIn` of shaders/overlay.wgsl (locations 0 and 1).
 #[repr(C)]
@@ -85,18 +86,12 @@ impl OverlayGeometry {
 
     /// The twelve edges of the box `[min, max]`.
     pub fn wire_box(&mut self, min: Vec3, max: Vec3, color: [f32; 4], front: bool) {
-        let corner = |i: usize| {
-            Vec3::new(
-                if i & 1 == 0 { min.x } else { max.x },
-                if i & 2 == 0 { min.y } else { max.y },
-                if i & 4 == 0 { min.z } else { max.z },
-            )
-        };
+        let corner = box_corners((min, max));
         // Corners one bit apart share an edge.
         for i in 0..8 {
             for bit in [1, 2, 4] {
                 if i & bit == 0 {
-                    self.line(corner(i), corner(i | bit), color, front);
+                    self.line(corner[i], corner[i | bit], color, front);
                 }
             }
         }

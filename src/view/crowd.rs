@@ -31,7 +31,7 @@ use crate::gpu::{
     Renderer, Skinning, Target, ViewUniform,
 };
 use crate::image::Rgba8;
-use crate::math::median;
+use crate::math::{box_corners, median};
 use crate::skin::PaletteLayout;
 use crate::skin::skinned_bounds::SkinnedBounds;
 
@@ -424,15 +424,10 @@ pub(super) fn field_corners(one: (Vec3, Vec3), n: u32, step: f32) -> Vec<Vec3> {
         .into_iter()
         .flat_map(|(first, last)| {
             // `first` is a row's column 0 and `last` its box's largest column and row.
-            let lo = one.0 + grid_offset(first, n, step);
-            let hi = one.1 + grid_offset(last, n, step);
-            (0..8).map(move |i| {
-                Vec3::new(
-                    if i & 1 == 0 { lo.x } else { hi.x },
-                    if i & 2 == 0 { lo.y } else { hi.y },
-                    if i & 4 == 0 { lo.z } else { hi.z },
-                )
-            })
+            box_corners((
+                one.0 + grid_offset(first, n, step),
+                one.1 + grid_offset(last, n, step),
+            ))
         })
         .collect()
 }

@@ -821,17 +821,8 @@ fn a_framed_field_keeps_every_character_in_view_as_it_plays() {
                     assert_eq!(s.visible, n as usize, "{name} × {n}, frame {frame}");
                     for c in 0..n as usize {
                         let (lo, hi) = field.character_bounds(c).unwrap();
-                        let corners: Vec<Vec3> = (0..8)
-                            .map(|i| {
-                                Vec3::new(
-                                    if i & 1 == 0 { lo.x } else { hi.x },
-                                    if i & 2 == 0 { lo.y } else { hi.y },
-                                    if i & 4 == 0 { lo.z } else { hi.z },
-                                )
-                            })
-                            .collect();
                         assert!(
-                            camera.sees_all(&corners, aspect),
+                            camera.sees_all(&skinview::math::box_corners((lo, hi)), aspect),
                             "{name} × {n} at aspect {aspect}, frame {frame}: character {c}'s \
                              box {lo} {hi} leaves the view"
                         );
