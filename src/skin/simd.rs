@@ -22,11 +22,11 @@
 //!    phase 2), tangents through the blended 3×3; where nothing more is asked (raw
 //!    blended-3×3 normals, raw tangents) they are written here too, otherwise kept in a small
 //!    scratch.
-//! 2. **Eight vertices at a time, structure-of-arrays**: the scratch is transposed (eight rows
-//!    of four floats to four registers of eight lanes) and normals are renormalised, tangents
-//!    (unless asked raw) made perpendicular to the unit normal and renormalised, with IEEE
-//!    square roots and divisions on all eight lanes at once, then transposed back and
-//!    written. Doing this per block rather than per vertex keeps the long normalisation
+//! 2. **Eight vertices at a time, structure-of-arrays** (sixteen on the AVX-512 kernels:
+//!    `x86/sixteen.rs`): the scratch is transposed (eight rows of four floats to four
+//!    registers of eight lanes) and normals are renormalised, tangents (unless asked raw) made
+//!    perpendicular to the unit normal and renormalised, with IEEE square roots and divisions
+//!    on all lanes at once, then transposed back and written. Doing this per block rather than per vertex keeps the long normalisation
 //!    chains out of the per-vertex dependency chain, which is what bounded a per-vertex kernel;
 //!    blocks of 32 vertices measured faster than blocks of 8.
 //!
@@ -49,11 +49,11 @@
 //!
 //! Cost per vertex: 8 matrix loads and 8 fused multiply-adds for the blend (4 influences; 4 and 4
 //! with the 512-bit blend, chosen where 512-bit operations run at full width), ~8 operations for
-//! the position; in phase 2 per eight vertices two transposes (~30 shuffles), 9 multiply-adds per
-//! transformed direction, 24 for the exact normal's cofactor and determinant, and a square root
-//! and a division per renormalisation. A 3×4 palette (12 floats a joint instead of 16) measured slower in a prototype:
-//! it saves loads but its transform needs shuffles on the same pipes as the blend. BENCHMARKS.md
-//! has the speeds.
+//! the position; in phase 2 per eight vertices two transposes (~30 shuffles; ~50 per sixteen on
+//! the AVX-512 kernels), 9 multiply-adds per transformed direction, 24 for the exact normal's
+//! cofactor and determinant, and a square root and a division per renormalisation. A 3×4
+//! palette (12 floats a joint instead of 16) measured slower in a prototype: it saves loads but
+//! its transform needs shuffles on the same pipes as the blend. BENCHMARKS.md has the speeds.
 //!
 //! Limits: linear blending only (dual quaternions and stitching use the portable path); the
 //! any-count layout blends in 256-bit registers on both AVX2 kernels; x86-64 with AVX2 and FMA
@@ -368,6 +368,9 @@ mod x86 {
 
     use super::{BLOCK, Kernel, Range};
     use crate::skin::weights::{Influence, JointEncoding, WeightEncoding, WeightLayout};
+
+    mod sixteen;
+    use sixteen::blocks16;
 
     /// The register width weights are broadcast to: [`L256`] (two matrix columns) or [`L512`]
     /// (a whole `Mat4`, with AVX-512F).
@@ -973,12 +976,13 @@ mod x86 {
         }
     }
 
-    /// The kernel's two loops, built once per instruction set: `run` and `blocks` for AVX2 +
-    /// FMA, `run512` and `blocks512` with AVX-512F too (for [`Four512`]; the rest is the same
-    /// operations, so the same bits). A macro rather than `#[inline(always)]` bodies: closures
+    /// The kernel's per-vertex loop, built once per instruction set: `run` for AVX2 + FMA,
+    /// with phase 2 on eight lanes (`blocks`); `run512` with AVX-512F too (for [`Four512`]),
+    /// with phase 2 on sixteen (`sixteen::blocks16`); the lanes go through the same
+    /// operations, so the same bits. A macro rather than `#[inline(always)]` bodies: closures
     /// take the target features of the function they are written in.
     macro_rules! kernel {
-        ($run:ident, $blocks:ident, $features:literal) => {
+        ($run:ident, $phase2:ident, $features:literal) => {
             /// One loop per attribute combination, so the hot ones carry no per-vertex branches.
             #[target_feature(enable = $features)]
             unsafe fn $run<S: Source, const BC: bool>(
@@ -1065,166 +1069,7 @@ mod x86 {
                                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             }
                         }
-                        (on, ot) => $blocks::<S, BC>(k, inp, start, n, op, on, ot),
-                    }
-                }
-            }
-
-            /// Normals other than raw blend3x3 ones, and tangents: phase 1 per vertex (blend,
-            /// position, the blended columns into a scratch), phase 2 on eight lanes (module
-            /// documentation). Whole groups of eight read their normals and tangents and write
-            /// their results straight from and to the arrays; a group at the end of the range goes
-            /// through the scratch (zero padding lanes, whose results are never written).
-            #[target_feature(enable = $features)]
-            unsafe fn $blocks<S: Source, const BC: bool>(
-                k: &Range<'_>,
-                inp: &Inputs,
-                start: usize,
-                n: usize,
-                op: *mut f32,
-                on: Option<&mut [Vec3]>,
-                ot: Option<&mut [Vec4]>,
-            ) {
-                // Per vertex of the block: blended columns c0|c1 (8 floats) and c2 (4); for a
-                // partial group, the input normals and tangents and the results (4 floats each).
-                let mut sa = [[0.0f32; 8]; BLOCK];
-                let mut sb = [[0.0f32; 4]; BLOCK];
-                let mut sn = [[0.0f32; 4]; 8];
-                let mut st = [[0.0f32; 4]; 8];
-                let onp = on.map(|o| o.as_mut_ptr().cast::<f32>());
-                let otp = ot.map(|o| o.as_mut_ptr().cast::<f32>());
-                let normals = !inp.normals.is_null();
-                let tangents = !inp.tangents.is_null();
-                let mut i0 = 0;
-                // SAFETY: the caller's contract: as for `run`; scratch indices stay below BLOCK; a whole group's
-                // eight vertices lie in the range, so its direct reads and writes stay in the
-                // arrays.
-                unsafe {
-                    while i0 < n {
-                        let m = (n - i0).min(BLOCK);
-                        let mut phase1 = |i: usize, room: bool| {
-                            let (g, v) = (i0 + i, start + i0 + i);
-                            let (a, b) = S::blend(inp, v);
-                            store3(
-                                op.add(3 * g),
-                                point::<BC>(a, b, inp.positions, v, room),
-                                room,
-                            );
-                            _mm256_storeu_ps(sa[i].as_mut_ptr(), a);
-                            _mm_storeu_ps(sb[i].as_mut_ptr(), _mm256_castps256_ps128(b));
-                        };
-                        if i0 + m < n {
-                            (0..m).for_each(|i| phase1(i, true));
-                        } else {
-                            each_vertex(m, phase1);
-                        }
-                        for i in m..m.div_ceil(8) * 8 {
-                            sa[i] = [0.0; 8];
-                            sb[i] = [0.0; 4];
-                        }
-                        for g0 in (0..m).step_by(8) {
-                            let lanes = (m - g0).min(8);
-                            let whole = lanes == 8;
-                            let first = i0 + g0; // index in the range of lane 0
-                            let v0 = start + first; // vertex of lane 0
-                            if !whole {
-                                for j in 0..8 {
-                                    let v = v0 + j;
-                                    let (nv, tv) = if j < lanes {
-                                        (
-                                            if normals {
-                                                load3(inp.normals, v, v + 1 < inp.normals_len)
-                                            } else {
-                                                _mm_setzero_ps()
-                                            },
-                                            if tangents {
-                                                _mm_loadu_ps(inp.tangents.add(4 * v))
-                                            } else {
-                                                _mm_setzero_ps()
-                                            },
-                                        )
-                                    } else {
-                                        (_mm_setzero_ps(), _mm_setzero_ps())
-                                    };
-                                    _mm_storeu_ps(sn[j].as_mut_ptr(), nv);
-                                    _mm_storeu_ps(st[j].as_mut_ptr(), tv);
-                                }
-                            }
-                            let [c0x, c0y, c0z, _, c1x, c1y, c1z, _] = transpose8(&sa[g0..g0 + 8]);
-                            let [c2x, c2y, c2z, _] = soa4(sb[g0..g0 + 8].as_ptr().cast::<f32>());
-                            let cols = [[c0x, c0y, c0z], [c1x, c1y, c1z], [c2x, c2y, c2z]];
-                            let mut unit = [_mm256_setzero_ps(); 3];
-                            if normals {
-                                let nin = if whole {
-                                    load_aos3(inp.normals.add(3 * v0))
-                                } else {
-                                    let [x, y, z, _] = soa4(sn.as_ptr().cast::<f32>());
-                                    [x, y, z]
-                                };
-                                let raw = if k.blend3x3 {
-                                    apply8(cols, nin)
-                                } else {
-                                    cofactor_normal8(cols, nin)
-                                };
-                                if k.renormalize || (tangents && k.orthonormalize_tangents) {
-                                    unit = unit8(raw[0], raw[1], raw[2]);
-                                }
-                                if let Some(onp) = onp {
-                                    let out = if k.renormalize { unit } else { raw };
-                                    if whole {
-                                        store_aos3(out, onp.add(3 * first));
-                                    } else {
-                                        rows4(
-                                            [out[0], out[1], out[2], out[2]],
-                                            sn.as_mut_ptr().cast(),
-                                        );
-                                        for (j, row) in sn.iter().enumerate().take(lanes) {
-                                            let g = first + j;
-                                            store3(
-                                                onp.add(3 * g),
-                                                _mm_loadu_ps(row.as_ptr()),
-                                                g + 1 < n,
-                                            );
-                                        }
-                                    }
-                                }
-                            }
-                            if let (true, Some(otp)) = (tangents, otp) {
-                                let [tx, ty, tz, tw] = if whole {
-                                    soa4(inp.tangents.add(4 * v0))
-                                } else {
-                                    soa4(st.as_ptr().cast::<f32>())
-                                };
-                                let [rx, ry, rz] = apply8(cols, [tx, ty, tz]);
-                                let [x, y, z] = if k.orthonormalize_tangents {
-                                    let [ux, uy, uz] = unit;
-                                    let d = _mm256_fmadd_ps(
-                                        uz,
-                                        rz,
-                                        _mm256_fmadd_ps(uy, ry, _mm256_mul_ps(ux, rx)),
-                                    );
-                                    unit8(
-                                        _mm256_fnmadd_ps(ux, d, rx),
-                                        _mm256_fnmadd_ps(uy, d, ry),
-                                        _mm256_fnmadd_ps(uz, d, rz),
-                                    )
-                                } else {
-                                    [rx, ry, rz]
-                                };
-                                if whole {
-                                    rows4([x, y, z, tw], otp.add(4 * first));
-                                } else {
-                                    rows4([x, y, z, tw], st.as_mut_ptr().cast());
-                                    for (j, row) in st.iter().enumerate().take(lanes) {
-                                        _mm_storeu_ps(
-                                            otp.add(4 * (first + j)),
-                                            _mm_loadu_ps(row.as_ptr()),
-                                        );
-                                    }
-                                }
-                            }
-                        }
-                        i0 += m;
+                        (on, ot) => $phase2::<S, BC>(k, inp, start, n, op, on, ot),
                     }
                 }
             }
@@ -1232,7 +1077,156 @@ mod x86 {
     }
 
     kernel!(run, blocks, "avx2,fma");
-    kernel!(run512, blocks512, "avx2,fma,avx512f");
+    kernel!(run512, blocks16, "avx2,fma,avx512f");
+
+    /// Normals other than raw blend3x3 ones, and tangents, on the AVX2 kernel: phase 1 per
+    /// vertex (blend, position, the blended columns into a scratch), phase 2 on eight lanes
+    /// (module documentation). Whole groups of eight read their normals and tangents and write
+    /// their results straight from and to the arrays; a group at the end of the range goes
+    /// through the scratch (zero padding lanes, whose results are never written).
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn blocks<S: Source, const BC: bool>(
+        k: &Range<'_>,
+        inp: &Inputs,
+        start: usize,
+        n: usize,
+        op: *mut f32,
+        on: Option<&mut [Vec3]>,
+        ot: Option<&mut [Vec4]>,
+    ) {
+        // Per vertex of the block: blended columns c0|c1 (8 floats) and c2 (4); for a
+        // partial group, the input normals and tangents and the results (4 floats each).
+        let mut sa = [[0.0f32; 8]; BLOCK];
+        let mut sb = [[0.0f32; 4]; BLOCK];
+        let mut sn = [[0.0f32; 4]; 8];
+        let mut st = [[0.0f32; 4]; 8];
+        let onp = on.map(|o| o.as_mut_ptr().cast::<f32>());
+        let otp = ot.map(|o| o.as_mut_ptr().cast::<f32>());
+        let normals = !inp.normals.is_null();
+        let tangents = !inp.tangents.is_null();
+        let mut i0 = 0;
+        // SAFETY: the caller's contract: as for `run`; scratch indices stay below BLOCK; a whole group's
+        // eight vertices lie in the range, so its direct reads and writes stay in the
+        // arrays.
+        unsafe {
+            while i0 < n {
+                let m = (n - i0).min(BLOCK);
+                let mut phase1 = |i: usize, room: bool| {
+                    let (g, v) = (i0 + i, start + i0 + i);
+                    let (a, b) = S::blend(inp, v);
+                    store3(
+                        op.add(3 * g),
+                        point::<BC>(a, b, inp.positions, v, room),
+                        room,
+                    );
+                    _mm256_storeu_ps(sa[i].as_mut_ptr(), a);
+                    _mm_storeu_ps(sb[i].as_mut_ptr(), _mm256_castps256_ps128(b));
+                };
+                if i0 + m < n {
+                    (0..m).for_each(|i| phase1(i, true));
+                } else {
+                    each_vertex(m, phase1);
+                }
+                for i in m..m.div_ceil(8) * 8 {
+                    sa[i] = [0.0; 8];
+                    sb[i] = [0.0; 4];
+                }
+                for g0 in (0..m).step_by(8) {
+                    let lanes = (m - g0).min(8);
+                    let whole = lanes == 8;
+                    let first = i0 + g0; // index in the range of lane 0
+                    let v0 = start + first; // vertex of lane 0
+                    if !whole {
+                        for j in 0..8 {
+                            let v = v0 + j;
+                            let (nv, tv) = if j < lanes {
+                                (
+                                    if normals {
+                                        load3(inp.normals, v, v + 1 < inp.normals_len)
+                                    } else {
+                                        _mm_setzero_ps()
+                                    },
+                                    if tangents {
+                                        _mm_loadu_ps(inp.tangents.add(4 * v))
+                                    } else {
+                                        _mm_setzero_ps()
+                                    },
+                                )
+                            } else {
+                                (_mm_setzero_ps(), _mm_setzero_ps())
+                            };
+                            _mm_storeu_ps(sn[j].as_mut_ptr(), nv);
+                            _mm_storeu_ps(st[j].as_mut_ptr(), tv);
+                        }
+                    }
+                    let [c0x, c0y, c0z, _, c1x, c1y, c1z, _] = transpose8(&sa[g0..g0 + 8]);
+                    let [c2x, c2y, c2z, _] = soa4(sb[g0..g0 + 8].as_ptr().cast::<f32>());
+                    let cols = [[c0x, c0y, c0z], [c1x, c1y, c1z], [c2x, c2y, c2z]];
+                    let mut unit = [_mm256_setzero_ps(); 3];
+                    if normals {
+                        let nin = if whole {
+                            load_aos3(inp.normals.add(3 * v0))
+                        } else {
+                            let [x, y, z, _] = soa4(sn.as_ptr().cast::<f32>());
+                            [x, y, z]
+                        };
+                        let raw = if k.blend3x3 {
+                            apply8(cols, nin)
+                        } else {
+                            cofactor_normal8(cols, nin)
+                        };
+                        if k.renormalize || (tangents && k.orthonormalize_tangents) {
+                            unit = unit8(raw[0], raw[1], raw[2]);
+                        }
+                        if let Some(onp) = onp {
+                            let out = if k.renormalize { unit } else { raw };
+                            if whole {
+                                store_aos3(out, onp.add(3 * first));
+                            } else {
+                                rows4([out[0], out[1], out[2], out[2]], sn.as_mut_ptr().cast());
+                                for (j, row) in sn.iter().enumerate().take(lanes) {
+                                    let g = first + j;
+                                    store3(onp.add(3 * g), _mm_loadu_ps(row.as_ptr()), g + 1 < n);
+                                }
+                            }
+                        }
+                    }
+                    if let (true, Some(otp)) = (tangents, otp) {
+                        let [tx, ty, tz, tw] = if whole {
+                            soa4(inp.tangents.add(4 * v0))
+                        } else {
+                            soa4(st.as_ptr().cast::<f32>())
+                        };
+                        let [rx, ry, rz] = apply8(cols, [tx, ty, tz]);
+                        let [x, y, z] = if k.orthonormalize_tangents {
+                            let [ux, uy, uz] = unit;
+                            let d = _mm256_fmadd_ps(
+                                uz,
+                                rz,
+                                _mm256_fmadd_ps(uy, ry, _mm256_mul_ps(ux, rx)),
+                            );
+                            unit8(
+                                _mm256_fnmadd_ps(ux, d, rx),
+                                _mm256_fnmadd_ps(uy, d, ry),
+                                _mm256_fnmadd_ps(uz, d, rz),
+                            )
+                        } else {
+                            [rx, ry, rz]
+                        };
+                        if whole {
+                            rows4([x, y, z, tw], otp.add(4 * first));
+                        } else {
+                            rows4([x, y, z, tw], st.as_mut_ptr().cast());
+                            for (j, row) in st.iter().enumerate().take(lanes) {
+                                _mm_storeu_ps(otp.add(4 * (first + j)), _mm_loadu_ps(row.as_ptr()));
+                            }
+                        }
+                    }
+                }
+                i0 += m;
+            }
+        }
+    }
 
     /// Eight (x, y, z) triples at `p` (24 floats) to three registers of eight lanes.
     #[inline(always)]
