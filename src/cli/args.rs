@@ -414,6 +414,17 @@ impl ModelArg {
     pub fn load_writing(&self, outputs: &[Option<&Path>]) -> Result<Model, CliError> {
         load_refusing(|| self.source(), self.import_options(), outputs)
     }
+
+    /// [`ModelArg::load_writing`] with `default` when no model is given (`render --crowd`
+    /// shows a crowd of the humanoid, as `view` does).
+    pub fn load_writing_or(
+        &self,
+        default: ModelSource,
+        outputs: &[Option<&Path>],
+    ) -> Result<Model, CliError> {
+        let source = || Ok(ModelSource::from_arg_or(self.model.as_deref(), default)?);
+        load_refusing(source, self.import_options(), outputs)
+    }
 }
 
 /// An animation in words: `animation 0 "walk" (2.000 s)`, or `the rest pose` for none.

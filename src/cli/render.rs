@@ -113,7 +113,8 @@ pub struct RenderArgs {
     frame_clip: bool,
     /// A still of a crowd of N characters (1..=65536) on a grid, each cycling through the
     /// model's clips from its own phase at --time, animated by the crowd stage and drawn by
-    /// the GPU (--skin vertex or compute) in their material colours.
+    /// the GPU (--skin vertex or compute) in their material colours; of the built-in humanoid
+    /// when no MODEL is given.
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=skinview::gpu::MAX_INSTANCES as i64))]
     crowd: Option<u32>,
     /// Output image: PNG (.png) or JPEG (.jpg, .jpeg), by the extension.
@@ -536,7 +537,14 @@ fn character(a: &RenderArgs, setup: &CharacterSetup) -> CliResult<(Character, Op
         c.play_to(time)?;
         return Ok((c, None, time));
     }
-    let model = a.model.load_writing(&[Some(&a.out)])?;
+    // A crowd with no MODEL is one of the humanoid (as `view --crowd` and the web page's
+    // `?crowd=N` show), not of the arm every other still defaults to.
+    let model = match a.crowd {
+        Some(_) => a
+            .model
+            .load_writing_or(ModelSource::Builtin(Builtin::Humanoid), &[Some(&a.out)])?,
+        None => a.model.load_writing(&[Some(&a.out)])?,
+    };
     let anim = parse_anim(&model, a.anim.as_deref())?;
     let time = a
         .time

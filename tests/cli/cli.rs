@@ -1790,6 +1790,10 @@ fn render_crowd_writes_a_still() {
     assert!(t.contains("a crowd of 5 (5 in view)"), "{t}");
     let img = skinview::io::png::read(&png).unwrap();
     assert_eq!((img.width, img.height), (120, 90));
+    // Without a MODEL the crowd is of the humanoid (as `view --crowd`), not of the arm.
+    let o = skinview(&["render", "--crowd", "3", "--size", "80x60", "--out", p]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("humanoid: a crowd of 3"), "{}", text(&o));
     for extra in [
         &["--split"][..],
         &["--color", "weights"],
