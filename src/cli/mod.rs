@@ -138,7 +138,7 @@ Every command but `quality`, `diff` and `gpu-report` takes an optional MODEL: a 
 builtin:dense-humanoid). Without one it uses the built-in arm (after Woodland, \"Filling the \
 Gaps: Advanced Animation Using Stitching and Skinning\"): two bones with a generated skin and \
 two motions, \"bend\" (0 -> 120 degrees) and \"twist\" (0 -> 180 degrees about the forearm); \
-`view` and `bench` use the built-in humanoid.
+`view`, `bench` and `render --crowd` use the built-in humanoid.
 
 GPU work runs headless through wgpu; on machines without a GPU install Mesa's software \
 Vulkan driver (Debian: mesa-vulkan-drivers). WGPU_BACKEND=vulkan|gl picks a backend."
