@@ -412,7 +412,7 @@ impl ModelArg {
     /// Load it, and refuse any of `outputs` that is one of the files it was read from (first of
     /// all, outputs that name one file or a folder that does not exist).
     pub fn load_writing(&self, outputs: &[Option<&Path>]) -> Result<Model, CliError> {
-        load_refusing(|| self.source(), self.import_options(), outputs)
+        self.load_writing_or(ModelSource::DEFAULT, outputs)
     }
 
     /// [`ModelArg::load_writing`] with `default` when no model is given (`render --crowd`

@@ -539,12 +539,11 @@ fn character(a: &RenderArgs, setup: &CharacterSetup) -> CliResult<(Character, Op
     }
     // A crowd with no MODEL is one of the humanoid (as `view --crowd` and the web page's
     // `?crowd=N` show), not of the arm every other still defaults to.
-    let model = match a.crowd {
-        Some(_) => a
-            .model
-            .load_writing_or(ModelSource::Builtin(Builtin::Humanoid), &[Some(&a.out)])?,
-        None => a.model.load_writing(&[Some(&a.out)])?,
+    let default = match a.crowd {
+        Some(_) => ModelSource::Builtin(Builtin::Humanoid),
+        None => ModelSource::DEFAULT,
     };
+    let model = a.model.load_writing_or(default, &[Some(&a.out)])?;
     let anim = parse_anim(&model, a.anim.as_deref())?;
     let time = a
         .time
