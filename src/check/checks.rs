@@ -11,6 +11,7 @@ use crate::compare::{CompareOptions, compare};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState, skin_pose};
 use crate::gpu::{CapturePath, GpuContext, PaletteSource};
+use crate::info::plural;
 use crate::math::bounds_diagonal;
 use crate::quality::{JointZone, RingShape, joint_zones};
 use crate::scene::{Scene, SkinWeights};
@@ -508,14 +509,6 @@ fn inverse_binds(scene: &Scene, config: &CheckConfig, out: &mut Vec<Finding>) {
                 list(&mirrored)
             ),
         );
-    }
-}
-
-fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
     }
 }
 

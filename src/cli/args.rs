@@ -8,6 +8,7 @@ use glam::Vec3;
 use skinview::anim::CrossFade;
 use skinview::character::{CharacterSpec, FadeDesc, IkGoal, LayerDesc, MaskSpec, MotionRef};
 use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource, Skinning};
+use skinview::info::plural;
 use skinview::io::{ImportOptions, Model, ModelSource};
 use skinview::partition::{MAX_BONES, MIN_BONES};
 use skinview::skin::{NormalMode, SkinMode, SkinOptions};
@@ -303,9 +304,9 @@ pub fn parse_anim(model: &Model, arg: Option<&str>) -> Result<Option<usize>, Cli
         Some("none") => Ok(None),
         Some(s) => scene.find_animation(s).map(Some).map_err(|_| {
             CliError::Usage(format!(
-                "--anim {s}: {} has {} animation(s){}; give an index, a name, or \"none\"",
+                "--anim {s}: {} has {}{}; give an index, a name, or \"none\"",
                 scene.name,
-                scene.animations.len(),
+                plural(scene.animations.len(), "animation"),
                 animation_names(model)
             ))
         }),

@@ -333,19 +333,18 @@ fn run_cpu_crowd(a: &BenchArgs) -> CliResult {
         })?;
         bar.finish_and_clear();
         println!(
-            "{}: {} characters on {} thread(s): {:.1} µs a frame ({:.1}–{:.1}), {:.1} ns a \
-             character; {} evaluations; palettes {} bytes a frame in {} write; culling's \
-             bounds {:.1} µs a frame",
+            "{}: {} characters on {}: {:.1} µs a frame ({:.1}–{:.1}), {:.1} ns a character; {} \
+             evaluations; palettes {} bytes a frame in {}; culling's bounds {:.1} µs a frame",
             row.model,
             row.characters,
-            row.threads,
+            skinview::info::plural(row.threads, "thread"),
             row.stage_us_per_frame,
             row.min_us_per_frame,
             row.max_us_per_frame,
             row.ns_per_character,
             row.evaluations,
             row.upload_bytes_per_frame,
-            row.palette_writes_per_frame,
+            skinview::info::plural(row.palette_writes_per_frame as usize, "write"),
             row.bound_us_per_frame
         );
         rows.push(row);

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use skinview::info::plural;
 use skinview::view::gpu_report::{CopyBandwidth, GpuReport};
 
 use super::{CliError, CliResult};
@@ -57,10 +58,10 @@ pub fn run(a: GpuReportArgs) -> CliResult {
     skinview::io::output::write_file(&a.out.join("report.md"), report.markdown().as_bytes())?;
     let problems = report.problems();
     println!(
-        "{} crowd row(s), {} comparison(s), {} step(s) -> {}",
-        report.crowd.len(),
-        report.compare.len(),
-        report.steps.len(),
+        "{}, {}, {} -> {}",
+        plural(report.crowd.len(), "crowd row"),
+        plural(report.compare.len(), "comparison"),
+        plural(report.steps.len(), "step"),
         a.out.join("report.{json,md}").display()
     );
     for p in &problems {

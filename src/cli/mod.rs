@@ -56,8 +56,9 @@ fn explain(e: &Error) -> String {
             requested,
             count,
         } => format!(
-            "{model}: no animation {requested:?} ({count} animation(s)); check --anim or the \
-             MOTION of --layer"
+            "{model}: no animation {requested:?} ({}); check --anim or the MOTION of \
+             --layer",
+            skinview::info::plural(*count, "animation")
         ),
         Error::UnknownBone {
             model,

@@ -141,8 +141,9 @@ fn table(model: &str, rows: &[Row], frames: usize) -> String {
     }
     let _ = writeln!(
         t,
-        "{model}: submeshes of at most K bones (error of dropped influences over {frames} \
-         frame(s), relative to the skinned bounds' diagonal)"
+        "{model}: submeshes of at most K bones (error of dropped influences over {}, \
+         relative to the skinned bounds' diagonal)",
+        skinview::info::plural(frames, "frame")
     );
     let _ = writeln!(
         t,

@@ -325,11 +325,10 @@ fn render_crowd(
     let (img, stats) = skinview::view::crowd::render_crowd(ctx, c, &still)?;
     skinview::io::png::write(&img, &a.out)?;
     println!(
-        "{}: a crowd of {n} ({} in view) at {time:.3} s ({} clip(s) cycling), {} palette, {} \
-         -> {}",
+        "{}: a crowd of {n} ({} in view) at {time:.3} s ({} cycling), {} palette, {} -> {}",
         c.scene.name,
         stats.visible,
-        c.scene.animations.len(),
+        skinview::info::plural(c.scene.animations.len(), "clip"),
         palette.describe(),
         skinning.describe(),
         a.out.display()

@@ -284,16 +284,16 @@ pub fn run_view(a: ViewArgs) -> CliResult {
     }
     if let Some(c) = report.crowd {
         println!(
-            "  crowd: {} characters, {} in view; stage {:.2} ms on {} thread(s) ({} animated), \
-             cull {:.2} ms, upload {:.1} KB in {} write(s) ({:.0} B a character) {:.2} ms",
+            "  crowd: {} characters, {} in view; stage {:.2} ms on {} ({} animated), cull {:.2} \
+             ms, upload {:.1} KB in {} ({:.0} B a character) {:.2} ms",
             c.characters,
             c.visible,
             c.stage_ms,
-            c.threads,
+            skinview::info::plural(c.threads, "thread"),
             c.animated,
             c.cull_ms,
             c.upload_bytes as f64 / 1024.0,
-            c.palette_writes,
+            skinview::info::plural(c.palette_writes as usize, "write"),
             c.bytes_per_character(),
             c.upload_ms
         );

@@ -211,8 +211,9 @@ fn validate_members(members: &[Member], scene: &Scene) -> Result<()> {
                     JOB,
                     2,
                     format!(
-                        "character {c}: clip {} does not exist ({clips} animation(s))",
-                        l.clip
+                        "character {c}: clip {} does not exist ({})",
+                        l.clip,
+                        crate::info::plural(clips, "animation")
                     ),
                 ));
             }

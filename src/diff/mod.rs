@@ -536,9 +536,9 @@ impl<'a> Differ<'a> {
                 &self.a.scene.name,
                 "animations",
                 format!(
-                    "comparing {} clip(s) takes {total:.0} frames, more than the limit of {} \
-                     (a lower rate, or the key times, take fewer)",
-                    plan.len(),
+                    "comparing {} takes {total:.0} frames, more than the limit of {} (a lower \
+                     rate, or the key times, take fewer)",
+                    crate::info::plural(plan.len(), "clip"),
                     self.options.max_frames
                 ),
             ));

@@ -21,8 +21,9 @@ fn output_bytes(vertex_count: u32, instances: u32, ctx: &GpuContext) -> Result<u
     let max = ctx.device.limits().max_storage_buffer_binding_size;
     if bytes > max {
         return Err(Error::Gpu(format!(
-            "a capture of {instances} instance(s) of {vertex_count} vertices needs {bytes} bytes; \
-             a storage binding holds {max} on {}",
+            "a capture of {} of {vertex_count} vertices needs {bytes} bytes; a storage \
+             binding holds {max} on {}",
+            crate::info::plural(instances as usize, "instance"),
             ctx.info.name
         )));
     }
@@ -215,7 +216,8 @@ impl Capture {
     ) -> Result<()> {
         if instances == 0 || instances > gpu.instances() {
             return Err(Error::Gpu(format!(
-                "capture of {instances} instance(s); the upload holds {}",
+                "capture of {}; the upload holds {}",
+                crate::info::plural(instances as usize, "instance"),
                 gpu.instances()
             )));
         }

@@ -221,7 +221,8 @@ impl DrawCapture {
         let (skinned, held) = vertex_source(gpu, skinning)?;
         if instances == 0 || instances > held {
             return Err(Error::Gpu(format!(
-                "draw capture of {instances} instance(s); the upload holds {held}"
+                "draw capture of {}; the upload holds {held}",
+                crate::info::plural(instances as usize, "instance")
             )));
         }
         let source = match skinning.pre_skinned() {
@@ -366,8 +367,9 @@ fn capture_extent(
     }
     if rows > max_dim as u64 {
         return Err(Error::Gpu(format!(
-            "a draw's vertices (times {instances} instance(s)) exceed {}, the draw-path \
-             capture's limit on this adapter",
+            "a draw's vertices (times {}) exceed {}, the draw-path capture's limit on this \
+             adapter",
+            crate::info::plural(instances as usize, "instance"),
             width as u64 * max_dim as u64
         )));
     }

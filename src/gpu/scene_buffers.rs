@@ -447,9 +447,9 @@ fn uniform_bones_buffer(
     let max = ctx.device.limits().max_buffer_size;
     if bytes > max {
         return Err(Error::Gpu(format!(
-            "{} instance(s) of {} draws on the uniform palette need {bytes} bytes of palette \
-             blocks; the adapter's largest buffer is {max}",
-            plan.instances,
+            "{} of {} draws on the uniform palette need {bytes} bytes of palette blocks; the \
+             adapter's largest buffer is {max}",
+            crate::info::plural(plan.instances as usize, "instance"),
             scene.draws.len()
         )));
     }
@@ -612,9 +612,10 @@ fn storage_frame_store(
     let max_binding = device.limits().max_storage_buffer_binding_size;
     if palette_bytes > max_binding {
         return Err(Error::Gpu(format!(
-            "{instances} palette(s) of {} matrices and their DQS form ({palette_bytes} \
-             bytes) exceed the adapter's storage binding limit {max_binding}: at most {} \
-             characters of this model fit",
+            "{} of {} matrices and their DQS form ({palette_bytes} bytes) exceed the \
+             adapter's storage binding limit {max_binding}: at most {} characters of this \
+             model fit",
+            crate::info::plural(instances as usize, "palette"),
             frame.layout.len,
             max_binding / character_bytes
         )));

@@ -90,9 +90,10 @@ impl SceneBuffers {
         let (n, e) = (self.instances as usize, self.palette_entries);
         if palettes.len() != n * e || offsets.len() != n {
             return Err(Error::Gpu(format!(
-                "crowd palettes: {} matrices and {} offsets for {n} instance(s) of {e} entries",
+                "crowd palettes: {} matrices and {} offsets for {} of {e} entries",
                 palettes.len(),
-                offsets.len()
+                offsets.len(),
+                crate::info::plural(n, "instance")
             )));
         }
         if let Some(v) = visible
@@ -246,8 +247,8 @@ impl SceneBuffers {
     ) -> Result<()> {
         if instance >= self.instances {
             return Err(Error::Gpu(format!(
-                "palette of instance {instance}: this upload holds {} instance(s) on the {}",
-                self.instances,
+                "palette of instance {instance}: this upload holds {} on the {}",
+                crate::info::plural(self.instances as usize, "instance"),
                 self.source.describe()
             )));
         }

@@ -1169,8 +1169,8 @@ impl<'a> Reencoder<'a> {
         if attributes.len() < before {
             self.edits.sets_dropped = true;
             self.report.reencoded.push(format!(
-                "meshes[{mi}].primitives[{pi}]: influences in {sets} JOINTS/WEIGHTS set(s), the \
-                 others gone"
+                "meshes[{mi}].primitives[{pi}]: influences in {}, the others gone",
+                crate::info::plural(sets, "JOINTS/WEIGHTS set")
             ));
             self.edits
                 .rewritten

@@ -307,12 +307,12 @@ impl std::fmt::Display for CrowdReport {
         )?;
         writeln!(
             f,
-            "CPU per frame: animation stage of every character {:.3} ms on {} thread(s); \
-             palette upload {:.1} KB in {} write(s), {:.3} ms",
+            "CPU per frame: animation stage of every character {:.3} ms on {}; palette upload \
+             {:.1} KB in {}, {:.3} ms",
             self.animation_ms,
-            self.animation_threads,
+            crate::info::plural(self.animation_threads, "thread"),
             self.palette_upload_bytes as f64 / 1024.0,
-            self.palette_writes_per_frame,
+            crate::info::plural(self.palette_writes_per_frame as usize, "write"),
             self.palette_upload_ms
         )?;
         let rate = si(self.vertex_path_vertices_per_s().unwrap_or(0.0));
@@ -339,21 +339,21 @@ impl std::fmt::Display for CrowdReport {
             // Untrusted stamps: the wall time leads, and no rate or bandwidth comes from them.
             (Some(_), _) if suspect => writeln!(
                 f,
-                "compute path ({}, {} buffer(s)): {wall:.3} ms a frame submit to done (skinning \
+                "compute path ({}, {}): {wall:.3} ms a frame submit to done (skinning \
                  pass and draw; {} skinned vertices/s); the pass's timestamps are not used: \
                  this adapter stamps a compute pass without its work",
                 self.dispatch_order.name(),
-                self.compute_buffers,
+                crate::info::plural(self.compute_buffers as usize, "buffer"),
                 si(per_s(self.vertices_per_frame, wall)),
             )?,
             (Some(skin), Some(draw)) => {
                 writeln!(
                     f,
-                    "compute path ({}, {} buffer(s)): skinning pass {skin:.3} ms ({} vertices/s, \
+                    "compute path ({}, {}): skinning pass {skin:.3} ms ({} vertices/s, \
                      {}B/s at {:.0} B a vertex) + plain draw {draw:.3} ms; \
                      submit to done {wall:.3} ms",
                     self.dispatch_order.name(),
-                    self.compute_buffers,
+                    crate::info::plural(self.compute_buffers as usize, "buffer"),
                     si(self.compute_skin_vertices_per_s().unwrap_or(0.0)),
                     si(self.compute_skin_bytes_per_s().unwrap_or(0.0)),
                     self.compute_bytes_per_vertex(),

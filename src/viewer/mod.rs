@@ -750,6 +750,10 @@ const SIDE_PANEL_MAX_SHARE: f32 = 0.2;
 const SLIDER_ROOM_PX: f32 = 130.0;
 /// A side panel's narrowest width when the window allows (points): dragged below it, it shuts.
 const SIDE_PANEL_MIN_PX: f32 = 120.0;
+/// A side panel opened by hand on a window too narrow for both beside the viewport (under
+/// `SIDE_PANEL_MIN_PX / SIDE_PANEL_MAX_SHARE`, 600 points) takes this share of the width at
+/// most: under half, so the viewport stays beside one panel.
+const SIDE_PANEL_NARROW_SHARE: f32 = 0.45;
 
 /// A side panel's contents, scrolled both ways (a wide hierarchy or matrix scrolls sideways
 /// rather than widening the panel), with labels that do not take drags for text selection (a
@@ -792,8 +796,14 @@ fn layout(
             .show(ui, |ui| curves::panel(ui, state));
     }
     // Each side panel takes a fifth of the window at most, so the viewport keeps three fifths
-    // at any size; what does not fit the panel's width scrolls.
-    let side_px = ui.available_width() * SIDE_PANEL_MAX_SHARE;
+    // at any size; what does not fit the panel's width scrolls. Where a fifth is narrower than
+    // a panel can be used, the panels hide (and come back when the window widens); one opened
+    // by hand there takes its narrowest width, or a share of the window.
+    let width = ui.available_width();
+    let narrow = width * SIDE_PANEL_MAX_SHARE < SIDE_PANEL_MIN_PX;
+    state.fit_side_panels(narrow);
+    let side_px =
+        (width * SIDE_PANEL_MAX_SHARE).max(SIDE_PANEL_MIN_PX.min(width * SIDE_PANEL_NARROW_SHARE));
     let side = |panel: egui::Panel| {
         panel
             .resizable(true)

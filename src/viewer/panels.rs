@@ -11,6 +11,7 @@ use crate::builtin::Builtin;
 use crate::character::{CharacterSpec, LayerDesc, MaskSpec, Motion, MotionRef};
 use crate::gpu::ColorMode;
 use crate::ik::IkMode;
+use crate::info::plural;
 use crate::skin::VertexErrors;
 use crate::view::skeleton::BoneStyle;
 
@@ -1435,15 +1436,15 @@ pub fn crowd(ui: &mut Ui, state: &mut ViewerState) {
             row("animated", format!("{} of {}", s.animated, s.characters));
             row(
                 "CPU stage",
-                format!("{:.2} ms on {} thread(s)", s.stage_ms, s.threads),
+                format!("{:.2} ms on {}", s.stage_ms, plural(s.threads, "thread")),
             );
             row("culling", format!("{:.2} ms", s.cull_ms));
             row(
                 "upload",
                 format!(
-                    "{:.1} KB in {} write(s), {:.2} ms",
+                    "{:.1} KB in {}, {:.2} ms",
                     s.upload_bytes as f64 / 1024.0,
-                    s.palette_writes,
+                    plural(s.palette_writes as usize, "write"),
                     s.upload_ms
                 ),
             );

@@ -359,6 +359,10 @@ pub struct ViewerState {
     /// The side panels shown: left (model, animation, hierarchy) and right (bone, settings,
     /// performance); `H` hides or shows both.
     pub side_panels: [bool; 2],
+    /// While the window is too narrow for side panels beside the viewport: which panels were
+    /// shown when it became so ([`ViewerState::fit_side_panels`] hid them; they come back
+    /// when it widens). `None` while it is wide enough.
+    pub side_panels_narrowed: Option<[bool; 2]>,
     /// The selected bone's motion trail (`T`).
     pub trail: super::trail::MotionTrail,
     /// Draw the IK chains with their weights and each limited joint's box (`L`).
@@ -433,6 +437,7 @@ impl ViewerState {
             curves: super::curves::CurvesPanel::default(),
             help: false,
             side_panels: [true, true],
+            side_panels_narrowed: None,
             trail: super::trail::MotionTrail::default(),
             show_limits: false,
             poses: None,
@@ -711,12 +716,13 @@ impl ViewerState {
                 let (mode, gpu_skinning) = (self.mode, self.gpu_skinning);
                 let (split, storage) = (self.setup.split, self.storage_palette);
                 let uniform_bones = self.uniform_bones;
-                let side_panels = self.side_panels;
+                let (side_panels, narrowed) = (self.side_panels, self.side_panels_narrowed);
                 let (trail_shown, show_limits) = (self.trail.shown, self.show_limits);
                 *self = next;
                 self.show_limits = show_limits;
                 self.generation = generation + 1;
                 self.side_panels = side_panels;
+                self.side_panels_narrowed = narrowed;
                 self.trail.shown = trail_shown;
                 // A comparison belongs to the model it was made for.
                 self.mode = match mode {
@@ -1014,7 +1020,8 @@ impl ViewerState {
     /// What plays: the clip's name, "rest pose", or the animation stage's layers.
     pub fn motion_label(&self) -> String {
         if let Some(spec) = self.stage() {
-            return format!("animation stage ({} layer(s))", spec.layers.len());
+            let layers = crate::info::plural(spec.layers.len(), "layer");
+            return format!("animation stage ({layers})");
         }
         let animations = &self.character.scene.animations;
         match self.playback.anim.and_then(|a| animations.get(a)) {
@@ -1026,6 +1033,24 @@ impl ViewerState {
     /// The viewport shows two halves (CPU | GPU, or the model | the other file).
     pub fn split_view(&self) -> bool {
         matches!(self.mode, ViewMode::SideBySide | ViewMode::AgainstFile)
+    }
+
+    /// Hide the side panels when the window becomes too narrow for them beside the viewport
+    /// (`narrow`, from the layout each frame), and show those that were shown again when it
+    /// widens, with any the user opened meanwhile. On a narrow window a panel still opens by
+    /// hand (`H`, the status bar's `«` and `»`), over part of the viewport.
+    pub fn fit_side_panels(&mut self, narrow: bool) {
+        match (narrow, self.side_panels_narrowed) {
+            (true, None) => {
+                self.side_panels_narrowed = Some(self.side_panels);
+                self.side_panels = [false; 2];
+            }
+            (false, Some(shown)) => {
+                self.side_panels_narrowed = None;
+                self.side_panels = [0, 1].map(|i| shown[i] || self.side_panels[i]);
+            }
+            _ => {}
+        }
     }
 
     /// Select a bone (node), or none.

@@ -581,6 +581,47 @@ fn status_bar_buttons_show_and_hide_each_side_panel() {
     assert_eq!(h.state().side_panels, [true, false]);
 }
 
+/// A window too narrow for the side panels hides them; widening brings back those that were
+/// shown, with any opened by hand meanwhile; one hidden by hand before stays hidden.
+#[test]
+fn narrow_windows_hide_the_side_panels_until_they_widen() {
+    let mut s = open(Builtin::Arm, false);
+    s.side_panels = [false, true];
+    s.fit_side_panels(false);
+    assert_eq!(
+        s.side_panels,
+        [false, true],
+        "a wide window keeps the user's choice"
+    );
+    s.fit_side_panels(true);
+    assert_eq!(s.side_panels, [false, false]);
+    s.fit_side_panels(true);
+    assert_eq!(
+        s.side_panels,
+        [false, false],
+        "still narrow: nothing changes"
+    );
+    s.side_panels[1] = true; // opened by hand while narrow
+    s.fit_side_panels(true);
+    assert_eq!(
+        s.side_panels,
+        [false, true],
+        "a panel opened by hand stays open"
+    );
+    s.side_panels = [true, false];
+    s.fit_side_panels(false);
+    assert_eq!(s.side_panels, [true, true]);
+    // Opening another model keeps the narrowing.
+    s.fit_side_panels(true);
+    let next = skinview::io::ModelSource::Builtin(Builtin::Humanoid)
+        .load()
+        .unwrap();
+    s.open_loaded(Ok(next), "test").unwrap();
+    assert_eq!(s.side_panels, [false, false]);
+    s.fit_side_panels(false);
+    assert_eq!(s.side_panels, [true, true]);
+}
+
 /// Playback follows the wall clock: a slow frame (0.4 s) advances the clip by 0.4 s at speed
 /// 1; only a stall past the step limit holds back, and then the share of real time drops
 /// below 1.
