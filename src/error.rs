@@ -54,7 +54,7 @@ pub enum Error {
         known: String,
     },
     /// An animation (motion) asked for by index or name that the model does not have.
-    #[error("{model}: no animation {requested:?} ({})", crate::info::plural(*count, "animation"))]
+    #[error("{model}: no animation {requested:?} ({})", crate::info::count(*count, "animation", "animations"))]
     UnknownAnimation {
         /// The model's name.
         model: String,

@@ -8,15 +8,6 @@ use serde::Serialize;
 use crate::frame::FrameState;
 use crate::scene::Scene;
 
-/// `n` and `what` in words: "1 joint", "3 joints" (regular plurals only).
-pub fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
-}
-
 /// Version of the JSON form of [`InfoReport`] (bumped when a field changes meaning).
 pub const INFO_SCHEMA: &str = "skinview-info/1";
 

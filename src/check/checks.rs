@@ -11,7 +11,7 @@ use crate::compare::{CompareOptions, compare};
 use crate::error::{Error, Result};
 use crate::frame::{CpuSkinner, FrameState, skin_pose};
 use crate::gpu::{CapturePath, GpuContext, PaletteSource};
-use crate::info::plural;
+use crate::info::count;
 use crate::math::bounds_diagonal;
 use crate::quality::{JointZone, RingShape, joint_zones};
 use crate::scene::{Scene, SkinWeights};
@@ -480,7 +480,7 @@ fn inverse_binds(scene: &Scene, config: &CheckConfig, out: &mut Vec<Finding>) {
             Severity::Error,
             format!(
                 "the inverse bind matrix of {} cannot be inverted (a zero scale): {}",
-                plural(singular.len(), "joint"),
+                count(singular.len(), "joint", "joints"),
                 list(&singular)
             ),
         );
@@ -492,7 +492,7 @@ fn inverse_binds(scene: &Scene, config: &CheckConfig, out: &mut Vec<Finding>) {
             format!(
                 "the inverse bind matrix of {} is ill-conditioned (condition number up to \
                  {worst_condition:.1e}, over {:.0e}: f32 skinning loses precision): {}",
-                plural(ill.len(), "joint"),
+                count(ill.len(), "joint", "joints"),
                 config.max_condition,
                 list(&ill)
             ),
@@ -505,7 +505,7 @@ fn inverse_binds(scene: &Scene, config: &CheckConfig, out: &mut Vec<Finding>) {
             format!(
                 "the inverse bind matrix of {} mirrors (negative determinant): the skin turns \
                  inside out unless the joint's transform mirrors too: {}",
-                plural(mirrored.len(), "joint"),
+                count(mirrored.len(), "joint", "joints"),
                 list(&mirrored)
             ),
         );
@@ -541,7 +541,7 @@ fn bind_rest_pose(
                 "bind pose ≠ rest pose: the bind matrices of {} disagree with the rest \
                  hierarchy (worst {name}: its vertices would move {} of the model's size in \
                  the rest pose): {}",
-                plural(moved.len(), "joint"),
+                count(moved.len(), "joint", "joints"),
                 percent(*rel),
                 list(&names)
             ),

@@ -8,7 +8,7 @@ use glam::Vec3;
 use skinview::anim::CrossFade;
 use skinview::character::{CharacterSpec, FadeDesc, IkGoal, LayerDesc, MaskSpec, MotionRef};
 use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource, Skinning};
-use skinview::info::plural;
+use skinview::info::count;
 use skinview::io::{ImportOptions, Model, ModelSource};
 use skinview::partition::{MAX_BONES, MIN_BONES};
 use skinview::skin::{NormalMode, SkinMode, SkinOptions};
@@ -306,7 +306,7 @@ pub fn parse_anim(model: &Model, arg: Option<&str>) -> Result<Option<usize>, Cli
             CliError::Usage(format!(
                 "--anim {s}: {} has {}{}; give an index, a name, or \"none\"",
                 scene.name,
-                plural(scene.animations.len(), "animation"),
+                count(scene.animations.len(), "animation", "animations"),
                 animation_names(model)
             ))
         }),

@@ -337,14 +337,14 @@ fn run_cpu_crowd(a: &BenchArgs) -> CliResult {
              evaluations; palettes {} bytes a frame in {}; culling's bounds {:.1} µs a frame",
             row.model,
             row.characters,
-            skinview::info::plural(row.threads, "thread"),
+            skinview::info::count(row.threads, "thread", "threads"),
             row.stage_us_per_frame,
             row.min_us_per_frame,
             row.max_us_per_frame,
             row.ns_per_character,
             row.evaluations,
             row.upload_bytes_per_frame,
-            skinview::info::plural(row.palette_writes_per_frame as usize, "write"),
+            skinview::info::count(row.palette_writes_per_frame as usize, "write", "writes"),
             row.bound_us_per_frame
         );
         rows.push(row);

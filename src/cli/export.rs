@@ -137,11 +137,11 @@ pub fn run(a: ExportArgs) -> CliResult {
     };
     write_glb(scene, &options, &a.out)?;
     println!(
-        "{}: {} nodes, {} skins, {} animations -> {}",
+        "{}: {}, {}, {} -> {}",
         scene.name,
-        scene.nodes.len(),
-        scene.skins.len(),
-        scene.animations.len(),
+        skinview::info::count(scene.nodes.len(), "node", "nodes"),
+        skinview::info::count(scene.skins.len(), "skin", "skins"),
+        skinview::info::count(scene.animations.len(), "animation", "animations"),
         a.out.display()
     );
     Ok(ExitCode::SUCCESS)

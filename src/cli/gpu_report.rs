@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use skinview::info::plural;
+use skinview::info::count;
 use skinview::view::gpu_report::{CopyBandwidth, GpuReport};
 
 use super::{CliError, CliResult};
@@ -59,9 +59,9 @@ pub fn run(a: GpuReportArgs) -> CliResult {
     let problems = report.problems();
     println!(
         "{}, {}, {} -> {}",
-        plural(report.crowd.len(), "crowd row"),
-        plural(report.compare.len(), "comparison"),
-        plural(report.steps.len(), "step"),
+        count(report.crowd.len(), "crowd row", "crowd rows"),
+        count(report.compare.len(), "comparison", "comparisons"),
+        count(report.steps.len(), "step", "steps"),
         a.out.join("report.{json,md}").display()
     );
     for p in &problems {

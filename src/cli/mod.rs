@@ -58,7 +58,7 @@ fn explain(e: &Error) -> String {
         } => format!(
             "{model}: no animation {requested:?} ({}); check --anim or the MOTION of \
              --layer",
-            skinview::info::plural(*count, "animation")
+            skinview::info::count(*count, "animation", "animations")
         ),
         Error::UnknownBone {
             model,

@@ -143,7 +143,7 @@ fn table(model: &str, rows: &[Row], frames: usize) -> String {
         t,
         "{model}: submeshes of at most K bones (error of dropped influences over {}, \
          relative to the skinned bounds' diagonal)",
-        skinview::info::plural(frames, "frame")
+        skinview::info::count(frames, "frame", "frames")
     );
     let _ = writeln!(
         t,

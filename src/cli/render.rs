@@ -328,7 +328,7 @@ fn render_crowd(
         "{}: a crowd of {n} ({} in view) at {time:.3} s ({} cycling), {} palette, {} -> {}",
         c.scene.name,
         stats.visible,
-        skinview::info::plural(c.scene.animations.len(), "clip"),
+        skinview::info::count(c.scene.animations.len(), "clip", "clips"),
         palette.describe(),
         skinning.describe(),
         a.out.display()

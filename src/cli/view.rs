@@ -289,11 +289,11 @@ pub fn run_view(a: ViewArgs) -> CliResult {
             c.characters,
             c.visible,
             c.stage_ms,
-            skinview::info::plural(c.threads, "thread"),
+            skinview::info::count(c.threads, "thread", "threads"),
             c.animated,
             c.cull_ms,
             c.upload_bytes as f64 / 1024.0,
-            skinview::info::plural(c.palette_writes as usize, "write"),
+            skinview::info::count(c.palette_writes as usize, "write", "writes"),
             c.bytes_per_character(),
             c.upload_ms
         );

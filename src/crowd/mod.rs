@@ -213,7 +213,7 @@ fn validate_members(members: &[Member], scene: &Scene) -> Result<()> {
                     format!(
                         "character {c}: clip {} does not exist ({})",
                         l.clip,
-                        crate::info::plural(clips, "animation")
+                        crate::info::count(clips, "animation", "animations")
                     ),
                 ));
             }

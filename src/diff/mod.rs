@@ -538,7 +538,7 @@ impl<'a> Differ<'a> {
                 format!(
                     "comparing {} takes {total:.0} frames, more than the limit of {} (a lower \
                      rate, or the key times, take fewer)",
-                    crate::info::plural(plan.len(), "clip"),
+                    crate::info::count(plan.len(), "clip", "clips"),
                     self.options.max_frames
                 ),
             ));

@@ -23,7 +23,7 @@ fn output_bytes(vertex_count: u32, instances: u32, ctx: &GpuContext) -> Result<u
         return Err(Error::Gpu(format!(
             "a capture of {} of {vertex_count} vertices needs {bytes} bytes; a storage \
              binding holds {max} on {}",
-            crate::info::plural(instances as usize, "instance"),
+            crate::info::count(instances as usize, "instance", "instances"),
             ctx.info.name
         )));
     }
@@ -217,7 +217,7 @@ impl Capture {
         if instances == 0 || instances > gpu.instances() {
             return Err(Error::Gpu(format!(
                 "capture of {}; the upload holds {}",
-                crate::info::plural(instances as usize, "instance"),
+                crate::info::count(instances as usize, "instance", "instances"),
                 gpu.instances()
             )));
         }

@@ -222,7 +222,7 @@ impl DrawCapture {
         if instances == 0 || instances > held {
             return Err(Error::Gpu(format!(
                 "draw capture of {}; the upload holds {held}",
-                crate::info::plural(instances as usize, "instance")
+                crate::info::count(instances as usize, "instance", "instances")
             )));
         }
         let source = match skinning.pre_skinned() {
@@ -369,7 +369,7 @@ fn capture_extent(
         return Err(Error::Gpu(format!(
             "a draw's vertices (times {}) exceed {}, the draw-path capture's limit on this \
              adapter",
-            crate::info::plural(instances as usize, "instance"),
+            crate::info::count(instances as usize, "instance", "instances"),
             width as u64 * max_dim as u64
         )));
     }

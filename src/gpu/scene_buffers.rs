@@ -449,7 +449,7 @@ fn uniform_bones_buffer(
         return Err(Error::Gpu(format!(
             "{} of {} draws on the uniform palette need {bytes} bytes of palette blocks; the \
              adapter's largest buffer is {max}",
-            crate::info::plural(plan.instances as usize, "instance"),
+            crate::info::count(plan.instances as usize, "instance", "instances"),
             scene.draws.len()
         )));
     }
@@ -615,7 +615,7 @@ fn storage_frame_store(
             "{} of {} matrices and their DQS form ({palette_bytes} bytes) exceed the \
              adapter's storage binding limit {max_binding}: at most {} characters of this \
              model fit",
-            crate::info::plural(instances as usize, "palette"),
+            crate::info::count(instances as usize, "palette", "palettes"),
             frame.layout.len,
             max_binding / character_bytes
         )));

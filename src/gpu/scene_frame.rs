@@ -93,7 +93,7 @@ impl SceneBuffers {
                 "crowd palettes: {} matrices and {} offsets for {} of {e} entries",
                 palettes.len(),
                 offsets.len(),
-                crate::info::plural(n, "instance")
+                crate::info::count(n, "instance", "instances")
             )));
         }
         if let Some(v) = visible
@@ -248,7 +248,7 @@ impl SceneBuffers {
         if instance >= self.instances {
             return Err(Error::Gpu(format!(
                 "palette of instance {instance}: this upload holds {} on the {}",
-                crate::info::plural(self.instances as usize, "instance"),
+                crate::info::count(self.instances as usize, "instance", "instances"),
                 self.source.describe()
             )));
         }

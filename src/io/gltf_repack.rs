@@ -1170,7 +1170,7 @@ impl<'a> Reencoder<'a> {
             self.edits.sets_dropped = true;
             self.report.reencoded.push(format!(
                 "meshes[{mi}].primitives[{pi}]: influences in {}, the others gone",
-                crate::info::plural(sets, "JOINTS/WEIGHTS set")
+                crate::info::count(sets, "JOINTS/WEIGHTS set", "JOINTS/WEIGHTS sets")
             ));
             self.edits
                 .rewritten

@@ -310,9 +310,9 @@ impl std::fmt::Display for CrowdReport {
             "CPU per frame: animation stage of every character {:.3} ms on {}; palette upload \
              {:.1} KB in {}, {:.3} ms",
             self.animation_ms,
-            crate::info::plural(self.animation_threads, "thread"),
+            crate::info::count(self.animation_threads, "thread", "threads"),
             self.palette_upload_bytes as f64 / 1024.0,
-            crate::info::plural(self.palette_writes_per_frame as usize, "write"),
+            crate::info::count(self.palette_writes_per_frame as usize, "write", "writes"),
             self.palette_upload_ms
         )?;
         let rate = si(self.vertex_path_vertices_per_s().unwrap_or(0.0));
@@ -343,7 +343,7 @@ impl std::fmt::Display for CrowdReport {
                  pass and draw; {} skinned vertices/s); the pass's timestamps are not used: \
                  this adapter stamps a compute pass without its work",
                 self.dispatch_order.name(),
-                crate::info::plural(self.compute_buffers as usize, "buffer"),
+                crate::info::count(self.compute_buffers as usize, "buffer", "buffers"),
                 si(per_s(self.vertices_per_frame, wall)),
             )?,
             (Some(skin), Some(draw)) => {
@@ -353,7 +353,7 @@ impl std::fmt::Display for CrowdReport {
                      {}B/s at {:.0} B a vertex) + plain draw {draw:.3} ms; \
                      submit to done {wall:.3} ms",
                     self.dispatch_order.name(),
-                    crate::info::plural(self.compute_buffers as usize, "buffer"),
+                    crate::info::count(self.compute_buffers as usize, "buffer", "buffers"),
                     si(self.compute_skin_vertices_per_s().unwrap_or(0.0)),
                     si(self.compute_skin_bytes_per_s().unwrap_or(0.0)),
                     self.compute_bytes_per_vertex(),

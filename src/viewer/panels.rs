@@ -11,7 +11,7 @@ use crate::builtin::Builtin;
 use crate::character::{CharacterSpec, LayerDesc, MaskSpec, Motion, MotionRef};
 use crate::gpu::ColorMode;
 use crate::ik::IkMode;
-use crate::info::plural;
+use crate::info::count;
 use crate::skin::VertexErrors;
 use crate::view::skeleton::BoneStyle;
 
@@ -22,11 +22,11 @@ pub fn model(ui: &mut Ui, state: &mut ViewerState) {
     ui.label(RichText::new(&state.character.scene.name).strong());
     let scene = &state.character.scene;
     ui.label(format!(
-        "{} · {} vertices · {} draws · {} animations",
+        "{} · {} · {} · {}",
         state.joint_summary(),
-        scene.vertex_count(),
-        scene.draws.len(),
-        scene.animations.len()
+        count(scene.vertex_count(), "vertex", "vertices"),
+        count(scene.draws.len(), "draw", "draws"),
+        count(scene.animations.len(), "animation", "animations")
     ));
     open_field(ui, state);
     ui.horizontal_wrapped(|ui| {
@@ -449,6 +449,37 @@ pub fn bone_inspector(ui: &mut Ui, state: &mut ViewerState) {
 /// under its name (a side panel a fifth of a 1280-px window is 256 wide).
 const FACTS_TABLE_MIN_PX: f32 = 320.0;
 
+/// A combo box after its name: on one row when both fit, else the box on the next row, as wide
+/// as the panel allows, its text cut short. (egui's own label, beside the box, is squeezed to a
+/// letter a line in a narrow panel.) The box's accessible name is the label.
+pub(super) fn labelled_combo(
+    ui: &mut Ui,
+    label: &str,
+    selected: String,
+    menu: impl FnOnce(&mut Ui),
+) {
+    ui.horizontal_wrapped(|ui| {
+        let name = ui.label(label);
+        // What is left of this row (`available_width` is the whole row's in a wrapping
+        // layout).
+        if ui.available_size_before_wrap().x < COMBO_MIN_PX {
+            ui.end_row();
+        }
+        egui::ComboBox::from_id_salt(label)
+            .selected_text(selected)
+            .width(ui.available_size_before_wrap().x.min(COMBO_MAX_PX))
+            .truncate()
+            .show_ui(ui, menu)
+            .response
+            .labelled_by(name.id);
+    });
+}
+
+/// A combo box's narrowest width beside its label (points): a short clip or bone name.
+const COMBO_MIN_PX: f32 = 90.0;
+/// A combo box's widest (points): the longest names of the shared models fit.
+const COMBO_MAX_PX: f32 = 200.0;
+
 /// Named values: a striped two-column table where the panel is wide enough, else each name
 /// (small) over its value, so no number is cut by the panel's edge.
 fn facts(ui: &mut Ui, id: &str, rows: &[(String, String)]) {
@@ -578,14 +609,12 @@ pub fn animation(ui: &mut Ui, state: &mut ViewerState) {
             .and_then(|a| names.get(a).cloned())
             .unwrap_or_else(|| "rest pose".into());
         let mut choice = state.playback.anim;
-        egui::ComboBox::from_label("clip")
-            .selected_text(current)
-            .show_ui(ui, |ui| {
-                ui.selectable_value(&mut choice, None, "rest pose");
-                for (i, n) in names.iter().enumerate() {
-                    ui.selectable_value(&mut choice, Some(i), n);
-                }
-            });
+        labelled_combo(ui, "clip", current, |ui| {
+            ui.selectable_value(&mut choice, None, "rest pose");
+            for (i, n) in names.iter().enumerate() {
+                ui.selectable_value(&mut choice, Some(i), n);
+            }
+        });
         if choice != state.playback.anim {
             state.set_anim(choice);
         }
@@ -839,16 +868,12 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
     };
     if let Some(goal) = stage.ik.first_mut() {
         goal.chain_length = goal.chain_length.clamp(1, chain_max);
-        ui.horizontal_wrapped(|ui| {
-            egui::ComboBox::from_label("end bone")
-                .selected_text(goal.end_bone.clone())
-                .show_ui(ui, |ui| {
-                    for b in &bones {
-                        changed |= ui
-                            .selectable_value(&mut goal.end_bone, b.clone(), b)
-                            .changed();
-                    }
-                });
+        labelled_combo(ui, "end bone", goal.end_bone.clone(), |ui| {
+            for b in &bones {
+                changed |= ui
+                    .selectable_value(&mut goal.end_bone, b.clone(), b)
+                    .changed();
+            }
         });
         ui.horizontal_wrapped(|ui| {
             let label = ui.label("joint filter");
@@ -1310,12 +1335,12 @@ pub fn performance(ui: &mut Ui, state: &ViewerState) {
     let s = &state.stats;
     let scene = &state.character.scene;
     ui.label(format!(
-        "{:.0} fps · {:.2} ms/frame · {} vertices · {} · {} draws",
+        "{:.0} fps · {:.2} ms/frame · {} · {} · {}",
         s.fps,
         s.frame_ms,
-        scene.vertex_count(),
+        count(scene.vertex_count(), "vertex", "vertices"),
         state.joint_summary(),
-        scene.draws.len()
+        count(scene.draws.len(), "draw", "draws")
     ));
     ui.label(format!(
         "GPU submit {:.2} ms · readback {:.2} ms (waits included)",
@@ -1424,34 +1449,33 @@ pub fn crowd(ui: &mut Ui, state: &mut ViewerState) {
         ui.label(RichText::new("setting up…").weak());
         return;
     };
-    egui::Grid::new("crowd stats")
-        .num_columns(2)
-        .show(ui, |ui| {
-            let mut row = |name: &str, value: String| {
-                ui.label(name);
-                ui.label(value);
-                ui.end_row();
-            };
-            row("in view", format!("{} of {}", s.visible, s.characters));
-            row("animated", format!("{} of {}", s.animated, s.characters));
-            row(
-                "CPU stage",
-                format!("{:.2} ms on {}", s.stage_ms, plural(s.threads, "thread")),
-            );
-            row("culling", format!("{:.2} ms", s.cull_ms));
-            row(
-                "upload",
-                format!(
-                    "{:.1} KB in {}, {:.2} ms",
-                    s.upload_bytes as f64 / 1024.0,
-                    plural(s.palette_writes as usize, "write"),
-                    s.upload_ms
-                ),
-            );
-            row("per character", format!("{:.0} B", s.bytes_per_character()));
-            row("GPU", super::crowd::gpu_ms_text(state.crowd_gpu_ms));
-            row("frame", format!("{:.2} ms", state.stats.frame_ms));
-        });
+    let rows = [
+        ("in view", format!("{} of {}", s.visible, s.characters)),
+        ("animated", format!("{} of {}", s.animated, s.characters)),
+        (
+            "CPU stage",
+            format!(
+                "{:.2} ms on {}",
+                s.stage_ms,
+                count(s.threads, "thread", "threads")
+            ),
+        ),
+        ("culling", format!("{:.2} ms", s.cull_ms)),
+        (
+            "upload",
+            format!(
+                "{:.1} KB in {}, {:.2} ms",
+                s.upload_bytes as f64 / 1024.0,
+                count(s.palette_writes as usize, "write", "writes"),
+                s.upload_ms
+            ),
+        ),
+        ("per character", format!("{:.0} B", s.bytes_per_character())),
+        ("GPU", super::crowd::gpu_ms_text(state.crowd_gpu_ms)),
+        ("frame", format!("{:.2} ms", state.stats.frame_ms)),
+    ]
+    .map(|(name, value)| (name.to_owned(), value));
+    facts(ui, "crowd stats", &rows);
 }
 
 /// The status bar: the model, what plays, the selected bone and the colours shown; the live
@@ -1507,10 +1531,10 @@ pub fn status(ui: &mut Ui, state: &mut ViewerState, adapter: &str) {
                     },
                     format!(
                         "|GPU - CPU| max {max:.2e} ({rel:.1e} of diagonal) · mean {mean:.2e} · \
-                         worst vertex {} of draw {} · {latency_frames} frame(s) late · GPU \
-                         side from {}",
+                         worst vertex {} of draw {} · {} late · GPU side from {}",
                         worst.1,
                         worst.0,
+                        count(latency_frames as usize, "frame", "frames"),
                         source.describe()
                     ),
                 );

@@ -1020,7 +1020,7 @@ impl ViewerState {
     /// What plays: the clip's name, "rest pose", or the animation stage's layers.
     pub fn motion_label(&self) -> String {
         if let Some(spec) = self.stage() {
-            let layers = crate::info::plural(spec.layers.len(), "layer");
+            let layers = crate::info::count(spec.layers.len(), "layer", "layers");
             return format!("animation stage ({layers})");
         }
         let animations = &self.character.scene.animations;

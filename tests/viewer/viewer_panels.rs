@@ -63,7 +63,7 @@ fn play_pause_clip_and_scrub() {
     h.run();
     assert!(h.state().playback.playing);
     // Choose the second clip from the combo box.
-    h.get_by_label("clip").click();
+    h.get_by_role_and_label(Role::ComboBox, "clip").click();
     h.run();
     h.get_by_label("1: twist").click();
     h.run();
