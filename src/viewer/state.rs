@@ -1038,7 +1038,7 @@ impl ViewerState {
     /// Hide the side panels when the window becomes too narrow for them beside the viewport
     /// (`narrow`, from the layout each frame), and show those that were shown again when it
     /// widens, with any the user opened meanwhile. On a narrow window a panel still opens by
-    /// hand (`H`, the status bar's `«` and `»`), over part of the viewport.
+    /// hand (`H`, the status bar's `«` and `»`), taking room from the viewport.
     pub fn fit_side_panels(&mut self, narrow: bool) {
         match (narrow, self.side_panels_narrowed) {
             (true, None) => {
