@@ -750,6 +750,12 @@ const SIDE_PANEL_MAX_SHARE: f32 = 0.2;
 const SLIDER_ROOM_PX: f32 = 130.0;
 /// A side panel's narrowest width when the window allows (points): dragged below it, it shuts.
 const SIDE_PANEL_MIN_PX: f32 = 120.0;
+/// A side panel's width for a slider row (slider, value box and a two-word name) where a fifth
+/// of the window is less (points).
+const SIDE_PANEL_USABLE_PX: f32 = 180.0;
+/// The share of the window a side panel may take to reach `SIDE_PANEL_USABLE_PX`: with both
+/// open the viewport keeps half.
+const SIDE_PANEL_MID_SHARE: f32 = 0.25;
 /// A side panel opened by hand on a window too narrow for both beside the viewport (under
 /// `SIDE_PANEL_MIN_PX / SIDE_PANEL_MAX_SHARE`, 600 points) takes this share of the width at
 /// most: under half, so the viewport stays beside one panel.
@@ -795,15 +801,19 @@ fn layout(
             .max_size(height * 0.75)
             .show(ui, |ui| curves::panel(ui, state));
     }
-    // Each side panel takes a fifth of the window at most, so the viewport keeps three fifths
-    // at any size; what does not fit the panel's width scrolls. Where a fifth is narrower than
-    // a panel can be used, the panels hide (and come back when the window widens); one opened
-    // by hand there takes its narrowest width, or a share of the window.
+    // Each side panel takes a fifth of the window, or where that is less than a slider row
+    // needs, up to a quarter, so the viewport keeps half the window or more; what does not fit
+    // the panel's width scrolls. Where a fifth is narrower than a panel can be used, the
+    // panels hide (and come back when the window widens); one opened by hand there takes its
+    // narrowest width, or a share of the window.
     let width = ui.available_width();
     let narrow = width * SIDE_PANEL_MAX_SHARE < SIDE_PANEL_MIN_PX;
     state.fit_side_panels(narrow);
-    let side_px =
-        (width * SIDE_PANEL_MAX_SHARE).max(SIDE_PANEL_MIN_PX.min(width * SIDE_PANEL_NARROW_SHARE));
+    let side_px = if narrow {
+        SIDE_PANEL_MIN_PX.min(width * SIDE_PANEL_NARROW_SHARE)
+    } else {
+        (width * SIDE_PANEL_MAX_SHARE).max(SIDE_PANEL_USABLE_PX.min(width * SIDE_PANEL_MID_SHARE))
+    };
     let side = |panel: egui::Panel| {
         panel
             .resizable(true)

@@ -642,6 +642,9 @@ pub fn animation(ui: &mut Ui, state: &mut ViewerState) {
     timeline(ui, state);
 }
 
+/// The timeline slider's name and the gap before it (points).
+const TIMELINE_NAME_PX: f32 = 60.0;
+
 /// The scrubbable timeline: a slider as wide as the panel over the clip, a tick per key time
 /// (the selected bone's keys taller and brighter), the current time and frame.
 pub fn timeline(ui: &mut Ui, state: &mut ViewerState) {
@@ -652,7 +655,9 @@ pub fn timeline(ui: &mut Ui, state: &mut ViewerState) {
     let mut t = state.playback.time_s;
     // A share of the panel, not all of it less the label: content as wide as the panel
     // would widen a resizable panel frame after frame. Scoped: later sliders keep theirs.
-    let width = (ui.available_width() * 0.7).max(120.0);
+    // Its name ("time (s)") keeps its room beside it in a narrow panel.
+    let room = ui.available_width();
+    let width = (room * 0.7).min(room - TIMELINE_NAME_PX).max(60.0);
     let response = ui
         .scope(|ui| {
             ui.spacing_mut().slider_width = width;
