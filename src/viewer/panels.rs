@@ -452,12 +452,7 @@ const FACTS_TABLE_MIN_PX: f32 = 320.0;
 /// A combo box after its name: on one row when both fit, else the box on the next row, as wide
 /// as the panel allows, its text cut short. (egui's own label, beside the box, is squeezed to a
 /// letter a line in a narrow panel.) The box's accessible name is the label.
-pub(super) fn labelled_combo(
-    ui: &mut Ui,
-    label: &str,
-    selected: String,
-    menu: impl FnOnce(&mut Ui),
-) {
+fn labelled_combo(ui: &mut Ui, label: &str, selected: String, menu: impl FnOnce(&mut Ui)) {
     ui.horizontal_wrapped(|ui| {
         let name = ui.label(label);
         // What is left of this row (`available_width` is the whole row's in a wrapping
