@@ -1124,7 +1124,8 @@ mod tests {
             .map(|t| linear((*t).clone(), 4))
             .collect();
         for s in &samplers {
-            segs.push(s).unwrap();
+            segs.push(s)
+                .expect("four keys are far under the lane index range");
         }
         segs.find_lockstep(samplers.iter());
         assert_eq!(segs.lockstep.len(), 2);

@@ -204,7 +204,7 @@ mod tests {
     /// once), 4T triangles, midpoints halfway, influences the mean of the ends'.
     #[test]
     fn one_level_adds_a_vertex_an_edge_at_the_midpoint() {
-        let (m, reduced) = subdivide(&quad()).unwrap();
+        let (m, reduced) = subdivide(&quad()).expect("a quad subdivides");
         assert_eq!(m.positions.len(), 4 + 5);
         assert_eq!(m.triangles.len(), 8);
         let (sum_area, mut area) = (1.0f32, 0.0f32);
@@ -228,7 +228,7 @@ mod tests {
     #[test]
     fn subdivide_to_stops_at_the_count_and_refuses_bad_meshes() {
         // A triangulated disc gains one vertex an edge, E = V + T - 1 (Euler): 4 → 9 → 25.
-        let (m, stats) = subdivide_to(&quad(), 25).unwrap();
+        let (m, stats) = subdivide_to(&quad(), 25).expect("a quad subdivides to 25 vertices");
         assert_eq!(stats.levels, 2);
         assert_eq!(stats.vertices, (4, 25));
         assert_eq!(stats.triangles, (2, 32));

@@ -541,7 +541,7 @@ mod tests {
                     pose: &mut pose,
                 }
                 .run()
-                .unwrap();
+                .expect("the demo clip samples");
                 pose
             })
             .collect();
@@ -563,7 +563,7 @@ mod tests {
             output: &mut out,
         }
         .run()
-        .unwrap();
+        .expect("the demo layers blend");
         out
     }
 
@@ -573,13 +573,13 @@ mod tests {
     /// stays as it was when it left (it is not sampled again).
     #[test]
     fn layers_at_weight_zero_are_skipped_without_changing_the_pose() {
-        let mut c = Character::humanoid_demo().unwrap();
+        let mut c = Character::humanoid_demo().expect("the built-in demo builds");
         assert_eq!(c.layers[0].weight_at(0.0), 1.0);
         let dt = 1.0 / 60.0;
         let mut left: Option<Pose> = None;
         for i in 0..180 {
             let t = i as f32 * dt;
-            c.update(t, dt).unwrap();
+            c.update(t, dt).expect("a demo frame updates");
             assert!(c.layered == layered_afresh(&c, t), "t = {t} s");
             if c.layers[0].weight_at(t) == 0.0 {
                 let walk = &c.layer_poses[0];

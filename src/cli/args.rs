@@ -490,7 +490,7 @@ mod tests {
     /// Command-line specs parse as documented and reject malformed parts with a reason.
     #[test]
     fn stage_specs_parse_and_reject_bad_input() {
-        let l = parse_layer("run:!spine:0.5").unwrap();
+        let l = parse_layer("run:!spine:0.5").expect("a valid layer spec");
         assert_eq!(
             (l.motion.clone(), l.mask.clone(), l.weight),
             (
@@ -499,19 +499,19 @@ mod tests {
                 0.5
             )
         );
-        let l = parse_layer("2").unwrap();
+        let l = parse_layer("2").expect("a valid layer spec");
         assert_eq!(
             (l.motion, l.mask, l.weight),
             (MotionRef::Index(2), MaskSpec::All, 1.0)
         );
         assert_eq!(
-            parse_layer("throw:spine").unwrap().mask,
+            parse_layer("throw:spine").expect("a valid layer spec").mask,
             MaskSpec::Subtree("spine".into())
         );
         for bad in ["", "run:spine:-1", "run:spine:x", "a:b:1:2"] {
             assert!(parse_layer(bad).is_err(), "{bad:?} parsed");
         }
-        let ik = parse_ik("l_hand:3:0.1,1.2,-0.3:0.5").unwrap();
+        let ik = parse_ik("l_hand:3:0.1,1.2,-0.3:0.5").expect("a valid IK spec");
         assert_eq!(
             (
                 ik.end_bone.as_str(),
@@ -531,7 +531,7 @@ mod tests {
         ] {
             assert!(parse_ik(bad).is_err(), "{bad:?} parsed");
         }
-        let f = parse_fade("0:1:0.5:0.25").unwrap();
+        let f = parse_fade("0:1:0.5:0.25").expect("a valid fade spec");
         assert_eq!(
             (f.from, f.to, f.fade.start_s, f.fade.duration_s),
             (0, 1, 0.5, 0.25)

@@ -499,7 +499,7 @@ mod tests {
                             hits[p].fetch_add(1, Ordering::Relaxed);
                         }
                     })
-                    .unwrap();
+                    .expect("the pool runs the frame");
                 }
                 for (p, h) in hits.iter().enumerate() {
                     assert_eq!(
@@ -550,7 +550,7 @@ mod tests {
                     done.fetch_add(1, Ordering::Relaxed);
                 }
             })
-            .unwrap();
+            .expect("the pool runs the frame");
         }
         // Ten frames of sixteen counts take microseconds; the worker sleeps far longer.
         assert!(
@@ -567,9 +567,9 @@ mod tests {
         let mut v = [0u32; 10];
         let ends = [3, 3, 10];
         let taken: Vec<AtomicBool> = (0..3).map(|_| AtomicBool::new(true)).collect();
-        let parts = Parts::new(&mut v, &ends, &taken).unwrap();
-        let (s0, a) = parts.take(0).unwrap();
-        let (s2, c) = parts.take(2).unwrap();
+        let parts = Parts::new(&mut v, &ends, &taken).expect("ends ordered and within the slice");
+        let (s0, a) = parts.take(0).expect("part 0 not taken yet");
+        let (s2, c) = parts.take(2).expect("part 2 not taken yet");
         assert_eq!((s0, a.len(), s2, c.len()), (0, 3, 3, 7));
         assert!(parts.take(0).is_none() && parts.take(3).is_none());
         assert_eq!(parts.take(1).map(|(s, p)| (s, p.len())), Some((3, 0)));
@@ -600,6 +600,6 @@ mod tests {
             }
         });
         assert!(matches!(r, Err(Error::Worker(_))), "{r:?}");
-        pool.run(&|_| {}).unwrap();
+        pool.run(&|_| {}).expect("the pool runs the frame");
     }
 }

@@ -962,7 +962,7 @@ mod tests {
     fn velocity_cut_is_exact() {
         let a = Quat::from_rotation_y(0.3);
         let b = Quat::from_axis_angle(Vec3::new(1.0, 1.0, 0.0).normalize(), 1.2) * a;
-        let c = limit_rotation_change(a, b, 0.1).unwrap();
+        let c = limit_rotation_change(a, b, 0.1).expect("a 1.2 rad change exceeds the 0.1 rad cap");
         let d = c * a.conjugate();
         let angle = 2.0 * d.xyz().length().atan2(d.w.abs());
         assert!((angle - 0.1).abs() < 1e-5, "{angle}");
@@ -1047,17 +1047,17 @@ mod tests {
         let a = Vec3::X;
         for angle in [1e-5f32, 1e-3, 0.5, 3.0] {
             let b = Vec3::new(angle.cos(), angle.sin(), 0.0);
-            let q = rotation_arc(a, b).unwrap();
+            let q = rotation_arc(a, b).expect("both vectors have a direction");
             assert!((q * a - b).length() < 1e-6, "{angle}");
             // Lengths do not matter.
-            let q2 = rotation_arc(a * 0.01, b * 300.0).unwrap();
+            let q2 = rotation_arc(a * 0.01, b * 300.0).expect("both vectors have a direction");
             assert!((q2 * a - b).length() < 1e-6, "{angle}");
         }
-        let q = rotation_arc(a, -a * 2.0).unwrap();
+        let q = rotation_arc(a, -a * 2.0).expect("both vectors have a direction");
         // Before normalisation its length stays in range whatever the arm lengths.
         for (x, y) in [(a * 1e18, b_far()), (a * 1e-6, b_far() * 1e-6)] {
             let l2 = rotation_arc_scaled(x.into(), y.into())
-                .unwrap()
+                .expect("finite arms have a direction")
                 .length_squared();
             assert!(l2 > 2e-7 && l2 <= 4.0 + 1e-6, "{l2}");
         }

@@ -596,7 +596,8 @@ mod tests {
     /// (72 B a vertex) and 125 G/s for a crowd (24 B).
     #[test]
     fn floors_are_the_anchor_notes() {
-        let h100 = known_copy_bandwidth("NVIDIA H100 80GB HBM3 (Vulkan)").unwrap();
+        let h100 = known_copy_bandwidth("NVIDIA H100 80GB HBM3 (Vulkan)")
+            .expect("the H100 is a known adapter");
         assert!((h100.bytes_per_s / FLOOR_BYTES_ONE / 1e9 - 41.7).abs() < 0.1);
         assert!((h100.bytes_per_s / FLOOR_BYTES_CROWD / 1e9 - 125.0).abs() < 0.1);
         assert!(known_copy_bandwidth("llvmpipe (LLVM 15.0.6, 256 bits)").is_none());
