@@ -197,6 +197,22 @@ impl Error {
         }
     }
 
+    /// An [`Error::Invalid`] for a TOML file (`text`) the parser rejected: the field is
+    /// where (`line L, column C`, from 1; `(toml)` when the parser gives no place), the
+    /// message the parser's.
+    pub fn toml(file: &str, text: &str, e: &toml::de::Error) -> Self {
+        let field = match e.span() {
+            Some(span) => {
+                let before = text.get(..span.start).unwrap_or(text);
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                format!("line {line}, column {column}")
+            }
+            None => "(toml)".into(),
+        };
+        Error::invalid(file, field, e.message())
+    }
+
     /// An [`Error::Job`] for rule `rule` of `job`.
     pub fn job(job: &'static str, rule: u32, message: impl Into<String>) -> Self {
         Error::Job {
@@ -280,5 +296,20 @@ mod tests {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(did_you_mean(&[]), "");
         assert_eq!(did_you_mean(&["a".into()]), "; did you mean \"a\"?");
+    }
+
+    /// A TOML error names the line and column (from 1, in characters) where the parser
+    /// stopped: here the unquoted value on line 3, after a line with a two-byte character.
+    #[test]
+    fn toml_errors_name_their_line_and_column() {
+        #[derive(Debug, serde::Deserialize)]
+        struct AnyTable {
+            #[allow(dead_code)] // only the parse is tested
+            a: toml::Table,
+        }
+        let text = "[a]\nname = \"é\"\nhips = nothing\n";
+        let e = toml::from_str::<AnyTable>(text).expect_err("an unquoted string is no value");
+        let shown = Error::toml("map.toml", text, &e).to_string();
+        assert!(shown.starts_with("map.toml: line 3, column 8: "), "{shown}");
     }
 }

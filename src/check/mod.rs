@@ -423,8 +423,7 @@ impl Default for CheckConfig {
 impl CheckConfig {
     /// Parse a config file's text (TOML); `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<CheckConfig> {
-        let config: CheckConfig = toml::from_str(text)
-            .map_err(|e| Error::invalid(file, "config", e.message().to_string()))?;
+        let config: CheckConfig = toml::from_str(text).map_err(|e| Error::toml(file, text, &e))?;
         config.validate(file)?;
         Ok(config)
     }

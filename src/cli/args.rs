@@ -445,7 +445,9 @@ pub fn note_time_outside(scene: &skinview::scene::Scene, anim: usize, times_s: &
     let end = a.duration_s();
     let after = times_s.iter().filter(|&&t| t > end).count();
     let before = times_s.iter().filter(|&&t| t < 0.0).count();
-    let what = describe_anim(scene, Some(anim));
+    // The clip's span, not `describe_anim`'s length alone: "before the start of walk (2 s)"
+    // read as if the clip started at 2 s.
+    let what = format!("{} (0 to {end:.3} s)", scene.clip_name(anim).indexed());
     let times = |n: usize, one: f32| {
         if times_s.len() == 1 {
             format!("t = {one} s is")

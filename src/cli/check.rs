@@ -141,6 +141,16 @@ pub fn run(a: CheckArgs) -> CliResult {
     let (config, per_path, base) = config(&a)?;
     let previous = a.since.as_deref().map(read_report).transpose()?;
     let mut files = skinview::check::find_models(&a.paths)?;
+    // A run that checks nothing is a mistake (a wrong folder, a typo in CI), not a pass. A
+    // shard may still come out empty (more shards than models): every shard's report merges.
+    if files.is_empty() {
+        let given: Vec<String> = a.paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(CliError::Usage(format!(
+            "no model file (.glb, .gltf, .rig.json or .fbx) under {} (hidden folders are \
+             skipped): nothing to check",
+            given.join(", ")
+        )));
+    }
     if let Some([i, n]) = a.shard {
         files = skinview::check::shard(files, i, n);
     }

@@ -799,9 +799,22 @@ impl fmt::Display for Diff {
             )?;
         }
         for c in &self.clips {
+            // B's name beside A's when they differ (a clip paired by its action name or its
+            // place among the clips left over).
+            let b_name = match c.matched_by {
+                Some(MatchedBy::ActionName) => format!(" (B: {:?}, the same action)", c.b_name),
+                Some(MatchedBy::Index) => format!(" (B: {:?}, paired by order)", c.b_name),
+                _ => String::new(),
+            };
+            if c.draws.is_empty() {
+                // No vertex paired: no distance to report (the failure below says why).
+                writeln!(f, "clip {:?}{b_name}: no vertex paired", c.name)?;
+                continue;
+            }
             write!(
                 f,
-                "clip {:?}: {} frames over {:.3} s, largest {:.3e}, mean {:.3e} of the diagonal",
+                "clip {:?}{b_name}: {} frames over {:.3} s, largest {:.3e}, mean {:.3e} of the \
+                 diagonal",
                 c.name, c.frames, c.duration_s, c.max_rel, c.mean_rel
             )?;
             match c.worst {

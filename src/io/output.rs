@@ -133,7 +133,7 @@ pub fn refuse_inputs(output: &Path, inputs: &[std::path::PathBuf]) -> Result<()>
         Some(input) => Err(Error::Output {
             path: output.to_path_buf(),
             message: format!(
-                "is the input file {}: refusing to overwrite it (write somewhere else)",
+                "it is the input file {}, which is never overwritten: write somewhere else",
                 input.display()
             ),
         }),

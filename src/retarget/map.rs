@@ -293,8 +293,7 @@ impl BoneMap {
             target: Option<String>,
             bones: BTreeMap<String, String>,
         }
-        let parsed: MapFile = toml::from_str(text)
-            .map_err(|e| Error::invalid(file, "(toml)", e.message().to_string()))?;
+        let parsed: MapFile = toml::from_str(text).map_err(|e| Error::toml(file, text, &e))?;
         let mut source_of = vec![None; target.nodes.len()];
         for (t_name, s_name) in &parsed.bones {
             let field = format!("bones.{}", quote(t_name));

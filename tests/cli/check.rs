@@ -403,6 +403,25 @@ fn shards_joined_are_the_whole_run() {
         Some(2)
     );
     assert_eq!(check(&["/nonexistent/folder"]).status.code(), Some(2));
+    // More shards than models: a shard may check nothing, and its report still merges.
+    let empty_shard = run(Some("40/40"), &out.join("40of40.json"));
+    assert_eq!(empty_shard["models"].as_array().map(Vec::len), Some(0));
+    // A folder with no model in it (a text file, a model in a hidden folder): nothing to
+    // check is a usage error naming the folder, and no report is written.
+    let bare = std::env::temp_dir().join("skinview-check-bare");
+    let _ = std::fs::remove_dir_all(&bare);
+    std::fs::create_dir_all(bare.join(".hidden")).unwrap();
+    std::fs::write(bare.join("notes.txt"), "no model here").unwrap();
+    std::fs::copy(common::model("rig_seed1"), bare.join(".hidden/rig.glb")).unwrap();
+    let report = out.join("bare.json");
+    let o = check(&[bare.to_str().unwrap(), "--json", report.to_str().unwrap()]);
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("no model file") && text.contains(bare.to_str().unwrap()),
+        "{text}"
+    );
+    assert!(!report.exists());
 }
 
 /// The GPU readback runs on a model (lavapipe in CI) and passes, on both palettes: the one

@@ -354,6 +354,24 @@ fn bad_arguments_are_refused_with_words() {
     );
 }
 
+/// Two different characters (CesiumMan, the Fox): no vertex pairs, so each clip line says so
+/// instead of a distance of 0, the clips left over are paired by order with B's name shown,
+/// and the run fails.
+#[test]
+fn different_characters_report_no_pairs_not_zero() {
+    let (a, b) = (common::model("CesiumMan"), common::model("Fox"));
+    let out = diff(&[a.as_os_str(), b.as_os_str()]);
+    let text = common::output_text(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    // CesiumMan's one clip is unnamed; the Fox's first is "Survey".
+    assert!(
+        text.contains("clip \"animation 0\" (B: \"Survey\", paired by order): no vertex paired"),
+        "{text}"
+    );
+    assert!(!text.contains("largest 0.000e0"), "{text}");
+    assert!(text.contains("FAIL: 3273 vertices of A"), "{text}");
+}
+
 /// `render --compare-with`: the model beside a copy with one joint's inverse bind matrix
 /// moved 1 cm (computed here from the joint's rest transform, as above): at the rest pose the
 /// largest distance printed is at most that move and more than half of it, and both halves of

@@ -278,7 +278,10 @@ fn no_command_writes_over_its_input() {
             vec!["bench", m, "--frames", "2", "--json", target],
         ] {
             let (text, _) = refused(&args, &dir);
-            assert!(text.contains("refusing to overwrite"), "{args:?}: {text}");
+            assert!(
+                text.contains("which is never overwritten"),
+                "{args:?}: {text}"
+            );
             assert!(
                 std::fs::read(&model).unwrap() == original,
                 "{args:?} changed its input"
