@@ -470,6 +470,32 @@ fn labelled_combo(ui: &mut Ui, label: &str, selected: String, menu: impl FnOnce(
     });
 }
 
+/// A slider and its name: egui's one row (slider, value, name) where the row has room for
+/// the name, else the name on a row of its own above the slider. (egui puts the name after the
+/// value, where it cannot wrap: a narrow panel cut it at its edge.) The slider's accessible
+/// name is the name either way.
+fn named_slider(ui: &mut Ui, name: &str, slider: egui::Slider<'_>) -> egui::Response {
+    let name_px = egui::WidgetText::from(name)
+        .into_galley(
+            ui,
+            Some(egui::TextWrapMode::Extend),
+            f32::INFINITY,
+            egui::TextStyle::Body,
+        )
+        .size()
+        .x;
+    let spacing = ui.spacing();
+    // The slider, its value box and the two gaps before the name.
+    let row_px = spacing.slider_width + spacing.interact_size.x + 2.0 * spacing.item_spacing.x;
+    if ui.available_size_before_wrap().x >= row_px + name_px {
+        return ui.add(slider.text(name));
+    }
+    let label = ui.label(name);
+    // In a wrapping row the slider goes under its name; a column stacks them anyway.
+    ui.end_row();
+    ui.add(slider).labelled_by(label.id)
+}
+
 /// A combo box's narrowest width beside its label (points): a short clip or bone name.
 const COMBO_MIN_PX: f32 = 90.0;
 /// A combo box's widest (points): the longest names of the shared models fit.
@@ -628,10 +654,10 @@ pub fn animation(ui: &mut Ui, state: &mut ViewerState) {
             .on_hover_text("the curves panel (C): the selected bone's curves and the dope sheet");
         // A slider on a row of its own: as one widget it would not wrap.
         ui.end_row();
-        ui.add(
-            egui::Slider::new(&mut state.playback.speed, 0.0..=4.0)
-                .text("speed")
-                .max_decimals(2),
+        named_slider(
+            ui,
+            "speed",
+            egui::Slider::new(&mut state.playback.speed, 0.0..=4.0).max_decimals(2),
         );
     });
     timeline(ui, state);
@@ -768,10 +794,7 @@ pub fn layers(ui: &mut Ui, state: &mut ViewerState) {
             }
             let mut w = layer.weight;
             ui.end_row();
-            if ui
-                .add(egui::Slider::new(&mut w, 0.0..=1.0).text("w"))
-                .changed()
-            {
+            if named_slider(ui, "w", egui::Slider::new(&mut w, 0.0..=1.0)).changed() {
                 weights.push((li, w));
             }
             if ui.small_button("remove").clicked() {
@@ -884,14 +907,17 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
             )
             .labelled_by(label.id);
         });
-        changed |= ui
-            .add(egui::Slider::new(&mut goal.chain_length, 1..=chain_max).text("joints turn"))
-            .on_hover_text(
-                "how many joints the solver turns: the end bone and its parents, or its \
+        changed |= named_slider(
+            ui,
+            "joints turn",
+            egui::Slider::new(&mut goal.chain_length, 1..=chain_max),
+        )
+        .on_hover_text(
+            "how many joints the solver turns: the end bone and its parents, or its \
                  parents alone when the end bone has no length (a glTF joint, whose tip is \
                  where it turns)",
-            )
-            .changed();
+        )
+        .changed();
         ui.horizontal_wrapped(|ui| {
             ui.label("target");
             let mut t = goal.target_m;
@@ -1029,9 +1055,12 @@ fn morph_slider(ui: &mut Ui, state: &mut ViewerState, node: usize, target: usize
         .iter()
         .any(|&(n, t, _)| (n, t) == (node, target));
     let (slider, release) = ui
-        .horizontal(|ui| {
-            let slider =
-                ui.add(egui::Slider::new(&mut w, 0.0..=1.0).text(format!("target {target}")));
+        .horizontal_wrapped(|ui| {
+            let slider = named_slider(
+                ui,
+                &format!("target {target}"),
+                egui::Slider::new(&mut w, 0.0..=1.0),
+            );
             let release = holding
                 && ui
                     .small_button("release")
@@ -1069,7 +1098,10 @@ pub fn deformation(ui: &mut Ui, state: &mut ViewerState) {
         rebuild |= ui.checkbox(&mut limited, "influence limit").changed();
         ui.end_row();
         rebuild |= ui
-            .add_enabled(limited, egui::Slider::new(&mut k, 1..=8).text("K"))
+            .add_enabled_ui(limited, |ui| {
+                named_slider(ui, "K", egui::Slider::new(&mut k, 1..=8))
+            })
+            .inner
             .changed();
     });
     if rebuild {
@@ -1195,11 +1227,14 @@ fn palette(ui: &mut Ui, state: &mut ViewerState) {
             .changed();
         ui.end_row();
         changed |= ui
-            .add_enabled(
-                split,
-                egui::Slider::new(&mut k, crate::partition::MIN_BONES..=MAX_SLIDER_BONES)
-                    .text("K bones"),
-            )
+            .add_enabled_ui(split, |ui| {
+                named_slider(
+                    ui,
+                    "K bones",
+                    egui::Slider::new(&mut k, crate::partition::MIN_BONES..=MAX_SLIDER_BONES),
+                )
+            })
+            .inner
             .changed();
     });
     ui.horizontal_wrapped(|ui| {
@@ -1418,7 +1453,7 @@ const FIRST_CROWD: u32 = 64;
 pub fn crowd(ui: &mut Ui, state: &mut ViewerState) {
     ui.heading("Crowd");
     let Some(n) = state.crowd else {
-        let button = ui.button(format!("Show a crowd of {FIRST_CROWD}"));
+        let button = ui.add(egui::Button::new(format!("Show a crowd of {FIRST_CROWD}")).wrap());
         if button
             .on_hover_text("copies of the model on a grid, each cycling through its clips")
             .clicked()

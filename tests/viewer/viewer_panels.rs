@@ -1671,13 +1671,19 @@ fn a_dropped_file_asks_to_open_or_compare() {
     assert!(s.curves_file.is_some() && s.curves.open);
 }
 
-/// A side panel a fifth of a 1000-px window wide (200 points): the panels' rows wrap inside
-/// it (sliders on rows of their own, buttons moved down whole, a bone's values under their
-/// names, its matrix in three decimals), so nothing reaches past its edge. Measured on every
-/// widget's accessible bounds, with a bone selected.
+/// A side panel a fifth of a 1000-px window wide (200 points), and narrower down to 120 (the
+/// narrowest the viewer lets one be dragged): the panels' rows wrap inside it (sliders on rows
+/// of their own, a slider's name above it where the row has no room for it, buttons moved down
+/// whole, a bone's values under their names, its matrix in three decimals), so nothing reaches
+/// past its edge. Measured on every widget's accessible bounds, with a bone selected.
 #[test]
 fn side_panel_rows_wrap_at_the_panel_width() {
-    const WIDTH: f32 = 200.0;
+    for width in [200.0, 160.0, 140.0, 120.0] {
+        rows_wrap_at(width);
+    }
+}
+
+fn rows_wrap_at(width: f32) {
     let all = |ui: &mut egui::Ui, s: &mut ViewerState| {
         skinview::viewer::side_scroll(ui, "test panel", |ui| {
             panels::bone_inspector(ui, s);
@@ -1700,7 +1706,7 @@ fn side_panel_rows_wrap_at_the_panel_width() {
     cesium.select(arm);
     for state in [open(Builtin::Humanoid, true), cesium] {
         let mut h = Harness::builder()
-            .with_size(egui::vec2(WIDTH, 2400.0))
+            .with_size(egui::vec2(width, 2400.0))
             .build_ui_state(all, state);
         h.run();
         h.run();
@@ -1716,7 +1722,7 @@ fn side_panel_rows_wrap_at_the_panel_width() {
                     return None;
                 }
                 let b = n.bounding_box()?;
-                (b.x1 > f64::from(WIDTH + slack)).then(|| {
+                (b.x1 > f64::from(width + slack)).then(|| {
                     format!(
                         "{:?} {:?} {:?} to x {:.0}",
                         n.role(),
@@ -1727,6 +1733,9 @@ fn side_panel_rows_wrap_at_the_panel_width() {
                 })
             })
             .collect();
-        assert!(wide.is_empty(), "past the panel's edge: {wide:#?}");
+        assert!(
+            wide.is_empty(),
+            "{width} points: past the panel's edge: {wide:#?}"
+        );
     }
 }
