@@ -10,6 +10,7 @@ use clap::Args;
 use skinview::builtin::Builtin;
 use skinview::character::{BenchReport, Character, CharacterSetup, Motion, SplitSpec};
 use skinview::gpu::{PaletteSource, Skinning};
+use skinview::info::count;
 use skinview::io::{Model, ModelSource};
 use skinview::view::crowd::{CrowdOptions, run_crowd};
 
@@ -173,11 +174,11 @@ pub fn run(mut a: BenchArgs) -> CliResult {
     let mut character = model.character(&setup)?;
     if let Some(s) = &character.split {
         println!(
-            "{}: {} submeshes of at most {} bones ({} influences dropped to fit)",
+            "{}: {} of at most {} bones ({} dropped to fit)",
             model.scene.name,
-            s.submeshes,
+            count(s.submeshes, "submesh", "submeshes"),
             setup.split.map_or(0, |s| s.max_bones),
-            s.dropped_influences
+            count(s.dropped_influences, "influence", "influences")
         );
     }
     if let Some((ctx, palette)) = &gpu {

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use skinview::check::{CheckConfig, CheckReport, ModelResult, PathConfigs, Severity};
+use skinview::info::count as words;
 
 use super::check_workers::{Draw, Job};
 use super::{CliError, CliResult};
@@ -193,14 +194,15 @@ pub fn run(a: CheckArgs) -> CliResult {
     let reused = models.iter().filter(|m| m.reused).count();
     if a.since.is_some() {
         println!(
-            "{reused} results taken from the earlier report, {} checked",
+            "{} taken from the earlier report, {} checked",
+            words(reused, "result", "results"),
             models.len() - reused
         );
     }
     let report = CheckReport::new(config, a.shard, models);
     println!(
-        "{} models: {} with errors, {} with warnings, {} clean",
-        report.models.len(),
+        "{}: {} with errors, {} with warnings, {} clean",
+        words(report.models.len(), "model", "models"),
         report.failed,
         report.warned,
         report.models.len() - report.failed - report.warned
@@ -219,9 +221,9 @@ fn merge(a: &CheckArgs) -> CliResult {
     }
     let report = skinview::check::merge(reports)?;
     println!(
-        "{} reports merged: {} models, {} with errors, {} with warnings",
-        a.merge.len(),
-        report.models.len(),
+        "{} merged: {}, {} with errors, {} with warnings",
+        words(a.merge.len(), "report", "reports"),
+        words(report.models.len(), "model", "models"),
         report.failed,
         report.warned
     );
@@ -279,12 +281,12 @@ fn write_reports(
     if let Some(dir) = &a.html {
         let stats = skinview::check::html::write_page(report, dir, pictures)?;
         println!(
-            "{}: {} models, {} pictures{}",
+            "{}: {}, {}{}",
             dir.join(skinview::check::html::INDEX).display(),
-            stats.models,
-            stats.renders,
+            words(stats.models, "model", "models"),
+            words(stats.renders, "picture", "pictures"),
             if stats.not_drawn > 0 {
-                format!(", {} models not drawn", stats.not_drawn)
+                format!(", {} not drawn", words(stats.not_drawn, "model", "models"))
             } else {
                 String::new()
             }
@@ -353,15 +355,15 @@ fn summary_line(m: &ModelResult) -> String {
     let count = |s: Severity| m.findings.iter().filter(|f| f.severity == s).count();
     match (m.worst, worst) {
         (Some(Severity::Error), Some(w)) => format!(
-            "FAIL  {}: {w} ({} errors, {} warnings)",
+            "FAIL  {}: {w} ({}, {})",
             m.path,
-            count(Severity::Error),
-            count(Severity::Warning)
+            words(count(Severity::Error), "error", "errors"),
+            words(count(Severity::Warning), "warning", "warnings")
         ),
         (Some(Severity::Warning), Some(w)) => format!(
-            "WARN  {}: {w} ({} warnings)",
+            "WARN  {}: {w} ({})",
             m.path,
-            count(Severity::Warning)
+            words(count(Severity::Warning), "warning", "warnings")
         ),
         _ => format!("ok    {}", m.path),
     }

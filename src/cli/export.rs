@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use skinview::info::count;
 use skinview::io::ModelSource;
 use skinview::io::gltf_export::{ExportOptions, JointEncoding, WeightEncoding, write_glb};
 use skinview::io::gltf_repack::{RepackOptions, repack_file};
@@ -117,10 +118,10 @@ pub fn run(a: ExportArgs) -> CliResult {
         let rig = rig.weber;
         skinview::io::rig_json::write(&rig, &a.out)?;
         println!(
-            "{}: {} bones, {} motions -> {}",
+            "{}: {}, {} -> {}",
             rig.name,
-            rig.bones.len(),
-            rig.motions.len(),
+            count(rig.bones.len(), "bone", "bones"),
+            count(rig.motions.len(), "motion", "motions"),
             a.out.display()
         );
         return Ok(ExitCode::SUCCESS);

@@ -20,6 +20,7 @@ use super::annotate;
 use super::args::{ModelArg, SkinArgs, StageArgs, check_gpu_skinning, parse_anim, parse_size};
 use super::choice::choice;
 use super::{CliError, CliResult, gpu};
+use skinview::info::count;
 use skinview::skin::{SkinMode, SkinOptions};
 
 #[derive(Args)]
@@ -568,11 +569,11 @@ fn character(a: &RenderArgs, setup: &CharacterSetup) -> CliResult<(Character, Op
     let mut c = clip.build(&model.scene)?;
     if let Some(s) = &c.split {
         println!(
-            "{}: {} submeshes of at most {} bones ({} influences dropped to fit)",
+            "{}: {} of at most {} bones ({} dropped to fit)",
             model.scene.name,
-            s.submeshes,
+            count(s.submeshes, "submesh", "submeshes"),
             clip.split.map_or(0, |s| s.max_bones),
-            s.dropped_influences
+            count(s.dropped_influences, "influence", "influences")
         );
     }
     if let Some(i) = anim {

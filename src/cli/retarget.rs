@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use skinview::info::count;
 use skinview::io::gltf_export::{ExportOptions, write_glb};
 use skinview::io::gltf_repack::{RepackOptions, repack_file_edited};
 use skinview::io::{ImportOptions, Model, ModelSource};
@@ -265,10 +266,10 @@ fn report_head(
 
 fn print_map(r: &Report, setup: &RetargetSetup) {
     println!(
-        "{} -> {}: {} bones mapped; hips {}; height ratio {:.3}",
+        "{} -> {}: {} mapped; hips {}; height ratio {:.3}",
         r.source,
         r.target,
-        r.map.len(),
+        count(r.map.len(), "bone", "bones"),
         r.hips
             .as_ref()
             .map_or("none".to_string(), |(t, s)| format!("{t} <- {s}")),
@@ -298,8 +299,10 @@ fn print_clip(
     readouts: &ClipReadouts,
 ) {
     println!(
-        "  {source} -> \"{name}\": {} channels key for key, {} sampled ({} samples)",
-        made.transferred, made.sampled, made.samples
+        "  {source} -> \"{name}\": {} key for key, {} sampled ({})",
+        count(made.transferred, "channel", "channels"),
+        made.sampled,
+        count(made.samples, "sample", "samples")
     );
     for e in &readouts.effectors {
         let sliding = match (e.contact_samples, e.target_sliding_m, e.source_sliding_m) {

@@ -8,6 +8,7 @@ use clap::Args;
 use skinview::builtin::Builtin;
 use skinview::character::SplitSpec;
 use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource, Skinning};
+use skinview::info::count;
 use skinview::io::ModelSource;
 use skinview::viewer::state::ViewMode;
 use skinview::viewer::{ViewerOptions, run};
@@ -249,10 +250,25 @@ pub fn run_view(a: ViewArgs) -> CliResult {
         motion_map: a.map.clone(),
     };
     let report = run(model, options)?;
+    print_report(&report);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the window did: frames, time per stage, the live distances, the crowd's figures and
+/// the screenshots saved.
+fn print_report(report: &skinview::viewer::ViewerReport) {
     let m = report.mean_ms;
     println!(
-        "viewer: {} frames, t = {:.3} s, {}x{} px on {}",
-        report.frames, report.time_s, report.size_px.0, report.size_px.1, report.adapter
+        "viewer: {}, t = {:.3} s, {}x{} px on {}",
+        count(
+            usize::try_from(report.frames).unwrap_or(usize::MAX),
+            "frame",
+            "frames"
+        ),
+        report.time_s,
+        report.size_px.0,
+        report.size_px.1,
+        report.adapter
     );
     println!(
         "  mean ms/frame {:.2}: animation stage {:.2} (CPU skin {:.2}), viewport upload+submit {:.2}, \
@@ -305,5 +321,4 @@ pub fn run_view(a: ViewArgs) -> CliResult {
     for s in &report.screenshots {
         println!("  screenshot -> {}", s.display());
     }
-    Ok(ExitCode::SUCCESS)
 }

@@ -424,6 +424,21 @@ fn shards_joined_are_the_whole_run() {
     assert!(!report.exists());
 }
 
+/// One model with one warning (SimpleSkin's rotation keys, normalised on import) reads as
+/// one: "(1 warning)", "1 model".
+#[test]
+fn counts_of_one_read_as_one() {
+    let model = common::model("SimpleSkin");
+    let o = check(&[model.to_str().unwrap(), "--no-gpu"]);
+    let text = common::output_text(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(text.contains("normalised (1 warning)\n"), "{text}");
+    assert!(
+        text.contains("1 model: 0 with errors, 1 with warnings, 0 clean"),
+        "{text}"
+    );
+}
+
 /// The GPU readback runs on a model (lavapipe in CI) and passes, on both palettes: the one
 /// gpu.readback finding is the uniform palette's split (info), with the split in the JSON as
 /// the partitioner makes it.
