@@ -1851,6 +1851,10 @@ fn view_refuses_an_unknown_clip_or_bone_with_the_names_it_has() {
     for name in ["--anim Sprint", "Survey", "Walk", "Run"] {
         assert!(text(&o).contains(name), "{name}: {}", text(&o));
     }
+    // A name in the wrong case gets the model's own spelling.
+    let o = skinview(&["view", f, "--anim", "walk"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("did you mean \"Walk\""), "{}", text(&o));
     // --color takes render's names; the error colours come with --show diff, and a native
     // rig is drawn whole (no split to colour).
     let o = skinview(&["view", f, "--color", "error"]);

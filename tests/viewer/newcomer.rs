@@ -249,8 +249,10 @@ fn times_outside_a_clip_hold_its_ends_with_a_note() {
     assert!(!quiet.contains("note:"), "{quiet}");
     assert_eq!(past, end, "t = 99 s is not the clip's last pose");
     let (note, before) = dump("-1", "tm1.json");
+    // The clip's span, so "(2.000 s)" is not read as where it starts.
     assert!(
-        note.contains("before the start") && note.contains("first pose"),
+        note.contains("before the start of animation 0 \"bend\" (0 to 2.000 s)")
+            && note.contains("first pose"),
         "{note}"
     );
     let (_, start) = dump("0", "t0.json");
