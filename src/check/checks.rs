@@ -395,9 +395,14 @@ fn unused_joints(scene: &Scene, out: &mut Vec<Finding>) {
                 Check::UnusedJoints,
                 Severity::Info,
                 format!(
-                    "{} of skin {s}'s {} joints influence no vertex: {}",
+                    "{} of skin {s}'s {} joints {} no vertex: {}",
                     unused.len(),
                     used.len(),
+                    if unused.len() == 1 {
+                        "influences"
+                    } else {
+                        "influence"
+                    },
                     list(&unused)
                 ),
             );
@@ -958,9 +963,11 @@ fn uniform_split(
         Check::GpuReadback,
         Severity::Info,
         format!(
-            "uniform palette of {k} joints: {} skinned primitives drawn as {} submeshes, \
-             vertices ×{:.3}, {} influences dropped to fit",
-            split.primitives, split.submeshes, split.duplication_ratio, split.dropped_influences
+            "uniform palette of {k} joints: {} drawn as {}, vertices ×{:.3}, {} dropped to fit",
+            count(split.primitives, "skinned primitive", "skinned primitives"),
+            count(split.submeshes, "submesh", "submeshes"),
+            split.duplication_ratio,
+            count(split.dropped_influences, "influence", "influences")
         ),
     );
     Some(split)

@@ -286,14 +286,15 @@ fn row(out: &mut String, model: &ModelResult, pictures: &Pictures) {
 fn page(report: &CheckReport, rows: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>skinview check: {models} models</title>\n<style>{STYLE}</style></head>\n<body>\
-         <h1>skinview check</h1>\n<p>{models} models: {failed} with errors, {warned} with \
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>skinview check: {models}</title>\n<style>{STYLE}</style></head>\n<body>\
+         <h1>skinview check</h1>\n<p>{models}: {failed} with errors, {warned} with \
          warnings (skinview {version}, {schema}). Click a column to sort; a finding's link \
          shows its frame.</p>\n<table id=\"models\"><thead><tr><th>model</th>\
          <th class=\"sort\">file</th><th class=\"sort\">verdict</th>\
          <th class=\"sort\">findings</th><th>what was found</th></tr></thead>\n<tbody>\n\
          {rows}</tbody></table>\n<script>{SCRIPT}</script></body></html>\n",
-        models = report.models.len(),
+        models = crate::info::count(report.models.len(), "model", "models"),
         failed = report.failed,
         warned = report.warned,
         version = escape(&report.version),
@@ -301,12 +302,21 @@ fn page(report: &CheckReport, rows: &str) -> String {
     )
 }
 
+/// The page's style. Under 640 CSS pixels (a phone) the table is laid out as blocks: a
+/// model's picture at most the page's width, then its file, verdict and finding count on one
+/// line, then its findings; the header keeps the sortable columns.
 const STYLE: &str = "body{font:14px sans-serif;margin:1em}table{border-collapse:collapse}\
 td,th{border-bottom:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}\
 th.sort{cursor:pointer;text-decoration:underline}tr.FAIL td:nth-child(3){color:#b00}\
 tr.WARN td:nth-child(3){color:#a60}li.error{color:#b00}li.warning{color:#a60}\
 li.info{color:#555}ul{margin:0;padding-left:1.2em}.none{color:#888}\
-li pre{color:#333;background:#f4f4f4;margin:2px 0;padding:2px 4px;white-space:pre-wrap}";
+li pre{color:#333;background:#f4f4f4;margin:2px 0;padding:2px 4px;white-space:pre-wrap}\
+@media (max-width:640px){table,tbody,tr,td{display:block}thead tr{display:flex;gap:0 12px}\
+th:first-child,th:last-child{display:none}th{border:0;padding:4px 0}\
+tr{border-bottom:1px solid #ccc;padding:6px 0}td{border:0;padding:2px 0}\
+td img{max-width:100%;height:auto}td:nth-child(2),td:nth-child(3),td:nth-child(4)\
+{display:inline-block;margin-right:8px;overflow-wrap:anywhere}td:nth-child(4)::after\
+{content:\" findings\"}li{overflow-wrap:anywhere}}";
 
 /// Sorts the table by the clicked column's `data-sort` values (numbers as numbers, text in
 /// code-unit order, as the report lists paths), again to reverse.

@@ -1,7 +1,8 @@
 // Opens a `skinview check --html DIR` page (DIR/index.html, from file://) in Debian's
 // Chromium, headless (the page draws nothing itself: no WebGPU or WebGL needed), and writes
-// what it saw to OUT: console errors, each image's load state, the rows, and the order of
-// the rows after a click on the "file" header and a second click (reversed). The Rust test
+// what it saw to OUT: console errors, each image's load state, the rows, the order of the
+// rows after a click on the "file" header and a second click (reversed), and at a phone's
+// width the order after a click on "verdict" and how far the page reaches sideways. The Rust test
 // (tests/web/main.rs) judges it. Usage: node tests/web/check_page.mjs DIR OUT
 import fs from "node:fs";
 import path from "node:path";
@@ -35,7 +36,15 @@ await page.click("th:has-text('file')");
 const sorted = await files();
 await page.click("th:has-text('file')");
 const reversed = await files();
+// A phone's width: the rows become blocks; the headers still sort, and nothing reaches past
+// the page's right edge (no sideways scrolling).
+await page.setViewportSize({ width: 400, height: 800 });
 await page.click("th:has-text('verdict')");
 const verdicts = await page.$$eval("#models tbody tr", (rows) => rows.map((r) => Number(r.cells[2].dataset.sort)));
+const narrow = await page.evaluate(() => ({
+  width: window.innerWidth,
+  scrollWidth: document.documentElement.scrollWidth,
+  right: Math.max(...Array.from(document.querySelectorAll("#models td, #models li")).map((e) => e.getBoundingClientRect().right)),
+}));
 await browser.close();
-fs.writeFileSync(out, JSON.stringify({ messages, images, before, sorted, reversed, verdicts }, null, 1));
+fs.writeFileSync(out, JSON.stringify({ messages, images, before, sorted, reversed, verdicts, narrow }, null, 1));

@@ -564,7 +564,8 @@ fn tempfile_dir() -> PathBuf {
 
 /// The page `skinview check --html` writes, in headless Chromium: no console error or failed
 /// load, every thumbnail and frame picture loaded at its size, and a click on a column header
-/// sorts the rows by it (again: reversed; the verdict column sorts by severity, not text).
+/// sorts the rows by it (again: reversed; the verdict column sorts by severity, not text), at
+/// a phone's width too, where nothing reaches past the page's edge.
 #[test]
 fn check_page_loads_its_pictures_and_sorts() {
     if let Some(missing) = missing_tools() {
@@ -642,4 +643,10 @@ fn check_page_loads_its_pictures_and_sorts() {
         .map(|v| v.as_u64().unwrap())
         .collect();
     assert!(verdicts.windows(2).all(|w| w[0] <= w[1]), "{verdicts:?}");
+    // At 400 px nothing reaches past the right edge (a point of rounding allowed).
+    let narrow = &seen["narrow"];
+    let width = narrow["width"].as_f64().unwrap();
+    assert_eq!(width, 400.0, "{narrow}");
+    assert!(narrow["scrollWidth"].as_f64().unwrap() <= width, "{narrow}");
+    assert!(narrow["right"].as_f64().unwrap() <= width + 1.0, "{narrow}");
 }
