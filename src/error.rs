@@ -54,7 +54,11 @@ pub enum Error {
         known: String,
     },
     /// An animation (motion) asked for by index or name that the model does not have.
-    #[error("{model}: no animation {requested:?} ({})", crate::info::count(*count, "animation", "animations"))]
+    #[error(
+        "{model}: no animation {requested:?} ({}){}",
+        crate::info::count(*count, "animation", "animations"),
+        did_you_mean(.closest)
+    )]
     UnknownAnimation {
         /// The model's name.
         model: String,
@@ -62,6 +66,9 @@ pub enum Error {
         requested: String,
         /// How many animations the model has.
         count: usize,
+        /// The model's clip names closest to a name asked for ([`closest_names`]; none for
+        /// an index), for the message.
+        closest: Vec<String>,
     },
     /// A bone (node) asked for by name that the model does not have.
     #[error("{model}: no bone named {bone:?}{}", did_you_mean(.closest))]

@@ -4,7 +4,7 @@
 use glam::{Mat4, Vec3, Vec4};
 
 use crate::anim::{AnimateJob, Pose, SoaAnimateJob, SoaClip, SoaState};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scene::Scene;
 use crate::skeleton::LocalToModelJob;
 use crate::skin::dqs::decompose_palette;
@@ -50,11 +50,7 @@ impl FrameState {
                 scene
                     .animations
                     .get(a)
-                    .ok_or_else(|| Error::UnknownAnimation {
-                        model: scene.name.clone(),
-                        requested: a.to_string(),
-                        count: scene.animations.len(),
-                    })?,
+                    .ok_or_else(|| scene.unknown_animation(&a.to_string()))?,
             ),
             None => None,
         };

@@ -430,11 +430,25 @@ impl Scene {
                 .iter()
                 .position(|a| a.name.as_deref() == Some(index_or_name)),
         };
-        found.ok_or_else(|| Error::UnknownAnimation {
+        found.ok_or_else(|| self.unknown_animation(index_or_name))
+    }
+
+    /// The error for an animation this scene does not have, asked for by `requested` (an
+    /// index or a name): with the clip names nearest a name, for the message.
+    pub fn unknown_animation(&self, requested: &str) -> Error {
+        let closest = match requested.parse::<usize>() {
+            Ok(_) => Vec::new(),
+            Err(_) => crate::error::closest_names(
+                requested,
+                self.animations.iter().filter_map(|a| a.name.as_deref()),
+            ),
+        };
+        Error::UnknownAnimation {
             model: self.name.clone(),
-            requested: index_or_name.to_string(),
+            requested: requested.to_string(),
             count: self.animations.len(),
-        })
+            closest,
+        }
     }
 
     /// How many ancestors `node` has (0 for a root or an unknown node).

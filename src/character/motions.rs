@@ -42,11 +42,7 @@ impl Character {
                     .scene
                     .animations
                     .get(a)
-                    .ok_or_else(|| Error::UnknownAnimation {
-                        model: self.scene.name.clone(),
-                        requested: a.to_string(),
-                        count: self.scene.animations.len(),
-                    })?;
+                    .ok_or_else(|| self.scene.unknown_animation(&a.to_string()))?;
                 vec![LayerSpec {
                     anim: a,
                     mask: track_mask(&self.scene, clip),
@@ -68,13 +64,8 @@ impl Character {
             });
         }
         for l in &layers {
-            let count = self.scene.animations.len();
-            if l.anim >= count || l.mask.len() != self.scene.nodes.len() {
-                return Err(Error::UnknownAnimation {
-                    model: self.scene.name.clone(),
-                    requested: l.anim.to_string(),
-                    count,
-                });
+            if l.anim >= self.scene.animations.len() || l.mask.len() != self.scene.nodes.len() {
+                return Err(self.scene.unknown_animation(&l.anim.to_string()));
             }
         }
         let pose = Pose::rest(&self.scene);
@@ -96,11 +87,7 @@ pub(super) fn compile_layers(
             let anim = scene
                 .animations
                 .get(l.anim)
-                .ok_or_else(|| Error::UnknownAnimation {
-                    model: scene.name.clone(),
-                    requested: l.anim.to_string(),
-                    count: scene.animations.len(),
-                })?;
+                .ok_or_else(|| scene.unknown_animation(&l.anim.to_string()))?;
             let clip = SoaClip::new(scene, anim)?;
             let state = SoaState::new(&clip);
             Ok((clip, state))

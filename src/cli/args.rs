@@ -302,14 +302,17 @@ pub fn parse_anim(model: &Model, arg: Option<&str>) -> Result<Option<usize>, Cli
             Some(0)
         }),
         Some("none") => Ok(None),
-        Some(s) => scene.find_animation(s).map(Some).map_err(|_| {
-            let names = scene.animations.iter().filter_map(|a| a.name.as_deref());
+        Some(s) => scene.find_animation(s).map(Some).map_err(|e| {
+            let closest = match &e {
+                skinview::Error::UnknownAnimation { closest, .. } => closest.as_slice(),
+                _ => &[],
+            };
             CliError::Usage(format!(
                 "--anim {s}: {} has {}{}; give an index, a name, or \"none\"{}",
                 scene.name,
                 count(scene.animations.len(), "animation", "animations"),
                 animation_names(model),
-                skinview::error::did_you_mean(&skinview::error::closest_names(s, names))
+                skinview::error::did_you_mean(closest)
             ))
         }),
     }

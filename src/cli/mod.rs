@@ -55,10 +55,12 @@ fn explain(e: &Error) -> String {
             model,
             requested,
             count,
+            closest,
         } => format!(
             "{model}: no animation {requested:?} ({}); check --anim or the MOTION of \
-             --layer",
-            skinview::info::count(*count, "animation", "animations")
+             --layer{}",
+            skinview::info::count(*count, "animation", "animations"),
+            skinview::error::did_you_mean(closest)
         ),
         Error::UnknownBone {
             model,

@@ -57,11 +57,7 @@ pub fn retarget_clip(
     let anim = source
         .animations
         .get(clip)
-        .ok_or_else(|| Error::UnknownAnimation {
-            model: source.name.clone(),
-            requested: clip.to_string(),
-            count: source.animations.len(),
-        })?;
+        .ok_or_else(|| source.unknown_animation(&clip.to_string()))?;
     let animated = animated_nodes(source, anim);
     let rest_source = rest_model(source)?;
     let rest_target = rest_model(target)?;

@@ -914,8 +914,8 @@ pub fn ik(ui: &mut Ui, state: &mut ViewerState) {
         )
         .on_hover_text(
             "how many joints the solver turns: the end bone and its parents, or its \
-                 parents alone when the end bone has no length (a glTF joint, whose tip is \
-                 where it turns)",
+             parents alone when the end bone has no length (a glTF joint, whose tip is \
+             where it turns)",
         )
         .changed();
         ui.horizontal_wrapped(|ui| {

@@ -1851,10 +1851,33 @@ fn view_refuses_an_unknown_clip_or_bone_with_the_names_it_has() {
     for name in ["--anim Sprint", "Survey", "Walk", "Run"] {
         assert!(text(&o).contains(name), "{name}: {}", text(&o));
     }
-    // A name in the wrong case gets the model's own spelling.
+    // A name in the wrong case gets the model's own spelling, from --anim and from a
+    // --layer's MOTION; an index out of range gets no guess.
     let o = skinview(&["view", f, "--anim", "walk"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("did you mean \"Walk\""), "{}", text(&o));
+    let layered = std::env::temp_dir().join("skinview-layer-typo.png");
+    let layered = layered.to_str().unwrap();
+    let o = skinview(&[
+        "render",
+        "builtin:humanoid",
+        "--layer",
+        "Walk",
+        "--out",
+        layered,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("did you mean \"walk\""), "{}", text(&o));
+    let o = skinview(&[
+        "render",
+        "builtin:humanoid",
+        "--layer",
+        "7",
+        "--out",
+        layered,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(!text(&o).contains("did you mean"), "{}", text(&o));
     // --color takes render's names; the error colours come with --show diff, and a native
     // rig is drawn whole (no split to colour).
     let o = skinview(&["view", f, "--color", "error"]);
