@@ -475,15 +475,7 @@ fn labelled_combo(ui: &mut Ui, label: &str, selected: String, menu: impl FnOnce(
 /// value, where it cannot wrap: a narrow panel cut it at its edge.) The slider's accessible
 /// name is the name either way.
 fn named_slider(ui: &mut Ui, name: &str, slider: egui::Slider<'_>) -> egui::Response {
-    let name_px = egui::WidgetText::from(name)
-        .into_galley(
-            ui,
-            Some(egui::TextWrapMode::Extend),
-            f32::INFINITY,
-            egui::TextStyle::Body,
-        )
-        .size()
-        .x;
+    let name_px = label_px(ui, name);
     let spacing = ui.spacing();
     // The slider, its value box and the two gaps before the name.
     let row_px = spacing.slider_width + spacing.interact_size.x + 2.0 * spacing.item_spacing.x;
@@ -494,6 +486,19 @@ fn named_slider(ui: &mut Ui, name: &str, slider: egui::Slider<'_>) -> egui::Resp
     // In a wrapping row the slider goes under its name; a column stacks them anyway.
     ui.end_row();
     ui.add(slider).labelled_by(label.id)
+}
+
+/// How wide `text` is as a label on one line (points).
+fn label_px(ui: &Ui, text: &str) -> f32 {
+    egui::WidgetText::from(text)
+        .into_galley(
+            ui,
+            Some(egui::TextWrapMode::Extend),
+            f32::INFINITY,
+            egui::TextStyle::Body,
+        )
+        .size()
+        .x
 }
 
 /// A combo box's narrowest width beside its label (points): a short clip or bone name.
@@ -663,8 +668,8 @@ pub fn animation(ui: &mut Ui, state: &mut ViewerState) {
     timeline(ui, state);
 }
 
-/// The timeline slider's name and the gap before it (points).
-const TIMELINE_NAME_PX: f32 = 60.0;
+/// The timeline slider's name.
+const TIMELINE_NAME: &str = "time (s)";
 
 /// The scrubbable timeline: a slider as wide as the panel over the clip, a tick per key time
 /// (the selected bone's keys taller and brighter), the current time and frame.
@@ -676,16 +681,17 @@ pub fn timeline(ui: &mut Ui, state: &mut ViewerState) {
     let mut t = state.playback.time_s;
     // A share of the panel, not all of it less the label: content as wide as the panel
     // would widen a resizable panel frame after frame. Scoped: later sliders keep theirs.
-    // Its name ("time (s)") keeps its room beside it in a narrow panel.
+    // Its name keeps its room beside it in a narrow panel.
     let room = ui.available_width();
-    let width = (room * 0.7).min(room - TIMELINE_NAME_PX).max(60.0);
+    let name_px = label_px(ui, TIMELINE_NAME) + ui.spacing().item_spacing.x;
+    let width = (room * 0.7).min(room - name_px).max(60.0);
     let response = ui
         .scope(|ui| {
             ui.spacing_mut().slider_width = width;
             ui.add(
                 egui::Slider::new(&mut t, 0.0..=range)
                     .show_value(false)
-                    .text("time (s)"),
+                    .text(TIMELINE_NAME),
             )
         })
         .inner;

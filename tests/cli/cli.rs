@@ -1846,53 +1846,44 @@ fn view_crowd_refuses_what_a_crowd_does_not_show() {
 fn view_refuses_an_unknown_clip_or_bone_with_the_names_it_has() {
     let fox = common::model("Fox");
     let f = fox.to_str().unwrap();
-    let o = skinview(&["view", f, "--anim", "Sprint"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // Refused with exit 2: its words.
+    let refused = |args: &[&str]| {
+        let o = skinview(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        text(&o)
+    };
+    let words = refused(&["view", f, "--anim", "Sprint"]);
     for name in ["--anim Sprint", "Survey", "Walk", "Run"] {
-        assert!(text(&o).contains(name), "{name}: {}", text(&o));
+        assert!(words.contains(name), "{name}: {words}");
     }
     // A name in the wrong case gets the model's own spelling, from --anim and from a
     // --layer's MOTION; an index out of range gets no guess.
-    let o = skinview(&["view", f, "--anim", "walk"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("did you mean \"Walk\""), "{}", text(&o));
+    let words = refused(&["view", f, "--anim", "walk"]);
+    assert!(words.contains("did you mean \"Walk\""), "{words}");
     let layered = std::env::temp_dir().join("skinview-layer-typo.png");
-    let layered = layered.to_str().unwrap();
-    let o = skinview(&[
-        "render",
-        "builtin:humanoid",
-        "--layer",
-        "Walk",
-        "--out",
-        layered,
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("did you mean \"walk\""), "{}", text(&o));
-    let o = skinview(&[
-        "render",
-        "builtin:humanoid",
-        "--layer",
-        "7",
-        "--out",
-        layered,
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(!text(&o).contains("did you mean"), "{}", text(&o));
+    let layer = |motion: &str| {
+        let out = layered.to_str().unwrap();
+        refused(&[
+            "render",
+            "builtin:humanoid",
+            "--layer",
+            motion,
+            "--out",
+            out,
+        ])
+    };
+    let words = layer("Walk");
+    assert!(words.contains("did you mean \"walk\""), "{words}");
+    let words = layer("7");
+    assert!(!words.contains("did you mean"), "{words}");
     // --color takes render's names; the error colours come with --show diff, and a native
     // rig is drawn whole (no split to colour).
-    let o = skinview(&["view", f, "--color", "error"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("--show diff"), "{}", text(&o));
-    let o = skinview(&["view", "builtin:humanoid", "--color", "submesh"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("drawn whole"), "{}", text(&o));
-    let o = skinview(&["view", f, "--bone", "b_head_5"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("did you mean \"b_Head_05\""),
-        "{}",
-        text(&o)
-    );
+    let words = refused(&["view", f, "--color", "error"]);
+    assert!(words.contains("--show diff"), "{words}");
+    let words = refused(&["view", "builtin:humanoid", "--color", "submesh"]);
+    assert!(words.contains("drawn whole"), "{words}");
+    let words = refused(&["view", f, "--bone", "b_head_5"]);
+    assert!(words.contains("did you mean \"b_Head_05\""), "{words}");
     // Hiding bones asks for the skeleton, in both commands.
     let out = std::env::temp_dir().join("skinview-hide-bones.png");
     for args in [vec!["view"], vec!["render", "--out", out.to_str().unwrap()]] {
