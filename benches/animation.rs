@@ -1,6 +1,7 @@
 //! Animation-stage benchmarks (issue 3): forward-playback sampling cost against key count
 //! (cursors make it flat), and sample + layer + local→model + palette per character for 64 and
-//! 256 joints. `cargo bench --bench animation`; figures go to BENCHMARKS.md.
+//! 256 joints; drawing a clip's curves for the viewer's curves panel. `cargo bench --bench
+//! animation`; figures go to BENCHMARKS.md.
 #![allow(
     clippy::unwrap_used,
     clippy::print_stdout,
@@ -310,11 +311,64 @@ fn crowd(c: &mut Criterion) {
     group.finish();
 }
 
+/// The curves panel's drawing of every channel of the Fox's clips (shared models) over the
+/// whole clip at its first view's tolerance (the keys' spread, or 360° for Euler angles, over
+/// 200 px, at [`skinview::viewer::curves::TOLERANCE_PX`]): what the panel paid every frame
+/// before it kept the last frame's curves.
+fn curve_drawing(c: &mut Criterion) {
+    use skinview::anim::curves::{CurveJob, Curves, RotationForm};
+    let shared = std::env::var_os("SKINVIEW_SHARED")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    let Ok(model) = skinview::io::model::load(Some(&shared.join("models/Fox/Fox.glb"))) else {
+        eprintln!("curve_drawing: no Fox.glb under {}", shared.display());
+        return;
+    };
+    let mut group = c.benchmark_group("curve_drawing");
+    for anim in &model.scene.animations {
+        let clip_s = anim.duration_s().max(1e-3);
+        let name = anim.name.clone().unwrap_or_default();
+        group.throughput(Throughput::Elements(anim.channels.len() as u64));
+        group.bench_function(format!("fox_{name}_euler"), |b| {
+            let mut out = Curves::default();
+            b.iter(|| {
+                for ch in &anim.channels {
+                    let (lo, hi) = ch
+                        .sampler
+                        .values
+                        .iter()
+                        .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
+                            (a.min(v), b.max(v))
+                        });
+                    let spread = match ch.path {
+                        Path::Rotation => 360.0,
+                        _ => f64::from(hi - lo).max(1e-3),
+                    };
+                    CurveJob {
+                        sampler: &ch.sampler,
+                        path: ch.path,
+                        rotation: RotationForm::EulerXyz,
+                        window_s: (0.0, clip_s),
+                        tolerance: spread / 200.0 * skinview::viewer::curves::TOLERANCE_PX,
+                        max_points: 100_000,
+                        output: &mut out,
+                    }
+                    .run()
+                    .unwrap();
+                    black_box(&out);
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     sampling_vs_keys,
     character_pose,
     ozz_workload,
-    crowd
+    crowd,
+    curve_drawing
 );
 criterion_main!(benches);

@@ -142,7 +142,7 @@ pub(crate) enum Segment {
 }
 
 /// Key times and values of one channel.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Sampler {
     /// How values between keys are computed.
     pub interpolation: Interpolation,

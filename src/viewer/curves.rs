@@ -61,8 +61,12 @@ pub struct CurvesPanel {
     pub show: [bool; 4],
     /// The last frame's plots, per (node, property): the window and scale they showed.
     views: HashMap<(usize, Path), PlotView>,
-    /// What the last frame drew (for tests and the hover read-out).
+    /// What the last frame drew (for tests and the hover read-out); the next frame draws a
+    /// channel again from it when its keys, rotation form and view are the same.
     pub drawn: Vec<DrawnChannel>,
+    /// [`CurveJob`] runs since the panel was made: a channel drawn again from the last frame
+    /// adds none.
+    pub curve_runs: u64,
     /// The last frame's dope sheet.
     pub dope: DopeSheet,
 }
@@ -76,6 +80,7 @@ impl Default for CurvesPanel {
             show: [true; 4],
             views: HashMap::new(),
             drawn: Vec::new(),
+            curve_runs: 0,
             dope: DopeSheet::default(),
         }
     }
@@ -103,10 +108,31 @@ pub struct DrawnChannel {
     pub compared: bool,
     /// The plot's view it was drawn for.
     pub view: PlotView,
+    /// The rotation form it was drawn in.
+    pub rotation: RotationForm,
     /// The polylines, keys and handles.
     pub curves: Curves,
     /// Where its plot was on screen (None until drawn).
     pub plot: Option<egui_plot::PlotTransform>,
+    /// The keys it was drawn from (a copy: the next frame reuses the curves only for equal
+    /// keys, whatever file they now come from).
+    keys: Sampler,
+}
+
+impl DrawnChannel {
+    /// Whether this drawing shows `s` for `node`, `path`, `form` and `view` as they are now.
+    fn shows(
+        &self,
+        node: usize,
+        path: Path,
+        s: &Series<'_>,
+        form: RotationForm,
+        view: PlotView,
+    ) -> bool {
+        (self.node, self.path, self.clip, self.compared) == (node, path, s.clip, s.compared)
+            && (self.rotation, self.view) == (form, view)
+            && self.keys == *s.sampler
+    }
 }
 
 /// The dope sheet as drawn last: its nodes, top row first, and where it was on screen.
@@ -139,7 +165,8 @@ fn clips(state: &ViewerState) -> Vec<usize> {
 
 /// The panel.
 pub fn panel(ui: &mut Ui, state: &mut ViewerState) {
-    state.curves.drawn.clear();
+    // Last frame's drawings: each channel unchanged since is drawn again from them.
+    let mut last = std::mem::take(&mut state.curves.drawn);
     state.curves.dope = DopeSheet::default();
     header(ui, state);
     let clips = clips(state);
@@ -160,7 +187,7 @@ pub fn panel(ui: &mut Ui, state: &mut ViewerState) {
                 let before = state.curves.drawn.len();
                 for (i, path) in PATHS.into_iter().enumerate() {
                     if state.curves.show[i] {
-                        channel_plot(ui, state, &clips, node, path);
+                        channel_plot(ui, state, &mut last, &clips, node, path);
                     }
                 }
                 if state.curves.drawn.len() == before {
@@ -399,8 +426,16 @@ fn first_view(samplers: &[Series<'_>], path: Path, form: RotationForm, clip_s: f
     }
 }
 
-/// One property of one bone: its curves from every clip playing (and the compared file's).
-fn channel_plot(ui: &mut Ui, state: &mut ViewerState, clips: &[usize], node: usize, path: Path) {
+/// One property of one bone: its curves from every clip playing (and the compared file's),
+/// taken from `last` (last frame's drawings) where one shows the same.
+fn channel_plot(
+    ui: &mut Ui,
+    state: &mut ViewerState,
+    last: &mut Vec<DrawnChannel>,
+    clips: &[usize],
+    node: usize,
+    path: Path,
+) {
     let form = state.curves.rotation;
     let series = series(&state.character.scene, compared(state), clips, node, path);
     if series.is_empty() {
@@ -414,7 +449,13 @@ fn channel_plot(ui: &mut Ui, state: &mut ViewerState, clips: &[usize], node: usi
         .copied()
         .unwrap_or_else(|| first_view(&series, path, form, clip_s));
     let mut drawn = Vec::new();
+    let mut runs = 0;
     for s in &series {
+        if let Some(i) = last.iter().position(|d| d.shows(node, path, s, form, view)) {
+            drawn.push(last.swap_remove(i));
+            continue;
+        }
+        runs += 1;
         let mut curves = Curves::default();
         let job = CurveJob {
             sampler: s.sampler,
@@ -433,8 +474,10 @@ fn channel_plot(ui: &mut Ui, state: &mut ViewerState, clips: &[usize], node: usi
                 clip: s.clip,
                 compared: s.compared,
                 view,
+                rotation: form,
                 curves,
                 plot: None,
+                keys: s.sampler.clone(),
             }),
             Err(e) => {
                 ui.colored_label(Color32::LIGHT_RED, format!("{}: {e}", path.name()));
@@ -471,6 +514,7 @@ fn channel_plot(ui: &mut Ui, state: &mut ViewerState, clips: &[usize], node: usi
             plot.vline(VLine::new("", time_s).color(Color32::from_rgb(255, 200, 40)));
             plot.pointer_coordinate()
         });
+    state.curves.curve_runs += runs;
     // The view the next frame draws for, from what this frame showed.
     let t = response.transform;
     if let Some(next) = next_view(&t, clip_s) {

@@ -153,6 +153,63 @@ fn every_channel_is_drawn_within_a_pixel_and_through_its_keys() {
     assert!(kinds.iter().any(|k| k.1 == "rotation"));
 }
 
+/// The rig on its first clip, joint_7 selected and joint_1 pinned beside it (every
+/// interpolation between them), rotations drawn in `form`.
+fn pinned_rig(form: RotationForm) -> ViewerState {
+    let mut s = rig();
+    s.set_anim(Some(0));
+    let scene = &s.character.scene;
+    let (j7, j1) = (
+        scene.find_node("joint_7").unwrap(),
+        scene.find_node("joint_1").unwrap(),
+    );
+    s.select(Some(j7));
+    s.curves.pinned.push(j1);
+    s.curves.rotation = form;
+    s
+}
+
+/// A channel's curves are made (its `CurveJob` run) again only when what they show changes:
+/// frames with nothing changed, or only the time, reuse the last frame's; another rotation
+/// form draws the rotations anew, and what is reused is what a fresh panel draws.
+#[test]
+fn unchanged_channels_are_not_drawn_again() {
+    let mut h = harness(pinned_rig(RotationForm::EulerXyz));
+    h.run();
+    h.run();
+    let runs = h.state().curves.curve_runs;
+    let curves =
+        |s: &ViewerState| -> Vec<_> { s.curves.drawn.iter().map(|d| d.curves.clone()).collect() };
+    let first = curves(h.state());
+    assert!(
+        first.len() >= 3 && runs >= first.len() as u64,
+        "{runs} runs"
+    );
+    for time_s in [0.2, 0.5, 0.9] {
+        h.state_mut().scrub(time_s);
+        h.run();
+    }
+    assert_eq!(h.state().curves.curve_runs, runs, "nothing drawn changed");
+    assert_eq!(curves(h.state()), first);
+    h.state_mut().curves.rotation = RotationForm::Quaternion;
+    h.run();
+    h.run();
+    let st = h.state();
+    assert!(st.curves.curve_runs > runs);
+    let rotations: Vec<_> = st
+        .curves
+        .drawn
+        .iter()
+        .filter(|d| d.path.name() == "rotation")
+        .collect();
+    assert!(!rotations.is_empty() && rotations.iter().all(|d| d.curves.lines.len() == 4));
+    // The same view in a fresh panel draws the same curves.
+    let mut f = harness(pinned_rig(RotationForm::Quaternion));
+    f.run();
+    f.run();
+    assert_eq!(curves(f.state()), curves(h.state()));
+}
+
 /// A click at `pos` (press and release).
 fn click(h: &mut Harness<'_, ViewerState>, pos: Pos2) {
     h.hover_at(pos);
@@ -255,15 +312,7 @@ fn the_curves_panel_matches_its_golden_image() {
     // joint_7's CUBICSPLINE translation (handles) and STEP rotation and scale, pinned beside
     // joint_1's LINEAR translation and STEP rotation: every interpolation in one picture.
     let Some(ctx) = common::gpu() else { return };
-    let mut s = rig();
-    s.set_anim(Some(0));
-    let scene = &s.character.scene;
-    let (j7, j1) = (
-        scene.find_node("joint_7").unwrap(),
-        scene.find_node("joint_1").unwrap(),
-    );
-    s.select(Some(j7));
-    s.curves.pinned.push(j1);
+    let mut s = pinned_rig(RotationForm::EulerXyz);
     s.scrub(0.7);
     let image = ui_image::render(ctx, (1000, 1150), |ui| curves::panel(ui, &mut s));
     let drawn: Vec<(usize, &str)> = s
