@@ -28,6 +28,11 @@ pub enum Backend {
     WebGl2,
 }
 
+/// The URL parameters the page reads, in the order its error lists them.
+pub const PAGE_PARAMETERS: [&str; 8] = [
+    "model", "backend", "view", "time", "paused", "size", "crowd", "curves",
+];
+
 /// What the page's URL asks for.
 #[derive(Clone, Debug)]
 pub struct PageParams {
@@ -67,6 +72,12 @@ impl PageParams {
         let bad = |k: &str, v: &str, takes: &str| {
             Error::Page(format!("the page's URL: {k}={v}: expected {takes}"))
         };
+        // A value not among `names`, with the nearest of them.
+        let not_one_of = |k: &str, v: &str, names: &[&str], takes: &str| {
+            let guess =
+                crate::error::did_you_mean(&crate::error::closest_names(v, names.iter().copied()));
+            bad(k, v, &format!("{takes}{guess}"))
+        };
         for pair in query.trim_start_matches('?').split('&') {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             let v = percent_decode(v);
@@ -78,7 +89,10 @@ impl PageParams {
                         "webgpu" => Backend::WebGpu,
                         "webgl2" => Backend::WebGl2,
                         "" | "auto" => Backend::Auto,
-                        _ => return Err(bad(k, &v, "webgpu, webgl2 or auto")),
+                        _ => {
+                            let names = ["webgpu", "webgl2", "auto"];
+                            return Err(not_one_of(k, &v, &names, "webgpu, webgl2 or auto"));
+                        }
                     }
                 }
                 "view" => {
@@ -87,7 +101,10 @@ impl PageParams {
                         "cpu" => ViewMode::Cpu,
                         "split" => ViewMode::SideBySide,
                         "diff" => ViewMode::Diff,
-                        _ => return Err(bad(k, &v, "gpu, cpu, split or diff")),
+                        _ => {
+                            let names = ["gpu", "cpu", "split", "diff"];
+                            return Err(not_one_of(k, &v, &names, "gpu, cpu, split or diff"));
+                        }
                     }
                 }
                 "time" => {
@@ -115,9 +132,11 @@ impl PageParams {
                     p.crowd = Some(n.ok_or_else(|| bad(k, &v, &takes))?);
                 }
                 _ => {
+                    let close = crate::error::closest_names(k, PAGE_PARAMETERS);
                     return Err(Error::Page(format!(
-                        "the page's URL: unknown parameter `{k}` (model, backend, view, time, \
-                         paused, size, crowd, curves)"
+                        "the page's URL: unknown parameter `{k}` ({}){}",
+                        PAGE_PARAMETERS.join(", "),
+                        crate::error::did_you_mean(&close)
                     )));
                 }
             }

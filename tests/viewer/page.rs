@@ -47,6 +47,13 @@ fn page_url_parameters_parse_and_bad_ones_say_what_they_take() {
         ("size=10x10", "size=10x10: expected WIDTHxHEIGHT"),
         ("size=640", "size=640: expected WIDTHxHEIGHT"),
         ("colour=red", "unknown parameter `colour`"),
+        ("crow=5", "unknown parameter `crow` (model, backend"),
+        ("crow=5", "did you mean \"crowd\"?"),
+        (
+            "backend=webgl",
+            "expected webgpu, webgl2 or auto; did you mean \"webgl2\"",
+        ),
+        ("view=spilt", "did you mean \"split\"?"),
         (
             "crowd=0",
             "crowd=0: expected a number of characters, 1 to 65536",
