@@ -264,17 +264,69 @@ impl std::fmt::Display for ModelInfo<'_> {
 
 impl std::fmt::Display for InfoReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "model: {}", self.model)?;
-        writeln!(f, "nodes: {}", self.nodes)?;
-        writeln!(f, "skins: {}", self.skins.len())?;
-        for (i, sk) in self.skins.iter().enumerate() {
+        InfoText {
+            report: self,
+            list_lines: None,
+            cut_note: "",
+        }
+        .fmt(f)
+    }
+}
+
+/// Lines `info` gives the joint list and the draw list each before it counts the rest in one
+/// line: well above a game character's joints (Mixamo's rigs have 65; the shared models at most
+/// 24), far below a scene of many skeletons (RecursiveSkeletons' 840 joints in 84 skins).
+pub const LIST_LINES: usize = 200;
+
+/// [`InfoReport`]'s text with the joint list and the draw list each cut to `list_lines` lines
+/// (`None`: every line), the rest counted in one line that ends with `cut_note`.
+pub struct InfoText<'a> {
+    /// The report.
+    pub report: &'a InfoReport,
+    /// Lines each list may take; `None` for all.
+    pub list_lines: Option<usize>,
+    /// Ends the line that counts a cut list's rest: how to see every line.
+    pub cut_note: &'a str,
+}
+
+impl std::fmt::Display for InfoText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.write_skins(f)?;
+        self.write_draws(f)?;
+        self.write_rest(f)
+    }
+}
+
+impl InfoText<'_> {
+    fn write_skins(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let r = self.report;
+        writeln!(f, "model: {}", r.model)?;
+        writeln!(f, "nodes: {}", r.nodes)?;
+        writeln!(f, "skins: {}", r.skins.len())?;
+        let mut left = self.list_lines.unwrap_or(usize::MAX);
+        for (i, sk) in r.skins.iter().enumerate() {
+            if left == 0 {
+                let rest = &r.skins[i..];
+                let joints = rest.iter().map(|s| s.joints.len()).sum();
+                let more = count(rest.len(), "more skin", "more skins");
+                let joints = count(joints, "joint", "joints");
+                return writeln!(f, "  ... {more}, {joints} {}", self.cut_note);
+            }
+            left -= 1;
             writeln!(
                 f,
-                "  skin {i} {}: {} joints",
+                "  skin {i} {}: {}",
                 quoted(sk.name.as_deref()),
-                sk.joints.len()
+                count(sk.joints.len(), "joint", "joints")
             )?;
-            for j in &sk.joints {
+            for (k, j) in sk.joints.iter().enumerate() {
+                if left == 0 {
+                    let rest = sk.joints.len() - k;
+                    let more = count(rest, "more joint", "more joints");
+                    writeln!(f, "    ... {more} {}", self.cut_note)?;
+                    break;
+                }
+                left -= 1;
                 writeln!(
                     f,
                     "    joint {}: node {} {}, parent {}",
@@ -289,8 +341,14 @@ impl std::fmt::Display for InfoReport {
                 )?;
             }
         }
-        writeln!(f, "draws (node, mesh, primitive): {}", self.draws.len())?;
-        for d in &self.draws {
+        Ok(())
+    }
+
+    fn write_draws(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let r = self.report;
+        writeln!(f, "draws (node, mesh, primitive): {}", r.draws.len())?;
+        let shown = self.list_lines.unwrap_or(usize::MAX).min(r.draws.len());
+        for d in &r.draws[..shown] {
             writeln!(
                 f,
                 "  node {} {} mesh {} prim {}: {} vertices, {} indices ({}), skin {}, weight sets \
@@ -313,19 +371,29 @@ impl std::fmt::Display for InfoReport {
                 d.texture.map_or("none".into(), |t| t.to_string()),
             )?;
         }
+        if shown < r.draws.len() {
+            let rest = r.draws.len() - shown;
+            let more = count(rest, "more draw", "more draws");
+            writeln!(f, "  ... {more} {}", self.cut_note)?;
+        }
+        Ok(())
+    }
+
+    fn write_rest(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let r = self.report;
         writeln!(
             f,
             "total: {} vertices drawn, {} joints, max influences {}",
-            self.vertices, self.joints, self.max_influences
+            r.vertices, r.joints, r.max_influences
         )?;
-        for n in &self.mirrored_nodes {
+        for n in &r.mirrored_nodes {
             writeln!(
                 f,
                 "  node {n}: negative determinant, triangle winding flipped"
             )?;
         }
-        writeln!(f, "textures: {}", self.textures.len())?;
-        for (i, t) in self.textures.iter().enumerate() {
+        writeln!(f, "textures: {}", r.textures.len())?;
+        for (i, t) in r.textures.iter().enumerate() {
             writeln!(
                 f,
                 "  texture {i} {}: {} x {} pixels",
@@ -334,8 +402,8 @@ impl std::fmt::Display for InfoReport {
                 t.height
             )?;
         }
-        writeln!(f, "animations: {}", self.animations.len())?;
-        for (i, an) in self.animations.iter().enumerate() {
+        writeln!(f, "animations: {}", r.animations.len())?;
+        for (i, an) in r.animations.iter().enumerate() {
             writeln!(
                 f,
                 "  anim {i} {}: {:.3} s, {}, {}",
@@ -345,8 +413,8 @@ impl std::fmt::Display for InfoReport {
                 an.interpolations.join("/")
             )?;
         }
-        writeln!(f, "repairs and warnings: {}", self.notes.len())?;
-        for n in &self.notes {
+        writeln!(f, "repairs and warnings: {}", r.notes.len())?;
+        for n in &r.notes {
             writeln!(
                 f,
                 "  {} {}: {}",

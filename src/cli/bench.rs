@@ -56,7 +56,7 @@ pub struct BenchArgs {
     instances: Option<u32>,
     /// --crowd without --gpu: threads for the stage, the calling thread included (default:
     /// every core, at least 64 characters a thread); it is timed on one thread too.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=skinview::crowd::MAX_THREADS as i64))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=skinview::crowd::MAX_THREADS as i64))]
     threads: Option<u32>,
     /// --crowd without --gpu: `ozz` plays ozz-animation's benchmark workload instead of a
     /// model (the 64-joint random tree and its 1 s clip of 30 keys a track, as
@@ -69,7 +69,7 @@ pub struct BenchArgs {
     size: Option<(u32, u32)>,
     /// --gpu: split the compute path's skinned copies over buffers of at most this many bytes
     /// (whole characters in each; default: the adapter's storage binding size).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     max_buffer_bytes: Option<u64>,
     /// --gpu: save the last frame (PNG or JPEG, by the extension).
     #[arg(long)]

@@ -21,6 +21,10 @@ const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// Largest report read by `--since` and `--merge` (bytes): 1 GiB, a million models' results.
 const MAX_REPORT_BYTES: u64 = 1 << 30;
 
+/// Most `--jobs`: each is a worker process with its own GPU device, so more than a large
+/// machine's cores only adds start-up and memory.
+const MAX_JOBS: i64 = 256;
+
 /// A JSON report read back.
 fn read_report(path: &Path) -> CliResult<CheckReport> {
     let bytes = skinview::io::files::read_regular(path, MAX_REPORT_BYTES, None)?;
@@ -58,9 +62,9 @@ pub struct CheckArgs {
     /// Thresholds (TOML); default: skinview.toml in the first folder given, if there.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Models checked at once (default: every core).
-    #[arg(long)]
-    jobs: Option<usize>,
+    /// Models checked at once, 1..=256 (default: every core).
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=MAX_JOBS))]
+    jobs: Option<u32>,
     /// Check the I-th of N deterministic shards of the files (I from 1): I/N.
     #[arg(long, value_parser = parse_shard)]
     shard: Option<[usize; 2]>,
@@ -310,9 +314,10 @@ fn run_jobs(
         // Say now, not once per worker, when there is no adapter.
         super::gpu()?;
     }
-    let workers = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let workers = a.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |j| j as usize,
+    );
     let style = indicatif::ProgressStyle::with_template(&format!(
         "{what} {{wide_bar}} {{pos}}/{{len}} models, {{per_sec}}, {{eta}} left"
     ))

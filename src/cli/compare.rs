@@ -49,6 +49,10 @@ pub struct CompareArgs {
     palette: PaletteArgs,
     #[command(flatten)]
     skin: SkinArgs,
+    /// Largest GPU position error allowed, relative to the model's bounding-box diagonal, in
+    /// [0, 1]. The default holds f32 on both sides (differences of contraction and order).
+    #[arg(long, default_value_t = skinview::compare::CPU_GPU_TOLERANCE_REL, allow_negative_numbers = true)]
+    tolerance: f64,
     /// Also write the full comparison as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -77,6 +81,13 @@ impl CaptureChoice {
 }
 
 pub fn run(a: CompareArgs) -> CliResult {
+    // The tolerance's rule (`CompareOptions::validate`), before the model and the GPU.
+    CompareOptions {
+        tolerance_rel: a.tolerance,
+        ..Default::default()
+    }
+    .validate()
+    .map_err(|e| CliError::Usage(format!("--tolerance: {e}")))?;
     let model = a.model.load_writing(&[a.json.as_deref()])?;
     model.scene.require_draws()?;
     let scene = &model.scene;
@@ -121,6 +132,7 @@ pub fn run(a: CompareArgs) -> CliResult {
         palette: Some(palette),
         skin: a.skin.options(),
         batch: None,
+        tolerance_rel: a.tolerance,
     };
     // Frames compared, with the rate and the time left (drawn only on a terminal).
     let style = indicatif::ProgressStyle::with_template(

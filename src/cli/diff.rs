@@ -30,14 +30,14 @@ pub struct DiffArgs {
     #[arg(long, value_parser = choice::<Times>(), default_value = "rate")]
     times: Times,
     /// Frames a second for --times rate.
-    #[arg(long, default_value_t = DiffOptions::default().fps)]
+    #[arg(long, default_value_t = DiffOptions::default().fps, allow_negative_numbers = true)]
     fps: f32,
     /// Largest distance allowed between matched vertices, relative to A's bounds diagonal.
-    #[arg(long, default_value_t = DiffOptions::default().tolerance_rel)]
+    #[arg(long, default_value_t = DiffOptions::default().tolerance_rel, allow_negative_numbers = true)]
     tolerance: f64,
     /// Vertices further apart than this in the rest pose (relative to the diagonal) are not
     /// the same vertex.
-    #[arg(long, default_value_t = DiffOptions::default().match_radius_rel)]
+    #[arg(long, default_value_t = DiffOptions::default().match_radius_rel, allow_negative_numbers = true)]
     match_radius: f64,
     /// Follow buffer and image URIs outside the models' folders.
     #[arg(long)]
@@ -67,8 +67,6 @@ pub fn run(a: DiffArgs) -> CliResult {
     let import = ImportOptions {
         allow_external_uris: a.allow_external_uris,
     };
-    let model_a = load(&a.a, import, &outputs)?;
-    let model_b = load(&a.b, import, &outputs)?;
     let options = DiffOptions {
         times: a.times,
         fps: a.fps,
@@ -76,9 +74,12 @@ pub fn run(a: DiffArgs) -> CliResult {
         match_radius_rel: a.match_radius,
         ..DiffOptions::default()
     };
+    // The numbers first: a wrong one is said before two models are read.
     options
         .validate()
         .map_err(|e| CliError::Usage(format!("--fps, --tolerance, --match-radius: {e}")))?;
+    let model_a = load(&a.a, import, &outputs)?;
+    let model_b = load(&a.b, import, &outputs)?;
     let mut differ = Differ::new(&model_a.scene, &model_b.scene, options)?;
     let style = indicatif::ProgressStyle::with_template(
         "skinning both {wide_bar} {pos}/{len} frames, {per_sec}, {eta} left",

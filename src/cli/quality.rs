@@ -60,8 +60,9 @@ pub fn run(a: QualityArgs) -> CliResult {
 /// One line per (rig, motion, angle): radius and volume ratio and normal error per variant.
 fn print_table(rows: &[QualityRow]) {
     println!(
-        "over the elbow's blend zone: smallest ring radius / volume / mean normal error \
-         (degrees), each against the rest shape"
+        "over the elbow's blend zone: smallest ring radius / volume, each over its rest value; \
+         mean normal error (degrees) against the skinned surface's own normals (not 0 at rest \
+         where the mesh's normals are not its faces' average)"
     );
     let variant = |r: &QualityRow| match (r.mode.as_str(), r.links) {
         ("lbs", 0) => "lbs".to_string(),

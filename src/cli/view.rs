@@ -99,7 +99,7 @@ pub struct ViewArgs {
     /// Show a crowd: N copies of the model on a grid, each cycling through its clips at its
     /// own phase, culled to the view, with a panel of the frame's figures; `[` halves N and
     /// `]` doubles it (the web page's `?crowd=N`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=skinview::gpu::MAX_INSTANCES as i64))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=skinview::gpu::MAX_INSTANCES as i64))]
     crowd: Option<u32>,
     /// Open the curves panel: the selected bone's (--bone) animation curves over the clip,
     /// its keys and their interpolation, and a dope sheet of every animated node (C in the

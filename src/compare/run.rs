@@ -42,6 +42,9 @@ pub struct CompareOptions {
     /// (`None`: [`batch_frames`] chooses; 1 on the uniform palette and for scenes with morph
     /// targets, whose weights all instances of a batch would share).
     pub batch: Option<usize>,
+    /// Largest position error allowed, relative to the model's bounding-box diagonal
+    /// ([`CPU_GPU_TOLERANCE_REL`] by default; a GPU of lower precision may need more).
+    pub tolerance_rel: f64,
 }
 
 /// Vertex-frames per batch when [`CompareOptions::batch`] is `None`: about 180 bytes each on
@@ -88,7 +91,7 @@ pub fn batch_frames(
 impl CompareOptions {
     /// Validation rules: 1. at least one frame; 2. at least one capture path; 3. the uniform
     /// palette path reads back through the draw only (no capture shader, no compute
-    /// skinning).
+    /// skinning); 4. `tolerance_rel` is finite and in [0, 1].
     pub fn validate(&self) -> Result<()> {
         if self.frames == 0 {
             return Err(Error::job("CompareOptions", 1, "no frames to compare"));
@@ -108,6 +111,16 @@ impl CompareOptions {
                 3,
                 "the capture shader and compute skinning read the storage palette; the uniform \
                  palette path reads back through the draw capture",
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.tolerance_rel) {
+            return Err(Error::job(
+                "CompareOptions",
+                4,
+                format!(
+                    "tolerance {} is not a fraction of the bounding-box diagonal in [0, 1]",
+                    self.tolerance_rel
+                ),
             ));
         }
         Ok(())
@@ -243,6 +256,7 @@ impl Default for CompareOptions {
             palette: None,
             skin: SkinOptions::default(),
             batch: None,
+            tolerance_rel: CPU_GPU_TOLERANCE_REL,
         }
     }
 }
@@ -309,7 +323,7 @@ pub fn compare(
         model: scene.name.clone(),
         adapter: ctx.describe(),
         diagonal,
-        tolerance_rel: CPU_GPU_TOLERANCE_REL,
+        tolerance_rel: options.tolerance_rel,
         normal_tolerance: NORMAL_TOLERANCE,
         max_influences: options.max_influences,
         vertices_reduced: sides.vertices_reduced,

@@ -94,6 +94,61 @@ fn info_reports_skins_animations_and_repairs() {
     assert!(t.contains("repaired") && t.contains("normalised"), "{t}");
 }
 
+/// A scene of many skeletons (RecursiveSkeletons: 840 joints in 84 skins) prints a cut joint
+/// list whose shown and counted joints add up to the skins' joints; `--all` lists every one,
+/// as the JSON does.
+#[test]
+fn info_cuts_long_lists_and_all_lists_every_joint() {
+    let model = common::model("RecursiveSkeletons");
+    let json = tmp("recursive-info.json");
+    let o = skinview(&["info", model.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let cut = text(&o);
+    let o = skinview(&[
+        "info",
+        model.to_str().unwrap(),
+        "--all",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let all = text(&o);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let skins = report["skins"].as_array().unwrap();
+    let joints: usize = skins
+        .iter()
+        .map(|s| s["joints"].as_array().unwrap().len())
+        .sum();
+    let joint_lines = |t: &str| t.lines().filter(|l| l.starts_with("    joint ")).count();
+    assert_eq!(joint_lines(&all), joints, "{all}");
+    // The cut list: its joint lines, plus the joints counted on the "... more" lines.
+    let counted: usize = cut
+        .lines()
+        .filter(|l| l.trim_start().starts_with("... "))
+        .map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            // "... 3 more joints" or "... 74 more skins, 740 joints (...)".
+            let i = words.iter().position(|w| w.starts_with("joint")).unwrap();
+            let n = if words[i - 1] == "more" { i - 2 } else { i - 1 };
+            words[n].parse::<usize>().unwrap()
+        })
+        .sum();
+    let shown = joint_lines(&cut);
+    assert!(shown > 0 && shown < joints, "{shown} of {joints}:\n{cut}");
+    assert_eq!(shown + counted, joints, "{cut}");
+    assert!(
+        cut.lines().count() <= 2 * skinview::info::LIST_LINES + 40 && cut.contains("--all"),
+        "{cut}"
+    );
+    let help = text(&skinview(&["info", "--help"]));
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains(&format!("after {} lines", skinview::info::LIST_LINES)),
+        "info --help states the cut: {help}"
+    );
+}
+
 #[test]
 fn dump_cpu_and_gpu_agree_and_follow_the_format() {
     if common::gpu().is_none() {
@@ -136,6 +191,63 @@ fn dump_cpu_and_gpu_agree_and_follow_the_format() {
     for n in dc.meshes[0].normals_by_time.as_ref().unwrap()[1].chunks_exact(3) {
         let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
         assert!((l - 1.0).abs() < 1e-5);
+    }
+}
+
+/// `compare --tolerance` sets the verdict: under the worst error the JSON reports, exit 1;
+/// at it, exit 0. A tolerance outside [0, 1] is a usage error naming the flag, before the GPU.
+#[test]
+fn compare_tolerance_sets_the_verdict() {
+    for bad in ["-1", "NaN", "2"] {
+        let o = skinview(&["compare", "--tolerance", bad]);
+        let t = text(&o);
+        assert!(
+            o.status.code() == Some(2) && t.contains("--tolerance") && !t.contains("panicked"),
+            "{bad}: {t}"
+        );
+    }
+    if common::gpu().is_none() {
+        return;
+    }
+    let json = tmp("cmp-tolerance.json");
+    let run = |tolerance: f64| {
+        let o = skinview(&[
+            "compare",
+            "--frames",
+            "4",
+            "--tolerance",
+            &tolerance.to_string(),
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (o, v)
+    };
+    fn max_errors(v: &serde_json::Value, out: &mut Vec<f64>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                out.extend(m.get("max_error").and_then(|e| e.as_f64()));
+                m.values().for_each(|x| max_errors(x, out));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| max_errors(x, out)),
+            _ => {}
+        }
+    }
+    let (o, v) = run(1e-3);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(v["tolerance_rel"], 1e-3);
+    let mut errors = Vec::new();
+    max_errors(&v["anims"], &mut errors);
+    let worst_rel =
+        errors.iter().fold(0.0, |a: f64, &b| a.max(b)) / v["diagonal"].as_f64().unwrap();
+    for (tolerance, pass) in [
+        (worst_rel * 1.01, true),
+        (worst_rel * 0.5, worst_rel == 0.0),
+    ] {
+        let (o, v) = run(tolerance);
+        assert_eq!(o.status.success(), pass, "{tolerance:e}: {}", text(&o));
+        assert_eq!(v["passed"], pass);
     }
 }
 
@@ -289,6 +401,33 @@ fn bad_input_gives_a_clear_error_and_exit_code_2() {
     // Argument rules: K >= 1, --demo only for the humanoid, export only .glb / .rig.json.
     let o = skinview(&["compare", "--max-influences", "0"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // A negative count or share is judged as a value (the range is said), not taken for a
+    // flag; numbers are judged before any file is read.
+    for (args, says) in [
+        (&["view", "--crowd", "-3"][..], "-3 is not in 1..=65536"),
+        (&["check", "--jobs", "0", "."][..], "0 is not in 1..=256"),
+        (
+            &["bench", "--crowd", "4", "--threads", "-1"][..],
+            "-1 is not in 1..=256",
+        ),
+        (
+            &[
+                "diff",
+                "--tolerance",
+                "-1",
+                "missing-a.glb",
+                "missing-b.glb",
+            ][..],
+            "tolerance -1",
+        ),
+    ] {
+        let o = skinview(args);
+        let t = text(&o);
+        assert!(
+            o.status.code() == Some(2) && t.contains(says),
+            "{args:?}: {t}"
+        );
+    }
     let o = skinview(&[
         "render",
         "builtin:arm",
