@@ -21,6 +21,7 @@ use crate::anim::{Interpolation, Path, Sampler};
 use crate::choice::Choice;
 use crate::scene::Scene;
 
+use super::plot_axes::{LABEL_PX, ladder_grid, ladder_label};
 use super::state::ViewerState;
 
 /// The largest distance between a drawn polyline and its curve, in pixels (under the one
@@ -490,6 +491,10 @@ fn channel_plot(
     let height = (ui.available_height() * 0.5).clamp(110.0, 220.0);
     let response = Plot::new(("curve", node, path.name()))
         .height(height)
+        .x_grid_spacer(ladder_grid(LABEL_PX[0]))
+        .y_grid_spacer(ladder_grid(LABEL_PX[1]))
+        .x_axis_formatter(ladder_label)
+        .y_axis_formatter(ladder_label)
         .y_axis_min_width(AXIS_WIDTH)
         .link_axis(time_group(), [true, false])
         .link_cursor(time_group(), [true, false])
@@ -661,6 +666,8 @@ fn dope_sheet(ui: &mut Ui, state: &mut ViewerState, clips: &[usize]) {
     let rows_shown = (((height - 28.0) / 16.0).floor() as usize).clamp(1, n.max(1));
     let response = Plot::new("dope sheet")
         .height(height)
+        .x_grid_spacer(ladder_grid(LABEL_PX[0]))
+        .x_axis_formatter(ladder_label)
         .link_axis(time_group(), [true, false])
         .link_cursor(time_group(), [true, false])
         .default_x_bounds(0.0, clip_s)

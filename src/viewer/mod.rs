@@ -23,6 +23,7 @@ pub mod motion;
 pub mod page;
 pub mod panels;
 pub mod playback;
+pub mod plot_axes;
 pub mod state;
 pub mod trail;
 pub mod viewport;

@@ -1425,8 +1425,13 @@ pub fn performance(ui: &mut Ui, state: &ViewerState) {
     .filter(|s| s.2)
     .map(|(name, colour, _, pick)| (name, colour, pick))
     .collect();
+    use super::plot_axes::{LABEL_PX, ladder_grid, ladder_label};
     egui_plot::Plot::new("stage times")
         .height(140.0)
+        .x_grid_spacer(ladder_grid(LABEL_PX[0]))
+        .y_grid_spacer(ladder_grid(LABEL_PX[1]))
+        .x_axis_formatter(ladder_label)
+        .y_axis_formatter(ladder_label)
         .include_y(0.0)
         .allow_zoom(false)
         .allow_drag(false)

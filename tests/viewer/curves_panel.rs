@@ -210,6 +210,28 @@ fn unchanged_channels_are_not_drawn_again() {
     assert_eq!(curves(f.state()), curves(h.state()));
 }
 
+/// The plots' grid steps: the smallest of 1, 2, 5 times a power of ten at least the asked
+/// size, over sizes from 1e-6 to 1e6 (seeded).
+#[test]
+fn grid_steps_climb_the_one_two_five_ladder() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..10_000 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let v = 10f64.powf((state >> 11) as f64 / (1u64 << 53) as f64 * 12.0 - 6.0);
+        let step = skinview::viewer::plot_axes::ladder_step_at_least(v);
+        let mantissa = step / 10f64.powf(step.log10().floor());
+        assert!(
+            [1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-9),
+            "{v:e}: {step:e}"
+        );
+        assert!(step >= v * (1.0 - 1e-9), "{v:e}: {step:e}");
+        // The rung below is under v: the ladder's rungs are at most 2.5 apart.
+        assert!(step < v * 2.5 * (1.0 + 1e-9), "{v:e}: {step:e}");
+    }
+}
+
 /// A click at `pos` (press and release).
 fn click(h: &mut Harness<'_, ViewerState>, pos: Pos2) {
     h.hover_at(pos);
