@@ -445,10 +445,13 @@ fn render_against_file(
     )?;
     let image = skinview::image::Rgba8::side_by_side(&left, &right)
         .ok_or_else(|| CliError::Usage("--compare-with: the halves differ in height".into()))?;
+    let measured = match other.unpaired() {
+        Some(_) => "no vertex paired".to_string(),
+        None => format!("largest {:.2e} of the diagonal", other.now.max / diagonal),
+    };
     let caption = format!(
-        "{} at {time_s:.3} s: largest {:.2e} of the diagonal",
-        super::args::describe_anim(&c.scene, anim),
-        other.now.max / diagonal
+        "{} at {time_s:.3} s: {measured}",
+        super::args::describe_anim(&c.scene, anim)
     );
     let names = [format!("A: {}", c.scene.name), format!("B: {label}")];
     let image = annotate::annotate_pair(image, (left_w, height), &names, &caption, &legend)

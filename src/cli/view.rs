@@ -11,7 +11,7 @@ use skinview::gpu::{DEFAULT_UNIFORM_BONES, PaletteSource, Skinning};
 use skinview::info::count;
 use skinview::io::ModelSource;
 use skinview::viewer::state::ViewMode;
-use skinview::viewer::{ViewerOptions, run};
+use skinview::viewer::{AgainstReport, ViewerOptions, run};
 
 use super::args::{MODEL_HELP, PaletteArgs, check_gpu_skinning, parse_anim, parse_size};
 use super::render::ColorArg;
@@ -287,16 +287,28 @@ fn print_report(report: &skinview::viewer::ViewerReport) {
             l.source.describe()
         );
     }
-    if let Some((label, now, largest, diagonal)) = &report.against {
-        let d = diagonal.max(f64::MIN_POSITIVE);
-        println!(
-            "  |A - B| against {label}: last frame {:.3e} ({:.2e} of diagonal), largest {:.3e} \
-             ({:.2e} of diagonal)",
-            now,
-            now / d,
-            largest,
-            largest / d
-        );
+    match &report.against {
+        Some(AgainstReport {
+            label,
+            unpaired: Some((ua, ub)),
+            ..
+        }) => println!(
+            "  |A - B| against {label}: no vertex paired ({ua} of A's and {ub} of B's vertices \
+             unmatched): nothing measured"
+        ),
+        Some(a) => {
+            let d = a.diagonal.max(f64::MIN_POSITIVE);
+            println!(
+                "  |A - B| against {}: last frame {:.3e} ({:.2e} of diagonal), largest {:.3e} \
+                 ({:.2e} of diagonal)",
+                a.label,
+                a.now,
+                a.now / d,
+                a.largest,
+                a.largest / d
+            );
+        }
+        None => {}
     }
     if let Some(c) = report.crowd {
         println!(

@@ -127,6 +127,18 @@ impl OtherFile {
         self.pairing.as_ref().map(|(_, p)| p)
     }
 
+    /// When the pairing found no pair at all (another character, or the same one far off):
+    /// the vertices of the model and of this file left unmatched. Its distances then measure
+    /// nothing (0 everywhere), and say so only through this.
+    pub fn unpaired(&self) -> Option<(usize, usize)> {
+        let p = self.pairing()?;
+        let s = &p.matching.stats;
+        p.matching
+            .pairs
+            .is_empty()
+            .then_some((s.a_unmatched, s.b_unmatched))
+    }
+
     /// Follow `a` (the viewer's character, generation `generation`, CPU-skinned this frame,
     /// playing its clip `anim` at `time_s`): play the paired clip at the same time and
     /// measure the distance at every paired vertex.

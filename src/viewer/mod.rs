@@ -137,6 +137,21 @@ impl Default for ViewerOptions {
     }
 }
 
+/// The exit report's comparison with another file (model units).
+#[derive(Clone, Debug, Default)]
+pub struct AgainstReport {
+    /// The file's label.
+    pub label: String,
+    /// The last frame's largest distance.
+    pub now: f64,
+    /// The largest since its clip or set-up last changed.
+    pub largest: f64,
+    /// The diagonal the distances are relative to.
+    pub diagonal: f64,
+    /// When no vertex paired: the model's and the file's vertices left unmatched.
+    pub unpaired: Option<(usize, usize)>,
+}
+
 /// What a viewer session did (printed by `skinview view` when it exits).
 #[derive(Clone, Debug, Default)]
 pub struct ViewerReport {
@@ -156,9 +171,8 @@ pub struct ViewerReport {
     pub size_px: (u32, u32),
     /// The last live CPU-vs-GPU comparison (side by side and diff views).
     pub live: Option<state::LiveErrors>,
-    /// The comparison with another file: (its label, the last frame's largest distance, the
-    /// largest since its clip or set-up last changed, the diagonal), model units.
-    pub against: Option<(String, f64, f64, f64)>,
+    /// The comparison with another file.
+    pub against: Option<AgainstReport>,
     /// The crowd view's last frame.
     pub crowd: Option<crate::view::crowd_field::FieldStats>,
     /// The crowd's GPU passes from timestamps.
@@ -500,10 +514,13 @@ impl App {
         }
         self.report.time_s = state.playback.time_s;
         self.report.live = state.live;
-        self.report.against = state
-            .other
-            .as_ref()
-            .map(|o| (o.label.clone(), o.now.max, o.largest, o.diagonal()));
+        self.report.against = state.other.as_ref().map(|o| AgainstReport {
+            label: o.label.clone(),
+            now: o.now.max,
+            largest: o.largest,
+            diagonal: o.diagonal(),
+            unpaired: o.unpaired(),
+        });
         self.report.size_px = (gfx.config.width, gfx.config.height);
         self.report.crowd = state.crowd.and(state.crowd_stats);
         self.report.crowd_gpu_ms = state.crowd.and(state.crowd_gpu_ms);

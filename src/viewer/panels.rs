@@ -218,16 +218,22 @@ fn compare_with(ui: &mut Ui, state: &mut ViewerState) {
     });
     let mut stop = false;
     ui.horizontal_wrapped(|ui| {
-        ui.label(format!(
-            "B: {} — |A − B| now {:.2e}, largest so far {:.2e} of the diagonal{}",
-            o.label,
-            o.now.max / diagonal,
-            o.largest / diagonal,
-            match unmatched {
-                0 => String::new(),
-                n => format!("; {n} vertices unmatched"),
-            }
-        ));
+        let measured = match o.unpaired() {
+            Some((a, b)) => format!(
+                "no vertex pairs with the model's ({a} of A's and {b} of B's unmatched): \
+                 another character, or placed elsewhere? Nothing is measured"
+            ),
+            None => format!(
+                "|A − B| now {:.2e}, largest so far {:.2e} of the diagonal{}",
+                o.now.max / diagonal,
+                o.largest / diagonal,
+                match unmatched {
+                    0 => String::new(),
+                    n => format!("; {n} vertices unmatched"),
+                }
+            ),
+        };
+        ui.label(format!("B: {} — {measured}", o.label));
         stop = ui.small_button("stop").clicked();
     });
     if state.mode != ViewMode::AgainstFile && ui.small_button("show A | B").clicked() {

@@ -1135,6 +1135,32 @@ fn morph_sliders_keep_their_value_while_paused() {
     assert!(h.state().character.morph_overrides().is_empty());
 }
 
+/// "Compare with" another character (the Fox beside CesiumMan): no vertex pairs, and the panel
+/// says that nothing is measured instead of a distance of 0; the counts are the two files'
+/// vertices.
+#[test]
+fn compare_with_another_character_says_nothing_paired() {
+    let fox = common::model("Fox");
+    let cesium = common::model("CesiumMan");
+    let mut state = open_file(&fox);
+    state.compare_with(cesium.to_str().unwrap()).unwrap();
+    state.tick(0.0).unwrap();
+    let o = state.other.as_ref().unwrap();
+    assert_eq!(
+        o.unpaired(),
+        Some((state.character.scene.vertex_count(), o.scene.vertex_count()))
+    );
+    let mut h = Harness::new_ui_state(panels::model, state);
+    h.run();
+    assert!(h.query_by_label_contains("no vertex pairs").is_some());
+    assert!(h.query_by_label_contains("|A − B| now").is_none());
+    // A copy of the model pairs every vertex: nothing unpaired.
+    let s = h.state_mut();
+    s.compare_with(fox.to_str().unwrap()).unwrap();
+    s.tick(0.0).unwrap();
+    assert_eq!(s.other.as_ref().unwrap().unpaired(), None);
+}
+
 /// "Compare with": a copy of CesiumMan with one inverse bind matrix moved 1 cm opens beside it;
 /// the distance at the paired vertices is what the move makes (every vertex that joint binds
 /// moves by model_from_joint · (0.01, 0, 0), computed here), the heatmaps' per-vertex values
