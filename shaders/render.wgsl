@@ -142,6 +142,11 @@ fn finish_color(acc: vec4<f32>, vertex_index: u32, vertex_color: vec4<f32>) -> v
             // error_log10_min (blue) to red; CPU vs GPU: 1e-8 blue, 1e-5 (the comparison's
             // tolerance) orange, 1e-4 red.
             let e = vertex_error(vertex_index) * view.error_scale;
+            // A negative value marks a vertex with no partner in the other file (NO_PARTNER in
+            // src/diff/pairing.rs; errors are never negative): grey, off the ramp.
+            if (e < 0.0) {
+                return vec4<f32>(0.25, 0.25, 0.25, 1.0);
+            }
             let decades = log2(max(e, 1e-30)) * 0.30103 - view.error_log10_min;
             return vec4<f32>(heat(decades / 4.0), 1.0);
         }

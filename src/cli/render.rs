@@ -401,7 +401,7 @@ fn render_against_file(
     let mut other = OtherFile::new(&label, model.scene, c, setup, anim)?;
     other.follow(c, setup, 0, anim, time_s)?;
     let stats = other.pairing().map(|p| p.matching.stats);
-    let Some(stats) = stats.filter(|s| s.a_unmatched < s.a_vertices) else {
+    let Some(stats) = stats.filter(|_| other.unpaired().is_none()) else {
         return Err(CliError::Usage(format!(
             "--compare-with {label}: none of its {} vertices lies within {:.2e} (the match \
              radius) of the model's in the rest pose: not a copy of the same character",
@@ -445,13 +445,10 @@ fn render_against_file(
     )?;
     let image = skinview::image::Rgba8::side_by_side(&left, &right)
         .ok_or_else(|| CliError::Usage("--compare-with: the halves differ in height".into()))?;
-    let measured = match other.unpaired() {
-        Some(_) => "no vertex paired".to_string(),
-        None => format!("largest {:.2e} of the diagonal", other.now.max / diagonal),
-    };
     let caption = format!(
-        "{} at {time_s:.3} s: {measured}",
-        super::args::describe_anim(&c.scene, anim)
+        "{} at {time_s:.3} s: largest {:.2e} of the diagonal",
+        super::args::describe_anim(&c.scene, anim),
+        other.now.max / diagonal
     );
     let names = [format!("A: {}", c.scene.name), format!("B: {label}")];
     let image = annotate::annotate_pair(image, (left_w, height), &names, &caption, &legend)
@@ -460,7 +457,7 @@ fn render_against_file(
     let unmatched = match (stats.a_unmatched, stats.b_unmatched) {
         (0, 0) => String::new(),
         (a, b) => format!(
-            " ({a} of A's {} and {b} of B's {} vertices unmatched, drawn at the scale's floor)",
+            " ({a} of A's {} and {b} of B's {} vertices unmatched, drawn grey)",
             stats.a_vertices, stats.b_vertices
         ),
     };

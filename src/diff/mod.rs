@@ -556,7 +556,8 @@ impl<'a> Differ<'a> {
     }
 
     /// The last frame's distance at every vertex of A, draws in order (the largest over a
-    /// vertex's pairs; 0 for vertices not drawn or not matched): what a heatmap shows.
+    /// vertex's pairs; [`pairing::NO_PARTNER`] for vertices not drawn or not matched): what a
+    /// heatmap shows.
     pub fn vertex_distances(&self) -> Vec<f32> {
         let (mut a, mut b) = (Vec::new(), Vec::new());
         self.pairing.per_vertex(&self.distances, &mut a, &mut b);

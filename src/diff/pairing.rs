@@ -12,6 +12,11 @@ use crate::skin::{RunningError, SkinnedVertices, position_error};
 use super::FrameStats;
 use super::matching::{self, Matching, VertexSet};
 
+/// What [`Pairing::per_vertex`] holds for a vertex with no partner in the other file (and for
+/// one not drawn): a distance cannot be negative, so the heatmaps draw it grey, off their ramp
+/// (`shaders/render.wgsl`), instead of as a perfect match.
+pub const NO_PARTNER: f32 = -1.0;
+
 /// Most vertices (over every draw) of a side: pairs hold vertex indices as u32.
 pub const MAX_PAIRED_VERTICES: u64 = u32::MAX as u64;
 
@@ -158,14 +163,14 @@ impl Pairing {
     }
 
     /// Per vertex of every draw of A and of B (draws in order), the largest of `distances`
-    /// ([`Pairing::measure`]'s) over its pairs; 0 for vertices not drawn or not matched: what
-    /// heatmaps show.
+    /// ([`Pairing::measure`]'s) over its pairs; [`NO_PARTNER`] for vertices not drawn or not
+    /// matched: what heatmaps show.
     pub fn per_vertex(&self, distances: &[f64], out_a: &mut Vec<f32>, out_b: &mut Vec<f32>) {
         let [(start_a, total_a), (start_b, total_b)] = &self.starts;
         out_a.clear();
-        out_a.resize(*total_a, 0.0);
+        out_a.resize(*total_a, NO_PARTNER);
         out_b.clear();
-        out_b.resize(*total_b, 0.0);
+        out_b.resize(*total_b, NO_PARTNER);
         for (&(ia, ib), &d) in self.matching.pairs.iter().zip(distances) {
             let d = d as f32;
             let (da, va) = self.a_vertex(ia);

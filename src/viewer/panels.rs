@@ -229,7 +229,7 @@ fn compare_with(ui: &mut Ui, state: &mut ViewerState) {
                 o.largest / diagonal,
                 match unmatched {
                     0 => String::new(),
-                    n => format!("; {n} vertices unmatched"),
+                    n => format!("; {n} vertices unmatched (grey)"),
                 }
             ),
         };

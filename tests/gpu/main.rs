@@ -11,6 +11,7 @@ mod framing;
 mod golden;
 mod gpu_layout;
 mod gpu_readback;
+mod heatmap;
 mod influence_packing;
 mod palette_uniform;
 mod skeleton;

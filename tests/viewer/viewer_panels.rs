@@ -1150,6 +1150,14 @@ fn compare_with_another_character_says_nothing_paired() {
         o.unpaired(),
         Some((state.character.scene.vertex_count(), o.scene.vertex_count()))
     );
+    // The heatmaps draw every vertex grey (no partner), not blue (a distance of 0).
+    let no_partner = skinview::diff::pairing::NO_PARTNER;
+    assert!(
+        o.distances_a
+            .iter()
+            .chain(&o.distances_b)
+            .all(|&d| d == no_partner)
+    );
     let mut h = Harness::new_ui_state(panels::model, state);
     h.run();
     assert!(h.query_by_label_contains("no vertex pairs").is_some());
