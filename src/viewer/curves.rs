@@ -513,8 +513,14 @@ fn channel_plot(
             })
         })
         .show(ui, |plot| {
-            for (d, s) in drawn.iter().zip(&series) {
-                draw_channel(plot, d, s, form);
+            // Each drawing with its own series (one that failed to draw has none).
+            for d in &drawn {
+                let own = series
+                    .iter()
+                    .find(|s| (s.clip, s.compared) == (d.clip, d.compared));
+                if let Some(s) = own {
+                    draw_channel(plot, d, s, form);
+                }
             }
             plot.vline(VLine::new("", time_s).color(Color32::from_rgb(255, 200, 40)));
             plot.pointer_coordinate()
