@@ -291,6 +291,8 @@ pub struct InfoText<'a> {
 
 impl std::fmt::Display for InfoText<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "model: {}", self.report.model)?;
+        writeln!(f, "nodes: {}", self.report.nodes)?;
         self.write_skins(f)?;
         self.write_draws(f)?;
         self.write_rest(f)
@@ -300,8 +302,6 @@ impl std::fmt::Display for InfoText<'_> {
 impl InfoText<'_> {
     fn write_skins(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let r = self.report;
-        writeln!(f, "model: {}", r.model)?;
-        writeln!(f, "nodes: {}", r.nodes)?;
         writeln!(f, "skins: {}", r.skins.len())?;
         let mut left = self.list_lines.unwrap_or(usize::MAX);
         for (i, sk) in r.skins.iter().enumerate() {
