@@ -128,8 +128,9 @@ impl OtherFile {
     }
 
     /// When the pairing found no pair at all (another character, or the same one far off):
-    /// the vertices of the model and of this file left unmatched. Its distances then measure
-    /// nothing (0 everywhere), and say so only through this.
+    /// the vertices of the model and of this file left unmatched. Its figures then measure
+    /// nothing (`now` and `largest` stay 0; every per-vertex distance is
+    /// [`super::pairing::NO_PARTNER`]).
     pub fn unpaired(&self) -> Option<(usize, usize)> {
         let p = self.pairing()?;
         let s = &p.matching.stats;
