@@ -997,6 +997,7 @@ fn gpu_readback(
     let storage = CompareOptions {
         frames: config.frames,
         palette: Some(PaletteSource::Storage),
+        tolerance_rel: config.gpu_tolerance_rel,
         ..Default::default()
     };
     let uniform = CompareOptions {
@@ -1005,6 +1006,7 @@ fn gpu_readback(
             bones: config.uniform_bones as u32,
         }),
         captures: vec![CapturePath::Draw],
+        tolerance_rel: config.gpu_tolerance_rel,
         ..Default::default()
     };
     for options in [storage, uniform] {

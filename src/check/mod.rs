@@ -243,6 +243,10 @@ pub struct CheckConfig {
     pub frames: usize,
     /// Skip the GPU readback (CPU checks only).
     pub no_gpu: bool,
+    /// The GPU readback's tolerance: the largest distance between a GPU-skinned and the CPU
+    /// reference vertex, relative to the diagonal ([`crate::compare::CompareOptions`]'s; default
+    /// [`crate::compare::CPU_GPU_TOLERANCE_REL`]); a GPU of lower precision may need more.
+    pub gpu_tolerance_rel: f64,
     /// Run `anim.reducible`: each clip's keys reduced as `skinview optimize` does, an info
     /// finding for a clip whose animation data would shrink by a tenth or more (off by default:
     /// it costs two CPU skinnings per evaluation time and attempt).
@@ -336,6 +340,9 @@ pub struct ConfigOverride {
     /// [`CheckConfig::no_gpu`] for these files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_gpu: Option<bool>,
+    /// [`CheckConfig::gpu_tolerance_rel`] for these files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_tolerance_rel: Option<f64>,
     /// [`CheckConfig::clip_reduction`] for these files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clip_reduction: Option<bool>,
@@ -368,6 +375,7 @@ impl ConfigOverride {
         set(&mut config.uniform_bones, self.uniform_bones);
         set(&mut config.frames, self.frames);
         set(&mut config.no_gpu, self.no_gpu);
+        set(&mut config.gpu_tolerance_rel, self.gpu_tolerance_rel);
         set(&mut config.clip_reduction, self.clip_reduction);
         set(&mut config.clip_reduction_rel, self.clip_reduction_rel);
         set(&mut config.timeout_s, self.timeout_s);
@@ -408,6 +416,7 @@ impl Default for CheckConfig {
             uniform_bones: crate::gpu::DEFAULT_UNIFORM_BONES as usize,
             frames: 9,
             no_gpu: false,
+            gpu_tolerance_rel: crate::compare::CPU_GPU_TOLERANCE_REL,
             clip_reduction: false,
             clip_reduction_rel: 1e-4,
             // The shared models check in about 27 ms each with the GPU readback on lavapipe
@@ -483,6 +492,7 @@ impl CheckConfig {
             ("bounds_margin_rel", self.bounds_margin_rel),
             ("min_ring_radius_ratio", self.min_ring_radius_ratio),
             ("min_volume_ratio", self.min_volume_ratio),
+            ("gpu_tolerance_rel", self.gpu_tolerance_rel),
         ] {
             if !(v > 0.0 && v <= 1.0) {
                 return bad(field, format!("{v} is not in (0, 1]"));

@@ -497,6 +497,36 @@ fn gpu_readback_runs_and_passes() {
             .any(|f| f.0 == "gpu.readback" && f.1 == "error"),
         "the uniform palette of 8 passes too: {found:?}"
     );
+    // A tolerance below f32's differences (1e-12 of the diagonal): the readback fails as an
+    // error that quotes it; one outside (0, 1] is refused naming the field.
+    std::fs::write(&config, "gpu_tolerance_rel = 1e-12\n").unwrap();
+    let o = check(&[
+        model.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", common::output_text(&o));
+    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let found = findings(&report, &model);
+    assert!(
+        found
+            .iter()
+            .any(|f| f.0 == "gpu.readback" && f.1 == "error" && f.2.contains("tolerance 1e-12")),
+        "{found:?}"
+    );
+    std::fs::write(&config, "gpu_tolerance_rel = 2\n").unwrap();
+    let o = check(&[
+        model.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    let text = common::output_text(&o);
+    assert!(
+        o.status.code() == Some(2) && text.contains("gpu_tolerance_rel"),
+        "{text}"
+    );
 }
 
 /// `--merge` of the three shards' reports is the unsharded report; `--since` takes back the
