@@ -463,14 +463,20 @@ fn gpu_readback_runs_and_passes() {
     // The split at a K smaller than the skin: submeshes as the partitioner makes them.
     let scene = skinview::io::load(&model).unwrap();
     let config = std::env::temp_dir().join("skinview-check-gpu.toml");
-    std::fs::write(&config, "uniform_bones = 8\n").unwrap();
-    let o = check(&[
-        model.to_str().unwrap(),
-        "--config",
-        config.to_str().unwrap(),
-        "--json",
-        out.to_str().unwrap(),
-    ]);
+    // `check MODEL` with a config of `toml` (and the JSON report written to `out`).
+    let with_config = |toml: &str, json: bool| {
+        std::fs::write(&config, toml).unwrap();
+        let mut args = vec![
+            model.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+        ];
+        if json {
+            args.extend(["--json", out.to_str().unwrap()]);
+        }
+        check(&args)
+    };
+    let o = with_config("uniform_bones = 8\n", true);
     assert!(o.status.success(), "{}", common::output_text(&o));
     let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let part = skinview::partition::PartitionedScene::new(&scene, 8).unwrap();
@@ -499,14 +505,7 @@ fn gpu_readback_runs_and_passes() {
     );
     // A tolerance below f32's differences (1e-12 of the diagonal): the readback fails as an
     // error that quotes it; one outside (0, 1] is refused naming the field.
-    std::fs::write(&config, "gpu_tolerance_rel = 1e-12\n").unwrap();
-    let o = check(&[
-        model.to_str().unwrap(),
-        "--config",
-        config.to_str().unwrap(),
-        "--json",
-        out.to_str().unwrap(),
-    ]);
+    let o = with_config("gpu_tolerance_rel = 1e-12\n", true);
     assert_eq!(o.status.code(), Some(1), "{}", common::output_text(&o));
     let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let found = findings(&report, &model);
@@ -516,12 +515,7 @@ fn gpu_readback_runs_and_passes() {
             .any(|f| f.0 == "gpu.readback" && f.1 == "error" && f.2.contains("tolerance 1e-12")),
         "{found:?}"
     );
-    std::fs::write(&config, "gpu_tolerance_rel = 2\n").unwrap();
-    let o = check(&[
-        model.to_str().unwrap(),
-        "--config",
-        config.to_str().unwrap(),
-    ]);
+    let o = with_config("gpu_tolerance_rel = 2\n", false);
     let text = common::output_text(&o);
     assert!(
         o.status.code() == Some(2) && text.contains("gpu_tolerance_rel"),
